@@ -1,0 +1,63 @@
+/**
+ * The one error class of the service and the table of its codes. Every failure that a user can
+ * cause or fix carries one of these codes; `server/` maps codes to HTTP statuses.
+ * @module
+ */
+
+/** Every error code, with what it means. Codes are stable: clients and tests match on them. */
+export const ERROR_CODES = {
+  INVALID_INPUT: 'The request or command input is invalid.',
+  INVALID_CONFIG: 'A configuration value is invalid.',
+  IMPORT_FAILED: 'A tool file could not be imported.',
+  DUPLICATE_TOOL_ID: 'Two tools share one id.',
+  UNKNOWN_FORMAT: 'The format of a tool file could not be detected or is not supported.',
+  UNKNOWN_LIBRARY: 'No library of that name is loaded.',
+  UNKNOWN_TOOL: 'No tool of that id is in the library.',
+  UNKNOWN_COMPONENT: 'No planner, retriever, selector or model of that id exists.',
+  INDEX_MISMATCH: 'A built index does not match the code or the configuration.',
+  INDEX_CORRUPT: 'A built index could not be read.',
+  PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
+  NOT_READY: 'The service is still loading.',
+  TIMEOUT: 'The request took longer than its time limit.',
+  ABORTED: 'The operation was aborted.',
+  PLAN_UNPARSABLE: 'The planner model answered something that is not a list of steps.',
+  SELECTION_OUTSIDE_CANDIDATES: 'The selector named a tool that is not one of its candidates.',
+  MODEL_LOAD_FAILED: 'A model could not be loaded.',
+  MODEL_CALL_FAILED: 'A model call failed.',
+  UPSTREAM_UNAVAILABLE: 'An upstream server is unavailable.',
+  INTERNAL: 'Something went wrong inside the service.',
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export interface ToolselErrorOptions {
+  /** The lower-level error this one wraps (file IO, ONNX Runtime, JSON parsing…). */
+  cause?: unknown
+  /** Structured facts a program can read (the file, the record, the field, the raw model text…). */
+  details?: Record<string, unknown>
+}
+
+/** The error every module throws. `message` names the bad value and, where possible, the fix. */
+export class ToolselError extends Error {
+  readonly code: ErrorCode
+  readonly details: Record<string, unknown>
+
+  constructor(code: ErrorCode, message: string, options: ToolselErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'ToolselError'
+    this.code = code
+    this.details = options.details ?? {}
+  }
+}
+
+export function isToolselError(error: unknown, code?: ErrorCode): error is ToolselError {
+  return error instanceof ToolselError && (code === undefined || error.code === code)
+}
+
+/** Throws ABORTED (or the signal's own TIMEOUT reason) when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return
+  const reason: unknown = signal.reason
+  if (reason instanceof ToolselError) throw reason
+  throw new ToolselError('ABORTED', 'The operation was aborted.', { cause: reason })
+}

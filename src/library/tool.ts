@@ -1,0 +1,72 @@
+/**
+ * The canonical tool: what every importer produces and every other stage consumes.
+ * @module
+ */
+import { createHash } from 'node:crypto'
+
+/** A JSON Schema object describing a tool's arguments (usually `{type:'object', properties}`). */
+export type JsonSchema = Record<string, unknown>
+
+export interface ToolSource {
+  /** The importer format that produced the tool, e.g. `mcp`, `openai`, `toolbench`. */
+  format: string
+  /** The file it came from (as given to the importer), when imported from a file. */
+  file?: string
+  /** Position of the record in that file (0-based), for error messages and provenance. */
+  record?: number
+  /** Anything else the format carries that is worth keeping (category, api_call, url…). */
+  [key: string]: unknown
+}
+
+export interface Tool {
+  /** Stable, unique id within a library, e.g. `weather.get_forecast` or `The Cocktail DB::List of Cocktails`. */
+  id: string
+  /** The name an agent calls the tool by (not necessarily unique across namespaces). */
+  name: string
+  /** What the tool does, in natural language. May be empty. */
+  description: string
+  /** JSON Schema of the arguments. `{type:'object', properties:{}}` when the tool takes none. */
+  parameters: JsonSchema
+  /** The server or provider the tool belongs to (MCP server name, ToolBench tool name…). */
+  namespace?: string
+  /** Free-form labels (category, domain…) used for scoping and display. */
+  tags?: string[]
+  /** Where the tool came from. */
+  source?: ToolSource
+}
+
+export const EMPTY_PARAMETERS: JsonSchema = Object.freeze({ type: 'object', properties: {} })
+
+/** Serialises a value with object keys sorted, so equal content always hashes equally. */
+export function stableStringify(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner
+    const sorted: Record<string, unknown> = {}
+    for (const key of Object.keys(inner as object).sort()) {
+      sorted[key] = (inner as Record<string, unknown>)[key]
+    }
+    return sorted
+  })
+}
+
+/**
+ * Hash of everything that affects retrieval and what the agent sees: id, name, description,
+ * parameters, namespace and tags. Source metadata is excluded: re-importing the same tool from a
+ * different file path must not invalidate indexes or embedding caches.
+ */
+export function toolContentHash(tool: Tool): string {
+  const { id, name, description, parameters, namespace, tags } = tool
+  return sha256(stableStringify({ id, name, description, parameters, namespace, tags }))
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+/** The first sentence (or the first 160 characters) of a description, for compact listings. */
+export function oneLineDescription(description: string, maxLength = 160): string {
+  const flat = description.replace(/\s+/g, ' ').trim()
+  const sentenceEnd = flat.search(/[.!?](\s|$)/)
+  const sentence = sentenceEnd >= 0 ? flat.slice(0, sentenceEnd + 1) : flat
+  return sentence.length <= maxLength ? sentence : `${sentence.slice(0, maxLength - 1).trimEnd()}…`
+}
