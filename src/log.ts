@@ -1,0 +1,43 @@
+/**
+ * A small leveled logger writing one line per event to stderr (stdout stays free for command
+ * output such as `--json` results). Components take a `Logger` option instead of importing a
+ * global, so tests can capture what they log.
+ * @module
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void
+  info(message: string, fields?: Record<string, unknown>): void
+  warn(message: string, fields?: Record<string, unknown>): void
+  error(message: string, fields?: Record<string, unknown>): void
+}
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
+
+export function createLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Logger {
+  const emit = (at: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>) => {
+    if (RANK[at] < RANK[level]) return
+    const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : ''
+    write(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`)
+  }
+  return {
+    debug: (message, fields) => emit('debug', message, fields),
+    info: (message, fields) => emit('info', message, fields),
+    warn: (message, fields) => emit('warn', message, fields),
+    error: (message, fields) => emit('error', message, fields),
+  }
+}
+
+/** A logger that drops everything (library default when the caller passes none). */
+export const SILENT_LOGGER: Logger = createLogger('silent')
+
+/** A logger that keeps every event in memory, for tests. */
+export function createMemoryLogger(): Logger & { lines: string[] } {
+  const lines: string[] = []
+  return Object.assign(createLogger('debug', (line) => lines.push(line)), { lines })
+}
