@@ -20,7 +20,11 @@ export function createLogger(
   level: LogLevel = 'info',
   write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Logger {
-  const emit = (at: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>) => {
+  const emit = (
+    at: Exclude<LogLevel, 'silent'>,
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => {
     if (RANK[at] < RANK[level]) return
     const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : ''
     write(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`)
@@ -39,5 +43,8 @@ export const SILENT_LOGGER: Logger = createLogger('silent')
 /** A logger that keeps every event in memory, for tests. */
 export function createMemoryLogger(): Logger & { lines: string[] } {
   const lines: string[] = []
-  return Object.assign(createLogger('debug', (line) => lines.push(line)), { lines })
+  return Object.assign(
+    createLogger('debug', (line) => lines.push(line)),
+    { lines },
+  )
 }

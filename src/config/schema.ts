@@ -12,7 +12,11 @@ const ServerSchema = z
     /** TCP port. Default `8080`. */
     port: z.number().int().min(0).max(65535).default(8080),
     /** Largest accepted request body in bytes (library uploads included). Default 32 MiB. */
-    bodyLimitBytes: z.number().int().positive().default(32 * 1024 * 1024),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(32 * 1024 * 1024),
     /** Longest accepted instruction or query, in characters. Default 8,000. */
     maxInstructionChars: z.number().int().positive().default(8000),
     /** Largest `k` a request may ask for. Default 100. */

@@ -77,7 +77,9 @@ export class ToolLibrary {
   /** Hash over all tools' content hashes in id order: independent of the order of the input. */
   get contentHash(): string {
     if (this.#contentHash === undefined) {
-      const entries = [...this.toolHashes.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      const entries = [...this.toolHashes.entries()].sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0,
+      )
       this.#contentHash = sha256(entries.map(([id, hash]) => `${id}\t${hash}`).join('\n'))
     }
     return this.#contentHash

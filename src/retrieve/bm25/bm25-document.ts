@@ -1,0 +1,35 @@
+/**
+ * How a tool becomes a BM25 document: one text per weighted field.
+ * @module
+ */
+import type { JsonSchema, Tool } from '../../library/tool.ts'
+
+export const BM25_FIELDS = ['name', 'description', 'parameters', 'namespace'] as const
+export type Bm25Field = (typeof BM25_FIELDS)[number]
+
+/** Parameter names and descriptions, nested objects and array items included (depth-limited). */
+export function parameterText(schema: JsonSchema, depth = 0): string {
+  const properties = schema.properties
+  if (depth > 3 || properties === null || typeof properties !== 'object') return ''
+  const parts: string[] = []
+  for (const [name, value] of Object.entries(properties as Record<string, unknown>)) {
+    parts.push(name)
+    if (value === null || typeof value !== 'object') continue
+    const property = value as JsonSchema
+    if (typeof property.description === 'string') parts.push(property.description)
+    parts.push(parameterText(property, depth + 1))
+    const items = property.items
+    if (items !== null && typeof items === 'object')
+      parts.push(parameterText(items as JsonSchema, depth + 1))
+  }
+  return parts.filter((part) => part.length > 0).join(' ')
+}
+
+export function toolToBm25Document(tool: Tool): Record<Bm25Field, string> {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: parameterText(tool.parameters),
+    namespace: tool.namespace ?? '',
+  }
+}

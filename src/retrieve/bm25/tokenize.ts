@@ -1,0 +1,69 @@
+/**
+ * The text analysis shared by indexing and querying: split identifiers (camelCase, snake_case,
+ * kebab-case, dotted names) and punctuation, lower-case, drop English stop words, stem (Porter2).
+ * Bump TOKENIZER_VERSION whenever the output for some input changes: indexes record it and are
+ * refused when it differs, because query and index tokens must agree.
+ * @module
+ */
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const { string: winkString } = require('wink-nlp-utils') as {
+  string: { stem(word: string): string }
+}
+
+export const TOKENIZER_VERSION = 1
+
+/** English function words plus request filler ("please", "could") that never name a capability. */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  `a about above after again against all am an and any are aren't as at be because been before being
+  below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+  during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+  here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+  let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+  out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+  theirs them themselves then there there's these they they'd they'll they're they've this those through
+  to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+  where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+  you've your yours yourself yourselves also just please could would kindly s t d ll m re ve`.split(
+    /\s+/,
+  ),
+)
+
+const stemCache = new Map<string, string>()
+const STEM_CACHE_LIMIT = 200_000
+
+function stem(word: string): string {
+  let stemmed = stemCache.get(word)
+  if (stemmed === undefined) {
+    // Porter2 is meant for alphabetic words; leave tokens with digits (v2, 3d, 404) as they are.
+    stemmed = /\d/.test(word) ? word : winkString.stem(word)
+    if (stemCache.size < STEM_CACHE_LIMIT) stemCache.set(word, stemmed)
+  }
+  return stemmed
+}
+
+/** Splits identifiers into words: `getWeatherForecast` → `get Weather Forecast`, `HTTPServer` → `HTTP Server`. */
+export function splitIdentifiers(text: string): string {
+  return text
+    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
+}
+
+/** Text → index terms. Deterministic; the same function serves documents and queries. */
+export function tokenize(text: string): string[] {
+  const words = splitIdentifiers(text)
+    .toLowerCase()
+    .replace(/[\u2018\u2019]/g, "'")
+    .split(/[^\p{L}\p{N}']+/u)
+  const terms: string[] = []
+  for (const raw of words) {
+    const word = raw.replace(/^'+|'+$/g, '')
+    if (word.length === 0 || STOP_WORDS.has(word)) continue
+    // Possessives and elisions ("forecast's", "don't") are reduced to their base before stemming.
+    const base = word.replace(/'s$/, '').replace(/'/g, '')
+    if (base.length === 0 || STOP_WORDS.has(base)) continue
+    terms.push(stem(base))
+  }
+  return terms
+}
