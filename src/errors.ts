@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   UNKNOWN_FORMAT: 'The format of a tool file could not be detected or is not supported.',
   UNKNOWN_LIBRARY: 'No library of that name is loaded.',
   UNKNOWN_TOOL: 'No tool of that id is in the library.',
+  NOT_FOUND: 'No such route.',
   UNKNOWN_COMPONENT: 'No planner, retriever, selector or model of that id exists.',
   INDEX_MISMATCH: 'A built index does not match the code or the configuration.',
   INDEX_CORRUPT: 'A built index could not be read.',

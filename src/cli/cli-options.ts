@@ -1,0 +1,82 @@
+/**
+ * Flag parsing shared by the subcommands (node:util parseArgs) and the common flags every command
+ * takes: --config, --print-config, --log-level, --help.
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import { createLogger, type Logger } from '../log.ts'
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>
+
+export const COMMON_OPTIONS = {
+  config: { type: 'string' },
+  'print-config': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionSpec
+
+export const COMMON_HELP = `Common options:
+  --config <file>      JSON config file (also TOOLSEL_CONFIG)
+  --print-config       Print the merged configuration and exit
+  --log-level <level>  debug, info, warn, error or silent
+  -h, --help           Show this help`
+
+export interface CommandIO {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  env: Record<string, string | undefined>
+}
+
+export interface ParsedCommand<T extends OptionSpec> {
+  values: { [K in keyof T]?: T[K] extends { type: 'boolean' } ? boolean : string }
+  positionals: string[]
+}
+
+export function parseCommand<T extends OptionSpec>(
+  argv: string[],
+  options: T,
+  command: string,
+): ParsedCommand<T & typeof COMMON_OPTIONS> {
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...options },
+      allowPositionals: true,
+      strict: true,
+    })
+    return parsed as unknown as ParsedCommand<T & typeof COMMON_OPTIONS>
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `${(error as Error).message}. See: toolsel ${command} --help`,
+      { cause: error },
+    )
+  }
+}
+
+/** Parses a numeric flag, naming the flag when it isn't a number. */
+export function numberFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const number = Number(value)
+  if (value.trim() === '' || !Number.isFinite(number)) {
+    throw new ToolselError('INVALID_INPUT', `--${flag} expects a number, got "${value}".`)
+  }
+  return number
+}
+
+/** Loads the config for a command: defaults < file < env < these flags. */
+export async function commandConfig(
+  values: { config?: string; 'log-level'?: string },
+  flags: ConfigLayer,
+  io: CommandIO,
+): Promise<{ config: Config; logger: Logger }> {
+  const config = await loadConfig({
+    file: values.config,
+    env: io.env,
+    flags: { ...flags, 'log.level': values['log-level'] },
+  })
+  return { config, logger: createLogger(config.log.level, (line) => io.stderr(`${line}\n`)) }
+}

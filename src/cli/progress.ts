@@ -1,0 +1,49 @@
+/**
+ * Progress output for long work (index builds, benchmarks) on stderr: a redrawn bar on a
+ * terminal, a line every 10% otherwise (CI logs stay short).
+ * @module
+ */
+
+export interface ProgressReporter {
+  update(done: number, total: number, label?: string): void
+  done(message?: string): void
+}
+
+export function createProgress(
+  title: string,
+  stream: NodeJS.WriteStream = process.stderr,
+): ProgressReporter {
+  const started = performance.now()
+  let lastDecile = -1
+  let lastDraw = 0
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)}s`
+  return {
+    update(done, total, label = '') {
+      const fraction = total > 0 ? Math.min(1, done / total) : 1
+      if (stream.isTTY) {
+        const now = performance.now()
+        if (now - lastDraw < 50 && done < total) return
+        lastDraw = now
+        const width = 30
+        const filled = Math.round(fraction * width)
+        stream.write(
+          `\r${title} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${elapsed()} ${label}`.padEnd(
+            100,
+          ),
+        )
+      } else {
+        const decile = Math.floor(fraction * 10)
+        if (decile === lastDecile) return
+        lastDecile = decile
+        stream.write(`${title}: ${done}/${total} (${decile * 10}%) ${elapsed()} ${label}\n`)
+      }
+    },
+    done(message = 'done') {
+      stream.write(
+        `${stream.isTTY ? '\r' : ''}${title}: ${message} in ${elapsed()}`.padEnd(
+          stream.isTTY ? 100 : 0,
+        ) + '\n',
+      )
+    },
+  }
+}

@@ -1,0 +1,98 @@
+/** `toolsel select`: run Plan-Retrieve-Select once from the command line. */
+import { createComponents } from '../components.ts'
+import { ToolselError } from '../errors.ts'
+import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import { loadLibraryReference } from '../service/load-libraries.ts'
+import { requireRetriever } from '../store/indexed-library.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  numberFlag,
+  parseCommand,
+  type CommandIO,
+} from './cli-options.ts'
+
+export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
+
+Plans the instruction into steps, retrieves candidates per step and selects one tool per step.
+
+Options:
+  --library <ref>      Index name, index dir, tool file or directory (default: config library.default)
+  --json               Print the full result (steps, candidates, timings) as JSON
+  --k <n>              Candidates per step (default 15)
+  --tau <x>            BM25 score threshold (default 3)
+  --planner <id>       rule | none | llm:<model> (default rule)
+  --selector <id>      top1 | llm:<model> (default top1)
+  --retriever <kind>   bm25 | dense | hybrid (default: the library's)
+${COMMON_HELP}`
+
+const OPTIONS = {
+  library: { type: 'string' },
+  json: { type: 'boolean' },
+  k: { type: 'string' },
+  tau: { type: 'string' },
+  planner: { type: 'string' },
+  selector: { type: 'string' },
+  retriever: { type: 'string' },
+} as const
+
+export async function selectCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseCommand(argv, OPTIONS, 'select')
+  if (values.help) return (io.stdout(`${SELECT_HELP}\n`), 0)
+  const { config, logger } = await commandConfig(
+    values,
+    {
+      'library.default': values.library,
+      'retrieve.k': numberFlag(values.k, 'k'),
+      'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
+      'retrieve.retriever': values.retriever,
+      'plan.planner': values.planner,
+      'select.selector': values.selector,
+    },
+    io,
+  )
+  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  const instruction = positionals.join(' ').trim()
+  if (!instruction)
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'Give an instruction: toolsel select "<instruction>". See: toolsel select --help',
+    )
+
+  const indexed = await loadLibraryReference(config.library.default, config, logger)
+  const components = createComponents(config, logger)
+  const retrieverKind =
+    indexed.retrievers.has(config.retrieve.retriever) || values.retriever
+      ? config.retrieve.retriever
+      : undefined
+  const result = await selectTools(instruction, {
+    library: indexed.library,
+    planner: components.planner(),
+    retriever: requireRetriever(indexed, retrieverKind),
+    selector: components.selector(),
+    k: config.retrieve.k,
+  })
+  io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
+  return 0
+}
+
+function formatResult(result: SelectToolsResult): string {
+  const lines: string[] = []
+  for (const [index, step] of result.steps.entries()) {
+    lines.push(`Step ${index + 1}: ${step.text}`)
+    for (const candidate of step.candidates.slice(0, 5)) {
+      const mark = candidate.id === step.selected ? '*' : ' '
+      lines.push(`  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${candidate.id}`)
+    }
+    if (step.candidates.length === 0) lines.push('    (no candidate above the threshold)')
+  }
+  lines.push('', `Tools: ${result.tools.map((tool) => tool.id).join(', ') || '(none)'}`)
+  const { planMs, retrieveMs, selectMs, totalMs } = result.timings
+  lines.push(
+    `Time: ${totalMs.toFixed(2)} ms (plan ${planMs.toFixed(2)}, retrieve ${retrieveMs.toFixed(2)}, select ${selectMs.toFixed(2)})`,
+  )
+  lines.push(
+    `Components: ${result.components.planner} → ${result.components.retriever} → ${result.components.selector}`,
+  )
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,52 @@
+/**
+ * Every environment variable toolsel reads, listed explicitly (variable → config path and type).
+ * Only the config loader reads `process.env`.
+ * @module
+ */
+
+export type EnvValueType = 'string' | 'integer' | 'number' | 'boolean'
+
+export interface EnvVar {
+  path: string
+  type: EnvValueType
+  description: string
+}
+
+export const ENV_VARS: Record<string, EnvVar> = {
+  TOOLSEL_HOST: { path: 'server.host', type: 'string', description: 'Interface to listen on' },
+  TOOLSEL_PORT: { path: 'server.port', type: 'integer', description: 'TCP port' },
+  TOOLSEL_BODY_LIMIT_BYTES: {
+    path: 'server.bodyLimitBytes',
+    type: 'integer',
+    description: 'Largest request body',
+  },
+  TOOLSEL_REQUEST_TIMEOUT_MS: {
+    path: 'server.requestTimeoutMs',
+    type: 'integer',
+    description: 'Per-request time limit',
+  },
+  TOOLSEL_LIBRARY: {
+    path: 'library.default',
+    type: 'string',
+    description: 'Default library: index name, tool file or directory',
+  },
+  TOOLSEL_INDEX_DIR: {
+    path: 'library.indexDir',
+    type: 'string',
+    description: 'Directory of built indexes',
+  },
+  TOOLSEL_RETRIEVER: {
+    path: 'retrieve.retriever',
+    type: 'string',
+    description: 'Default retriever',
+  },
+  TOOLSEL_K: { path: 'retrieve.k', type: 'integer', description: 'Candidates per step' },
+  TOOLSEL_TAU: { path: 'retrieve.bm25.tau', type: 'number', description: 'BM25 score threshold' },
+  TOOLSEL_PLANNER: { path: 'plan.planner', type: 'string', description: 'Default planner' },
+  TOOLSEL_SELECTOR: { path: 'select.selector', type: 'string', description: 'Default selector' },
+  TOOLSEL_DATA_DIR: { path: 'bench.dataDir', type: 'string', description: 'Benchmark data root' },
+  TOOLSEL_LOG_LEVEL: { path: 'log.level', type: 'string', description: 'Log level' },
+}
+
+/** The variable naming a JSON config file (read before the other variables are applied). */
+export const CONFIG_FILE_ENV = 'TOOLSEL_CONFIG'

@@ -1,0 +1,161 @@
+/**
+ * Merges defaults < config file < environment < CLI flags, validates the result against the one
+ * schema, and reports a bad value together with where it came from.
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { ToolselError } from '../errors.ts'
+import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
+import { ConfigSchema, type Config } from './schema.ts'
+
+export type ConfigLayer = Record<string, unknown>
+
+export interface LoadConfigOptions {
+  /** JSON config file; defaults to `$TOOLSEL_CONFIG` when set. */
+  file?: string
+  /** Environment to read (normally `process.env`). */
+  env?: Record<string, string | undefined>
+  /** Values from CLI flags, as dotted paths (`{'server.port': 9000}`) or nested objects. */
+  flags?: ConfigLayer
+}
+
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<Config> {
+  const env = options.env ?? {}
+  const sources = new Map<string, string>()
+  const merged: ConfigLayer = {}
+  const file = options.file ?? env[CONFIG_FILE_ENV]
+  if (file) mergeLayer(merged, await readConfigFile(file), `config file ${file}`, sources)
+  mergeLayer(merged, envLayer(env), 'environment', sources)
+  mergeLayer(merged, expandDotted(options.flags ?? {}), 'command-line flag', sources)
+  return parseConfig(merged, sources)
+}
+
+/** Validates a merged layer; `sources` maps dotted paths to where each value came from. */
+export function parseConfig(value: ConfigLayer, sources = new Map<string, string>()): Config {
+  const parsed = ConfigSchema.safeParse(value)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  const path = issue.path.join('.')
+  const keys =
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => (path ? `${path}.${key}` : key))
+      : []
+  const where = sourceOf(keys[0] ?? path, sources)
+  const message =
+    keys.length > 0
+      ? `Unknown config key ${keys.map((key) => `"${key}"`).join(', ')} (from ${where}).`
+      : `Invalid config value at "${path}" (from ${where}): ${issue.message}.`
+  throw new ToolselError('INVALID_CONFIG', message, { details: { path, source: where } })
+}
+
+async function readConfigFile(file: string): Promise<ConfigLayer> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError('INVALID_CONFIG', `Config file ${file} could not be read.`, {
+      cause: error,
+    })
+  }
+  try {
+    const value: unknown = JSON.parse(text)
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new Error('not an object')
+    return value as ConfigLayer
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Config file ${file} is not a JSON object (${(error as Error).message}).`,
+      { cause: error },
+    )
+  }
+}
+
+function envLayer(env: Record<string, string | undefined>): ConfigLayer {
+  const layer: ConfigLayer = {}
+  for (const [name, spec] of Object.entries(ENV_VARS)) {
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    layer[spec.path] = coerce(raw, spec.type, name)
+  }
+  return expandDotted(layer)
+}
+
+function coerce(raw: string, type: EnvValueType, name: string): unknown {
+  if (type === 'string') return raw
+  if (type === 'boolean') {
+    if (/^(1|true|yes|on)$/i.test(raw)) return true
+    if (/^(0|false|no|off)$/i.test(raw)) return false
+  } else {
+    const number = Number(raw)
+    if (
+      raw.trim() !== '' &&
+      Number.isFinite(number) &&
+      (type === 'number' || Number.isInteger(number))
+    )
+      return number
+  }
+  throw new ToolselError(
+    'INVALID_CONFIG',
+    `Environment variable ${name}="${raw}" is not a valid ${type}.`,
+    { details: { variable: name } },
+  )
+}
+
+/** `{'a.b': 1}` → `{a: {b: 1}}`; nested objects pass through. */
+export function expandDotted(layer: ConfigLayer): ConfigLayer {
+  const result: ConfigLayer = {}
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue
+    const parts = key.split('.')
+    let target = result
+    for (const part of parts.slice(0, -1)) {
+      if (typeof target[part] !== 'object' || target[part] === null) target[part] = {}
+      target = target[part] as ConfigLayer
+    }
+    const last = parts[parts.length - 1]
+    target[last] =
+      isPlainObject(value) && isPlainObject(target[last])
+        ? deepMerge(target[last] as ConfigLayer, value)
+        : value
+  }
+  return result
+}
+
+function mergeLayer(
+  target: ConfigLayer,
+  layer: ConfigLayer,
+  source: string,
+  sources: Map<string, string>,
+  prefix = '',
+): void {
+  for (const [key, value] of Object.entries(layer)) {
+    const path = prefix ? `${prefix}.${key}` : key
+    if (isPlainObject(value)) {
+      if (!isPlainObject(target[key])) target[key] = {}
+      mergeLayer(target[key] as ConfigLayer, value, source, sources, path)
+    } else {
+      target[key] = value
+      sources.set(path, source)
+    }
+  }
+}
+
+function deepMerge(base: ConfigLayer, extra: ConfigLayer): ConfigLayer {
+  const copy = { ...base }
+  mergeLayer(copy, extra, '', new Map())
+  return copy
+}
+
+function sourceOf(path: string, sources: Map<string, string>): string {
+  for (let cut = path; cut.length > 0; cut = cut.slice(0, Math.max(0, cut.lastIndexOf('.')))) {
+    const source = sources.get(cut)
+    if (source) return source
+    if (!cut.includes('.')) break
+  }
+  return 'defaults'
+}
+
+function isPlainObject(value: unknown): value is ConfigLayer {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

@@ -1,0 +1,65 @@
+/**
+ * The `toolsel` command line: one subcommand per job. Each command file parses its own flags and
+ * loads the config once (defaults < file < env < flags).
+ * @module
+ */
+import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
+import type { CommandIO } from './cli/cli-options.ts'
+import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
+import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
+import { isToolselError } from './errors.ts'
+
+type Command = (argv: string[], io: CommandIO) => Promise<number>
+
+/** Subcommands: [run, one-line summary, help]. */
+export const COMMANDS: Record<string, [Command, string, string]> = {
+  serve: [serveCommand, 'Start the HTTP service', SERVE_HELP],
+  index: [indexCommand, 'Import a tool file and build its index', INDEX_HELP],
+  select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length))
+  const lines = Object.entries(COMMANDS).map(
+    ([name, [, summary]]) => `  ${name.padEnd(width)}  ${summary}`,
+  )
+  return `Usage: toolsel <command> [options]
+
+Picks the tools an agent needs out of a large tool library (Plan-Retrieve-Select).
+
+Commands:
+${lines.join('\n')}
+
+Run "toolsel <command> --help" for a command's options.
+`
+}
+
+export async function main(argv: string[], io: CommandIO = defaultIO()): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(usage())
+    return 0
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (!command) {
+    io.stderr(`Unknown command "${name}".\n\n${usage()}`)
+    return 2
+  }
+  try {
+    return await command[0](rest, io)
+  } catch (error) {
+    if (isToolselError(error)) {
+      io.stderr(`error [${error.code}]: ${error.message}\n`)
+      return error.code === 'INVALID_INPUT' || error.code === 'INVALID_CONFIG' ? 2 : 1
+    }
+    throw error
+  }
+}
+
+function defaultIO(): CommandIO {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The hono app: cross-cutting middleware (body limit, readiness, request timeout), the route
+ * groups, and error mapping. Route handlers only parse input, call the service and shape output.
+ * @module
+ */
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { ToolselError } from '../errors.ts'
+import type { ToolselService } from '../service/toolsel-service.ts'
+import { createErrorHandler, errorResponse } from './error-response.ts'
+import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
+import { createOpenApiDocument } from './openapi.ts'
+import { healthRoutes } from './routes/health-routes.ts'
+import { libraryRoutes } from './routes/library-routes.ts'
+import { selectRoutes } from './routes/select-routes.ts'
+import { createRequestSchemas } from './schemas.ts'
+
+export const API_VERSION = '0.1.0'
+
+export function createApp(service: ToolselService): Hono<TimeoutEnv> {
+  const { server } = service.config
+  const schemas = createRequestSchemas(service.config)
+  const app = new Hono<TimeoutEnv>()
+  app.onError(createErrorHandler(service.logger))
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new ToolselError(
+        'NOT_FOUND',
+        `No route for ${c.req.method} ${c.req.path}. See /openapi.json.`,
+      ),
+    ),
+  )
+
+  app.route('/', healthRoutes(service))
+  const openApi = createOpenApiDocument(schemas, API_VERSION)
+  app.get('/openapi.json', (c) => c.json(openApi))
+
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: server.bodyLimitBytes,
+      onError: (c) =>
+        errorResponse(
+          c,
+          new ToolselError(
+            'PAYLOAD_TOO_LARGE',
+            `The request body is larger than the ${server.bodyLimitBytes}-byte limit (server.bodyLimitBytes).`,
+          ),
+        ),
+    }),
+  )
+  app.use('/v1/*', async (c, next) => {
+    if (!service.ready)
+      throw new ToolselError(
+        'NOT_READY',
+        'The service is still loading its libraries; retry shortly.',
+      )
+    await next()
+  })
+  app.use(
+    '/v1/*',
+    requestTimeout({
+      timeoutMs: server.requestTimeoutMs,
+      timeoutFor: (method, path) =>
+        method === 'PUT' && path.startsWith('/v1/libraries/') ? server.buildTimeoutMs : undefined,
+    }),
+  )
+  app.route('/v1', selectRoutes(service, schemas))
+  app.route('/v1/libraries', libraryRoutes(service, schemas))
+  return app
+}

@@ -1,0 +1,63 @@
+/**
+ * The one table from error codes to HTTP statuses, and the error body every route returns:
+ * `{ error: { code, message } }`.
+ * @module
+ */
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { ToolselError, type ErrorCode } from '../errors.ts'
+import type { Logger } from '../log.ts'
+
+export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
+  INVALID_INPUT: 400,
+  INVALID_CONFIG: 400,
+  IMPORT_FAILED: 400,
+  DUPLICATE_TOOL_ID: 400,
+  UNKNOWN_FORMAT: 400,
+  UNKNOWN_COMPONENT: 400,
+  UNKNOWN_LIBRARY: 404,
+  UNKNOWN_TOOL: 404,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  INDEX_MISMATCH: 500,
+  INDEX_CORRUPT: 500,
+  NOT_READY: 503,
+  UPSTREAM_UNAVAILABLE: 502,
+  TIMEOUT: 504,
+  ABORTED: 499 as ContentfulStatusCode,
+  PLAN_UNPARSABLE: 502,
+  SELECTION_OUTSIDE_CANDIDATES: 502,
+  MODEL_LOAD_FAILED: 500,
+  MODEL_CALL_FAILED: 502,
+  INTERNAL: 500,
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string }
+}
+
+export function errorResponse(c: Context, error: ToolselError): Response {
+  const body: ErrorBody = { error: { code: error.code, message: error.message } }
+  return c.json(body, STATUS_BY_CODE[error.code])
+}
+
+/** `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500. */
+export function createErrorHandler(logger: Logger) {
+  return (error: Error, c: Context): Response => {
+    if (error instanceof ToolselError) return errorResponse(c, error)
+    if (error instanceof HTTPException && error.status < 500) {
+      const code: ErrorCode =
+        error.status === 413
+          ? 'PAYLOAD_TOO_LARGE'
+          : error.status === 404
+            ? 'NOT_FOUND'
+            : 'INVALID_INPUT'
+      return errorResponse(c, new ToolselError(code, error.message || 'Bad request.'))
+    }
+    logger.error(
+      `Unhandled error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`,
+    )
+    return errorResponse(c, new ToolselError('INTERNAL', 'Internal server error.'))
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * `/openapi.json`, generated from the same zod schemas the routes validate with.
+ * @module
+ */
+import { z } from 'zod'
+import { RESPONSE_SCHEMAS, type RequestSchemas } from './schemas.ts'
+
+const json = (schema: z.ZodType) => ({
+  'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) },
+})
+
+function errors(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      { description: 'Error', content: json(RESPONSE_SCHEMAS.error) },
+    ]),
+  )
+}
+
+const libraryParameter = { name: 'library', in: 'path', required: true, schema: { type: 'string' } }
+
+export function createOpenApiDocument(schemas: RequestSchemas, version: string) {
+  const ok = (schema: z.ZodType, description = 'OK') => ({ description, content: json(schema) })
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'toolsel',
+      version,
+      description:
+        'Selects the tools an agent needs from a large tool library (Plan-Retrieve-Select).',
+    },
+    paths: {
+      '/v1/select-tools': {
+        post: {
+          summary: 'Plan, retrieve and select the tools for an instruction',
+          requestBody: { required: true, content: json(schemas.selectTools) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.selectTools), ...errors(400, 404, 413, 503, 504) },
+        },
+      },
+      '/v1/search-tools': {
+        post: {
+          summary: 'Search a library: names, one-line descriptions and scores only',
+          requestBody: { required: true, content: json(schemas.searchTools) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.searchTools), ...errors(400, 404, 413, 503, 504) },
+        },
+      },
+      '/v1/libraries': {
+        get: {
+          summary: 'List loaded libraries',
+          responses: { 200: ok(z.object({ libraries: z.array(RESPONSE_SCHEMAS.library) })) },
+        },
+      },
+      '/v1/libraries/{library}': {
+        parameters: [libraryParameter],
+        get: {
+          summary: 'Describe a library',
+          responses: { 200: ok(RESPONSE_SCHEMAS.library), ...errors(404) },
+        },
+        put: {
+          summary:
+            'Create or replace a library from tools in any supported format; swapped in atomically',
+          parameters: [
+            {
+              name: 'format',
+              in: 'query',
+              required: false,
+              schema: z.toJSONSchema(schemas.putLibraryQuery.shape.format),
+            },
+            { name: 'namespace', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': {}, 'application/x-ndjson': {}, 'text/csv': {} },
+          },
+          responses: {
+            200: ok(RESPONSE_SCHEMAS.library, 'Replaced'),
+            201: ok(RESPONSE_SCHEMAS.library, 'Created'),
+            ...errors(400, 413, 503, 504),
+          },
+        },
+        delete: {
+          summary: 'Delete a library',
+          responses: { 204: { description: 'Deleted' }, ...errors(400, 404) },
+        },
+      },
+      '/v1/libraries/{library}/tools/{id}': {
+        parameters: [
+          libraryParameter,
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        ],
+        get: {
+          summary: "Load one tool's full schema",
+          responses: { 200: ok(RESPONSE_SCHEMAS.tool), ...errors(404) },
+        },
+      },
+      '/v1/libraries/{library}/tools/batch': {
+        parameters: [libraryParameter],
+        post: {
+          summary: "Load several tools' full schemas",
+          requestBody: { required: true, content: json(schemas.batchTools) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.tools), ...errors(400, 404) },
+        },
+      },
+      '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Alive' } } } },
+      '/readyz': {
+        get: { summary: 'Readiness', responses: { 200: { description: 'Ready' }, ...errors(503) } },
+      },
+    },
+  }
+}

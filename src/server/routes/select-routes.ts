@@ -1,0 +1,32 @@
+/** `POST /v1/select-tools` and `POST /v1/search-tools`. */
+import { Hono } from 'hono'
+import type { ToolselService } from '../../service/toolsel-service.ts'
+import type { TimeoutEnv } from '../middleware/request-timeout.ts'
+import type { RequestSchemas } from '../schemas.ts'
+import { jsonBody, requireJson } from '../validate.ts'
+
+export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
+  return new Hono<TimeoutEnv>()
+    .post('/select-tools', requireJson, jsonBody(schemas.selectTools), async (c) => {
+      const { includeSchemas, ...request } = c.req.valid('json')
+      const result = await service.selectTools(request, c.get('signal'))
+      return c.json({
+        ...result,
+        tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
+          includeSchemas
+            ? { id, name, description, parameters, namespace }
+            : { id, name, description, namespace },
+        ),
+      })
+    })
+    .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
+      const request = c.req.valid('json')
+      const indexed = service.library(request.library)
+      const results = await service.search(request, c.get('signal'))
+      return c.json({
+        library: indexed.library.name,
+        retriever: request.retriever ?? service.config.retrieve.retriever,
+        results,
+      })
+    })
+}

@@ -1,0 +1,177 @@
+/**
+ * Request and response schemas of the HTTP API. The routes validate with them and
+ * `/openapi.json` is generated from them, so the documentation can't drift from the code.
+ * @module
+ */
+import { z } from 'zod'
+import type { Config } from '../config/schema.ts'
+import { ERROR_CODES } from '../errors.ts'
+
+const LIBRARY_NAME = z
+  .string()
+  .regex(
+    /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/,
+    'a library name is 1-64 letters, digits, ".", "_" or "-"',
+  )
+
+const COMPONENT_ID = z.string().min(1).max(500)
+
+export function createRequestSchemas(config: Config) {
+  const { maxInstructionChars, maxK } = config.server
+  const k = z
+    .number()
+    .int()
+    .min(1)
+    .max(maxK)
+    .describe(`Candidates per step, 1-${maxK}. Default ${config.retrieve.k}.`)
+  return {
+    selectTools: z
+      .object({
+        instruction: z
+          .string()
+          .trim()
+          .min(1)
+          .max(maxInstructionChars)
+          .describe('What the agent has to do.'),
+        library: LIBRARY_NAME.optional().describe(
+          'Library to select from. Default: the service default.',
+        ),
+        k: k.optional(),
+        tau: z
+          .number()
+          .min(0)
+          .optional()
+          .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
+        planner: COMPONENT_ID.optional().describe(
+          `Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`,
+        ),
+        selector: COMPONENT_ID.optional().describe(
+          `Selector id (top1, llm:<model>). Default ${config.select.selector}.`,
+        ),
+        retriever: z
+          .enum(['bm25', 'dense', 'hybrid'])
+          .optional()
+          .describe('Retriever. Default: the library default.'),
+        includeSchemas: z
+          .boolean()
+          .default(true)
+          .describe("Include each selected tool's parameter schema. Default true."),
+      })
+      .strict(),
+    searchTools: z
+      .object({
+        query: z
+          .string()
+          .trim()
+          .min(1)
+          .max(maxInstructionChars)
+          .describe('What the tool should do.'),
+        library: LIBRARY_NAME.optional(),
+        k: k.optional(),
+        retriever: z.enum(['bm25', 'dense', 'hybrid']).optional(),
+      })
+      .strict(),
+    batchTools: z
+      .object({
+        ids: z
+          .array(z.string().min(1))
+          .min(1)
+          .max(maxK * 10)
+          .describe('Tool ids to load.'),
+      })
+      .strict(),
+    libraryParam: z.object({ library: LIBRARY_NAME }),
+    putLibraryQuery: z
+      .object({
+        format: z
+          .enum([
+            'canonical',
+            'openai',
+            'mcp',
+            'toolbench',
+            'beir-corpus',
+            'gorilla',
+            'craft',
+            'taskbench',
+          ])
+          .optional()
+          .describe('Format of the body. Default: detected.'),
+        namespace: z
+          .string()
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('Namespace for MCP/OpenAI tools.'),
+      })
+      .strict(),
+  }
+}
+
+export type RequestSchemas = ReturnType<typeof createRequestSchemas>
+
+const ToolSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+  namespace: z.string().optional(),
+})
+
+const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() })
+
+export const RESPONSE_SCHEMAS = {
+  selectTools: z.object({
+    tools: z.array(ToolSchema),
+    steps: z.array(
+      z.object({
+        text: z.string(),
+        candidates: z.array(z.object({ id: z.string(), name: z.string(), score: z.number() })),
+        selected: z.string().nullable(),
+      }),
+    ),
+    timings: z.object({
+      planMs: z.number(),
+      retrieveMs: z.number(),
+      selectMs: z.number(),
+      totalMs: z.number(),
+    }),
+    components: z.object({
+      library: z.string(),
+      planner: z.string(),
+      retriever: z.string(),
+      selector: z.string(),
+      fallbacks: z.array(z.record(z.string(), z.unknown())),
+    }),
+    usage: UsageSchema,
+  }),
+  searchTools: z.object({
+    library: z.string(),
+    retriever: z.string(),
+    results: z.array(
+      z.object({ id: z.string(), name: z.string(), description: z.string(), score: z.number() }),
+    ),
+  }),
+  tool: z.object({
+    tool: ToolSchema.extend({
+      parameters: z.record(z.string(), z.unknown()),
+      tags: z.array(z.string()).optional(),
+    }),
+  }),
+  tools: z.object({ tools: z.array(ToolSchema) }),
+  library: z.object({
+    name: z.string(),
+    toolCount: z.number(),
+    contentHash: z.string(),
+    createdAt: z.string(),
+    retrievers: z.array(z.string()),
+    defaultRetriever: z.string(),
+    persisted: z.boolean(),
+    isDefault: z.boolean(),
+  }),
+  error: z.object({
+    error: z.object({
+      code: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES]),
+      message: z.string(),
+    }),
+  }),
+}

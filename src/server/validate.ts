@@ -1,0 +1,56 @@
+/**
+ * zod validation at the route, answering in our error shape instead of zod's raw result.
+ * @module
+ */
+import { zValidator } from '@hono/zod-validator'
+import type { Context, Next } from 'hono'
+import type { z } from 'zod'
+import { ToolselError } from '../errors.ts'
+
+/** Turns zod issues into one readable sentence: `"k": Too big: expected number to be <=100`. */
+export function describeIssues(error: { issues: z.core.$ZodIssue[] }): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.join('.')
+      return path ? `"${path}": ${issue.message}` : issue.message
+    })
+    .join('; ')
+}
+
+function invalid(prefix: string, error: { issues: z.core.$ZodIssue[] }): ToolselError {
+  return new ToolselError('INVALID_INPUT', `${prefix}: ${describeIssues(error)}.`, {
+    details: { issues: error.issues },
+  })
+}
+
+/** Rejects bodies that aren't sent as JSON, so the validator doesn't see an empty object. */
+export async function requireJson(c: Context, next: Next): Promise<void> {
+  const type = c.req.header('content-type') ?? ''
+  if (!/^application\/([\w.-]+\+)?json\b/i.test(type)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'Send the request body as JSON with "content-type: application/json".',
+    )
+  }
+  await next()
+}
+
+/** Validates the JSON body against `schema`. Use after `requireJson`. */
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return zValidator('json', schema, (result) => {
+    if (!result.success) throw invalid('Invalid request body', result.error)
+  })
+}
+
+export function queryParams<T extends z.ZodType>(schema: T) {
+  return zValidator('query', schema, (result) => {
+    if (!result.success) throw invalid('Invalid query parameters', result.error)
+  })
+}
+
+export function pathParams<T extends z.ZodType>(schema: T) {
+  return zValidator('param', schema, (result) => {
+    if (!result.success) throw invalid('Invalid path', result.error)
+  })
+}

@@ -1,0 +1,47 @@
+/**
+ * The libraries the service holds in memory, by name. Swapping a library is one Map assignment:
+ * a request takes its `IndexedLibrary` reference once at the start and keeps using it, so it
+ * sees the old library or the new one, never a mix.
+ * @module
+ */
+import { ToolselError } from '../errors.ts'
+import type { IndexedLibrary } from '../store/indexed-library.ts'
+
+export class LibraryRegistry {
+  readonly #libraries = new Map<string, IndexedLibrary>()
+
+  get(name: string): IndexedLibrary | undefined {
+    return this.#libraries.get(name)
+  }
+
+  require(name: string): IndexedLibrary {
+    const indexed = this.#libraries.get(name)
+    if (!indexed) {
+      const available = [...this.#libraries.keys()].sort().join(', ') || 'none'
+      throw new ToolselError(
+        'UNKNOWN_LIBRARY',
+        `No library named "${name}" is loaded (available: ${available}).`,
+        {
+          details: { library: name },
+        },
+      )
+    }
+    return indexed
+  }
+
+  set(indexed: IndexedLibrary): void {
+    this.#libraries.set(indexed.library.name, indexed)
+  }
+
+  delete(name: string): boolean {
+    return this.#libraries.delete(name)
+  }
+
+  names(): string[] {
+    return [...this.#libraries.keys()].sort()
+  }
+
+  all(): IndexedLibrary[] {
+    return this.names().map((name) => this.#libraries.get(name)!)
+  }
+}

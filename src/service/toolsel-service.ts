@@ -1,0 +1,223 @@
+/**
+ * What the HTTP routes, the MCP tools and the CLI share: the loaded libraries, the components,
+ * and the operations on them. No HTTP here.
+ * @module
+ */
+import type { Components } from '../components.ts'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import { importToolsFromText, type ImportFormat } from '../library/importers/index.ts'
+import { oneLineDescription, type Tool } from '../library/tool.ts'
+import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
+import type { Logger } from '../log.ts'
+import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import { buildIndexedLibrary } from '../store/build-index.ts'
+import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
+import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
+import { LibraryRegistry } from './library-registry.ts'
+import { loadStartupLibraries } from './load-libraries.ts'
+
+export interface SelectRequest {
+  instruction: string
+  library?: string
+  k?: number
+  /** Retrieval threshold (tau for BM25). */
+  tau?: number
+  planner?: string
+  selector?: string
+  retriever?: string
+}
+
+export interface SearchRequest {
+  query: string
+  library?: string
+  k?: number
+  retriever?: string
+}
+
+export interface SearchHit {
+  id: string
+  name: string
+  /** First sentence of the description: enough to choose, cheap in tokens. */
+  description: string
+  score: number
+}
+
+export interface LibrarySummary {
+  name: string
+  toolCount: number
+  contentHash: string
+  createdAt: string
+  retrievers: string[]
+  defaultRetriever: string
+  persisted: boolean
+  isDefault: boolean
+}
+
+export class ToolselService {
+  readonly config: Config
+  readonly logger: Logger
+  readonly components: Components
+  readonly libraries = new LibraryRegistry()
+  #ready = false
+  readonly #writes = new Map<string, Promise<unknown>>()
+
+  constructor(config: Config, logger: Logger, components: Components) {
+    this.config = config
+    this.logger = logger
+    this.components = components
+  }
+
+  get ready(): boolean {
+    return this.#ready
+  }
+
+  get defaultLibraryName(): string {
+    return this.#defaultName ?? this.config.library.default
+  }
+
+  #defaultName: string | undefined
+
+  /** Loads the start-up libraries and the default components; the service is ready after it. */
+  async start(): Promise<void> {
+    const loaded = await loadStartupLibraries(this.config, this.logger)
+    for (const indexed of loaded) this.libraries.set(indexed)
+    this.#defaultName = loaded[0].library.name
+    this.components.planner()
+    this.components.selector()
+    this.#ready = true
+  }
+
+  library(name?: string): IndexedLibrary {
+    return this.libraries.require(name ?? this.defaultLibraryName)
+  }
+
+  async selectTools(request: SelectRequest, signal?: AbortSignal): Promise<SelectToolsResult> {
+    const indexed = this.library(request.library)
+    return selectTools(request.instruction, {
+      library: indexed.library,
+      planner: this.components.planner(request.planner),
+      retriever: requireRetriever(indexed, request.retriever ?? this.#defaultRetriever(indexed)),
+      selector: this.components.selector(request.selector),
+      k: request.k ?? this.config.retrieve.k,
+      minScore: request.tau,
+      signal,
+    })
+  }
+
+  async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
+    const indexed = this.library(request.library)
+    const retriever = requireRetriever(
+      indexed,
+      request.retriever ?? this.#defaultRetriever(indexed),
+    )
+    // Search is for an agent browsing the library: no threshold, just the k best matches.
+    const candidates = await retriever.retrieve(request.query, {
+      k: request.k ?? this.config.retrieve.k,
+      minScore: Number.NEGATIVE_INFINITY,
+      signal,
+    })
+    return candidates.map(({ id, score }) => {
+      const tool = indexed.library.require(id)
+      return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+    })
+  }
+
+  /** Full tools by id, in request order; UNKNOWN_TOOL names every missing id. */
+  getTools(libraryName: string | undefined, ids: string[]): Tool[] {
+    const { library } = this.library(libraryName)
+    const missing = ids.filter((id) => !library.has(id))
+    if (missing.length > 0) {
+      throw new ToolselError(
+        'UNKNOWN_TOOL',
+        `Library "${library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}.`,
+        {
+          details: { library: library.name, ids: missing },
+        },
+      )
+    }
+    return ids.map((id) => library.require(id))
+  }
+
+  listLibraries(): LibrarySummary[] {
+    return this.libraries.all().map((indexed) => ({
+      name: indexed.library.name,
+      toolCount: indexed.library.size,
+      contentHash: indexed.library.contentHash,
+      createdAt: indexed.manifest.createdAt,
+      retrievers: [...indexed.retrievers.keys()],
+      defaultRetriever: indexed.manifest.defaultRetriever,
+      persisted: indexed.dir !== undefined,
+      isDefault: indexed.library.name === this.defaultLibraryName,
+    }))
+  }
+
+  /**
+   * Imports `text` (any supported format), builds the index, saves it atomically, then swaps it
+   * in. Writes to one name are serialised; requests keep being served from the old library until
+   * the swap.
+   */
+  async putLibrary(
+    name: string,
+    text: string,
+    options: {
+      format?: ImportFormat
+      namespace?: string
+      fileName?: string
+      signal?: AbortSignal
+    } = {},
+  ): Promise<{ summary: LibrarySummary; created: boolean; warnings: string[] }> {
+    assertLibraryName(name)
+    return this.#serialise(name, async () => {
+      const imported = importToolsFromText(text, {
+        format: options.format,
+        namespace: options.namespace,
+        fileName: options.fileName ?? `${name}.json`,
+      })
+      const library = new ToolLibrary(name, imported.tools)
+      const indexed = await buildIndexedLibrary(library, this.config, {
+        source: { format: imported.format },
+        signal: options.signal,
+      })
+      const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed)
+      const created = this.libraries.get(name) === undefined
+      this.libraries.set({ ...indexed, dir })
+      this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
+        tools: library.size,
+      })
+      const summary = this.listLibraries().find((entry) => entry.name === name)!
+      return { summary, created, warnings: imported.warnings }
+    })
+  }
+
+  async deleteLibrary(name: string): Promise<void> {
+    assertLibraryName(name)
+    await this.#serialise(name, async () => {
+      this.libraries.require(name)
+      if (name === this.defaultLibraryName) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Library "${name}" is the default library and can't be deleted; change library.default first.`,
+        )
+      }
+      this.libraries.delete(name)
+      await deleteIndex(this.config.library.indexDir, name)
+    })
+  }
+
+  #defaultRetriever(indexed: IndexedLibrary): string {
+    const configured = this.config.retrieve.retriever
+    return indexed.retrievers.has(configured) ? configured : indexed.manifest.defaultRetriever
+  }
+
+  #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#writes.get(name) ?? Promise.resolve()
+    const next = previous.then(work, work)
+    const settled = next.catch(() => undefined)
+    this.#writes.set(name, settled)
+    void settled.then(() => {
+      if (this.#writes.get(name) === settled) this.#writes.delete(name)
+    })
+    return next
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Builds the retrievers of a library in memory. Saving is separate (index-store.ts), so the
+ * service can build from an upload, save, then swap.
+ * @module
+ */
+import type { Config } from '../config/schema.ts'
+import { throwIfAborted } from '../errors.ts'
+import type { ToolLibrary } from '../library/tool-library.ts'
+import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
+import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
+import type { Retriever } from '../retrieve/retriever.ts'
+import type { IndexedLibrary } from './indexed-library.ts'
+import { BM25_FILE, INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
+
+export interface BuildProgress {
+  stage: string
+  done: number
+  total: number
+}
+
+export interface BuildIndexOptions {
+  /** Where the tools came from (recorded in the manifest for rebuild messages). */
+  source?: { path?: string; format?: string }
+  onProgress?: (progress: BuildProgress) => void
+  signal?: AbortSignal
+}
+
+export function bm25Settings(config: Config): Bm25Settings {
+  const { k1, b, fieldWeights } = config.retrieve.bm25
+  return { k1, b, fieldWeights: { ...fieldWeights } }
+}
+
+export async function buildIndexedLibrary(
+  library: ToolLibrary,
+  config: Config,
+  options: BuildIndexOptions = {},
+): Promise<IndexedLibrary> {
+  const settings = bm25Settings(config)
+  const bm25 = Bm25Retriever.build(library.tools, settings, {
+    signal: options.signal,
+    onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
+  }).withDefaultMinScore(config.retrieve.bm25.tau)
+  throwIfAborted(options.signal)
+  const manifest: IndexManifest = {
+    formatVersion: INDEX_FORMAT_VERSION,
+    library: library.name,
+    toolCount: library.size,
+    contentHash: library.contentHash,
+    createdAt: new Date().toISOString(),
+    source: options.source ?? {},
+    toolsFile: TOOLS_FILE,
+    defaultRetriever: 'bm25',
+    retrievers: { bm25: { tokenizerVersion: TOKENIZER_VERSION, ...settings, file: BM25_FILE } },
+  }
+  const retrievers = new Map<string, Retriever>([['bm25', bm25]])
+  return { library, manifest, retrievers }
+}

@@ -1,0 +1,244 @@
+/**
+ * Indexes on disk: `indexes/<library>/{manifest.json, tools.jsonl, bm25.json, …}`. Save and load
+ * live together so their formats can't drift apart.
+ *
+ * Writes are atomic at the directory level: everything is written into `.tmp-<name>-<random>/`
+ * and renamed into place. POSIX rename can't replace a non-empty directory, so an existing index
+ * is first renamed to `.old-<name>-<random>/`; if the process dies between the two renames,
+ * `recoverIndexDir` (run before every load) moves the old index back. A crash therefore leaves
+ * either the old index or the new one, never a half-written one.
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import type { Tool } from '../library/tool.ts'
+import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
+import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
+import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
+import type { Retriever } from '../retrieve/retriever.ts'
+import { bm25Settings } from './build-index.ts'
+import type { IndexedLibrary } from './indexed-library.ts'
+import {
+  INDEX_FORMAT_VERSION,
+  IndexManifestSchema,
+  MANIFEST_FILE,
+  type IndexManifest,
+} from './manifest.ts'
+
+/** Extra writers/readers for optional parts of an index (dense vectors), registered by their modules. */
+export interface IndexPart {
+  /** Writes the part's files into `dir` (a fresh temporary directory). */
+  save?(indexed: IndexedLibrary, dir: string): Promise<void>
+  /** Adds retrievers for the part, or throws INDEX_MISMATCH when the config disagrees. */
+  load?(
+    context: { dir: string; manifest: IndexManifest; library: ToolLibrary; config: Config },
+    retrievers: Map<string, Retriever>,
+  ): Promise<void>
+}
+
+const parts: IndexPart[] = []
+
+export function registerIndexPart(part: IndexPart): void {
+  parts.push(part)
+}
+
+export async function saveIndexedLibrary(
+  indexDir: string,
+  indexed: IndexedLibrary,
+): Promise<string> {
+  const name = indexed.library.name
+  assertLibraryName(name)
+  await mkdir(indexDir, { recursive: true })
+  const suffix = randomBytes(6).toString('hex')
+  const temporary = join(indexDir, `.tmp-${name}-${suffix}`)
+  const target = join(indexDir, name)
+  await mkdir(temporary)
+  try {
+    const bm25 = indexed.retrievers.get('bm25')
+    if (!(bm25 instanceof Bm25Retriever)) throw new Error('An index needs its BM25 retriever.')
+    const toolLines = indexed.library.tools.map((tool) => JSON.stringify(tool)).join('\n')
+    await writeFile(join(temporary, indexed.manifest.toolsFile), `${toolLines}\n`)
+    await writeFile(join(temporary, indexed.manifest.retrievers.bm25.file), bm25.toJSON())
+    for (const part of parts) await part.save?.(indexed, temporary)
+    // The manifest goes last: a directory without one is never mistaken for an index.
+    await writeFile(
+      join(temporary, MANIFEST_FILE),
+      `${JSON.stringify(indexed.manifest, null, 2)}\n`,
+    )
+    const old = join(indexDir, `.old-${name}-${suffix}`)
+    const hadOld = await exists(target)
+    if (hadOld) await rename(target, old)
+    await rename(temporary, target)
+    if (hadOld) await rm(old, { recursive: true, force: true })
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true })
+    throw error
+  }
+  return target
+}
+
+/** Finishes or undoes an interrupted save and removes abandoned temporary directories. */
+export async function recoverIndexDir(indexDir: string): Promise<void> {
+  let entries: string[]
+  try {
+    entries = await readdir(indexDir)
+  } catch {
+    return
+  }
+  for (const entry of entries) {
+    const old = /^\.old-(.+)-[0-9a-f]{12}$/.exec(entry)
+    if (old && !entries.includes(old[1]))
+      await rename(join(indexDir, entry), join(indexDir, old[1]))
+    else if (old || entry.startsWith('.tmp-'))
+      await rm(join(indexDir, entry), { recursive: true, force: true })
+  }
+}
+
+/** Names of the built indexes in `indexDir` (directories holding a manifest). */
+export async function listIndexes(indexDir: string): Promise<string[]> {
+  await recoverIndexDir(indexDir)
+  let entries: string[]
+  try {
+    entries = await readdir(indexDir)
+  } catch {
+    return []
+  }
+  const names: string[] = []
+  for (const entry of entries.sort()) {
+    if (!entry.startsWith('.') && (await exists(join(indexDir, entry, MANIFEST_FILE))))
+      names.push(entry)
+  }
+  return names
+}
+
+export async function deleteIndex(indexDir: string, name: string): Promise<boolean> {
+  assertLibraryName(name)
+  const target = join(indexDir, name)
+  if (!(await exists(target))) return false
+  // Rename first so a concurrent reader never sees a half-deleted directory.
+  const doomed = join(indexDir, `.tmp-${name}-${randomBytes(6).toString('hex')}`)
+  await rename(target, doomed)
+  await rm(doomed, { recursive: true, force: true })
+  return true
+}
+
+export async function isIndexDir(dir: string): Promise<boolean> {
+  return exists(join(dir, MANIFEST_FILE))
+}
+
+export async function loadIndexedLibrary(dir: string, config: Config): Promise<IndexedLibrary> {
+  const manifest = await readManifest(dir)
+  const rebuild = rebuildHint(manifest)
+  if (manifest.formatVersion !== INDEX_FORMAT_VERSION) {
+    throw mismatch(
+      manifest,
+      `was built with index format ${manifest.formatVersion}; this version of toolsel reads format ${INDEX_FORMAT_VERSION}. ${rebuild}`,
+    )
+  }
+  checkBm25Settings(manifest, config, rebuild)
+  const tools = await readTools(join(dir, manifest.toolsFile))
+  const library = new ToolLibrary(manifest.library, tools)
+  if (library.contentHash !== manifest.contentHash || library.size !== manifest.toolCount) {
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `Index "${manifest.library}" at ${dir}: its tools file does not match its manifest (hash or count differs). ${rebuild}`,
+    )
+  }
+  const bm25Json = await readFile(join(dir, manifest.retrievers.bm25.file), 'utf8')
+  const bm25 = Bm25Retriever.fromJSON(bm25Json, bm25Settings(config)).withDefaultMinScore(
+    config.retrieve.bm25.tau,
+  )
+  if (bm25.size !== library.size) {
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `Index "${manifest.library}" at ${dir}: the BM25 index holds ${bm25.size} tools, the library ${library.size}. ${rebuild}`,
+    )
+  }
+  const retrievers = new Map<string, Retriever>([['bm25', bm25]])
+  for (const part of parts) await part.load?.({ dir, manifest, library, config }, retrievers)
+  return { library, manifest, retrievers, dir }
+}
+
+async function readManifest(dir: string): Promise<IndexManifest> {
+  let text: string
+  try {
+    text = await readFile(join(dir, MANIFEST_FILE), 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `No index at ${dir}: ${MANIFEST_FILE} is missing. Build one with: toolsel index <file> --name <library>.`,
+      { cause: error },
+    )
+  }
+  const parsed = IndexManifestSchema.safeParse(safeJson(text))
+  if (!parsed.success) {
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `The manifest at ${join(dir, MANIFEST_FILE)} is invalid (${parsed.error.issues[0]?.message ?? 'unreadable'}). Rebuild the index with: toolsel index <file> --name <library>.`,
+    )
+  }
+  return parsed.data
+}
+
+function checkBm25Settings(manifest: IndexManifest, config: Config, rebuild: string): void {
+  const built = manifest.retrievers.bm25
+  const wanted = bm25Settings(config)
+  if (built.tokenizerVersion !== TOKENIZER_VERSION) {
+    throw mismatch(
+      manifest,
+      `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
+    )
+  }
+  const differences: string[] = []
+  if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)
+  if (built.b !== wanted.b) differences.push(`b ${built.b} vs ${wanted.b}`)
+  for (const [field, weight] of Object.entries(wanted.fieldWeights)) {
+    if (built.fieldWeights[field] !== weight)
+      differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
+  }
+  if (differences.length > 0) {
+    throw mismatch(
+      manifest,
+      `was built with different BM25 settings than the config asks for (index vs config: ${differences.join(', ')}). ${rebuild} Or set retrieve.bm25 back to the index's values.`,
+    )
+  }
+}
+
+function rebuildHint(manifest: IndexManifest): string {
+  const source = manifest.source.path ?? '<file>'
+  return `Rebuild it with: toolsel index ${source} --name ${manifest.library}.`
+}
+
+function mismatch(manifest: IndexManifest, message: string): ToolselError {
+  return new ToolselError('INDEX_MISMATCH', `Index "${manifest.library}" ${message}`, {
+    details: { library: manifest.library },
+  })
+}
+
+async function readTools(path: string): Promise<Tool[]> {
+  const text = await readFile(path, 'utf8')
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Tool)
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * A library together with its built retrievers: the unit the service loads, swaps and serves.
+ * @module
+ */
+import { ToolselError } from '../errors.ts'
+import type { ToolLibrary } from '../library/tool-library.ts'
+import type { Retriever } from '../retrieve/retriever.ts'
+import type { IndexManifest } from './manifest.ts'
+
+export interface IndexedLibrary {
+  readonly library: ToolLibrary
+  readonly manifest: IndexManifest
+  /** Retrievers by kind: `bm25`, and `dense`/`hybrid` when the index has embeddings. */
+  readonly retrievers: ReadonlyMap<string, Retriever>
+  /** The directory it was loaded from, or `undefined` for a library held only in memory. */
+  readonly dir?: string
+}
+
+/** The retriever of `kind` (or the library's default), or UNKNOWN_COMPONENT naming what exists. */
+export function requireRetriever(indexed: IndexedLibrary, kind?: string): Retriever {
+  const wanted = kind ?? indexed.manifest.defaultRetriever
+  const retriever = indexed.retrievers.get(wanted)
+  if (!retriever) {
+    const available = [...indexed.retrievers.keys()].join(', ')
+    const hint =
+      wanted === 'dense' || wanted === 'hybrid'
+        ? ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${wanted}.`
+        : ''
+    throw new ToolselError(
+      'UNKNOWN_COMPONENT',
+      `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,
+      { details: { library: indexed.library.name, retriever: wanted, available } },
+    )
+  }
+  return retriever
+}

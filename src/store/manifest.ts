@@ -1,0 +1,47 @@
+/**
+ * The manifest of a built index: what was built, from what, with which settings. Loading checks
+ * it against the running code and configuration and refuses a mismatch with the command that
+ * fixes it (MiniSearch's `loadJSON` does the same with its serializationVersion).
+ * @module
+ */
+import { z } from 'zod'
+
+/** Bump when the on-disk layout changes; older indexes are refused with a rebuild message. */
+export const INDEX_FORMAT_VERSION = 1
+
+export const Bm25ManifestSchema = z.object({
+  tokenizerVersion: z.number().int(),
+  k1: z.number(),
+  b: z.number(),
+  fieldWeights: z.record(z.string(), z.number()),
+  file: z.string(),
+})
+
+export const IndexManifestSchema = z
+  .object({
+    formatVersion: z.number().int(),
+    library: z.string(),
+    toolCount: z.number().int().nonnegative(),
+    /** `ToolLibrary.contentHash` of the indexed tools. */
+    contentHash: z.string(),
+    createdAt: z.string(),
+    /** Where the tools came from, so the rebuild message can name it. */
+    source: z.object({ path: z.string().optional(), format: z.string().optional() }).default({}),
+    toolsFile: z.string(),
+    /** The retriever used when a request names none. */
+    defaultRetriever: z.string(),
+    retrievers: z
+      .object({
+        bm25: Bm25ManifestSchema,
+        /** Dense retrieval data, written by the dense index builder (see retrieve/dense). */
+        dense: z.record(z.string(), z.unknown()).optional(),
+      })
+      .catchall(z.unknown()),
+  })
+  .passthrough()
+
+export type IndexManifest = z.infer<typeof IndexManifestSchema>
+
+export const MANIFEST_FILE = 'manifest.json'
+export const TOOLS_FILE = 'tools.jsonl'
+export const BM25_FILE = 'bm25.json'
