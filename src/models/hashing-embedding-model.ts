@@ -1,0 +1,56 @@
+/**
+ * A deterministic bag-of-words embedder with no dependencies: each lower-cased word is hashed to
+ * one of `dimensions` buckets with a ±1 sign (the "hashing trick", Weinberger et al. 2009,
+ * https://arxiv.org/abs/0902.2206). It knows no synonyms, so it is a fallback and a test double,
+ * not a semantic model.
+ * @module
+ */
+import { throwIfAborted } from '../errors.ts'
+import { normalizeL2, type EmbedOptions, type EmbeddingModel } from './embedding-model.ts'
+
+/** Default vector length of `hashing` ids without a number. */
+export const DEFAULT_HASHING_DIMENSIONS = 256
+
+const WORD = /[\p{L}\p{N}]+/gu
+
+export class HashingEmbeddingModel implements EmbeddingModel {
+  readonly modelId: string
+  readonly dimensions: number
+  /** Hashing is cheap and has no forward pass, so there is no batch limit. */
+  readonly maxBatchSize = Infinity
+
+  /** @param dimensions Vector length, 8-65536. Default 256. */
+  constructor(dimensions = DEFAULT_HASHING_DIMENSIONS) {
+    if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 65_536) {
+      throw new RangeError(`Hashing embedder dimensions must be an integer in 8-65536, got ${dimensions}.`)
+    }
+    this.dimensions = dimensions
+    this.modelId = `hashing:${dimensions}`
+  }
+
+  /** Unit vectors; a text without words gets the zero vector. `kind` is ignored (symmetric model). */
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+    throwIfAborted(options.signal)
+    return texts.map((text) => this.#embedOne(text))
+  }
+
+  #embedOne(text: string): Float32Array {
+    const vector = new Float32Array(this.dimensions)
+    for (const [word] of text.toLowerCase().matchAll(WORD)) {
+      const hash = fnv1a(word)
+      // The top bit picks the sign so that collisions cancel out on average instead of piling up.
+      vector[hash % this.dimensions] += hash & 0x80000000 ? -1 : 1
+    }
+    return normalizeL2(vector)
+  }
+}
+
+/** 32-bit FNV-1a over UTF-16 code units (http://www.isthe.com/chongo/tech/comp/fnv/). */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
