@@ -39,7 +39,7 @@ export function startsWithAction(clause: string): boolean {
   const trimmed = clause
     .trim()
     .replace(
-      /^(?:(?:please|kindly|also|then|and|so|plus|finally|lastly|next|first|additionally)\b[\s,]*)+/iu,
+      /^(?:(?:please|kindly|also|then|and|so|plus|finally|lastly|next|first|additionally|after that|afterwards)\b[\s,]*)+/iu,
       '',
     )
   return ACTION_VERBS.has(firstWord(trimmed)) || REQUEST_OPENERS.test(trimmed)

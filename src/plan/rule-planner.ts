@@ -12,8 +12,8 @@ export interface RulePlannerOptions {
   maxSteps?: number
 }
 
-/** Sentence ends: . ! ? ; and line breaks, but not decimal points ("3.5") or "e.g.". */
-const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=[^\s.]{2}\.)\s+(?=\S)|\n+/u
+/** Sentence ends: ! ? ; line breaks, and a period before a capital (not "3.5" or "e.g. arenas"). */
+const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=\.)\s+(?=[\p{Lu}\p{N}"'(])|\n+/u
 
 /** Where one request can end and the next begin inside a sentence. */
 const CLAUSE_BREAK =

@@ -78,9 +78,12 @@ export class ToolselService {
 
   #defaultName: string | undefined
 
-  /** Loads the start-up libraries and the default components; the service is ready after it. */
-  async start(): Promise<void> {
-    const loaded = await loadStartupLibraries(this.config, this.logger)
+  /**
+   * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
+   * default components; the service is ready after it.
+   */
+  async start(preloaded?: IndexedLibrary[]): Promise<void> {
+    const loaded = preloaded ?? (await loadStartupLibraries(this.config, this.logger))
     for (const indexed of loaded) this.libraries.set(indexed)
     this.#defaultName = loaded[0].library.name
     this.components.planner()

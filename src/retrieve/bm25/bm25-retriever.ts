@@ -51,7 +51,10 @@ export interface Bm25BuildOptions {
 const PADDING_PREFIX = '\u0000pad'
 const WEIGHT_PRECISION = 6
 
-/** Sums of 6-decimal weights: round away float noise so equal inputs print equal scores. */
+/**
+ * Sums of 6-decimal weights: round away float noise so that equal inputs give equal scores and
+ * the threshold compares the score the caller sees.
+ */
 function roundScore(score: number): number {
   return Math.round(score * 1e6) / 1e6
 }
@@ -66,39 +69,52 @@ function createEngine(settings: Bm25Settings): WinkBm25Engine {
   return engine
 }
 
+/** The searchable form of a consolidated wink index, shared by retrievers that differ only in tau. */
+interface Bm25Postings {
+  engine: WinkBm25Engine
+  ids: string[]
+  termIndex: Map<string, number>
+  postingDocs: Int32Array[]
+  postingWeights: Float64Array[]
+  // Scratch buffers reused by every query; safe because `search` is synchronous.
+  scores: Float64Array
+  seen: Uint8Array
+}
+
+function createPostings(engine: WinkBm25Engine): Bm25Postings {
+  const docs = engine.getDocs()
+  const ids = Object.keys(docs).filter((id) => !id.startsWith(PADDING_PREFIX))
+  const termIndex = new Map(Object.entries(engine.getTokens()))
+  const docLists: number[][] = Array.from({ length: termIndex.size }, () => [])
+  const weightLists: number[][] = Array.from({ length: termIndex.size }, () => [])
+  for (const [position, id] of ids.entries()) {
+    for (const [term, weight] of Object.entries(docs[id].freq)) {
+      docLists[Number(term)].push(position)
+      weightLists[Number(term)].push(Number(weight))
+    }
+  }
+  return {
+    engine,
+    ids,
+    termIndex,
+    postingDocs: docLists.map((list) => Int32Array.from(list)),
+    postingWeights: weightLists.map((list) => Float64Array.from(list)),
+    scores: new Float64Array(ids.length),
+    seen: new Uint8Array(ids.length),
+  }
+}
+
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
   readonly settings: Bm25Settings
   /** Default threshold when a call passes no `minScore` (the paper's tau). */
   readonly defaultMinScore: number
-  readonly #engine: WinkBm25Engine
-  readonly #ids: string[]
-  readonly #termIndex: Map<string, number>
-  readonly #postingDocs: Int32Array[]
-  readonly #postingWeights: Float64Array[]
-  // Scratch buffers reused by every query; safe because `search` is synchronous.
-  readonly #scores: Float64Array
-  readonly #seen: Uint8Array
+  readonly #index: Bm25Postings
 
-  private constructor(engine: WinkBm25Engine, settings: Bm25Settings, defaultMinScore: number) {
-    this.#engine = engine
+  private constructor(index: Bm25Postings, settings: Bm25Settings, defaultMinScore: number) {
+    this.#index = index
     this.settings = settings
     this.defaultMinScore = defaultMinScore
-    const docs = engine.getDocs()
-    this.#ids = Object.keys(docs).filter((id) => !id.startsWith(PADDING_PREFIX))
-    this.#termIndex = new Map(Object.entries(engine.getTokens()))
-    const docLists: number[][] = Array.from({ length: this.#termIndex.size }, () => [])
-    const weightLists: number[][] = Array.from({ length: this.#termIndex.size }, () => [])
-    for (const [position, id] of this.#ids.entries()) {
-      for (const [term, weight] of Object.entries(docs[id].freq)) {
-        docLists[Number(term)].push(position)
-        weightLists[Number(term)].push(Number(weight))
-      }
-    }
-    this.#postingDocs = docLists.map((list) => Int32Array.from(list))
-    this.#postingWeights = weightLists.map((list) => Float64Array.from(list))
-    this.#scores = new Float64Array(this.#ids.length)
-    this.#seen = new Uint8Array(this.#ids.length)
   }
 
   /** Indexes `tools` (ids must be unique: ToolLibrary guarantees it). */
@@ -116,14 +132,12 @@ export class Bm25Retriever implements Retriever {
       engine.addDoc(toolToBm25Document(tool), tool.id)
     }
     for (let padding = tools.length; padding < 3; padding += 1) {
-      engine.addDoc(
-        Object.fromEntries(BM25_FIELDS.map((field) => [field, ''])),
-        `${PADDING_PREFIX}${padding}`,
-      )
+      const empty = Object.fromEntries(BM25_FIELDS.map((field) => [field, '']))
+      engine.addDoc(empty, `${PADDING_PREFIX}${padding}`)
     }
     engine.consolidate(WEIGHT_PRECISION)
     options.onProgress?.(tools.length, tools.length)
-    return new Bm25Retriever(engine, settings, 0)
+    return new Bm25Retriever(createPostings(engine), settings, 0)
   }
 
   /** Restores an index written by `toJSON`, built with the same settings (the manifest checks that). */
@@ -138,26 +152,25 @@ export class Bm25Retriever implements Retriever {
     }
     // importJSON resets the engine, dropping the prep tasks; they must be defined again.
     engine.definePrepTasks([tokenize as (input: never) => unknown])
-    return new Bm25Retriever(engine, settings, 0)
+    return new Bm25Retriever(createPostings(engine), settings, 0)
   }
 
-  /** Returns a retriever over the same index whose default threshold is `minScore`. */
+  /** A retriever over the same index whose default threshold is `minScore`. */
   withDefaultMinScore(minScore: number): Bm25Retriever {
-    const copy = Object.create(Bm25Retriever.prototype) as Bm25Retriever
-    return Object.assign(copy, this, { defaultMinScore: minScore }) as Bm25Retriever
+    return new Bm25Retriever(this.#index, this.settings, minScore)
   }
 
   toJSON(): string {
-    return this.#engine.exportJSON()
+    return this.#index.engine.exportJSON()
   }
 
   get size(): number {
-    return this.#ids.length
+    return this.#index.ids.length
   }
 
   /** wink's own search, for cross-checking the fast path in tests. */
   winkSearch(query: string, limit: number): Array<[string, number]> {
-    return this.#engine.search(query, limit).filter(([id]) => !id.startsWith(PADDING_PREFIX))
+    return this.#index.engine.search(query, limit).filter(([id]) => !id.startsWith(PADDING_PREFIX))
   }
 
   async retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]> {
@@ -167,14 +180,13 @@ export class Bm25Retriever implements Retriever {
 
   /** Synchronous core of `retrieve`: candidates scoring above `minScore`, best first, at most `k`. */
   search(query: string, k: number, minScore: number): Candidate[] {
-    const scores = this.#scores
-    const seen = this.#seen
+    const { scores, seen, ids, termIndex, postingDocs, postingWeights } = this.#index
     const touched: number[] = []
     for (const term of tokenize(query)) {
-      const termId = this.#termIndex.get(term)
+      const termId = termIndex.get(term)
       if (termId === undefined) continue
-      const docs = this.#postingDocs[termId]
-      const weights = this.#postingWeights[termId]
+      const docs = postingDocs[termId]
+      const weights = postingWeights[termId]
       for (let index = 0; index < docs.length; index += 1) {
         const doc = docs[index]
         if (seen[doc] === 0) {
@@ -184,11 +196,12 @@ export class Bm25Retriever implements Retriever {
         scores[doc] += weights[index]
       }
     }
-    const best = topKAbove(touched, scores, k, minScore, this.#ids)
+    for (const doc of touched) scores[doc] = roundScore(scores[doc])
+    const best = topKAbove(touched, scores, k, minScore, ids)
     for (const doc of touched) {
       scores[doc] = 0
       seen[doc] = 0
     }
-    return best.map(({ doc, score }) => ({ id: this.#ids[doc], score: roundScore(score) }))
+    return best.map(({ doc, score }) => ({ id: ids[doc], score }))
   }
 }

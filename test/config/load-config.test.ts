@@ -1,0 +1,72 @@
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/load-config.ts'
+import { defaultConfig } from '../../src/config/schema.ts'
+
+async function configFile(content: unknown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-config-'))
+  const file = join(dir, 'config.json')
+  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content))
+  return file
+}
+
+describe('loadConfig', () => {
+  it('returns the defaults when nothing is set (K=15, tau=3 as in the paper)', async () => {
+    const config = await loadConfig()
+    expect(config).toEqual(defaultConfig())
+    expect(config.retrieve.k).toBe(15)
+    expect(config.retrieve.bm25.tau).toBe(3)
+  })
+
+  it('applies defaults < file < env < flags', async () => {
+    const file = await configFile({ server: { port: 1000, host: '127.0.0.1' }, retrieve: { k: 5 } })
+    const config = await loadConfig({
+      file,
+      env: { TOOLSEL_PORT: '2000', TOOLSEL_K: '7' },
+      flags: { 'server.port': 3000 },
+    })
+    expect(config.server.port).toBe(3000)
+    expect(config.server.host).toBe('127.0.0.1')
+    expect(config.retrieve.k).toBe(7)
+    expect(config.retrieve.bm25.k1).toBe(1.2)
+  })
+
+  it('reads the file named by TOOLSEL_CONFIG', async () => {
+    const file = await configFile({ plan: { planner: 'none' } })
+    expect((await loadConfig({ env: { TOOLSEL_CONFIG: file } })).plan.planner).toBe('none')
+  })
+
+  it('names the environment variable holding a bad value', async () => {
+    await expect(loadConfig({ env: { TOOLSEL_K: 'abc' } })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: 'Environment variable TOOLSEL_K="abc" is not a valid integer.',
+    })
+  })
+
+  it('names the file and key of an unknown setting', async () => {
+    const file = await configFile({ server: { prot: 1 } })
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `Unknown config key "server.prot" (from config file ${file}).`,
+    })
+  })
+
+  it('names the source of an out-of-range value', async () => {
+    await expect(loadConfig({ flags: { 'retrieve.bm25.b': 2 } })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(
+        /^Invalid config value at "retrieve\.bm25\.b" \(from command-line flag\)/,
+      ),
+    })
+  })
+
+  it('refuses a config file that is not a JSON object', async () => {
+    const file = await configFile('{ nope')
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining(file),
+    })
+  })
+})

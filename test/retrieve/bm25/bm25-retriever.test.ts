@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest'
+import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-retriever.ts'
+import type { Tool } from '../../../src/library/tool.ts'
+import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
+
+const SETTINGS: Bm25Settings = {
+  k1: 1.2,
+  b: 0.75,
+  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
+}
+
+describe('Bm25Retriever', () => {
+  const retriever = Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS)
+
+  it('ranks the tool whose name and description match first', async () => {
+    const [first] = await retriever.retrieve('weather forecast for Paris', { k: 3, minScore: 0 })
+    expect(first.id).toBe('weather.get_forecast')
+  })
+
+  it('scores exactly as wink-bm25-text-search does', () => {
+    for (const query of [
+      'send an email',
+      'weather now',
+      'stock price AAPL',
+      'book hotel flights',
+    ]) {
+      const fast = retriever
+        .search(query, 10, Number.NEGATIVE_INFINITY)
+        .map(({ id, score }) => [id, score])
+      const wink = retriever
+        .winkSearch(query, 10)
+        .map(([id, score]) => [id, Math.round(score * 1e6) / 1e6])
+      expect(new Set(fast.map(([id]) => id))).toEqual(new Set(wink.map(([id]) => id)))
+      for (const [id, score] of wink)
+        expect(fast.find(([other]) => other === id)?.[1]).toBeCloseTo(score as number, 5)
+    }
+  })
+
+  it('keeps only candidates above the threshold, at most k, best first', async () => {
+    const all = await retriever.retrieve('send email message text', { k: 10, minScore: 0 })
+    expect(all.length).toBeGreaterThan(2)
+    const threshold = all[1].score
+    const above = await retriever.retrieve('send email message text', {
+      k: 10,
+      minScore: threshold,
+    })
+    expect(above.every((candidate) => candidate.score > threshold)).toBe(true)
+    expect(await retriever.retrieve('send email message text', { k: 1, minScore: 0 })).toEqual([
+      all[0],
+    ])
+    for (let index = 1; index < all.length; index += 1)
+      expect(all[index - 1].score).toBeGreaterThanOrEqual(all[index].score)
+  })
+
+  it('uses its default threshold (tau) when the call gives none', async () => {
+    const strict = retriever.withDefaultMinScore(1000)
+    expect(await strict.retrieve('weather forecast', { k: 5 })).toEqual([])
+    expect((await retriever.retrieve('weather forecast', { k: 5 })).length).toBeGreaterThan(0)
+  })
+
+  it('round-trips through JSON with identical results', async () => {
+    const restored = Bm25Retriever.fromJSON(retriever.toJSON(), SETTINGS)
+    for (const query of ['email', 'hotel in Rome', 'ticker quote']) {
+      expect(await restored.retrieve(query, { k: 5, minScore: 0 })).toEqual(
+        await retriever.retrieve(query, { k: 5, minScore: 0 }),
+      )
+    }
+  })
+
+  it('indexes libraries smaller than wink’s three-document minimum', async () => {
+    const one = Bm25Retriever.build(SAMPLE_TOOLS.slice(0, 1), SETTINGS)
+    expect(one.size).toBe(1)
+    expect((await one.retrieve('forecast', { k: 5, minScore: 0 })).map(({ id }) => id)).toEqual([
+      'weather.get_forecast',
+    ])
+  })
+
+  it('breaks score ties by id so results are deterministic', async () => {
+    const twins: Tool[] = ['b', 'a', 'c'].map((id) => ({
+      id,
+      name: 'lookup',
+      description: 'lookup',
+      parameters: {},
+    }))
+    const result = await Bm25Retriever.build(twins, SETTINGS).retrieve('lookup', {
+      k: 3,
+      minScore: -1,
+    })
+    expect(result.map(({ id }) => id)).toEqual(['a', 'b', 'c'])
+  })
+
+  it('rejects with ABORTED when the signal has fired', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    await expect(
+      retriever.retrieve('email', { k: 5, signal: controller.signal }),
+    ).rejects.toMatchObject({ code: 'ABORTED' })
+  })
+})
