@@ -1,0 +1,35 @@
+/**
+ * Duplicate tool ids. Formats that define a merge (toolbench, beir-corpus) merge before this
+ * check; for every other format two records with one id are an error, never a silent overwrite.
+ * @module
+ */
+import { ToolselError } from '../../errors.ts'
+import type { Tool } from '../tool.ts'
+import { recordLabel, type ImportContext } from './import-context.ts'
+
+/** DUPLICATE_TOOL_ID naming the id and both records, e.g. `tools.json: tool id "a" appears twice (record 0 and record 3)`. */
+export function duplicateToolId(
+  context: ImportContext,
+  id: string,
+  firstRecord: number,
+  secondRecord: number,
+): ToolselError {
+  const first = recordLabel(context, firstRecord)
+  const second = recordLabel(context, secondRecord)
+  return new ToolselError(
+    'DUPLICATE_TOOL_ID',
+    `${context.file}: tool id "${id}" appears twice (${first} and ${second}); ids must be unique within a library.`,
+    { details: { file: context.file, id, records: [firstRecord, secondRecord] } },
+  )
+}
+
+/** Throws DUPLICATE_TOOL_ID for the first id that occurs twice; records come from `source.record`. */
+export function assertUniqueIds(tools: readonly Tool[], context: ImportContext): void {
+  const recordOfId = new Map<string, number>()
+  for (const [position, tool] of tools.entries()) {
+    const record = typeof tool.source?.record === 'number' ? tool.source.record : position
+    const earlier = recordOfId.get(tool.id)
+    if (earlier !== undefined) throw duplicateToolId(context, tool.id, earlier, record)
+    recordOfId.set(tool.id, record)
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Where an importer is in its input (file, record, line) and how it reports problems there, so
+ * that every format words its errors and warnings the same way.
+ * @module
+ */
+import { basename, extname } from 'node:path'
+import { ToolselError } from '../../errors.ts'
+import type { ToolSource } from '../tool.ts'
+import type { ImportFormat } from './import-formats.ts'
+
+/** The name used in messages when text is imported without a file name. */
+export const UNNAMED_INPUT = '<input>'
+
+export interface ImportContext {
+  /** The file name for messages: the given file name, else `<input>`. */
+  readonly file: string
+  /** The file name as given, recorded in `source.file`; absent for unnamed text. */
+  readonly fileName?: string
+  /** The namespace option, if any. */
+  readonly namespace?: string
+  /**
+   * 1-based line of each record, for JSON Lines and CSV input. When set, messages say
+   * `line N`; otherwise they say `record N` with the 0-based position in the JSON array.
+   */
+  recordLines?: readonly number[]
+  /** Collected warnings, each already prefixed with the file name. */
+  readonly warnings: string[]
+}
+
+export function createImportContext(options: {
+  fileName?: string
+  namespace?: string
+}): ImportContext {
+  return {
+    file: options.fileName ?? UNNAMED_INPUT,
+    fileName: options.fileName,
+    namespace: options.namespace,
+    warnings: [],
+  }
+}
+
+/** `line 4` (JSON Lines, CSV: 1-based line) or `record 3` (JSON: 0-based position). */
+export function recordLabel(context: ImportContext, record: number): string {
+  const line = context.recordLines?.[record]
+  return line === undefined ? `record ${record}` : `line ${line}`
+}
+
+export interface ImportProblem {
+  /** 0-based position of the record; absent for problems with the document as a whole. */
+  record?: number
+  /** Path of the bad field inside the record, e.g. `function.name` or `api_list[2].api_name`. */
+  field?: string
+  /** What is wrong, e.g. `expected a non-empty string, got 42`. */
+  message: string
+  cause?: unknown
+}
+
+/**
+ * IMPORT_FAILED worded as `file: line 4: field "name": expected …`, with the same facts in
+ * `details` ({file, record, line, field}) for programs.
+ */
+export function importFailed(context: ImportContext, problem: ImportProblem): ToolselError {
+  const parts = [context.file]
+  if (problem.record !== undefined) parts.push(recordLabel(context, problem.record))
+  if (problem.field !== undefined) parts.push(`field "${problem.field}"`)
+  parts.push(problem.message)
+  return new ToolselError('IMPORT_FAILED', parts.join(': '), {
+    cause: problem.cause,
+    details: {
+      file: context.file,
+      record: problem.record,
+      line: problem.record === undefined ? undefined : context.recordLines?.[problem.record],
+      field: problem.field,
+    },
+  })
+}
+
+/** Adds a warning worded like an error message (`file: line 4: …`). */
+export function addWarning(context: ImportContext, record: number | undefined, message: string) {
+  const where = record === undefined ? '' : `${recordLabel(context, record)}: `
+  context.warnings.push(`${context.file}: ${where}${message}`)
+}
+
+/** The provenance every importer puts in `tool.source`: format, file, record and line. */
+export function sourceOf(context: ImportContext, format: ImportFormat, record: number): ToolSource {
+  const source: ToolSource = { format }
+  if (context.fileName !== undefined) source.file = context.fileName
+  source.record = record
+  const line = context.recordLines?.[record]
+  if (line !== undefined) source.line = line
+  return source
+}
+
+/** The namespace option, else the file's base name without its extension (`github.json` → `github`). */
+export function namespaceOrFileStem(context: ImportContext): string | undefined {
+  if (context.namespace !== undefined) return context.namespace
+  if (context.fileName === undefined) return undefined
+  const name = basename(context.fileName)
+  return name.slice(0, name.length - extname(name).length) || name
+}

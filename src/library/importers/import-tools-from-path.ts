@@ -1,0 +1,102 @@
+/**
+ * Importing a file or a whole directory of tool files (e.g. one MCP `tools/list` dump per
+ * server) into one list of tools.
+ * @module
+ */
+import { readdir, stat } from 'node:fs/promises'
+import { extname, join } from 'node:path'
+import { ToolselError } from '../../errors.ts'
+import type { Tool } from '../tool.ts'
+import type { ImportOptions, ImportResult } from './import-formats.ts'
+import { importToolsFromFile } from './import-tools.ts'
+
+/** The file kinds a directory import reads; anything else in the directory is left alone. */
+export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv']
+
+/**
+ * Imports a file, or every `*.json`, `*.jsonl` and `*.csv` directly inside a directory (not its
+ * subdirectories; dotfiles skipped), in sorted name order so ids and order are reproducible.
+ * Each file is detected on its own, MCP files are namespaced by their file name, and ids must be
+ * unique across files (DUPLICATE_TOOL_ID names both files otherwise). The `namespace` option is
+ * for single files only: one namespace for several MCP servers would make their ids collide.
+ */
+export async function importToolsFromPath(
+  path: string,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  let isDirectory: boolean
+  try {
+    isDirectory = (await stat(path)).isDirectory()
+  } catch (error) {
+    throw new ToolselError(
+      'IMPORT_FAILED',
+      `Cannot read tool path "${path}": ${(error as Error).message}`,
+      {
+        cause: error,
+        details: { file: path },
+      },
+    )
+  }
+  if (!isDirectory) return importToolsFromFile(path, options)
+  if (options.namespace !== undefined) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `The namespace option applies to one file, but "${path}" is a directory; its MCP files are namespaced by file name. Import the files one by one to choose namespaces.`,
+      { details: { file: path, namespace: options.namespace } },
+    )
+  }
+  const names = (await readdir(path, { withFileTypes: true }))
+    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
+    .map((entry) => entry.name)
+    .filter((name) => TOOL_FILE_EXTENSIONS.includes(extname(name).toLowerCase()))
+    .sort()
+  if (names.length === 0) {
+    throw new ToolselError(
+      'IMPORT_FAILED',
+      `${path}: the directory has no tool files (${TOOL_FILE_EXTENSIONS.join(', ')}).`,
+      { details: { file: path } },
+    )
+  }
+  const results: ImportResult[] = []
+  for (const name of names) {
+    results.push(await importToolsFromFile(join(path, name), { format: options.format }))
+  }
+  return mergeResults(results)
+}
+
+function mergeResults(results: readonly ImportResult[]): ImportResult {
+  const seen = new Map<string, { file: string; tool: Tool }>()
+  for (const result of results) {
+    const file = result.files[0].file
+    for (const tool of result.tools) {
+      const earlier = seen.get(tool.id)
+      if (earlier) throw duplicateAcrossFiles(tool.id, earlier, { file, tool })
+      seen.set(tool.id, { file, tool })
+    }
+  }
+  return {
+    tools: results.flatMap((result) => result.tools),
+    format: results[0].format,
+    warnings: results.flatMap((result) => result.warnings),
+    files: results.flatMap((result) => result.files),
+  }
+}
+
+function duplicateAcrossFiles(
+  id: string,
+  first: { file: string; tool: Tool },
+  second: { file: string; tool: Tool },
+): ToolselError {
+  const where = ({ file, tool }: { file: string; tool: Tool }) => `${file} ${positionOf(tool)}`
+  return new ToolselError(
+    'DUPLICATE_TOOL_ID',
+    `Tool id "${id}" appears twice: ${where(first)} and ${where(second)}; ids must be unique within a library.`,
+    { details: { id, files: [first.file, second.file] } },
+  )
+}
+
+function positionOf(tool: Tool): string {
+  const line = tool.source?.line
+  if (typeof line === 'number') return `line ${line}`
+  return `record ${String(tool.source?.record)}`
+}

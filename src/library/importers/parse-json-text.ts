@@ -1,0 +1,82 @@
+/**
+ * Parses a tool file as one JSON document or as JSON Lines, with line/column positions in every
+ * syntax error.
+ * @module
+ */
+import { importFailed, type ImportContext } from './import-context.ts'
+import { findJsonSyntaxError } from './find-json-syntax-error.ts'
+
+export interface ParsedJsonText {
+  /** The document, or for JSON Lines the array of records. */
+  value: unknown
+  /** JSON Lines only: the 1-based line of each record. */
+  recordLines?: number[]
+}
+
+/**
+ * How to read the text. `lines`: JSON Lines (`.jsonl` files). `auto`: one JSON document, falling
+ * back to JSON Lines when that fails but the first line is a complete JSON object or array on its
+ * own (several published datasets, e.g. Gorilla's `torchhub_train.json` and ToolPlanner's
+ * `*_instruction_5000.json`, are JSON Lines despite the `.json` name).
+ */
+export type JsonTextMode = 'lines' | 'auto'
+
+export function parseJsonText(
+  text: string,
+  context: ImportContext,
+  mode: JsonTextMode,
+): ParsedJsonText {
+  const body = stripByteOrderMark(text)
+  if (mode === 'lines') return parseJsonLines(body, context)
+  try {
+    return { value: JSON.parse(body) as unknown }
+  } catch (error) {
+    if (looksLikeJsonLines(body)) return parseJsonLines(body, context)
+    const syntax = findJsonSyntaxError(body)
+    const where = syntax ? ` at line ${syntax.line}, column ${syntax.column}` : ''
+    const reason = syntax?.reason ?? (error as Error).message
+    throw importFailed(context, { message: `invalid JSON${where}: ${reason}`, cause: error })
+  }
+}
+
+/** One JSON value per non-blank line; blank lines are skipped (they are not records). */
+export function parseJsonLines(text: string, context: ImportContext): ParsedJsonText {
+  const records: unknown[] = []
+  const recordLines: number[] = []
+  const lines = stripByteOrderMark(text).split('\n')
+  for (const [index, rawLine] of lines.entries()) {
+    const line = rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine
+    if (line.trim() === '') continue
+    try {
+      records.push(JSON.parse(line))
+    } catch (error) {
+      const syntax = findJsonSyntaxError(line)
+      const where = syntax ? ` at column ${syntax.column}` : ''
+      const reason = syntax?.reason ?? (error as Error).message
+      // Label the bad line like a record so the message says `line N`.
+      context.recordLines = [...recordLines, index + 1]
+      throw importFailed(context, {
+        record: records.length,
+        message: `invalid JSON${where}: ${reason}`,
+        cause: error,
+      })
+    }
+    recordLines.push(index + 1)
+  }
+  return { value: records, recordLines }
+}
+
+function looksLikeJsonLines(text: string): boolean {
+  const lines = text.split('\n').filter((line) => line.trim() !== '')
+  if (lines.length < 2) return false
+  try {
+    const first: unknown = JSON.parse(lines[0])
+    return typeof first === 'object' && first !== null
+  } catch {
+    return false
+  }
+}
+
+export function stripByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+}
