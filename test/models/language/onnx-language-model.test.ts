@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest'
+import { ToolselError } from '../../../src/errors.ts'
+import { createMemoryLogger } from '../../../src/log.ts'
+import { argmax, type ChatMessage } from '../../../src/models/language-model.ts'
+import { OnnxLanguageModel } from '../../../src/models/onnx/onnx-language-model.ts'
+import { TINY_MODELS_MISSING, TINY_PLAN, tinyModel } from './tiny-models.ts'
+
+const ASK: ChatMessage[] = [
+  { role: 'system', content: 'Split the request into steps.' },
+  { role: 'user', content: 'Get the weather for Paris tomorrow and email it to Ann.' },
+]
+
+describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', () => {
+  describe('generate', () => {
+    it('decodes greedily through the chat template until the end-of-turn token', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      const result = await model.generate(ASK, { maxTokens: 64 })
+      expect(result.text).toBe(TINY_PLAN)
+      expect(result.finishReason).toBe('stop')
+      // 15 plan tokens + <|im_end|>; the prompt is the rendered template (system + user turns).
+      expect(result.usage.outputTokens).toBe(16)
+      expect(result.usage.inputTokens).toBeGreaterThan(20)
+    })
+
+    it('passes the thinking switch to the chat template', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      const result = await model.generate(ASK, { maxTokens: 64, thinking: true })
+      expect(result.text).toBe(`<think> I need two steps.</think>\n\n${TINY_PLAN}`)
+    })
+
+    it('cuts the answer before the first stop string, even one spanning tokens', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      const paris = await model.generate(ASK, { maxTokens: 64, stop: ['Ann', 'Paris'] })
+      expect(paris).toMatchObject({ text: '["get the weather forecast for ', finishReason: 'stop' })
+      const spanning = await model.generate(ASK, { maxTokens: 64, stop: ['cast for'] })
+      expect(spanning.text).toBe('["get the weather fore')
+    })
+
+    it('stops at maxTokens with finishReason length', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
+      const result = await model.generate(ASK, { maxTokens: 12 })
+      expect(result).toMatchObject({
+        text: 'I cannot help with that, sorry la la la la la',
+        finishReason: 'length',
+        usage: { outputTokens: 12 },
+      })
+    })
+
+    it('carries the KV cache across tokens (the fixture reads the previous token from it)', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
+      const result = await model.generate(ASK, { maxTokens: 60 })
+      expect(result.text).toBe(`I cannot help with that, sorry${' la'.repeat(53)}`)
+      expect(result.text).not.toContain('ERROR')
+    })
+
+    it('loads the fp16 file for dtype fp16 and reads its float16 logits', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { dtype: 'fp16' })
+      expect(model.modelId).toBe('onnx:tiny-qwen3-selector@fp16')
+      expect((await model.generate(ASK, { maxTokens: 8 })).text).toBe('weather.get_forecast')
+    })
+
+    it('rejects maxTokens below 1 with INVALID_INPUT', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      await expect(model.generate(ASK, { maxTokens: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    })
+  })
+
+  describe('scoreChoices', () => {
+    const CHOICES = ['email.send', 'weather.get_forecast', 'weather.get_current', 'none']
+
+    it('gives the answer the model would generate a log-probability near 0', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))
+      const { scores, usage } = await model.scoreChoices(ASK, CHOICES)
+      expect(argmax(scores)).toBe(1)
+      expect(scores[1]).toBeGreaterThan(-0.01)
+      // Each token off the fixture's table costs about -20 (logit 20 vs 0 over 151,936 tokens).
+      expect(scores[2]).toBeCloseTo(-20, 0)
+      expect(scores[3]).toBeCloseTo(-20, 0)
+      expect(scores[0]).toBeCloseTo(-40, 0)
+      expect(usage.outputTokens).toBe(0)
+    })
+
+    it('scores the same in one batched pass, one choice per pass, and in fp16', async () => {
+      OnnxLanguageModel.clearCache()
+      const batched = await (await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))).scoreChoices(ASK, CHOICES)
+      OnnxLanguageModel.clearCache()
+      const single = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { scoreBatchSize: 1 })
+      const half = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { dtype: 'fp16' })
+      const one = await single.scoreChoices(ASK, CHOICES)
+      const fp16 = await half.scoreChoices(ASK, CHOICES)
+      one.scores.forEach((score, index) => expect(score).toBeCloseTo(batched.scores[index], 4))
+      fp16.scores.forEach((score, index) => expect(score).toBeCloseTo(batched.scores[index], 1))
+      OnnxLanguageModel.clearCache()
+    })
+
+    it('works on an export with num_logits_to_keep and on multi-token answers', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      const { scores } = await model.scoreChoices(ASK, [
+        '["get the weather forecast for Paris"]',
+        TINY_PLAN,
+        TINY_PLAN.slice(0, -2),
+      ])
+      expect(argmax(scores)).toBe(1)
+      expect(scores[1]).toBeGreaterThan(-0.05)
+    })
+
+    it('rejects an empty choice list with INVALID_INPUT', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))
+      await expect(model.scoreChoices(ASK, [])).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    })
+  })
+
+  describe('loading', () => {
+    it('shares one instance per resolved directory, dtype and device', async () => {
+      const directory = tinyModel('tiny-qwen3-selector')
+      const first = await OnnxLanguageModel.load(directory)
+      expect(await OnnxLanguageModel.load(`${directory}/../tiny-qwen3-selector`)).toBe(first)
+      expect(await OnnxLanguageModel.load(directory, { dtype: 'fp16' })).not.toBe(first)
+    })
+
+    it('falls back from cuda to cpu with a logged warning', async () => {
+      const logger = createMemoryLogger()
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), {
+        device: 'cuda',
+        logger,
+      })
+      // On a machine with a working CUDA provider the session stays on cuda and nothing is logged.
+      if (model.device === 'cpu') {
+        expect(logger.lines.join('\n')).toMatch(/WARN CUDA execution provider unavailable .*falling back to CPU/)
+      }
+      expect((await model.generate(ASK, { maxTokens: 8 })).text).toBe('weather.get_forecast')
+    })
+
+    it('fails with MODEL_LOAD_FAILED naming the missing piece and the fix', async () => {
+      const missing = OnnxLanguageModel.load('/nonexistent/model')
+      await expect(missing).rejects.toMatchObject({ code: 'MODEL_LOAD_FAILED' })
+      await expect(missing).rejects.toThrow(/is not a directory/)
+      const noQ4 = OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { dtype: 'q4' })
+      await expect(noQ4).rejects.toThrow(/onnx\/model_q4\.onnx \(dtype q4\) is missing.*fp32, fp16/)
+    })
+  })
+
+  describe('abort', () => {
+    it('rejects with ABORTED when the signal has already fired', async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
+      const controller = new AbortController()
+      controller.abort()
+      await expect(model.generate(ASK, { maxTokens: 8, signal: controller.signal })).rejects.toMatchObject({
+        code: 'ABORTED',
+      })
+    })
+
+    it("stops a running generation with the caller's TIMEOUT reason and stays usable", async () => {
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(new ToolselError('TIMEOUT', 'Request took over 50 ms.')), 50)
+      const started = Date.now()
+      await expect(
+        model.generate(ASK, { maxTokens: 1_000_000, signal: controller.signal }),
+      ).rejects.toMatchObject({ code: 'TIMEOUT', message: 'Request took over 50 ms.' })
+      expect(Date.now() - started).toBeLessThan(2_000)
+      expect((await model.generate(ASK, { maxTokens: 3 })).text).toBe('I cannot help')
+    })
+  })
+})
