@@ -1,0 +1,90 @@
+/**
+ * A bounded min-heap over (position, score) pairs in typed arrays: exact top-k of n scores in
+ * O(n log k) without allocating per candidate. Order: score descending, then position ascending.
+ * @module
+ */
+import type { SearchHit } from './vector-index.ts'
+
+export class TopK {
+  readonly #k: number
+  readonly #positions: Int32Array
+  readonly #scores: Float64Array
+  #size = 0
+
+  /** @param k How many pairs to keep; 0 keeps none. */
+  constructor(k: number) {
+    this.#k = Math.max(0, Math.floor(k))
+    this.#positions = new Int32Array(this.#k)
+    this.#scores = new Float64Array(this.#k)
+  }
+
+  /** The worst kept score, or -Infinity while fewer than k are kept (a cheap pre-filter). */
+  get threshold(): number {
+    return this.#size < this.#k ? -Infinity : this.#scores[0]
+  }
+
+  push(position: number, score: number): void {
+    if (this.#k === 0 || Number.isNaN(score)) return
+    if (this.#size < this.#k) {
+      this.#positions[this.#size] = position
+      this.#scores[this.#size] = score
+      this.#siftUp(this.#size++)
+    } else if (this.#worse(0, position, score)) {
+      this.#positions[0] = position
+      this.#scores[0] = score
+      this.#siftDown(0)
+    }
+  }
+
+  /** The kept pairs, best first. */
+  sorted(): SearchHit[] {
+    const hits: SearchHit[] = []
+    for (let slot = 0; slot < this.#size; slot++) {
+      hits.push({ position: this.#positions[slot], score: this.#scores[slot] })
+    }
+    return hits.sort((a, b) => b.score - a.score || a.position - b.position)
+  }
+
+  /** Whether the pair in `slot` ranks below (position, score). The root is the worst kept pair. */
+  #worse(slot: number, position: number, score: number): boolean {
+    const slotScore = this.#scores[slot]
+    return slotScore < score || (slotScore === score && this.#positions[slot] > position)
+  }
+
+  #swap(a: number, b: number): void {
+    const position = this.#positions[a]
+    const score = this.#scores[a]
+    this.#positions[a] = this.#positions[b]
+    this.#scores[a] = this.#scores[b]
+    this.#positions[b] = position
+    this.#scores[b] = score
+  }
+
+  #siftUp(start: number): void {
+    let child = start
+    while (child > 0) {
+      const parent = (child - 1) >> 1
+      if (!this.#worse(child, this.#positions[parent], this.#scores[parent])) return
+      this.#swap(child, parent)
+      child = parent
+    }
+  }
+
+  #siftDown(start: number): void {
+    let parent = start
+    for (;;) {
+      const left = 2 * parent + 1
+      const right = left + 1
+      let worst = parent
+      if (left < this.#size && this.#worse(left, this.#positions[worst], this.#scores[worst])) {
+        worst = left
+      }
+      if (right < this.#size && this.#worse(right, this.#positions[worst], this.#scores[worst])) {
+        worst = right
+      }
+      if (worst === parent) return
+      this.#swap(worst, parent)
+      parent = worst
+    }
+  }
+}

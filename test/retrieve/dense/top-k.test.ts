@@ -1,0 +1,41 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { TopK } from '../../../src/retrieve/dense/top-k.ts'
+
+describe('TopK', () => {
+  it('keeps the same pairs as sorting everything (score desc, position asc)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 60 }),
+        fc.integer({ min: 0, max: 70 }),
+        (scores, k) => {
+          const top = new TopK(k)
+          scores.forEach((score, position) => top.push(position, score))
+          const expected = scores
+            .map((score, position) => ({ position, score }))
+            .sort((a, b) => b.score - a.score || a.position - b.position)
+            .slice(0, k)
+          expect(top.sorted()).toEqual(expected)
+        },
+      ),
+    )
+  })
+
+  it('reports -Infinity as threshold until k pairs are kept, then the worst kept score', () => {
+    const top = new TopK(2)
+    top.push(0, 0.5)
+    expect(top.threshold).toBe(-Infinity)
+    top.push(1, 0.9)
+    top.push(2, 0.7)
+    expect(top.threshold).toBe(0.7)
+  })
+
+  it('ignores NaN scores and keeps nothing for k = 0', () => {
+    const top = new TopK(0)
+    top.push(0, 1)
+    expect(top.sorted()).toEqual([])
+    const one = new TopK(1)
+    one.push(0, Number.NaN)
+    expect(one.sorted()).toEqual([])
+  })
+})
