@@ -6,7 +6,9 @@
  *    when that fails line by line, see `parseJsonText`). Then the shape decides:
  *    - an object with `jsonrpc` or `result.tools` → `mcp`; with a `nodes` array → `taskbench`;
  *      with a `tools` array → its first tool decides between `canonical`, `openai` and `mcp`;
- *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES`.
+ *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES`;
+ *    - any other object is read as a list of one record when exactly one item rule fits it (a
+ *      one-line JSON Lines file without its `.jsonl` name, a single pasted tool).
  * 3. No rule, or more than one, matches → UNKNOWN_FORMAT listing the formats. An empty file or
  *    an empty list → IMPORT_FAILED (there is nothing to import, whatever the format).
  * @module
@@ -61,29 +63,47 @@ export function sniffText(
     const start = stripByteOrderMark(text).trimStart()[0]
     if (extension !== '.json' && extension !== '.jsonl' && start !== '{' && start !== '[') {
       if (looksLikeCraftCsv(text)) return { format: 'craft' }
-      throw unknownFormat(context, 'text that is neither JSON, JSON Lines nor a CRAFT CSV')
+      // Not JSON-looking and not named JSON: a parse error would only confuse, so say what it is.
+      if (!isJson(text)) {
+        throw unknownFormat(context, 'text that is neither JSON, JSON Lines nor a CRAFT CSV')
+      }
     }
   }
   const parsed = parseJsonText(text, context, extension === '.jsonl' ? 'lines' : 'auto')
   context.recordLines = parsed.recordLines
-  return { format: format ?? detectJsonFormat(parsed, context), parsed }
+  if (format === undefined) return detectJsonFormat(parsed, context)
+  const fitsOneRecord = ITEM_RULES.some(
+    (rule) => rule.format === format && rule.matches(parsed.value as Item),
+  )
+  return {
+    format,
+    parsed: isObject(parsed.value) && fitsOneRecord ? { value: [parsed.value] } : parsed,
+  }
 }
 
-function detectJsonFormat(parsed: ParsedJsonText, context: ImportContext): ImportFormat {
+function detectJsonFormat(
+  parsed: ParsedJsonText,
+  context: ImportContext,
+): { format: ImportFormat; parsed: ParsedJsonText } {
   const { value } = parsed
-  const container = parsed.recordLines
-    ? 'JSON Lines whose first record'
-    : 'a JSON array whose first item'
-  if (Array.isArray(value)) return detectItemFormat(value, container, context, IMPORT_FORMAT_NAMES)
+  if (Array.isArray(value)) {
+    const container = parsed.recordLines
+      ? 'JSON Lines whose first record'
+      : 'a JSON array whose first item'
+    return { format: detectItemFormat(value, container, context, IMPORT_FORMAT_NAMES), parsed }
+  }
   if (!isObject(value)) throw unknownFormat(context, `a JSON ${jsonType(value)}`)
   if ('jsonrpc' in value || (isObject(value.result) && Array.isArray(value.result.tools))) {
-    return 'mcp'
+    return { format: 'mcp', parsed }
   }
-  if (Array.isArray(value.nodes)) return 'taskbench'
+  if (Array.isArray(value.nodes)) return { format: 'taskbench', parsed }
   if (Array.isArray(value.tools)) {
     const allowed = IMPORT_FORMAT_NAMES.filter((name) => TOOLS_WRAPPER_FORMATS.has(name))
-    return detectItemFormat(value.tools, 'a JSON object whose first "tools" item', context, allowed)
+    const container = 'a JSON object whose first "tools" item'
+    return { format: detectItemFormat(value.tools, container, context, allowed), parsed }
   }
+  const fits = ITEM_RULES.filter((rule) => rule.matches(value)).map((rule) => rule.format)
+  if (fits.length === 1) return { format: fits[0], parsed: { value: [value] } }
   throw unknownFormat(context, `a JSON object with ${keyList(value)}`)
 }
 
@@ -122,6 +142,15 @@ function looksLikeCraftCsv(text: string): boolean {
   const header = stripByteOrderMark(text).split('\n', 1)[0]
   const columns = header.split(',').map((column) => column.trim().replace(/^"|"$/g, ''))
   return columns.includes('tool_id') && columns.includes('tool')
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(stripByteOrderMark(text))
+    return true
+  } catch {
+    return false
+  }
 }
 
 function keyList(item: Item): string {

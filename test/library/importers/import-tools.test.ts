@@ -1,0 +1,211 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  IMPORT_FORMATS,
+  importToolsFromFile,
+  importToolsFromPath,
+  importToolsFromText,
+  type ImportFormat,
+} from '../../../src/library/importers/index.ts'
+import { ToolLibrary } from '../../../src/library/tool-library.ts'
+import { expectToolselError, expectToolselErrorAsync } from './expect-toolsel-error.ts'
+
+const FIXTURES = resolve(import.meta.dirname, '../../fixtures/importers')
+const fixture = (name: string) => join(FIXTURES, name)
+
+describe('importToolsFromFile errors', () => {
+  it('names the file, the record and the field of a wrongly typed value', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('openai-tools.json')),
+      'IMPORT_FAILED',
+      'openai-tools.json: record 3: field "function.name": expected a non-empty string, got 42',
+    )
+    expect(error.details).toMatchObject({ record: 3, field: 'function.name' })
+    expect(String(error.details.file)).toMatch(/openai-tools\.json$/)
+  })
+
+  it('reports malformed JSON with its line and column', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('malformed.json')),
+      'IMPORT_FAILED',
+      'malformed.json: invalid JSON at line 3, column 27: unexpected "}", expected a property name',
+    )
+    expect(error.cause).toBeInstanceOf(SyntaxError)
+  })
+
+  it('reports a malformed JSON Lines record by its 1-based line, counting blank lines', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('malformed-line.jsonl')),
+      'IMPORT_FAILED',
+      'malformed-line.jsonl: line 3: invalid JSON at column 29: unexpected end of input',
+    )
+    expect(error.details).toMatchObject({ record: 1, line: 3 })
+  })
+
+  it('rejects an empty file', async () => {
+    await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('empty.json')),
+      'IMPORT_FAILED',
+      'empty.json: the file is empty',
+    )
+  })
+
+  it('rejects duplicate ids naming both records', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('duplicate-ids.jsonl')),
+      'DUPLICATE_TOOL_ID',
+      'duplicate-ids.jsonl: tool id "weather.get" appears twice (line 1 and line 3)',
+    )
+    expect(error.details).toMatchObject({ id: 'weather.get', records: [0, 2] })
+  })
+
+  it('fails with IMPORT_FAILED when the file cannot be read', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('no-such-file.json')),
+      'IMPORT_FAILED',
+      'Cannot read tool file',
+      'no-such-file.json',
+    )
+    expect((error.cause as NodeJS.ErrnoException).code).toBe('ENOENT')
+  })
+})
+
+describe('importToolsFromText', () => {
+  it('rejects an empty tool list, whatever the wrapper', () => {
+    expectToolselError(
+      () => importToolsFromText('[]'),
+      'IMPORT_FAILED',
+      '<input>: the tool list is empty',
+    )
+    expectToolselError(
+      () => importToolsFromText('{"tools": []}', { fileName: 'x.json' }),
+      'IMPORT_FAILED',
+      'x.json: the tool list is empty',
+    )
+    expectToolselError(
+      () => importToolsFromText('{"nodes": []}', { fileName: 'tool_desc.json' }),
+      'IMPORT_FAILED',
+      'tool_desc.json: no tools found in this taskbench file',
+    )
+  })
+
+  it('rejects a format name it does not know', () => {
+    expectToolselError(
+      () => importToolsFromText('[]', { format: 'yaml' as ImportFormat }),
+      'UNKNOWN_FORMAT',
+      'Unknown tool format "yaml"; use one of canonical, openai, mcp',
+    )
+  })
+
+  it('uses the given format instead of detecting one', () => {
+    const text = JSON.stringify([{ id: 'a', name: 'a', type: 'function' }])
+    expectToolselError(() => importToolsFromText(text), 'UNKNOWN_FORMAT', 'more than one format')
+    const result = importToolsFromText(JSON.stringify([{ type: 'function', name: 'a' }]), {
+      format: 'openai',
+    })
+    expect(result.tools.map((tool) => tool.id)).toEqual(['a'])
+  })
+
+  it('produces tools a ToolLibrary accepts, and reports the file', () => {
+    const result = importToolsFromText('{"id": "a", "name": "a"}\n{"id": "b", "name": "b"}\n', {
+      fileName: 'tools.jsonl',
+    })
+    expect(new ToolLibrary('demo', result.tools).size).toBe(2)
+    expect(result.files).toEqual([{ file: 'tools.jsonl', format: 'canonical', tools: 2 }])
+  })
+
+  it('describes every format for help texts', () => {
+    for (const info of Object.values(IMPORT_FORMATS)) {
+      expect(info.description.length).toBeGreaterThan(10)
+      expect(info.fileKinds.length).toBeGreaterThan(0)
+    }
+  })
+})
+
+describe('importToolsFromPath', () => {
+  let directory: string
+  const mcpList = (...names: string[]) =>
+    JSON.stringify({ tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })) })
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'toolsel-importers-'))
+  })
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true })
+  })
+
+  async function makeDirectory(name: string, files: Record<string, string>): Promise<string> {
+    const path = join(directory, name)
+    await rm(path, { recursive: true, force: true })
+    await mkdir(path)
+    for (const [file, text] of Object.entries(files)) await writeFile(join(path, file), text)
+    return path
+  }
+
+  it('imports every tool file of a directory in name order, MCP files namespaced by name', async () => {
+    const path = await makeDirectory('servers', {
+      'slack.json': mcpList('post_message'),
+      'github.json': mcpList('create_issue', 'search'),
+      'extra.jsonl': '{"id": "local.echo", "name": "echo"}\n',
+      'notes.txt': 'not a tool file',
+      '.hidden.json': 'not even JSON',
+    })
+    const result = await importToolsFromPath(path)
+    expect(result.tools.map((tool) => tool.id)).toEqual([
+      'local.echo',
+      'github.create_issue',
+      'github.search',
+      'slack.post_message',
+    ])
+    expect(result.files.map(({ format, tools }) => [format, tools])).toEqual([
+      ['canonical', 1],
+      ['mcp', 2],
+      ['mcp', 1],
+    ])
+    expect(result.format).toBe('canonical')
+  })
+
+  it('rejects an id defined in two files, naming both', async () => {
+    const path = await makeDirectory('clash', {
+      'a.jsonl': '{"id": "x", "name": "x"}\n',
+      'b.json': '[{"id": "y", "name": "y"}, {"id": "x", "name": "x"}]',
+    })
+    await expectToolselErrorAsync(
+      () => importToolsFromPath(path),
+      'DUPLICATE_TOOL_ID',
+      'Tool id "x" appears twice',
+      'a.jsonl line 1',
+      'b.json record 1',
+    )
+  })
+
+  it('fails for a directory without tool files, and for a namespace on a directory', async () => {
+    const empty = await makeDirectory('empty', { 'readme.md': '# nothing' })
+    await expectToolselErrorAsync(
+      () => importToolsFromPath(empty),
+      'IMPORT_FAILED',
+      'no tool files',
+    )
+    await expectToolselErrorAsync(
+      () => importToolsFromPath(empty, { namespace: 'x' }),
+      'INVALID_INPUT',
+      'namespace option applies to one file',
+    )
+  })
+
+  it('imports a single file like importToolsFromFile', async () => {
+    const path = await makeDirectory('single', { 'github.json': mcpList('search') })
+    const result = await importToolsFromPath(join(path, 'github.json'))
+    expect(result.tools[0].id).toBe('github.search')
+  })
+
+  it('fails for a path that does not exist', async () => {
+    await expectToolselErrorAsync(
+      () => importToolsFromPath(join(directory, 'missing')),
+      'IMPORT_FAILED',
+      'Cannot read tool path',
+    )
+  })
+})
