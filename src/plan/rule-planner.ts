@@ -17,7 +17,7 @@ const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=\.)\s+(?=[\p{Lu}\p{N}"'(])|\n+/u
 
 /** Where one request can end and the next begin inside a sentence. */
 const CLAUSE_BREAK =
-  /(\s*(?:,\s*(?:and\s+)?(?:then|also|after that|afterwards|finally|plus)\b|\b(?:and\s+then|and\s+also|and\s+afterwards|after\s+that|as\s+well\s+as|then)\b|,?\s+and\b|,\s+(?=(?:please\s+)?[a-z]+\b))\s*)/iu
+  /(\s*(?:,\s*(?:and\s+)?(?:then|also|after that|afterwards|finally|plus)\b|\b(?:and\s+then|and\s+also|and\s+afterwards|after\s+that|as\s+well\s+as|then)\b|,?\s+and\b|,\s+(?=(?:please\s+)?[a-z]+\b)|:\s+)\s*)/iu
 
 /** Words that introduce a step but carry no capability. */
 const LEADING_FILLER =
@@ -38,10 +38,7 @@ export class RulePlanner implements Planner {
   /** Synchronous core of `plan`. */
   split(instruction: string): string[] {
     const steps: string[] = []
-    for (const sentence of instruction.split(SENTENCE_BREAK)) {
-      if (!isRequest(sentence)) continue
-      steps.push(...splitClauses(sentence))
-    }
+    for (const sentence of instruction.split(SENTENCE_BREAK)) steps.push(...splitClauses(sentence))
     const cleaned = steps.map(cleanStep).filter((step) => /[\p{L}\p{N}]/u.test(step))
     if (cleaned.length === 0) return [instruction.trim()]
     if (cleaned.length <= this.#maxSteps) return cleaned

@@ -6,7 +6,11 @@
 import type { Config } from '../config/schema.ts'
 import { throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
+import {
+  Bm25Retriever,
+  type Bm25QueryOptions,
+  type Bm25Settings,
+} from '../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
@@ -30,6 +34,13 @@ export function bm25Settings(config: Config): Bm25Settings {
   return { k1, b, fieldWeights: { ...fieldWeights } }
 }
 
+export function bm25QueryOptions(config: Config): Bm25QueryOptions {
+  return {
+    defaultMinScore: config.retrieve.bm25.tau,
+    expandHeadVerbs: config.retrieve.bm25.expandHeadVerbs,
+  }
+}
+
 export async function buildIndexedLibrary(
   library: ToolLibrary,
   config: Config,
@@ -39,7 +50,7 @@ export async function buildIndexedLibrary(
   const bm25 = Bm25Retriever.build(library.tools, settings, {
     signal: options.signal,
     onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
-  }).withDefaultMinScore(config.retrieve.bm25.tau)
+  }).withQueryOptions(bm25QueryOptions(config))
   throwIfAborted(options.signal)
   const manifest: IndexManifest = {
     formatVersion: INDEX_FORMAT_VERSION,

@@ -19,7 +19,7 @@ import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
-import { bm25Settings } from './build-index.ts'
+import { bm25QueryOptions, bm25Settings } from './build-index.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import {
   INDEX_FORMAT_VERSION,
@@ -148,8 +148,8 @@ export async function loadIndexedLibrary(dir: string, config: Config): Promise<I
     )
   }
   const bm25Json = await readFile(join(dir, manifest.retrievers.bm25.file), 'utf8')
-  const bm25 = Bm25Retriever.fromJSON(bm25Json, bm25Settings(config)).withDefaultMinScore(
-    config.retrieve.bm25.tau,
+  const bm25 = Bm25Retriever.fromJSON(bm25Json, bm25Settings(config)).withQueryOptions(
+    bm25QueryOptions(config),
   )
   if (bm25.size !== library.size) {
     throw new ToolselError(

@@ -25,10 +25,26 @@ export function parameterText(schema: JsonSchema, depth = 0): string {
   return parts.filter((part) => part.length > 0).join(' ')
 }
 
+/** An identifier such as `get_weather_forecast` or `getWeatherForecast`. */
+const IDENTIFIER = /\b(?:[a-z][a-z0-9]*_[a-z0-9_]+|[a-z]+(?:[A-Z][a-z0-9]+)+)\b/g
+
+/**
+ * Drops description sentences that point to other tools ("Use get_weather_forecast for future
+ * days."). They describe the other tool, and indexing them makes a query for that tool match this
+ * one: MCP servers write such hints for models, which is good for selection but bad for BM25.
+ */
+export function descriptionWithoutCrossReferences(description: string, ownName: string): string {
+  const sentences = description.split(/(?<=[.!?])\s+/)
+  const kept = sentences.filter((sentence) =>
+    [...sentence.matchAll(IDENTIFIER)].every(([identifier]) => identifier === ownName),
+  )
+  return kept.join(' ')
+}
+
 export function toolToBm25Document(tool: Tool): Record<Bm25Field, string> {
   return {
     name: tool.name,
-    description: tool.description,
+    description: descriptionWithoutCrossReferences(tool.description, tool.name),
     parameters: parameterText(tool.parameters),
     namespace: tool.namespace ?? '',
   }

@@ -13,6 +13,7 @@ import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
 import { BM25_FIELDS, toolToBm25Document, type Bm25Field } from './bm25-document.ts'
+import { expandHeadVerb } from './query-expansion.ts'
 import { tokenize } from './tokenize.ts'
 import { topKAbove } from './top-k.ts'
 
@@ -104,17 +105,31 @@ function createPostings(engine: WinkBm25Engine): Bm25Postings {
   }
 }
 
+/** Query-time behaviour; changing it needs no rebuild. */
+export interface Bm25QueryOptions {
+  /** Threshold when a call passes no `minScore` (the paper's tau). Default 0. */
+  defaultMinScore: number
+  /** Append the canonical phrase of denominal head verbs ("email …" → "send email"). Default true. */
+  expandHeadVerbs: boolean
+}
+
+const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
+
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
   readonly settings: Bm25Settings
-  /** Default threshold when a call passes no `minScore` (the paper's tau). */
-  readonly defaultMinScore: number
+  readonly queryOptions: Bm25QueryOptions
   readonly #index: Bm25Postings
 
-  private constructor(index: Bm25Postings, settings: Bm25Settings, defaultMinScore: number) {
+  private constructor(index: Bm25Postings, settings: Bm25Settings, queryOptions: Bm25QueryOptions) {
     this.#index = index
     this.settings = settings
-    this.defaultMinScore = defaultMinScore
+    this.queryOptions = queryOptions
+  }
+
+  /** Default threshold when a call passes no `minScore` (the paper's tau). */
+  get defaultMinScore(): number {
+    return this.queryOptions.defaultMinScore
   }
 
   /** Indexes `tools` (ids must be unique: ToolLibrary guarantees it). */
@@ -137,7 +152,7 @@ export class Bm25Retriever implements Retriever {
     }
     engine.consolidate(WEIGHT_PRECISION)
     options.onProgress?.(tools.length, tools.length)
-    return new Bm25Retriever(createPostings(engine), settings, 0)
+    return new Bm25Retriever(createPostings(engine), settings, DEFAULT_QUERY_OPTIONS)
   }
 
   /** Restores an index written by `toJSON`, built with the same settings (the manifest checks that). */
@@ -152,12 +167,17 @@ export class Bm25Retriever implements Retriever {
     }
     // importJSON resets the engine, dropping the prep tasks; they must be defined again.
     engine.definePrepTasks([tokenize as (input: never) => unknown])
-    return new Bm25Retriever(createPostings(engine), settings, 0)
+    return new Bm25Retriever(createPostings(engine), settings, DEFAULT_QUERY_OPTIONS)
+  }
+
+  /** A retriever over the same index with other query-time options. */
+  withQueryOptions(options: Partial<Bm25QueryOptions>): Bm25Retriever {
+    return new Bm25Retriever(this.#index, this.settings, { ...this.queryOptions, ...options })
   }
 
   /** A retriever over the same index whose default threshold is `minScore`. */
   withDefaultMinScore(minScore: number): Bm25Retriever {
-    return new Bm25Retriever(this.#index, this.settings, minScore)
+    return this.withQueryOptions({ defaultMinScore: minScore })
   }
 
   toJSON(): string {
@@ -175,7 +195,8 @@ export class Bm25Retriever implements Retriever {
 
   async retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]> {
     throwIfAborted(options.signal)
-    return this.search(query, options.k, options.minScore ?? this.defaultMinScore)
+    const text = this.queryOptions.expandHeadVerbs ? expandHeadVerb(query) : query
+    return this.search(text, options.k, options.minScore ?? this.defaultMinScore)
   }
 
   /** Synchronous core of `retrieve`: candidates scoring above `minScore`, best first, at most `k`. */

@@ -97,3 +97,20 @@ describe('Bm25Retriever', () => {
     ).rejects.toMatchObject({ code: 'ABORTED' })
   })
 })
+
+describe('head-verb expansion', () => {
+  const retriever = Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS)
+
+  it('retrieves the action for a noun used as a verb ("email the forecast")', async () => {
+    const [first] = await retriever.retrieve('email the forecast to Ann', { k: 3, minScore: 0 })
+    expect(first.id).toBe('mail.send_email')
+    const plain = retriever.withQueryOptions({ expandHeadVerbs: false })
+    const [plainFirst] = await plain.retrieve('email the forecast to Ann', { k: 3, minScore: 0 })
+    expect(plainFirst.id).toBe('weather.get_forecast')
+  })
+
+  it('only looks at the head verb, after fillers', async () => {
+    const [first] = await retriever.retrieve('please text my mom', { k: 3, minScore: 0 })
+    expect(first.id).toBe('sms.send_sms')
+  })
+})

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import {
+  descriptionWithoutCrossReferences,
+  parameterText,
+  toolToBm25Document,
+} from '../../../src/retrieve/bm25/bm25-document.ts'
+
+describe('BM25 documents', () => {
+  it('drops sentences that point to other tools, keeping those naming the tool itself', () => {
+    const description =
+      'Get the weather right now. Use get_weather_forecast for future days. Prefer getHourly for hours. Call get_current_weather with a city.'
+    expect(descriptionWithoutCrossReferences(description, 'get_current_weather')).toBe(
+      'Get the weather right now. Call get_current_weather with a city.',
+    )
+  })
+
+  it('indexes parameter names and descriptions, nested ones included', () => {
+    const text = parameterText({
+      type: 'object',
+      properties: {
+        city: { type: 'string', description: 'City name' },
+        filters: {
+          type: 'object',
+          properties: { maxPrice: { type: 'number', description: 'Upper price' } },
+        },
+        stops: {
+          type: 'array',
+          items: { type: 'object', properties: { airport: { type: 'string' } } },
+        },
+      },
+    })
+    expect(text).toBe('city City name filters maxPrice Upper price stops airport')
+  })
+
+  it('maps every field, with an empty namespace when the tool has none', () => {
+    expect(
+      toolToBm25Document({
+        id: 'x',
+        name: 'send_email',
+        description: 'Send mail.',
+        parameters: {},
+      }),
+    ).toEqual({
+      name: 'send_email',
+      description: 'Send mail.',
+      parameters: '',
+      namespace: '',
+    })
+  })
+})
