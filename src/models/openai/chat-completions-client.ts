@@ -1,0 +1,173 @@
+/**
+ * POST /chat/completions to an OpenAI-compatible server with `fetch`: a time limit per attempt,
+ * bounded retries with exponential backoff on 429, 5xx and network errors (never on other 4xx,
+ * which a retry can't fix), and every failure mapped to a ToolselError that keeps the raw body.
+ * @module
+ */
+import { ToolselError, throwIfAborted } from '../../errors.ts'
+import { SILENT_LOGGER, type Logger } from '../../log.ts'
+import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
+
+export interface ChatCompletionsClientOptions {
+  /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. `/chat/completions` is appended. */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <apiKey>`. Default none (local servers usually need none). */
+  apiKey?: string
+  /** Time limit per attempt in ms; a timed-out attempt is not retried. Default 30,000. */
+  timeoutMs?: number
+  /** Retries after the first attempt, on 429, 5xx and network errors. Default 2. Sensible 0-5. */
+  maxRetries?: number
+  /** First backoff in ms, doubled per retry; a longer `Retry-After` wins (up to 30 s). Default 500. */
+  retryDelayMs?: number
+  /** The fetch to use (a proxy-aware one, a test double). Default the global `fetch`. */
+  fetch?: typeof fetch
+  logger?: Logger
+}
+
+/** Longest wait between attempts, whatever `Retry-After` says. */
+const MAX_RETRY_DELAY_MS = 30_000
+/** Raw bodies kept on errors are cut here so one bad response can't flood the logs. */
+const MAX_RAW_CHARS = 8_000
+
+type Attempt = { ok: true; completion: ChatCompletion; raw: string } | { ok: false; error: ToolselError; retryAfterMs?: number }
+
+export class ChatCompletionsClient {
+  readonly url: string
+  readonly #options: Required<Omit<ChatCompletionsClientOptions, 'apiKey'>> & { apiKey?: string }
+
+  constructor(options: ChatCompletionsClientOptions) {
+    this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`
+    this.#options = {
+      timeoutMs: 30_000,
+      maxRetries: 2,
+      retryDelayMs: 500,
+      fetch: globalThis.fetch,
+      logger: SILENT_LOGGER,
+      ...options,
+    }
+  }
+
+  /**
+   * Sends `body` and returns the parsed completion with the raw body (kept for error details).
+   * Throws TIMEOUT, ABORTED, MODEL_CALL_FAILED or UPSTREAM_UNAVAILABLE.
+   */
+  async create(
+    body: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ completion: ChatCompletion; raw: string }> {
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.#attempt(body, signal)
+      if (result.ok) return { completion: result.completion, raw: result.raw }
+      const retryable = result.error.code === 'UPSTREAM_UNAVAILABLE'
+      if (!retryable || attempt >= this.#options.maxRetries) throw result.error
+      const delay = Math.min(
+        MAX_RETRY_DELAY_MS,
+        Math.max(this.#options.retryDelayMs * 2 ** attempt, result.retryAfterMs ?? 0),
+      )
+      this.#options.logger.warn('Retrying chat completion', {
+        url: this.url,
+        attempt: attempt + 1,
+        delayMs: delay,
+        reason: result.error.message,
+      })
+      await sleep(delay, signal)
+    }
+  }
+
+  async #attempt(body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Attempt> {
+    throwIfAborted(signal)
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs)
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
+    let status = 0
+    let raw = ''
+    let retryAfterMs: number | undefined
+    try {
+      const response = await this.#options.fetch(this.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(this.#options.apiKey ? { authorization: `Bearer ${this.#options.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: combined,
+      })
+      status = response.status
+      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
+      raw = await response.text()
+    } catch (error) {
+      throwIfAborted(signal)
+      if (timeout.aborted) {
+        throw new ToolselError(
+          'TIMEOUT',
+          `${this.url} did not answer within ${this.#options.timeoutMs} ms. Check the server or raise the timeout.`,
+          { cause: error, details: { url: this.url, timeoutMs: this.#options.timeoutMs } },
+        )
+      }
+      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)
+      return { ok: false, error: this.#error('UPSTREAM_UNAVAILABLE', `${this.url} is unreachable: ${reason}.`, 0, '', error) }
+    }
+    if (status === 429 || status >= 500) {
+      const error = this.#error('UPSTREAM_UNAVAILABLE', `${this.url} answered HTTP ${status}.`, status, raw)
+      return { ok: false, error, retryAfterMs }
+    }
+    if (status < 200 || status >= 300) {
+      const hint = status === 401 || status === 403 ? ' Check the API key.' : ''
+      return { ok: false, error: this.#error('MODEL_CALL_FAILED', `${this.url} answered HTTP ${status}: ${raw.slice(0, 300)}${hint}`, status, raw) }
+    }
+    return this.#parse(raw, status)
+  }
+
+  #parse(raw: string, status: number): Attempt {
+    let json: unknown
+    try {
+      json = JSON.parse(raw)
+    } catch (error) {
+      return { ok: false, error: this.#error('MODEL_CALL_FAILED', `${this.url} answered with invalid JSON.`, status, raw, error) }
+    }
+    const parsed = ChatCompletionSchema.safeParse(json)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unknown shape'
+      return {
+        ok: false,
+        error: this.#error('MODEL_CALL_FAILED', `${this.url} answered something that is not a chat completion (${where}).`, status, raw),
+      }
+    }
+    return { ok: true, completion: parsed.data, raw }
+  }
+
+  #error(code: 'MODEL_CALL_FAILED' | 'UPSTREAM_UNAVAILABLE', message: string, status: number, raw: string, cause?: unknown): ToolselError {
+    return new ToolselError(code, message, {
+      cause,
+      details: { url: this.url, status, raw: raw.slice(0, MAX_RAW_CHARS) },
+    })
+  }
+}
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer)
+      try {
+        throwIfAborted(signal)
+      } catch (error) {
+        reject(error)
+      }
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    if (signal?.aborted) onAbort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}

@@ -1,0 +1,71 @@
+/**
+ * A real HTTP server on a free port that speaks just enough of the chat-completions API for the
+ * OpenAI backend's tests: each request is recorded and answered by the next scripted reply.
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface ScriptedReply {
+  status?: number
+  /** A string is sent as is; anything else as JSON. */
+  body?: unknown
+  headers?: Record<string, string>
+  /** Milliseconds to wait before answering. */
+  delayMs?: number
+}
+
+export interface RecordedRequest {
+  url: string
+  headers: IncomingMessage['headers']
+  body: Record<string, unknown>
+}
+
+export interface FakeChatServer {
+  /** `http://127.0.0.1:<port>/v1`. */
+  baseUrl: string
+  requests: RecordedRequest[]
+  /** Queues replies; when the queue is empty, `fallback` answers. */
+  reply(...replies: Array<ScriptedReply | ((request: RecordedRequest) => ScriptedReply)>): void
+  close(): Promise<void>
+}
+
+/** A chat completion whose message content is `content`. */
+export function completion(content: string | null, extra: Record<string, unknown> = {}): unknown {
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    model: 'qwen3-8b',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', ...extra }],
+    usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
+  }
+}
+
+export async function startFakeChatServer(): Promise<FakeChatServer> {
+  const queue: Array<ScriptedReply | ((request: RecordedRequest) => ScriptedReply)> = []
+  const requests: RecordedRequest[] = []
+  const server: Server = createServer(async (request, response) => {
+    let text = ''
+    for await (const chunk of request) text += chunk
+    const recorded = { url: request.url ?? '', headers: request.headers, body: JSON.parse(text || '{}') }
+    requests.push(recorded)
+    const next = queue.shift() ?? { body: completion('ok') }
+    const reply = typeof next === 'function' ? next(recorded) : next
+    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
+    if (response.destroyed) return
+    response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers })
+    response.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {}))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    reply: (...replies) => queue.push(...replies),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { ToolselError } from '../../../src/errors.ts'
+import { argmax, type ChatMessage } from '../../../src/models/language-model.ts'
+import {
+  OpenAiLanguageModel,
+  type OpenAiLanguageModelOptions,
+} from '../../../src/models/openai/openai-language-model.ts'
+import { completion, startFakeChatServer, type FakeChatServer } from './fake-chat-server.ts'
+
+const ASK: ChatMessage[] = [{ role: 'user', content: 'Which tool gets a weather forecast?' }]
+const CHOICES = ['email.send', 'weather.get_forecast', 'none']
+
+let server: FakeChatServer
+beforeAll(async () => {
+  server = await startFakeChatServer()
+})
+afterAll(() => server.close())
+beforeEach(() => {
+  server.requests.length = 0
+})
+
+function model(options: Partial<OpenAiLanguageModelOptions> = {}): OpenAiLanguageModel {
+  return new OpenAiLanguageModel('qwen3-8b', {
+    baseUrl: server.baseUrl,
+    apiKey: 'sk-test',
+    retryDelayMs: 5,
+    ...options,
+  })
+}
+
+describe('OpenAiLanguageModel.generate', () => {
+  it('posts a greedy chat completion and reports text, usage and finish reason', async () => {
+    server.reply({ body: completion('["get the forecast"]') })
+    const result = await model().generate(ASK, { maxTokens: 64, stop: ['\n\n'] })
+    expect(result).toEqual({
+      text: '["get the forecast"]',
+      usage: { inputTokens: 42, outputTokens: 7 },
+      finishReason: 'stop',
+    })
+    const [request] = server.requests
+    expect(request.url).toBe('/v1/chat/completions')
+    expect(request.headers.authorization).toBe('Bearer sk-test')
+    expect(request.body).toEqual({
+      model: 'qwen3-8b',
+      messages: ASK,
+      max_tokens: 64,
+      temperature: 0,
+      stop: ['\n\n'],
+      chat_template_kwargs: { enable_thinking: false },
+    })
+  })
+
+  it('sends the thinking switch only when asked to, and maps finish reasons', async () => {
+    server.reply({ body: completion('cut', { finish_reason: 'length' }) })
+    server.reply({ body: completion('calls', { finish_reason: 'tool_calls' }) })
+    const quiet = model({ sendThinkingSwitch: false, apiKey: undefined })
+    expect((await quiet.generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe('length')
+    expect((await model().generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe('other')
+    expect(server.requests[0].body).not.toHaveProperty('chat_template_kwargs')
+    expect(server.requests[0].headers.authorization).toBeUndefined()
+    expect(server.requests[1].body.chat_template_kwargs).toEqual({ enable_thinking: true })
+  })
+
+  it.each([
+    ['invalid JSON', 'upstream says hi', /invalid JSON/],
+    ['no choices', { choices: [] }, /not a chat completion \(choices/],
+    ['null content', completion(null), /without text content/],
+  ])('fails with MODEL_CALL_FAILED keeping the raw body on %s', async (_, body, expected) => {
+    server.reply({ body })
+    const error = await model()
+      .generate(ASK, { maxTokens: 8 })
+      .catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ToolselError)
+    expect(error).toMatchObject({
+      code: 'MODEL_CALL_FAILED',
+      message: expect.stringMatching(expected),
+      details: { raw: typeof body === 'string' ? body : JSON.stringify(body) },
+    })
+  })
+})
+
+describe('OpenAiLanguageModel retries and limits', () => {
+  it('retries a 500 and then succeeds', async () => {
+    server.reply({ status: 500, body: 'overloaded' }, { body: completion('fine') })
+    expect((await model().generate(ASK, { maxTokens: 8 })).text).toBe('fine')
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it('honours Retry-After on 429', async () => {
+    server.reply({ status: 429, body: 'slow down', headers: { 'retry-after': '0.05' } }, { body: completion('ok') })
+    const started = Date.now()
+    expect((await model().generate(ASK, { maxTokens: 8 })).text).toBe('ok')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45)
+  })
+
+  it('gives up after maxRetries with UPSTREAM_UNAVAILABLE and the last raw body', async () => {
+    server.reply(...[1, 2, 3].map((attempt) => ({ status: 503, body: `down ${attempt}` })))
+    const error = await model({ maxRetries: 2 })
+      .generate(ASK, { maxTokens: 8 })
+      .catch((caught: unknown) => caught as ToolselError)
+    expect(error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', details: { status: 503, raw: 'down 3' } })
+    expect(server.requests).toHaveLength(3)
+  })
+
+  it('does not retry a 400, and says to check the key on a 401', async () => {
+    server.reply({ status: 400, body: '{"error":{"message":"max_tokens too large"}}' })
+    await expect(model().generate(ASK, { maxTokens: 8 })).rejects.toMatchObject({
+      code: 'MODEL_CALL_FAILED',
+      message: expect.stringContaining('HTTP 400: {"error":{"message":"max_tokens too large"}}'),
+    })
+    expect(server.requests).toHaveLength(1)
+    server.reply({ status: 401, body: 'no' })
+    await expect(model().generate(ASK, { maxTokens: 8 })).rejects.toThrow(/Check the API key/)
+  })
+
+  it('retries network errors and then reports UPSTREAM_UNAVAILABLE', async () => {
+    const closed = await startFakeChatServer()
+    await closed.close()
+    const unreachable = new OpenAiLanguageModel('m', { baseUrl: closed.baseUrl, retryDelayMs: 1, maxRetries: 1 })
+    await expect(unreachable.generate(ASK, { maxTokens: 8 })).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: expect.stringContaining('is unreachable'),
+    })
+  })
+
+  it('times out a slow attempt with TIMEOUT and does not retry it', async () => {
+    server.reply({ delayMs: 400, body: completion('late') })
+    await expect(model({ timeoutMs: 50 }).generate(ASK, { maxTokens: 8 })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      message: expect.stringContaining('did not answer within 50 ms'),
+    })
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it("rejects with ABORTED on abort, or with the caller's TIMEOUT reason", async () => {
+    server.reply({ delayMs: 400, body: completion('late') }, { delayMs: 400, body: completion('late') })
+    const aborted = new AbortController()
+    setTimeout(() => aborted.abort(), 30)
+    await expect(model().generate(ASK, { maxTokens: 8, signal: aborted.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
+    })
+    const timed = new AbortController()
+    setTimeout(() => timed.abort(new ToolselError('TIMEOUT', 'Request took over 30 ms.')), 30)
+    await expect(model().generate(ASK, { maxTokens: 8, signal: timed.signal })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      message: 'Request took over 30 ms.',
+    })
+  })
+})
+
+describe('OpenAiLanguageModel.scoreChoices', () => {
+  it('constrains the answer with a JSON schema enum by default', async () => {
+    server.reply({ body: completion('{"answer": "weather.get_forecast"}') })
+    const { scores, usage, raw } = await model().scoreChoices(ASK, CHOICES)
+    expect(scores).toEqual([-Infinity, 0, -Infinity])
+    expect(usage).toEqual({ inputTokens: 42, outputTokens: 7 })
+    expect(raw).toBe('{"answer": "weather.get_forecast"}')
+    const { body } = server.requests[0]
+    expect(body).toMatchObject({
+      temperature: 0,
+      chat_template_kwargs: { enable_thinking: false },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { schema: { properties: { answer: { enum: CHOICES } }, required: ['answer'] } },
+      },
+    })
+  })
+
+  it('uses guided_choice or structured_outputs for vLLM', async () => {
+    server.reply({ body: completion('none') }, { body: completion('email.send') })
+    expect((await model({ choiceMode: 'guided_choice' }).scoreChoices(ASK, CHOICES)).scores).toEqual([
+      -Infinity,
+      -Infinity,
+      0,
+    ])
+    expect(argmax((await model({ choiceMode: 'structured_outputs' }).scoreChoices(ASK, CHOICES)).scores)).toBe(0)
+    expect(server.requests[0].body.guided_choice).toEqual(CHOICES)
+    expect(server.requests[1].body.structured_outputs).toEqual({ choice: CHOICES })
+  })
+
+  it('fails with SELECTION_OUTSIDE_CANDIDATES, keeping the raw answer, when the server ignored the constraint', async () => {
+    server.reply({ body: completion('I would use the weather API.') })
+    const error = await model({ choiceMode: 'guided_choice' })
+      .scoreChoices(ASK, CHOICES)
+      .catch((caught: unknown) => caught as ToolselError)
+    expect(error).toMatchObject({
+      code: 'SELECTION_OUTSIDE_CANDIDATES',
+      message: expect.stringMatching(/answered "I would use the weather API\.", which is none of the 3/),
+      details: { raw: 'I would use the weather API.', choices: CHOICES },
+    })
+  })
+
+  it('scores every choice from top_logprobs in logprobs mode', async () => {
+    const top = (entries: Array<[string, number]>) => entries.map(([token, logprob]) => ({ token, logprob }))
+    server.reply({
+      body: completion('weather.get_forecast', {
+        logprobs: {
+          content: [
+            { token: 'weather', logprob: -0.1, top_logprobs: top([['weather', -0.1], ['email', -2.5], ['none', -4]]) },
+            { token: '.get', logprob: -0.05, top_logprobs: top([['.get', -0.05], ['.send', -3.2]]) },
+            { token: '_fore', logprob: -0.2, top_logprobs: top([['_fore', -0.2], ['_current', -1.9]]) },
+            { token: 'cast', logprob: -0.01, top_logprobs: top([['cast', -0.01]]) },
+          ],
+        },
+      }),
+    })
+    const { scores } = await model({ choiceMode: 'logprobs', topLogprobs: 5 }).scoreChoices(ASK, [
+      ...CHOICES,
+      'weather.get_current',
+    ])
+    expect(scores[1]).toBeCloseTo(-0.36, 6)
+    expect(scores[0]).toBeCloseTo(-2.5, 6)
+    expect(scores[2]).toBeCloseTo(-4, 6)
+    expect(scores[3]).toBeCloseTo(-0.1 - 0.05 - 1.9, 6)
+    expect(server.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 5 })
+  })
+
+  it('fails with MODEL_CALL_FAILED when logprobs mode gets no logprobs', async () => {
+    server.reply({ body: completion('weather.get_forecast') })
+    await expect(model({ choiceMode: 'logprobs' }).scoreChoices(ASK, CHOICES)).rejects.toMatchObject({
+      code: 'MODEL_CALL_FAILED',
+      message: expect.stringContaining('returned no logprobs'),
+    })
+  })
+})
