@@ -129,3 +129,11 @@ describe.skipIf(!hasData())('detectFormat on the benchmark files (skipped: no sh
     }
   })
 })
+
+describe('detectFormat on a single JSON object', () => {
+  it('reads a lone record as a list of one when exactly one format fits it', () => {
+    expect(detectFormat(json({ id: 'a', name: 'a' }))).toBe('canonical')
+    expect(detectFormat(json(mcpTool))).toBe('mcp')
+    expect(detectFormat(json(gorillaRecord), 'one-record.json')).toBe('gorilla')
+  })
+})
