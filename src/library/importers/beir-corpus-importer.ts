@@ -9,8 +9,13 @@
 import { z } from 'zod'
 import { EMPTY_PARAMETERS, type Tool } from '../tool.ts'
 import { assertUniqueIds, duplicateToolId } from './assert-unique-ids.ts'
-import { addWarning, importFailed, recordLabel, sourceOf } from './import-context.ts'
-import type { ImportContext } from './import-context.ts'
+import {
+  addWarning,
+  importFailed,
+  recordLabel,
+  sourceOf,
+  type ImportContext,
+} from './import-context.ts'
 import { describeValue, nonEmptyString, parseRecord } from './parse-record.ts'
 import { toolbenchApiId } from './toolbench-importer.ts'
 import {
@@ -68,20 +73,25 @@ export function importBeirCorpus(parsed: unknown, context: ImportContext): Tool[
     recordOfId.set(document._id, record)
     const tool = toolbenchDocumentTool(document, record, context)
     const known = tools.get(tool.id)
-    if (!known) {
-      tools.set(tool.id, tool)
-      continue
-    }
-    ;(known.source?.corpusIds as string[]).push(document._id)
-    const category = tool.tags?.[0]
-    if (category !== undefined && !known.tags?.includes(category)) known.tags?.push(category)
-    addWarning(
-      context,
-      record,
-      `_id "${document._id}" repeats "${tool.id}" of ${recordLabel(context, Number(known.source?.record))}; merged into one tool, keeping the first description`,
-    )
+    if (known) mergeDocument(known, tool, record, context)
+    else tools.set(tool.id, tool)
   }
   return [...tools.values()]
+}
+
+/** Folds a document whose name was seen before into the first tool of that name. */
+function mergeDocument(known: Tool, duplicate: Tool, record: number, context: ImportContext) {
+  const corpusIds = known.source?.corpusIds as string[]
+  const [corpusId] = duplicate.source?.corpusIds as string[]
+  corpusIds.push(corpusId)
+  const category = duplicate.tags?.[0]
+  if (category !== undefined && !known.tags?.includes(category)) known.tags?.push(category)
+  const first = recordLabel(context, Number(known.source?.record))
+  addWarning(
+    context,
+    record,
+    `_id "${corpusId}" repeats "${known.id}" of ${first}; merged into one tool, keeping the first description`,
+  )
 }
 
 function toolbenchDocumentTool(document: CorpusDocument, record: number, context: ImportContext) {

@@ -10,6 +10,7 @@
 export interface DocumentedArgument {
   /** The type in parentheses, e.g. `float` or `pd.DataFrame`. */
   type?: string
+  /** The entry's text, continuation lines joined with spaces. */
   description: string
 }
 

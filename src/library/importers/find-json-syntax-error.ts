@@ -10,6 +10,7 @@ export interface JsonSyntaxError {
   offset: number
   /** 1-based line and column of that character. */
   line: number
+  /** 1-based column: the offset from the start of the line, plus one. */
   column: number
   /** What is wrong there, e.g. `unexpected character "}", expected a value`. */
   reason: string

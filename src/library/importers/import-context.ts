@@ -27,6 +27,7 @@ export interface ImportContext {
   readonly warnings: string[]
 }
 
+/** A fresh context for one file (or one unnamed text); warnings start empty. */
 export function createImportContext(options: {
   fileName?: string
   namespace?: string

@@ -8,6 +8,7 @@ import type { Tool } from '../tool.ts'
 export type ImportFormat =
   'canonical' | 'openai' | 'mcp' | 'toolbench' | 'beir-corpus' | 'gorilla' | 'craft' | 'taskbench'
 
+/** What `--help` and UNKNOWN_FORMAT messages say about a format. */
 export interface FormatInfo {
   /** One line on what the format is and where it comes from, for `--help` and error messages. */
   description: string
@@ -66,6 +67,7 @@ export const IMPORT_FORMATS: Readonly<Record<ImportFormat, FormatInfo>> = Object
 /** Every format name, in the order of `IMPORT_FORMATS`. */
 export const IMPORT_FORMAT_NAMES = Object.keys(IMPORT_FORMATS) as ImportFormat[]
 
+/** How to import; every field is optional. */
 export interface ImportOptions {
   /** The format to read. Default: detected from the file name and the content (`detectFormat`). */
   format?: ImportFormat
@@ -84,11 +86,13 @@ export interface ImportOptions {
 export interface ImportedFile {
   /** The file as given (directory imports: the directory joined with the file name). */
   file: string
+  /** The format the file was read as. */
   format: ImportFormat
   /** How many tools the file produced. */
   tools: number
 }
 
+/** What an import produced. */
 export interface ImportResult {
   /** The tools, in file order; ids are unique. */
   tools: Tool[]

@@ -77,6 +77,7 @@ function looksLikeJsonLines(text: string): boolean {
   }
 }
 
+/** Drops a leading UTF-8 byte order mark, which JSON.parse rejects. */
 export function stripByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }

@@ -6,6 +6,7 @@
  */
 
 export interface PythonParameter {
+  /** The name without `*` / `**`. */
   name: string
   /** The annotation text, e.g. `str` or `Tuple[int, int]`. */
   annotation?: string
@@ -16,7 +17,9 @@ export interface PythonParameter {
 }
 
 export interface PythonFunction {
+  /** The name after `def`. */
   name: string
+  /** In signature order, without the bare `*` and `/` markers. */
   parameters: PythonParameter[]
   /** The docstring, cleaned like Python's `inspect.cleandoc`; absent when there is none. */
   docstring?: string

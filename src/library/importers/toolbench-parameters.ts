@@ -8,6 +8,7 @@ import type { JsonSchema } from '../tool.ts'
 import { addWarning, type ImportContext } from './import-context.ts'
 import { nonEmptyString } from './parse-record.ts'
 
+/** One entry of `required_parameters` / `optional_parameters`: `{name, type, description, default}`. */
 export const ToolbenchParameterSchema = z.looseObject({
   name: nonEmptyString(),
   type: z.string().optional(),
@@ -15,6 +16,7 @@ export const ToolbenchParameterSchema = z.looseObject({
   default: z.unknown().optional(),
 })
 
+/** A validated ToolBench parameter. */
 export type ToolbenchParameter = z.output<typeof ToolbenchParameterSchema>
 
 /**
@@ -47,6 +49,7 @@ const TYPE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 }
 
 export interface ParameterConversion {
+  /** `{type: 'object', properties, required?}`. */
   schema: JsonSchema
   /** Type names outside the table; those parameters get no JSON Schema `type`. */
   unknownTypes: string[]
