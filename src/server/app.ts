@@ -6,6 +6,9 @@
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { ToolselError } from '../errors.ts'
+import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { createMcpContext } from '../mcp/mcp-context.ts'
+import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
@@ -17,7 +20,12 @@ import { createRequestSchemas } from './schemas.ts'
 
 export const API_VERSION = '0.1.0'
 
-export function createApp(service: ToolselService): Hono<TimeoutEnv> {
+export interface AppOptions {
+  /** The MCP gateway, when upstream servers are configured (see `createMcpGateway`). */
+  gateway?: McpGateway
+}
+
+export function createApp(service: ToolselService, options: AppOptions = {}): Hono<TimeoutEnv> {
   const { server } = service.config
   const schemas = createRequestSchemas(service.config)
   const app = new Hono<TimeoutEnv>()
@@ -32,7 +40,12 @@ export function createApp(service: ToolselService): Hono<TimeoutEnv> {
     ),
   )
 
-  app.route('/', healthRoutes(service))
+  app.route('/', healthRoutes(service, options.gateway))
+  // MCP (Streamable HTTP) sits outside /v1: the SDK transport enforces its own body limit and
+  // answers protocol errors itself; tool handlers apply server.requestTimeoutMs.
+  if (service.config.mcp.http) {
+    app.route('/mcp', mcpRoutes(createMcpContext(service, { gateway: options.gateway })))
+  }
   const openApi = createOpenApiDocument(schemas, API_VERSION)
   app.get('/openapi.json', (c) => c.json(openApi))
 

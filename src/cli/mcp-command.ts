@@ -1,0 +1,77 @@
+/** `toolsel mcp --stdio`: serve the MCP tools over stdio for desktop clients. */
+import { createComponents } from '../components.ts'
+import { ToolselError } from '../errors.ts'
+import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
+import { createMcpContext } from '../mcp/mcp-context.ts'
+import { runStdioServer } from '../mcp/run-stdio-server.ts'
+import { parseList } from '../mcp/tool-scope.ts'
+import { ToolselService } from '../service/toolsel-service.ts'
+import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+
+export const MCP_HELP = `Usage: toolsel mcp --stdio [--library <ref>] [--servers a,b] [--tags x,y] [--gateway-config <file>]
+
+Serves the toolsel MCP tools over stdio, for desktop MCP clients (Claude Desktop, Cursor…):
+search_tools, get_tool_schemas and select_tools; with a gateway also call_tool and list_servers.
+stdout carries MCP messages only; logs go to stderr. Over HTTP, "toolsel serve" serves the same
+tools at /mcp. See docs/mcp.md.
+
+Options:
+  --stdio                   Serve over stdin/stdout (required)
+  --library <ref>           Default library: index name, index dir, tool file or directory
+                            (default demo, or the gateway library when a gateway is configured)
+  --index-dir <dir>         Where built indexes live (default indexes)
+  --servers <a,b>           Expose only these servers' tools (config mcp.servers)
+  --tags <x,y>              Expose only tools with one of these tags (config mcp.tags)
+  --gateway-config <file>   Upstream MCP servers: a "gateway" config section, or a client config
+                            with "mcpServers" (Claude Desktop / Cursor format)
+${COMMON_HELP}`
+
+const OPTIONS = {
+  stdio: { type: 'boolean' },
+  library: { type: 'string' },
+  'index-dir': { type: 'string' },
+  servers: { type: 'string' },
+  tags: { type: 'string' },
+  'gateway-config': { type: 'string' },
+} as const
+
+export async function mcpCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values } = parseCommand(argv, OPTIONS, 'mcp')
+  if (values.help) return (io.stdout(`${MCP_HELP}\n`), 0)
+  const gatewayFile = values['gateway-config']
+  const { config, logger } = await commandConfig(
+    values,
+    {
+      'library.default': values.library,
+      'library.indexDir': values['index-dir'],
+      'mcp.servers': parseList(values.servers),
+      'mcp.tags': parseList(values.tags),
+      gateway: gatewayFile ? await readGatewayFile(gatewayFile) : undefined,
+    },
+    io,
+  )
+  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (!values.stdio) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'toolsel mcp serves over stdio only: add --stdio. For MCP over HTTP, run "toolsel serve" and connect to http://<host>:<port>/mcp.',
+    )
+  }
+
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const gateway = createMcpGateway(service)
+  await gateway?.start()
+  const context = createMcpContext(service, {
+    gateway,
+    // An explicit --library wins over the gateway library as the default.
+    defaultLibrary: values.library ? service.defaultLibraryName : undefined,
+  })
+  try {
+    await runStdioServer(context, { scope: context.scope })
+  } finally {
+    await gateway?.close()
+  }
+  return 0
+}

@@ -1,0 +1,26 @@
+/**
+ * Sorts a failed upstream request into what the gateway does about it: a timeout marks the
+ * server slow, a broken connection marks it down (and reconnects), an answer with a JSON-RPC
+ * error means the server is fine and the request was wrong.
+ * @module
+ */
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+
+export type UpstreamFailure = 'timeout' | 'connection' | 'rejected'
+
+export function classifyUpstreamError(error: unknown): UpstreamFailure {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return 'timeout'
+    if (error.code === ErrorCode.ConnectionClosed) return 'connection'
+    return 'rejected'
+  }
+  // fetch failures (ECONNREFUSED, DNS), HTTP 4xx/5xx from the transport, a dead process.
+  return 'connection'
+}
+
+/** One line for status and messages: the error's message and, for fetch failures, the cause. */
+export function describeUpstreamError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause instanceof Error ? error.cause.message : undefined
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message
+}

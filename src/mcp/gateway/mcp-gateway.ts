@@ -1,0 +1,175 @@
+/**
+ * Gateway mode: toolsel connects to the configured upstream MCP servers as a client, keeps one
+ * namespaced library of all their tools (`server.tool` ids) in `service.libraries`, keeps it in
+ * sync (on `notifications/tools/list_changed` and on a TTL), and forwards `call_tool` to the
+ * server that owns the tool. One server being down or slow never affects the others.
+ * @module
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { GatewayConfig } from '../../config/schema.ts'
+import { ToolselError } from '../../errors.ts'
+import type { Tool } from '../../library/tool.ts'
+import { ToolLibrary } from '../../library/tool-library.ts'
+import type { ToolselService } from '../../service/toolsel-service.ts'
+import { buildIndexedLibrary } from '../../store/build-index.ts'
+import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
+import { UpstreamConnection } from './upstream-connection.ts'
+import type { UpstreamState } from './upstream-state.ts'
+
+export class McpGateway {
+  readonly config: GatewayConfig
+  readonly #service: ToolselService
+  readonly #upstreams = new Map<string, UpstreamConnection>()
+  #rebuilding: Promise<void> | undefined
+  #rebuildAgain = false
+  #syncTimer: NodeJS.Timeout | undefined
+  #lastDiff: ToolDiff | undefined
+
+  constructor(service: ToolselService, config: GatewayConfig = service.config.gateway) {
+    this.#service = service
+    this.config = config
+    for (const [name, upstream] of Object.entries(config.servers)) {
+      if (!upstream.enabled) continue
+      const connection = new UpstreamConnection(name, upstream, {
+        settings: config,
+        logger: service.logger,
+        onTools: () => void this.#rebuild(),
+      })
+      this.#upstreams.set(name, connection)
+    }
+  }
+
+  /** Name of the gateway library in `service.libraries`. */
+  get libraryName(): string {
+    return this.config.library
+  }
+
+  /** What the last re-index changed (for tests and logs). */
+  get lastDiff(): ToolDiff | undefined {
+    return this.#lastDiff
+  }
+
+  /**
+   * Registers the (empty) library, connects to every upstream at once and waits for each first
+   * attempt (bounded by `connectTimeoutMs`); servers that fail keep retrying in the background.
+   */
+  async start(): Promise<void> {
+    const existing = this.#service.libraries.get(this.libraryName)
+    if (existing && existing.manifest.source.format !== 'mcp-gateway') {
+      throw new ToolselError(
+        'INVALID_CONFIG',
+        `gateway.library "${this.libraryName}" is already the name of a loaded library; choose another name.`,
+      )
+    }
+    await this.#install(new ToolLibrary(this.libraryName, []))
+    await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.connect()))
+    await this.whenSynced()
+    if (this.config.syncIntervalMs > 0) {
+      this.#syncTimer = setInterval(() => void this.syncAll(), this.config.syncIntervalMs)
+      this.#syncTimer.unref()
+    }
+  }
+
+  /** Re-lists every connected server's tools now. */
+  async syncAll(): Promise<void> {
+    await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.sync()))
+    await this.whenSynced()
+  }
+
+  /** Resolves once the library reflects every tool list received so far. */
+  async whenSynced(): Promise<void> {
+    while (this.#rebuilding) await this.#rebuilding
+  }
+
+  servers(): UpstreamState[] {
+    return [...this.#upstreams.values()].map((upstream) => upstream.state())
+  }
+
+  /** The upstream that owns `tool`, or undefined for a tool of no configured server. */
+  upstreamOf(tool: Tool): UpstreamConnection | undefined {
+    return tool.namespace === undefined ? undefined : this.#upstreams.get(tool.namespace)
+  }
+
+  /** Forwards a call to the tool's server and returns its result unchanged. */
+  async callTool(
+    tool: Tool,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
+    const upstream = this.upstreamOf(tool)
+    if (!upstream) {
+      throw new ToolselError(
+        'UNKNOWN_TOOL',
+        `Tool "${tool.id}" does not belong to a gateway server (${[...this.#upstreams.keys()].join(', ') || 'none configured'}); call_tool only forwards tools of the "${this.libraryName}" library.`,
+        { details: { id: tool.id } },
+      )
+    }
+    return upstream.callTool(tool.name, args, signal)
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#syncTimer)
+    await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()))
+  }
+
+  /** Coalesces rebuild requests: one runs at a time, and one more runs if any arrived meanwhile. */
+  #rebuild(): Promise<void> {
+    if (this.#rebuilding) {
+      this.#rebuildAgain = true
+      return this.#rebuilding
+    }
+    this.#rebuilding = (async () => {
+      do {
+        this.#rebuildAgain = false
+        try {
+          await this.#reindex()
+        } catch (error) {
+          this.#service.logger.error(`Gateway re-index failed: ${(error as Error).message}`)
+        }
+      } while (this.#rebuildAgain)
+    })().finally(() => (this.#rebuilding = undefined))
+    return this.#rebuilding
+  }
+
+  /**
+   * Re-indexes when the union of the last known tool lists differs from the library, by
+   * `toolContentHash`. What "re-indexed" costs depends on the retriever:
+   * - BM25 is rebuilt over all tools. IDF and the average document length are global, so one
+   *   added tool changes every score, and wink's index is consolidated once and then read-only.
+   *   That is cheap: tokenising a few thousand tool texts takes milliseconds.
+   * - Embeddings are the expensive part (one model forward pass per tool). Dense indexes take
+   *   vectors from the embedding cache keyed by content hash (`retrieve/dense/embedding-cache.ts`),
+   *   so only added and changed tools are embedded. Token counts are cached the same way.
+   * An unchanged list (the usual TTL result) costs nothing: no rebuild, no swap.
+   */
+  async #reindex(): Promise<void> {
+    const tools = [...this.#upstreams.values()].flatMap((upstream) => upstream.tools)
+    const next = new ToolLibrary(this.libraryName, tools)
+    const current = this.#service.libraries.get(this.libraryName)?.library
+    const diff = diffTools(current?.toolHashes ?? new Map(), next.toolHashes)
+    if (current && isEmptyDiff(diff)) return
+    this.#lastDiff = diff
+    await this.#install(next)
+    this.#service.logger.info(`Gateway library "${this.libraryName}" re-indexed`, {
+      tools: next.size,
+      added: diff.added.length,
+      removed: diff.removed.length,
+      changed: diff.changed.length,
+    })
+  }
+
+  async #install(library: ToolLibrary): Promise<void> {
+    const indexed = await buildIndexedLibrary(library, this.#service.config, {
+      source: { format: 'mcp-gateway' },
+    })
+    this.#service.libraries.set(indexed)
+  }
+}
+
+/** The gateway for `service.config.gateway`, or undefined when no upstream is enabled. */
+export function createMcpGateway(service: ToolselService): McpGateway | undefined {
+  const { servers } = service.config.gateway
+  return Object.values(servers).some((server) => server.enabled)
+    ? new McpGateway(service)
+    : undefined
+}

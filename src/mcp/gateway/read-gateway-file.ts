@@ -1,0 +1,42 @@
+/**
+ * `--gateway-config <file>`: either toolsel's `gateway` section, or a client config in the
+ * `{"mcpServers": {...}}` shape used by Claude Desktop and Cursor, so an existing client config
+ * can be pointed at directly. Validation happens with the rest of the config.
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { ToolselError } from '../../errors.ts'
+
+type Layer = Record<string, unknown>
+
+const isObject = (value: unknown): value is Layer =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+export async function readGatewayFile(file: string): Promise<Layer> {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'))
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Gateway config ${file} could not be read as JSON (${(error as Error).message}).`,
+      { cause: error },
+    )
+  }
+  if (!isObject(parsed)) {
+    throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} is not a JSON object.`)
+  }
+  if (!isObject(parsed.mcpServers)) return parsed
+  const servers: Layer = {}
+  for (const [name, entry] of Object.entries(parsed.mcpServers)) {
+    // Clients tag entries with a transport `type` ("stdio", "http", "streamable-http"); toolsel
+    // tells them apart by `command` vs `url`.
+    if (isObject(entry)) {
+      const { type: _type, ...rest } = entry
+      servers[name] = rest
+    } else {
+      servers[name] = entry
+    }
+  }
+  return { servers }
+}

@@ -1,0 +1,238 @@
+/**
+ * One upstream MCP server as the gateway sees it: an SDK client, its last known tools, and its
+ * health. It never throws from connect or sync: failures are recorded, reported by `state()`,
+ * and repaired by reconnecting with backoff. The last known tools are kept while it is down, so
+ * they stay searchable; only calls fail.
+ * @module
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { GatewayConfig, UpstreamConfig } from '../../config/schema.ts'
+import { ToolselError } from '../../errors.ts'
+import type { Tool } from '../../library/tool.ts'
+import type { Logger } from '../../log.ts'
+import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
+import { backoffDelay } from './backoff-delay.ts'
+import { classifyUpstreamError, describeUpstreamError } from './classify-upstream-error.ts'
+import {
+  createUpstreamTransport,
+  upstreamKind,
+  upstreamTarget,
+} from './create-upstream-transport.ts'
+import { upstreamTools } from './upstream-tools.ts'
+import {
+  unavailableError,
+  upstreamState,
+  type UpstreamState,
+  type UpstreamStatus,
+} from './upstream-state.ts'
+
+/** Most `tools/list` pages followed per sync; guards against a server that never ends its cursor. */
+const MAX_PAGES = 1000
+
+export interface UpstreamOptions {
+  settings: GatewayConfig
+  logger: Logger
+  /** Called after every successful tools/list (the gateway diffs and re-indexes). */
+  onTools: (server: string) => void
+}
+
+export class UpstreamConnection {
+  readonly name: string
+  readonly config: UpstreamConfig
+  readonly #options: UpstreamOptions
+  #client: Client | undefined
+  #status: UpstreamStatus = 'connecting'
+  #tools: Tool[] = []
+  #lastSyncAt: number | undefined
+  #lastLatencyMs: number | undefined
+  #lastError: string | undefined
+  #downSince: number | undefined
+  #attempt = 0
+  #retryTimer: NodeJS.Timeout | undefined
+  #nextRetryAt: number | undefined
+  #syncing: Promise<void> | undefined
+  #closed = false
+
+  constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
+    this.name = name
+    this.config = config
+    this.#options = options
+  }
+
+  /** The last tools listed (kept while the server is down). */
+  get tools(): readonly Tool[] {
+    return this.#tools
+  }
+
+  state(): UpstreamState {
+    return upstreamState({
+      name: this.name,
+      transport: upstreamKind(this.config),
+      target: upstreamTarget(this.config),
+      status: this.#status,
+      tags: this.config.tags,
+      toolCount: this.#tools.length,
+      lastSyncAt: this.#lastSyncAt,
+      lastLatencyMs: this.#lastLatencyMs,
+      lastError: this.#lastError,
+      downSince: this.#downSince,
+      nextRetryAt: this.#nextRetryAt,
+    })
+  }
+
+  /** Connects and lists the tools; on failure marks the server down and schedules a retry. */
+  async connect(): Promise<void> {
+    if (this.#closed || this.#client) return
+    this.#clearRetry()
+    const { settings, logger } = this.#options
+    const client = new Client(MCP_GATEWAY_CLIENT_INFO)
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
+    client.onclose = () => {
+      if (this.#client === client) this.#markDown(new Error('the connection closed'))
+    }
+    const transport = createUpstreamTransport(this.config, (line) =>
+      logger.debug(`[${this.name}] ${line}`),
+    )
+    try {
+      await client.connect(transport, { timeout: settings.connectTimeoutMs })
+      this.#client = client
+      await this.#list(client)
+      if (this.#downSince !== undefined) logger.info(`Upstream "${this.name}" is back`)
+      this.#attempt = 0
+      this.#downSince = undefined
+      this.#lastError = undefined
+    } catch (error) {
+      if (this.#client === client) this.#client = undefined
+      void client.close().catch(() => undefined)
+      this.#markDown(error)
+    }
+  }
+
+  /** Re-lists the tools (on list_changed and on the TTL); concurrent calls share one listing. */
+  sync(): Promise<void> {
+    const client = this.#client
+    if (!client || this.#closed) return Promise.resolve()
+    this.#syncing ??= this.#list(client)
+      .catch((error: unknown) => this.#failed('tools/list', error))
+      .finally(() => (this.#syncing = undefined))
+    return this.#syncing
+  }
+
+  /** Forwards `tools/call`. Throws UPSTREAM_UNAVAILABLE when the server is down or too slow. */
+  async callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
+    const client = this.#client
+    if (!client || this.#status === 'down') throw unavailableError(this.state())
+    const started = performance.now()
+    try {
+      const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        timeout: this.#options.settings.callTimeoutMs,
+        signal,
+      })
+      this.#observe(performance.now() - started)
+      return result as CallToolResult
+    } catch (error) {
+      if (signal?.aborted)
+        throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
+      this.#failed(`tools/call ${name}`, error)
+      if (classifyUpstreamError(error) === 'rejected') {
+        const code = (error as { code?: number }).code
+        throw new ToolselError(
+          code === ErrorCode.InvalidParams || code === ErrorCode.MethodNotFound
+            ? 'INVALID_INPUT'
+            : 'UPSTREAM_UNAVAILABLE',
+          `Upstream "${this.name}" rejected the call to "${name}": ${describeUpstreamError(error)}`,
+          { cause: error, details: { server: this.name, tool: name } },
+        )
+      }
+      throw unavailableError(this.state(), error)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#clearRetry()
+    const client = this.#client
+    this.#client = undefined
+    await client?.close().catch(() => undefined)
+  }
+
+  async #list(client: Client): Promise<void> {
+    const started = performance.now()
+    const listed: McpTool[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+        timeout: this.#options.settings.connectTimeoutMs,
+      })
+      listed.push(...result.tools)
+      cursor = result.nextCursor
+      if (!cursor) break
+    }
+    const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
+    for (const warning of warnings) this.#options.logger.warn(warning)
+    this.#tools = tools
+    this.#lastSyncAt = Date.now()
+    this.#observe(performance.now() - started)
+    this.#options.onTools(this.name)
+  }
+
+  /** A request went through: latency decides between connected and slow. */
+  #observe(milliseconds: number): void {
+    this.#lastLatencyMs = Math.round(milliseconds)
+    this.#status = milliseconds > this.#options.settings.slowMs ? 'slow' : 'connected'
+  }
+
+  #failed(what: string, error: unknown): void {
+    const failure = classifyUpstreamError(error)
+    if (failure === 'connection') return this.#markDown(error)
+    this.#lastError = `${what}: ${describeUpstreamError(error)}`
+    if (failure === 'timeout') this.#status = 'slow'
+  }
+
+  #markDown(error: unknown): void {
+    if (this.#closed) return
+    const client = this.#client
+    this.#client = undefined
+    void client?.close().catch(() => undefined)
+    const firstFailure = this.#status !== 'down'
+    this.#status = 'down'
+    this.#downSince ??= Date.now()
+    this.#lastError = describeUpstreamError(error)
+    if (firstFailure) {
+      this.#options.logger.warn(`Upstream "${this.name}" is down: ${this.#lastError}`, {
+        tools: this.#tools.length,
+      })
+    }
+    this.#scheduleRetry()
+  }
+
+  #scheduleRetry(): void {
+    if (this.#closed || this.#retryTimer) return
+    const { reconnectInitialMs, reconnectMaxMs } = this.#options.settings
+    const delay = backoffDelay(this.#attempt, reconnectInitialMs, reconnectMaxMs)
+    this.#attempt += 1
+    this.#nextRetryAt = Date.now() + delay
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined
+      void this.connect()
+    }, delay)
+    this.#retryTimer.unref()
+  }
+
+  #clearRetry(): void {
+    clearTimeout(this.#retryTimer)
+    this.#retryTimer = undefined
+    this.#nextRetryAt = undefined
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * What every MCP session shares, whatever its transport: the service, the gateway (when one is
+ * configured), token accounting and the cache of scoped library views.
+ * @module
+ */
+import type { ToolselService } from '../service/toolsel-service.ts'
+import type { Retriever } from '../retrieve/retriever.ts'
+import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
+import type { McpGateway } from './gateway/mcp-gateway.ts'
+import { ScopedLibraries } from './scoped-libraries.ts'
+import { loadTokenCounter } from './tokens/load-token-counter.ts'
+import { TokenAccountant } from './tokens/token-accountant.ts'
+import type { TokenCounter } from './tokens/token-counter.ts'
+import type { ToolScope } from './tool-scope.ts'
+
+export interface McpContext {
+  readonly service: ToolselService
+  readonly gateway?: McpGateway
+  readonly tokens: TokenAccountant
+  readonly views: ScopedLibraries
+  /** The configured scope (`mcp.servers`, `mcp.tags`); clients can only narrow it. */
+  readonly scope: ToolScope
+  /** The library used when a call names none. */
+  defaultLibrary(): string
+}
+
+export interface McpContextOptions {
+  gateway?: McpGateway
+  /** Overrides `mcp.library` (e.g. `toolsel mcp --library`). */
+  defaultLibrary?: string
+  /** A fixed counter (tests, the benchmark); default: the best available, loaded on first use. */
+  tokenCounter?: TokenCounter
+}
+
+export function createMcpContext(
+  service: ToolselService,
+  options: McpContextOptions = {},
+): McpContext {
+  const { config, logger } = service
+  const { gateway } = options
+  let counter: Promise<TokenCounter> | undefined
+  const tokens = new TokenAccountant(
+    options.tokenCounter ??
+      (() => (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }))),
+  )
+  return {
+    service,
+    gateway,
+    tokens,
+    views: new ScopedLibraries(config),
+    scope: { servers: config.mcp.servers, tags: config.mcp.tags },
+    defaultLibrary: () =>
+      options.defaultLibrary ||
+      config.mcp.library ||
+      (gateway && config.gateway.default ? gateway.libraryName : service.defaultLibraryName),
+  }
+}
+
+/** One client's view: what it may see, and its default library (`?library=` on HTTP). */
+export interface McpSession {
+  scope: ToolScope
+  library?: string
+}
+
+/** The library a call names (else the session's, else the default), as seen through the scope. */
+export async function resolveView(
+  context: McpContext,
+  session: McpSession,
+  library?: string,
+): Promise<IndexedLibrary> {
+  const name = library || session.library || context.defaultLibrary()
+  return context.views.view(context.service.libraries.require(name), session.scope)
+}
+
+/** The configured retriever when the library has it, else the library's own default. */
+export function viewRetriever(context: McpContext, view: IndexedLibrary): Retriever {
+  const configured = context.service.config.retrieve.retriever
+  return requireRetriever(view, view.retrievers.has(configured) ? configured : undefined)
+}

@@ -1,0 +1,55 @@
+/**
+ * MCP over Streamable HTTP at `/mcp`, stateless: every POST gets a fresh server and transport
+ * (the SDK's web-standard transport, which hono hands the raw `Request`). Stateless needs no
+ * session store and scales across processes; it can't push notifications, which toolsel doesn't
+ * need because its own tool list never changes (upstream changes show up in search results).
+ * Scoping per client: `/mcp?servers=github,slack&tags=dev&library=x` or the
+ * `x-toolsel-servers` / `x-toolsel-tags` / `x-toolsel-library` headers.
+ * @module
+ */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { Hono, type Context } from 'hono'
+import { createMcpServer } from './create-mcp-server.ts'
+import type { McpContext, McpSession } from './mcp-context.ts'
+import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
+
+/** A JSON-RPC error response without an id, as the transport itself answers. */
+function rpcError(c: Context, status: 405 | 503, message: string): Response {
+  const body = { jsonrpc: '2.0', error: { code: -32000, message }, id: null }
+  return c.json(body, status, status === 405 ? { Allow: 'POST' } : {})
+}
+
+/** The client's scope and default library, from query parameters or headers. */
+export function sessionFromRequest(context: McpContext, c: Context): McpSession {
+  const pick = (name: 'servers' | 'tags') =>
+    parseList(c.req.query(name) ?? c.req.header(SCOPE_HEADERS[name]))
+  const library = c.req.query('library') ?? c.req.header('x-toolsel-library')
+  return {
+    scope: narrowScope(context.scope, { servers: pick('servers'), tags: pick('tags') }),
+    ...(library ? { library } : {}),
+  }
+}
+
+export function mcpRoutes(context: McpContext): Hono {
+  return new Hono()
+    .post('/', async (c) => {
+      if (!context.service.ready) {
+        return rpcError(c, 503, 'The service is still loading its libraries; retry shortly.')
+      }
+      const server = createMcpServer(context, sessionFromRequest(context, c))
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        // Plain JSON answers: nothing streams, and the response is complete when returned.
+        enableJsonResponse: true,
+      })
+      await server.connect(transport)
+      try {
+        return await transport.handleRequest(c.req.raw)
+      } finally {
+        void server.close()
+      }
+    })
+    .on(['GET', 'DELETE'], '/', (c) =>
+      rpcError(c, 405, 'Method not allowed: this endpoint is stateless, use POST.'),
+    )
+}

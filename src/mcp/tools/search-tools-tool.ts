@@ -1,0 +1,78 @@
+/** `search_tools`: find tools by intent; names and one-line descriptions only, no schemas. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { oneLineDescription } from '../../library/tool.ts'
+import { resolveView, viewRetriever, type McpContext, type McpSession } from '../mcp-context.ts'
+import { guardTool, jsonResult } from '../tool-result.ts'
+import { roundScore, serverOf, TokensSchema } from './output-schemas.ts'
+import { withDeadline } from './with-deadline.ts'
+
+const DESCRIPTION = `Find tools for a task in a large tool library. Returns the best matches (id, name, server, one-line description, relevance score), without input schemas, so it is cheap to call.
+Use it whenever you need a capability you don't have a schema for yet; search again with other words if nothing fits. Then load the schemas of only the tools you are about to call with get_tool_schemas, passing their ids.
+For a multi-step request described in one instruction, select_tools plans, searches and picks in one call.`
+
+export function registerSearchTools(
+  server: McpServer,
+  context: McpContext,
+  session: McpSession,
+): void {
+  const { config, logger } = context.service
+  server.registerTool(
+    'search_tools',
+    {
+      title: 'Search tools',
+      description: context.gateway
+        ? `${DESCRIPTION}\nRun the chosen tool with call_tool.`
+        : DESCRIPTION,
+      inputSchema: {
+        query: z
+          .string()
+          .min(1)
+          .max(config.server.maxInstructionChars)
+          .describe('What you want to do, e.g. "post a message to a Slack channel"'),
+        k: z
+          .number()
+          .int()
+          .min(1)
+          .max(config.server.maxK)
+          .optional()
+          .describe(`How many tools to return (default ${config.mcp.searchK})`),
+        library: z.string().optional().describe('Library to search; omit for the default'),
+      },
+      outputSchema: {
+        library: z.string(),
+        tools: z.array(
+          z.object({
+            id: z.string(),
+            name: z.string(),
+            server: z.string().optional(),
+            description: z.string(),
+            score: z.number(),
+          }),
+        ),
+        tokens: TokensSchema,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ query, k, library }, extra) =>
+      guardTool(logger, 'search_tools', () =>
+        withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+          const view = await resolveView(context, session, library)
+          const candidates = await viewRetriever(context, view).retrieve(query, {
+            k: k ?? config.mcp.searchK,
+            // Browsing: no threshold, the k best matches.
+            minScore: Number.NEGATIVE_INFINITY,
+            signal,
+          })
+          const tools = candidates.map(({ id, score }) => {
+            const tool = view.library.require(id)
+            const description = oneLineDescription(tool.description)
+            return { id, name: tool.name, ...serverOf(tool), description, score: roundScore(score) }
+          })
+          const payload = { library: view.library.name, tools }
+          const tokens = await context.tokens.savings(view.library, payload)
+          return jsonResult({ ...payload, tokens })
+        }),
+      ),
+  )
+}

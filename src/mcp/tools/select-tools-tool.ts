@@ -1,0 +1,80 @@
+/** `select_tools`: Plan-Retrieve-Select for a whole instruction, answered with schemas. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { selectTools } from '../../pipeline.ts'
+import { resolveView, viewRetriever, type McpContext, type McpSession } from '../mcp-context.ts'
+import { guardTool, jsonResult } from '../tool-result.ts'
+import { TokensSchema, toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
+import { withDeadline } from './with-deadline.ts'
+
+/** Runner-up candidates shown per step, so the agent can switch without searching again. */
+const ALTERNATIVES = 3
+
+const DESCRIPTION = `Pick the tools for a whole task in one call. The instruction is split into steps, candidate tools are retrieved for each step and one is chosen per step. Returns the chosen tools with their full input schemas (ready to call), and each step with the chosen id and a few alternative ids.
+Use it for a request that needs one or several tools ("find a flight to Lisbon and add it to my calendar"). Use search_tools instead to browse, or when a chosen tool doesn't fit (then get_tool_schemas for the alternative you want).`
+
+export function registerSelectTools(
+  server: McpServer,
+  context: McpContext,
+  session: McpSession,
+): void {
+  const { config, logger, components } = context.service
+  server.registerTool(
+    'select_tools',
+    {
+      title: 'Select tools for a task',
+      description: context.gateway
+        ? `${DESCRIPTION}\nRun the chosen tools with call_tool.`
+        : DESCRIPTION,
+      inputSchema: {
+        instruction: z
+          .string()
+          .min(1)
+          .max(config.server.maxInstructionChars)
+          .describe("The user's request, in their words"),
+        library: z.string().optional().describe('Library to select from; omit for the default'),
+      },
+      outputSchema: {
+        library: z.string(),
+        tools: z.array(ToolSchemaSchema),
+        steps: z.array(
+          z.object({
+            text: z.string(),
+            selected: z.string().nullable(),
+            alternatives: z.array(z.string()),
+          }),
+        ),
+        tokens: TokensSchema,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ instruction, library }, extra) =>
+      guardTool(logger, 'select_tools', () =>
+        withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+          const view = await resolveView(context, session, library)
+          const result = await selectTools(instruction, {
+            library: view.library,
+            planner: components.planner(),
+            retriever: viewRetriever(context, view),
+            selector: components.selector(),
+            k: config.retrieve.k,
+            signal,
+          })
+          const payload = {
+            library: view.library.name,
+            tools: result.tools.map(toolSchemaPayload),
+            steps: result.steps.map((step) => ({
+              text: step.text,
+              selected: step.selected,
+              alternatives: step.candidates
+                .map((candidate) => candidate.id)
+                .filter((id) => id !== step.selected)
+                .slice(0, ALTERNATIVES),
+            })),
+          }
+          const tokens = await context.tokens.savings(view.library, payload)
+          return jsonResult({ ...payload, tokens })
+        }),
+      ),
+  )
+}

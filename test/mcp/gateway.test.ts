@@ -1,0 +1,236 @@
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { UpstreamState } from '../../src/mcp/gateway/upstream-state.ts'
+import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+import { startWeatherUpstream, type WeatherUpstream } from './fixtures/weather-upstream.ts'
+
+const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
+
+/** A port nothing listens on: bound once, then released. */
+async function deadPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+const ids = (tools: Array<{ id: string }>) => tools.map((tool) => tool.id).sort()
+
+describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) and a dead one', () => {
+  let weather: WeatherUpstream
+  let harness: Harness
+  let client: Client
+
+  const servers = async () =>
+    dataOf<{ servers: UpstreamState[] }>(await call(client, 'list_servers')).servers
+  const serverNamed = async (name: string) =>
+    (await servers()).find((server) => server.name === name)!
+  const libraryIds = () =>
+    [...harness.service.libraries.require('gateway').library.tools.map((tool) => tool.id)].sort()
+
+  beforeAll(async () => {
+    weather = await startWeatherUpstream()
+    harness = await startToolsel({
+      log: { level: 'silent' },
+      gateway: {
+        servers: {
+          notes: {
+            command: process.execPath,
+            args: ['--import', 'tsx', NOTES_FIXTURE],
+            tags: ['personal'],
+          },
+          weather: { url: weather.url, headers: { 'x-api-key': 'k1' }, tags: ['public'] },
+          ghost: { url: `http://127.0.0.1:${await deadPort()}/mcp`, tags: ['public'] },
+        },
+        connectTimeoutMs: 5000,
+        callTimeoutMs: 1000,
+        reconnectInitialMs: 1500,
+        reconnectMaxMs: 3000,
+      },
+    })
+    client = await harness.connect()
+  }, 60_000)
+  afterAll(async () => {
+    await harness?.close()
+    await weather?.close()
+  })
+
+  it('builds one namespaced library from every tools/list page of each server', () => {
+    expect(libraryIds()).toEqual([
+      'notes.crash',
+      'notes.create_note',
+      'notes.delete_note',
+      'notes.replace_delete_with_archive',
+      'notes.search_notes',
+      'weather.get_forecast',
+      'weather.sleep',
+    ])
+    const tool = harness.service.libraries.require('gateway').library.require('notes.create_note')
+    expect(tool).toMatchObject({ name: 'create_note', namespace: 'notes', tags: ['personal'] })
+    expect(weather.lastHeaders()?.get('x-api-key')).toBe('k1')
+  })
+
+  it('adds call_tool and list_servers, and makes the gateway library the default', async () => {
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toContain('call_tool')
+    const hits = dataOf<{ library: string; tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'weather forecast for a city', k: 2 }),
+    )
+    expect(hits.library).toBe('gateway')
+    expect(hits.tools[0].id).toBe('weather.get_forecast')
+  })
+
+  it('forwards call_tool to the owning server and returns its result unchanged', async () => {
+    const weatherResult = await call(client, 'call_tool', {
+      id: 'weather.get_forecast',
+      arguments: { city: 'Lisbon' },
+    })
+    expect(weatherResult.structuredContent).toEqual({ city: 'Lisbon', high: 21 })
+    const notesResult = await call(client, 'call_tool', {
+      id: 'notes.create_note',
+      arguments: { title: 'groceries' },
+    })
+    expect(notesResult.content).toEqual([{ type: 'text', text: 'created n1: groceries' }])
+  })
+
+  it('reports each server: connected ones with tool counts, the unreachable one down', async () => {
+    const states = await servers()
+    expect(states.map((server) => [server.name, server.status, server.toolCount])).toEqual([
+      ['notes', 'connected', 5],
+      ['weather', 'connected', 2],
+      ['ghost', 'down', 0],
+    ])
+    const ghost = states[2]
+    expect(ghost.lastError).toMatch(/fetch failed|ECONNREFUSED/)
+    expect(ghost.downForMs).toBeGreaterThanOrEqual(0)
+    expect(ghost.nextRetryAt).not.toBeNull()
+    expect(states[0].lastSyncAt).not.toBeNull()
+
+    const readyz = await (await fetch(`${harness.baseUrl}/readyz`)).json()
+    expect(readyz.status).toBe('ready')
+    expect(readyz.upstreams.map((server: UpstreamState) => server.status)).toEqual([
+      'connected',
+      'connected',
+      'down',
+    ])
+  })
+
+  it('re-syncs after list_changed from the stdio server (one tool removed, one added)', async () => {
+    await call(client, 'call_tool', { id: 'notes.replace_delete_with_archive' })
+    await until(() => libraryIds().includes('notes.archive_note'))
+    expect(libraryIds()).not.toContain('notes.delete_note')
+    expect(harness.gateway!.lastDiff).toMatchObject({
+      added: ['notes.archive_note'],
+      removed: ['notes.delete_note'],
+      changed: [],
+    })
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'archive a note', k: 1 }),
+    )
+    expect(hits.tools[0].id).toBe('notes.archive_note')
+  })
+
+  it('re-syncs after list_changed over the HTTP session stream', async () => {
+    weather.addAlerts()
+    await until(() => libraryIds().includes('weather.get_alerts'))
+    expect(harness.gateway!.lastDiff?.added).toEqual(['weather.get_alerts'])
+  })
+
+  it('fails calls to a killed server with UPSTREAM_UNAVAILABLE; its tools stay searchable', async () => {
+    await call(client, 'call_tool', { id: 'notes.crash' }).catch(() => undefined)
+    await until(async () => (await serverNamed('notes')).status === 'down')
+    const down = errorOf(
+      await call(client, 'call_tool', { id: 'notes.create_note', arguments: { title: 'y' } }),
+    )
+    expect(down.code).toBe('UPSTREAM_UNAVAILABLE')
+    expect(down.message).toMatch(/Upstream server "notes" is down \(for \d+ s; last error: /)
+    expect(down.message).toContain('list_servers')
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'create a new note', k: 1 }),
+    )
+    expect(hits.tools[0].id).toBe('notes.create_note')
+    // The other servers are unaffected.
+    const forecast = await call(client, 'call_tool', {
+      id: 'weather.get_forecast',
+      arguments: { city: 'Oslo' },
+    })
+    expect(forecast.isError).toBeFalsy()
+  })
+
+  it('reconnects a server that came back, with backoff', async () => {
+    await until(async () => (await serverNamed('notes')).status === 'connected', 15_000)
+    // The respawned process starts with its original tool list; the library follows it.
+    await until(() => libraryIds().includes('notes.delete_note'))
+    expect(libraryIds()).not.toContain('notes.archive_note')
+    const result = await call(client, 'call_tool', {
+      id: 'notes.create_note',
+      arguments: { title: 'z' },
+    })
+    expect(result.isError).toBeFalsy()
+  })
+
+  it('marks a server slow when a call times out, without marking it down', async () => {
+    const error = errorOf(
+      await call(client, 'call_tool', { id: 'weather.sleep', arguments: { ms: 2000 } }),
+    )
+    expect(error.code).toBe('UPSTREAM_UNAVAILABLE')
+    expect(error.message).toContain('"weather" did not answer in time')
+    expect((await serverNamed('weather')).status).toBe('slow')
+    await call(client, 'call_tool', { id: 'weather.get_forecast', arguments: { city: 'Rome' } })
+    expect((await serverNamed('weather')).status).toBe('connected')
+  })
+
+  it('detects a killed HTTP server on the next call and keeps its tools searchable', async () => {
+    await weather.close()
+    const error = errorOf(
+      await call(client, 'call_tool', { id: 'weather.get_forecast', arguments: { city: 'Paris' } }),
+    )
+    expect(error.code).toBe('UPSTREAM_UNAVAILABLE')
+    expect(error.message).toContain('"weather" is down')
+    const readyz = await (await fetch(`${harness.baseUrl}/readyz`)).json()
+    expect(readyz.upstreams.find((server: UpstreamState) => server.name === 'weather').status).toBe(
+      'down',
+    )
+    expect(libraryIds()).toContain('weather.get_forecast')
+  })
+
+  it('scopes a client to some servers: it can neither see nor call the others', async () => {
+    const scoped = await harness.connect('/mcp?servers=notes')
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(scoped, 'search_tools', { query: 'weather forecast', k: 10 }),
+    )
+    expect(hits.tools.every((tool) => tool.id.startsWith('notes.'))).toBe(true)
+    const blocked = errorOf(
+      await call(scoped, 'call_tool', { id: 'weather.get_forecast', arguments: { city: 'x' } }),
+    )
+    expect(blocked.code).toBe('UNKNOWN_TOOL')
+    expect(blocked.message).toContain('scope (servers notes)')
+    const schemas = errorOf(
+      await call(scoped, 'get_tool_schemas', { ids: ['weather.get_forecast'] }),
+    )
+    expect(schemas.code).toBe('UNKNOWN_TOOL')
+    const listed = dataOf<{ servers: UpstreamState[] }>(await call(scoped, 'list_servers'))
+    expect(listed.servers.map((server) => server.name)).toEqual(['notes'])
+  })
+
+  it('scopes by tag through a header', async () => {
+    const scoped = await harness.connect('/mcp', { 'x-toolsel-tags': 'public' })
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(scoped, 'search_tools', { query: 'note', k: 20 }),
+    )
+    expect(ids(hits.tools).every((id) => id.startsWith('weather.'))).toBe(true)
+    const listed = dataOf<{ servers: UpstreamState[] }>(await call(scoped, 'list_servers'))
+    expect(listed.servers.map((server) => server.name)).toEqual(['weather', 'ghost'])
+  })
+})

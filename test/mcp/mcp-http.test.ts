@@ -1,0 +1,117 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+
+interface Hit {
+  id: string
+  name: string
+  server?: string
+  description: string
+  score: number
+}
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  let harness: Harness
+  let client: Client
+
+  beforeAll(async () => {
+    harness = await startToolsel({ log: { level: 'silent' } })
+    client = await harness.connect()
+  })
+  afterAll(() => harness.close())
+
+  it('lists the three iterative-loading tools with input and output schemas', async () => {
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'search_tools',
+      'get_tool_schemas',
+      'select_tools',
+    ])
+    for (const tool of tools) {
+      expect(tool.description).toMatch(/get_tool_schemas|search_tools/)
+      expect(tool.outputSchema?.type).toBe('object')
+    }
+    expect(client.getInstructions()).toMatch(/search_tools.*get_tool_schemas/s)
+  })
+
+  it('search_tools returns ids, one-line descriptions and scores, without schemas', async () => {
+    const result = await call(client, 'search_tools', {
+      query: 'post a message to a Slack channel',
+      k: 3,
+    })
+    const data = dataOf<{ library: string; tools: Hit[] }>(result)
+    expect(data.library).toBe('demo')
+    expect(data.tools).toHaveLength(3)
+    expect(data.tools[0]).toMatchObject({ id: 'slack.post_message', server: 'slack' })
+    expect(data.tools[0]).not.toHaveProperty('inputSchema')
+    expect(data.tools[0].description).not.toContain('\n')
+    expect(data.tools[0].score).toBeGreaterThanOrEqual(data.tools[1].score)
+    // The text content is the same payload, for models that read text only.
+    const [text] = result.content
+    expect(text.type === 'text' && JSON.parse(text.text)).toEqual(result.structuredContent)
+  })
+
+  it('get_tool_schemas returns full input schemas in request order', async () => {
+    const data = dataOf<{ tools: Array<{ id: string; inputSchema: { required?: string[] } }> }>(
+      await call(client, 'get_tool_schemas', {
+        ids: ['weather.get_weather_forecast', 'slack.post_message'],
+      }),
+    )
+    expect(data.tools.map((tool) => tool.id)).toEqual([
+      'weather.get_weather_forecast',
+      'slack.post_message',
+    ])
+    expect(data.tools[1].inputSchema).toMatchObject({
+      type: 'object',
+      required: ['channel', 'text'],
+    })
+  })
+
+  it('get_tool_schemas fails with UNKNOWN_TOOL listing every unknown id', async () => {
+    const error = errorOf(
+      await call(client, 'get_tool_schemas', { ids: ['slack.post_message', 'slack.nope', 'x.y'] }),
+    )
+    expect(error.code).toBe('UNKNOWN_TOOL')
+    expect(error.message).toContain('"slack.nope", "x.y"')
+    expect(error.message).toContain('search_tools')
+    expect(error.details).toEqual({ library: 'demo', ids: ['slack.nope', 'x.y'] })
+  })
+
+  it('select_tools answers with the chosen tools, their schemas and the steps', async () => {
+    const data = dataOf<{
+      tools: Array<{ id: string; inputSchema: object }>
+      steps: Array<{ text: string; selected: string | null; alternatives: string[] }>
+    }>(
+      await call(client, 'select_tools', {
+        instruction: 'Get the weather forecast for Paris, and email the forecast to Ann',
+      }),
+    )
+    expect(data.tools.map((tool) => tool.id)).toEqual([
+      'weather.get_weather_forecast',
+      'mail.send_email',
+    ])
+    expect(data.tools[0].inputSchema).toMatchObject({ type: 'object' })
+    expect(data.steps).toHaveLength(2)
+    expect(data.steps[0].alternatives.length).toBeGreaterThan(0)
+    expect(data.steps[0].alternatives).not.toContain(data.steps[0].selected)
+  })
+
+  it('an unknown library is an UNKNOWN_LIBRARY tool error naming the loaded ones', async () => {
+    const error = errorOf(await call(client, 'search_tools', { query: 'x', library: 'nope' }))
+    expect(error.code).toBe('UNKNOWN_LIBRARY')
+    expect(error.message).toContain('available: demo')
+  })
+
+  it('invalid arguments are rejected before the handler runs', async () => {
+    const result = await call(client, 'search_tools', { query: '' })
+    expect(result.isError).toBe(true)
+  })
+
+  it('answers GET with 405: the endpoint is stateless', async () => {
+    const response = await fetch(`${harness.baseUrl}/mcp`, {
+      headers: { accept: 'text/event-stream' },
+    })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('POST')
+  })
+})

@@ -1,0 +1,104 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { call, dataOf, errorOf } from './fixtures/toolsel-harness.ts'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
+const EMPTY_INDEX_DIR = mkdtempSync(join(tmpdir(), 'toolsel-mcp-'))
+
+interface Spawned {
+  client: Client
+  stderr: () => string
+  /** Errors the client raised, e.g. for a stdout line that is not a protocol message. */
+  errors: Error[]
+}
+
+const open: Client[] = []
+
+/** Spawns `node bin/toolsel.mjs mcp --stdio <args>` and connects the SDK's stdio client. */
+async function spawnToolsel(...args: string[]): Promise<Spawned> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, ...args],
+    cwd: ROOT,
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const client = new Client({ name: 'toolsel-stdio-test', version: '1.0.0' })
+  const errors: Error[] = []
+  client.onerror = (error) => errors.push(error)
+  await client.connect(transport)
+  open.push(client)
+  return { client, stderr: () => stderr, errors }
+}
+
+afterEach(async () => {
+  for (const client of open.splice(0)) await client.close()
+})
+
+describe('toolsel mcp --stdio', () => {
+  it('serves search_tools, get_tool_schemas and select_tools; logs go to stderr only', async () => {
+    const { client, stderr, errors } = await spawnToolsel('--log-level', 'info')
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'search_tools',
+      'get_tool_schemas',
+      'select_tools',
+    ])
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'send an email', k: 2 }),
+    )
+    expect(hits.tools[0].id).toBe('mail.send_email')
+    const schemas = dataOf<{ tools: Array<{ inputSchema: object }> }>(
+      await call(client, 'get_tool_schemas', { ids: ['mail.send_email'] }),
+    )
+    expect(schemas.tools[0].inputSchema).toMatchObject({ type: 'object' })
+    expect(stderr()).toContain('MCP server ready on stdio')
+    expect(errors).toEqual([])
+  })
+
+  it('applies --servers to every tool: other servers are invisible', async () => {
+    const { client } = await spawnToolsel('--servers', 'slack,mail', '--log-level', 'warn')
+    const hits = dataOf<{ tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'send a message', k: 10 }),
+    )
+    expect(hits.tools.length).toBeGreaterThan(0)
+    expect(hits.tools.every((tool) => /^(slack|mail)\./.test(tool.id))).toBe(true)
+    const error = errorOf(
+      await call(client, 'get_tool_schemas', { ids: ['weather.get_weather_forecast'] }),
+    )
+    expect(error.code).toBe('UNKNOWN_TOOL')
+  })
+
+  it('runs as a gateway from a Claude-Desktop-style --gateway-config file', async () => {
+    const file = join(EMPTY_INDEX_DIR, 'clients.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          notes: {
+            type: 'stdio',
+            command: process.execPath,
+            args: ['--import', 'tsx', NOTES_FIXTURE],
+          },
+        },
+      }),
+    )
+    const { client } = await spawnToolsel('--gateway-config', file, '--log-level', 'warn')
+    const hits = dataOf<{ library: string; tools: Array<{ id: string }> }>(
+      await call(client, 'search_tools', { query: 'create a note', k: 1 }),
+    )
+    expect(hits).toMatchObject({ library: 'gateway', tools: [{ id: 'notes.create_note' }] })
+    const result = await call(client, 'call_tool', {
+      id: 'notes.create_note',
+      arguments: { title: 'a' },
+    })
+    expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
+  })
+})
