@@ -1,0 +1,7 @@
+export * from './aggregate-metrics.ts'
+export * from './candidate-recall.ts'
+export * from './lexical-filter.ts'
+export * from './percentile.ts'
+export * from './planner-reward.ts'
+export * from './query-metrics.ts'
+export * from './set-metrics.ts'

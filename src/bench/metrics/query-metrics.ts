@@ -1,0 +1,62 @@
+/**
+ * Every quality metric of one benchmark query, computed from match keys (tool ids, or the
+ * equivalence class a suite matches by, e.g. Gorilla's api_call).
+ * @module
+ */
+import { candidateRecall, mergeRankedCandidates, recallAtK } from './candidate-recall.ts'
+import { plannerReward } from './planner-reward.ts'
+import { setScores, type SetScores } from './set-metrics.ts'
+
+/** The cut-offs of recall@K; 15 is the paper's K (candidates per step). */
+export const RECALL_KS = [1, 3, 5, 10, 15] as const
+
+export interface QueryMetricsInput {
+  /** The predicted set (the union of the selected tools). */
+  predicted: readonly string[]
+  gold: readonly string[]
+  /** Each step's ranked candidates. */
+  stepCandidates: readonly (readonly string[])[]
+  /** The gold tools that survive the lexical filter (see lexical-filter.ts). */
+  filteredGold: readonly string[]
+}
+
+export interface QueryMetrics extends SetScores {
+  /** Share of gold tools among the union of all steps' candidates. */
+  poolRecall: number
+  /** 1 when every gold tool is among the candidates: an upper bound on what selection can reach. */
+  poolComplete: number
+  /** Share of gold tools among the first K of the merged ranked list, for each K of RECALL_KS. */
+  recallAtK: Record<string, number>
+  /** The paper's planner reward (precision, rank-discounted recall, F1). */
+  plannerReward: { precision: number; recall: number; f1: number }
+  /**
+   * Set scores against the filtered gold, or null when the filter removed every gold tool (the
+   * query then leaves the filtered averages). Filtered-out gold tools are also removed from the
+   * prediction: predicting one is neither required nor counted as a false positive.
+   */
+  filtered: SetScores | null
+}
+
+export function queryMetrics(input: QueryMetricsInput): QueryMetrics {
+  const { predicted, gold, stepCandidates, filteredGold } = input
+  const merged = mergeRankedCandidates(stepCandidates)
+  const poolRecall = candidateRecall(merged, gold)
+  const reward = plannerReward(stepCandidates, gold)
+  const kept = new Set(filteredGold)
+  const removed = new Set(gold.filter((key) => !kept.has(key)))
+  const filtered =
+    kept.size === 0 && gold.length > 0
+      ? null
+      : setScores(
+          predicted.filter((key) => !removed.has(key)),
+          [...kept],
+        )
+  return {
+    ...setScores(predicted, gold),
+    poolRecall,
+    poolComplete: poolRecall === 1 ? 1 : 0,
+    recallAtK: Object.fromEntries(RECALL_KS.map((k) => [k, recallAtK(merged, gold, k)])),
+    plannerReward: { precision: reward.precision, recall: reward.recall, f1: reward.f1 },
+    filtered,
+  }
+}
