@@ -1,0 +1,214 @@
+import { readdir } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { createTestApp, postJson } from './test-service.ts'
+
+/** An MCP tools/list body whose every tool is in namespace `version`. */
+function mcpBody(version: string, count = 6): string {
+  const verbs = ['send', 'find', 'book', 'list', 'create', 'delete', 'update', 'cancel']
+  const tools = Array.from({ length: count }, (_, index) => ({
+    name: `${verbs[index % verbs.length]}_item_${index}`,
+    description: `${verbs[index % verbs.length]} an item (${version} edition).`,
+    inputSchema: {
+      type: 'object',
+      properties: { item: { type: 'string', description: 'The item' } },
+    },
+  }))
+  return JSON.stringify({ tools })
+}
+
+const put = (body: string, query = '') => ({
+  method: 'PUT',
+  body,
+  headers: { 'content-type': 'application/json' },
+  query,
+})
+
+describe('library routes', () => {
+  it('loads full schemas one by one and in batches (iterative tool loading)', async () => {
+    const { app } = await createTestApp()
+    const one = await app.request('/v1/libraries/sample/tools/mail.send_email')
+    expect(one.status).toBe(200)
+    expect((await one.json()).tool).toMatchObject({
+      id: 'mail.send_email',
+      parameters: { required: ['to', 'body'] },
+    })
+    const batch = await app.request(
+      '/v1/libraries/sample/tools/batch',
+      postJson({ ids: ['sms.send_sms', 'mail.send_email'] }),
+    )
+    expect((await batch.json()).tools.map((tool: { id: string }) => tool.id)).toEqual([
+      'sms.send_sms',
+      'mail.send_email',
+    ])
+  })
+
+  it('answers 404 naming unknown tools and libraries', async () => {
+    const { app } = await createTestApp()
+    const one = await app.request('/v1/libraries/sample/tools/nope.tool')
+    expect(one.status).toBe(404)
+    expect((await one.json()).error).toEqual({
+      code: 'UNKNOWN_TOOL',
+      message: 'Library "sample" has no tool "nope.tool".',
+    })
+    const batch = await app.request(
+      '/v1/libraries/sample/tools/batch',
+      postJson({ ids: ['sms.send_sms', 'x', 'y'] }),
+    )
+    expect((await batch.json()).error.message).toBe('Library "sample" has no tool "x", "y".')
+    expect((await app.request('/v1/libraries/other/tools/x')).status).toBe(404)
+    expect((await app.request('/v1/libraries/other')).status).toBe(404)
+  })
+
+  it('serves tool ids containing slashes, spaces and colons', async () => {
+    const { app } = await createTestApp()
+    const body = JSON.stringify([
+      {
+        id: 'The Clique::Transfermarkt search',
+        name: 'Transfermarkt search',
+        description: 'Search players',
+      },
+      { id: 'hub/owner/model', name: 'model', description: 'A model' },
+    ])
+    expect((await app.request('/v1/libraries/odd', put(body))).status).toBe(201)
+    for (const id of ['The Clique::Transfermarkt search', 'hub/owner/model']) {
+      const response = await app.request(`/v1/libraries/odd/tools/${encodeURIComponent(id)}`)
+      expect((await response.json()).tool.id).toBe(id)
+    }
+  })
+
+  it('creates, lists, replaces and deletes a library', async () => {
+    const { app, indexDir } = await createTestApp()
+    const created = await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v1')))
+    expect(created.status).toBe(201)
+    expect(await created.json()).toMatchObject({
+      name: 'crm',
+      toolCount: 6,
+      persisted: true,
+      retrievers: ['bm25'],
+    })
+    expect(await readdir(indexDir)).toEqual(['crm'])
+
+    const listed = await (await app.request('/v1/libraries')).json()
+    expect(listed.libraries.map((library: { name: string }) => library.name)).toEqual([
+      'crm',
+      'sample',
+    ])
+
+    const search = await app.request(
+      '/v1/search-tools',
+      postJson({ query: 'book an item', library: 'crm' }),
+    )
+    expect((await search.json()).results[0].id).toMatch(/^crm\.book_item_/)
+
+    const replaced = await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v2', 3)))
+    expect(replaced.status).toBe(200)
+    expect((await replaced.json()).toolCount).toBe(3)
+
+    expect((await app.request('/v1/libraries/crm', { method: 'DELETE' })).status).toBe(204)
+    expect((await app.request('/v1/libraries/crm')).status).toBe(404)
+    expect(await readdir(indexDir)).toEqual([])
+  })
+
+  it('refuses a bad upload and keeps serving the old library', async () => {
+    const { app } = await createTestApp()
+    await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v1')))
+    const malformed = await app.request(
+      '/v1/libraries/crm?format=mcp',
+      put('{"tools": [ {"name": 3} ]}'),
+    )
+    expect(malformed.status).toBe(400)
+    expect((await malformed.json()).error.code).toBe('IMPORT_FAILED')
+    const duplicate = JSON.stringify([
+      { id: 'a', name: 'a' },
+      { id: 'a', name: 'b' },
+    ])
+    const duplicated = await app.request('/v1/libraries/crm', put(duplicate))
+    expect(duplicated.status).toBe(400)
+    expect((await duplicated.json()).error.code).toBe('DUPLICATE_TOOL_ID')
+    expect((await (await app.request('/v1/libraries/crm')).json()).toolCount).toBe(6)
+  })
+
+  it('refuses invalid library names and the deletion of the default library', async () => {
+    const { app } = await createTestApp()
+    expect((await app.request('/v1/libraries/..bad', put(mcpBody('v1')))).status).toBe(400)
+    const response = await app.request('/v1/libraries/sample', { method: 'DELETE' })
+    expect(response.status).toBe(400)
+    expect((await response.json()).error.message).toContain('default library')
+  })
+
+  it('swaps a library atomically under concurrent requests: no error, no mixed answer', async () => {
+    const { app } = await createTestApp()
+    await app.request('/v1/libraries/swap?namespace=v0', put(mcpBody('v0', 40)))
+    const request = () =>
+      app.request(
+        '/v1/select-tools',
+        postJson({
+          instruction: 'send an item and book an item, then list items',
+          library: 'swap',
+          tau: 0,
+        }),
+      )
+    const responses: Response[] = []
+    let uploading = true
+    // Keep requests in flight for as long as the uploads run, in waves of 10 concurrent requests.
+    const load = (async () => {
+      while (uploading) {
+        responses.push(...(await Promise.all(Array.from({ length: 10 }, request))))
+        // In-process requests settle in microtasks only; yield so the uploads' file IO can run.
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    for (let round = 1; round <= 8; round += 1) {
+      const upload = await app.request(
+        `/v1/libraries/swap?namespace=v${round}`,
+        put(mcpBody(`v${round}`, 40)),
+      )
+      expect(upload.status).toBe(200)
+    }
+    uploading = false
+    await load
+    const versionsSeen = new Set<string>()
+    for (const response of responses) {
+      expect(response.status).toBe(200)
+      const body = await response.json()
+      const ids: string[] = [
+        ...body.tools.map((tool: { id: string }) => tool.id),
+        ...body.steps.flatMap((step: { candidates: { id: string }[] }) =>
+          step.candidates.map((candidate) => candidate.id),
+        ),
+      ]
+      const versions = new Set(ids.map((id) => id.split('.')[0]))
+      expect(versions.size).toBe(1)
+      versionsSeen.add([...versions][0])
+    }
+    expect(responses.length).toBeGreaterThan(50)
+    expect(versionsSeen.size).toBeGreaterThan(2)
+  })
+})
+
+describe('service routes', () => {
+  it('serves an OpenAPI document generated from the schemas', async () => {
+    const { app } = await createTestApp()
+    const document = await (await app.request('/openapi.json')).json()
+    expect(document.openapi).toBe('3.1.0')
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/select-tools',
+        '/v1/search-tools',
+        '/v1/libraries/{library}',
+        '/v1/libraries/{library}/tools/{id}',
+      ]),
+    )
+    const selectBody =
+      document.paths['/v1/select-tools'].post.requestBody.content['application/json'].schema
+    expect(selectBody.required).toEqual(['instruction'])
+    expect(selectBody.properties.k.maximum).toBe(100)
+  })
+
+  it('answers unknown routes with the error shape', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v2/nothing')
+    expect(response.status).toBe(404)
+    expect((await response.json()).error.code).toBe('NOT_FOUND')
+  })
+})

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest'
+import type { Planner } from '../../src/plan/planner.ts'
+import { createTestApp, postJson } from './test-service.ts'
+
+describe('POST /v1/select-tools', () => {
+  it('returns the selected tools with schemas, per-step candidates, timings and components', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({
+        instruction: 'Get the weather forecast for Paris, and email the forecast to Ann',
+        tau: 0,
+      }),
+    )
+    expect(response.status).toBe(200)
+    const body = await response.json()
+    expect(body.tools.map((tool: { id: string }) => tool.id)).toEqual([
+      'weather.get_forecast',
+      'mail.send_email',
+    ])
+    expect(body.tools[0].parameters).toMatchObject({ type: 'object', required: ['city'] })
+    expect(body.steps).toHaveLength(2)
+    for (const step of body.steps) {
+      expect(step.candidates[0]).toEqual({
+        id: step.selected,
+        name: expect.any(String),
+        score: expect.any(Number),
+      })
+    }
+    expect(body.components).toMatchObject({
+      library: 'sample',
+      planner: 'rule',
+      retriever: 'bm25',
+      selector: 'top1',
+    })
+    expect(Object.keys(body.timings).sort()).toEqual([
+      'planMs',
+      'retrieveMs',
+      'selectMs',
+      'totalMs',
+    ])
+  })
+
+  it('leaves schemas out when includeSchemas is false, and honours planner and k', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({
+        instruction: 'send an email and book a hotel',
+        includeSchemas: false,
+        planner: 'none',
+        k: 2,
+        tau: 0,
+      }),
+    )
+    const body = await response.json()
+    expect(body.steps).toHaveLength(1)
+    expect(body.steps[0].candidates.length).toBeLessThanOrEqual(2)
+    expect(body.tools[0]).not.toHaveProperty('parameters')
+    expect(body.components.planner).toBe('none')
+  })
+
+  it.each([
+    ['malformed JSON', '{"instruction": ', 'INVALID_INPUT'],
+    ['a missing instruction', { k: 3 }, 'INVALID_INPUT'],
+    ['a wrong type', { instruction: 'x', k: '5' }, 'INVALID_INPUT'],
+    ['k above the limit', { instruction: 'x', k: 1000 }, 'INVALID_INPUT'],
+    ['an empty instruction', { instruction: '   ' }, 'INVALID_INPUT'],
+    ['an unknown field', { instruction: 'x', topK: 3 }, 'INVALID_INPUT'],
+    ['an unknown planner', { instruction: 'x', planner: 'magic' }, 'UNKNOWN_COMPONENT'],
+  ])('answers 400 for %s', async (_case, body, code) => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/select-tools', postJson(body))
+    expect(response.status).toBe(400)
+    const error = (await response.json()).error
+    expect(error.code).toBe(code)
+    expect(error.message.length).toBeGreaterThan(10)
+  })
+
+  it('names the bad field in the message', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/select-tools', postJson({ instruction: 'x', k: '5' }))
+    expect((await response.json()).error.message).toMatch(/^Invalid request body: "k": /)
+  })
+
+  it('answers 400 when the body is not sent as JSON', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/select-tools', {
+      method: 'POST',
+      body: 'instruction=x',
+    })
+    expect(response.status).toBe(400)
+    expect((await response.json()).error.message).toContain('content-type: application/json')
+  })
+
+  it('answers 413 for a body over the limit', async () => {
+    const { app } = await createTestApp({ config: { server: { bodyLimitBytes: 1000 } } })
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'x'.repeat(5000) }),
+    )
+    expect(response.status).toBe(413)
+    expect((await response.json()).error.code).toBe('PAYLOAD_TOO_LARGE')
+  })
+
+  it('answers 400 for an instruction over the length limit', async () => {
+    const { app } = await createTestApp({ config: { server: { maxInstructionChars: 20 } } })
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'find flights to Paris tomorrow' }),
+    )
+    expect(response.status).toBe(400)
+  })
+
+  it('answers 404 for an unknown library', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'x', library: 'nope' }),
+    )
+    expect(response.status).toBe(404)
+    expect((await response.json()).error).toEqual({
+      code: 'UNKNOWN_LIBRARY',
+      message: 'No library named "nope" is loaded (available: sample).',
+    })
+  })
+
+  it('answers 504 and aborts the work when the request takes too long', async () => {
+    let aborted = false
+    const slowPlanner: Planner = {
+      name: 'slow',
+      plan: (_instruction, options) =>
+        new Promise((_resolve, reject) => {
+          options?.signal?.addEventListener('abort', () => {
+            aborted = true
+            reject(options.signal?.reason)
+          })
+        }),
+    }
+    const { app } = await createTestApp({
+      config: { server: { requestTimeoutMs: 50 } },
+      components: { planner: () => slowPlanner },
+    })
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send an email' }),
+    )
+    expect(response.status).toBe(504)
+    expect((await response.json()).error.code).toBe('TIMEOUT')
+    expect(aborted).toBe(true)
+  })
+
+  it('answers 503 before the libraries are loaded', async () => {
+    const { app } = await createTestApp({ start: false })
+    const response = await app.request('/v1/select-tools', postJson({ instruction: 'x' }))
+    expect(response.status).toBe(503)
+    expect((await response.json()).error.code).toBe('NOT_READY')
+    expect((await app.request('/readyz')).status).toBe(503)
+    expect((await app.request('/healthz')).status).toBe(200)
+  })
+})
+
+describe('POST /v1/search-tools', () => {
+  it('returns ids, names, one-line descriptions and scores, never schemas', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/search-tools', postJson({ query: 'weather', k: 3 }))
+    const body = await response.json()
+    expect(body.library).toBe('sample')
+    expect(body.results.length).toBeGreaterThan(0)
+    expect(body.results.length).toBeLessThanOrEqual(3)
+    for (const result of body.results)
+      expect(Object.keys(result).sort()).toEqual(['description', 'id', 'name', 'score'])
+  })
+})

@@ -1,0 +1,37 @@
+/** Builds a started service over the sample tools for HTTP tests (no port: `app.request`). */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createComponents, type Components } from '../../src/components.ts'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+export async function createTestApp(
+  options: { config?: ConfigLayer; components?: Partial<Components>; start?: boolean } = {},
+) {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-server-'))
+  const config = parseConfig({ ...options.config, library: { default: 'sample', indexDir } })
+  const logger = createMemoryLogger()
+  const components = { ...createComponents(config, logger), ...options.components }
+  const service = new ToolselService(config, logger, components)
+  if (options.start !== false) {
+    await service.start([
+      await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config),
+    ])
+  }
+  return { app: createApp(service), service, logger, indexDir }
+}
+
+export function postJson(body: unknown, init: RequestInit = {}): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...init,
+  }
+}
