@@ -28,6 +28,11 @@ export interface BuildDenseIndexOptions {
    * when one cache file is shared by several libraries.
    */
   pruneCache?: boolean
+  /**
+   * The text each tool is embedded as. Default `toolEmbeddingText`. The cache key is the tool's
+   * content hash, not the text: use a separate cache per text function.
+   */
+  text?: (tool: Tool) => string
   /** Texts per `embed` call (progress is reported after each). Default `min(maxBatchSize, 256)`. */
   batchSize?: number
   /** Called with (tools embedded or found in the cache, total) after each batch, and once at the start. */
@@ -41,6 +46,7 @@ export async function buildDenseIndex(
   options: BuildDenseIndexOptions = {},
 ): Promise<DenseIndex> {
   const { cache, signal, onProgress } = options
+  const toText = options.text ?? toolEmbeddingText
   const hashes = tools.map((tool) => toolContentHash(tool))
   const vectors: Array<Float32Array | undefined> = hashes.map((hash) =>
     cache?.get(embedder.modelId, hash),
@@ -53,7 +59,7 @@ export async function buildDenseIndex(
   for (let start = 0; start < missing.length; start += batchSize) {
     throwIfAborted(signal)
     const positions = missing.slice(start, start + batchSize)
-    const texts = positions.map((position) => toolEmbeddingText(tools[position]))
+    const texts = positions.map((position) => toText(tools[position]))
     const embedded = await embedder.embed(texts, { kind: 'document', signal })
     for (const [offset, position] of positions.entries()) {
       vectors[position] = embedded[offset]
@@ -61,6 +67,9 @@ export async function buildDenseIndex(
     }
     done += positions.length
     onProgress?.(done, tools.length)
+    // Some backends run a whole batch synchronously; a macrotask turn between batches lets a
+    // server answer requests while a library upload is being embedded.
+    await yieldToEventLoop()
   }
   throwIfAborted(signal)
   if (cache && options.pruneCache !== false) cache.retain(embedder.modelId, new Set(hashes))
@@ -75,7 +84,11 @@ export async function buildDenseIndex(
   for (let start = 0; start < vectors.length; start += ADD_SLICE) {
     throwIfAborted(signal)
     index.add(vectors.slice(start, start + ADD_SLICE) as Float32Array[])
-    await new Promise((resolve) => setImmediate(resolve))
+    await yieldToEventLoop()
   }
   return { index, ids: tools.map((tool) => tool.id) }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }
