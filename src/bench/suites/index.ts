@@ -1,0 +1,2 @@
+export * from './bench-suite.ts'
+export { SUITES, resolveSuites } from './suite-registry.ts'

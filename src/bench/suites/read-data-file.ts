@@ -1,0 +1,89 @@
+/**
+ * Reading benchmark query files: JSON documents and JSON Lines (several published files are
+ * JSON Lines despite a `.json` name, e.g. Gorilla's `torchhub_train.json`).
+ * @module
+ */
+import { access, readFile } from 'node:fs/promises'
+import { ToolselError } from '../../errors.ts'
+
+/** The paths of `files` that do not exist or cannot be read. */
+export async function missingFiles(files: readonly string[]): Promise<string[]> {
+  const missing: string[] = []
+  for (const file of files) {
+    try {
+      await access(file)
+    } catch {
+      missing.push(file)
+    }
+  }
+  return missing
+}
+
+export async function readDataText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read benchmark file "${file}": ${(error as Error).message}`,
+      {
+        cause: error,
+        details: { file },
+      },
+    )
+  }
+}
+
+/** A JSON array (or JSON Lines) of records. */
+export async function readJsonRecords(file: string): Promise<unknown[]> {
+  const text = await readDataText(file)
+  const value = parseJsonOrLines(text, file)
+  if (!Array.isArray(value)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Benchmark file "${file}" is not a JSON array or JSON Lines.`,
+      {
+        details: { file },
+      },
+    )
+  }
+  return value
+}
+
+/** One JSON document, or JSON Lines (an array of the lines) when the whole text is not JSON. */
+export function parseJsonOrLines(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    const records: unknown[] = []
+    for (const [index, line] of text.split('\n').entries()) {
+      if (line.trim() === '') continue
+      try {
+        records.push(JSON.parse(line))
+      } catch (error) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Benchmark file "${file}" line ${index + 1} is not JSON: ${(error as Error).message}`,
+          { cause: error, details: { file, line: index + 1 } },
+        )
+      }
+    }
+    return records
+  }
+}
+
+/** Fails with the file, the record and what was expected. */
+export function badRecord(file: string, record: number, message: string): ToolselError {
+  return new ToolselError(
+    'INVALID_INPUT',
+    `Benchmark file "${file}" record ${record}: ${message}.`,
+    {
+      details: { file, record },
+    },
+  )
+}
+
+/** Distinct values in first-seen order. */
+export function unique<T>(values: Iterable<T>): T[] {
+  return [...new Set(values)]
+}
