@@ -160,10 +160,12 @@ const GatewaySchema = z
      * Names: letters, digits, `_`, `-` (no dots). Default none (gateway off).
      */
     servers: z
-      .record(
-        z.string().regex(UPSTREAM_NAME, 'server names use letters, digits, "_" and "-" only'),
-        UpstreamSchema,
-      )
+      .record(z.string().regex(UPSTREAM_NAME), UpstreamSchema, {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'server names use letters, digits, "_" and "-" only (no dots: tool ids are server.tool)'
+            : undefined,
+      })
       .default({}),
     /** Name the gateway library is registered under. Default `gateway`. */
     library: z.string().default('gateway'),

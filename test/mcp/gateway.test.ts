@@ -25,6 +25,11 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000
   }
 }
 
+interface Readyz {
+  status: string
+  upstreams: UpstreamState[]
+}
+
 const ids = (tools: Array<{ id: string }>) => tools.map((tool) => tool.id).sort()
 
 describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) and a dead one', () => {
@@ -117,9 +122,9 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     expect(ghost.nextRetryAt).not.toBeNull()
     expect(states[0].lastSyncAt).not.toBeNull()
 
-    const readyz = await (await fetch(`${harness.baseUrl}/readyz`)).json()
+    const readyz = (await (await fetch(`${harness.baseUrl}/readyz`)).json()) as Readyz
     expect(readyz.status).toBe('ready')
-    expect(readyz.upstreams.map((server: UpstreamState) => server.status)).toEqual([
+    expect(readyz.upstreams.map((server) => server.status)).toEqual([
       'connected',
       'connected',
       'down',
@@ -198,10 +203,8 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     )
     expect(error.code).toBe('UPSTREAM_UNAVAILABLE')
     expect(error.message).toContain('"weather" is down')
-    const readyz = await (await fetch(`${harness.baseUrl}/readyz`)).json()
-    expect(readyz.upstreams.find((server: UpstreamState) => server.name === 'weather').status).toBe(
-      'down',
-    )
+    const readyz = (await (await fetch(`${harness.baseUrl}/readyz`)).json()) as Readyz
+    expect(readyz.upstreams.find((server) => server.name === 'weather')?.status).toBe('down')
     expect(libraryIds()).toContain('weather.get_forecast')
   })
 

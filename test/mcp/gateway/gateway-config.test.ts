@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import { readGatewayFile } from '../../../src/mcp/gateway/read-gateway-file.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'toolsel-gateway-config-'))
+const write = (name: string, value: unknown) => {
+  const file = join(dir, name)
+  writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value))
+  return file
+}
+
+describe('gateway config', () => {
+  it('accepts stdio and HTTP servers and fills in the defaults', () => {
+    const { gateway } = parseConfig({
+      gateway: {
+        servers: {
+          github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] },
+          linear: { url: 'https://mcp.linear.app/mcp', headers: { Authorization: 'Bearer x' } },
+        },
+      },
+    })
+    expect(gateway.servers.github).toEqual({
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-github'],
+      env: {},
+      tags: [],
+      enabled: true,
+    })
+    expect(gateway).toMatchObject({ library: 'gateway', default: true, syncIntervalMs: 300_000 })
+  })
+
+  it('rejects a server that is neither stdio nor HTTP, saying what is expected', () => {
+    expect(() => parseConfig({ gateway: { servers: { x: { cmd: 'node' } } } })).toThrow(
+      /gateway\.servers\.x.*"command".*"url"/,
+    )
+  })
+
+  it('rejects server names with dots: ids are server.tool', () => {
+    expect(() =>
+      parseConfig({ gateway: { servers: { 'my.server': { command: 'node' } } } }),
+    ).toThrow(/letters, digits/)
+  })
+
+  it('reads a client config in the mcpServers shape, dropping the transport type', async () => {
+    const file = write('claude.json', {
+      mcpServers: {
+        files: { type: 'stdio', command: 'node', args: ['files.js'] },
+        remote: { type: 'http', url: 'https://example.com/mcp' },
+      },
+    })
+    const layer = await readGatewayFile(file)
+    expect(layer).toEqual({
+      servers: {
+        files: { command: 'node', args: ['files.js'] },
+        remote: { url: 'https://example.com/mcp' },
+      },
+    })
+    expect(() => parseConfig({ gateway: layer })).not.toThrow()
+  })
+
+  it('reads a gateway section as it is, and names the file when it is not JSON', async () => {
+    const section = { servers: { a: { command: 'node' } }, syncIntervalMs: 0 }
+    expect(await readGatewayFile(write('gateway.json', section))).toEqual(section)
+    const bad = write('bad.json', '{ nope')
+    await expect(readGatewayFile(bad)).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining(bad),
+    })
+  })
+})

