@@ -8,7 +8,7 @@
  */
 import { throwIfAborted } from '../../errors.ts'
 import type { FinishReason } from '../language-model.ts'
-import type { CausalLmRuntime, ForwardOutput } from './causal-lm-runtime.ts'
+import type { CausalLmRuntime } from './causal-lm-runtime.ts'
 
 export interface DecodeOptions {
   /** Most tokens to sample, the end-of-turn token included. At least 1. */
@@ -41,7 +41,7 @@ export async function decodeTokens(
   const generated: number[] = []
   while (true) {
     throwIfAborted(options.signal)
-    const token = pickToken(lastLogits(output), options.temperature)
+    const token = pickToken(runtime.logitsAt(output.logits, output.positions - 1), options.temperature)
     if (runtime.eosTokenIds.has(token)) {
       return { text: runtime.decode(generated), sampled: generated.length + 1, finishReason: 'stop' }
     }
@@ -72,11 +72,6 @@ export function firstStop(text: string, stop: readonly string[]): number {
     if (at >= 0 && (cut < 0 || at < cut)) cut = at
   }
   return cut
-}
-
-function lastLogits(output: ForwardOutput): Float32Array {
-  const start = (output.positions - 1) * output.vocab
-  return output.logits.subarray(start, start + output.vocab)
 }
 
 function pickToken(logits: Float32Array, temperature: number): number {

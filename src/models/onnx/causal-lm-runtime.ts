@@ -51,12 +51,18 @@ export interface ForwardInput {
   keepLast: number
 }
 
+/** Logits as ONNX Runtime returned them: float16 stays 16-bit (Uint16Array on Node 20). */
+export interface Logits {
+  type: 'float32' | 'float16'
+  /** Row-major [rows, positions, vocab]. */
+  data: Float32Array | Uint16Array
+  vocab: number
+}
+
 export interface ForwardOutput {
-  /** Row-major [rows, positions, vocab] log-its, float32. */
-  logits: Float32Array
+  logits: Logits
   /** Positions per row in `logits` (all new positions when the export can't keep fewer). */
   positions: number
-  vocab: number
   past: KvCache
 }
 
@@ -147,17 +153,24 @@ export class CausalLmRuntime {
     if (input.past) feeds.past_key_values = input.past
     if (this.keepsLogits) feeds.num_logits_to_keep = this.#int64([input.keepLast], [])
     const outputs = await this.#model.forward(feeds)
-    const logits = outputs.logits.to('float32')
+    const { type, dims, data } = outputs.logits
+    if (type !== 'float32' && type !== 'float16') throw new Error(`unsupported logits type ${type}`)
     const past: KvCache = {}
     for (const [name, tensor] of Object.entries(outputs)) {
       if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = tensor
     }
     return {
-      logits: logits.data as Float32Array,
-      positions: logits.dims[1],
-      vocab: logits.dims[2],
+      logits: { type, data: data as Float32Array | Uint16Array, vocab: dims[2] },
+      positions: dims[1],
       past,
     }
+  }
+
+  /** One position's logits as float32 (`index` counts positions over all rows). */
+  logitsAt(logits: Logits, index: number): Float32Array {
+    const row = logits.data.subarray(index * logits.vocab, (index + 1) * logits.vocab)
+    if (logits.type === 'float32') return row as Float32Array
+    return this.#newTensor('float16', row, [logits.vocab]).to('float32').data as Float32Array
   }
 
   /** The cache of row 0 repeated `rows` times, so several continuations share one prompt pass. */

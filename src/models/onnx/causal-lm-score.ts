@@ -7,8 +7,9 @@
  * @module
  */
 import { throwIfAborted } from '../../errors.ts'
-import type { CausalLmRuntime } from './causal-lm-runtime.ts'
 import { ones } from './causal-lm-generate.ts'
+import { tokenLogProbs } from './causal-lm-log-probs.ts'
+import type { CausalLmRuntime } from './causal-lm-runtime.ts'
 
 export interface ScoreOptions {
   /** Choices per batched pass. Memory grows with rows × prompt length (tiled cache). */
@@ -36,7 +37,8 @@ export async function scoreContinuations(
     attentionMask: [ones(promptIds.length)],
     keepLast: 1,
   })
-  const first = prompt.logits.subarray((prompt.positions - 1) * prompt.vocab, prompt.positions * prompt.vocab)
+  // One position, many targets: cheaper in JavaScript than a pass through the helper graph.
+  const first = runtime.logitsAt(prompt.logits, prompt.positions - 1)
   const firstNorm = logSumExp(first)
   const scores = continuations.map((tokens) => first[tokens[0]] - firstNorm)
   let inputTokens = promptIds.length
@@ -59,14 +61,16 @@ export async function scoreContinuations(
       past: runtime.tileCache(prompt.past, batch.length),
       keepLast: width,
     })
-    // An export without num_logits_to_keep still returns exactly the `width` new positions.
-    const skip = output.positions - width
-    batch.forEach(({ index, feed, tokens }, row) => {
+    if (output.positions !== width) {
+      throw new Error(`expected logits for ${width} positions per row, got ${output.positions}`)
+    }
+    // Target of each (row, position): the next choice token; pads get 0 and are ignored.
+    const targets = batch.flatMap(({ tokens }) => pad(tokens.slice(1), width, 0))
+    const logProbs = await tokenLogProbs(output.logits, targets)
+    batch.forEach(({ index, feed }, row) => {
       inputTokens += feed.length
       for (let position = 0; position < feed.length; position++) {
-        const offset = (row * output.positions + skip + position) * output.vocab
-        const logits = output.logits.subarray(offset, offset + output.vocab)
-        scores[index] += logits[tokens[position + 1]] - logSumExp(logits)
+        scores[index] += logProbs[row * width + position]
       }
     })
   }
@@ -74,15 +78,17 @@ export async function scoreContinuations(
 }
 
 function pad(values: number[], width: number, filler: number): number[] {
-  return values.length >= width ? values : [...values, ...new Array<number>(width - values.length).fill(filler)]
+  return values.length >= width
+    ? values
+    : [...values, ...new Array<number>(width - values.length).fill(filler)]
 }
 
 /** log(sum(exp(x))), shifted by the maximum so that large logits don't overflow. */
 export function logSumExp(values: Float32Array): number {
   let max = -Infinity
-  for (const value of values) if (value > max) max = value
+  for (let index = 0; index < values.length; index++) if (values[index] > max) max = values[index]
   if (max === -Infinity) return -Infinity
   let sum = 0
-  for (const value of values) sum += Math.exp(value - max)
+  for (let index = 0; index < values.length; index++) sum += Math.exp(values[index] - max)
   return max + Math.log(sum)
 }

@@ -50,3 +50,17 @@ export async function createOnDevice<T>(
     return { value: await create('cpu'), device: 'cpu', fallbackReason: reason }
   }
 }
+
+type OnnxRuntimeModule = typeof import('onnxruntime-node')
+
+let loadingRuntime: Promise<OnnxRuntimeModule> | undefined
+
+/**
+ * ONNX Runtime for Node, for sessions transformers.js does not create (small helper graphs,
+ * inspecting a model file). It is the copy transformers.js itself runs on: transformers.js
+ * pins onnxruntime-node 1.30.0 and so does our package.json.
+ */
+export function loadOnnxRuntime(): Promise<OnnxRuntimeModule> {
+  loadingRuntime ??= import('onnxruntime-node')
+  return loadingRuntime
+}

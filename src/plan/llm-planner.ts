@@ -1,0 +1,124 @@
+/**
+ * The planner of Plan-Retrieve-Select: a small language model splits the instruction into short
+ * one-capability sub-steps (prompt in `prompts.ts`, parsing in `parse-plan.ts`). When its answer
+ * can't be used or the model fails, an optional fallback planner stands in and the response says
+ * so; an abort or a timeout is never papered over.
+ * @module
+ */
+import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
+import { SILENT_LOGGER, type Logger } from '../log.ts'
+import type { LanguageModel } from '../models/language-model.ts'
+import { parsePlan } from './parse-plan.ts'
+import type { CallOptions, Planner, PlanResult, Usage } from './planner.ts'
+import { buildPlanMessages } from './prompts.ts'
+
+export interface LlmPlannerOptions {
+  model: LanguageModel
+  /** Most steps a plan keeps; later ones are dropped. Default 8. */
+  maxSteps?: number
+  /** Token budget of the answer. Default 256 (a plan of 8 steps is about 120 tokens), 1,024 with thinking. */
+  maxTokens?: number
+  /** Let Qwen3 think before answering. Slower (hundreds of tokens); default false. */
+  thinking?: boolean
+  /** Stands in when the answer is unparsable or the model fails (not on abort or timeout). Default none. */
+  fallback?: Planner
+  logger?: Logger
+}
+
+export class LlmPlanner implements Planner {
+  readonly name: string
+  readonly #model: LanguageModel
+  readonly #maxSteps: number
+  readonly #maxTokens: number
+  readonly #thinking: boolean
+  readonly #fallback: Planner | undefined
+  readonly #logger: Logger
+
+  constructor(options: LlmPlannerOptions) {
+    this.name = `llm(${options.model.modelId})`
+    this.#model = options.model
+    this.#maxSteps = options.maxSteps ?? 8
+    this.#thinking = options.thinking ?? false
+    this.#maxTokens = options.maxTokens ?? (this.#thinking ? 1024 : 256)
+    this.#fallback = options.fallback
+    this.#logger = options.logger ?? SILENT_LOGGER
+  }
+
+  async plan(instruction: string, options: CallOptions = {}): Promise<PlanResult> {
+    let raw: string | undefined
+    let usage: Usage | undefined
+    try {
+      const answer = await this.#model.generate(buildPlanMessages(instruction, this.#maxSteps), {
+        maxTokens: this.#maxTokens,
+        thinking: this.#thinking,
+        signal: options.signal,
+      })
+      raw = answer.text
+      usage = answer.usage
+      const steps = parseOrExplain(
+        answer.text,
+        this.#maxSteps,
+        answer.finishReason === 'length',
+        this.#maxTokens,
+      )
+      // An explicit empty plan still yields one step: the Planner contract never returns none.
+      return { steps: steps.length > 0 ? steps : [instruction.trim()], planner: this.name, usage }
+    } catch (caught) {
+      const error = asToolselError(caught, this.name)
+      if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
+      throwIfAborted(options.signal)
+      this.#logger.warn('Planner failed; using the fallback planner', {
+        from: this.name,
+        to: this.#fallback.name,
+        code: error.code,
+        message: error.message,
+      })
+      const result = await this.#fallback.plan(instruction, options)
+      return {
+        ...result,
+        usage: addUsage(usage, result.usage),
+        fallback: {
+          stage: 'planner',
+          from: this.name,
+          to: this.#fallback.name,
+          code: error.code,
+          message: error.message,
+          ...(raw === undefined ? {} : { raw }),
+        },
+      }
+    }
+  }
+}
+
+/** parsePlan, with a hint when the answer was cut by the token budget. */
+function parseOrExplain(
+  text: string,
+  maxSteps: number,
+  truncated: boolean,
+  maxTokens: number,
+): string[] {
+  try {
+    return parsePlan(text, { maxSteps })
+  } catch (error) {
+    if (!truncated || !isToolselError(error)) throw error
+    throw new ToolselError(
+      error.code,
+      `${error.message} The answer was cut at ${maxTokens} tokens; raise the planner's maxTokens.`,
+      { cause: error, details: error.details },
+    )
+  }
+}
+
+function asToolselError(error: unknown, planner: string): ToolselError {
+  if (error instanceof ToolselError) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ToolselError('MODEL_CALL_FAILED', `${planner} failed: ${reason}`, { cause: error })
+}
+
+function addUsage(first: Usage | undefined, second: Usage | undefined): Usage | undefined {
+  if (!first || !second) return first ?? second
+  return {
+    inputTokens: first.inputTokens + second.inputTokens,
+    outputTokens: first.outputTokens + second.outputTokens,
+  }
+}

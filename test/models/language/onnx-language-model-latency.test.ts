@@ -1,0 +1,58 @@
+/**
+ * Prints (does not assert) what our code costs on CPU around the model itself: the tiny
+ * fixtures compute almost nothing, so these times are the decoding loop, tensor plumbing,
+ * log-softmax over Qwen3's 151,936-token vocabulary, tokenizer and chat template.
+ */
+import { describe, expect, it } from 'vitest'
+import { OnnxLanguageModel } from '../../../src/models/onnx/onnx-language-model.ts'
+import { buildPlanMessages, buildSelectMessages } from '../../../src/plan/prompts.ts'
+import type { CandidateTool } from '../../../src/select/selector.ts'
+import { TINY_MODELS_MISSING, tinyModel } from './tiny-models.ts'
+
+const RUNS = 7
+
+async function median(run: () => Promise<unknown>): Promise<number> {
+  await run()
+  const times: number[] = []
+  for (let index = 0; index < RUNS; index++) {
+    const started = performance.now()
+    await run()
+    times.push(performance.now() - started)
+  }
+  return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)]
+}
+
+const CANDIDATES: CandidateTool[] = Array.from({ length: 15 }, (_, index) => ({
+  id: index === 7 ? 'weather.get_forecast' : `tool_${index}.action_${index}`,
+  name: `Tool ${index}`,
+  description: `Does thing number ${index} for the user, given a few parameters and an API key.`,
+  score: 10 - index / 2,
+}))
+
+describe.skipIf(TINY_MODELS_MISSING)('ONNX language model overhead (printed)', () => {
+  it('measures generation per token and choice scoring for 15 candidates + none', async () => {
+    const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
+    const plan = buildPlanMessages('Get the weather forecast for Paris tomorrow and email it to Ann.', 8)
+    const one = await median(() => model.generate(plan, { maxTokens: 1 }))
+    const hundred = await median(() => model.generate(plan, { maxTokens: 101 }))
+    const perToken = (hundred - one) / 100
+
+    const selector = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))
+    const messages = buildSelectMessages('get the weather forecast for Paris tomorrow', CANDIDATES, 'none')
+    const choices = [...CANDIDATES.map((candidate) => candidate.id), 'none']
+    const { usage } = await selector.scoreChoices(messages, choices)
+    const score = await median(() => selector.scoreChoices(messages, choices))
+    OnnxLanguageModel.clearCache()
+    const unbatched = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { scoreBatchSize: 1 })
+    const scoreOneByOne = await median(() => unbatched.scoreChoices(messages, choices))
+    OnnxLanguageModel.clearCache()
+
+    console.log(
+      [
+        `generate: prompt pass + first token ${one.toFixed(1)} ms (${plan.length} messages), ${perToken.toFixed(2)} ms per further token`,
+        `scoreChoices, 16 choices, prompt ${usage.inputTokens} tokens fed: ${score.toFixed(1)} ms batched, ${scoreOneByOne.toFixed(1)} ms one choice per pass`,
+      ].join('\n'),
+    )
+    expect(perToken).toBeGreaterThan(0)
+  })
+})
