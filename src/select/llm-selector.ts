@@ -1,0 +1,118 @@
+/**
+ * The selector of Plan-Retrieve-Select: per step, a small language model picks one tool among
+ * the retrieved candidates, or none. The answer is constrained, not parsed: every candidate id
+ * and `none` is scored with `scoreChoices` and the best wins, so it is always a valid choice.
+ * Backends that answer in text (guided decoding) reject an answer outside the list with
+ * SELECTION_OUTSIDE_CANDIDATES; it is never mapped to a near match.
+ * @module
+ */
+import { ToolselError, throwIfAborted } from '../errors.ts'
+import { SILENT_LOGGER, type Logger } from '../log.ts'
+import { argmax, type LanguageModel } from '../models/language-model.ts'
+import type { CallOptions } from '../plan/planner.ts'
+import { buildSelectMessages } from '../plan/prompts.ts'
+import type { CandidateTool, Selection, SelectionRequest, Selector } from './selector.ts'
+
+export interface LlmSelectorOptions {
+  model: LanguageModel
+  /**
+   * Log-probability margin (nats) the best tool must have over `none`; weaker picks become none.
+   * Default 0 (plain argmax). Sensible 0-5: 1 means the tool must be e (2.7) times likelier.
+   * Has no effect with guided-decoding backends, which score unchosen answers -Infinity.
+   */
+  margin?: number
+  /** Stands in for a step whose model call fails (not on abort or timeout). Default none. */
+  fallback?: Selector
+  logger?: Logger
+}
+
+export class LlmSelector implements Selector {
+  readonly name: string
+  readonly #model: LanguageModel
+  readonly #margin: number
+  readonly #fallback: Selector | undefined
+  readonly #logger: Logger
+
+  constructor(options: LlmSelectorOptions) {
+    this.name = `llm(${options.model.modelId})`
+    this.#model = options.model
+    this.#margin = options.margin ?? 0
+    this.#fallback = options.fallback
+    this.#logger = options.logger ?? SILENT_LOGGER
+  }
+
+  /**
+   * All steps are sent at once: an HTTP backend serves them concurrently (vLLM batches them);
+   * the ONNX backend queues them and runs each step's candidates in one batched pass.
+   */
+  select(requests: SelectionRequest[], options: CallOptions = {}): Promise<Selection[]> {
+    return Promise.all(requests.map((request) => this.#selectOrFallBack(request, options)))
+  }
+
+  async #selectOrFallBack(request: SelectionRequest, options: CallOptions): Promise<Selection> {
+    try {
+      return await this.#selectOne(request, options.signal)
+    } catch (caught) {
+      const error =
+        caught instanceof ToolselError
+          ? caught
+          : new ToolselError('MODEL_CALL_FAILED', `${this.name} failed: ${String(caught)}`, {
+              cause: caught,
+            })
+      if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
+      throwIfAborted(options.signal)
+      this.#logger.warn('Selector failed; using the fallback selector', {
+        from: this.name,
+        to: this.#fallback.name,
+        code: error.code,
+        message: error.message,
+      })
+      const [selection] = await this.#fallback.select([request], options)
+      const raw = error.details.raw
+      return {
+        ...selection,
+        fallback: {
+          stage: 'selector',
+          from: this.name,
+          to: this.#fallback.name,
+          code: error.code,
+          message: error.message,
+          ...(typeof raw === 'string' ? { raw } : {}),
+        },
+      }
+    }
+  }
+
+  async #selectOne(request: SelectionRequest, signal: AbortSignal | undefined): Promise<Selection> {
+    const candidates = uniqueById(request.candidates)
+    if (candidates.length === 0) return { toolId: null }
+    const ids = candidates.map((candidate) => candidate.id)
+    // A candidate may itself be called "none"; the no-tool answer then needs another label.
+    const none = ids.includes('none') ? 'none of these' : 'none'
+    const choices = [...ids, none]
+    const { scores, usage } = await this.#model.scoreChoices(
+      buildSelectMessages(request.step, candidates, none),
+      choices,
+      { signal },
+    )
+    if (scores.length !== choices.length) {
+      throw new ToolselError(
+        'MODEL_CALL_FAILED',
+        `${this.name} returned ${scores.length} scores for ${choices.length} choices.`,
+        { details: { choices, scores } },
+      )
+    }
+    const best = argmax(scores)
+    const noneScore = scores[choices.length - 1]
+    const isTool = best < ids.length && scores[best] > -Infinity
+    if (isTool && scores[best] - noneScore >= this.#margin) {
+      return { toolId: ids[best], score: scores[best], usage }
+    }
+    return { toolId: null, score: noneScore, usage }
+  }
+}
+
+function uniqueById(candidates: readonly CandidateTool[]): CandidateTool[] {
+  const seen = new Set<string>()
+  return candidates.filter((candidate) => !seen.has(candidate.id) && seen.add(candidate.id))
+}
