@@ -80,7 +80,7 @@ export function layoutProblems(directory: string, dtype: OnnxDtype): LayoutProbl
       fix:
         others.length > 0
           ? `Use one of the dtypes present (${others.join(', ')}), or add the file.`
-          : 'Export the model to ONNX: optimum-cli export onnx --task text-generation-with-past --model <model> <dir>, then move model.onnx into <dir>/onnx/.',
+          : 'Export the model to ONNX (optimum-cli export onnx --task text-generation-with-past --model <model> <out>) and move model.onnx and model.onnx_data into <dir>/onnx/ (see models/README.md).',
     })
   }
   return problems
