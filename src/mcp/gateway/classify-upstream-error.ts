@@ -5,6 +5,7 @@
  * @module
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { ToolselError } from '../../errors.ts'
 
 export type UpstreamFailure = 'timeout' | 'connection' | 'rejected'
 
@@ -23,4 +24,18 @@ export function describeUpstreamError(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const cause = error.cause instanceof Error ? error.cause.message : undefined
   return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message
+}
+
+/**
+ * The server answered a call with a JSON-RPC error: bad arguments or an unknown tool are the
+ * caller's to fix (INVALID_INPUT); anything else is the server failing (UPSTREAM_UNAVAILABLE).
+ */
+export function rejectedCallError(server: string, tool: string, error: unknown): ToolselError {
+  const code = error instanceof McpError ? error.code : undefined
+  const callerFault = code === ErrorCode.InvalidParams || code === ErrorCode.MethodNotFound
+  return new ToolselError(
+    callerFault ? 'INVALID_INPUT' : 'UPSTREAM_UNAVAILABLE',
+    `Upstream "${server}" rejected the call to "${tool}": ${describeUpstreamError(error)}${callerFault ? ' Check the arguments against get_tool_schemas.' : ''}`,
+    { cause: error, details: { server, tool } },
+  )
 }

@@ -8,10 +8,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
-  ErrorCode,
   ToolListChangedNotificationSchema,
   type CallToolResult,
-  type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { GatewayConfig, UpstreamConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
@@ -19,22 +17,23 @@ import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
 import { backoffDelay } from './backoff-delay.ts'
-import { classifyUpstreamError, describeUpstreamError } from './classify-upstream-error.ts'
+import {
+  classifyUpstreamError,
+  describeUpstreamError,
+  rejectedCallError,
+} from './classify-upstream-error.ts'
 import {
   createUpstreamTransport,
   upstreamKind,
   upstreamTarget,
 } from './create-upstream-transport.ts'
-import { upstreamTools } from './upstream-tools.ts'
+import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
   unavailableError,
   upstreamState,
   type UpstreamState,
   type UpstreamStatus,
 } from './upstream-state.ts'
-
-/** Most `tools/list` pages followed per sync; guards against a server that never ends its cursor. */
-const MAX_PAGES = 1000
 
 export interface UpstreamOptions {
   settings: GatewayConfig
@@ -58,6 +57,7 @@ export class UpstreamConnection {
   #retryTimer: NodeJS.Timeout | undefined
   #nextRetryAt: number | undefined
   #syncing: Promise<void> | undefined
+  #syncAgain = false
   #closed = false
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
@@ -102,6 +102,8 @@ export class UpstreamConnection {
     )
     try {
       await client.connect(transport, { timeout: settings.connectTimeoutMs })
+      // Closed while connecting: don't keep a process or session nobody will close.
+      if (this.#closed) return void (await client.close().catch(() => undefined))
       this.#client = client
       await this.#list(client)
       if (this.#downSince !== undefined) logger.info(`Upstream "${this.name}" is back`)
@@ -115,13 +117,23 @@ export class UpstreamConnection {
     }
   }
 
-  /** Re-lists the tools (on list_changed and on the TTL); concurrent calls share one listing. */
+  /**
+   * Re-lists the tools (on list_changed and on the TTL). A request that arrives during a listing
+   * makes it run once more afterwards: that listing may have read its pages before the change.
+   */
   sync(): Promise<void> {
-    const client = this.#client
-    if (!client || this.#closed) return Promise.resolve()
-    this.#syncing ??= this.#list(client)
-      .catch((error: unknown) => this.#failed('tools/list', error))
-      .finally(() => (this.#syncing = undefined))
+    if (this.#syncing) {
+      this.#syncAgain = true
+      return this.#syncing
+    }
+    this.#syncing = (async () => {
+      do {
+        this.#syncAgain = false
+        const client = this.#client
+        if (!client || this.#closed) return
+        await this.#list(client).catch((error: unknown) => this.#failed('tools/list', error))
+      } while (this.#syncAgain)
+    })().finally(() => (this.#syncing = undefined))
     return this.#syncing
   }
 
@@ -145,16 +157,8 @@ export class UpstreamConnection {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
       this.#failed(`tools/call ${name}`, error)
-      if (classifyUpstreamError(error) === 'rejected') {
-        const code = (error as { code?: number }).code
-        throw new ToolselError(
-          code === ErrorCode.InvalidParams || code === ErrorCode.MethodNotFound
-            ? 'INVALID_INPUT'
-            : 'UPSTREAM_UNAVAILABLE',
-          `Upstream "${this.name}" rejected the call to "${name}": ${describeUpstreamError(error)}`,
-          { cause: error, details: { server: this.name, tool: name } },
-        )
-      }
+      if (classifyUpstreamError(error) === 'rejected')
+        throw rejectedCallError(this.name, name, error)
       throw unavailableError(this.state(), error)
     }
   }
@@ -169,16 +173,7 @@ export class UpstreamConnection {
 
   async #list(client: Client): Promise<void> {
     const started = performance.now()
-    const listed: McpTool[] = []
-    let cursor: string | undefined
-    for (let page = 0; page < MAX_PAGES; page += 1) {
-      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-        timeout: this.#options.settings.connectTimeoutMs,
-      })
-      listed.push(...result.tools)
-      cursor = result.nextCursor
-      if (!cursor) break
-    }
+    const listed = await listAllTools(client, this.#options.settings.connectTimeoutMs)
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
     for (const warning of warnings) this.#options.logger.warn(warning)
     this.#tools = tools

@@ -1,13 +1,32 @@
 /**
- * An upstream's `tools/list` result as library tools: through the MCP importer (so ids are
- * `server.name`, exactly as for MCP files), one tool at a time so that one malformed tool is
- * skipped with a warning instead of hiding the whole server.
+ * Listing an upstream's tools (every page) and turning them into library tools: through the MCP
+ * importer (so ids are `server.name`, exactly as for MCP files), one tool at a time so that one
+ * malformed tool is skipped with a warning instead of hiding the whole server.
  * @module
  */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
 import type { Tool } from '../../library/tool.ts'
+
+/** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
+const MAX_PAGES = 1000
+
+/** Every page of `tools/list`, following `nextCursor`; each page gets `timeoutMs`. */
+export async function listAllTools(client: Client, timeoutMs: number): Promise<McpTool[]> {
+  const listed: McpTool[] = []
+  let cursor: string | undefined
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      timeout: timeoutMs,
+    })
+    listed.push(...result.tools)
+    cursor = result.nextCursor
+    if (!cursor) break
+  }
+  return listed
+}
 
 export interface UpstreamTools {
   tools: Tool[]
