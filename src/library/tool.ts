@@ -63,8 +63,25 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
 }
 
-/** The first sentence (or the first 160 characters) of a description, for compact listings. */
+const oneLineCache = new Map<string, string>()
+const ONE_LINE_CACHE_LIMIT = 100_000
+
+/**
+ * The first sentence (or the first 160 characters) of a description, for compact listings.
+ * Memoised: the pipeline asks for it for every candidate of every step.
+ */
 export function oneLineDescription(description: string, maxLength = 160): string {
+  if (maxLength !== 160) return computeOneLine(description, maxLength)
+  let line = oneLineCache.get(description)
+  if (line === undefined) {
+    line = computeOneLine(description, maxLength)
+    if (oneLineCache.size >= ONE_LINE_CACHE_LIMIT) oneLineCache.clear()
+    oneLineCache.set(description, line)
+  }
+  return line
+}
+
+function computeOneLine(description: string, maxLength: number): string {
   const flat = description.replace(/\s+/g, ' ').trim()
   const sentenceEnd = flat.search(/[.!?](\s|$)/)
   const sentence = sentenceEnd >= 0 ? flat.slice(0, sentenceEnd + 1) : flat

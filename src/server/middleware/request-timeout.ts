@@ -39,7 +39,7 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     c.set('signal', controller.signal)
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
-      if (outcome === 'timeout') c.res = errorResponse(c, timeoutError)
+      if (outcome === 'timeout') c.res = errorResponse(c, controller.signal.reason as ToolselError)
     } finally {
       clearTimeout(timer)
       clientSignal?.removeEventListener('abort', onClientAbort)

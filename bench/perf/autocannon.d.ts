@@ -1,0 +1,37 @@
+/** The parts of autocannon's API bench/perf.ts uses (the package ships no types). */
+declare module 'autocannon' {
+  namespace autocannon {
+    interface Request {
+      method?: string
+      path?: string
+      headers?: Record<string, string>
+      body?: string
+    }
+    interface Options {
+      url: string
+      connections?: number
+      duration?: number
+      method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
+      headers?: Record<string, string>
+      body?: string
+      requests?: Array<{ setupRequest?: (request: Request) => Request }>
+    }
+    interface Histogram {
+      average: number
+      p50: number
+      p99: number
+      total: number
+    }
+    interface Result {
+      latency: Histogram
+      requests: Histogram
+      errors: number
+      non2xx: number
+    }
+  }
+  function autocannon(
+    options: autocannon.Options,
+    callback: (error: Error | null, result: autocannon.Result) => void,
+  ): void
+  export default autocannon
+}

@@ -1,0 +1,81 @@
+/** The in-process half of bench/perf.ts: build, memory, BM25 and selectTools latency for one size. */
+import { stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { selectTools } from '../../src/pipeline.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { Top1Selector } from '../../src/select/top1-selector.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { saveIndexedLibrary } from '../../src/store/index-store.ts'
+import { collectGarbage, rssMiB, summarize, timeCalls, type LatencySummary } from './measure.ts'
+import { buildSyntheticLibrary, loadBenchmarkQueries } from './synthetic-library.ts'
+
+export interface InProcessResult {
+  tools: number
+  library: string
+  withRealDescription: number
+  buildSeconds: number
+  rssBeforeBuildMiB: number
+  rssAfterBuildMiB: number
+  indexFileMiB: number
+  stepQueries: number
+  bm25: LatencySummary
+  selectTools: LatencySummary
+}
+
+export async function measureInProcess(
+  dataDir: string,
+  size: number,
+  out: string,
+): Promise<InProcessResult> {
+  const config = defaultConfig()
+  const { tools, stats } = await buildSyntheticLibrary(dataDir, size)
+  const instructions = await loadBenchmarkQueries(dataDir)
+  const library = new ToolLibrary(`perf-${size}`, tools)
+  collectGarbage()
+  const rssBeforeBuildMiB = rssMiB()
+
+  const started = performance.now()
+  const indexed = await buildIndexedLibrary(library, config)
+  const buildSeconds = (performance.now() - started) / 1000
+  collectGarbage()
+  const rssAfterBuildMiB = rssMiB()
+
+  const planner = new RulePlanner()
+  const steps = instructions.flatMap((instruction) => planner.split(instruction))
+  const bm25 = indexed.retrievers.get('bm25')!
+  const options = { k: config.retrieve.k }
+  await timeCalls(steps, 1, (step) => bm25.retrieve(step, options)) // warm-up
+  const bm25Samples = await timeCalls(steps, 3, (step) => bm25.retrieve(step, options))
+
+  const pipeline = {
+    library,
+    planner,
+    retriever: bm25,
+    selector: new Top1Selector(),
+    k: config.retrieve.k,
+  }
+  await timeCalls(instructions, 1, (instruction) => selectTools(instruction, pipeline))
+  const selectSamples = await timeCalls(instructions, 3, (instruction) =>
+    selectTools(instruction, pipeline),
+  )
+
+  const dir = await saveIndexedLibrary(out, indexed)
+  await writeFile(join(out, 'instructions.json'), JSON.stringify(instructions))
+  const indexFileMiB =
+    ((await stat(join(dir, 'bm25.json'))).size + (await stat(join(dir, 'tools.jsonl'))).size) /
+    2 ** 20
+  return {
+    tools: stats.tools,
+    library: library.name,
+    withRealDescription: stats.withRealDescription,
+    buildSeconds,
+    rssBeforeBuildMiB,
+    rssAfterBuildMiB,
+    indexFileMiB,
+    stepQueries: steps.length,
+    bm25: summarize(bm25Samples),
+    selectTools: summarize(selectSamples),
+  }
+}
