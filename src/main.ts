@@ -3,6 +3,7 @@
  * loads the config once (defaults < file < env < flags).
  * @module
  */
+import { benchCommand, BENCH_HELP } from './cli/bench-command.ts'
 import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
 import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
@@ -18,6 +19,7 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   index: [indexCommand, 'Import a tool file and build its index', INDEX_HELP],
   select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
+  bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
 }
 
 function usage(): string {

@@ -1,0 +1,82 @@
+/**
+ * summary.md: the results table, skipped splits, per-split notes and exact match by gold-set size.
+ * @module
+ */
+import type { BenchReport } from '../bench-report.ts'
+import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
+
+export function renderSummary(report: BenchReport): string {
+  const lines = [`# Benchmark: ${report.settings.name}`, '', runLine(report), '']
+  lines.push(
+    'EM = exact match of the predicted tool set (%); "filtered" drops gold tools sharing no content word with the query (n = queries left when some lost every gold tool). P/R/F1 = set precision/recall/F1. Pool recall = gold tools among all step candidates; R@K over the merged ranked candidates. Planner-reward F1 = the paper\'s reward with a 1/log2(rank+1) recall discount. Latency per query, milliseconds.',
+    '',
+  )
+  if (report.suites.length === 0) lines.push('No suite ran: see "Skipped" below.')
+  else lines.push(...resultsTable(report), '', ...bySizeTable(report))
+  lines.push('', '## Splits', '')
+  for (const suite of report.suites) {
+    for (const split of suite.splits) {
+      const { stats, metrics } = split
+      const facts = [
+        `${stats.queries} of ${stats.records} records`,
+        `library ${split.library.name} (${split.library.tools} tools, matched by ${split.library.matchBy})`,
+        `components ${split.components.planner} → ${split.components.retriever} → ${split.components.selector}`,
+        `fallbacks: planner ${metrics.fallbacks.planner}, selector ${metrics.fallbacks.selector}`,
+        `tokens/query ${metrics.tokens.perQuery}`,
+      ]
+      if (metrics.errors > 0) facts.push(`**${metrics.errors} queries failed** (counted as misses)`)
+      const swapped = split.library.swapped
+      if (swapped)
+        facts.push(
+          `${swapped.goldMissing} gold tools (${swapped.queriesWithGoldMissing} queries) missing from the swapped library`,
+        )
+      lines.push(`- **${split.name}**: ${facts.join('; ')}.`)
+      for (const note of split.notes) lines.push(`  - ${note}`)
+    }
+  }
+  if (report.skipped.length > 0) {
+    lines.push('', '## Skipped', '')
+    for (const skip of report.skipped) lines.push(`- ${skip.name}: ${skip.reason}`)
+  }
+  lines.push(
+    '',
+    `Wall time ${(report.timings.wallMs / 1000).toFixed(1)} s. The merged config is in report.json.`,
+    '',
+  )
+  return lines.join('\n')
+}
+
+function resultsTable(report: BenchReport): string[] {
+  const lines = [tableLine([...SUMMARY_COLUMNS])]
+  lines.push(tableLine(SUMMARY_COLUMNS.map((_, index) => (index === 0 ? '---' : '---:'))))
+  for (const row of summaryRows(report)) {
+    const cells = rowCells(row)
+    cells[0] = row.depth === 1 ? `  ↳ ${cells[0]}` : `**${cells[0]}**`
+    lines.push(tableLine(cells))
+  }
+  return lines
+}
+
+function bySizeTable(report: BenchReport): string[] {
+  const sizes = [
+    ...new Set(
+      report.suites.flatMap((suite) => suite.metrics.byGoldSize.map((group) => group.size)),
+    ),
+  ].sort((a, b) => a - b)
+  if (sizes.length === 0) return []
+  const lines = ['## Exact match by gold-set size', '', 'EM % (queries) per gold-set size.', '']
+  lines.push(tableLine(['suite', ...sizes.map(String)]))
+  lines.push(tableLine(['---', ...sizes.map(() => '---:')]))
+  for (const suite of report.suites) {
+    const cells = sizes.map((size) => {
+      const group = suite.metrics.byGoldSize.find((entry) => entry.size === size)
+      return group ? `${(group.exactMatch * 100).toFixed(1)} (${group.queries})` : ''
+    })
+    lines.push(tableLine([suite.name, ...cells]))
+  }
+  return lines
+}
+
+function tableLine(cells: string[]): string {
+  return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`
+}

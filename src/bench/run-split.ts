@@ -1,0 +1,160 @@
+/**
+ * Runs one split: index its library (or each query's own, in closed mode, or the swapped-in
+ * `--library`), answer every query, and score it against the gold.
+ * @module
+ */
+import type { Config } from '../config/schema.ts'
+import type { Tool } from '../library/tool.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import { buildIndexedLibrary } from '../store/build-index.ts'
+import type { IndexedLibrary } from '../store/indexed-library.ts'
+import { requireRetriever } from '../store/indexed-library.ts'
+import type { QueryReport, SplitReport } from './bench-report.ts'
+import type { CaseRunner, CaseTarget } from './case-runner.ts'
+import {
+  aggregateMetrics,
+  summarizeLatency,
+  type ScoredQuery,
+} from './metrics/aggregate-metrics.ts'
+import { lexicalFilter, toolContentText } from './metrics/lexical-filter.ts'
+import { queryMetrics } from './metrics/query-metrics.ts'
+import { queryReport, roundMetrics } from './query-report.ts'
+import type { BenchSplit } from './suites/bench-suite.ts'
+
+export interface SplitRunOptions {
+  runner: CaseRunner
+  config: Config
+  /** `bm25`, `dense`, `hybrid`: looked up in each built index. */
+  retrieverKind: string
+  /** Only the first N queries. */
+  limit?: number
+  /** Leave candidate lists out of the per-query records. */
+  compact: boolean
+  /** `--library`: evaluate against this index instead of the split's own library. */
+  swap?: { file: string; indexed: IndexedLibrary }
+  /** Called after each query. */
+  onQuery?: () => void
+}
+
+export interface SplitRun {
+  report: SplitReport
+  scored: ScoredQuery[]
+}
+
+export async function runSplit(split: BenchSplit, options: SplitRunOptions): Promise<SplitRun> {
+  const cases = options.limit === undefined ? split.cases : split.cases.slice(0, options.limit)
+  const indexStarted = performance.now()
+  const shared =
+    options.swap?.indexed ?? (await indexTools(split.name, split.tools, options.config))
+  let indexMs = performance.now() - indexStarted
+  const keyOf = createKeyOf(split, options.swap?.indexed.library.tools)
+  const textOf = createTextOf(split.tools)
+  const evalKeys = new Set(shared.library.tools.map((tool) => keyOf(tool.id)))
+  let goldMissing = 0
+  let queriesWithGoldMissing = 0
+
+  const queries: QueryReport[] = []
+  const scored: ScoredQuery[] = []
+  const runStarted = performance.now()
+  for (const benchCase of cases) {
+    let target: CaseTarget = { library: shared.library, retriever: retrieverOf(shared, options) }
+    if (benchCase.library && !options.swap) {
+      const started = performance.now()
+      const own = await indexTools(
+        `${split.name}.${benchCase.id}`,
+        benchCase.library,
+        options.config,
+      )
+      indexMs += performance.now() - started
+      target = { library: own.library, retriever: retrieverOf(own, options) }
+    }
+    const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)
+    const goldKeys = unique(benchCase.gold.map(keyOf))
+    if (options.swap) {
+      const missing = goldKeys.filter((key) => !evalKeys.has(key)).length
+      goldMissing += missing
+      if (missing > 0) queriesWithGoldMissing += 1
+    }
+    const filteredGold = lexicalFilter(benchCase.instruction, benchCase.gold, textOf)
+    const metrics = roundMetrics(
+      queryMetrics({
+        predicted: unique(outcome.predicted.map(keyOf)),
+        gold: goldKeys,
+        stepCandidates: outcome.steps.map((step) =>
+          unique(step.candidates.map((c) => keyOf(c.id))),
+        ),
+        filteredGold: unique(filteredGold.map(keyOf)),
+      }),
+    )
+    queries.push(queryReport(benchCase, outcome, metrics, filteredGold, options.compact))
+    scored.push({
+      metrics,
+      goldSize: goldKeys.length,
+      totalMs: outcome.timings.totalMs,
+      usage: outcome.usage,
+      fallbacks: {
+        planner: outcome.fallbacks.filter((fallback) => fallback.stage === 'planner').length,
+        selector: outcome.fallbacks.filter((fallback) => fallback.stage === 'selector').length,
+      },
+      error: outcome.error,
+    })
+    options.onQuery?.()
+  }
+  const runMs = performance.now() - runStarted
+
+  const report: SplitReport = {
+    name: split.name,
+    files: split.files,
+    notes: split.notes,
+    stats: split.stats,
+    library: {
+      name: shared.library.name,
+      tools: shared.library.size,
+      ...(options.swap && {
+        swapped: { file: options.swap.file, goldMissing, queriesWithGoldMissing },
+      }),
+      matchBy: split.matchKey ? 'api_call' : 'id',
+    },
+    components: options.runner.components(retrieverOf(shared, options)),
+    metrics: aggregateMetrics(scored),
+    latency: summarizeLatency(scored),
+    timings: { indexMs: Math.round(indexMs), runMs: Math.round(runMs) },
+    queries,
+  }
+  return { report, scored }
+}
+
+function retrieverOf(indexed: IndexedLibrary, options: SplitRunOptions) {
+  return requireRetriever(indexed, options.retrieverKind)
+}
+
+/** Library names are directory-safe (see LIBRARY_NAME_PATTERN): `/` and the like become `.`. */
+export function benchLibraryName(name: string): string {
+  const safe = `bench.${name}`.replace(/[^a-zA-Z0-9._-]/g, '.')
+  return safe.length <= 64 ? safe : safe.slice(0, 64)
+}
+
+async function indexTools(name: string, tools: readonly Tool[], config: Config) {
+  return buildIndexedLibrary(new ToolLibrary(benchLibraryName(name), tools), config)
+}
+
+/** Tool id → match key (the id itself unless the split matches by an equivalence, e.g. api_call). */
+function createKeyOf(split: BenchSplit, extra: readonly Tool[] = []): (id: string) => string {
+  const { matchKey } = split
+  if (!matchKey) return (id) => id
+  const keys = new Map<string, string>()
+  for (const tool of [...split.tools, ...extra]) keys.set(tool.id, matchKey(tool))
+  return (id) => keys.get(id) ?? id
+}
+
+function createTextOf(tools: readonly Tool[]): (id: string) => string | undefined {
+  const byId = new Map(tools.map((tool) => [tool.id, tool]))
+  return (id) => {
+    const tool = byId.get(id)
+    return tool && toolContentText(tool)
+  }
+}
+
+function unique<T>(values: Iterable<T>): T[] {
+  return [...new Set(values)]
+}

@@ -1,0 +1,172 @@
+/** `toolsel bench`: run the offline quality benchmark and write report.json, summary.md, report.html. */
+import { join } from 'node:path'
+import { createComponents } from '../components.ts'
+import { ToolselError } from '../errors.ts'
+import type { BenchRunSettings } from '../bench/bench-report.ts'
+import { createOracleCountRunner, createPipelineRunner } from '../bench/case-runner.ts'
+import { renderSummary, writeReport } from '../bench/report/index.ts'
+import { runBench } from '../bench/run-bench.ts'
+import {
+  LIBRARY_MODES,
+  SUITES,
+  type LibraryMode,
+  type UnmappableGold,
+} from '../bench/suites/index.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  numberFlag,
+  parseCommand,
+  type CommandIO,
+} from './cli-options.ts'
+import { createProgress } from './progress.ts'
+
+export const BENCH_HELP = `Usage: toolsel bench [--suite <name|all>] [options]
+
+Runs Plan-Retrieve-Select over benchmark suites and scores the predicted tool sets against the
+gold sets (exact match first). Writes report.json, summary.md and report.html to --out.
+
+Suites: all, ${SUITES.map((suite) => suite.name).join(', ')}
+
+Options:
+  --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the reason
+  --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env TOOLSEL_DATA_DIR)
+  --queries <file>          Query file (or BEIR folder) instead of the suite's own; one suite only
+  --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus); one suite only
+  --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default), corpus
+  --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or keep
+  --library <file>          Evaluate against this tool library instead (library swap; missing gold = misses)
+  --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
+  --planner <id>            rule | none | llm:<model> (default rule)
+  --selector <id>           top1 | llm:<model> (default top1)
+  --retriever <kind>        bm25 | dense | hybrid (default bm25)
+  --k <n>                   Candidates per step (default 15)
+  --tau <x>                 BM25 score threshold (default 3)
+  --limit <n>               Only the first n queries of each split
+  --name <name>             Run name (default: <timestamp>-<suite>)
+  --out <dir>               Report directory (default bench.outDir/<name>)
+  --compact                 Leave candidate lists out of report.json (for committed baselines)
+  --json                    Print report.json to stdout instead of the summary
+${COMMON_HELP}`
+
+const OPTIONS = {
+  suite: { type: 'string' },
+  data: { type: 'string' },
+  queries: { type: 'string' },
+  tools: { type: 'string' },
+  'library-mode': { type: 'string' },
+  unmappable: { type: 'string' },
+  library: { type: 'string' },
+  baseline: { type: 'string' },
+  planner: { type: 'string' },
+  selector: { type: 'string' },
+  retriever: { type: 'string' },
+  k: { type: 'string' },
+  tau: { type: 'string' },
+  limit: { type: 'string' },
+  name: { type: 'string' },
+  out: { type: 'string' },
+  compact: { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const
+
+export async function benchCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseCommand(argv, OPTIONS, 'bench')
+  if (values.help) return (io.stdout(`${BENCH_HELP}\n`), 0)
+  if (positionals.length > 0) throw invalid(`unexpected argument "${positionals[0]}"`)
+  const { config, logger } = await commandConfig(
+    values,
+    {
+      'bench.dataDir': values.data,
+      'retrieve.k': numberFlag(values.k, 'k'),
+      'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
+      'retrieve.retriever': values.retriever,
+      'plan.planner': values.planner,
+      'select.selector': values.selector,
+    },
+    io,
+  )
+  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  const suite = values.suite ?? 'all'
+  if (suite === 'all' && (values.queries || values.tools)) {
+    throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")
+  }
+  const baseline = oneOf(values.baseline, ['oracle-count'] as const, 'baseline')
+  const name = values.name ?? `${new Date().toISOString().replace(/[:.]/g, '-')}-${suite}`
+  const settings: BenchRunSettings = {
+    suite,
+    name,
+    dataDir: config.bench.dataDir,
+    queries: values.queries,
+    tools: values.tools,
+    libraryMode:
+      oneOf(values['library-mode'], LIBRARY_MODES, 'library-mode') ??
+      (values.tools && suite.startsWith('toolbench') ? 'corpus' : 'union'),
+    unmappable: oneOf(values.unmappable, ['drop', 'keep'] as const, 'unmappable') ?? 'drop',
+    baseline,
+    planner: baseline ? 'none' : config.plan.planner,
+    selector: baseline ?? config.select.selector,
+    retriever: config.retrieve.retriever,
+    k: config.retrieve.k,
+    tau: config.retrieve.bm25.tau,
+    limit: positiveInteger(values.limit, 'limit'),
+    swapLibrary: values.library,
+    compact: values.compact ?? false,
+  }
+  const components = createComponents(config, logger)
+  const runner = baseline
+    ? createOracleCountRunner({ k: config.retrieve.k })
+    : createPipelineRunner({
+        planner: components.planner(),
+        selector: components.selector(),
+        k: config.retrieve.k,
+      })
+
+  const progress = createProgress(`bench ${suite}`, progressStream(io))
+  const report = await runBench({
+    settings,
+    config,
+    runner,
+    onProgress: (done, total, label) => progress.update(done, total, label),
+  })
+  const queries = report.suites.reduce((sum, item) => sum + item.metrics.queries, 0)
+  progress.done(
+    `${queries} queries in ${report.suites.length} suites (${report.skipped.length} splits skipped)`,
+  )
+  const dir = values.out ?? join(config.bench.outDir, name)
+  await writeReport(report, dir)
+  io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderSummary(report))
+  io.stderr(`Reports written to ${dir}\n`)
+  return report.suites.length > 0 ? 0 : 1
+}
+
+function invalid(message: string): ToolselError {
+  return new ToolselError('INVALID_INPUT', `${message}. See: toolsel bench --help`)
+}
+
+function oneOf<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  flag: string,
+): T | undefined {
+  if (value === undefined) return undefined
+  if ((allowed as readonly string[]).includes(value)) return value as T
+  throw invalid(`--${flag} must be one of ${allowed.join(', ')}, got "${value}"`)
+}
+
+function positiveInteger(value: string | undefined, flag: string): number | undefined {
+  const number = numberFlag(value, flag)
+  if (number === undefined) return undefined
+  if (!Number.isInteger(number) || number < 1)
+    throw invalid(`--${flag} expects a positive integer, got "${value}"`)
+  return number
+}
+
+/** The progress bar on the command's stderr; redrawn in place only on a terminal. */
+function progressStream(io: CommandIO): NodeJS.WriteStream {
+  const stream = {
+    isTTY: Boolean(process.stderr.isTTY),
+    write: (text: string) => (io.stderr(text), true),
+  }
+  return stream as unknown as NodeJS.WriteStream
+}

@@ -1,0 +1,128 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { main } from '../../src/main.ts'
+import { DATA_DIR, hasData } from '../helpers/data-dir.ts'
+import { FIXTURES } from './fixture-bench.ts'
+
+function capture() {
+  const out: string[] = []
+  const err: string[] = []
+  return {
+    io: {
+      stdout: (text: string) => out.push(text),
+      stderr: (text: string) => err.push(text),
+      env: {},
+    },
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+  }
+}
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolsel-bench-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('toolsel bench', () => {
+  it('writes report.json, summary.md and report.html and prints the summary', async () => {
+    const run = capture()
+    const out = join(dir, 'g2')
+    const code = await main(
+      ['bench', '--suite', 'toolbench-g2', '--data', `${FIXTURES}/data`, '--out', out],
+      run.io,
+    )
+    expect(code).toBe(0)
+    expect(run.stdout()).toMatch(/\| \*\*toolbench-g2\*\* \| 2 \|/)
+    expect(run.stderr()).toMatch(/bench toolbench-g2: 2\/2 \(100%\)/)
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))
+    expect(report.settings).toMatchObject({
+      suite: 'toolbench-g2',
+      libraryMode: 'union',
+      planner: 'rule',
+    })
+    expect(report.config.bench.dataDir).toBe(`${FIXTURES}/data`)
+    expect(await readFile(join(out, 'summary.md'), 'utf8')).toMatch(/^# Benchmark: /)
+    expect(await readFile(join(out, 'report.html'), 'utf8')).toMatch(/<svg/)
+  })
+
+  it('prints report.json with --json and trims per-query records with --compact', async () => {
+    const run = capture()
+    const args = [
+      'bench',
+      '--suite',
+      'toolbench-g2',
+      '--data',
+      `${FIXTURES}/data`,
+      '--json',
+      '--compact',
+    ]
+    expect(await main([...args, '--out', join(dir, 'json')], run.io)).toBe(0)
+    const [query] = JSON.parse(run.stdout()).suites[0].splits[0].queries
+    expect(query.instruction).toBeUndefined()
+    expect(query.timings).toBeUndefined()
+    expect(query.steps[0].candidates).toBeUndefined()
+  })
+
+  it('exits 1 and names the reason when a suite has no queries', async () => {
+    const run = capture()
+    const tools = `${FIXTURES}/gorilla/huggingface_api.jsonl`
+    const args = [
+      'bench',
+      '--suite',
+      'gorilla-huggingface',
+      '--data',
+      `${FIXTURES}/data`,
+      '--tools',
+      tools,
+    ]
+    expect(await main([...args, '--out', join(dir, 'hf')], run.io)).toBe(1)
+    expect(run.stdout()).toMatch(/No suite ran/)
+    expect(run.stdout()).toMatch(/gorilla-huggingface\/huggingface_train: no queries available/)
+  })
+
+  it('rejects unknown suites, bad modes and --queries with --suite all', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--suite', 'nope'], /Unknown benchmark suite "nope" \(available: all, toolbench-g1/],
+      [
+        ['--library-mode', 'open'],
+        /--library-mode must be one of closed, union, corpus, got "open"/,
+      ],
+      [['--queries', 'x.json'], /--queries and --tools name one suite's files/],
+      [['--limit', '0'], /--limit expects a positive integer, got "0"/],
+    ]
+    for (const [args, message] of cases) {
+      const run = capture()
+      expect(await main(['bench', ...args], run.io)).toBe(2)
+      expect(run.stderr()).toMatch(message)
+    }
+  })
+
+  it.skipIf(!hasData('toolbench'))(
+    'runs a real suite with --limit (skipped: no toolbench data)',
+    async () => {
+      const run = capture()
+      const args = [
+        'bench',
+        '--suite',
+        'toolbench-g3',
+        '--data',
+        DATA_DIR,
+        '--limit',
+        '3',
+        '--library-mode',
+        'corpus',
+      ]
+      expect(await main([...args, '--out', join(dir, 'g3')], run.io)).toBe(0)
+      const report = JSON.parse(await readFile(join(dir, 'g3', 'report.json'), 'utf8'))
+      expect(
+        report.suites[0].splits.map((split: { queries: unknown[] }) => split.queries.length),
+      ).toEqual([3, 3, 2])
+      expect(report.suites[0].splits[0].library.tools).toBe(1415)
+    },
+  )
+})
