@@ -4,6 +4,8 @@
  * log-softmax over Qwen3's 151,936-token vocabulary, tokenizer and chat template.
  */
 import { describe, expect, it } from 'vitest'
+import { tokenLogProbs } from '../../../src/models/onnx/causal-lm-log-probs.ts'
+import { CausalLmRuntime } from '../../../src/models/onnx/causal-lm-runtime.ts'
 import { OnnxLanguageModel } from '../../../src/models/onnx/onnx-language-model.ts'
 import { buildPlanMessages, buildSelectMessages } from '../../../src/plan/prompts.ts'
 import type { CandidateTool } from '../../../src/select/selector.ts'
@@ -47,10 +49,28 @@ describe.skipIf(TINY_MODELS_MISSING)('ONNX language model overhead (printed)', (
     const scoreOneByOne = await median(() => unbatched.scoreChoices(messages, choices))
     OnnxLanguageModel.clearCache()
 
+    // Where the batched time goes: our code versus the fixture's forward pass, whose cost is
+    // mostly writing 151,936 logits per position (16 rows x ~9 positions = 87 MB of float32).
+    const runtime = await CausalLmRuntime.load(tinyModel('tiny-qwen3-selector'), 'fp32', 'cpu')
+    const promptIds = runtime.encode(runtime.chatPrompt(messages, false))
+    const template = await median(async () => runtime.encode(runtime.chatPrompt(messages, false)))
+    const prompt = await runtime.forward({ inputIds: [promptIds], attentionMask: [promptIds.map(() => 1)], keepLast: 1 })
+    const feeds = choices.map((choice) => runtime.encode(choice))
+    const width = Math.max(...feeds.map((feed) => feed.length))
+    const padded = feeds.map((feed) => [...feed, ...new Array<number>(width - feed.length).fill(runtime.padTokenId)])
+    const mask = feeds.map((feed) => [...promptIds.map(() => 1), ...padded[0].map((_, index) => (index < feed.length ? 1 : 0))])
+    let last = prompt
+    const forward = await median(async () => {
+      last = await runtime.forward({ inputIds: padded, attentionMask: mask, past: runtime.tileCache(prompt.past, choices.length), keepLast: width })
+    })
+    const logProbs = await median(() => tokenLogProbs(last.logits, new Array<number>(choices.length * width).fill(0)))
+    await runtime.dispose()
+
     console.log(
       [
         `generate: prompt pass + first token ${one.toFixed(1)} ms (${plan.length} messages), ${perToken.toFixed(2)} ms per further token`,
         `scoreChoices, 16 choices, prompt ${usage.inputTokens} tokens fed: ${score.toFixed(1)} ms batched, ${scoreOneByOne.toFixed(1)} ms one choice per pass`,
+        `  of which: template + tokenize ${template.toFixed(1)} ms, batched forward (${choices.length}x${width} positions, fixture) ${forward.toFixed(1)} ms, log-softmax ${logProbs.toFixed(1)} ms`,
       ].join('\n'),
     )
     expect(perToken).toBeGreaterThan(0)
