@@ -33,6 +33,7 @@ export interface OnnxLanguageModelOptions {
   /**
    * Choices scored per batched forward pass. Default 16 (15 candidates + none in one pass).
    * Memory grows with this times the prompt length; lower it for long prompts on small GPUs.
+   * Shared instances keep the value of the first load of their directory.
    */
   scoreBatchSize?: number
   logger?: Logger
