@@ -2,6 +2,8 @@
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
+import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
@@ -14,7 +16,8 @@ import {
 
 export const SERVE_HELP = `Usage: toolsel serve [--port <n>] [--host <addr>] [--library <name|file|dir>] [--index-dir <dir>]
 
-Starts the HTTP service (POST /v1/select-tools, /v1/search-tools, /v1/libraries…, /openapi.json).
+Starts the HTTP service (POST /v1/select-tools, /v1/search-tools, /v1/libraries…, /openapi.json)
+and the MCP endpoint at /mcp.
 With no options it serves the embedded demo library on port 8080.
 
 Options:
@@ -23,6 +26,8 @@ Options:
   --library <ref>        Default library: a built index name, an index dir, a tool file or a directory
                          of tool files (default demo, env TOOLSEL_LIBRARY)
   --index-dir <dir>      Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
+  --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
+                         {"mcpServers": …} client config file); see docs/mcp.md
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -30,6 +35,7 @@ const OPTIONS = {
   host: { type: 'string' },
   library: { type: 'string' },
   'index-dir': { type: 'string' },
+  'gateway-config': { type: 'string' },
 } as const
 
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -42,13 +48,17 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'server.host': values.host,
       'library.default': values.library,
       'library.indexDir': values['index-dir'],
+      gateway: values['gateway-config']
+        ? await readGatewayFile(values['gateway-config'])
+        : undefined,
     },
     io,
   )
   if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
-  const app = createApp(service)
+  const gateway = createMcpGateway(service)
+  const app = createApp(service, { gateway })
   const server = serve({
     fetch: app.fetch,
     port: config.server.port,
@@ -62,6 +72,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const port = typeof address === 'object' && address ? address.port : config.server.port
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
   await service.start()
+  await gateway?.start()
   logger.info(
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
@@ -78,7 +89,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       server.closeIdleConnections()
       server.close(() => {
         clearTimeout(force)
-        resolve()
+        void Promise.resolve(gateway?.close()).finally(resolve)
       })
     }
     process.once('SIGTERM', () => shutdown('SIGTERM'))
