@@ -1,0 +1,84 @@
+# syntax=docker/dockerfile:1
+#
+# toolsel images.
+#   GPU (default target): docker build -t toolsel:gpu .
+#     CUDA 12 + cuDNN runtime, Node 20, ONNX Runtime's CUDA execution provider installed at build time.
+#   CPU:                  docker build --target cpu -t toolsel:cpu .
+#
+# Models and indexes are volumes: mount model directories under /models and built indexes at
+# /data/indexes. Run on a GPU node with:
+#   docker run --gpus all -p 8080:8080 -v $PWD/models:/models:ro -v $PWD/indexes:/data/indexes \
+#     -e TOOLSEL_PLANNER=llm:onnx:/models/qwen3-1.7b -e TOOLSEL_SELECTOR=llm:onnx:/models/qwen3-1.7b \
+#     toolsel:gpu
+# See README.md ("Docker") for the CPU image and the configuration variables.
+
+ARG NODE_IMAGE=node:20.19.5-bookworm-slim
+ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+
+# ---- dependencies (production only), native addons compiled here -------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+# onnxruntime-node's postinstall would download CUDA libraries; the CPU provider is bundled, and
+# the GPU stage below installs the CUDA provider explicitly.
+ENV ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# Scripts are off for every package, then the two that must build are rebuilt (hnswlib-node's
+# node-gyp build, esbuild's binary check for tsx): the same allow-list as package.json allowScripts.
+RUN npm ci --omit=dev --ignore-scripts \
+ && npm rebuild hnswlib-node esbuild \
+ && npm cache clean --force
+
+FROM deps AS deps-gpu
+# Needs network at build time: fetches the CUDA 12 execution provider for onnxruntime-node.
+RUN ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js
+
+# ---- CPU image -----------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS cpu
+WORKDIR /app
+ENV NODE_ENV=production \
+    TOOLSEL_HOST=0.0.0.0 \
+    TOOLSEL_PORT=8080 \
+    TOOLSEL_INDEX_DIR=/data/indexes
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+RUN mkdir -p /data/indexes /models && chown -R node:node /data /models
+USER node
+EXPOSE 8080
+VOLUME ["/data/indexes", "/models"]
+HEALTHCHECK --interval=15s --timeout=3s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TOOLSEL_PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "bin/toolsel.mjs"]
+CMD ["serve"]
+
+# ---- GPU image (default) -------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS node-runtime
+
+FROM ${CUDA_IMAGE} AS gpu
+WORKDIR /app
+# Node from the official image: one static binary (built against an older glibc than Ubuntu 24.04's).
+COPY --from=node-runtime /usr/local/bin/node /usr/local/bin/node
+ENV NODE_ENV=production \
+    TOOLSEL_HOST=0.0.0.0 \
+    TOOLSEL_PORT=8080 \
+    TOOLSEL_INDEX_DIR=/data/indexes \
+    TOOLSEL_DEVICE=cuda
+COPY --from=deps-gpu /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+RUN groupadd --system toolsel \
+ && useradd --system --gid toolsel --home-dir /app --shell /usr/sbin/nologin toolsel \
+ && mkdir -p /data/indexes /models \
+ && chown -R toolsel:toolsel /data /models
+USER toolsel
+EXPOSE 8080
+VOLUME ["/data/indexes", "/models"]
+HEALTHCHECK --interval=15s --timeout=3s --start-period=300s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TOOLSEL_PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "bin/toolsel.mjs"]
+CMD ["serve"]
