@@ -8,7 +8,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { OnnxDtype } from './onnx/onnx-embedding-model.ts'
-import { layoutProblems, listModelFiles, type LayoutProblem, type ModelFile } from './onnx/causal-lm-files.ts'
+import {
+  layoutProblems,
+  listModelFiles,
+  type LayoutProblem,
+  type ModelFile,
+} from './onnx/causal-lm-files.ts'
 import {
   inspectOnnxModel,
   probeExecutionProviders,
@@ -47,7 +52,12 @@ export interface CheckModelDirOptions {
   probeCuda?: boolean
 }
 
-const FILES = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'] as const
+const FILES = [
+  'config.json',
+  'generation_config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+] as const
 
 export async function checkModelDir(
   directory: string,
@@ -58,7 +68,9 @@ export async function checkModelDir(
     directory: path,
     ok: false,
     architectures: [],
-    files: Object.fromEntries(FILES.map((file) => [file, existsSync(join(path, file))])) as ModelCheckReport['files'],
+    files: Object.fromEntries(
+      FILES.map((file) => [file, existsSync(join(path, file))]),
+    ) as ModelCheckReport['files'],
     thinkingSwitch: false,
     dtypes: [],
     providers: [],
@@ -70,13 +82,19 @@ export async function checkModelDir(
     return report
   }
   report.dtypes = listModelFiles(path)
-  const dtype = options.dtype ?? report.dtypes.find((file) => file.dtype === 'fp32')?.dtype ?? report.dtypes[0]?.dtype ?? 'fp32'
+  const dtype =
+    options.dtype ??
+    report.dtypes.find((file) => file.dtype === 'fp32')?.dtype ??
+    report.dtypes[0]?.dtype ??
+    'fp32'
   report.problems.push(...layoutProblems(path, dtype))
   const config = readJson(path, 'config.json', report)
   checkConfig(config, report)
   checkChatTemplate(path, readJson(path, 'tokenizer_config.json', report), report)
   if (!report.files['generation_config.json']) {
-    report.notes.push('No generation_config.json: end-of-turn tokens come from config.json and the tokenizer.')
+    report.notes.push(
+      'No generation_config.json: end-of-turn tokens come from config.json and the tokenizer.',
+    )
   }
   const file = report.dtypes.find((candidate) => candidate.dtype === dtype)
   if (file) await inspect(path, file, config, report)
@@ -100,7 +118,10 @@ function checkConfig(config: Record<string, unknown> | undefined, report: ModelC
       fix: 'Use the config.json of the base model (Qwen3: "model_type": "qwen3").',
     })
   }
-  if (report.architectures.length > 0 && !report.architectures.some((name) => name.endsWith('ForCausalLM'))) {
+  if (
+    report.architectures.length > 0 &&
+    !report.architectures.some((name) => name.endsWith('ForCausalLM'))
+  ) {
     report.problems.push({
       message: `config.json describes ${report.architectures.join(', ')}, not a causal LM.`,
       fix: 'Point at a text-generation model (architectures: *ForCausalLM), e.g. Qwen3ForCausalLM.',
@@ -108,7 +129,11 @@ function checkConfig(config: Record<string, unknown> | undefined, report: ModelC
   }
 }
 
-function checkChatTemplate(path: string, tokenizerConfig: Record<string, unknown> | undefined, report: ModelCheckReport): void {
+function checkChatTemplate(
+  path: string,
+  tokenizerConfig: Record<string, unknown> | undefined,
+  report: ModelCheckReport,
+): void {
   const inline = tokenizerConfig?.chat_template
   const template =
     typeof inline === 'string' || Array.isArray(inline)
@@ -119,13 +144,17 @@ function checkChatTemplate(path: string, tokenizerConfig: Record<string, unknown
   if (template === undefined) {
     if (report.files['tokenizer_config.json']) {
       report.problems.push({
-        message: 'No chat template (neither chat_template in tokenizer_config.json nor chat_template.jinja).',
+        message:
+          'No chat template (neither chat_template in tokenizer_config.json nor chat_template.jinja).',
         fix: 'Copy tokenizer_config.json (or chat_template.jinja) from the instruct model; the planner and selector prompt through it.',
       })
     }
     return
   }
-  report.chatTemplate = typeof inline === 'string' || Array.isArray(inline) ? 'tokenizer_config.json' : 'chat_template.jinja'
+  report.chatTemplate =
+    typeof inline === 'string' || Array.isArray(inline)
+      ? 'tokenizer_config.json'
+      : 'chat_template.jinja'
   report.thinkingSwitch = template.includes('enable_thinking')
 }
 
@@ -148,8 +177,16 @@ async function inspect(
   }
   const inputs = new Set(info.inputs.map((input) => input.name))
   const outputs = new Set(info.outputs.map((output) => output.name))
-  const layers = info.inputs.filter((input) => /^past_key_values\.\d+\.key$/.test(input.name)).length
-  report.session = { ...info, dtype: file.dtype, file: file.file, layers, keepsLogits: inputs.has('num_logits_to_keep') }
+  const layers = info.inputs.filter((input) =>
+    /^past_key_values\.\d+\.key$/.test(input.name),
+  ).length
+  report.session = {
+    ...info,
+    dtype: file.dtype,
+    file: file.file,
+    layers,
+    keepsLogits: inputs.has('num_logits_to_keep'),
+  }
   const missing = ['input_ids', 'attention_mask'].filter((name) => !inputs.has(name))
   if (missing.length > 0 || !outputs.has('logits')) {
     report.problems.push({
@@ -173,10 +210,15 @@ async function inspect(
       `${file.file} has no num_logits_to_keep input: prompt passes compute logits for every prompt position (slower, more memory).`,
     )
   }
-  if (!inputs.has('position_ids')) report.notes.push(`${file.file} takes no position_ids (fine for some architectures).`)
+  if (!inputs.has('position_ids'))
+    report.notes.push(`${file.file} takes no position_ids (fine for some architectures).`)
 }
 
-function readJson(path: string, file: string, report: ModelCheckReport): Record<string, unknown> | undefined {
+function readJson(
+  path: string,
+  file: string,
+  report: ModelCheckReport,
+): Record<string, unknown> | undefined {
   if (!existsSync(join(path, file))) return undefined
   try {
     return JSON.parse(readFileSync(join(path, file), 'utf8')) as Record<string, unknown>
@@ -194,34 +236,49 @@ export function formatModelCheck(report: ModelCheckReport): string {
   const yes = (present: boolean) => (present ? 'ok' : 'missing')
   const lines = [`Model directory: ${report.directory}`]
   const kind = [report.modelType, ...report.architectures].filter(Boolean).join(', ')
-  lines.push(`  config.json             ${yes(report.files['config.json'])}${kind ? ` (${kind})` : ''}`)
+  lines.push(
+    `  config.json             ${yes(report.files['config.json'])}${kind ? ` (${kind})` : ''}`,
+  )
   lines.push(`  generation_config.json  ${yes(report.files['generation_config.json'])}`)
   lines.push(`  tokenizer.json          ${yes(report.files['tokenizer.json'])}`)
   lines.push(`  tokenizer_config.json   ${yes(report.files['tokenizer_config.json'])}`)
   const switchNote = report.thinkingSwitch ? ', has the enable_thinking switch' : ''
-  lines.push(`  chat template           ${report.chatTemplate ? `from ${report.chatTemplate}${switchNote}` : 'missing'}`)
+  lines.push(
+    `  chat template           ${report.chatTemplate ? `from ${report.chatTemplate}${switchNote}` : 'missing'}`,
+  )
   lines.push(
     `  ONNX files              ${
       report.dtypes.length === 0
         ? 'none'
-        : report.dtypes.map((file) => `${file.dtype} (${file.file}, ${formatBytes(file.bytes)})`).join(', ')
+        : report.dtypes
+            .map((file) => `${file.dtype} (${file.file}, ${formatBytes(file.bytes)})`)
+            .join(', ')
     }`,
   )
   if (report.session) {
     const { session } = report
-    lines.push(`  inspected ${session.file}: ${session.layers} layers, num_logits_to_keep ${session.keepsLogits ? 'yes' : 'no'}`)
-    for (const [label, tensors] of [['in ', session.inputs], ['out', session.outputs]] as const) {
-      for (const tensor of tensors) lines.push(`    ${label} ${tensor.name}: ${tensor.type} [${tensor.shape.join(', ')}]`)
+    lines.push(
+      `  inspected ${session.file}: ${session.layers} layers, num_logits_to_keep ${session.keepsLogits ? 'yes' : 'no'}`,
+    )
+    for (const [label, tensors] of [
+      ['in ', session.inputs],
+      ['out', session.outputs],
+    ] as const) {
+      for (const tensor of tensors)
+        lines.push(`    ${label} ${tensor.name}: ${tensor.type} [${tensor.shape.join(', ')}]`)
     }
   }
   const providers = report.providers.map((provider) =>
-    provider.available ? provider.name : `${provider.name} unavailable (${provider.reason ?? 'unknown reason'})`,
+    provider.available
+      ? provider.name
+      : `${provider.name} unavailable (${provider.reason ?? 'unknown reason'})`,
   )
   lines.push(`  execution providers     ${providers.join('; ')}`)
   for (const note of report.notes) lines.push(`  note: ${note}`)
   if (report.problems.length > 0) {
     lines.push('Problems:')
-    for (const problem of report.problems) lines.push(`  - ${problem.message}`, `    fix: ${problem.fix}`)
+    for (const problem of report.problems)
+      lines.push(`  - ${problem.message}`, `    fix: ${problem.fix}`)
   }
   const usable = report.dtypes.map((file) => file.dtype).join(', ')
   lines.push(

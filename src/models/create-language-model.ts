@@ -41,7 +41,11 @@ const LANGUAGE_MODEL_BACKENDS: Readonly<Record<string, { usage: string; create: 
           )
         }
         const { OpenAiLanguageModel } = await import('./openai/openai-language-model.ts')
-        return new OpenAiLanguageModel(model, { ...options.openai, baseUrl, logger: options.logger })
+        return new OpenAiLanguageModel(model, {
+          ...options.openai,
+          baseUrl,
+          logger: options.logger,
+        })
       },
     },
   })

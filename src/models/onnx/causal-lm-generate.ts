@@ -41,16 +41,24 @@ export async function decodeTokens(
   const generated: number[] = []
   while (true) {
     throwIfAborted(options.signal)
-    const token = pickToken(runtime.logitsAt(output.logits, output.positions - 1), options.temperature)
+    const token = pickToken(
+      runtime.logitsAt(output.logits, output.positions - 1),
+      options.temperature,
+    )
     if (runtime.eosTokenIds.has(token)) {
-      return { text: runtime.decode(generated), sampled: generated.length + 1, finishReason: 'stop' }
+      return {
+        text: runtime.decode(generated),
+        sampled: generated.length + 1,
+        finishReason: 'stop',
+      }
     }
     generated.push(token)
     // Decoding the whole answer each step keeps multi-byte characters and stop strings that
     // span tokens right; answers are a few hundred tokens, so this costs microseconds.
     const text = runtime.decode(generated)
     const cut = firstStop(text, options.stop)
-    if (cut >= 0) return { text: text.slice(0, cut), sampled: generated.length, finishReason: 'stop' }
+    if (cut >= 0)
+      return { text: text.slice(0, cut), sampled: generated.length, finishReason: 'stop' }
     if (generated.length >= options.maxTokens) {
       return { text, sampled: generated.length, finishReason: 'length' }
     }
@@ -77,7 +85,8 @@ export function firstStop(text: string, stop: readonly string[]): number {
 function pickToken(logits: Float32Array, temperature: number): number {
   if (!(temperature > 0)) {
     let best = 0
-    for (let index = 1; index < logits.length; index++) if (logits[index] > logits[best]) best = index
+    for (let index = 1; index < logits.length; index++)
+      if (logits[index] > logits[best]) best = index
     return best
   }
   let max = -Infinity

@@ -52,7 +52,11 @@ export async function probeExecutionProviders(probePath: string): Promise<Provid
   if (!cuda) {
     return [
       { name: 'cpu', available: true },
-      { name: 'cuda', available: false, reason: 'this onnxruntime-node build has no CUDA provider' },
+      {
+        name: 'cuda',
+        available: false,
+        reason: 'this onnxruntime-node build has no CUDA provider',
+      },
     ]
   }
   try {

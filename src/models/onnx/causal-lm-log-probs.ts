@@ -27,7 +27,9 @@ const GRAPHS = {
     'CAg67wEKHwoGbG9naXRzEgR3aWRlIgRDYXN0KgkKAnRvGAGgAQIKJQoEd2lkZRIEbG9ncCIKTG9nU29mdG1heCoLCgRheGlzGAGgAQIKNAoEbG9ncAoHdGFyZ2V0cxIGcGlja2VkIg5HYXRoZXJFbGVtZW50cyoLCgRheGlzGAGgAQISD3Rva2VuX2xvZ19wcm9ic1ohCgZsb2dpdHMSFwoVCAoSEQoGEgRyb3dzCgcSBXZvY2FiWh0KB3RhcmdldHMSEgoQCAcSDAoGEgRyb3dzCgIIAWIcCgZwaWNrZWQSEgoQCAESDAoGEgRyb3dzCgIIAUIECgAQEQ==',
 } as const
 
-type Session = Awaited<ReturnType<Awaited<ReturnType<typeof loadOnnxRuntime>>['InferenceSession']['create']>>
+type Session = Awaited<
+  ReturnType<Awaited<ReturnType<typeof loadOnnxRuntime>>['InferenceSession']['create']>
+>
 
 const sessions = new Map<Logits['type'], Promise<Session>>()
 
@@ -35,7 +37,10 @@ const sessions = new Map<Logits['type'], Promise<Session>>()
  * The log-probability of `targets[row]` at each of the `targets.length` leading rows of `logits`
  * (row = one position's vocabulary). Runs on CPU: the logits are already in host memory.
  */
-export async function tokenLogProbs(logits: Logits, targets: readonly number[]): Promise<Float32Array> {
+export async function tokenLogProbs(
+  logits: Logits,
+  targets: readonly number[],
+): Promise<Float32Array> {
   const ort = await loadOnnxRuntime()
   let session = sessions.get(logits.type)
   if (!session) {
@@ -45,7 +50,9 @@ export async function tokenLogProbs(logits: Logits, targets: readonly number[]):
   }
   const rows = targets.length
   const data = logits.data.subarray(0, rows * logits.vocab)
-  const output = await (await session).run({
+  const output = await (
+    await session
+  ).run({
     logits: new ort.Tensor(logits.type, data, [rows, logits.vocab]),
     targets: new ort.Tensor('int64', BigInt64Array.from(targets, BigInt), [rows, 1]),
   })

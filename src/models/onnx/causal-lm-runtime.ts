@@ -93,7 +93,10 @@ export class CausalLmRuntime {
     const endOfTurn = tokenizer.eos_token_id ?? (Array.isArray(eos) ? eos[0] : eos)
     if (endOfTurn === undefined) throw new Error('no eos_token_id in the tokenizer or config')
     this.endOfTurnId = endOfTurn
-    this.eosTokenIds = new Set([endOfTurn, ...(Array.isArray(eos) ? eos : eos === undefined ? [] : [eos])])
+    this.eosTokenIds = new Set([
+      endOfTurn,
+      ...(Array.isArray(eos) ? eos : eos === undefined ? [] : [eos]),
+    ])
     this.padTokenId = tokenizer.pad_token_id ?? endOfTurn
     this.keepsLogits = model.sessions.model?.inputNames.includes('num_logits_to_keep') ?? false
   }
@@ -177,10 +180,13 @@ export class CausalLmRuntime {
   tileCache(cache: KvCache, rows: number): KvCache {
     const tiled: KvCache = {}
     for (const [name, tensor] of Object.entries(cache)) {
-      if (tensor.dims[0] !== 1) throw new Error(`cannot tile ${name}: batch ${tensor.dims[0]}, not 1`)
+      if (tensor.dims[0] !== 1)
+        throw new Error(`cannot tile ${name}: batch ${tensor.dims[0]}, not 1`)
       // fp16 caches arrive as Uint16Array on Node 20 (no Float16Array); the copy keeps the type.
       const data = tensor.data as Float32Array | Uint16Array
-      const target = new (data.constructor as new (length: number) => typeof data)(data.length * rows)
+      const target = new (data.constructor as new (length: number) => typeof data)(
+        data.length * rows,
+      )
       for (let row = 0; row < rows; row++) target.set(data, row * data.length)
       tiled[name] = this.#newTensor(tensor.type, target, [rows, ...tensor.dims.slice(1)])
     }

@@ -67,7 +67,10 @@ export class OnnxLanguageModel implements LanguageModel {
    * The shared model for `directory` (resolved), dtype and requested device; loads it on first
    * use. Throws MODEL_LOAD_FAILED with the missing file and its fix. A failed load is not cached.
    */
-  static load(directory: string, options: OnnxLanguageModelOptions = {}): Promise<OnnxLanguageModel> {
+  static load(
+    directory: string,
+    options: OnnxLanguageModelOptions = {},
+  ): Promise<OnnxLanguageModel> {
     const path = resolve(directory)
     const key = [path, options.dtype ?? 'fp32', options.device ?? 'cpu'].join('\u0000')
     let instance = instances.get(key)
@@ -102,8 +105,17 @@ export class OnnxLanguageModel implements LanguageModel {
         (message) => logger.warn(message, { model: path }),
       )
       const modelId = `onnx:${basename(path)}${dtype === 'fp32' ? '' : `@${dtype}`}`
-      logger.info('Loaded language model', { modelId, device, dtype, keepsLogits: runtime.keepsLogits })
-      return new OnnxLanguageModel({ modelId, device, dtype }, runtime, options.scoreBatchSize ?? 16)
+      logger.info('Loaded language model', {
+        modelId,
+        device,
+        dtype,
+        keepsLogits: runtime.keepsLogits,
+      })
+      return new OnnxLanguageModel(
+        { modelId, device, dtype },
+        runtime,
+        options.scoreBatchSize ?? 16,
+      )
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
       throw new ToolselError(
@@ -117,11 +129,16 @@ export class OnnxLanguageModel implements LanguageModel {
   generate(messages: ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) {
       return Promise.reject(
-        new ToolselError('INVALID_INPUT', `maxTokens must be a positive integer, got ${options.maxTokens}.`),
+        new ToolselError(
+          'INVALID_INPUT',
+          `maxTokens must be a positive integer, got ${options.maxTokens}.`,
+        ),
       )
     }
     return this.#exclusive('Generation', options.signal, async () => {
-      const promptIds = this.#runtime.encode(this.#runtime.chatPrompt(messages, options.thinking ?? false))
+      const promptIds = this.#runtime.encode(
+        this.#runtime.chatPrompt(messages, options.thinking ?? false),
+      )
       const result = await decodeTokens(this.#runtime, promptIds, {
         maxTokens: options.maxTokens,
         stop: options.stop ?? [],
@@ -142,7 +159,9 @@ export class OnnxLanguageModel implements LanguageModel {
     options: ScoreChoicesOptions = {},
   ): Promise<ChoiceScores> {
     if (choices.length === 0) {
-      return Promise.reject(new ToolselError('INVALID_INPUT', 'scoreChoices needs at least one choice.'))
+      return Promise.reject(
+        new ToolselError('INVALID_INPUT', 'scoreChoices needs at least one choice.'),
+      )
     }
     return this.#exclusive('Choice scoring', options.signal, async () => {
       const promptIds = this.#runtime.encode(this.#runtime.chatPrompt(messages, false))
@@ -175,10 +194,14 @@ export class OnnxLanguageModel implements LanguageModel {
       } catch (error) {
         if (isToolselError(error)) throw error
         const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
-        throw new ToolselError('MODEL_CALL_FAILED', `${what} with ${this.modelId} failed: ${reason}`, {
-          cause: error,
-          details: { modelId: this.modelId },
-        })
+        throw new ToolselError(
+          'MODEL_CALL_FAILED',
+          `${what} with ${this.modelId} failed: ${reason}`,
+          {
+            cause: error,
+            details: { modelId: this.modelId },
+          },
+        )
       }
     })
     this.#queue = run.catch(() => undefined)

@@ -29,7 +29,9 @@ const MAX_RETRY_DELAY_MS = 30_000
 /** Raw bodies kept on errors are cut here so one bad response can't flood the logs. */
 const MAX_RAW_CHARS = 8_000
 
-type Attempt = { ok: true; completion: ChatCompletion; raw: string } | { ok: false; error: ToolselError; retryAfterMs?: number }
+type Attempt =
+  | { ok: true; completion: ChatCompletion; raw: string }
+  | { ok: false; error: ToolselError; retryAfterMs?: number }
 
 export class ChatCompletionsClient {
   readonly url: string
@@ -103,16 +105,43 @@ export class ChatCompletionsClient {
           { cause: error, details: { url: this.url, timeoutMs: this.#options.timeoutMs } },
         )
       }
-      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)
-      return { ok: false, error: this.#error('UPSTREAM_UNAVAILABLE', `${this.url} is unreachable: ${reason}.`, 0, '', error) }
+      const reason =
+        error instanceof Error
+          ? error.cause instanceof Error
+            ? error.cause.message
+            : error.message
+          : String(error)
+      return {
+        ok: false,
+        error: this.#error(
+          'UPSTREAM_UNAVAILABLE',
+          `${this.url} is unreachable: ${reason}.`,
+          0,
+          '',
+          error,
+        ),
+      }
     }
     if (status === 429 || status >= 500) {
-      const error = this.#error('UPSTREAM_UNAVAILABLE', `${this.url} answered HTTP ${status}.`, status, raw)
+      const error = this.#error(
+        'UPSTREAM_UNAVAILABLE',
+        `${this.url} answered HTTP ${status}.`,
+        status,
+        raw,
+      )
       return { ok: false, error, retryAfterMs }
     }
     if (status < 200 || status >= 300) {
       const hint = status === 401 || status === 403 ? ' Check the API key.' : ''
-      return { ok: false, error: this.#error('MODEL_CALL_FAILED', `${this.url} answered HTTP ${status}: ${raw.slice(0, 300)}${hint}`, status, raw) }
+      return {
+        ok: false,
+        error: this.#error(
+          'MODEL_CALL_FAILED',
+          `${this.url} answered HTTP ${status}: ${raw.slice(0, 300)}${hint}`,
+          status,
+          raw,
+        ),
+      }
     }
     return this.#parse(raw, status)
   }
@@ -122,21 +151,43 @@ export class ChatCompletionsClient {
     try {
       json = JSON.parse(raw)
     } catch (error) {
-      return { ok: false, error: this.#error('MODEL_CALL_FAILED', `${this.url} answered with invalid JSON.`, status, raw, error) }
+      return {
+        ok: false,
+        error: this.#error(
+          'MODEL_CALL_FAILED',
+          `${this.url} answered with invalid JSON.`,
+          status,
+          raw,
+          error,
+        ),
+      }
     }
     const parsed = ChatCompletionSchema.safeParse(json)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
-      const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unknown shape'
+      const where = issue
+        ? `${issue.path.join('.') || '(root)'}: ${issue.message}`
+        : 'unknown shape'
       return {
         ok: false,
-        error: this.#error('MODEL_CALL_FAILED', `${this.url} answered something that is not a chat completion (${where}).`, status, raw),
+        error: this.#error(
+          'MODEL_CALL_FAILED',
+          `${this.url} answered something that is not a chat completion (${where}).`,
+          status,
+          raw,
+        ),
       }
     }
     return { ok: true, completion: parsed.data, raw }
   }
 
-  #error(code: 'MODEL_CALL_FAILED' | 'UPSTREAM_UNAVAILABLE', message: string, status: number, raw: string, cause?: unknown): ToolselError {
+  #error(
+    code: 'MODEL_CALL_FAILED' | 'UPSTREAM_UNAVAILABLE',
+    message: string,
+    status: number,
+    raw: string,
+    cause?: unknown,
+  ): ToolselError {
     return new ToolselError(code, message, {
       cause,
       details: { url: this.url, status, raw: raw.slice(0, MAX_RAW_CHARS) },

@@ -16,7 +16,10 @@ import type {
   ScoreChoicesOptions,
 } from '../language-model.ts'
 import type { ChatCompletion } from './chat-completion-schema.ts'
-import { ChatCompletionsClient, type ChatCompletionsClientOptions } from './chat-completions-client.ts'
+import {
+  ChatCompletionsClient,
+  type ChatCompletionsClientOptions,
+} from './chat-completions-client.ts'
 import { scoreFromLogprobs } from './score-from-logprobs.ts'
 
 /**
@@ -84,7 +87,8 @@ export class OpenAiLanguageModel implements LanguageModel {
     choices: string[],
     options: ScoreChoicesOptions = {},
   ): Promise<ChoiceScores> {
-    if (choices.length === 0) throw new ToolselError('INVALID_INPUT', 'scoreChoices needs at least one choice.')
+    if (choices.length === 0)
+      throw new ToolselError('INVALID_INPUT', 'scoreChoices needs at least one choice.')
     const longest = Math.max(...choices.map((choice) => choice.length))
     const body: Record<string, unknown> = {
       ...this.#base(messages, false),
@@ -129,15 +133,23 @@ export class OpenAiLanguageModel implements LanguageModel {
 
   #content(content: string | null, raw: string): string {
     if (content === null) {
-      throw new ToolselError('MODEL_CALL_FAILED', `${this.modelId} answered without text content.`, {
-        details: { raw },
-      })
+      throw new ToolselError(
+        'MODEL_CALL_FAILED',
+        `${this.modelId} answered without text content.`,
+        {
+          details: { raw },
+        },
+      )
     }
     return content
   }
 }
 
-function constraint(mode: ChoiceMode, choices: string[], topLogprobs: number): Record<string, unknown> {
+function constraint(
+  mode: ChoiceMode,
+  choices: string[],
+  topLogprobs: number,
+): Record<string, unknown> {
   switch (mode) {
     case 'json_schema':
       return {

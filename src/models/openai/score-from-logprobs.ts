@@ -14,7 +14,10 @@ import type { TokenLogprob } from './chat-completion-schema.ts'
 
 const LOG_HALF = Math.log(0.5)
 
-export function scoreFromLogprobs(tokens: readonly TokenLogprob[], choices: readonly string[]): number[] {
+export function scoreFromLogprobs(
+  tokens: readonly TokenLogprob[],
+  choices: readonly string[],
+): number[] {
   return choices.map((choice) => scoreOne(tokens, choice))
 }
 

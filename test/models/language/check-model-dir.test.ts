@@ -46,11 +46,16 @@ describe.skipIf(TINY_MODELS_MISSING)('checkModelDir', () => {
     })
     expect(report.providers[0]).toEqual({ name: 'cpu', available: true })
     expect(report.providers[1].name).toBe('cuda')
-    expect(formatModelCheck(report)).toMatch(/Result: usable as onnx:.*tiny-qwen3-selector \(dtypes: fp32, fp16\)\.$/)
+    expect(formatModelCheck(report)).toMatch(
+      /Result: usable as onnx:.*tiny-qwen3-selector \(dtypes: fp32, fp16\)\.$/,
+    )
   })
 
   it('inspects the requested dtype and notes an export without num_logits_to_keep', async () => {
-    const fp16 = await checkModelDir(tinyModel('tiny-qwen3-selector'), { dtype: 'fp16', probeCuda: false })
+    const fp16 = await checkModelDir(tinyModel('tiny-qwen3-selector'), {
+      dtype: 'fp16',
+      probeCuda: false,
+    })
     expect(fp16.session?.outputs[0].type).toBe('float16')
     expect(fp16.providers).toEqual([{ name: 'cpu', available: true }])
     const full = await checkModelDir(tinyModel('tiny-qwen3-thinking'), { probeCuda: false })
@@ -67,8 +72,12 @@ describe.skipIf(TINY_MODELS_MISSING)('checkModelDir', () => {
       'tokenizer_config.json is missing.',
       'onnx/model.onnx (dtype fp32) is missing.',
     ])
-    expect(formatModelCheck(empty)).toContain('fix: Export the model to ONNX (optimum-cli export onnx --task text-generation-with-past')
-    expect((await checkModelDir(join(scratch, 'nope'))).problems[0].message).toMatch(/is not a directory/)
+    expect(formatModelCheck(empty)).toContain(
+      'fix: Export the model to ONNX (optimum-cli export onnx --task text-generation-with-past',
+    )
+    expect((await checkModelDir(join(scratch, 'nope'))).problems[0].message).toMatch(
+      /is not a directory/,
+    )
   })
 
   it('finds a missing chat template, a layer count that does not match, and a broken ONNX file', async () => {

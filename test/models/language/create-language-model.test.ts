@@ -31,11 +31,14 @@ describe('createLanguageModel', () => {
     expect(model.modelId).toBe('openai:qwen3-8b')
   })
 
-  it.skipIf(TINY_MODELS_MISSING)('shares one onnx model between ids naming the same directory', async () => {
-    const directory = tinyModel('tiny-qwen3-selector')
-    const planner = await createLanguageModel(`onnx:${directory}`)
-    const selector = await createLanguageModel(`onnx:${directory}/`)
-    expect(selector).toBe(planner)
-    expect(planner.modelId).toBe('onnx:tiny-qwen3-selector')
-  })
+  it.skipIf(TINY_MODELS_MISSING)(
+    'shares one onnx model between ids naming the same directory',
+    async () => {
+      const directory = tinyModel('tiny-qwen3-selector')
+      const planner = await createLanguageModel(`onnx:${directory}`)
+      const selector = await createLanguageModel(`onnx:${directory}/`)
+      expect(selector).toBe(planner)
+      expect(planner.modelId).toBe('onnx:tiny-qwen3-selector')
+    },
+  )
 })

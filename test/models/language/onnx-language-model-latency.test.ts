@@ -34,18 +34,27 @@ const CANDIDATES: CandidateTool[] = Array.from({ length: 15 }, (_, index) => ({
 describe.skipIf(TINY_MODELS_MISSING)('ONNX language model overhead (printed)', () => {
   it('measures generation per token and choice scoring for 15 candidates + none', async () => {
     const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
-    const plan = buildPlanMessages('Get the weather forecast for Paris tomorrow and email it to Ann.', 8)
+    const plan = buildPlanMessages(
+      'Get the weather forecast for Paris tomorrow and email it to Ann.',
+      8,
+    )
     const one = await median(() => model.generate(plan, { maxTokens: 1 }))
     const hundred = await median(() => model.generate(plan, { maxTokens: 101 }))
     const perToken = (hundred - one) / 100
 
     const selector = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))
-    const messages = buildSelectMessages('get the weather forecast for Paris tomorrow', CANDIDATES, 'none')
+    const messages = buildSelectMessages(
+      'get the weather forecast for Paris tomorrow',
+      CANDIDATES,
+      'none',
+    )
     const choices = [...CANDIDATES.map((candidate) => candidate.id), 'none']
     const { usage } = await selector.scoreChoices(messages, choices)
     const score = await median(() => selector.scoreChoices(messages, choices))
     OnnxLanguageModel.clearCache()
-    const unbatched = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { scoreBatchSize: 1 })
+    const unbatched = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), {
+      scoreBatchSize: 1,
+    })
     const scoreOneByOne = await median(() => unbatched.scoreChoices(messages, choices))
     OnnxLanguageModel.clearCache()
 
@@ -54,16 +63,33 @@ describe.skipIf(TINY_MODELS_MISSING)('ONNX language model overhead (printed)', (
     const runtime = await CausalLmRuntime.load(tinyModel('tiny-qwen3-selector'), 'fp32', 'cpu')
     const promptIds = runtime.encode(runtime.chatPrompt(messages, false))
     const template = await median(async () => runtime.encode(runtime.chatPrompt(messages, false)))
-    const prompt = await runtime.forward({ inputIds: [promptIds], attentionMask: [promptIds.map(() => 1)], keepLast: 1 })
+    const prompt = await runtime.forward({
+      inputIds: [promptIds],
+      attentionMask: [promptIds.map(() => 1)],
+      keepLast: 1,
+    })
     const feeds = choices.map((choice) => runtime.encode(choice))
     const width = Math.max(...feeds.map((feed) => feed.length))
-    const padded = feeds.map((feed) => [...feed, ...new Array<number>(width - feed.length).fill(runtime.padTokenId)])
-    const mask = feeds.map((feed) => [...promptIds.map(() => 1), ...padded[0].map((_, index) => (index < feed.length ? 1 : 0))])
+    const padded = feeds.map((feed) => [
+      ...feed,
+      ...new Array<number>(width - feed.length).fill(runtime.padTokenId),
+    ])
+    const mask = feeds.map((feed) => [
+      ...promptIds.map(() => 1),
+      ...padded[0].map((_, index) => (index < feed.length ? 1 : 0)),
+    ])
     let last = prompt
     const forward = await median(async () => {
-      last = await runtime.forward({ inputIds: padded, attentionMask: mask, past: runtime.tileCache(prompt.past, choices.length), keepLast: width })
+      last = await runtime.forward({
+        inputIds: padded,
+        attentionMask: mask,
+        past: runtime.tileCache(prompt.past, choices.length),
+        keepLast: width,
+      })
     })
-    const logProbs = await median(() => tokenLogProbs(last.logits, new Array<number>(choices.length * width).fill(0)))
+    const logProbs = await median(() =>
+      tokenLogProbs(last.logits, new Array<number>(choices.length * width).fill(0)),
+    )
     await runtime.dispose()
 
     console.log(

@@ -54,14 +54,18 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
     })
 
     it('loads the fp16 file for dtype fp16 and reads its float16 logits', async () => {
-      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { dtype: 'fp16' })
+      const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), {
+        dtype: 'fp16',
+      })
       expect(model.modelId).toBe('onnx:tiny-qwen3-selector@fp16')
       expect((await model.generate(ASK, { maxTokens: 8 })).text).toBe('weather.get_forecast')
     })
 
     it('rejects maxTokens below 1 with INVALID_INPUT', async () => {
       const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
-      await expect(model.generate(ASK, { maxTokens: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      await expect(model.generate(ASK, { maxTokens: 0 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      })
     })
   })
 
@@ -82,9 +86,13 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
 
     it('scores the same in one batched pass, one choice per pass, and in fp16', async () => {
       OnnxLanguageModel.clearCache()
-      const batched = await (await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))).scoreChoices(ASK, CHOICES)
+      const batched = await (
+        await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'))
+      ).scoreChoices(ASK, CHOICES)
       OnnxLanguageModel.clearCache()
-      const single = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { scoreBatchSize: 1 })
+      const single = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), {
+        scoreBatchSize: 1,
+      })
       const half = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-selector'), { dtype: 'fp16' })
       const one = await single.scoreChoices(ASK, CHOICES)
       const fp16 = await half.scoreChoices(ASK, CHOICES)
@@ -131,7 +139,9 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
       })
       // On a machine with a working CUDA provider the session stays on cuda and nothing is logged.
       if (model.device === 'cpu') {
-        expect(logger.lines.join('\n')).toMatch(/WARN CUDA execution provider unavailable .*falling back to CPU/)
+        expect(logger.lines.join('\n')).toMatch(
+          /WARN CUDA execution provider unavailable .*falling back to CPU/,
+        )
       }
       expect((await model.generate(ASK, { maxTokens: 8 })).text).toBe('weather.get_forecast')
     })
@@ -150,7 +160,9 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
       const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-planner'))
       const controller = new AbortController()
       controller.abort()
-      await expect(model.generate(ASK, { maxTokens: 8, signal: controller.signal })).rejects.toMatchObject({
+      await expect(
+        model.generate(ASK, { maxTokens: 8, signal: controller.signal }),
+      ).rejects.toMatchObject({
         code: 'ABORTED',
       })
     })
@@ -158,7 +170,10 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
     it("stops a running generation with the caller's TIMEOUT reason and stays usable", async () => {
       const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
       const controller = new AbortController()
-      setTimeout(() => controller.abort(new ToolselError('TIMEOUT', 'Request took over 50 ms.')), 50)
+      setTimeout(
+        () => controller.abort(new ToolselError('TIMEOUT', 'Request took over 50 ms.')),
+        50,
+      )
       const started = Date.now()
       await expect(
         model.generate(ASK, { maxTokens: 1_000_000, signal: controller.signal }),

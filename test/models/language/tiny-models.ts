@@ -9,10 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export type TinyModel =
-  | 'tiny-qwen3-planner'
-  | 'tiny-qwen3-thinking'
-  | 'tiny-qwen3-garbage'
-  | 'tiny-qwen3-selector'
+  'tiny-qwen3-planner' | 'tiny-qwen3-thinking' | 'tiny-qwen3-garbage' | 'tiny-qwen3-selector'
 
 const ROOT = fileURLToPath(new URL('../../fixtures/models/', import.meta.url))
 
@@ -22,7 +19,12 @@ export function tinyModel(name: TinyModel): string {
 
 /** Undefined when every fixture has its tokenizer; otherwise why model tests skip. */
 export const TINY_MODELS_MISSING: string | undefined = (
-  ['tiny-qwen3-planner', 'tiny-qwen3-thinking', 'tiny-qwen3-garbage', 'tiny-qwen3-selector'] as const
+  [
+    'tiny-qwen3-planner',
+    'tiny-qwen3-thinking',
+    'tiny-qwen3-garbage',
+    'tiny-qwen3-selector',
+  ] as const
 ).some((name) => !existsSync(join(ROOT, name, 'tokenizer.json')))
   ? 'tiny Qwen3 fixtures lack tokenizer.json: run node scripts/prepare-test-models.mjs (needs npm ci)'
   : undefined

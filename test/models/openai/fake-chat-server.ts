@@ -36,7 +36,9 @@ export function completion(content: string | null, extra: Record<string, unknown
     id: 'chatcmpl-test',
     object: 'chat.completion',
     model: 'qwen3-8b',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', ...extra }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', ...extra },
+    ],
     usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
   }
 }
@@ -47,13 +49,20 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
   const server: Server = createServer(async (request, response) => {
     let text = ''
     for await (const chunk of request) text += chunk
-    const recorded = { url: request.url ?? '', headers: request.headers, body: JSON.parse(text || '{}') }
+    const recorded = {
+      url: request.url ?? '',
+      headers: request.headers,
+      body: JSON.parse(text || '{}'),
+    }
     requests.push(recorded)
     const next = queue.shift() ?? { body: completion('ok') }
     const reply = typeof next === 'function' ? next(recorded) : next
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
     if (response.destroyed) return
-    response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers })
+    response.writeHead(reply.status ?? 200, {
+      'content-type': 'application/json',
+      ...reply.headers,
+    })
     response.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {}))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -54,8 +54,12 @@ describe('OpenAiLanguageModel.generate', () => {
     server.reply({ body: completion('cut', { finish_reason: 'length' }) })
     server.reply({ body: completion('calls', { finish_reason: 'tool_calls' }) })
     const quiet = model({ sendThinkingSwitch: false, apiKey: undefined })
-    expect((await quiet.generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe('length')
-    expect((await model().generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe('other')
+    expect((await quiet.generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe(
+      'length',
+    )
+    expect((await model().generate(ASK, { maxTokens: 2, thinking: true })).finishReason).toBe(
+      'other',
+    )
     expect(server.requests[0].body).not.toHaveProperty('chat_template_kwargs')
     expect(server.requests[0].headers.authorization).toBeUndefined()
     expect(server.requests[1].body.chat_template_kwargs).toEqual({ enable_thinking: true })
@@ -87,7 +91,10 @@ describe('OpenAiLanguageModel retries and limits', () => {
   })
 
   it('honours Retry-After on 429', async () => {
-    server.reply({ status: 429, body: 'slow down', headers: { 'retry-after': '0.05' } }, { body: completion('ok') })
+    server.reply(
+      { status: 429, body: 'slow down', headers: { 'retry-after': '0.05' } },
+      { body: completion('ok') },
+    )
     const started = Date.now()
     expect((await model().generate(ASK, { maxTokens: 8 })).text).toBe('ok')
     expect(Date.now() - started).toBeGreaterThanOrEqual(45)
@@ -98,7 +105,10 @@ describe('OpenAiLanguageModel retries and limits', () => {
     const error = await model({ maxRetries: 2 })
       .generate(ASK, { maxTokens: 8 })
       .catch((caught: unknown) => caught as ToolselError)
-    expect(error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', details: { status: 503, raw: 'down 3' } })
+    expect(error).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      details: { status: 503, raw: 'down 3' },
+    })
     expect(server.requests).toHaveLength(3)
   })
 
@@ -116,7 +126,11 @@ describe('OpenAiLanguageModel retries and limits', () => {
   it('retries network errors and then reports UPSTREAM_UNAVAILABLE', async () => {
     const closed = await startFakeChatServer()
     await closed.close()
-    const unreachable = new OpenAiLanguageModel('m', { baseUrl: closed.baseUrl, retryDelayMs: 1, maxRetries: 1 })
+    const unreachable = new OpenAiLanguageModel('m', {
+      baseUrl: closed.baseUrl,
+      retryDelayMs: 1,
+      maxRetries: 1,
+    })
     await expect(unreachable.generate(ASK, { maxTokens: 8 })).rejects.toMatchObject({
       code: 'UPSTREAM_UNAVAILABLE',
       message: expect.stringContaining('is unreachable'),
@@ -133,15 +147,22 @@ describe('OpenAiLanguageModel retries and limits', () => {
   })
 
   it("rejects with ABORTED on abort, or with the caller's TIMEOUT reason", async () => {
-    server.reply({ delayMs: 400, body: completion('late') }, { delayMs: 400, body: completion('late') })
+    server.reply(
+      { delayMs: 400, body: completion('late') },
+      { delayMs: 400, body: completion('late') },
+    )
     const aborted = new AbortController()
     setTimeout(() => aborted.abort(), 30)
-    await expect(model().generate(ASK, { maxTokens: 8, signal: aborted.signal })).rejects.toMatchObject({
+    await expect(
+      model().generate(ASK, { maxTokens: 8, signal: aborted.signal }),
+    ).rejects.toMatchObject({
       code: 'ABORTED',
     })
     const timed = new AbortController()
     setTimeout(() => timed.abort(new ToolselError('TIMEOUT', 'Request took over 30 ms.')), 30)
-    await expect(model().generate(ASK, { maxTokens: 8, signal: timed.signal })).rejects.toMatchObject({
+    await expect(
+      model().generate(ASK, { maxTokens: 8, signal: timed.signal }),
+    ).rejects.toMatchObject({
       code: 'TIMEOUT',
       message: 'Request took over 30 ms.',
     })
@@ -161,19 +182,21 @@ describe('OpenAiLanguageModel.scoreChoices', () => {
       chat_template_kwargs: { enable_thinking: false },
       response_format: {
         type: 'json_schema',
-        json_schema: { schema: { properties: { answer: { enum: CHOICES } }, required: ['answer'] } },
+        json_schema: {
+          schema: { properties: { answer: { enum: CHOICES } }, required: ['answer'] },
+        },
       },
     })
   })
 
   it('uses guided_choice or structured_outputs for vLLM', async () => {
     server.reply({ body: completion('none') }, { body: completion('email.send') })
-    expect((await model({ choiceMode: 'guided_choice' }).scoreChoices(ASK, CHOICES)).scores).toEqual([
-      -Infinity,
-      -Infinity,
-      0,
-    ])
-    expect(argmax((await model({ choiceMode: 'structured_outputs' }).scoreChoices(ASK, CHOICES)).scores)).toBe(0)
+    expect(
+      (await model({ choiceMode: 'guided_choice' }).scoreChoices(ASK, CHOICES)).scores,
+    ).toEqual([-Infinity, -Infinity, 0])
+    expect(
+      argmax((await model({ choiceMode: 'structured_outputs' }).scoreChoices(ASK, CHOICES)).scores),
+    ).toBe(0)
     expect(server.requests[0].body.guided_choice).toEqual(CHOICES)
     expect(server.requests[1].body.structured_outputs).toEqual({ choice: CHOICES })
   })
@@ -185,20 +208,45 @@ describe('OpenAiLanguageModel.scoreChoices', () => {
       .catch((caught: unknown) => caught as ToolselError)
     expect(error).toMatchObject({
       code: 'SELECTION_OUTSIDE_CANDIDATES',
-      message: expect.stringMatching(/answered "I would use the weather API\.", which is none of the 3/),
+      message: expect.stringMatching(
+        /answered "I would use the weather API\.", which is none of the 3/,
+      ),
       details: { raw: 'I would use the weather API.', choices: CHOICES },
     })
   })
 
   it('scores every choice from top_logprobs in logprobs mode', async () => {
-    const top = (entries: Array<[string, number]>) => entries.map(([token, logprob]) => ({ token, logprob }))
+    const top = (entries: Array<[string, number]>) =>
+      entries.map(([token, logprob]) => ({ token, logprob }))
     server.reply({
       body: completion('weather.get_forecast', {
         logprobs: {
           content: [
-            { token: 'weather', logprob: -0.1, top_logprobs: top([['weather', -0.1], ['email', -2.5], ['none', -4]]) },
-            { token: '.get', logprob: -0.05, top_logprobs: top([['.get', -0.05], ['.send', -3.2]]) },
-            { token: '_fore', logprob: -0.2, top_logprobs: top([['_fore', -0.2], ['_current', -1.9]]) },
+            {
+              token: 'weather',
+              logprob: -0.1,
+              top_logprobs: top([
+                ['weather', -0.1],
+                ['email', -2.5],
+                ['none', -4],
+              ]),
+            },
+            {
+              token: '.get',
+              logprob: -0.05,
+              top_logprobs: top([
+                ['.get', -0.05],
+                ['.send', -3.2],
+              ]),
+            },
+            {
+              token: '_fore',
+              logprob: -0.2,
+              top_logprobs: top([
+                ['_fore', -0.2],
+                ['_current', -1.9],
+              ]),
+            },
             { token: 'cast', logprob: -0.01, top_logprobs: top([['cast', -0.01]]) },
           ],
         },
@@ -217,7 +265,9 @@ describe('OpenAiLanguageModel.scoreChoices', () => {
 
   it('fails with MODEL_CALL_FAILED when logprobs mode gets no logprobs', async () => {
     server.reply({ body: completion('weather.get_forecast') })
-    await expect(model({ choiceMode: 'logprobs' }).scoreChoices(ASK, CHOICES)).rejects.toMatchObject({
+    await expect(
+      model({ choiceMode: 'logprobs' }).scoreChoices(ASK, CHOICES),
+    ).rejects.toMatchObject({
       code: 'MODEL_CALL_FAILED',
       message: expect.stringContaining('returned no logprobs'),
     })

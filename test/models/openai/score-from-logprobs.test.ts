@@ -16,14 +16,27 @@ describe('scoreFromLogprobs', () => {
   })
 
   it('ranks a choice that is only a prefix or an extension of the answer below the answer', () => {
-    const tokens = [token('weather', -0.1, [['weather', -0.1]]), token('.get', -0.2, [['.get', -0.2]])]
-    const [exact, prefix, longer] = scoreFromLogprobs(tokens, ['weather.get', 'weather', 'weather.get_all'])
+    const tokens = [
+      token('weather', -0.1, [['weather', -0.1]]),
+      token('.get', -0.2, [['.get', -0.2]]),
+    ]
+    const [exact, prefix, longer] = scoreFromLogprobs(tokens, [
+      'weather.get',
+      'weather',
+      'weather.get_all',
+    ])
     expect(prefix).toBeLessThan(exact)
     expect(longer).toBeLessThan(exact)
   })
 
   it('uses the best listed alternative where a choice leaves the answer', () => {
-    const tokens = [token('a', -0.1, [['a', -0.1], ['b', -3], ['bc', -2]])]
+    const tokens = [
+      token('a', -0.1, [
+        ['a', -0.1],
+        ['b', -3],
+        ['bc', -2],
+      ]),
+    ]
     expect(scoreFromLogprobs(tokens, ['bcd'])).toEqual([-2])
   })
 
@@ -34,14 +47,18 @@ describe('scoreFromLogprobs', () => {
       .tuple(piece, logprob, fc.array(fc.tuple(piece, logprob), { maxLength: 4 }))
       .map(([text, value, top]) => token(text, value, top))
     fc.assert(
-      fc.property(fc.array(tokenArb, { maxLength: 6 }), fc.array(fc.string({ maxLength: 5 }), { minLength: 1 }), (tokens, choices) => {
-        const scores = scoreFromLogprobs(tokens, choices)
-        expect(scores).toHaveLength(choices.length)
-        for (const score of scores) {
-          expect(Number.isFinite(score)).toBe(true)
-          expect(score).toBeLessThanOrEqual(0)
-        }
-      }),
+      fc.property(
+        fc.array(tokenArb, { maxLength: 6 }),
+        fc.array(fc.string({ maxLength: 5 }), { minLength: 1 }),
+        (tokens, choices) => {
+          const scores = scoreFromLogprobs(tokens, choices)
+          expect(scores).toHaveLength(choices.length)
+          for (const score of scores) {
+            expect(Number.isFinite(score)).toBe(true)
+            expect(score).toBeLessThanOrEqual(0)
+          }
+        },
+      ),
     )
   })
 })
