@@ -4,7 +4,7 @@
  * @module
  */
 import { percentile } from './percentile.ts'
-import { RECALL_KS, type QueryMetrics } from './query-metrics.ts'
+import { RECALL_KS, type LossStage, type QueryMetrics } from './query-metrics.ts'
 
 /** What aggregation needs of one query's run. */
 export interface ScoredQuery {
@@ -38,6 +38,8 @@ export interface AggregateMetrics {
     recall: number
     f1: number
   }
+  /** Share of queries that missed exact match at each stage (see `LossStage`). */
+  losses: Record<LossStage, number>
   /** Exact match by size of the raw gold set, smallest first. */
   byGoldSize: Array<{ size: number; queries: number; exactMatch: number }>
   /** Queries whose pipeline run threw (counted as misses). */
@@ -88,6 +90,11 @@ export function aggregateMetrics(queries: readonly ScoredQuery[]): AggregateMetr
       precision: mean(filtered.map((scores) => scores.precision)),
       recall: mean(filtered.map((scores) => scores.recall)),
       f1: mean(filtered.map((scores) => scores.f1)),
+    },
+    losses: {
+      planning: of((metrics) => (metrics.loss === 'planning' ? 1 : 0)),
+      retrieval: of((metrics) => (metrics.loss === 'retrieval' ? 1 : 0)),
+      selection: of((metrics) => (metrics.loss === 'selection' ? 1 : 0)),
     },
     byGoldSize: sizes.map((size) => {
       const group = queries.filter((query) => query.goldSize === size)

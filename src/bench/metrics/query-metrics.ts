@@ -20,6 +20,15 @@ export interface QueryMetricsInput {
   filteredGold: readonly string[]
 }
 
+/**
+ * The first stage that made a query miss exact match, with one tool per step:
+ * - `planning`: fewer steps than gold tools, so too few tools were predicted;
+ * - `retrieval`: some gold tool is in no step's candidates;
+ * - `selection`: every gold tool was among the candidates and there were enough steps, yet the
+ *   picks were wrong, repeated or extra.
+ */
+export type LossStage = 'planning' | 'retrieval' | 'selection'
+
 export interface QueryMetrics extends SetScores {
   /** Share of gold tools among the union of all steps' candidates. */
   poolRecall: number
@@ -35,6 +44,8 @@ export interface QueryMetrics extends SetScores {
    * prediction: predicting one is neither required nor counted as a false positive.
    */
   filtered: SetScores | null
+  /** Where exact match was lost; null for an exact match. */
+  loss: LossStage | null
 }
 
 export function queryMetrics(input: QueryMetricsInput): QueryMetrics {
@@ -44,6 +55,7 @@ export function queryMetrics(input: QueryMetricsInput): QueryMetrics {
   const reward = plannerReward(stepCandidates, gold)
   const kept = new Set(filteredGold)
   const removed = new Set(gold.filter((key) => !kept.has(key)))
+  const scores = setScores(predicted, gold)
   const filtered =
     kept.size === 0 && gold.length > 0
       ? null
@@ -52,11 +64,25 @@ export function queryMetrics(input: QueryMetricsInput): QueryMetrics {
           [...kept],
         )
   return {
-    ...setScores(predicted, gold),
+    ...scores,
     poolRecall,
     poolComplete: poolRecall === 1 ? 1 : 0,
     recallAtK: Object.fromEntries(RECALL_KS.map((k) => [k, recallAtK(merged, gold, k)])),
     plannerReward: { precision: reward.precision, recall: reward.recall, f1: reward.f1 },
     filtered,
+    loss: lossStage(scores.exactMatch, input, poolRecall),
   }
+}
+
+function lossStage(
+  exactMatch: number,
+  input: QueryMetricsInput,
+  poolRecall: number,
+): LossStage | null {
+  if (exactMatch === 1) return null
+  const goldSize = new Set(input.gold).size
+  if (input.stepCandidates.length < goldSize && new Set(input.predicted).size < goldSize) {
+    return 'planning'
+  }
+  return poolRecall < 1 ? 'retrieval' : 'selection'
 }

@@ -1,7 +1,7 @@
 /**
  * report.html: one self-contained page (inline CSS and SVG, no script, no external resource)
- * with the results table and three charts: exact match per suite, exact match by gold-set size,
- * and recall@K curves.
+ * with the results table and four charts: exact match per suite, exact match by gold-set size,
+ * recall@K curves, and where exact match is lost (planning, retrieval, selection).
  * @module
  */
 import type { BenchReport } from '../bench-report.ts'
@@ -15,6 +15,7 @@ export const CHART_TITLES = {
   exactMatch: 'Exact match per suite',
   byGoldSize: 'Exact match by gold-set size',
   recallAtK: 'Recall@K of the merged candidate list',
+  losses: 'Where exact match is lost (share of queries)',
 } as const
 
 const STYLE = `body{font-family:system-ui,sans-serif;margin:2rem;color:#222;max-width:1100px}
@@ -49,6 +50,14 @@ export function renderHtml(report: BenchReport): string {
       series: groups.map((group) => ({
         name: group.name,
         values: RECALL_KS.map((k) => group.metrics.recallAtK[k]),
+      })),
+    })}</figure>`,
+    `<figure>${barChart({
+      title: CHART_TITLES.losses,
+      categories: groups.map((group) => group.name),
+      series: (['planning', 'retrieval', 'selection'] as const).map((stage) => ({
+        name: `lost at ${stage}`,
+        values: groups.map((group) => group.metrics.losses[stage]),
       })),
     })}</figure>`,
     notesSection(report),

@@ -12,7 +12,7 @@ export function renderSummary(report: BenchReport): string {
     '',
   )
   if (report.suites.length === 0) lines.push('No suite ran: see "Skipped" below.')
-  else lines.push(...resultsTable(report), '', ...bySizeTable(report))
+  else lines.push(...resultsTable(report), '', ...lossTable(report), '', ...bySizeTable(report))
   lines.push('', '## Splits', '')
   for (const suite of report.suites) {
     for (const split of suite.splits) {
@@ -53,6 +53,23 @@ function resultsTable(report: BenchReport): string[] {
     const cells = rowCells(row)
     cells[0] = row.depth === 1 ? `  ↳ ${cells[0]}` : `**${cells[0]}**`
     lines.push(tableLine(cells))
+  }
+  return lines
+}
+
+function lossTable(report: BenchReport): string[] {
+  const lines = [
+    '## Where exact match is lost',
+    '',
+    "% of queries. Planning: fewer steps (and predicted tools) than gold tools. Retrieval: a gold tool is in no step's candidates. Selection: every gold tool was a candidate and there were enough steps, yet the picks were wrong, repeated or extra.",
+    '',
+    tableLine(['suite', 'EM', 'planning', 'retrieval', 'selection']),
+    tableLine(['---', '---:', '---:', '---:', '---:']),
+  ]
+  for (const suite of report.suites) {
+    const { exactMatch, losses } = suite.metrics
+    const cells = [exactMatch, losses.planning, losses.retrieval, losses.selection]
+    lines.push(tableLine([suite.name, ...cells.map((value) => (value * 100).toFixed(1))]))
   }
   return lines
 }

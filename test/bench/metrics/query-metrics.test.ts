@@ -61,6 +61,32 @@ describe('queryMetrics', () => {
   })
 })
 
+describe('loss attribution', () => {
+  const loss = (predicted: string[], gold: string[], stepCandidates: string[][]) =>
+    queryMetrics({ predicted, gold, stepCandidates, filteredGold: gold }).loss
+
+  it('blames the first stage that made exact match fail', () => {
+    expect(loss(['a', 'b'], ['a', 'b'], [['a'], ['b']])).toBeNull()
+    expect(loss(['a'], ['a', 'b'], [['a', 'b']])).toBe('planning')
+    expect(loss(['a', 'x'], ['a', 'b'], [['a'], ['x']])).toBe('retrieval')
+    expect(
+      loss(
+        ['a', 'a'],
+        ['a', 'b'],
+        [
+          ['a', 'b'],
+          ['a', 'b'],
+        ],
+      ),
+    ).toBe('selection')
+    expect(loss(['a', 'b', 'x'], ['a', 'b'], [['a'], ['b'], ['x']])).toBe('selection')
+  })
+
+  it('does not blame planning when one step predicts several tools (oracle-count)', () => {
+    expect(loss(['a', 'x'], ['a', 'b'], [['a', 'x', 'b']])).toBe('selection')
+  })
+})
+
 describe('aggregateMetrics', () => {
   it('averages over queries and breaks exact match down by gold-set size', () => {
     const scored = [
@@ -77,6 +103,7 @@ describe('aggregateMetrics', () => {
     const aggregate = aggregateMetrics(scored)
     expect(aggregate.queries).toBe(3)
     expect(aggregate.exactMatch).toBe(0.6667)
+    expect(aggregate.losses).toEqual({ planning: 0.3333, retrieval: 0, selection: 0 })
     expect(aggregate.byGoldSize).toEqual([
       { size: 1, queries: 1, exactMatch: 1 },
       { size: 2, queries: 2, exactMatch: 0.5 },

@@ -47,9 +47,9 @@ afterAll(async () => {
 })
 
 describe('renderHtml', () => {
-  it('is one self-contained page with the three SVG charts', () => {
+  it('is one self-contained page with the four SVG charts', () => {
     const html = renderHtml(report)
-    expect(html.match(/<svg /g)).toHaveLength(3)
+    expect(html.match(/<svg /g)).toHaveLength(4)
     for (const title of Object.values(CHART_TITLES))
       expect(html).toContain(`<title>${title}</title>`)
     expect(html).not.toMatch(/<script|<link|<img|@import|url\(|src=/i)
@@ -86,11 +86,11 @@ describe.skipIf(!existsSync(CHROMIUM))(
         timeout: 30_000,
       })
 
-    it('renders: the DOM holds the three titled charts and the page logs no console error', () => {
+    it('renders: the DOM holds the four titled charts and the page logs no console error', () => {
       const result = run(['--dump-dom', pathToFileURL(join(dir, 'report.html')).href])
       expect(result.status).toBe(0)
       const dom = result.stdout
-      expect(dom.match(/<svg /g)).toHaveLength(3)
+      expect(dom.match(/<svg /g)).toHaveLength(4)
       for (const title of Object.values(CHART_TITLES)) expect(dom).toContain(title)
       expect(dom).toContain('<table>')
       expect(result.stderr).not.toMatch(/CONSOLE.*(error|Uncaught)|Uncaught/i)
