@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { createTestApp, postJson } from './test-service.ts'
+import { createTestApp, postJson, readJson } from './test-service.ts'
 
 /** An MCP tools/list body whose every tool is in namespace `version`. */
 function mcpBody(version: string, count = 6): string {
@@ -28,7 +28,7 @@ describe('library routes', () => {
     const { app } = await createTestApp()
     const one = await app.request('/v1/libraries/sample/tools/mail.send_email')
     expect(one.status).toBe(200)
-    expect((await one.json()).tool).toMatchObject({
+    expect((await readJson(one)).tool).toMatchObject({
       id: 'mail.send_email',
       parameters: { required: ['to', 'body'] },
     })
@@ -36,7 +36,7 @@ describe('library routes', () => {
       '/v1/libraries/sample/tools/batch',
       postJson({ ids: ['sms.send_sms', 'mail.send_email'] }),
     )
-    expect((await batch.json()).tools.map((tool: { id: string }) => tool.id)).toEqual([
+    expect((await readJson(batch)).tools.map((tool: { id: string }) => tool.id)).toEqual([
       'sms.send_sms',
       'mail.send_email',
     ])
@@ -46,7 +46,7 @@ describe('library routes', () => {
     const { app } = await createTestApp()
     const one = await app.request('/v1/libraries/sample/tools/nope.tool')
     expect(one.status).toBe(404)
-    expect((await one.json()).error).toEqual({
+    expect((await readJson(one)).error).toEqual({
       code: 'UNKNOWN_TOOL',
       message: 'Library "sample" has no tool "nope.tool".',
     })
@@ -54,7 +54,7 @@ describe('library routes', () => {
       '/v1/libraries/sample/tools/batch',
       postJson({ ids: ['sms.send_sms', 'x', 'y'] }),
     )
-    expect((await batch.json()).error.message).toBe('Library "sample" has no tool "x", "y".')
+    expect((await readJson(batch)).error.message).toBe('Library "sample" has no tool "x", "y".')
     expect((await app.request('/v1/libraries/other/tools/x')).status).toBe(404)
     expect((await app.request('/v1/libraries/other')).status).toBe(404)
   })
@@ -72,7 +72,7 @@ describe('library routes', () => {
     expect((await app.request('/v1/libraries/odd', put(body))).status).toBe(201)
     for (const id of ['The Clique::Transfermarkt search', 'hub/owner/model']) {
       const response = await app.request(`/v1/libraries/odd/tools/${encodeURIComponent(id)}`)
-      expect((await response.json()).tool.id).toBe(id)
+      expect((await readJson(response)).tool.id).toBe(id)
     }
   })
 
@@ -80,7 +80,7 @@ describe('library routes', () => {
     const { app, indexDir } = await createTestApp()
     const created = await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v1')))
     expect(created.status).toBe(201)
-    expect(await created.json()).toMatchObject({
+    expect(await readJson(created)).toMatchObject({
       name: 'crm',
       toolCount: 6,
       persisted: true,
@@ -88,7 +88,7 @@ describe('library routes', () => {
     })
     expect(await readdir(indexDir)).toEqual(['crm'])
 
-    const listed = await (await app.request('/v1/libraries')).json()
+    const listed = await readJson(await app.request('/v1/libraries'))
     expect(listed.libraries.map((library: { name: string }) => library.name)).toEqual([
       'crm',
       'sample',
@@ -98,11 +98,11 @@ describe('library routes', () => {
       '/v1/search-tools',
       postJson({ query: 'book an item', library: 'crm' }),
     )
-    expect((await search.json()).results[0].id).toMatch(/^crm\.book_item_/)
+    expect((await readJson(search)).results[0].id).toMatch(/^crm\.book_item_/)
 
     const replaced = await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v2', 3)))
     expect(replaced.status).toBe(200)
-    expect((await replaced.json()).toolCount).toBe(3)
+    expect((await readJson(replaced)).toolCount).toBe(3)
 
     expect((await app.request('/v1/libraries/crm', { method: 'DELETE' })).status).toBe(204)
     expect((await app.request('/v1/libraries/crm')).status).toBe(404)
@@ -117,15 +117,15 @@ describe('library routes', () => {
       put('{"tools": [ {"name": 3} ]}'),
     )
     expect(malformed.status).toBe(400)
-    expect((await malformed.json()).error.code).toBe('IMPORT_FAILED')
+    expect((await readJson(malformed)).error.code).toBe('IMPORT_FAILED')
     const duplicate = JSON.stringify([
       { id: 'a', name: 'a' },
       { id: 'a', name: 'b' },
     ])
     const duplicated = await app.request('/v1/libraries/crm', put(duplicate))
     expect(duplicated.status).toBe(400)
-    expect((await duplicated.json()).error.code).toBe('DUPLICATE_TOOL_ID')
-    expect((await (await app.request('/v1/libraries/crm')).json()).toolCount).toBe(6)
+    expect((await readJson(duplicated)).error.code).toBe('DUPLICATE_TOOL_ID')
+    expect((await readJson(await app.request('/v1/libraries/crm'))).toolCount).toBe(6)
   })
 
   it('refuses invalid library names and the deletion of the default library', async () => {
@@ -133,7 +133,7 @@ describe('library routes', () => {
     expect((await app.request('/v1/libraries/..bad', put(mcpBody('v1')))).status).toBe(400)
     const response = await app.request('/v1/libraries/sample', { method: 'DELETE' })
     expect(response.status).toBe(400)
-    expect((await response.json()).error.message).toContain('default library')
+    expect((await readJson(response)).error.message).toContain('default library')
   })
 
   it('swaps a library atomically under concurrent requests: no error, no mixed answer', async () => {
@@ -170,7 +170,7 @@ describe('library routes', () => {
     const versionsSeen = new Set<string>()
     for (const response of responses) {
       expect(response.status).toBe(200)
-      const body = await response.json()
+      const body = await readJson(response)
       const ids: string[] = [
         ...body.tools.map((tool: { id: string }) => tool.id),
         ...body.steps.flatMap((step: { candidates: { id: string }[] }) =>
@@ -189,7 +189,7 @@ describe('library routes', () => {
 describe('service routes', () => {
   it('serves an OpenAPI document generated from the schemas', async () => {
     const { app } = await createTestApp()
-    const document = await (await app.request('/openapi.json')).json()
+    const document = await readJson(await app.request('/openapi.json'))
     expect(document.openapi).toBe('3.1.0')
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining([
@@ -209,6 +209,6 @@ describe('service routes', () => {
     const { app } = await createTestApp()
     const response = await app.request('/v2/nothing')
     expect(response.status).toBe(404)
-    expect((await response.json()).error.code).toBe('NOT_FOUND')
+    expect((await readJson(response)).error.code).toBe('NOT_FOUND')
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Planner } from '../../src/plan/planner.ts'
-import { createTestApp, postJson } from './test-service.ts'
+import { createTestApp, postJson, readJson } from './test-service.ts'
 
 describe('POST /v1/select-tools', () => {
   it('returns the selected tools with schemas, per-step candidates, timings and components', async () => {
@@ -13,7 +13,7 @@ describe('POST /v1/select-tools', () => {
       }),
     )
     expect(response.status).toBe(200)
-    const body = await response.json()
+    const body = await readJson(response)
     expect(body.tools.map((tool: { id: string }) => tool.id)).toEqual([
       'weather.get_forecast',
       'mail.send_email',
@@ -53,7 +53,7 @@ describe('POST /v1/select-tools', () => {
         tau: 0,
       }),
     )
-    const body = await response.json()
+    const body = await readJson(response)
     expect(body.steps).toHaveLength(1)
     expect(body.steps[0].candidates.length).toBeLessThanOrEqual(2)
     expect(body.tools[0]).not.toHaveProperty('parameters')
@@ -72,7 +72,7 @@ describe('POST /v1/select-tools', () => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/select-tools', postJson(body))
     expect(response.status).toBe(400)
-    const error = (await response.json()).error
+    const error = (await readJson(response)).error
     expect(error.code).toBe(code)
     expect(error.message.length).toBeGreaterThan(10)
   })
@@ -80,7 +80,7 @@ describe('POST /v1/select-tools', () => {
   it('names the bad field in the message', async () => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/select-tools', postJson({ instruction: 'x', k: '5' }))
-    expect((await response.json()).error.message).toMatch(/^Invalid request body: "k": /)
+    expect((await readJson(response)).error.message).toMatch(/^Invalid request body: "k": /)
   })
 
   it('answers 400 when the body is not sent as JSON', async () => {
@@ -90,7 +90,7 @@ describe('POST /v1/select-tools', () => {
       body: 'instruction=x',
     })
     expect(response.status).toBe(400)
-    expect((await response.json()).error.message).toContain('content-type: application/json')
+    expect((await readJson(response)).error.message).toContain('content-type: application/json')
   })
 
   it('answers 413 for a body over the limit', async () => {
@@ -100,7 +100,7 @@ describe('POST /v1/select-tools', () => {
       postJson({ instruction: 'x'.repeat(5000) }),
     )
     expect(response.status).toBe(413)
-    expect((await response.json()).error.code).toBe('PAYLOAD_TOO_LARGE')
+    expect((await readJson(response)).error.code).toBe('PAYLOAD_TOO_LARGE')
   })
 
   it('answers 400 for an instruction over the length limit', async () => {
@@ -119,7 +119,7 @@ describe('POST /v1/select-tools', () => {
       postJson({ instruction: 'x', library: 'nope' }),
     )
     expect(response.status).toBe(404)
-    expect((await response.json()).error).toEqual({
+    expect((await readJson(response)).error).toEqual({
       code: 'UNKNOWN_LIBRARY',
       message: 'No library named "nope" is loaded (available: sample).',
     })
@@ -146,7 +146,7 @@ describe('POST /v1/select-tools', () => {
       postJson({ instruction: 'send an email' }),
     )
     expect(response.status).toBe(504)
-    expect((await response.json()).error.code).toBe('TIMEOUT')
+    expect((await readJson(response)).error.code).toBe('TIMEOUT')
     expect(aborted).toBe(true)
   })
 
@@ -154,7 +154,7 @@ describe('POST /v1/select-tools', () => {
     const { app } = await createTestApp({ start: false })
     const response = await app.request('/v1/select-tools', postJson({ instruction: 'x' }))
     expect(response.status).toBe(503)
-    expect((await response.json()).error.code).toBe('NOT_READY')
+    expect((await readJson(response)).error.code).toBe('NOT_READY')
     expect((await app.request('/readyz')).status).toBe(503)
     expect((await app.request('/healthz')).status).toBe(200)
   })
@@ -164,7 +164,7 @@ describe('POST /v1/search-tools', () => {
   it('returns ids, names, one-line descriptions and scores, never schemas', async () => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/search-tools', postJson({ query: 'weather', k: 3 }))
-    const body = await response.json()
+    const body = await readJson(response)
     expect(body.library).toBe('sample')
     expect(body.results.length).toBeGreaterThan(0)
     expect(body.results.length).toBeLessThanOrEqual(3)

@@ -35,3 +35,8 @@ export function postJson(body: unknown, init: RequestInit = {}): RequestInit {
     ...init,
   }
 }
+
+/** The parsed JSON body (typed loosely: tests assert on its shape). */
+export async function readJson(response: Response): Promise<any> {
+  return response.json()
+}
