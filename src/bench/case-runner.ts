@@ -75,7 +75,7 @@ export function createOracleCountRunner(options: { k: number }): CaseRunner {
       retriever: retriever.name,
       selector: 'oracle-count(top-|gold|)',
     }),
-    async run(instruction, gold, { retriever }) {
+    async run(instruction, gold, { library, retriever }) {
       const started = performance.now()
       try {
         const count = new Set(gold).size
@@ -89,7 +89,11 @@ export function createOracleCountRunner(options: { k: number }): CaseRunner {
           steps: [
             {
               text: instruction,
-              candidates: candidates.map(({ id, score }) => ({ id, name: id, score })),
+              candidates: candidates.map(({ id, score }) => ({
+                id,
+                name: library.get(id)?.name ?? id,
+                score,
+              })),
               selected: null,
             },
           ],

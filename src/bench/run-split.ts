@@ -44,6 +44,7 @@ export interface SplitRun {
 export async function runSplit(split: BenchSplit, options: SplitRunOptions): Promise<SplitRun> {
   const cases = options.limit === undefined ? split.cases : split.cases.slice(0, options.limit)
   const indexStarted = performance.now()
+  // Closed mode still indexes the split's union: it names the components and the match keys.
   const shared =
     options.swap?.indexed ?? (await indexTools(split.name, split.tools, options.config))
   let indexMs = performance.now() - indexStarted

@@ -32,7 +32,8 @@ Options:
   --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the reason
   --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env TOOLSEL_DATA_DIR)
   --queries <file>          Query file (or BEIR folder) instead of the suite's own; one suite only
-  --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus); one suite only
+  --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus,
+                            implies --library-mode corpus); one suite only
   --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default), corpus
   --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or keep
   --library <file>          Evaluate against this tool library instead (library swap; missing gold = misses)
