@@ -7,9 +7,14 @@
 import type { Config } from './config/schema.ts'
 import { ToolselError } from './errors.ts'
 import type { Logger } from './log.ts'
+import { isLazy, LazyPlanner, LazySelector } from './lazy-components.ts'
+import { createLanguageModel } from './models/create-language-model.ts'
+import type { LanguageModel } from './models/language-model.ts'
+import { LlmPlanner } from './plan/llm-planner.ts'
 import type { Planner } from './plan/planner.ts'
 import { NonePlanner } from './plan/none-planner.ts'
 import { RulePlanner } from './plan/rule-planner.ts'
+import { LlmSelector } from './select/llm-selector.ts'
 import type { Selector } from './select/selector.ts'
 import { Top1Selector } from './select/top1-selector.ts'
 
@@ -18,6 +23,45 @@ export interface ComponentContext {
   logger: Logger
   /** Builds (or reuses) another planner, e.g. the rule planner an LLM planner falls back to. */
   planner(id: string): Planner
+  selector(id: string): Selector
+}
+
+/** `onnx:<dir>` / `openai:<model>` from the config's model settings. */
+function languageModel(id: string, { config, logger }: ComponentContext): Promise<LanguageModel> {
+  const { onnx, openai } = config.models
+  return createLanguageModel(id, {
+    onnx,
+    openai: { ...openai, apiKey: openai.apiKey || undefined },
+    logger,
+  })
+}
+
+function llmPlanner(modelId: string, context: ComponentContext): Planner {
+  const { plan } = context.config
+  return new LazyPlanner(`llm(${modelId})`, async () => {
+    const model = await languageModel(modelId, context)
+    return new LlmPlanner({
+      model,
+      maxSteps: plan.maxSteps,
+      maxTokens: plan.maxTokens,
+      thinking: plan.thinking,
+      fallback: plan.fallback ? context.planner(plan.fallback) : undefined,
+      logger: context.logger,
+    })
+  })
+}
+
+function llmSelector(modelId: string, context: ComponentContext): Selector {
+  const { select } = context.config
+  return new LazySelector(`llm(${modelId})`, async () => {
+    const model = await languageModel(modelId, context)
+    return new LlmSelector({
+      model,
+      margin: select.margin,
+      fallback: select.fallback ? context.selector(select.fallback) : undefined,
+      logger: context.logger,
+    })
+  })
 }
 
 type Factory<T> = (argument: string, context: ComponentContext) => T
@@ -25,27 +69,50 @@ type Factory<T> = (argument: string, context: ComponentContext) => T
 export const PLANNERS: Record<string, Factory<Planner>> = {
   rule: (_argument, { config }) => new RulePlanner({ maxSteps: config.plan.maxSteps }),
   none: () => new NonePlanner(),
+  /** `llm:onnx:<dir>` or `llm:openai:<model>`. */
+  llm: llmPlanner,
+  /** Shorthands for `llm:onnx:…` and `llm:openai:…`. */
+  onnx: (argument, context) => llmPlanner(`onnx:${argument}`, context),
+  openai: (argument, context) => llmPlanner(`openai:${argument}`, context),
 }
 
 export const SELECTORS: Record<string, Factory<Selector>> = {
   top1: () => new Top1Selector(),
+  llm: llmSelector,
+  onnx: (argument, context) => llmSelector(`onnx:${argument}`, context),
+  openai: (argument, context) => llmSelector(`openai:${argument}`, context),
 }
 
 export interface Components {
   planner(id?: string): Planner
   selector(id?: string): Selector
+  /**
+   * Waits until the components created so far have loaded their models; rejects with the first
+   * load error. The service calls it at start-up so a bad model fails before it reports ready.
+   */
+  ready(): Promise<void>
 }
 
 /** Creates components on first use and reuses them (model-backed ones are expensive to load). */
 export function createComponents(config: Config, logger: Logger): Components {
   const planners = new Map<string, Planner>()
   const selectors = new Map<string, Selector>()
-  const context: ComponentContext = { config, logger, planner: (id) => components.planner(id) }
+  const context: ComponentContext = {
+    config,
+    logger,
+    planner: (id) => components.planner(id),
+    selector: (id) => components.selector(id),
+  }
   const components: Components = {
     planner: (id = config.plan.planner) =>
       cached(planners, id, () => build('planner', PLANNERS, id, context)),
     selector: (id = config.select.selector) =>
       cached(selectors, id, () => build('selector', SELECTORS, id, context)),
+    ready: async () => {
+      for (const component of [...planners.values(), ...selectors.values()]) {
+        if (isLazy(component)) await component.ready()
+      }
+    },
   }
   return components
 }
@@ -71,11 +138,15 @@ function build<T>(
   return factory(colon < 0 ? '' : id.slice(colon + 1), context)
 }
 
+/** Reuses components by id; one whose model failed to load is dropped so the next use retries. */
+/** Reuses components by id; one whose model failed to load is dropped so the next use retries. */
 function cached<T>(cache: Map<string, T>, id: string, create: () => T): T {
   let value = cache.get(id)
   if (value === undefined) {
-    value = create()
-    cache.set(id, value)
+    const created = create()
+    cache.set(id, created)
+    if (isLazy(created)) created.ready().catch(() => cache.delete(id))
+    value = created
   }
   return value
 }

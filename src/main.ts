@@ -7,6 +7,7 @@ import { benchCommand, BENCH_HELP } from './cli/bench-command.ts'
 import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
 import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
+import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
 import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
 import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
 import { isToolselError } from './errors.ts'
@@ -20,6 +21,7 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
   bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
+  models: [modelsCommand, 'Check a local model directory', MODELS_HELP],
 }
 
 function usage(): string {

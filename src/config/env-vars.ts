@@ -40,10 +40,50 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Default retriever',
   },
+  TOOLSEL_BUILD_RETRIEVER: {
+    path: 'retrieve.build',
+    type: 'string',
+    description: 'Retrievers built when not told: bm25, dense or hybrid',
+  },
+  TOOLSEL_EMBEDDER: {
+    path: 'retrieve.dense.embedder',
+    type: 'string',
+    description: 'Embedding model: use-lite, onnx:<dir> or hashing[:<dims>]',
+  },
+  TOOLSEL_DENSE_INDEX: {
+    path: 'retrieve.dense.index',
+    type: 'string',
+    description: 'Vector index of new builds: hnsw or flat',
+  },
+  TOOLSEL_DEVICE: {
+    path: 'retrieve.dense.device',
+    type: 'string',
+    description: 'Where onnx embedders run: cpu or cuda (falls back to cpu)',
+  },
   TOOLSEL_K: { path: 'retrieve.k', type: 'integer', description: 'Candidates per step' },
   TOOLSEL_TAU: { path: 'retrieve.bm25.tau', type: 'number', description: 'BM25 score threshold' },
   TOOLSEL_PLANNER: { path: 'plan.planner', type: 'string', description: 'Default planner' },
   TOOLSEL_SELECTOR: { path: 'select.selector', type: 'string', description: 'Default selector' },
+  TOOLSEL_OPENAI_BASE_URL: {
+    path: 'models.openai.baseUrl',
+    type: 'string',
+    description: 'OpenAI-compatible server root, e.g. http://localhost:8000/v1',
+  },
+  TOOLSEL_OPENAI_API_KEY: {
+    path: 'models.openai.apiKey',
+    type: 'string',
+    description: 'Bearer token for it',
+  },
+  TOOLSEL_ONNX_DEVICE: {
+    path: 'models.onnx.device',
+    type: 'string',
+    description: 'cpu or cuda for onnx: language models',
+  },
+  TOOLSEL_ONNX_DTYPE: {
+    path: 'models.onnx.dtype',
+    type: 'string',
+    description: 'Weight file of onnx: language models',
+  },
   TOOLSEL_DATA_DIR: { path: 'bench.dataDir', type: 'string', description: 'Benchmark data root' },
   TOOLSEL_MCP_LIBRARY: {
     path: 'mcp.library',

@@ -70,22 +70,160 @@ const Bm25Schema = z
   })
   .strict()
 
+const HnswSchema = z
+  .object({
+    /**
+     * Graph links per node (hnswlib's M). Larger: better recall, more memory and build time.
+     * Sensible 8-64. Default 32. Build time only: a built index keeps its own.
+     */
+    m: z.number().int().min(2).max(128).default(32),
+    /** Candidate list size while inserting. Sensible 100-400. Default 200. Build time only. */
+    efConstruction: z.number().int().positive().default(200),
+    /**
+     * Candidate list size while searching (raised to k when smaller). Larger: better recall,
+     * slower queries. Sensible 64-512. Default 256. Applies at load time; no rebuild needed.
+     */
+    efSearch: z.number().int().positive().default(256),
+  })
+  .strict()
+
+const DenseSchema = z
+  .object({
+    /**
+     * Embedding model id: `use-lite` (Universal Sentence Encoder lite, bundled, offline, 512-d),
+     * `onnx:<model directory>` (any transformers.js-layout sentence embedder) or
+     * `hashing[:<dimensions>]` (bag of words, no model; for tests). Default `use-lite`. An index
+     * is searched only with the embedder it was built with (INDEX_MISMATCH otherwise).
+     */
+    embedder: z.string().min(1).default('use-lite'),
+    /**
+     * Vector index built for new indexes: `hnsw` (approximate, about 0.1-1 ms a query at 10k-50k
+     * tools) or `flat` (exact, time linear in the tool count: a few ms at 10k). Default `hnsw`.
+     * A built index keeps its kind.
+     */
+    index: z.enum(['hnsw', 'flat']).default('hnsw'),
+    /** HNSW graph parameters (ignored for `flat`). */
+    hnsw: HnswSchema.default(HnswSchema.parse({})),
+    /**
+     * Cosine threshold for dense candidates, -1 to 1. Default: none (the k nearest are kept):
+     * useful cut-offs depend on the model (about 0.3 for use-lite, 0.5-0.8 for e5/bge).
+     */
+    minScore: z.number().min(-1).max(1).optional(),
+    /**
+     * What a tool is embedded as: `full` (name, description and parameter descriptions) or
+     * `short` (name and description: about 2.5x fewer tokens, so about 2.5x faster to embed).
+     * Default `full`. Build time only; changing it re-embeds every tool on the next build.
+     */
+    text: z.enum(['full', 'short']).default('full'),
+    /**
+     * Where `onnx:` models run. `cuda` falls back to `cpu` with a logged warning when no CUDA
+     * provider loads; `use-lite` and `hashing` always run on the CPU. Default `cpu`.
+     */
+    device: z.enum(['cpu', 'cuda']).default('cpu'),
+    /**
+     * Weight file of `onnx:` models: `fp32` (`onnx/model.onnx`), `fp16`, `q8`, `int8`, `uint8`,
+     * `q4`, `q4f16`, `bnb4`. Default `fp32`.
+     */
+    dtype: z.enum(['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4']).default('fp32'),
+    /** `onnx:` only: token pooling, `mean` or `cls`. Default: the model directory's setting, else `mean`. */
+    pooling: z.enum(['mean', 'cls']).optional(),
+    /** `onnx:` only: scale vectors to unit length. Default: the model directory's setting, else true. */
+    normalize: z.boolean().optional(),
+    /** `onnx:` only: text put before queries (e5: `query: `). Default: the model directory's, else none. */
+    queryPrefix: z.string().optional(),
+    /** `onnx:` only: text put before tool texts (e5: `passage: `). Default: the model directory's, else none. */
+    documentPrefix: z.string().optional(),
+    /** `onnx:` only: texts per forward pass. Sensible 8-128 on CPU. Default 32. */
+    maxBatchSize: z.number().int().positive().optional(),
+  })
+  .strict()
+
+const HybridInputSchema = z
+  .object({
+    /** A retriever of the same library: `bm25` or `dense`. */
+    retriever: z.enum(['bm25', 'dense']),
+    /** Weight of this list in the fusion, 0 or more. Default 1. */
+    weight: z.number().min(0).default(1),
+    /**
+     * Threshold for this input's candidates. Default: bm25 uses `retrieve.bm25.tau` (a request's
+     * `tau` replaces it), dense uses `retrieve.dense.minScore`.
+     */
+    minScore: z.number().optional(),
+  })
+  .strict()
+
+const HybridSchema = z
+  .object({
+    /**
+     * `rrf`: reciprocal rank fusion, Σ weight / (rrfK + rank), needs no score calibration;
+     * `weighted`: each list's scores min-max scaled to 0-1, then added with the weights.
+     * Default `rrf`.
+     */
+    fusion: z.enum(['rrf', 'weighted']).default('rrf'),
+    /** RRF damping constant: larger flattens the gap between top and lower ranks. Sensible 10-100. Default 60. */
+    rrfK: z.number().positive().default(60),
+    /**
+     * Candidates asked of each input before fusing: max(k, this). A tool ranked low by one
+     * retriever but high by the other only survives fusion if both lists reach it. Sensible
+     * 20-200. Default 50.
+     */
+    candidatesPerInput: z.number().int().positive().default(50),
+    /** The fused retrievers, at least two. Default bm25 and dense, weight 1 each. */
+    inputs: z
+      .array(HybridInputSchema)
+      .min(2)
+      .default([
+        { retriever: 'bm25', weight: 1 },
+        { retriever: 'dense', weight: 1 },
+      ]),
+  })
+  .strict()
+
 const RetrieveSchema = z
   .object({
-    /** Retriever used when a request names none: `bm25`, `dense` or `hybrid`. Default `bm25`. */
+    /**
+     * Retriever used when a request names none: `bm25`, `dense`, `hybrid`, or `auto` (each
+     * library's own default: what it was built with). A library without the configured one
+     * uses its own default. Default `bm25`.
+     */
     retriever: z.string().default('bm25'),
+    /**
+     * Retrievers built for libraries toolsel indexes without being told which (tool files and
+     * the demo loaded at start, uploads without `?retriever=`, `toolsel index` without
+     * `--retriever`): `bm25`; `dense` (BM25 + dense); `hybrid` (BM25 + dense + their fusion).
+     * Default `bm25`. Dense costs embedding every tool: about 20-60 ms a tool with use-lite on
+     * one CPU core (the 197-tool demo: a few seconds at start).
+     */
+    build: z.enum(['bm25', 'dense', 'hybrid']).default('bm25'),
     /** Candidates kept per step (the paper's K). Default 15. */
     k: z.number().int().positive().default(15),
     bm25: Bm25Schema.default(Bm25Schema.parse({})),
+    /** Dense retrieval: embedder and vector index. */
+    dense: DenseSchema.default(DenseSchema.parse({})),
+    /** Hybrid retrieval: how bm25 and dense candidate lists are fused. */
+    hybrid: HybridSchema.default(HybridSchema.parse({})),
   })
   .strict()
 
 const PlanSchema = z
   .object({
-    /** Planner used when a request names none: `rule`, `none`, or `llm:<model id>`. Default `rule`. */
+    /**
+     * Planner used when a request names none: `rule`, `none`, or `llm:<model id>` where the model
+     * id is `onnx:<model dir>` or `openai:<served model>` (`onnx:…`/`openai:…` alone work too).
+     * Default `rule`.
+     */
     planner: z.string().default('rule'),
-    /** Most steps a plan may have; longer plans are cut. Default 8. */
+    /** Most steps a plan may have; longer plans are cut. Default 8. Sensible 2-12. */
     maxSteps: z.number().int().positive().default(8),
+    /** LLM planner: token budget of the answer. Default 256 (1,024 is used with thinking). */
+    maxTokens: z.number().int().positive().optional(),
+    /** LLM planner: let Qwen3 think before answering (slower). Default false. */
+    thinking: z.boolean().default(false),
+    /**
+     * LLM planner: planner that stands in when the model's answer is unusable, reported in the
+     * response's `components.fallbacks`. `rule`, `none`, or empty for no fallback. Default `rule`.
+     */
+    fallback: z.string().default('rule'),
   })
   .strict()
 
@@ -93,6 +231,57 @@ const SelectSchema = z
   .object({
     /** Selector used when a request names none: `top1` or `llm:<model id>`. Default `top1`. */
     selector: z.string().default('top1'),
+    /**
+     * LLM selector: log-probability margin (nats) the best tool needs over `none`, else the step
+     * selects none. Default 0 (plain argmax). Sensible 0-5.
+     */
+    margin: z.number().min(0).default(0),
+    /** LLM selector: selector for a step whose model call fails (`top1`, or empty). Default `top1`. */
+    fallback: z.string().default('top1'),
+  })
+  .strict()
+
+const OnnxModelSchema = z
+  .object({
+    /** Weight file: fp32 (onnx/model.onnx), fp16, q8 (model_quantized.onnx), q4, q4f16. Default fp32. */
+    dtype: z.enum(['fp32', 'fp16', 'q8', 'q4', 'q4f16']).default('fp32'),
+    /** `cpu` or `cuda` (falls back to cpu with a warning when CUDA can't load). Default cpu. */
+    device: z.enum(['cpu', 'cuda']).default('cpu'),
+    /** Choices scored per batched forward pass. Default 16. Lower it for long prompts on small GPUs. */
+    scoreBatchSize: z.number().int().positive().default(16),
+  })
+  .strict()
+
+const OpenAiModelSchema = z
+  .object({
+    /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. Required for `openai:` ids. */
+    baseUrl: z.string().default(''),
+    /** Bearer token; empty for none. Prefer the TOOLSEL_OPENAI_API_KEY variable to a file. */
+    apiKey: z.string().default(''),
+    /** Time limit per attempt in ms. Default 30,000. */
+    timeoutMs: z.number().int().positive().default(30_000),
+    /** Retries on 429, 5xx and network errors. Default 2. Sensible 0-5. */
+    maxRetries: z.number().int().min(0).max(10).default(2),
+    /** First backoff in ms, doubled per retry. Default 500. */
+    retryDelayMs: z.number().int().min(0).default(500),
+    /**
+     * How the selector's answer is constrained: `json_schema` (an enum in response_format, the
+     * default), `structured_outputs` (vLLM ≥ 0.10), `guided_choice` (older vLLM) or `logprobs`.
+     */
+    choiceMode: z
+      .enum(['json_schema', 'structured_outputs', 'guided_choice', 'logprobs'])
+      .default('json_schema'),
+    /** Send Qwen3's thinking switch as chat_template_kwargs. Default true; off for api.openai.com. */
+    sendThinkingSwitch: z.boolean().default(true),
+    /** top_logprobs in `logprobs` mode. Default 20. */
+    topLogprobs: z.number().int().min(1).max(100).default(20),
+  })
+  .strict()
+
+const ModelsSchema = z
+  .object({
+    onnx: OnnxModelSchema.default(OnnxModelSchema.parse({})),
+    openai: OpenAiModelSchema.default(OpenAiModelSchema.parse({})),
   })
   .strict()
 
@@ -218,6 +407,7 @@ export const ConfigSchema = z
     retrieve: RetrieveSchema.default(RetrieveSchema.parse({})),
     plan: PlanSchema.default(PlanSchema.parse({})),
     select: SelectSchema.default(SelectSchema.parse({})),
+    models: ModelsSchema.default(ModelsSchema.parse({})),
     bench: BenchSchema.default(BenchSchema.parse({})),
     log: LogSchema.default(LogSchema.parse({})),
     mcp: McpSchema.default(McpSchema.parse({})),
@@ -226,6 +416,10 @@ export const ConfigSchema = z
   .strict()
 
 export type Config = z.infer<typeof ConfigSchema>
+export type DenseConfig = Config['retrieve']['dense']
+export type HybridConfig = Config['retrieve']['hybrid']
+/** Which retrievers a build makes: `bm25` only, `dense` (+ dense), `hybrid` (+ dense + hybrid). */
+export type BuildRetriever = Config['retrieve']['build']
 export type McpConfig = Config['mcp']
 export type GatewayConfig = Config['gateway']
 export type UpstreamConfig = GatewayConfig['servers'][string]

@@ -88,6 +88,7 @@ export class ToolselService {
     this.#defaultName = loaded[0].library.name
     this.components.planner()
     this.components.selector()
+    await this.components.ready()
     this.#ready = true
   }
 
