@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest'
+import { main } from '../../src/main.ts'
+import { TINY_MODELS_MISSING, tinyModel } from '../models/language/tiny-models.ts'
+
+async function run(argv: string[]) {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  const code = await main(argv, {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    env: {},
+  })
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+}
+
+describe('toolsel models check', () => {
+  it.skipIf(TINY_MODELS_MISSING)(
+    'validates a model directory and prints its inputs, outputs and providers',
+    async () => {
+      const { code, stdout } = await run([
+        'models',
+        'check',
+        tinyModel('tiny-qwen3-planner'),
+        '--no-cuda',
+      ])
+      expect(code).toBe(0)
+      expect(stdout).toContain('past_key_values.0.key')
+      expect(stdout).toContain('execution providers')
+      expect(stdout).toContain('Result: usable as onnx:')
+    },
+  )
+
+  it('exits 1 and lists the problems for a directory that would not load', async () => {
+    const { code, stdout } = await run([
+      'models',
+      'check',
+      '/nonexistent/model',
+      '--no-cuda',
+      '--json',
+    ])
+    expect(code).toBe(1)
+    const report = JSON.parse(stdout)
+    expect(report.ok).toBe(false)
+    expect(report.problems.length).toBeGreaterThan(0)
+  })
+
+  it('explains its usage', async () => {
+    expect((await run(['models', '--help'])).stdout).toContain(
+      'Usage: toolsel models check <model dir>',
+    )
+    const wrong = await run(['models', 'inspect', 'x'])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain('toolsel models check <model dir>')
+  })
+})
