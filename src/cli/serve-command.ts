@@ -26,6 +26,10 @@ Options:
   --library <ref>        Default library: a built index name, an index dir, a tool file or a directory
                          of tool files (default demo, env TOOLSEL_LIBRARY)
   --index-dir <dir>      Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
+  --planner <id>         Default planner: rule, none, llm:onnx:<dir>, llm:openai:<model>
+                         (default rule, env TOOLSEL_PLANNER); models load before /readyz is ready
+  --selector <id>        Default selector: top1, llm:onnx:<dir>, llm:openai:<model>
+                         (default top1, env TOOLSEL_SELECTOR)
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
 ${COMMON_HELP}`
@@ -36,6 +40,8 @@ const OPTIONS = {
   library: { type: 'string' },
   'index-dir': { type: 'string' },
   'gateway-config': { type: 'string' },
+  planner: { type: 'string' },
+  selector: { type: 'string' },
 } as const
 
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -48,6 +54,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'server.host': values.host,
       'library.default': values.library,
       'library.indexDir': values['index-dir'],
+      'plan.planner': values.planner,
+      'select.selector': values.selector,
       gateway: values['gateway-config']
         ? await readGatewayFile(values['gateway-config'])
         : undefined,
