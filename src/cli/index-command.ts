@@ -10,20 +10,30 @@ import { buildIndexedLibrary } from '../store/build-index.ts'
 import { saveIndexedLibrary } from '../store/index-store.ts'
 import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
 import { createProgress } from './progress.ts'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
+import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import { libraryNameFromPath } from '../service/load-libraries.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--format <format>] [--namespace <ns>] [--index-dir <dir>]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever bm25|dense|hybrid] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
-<index-dir>/<library>/ (manifest, tools, BM25 index). The write is atomic: an existing index is
-replaced only once the new one is complete.
+<index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
+and their embedding cache). The write is atomic: an existing index is replaced only once the new
+one is complete. Rebuilding an index re-embeds only the tools that changed.
 
 Options:
-  --name <library>     Library name (default: the file name)
-  --format <format>    One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)
-  --namespace <ns>     Namespace for MCP/OpenAI tools (default: the file name for MCP)
-  --index-dir <dir>    Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
+  --name <library>       Library name (default: the file name)
+  --format <format>      One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)
+  --namespace <ns>       Namespace for MCP/OpenAI tools (default: the file name for MCP)
+  --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
+  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings) or hybrid (+ embeddings and
+                         their fusion with BM25); also the library's default retriever
+                         (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
+  --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
+                         Queries must use the same embedder: pass it to select/serve too.
+  --dense-index <kind>   hnsw (approximate, fast at any size) or flat (exact) (default hnsw)
+  --device <device>      cpu or cuda, for onnx:<dir> embedders; cuda falls back to cpu with a
+                         warning when unavailable (default cpu, env TOOLSEL_DEVICE)
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -31,6 +41,10 @@ const OPTIONS = {
   format: { type: 'string' },
   namespace: { type: 'string' },
   'index-dir': { type: 'string' },
+  retriever: { type: 'string' },
+  embedder: { type: 'string' },
+  'dense-index': { type: 'string' },
+  device: { type: 'string' },
 } as const
 
 export async function indexCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -38,7 +52,13 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   if (values.help) return (io.stdout(`${INDEX_HELP}\n`), 0)
   const { config, logger } = await commandConfig(
     values,
-    { 'library.indexDir': values['index-dir'] },
+    {
+      'library.indexDir': values['index-dir'],
+      'retrieve.build': values.retriever,
+      'retrieve.dense.embedder': values.embedder,
+      'retrieve.dense.index': values['dense-index'],
+      'retrieve.dense.device': values.device,
+    },
     io,
   )
   if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
@@ -70,8 +90,11 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const indexed = await buildIndexedLibrary(library, config, {
     source: { path: resolve(path), format: imported.format },
     onProgress: ({ stage, done, total }) => progress.update(done, total, stage),
+    previousIndexDir: join(config.library.indexDir, name),
+    logger,
   })
   const dir = await saveIndexedLibrary(config.library.indexDir, indexed)
-  progress.done(`${library.size} tools written to ${dir}`)
+  const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
+  progress.done(`${library.size} tools written to ${dir} (retrievers: ${retrievers.join(', ')})`)
   return 0
 }

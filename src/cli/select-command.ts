@@ -18,22 +18,31 @@ Plans the instruction into steps, retrieves candidates per step and selects one 
 
 Options:
   --library <ref>      Index name, index dir, tool file or directory (default: config library.default)
+  --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --json               Print the full result (steps, candidates, timings) as JSON
   --k <n>              Candidates per step (default 15)
   --tau <x>            BM25 score threshold (default 3)
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      top1 | llm:<model> (default top1)
-  --retriever <kind>   bm25 | dense | hybrid (default: the library's)
+  --retriever <kind>   bm25 | dense | hybrid | auto (default bm25 when the library has it;
+                       auto: the library's own default). A tool file or the demo is indexed
+                       in memory with what the retriever needs.
+  --embedder <id>      Embedder for dense and hybrid queries; must be the one the index was
+                       built with (default use-lite, env TOOLSEL_EMBEDDER)
+  --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
 ${COMMON_HELP}`
 
 const OPTIONS = {
   library: { type: 'string' },
+  'index-dir': { type: 'string' },
   json: { type: 'boolean' },
   k: { type: 'string' },
   tau: { type: 'string' },
   planner: { type: 'string' },
   selector: { type: 'string' },
   retriever: { type: 'string' },
+  embedder: { type: 'string' },
+  device: { type: 'string' },
 } as const
 
 export async function selectCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -43,9 +52,17 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     values,
     {
       'library.default': values.library,
+      'library.indexDir': values['index-dir'],
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'retrieve.retriever': values.retriever,
+      // Only libraries indexed in memory (a tool file, the demo) are built; saved ones load as built.
+      'retrieve.build':
+        values.retriever === 'dense' || values.retriever === 'hybrid'
+          ? values.retriever
+          : undefined,
+      'retrieve.dense.embedder': values.embedder,
+      'retrieve.dense.device': values.device,
       'plan.planner': values.planner,
       'select.selector': values.selector,
     },

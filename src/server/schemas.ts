@@ -102,6 +102,12 @@ export function createRequestSchemas(config: Config) {
           .max(100)
           .optional()
           .describe('Namespace for MCP/OpenAI tools.'),
+        retriever: z
+          .enum(['bm25', 'dense', 'hybrid'])
+          .optional()
+          .describe(
+            `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
+          ),
       })
       .strict(),
   }

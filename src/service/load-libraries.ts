@@ -30,8 +30,8 @@ export async function loadLibraryReference(
 ): Promise<IndexedLibrary> {
   const named = join(config.library.indexDir, reference)
   if (!reference.includes('/') && (await isIndexDir(named)))
-    return loadIndexedLibrary(named, config)
-  if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config)
+    return loadIndexedLibrary(named, config, { logger })
+  if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config, { logger })
   if (reference === DEMO_LIBRARY_NAME)
     return importAndBuild(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
   if (await exists(reference))
@@ -55,6 +55,7 @@ async function importAndBuild(
   const library = new ToolLibrary(name, imported.tools)
   const indexed = await buildIndexedLibrary(library, config, {
     source: { path: resolve(path), format: imported.format },
+    logger,
   })
   logger.info(`Indexed library "${name}" from ${path}`, {
     tools: library.size,
@@ -82,7 +83,7 @@ export async function loadStartupLibraries(
   for (const name of await listIndexes(config.library.indexDir)) {
     if (loaded.some((indexed) => indexed.library.name === name)) continue
     try {
-      loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config))
+      loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }))
     } catch (error) {
       logger.error(`Skipped index "${name}": ${(error as Error).message}`)
     }

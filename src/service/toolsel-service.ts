@@ -4,7 +4,8 @@
  * @module
  */
 import type { Components } from '../components.ts'
-import type { Config } from '../config/schema.ts'
+import { join } from 'node:path'
+import type { BuildRetriever, Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromText, type ImportFormat } from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
@@ -168,6 +169,8 @@ export class ToolselService {
       format?: ImportFormat
       namespace?: string
       fileName?: string
+      /** Retrievers to build: `bm25`, `dense` or `hybrid`. Default `retrieve.build`. */
+      retriever?: BuildRetriever
       signal?: AbortSignal
     } = {},
   ): Promise<{ summary: LibrarySummary; created: boolean; warnings: string[] }> {
@@ -182,6 +185,10 @@ export class ToolselService {
       const indexed = await buildIndexedLibrary(library, this.config, {
         source: { format: imported.format },
         signal: options.signal,
+        retriever: options.retriever,
+        // The index being replaced: its embedding cache spares re-embedding unchanged tools.
+        previousIndexDir: join(this.config.library.indexDir, name),
+        logger: this.logger,
       })
       const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed)
       const created = this.libraries.get(name) === undefined

@@ -3,9 +3,11 @@
  * service can build from an upload, save, then swap.
  * @module
  */
-import type { Config } from '../config/schema.ts'
+import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
+import type { Logger } from '../log.ts'
+import type { EmbeddingModel } from '../models/embedding-model.ts'
 import {
   Bm25Retriever,
   type Bm25QueryOptions,
@@ -13,6 +15,7 @@ import {
 } from '../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
+import { buildDensePart } from './build-dense-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import { BM25_FILE, INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
 
@@ -27,6 +30,20 @@ export interface BuildIndexOptions {
   source?: { path?: string; format?: string }
   onProgress?: (progress: BuildProgress) => void
   signal?: AbortSignal
+  /**
+   * Which retrievers to build: `bm25` (always built), `dense` (+ dense), `hybrid` (+ dense +
+   * their fusion). It becomes the manifest's `defaultRetriever`. Default `retrieve.build`.
+   */
+  retriever?: BuildRetriever
+  /**
+   * The index this build replaces (normally `<indexDir>/<library>`): the vectors of tools whose
+   * content did not change are taken from its `embeddings.cache` instead of being re-embedded.
+   */
+  previousIndexDir?: string
+  /** The embedding model for dense; default the one `retrieve.dense` configures. */
+  embedder?: EmbeddingModel
+  /** Receives warnings (e.g. an embedder's CUDA → CPU fallback). */
+  logger?: Logger
 }
 
 export function bm25Settings(config: Config): Bm25Settings {
@@ -64,5 +81,19 @@ export async function buildIndexedLibrary(
     retrievers: { bm25: { tokenizerVersion: TOKENIZER_VERSION, ...settings, file: BM25_FILE } },
   }
   const retrievers = new Map<string, Retriever>([['bm25', bm25]])
+  const kind = options.retriever ?? config.retrieve.build
+  if (kind !== 'bm25') {
+    const dense = await buildDensePart(library, config, bm25, {
+      retriever: kind,
+      embedder: options.embedder,
+      previousIndexDir: options.previousIndexDir,
+      logger: options.logger,
+      onProgress: (done, total) => options.onProgress?.({ stage: 'dense', done, total }),
+      signal: options.signal,
+    })
+    for (const [name, retriever] of dense.retrievers) retrievers.set(name, retriever)
+    Object.assign(manifest.retrievers, dense.manifest)
+    manifest.defaultRetriever = kind
+  }
   return { library, manifest, retrievers }
 }

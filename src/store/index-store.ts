@@ -18,8 +18,10 @@ import type { Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
+import type { Logger } from '../log.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import { bm25QueryOptions, bm25Settings } from './build-index.ts'
+import { DENSE_INDEX_PART } from './dense-index-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import {
   INDEX_FORMAT_VERSION,
@@ -34,7 +36,14 @@ export interface IndexPart {
   save?(indexed: IndexedLibrary, dir: string): Promise<void>
   /** Adds retrievers for the part, or throws INDEX_MISMATCH when the config disagrees. */
   load?(
-    context: { dir: string; manifest: IndexManifest; library: ToolLibrary; config: Config },
+    context: {
+      dir: string
+      manifest: IndexManifest
+      library: ToolLibrary
+      config: Config
+      /** Where a part reports what it falls back on (e.g. an embedder's CUDA → CPU fallback). */
+      logger?: Logger
+    },
     retrievers: Map<string, Retriever>,
   ): Promise<void>
 }
@@ -44,6 +53,11 @@ const parts: IndexPart[] = []
 export function registerIndexPart(part: IndexPart): void {
   parts.push(part)
 }
+
+// The dense part must be there whenever an index is loaded. Registering itself, its module would
+// have to be imported by every caller of loadIndexedLibrary, and importing this file back from it
+// would be a cycle that can run the registration before `parts` exists.
+registerIndexPart(DENSE_INDEX_PART)
 
 export async function saveIndexedLibrary(
   indexDir: string,
@@ -129,7 +143,11 @@ export async function isIndexDir(dir: string): Promise<boolean> {
   return exists(join(dir, MANIFEST_FILE))
 }
 
-export async function loadIndexedLibrary(dir: string, config: Config): Promise<IndexedLibrary> {
+export async function loadIndexedLibrary(
+  dir: string,
+  config: Config,
+  options: { logger?: Logger } = {},
+): Promise<IndexedLibrary> {
   const manifest = await readManifest(dir)
   const rebuild = rebuildHint(manifest)
   if (manifest.formatVersion !== INDEX_FORMAT_VERSION) {
@@ -158,7 +176,9 @@ export async function loadIndexedLibrary(dir: string, config: Config): Promise<I
     )
   }
   const retrievers = new Map<string, Retriever>([['bm25', bm25]])
-  for (const part of parts) await part.load?.({ dir, manifest, library, config }, retrievers)
+  for (const part of parts) {
+    await part.load?.({ dir, manifest, library, config, logger: options.logger }, retrievers)
+  }
   return { library, manifest, retrievers, dir }
 }
 

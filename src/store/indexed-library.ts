@@ -16,9 +16,12 @@ export interface IndexedLibrary {
   readonly dir?: string
 }
 
-/** The retriever of `kind` (or the library's default), or UNKNOWN_COMPONENT naming what exists. */
+/**
+ * The retriever of `kind` (the library's default when `kind` is undefined or `auto`), or
+ * UNKNOWN_COMPONENT naming what exists.
+ */
 export function requireRetriever(indexed: IndexedLibrary, kind?: string): Retriever {
-  const wanted = kind ?? indexed.manifest.defaultRetriever
+  const wanted = kind === undefined || kind === 'auto' ? indexed.manifest.defaultRetriever : kind
   const retriever = indexed.retrievers.get(wanted)
   if (!retriever) {
     const available = [...indexed.retrievers.keys()].join(', ')

@@ -1,0 +1,44 @@
+/**
+ * The embedding model `retrieve.dense` asks for, with its backend options. Indexes are built and
+ * loaded through this one function, so a build and a later load agree on the model.
+ * @module
+ */
+import type { DenseConfig } from '../config/schema.ts'
+import {
+  createEmbeddingModel,
+  type EmbeddingModelOptions,
+} from '../models/create-embedding-model.ts'
+import type { EmbeddingModel } from '../models/embedding-model.ts'
+import { SILENT_LOGGER, type Logger } from '../log.ts'
+
+/**
+ * Creates (or reuses: instances are shared per id and options) the configured embedder.
+ * `device: cuda` reaches the ONNX backend, which falls back to the CPU with a warning when no
+ * CUDA provider loads; for the CPU-only backends it is ignored, with a warning.
+ */
+export function createConfiguredEmbedder(
+  dense: DenseConfig,
+  logger: Logger = SILENT_LOGGER,
+): Promise<EmbeddingModel> {
+  const id = dense.embedder
+  if (!id.startsWith('onnx:')) {
+    if (dense.device === 'cuda') {
+      logger.warn(
+        `Embedder "${id}" runs on the CPU only; retrieve.dense.device "cuda" is ignored (it applies to onnx:<dir> models).`,
+      )
+    }
+    // Other backends read no options; passing none keeps one shared instance per id.
+    return createEmbeddingModel(id, { logger })
+  }
+  const options: EmbeddingModelOptions = {
+    device: dense.device,
+    dtype: dense.dtype,
+    pooling: dense.pooling,
+    normalize: dense.normalize,
+    queryPrefix: dense.queryPrefix,
+    documentPrefix: dense.documentPrefix,
+    maxBatchSize: dense.maxBatchSize,
+    logger,
+  }
+  return createEmbeddingModel(id, options)
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest'
+import { loadIndexedLibrary } from '../../src/store/index-store.ts'
+import { createTestApp, postJson, readJson } from './test-service.ts'
+
+/** The sample library built with BM25, dense and hybrid, embedded by the fast hashing model. */
+const HYBRID = { retrieve: { build: 'hybrid', dense: { embedder: 'hashing' } } }
+
+const put = (body: string) => ({
+  method: 'PUT',
+  body,
+  headers: { 'content-type': 'application/json' },
+})
+
+function mcpBody(count: number): string {
+  const tools = Array.from({ length: count }, (_, index) => ({
+    name: `send_parcel_${index}`,
+    description: `Ship parcel number ${index} with a courier.`,
+    inputSchema: { type: 'object', properties: {} },
+  }))
+  return JSON.stringify({
+    tools: [
+      ...tools,
+      {
+        name: 'track_parcel',
+        description: 'Track a parcel.',
+        inputSchema: { type: 'object', properties: {} },
+      },
+    ],
+  })
+}
+
+describe('dense and hybrid over HTTP', () => {
+  it('answers select-tools with retriever dense and hybrid', async () => {
+    const { app } = await createTestApp({ config: HYBRID })
+    for (const [retriever, name] of [
+      ['dense', 'dense:hashing:256'],
+      ['hybrid', 'hybrid(bm25+dense:hashing:256)'],
+    ]) {
+      const response = await app.request(
+        '/v1/select-tools',
+        postJson({ instruction: 'send an SMS text message to Bob', retriever }),
+      )
+      expect(response.status).toBe(200)
+      const body = await readJson(response)
+      expect(body.components.retriever).toBe(name)
+      expect(body.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
+      expect(body.steps[0].candidates.length).toBeGreaterThan(1)
+    }
+  })
+
+  it('answers search-tools with retriever hybrid, k best without a threshold', async () => {
+    const { app } = await createTestApp({ config: HYBRID })
+    const response = await app.request(
+      '/v1/search-tools',
+      postJson({ query: 'weather forecast for a city', retriever: 'hybrid', k: 4 }),
+    )
+    expect(response.status).toBe(200)
+    const body = await readJson(response)
+    expect(body.results).toHaveLength(4)
+    expect(body.results[0].id).toBe('weather.get_forecast')
+  })
+
+  it('lists the retrievers of a hybrid library and keeps bm25 as the configured default', async () => {
+    const { app } = await createTestApp({ config: HYBRID })
+    const library = await readJson(await app.request('/v1/libraries/sample'))
+    expect(library).toMatchObject({
+      retrievers: ['bm25', 'dense', 'hybrid'],
+      defaultRetriever: 'hybrid',
+    })
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send an email' }),
+    )
+    expect((await readJson(response)).components.retriever).toBe('bm25')
+  })
+
+  it("uses each library's own default with retrieve.retriever auto", async () => {
+    const { app } = await createTestApp({
+      config: { ...HYBRID, retrieve: { ...HYBRID.retrieve, retriever: 'auto' } },
+    })
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send an email' }),
+    )
+    expect((await readJson(response)).components.retriever).toBe('hybrid(bm25+dense:hashing:256)')
+  })
+
+  it('refuses dense on a BM25-only library with 400 and the rebuild command', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send an email', retriever: 'dense' }),
+    )
+    expect(response.status).toBe(400)
+    expect((await readJson(response)).error).toEqual({
+      code: 'UNKNOWN_COMPONENT',
+      message:
+        'Library "sample" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name sample --retriever dense.',
+    })
+  })
+
+  it('builds an uploaded library with ?retriever=hybrid, saves it and serves hybrid requests', async () => {
+    const { app, indexDir, service } = await createTestApp({
+      config: { retrieve: { dense: { embedder: 'hashing' } } },
+    })
+    const created = await app.request(
+      '/v1/libraries/parcels?namespace=parcels&retriever=hybrid',
+      put(mcpBody(5)),
+    )
+    expect(created.status).toBe(201)
+    expect(await readJson(created)).toMatchObject({
+      name: 'parcels',
+      toolCount: 6,
+      persisted: true,
+      retrievers: ['bm25', 'dense', 'hybrid'],
+      defaultRetriever: 'hybrid',
+    })
+    const search = await app.request(
+      '/v1/search-tools',
+      postJson({ query: 'track my parcel', library: 'parcels', retriever: 'hybrid', k: 3 }),
+    )
+    expect((await readJson(search)).results[0].id).toBe('parcels.track_parcel')
+
+    const loaded = await loadIndexedLibrary(`${indexDir}/parcels`, service.config)
+    expect([...loaded.retrievers.keys()]).toEqual(['bm25', 'dense', 'hybrid'])
+
+    const plain = await app.request('/v1/libraries/plain?namespace=plain', put(mcpBody(2)))
+    expect((await readJson(plain)).retrievers).toEqual(['bm25'])
+  })
+
+  it('refuses an unknown ?retriever= value', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/libraries/x?retriever=splade', put(mcpBody(2)))
+    expect(response.status).toBe(400)
+    expect((await readJson(response)).error.code).toBe('INVALID_INPUT')
+  })
+})

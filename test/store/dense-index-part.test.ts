@@ -1,0 +1,208 @@
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
+import { requireRetriever } from '../../src/store/indexed-library.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
+const TINY_MISSING = existsSync(join(TINY, 'onnx/model.onnx'))
+  ? undefined
+  : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'
+
+let indexDir: string
+
+beforeEach(async () => {
+  indexDir = await mkdtemp(join(tmpdir(), 'toolsel-dense-'))
+})
+
+function denseConfig(dense: ConfigLayer = {}, retrieve: ConfigLayer = {}) {
+  return parseConfig({ retrieve: { ...retrieve, dense: { embedder: 'hashing', ...dense } } })
+}
+
+async function buildAndSave(config = denseConfig(), retriever: 'dense' | 'hybrid' = 'hybrid') {
+  const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+  const indexed = await buildIndexedLibrary(library, config, {
+    source: { path: '/data/sample.json' },
+    retriever,
+  })
+  return { indexed, dir: await saveIndexedLibrary(indexDir, indexed) }
+}
+
+const QUERIES = ['send an email to Ann', 'weather in Paris tomorrow', 'book a hotel room']
+
+describe('dense index part', () => {
+  for (const kind of ['flat', 'hnsw'] as const) {
+    it(`round-trips a hybrid ${kind} index: same files, manifest and results`, async () => {
+      const config = denseConfig({ index: kind })
+      const { indexed, dir } = await buildAndSave(config)
+      const files = (await readdir(dir)).sort()
+      expect(files).toEqual(
+        [
+          'bm25.json',
+          'dense-ids.json',
+          kind === 'flat' ? 'dense.f32' : 'dense.hnsw',
+          'dense.json',
+          'embeddings.cache',
+          'manifest.json',
+          'tools.jsonl',
+        ].sort(),
+      )
+      const loaded = await loadIndexedLibrary(dir, config)
+      expect(loaded.manifest.defaultRetriever).toBe('hybrid')
+      expect(loaded.manifest.retrievers.dense).toMatchObject({
+        embedderId: 'hashing:256',
+        dimensions: 256,
+        kind,
+        text: 'full',
+        cacheFile: 'embeddings.cache',
+      })
+      expect(loaded.manifest.retrievers.hybrid).toEqual({ inputs: ['bm25', 'dense'] })
+      expect([...loaded.retrievers.keys()]).toEqual(['bm25', 'dense', 'hybrid'])
+      expect(requireRetriever(loaded).name).toBe('hybrid(bm25+dense:hashing:256)')
+      for (const kindName of ['dense', 'hybrid']) {
+        for (const query of QUERIES) {
+          const before = await indexed.retrievers.get(kindName)!.retrieve(query, { k: 5 })
+          const after = await loaded.retrievers.get(kindName)!.retrieve(query, { k: 5 })
+          expect(after).toEqual(before)
+          expect(after.length).toBeGreaterThan(0)
+        }
+      }
+    })
+  }
+
+  it('builds dense without hybrid when asked for dense', async () => {
+    const config = denseConfig()
+    const { dir } = await buildAndSave(config, 'dense')
+    const loaded = await loadIndexedLibrary(dir, config)
+    expect([...loaded.retrievers.keys()]).toEqual(['bm25', 'dense'])
+    expect(loaded.manifest.defaultRetriever).toBe('dense')
+    expect(loaded.manifest.retrievers.hybrid).toBeUndefined()
+  })
+
+  it('ranks the tool that serves a query first with the dense retriever', async () => {
+    const { indexed } = await buildAndSave()
+    const [first] = await indexed.retrievers.get('dense')!.retrieve('send an SMS text message', {
+      k: 3,
+    })
+    expect(first.id).toBe('sms.send_sms')
+  })
+
+  it('refuses an index built with another embedder, naming both and the rebuild command', async () => {
+    const { dir } = await buildAndSave()
+    const other = denseConfig({ embedder: 'hashing:128' })
+    const error = await loadIndexedLibrary(dir, other).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({
+      code: 'INDEX_MISMATCH',
+      details: { builtWith: 'hashing:256', configured: 'hashing:128' },
+    })
+    expect((error as Error).message).toBe(
+      'Index "sample" was built with embedder hashing:256 (256 dims); the config asks for hashing:128 (128 dims). ' +
+        'Rebuild it with: toolsel index /data/sample.json --name sample --retriever hybrid --embedder hashing:128. ' +
+        "Or use the index's embedder: --embedder hashing:256, TOOLSEL_EMBEDDER or retrieve.dense.embedder.",
+    )
+  })
+
+  it('names the model and the configured id when they differ', async () => {
+    const { dir } = await buildAndSave()
+    await expect(loadIndexedLibrary(dir, denseConfig({ embedder: 'hashing:64' }))).rejects.toThrow(
+      'the config asks for hashing:64 (64 dims)',
+    )
+    const { dir: other } = await buildAndSave(denseConfig({ embedder: 'hashing:64' }))
+    await expect(loadIndexedLibrary(other, denseConfig())).rejects.toThrow(
+      'the config asks for hashing:256 ("hashing") (256 dims)',
+    )
+  })
+
+  it('answers a dense request on a BM25-only library with the rebuild command', async () => {
+    const config = denseConfig()
+    const library = new ToolLibrary('plain', SAMPLE_TOOLS)
+    const dir = await saveIndexedLibrary(indexDir, await buildIndexedLibrary(library, config))
+    const loaded = await loadIndexedLibrary(dir, config)
+    expect(() => requireRetriever(loaded, 'dense')).toThrow(
+      expect.objectContaining({
+        code: 'UNKNOWN_COMPONENT',
+        message:
+          'Library "plain" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name plain --retriever dense.',
+      }),
+    )
+  })
+
+  it('resolves `auto` to the library default', async () => {
+    const { indexed } = await buildAndSave(denseConfig(), 'dense')
+    expect(requireRetriever(indexed, 'auto').name).toBe('dense:hashing:256')
+  })
+
+  it('refuses dense vectors that belong to other tools', async () => {
+    const config = denseConfig()
+    const { dir } = await buildAndSave(config)
+    const idsFile = join(dir, 'dense-ids.json')
+    const ids = JSON.parse(await readFile(idsFile, 'utf8')) as string[]
+    await writeFile(idsFile, JSON.stringify([...ids.slice(1), ids[0]]))
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({ code: 'INDEX_CORRUPT' })
+  })
+
+  it('keeps HNSW build parameters from the file and takes efSearch from the config', async () => {
+    const { dir } = await buildAndSave(denseConfig({ hnsw: { m: 8, efConstruction: 50 } }))
+    const header = JSON.parse(await readFile(join(dir, 'dense.json'), 'utf8'))
+    expect(header.params).toMatchObject({ m: 8, efConstruction: 50, efSearch: 256 })
+    const loaded = await loadIndexedLibrary(dir, denseConfig({ hnsw: { efSearch: 20 } }))
+    expect(await loaded.retrievers.get('dense')!.retrieve('send email', { k: 3 })).toHaveLength(3)
+  })
+
+  it("applies a call's minScore (a request's tau) to the hybrid's BM25 input, not to fused scores", async () => {
+    const { indexed } = await buildAndSave()
+    const hybrid = indexed.retrievers.get('hybrid')!
+    const query = 'send an email message'
+    // A BM25-scale threshold on RRF scores (at most 2/61) would leave nothing. Here BM25 keeps
+    // no candidate, so only the dense list counts: every fused score is at most 1/61.
+    const strict = await hybrid.retrieve(query, { k: 5, minScore: 1000 })
+    expect(strict).toHaveLength(5)
+    expect(strict[0]).toEqual({ id: 'mail.send_email', score: 1 / 61 })
+    expect(strict.every((candidate) => candidate.score <= 1 / 61)).toBe(true)
+    const open = await hybrid.retrieve(query, { k: 5, minScore: 0 })
+    expect(open[0].id).toBe('mail.send_email')
+    expect(open[0].score).toBeCloseTo(2 / 61)
+  })
+
+  it('warns that use-lite ignores device cuda', async () => {
+    const logger = createMemoryLogger()
+    const config = denseConfig({ device: 'cuda' })
+    await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config, {
+      retriever: 'dense',
+      logger,
+    })
+    expect(logger.lines.join('\n')).toContain(
+      'Embedder "hashing" runs on the CPU only; retrieve.dense.device "cuda" is ignored',
+    )
+  })
+})
+
+describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX embedder', () => {
+  it('round-trips an index built with onnx:<dir>, and falls back from cuda to cpu with a warning', async () => {
+    const config = denseConfig({ embedder: `onnx:${TINY}`, index: 'flat' })
+    const { indexed, dir } = await buildAndSave(config)
+    expect(indexed.manifest.retrievers.dense).toMatchObject({
+      embedderId: 'onnx:tiny-embedder',
+      dimensions: 32,
+    })
+    const logger = createMemoryLogger()
+    const cuda = denseConfig({ embedder: `onnx:${TINY}`, device: 'cuda' })
+    const loaded = await loadIndexedLibrary(dir, cuda, { logger })
+    for (const query of QUERIES) {
+      expect(await loaded.retrievers.get('hybrid')!.retrieve(query, { k: 5 })).toEqual(
+        await indexed.retrievers.get('hybrid')!.retrieve(query, { k: 5 }),
+      )
+    }
+    // On a machine with a working CUDA provider there is nothing to fall back from.
+    const log = logger.lines.join('\n')
+    if (!log.includes('"device":"cuda"')) expect(log).toContain('falling back to CPU')
+  })
+})
