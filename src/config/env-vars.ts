@@ -55,6 +55,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Vector index of new builds: hnsw or flat',
   },
+  TOOLSEL_EMBED_THREADS: {
+    path: 'retrieve.dense.threads',
+    type: 'integer',
+    description: 'use-lite worker threads for index builds (0: main thread)',
+  },
   TOOLSEL_DEVICE: {
     path: 'retrieve.dense.device',
     type: 'string',

@@ -3,6 +3,7 @@
  * defaults < config file < environment < CLI flags and validates the result against it.
  * @module
  */
+import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 
 const ServerSchema = z
@@ -135,6 +136,13 @@ const DenseSchema = z
     documentPrefix: z.string().optional(),
     /** `onnx:` only: texts per forward pass. Sensible 8-128 on CPU. Default 32. */
     maxBatchSize: z.number().int().positive().optional(),
+    /**
+     * `use-lite` only: worker threads that embed tools during index builds, each on its own core
+     * with its own copy of the model (about 110 MB). 0 embeds on the main thread (and blocks it
+     * about 1 s per batch of 16 tools). Queries always embed on the main thread. Default
+     * min(4, CPU cores).
+     */
+    threads: z.number().int().min(0).max(64).default(Math.min(4, availableParallelism())),
   })
   .strict()
 

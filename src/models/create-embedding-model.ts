@@ -7,9 +7,10 @@ import { ToolselError } from '../errors.ts'
 import type { EmbeddingModel } from './embedding-model.ts'
 import { DEFAULT_HASHING_DIMENSIONS, HashingEmbeddingModel } from './hashing-embedding-model.ts'
 import type { OnnxEmbeddingOptions } from './onnx/onnx-embedding-model.ts'
+import type { UseLiteOptions } from './use-lite/use-lite-embedding-model.ts'
 
 /** Options for every backend; each backend reads the ones it knows. */
-export type EmbeddingModelOptions = OnnxEmbeddingOptions
+export type EmbeddingModelOptions = OnnxEmbeddingOptions & UseLiteOptions
 
 type Factory = (argument: string, options: EmbeddingModelOptions) => Promise<EmbeddingModel>
 
@@ -17,31 +18,37 @@ type Factory = (argument: string, options: EmbeddingModelOptions) => Promise<Emb
  * The backends. Heavy ones are imported on first use so that a process that only uses BM25
  * never loads ONNX Runtime or TensorFlow.js.
  */
-const EMBEDDING_BACKENDS: Readonly<Record<string, { usage: string; create: Factory }>> = Object.freeze({
-  'use-lite': {
-    usage: 'use-lite',
-    create: async () => {
-      const { UseLiteEmbeddingModel } = await import('./use-lite/use-lite-embedding-model.ts')
-      return UseLiteEmbeddingModel.load()
+const EMBEDDING_BACKENDS: Readonly<Record<string, { usage: string; create: Factory }>> =
+  Object.freeze({
+    'use-lite': {
+      usage: 'use-lite',
+      create: async (_argument, options) => {
+        const { UseLiteEmbeddingModel } = await import('./use-lite/use-lite-embedding-model.ts')
+        return UseLiteEmbeddingModel.load({ threads: options.threads })
+      },
     },
-  },
-  onnx: {
-    usage: 'onnx:<model directory>',
-    create: async (directory, options) => {
-      if (directory === '') throw new Error('onnx needs a model directory: onnx:<model directory>')
-      const { OnnxEmbeddingModel } = await import('./onnx/onnx-embedding-model.ts')
-      return OnnxEmbeddingModel.load(directory, options)
+    onnx: {
+      usage: 'onnx:<model directory>',
+      create: async (directory, options) => {
+        if (directory === '')
+          throw new Error('onnx needs a model directory: onnx:<model directory>')
+        const { OnnxEmbeddingModel } = await import('./onnx/onnx-embedding-model.ts')
+        return OnnxEmbeddingModel.load(directory, options)
+      },
     },
-  },
-  hashing: {
-    usage: 'hashing[:<dimensions>]',
-    create: async (dimensions) =>
-      new HashingEmbeddingModel(dimensions === '' ? DEFAULT_HASHING_DIMENSIONS : Number(dimensions)),
-  },
-})
+    hashing: {
+      usage: 'hashing[:<dimensions>]',
+      create: async (dimensions) =>
+        new HashingEmbeddingModel(
+          dimensions === '' ? DEFAULT_HASHING_DIMENSIONS : Number(dimensions),
+        ),
+    },
+  })
 
 /** Ids accepted by `createEmbeddingModel`, for help texts and error messages. */
-export const EMBEDDING_MODEL_USAGE = Object.values(EMBEDDING_BACKENDS).map((backend) => backend.usage)
+export const EMBEDDING_MODEL_USAGE = Object.values(EMBEDDING_BACKENDS).map(
+  (backend) => backend.usage,
+)
 
 const instances = new Map<string, Promise<EmbeddingModel>>()
 

@@ -27,8 +27,11 @@ export function createConfiguredEmbedder(
         `Embedder "${id}" runs on the CPU only; retrieve.dense.device "cuda" is ignored (it applies to onnx:<dir> models).`,
       )
     }
-    // Other backends read no options; passing none keeps one shared instance per id.
-    return createEmbeddingModel(id, { logger })
+    // Each backend gets only the options it reads, so that equal settings share one instance.
+    return createEmbeddingModel(
+      id,
+      id === 'use-lite' ? { threads: dense.threads, logger } : { logger },
+    )
   }
   const options: EmbeddingModelOptions = {
     device: dense.device,

