@@ -3,7 +3,6 @@
  * demo) and, optionally, every other index in the index directory.
  * @module
  */
-import { stat } from 'node:fs/promises'
 import { basename, extname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
@@ -14,6 +13,7 @@ import type { Logger } from '../log.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import { isIndexDir, listIndexes, loadIndexedLibrary } from '../store/index-store.ts'
+import { pathExists } from '../store/path-exists.ts'
 
 /** The demo library that ships with toolsel: one MCP `tools/list` file per server. */
 export const DEMO_LIBRARY_DIR = fileURLToPath(new URL('../library/demo/servers', import.meta.url))
@@ -34,7 +34,7 @@ export async function loadLibraryReference(
   if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config, { logger })
   if (reference === DEMO_LIBRARY_NAME)
     return importAndBuild(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
-  if (await exists(reference))
+  if (await pathExists(reference))
     return importAndBuild(reference, libraryNameFromPath(reference), config, logger)
   throw new ToolselError(
     'UNKNOWN_LIBRARY',
@@ -89,13 +89,4 @@ export async function loadStartupLibraries(
     }
   }
   return loaded
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path)
-    return true
-  } catch {
-    return false
-  }
 }

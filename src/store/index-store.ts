@@ -10,7 +10,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
@@ -29,6 +29,7 @@ import {
   MANIFEST_FILE,
   type IndexManifest,
 } from './manifest.ts'
+import { pathExists } from './path-exists.ts'
 
 /** Extra writers/readers for optional parts of an index (dense vectors), registered by their modules. */
 export interface IndexPart {
@@ -83,7 +84,7 @@ export async function saveIndexedLibrary(
       `${JSON.stringify(indexed.manifest, null, 2)}\n`,
     )
     const old = join(indexDir, `.old-${name}-${suffix}`)
-    const hadOld = await exists(target)
+    const hadOld = await pathExists(target)
     if (hadOld) await rename(target, old)
     await rename(temporary, target)
     if (hadOld) await rm(old, { recursive: true, force: true })
@@ -122,7 +123,7 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
   }
   const names: string[] = []
   for (const entry of entries.sort()) {
-    if (!entry.startsWith('.') && (await exists(join(indexDir, entry, MANIFEST_FILE))))
+    if (!entry.startsWith('.') && (await pathExists(join(indexDir, entry, MANIFEST_FILE))))
       names.push(entry)
   }
   return names
@@ -131,7 +132,7 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
 export async function deleteIndex(indexDir: string, name: string): Promise<boolean> {
   assertLibraryName(name)
   const target = join(indexDir, name)
-  if (!(await exists(target))) return false
+  if (!(await pathExists(target))) return false
   // Rename first so a concurrent reader never sees a half-deleted directory.
   const doomed = join(indexDir, `.tmp-${name}-${randomBytes(6).toString('hex')}`)
   await rename(target, doomed)
@@ -140,7 +141,7 @@ export async function deleteIndex(indexDir: string, name: string): Promise<boole
 }
 
 export async function isIndexDir(dir: string): Promise<boolean> {
-  return exists(join(dir, MANIFEST_FILE))
+  return pathExists(join(dir, MANIFEST_FILE))
 }
 
 export async function loadIndexedLibrary(
@@ -251,14 +252,5 @@ function safeJson(text: string): unknown {
     return JSON.parse(text)
   } catch {
     return undefined
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path)
-    return true
-  } catch {
-    return false
   }
 }
