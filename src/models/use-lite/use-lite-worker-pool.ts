@@ -23,6 +23,7 @@ export class UseLiteWorkerPool {
   readonly #dimensions: number
   #workers: Promise<Worker[]> | undefined
   #nextId = 0
+  #busy = 0
 
   constructor(size: number, dimensions: number) {
     this.size = size
@@ -45,12 +46,13 @@ export class UseLiteWorkerPool {
         results[position] = await this.#run(worker, batches[position])
       }
     }
-    for (const worker of workers) worker.ref()
+    // Idle workers must not keep a finished CLI process alive, busy ones must (concurrent calls
+    // share the workers, hence the count).
+    if (this.#busy++ === 0) for (const worker of workers) worker.ref()
     try {
       await Promise.all(workers.map(drain))
     } finally {
-      // Idle workers must not keep a finished CLI process alive.
-      for (const worker of workers) worker.unref()
+      if (--this.#busy === 0) for (const worker of workers) worker.unref()
     }
     return results
   }

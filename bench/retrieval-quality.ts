@@ -1,0 +1,242 @@
+/**
+ * Retrieval quality of bm25, dense and hybrid on the same library (benchmark, not a test): the
+ * library is built once with all three retrievers, then every query runs through each:
+ *
+ * - R@15 (one query): gold tools among the top 15 for the whole instruction (candidate recall);
+ * - the pipeline (rule planner → retriever, K = 15 → top-1 selector): exact match of the selected
+ *   set (EM), gold tools among all steps' candidates (pool recall), and R@15 of the steps' merged
+ *   candidates (round-robin by rank, as `toolsel bench` merges them);
+ *
+ * each with the configured thresholds (BM25 tau = 3, also the hybrid's BM25 input) and without
+ * (tau off). Datasets: the demo library with `test/fixtures/demo-queries.jsonl`, and ToolPlanner's
+ * ToolBench G3_clear test queries against COLT's G3 corpus (gold `relevant APIs`, mapped to the
+ * corpus as `toolsel bench --suite toolbench-g3 --library-mode corpus` maps them).
+ *
+ *   npx tsx bench/retrieval-quality.ts [--datasets demo,g3] [--embedder use-lite] [--text full,short]
+ *     [--data ../shared/data] [--limit N] [--sweep] [--cache bench/out/quality-cache]
+ *
+ * `--sweep` adds hybrid variants (fusion and weights, see SWEEP). Tool vectors are cached in
+ * `--cache` (each dataset's index directory with its embeddings.cache), so reruns skip embedding.
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { BenchCase } from '../src/bench/bench-case.ts'
+import {
+  candidateRecall,
+  exactMatch,
+  mergeRankedCandidates,
+  recallAtK,
+} from '../src/bench/metrics/index.ts'
+import { resolveSuites } from '../src/bench/suites/index.ts'
+import { parseConfig, type ConfigLayer } from '../src/config/load-config.ts'
+import type { Config } from '../src/config/schema.ts'
+import { importToolsFromPath } from '../src/library/importers/index.ts'
+import type { Tool } from '../src/library/tool.ts'
+import { ToolLibrary } from '../src/library/tool-library.ts'
+import { selectTools } from '../src/pipeline.ts'
+import { RulePlanner } from '../src/plan/rule-planner.ts'
+import type { Retriever } from '../src/retrieve/retriever.ts'
+import { Top1Selector } from '../src/select/top1-selector.ts'
+import { DEMO_LIBRARY_DIR } from '../src/service/load-libraries.ts'
+import { buildIndexedLibrary } from '../src/store/build-index.ts'
+import { saveIndexedLibrary } from '../src/store/index-store.ts'
+import { LibraryHybridRetriever } from '../src/store/library-hybrid-retriever.ts'
+
+const { values } = parseArgs({
+  options: {
+    datasets: { type: 'string', default: 'demo,g3' },
+    embedder: { type: 'string', default: 'use-lite' },
+    text: { type: 'string', default: 'full' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    limit: { type: 'string' },
+    sweep: { type: 'boolean', default: false },
+    cache: { type: 'string', default: 'bench/out/quality-cache' },
+  },
+})
+
+const K = 15
+const RETRIEVERS = ['bm25', 'dense', 'hybrid'] as const
+
+/** Hybrid variants of `--sweep`: [label, retrieve.hybrid settings]. */
+const SWEEP: Array<[string, ConfigLayer]> = [
+  ['rrf, bm25 2 : dense 1', { inputs: weights(2, 1) }],
+  ['rrf, bm25 3 : dense 1', { inputs: weights(3, 1) }],
+  ['rrf, 100 candidates per input', { candidatesPerInput: 100 }],
+  ['weighted, 0.5 : 0.5', { fusion: 'weighted', inputs: weights(0.5, 0.5) }],
+  ['weighted, 0.7 : 0.3', { fusion: 'weighted', inputs: weights(0.7, 0.3) }],
+]
+
+function weights(bm25: number, dense: number) {
+  return [
+    { retriever: 'bm25', weight: bm25 },
+    { retriever: 'dense', weight: dense },
+  ]
+}
+
+interface Dataset {
+  name: string
+  /** Library (and cache directory) name. */
+  library: string
+  tools: Tool[]
+  cases: BenchCase[]
+}
+
+async function loadDemo(): Promise<Dataset> {
+  const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+  const lines = (await readFile('test/fixtures/demo-queries.jsonl', 'utf8')).split('\n')
+  const cases = lines
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as BenchCase)
+  return { name: 'demo', library: 'demo', tools, cases }
+}
+
+async function loadG3(dataDir: string): Promise<Dataset> {
+  const [suite] = resolveSuites('toolbench-g3')
+  const { splits, skipped } = await suite.load({
+    dataDir,
+    queries: join(dataDir, 'toolbench/toolplanner/data/retrieval/G3_clear/test.json'),
+    tools: join(dataDir, 'toolbench/COLT/datasets/ToolBenchG3/corpus.jsonl'),
+    libraryMode: 'corpus',
+    unmappable: 'drop',
+  })
+  if (splits.length === 0) {
+    throw new Error(`G3 data missing: ${skipped.map((split) => split.reason).join('; ')}`)
+  }
+  const [split] = splits
+  const name = 'toolbench-g3 (G3_clear test, COLT corpus)'
+  return { name, library: 'toolbench-g3', tools: split.tools, cases: split.cases }
+}
+
+interface Row {
+  retriever: string
+  tau: string
+  recall15: number
+  em: number
+  pool: number
+  merged15: number
+  p50Ms: number
+}
+
+interface Evaluation {
+  rows: Row[]
+  buildSeconds: number
+  /** Tools embedded in this run (the rest came from the cache). */
+  embedded: number
+}
+
+async function evaluate(dataset: Dataset, config: Config): Promise<Evaluation> {
+  const library = new ToolLibrary(dataset.library, dataset.tools)
+  let embedded = 0
+  let firstDone: number | undefined
+  const started = performance.now()
+  const indexed = await buildIndexedLibrary(library, config, {
+    retriever: 'hybrid',
+    previousIndexDir: join(values.cache, library.name),
+    onProgress: ({ stage, done }) => {
+      if (stage !== 'dense') return
+      firstDone ??= done
+      embedded = done - firstDone
+    },
+  })
+  const buildSeconds = (performance.now() - started) / 1000
+  await saveIndexedLibrary(values.cache, indexed)
+  const runs: Array<[string, Retriever]> = RETRIEVERS.map((kind) => [
+    kind,
+    indexed.retrievers.get(kind)!,
+  ])
+  if (values.sweep) {
+    for (const [label, hybrid] of SWEEP) {
+      const variant = parseConfig({ retrieve: { dense: config.retrieve.dense, hybrid } })
+      runs.push([`hybrid, ${label}`, new LibraryHybridRetriever(variant, indexed.retrievers)])
+    }
+  }
+  const limit = values.limit ? Number(values.limit) : dataset.cases.length
+  const cases = dataset.cases.slice(0, limit)
+  const rows: Row[] = []
+  for (const [label, retriever] of runs) {
+    for (const [tau, minScore] of [
+      ['3', undefined],
+      ['off', Number.NEGATIVE_INFINITY],
+    ] as const) {
+      // Dense has no threshold by default; the sweep keeps tau 3.
+      if (label === 'dense' && tau === 'off') continue
+      if (label.startsWith('hybrid,') && tau === 'off') continue
+      const row = await score(library, retriever, cases, minScore)
+      const name = label.startsWith('hybrid,') ? label : retriever.name
+      rows.push({ ...row, retriever: name, tau: label === 'dense' ? '–' : tau })
+    }
+  }
+  return { rows, buildSeconds, embedded }
+}
+
+async function score(
+  library: ToolLibrary,
+  retriever: Retriever,
+  cases: readonly BenchCase[],
+  minScore: number | undefined,
+): Promise<Omit<Row, 'retriever' | 'tau'>> {
+  const sums = { recall15: 0, em: 0, pool: 0, merged15: 0 }
+  const times: number[] = []
+  for (const benchCase of cases) {
+    const top = await retriever.retrieve(benchCase.instruction, { k: K, minScore })
+    sums.recall15 += candidateRecall(
+      top.map((candidate) => candidate.id),
+      benchCase.gold,
+    )
+    const begin = performance.now()
+    const result = await selectTools(benchCase.instruction, {
+      library,
+      planner: new RulePlanner(),
+      retriever,
+      selector: new Top1Selector(),
+      k: K,
+      minScore,
+    })
+    times.push(performance.now() - begin)
+    const steps = result.steps.map((step) => step.candidates.map((candidate) => candidate.id))
+    sums.em += exactMatch(
+      result.tools.map((tool) => tool.id),
+      benchCase.gold,
+    )
+    sums.pool += candidateRecall(steps.flat(), benchCase.gold)
+    sums.merged15 += recallAtK(mergeRankedCandidates(steps), benchCase.gold, K)
+  }
+  times.sort((a, b) => a - b)
+  const n = Math.max(1, cases.length)
+  return {
+    recall15: sums.recall15 / n,
+    em: sums.em / n,
+    pool: sums.pool / n,
+    merged15: sums.merged15 / n,
+    p50Ms: times[Math.floor(times.length / 2)] ?? Number.NaN,
+  }
+}
+
+function table(rows: Row[]): string {
+  const percent = (value: number) => (value * 100).toFixed(1)
+  const lines = [
+    '| retriever | tau | R@15 (one query) | EM | pool recall | R@15 (steps merged) | selectTools p50 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const row of rows) {
+    const cells = [row.recall15, row.em, row.pool, row.merged15].map(percent)
+    lines.push(`| ${row.retriever} | ${row.tau} | ${cells.join(' | ')} | ${row.p50Ms.toFixed(1)} |`)
+  }
+  return lines.join('\n')
+}
+
+for (const text of values.text.split(',')) {
+  const config = parseConfig({ retrieve: { dense: { embedder: values.embedder, text } } })
+  for (const name of values.datasets.split(',')) {
+    const dataset = name === 'demo' ? await loadDemo() : await loadG3(values.data)
+    const { rows, buildSeconds, embedded } = await evaluate(dataset, config)
+    const queries = Math.min(dataset.cases.length, values.limit ? Number(values.limit) : Infinity)
+    process.stdout.write(
+      `\n### ${dataset.name}: ${dataset.tools.length} tools, ${queries} queries; embedder ${values.embedder}, text ${text}; index built in ${buildSeconds.toFixed(1)} s (${embedded} tools embedded, the rest cached)\n\n${table(rows)}\n`,
+    )
+  }
+}
+// use-lite's idle worker threads are unref'd; the native HNSW graph can still hold the loop.
+process.exit(0)
