@@ -1,8 +1,9 @@
 /**
  * The hybrid retriever of a library: `HybridRetriever` over its bm25 and dense retrievers as
  * `retrieve.hybrid` configures, where a call's `minScore` (a request's `tau`) is the BM25
- * input's threshold rather than a threshold on fused scores. RRF scores are at most
- * Σ weight / (rrfK + 1), so a BM25-scale tau applied after fusion would drop every candidate.
+ * input's threshold rather than a threshold on fused scores. Fused scores are at most Σ weights
+ * (weighted) or Σ weight / (rrfK + 1) (RRF), so a BM25-scale tau applied after fusion would drop
+ * every candidate.
  * @module
  */
 import type { Config } from '../config/schema.ts'

@@ -36,6 +36,13 @@ async function buildAndSave(config = denseConfig(), retriever: 'dense' | 'hybrid
   return { indexed, dir: await saveIndexedLibrary(indexDir, indexed) }
 }
 
+function weightsOf(bm25: number, dense: number) {
+  return [
+    { retriever: 'bm25', weight: bm25 },
+    { retriever: 'dense', weight: dense },
+  ]
+}
+
 const QUERIES = ['send an email to Ann', 'weather in Paris tomorrow', 'book a hotel room']
 
 describe('dense index part', () => {
@@ -158,7 +165,9 @@ describe('dense index part', () => {
   })
 
   it("applies a call's minScore (a request's tau) to the hybrid's BM25 input, not to fused scores", async () => {
-    const { indexed } = await buildAndSave()
+    const { indexed } = await buildAndSave(
+      denseConfig({}, { hybrid: { fusion: 'rrf', inputs: weightsOf(1, 1) } }),
+    )
     const hybrid = indexed.retrievers.get('hybrid')!
     const query = 'send an email message'
     // A BM25-scale threshold on RRF scores (at most 2/61) would leave nothing. Here BM25 keeps
@@ -172,7 +181,17 @@ describe('dense index part', () => {
     expect(open[0].score).toBeCloseTo(2 / 61)
   })
 
-  it('warns that use-lite ignores device cuda', async () => {
+  it('fuses with weighted min-max, bm25 0.7 and dense 0.3, by default', async () => {
+    const { indexed } = await buildAndSave()
+    const hybrid = indexed.retrievers.get('hybrid')!
+    const [best] = await hybrid.retrieve('send an email message', { k: 5, minScore: 0 })
+    // The top of both lists scales to 1 in each: 0.7 + 0.3.
+    expect(best).toEqual({ id: 'mail.send_email', score: 1 })
+    const denseOnly = await hybrid.retrieve('send an email message', { k: 5, minScore: 1000 })
+    expect(denseOnly[0]).toEqual({ id: 'mail.send_email', score: 0.3 })
+  })
+
+  it('warns that a CPU-only embedder ignores device cuda', async () => {
     const logger = createMemoryLogger()
     const config = denseConfig({ device: 'cuda' })
     await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config, {
