@@ -61,11 +61,11 @@ const RETRIEVERS = ['bm25', 'dense', 'hybrid'] as const
 
 /** Hybrid variants of `--sweep`: [label, retrieve.hybrid settings]. */
 const SWEEP: Array<[string, ConfigLayer]> = [
-  ['rrf, bm25 2 : dense 1', { inputs: weights(2, 1) }],
-  ['rrf, bm25 3 : dense 1', { inputs: weights(3, 1) }],
-  ['rrf, 100 candidates per input', { candidatesPerInput: 100 }],
-  ['weighted, 0.5 : 0.5', { fusion: 'weighted', inputs: weights(0.5, 0.5) }],
-  ['weighted, 0.7 : 0.3', { fusion: 'weighted', inputs: weights(0.7, 0.3) }],
+  ['rrf, 1 : 1', { fusion: 'rrf', inputs: weights(1, 1) }],
+  ['rrf, bm25 3 : dense 1', { fusion: 'rrf', inputs: weights(3, 1) }],
+  ['weighted, 0.5 : 0.5', { inputs: weights(0.5, 0.5) }],
+  ['weighted, 0.8 : 0.2', { inputs: weights(0.8, 0.2) }],
+  ['weighted 0.7 : 0.3, 100 candidates per input', { candidatesPerInput: 100 }],
 ]
 
 function weights(bm25: number, dense: number) {
