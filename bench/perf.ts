@@ -4,6 +4,9 @@
  * and /v1/select-tools latency and throughput over loopback at concurrency 16.
  *
  *   npm run bench:perf -- [--sizes 10000,50000] [--duration 10] [--connections 16] [--data DIR]
+ *                         [--generator wrk|autocannon]
+ *
+ * The load generator is wrk (Debian package) when installed, else autocannon (npm).
  *   npm run bench:perf -- --dense [--dense-only] [--dense-embedder use-lite] [--dense-text full]
  *     [--dense-cache bench/out/perf-dense-cache] [--dense-cold]
  *
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '10000,50000' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '16' },
+    generator: { type: 'string', default: 'wrk' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
     child: { type: 'string' },
     out: { type: 'string' },
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
         ) as string[],
         connections: Number(values.connections),
         durationSeconds: Number(values.duration),
+        generator: values.generator === 'autocannon' ? 'autocannon' : 'wrk',
       })
       rows.push({ ...inProcess, http })
     } finally {
@@ -179,7 +184,7 @@ function formatTable(rows: Array<InProcessResult & { http: HttpLoadResult }>): s
   }
   const notes = rows.map(
     (row) =>
-      `- ${row.tools} tools: ${row.bm25.count} BM25 queries (${row.stepQueries} planned steps × passes), ${row.selectTools.count} selectTools calls, ${row.http.requests} HTTP requests (${row.http.errors} errors, ${row.http.non2xx} non-2xx); index ${f(row.indexFileMiB, 1)} MiB on disk, loaded by the server in ${f(row.http.serverLoadSeconds, 1)} s.`,
+      `- ${row.tools} tools: load from ${row.http.generator}; ${row.bm25.count} BM25 queries (${row.stepQueries} planned steps × passes), ${row.selectTools.count} selectTools calls, ${row.http.requests} HTTP requests (${row.http.errors} errors, ${row.http.non2xx} non-2xx); index ${f(row.indexFileMiB, 1)} MiB on disk, loaded by the server in ${f(row.http.serverLoadSeconds, 1)} s.`,
   )
   return `\n${lines.join('\n')}\n\n${notes.join('\n')}\n`
 }

@@ -6,7 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import autocannon from 'autocannon'
+import { hasWrk, runWrk, type LoadResult } from './wrk-load.ts'
 
 export interface HttpLoadOptions {
   indexDir: string
@@ -14,15 +16,11 @@ export interface HttpLoadOptions {
   instructions: string[]
   connections: number
   durationSeconds: number
+  /** `wrk` when installed (default), else `autocannon`. */
+  generator?: 'wrk' | 'autocannon'
 }
 
-export interface HttpLoadResult {
-  p50: number
-  p99: number
-  requestsPerSecond: number
-  requests: number
-  errors: number
-  non2xx: number
+export interface HttpLoadResult extends LoadResult {
   serverRssMiB: number
   serverLoadSeconds: number
 }
@@ -99,35 +97,57 @@ export async function runHttpLoad(options: HttpLoadOptions): Promise<HttpLoadRes
     const bodies = options.instructions.map((instruction) =>
       JSON.stringify({ instruction, includeSchemas: true }),
     )
-    let next = 0
-    const load = {
-      url: `${url}/v1/select-tools`,
-      connections: options.connections,
-      method: 'POST' as const,
-      headers: { 'content-type': 'application/json' },
-      requests: [
-        {
-          setupRequest: (request: autocannon.Request) => ({
-            ...request,
-            body: bodies[next++ % bodies.length],
-          }),
-        },
-      ],
-    }
-    await run({ ...load, duration: 2 }) // warm-up: JIT, caches
-    const result = await run({ ...load, duration: options.durationSeconds })
+    const target = `${url}/v1/select-tools`
+    const load =
+      options.generator !== 'autocannon' && (await hasWrk())
+        ? await runWrk({
+            url: target,
+            bodies,
+            connections: options.connections,
+            durationSeconds: options.durationSeconds,
+            scriptDir: tmpdir(),
+          })
+        : await runAutocannon(target, bodies, options)
     return {
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      requestsPerSecond: result.requests.average,
-      requests: result.requests.total,
-      errors: result.errors,
-      non2xx: result.non2xx,
+      ...load,
       serverRssMiB: await processRssMiB(server.pid!),
       serverLoadSeconds,
     }
   } finally {
     server.kill('SIGTERM')
     await new Promise((resolve) => server.once('exit', resolve))
+  }
+}
+
+async function runAutocannon(
+  url: string,
+  bodies: string[],
+  options: HttpLoadOptions,
+): Promise<LoadResult> {
+  let next = 0
+  const load = {
+    url,
+    connections: options.connections,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => ({
+          ...request,
+          body: bodies[next++ % bodies.length],
+        }),
+      },
+    ],
+  }
+  await run({ ...load, duration: 2 }) // warm-up: JIT, caches
+  const result = await run({ ...load, duration: options.durationSeconds })
+  return {
+    generator: 'autocannon',
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
+    errors: result.errors,
+    non2xx: result.non2xx,
   }
 }

@@ -4,13 +4,13 @@
  * @module
  */
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { ToolselError } from '../errors.ts'
 import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
+import { bodyLimit } from './middleware/body-limit.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createOpenApiDocument } from './openapi.ts'
 import { healthRoutes } from './routes/health-routes.ts'

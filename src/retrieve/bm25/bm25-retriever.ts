@@ -1,46 +1,30 @@
 /**
- * BM25F retrieval over tool documents. wink-bm25-text-search does the indexing: tokenising each
- * field, weighting term frequencies by field, computing IDF and the saturated, length-normalised
- * BM25 weight of every (document, term) pair at consolidation, and the JSON export. Queries are
- * scored from those same weights with flat typed-array postings: wink's own `search` builds and
- * sorts an object of every matching document, which costs milliseconds at 10k tools, while
- * summing postings into a Float64Array and keeping the top k costs tens of microseconds. The two
- * give the same scores (a test checks this).
+ * BM25F retrieval over tool documents. wink-bm25-text-search does the indexing (tokenising each
+ * field, weighting term frequencies by field, IDF, the saturated, length-normalised BM25 weight of
+ * every (document, term) pair, the JSON format on disk); see bm25-postings.ts. Queries are scored
+ * from those same weights with flat typed-array postings: wink's own `search` builds and sorts an
+ * object of every matching document, which costs milliseconds at 10k tools, while summing
+ * postings into a Float64Array and keeping the top k costs tens of microseconds. The two give the
+ * same scores (a test checks this).
  * @module
  */
-import { createRequire } from 'node:module'
-import { ToolselError, throwIfAborted } from '../../errors.ts'
+import { throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
-import { BM25_FIELDS, toolToBm25Document, type Bm25Field } from './bm25-document.ts'
+import {
+  buildPostings,
+  createBm25Engine,
+  isPadding,
+  postingsFromWinkJson,
+  postingsToWinkJson,
+  type Bm25Postings,
+  type Bm25Settings,
+} from './bm25-postings.ts'
 import { expandHeadVerb } from './query-expansion.ts'
 import { tokenize } from './tokenize.ts'
 import { topKAbove } from './top-k.ts'
 
-const require = createRequire(import.meta.url)
-const createWinkEngine = require('wink-bm25-text-search') as () => WinkBm25Engine
-
-interface WinkBm25Engine {
-  defineConfig(config: object): boolean
-  definePrepTasks(tasks: Array<(input: never) => unknown>): number
-  addDoc(doc: Record<string, string>, id: string): number
-  consolidate(precision?: number): boolean
-  search(text: string, limit?: number): Array<[string, number]>
-  getDocs(): Record<string, { freq: Record<string, number | string> }>
-  getTokens(): Record<string, number>
-  exportJSON(): string
-  importJSON(json: string): boolean
-}
-
-/** Index-time BM25 settings (query-time `tau` lives in the retrieve options). */
-export interface Bm25Settings {
-  /** Term-frequency saturation; 1.2-2 recommended. */
-  k1: number
-  /** Length normalisation, 0-1. */
-  b: number
-  /** Relative weight of each field's term frequencies. */
-  fieldWeights: Record<Bm25Field, number>
-}
+export type { Bm25Settings } from './bm25-postings.ts'
 
 export interface Bm25BuildOptions {
   /** Called every 1,000 tools and at the end with (done, total). */
@@ -48,61 +32,12 @@ export interface Bm25BuildOptions {
   signal?: AbortSignal
 }
 
-/** wink refuses to consolidate fewer than 3 documents; tiny libraries get empty padding documents. */
-const PADDING_PREFIX = '\u0000pad'
-const WEIGHT_PRECISION = 6
-
 /**
  * Sums of 6-decimal weights: round away float noise so that equal inputs give equal scores and
  * the threshold compares the score the caller sees.
  */
 function roundScore(score: number): number {
   return Math.round(score * 1e6) / 1e6
-}
-
-function createEngine(settings: Bm25Settings): WinkBm25Engine {
-  const engine = createWinkEngine()
-  engine.defineConfig({
-    fldWeights: settings.fieldWeights,
-    bm25Params: { k1: settings.k1, b: settings.b, k: 1 },
-  })
-  engine.definePrepTasks([tokenize as (input: never) => unknown])
-  return engine
-}
-
-/** The searchable form of a consolidated wink index, shared by retrievers that differ only in tau. */
-interface Bm25Postings {
-  engine: WinkBm25Engine
-  ids: string[]
-  termIndex: Map<string, number>
-  postingDocs: Int32Array[]
-  postingWeights: Float64Array[]
-  // Scratch buffers reused by every query; safe because `search` is synchronous.
-  scores: Float64Array
-  seen: Uint8Array
-}
-
-function createPostings(engine: WinkBm25Engine): Bm25Postings {
-  const docs = engine.getDocs()
-  const ids = Object.keys(docs).filter((id) => !id.startsWith(PADDING_PREFIX))
-  const termIndex = new Map(Object.entries(engine.getTokens()))
-  const docLists: number[][] = Array.from({ length: termIndex.size }, () => [])
-  const weightLists: number[][] = Array.from({ length: termIndex.size }, () => [])
-  for (const [position, id] of ids.entries()) {
-    for (const [term, weight] of Object.entries(docs[id].freq)) {
-      docLists[Number(term)].push(position)
-      weightLists[Number(term)].push(Number(weight))
-    }
-  }
-  return {
-    engine,
-    ids,
-    termIndex,
-    postingDocs: docLists.map((list) => Int32Array.from(list)),
-    postingWeights: weightLists.map((list) => Float64Array.from(list)),
-    scores: new Float64Array(ids.length),
-    seen: new Uint8Array(ids.length),
-  }
 }
 
 /** Query-time behaviour; changing it needs no rebuild. */
@@ -138,36 +73,16 @@ export class Bm25Retriever implements Retriever {
     settings: Bm25Settings,
     options: Bm25BuildOptions = {},
   ): Bm25Retriever {
-    const engine = createEngine(settings)
-    for (const [position, tool] of tools.entries()) {
-      if (position % 1000 === 0) {
-        throwIfAborted(options.signal)
-        options.onProgress?.(position, tools.length)
-      }
-      engine.addDoc(toolToBm25Document(tool), tool.id)
-    }
-    for (let padding = tools.length; padding < 3; padding += 1) {
-      const empty = Object.fromEntries(BM25_FIELDS.map((field) => [field, '']))
-      engine.addDoc(empty, `${PADDING_PREFIX}${padding}`)
-    }
-    engine.consolidate(WEIGHT_PRECISION)
-    options.onProgress?.(tools.length, tools.length)
-    return new Bm25Retriever(createPostings(engine), settings, DEFAULT_QUERY_OPTIONS)
+    return new Bm25Retriever(
+      buildPostings(tools, settings, options),
+      settings,
+      DEFAULT_QUERY_OPTIONS,
+    )
   }
 
   /** Restores an index written by `toJSON`, built with the same settings (the manifest checks that). */
   static fromJSON(json: string, settings: Bm25Settings): Bm25Retriever {
-    const engine = createEngine(settings)
-    try {
-      engine.importJSON(json)
-    } catch (error) {
-      throw new ToolselError('INDEX_CORRUPT', 'The BM25 index file could not be read.', {
-        cause: error,
-      })
-    }
-    // importJSON resets the engine, dropping the prep tasks; they must be defined again.
-    engine.definePrepTasks([tokenize as (input: never) => unknown])
-    return new Bm25Retriever(createPostings(engine), settings, DEFAULT_QUERY_OPTIONS)
+    return new Bm25Retriever(postingsFromWinkJson(json, settings), settings, DEFAULT_QUERY_OPTIONS)
   }
 
   /** A retriever over the same index with other query-time options. */
@@ -180,17 +95,21 @@ export class Bm25Retriever implements Retriever {
     return this.withQueryOptions({ defaultMinScore: minScore })
   }
 
+  /** The index in wink-bm25-text-search's export format. */
   toJSON(): string {
-    return this.#index.engine.exportJSON()
+    return postingsToWinkJson(this.#index)
   }
 
   get size(): number {
     return this.#index.ids.length
   }
 
-  /** wink's own search, for cross-checking the fast path in tests. */
+  /** wink's own search over this index's export, for cross-checking the fast path in tests. */
   winkSearch(query: string, limit: number): Array<[string, number]> {
-    return this.#index.engine.search(query, limit).filter(([id]) => !id.startsWith(PADDING_PREFIX))
+    const engine = createBm25Engine(this.settings)
+    engine.importJSON(this.toJSON())
+    engine.definePrepTasks([tokenize as (input: never) => unknown])
+    return engine.search(query, limit).filter(([id]) => !isPadding(id))
   }
 
   async retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]> {

@@ -4,6 +4,7 @@
  * so that the work itself stops, not only the response.
  * @module
  */
+import type { ServerResponse } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
 import { errorResponse } from '../error-response.ts'
@@ -21,28 +22,31 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
   return async (c, next) => {
     const timeoutMs = options.timeoutFor?.(c.req.method, c.req.path) ?? options.timeoutMs
     const controller = new AbortController()
-    const timeoutError = new ToolselError(
-      'TIMEOUT',
-      `The request took longer than its ${timeoutMs} ms limit.`,
-    )
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => {
-        controller.abort(timeoutError)
+        controller.abort(
+          new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
+        )
         resolve('timeout')
       }, timeoutMs)
     })
-    const clientSignal = c.req.raw.signal
-    const onClientAbort = () =>
-      controller.abort(new ToolselError('ABORTED', 'The client closed the request.'))
-    clientSignal?.addEventListener('abort', onClientAbort, { once: true })
+    // A client that goes away aborts the work too. The node response's `close` event is used
+    // rather than `c.req.raw.signal`, which would build a full web Request for every request.
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+    const onClose = () => {
+      if (!outgoing?.writableFinished) {
+        controller.abort(new ToolselError('ABORTED', 'The client closed the request.'))
+      }
+    }
+    outgoing?.once('close', onClose)
     c.set('signal', controller.signal)
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
       if (outcome === 'timeout') c.res = errorResponse(c, controller.signal.reason as ToolselError)
     } finally {
       clearTimeout(timer)
-      clientSignal?.removeEventListener('abort', onClientAbort)
+      outgoing?.off('close', onClose)
     }
   }
 }

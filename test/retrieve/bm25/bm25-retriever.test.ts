@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
+import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
@@ -56,6 +58,24 @@ describe('Bm25Retriever', () => {
     const strict = retriever.withDefaultMinScore(1000)
     expect(await strict.retrieve('weather forecast', { k: 5 })).toEqual([])
     expect((await retriever.retrieve('weather forecast', { k: 5 })).length).toBeGreaterThan(0)
+  })
+
+  it('writes exactly what wink-bm25-text-search itself exports', () => {
+    const engine = createBm25Engine(SETTINGS)
+    for (const tool of SAMPLE_TOOLS) engine.addDoc(toolToBm25Document(tool), tool.id)
+    engine.consolidate(6)
+    expect(JSON.parse(retriever.toJSON())).toEqual(JSON.parse(engine.exportJSON()))
+    const tiny = Bm25Retriever.build(SAMPLE_TOOLS.slice(0, 1), SETTINGS)
+    const tinyEngine = createBm25Engine(SETTINGS)
+    tinyEngine.addDoc(toolToBm25Document(SAMPLE_TOOLS[0]), SAMPLE_TOOLS[0].id)
+    for (const padding of [1, 2]) {
+      tinyEngine.addDoc(
+        { name: '', description: '', parameters: '', namespace: '' },
+        `\u0000pad${padding}`,
+      )
+    }
+    tinyEngine.consolidate(6)
+    expect(JSON.parse(tiny.toJSON())).toEqual(JSON.parse(tinyEngine.exportJSON()))
   })
 
   it('round-trips through JSON with identical results', async () => {

@@ -1,0 +1,88 @@
+/**
+ * Load with wrk (Debian package `wrk`) when it is installed: a C load generator uses a fraction of
+ * the CPU autocannon needs, which matters on a 2-core machine where the generator and the server
+ * share the cores. The request bodies rotate through a generated Lua script.
+ * @module
+ */
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+export interface LoadResult {
+  generator: string
+  p50: number
+  p99: number
+  requestsPerSecond: number
+  requests: number
+  errors: number
+  non2xx: number
+}
+
+export async function hasWrk(): Promise<boolean> {
+  try {
+    await run('wrk', ['--version']).catch((error: { stdout?: string }) => {
+      // wrk --version prints its banner and exits 1.
+      if (!String(error.stdout ?? '').includes('wrk')) throw error
+    })
+    return true
+  } catch {
+    return false
+  }
+}
+
+function luaScript(bodies: string[]): string {
+  const literals = bodies.map((body) => `[==[${body}]==]`).join(',\n')
+  return `bodies = {\n${literals}\n}
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", nil, {["content-type"] = "application/json"}, bodies[(counter % #bodies) + 1])
+end
+`
+}
+
+/** wrk prints latencies as `5.22ms`, `812.00us` or `1.02s`. */
+function milliseconds(text: string): number {
+  const match = /([\d.]+)(us|ms|s)/.exec(text)
+  if (!match) return Number.NaN
+  const value = Number(match[1])
+  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+}
+
+export async function runWrk(options: {
+  url: string
+  bodies: string[]
+  connections: number
+  durationSeconds: number
+  scriptDir: string
+}): Promise<LoadResult> {
+  const script = join(options.scriptDir, 'wrk-bodies.lua')
+  await writeFile(script, luaScript(options.bodies))
+  const args = (seconds: number) => [
+    '-t1',
+    `-c${options.connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '-s',
+    script,
+    options.url,
+  ]
+  await run('wrk', args(2)) // warm-up: JIT, caches
+  const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
+  const line = (pattern: RegExp) => pattern.exec(stdout)?.[1] ?? ''
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
+    stdout,
+  )
+  return {
+    generator: 'wrk',
+    p50: milliseconds(line(/50%\s+(\S+)/)),
+    p99: milliseconds(line(/99%\s+(\S+)/)),
+    requestsPerSecond: Number(line(/Requests\/sec:\s+([\d.]+)/)),
+    requests: Number(line(/(\d+) requests in/)),
+    errors: socketErrors ? socketErrors.slice(1).reduce((sum, count) => sum + Number(count), 0) : 0,
+    non2xx: Number(line(/Non-2xx or 3xx responses:\s+(\d+)/) || 0),
+  }
+}
