@@ -8,9 +8,9 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { string: winkString } = require('wink-nlp-utils') as {
-  string: { stem(word: string): string }
-}
+// The Porter2 stemmer that wink-nlp-utils' `string.stem` wraps, required directly: wink-nlp-utils
+// loads an English language model on import (about 50 MiB of memory, unused here).
+const porter2 = require('wink-porter2-stemmer') as (word: string) => string
 
 export const TOKENIZER_VERSION = 1
 
@@ -37,7 +37,7 @@ function stem(word: string): string {
   let stemmed = stemCache.get(word)
   if (stemmed === undefined) {
     // Porter2 is meant for alphabetic words; leave tokens with digits (v2, 3d, 404) as they are.
-    stemmed = /\d/.test(word) ? word : winkString.stem(word)
+    stemmed = /\d/.test(word) ? word : porter2(word)
     if (stemCache.size < STEM_CACHE_LIMIT) stemCache.set(word, stemmed)
   }
   return stemmed
