@@ -37,6 +37,8 @@ export interface DenseResult {
   embedder: string
   text: string
   threads: number
+  /** The hybrid's fusion, e.g. `weighted bm25 0.7 / dense 0.3`. */
+  fusion: string
   /** Tools embedded in this run (the rest came from the cache). */
   embedded: number
   embedSeconds: number
@@ -122,6 +124,9 @@ export async function measureDense(
     embedder: embedder.modelId,
     text: options.text,
     threads: embedder.modelId === 'use-lite' ? config.retrieve.dense.threads : 0,
+    fusion: `${config.retrieve.hybrid.fusion} ${config.retrieve.hybrid.inputs
+      .map((input) => `${input.retriever} ${input.weight}`)
+      .join(' / ')}`,
     embedded,
     embedSeconds: ((embeddingDone || embedStart) - embedStart) / 1000,
     hnswSeconds: (finished - (embeddingDone || embedStart)) / 1000,
@@ -176,7 +181,7 @@ export function formatDenseTable(rows: DenseResult[]): string {
   }
   const notes = rows.map(
     (row) =>
-      `- ${row.tools} tools, ${row.embedder}: ${row.stepQueries} planned step queries; dense and hybrid include embedding the query (k = ${K}, hybrid = RRF of bm25 (tau 3) and dense, 50 candidates each).`,
+      `- ${row.tools} tools, ${row.embedder}: ${row.stepQueries} planned step queries; dense and hybrid include embedding the query (k = ${K}; hybrid: ${row.fusion}, bm25 with tau 3, 50 candidates per input).`,
   )
   return `\n${lines.join('\n')}\n\n${notes.join('\n')}\n`
 }

@@ -11,6 +11,9 @@ import { normalizeL2 } from '../embedding-model.ts'
 
 const WORKER_FILE = new URL('./use-lite-worker.mjs', import.meta.url)
 
+/** Idle workers are stopped after this long (ms), so a server gives their memory back after a build. */
+const IDLE_MS = 30_000
+
 type WorkerReply =
   | { ready: true }
   | { loadError: string }
@@ -24,6 +27,7 @@ export class UseLiteWorkerPool {
   #workers: Promise<Worker[]> | undefined
   #nextId = 0
   #busy = 0
+  #idleTimer: NodeJS.Timeout | undefined
 
   constructor(size: number, dimensions: number) {
     this.size = size
@@ -36,6 +40,7 @@ export class UseLiteWorkerPool {
    * parallel). Checks `signal` before each batch.
    */
   async embed(batches: readonly string[][], signal?: AbortSignal): Promise<Float32Array[][]> {
+    clearTimeout(this.#idleTimer)
     const workers = await this.#start()
     const results: Float32Array[][] = new Array(batches.length)
     let next = 0
@@ -52,13 +57,17 @@ export class UseLiteWorkerPool {
     try {
       await Promise.all(workers.map(drain))
     } finally {
-      if (--this.#busy === 0) for (const worker of workers) worker.unref()
+      if (--this.#busy === 0) {
+        for (const worker of workers) worker.unref()
+        this.#idleTimer = setTimeout(() => void this.close(), IDLE_MS).unref()
+      }
     }
     return results
   }
 
   /** Stops the workers; the next `embed` starts new ones. */
   async close(): Promise<void> {
+    clearTimeout(this.#idleTimer)
     const workers = this.#workers
     this.#workers = undefined
     if (workers) await Promise.all((await workers).map((worker) => worker.terminate()))
