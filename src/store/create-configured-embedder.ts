@@ -16,10 +16,23 @@ import { SILENT_LOGGER, type Logger } from '../log.ts'
  * `device: cuda` reaches the ONNX backend, which falls back to the CPU with a warning when no
  * CUDA provider loads; for the CPU-only backends it is ignored, with a warning.
  */
-export function createConfiguredEmbedder(
+export async function createConfiguredEmbedder(
   dense: DenseConfig,
   logger: Logger = SILENT_LOGGER,
 ): Promise<EmbeddingModel> {
+  const embedder = await createEmbedder(dense, logger)
+  if (!warmed.has(embedder)) {
+    warmed.add(embedder)
+    // The first forward pass sets up kernels and buffers (about 100 ms for use-lite): pay it
+    // while loading, so that a server's first request does not.
+    await embedder.embed(['warm up'], { kind: 'query' })
+  }
+  return embedder
+}
+
+const warmed = new WeakSet<EmbeddingModel>()
+
+function createEmbedder(dense: DenseConfig, logger: Logger): Promise<EmbeddingModel> {
   const id = dense.embedder
   if (!id.startsWith('onnx:')) {
     if (dense.device === 'cuda') {
