@@ -1,10 +1,14 @@
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { CommandIO } from '../../src/cli/cli-options.ts'
 import { main } from '../../src/main.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
 
 /** Runs the CLI in process with captured output and an empty environment. */
 async function run(...argv: string[]) {
@@ -172,6 +176,31 @@ describe('toolsel index and select with dense and hybrid retrieval', () => {
     expect(indexed.code).toBe(0)
     expect(indexed.stderr).toContain('retrieve.dense.device "cuda" is ignored')
   })
+
+  it.skipIf(!existsSync(join(TINY, 'onnx/model.onnx')))(
+    'passes --device cuda to an onnx:<dir> embedder, which falls back to cpu with a warning',
+    async () => {
+      const indexed = await run(
+        'index',
+        toolsFile,
+        '--name',
+        'x',
+        '--retriever',
+        'dense',
+        '--embedder',
+        `onnx:${TINY}`,
+        '--device',
+        'cuda',
+        '--index-dir',
+        join(scratch, 'onnx-cuda'),
+      )
+      expect(indexed.code).toBe(0)
+      // A machine with a working CUDA provider has nothing to fall back from.
+      if (!indexed.stderr.includes('"device":"cuda"')) {
+        expect(indexed.stderr).toContain('falling back to CPU')
+      }
+    },
+  )
 
   it('refuses an unknown --retriever and --dense-index with the config path', async () => {
     const bad = await run(
