@@ -82,6 +82,11 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'retrieve.retriever': values.retriever,
+      // Suites build their indexes in memory: build what the requested retriever needs.
+      'retrieve.build':
+        values.retriever === 'dense' || values.retriever === 'hybrid'
+          ? values.retriever
+          : undefined,
       'plan.planner': values.planner,
       'select.selector': values.selector,
     },

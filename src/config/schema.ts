@@ -194,11 +194,11 @@ const HybridSchema = z
 const RetrieveSchema = z
   .object({
     /**
-     * Retriever used when a request names none: `bm25`, `dense`, `hybrid`, or `auto` (each
-     * library's own default: what it was built with). A library without the configured one
-     * uses its own default. Default `bm25`.
+     * Retriever used when a request names none: `auto` (each library's own default: the
+     * retriever it was built for, `--retriever` of `toolsel index`), `bm25`, `dense` or
+     * `hybrid`. A library without the configured one uses its own default. Default `auto`.
      */
-    retriever: z.string().default('bm25'),
+    retriever: z.enum(['auto', 'bm25', 'dense', 'hybrid']).default('auto'),
     /**
      * Retrievers built for libraries toolsel indexes without being told which (tool files and
      * the demo loaded at start, uploads without `?retriever=`, `toolsel index` without

@@ -45,7 +45,10 @@ export class ScopedLibraries {
     const tools = indexed.library.tools.filter((tool) => inScope(tool, scope))
     if (tools.length === indexed.library.size) return indexed
     // Same name as the full library: responses and errors name the library the client asked for.
-    // Only BM25 is rebuilt here; dense views would need the embedding cache (see build-index.ts).
-    return buildIndexedLibrary(new ToolLibrary(indexed.library.name, tools), this.#config)
+    // Only BM25 is rebuilt here, whatever retrieve.build says: embedding a subset per client scope
+    // would cost seconds per view (see build-index.ts).
+    return buildIndexedLibrary(new ToolLibrary(indexed.library.name, tools), this.#config, {
+      retriever: 'bm25',
+    })
   }
 }

@@ -12,6 +12,7 @@ import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import type { Retriever } from '../retrieve/retriever.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
 import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
@@ -102,7 +103,7 @@ export class ToolselService {
     return selectTools(request.instruction, {
       library: indexed.library,
       planner: this.components.planner(request.planner),
-      retriever: requireRetriever(indexed, request.retriever ?? this.#defaultRetriever(indexed)),
+      retriever: this.retrieverFor(indexed, request.retriever),
       selector: this.components.selector(request.selector),
       k: request.k ?? this.config.retrieve.k,
       minScore: request.tau,
@@ -112,10 +113,7 @@ export class ToolselService {
 
   async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
     const indexed = this.library(request.library)
-    const retriever = requireRetriever(
-      indexed,
-      request.retriever ?? this.#defaultRetriever(indexed),
-    )
+    const retriever = this.retrieverFor(indexed, request.retriever)
     // Search is for an agent browsing the library: no threshold, just the k best matches.
     const candidates = await retriever.retrieve(request.query, {
       k: request.k ?? this.config.retrieve.k,
@@ -214,6 +212,11 @@ export class ToolselService {
       this.libraries.delete(name)
       await deleteIndex(this.config.library.indexDir, name)
     })
+  }
+
+  /** The retriever a request gets: the one it names, else the configured one, else the library's. */
+  retrieverFor(indexed: IndexedLibrary, kind?: string): Retriever {
+    return requireRetriever(indexed, kind ?? this.#defaultRetriever(indexed))
   }
 
   #defaultRetriever(indexed: IndexedLibrary): string {

@@ -60,8 +60,10 @@ describe('dense and hybrid over HTTP', () => {
     expect(body.results[0].id).toBe('weather.get_forecast')
   })
 
-  it('lists the retrievers of a hybrid library and keeps bm25 as the configured default', async () => {
-    const { app } = await createTestApp({ config: HYBRID })
+  it('lists the retrievers of a hybrid library; retrieve.retriever bm25 overrides its default', async () => {
+    const { app } = await createTestApp({
+      config: { ...HYBRID, retrieve: { ...HYBRID.retrieve, retriever: 'bm25' } },
+    })
     const library = await readJson(await app.request('/v1/libraries/sample'))
     expect(library).toMatchObject({
       retrievers: ['bm25', 'dense', 'hybrid'],
@@ -74,10 +76,8 @@ describe('dense and hybrid over HTTP', () => {
     expect((await readJson(response)).components.retriever).toBe('bm25')
   })
 
-  it("uses each library's own default with retrieve.retriever auto", async () => {
-    const { app } = await createTestApp({
-      config: { ...HYBRID, retrieve: { ...HYBRID.retrieve, retriever: 'auto' } },
-    })
+  it("uses each library's own default with retrieve.retriever auto (the default)", async () => {
+    const { app } = await createTestApp({ config: HYBRID })
     const response = await app.request(
       '/v1/select-tools',
       postJson({ instruction: 'send an email' }),

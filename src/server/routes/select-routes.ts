@@ -25,7 +25,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const results = await service.search(request, c.get('signal'))
       return c.json({
         library: indexed.library.name,
-        retriever: request.retriever ?? service.config.retrieve.retriever,
+        retriever: service.retrieverFor(indexed, request.retriever).name,
         results,
       })
     })
