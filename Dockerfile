@@ -66,7 +66,8 @@ ENV NODE_ENV=production \
     TOOLSEL_HOST=0.0.0.0 \
     TOOLSEL_PORT=8080 \
     TOOLSEL_INDEX_DIR=/data/indexes \
-    TOOLSEL_DEVICE=cuda
+    TOOLSEL_DEVICE=cuda \
+    TOOLSEL_ONNX_DEVICE=cuda
 COPY --from=deps-gpu /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
