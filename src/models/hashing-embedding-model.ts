@@ -22,7 +22,9 @@ export class HashingEmbeddingModel implements EmbeddingModel {
   /** @param dimensions Vector length, 8-65536. Default 256. */
   constructor(dimensions = DEFAULT_HASHING_DIMENSIONS) {
     if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 65_536) {
-      throw new RangeError(`Hashing embedder dimensions must be an integer in 8-65536, got ${dimensions}.`)
+      throw new RangeError(
+        `Hashing embedder dimensions must be an integer in 8-65536, got ${dimensions}.`,
+      )
     }
     this.dimensions = dimensions
     this.modelId = `hashing:${dimensions}`

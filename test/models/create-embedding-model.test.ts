@@ -42,7 +42,11 @@ describe('createEmbeddingModel', () => {
     expect((error as Error).message).toBe(
       `No such embedding backend: word2vec (available: ${EMBEDDING_MODEL_USAGE.join(', ')})`,
     )
-    expect(EMBEDDING_MODEL_USAGE).toEqual(['use-lite', 'onnx:<model directory>', 'hashing[:<dimensions>]'])
+    expect(EMBEDDING_MODEL_USAGE).toEqual([
+      'use-lite',
+      'onnx:<model directory>',
+      'hashing[:<dimensions>]',
+    ])
   })
 
   it('reports MODEL_LOAD_FAILED for bad arguments and does not cache the failure', async () => {
@@ -50,7 +54,9 @@ describe('createEmbeddingModel', () => {
       const error = await createEmbeddingModel(id).catch((caught: unknown) => caught)
       expect(isToolselError(error, 'MODEL_LOAD_FAILED'), `${id}: ${String(error)}`).toBe(true)
     }
-    const retry = await createEmbeddingModel('onnx:/nonexistent/model').catch((caught: unknown) => caught)
+    const retry = await createEmbeddingModel('onnx:/nonexistent/model').catch(
+      (caught: unknown) => caught,
+    )
     expect(isToolselError(retry, 'MODEL_LOAD_FAILED')).toBe(true)
   })
 })

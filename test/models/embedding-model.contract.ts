@@ -34,60 +34,63 @@ function maxDifference(a: Float32Array, b: Float32Array): number {
 }
 
 export function runEmbeddingModelContract(options: EmbeddingModelContractOptions): void {
-  describe.skipIf(options.skip !== undefined)(`EmbeddingModel contract: ${options.name}${options.skip ? ` (skipped: ${options.skip})` : ''}`, () => {
-    it('describes itself', async () => {
-      const model = await options.create()
-      expect(model.modelId.length).toBeGreaterThan(0)
-      expect(model.maxBatchSize).toBeGreaterThan(0)
-      if (options.dimensions !== undefined) expect(model.dimensions).toBe(options.dimensions)
-    })
+  describe.skipIf(options.skip !== undefined)(
+    `EmbeddingModel contract: ${options.name}${options.skip ? ` (skipped: ${options.skip})` : ''}`,
+    () => {
+      it('describes itself', async () => {
+        const model = await options.create()
+        expect(model.modelId.length).toBeGreaterThan(0)
+        expect(model.maxBatchSize).toBeGreaterThan(0)
+        if (options.dimensions !== undefined) expect(model.dimensions).toBe(options.dimensions)
+      })
 
-    it('returns one finite vector of `dimensions` floats per text, in order', async () => {
-      const model = await options.create()
-      const vectors = await model.embed(TEXTS)
-      expect(vectors).toHaveLength(TEXTS.length)
-      for (const vector of vectors) {
-        expect(vector).toBeInstanceOf(Float32Array)
-        expect(vector).toHaveLength(model.dimensions)
-        expect(vector.every(Number.isFinite)).toBe(true)
-      }
-      expect(await model.embed([])).toEqual([])
-    })
+      it('returns one finite vector of `dimensions` floats per text, in order', async () => {
+        const model = await options.create()
+        const vectors = await model.embed(TEXTS)
+        expect(vectors).toHaveLength(TEXTS.length)
+        for (const vector of vectors) {
+          expect(vector).toBeInstanceOf(Float32Array)
+          expect(vector).toHaveLength(model.dimensions)
+          expect(vector.every(Number.isFinite)).toBe(true)
+        }
+        expect(await model.embed([])).toEqual([])
+      })
 
-    it('returns unit vectors for texts with words', async () => {
-      const model = await options.create()
-      const vectors = await model.embed(TEXTS.slice(0, 4))
-      for (const vector of vectors) expect(norm(vector)).toBeCloseTo(1, 4)
-    })
+      it('returns unit vectors for texts with words', async () => {
+        const model = await options.create()
+        const vectors = await model.embed(TEXTS.slice(0, 4))
+        for (const vector of vectors) expect(norm(vector)).toBeCloseTo(1, 4)
+      })
 
-    it('is deterministic and independent of batching', async () => {
-      const model = await options.create()
-      const batch = await model.embed(TEXTS)
-      const again = await model.embed(TEXTS)
-      expect(again).toEqual(batch)
-      for (const [index, text] of TEXTS.entries()) {
-        const [single] = await model.embed([text])
-        // Padding changes float summation order in some backends: close, not bit-equal.
-        expect(maxDifference(single, batch[index]), text).toBeLessThan(1e-4)
-      }
-    })
+      it('is deterministic and independent of batching', async () => {
+        const model = await options.create()
+        const batch = await model.embed(TEXTS)
+        const again = await model.embed(TEXTS)
+        expect(again).toEqual(batch)
+        for (const [index, text] of TEXTS.entries()) {
+          const [single] = await model.embed([text])
+          // Padding changes float summation order in some backends: close, not bit-equal.
+          expect(maxDifference(single, batch[index]), text).toBeLessThan(1e-4)
+        }
+      })
 
-    it('accepts query and document kinds', async () => {
-      const model = await options.create()
-      const [query] = await model.embed(['weather'], { kind: 'query' })
-      const [document] = await model.embed(['weather'], { kind: 'document' })
-      expect(query).toHaveLength(model.dimensions)
-      expect(document).toHaveLength(model.dimensions)
-    })
+      it('accepts query and document kinds', async () => {
+        const model = await options.create()
+        const [query] = await model.embed(['weather'], { kind: 'query' })
+        const [document] = await model.embed(['weather'], { kind: 'document' })
+        expect(query).toHaveLength(model.dimensions)
+        expect(document).toHaveLength(model.dimensions)
+      })
 
-    it('rejects with ABORTED when the signal has fired', async () => {
-      const model = await options.create()
-      const controller = new AbortController()
-      controller.abort()
-      const error = await model
-        .embed(TEXTS, { signal: controller.signal })
-        .catch((caught: unknown) => caught)
-      expect(isToolselError(error, 'ABORTED'), String(error)).toBe(true)
-    })
-  })
+      it('rejects with ABORTED when the signal has fired', async () => {
+        const model = await options.create()
+        const controller = new AbortController()
+        controller.abort()
+        const error = await model
+          .embed(TEXTS, { signal: controller.signal })
+          .catch((caught: unknown) => caught)
+        expect(isToolselError(error, 'ABORTED'), String(error)).toBe(true)
+      })
+    },
+  )
 }

@@ -67,7 +67,10 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
   readonly #extractor: FeatureExtractor
 
   private constructor(
-    fields: Pick<OnnxEmbeddingModel, 'modelId' | 'dimensions' | 'maxBatchSize' | 'device' | 'settings'>,
+    fields: Pick<
+      OnnxEmbeddingModel,
+      'modelId' | 'dimensions' | 'maxBatchSize' | 'device' | 'settings'
+    >,
     extractor: FeatureExtractor,
   ) {
     this.modelId = fields.modelId
@@ -82,7 +85,10 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
    * Loads the model in `directory` and runs one probe text to learn its dimensions, so a broken
    * model fails here (MODEL_LOAD_FAILED) rather than on the first request.
    */
-  static async load(directory: string, options: OnnxEmbeddingOptions = {}): Promise<OnnxEmbeddingModel> {
+  static async load(
+    directory: string,
+    options: OnnxEmbeddingOptions = {},
+  ): Promise<OnnxEmbeddingModel> {
     const path = resolve(directory)
     const logger = options.logger ?? SILENT_LOGGER
     const settings = await resolveSettings(path, options)
@@ -140,9 +146,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     try {
       const { data } = await this.#extractor(batch, this.settings)
       const rows = Float32Array.from(data)
-      return batch.map((_, row) =>
-        rows.slice(row * this.dimensions, (row + 1) * this.dimensions),
-      )
+      return batch.map((_, row) => rows.slice(row * this.dimensions, (row + 1) * this.dimensions))
     } catch (error) {
       throw new ToolselError('MODEL_CALL_FAILED', `Embedding with ${this.modelId} failed.`, {
         cause: error,
@@ -221,5 +225,7 @@ async function readJson(directory: string, file: string): Promise<unknown> {
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined)) as Partial<T>
+  return Object.fromEntries(
+    Object.entries(value).filter(([, inner]) => inner !== undefined),
+  ) as Partial<T>
 }

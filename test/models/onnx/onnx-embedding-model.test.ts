@@ -20,7 +20,12 @@ const MISSING = existsSync(join(TINY, 'onnx/model.onnx'))
 let shared: Promise<OnnxEmbeddingModel> | undefined
 const tiny = () => (shared ??= OnnxEmbeddingModel.load(TINY, { maxBatchSize: 2 }))
 
-runEmbeddingModelContract({ name: 'onnx:tiny-embedder', create: tiny, dimensions: 32, skip: MISSING })
+runEmbeddingModelContract({
+  name: 'onnx:tiny-embedder',
+  create: tiny,
+  dimensions: 32,
+  skip: MISSING,
+})
 
 function cosine(a: Float32Array, b: Float32Array): number {
   return a.reduce((sum, value, index) => sum + value * b[index], 0)
@@ -50,7 +55,12 @@ describe.skipIf(MISSING !== undefined)('OnnxEmbeddingModel', () => {
     const model = await tiny()
     expect(model.modelId).toBe('onnx:tiny-embedder')
     expect(model.device).toBe('cpu')
-    expect(model.settings).toEqual({ pooling: 'mean', normalize: true, queryPrefix: '', documentPrefix: '' })
+    expect(model.settings).toEqual({
+      pooling: 'mean',
+      normalize: true,
+      queryPrefix: '',
+      documentPrefix: '',
+    })
   })
 
   it('puts the query or document prefix before the text', async () => {
@@ -113,10 +123,14 @@ describe.skipIf(MISSING !== undefined)('OnnxEmbeddingModel', () => {
   })
 
   it('fails with MODEL_LOAD_FAILED naming the directory when weights or files are missing', async () => {
-    const noWeights = await OnnxEmbeddingModel.load(TINY, { dtype: 'fp16' }).catch((caught: unknown) => caught)
+    const noWeights = await OnnxEmbeddingModel.load(TINY, { dtype: 'fp16' }).catch(
+      (caught: unknown) => caught,
+    )
     expect(isToolselError(noWeights, 'MODEL_LOAD_FAILED')).toBe(true)
     expect((noWeights as Error).message).toContain(TINY)
-    const noDirectory = await OnnxEmbeddingModel.load(join(scratch, 'nothing')).catch((caught: unknown) => caught)
+    const noDirectory = await OnnxEmbeddingModel.load(join(scratch, 'nothing')).catch(
+      (caught: unknown) => caught,
+    )
     expect(isToolselError(noDirectory, 'MODEL_LOAD_FAILED')).toBe(true)
     expect((noDirectory as Error).message).toContain('config.json')
   })
@@ -124,7 +138,9 @@ describe.skipIf(MISSING !== undefined)('OnnxEmbeddingModel', () => {
   it('falls back to the cpu with a logged warning when cuda is unavailable', async () => {
     const logger = createMemoryLogger()
     const model = await OnnxEmbeddingModel.load(TINY, { device: 'cuda', logger })
-    const warned = logger.lines.some((line) => line.includes('WARN') && line.includes('falling back to CPU'))
+    const warned = logger.lines.some(
+      (line) => line.includes('WARN') && line.includes('falling back to CPU'),
+    )
     // On a machine with a working CUDA provider there is nothing to fall back from.
     expect(model.device === 'cuda' || warned, logger.lines.join('\n')).toBe(true)
     if (model.device === 'cpu') expect(warned).toBe(true)

@@ -38,7 +38,9 @@ describe('UseLiteEmbeddingModel', () => {
       times.push(performance.now() - start)
     }
     times.sort((a, b) => a - b)
-    console.log(`use-lite: one short query, median of 50: ${times[25].toFixed(2)} ms (p90 ${times[45].toFixed(2)} ms)`)
+    console.log(
+      `use-lite: one short query, median of 50: ${times[25].toFixed(2)} ms (p90 ${times[45].toFixed(2)} ms)`,
+    )
     expect(times).toHaveLength(50)
   })
 })
