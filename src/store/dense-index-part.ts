@@ -6,16 +6,14 @@
  * @module
  */
 import { join } from 'node:path'
-import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import type { Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
 import { loadDenseIndex, saveDenseIndex, type DenseIndex } from '../retrieve/dense/dense-index.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import { createConfiguredEmbedder } from './create-configured-embedder.ts'
 import { DenseManifestSchema, HybridManifestSchema, type DenseManifest } from './dense-manifest.ts'
-import type { IndexPart } from './index-store.ts'
+import type { IndexPart, IndexPartLoadContext } from './index-store.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import type { IndexManifest } from './manifest.ts'
 import { LibraryHybridRetriever } from './library-hybrid-retriever.ts'
@@ -39,13 +37,7 @@ async function saveDensePart(indexed: IndexedLibrary, dir: string): Promise<void
 }
 
 async function loadDensePart(
-  context: {
-    dir: string
-    manifest: IndexManifest
-    library: ToolLibrary
-    config: Config
-    logger?: Logger
-  },
+  context: IndexPartLoadContext,
   retrievers: Map<string, Retriever>,
 ): Promise<void> {
   const { dir, manifest, library, config } = context

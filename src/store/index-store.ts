@@ -36,17 +36,17 @@ export interface IndexPart {
   /** Writes the part's files into `dir` (a fresh temporary directory). */
   save?(indexed: IndexedLibrary, dir: string): Promise<void>
   /** Adds retrievers for the part, or throws INDEX_MISMATCH when the config disagrees. */
-  load?(
-    context: {
-      dir: string
-      manifest: IndexManifest
-      library: ToolLibrary
-      config: Config
-      /** Where a part reports what it falls back on (e.g. an embedder's CUDA → CPU fallback). */
-      logger?: Logger
-    },
-    retrievers: Map<string, Retriever>,
-  ): Promise<void>
+  load?(context: IndexPartLoadContext, retrievers: Map<string, Retriever>): Promise<void>
+}
+
+/** What a part's loader gets: the index directory, its manifest and library, and the config. */
+export interface IndexPartLoadContext {
+  dir: string
+  manifest: IndexManifest
+  library: ToolLibrary
+  config: Config
+  /** Where a part reports what it falls back on (e.g. an embedder's CUDA → CPU fallback). */
+  logger?: Logger
 }
 
 const parts: IndexPart[] = []
