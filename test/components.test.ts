@@ -183,4 +183,41 @@ describe('LLM components behind an OpenAI-compatible server', () => {
       selector: 'llm(openai:test)',
     })
   })
+
+  it('runs from the command line with an OpenAI-compatible server URL', async () => {
+    const { port } = server.address() as AddressInfo
+    const output: string[] = []
+    const code = await main(
+      [
+        'select',
+        'Please send an email to Ann',
+        '--planner',
+        'llm:openai:test',
+        '--selector',
+        'openai:test',
+        '--json',
+        '--tau',
+        '0',
+      ],
+      {
+        stdout: (text) => output.push(text),
+        stderr: () => undefined,
+        env: {
+          TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          TOOLSEL_LOG_LEVEL: 'silent',
+        },
+      },
+    )
+    expect(code).toBe(0)
+    const result = JSON.parse(output.join(''))
+    expect(result.components).toMatchObject({
+      planner: 'llm(openai:test)',
+      selector: 'llm(openai:test)',
+    })
+    const [step] = result.steps
+    expect(step.text).toBe('send an email to Ann')
+    expect(step.candidates.map((candidate: { id: string }) => candidate.id)).toContain(
+      step.selected,
+    )
+  })
 })

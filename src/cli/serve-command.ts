@@ -79,8 +79,16 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.server.port
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
-  await service.start()
-  await gateway?.start()
+  try {
+    await service.start()
+    await gateway?.start()
+  } catch (error) {
+    // A library or model that can't load is fatal: stop listening so the process exits.
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await gateway?.close()
+    throw error
+  }
   logger.info(
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )

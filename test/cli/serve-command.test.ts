@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+let server: ChildProcess | undefined
+
+afterEach(() => {
+  if (server && server.exitCode === null) server.kill('SIGKILL')
+})
+
+/** Starts `toolsel serve` on a free port and resolves with its base URL once it is ready. */
+async function startServe(args: string[] = []): Promise<{ url: string; logs: () => string }> {
+  let logs = ''
+  server = spawn(
+    process.execPath,
+    ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1', ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const deadline = Date.now() + 30_000
+  while (!/Ready:/.test(logs)) {
+    if (Date.now() > deadline || server.exitCode !== null)
+      throw new Error(`serve did not start:\n${logs}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
+  return { url: `http://127.0.0.1:${port}`, logs: () => logs }
+}
+
+describe('toolsel serve', () => {
+  it('serves the demo library: the README request returns a tool for each request, with candidates', async () => {
+    const { url } = await startServe()
+    expect((await fetch(`${url}/readyz`)).status).toBe(200)
+    const response = await fetch(`${url}/v1/select-tools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
+      }),
+    })
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as {
+      tools: Array<{ id: string; parameters: unknown }>
+      steps: Array<{ text: string; selected: string; candidates: Array<{ id: string }> }>
+    }
+    expect(body.tools.map((tool) => tool.id)).toEqual([
+      'weather.get_weather_forecast',
+      'mail.send_email',
+    ])
+    expect(body.tools.every((tool) => typeof tool.parameters === 'object')).toBe(true)
+    expect(body.steps).toHaveLength(2)
+    for (const step of body.steps) expect(step.candidates.length).toBeGreaterThan(1)
+  })
+
+  it('shuts down gracefully on SIGTERM', async () => {
+    const { url, logs } = await startServe()
+    const search = await fetch(`${url}/v1/search-tools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'send an email' }),
+    })
+    expect(search.status).toBe(200)
+    server!.kill('SIGTERM')
+    const [code] = await once(server!, 'exit')
+    expect(code).toBe(0)
+    expect(logs()).toContain('SIGTERM received')
+    expect(logs()).toContain('Stopped')
+  })
+
+  it('refuses to start on an unknown library, saying how to build it', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'serve', '--port', '0', '--library', 'nope'],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(1)
+    expect(stderr).toContain('error [UNKNOWN_LIBRARY]')
+    expect(stderr).toContain('toolsel index <file> --name nope')
+  })
+})
