@@ -22,7 +22,7 @@ import {
 } from './bm25-postings.ts'
 import { expandHeadVerb } from './query-expansion.ts'
 import { tokenize } from './tokenize.ts'
-import { topKAbove } from './top-k.ts'
+import { TopK } from '../top-k.ts'
 
 export type { Bm25Settings } from './bm25-postings.ts'
 
@@ -136,12 +136,13 @@ export class Bm25Retriever implements Retriever {
         scores[doc] += weights[index]
       }
     }
-    for (const doc of touched) scores[doc] = roundScore(scores[doc])
-    const best = topKAbove(touched, scores, k, minScore, ids)
+    const best = new TopK(k, (a, b) => ids[a] > ids[b])
     for (const doc of touched) {
+      const score = roundScore(scores[doc])
+      if (score > minScore) best.push(doc, score)
       scores[doc] = 0
       seen[doc] = 0
     }
-    return best.map(({ doc, score }) => ({ id: ids[doc], score }))
+    return best.sorted().map(({ position, score }) => ({ id: ids[position], score }))
   }
 }

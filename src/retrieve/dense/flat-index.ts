@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import { normalizeL2 } from '../../models/embedding-model.ts'
-import { TopK } from './top-k.ts'
+import { TopK } from '../top-k.ts'
 import {
   VECTOR_INDEX_FORMAT,
   assertVectorIndexMatches,

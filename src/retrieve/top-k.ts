@@ -1,18 +1,29 @@
 /**
  * A bounded min-heap over (position, score) pairs in typed arrays: exact top-k of n scores in
- * O(n log k) without allocating per candidate. Order: score descending, then position ascending.
+ * O(n log k) without allocating per candidate. Shared by the BM25 and the vector retrievers.
+ * Order: score descending, then ties by position ascending, or by the caller's tie order (BM25
+ * breaks ties by tool id so results don't depend on library order).
  * @module
  */
-import type { SearchHit } from './vector-index.ts'
+
+export interface ScoredPosition {
+  position: number
+  score: number
+}
 
 export class TopK {
   readonly #k: number
   readonly #positions: Int32Array
   readonly #scores: Float64Array
+  readonly #after: (a: number, b: number) => boolean
   #size = 0
 
-  /** @param k How many pairs to keep; 0 keeps none. */
-  constructor(k: number) {
+  /**
+   * @param k How many pairs to keep; 0 keeps none.
+   * @param after Whether position `a` ranks after `b` when their scores tie. Default `a > b`.
+   */
+  constructor(k: number, after: (a: number, b: number) => boolean = (a, b) => a > b) {
+    this.#after = after
     this.#k = Math.max(0, Math.floor(k))
     this.#positions = new Int32Array(this.#k)
     this.#scores = new Float64Array(this.#k)
@@ -37,18 +48,25 @@ export class TopK {
   }
 
   /** The kept pairs, best first. */
-  sorted(): SearchHit[] {
-    const hits: SearchHit[] = []
+  sorted(): ScoredPosition[] {
+    const hits: ScoredPosition[] = []
     for (let slot = 0; slot < this.#size; slot++) {
       hits.push({ position: this.#positions[slot], score: this.#scores[slot] })
     }
-    return hits.sort((a, b) => b.score - a.score || a.position - b.position)
+    const after = this.#after
+    return hits.sort(
+      (a, b) =>
+        b.score - a.score ||
+        (after(a.position, b.position) ? 1 : after(b.position, a.position) ? -1 : 0),
+    )
   }
 
   /** Whether the pair in `slot` ranks below (position, score). The root is the worst kept pair. */
   #worse(slot: number, position: number, score: number): boolean {
     const slotScore = this.#scores[slot]
-    return slotScore < score || (slotScore === score && this.#positions[slot] > position)
+    return (
+      slotScore < score || (slotScore === score && this.#after(this.#positions[slot], position))
+    )
   }
 
   #swap(a: number, b: number): void {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { TopK } from '../../../src/retrieve/dense/top-k.ts'
+import { TopK } from '../../src/retrieve/top-k.ts'
 
 describe('TopK', () => {
   it('keeps the same pairs as sorting everything (score desc, position asc)', () => {
@@ -37,5 +37,14 @@ describe('TopK', () => {
     const one = new TopK(1)
     one.push(0, Number.NaN)
     expect(one.sorted()).toEqual([])
+  })
+})
+
+describe('TopK with a caller tie order', () => {
+  it('breaks score ties by the given order, in the heap and in the result', () => {
+    const names = ['b', 'c', 'a', 'd']
+    const top = new TopK(2, (x, y) => names[x] > names[y])
+    for (const position of [0, 1, 2, 3]) top.push(position, 1)
+    expect(top.sorted().map(({ position }) => names[position])).toEqual(['a', 'b'])
   })
 })
