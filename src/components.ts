@@ -4,6 +4,7 @@
  * here; the pipeline never knows which implementation it runs.
  * @module
  */
+import { lookupBackend, parseComponentId } from './component-id.ts'
 import type { Config } from './config/schema.ts'
 import { ToolselError } from './errors.ts'
 import type { Logger } from './log.ts'
@@ -123,9 +124,8 @@ function build<T>(
   id: string,
   context: ComponentContext,
 ): T {
-  const colon = id.indexOf(':')
-  const prefix = colon < 0 ? id : id.slice(0, colon)
-  const factory = Object.hasOwn(table, prefix) ? table[prefix] : undefined
+  const { backend, argument } = parseComponentId(id)
+  const factory = lookupBackend(table, backend)
   if (!factory) {
     throw new ToolselError(
       'UNKNOWN_COMPONENT',
@@ -135,7 +135,7 @@ function build<T>(
       },
     )
   }
-  return factory(colon < 0 ? '' : id.slice(colon + 1), context)
+  return factory(argument, context)
 }
 
 /** Reuses components by id; one whose model failed to load is dropped so the next use retries. */

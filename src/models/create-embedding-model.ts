@@ -3,6 +3,7 @@
  * plain lookup table, and shares one instance per id and options.
  * @module
  */
+import { lookupBackend, parseComponentId } from '../component-id.ts'
 import { ToolselError } from '../errors.ts'
 import type { EmbeddingModel } from './embedding-model.ts'
 import { DEFAULT_HASHING_DIMENSIONS, HashingEmbeddingModel } from './hashing-embedding-model.ts'
@@ -61,12 +62,8 @@ export function createEmbeddingModel(
   id: string,
   options: EmbeddingModelOptions = {},
 ): Promise<EmbeddingModel> {
-  const separator = id.indexOf(':')
-  const backendName = separator < 0 ? id : id.slice(0, separator)
-  const argument = separator < 0 ? '' : id.slice(separator + 1)
-  const backend = Object.hasOwn(EMBEDDING_BACKENDS, backendName)
-    ? EMBEDDING_BACKENDS[backendName]
-    : undefined
+  const { backend: backendName, argument } = parseComponentId(id)
+  const backend = lookupBackend(EMBEDDING_BACKENDS, backendName)
   if (!backend) {
     return Promise.reject(
       new ToolselError(

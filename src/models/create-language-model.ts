@@ -3,6 +3,7 @@
  * table: `onnx:<model directory>` or `openai:<served model name>`.
  * @module
  */
+import { lookupBackend, parseComponentId } from '../component-id.ts'
 import { ToolselError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { LanguageModel } from './language-model.ts'
@@ -65,12 +66,8 @@ export async function createLanguageModel(
   id: string,
   options: LanguageModelOptions = {},
 ): Promise<LanguageModel> {
-  const separator = id.indexOf(':')
-  const backendName = separator < 0 ? id : id.slice(0, separator)
-  const argument = separator < 0 ? '' : id.slice(separator + 1)
-  const backend = Object.hasOwn(LANGUAGE_MODEL_BACKENDS, backendName)
-    ? LANGUAGE_MODEL_BACKENDS[backendName]
-    : undefined
+  const { backend: backendName, argument } = parseComponentId(id)
+  const backend = lookupBackend(LANGUAGE_MODEL_BACKENDS, backendName)
   if (!backend) {
     throw new ToolselError(
       'UNKNOWN_COMPONENT',

@@ -1,0 +1,18 @@
+/**
+ * Config ids of the form `backend:argument` (`onnx:/models/qwen3`, `llm:openai:qwen3-8b`,
+ * `use-lite`), resolved through plain lookup tables by planners, selectors and model factories.
+ * @module
+ */
+
+/** Splits at the first colon: `llm:onnx:/m` → backend `llm`, argument `onnx:/m`. */
+export function parseComponentId(id: string): { backend: string; argument: string } {
+  const separator = id.indexOf(':')
+  return separator < 0
+    ? { backend: id, argument: '' }
+    : { backend: id.slice(0, separator), argument: id.slice(separator + 1) }
+}
+
+/** The table entry for `key`, ignoring inherited properties (`toString`, `__proto__`…). */
+export function lookupBackend<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined
+}
