@@ -3,7 +3,7 @@ import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../service/load-libraries.ts'
-import { requireRetriever } from '../store/indexed-library.ts'
+import { resolveRetriever } from '../store/indexed-library.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -78,14 +78,10 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
 
   const indexed = await loadLibraryReference(config.library.default, config, logger)
   const components = createComponents(config, logger)
-  const retrieverKind =
-    indexed.retrievers.has(config.retrieve.retriever) || values.retriever
-      ? config.retrieve.retriever
-      : undefined
   const result = await selectTools(instruction, {
     library: indexed.library,
     planner: components.planner(),
-    retriever: requireRetriever(indexed, retrieverKind),
+    retriever: resolveRetriever(indexed, values.retriever, config.retrieve.retriever),
     selector: components.selector(),
     k: config.retrieve.k,
   })

@@ -14,7 +14,7 @@ import type { Logger } from '../log.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
-import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
+import { resolveRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
 import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
 import { LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries } from './load-libraries.ts'
@@ -216,12 +216,7 @@ export class ToolselService {
 
   /** The retriever a request gets: the one it names, else the configured one, else the library's. */
   retrieverFor(indexed: IndexedLibrary, kind?: string): Retriever {
-    return requireRetriever(indexed, kind ?? this.#defaultRetriever(indexed))
-  }
-
-  #defaultRetriever(indexed: IndexedLibrary): string {
-    const configured = this.config.retrieve.retriever
-    return indexed.retrievers.has(configured) ? configured : indexed.manifest.defaultRetriever
+    return resolveRetriever(indexed, kind, this.config.retrieve.retriever)
   }
 
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {

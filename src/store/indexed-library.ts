@@ -37,3 +37,16 @@ export function requireRetriever(indexed: IndexedLibrary, kind?: string): Retrie
   }
   return retriever
 }
+
+/**
+ * The retriever for a request: the one it names (which must exist), else the configured default
+ * when the library has it, else the library's own default.
+ */
+export function resolveRetriever(
+  indexed: IndexedLibrary,
+  requested: string | undefined,
+  configured: string,
+): Retriever {
+  if (requested !== undefined) return requireRetriever(indexed, requested)
+  return requireRetriever(indexed, indexed.retrievers.has(configured) ? configured : undefined)
+}

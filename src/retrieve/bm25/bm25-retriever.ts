@@ -90,11 +90,6 @@ export class Bm25Retriever implements Retriever {
     return new Bm25Retriever(this.#index, this.settings, { ...this.queryOptions, ...options })
   }
 
-  /** A retriever over the same index whose default threshold is `minScore`. */
-  withDefaultMinScore(minScore: number): Bm25Retriever {
-    return this.withQueryOptions({ defaultMinScore: minScore })
-  }
-
   /** The index in wink-bm25-text-search's export format. */
   toJSON(): string {
     return postingsToWinkJson(this.#index)

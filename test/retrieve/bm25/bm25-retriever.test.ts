@@ -55,7 +55,7 @@ describe('Bm25Retriever', () => {
   })
 
   it('uses its default threshold (tau) when the call gives none', async () => {
-    const strict = retriever.withDefaultMinScore(1000)
+    const strict = retriever.withQueryOptions({ defaultMinScore: 1000 })
     expect(await strict.retrieve('weather forecast', { k: 5 })).toEqual([])
     expect((await retriever.retrieve('weather forecast', { k: 5 })).length).toBeGreaterThan(0)
   })
