@@ -31,7 +31,7 @@ import {
 } from './manifest.ts'
 import { pathExists } from './path-exists.ts'
 
-/** Extra writers/readers for optional parts of an index (dense vectors), registered by their modules. */
+/** Writers/readers for the optional parts of an index (dense vectors). */
 export interface IndexPart {
   /** Writes the part's files into `dir` (a fresh temporary directory). */
   save?(indexed: IndexedLibrary, dir: string): Promise<void>
@@ -49,16 +49,8 @@ export interface IndexPartLoadContext {
   logger?: Logger
 }
 
-const parts: IndexPart[] = []
-
-export function registerIndexPart(part: IndexPart): void {
-  parts.push(part)
-}
-
-// The dense part must be there whenever an index is loaded. Registering itself, its module would
-// have to be imported by every caller of loadIndexedLibrary, and importing this file back from it
-// would be a cycle that can run the registration before `parts` exists.
-registerIndexPart(DENSE_INDEX_PART)
+/** The optional parts, saved after the BM25 index and loaded after it. */
+const parts: readonly IndexPart[] = [DENSE_INDEX_PART]
 
 export async function saveIndexedLibrary(
   indexDir: string,
