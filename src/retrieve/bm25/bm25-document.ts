@@ -32,13 +32,15 @@ const IDENTIFIER = /\b(?:[a-z][a-z0-9]*_[a-z0-9_]+|[a-z]+(?:[A-Z][a-z0-9]+)+)\b/
  * Drops description sentences that point to other tools ("Use get_weather_forecast for future
  * days."). They describe the other tool, and indexing them makes a query for that tool match this
  * one: MCP servers write such hints for models, which is good for selection but bad for BM25.
+ * A description is never emptied: when every sentence names some identifier (a one-sentence
+ * "…given the city, review_rate and top number."), all of them stay.
  */
 export function descriptionWithoutCrossReferences(description: string, ownName: string): string {
   const sentences = description.split(/(?<=[.!?])\s+/)
   const kept = sentences.filter((sentence) =>
     [...sentence.matchAll(IDENTIFIER)].every(([identifier]) => identifier === ownName),
   )
-  return kept.join(' ')
+  return kept.length === 0 ? description : kept.join(' ')
 }
 
 export function toolToBm25Document(tool: Tool): Record<Bm25Field, string> {

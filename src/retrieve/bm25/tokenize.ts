@@ -1,18 +1,20 @@
 /**
  * The text analysis shared by indexing and querying: split identifiers (camelCase, snake_case,
  * kebab-case, dotted names) and punctuation, lower-case, drop English stop words, stem (Porter2).
+ * Words in scripts without spaces (Chinese, Japanese, Korean, Thai…) are segmented instead.
  * Bump TOKENIZER_VERSION whenever the output for some input changes: indexes record it and are
  * refused when it differs, because query and index tokens must agree.
  * @module
  */
 import { createRequire } from 'node:module'
+import { NO_SPACE_SCRIPT, segmentWords } from './segment-words.ts'
 
 const require = createRequire(import.meta.url)
 // The Porter2 stemmer that wink-nlp-utils' `string.stem` wraps, required directly: wink-nlp-utils
 // loads an English language model on import (about 50 MiB of memory, unused here).
 const porter2 = require('wink-porter2-stemmer') as (word: string) => string
 
-export const TOKENIZER_VERSION = 1
+export const TOKENIZER_VERSION = 2
 
 /** English function words plus request filler ("please", "could") that never name a capability. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -55,9 +57,15 @@ export function tokenize(text: string): string[] {
   const words = splitIdentifiers(text)
     .toLowerCase()
     .replace(/[\u2018\u2019]/g, "'")
-    .split(/[^\p{L}\p{N}']+/u)
+    // Combining marks belong to their letter (Thai vowels, Devanagari viramas): not separators.
+    .split(/[^\p{L}\p{M}\p{N}']+/u)
   const terms: string[] = []
   for (const raw of words) {
+    // Chinese, Japanese, Korean, Thai…: no spaces between words (see segment-words.ts).
+    if (NO_SPACE_SCRIPT.test(raw)) {
+      terms.push(...segmentWords(raw, tokenize))
+      continue
+    }
     const word = raw.replace(/^'+|'+$/g, '')
     if (word.length === 0 || STOP_WORDS.has(word)) continue
     // Possessives and elisions ("forecast's", "don't") are reduced to their base before stemming.

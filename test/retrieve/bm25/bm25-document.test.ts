@@ -14,6 +14,21 @@ describe('BM25 documents', () => {
     )
   })
 
+  it('never empties a description: a lone cross-referencing sentence stays', () => {
+    const only = 'Returns the same as get_weather_forecast, but for today.'
+    expect(descriptionWithoutCrossReferences(only, 'get_current_weather')).toBe(only)
+    const tool = {
+      id: 'get_best_sushi_places',
+      name: 'get_best_sushi_places',
+      description: 'Returns the best sushi places given the city, review_rate and top number.',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, review_rate: { type: 'number' }, top: {} },
+      },
+    }
+    expect(toolToBm25Document(tool).description).toBe(tool.description)
+  })
+
   it('indexes parameter names and descriptions, nested ones included', () => {
     const text = parameterText({
       type: 'object',

@@ -1,0 +1,73 @@
+/**
+ * Terms for scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
+ * Khmer, Myanmar). Splitting on spaces and punctuation leaves a whole clause as one "word" there,
+ * so a query almost never shares a term with a description. Such words are cut with
+ * `Intl.Segmenter` (ICU's dictionary-based word breaks, built into Node), then:
+ * - Han, Kana and Hangul: consecutive words form a run, cut at one-character particles (的, の,
+ *   を…), and each run becomes overlapping character bigrams (a one-character run stays whole),
+ *   as the CJK analyzers of Lucene and Elasticsearch do. Bigrams do not depend on where the
+ *   dictionary happens to break a word (`找航班` → 找|航|班 but `航班信息` → 航班|信息, both give
+ *   `航班`), and Korean particles stay harmless (`날씨를` → 날씨, 씨를 matches `날씨`).
+ * - Thai, Lao, Khmer and Myanmar words stay whole (their letters are not meaningful in pairs).
+ * - Latin and other spaced-script pieces (`请用get_weather查询` → `get_weather`) go back to the
+ *   ordinary tokenizer, so English tool names inside a Chinese sentence give the same terms as
+ *   in an English one.
+ * No stemming or English stop words apply to these scripts.
+ * @module
+ */
+
+/** A character of a script that does not separate words with spaces. */
+export const NO_SPACE_SCRIPT =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u
+
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+
+/**
+ * One-character Chinese function words (possessive, aspect and sentence particles, "please"),
+ * dropped like English stop words. Content characters are never listed.
+ */
+export const CJK_STOP_WORDS: ReadonlySet<string> = new Set([
+  ...'的了着过是在和与及或把被给请吗呢吧啊',
+])
+
+/** A one-character Hiragana word is a Japanese particle or inflection (の, を, て): dropped. */
+const HIRAGANA_CHARACTER = /^\p{Script=Hiragana}$/u
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' })
+
+/**
+ * The terms of one lower-cased word that contains a no-space script character.
+ * @param tokenizeOther the ordinary tokenizer, for pieces in other scripts.
+ */
+export function segmentWords(word: string, tokenizeOther: (text: string) => string[]): string[] {
+  const terms: string[] = []
+  let run = ''
+  const flushRun = () => {
+    pushBigrams(run, terms)
+    run = ''
+  }
+  for (const { segment, isWordLike } of segmenter.segment(word)) {
+    if (isWordLike && CJK.test(segment) && !isParticle(segment)) {
+      run += segment
+      continue
+    }
+    flushRun()
+    if (!isWordLike || isParticle(segment)) continue
+    if (NO_SPACE_SCRIPT.test(segment)) terms.push(segment)
+    else terms.push(...tokenizeOther(segment))
+  }
+  flushRun()
+  return terms
+}
+
+function isParticle(segment: string): boolean {
+  return CJK_STOP_WORDS.has(segment) || HIRAGANA_CHARACTER.test(segment)
+}
+
+function pushBigrams(run: string, terms: string[]): void {
+  const characters = [...run]
+  if (characters.length === 1) terms.push(run)
+  for (let index = 0; index + 1 < characters.length; index += 1) {
+    terms.push(characters[index] + characters[index + 1])
+  }
+}
