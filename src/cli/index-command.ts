@@ -2,7 +2,11 @@
 import {
   importToolsFromPath,
   IMPORT_FORMATS,
+  ON_DUPLICATE_CHOICES,
+  summarizeImport,
   type ImportFormat,
+  type ImportSummary,
+  type OnDuplicate,
 } from '../library/importers/index.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
@@ -24,7 +28,9 @@ one is complete. Rebuilding an index re-embeds only the tools that changed.
 Options:
   --name <library>       Library name (default: the file name)
   --format <format>      One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)
-  --namespace <ns>       Namespace for MCP/OpenAI tools (default: the file name for MCP)
+  --namespace <ns>       Namespace: ids become <ns>.<name> (default: the file name for MCP)
+  --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
+                         becomes <id>_2; identical copies dropped), first or last (keep one)
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --retriever <kind>     bm25 (BM25 only), dense (+ embeddings) or hybrid (+ embeddings and
                          their fusion with BM25); also the library's default retriever
@@ -40,6 +46,7 @@ const OPTIONS = {
   name: { type: 'string' },
   format: { type: 'string' },
   namespace: { type: 'string' },
+  'on-duplicate': { type: 'string' },
   'index-dir': { type: 'string' },
   retriever: { type: 'string' },
   embedder: { type: 'string' },
@@ -76,15 +83,27 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       `Unknown --format "${format}" (available: ${Object.keys(IMPORT_FORMATS).join(', ')}).`,
     )
   }
+  const onDuplicate = values['on-duplicate'] as OnDuplicate | undefined
+  if (onDuplicate !== undefined && !ON_DUPLICATE_CHOICES.includes(onDuplicate)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Unknown --on-duplicate "${onDuplicate}" (available: ${ON_DUPLICATE_CHOICES.join(', ')}).`,
+    )
+  }
   const name = values.name ?? libraryNameFromPath(path)
 
   const started = performance.now()
-  const imported = await importToolsFromPath(path, { format, namespace: values.namespace })
+  const imported = await importToolsFromPath(path, {
+    format,
+    namespace: values.namespace,
+    onDuplicate,
+  })
   for (const warning of imported.warnings) logger.warn(warning)
   const library = new ToolLibrary(name, imported.tools)
   io.stderr(
     `Imported ${library.size} tools (${imported.format}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
   )
+  io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
 
   const progress = createProgress(`Indexing ${name}`)
   const indexed = await buildIndexedLibrary(library, config, {
@@ -97,4 +116,46 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
   progress.done(`${library.size} tools written to ${dir} (retrievers: ${retrievers.join(', ')})`)
   return 0
+}
+
+/** Renames and schema rewrites spelled out on stderr (the counts are complete). */
+const SHOWN_PER_LIST = 20
+
+function describeImport(summary: ImportSummary): string {
+  const lines: string[] = []
+  const { counts } = summary
+  if (summary.duplicates.length > 0) {
+    lines.push(
+      `Duplicate ids: ${counts.renamed} renamed, ${counts.dropped} dropped, ${counts.identical} identical copies dropped`,
+    )
+    for (const entry of summary.duplicates) {
+      const where = entry.record === undefined ? entry.file : `${entry.file} record ${entry.record}`
+      lines.push(
+        entry.action === 'renamed'
+          ? `  ${entry.id} → ${entry.to} (${where})`
+          : `  ${entry.id}: ${entry.action === 'identical' ? 'identical copy' : 'other definition'} dropped (${where})`,
+      )
+    }
+  }
+  if (counts.schemaChanges > 0) {
+    lines.push(`Parameters rewritten into JSON Schema: ${counts.schemaChanges} tool(s)`)
+    for (const { id, changes } of summary.schemaChanges) {
+      lines.push(`  ${id}: ${changes.join('; ')}`)
+    }
+  }
+  if (counts.invalidSchemas > 0) {
+    lines.push(`Parameters that are still not valid JSON Schema: ${counts.invalidSchemas} tool(s)`)
+    for (const { id, errors } of summary.invalidSchemas) lines.push(`  ${id}: ${errors.join('; ')}`)
+  }
+  const listed =
+    summary.duplicates.length + summary.schemaChanges.length + summary.invalidSchemas.length
+  const total =
+    counts.renamed +
+    counts.dropped +
+    counts.identical +
+    counts.schemaChanges +
+    counts.invalidSchemas
+  if (listed < total)
+    lines.push(`  … (${total - listed} more; PUT /v1/libraries returns up to 200 of each)`)
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`
 }

@@ -60,22 +60,24 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         put: {
           summary:
             'Create or replace a library from tools in any supported format; swapped in atomically',
-          parameters: [
-            {
-              name: 'format',
-              in: 'query',
-              required: false,
-              schema: z.toJSONSchema(schemas.putLibraryQuery.shape.format),
-            },
-            { name: 'namespace', in: 'query', required: false, schema: { type: 'string' } },
-          ],
+          parameters: Object.entries(schemas.putLibraryQuery.shape).map(([name, schema]) => ({
+            name,
+            in: 'query',
+            required: false,
+            schema: z.toJSONSchema(schema),
+          })),
           requestBody: {
             required: true,
-            content: { 'application/json': {}, 'application/x-ndjson': {}, 'text/csv': {} },
+            content: {
+              'application/json': {},
+              'application/x-ndjson': {},
+              'application/yaml': {},
+              'text/csv': {},
+            },
           },
           responses: {
-            200: ok(RESPONSE_SCHEMAS.library, 'Replaced'),
-            201: ok(RESPONSE_SCHEMAS.library, 'Created'),
+            200: ok(RESPONSE_SCHEMAS.putLibrary, 'Replaced'),
+            201: ok(RESPONSE_SCHEMAS.putLibrary, 'Created'),
             ...errors(400, 413, 503, 504),
           },
         },

@@ -6,6 +6,12 @@
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
 import { ERROR_CODES } from '../errors.ts'
+import {
+  IMPORT_FORMAT_NAMES,
+  ON_DUPLICATE_CHOICES,
+  type ImportFormat,
+  type OnDuplicate,
+} from '../library/importers/index.ts'
 
 const LIBRARY_NAME = z
   .string()
@@ -84,16 +90,7 @@ export function createRequestSchemas(config: Config) {
     putLibraryQuery: z
       .object({
         format: z
-          .enum([
-            'canonical',
-            'openai',
-            'mcp',
-            'toolbench',
-            'beir-corpus',
-            'gorilla',
-            'craft',
-            'taskbench',
-          ])
+          .enum(IMPORT_FORMAT_NAMES as [ImportFormat, ...ImportFormat[]])
           .optional()
           .describe('Format of the body. Default: detected.'),
         namespace: z
@@ -101,7 +98,13 @@ export function createRequestSchemas(config: Config) {
           .min(1)
           .max(100)
           .optional()
-          .describe('Namespace for MCP/OpenAI tools.'),
+          .describe('Namespace: tool ids become namespace.name (MCP default: none over HTTP).'),
+        onDuplicate: z
+          .enum(ON_DUPLICATE_CHOICES as [OnDuplicate, ...OnDuplicate[]])
+          .optional()
+          .describe(
+            'Two records with one id: error (default), rename (the later one becomes <id>_2; identical copies are dropped), first or last (keep one). The response lists each case.',
+          ),
         retriever: z
           .enum(['bm25', 'dense', 'hybrid'])
           .optional()
@@ -173,6 +176,44 @@ export const RESPONSE_SCHEMAS = {
     defaultRetriever: z.string(),
     persisted: z.boolean(),
     isDefault: z.boolean(),
+  }),
+  putLibrary: z.object({
+    name: z.string(),
+    toolCount: z.number(),
+    contentHash: z.string(),
+    createdAt: z.string(),
+    retrievers: z.array(z.string()),
+    defaultRetriever: z.string(),
+    persisted: z.boolean(),
+    isDefault: z.boolean(),
+    warnings: z.array(z.string()),
+    import: z
+      .object({
+        format: z.string(),
+        tools: z.number(),
+        files: z.array(z.object({ file: z.string(), format: z.string(), tools: z.number() })),
+        counts: z.object({
+          renamed: z.number(),
+          dropped: z.number(),
+          identical: z.number(),
+          schemaChanges: z.number(),
+          invalidSchemas: z.number(),
+        }),
+        duplicates: z.array(
+          z.object({
+            id: z.string(),
+            action: z.enum(['renamed', 'dropped', 'identical']),
+            to: z.string().optional(),
+            file: z.string(),
+            record: z.number().optional(),
+          }),
+        ),
+        schemaChanges: z.array(z.object({ id: z.string(), changes: z.array(z.string()) })),
+        invalidSchemas: z.array(z.object({ id: z.string(), errors: z.array(z.string()) })),
+      })
+      .describe(
+        'What the import did: renamed/dropped duplicates and parameters rewritten into JSON Schema (lists cut at 200 entries; counts complete).',
+      ),
   }),
   error: z.object({
     error: z.object({

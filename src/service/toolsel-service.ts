@@ -7,7 +7,13 @@ import type { Components } from '../components.ts'
 import { join } from 'node:path'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
-import { importToolsFromText, type ImportFormat } from '../library/importers/index.ts'
+import {
+  importTools,
+  summarizeImport,
+  type ImportFormat,
+  type ImportSummary,
+  type OnDuplicate,
+} from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
@@ -167,17 +173,25 @@ export class ToolselService {
       format?: ImportFormat
       namespace?: string
       fileName?: string
+      /** Two records with one id: error (default), rename, first or last. */
+      onDuplicate?: OnDuplicate
       /** Retrievers to build: `bm25`, `dense` or `hybrid`. Default `retrieve.build`. */
       retriever?: BuildRetriever
       signal?: AbortSignal
     } = {},
-  ): Promise<{ summary: LibrarySummary; created: boolean; warnings: string[] }> {
+  ): Promise<{
+    summary: LibrarySummary
+    created: boolean
+    warnings: string[]
+    import: ImportSummary
+  }> {
     assertLibraryName(name)
     return this.#serialise(name, async () => {
-      const imported = importToolsFromText(text, {
+      const imported = await importTools(text, {
         format: options.format,
         namespace: options.namespace,
         fileName: options.fileName ?? `${name}.json`,
+        onDuplicate: options.onDuplicate,
       })
       const library = new ToolLibrary(name, imported.tools)
       const indexed = await buildIndexedLibrary(library, this.config, {
@@ -195,7 +209,7 @@ export class ToolselService {
         tools: library.size,
       })
       const summary = this.listLibraries().find((entry) => entry.name === name)!
-      return { summary, created, warnings: imported.warnings }
+      return { summary, created, warnings: imported.warnings, import: summarizeImport(imported) }
     })
   }
 

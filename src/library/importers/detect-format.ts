@@ -2,14 +2,18 @@
  * Format detection. The rules, in order:
  * 1. A `.csv` file is `craft` (the only CSV format); so is text whose first line is a CSV header
  *    with `tool_id` and `tool` columns.
- * 2. Everything else must be JSON (`.jsonl`: JSON Lines; otherwise one document, or JSON Lines
+ * 2. `.yaml` / `.yml`, or text that is not JSON and has a top-level `openapi:` or `swagger:` key,
+ *    is an OpenAPI spec in YAML (`openapi`).
+ * 3. Everything else must be JSON (`.jsonl`: JSON Lines; otherwise one document, or JSON Lines
  *    when that fails line by line, see `parseJsonText`). Then the shape decides:
- *    - an object with `jsonrpc` or `result.tools` → `mcp`; with a `nodes` array → `taskbench`;
- *      with a `tools` array → its first tool decides between `canonical`, `openai` and `mcp`;
+ *    - an object with `openapi` or `swagger` → `openapi`; with a `functions` array → `functions`;
+ *      with `jsonrpc` or `result.tools` → `mcp`; with a `nodes` array → `taskbench`;
+ *      with a `tools` array → its first tool decides between `canonical`, `functions`, `openai`,
+ *      `anthropic` and `mcp`;
  *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES`;
  *    - any other object is read as a list of one record when exactly one item rule fits it (a
  *      one-line JSON Lines file without its `.jsonl` name, a single pasted tool).
- * 3. No rule, or more than one, matches → UNKNOWN_FORMAT listing the formats. An empty file or
+ * 4. No rule, or more than one, matches → UNKNOWN_FORMAT listing the formats. An empty file or
  *    an empty list → IMPORT_FAILED (there is nothing to import, whatever the format).
  * @module
  */
@@ -17,14 +21,19 @@ import { extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import { createImportContext, importFailed, type ImportContext } from './import-context.ts'
 import { IMPORT_FORMATS, IMPORT_FORMAT_NAMES, type ImportFormat } from './import-formats.ts'
+import { isOpenApiDocument } from './openapi-importer.ts'
 import { parseJsonText, stripByteOrderMark, type ParsedJsonText } from './parse-json-text.ts'
+import { parseDocument } from 'yaml'
 
 type Item = Record<string, unknown>
 
 /** What the first record of an array (or the first tool of `{tools}`) looks like, per format. */
 const ITEM_RULES: ReadonlyArray<{ format: ImportFormat; matches: (item: Item) => boolean }> = [
   { format: 'canonical', matches: (item) => isString(item.id) && isString(item.name) },
+  { format: 'functions', matches: isFunctionDeclaration },
+  { format: 'functions', matches: (item) => !isString(item.name) && listsFunctions(item) },
   { format: 'openai', matches: (item) => item.type === 'function' },
+  { format: 'anthropic', matches: isAnthropicTool },
   { format: 'mcp', matches: (item) => 'inputSchema' in item },
   { format: 'toolbench', matches: (item) => Array.isArray(item.api_list) },
   { format: 'beir-corpus', matches: (item) => isString(item._id) && isString(item.text) },
@@ -32,7 +41,33 @@ const ITEM_RULES: ReadonlyArray<{ format: ImportFormat; matches: (item: Item) =>
 ]
 
 /** Formats that may wrap their tools as `{"tools": [...]}`. */
-const TOOLS_WRAPPER_FORMATS: ReadonlySet<ImportFormat> = new Set(['canonical', 'openai', 'mcp'])
+const TOOLS_WRAPPER_FORMATS: ReadonlySet<ImportFormat> = new Set([
+  'canonical',
+  'functions',
+  'openai',
+  'anthropic',
+  'mcp',
+])
+
+/** Keys that hold function declarations in Gemini tool objects and BFCL records. */
+const FUNCTION_LIST_KEYS = ['functionDeclarations', 'function_declarations', 'function']
+
+/** `{name, description?, parameters?}` and nothing that marks another format. */
+function isFunctionDeclaration(item: Item): boolean {
+  if (!isString(item.name) || 'id' in item || 'type' in item) return false
+  if ('input_schema' in item || 'inputSchema' in item) return false
+  return 'parameters' in item || 'description' in item || 'parametersJsonSchema' in item
+}
+
+/** A Gemini tool object `{functionDeclarations: [...]}` or a BFCL record `{id, question, function: [...]}`. */
+function listsFunctions(item: Item): boolean {
+  return FUNCTION_LIST_KEYS.some((key) => Array.isArray(item[key]))
+}
+
+/** `{name, input_schema}` (client tool) or an Anthropic server tool such as `{type: "web_search_20250305"}`. */
+function isAnthropicTool(item: Item): boolean {
+  return 'input_schema' in item || (isString(item.type) && /_\d{8}$/.test(item.type))
+}
 
 /**
  * Detects the format of a tool file from its name and content.
@@ -58,14 +93,24 @@ export function sniffText(
   }
   const extension = extname(context.fileName ?? '').toLowerCase()
   if (format === 'craft') return { format }
+  const start = stripByteOrderMark(text).trimStart()[0]
+  const startsLikeJson = start === '{' || start === '['
+  const isYaml =
+    YAML_EXTENSIONS.has(extension) ||
+    (!startsLikeJson && (format === 'openapi' || looksLikeOpenApiYaml(text)) && !isJson(text))
+  if (isYaml && (format === undefined || format === 'openapi')) {
+    return { format: 'openapi', parsed: { value: parseOpenApiYaml(text, context) } }
+  }
   if (format === undefined) {
     if (extension === '.csv') return { format: 'craft' }
-    const start = stripByteOrderMark(text).trimStart()[0]
-    if (extension !== '.json' && extension !== '.jsonl' && start !== '{' && start !== '[') {
+    if (extension !== '.json' && extension !== '.jsonl' && !startsLikeJson) {
       if (looksLikeCraftCsv(text)) return { format: 'craft' }
       // Not JSON-looking and not named JSON: a parse error would only confuse, so say what it is.
       if (!isJson(text)) {
-        throw unknownFormat(context, 'text that is neither JSON, JSON Lines nor a CRAFT CSV')
+        throw unknownFormat(
+          context,
+          'text that is neither JSON, JSON Lines, an OpenAPI YAML spec nor a CRAFT CSV',
+        )
       }
     }
   }
@@ -93,6 +138,8 @@ function detectJsonFormat(
     return { format: detectItemFormat(value, container, context, IMPORT_FORMAT_NAMES), parsed }
   }
   if (!isObject(value)) throw unknownFormat(context, `a JSON ${jsonType(value)}`)
+  if (isOpenApiDocument(value)) return { format: 'openapi', parsed }
+  if (Array.isArray(value.functions)) return { format: 'functions', parsed }
   if ('jsonrpc' in value || (isObject(value.result) && Array.isArray(value.result.tools))) {
     return { format: 'mcp', parsed }
   }
@@ -135,6 +182,44 @@ function unknownFormat(context: ImportContext, seen: string): ToolselError {
       `${formats.join('\n  ')}\nPass the format explicitly (one of ${IMPORT_FORMAT_NAMES.join(', ')}).`,
     { details: { file: context.file, seen, formats: IMPORT_FORMAT_NAMES } },
   )
+}
+
+const YAML_EXTENSIONS: ReadonlySet<string> = new Set(['.yaml', '.yml'])
+
+/** A top-level `openapi:` or `swagger:` key: an OpenAPI spec in YAML. */
+function looksLikeOpenApiYaml(text: string): boolean {
+  return /^(?:openapi|swagger)\s*:/m.test(stripByteOrderMark(text))
+}
+
+/**
+ * Parses YAML (the usual spelling of OpenAPI specs); the only YAML format is openapi, so a YAML
+ * document that is not a spec is UNKNOWN_FORMAT. Aliases are expanded up to a bound, so a
+ * "billion laughs" document fails instead of exhausting memory.
+ */
+function parseOpenApiYaml(text: string, context: ImportContext): unknown {
+  const document = parseDocument(stripByteOrderMark(text), { uniqueKeys: false })
+  const [error] = document.errors
+  if (error !== undefined) {
+    const position = error.linePos?.[0]
+    const where = position ? ` at line ${position.line}, column ${position.col}` : ''
+    throw importFailed(context, {
+      message: `invalid YAML${where}: ${error.message.split('\n')[0]}`,
+      cause: error,
+    })
+  }
+  let value: unknown
+  try {
+    value = document.toJS({ maxAliasCount: 1000 })
+  } catch (cause) {
+    throw importFailed(context, { message: `invalid YAML: ${(cause as Error).message}`, cause })
+  }
+  if (!isOpenApiDocument(value)) {
+    const seen = isObject(value)
+      ? `a YAML document with ${keyList(value)}`
+      : `a YAML ${jsonType(value)}`
+    throw unknownFormat(context, `${seen}; YAML files are read as OpenAPI 3 or Swagger 2 specs`)
+  }
+  return value
 }
 
 /** A CSV header line naming both columns the craft importer needs. */

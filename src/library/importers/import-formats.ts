@@ -6,7 +6,17 @@ import type { Tool } from '../tool.ts'
 
 /** Every tool file format the importers read. */
 export type ImportFormat =
-  'canonical' | 'openai' | 'mcp' | 'toolbench' | 'beir-corpus' | 'gorilla' | 'craft' | 'taskbench'
+  | 'canonical'
+  | 'functions'
+  | 'openai'
+  | 'anthropic'
+  | 'mcp'
+  | 'openapi'
+  | 'toolbench'
+  | 'beir-corpus'
+  | 'gorilla'
+  | 'craft'
+  | 'taskbench'
 
 /** What `--help` and UNKNOWN_FORMAT messages say about a format. */
 export interface FormatInfo {
@@ -25,8 +35,24 @@ export const IMPORT_FORMATS: Readonly<Record<ImportFormat, FormatInfo>> = Object
     fileKinds: ['JSON array', 'JSON {"tools": [...]}', 'JSON Lines'],
     ids: 'the id field',
   },
+  functions: {
+    description:
+      'plain function declarations [{name, description, parameters}] (BFCL records {id, question, function: [...]}, Gemini {functionDeclarations: [...]})',
+    fileKinds: [
+      'JSON array',
+      'JSON {"functions" | "functionDeclarations" | "tools": [...]}',
+      'JSON Lines',
+    ],
+    ids: 'name, or namespace.name when a namespace is given',
+  },
   openai: {
-    description: 'OpenAI tools: [{type: "function", function: {name, description, parameters}}]',
+    description:
+      'OpenAI tools: [{type: "function", function: {name, description, parameters}}] or the flat Responses API [{type: "function", name, ...}]',
+    fileKinds: ['JSON array', 'JSON {"tools": [...]}', 'JSON Lines'],
+    ids: 'name, or namespace.name when a namespace is given',
+  },
+  anthropic: {
+    description: 'Anthropic tools: [{name, description, input_schema, input_examples?}]',
     fileKinds: ['JSON array', 'JSON {"tools": [...]}', 'JSON Lines'],
     ids: 'name, or namespace.name when a namespace is given',
   },
@@ -35,6 +61,12 @@ export const IMPORT_FORMATS: Readonly<Record<ImportFormat, FormatInfo>> = Object
       'MCP tools/list result {tools: [{name, inputSchema, ...}]} or its JSON-RPC response',
     fileKinds: ['JSON {"tools": [...]}', 'JSON {"jsonrpc", "result": {"tools": [...]}}'],
     ids: 'namespace.name; namespace from the option, else the file name without extension',
+  },
+  openapi: {
+    description:
+      'OpenAPI 3.x or Swagger 2.0 spec: one tool per operation (local $refs resolved, remote ones never fetched)',
+    fileKinds: ['YAML', 'JSON'],
+    ids: 'operationId, else method_path (get_pets_petId); namespace.id when a namespace is given',
   },
   toolbench: {
     description: 'ToolBench query records {query_id, query, api_list, "relevant APIs"}: the APIs',
@@ -80,6 +112,47 @@ export interface ImportOptions {
   namespace?: string
   /** The file name, used in messages, for format detection and as the default namespace. */
   fileName?: string
+  /** What to do when two records produce one id (see `OnDuplicate`). Default `error`. */
+  onDuplicate?: OnDuplicate
+}
+
+/**
+ * What to do when two records produce one tool id:
+ * - `error` (default): fail with DUPLICATE_TOOL_ID naming both records;
+ * - `rename`: keep both; the later one becomes `<id>_2` (`_3`…), its name too; records that are
+ *   identical to an earlier one (same name, description, parameters) are dropped instead;
+ * - `first` / `last`: keep the first / the last definition, drop the others.
+ * Every rename and drop is listed in the import result.
+ */
+export type OnDuplicate = 'error' | 'rename' | 'first' | 'last'
+
+export const ON_DUPLICATE_CHOICES: readonly OnDuplicate[] = ['error', 'rename', 'first', 'last']
+
+/** A tool renamed or dropped because its id was taken (`onDuplicate`). */
+export interface DuplicateResolution {
+  /** The id the record produced. */
+  id: string
+  /** `renamed`: now `to`; `dropped`: a different definition was kept; `identical`: same as the one kept. */
+  action: 'renamed' | 'dropped' | 'identical'
+  /** The new id, for `renamed`. */
+  to?: string
+  /** The file and 0-based record of the renamed or dropped definition. */
+  file: string
+  record?: number
+}
+
+/** What schema normalisation changed in one tool's parameters (`normalizeToolSchema`). */
+export interface SchemaChange {
+  id: string
+  /** One line a change, e.g. `properties.limit.type: "int" → "integer"`. */
+  changes: string[]
+}
+
+/** A tool whose parameters are still not a valid JSON Schema after normalisation (ajv). */
+export interface InvalidSchema {
+  id: string
+  /** ajv's messages, e.g. `/properties/a/required must be array`. */
+  errors: string[]
 }
 
 /** Per-file summary of an import (one entry for a file, one per file for a directory). */
@@ -102,4 +175,10 @@ export interface ImportResult {
   warnings: string[]
   /** What each file contributed. */
   files: ImportedFile[]
+  /** Tools renamed or dropped for a taken id (`onDuplicate` other than `error`). */
+  duplicates: DuplicateResolution[]
+  /** Parameters rewritten into JSON Schema (`"dict"` → `"object"`…), per tool. */
+  schemaChanges: SchemaChange[]
+  /** Tools whose parameters ajv still rejects; they are imported and reported here. */
+  invalidSchemas: InvalidSchema[]
 }

@@ -9,15 +9,17 @@ import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
 import type { ImportOptions, ImportResult } from './import-formats.ts'
 import { importToolsFromFile } from './import-tools.ts'
+import { resolveDuplicates } from './resolve-duplicates.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
-export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv']
+export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
 
 /**
  * Imports a file, or every `*.json`, `*.jsonl` and `*.csv` directly inside a directory (not its
  * subdirectories; dotfiles skipped), in sorted name order so ids and order are reproducible.
  * Each file is detected on its own, MCP files are namespaced by their file name, and ids must be
- * unique across files (DUPLICATE_TOOL_ID names both files otherwise). The `namespace` option is
+ * unique across files (DUPLICATE_TOOL_ID names both files otherwise, unless `onDuplicate` says
+ * to rename or drop). The `namespace` option is
  * for single files only: one namespace for several MCP servers would make their ids collide.
  */
 export async function importToolsFromPath(
@@ -59,26 +61,42 @@ export async function importToolsFromPath(
   }
   const results: ImportResult[] = []
   for (const name of names) {
-    results.push(await importToolsFromFile(join(path, name), { format: options.format }))
+    results.push(
+      await importToolsFromFile(join(path, name), {
+        format: options.format,
+        onDuplicate: options.onDuplicate,
+      }),
+    )
   }
-  return mergeResults(results)
+  return mergeResults(results, options)
 }
 
-function mergeResults(results: readonly ImportResult[]): ImportResult {
-  const seen = new Map<string, { file: string; tool: Tool }>()
+function mergeResults(results: readonly ImportResult[], options: ImportOptions): ImportResult {
+  const fileOfTool = new Map<Tool, string>()
   for (const result of results) {
-    const file = result.files[0].file
-    for (const tool of result.tools) {
-      const earlier = seen.get(tool.id)
-      if (earlier) throw duplicateAcrossFiles(tool.id, earlier, { file, tool })
-      seen.set(tool.id, { file, tool })
-    }
+    for (const tool of result.tools) fileOfTool.set(tool, result.files[0].file)
+  }
+  const where = (tool: Tool) => ({ file: fileOfTool.get(tool)!, tool })
+  const { tools, duplicates } = resolveDuplicates(
+    results.flatMap((result) => result.tools),
+    options.onDuplicate ?? 'error',
+    (tool) => fileOfTool.get(tool)!,
+    (id, first, second) => duplicateAcrossFiles(id, where(first), where(second)),
+  )
+  const warnings = results.flatMap((result) => result.warnings)
+  if (duplicates.length > 0) {
+    warnings.push(
+      `${duplicates.length} tool(s) share an id with a tool of another file (--on-duplicate ${options.onDuplicate}): see the import summary`,
+    )
   }
   return {
-    tools: results.flatMap((result) => result.tools),
+    tools,
     format: results[0].format,
-    warnings: results.flatMap((result) => result.warnings),
+    warnings,
     files: results.flatMap((result) => result.files),
+    duplicates: [...results.flatMap((result) => result.duplicates), ...duplicates],
+    schemaChanges: results.flatMap((result) => result.schemaChanges),
+    invalidSchemas: results.flatMap((result) => result.invalidSchemas),
   }
 }
 

@@ -6,30 +6,46 @@
 import { readFile } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
-import { assertUniqueIds } from './assert-unique-ids.ts'
+import { normalizeToolSchema } from '../schema/normalize-schema.ts'
+import { schemaErrors } from '../schema/validate-schema.ts'
+import { duplicateToolId } from './assert-unique-ids.ts'
+import { importAnthropic } from './anthropic-importer.ts'
 import { importBeirCorpus } from './beir-corpus-importer.ts'
 import { importCanonical } from './canonical-importer.ts'
 import { importCraft } from './craft-importer.ts'
 import { sniffText } from './detect-format.ts'
+import { importFunctions } from './functions-importer.ts'
 import { importGorilla } from './gorilla-importer.ts'
-import { createImportContext, importFailed, type ImportContext } from './import-context.ts'
+import {
+  addWarning,
+  createImportContext,
+  importFailed,
+  type ImportContext,
+} from './import-context.ts'
 import {
   IMPORT_FORMAT_NAMES,
+  ON_DUPLICATE_CHOICES,
   type ImportFormat,
   type ImportOptions,
   type ImportResult,
+  type InvalidSchema,
+  type SchemaChange,
 } from './import-formats.ts'
 import { importMcp } from './mcp-importer.ts'
 import { importOpenai } from './openai-importer.ts'
+import { importOpenapi } from './openapi-importer.ts'
+import { resolveDuplicates } from './resolve-duplicates.ts'
 import { importTaskbench } from './taskbench-importer.ts'
 import { importToolbench } from './toolbench-importer.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
 
-/** The importer of every JSON format; craft reads CSV text instead. */
-const JSON_IMPORTERS: Readonly<Record<Exclude<ImportFormat, 'craft'>, JsonImporter>> = {
+/** The importer of every JSON format; craft reads CSV text and openapi is asynchronous. */
+const JSON_IMPORTERS: Readonly<Record<Exclude<ImportFormat, 'craft' | 'openapi'>, JsonImporter>> = {
   canonical: importCanonical,
+  functions: importFunctions,
   openai: importOpenai,
+  anthropic: importAnthropic,
   mcp: importMcp,
   toolbench: importToolbench,
   'beir-corpus': importBeirCorpus,
@@ -37,30 +53,37 @@ const JSON_IMPORTERS: Readonly<Record<Exclude<ImportFormat, 'craft'>, JsonImport
   taskbench: importTaskbench,
 }
 
+/** Shown in warnings: how many schema changes or problems are spelled out before "…". */
+const LISTED_IN_WARNINGS = 3
+
 /**
- * Imports tools from text (an HTTP upload, a string in a test). Pass `fileName` when there is
- * one: it is used in messages, for detection and as the default namespace.
+ * Imports tools from text (an HTTP upload, a string in a test), any format. Pass `fileName`
+ * when there is one: it is used in messages, for detection and as the default namespace.
  * Throws IMPORT_FAILED, DUPLICATE_TOOL_ID or UNKNOWN_FORMAT; the whole import fails on the first
  * bad record.
  */
+export async function importTools(
+  text: string,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  const { context, format, parsed } = start(text, options)
+  if (format !== 'openapi')
+    return finish(importSync(text, format, parsed, context), format, context, options)
+  return finish(await importOpenapi(parsed, context), format, context, options)
+}
+
+/**
+ * `importTools` for every format but `openapi`, whose `$ref` resolution is asynchronous (an
+ * OpenAPI spec here fails with IMPORT_FAILED pointing to `importTools`).
+ */
 export function importToolsFromText(text: string, options: ImportOptions = {}): ImportResult {
-  assertKnownFormat(options.format)
-  const context = createImportContext(options)
-  const { format, parsed } = sniffText(text, context, options.format)
-  const tools =
-    format === 'craft' ? importCraft(text, context) : JSON_IMPORTERS[format](parsed?.value, context)
-  if (tools.length === 0) {
+  const { context, format, parsed } = start(text, options)
+  if (format === 'openapi') {
     throw importFailed(context, {
-      message: `no tools found in this ${format} file; a library needs at least one`,
+      message: 'OpenAPI specs are imported asynchronously: use importTools or importToolsFromFile',
     })
   }
-  assertUniqueIds(tools, context)
-  return {
-    tools,
-    format,
-    warnings: context.warnings,
-    files: [{ file: context.file, format, tools: tools.length }],
-  }
+  return finish(importSync(text, format, parsed, context), format, context, options)
 }
 
 /** Reads a file (UTF-8) and imports it; `fileName` defaults to the path as given. */
@@ -78,7 +101,122 @@ export async function importToolsFromFile(
       { cause: error, details: { file: path } },
     )
   }
-  return importToolsFromText(text, { ...options, fileName: options.fileName ?? path })
+  return importTools(text, { ...options, fileName: options.fileName ?? path })
+}
+
+function start(text: string, options: ImportOptions) {
+  assertKnownFormat(options.format)
+  assertKnownOnDuplicate(options.onDuplicate)
+  const context = createImportContext(options)
+  const { format, parsed } = sniffText(text, context, options.format)
+  return { context, format, parsed: parsed?.value }
+}
+
+function importSync(
+  text: string,
+  format: Exclude<ImportFormat, 'openapi'>,
+  parsed: unknown,
+  context: ImportContext,
+): Tool[] {
+  return format === 'craft' ? importCraft(text, context) : JSON_IMPORTERS[format](parsed, context)
+}
+
+/** Checks the result is a library (not empty, ids unique or resolved) and normalises schemas. */
+function finish(
+  imported: Tool[],
+  format: ImportFormat,
+  context: ImportContext,
+  options: ImportOptions,
+): ImportResult {
+  if (imported.length === 0) {
+    throw importFailed(context, {
+      message: `no tools found in this ${format} file; a library needs at least one`,
+    })
+  }
+  const { tools, duplicates } = resolveDuplicates(
+    imported,
+    options.onDuplicate ?? 'error',
+    () => context.file,
+    (id, first, second) =>
+      duplicateToolId(context, id, recordOf(first, imported), recordOf(second, imported)),
+  )
+  if (duplicates.length > 0) {
+    const counts = { renamed: 0, dropped: 0, identical: 0 }
+    for (const entry of duplicates) counts[entry.action] += 1
+    addWarning(
+      context,
+      undefined,
+      `duplicate ids (--on-duplicate ${options.onDuplicate}): ${counts.renamed} renamed, ${counts.dropped} dropped, ${counts.identical} identical copies dropped`,
+    )
+  }
+  const { schemaChanges, invalidSchemas } = normalizeSchemas(tools, context)
+  return {
+    tools,
+    format,
+    warnings: context.warnings,
+    files: [{ file: context.file, format, tools: tools.length }],
+    duplicates,
+    schemaChanges,
+    invalidSchemas,
+  }
+}
+
+/**
+ * Rewrites every tool's parameters into JSON Schema where needed (`normalizeToolSchema`) and
+ * checks them with ajv; both are summarised as warnings and listed in full in the result.
+ */
+export function normalizeSchemas(
+  tools: Tool[],
+  context: ImportContext,
+): { schemaChanges: SchemaChange[]; invalidSchemas: InvalidSchema[] } {
+  const schemaChanges: SchemaChange[] = []
+  const invalidSchemas: InvalidSchema[] = []
+  for (const tool of tools) {
+    const { schema, changes } = normalizeToolSchema(tool.parameters)
+    if (changes.length > 0) {
+      tool.parameters = schema
+      schemaChanges.push({ id: tool.id, changes })
+    }
+    const errors = schemaErrors(tool.parameters)
+    if (errors.length > 0) invalidSchemas.push({ id: tool.id, errors })
+  }
+  if (schemaChanges.length > 0) {
+    const listed = schemaChanges
+      .slice(0, LISTED_IN_WARNINGS)
+      .map(
+        ({ id, changes }) =>
+          `${id}: ${changes[0]}${changes.length > 1 ? ` (+${changes.length - 1})` : ''}`,
+      )
+    addWarning(
+      context,
+      undefined,
+      `parameters of ${schemaChanges.length} tool(s) rewritten into JSON Schema: ${listed.join('; ')}${schemaChanges.length > LISTED_IN_WARNINGS ? '; …' : ''}`,
+    )
+  }
+  if (invalidSchemas.length > 0) {
+    const listed = invalidSchemas
+      .slice(0, LISTED_IN_WARNINGS)
+      .map(({ id, errors }) => `${id}: ${errors[0]}`)
+    addWarning(
+      context,
+      undefined,
+      `parameters of ${invalidSchemas.length} tool(s) are not valid JSON Schema (imported as they are; fix them at the source): ${listed.join('; ')}${invalidSchemas.length > LISTED_IN_WARNINGS ? '; …' : ''}`,
+    )
+  }
+  return { schemaChanges, invalidSchemas }
+}
+
+function recordOf(tool: Tool, tools: readonly Tool[]): number {
+  return typeof tool.source?.record === 'number' ? tool.source.record : tools.indexOf(tool)
+}
+
+function assertKnownOnDuplicate(mode: string | undefined): void {
+  if (mode === undefined || (ON_DUPLICATE_CHOICES as string[]).includes(mode)) return
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `Unknown on-duplicate mode "${mode}"; use one of ${ON_DUPLICATE_CHOICES.join(', ')}.`,
+    { details: { onDuplicate: mode, choices: ON_DUPLICATE_CHOICES } },
+  )
 }
 
 /** Format names come from JSON bodies and CLI flags too, so the type alone is no guarantee. */

@@ -10,9 +10,15 @@ export {
   type ImportFormat,
   type ImportOptions,
   type ImportResult,
+  type DuplicateResolution,
+  type InvalidSchema,
+  type OnDuplicate,
+  type SchemaChange,
+  ON_DUPLICATE_CHOICES,
 } from './import-formats.ts'
 export { detectFormat } from './detect-format.ts'
-export { importToolsFromFile, importToolsFromText } from './import-tools.ts'
+export { importTools, importToolsFromFile, importToolsFromText } from './import-tools.ts'
 export { importToolsFromPath, TOOL_FILE_EXTENSIONS } from './import-tools-from-path.ts'
 export { toolbenchApiId } from './toolbench-importer.ts'
 export { GORILLA_DEFAULT_NAMESPACE } from './gorilla-importer.ts'
+export { summarizeImport, IMPORT_SUMMARY_LIST_LIMIT, type ImportSummary } from './import-summary.ts'

@@ -7,7 +7,10 @@
  *   を…), and each run becomes overlapping character bigrams (a one-character run stays whole),
  *   as the CJK analyzers of Lucene and Elasticsearch do. Bigrams do not depend on where the
  *   dictionary happens to break a word (`找航班` → 找|航|班 but `航班信息` → 航班|信息, both give
- *   `航班`), and Korean particles stay harmless (`날씨를` → 날씨, 씨를 matches `날씨`).
+ *   `航班`), and Korean particles stay harmless (`날씨를` → 날씨, 씨를 matches `날씨`). Han
+ *   characters are also indexed one by one (Elasticsearch's `output_unigrams`): Chinese shortens
+ *   words to one of their characters (订 for 预订, "book"), and BM25 scores built from bigrams
+ *   alone stay under the default `tau` for short instructions.
  * - Thai, Lao, Khmer and Myanmar words stay whole (their letters are not meaningful in pairs).
  * - Latin and other spaced-script pieces (`请用get_weather查询` → `get_weather`) go back to the
  *   ordinary tokenizer, so English tool names inside a Chinese sentence give the same terms as
@@ -20,6 +23,7 @@
 export const NO_SPACE_SCRIPT =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u
 
+const HAN_CHARACTER = /^\p{Script=Han}$/u
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
 /**
@@ -69,5 +73,12 @@ function pushBigrams(run: string, terms: string[]): void {
   if (characters.length === 1) terms.push(run)
   for (let index = 0; index + 1 < characters.length; index += 1) {
     terms.push(characters[index] + characters[index + 1])
+  }
+  // Han characters carry meaning on their own and Chinese abbreviates words to one of them
+  // (订 for 预订 "book"), so they are also indexed one by one.
+  if (characters.length > 1) {
+    for (const character of characters) {
+      if (HAN_CHARACTER.test(character) && !CJK_STOP_WORDS.has(character)) terms.push(character)
+    }
   }
 }

@@ -19,15 +19,19 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       queryParams(schemas.putLibraryQuery),
       async (c) => {
         const { library } = c.req.valid('param')
-        const { format, namespace, retriever } = c.req.valid('query')
+        const { format, namespace, retriever, onDuplicate } = c.req.valid('query')
         const text = await c.req.text()
         const result = await service.putLibrary(library, text, {
           format,
           namespace,
           retriever,
+          onDuplicate,
           signal: c.get('signal'),
         })
-        return c.json({ ...result.summary, warnings: result.warnings }, result.created ? 201 : 200)
+        return c.json(
+          { ...result.summary, warnings: result.warnings, import: result.import },
+          result.created ? 201 : 200,
+        )
       },
     )
     .delete('/:library', pathParams(schemas.libraryParam), async (c) => {

@@ -124,9 +124,9 @@ describe.skipIf(!hasData(G3_CORPUS))(
   'importBeirCorpus on the COLT ToolBench-G3 corpus (skipped: no shared/data)',
   () => {
     it('imports 1,419 documents as 1,415 tools, every _id recoverable', async () => {
-      const started = performance.now()
+      // No time bound here: speed is measured in bench/, not in unit tests (shared CPUs make a
+      // wall-clock assertion flaky).
       const { tools, warnings, format } = await importToolsFromFile(dataPath(G3_CORPUS))
-      expect(performance.now() - started).toBeLessThan(1000)
       expect(format).toBe('beir-corpus')
       expect(tools).toHaveLength(1415)
       const idMap = corpusIdMap(tools)

@@ -95,7 +95,7 @@ describe('importToolsFromText', () => {
     expectToolselError(
       () => importToolsFromText('[]', { format: 'yaml' as ImportFormat }),
       'UNKNOWN_FORMAT',
-      'Unknown tool format "yaml"; use one of canonical, openai, mcp',
+      'Unknown tool format "yaml"; use one of canonical, functions, openai, anthropic, mcp, openapi',
     )
   })
 

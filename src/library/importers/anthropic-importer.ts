@@ -1,0 +1,55 @@
+/**
+ * Anthropic Messages API tool definitions: `{name, description?, input_schema, input_examples?,
+ * type?: "custom", cache_control?}`, as a list or the `tools` of a request body. Server tools
+ * (`{type: "web_search_20250305", name}`, `bash_…`, `text_editor_…`) run on Anthropic's side and
+ * have no schema an agent selects by, so they are skipped with a warning.
+ * @module
+ */
+import { z } from 'zod'
+import type { Tool } from '../tool.ts'
+import { addWarning, sourceOf, type ImportContext } from './import-context.ts'
+import { nonEmptyString, parseRecord } from './parse-record.ts'
+import { toolList } from './tool-list.ts'
+
+const AnthropicToolSchema = z.looseObject({
+  type: z.literal('custom').optional(),
+  name: nonEmptyString(),
+  description: z.string().optional(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+  input_examples: z.array(z.record(z.string(), z.unknown())).optional(),
+})
+
+const TypedSchema = z.looseObject({ type: z.string().optional() })
+
+/**
+ * Imports Anthropic tools. id = name, or `namespace.name` when a namespace is given.
+ * `input_examples` (example inputs for the tool) are kept in `source.inputExamples`.
+ */
+export function importAnthropic(parsed: unknown, context: ImportContext): Tool[] {
+  const tools: Tool[] = []
+  for (const [record, item] of toolList(parsed, context, 'anthropic').entries()) {
+    const { type } = parseRecord(TypedSchema, item, context, record)
+    if (type !== undefined && type !== 'custom') {
+      addWarning(
+        context,
+        record,
+        `skipped the server tool "${type}" (only client tools are imported)`,
+      )
+      continue
+    }
+    const definition = parseRecord(AnthropicToolSchema, item, context, record)
+    const source = sourceOf(context, 'anthropic', record)
+    if (definition.input_examples !== undefined) source.inputExamples = definition.input_examples
+    const namespace = context.namespace
+    const tool: Tool = {
+      id: namespace === undefined ? definition.name : `${namespace}.${definition.name}`,
+      name: definition.name,
+      description: definition.description ?? '',
+      parameters: definition.input_schema,
+      source,
+    }
+    if (namespace !== undefined) tool.namespace = namespace
+    tools.push(tool)
+  }
+  return tools
+}

@@ -1,0 +1,265 @@
+/**
+ * OpenAPI 3.x and Swagger 2.0 specs: each operation becomes a tool. `$ref`s inside the document
+ * are resolved with `@apidevtools/swagger-parser`; references to other files or URLs are never
+ * fetched (an import must not reach the network or read files the user did not name), and
+ * circular references stay unresolved. Either kind is replaced by an unconstrained schema and
+ * reported as a schema change.
+ *
+ * A tool per operation:
+ * - name: `operationId` (characters other than `A-Za-z0-9_-` become `_`), else `method_path`
+ *   (`GET /pets/{petId}` → `get_pets_petId`); id = name, or `namespace.name`;
+ * - description: `summary`, then `description` when it adds something;
+ * - parameters: one JSON-Schema object with a property per path, query, header and cookie
+ *   parameter (path-level ones included; `Accept`, `Content-Type` and `Authorization` headers
+ *   are left out, as OpenAPI says) and a `body` property for the request body
+ *   (`application/json` first, else the first media type; Swagger 2 `in: body`), `required`
+ *   as declared. Swagger 2 `formData` parameters are properties like query ones;
+ * - tags: the operation's tags; source: method, path, operationId, deprecated.
+ * @module
+ */
+import SwaggerParser from '@apidevtools/swagger-parser'
+import type { JsonSchema, Tool } from '../tool.ts'
+import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+/** Header parameters OpenAPI says to ignore: the client or the transport sets them. */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization'])
+/** Swagger 2 parameter fields that are JSON Schema keywords. */
+const SWAGGER2_SCHEMA_KEYS = [
+  'type',
+  'format',
+  'items',
+  'enum',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'multipleOf',
+]
+
+type Json = Record<string, unknown>
+
+/** True when a parsed document is an OpenAPI 3 or Swagger 2 spec. */
+export function isOpenApiDocument(value: unknown): boolean {
+  if (!isObject(value)) return false
+  return typeof value.openapi === 'string' || value.swagger === '2.0' || value.swagger === 2
+}
+
+/** Imports an OpenAPI 3.x / Swagger 2.0 document (already parsed from JSON or YAML). */
+export async function importOpenapi(parsed: unknown, context: ImportContext): Promise<Tool[]> {
+  if (!isOpenApiDocument(parsed)) {
+    throw importFailed(context, {
+      message:
+        'expected an OpenAPI 3.x document (an "openapi": "3.x.y" field) or a Swagger 2.0 document ("swagger": "2.0")',
+    })
+  }
+  let document: Json
+  try {
+    document = (await SwaggerParser.dereference(structuredClone(parsed) as never, {
+      resolve: { external: false },
+      dereference: { circular: 'ignore' },
+    })) as unknown as Json
+  } catch (error) {
+    throw importFailed(context, {
+      message: `not a usable OpenAPI document: ${(error as Error).message}`,
+      cause: error,
+    })
+  }
+  const paths = document.paths
+  if (!isObject(paths) || Object.keys(paths).length === 0) {
+    throw importFailed(context, {
+      field: 'paths',
+      message: 'the spec has no paths, so no operations to import',
+    })
+  }
+  const isSwagger2 = document.swagger !== undefined
+  const tools: Tool[] = []
+  for (const [path, pathItem] of Object.entries(paths)) {
+    if (!isObject(pathItem)) continue
+    for (const method of METHODS) {
+      const operation = pathItem[method]
+      if (!isObject(operation)) continue
+      const record = tools.length
+      const parameters = mergeParameters(pathItem.parameters, operation.parameters)
+      const schema = inlineRecursiveRefs(
+        isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, operation.requestBody),
+        document,
+      )
+      if ((schema.required as string[]).length === 0) delete schema.required
+      const operationId =
+        typeof operation.operationId === 'string' ? operation.operationId : undefined
+      const name = toolName(operationId, method, path)
+      const source = sourceOf(context, 'openapi', record)
+      source.method = method.toUpperCase()
+      source.path = path
+      if (operationId !== undefined) source.operationId = operationId
+      if (operation.deprecated === true) source.deprecated = true
+      const namespace = context.namespace
+      const tool: Tool = {
+        id: namespace === undefined ? name : `${namespace}.${name}`,
+        name,
+        description: describe(operation),
+        parameters: schema,
+        source,
+      }
+      if (namespace !== undefined) tool.namespace = namespace
+      const tags = Array.isArray(operation.tags)
+        ? operation.tags.filter((tag): tag is string => typeof tag === 'string')
+        : []
+      if (tags.length > 0) tool.tags = tags
+      if (operationId !== undefined && name !== operationId) {
+        addWarning(context, record, `operationId "${operationId}" is used as the name "${name}"`)
+      }
+      tools.push(tool)
+    }
+  }
+  return tools
+}
+
+/** How many times one recursive schema is inlined into itself before the recursion is cut. */
+const RECURSION_DEPTH = 2
+
+/**
+ * Circular `$ref`s are left in place by the parser; each is replaced by a copy of its target, up
+ * to RECURSION_DEPTH levels of the same reference (a tree of categories keeps two levels of
+ * children). A reference still left after that is removed by schema normalisation and reported.
+ */
+function inlineRecursiveRefs(
+  schema: JsonSchema,
+  document: Json,
+  seen: ReadonlyMap<string, number> = new Map(),
+): JsonSchema {
+  const visit = (value: unknown, active: ReadonlyMap<string, number>): unknown => {
+    if (Array.isArray(value)) return value.map((item) => visit(item, active))
+    if (!isObject(value)) return value
+    const ref = value.$ref
+    if (typeof ref === 'string' && ref.startsWith('#/')) {
+      const depth = active.get(ref) ?? 0
+      const target = depth < RECURSION_DEPTH ? pointer(document, ref) : undefined
+      if (isObject(target)) {
+        const { $ref: _ref, ...rest } = value
+        const next = new Map(active).set(ref, depth + 1)
+        return visit({ ...target, ...rest }, next)
+      }
+    }
+    const copy: Json = {}
+    for (const [key, child] of Object.entries(value)) copy[key] = visit(child, active)
+    return copy
+  }
+  return visit(schema, seen) as JsonSchema
+}
+
+function pointer(document: Json, ref: string): unknown {
+  let current: unknown = document
+  for (const raw of ref.slice(2).split('/')) {
+    if (!isObject(current)) return undefined
+    current = current[decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return current
+}
+
+/** `operationId` made a valid function name, else `method_path`. */
+function toolName(operationId: string | undefined, method: string, path: string): string {
+  const raw =
+    operationId ??
+    `${method}_${path
+      .split('/')
+      .filter((segment) => segment !== '')
+      .map((segment) => segment.replace(/^\{(.*)\}$/, '$1'))
+      .join('_')}`
+  const name = raw
+    .replace(/[^A-Za-z0-9_-]+/g, '_')
+    .replace(/_+/g, '_')
+    .replace(/^_|_$/g, '')
+  return (name === '' ? method : name).slice(0, 64)
+}
+
+function describe(operation: Json): string {
+  const summary = typeof operation.summary === 'string' ? operation.summary.trim() : ''
+  const description = typeof operation.description === 'string' ? operation.description.trim() : ''
+  if (summary === '') return description
+  if (description === '' || description.startsWith(summary)) return description || summary
+  return `${/[.!?]$/.test(summary) ? summary : `${summary}.`} ${description}`
+}
+
+/** Path-level parameters overridden by operation-level ones with the same name and location. */
+function mergeParameters(pathLevel: unknown, operationLevel: unknown): Json[] {
+  const merged = new Map<string, Json>()
+  for (const list of [pathLevel, operationLevel]) {
+    if (!Array.isArray(list)) continue
+    for (const parameter of list) {
+      if (!isObject(parameter) || typeof parameter.name !== 'string') continue
+      merged.set(`${String(parameter.in)}:${parameter.name}`, parameter)
+    }
+  }
+  return [...merged.values()].filter(
+    (parameter) =>
+      !(parameter.in === 'header' && IGNORED_HEADERS.has(String(parameter.name).toLowerCase())),
+  )
+}
+
+function openapi3Schema(parameters: Json[], requestBody: unknown): JsonSchema {
+  const schema = emptyObjectSchema()
+  for (const parameter of parameters) {
+    let property: Json = isObject(parameter.schema) ? { ...parameter.schema } : {}
+    if (!isObject(parameter.schema) && isObject(parameter.content)) {
+      const media = Object.values(parameter.content).find(isObject)
+      if (media && isObject(media.schema)) property = { ...media.schema }
+    }
+    addProperty(schema, String(parameter.name), property, parameter)
+  }
+  if (isObject(requestBody) && isObject(requestBody.content)) {
+    const content = requestBody.content
+    const media = content['application/json'] ?? Object.values(content)[0]
+    if (isObject(media)) {
+      const body: Json = isObject(media.schema) ? { ...media.schema } : {}
+      addProperty(schema, 'body', body, requestBody)
+    }
+  }
+  return schema
+}
+
+function swagger2Schema(parameters: Json[]): JsonSchema {
+  const schema = emptyObjectSchema()
+  for (const parameter of parameters) {
+    if (parameter.in === 'body') {
+      addProperty(
+        schema,
+        'body',
+        isObject(parameter.schema) ? { ...parameter.schema } : {},
+        parameter,
+      )
+      continue
+    }
+    const property: Json = {}
+    for (const key of SWAGGER2_SCHEMA_KEYS) {
+      if (parameter[key] !== undefined) property[key] = parameter[key]
+    }
+    addProperty(schema, String(parameter.name), property, parameter)
+  }
+  return schema
+}
+
+function addProperty(schema: JsonSchema, name: string, property: Json, declaration: Json): void {
+  const properties = schema.properties as Record<string, Json>
+  if (typeof declaration.description === 'string' && property.description === undefined) {
+    property.description = declaration.description
+  }
+  properties[name] = property
+  if (declaration.required === true) (schema.required as string[]).push(name)
+}
+
+function emptyObjectSchema(): JsonSchema {
+  return { type: 'object', properties: {}, required: [] }
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

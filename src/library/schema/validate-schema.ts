@@ -1,0 +1,42 @@
+/**
+ * Checks a tool's `parameters` against the JSON Schema meta-schema with ajv: draft 2020-12 when
+ * the schema says so in `$schema` (2019-09 too), otherwise draft-07, the dialect function-calling
+ * APIs document. Unknown keywords (`example`, `x-…`) are allowed, as in JSON Schema itself.
+ * @module
+ */
+import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv2019 } from 'ajv/dist/2019.js'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { JsonSchema } from '../tool.ts'
+
+const OPTIONS = { strict: false, validateFormats: false, allErrors: true } as const
+// Created on first use: each compiles its meta-schema, which takes a noticeable moment.
+let draft07: Ajv | undefined
+let draft2019: Ajv2019 | undefined
+let draft2020: Ajv2020 | undefined
+
+/** ajv's messages for a schema that is not valid JSON Schema (empty: valid). At most 5. */
+export function schemaErrors(schema: JsonSchema): string[] {
+  const dialect = typeof schema.$schema === 'string' ? schema.$schema : ''
+  let valid: boolean
+  let errors: ErrorObject[] | null | undefined
+  if (dialect.includes('2020-12')) {
+    draft2020 ??= new Ajv2020(OPTIONS)
+    valid = draft2020.validateSchema(schema) as boolean
+    errors = draft2020.errors
+  } else if (dialect.includes('2019-09')) {
+    draft2019 ??= new Ajv2019(OPTIONS)
+    valid = draft2019.validateSchema(schema) as boolean
+    errors = draft2019.errors
+  } else {
+    // draft-04/06 and unnamed dialects are checked as draft-07 (ajv has no other meta-schema loaded).
+    const { $schema: _dialect, ...rest } = schema
+    draft07 ??= new Ajv(OPTIONS)
+    valid = draft07.validateSchema(rest) as boolean
+    errors = draft07.errors
+  }
+  if (valid) return []
+  return (errors ?? [])
+    .slice(0, 5)
+    .map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`)
+}

@@ -1,0 +1,106 @@
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { CommandIO } from '../../src/cli/cli-options.ts'
+import { main } from '../../src/main.ts'
+import { schemaErrors } from '../../src/library/schema/validate-schema.ts'
+
+const fixture = (name: string) =>
+  fileURLToPath(new URL(`../fixtures/formats/${name}`, import.meta.url))
+
+async function run(...argv: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const io: CommandIO = {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: {},
+  }
+  const code = await main(argv, io)
+  return { code, stdout, stderr }
+}
+
+let indexDir: string
+beforeAll(async () => {
+  indexDir = await mkdtemp(join(tmpdir(), 'toolsel-cli-formats-'))
+})
+
+async function savedTools(name: string): Promise<{ id: string; parameters: object }[]> {
+  const text = await readFile(join(indexDir, name, 'tools.jsonl'), 'utf8')
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line))
+}
+
+describe('toolsel index on the common tool formats', () => {
+  it('indexes a plain function list; --on-duplicate rename keeps repeated names', async () => {
+    const refused = await run('index', fixture('functions.json'), '--index-dir', indexDir)
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain('tool id "calculate_triangle_area" appears twice')
+
+    const indexed = await run(
+      'index',
+      fixture('functions.json'),
+      '--on-duplicate',
+      'rename',
+      '--index-dir',
+      indexDir,
+    )
+    expect(indexed.code).toBe(0)
+    expect(indexed.stderr).toContain('Imported 5 tools (functions)')
+    expect(indexed.stderr).toContain(
+      'Duplicate ids: 1 renamed, 0 dropped, 1 identical copies dropped',
+    )
+    expect(indexed.stderr).toContain('  calculate_triangle_area → calculate_triangle_area_2')
+    expect(indexed.stderr).toContain('Parameters rewritten into JSON Schema: 5 tool(s)')
+    const tools = await savedTools('functions')
+    expect(tools.map((tool) => tool.id)).toContain('calculate_triangle_area_2')
+    for (const tool of tools) expect(schemaErrors(tool.parameters as never), tool.id).toEqual([])
+
+    const selected = await run(
+      'select',
+      'area of a triangle with sides 3, 4 and 5',
+      '--library',
+      'functions',
+      '--index-dir',
+      indexDir,
+      '--json',
+    )
+    expect(selected.code).toBe(0)
+    expect(JSON.parse(selected.stdout).tools[0].id).toMatch(/^calculate_triangle_area/)
+  })
+
+  it('indexes an OpenAPI YAML spec as one tool per operation', async () => {
+    const indexed = await run('index', fixture('petstore.yaml'), '--index-dir', indexDir)
+    expect(indexed.code).toBe(0)
+    expect(indexed.stderr).toContain('Imported 7 tools (openapi)')
+    const tools = await savedTools('petstore')
+    expect(tools.map((tool) => tool.id)).toEqual([
+      'listPets',
+      'createPets',
+      'showPetById',
+      'delete_pets_petId',
+      'placeOrder',
+      'getCategoryTree',
+      'replaceCategory',
+    ])
+  })
+
+  it('rejects an unknown --on-duplicate mode', async () => {
+    const result = await run(
+      'index',
+      fixture('functions.json'),
+      '--on-duplicate',
+      'merge',
+      '--index-dir',
+      indexDir,
+    )
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain(
+      'Unknown --on-duplicate "merge" (available: error, rename, first, last)',
+    )
+  })
+})

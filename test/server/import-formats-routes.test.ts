@@ -1,0 +1,168 @@
+import { readFile } from 'node:fs/promises'
+import { Ajv } from 'ajv'
+import { describe, expect, it } from 'vitest'
+import { createTestApp, postJson, readJson } from './test-service.ts'
+
+const fixture = (name: string) =>
+  readFile(new URL(`../fixtures/formats/${name}`, import.meta.url), 'utf8')
+
+const put = (body: string, contentType = 'application/json') => ({
+  method: 'PUT',
+  body,
+  headers: { 'content-type': contentType },
+})
+
+/** What an agent framework does with a served schema: compile it (throws when invalid). */
+function expectUsableSchema(parameters: unknown, id: string) {
+  const ajv = new Ajv({ strict: false })
+  expect(() => ajv.compile(parameters as object), id).not.toThrow()
+  expect((parameters as { type?: unknown }).type, id).toBe('object')
+}
+
+describe('PUT /v1/libraries/{name} with other tool formats', () => {
+  it('imports a plain function list with repeated names under ?onDuplicate=rename', async () => {
+    const { app } = await createTestApp()
+    const body = await fixture('functions.json')
+    const refused = await app.request('/v1/libraries/fns', put(body))
+    expect(refused.status).toBe(400)
+    expect((await readJson(refused)).error).toMatchObject({
+      code: 'DUPLICATE_TOOL_ID',
+      message: expect.stringContaining('tool id "calculate_triangle_area" appears twice'),
+    })
+
+    const created = await app.request('/v1/libraries/fns?onDuplicate=rename', put(body))
+    expect(created.status).toBe(201)
+    const summary = await readJson(created)
+    expect(summary).toMatchObject({ name: 'fns', toolCount: 5 })
+    expect(summary.import).toMatchObject({
+      format: 'functions',
+      tools: 5,
+      counts: { renamed: 1, dropped: 0, identical: 1, schemaChanges: 5, invalidSchemas: 0 },
+      duplicates: [
+        {
+          id: 'calculate_triangle_area',
+          action: 'renamed',
+          to: 'calculate_triangle_area_2',
+          record: 3,
+        },
+        { id: 'get_best_sushi_places', action: 'identical', record: 4 },
+      ],
+    })
+    expect(summary.import.schemaChanges[0]).toEqual({
+      id: 'get_best_sushi_places',
+      changes: ['type: "dict" → "object"', 'properties.review_rate.type: "float" → "number"'],
+    })
+
+    // Every served schema is valid JSON Schema, "dict" and "float" included before import.
+    const ids = [
+      'get_best_sushi_places',
+      'calculate_triangle_area',
+      'plot_points',
+      'calculate_triangle_area_2',
+      'CarRental.findCars',
+    ]
+    const batch = await readJson(
+      await app.request('/v1/libraries/fns/tools/batch', postJson({ ids })),
+    )
+    expect(batch.tools).toHaveLength(5)
+    for (const tool of batch.tools) expectUsableSchema(tool.parameters, tool.id)
+
+    // The description filter keeps the sushi tool's only sentence, so a query finds it.
+    const selected = await readJson(
+      await app.request(
+        '/v1/select-tools',
+        postJson({ instruction: 'find the best sushi places in Tokyo', library: 'fns' }),
+      ),
+    )
+    expect(selected.tools.map((tool: { id: string }) => tool.id)).toEqual(['get_best_sushi_places'])
+    for (const tool of selected.tools) expectUsableSchema(tool.parameters, tool.id)
+  })
+
+  it('rejects an unknown onDuplicate value with the choices', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/libraries/fns?onDuplicate=merge',
+      put(await fixture('functions.json')),
+    )
+    expect(response.status).toBe(400)
+    const { error } = await readJson(response)
+    expect(error.code).toBe('INVALID_INPUT')
+    expect(error.message).toContain('onDuplicate')
+  })
+
+  it('imports an OpenAPI YAML spec, one tool per operation, and selects from it', async () => {
+    const { app } = await createTestApp()
+    const created = await app.request(
+      '/v1/libraries/petstore',
+      put(await fixture('petstore.yaml'), 'application/yaml'),
+    )
+    expect(created.status).toBe(201)
+    const summary = await readJson(created)
+    expect(summary).toMatchObject({ toolCount: 7, import: { format: 'openapi' } })
+    const selected = await readJson(
+      await app.request(
+        '/v1/select-tools',
+        postJson({ instruction: 'place an order for a pet', library: 'petstore' }),
+      ),
+    )
+    expect(selected.tools.map((tool: { id: string }) => tool.id)).toEqual(['placeOrder'])
+    expectUsableSchema(selected.tools[0].parameters, 'placeOrder')
+  })
+
+  it('documents the import options and summary in /openapi.json', async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    const put = document.paths['/v1/libraries/{library}'].put
+    const names = put.parameters.map((parameter: { name: string }) => parameter.name)
+    expect(names).toEqual(
+      expect.arrayContaining(['format', 'namespace', 'onDuplicate', 'retriever']),
+    )
+    const onDuplicate = put.parameters.find(
+      (parameter: { name: string }) => parameter.name === 'onDuplicate',
+    )
+    expect(onDuplicate.schema.enum).toEqual(['error', 'rename', 'first', 'last'])
+    const format = put.parameters.find((parameter: { name: string }) => parameter.name === 'format')
+    expect(format.schema.enum).toEqual(
+      expect.arrayContaining(['functions', 'anthropic', 'openapi']),
+    )
+    const response = put.responses['201'].content['application/json'].schema
+    expect(Object.keys(response.properties)).toEqual(expect.arrayContaining(['warnings', 'import']))
+  })
+})
+
+describe('instructions in languages written without spaces', () => {
+  it('selects the right tool from a library described in Chinese', async () => {
+    const { app } = await createTestApp()
+    const created = await app.request('/v1/libraries/zh', put(await fixture('chinese-tools.json')))
+    expect(created.status).toBe(201)
+    const cases = [
+      ['帮我查询一下明天上海的天气', 'query_weather'],
+      ['预订下周一从北京到上海的机票', 'book_flight'],
+      ['把这段话翻译成英文', 'translate_text'],
+      ['明天早上七点设置闹钟提醒我', 'set_alarm'],
+      ['帮我订一张去上海的机票', 'book_flight'], // 订: short for 预订 ("book")
+      ['给张三发一封邮件', 'send_email'],
+      ['点一份外卖', 'order_food'],
+    ]
+    for (const [instruction, expected] of cases) {
+      const selected = await readJson(
+        await app.request('/v1/select-tools', postJson({ instruction, library: 'zh' })),
+      )
+      expect(
+        selected.tools.map((tool: { id: string }) => tool.id),
+        instruction,
+      ).toEqual([expected])
+    }
+  })
+
+  it('finds English tools named in a Chinese instruction', async () => {
+    const { app } = await createTestApp()
+    const selected = await readJson(
+      await app.request(
+        '/v1/select-tools',
+        postJson({ instruction: '请用 send_sms 给妈妈发一条短信', library: 'sample' }),
+      ),
+    )
+    expect(selected.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
+  })
+})
