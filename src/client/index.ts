@@ -1,0 +1,20 @@
+/**
+ * `toolsel/client`: the typed HTTP client.
+ * @module
+ */
+export {
+  CLIENT_OPERATIONS,
+  ToolselClient,
+  type CallOptions,
+  type LibraryInfo,
+  type PutLibraryOptions,
+  type PutLibraryResponse,
+  type SearchToolsRequest,
+  type SearchToolsResponse,
+  type SelectedTool,
+  type SelectToolsRequest,
+  type SelectToolsResponse,
+  type ServedTool,
+  type ToolselClientOptions,
+} from './toolsel-client.ts'
+export { ToolselClientError, type ClientErrorCode } from './toolsel-client-error.ts'

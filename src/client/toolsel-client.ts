@@ -1,0 +1,267 @@
+/**
+ * A typed client for the toolsel HTTP API. Request and response types are the server's own zod
+ * schemas (`src/server/schemas.ts`), the same ones `/openapi.json` is generated from, so the
+ * client cannot drift from the API; `test/client/` checks every operation of `/openapi.json` has a
+ * method here and that real responses validate against the published schemas.
+ *
+ * @example
+ * const toolsel = new ToolselClient({ baseUrl: 'http://localhost:8080' })
+ * const { tools, steps } = await toolsel.select('email Ann the weather in Paris')
+ * // tools: [{id: 'weather.get_forecast', name, description, parameters}, …]
+ * @module
+ */
+import type { z } from 'zod'
+import type { ErrorCode } from '../errors.ts'
+import type { ImportFormat, OnDuplicate } from '../library/importers/import-formats.ts'
+import type { RESPONSE_SCHEMAS, RequestSchemas } from '../server/schemas.ts'
+import { ToolselClientError } from './toolsel-client-error.ts'
+
+type Responses = typeof RESPONSE_SCHEMAS
+
+export type SelectToolsRequest = z.input<RequestSchemas['selectTools']>
+export type SelectToolsResponse = z.output<Responses['selectTools']>
+export type SearchToolsRequest = z.input<RequestSchemas['searchTools']>
+export type SearchToolsResponse = z.output<Responses['searchTools']>
+export type LibraryInfo = z.output<Responses['library']>
+export type PutLibraryResponse = z.output<Responses['putLibrary']>
+export type ServedTool = z.output<Responses['tool']>['tool']
+export type SelectedTool = SelectToolsResponse['tools'][number]
+
+export interface ToolselClientOptions {
+  /** Where the service listens, e.g. `http://localhost:8080` (a path prefix is kept). */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <apiKey>` when the service requires a key. */
+  apiKey?: string
+  /** Per-request time limit in milliseconds; CLIENT_TIMEOUT when exceeded. Default 30000. */
+  timeoutMs?: number
+  /** Extra headers for every request. */
+  headers?: Record<string, string>
+  /** The fetch to use (a test double, a proxy-aware fetch). Default: the global fetch. */
+  fetch?: typeof fetch
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborting it rejects the call with CLIENT_ABORTED. */
+  signal?: AbortSignal
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number
+}
+
+export interface PutLibraryOptions extends CallOptions {
+  /** The body's format; default: detected by the server. */
+  format?: ImportFormat
+  /** Tool ids become `namespace.name`. */
+  namespace?: string
+  /** Two records with one id: `error` (default), `rename`, `first` or `last`. */
+  onDuplicate?: OnDuplicate
+  /** Retrievers to build: `bm25` (default), `dense` or `hybrid`. */
+  retriever?: 'bm25' | 'dense' | 'hybrid'
+}
+
+/** Each method and the operation of `/openapi.json` it calls (checked by the client test). */
+export const CLIENT_OPERATIONS = {
+  select: 'POST /v1/select-tools',
+  search: 'POST /v1/search-tools',
+  listLibraries: 'GET /v1/libraries',
+  getLibrary: 'GET /v1/libraries/{library}',
+  putLibrary: 'PUT /v1/libraries/{library}',
+  deleteLibrary: 'DELETE /v1/libraries/{library}',
+  getTool: 'GET /v1/libraries/{library}/tools/{id}',
+  getTools: 'POST /v1/libraries/{library}/tools/batch',
+  health: 'GET /healthz',
+  ready: 'GET /readyz',
+} as const
+
+const DEFAULT_TIMEOUT_MS = 30_000
+
+export class ToolselClient {
+  readonly #baseUrl: string
+  readonly #options: ToolselClientOptions
+
+  constructor(options: ToolselClientOptions) {
+    if (!/^https?:\/\//.test(options.baseUrl)) {
+      throw new TypeError(
+        `ToolselClient: baseUrl must be an http(s) URL such as http://localhost:8080, got "${options.baseUrl}"`,
+      )
+    }
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.#options = options
+  }
+
+  /** Plans, retrieves and selects the tools for an instruction (`POST /v1/select-tools`). */
+  select(
+    request: string | SelectToolsRequest,
+    options?: CallOptions,
+  ): Promise<SelectToolsResponse> {
+    const body = typeof request === 'string' ? { instruction: request } : request
+    return this.#request('POST', '/v1/select-tools', { body, ...options })
+  }
+
+  /** Ranked tools for a query, without planning or selection (`POST /v1/search-tools`). */
+  search(
+    request: string | SearchToolsRequest,
+    options?: CallOptions,
+  ): Promise<SearchToolsResponse> {
+    const body = typeof request === 'string' ? { query: request } : request
+    return this.#request('POST', '/v1/search-tools', { body, ...options })
+  }
+
+  /** Full definitions (with parameters) of tools by id, in the order asked. */
+  async getTools(
+    library: string,
+    ids: readonly string[],
+    options?: CallOptions,
+  ): Promise<ServedTool[]> {
+    const path = `/v1/libraries/${encodeURIComponent(library)}/tools/batch`
+    const result = await this.#request<{ tools: ServedTool[] }>('POST', path, {
+      body: { ids },
+      ...options,
+    })
+    return result.tools
+  }
+
+  /** One tool's full definition. */
+  async getTool(library: string, id: string, options?: CallOptions): Promise<ServedTool> {
+    const path = `/v1/libraries/${encodeURIComponent(library)}/tools/${encodeURIComponent(id)}`
+    return (await this.#request<{ tool: ServedTool }>('GET', path, options)).tool
+  }
+
+  async listLibraries(options?: CallOptions): Promise<LibraryInfo[]> {
+    return (await this.#request<{ libraries: LibraryInfo[] }>('GET', '/v1/libraries', options))
+      .libraries
+  }
+
+  getLibrary(name: string, options?: CallOptions): Promise<LibraryInfo> {
+    return this.#request('GET', `/v1/libraries/${encodeURIComponent(name)}`, options)
+  }
+
+  /**
+   * Creates or replaces a library from tools in any supported format: a string is sent as it is
+   * (JSON, JSON Lines, CSV, OpenAPI YAML), anything else as JSON.
+   */
+  putLibrary(
+    name: string,
+    tools: string | object,
+    options: PutLibraryOptions = {},
+  ): Promise<PutLibraryResponse> {
+    const { format, namespace, onDuplicate, retriever, ...call } = options
+    const query = new URLSearchParams()
+    for (const [key, value] of Object.entries({ format, namespace, onDuplicate, retriever })) {
+      if (value !== undefined) query.set(key, value)
+    }
+    const search = query.size > 0 ? `?${query}` : ''
+    const body = typeof tools === 'string' ? tools : JSON.stringify(tools)
+    return this.#request('PUT', `/v1/libraries/${encodeURIComponent(name)}${search}`, {
+      rawBody: body,
+      ...call,
+    })
+  }
+
+  async deleteLibrary(name: string, options?: CallOptions): Promise<void> {
+    await this.#request('DELETE', `/v1/libraries/${encodeURIComponent(name)}`, options)
+  }
+
+  /** Liveness: resolves when the process answers. */
+  async health(options?: CallOptions): Promise<void> {
+    await this.#request('GET', '/healthz', options)
+  }
+
+  /** Readiness: resolves when libraries and models are loaded; NOT_READY (503) before. */
+  async ready(options?: CallOptions): Promise<void> {
+    await this.#request('GET', '/readyz', options)
+  }
+
+  async #request<T>(
+    method: string,
+    path: string,
+    options: CallOptions & { body?: unknown; rawBody?: string } = {},
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    const timeout = AbortSignal.timeout(timeoutMs)
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers }
+    if (this.#options.apiKey) headers.authorization = `Bearer ${this.#options.apiKey}`
+    let body: string | undefined
+    if (options.rawBody !== undefined) {
+      body = options.rawBody
+      headers['content-type'] ??= /^\s*[[{]/.test(body) ? 'application/json' : 'text/plain'
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] = 'application/json'
+    }
+    const url = `${this.#baseUrl}${path}`
+    let response: Response
+    try {
+      response = await (this.#options.fetch ?? fetch)(url, { method, headers, body, signal })
+    } catch (error) {
+      throw this.#transportError(error, method, path, timeoutMs, options.signal, timeout)
+    }
+    const text = await response.text().catch((error: unknown) => {
+      throw this.#transportError(error, method, path, timeoutMs, options.signal, timeout)
+    })
+    if (!response.ok) throw errorFromResponse(response.status, text, method, path)
+    if (text === '') return undefined as T
+    try {
+      return JSON.parse(text) as T
+    } catch (error) {
+      throw new ToolselClientError(
+        'BAD_RESPONSE',
+        `${method} ${path}: the service answered ${response.status} with a body that is not JSON: ${text.slice(0, 100)}`,
+        { status: response.status, cause: error },
+      )
+    }
+  }
+
+  #transportError(
+    error: unknown,
+    method: string,
+    path: string,
+    timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
+    timeout: AbortSignal,
+  ): ToolselClientError {
+    if (callerSignal?.aborted) {
+      return new ToolselClientError(
+        'CLIENT_ABORTED',
+        `${method} ${path} was aborted by the caller`,
+        {
+          cause: error,
+        },
+      )
+    }
+    if (timeout.aborted) {
+      return new ToolselClientError(
+        'CLIENT_TIMEOUT',
+        `${method} ${path} took longer than ${timeoutMs} ms; raise timeoutMs or check the service`,
+        { cause: error },
+      )
+    }
+    return new ToolselClientError(
+      'NETWORK',
+      `${method} ${this.#baseUrl}${path} failed: ${(error as Error).message}; is toolsel serving at ${this.#baseUrl}?`,
+      { cause: error },
+    )
+  }
+}
+
+function errorFromResponse(
+  status: number,
+  text: string,
+  method: string,
+  path: string,
+): ToolselClientError {
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: string; message?: string } }
+    if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+      return new ToolselClientError(error.code as ErrorCode, error.message, { status })
+    }
+  } catch {
+    // Not the service's error shape (a proxy's page, say): reported below as BAD_RESPONSE.
+  }
+  return new ToolselClientError(
+    'BAD_RESPONSE',
+    `${method} ${path}: HTTP ${status} without a toolsel error body: ${text.slice(0, 100)}`,
+    { status },
+  )
+}

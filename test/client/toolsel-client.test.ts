@@ -1,0 +1,168 @@
+import { createServer, type Server } from 'node:http'
+import { readFile } from 'node:fs/promises'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLIENT_OPERATIONS, ToolselClient, ToolselClientError } from '../../src/client/index.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+let serve: RunningServe
+let client: ToolselClient
+let openapi: {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: any }> }>>
+}
+
+beforeAll(async () => {
+  serve = await startServe()
+  client = new ToolselClient({ baseUrl: serve.url })
+  openapi = await (await fetch(`${serve.url}/openapi.json`)).json()
+}, 90_000)
+
+afterAll(async () => {
+  await serve?.stop()
+})
+
+/** Validates a body against the response schema `/openapi.json` publishes for an operation. */
+function expectMatchesOpenApi(operation: string, status: number, body: unknown) {
+  const [method, path] = operation.split(' ')
+  const response = openapi.paths[path][method.toLowerCase()].responses[String(status)]
+  const schema = response.content?.['application/json']?.schema
+  expect(schema, `${operation} ${status} has a published schema`).toBeDefined()
+  const validate = new Ajv2020({ strict: false }).compile(schema)
+  expect(validate(body) ? [] : validate.errors, operation).toEqual([])
+}
+
+describe('ToolselClient against a running toolsel serve', () => {
+  it('has a method for every operation of /openapi.json (no drift)', () => {
+    const published = Object.entries(openapi.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    )
+    expect(new Set(Object.values(CLIENT_OPERATIONS))).toEqual(new Set(published))
+  })
+
+  it('selects and searches; the answers match the published schemas', async () => {
+    const selected = await client.select(
+      'What is the weather in Paris tomorrow, and email the forecast to Ann',
+    )
+    expect(selected.tools.map((tool) => tool.id)).toEqual([
+      'weather.get_weather_forecast',
+      'mail.send_email',
+    ])
+    expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, selected)
+
+    const found = await client.search({ query: 'send a text message', k: 3 })
+    expect(found.results.length).toBeLessThanOrEqual(3)
+    expect(found.results[0].id).toBe('sms.send_sms')
+    expectMatchesOpenApi(CLIENT_OPERATIONS.search, 200, found)
+  })
+
+  it('loads tools one by one and in batches', async () => {
+    const tools = await client.getTools('demo', ['sms.send_sms', 'mail.send_email'])
+    expect(tools.map((tool) => tool.id)).toEqual(['sms.send_sms', 'mail.send_email'])
+    expect(tools[0].parameters).toMatchObject({ type: 'object' })
+    const tool = await client.getTool('demo', 'sms.send_sms')
+    expect(tool.id).toBe('sms.send_sms')
+    expectMatchesOpenApi(CLIENT_OPERATIONS.getTool, 200, { tool })
+  })
+
+  it('manages libraries: put (any format, onDuplicate), get, list, delete', async () => {
+    const functions = await readFile(
+      new URL('../fixtures/formats/functions.json', import.meta.url),
+      'utf8',
+    )
+    const created = await client.putLibrary('fns', functions, { onDuplicate: 'rename' })
+    expect(created).toMatchObject({ name: 'fns', toolCount: 5, import: { format: 'functions' } })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.putLibrary, 201, created)
+
+    const fromObject = await client.putLibrary(
+      'one',
+      [{ name: 'ping', description: 'Check that a host answers.' }],
+      { namespace: 'net' },
+    )
+    expect(fromObject.toolCount).toBe(1)
+    expect((await client.getTool('one', 'net.ping')).name).toBe('ping')
+
+    const library = await client.getLibrary('fns')
+    expect(library.toolCount).toBe(5)
+    expectMatchesOpenApi(CLIENT_OPERATIONS.getLibrary, 200, library)
+    const names = (await client.listLibraries()).map((entry) => entry.name)
+    expect(names).toEqual(expect.arrayContaining(['demo', 'fns', 'one']))
+
+    await client.deleteLibrary('fns')
+    await client.deleteLibrary('one')
+    expect((await client.listLibraries()).map((entry) => entry.name)).not.toContain('fns')
+    await client.health()
+    await client.ready()
+  })
+
+  it("throws the service's errors as ToolselClientError with code and status", async () => {
+    const error = await client.getLibrary('nope').catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ToolselClientError)
+    expect(error).toMatchObject({ code: 'UNKNOWN_LIBRARY', status: 404 })
+    const invalid = await client.select({ instruction: '' }).catch((caught: unknown) => caught)
+    expect(invalid).toMatchObject({ code: 'INVALID_INPUT', status: 400 })
+    const duplicate = await client
+      .putLibrary('dup', [
+        { name: 'a', description: 'x' },
+        { name: 'a', description: 'y' },
+      ])
+      .catch((caught: unknown) => caught)
+    expect(duplicate).toMatchObject({ code: 'DUPLICATE_TOOL_ID', status: 400 })
+  })
+})
+
+describe('ToolselClient failures before an answer', () => {
+  let silent: Server
+  let silentUrl: string
+
+  beforeAll(async () => {
+    // Accepts connections and never answers: what a hung service looks like.
+    silent = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const address = silent.address() as { port: number }
+    silentUrl = `http://127.0.0.1:${address.port}`
+  })
+
+  afterAll(async () => {
+    silent.closeAllConnections()
+    await new Promise((resolve) => silent.close(resolve))
+  })
+
+  it('times out with CLIENT_TIMEOUT', async () => {
+    const hung = new ToolselClient({ baseUrl: silentUrl, timeoutMs: 200 })
+    const error = await hung.select('anything').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'CLIENT_TIMEOUT' })
+    expect((error as Error).message).toContain('took longer than 200 ms')
+  })
+
+  it("stops with CLIENT_ABORTED when the caller's signal aborts", async () => {
+    const hung = new ToolselClient({ baseUrl: silentUrl })
+    const controller = new AbortController()
+    const pending = hung.search('anything', { signal: controller.signal })
+    setTimeout(() => controller.abort(), 50)
+    await expect(pending).rejects.toMatchObject({ code: 'CLIENT_ABORTED' })
+  })
+
+  it('reports NETWORK when nothing listens, and rejects a base URL that is not http(s)', async () => {
+    const closed = new ToolselClient({ baseUrl: 'http://127.0.0.1:9' })
+    await expect(closed.health()).rejects.toMatchObject({ code: 'NETWORK' })
+    expect(() => new ToolselClient({ baseUrl: 'localhost:8080' })).toThrow(
+      'baseUrl must be an http(s) URL',
+    )
+  })
+
+  it('sends the API key as a bearer token', async () => {
+    let seen: string | undefined
+    const fake: typeof fetch = async (_url, init) => {
+      seen = new Headers(init?.headers).get('authorization') ?? undefined
+      return new Response('', { status: 200 })
+    }
+    await new ToolselClient({
+      baseUrl: 'http://toolsel.test',
+      apiKey: 'k-123',
+      fetch: fake,
+    }).health()
+    expect(seen).toBe('Bearer k-123')
+  })
+})

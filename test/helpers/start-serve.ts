@@ -1,0 +1,61 @@
+/**
+ * Starts a real `toolsel serve` (a child process on a free port, its own empty index directory)
+ * for tests that talk HTTP to it: the typed client, the integration examples, the playground.
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface RunningServe {
+  url: string
+  logs: () => string
+  stop: () => Promise<void>
+}
+
+/** Resolves with the base URL once the server logs `Ready:`; 60 s at most. */
+export async function startServe(args: string[] = []): Promise<RunningServe> {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-serve-'))
+  let logs = ''
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      'bin/toolsel.mjs',
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--index-dir',
+      indexDir,
+      ...args,
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child.once('exit', resolve))
+    }
+    await rm(indexDir, { recursive: true, force: true })
+  }
+  const deadline = Date.now() + 60_000
+  while (!/Ready:/.test(logs)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop()
+      throw new Error(`toolsel serve did not start:\n${logs}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
+  return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop }
+}
