@@ -26,6 +26,10 @@ export type LibraryInfo = z.output<Responses['library']>
 export type PutLibraryResponse = z.output<Responses['putLibrary']>
 export type ServedTool = z.output<Responses['tool']>['tool']
 export type SelectedTool = SelectToolsResponse['tools'][number]
+export type PlannerRewardRequest = z.input<RequestSchemas['rewardsPlanner']>
+export type PlannerRewardResponse = z.output<Responses['rewardsPlanner']>
+export type SelectorRewardRequest = z.input<RequestSchemas['rewardsSelector']>
+export type SelectorRewardResponse = z.output<Responses['rewardsSelector']>
 
 export interface ToolselClientOptions {
   /** Where the service listens, e.g. `http://localhost:8080` (a path prefix is kept). */
@@ -69,6 +73,8 @@ export const CLIENT_OPERATIONS = {
   deleteLibrary: 'DELETE /v1/libraries/{library}',
   getTool: 'GET /v1/libraries/{library}/tools/{id}',
   getTools: 'POST /v1/libraries/{library}/tools/batch',
+  plannerRewards: 'POST /v1/rewards/planner',
+  selectorRewards: 'POST /v1/rewards/selector',
   health: 'GET /healthz',
   ready: 'GET /readyz',
 } as const
@@ -160,6 +166,22 @@ export class ToolselClient {
 
   async deleteLibrary(name: string, options?: CallOptions): Promise<void> {
     await this.#request('DELETE', `/v1/libraries/${encodeURIComponent(name)}`, options)
+  }
+
+  /** The paper's planner reward of each completion (`POST /v1/rewards/planner`), for RL training. */
+  plannerRewards(
+    request: PlannerRewardRequest,
+    options?: CallOptions,
+  ): Promise<PlannerRewardResponse> {
+    return this.#request('POST', '/v1/rewards/planner', { body: request, ...options })
+  }
+
+  /** 1 for each completion that names the gold tool, else 0 (`POST /v1/rewards/selector`). */
+  selectorRewards(
+    request: SelectorRewardRequest,
+    options?: CallOptions,
+  ): Promise<SelectorRewardResponse> {
+    return this.#request('POST', '/v1/rewards/selector', { body: request, ...options })
   }
 
   /** Liveness: resolves when the process answers. */

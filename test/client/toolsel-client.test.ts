@@ -14,7 +14,7 @@ let openapi: {
 beforeAll(async () => {
   serve = await startServe()
   client = new ToolselClient({ baseUrl: serve.url })
-  openapi = await (await fetch(`${serve.url}/openapi.json`)).json()
+  openapi = (await (await fetch(`${serve.url}/openapi.json`)).json()) as typeof openapi
 }, 90_000)
 
 afterAll(async () => {
@@ -51,7 +51,7 @@ describe('ToolselClient against a running toolsel serve', () => {
     ])
     expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, selected)
 
-    const found = await client.search({ query: 'send a text message', k: 3 })
+    const found = await client.search({ query: 'send an SMS text message', k: 3 })
     expect(found.results.length).toBeLessThanOrEqual(3)
     expect(found.results[0].id).toBe('sms.send_sms')
     expectMatchesOpenApi(CLIENT_OPERATIONS.search, 200, found)
@@ -94,6 +94,23 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect((await client.listLibraries()).map((entry) => entry.name)).not.toContain('fns')
     await client.health()
     await client.ready()
+  })
+
+  it('computes planner and selector rewards', async () => {
+    const planner = await client.plannerRewards({
+      instruction: 'Text Bob that I am late',
+      gold: ['sms.send_sms'],
+      completions: ['1. Send an SMS text message to Bob'],
+    })
+    expect(planner.rewards).toHaveLength(1)
+    expect(planner.rewards[0].reward).toBeGreaterThan(0)
+    expectMatchesOpenApi(CLIENT_OPERATIONS.plannerRewards, 200, planner)
+    const selector = await client.selectorRewards({
+      gold: 'sms.send_sms',
+      completions: ['sms.send_sms', 'mail.send_email'],
+    })
+    expect(selector.rewards.map((entry) => entry.reward)).toEqual([1, 0])
+    expectMatchesOpenApi(CLIENT_OPERATIONS.selectorRewards, 200, selector)
   })
 
   it("throws the service's errors as ToolselClientError with code and status", async () => {
