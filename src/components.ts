@@ -12,11 +12,10 @@ import { isLazy, LazyPlanner, LazySelector } from './lazy-components.ts'
 import { createLanguageModel } from './models/create-language-model.ts'
 import type { LanguageModel } from './models/language-model.ts'
 import { LlmPlanner } from './plan/llm-planner.ts'
-import type { Planner } from './plan/planner.ts'
+import type { Planner, Selector } from './contracts.ts'
 import { NonePlanner } from './plan/none-planner.ts'
 import { RulePlanner } from './plan/rule-planner.ts'
 import { LlmSelector } from './select/llm-selector.ts'
-import type { Selector } from './select/selector.ts'
 import { Top1Selector } from './select/top1-selector.ts'
 
 export interface ComponentContext {

@@ -7,9 +7,7 @@ import { ToolselError, throwIfAborted } from './errors.ts'
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { oneLineDescription } from './library/tool.ts'
-import type { Fallback, Planner, Usage } from './plan/planner.ts'
-import type { Retriever } from './retrieve/retriever.ts'
-import type { CandidateTool, Selector } from './select/selector.ts'
+import type { CandidateTool, Fallback, Planner, Retriever, Selector, Usage } from './contracts.ts'
 
 export interface SelectToolsOptions {
   library: ToolLibrary

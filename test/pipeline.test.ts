@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { selectTools } from '../src/pipeline.ts'
-import type { Planner } from '../src/plan/planner.ts'
+import type { Planner, Selection, Selector } from '../src/contracts.ts'
 import { NonePlanner } from '../src/plan/none-planner.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
-import type { Selection, Selector } from '../src/select/selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { SAMPLE_TOOLS } from './helpers/sample-tools.ts'
 

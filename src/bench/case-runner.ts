@@ -7,9 +7,7 @@
 import { isToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { selectTools, type StageTimings, type StepResult } from '../pipeline.ts'
-import type { Fallback, Planner, Usage } from '../plan/planner.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
-import type { Selector } from '../select/selector.ts'
+import type { Fallback, Planner, Retriever, Selector, Usage } from '../contracts.ts'
 
 export interface CaseOutcome {
   /** Predicted tool ids, de-duplicated. */

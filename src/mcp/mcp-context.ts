@@ -4,7 +4,7 @@
  * @module
  */
 import type { ToolselService } from '../service/toolsel-service.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
+import type { Retriever } from '../contracts.ts'
 import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
 import { ScopedLibraries } from './scoped-libraries.ts'

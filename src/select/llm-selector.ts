@@ -9,9 +9,8 @@
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import { argmax, type LanguageModel } from '../models/language-model.ts'
-import type { CallOptions } from '../plan/planner.ts'
-import { buildSelectMessages } from '../plan/prompts.ts'
-import type { CandidateTool, Selection, SelectionRequest, Selector } from './selector.ts'
+import type { CallOptions, CandidateTool, Selection, SelectionRequest, Selector } from '../contracts.ts'
+import { buildSelectMessages } from './prompts.ts'
 
 export interface LlmSelectorOptions {
   model: LanguageModel

@@ -3,7 +3,7 @@ import { createPipelineRunner } from '../../src/bench/case-runner.ts'
 import { runBench } from '../../src/bench/run-bench.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolselError } from '../../src/errors.ts'
-import type { Planner } from '../../src/plan/planner.ts'
+import type { Planner } from '../../src/contracts.ts'
 import { Top1Selector } from '../../src/select/top1-selector.ts'
 import { FIXTURES, fixtureSettings, runFixtureBench } from './fixture-bench.ts'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Planner } from '../../src/plan/planner.ts'
+import type { Planner } from '../../src/contracts.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 describe('POST /v1/select-tools', () => {
