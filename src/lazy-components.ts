@@ -5,7 +5,14 @@
  * bad model directory fails the service before it reports ready).
  * @module
  */
-import type { CallOptions, Planner, PlanResult, Selection, SelectionRequest, Selector } from './contracts.ts'
+import type {
+  CallOptions,
+  Planner,
+  PlanResult,
+  Selection,
+  SelectionRequest,
+  Selector,
+} from './contracts.ts'
 
 abstract class LazyComponent<T extends { readonly name: string }> {
   readonly #pendingName: string

@@ -84,7 +84,7 @@ export interface SplitReport {
     matchBy: 'id' | 'api_call'
   }
   /** Names (and model ids) of the components, as they report themselves. */
-  components: { planner: string; retriever: string; selector: string }
+  components: { planner: string; retriever: string; reranker?: string; selector: string }
   metrics: AggregateMetrics
   latency: LatencySummary
   timings: { indexMs: number; runMs: number }

@@ -9,7 +9,13 @@
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import { argmax, type LanguageModel } from '../models/language-model.ts'
-import type { CallOptions, CandidateTool, Selection, SelectionRequest, Selector } from '../contracts.ts'
+import type {
+  CallOptions,
+  CandidateTool,
+  Selection,
+  SelectionRequest,
+  Selector,
+} from '../contracts.ts'
 import { buildSelectMessages } from './prompts.ts'
 
 export interface LlmSelectorOptions {

@@ -31,10 +31,12 @@ describe('POST /v1/select-tools', () => {
       library: 'sample',
       planner: 'rule',
       retriever: 'bm25',
+      reranker: 'identity',
       selector: 'top1',
     })
     expect(Object.keys(body.timings).sort()).toEqual([
       'planMs',
+      'rerankMs',
       'retrieveMs',
       'selectMs',
       'totalMs',
