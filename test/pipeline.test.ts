@@ -98,7 +98,7 @@ describe('selectTools', () => {
     })
   })
 
-  it('passes the reranked candidates, in the reranker's order, to the selector', async () => {
+  it('passes the reranked candidates, in the reranker order, to the selector', async () => {
     const reverse: Reranker = {
       name: 'reverse',
       rerank: async (requests) => requests.map((request) => [...request.candidates].reverse()),
