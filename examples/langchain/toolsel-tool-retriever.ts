@@ -1,0 +1,94 @@
+/**
+ * toolsel in LangChain.js: a retriever over a tool library (one Document per tool, best first),
+ * and the retrieved tools as LangChain tools a chat model can bind. toolsel does the ranking, so
+ * no vector store of tool descriptions has to be built or kept in sync.
+ */
+import type { CallbackManagerForRetrieverRun } from '@langchain/core/callbacks/manager'
+import { Document } from '@langchain/core/documents'
+import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers'
+import { DynamicStructuredTool } from '@langchain/core/tools'
+import type { ServedTool, ToolselClient } from 'toolsel/client'
+
+export interface ToolselToolRetrieverInput extends BaseRetrieverInput {
+  client: ToolselClient
+  /** The toolsel library; default: the service's default library. */
+  library?: string
+  /** How many tools to return (toolsel's `k`). Default 5. */
+  k?: number
+}
+
+/** Document metadata of a retrieved tool. */
+export interface ToolMetadata {
+  id: string
+  name: string
+  score: number
+  library: string
+}
+
+/** A retriever whose documents are tools: `pageContent` is the one-line description. */
+export class ToolselToolRetriever extends BaseRetriever<ToolMetadata> {
+  lc_namespace = ['toolsel', 'retrievers']
+  readonly #client: ToolselClient
+  readonly #library?: string
+  readonly #k: number
+
+  constructor(input: ToolselToolRetrieverInput) {
+    super(input)
+    this.#client = input.client
+    this.#library = input.library
+    this.#k = input.k ?? 5
+  }
+
+  async _getRelevantDocuments(
+    query: string,
+    _runManager?: CallbackManagerForRetrieverRun,
+  ): Promise<Document<ToolMetadata>[]> {
+    const found = await this.#client.search({ query, library: this.#library, k: this.#k })
+    return found.results.map(
+      (result) =>
+        new Document<ToolMetadata>({
+          pageContent: result.description,
+          metadata: {
+            id: result.id,
+            name: result.name,
+            score: result.score,
+            library: found.library,
+          },
+          id: result.id,
+        }),
+    )
+  }
+}
+
+/** LangChain tools for toolsel tools; `call` runs the real call (your backend). */
+export function langchainTools(
+  tools: readonly ServedTool[],
+  call: (tool: ServedTool, input: unknown) => Promise<unknown>,
+): DynamicStructuredTool[] {
+  return tools.map(
+    (served) =>
+      new DynamicStructuredTool({
+        name: served.name,
+        description: served.description,
+        schema: served.parameters,
+        func: async (input: unknown) => JSON.stringify(await call(served, input)),
+      }),
+  )
+}
+
+/** Retrieves tools for `query` and loads their full definitions as LangChain tools. */
+export async function retrieveTools(
+  retriever: ToolselToolRetriever,
+  client: ToolselClient,
+  query: string,
+  call: (tool: ServedTool, input: unknown) => Promise<unknown>,
+): Promise<DynamicStructuredTool[]> {
+  const documents = await retriever.invoke(query)
+  if (documents.length === 0) return []
+  const library = documents[0].metadata.library
+  const served = await client.getTools(
+    library,
+    documents.map((document) => document.metadata.id),
+  )
+  return langchainTools(served, call)
+}
