@@ -27,7 +27,7 @@ export interface ToolMetadata {
 
 /** A retriever whose documents are tools: `pageContent` is the one-line description. */
 export class ToolselToolRetriever extends BaseRetriever<ToolMetadata> {
-  lc_namespace = ['toolsel', 'retrievers']
+  override lc_namespace = ['toolsel', 'retrievers']
   readonly #client: ToolselClient
   readonly #library?: string
   readonly #k: number
@@ -39,7 +39,7 @@ export class ToolselToolRetriever extends BaseRetriever<ToolMetadata> {
     this.#k = input.k ?? 5
   }
 
-  async _getRelevantDocuments(
+  override async _getRelevantDocuments(
     query: string,
     _runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document<ToolMetadata>[]> {

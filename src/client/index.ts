@@ -6,6 +6,7 @@ export {
   CLIENT_OPERATIONS,
   ToolselClient,
   type CallOptions,
+  type ComponentsResponse,
   type LibraryInfo,
   type PlannerRewardRequest,
   type PlannerRewardResponse,

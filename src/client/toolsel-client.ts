@@ -26,6 +26,7 @@ export type LibraryInfo = z.output<Responses['library']>
 export type PutLibraryResponse = z.output<Responses['putLibrary']>
 export type ServedTool = z.output<Responses['tool']>['tool']
 export type SelectedTool = SelectToolsResponse['tools'][number]
+export type ComponentsResponse = z.output<Responses['components']>
 export type PlannerRewardRequest = z.input<RequestSchemas['rewardsPlanner']>
 export type PlannerRewardResponse = z.output<Responses['rewardsPlanner']>
 export type SelectorRewardRequest = z.input<RequestSchemas['rewardsSelector']>
@@ -75,6 +76,7 @@ export const CLIENT_OPERATIONS = {
   getTools: 'POST /v1/libraries/{library}/tools/batch',
   plannerRewards: 'POST /v1/rewards/planner',
   selectorRewards: 'POST /v1/rewards/selector',
+  components: 'GET /v1/components',
   health: 'GET /healthz',
   ready: 'GET /readyz',
 } as const
@@ -182,6 +184,11 @@ export class ToolselClient {
     options?: CallOptions,
   ): Promise<SelectorRewardResponse> {
     return this.#request('POST', '/v1/rewards/selector', { body: request, ...options })
+  }
+
+  /** The planners, retrievers, rerankers and selectors the service can run, with defaults. */
+  components(options?: CallOptions): Promise<ComponentsResponse> {
+    return this.#request('GET', '/v1/components', options)
   }
 
   /** Liveness: resolves when the process answers. */

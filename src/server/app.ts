@@ -13,7 +13,9 @@ import { createErrorHandler, errorResponse } from './error-response.ts'
 import { bodyLimit } from './middleware/body-limit.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createOpenApiDocument } from './openapi.ts'
+import { componentsRoutes } from './routes/components-routes.ts'
 import { healthRoutes } from './routes/health-routes.ts'
+import { playgroundRoutes } from './routes/playground-routes.ts'
 import { libraryRoutes } from './routes/library-routes.ts'
 import { rewardRoutes } from './routes/reward-routes.ts'
 import { selectRoutes } from './routes/select-routes.ts'
@@ -42,6 +44,7 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   )
 
   app.route('/', healthRoutes(service, options.gateway))
+  app.route('/', playgroundRoutes(service))
   // MCP (Streamable HTTP) sits outside /v1: the SDK transport enforces its own body limit and
   // answers protocol errors itself; tool handlers apply server.requestTimeoutMs.
   if (service.config.mcp.http) {
@@ -83,5 +86,6 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   app.route('/v1', selectRoutes(service, schemas))
   app.route('/v1/libraries', libraryRoutes(service, schemas))
   app.route('/v1/rewards', rewardRoutes(service, schemas))
+  app.route('/v1/components', componentsRoutes(service))
   return app
 }

@@ -122,6 +122,13 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: ok(RESPONSE_SCHEMAS.tools), ...errors(400, 404) },
         },
       },
+      '/v1/components': {
+        get: {
+          summary:
+            'The planners, retriever kinds, rerankers and selectors this service can run, with their defaults',
+          responses: { 200: ok(RESPONSE_SCHEMAS.components), ...errors(503) },
+        },
+      },
       '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Alive' } } } },
       '/readyz': {
         get: { summary: 'Readiness', responses: { 200: { description: 'Ready' }, ...errors(503) } },

@@ -160,6 +160,14 @@ const ToolSchema = z.object({
   namespace: z.string().optional(),
 })
 
+const ComponentRegistrySchema = z.object({
+  default: z.string(),
+  ids: z.array(z.string()).describe('Ids usable as they are, e.g. rule, top1, bm25.'),
+  prefixes: z
+    .array(z.string())
+    .describe('Prefixes that take an argument, e.g. llm: (llm:openai:<model>).'),
+})
+
 const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() })
 
 export const RESPONSE_SCHEMAS = {
@@ -235,6 +243,12 @@ export const RESPONSE_SCHEMAS = {
     defaultRetriever: z.string(),
     persisted: z.boolean(),
     isDefault: z.boolean(),
+  }),
+  components: z.object({
+    planners: ComponentRegistrySchema,
+    retrievers: ComponentRegistrySchema,
+    rerankers: ComponentRegistrySchema,
+    selectors: ComponentRegistrySchema,
   }),
   putLibrary: z.object({
     name: z.string(),

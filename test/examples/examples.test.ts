@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const run = promisify(execFile)
-const EXAMPLES = ['vercel-ai-sdk', 'openai-agents']
+const EXAMPLES = ['vercel-ai-sdk', 'openai-agents', 'langchain']
 let serve: RunningServe
 
 beforeAll(async () => {
@@ -46,5 +46,11 @@ describe('integration examples against a live toolsel serve', () => {
     const { stdout } = await runExample('openai-agents')
     expect(stdout).toContain('tools the model was offered: book_table, send_sms')
     expect(stdout).toContain('final output: done (no model was called)')
+  }, 120_000)
+
+  it('LangChain.js: the toolsel retriever feeds bindTools-ready tool definitions', async () => {
+    const { stdout } = await runExample('langchain')
+    expect(stdout).toContain('retrieved: finance.convert_currency')
+    expect(stdout).toContain('tool definitions for bindTools: convert_currency')
   }, 120_000)
 })

@@ -1,0 +1,57 @@
+/**
+ * The playground: `GET /ui` serves one HTML page (no build step, no external resources) that
+ * calls this service's own API; `GET /` redirects there; `GET /ui/report` serves the newest
+ * benchmark report (`bench.outDir/<run>/report.html`, else the committed baseline).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Hono } from 'hono'
+import type { ToolselService } from '../../service/toolsel-service.ts'
+
+const PAGE = fileURLToPath(new URL('../ui/playground.html', import.meta.url))
+const BASELINE_REPORT = fileURLToPath(
+  new URL('../../../bench/results/default/report.html', import.meta.url),
+)
+
+export function playgroundRoutes(service: ToolselService) {
+  let page: Promise<string> | undefined
+  return new Hono()
+    .get('/', (c) => c.redirect('/ui'))
+    .get('/ui', async (c) => {
+      page ??= readFile(PAGE, 'utf8')
+      return c.html(await page)
+    })
+    .get('/ui/report', async (c) => {
+      const report = await latestReport(service.config.bench.outDir)
+      if (report === undefined) {
+        return c.html('<p>No benchmark report yet: run <code>npm run bench</code>.</p>', 404)
+      }
+      return c.html(await readFile(report, 'utf8'))
+    })
+}
+
+/** The most recently written `<outDir>/<run>/report.html`, else the committed baseline. */
+async function latestReport(outDir: string): Promise<string | undefined> {
+  let newest: { path: string; time: number } | undefined
+  try {
+    for (const entry of await readdir(outDir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue
+      const path = join(outDir, entry.name, 'report.html')
+      const time = await stat(path).then(
+        (info) => info.mtimeMs,
+        () => undefined,
+      )
+      if (time !== undefined && (newest === undefined || time > newest.time)) {
+        newest = { path, time }
+      }
+    }
+  } catch {
+    // No output directory yet: fall back to the baseline.
+  }
+  if (newest) return newest.path
+  return stat(BASELINE_REPORT).then(
+    () => BASELINE_REPORT,
+    () => undefined,
+  )
+}

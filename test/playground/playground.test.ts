@@ -1,0 +1,105 @@
+/// <reference lib="dom" />
+/**
+ * The playground page in a real headless Chromium against a real `toolsel serve`: a selection
+ * is run from the page as a user would, and a screenshot of the result is saved to
+ * test/output/playground.png. Skipped, visibly, where no Chromium is installed (Debian:
+ * `apt-get install chromium`; or set CHROME_PATH).
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import puppeteer, { type Browser } from 'puppeteer-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const BROWSER = [
+  process.env.CHROME_PATH,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+].find((path) => path !== undefined && path !== '' && existsSync(path))
+const SCREENSHOT = join(ROOT, 'test', 'output', 'playground.png')
+
+describe.skipIf(BROWSER === undefined)(
+  `playground in headless Chromium${BROWSER ? '' : ' (skipped: no chromium; apt-get install chromium or set CHROME_PATH)'}`,
+  () => {
+    let serve: RunningServe
+    let browser: Browser
+
+    beforeAll(async () => {
+      serve = await startServe()
+      browser = await puppeteer.launch({
+        executablePath: BROWSER,
+        headless: true,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+      })
+    }, 120_000)
+
+    afterAll(async () => {
+      await browser?.close()
+      await serve?.stop()
+    })
+
+    it('runs a real selection from the page and saves a screenshot', async () => {
+      const page = await browser.newPage()
+      await page.setViewport({ width: 1280, height: 900 })
+      const errors: string[] = []
+      page.on('pageerror', (error) => errors.push(String(error)))
+      await page.goto(`${serve.url}/`, { waitUntil: 'networkidle0' })
+      expect(page.url()).toBe(`${serve.url}/ui`)
+
+      // Libraries and components come from the service, not from the page.
+      await page.waitForSelector('#library option')
+      expect(await page.$eval('#library', (select) => (select as HTMLSelectElement).value)).toBe(
+        'demo',
+      )
+      const planners = await page.$$eval('#planners option', (options) =>
+        options.map((option) => (option as HTMLOptionElement).value),
+      )
+      expect(planners).toEqual(expect.arrayContaining(['rule', 'none', 'llm:']))
+      expect(
+        await page.$eval('#retriever', (input) => (input as HTMLInputElement).placeholder),
+      ).toMatch(/^default: /)
+
+      await page.click('[data-testid=run]')
+      await page.waitForSelector('[data-testid=candidate]')
+      const selected = await page.$$eval('[data-testid=selected-tool] strong', (nodes) =>
+        nodes.map((node) => node.textContent),
+      )
+      expect(selected).toEqual(['weather.get_weather_forecast', 'mail.send_email'])
+      expect(await page.$$eval('[data-testid=step]', (steps) => steps.length)).toBe(2)
+      const bars = await page.$$eval('.candidate .bar > div', (fills) =>
+        fills.map((fill) => (fill as HTMLElement).style.width),
+      )
+      expect(bars.length).toBeGreaterThan(2)
+      expect(bars).toContain('100%')
+      expect(await page.$eval('[data-testid=timings]', (table) => table.textContent)).toContain(
+        'total',
+      )
+      expect(await page.$eval('[data-testid=savings]', (node) => node.textContent)).toMatch(
+        /instead of the whole library: about \d+ tokens for 197 tools/,
+      )
+
+      await page.type('#query', 'send an SMS text message')
+      await page.click('#search-form button')
+      await page.waitForSelector('#search-results li')
+      await page.click('#search-results li')
+      await page.waitForSelector('[data-testid=tool-detail]:not([hidden])')
+      expect(await page.$eval('[data-testid=tool-detail]', (node) => node.textContent)).toContain(
+        '"parameters"',
+      )
+
+      await mkdir(join(ROOT, 'test', 'output'), { recursive: true })
+      await page.screenshot({ path: SCREENSHOT, fullPage: true })
+      expect((await stat(SCREENSHOT)).size).toBeGreaterThan(10_000)
+      expect(errors).toEqual([])
+    }, 120_000)
+
+    it('links the latest benchmark report', async () => {
+      const page = await browser.newPage()
+      const response = await page.goto(`${serve.url}/ui/report`)
+      expect(response?.status()).toBe(200)
+      expect(await page.content()).toContain('<table')
+    }, 60_000)
+  },
+)
