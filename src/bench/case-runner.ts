@@ -4,7 +4,7 @@
  * and reports do not care which ran.
  * @module
  */
-import { isToolselError } from '../errors.ts'
+import { isToolselError, ToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { selectTools, type StageTimings, type StepResult } from '../pipeline.ts'
 import type { Fallback, Planner, Usage } from '../plan/planner.ts'
@@ -32,12 +32,19 @@ export interface CaseRunner {
   run(instruction: string, gold: readonly string[], target: CaseTarget): Promise<CaseOutcome>
 }
 
-/** The pipeline under test. A thrown error is recorded and the query counts as a miss. */
+/**
+ * The pipeline under test. A thrown error is recorded and the query counts as a miss; so does a
+ * query that runs past `queryTimeoutMs` (error code TIMEOUT): its signal aborts the model calls
+ * and the runner stops waiting for it.
+ */
 export function createPipelineRunner(options: {
   planner: Planner
   selector: Selector
   k: number
+  /** Time limit per query in ms (`--query-timeout`). Default none. */
+  queryTimeoutMs?: number
 }): CaseRunner {
+  const { queryTimeoutMs, ...pipeline } = options
   return {
     components: (retriever) => ({
       planner: options.planner.name,
@@ -46,8 +53,15 @@ export function createPipelineRunner(options: {
     }),
     async run(instruction, _gold, { library, retriever }) {
       const started = performance.now()
+      const deadline = queryTimeoutMs === undefined ? undefined : startDeadline(queryTimeoutMs)
       try {
-        const result = await selectTools(instruction, { library, retriever, ...options })
+        const run = selectTools(instruction, {
+          library,
+          retriever,
+          ...pipeline,
+          signal: deadline?.signal,
+        })
+        const result = await (deadline ? Promise.race([run, deadline.expired]) : run)
         return {
           predicted: result.tools.map((tool) => tool.id),
           steps: result.steps,
@@ -57,9 +71,30 @@ export function createPipelineRunner(options: {
         }
       } catch (error) {
         return failedOutcome(error, performance.now() - started)
+      } finally {
+        deadline?.clear()
       }
     },
   }
+}
+
+/** An AbortSignal that fires TIMEOUT after `ms`, and a promise that rejects with it then. */
+function startDeadline(ms: number) {
+  const controller = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new ToolselError(
+        'TIMEOUT',
+        `The query took longer than its ${ms} ms limit (--query-timeout).`,
+      )
+      controller.abort(error)
+      reject(error)
+    }, ms)
+  })
+  // A run that settles first leaves `expired` pending forever; never report it as unhandled.
+  expired.catch(() => undefined)
+  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) }
 }
 
 /**
