@@ -64,10 +64,12 @@ export async function buildIndexedLibrary(
   options: BuildIndexOptions = {},
 ): Promise<IndexedLibrary> {
   const settings = bm25Settings(config)
-  const bm25 = Bm25Retriever.build(library.tools, settings, {
-    signal: options.signal,
-    onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
-  }).withQueryOptions(bm25QueryOptions(config))
+  const bm25 = (
+    await Bm25Retriever.buildAsync(library.tools, settings, {
+      signal: options.signal,
+      onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
+    })
+  ).withQueryOptions(bm25QueryOptions(config))
   throwIfAborted(options.signal)
   const manifest: IndexManifest = {
     formatVersion: INDEX_FORMAT_VERSION,
