@@ -16,8 +16,32 @@ const LIBRARY_NAME = z
 
 const COMPONENT_ID = z.string().min(1).max(500)
 
+/**
+ * Planner and selector ids a request may name: the model-free ones, the configured defaults and
+ * fallbacks, and `server.allowedComponents`. A request can't name any other model, so it can't
+ * make the server read a path or load a model nobody configured.
+ */
+export function requestableComponents(config: Config): string[] {
+  const ids = [
+    'rule',
+    'none',
+    'top1',
+    config.plan.planner,
+    config.plan.fallback,
+    config.select.selector,
+    config.select.fallback,
+    ...config.server.allowedComponents,
+  ]
+  return [...new Set(ids.filter((id) => id !== ''))]
+}
+
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
+  const requestable = requestableComponents(config)
+  const componentId = (kind: string) =>
+    COMPONENT_ID.refine((id) => requestable.includes(id), {
+      error: `not a ${kind} this server offers to requests (allowed: ${requestable.join(', ')}); an operator can add ids to server.allowedComponents`,
+    })
   const k = z
     .number()
     .int()
@@ -42,12 +66,12 @@ export function createRequestSchemas(config: Config) {
           .min(0)
           .optional()
           .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
-        planner: COMPONENT_ID.optional().describe(
-          `Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`,
-        ),
-        selector: COMPONENT_ID.optional().describe(
-          `Selector id (top1, llm:<model>). Default ${config.select.selector}.`,
-        ),
+        planner: componentId('planner')
+          .optional()
+          .describe(`Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`),
+        selector: componentId('selector')
+          .optional()
+          .describe(`Selector id (top1, llm:<model>). Default ${config.select.selector}.`),
         retriever: z
           .enum(['bm25', 'dense', 'hybrid'])
           .optional()
