@@ -2,7 +2,7 @@
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app.ts'
-import { ToolselError } from '../../errors.ts'
+import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
@@ -84,6 +84,9 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           namespace,
           retriever,
           signal: c.get('signal'),
+          beforeCommit: () => {
+            if (!c.get('commit')()) throwIfAborted(c.get('signal'))
+          },
         })
         return c.json({ ...result.summary, warnings: result.warnings }, result.created ? 201 : 200)
       },
