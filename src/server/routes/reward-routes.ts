@@ -18,14 +18,12 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
       const principal = principalOf(c)
       assertUnscoped(principal, 'rewards/planner')
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      const indexed = service.library(request.library)
-      const retriever = service.retrieverFor(indexed, request.retriever)
-      const k = request.k ?? service.config.retrieve.k
+      const { indexed, retriever, k, minScore } = service.resolveRetrieval(request)
       const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
         library: indexed.library,
         retriever,
         k,
-        minScore: request.tau,
+        minScore,
         maxSteps: service.config.plan.maxSteps,
         formatPenalty: request.formatPenalty,
         signal: c.get('signal'),

@@ -13,7 +13,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      const result = await service.selectTools(request, c.get('signal'))
+      const result = await service.select(request, c.get('signal'))
       return c.json({
         ...result,
         tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
@@ -28,12 +28,6 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const principal = principalOf(c)
       assertUnscoped(principal, 'search-tools')
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      const indexed = service.library(request.library)
-      const results = await service.search(request, c.get('signal'))
-      return c.json({
-        library: indexed.library.name,
-        retriever: service.retrieverFor(indexed, request.retriever).name,
-        results,
-      })
+      return c.json(await service.search(request, c.get('signal')))
     })
 }
