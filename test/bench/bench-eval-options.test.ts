@@ -88,6 +88,8 @@ async function bench(out: string, extra: string[] = []) {
       queriesFile,
       '--planner',
       'llm:openai:checkpoint',
+      '--selector',
+      'top1',
       '--out',
       out,
       '--query-timeout',
