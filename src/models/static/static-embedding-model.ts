@@ -21,7 +21,7 @@
 import { throwIfAborted } from '../../errors.ts'
 import { splitIdentifiers } from '../../retrieve/bm25/tokenize.ts'
 import { normalizeL2, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
-import { loadWordVectors, type WordVectors } from './word-vectors.ts'
+import { fnv1a, loadWordVectors, type WordVectors } from './word-vectors.ts'
 
 /** The vector sets `static:<name>` accepts. */
 export const STATIC_VECTOR_SETS = ['glove-100d'] as const
@@ -103,14 +103,4 @@ export class StaticEmbeddingModel implements EmbeddingModel {
       sum[column] += state & 1 ? scale : -scale
     }
   }
-}
-
-/** 32-bit FNV-1a over UTF-16 code units. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
 }

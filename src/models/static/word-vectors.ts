@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path'
 const require = createRequire(import.meta.url)
 
 /** Bump when the binary layout or the conversion changes. */
-const FORMAT_VERSION = 1
+const FORMAT_VERSION = 2
 const MAGIC = 'TSWV'
 
 export interface WordVectors {
@@ -57,7 +57,7 @@ export async function loadWordVectors(
     const cached = await readBinary(file, stamp).catch(() => undefined)
     if (cached) return cached
   }
-  log(`Converting ${source} to a compact binary once (about 5-30 s)`)
+  log(`Converting ${source} to a compact binary once (seconds to a minute)`)
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
   for (const file of candidates) {
@@ -196,35 +196,62 @@ function indexOf(bytes: Uint8Array, needle: string, from: number): number {
 }
 
 /**
- * Layout: "TSWV", u32 header length, header JSON (stamp, dimensions, size, word bytes), padding to
- * 4 bytes, f32 scales[size], i8 values[size × dimensions], words joined by "\n" (UTF-8).
+ * Layout: "TSWV", u32 header length, header JSON (stamp, dimensions, size, table size, mean
+ * norm), padding to 4 bytes, then f32 scales[size], u32 word offsets[size + 1], i32 hash
+ * table[tableSize] (word id or -1; FNV-1a of the word, linear probing), i8 values[size ×
+ * dimensions], the words' UTF-8 bytes. A load takes views of the file's bytes: no per-word
+ * objects, so it costs the read and nothing else.
  */
 function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
-  const words = Buffer.from(data.words.join('\n'), 'utf8')
+  const { dimensions, words } = data
+  const size = words.length
+  const encoded = words.map((word) => Buffer.from(word, 'utf8'))
+  const offsets = new Uint32Array(size + 1)
+  for (let id = 0; id < size; id++) offsets[id + 1] = offsets[id] + encoded[id].length
+  let tableSize = 1
+  while (tableSize < size * 1.5) tableSize *= 2
+  const table = new Int32Array(tableSize).fill(-1)
+  const mask = tableSize - 1
+  for (let id = 0; id < size; id++) {
+    let slot = fnv1a(words[id]) & mask
+    // A repeated word keeps its most frequent (first) id.
+    while (table[slot] >= 0 && words[table[slot]] !== words[id]) slot = (slot + 1) & mask
+    if (table[slot] < 0) table[slot] = id
+  }
+  let normSum = 0
+  for (let id = 0; id < size; id++) {
+    let sum = 0
+    for (let column = 0; column < dimensions; column++) {
+      sum += data.values[id * dimensions + column] ** 2
+    }
+    normSum += Math.sqrt(sum) * data.scales[id]
+  }
   const header = Buffer.from(
     JSON.stringify({
       ...stamp,
-      dimensions: data.dimensions,
-      size: data.words.length,
-      wordBytes: words.length,
+      dimensions,
+      size,
+      tableSize,
+      meanNorm: normSum / Math.max(1, size),
     }),
   )
-  const headerEnd = align4(8 + header.length)
-  const out = Buffer.alloc(
-    headerEnd + data.scales.byteLength + data.values.byteLength + words.length,
-  )
+  const sections: Uint8Array[] = [
+    new Uint8Array(data.scales.buffer, data.scales.byteOffset, data.scales.byteLength),
+    new Uint8Array(offsets.buffer),
+    new Uint8Array(table.buffer),
+    new Uint8Array(data.values.buffer, data.values.byteOffset, data.values.byteLength),
+    ...encoded,
+  ]
+  const start = align4(8 + header.length)
+  const out = Buffer.alloc(start + sections.reduce((sum, section) => sum + section.byteLength, 0))
   out.write(MAGIC, 0, 'latin1')
   out.writeUInt32LE(header.length, 4)
   header.copy(out, 8)
-  Buffer.from(data.scales.buffer, data.scales.byteOffset, data.scales.byteLength).copy(
-    out,
-    headerEnd,
-  )
-  Buffer.from(data.values.buffer, data.values.byteOffset, data.values.byteLength).copy(
-    out,
-    headerEnd + data.scales.byteLength,
-  )
-  words.copy(out, headerEnd + data.scales.byteLength + data.values.byteLength)
+  let position = start
+  for (const section of sections) {
+    out.set(section, position)
+    position += section.byteLength
+  }
   return out
 }
 
@@ -233,13 +260,18 @@ async function readBinary(file: string, stamp: Stamp): Promise<WordVectors | und
 }
 
 function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  // Typed-array views need 4-byte aligned offsets; a fresh file buffer starts at 0.
+  const buffer =
+    bytes.byteOffset % 4 === 0
+      ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      : Buffer.from(bytes)
   if (buffer.length < 8 || buffer.toString('latin1', 0, 4) !== MAGIC) return undefined
   const headerLength = buffer.readUInt32LE(4)
   const header = JSON.parse(buffer.toString('utf8', 8, 8 + headerLength)) as Stamp & {
     dimensions: number
     size: number
-    wordBytes: number
+    tableSize: number
+    meanNorm: number
   }
   if (
     header.version !== stamp.version ||
@@ -248,56 +280,82 @@ function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined 
   ) {
     return undefined
   }
-  const { dimensions, size } = header
-  const scalesStart = align4(8 + headerLength)
-  const valuesStart = scalesStart + size * 4
-  const wordsStart = valuesStart + size * dimensions
-  if (buffer.length !== wordsStart + header.wordBytes) return undefined
-  // Copies: the file buffer's offsets need not be aligned for a Float32Array view.
-  const scales = new Float32Array(size)
-  Buffer.from(scales.buffer).set(buffer.subarray(scalesStart, valuesStart))
-  const values = new Int8Array(size * dimensions)
-  Buffer.from(values.buffer).set(buffer.subarray(valuesStart, wordsStart))
-  const words = buffer.toString('utf8', wordsStart).split('\n')
-  if (words.length !== size) return undefined
-  return new QuantizedWordVectors(dimensions, words, scales, values)
+  const { dimensions, size, tableSize } = header
+  const at = buffer.byteOffset
+  let position = align4(8 + headerLength)
+  const take = <T>(make: (offset: number) => T, bytes: number): T => {
+    const view = make(at + position)
+    position += bytes
+    return view
+  }
+  const scales = take((offset) => new Float32Array(buffer.buffer, offset, size), size * 4)
+  const offsets = take((offset) => new Uint32Array(buffer.buffer, offset, size + 1), size * 4 + 4)
+  const table = take((offset) => new Int32Array(buffer.buffer, offset, tableSize), tableSize * 4)
+  const values = take(
+    (offset) => new Int8Array(buffer.buffer, offset, size * dimensions),
+    size * dimensions,
+  )
+  if (buffer.length !== position + offsets[size]) return undefined
+  const words = buffer.subarray(position)
+  return new QuantizedWordVectors(
+    dimensions,
+    scales,
+    values,
+    { offsets, table, words },
+    header.meanNorm,
+  )
 }
 
 function align4(offset: number): number {
   return (offset + 3) & ~3
 }
 
+/** 32-bit FNV-1a over UTF-16 code units. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
+
+interface Vocabulary {
+  offsets: Uint32Array
+  table: Int32Array
+  words: Buffer
+}
+
 class QuantizedWordVectors implements WordVectors {
   readonly size: number
-  readonly #ids: Map<string, number>
 
   constructor(
     readonly dimensions: number,
-    words: readonly string[],
     private readonly scales: Float32Array,
     private readonly values: Int8Array,
+    private readonly vocabulary: Vocabulary,
+    private readonly mean: number,
   ) {
-    this.size = words.length
-    this.#ids = new Map()
-    // Keep the most frequent id when a word repeats.
-    for (let id = words.length - 1; id >= 0; id--) this.#ids.set(words[id], id)
+    this.size = scales.length
   }
 
   wordId(word: string): number | undefined {
-    return this.#ids.get(word)
+    const { offsets, table, words } = this.vocabulary
+    const mask = table.length - 1
+    const bytes = Buffer.from(word, 'utf8')
+    for (let slot = fnv1a(word) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
+      const id = table[slot]
+      const start = offsets[id]
+      const end = offsets[id + 1]
+      if (end - start === bytes.length && words.compare(bytes, 0, bytes.length, start, end) === 0) {
+        return id
+      }
+    }
+    return undefined
   }
 
   meanNorm(): number {
-    let total = 0
-    for (let id = 0; id < this.size; id++) {
-      let sum = 0
-      const offset = id * this.dimensions
-      for (let column = 0; column < this.dimensions; column++) {
-        sum += this.values[offset + column] ** 2
-      }
-      total += Math.sqrt(sum) * this.scales[id]
-    }
-    return total / Math.max(1, this.size)
+    return this.mean
   }
 
   addScaled(target: Float64Array, id: number, weight: number): void {
