@@ -82,10 +82,7 @@ export async function selectTools(
   )
   const requests = plan.steps.map((step, index) => ({
     step,
-    candidates: retrieved[index].map(({ id, score }): CandidateTool => {
-      const tool = library.require(id)
-      return { id, name: tool.name, description: oneLineDescription(tool.description), score }
-    }),
+    candidates: toCandidateTools(library, retrieved[index]),
   }))
   const retrievedAt = performance.now()
 
@@ -135,6 +132,20 @@ export async function selectTools(
     },
     usage,
   }
+}
+
+/**
+ * Retrieved candidates as the selector sees them: name and one-line description, no schema.
+ * Training data (`toolsel train-data selector`) builds its prompts with this too.
+ */
+export function toCandidateTools(
+  library: ToolLibrary,
+  retrieved: ReadonlyArray<{ id: string; score: number }>,
+): CandidateTool[] {
+  return retrieved.map(({ id, score }) => {
+    const tool = library.require(id)
+    return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+  })
 }
 
 function addUsage(total: Usage, usage: Usage | undefined): void {
