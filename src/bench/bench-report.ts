@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.ts'
 import type { StageTimings } from '../pipeline.ts'
-import type { Fallback, Usage } from '../plan/planner.ts'
+import type { Fallback, Usage } from '../contracts.ts'
 import type { AggregateMetrics, LatencySummary } from './metrics/aggregate-metrics.ts'
 import type { QueryMetrics } from './metrics/query-metrics.ts'
 import type { LibraryMode, SkippedSplit, SplitStats, UnmappableGold } from './suites/bench-suite.ts'
@@ -37,6 +37,10 @@ export interface BenchRunSettings {
    * per-query timings; `filteredGold` and step texts only where they add something.
    */
   compact: boolean
+  /** `--query-timeout`: time limit per query in ms; a query past it is a miss with error TIMEOUT. */
+  queryTimeoutMs?: number
+  /** `--concurrency`: queries run at once (default 1). Does not change any metric. */
+  concurrency?: number
 }
 
 export interface QueryReport {
@@ -84,7 +88,7 @@ export interface SplitReport {
     matchBy: 'id' | 'api_call'
   }
   /** Names (and model ids) of the components, as they report themselves. */
-  components: { planner: string; retriever: string; selector: string }
+  components: { planner: string; retriever: string; reranker?: string; selector: string }
   metrics: AggregateMetrics
   latency: LatencySummary
   timings: { indexMs: number; runMs: number }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Planner } from '../../src/plan/planner.ts'
+import type { Planner } from '../../src/contracts.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 describe('POST /v1/select-tools', () => {
@@ -31,10 +31,12 @@ describe('POST /v1/select-tools', () => {
       library: 'sample',
       planner: 'rule',
       retriever: 'bm25',
+      reranker: 'identity',
       selector: 'top1',
     })
     expect(Object.keys(body.timings).sort()).toEqual([
       'planMs',
+      'rerankMs',
       'retrieveMs',
       'selectMs',
       'totalMs',
@@ -67,7 +69,7 @@ describe('POST /v1/select-tools', () => {
     ['k above the limit', { instruction: 'x', k: 1000 }, 'INVALID_INPUT'],
     ['an empty instruction', { instruction: '   ' }, 'INVALID_INPUT'],
     ['an unknown field', { instruction: 'x', topK: 3 }, 'INVALID_INPUT'],
-    ['an unknown planner', { instruction: 'x', planner: 'magic' }, 'UNKNOWN_COMPONENT'],
+    ['an unknown planner', { instruction: 'x', planner: 'magic' }, 'INVALID_INPUT'],
   ])('answers 400 for %s', async (_case, body, code) => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/select-tools', postJson(body))

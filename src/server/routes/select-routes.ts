@@ -1,15 +1,19 @@
 /** `POST /v1/select-tools` and `POST /v1/search-tools`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { TimeoutEnv } from '../middleware/request-timeout.ts'
+import type { AppEnv } from '../app.ts'
+import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
 
 export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
-  return new Hono<TimeoutEnv>()
+  return new Hono<AppEnv>()
     .post('/select-tools', requireJson, jsonBody(schemas.selectTools), async (c) => {
       const { includeSchemas, ...request } = c.req.valid('json')
-      const result = await service.selectTools(request, c.get('signal'))
+      const principal = principalOf(c)
+      assertUnscoped(principal, 'select-tools')
+      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      const result = await service.select(request, c.get('signal'))
       return c.json({
         ...result,
         tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
@@ -21,12 +25,9 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
     })
     .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
       const request = c.req.valid('json')
-      const indexed = service.library(request.library)
-      const results = await service.search(request, c.get('signal'))
-      return c.json({
-        library: indexed.library.name,
-        retriever: service.retrieverFor(indexed, request.retriever).name,
-        results,
-      })
+      const principal = principalOf(c)
+      assertUnscoped(principal, 'search-tools')
+      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      return c.json(await service.search(request, c.get('signal')))
     })
 }
