@@ -65,7 +65,7 @@ function runPython(rows: unknown[]): Promise<{ code: number | null; out: string;
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, ['-c', DRIVER], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, TOOLSEL_URL: url },
+      env: { PATH: process.env.PATH, TOOLSEL_URL: url, PYTHONDONTWRITEBYTECODE: '1' },
     })
     let out = ''
     let err = ''
