@@ -127,7 +127,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const search = await call(client, 'search_tools', { query: 'x', retriever: 'nope' })
     expect(search.isError).toBe(true)
     expect(JSON.stringify(search.content)).toContain(
-      'no retriever kind \\"nope\\" (available: bm25, dense, hybrid)',
+      'no retriever kind \\"nope\\" (available: bm25, dense, hybrid, regex)',
     )
   })
 
