@@ -4,6 +4,7 @@ import { ToolselError } from '../errors.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../service/load-libraries.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -24,7 +25,7 @@ Options:
   --tau <x>            BM25 score threshold (default 3)
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      top1 | llm:<model> (default top1)
-  --retriever <kind>   bm25 | dense | hybrid | auto (default bm25 when the library has it;
+  --retriever <kind>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto (default bm25 when the library has it;
                        auto: the library's own default). A tool file or the demo is indexed
                        in memory with what the retriever needs.
   --embedder <id>      Embedder for dense and hybrid queries; must be the one the index was
