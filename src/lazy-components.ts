@@ -6,7 +6,7 @@
  * @module
  */
 import type { CallOptions, Planner, PlanResult } from './plan/planner.ts'
-import type { Selection, SelectionRequest, Selector } from './select/selector.ts'
+import type { Selection, SelectionRequest, SelectOptions, Selector } from './select/selector.ts'
 
 abstract class LazyComponent<T extends { readonly name: string }> {
   readonly #pendingName: string
@@ -42,7 +42,7 @@ export class LazyPlanner extends LazyComponent<Planner> implements Planner {
 }
 
 export class LazySelector extends LazyComponent<Selector> implements Selector {
-  async select(requests: SelectionRequest[], options?: CallOptions): Promise<Selection[]> {
+  async select(requests: SelectionRequest[], options?: SelectOptions): Promise<Selection[]> {
     return (await this.component).select(requests, options)
   }
 }
