@@ -13,6 +13,7 @@ import { expandHeadVerb } from '../../src/retrieve/bm25/query-expansion.ts'
 import { bm25Settings } from '../../src/store/build-index.ts'
 import { resolveSuites } from '../../src/bench/suites/suite-registry.ts'
 import { extractCandidateFeatures } from '../../src/learn/candidate-features.ts'
+import { extractStepFeatures } from './step-features.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../../src/learn/training-data.ts'
 
 const { values } = parseArgs({
@@ -34,6 +35,9 @@ interface QueryRow {
   steps: number
   ids: string[]
   x: number[][]
+  ranks: number[][]
+  stepX: number[][]
+  stepY: number[]
   wholeTop: string | null
   wholeTopScore: number
 }
@@ -55,6 +59,9 @@ function dumpSet(
   const search = (text: string) => retriever.search(expandHeadVerb(text), k, Number(values.tau))
   const queries: QueryRow[] = []
   for (const benchCase of cases) {
+    const goldTools = benchCase.gold.flatMap((id) => byId.get(id) ?? [])
+    const local =
+      goldTools.length > 0 ? Bm25Retriever.build(goldTools, bm25Settings(config)) : undefined
     const clauses = planner.split(benchCase.instruction)
     const whole = search(benchCase.instruction)
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))
@@ -70,6 +77,13 @@ function dumpSet(
       steps: clauses.length,
       ids: features.map((f) => keyOf(f.id)),
       x: features.map((f) => f.values.map((v) => Math.round(v * 1e5) / 1e5)),
+      stepX: extractStepFeatures(steps),
+      stepY: steps.map((step) =>
+        local && local.search(expandHeadVerb(step.text), 1, 3).length > 0 ? 1 : 0,
+      ),
+      ranks: features.map((f) =>
+        steps.map((step) => step.candidates.findIndex((c) => c.id === f.id)),
+      ),
       wholeTop: whole[0] ? keyOf(whole[0].id) : null,
       wholeTopScore: whole[0]?.score ?? 0,
     })

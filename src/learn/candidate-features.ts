@@ -7,6 +7,7 @@
  */
 import { parameterText } from '../retrieve/bm25/bm25-document.ts'
 import { tokenize } from '../retrieve/bm25/tokenize.ts'
+import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
 
 /** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
@@ -56,6 +57,11 @@ export const FEATURE_NAMES = [
   'instruction_terms',
   'steps_same_top1',
   'example_vote',
+  'best_step_action',
+  'best_step_question',
+  'best_step_context',
+  'best_step_terms',
+  'top1_of_action_step',
 ] as const
 
 export type FeatureName = (typeof FEATURE_NAMES)[number]
@@ -125,13 +131,22 @@ function gapOf(view: ListView, rank: number, score: number): number {
 
 const NAMESPACE_CAP = 3
 
+/** Clauses that talk about the user rather than ask ("I'm planning…", "My team is…"). */
+const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|our)\b/iu
+
 /** Features of every distinct candidate of the instruction (whole list first, then steps). */
 export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
   const whole = viewOf(input.whole, input.instruction)
-  const steps = input.steps.map((step) => ({
-    view: viewOf(step.candidates, step.text),
-    terms: [...new Set(tokenize(step.text))],
-  }))
+  const steps = input.steps.map((step) => {
+    const text = step.text.trim()
+    return {
+      view: viewOf(step.candidates, step.text),
+      terms: [...new Set(tokenize(step.text))],
+      action: startsWithAction(text) ? 1 : 0,
+      question: text.endsWith('?') ? 1 : 0,
+      context: CONTEXT_OPENER.test(text) ? 1 : 0,
+    }
+  })
   const instructionTerms = [...new Set(tokenize(input.instruction))]
   const instructionSet = new Set(instructionTerms)
 
@@ -186,9 +201,17 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     let top1 = 0
     let stepGap = -1
     let coverStep = 0
+    let bestStep: (typeof steps)[number] | undefined
+    let bestStepRank = Number.POSITIVE_INFINITY
+    let top1OfAction = 0
     for (const step of steps) {
       const rank = step.view.rank.get(id)
       if (rank === undefined) continue
+      if (rank < bestStepRank) {
+        bestStepRank = rank
+        bestStep = step
+      }
+      if (rank === 0 && step.action === 1) top1OfAction = 1
       const score = step.view.score.get(id) ?? 0
       if (step.view.top > 0) stepRel = Math.max(stepRel, score / step.view.top)
       stepRrank = Math.max(stepRrank, 1 / (1 + rank))
@@ -226,6 +249,11 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       Math.log1p(instructionTerms.length),
       stepsSameTop1,
       input.exampleVotes?.get(id) ?? 0,
+      bestStep?.action ?? 0,
+      bestStep?.question ?? 0,
+      bestStep?.context ?? 0,
+      Math.log1p(bestStep?.terms.length ?? 0),
+      top1OfAction,
     ]
     return { id, values }
   })
