@@ -22,6 +22,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: '/tmp/toolsel-learn-features.json' },
     k: { type: 'string', default: '15' },
     tau: { type: 'string', default: '3' },
+    kwhole: { type: 'string', default: '15' },
   },
 })
 const dataDir = values.data!
@@ -63,7 +64,11 @@ function dumpSet(
     const local =
       goldTools.length > 0 ? Bm25Retriever.build(goldTools, bm25Settings(config)) : undefined
     const clauses = planner.split(benchCase.instruction)
-    const whole = search(benchCase.instruction)
+    const whole = retriever.search(
+      expandHeadVerb(benchCase.instruction),
+      Number(values.kwhole),
+      Number(values.tau),
+    )
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))
     const features = extractCandidateFeatures({
       instruction: benchCase.instruction,

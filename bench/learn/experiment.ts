@@ -370,6 +370,21 @@ for (const set of sets.filter((set) => set.kind === 'eval')) {
       entry.learned.push(
         em(decidePerStep(query, cands, perStep.st, perStep.gt, perStep.nb), query.gold),
       )
+    } else if (process.env.UNION) {
+      const base = decideSet(scored(query), query.steps, best!.rule)
+      const iAct = FEATURE_NAMES.indexOf('top1_of_action_step')
+      const iAbs = FEATURE_NAMES.indexOf('step_abs')
+      const sc2 = scored(query)
+      query.x.forEach((x, i) => {
+        if (
+          x[iAct] === 1 &&
+          x[iAbs] > Math.log1p(Number(process.env.UNION)) &&
+          sc2[i].p >= Number(process.env.UNIONP ?? 0) &&
+          !base.includes(query.ids[i])
+        )
+          base.push(query.ids[i])
+      })
+      entry.learned.push(em(base, query.gold))
     } else entry.learned.push(em(decideSet(scored(query), query.steps, best!.rule), query.gold))
     entry.none.push(
       em(query.wholeTop && query.wholeTopScore > 3 ? [query.wholeTop] : [], query.gold),

@@ -66,23 +66,22 @@ export class LearnedSelector implements Selector {
     const probability = new Map(scored.map(({ id, p }) => [id, p]))
     const chosen = decideSet(scored, Math.max(1, clauses.length), this.model.rule)
 
-    // Each chosen tool goes to a step that retrieved it (the step where it ranks best, clauses
-    // before the whole instruction), one tool per step.
+    // Each chosen tool goes to one step that retrieved it, one tool per step: (tool, step) pairs
+    // are taken best rank first, clauses before the whole instruction.
     const selections: Selection[] = requests.map(() => ({ toolId: null }))
+    const pairs: Array<{ id: string; index: number; key: number }> = []
     for (const id of chosen) {
-      let bestIndex = -1
-      let bestKey = Number.POSITIVE_INFINITY
       requests.forEach((request, index) => {
-        if (selections[index].toolId !== null) return
         const rank = request.candidates.findIndex((candidate) => candidate.id === id)
-        if (rank < 0) return
-        const key = rank + (index === wholeIndex ? 1000 : 0)
-        if (key < bestKey) {
-          bestKey = key
-          bestIndex = index
-        }
+        if (rank >= 0) pairs.push({ id, index, key: rank + (index === wholeIndex ? 1000 : 0) })
       })
-      if (bestIndex >= 0) selections[bestIndex] = { toolId: id, score: probability.get(id) }
+    }
+    pairs.sort((a, b) => a.key - b.key || a.index - b.index)
+    const placed = new Set<string>()
+    for (const { id, index } of pairs) {
+      if (placed.has(id) || selections[index].toolId !== null) continue
+      selections[index] = { toolId: id, score: probability.get(id) }
+      placed.add(id)
     }
     if (options.explain) {
       const values = new Map(features.map((feature) => [feature.id, feature.values]))

@@ -28,6 +28,8 @@ export interface SelectRequest {
   planner?: string
   selector?: string
   retriever?: string
+  /** Return each candidate's features (`steps[].candidates[].features`) when the selector has them. */
+  explain?: boolean
 }
 
 export interface SearchRequest {
@@ -107,6 +109,7 @@ export class ToolselService {
       selector: this.components.selector(request.selector),
       k: request.k ?? this.config.retrieve.k,
       minScore: request.tau,
+      explain: request.explain,
       signal,
     })
   }
