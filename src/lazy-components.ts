@@ -5,8 +5,15 @@
  * bad model directory fails the service before it reports ready).
  * @module
  */
-import type { CallOptions, Planner, PlanResult } from './plan/planner.ts'
-import type { Selection, SelectionRequest, SelectOptions, Selector } from './select/selector.ts'
+import type {
+  CallOptions,
+  Planner,
+  PlanResult,
+  Selection,
+  SelectionRequest,
+  SelectOptions,
+  Selector,
+} from './contracts.ts'
 
 abstract class LazyComponent<T extends { readonly name: string }> {
   readonly #pendingName: string

@@ -11,6 +11,7 @@ import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
 import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
 import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
 import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
+import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
@@ -27,6 +28,11 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
     trainCommand,
     'Train the learned selector (default: on the benchmark training splits)',
     TRAIN_HELP,
+  ],
+  'train-data': [
+    trainDataCommand,
+    'Write planner/selector training records (SFT, GRPO) in toolsel prompt format',
+    TRAIN_DATA_HELP,
   ],
 }
 

@@ -8,9 +8,8 @@ import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
-import { requireRetriever } from '../store/indexed-library.ts'
 import type { QueryReport, SplitReport } from './bench-report.ts'
-import type { CaseRunner, CaseTarget } from './case-runner.ts'
+import type { CaseRunner } from './case-runner.ts'
 import {
   aggregateMetrics,
   summarizeLatency,
@@ -24,8 +23,6 @@ import type { BenchSplit } from './suites/bench-suite.ts'
 export interface SplitRunOptions {
   runner: CaseRunner
   config: Config
-  /** `bm25`, `dense`, `hybrid`: looked up in each built index. */
-  retrieverKind: string
   /** Only the first N queries. */
   limit?: number
   /** Leave candidate lists out of the per-query records. */
@@ -58,16 +55,11 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   const scored: ScoredQuery[] = []
   const runStarted = performance.now()
   for (const benchCase of cases) {
-    let target: CaseTarget = { library: shared.library, retriever: retrieverOf(shared, options) }
+    let target = shared
     if (benchCase.library && !options.swap) {
       const started = performance.now()
-      const own = await indexTools(
-        `${split.name}.${benchCase.id}`,
-        benchCase.library,
-        options.config,
-      )
+      target = await indexTools(`${split.name}.${benchCase.id}`, benchCase.library, options.config)
       indexMs += performance.now() - started
-      target = { library: own.library, retriever: retrieverOf(own, options) }
     }
     const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)
     const goldKeys = unique(benchCase.gold.map(keyOf))
@@ -116,17 +108,13 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
       }),
       matchBy: split.matchKey ? 'api_call' : 'id',
     },
-    components: options.runner.components(retrieverOf(shared, options)),
+    components: options.runner.components(shared),
     metrics: aggregateMetrics(scored),
     latency: summarizeLatency(scored),
     timings: { indexMs: Math.round(indexMs), runMs: Math.round(runMs) },
     queries,
   }
   return { report, scored }
-}
-
-function retrieverOf(indexed: IndexedLibrary, options: SplitRunOptions) {
-  return requireRetriever(indexed, options.retrieverKind)
 }
 
 /** Library names are directory-safe (see LIBRARY_NAME_PATTERN): `/` and the like become `.`. */

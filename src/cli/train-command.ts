@@ -12,7 +12,7 @@ import { readJsonRecords } from '../bench/suites/read-data-file.ts'
 import { DEFAULT_MODEL_PATH } from '../learn/learned-model.ts'
 import { trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
-import { bm25Settings } from '../store/build-index.ts'
+import { bm25Settings } from '../store/kinds/bm25-kind.ts'
 import {
   COMMON_HELP,
   commandConfig,

@@ -14,7 +14,7 @@ import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-feat
 import { decideSet } from '../learn/decide-set.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
-import type { Selection, SelectionRequest, SelectOptions, Selector } from './selector.ts'
+import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 
 export class LearnedSelector implements Selector {
   readonly name: string

@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
 import { ERROR_CODES } from '../errors.ts'
+import { pipelineOptionFields, RETRIEVER_KIND } from '../service/request-fields.ts'
 
 const LIBRARY_NAME = z
   .string()
@@ -14,16 +15,18 @@ const LIBRARY_NAME = z
     'a library name is 1-64 letters, digits, ".", "_" or "-"',
   )
 
-const COMPONENT_ID = z.string().min(1).max(500)
+const TOOL_ID = z.string().min(1).max(500)
+/** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
+const MAX_GOLD_TOOLS = 100
+/** Most completions per reward request: a GRPO batch for one prompt is typically 8-64. */
+export const MAX_COMPLETIONS = 1024
+/** Longest completion scored, in characters (a plan after a long thinking block fits). */
+export const MAX_COMPLETION_CHARS = 32_000
+const COMPLETIONS = z.array(z.string().max(MAX_COMPLETION_CHARS)).min(1).max(MAX_COMPLETIONS)
 
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
-  const k = z
-    .number()
-    .int()
-    .min(1)
-    .max(maxK)
-    .describe(`Candidates per step, 1-${maxK}. Default ${config.retrieve.k}.`)
+  const options = pipelineOptionFields(config)
   return {
     selectTools: z
       .object({
@@ -36,22 +39,7 @@ export function createRequestSchemas(config: Config) {
         library: LIBRARY_NAME.optional().describe(
           'Library to select from. Default: the service default.',
         ),
-        k: k.optional(),
-        tau: z
-          .number()
-          .min(0)
-          .optional()
-          .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
-        planner: COMPONENT_ID.optional().describe(
-          `Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`,
-        ),
-        selector: COMPONENT_ID.optional().describe(
-          `Selector id (learned, learned:<model.json>, top1, llm:<model>). Default ${config.select.selector}.`,
-        ),
-        retriever: z
-          .enum(['bm25', 'dense', 'hybrid'])
-          .optional()
-          .describe('Retriever. Default: the library default.'),
+        ...options,
         includeSchemas: z
           .boolean()
           .default(true)
@@ -73,8 +61,8 @@ export function createRequestSchemas(config: Config) {
           .max(maxInstructionChars)
           .describe('What the tool should do.'),
         library: LIBRARY_NAME.optional(),
-        k: k.optional(),
-        retriever: z.enum(['bm25', 'dense', 'hybrid']).optional(),
+        k: options.k,
+        retriever: options.retriever,
       })
       .strict(),
     batchTools: z
@@ -84,6 +72,53 @@ export function createRequestSchemas(config: Config) {
           .min(1)
           .max(maxK * 10)
           .describe('Tool ids to load.'),
+      })
+      .strict(),
+    rewardsPlanner: z
+      .object({
+        library: LIBRARY_NAME.optional().describe(
+          'Library whose retriever scores the plans. Default: the service default.',
+        ),
+        instruction: z
+          .string()
+          .trim()
+          .min(1)
+          .max(maxInstructionChars)
+          .describe(
+            'The instruction the completions plan for (an empty plan means this one step).',
+          ),
+        gold: z
+          .array(TOOL_ID)
+          .min(1)
+          .max(MAX_GOLD_TOOLS)
+          .describe('Gold tool ids of the instruction, tool ids of the library.'),
+        completions: COMPLETIONS.describe(
+          'Planner model answers to score, each read as the LLM planner reads it.',
+        ),
+        k: options.k,
+        tau: options.tau,
+        retriever: options.retriever,
+        formatPenalty: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe('Reward of an answer with no list of steps is minus this. Default 1.'),
+      })
+      .strict(),
+    rewardsSelector: z
+      .object({
+        gold: TOOL_ID.nullable().describe(
+          "The step's gold tool id, or null when its gold tool is not among the candidates (the answer is then none).",
+        ),
+        candidates: z
+          .array(TOOL_ID)
+          .max(maxK)
+          .optional()
+          .describe(
+            'The candidate ids the selector was shown; answers outside them are marked invalid.',
+          ),
+        completions: COMPLETIONS.describe('Selector model answers to score.'),
       })
       .strict(),
     libraryParam: z.object({ library: LIBRARY_NAME }),
@@ -108,12 +143,9 @@ export function createRequestSchemas(config: Config) {
           .max(100)
           .optional()
           .describe('Namespace for MCP/OpenAI tools.'),
-        retriever: z
-          .enum(['bm25', 'dense', 'hybrid'])
-          .optional()
-          .describe(
-            `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
-          ),
+        retriever: RETRIEVER_KIND.optional().describe(
+          `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
+        ),
       })
       .strict(),
   }
@@ -169,6 +201,31 @@ export const RESPONSE_SCHEMAS = {
     retriever: z.string(),
     results: z.array(
       z.object({ id: z.string(), name: z.string(), description: z.string(), score: z.number() }),
+    ),
+  }),
+  rewardsPlanner: z.object({
+    library: z.string(),
+    retriever: z.string(),
+    k: z.number(),
+    rewards: z.array(
+      z.object({
+        reward: z.number(),
+        precision: z.number(),
+        recall: z.number(),
+        f1: z.number(),
+        format: z.enum(['ok', 'unparsable']),
+        steps: z.array(z.string()),
+        claims: z.array(z.object({ id: z.string(), rank: z.number() }).nullable()),
+      }),
+    ),
+  }),
+  rewardsSelector: z.object({
+    rewards: z.array(
+      z.object({
+        reward: z.union([z.literal(0), z.literal(1)]),
+        answer: z.string(),
+        valid: z.boolean(),
+      }),
     ),
   }),
   tool: z.object({

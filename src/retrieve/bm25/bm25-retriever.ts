@@ -10,7 +10,7 @@
  */
 import { throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildPostings,
   createBm25Engine,
