@@ -20,6 +20,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
+  redactedConfigJson,
 } from './cli-options.ts'
 import { createProgress } from './progress.ts'
 
@@ -100,7 +101,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const suite = values.suite ?? 'all'
   if (suite === 'all' && (values.queries || values.tools)) {
     throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")

@@ -13,6 +13,7 @@ import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildPostings,
+  buildPostingsAsync,
   createBm25Engine,
   isPadding,
   postingsFromWinkJson,
@@ -48,6 +49,13 @@ export interface Bm25QueryOptions {
   expandHeadVerbs: boolean
 }
 
+/**
+ * Most query terms scored; later ones are ignored. A term costs time linear in the number of tools
+ * containing it, so an 8,000-character query of common words could otherwise cost milliseconds
+ * per term at 50k tools. Instructions and steps are a few dozen terms.
+ */
+export const MAX_QUERY_TERMS = 256
+
 const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
 
 export class Bm25Retriever implements Retriever {
@@ -75,6 +83,19 @@ export class Bm25Retriever implements Retriever {
   ): Bm25Retriever {
     return new Bm25Retriever(
       buildPostings(tools, settings, options),
+      settings,
+      DEFAULT_QUERY_OPTIONS,
+    )
+  }
+
+  /** `build` that yields to the event loop while it works (for servers). */
+  static async buildAsync(
+    tools: readonly Tool[],
+    settings: Bm25Settings,
+    options: Bm25BuildOptions = {},
+  ): Promise<Bm25Retriever> {
+    return new Bm25Retriever(
+      await buildPostingsAsync(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
     )
@@ -117,7 +138,10 @@ export class Bm25Retriever implements Retriever {
   search(query: string, k: number, minScore: number): Candidate[] {
     const { scores, seen, ids, termIndex, postingDocs, postingWeights } = this.#index
     const touched: number[] = []
-    for (const term of tokenize(query)) {
+    const terms = tokenize(query)
+    // Each term costs a walk over its postings: a query's first MAX_QUERY_TERMS terms are used.
+    if (terms.length > MAX_QUERY_TERMS) terms.length = MAX_QUERY_TERMS
+    for (const term of terms) {
       const termId = termIndex.get(term)
       if (termId === undefined) continue
       const docs = postingDocs[termId]

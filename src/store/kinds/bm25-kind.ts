@@ -35,10 +35,10 @@ export const BM25_KIND: RetrieverKind = {
 
   async build({ library, config, signal, onProgress }) {
     const settings = bm25Settings(config)
-    const retriever = Bm25Retriever.build(library.tools, settings, {
-      signal,
-      onProgress,
-    }).withQueryOptions(bm25QueryOptions(config))
+    // Yields to the event loop while it tokenizes, so a server keeps answering during a build.
+    const retriever = (
+      await Bm25Retriever.buildAsync(library.tools, settings, { signal, onProgress })
+    ).withQueryOptions(bm25QueryOptions(config))
     return {
       retriever,
       entry: { tokenizerVersion: TOKENIZER_VERSION, ...settings, file: BM25_FILE },
