@@ -345,8 +345,12 @@ const RerankSchema = z
 
 const SelectSchema = z
   .object({
-    /** Selector used when a request names none: `top1` or `llm:<model id>`. Default `top1`. */
-    selector: z.string().default('top1'),
+    /**
+     * Selector used when a request names none: `learned` (the shipped learned model; decides how
+     * many tools and which), `learned:<model.json>` (one from `toolsel train`), `top1` (best
+     * candidate above tau per step) or `llm:<model id>`. Default `learned`.
+     */
+    selector: z.string().default('learned'),
     /**
      * LLM selector: log-probability margin (nats) the best tool needs over `none`, else the step
      * selects none. Default 0 (plain argmax). Sensible 0-5.
