@@ -23,8 +23,9 @@ import { createProgress } from './progress.ts'
 import { join, resolve } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import { libraryNameFromPath } from '../service/load-libraries.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever bm25|dense|hybrid] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
@@ -38,8 +39,9 @@ Options:
   --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
                          becomes <id>_2; identical copies dropped), first or last (keep one)
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings) or hybrid (+ embeddings and
-                         their fusion with BM25); also the library's default retriever
+  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
+                         their fusion with BM25) or regex (+ regex name lookups); one of
+                         ${Object.keys(RETRIEVER_KINDS).join(', ')}; also the library's default retriever
                          (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
   --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
                          Queries must use the same embedder: pass it to select/serve too.
