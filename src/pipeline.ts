@@ -4,6 +4,12 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
+import type { ExampleMemory } from './examples/example-memory.ts'
+import {
+  proposeToolSet,
+  rescoreByVote,
+  type ExampleMemoryOptions,
+} from './examples/memory-selection.ts'
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { oneLineDescription } from './library/tool.ts'
@@ -21,6 +27,12 @@ export interface SelectToolsOptions {
   /** Retrieval threshold; `undefined` uses the retriever's own (tau for BM25). */
   minScore?: number
   signal?: AbortSignal
+  /**
+   * The library's nearest-example memory (its usage examples): step candidates are re-scored by
+   * its vote, and when a past example is similar enough its tool set is the answer (see
+   * examples/memory-selection.ts). Absent: no examples, nothing changes.
+   */
+  examples?: { memory: ExampleMemory; options: ExampleMemoryOptions }
 }
 
 export interface StepCandidate {
@@ -60,6 +72,12 @@ export interface SelectToolsResult {
   }
   /** Tokens used by model-backed components (zero for rule-based ones). */
   usage: Usage
+  /**
+   * Present when the library has usage examples: the closest example's similarity (0-1), and
+   * whether the nearest examples' tool set was taken as the answer (`tools` then comes from them,
+   * not from the steps' selections).
+   */
+  examples?: { similarity: number; applied: boolean }
 }
 
 const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
@@ -80,9 +98,14 @@ export async function selectTools(
       retriever.retrieve(step, { k: options.k, minScore: options.minScore, signal }),
     ),
   )
+  const memory = options.examples
+  const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
   const requests = plan.steps.map((step, index) => ({
     step,
-    candidates: retrieved[index].map(({ id, score }): CandidateTool => {
+    candidates: (vote
+      ? rescoreByVote(retrieved[index], vote, memory!.options.voteWeight)
+      : retrieved[index]
+    ).map(({ id, score }): CandidateTool => {
       const tool = library.require(id)
       return { id, name: tool.name, description: oneLineDescription(tool.description), score }
     }),
@@ -117,8 +140,10 @@ export async function selectTools(
 
   const chosen = new Set<string>()
   for (const step of steps) if (step.selected !== null) chosen.add(step.selected)
+  const proposal = memory && proposeToolSet(memory.memory, instruction, memory.options)
+  const toolIds = proposal ? proposal.tools.filter((id) => library.has(id)) : [...chosen]
   return {
-    tools: [...chosen].map((id) => library.require(id)),
+    tools: toolIds.map((id) => library.require(id)),
     steps,
     timings: {
       planMs: round(planned - started),
@@ -134,6 +159,7 @@ export async function selectTools(
       fallbacks,
     },
     usage,
+    ...(vote && { examples: { similarity: vote.topSimilarity, applied: proposal !== undefined } }),
   }
 }
 

@@ -6,7 +6,12 @@
  */
 import { isToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import { selectTools, type StageTimings, type StepResult } from '../pipeline.ts'
+import {
+  selectTools,
+  type SelectToolsOptions,
+  type StageTimings,
+  type StepResult,
+} from '../pipeline.ts'
 import type { Fallback, Planner, Usage } from '../plan/planner.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import type { Selector } from '../select/selector.ts'
@@ -24,6 +29,8 @@ export interface CaseOutcome {
 export interface CaseTarget {
   library: ToolLibrary
   retriever: Retriever
+  /** The library's nearest-example memory, when it has usage examples (`--examples train`). */
+  examples?: SelectToolsOptions['examples']
 }
 
 export interface CaseRunner {
@@ -44,10 +51,10 @@ export function createPipelineRunner(options: {
       retriever: retriever.name,
       selector: options.selector.name,
     }),
-    async run(instruction, _gold, { library, retriever }) {
+    async run(instruction, _gold, { library, retriever, examples }) {
       const started = performance.now()
       try {
-        const result = await selectTools(instruction, { library, retriever, ...options })
+        const result = await selectTools(instruction, { library, retriever, examples, ...options })
         return {
           predicted: result.tools.map((tool) => tool.id),
           steps: result.steps,

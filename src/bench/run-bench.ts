@@ -63,6 +63,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
         limit: settings.limit,
         compact: settings.compact,
         swap,
+        examples: settings.examples,
         onQuery: () => options.onProgress?.((done += 1), total, split.name),
       })
       splitReports.push(run.report)
@@ -98,6 +99,7 @@ async function loadSuite(suite: BenchSuite, settings: BenchRunSettings, many: bo
       tools: settings.tools,
       libraryMode: settings.libraryMode,
       unmappable: settings.unmappable,
+      examples: settings.examples,
     })
   } catch (error) {
     if (!many || !isToolselError(error)) throw error

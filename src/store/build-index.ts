@@ -8,6 +8,10 @@ import { throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
+import type { ExampleSet } from '../examples/example-set.ts'
+import { exampleExpansions } from '../examples/example-expansion.ts'
+import { createLibraryExamples } from '../examples/library-examples.ts'
+import { assertKnownTools } from '../examples/usage-example.ts'
 import {
   Bm25Retriever,
   type Bm25QueryOptions,
@@ -16,8 +20,15 @@ import {
 import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import { buildDensePart } from './build-dense-part.ts'
+import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import { BM25_FILE, INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
+import {
+  BM25_EXAMPLES_FILE,
+  BM25_FILE,
+  INDEX_FORMAT_VERSION,
+  TOOLS_FILE,
+  type IndexManifest,
+} from './manifest.ts'
 
 export interface BuildProgress {
   stage: string
@@ -44,6 +55,12 @@ export interface BuildIndexOptions {
   embedder?: EmbeddingModel
   /** Receives warnings (e.g. an embedder's CUDA → CPU fallback). */
   logger?: Logger
+  /**
+   * The library's usage examples: stored with the index, indexed as each tool's `examples` BM25
+   * field and served as the nearest-example memory. Every tool id must be in the library
+   * (INVALID_INPUT names the unknown ones).
+   */
+  examples?: ExampleSet
 }
 
 export function bm25Settings(config: Config): Bm25Settings {
@@ -64,9 +81,19 @@ export async function buildIndexedLibrary(
   options: BuildIndexOptions = {},
 ): Promise<IndexedLibrary> {
   const settings = bm25Settings(config)
+  const examples = options.examples
+  if (examples) assertKnownTools(library.name, examples.examples, (id) => library.has(id))
   const bm25 = Bm25Retriever.build(library.tools, settings, {
     signal: options.signal,
     onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
+    expansions:
+      examples && examples.size > 0
+        ? exampleExpansions(
+            examples.examples,
+            config.retrieve.bm25.examplesPerTool,
+            config.retrieve.bm25.examplesMinPerTool,
+          )
+        : undefined,
   }).withQueryOptions(bm25QueryOptions(config))
   throwIfAborted(options.signal)
   const manifest: IndexManifest = {
@@ -78,7 +105,15 @@ export async function buildIndexedLibrary(
     source: options.source ?? {},
     toolsFile: TOOLS_FILE,
     defaultRetriever: 'bm25',
-    retrievers: { bm25: { tokenizerVersion: TOKENIZER_VERSION, ...settings, file: BM25_FILE } },
+    retrievers: {
+      bm25: {
+        tokenizerVersion: TOKENIZER_VERSION,
+        ...settings,
+        file: BM25_FILE,
+        ...(examples && examples.size > 0 && { examplesFile: BM25_EXAMPLES_FILE }),
+      },
+    },
+    ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
   }
   const retrievers = new Map<string, Retriever>([['bm25', bm25]])
   const kind = options.retriever ?? config.retrieve.build
@@ -95,5 +130,7 @@ export async function buildIndexedLibrary(
     Object.assign(manifest.retrievers, dense.manifest)
     manifest.defaultRetriever = kind
   }
-  return { library, manifest, retrievers }
+  const libraryExamples =
+    examples && examples.version > 0 ? createLibraryExamples(examples) : undefined
+  return { library, manifest, retrievers, ...(libraryExamples && { examples: libraryExamples }) }
 }

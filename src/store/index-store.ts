@@ -22,6 +22,7 @@ import type { Logger } from '../log.ts'
 import type { Retriever } from '../retrieve/retriever.ts'
 import { bm25QueryOptions, bm25Settings } from './build-index.ts'
 import { DENSE_INDEX_PART } from './dense-index-part.ts'
+import { loadExamples, saveExamples } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import {
   INDEX_FORMAT_VERSION,
@@ -69,7 +70,12 @@ export async function saveIndexedLibrary(
     const toolLines = indexed.library.tools.map((tool) => JSON.stringify(tool)).join('\n')
     await writeFile(join(temporary, indexed.manifest.toolsFile), `${toolLines}\n`)
     await writeFile(join(temporary, indexed.manifest.retrievers.bm25.file), bm25.toJSON())
+    const expansion = bm25.expansionToJSON()
+    const expansionFile = indexed.manifest.retrievers.bm25.examplesFile
+    if (expansion !== undefined && expansionFile !== undefined)
+      await writeFile(join(temporary, expansionFile), expansion)
     for (const part of parts) await part.save?.(indexed, temporary)
+    await saveExamples(indexed, temporary)
     // The manifest goes last: a directory without one is never mistaken for an index.
     await writeFile(
       join(temporary, MANIFEST_FILE),
@@ -159,20 +165,26 @@ export async function loadIndexedLibrary(
     )
   }
   const bm25Json = await readFile(join(dir, manifest.retrievers.bm25.file), 'utf8')
-  const bm25 = Bm25Retriever.fromJSON(bm25Json, bm25Settings(config)).withQueryOptions(
-    bm25QueryOptions(config),
-  )
+  const expansionFile = manifest.retrievers.bm25.examplesFile
+  const expansionJson =
+    expansionFile === undefined ? undefined : await readFile(join(dir, expansionFile), 'utf8')
+  const bm25 = Bm25Retriever.fromJSON(
+    bm25Json,
+    bm25Settings(config),
+    expansionJson,
+  ).withQueryOptions(bm25QueryOptions(config))
   if (bm25.size !== library.size) {
     throw new ToolselError(
       'INDEX_CORRUPT',
       `Index "${manifest.library}" at ${dir}: the BM25 index holds ${bm25.size} tools, the library ${library.size}. ${rebuild}`,
     )
   }
+  const examples = await loadExamples(dir, manifest, library)
   const retrievers = new Map<string, Retriever>([['bm25', bm25]])
   for (const part of parts) {
     await part.load?.({ dir, manifest, library, config, logger: options.logger }, retrievers)
   }
-  return { library, manifest, retrievers, dir }
+  return { library, manifest, retrievers, dir, ...(examples && { examples }) }
 }
 
 async function readManifest(dir: string): Promise<IndexManifest> {
@@ -209,6 +221,9 @@ function checkBm25Settings(manifest: IndexManifest, config: Config, rebuild: str
   if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)
   if (built.b !== wanted.b) differences.push(`b ${built.b} vs ${wanted.b}`)
   for (const [field, weight] of Object.entries(wanted.fieldWeights)) {
+    // Indexes from before usage examples have no `examples` field: nothing of it to weigh.
+    if (field === 'examples' && built.fieldWeights[field] === undefined && !manifest.examples)
+      continue
     if (built.fieldWeights[field] !== weight)
       differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
   }
