@@ -17,10 +17,7 @@ import { parseQrels } from '../src/bench/suites/beir-suite.ts'
 import { readDataText, readJsonRecords } from '../src/bench/suites/read-data-file.ts'
 import { createToolbenchCorpusMap } from '../src/bench/suites/toolbench-corpus.ts'
 import { parseToolbenchQueries } from '../src/bench/suites/toolbench-queries.ts'
-import {
-  loadToolplannerTraining,
-  normalizeText,
-} from '../src/bench/suites/toolplanner-training.ts'
+import { loadToolplannerTraining, normalizeText } from '../src/bench/suites/toolplanner-training.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
 import { ExampleSet } from '../src/examples/example-set.ts'
@@ -71,7 +68,10 @@ async function g3(): Promise<DevSet> {
   }
   const coarse = join(dataDir, 'toolbench/toolplanner/data/category/coarse_instruction')
   const training = await loadToolplannerTraining(
-    { api: join(coarse, 'api_instruction_5000.json'), tool: join(coarse, 'tool_instruction_5000.json') },
+    {
+      api: join(coarse, 'api_instruction_5000.json'),
+      tool: join(coarse, 'tool_instruction_5000.json'),
+    },
     { ids, texts },
   )
   const map = createToolbenchCorpusMap(tools)
@@ -87,17 +87,23 @@ async function g3(): Promise<DevSet> {
 
 async function toollens(): Promise<DevSet> {
   const dir = join(dataDir, 'toollens/COLT/datasets/ToolLens')
-  const tools = (await importToolsFromFile(join(dir, 'corpus.jsonl'), { format: 'beir-corpus' })).tools
+  const tools = (await importToolsFromFile(join(dir, 'corpus.jsonl'), { format: 'beir-corpus' }))
+    .tools
   const toolOf = new Map<string, string>()
   for (const tool of tools)
-    for (const id of (tool.source?.corpusIds as string[] | undefined) ?? [tool.id]) toolOf.set(id, tool.id)
+    for (const id of (tool.source?.corpusIds as string[] | undefined) ?? [tool.id])
+      toolOf.set(id, tool.id)
   const texts = new Map<string, string>()
-  for (const record of (await readJsonRecords(join(dir, 'queries.jsonl'))) as Array<{ _id: string; text: string }>)
+  for (const record of (await readJsonRecords(join(dir, 'queries.jsonl'))) as Array<{
+    _id: string
+    text: string
+  }>)
     texts.set(String(record._id), record.text)
   const all: UsageExample[] = []
   for (const [id, corpusIds] of parseQrels(await readDataText(join(dir, 'qrels', 'train.tsv')))) {
     const text = texts.get(id)
-    if (text) all.push({ instruction: text, tools: [...new Set(corpusIds.map((c) => toolOf.get(c)!))] })
+    if (text)
+      all.push({ instruction: text, tools: [...new Set(corpusIds.map((c) => toolOf.get(c)!))] })
   }
   return split('toollens (train qrels)', tools, all, 8)
 }
@@ -140,7 +146,11 @@ class VotedRetriever implements Retriever {
 const planner = new RulePlanner()
 const selector = new Top1Selector()
 
-async function pipelineEm(indexed: IndexedLibrary, dev: UsageExample[], alpha = 0): Promise<number> {
+async function pipelineEm(
+  indexed: IndexedLibrary,
+  dev: UsageExample[],
+  alpha = 0,
+): Promise<number> {
   let hits = 0
   const bm25 = indexed.retrievers.get('bm25')!
   for (const query of dev) {
@@ -165,7 +175,12 @@ async function pipelineEm(indexed: IndexedLibrary, dev: UsageExample[], alpha = 
   return (100 * hits) / dev.length
 }
 
-function memoryEm(indexed: IndexedLibrary, dev: UsageExample[], threshold: number, neighbors: number): number {
+function memoryEm(
+  indexed: IndexedLibrary,
+  dev: UsageExample[],
+  threshold: number,
+  neighbors: number,
+): number {
   let hits = 0
   for (const query of dev) {
     const vote = indexed.examples!.memory.vote(query.instruction, { neighbors })
@@ -181,10 +196,18 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return left.size === right.size && [...left].every((id) => right.has(id))
 }
 
-async function build(set: DevSet, overrides: { weight?: number; perTool?: number }, withExamples = true) {
+async function build(
+  set: DevSet,
+  overrides: { weight?: number; perTool?: number },
+  withExamples = true,
+) {
   const cfg = config(overrides)
   const library = new ToolLibrary('dev', set.tools)
-  return buildIndexedLibrary(library, cfg, withExamples ? { examples: ExampleSet.of(set.examples, { cap: 100_000 }) } : {})
+  return buildIndexedLibrary(
+    library,
+    cfg,
+    withExamples ? { examples: ExampleSet.of(set.examples, { cap: 100_000 }) } : {},
+  )
 }
 
 /** The tool set with the most neighbour similarity behind it (1 neighbour: the nearest's set). */
@@ -201,13 +224,28 @@ function setVote(indexed: IndexedLibrary, instruction: string, neighbors: number
   return { tools: best?.tools ?? [], top: found[0]?.similarity ?? 0 }
 }
 
-async function hybridEm(indexed: IndexedLibrary, dev: UsageExample[], neighbors: number, thresholds: number[], alpha: number) {
+async function hybridEm(
+  indexed: IndexedLibrary,
+  dev: UsageExample[],
+  neighbors: number,
+  thresholds: number[],
+  alpha: number,
+) {
   const hits = thresholds.map(() => 0)
   const bm25 = indexed.retrievers.get('bm25')!
   for (const query of dev) {
     const proposal = setVote(indexed, query.instruction, neighbors)
-    const retriever = alpha > 0 ? new VotedRetriever(bm25, indexed.examples!.memory.vote(query.instruction).scores, alpha) : bm25
-    const result = await selectTools(query.instruction, { library: indexed.library, planner, retriever, selector, k: 15 })
+    const retriever =
+      alpha > 0
+        ? new VotedRetriever(bm25, indexed.examples!.memory.vote(query.instruction).scores, alpha)
+        : bm25
+    const result = await selectTools(query.instruction, {
+      library: indexed.library,
+      planner,
+      retriever,
+      selector,
+      k: 15,
+    })
     const pipeline = result.tools.map((tool) => tool.id)
     thresholds.forEach((threshold, index) => {
       const predicted = proposal.top >= threshold ? proposal.tools : pipeline
@@ -217,7 +255,12 @@ async function hybridEm(indexed: IndexedLibrary, dev: UsageExample[], neighbors:
   return hits.map((hit) => ((100 * hit) / dev.length).toFixed(1))
 }
 
-function agreeEm(indexed: IndexedLibrary, dev: UsageExample[], pipeline: Map<string, string[]>, rule: (found: ReturnType<typeof agreement>) => boolean) {
+function agreeEm(
+  indexed: IndexedLibrary,
+  dev: UsageExample[],
+  pipeline: Map<string, string[]>,
+  rule: (found: ReturnType<typeof agreement>) => boolean,
+) {
   let hits = 0
   for (const query of dev) {
     const found = agreement(indexed, query.instruction)
@@ -250,7 +293,9 @@ for (const name of values.datasets!.split(',')) {
     for (const weight of [0.25, 0.5, 1, 2]) {
       for (const perTool of [8, 32]) {
         const indexed = await build(set, { weight, perTool })
-        console.log(`pipeline, expansion weight ${weight}, ${perTool}/tool: EM ${(await pipelineEm(indexed, set.dev)).toFixed(1)}`)
+        console.log(
+          `pipeline, expansion weight ${weight}, ${perTool}/tool: EM ${(await pipelineEm(indexed, set.dev)).toFixed(1)}`,
+        )
       }
     }
     continue
@@ -258,13 +303,27 @@ for (const name of values.datasets!.split(',')) {
   const indexed = await build(set, { weight: 0.25, perTool: 32 })
   const pipeline = new Map<string, string[]>()
   for (const query of set.dev) {
-    const result = await selectTools(query.instruction, { library: indexed.library, planner, retriever: indexed.retrievers.get('bm25')!, selector, k: 15 })
-    pipeline.set(query.instruction, result.tools.map((tool) => tool.id))
+    const result = await selectTools(query.instruction, {
+      library: indexed.library,
+      planner,
+      retriever: indexed.retrievers.get('bm25')!,
+      selector,
+      k: 15,
+    })
+    pipeline.set(
+      query.instruction,
+      result.tools.map((tool) => tool.id),
+    )
   }
   for (const sim of [0.3, 0.4, 0.5]) {
     for (const agree of [1, 2]) {
       for (const dup of [0.6, 0.7, 0.8, 1.01]) {
-        const em = agreeEm(indexed, set.dev, pipeline, (f) => f.top >= sim && (f.count >= agree || f.top >= dup))
+        const em = agreeEm(
+          indexed,
+          set.dev,
+          pipeline,
+          (f) => f.top >= sim && (f.count >= agree || f.top >= dup),
+        )
         console.log(`sim ≥ ${sim}, agree ≥ ${agree} or top ≥ ${dup}: EM ${em}`)
       }
     }

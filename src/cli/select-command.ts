@@ -1,6 +1,7 @@
 /** `toolsel select`: run Plan-Retrieve-Select once from the command line. */
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
+import { exampleMemoryFor } from '../examples/memory-selection.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../service/load-libraries.ts'
 import { resolveRetriever } from '../store/indexed-library.ts'
@@ -84,6 +85,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     retriever: resolveRetriever(indexed, values.retriever, config.retrieve.retriever),
     selector: components.selector(),
     k: config.retrieve.k,
+    examples: exampleMemoryFor(indexed.examples, config.examples),
   })
   io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
   return 0

@@ -29,9 +29,11 @@ export function exampleExpansions(
   minExamples = DEFAULT_EXPANSION_MIN_EXAMPLES,
 ): Map<string, string> {
   const texts = new Map<string, string[]>()
+  const counts = new Map<string, number>()
   for (let position = examples.length - 1; position >= 0; position -= 1) {
     const example = examples[position]
     for (const id of example.tools) {
+      counts.set(id, (counts.get(id) ?? 0) + 1)
       const list = texts.get(id) ?? []
       if (list.length >= perTool) continue
       list.push(example.instruction)
@@ -40,7 +42,7 @@ export function exampleExpansions(
   }
   return new Map(
     [...texts]
-      .filter(([, list]) => list.length >= minExamples)
+      .filter(([id]) => counts.get(id)! >= minExamples)
       .map(([id, list]) => [id, list.join('\n')]),
   )
 }

@@ -75,8 +75,12 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
     '/v1/*',
     requestTimeout({
       timeoutMs: server.requestTimeoutMs,
+      // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
       timeoutFor: (method, path) =>
-        method === 'PUT' && path.startsWith('/v1/libraries/') ? server.buildTimeoutMs : undefined,
+        (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
+        (method === 'POST' && (path.endsWith('/examples') || path === '/v1/feedback'))
+          ? server.buildTimeoutMs
+          : undefined,
     }),
   )
   app.route('/v1', selectRoutes(service, schemas))

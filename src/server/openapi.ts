@@ -45,6 +45,14 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: ok(RESPONSE_SCHEMAS.searchTools), ...errors(400, 404, 413, 503, 504) },
         },
       },
+      '/v1/feedback': {
+        post: {
+          summary:
+            'Record the tools an agent really called for an instruction; stored as a usage example of the library',
+          requestBody: { required: true, content: json(schemas.feedback) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
+        },
+      },
       '/v1/libraries': {
         get: {
           summary: 'List loaded libraries',
@@ -68,6 +76,19 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
               schema: z.toJSONSchema(schemas.putLibraryQuery.shape.format),
             },
             { name: 'namespace', in: 'query', required: false, schema: { type: 'string' } },
+            {
+              name: 'retriever',
+              in: 'query',
+              required: false,
+              schema: z.toJSONSchema(schemas.putLibraryQuery.shape.retriever),
+            },
+            {
+              name: 'examples',
+              in: 'query',
+              required: false,
+              description: schemas.putLibraryQuery.shape.examples.description,
+              schema: z.toJSONSchema(schemas.putLibraryQuery.shape.examples),
+            },
           ],
           requestBody: {
             required: true,
@@ -82,6 +103,15 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         delete: {
           summary: 'Delete a library',
           responses: { 204: { description: 'Deleted' }, ...errors(400, 404) },
+        },
+      },
+      '/v1/libraries/{library}/examples': {
+        parameters: [libraryParameter],
+        post: {
+          summary:
+            'Add usage examples {instruction, tools}: stored with the index (atomic, versioned, capped, de-duplicated), used as BM25 expansion and nearest-example memory',
+          requestBody: { required: true, content: json(schemas.addExamples) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
         },
       },
       '/v1/libraries/{library}/tools/{id}': {

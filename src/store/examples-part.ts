@@ -11,7 +11,13 @@ import { createLibraryExamples, type LibraryExamples } from '../examples/library
 import { parseExamplesText } from '../examples/usage-example.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import { EXAMPLES_FILE, type ExamplesManifest, type IndexManifest } from './manifest.ts'
+import {
+  EXAMPLES_FILE,
+  IndexManifestSchema,
+  MANIFEST_FILE,
+  type ExamplesManifest,
+  type IndexManifest,
+} from './manifest.ts'
 
 /** The manifest entry for `set` (written with the index). */
 export function examplesManifest(set: ExampleSet): ExamplesManifest {
@@ -66,4 +72,27 @@ export async function loadExamples(
   const unknown = set.examples.flatMap((example) => example.tools).filter((id) => !library.has(id))
   if (unknown.length > 0) throw corrupt(`name tools the library does not have ("${unknown[0]}")`)
   return createLibraryExamples(set)
+}
+
+/**
+ * The usage examples stored in the index at `dir`, for a rebuild that keeps them (`toolsel
+ * index` without `--examples`); undefined when there is no index or it has none. Unreadable
+ * examples are an error: silently dropping them would lose data.
+ */
+export async function readStoredExamples(dir: string): Promise<ExampleSet | undefined> {
+  let manifestText: string
+  try {
+    manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8')
+  } catch {
+    return undefined
+  }
+  const parsed = IndexManifestSchema.safeParse(JSON.parse(manifestText))
+  const entry = parsed.success ? parsed.data.examples : undefined
+  if (entry === undefined) return undefined
+  const path = join(dir, entry.file)
+  const examples = parseExamplesText(await readFile(path, 'utf8'), path)
+  return ExampleSet.of(examples, {
+    cap: Math.max(entry.cap, examples.length, 1),
+    version: entry.version,
+  })
 }

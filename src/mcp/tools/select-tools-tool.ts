@@ -1,4 +1,5 @@
 /** `select_tools`: Plan-Retrieve-Select for a whole instruction, answered with schemas. */
+import { exampleMemoryFor } from '../../examples/memory-selection.ts'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { selectTools } from '../../pipeline.ts'
@@ -59,6 +60,8 @@ export function registerSelectTools(
             selector: components.selector(),
             k: config.retrieve.k,
             signal,
+            // A scoped view has no examples: the memory could name tools outside the scope.
+            examples: exampleMemoryFor(view.examples, config.examples),
           })
           const payload = {
             library: view.library.name,

@@ -19,12 +19,13 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       queryParams(schemas.putLibraryQuery),
       async (c) => {
         const { library } = c.req.valid('param')
-        const { format, namespace, retriever } = c.req.valid('query')
+        const { format, namespace, retriever, examples } = c.req.valid('query')
         const text = await c.req.text()
         const result = await service.putLibrary(library, text, {
           format,
           namespace,
           retriever,
+          examples,
           signal: c.get('signal'),
         })
         return c.json({ ...result.summary, warnings: result.warnings }, result.created ? 201 : 200)
@@ -34,6 +35,19 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       await service.deleteLibrary(c.req.valid('param').library)
       return c.body(null, 204)
     })
+    .post(
+      '/:library/examples',
+      pathParams(schemas.libraryParam),
+      requireJson,
+      jsonBody(schemas.addExamples),
+      async (c) => {
+        const { library } = c.req.valid('param')
+        const result = await service.addExamples(library, c.req.valid('json').examples, {
+          signal: c.get('signal'),
+        })
+        return c.json(result)
+      },
+    )
     .post(
       '/:library/tools/batch',
       pathParams(schemas.libraryParam),

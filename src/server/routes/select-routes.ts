@@ -1,4 +1,4 @@
-/** `POST /v1/select-tools` and `POST /v1/search-tools`. */
+/** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { TimeoutEnv } from '../middleware/request-timeout.ts'
@@ -18,6 +18,14 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
             : { id, name, description, namespace },
         ),
       })
+    })
+    .post('/feedback', requireJson, jsonBody(schemas.feedback), async (c) => {
+      const { instruction, library, used } = c.req.valid('json')
+      const name = library ?? service.defaultLibraryName
+      const result = await service.addExamples(name, [{ instruction, tools: used }], {
+        signal: c.get('signal'),
+      })
+      return c.json(result)
     })
     .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
       const request = c.req.valid('json')
