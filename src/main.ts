@@ -10,6 +10,7 @@ import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
 import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
 import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
 import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
+import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
@@ -22,6 +23,11 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
   bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
   models: [modelsCommand, 'Check a local model directory', MODELS_HELP],
+  'train-data': [
+    trainDataCommand,
+    'Write planner/selector training records (SFT, GRPO) in toolsel prompt format',
+    TRAIN_DATA_HELP,
+  ],
 }
 
 function usage(): string {

@@ -102,13 +102,10 @@ export async function selectTools(
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
   const requests = plan.steps.map((step, index) => ({
     step,
-    candidates: (vote
-      ? rescoreByVote(retrieved[index], vote, memory!.options.voteWeight)
-      : retrieved[index]
-    ).map(({ id, score }): CandidateTool => {
-      const tool = library.require(id)
-      return { id, name: tool.name, description: oneLineDescription(tool.description), score }
-    }),
+    candidates: toCandidateTools(
+      library,
+      vote ? rescoreByVote(retrieved[index], vote, memory!.options.voteWeight) : retrieved[index],
+    ),
   }))
   const retrievedAt = performance.now()
 
@@ -161,6 +158,20 @@ export async function selectTools(
     usage,
     ...(vote && { examples: { similarity: vote.topSimilarity, applied: proposal !== undefined } }),
   }
+}
+
+/**
+ * Retrieved candidates as the selector sees them: name and one-line description, no schema.
+ * Training data (`toolsel train-data selector`) builds its prompts with this too.
+ */
+export function toCandidateTools(
+  library: ToolLibrary,
+  retrieved: ReadonlyArray<{ id: string; score: number }>,
+): CandidateTool[] {
+  return retrieved.map(({ id, score }) => {
+    const tool = library.require(id)
+    return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+  })
 }
 
 function addUsage(total: Usage, usage: Usage | undefined): void {

@@ -8,7 +8,7 @@
  */
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
-import { argmax, type LanguageModel } from '../models/language-model.ts'
+import { argmax, type ChatMessage, type LanguageModel } from '../models/language-model.ts'
 import type { CallOptions } from '../plan/planner.ts'
 import { buildSelectMessages } from '../plan/prompts.ts'
 import type { CandidateTool, Selection, SelectionRequest, Selector } from './selector.ts'
@@ -84,17 +84,10 @@ export class LlmSelector implements Selector {
   }
 
   async #selectOne(request: SelectionRequest, signal: AbortSignal | undefined): Promise<Selection> {
-    const candidates = uniqueById(request.candidates)
+    const { candidates, choices, messages } = selectionPrompt(request)
     if (candidates.length === 0) return { toolId: null }
     const ids = candidates.map((candidate) => candidate.id)
-    // A candidate may itself be called "none"; the no-tool answer then needs another label.
-    const none = ids.includes('none') ? 'none of these' : 'none'
-    const choices = [...ids, none]
-    const { scores, usage } = await this.#model.scoreChoices(
-      buildSelectMessages(request.step, candidates, none),
-      choices,
-      { signal },
-    )
+    const { scores, usage } = await this.#model.scoreChoices(messages, choices, { signal })
     if (scores.length !== choices.length) {
       throw new ToolselError(
         'MODEL_CALL_FAILED',
@@ -110,6 +103,37 @@ export class LlmSelector implements Selector {
     }
     return { toolId: null, score: noneScore, usage }
   }
+}
+
+/**
+ * What the selector model sees for one step and the answers it may give: the candidates
+ * (de-duplicated by id), the conversation, and the closed set of choices (the ids, then the
+ * no-tool answer). Training data (`toolsel train-data selector`) uses it, so the fine-tuned
+ * model is trained on exactly these bytes.
+ */
+export function selectionPrompt(request: SelectionRequest): {
+  candidates: CandidateTool[]
+  none: string
+  choices: string[]
+  messages: ChatMessage[]
+} {
+  const candidates = uniqueById(request.candidates)
+  const ids = candidates.map((candidate) => candidate.id)
+  const none = noneLabel(ids)
+  return {
+    candidates,
+    none,
+    choices: [...ids, none],
+    messages: buildSelectMessages(request.step, candidates, none),
+  }
+}
+
+/**
+ * The answer meaning "no candidate fits": `none`, or `none of these` when a candidate is itself
+ * called `none`.
+ */
+export function noneLabel(candidateIds: readonly string[]): string {
+  return candidateIds.includes('none') ? 'none of these' : 'none'
 }
 
 function uniqueById(candidates: readonly CandidateTool[]): CandidateTool[] {

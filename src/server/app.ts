@@ -15,6 +15,7 @@ import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts
 import { createOpenApiDocument } from './openapi.ts'
 import { healthRoutes } from './routes/health-routes.ts'
 import { libraryRoutes } from './routes/library-routes.ts'
+import { rewardRoutes } from './routes/reward-routes.ts'
 import { selectRoutes } from './routes/select-routes.ts'
 import { createRequestSchemas } from './schemas.ts'
 
@@ -85,5 +86,6 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   )
   app.route('/v1', selectRoutes(service, schemas))
   app.route('/v1/libraries', libraryRoutes(service, schemas))
+  app.route('/v1/rewards', rewardRoutes(service, schemas))
   return app
 }

@@ -53,6 +53,24 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
         },
       },
+      '/v1/rewards/planner': {
+        post: {
+          summary:
+            "The paper's planner reward of each completion: parsed as the LLM planner parses, steps retrieved by the library's retriever",
+          requestBody: { required: true, content: json(schemas.rewardsPlanner) },
+          responses: {
+            200: ok(RESPONSE_SCHEMAS.rewardsPlanner),
+            ...errors(400, 404, 413, 503, 504),
+          },
+        },
+      },
+      '/v1/rewards/selector': {
+        post: {
+          summary: 'The selector reward of each completion: 1 when it names the gold tool, else 0',
+          requestBody: { required: true, content: json(schemas.rewardsSelector) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.rewardsSelector), ...errors(400, 413, 503) },
+        },
+      },
       '/v1/libraries': {
         get: {
           summary: 'List loaded libraries',

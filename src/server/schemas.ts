@@ -20,6 +20,15 @@ const LIBRARY_NAME = z
 
 const COMPONENT_ID = z.string().min(1).max(500)
 
+const TOOL_ID = z.string().min(1).max(500)
+/** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
+const MAX_GOLD_TOOLS = 100
+/** Most completions per reward request: a GRPO batch for one prompt is typically 8-64. */
+export const MAX_COMPLETIONS = 1024
+/** Longest completion scored, in characters (a plan after a long thinking block fits). */
+export const MAX_COMPLETION_CHARS = 32_000
+const COMPLETIONS = z.array(z.string().max(MAX_COMPLETION_CHARS)).min(1).max(MAX_COMPLETIONS)
+
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
   const k = z
@@ -82,6 +91,60 @@ export function createRequestSchemas(config: Config) {
           .min(1)
           .max(maxK * 10)
           .describe('Tool ids to load.'),
+      })
+      .strict(),
+    rewardsPlanner: z
+      .object({
+        library: LIBRARY_NAME.optional().describe(
+          'Library whose retriever scores the plans. Default: the service default.',
+        ),
+        instruction: z
+          .string()
+          .trim()
+          .min(1)
+          .max(maxInstructionChars)
+          .describe(
+            'The instruction the completions plan for (an empty plan means this one step).',
+          ),
+        gold: z
+          .array(TOOL_ID)
+          .min(1)
+          .max(MAX_GOLD_TOOLS)
+          .describe('Gold tool ids of the instruction, tool ids of the library.'),
+        completions: COMPLETIONS.describe(
+          'Planner model answers to score, each read as the LLM planner reads it.',
+        ),
+        k: k.optional(),
+        tau: z
+          .number()
+          .min(0)
+          .optional()
+          .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
+        retriever: z
+          .enum(['bm25', 'dense', 'hybrid'])
+          .optional()
+          .describe('Retriever. Default: the library default.'),
+        formatPenalty: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe('Reward of an answer with no list of steps is minus this. Default 1.'),
+      })
+      .strict(),
+    rewardsSelector: z
+      .object({
+        gold: TOOL_ID.nullable().describe(
+          "The step's gold tool id, or null when its gold tool is not among the candidates (the answer is then none).",
+        ),
+        candidates: z
+          .array(TOOL_ID)
+          .max(maxK)
+          .optional()
+          .describe(
+            'The candidate ids the selector was shown; answers outside them are marked invalid.',
+          ),
+        completions: COMPLETIONS.describe('Selector model answers to score.'),
       })
       .strict(),
     libraryParam: z.object({ library: LIBRARY_NAME }),
@@ -200,6 +263,31 @@ export const RESPONSE_SCHEMAS = {
     retriever: z.string(),
     results: z.array(
       z.object({ id: z.string(), name: z.string(), description: z.string(), score: z.number() }),
+    ),
+  }),
+  rewardsPlanner: z.object({
+    library: z.string(),
+    retriever: z.string(),
+    k: z.number(),
+    rewards: z.array(
+      z.object({
+        reward: z.number(),
+        precision: z.number(),
+        recall: z.number(),
+        f1: z.number(),
+        format: z.enum(['ok', 'unparsable']),
+        steps: z.array(z.string()),
+        claims: z.array(z.object({ id: z.string(), rank: z.number() }).nullable()),
+      }),
+    ),
+  }),
+  rewardsSelector: z.object({
+    rewards: z.array(
+      z.object({
+        reward: z.union([z.literal(0), z.literal(1)]),
+        answer: z.string(),
+        valid: z.boolean(),
+      }),
     ),
   }),
   tool: z.object({

@@ -4,7 +4,7 @@
  * @module
  */
 import { candidateRecall, mergeRankedCandidates, recallAtK } from './candidate-recall.ts'
-import { plannerReward } from './planner-reward.ts'
+import { plannerReward } from '../../rewards/planner-reward.ts'
 import { setScores, type SetScores } from './set-metrics.ts'
 
 /** The cut-offs of recall@K; 15 is the paper's K (candidates per step). */

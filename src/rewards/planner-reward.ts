@@ -2,6 +2,8 @@
  * The planner reward of the reference paper ("Training Small Language Models for Transferable
  * Tool Selection", 2026): a plan is good when each of its steps retrieves a distinct gold tool,
  * high in its ranked list. It scores a plan through the retriever, independently of the selector.
+ * One function for the benchmark's metric and the reward service (`/v1/rewards/planner`), so a
+ * model trained on the reward is scored by the same code it was trained on.
  * @module
  */
 

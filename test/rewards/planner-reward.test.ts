@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { plannerReward, rankDiscount } from '../../../src/bench/metrics/planner-reward.ts'
+import { plannerReward, rankDiscount } from '../../src/rewards/planner-reward.ts'
 
 describe('plannerReward', () => {
   it('scores 1 when each step finds a distinct gold tool at rank 1', () => {

@@ -1,0 +1,244 @@
+/** `toolsel train-data`: write SFT/GRPO training records in toolsel's own prompt format. */
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { basename, extname, join } from 'node:path'
+import { parseComponentId } from '../component-id.ts'
+import { ToolselError } from '../errors.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import { createLanguageModel } from '../models/create-language-model.ts'
+import type { LanguageModel } from '../models/language-model.ts'
+import { buildIndexedLibrary } from '../store/build-index.ts'
+import { resolveRetriever } from '../store/indexed-library.ts'
+import { assertLibraryName } from '../library/tool-library.ts'
+import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
+import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
+import { loadExamplesFile, loadTrainSplit, TRAIN_SPLITS } from '../train/splits/index.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  numberFlag,
+  parseCommand,
+  type CommandIO,
+} from './cli-options.ts'
+import { createProgress } from './progress.ts'
+
+export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> | --examples <file> --library <file>) [options]
+
+Writes chat-format JSON Lines ({"messages": [...]}, as TRL, verl and OpenRLHF read them) whose
+prompts are exactly the ones toolsel's llm: planner and selector send at inference, plus a data
+card (data-card.md, data-card.json) with every exclusion and filter count. See docs/training.md.
+
+  planner   planner SFT records: the planner prompt + a target plan, one step per gold tool
+  selector  selector SFT records: per gold step, the selector prompt over the step's real
+            candidates + the gold id (or none when the gold tool was not retrieved)
+  grpo      GRPO prompt sets (grpo-planner, grpo-selector) with the gold the rewards need
+
+Suites with a training split: ${Object.keys(TRAIN_SPLITS).join(', ')} (their benchmark test
+queries are excluded by id and by text).
+
+Options:
+  --suite <name>             Read the suite's training split from --data
+  --split train              The only split records are written from (default train)
+  --examples <file>          Your examples instead: JSON Lines of {"instruction", "tools": [ids]}
+  --library <file>           The tool library the examples' ids name (any supported format)
+  --library-name <name>      Library name written into GRPO records: serve the library under it
+                             (default: the suite name, or the library file's base name)
+  --teacher <model>          llm:openai:<model> (any OpenAI-compatible server, models.openai.baseUrl
+                             or TOOLSEL_OPENAI_BASE_URL) or llm:onnx:<dir>: writes target plans
+                             (kept only when every step retrieves a gold tool within K) and checks
+                             each gold pair for synonymy
+  --k <n>                    Candidates per step (default retrieve.k, 15)
+  --tau <x>                  BM25 threshold (default retrieve.bm25.tau, 3)
+  --max-steps <n>            Planner step cap in the prompt (default plan.maxSteps, 8)
+  --valid-fraction <x>       Share of examples in *.valid.jsonl, by a hash of the id (default 0.05)
+  --seed <n>                 Split seed (default 0)
+  --limit <n>                Only the first n examples
+  --concurrency <n>          Examples in flight (teacher calls), default 8
+  --data <dir>               Benchmark data root (default bench.dataDir)
+  --out <dir>                Output directory (default bench.outDir/train-data/<kind>-<source>)
+${COMMON_HELP}`
+
+const OPTIONS = {
+  suite: { type: 'string' },
+  split: { type: 'string' },
+  examples: { type: 'string' },
+  library: { type: 'string' },
+  'library-name': { type: 'string' },
+  teacher: { type: 'string' },
+  k: { type: 'string' },
+  tau: { type: 'string' },
+  'max-steps': { type: 'string' },
+  'valid-fraction': { type: 'string' },
+  seed: { type: 'string' },
+  limit: { type: 'string' },
+  concurrency: { type: 'string' },
+  data: { type: 'string' },
+  out: { type: 'string' },
+} as const
+
+export async function trainDataCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseCommand(argv, OPTIONS, 'train-data')
+  if (values.help) return (io.stdout(`${TRAIN_DATA_HELP}\n`), 0)
+  const [kindArgument, extra] = positionals
+  if (!TRAIN_DATA_KINDS.includes(kindArgument as TrainDataKind)) {
+    throw invalid(
+      `the first argument must be one of ${TRAIN_DATA_KINDS.join(', ')}, got ${kindArgument === undefined ? 'nothing' : `"${kindArgument}"`}`,
+    )
+  }
+  if (extra !== undefined) throw invalid(`unexpected argument "${extra}"`)
+  const kind = kindArgument as TrainDataKind
+  if ((values.suite === undefined) === (values.examples === undefined)) {
+    throw invalid('give either --suite <name> or --examples <file> --library <file>')
+  }
+  if (values.examples !== undefined && values.library === undefined) {
+    throw invalid('--examples needs --library <tool file> (the library its tool ids name)')
+  }
+  if ((values.split ?? 'train') !== 'train') {
+    throw invalid(
+      `--split must be train: training records are never written from a test split (got "${values.split}")`,
+    )
+  }
+  const { config, logger } = await commandConfig(
+    values,
+    {
+      'bench.dataDir': values.data,
+      'retrieve.k': numberFlag(values.k, 'k'),
+      'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
+      'plan.maxSteps': numberFlag(values['max-steps'], 'max-steps'),
+    },
+    io,
+  )
+  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  const validFraction = numberFlag(values['valid-fraction'], 'valid-fraction') ?? 0.05
+  if (!(validFraction >= 0 && validFraction < 1)) {
+    throw invalid(`--valid-fraction must be in [0, 1), got "${values['valid-fraction']}"`)
+  }
+  const seed = integer(values.seed, 'seed', 0) ?? 0
+  const limit = integer(values.limit, 'limit', 1)
+  const concurrency = integer(values.concurrency, 'concurrency', 1) ?? 8
+
+  const split = values.suite
+    ? await loadTrainSplit(values.suite, config.bench.dataDir)
+    : await loadExamplesFile(values.examples!, values.library!)
+  const source = values.suite ?? basename(values.library!, extname(values.library!))
+  const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
+  assertLibraryName(libraryName)
+  const indexed = await buildIndexedLibrary(new ToolLibrary(libraryName, split.tools), config)
+  const retriever = resolveRetriever(indexed, undefined, config.retrieve.retriever)
+  const teacher = values.teacher ? await createTeacher(values.teacher, config, logger) : undefined
+
+  const progress = createProgress(`train-data ${kind}`, progressStream(io))
+  const data = await buildTrainData({
+    kind,
+    split,
+    indexed,
+    retriever,
+    config,
+    libraryName,
+    teacher,
+    validFraction,
+    seed,
+    limit,
+    concurrency,
+    onProgress: (done, total) => progress.update(done, total),
+  })
+  const outputs =
+    kind === 'planner'
+      ? ['planner']
+      : kind === 'selector'
+        ? ['selector']
+        : ['grpo-planner', 'grpo-selector']
+  const files: Record<string, number> = {}
+  for (const name of outputs) {
+    for (const part of ['train', 'valid']) {
+      const file = `${name}.${part}.jsonl`
+      files[file] = data.files.get(file)?.length ?? 0
+    }
+  }
+  progress.done(`${data.counts.examples} examples`)
+  const fingerprints = promptFingerprints(config.plan.maxSteps)
+  const card = createDataCard({
+    kind,
+    source: {
+      name: split.name,
+      files: split.files,
+      records: split.records,
+      examples: split.examples.length,
+      notes: split.notes,
+    },
+    excluded: split.exclusions,
+    library: {
+      name: libraryName,
+      tools: indexed.library.size,
+      contentHash: indexed.library.contentHash,
+    },
+    retrieval: { retriever: retriever.name, k: config.retrieve.k, tau: config.retrieve.bm25.tau },
+    prompts: {
+      maxSteps: config.plan.maxSteps,
+      plannerSha256: fingerprints.planner,
+      selectorSha256: fingerprints.selector,
+    },
+    teacher: values.teacher ?? null,
+    split: { seed, validFraction },
+    counts: data.counts,
+    files,
+  })
+
+  const dir = values.out ?? join(config.bench.outDir, 'train-data', `${kind}-${source}`)
+  await mkdir(dir, { recursive: true })
+  for (const file of Object.keys(files)) {
+    const records = data.files.get(file) ?? []
+    await writeAtomically(
+      join(dir, file),
+      records.map((record) => `${JSON.stringify(record)}\n`).join(''),
+    )
+  }
+  await writeAtomically(join(dir, 'data-card.json'), `${JSON.stringify(card, null, 2)}\n`)
+  await writeAtomically(join(dir, 'data-card.md'), renderDataCard(card))
+  io.stdout(renderDataCard(card))
+  io.stderr(`Training data written to ${dir}\n`)
+  return 0
+}
+
+/** `llm:openai:<model>` (or `openai:<model>`, `llm:onnx:<dir>`) → the language model. */
+async function createTeacher(
+  id: string,
+  config: Awaited<ReturnType<typeof commandConfig>>['config'],
+  logger: Awaited<ReturnType<typeof commandConfig>>['logger'],
+): Promise<LanguageModel> {
+  const { backend, argument } = parseComponentId(id)
+  const modelId = backend === 'llm' ? argument : id
+  const { onnx, openai } = config.models
+  return createLanguageModel(modelId, {
+    onnx,
+    openai: { ...openai, apiKey: openai.apiKey || undefined },
+    logger,
+  })
+}
+
+/** Written next to the target and renamed over it: a reader never sees half a file. */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`
+  await writeFile(temporary, text)
+  await rename(temporary, file)
+}
+
+function invalid(message: string): ToolselError {
+  return new ToolselError('INVALID_INPUT', `${message}. See: toolsel train-data --help`)
+}
+
+function integer(value: string | undefined, flag: string, min: number): number | undefined {
+  const number = numberFlag(value, flag)
+  if (number === undefined) return undefined
+  if (!Number.isInteger(number) || number < min) {
+    throw invalid(`--${flag} expects an integer >= ${min}, got "${value}"`)
+  }
+  return number
+}
+
+function progressStream(io: CommandIO): NodeJS.WriteStream {
+  const stream = {
+    isTTY: Boolean(process.stderr.isTTY),
+    write: (text: string) => (io.stderr(text), true),
+  }
+  return stream as unknown as NodeJS.WriteStream
+}

@@ -1,0 +1,39 @@
+/**
+ * `POST /v1/rewards/planner` and `POST /v1/rewards/selector`: the paper's rewards for a batch of
+ * model completions, computed by the library's own retriever (read-only, nothing is stored).
+ */
+import { Hono } from 'hono'
+import { scorePlans } from '../../rewards/score-plans.ts'
+import { scoreSelections } from '../../rewards/score-selections.ts'
+import type { ToolselService } from '../../service/toolsel-service.ts'
+import type { TimeoutEnv } from '../middleware/request-timeout.ts'
+import type { RequestSchemas } from '../schemas.ts'
+import { jsonBody, requireJson } from '../validate.ts'
+
+export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
+  return new Hono<TimeoutEnv>()
+    .post('/planner', requireJson, jsonBody(schemas.rewardsPlanner), async (c) => {
+      const request = c.req.valid('json')
+      const indexed = service.library(request.library)
+      const retriever = service.retrieverFor(indexed, request.retriever)
+      const k = request.k ?? service.config.retrieve.k
+      const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
+        library: indexed.library,
+        retriever,
+        k,
+        minScore: request.tau,
+        maxSteps: service.config.plan.maxSteps,
+        formatPenalty: request.formatPenalty,
+        signal: c.get('signal'),
+      })
+      return c.json({ library: indexed.library.name, retriever: retriever.name, k, rewards })
+    })
+    .post('/selector', requireJson, jsonBody(schemas.rewardsSelector), (c) => {
+      const request = c.req.valid('json')
+      return c.json({
+        rewards: scoreSelections(request.gold, request.completions, {
+          candidates: request.candidates,
+        }),
+      })
+    })
+}

@@ -1,0 +1,76 @@
+/**
+ * A user's own training examples: JSON Lines (or a JSON array) of `{instruction, tools: [ids]}`
+ * over a tool library file of any supported format. Nothing is excluded (the user owns the
+ * split); examples naming a tool the library lacks are dropped and counted.
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { z } from 'zod'
+import { parseJsonOrLines } from '../../bench/suites/read-data-file.ts'
+import { ToolselError } from '../../errors.ts'
+import { importToolsFromPath } from '../../library/importers/index.ts'
+import type { TrainExample, TrainSplit } from '../train-split.ts'
+
+const ExampleSchema = z.object({
+  id: z.union([z.string(), z.number()]).optional(),
+  instruction: z.string().trim().min(1),
+  tools: z.array(z.string().min(1)).min(1),
+})
+
+export async function loadExamplesFile(file: string, libraryFile: string): Promise<TrainSplit> {
+  const { tools } = await importToolsFromPath(libraryFile)
+  const ids = new Set(tools.map((tool) => tool.id))
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read examples file "${file}": ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
+  }
+  const records = parseJsonOrLines(text, file)
+  if (!Array.isArray(records)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Examples file "${file}" must be JSON Lines (or a JSON array) of {"instruction": "…", "tools": ["<tool id>", …]}.`,
+    )
+  }
+  const examples: TrainExample[] = []
+  let unmappable = 0
+  for (const [position, record] of records.entries()) {
+    const parsed = ExampleSchema.safeParse(record)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `Examples file "${file}" record ${position + 1}: field "${issue.path.join('.')}": ${issue.message}. Expected {"instruction": "…", "tools": ["<tool id>", …]}.`,
+      )
+    }
+    const gold = [...new Set(parsed.data.tools)]
+    if (gold.some((id) => !ids.has(id))) {
+      unmappable += 1
+      continue
+    }
+    const id = parsed.data.id === undefined ? String(position + 1) : String(parsed.data.id)
+    examples.push({ id, instruction: parsed.data.instruction, gold })
+  }
+  if (examples.length === 0) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `No example of "${file}" names only tools of "${libraryFile}" (${unmappable} name unknown tools); tool ids must match the library's.`,
+    )
+  }
+  return {
+    name: `examples:${file}`,
+    files: [file, libraryFile],
+    tools,
+    examples,
+    records: records.length,
+    exclusions: { testFiles: [], byId: 0, byText: 0, unmappable, empty: 0 },
+    notes: ['a user examples file: gold = its tools; nothing excluded'],
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * `toolsel train-data` over a user's examples file: selector prompts byte-equal to what an
+ * `llm:openai:` selector sends, a teacher on the protocol-speaking fake server (plans kept only
+ * when every step retrieves a gold tool, pairs checked for synonymy), GRPO prompt sets, filter
+ * counts, and byte-equal output on a second run.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { selectTools } from '../../src/pipeline.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { requireRetriever } from '../../src/store/indexed-library.ts'
+import {
+  completion,
+  startFakeChatServer,
+  type FakeChatServer,
+} from '../models/openai/fake-chat-server.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { runTrainData } from './run-train-data.ts'
+
+const EXAMPLES = [
+  {
+    instruction: "What's the weather forecast for Paris this week? Email it to Ann.",
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+  {
+    instruction: 'Search flights from Boston to Denver on May 3, then text Bob the details by SMS.',
+    tools: ['travel.search_flights', 'sms.send_sms'],
+  },
+  { instruction: 'Book a hotel in Rome from June 1 to June 4.', tools: ['travel.book_hotel'] },
+  // Shares no content word with its gold tool: the lexical filter drops it.
+  { instruction: 'How is AAPL doing today?', tools: ['finance.get_stock_quote'] },
+  { instruction: 'Find the mail Carla sent me about the budget.', tools: ['mail.search_inbox'] },
+  // Names a tool the library lacks: counted as unmappable.
+  { instruction: 'Play some jazz', tools: ['music.play'] },
+]
+
+let dir: string
+let examplesFile: string
+let libraryFile: string
+let server: FakeChatServer
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolsel-train-examples-'))
+  examplesFile = join(dir, 'examples.jsonl')
+  libraryFile = join(dir, 'sample-tools.json')
+  await writeFile(examplesFile, EXAMPLES.map((item) => JSON.stringify(item)).join('\n'))
+  await writeFile(libraryFile, JSON.stringify(SAMPLE_TOOLS))
+  server = await startFakeChatServer()
+})
+afterAll(() => server?.close())
+
+const source = () => ['--examples', examplesFile, '--library', libraryFile]
+
+describe('toolsel train-data over an examples file', () => {
+  it('writes selector records whose prompts are byte-equal to what an llm:openai selector sends', async () => {
+    const run = await runTrainData(['selector', ...source(), '--valid-fraction', '0'])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.card.excluded).toMatchObject({ unmappable: 1, testFiles: [] })
+    expect(run.card.counts.lexicalFilter).toEqual({
+      examplesIn: 5,
+      goldRemoved: 1,
+      examplesDropped: 1,
+    })
+    const records = run.files['selector.train.jsonl']
+    expect(run.files['selector.valid.jsonl']).toEqual([])
+    // One record per gold step of the 4 kept examples (2 + 2 + 1 + 1).
+    expect(records.map((record) => record.id)).toEqual(['1#1', '1#2', '2#1', '2#2', '3#1', '5#1'])
+    const { goldRetrieved, goldNotRetrieved } = run.card.counts.selectorSteps
+    expect(goldRetrieved + goldNotRetrieved).toBe(records.length)
+    expect(records.filter((record) => record.goldRetrieved).length).toBe(goldRetrieved)
+
+    const config = parseConfig({
+      select: { selector: 'llm:openai:student', fallback: '' },
+      models: { openai: { baseUrl: server.baseUrl, maxRetries: 0 } },
+    })
+    const selector = createComponents(config, createMemoryLogger()).selector()
+    const indexed = await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config)
+    for (const record of records) {
+      const target = record.messages.at(-1).content as string
+      expect(target).toBe(record.gold ?? 'none')
+      server.reply({ body: completion(JSON.stringify({ answer: target })) })
+      const result = await selectTools('unused: the plan is fixed', {
+        library: indexed.library,
+        planner: { name: 'fixed', plan: async () => ({ steps: [record.step], planner: 'fixed' }) },
+        retriever: requireRetriever(indexed),
+        selector,
+        k: config.retrieve.k,
+      })
+      expect(result.steps[0].candidates.map((candidate) => candidate.id)).toEqual(record.candidates)
+      expect(result.steps[0].selected).toBe(record.gold)
+      const sent = server.requests.at(-1)!.body.messages
+      expect(JSON.stringify(sent)).toBe(JSON.stringify(record.messages.slice(0, -1)))
+    }
+  })
+
+  it('keeps teacher plans only when every step retrieves a gold tool, and checks pairs for synonymy', async () => {
+    server.requests.length = 0
+    server.reply(...Array.from({ length: 9 }, () => teacherReply))
+    const run = await runTrainData(
+      ['planner', ...source(), '--teacher', 'llm:openai:teacher', '--concurrency', '1'],
+      { TOOLSEL_OPENAI_BASE_URL: server.baseUrl },
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const { synonymFilter, plans } = run.card.counts
+    // 4 examples (6 gold pairs) pass the lexical filter: 6 checks, then 3 plans; the hotel pair is refused.
+    expect(synonymFilter).toMatchObject({
+      examplesIn: 4,
+      pairsAsked: 6,
+      goldRemoved: 1,
+      examplesDropped: 1,
+      failed: 0,
+    })
+    expect(plans).toEqual({
+      source: 'teacher',
+      checked: 2,
+      rejected: 1,
+      teacherUnparsable: 1,
+      teacherFailed: 0,
+    })
+    const records = [...run.files['planner.train.jsonl'], ...run.files['planner.valid.jsonl']]
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ id: '1', target: 'teacher' })
+    expect(JSON.parse(records[0].messages.at(-1).content)).toEqual([
+      'get the weather forecast for Paris',
+      'send an email to Ann with the forecast',
+    ])
+    // The teacher was told the gold tools; the record keeps the plain inference prompt.
+    const planRequest = server.requests.find((request) => !request.body.response_format)!
+    expect(JSON.stringify(planRequest.body.messages)).toContain('get_forecast')
+    expect(JSON.stringify(records[0].messages)).not.toContain('Hint for this request')
+  })
+
+  it('writes GRPO prompt sets with the gold the rewards need, the same bytes on every run', async () => {
+    const first = await runTrainData([
+      'grpo',
+      ...source(),
+      '--valid-fraction',
+      '0.5',
+      '--seed',
+      '7',
+    ])
+    const second = await runTrainData([
+      'grpo',
+      ...source(),
+      '--valid-fraction',
+      '0.5',
+      '--seed',
+      '7',
+    ])
+    expect(first.code, first.stderr).toBe(0)
+    for (const name of [
+      'grpo-planner.train.jsonl',
+      'grpo-planner.valid.jsonl',
+      'grpo-selector.train.jsonl',
+      'grpo-selector.valid.jsonl',
+      'data-card.json',
+      'data-card.md',
+    ]) {
+      expect(await readFile(join(first.dir, name), 'utf8')).toBe(
+        await readFile(join(second.dir, name), 'utf8'),
+      )
+    }
+    const planner = [
+      ...first.files['grpo-planner.train.jsonl'],
+      ...first.files['grpo-planner.valid.jsonl'],
+    ]
+    expect(planner.map((record) => record.id).sort()).toEqual(['1', '2', '3', '5'])
+    for (const record of planner) {
+      expect(record.library).toBe('sample-tools')
+      expect(record.prompt.at(-1)).toEqual({ role: 'user', content: record.instruction })
+      expect(record.gold.length).toBeGreaterThan(0)
+    }
+    const selector = first.files['grpo-selector.train.jsonl'][0]
+    expect(selector.prompt.map((message: { role: string }) => message.role)).toEqual([
+      'system',
+      'user',
+    ])
+    expect(selector).toHaveProperty('candidates')
+  })
+
+  it('refuses a test split and a suite without a training split, saying what to use', async () => {
+    const testSplit = await runTrainData(['planner', '--suite', 'toolbench-g3', '--split', 'test'])
+    expect(testSplit.code).toBe(2)
+    expect(testSplit.stderr).toContain('--split must be train')
+    const noSplit = await runTrainData(['planner', '--suite', 'craft-math'])
+    expect(noSplit.code).toBe(2)
+    expect(noSplit.stderr).toContain('toolbench-g3, toollens')
+    expect(noSplit.stderr).toContain('--examples')
+  })
+})
+
+/** The teacher: synonymy checks (json_schema enum) and plans, keyed on the request text. */
+function teacherReply(request: { body: Record<string, unknown> }) {
+  const messages = request.body.messages as Array<{ content: string }>
+  const text = messages.at(-1)!.content
+  if (request.body.response_format) {
+    const refuse = text.includes('Rome') && text.includes('book_hotel')
+    return { body: completion(JSON.stringify({ answer: refuse ? 'no' : 'yes' })) }
+  }
+  if (text.includes('Paris'))
+    return {
+      body: completion(
+        '["get the weather forecast for Paris", "send an email to Ann with the forecast"]',
+      ),
+    }
+  if (text.includes('Boston')) return { body: completion('["plan the trip"]') }
+  return { body: completion('Sure, I can help with that.') }
+}
