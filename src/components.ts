@@ -1,7 +1,15 @@
 /**
- * Planners and selectors by config id, from a plain lookup table on the id's prefix
- * (`rule`, `none`, `top1`, `llm:<model id>`). Model-backed components register their prefix
- * here; the pipeline never knows which implementation it runs.
+ * Planners, rerankers and selectors by config id, from plain lookup tables on the id's prefix
+ * (`rule`, `none`, `identity`, `top1`, `llm:<model id>`). A new implementation registers its
+ * prefix here (one line); the pipeline never knows which implementation it runs. Retrievers are
+ * per library and are looked up in `store/kinds/`.
+ *
+ * @example
+ * ```ts
+ * // src/rerank/my-reranker.ts exports class MyReranker implements Reranker; then:
+ * export const RERANKERS = { identity: () => new IdentityReranker(), mine: (argument) => new MyReranker(argument) }
+ * // POST /v1/select-tools {"instruction": "…", "reranker": "mine:some-argument"}
+ * ```
  * @module
  */
 import { lookupBackend, parseComponentId } from './component-id.ts'
@@ -12,11 +20,11 @@ import { isLazy, LazyPlanner, LazySelector } from './lazy-components.ts'
 import { createLanguageModel } from './models/create-language-model.ts'
 import type { LanguageModel } from './models/language-model.ts'
 import { LlmPlanner } from './plan/llm-planner.ts'
-import type { Planner } from './plan/planner.ts'
+import type { Planner, Reranker, Selector } from './contracts.ts'
 import { NonePlanner } from './plan/none-planner.ts'
 import { RulePlanner } from './plan/rule-planner.ts'
+import { IdentityReranker } from './rerank/identity-reranker.ts'
 import { LlmSelector } from './select/llm-selector.ts'
-import type { Selector } from './select/selector.ts'
 import { Top1Selector } from './select/top1-selector.ts'
 
 export interface ComponentContext {
@@ -77,6 +85,10 @@ export const PLANNERS: Record<string, Factory<Planner>> = {
   openai: (argument, context) => llmPlanner(`openai:${argument}`, context),
 }
 
+export const RERANKERS: Record<string, Factory<Reranker>> = {
+  identity: () => new IdentityReranker(),
+}
+
 export const SELECTORS: Record<string, Factory<Selector>> = {
   top1: () => new Top1Selector(),
   llm: llmSelector,
@@ -86,6 +98,7 @@ export const SELECTORS: Record<string, Factory<Selector>> = {
 
 export interface Components {
   planner(id?: string): Planner
+  reranker(id?: string): Reranker
   selector(id?: string): Selector
   /**
    * Waits until the components created so far have loaded their models; rejects with the first
@@ -97,6 +110,7 @@ export interface Components {
 /** Creates components on first use and reuses them (model-backed ones are expensive to load). */
 export function createComponents(config: Config, logger: Logger): Components {
   const planners = new Map<string, Planner>()
+  const rerankers = new Map<string, Reranker>()
   const selectors = new Map<string, Selector>()
   const context: ComponentContext = {
     config,
@@ -107,10 +121,16 @@ export function createComponents(config: Config, logger: Logger): Components {
   const components: Components = {
     planner: (id = config.plan.planner) =>
       cached(planners, id, () => build('planner', PLANNERS, id, context)),
+    reranker: (id = config.rerank.reranker) =>
+      cached(rerankers, id, () => build('reranker', RERANKERS, id, context)),
     selector: (id = config.select.selector) =>
       cached(selectors, id, () => build('selector', SELECTORS, id, context)),
     ready: async () => {
-      for (const component of [...planners.values(), ...selectors.values()]) {
+      for (const component of [
+        ...planners.values(),
+        ...rerankers.values(),
+        ...selectors.values(),
+      ]) {
         if (isLazy(component)) await component.ready()
       }
     },
@@ -138,7 +158,6 @@ function build<T>(
   return factory(argument, context)
 }
 
-/** Reuses components by id; one whose model failed to load is dropped so the next use retries. */
 /** Reuses components by id; one whose model failed to load is dropped so the next use retries. */
 function cached<T>(cache: Map<string, T>, id: string, create: () => T): T {
   let value = cache.get(id)

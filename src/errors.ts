@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   ABORTED: 'The operation was aborted.',
   PLAN_UNPARSABLE: 'The planner model answered something that is not a list of steps.',
   SELECTION_OUTSIDE_CANDIDATES: 'The selector named a tool that is not one of its candidates.',
+  RERANK_OUTSIDE_CANDIDATES: 'The reranker returned a tool that is not one of its candidates.',
   MODEL_LOAD_FAILED: 'A model could not be loaded.',
   MODEL_CALL_FAILED: 'A model call failed.',
   UPSTREAM_UNAVAILABLE: 'An upstream server is unavailable.',

@@ -5,8 +5,14 @@
  * bad model directory fails the service before it reports ready).
  * @module
  */
-import type { CallOptions, Planner, PlanResult } from './plan/planner.ts'
-import type { Selection, SelectionRequest, Selector } from './select/selector.ts'
+import type {
+  CallOptions,
+  Planner,
+  PlanResult,
+  Selection,
+  SelectionRequest,
+  Selector,
+} from './contracts.ts'
 
 abstract class LazyComponent<T extends { readonly name: string }> {
   readonly #pendingName: string

@@ -1,6 +1,7 @@
 /**
- * selectTools(): plan → retrieve per step → select per step → union. The server, the MCP tools,
- * the CLI and the benchmark runner all call this one function.
+ * selectTools(): plan → retrieve per step → rerank → select per step → union. Only
+ * `ToolselService` calls it: HTTP, MCP, the CLI and the benchmark go through the service, whose
+ * resolver turns their requests into these options.
  * @module
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
@@ -13,14 +14,23 @@ import {
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { oneLineDescription } from './library/tool.ts'
-import type { Fallback, Planner, Usage } from './plan/planner.ts'
-import type { Retriever } from './retrieve/retriever.ts'
-import type { CandidateTool, Selector } from './select/selector.ts'
+import type {
+  CandidateTool,
+  Fallback,
+  Planner,
+  Reranker,
+  Retriever,
+  SelectionRequest,
+  Selector,
+  Usage,
+} from './contracts.ts'
 
 export interface SelectToolsOptions {
   library: ToolLibrary
   planner: Planner
   retriever: Retriever
+  /** Reorders each step's candidates before selection. Default: none (the retriever's order). */
+  reranker?: Reranker
   selector: Selector
   /** Candidates per step (the paper's K). */
   k: number
@@ -53,6 +63,7 @@ export interface StepResult {
 export interface StageTimings {
   planMs: number
   retrieveMs: number
+  rerankMs: number
   selectMs: number
   totalMs: number
 }
@@ -66,6 +77,7 @@ export interface SelectToolsResult {
     library: string
     planner: string
     retriever: string
+    reranker: string
     selector: string
     /** Components that failed and were replaced for this request (empty when none). */
     fallbacks: Fallback[]
@@ -82,11 +94,26 @@ export interface SelectToolsResult {
 
 const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
 
+/**
+ * Runs Plan-Retrieve-(Rerank-)Select for one instruction with the given components.
+ *
+ * @example
+ * ```ts
+ * const result = await selectTools('find a flight to Lisbon and add it to my calendar', {
+ *   library: indexed.library,
+ *   planner: new RulePlanner(),
+ *   retriever: requireRetriever(indexed, 'bm25'),
+ *   selector: new Top1Selector(),
+ *   k: 15,
+ * })
+ * result.tools.map((tool) => tool.id) // ['flights.search_flights', 'calendar.create_event']
+ * ```
+ */
 export async function selectTools(
   instruction: string,
   options: SelectToolsOptions,
 ): Promise<SelectToolsResult> {
-  const { library, planner, retriever, selector, signal } = options
+  const { library, planner, retriever, reranker, selector, signal } = options
   const started = performance.now()
   throwIfAborted(signal)
 
@@ -100,7 +127,7 @@ export async function selectTools(
   )
   const memory = options.examples
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
-  const requests = plan.steps.map((step, index) => ({
+  const retrievedRequests = plan.steps.map((step, index) => ({
     step,
     candidates: toCandidateTools(
       library,
@@ -108,6 +135,10 @@ export async function selectTools(
     ),
   }))
   const retrievedAt = performance.now()
+
+  throwIfAborted(signal)
+  const requests = reranker ? await rerank(reranker, retrievedRequests, signal) : retrievedRequests
+  const rerankedAt = performance.now()
 
   throwIfAborted(signal)
   const selections = await selector.select(requests, { signal })
@@ -145,19 +176,44 @@ export async function selectTools(
     timings: {
       planMs: round(planned - started),
       retrieveMs: round(retrievedAt - planned),
-      selectMs: round(selectedAt - retrievedAt),
+      rerankMs: round(rerankedAt - retrievedAt),
+      selectMs: round(selectedAt - rerankedAt),
       totalMs: round(selectedAt - started),
     },
     components: {
       library: library.name,
       planner: plan.planner,
       retriever: retriever.name,
+      reranker: reranker?.name ?? 'identity',
       selector: selector.name,
       fallbacks,
     },
     usage,
     ...(vote && { examples: { similarity: vote.topSimilarity, applied: proposal !== undefined } }),
   }
+}
+
+/** The reranked requests; a reranker may reorder and drop candidates, never add one. */
+async function rerank(
+  reranker: Reranker,
+  requests: SelectionRequest[],
+  signal: AbortSignal | undefined,
+): Promise<SelectionRequest[]> {
+  const lists = await reranker.rerank(requests, { signal })
+  return requests.map((request, index) => {
+    const given = new Set(request.candidates.map((candidate) => candidate.id))
+    const list = lists[index] ?? []
+    if (list === request.candidates) return request
+    const outside = list.find((candidate) => !given.has(candidate.id))
+    if (outside) {
+      throw new ToolselError(
+        'RERANK_OUTSIDE_CANDIDATES',
+        `Reranker "${reranker.name}" returned "${outside.id}" for step "${request.step}", which is not one of its ${request.candidates.length} candidates.`,
+        { details: { step: request.step, toolId: outside.id } },
+      )
+    }
+    return { step: request.step, candidates: list }
+  })
 }
 
 /**

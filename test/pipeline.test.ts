@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { selectTools } from '../src/pipeline.ts'
-import type { Planner } from '../src/plan/planner.ts'
+import type { Planner, Reranker, Selection, Selector } from '../src/contracts.ts'
 import { NonePlanner } from '../src/plan/none-planner.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
-import type { Selection, Selector } from '../src/select/selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { SAMPLE_TOOLS } from './helpers/sample-tools.ts'
 
@@ -56,6 +55,7 @@ describe('selectTools', () => {
       library: 'sample',
       planner: 'rule',
       retriever: 'bm25',
+      reranker: 'identity',
       selector: 'top1',
       fallbacks: [],
     })
@@ -95,6 +95,39 @@ describe('selectTools', () => {
     ).rejects.toMatchObject({
       code: 'SELECTION_OUTSIDE_CANDIDATES',
       message: expect.stringContaining('"travel.book_hotel"'),
+    })
+  })
+
+  it('passes the reranked candidates, in the reranker order, to the selector', async () => {
+    const reverse: Reranker = {
+      name: 'reverse',
+      rerank: async (requests) => requests.map((request) => [...request.candidates].reverse()),
+    }
+    const plain = await selectTools('send an email', { ...base, planner: new NonePlanner() })
+    const reranked = await selectTools('send an email', {
+      ...base,
+      planner: new NonePlanner(),
+      reranker: reverse,
+    })
+    const ids = plain.steps[0].candidates.map((candidate) => candidate.id)
+    expect(ids.length).toBeGreaterThan(1)
+    expect(reranked.steps[0].candidates.map((candidate) => candidate.id)).toEqual(ids.reverse())
+    expect(reranked.steps[0].selected).toBe(ids[0])
+    expect(reranked.components.reranker).toBe('reverse')
+    expect(reranked.timings.rerankMs).toBeGreaterThanOrEqual(0)
+  })
+
+  it('refuses a reranked candidate the retriever did not return', async () => {
+    const inventing: Reranker = {
+      name: 'inventing',
+      rerank: async (requests) =>
+        requests.map(() => [{ id: 'travel.book_hotel', name: 'x', description: 'x', score: 1 }]),
+    }
+    await expect(
+      selectTools('send an email', { ...base, planner: new NonePlanner(), reranker: inventing }),
+    ).rejects.toMatchObject({
+      code: 'RERANK_OUTSIDE_CANDIDATES',
+      message: expect.stringContaining('Reranker "inventing" returned "travel.book_hotel"'),
     })
   })
 

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.ts'
 import type { StageTimings } from '../pipeline.ts'
-import type { Fallback, Usage } from '../plan/planner.ts'
+import type { Fallback, Usage } from '../contracts.ts'
 import type { AggregateMetrics, LatencySummary } from './metrics/aggregate-metrics.ts'
 import type { QueryMetrics } from './metrics/query-metrics.ts'
 import type {
@@ -92,7 +92,7 @@ export interface SplitReport {
     matchBy: 'id' | 'api_call'
   }
   /** Names (and model ids) of the components, as they report themselves. */
-  components: { planner: string; retriever: string; selector: string }
+  components: { planner: string; retriever: string; reranker?: string; selector: string }
   /**
    * Usage examples the library was given (`--examples train`): where they came from, how many
    * (per fold for k-fold), and the fold count (absent for a fixed training split).

@@ -1,20 +1,15 @@
 /**
  * How one benchmark query is answered: the Plan-Retrieve-Select pipeline, or the BM25
- * whole-instruction top-|gold| oracle baseline. Both return the same outcome shape, so metrics
- * and reports do not care which ran.
+ * whole-instruction top-|gold| oracle baseline. Both go through the service (so a case is
+ * resolved like an HTTP or MCP request) and return the same outcome shape, so metrics and
+ * reports do not care which ran.
  * @module
  */
+import type { Fallback, Usage } from '../contracts.ts'
 import { isToolselError } from '../errors.ts'
-import type { ToolLibrary } from '../library/tool-library.ts'
-import {
-  selectTools,
-  type SelectToolsOptions,
-  type StageTimings,
-  type StepResult,
-} from '../pipeline.ts'
-import type { Fallback, Planner, Usage } from '../plan/planner.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
-import type { Selector } from '../select/selector.ts'
+import type { StageTimings, StepResult } from '../pipeline.ts'
+import type { PipelineRequest, ToolselService } from '../service/toolsel-service.ts'
+import type { IndexedLibrary } from '../store/indexed-library.ts'
 
 export interface CaseOutcome {
   /** Predicted tool ids, de-duplicated. */
@@ -26,35 +21,42 @@ export interface CaseOutcome {
   error?: { code: string; message: string }
 }
 
-export interface CaseTarget {
-  library: ToolLibrary
-  retriever: Retriever
-  /** The library's nearest-example memory, when it has usage examples (`--examples train`). */
-  examples?: SelectToolsOptions['examples']
+/** Component names for the report. */
+export interface CaseComponents {
+  planner: string
+  retriever: string
+  reranker: string
+  selector: string
 }
 
 export interface CaseRunner {
-  /** Component names for the report: `{planner, retriever, selector}`. */
-  components(retriever: Retriever): { planner: string; retriever: string; selector: string }
-  run(instruction: string, gold: readonly string[], target: CaseTarget): Promise<CaseOutcome>
+  components(indexed: IndexedLibrary): CaseComponents
+  /** Answers one query against `indexed` (the split's library, or the query's own). */
+  run(instruction: string, gold: readonly string[], indexed: IndexedLibrary): Promise<CaseOutcome>
 }
 
-/** The pipeline under test. A thrown error is recorded and the query counts as a miss. */
-export function createPipelineRunner(options: {
-  planner: Planner
-  selector: Selector
-  k: number
-}): CaseRunner {
+/**
+ * The pipeline under test, with the same request for every case (components by id, k, tau,
+ * retriever kind). A thrown error is recorded and the query counts as a miss.
+ */
+export function createPipelineRunner(
+  service: ToolselService,
+  request: Omit<PipelineRequest, 'library'> = {},
+): CaseRunner {
   return {
-    components: (retriever) => ({
-      planner: options.planner.name,
-      retriever: retriever.name,
-      selector: options.selector.name,
-    }),
-    async run(instruction, _gold, { library, retriever, examples }) {
+    components(indexed) {
+      const { planner, retriever, reranker, selector } = service.resolve(request, indexed)
+      return {
+        planner: planner.name,
+        retriever: retriever.name,
+        reranker: reranker.name,
+        selector: selector.name,
+      }
+    },
+    async run(instruction, _gold, indexed) {
       const started = performance.now()
       try {
-        const result = await selectTools(instruction, { library, retriever, examples, ...options })
+        const result = await service.select({ ...request, instruction }, undefined, indexed)
         return {
           predicted: result.tools.map((tool) => tool.id),
           steps: result.steps,
@@ -70,41 +72,43 @@ export function createPipelineRunner(options: {
 }
 
 /**
- * The "BM25 whole-instruction top-|gold|" oracle: no planning, retrieve for the whole
- * instruction and predict the |gold| best tools. It knows the gold-set size (hence "oracle") and
- * ignores the threshold tau, so it always predicts |gold| tools when that many match any query
- * term. The candidate list keeps max(K, |gold|) entries so that recall@K stays comparable.
+ * The "BM25 whole-instruction top-|gold|" oracle: no planning, search for the whole instruction
+ * and predict the |gold| best tools. It knows the gold-set size (hence "oracle") and ignores the
+ * threshold tau, so it always predicts |gold| tools when that many match any query term. The
+ * candidate list keeps max(K, |gold|) entries so that recall@K stays comparable.
  */
-export function createOracleCountRunner(options: { k: number }): CaseRunner {
+export function createOracleCountRunner(
+  service: ToolselService,
+  request: Pick<PipelineRequest, 'k' | 'retriever'> = {},
+): CaseRunner {
+  const k = request.k ?? service.config.retrieve.k
   return {
-    components: (retriever) => ({
+    components: (indexed) => ({
       planner: 'none',
-      retriever: retriever.name,
+      retriever: service.resolveRetrieval(request, indexed).retriever.name,
+      reranker: 'none',
       selector: 'oracle-count(top-|gold|)',
     }),
-    async run(instruction, gold, { library, retriever }) {
+    async run(instruction, gold, indexed) {
       const started = performance.now()
       try {
         const count = new Set(gold).size
-        const candidates = await retriever.retrieve(instruction, {
-          k: Math.max(options.k, count),
-          minScore: Number.NEGATIVE_INFINITY,
-        })
+        const { results } = await service.search(
+          { query: instruction, retriever: request.retriever, k: Math.max(k, count) },
+          undefined,
+          indexed,
+        )
         const retrieveMs = round(performance.now() - started)
         return {
-          predicted: candidates.slice(0, count).map((candidate) => candidate.id),
+          predicted: results.slice(0, count).map((candidate) => candidate.id),
           steps: [
             {
               text: instruction,
-              candidates: candidates.map(({ id, score }) => ({
-                id,
-                name: library.get(id)?.name ?? id,
-                score,
-              })),
+              candidates: results.map(({ id, name, score }) => ({ id, name, score })),
               selected: null,
             },
           ],
-          timings: { planMs: 0, retrieveMs, selectMs: 0, totalMs: retrieveMs },
+          timings: { planMs: 0, retrieveMs, rerankMs: 0, selectMs: 0, totalMs: retrieveMs },
           fallbacks: [],
           usage: { inputTokens: 0, outputTokens: 0 },
         }
@@ -123,7 +127,7 @@ function failedOutcome(error: unknown, elapsed: number): CaseOutcome {
   return {
     predicted: [],
     steps: [],
-    timings: { planMs: 0, retrieveMs: 0, selectMs: 0, totalMs: round(elapsed) },
+    timings: { planMs: 0, retrieveMs: 0, rerankMs: 0, selectMs: 0, totalMs: round(elapsed) },
     fallbacks: [],
     usage: { inputTokens: 0, outputTokens: 0 },
     error: { code, message },

@@ -59,7 +59,6 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
       const run = await runSplit(split, {
         runner: options.runner,
         config,
-        retrieverKind: settings.retriever,
         limit: settings.limit,
         compact: settings.compact,
         swap,

@@ -5,15 +5,13 @@
  */
 import type { Config } from '../config/schema.ts'
 import { ExampleSet } from '../examples/example-set.ts'
-import { exampleMemoryFor } from '../examples/memory-selection.ts'
 import type { UsageExample } from '../examples/usage-example.ts'
 import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
-import { requireRetriever } from '../store/indexed-library.ts'
 import type { QueryReport, SplitReport } from './bench-report.ts'
-import type { CaseRunner, CaseTarget } from './case-runner.ts'
+import type { CaseRunner } from './case-runner.ts'
 import {
   aggregateMetrics,
   summarizeLatency,
@@ -30,8 +28,6 @@ export const EXAMPLE_FOLDS = 5
 export interface SplitRunOptions {
   runner: CaseRunner
   config: Config
-  /** `bm25`, `dense`, `hybrid`: looked up in each built index. */
-  retrieverKind: string
   /** Only the first N queries. */
   limit?: number
   /** Leave candidate lists out of the per-query records. */
@@ -84,16 +80,14 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   for (const [position, benchCase] of cases.entries()) {
     const fold = plan?.foldOf(position) ?? 0
     const started = performance.now()
-    const indexed = await libraryOfFold(fold)
-    let target = targetOf(indexed, options)
+    let target = await libraryOfFold(fold)
     if (benchCase.library && !options.swap) {
-      const own = await indexTools(
+      target = await indexTools(
         `${split.name}.${benchCase.id}`,
         benchCase.library,
         options.config,
         plan?.examplesFor(fold),
       )
-      target = targetOf(own, options)
     }
     indexMs += performance.now() - started
     const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)
@@ -143,7 +137,7 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
       }),
       matchBy: split.matchKey ? 'api_call' : 'id',
     },
-    components: options.runner.components(retrieverOf(shared, options)),
+    components: options.runner.components(shared),
     ...(plan && {
       examples: {
         source: plan.source,
@@ -161,19 +155,6 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
     queries,
   }
   return { report, scored }
-}
-
-function targetOf(indexed: IndexedLibrary, options: SplitRunOptions): CaseTarget {
-  const examples = exampleMemoryFor(indexed.examples, options.config.examples)
-  return {
-    library: indexed.library,
-    retriever: retrieverOf(indexed, options),
-    ...(examples && { examples }),
-  }
-}
-
-function retrieverOf(indexed: IndexedLibrary, options: SplitRunOptions) {
-  return requireRetriever(indexed, options.retrieverKind)
 }
 
 /** Library names are directory-safe (see LIBRARY_NAME_PATTERN): `/` and the like become `.`. */

@@ -1,6 +1,7 @@
 /** `toolsel bench`: run the offline quality benchmark and write report.json, summary.md, report.html. */
 import { join } from 'node:path'
 import { createComponents } from '../components.ts'
+import { ToolselService } from '../service/toolsel-service.ts'
 import { ToolselError } from '../errors.ts'
 import type { BenchRunSettings } from '../bench/bench-report.ts'
 import { createOracleCountRunner, createPipelineRunner } from '../bench/case-runner.ts'
@@ -90,9 +91,8 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       'retrieve.retriever': values.retriever,
       // Suites build their indexes in memory: build what the requested retriever needs.
       'retrieve.build':
-        values.retriever === 'dense' || values.retriever === 'hybrid'
-          ? values.retriever
-          : undefined,
+        // (bm25 is always built; `auto` is whatever the library was built with)
+        values.retriever === 'auto' || values.retriever === 'bm25' ? undefined : values.retriever,
       'plan.planner': values.planner,
       'select.selector': values.selector,
     },
@@ -126,13 +126,14 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     examples: oneOf(values.examples, EXAMPLES_MODES, 'examples') ?? 'none',
     compact: values.compact ?? false,
   }
-  const components = createComponents(config, logger)
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  const request = { retriever: settings.retriever, k: settings.k }
   const runner = baseline
-    ? createOracleCountRunner({ k: config.retrieve.k })
-    : createPipelineRunner({
-        planner: components.planner(),
-        selector: components.selector(),
-        k: config.retrieve.k,
+    ? createOracleCountRunner(service, request)
+    : createPipelineRunner(service, {
+        ...request,
+        planner: settings.planner,
+        selector: settings.selector,
       })
 
   const progress = createProgress(`bench ${suite}`, progressStream(io))

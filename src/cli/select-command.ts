@@ -1,10 +1,9 @@
 /** `toolsel select`: run Plan-Retrieve-Select once from the command line. */
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
-import { exampleMemoryFor } from '../examples/memory-selection.ts'
-import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import type { SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../service/load-libraries.ts'
-import { resolveRetriever } from '../store/indexed-library.ts'
+import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -59,9 +58,8 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
       'retrieve.retriever': values.retriever,
       // Only libraries indexed in memory (a tool file, the demo) are built; saved ones load as built.
       'retrieve.build':
-        values.retriever === 'dense' || values.retriever === 'hybrid'
-          ? values.retriever
-          : undefined,
+        // (bm25 is always built; `auto` is whatever the library was built with)
+        values.retriever === 'auto' || values.retriever === 'bm25' ? undefined : values.retriever,
       'retrieve.dense.embedder': values.embedder,
       'retrieve.dense.device': values.device,
       'plan.planner': values.planner,
@@ -78,15 +76,11 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     )
 
   const indexed = await loadLibraryReference(config.library.default, config, logger)
-  const components = createComponents(config, logger)
-  const result = await selectTools(instruction, {
-    library: indexed.library,
-    planner: components.planner(),
-    retriever: resolveRetriever(indexed, values.retriever, config.retrieve.retriever),
-    selector: components.selector(),
-    k: config.retrieve.k,
-    examples: exampleMemoryFor(indexed.examples, config.examples),
-  })
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start([indexed])
+  // Planner, selector, k and tau are in the config (the flags set them); the retriever is the
+  // one exception: a named one must exist, the configured default falls back to the library's.
+  const result = await service.select({ instruction, retriever: values.retriever })
   io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
   return 0
 }
@@ -102,9 +96,9 @@ function formatResult(result: SelectToolsResult): string {
     if (step.candidates.length === 0) lines.push('    (no candidate above the threshold)')
   }
   lines.push('', `Tools: ${result.tools.map((tool) => tool.id).join(', ') || '(none)'}`)
-  const { planMs, retrieveMs, selectMs, totalMs } = result.timings
+  const { planMs, retrieveMs, rerankMs, selectMs, totalMs } = result.timings
   lines.push(
-    `Time: ${totalMs.toFixed(2)} ms (plan ${planMs.toFixed(2)}, retrieve ${retrieveMs.toFixed(2)}, select ${selectMs.toFixed(2)})`,
+    `Time: ${totalMs.toFixed(2)} ms (plan ${planMs.toFixed(2)}, retrieve ${retrieveMs.toFixed(2)}, rerank ${rerankMs.toFixed(2)}, select ${selectMs.toFixed(2)})`,
   )
   lines.push(
     `Components: ${result.components.planner} → ${result.components.retriever} → ${result.components.selector}`,

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { ToolselError } from '../errors.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { ConfigSchema, type Config } from './schema.ts'
 
@@ -33,7 +34,10 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Confi
 /** Validates a merged layer; `sources` maps dotted paths to where each value came from. */
 export function parseConfig(value: ConfigLayer, sources = new Map<string, string>()): Config {
   const parsed = ConfigSchema.safeParse(value)
-  if (parsed.success) return parsed.data
+  if (parsed.success) {
+    checkRetrieverKinds(parsed.data, sources)
+    return parsed.data
+  }
   const issue = parsed.error.issues[0]
   const path = issue.path.join('.')
   const keys =
@@ -46,6 +50,24 @@ export function parseConfig(value: ConfigLayer, sources = new Map<string, string
       ? `Unknown config key ${keys.map((key) => `"${key}"`).join(', ')} (from ${where}).`
       : `Invalid config value at "${path}" (from ${where}): ${issue.message}.`
   throw new ToolselError('INVALID_CONFIG', message, { details: { path, source: where } })
+}
+
+/** Retriever names are kinds of the registry (`store/kinds/`), not a closed enum in the schema. */
+function checkRetrieverKinds(config: Config, sources: Map<string, string>): void {
+  const known = Object.keys(RETRIEVER_KINDS)
+  const checks = [
+    ['retrieve.retriever', config.retrieve.retriever, ['auto', ...known]],
+    ['retrieve.build', config.retrieve.build, known],
+  ] as const
+  for (const [path, value, allowed] of checks) {
+    if ((allowed as readonly string[]).includes(value)) continue
+    const where = sourceOf(path, sources)
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Invalid config value at "${path}" (from ${where}): no retriever kind "${value}" (available: ${allowed.join(', ')}).`,
+      { details: { path, source: where } },
+    )
+  }
 }
 
 async function readConfigFile(file: string): Promise<ConfigLayer> {

@@ -218,18 +218,20 @@ const RetrieveSchema = z
   .object({
     /**
      * Retriever used when a request names none: `auto` (each library's own default: the
-     * retriever it was built for, `--retriever` of `toolsel index`), `bm25`, `dense` or
-     * `hybrid`. A library without the configured one uses its own default. Default `auto`.
+     * retriever it was built for, `--retriever` of `toolsel index`), `bm25`, `dense`, `hybrid`
+     * or another registered kind (`src/store/kinds/`). A library without the configured one
+     * uses its own default. Default `auto`.
      */
-    retriever: z.enum(['auto', 'bm25', 'dense', 'hybrid']).default('auto'),
+    retriever: z.string().min(1).default('auto'),
     /**
      * Retrievers built for libraries toolsel indexes without being told which (tool files and
      * the demo loaded at start, uploads without `?retriever=`, `toolsel index` without
-     * `--retriever`): `bm25`; `dense` (BM25 + dense); `hybrid` (BM25 + dense + their fusion).
+     * `--retriever`): `bm25`; `dense` (BM25 + dense); `hybrid` (BM25 + dense + their fusion);
+     * any registered kind (with BM25 and the kinds it requires).
      * Default `bm25`. Dense costs embedding every tool: about 20-60 ms a tool with use-lite on
      * one CPU core (the 197-tool demo: a few seconds at start).
      */
-    build: z.enum(['bm25', 'dense', 'hybrid']).default('bm25'),
+    build: z.string().min(1).default('bm25'),
     /** Candidates kept per step (the paper's K). Default 15. */
     k: z.number().int().positive().default(15),
     bm25: Bm25Schema.default(Bm25Schema.parse({})),
@@ -259,6 +261,16 @@ const PlanSchema = z
      * response's `components.fallbacks`. `rule`, `none`, or empty for no fallback. Default `rule`.
      */
     fallback: z.string().default('rule'),
+  })
+  .strict()
+
+const RerankSchema = z
+  .object({
+    /**
+     * Reranker used when a request names none, between retrieval and selection: `identity`
+     * (keeps the retriever's order). Default `identity`.
+     */
+    reranker: z.string().min(1).default('identity'),
   })
   .strict()
 
@@ -473,6 +485,7 @@ export const ConfigSchema = z
     library: LibrarySchema.default(LibrarySchema.parse({})),
     retrieve: RetrieveSchema.default(RetrieveSchema.parse({})),
     plan: PlanSchema.default(PlanSchema.parse({})),
+    rerank: RerankSchema.default(RerankSchema.parse({})),
     select: SelectSchema.default(SelectSchema.parse({})),
     /** How selection uses a library's usage examples (see README, "Usage examples"). */
     examples: ExamplesSchema.default(ExamplesSchema.parse({})),

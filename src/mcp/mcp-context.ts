@@ -4,8 +4,7 @@
  * @module
  */
 import type { ToolselService } from '../service/toolsel-service.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
-import { requireRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
+import type { IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
 import { ScopedLibraries } from './scoped-libraries.ts'
 import { loadTokenCounter } from './tokens/load-token-counter.ts'
@@ -70,10 +69,4 @@ export async function resolveView(
 ): Promise<IndexedLibrary> {
   const name = library || session.library || context.defaultLibrary()
   return context.views.view(context.service.libraries.require(name), session.scope)
-}
-
-/** The configured retriever when the library has it, else the library's own default. */
-export function viewRetriever(context: McpContext, view: IndexedLibrary): Retriever {
-  const configured = context.service.config.retrieve.retriever
-  return requireRetriever(view, view.retrievers.has(configured) ? configured : undefined)
 }

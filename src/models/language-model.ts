@@ -4,7 +4,7 @@
  * OpenAI-compatible chat-completions server); `create-language-model.ts` picks one by id.
  * @module
  */
-import type { Usage } from '../plan/planner.ts'
+import type { Usage } from '../contracts.ts'
 
 /** One chat turn. The backend renders the conversation with the model's own chat template. */
 export interface ChatMessage {

@@ -9,7 +9,7 @@ import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { LanguageModel } from '../models/language-model.ts'
 import { parsePlan } from './parse-plan.ts'
-import type { CallOptions, Planner, PlanResult, Usage } from './planner.ts'
+import type { CallOptions, Planner, PlanResult, Usage } from '../contracts.ts'
 import { buildPlanMessages } from './prompts.ts'
 
 export interface LlmPlannerOptions {

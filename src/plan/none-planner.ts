@@ -1,4 +1,4 @@
-import type { Planner, PlanResult } from './planner.ts'
+import type { Planner, PlanResult } from '../contracts.ts'
 
 /** The baseline without planning: the whole instruction is one step. */
 export class NonePlanner implements Planner {

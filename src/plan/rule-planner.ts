@@ -4,7 +4,7 @@
  * never fail: when it finds no request it returns the whole instruction as one step.
  * @module
  */
-import type { Planner, PlanResult } from './planner.ts'
+import type { Planner, PlanResult } from '../contracts.ts'
 import { isRequest, startsWithAction } from './request-cues.ts'
 
 export interface RulePlannerOptions {

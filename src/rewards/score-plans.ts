@@ -10,7 +10,7 @@
 import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { parsePlan } from '../plan/parse-plan.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
+import type { Retriever } from '../contracts.ts'
 import { plannerReward } from './planner-reward.ts'
 
 export interface ScorePlansOptions {

@@ -9,9 +9,14 @@
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import { argmax, type ChatMessage, type LanguageModel } from '../models/language-model.ts'
-import type { CallOptions } from '../plan/planner.ts'
-import { buildSelectMessages } from '../plan/prompts.ts'
-import type { CandidateTool, Selection, SelectionRequest, Selector } from './selector.ts'
+import type {
+  CallOptions,
+  CandidateTool,
+  Selection,
+  SelectionRequest,
+  Selector,
+} from '../contracts.ts'
+import { buildSelectMessages } from './prompts.ts'
 
 export interface LlmSelectorOptions {
   model: LanguageModel

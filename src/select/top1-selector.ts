@@ -1,4 +1,4 @@
-import type { Selection, SelectionRequest, Selector } from './selector.ts'
+import type { Selection, SelectionRequest, Selector } from '../contracts.ts'
 
 export interface Top1SelectorOptions {
   /**

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
 import { ERROR_CODES } from '../errors.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
+import { pipelineOptionFields, RETRIEVER_KIND } from '../service/request-fields.ts'
 
 /** Most usage examples one request may add. */
 export const MAX_EXAMPLES_PER_REQUEST = 10_000
@@ -17,8 +18,6 @@ const LIBRARY_NAME = z
     /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/,
     'a library name is 1-64 letters, digits, ".", "_" or "-"',
   )
-
-const COMPONENT_ID = z.string().min(1).max(500)
 
 const TOOL_ID = z.string().min(1).max(500)
 /** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
@@ -31,12 +30,7 @@ const COMPLETIONS = z.array(z.string().max(MAX_COMPLETION_CHARS)).min(1).max(MAX
 
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
-  const k = z
-    .number()
-    .int()
-    .min(1)
-    .max(maxK)
-    .describe(`Candidates per step, 1-${maxK}. Default ${config.retrieve.k}.`)
+  const options = pipelineOptionFields(config)
   return {
     selectTools: z
       .object({
@@ -49,22 +43,7 @@ export function createRequestSchemas(config: Config) {
         library: LIBRARY_NAME.optional().describe(
           'Library to select from. Default: the service default.',
         ),
-        k: k.optional(),
-        tau: z
-          .number()
-          .min(0)
-          .optional()
-          .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
-        planner: COMPONENT_ID.optional().describe(
-          `Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`,
-        ),
-        selector: COMPONENT_ID.optional().describe(
-          `Selector id (top1, llm:<model>). Default ${config.select.selector}.`,
-        ),
-        retriever: z
-          .enum(['bm25', 'dense', 'hybrid'])
-          .optional()
-          .describe('Retriever. Default: the library default.'),
+        ...options,
         includeSchemas: z
           .boolean()
           .default(true)
@@ -80,8 +59,8 @@ export function createRequestSchemas(config: Config) {
           .max(maxInstructionChars)
           .describe('What the tool should do.'),
         library: LIBRARY_NAME.optional(),
-        k: k.optional(),
-        retriever: z.enum(['bm25', 'dense', 'hybrid']).optional(),
+        k: options.k,
+        retriever: options.retriever,
       })
       .strict(),
     batchTools: z
@@ -114,16 +93,9 @@ export function createRequestSchemas(config: Config) {
         completions: COMPLETIONS.describe(
           'Planner model answers to score, each read as the LLM planner reads it.',
         ),
-        k: k.optional(),
-        tau: z
-          .number()
-          .min(0)
-          .optional()
-          .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
-        retriever: z
-          .enum(['bm25', 'dense', 'hybrid'])
-          .optional()
-          .describe('Retriever. Default: the library default.'),
+        k: options.k,
+        tau: options.tau,
+        retriever: options.retriever,
         formatPenalty: z
           .number()
           .min(0)
@@ -198,12 +170,9 @@ export function createRequestSchemas(config: Config) {
           .max(100)
           .optional()
           .describe('Namespace for MCP/OpenAI tools.'),
-        retriever: z
-          .enum(['bm25', 'dense', 'hybrid'])
-          .optional()
-          .describe(
-            `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
-          ),
+        retriever: RETRIEVER_KIND.optional().describe(
+          `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
+        ),
         examples: z
           .enum(['keep', 'drop'])
           .optional()

@@ -1,6 +1,7 @@
 /**
- * What the HTTP routes, the MCP tools and the CLI share: the loaded libraries, the components,
- * and the operations on them. No HTTP here.
+ * What the HTTP routes, the MCP tools, the CLI and the benchmark share: the loaded libraries,
+ * the components, and the operations on them. No HTTP here. Every selection goes through
+ * `resolve()` and `selectTools()` here; nothing else calls the pipeline.
  * @module
  */
 import type { Components } from '../components.ts'
@@ -12,32 +13,36 @@ import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
-import { exampleMemoryFor } from '../examples/memory-selection.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
-import { resolveRetriever, type IndexedLibrary } from '../store/indexed-library.ts'
+import type { IndexedLibrary } from '../store/indexed-library.ts'
 import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
 import { LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries } from './load-libraries.ts'
+import {
+  resolveRequest,
+  resolveRetrieval,
+  type PipelineRequest,
+  type ResolvedRequest,
+  type ResolvedRetrieval,
+} from './resolve-request.ts'
 
-export interface SelectRequest {
+export type { PipelineRequest, ResolvedRequest, ResolvedRetrieval } from './resolve-request.ts'
+
+export interface SelectRequest extends PipelineRequest {
   instruction: string
-  library?: string
-  k?: number
-  /** Retrieval threshold (tau for BM25). */
-  tau?: number
-  planner?: string
-  selector?: string
-  retriever?: string
 }
 
-export interface SearchRequest {
+export interface SearchRequest extends Pick<PipelineRequest, 'library' | 'k' | 'retriever'> {
   query: string
-  library?: string
-  k?: number
-  retriever?: string
+}
+
+export interface SearchResult {
+  library: string
+  /** Name of the retriever that answered. */
+  retriever: string
+  results: SearchHit[]
 }
 
 export interface SearchHit {
@@ -69,6 +74,18 @@ export interface AddExamplesResult extends ExampleSetChange {
   version: number
 }
 
+/**
+ * The service: loaded libraries, components, and the operations on them.
+ *
+ * @example
+ * ```ts
+ * const config = defaultConfig()
+ * const service = new ToolselService(config, createLogger('warn'), createComponents(config, logger))
+ * await service.start() // loads library.default (the demo) and the default components
+ * const result = await service.select({ instruction: 'text Sam the forecast', k: 5 })
+ * result.tools.map((tool) => tool.id) // ['weather.get_forecast', 'sms.send_sms']
+ * ```
+ */
 export class ToolselService {
   readonly config: Config
   readonly logger: Logger
@@ -111,33 +128,45 @@ export class ToolselService {
     return this.libraries.require(name ?? this.defaultLibraryName)
   }
 
-  async selectTools(request: SelectRequest, signal?: AbortSignal): Promise<SelectToolsResult> {
-    const indexed = this.library(request.library)
-    return selectTools(request.instruction, {
-      library: indexed.library,
-      planner: this.components.planner(request.planner),
-      retriever: this.retrieverFor(indexed, request.retriever),
-      selector: this.components.selector(request.selector),
-      k: request.k ?? this.config.retrieve.k,
-      minScore: request.tau,
-      signal,
-      examples: exampleMemoryFor(indexed.examples, this.config.examples),
-    })
+  /**
+   * The pipeline options for a request: its library (or `target`, a library the caller holds,
+   * such as an MCP client's scoped view or a benchmark split), components, k and threshold.
+   */
+  resolve(request: PipelineRequest, target?: IndexedLibrary): ResolvedRequest {
+    return resolveRequest(request, target ?? this.library(request.library), this)
   }
 
-  async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
-    const indexed = this.library(request.library)
-    const retriever = this.retrieverFor(indexed, request.retriever)
+  /** The retrieval half of `resolve()`: creates no planner, reranker or selector. */
+  resolveRetrieval(request: PipelineRequest, target?: IndexedLibrary): ResolvedRetrieval {
+    return resolveRetrieval(request, target ?? this.library(request.library), this)
+  }
+
+  async select(
+    request: SelectRequest,
+    signal?: AbortSignal,
+    target?: IndexedLibrary,
+  ): Promise<SelectToolsResult> {
+    const { indexed, ...resolved } = this.resolve(request, target)
+    return selectTools(request.instruction, { library: indexed.library, ...resolved, signal })
+  }
+
+  async search(
+    request: SearchRequest,
+    signal?: AbortSignal,
+    target?: IndexedLibrary,
+  ): Promise<SearchResult> {
+    const { indexed, retriever, k } = this.resolveRetrieval(request, target)
     // Search is for an agent browsing the library: no threshold, just the k best matches.
     const candidates = await retriever.retrieve(request.query, {
-      k: request.k ?? this.config.retrieve.k,
+      k,
       minScore: Number.NEGATIVE_INFINITY,
       signal,
     })
-    return candidates.map(({ id, score }) => {
+    const results = candidates.map(({ id, score }) => {
       const tool = indexed.library.require(id)
       return { id, name: tool.name, description: oneLineDescription(tool.description), score }
     })
+    return { library: indexed.library.name, retriever: retriever.name, results }
   }
 
   /** Full tools by id, in request order; UNKNOWN_TOOL names every missing id. */
@@ -307,11 +336,6 @@ export class ToolselService {
       this.libraries.delete(name)
       await deleteIndex(this.config.library.indexDir, name)
     })
-  }
-
-  /** The retriever a request gets: the one it names, else the configured one, else the library's. */
-  retrieverFor(indexed: IndexedLibrary, kind?: string): Retriever {
-    return resolveRetriever(indexed, kind, this.config.retrieve.retriever)
   }
 
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {

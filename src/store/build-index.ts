@@ -1,34 +1,21 @@
 /**
- * Builds the retrievers of a library in memory. Saving is separate (index-store.ts), so the
- * service can build from an upload, save, then swap.
+ * Builds the retrievers of a library in memory, each by its kind (`./kinds/`). Saving is
+ * separate (index-store.ts), so the service can build from an upload, save, then swap.
  * @module
  */
 import type { BuildRetriever, Config } from '../config/schema.ts'
+import type { Retriever } from '../contracts.ts'
 import { throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import type { Logger } from '../log.ts'
+import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
 import type { ExampleSet } from '../examples/example-set.ts'
-import { exampleExpansions } from '../examples/example-expansion.ts'
 import { createLibraryExamples } from '../examples/library-examples.ts'
 import { assertKnownTools } from '../examples/usage-example.ts'
-import {
-  Bm25Retriever,
-  type Bm25QueryOptions,
-  type Bm25Settings,
-} from '../retrieve/bm25/bm25-retriever.ts'
-import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
-import { buildDensePart } from './build-dense-part.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import {
-  BM25_EXAMPLES_FILE,
-  BM25_FILE,
-  INDEX_FORMAT_VERSION,
-  TOOLS_FILE,
-  type IndexManifest,
-} from './manifest.ts'
+import { withRequirements } from './kinds/index.ts'
+import { INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
 
 export interface BuildProgress {
   stage: string
@@ -42,8 +29,9 @@ export interface BuildIndexOptions {
   onProgress?: (progress: BuildProgress) => void
   signal?: AbortSignal
   /**
-   * Which retrievers to build: `bm25` (always built), `dense` (+ dense), `hybrid` (+ dense +
-   * their fusion). It becomes the manifest's `defaultRetriever`. Default `retrieve.build`.
+   * Which retriever to build, with the kinds it requires and `bm25` (always built): `bm25`,
+   * `dense` (+ dense), `hybrid` (+ dense + their fusion), or any registered kind. It becomes the
+   * manifest's `defaultRetriever`. Default `retrieve.build`.
    */
   retriever?: BuildRetriever
   /**
@@ -56,23 +44,11 @@ export interface BuildIndexOptions {
   /** Receives warnings (e.g. an embedder's CUDA → CPU fallback). */
   logger?: Logger
   /**
-   * The library's usage examples: stored with the index, indexed as each tool's `examples` BM25
-   * field and served as the nearest-example memory. Every tool id must be in the library
-   * (INVALID_INPUT names the unknown ones).
+   * The library's usage examples: stored with the index, indexed by the bm25 kind as each tool's
+   * expansion document and served as the nearest-example memory. Every tool id must be in the
+   * library (INVALID_INPUT names the unknown ones).
    */
   examples?: ExampleSet
-}
-
-export function bm25Settings(config: Config): Bm25Settings {
-  const { k1, b, fieldWeights } = config.retrieve.bm25
-  return { k1, b, fieldWeights: { ...fieldWeights } }
-}
-
-export function bm25QueryOptions(config: Config): Bm25QueryOptions {
-  return {
-    defaultMinScore: config.retrieve.bm25.tau,
-    expandHeadVerbs: config.retrieve.bm25.expandHeadVerbs,
-  }
 }
 
 export async function buildIndexedLibrary(
@@ -80,22 +56,28 @@ export async function buildIndexedLibrary(
   config: Config,
   options: BuildIndexOptions = {},
 ): Promise<IndexedLibrary> {
-  const settings = bm25Settings(config)
   const examples = options.examples
   if (examples) assertKnownTools(library.name, examples.examples, (id) => library.has(id))
-  const bm25 = Bm25Retriever.build(library.tools, settings, {
-    signal: options.signal,
-    onProgress: (done, total) => options.onProgress?.({ stage: 'bm25', done, total }),
-    expansions:
-      examples && examples.size > 0
-        ? exampleExpansions(
-            examples.examples,
-            config.retrieve.bm25.examplesPerTool,
-            config.retrieve.bm25.examplesMinPerTool,
-          )
-        : undefined,
-  }).withQueryOptions(bm25QueryOptions(config))
-  throwIfAborted(options.signal)
+  const wanted = options.retriever ?? config.retrieve.build
+  const kinds = withRequirements([wanted])
+  const retrievers = new Map<string, Retriever>()
+  const entries: Record<string, Record<string, unknown>> = {}
+  for (const kind of kinds) {
+    const built = await kind.build({
+      library,
+      config,
+      retrievers: new Map(retrievers),
+      embedder: options.embedder,
+      previousIndexDir: options.previousIndexDir,
+      logger: options.logger ?? SILENT_LOGGER,
+      onProgress: (done, total) => options.onProgress?.({ stage: kind.name, done, total }),
+      signal: options.signal,
+      examples,
+    })
+    throwIfAborted(options.signal)
+    retrievers.set(kind.name, built.retriever)
+    entries[kind.name] = built.entry
+  }
   const manifest: IndexManifest = {
     formatVersion: INDEX_FORMAT_VERSION,
     library: library.name,
@@ -104,31 +86,9 @@ export async function buildIndexedLibrary(
     createdAt: new Date().toISOString(),
     source: options.source ?? {},
     toolsFile: TOOLS_FILE,
-    defaultRetriever: 'bm25',
-    retrievers: {
-      bm25: {
-        tokenizerVersion: TOKENIZER_VERSION,
-        ...settings,
-        file: BM25_FILE,
-        ...(examples && examples.size > 0 && { examplesFile: BM25_EXAMPLES_FILE }),
-      },
-    },
+    defaultRetriever: wanted,
+    retrievers: entries as IndexManifest['retrievers'],
     ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
-  }
-  const retrievers = new Map<string, Retriever>([['bm25', bm25]])
-  const kind = options.retriever ?? config.retrieve.build
-  if (kind !== 'bm25') {
-    const dense = await buildDensePart(library, config, bm25, {
-      retriever: kind,
-      embedder: options.embedder,
-      previousIndexDir: options.previousIndexDir,
-      logger: options.logger,
-      onProgress: (done, total) => options.onProgress?.({ stage: 'dense', done, total }),
-      signal: options.signal,
-    })
-    for (const [name, retriever] of dense.retrievers) retrievers.set(name, retriever)
-    Object.assign(manifest.retrievers, dense.manifest)
-    manifest.defaultRetriever = kind
   }
   const libraryExamples =
     examples && examples.version > 0 ? createLibraryExamples(examples) : undefined

@@ -16,42 +16,18 @@ import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import type { Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
-import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
-import { TOKENIZER_VERSION } from '../retrieve/bm25/tokenize.ts'
 import type { Logger } from '../log.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
-import { bm25QueryOptions, bm25Settings } from './build-index.ts'
-import { DENSE_INDEX_PART } from './dense-index-part.ts'
-import { loadExamples, saveExamples } from './examples-part.ts'
+import type { Retriever } from '../contracts.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
+import { RETRIEVER_KINDS, withRequirements } from './kinds/index.ts'
 import {
   INDEX_FORMAT_VERSION,
   IndexManifestSchema,
   MANIFEST_FILE,
   type IndexManifest,
 } from './manifest.ts'
+import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
-
-/** Writers/readers for the optional parts of an index (dense vectors). */
-export interface IndexPart {
-  /** Writes the part's files into `dir` (a fresh temporary directory). */
-  save?(indexed: IndexedLibrary, dir: string): Promise<void>
-  /** Adds retrievers for the part, or throws INDEX_MISMATCH when the config disagrees. */
-  load?(context: IndexPartLoadContext, retrievers: Map<string, Retriever>): Promise<void>
-}
-
-/** What a part's loader gets: the index directory, its manifest and library, and the config. */
-export interface IndexPartLoadContext {
-  dir: string
-  manifest: IndexManifest
-  library: ToolLibrary
-  config: Config
-  /** Where a part reports what it falls back on (e.g. an embedder's CUDA → CPU fallback). */
-  logger?: Logger
-}
-
-/** The optional parts, saved after the BM25 index and loaded after it. */
-const parts: readonly IndexPart[] = [DENSE_INDEX_PART]
 
 export async function saveIndexedLibrary(
   indexDir: string,
@@ -65,16 +41,18 @@ export async function saveIndexedLibrary(
   const target = join(indexDir, name)
   await mkdir(temporary)
   try {
-    const bm25 = indexed.retrievers.get('bm25')
-    if (!(bm25 instanceof Bm25Retriever)) throw new Error('An index needs its BM25 retriever.')
     const toolLines = indexed.library.tools.map((tool) => JSON.stringify(tool)).join('\n')
     await writeFile(join(temporary, indexed.manifest.toolsFile), `${toolLines}\n`)
-    await writeFile(join(temporary, indexed.manifest.retrievers.bm25.file), bm25.toJSON())
-    const expansion = bm25.expansionToJSON()
-    const expansionFile = indexed.manifest.retrievers.bm25.examplesFile
-    if (expansion !== undefined && expansionFile !== undefined)
-      await writeFile(join(temporary, expansionFile), expansion)
-    for (const part of parts) await part.save?.(indexed, temporary)
+    for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
+      const retriever = indexed.retrievers.get(name)
+      if (!retriever) {
+        throw new ToolselError(
+          'INTERNAL',
+          `Library "${indexed.library.name}" lists a ${name} retriever in its manifest but holds none to save.`,
+        )
+      }
+      await RETRIEVER_KINDS[name]?.save?.(retriever, entry, temporary)
+    }
     await saveExamples(indexed, temporary)
     // The manifest goes last: a directory without one is never mistaken for an index.
     await writeFile(
@@ -155,7 +133,6 @@ export async function loadIndexedLibrary(
       `was built with index format ${manifest.formatVersion}; this version of toolsel reads format ${INDEX_FORMAT_VERSION}. ${rebuild}`,
     )
   }
-  checkBm25Settings(manifest, config, rebuild)
   const tools = await readTools(join(dir, manifest.toolsFile))
   const library = new ToolLibrary(manifest.library, tools)
   if (library.contentHash !== manifest.contentHash || library.size !== manifest.toolCount) {
@@ -164,26 +141,21 @@ export async function loadIndexedLibrary(
       `Index "${manifest.library}" at ${dir}: its tools file does not match its manifest (hash or count differs). ${rebuild}`,
     )
   }
-  const bm25Json = await readFile(join(dir, manifest.retrievers.bm25.file), 'utf8')
-  const expansionFile = manifest.retrievers.bm25.examplesFile
-  const expansionJson =
-    expansionFile === undefined ? undefined : await readFile(join(dir, expansionFile), 'utf8')
-  const bm25 = Bm25Retriever.fromJSON(
-    bm25Json,
-    bm25Settings(config),
-    expansionJson,
-  ).withQueryOptions(bm25QueryOptions(config))
-  if (bm25.size !== library.size) {
-    throw new ToolselError(
-      'INDEX_CORRUPT',
-      `Index "${manifest.library}" at ${dir}: the BM25 index holds ${bm25.size} tools, the library ${library.size}. ${rebuild}`,
+  const built = Object.keys(manifest.retrievers)
+  const unknown = built.filter((name) => !Object.hasOwn(RETRIEVER_KINDS, name))
+  if (unknown.length > 0) {
+    throw mismatch(
+      manifest,
+      `has retrievers this version of toolsel does not know (${unknown.join(', ')}; known: ${Object.keys(RETRIEVER_KINDS).join(', ')}). ${rebuild}`,
     )
   }
-  const examples = await loadExamples(dir, manifest, library)
-  const retrievers = new Map<string, Retriever>([['bm25', bm25]])
-  for (const part of parts) {
-    await part.load?.({ dir, manifest, library, config, logger: options.logger }, retrievers)
+  const retrievers = new Map<string, Retriever>()
+  for (const kind of withRequirements(built)) {
+    const entry = manifest.retrievers[kind.name]
+    const context = { dir, manifest, entry, library, config, retrievers, logger: options.logger }
+    retrievers.set(kind.name, await kind.load(context))
   }
+  const examples = await loadExamples(dir, manifest, library)
   return { library, manifest, retrievers, dir, ...(examples && { examples }) }
 }
 
@@ -206,33 +178,6 @@ async function readManifest(dir: string): Promise<IndexManifest> {
     )
   }
   return parsed.data
-}
-
-function checkBm25Settings(manifest: IndexManifest, config: Config, rebuild: string): void {
-  const built = manifest.retrievers.bm25
-  const wanted = bm25Settings(config)
-  if (built.tokenizerVersion !== TOKENIZER_VERSION) {
-    throw mismatch(
-      manifest,
-      `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
-    )
-  }
-  const differences: string[] = []
-  if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)
-  if (built.b !== wanted.b) differences.push(`b ${built.b} vs ${wanted.b}`)
-  for (const [field, weight] of Object.entries(wanted.fieldWeights)) {
-    // Indexes from before usage examples have no `examples` field: nothing of it to weigh.
-    if (field === 'examples' && built.fieldWeights[field] === undefined && !manifest.examples)
-      continue
-    if (built.fieldWeights[field] !== weight)
-      differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
-  }
-  if (differences.length > 0) {
-    throw mismatch(
-      manifest,
-      `was built with different BM25 settings than the config asks for (index vs config: ${differences.join(', ')}). ${rebuild} Or set retrieve.bm25 back to the index's values.`,
-    )
-  }
 }
 
 function rebuildHint(manifest: IndexManifest): string {

@@ -5,7 +5,8 @@
 import { ToolselError } from '../errors.ts'
 import type { LibraryExamples } from '../examples/library-examples.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import type { Retriever } from '../retrieve/retriever.ts'
+import type { Retriever } from '../contracts.ts'
+import { requireRetrieverKind } from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
 
 export interface IndexedLibrary {
@@ -31,10 +32,8 @@ export function requireRetriever(indexed: IndexedLibrary, kind?: string): Retrie
   const retriever = indexed.retrievers.get(wanted)
   if (!retriever) {
     const available = [...indexed.retrievers.keys()].join(', ')
-    const hint =
-      wanted === 'dense' || wanted === 'hybrid'
-        ? ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${wanted}.`
-        : ''
+    const kind = requireRetrieverKind(wanted)
+    const hint = kind.rebuildHint ? ` ${kind.rebuildHint(indexed.library.name)}` : ''
     throw new ToolselError(
       'UNKNOWN_COMPONENT',
       `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,

@@ -9,7 +9,7 @@
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { HybridRetriever, type HybridInput } from '../retrieve/hybrid/hybrid-retriever.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../retrieve/retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../contracts.ts'
 
 export class LibraryHybridRetriever implements Retriever {
   readonly name: string

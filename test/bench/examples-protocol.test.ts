@@ -8,8 +8,9 @@ import { createPipelineRunner } from '../../src/bench/case-runner.ts'
 import { runBench } from '../../src/bench/run-bench.ts'
 import { normalizeText } from '../../src/bench/suites/toolplanner-training.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
-import { RulePlanner } from '../../src/plan/rule-planner.ts'
-import { Top1Selector } from '../../src/select/top1-selector.ts'
+import { createComponents } from '../../src/components.ts'
+import { createLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { DATA_DIR, hasData } from '../helpers/data-dir.ts'
 import { FIXTURES, fixtureSettings } from './fixture-bench.ts'
 
@@ -19,11 +20,10 @@ function leakCheckingRunner(seen: {
   withExamples: number
   leaks: string[]
 }): CaseRunner {
-  const pipeline = createPipelineRunner({
-    planner: new RulePlanner(),
-    selector: new Top1Selector(),
-    k: 15,
-  })
+  const config = defaultConfig()
+  const logger = createLogger('silent')
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  const pipeline = createPipelineRunner(service, { k: 15 })
   return {
     components: pipeline.components,
     async run(instruction, gold, target) {

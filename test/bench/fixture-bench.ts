@@ -6,6 +6,7 @@ import { runBench } from '../../src/bench/run-bench.ts'
 import { createComponents } from '../../src/components.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url))
 
@@ -30,13 +31,15 @@ export function fixtureSettings(overrides: Partial<BenchRunSettings> = {}): Benc
 export async function runFixtureBench(overrides: Partial<BenchRunSettings> = {}) {
   const settings = fixtureSettings(overrides)
   const config = defaultConfig()
-  const components = createComponents(config, createLogger('silent'))
+  const logger = createLogger('silent')
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  const request = { retriever: settings.retriever, k: settings.k }
   const runner = settings.baseline
-    ? createOracleCountRunner({ k: settings.k })
-    : createPipelineRunner({
-        planner: components.planner(settings.planner),
-        selector: components.selector(settings.selector),
-        k: settings.k,
+    ? createOracleCountRunner(service, request)
+    : createPipelineRunner(service, {
+        ...request,
+        planner: settings.planner,
+        selector: settings.selector,
       })
   return runBench({ settings, config, runner })
 }

@@ -3,8 +3,10 @@ import { createPipelineRunner } from '../../src/bench/case-runner.ts'
 import { runBench } from '../../src/bench/run-bench.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolselError } from '../../src/errors.ts'
-import type { Planner } from '../../src/plan/planner.ts'
-import { Top1Selector } from '../../src/select/top1-selector.ts'
+import type { Planner } from '../../src/contracts.ts'
+import { createComponents } from '../../src/components.ts'
+import { createLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { FIXTURES, fixtureSettings, runFixtureBench } from './fixture-bench.ts'
 
 const TF = {
@@ -19,7 +21,12 @@ describe('runBench', () => {
     expect(report.suites.map((suite) => suite.name)).toEqual(['toolbench-g2'])
     const [split] = report.suites[0].splits
     expect(split.queries.map((query) => query.id)).toEqual(['9001', '9002'])
-    expect(split.components).toEqual({ planner: 'rule', retriever: 'bm25', selector: 'top1' })
+    expect(split.components).toEqual({
+      planner: 'rule',
+      retriever: 'bm25',
+      reranker: 'identity',
+      selector: 'top1',
+    })
     expect(split.metrics.queries).toBe(2)
     expect(report.skipped.map((skip) => skip.name)).toEqual(['toolbench-g2/G2_category'])
     expect(report.config.retrieve.k).toBe(15)
@@ -81,8 +88,12 @@ describe('runBench', () => {
         throw new ToolselError('PLAN_UNPARSABLE', 'not a list of steps')
       },
     }
-    const runner = createPipelineRunner({ planner: failing, selector: new Top1Selector(), k: 15 })
-    const report = await runBench({ settings: fixtureSettings(), config: defaultConfig(), runner })
+    const config = defaultConfig()
+    const logger = createLogger('silent')
+    const components = { ...createComponents(config, logger), planner: () => failing }
+    const service = new ToolselService(config, logger, components)
+    const runner = createPipelineRunner(service, { retriever: 'bm25' })
+    const report = await runBench({ settings: fixtureSettings(), config, runner })
     const [split] = report.suites[0].splits
     expect(split.metrics.errors).toBe(2)
     expect(split.queries[0].error).toEqual({

@@ -53,6 +53,16 @@ describe('loadConfig', () => {
     })
   })
 
+  it('accepts registered retriever kinds only, naming the ones there are', async () => {
+    const config = await loadConfig({ flags: { 'retrieve.retriever': 'hybrid' } })
+    expect(config.retrieve.retriever).toBe('hybrid')
+    await expect(loadConfig({ env: { TOOLSEL_RETRIEVER: 'splade' } })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message:
+        'Invalid config value at "retrieve.retriever" (from environment): no retriever kind "splade" (available: auto, bm25, dense, hybrid).',
+    })
+  })
+
   it('names the source of an out-of-range value', async () => {
     await expect(loadConfig({ flags: { 'retrieve.bm25.b': 2 } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',

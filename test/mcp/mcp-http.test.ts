@@ -96,6 +96,41 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(data.steps[0].alternatives).not.toContain(data.steps[0].selected)
   })
 
+  it('select_tools takes the /v1 options: k bounds the candidates of every step', async () => {
+    type Steps = { steps: Array<{ selected: string | null; alternatives: string[] }> }
+    const instruction = 'Get the weather forecast for Paris, and email the forecast to Ann'
+    const wide = dataOf<Steps>(await call(client, 'select_tools', { instruction }))
+    expect(wide.steps.some((step) => step.alternatives.length === 3)).toBe(true)
+    for (const k of [1, 2, 3]) {
+      const data = dataOf<Steps>(await call(client, 'select_tools', { instruction, k }))
+      expect(data.steps).toHaveLength(2)
+      for (const step of data.steps) {
+        expect(step.alternatives.length + (step.selected === null ? 0 : 1)).toBeLessThanOrEqual(k)
+      }
+    }
+    const k1 = dataOf<Steps>(await call(client, 'select_tools', { instruction, k: 1 }))
+    expect(k1.steps.map((step) => step.alternatives)).toEqual([[], []])
+  })
+
+  it('select_tools takes planner, selector, tau and retriever ids, and names a bad one', async () => {
+    type Steps = { steps: Array<{ text: string; selected: string | null }> }
+    const instruction = 'Get the weather forecast for Paris, and email the forecast to Ann'
+    const unplanned = dataOf<Steps>(
+      await call(client, 'select_tools', { instruction, planner: 'none', selector: 'top1' }),
+    )
+    expect(unplanned.steps.map((step) => step.text)).toEqual([instruction])
+    const strict = dataOf<Steps>(await call(client, 'select_tools', { instruction, tau: 1000 }))
+    expect(strict.steps.every((step) => step.selected === null)).toBe(true)
+    const error = errorOf(await call(client, 'select_tools', { instruction, retriever: 'dense' }))
+    expect(error.code).toBe('UNKNOWN_COMPONENT')
+    expect(error.message).toContain('has no "dense" retriever (available: bm25)')
+    const search = await call(client, 'search_tools', { query: 'x', retriever: 'nope' })
+    expect(search.isError).toBe(true)
+    expect(JSON.stringify(search.content)).toContain(
+      'no retriever kind \\"nope\\" (available: bm25, dense, hybrid)',
+    )
+  })
+
   it('an unknown library is an UNKNOWN_LIBRARY tool error naming the loaded ones', async () => {
     const error = errorOf(await call(client, 'search_tools', { query: 'x', library: 'nope' }))
     expect(error.code).toBe('UNKNOWN_LIBRARY')

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { isToolselError } from '../../src/errors.ts'
 import { EMPTY_PARAMETERS, type Tool } from '../../src/library/tool.ts'
-import type { Candidate, Retriever } from '../../src/retrieve/retriever.ts'
+import type { Candidate, Retriever } from '../../src/contracts.ts'
 
 export interface RetrieverContractOptions {
   /** Suite title, e.g. `DenseRetriever (flat, hashing:256)`. */

@@ -7,9 +7,11 @@ import { createPipelineRunner } from '../../src/bench/case-runner.ts'
 import { queryMetrics } from '../../src/bench/metrics/query-metrics.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import type { Planner } from '../../src/plan/planner.ts'
+import type { Planner } from '../../src/contracts.ts'
 import { scorePlans } from '../../src/rewards/score-plans.ts'
-import { Top1Selector } from '../../src/select/top1-selector.ts'
+import { createComponents } from '../../src/components.ts'
+import { createLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { requireRetriever, type IndexedLibrary } from '../../src/store/indexed-library.ts'
 import { loadToolbenchG3Train } from '../../src/train/splits/toolbench-g3-train.ts'
@@ -58,15 +60,12 @@ describe.skipIf(!hasData('toolbench', 'toolplanner'))(
 
     /** What `toolsel bench` computes for this query when the planner answers `plan`. */
     async function benchReward(plan: string[]) {
-      const runner = createPipelineRunner({
-        planner: fixedPlanner(plan),
-        selector: new Top1Selector(),
-        k: config.retrieve.k,
+      const logger = createLogger('silent')
+      const components = { ...createComponents(config, logger), planner: () => fixedPlanner(plan) }
+      const runner = createPipelineRunner(new ToolselService(config, logger, components), {
+        retriever: 'auto',
       })
-      const outcome = await runner.run(example.instruction, example.gold, {
-        library: indexed.library,
-        retriever: requireRetriever(indexed),
-      })
+      const outcome = await runner.run(example.instruction, example.gold, indexed)
       return queryMetrics({
         predicted: outcome.predicted,
         gold: example.gold,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Planner } from '../../src/plan/planner.ts'
+import type { Planner } from '../../src/contracts.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 describe('POST /v1/select-tools', () => {
@@ -31,10 +31,12 @@ describe('POST /v1/select-tools', () => {
       library: 'sample',
       planner: 'rule',
       retriever: 'bm25',
+      reranker: 'identity',
       selector: 'top1',
     })
     expect(Object.keys(body.timings).sort()).toEqual([
       'planMs',
+      'rerankMs',
       'retrieveMs',
       'selectMs',
       'totalMs',

@@ -1,8 +1,8 @@
 /** `search_tools`: find tools by intent; names and one-line descriptions only, no schemas. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { oneLineDescription } from '../../library/tool.ts'
-import { resolveView, viewRetriever, type McpContext, type McpSession } from '../mcp-context.ts'
+import { pipelineOptionFields } from '../../service/request-fields.ts'
+import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult } from '../tool-result.ts'
 import { roundScore, serverOf, TokensSchema } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
@@ -16,7 +16,10 @@ export function registerSearchTools(
   context: McpContext,
   session: McpSession,
 ): void {
-  const { config, logger } = context.service
+  const { service } = context
+  const { config, logger } = service
+  // The same options as POST /v1/search-tools (k's default is mcp.searchK here).
+  const { retriever } = pipelineOptionFields(config)
   server.registerTool(
     'search_tools',
     {
@@ -38,6 +41,7 @@ export function registerSearchTools(
           .optional()
           .describe(`How many tools to return (default ${config.mcp.searchK})`),
         library: z.string().optional().describe('Library to search; omit for the default'),
+        retriever,
       },
       outputSchema: {
         library: z.string(),
@@ -54,20 +58,15 @@ export function registerSearchTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ query, k, library }, extra) =>
+    ({ query, k, library, retriever }, extra) =>
       guardTool(logger, 'search_tools', () =>
         withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
           const view = await resolveView(context, session, library)
-          const candidates = await viewRetriever(context, view).retrieve(query, {
-            k: k ?? config.mcp.searchK,
-            // Browsing: no threshold, the k best matches.
-            minScore: Number.NEGATIVE_INFINITY,
-            signal,
-          })
-          const tools = candidates.map(({ id, score }) => {
+          const request = { query, retriever, k: k ?? config.mcp.searchK }
+          const { results } = await service.search(request, signal, view)
+          const tools = results.map(({ id, name, description, score }) => {
             const tool = view.library.require(id)
-            const description = oneLineDescription(tool.description)
-            return { id, name: tool.name, ...serverOf(tool), description, score: roundScore(score) }
+            return { id, name, ...serverOf(tool), description, score: roundScore(score) }
           })
           const payload = { library: view.library.name, tools }
           const tokens = await context.tokens.savings(view.library, payload)

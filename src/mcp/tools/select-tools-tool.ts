@@ -1,9 +1,8 @@
 /** `select_tools`: Plan-Retrieve-Select for a whole instruction, answered with schemas. */
-import { exampleMemoryFor } from '../../examples/memory-selection.ts'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { selectTools } from '../../pipeline.ts'
-import { resolveView, viewRetriever, type McpContext, type McpSession } from '../mcp-context.ts'
+import { pipelineOptionFields } from '../../service/request-fields.ts'
+import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult } from '../tool-result.ts'
 import { TokensSchema, toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
@@ -19,7 +18,10 @@ export function registerSelectTools(
   context: McpContext,
   session: McpSession,
 ): void {
-  const { config, logger, components } = context.service
+  const { service } = context
+  const { config, logger } = service
+  // The same per-request options as POST /v1/select-tools.
+  const { k, tau, planner, retriever, reranker, selector } = pipelineOptionFields(config)
   server.registerTool(
     'select_tools',
     {
@@ -34,6 +36,12 @@ export function registerSelectTools(
           .max(config.server.maxInstructionChars)
           .describe("The user's request, in their words"),
         library: z.string().optional().describe('Library to select from; omit for the default'),
+        k,
+        tau,
+        retriever,
+        planner,
+        reranker,
+        selector,
       },
       outputSchema: {
         library: z.string(),
@@ -49,20 +57,11 @@ export function registerSelectTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ instruction, library }, extra) =>
+    ({ library, ...request }, extra) =>
       guardTool(logger, 'select_tools', () =>
         withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
           const view = await resolveView(context, session, library)
-          const result = await selectTools(instruction, {
-            library: view.library,
-            planner: components.planner(),
-            retriever: viewRetriever(context, view),
-            selector: components.selector(),
-            k: config.retrieve.k,
-            signal,
-            // A scoped view has no examples: the memory could name tools outside the scope.
-            examples: exampleMemoryFor(view.examples, config.examples),
-          })
+          const result = await service.select(request, signal, view)
           const payload = {
             library: view.library.name,
             tools: result.tools.map(toolSchemaPayload),

@@ -5,7 +5,7 @@
  * @module
  */
 import { ToolselError } from '../../errors.ts'
-import type { Usage } from '../../plan/planner.ts'
+import type { Usage } from '../../contracts.ts'
 import type {
   ChatMessage,
   ChoiceScores,

@@ -10,7 +10,7 @@
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildExpansionPostings,
   buildPostings,

@@ -4,7 +4,7 @@
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { EmbeddingModel } from '../../models/embedding-model.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import type { DenseIndex } from './dense-index.ts'
 
 export interface DenseRetrieverOptions {

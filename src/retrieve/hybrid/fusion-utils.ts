@@ -2,7 +2,7 @@
  * Helpers shared by the fusion functions.
  * @module
  */
-import type { Candidate } from '../retriever.ts'
+import type { Candidate } from '../../contracts.ts'
 
 /** Score descending, then id ascending: the order of every retriever's output. */
 export function compareCandidates(a: Candidate, b: Candidate): number {

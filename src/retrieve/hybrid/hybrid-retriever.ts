@@ -5,7 +5,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts'
 import { weightedMinMaxFusion } from './weighted-min-max-fusion.ts'
 

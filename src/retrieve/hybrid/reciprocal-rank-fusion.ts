@@ -5,7 +5,7 @@
  * without calibration.
  * @module
  */
-import type { Candidate } from '../retriever.ts'
+import type { Candidate } from '../../contracts.ts'
 import { bestScores, compareCandidates } from './fusion-utils.ts'
 
 export interface ReciprocalRankFusionOptions {

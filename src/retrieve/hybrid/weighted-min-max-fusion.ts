@@ -4,7 +4,7 @@
  * Unlike rank fusion it keeps how far apart scores are within a list.
  * @module
  */
-import type { Candidate } from '../retriever.ts'
+import type { Candidate } from '../../contracts.ts'
 import { bestScores, compareCandidates } from './fusion-utils.ts'
 
 export interface WeightedMinMaxFusionOptions {

@@ -14,14 +14,12 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<TimeoutEnv>()
     .post('/planner', requireJson, jsonBody(schemas.rewardsPlanner), async (c) => {
       const request = c.req.valid('json')
-      const indexed = service.library(request.library)
-      const retriever = service.retrieverFor(indexed, request.retriever)
-      const k = request.k ?? service.config.retrieve.k
+      const { indexed, retriever, k, minScore } = service.resolveRetrieval(request)
       const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
         library: indexed.library,
         retriever,
         k,
-        minScore: request.tau,
+        minScore,
         maxSteps: service.config.plan.maxSteps,
         formatPenalty: request.formatPenalty,
         signal: c.get('signal'),

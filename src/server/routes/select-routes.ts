@@ -9,7 +9,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<TimeoutEnv>()
     .post('/select-tools', requireJson, jsonBody(schemas.selectTools), async (c) => {
       const { includeSchemas, ...request } = c.req.valid('json')
-      const result = await service.selectTools(request, c.get('signal'))
+      const result = await service.select(request, c.get('signal'))
       return c.json({
         ...result,
         tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
@@ -28,13 +28,6 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       return c.json(result)
     })
     .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
-      const request = c.req.valid('json')
-      const indexed = service.library(request.library)
-      const results = await service.search(request, c.get('signal'))
-      return c.json({
-        library: indexed.library.name,
-        retriever: service.retrieverFor(indexed, request.retriever).name,
-        results,
-      })
+      return c.json(await service.search(c.req.valid('json'), c.get('signal')))
     })
 }

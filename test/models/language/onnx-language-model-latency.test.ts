@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest'
 import { tokenLogProbs } from '../../../src/models/onnx/causal-lm-log-probs.ts'
 import { CausalLmRuntime } from '../../../src/models/onnx/causal-lm-runtime.ts'
 import { OnnxLanguageModel } from '../../../src/models/onnx/onnx-language-model.ts'
-import { buildPlanMessages, buildSelectMessages } from '../../../src/plan/prompts.ts'
-import type { CandidateTool } from '../../../src/select/selector.ts'
+import { buildPlanMessages } from '../../../src/plan/prompts.ts'
+import { buildSelectMessages } from '../../../src/select/prompts.ts'
+import type { CandidateTool } from '../../../src/contracts.ts'
 import { TINY_MODELS_MISSING, tinyModel } from './tiny-models.ts'
 
 const RUNS = 7

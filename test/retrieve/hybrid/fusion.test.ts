@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { reciprocalRankFusion } from '../../../src/retrieve/hybrid/reciprocal-rank-fusion.ts'
 import { weightedMinMaxFusion } from '../../../src/retrieve/hybrid/weighted-min-max-fusion.ts'
-import type { Candidate } from '../../../src/retrieve/retriever.ts'
+import type { Candidate } from '../../../src/contracts.ts'
 
 type Fuse = (lists: Candidate[][], weights: number[]) => Candidate[]
 

@@ -9,7 +9,7 @@ import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import { buildDenseIndex } from '../../../src/retrieve/dense/build-dense-index.ts'
 import { DenseRetriever } from '../../../src/retrieve/dense/dense-retriever.ts'
 import { HybridRetriever } from '../../../src/retrieve/hybrid/hybrid-retriever.ts'
-import type { Candidate, Retriever, RetrieveOptions } from '../../../src/retrieve/retriever.ts'
+import type { Candidate, Retriever, RetrieveOptions } from '../../../src/contracts.ts'
 import { createHashingEmbeddingModel } from '../../helpers/hashing-embedding-model.ts'
 import { runRetrieverContract } from '../retriever.contract.ts'
 

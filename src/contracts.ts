@@ -1,0 +1,136 @@
+/**
+ * The stage contracts and the types they share: what a planner, retriever, reranker and selector
+ * take and return. Every stage folder (plan/, retrieve/, rerank/, select/) and models/ import
+ * from here and from nowhere else for these types, so no stage depends on another.
+ *
+ * Implementations are found by id in lookup tables: planners, rerankers and selectors in
+ * `components.ts`, retriever kinds in `retrieve/retriever-kinds.ts`.
+ * @module
+ */
+
+// ── Shared ──────────────────────────────────────────────────────────────────────────────────
+
+export interface CallOptions {
+  signal?: AbortSignal
+}
+
+/** Tokens a model-backed component used. Rule-based components report none. */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+}
+
+/** Recorded when a component could not do its job and another one stood in for it. */
+export interface Fallback {
+  /** Stage: `planner` or `selector`. */
+  stage: 'planner' | 'selector'
+  /** Name of the component that failed. */
+  from: string
+  /** Name of the component that stood in. */
+  to: string
+  /** The error code and message of the failure. */
+  code: string
+  message: string
+  /** The raw model output that could not be used, when there was one. */
+  raw?: string
+}
+
+/** A retrieved candidate with what a reranker or selector needs to judge it. */
+export interface CandidateTool {
+  id: string
+  name: string
+  /** One-line description (selectors never see full schemas). */
+  description: string
+  /** The retriever's score (or the reranker's, after reranking). */
+  score: number
+}
+
+// ── Plan ────────────────────────────────────────────────────────────────────────────────────
+
+export interface PlanResult {
+  /** Sub-step texts, in order. Never empty: a planner that finds nothing returns the instruction. */
+  steps: string[]
+  /** Name of the planner that actually produced `steps` (differs from the configured one after a fallback). */
+  planner: string
+  usage?: Usage
+  fallback?: Fallback
+}
+
+/** An instruction in, short one-capability sub-steps out. */
+export interface Planner {
+  /** Identifies the planner in responses and benchmark rows: `rule`, `none`, `llm(onnx:qwen3-1.7b)`. */
+  readonly name: string
+  plan(instruction: string, options?: CallOptions): Promise<PlanResult>
+}
+
+// ── Retrieve ────────────────────────────────────────────────────────────────────────────────
+
+/** One retrieved tool. Scores are only comparable within one retriever. */
+export interface Candidate {
+  /** Tool id in the library the retriever was built over. */
+  id: string
+  /** Retriever-specific relevance score; higher is better (BM25 score, cosine, fused score). */
+  score: number
+}
+
+export interface RetrieveOptions {
+  /** Maximum number of candidates to return. */
+  k: number
+  /**
+   * Minimum score a candidate needs to be kept (exclusive for BM25: the paper keeps scores above
+   * tau). `undefined` means the retriever's own configured threshold.
+   */
+  minScore?: number
+  signal?: AbortSignal
+}
+
+/** A query in, scored tool ids out, best first. */
+export interface Retriever {
+  /** Identifies the retriever in responses and benchmark rows: `bm25`, `dense:use-lite`, `hybrid(bm25+dense:use-lite)`. */
+  readonly name: string
+  /** Candidates sorted by descending score (ties by id), at most `k`, all above the threshold. */
+  retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]>
+}
+
+// ── Rerank ──────────────────────────────────────────────────────────────────────────────────
+
+/** One step and its retrieved candidates, best first. Also what a selector gets. */
+export interface SelectionRequest {
+  /** The step text the tool must serve. */
+  step: string
+  /** Candidates, best-scored first. May be empty. */
+  candidates: CandidateTool[]
+}
+
+/**
+ * Reorders (or drops) each step's candidates between retrieval and selection. It may only return
+ * candidates it was given; the pipeline refuses any other id (`RERANK_OUTSIDE_CANDIDATES`).
+ */
+export interface Reranker {
+  /** Identifies the reranker in responses and benchmark rows: `identity`. */
+  readonly name: string
+  /** One candidate list per request, in request order, best first. */
+  rerank(requests: SelectionRequest[], options?: CallOptions): Promise<CandidateTool[][]>
+}
+
+// ── Select ──────────────────────────────────────────────────────────────────────────────────
+
+export interface Selection {
+  /** The chosen candidate's id, or `null` for "none of these". Always one of the request's candidates. */
+  toolId: string | null
+  /** Selector-specific confidence (retriever score, log-probability…), when there is one. */
+  score?: number
+  usage?: Usage
+  fallback?: Fallback
+}
+
+/** For each step, pick at most one tool from its candidates. */
+export interface Selector {
+  /** Identifies the selector in responses and benchmark rows: `top1`, `llm(openai:qwen3-8b)`. */
+  readonly name: string
+  /**
+   * One selection per request, in order. Takes all steps at once so model-backed selectors can
+   * batch them.
+   */
+  select(requests: SelectionRequest[], options?: CallOptions): Promise<Selection[]>
+}

@@ -1,0 +1,135 @@
+/**
+ * `bm25`: the lexical retriever every index has. Files: `bm25.json` (wink's export). The
+ * manifest entry records the tokenizer version and BM25 settings; a load with other settings is
+ * refused with the rebuild command.
+ * @module
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../../config/schema.ts'
+import { ToolselError } from '../../errors.ts'
+import {
+  Bm25Retriever,
+  type Bm25QueryOptions,
+  type Bm25Settings,
+} from '../../retrieve/bm25/bm25-retriever.ts'
+import { TOKENIZER_VERSION } from '../../retrieve/bm25/tokenize.ts'
+import { exampleExpansions } from '../../examples/example-expansion.ts'
+import {
+  BM25_EXAMPLES_FILE,
+  BM25_FILE,
+  Bm25ManifestSchema,
+  type IndexManifest,
+} from '../manifest.ts'
+import type { RetrieverKind } from './retriever-kind.ts'
+
+export function bm25Settings(config: Config): Bm25Settings {
+  const { k1, b, fieldWeights } = config.retrieve.bm25
+  return { k1, b, fieldWeights: { ...fieldWeights } }
+}
+
+export function bm25QueryOptions(config: Config): Bm25QueryOptions {
+  return {
+    defaultMinScore: config.retrieve.bm25.tau,
+    expandHeadVerbs: config.retrieve.bm25.expandHeadVerbs,
+  }
+}
+
+export const BM25_KIND: RetrieverKind = {
+  name: 'bm25',
+  requires: [],
+
+  async build({ library, config, signal, onProgress, examples }) {
+    const settings = bm25Settings(config)
+    const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
+    const expansions =
+      examples && examples.size > 0
+        ? exampleExpansions(examples.examples, examplesPerTool, examplesMinPerTool)
+        : undefined
+    const retriever = Bm25Retriever.build(library.tools, settings, {
+      signal,
+      onProgress,
+      expansions,
+    }).withQueryOptions(bm25QueryOptions(config))
+    const expanded = expansions !== undefined && expansions.size > 0
+    return {
+      retriever,
+      entry: {
+        tokenizerVersion: TOKENIZER_VERSION,
+        ...settings,
+        file: BM25_FILE,
+        ...(expanded && { examplesFile: BM25_EXAMPLES_FILE }),
+      },
+    }
+  },
+
+  async save(retriever, entry, dir) {
+    if (!(retriever instanceof Bm25Retriever)) throw new Error('An index needs its BM25 retriever.')
+    const { file, examplesFile } = Bm25ManifestSchema.parse(entry)
+    await writeFile(join(dir, file), retriever.toJSON())
+    const expansion = retriever.expansionToJSON()
+    if (examplesFile !== undefined && expansion !== undefined)
+      await writeFile(join(dir, examplesFile), expansion)
+  },
+
+  async load({ dir, manifest, library, config }) {
+    const entry = manifest.retrievers.bm25
+    const rebuild = rebuildHint(manifest)
+    checkBm25Settings(manifest, config, rebuild)
+    const json = await readFile(join(dir, entry.file), 'utf8')
+    // The expansion index from usage examples, when the library has examples.
+    const expansionJson =
+      entry.examplesFile === undefined
+        ? undefined
+        : await readFile(join(dir, entry.examplesFile), 'utf8')
+    const bm25 = Bm25Retriever.fromJSON(json, bm25Settings(config), expansionJson).withQueryOptions(
+      bm25QueryOptions(config),
+    )
+    if (bm25.size !== library.size) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `Index "${manifest.library}" at ${dir}: the BM25 index holds ${bm25.size} tools, the library ${library.size}. ${rebuild}`,
+      )
+    }
+    return bm25
+  },
+}
+
+/** Refuses an index built with another tokenizer or other BM25 settings than the config's. */
+export function checkBm25Settings(manifest: IndexManifest, config: Config, rebuild: string): void {
+  const built = manifest.retrievers.bm25
+  const wanted = bm25Settings(config)
+  if (built.tokenizerVersion !== TOKENIZER_VERSION) {
+    throw mismatch(
+      manifest,
+      `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
+    )
+  }
+  const differences: string[] = []
+  if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)
+  if (built.b !== wanted.b) differences.push(`b ${built.b} vs ${wanted.b}`)
+  for (const [field, weight] of Object.entries(wanted.fieldWeights)) {
+    // Indexes from before usage examples have no `examples` weight: nothing of it to weigh.
+    if (field === 'examples' && built.fieldWeights[field] === undefined && !manifest.examples)
+      continue
+    if (built.fieldWeights[field] !== weight)
+      differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
+  }
+  if (differences.length > 0) {
+    throw mismatch(
+      manifest,
+      `was built with different BM25 settings than the config asks for (index vs config: ${differences.join(', ')}). ${rebuild} Or set retrieve.bm25 back to the index's values.`,
+    )
+  }
+}
+
+function rebuildHint(manifest: IndexManifest): string {
+  const source = manifest.source.path ?? '<file>'
+  return `Rebuild it with: toolsel index ${source} --name ${manifest.library}.`
+}
+
+function mismatch(manifest: IndexManifest, message: string): ToolselError {
+  return new ToolselError('INDEX_MISMATCH', `Index "${manifest.library}" ${message}`, {
+    details: { library: manifest.library },
+  })
+}

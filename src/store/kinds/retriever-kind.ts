@@ -1,0 +1,87 @@
+/**
+ * The contract of a retriever kind: how one kind of retriever (`bm25`, `dense`, `hybrid`, …) is
+ * built for a library, described in the index manifest, saved into and loaded from an index
+ * directory. One file per kind; the table in `./index.ts` lists them.
+ * @module
+ */
+import type { Config } from '../../config/schema.ts'
+import { ToolselError } from '../../errors.ts'
+import type { Retriever } from '../../contracts.ts'
+import type { ToolLibrary } from '../../library/tool-library.ts'
+import type { Logger } from '../../log.ts'
+import type { EmbeddingModel } from '../../models/embedding-model.ts'
+import type { ExampleSet } from '../../examples/example-set.ts'
+import type { IndexManifest } from '../manifest.ts'
+
+export interface KindBuildContext {
+  library: ToolLibrary
+  config: Config
+  /** The retrievers built so far: every kind this one `requires` is there. */
+  retrievers: ReadonlyMap<string, Retriever>
+  /** The embedding model for kinds that embed; default the one `retrieve.dense` configures. */
+  embedder?: EmbeddingModel
+  /** The index this build replaces (its caches may spare work), when there is one. */
+  previousIndexDir?: string
+  logger: Logger
+  /** Called with (items done, total). */
+  onProgress?: (done: number, total: number) => void
+  signal?: AbortSignal
+  /** The library's usage examples, for kinds that index them (bm25: the expansion index). */
+  examples?: ExampleSet
+}
+
+export interface BuiltRetriever<R extends Retriever = Retriever> {
+  retriever: R
+  /** The kind's `retrievers.<kind>` entry in the manifest: what a load checks against. */
+  entry: Record<string, unknown>
+}
+
+export interface KindLoadContext {
+  /** The index directory. */
+  dir: string
+  manifest: IndexManifest
+  /** This kind's manifest entry (not yet validated: the kind checks it). */
+  entry: unknown
+  library: ToolLibrary
+  config: Config
+  /** The retrievers loaded so far: every kind this one `requires` is there. */
+  retrievers: ReadonlyMap<string, Retriever>
+  /** Where a kind reports what it falls back on (e.g. an embedder's CUDA → CPU fallback). */
+  logger?: Logger
+}
+
+export interface RetrieverKind {
+  /** The name requests, config and manifests use: `bm25`, `dense`, `hybrid`. */
+  readonly name: string
+  /** Kinds built (and loaded) before this one, e.g. the inputs of a fusion. */
+  readonly requires: readonly string[]
+  build(context: KindBuildContext): Promise<BuiltRetriever>
+  /** Writes the kind's files into `dir` (a fresh temporary directory). None when it has no files. */
+  save?(retriever: Retriever, entry: unknown, dir: string): Promise<void>
+  /** Restores the retriever, or throws INDEX_MISMATCH / INDEX_CORRUPT with the fix. */
+  load(context: KindLoadContext): Promise<Retriever>
+  /** Appended to "no such retriever" errors: how to build a library that has it. */
+  rebuildHint?(library: string): string
+}
+
+/** Validates a kind's manifest entry, or INDEX_CORRUPT with the rebuild command. */
+export function parseEntry<T>(
+  manifest: IndexManifest,
+  kind: string,
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | { success: false; error: { message: string } }
+  },
+  entry: unknown,
+): T {
+  const parsed = schema.safeParse(entry)
+  if (parsed.success) return parsed.data
+  const source = manifest.source.path ?? '<file>'
+  const built = manifest.defaultRetriever
+  throw new ToolselError(
+    'INDEX_CORRUPT',
+    `Index "${manifest.library}": its manifest's retrievers.${kind} entry is invalid (${parsed.error.message}). Rebuild it with: toolsel index ${source} --name ${manifest.library} --retriever ${built}.`,
+    { details: { library: manifest.library } },
+  )
+}
