@@ -110,26 +110,32 @@ describe('bench --examples train', () => {
       expect(seen.withExamples).toBe(seen.queries)
       expect(seen.leaks).toEqual([])
     },
+    // Three corpus libraries of 1,415 tools with 4,751 examples each, on a shared 2-core machine.
+    120_000,
   )
 
   const toollens = 'toollens/COLT/datasets/ToolLens/qrels/train.tsv'
-  it.skipIf(!hasData(toollens))(`ToolLens: its train qrels (needs ${toollens})`, async () => {
-    const seen = { queries: 0, withExamples: 0, leaks: [] as string[] }
-    const report = await runBench({
-      settings: fixtureSettings({
-        suite: 'toollens',
-        dataDir: DATA_DIR,
-        examples: 'train',
-        limit: 40,
-      }),
-      config: defaultConfig(),
-      runner: leakCheckingRunner(seen),
-    })
-    const [split] = report.suites[0].splits
-    expect(split.examples!.source).toContain('qrels/train.tsv')
-    expect(split.examples!.counts[0]).toBe(16893)
-    expect(seen.withExamples).toBe(40)
-    // The memory answers these template-like queries far better than the rule pipeline alone.
-    expect(split.metrics.exactMatch).toBeGreaterThan(0.3)
-  })
+  it.skipIf(!hasData(toollens))(
+    `ToolLens: its train qrels (needs ${toollens})`,
+    async () => {
+      const seen = { queries: 0, withExamples: 0, leaks: [] as string[] }
+      const report = await runBench({
+        settings: fixtureSettings({
+          suite: 'toollens',
+          dataDir: DATA_DIR,
+          examples: 'train',
+          limit: 40,
+        }),
+        config: defaultConfig(),
+        runner: leakCheckingRunner(seen),
+      })
+      const [split] = report.suites[0].splits
+      expect(split.examples!.source).toContain('qrels/train.tsv')
+      expect(split.examples!.counts[0]).toBe(16893)
+      expect(seen.withExamples).toBe(40)
+      // The memory answers these template-like queries far better than the rule pipeline alone.
+      expect(split.metrics.exactMatch).toBeGreaterThan(0.3)
+    },
+    120_000,
+  )
 })
