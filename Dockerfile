@@ -38,6 +38,9 @@ RUN ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/in
 # ---- CPU image -----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS cpu
 WORKDIR /app
+# Listens on all interfaces, so it needs an API key at run time: -e TOOLSEL_ADMIN_KEY=<16+ chars>
+# (writes) and -e TOOLSEL_READ_KEYS=<key>,<key> (queries). Without a key serve refuses to start
+# unless -e TOOLSEL_INSECURE_NO_AUTH=true (something in front authenticates). See README, Security.
 ENV NODE_ENV=production \
     TOOLSEL_HOST=0.0.0.0 \
     TOOLSEL_PORT=8080 \
@@ -62,6 +65,7 @@ FROM ${CUDA_IMAGE} AS gpu
 WORKDIR /app
 # Node from the official image: one static binary (built against an older glibc than Ubuntu 24.04's).
 COPY --from=node-runtime /usr/local/bin/node /usr/local/bin/node
+# Needs -e TOOLSEL_ADMIN_KEY (and TOOLSEL_READ_KEYS) at run time, as the CPU image above.
 ENV NODE_ENV=production \
     TOOLSEL_HOST=0.0.0.0 \
     TOOLSEL_PORT=8080 \

@@ -6,7 +6,7 @@
  * (the description plan, reordered, with an extra step, with a step missing, fenced, numbered,
  * prose, the whole instruction as one step).
  *
- *   node --import tsx bench/rewards.ts [--groups 400] [--duration 10] [--connections 8] [--data DIR]
+ *   npm run bench:rewards -- [--groups 400] [--warmup 3] [--duration 10] [--connections 8] [--data DIR]
  *
  * Prints one table. The target is >= 2,000 completions/s over HTTP on 2 cores.
  * @module
@@ -28,6 +28,7 @@ const { values } = parseArgs({
   options: {
     groups: { type: 'string', default: '400' },
     duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '8' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
@@ -64,17 +65,21 @@ const groups: Group[] = split.examples.slice(0, Number(values.groups)).map((exam
 })
 const completionsPerGroup = groups[0].completions.length
 
-// In process: every group once, one after the other.
+// In process: every group once, one after the other (after one warm-up pass).
 const retriever = requireRetriever(indexed)
-const started = performance.now()
-for (const group of groups) {
-  await scorePlans(group.instruction, group.gold, group.completions, {
-    library: indexed.library,
-    retriever,
-    k: config.retrieve.k,
-    maxSteps: config.plan.maxSteps,
-  })
+const scoreAll = async () => {
+  for (const group of groups) {
+    await scorePlans(group.instruction, group.gold, group.completions, {
+      library: indexed.library,
+      retriever,
+      k: config.retrieve.k,
+      maxSteps: config.plan.maxSteps,
+    })
+  }
 }
+await scoreAll()
+const started = performance.now()
+await scoreAll()
 const inProcessSeconds = (performance.now() - started) / 1000
 
 // Over HTTP: toolsel serve on a built index, `connections` clients posting groups in rotation.
@@ -90,28 +95,35 @@ await runToolsel([
 const { child, url } = await startServe(indexDir)
 const latencies: number[] = []
 let next = 0
-const deadline = performance.now() + Number(values.duration) * 1000
+// Warm up first (JIT, sockets): the first seconds of a fresh server are not its throughput.
+await drive(Number(values.warmup), () => undefined)
 const httpStarted = performance.now()
-await Promise.all(
-  Array.from({ length: Number(values.connections) }, async () => {
-    while (performance.now() < deadline) {
-      const group = groups[next++ % groups.length]
-      const sent = performance.now()
-      const response = await fetch(`${url}/v1/rewards/planner`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(group),
-      })
-      if (response.status !== 200)
-        throw new Error(`HTTP ${response.status}: ${await response.text()}`)
-      await response.arrayBuffer()
-      latencies.push(performance.now() - sent)
-    }
-  }),
-)
+await drive(Number(values.duration), (ms) => latencies.push(ms))
 const httpSeconds = (performance.now() - httpStarted) / 1000
 child.kill('SIGTERM')
 await rm(indexDir, { recursive: true, force: true })
+
+/** `connections` clients posting groups in rotation for `seconds`; `record` gets each latency. */
+async function drive(seconds: number, record: (ms: number) => void): Promise<void> {
+  const deadline = performance.now() + seconds * 1000
+  await Promise.all(
+    Array.from({ length: Number(values.connections) }, async () => {
+      while (performance.now() < deadline) {
+        const group = groups[next++ % groups.length]
+        const sent = performance.now()
+        const response = await fetch(`${url}/v1/rewards/planner`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(group),
+        })
+        if (response.status !== 200)
+          throw new Error(`HTTP ${response.status}: ${await response.text()}`)
+        await response.arrayBuffer()
+        record(performance.now() - sent)
+      }
+    }),
+  )
+}
 
 latencies.sort((a, b) => a - b)
 const percentile = (p: number) =>

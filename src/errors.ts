@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   UNKNOWN_LIBRARY: 'No library of that name is loaded.',
   UNKNOWN_TOOL: 'No tool of that id is in the library.',
   NOT_FOUND: 'No such route.',
+  UNAUTHORIZED: 'The request carries no valid API key.',
+  FORBIDDEN: 'The API key (or the Host or Origin) does not allow this request.',
   UNKNOWN_COMPONENT: 'No planner, retriever, selector or model of that id exists.',
   INDEX_MISMATCH: 'A built index does not match the code or the configuration.',
   INDEX_CORRUPT: 'A built index could not be read.',

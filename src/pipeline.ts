@@ -137,7 +137,9 @@ export async function selectTools(
   const retrievedAt = performance.now()
 
   throwIfAborted(signal)
-  const requests = reranker ? await rerank(reranker, retrievedRequests, signal) : retrievedRequests
+  const requests = reranker
+    ? await rerankRequests(reranker, retrievedRequests, signal)
+    : retrievedRequests
   const rerankedAt = performance.now()
 
   throwIfAborted(signal)
@@ -193,11 +195,15 @@ export async function selectTools(
   }
 }
 
-/** The reranked requests; a reranker may reorder and drop candidates, never add one. */
-async function rerank(
+/**
+ * The reranked requests; a reranker may reorder and drop candidates, never add one. Training data
+ * (`toolsel train-data selector`) reranks with this too, so selector records see what the
+ * selector sees at inference.
+ */
+export async function rerankRequests(
   reranker: Reranker,
   requests: SelectionRequest[],
-  signal: AbortSignal | undefined,
+  signal?: AbortSignal,
 ): Promise<SelectionRequest[]> {
   const lists = await reranker.rerank(requests, { signal })
   return requests.map((request, index) => {

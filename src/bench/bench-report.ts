@@ -45,6 +45,10 @@ export interface BenchRunSettings {
    * per-query timings; `filteredGold` and step texts only where they add something.
    */
   compact: boolean
+  /** `--query-timeout`: time limit per query in ms; a query past it is a miss with error TIMEOUT. */
+  queryTimeoutMs?: number
+  /** `--concurrency`: queries run at once (default 1). Does not change any metric. */
+  concurrency?: number
 }
 
 export interface QueryReport {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Fallback, Usage } from '../contracts.ts'
-import { isToolselError } from '../errors.ts'
+import { isToolselError, ToolselError } from '../errors.ts'
 import type { StageTimings, StepResult } from '../pipeline.ts'
 import type { PipelineRequest, ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
@@ -37,12 +37,19 @@ export interface CaseRunner {
 
 /**
  * The pipeline under test, with the same request for every case (components by id, k, tau,
- * retriever kind). A thrown error is recorded and the query counts as a miss.
+ * retriever kind). A thrown error is recorded and the query counts as a miss; so does a query
+ * that runs past `queryTimeoutMs` (error code TIMEOUT): its signal aborts the model calls and the
+ * runner stops waiting for it.
  */
 export function createPipelineRunner(
   service: ToolselService,
   request: Omit<PipelineRequest, 'library'> = {},
+  options: {
+    /** Time limit per query in ms (`--query-timeout`). Default none. */
+    queryTimeoutMs?: number
+  } = {},
 ): CaseRunner {
+  const { queryTimeoutMs } = options
   return {
     components(indexed) {
       const { planner, retriever, reranker, selector } = service.resolve(request, indexed)
@@ -55,8 +62,10 @@ export function createPipelineRunner(
     },
     async run(instruction, _gold, indexed) {
       const started = performance.now()
+      const deadline = queryTimeoutMs === undefined ? undefined : startDeadline(queryTimeoutMs)
       try {
-        const result = await service.select({ ...request, instruction }, undefined, indexed)
+        const run = service.select({ ...request, instruction }, deadline?.signal, indexed)
+        const result = await (deadline ? Promise.race([run, deadline.expired]) : run)
         return {
           predicted: result.tools.map((tool) => tool.id),
           steps: result.steps,
@@ -66,9 +75,30 @@ export function createPipelineRunner(
         }
       } catch (error) {
         return failedOutcome(error, performance.now() - started)
+      } finally {
+        deadline?.clear()
       }
     },
   }
+}
+
+/** An AbortSignal that fires TIMEOUT after `ms`, and a promise that rejects with it then. */
+function startDeadline(ms: number) {
+  const controller = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new ToolselError(
+        'TIMEOUT',
+        `The query took longer than its ${ms} ms limit (--query-timeout).`,
+      )
+      controller.abort(error)
+      reject(error)
+    }, ms)
+  })
+  // A run that settles first leaves `expired` pending forever; never report it as unhandled.
+  expired.catch(() => undefined)
+  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) }
 }
 
 /**

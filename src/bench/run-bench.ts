@@ -21,7 +21,7 @@ import {
   summarizeLatency,
   type ScoredQuery,
 } from './metrics/aggregate-metrics.ts'
-import { runSplit } from './run-split.ts'
+import { runSplit, type CaseResult, type SplitRunOptions } from './run-split.ts'
 import type { BenchSplit, BenchSuite, SkippedSplit } from './suites/bench-suite.ts'
 import { resolveSuites } from './suites/suite-registry.ts'
 
@@ -31,6 +31,10 @@ export interface RunBenchOptions {
   runner: CaseRunner
   /** Progress after each query: (done, total, split name). */
   onProgress?: (done: number, total: number, label: string) => void
+  /** Results already scored by an interrupted run, by split name then `caseKey` (`--resume`). */
+  completed?: ReadonlyMap<string, ReadonlyMap<string, CaseResult>>
+  /** Called with each newly scored query (a resumable run appends it to its progress file). */
+  onResult?: SplitRunOptions['onResult']
 }
 
 export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
@@ -63,6 +67,9 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
         compact: settings.compact,
         swap,
         examples: settings.examples,
+        concurrency: settings.concurrency,
+        completed: options.completed?.get(split.name),
+        onResult: options.onResult,
         onQuery: () => options.onProgress?.((done += 1), total, split.name),
       })
       splitReports.push(run.report)

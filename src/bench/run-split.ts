@@ -10,6 +10,8 @@ import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
+import pLimit from 'p-limit'
+import type { BenchCase } from './bench-case.ts'
 import type { QueryReport, SplitReport } from './bench-report.ts'
 import type { CaseRunner } from './case-runner.ts'
 import {
@@ -38,6 +40,23 @@ export interface SplitRunOptions {
   examples?: ExamplesMode
   /** Called after each query. */
   onQuery?: () => void
+  /** Queries run at once. Default 1. */
+  concurrency?: number
+  /** Results of an interrupted run (`--resume`), by `caseKey`: these queries are not run again. */
+  completed?: ReadonlyMap<string, CaseResult>
+  /** Called with each query's result as soon as it is scored (resumable runs append it to a file). */
+  onResult?: (result: CaseResult & { split: string; key: string }) => void
+}
+
+/** One query's record and what aggregation needs of it. */
+export interface CaseResult {
+  query: QueryReport
+  scored: ScoredQuery
+}
+
+/** Identifies a query within its split for `--resume`: position and dataset id. */
+export function caseKey(index: number, id: string): string {
+  return `${index}:${id}`
 }
 
 export interface SplitRun {
@@ -74,10 +93,8 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   let goldMissing = 0
   let queriesWithGoldMissing = 0
 
-  const queries: QueryReport[] = []
-  const scored: ScoredQuery[] = []
   const runStarted = performance.now()
-  for (const [position, benchCase] of cases.entries()) {
+  const runCase = async (benchCase: BenchCase, position: number): Promise<CaseResult> => {
     const fold = plan?.foldOf(position) ?? 0
     const started = performance.now()
     let target = await libraryOfFold(fold)
@@ -92,11 +109,6 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
     indexMs += performance.now() - started
     const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)
     const goldKeys = unique(benchCase.gold.map(keyOf))
-    if (options.swap) {
-      const missing = goldKeys.filter((key) => !evalKeys.has(key)).length
-      goldMissing += missing
-      if (missing > 0) queriesWithGoldMissing += 1
-    }
     const filteredGold = lexicalFilter(benchCase.instruction, benchCase.gold, textOf)
     const metrics = roundMetrics(
       queryMetrics({
@@ -108,19 +120,43 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
         filteredGold: unique(filteredGold.map(keyOf)),
       }),
     )
-    queries.push(queryReport(benchCase, outcome, metrics, filteredGold, options.compact))
-    scored.push({
-      metrics,
-      goldSize: goldKeys.length,
-      totalMs: outcome.timings.totalMs,
-      usage: outcome.usage,
-      fallbacks: {
-        planner: outcome.fallbacks.filter((fallback) => fallback.stage === 'planner').length,
-        selector: outcome.fallbacks.filter((fallback) => fallback.stage === 'selector').length,
+    return {
+      query: queryReport(benchCase, outcome, metrics, filteredGold, options.compact),
+      scored: {
+        metrics,
+        goldSize: goldKeys.length,
+        totalMs: outcome.timings.totalMs,
+        usage: outcome.usage,
+        fallbacks: {
+          planner: outcome.fallbacks.filter((fallback) => fallback.stage === 'planner').length,
+          selector: outcome.fallbacks.filter((fallback) => fallback.stage === 'selector').length,
+        },
+        error: outcome.error,
       },
-      error: outcome.error,
-    })
-    options.onQuery?.()
+    }
+  }
+  // Queries run `concurrency` at a time (model servers batch them); results keep dataset order.
+  const limit = pLimit(options.concurrency ?? 1)
+  const results = await Promise.all(
+    cases.map((benchCase, index) =>
+      limit(async () => {
+        const key = caseKey(index, benchCase.id)
+        const resumed = options.completed?.get(key)
+        const result = resumed ?? (await runCase(benchCase, index))
+        if (!resumed) options.onResult?.({ split: split.name, key, ...result })
+        options.onQuery?.()
+        return result
+      }),
+    ),
+  )
+  const queries: QueryReport[] = results.map((result) => result.query)
+  const scored: ScoredQuery[] = results.map((result) => result.scored)
+  if (options.swap) {
+    for (const benchCase of cases) {
+      const missing = unique(benchCase.gold.map(keyOf)).filter((key) => !evalKeys.has(key)).length
+      goldMissing += missing
+      if (missing > 0) queriesWithGoldMissing += 1
+    }
   }
   const runMs = performance.now() - runStarted
 

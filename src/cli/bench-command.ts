@@ -7,6 +7,7 @@ import type { BenchRunSettings } from '../bench/bench-report.ts'
 import { createOracleCountRunner, createPipelineRunner } from '../bench/case-runner.ts'
 import { renderSummary, writeReport } from '../bench/report/index.ts'
 import { runBench } from '../bench/run-bench.ts'
+import { openRunProgress } from '../bench/run-progress.ts'
 import {
   EXAMPLES_MODES,
   LIBRARY_MODES,
@@ -20,6 +21,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
+  redactedConfigJson,
 } from './cli-options.ts'
 import { createProgress } from './progress.ts'
 
@@ -52,6 +54,10 @@ Options:
   --limit <n>               Only the first n queries of each split
   --name <name>             Run name (default: <timestamp>-<suite>)
   --out <dir>               Report directory (default bench.outDir/<name>)
+  --query-timeout <ms>      Time limit per query; a query past it is a miss with error TIMEOUT (default none)
+  --concurrency <n>         Queries run at once, e.g. 16-64 for a vLLM server that batches (default 1)
+  --resume                  Continue the run in --out (or --name) after an interruption: queries in its
+                            progress.jsonl are not run again; refused when the options differ
   --compact                 Leave candidate lists out of report.json (for committed baselines)
   --json                    Print report.json to stdout instead of the summary
 ${COMMON_HELP}`
@@ -76,6 +82,9 @@ const OPTIONS = {
   out: { type: 'string' },
   compact: { type: 'boolean' },
   json: { type: 'boolean' },
+  'query-timeout': { type: 'string' },
+  concurrency: { type: 'string' },
+  resume: { type: 'boolean' },
 } as const
 
 export async function benchCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -98,7 +107,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const suite = values.suite ?? 'all'
   if (suite === 'all' && (values.queries || values.tools)) {
     throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")
@@ -125,29 +134,40 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     swapLibrary: values.library,
     examples: oneOf(values.examples, EXAMPLES_MODES, 'examples') ?? 'none',
     compact: values.compact ?? false,
+    queryTimeoutMs: positiveInteger(values['query-timeout'], 'query-timeout'),
+    concurrency: positiveInteger(values.concurrency, 'concurrency') ?? 1,
+  }
+  if (values.resume && values.name === undefined && values.out === undefined) {
+    throw invalid('--resume continues a named run; give the same --name or --out as the first run')
   }
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const request = { retriever: settings.retriever, k: settings.k }
   const runner = baseline
     ? createOracleCountRunner(service, request)
-    : createPipelineRunner(service, {
-        ...request,
-        planner: settings.planner,
-        selector: settings.selector,
-      })
+    : createPipelineRunner(
+        service,
+        { ...request, planner: settings.planner, selector: settings.selector },
+        { queryTimeoutMs: settings.queryTimeoutMs },
+      )
 
+  const dir = values.out ?? join(config.bench.outDir, name)
+  const runProgress = await openRunProgress(dir, settings, config, values.resume ?? false)
+  if (values.resume) {
+    io.stderr(`Resuming ${runProgress.file}: ${runProgress.resumed} queries already scored\n`)
+  }
   const progress = createProgress(`bench ${suite}`, progressStream(io))
   const report = await runBench({
     settings,
     config,
     runner,
+    completed: runProgress.completed,
+    onResult: runProgress.append,
     onProgress: (done, total, label) => progress.update(done, total, label),
   })
   const queries = report.suites.reduce((sum, item) => sum + item.metrics.queries, 0)
   progress.done(
     `${queries} queries in ${report.suites.length} suites (${report.skipped.length} splits skipped)`,
   )
-  const dir = values.out ?? join(config.bench.outDir, name)
   await writeReport(report, dir)
   io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)

@@ -80,3 +80,12 @@ export async function commandConfig(
   })
   return { config, logger: createLogger(config.log.level, (line) => io.stderr(`${line}\n`)) }
 }
+
+/** The config as JSON with every secret replaced by `***`. */
+export function redactedConfigJson(config: Config): string {
+  const copy = structuredClone(config)
+  if (copy.auth.adminKey) copy.auth.adminKey = '***'
+  copy.auth.readKeys = copy.auth.readKeys.map((key) => ({ ...key, key: '***' }))
+  if (copy.models.openai.apiKey) copy.models.openai.apiKey = '***'
+  return JSON.stringify(copy, null, 2)
+}

@@ -13,7 +13,13 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { readStoredExamples } from '../store/examples-part.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import { saveIndexedLibrary } from '../store/index-store.ts'
-import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  parseCommand,
+  type CommandIO,
+  redactedConfigJson,
+} from './cli-options.ts'
 import { createProgress } from './progress.ts'
 import { join, resolve } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
@@ -71,7 +77,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const [path] = positionals
   if (!path || positionals.length > 1) {
     throw new ToolselError(

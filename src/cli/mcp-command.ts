@@ -7,7 +7,13 @@ import { createMcpContext } from '../mcp/mcp-context.ts'
 import { runStdioServer } from '../mcp/run-stdio-server.ts'
 import { parseList } from '../mcp/tool-scope.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  parseCommand,
+  type CommandIO,
+  redactedConfigJson,
+} from './cli-options.ts'
 
 export const MCP_HELP = `Usage: toolsel mcp --stdio [--library <ref>] [--servers a,b] [--tags x,y] [--gateway-config <file>]
 
@@ -51,7 +57,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   if (!values.stdio) {
     throw new ToolselError(
       'INVALID_INPUT',

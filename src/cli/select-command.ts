@@ -10,6 +10,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
+  redactedConfigJson,
 } from './cli-options.ts'
 
 export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
@@ -67,7 +68,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const instruction = positionals.join(' ').trim()
   if (!instruction)
     throw new ToolselError(

@@ -1,5 +1,8 @@
 /** `toolsel serve`: start the HTTP service. */
-import type { Server } from 'node:http'
+import type { Server, ServerResponse } from 'node:http'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
@@ -12,6 +15,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
+  redactedConfigJson,
 } from './cli-options.ts'
 
 export const SERVE_HELP = `Usage: toolsel serve [--port <n>] [--host <addr>] [--library <name|file|dir>] [--index-dir <dir>]
@@ -22,7 +26,10 @@ With no options it serves the embedded demo library on port 8080.
 
 Options:
   --port <n>             TCP port (default 8080, env TOOLSEL_PORT)
-  --host <addr>          Interface (default 0.0.0.0, env TOOLSEL_HOST)
+  --host <addr>          Interface (default 127.0.0.1, env TOOLSEL_HOST); any other address needs
+                         an admin key (env TOOLSEL_ADMIN_KEY) or --insecure-no-auth
+  --insecure-no-auth     Serve without API keys on a non-loopback address: anyone who reaches
+                         the port can replace libraries (env TOOLSEL_INSECURE_NO_AUTH)
   --library <ref>        Default library: a built index name, an index dir, a tool file or a directory
                          of tool files (default demo, env TOOLSEL_LIBRARY)
   --index-dir <dir>      Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
@@ -42,7 +49,33 @@ const OPTIONS = {
   'gateway-config': { type: 'string' },
   planner: { type: 'string' },
   selector: { type: 'string' },
+  'insecure-no-auth': { type: 'boolean' },
 } as const
+
+/**
+ * Refuses to serve without keys on an address other machines can reach, unless the operator
+ * said so; returns the line that tells how the server is protected.
+ */
+export function checkBindSafety(config: Config): string {
+  const { adminKey, readKeys, insecureNoAuth } = config.auth
+  const keys = (adminKey ? 1 : 0) + readKeys.length
+  if (keys > 0) {
+    if (!adminKey) {
+      return `API keys: ${readKeys.length} read key(s), no admin key (libraries can't be changed over HTTP)`
+    }
+    return `API keys: admin key and ${readKeys.length} read key(s)`
+  }
+  if (isLoopbackAddress(config.server.host)) {
+    return `No API key configured (TOOLSEL_ADMIN_KEY): listening on ${config.server.host} only, reachable from this machine`
+  }
+  if (!insecureNoAuth) {
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Refusing to listen on ${config.server.host} without an API key: anyone who can reach the port could replace libraries. Set TOOLSEL_ADMIN_KEY (auth.adminKey), or listen on 127.0.0.1, or pass --insecure-no-auth (TOOLSEL_INSECURE_NO_AUTH=true) if something in front of toolsel authenticates.`,
+    )
+  }
+  return `WARNING: no API key and --insecure-no-auth: anyone who reaches ${config.server.host}:${config.server.port} can replace libraries`
+}
 
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommand(argv, OPTIONS, 'serve')
@@ -56,22 +89,41 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'library.indexDir': values['index-dir'],
       'plan.planner': values.planner,
       'select.selector': values.selector,
+      'auth.insecureNoAuth': values['insecure-no-auth'],
       gateway: values['gateway-config']
         ? await readGatewayFile(values['gateway-config'])
         : undefined,
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  const protection = checkBindSafety(config)
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
   const app = createApp(service, { gateway })
+  const { server: limits } = config
   const server = serve({
     fetch: app.fetch,
     port: config.server.port,
     hostname: config.server.host,
+    serverOptions: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestReceiveTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often slow clients are checked against the two timeouts above.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    },
   }) as Server
+  server.maxConnections = limits.maxConnections
+  // Responses in progress, so that shutdown can ask their clients not to reuse the connection.
+  const inFlight = new Set<ServerResponse>()
+  let draining = false
+  server.on('request', (_request, response: ServerResponse) => {
+    if (draining) response.setHeader('connection', 'close')
+    inFlight.add(response)
+    response.once('close', () => inFlight.delete(response))
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)
@@ -79,6 +131,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.server.port
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
+  logger.info(protection)
   try {
     await service.start()
     await gateway?.start()
@@ -102,6 +155,13 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         server.closeAllConnections()
       }, config.server.shutdownGraceMs)
       force.unref()
+      // Idle keep-alive connections close now; busy ones close after their response (the client is
+      // told with "connection: close"), so shutdown neither resets requests nor waits for idle
+      // sockets to time out.
+      draining = true
+      for (const response of inFlight) {
+        if (!response.headersSent) response.setHeader('connection', 'close')
+      }
       server.closeIdleConnections()
       server.close(() => {
         clearTimeout(force)

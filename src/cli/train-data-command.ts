@@ -2,6 +2,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { parseComponentId } from '../component-id.ts'
+import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { createLanguageModel } from '../models/create-language-model.ts'
@@ -124,6 +125,10 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   assertLibraryName(libraryName)
   const indexed = await buildIndexedLibrary(new ToolLibrary(libraryName, split.tools), config)
   const retriever = resolveRetriever(indexed, undefined, config.retrieve.retriever)
+  // The configured reranker (identity by default) orders selector candidates, as in serving.
+  const components = createComponents(config, logger)
+  const reranker = components.reranker()
+  await components.ready()
   const teacher = values.teacher ? await createTeacher(values.teacher, config, logger) : undefined
 
   const progress = createProgress(`train-data ${kind}`, progressStream(io))
@@ -132,6 +137,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     split,
     indexed,
     retriever,
+    reranker,
     config,
     libraryName,
     teacher,
@@ -171,7 +177,12 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
       tools: indexed.library.size,
       contentHash: indexed.library.contentHash,
     },
-    retrieval: { retriever: retriever.name, k: config.retrieve.k, tau: config.retrieve.bm25.tau },
+    retrieval: {
+      retriever: retriever.name,
+      reranker: reranker.name,
+      k: config.retrieve.k,
+      tau: config.retrieve.bm25.tau,
+    },
     prompts: {
       maxSteps: config.plan.maxSteps,
       plannerSha256: fingerprints.planner,

@@ -4,7 +4,8 @@
  * @module
  */
 
-export type EnvValueType = 'string' | 'integer' | 'number' | 'boolean'
+/** `list`: comma-separated strings. */
+export type EnvValueType = 'string' | 'integer' | 'number' | 'boolean' | 'list'
 
 export interface EnvVar {
   path: string
@@ -24,6 +25,31 @@ export const ENV_VARS: Record<string, EnvVar> = {
     path: 'server.requestTimeoutMs',
     type: 'integer',
     description: 'Per-request time limit',
+  },
+  TOOLSEL_ADMIN_KEY: {
+    path: 'auth.adminKey',
+    type: 'string',
+    description: 'Admin API key (writes); 16+ characters',
+  },
+  TOOLSEL_READ_KEYS: {
+    path: 'auth.readKeys',
+    type: 'list',
+    description: 'Read API keys, comma-separated',
+  },
+  TOOLSEL_INSECURE_NO_AUTH: {
+    path: 'auth.insecureNoAuth',
+    type: 'boolean',
+    description: 'Allow a non-loopback address without keys',
+  },
+  TOOLSEL_ALLOWED_HOSTS: {
+    path: 'server.allowedHosts',
+    type: 'list',
+    description: 'Host names answered (DNS-rebinding protection), comma-separated',
+  },
+  TOOLSEL_CORS_ORIGINS: {
+    path: 'server.corsOrigins',
+    type: 'list',
+    description: 'Browser origins allowed (CORS), comma-separated',
   },
   TOOLSEL_LIBRARY: {
     path: 'library.default',

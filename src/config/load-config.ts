@@ -105,6 +105,12 @@ function envLayer(env: Record<string, string | undefined>): ConfigLayer {
 
 function coerce(raw: string, type: EnvValueType, name: string): unknown {
   if (type === 'string') return raw
+  if (type === 'list') {
+    return raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0)
+  }
   if (type === 'boolean') {
     if (/^(1|true|yes|on)$/i.test(raw)) return true
     if (/^(0|false|no|off)$/i.test(raw)) return false

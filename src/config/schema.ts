@@ -8,8 +8,11 @@ import { z } from 'zod'
 
 const ServerSchema = z
   .object({
-    /** Interface to listen on. Default `0.0.0.0`. */
-    host: z.string().default('0.0.0.0'),
+    /**
+     * Interface to listen on. Default `127.0.0.1` (this machine only). Any other address needs an
+     * API key (`auth.adminKey`) or `auth.insecureNoAuth`.
+     */
+    host: z.string().default('127.0.0.1'),
     /** TCP port. Default `8080`. */
     port: z.number().int().min(0).max(65535).default(8080),
     /** Largest accepted request body in bytes (library uploads included). Default 32 MiB. */
@@ -28,6 +31,85 @@ const ServerSchema = z
     buildTimeoutMs: z.number().int().positive().default(600_000),
     /** Milliseconds to wait for in-flight requests on shutdown before closing anyway. Default 10,000. */
     shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+    /**
+     * Host names (the `Host` header, port ignored) the server answers; others get 403, which stops
+     * DNS-rebinding attacks from web pages. `*` allows any. Default: `localhost`, `127.0.0.1` and
+     * `[::1]` when listening on a loopback address, else any.
+     */
+    allowedHosts: z.array(z.string().min(1)).default([]),
+    /**
+     * Browser origins (`https://app.example`) allowed to call the API: they get CORS headers, and
+     * a request whose `Origin` is neither one of them nor the server's own host is refused (403).
+     * `*` allows every origin. Default none.
+     */
+    corsOrigins: z.array(z.string().min(1)).default([]),
+    /**
+     * Planner and selector ids a request may name besides `rule`, `none`, `top1` and the
+     * configured ones (`plan.planner`, `plan.fallback`, `select.selector`, `select.fallback`).
+     * Requests can never name other models or paths. Default none.
+     */
+    allowedComponents: z.array(z.string().min(1)).default([]),
+    /** Most open client connections; further ones are closed at once. Default 1,024. */
+    maxConnections: z.number().int().positive().default(1024),
+    /** Time a client has to send the request headers, in ms. Default 10,000. */
+    headersTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * Time a client has to send a whole request (headers and body), in ms; slower ones get 408.
+     * Default 300,000 (uploads of 32 MiB over slow links).
+     */
+    requestReceiveTimeoutMs: z.number().int().positive().default(300_000),
+    /** An idle keep-alive connection is closed after this, in ms. Default 5,000. */
+    keepAliveTimeoutMs: z.number().int().positive().default(5_000),
+  })
+  .strict()
+
+/** A read key: queries only, optionally limited to some libraries or MCP servers and tags. */
+const ReadKeySchema = z
+  .object({
+    /** The secret, 16 characters or more. Sent as `Authorization: Bearer <key>`. */
+    key: z.string().min(16, 'API keys are 16 characters or more'),
+    /** Shown in logs instead of the key. Default `read-<n>`. */
+    name: z.string().min(1).optional(),
+    /** Libraries the key may use; empty = all. */
+    libraries: z.array(z.string().min(1)).default([]),
+    /** MCP servers (tool namespaces) the key may see; empty = all. */
+    servers: z.array(z.string().min(1)).default([]),
+    /** Tags the key may see; empty = all. */
+    tags: z.array(z.string().min(1)).default([]),
+  })
+  .strict()
+
+const AuthSchema = z
+  .object({
+    /**
+     * The admin key: needed for everything that changes state (library uploads and deletes) and
+     * accepted everywhere. Set it with `TOOLSEL_ADMIN_KEY` rather than in a file. Empty: no
+     * authentication, and the server only listens on a loopback address unless
+     * `insecureNoAuth`. Default empty.
+     */
+    adminKey: z
+      .string()
+      .refine((key) => key === '' || key.length >= 16, 'API keys are 16 characters or more')
+      .default(''),
+    /**
+     * Read keys: queries (select, search, schemas, MCP) but no writes. A plain string is a key
+     * for every library; an object can limit it (`{key, name?, libraries?, servers?, tags?}`).
+     * Default none.
+     */
+    readKeys: z
+      .array(z.union([z.string(), ReadKeySchema]))
+      .default([])
+      .transform((keys) =>
+        keys.map((entry, index) =>
+          ReadKeySchema.parse(
+            typeof entry === 'string'
+              ? { key: entry, name: `read-${index + 1}` }
+              : { name: `read-${index + 1}`, ...entry },
+          ),
+        ),
+      ),
+    /** Serve without keys on a non-loopback address (anyone who reaches the port is admin). Default false. */
+    insecureNoAuth: z.boolean().default(false),
   })
   .strict()
 
@@ -482,6 +564,7 @@ const McpSchema = z
 export const ConfigSchema = z
   .object({
     server: ServerSchema.default(ServerSchema.parse({})),
+    auth: AuthSchema.default(AuthSchema.parse({})),
     library: LibrarySchema.default(LibrarySchema.parse({})),
     retrieve: RetrieveSchema.default(RetrieveSchema.parse({})),
     plan: PlanSchema.default(PlanSchema.parse({})),
@@ -504,6 +587,8 @@ export type HybridConfig = Config['retrieve']['hybrid']
 /** Which retrievers a build makes: `bm25` only, `dense` (+ dense), `hybrid` (+ dense + hybrid). */
 export type BuildRetriever = Config['retrieve']['build']
 export type McpConfig = Config['mcp']
+export type AuthConfig = Config['auth']
+export type ReadKey = AuthConfig['readKeys'][number]
 export type GatewayConfig = Config['gateway']
 export type UpstreamConfig = GatewayConfig['servers'][string]
 

@@ -3,6 +3,7 @@
  * configured), token accounting and the cache of scoped library views.
  * @module
  */
+import { ToolselError } from '../errors.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
@@ -59,6 +60,10 @@ export function createMcpContext(
 export interface McpSession {
   scope: ToolScope
   library?: string
+  /** Libraries the client's API key may use; empty or absent = all. */
+  libraries?: readonly string[]
+  /** The API key's name, for messages. */
+  keyName?: string
 }
 
 /** The library a call names (else the session's, else the default), as seen through the scope. */
@@ -68,5 +73,11 @@ export async function resolveView(
   library?: string,
 ): Promise<IndexedLibrary> {
   const name = library || session.library || context.defaultLibrary()
+  if (session.libraries && session.libraries.length > 0 && !session.libraries.includes(name)) {
+    throw new ToolselError(
+      'FORBIDDEN',
+      `The API key "${session.keyName ?? 'this key'}" may not use library "${name}" (allowed: ${session.libraries.join(', ')}).`,
+    )
+  }
   return context.views.view(context.service.libraries.require(name), session.scope)
 }

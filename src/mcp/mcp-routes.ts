@@ -11,6 +11,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono, type Context } from 'hono'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
+import { OPEN_PRINCIPAL, type Principal } from '../server/auth/api-keys.ts'
+import { principalOf } from '../server/middleware/auth.ts'
 import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
 
 /** A JSON-RPC error response without an id, as the transport itself answers. */
@@ -19,14 +21,25 @@ function rpcError(c: Context, status: 405 | 503, message: string): Response {
   return c.json(body, status, status === 405 ? { Allow: 'POST' } : {})
 }
 
-/** The client's scope and default library, from query parameters or headers. */
-export function sessionFromRequest(context: McpContext, c: Context): McpSession {
+/**
+ * The client's scope and default library, from query parameters or headers, within what the
+ * configuration and the client's API key allow (a key limited to servers, tags or libraries
+ * can't widen them).
+ */
+export function sessionFromRequest(
+  context: McpContext,
+  c: Context,
+  principal: Principal = OPEN_PRINCIPAL,
+): McpSession {
   const pick = (name: 'servers' | 'tags') =>
     parseList(c.req.query(name) ?? c.req.header(SCOPE_HEADERS[name]))
   const library = c.req.query('library') ?? c.req.header('x-toolsel-library')
+  const allowed = narrowScope(context.scope, principal)
   return {
-    scope: narrowScope(context.scope, { servers: pick('servers'), tags: pick('tags') }),
+    scope: narrowScope(allowed, { servers: pick('servers'), tags: pick('tags') }),
     ...(library ? { library } : {}),
+    libraries: principal.libraries,
+    keyName: principal.name,
   }
 }
 
@@ -36,7 +49,7 @@ export function mcpRoutes(context: McpContext): Hono {
       if (!context.service.ready) {
         return rpcError(c, 503, 'The service is still loading its libraries; retry shortly.')
       }
-      const server = createMcpServer(context, sessionFromRequest(context, c))
+      const server = createMcpServer(context, sessionFromRequest(context, c, principalOf(c)))
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         // Plain JSON answers: nothing streams, and the response is complete when returned.

@@ -38,7 +38,8 @@ export class RulePlanner implements Planner {
   /** Synchronous core of `plan`. */
   split(instruction: string): string[] {
     const steps: string[] = []
-    for (const sentence of instruction.split(SENTENCE_BREAK)) steps.push(...splitClauses(sentence))
+    for (const sentence of collapseWhitespace(instruction).split(SENTENCE_BREAK))
+      steps.push(...splitClauses(sentence))
     const cleaned = steps.map(cleanStep).filter((step) => /[\p{L}\p{N}]/u.test(step))
     if (cleaned.length === 0) return [instruction.trim()]
     if (cleaned.length <= this.#maxSteps) return cleaned
@@ -67,9 +68,24 @@ function splitClauses(sentence: string): string[] {
   return clauses.filter((clause) => isRequest(clause))
 }
 
+/**
+ * One space for every run of spaces and tabs, one line break for every run of blank lines. The
+ * clause expressions combine `\s*` and `\s+`, which backtrack over long runs of white space (8,000
+ * spaces took minutes); after this every run is one character long, so they stay linear.
+ */
+function collapseWhitespace(text: string): string {
+  return text.replace(/[^\S\n]+/g, ' ').replace(/ ?\n\s*/g, '\n')
+}
+
+const LEADING_PUNCTUATION = new Set([...' \t\n,;:–-'])
+const TRAILING_PUNCTUATION = new Set([...' \t\n,;:.–-'])
+
+/** Strips filler words and surrounding punctuation; by index, since `[…]+$` backtracks on long runs. */
 function cleanStep(step: string): string {
-  return step
-    .replace(LEADING_FILLER, '')
-    .replace(/^[\s,;:–-]+|[\s,;:.–-]+$/gu, '')
-    .trim()
+  const text = step.replace(LEADING_FILLER, '')
+  let start = 0
+  let end = text.length
+  while (start < end && LEADING_PUNCTUATION.has(text[start])) start += 1
+  while (end > start && TRAILING_PUNCTUATION.has(text[end - 1])) end -= 1
+  return text.slice(start, end).trim()
 }

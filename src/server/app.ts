@@ -10,7 +10,11 @@ import { createMcpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
+import { cors } from 'hono/cors'
+import { ApiKeys } from './auth/api-keys.ts'
+import { authenticate, type AuthEnv } from './middleware/auth.ts'
 import { bodyLimit } from './middleware/body-limit.ts'
+import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createOpenApiDocument } from './openapi.ts'
 import { healthRoutes } from './routes/health-routes.ts'
@@ -26,11 +30,41 @@ export interface AppOptions {
   gateway?: McpGateway
 }
 
-export function createApp(service: ToolselService, options: AppOptions = {}): Hono<TimeoutEnv> {
+export type AppEnv = { Variables: TimeoutEnv['Variables'] & AuthEnv['Variables'] }
+
+export function createApp(service: ToolselService, options: AppOptions = {}): Hono<AppEnv> {
   const { server } = service.config
   const schemas = createRequestSchemas(service.config)
-  const app = new Hono<TimeoutEnv>()
+  const app = new Hono<AppEnv>()
   app.onError(createErrorHandler(service.logger))
+  // Before any route: Host/Origin checks, CORS (answers preflights), then API keys.
+  app.use(
+    '*',
+    hostCheck({
+      allowedHosts: effectiveAllowedHosts(server.allowedHosts, server.host),
+      corsOrigins: server.corsOrigins,
+    }),
+  )
+  if (server.corsOrigins.length > 0) {
+    app.use(
+      '*',
+      cors({
+        origin: server.corsOrigins.includes('*') ? '*' : [...server.corsOrigins],
+        allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+        allowHeaders: [
+          'authorization',
+          'content-type',
+          'x-request-id',
+          'mcp-protocol-version',
+          'mcp-session-id',
+          'last-event-id',
+        ],
+        exposeHeaders: ['x-request-id', 'mcp-session-id', 'www-authenticate'],
+        maxAge: 600,
+      }),
+    )
+  }
+  app.use('*', authenticate(new ApiKeys(service.config.auth)))
   app.notFound((c) =>
     errorResponse(
       c,

@@ -30,6 +30,11 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       description:
         'Selects the tools an agent needs from a large tool library (Plan-Retrieve-Select).',
     },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    },
+    // A read key for queries, the admin key for writes (README, Security); none for the probes.
+    security: [{ bearer: [] }],
     paths: {
       '/v1/select-tools': {
         post: {
@@ -150,9 +155,15 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: ok(RESPONSE_SCHEMAS.tools), ...errors(400, 404) },
         },
       },
-      '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Alive' } } } },
+      '/healthz': {
+        get: { summary: 'Liveness', security: [], responses: { 200: { description: 'Alive' } } },
+      },
       '/readyz': {
-        get: { summary: 'Readiness', responses: { 200: { description: 'Ready' }, ...errors(503) } },
+        get: {
+          summary: 'Readiness',
+          security: [],
+          responses: { 200: { description: 'Ready' }, ...errors(503) },
+        },
       },
     },
   }

@@ -18,9 +18,35 @@ export const RETRIEVER_KIND = z.string().refine((name) => Object.hasOwn(RETRIEVE
     `no retriever kind "${String(issue.input)}" (available: ${Object.keys(RETRIEVER_KINDS).join(', ')})`,
 })
 
+/**
+ * Planner, reranker and selector ids a request may name: the model-free ones, the configured
+ * defaults and fallbacks, and `server.allowedComponents`. A request can't name any other model,
+ * so it can't make the server read a path or load (and cache) a component nobody configured.
+ */
+export function requestableComponents(config: Config): string[] {
+  const ids = [
+    'rule',
+    'none',
+    'identity',
+    'top1',
+    config.plan.planner,
+    config.plan.fallback,
+    config.rerank.reranker,
+    config.select.selector,
+    config.select.fallback,
+    ...config.server.allowedComponents,
+  ]
+  return [...new Set(ids.filter((id) => id !== ''))]
+}
+
 export function pipelineOptionFields(config: Config) {
   const { maxK } = config.server
   const kinds = Object.keys(RETRIEVER_KINDS).join(', ')
+  const requestable = requestableComponents(config)
+  const componentId = (kind: string) =>
+    COMPONENT_ID.refine((id) => requestable.includes(id), {
+      error: `not a ${kind} this server offers to requests (allowed: ${requestable.join(', ')}); an operator can add ids to server.allowedComponents`,
+    })
   return {
     k: z
       .number()
@@ -34,17 +60,17 @@ export function pipelineOptionFields(config: Config) {
       .min(0)
       .optional()
       .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
-    planner: COMPONENT_ID.optional().describe(
-      `Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`,
-    ),
+    planner: componentId('planner')
+      .optional()
+      .describe(`Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`),
     retriever: RETRIEVER_KIND.optional().describe(
       `Retriever of the library (${kinds}). Default: ${config.retrieve.retriever === 'auto' ? "the library's own" : `${config.retrieve.retriever} when the library has it`}.`,
     ),
-    reranker: COMPONENT_ID.optional().describe(
-      `Reranker id (identity). Default ${config.rerank.reranker}.`,
-    ),
-    selector: COMPONENT_ID.optional().describe(
-      `Selector id (top1, llm:<model>). Default ${config.select.selector}.`,
-    ),
+    reranker: componentId('reranker')
+      .optional()
+      .describe(`Reranker id (identity). Default ${config.rerank.reranker}.`),
+    selector: componentId('selector')
+      .optional()
+      .describe(`Selector id (top1, llm:<model>). Default ${config.select.selector}.`),
   }
 }

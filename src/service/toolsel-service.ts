@@ -7,7 +7,7 @@
 import type { Components } from '../components.ts'
 import { join } from 'node:path'
 import type { BuildRetriever, Config } from '../config/schema.ts'
-import { ToolselError } from '../errors.ts'
+import { throwIfAborted, ToolselError } from '../errors.ts'
 import { importToolsFromText, type ImportFormat } from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
@@ -273,6 +273,12 @@ export class ToolselService {
        */
       examples?: 'keep' | 'drop'
       signal?: AbortSignal
+      /**
+       * Called just before the new index is committed (renamed into place, then served); throw
+       * to abandon the upload. The HTTP route uses it so that a request answered with an error
+       * (timeout, client gone) never commits.
+       */
+      beforeCommit?: () => void
     } = {},
   ): Promise<{ summary: LibrarySummary; created: boolean; warnings: string[] }> {
     assertLibraryName(name)
@@ -312,7 +318,13 @@ export class ToolselService {
         logger: this.logger,
         examples,
       })
-      const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed)
+      throwIfAborted(options.signal)
+      const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed, {
+        beforeCommit: () => {
+          throwIfAborted(options.signal)
+          options.beforeCommit?.()
+        },
+      })
       const created = this.libraries.get(name) === undefined
       this.libraries.set({ ...indexed, dir })
       this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {

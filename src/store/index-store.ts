@@ -29,9 +29,18 @@ import {
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 
+export interface SaveOptions {
+  /**
+   * Called once everything is written, just before the index is renamed into place (the commit
+   * point); throwing from it abandons the save and leaves the old index as it was.
+   */
+  beforeCommit?: () => void
+}
+
 export async function saveIndexedLibrary(
   indexDir: string,
   indexed: IndexedLibrary,
+  options: SaveOptions = {},
 ): Promise<string> {
   const name = indexed.library.name
   assertLibraryName(name)
@@ -61,9 +70,11 @@ export async function saveIndexedLibrary(
     )
     const old = join(indexDir, `.old-${name}-${suffix}`)
     const hadOld = await pathExists(target)
+    options.beforeCommit?.()
     if (hadOld) await rename(target, old)
     await rename(temporary, target)
-    if (hadOld) await rm(old, { recursive: true, force: true })
+    // Committed: a leftover .old- directory is removed by recoverIndexDir at the next start.
+    if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
     throw error

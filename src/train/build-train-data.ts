@@ -22,9 +22,9 @@ import type { Config } from '../config/schema.ts'
 import { isToolselError } from '../errors.ts'
 import type { Tool } from '../library/tool.ts'
 import type { ChatMessage, LanguageModel } from '../models/language-model.ts'
-import { toCandidateTools } from '../pipeline.ts'
+import { rerankRequests, toCandidateTools } from '../pipeline.ts'
 import { buildPlanMessages } from '../plan/prompts.ts'
-import type { Retriever } from '../contracts.ts'
+import type { Reranker, Retriever } from '../contracts.ts'
 import { plannerReward } from '../rewards/planner-reward.ts'
 import { readPlan } from '../rewards/score-plans.ts'
 import { selectionPrompt } from '../select/llm-selector.ts'
@@ -44,6 +44,8 @@ export interface BuildTrainDataOptions {
   /** The split's library, indexed (the retriever the records' candidates come from). */
   indexed: IndexedLibrary
   retriever: Retriever
+  /** The configured reranker, applied to selector candidates as the pipeline does. Default none. */
+  reranker?: Reranker
   /** `retrieve.k`, `retrieve.bm25.tau` (through the retriever) and `plan.maxSteps` are used. */
   config: Config
   /** The library name GRPO records carry: the name the reward service serves it under. */
@@ -173,11 +175,20 @@ export async function buildTrainData(options: BuildTrainDataOptions): Promise<Tr
     }
     if (kind === 'selector' || kind === 'grpo') {
       for (const [index, { step, gold }] of item.selectorSteps.entries()) {
-        const candidates = toCandidateTools(options.indexed.library, await retrieve(step))
+        const retrieved = toCandidateTools(options.indexed.library, await retrieve(step))
+        // The selector sees the candidates after the configured reranker, as at inference.
+        const [request] = options.reranker
+          ? await rerankRequests(options.reranker, [{ step, candidates: retrieved }])
+          : [{ step, candidates: retrieved }]
         // With no candidate the pipeline never asks the selector: no record either.
-        if (candidates.length === 0) continue
-        const prompt = selectionPrompt({ step, candidates })
+        if (request.candidates.length === 0) {
+          counts.selectorSteps.noCandidates += 1
+          continue
+        }
+        const prompt = selectionPrompt(request)
         const target = gold !== null && prompt.choices.includes(gold) ? gold : null
+        if (target === null) counts.selectorSteps.goldNotRetrieved += 1
+        else counts.selectorSteps.goldRetrieved += 1
         const common = {
           id: `${example.id}#${index + 1}`,
           step,
@@ -265,15 +276,6 @@ async function planExample(
       if (teacher && accepted) {
         selectorSteps = steps.map((step, index) => ({ step, gold: claims[index]?.id ?? null }))
       }
-    }
-  }
-  if (options.kind !== 'planner') {
-    for (const { step, gold: stepGold } of selectorSteps) {
-      const found = await retrieve(step)
-      if (found.length === 0) counts.selectorSteps.noCandidates += 1
-      else if (stepGold !== null && found.some((item) => item.id === stepGold))
-        counts.selectorSteps.goldRetrieved += 1
-      else counts.selectorSteps.goldNotRetrieved += 1
     }
   }
   return { example, split, gold, plan, selectorSteps }

@@ -25,7 +25,7 @@ export interface DataCard {
   }
   excluded: TrainSplit['exclusions']
   library: { name: string; tools: number; contentHash: string }
-  retrieval: { retriever: string; k: number; tau: number }
+  retrieval: { retriever: string; reranker: string; k: number; tau: number }
   prompts: { maxSteps: number; plannerSha256: string; selectorSha256: string }
   teacher: string | null
   split: { seed: number; validFraction: number }
@@ -99,7 +99,7 @@ export function renderDataCard(card: DataCard): string {
     '## Settings the model must be served with',
     '',
     `- library \`${card.library.name}\`: ${card.library.tools} tools, content hash \`${card.library.contentHash}\``,
-    `- retriever \`${card.retrieval.retriever}\`, k = ${card.retrieval.k}, tau = ${card.retrieval.tau}`,
+    `- retriever \`${card.retrieval.retriever}\`, reranker \`${card.retrieval.reranker}\`, k = ${card.retrieval.k}, tau = ${card.retrieval.tau}`,
     `- plan.maxSteps = ${card.prompts.maxSteps}`,
     `- planner prompt sha256 \`${card.prompts.plannerSha256}\``,
     `- selector prompt sha256 \`${card.prompts.selectorSha256}\``,

@@ -89,4 +89,41 @@ describe('toolsel serve', () => {
     expect(stderr).toContain('error [UNKNOWN_LIBRARY]')
     expect(stderr).toContain('toolsel index <file> --name nope')
   })
+
+  it('without a key listens on 127.0.0.1 only, and says so', async () => {
+    let logs = ''
+    server = spawn(process.execPath, ['bin/toolsel.mjs', 'serve', '--port', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, TOOLSEL_HOST: '', TOOLSEL_ADMIN_KEY: '', TOOLSEL_PORT: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+    const deadline = Date.now() + 30_000
+    while (!/Ready:/.test(logs)) {
+      if (Date.now() > deadline || server.exitCode !== null)
+        throw new Error(`serve did not start:\n${logs}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(logs).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+/)
+    expect(logs).toContain('No API key configured (TOOLSEL_ADMIN_KEY): listening on 127.0.0.1 only')
+  })
+
+  it('refuses another address without a key unless --insecure-no-auth', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '0.0.0.0'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, TOOLSEL_ADMIN_KEY: '' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(2)
+    expect(stderr).toContain(
+      'error [INVALID_CONFIG]: Refusing to listen on 0.0.0.0 without an API key',
+    )
+  })
 })

@@ -69,7 +69,7 @@ describe('POST /v1/select-tools', () => {
     ['k above the limit', { instruction: 'x', k: 1000 }, 'INVALID_INPUT'],
     ['an empty instruction', { instruction: '   ' }, 'INVALID_INPUT'],
     ['an unknown field', { instruction: 'x', topK: 3 }, 'INVALID_INPUT'],
-    ['an unknown planner', { instruction: 'x', planner: 'magic' }, 'UNKNOWN_COMPONENT'],
+    ['an unknown planner', { instruction: 'x', planner: 'magic' }, 'INVALID_INPUT'],
   ])('answers 400 for %s', async (_case, body, code) => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/select-tools', postJson(body))

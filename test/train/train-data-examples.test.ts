@@ -12,9 +12,8 @@ import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
-import { selectTools } from '../../src/pipeline.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
-import { requireRetriever } from '../../src/store/indexed-library.ts'
 import {
   completion,
   startFakeChatServer,
@@ -79,19 +78,23 @@ describe('toolsel train-data over an examples file', () => {
       select: { selector: 'llm:openai:student', fallback: '' },
       models: { openai: { baseUrl: server.baseUrl, maxRetries: 0 } },
     })
-    const selector = createComponents(config, createMemoryLogger()).selector()
-    const indexed = await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config)
+    // The service as it serves requests (configured reranker and selector), with the plan fixed.
+    const logger = createMemoryLogger()
+    const components = createComponents(config, logger)
+    let step = ''
+    const service = new ToolselService(config, logger, {
+      ...components,
+      planner: () => ({ name: 'fixed', plan: async () => ({ steps: [step], planner: 'fixed' }) }),
+    })
+    await service.start([
+      await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config),
+    ])
     for (const record of records) {
       const target = record.messages.at(-1).content as string
       expect(target).toBe(record.gold ?? 'none')
       server.reply({ body: completion(JSON.stringify({ answer: target })) })
-      const result = await selectTools('unused: the plan is fixed', {
-        library: indexed.library,
-        planner: { name: 'fixed', plan: async () => ({ steps: [record.step], planner: 'fixed' }) },
-        retriever: requireRetriever(indexed),
-        selector,
-        k: config.retrieve.k,
-      })
+      step = record.step
+      const result = await service.select({ instruction: 'unused: the plan is fixed' })
       expect(result.steps[0].candidates.map((candidate) => candidate.id)).toEqual(record.candidates)
       expect(result.steps[0].selected).toBe(record.gold)
       const sent = server.requests.at(-1)!.body.messages

@@ -44,6 +44,8 @@ export interface AggregateMetrics {
   byGoldSize: Array<{ size: number; queries: number; exactMatch: number }>
   /** Queries whose pipeline run threw (counted as misses). */
   errors: number
+  /** Of those, queries stopped by the per-query time limit (`--query-timeout`). */
+  timeouts: number
   /** Queries in which a planner / selector fell back to another component. */
   fallbacks: { planner: number; selector: number }
   /** Model tokens: totals and the mean per query. */
@@ -105,6 +107,9 @@ export function aggregateMetrics(queries: readonly ScoredQuery[]): AggregateMetr
       }
     }),
     errors: queries.filter((query) => query.error !== undefined).length,
+    timeouts: queries.filter(
+      (query) => (query.error as { code?: unknown } | undefined)?.code === 'TIMEOUT',
+    ).length,
     fallbacks: {
       planner: queries.filter((query) => query.fallbacks.planner > 0).length,
       selector: queries.filter((query) => query.fallbacks.selector > 0).length,

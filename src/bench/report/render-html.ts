@@ -9,6 +9,7 @@ import type { AggregateMetrics } from '../metrics/aggregate-metrics.ts'
 import { RECALL_KS } from '../metrics/query-metrics.ts'
 import { barChart, escapeXml, lineChart } from './svg-charts.ts'
 import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
+import { USAGE_COLUMNS, USAGE_TITLE, usageRows } from './usage-rows.ts'
 
 /** The chart titles; tests look for them. */
 export const CHART_TITLES = {
@@ -31,6 +32,7 @@ export function renderHtml(report: BenchReport): string {
     `<h1>${escapeXml(title)}</h1>`,
     `<p>${escapeXml(runLine(report)).replace(/`([^`]*)`/g, '<code>$1</code>')}</p>`,
     resultsTable(report),
+    usageTable(report),
     `<figure>${barChart({
       title: CHART_TITLES.exactMatch,
       categories: groups.map((group) => group.name),
@@ -106,6 +108,16 @@ function resultsTable(report: BenchReport): string {
     return `<tr class="${row.depth === 1 ? 'split' : 'suite'}">${cells.join('')}</tr>`
   })
   return `<table><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`
+}
+
+/** Tokens, latency and failures per suite: what a model checkpoint costs per query. */
+function usageTable(report: BenchReport): string {
+  const head = `<tr>${USAGE_COLUMNS.map((column) => `<th>${escapeXml(column)}</th>`).join('')}</tr>`
+  const rows = usageRows(report).map(
+    (row) =>
+      `<tr class="${row.depth === 1 ? 'split' : 'suite'}">${row.cells.map((cell) => `<td>${escapeXml(cell)}</td>`).join('')}</tr>`,
+  )
+  return `<h2>${USAGE_TITLE}</h2><table><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`
 }
 
 function notesSection(report: BenchReport): string {

@@ -4,6 +4,7 @@
  */
 import type { BenchReport } from '../bench-report.ts'
 import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
+import { hasUsage, USAGE_COLUMNS, USAGE_TITLE, usageRows } from './usage-rows.ts'
 
 export function renderSummary(report: BenchReport): string {
   const lines = [`# Benchmark: ${report.settings.name}`, '', runLine(report), '']
@@ -12,7 +13,11 @@ export function renderSummary(report: BenchReport): string {
     '',
   )
   if (report.suites.length === 0) lines.push('No suite ran: see "Skipped" below.')
-  else lines.push(...resultsTable(report), '', ...lossTable(report), '', ...bySizeTable(report))
+  else {
+    lines.push(...resultsTable(report), '')
+    if (hasUsage(report)) lines.push(...usageTable(report), '')
+    lines.push(...lossTable(report), '', ...bySizeTable(report))
+  }
   lines.push('', '## Splits', '')
   for (const suite of report.suites) {
     for (const split of suite.splits) {
@@ -52,6 +57,23 @@ function resultsTable(report: BenchReport): string[] {
   for (const row of summaryRows(report)) {
     const cells = rowCells(row)
     cells[0] = row.depth === 1 ? `  ↳ ${cells[0]}` : `**${cells[0]}**`
+    lines.push(tableLine(cells))
+  }
+  return lines
+}
+
+function usageTable(report: BenchReport): string[] {
+  const lines = [
+    `## ${USAGE_TITLE}`,
+    '',
+    'Model tokens per query (mean), pipeline latency per query, queries that failed or hit the per-query time limit (misses), and queries where the planner/selector fell back.',
+    '',
+    tableLine([...USAGE_COLUMNS]),
+    tableLine(USAGE_COLUMNS.map((_, index) => (index < 2 ? '---' : '---:'))),
+  ]
+  for (const row of usageRows(report)) {
+    const cells = [...row.cells]
+    cells[0] = row.depth === 1 ? `  ↳ ${cells[0]}` : cells[0]
     lines.push(tableLine(cells))
   }
   return lines

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import type { McpGateway } from '../gateway/mcp-gateway.ts'
+import { resolveView } from '../mcp-context.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool } from '../tool-result.ts'
@@ -33,10 +34,7 @@ export function registerCallTool(
     },
     ({ id, arguments: args }, extra) =>
       guardTool(logger, 'call_tool', async () => {
-        const view = await context.views.view(
-          context.service.libraries.require(gateway.libraryName),
-          session.scope,
-        )
+        const view = await resolveView(context, session, gateway.libraryName)
         const tool = view.library.get(id)
         if (!tool) {
           const scoped = isUnscoped(session.scope)

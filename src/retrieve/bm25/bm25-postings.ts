@@ -85,11 +85,55 @@ export function createBm25Engine(settings: Bm25Settings): WinkBm25Engine {
   return engine
 }
 
+export interface BuildPostingsOptions {
+  onProgress?: (done: number, total: number) => void
+  signal?: AbortSignal
+}
+
 export function buildPostings(
   tools: readonly Tool[],
   settings: Bm25Settings,
-  options: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {},
+  options: BuildPostingsOptions = {},
 ): Bm25Postings {
+  const steps = buildSteps(tools, settings, options)
+  let step = steps.next()
+  while (!step.done) step = steps.next()
+  return step.value
+}
+
+/** Longest stretch, in ms, that `buildPostingsAsync` holds the event loop before yielding. */
+const YIELD_EVERY_MS = 10
+
+/**
+ * `buildPostings` that yields to the event loop every few milliseconds, so that the server keeps
+ * answering (health checks, other requests, the build's own deadline) while a large library is
+ * tokenized.
+ */
+export async function buildPostingsAsync(
+  tools: readonly Tool[],
+  settings: Bm25Settings,
+  options: BuildPostingsOptions = {},
+): Promise<Bm25Postings> {
+  const steps = buildSteps(tools, settings, options)
+  let sliceStart = performance.now()
+  let step = steps.next()
+  while (!step.done) {
+    if (performance.now() - sliceStart > YIELD_EVERY_MS) {
+      await new Promise((resolve) => setImmediate(resolve))
+      throwIfAborted(options.signal)
+      sliceStart = performance.now()
+    }
+    step = steps.next()
+  }
+  return step.value
+}
+
+/** The build, one tool per step. */
+function* buildSteps(
+  tools: readonly Tool[],
+  settings: Bm25Settings,
+  options: BuildPostingsOptions,
+): Generator<void, Bm25Postings> {
   const engine = createBm25Engine(settings)
   for (const [position, tool] of tools.entries()) {
     if (position % 1000 === 0) {
@@ -97,6 +141,7 @@ export function buildPostings(
       options.onProgress?.(position, tools.length)
     }
     engine.addDoc(toolToBm25Document(tool), tool.id)
+    yield
   }
   for (let padding = tools.length; padding < MIN_DOCUMENTS; padding += 1) {
     const empty = Object.fromEntries(BM25_FIELDS.map((field) => [field, '']))

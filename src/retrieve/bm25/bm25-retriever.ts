@@ -14,6 +14,7 @@ import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildExpansionPostings,
   buildPostings,
+  buildPostingsAsync,
   createBm25Engine,
   expansionPostingsFromWinkJson,
   isPadding,
@@ -54,6 +55,13 @@ export interface Bm25QueryOptions {
   /** Append the canonical phrase of denominal head verbs ("email …" → "send email"). Default true. */
   expandHeadVerbs: boolean
 }
+
+/**
+ * Most query terms scored; later ones are ignored. A term costs time linear in the number of tools
+ * containing it, so an 8,000-character query of common words could otherwise cost milliseconds
+ * per term at 50k tools. Instructions and steps are a few dozen terms.
+ */
+export const MAX_QUERY_TERMS = 256
 
 const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
 
@@ -97,6 +105,23 @@ export class Bm25Retriever implements Retriever {
     const expansions = options.expansions
     return new Bm25Retriever(
       buildPostings(tools, settings, options),
+      settings,
+      DEFAULT_QUERY_OPTIONS,
+      expansions && expansions.size > 0
+        ? buildExpansionPostings(tools, expansions, settings)
+        : undefined,
+    )
+  }
+
+  /** `build` that yields to the event loop while it works (for servers). */
+  static async buildAsync(
+    tools: readonly Tool[],
+    settings: Bm25Settings,
+    options: Bm25BuildOptions = {},
+  ): Promise<Bm25Retriever> {
+    const expansions = options.expansions
+    return new Bm25Retriever(
+      await buildPostingsAsync(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
       expansions && expansions.size > 0
@@ -167,6 +192,8 @@ export class Bm25Retriever implements Retriever {
     const { scores, seen, ids } = this.#index
     const touched: number[] = []
     const terms = tokenize(query)
+    // Each term costs a walk over its postings: a query's first MAX_QUERY_TERMS terms are used.
+    if (terms.length > MAX_QUERY_TERMS) terms.length = MAX_QUERY_TERMS
     accumulate(this.#index, terms, 1, scores, seen, touched)
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     if (this.#expansion && expansionWeight > 0) {

@@ -3,6 +3,11 @@
  * kebab-case, dotted names) and punctuation, lower-case, drop English stop words, stem (Porter2).
  * Bump TOKENIZER_VERSION whenever the output for some input changes: indexes record it and are
  * refused when it differs, because query and index tokens must agree.
+ *
+ * Time is linear in the text's length: words are cut to MAX_TOKEN_CHARS before stemming (the
+ * Porter2 stemmer's regular expressions backtrack, costing the square of a word's length: one
+ * 80k-character word took minutes), and every expression here matches a bounded window per
+ * position.
  * @module
  */
 import { createRequire } from 'node:module'
@@ -12,7 +17,13 @@ const require = createRequire(import.meta.url)
 // loads an English language model on import (about 50 MiB of memory, unused here).
 const porter2 = require('wink-porter2-stemmer') as (word: string) => string
 
-export const TOKENIZER_VERSION = 1
+export const TOKENIZER_VERSION = 2
+
+/**
+ * Longest index term, in characters; longer words are cut to it before stemming. No English word
+ * comes near it; identifiers that long are split at their case and punctuation changes first.
+ */
+export const MAX_TOKEN_CHARS = 64
 
 /** English function words plus request filler ("please", "could") that never name a capability. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -47,7 +58,7 @@ function stem(word: string): string {
 export function splitIdentifiers(text: string): string {
   return text
     .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{Lu})(?=\p{Lu}\p{Ll})/gu, '$1 ')
 }
 
 /** Text → index terms. Deterministic; the same function serves documents and queries. */
@@ -58,12 +69,21 @@ export function tokenize(text: string): string[] {
     .split(/[^\p{L}\p{N}']+/u)
   const terms: string[] = []
   for (const raw of words) {
-    const word = raw.replace(/^'+|'+$/g, '')
+    const word = trimQuotes(raw)
     if (word.length === 0 || STOP_WORDS.has(word)) continue
     // Possessives and elisions ("forecast's", "don't") are reduced to their base before stemming.
-    const base = word.replace(/'s$/, '').replace(/'/g, '')
+    const base = (word.endsWith("'s") ? word.slice(0, -2) : word).replace(/'/g, '')
     if (base.length === 0 || STOP_WORDS.has(base)) continue
-    terms.push(stem(base))
+    terms.push(stem(base.length > MAX_TOKEN_CHARS ? base.slice(0, MAX_TOKEN_CHARS) : base))
   }
   return terms
+}
+
+/** Strips leading and trailing apostrophes by index: `/^'+|'+$/` backtracks on long runs of them. */
+function trimQuotes(word: string): string {
+  let start = 0
+  let end = word.length
+  while (start < end && word.charCodeAt(start) === 39) start += 1
+  while (end > start && word.charCodeAt(end - 1) === 39) end -= 1
+  return start === 0 && end === word.length ? word : word.slice(start, end)
 }

@@ -16,15 +16,29 @@ export interface RequestTimeoutOptions {
   timeoutFor?: (method: string, path: string) => number | undefined
 }
 
-export type TimeoutEnv = { Variables: { signal: AbortSignal } }
+export type TimeoutEnv = {
+  Variables: {
+    signal: AbortSignal
+    /**
+     * Claims the commit point of a write: true when the request has neither timed out nor been
+     * abandoned by its client, and from then on the deadline no longer answers 504 (the handler's
+     * own answer goes out). False: the request is already answered with an error, so the handler
+     * must not commit.
+     */
+    commit: () => boolean
+  }
+}
 
 export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandler<TimeoutEnv> {
   return async (c, next) => {
     const timeoutMs = options.timeoutFor?.(c.req.method, c.req.path) ?? options.timeoutMs
     const controller = new AbortController()
+    let committing = false
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => {
+        // A write past its commit point finishes and answers for itself.
+        if (committing) return
         controller.abort(
           new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
         )
@@ -35,12 +49,17 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     // rather than `c.req.raw.signal`, which would build a full web Request for every request.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
     const onClose = () => {
-      if (!outgoing?.writableFinished) {
+      if (!outgoing?.writableFinished && !committing) {
         controller.abort(new ToolselError('ABORTED', 'The client closed the request.'))
       }
     }
     outgoing?.once('close', onClose)
     c.set('signal', controller.signal)
+    c.set('commit', () => {
+      if (controller.signal.aborted) return false
+      committing = true
+      return true
+    })
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
       if (outcome === 'timeout') c.res = errorResponse(c, controller.signal.reason as ToolselError)

@@ -1,15 +1,72 @@
 /** Library management and schema loading: `/v1/libraries…`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { TimeoutEnv } from '../middleware/request-timeout.ts'
+import type { AppEnv } from '../app.ts'
+import { throwIfAborted, ToolselError } from '../../errors.ts'
+import type { Tool } from '../../library/tool.ts'
+import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
+import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
+import { assertLibraryAccess, principalOf } from '../middleware/auth.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, pathParams, queryParams, requireJson } from '../validate.ts'
 
+/**
+ * The tools a caller may load from `library`: its key's servers and tags, and for the gateway
+ * library also the configured MCP scope (`mcp.servers`, `mcp.tags`), as over MCP.
+ */
+function scopeFor(service: ToolselService, principal: Principal, library: string): ToolScope {
+  const { config } = service
+  const base: ToolScope =
+    library === config.gateway.library
+      ? { servers: config.mcp.servers, tags: config.mcp.tags }
+      : { servers: [], tags: [] }
+  return narrowScope(base, principal)
+}
+
+/** Tools by id as `getTools` returns them; ids outside the caller's scope are unknown to it. */
+function toolsInScope(
+  service: ToolselService,
+  principal: Principal,
+  library: string | undefined,
+  ids: string[],
+): Tool[] {
+  const name = library ?? service.defaultLibraryName
+  assertLibraryAccess(principal, name)
+  const scope = scopeFor(service, principal, name)
+  const known = service.library(name).library
+  const hidden = ids.filter((id) => known.has(id) && !inScope(known.require(id), scope))
+  if (hidden.length > 0) {
+    throw new ToolselError(
+      'UNKNOWN_TOOL',
+      `Library "${name}" has no tool ${hidden.map((id) => `"${id}"`).join(', ')} within this key's scope.`,
+      { details: { library: name, ids: hidden } },
+    )
+  }
+  return service.getTools(name, ids)
+}
+
+/** Library names that only the MCP gateway writes. */
+function assertWritable(service: ToolselService, name: string): void {
+  if (name === service.config.gateway.library) {
+    throw new ToolselError(
+      'FORBIDDEN',
+      `Library "${name}" belongs to the MCP gateway (gateway.library) and is rebuilt from the upstream servers; it can't be written through /v1. Upload under another name.`,
+    )
+  }
+}
+
 export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) {
-  return new Hono<TimeoutEnv>()
-    .get('/', (c) => c.json({ libraries: service.listLibraries() }))
+  return new Hono<AppEnv>()
+    .get('/', (c) => {
+      const principal = principalOf(c)
+      const libraries = service
+        .listLibraries()
+        .filter((entry) => canUseLibrary(principal, entry.name))
+      return c.json({ libraries })
+    })
     .get('/:library', pathParams(schemas.libraryParam), (c) => {
       const { library } = c.req.valid('param')
+      assertLibraryAccess(principalOf(c), library)
       service.library(library)
       return c.json(service.listLibraries().find((entry) => entry.name === library)!)
     })
@@ -19,6 +76,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       queryParams(schemas.putLibraryQuery),
       async (c) => {
         const { library } = c.req.valid('param')
+        assertWritable(service, library)
         const { format, namespace, retriever, examples } = c.req.valid('query')
         const text = await c.req.text()
         const result = await service.putLibrary(library, text, {
@@ -27,11 +85,15 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           retriever,
           examples,
           signal: c.get('signal'),
+          beforeCommit: () => {
+            if (!c.get('commit')()) throwIfAborted(c.get('signal'))
+          },
         })
         return c.json({ ...result.summary, warnings: result.warnings }, result.created ? 201 : 200)
       },
     )
     .delete('/:library', pathParams(schemas.libraryParam), async (c) => {
+      assertWritable(service, c.req.valid('param').library)
       await service.deleteLibrary(c.req.valid('param').library)
       return c.body(null, 204)
     })
@@ -42,6 +104,8 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       jsonBody(schemas.addExamples),
       async (c) => {
         const { library } = c.req.valid('param')
+        assertLibraryAccess(principalOf(c), library)
+        assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
           signal: c.get('signal'),
         })
@@ -54,12 +118,19 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       requireJson,
       jsonBody(schemas.batchTools),
       (c) => {
-        const tools = service.getTools(c.req.valid('param').library, c.req.valid('json').ids)
+        const tools = toolsInScope(
+          service,
+          principalOf(c),
+          c.req.valid('param').library,
+          c.req.valid('json').ids,
+        )
         return c.json({ tools })
       },
     )
     .get('/:library/tools/:id{.+}', (c) => {
-      const [tool] = service.getTools(c.req.param('library'), [c.req.param('id')])
+      const [tool] = toolsInScope(service, principalOf(c), c.req.param('library'), [
+        c.req.param('id'),
+      ])
       return c.json({ tool })
     })
 }

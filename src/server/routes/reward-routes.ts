@@ -9,11 +9,15 @@ import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { TimeoutEnv } from '../middleware/request-timeout.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
+import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 
 export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<TimeoutEnv>()
     .post('/planner', requireJson, jsonBody(schemas.rewardsPlanner), async (c) => {
       const request = c.req.valid('json')
+      const principal = principalOf(c)
+      assertUnscoped(principal, 'rewards/planner')
+      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
       const { indexed, retriever, k, minScore } = service.resolveRetrieval(request)
       const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
         library: indexed.library,

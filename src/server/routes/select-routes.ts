@@ -1,14 +1,18 @@
 /** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { TimeoutEnv } from '../middleware/request-timeout.ts'
+import type { AppEnv } from '../app.ts'
+import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
 
 export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
-  return new Hono<TimeoutEnv>()
+  return new Hono<AppEnv>()
     .post('/select-tools', requireJson, jsonBody(schemas.selectTools), async (c) => {
       const { includeSchemas, ...request } = c.req.valid('json')
+      const principal = principalOf(c)
+      assertUnscoped(principal, 'select-tools')
+      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
       const result = await service.select(request, c.get('signal'))
       return c.json({
         ...result,
@@ -22,12 +26,17 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
     .post('/feedback', requireJson, jsonBody(schemas.feedback), async (c) => {
       const { instruction, library, used } = c.req.valid('json')
       const name = library ?? service.defaultLibraryName
+      assertLibraryAccess(principalOf(c), name)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('signal'),
       })
       return c.json(result)
     })
     .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
-      return c.json(await service.search(c.req.valid('json'), c.get('signal')))
+      const request = c.req.valid('json')
+      const principal = principalOf(c)
+      assertUnscoped(principal, 'search-tools')
+      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      return c.json(await service.search(request, c.get('signal')))
     })
 }

@@ -46,11 +46,10 @@ export const BM25_KIND: RetrieverKind = {
       examples && examples.size > 0
         ? exampleExpansions(examples.examples, examplesPerTool, examplesMinPerTool)
         : undefined
-    const retriever = Bm25Retriever.build(library.tools, settings, {
-      signal,
-      onProgress,
-      expansions,
-    }).withQueryOptions(bm25QueryOptions(config))
+    // Yields to the event loop while it tokenizes, so a server keeps answering during a build.
+    const retriever = (
+      await Bm25Retriever.buildAsync(library.tools, settings, { signal, onProgress, expansions })
+    ).withQueryOptions(bm25QueryOptions(config))
     const expanded = expansions !== undefined && expansions.size > 0
     return {
       retriever,

@@ -1,0 +1,83 @@
+/**
+ * API keys: the admin key and read keys from the config, looked up in constant time (every key is
+ * compared, with `timingSafeEqual` over SHA-256 digests, whatever matches). Keys are never logged:
+ * a principal carries the key's name only.
+ * @module
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { AuthConfig } from '../../config/schema.ts'
+
+/** Who is calling. `open`: authentication is off (no key configured). */
+export interface Principal {
+  role: 'admin' | 'read' | 'open'
+  /** The key's name (`admin`, `read-1`, a configured name); never the key. */
+  name: string
+  /** Libraries the caller may use; empty = all. */
+  libraries: readonly string[]
+  /** MCP servers (tool namespaces) the caller may see; empty = all. */
+  servers: readonly string[]
+  /** Tags the caller may see; empty = all. */
+  tags: readonly string[]
+}
+
+export const OPEN_PRINCIPAL: Principal = Object.freeze({
+  role: 'open',
+  name: 'anonymous',
+  libraries: [],
+  servers: [],
+  tags: [],
+})
+
+const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest()
+
+export class ApiKeys {
+  readonly #entries: Array<{ digest: Buffer; principal: Principal }> = []
+
+  constructor(auth: AuthConfig) {
+    if (auth.adminKey) {
+      this.#entries.push({
+        digest: digest(auth.adminKey),
+        principal: { role: 'admin', name: 'admin', libraries: [], servers: [], tags: [] },
+      })
+    }
+    for (const key of auth.readKeys) {
+      this.#entries.push({
+        digest: digest(key.key),
+        principal: {
+          role: 'read',
+          name: key.name ?? 'read',
+          libraries: key.libraries,
+          servers: key.servers,
+          tags: key.tags,
+        },
+      })
+    }
+  }
+
+  /** True when any key is configured (authentication on). */
+  get enabled(): boolean {
+    return this.#entries.length > 0
+  }
+
+  /** The principal of `key`, or undefined. Compares against every key. */
+  lookup(key: string): Principal | undefined {
+    const wanted = digest(key)
+    let found: Principal | undefined
+    for (const entry of this.#entries) {
+      if (timingSafeEqual(entry.digest, wanted) && found === undefined) found = entry.principal
+    }
+    return found
+  }
+}
+
+/** The key of an `Authorization: Bearer <key>` header, else undefined. */
+export function bearerKey(header: string | undefined): string | undefined {
+  if (!header) return undefined
+  const match = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(header)
+  return match?.[1]
+}
+
+/** Whether `principal` may use library `name`. */
+export function canUseLibrary(principal: Principal, name: string): boolean {
+  return principal.libraries.length === 0 || principal.libraries.includes(name)
+}

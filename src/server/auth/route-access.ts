@@ -1,0 +1,64 @@
+/**
+ * Who may call each route: the one table the auth middleware reads. Every route is listed here
+ * explicitly; a route missing from the table needs the admin key, so a new route is safe before
+ * anyone classifies it.
+ *
+ * - `public`: no key (probes, the API description, static pages);
+ * - `read`: a read key or the admin key (queries: nothing changes state);
+ * - `admin`: the admin key only (anything that writes: uploads, deletes, feedback, snapshots).
+ * @module
+ */
+
+export type Access = 'public' | 'read' | 'admin'
+
+export interface RouteAccess {
+  /** HTTP method; `GET` covers `HEAD`. */
+  method: string
+  /** hono-style path: `:name` is one segment, a final `*` any rest (one segment or more). */
+  path: string
+  access: Access
+}
+
+export const ROUTE_ACCESS: readonly RouteAccess[] = [
+  { method: 'GET', path: '/healthz', access: 'public' },
+  { method: 'GET', path: '/readyz', access: 'public' },
+  { method: 'GET', path: '/openapi.json', access: 'public' },
+  { method: 'GET', path: '/metrics', access: 'read' },
+  { method: 'POST', path: '/v1/select-tools', access: 'read' },
+  { method: 'POST', path: '/v1/search-tools', access: 'read' },
+  { method: 'GET', path: '/v1/libraries', access: 'read' },
+  { method: 'GET', path: '/v1/libraries/:library', access: 'read' },
+  { method: 'PUT', path: '/v1/libraries/:library', access: 'admin' },
+  { method: 'DELETE', path: '/v1/libraries/:library', access: 'admin' },
+  { method: 'POST', path: '/v1/libraries/:library/tools/batch', access: 'read' },
+  { method: 'POST', path: '/v1/libraries/:library/examples', access: 'admin' },
+  { method: 'POST', path: '/v1/feedback', access: 'admin' },
+  { method: 'GET', path: '/v1/libraries/:library/tools/*', access: 'read' },
+  { method: 'POST', path: '/v1/rewards/planner', access: 'read' },
+  { method: 'POST', path: '/v1/rewards/selector', access: 'read' },
+  { method: 'POST', path: '/mcp', access: 'read' },
+  { method: 'GET', path: '/mcp', access: 'read' },
+  { method: 'DELETE', path: '/mcp', access: 'read' },
+]
+
+function matches(pattern: string, path: string): boolean {
+  const want = pattern.split('/')
+  const got = path.split('/')
+  for (let index = 0; index < want.length; index += 1) {
+    const segment = want[index]
+    if (segment === '*') return index === want.length - 1 && got.length > index && got[index] !== ''
+    if (index >= got.length) return false
+    if (segment.startsWith(':')) {
+      if (got[index] === '') return false
+    } else if (segment !== got[index]) return false
+  }
+  return want.length === got.length
+}
+
+/** The access a request needs: its row in ROUTE_ACCESS, else `admin`. CORS preflights are public. */
+export function accessFor(method: string, path: string, table = ROUTE_ACCESS): Access {
+  if (method === 'OPTIONS') return 'public'
+  const wanted = method === 'HEAD' ? 'GET' : method
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+  return table.find((row) => row.method === wanted && matches(row.path, trimmed))?.access ?? 'admin'
+}

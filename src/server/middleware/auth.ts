@@ -1,0 +1,77 @@
+/**
+ * API-key authentication: each request needs the access its route has in ROUTE_ACCESS (admin for
+ * unlisted routes). Missing or unknown key: 401 UNAUTHORIZED; a read key on an admin route: 403
+ * FORBIDDEN. With no key configured every request passes as the `open` principal (the server
+ * then listens on loopback only, see `checkBindSafety`). The principal is `c.get('principal')`.
+ * @module
+ */
+import type { Context, MiddlewareHandler } from 'hono'
+import { ToolselError } from '../../errors.ts'
+import {
+  OPEN_PRINCIPAL,
+  bearerKey,
+  canUseLibrary,
+  type ApiKeys,
+  type Principal,
+} from '../auth/api-keys.ts'
+import { accessFor } from '../auth/route-access.ts'
+
+export type AuthEnv = { Variables: { principal: Principal } }
+
+export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
+  return async (c, next) => {
+    const access = accessFor(c.req.method, c.req.path)
+    if (!keys.enabled) {
+      c.set('principal', OPEN_PRINCIPAL)
+      return next()
+    }
+    const key = bearerKey(c.req.header('authorization'))
+    const principal = key === undefined ? undefined : keys.lookup(key)
+    if (principal) c.set('principal', principal)
+    if (access === 'public') {
+      if (!principal) c.set('principal', { ...OPEN_PRINCIPAL, role: 'read', name: 'public' })
+      return next()
+    }
+    if (!principal) {
+      c.header('WWW-Authenticate', 'Bearer realm="toolsel"')
+      throw new ToolselError(
+        'UNAUTHORIZED',
+        key === undefined
+          ? `${c.req.method} ${c.req.path} needs an API key: send "Authorization: Bearer <key>".`
+          : 'The API key is not valid.',
+      )
+    }
+    if (access === 'admin' && principal.role !== 'admin') {
+      throw new ToolselError(
+        'FORBIDDEN',
+        `${c.req.method} ${c.req.path} needs the admin key; the key "${principal.name}" can only read.`,
+      )
+    }
+    return next()
+  }
+}
+
+/** The caller, as the auth middleware found it (open when the app runs without it). */
+export function principalOf(c: Context): Principal {
+  return (c.get('principal') as Principal | undefined) ?? OPEN_PRINCIPAL
+}
+
+/** Throws FORBIDDEN when the caller's key is limited to other libraries. */
+export function assertLibraryAccess(principal: Principal, name: string): void {
+  if (!canUseLibrary(principal, name)) {
+    throw new ToolselError(
+      'FORBIDDEN',
+      `The API key "${principal.name}" may not use library "${name}" (allowed: ${principal.libraries.join(', ')}).`,
+    )
+  }
+}
+
+/** Throws FORBIDDEN for keys limited to MCP servers or tags on routes that can't apply the scope. */
+export function assertUnscoped(principal: Principal, what: string): void {
+  if (principal.servers.length > 0 || principal.tags.length > 0) {
+    throw new ToolselError(
+      'FORBIDDEN',
+      `The API key "${principal.name}" is limited to some MCP servers or tags; ${what} is not available to it. Use /mcp, which applies the scope.`,
+    )
+  }
+}

@@ -1,0 +1,71 @@
+/** MCP over HTTP with API keys: a key limited to libraries can't reach others through `library`. */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+
+const ADMIN = 'admin-key-0123456789abcdef'
+const DEMO_ONLY = 'demo-only-0123456789abcdef'
+
+describe('MCP with API keys', () => {
+  let harness: Harness
+
+  beforeAll(async () => {
+    harness = await startToolsel({
+      log: { level: 'silent' },
+      library: {
+        default: 'demo',
+        loadAll: false,
+        indexDir: await mkdtemp(join(tmpdir(), 'toolsel-mcp-auth-')),
+      },
+      auth: { adminKey: ADMIN, readKeys: [{ key: DEMO_ONLY, name: 'demo', libraries: ['demo'] }] },
+    })
+    await harness.service.putLibrary(
+      'secret',
+      JSON.stringify([{ id: 's.one', name: 'one', description: 'Send a secret thing.' }]),
+    )
+  })
+  afterAll(() => harness.close())
+
+  async function callTool(key: string | undefined, args: Record<string, unknown>, query = '') {
+    const response = await fetch(`${harness.baseUrl}/mcp${query}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-03-26',
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_tools', arguments: args },
+      }),
+    })
+    return { status: response.status, body: (await response.json()) as any }
+  }
+
+  it('needs a key', async () => {
+    const { status, body } = await callTool(undefined, { query: 'send' })
+    expect(status).toBe(401)
+    expect(body.error.code).toBe('UNAUTHORIZED')
+  })
+
+  it('a key limited to libraries cannot name another one, as an argument or in the URL', async () => {
+    const own = await callTool(DEMO_ONLY, { query: 'send an email' })
+    expect(own.status).toBe(200)
+    expect(own.body.result.isError).toBeFalsy()
+    for (const [args, query] of [
+      [{ query: 'send', library: 'secret' }, ''],
+      [{ query: 'send' }, '?library=secret'],
+    ] as const) {
+      const other = await callTool(DEMO_ONLY, args, query)
+      expect(other.body.result.isError).toBe(true)
+      expect(other.body.result.content[0].text).toContain('FORBIDDEN')
+    }
+    const admin = await callTool(ADMIN, { query: 'send', library: 'secret' })
+    expect(admin.body.result.isError).toBeFalsy()
+  })
+})

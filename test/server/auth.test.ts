@@ -1,0 +1,241 @@
+/**
+ * API keys, route classification, the gateway library's write protection, the model allowlist
+ * and Host/Origin checks: the probes that found toolsel open to anyone who reached its port.
+ */
+import { describe, expect, it } from 'vitest'
+import { checkBindSafety } from '../../src/cli/serve-command.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { isToolselError } from '../../src/errors.ts'
+import { accessFor, ROUTE_ACCESS } from '../../src/server/auth/route-access.ts'
+import { createTestApp, postJson, readJson } from './test-service.ts'
+
+const ADMIN = 'admin-key-0123456789abcdef'
+const READ = 'read-key-0123456789abcdef'
+const SAMPLE_ONLY = 'sample-only-0123456789abcdef'
+const MCP_SLACK = 'mcp-slack-0123456789abcdef'
+
+const withKey = (key: string | undefined, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: {
+    ...(init.headers as Record<string, string> | undefined),
+    ...(key ? { authorization: `Bearer ${key}` } : {}),
+  },
+})
+
+const upload = JSON.stringify([
+  { id: 'x.send', name: 'send', description: 'Send a thing.' },
+  { id: 'x.find', name: 'find', description: 'Find a thing.' },
+])
+
+const put = (key?: string) =>
+  withKey(key, { method: 'PUT', body: upload, headers: { 'content-type': 'application/json' } })
+
+async function keyedApp() {
+  return createTestApp({
+    config: {
+      auth: {
+        adminKey: ADMIN,
+        readKeys: [
+          READ,
+          { key: SAMPLE_ONLY, name: 'sample-reader', libraries: ['sample'] },
+          { key: MCP_SLACK, name: 'slack-agent', servers: ['slack'] },
+        ],
+      },
+    },
+  })
+}
+
+describe('API keys', () => {
+  it('PUT and DELETE: 401 without a key, 403 with a read key, 2xx with the admin key', async () => {
+    const { app } = await keyedApp()
+    const none = await app.request('/v1/libraries/extra', put())
+    expect(none.status).toBe(401)
+    expect((await readJson(none)).error.code).toBe('UNAUTHORIZED')
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    const wrong = await app.request('/v1/libraries/extra', put('not-a-key-at-all-nope'))
+    expect(wrong.status).toBe(401)
+    const read = await app.request('/v1/libraries/extra', put(READ))
+    expect(read.status).toBe(403)
+    expect((await readJson(read)).error.code).toBe('FORBIDDEN')
+    expect((await app.request('/v1/libraries/extra', put(ADMIN))).status).toBe(201)
+    expect((await app.request('/v1/libraries/extra', put(ADMIN))).status).toBe(200)
+
+    const remove = (key?: string) =>
+      app.request('/v1/libraries/extra', withKey(key, { method: 'DELETE' }))
+    expect((await remove()).status).toBe(401)
+    expect((await remove(READ)).status).toBe(403)
+    expect((await remove(ADMIN)).status).toBe(204)
+  })
+
+  it('queries need a read or admin key; probes and the API description need none', async () => {
+    const { app, logger } = await keyedApp()
+    const search = (key?: string) =>
+      app.request('/v1/search-tools', withKey(key, postJson({ query: 'send an email' })))
+    expect((await search()).status).toBe(401)
+    expect((await search(READ)).status).toBe(200)
+    expect((await search(ADMIN)).status).toBe(200)
+    expect((await app.request('/v1/libraries')).status).toBe(401)
+    for (const path of ['/healthz', '/readyz', '/openapi.json']) {
+      expect((await app.request(path)).status).toBe(200)
+    }
+    // Keys never reach the log.
+    const log = logger.lines.join('\n')
+    for (const key of [ADMIN, READ]) expect(log).not.toContain(key)
+  })
+
+  it('a key limited to libraries sees and uses only those', async () => {
+    const { app } = await keyedApp()
+    expect((await app.request('/v1/libraries/other', put(ADMIN))).status).toBe(201)
+    const list = await readJson(await app.request('/v1/libraries', withKey(SAMPLE_ONLY)))
+    expect(list.libraries.map((entry: { name: string }) => entry.name)).toEqual(['sample'])
+    const other = await app.request(
+      '/v1/search-tools',
+      withKey(SAMPLE_ONLY, postJson({ query: 'send', library: 'other' })),
+    )
+    expect(other.status).toBe(403)
+    expect((await readJson(other)).error.message).toContain('"other"')
+    expect(
+      (await app.request('/v1/libraries/other/tools/x.send', withKey(SAMPLE_ONLY))).status,
+    ).toBe(403)
+    const own = await app.request(
+      '/v1/search-tools',
+      withKey(SAMPLE_ONLY, postJson({ query: 'send an email', library: 'sample' })),
+    )
+    expect(own.status).toBe(200)
+  })
+
+  it('a key limited to MCP servers loads only their tools over HTTP', async () => {
+    const { app } = await keyedApp()
+    const slack = await app.request('/v1/libraries/sample/tools/batch', {
+      ...withKey(MCP_SLACK, postJson({ ids: ['mail.send_email'] })),
+    })
+    expect(slack.status).toBe(404)
+    expect((await readJson(slack)).error.message).toContain("within this key's scope")
+    const search = await app.request(
+      '/v1/search-tools',
+      withKey(MCP_SLACK, postJson({ query: 'send' })),
+    )
+    expect(search.status).toBe(403)
+  })
+})
+
+describe('route classification', () => {
+  it('lists every documented route explicitly; an unlisted route needs the admin key', async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    for (const [path, operations] of Object.entries(document.paths as Record<string, object>)) {
+      const honoPath = path.replace(/\{id\}$/, 'x').replace(/\{(\w+)\}/g, 'name')
+      for (const method of Object.keys(operations).filter((key) => key !== 'parameters')) {
+        const row = ROUTE_ACCESS.find(
+          (entry) =>
+            entry.method === method.toUpperCase() && accessFor(entry.method, honoPath) !== 'admin',
+        )
+        const access = accessFor(method.toUpperCase(), honoPath)
+        const writes = ['put', 'delete'].includes(method)
+        expect(access, `${method} ${path}`).toBe(
+          writes ? 'admin' : path.startsWith('/v1') ? 'read' : 'public',
+        )
+        if (!writes) expect(row, `${method} ${path} is listed`).toBeDefined()
+      }
+    }
+    expect(accessFor('POST', '/v1/feedback')).toBe('admin')
+    expect(accessFor('GET', '/v1/anything-new')).toBe('admin')
+    expect(accessFor('HEAD', '/healthz')).toBe('public')
+    expect(accessFor('GET', '/v1/libraries/a/tools/b/c')).toBe('read')
+    expect(accessFor('GET', '/v1/libraries/a/tools')).toBe('admin')
+  })
+})
+
+describe('write protection and request limits', () => {
+  it('the gateway library cannot be written or deleted through /v1', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request('/v1/libraries/gateway', put())
+    expect(response.status).toBe(403)
+    expect((await readJson(response)).error.message).toContain('gateway.library')
+    const remove = await app.request('/v1/libraries/gateway', { method: 'DELETE' })
+    expect(remove.status).toBe(403)
+  })
+
+  it('requests can only name configured planners and selectors, never a path', async () => {
+    const { app } = await createTestApp()
+    for (const body of [
+      { instruction: 'send mail', planner: 'llm:onnx:/etc' },
+      { instruction: 'send mail', planner: 'llm:onnx:/does-not-exist' },
+      { instruction: 'send mail', selector: 'onnx:/tmp' },
+      { instruction: 'send mail', planner: 'rule:random-1234' },
+    ]) {
+      const response = await app.request('/v1/select-tools', postJson(body))
+      expect(response.status).toBe(400)
+      const { error } = await readJson(response)
+      expect(error.code).toBe('INVALID_INPUT')
+      expect(error.message).toContain('server.allowedComponents')
+      expect(error.message).not.toMatch(/exist|directory|ENOENT/i)
+    }
+    const allowed = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send mail', planner: 'none', selector: 'top1' }),
+    )
+    expect(allowed.status).toBe(200)
+  })
+})
+
+describe('Host and Origin checks', () => {
+  it('a loopback server answers loopback host names only (DNS rebinding)', async () => {
+    const { app } = await createTestApp()
+    const evil = await app.request('http://evil.example/v1/libraries/x', put())
+    expect(evil.status).toBe(403)
+    expect((await readJson(evil)).error.message).toContain('server.allowedHosts')
+    const mcp = await app.request('http://evil.example:8080/mcp', postJson({}))
+    expect(mcp.status).toBe(403)
+    expect((await app.request('http://localhost:8080/healthz')).status).toBe(200)
+    expect((await app.request('http://127.0.0.1:8080/healthz')).status).toBe(200)
+  })
+
+  it('refuses foreign origins; configured CORS origins get CORS headers', async () => {
+    const { app } = await createTestApp({
+      config: { server: { corsOrigins: ['https://app.example'] } },
+    })
+    const foreign = await app.request('/v1/search-tools', {
+      ...postJson({ query: 'send' }),
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+    })
+    expect(foreign.status).toBe(403)
+    const preflight = await app.request('/v1/search-tools', {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example')
+    const allowed = await app.request('/v1/search-tools', {
+      ...postJson({ query: 'send an email' }),
+      headers: { 'content-type': 'application/json', origin: 'https://app.example' },
+    })
+    expect(allowed.status).toBe(200)
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example')
+  })
+})
+
+describe('bind safety', () => {
+  it('no key: loopback only, unless --insecure-no-auth', () => {
+    expect(checkBindSafety(parseConfig({}))).toMatch(/listening on 127\.0\.0\.1 only/)
+    const open = parseConfig({ server: { host: '0.0.0.0' } })
+    let error: unknown
+    try {
+      checkBindSafety(open)
+    } catch (caught) {
+      error = caught
+    }
+    expect(isToolselError(error, 'INVALID_CONFIG')).toBe(true)
+    expect((error as Error).message).toContain('TOOLSEL_ADMIN_KEY')
+    expect(
+      checkBindSafety(parseConfig({ server: { host: '0.0.0.0' }, auth: { insecureNoAuth: true } })),
+    ).toMatch(/^WARNING/)
+    expect(
+      checkBindSafety(parseConfig({ server: { host: '0.0.0.0' }, auth: { adminKey: ADMIN } })),
+    ).toMatch(/admin key/)
+  })
+})

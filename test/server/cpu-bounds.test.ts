@@ -1,0 +1,204 @@
+/**
+ * Regression probes for "one long word freezes the process": text analysis must stay linear in
+ * the input's length, and a server busy with long inputs must keep answering /healthz and keep
+ * its deadlines. Before the fix a 10k-character word cost 1.1 s to stem and 8,000 spaces in an
+ * instruction cost minutes in the rule planner; the bounds below are far above the linear cost and
+ * far below the quadratic one.
+ */
+import type { AddressInfo } from 'node:net'
+import { serve, type ServerType } from '@hono/node-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { MAX_TOKEN_CHARS, tokenize } from '../../src/retrieve/bm25/tokenize.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+function elapsedMs(work: () => unknown): number {
+  const start = performance.now()
+  work()
+  return performance.now() - start
+}
+
+describe('text analysis is linear in the input length', () => {
+  it('cuts a 100k-character word to MAX_TOKEN_CHARS and stems it at once', () => {
+    let terms: string[] = []
+    const ms = elapsedMs(() => (terms = tokenize('z'.repeat(100_000))))
+    expect(terms).toEqual(['z'.repeat(MAX_TOKEN_CHARS)])
+    expect(ms).toBeLessThan(1000)
+  })
+
+  it('handles long runs that made the identifier and quote expressions backtrack', () => {
+    const inputs = [
+      'A'.repeat(100_000),
+      `${"'".repeat(100_000)}x`,
+      `${'a'.repeat(100_000)}sses`,
+      'aB'.repeat(50_000),
+    ]
+    for (const input of inputs) expect(elapsedMs(() => tokenize(input))).toBeLessThan(1000)
+    // Splitting rules unchanged: identifiers, acronyms, possessives.
+    expect(tokenize("HTTPServer's getWeatherForecast ''quoted''")).toEqual([
+      'http',
+      'server',
+      'get',
+      'weather',
+      'forecast',
+      'quot',
+    ])
+  })
+
+  it('plans an instruction made of long runs of white space and punctuation', () => {
+    const planner = new RulePlanner()
+    const inputs = [
+      `a${' '.repeat(8000)}b`,
+      `send mail${'\n \t'.repeat(2000)}then text Ann`,
+      `a${','.repeat(8000)}`,
+      `find flights${' ,'.repeat(4000)} and book a hotel`,
+    ]
+    for (const input of inputs) expect(elapsedMs(() => planner.split(input))).toBeLessThan(1000)
+    expect(planner.split(`find flights to Rome,${'   '.repeat(100)}and then book a hotel`)).toEqual(
+      ['find flights to Rome', 'book a hotel'],
+    )
+  })
+})
+
+interface Server {
+  url: string
+  service: ToolselService
+  close(): Promise<void>
+}
+
+const servers: Server[] = []
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close()
+})
+
+async function startServer(layer: ConfigLayer = {}): Promise<Server> {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-cpu-'))
+  const config = parseConfig({
+    ...layer,
+    library: { default: 'demo', loadAll: false, indexDir },
+    log: { level: 'silent' },
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const app = createApp(service)
+  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
+  const server: Server = {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    service,
+    async close() {
+      const node = http as import('node:http').Server
+      node.closeAllConnections()
+      await new Promise<void>((resolve) => node.close(() => resolve()))
+    },
+  }
+  servers.push(server)
+  return server
+}
+
+/**
+ * Polls /healthz back to back while `work` runs; returns the longest time the event loop was held
+ * between two answers. That is the CPU time this process used in the gap, capped by the gap's wall
+ * time: when other test files share the cores, the process can wait for a core without being
+ * blocked, and only work on the event loop (the server's) makes both numbers grow.
+ */
+async function longestHealthGap(url: string, work: () => Promise<unknown>): Promise<number> {
+  let done = false
+  let longest = 0
+  // A first request outside the measurement: fetch loads its HTTP client lazily.
+  await (await fetch(`${url}/healthz`)).arrayBuffer()
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage()
+    return (user + system) / 1000
+  }
+  const poll = (async () => {
+    let last = performance.now()
+    let lastCpu = cpuMs()
+    while (!done) {
+      const response = await fetch(`${url}/healthz`)
+      expect(response.status).toBe(200)
+      await response.arrayBuffer()
+      const now = performance.now()
+      const cpu = cpuMs()
+      longest = Math.max(longest, Math.min(now - last, cpu - lastCpu))
+      last = now
+      lastCpu = cpu
+    }
+  })()
+  try {
+    await work()
+  } finally {
+    done = true
+    await poll
+  }
+  return longest
+}
+
+describe('long inputs over HTTP', () => {
+  it('a 100k-character one-word description or a max-length query does not hold /healthz', async () => {
+    const server = await startServer()
+    const description = 'z'.repeat(100_000)
+    const gap = await longestHealthGap(server.url, async () => {
+      const put = await fetch(`${server.url}/v1/libraries/longword`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([
+          { id: 'a', name: 'a', description },
+          { id: 'b', name: 'send email', description: 'Send an email.' },
+        ]),
+      })
+      expect(put.status).toBe(201)
+      const search = await fetch(`${server.url}/v1/search-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'z'.repeat(8000), library: 'longword' }),
+      })
+      expect(search.status).toBe(200)
+      const { results } = (await search.json()) as { results: Array<{ id: string }> }
+      expect(results.map((hit) => hit.id)).toEqual(['a'])
+    })
+    expect(gap).toBeLessThan(200)
+  })
+
+  it('an MCP batch of 20 select_tools calls with long words ends within the request deadline', async () => {
+    const requestTimeoutMs = 3000
+    const server = await startServer({ server: { requestTimeoutMs } })
+    const batch = Array.from({ length: 20 }, (_, index) => ({
+      jsonrpc: '2.0',
+      id: index + 1,
+      method: 'tools/call',
+      params: {
+        name: 'select_tools',
+        arguments: { instruction: `${'y'.repeat(7000)} ${'x'.repeat(index + 900)}` },
+      },
+    }))
+    const post = (body: unknown) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-03-26',
+        },
+        body: JSON.stringify(body),
+      })
+    // One call first: the token counter loads its tokenizer on first use.
+    await (await post(batch[0])).json()
+    const start = performance.now()
+    const response = await post(batch)
+    const answers = (await response.json()) as Array<{ id: number; result?: { isError?: boolean } }>
+    const ms = performance.now() - start
+    expect(response.status).toBe(200)
+    expect(answers).toHaveLength(20)
+    for (const answer of answers) expect(answer.result).toBeDefined()
+    expect(ms).toBeLessThan(requestTimeoutMs)
+  })
+})
