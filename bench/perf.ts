@@ -1,10 +1,17 @@
 /**
- * Performance benchmark (not a test): builds libraries of 10k and 50k real ToolBench API names and
- * prints one table: index build time, memory, BM25 query latency, selectTools latency in process,
- * and /v1/select-tools latency and throughput over loopback at concurrency 16.
+ * Performance benchmark (not a test): builds libraries of real ToolBench API names and prints one
+ * table: index build time, memory, BM25 query latency, selectTools latency in process, and
+ * /v1/select-tools latency and throughput over loopback at concurrency 16.
  *
  *   npm run bench:perf -- [--sizes 10000,50000] [--duration 10] [--connections 16] [--data DIR]
- *                         [--generator wrk|autocannon]
+ *                         [--generator wrk|autocannon] [--ceiling] [--json FILE]
+ *
+ * `--sizes` takes up to 1,000,000 tools (past the 46,984 ToolGen names, copies with ` v2`, ` v3`…
+ * tool suffixes). `--ceiling` adds a row for a bare hono app (bench/perf/ceiling-server.ts) that
+ * answers a precomputed real toolsel response of the first size's mean response size, loaded in
+ * the same run by the same generator. `--json FILE` writes `{rows:[{tools, buildS, loadS, rssMiB,
+ * peakRssMiB, bm25P50Ms, bm25P99Ms, selectP50Ms, httpReqPerS, httpP50Ms}], ceiling:{httpReqPerS}}`
+ * (`ceiling` null without `--ceiling`; see bench/perf/perf-options.ts).
  *
  * The load generator is wrk (Debian package) when installed, else autocannon (npm).
  *   npm run bench:perf -- --dense [--dense-only] [--dense-embedder use-lite] [--dense-text full]
@@ -14,86 +21,86 @@
  * skips the BM25 and HTTP measurements.
  *
  * Each size runs in a fresh child process, so its memory numbers are its own; the HTTP server runs
- * in another child (`toolsel serve` on the built index) and autocannon drives it from this process.
+ * in another child (`toolsel serve` on the built index) and the load generator drives it from here.
  * @module
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import { runHttpLoad, type HttpLoadResult } from './perf/http-load.ts'
+import { dirname, join } from 'node:path'
+import { runCeilingLoad, runHttpLoad, type HttpLoadResult } from './perf/http-load.ts'
 import { formatDenseTable, measureDense, type DenseResult } from './perf/dense.ts'
 import { measureInProcess, type InProcessResult } from './perf/in-process.ts'
+import { parsePerfArgs, perfJson } from './perf/perf-options.ts'
 
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,50000' },
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '16' },
-    generator: { type: 'string', default: 'wrk' },
-    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
-    child: { type: 'string' },
-    out: { type: 'string' },
-    dense: { type: 'boolean', default: false },
-    'dense-only': { type: 'boolean', default: false },
-    'dense-embedder': { type: 'string', default: 'use-lite' },
-    'dense-text': { type: 'string', default: 'full' },
-    'dense-cache': { type: 'string', default: 'bench/out/perf-dense-cache' },
-    'dense-cold': { type: 'boolean', default: false },
-    'child-dense': { type: 'string' },
-  },
-})
+let options: ReturnType<typeof parsePerfArgs>
+try {
+  options = parsePerfArgs(process.argv.slice(2))
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(2)
+}
 
-if (values['child-dense']) {
-  const result = await measureDense(values.data, Number(values['child-dense']), {
-    embedder: values['dense-embedder'],
-    text: values['dense-text'] as 'full' | 'short',
-    cacheDir: values['dense-cache'],
-    cold: values['dense-cold'],
+if (options.childDense !== undefined) {
+  const result = await measureDense(options.dataDir, options.childDense, {
+    embedder: options.denseEmbedder,
+    text: options.denseText,
+    cacheDir: options.denseCache,
+    cold: options.denseCold,
   })
   process.stdout.write(`${JSON.stringify(result)}\n`)
   // use-lite's idle worker threads are unref'd, but the native HNSW graph can hold the loop.
   process.exit(0)
-} else if (values.child) {
+} else if (options.child !== undefined) {
   // Child mode: measure one size in process and hand the result back as JSON on stdout.
-  const result = await measureInProcess(values.data, Number(values.child), values.out!)
+  const result = await measureInProcess(options.dataDir, options.child, options.out!)
   process.stdout.write(`${JSON.stringify(result)}\n`)
 } else {
   await main()
 }
 
 async function main(): Promise<void> {
-  const sizes = values.sizes.split(',').map(Number)
+  const { sizes } = options
   const rows: Array<InProcessResult & { http: HttpLoadResult }> = []
-  for (const size of values['dense-only'] ? [] : sizes) {
+  let ceiling: HttpLoadResult | undefined
+  for (const size of options.denseOnly ? [] : sizes) {
     const out = await mkdtemp(join(tmpdir(), 'toolsel-perf-'))
     try {
       process.stderr.write(`\n== ${size} tools: in-process measurements\n`)
       const inProcess = await runChild(size, out)
       process.stderr.write(
-        `== ${size} tools: HTTP load (${values.connections} connections, ${values.duration} s)\n`,
+        `== ${size} tools: HTTP load (${options.connections} connections, ${options.durationSeconds} s)\n`,
       )
-      const http = await runHttpLoad({
-        indexDir: out,
-        library: inProcess.library,
+      const load = {
         instructions: JSON.parse(
           await readFile(join(out, 'instructions.json'), 'utf8'),
         ) as string[],
-        connections: Number(values.connections),
-        durationSeconds: Number(values.duration),
-        generator: values.generator === 'autocannon' ? 'autocannon' : 'wrk',
-      })
+        connections: options.connections,
+        durationSeconds: options.durationSeconds,
+        generator: options.generator,
+      }
+      const http = await runHttpLoad({ ...load, indexDir: out, library: inProcess.library })
       rows.push({ ...inProcess, http })
+      if (options.ceiling && !ceiling) {
+        process.stderr.write(
+          `== ceiling: bare hono app, ${http.meanResponseBytes.toFixed(0)}-byte response\n`,
+        )
+        ceiling = await runCeilingLoad(http.responseSample, load)
+      }
     } finally {
       await rm(out, { recursive: true, force: true })
     }
   }
-  if (rows.length > 0) process.stdout.write(formatTable(rows))
-  if (values.dense || values['dense-only']) {
+  if (rows.length > 0) process.stdout.write(formatTable(rows, ceiling))
+  if (options.json) {
+    await mkdir(dirname(options.json), { recursive: true })
+    await writeFile(options.json, `${JSON.stringify(perfJson(rows, ceiling), null, 2)}\n`)
+    process.stderr.write(`Wrote ${options.json}\n`)
+  }
+  if (options.dense || options.denseOnly) {
     const denseRows: DenseResult[] = []
     for (const size of sizes) {
-      process.stderr.write(`\n== ${size} tools: dense and hybrid (${values['dense-embedder']})\n`)
+      process.stderr.write(`\n== ${size} tools: dense and hybrid (${options.denseEmbedder})\n`)
       denseRows.push(await runDenseChild(size))
     }
     process.stdout.write(formatDenseTable(denseRows))
@@ -101,9 +108,9 @@ async function main(): Promise<void> {
 }
 
 function runDenseChild(size: number): Promise<DenseResult> {
-  const flags = ['--dense-embedder', values['dense-embedder'], '--dense-text', values['dense-text']]
-  flags.push('--dense-cache', values['dense-cache'], '--data', values.data)
-  if (values['dense-cold']) flags.push('--dense-cold')
+  const flags = ['--dense-embedder', options.denseEmbedder, '--dense-text', options.denseText]
+  flags.push('--dense-cache', options.denseCache, '--data', options.dataDir)
+  if (options.denseCold) flags.push('--dense-cold')
   return runChildProcess(['--child-dense', String(size), ...flags]) as Promise<DenseResult>
 }
 
@@ -139,7 +146,7 @@ function runChild(size: number, out: string): Promise<InProcessResult> {
         '--out',
         out,
         '--data',
-        values.data,
+        options.dataDir,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     )
@@ -153,7 +160,10 @@ function runChild(size: number, out: string): Promise<InProcessResult> {
   })
 }
 
-function formatTable(rows: Array<InProcessResult & { http: HttpLoadResult }>): string {
+function formatTable(
+  rows: Array<InProcessResult & { http: HttpLoadResult }>,
+  ceiling: HttpLoadResult | undefined,
+): string {
   const f = (value: number, digits = 2) => value.toFixed(digits)
   const header = [
     'tools',
@@ -165,6 +175,7 @@ function formatTable(rows: Array<InProcessResult & { http: HttpLoadResult }>): s
     'selectTools p50 / p99 (ms)',
     'HTTP p50 / p99 (ms)',
     'HTTP req/s',
+    ...(ceiling ? ['÷ ceiling'] : []),
   ]
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`]
   for (const row of rows) {
@@ -179,12 +190,24 @@ function formatTable(rows: Array<InProcessResult & { http: HttpLoadResult }>): s
         `${f(row.selectTools.p50, 3)} / ${f(row.selectTools.p99, 3)}`,
         `${f(row.http.p50)} / ${f(row.http.p99)}`,
         f(row.http.requestsPerSecond, 0),
+        ...(ceiling ? [f(row.http.requestsPerSecond / ceiling.requestsPerSecond)] : []),
       ].join(' | ')} |`,
+    )
+  }
+  if (ceiling) {
+    const blank = header.length - 4
+    lines.push(
+      `| ceiling | ${Array(blank).fill('').join(' | ')} | ${f(ceiling.p50)} / ${f(ceiling.p99)} | ${f(ceiling.requestsPerSecond, 0)} | 1.00 |`,
     )
   }
   const notes = rows.map(
     (row) =>
       `- ${row.tools} tools: load from ${row.http.generator}; ${row.bm25.count} BM25 queries (${row.stepQueries} planned steps × passes), ${row.selectTools.count} selectTools calls, ${row.http.requests} HTTP requests (${row.http.errors} errors, ${row.http.non2xx} non-2xx); index ${f(row.indexFileMiB, 1)} MiB on disk, loaded by the server in ${f(row.http.serverLoadSeconds, 1)} s.`,
   )
+  if (ceiling) {
+    notes.push(
+      `- ceiling: a bare hono app answering a precomputed ${f(ceiling.meanResponseBytes, 0)}-byte toolsel response (the first size's response closest to its mean of ${f(rows[0].http.meanResponseBytes, 0)} bytes), same generator and connections; ${ceiling.requests} requests (${ceiling.errors} errors, ${ceiling.non2xx} non-2xx).`,
+    )
+  }
   return `\n${lines.join('\n')}\n\n${notes.join('\n')}\n`
 }

@@ -1,6 +1,7 @@
 /**
- * Retrieval quality of bm25, dense and hybrid on the same library (benchmark, not a test): the
- * library is built once with all three retrievers, then every query runs through each:
+ * Retrieval quality of bm25, dense and hybrid on the same library, for one or more embedders side by
+ * side (benchmark, not a test): each library is built once per embedder with all three retrievers
+ * (bm25 is the same for every embedder and reported once), then every query runs through each:
  *
  * - R@15 (one query): gold tools among the top 15 for the whole instruction (candidate recall);
  * - the pipeline (rule planner → retriever, K = 15 → top-1 selector): exact match of the selected
@@ -8,15 +9,18 @@
  *   candidates (round-robin by rank, as `toolsel bench` merges them);
  *
  * each with the configured thresholds (BM25 tau = 3, also the hybrid's BM25 input) and without
- * (tau off). Datasets: the demo library with `test/fixtures/demo-queries.jsonl`, and ToolPlanner's
- * ToolBench G3_clear test queries against COLT's G3 corpus (gold `relevant APIs`, mapped to the
- * corpus as `toolsel bench --suite toolbench-g3 --library-mode corpus` maps them).
+ * (tau off). Datasets: `demo` (the demo library with `test/fixtures/demo-queries.jsonl`), `g3`
+ * (ToolPlanner's ToolBench G3_clear test queries against COLT's G3 corpus, gold `relevant APIs`
+ * mapped to the corpus as `toolsel bench --suite toolbench-g3 --library-mode corpus` maps them) and
+ * `g1` (StableToolBench G1 test splits on their union libraries, as `toolsel bench --suite
+ * toolbench-g1`; split rows are averaged weighted by queries).
  *
- *   npx tsx bench/retrieval-quality.ts [--datasets demo,g3] [--embedder use-lite] [--text full,short]
- *     [--data ../shared/data] [--limit N] [--sweep] [--cache bench/out/quality-cache]
+ *   npx tsx bench/retrieval-quality.ts [--datasets demo,g3,g1] [--embedder use-lite,static:glove-100d]
+ *     [--text full,short] [--data ../shared/data] [--limit N] [--sweep] [--cache bench/out/quality-cache]
  *
  * `--sweep` adds hybrid variants (fusion and weights, see SWEEP). Tool vectors are cached in
- * `--cache` (each dataset's index directory with its embeddings.cache), so reruns skip embedding.
+ * `--cache` (`<embedder>/<library>`: each index directory with its embeddings.cache), so reruns skip
+ * embedding; `--cold` embeds everything again (for build times).
  * @module
  */
 import { readFile } from 'node:fs/promises'
@@ -46,8 +50,9 @@ import { LibraryHybridRetriever } from '../src/store/library-hybrid-retriever.ts
 
 const { values } = parseArgs({
   options: {
-    datasets: { type: 'string', default: 'demo,g3' },
-    embedder: { type: 'string', default: 'use-lite' },
+    datasets: { type: 'string', default: 'demo,g3,g1' },
+    embedder: { type: 'string', default: 'use-lite,static:glove-100d' },
+    cold: { type: 'boolean', default: false },
     text: { type: 'string', default: 'full' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
     limit: { type: 'string' },
@@ -77,6 +82,11 @@ function weights(bm25: number, dense: number) {
 
 interface Dataset {
   name: string
+  /** Libraries, each with its queries; rows are averaged over them, weighted by queries. */
+  splits: DatasetSplit[]
+}
+
+interface DatasetSplit {
   /** Library (and cache directory) name. */
   library: string
   tools: Tool[]
@@ -89,7 +99,7 @@ async function loadDemo(): Promise<Dataset> {
   const cases = lines
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as BenchCase)
-  return { name: 'demo', library: 'demo', tools, cases }
+  return { name: 'demo', splits: [{ library: 'demo', tools, cases }] }
 }
 
 async function loadG3(dataDir: string): Promise<Dataset> {
@@ -106,7 +116,34 @@ async function loadG3(dataDir: string): Promise<Dataset> {
   }
   const [split] = splits
   const name = 'toolbench-g3 (G3_clear test, COLT corpus)'
-  return { name, library: 'toolbench-g3', tools: split.tools, cases: split.cases }
+  return { name, splits: [{ library: 'toolbench-g3', tools: split.tools, cases: split.cases }] }
+}
+
+async function loadG1(dataDir: string): Promise<Dataset> {
+  const [suite] = resolveSuites('toolbench-g1')
+  const { splits, skipped } = await suite.load({
+    dataDir,
+    libraryMode: 'union',
+    unmappable: 'drop',
+  })
+  if (splits.length === 0) {
+    throw new Error(`G1 data missing: ${skipped.map((split) => split.reason).join('; ')}`)
+  }
+  return {
+    name: 'toolbench-g1 (StableToolBench G1 test splits, union libraries)',
+    splits: splits.map((split) => ({
+      library: split.name.replace(/[^\w.-]+/g, '-'),
+      tools: split.tools,
+      cases: split.cases,
+    })),
+  }
+}
+
+async function loadDataset(name: string): Promise<Dataset> {
+  if (name === 'demo') return loadDemo()
+  if (name === 'g3') return loadG3(values.data)
+  if (name === 'g1') return loadG1(values.data)
+  throw new Error(`Unknown dataset "${name}" (available: demo, g3, g1)`)
 }
 
 interface Row {
@@ -126,14 +163,56 @@ interface Evaluation {
   embedded: number
 }
 
-async function evaluate(dataset: Dataset, config: Config): Promise<Evaluation> {
+async function evaluate(
+  dataset: Dataset,
+  config: Config,
+  cacheDir: string,
+  withBm25: boolean,
+): Promise<Evaluation> {
+  const evaluations: Array<Evaluation & { queries: number }> = []
+  for (const split of dataset.splits) {
+    const evaluation = await evaluateSplit(split, config, cacheDir, withBm25)
+    evaluations.push({ ...evaluation, queries: Math.min(split.cases.length, limit()) })
+  }
+  const total = evaluations.reduce((sum, evaluation) => sum + evaluation.queries, 0)
+  const rows = evaluations[0].rows.map((first, index) => {
+    const mean = (key: 'recall15' | 'em' | 'pool' | 'merged15' | 'p50Ms') =>
+      evaluations.reduce((sum, e) => sum + e.rows[index][key] * e.queries, 0) / Math.max(1, total)
+    return {
+      retriever: first.retriever,
+      tau: first.tau,
+      recall15: mean('recall15'),
+      em: mean('em'),
+      pool: mean('pool'),
+      merged15: mean('merged15'),
+      // A query-weighted mean of the splits' medians.
+      p50Ms: mean('p50Ms'),
+    }
+  })
+  return {
+    rows,
+    buildSeconds: evaluations.reduce((sum, e) => sum + e.buildSeconds, 0),
+    embedded: evaluations.reduce((sum, e) => sum + e.embedded, 0),
+  }
+}
+
+function limit(): number {
+  return values.limit ? Number(values.limit) : Infinity
+}
+
+async function evaluateSplit(
+  dataset: DatasetSplit,
+  config: Config,
+  cacheDir: string,
+  withBm25: boolean,
+): Promise<Evaluation> {
   const library = new ToolLibrary(dataset.library, dataset.tools)
   let embedded = 0
   let firstDone: number | undefined
   const started = performance.now()
   const indexed = await buildIndexedLibrary(library, config, {
     retriever: 'hybrid',
-    previousIndexDir: join(values.cache, library.name),
+    previousIndexDir: values.cold ? undefined : join(cacheDir, library.name),
     onProgress: ({ stage, done }) => {
       if (stage !== 'dense') return
       firstDone ??= done
@@ -141,19 +220,17 @@ async function evaluate(dataset: Dataset, config: Config): Promise<Evaluation> {
     },
   })
   const buildSeconds = (performance.now() - started) / 1000
-  await saveIndexedLibrary(values.cache, indexed)
-  const runs: Array<[string, Retriever]> = RETRIEVERS.map((kind) => [
-    kind,
-    indexed.retrievers.get(kind)!,
-  ])
+  await saveIndexedLibrary(cacheDir, indexed)
+  const runs: Array<[string, Retriever]> = RETRIEVERS.filter(
+    (kind) => withBm25 || kind !== 'bm25',
+  ).map((kind) => [kind, indexed.retrievers.get(kind)!])
   if (values.sweep) {
     for (const [label, hybrid] of SWEEP) {
       const variant = parseConfig({ retrieve: { dense: config.retrieve.dense, hybrid } })
       runs.push([`hybrid, ${label}`, new LibraryHybridRetriever(variant, indexed.retrievers)])
     }
   }
-  const limit = values.limit ? Number(values.limit) : dataset.cases.length
-  const cases = dataset.cases.slice(0, limit)
+  const cases = dataset.cases.slice(0, limit())
   const rows: Row[] = []
   for (const [label, retriever] of runs) {
     for (const [tau, minScore] of [
@@ -227,16 +304,42 @@ function table(rows: Row[]): string {
   return lines.join('\n')
 }
 
+const summary: string[] = [
+  '| data set | retriever | R@15 (one query) | EM | pool recall | R@15 (steps merged) | index build (s) |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+]
 for (const text of values.text.split(',')) {
-  const config = parseConfig({ retrieve: { dense: { embedder: values.embedder, text } } })
   for (const name of values.datasets.split(',')) {
-    const dataset = name === 'demo' ? await loadDemo() : await loadG3(values.data)
-    const { rows, buildSeconds, embedded } = await evaluate(dataset, config)
-    const queries = Math.min(dataset.cases.length, values.limit ? Number(values.limit) : Infinity)
-    process.stdout.write(
-      `\n### ${dataset.name}: ${dataset.tools.length} tools, ${queries} queries; embedder ${values.embedder}, text ${text}; index built in ${buildSeconds.toFixed(1)} s (${embedded} tools embedded, the rest cached)\n\n${table(rows)}\n`,
+    const dataset = await loadDataset(name)
+    const queries = dataset.splits.reduce(
+      (sum, split) => sum + Math.min(split.cases.length, limit()),
+      0,
     )
+    const tools = dataset.splits.reduce((sum, split) => sum + split.tools.length, 0)
+    for (const [position, embedder] of values.embedder.split(',').entries()) {
+      const config = parseConfig({ retrieve: { dense: { embedder, text } } })
+      const cacheDir = join(values.cache, embedder.replace(/[^\w.-]+/g, '-'))
+      const { rows, buildSeconds, embedded } = await evaluate(
+        dataset,
+        config,
+        cacheDir,
+        position === 0,
+      )
+      process.stdout.write(
+        `\n### ${dataset.name}: ${tools} tools, ${queries} queries; embedder ${embedder}, text ${text}; index built in ${buildSeconds.toFixed(1)} s (${embedded} tools embedded, the rest cached)\n\n${table(rows)}\n`,
+      )
+      const percent = (value: number) => (value * 100).toFixed(1)
+      for (const row of rows.filter((row) => row.tau !== 'off')) {
+        const label = row.retriever === 'bm25' ? 'bm25' : `${row.retriever}`
+        const cells = [row.recall15, row.em, row.pool, row.merged15].map(percent)
+        const build = row.retriever === 'bm25' ? '' : buildSeconds.toFixed(1)
+        summary.push(
+          `| ${name}${text === 'full' ? '' : ` (${text})`} | ${label} | ${cells.join(' | ')} | ${build} |`,
+        )
+      }
+    }
   }
 }
+process.stdout.write(`\n### Summary (tau 3)\n\n${summary.join('\n')}\n`)
 // use-lite's idle worker threads are unref'd; the native HNSW graph can still hold the loop.
 process.exit(0)

@@ -74,7 +74,7 @@ export const ENV_VARS: Record<string, EnvVar> = {
   TOOLSEL_EMBEDDER: {
     path: 'retrieve.dense.embedder',
     type: 'string',
-    description: 'Embedding model: use-lite, onnx:<dir> or hashing[:<dims>]',
+    description: 'Embedding model: use-lite, onnx:<dir>, static[:glove-100d] or hashing[:<dims>]',
   },
   TOOLSEL_DENSE_INDEX: {
     path: 'retrieve.dense.index',

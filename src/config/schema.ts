@@ -197,8 +197,9 @@ const DenseSchema = z
   .object({
     /**
      * Embedding model id: `use-lite` (Universal Sentence Encoder lite, bundled, offline, 512-d),
-     * `onnx:<model directory>` (any transformers.js-layout sentence embedder) or
-     * `hashing[:<dimensions>]` (bag of words, no model; for tests). Default `use-lite`. An index
+     * `onnx:<model directory>` (any transformers.js-layout sentence embedder),
+     * `static[:glove-100d]` (SIF-weighted GloVe 100-d word vectors from npm: no forward pass,
+     * microseconds a tool) or `hashing[:<dimensions>]` (bag of words, no model; for tests). Default `use-lite`. An index
      * is searched only with the embedder it was built with (INDEX_MISMATCH otherwise).
      */
     embedder: z.string().min(1).default('use-lite'),

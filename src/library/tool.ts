@@ -3,6 +3,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { ToolselError } from '../errors.ts'
 
 /** A JSON Schema object describing a tool's arguments (usually `{type:'object', properties}`). */
 export type JsonSchema = Record<string, unknown>
@@ -37,6 +38,21 @@ export interface Tool {
 
 export const EMPTY_PARAMETERS: JsonSchema = Object.freeze({ type: 'object', properties: {} })
 
+/** Deepest nesting of objects and arrays accepted in a tool's parameters (JSON handling recurses). */
+export const MAX_PARAMETER_DEPTH = 64
+
+/** Whether `value` nests objects or arrays more than `limit` levels deep; iterative, never overflows. */
+export function exceedsDepth(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (current === null || typeof current !== 'object') continue
+    if (depth > limit) return true
+    for (const inner of Object.values(current)) stack.push([inner, depth + 1])
+  }
+  return false
+}
+
 /** Serialises a value with object keys sorted, so equal content always hashes equally. */
 export function stableStringify(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) => {
@@ -56,6 +72,13 @@ export function stableStringify(value: unknown): string {
  */
 export function toolContentHash(tool: Tool): string {
   const { id, name, description, parameters, namespace, tags } = tool
+  if (exceedsDepth(parameters, MAX_PARAMETER_DEPTH)) {
+    throw new ToolselError(
+      'IMPORT_FAILED',
+      `Tool "${id}": its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
+      { details: { id } },
+    )
+  }
   return sha256(stableStringify({ id, name, description, parameters, namespace, tags }))
 }
 

@@ -37,6 +37,15 @@ const EMBEDDING_BACKENDS: Readonly<Record<string, { usage: string; create: Facto
         return OnnxEmbeddingModel.load(directory, options)
       },
     },
+    static: {
+      usage: 'static[:glove-100d]',
+      create: async (name, options) => {
+        const { StaticEmbeddingModel } = await import('./static/static-embedding-model.ts')
+        return StaticEmbeddingModel.load(name === '' ? undefined : name, (message) =>
+          options.logger?.info(message),
+        )
+      },
+    },
     hashing: {
       usage: 'hashing[:<dimensions>]',
       create: async (dimensions) =>
@@ -54,7 +63,8 @@ export const EMBEDDING_MODEL_USAGE = Object.values(EMBEDDING_BACKENDS).map(
 const instances = new Map<string, Promise<EmbeddingModel>>()
 
 /**
- * Returns the embedding model for `id` (`use-lite`, `onnx:<dir>`, `hashing:<dims>`). Calls with the
+ * Returns the embedding model for `id` (`use-lite`, `onnx:<dir>`, `static:glove-100d`,
+ * `hashing:<dims>`). Calls with the
  * same id and options share one instance, so a model shared by several indexes loads once.
  * Throws UNKNOWN_COMPONENT for an unknown backend and MODEL_LOAD_FAILED when loading fails.
  */

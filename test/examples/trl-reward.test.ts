@@ -14,8 +14,17 @@ const PYTHON = '/usr/bin/python3'
 const DRIVER = `
 import json, sys
 sys.path.insert(0, "examples/trl-reward")
-from toolsel_reward import toolsel_planner_reward
+from toolsel_reward import toolsel_planner_reward, toolsel_selector_reward
 rows = json.load(sys.stdin)
+if rows and "candidates" in rows[0]:
+    print(json.dumps(toolsel_selector_reward(
+        prompts=[[{"role": "user", "content": row["step"]}] for row in rows],
+        completions=[[{"role": "assistant", "content": row["completion"]}] for row in rows],
+        gold=[row["gold"] for row in rows],
+        candidates=[row["candidates"] for row in rows],
+        completion_ids=None,
+    )))
+    sys.exit(0)
 print(json.dumps(toolsel_planner_reward(
     prompts=[[{"role": "user", "content": row["instruction"]}] for row in rows],
     completions=[[{"role": "assistant", "content": row["completion"]}] for row in rows],
@@ -56,7 +65,7 @@ function runPython(rows: unknown[]): Promise<{ code: number | null; out: string;
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, ['-c', DRIVER], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, TOOLSEL_URL: url },
+      env: { PATH: process.env.PATH, TOOLSEL_URL: url, PYTHONDONTWRITEBYTECODE: '1' },
     })
     let out = ''
     let err = ''
@@ -122,6 +131,19 @@ describe.skipIf(!existsSync(PYTHON))(
         const body = (await response.json()) as { rewards: Array<{ reward: number }> }
         expect(body.rewards.map((item) => item.reward)).toEqual(indexes.map((i) => rewards[i]))
       }
+    })
+
+    it('scores selector completions 1 for the gold id (or none when gold is null), else 0', async () => {
+      const candidates = ['mail.send_email', 'sms.send_sms']
+      const rows = [
+        { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'mail.send_email' },
+        { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'sms.send_sms' },
+        { step: 'play jazz', gold: null, candidates, completion: 'none' },
+        { step: 'play jazz', gold: null, candidates, completion: 'mail.send_email' },
+      ]
+      const { code, out, err } = await runPython(rows)
+      expect(code, err).toBe(0)
+      expect(JSON.parse(out)).toEqual([1, 0, 1, 0])
     })
   },
 )

@@ -45,6 +45,7 @@ describe('createEmbeddingModel', () => {
     expect(EMBEDDING_MODEL_USAGE).toEqual([
       'use-lite',
       'onnx:<model directory>',
+      'static[:glove-100d]',
       'hashing[:<dimensions>]',
     ])
   })

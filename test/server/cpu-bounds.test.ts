@@ -202,3 +202,22 @@ describe('long inputs over HTTP', () => {
     expect(ms).toBeLessThan(requestTimeoutMs)
   })
 })
+
+describe('client errors are 4xx', () => {
+  it('parameters nested 10,000 levels deep: 400, not a stack overflow', async () => {
+    const server = await startServer()
+    // Written as text: JSON.stringify itself recurses and overflows at this depth.
+    const levels = 10_000
+    const parameters = `${'{"type":"object","properties":{"inner":'.repeat(levels)}{"type":"string"}${'}}'.repeat(levels)}`
+    const response = await fetch(`${server.url}/v1/libraries/deep`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: `[{"id":"a","name":"a","description":"deep","parameters":${parameters}}]`,
+    })
+    expect(response.status).toBe(400)
+    const { error } = (await response.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('IMPORT_FAILED')
+    expect(error.message).toContain('nested more than 64 levels')
+    expect((await fetch(`${server.url}/v1/libraries/deep`)).status).toBe(404)
+  })
+})

