@@ -14,6 +14,7 @@
  */
 import { lookupBackend, parseComponentId } from './component-id.ts'
 import type { Config } from './config/schema.ts'
+import { loadDefaultModel, readLearnedModelSync } from './learn/learned-model.ts'
 import { ToolselError } from './errors.ts'
 import type { Logger } from './log.ts'
 import { isLazy, LazyPlanner, LazySelector } from './lazy-components.ts'
@@ -23,6 +24,7 @@ import { LlmPlanner } from './plan/llm-planner.ts'
 import type { Planner, Reranker, Selector } from './contracts.ts'
 import { NonePlanner } from './plan/none-planner.ts'
 import { RulePlanner } from './plan/rule-planner.ts'
+import { LearnedSelector } from './select/learned-selector.ts'
 import { IdentityReranker } from './rerank/identity-reranker.ts'
 import { LlmSelector } from './select/llm-selector.ts'
 import { Top1Selector } from './select/top1-selector.ts'
@@ -91,6 +93,11 @@ export const RERANKERS: Record<string, Factory<Reranker>> = {
 
 export const SELECTORS: Record<string, Factory<Selector>> = {
   top1: () => new Top1Selector(),
+  /** `learned` (the shipped model) or `learned:<model.json>` (one written by `toolsel train`). */
+  learned: (argument) =>
+    argument
+      ? new LearnedSelector(readLearnedModelSync(argument), `learned:${argument}`)
+      : new LearnedSelector(loadDefaultModel()),
   llm: llmSelector,
   onnx: (argument, context) => llmSelector(`onnx:${argument}`, context),
   openai: (argument, context) => llmSelector(`openai:${argument}`, context),

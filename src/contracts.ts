@@ -7,6 +7,7 @@
  * `components.ts`, retriever kinds in `retrieve/retriever-kinds.ts`.
  * @module
  */
+import type { Tool } from './library/tool.ts'
 
 // ── Shared ──────────────────────────────────────────────────────────────────────────────────
 
@@ -100,6 +101,8 @@ export interface SelectionRequest {
   step: string
   /** Candidates, best-scored first. May be empty. */
   candidates: CandidateTool[]
+  /** True for the step the pipeline added with the whole instruction (see `wholeInstructionStep`). */
+  whole?: boolean
 }
 
 /**
@@ -122,6 +125,20 @@ export interface Selection {
   score?: number
   usage?: Usage
   fallback?: Fallback
+  /** With `explain`: the features the selector judged each candidate by, by candidate id. */
+  features?: Record<string, Record<string, number>>
+}
+
+/** What a selector may read beside the steps. Every field is optional. */
+export interface SelectOptions extends CallOptions {
+  /** The instruction the steps were planned from. */
+  instruction?: string
+  /** Looks a candidate's tool up in the library. */
+  tool?: (id: string) => Tool
+  /** Return per-candidate features (`Selection.features`). */
+  explain?: boolean
+  /** Votes of the library's usage examples per tool id (0-1), when it has examples. */
+  exampleVotes?: ReadonlyMap<string, number>
 }
 
 /** For each step, pick at most one tool from its candidates. */
@@ -132,5 +149,9 @@ export interface Selector {
    * One selection per request, in order. Takes all steps at once so model-backed selectors can
    * batch them.
    */
-  select(requests: SelectionRequest[], options?: CallOptions): Promise<Selection[]>
+  select(requests: SelectionRequest[], options?: SelectOptions): Promise<Selection[]>
+  /** Ask the pipeline to add the whole instruction as a last step when the plan split it. */
+  readonly wholeInstructionStep?: boolean
+  /** Retrieval threshold to use when the request sets none (the selector decides acceptance). */
+  readonly retrievalMinScore?: number
 }

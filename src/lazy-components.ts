@@ -11,6 +11,7 @@ import type {
   PlanResult,
   Selection,
   SelectionRequest,
+  SelectOptions,
   Selector,
 } from './contracts.ts'
 
@@ -48,7 +49,7 @@ export class LazyPlanner extends LazyComponent<Planner> implements Planner {
 }
 
 export class LazySelector extends LazyComponent<Selector> implements Selector {
-  async select(requests: SelectionRequest[], options?: CallOptions): Promise<Selection[]> {
+  async select(requests: SelectionRequest[], options?: SelectOptions): Promise<Selection[]> {
     return (await this.component).select(requests, options)
   }
 }

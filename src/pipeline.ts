@@ -34,8 +34,15 @@ export interface SelectToolsOptions {
   selector: Selector
   /** Candidates per step (the paper's K). */
   k: number
-  /** Retrieval threshold; `undefined` uses the retriever's own (tau for BM25). */
+  /**
+   * Retrieval threshold; `undefined` uses the selector's `retrievalMinScore` when it has one (the
+   * learned selector decides acceptance itself), else the retriever's own (tau for BM25).
+   */
   minScore?: number
+  /** Add each candidate's features (`steps[].candidates[].features`) when the selector has them. */
+  explain?: boolean
+  /** Votes of the library's usage examples per tool id, for selectors that read them. */
+  exampleVotes?: ReadonlyMap<string, number>
   signal?: AbortSignal
   /**
    * The library's nearest-example memory (its usage examples): step candidates are re-scored by
@@ -49,6 +56,8 @@ export interface StepCandidate {
   id: string
   name: string
   score: number
+  /** With `explain`: what the selector judged the candidate by (learned selector: its features). */
+  features?: Record<string, number>
 }
 
 export interface StepResult {
@@ -58,6 +67,8 @@ export interface StepResult {
   candidates: StepCandidate[]
   /** The selected tool id, or `null` when the selector chose none. */
   selected: string | null
+  /** True for the step the pipeline added with the whole instruction for the selector. */
+  whole?: boolean
 }
 
 export interface StageTimings {
@@ -120,15 +131,20 @@ export async function selectTools(
   const plan = await planner.plan(instruction, { signal })
   const planned = performance.now()
 
+  // A selector that judges the steps together may also want the unsplit instruction.
+  const whole = instruction.trim()
+  const addWhole =
+    selector.wholeInstructionStep === true && !(plan.steps.length === 1 && plan.steps[0] === whole)
+  const texts = addWhole ? [...plan.steps, whole] : plan.steps
+  const minScore = options.minScore ?? selector.retrievalMinScore
   const retrieved = await Promise.all(
-    plan.steps.map((step) =>
-      retriever.retrieve(step, { k: options.k, minScore: options.minScore, signal }),
-    ),
+    texts.map((step) => retriever.retrieve(step, { k: options.k, minScore, signal })),
   )
   const memory = options.examples
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
-  const retrievedRequests = plan.steps.map((step, index) => ({
+  const retrievedRequests: SelectionRequest[] = texts.map((step, index) => ({
     step,
+    ...(addWhole && index === texts.length - 1 && { whole: true }),
     candidates: toCandidateTools(
       library,
       vote ? rescoreByVote(retrieved[index], vote, memory!.options.voteWeight) : retrieved[index],
@@ -143,7 +159,13 @@ export async function selectTools(
   const rerankedAt = performance.now()
 
   throwIfAborted(signal)
-  const selections = await selector.select(requests, { signal })
+  const selections = await selector.select(requests, {
+    signal,
+    instruction,
+    tool: (id) => library.require(id),
+    explain: options.explain,
+    exampleVotes: options.exampleVotes,
+  })
   const selectedAt = performance.now()
 
   const usage: Usage = { inputTokens: 0, outputTokens: 0 }
@@ -163,8 +185,12 @@ export async function selectTools(
     if (selection.fallback) fallbacks.push(selection.fallback)
     return {
       text: request.step,
-      candidates: request.candidates.map(({ id, name, score }) => ({ id, name, score })),
+      candidates: request.candidates.map(({ id, name, score }) => {
+        const features = options.explain ? selection.features?.[id] : undefined
+        return features ? { id, name, score, features } : { id, name, score }
+      }),
       selected: selection.toolId,
+      ...(request.whole && { whole: true }),
     }
   })
 
@@ -218,7 +244,7 @@ export async function rerankRequests(
         { details: { step: request.step, toolId: outside.id } },
       )
     }
-    return { step: request.step, candidates: list }
+    return { ...request, candidates: list }
   })
 }
 

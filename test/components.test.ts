@@ -18,8 +18,10 @@ describe('component lookup', () => {
     const components = createComponents(config, createMemoryLogger())
     expect(components.planner().name).toBe('rule')
     expect(components.planner('none').name).toBe('none')
-    expect(components.selector().name).toBe('top1')
+    expect(components.selector().name).toBe('learned')
+    expect(components.selector('top1').name).toBe('top1')
     expect(components.planner('rule')).toBe(components.planner('rule'))
+    expect(components.selector('learned')).toBe(components.selector('learned'))
   })
 
   it('names what exists when an id is unknown', () => {

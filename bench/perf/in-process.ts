@@ -5,7 +5,8 @@ import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { selectTools } from '../../src/pipeline.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
-import { Top1Selector } from '../../src/select/top1-selector.ts'
+import { loadDefaultModel } from '../../src/learn/learned-model.ts'
+import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { saveIndexedLibrary } from '../../src/store/index-store.ts'
 import { collectGarbage, rssMiB, summarize, timeCalls, type LatencySummary } from './measure.ts'
@@ -53,7 +54,9 @@ export async function measureInProcess(
     library,
     planner,
     retriever: bm25,
-    selector: new Top1Selector(),
+    // The default embedded path: rule planner, BM25, the learned selector (which also retrieves
+    // the whole instruction when the plan splits it).
+    selector: new LearnedSelector(loadDefaultModel()),
     k: config.retrieve.k,
   }
   await timeCalls(instructions, 1, (instruction) => selectTools(instruction, pipeline))

@@ -2,6 +2,7 @@
 import { join } from 'node:path'
 import { createComponents } from '../components.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { ToolselError } from '../errors.ts'
 import type { BenchRunSettings } from '../bench/bench-report.ts'
 import { createOracleCountRunner, createPipelineRunner } from '../bench/case-runner.ts'
@@ -48,7 +49,7 @@ Options:
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
   --selector <id>           top1 | llm:<model> (default top1)
-  --retriever <kind>        bm25 | dense | hybrid (default bm25)
+  --retriever <kind>        ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default bm25)
   --k <n>                   Candidates per step (default 15)
   --tau <x>                 BM25 score threshold (default 3)
   --limit <n>               Only the first n queries of each split

@@ -24,8 +24,9 @@ import { createProgress } from './progress.ts'
 import { join, resolve } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import { libraryNameFromPath } from '../service/load-libraries.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever bm25|dense|hybrid] [--examples <file>] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [--examples <file>] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
@@ -37,8 +38,9 @@ Options:
   --format <format>      One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)
   --namespace <ns>       Namespace for MCP/OpenAI tools (default: the file name for MCP)
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings) or hybrid (+ embeddings and
-                         their fusion with BM25); also the library's default retriever
+  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
+                         their fusion with BM25) or regex (+ regex name lookups); one of
+                         ${Object.keys(RETRIEVER_KINDS).join(', ')}; also the library's default retriever
                          (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
   --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
                          Queries must use the same embedder: pass it to select/serve too.

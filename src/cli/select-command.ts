@@ -4,6 +4,7 @@ import { ToolselError } from '../errors.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../service/load-libraries.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
+import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -15,17 +16,19 @@ import {
 
 export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
 
-Plans the instruction into steps, retrieves candidates per step and selects one tool per step.
+Plans the instruction into steps, retrieves candidates per step and selects at most one tool per
+step (the learned selector, the default, decides how many steps need a tool and which).
 
 Options:
   --library <ref>      Index name, index dir, tool file or directory (default: config library.default)
   --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --json               Print the full result (steps, candidates, timings) as JSON
+  --explain            With --json: each candidate's features and probability (learned selector)
   --k <n>              Candidates per step (default 15)
   --tau <x>            BM25 score threshold (default 3)
   --planner <id>       rule | none | llm:<model> (default rule)
-  --selector <id>      top1 | llm:<model> (default top1)
-  --retriever <kind>   bm25 | dense | hybrid | auto (default bm25 when the library has it;
+  --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
+  --retriever <kind>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto (default bm25 when the library has it;
                        auto: the library's own default). A tool file or the demo is indexed
                        in memory with what the retriever needs.
   --embedder <id>      Embedder for dense and hybrid queries; must be the one the index was
@@ -37,6 +40,7 @@ const OPTIONS = {
   library: { type: 'string' },
   'index-dir': { type: 'string' },
   json: { type: 'boolean' },
+  explain: { type: 'boolean' },
   k: { type: 'string' },
   tau: { type: 'string' },
   planner: { type: 'string' },
@@ -81,7 +85,11 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
   await service.start([indexed])
   // Planner, selector, k and tau are in the config (the flags set them); the retriever is the
   // one exception: a named one must exist, the configured default falls back to the library's.
-  const result = await service.select({ instruction, retriever: values.retriever })
+  const result = await service.select({
+    instruction,
+    retriever: values.retriever,
+    explain: values.explain,
+  })
   io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
   return 0
 }
@@ -89,7 +97,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
 function formatResult(result: SelectToolsResult): string {
   const lines: string[] = []
   for (const [index, step] of result.steps.entries()) {
-    lines.push(`Step ${index + 1}: ${step.text}`)
+    lines.push(`Step ${index + 1}${step.whole ? ' (whole instruction)' : ''}: ${step.text}`)
     for (const candidate of step.candidates.slice(0, 5)) {
       const mark = candidate.id === step.selected ? '*' : ' '
       lines.push(`  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${candidate.id}`)

@@ -8,7 +8,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { createLanguageModel } from '../models/create-language-model.ts'
 import type { LanguageModel } from '../models/language-model.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
-import { resolveRetriever } from '../store/indexed-library.ts'
+import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
 import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
@@ -124,7 +124,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
   assertLibraryName(libraryName)
   const indexed = await buildIndexedLibrary(new ToolLibrary(libraryName, split.tools), config)
-  const retriever = resolveRetriever(indexed, undefined, config.retrieve.retriever)
+  const { retriever } = resolveRetrieval({}, indexed, { config })
   // The configured reranker (identity by default) orders selector candidates, as in serving.
   const components = createComponents(config, logger)
   const reranker = components.reranker()

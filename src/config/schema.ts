@@ -5,6 +5,11 @@
  */
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
+import { DEFAULT_LLM_PLANNER_OPTIONS } from '../plan/llm-planner.ts'
+import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
+import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
+import { DEFAULT_HYBRID_OPTIONS } from '../retrieve/hybrid/hybrid-retriever.ts'
+import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
 
 const ServerSchema = z
   .object({
@@ -182,14 +187,14 @@ const HnswSchema = z
      * Graph links per node (hnswlib's M). Larger: better recall, more memory and build time.
      * Sensible 8-64. Default 32. Build time only: a built index keeps its own.
      */
-    m: z.number().int().min(2).max(128).default(32),
+    m: z.number().int().min(2).max(128).default(DEFAULT_HNSW_PARAMS.m),
     /** Candidate list size while inserting. Sensible 100-400. Default 200. Build time only. */
-    efConstruction: z.number().int().positive().default(200),
+    efConstruction: z.number().int().positive().default(DEFAULT_HNSW_PARAMS.efConstruction),
     /**
      * Candidate list size while searching (raised to k when smaller). Larger: better recall,
      * slower queries. Sensible 64-512. Default 256. Applies at load time; no rebuild needed.
      */
-    efSearch: z.number().int().positive().default(256),
+    efSearch: z.number().int().positive().default(DEFAULT_HNSW_PARAMS.efSearch),
   })
   .strict()
 
@@ -276,13 +281,17 @@ const HybridSchema = z
      */
     fusion: z.enum(['rrf', 'weighted']).default('weighted'),
     /** RRF damping constant: larger flattens the gap between top and lower ranks. Sensible 10-100. Default 60. */
-    rrfK: z.number().positive().default(60),
+    rrfK: z.number().positive().default(DEFAULT_HYBRID_OPTIONS.rrfK),
     /**
      * Candidates asked of each input before fusing: max(k, this). A tool ranked low by one
      * retriever but high by the other only survives fusion if both lists reach it. Sensible
      * 20-200. Default 50.
      */
-    candidatesPerInput: z.number().int().positive().default(50),
+    candidatesPerInput: z
+      .number()
+      .int()
+      .positive()
+      .default(DEFAULT_HYBRID_OPTIONS.candidatesPerInput),
     /**
      * The fused retrievers, at least two. Default bm25 with weight 0.7 and dense with 0.3: BM25
      * is the stronger retriever on tool names, dense adds the paraphrases it misses.
@@ -334,11 +343,11 @@ const PlanSchema = z
      */
     planner: z.string().default('rule'),
     /** Most steps a plan may have; longer plans are cut. Default 8. Sensible 2-12. */
-    maxSteps: z.number().int().positive().default(8),
+    maxSteps: z.number().int().positive().default(DEFAULT_PLAN_OPTIONS.maxSteps),
     /** LLM planner: token budget of the answer. Default 256 (1,024 is used with thinking). */
     maxTokens: z.number().int().positive().optional(),
     /** LLM planner: let Qwen3 think before answering (slower). Default false. */
-    thinking: z.boolean().default(false),
+    thinking: z.boolean().default(DEFAULT_LLM_PLANNER_OPTIONS.thinking),
     /**
      * LLM planner: planner that stands in when the model's answer is unusable, reported in the
      * response's `components.fallbacks`. `rule`, `none`, or empty for no fallback. Default `rule`.
@@ -359,13 +368,17 @@ const RerankSchema = z
 
 const SelectSchema = z
   .object({
-    /** Selector used when a request names none: `top1` or `llm:<model id>`. Default `top1`. */
-    selector: z.string().default('top1'),
+    /**
+     * Selector used when a request names none: `learned` (the shipped learned model; decides how
+     * many tools and which), `learned:<model.json>` (one from `toolsel train`), `top1` (best
+     * candidate above tau per step) or `llm:<model id>`. Default `learned`.
+     */
+    selector: z.string().default('learned'),
     /**
      * LLM selector: log-probability margin (nats) the best tool needs over `none`, else the step
      * selects none. Default 0 (plain argmax). Sensible 0-5.
      */
-    margin: z.number().min(0).default(0),
+    margin: z.number().min(0).default(DEFAULT_LLM_SELECTOR_OPTIONS.margin),
     /** LLM selector: selector for a step whose model call fails (`top1`, or empty). Default `top1`. */
     fallback: z.string().default('top1'),
   })

@@ -5,6 +5,7 @@
  * so; an abort or a timeout is never papered over.
  * @module
  */
+import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { LanguageModel } from '../models/language-model.ts'
@@ -25,6 +26,16 @@ export interface LlmPlannerOptions {
   logger?: Logger
 }
 
+/** The LLM planner's defaults; `plan.*` in the config schema defaults to these. */
+export const DEFAULT_LLM_PLANNER_OPTIONS = Object.freeze({
+  maxSteps: DEFAULT_PLAN_OPTIONS.maxSteps,
+  thinking: false,
+  /** Answer token budget without thinking… */
+  maxTokens: 256,
+  /** …and with thinking. */
+  thinkingMaxTokens: 1024,
+})
+
 export class LlmPlanner implements Planner {
   readonly name: string
   readonly #model: LanguageModel
@@ -37,9 +48,11 @@ export class LlmPlanner implements Planner {
   constructor(options: LlmPlannerOptions) {
     this.name = `llm(${options.model.modelId})`
     this.#model = options.model
-    this.#maxSteps = options.maxSteps ?? 8
-    this.#thinking = options.thinking ?? false
-    this.#maxTokens = options.maxTokens ?? (this.#thinking ? 1024 : 256)
+    const defaults = DEFAULT_LLM_PLANNER_OPTIONS
+    this.#maxSteps = options.maxSteps ?? defaults.maxSteps
+    this.#thinking = options.thinking ?? defaults.thinking
+    this.#maxTokens =
+      options.maxTokens ?? (this.#thinking ? defaults.thinkingMaxTokens : defaults.maxTokens)
     this.#fallback = options.fallback
     this.#logger = options.logger ?? SILENT_LOGGER
   }

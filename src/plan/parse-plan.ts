@@ -5,6 +5,7 @@
  * with the raw text kept, so reports can show what the model said.
  * @module
  */
+import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import { ToolselError } from '../errors.ts'
 
 export interface ParsePlanOptions {
@@ -28,10 +29,10 @@ export function parsePlan(raw: string, options: ParsePlanOptions = {}): string[]
   const fenced = [...answer.matchAll(/```[\w-]*[ \t]*\n?([\s\S]*?)```/g)].map((match) => match[1])
   for (const text of [...fenced, answer]) {
     const steps = stepsFromJson(text)
-    if (steps) return clean(steps, options.maxSteps ?? 8)
+    if (steps) return clean(steps, options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps)
   }
   const listed = answer.split('\n').flatMap((line) => LIST_ITEM.exec(line)?.[1] ?? [])
-  if (listed.length > 0) return clean(listed, options.maxSteps ?? 8)
+  if (listed.length > 0) return clean(listed, options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps)
   throw new ToolselError(
     'PLAN_UNPARSABLE',
     `The planner answered no list of steps: "${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}".`,

@@ -4,6 +4,7 @@
  * never fail: when it finds no request it returns the whole instruction as one step.
  * @module
  */
+import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import type { Planner, PlanResult } from '../contracts.ts'
 import { isRequest, startsWithAction } from './request-cues.ts'
 
@@ -28,7 +29,7 @@ export class RulePlanner implements Planner {
   readonly #maxSteps: number
 
   constructor(options: RulePlannerOptions = {}) {
-    this.#maxSteps = options.maxSteps ?? 8
+    this.#maxSteps = options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps
   }
 
   async plan(instruction: string): Promise<PlanResult> {

@@ -31,6 +31,9 @@ export interface LlmSelectorOptions {
   logger?: Logger
 }
 
+/** The LLM selector's defaults; `select.margin` in the config schema defaults to these. */
+export const DEFAULT_LLM_SELECTOR_OPTIONS = Object.freeze({ margin: 0 })
+
 export class LlmSelector implements Selector {
   readonly name: string
   readonly #model: LanguageModel
@@ -41,7 +44,7 @@ export class LlmSelector implements Selector {
   constructor(options: LlmSelectorOptions) {
     this.name = `llm(${options.model.modelId})`
     this.#model = options.model
-    this.#margin = options.margin ?? 0
+    this.#margin = options.margin ?? DEFAULT_LLM_SELECTOR_OPTIONS.margin
     this.#fallback = options.fallback
     this.#logger = options.logger ?? SILENT_LOGGER
   }

@@ -48,6 +48,12 @@ export function createRequestSchemas(config: Config) {
           .boolean()
           .default(true)
           .describe("Include each selected tool's parameter schema. Default true."),
+        explain: z
+          .boolean()
+          .optional()
+          .describe(
+            'Add steps[].candidates[].features: what the selector judged each candidate by (the learned selector: its probability and features). Default false.',
+          ),
       })
       .strict(),
     searchTools: z
@@ -202,8 +208,16 @@ export const RESPONSE_SCHEMAS = {
     steps: z.array(
       z.object({
         text: z.string(),
-        candidates: z.array(z.object({ id: z.string(), name: z.string(), score: z.number() })),
+        candidates: z.array(
+          z.object({
+            id: z.string(),
+            name: z.string(),
+            score: z.number(),
+            features: z.record(z.string(), z.number()).optional(),
+          }),
+        ),
         selected: z.string().nullable(),
+        whole: z.boolean().optional(),
       }),
     ),
     timings: z.object({

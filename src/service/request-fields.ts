@@ -71,6 +71,8 @@ export function pipelineOptionFields(config: Config) {
       .describe(`Reranker id (identity). Default ${config.rerank.reranker}.`),
     selector: componentId('selector')
       .optional()
-      .describe(`Selector id (top1, llm:<model>). Default ${config.select.selector}.`),
+      .describe(
+        `Selector id (learned, learned:<model.json>, top1, llm:<model>). Default ${config.select.selector}.`,
+      ),
   }
 }

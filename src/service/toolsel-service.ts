@@ -32,6 +32,8 @@ export type { PipelineRequest, ResolvedRequest, ResolvedRetrieval } from './reso
 
 export interface SelectRequest extends PipelineRequest {
   instruction: string
+  /** Return each candidate's features (`steps[].candidates[].features`) when the selector has them. */
+  explain?: boolean
 }
 
 export interface SearchRequest extends Pick<PipelineRequest, 'library' | 'k' | 'retriever'> {
@@ -147,7 +149,12 @@ export class ToolselService {
     target?: IndexedLibrary,
   ): Promise<SelectToolsResult> {
     const { indexed, ...resolved } = this.resolve(request, target)
-    return selectTools(request.instruction, { library: indexed.library, ...resolved, signal })
+    return selectTools(request.instruction, {
+      library: indexed.library,
+      ...resolved,
+      explain: request.explain,
+      signal,
+    })
   }
 
   async search(

@@ -87,7 +87,7 @@ describe('toolsel index and select with dense and hybrid retrieval', () => {
       '--index-dir',
       indexDir,
     )
-    expect(dense.stdout).toContain('Components: rule → dense:hashing:256 → top1')
+    expect(dense.stdout).toContain('Components: rule → dense:hashing:256 → learned')
   })
 
   it('refuses a select whose embedder differs from the index, naming both', async () => {

@@ -41,7 +41,7 @@ describe('toolsel serve', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
+        instruction: 'Search for flights from Lisbon to Berlin on May 3 and book the cheapest one',
       }),
     })
     expect(response.status).toBe(200)
@@ -50,11 +50,12 @@ describe('toolsel serve', () => {
       steps: Array<{ text: string; selected: string; candidates: Array<{ id: string }> }>
     }
     expect(body.tools.map((tool) => tool.id)).toEqual([
-      'weather.get_weather_forecast',
-      'mail.send_email',
+      'travel.search_flights',
+      'travel.book_flight',
     ])
     expect(body.tools.every((tool) => typeof tool.parameters === 'object')).toBe(true)
-    expect(body.steps).toHaveLength(2)
+    // The two clauses and the whole instruction (read by the default learned selector).
+    expect(body.steps).toHaveLength(3)
     for (const step of body.steps) expect(step.candidates.length).toBeGreaterThan(1)
   })
 

@@ -59,7 +59,7 @@ describe('loadConfig', () => {
     await expect(loadConfig({ env: { TOOLSEL_RETRIEVER: 'splade' } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message:
-        'Invalid config value at "retrieve.retriever" (from environment): no retriever kind "splade" (available: auto, bm25, dense, hybrid).',
+        'Invalid config value at "retrieve.retriever" (from environment): no retriever kind "splade" (available: auto, bm25, dense, hybrid, regex).',
     })
   })
 

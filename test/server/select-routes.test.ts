@@ -10,6 +10,7 @@ describe('POST /v1/select-tools', () => {
       postJson({
         instruction: 'Get the weather forecast for Paris, and email the forecast to Ann',
         tau: 0,
+        selector: 'top1',
       }),
     )
     expect(response.status).toBe(200)
@@ -41,6 +42,34 @@ describe('POST /v1/select-tools', () => {
       'selectMs',
       'totalMs',
     ])
+  })
+
+  it('selects with the learned selector by default and explains its candidates on request', async () => {
+    const { app } = await createTestApp()
+    const instruction = 'Get the weather forecast for Paris, and email the forecast to Ann'
+    const response = await app.request('/v1/select-tools', postJson({ instruction, explain: true }))
+    expect(response.status).toBe(200)
+    const body = await readJson(response)
+    expect(body.components.selector).toBe('learned')
+    // The two clauses, then the whole instruction the learned selector asks for.
+    expect(body.steps.map((step: { whole?: boolean }) => step.whole ?? false)).toEqual([
+      false,
+      false,
+      true,
+    ])
+    expect(body.steps[2].text).toBe(instruction)
+    const selected = body.steps.flatMap((step: { selected: string | null }) => step.selected ?? [])
+    expect(body.tools.map((tool: { id: string }) => tool.id)).toEqual(selected)
+    expect(selected).toContain('weather.get_forecast')
+    for (const step of body.steps) {
+      for (const candidate of step.candidates) {
+        expect(candidate.features.probability).toBeGreaterThanOrEqual(0)
+        expect(candidate.features.probability).toBeLessThanOrEqual(1)
+        expect(candidate.features).toHaveProperty('whole_rel')
+      }
+    }
+    const plain = await readJson(await app.request('/v1/select-tools', postJson({ instruction })))
+    expect(plain.steps[0].candidates[0]).not.toHaveProperty('features')
   })
 
   it('leaves schemas out when includeSchemas is false, and honours planner and k', async () => {

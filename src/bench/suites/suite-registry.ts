@@ -7,6 +7,7 @@ import { ToolselError } from '../../errors.ts'
 import { createBeirSuite } from './beir-suite.ts'
 import type { BenchSuite } from './bench-suite.ts'
 import { createCraftSuite } from './craft-suite.ts'
+import { createDemoSuite } from './demo-suite.ts'
 import { createGorillaSuite } from './gorilla-suite.ts'
 import { createTaskbenchSuite } from './taskbench-suite.ts'
 import { createToolbenchSuite } from './toolbench-suite.ts'
@@ -107,6 +108,7 @@ export const SUITES: readonly BenchSuite[] = [
   taskbench('huggingface'),
   taskbench('multimedia'),
   taskbench('dailylifeapis'),
+  createDemoSuite(),
 ]
 
 /** The suites a `--suite` value names: one suite, or every suite for `all`. */

@@ -6,7 +6,7 @@
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
-import { reciprocalRankFusion } from './reciprocal-rank-fusion.ts'
+import { DEFAULT_RRF_K, reciprocalRankFusion } from './reciprocal-rank-fusion.ts'
 import { weightedMinMaxFusion } from './weighted-min-max-fusion.ts'
 
 /** `rrf`: reciprocal rank fusion; `weighted`: min-max scaled scores added with weights. */
@@ -34,6 +34,14 @@ export interface HybridRetrieverOptions {
   candidatesPerInput?: number
 }
 
+/** The hybrid retriever's defaults; `retrieve.hybrid.*` in the config schema defaults to these. */
+export const DEFAULT_HYBRID_OPTIONS = Object.freeze({
+  /** `rrf` needs no score calibration; the config chooses `weighted` (see its doc). */
+  fusion: 'rrf' as FusionMethod,
+  rrfK: DEFAULT_RRF_K,
+  candidatesPerInput: 50,
+})
+
 export class HybridRetriever implements Retriever {
   readonly name: string
   readonly fusion: FusionMethod
@@ -49,9 +57,10 @@ export class HybridRetriever implements Retriever {
       )
     }
     this.#inputs = options.inputs
-    this.fusion = options.fusion ?? 'rrf'
-    this.#rrfK = options.rrfK ?? 60
-    this.#candidatesPerInput = options.candidatesPerInput ?? 50
+    this.fusion = options.fusion ?? DEFAULT_HYBRID_OPTIONS.fusion
+    this.#rrfK = options.rrfK ?? DEFAULT_HYBRID_OPTIONS.rrfK
+    this.#candidatesPerInput =
+      options.candidatesPerInput ?? DEFAULT_HYBRID_OPTIONS.candidatesPerInput
     this.name = `hybrid(${options.inputs.map((input) => input.retriever.name).join('+')})`
   }
 

@@ -8,6 +8,9 @@
 import type { Candidate } from '../../contracts.ts'
 import { bestScores, compareCandidates } from './fusion-utils.ts'
 
+/** RRF damping constant when none is given (Cormack et al.'s 60). */
+export const DEFAULT_RRF_K = 60
+
 export interface ReciprocalRankFusionOptions {
   /** Damping constant: larger values flatten the gap between top and lower ranks. Default 60 (the paper's). */
   k?: number
@@ -24,7 +27,7 @@ export function reciprocalRankFusion(
   lists: readonly (readonly Candidate[])[],
   options: ReciprocalRankFusionOptions = {},
 ): Candidate[] {
-  const k = options.k ?? 60
+  const k = options.k ?? DEFAULT_RRF_K
   const fused = new Map<string, number>()
   for (const [listIndex, list] of lists.entries()) {
     const weight = options.weights?.[listIndex] ?? 1

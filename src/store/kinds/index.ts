@@ -4,9 +4,10 @@
  *
  * @example
  * ```ts
- * // src/store/kinds/regex-kind.ts exports REGEX_KIND: RetrieverKind; then:
- * export const RETRIEVER_KINDS = { bm25: BM25_KIND, dense: DENSE_KIND, hybrid: HYBRID_KIND, regex: REGEX_KIND }
- * // and a request can name it: POST /v1/select-tools {"instruction": "…", "retriever": "regex"}
+ * // src/store/kinds/regex-kind.ts exports REGEX_KIND: RetrieverKind, registered below with
+ * //   regex: REGEX_KIND,
+ * // after which `toolsel index tools.json --name mytools --retriever regex` builds it and a
+ * // request names it: POST /v1/search-tools {"query": "^send_(sms|email)$", "retriever": "regex"}
  * ```
  * @module
  */
@@ -14,6 +15,7 @@ import { ToolselError } from '../../errors.ts'
 import { BM25_KIND } from './bm25-kind.ts'
 import { DENSE_KIND } from './dense-kind.ts'
 import { HYBRID_KIND } from './hybrid-kind.ts'
+import { REGEX_KIND } from './regex-kind.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
 
 export type { RetrieverKind } from './retriever-kind.ts'
@@ -22,6 +24,7 @@ export const RETRIEVER_KINDS: Readonly<Record<string, RetrieverKind>> = {
   bm25: BM25_KIND,
   dense: DENSE_KIND,
   hybrid: HYBRID_KIND,
+  regex: REGEX_KIND,
 }
 
 /** The kind of that name, or UNKNOWN_COMPONENT listing the kinds there are. */

@@ -3,13 +3,33 @@ import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
 import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import type { Tool } from '../../../src/library/tool.ts'
+import { defaultConfig } from '../../../src/config/schema.ts'
+import { ToolLibrary } from '../../../src/library/tool-library.ts'
+import { buildIndexedLibrary } from '../../../src/store/build-index.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
+import { runRetrieverContract } from '../retriever.contract.ts'
 
 const SETTINGS: Bm25Settings = {
   k1: 1.2,
   b: 0.75,
   fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
 }
+
+// BM25 on its own (it is also an input of the hybrid suite), with the configured tau of 0.
+runRetrieverContract({
+  name: 'Bm25Retriever',
+  create: async (tools) =>
+    Bm25Retriever.build(tools, SETTINGS).withQueryOptions({ defaultMinScore: 0 }),
+})
+
+// …and as the service builds it: default config (tau 3, head-verb expansion).
+runRetrieverContract({
+  name: 'Bm25Retriever (default config: tau 3, head-verb expansion)',
+  create: async (tools) =>
+    (await buildIndexedLibrary(new ToolLibrary('contract', tools), defaultConfig())).retrievers.get(
+      'bm25',
+    )!,
+})
 
 describe('Bm25Retriever', () => {
   const retriever = Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS)

@@ -1,0 +1,182 @@
+/**
+ * `toolsel train`: retrains the learned selector from the benchmark training splits (the default
+ * model's recipe) or from a usage-examples file over a tool library, and writes the model JSON
+ * with its data card.
+ * @module
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { ToolselError } from '../errors.ts'
+import { importToolsFromPath } from '../library/importers/index.ts'
+import { readJsonRecords } from '../bench/suites/read-data-file.ts'
+import { DEFAULT_MODEL_PATH } from '../learn/learned-model.ts'
+import { trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
+import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
+import { bm25Settings } from '../store/kinds/bm25-kind.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  numberFlag,
+  parseCommand,
+  type CommandIO,
+} from './cli-options.ts'
+
+export const TRAIN_HELP = `Usage: toolsel train [--data <dir>] [--out <file>]
+       toolsel train --examples <file.jsonl> --library <tool file> [--out <file>]
+
+Trains the learned selector (selector "learned", the default): a logistic model over
+library-independent candidate features (BM25 ratios, ranks, gaps, word coverage, clause counts,
+namespace coherence) and the decision how many tools to take. Deterministic for a given --seed.
+Writes a small JSON file with a data card (sources, feature list, held-out exact match). Use it
+with --selector learned:<file> or select.selector in the config.
+
+Without --examples it trains on the benchmark TRAINING splits under --data (the shipped default):
+ToolPlanner's coarse-instruction G3 queries on COLT's 1,419-API G3 corpus minus every query id
+and text of the G3 test files, and ToolLens train. With --examples it trains on your own
+examples, one JSON object a line: {"instruction": "...", "tools": ["<tool id>", ...]}.
+
+Options:
+  --data <dir>           Benchmark data root (default bench.dataDir: ../shared/data)
+  --exclude <sources>    Leave training sources out, comma-separated: toolplanner-g3, toollens
+  --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
+  --library <file>       The tool library the examples' ids refer to (any importable format)
+  --out <file>           Where to write the model (default models/learned-selector.json;
+                         the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
+  --seed <n>             Seed of the held-out fold (default 1)
+  --k <n>                Candidates per retrieved list (default 15)
+${COMMON_HELP}`
+
+const OPTIONS = {
+  data: { type: 'string' },
+  exclude: { type: 'string' },
+  examples: { type: 'string' },
+  library: { type: 'string' },
+  out: { type: 'string' },
+  seed: { type: 'string' },
+  k: { type: 'string' },
+} as const
+
+const MAX_EXAMPLES = 200_000
+
+export async function trainCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseCommand(argv, OPTIONS, 'train')
+  if (values.help) return (io.stdout(`${TRAIN_HELP}\n`), 0)
+  if (positionals.length > 0) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Unexpected argument "${positionals[0]}". See: toolsel train --help`,
+    )
+  }
+  const { config } = await commandConfig(values, { 'bench.dataDir': values.data }, io)
+  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  const seed = numberFlag(values.seed, 'seed') ?? 1
+  const k = numberFlag(values.k, 'k') ?? 15
+  if (!Number.isInteger(seed) || !Number.isInteger(k) || k < 1 || k > 100) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `--seed must be an integer and --k 1-100 (got ${seed}, ${k}).`,
+    )
+  }
+  const started = performance.now()
+  let sources: TrainingSource[]
+  if (values.examples !== undefined || values.library !== undefined) {
+    if (!values.examples || !values.library) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        '--examples and --library go together: the examples name tool ids of that library.',
+      )
+    }
+    sources = [await examplesSource(values.examples, values.library)]
+  } else {
+    const excluded = new Set((values.exclude ?? '').split(',').filter(Boolean))
+    const known = ['toolplanner-g3', 'toollens']
+    for (const name of excluded) {
+      if (!known.includes(name)) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Unknown --exclude source "${name}" (available: ${known.join(', ')}).`,
+        )
+      }
+    }
+    sources = []
+    const dataDir = config.bench.dataDir
+    if (!excluded.has('toolplanner-g3'))
+      sources.push({ ...(await loadToolPlannerG3(dataDir)), singleClauses: true })
+    if (!excluded.has('toollens'))
+      sources.push({ ...(await loadToolLensTrain(dataDir)), singleClauses: false })
+    if (sources.length === 0)
+      throw new ToolselError('INVALID_INPUT', '--exclude left no training source.')
+  }
+  const model = trainLearnedModel(sources, {
+    bm25: bm25Settings(config),
+    seed,
+    k,
+    maxSteps: config.plan.maxSteps,
+    tau: config.retrieve.bm25.tau,
+    onProgress: (message) => io.stderr(`${message}\n`),
+  })
+  const out = values.out ?? 'models/learned-selector.json'
+  await mkdir(dirname(out), { recursive: true })
+  const temporary = `${out}.${process.pid}.tmp`
+  await writeFile(temporary, `${JSON.stringify(model, null, 2)}\n`)
+  await rename(temporary, out)
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  io.stdout(
+    `Trained on ${model.dataCard.trainedOn.join(', ')} in ${seconds} s; rule ${JSON.stringify(model.rule)}\n` +
+      model.dataCard.heldOut.splits
+        .map(
+          (split) =>
+            `  held-out ${split.name}: ${split.exactMatch}% exact match (${split.queries} queries)\n`,
+        )
+        .join('') +
+      `Wrote ${out}\n`,
+  )
+  return 0
+}
+
+async function examplesSource(examplesFile: string, libraryFile: string): Promise<TrainingSource> {
+  const { tools } = await importToolsFromPath(libraryFile)
+  const ids = new Set(tools.map((tool) => tool.id))
+  const records = await readJsonRecords(examplesFile)
+  if (records.length > MAX_EXAMPLES) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `${examplesFile} has ${records.length} examples; at most ${MAX_EXAMPLES} are accepted.`,
+    )
+  }
+  const cases: TrainingCase[] = records.map((record, index) => {
+    const { instruction, tools: used } = (record ?? {}) as {
+      instruction?: unknown
+      tools?: unknown
+    }
+    if (
+      typeof instruction !== 'string' ||
+      instruction.trim() === '' ||
+      !Array.isArray(used) ||
+      used.length === 0 ||
+      !used.every((id) => typeof id === 'string')
+    ) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `${examplesFile} line ${index + 1}: expected {"instruction": "<text>", "tools": ["<tool id>", ...]}.`,
+      )
+    }
+    const missing = (used as string[]).find((id) => !ids.has(id))
+    if (missing !== undefined) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `${examplesFile} line ${index + 1}: tool "${missing}" is not in ${libraryFile}.`,
+      )
+    }
+    return { id: String(index), instruction, gold: [...new Set(used as string[])] }
+  })
+  return {
+    name: 'examples',
+    tools,
+    cases,
+    notes: [
+      `${examplesFile}: ${cases.length} usage examples over ${libraryFile} (${tools.length} tools)`,
+    ],
+    singleClauses: cases.some((trainingCase) => trainingCase.gold.length > 1),
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * Library-independent features of one candidate tool for one instruction, read by the learned
+ * selector. A candidate comes from the BM25 list of the whole instruction or of one of the rule
+ * planner's clauses; every feature is a ratio, a rank or a word overlap, never a tool id, so a
+ * model trained on one library transfers to another without retraining.
+ * @module
+ */
+import { parameterText } from '../retrieve/bm25/bm25-document.ts'
+import { tokenize } from '../retrieve/bm25/tokenize.ts'
+import { startsWithAction } from '../plan/request-cues.ts'
+import type { Tool } from '../library/tool.ts'
+
+/** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
+export interface ScoredId {
+  id: string
+  score: number
+}
+
+/** What the extractor reads for one instruction. */
+export interface FeatureInput {
+  instruction: string
+  /** Candidates of the whole instruction, best first. */
+  whole: readonly ScoredId[]
+  /** The planner's clauses with their candidates, best first. One clause: the instruction. */
+  steps: ReadonlyArray<{ text: string; candidates: readonly ScoredId[] }>
+  /** Looks a candidate's tool up (the library). */
+  tool: (id: string) => Tool
+  /**
+   * Votes of the library's usage examples for each tool (0-1, e.g. the similarity-weighted share
+   * of similar past instructions that used it). Absent or missing ids: 0.
+   */
+  exampleVotes?: ReadonlyMap<string, number>
+}
+
+/** The features in the order of a feature vector. The model artifact stores this list. */
+export const FEATURE_NAMES = [
+  'whole_rel',
+  'whole_rrank',
+  'whole_norm',
+  'whole_top1',
+  'whole_gap',
+  'whole_abs',
+  'step_rel',
+  'step_rrank',
+  'step_norm',
+  'step_top1_share',
+  'step_top1_any',
+  'step_gap',
+  'step_abs',
+  'cover_instruction',
+  'cover_step',
+  'cover_name',
+  'namespace_support',
+  'has_namespace',
+  'steps',
+  'single_step',
+  'instruction_terms',
+  'steps_same_top1',
+  'example_vote',
+  'best_step_action',
+  'best_step_question',
+  'best_step_context',
+  'best_step_terms',
+  'top1_of_action_step',
+] as const
+
+export type FeatureName = (typeof FEATURE_NAMES)[number]
+
+export interface CandidateFeatures {
+  id: string
+  /** Values in FEATURE_NAMES order. */
+  values: number[]
+}
+
+interface ToolTerms {
+  all: Set<string>
+  name: string[]
+}
+
+const termCache = new WeakMap<Tool, ToolTerms>()
+
+function toolTerms(tool: Tool): ToolTerms {
+  let terms = termCache.get(tool)
+  if (terms === undefined) {
+    const text = [tool.name, tool.description, parameterText(tool.parameters), tool.namespace ?? '']
+    terms = { all: new Set(tokenize(text.join(' '))), name: [...new Set(tokenize(tool.name))] }
+    termCache.set(tool, terms)
+  }
+  return terms
+}
+
+function coverage(terms: readonly string[], inside: ReadonlySet<string>): number {
+  if (terms.length === 0) return 0
+  let hit = 0
+  for (const term of terms) if (inside.has(term)) hit += 1
+  return hit / terms.length
+}
+
+/** Rank of every id in a list, and the list's first two scores. */
+interface ListView {
+  rank: Map<string, number>
+  score: Map<string, number>
+  top: number
+  second: number
+  terms: number
+}
+
+function viewOf(candidates: readonly ScoredId[], text: string): ListView {
+  const rank = new Map<string, number>()
+  const score = new Map<string, number>()
+  candidates.forEach((candidate, index) => {
+    if (!rank.has(candidate.id)) {
+      rank.set(candidate.id, index)
+      score.set(candidate.id, candidate.score)
+    }
+  })
+  return {
+    rank,
+    score,
+    top: candidates[0]?.score ?? 0,
+    second: candidates[1]?.score ?? 0,
+    terms: Math.max(1, new Set(tokenize(text)).size),
+  }
+}
+
+/** Relative gap: the top candidate's lead over the second, others' distance below the top (≤ 0). */
+function gapOf(view: ListView, rank: number, score: number): number {
+  if (view.top <= 0) return 0
+  return rank === 0 ? (view.top - view.second) / view.top : (score - view.top) / view.top
+}
+
+const NAMESPACE_CAP = 3
+
+/** Clauses that talk about the user rather than ask ("I'm planning…", "My team is…"). */
+const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|our)\b/iu
+
+/** Features of every distinct candidate of the instruction (whole list first, then steps). */
+export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
+  const whole = viewOf(input.whole, input.instruction)
+  const steps = input.steps.map((step) => {
+    const text = step.text.trim()
+    return {
+      view: viewOf(step.candidates, step.text),
+      terms: [...new Set(tokenize(step.text))],
+      action: startsWithAction(text) ? 1 : 0,
+      question: text.endsWith('?') ? 1 : 0,
+      context: CONTEXT_OPENER.test(text) ? 1 : 0,
+    }
+  })
+  const instructionTerms = [...new Set(tokenize(input.instruction))]
+  const instructionSet = new Set(instructionTerms)
+
+  const ids: string[] = []
+  const seen = new Set<string>()
+  const add = (id: string) => {
+    if (!seen.has(id)) {
+      seen.add(id)
+      ids.push(id)
+    }
+  }
+  for (const candidate of input.whole) add(candidate.id)
+  for (const step of input.steps) for (const candidate of step.candidates) add(candidate.id)
+
+  // Tools near the top of some list, by namespace: ToolBench multi-tool requests mostly use APIs
+  // of one tool, MCP requests several tools of one server.
+  const strongByNamespace = new Map<string, Set<string>>()
+  const strong = (view: ListView) => {
+    for (const [id, rank] of view.rank) {
+      if (rank >= 3) continue
+      const namespace = input.tool(id).namespace
+      if (!namespace) continue
+      let set = strongByNamespace.get(namespace)
+      if (set === undefined) strongByNamespace.set(namespace, (set = new Set()))
+      set.add(id)
+    }
+  }
+  strong(whole)
+  for (const step of steps) strong(step.view)
+
+  const top1s = input.steps.map((step) => step.candidates[0]?.id)
+  let samePairs = 0
+  let pairs = 0
+  for (let a = 0; a < top1s.length; a += 1) {
+    for (let b = a + 1; b < top1s.length; b += 1) {
+      pairs += 1
+      if (top1s[a] !== undefined && top1s[a] === top1s[b]) samePairs += 1
+    }
+  }
+  const stepsSameTop1 = pairs === 0 ? 0 : samePairs / pairs
+  const stepCount = Math.max(1, input.steps.length)
+
+  return ids.map((id) => {
+    const tool = input.tool(id)
+    const terms = toolTerms(tool)
+    const wholeRank = whole.rank.get(id)
+    const wholeScore = whole.score.get(id) ?? 0
+    let stepRel = 0
+    let stepRrank = 0
+    let stepNorm = 0
+    let stepAbs = 0
+    let top1 = 0
+    let stepGap = -1
+    let coverStep = 0
+    let bestStep: (typeof steps)[number] | undefined
+    let bestStepRank = Number.POSITIVE_INFINITY
+    let top1OfAction = 0
+    for (const step of steps) {
+      const rank = step.view.rank.get(id)
+      if (rank === undefined) continue
+      if (rank < bestStepRank) {
+        bestStepRank = rank
+        bestStep = step
+      }
+      if (rank === 0 && step.action === 1) top1OfAction = 1
+      const score = step.view.score.get(id) ?? 0
+      if (step.view.top > 0) stepRel = Math.max(stepRel, score / step.view.top)
+      stepRrank = Math.max(stepRrank, 1 / (1 + rank))
+      stepNorm = Math.max(stepNorm, score / step.view.terms)
+      stepAbs = Math.max(stepAbs, score)
+      if (rank === 0) top1 += 1
+      stepGap = Math.max(stepGap, gapOf(step.view, rank, score))
+      coverStep = Math.max(coverStep, coverage(step.terms, terms.all))
+    }
+    const namespace = tool.namespace
+    const support = namespace
+      ? [...(strongByNamespace.get(namespace) ?? [])].filter((other) => other !== id).length
+      : 0
+    const values = [
+      wholeRank === undefined || whole.top <= 0 ? 0 : wholeScore / whole.top,
+      wholeRank === undefined ? 0 : 1 / (1 + wholeRank),
+      wholeScore / whole.terms,
+      wholeRank === 0 ? 1 : 0,
+      wholeRank === undefined ? -1 : gapOf(whole, wholeRank, wholeScore),
+      Math.log1p(wholeScore),
+      stepRel,
+      stepRrank,
+      stepNorm,
+      top1 / stepCount,
+      top1 > 0 ? 1 : 0,
+      stepGap,
+      Math.log1p(stepAbs),
+      coverage(instructionTerms, terms.all),
+      coverStep,
+      coverage(terms.name, instructionSet),
+      Math.min(support, NAMESPACE_CAP) / NAMESPACE_CAP,
+      namespace ? 1 : 0,
+      Math.min(stepCount, 8) / 8,
+      stepCount === 1 ? 1 : 0,
+      Math.log1p(instructionTerms.length),
+      stepsSameTop1,
+      input.exampleVotes?.get(id) ?? 0,
+      bestStep?.action ?? 0,
+      bestStep?.question ?? 0,
+      bestStep?.context ?? 0,
+      Math.log1p(bestStep?.terms.length ?? 0),
+      top1OfAction,
+    ]
+    return { id, values }
+  })
+}

@@ -1,0 +1,131 @@
+/**
+ * The learned selector's artifact: a logistic model over the library-independent candidate
+ * features, the count decision rule, and a data card saying what it was trained on. It is a small
+ * JSON file; the default one ships in the package (`src/learn/default-model.json`), trained only
+ * on the training splits under `../shared/data` (`toolsel train` reproduces it).
+ * @module
+ */
+import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { z } from 'zod'
+import { ToolselError } from '../errors.ts'
+import { FEATURE_NAMES } from './candidate-features.ts'
+
+export const MODEL_FORMAT = 'toolsel-learned-selector'
+export const MODEL_FORMAT_VERSION = 1
+
+/** Where the shipped default model lives. */
+export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('./default-model.json', import.meta.url))
+
+const SplitMetricsSchema = z.object({
+  name: z.string(),
+  queries: z.number().int(),
+  exactMatch: z.number(),
+})
+
+const LearnedModelSchema = z.object({
+  format: z.literal(MODEL_FORMAT),
+  formatVersion: z.literal(MODEL_FORMAT_VERSION),
+  features: z.array(z.string()),
+  model: z.object({
+    mean: z.array(z.number()),
+    scale: z.array(z.number()),
+    weights: z.array(z.number()),
+    bias: z.number(),
+  }),
+  rule: z.object({
+    threshold: z.number().min(0).max(1),
+    floor: z.number().min(0).max(1),
+    extra: z.number().int().min(0).max(8),
+  }),
+  /** Candidates retrieved per list (whole instruction and each clause). */
+  k: z.number().int().positive(),
+  dataCard: z.object({
+    trainedAt: z.string(),
+    seed: z.number().int(),
+    trainedOn: z.array(z.string()),
+    notes: z.array(z.string()),
+    rows: z.number().int(),
+    heldOut: z.object({
+      description: z.string(),
+      splits: z.array(SplitMetricsSchema),
+    }),
+  }),
+})
+
+export type LearnedModel = z.infer<typeof LearnedModelSchema>
+
+/** Parses and checks a model file's text; `source` names it in errors. */
+export function parseLearnedModel(text: string, source: string): LearnedModel {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} is not JSON: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
+  }
+  const parsed = LearnedModelSchema.safeParse(json)
+  if (!parsed.success) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} is not a ${MODEL_FORMAT} v${MODEL_FORMAT_VERSION} file: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}. Retrain it with \`toolsel train\`.`,
+    )
+  }
+  const model = parsed.data
+  const expected = FEATURE_NAMES.join(',')
+  if (
+    model.features.join(',') !== expected ||
+    model.model.weights.length !== FEATURE_NAMES.length
+  ) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${FEATURE_NAMES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+    )
+  }
+  return model
+}
+
+export async function readLearnedModel(file: string): Promise<LearnedModel> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read learned model "${file}": ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
+  }
+  return parseLearnedModel(text, file)
+}
+
+/** Reads a model file synchronously (component factories are synchronous). */
+export function readLearnedModelSync(file: string): LearnedModel {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read learned model "${file}": ${(error as Error).message}. Write one with \`toolsel train --out ${file}\`.`,
+      { cause: error },
+    )
+  }
+  return parseLearnedModel(text, file)
+}
+
+let defaultModel: LearnedModel | undefined
+
+/** The shipped default model (read once). */
+export function loadDefaultModel(): LearnedModel {
+  defaultModel ??= parseLearnedModel(readFileSync(DEFAULT_MODEL_PATH, 'utf8'), DEFAULT_MODEL_PATH)
+  return defaultModel
+}

@@ -1,0 +1,87 @@
+/**
+ * Turns training queries into labelled candidate rows: the same retrieval and features the
+ * learned selector computes at request time (BM25 over the whole instruction and over each rule
+ * planner clause, no threshold), label 1 when the candidate is a gold tool.
+ * @module
+ */
+import type { Tool } from '../library/tool.ts'
+import { RulePlanner } from '../plan/rule-planner.ts'
+import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
+import { expandHeadVerb } from '../retrieve/bm25/query-expansion.ts'
+import { extractCandidateFeatures } from './candidate-features.ts'
+import type { TrainingCase } from './training-data.ts'
+
+export interface QueryRows {
+  id: string
+  gold: string[]
+  /** Planner clauses. */
+  steps: number
+  ids: string[]
+  /** Feature vectors, one per candidate. */
+  x: number[][]
+}
+
+export interface RowOptions {
+  bm25: Bm25Settings
+  k: number
+  maxSteps: number
+}
+
+/** Retrieval with the query options the selector uses: head-verb expansion on, no threshold. */
+export function searchFunction(retriever: Bm25Retriever, k: number) {
+  return (text: string) => retriever.search(expandHeadVerb(text), k, 0)
+}
+
+export function queryRows(
+  tools: readonly Tool[],
+  cases: readonly TrainingCase[],
+  options: RowOptions,
+): QueryRows[] {
+  const retriever = Bm25Retriever.build(tools, options.bm25)
+  const byId = new Map(tools.map((tool) => [tool.id, tool]))
+  const search = searchFunction(retriever, options.k)
+  const planner = new RulePlanner({ maxSteps: options.maxSteps })
+  return cases.map((trainingCase) => {
+    const clauses = planner.split(trainingCase.instruction)
+    const features = extractCandidateFeatures({
+      instruction: trainingCase.instruction,
+      whole: search(trainingCase.instruction),
+      steps: clauses.map((text) => ({ text, candidates: search(text) })),
+      tool: (id) => byId.get(id)!,
+    })
+    return {
+      id: trainingCase.id,
+      gold: trainingCase.gold,
+      steps: clauses.length,
+      ids: features.map((feature) => feature.id),
+      x: features.map((feature) => feature.values),
+    }
+  })
+}
+
+/**
+ * Single-need queries made from multi-tool training queries, so that the count decision also sees
+ * requests that need one tool: each request clause on its own, labelled with the gold tool it
+ * matches clearly best (BM25 over the query's gold tools only, above `tau`, 25% ahead of the
+ * next). Clauses that match no gold tool clearly are left out.
+ */
+export function singleClauseCases(
+  tools: readonly Tool[],
+  cases: readonly TrainingCase[],
+  options: RowOptions & { tau: number },
+): TrainingCase[] {
+  const byId = new Map(tools.map((tool) => [tool.id, tool]))
+  const planner = new RulePlanner({ maxSteps: options.maxSteps })
+  const out: TrainingCase[] = []
+  for (const trainingCase of cases) {
+    const goldTools = trainingCase.gold.flatMap((id) => byId.get(id) ?? [])
+    if (goldTools.length === 0) continue
+    const local = Bm25Retriever.build(goldTools, options.bm25)
+    planner.split(trainingCase.instruction).forEach((clause, index) => {
+      const [first, second] = local.search(expandHeadVerb(clause), 2, options.tau)
+      if (first === undefined || (second !== undefined && second.score >= first.score * 0.8)) return
+      out.push({ id: `${trainingCase.id}#${index}`, instruction: clause, gold: [first.id] })
+    })
+  }
+  return out
+}

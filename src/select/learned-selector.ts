@@ -1,0 +1,106 @@
+/**
+ * The learned selector (`selector: learned`, the embedded default): decides how many tools an
+ * instruction needs and which, from library-independent features of every candidate of every
+ * step (see learn/candidate-features.ts), scored by a small logistic model trained on public
+ * training splits (learn/default-model.json; `toolsel train` makes others). It sees all steps at
+ * once, plus the whole instruction as an extra step (it asks the pipeline for one), so it can
+ * take one tool for an instruction the planner over-split, or a step's runner-up when two steps
+ * point at the same tool. It replaces the fixed "best candidate above tau" rule: retrieval runs
+ * without a threshold for it, and whether a step gets a tool is the model's decision.
+ * @module
+ */
+import type { Tool } from '../library/tool.ts'
+import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-features.ts'
+import { decideSet } from '../learn/decide-set.ts'
+import type { LearnedModel } from '../learn/learned-model.ts'
+import { predictProbability } from '../learn/logistic-regression.ts'
+import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
+
+export class LearnedSelector implements Selector {
+  readonly name: string
+  /** The pipeline appends the whole instruction as a last step when the plan split it. */
+  readonly wholeInstructionStep = true
+  /** Retrieval threshold the pipeline uses when a request sets none: the model decides. */
+  readonly retrievalMinScore = 0
+  readonly model: LearnedModel
+
+  constructor(model: LearnedModel, name = 'learned') {
+    this.model = model
+    this.name = name
+  }
+
+  async select(requests: SelectionRequest[], options: SelectOptions = {}): Promise<Selection[]> {
+    if (requests.length === 0) return []
+    const instruction = options.instruction ?? requests.map((request) => request.step).join(' ')
+    const wholeIndex = requests.findIndex((request) => request.whole === true)
+    const clauses = requests.filter((_request, index) => index !== wholeIndex)
+    const whole = wholeIndex >= 0 ? requests[wholeIndex] : requests[0]
+    const byId = new Map<string, Tool>()
+    const tool = (id: string): Tool => {
+      let found = byId.get(id)
+      if (found === undefined) {
+        found = options.tool?.(id) ?? {
+          id,
+          name: requests.flatMap((r) => r.candidates).find((c) => c.id === id)?.name ?? id,
+          description: '',
+          parameters: { type: 'object', properties: {} },
+        }
+        byId.set(id, found)
+      }
+      return found
+    }
+    const features = extractCandidateFeatures({
+      instruction,
+      whole: whole.candidates,
+      steps: (clauses.length > 0 ? clauses : [whole]).map((request) => ({
+        text: request.step,
+        candidates: request.candidates,
+      })),
+      tool,
+      exampleVotes: options.exampleVotes,
+    })
+    const scored = features.map((feature) => ({
+      id: feature.id,
+      p: predictProbability(this.model.model, feature.values),
+    }))
+    const probability = new Map(scored.map(({ id, p }) => [id, p]))
+    const chosen = decideSet(scored, Math.max(1, clauses.length), this.model.rule)
+
+    // Each chosen tool goes to one step that retrieved it, one tool per step: (tool, step) pairs
+    // are taken best rank first, clauses before the whole instruction.
+    const selections: Selection[] = requests.map(() => ({ toolId: null }))
+    const pairs: Array<{ id: string; index: number; key: number }> = []
+    for (const id of chosen) {
+      requests.forEach((request, index) => {
+        const rank = request.candidates.findIndex((candidate) => candidate.id === id)
+        if (rank >= 0) pairs.push({ id, index, key: rank + (index === wholeIndex ? 1000 : 0) })
+      })
+    }
+    pairs.sort((a, b) => a.key - b.key || a.index - b.index)
+    const placed = new Set<string>()
+    for (const { id, index } of pairs) {
+      if (placed.has(id) || selections[index].toolId !== null) continue
+      selections[index] = { toolId: id, score: probability.get(id) }
+      placed.add(id)
+    }
+    if (options.explain) {
+      const values = new Map(features.map((feature) => [feature.id, feature.values]))
+      requests.forEach((request, index) => {
+        const explained: Record<string, Record<string, number>> = {}
+        for (const candidate of request.candidates) {
+          const vector = values.get(candidate.id)
+          if (vector === undefined) continue
+          const named: Record<string, number> = {
+            probability: round(probability.get(candidate.id) ?? 0),
+          }
+          FEATURE_NAMES.forEach((name, position) => (named[name] = round(vector[position])))
+          explained[candidate.id] = named
+        }
+        selections[index] = { ...selections[index], features: explained }
+      })
+    }
+    return selections
+  }
+}
+
+const round = (value: number) => Math.round(value * 1e4) / 1e4

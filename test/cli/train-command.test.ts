@@ -1,0 +1,69 @@
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { createLogger } from '../../src/log.ts'
+import { main } from '../../src/main.ts'
+import { DEMO_LIBRARY_DIR } from '../../src/service/load-libraries.ts'
+
+const EXAMPLES = 'test/fixtures/learn/demo-usage-examples.jsonl'
+
+async function run(argv: string[]) {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  const code = await main(argv, {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    env: {},
+  })
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+}
+
+describe('toolsel train', () => {
+  it('trains on usage examples over a library, deterministically, into a usable model', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-'))
+    const args = ['train', '--examples', EXAMPLES, '--library', DEMO_LIBRARY_DIR, '--seed', '7']
+    const first = await run([...args, '--out', join(dir, 'a.json')])
+    expect(first.code).toBe(0)
+    expect(first.stdout).toMatch(/Trained on examples \(24 queries\), examples-single/)
+    expect(first.stdout).toContain('held-out examples:')
+    const second = await run([...args, '--out', join(dir, 'b.json')])
+    expect(second.code).toBe(0)
+    const a = await readFile(join(dir, 'a.json'), 'utf8')
+    expect(await readFile(join(dir, 'b.json'), 'utf8')).toBe(a)
+    const model = JSON.parse(a)
+    expect(model.dataCard.seed).toBe(7)
+    expect(model.dataCard.notes[0]).toContain('24 usage examples')
+
+    const components = createComponents(defaultConfig(), createLogger('silent'))
+    const selector = components.selector(`learned:${join(dir, 'a.json')}`)
+    expect(selector.name).toBe(`learned:${join(dir, 'a.json')}`)
+  })
+
+  it('rejects examples naming tools the library lacks, and half-given options', async () => {
+    const missing = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      `${DEMO_LIBRARY_DIR}/mail.json`,
+    ])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/line 1: tool "weather.get_weather_forecast" is not in/)
+    const alone = await run(['train', '--examples', EXAMPLES])
+    expect(alone.code).toBe(2)
+    expect(alone.stderr).toContain('--examples and --library go together')
+    const unknown = await run(['train', '--exclude', 'toolbench-g1'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('Unknown --exclude source "toolbench-g1"')
+  })
+
+  it('names a missing model file and how to make it', () => {
+    const components = createComponents(defaultConfig(), createLogger('silent'))
+    expect(() => components.selector('learned:/nonexistent/model.json')).toThrow(
+      /toolsel train --out \/nonexistent\/model.json/,
+    )
+  })
+})

@@ -1,0 +1,77 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { Tool } from '../../src/library/tool.ts'
+import {
+  extractCandidateFeatures,
+  FEATURE_NAMES,
+  type FeatureInput,
+} from '../../src/learn/candidate-features.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
+import { searchFunction } from '../../src/learn/training-rows.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const SETTINGS = {
+  k1: 1.2,
+  b: 0.75,
+  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
+}
+
+function inputFor(instruction: string, tools: readonly Tool[]): FeatureInput {
+  const search = searchFunction(Bm25Retriever.build(tools, SETTINGS), 15)
+  const byId = new Map(tools.map((tool) => [tool.id, tool]))
+  return {
+    instruction,
+    whole: search(instruction),
+    steps: new RulePlanner().split(instruction).map((text) => ({ text, candidates: search(text) })),
+    tool: (id) => byId.get(id)!,
+  }
+}
+
+const feature = (values: number[], name: (typeof FEATURE_NAMES)[number]) =>
+  values[FEATURE_NAMES.indexOf(name)]
+
+describe('extractCandidateFeatures', () => {
+  it('gives every distinct candidate one finite vector in FEATURE_NAMES order', () => {
+    const input = inputFor(
+      'What is the weather in Paris, and email the forecast to Ann',
+      SAMPLE_TOOLS,
+    )
+    const features = extractCandidateFeatures(input)
+    expect(features.length).toBeGreaterThan(1)
+    expect(new Set(features.map((f) => f.id)).size).toBe(features.length)
+    for (const { values } of features) {
+      expect(values).toHaveLength(FEATURE_NAMES.length)
+      for (const value of values) expect(Number.isFinite(value)).toBe(true)
+    }
+    const [top] = features
+    expect(top.id).toBe(input.whole[0].id)
+    expect(feature(top.values, 'whole_rel')).toBe(1)
+    expect(feature(top.values, 'whole_top1')).toBe(1)
+    expect(feature(top.values, 'steps')).toBe(2 / 8)
+    expect(feature(top.values, 'example_vote')).toBe(0)
+  })
+
+  it('reads the example-memory vote when the library has one', () => {
+    const input = inputFor('email the forecast to Ann', SAMPLE_TOOLS)
+    const [first] = extractCandidateFeatures(input)
+    const voted = extractCandidateFeatures({
+      ...input,
+      exampleVotes: new Map([[first.id, 0.75]]),
+    })
+    expect(feature(voted[0].values, 'example_vote')).toBe(0.75)
+  })
+
+  it('does not depend on tool ids: renaming every tool gives the same features', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 6 }), (prefix) => {
+        const renamed = SAMPLE_TOOLS.map((tool) => ({ ...tool, id: `${prefix}/${tool.id}` }))
+        const instruction = 'Find the forecast for Berlin and send it by email'
+        const original = extractCandidateFeatures(inputFor(instruction, SAMPLE_TOOLS))
+        const other = extractCandidateFeatures(inputFor(instruction, renamed))
+        expect(other.map((f) => f.values)).toEqual(original.map((f) => f.values))
+      }),
+      { numRuns: 10 },
+    )
+  })
+})

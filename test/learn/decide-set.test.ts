@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { decideSet } from '../../src/learn/decide-set.ts'
+
+const candidates = [
+  { id: 'a', p: 0.9 },
+  { id: 'b', p: 0.4 },
+  { id: 'c', p: 0.35 },
+  { id: 'd', p: 0.1 },
+]
+
+describe('decideSet', () => {
+  it('takes the candidates at or above the threshold, most probable first', () => {
+    expect(decideSet(candidates, 4, { threshold: 0.35, floor: 0, extra: 0 })).toEqual([
+      'a',
+      'b',
+      'c',
+    ])
+  })
+
+  it('never takes more than the clauses plus extra', () => {
+    expect(decideSet(candidates, 1, { threshold: 0.3, floor: 0, extra: 0 })).toEqual(['a'])
+    expect(decideSet(candidates, 1, { threshold: 0.3, floor: 0, extra: 1 })).toEqual(['a', 'b'])
+  })
+
+  it('falls back to the best candidate when it reaches the floor, else takes none', () => {
+    const weak = [
+      { id: 'x', p: 0.08 },
+      { id: 'y', p: 0.05 },
+    ]
+    expect(decideSet(weak, 2, { threshold: 0.3, floor: 0.05, extra: 0 })).toEqual(['x'])
+    expect(decideSet(weak, 2, { threshold: 0.3, floor: 0.1, extra: 0 })).toEqual([])
+    expect(decideSet([], 2, { threshold: 0.3, floor: 0, extra: 0 })).toEqual([])
+  })
+})

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
+import {
+  DEFAULT_MODEL_PATH,
+  loadDefaultModel,
+  parseLearnedModel,
+} from '../../src/learn/learned-model.ts'
+import { G3_TEST_FILES } from '../../src/learn/training-data.ts'
+
+describe('the shipped learned model', () => {
+  it('is small, computes the current features and carries its data card', () => {
+    expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(50_000)
+    const model = loadDefaultModel()
+    expect(model.features).toEqual([...FEATURE_NAMES])
+    expect(model.dataCard.trainedOn.map((entry) => entry.split(' ')[0])).toEqual([
+      'toolplanner-g3',
+      'toolplanner-g3-single',
+      'toollens',
+    ])
+    // Trained on training splits only: the G3 test files are named as excluded, never as sources.
+    const notes = model.dataCard.notes.join('\n')
+    for (const file of G3_TEST_FILES)
+      expect(notes).toContain(`left out because their id or text is in`)
+    expect(notes).toContain(G3_TEST_FILES[0])
+    expect(notes).toContain('qrels/train.tsv')
+    expect(notes).not.toContain('qrels/test.tsv')
+    expect(model.dataCard.heldOut.splits.map((split) => split.name)).toEqual([
+      'toolplanner-g3',
+      'toolplanner-g3-single',
+      'toollens',
+    ])
+  })
+
+  it('refuses a file that is not a model, naming the fix', () => {
+    expect(() => parseLearnedModel('{', 'x.json')).toThrow(/not JSON/)
+    expect(() => parseLearnedModel('{"format":"other"}', 'x.json')).toThrow(/toolsel train/)
+    const stale = { ...loadDefaultModel(), features: ['whole_rel'] }
+    expect(() => parseLearnedModel(JSON.stringify(stale), 'old.json')).toThrow(
+      /trained on features \[whole_rel\].*Retrain it with `toolsel train`/,
+    )
+  })
+})
