@@ -9,6 +9,7 @@ import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
+import type { AppEnv } from './app-env.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
 import { cors } from 'hono/cors'
 import { ApiKeys } from './auth/api-keys.ts'
@@ -30,7 +31,7 @@ export interface AppOptions {
   gateway?: McpGateway
 }
 
-export type AppEnv = { Variables: TimeoutEnv['Variables'] & AuthEnv['Variables'] }
+export type { AppEnv } from './app-env.ts'
 
 export function createApp(service: ToolselService, options: AppOptions = {}): Hono<AppEnv> {
   const { server } = service.config

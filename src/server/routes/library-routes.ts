@@ -1,7 +1,7 @@
 /** Library management and schema loading: `/v1/libraries…`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { AppEnv } from '../app.ts'
+import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'

@@ -1,7 +1,7 @@
 /** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { AppEnv } from '../app.ts'
+import type { AppEnv } from '../app-env.ts'
 import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
