@@ -5,6 +5,12 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
+import type { ExampleMemory } from './examples/example-memory.ts'
+import {
+  proposeToolSet,
+  rescoreByVote,
+  type ExampleMemoryOptions,
+} from './examples/memory-selection.ts'
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { oneLineDescription } from './library/tool.ts'
@@ -38,6 +44,12 @@ export interface SelectToolsOptions {
   /** Votes of the library's usage examples per tool id, for selectors that read them. */
   exampleVotes?: ReadonlyMap<string, number>
   signal?: AbortSignal
+  /**
+   * The library's nearest-example memory (its usage examples): step candidates are re-scored by
+   * its vote, and when a past example is similar enough its tool set is the answer (see
+   * examples/memory-selection.ts). Absent: no examples, nothing changes.
+   */
+  examples?: { memory: ExampleMemory; options: ExampleMemoryOptions }
 }
 
 export interface StepCandidate {
@@ -83,6 +95,12 @@ export interface SelectToolsResult {
   }
   /** Tokens used by model-backed components (zero for rule-based ones). */
   usage: Usage
+  /**
+   * Present when the library has usage examples: the closest example's similarity (0-1), and
+   * whether the nearest examples' tool set was taken as the answer (`tools` then comes from them,
+   * not from the steps' selections).
+   */
+  examples?: { similarity: number; applied: boolean }
 }
 
 const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
@@ -122,10 +140,15 @@ export async function selectTools(
   const retrieved = await Promise.all(
     texts.map((step) => retriever.retrieve(step, { k: options.k, minScore, signal })),
   )
+  const memory = options.examples
+  const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
   const retrievedRequests: SelectionRequest[] = texts.map((step, index) => ({
     step,
     ...(addWhole && index === texts.length - 1 && { whole: true }),
-    candidates: toCandidateTools(library, retrieved[index]),
+    candidates: toCandidateTools(
+      library,
+      vote ? rescoreByVote(retrieved[index], vote, memory!.options.voteWeight) : retrieved[index],
+    ),
   }))
   const retrievedAt = performance.now()
 
@@ -173,8 +196,10 @@ export async function selectTools(
 
   const chosen = new Set<string>()
   for (const step of steps) if (step.selected !== null) chosen.add(step.selected)
+  const proposal = memory && proposeToolSet(memory.memory, instruction, memory.options)
+  const toolIds = proposal ? proposal.tools.filter((id) => library.has(id)) : [...chosen]
   return {
-    tools: [...chosen].map((id) => library.require(id)),
+    tools: toolIds.map((id) => library.require(id)),
     steps,
     timings: {
       planMs: round(planned - started),
@@ -192,6 +217,7 @@ export async function selectTools(
       fallbacks,
     },
     usage,
+    ...(vote && { examples: { similarity: vote.topSimilarity, applied: proposal !== undefined } }),
   }
 }
 

@@ -8,7 +8,13 @@ import type { StageTimings } from '../pipeline.ts'
 import type { Fallback, Usage } from '../contracts.ts'
 import type { AggregateMetrics, LatencySummary } from './metrics/aggregate-metrics.ts'
 import type { QueryMetrics } from './metrics/query-metrics.ts'
-import type { LibraryMode, SkippedSplit, SplitStats, UnmappableGold } from './suites/bench-suite.ts'
+import type {
+  ExamplesMode,
+  LibraryMode,
+  SkippedSplit,
+  SplitStats,
+  UnmappableGold,
+} from './suites/bench-suite.ts'
 
 export const REPORT_FORMAT_VERSION = 1
 
@@ -32,6 +38,8 @@ export interface BenchRunSettings {
   limit?: number
   /** `--library`: a tool file evaluated in place of each suite's own library. */
   swapLibrary?: string
+  /** `--examples`: `train` gives each split's library its training usage examples. Default `none`. */
+  examples?: ExamplesMode
   /**
    * Trimmed per-query records for committed baselines: no candidate lists, query texts or
    * per-query timings; `filteredGold` and step texts only where they add something.
@@ -89,6 +97,11 @@ export interface SplitReport {
   }
   /** Names (and model ids) of the components, as they report themselves. */
   components: { planner: string; retriever: string; reranker?: string; selector: string }
+  /**
+   * Usage examples the library was given (`--examples train`): where they came from, how many
+   * (per fold for k-fold), and the fold count (absent for a fixed training split).
+   */
+  examples?: { source: string; counts: number[]; folds?: number }
   metrics: AggregateMetrics
   latency: LatencySummary
   timings: { indexMs: number; runMs: number }

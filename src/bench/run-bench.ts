@@ -66,6 +66,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
         limit: settings.limit,
         compact: settings.compact,
         swap,
+        examples: settings.examples,
         concurrency: settings.concurrency,
         completed: options.completed?.get(split.name),
         onResult: options.onResult,
@@ -104,6 +105,7 @@ async function loadSuite(suite: BenchSuite, settings: BenchRunSettings, many: bo
       tools: settings.tools,
       libraryMode: settings.libraryMode,
       unmappable: settings.unmappable,
+      examples: settings.examples,
     })
   } catch (error) {
     if (!many || !isToolselError(error)) throw error

@@ -4,6 +4,8 @@
  * @module
  */
 import type { Config } from '../config/schema.ts'
+import { ExampleSet } from '../examples/example-set.ts'
+import type { UsageExample } from '../examples/usage-example.ts'
 import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
@@ -20,7 +22,10 @@ import {
 import { lexicalFilter, toolContentText } from './metrics/lexical-filter.ts'
 import { queryMetrics } from './metrics/query-metrics.ts'
 import { queryReport, roundMetrics } from './query-report.ts'
-import type { BenchSplit } from './suites/bench-suite.ts'
+import type { BenchSplit, ExamplesMode } from './suites/bench-suite.ts'
+
+/** Folds of the k-fold example protocol for splits without a training split. */
+export const EXAMPLE_FOLDS = 5
 
 export interface SplitRunOptions {
   runner: CaseRunner
@@ -31,6 +36,8 @@ export interface SplitRunOptions {
   compact: boolean
   /** `--library`: evaluate against this index instead of the split's own library. */
   swap?: { file: string; indexed: IndexedLibrary }
+  /** `train`: give the library usage examples (the split's training set, else k-fold). */
+  examples?: ExamplesMode
   /** Called after each query. */
   onQuery?: () => void
   /** Queries run at once. Default 1. */
@@ -60,9 +67,25 @@ export interface SplitRun {
 export async function runSplit(split: BenchSplit, options: SplitRunOptions): Promise<SplitRun> {
   const cases = options.limit === undefined ? split.cases : split.cases.slice(0, options.limit)
   const indexStarted = performance.now()
+  const plan = examplePlan(split, options.examples ?? 'none')
+  const baseTools = options.swap?.indexed.library.tools ?? split.tools
+  const baseName = options.swap ? 'swap' : split.name
+  // One library per fold (a single one without k-fold): built on first use.
+  const libraries = new Map<number, Promise<IndexedLibrary>>()
+  const libraryOfFold = (fold: number): Promise<IndexedLibrary> => {
+    let indexed = libraries.get(fold)
+    if (indexed === undefined) {
+      const examples = plan?.examplesFor(fold)
+      indexed =
+        options.swap && examples === undefined
+          ? Promise.resolve(options.swap.indexed)
+          : indexTools(baseName, baseTools, options.config, examples)
+      libraries.set(fold, indexed)
+    }
+    return indexed
+  }
   // Closed mode still indexes the split's union: it names the components and the match keys.
-  const shared =
-    options.swap?.indexed ?? (await indexTools(split.name, split.tools, options.config))
+  const shared = await libraryOfFold(0)
   let indexMs = performance.now() - indexStarted
   const keyOf = createKeyOf(split, options.swap?.indexed.library.tools)
   const textOf = createTextOf(split.tools)
@@ -71,13 +94,19 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   let queriesWithGoldMissing = 0
 
   const runStarted = performance.now()
-  const runCase = async (benchCase: BenchCase): Promise<CaseResult> => {
-    let target = shared
+  const runCase = async (benchCase: BenchCase, position: number): Promise<CaseResult> => {
+    const fold = plan?.foldOf(position) ?? 0
+    const started = performance.now()
+    let target = await libraryOfFold(fold)
     if (benchCase.library && !options.swap) {
-      const started = performance.now()
-      target = await indexTools(`${split.name}.${benchCase.id}`, benchCase.library, options.config)
-      indexMs += performance.now() - started
+      target = await indexTools(
+        `${split.name}.${benchCase.id}`,
+        benchCase.library,
+        options.config,
+        plan?.examplesFor(fold),
+      )
     }
+    indexMs += performance.now() - started
     const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)
     const goldKeys = unique(benchCase.gold.map(keyOf))
     const filteredGold = lexicalFilter(benchCase.instruction, benchCase.gold, textOf)
@@ -113,7 +142,7 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
       limit(async () => {
         const key = caseKey(index, benchCase.id)
         const resumed = options.completed?.get(key)
-        const result = resumed ?? (await runCase(benchCase))
+        const result = resumed ?? (await runCase(benchCase, index))
         if (!resumed) options.onResult?.({ split: split.name, key, ...result })
         options.onQuery?.()
         return result
@@ -134,7 +163,7 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   const report: SplitReport = {
     name: split.name,
     files: split.files,
-    notes: split.notes,
+    notes: plan && split.training ? [...split.notes, ...split.training.notes] : split.notes,
     stats: split.stats,
     library: {
       name: shared.library.name,
@@ -145,6 +174,17 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
       matchBy: split.matchKey ? 'api_call' : 'id',
     },
     components: options.runner.components(shared),
+    ...(plan && {
+      examples: {
+        source: plan.source,
+        counts: await Promise.all(
+          [...libraries.keys()]
+            .sort((a, b) => a - b)
+            .map(async (fold) => (await libraries.get(fold)!).examples?.set.size ?? 0),
+        ),
+        ...(plan.folds > 1 && { folds: plan.folds }),
+      },
+    }),
     metrics: aggregateMetrics(scored),
     latency: summarizeLatency(scored),
     timings: { indexMs: Math.round(indexMs), runMs: Math.round(runMs) },
@@ -159,8 +199,60 @@ export function benchLibraryName(name: string): string {
   return safe.length <= 64 ? safe : safe.slice(0, 64)
 }
 
-async function indexTools(name: string, tools: readonly Tool[], config: Config) {
-  return buildIndexedLibrary(new ToolLibrary(benchLibraryName(name), tools), config)
+async function indexTools(
+  name: string,
+  tools: readonly Tool[],
+  config: Config,
+  examples?: readonly UsageExample[],
+) {
+  const library = new ToolLibrary(benchLibraryName(name), tools)
+  if (examples === undefined) return buildIndexedLibrary(library, config)
+  // Only the examples' tools this library has (a swapped-in or closed-mode library is smaller).
+  const usable = examples.flatMap((example) => {
+    const ids = example.tools.filter((id) => library.has(id))
+    return ids.length === 0 ? [] : [{ instruction: example.instruction, tools: ids }]
+  })
+  const set = ExampleSet.of(usable, { cap: config.library.maxExamples })
+  return buildIndexedLibrary(library, config, { examples: set })
+}
+
+interface ExamplePlan {
+  source: string
+  folds: number
+  /** The fold a query (by position) is evaluated in. */
+  foldOf(position: number): number
+  /** The usage examples the library of `fold` gets: never one from that fold. */
+  examplesFor(fold: number): UsageExample[]
+}
+
+/**
+ * Where a split's usage examples come from under `--examples train`: its suite's training split
+ * (one library for every query), else k-fold by query position (query i is in fold i mod k, and
+ * its library holds the examples of the other folds).
+ */
+function examplePlan(split: BenchSplit, mode: ExamplesMode): ExamplePlan | undefined {
+  if (mode === 'none') return undefined
+  if (split.training) {
+    const { examples, source } = split.training
+    return { source, folds: 1, foldOf: () => 0, examplesFor: () => examples }
+  }
+  const folds = EXAMPLE_FOLDS
+  const byFold = new Map<number, UsageExample[]>()
+  return {
+    source: `${folds}-fold by query: each query's library holds the other folds' queries and gold`,
+    folds,
+    foldOf: (position) => position % folds,
+    examplesFor(fold) {
+      let examples = byFold.get(fold)
+      if (examples === undefined) {
+        examples = split.cases
+          .filter((_, position) => position % folds !== fold)
+          .map((benchCase) => ({ instruction: benchCase.instruction, tools: benchCase.gold }))
+        byFold.set(fold, examples)
+      }
+      return examples
+    },
+  }
 }
 
 /** Tool id → match key (the id itself unless the split matches by an equivalence, e.g. api_call). */

@@ -10,6 +10,7 @@ import { renderSummary, writeReport } from '../bench/report/index.ts'
 import { runBench } from '../bench/run-bench.ts'
 import { openRunProgress } from '../bench/run-progress.ts'
 import {
+  EXAMPLES_MODES,
   LIBRARY_MODES,
   SUITES,
   type LibraryMode,
@@ -41,6 +42,10 @@ Options:
   --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default), corpus
   --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or keep
   --library <file>          Evaluate against this tool library instead (library swap; missing gold = misses)
+  --examples <none|train>   train: each library gets usage examples from its suite's training split
+                            (ToolBench G3: ToolPlanner train minus the test queries; ToolLens: its
+                            train qrels; other suites: 5-fold by query, never from the evaluated
+                            fold). Default none
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
   --selector <id>           top1 | llm:<model> (default top1)
@@ -66,6 +71,7 @@ const OPTIONS = {
   'library-mode': { type: 'string' },
   unmappable: { type: 'string' },
   library: { type: 'string' },
+  examples: { type: 'string' },
   baseline: { type: 'string' },
   planner: { type: 'string' },
   selector: { type: 'string' },
@@ -127,6 +133,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     tau: config.retrieve.bm25.tau,
     limit: positiveInteger(values.limit, 'limit'),
     swapLibrary: values.library,
+    examples: oneOf(values.examples, EXAMPLES_MODES, 'examples') ?? 'none',
     compact: values.compact ?? false,
     queryTimeoutMs: positiveInteger(values['query-timeout'], 'query-timeout'),
     concurrency: positiveInteger(values.concurrency, 'concurrency') ?? 1,

@@ -8,8 +8,13 @@ import {
   type ImportSummary,
   type OnDuplicate,
 } from '../library/importers/index.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
+import { readFile } from 'node:fs/promises'
+import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
+import { ExampleSet } from '../examples/example-set.ts'
+import { assertKnownTools, parseExamplesText } from '../examples/usage-example.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import { readStoredExamples } from '../store/examples-part.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import { saveIndexedLibrary } from '../store/index-store.ts'
 import {
@@ -25,7 +30,7 @@ import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import { libraryNameFromPath } from '../service/load-libraries.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [--examples <file>] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
@@ -48,6 +53,10 @@ Options:
   --dense-index <kind>   hnsw (approximate, fast at any size) or flat (exact) (default hnsw)
   --device <device>      cpu or cuda, for onnx:<dir> embedders; cuda falls back to cpu with a
                          warning when unavailable (default cpu, env TOOLSEL_DEVICE)
+  --examples <file>      Usage examples of the library, JSON Lines (or a JSON array) of
+                         {"instruction": "...", "tools": ["<tool id>", ...]}; they replace the
+                         index's current ones. Without it a rebuild keeps the current examples
+                         (minus tool ids the new tools lack). Unknown tool ids are refused.
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -60,6 +69,7 @@ const OPTIONS = {
   embedder: { type: 'string' },
   'dense-index': { type: 'string' },
   device: { type: 'string' },
+  examples: { type: 'string' },
 } as const
 
 export async function indexCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -113,16 +123,22 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   )
   io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
 
+  const previousIndexDir = join(config.library.indexDir, name)
+  const examples = await libraryExamples(values.examples, previousIndexDir, library, config, io)
   const progress = createProgress(`Indexing ${name}`)
   const indexed = await buildIndexedLibrary(library, config, {
     source: { path: resolve(path), format: imported.format },
     onProgress: ({ stage, done, total }) => progress.update(done, total, stage),
-    previousIndexDir: join(config.library.indexDir, name),
+    previousIndexDir,
     logger,
+    examples,
   })
   const dir = await saveIndexedLibrary(config.library.indexDir, indexed)
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
-  progress.done(`${library.size} tools written to ${dir} (retrievers: ${retrievers.join(', ')})`)
+  const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
+  progress.done(
+    `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
+  )
   return 0
 }
 
@@ -166,4 +182,45 @@ function describeImport(summary: ImportSummary): string {
   if (listed < total)
     lines.push(`  … (${total - listed} more; PUT /v1/libraries returns up to 200 of each)`)
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`
+}
+
+/** `--examples <file>` (replacing the index's examples), else the current index's, pruned. */
+async function libraryExamples(
+  file: string | undefined,
+  previousIndexDir: string,
+  library: ToolLibrary,
+  config: Config,
+  io: CommandIO,
+): Promise<ExampleSet | undefined> {
+  const cap = config.library.maxExamples
+  const previous = await readStoredExamples(previousIndexDir)
+  if (file === undefined) {
+    if (previous === undefined) return undefined
+    const pruned = previous.prune((id) => library.has(id))
+    if (pruned.removedToolIds.length > 0) {
+      io.stderr(
+        `Kept the index's usage examples without ${pruned.removedToolIds.length} tool id(s) the new tools lack; ${pruned.droppedExamples} example(s) left without a tool were dropped.\n`,
+      )
+    }
+    return pruned.set.withCap(cap)
+  }
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read --examples file "${file}": ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    )
+  }
+  const examples = parseExamplesText(text, file)
+  assertKnownTools(library.name, examples, (id) => library.has(id))
+  const set = ExampleSet.of(examples, { cap, version: (previous?.version ?? 0) + 1 })
+  io.stderr(
+    `Read ${examples.length} usage examples from ${file} (${set.size} kept: duplicates removed${examples.length > cap ? `, the newest ${cap} kept` : ''})\n`,
+  )
+  return set
 }

@@ -129,6 +129,12 @@ const LibrarySchema = z
     indexDir: z.string().default('indexes'),
     /** Load every index found in `indexDir` at start, not only the default one. Default true. */
     loadAll: z.boolean().default(true),
+    /**
+     * Usage examples kept per library (`toolsel index --examples`, `POST
+     * /v1/libraries/:library/examples`, `POST /v1/feedback`); beyond it the oldest are dropped.
+     * Default 20,000 (a few MB of memory). Sensible 1,000-100,000.
+     */
+    maxExamples: z.number().int().positive().max(1_000_000).default(20_000),
   })
   .strict()
 
@@ -145,16 +151,33 @@ const Bm25Schema = z
     k1: z.number().positive().default(1.2),
     /** BM25 length normalisation, 0-1. Default 0.75. */
     b: z.number().min(0).max(1).default(0.75),
-    /** Relative weight of each indexed field. Defaults name 3, description 1, parameters 1, namespace 1. */
+    /**
+     * Relative weight of each indexed field. Defaults name 3, description 1, parameters 1,
+     * namespace 1, examples 0.5 (`examples`: the instructions of the library's usage examples that
+     * used the tool; empty without examples).
+     */
     fieldWeights: z
       .object({
         name: z.number().positive().default(3),
         description: z.number().positive().default(1),
         parameters: z.number().positive().default(1),
         namespace: z.number().positive().default(1),
+        examples: z.number().positive().default(0.5),
       })
       .strict()
-      .default({ name: 3, description: 1, parameters: 1, namespace: 1 }),
+      .default({ name: 3, description: 1, parameters: 1, namespace: 1, examples: 0.5 }),
+    /**
+     * Usage-example instructions per tool in its `examples` field, the newest kept: a tool used in
+     * thousands of examples would otherwise get a document so long that length normalisation
+     * drowns its name and description. Build time: applies when an index is (re)built. Default 32.
+     */
+    examplesPerTool: z.number().int().positive().max(10_000).default(32),
+    /**
+     * Usage examples a tool needs before its `examples` field is indexed. One example alone is an
+     * anecdote: where most tools have one each, a new tool without any would be outscored by
+     * other tools' wording. Build time. Default 2.
+     */
+    examplesMinPerTool: z.number().int().positive().max(10_000).default(2),
   })
   .strict()
 
@@ -405,6 +428,38 @@ const ModelsSchema = z
   })
   .strict()
 
+const ExamplesSchema = z
+  .object({
+    /**
+     * Use a library's usage examples as a nearest-example memory when selecting (their other use,
+     * the `examples` BM25 field, is set by `retrieve.bm25.fieldWeights.examples`). Default true.
+     */
+    memory: z.boolean().default(true),
+    /** Neighbours whose tool sets are voted on. Default 5. Sensible 1-20. */
+    neighbors: z.number().int().positive().max(100).default(5),
+    /**
+     * Cosine similarity (0-1) the closest example needs for the neighbours' tool set to be the
+     * answer. Default 0.4. Higher: fewer, safer memory answers; 1.01 turns the set answer off.
+     */
+    minSimilarity: z.number().min(0).max(1.01).default(0.4),
+    /**
+     * Neighbours that must name exactly the winning tool set, unless the closest example is at
+     * least `aloneSimilarity` alike: one past example alone is weak evidence. Default 2.
+     */
+    minAgreement: z.number().int().positive().max(100).default(2),
+    /** Similarity (0-1) at which the closest example decides alone (a near-paraphrase). Default 0.6. */
+    aloneSimilarity: z.number().min(0).max(1.01).default(0.6),
+    /**
+     * Weight of the memory vote when re-scoring each step's candidates (`score × (1 + weight ×
+     * vote)`); 0 turns it off. Default 0 (it moved exact match by under a point on held-out
+     * training queries). Sensible 0-5.
+     */
+    voteWeight: z.number().min(0).max(100).default(0),
+    /** Neighbours that vote when re-scoring. Default 10. Sensible 5-50. */
+    voteNeighbors: z.number().int().positive().max(100).default(10),
+  })
+  .strict()
+
 const BenchSchema = z
   .object({
     /** Root of the benchmark data (see ../shared/data/README.md). Default `../shared/data`. */
@@ -529,6 +584,8 @@ export const ConfigSchema = z
     plan: PlanSchema.default(PlanSchema.parse({})),
     rerank: RerankSchema.default(RerankSchema.parse({})),
     select: SelectSchema.default(SelectSchema.parse({})),
+    /** How selection uses a library's usage examples (see README, "Usage examples"). */
+    examples: ExamplesSchema.default(ExamplesSchema.parse({})),
     models: ModelsSchema.default(ModelsSchema.parse({})),
     bench: BenchSchema.default(BenchSchema.parse({})),
     log: LogSchema.default(LogSchema.parse({})),
@@ -539,6 +596,7 @@ export const ConfigSchema = z
 
 export type Config = z.infer<typeof ConfigSchema>
 export type DenseConfig = Config['retrieve']['dense']
+export type ExamplesConfig = Config['examples']
 export type HybridConfig = Config['retrieve']['hybrid']
 /** Which retrievers a build makes: `bm25` only, `dense` (+ dense), `hybrid` (+ dense + hybrid). */
 export type BuildRetriever = Config['retrieve']['build']

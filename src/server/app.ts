@@ -9,6 +9,7 @@ import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
+import type { AppEnv } from './app-env.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
 import { cors } from 'hono/cors'
 import { ApiKeys } from './auth/api-keys.ts'
@@ -32,7 +33,7 @@ export interface AppOptions {
   gateway?: McpGateway
 }
 
-export type AppEnv = { Variables: TimeoutEnv['Variables'] & AuthEnv['Variables'] }
+export type { AppEnv } from './app-env.ts'
 
 export function createApp(service: ToolselService, options: AppOptions = {}): Hono<AppEnv> {
   const { server } = service.config
@@ -113,8 +114,12 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
     '/v1/*',
     requestTimeout({
       timeoutMs: server.requestTimeoutMs,
+      // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
       timeoutFor: (method, path) =>
-        method === 'PUT' && path.startsWith('/v1/libraries/') ? server.buildTimeoutMs : undefined,
+        (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
+        (method === 'POST' && (path.endsWith('/examples') || path === '/v1/feedback'))
+          ? server.buildTimeoutMs
+          : undefined,
     }),
   )
   app.route('/v1', selectRoutes(service, schemas))

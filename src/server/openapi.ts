@@ -50,6 +50,14 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: ok(RESPONSE_SCHEMAS.searchTools), ...errors(400, 404, 413, 503, 504) },
         },
       },
+      '/v1/feedback': {
+        post: {
+          summary:
+            'Record the tools an agent really called for an instruction; stored as a usage example of the library',
+          requestBody: { required: true, content: json(schemas.feedback) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
+        },
+      },
       '/v1/rewards/planner': {
         post: {
           summary:
@@ -87,6 +95,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
             name,
             in: 'query',
             required: false,
+            ...(schema.description ? { description: schema.description } : {}),
             schema: z.toJSONSchema(schema),
           })),
           requestBody: {
@@ -107,6 +116,15 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         delete: {
           summary: 'Delete a library',
           responses: { 204: { description: 'Deleted' }, ...errors(400, 404) },
+        },
+      },
+      '/v1/libraries/{library}/examples': {
+        parameters: [libraryParameter],
+        post: {
+          summary:
+            'Add usage examples {instruction, tools}: stored with the index (atomic, versioned, capped, de-duplicated), used as BM25 expansion and nearest-example memory',
+          requestBody: { required: true, content: json(schemas.addExamples) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
         },
       },
       '/v1/libraries/{library}/tools/{id}': {

@@ -12,7 +12,11 @@ import {
   type ImportFormat,
   type OnDuplicate,
 } from '../library/importers/index.ts'
+import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { pipelineOptionFields, RETRIEVER_KIND } from '../service/request-fields.ts'
+
+/** Most usage examples one request may add. */
+export const MAX_EXAMPLES_PER_REQUEST = 10_000
 
 const LIBRARY_NAME = z
   .string()
@@ -128,6 +132,35 @@ export function createRequestSchemas(config: Config) {
       })
       .strict(),
     libraryParam: z.object({ library: LIBRARY_NAME }),
+    addExamples: z
+      .object({
+        examples: z
+          .array(UsageExampleSchema)
+          .min(1)
+          .max(MAX_EXAMPLES_PER_REQUEST)
+          .describe(
+            `Usage examples to add, 1-${MAX_EXAMPLES_PER_REQUEST}: {instruction, tools: [tool ids]}. Unknown tool ids are refused (400 naming them); duplicates (same instruction ignoring case and spacing, same tools) are skipped; beyond library.maxExamples (${config.library.maxExamples}) the oldest are dropped.`,
+          ),
+      })
+      .strict(),
+    feedback: z
+      .object({
+        instruction: z
+          .string()
+          .trim()
+          .min(1)
+          .max(maxInstructionChars)
+          .describe('The instruction the agent worked on.'),
+        library: LIBRARY_NAME.optional().describe(
+          'Library the tools are from. Default: the service default.',
+        ),
+        used: z
+          .array(z.string().min(1).max(500))
+          .min(1)
+          .max(64)
+          .describe('Ids of the tools the agent really called for it (1-64).'),
+      })
+      .strict(),
     putLibraryQuery: z
       .object({
         format: z
@@ -151,6 +184,12 @@ export function createRequestSchemas(config: Config) {
         retriever: RETRIEVER_KIND.optional().describe(
           `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
         ),
+        examples: z
+          .enum(['keep', 'drop'])
+          .optional()
+          .describe(
+            "The library's usage examples: keep (default; tool ids the new tools lack are removed from them, examples left without a tool are dropped) or drop.",
+          ),
       })
       .strict(),
   }
@@ -208,6 +247,12 @@ export const RESPONSE_SCHEMAS = {
       fallbacks: z.array(z.record(z.string(), z.unknown())),
     }),
     usage: UsageSchema,
+    examples: z
+      .object({ similarity: z.number(), applied: z.boolean() })
+      .optional()
+      .describe(
+        "Present when the library has usage examples: the closest example's similarity (0-1) and whether the nearest examples' tool set was taken as the answer.",
+      ),
   }),
   searchTools: z.object({
     library: z.string(),
@@ -257,6 +302,15 @@ export const RESPONSE_SCHEMAS = {
     defaultRetriever: z.string(),
     persisted: z.boolean(),
     isDefault: z.boolean(),
+    examples: z.object({ count: z.number(), version: z.number(), cap: z.number() }),
+  }),
+  addExamples: z.object({
+    library: z.string(),
+    added: z.number().describe('New examples added.'),
+    duplicates: z.number().describe('Examples the library already had (skipped).'),
+    evicted: z.number().describe('Oldest examples dropped to stay within library.maxExamples.'),
+    examples: z.number().describe('Examples the library holds now.'),
+    version: z.number().describe("The examples' version (+1 on every change)."),
   }),
   components: z.object({
     planners: ComponentRegistrySchema,

@@ -8,6 +8,8 @@
 import type { Components } from '../components.ts'
 import type { Config } from '../config/schema.ts'
 import type { Planner, Reranker, Retriever, Selector } from '../contracts.ts'
+import { exampleMemoryFor } from '../examples/memory-selection.ts'
+import type { SelectToolsOptions } from '../pipeline.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import { resolveRetriever } from '../store/indexed-library.ts'
 
@@ -44,6 +46,12 @@ export interface ResolvedRequest extends ResolvedRetrieval {
   planner: Planner
   reranker: Reranker
   selector: Selector
+  /**
+   * The library's nearest-example memory (`examples` settings), when the library has usage
+   * examples and `examples.memory` is on. An MCP scoped view has none: it could name tools
+   * outside the scope.
+   */
+  examples: SelectToolsOptions['examples']
 }
 
 export interface ResolveDefaults {
@@ -56,12 +64,13 @@ export function resolveRequest(
   indexed: IndexedLibrary,
   defaults: ResolveDefaults,
 ): ResolvedRequest {
-  const { components } = defaults
+  const { components, config } = defaults
   return {
     ...resolveRetrieval(request, indexed, defaults),
     planner: components.planner(request.planner),
     reranker: components.reranker(request.reranker),
     selector: components.selector(request.selector),
+    examples: exampleMemoryFor(indexed.examples, config.examples),
   }
 }
 

@@ -18,6 +18,8 @@ import {
 import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
+import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
+import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
@@ -68,6 +70,16 @@ export interface LibrarySummary {
   defaultRetriever: string
   persisted: boolean
   isDefault: boolean
+  /** The library's usage examples: how many, their version (+1 per change) and the cap. */
+  examples: { count: number; version: number; cap: number }
+}
+
+export interface AddExamplesResult extends ExampleSetChange {
+  library: string
+  /** Examples the library holds now. */
+  examples: number
+  /** The examples' version after this call (unchanged when nothing was added). */
+  version: number
 }
 
 /**
@@ -196,7 +208,62 @@ export class ToolselService {
       defaultRetriever: indexed.manifest.defaultRetriever,
       persisted: indexed.dir !== undefined,
       isDefault: indexed.library.name === this.defaultLibraryName,
+      examples: {
+        count: indexed.examples?.set.size ?? 0,
+        version: indexed.examples?.set.version ?? 0,
+        cap: indexed.examples?.set.cap ?? this.config.library.maxExamples,
+      },
     }))
+  }
+
+  /**
+   * Adds usage examples to a library (`POST /v1/libraries/:library/examples`, and one at a time
+   * from `POST /v1/feedback`): unknown tool ids are refused (INVALID_INPUT names them), duplicates
+   * skipped, the oldest dropped beyond `library.maxExamples`. When something was added, the index
+   * is rebuilt with them, saved atomically under `library.indexDir` (a library loaded from a tool
+   * file becomes a saved index, so its examples survive restarts) and swapped in.
+   */
+  async addExamples(
+    name: string,
+    examples: readonly UsageExample[],
+    options: { signal?: AbortSignal } = {},
+  ): Promise<AddExamplesResult> {
+    assertLibraryName(name)
+    return this.#serialise(name, async () => {
+      const indexed = this.libraries.require(name)
+      assertKnownTools(name, examples, (id) => indexed.library.has(id))
+      const current = (indexed.examples?.set ?? ExampleSet.empty()).withCap(
+        this.config.library.maxExamples,
+      )
+      const { set, change } = current.with(examples)
+      const result = (version: number, count: number) => ({
+        library: name,
+        ...change,
+        examples: count,
+        version,
+      })
+      if (set === current && (current === indexed.examples?.set || current.size === 0)) {
+        return result(set.version, set.size)
+      }
+      const rebuilt = await buildIndexedLibrary(indexed.library, this.config, {
+        source: indexed.manifest.source,
+        retriever: buildKindOf(indexed),
+        previousIndexDir: indexed.dir ?? join(this.config.library.indexDir, name),
+        logger: this.logger,
+        signal: options.signal,
+        examples: set,
+      })
+      const dir = await saveIndexedLibrary(this.config.library.indexDir, rebuilt)
+      this.libraries.set({ ...rebuilt, dir })
+      this.logger.info(`Library "${name}": usage examples updated`, {
+        added: change.added,
+        duplicates: change.duplicates,
+        evicted: change.evicted,
+        examples: set.size,
+        version: set.version,
+      })
+      return result(set.version, set.size)
+    })
   }
 
   /**
@@ -215,6 +282,11 @@ export class ToolselService {
       onDuplicate?: OnDuplicate
       /** Retrievers to build: `bm25`, `dense` or `hybrid`. Default `retrieve.build`. */
       retriever?: BuildRetriever
+      /**
+       * The library's usage examples: `keep` (default) carries the current ones over, without the
+       * tool ids the new tools lack (examples left with no tool are dropped); `drop` clears them.
+       */
+      examples?: 'keep' | 'drop'
       signal?: AbortSignal
       /**
        * Called just before the new index is committed (renamed into place, then served); throw
@@ -238,6 +310,26 @@ export class ToolselService {
         onDuplicate: options.onDuplicate,
       })
       const library = new ToolLibrary(name, imported.tools)
+      const warnings = [...imported.warnings]
+      const previous = this.libraries.get(name)?.examples?.set
+      let examples: ExampleSet | undefined
+      if (previous && previous.version > 0) {
+        if (options.examples === 'drop')
+          examples = ExampleSet.of([], {
+            cap: this.config.library.maxExamples,
+            version: previous.version + 1,
+          })
+        else {
+          const pruned = previous.prune((id) => library.has(id))
+          examples = pruned.set.withCap(this.config.library.maxExamples)
+          if (pruned.removedToolIds.length > 0) {
+            const shown = pruned.removedToolIds.slice(0, 10).join(', ')
+            warnings.push(
+              `Usage examples: ${pruned.removedToolIds.length} tool id(s) the new tools lack were removed from them (${shown}${pruned.removedToolIds.length > 10 ? ', …' : ''}); ${pruned.droppedExamples} example(s) left without a tool were dropped.`,
+            )
+          }
+        }
+      }
       const indexed = await buildIndexedLibrary(library, this.config, {
         source: { format: imported.format },
         signal: options.signal,
@@ -245,6 +337,7 @@ export class ToolselService {
         // The index being replaced: its embedding cache spares re-embedding unchanged tools.
         previousIndexDir: join(this.config.library.indexDir, name),
         logger: this.logger,
+        examples,
       })
       throwIfAborted(options.signal)
       const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed, {
@@ -259,7 +352,7 @@ export class ToolselService {
         tools: library.size,
       })
       const summary = this.listLibraries().find((entry) => entry.name === name)!
-      return { summary, created, warnings: imported.warnings, import: summarizeImport(imported) }
+      return { summary, created, warnings, import: summarizeImport(imported) }
     })
   }
 
@@ -288,4 +381,11 @@ export class ToolselService {
     })
     return next
   }
+}
+
+/** What a rebuild of `indexed` builds: the retrievers it has (`hybrid` ⊃ `dense` ⊃ `bm25`). */
+function buildKindOf(indexed: IndexedLibrary): BuildRetriever {
+  if (indexed.retrievers.has('hybrid')) return 'hybrid'
+  if (indexed.retrievers.has('dense')) return 'dense'
+  return 'bm25'
 }

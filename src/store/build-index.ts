@@ -9,6 +9,10 @@ import { throwIfAborted } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
+import type { ExampleSet } from '../examples/example-set.ts'
+import { createLibraryExamples } from '../examples/library-examples.ts'
+import { assertKnownTools } from '../examples/usage-example.ts'
+import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import { withRequirements } from './kinds/index.ts'
 import { INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
@@ -39,6 +43,12 @@ export interface BuildIndexOptions {
   embedder?: EmbeddingModel
   /** Receives warnings (e.g. an embedder's CUDA → CPU fallback). */
   logger?: Logger
+  /**
+   * The library's usage examples: stored with the index, indexed by the bm25 kind as each tool's
+   * expansion document and served as the nearest-example memory. Every tool id must be in the
+   * library (INVALID_INPUT names the unknown ones).
+   */
+  examples?: ExampleSet
 }
 
 export async function buildIndexedLibrary(
@@ -46,6 +56,8 @@ export async function buildIndexedLibrary(
   config: Config,
   options: BuildIndexOptions = {},
 ): Promise<IndexedLibrary> {
+  const examples = options.examples
+  if (examples) assertKnownTools(library.name, examples.examples, (id) => library.has(id))
   const wanted = options.retriever ?? config.retrieve.build
   const kinds = withRequirements([wanted])
   const retrievers = new Map<string, Retriever>()
@@ -60,6 +72,7 @@ export async function buildIndexedLibrary(
       logger: options.logger ?? SILENT_LOGGER,
       onProgress: (done, total) => options.onProgress?.({ stage: kind.name, done, total }),
       signal: options.signal,
+      examples,
     })
     throwIfAborted(options.signal)
     retrievers.set(kind.name, built.retriever)
@@ -75,6 +88,9 @@ export async function buildIndexedLibrary(
     toolsFile: TOOLS_FILE,
     defaultRetriever: wanted,
     retrievers: entries as IndexManifest['retrievers'],
+    ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
   }
-  return { library, manifest, retrievers }
+  const libraryExamples =
+    examples && examples.version > 0 ? createLibraryExamples(examples) : undefined
+  return { library, manifest, retrievers, ...(libraryExamples && { examples: libraryExamples }) }
 }

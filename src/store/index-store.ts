@@ -26,6 +26,7 @@ import {
   MANIFEST_FILE,
   type IndexManifest,
 } from './manifest.ts'
+import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 
 export interface SaveOptions {
@@ -61,6 +62,7 @@ export async function saveIndexedLibrary(
       }
       await RETRIEVER_KINDS[name]?.save?.(retriever, entry, temporary)
     }
+    await saveExamples(indexed, temporary)
     // The manifest goes last: a directory without one is never mistaken for an index.
     await writeFile(
       join(temporary, MANIFEST_FILE),
@@ -164,7 +166,8 @@ export async function loadIndexedLibrary(
     const context = { dir, manifest, entry, library, config, retrievers, logger: options.logger }
     retrievers.set(kind.name, await kind.load(context))
   }
-  return { library, manifest, retrievers, dir }
+  const examples = await loadExamples(dir, manifest, library)
+  return { library, manifest, retrievers, dir, ...(examples && { examples }) }
 }
 
 async function readManifest(dir: string): Promise<IndexManifest> {

@@ -3,6 +3,7 @@
  * @module
  */
 import { ToolselError } from '../errors.ts'
+import type { LibraryExamples } from '../examples/library-examples.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { Retriever } from '../contracts.ts'
 import { requireRetrieverKind } from './kinds/index.ts'
@@ -15,6 +16,11 @@ export interface IndexedLibrary {
   readonly retrievers: ReadonlyMap<string, Retriever>
   /** The directory it was loaded from, or `undefined` for a library held only in memory. */
   readonly dir?: string
+  /**
+   * The library's usage examples and their nearest-example memory; absent when it has none.
+   * Its BM25 index was built with them (the `examples` expansion field).
+   */
+  readonly examples?: LibraryExamples
 }
 
 /**

@@ -15,7 +15,24 @@ export const Bm25ManifestSchema = z.object({
   b: z.number(),
   fieldWeights: z.record(z.string(), z.number()),
   file: z.string(),
+  /** The expansion index from usage examples (`bm25-examples.json`), when the library has examples. */
+  examplesFile: z.string().optional(),
 })
+
+/** The usage examples stored with an index (`examples.jsonl`), when it has any. */
+export const ExamplesManifestSchema = z.object({
+  file: z.string(),
+  /** Examples in the file. */
+  count: z.number().int().nonnegative(),
+  /** 1 for the first examples, +1 on every change (add, prune after a library swap). */
+  version: z.number().int().nonnegative(),
+  /** The cap in force when the set was written (`library.maxExamples`). */
+  cap: z.number().int().positive(),
+  /** sha256 of the file's content, checked on load. */
+  contentHash: z.string(),
+})
+
+export type ExamplesManifest = z.infer<typeof ExamplesManifestSchema>
 
 export const IndexManifestSchema = z
   .object({
@@ -30,6 +47,8 @@ export const IndexManifestSchema = z
     toolsFile: z.string(),
     /** The retriever used when a request names none. */
     defaultRetriever: z.string(),
+    /** The library's usage examples; absent when it has none. */
+    examples: ExamplesManifestSchema.optional(),
     retrievers: z
       .object({
         bm25: Bm25ManifestSchema,
@@ -45,3 +64,5 @@ export type IndexManifest = z.infer<typeof IndexManifestSchema>
 export const MANIFEST_FILE = 'manifest.json'
 export const TOOLS_FILE = 'tools.jsonl'
 export const BM25_FILE = 'bm25.json'
+export const EXAMPLES_FILE = 'examples.jsonl'
+export const BM25_EXAMPLES_FILE = 'bm25-examples.json'

@@ -131,7 +131,10 @@ describe('route classification', () => {
             entry.method === method.toUpperCase() && accessFor(entry.method, honoPath) !== 'admin',
         )
         const access = accessFor(method.toUpperCase(), honoPath)
-        const writes = ['put', 'delete'].includes(method)
+        // POST routes that change state (usage examples, #10) are writes too.
+        const postWrites = ['/v1/feedback', '/v1/libraries/{library}/examples']
+        const writes =
+          ['put', 'delete'].includes(method) || (method === 'post' && postWrites.includes(path))
         expect(access, `${method} ${path}`).toBe(
           writes ? 'admin' : path.startsWith('/v1') ? 'read' : 'public',
         )

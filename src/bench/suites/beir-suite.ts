@@ -20,6 +20,8 @@ export interface BeirSuiteSpec {
   dir: string
   /** The qrels split read from `qrels/<split>.tsv`. Default `test`. */
   split?: string
+  /** The qrels split whose queries become usage examples under `--examples train`. */
+  trainSplit?: string
 }
 
 /**
@@ -77,13 +79,46 @@ export function createBeirSuite(spec: BeirSuiteSpec): BenchSuite {
         unmappable: options.unmappable,
       })
       const notes = [`library: ${corpusFile} (${tools.length} tools from corpus documents)`]
+      let training
+      if (options.examples === 'train' && spec.trainSplit) {
+        const trainFile = join(dir, 'qrels', `${spec.trainSplit}.tsv`)
+        const trainQrels = parseQrels(await readDataText(trainFile))
+        const examples = []
+        for (const [queryId, corpusIds] of trainQrels) {
+          const instruction = texts.get(queryId)
+          const ids = unique(corpusIds.flatMap((id) => toolOfCorpusId.get(id) ?? []))
+          if (instruction !== undefined && ids.length > 0 && !qrels.has(queryId))
+            examples.push({ instruction, tools: ids })
+        }
+        const testTexts = new Set(
+          kept.map((benchCase) => benchCase.instruction.trim().toLowerCase()),
+        )
+        const same = examples.filter((example) =>
+          testTexts.has(example.instruction.trim().toLowerCase()),
+        ).length
+        training = {
+          examples,
+          source: `qrels/${spec.trainSplit}.tsv (${trainFile})`,
+          notes: [
+            `training examples: ${examples.length} ${spec.trainSplit} queries of ${trainQrels.size}; ${same} of them have the text of a test query (the published split has them)`,
+          ],
+        }
+      }
       if (noText > 0)
         notes.push(`${noText} qrels queries have no text in queries.jsonl and are dropped`)
       const unmapped = unmappableNote(stats, options.unmappable)
       if (unmapped) notes.push(unmapped)
       return {
         splits: [
-          { name, files: [queriesFile, qrelsFile, corpusFile], tools, cases: kept, stats, notes },
+          {
+            name,
+            files: [queriesFile, qrelsFile, corpusFile],
+            tools,
+            cases: kept,
+            stats,
+            notes,
+            ...(training && { training }),
+          },
         ],
         skipped: [],
       }

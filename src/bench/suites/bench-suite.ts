@@ -5,6 +5,7 @@
  */
 import type { BenchCase } from '../bench-case.ts'
 import type { Tool } from '../../library/tool.ts'
+import type { UsageExample } from '../../examples/usage-example.ts'
 
 /** Where the library of a ToolBench split comes from (see the data README, section 1). */
 export type LibraryMode = 'closed' | 'union' | 'corpus'
@@ -18,6 +19,15 @@ export const LIBRARY_MODES: readonly LibraryMode[] = ['closed', 'union', 'corpus
  */
 export type UnmappableGold = 'drop' | 'keep'
 
+/**
+ * `--examples`: `none` (libraries without usage examples) or `train` (each split's library gets
+ * its suite's training split as usage examples, or, for a suite without one, the other folds of a
+ * k-fold split by query).
+ */
+export type ExamplesMode = 'none' | 'train'
+
+export const EXAMPLES_MODES: readonly ExamplesMode[] = ['none', 'train']
+
 export interface SuiteLoadOptions {
   /** Data root (the layout of shared/data). */
   dataDir: string
@@ -27,6 +37,8 @@ export interface SuiteLoadOptions {
   tools?: string
   libraryMode: LibraryMode
   unmappable: UnmappableGold
+  /** Load the suite's training examples (`train`). Default `none`. */
+  examples?: ExamplesMode
 }
 
 /** Counts an adapter reports so that nothing is dropped silently. */
@@ -59,6 +71,12 @@ export interface BenchSplit {
    * `api_call`, as Gorilla's own evaluation does. Tools with equal keys are interchangeable.
    */
   matchKey?: (tool: Tool) => string
+  /**
+   * Under `--examples train`, the suite's own training split as usage examples over this split's
+   * library (tool ids of `tools`). Absent when the suite has no training split: the runner then
+   * uses k-fold examples from the split's own queries.
+   */
+  training?: { examples: UsageExample[]; source: string; notes: string[] }
 }
 
 /** A split that could not be loaded, with why (missing files, no queries). */

@@ -16,6 +16,7 @@ const STABLE = 'toolbench/StableToolBench/solvable_queries/test_instruction'
 const EXAMPLE = 'toolbench/ToolBench/data_example/instruction'
 const GORILLA = 'gorilla/gorilla/data'
 const CRAFT = 'craft/CRAFT'
+const COARSE = 'toolbench/toolplanner/data/category/coarse_instruction'
 const TASKBENCH = 'taskbench/JARVIS/taskbench'
 
 const taskbench = (domain: string) =>
@@ -64,11 +65,21 @@ export const SUITES: readonly BenchSuite[] = [
       { name: 'data_example', file: `${EXAMPLE}/G3_query.json` },
     ],
     corpus: 'toolbench/COLT/datasets/ToolBenchG3/corpus.jsonl',
+    training: {
+      api: `${COARSE}/api_instruction_5000.json`,
+      tool: `${COARSE}/tool_instruction_5000.json`,
+      exclude: [
+        'toolbench/toolplanner/data/retrieval/G3_clear/test.json',
+        `${STABLE}/G3_instruction.json`,
+        `${EXAMPLE}/G3_query.json`,
+      ],
+    },
   }),
   createBeirSuite({
     name: 'toollens',
     description: 'ToolLens (COLT BEIR split over 464 ToolBench APIs), gold = qrels',
     dir: 'toollens/COLT/datasets/ToolLens',
+    trainSplit: 'train',
   }),
   createBeirSuite({
     name: 'toolbench-g3-colt',

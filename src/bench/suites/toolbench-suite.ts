@@ -20,6 +20,11 @@ import { finishSplit, unmappableNote } from './finish-split.ts'
 import { missingFiles, readJsonRecords } from './read-data-file.ts'
 import { createToolbenchCorpusMap } from './toolbench-corpus.ts'
 import { parseToolbenchQueries } from './toolbench-queries.ts'
+import {
+  loadToolplannerTraining,
+  normalizeText,
+  type ToolplannerTraining,
+} from './toolplanner-training.ts'
 
 export interface ToolbenchPart {
   /** The split's part name, e.g. `G1_instruction`. */
@@ -34,6 +39,12 @@ export interface ToolbenchGroup {
   parts: ToolbenchPart[]
   /** The default corpus of `--library-mode corpus`, under the data root. */
   corpus?: string
+  /**
+   * The training split used by `--examples train` (paths under the data root): ToolPlanner's
+   * coarse-instruction API and Tool files, minus every query whose id or text is in one of the
+   * `exclude` test files (and in the evaluated query files).
+   */
+  training?: { api: string; tool: string; exclude: string[] }
 }
 
 export function createToolbenchSuite(group: ToolbenchGroup): BenchSuite {
@@ -58,15 +69,83 @@ export function createToolbenchSuite(group: ToolbenchGroup): BenchSuite {
         }
         corpus = (await importToolsFromFile(corpusFile)).tools
       }
+      const training =
+        options.examples === 'train' && group.training
+          ? await loadTraining(group.training, options.dataDir, parts)
+          : undefined
       const splits: BenchSplit[] = []
       for (const part of parts) {
         const name = `${group.name}/${part.name}`
         const [missing] = await missingFiles([part.file])
         if (missing !== undefined) skipped.push({ name, reason: `not found: ${missing}` })
-        else splits.push(await loadPart(name, part.file, { ...options, corpus, corpusFile }))
+        else {
+          const split = await loadPart(name, part.file, { ...options, corpus, corpusFile })
+          if (training) split.training = mapTraining(training, split.tools)
+          splits.push(split)
+        }
       }
       return { splits, skipped }
     },
+  }
+}
+
+interface LoadedTraining {
+  data: ToolplannerTraining
+  files: string[]
+}
+
+/** The training split minus every query id and text of the test files (and the evaluated parts). */
+async function loadTraining(
+  spec: NonNullable<ToolbenchGroup['training']>,
+  dataDir: string,
+  parts: readonly ToolbenchPart[],
+): Promise<LoadedTraining> {
+  const api = join(dataDir, spec.api)
+  const tool = join(dataDir, spec.tool)
+  const missing = await missingFiles([api, tool])
+  if (missing.length > 0) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `--examples train needs the training files, which are missing: ${missing.join(', ')}.`,
+    )
+  }
+  const ids = new Set<string>()
+  const texts = new Set<string>()
+  const testFiles = [
+    ...spec.exclude.map((file) => join(dataDir, file)),
+    ...parts.map((part) => part.file),
+  ]
+  for (const file of new Set(testFiles)) {
+    if ((await missingFiles([file])).length > 0) continue
+    for (const query of parseToolbenchQueries(await readJsonRecords(file), file)) {
+      ids.add(query.id)
+      texts.add(normalizeText(query.query))
+    }
+  }
+  return { data: await loadToolplannerTraining({ api, tool }, { ids, texts }), files: [api, tool] }
+}
+
+/** Training examples over a split's tools: gold pairs mapped by standardized name; unmapped tools dropped. */
+function mapTraining(training: LoadedTraining, tools: readonly Tool[]): BenchSplit['training'] {
+  const map = createToolbenchCorpusMap(tools)
+  const ids = new Set(tools.map((tool) => tool.id))
+  let partial = 0
+  const examples = training.data.examples.flatMap((example) => {
+    const mapped = [
+      ...new Set(
+        example.pairs.map(([tool, api]) => map.resolve(tool, api)).filter((id) => ids.has(id)),
+      ),
+    ]
+    if (mapped.length > 0 && mapped.length < example.pairs.length) partial += 1
+    return mapped.length === 0 ? [] : [{ instruction: example.instruction, tools: mapped }]
+  })
+  const { records, excluded, unusable } = training.data
+  return {
+    examples,
+    source: `ToolPlanner coarse_instruction train (${training.files.join(', ')})`,
+    notes: [
+      `training examples: ${records} records, ${excluded} left out as test queries (id or text), ${unusable} unusable, ${examples.length} with a tool of this library (${partial} of them only partly)`,
+    ],
   }
 }
 

@@ -41,8 +41,11 @@ export interface Bm25Settings {
   k1: number
   /** Length normalisation, 0-1. */
   b: number
-  /** Relative weight of each field's term frequencies. */
-  fieldWeights: Record<Bm25Field, number>
+  /**
+   * Relative weight of each field's term frequencies. `examples` weighs the separate expansion
+   * index (usage examples' instructions, see `buildExpansionPostings`) against the tool fields.
+   */
+  fieldWeights: Record<Bm25Field, number> & { examples?: number }
 }
 
 export interface Bm25Postings {
@@ -68,10 +71,14 @@ const PADDING_PREFIX = '\u0000pad'
 const MIN_DOCUMENTS = 3
 const WEIGHT_PRECISION = 6
 
+/** The field of the expansion index's documents. */
+const EXPANSION_FIELD = 'examples'
+
 export function createBm25Engine(settings: Bm25Settings): WinkBm25Engine {
   const engine = createWinkEngine()
+  const { examples: _expansion, ...fieldWeights } = settings.fieldWeights
   engine.defineConfig({
-    fldWeights: settings.fieldWeights,
+    fldWeights: fieldWeights,
     bm25Params: { k1: settings.k1, b: settings.b, k: 1 },
   })
   engine.definePrepTasks([tokenize as (input: never) => unknown])
@@ -145,9 +152,49 @@ function* buildSteps(
   return postingsFromEngine(engine)
 }
 
+/**
+ * The expansion index: one document per tool (same order as `tools`) whose one field is the
+ * tool's expansion text (usage examples' instructions; empty for a tool without). Kept apart
+ * from the tool fields so that example words do not change the tool fields' IDF: in a small
+ * library every tool's examples share the common words, and a joint index would make those
+ * words worthless in names and descriptions too.
+ */
+export function buildExpansionPostings(
+  tools: readonly Tool[],
+  expansions: ReadonlyMap<string, string>,
+  settings: Bm25Settings,
+): Bm25Postings {
+  const engine = createExpansionEngine(settings)
+  for (const tool of tools)
+    engine.addDoc({ [EXPANSION_FIELD]: expansions.get(tool.id) ?? '' }, tool.id)
+  for (let padding = tools.length; padding < MIN_DOCUMENTS; padding += 1) {
+    engine.addDoc({ [EXPANSION_FIELD]: '' }, `${PADDING_PREFIX}${padding}`)
+  }
+  engine.consolidate(WEIGHT_PRECISION)
+  return postingsFromEngine(engine)
+}
+
+/** Reads an expansion index file (wink's export) into postings. */
+export function expansionPostingsFromWinkJson(json: string, settings: Bm25Settings): Bm25Postings {
+  return postingsFromEngineJson(createExpansionEngine(settings), json)
+}
+
+function createExpansionEngine(settings: Bm25Settings): WinkBm25Engine {
+  const engine = createWinkEngine()
+  engine.defineConfig({
+    fldWeights: { [EXPANSION_FIELD]: 1 },
+    bm25Params: { k1: settings.k1, b: settings.b, k: 1 },
+  })
+  engine.definePrepTasks([tokenize as (input: never) => unknown])
+  return engine
+}
+
 /** Reads wink's JSON export (an index file) into postings. */
 export function postingsFromWinkJson(json: string, settings: Bm25Settings): Bm25Postings {
-  const engine = createBm25Engine(settings)
+  return postingsFromEngineJson(createBm25Engine(settings), json)
+}
+
+function postingsFromEngineJson(engine: WinkBm25Engine, json: string): Bm25Postings {
   try {
     engine.importJSON(json)
   } catch (error) {

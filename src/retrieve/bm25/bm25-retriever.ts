@@ -8,13 +8,15 @@
  * same scores (a test checks this).
  * @module
  */
-import { throwIfAborted } from '../../errors.ts'
+import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
+  buildExpansionPostings,
   buildPostings,
   buildPostingsAsync,
   createBm25Engine,
+  expansionPostingsFromWinkJson,
   isPadding,
   postingsFromWinkJson,
   postingsToWinkJson,
@@ -31,6 +33,11 @@ export interface Bm25BuildOptions {
   /** Called every 1,000 tools and at the end with (done, total). */
   onProgress?: (done: number, total: number) => void
   signal?: AbortSignal
+  /**
+   * Tool id → text of its `examples` expansion field (usage examples' instructions); indexed
+   * when `settings.fieldWeights.examples` is set.
+   */
+  expansions?: ReadonlyMap<string, string>
 }
 
 /**
@@ -63,11 +70,25 @@ export class Bm25Retriever implements Retriever {
   readonly settings: Bm25Settings
   readonly queryOptions: Bm25QueryOptions
   readonly #index: Bm25Postings
+  /** The expansion index (usage examples' instructions per tool), same document order. */
+  readonly #expansion: Bm25Postings | undefined
 
-  private constructor(index: Bm25Postings, settings: Bm25Settings, queryOptions: Bm25QueryOptions) {
+  private constructor(
+    index: Bm25Postings,
+    settings: Bm25Settings,
+    queryOptions: Bm25QueryOptions,
+    expansion?: Bm25Postings,
+  ) {
+    if (expansion && !sameIds(index.ids, expansion.ids)) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        'The BM25 expansion index (usage examples) does not list the same tools as the BM25 index.',
+      )
+    }
     this.#index = index
     this.settings = settings
     this.queryOptions = queryOptions
+    this.#expansion = expansion
   }
 
   /** Default threshold when a call passes no `minScore` (the paper's tau). */
@@ -81,10 +102,14 @@ export class Bm25Retriever implements Retriever {
     settings: Bm25Settings,
     options: Bm25BuildOptions = {},
   ): Bm25Retriever {
+    const expansions = options.expansions
     return new Bm25Retriever(
       buildPostings(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
+      expansions && expansions.size > 0
+        ? buildExpansionPostings(tools, expansions, settings)
+        : undefined,
     )
   }
 
@@ -94,26 +119,50 @@ export class Bm25Retriever implements Retriever {
     settings: Bm25Settings,
     options: Bm25BuildOptions = {},
   ): Promise<Bm25Retriever> {
+    const expansions = options.expansions
     return new Bm25Retriever(
       await buildPostingsAsync(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
+      expansions && expansions.size > 0
+        ? buildExpansionPostings(tools, expansions, settings)
+        : undefined,
     )
   }
 
-  /** Restores an index written by `toJSON`, built with the same settings (the manifest checks that). */
-  static fromJSON(json: string, settings: Bm25Settings): Bm25Retriever {
-    return new Bm25Retriever(postingsFromWinkJson(json, settings), settings, DEFAULT_QUERY_OPTIONS)
+  /**
+   * Restores an index written by `toJSON` (and `expansionToJSON`), built with the same settings
+   * (the manifest checks that).
+   */
+  static fromJSON(json: string, settings: Bm25Settings, expansionJson?: string): Bm25Retriever {
+    return new Bm25Retriever(
+      postingsFromWinkJson(json, settings),
+      settings,
+      DEFAULT_QUERY_OPTIONS,
+      expansionJson === undefined
+        ? undefined
+        : expansionPostingsFromWinkJson(expansionJson, settings),
+    )
   }
 
   /** A retriever over the same index with other query-time options. */
   withQueryOptions(options: Partial<Bm25QueryOptions>): Bm25Retriever {
-    return new Bm25Retriever(this.#index, this.settings, { ...this.queryOptions, ...options })
+    return new Bm25Retriever(
+      this.#index,
+      this.settings,
+      { ...this.queryOptions, ...options },
+      this.#expansion,
+    )
   }
 
   /** The index in wink-bm25-text-search's export format. */
   toJSON(): string {
     return postingsToWinkJson(this.#index)
+  }
+
+  /** The expansion index in the same format, or undefined when the library has no usage examples. */
+  expansionToJSON(): string | undefined {
+    return this.#expansion && postingsToWinkJson(this.#expansion)
   }
 
   get size(): number {
@@ -134,26 +183,21 @@ export class Bm25Retriever implements Retriever {
     return this.search(text, options.k, options.minScore ?? this.defaultMinScore)
   }
 
-  /** Synchronous core of `retrieve`: candidates scoring above `minScore`, best first, at most `k`. */
+  /**
+   * Synchronous core of `retrieve`: candidates scoring above `minScore`, best first, at most `k`.
+   * With usage examples, a tool's score is its BM25 score plus `fieldWeights.examples` times the
+   * BM25 score of its expansion document.
+   */
   search(query: string, k: number, minScore: number): Candidate[] {
-    const { scores, seen, ids, termIndex, postingDocs, postingWeights } = this.#index
+    const { scores, seen, ids } = this.#index
     const touched: number[] = []
     const terms = tokenize(query)
     // Each term costs a walk over its postings: a query's first MAX_QUERY_TERMS terms are used.
     if (terms.length > MAX_QUERY_TERMS) terms.length = MAX_QUERY_TERMS
-    for (const term of terms) {
-      const termId = termIndex.get(term)
-      if (termId === undefined) continue
-      const docs = postingDocs[termId]
-      const weights = postingWeights[termId]
-      for (let index = 0; index < docs.length; index += 1) {
-        const doc = docs[index]
-        if (seen[doc] === 0) {
-          seen[doc] = 1
-          touched.push(doc)
-        }
-        scores[doc] += weights[index]
-      }
+    accumulate(this.#index, terms, 1, scores, seen, touched)
+    const expansionWeight = this.settings.fieldWeights.examples ?? 0
+    if (this.#expansion && expansionWeight > 0) {
+      accumulate(this.#expansion, terms, expansionWeight, scores, seen, touched)
     }
     const best = new TopK(k, (a, b) => ids[a] > ids[b])
     for (const doc of touched) {
@@ -164,4 +208,34 @@ export class Bm25Retriever implements Retriever {
     }
     return best.sorted().map(({ position, score }) => ({ id: ids[position], score }))
   }
+}
+
+/** Adds `weight` × each term's BM25 weights into `scores` (positions of `index`'s documents). */
+function accumulate(
+  index: Bm25Postings,
+  terms: readonly string[],
+  weight: number,
+  scores: Float64Array,
+  seen: Uint8Array,
+  touched: number[],
+): void {
+  const { termIndex, postingDocs, postingWeights } = index
+  for (const term of terms) {
+    const termId = termIndex.get(term)
+    if (termId === undefined) continue
+    const docs = postingDocs[termId]
+    const weights = postingWeights[termId]
+    for (let position = 0; position < docs.length; position += 1) {
+      const doc = docs[position]
+      if (seen[doc] === 0) {
+        seen[doc] = 1
+        touched.push(doc)
+      }
+      scores[doc] += weight * weights[position]
+    }
+  }
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, position) => id === b[position])
 }

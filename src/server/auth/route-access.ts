@@ -31,6 +31,8 @@ export const ROUTE_ACCESS: readonly RouteAccess[] = [
   { method: 'PUT', path: '/v1/libraries/:library', access: 'admin' },
   { method: 'DELETE', path: '/v1/libraries/:library', access: 'admin' },
   { method: 'POST', path: '/v1/libraries/:library/tools/batch', access: 'read' },
+  { method: 'POST', path: '/v1/libraries/:library/examples', access: 'admin' },
+  { method: 'POST', path: '/v1/feedback', access: 'admin' },
   { method: 'GET', path: '/v1/libraries/:library/tools/*', access: 'read' },
   { method: 'POST', path: '/v1/rewards/planner', access: 'read' },
   { method: 'POST', path: '/v1/rewards/selector', access: 'read' },

@@ -1,7 +1,7 @@
 /** Library management and schema loading: `/v1/libraries…`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { AppEnv } from '../app.ts'
+import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
@@ -77,13 +77,14 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       async (c) => {
         const { library } = c.req.valid('param')
         assertWritable(service, library)
-        const { format, namespace, retriever, onDuplicate } = c.req.valid('query')
+        const { format, namespace, retriever, onDuplicate, examples } = c.req.valid('query')
         const text = await c.req.text()
         const result = await service.putLibrary(library, text, {
           format,
           namespace,
           retriever,
           onDuplicate,
+          examples,
           signal: c.get('signal'),
           beforeCommit: () => {
             if (!c.get('commit')()) throwIfAborted(c.get('signal'))
@@ -100,6 +101,21 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       await service.deleteLibrary(c.req.valid('param').library)
       return c.body(null, 204)
     })
+    .post(
+      '/:library/examples',
+      pathParams(schemas.libraryParam),
+      requireJson,
+      jsonBody(schemas.addExamples),
+      async (c) => {
+        const { library } = c.req.valid('param')
+        assertLibraryAccess(principalOf(c), library)
+        assertWritable(service, library)
+        const result = await service.addExamples(library, c.req.valid('json').examples, {
+          signal: c.get('signal'),
+        })
+        return c.json(result)
+      },
+    )
     .post(
       '/:library/tools/batch',
       pathParams(schemas.libraryParam),

@@ -1,7 +1,7 @@
-/** `POST /v1/select-tools` and `POST /v1/search-tools`. */
+/** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import type { AppEnv } from '../app.ts'
+import type { AppEnv } from '../app-env.ts'
 import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
@@ -22,6 +22,15 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
             : { id, name, description, namespace },
         ),
       })
+    })
+    .post('/feedback', requireJson, jsonBody(schemas.feedback), async (c) => {
+      const { instruction, library, used } = c.req.valid('json')
+      const name = library ?? service.defaultLibraryName
+      assertLibraryAccess(principalOf(c), name)
+      const result = await service.addExamples(name, [{ instruction, tools: used }], {
+        signal: c.get('signal'),
+      })
+      return c.json(result)
     })
     .post('/search-tools', requireJson, jsonBody(schemas.searchTools), async (c) => {
       const request = c.req.valid('json')

@@ -14,7 +14,13 @@ import {
   type Bm25Settings,
 } from '../../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../../retrieve/bm25/tokenize.ts'
-import { BM25_FILE, Bm25ManifestSchema, type IndexManifest } from '../manifest.ts'
+import { exampleExpansions } from '../../examples/example-expansion.ts'
+import {
+  BM25_EXAMPLES_FILE,
+  BM25_FILE,
+  Bm25ManifestSchema,
+  type IndexManifest,
+} from '../manifest.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
 
 export function bm25Settings(config: Config): Bm25Settings {
@@ -33,21 +39,36 @@ export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
 
-  async build({ library, config, signal, onProgress }) {
+  async build({ library, config, signal, onProgress, examples }) {
     const settings = bm25Settings(config)
+    const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
+    const expansions =
+      examples && examples.size > 0
+        ? exampleExpansions(examples.examples, examplesPerTool, examplesMinPerTool)
+        : undefined
     // Yields to the event loop while it tokenizes, so a server keeps answering during a build.
     const retriever = (
-      await Bm25Retriever.buildAsync(library.tools, settings, { signal, onProgress })
+      await Bm25Retriever.buildAsync(library.tools, settings, { signal, onProgress, expansions })
     ).withQueryOptions(bm25QueryOptions(config))
+    const expanded = expansions !== undefined && expansions.size > 0
     return {
       retriever,
-      entry: { tokenizerVersion: TOKENIZER_VERSION, ...settings, file: BM25_FILE },
+      entry: {
+        tokenizerVersion: TOKENIZER_VERSION,
+        ...settings,
+        file: BM25_FILE,
+        ...(expanded && { examplesFile: BM25_EXAMPLES_FILE }),
+      },
     }
   },
 
   async save(retriever, entry, dir) {
     if (!(retriever instanceof Bm25Retriever)) throw new Error('An index needs its BM25 retriever.')
-    await writeFile(join(dir, Bm25ManifestSchema.parse(entry).file), retriever.toJSON())
+    const { file, examplesFile } = Bm25ManifestSchema.parse(entry)
+    await writeFile(join(dir, file), retriever.toJSON())
+    const expansion = retriever.expansionToJSON()
+    if (examplesFile !== undefined && expansion !== undefined)
+      await writeFile(join(dir, examplesFile), expansion)
   },
 
   async load({ dir, manifest, library, config }) {
@@ -55,7 +76,12 @@ export const BM25_KIND: RetrieverKind = {
     const rebuild = rebuildHint(manifest)
     checkBm25Settings(manifest, config, rebuild)
     const json = await readFile(join(dir, entry.file), 'utf8')
-    const bm25 = Bm25Retriever.fromJSON(json, bm25Settings(config)).withQueryOptions(
+    // The expansion index from usage examples, when the library has examples.
+    const expansionJson =
+      entry.examplesFile === undefined
+        ? undefined
+        : await readFile(join(dir, entry.examplesFile), 'utf8')
+    const bm25 = Bm25Retriever.fromJSON(json, bm25Settings(config), expansionJson).withQueryOptions(
       bm25QueryOptions(config),
     )
     if (bm25.size !== library.size) {
@@ -82,6 +108,9 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
   if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)
   if (built.b !== wanted.b) differences.push(`b ${built.b} vs ${wanted.b}`)
   for (const [field, weight] of Object.entries(wanted.fieldWeights)) {
+    // Indexes from before usage examples have no `examples` weight: nothing of it to weigh.
+    if (field === 'examples' && built.fieldWeights[field] === undefined && !manifest.examples)
+      continue
     if (built.fieldWeights[field] !== weight)
       differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
   }

@@ -10,6 +10,7 @@ import type { Retriever } from '../../contracts.ts'
 import type { ToolLibrary } from '../../library/tool-library.ts'
 import type { Logger } from '../../log.ts'
 import type { EmbeddingModel } from '../../models/embedding-model.ts'
+import type { ExampleSet } from '../../examples/example-set.ts'
 import type { IndexManifest } from '../manifest.ts'
 
 export interface KindBuildContext {
@@ -25,6 +26,8 @@ export interface KindBuildContext {
   /** Called with (items done, total). */
   onProgress?: (done: number, total: number) => void
   signal?: AbortSignal
+  /** The library's usage examples, for kinds that index them (bm25: the expansion index). */
+  examples?: ExampleSet
 }
 
 export interface BuiltRetriever<R extends Retriever = Retriever> {

@@ -1,0 +1,158 @@
+/**
+ * The nearest-example memory: past instructions vote for the tools that served them. Examples
+ * are TF-IDF vectors (the BM25 tokenizer's terms, log tf × idf, unit length) in an inverted
+ * index; a query's neighbours are the examples with the highest cosine similarity, and each
+ * neighbour votes for its tools with its similarity.
+ * @module
+ */
+import { tokenize } from '../retrieve/bm25/tokenize.ts'
+import { TopK } from '../retrieve/top-k.ts'
+import type { UsageExample } from './usage-example.ts'
+
+/** Neighbours that vote when a call does not say. */
+export const DEFAULT_MEMORY_NEIGHBORS = 10
+
+export interface ExampleNeighbor {
+  example: UsageExample
+  /** Cosine similarity of the TF-IDF vectors, 0-1. */
+  similarity: number
+}
+
+export interface MemoryVote {
+  /**
+   * Tool id → vote, 0-1: the share of the neighbours' similarity mass held by neighbours that
+   * used the tool (Σ similarity of neighbours using it / Σ similarity of all neighbours). 1 means
+   * every similar example used it; tools no neighbour used are absent (vote 0).
+   */
+  readonly scores: ReadonlyMap<string, number>
+  /** Cosine similarity of the closest example, 0-1 (0 when the memory is empty or nothing matches). */
+  readonly topSimilarity: number
+  /** The neighbours that voted, most similar first. */
+  readonly neighbors: readonly ExampleNeighbor[]
+}
+
+const EMPTY_VOTE: MemoryVote = { scores: new Map(), topSimilarity: 0, neighbors: [] }
+
+export class ExampleMemory {
+  readonly #examples: readonly UsageExample[]
+  readonly #termIndex = new Map<string, number>()
+  readonly #idf: number[] = []
+  readonly #postingDocs: Int32Array[] = []
+  readonly #postingWeights: Float64Array[] = []
+  readonly #scores: Float64Array
+  readonly #seen: Uint8Array
+
+  private constructor(examples: readonly UsageExample[]) {
+    this.#examples = examples
+    this.#scores = new Float64Array(examples.length)
+    this.#seen = new Uint8Array(examples.length)
+    const termCounts = examples.map((example) => countTerms(tokenize(example.instruction)))
+    const documentFrequency = new Map<string, number>()
+    for (const counts of termCounts) {
+      for (const term of counts.keys())
+        documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+    }
+    const docs: number[][] = []
+    const weights: number[][] = []
+    for (const [term, frequency] of documentFrequency) {
+      this.#termIndex.set(term, this.#idf.length)
+      this.#idf.push(Math.log(1 + examples.length / frequency))
+      docs.push([])
+      weights.push([])
+    }
+    termCounts.forEach((counts, position) => {
+      const vector = weigh(counts, (term) => this.#idf[this.#termIndex.get(term)!])
+      for (const [term, weight] of vector) {
+        const termId = this.#termIndex.get(term)!
+        docs[termId].push(position)
+        weights[termId].push(weight)
+      }
+    })
+    for (let termId = 0; termId < docs.length; termId += 1) {
+      this.#postingDocs.push(Int32Array.from(docs[termId]))
+      this.#postingWeights.push(Float64Array.from(weights[termId]))
+    }
+  }
+
+  static build(examples: readonly UsageExample[]): ExampleMemory {
+    return new ExampleMemory(examples)
+  }
+
+  get size(): number {
+    return this.#examples.length
+  }
+
+  /** The `count` examples most similar to `query`, most similar first (ties: older first). */
+  neighbors(query: string, count = DEFAULT_MEMORY_NEIGHBORS): ExampleNeighbor[] {
+    if (this.#examples.length === 0 || count <= 0) return []
+    const counts = countTerms(tokenize(query))
+    const vector = weigh(counts, (term) => {
+      const termId = this.#termIndex.get(term)
+      return termId === undefined ? 0 : this.#idf[termId]
+    })
+    const scores = this.#scores
+    const seen = this.#seen
+    const touched: number[] = []
+    for (const [term, weight] of vector) {
+      const termId = this.#termIndex.get(term)
+      if (termId === undefined) continue
+      const docs = this.#postingDocs[termId]
+      const docWeights = this.#postingWeights[termId]
+      for (let index = 0; index < docs.length; index += 1) {
+        const doc = docs[index]
+        if (seen[doc] === 0) {
+          seen[doc] = 1
+          touched.push(doc)
+        }
+        scores[doc] += weight * docWeights[index]
+      }
+    }
+    const best = new TopK(count)
+    for (const doc of touched) {
+      best.push(doc, Math.min(1, Math.round(scores[doc] * 1e9) / 1e9))
+      scores[doc] = 0
+      seen[doc] = 0
+    }
+    return best
+      .sorted()
+      .filter(({ score }) => score > 0)
+      .map(({ position, score }) => ({ example: this.#examples[position], similarity: score }))
+  }
+
+  /** How the `neighbors` most similar examples vote for their tools (see MemoryVote). */
+  vote(query: string, options: { neighbors?: number } = {}): MemoryVote {
+    const neighbors = this.neighbors(query, options.neighbors ?? DEFAULT_MEMORY_NEIGHBORS)
+    if (neighbors.length === 0) return EMPTY_VOTE
+    const mass = neighbors.reduce((sum, neighbor) => sum + neighbor.similarity, 0)
+    const scores = new Map<string, number>()
+    for (const { example, similarity } of neighbors) {
+      for (const id of example.tools) scores.set(id, (scores.get(id) ?? 0) + similarity / mass)
+    }
+    for (const [id, score] of scores) scores.set(id, Math.min(1, Math.round(score * 1e9) / 1e9))
+    return { scores, topSimilarity: neighbors[0].similarity, neighbors }
+  }
+}
+
+function countTerms(terms: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
+}
+
+/** (1 + ln tf) × idf per term, scaled to unit length; terms with idf 0 are left out. */
+function weigh(
+  counts: ReadonlyMap<string, number>,
+  idf: (term: string) => number,
+): Map<string, number> {
+  const vector = new Map<string, number>()
+  let norm = 0
+  for (const [term, count] of counts) {
+    const weight = (1 + Math.log(count)) * idf(term)
+    if (weight <= 0) continue
+    vector.set(term, weight)
+    norm += weight * weight
+  }
+  norm = Math.sqrt(norm)
+  for (const [term, weight] of vector) vector.set(term, weight / norm)
+  return vector
+}

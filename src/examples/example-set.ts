@@ -1,0 +1,144 @@
+/**
+ * The usage examples of one library: immutable, de-duplicated, capped, versioned. Every change
+ * makes a new set with the next version, so a request holding a set sees it whole.
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { exampleKey, normalizeExample, type UsageExample } from './usage-example.ts'
+
+/** Examples kept per library when the configuration names no cap. */
+export const DEFAULT_MAX_EXAMPLES = 20_000
+
+export interface ExampleSetChange {
+  /** Examples that were new and were added. */
+  added: number
+  /** Examples already in the set (same instruction, ignoring case and spacing, and same tools). */
+  duplicates: number
+  /** Oldest examples dropped to stay within the cap. */
+  evicted: number
+}
+
+export interface ExamplePruneResult {
+  set: ExampleSet
+  /** Tool ids removed from examples because the library no longer has them. */
+  removedToolIds: string[]
+  /** Examples dropped because none of their tools is left. */
+  droppedExamples: number
+}
+
+export class ExampleSet {
+  /** Oldest first. */
+  readonly examples: readonly UsageExample[]
+  /** 0 for a library that never had examples; +1 on every change. */
+  readonly version: number
+  /** Most examples kept; adding more drops the oldest. */
+  readonly cap: number
+  #hash: string | undefined
+
+  private constructor(examples: readonly UsageExample[], version: number, cap: number) {
+    this.examples = examples
+    this.version = version
+    this.cap = cap
+  }
+
+  static empty(cap = DEFAULT_MAX_EXAMPLES): ExampleSet {
+    return new ExampleSet([], 0, cap)
+  }
+
+  /** A set holding `examples` (normalised, de-duplicated, the newest `cap` kept). */
+  static of(
+    examples: readonly UsageExample[],
+    options: { cap?: number; version?: number } = {},
+  ): ExampleSet {
+    const cap = options.cap ?? DEFAULT_MAX_EXAMPLES
+    const unique = dedupe(examples.map(normalizeExample))
+    const kept = unique.length > cap ? unique.slice(unique.length - cap) : unique
+    return new ExampleSet(kept, options.version ?? (kept.length > 0 ? 1 : 0), cap)
+  }
+
+  get size(): number {
+    return this.examples.length
+  }
+
+  /** sha256 over the examples in order: equal sets have equal hashes. */
+  get contentHash(): string {
+    this.#hash ??= createHash('sha256').update(this.toJsonLines()).digest('hex')
+    return this.#hash
+  }
+
+  /** This set plus `examples` (duplicates skipped, oldest evicted beyond the cap). */
+  with(examples: readonly UsageExample[]): { set: ExampleSet; change: ExampleSetChange } {
+    const seen = new Set(this.examples.map(exampleKey))
+    const fresh: UsageExample[] = []
+    let duplicates = 0
+    for (const raw of examples) {
+      const example = normalizeExample(raw)
+      const key = exampleKey(example)
+      if (seen.has(key)) {
+        duplicates += 1
+        continue
+      }
+      seen.add(key)
+      fresh.push(example)
+    }
+    if (fresh.length === 0) return { set: this, change: { added: 0, duplicates, evicted: 0 } }
+    const all = [...this.examples, ...fresh]
+    const evicted = Math.max(0, all.length - this.cap)
+    const set = new ExampleSet(all.slice(evicted), this.version + 1, this.cap)
+    return {
+      set,
+      change: { added: fresh.length - Math.max(0, evicted - this.size), duplicates, evicted },
+    }
+  }
+
+  /** The same examples under another cap (the newest kept). */
+  withCap(cap: number): ExampleSet {
+    if (cap === this.cap) return this
+    if (this.size <= cap) return new ExampleSet(this.examples, this.version, cap)
+    return new ExampleSet(this.examples.slice(this.size - cap), this.version + 1, cap)
+  }
+
+  /**
+   * The examples restricted to the tools `has` knows (after a library was replaced): unknown
+   * ids are removed, examples left without tools are dropped. Same set when nothing changes.
+   */
+  prune(has: (id: string) => boolean): ExamplePruneResult {
+    const removed = new Set<string>()
+    const kept: UsageExample[] = []
+    let dropped = 0
+    for (const example of this.examples) {
+      const tools = example.tools.filter((id) => {
+        if (has(id)) return true
+        removed.add(id)
+        return false
+      })
+      if (tools.length === 0) dropped += 1
+      else kept.push(tools.length === example.tools.length ? example : { ...example, tools })
+    }
+    if (removed.size === 0) return { set: this, removedToolIds: [], droppedExamples: 0 }
+    // Pruning can make two examples equal: de-duplicate again.
+    const set = new ExampleSet(dedupe(kept), this.version + 1, this.cap)
+    return { set, removedToolIds: [...removed], droppedExamples: dropped }
+  }
+
+  /** One `{"instruction", "tools"}` object per line, oldest first (the `examples.jsonl` format). */
+  toJsonLines(): string {
+    return this.examples
+      .map(
+        (example) =>
+          `${JSON.stringify({ instruction: example.instruction, tools: example.tools })}\n`,
+      )
+      .join('')
+  }
+}
+
+/** First occurrence of each key kept, in order. */
+function dedupe(examples: readonly UsageExample[]): UsageExample[] {
+  const seen = new Set<string>()
+  return examples.filter((example) => {
+    const key = exampleKey(example)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}

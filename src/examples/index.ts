@@ -1,0 +1,6 @@
+export * from './usage-example.ts'
+export * from './example-set.ts'
+export * from './example-memory.ts'
+export * from './example-expansion.ts'
+export * from './library-examples.ts'
+export * from './memory-selection.ts'

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest'
+import { ExampleMemory } from '../../src/examples/example-memory.ts'
+import { exampleExpansions } from '../../src/examples/example-expansion.ts'
+import {
+  DEFAULT_EXAMPLE_MEMORY_OPTIONS,
+  proposeToolSet,
+  rescoreByVote,
+} from '../../src/examples/memory-selection.ts'
+
+const examples = [
+  { instruction: 'book a table for two at an italian restaurant', tools: ['food.book'] },
+  { instruction: 'reserve a table at a sushi restaurant tonight', tools: ['food.book'] },
+  {
+    instruction: 'what is the weather in Paris and email it to Ann',
+    tools: ['weather.get', 'mail.send'],
+  },
+  {
+    instruction: 'weather in Rome, then email the forecast to Bo',
+    tools: ['weather.get', 'mail.send'],
+  },
+  { instruction: 'convert 20 euros to dollars', tools: ['finance.convert'] },
+]
+
+describe('ExampleMemory', () => {
+  const memory = ExampleMemory.build(examples)
+
+  it('finds the most similar examples by TF-IDF cosine, in [0, 1]', () => {
+    const neighbors = memory.neighbors('weather in Oslo and email it to Cy', 3)
+    expect(neighbors.map((neighbor) => neighbor.example.tools)).toEqual([
+      ['weather.get', 'mail.send'],
+      ['weather.get', 'mail.send'],
+    ])
+    expect(neighbors[0].similarity).toBeGreaterThan(neighbors[1].similarity)
+    expect(neighbors[0].similarity).toBeLessThanOrEqual(1)
+    expect(memory.neighbors(examples[4].instruction, 1)[0].similarity).toBe(1)
+    expect(memory.neighbors('zzz qqq', 3)).toEqual([])
+    expect(ExampleMemory.build([]).vote('anything')).toMatchObject({ topSimilarity: 0 })
+  })
+
+  it('votes: the share of neighbour similarity that used each tool', () => {
+    const vote = memory.vote('book a restaurant table and convert euros', { neighbors: 10 })
+    const total = [...vote.scores.values()].reduce((sum, score) => sum + score, 0)
+    expect(vote.scores.get('food.book')! + vote.scores.get('finance.convert')!).toBeCloseTo(1, 6)
+    expect(total).toBeCloseTo(1, 6)
+    expect(vote.scores.get('food.book')).toBeGreaterThan(vote.scores.get('finance.convert')!)
+    expect(vote.scores.has('mail.send')).toBe(false)
+  })
+
+  it('proposes the set neighbours agree on, only when similar enough and backed by two', () => {
+    const options = DEFAULT_EXAMPLE_MEMORY_OPTIONS
+    const agreed = proposeToolSet(memory, 'weather in Oslo and email it to Cy', options)
+    expect(agreed).toMatchObject({ tools: ['weather.get', 'mail.send'], agreeing: 2 })
+    // One example alone: not enough unless it is a near-paraphrase.
+    expect(proposeToolSet(memory, 'convert 20 euros to pounds please', options)).toMatchObject({
+      tools: ['finance.convert'],
+      agreeing: 1,
+    })
+    expect(proposeToolSet(memory, 'convert my pounds', options)).toBeUndefined()
+    expect(proposeToolSet(memory, 'play some jazz', options)).toBeUndefined()
+  })
+
+  it('re-scores candidates by the vote', () => {
+    const vote = memory.vote('email the weather', { neighbors: 10 })
+    const candidates = [
+      { id: 'mail.draft', score: 5 },
+      { id: 'mail.send', score: 4 },
+    ]
+    expect(rescoreByVote(candidates, vote, 0)).toEqual(candidates)
+    expect(rescoreByVote(candidates, vote, 2).map((candidate) => candidate.id)).toEqual([
+      'mail.send',
+      'mail.draft',
+    ])
+  })
+})
+
+describe('exampleExpansions', () => {
+  it('gives each tool with at least `minExamples` examples its newest instructions', () => {
+    const expansions = exampleExpansions(examples, 1, 2)
+    expect(expansions).toEqual(
+      new Map([
+        ['food.book', 'reserve a table at a sushi restaurant tonight'],
+        ['weather.get', 'weather in Rome, then email the forecast to Bo'],
+        ['mail.send', 'weather in Rome, then email the forecast to Bo'],
+      ]),
+    )
+    expect(exampleExpansions(examples, 32, 1).get('finance.convert')).toBe(examples[4].instruction)
+  })
+})

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import { isToolselError } from '../../src/errors.ts'
+import { assertKnownTools, parseExamplesText } from '../../src/examples/usage-example.ts'
+
+const example = (instruction: string, ...tools: string[]) => ({ instruction, tools })
+
+describe('ExampleSet', () => {
+  it('de-duplicates by instruction (case and spacing folded) and tool set, and counts versions', () => {
+    const empty = ExampleSet.empty(10)
+    expect(empty.version).toBe(0)
+    const { set, change } = empty.with([
+      example('Send  the report', 'mail.send', 'files.get'),
+      example('send the report ', 'files.get', 'mail.send'),
+      example('send the report', 'mail.send'),
+    ])
+    expect(change).toEqual({ added: 2, duplicates: 1, evicted: 0 })
+    expect(set.version).toBe(1)
+    expect(set.examples).toEqual([
+      { instruction: 'Send the report', tools: ['mail.send', 'files.get'] },
+      { instruction: 'send the report', tools: ['mail.send'] },
+    ])
+    const again = set.with([example('SEND THE REPORT', 'mail.send')])
+    expect(again.set).toBe(set)
+    expect(again.change).toEqual({ added: 0, duplicates: 1, evicted: 0 })
+  })
+
+  it('drops the oldest beyond the cap', () => {
+    const start = ExampleSet.of([example('a', 't1'), example('b', 't1')], { cap: 3 })
+    const { set, change } = start.with([example('c', 't1'), example('d', 't2'), example('e', 't2')])
+    expect(change).toEqual({ added: 3, duplicates: 0, evicted: 2 })
+    expect(set.examples.map((item) => item.instruction)).toEqual(['c', 'd', 'e'])
+    expect(set.version).toBe(2)
+    // More new examples than the cap: only the newest `cap` are added.
+    const flood = ExampleSet.empty(2).with([
+      example('x', 't'),
+      example('y', 't'),
+      example('z', 't'),
+    ])
+    expect(flood.change).toEqual({ added: 2, duplicates: 0, evicted: 1 })
+    expect(flood.set.withCap(1).examples).toEqual([example('z', 't')])
+  })
+
+  it('prunes tool ids a replaced library lacks and drops examples left without tools', () => {
+    const set = ExampleSet.of([
+      example('a', 'keep', 'gone'),
+      example('b', 'gone'),
+      example('c', 'keep'),
+    ])
+    const pruned = set.prune((id) => id === 'keep')
+    expect(pruned.removedToolIds).toEqual(['gone'])
+    expect(pruned.droppedExamples).toBe(1)
+    expect(pruned.set.examples).toEqual([example('a', 'keep'), example('c', 'keep')])
+    expect(pruned.set.version).toBe(set.version + 1)
+    expect(set.prune(() => true).set).toBe(set)
+  })
+
+  it('writes JSON Lines that parse back to the same set (same hash)', () => {
+    const set = ExampleSet.of([example('a "quoted"\nline', 't1', 't2'), example('b', 't3')])
+    const back = ExampleSet.of(parseExamplesText(set.toJsonLines(), 'x'))
+    expect(back.contentHash).toBe(set.contentHash)
+  })
+})
+
+describe('parseExamplesText and assertKnownTools', () => {
+  it('reads JSON Lines and JSON arrays', () => {
+    const lines = '{"instruction":"a","tools":["t"]}\n\n{"instruction":"b","tools":["t","t"]}\n'
+    expect(parseExamplesText(lines, 'f')).toEqual([example('a', 't'), example('b', 't')])
+    expect(parseExamplesText('[{"instruction":"a","tools":["t"]}]', 'f')).toEqual([
+      example('a', 't'),
+    ])
+    expect(parseExamplesText('  ', 'f')).toEqual([])
+  })
+
+  it('names the line and field of a bad record', () => {
+    const fail = (text: string) => {
+      try {
+        parseExamplesText(text, 'ex.jsonl')
+      } catch (error) {
+        if (isToolselError(error, 'INVALID_INPUT')) return error.message
+      }
+      throw new Error('expected INVALID_INPUT')
+    }
+    expect(fail('{"instruction":"a","tools":["t"]}\n{"instruction":"b","tools":[]}')).toContain(
+      'ex.jsonl line 2: field "tools"',
+    )
+    expect(fail('{"instruction":"a"')).toContain('ex.jsonl line 1: not JSON')
+    expect(fail('{"instruction":"a","tools":["t"],"extra":1}')).toContain('line 1')
+  })
+
+  it('refuses unknown tool ids, naming all of them', () => {
+    expect(() =>
+      assertKnownTools(
+        'lib',
+        [example('a', 'ok', 'x'), example('b', 'y', 'x')],
+        (id) => id === 'ok',
+      ),
+    ).toThrow('Usage examples name tools that library "lib" does not have: "x", "y".')
+  })
+})

@@ -1,0 +1,226 @@
+/**
+ * Usage examples over real HTTP (a real port, `fetch`): adding them, feedback, validation, the
+ * cap, de-duplication, a library swap, and a restart of the service on the saved index.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { serve } from '@hono/node-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+interface Running {
+  url: string
+  service: ToolselService
+  close(): Promise<void>
+}
+
+const running: Running[] = []
+
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close()
+})
+
+/** `toolsel serve` in process: the service loads `library.default` from disk, on port 0. */
+async function start(indexDir: string, layer: ConfigLayer = {}): Promise<Running> {
+  const config = parseConfig({
+    ...layer,
+    library: { default: 'sample', indexDir, ...(layer.library as object | undefined) },
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const server = serve({ fetch: createApp(service).fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  const http = server as import('node:http').Server
+  const handle: Running = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    service,
+    close: async () => {
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => http.close(() => resolve()))
+    },
+  }
+  running.push(handle)
+  return handle
+}
+
+/** A fresh index directory holding the sample tools as a tool file (`library.default` = it). */
+async function sampleDir(): Promise<{ indexDir: string; toolFile: string }> {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-examples-'))
+  const toolFile = join(indexDir, 'sample.json')
+  await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
+  return { indexDir, toolFile }
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return { status: response.status, json: await response.json() }
+}
+
+// Words that appear in no sample tool: only the examples can connect them to a tool.
+const SLANG = 'holler at the crew about the gig tonight'
+const EXAMPLES = [
+  { instruction: 'holler at the crew about the gig tonight', tools: ['sms.send_sms'] },
+  { instruction: 'holler at the crew about the gig tomorrow', tools: ['sms.send_sms'] },
+  { instruction: 'holler at the crew about the gig on friday', tools: ['sms.send_sms'] },
+  {
+    instruction: 'Is it going to rain in Oslo and wire me the numbers',
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+]
+
+describe('usage examples over HTTP', () => {
+  it('adds examples, skips duplicates, refuses unknown tool ids, and survives a restart', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const first = await start(indexDir, { library: { default: toolFile } })
+    const library = first.service.defaultLibraryName
+    expect(library).toBe('sample')
+
+    const before = await post(`${first.url}/v1/select-tools`, { instruction: SLANG })
+    expect(before.json.examples).toBeUndefined()
+    expect(before.json.tools.map((tool: { id: string }) => tool.id)).not.toEqual(['sms.send_sms'])
+
+    const added = await post(`${first.url}/v1/libraries/sample/examples`, { examples: EXAMPLES })
+    expect(added.status).toBe(200)
+    expect(added.json).toEqual({
+      library: 'sample',
+      added: 4,
+      duplicates: 0,
+      evicted: 0,
+      examples: 4,
+      version: 1,
+    })
+    // Same instruction in other case and spacing, same tools: a duplicate.
+    const again = await post(`${first.url}/v1/libraries/sample/examples`, {
+      examples: [
+        { instruction: '  HOLLER at the crew   about the gig tonight ', tools: ['sms.send_sms'] },
+      ],
+    })
+    expect(again.json).toMatchObject({ added: 0, duplicates: 1, examples: 4, version: 1 })
+
+    const unknown = await post(`${first.url}/v1/libraries/sample/examples`, {
+      examples: [
+        { instruction: 'book a table', tools: ['food.book_table', 'sms.send_sms', 'x.y'] },
+      ],
+    })
+    expect(unknown.status).toBe(400)
+    expect(unknown.json.error.code).toBe('INVALID_INPUT')
+    expect(unknown.json.error.message).toContain('"food.book_table", "x.y"')
+    const invalid = await post(`${first.url}/v1/libraries/sample/examples`, {
+      examples: [{ instruction: '', tools: [] }],
+    })
+    expect(invalid.status).toBe(400)
+    expect(
+      (await post(`${first.url}/v1/libraries/none/examples`, { examples: EXAMPLES })).status,
+    ).toBe(404)
+
+    const after = await post(`${first.url}/v1/select-tools`, { instruction: SLANG })
+    expect(after.json.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
+    expect(after.json.examples).toEqual({ similarity: 1, applied: true })
+
+    // Stored with the index: the tool file became a saved index holding the examples.
+    const manifest = JSON.parse(await readFile(join(indexDir, 'sample', 'manifest.json'), 'utf8'))
+    expect(manifest.examples).toMatchObject({ file: 'examples.jsonl', count: 4, version: 1 })
+    const lines = (await readFile(join(indexDir, 'sample', 'examples.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+    expect(lines.map((line) => JSON.parse(line).instruction)).toEqual(
+      EXAMPLES.map((e) => e.instruction),
+    )
+    await first.close()
+    running.splice(running.indexOf(first), 1)
+
+    // Restart on the saved index: same examples, same answer.
+    const second = await start(indexDir)
+    const summary = (await (await fetch(`${second.url}/v1/libraries/sample`)).json()) as any
+    expect(summary.examples).toEqual({ count: 4, version: 1, cap: 20_000 })
+    const restarted = await post(`${second.url}/v1/select-tools`, { instruction: SLANG })
+    expect(restarted.json.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
+    expect(restarted.json.examples.applied).toBe(true)
+  })
+
+  it('records agent feedback as an example of the default or named library', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    const feedback = await post(`${server.url}/v1/feedback`, {
+      instruction: 'tell Ann the flight landed',
+      used: ['sms.send_sms', 'sms.send_sms'],
+    })
+    expect(feedback.status).toBe(200)
+    expect(feedback.json).toMatchObject({ library: 'sample', added: 1, examples: 1, version: 1 })
+    const named = await post(`${server.url}/v1/feedback`, {
+      instruction: 'tell Ann the flight landed',
+      library: 'sample',
+      used: ['sms.send_sms'],
+    })
+    expect(named.json).toMatchObject({ added: 0, duplicates: 1, version: 1 })
+    const bad = await post(`${server.url}/v1/feedback`, { instruction: 'x', used: ['nope.tool'] })
+    expect(bad.status).toBe(400)
+    expect(bad.json.error.message).toContain('"nope.tool"')
+    expect((await post(`${server.url}/v1/feedback`, { instruction: 'x', used: [] })).status).toBe(
+      400,
+    )
+    expect(
+      (await post(`${server.url}/v1/feedback`, { instruction: 'x', library: 'other', used: ['a'] }))
+        .status,
+    ).toBe(404)
+  })
+
+  it('keeps the newest examples within library.maxExamples', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile, maxExamples: 3 } })
+    const result = await post(`${server.url}/v1/libraries/sample/examples`, { examples: EXAMPLES })
+    expect(result.json).toMatchObject({ added: 3, evicted: 1, examples: 3, version: 1 })
+    const lines = (await readFile(join(indexDir, 'sample', 'examples.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+    expect(lines.map((line) => JSON.parse(line).instruction)).toEqual(
+      EXAMPLES.slice(1).map((example) => example.instruction),
+    )
+    const more = await post(`${server.url}/v1/feedback`, {
+      instruction: 'wire Bo the report',
+      used: ['mail.send_email'],
+    })
+    expect(more.json).toMatchObject({ added: 1, evicted: 1, examples: 3, version: 2 })
+  })
+
+  it('keeps examples consistent when the library is replaced', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    await post(`${server.url}/v1/libraries/sample/examples`, { examples: EXAMPLES })
+    const withoutSms = SAMPLE_TOOLS.filter((tool) => tool.id !== 'sms.send_sms')
+    const put = await fetch(`${server.url}/v1/libraries/sample`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(withoutSms),
+    })
+    expect(put.status).toBe(200)
+    const body = (await put.json()) as any
+    expect(body.examples).toEqual({ count: 1, version: 2, cap: 20_000 })
+    expect(body.warnings.join(' ')).toContain('sms.send_sms')
+    const lines = (await readFile(join(indexDir, 'sample', 'examples.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+    expect(lines.map((line) => JSON.parse(line).tools)).toEqual([
+      ['weather.get_forecast', 'mail.send_email'],
+    ])
+
+    const dropped = await fetch(`${server.url}/v1/libraries/sample?examples=drop`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SAMPLE_TOOLS),
+    })
+    expect(((await dropped.json()) as any).examples).toEqual({ count: 0, version: 3, cap: 20_000 })
+  })
+})

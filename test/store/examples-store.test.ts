@@ -1,0 +1,92 @@
+/** Usage examples stored with an index: built into BM25, saved atomically, loaded back, checked. */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { readStoredExamples } from '../../src/store/examples-part.ts'
+import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const EXAMPLES = [
+  { instruction: 'holler at the crew about the gig', tools: ['sms.send_sms'] },
+  { instruction: 'holler at my bandmates', tools: ['sms.send_sms'] },
+  { instruction: 'shoot Ann a note with the numbers', tools: ['mail.send_email'] },
+]
+
+async function build(examples?: ExampleSet) {
+  const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+  return buildIndexedLibrary(library, defaultConfig(), examples ? { examples } : {})
+}
+
+describe('an index with usage examples', () => {
+  it('ranks a tool by the words of its examples (expansion index), and only with them', async () => {
+    const plain = await build()
+    const expanded = await build(ExampleSet.of(EXAMPLES))
+    const query = 'holler at the drummer'
+    const search = (indexed: Awaited<ReturnType<typeof build>>) =>
+      indexed.retrievers.get('bm25')!.retrieve(query, { k: 3, minScore: 0 })
+    expect(await search(plain)).toEqual([])
+    expect((await search(expanded))[0].id).toBe('sms.send_sms')
+    // A tool with a single example gets no expansion document (anecdote), but is in the memory.
+    expect(
+      await expanded.retrievers
+        .get('bm25')!
+        .retrieve('shoot a note', { k: 3, minScore: 0 })
+        .then((hits) => hits.map((hit) => hit.id)),
+    ).not.toContain('mail.send_email')
+    expect(expanded.examples!.memory.vote('shoot Ann a note').scores.get('mail.send_email')).toBe(1)
+    // Without examples the tool scores are exactly the plain index's.
+    expect(await plain.retrievers.get('bm25')!.retrieve('send an email', { k: 5 })).toEqual(
+      await expanded.retrievers.get('bm25')!.retrieve('send an email', { k: 5 }),
+    )
+  })
+
+  it('saves examples and the expansion index with the manifest, and loads them back', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-examples-store-'))
+    const indexed = await build(ExampleSet.of(EXAMPLES, { cap: 50 }))
+    const saved = await saveIndexedLibrary(dir, indexed)
+    const manifest = JSON.parse(await readFile(join(saved, 'manifest.json'), 'utf8'))
+    expect(manifest.examples).toMatchObject({
+      file: 'examples.jsonl',
+      count: 3,
+      version: 1,
+      cap: 50,
+    })
+    expect(manifest.retrievers.bm25).toMatchObject({ examplesFile: 'bm25-examples.json' })
+    const loaded = await loadIndexedLibrary(saved, defaultConfig())
+    expect(loaded.examples!.set.examples).toEqual(EXAMPLES)
+    expect(loaded.examples!.set.version).toBe(1)
+    const query = 'holler at the drummer'
+    expect(await loaded.retrievers.get('bm25')!.retrieve(query, { k: 3 })).toEqual(
+      await indexed.retrievers.get('bm25')!.retrieve(query, { k: 3 }),
+    )
+    expect((await readStoredExamples(saved))!.contentHash).toBe(indexed.examples!.set.contentHash)
+
+    await writeFile(join(saved, 'examples.jsonl'), '{"instruction":"x","tools":["sms.send_sms"]}\n')
+    await expect(loadIndexedLibrary(saved, defaultConfig())).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining('do not match the manifest'),
+    })
+  })
+
+  it('refuses examples naming tools the library lacks', async () => {
+    await expect(
+      build(ExampleSet.of([{ instruction: 'x', tools: ['nope.tool'] }])),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { ids: ['nope.tool'] } })
+  })
+
+  it('loads an index written before usage examples (no examples field weight)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-examples-old-'))
+    const saved = await saveIndexedLibrary(dir, await build())
+    const path = join(saved, 'manifest.json')
+    const manifest = JSON.parse(await readFile(path, 'utf8'))
+    delete manifest.retrievers.bm25.fieldWeights.examples
+    await writeFile(path, JSON.stringify(manifest))
+    const loaded = await loadIndexedLibrary(saved, defaultConfig())
+    expect(loaded.examples).toBeUndefined()
+  })
+})
