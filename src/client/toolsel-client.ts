@@ -31,6 +31,9 @@ export type PlannerRewardRequest = z.input<RequestSchemas['rewardsPlanner']>
 export type PlannerRewardResponse = z.output<Responses['rewardsPlanner']>
 export type SelectorRewardRequest = z.input<RequestSchemas['rewardsSelector']>
 export type SelectorRewardResponse = z.output<Responses['rewardsSelector']>
+export type AddExamplesRequest = z.input<RequestSchemas['addExamples']>
+export type FeedbackRequest = z.input<RequestSchemas['feedback']>
+export type AddExamplesResponse = z.output<Responses['addExamples']>
 
 export interface ToolselClientOptions {
   /** Where the service listens, e.g. `http://localhost:8080` (a path prefix is kept). */
@@ -74,6 +77,8 @@ export const CLIENT_OPERATIONS = {
   deleteLibrary: 'DELETE /v1/libraries/{library}',
   getTool: 'GET /v1/libraries/{library}/tools/{id}',
   getTools: 'POST /v1/libraries/{library}/tools/batch',
+  addExamples: 'POST /v1/libraries/{library}/examples',
+  feedback: 'POST /v1/feedback',
   plannerRewards: 'POST /v1/rewards/planner',
   selectorRewards: 'POST /v1/rewards/selector',
   components: 'GET /v1/components',
@@ -168,6 +173,21 @@ export class ToolselClient {
 
   async deleteLibrary(name: string, options?: CallOptions): Promise<void> {
     await this.#request('DELETE', `/v1/libraries/${encodeURIComponent(name)}`, options)
+  }
+
+  /** Adds usage examples `{instruction, tools}` to a library (`POST /v1/libraries/:library/examples`). */
+  addExamples(
+    library: string,
+    examples: AddExamplesRequest['examples'],
+    options?: CallOptions,
+  ): Promise<AddExamplesResponse> {
+    const path = `/v1/libraries/${encodeURIComponent(library)}/examples`
+    return this.#request('POST', path, { body: { examples }, ...options })
+  }
+
+  /** Records the tools an agent really called for an instruction (`POST /v1/feedback`). */
+  feedback(request: FeedbackRequest, options?: CallOptions): Promise<AddExamplesResponse> {
+    return this.#request('POST', '/v1/feedback', { body: request, ...options })
   }
 
   /** The paper's planner reward of each completion (`POST /v1/rewards/planner`), for RL training. */

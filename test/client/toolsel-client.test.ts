@@ -81,6 +81,19 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect(fromObject.toolCount).toBe(1)
     expect((await client.getTool('one', 'net.ping')).name).toBe('ping')
 
+    const added = await client.addExamples('one', [
+      { instruction: 'is example.com up?', tools: ['net.ping'] },
+    ])
+    expect(added).toMatchObject({ library: 'one', added: 1, examples: 1 })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.addExamples, 200, added)
+    const recorded = await client.feedback({
+      instruction: 'does the host answer',
+      library: 'one',
+      used: ['net.ping'],
+    })
+    expect(recorded).toMatchObject({ added: 1, examples: 2 })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.feedback, 200, recorded)
+
     const library = await client.getLibrary('fns')
     expect(library.toolCount).toBe(5)
     expectMatchesOpenApi(CLIENT_OPERATIONS.getLibrary, 200, library)
