@@ -117,6 +117,9 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
         stepCandidates: outcome.steps.map((step) =>
           unique(step.candidates.map((c) => keyOf(c.id))),
         ),
+        plannedCandidates: outcome.steps
+          .filter((step) => !step.whole)
+          .map((step) => unique(step.candidates.map((c) => keyOf(c.id)))),
         filteredGold: unique(filteredGold.map(keyOf)),
       }),
     )

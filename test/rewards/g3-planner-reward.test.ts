@@ -70,6 +70,9 @@ describe.skipIf(!hasData('toolbench', 'toolplanner'))(
         predicted: outcome.predicted,
         gold: example.gold,
         stepCandidates: outcome.steps.map((step) => step.candidates.map((item) => item.id)),
+        plannedCandidates: outcome.steps
+          .filter((step) => !step.whole)
+          .map((step) => step.candidates.map((item) => item.id)),
         filteredGold: example.gold,
       }).plannerReward
     }

@@ -16,6 +16,12 @@ export interface QueryMetricsInput {
   gold: readonly string[]
   /** Each step's ranked candidates. */
   stepCandidates: readonly (readonly string[])[]
+  /**
+   * The planner's steps' candidates, when they differ from `stepCandidates` (the learned
+   * selector's extra whole-instruction step is not a planner step): the planner reward and the
+   * planning loss use these. Default: `stepCandidates`.
+   */
+  plannedCandidates?: readonly (readonly string[])[]
   /** The gold tools that survive the lexical filter (see lexical-filter.ts). */
   filteredGold: readonly string[]
 }
@@ -52,7 +58,7 @@ export function queryMetrics(input: QueryMetricsInput): QueryMetrics {
   const { predicted, gold, stepCandidates, filteredGold } = input
   const merged = mergeRankedCandidates(stepCandidates)
   const poolRecall = candidateRecall(merged, gold)
-  const reward = plannerReward(stepCandidates, gold)
+  const reward = plannerReward(input.plannedCandidates ?? stepCandidates, gold)
   const kept = new Set(filteredGold)
   const removed = new Set(gold.filter((key) => !kept.has(key)))
   const scores = setScores(predicted, gold)
@@ -81,7 +87,8 @@ function lossStage(
 ): LossStage | null {
   if (exactMatch === 1) return null
   const goldSize = new Set(input.gold).size
-  if (input.stepCandidates.length < goldSize && new Set(input.predicted).size < goldSize) {
+  const steps = (input.plannedCandidates ?? input.stepCandidates).length
+  if (steps < goldSize && new Set(input.predicted).size < goldSize) {
     return 'planning'
   }
   return poolRecall < 1 ? 'retrieval' : 'selection'
