@@ -8,7 +8,6 @@ import {
   type ImportSummary,
   type OnDuplicate,
 } from '../library/importers/index.ts'
-import { readFile } from 'node:fs/promises'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
@@ -29,6 +28,7 @@ import { join, resolve } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import { libraryNameFromPath } from '../service/load-libraries.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
+import { readTextFile } from '../read-text-file.ts'
 
 export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [--examples <file>] [options]
 
@@ -204,18 +204,7 @@ async function libraryExamples(
     }
     return pruned.set.withCap(cap)
   }
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Cannot read --examples file "${file}": ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    )
-  }
+  const text = await readTextFile(file, '--examples file')
   const examples = parseExamplesText(text, file)
   assertKnownTools(library.name, examples, (id) => library.has(id))
   const set = ExampleSet.of(examples, { cap, version: (previous?.version ?? 0) + 1 })

@@ -6,11 +6,11 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import { FEATURE_NAMES } from './candidate-features.ts'
+import { readTextFile } from '../read-text-file.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 export const MODEL_FORMAT_VERSION = 1
@@ -92,18 +92,7 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
 }
 
 export async function readLearnedModel(file: string): Promise<LearnedModel> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Cannot read learned model "${file}": ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    )
-  }
+  const text = await readTextFile(file, 'learned model')
   return parseLearnedModel(text, file)
 }
 

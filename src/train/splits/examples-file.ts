@@ -4,12 +4,12 @@
  * split); examples naming a tool the library lacks are dropped and counted.
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { parseJsonOrLines } from '../../bench/suites/read-data-file.ts'
 import { ToolselError } from '../../errors.ts'
 import { importToolsFromPath } from '../../library/importers/index.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
+import { readTextFile } from '../../read-text-file.ts'
 
 const ExampleSchema = z.object({
   id: z.union([z.string(), z.number()]).optional(),
@@ -20,18 +20,7 @@ const ExampleSchema = z.object({
 export async function loadExamplesFile(file: string, libraryFile: string): Promise<TrainSplit> {
   const { tools } = await importToolsFromPath(libraryFile)
   const ids = new Set(tools.map((tool) => tool.id))
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Cannot read examples file "${file}": ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    )
-  }
+  const text = await readTextFile(file, 'examples file')
   const records = parseJsonOrLines(text, file)
   if (!Array.isArray(records)) {
     throw new ToolselError(
