@@ -473,6 +473,11 @@ const LogSchema = z
   .object({
     /** `debug`, `info`, `warn`, `error` or `silent`. Default `info`. */
     level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /**
+     * HTTP access log of `toolsel serve`: one JSON line per request (method, route, status, ms,
+     * request id, library; never keys or bodies) at this level, or `off`. Default `info`.
+     */
+    access: z.enum(['off', 'info', 'debug']).default('info'),
   })
   .strict()
 

@@ -157,9 +157,23 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       },
       '/readyz': {
         get: {
-          summary: 'Readiness',
+          summary:
+            'Readiness: 503 until libraries, models and the gateway first sync are done; lists failedIndexes and upstreams',
           security: [],
           responses: { 200: { description: 'Ready' }, ...errors(503) },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary:
+            'Prometheus metrics: requests and latency per route and status, pipeline stages, libraries, upstreams, models, event-loop lag',
+          responses: {
+            200: {
+              description: 'Prometheus text format 0.0.4',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            ...errors(401, 403),
+          },
         },
       },
     },
