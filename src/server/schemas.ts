@@ -32,7 +32,23 @@ const MAX_GOLD_TOOLS = 100
 export const MAX_COMPLETIONS = 1024
 /** Longest completion scored, in characters (a plan after a long thinking block fits). */
 export const MAX_COMPLETION_CHARS = 32_000
-const COMPLETIONS = z.array(z.string().max(MAX_COMPLETION_CHARS)).min(1).max(MAX_COMPLETIONS)
+/**
+ * Most characters of all completions of one reward request: bounds the CPU of one request
+ * (parsing, scoring and answering 4 M characters is a fraction of a second).
+ */
+export const MAX_COMPLETIONS_TOTAL_CHARS = 4_000_000
+const COMPLETIONS = z
+  .array(z.string().max(MAX_COMPLETION_CHARS))
+  .min(1)
+  .max(MAX_COMPLETIONS)
+  .refine(
+    (completions) =>
+      completions.reduce((sum, completion) => sum + completion.length, 0) <=
+      MAX_COMPLETIONS_TOTAL_CHARS,
+    {
+      error: `the completions hold more than ${MAX_COMPLETIONS_TOTAL_CHARS} characters in all; send the batch in several requests`,
+    },
+  )
 
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
