@@ -61,6 +61,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Directory of built indexes',
   },
+  TOOLSEL_SNAPSHOT_DIR: {
+    path: 'library.snapshotDir',
+    type: 'string',
+    description: 'Directory POST /v1/snapshots writes snapshots into',
+  },
   TOOLSEL_RETRIEVER: {
     path: 'retrieve.retriever',
     type: 'string',

@@ -27,6 +27,7 @@ import { playgroundRoutes } from './routes/playground-routes.ts'
 import { libraryRoutes } from './routes/library-routes.ts'
 import { rewardRoutes } from './routes/reward-routes.ts'
 import { selectRoutes } from './routes/select-routes.ts'
+import { snapshotRoutes } from './routes/snapshot-routes.ts'
 import { createRequestSchemas } from './schemas.ts'
 
 export const API_VERSION = '0.1.0'
@@ -138,7 +139,8 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
       // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
       timeoutFor: (method, path) =>
         (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
-        (method === 'POST' && (path.endsWith('/examples') || path === '/v1/feedback'))
+        (method === 'POST' &&
+          (path.endsWith('/examples') || path === '/v1/feedback' || path === '/v1/snapshots'))
           ? server.buildTimeoutMs
           : undefined,
     }),
@@ -147,5 +149,6 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   app.route('/v1/libraries', libraryRoutes(service, schemas))
   app.route('/v1/rewards', rewardRoutes(service, schemas))
   app.route('/v1/components', componentsRoutes(service))
+  app.route('/v1/snapshots', snapshotRoutes(service))
   return app
 }

@@ -163,6 +163,16 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: { 200: { description: 'Ready' }, ...errors(503) },
         },
       },
+      '/v1/snapshots': {
+        post: {
+          summary:
+            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); restore with toolsel snapshot restore <dir>',
+          responses: {
+            201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
+            ...errors(401, 403, 503, 504),
+          },
+        },
+      },
       '/metrics': {
         get: {
           summary:

@@ -328,6 +328,25 @@ export const RESPONSE_SCHEMAS = {
     examples: z.number().describe('Examples the library holds now.'),
     version: z.number().describe("The examples' version (+1 on every change)."),
   }),
+  snapshot: z.object({
+    name: z.string().describe('The snapshot directory name under library.snapshotDir.'),
+    dir: z
+      .string()
+      .describe('Its path on the server (restore with: toolsel snapshot restore <dir>).'),
+    format: z.literal('toolsel-snapshot'),
+    version: z.number(),
+    createdAt: z.string(),
+    libraries: z.array(
+      z.object({
+        name: z.string(),
+        tools: z.number(),
+        contentHash: z.string(),
+        indexCreatedAt: z.string(),
+        retrievers: z.array(z.string()),
+        examples: z.number(),
+      }),
+    ),
+  }),
   components: z.object({
     planners: ComponentRegistrySchema,
     retrievers: ComponentRegistrySchema,

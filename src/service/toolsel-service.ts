@@ -24,6 +24,7 @@ import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
+import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
 import { LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
 import {
@@ -375,6 +376,20 @@ export class ToolselService {
       const summary = this.listLibraries().find((entry) => entry.name === name)!
       return { summary, created, warnings, import: summarizeImport(imported) }
     })
+  }
+
+  /**
+   * Writes a snapshot of every saved library as it is served now into a new directory under
+   * `library.snapshotDir` (named by the time; see `store/snapshot.ts`). Libraries that were
+   * never saved (the embedded demo, the gateway library, tool files) are not included.
+   */
+  async snapshot(): Promise<SnapshotManifest & { name: string; dir: string }> {
+    const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    const dir = join(this.config.library.snapshotDir, name)
+    const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
+    const manifest = await writeSnapshot(dir, saved)
+    this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
+    return { name, dir, ...manifest }
   }
 
   async deleteLibrary(name: string): Promise<void> {
