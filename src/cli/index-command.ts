@@ -45,10 +45,12 @@ Options:
   --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
                          becomes <id>_2; identical copies dropped), first or last (keep one)
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
-                         their fusion with BM25) or regex (+ regex name lookups); one of
-                         ${Object.keys(RETRIEVER_KINDS).join(', ')}; also the library's default retriever
-                         (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
+  --retriever <parts>    bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
+                         their fusion with BM25) or regex (+ regex name lookups); kinds:
+                         ${Object.keys(RETRIEVER_KINDS).join(', ')}. A comma list builds several parts side by side,
+                         e.g. bm25,dense:use-lite,dense:static:glove-100d (dense:<embedder>: vectors of
+                         that embedder; hybrid:<part>+<part>: a fusion of named parts); the first is the
+                         library's default retriever (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
   --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
                          Queries must use the same embedder: pass it to select/serve too.
   --dense-index <kind>   hnsw (approximate, fast at any size) or flat (exact) (default hnsw)

@@ -279,7 +279,7 @@ export class ToolselService {
       fileName?: string
       /** Two records with one id: error (default), rename, first or last. */
       onDuplicate?: OnDuplicate
-      /** Retrievers to build: `bm25`, `dense` or `hybrid`. Default `retrieve.build`. */
+      /** Retriever parts to build, a comma list (`bm25`, `hybrid`, `bm25,dense:use-lite`). Default `retrieve.build`. */
       retriever?: BuildRetriever
       /**
        * The library's usage examples: `keep` (default) carries the current ones over, without the

@@ -141,9 +141,14 @@ export function rebuildLibrary(
   })
 }
 
-/** What a rebuild of `indexed` builds: its default part (with the parts that one requires). */
+/**
+ * What a rebuild of `indexed` builds: the parts it holds, its default first (a comma list for
+ * `retrieve.build`); parts a kept part requires come again by themselves.
+ */
 export function builtParts(indexed: IndexedLibrary): string {
-  return indexed.manifest.defaultRetriever
+  const first = indexed.manifest.defaultRetriever
+  const others = Object.keys(indexed.manifest.retrievers).filter((part) => part !== first)
+  return [first, ...others].join(',')
 }
 
 /**
