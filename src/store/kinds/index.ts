@@ -13,6 +13,13 @@
  * //   regex: REGEX_KIND,
  * // after which `toolsel index tools.json --name mytools --retriever regex` builds it and a
  * // request names it: POST /v1/search-tools {"query": "^send_(sms|email)$", "retriever": "regex"}
+ *
+ * // Several parts side by side, each named by requests:
+ * const indexed = await indexTools('mytools', tools, config, {
+ *   retriever: 'bm25,dense:use-lite,dense:static:glove-100d',
+ * })
+ * requireRetriever(indexed, 'dense:static:glove-100d') // GloVe vectors
+ * requireRetriever(indexed, 'hybrid:bm25+dense:use-lite', config) // a fusion, composed on the spot
  * ```
  * @module
  */
