@@ -192,6 +192,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
+  sync?.start()
   if (cluster.isWorker) process.send!({ toolsel: 'ready' })
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.

@@ -19,7 +19,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
-import { loadIndexedLibrary } from '../store/index-store.ts'
+import { loadIndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
 
 /** One changed library: its saved index directory, or null when it was deleted. */
@@ -51,12 +51,15 @@ export class WorkerLibrarySync {
   readonly #waiting = new Map<number, (failures: string[]) => void>()
   #nextId = 1
   #flushed: Promise<void> = Promise.resolve()
+  #started = false
 
   constructor(registry: LibraryRegistry, config: Config, logger: Logger) {
     this.#registry = registry
     this.#config = config
     this.#logger = logger
     registry.onChange((name, indexed) => {
+      // The libraries each worker loads at start are its own doing, not changes to relay.
+      if (!this.#started) return
       if (indexed === undefined) this.#pending.set(name, { name, dir: null })
       else if (indexed.dir !== undefined) this.#pending.set(name, { name, dir: indexed.dir })
     })
@@ -68,6 +71,11 @@ export class WorkerLibrarySync {
         this.#waiting.delete(message.id)
       }
     })
+  }
+
+  /** From now on, library changes are relayed (call once the service has loaded its libraries). */
+  start(): void {
+    this.#started = true
   }
 
   /**
