@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
-import {
-  createBm25Engine,
-  postingsFromEngine,
-  type WinkBm25Engine,
-} from '../../../src/retrieve/bm25/bm25-postings.ts'
+import { postingsFromEngine } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { defaultConfig } from '../../../src/config/schema.ts'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../../../src/store/library-lifecycle.ts'
+import { winkIndex, weightTable } from '../../helpers/wink-reference.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 import { runRetrieverContract } from '../retriever.contract.ts'
 
@@ -35,35 +31,9 @@ runRetrieverContract({
     )!,
 })
 
-/** wink-bm25-text-search's own index of `tools`: the reference. */
-function winkIndex(tools: readonly Tool[], settings: Bm25Settings): WinkBm25Engine {
-  const engine = createBm25Engine(settings)
-  for (const tool of tools) engine.addDoc(toolToBm25Document(tool), tool.id)
-  for (let padding = tools.length; padding < 3; padding += 1) {
-    engine.addDoc(
-      { name: '', description: '', parameters: '', namespace: '' },
-      `\u0000pad${padding}`,
-    )
-  }
-  engine.consolidate(6)
-  return engine
-}
-
 /** Every (term, tool id) → weight of an index, whatever its document order. */
 function weightsById(retriever: Bm25Retriever): Map<string, number> {
   return weightTable(retriever.postings, retriever.ids)
-}
-
-function weightTable(
-  postings: Bm25Retriever['postings'],
-  ids: readonly string[],
-): Map<string, number> {
-  const table = new Map<string, number>()
-  for (const [term, id] of postings.termIndex) {
-    for (let at = postings.offsets[id]; at < postings.offsets[id + 1]; at += 1)
-      table.set(`${term}\t${ids[postings.docs[at]]}`, postings.weights[at])
-  }
-  return table
 }
 
 describe('Bm25Retriever', () => {

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { importToolsFromFile } from '../../../src/library/importers/index.ts'
 import type { Tool } from '../../../src/library/tool.ts'
-import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
-import {
-  createBm25Engine,
-  postingsFromEngine,
-  type Bm25Settings,
-} from '../../../src/retrieve/bm25/bm25-postings.ts'
+import { postingsFromEngine, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import {
   canPrune,
@@ -18,6 +13,7 @@ import {
 import { tokenize } from '../../../src/retrieve/bm25/tokenize.ts'
 import { TopK } from '../../../src/retrieve/top-k.ts'
 import { dataPath, hasData } from '../../helpers/data-dir.ts'
+import { winkIndex, weightTable } from '../../helpers/wink-reference.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 
 const SETTINGS: Bm25Settings = {
@@ -109,21 +105,13 @@ describe.skipIf(!hasData(...G3_CORPUS))('BM25 on the ToolBench G3 corpus (needs 
   it('weighs every (term, tool) exactly as wink-bm25-text-search does', async () => {
     const library = await tools
     const settings = { ...SETTINGS, fieldWeights: { ...SETTINGS.fieldWeights } }
-    const engine = createBm25Engine(settings)
-    for (const tool of library) engine.addDoc(toolToBm25Document(tool), tool.id)
-    engine.consolidate(6)
+    const engine = winkIndex(library, settings)
     const reference = postingsFromEngine(engine)
     const built = Bm25Retriever.build(library, settings)
     expect(built.postings.termIndex).toEqual(reference.postings.termIndex)
-    const table = (postings: typeof reference.postings, ids: readonly string[]) => {
-      const weights = new Map<string, number>()
-      for (const [term, id] of postings.termIndex) {
-        for (let at = postings.offsets[id]; at < postings.offsets[id + 1]; at += 1)
-          weights.set(`${term}\t${ids[postings.docs[at]]}`, postings.weights[at])
-      }
-      return weights
-    }
-    expect(table(built.postings, built.ids)).toEqual(table(reference.postings, reference.ids))
+    expect(weightTable(built.postings, built.ids)).toEqual(
+      weightTable(reference.postings, reference.ids),
+    )
     for (const query of randomQueries(library, 20, random(3))) {
       const expected = engine
         .search(query, 10)

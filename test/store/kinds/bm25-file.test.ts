@@ -4,8 +4,6 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../../src/config/schema.ts'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
-import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
-import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import {
   buildIndexedLibrary,
@@ -14,6 +12,7 @@ import {
 } from '../../../src/store/library-lifecycle.ts'
 import { bm25Settings } from '../../../src/store/kinds/bm25-kind.ts'
 import { readBm25File, writeBm25File } from '../../../src/store/kinds/bm25-file.ts'
+import { winkIndex } from '../../helpers/wink-reference.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 
 const config = defaultConfig()
@@ -74,10 +73,7 @@ describe('indexes saved before the binary format', () => {
     const indexed = await buildIndexedLibrary(library, config)
     const target = await saveIndexedLibrary(dir, indexed)
     // Rewrite it as toolsel wrote indexes before: bm25.json holding wink's export.
-    const engine = createBm25Engine(settings)
-    for (const tool of SAMPLE_TOOLS) engine.addDoc(toolToBm25Document(tool), tool.id)
-    engine.consolidate(6)
-    await writeFile(join(target, 'bm25.json'), engine.exportJSON())
+    await writeFile(join(target, 'bm25.json'), winkIndex(SAMPLE_TOOLS, settings).exportJSON())
     await rm(join(target, 'bm25.bin'))
     const manifest = JSON.parse(await readFile(join(target, 'manifest.json'), 'utf8'))
     delete manifest.retrievers.bm25.fileFormat
