@@ -14,6 +14,13 @@ export interface DecisionRule {
   relative?: number
   /** Take round(sum of probabilities × countScale) candidates instead of thresholding (0: off). */
   countScale?: number
+  /**
+   * A clause none of whose first candidates was taken gets its most probable one of them when
+   * that reaches this (0 or absent: off): in an explicit request each clause usually asks for one
+   * tool, and its best match is then right far more often than the whole-instruction features
+   * suggest.
+   */
+  stepFloor?: number
 }
 
 export interface ScoredCandidate {
@@ -22,11 +29,19 @@ export interface ScoredCandidate {
   p: number
 }
 
-/** Selected ids, most probable first. `steps` is the number of planner clauses. */
+/** How many of a clause's first BM25 candidates `stepFloor` looks at. */
+export const STEP_FLOOR_DEPTH = 3
+
+/**
+ * Selected ids, most probable first (clause picks of `stepFloor` after them). `steps` is the
+ * number of planner clauses, `stepTops` each clause's first BM25 candidates (for `stepFloor`;
+ * the first STEP_FLOOR_DEPTH are read).
+ */
 export function decideSet(
   candidates: readonly ScoredCandidate[],
   steps: number,
   rule: DecisionRule,
+  stepTops: ReadonlyArray<readonly string[]> = [],
 ): string[] {
   const sorted = [...candidates].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
   const cap = Math.max(1, steps) + rule.extra
@@ -42,6 +57,18 @@ export function decideSet(
       const relative = rule.relative ? candidate.p >= best * rule.relative : false
       if (candidate.p < rule.threshold && !relative) break
       if (!chosen.includes(candidate.id)) chosen.push(candidate.id)
+    }
+  }
+  if (rule.stepFloor && stepTops.length > 1) {
+    const probability = new Map(candidates.map(({ id, p }) => [id, p]))
+    for (const tops of stepTops) {
+      if (chosen.length >= cap) break
+      const first = tops.slice(0, STEP_FLOOR_DEPTH)
+      if (first.length === 0 || first.some((id) => chosen.includes(id))) continue
+      let best = first[0]
+      for (const id of first)
+        if ((probability.get(id) ?? 0) > (probability.get(best) ?? 0)) best = id
+      if ((probability.get(best) ?? 0) >= rule.stepFloor) chosen.push(best)
     }
   }
   if (chosen.length === 0 && sorted[0] !== undefined && sorted[0].p >= rule.floor) {

@@ -31,4 +31,28 @@ describe('decideSet', () => {
     expect(decideSet(weak, 2, { threshold: 0.3, floor: 0.1, extra: 0 })).toEqual([])
     expect(decideSet([], 2, { threshold: 0.3, floor: 0, extra: 0 })).toEqual([])
   })
+
+  it('gives a clause none of whose first candidates was taken its most probable one above stepFloor', () => {
+    const scored = [
+      { id: 'weather', p: 0.8 },
+      { id: 'slack', p: 0.02 },
+      { id: 'mail', p: 0.12 },
+      { id: 'alerts', p: 0.03 },
+      { id: 'far', p: 0.2 },
+    ]
+    const tops = [
+      ['weather', 'alerts'],
+      ['slack', 'mail', 'alerts', 'far'],
+    ]
+    const rule = { threshold: 0.4, floor: 0, extra: 0 }
+    expect(decideSet(scored, 2, rule, tops)).toEqual(['weather'])
+    // 'far' is past the clause's first STEP_FLOOR_DEPTH candidates; 'mail' is the most probable.
+    expect(decideSet(scored, 2, { ...rule, stepFloor: 0.1 }, tops)).toEqual(['weather', 'mail'])
+    expect(decideSet(scored, 2, { ...rule, stepFloor: 0.15 }, tops)).toEqual(['weather'])
+    // A clause whose candidate was already taken gets no second one; one clause: off.
+    expect(
+      decideSet(scored, 2, { ...rule, stepFloor: 0.01 }, [tops[0], ['alerts', 'weather']]),
+    ).toEqual(['weather'])
+    expect(decideSet(scored, 1, { ...rule, stepFloor: 0.1 }, [tops[1]])).toEqual(['weather'])
+  })
 })
