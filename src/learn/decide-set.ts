@@ -2,9 +2,11 @@
  * The count decision: which of an instruction's scored candidates to select. A candidate is
  * taken when its probability reaches `threshold`; when none does, the best one is taken if it
  * reaches `floor` (a request usually needs some tool); never more than the planner's clauses plus
- * `extra` (one clause can ask for two tools, but rarely for more).
+ * `extra` (one clause can ask for two tools, but rarely for more). With `stepFloor`, an explicit
+ * request clause that got no tool gets its most probable first candidate above that floor.
  * @module
  */
+import { startsWithAction } from '../plan/request-cues.ts'
 
 export interface DecisionRule {
   threshold: number
@@ -33,9 +35,21 @@ export interface ScoredCandidate {
 export const STEP_FLOOR_DEPTH = 3
 
 /**
+ * The candidates `stepFloor` may pick for a clause: its first BM25 ones when the clause opens
+ * with an action or a request ("email the forecast to Ann"), none for a question or a statement
+ * of need, whose best match is less often the tool.
+ */
+export function stepFloorCandidates(
+  clause: string,
+  candidates: ReadonlyArray<{ id: string }>,
+): string[] {
+  if (!startsWithAction(clause.trim())) return []
+  return candidates.slice(0, STEP_FLOOR_DEPTH).map((candidate) => candidate.id)
+}
+
+/**
  * Selected ids, most probable first (clause picks of `stepFloor` after them). `steps` is the
- * number of planner clauses, `stepTops` each clause's first BM25 candidates (for `stepFloor`;
- * the first STEP_FLOOR_DEPTH are read).
+ * number of planner clauses, `stepTops` each clause's `stepFloorCandidates`.
  */
 export function decideSet(
   candidates: readonly ScoredCandidate[],

@@ -9,7 +9,7 @@ import { RulePlanner } from '../plan/rule-planner.ts'
 import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { expandHeadVerb } from '../retrieve/bm25/query-expansion.ts'
 import { extractCandidateFeatures } from './candidate-features.ts'
-import { STEP_FLOOR_DEPTH } from './decide-set.ts'
+import { stepFloorCandidates } from './decide-set.ts'
 import type { TrainingCase } from './training-data.ts'
 
 export interface QueryRows {
@@ -17,7 +17,7 @@ export interface QueryRows {
   gold: string[]
   /** Planner clauses. */
   steps: number
-  /** Each clause's first candidates (for the decision rule's `stepFloor`). */
+  /** Each clause's `stepFloorCandidates` (for the decision rule's `stepFloor`). */
   stepTops: string[][]
   ids: string[]
   /** Feature vectors, one per candidate. */
@@ -57,9 +57,7 @@ export function queryRows(
       id: trainingCase.id,
       gold: trainingCase.gold,
       steps: clauses.length,
-      stepTops: steps.map((step) =>
-        step.candidates.slice(0, STEP_FLOOR_DEPTH).map((candidate) => candidate.id),
-      ),
+      stepTops: steps.map((step) => stepFloorCandidates(step.text, step.candidates)),
       ids: features.map((feature) => feature.id),
       x: features.map((feature) => feature.values),
     }

@@ -11,7 +11,7 @@
  */
 import type { Tool } from '../library/tool.ts'
 import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-features.ts'
-import { decideSet, STEP_FLOOR_DEPTH } from '../learn/decide-set.ts'
+import { decideSet, stepFloorCandidates } from '../learn/decide-set.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
@@ -68,9 +68,7 @@ export class LearnedSelector implements Selector {
       scored,
       Math.max(1, clauses.length),
       this.model.rule,
-      clauses.map((request) =>
-        request.candidates.slice(0, STEP_FLOOR_DEPTH).map((candidate) => candidate.id),
-      ),
+      clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
     )
 
     // Each chosen tool goes to one step that retrieved it, one tool per step: (tool, step) pairs

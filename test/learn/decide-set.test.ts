@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decideSet } from '../../src/learn/decide-set.ts'
+import { decideSet, stepFloorCandidates } from '../../src/learn/decide-set.ts'
 
 const candidates = [
   { id: 'a', p: 0.9 },
@@ -54,5 +54,12 @@ describe('decideSet', () => {
       decideSet(scored, 2, { ...rule, stepFloor: 0.01 }, [tops[0], ['alerts', 'weather']]),
     ).toEqual(['weather'])
     expect(decideSet(scored, 1, { ...rule, stepFloor: 0.1 }, [tops[1]])).toEqual(['weather'])
+  })
+
+  it('offers stepFloor the first candidates of action clauses only', () => {
+    const candidates = ['a', 'b', 'c', 'd'].map((id) => ({ id }))
+    expect(stepFloorCandidates('email the forecast to Ann', candidates)).toEqual(['a', 'b', 'c'])
+    expect(stepFloorCandidates('is it going to rain?', candidates)).toEqual(['a', 'b', 'c'])
+    expect(stepFloorCandidates('the hotel near Alfama', candidates)).toEqual([])
   })
 })
