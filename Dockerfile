@@ -31,6 +31,17 @@ RUN npm ci --omit=dev --ignore-scripts \
  && npm rebuild hnswlib-node esbuild \
  && npm cache clean --force
 
+# ---- compiled TypeScript (dist/): the images run it, not the tsx loader --------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts && npm cache clean --force
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY scripts/build-dist.mjs ./scripts/
+COPY src ./src
+RUN node scripts/build-dist.mjs
+
 FROM deps AS deps-gpu
 # Needs network at build time: fetches the CUDA 12 execution provider for onnxruntime-node.
 RUN ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js
@@ -48,7 +59,8 @@ ENV NODE_ENV=production \
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
+# dist/ only (no src/): bin/toolsel.mjs runs it without the tsx loader.
+COPY --from=build /app/dist ./dist
 RUN mkdir -p /data/indexes /models && chown -R node:node /data /models
 USER node
 EXPOSE 8080
@@ -75,7 +87,7 @@ ENV NODE_ENV=production \
 COPY --from=deps-gpu /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 RUN groupadd --system toolsel \
  && useradd --system --gid toolsel --home-dir /app --shell /usr/sbin/nologin toolsel \
  && mkdir -p /data/indexes /models \

@@ -1,7 +1,19 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx's loader, so `npm ci` needs no build step.
-import { register } from 'tsx/esm/api'
+// Runs the compiled JavaScript in dist/ (`npm ci` builds it: the `prepare` script) while it
+// matches src/, else the TypeScript sources directly through tsx's loader (about a second of
+// start-up and 30 MiB more), so an edited checkout never runs stale code.
+import { fileURLToPath } from 'node:url'
+import { isDistFresh } from './dist-freshness.mjs'
 
-register()
-const { main } = await import('../src/main.ts')
+const src = fileURLToPath(new URL('../src', import.meta.url))
+const dist = fileURLToPath(new URL('../dist', import.meta.url))
+let entry
+if (process.env.TOOLSEL_RUN_SOURCE !== '1' && isDistFresh(src, dist)) {
+  entry = '../dist/main.js'
+} else {
+  const { register } = await import('tsx/esm/api')
+  register()
+  entry = '../src/main.ts'
+}
+const { main } = await import(entry)
 process.exitCode = await main(process.argv.slice(2))

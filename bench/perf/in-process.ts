@@ -67,7 +67,7 @@ export async function measureInProcess(
   const dir = await saveIndexedLibrary(out, indexed)
   await writeFile(join(out, 'instructions.json'), JSON.stringify(instructions))
   const indexFileMiB =
-    ((await stat(join(dir, 'bm25.json'))).size + (await stat(join(dir, 'tools.jsonl'))).size) /
+    ((await stat(join(dir, 'bm25.bin'))).size + (await stat(join(dir, 'tools.jsonl'))).size) /
     2 ** 20
   return {
     tools: stats.tools,

@@ -1,5 +1,5 @@
 /**
- * Indexes on disk: `indexes/<library>/{manifest.json, tools.jsonl, bm25.json, …}`. Save and load
+ * Indexes on disk: `indexes/<library>/{manifest.json, tools.jsonl, bm25.bin, …}`. Save and load
  * live together so their formats can't drift apart.
  *
  * Writes are atomic at the directory level: everything is written into `.tmp-<name>-<random>/`

@@ -14,8 +14,14 @@ export const Bm25ManifestSchema = z.object({
   k1: z.number(),
   b: z.number(),
   fieldWeights: z.record(z.string(), z.number()),
+  /**
+   * How `file` is written: `binary` (`bm25.bin`, store/kinds/bm25-file.ts, its own version in
+   * the file) or, in indexes saved before it and still read, `wink-json` (wink-bm25-text-search's
+   * JSON export, `bm25.json`).
+   */
+  fileFormat: z.enum(['binary', 'wink-json']).default('wink-json'),
   file: z.string(),
-  /** The expansion index from usage examples (`bm25-examples.json`), when the library has examples. */
+  /** The expansion index from usage examples (`bm25-examples.bin`), when the library has examples. */
   examplesFile: z.string().optional(),
 })
 
@@ -63,6 +69,6 @@ export type IndexManifest = z.infer<typeof IndexManifestSchema>
 
 export const MANIFEST_FILE = 'manifest.json'
 export const TOOLS_FILE = 'tools.jsonl'
-export const BM25_FILE = 'bm25.json'
+export const BM25_FILE = 'bm25.bin'
 export const EXAMPLES_FILE = 'examples.jsonl'
-export const BM25_EXAMPLES_FILE = 'bm25-examples.json'
+export const BM25_EXAMPLES_FILE = 'bm25-examples.bin'

@@ -53,7 +53,7 @@ describe('dense index part', () => {
       const files = (await readdir(dir)).sort()
       expect(files).toEqual(
         [
-          'bm25.json',
+          'bm25.bin',
           'dense-ids.json',
           kind === 'flat' ? 'dense.f32' : 'dense.hnsw',
           'dense.json',

@@ -56,7 +56,7 @@ describe('an index with usage examples', () => {
       version: 1,
       cap: 50,
     })
-    expect(manifest.retrievers.bm25).toMatchObject({ examplesFile: 'bm25-examples.json' })
+    expect(manifest.retrievers.bm25).toMatchObject({ examplesFile: 'bm25-examples.bin' })
     const loaded = await loadIndexedLibrary(saved, defaultConfig())
     expect(loaded.examples!.set.examples).toEqual(EXAMPLES)
     expect(loaded.examples!.set.version).toBe(1)

@@ -1,15 +1,17 @@
 /**
- * The BM25 index data: built and serialised by wink-bm25-text-search, held in memory as flat
- * typed-array postings. After consolidation wink keeps, per document, an object of term weights
- * plus an inverted index of ids; the postings hold the same numbers in a fraction of the memory
- * (60 MiB less at 50k tools), so the wink engine is dropped once they are built and its JSON
- * export is regenerated from them on save. `importJSON` reads that export back (tests check it).
+ * The BM25 index data: flat typed-array postings (term dictionary, per-term document positions and
+ * weights), built here directly from the tools without wink-bm25-text-search's in-memory engine,
+ * with wink's exact arithmetic: the same term numbering, document lengths, IDF and the BM25F
+ * weight of every (document, term) pair rounded to 6 decimals as wink's `consolidate(6)` does. A
+ * test builds the same library with wink and compares every weight. Weights are kept as integers
+ * in millionths (`Int32Array`): lossless, because wink rounds them to 6 decimals, and 4 bytes each.
+ * wink itself still reads indexes saved by earlier versions (its JSON export, `postingsFromWinkJson`).
  * @module
  */
 import { createRequire } from 'node:module'
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
-import { BM25_FIELDS, toolToBm25Document, type Bm25Field } from './bm25-document.ts'
+import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
 
 const require = createRequire(import.meta.url)
@@ -29,8 +31,6 @@ export interface WinkBm25Engine {
   search(text: string, limit?: number): Array<[string, number]>
   getDocs(): Record<string, WinkDocument>
   getTokens(): Record<string, number>
-  getConfig(): object
-  getTotalCorpusLength(): number
   importJSON(json: string): boolean
   exportJSON(): string
 }
@@ -48,41 +48,217 @@ export interface Bm25Settings {
   fieldWeights: Record<Bm25Field, number> & { examples?: number }
 }
 
+/** Weights are stored as integers in these units: wink rounds every weight to 6 decimals. */
+export const WEIGHT_SCALE = 1e6
+
 export interface Bm25Postings {
-  /** Tool ids by document position. */
-  ids: string[]
-  /** Term → term index (wink's token numbering). */
+  /** Documents (tools), positions 0…documents-1 in library order. */
+  documents: number
+  /** Term → term id (wink's numbering: order of first occurrence). */
   termIndex: Map<string, number>
-  /** Per term: the positions of the documents containing it, and its BM25 weight in each. */
-  postingDocs: Int32Array[]
-  postingWeights: Float64Array[]
-  /** Kept only to regenerate wink's export byte-compatible: lengths, corpus length, config. */
+  /** Term t's postings are positions offsets[t] … offsets[t+1]-1 of `docs` and `weights`. */
+  offsets: Uint32Array
+  /** Document positions, ascending within each term. */
+  docs: Int32Array
+  /** BM25 weight of (term, document) in millionths (`WEIGHT_SCALE`). */
+  weights: Int32Array
+  /** Per term: its largest and smallest weight (the upper bounds of query-time pruning). */
+  maxWeights: Int32Array
+  minWeights: Int32Array
+  /** Per document: its length (tokens × field weight), as wink counts it. */
   docLengths: Float64Array
-  paddingDocs: number
   totalCorpusLength: number
-  winkConfig: object
-  /** Scratch buffers reused by every query; safe because search is synchronous. */
-  scores: Float64Array
-  seen: Uint8Array
 }
 
-/** wink refuses to consolidate fewer than 3 documents; tiny libraries get empty padding documents. */
-const PADDING_PREFIX = '\u0000pad'
+/** wink refuses to consolidate fewer than 3 documents and counts empty padding documents. */
 const MIN_DOCUMENTS = 3
-const WEIGHT_PRECISION = 6
+const PADDING_PREFIX = '\u0000pad'
 
 /** The field of the expansion index's documents. */
 const EXPANSION_FIELD = 'examples'
 
-export function createBm25Engine(settings: Bm25Settings): WinkBm25Engine {
-  const engine = createWinkEngine()
+/** The tool fields and their weights, in the order wink walks them (the config's). */
+function toolFields(settings: Bm25Settings): Array<[string, number]> {
   const { examples: _expansion, ...fieldWeights } = settings.fieldWeights
-  engine.defineConfig({
-    fldWeights: fieldWeights,
-    bm25Params: { k1: settings.k1, b: settings.b, k: 1 },
-  })
-  engine.definePrepTasks([tokenize as (input: never) => unknown])
-  return engine
+  return Object.entries(fieldWeights)
+}
+
+/**
+ * Accumulates documents one at a time (document-major, a few typed arrays that grow), then
+ * turns them into term-major postings. Memory: about 12 bytes per (document, term) pair while
+ * building, 8 in the result; no object per document or posting.
+ */
+export class PostingsBuilder {
+  readonly #fields: Array<[string, number]>
+  readonly #k1: number
+  readonly #b: number
+  readonly #termIndex = new Map<string, number>()
+  #documentFrequency = new Int32Array(1024)
+  /** Per term: the last document that had it, and where its frequency is in this document. */
+  #lastDocument = new Int32Array(1024).fill(-1)
+  #slot = new Int32Array(1024)
+  #pairTerms = new Int32Array(1 << 16)
+  #pairFrequencies = new Float64Array(1 << 16)
+  #pairs = 0
+  #documentStarts: number[] = [0]
+  #docLengths = new Float64Array(1024)
+  #documents = 0
+  #totalCorpusLength = 0
+
+  constructor(fields: Array<[string, number]>, k1: number, b: number) {
+    this.#fields = fields
+    this.#k1 = k1
+    this.#b = b
+  }
+
+  /** Adds one document: its text per field, in the order of the builder's fields. */
+  add(texts: readonly string[]): void {
+    const document = this.#documents
+    let length = 0
+    for (const [field, [, weight]] of this.#fields.entries()) {
+      const terms = tokenize(texts[field] ?? '')
+      for (const term of terms) {
+        let id = this.#termIndex.get(term)
+        if (id === undefined) {
+          id = this.#termIndex.size
+          this.#termIndex.set(term, id)
+          this.#growTerms(id + 1)
+        }
+        if (this.#lastDocument[id] === document) {
+          this.#pairFrequencies[this.#slot[id]] += weight
+        } else {
+          this.#growPairs(this.#pairs + 1)
+          this.#lastDocument[id] = document
+          this.#slot[id] = this.#pairs
+          this.#pairTerms[this.#pairs] = id
+          this.#pairFrequencies[this.#pairs] = weight
+          this.#pairs += 1
+          this.#documentFrequency[id] += 1
+        }
+      }
+      const fieldLength = terms.length * Math.abs(weight)
+      length += fieldLength
+      this.#totalCorpusLength += fieldLength
+    }
+    if (document >= this.#docLengths.length) this.#docLengths = grow(this.#docLengths, document + 1)
+    this.#docLengths[document] = length
+    this.#documents += 1
+    this.#documentStarts.push(this.#pairs)
+  }
+
+  /** The postings; wink's `consolidate(6)` arithmetic, operation for operation. */
+  finish(): Bm25Postings {
+    const terms = this.#termIndex.size
+    const documents = this.#documents
+    if (this.#pairs > 0xffffffff) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `The library has ${this.#pairs} (tool, term) pairs; a BM25 index holds at most 4,294,967,295. Split it into several libraries.`,
+      )
+    }
+    // Libraries under wink's 3-document minimum count empty padding documents, as wink did.
+    const totalDocs = Math.max(documents, MIN_DOCUMENTS)
+    const k1 = this.#k1
+    const b = this.#b
+    const idf = new Float64Array(terms)
+    const offsets = new Uint32Array(terms + 1)
+    for (let term = 0; term < terms; term += 1) {
+      const n = this.#documentFrequency[term]
+      idf[term] = Math.log((totalDocs - n + 0.5) / (n + 0.5) + 1)
+      offsets[term + 1] = offsets[term] + n
+    }
+    const avgCorpusLength = this.#totalCorpusLength / totalDocs
+    const docs = new Int32Array(this.#pairs)
+    const weights = new Int32Array(this.#pairs)
+    const next = offsets.slice(0, terms)
+    for (let document = 0; document < documents; document += 1) {
+      const normalizationFactor = 1 - b + b * (this.#docLengths[document] / avgCorpusLength)
+      for (
+        let pair = this.#documentStarts[document];
+        pair < this.#documentStarts[document + 1];
+        pair++
+      ) {
+        const term = this.#pairTerms[pair]
+        const freq = this.#pairFrequencies[pair]
+        const value = Math.abs((freq * (k1 + 1)) / (k1 * normalizationFactor + freq)) * idf[term]
+        const weight = Math.sign(freq) * toMillionths(value)
+        if (!(Math.abs(weight) <= 0x7fffffff)) {
+          throw new ToolselError(
+            'INVALID_INPUT',
+            `A BM25 weight of ${weight / WEIGHT_SCALE} does not fit the index (at most 2147): lower retrieve.bm25.k1 (${k1}) or the field weights.`,
+          )
+        }
+        const at = next[term]++
+        docs[at] = document
+        weights[at] = weight
+      }
+    }
+    return withBounds({
+      documents,
+      termIndex: this.#termIndex,
+      offsets,
+      docs,
+      weights,
+      docLengths: this.#docLengths.slice(0, documents),
+      totalCorpusLength: this.#totalCorpusLength,
+    })
+  }
+
+  #growTerms(size: number): void {
+    if (size <= this.#documentFrequency.length) return
+    this.#documentFrequency = grow(this.#documentFrequency, size)
+    const lastDocument = grow(this.#lastDocument, size)
+    lastDocument.fill(-1, this.#lastDocument.length)
+    this.#lastDocument = lastDocument
+    this.#slot = grow(this.#slot, size)
+  }
+
+  #growPairs(size: number): void {
+    if (size <= this.#pairTerms.length) return
+    this.#pairTerms = grow(this.#pairTerms, size)
+    this.#pairFrequencies = grow(this.#pairFrequencies, size)
+  }
+}
+
+/**
+ * `Number(value.toFixed(6)) × 1e6` as an exact integer (wink stores `toFixed(6)`), without
+ * formatting a string except when the value is within float noise of a rounding boundary.
+ */
+function toMillionths(value: number): number {
+  const scaled = value * WEIGHT_SCALE
+  const fraction = scaled - Math.floor(scaled)
+  if (Math.abs(fraction - 0.5) > 1e-6) return Math.round(scaled)
+  return Math.round(Number(value.toFixed(6)) * WEIGHT_SCALE)
+}
+
+function grow<T extends Int32Array | Float64Array>(array: T, size: number): T {
+  const grown = new (array.constructor as new (length: number) => T)(
+    Math.max(size, array.length * 2),
+  )
+  grown.set(array)
+  return grown
+}
+
+/** Adds the per-term weight bounds. */
+export function withBounds(
+  postings: Omit<Bm25Postings, 'maxWeights' | 'minWeights'>,
+): Bm25Postings {
+  const terms = postings.offsets.length - 1
+  const maxWeights = new Int32Array(terms)
+  const minWeights = new Int32Array(terms)
+  const { offsets, weights } = postings
+  for (let term = 0; term < terms; term += 1) {
+    let max = -0x80000000
+    let min = 0x7fffffff
+    for (let at = offsets[term]; at < offsets[term + 1]; at += 1) {
+      const weight = weights[at]
+      if (weight > max) max = weight
+      if (weight < min) min = weight
+    }
+    maxWeights[term] = max
+    minWeights[term] = min
+  }
+  return { ...postings, maxWeights, minWeights }
 }
 
 export interface BuildPostingsOptions {
@@ -134,22 +310,20 @@ function* buildSteps(
   settings: Bm25Settings,
   options: BuildPostingsOptions,
 ): Generator<void, Bm25Postings> {
-  const engine = createBm25Engine(settings)
+  const fields = toolFields(settings)
+  const builder = new PostingsBuilder(fields, settings.k1, settings.b)
   for (const [position, tool] of tools.entries()) {
     if (position % 1000 === 0) {
       throwIfAborted(options.signal)
       options.onProgress?.(position, tools.length)
     }
-    engine.addDoc(toolToBm25Document(tool), tool.id)
+    const document = toolToBm25Document(tool)
+    builder.add(fields.map(([field]) => document[field as Bm25Field] ?? ''))
     yield
   }
-  for (let padding = tools.length; padding < MIN_DOCUMENTS; padding += 1) {
-    const empty = Object.fromEntries(BM25_FIELDS.map((field) => [field, '']))
-    engine.addDoc(empty, `${PADDING_PREFIX}${padding}`)
-  }
-  engine.consolidate(WEIGHT_PRECISION)
+  const postings = builder.finish()
   options.onProgress?.(tools.length, tools.length)
-  return postingsFromEngine(engine)
+  return postings
 }
 
 /**
@@ -164,37 +338,54 @@ export function buildExpansionPostings(
   expansions: ReadonlyMap<string, string>,
   settings: Bm25Settings,
 ): Bm25Postings {
-  const engine = createExpansionEngine(settings)
-  for (const tool of tools)
-    engine.addDoc({ [EXPANSION_FIELD]: expansions.get(tool.id) ?? '' }, tool.id)
-  for (let padding = tools.length; padding < MIN_DOCUMENTS; padding += 1) {
-    engine.addDoc({ [EXPANSION_FIELD]: '' }, `${PADDING_PREFIX}${padding}`)
-  }
-  engine.consolidate(WEIGHT_PRECISION)
-  return postingsFromEngine(engine)
+  const builder = new PostingsBuilder([[EXPANSION_FIELD, 1]], settings.k1, settings.b)
+  for (const tool of tools) builder.add([expansions.get(tool.id) ?? ''])
+  return builder.finish()
 }
 
-/** Reads an expansion index file (wink's export) into postings. */
-export function expansionPostingsFromWinkJson(json: string, settings: Bm25Settings): Bm25Postings {
-  return postingsFromEngineJson(createExpansionEngine(settings), json)
+/** A wink engine configured as the builder is: the reference the tests compare against. */
+export function createBm25Engine(settings: Bm25Settings): WinkBm25Engine {
+  return createWinkEngine$(Object.fromEntries(toolFields(settings)), settings)
 }
 
 function createExpansionEngine(settings: Bm25Settings): WinkBm25Engine {
+  return createWinkEngine$({ [EXPANSION_FIELD]: 1 }, settings)
+}
+
+function createWinkEngine$(
+  fieldWeights: Record<string, number>,
+  settings: Bm25Settings,
+): WinkBm25Engine {
   const engine = createWinkEngine()
   engine.defineConfig({
-    fldWeights: { [EXPANSION_FIELD]: 1 },
+    fldWeights: fieldWeights,
     bm25Params: { k1: settings.k1, b: settings.b, k: 1 },
   })
   engine.definePrepTasks([tokenize as (input: never) => unknown])
   return engine
 }
 
-/** Reads wink's JSON export (an index file) into postings. */
-export function postingsFromWinkJson(json: string, settings: Bm25Settings): Bm25Postings {
+/** Postings read from an index saved by an earlier version: wink's JSON export, and its ids. */
+export interface WinkJsonPostings {
+  postings: Bm25Postings
+  /** Tool ids by document position (wink's document order). */
+  ids: string[]
+}
+
+/** Reads wink's JSON export (an index file of an earlier version) into postings. */
+export function postingsFromWinkJson(json: string, settings: Bm25Settings): WinkJsonPostings {
   return postingsFromEngineJson(createBm25Engine(settings), json)
 }
 
-function postingsFromEngineJson(engine: WinkBm25Engine, json: string): Bm25Postings {
+/** Reads an expansion index file of an earlier version (wink's export) into postings. */
+export function expansionPostingsFromWinkJson(
+  json: string,
+  settings: Bm25Settings,
+): WinkJsonPostings {
+  return postingsFromEngineJson(createExpansionEngine(settings), json)
+}
+
+function postingsFromEngineJson(engine: WinkBm25Engine, json: string): WinkJsonPostings {
   try {
     engine.importJSON(json)
   } catch (error) {
@@ -202,75 +393,38 @@ function postingsFromEngineJson(engine: WinkBm25Engine, json: string): Bm25Posti
       cause: error,
     })
   }
-  // importJSON resets the engine, dropping the prep tasks (wink's documented caveat).
-  engine.definePrepTasks([tokenize as (input: never) => unknown])
   return postingsFromEngine(engine)
 }
 
-function postingsFromEngine(engine: WinkBm25Engine): Bm25Postings {
+/** A consolidated wink engine's weights as postings (old index files; the tests' reference). */
+export function postingsFromEngine(engine: WinkBm25Engine): WinkJsonPostings {
   const docs = engine.getDocs()
-  const allIds = Object.keys(docs)
-  const ids = allIds.filter((id) => !id.startsWith(PADDING_PREFIX))
+  const ids = Object.keys(docs).filter((id) => !id.startsWith(PADDING_PREFIX))
   const termIndex = new Map(Object.entries(engine.getTokens()))
-  const docLists: number[][] = Array.from({ length: termIndex.size }, () => [])
-  const weightLists: number[][] = Array.from({ length: termIndex.size }, () => [])
+  const counts = new Uint32Array(termIndex.size + 1)
+  for (const id of ids) for (const term of Object.keys(docs[id].freq)) counts[Number(term) + 1]++
+  for (let term = 0; term < termIndex.size; term += 1) counts[term + 1] += counts[term]
+  const offsets = counts.slice()
+  const next = counts.slice(0, termIndex.size)
+  const postingDocs = new Int32Array(offsets[termIndex.size])
+  const weights = new Int32Array(offsets[termIndex.size])
+  let totalCorpusLength = 0
   for (const [position, id] of ids.entries()) {
+    totalCorpusLength += docs[id].length
     for (const [term, weight] of Object.entries(docs[id].freq)) {
-      docLists[Number(term)].push(position)
-      weightLists[Number(term)].push(Number(weight))
+      const at = next[Number(term)]++
+      postingDocs[at] = position
+      weights[at] = Math.round(Number(weight) * WEIGHT_SCALE)
     }
   }
-  return {
-    ids,
+  const postings = withBounds({
+    documents: ids.length,
     termIndex,
-    postingDocs: docLists.map((list) => Int32Array.from(list)),
-    postingWeights: weightLists.map((list) => Float64Array.from(list)),
+    offsets,
+    docs: postingDocs,
+    weights,
     docLengths: Float64Array.from(ids, (id) => docs[id].length),
-    paddingDocs: allIds.length - ids.length,
-    totalCorpusLength: engine.getTotalCorpusLength(),
-    winkConfig: engine.getConfig(),
-    scores: new Float64Array(ids.length),
-    seen: new Uint8Array(ids.length),
-  }
-}
-
-/** wink's `exportJSON` format, regenerated from the postings (wink's `importJSON` reads it). */
-export function postingsToWinkJson(postings: Bm25Postings): string {
-  const { ids, termIndex, postingDocs, postingWeights, docLengths } = postings
-  const documents: Record<string, WinkDocument> = {}
-  for (const [position, id] of ids.entries()) {
-    documents[id] = { freq: {}, fieldValues: {}, length: docLengths[position] }
-  }
-  const invertedIndex: string[][] = postingDocs.map((docs, term) => {
-    const weights = postingWeights[term]
-    return Array.from(docs, (doc, index) => {
-      documents[ids[doc]].freq[term] = weights[index]
-      return ids[doc]
-    })
+    totalCorpusLength,
   })
-  for (let padding = 0; padding < postings.paddingDocs; padding += 1) {
-    documents[`${PADDING_PREFIX}${ids.length + padding}`] = { freq: {}, fieldValues: {}, length: 0 }
-  }
-  const docStats = {
-    totalCorpusLength: postings.totalCorpusLength,
-    totalDocs: ids.length + postings.paddingDocs,
-    consolidated: true,
-  }
-  const tokens = Object.fromEntries(termIndex)
-  return JSON.stringify([
-    postings.winkConfig,
-    docStats,
-    documents,
-    invertedIndex,
-    termIndex.size,
-    tokens,
-    {},
-    [],
-    [],
-  ])
-}
-
-/** Drops padding documents from wink search results. */
-export function isPadding(id: string): boolean {
-  return id.startsWith(PADDING_PREFIX)
+  return { postings, ids }
 }

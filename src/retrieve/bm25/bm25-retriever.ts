@@ -1,11 +1,10 @@
 /**
- * BM25F retrieval over tool documents. wink-bm25-text-search does the indexing (tokenising each
- * field, weighting term frequencies by field, IDF, the saturated, length-normalised BM25 weight of
- * every (document, term) pair, the JSON format on disk); see bm25-postings.ts. Queries are scored
- * from those same weights with flat typed-array postings: wink's own `search` builds and sorts an
- * object of every matching document, which costs milliseconds at 10k tools, while summing
- * postings into a Float64Array and keeping the top k costs tens of microseconds. The two give the
- * same scores (a test checks this).
+ * BM25F retrieval over tool documents. The index holds wink-bm25-text-search's weights (its
+ * tokenising per field, field-weighted term frequencies, IDF, the saturated, length-normalised
+ * BM25 weight of every (document, term) pair), built directly into flat typed-array postings; see
+ * bm25-postings.ts, and bm25-search.ts for the scoring (MaxScore pruning on long postings). wink's
+ * own `search` builds and sorts an object of every matching document, which costs milliseconds at
+ * 10k tools; the two give the same scores (a test checks this).
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
@@ -15,14 +14,18 @@ import {
   buildExpansionPostings,
   buildPostings,
   buildPostingsAsync,
-  createBm25Engine,
   expansionPostingsFromWinkJson,
-  isPadding,
   postingsFromWinkJson,
-  postingsToWinkJson,
   type Bm25Postings,
   type Bm25Settings,
 } from './bm25-postings.ts'
+import {
+  canPrune,
+  queryTerms,
+  SearchScratch,
+  searchExhaustive,
+  searchPruned,
+} from './bm25-search.ts'
 import { expandHeadVerb } from './query-expansion.ts'
 import { tokenize } from './tokenize.ts'
 import { TopK } from '../top-k.ts'
@@ -38,14 +41,6 @@ export interface Bm25BuildOptions {
    * when `settings.fieldWeights.examples` is set.
    */
   expansions?: ReadonlyMap<string, string>
-}
-
-/**
- * Sums of 6-decimal weights: round away float noise so that equal inputs give equal scores and
- * the threshold compares the score the caller sees.
- */
-function roundScore(score: number): number {
-  return Math.round(score * 1e6) / 1e6
 }
 
 /** Query-time behaviour; changing it needs no rebuild. */
@@ -65,30 +60,53 @@ export const MAX_QUERY_TERMS = 256
 
 const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
 
+/**
+ * Below this many postings a query is scored exhaustively: walking them is cheaper than the
+ * pruning's bookkeeping.
+ */
+const PRUNE_FROM_POSTINGS = 16_384
+
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
   readonly settings: Bm25Settings
   readonly queryOptions: Bm25QueryOptions
+  /** Tool ids by document position. */
+  readonly #ids: readonly string[]
   readonly #index: Bm25Postings
   /** The expansion index (usage examples' instructions per tool), same document order. */
   readonly #expansion: Bm25Postings | undefined
+  readonly #scratch: SearchScratch
+  /** Whether queries may use MaxScore pruning (tests turn it off to compare). */
+  readonly #prune: boolean
 
   private constructor(
+    ids: readonly string[],
     index: Bm25Postings,
     settings: Bm25Settings,
     queryOptions: Bm25QueryOptions,
-    expansion?: Bm25Postings,
+    expansion: Bm25Postings | undefined,
+    scratch?: SearchScratch,
+    prune = true,
   ) {
-    if (expansion && !sameIds(index.ids, expansion.ids)) {
+    if (index.documents !== ids.length) {
       throw new ToolselError(
         'INDEX_CORRUPT',
-        'The BM25 expansion index (usage examples) does not list the same tools as the BM25 index.',
+        `The BM25 index holds ${index.documents} tools, the library ${ids.length}.`,
       )
     }
+    if (expansion && expansion.documents !== index.documents) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        'The BM25 expansion index (usage examples) does not hold as many tools as the BM25 index.',
+      )
+    }
+    this.#ids = ids
     this.#index = index
     this.settings = settings
     this.queryOptions = queryOptions
     this.#expansion = expansion
+    this.#scratch = scratch ?? new SearchScratch(index.documents)
+    this.#prune = prune
   }
 
   /** Default threshold when a call passes no `minScore` (the paper's tau). */
@@ -104,6 +122,7 @@ export class Bm25Retriever implements Retriever {
   ): Bm25Retriever {
     const expansions = options.expansions
     return new Bm25Retriever(
+      tools.map((tool) => tool.id),
       buildPostings(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
@@ -121,6 +140,7 @@ export class Bm25Retriever implements Retriever {
   ): Promise<Bm25Retriever> {
     const expansions = options.expansions
     return new Bm25Retriever(
+      tools.map((tool) => tool.id),
       await buildPostingsAsync(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
@@ -131,50 +151,80 @@ export class Bm25Retriever implements Retriever {
   }
 
   /**
-   * Restores an index written by `toJSON` (and `expansionToJSON`), built with the same settings
-   * (the manifest checks that).
+   * A retriever over saved postings (see store/kinds/bm25-file.ts), built with the same settings
+   * (the manifest checks that). `ids`: the tool ids in the postings' document order.
    */
-  static fromJSON(json: string, settings: Bm25Settings, expansionJson?: string): Bm25Retriever {
-    return new Bm25Retriever(
-      postingsFromWinkJson(json, settings),
-      settings,
-      DEFAULT_QUERY_OPTIONS,
+  static fromPostings(
+    ids: readonly string[],
+    index: Bm25Postings,
+    settings: Bm25Settings,
+    expansion?: Bm25Postings,
+  ): Bm25Retriever {
+    return new Bm25Retriever(ids, index, settings, DEFAULT_QUERY_OPTIONS, expansion)
+  }
+
+  /**
+   * Restores an index saved by toolsel before the binary format (wink-bm25-text-search's JSON
+   * export, and the expansion index's), built with the same settings.
+   */
+  static fromWinkJson(json: string, settings: Bm25Settings, expansionJson?: string): Bm25Retriever {
+    const { ids, postings } = postingsFromWinkJson(json, settings)
+    const expansion =
       expansionJson === undefined
         ? undefined
-        : expansionPostingsFromWinkJson(expansionJson, settings),
-    )
+        : expansionPostingsFromWinkJson(expansionJson, settings)
+    if (expansion && !sameIds(ids, expansion.ids)) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        'The BM25 expansion index (usage examples) does not list the same tools as the BM25 index.',
+      )
+    }
+    return new Bm25Retriever(ids, postings, settings, DEFAULT_QUERY_OPTIONS, expansion?.postings)
   }
 
   /** A retriever over the same index with other query-time options. */
   withQueryOptions(options: Partial<Bm25QueryOptions>): Bm25Retriever {
     return new Bm25Retriever(
+      this.#ids,
       this.#index,
       this.settings,
       { ...this.queryOptions, ...options },
       this.#expansion,
+      this.#scratch,
+      this.#prune,
     )
   }
 
-  /** The index in wink-bm25-text-search's export format. */
-  toJSON(): string {
-    return postingsToWinkJson(this.#index)
+  /** The same index scored exhaustively, never pruned (for tests and benchmarks). */
+  withoutPruning(): Bm25Retriever {
+    return new Bm25Retriever(
+      this.#ids,
+      this.#index,
+      this.settings,
+      this.queryOptions,
+      this.#expansion,
+      this.#scratch,
+      false,
+    )
   }
 
-  /** The expansion index in the same format, or undefined when the library has no usage examples. */
-  expansionToJSON(): string | undefined {
-    return this.#expansion && postingsToWinkJson(this.#expansion)
+  /** The postings, for saving. */
+  get postings(): Bm25Postings {
+    return this.#index
+  }
+
+  /** The expansion index's postings, or undefined when the library has no usage examples. */
+  get expansionPostings(): Bm25Postings | undefined {
+    return this.#expansion
+  }
+
+  /** Tool ids by document position. */
+  get ids(): readonly string[] {
+    return this.#ids
   }
 
   get size(): number {
-    return this.#index.ids.length
-  }
-
-  /** wink's own search over this index's export, for cross-checking the fast path in tests. */
-  winkSearch(query: string, limit: number): Array<[string, number]> {
-    const engine = createBm25Engine(this.settings)
-    engine.importJSON(this.toJSON())
-    engine.definePrepTasks([tokenize as (input: never) => unknown])
-    return engine.search(query, limit).filter(([id]) => !isPadding(id))
+    return this.#ids.length
   }
 
   async retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]> {
@@ -189,50 +239,20 @@ export class Bm25Retriever implements Retriever {
    * BM25 score of its expansion document.
    */
   search(query: string, k: number, minScore: number): Candidate[] {
-    const { scores, seen, ids } = this.#index
-    const touched: number[] = []
-    const terms = tokenize(query)
+    const ids = this.#ids
+    const words = tokenize(query)
     // Each term costs a walk over its postings: a query's first MAX_QUERY_TERMS terms are used.
-    if (terms.length > MAX_QUERY_TERMS) terms.length = MAX_QUERY_TERMS
-    accumulate(this.#index, terms, 1, scores, seen, touched)
+    if (words.length > MAX_QUERY_TERMS) words.length = MAX_QUERY_TERMS
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
-    if (this.#expansion && expansionWeight > 0) {
-      accumulate(this.#expansion, terms, expansionWeight, scores, seen, touched)
-    }
-    const best = new TopK(k, (a, b) => ids[a] > ids[b])
-    for (const doc of touched) {
-      const score = roundScore(scores[doc])
-      if (score > minScore) best.push(doc, score)
-      scores[doc] = 0
-      seen[doc] = 0
-    }
-    return best.sorted().map(({ position, score }) => ({ id: ids[position], score }))
-  }
-}
-
-/** Adds `weight` × each term's BM25 weights into `scores` (positions of `index`'s documents). */
-function accumulate(
-  index: Bm25Postings,
-  terms: readonly string[],
-  weight: number,
-  scores: Float64Array,
-  seen: Uint8Array,
-  touched: number[],
-): void {
-  const { termIndex, postingDocs, postingWeights } = index
-  for (const term of terms) {
-    const termId = termIndex.get(term)
-    if (termId === undefined) continue
-    const docs = postingDocs[termId]
-    const weights = postingWeights[termId]
-    for (let position = 0; position < docs.length; position += 1) {
-      const doc = docs[position]
-      if (seen[doc] === 0) {
-        seen[doc] = 1
-        touched.push(doc)
-      }
-      scores[doc] += weight * weights[position]
-    }
+    const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
+    const top = new TopK(k, (a, b) => ids[a] > ids[b])
+    let postings = 0
+    for (const term of terms) postings += term.docs.length
+    const hits =
+      this.#prune && postings >= PRUNE_FROM_POSTINGS && canPrune(terms)
+        ? searchPruned(terms, expansionWeight, top, minScore)
+        : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
+    return hits.map(({ position, score }) => ({ id: ids[position], score }))
   }
 }
 

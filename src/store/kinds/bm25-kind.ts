@@ -1,10 +1,12 @@
 /**
- * `bm25`: the lexical retriever every index has. Files: `bm25.json` (wink's export). The
- * manifest entry records the tokenizer version and BM25 settings; a load with other settings is
- * refused with the rebuild command.
+ * `bm25`: the lexical retriever every index has. Files: `bm25.bin` and, with usage examples,
+ * `bm25-examples.bin` (see bm25-file.ts); indexes saved before the binary format hold wink's JSON
+ * export (`bm25.json`, manifest `fileFormat` absent) and still load. The manifest entry records
+ * the tokenizer version and BM25 settings; a load with other settings is refused with the
+ * rebuild command.
  * @module
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
@@ -21,6 +23,7 @@ import {
   Bm25ManifestSchema,
   type IndexManifest,
 } from '../manifest.ts'
+import { readBm25File, writeBm25File } from './bm25-file.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
 
 export function bm25Settings(config: Config): Bm25Settings {
@@ -56,6 +59,7 @@ export const BM25_KIND: RetrieverKind = {
       entry: {
         tokenizerVersion: TOKENIZER_VERSION,
         ...settings,
+        fileFormat: 'binary',
         file: BM25_FILE,
         ...(expanded && { examplesFile: BM25_EXAMPLES_FILE }),
       },
@@ -64,26 +68,44 @@ export const BM25_KIND: RetrieverKind = {
 
   async save(retriever, entry, dir) {
     if (!(retriever instanceof Bm25Retriever)) throw new Error('An index needs its BM25 retriever.')
-    const { file, examplesFile } = Bm25ManifestSchema.parse(entry)
-    await writeFile(join(dir, file), retriever.toJSON())
-    const expansion = retriever.expansionToJSON()
+    const { file, examplesFile, fileFormat } = Bm25ManifestSchema.parse(entry)
+    if (fileFormat !== 'binary') throw new Error('BM25 indexes are saved in the binary format.')
+    await writeBm25File(join(dir, file), retriever.postings)
+    const expansion = retriever.expansionPostings
     if (examplesFile !== undefined && expansion !== undefined)
-      await writeFile(join(dir, examplesFile), expansion)
+      await writeBm25File(join(dir, examplesFile), expansion)
   },
 
   async load({ dir, manifest, library, config }) {
     const entry = manifest.retrievers.bm25
     const rebuild = rebuildHint(manifest)
     checkBm25Settings(manifest, config, rebuild)
-    const json = await readFile(join(dir, entry.file), 'utf8')
-    // The expansion index from usage examples, when the library has examples.
-    const expansionJson =
-      entry.examplesFile === undefined
-        ? undefined
-        : await readFile(join(dir, entry.examplesFile), 'utf8')
-    const bm25 = Bm25Retriever.fromJSON(json, bm25Settings(config), expansionJson).withQueryOptions(
-      bm25QueryOptions(config),
-    )
+    const settings = bm25Settings(config)
+    const expansionPath = entry.examplesFile && join(dir, entry.examplesFile)
+    let loaded: Bm25Retriever
+    if (entry.fileFormat === 'binary') {
+      const index = await readBm25File(join(dir, entry.file), rebuild)
+      // The expansion index from usage examples, when the library has examples.
+      const expansion = expansionPath ? await readBm25File(expansionPath, rebuild) : undefined
+      if (index.documents !== library.size || (expansion && expansion.documents !== library.size)) {
+        throw new ToolselError(
+          'INDEX_CORRUPT',
+          `Index "${manifest.library}" at ${dir}: the BM25 index holds ${index.documents} tools, the library ${library.size}. ${rebuild}`,
+        )
+      }
+      loaded = Bm25Retriever.fromPostings(
+        library.tools.map((tool) => tool.id),
+        index,
+        settings,
+        expansion,
+      )
+    } else {
+      // Saved before the binary format: wink's JSON export, read through wink.
+      const json = await readFile(join(dir, entry.file), 'utf8')
+      const expansionJson = expansionPath ? await readFile(expansionPath, 'utf8') : undefined
+      loaded = Bm25Retriever.fromWinkJson(json, settings, expansionJson)
+    }
+    const bm25 = loaded.withQueryOptions(bm25QueryOptions(config))
     if (bm25.size !== library.size) {
       throw new ToolselError(
         'INDEX_CORRUPT',

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
-import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
+import {
+  createBm25Engine,
+  postingsFromEngine,
+  type WinkBm25Engine,
+} from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { defaultConfig } from '../../../src/config/schema.ts'
@@ -31,8 +35,40 @@ runRetrieverContract({
     )!,
 })
 
+/** wink-bm25-text-search's own index of `tools`: the reference. */
+function winkIndex(tools: readonly Tool[], settings: Bm25Settings): WinkBm25Engine {
+  const engine = createBm25Engine(settings)
+  for (const tool of tools) engine.addDoc(toolToBm25Document(tool), tool.id)
+  for (let padding = tools.length; padding < 3; padding += 1) {
+    engine.addDoc(
+      { name: '', description: '', parameters: '', namespace: '' },
+      `\u0000pad${padding}`,
+    )
+  }
+  engine.consolidate(6)
+  return engine
+}
+
+/** Every (term, tool id) → weight of an index, whatever its document order. */
+function weightsById(retriever: Bm25Retriever): Map<string, number> {
+  return weightTable(retriever.postings, retriever.ids)
+}
+
+function weightTable(
+  postings: Bm25Retriever['postings'],
+  ids: readonly string[],
+): Map<string, number> {
+  const table = new Map<string, number>()
+  for (const [term, id] of postings.termIndex) {
+    for (let at = postings.offsets[id]; at < postings.offsets[id + 1]; at += 1)
+      table.set(`${term}\t${ids[postings.docs[at]]}`, postings.weights[at])
+  }
+  return table
+}
+
 describe('Bm25Retriever', () => {
   const retriever = Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS)
+  const wink = winkIndex(SAMPLE_TOOLS, SETTINGS)
 
   it('ranks the tool whose name and description match first', async () => {
     const [first] = await retriever.retrieve('weather forecast for Paris', { k: 3, minScore: 0 })
@@ -49,11 +85,11 @@ describe('Bm25Retriever', () => {
       const fast = retriever
         .search(query, 10, Number.NEGATIVE_INFINITY)
         .map(({ id, score }) => [id, score])
-      const wink = retriever
-        .winkSearch(query, 10)
-        .map(([id, score]) => [id, Math.round(score * 1e6) / 1e6])
-      expect(new Set(fast.map(([id]) => id))).toEqual(new Set(wink.map(([id]) => id)))
-      for (const [id, score] of wink)
+      const reference = wink
+        .search(query, 10)
+        .map(([id, score]) => [id, Math.round(score * 1e6) / 1e6] as const)
+      expect(new Set(fast.map(([id]) => id))).toEqual(new Set(reference.map(([id]) => id)))
+      for (const [id, score] of reference)
         expect(fast.find(([other]) => other === id)?.[1]).toBeCloseTo(score as number, 5)
     }
   })
@@ -80,26 +116,19 @@ describe('Bm25Retriever', () => {
     expect((await retriever.retrieve('weather forecast', { k: 5 })).length).toBeGreaterThan(0)
   })
 
-  it('writes exactly what wink-bm25-text-search itself exports', () => {
-    const engine = createBm25Engine(SETTINGS)
-    for (const tool of SAMPLE_TOOLS) engine.addDoc(toolToBm25Document(tool), tool.id)
-    engine.consolidate(6)
-    expect(JSON.parse(retriever.toJSON())).toEqual(JSON.parse(engine.exportJSON()))
+  it('builds exactly the index wink-bm25-text-search builds, without wink', () => {
+    const reference = postingsFromEngine(wink)
+    expect(retriever.postings.termIndex).toEqual(reference.postings.termIndex)
+    expect(weightsById(retriever)).toEqual(weightTable(reference.postings, reference.ids))
+    expect(retriever.postings.totalCorpusLength).toBe(reference.postings.totalCorpusLength)
+    // Under wink's three-document minimum (padding documents count in the IDF).
     const tiny = Bm25Retriever.build(SAMPLE_TOOLS.slice(0, 1), SETTINGS)
-    const tinyEngine = createBm25Engine(SETTINGS)
-    tinyEngine.addDoc(toolToBm25Document(SAMPLE_TOOLS[0]), SAMPLE_TOOLS[0].id)
-    for (const padding of [1, 2]) {
-      tinyEngine.addDoc(
-        { name: '', description: '', parameters: '', namespace: '' },
-        `\u0000pad${padding}`,
-      )
-    }
-    tinyEngine.consolidate(6)
-    expect(JSON.parse(tiny.toJSON())).toEqual(JSON.parse(tinyEngine.exportJSON()))
+    const tinyReference = postingsFromEngine(winkIndex(SAMPLE_TOOLS.slice(0, 1), SETTINGS))
+    expect(weightsById(tiny)).toEqual(weightTable(tinyReference.postings, tinyReference.ids))
   })
 
-  it('round-trips through JSON with identical results', async () => {
-    const restored = Bm25Retriever.fromJSON(retriever.toJSON(), SETTINGS)
+  it('reads indexes saved by earlier versions (wink’s JSON export) with identical results', async () => {
+    const restored = Bm25Retriever.fromWinkJson(wink.exportJSON(), SETTINGS)
     for (const query of ['email', 'hotel in Rome', 'ticker quote']) {
       expect(await restored.retrieve(query, { k: 5, minScore: 0 })).toEqual(
         await retriever.retrieve(query, { k: 5, minScore: 0 }),

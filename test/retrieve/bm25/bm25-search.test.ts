@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest'
+import { importToolsFromFile } from '../../../src/library/importers/index.ts'
+import type { Tool } from '../../../src/library/tool.ts'
+import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
+import {
+  createBm25Engine,
+  postingsFromEngine,
+  type Bm25Settings,
+} from '../../../src/retrieve/bm25/bm25-postings.ts'
+import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
+import {
+  canPrune,
+  queryTerms,
+  SearchScratch,
+  searchExhaustive,
+  searchPruned,
+} from '../../../src/retrieve/bm25/bm25-search.ts'
+import { tokenize } from '../../../src/retrieve/bm25/tokenize.ts'
+import { TopK } from '../../../src/retrieve/top-k.ts'
+import { dataPath, hasData } from '../../helpers/data-dir.ts'
+import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
+
+const SETTINGS: Bm25Settings = {
+  k1: 1.2,
+  b: 0.75,
+  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1, examples: 0.5 },
+}
+
+/** A seeded generator (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Random queries of 1-8 words taken from the tools' own text (common and rare words alike). */
+function randomQueries(tools: readonly Tool[], count: number, next: () => number): string[] {
+  const words = tools.flatMap((tool) => `${tool.name} ${tool.description}`.split(/\s+/))
+  return Array.from({ length: count }, () =>
+    Array.from(
+      { length: 1 + Math.floor(next() * 8) },
+      () => words[Math.floor(next() * words.length)],
+    ).join(' '),
+  )
+}
+
+/** Expansion texts (usage-example instructions) for a third of the tools. */
+function randomExpansions(tools: readonly Tool[], next: () => number): Map<string, string> {
+  const expansions = new Map<string, string>()
+  const texts = randomQueries(tools, tools.length, next)
+  for (const [position, tool] of tools.entries()) {
+    if (next() < 0.33) expansions.set(tool.id, texts[position])
+  }
+  return expansions
+}
+
+/** Checks MaxScore against exhaustive scoring: same ids, same scores, same order. */
+function expectPruningExact(
+  tools: readonly Tool[],
+  queries: readonly string[],
+  next: () => number,
+) {
+  const retriever = Bm25Retriever.build(tools, SETTINGS, {
+    expansions: randomExpansions(tools, next),
+  })
+  const exhaustive = retriever.withoutPruning()
+  const ids = retriever.ids
+  const scratch = new SearchScratch(retriever.size)
+  let pruned = 0
+  for (const query of queries) {
+    const k = [1, 3, 5, 10, 50][Math.floor(next() * 5)]
+    const minScore = [0, 1, 3, 6][Math.floor(next() * 4)]
+    const terms = queryTerms(tokenize(query), retriever.postings, retriever.expansionPostings, 0.5)
+    expect(canPrune(terms)).toBe(true)
+    const top = () => new TopK(k, (a, b) => ids[a] > ids[b])
+    const expected = searchExhaustive(terms, 0.5, scratch, top(), minScore)
+    expect(searchPruned(terms, 0.5, top(), minScore), `${query} (k ${k}, > ${minScore})`).toEqual(
+      expected,
+    )
+    expect(retriever.search(query, k, minScore)).toEqual(exhaustive.search(query, k, minScore))
+    if (expected.length > 0) pruned += 1
+  }
+  // The comparison means something only if most queries found tools.
+  expect(pruned).toBeGreaterThan(queries.length / 2)
+}
+
+describe('MaxScore pruning', () => {
+  it('gives exactly the exhaustive top k on random queries (generated library)', () => {
+    const next = random(7)
+    // 600 tools: the sample tools with words dropped at random, so documents differ in length.
+    const tools: Tool[] = Array.from({ length: 600 }, (_, copy) => {
+      const tool = SAMPLE_TOOLS[copy % SAMPLE_TOOLS.length]
+      const words = tool.description.split(' ').filter(() => next() < 0.7)
+      return { ...tool, id: `${tool.id}.${copy}`, description: words.join(' ') }
+    })
+    expectPruningExact(tools, randomQueries(tools, 300, next), next)
+  })
+})
+
+const G3_CORPUS = ['toolbench', 'COLT', 'datasets', 'ToolBenchG3', 'corpus.jsonl']
+
+describe.skipIf(!hasData(...G3_CORPUS))('BM25 on the ToolBench G3 corpus (needs the data)', () => {
+  const tools = importToolsFromFile(dataPath(...G3_CORPUS)).then(({ tools }) => tools)
+
+  it('weighs every (term, tool) exactly as wink-bm25-text-search does', async () => {
+    const library = await tools
+    const settings = { ...SETTINGS, fieldWeights: { ...SETTINGS.fieldWeights } }
+    const engine = createBm25Engine(settings)
+    for (const tool of library) engine.addDoc(toolToBm25Document(tool), tool.id)
+    engine.consolidate(6)
+    const reference = postingsFromEngine(engine)
+    const built = Bm25Retriever.build(library, settings)
+    expect(built.postings.termIndex).toEqual(reference.postings.termIndex)
+    const table = (postings: typeof reference.postings, ids: readonly string[]) => {
+      const weights = new Map<string, number>()
+      for (const [term, id] of postings.termIndex) {
+        for (let at = postings.offsets[id]; at < postings.offsets[id + 1]; at += 1)
+          weights.set(`${term}\t${ids[postings.docs[at]]}`, postings.weights[at])
+      }
+      return weights
+    }
+    expect(table(built.postings, built.ids)).toEqual(table(reference.postings, reference.ids))
+    for (const query of randomQueries(library, 20, random(3))) {
+      const expected = engine
+        .search(query, 10)
+        .map(([id, score]) => [id, Math.round(score * 1e6) / 1e6])
+      const got = built
+        .search(query, 10, Number.NEGATIVE_INFINITY)
+        .map(({ id, score }) => [id, score])
+      // wink sorts ties arbitrarily: compare as sets of (id, score) above the 10th score.
+      const last = expected.at(-1)?.[1] as number
+      expect(new Set(got.filter(([, score]) => (score as number) > last).map(String))).toEqual(
+        new Set(expected.filter(([, score]) => (score as number) > last).map(String)),
+      )
+    }
+  })
+
+  it('gives exactly the exhaustive top k on 400 random queries', async () => {
+    const library = await tools
+    const next = random(11)
+    expectPruningExact(library, randomQueries(library, 400, next), next)
+  })
+})

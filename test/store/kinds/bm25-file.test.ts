@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../../src/config/schema.ts'
+import { ToolLibrary } from '../../../src/library/tool-library.ts'
+import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
+import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
+import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
+import { buildIndexedLibrary } from '../../../src/store/build-index.ts'
+import { loadIndexedLibrary, saveIndexedLibrary } from '../../../src/store/index-store.ts'
+import { bm25Settings } from '../../../src/store/kinds/bm25-kind.ts'
+import { readBm25File, writeBm25File } from '../../../src/store/kinds/bm25-file.ts'
+import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
+
+const config = defaultConfig()
+const settings = bm25Settings(config)
+let dir: string
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolsel-bm25-file-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('BM25 binary file', () => {
+  it('reads back exactly the postings it wrote', async () => {
+    const retriever = Bm25Retriever.build(SAMPLE_TOOLS, settings)
+    const path = join(dir, 'bm25.bin')
+    await writeBm25File(path, retriever.postings)
+    const read = await readBm25File(path, 'Rebuild it.')
+    expect(read).toEqual(retriever.postings)
+    const restored = Bm25Retriever.fromPostings(retriever.ids, read, settings)
+    for (const query of ['send email', 'weather in Paris', 'stock quote'])
+      expect(restored.search(query, 5, 0)).toEqual(retriever.search(query, 5, 0))
+  })
+
+  it('writes an empty library', async () => {
+    const empty = Bm25Retriever.build([], settings)
+    await writeBm25File(join(dir, 'empty.bin'), empty.postings)
+    expect(await readBm25File(join(dir, 'empty.bin'), '')).toEqual(empty.postings)
+  })
+
+  it('refuses a file that is not one, truncated or of another version, with the fix', async () => {
+    const path = join(dir, 'bm25.bin')
+    await writeBm25File(path, Bm25Retriever.build(SAMPLE_TOOLS, settings).postings)
+    const bytes = await readFile(path)
+    const refused = async (content: Buffer, why: RegExp) => {
+      await writeFile(path, content)
+      const error = await readBm25File(path, 'Rebuild it with: toolsel index x.').catch((e) => e)
+      expect(error).toMatchObject({ code: 'INDEX_CORRUPT' })
+      expect(error.message).toMatch(why)
+      expect(error.message).toContain('Rebuild it with: toolsel index x.')
+    }
+    await refused(Buffer.from('{"not":"binary"}'), /is not a toolsel BM25 file/)
+    await refused(bytes.subarray(0, bytes.length - 16), /section/)
+    const otherVersion = Buffer.from(bytes)
+    otherVersion.writeUInt32LE(99, 8)
+    await refused(otherVersion, /format version 99; this version of toolsel reads version 1/)
+    const outside = Buffer.from(bytes)
+    const header = JSON.parse(outside.toString('utf8', 16, 16 + outside.readUInt32LE(12)))
+    outside.writeInt32LE(1_000_000, header.sections.docs[0])
+    await refused(outside, /posting outside the library/)
+  })
+})
+
+describe('indexes saved before the binary format', () => {
+  it('still load (wink’s JSON export, no fileFormat in the manifest) with the same results', async () => {
+    const library = new ToolLibrary('old', SAMPLE_TOOLS)
+    const indexed = await buildIndexedLibrary(library, config)
+    const target = await saveIndexedLibrary(dir, indexed)
+    // Rewrite it as toolsel wrote indexes before: bm25.json holding wink's export.
+    const engine = createBm25Engine(settings)
+    for (const tool of SAMPLE_TOOLS) engine.addDoc(toolToBm25Document(tool), tool.id)
+    engine.consolidate(6)
+    await writeFile(join(target, 'bm25.json'), engine.exportJSON())
+    await rm(join(target, 'bm25.bin'))
+    const manifest = JSON.parse(await readFile(join(target, 'manifest.json'), 'utf8'))
+    delete manifest.retrievers.bm25.fileFormat
+    manifest.retrievers.bm25.file = 'bm25.json'
+    await writeFile(join(target, 'manifest.json'), JSON.stringify(manifest))
+    const loaded = await loadIndexedLibrary(target, config)
+    for (const query of ['send an email to Bob', 'weather forecast Paris', 'book a flight']) {
+      expect(await loaded.retrievers.get('bm25')!.retrieve(query, { k: 5 })).toEqual(
+        await indexed.retrievers.get('bm25')!.retrieve(query, { k: 5 }),
+      )
+    }
+  })
+})
