@@ -1,6 +1,12 @@
 /**
  * A named, immutable set of tools with a content hash. Indexes are built from a library and
  * record its hash, so a changed library is detected at load time.
+ *
+ * The tools are held one of two ways behind one interface: as objects (a library just imported),
+ * or (`fromJsonLines`: a library loaded from its index) as the index's `tools.jsonl` bytes in one
+ * buffer with line offsets, a tool parsed only when asked for (a bounded cache keeps the recently
+ * used ones). At 100k tools the objects take hundreds of MiB of JS heap that every garbage
+ * collection walks; the buffer lies outside the heap, and a request touches a few dozen tools.
  * @module
  */
 import { ToolselError } from '../errors.ts'
@@ -19,47 +25,166 @@ export function assertLibraryName(name: string): void {
   }
 }
 
+/** Parsed tools a buffer-backed library keeps (the most recently used). */
+const PARSED_CACHE_SIZE = 4096
+
+/** Tools as JSON lines in one buffer; tool `p` is bytes starts[p] … ends[p]-1. */
+class ToolLines {
+  readonly buffer: Buffer
+  readonly #starts: Float64Array
+  readonly #ends: Float64Array
+  readonly #cache = new Map<number, Tool>()
+
+  constructor(buffer: Buffer, starts: Float64Array, ends: Float64Array) {
+    this.buffer = buffer
+    this.#starts = starts
+    this.#ends = ends
+  }
+
+  at(position: number): Tool {
+    let tool = this.#cache.get(position)
+    if (tool !== undefined) {
+      // A Map iterates in insertion order: re-inserting keeps the least recently used first.
+      this.#cache.delete(position)
+      this.#cache.set(position, tool)
+      return tool
+    }
+    tool = this.parse(position)
+    if (this.#cache.size >= PARSED_CACHE_SIZE)
+      this.#cache.delete(this.#cache.keys().next().value as number)
+    this.#cache.set(position, tool)
+    return tool
+  }
+
+  /** A fresh object, not cached (whole-library walks). */
+  parse(position: number): Tool {
+    return JSON.parse(
+      this.buffer.toString('utf8', this.#starts[position], this.#ends[position]),
+    ) as Tool
+  }
+}
+
+const ID_PREFIX = Buffer.from('{"id":"')
+
+/**
+ * The id of the tool on bytes start…end-1. Saved tools start with their id (`{"id":"…`), read
+ * here without parsing the line; any other line is parsed.
+ */
+function idOfLine(buffer: Buffer, start: number, end: number): string {
+  if (end - start > ID_PREFIX.length && buffer.compare(ID_PREFIX, 0, 7, start, start + 7) === 0) {
+    let at = start + 7
+    let escaped = false
+    while (at < end && buffer[at] !== 0x22) {
+      if (buffer[at] === 0x5c) {
+        escaped = true
+        at += 1
+      }
+      at += 1
+    }
+    if (at < end && !escaped) return buffer.toString('utf8', start + 7, at)
+    if (at < end) return JSON.parse(buffer.toString('utf8', start + 6, at + 1)) as string
+  }
+  return (JSON.parse(buffer.toString('utf8', start, end)) as Tool).id
+}
+
+export interface JsonLinesOptions {
+  /** The tools' content hash when the caller has verified it (an index's manifest and file hash). */
+  contentHash?: string
+}
+
 export class ToolLibrary {
   readonly name: string
-  readonly tools: readonly Tool[]
-  readonly #byId: Map<string, Tool>
+  /** Tool ids by position. */
+  readonly ids: readonly string[]
+  readonly #tools: readonly Tool[] | undefined
+  readonly #lines: ToolLines | undefined
+  readonly #positions: Map<string, number>
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
 
   /** Throws DUPLICATE_TOOL_ID when two tools share an id. */
-  constructor(name: string, tools: readonly Tool[]) {
+  constructor(name: string, tools: readonly Tool[], lines?: ToolLines, lineIds?: string[]) {
     assertLibraryName(name)
     this.name = name
-    this.tools = tools
-    this.#byId = new Map()
-    for (const [position, tool] of tools.entries()) {
-      const previous = this.#byId.get(tool.id)
-      if (previous) {
+    this.#tools = lines ? undefined : tools
+    this.#lines = lines
+    this.ids = lineIds ?? tools.map((tool) => tool.id)
+    this.#positions = new Map()
+    for (const [position, id] of this.ids.entries()) {
+      const previous = this.#positions.get(id)
+      if (previous !== undefined) {
         throw new ToolselError(
           'DUPLICATE_TOOL_ID',
-          `Library "${name}": tool id "${tool.id}" appears twice (positions ${tools.indexOf(previous)} and ${position}).`,
-          { details: { library: name, id: tool.id } },
+          `Library "${name}": tool id "${id}" appears twice (positions ${previous} and ${position}).`,
+          { details: { library: name, id } },
         )
       }
-      this.#byId.set(tool.id, tool)
+      this.#positions.set(id, position)
     }
   }
 
+  /**
+   * A library over JSON lines (one tool per line; an index's `tools.jsonl`) kept as bytes: see
+   * the module comment. Empty lines are skipped.
+   */
+  static fromJsonLines(name: string, buffer: Buffer, options: JsonLinesOptions = {}): ToolLibrary {
+    const starts: number[] = []
+    const ends: number[] = []
+    const ids: string[] = []
+    let start = 0
+    while (start < buffer.length) {
+      let end = buffer.indexOf(10, start)
+      if (end === -1) end = buffer.length
+      if (end > start) {
+        starts.push(start)
+        ends.push(end)
+        ids.push(idOfLine(buffer, start, end))
+      }
+      start = end + 1
+    }
+    const lines = new ToolLines(buffer, Float64Array.from(starts), Float64Array.from(ends))
+    const library = new ToolLibrary(name, [], lines, ids)
+    library.#contentHash = options.contentHash
+    return library
+  }
+
   get size(): number {
-    return this.tools.length
+    return this.ids.length
+  }
+
+  /**
+   * Every tool, in order. A buffer-backed library parses them all (fresh objects each call): for
+   * builds, exports and whole-library scans, not per request.
+   */
+  get tools(): readonly Tool[] {
+    if (this.#tools) return this.#tools
+    const lines = this.#lines!
+    return this.ids.map((_, position) => lines.parse(position))
+  }
+
+  /** The tools as JSON lines (each line ending with a newline), as an index stores them. */
+  toJsonLines(): Buffer {
+    if (this.#lines) return this.#lines.buffer
+    return Buffer.from(this.#tools!.map((tool) => `${JSON.stringify(tool)}\n`).join(''))
+  }
+
+  /** The tool at a position (0 … size-1). */
+  at(position: number): Tool {
+    return this.#lines ? this.#lines.at(position) : this.#tools![position]
   }
 
   get(id: string): Tool | undefined {
-    return this.#byId.get(id)
+    const position = this.#positions.get(id)
+    return position === undefined ? undefined : this.at(position)
   }
 
   has(id: string): boolean {
-    return this.#byId.has(id)
+    return this.#positions.has(id)
   }
 
   /** Like `get`, but throws UNKNOWN_TOOL naming the library. */
   require(id: string): Tool {
-    const tool = this.#byId.get(id)
+    const tool = this.get(id)
     if (!tool) {
       throw new ToolselError('UNKNOWN_TOOL', `Library "${this.name}" has no tool "${id}".`, {
         details: { library: this.name, id },

@@ -9,12 +9,11 @@
  * either the old index or the new one, never a half-written one.
  * @module
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
-import type { Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import type { Retriever } from '../contracts.ts'
@@ -50,8 +49,8 @@ export async function saveIndexedLibrary(
   const target = join(indexDir, name)
   await mkdir(temporary)
   try {
-    const toolLines = indexed.library.tools.map((tool) => JSON.stringify(tool)).join('\n')
-    await writeFile(join(temporary, indexed.manifest.toolsFile), `${toolLines}\n`)
+    const toolLines = indexed.library.toJsonLines()
+    await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines)
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
       const retriever = indexed.retrievers.get(name)
       if (!retriever) {
@@ -64,10 +63,9 @@ export async function saveIndexedLibrary(
     }
     await saveExamples(indexed, temporary)
     // The manifest goes last: a directory without one is never mistaken for an index.
-    await writeFile(
-      join(temporary, MANIFEST_FILE),
-      `${JSON.stringify(indexed.manifest, null, 2)}\n`,
-    )
+    // The tools file's hash lets a load trust the manifest's content hash without hashing every tool.
+    const manifest = { ...indexed.manifest, toolsFileHash: sha256Bytes(toolLines) }
+    await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     const old = join(indexDir, `.old-${name}-${suffix}`)
     const hadOld = await pathExists(target)
     options.beforeCommit?.()
@@ -144,8 +142,7 @@ export async function loadIndexedLibrary(
       `was built with index format ${manifest.formatVersion}; this version of toolsel reads format ${INDEX_FORMAT_VERSION}. ${rebuild}`,
     )
   }
-  const tools = await readTools(join(dir, manifest.toolsFile))
-  const library = new ToolLibrary(manifest.library, tools)
+  const library = await readTools(dir, manifest)
   if (library.contentHash !== manifest.contentHash || library.size !== manifest.toolCount) {
     throw new ToolselError(
       'INDEX_CORRUPT',
@@ -202,12 +199,31 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
   })
 }
 
-async function readTools(path: string): Promise<Tool[]> {
-  const text = await readFile(path, 'utf8')
-  return text
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as Tool)
+/**
+ * The library, kept as its tools file's bytes (see ToolLibrary.fromJsonLines). With the file's
+ * hash in the manifest, a matching file vouches for the manifest's content hash; without it (an
+ * index saved before the hash was recorded) every tool is hashed as before.
+ */
+async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibrary> {
+  const bytes = await readFile(join(dir, manifest.toolsFile))
+  const trusted =
+    manifest.toolsFileHash !== undefined && sha256Bytes(bytes) === manifest.toolsFileHash
+  try {
+    return ToolLibrary.fromJsonLines(manifest.library, bytes, {
+      ...(trusted && { contentHash: manifest.contentHash }),
+    })
+  } catch (error) {
+    if (error instanceof ToolselError) throw error
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `Index "${manifest.library}" at ${dir}: its tools file is unreadable. ${rebuildHint(manifest)}`,
+      { cause: error },
+    )
+  }
+}
+
+function sha256Bytes(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
 }
 
 function safeJson(text: string): unknown {

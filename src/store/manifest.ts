@@ -51,6 +51,8 @@ export const IndexManifestSchema = z
     /** Where the tools came from, so the rebuild message can name it. */
     source: z.object({ path: z.string().optional(), format: z.string().optional() }).default({}),
     toolsFile: z.string(),
+    /** sha256 of the tools file's bytes (written on save; absent in older indexes). */
+    toolsFileHash: z.string().optional(),
     /** The retriever used when a request names none. */
     defaultRetriever: z.string(),
     /** The library's usage examples; absent when it has none. */

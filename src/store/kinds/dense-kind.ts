@@ -167,8 +167,8 @@ function assertSameEmbedder(
 }
 
 function assertSameTools(dense: DenseIndex, library: ToolLibrary, dir: string): void {
-  const tools = library.tools
-  if (dense.ids.length === tools.length && dense.ids.every((id, at) => id === tools[at].id)) return
+  const ids = library.ids
+  if (dense.ids.length === ids.length && dense.ids.every((id, at) => id === ids[at])) return
   throw new ToolselError(
     'INDEX_CORRUPT',
     `Index "${library.name}" at ${dir}: its dense vectors belong to other tools than its tools file. Rebuild it.`,
