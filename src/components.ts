@@ -112,13 +112,35 @@ export interface Components {
    * load error. The service calls it at start-up so a bad model fails before it reports ready.
    */
   ready(): Promise<void>
+  /** The components created so far and whether each has loaded its model (for `/metrics`). */
+  states?(): ComponentState[]
 }
+
+export interface ComponentState {
+  kind: 'planner' | 'reranker' | 'selector'
+  id: string
+  state: 'loading' | 'loaded' | 'failed'
+}
+
+/**
+ * Components kept per kind besides the configured ones (which are never evicted): the least
+ * recently used is dropped beyond it, so ids that vary per call (`rule:<anything>`,
+ * `learned:<file>` from the CLI or the benchmark) can't grow the cache without bound.
+ */
+export const COMPONENT_CACHE_SIZE = 16
 
 /** Creates components on first use and reuses them (model-backed ones are expensive to load). */
 export function createComponents(config: Config, logger: Logger): Components {
-  const planners = new Map<string, Planner>()
-  const rerankers = new Map<string, Reranker>()
-  const selectors = new Map<string, Selector>()
+  const pinned = new Set([
+    config.plan.planner,
+    config.plan.fallback,
+    config.rerank.reranker,
+    config.select.selector,
+    config.select.fallback,
+  ])
+  const planners = new ComponentCache<Planner>(pinned)
+  const rerankers = new ComponentCache<Reranker>(pinned)
+  const selectors = new ComponentCache<Selector>(pinned)
   const context: ComponentContext = {
     config,
     logger,
@@ -127,11 +149,25 @@ export function createComponents(config: Config, logger: Logger): Components {
   }
   const components: Components = {
     planner: (id = config.plan.planner) =>
-      cached(planners, id, () => build('planner', PLANNERS, id, context)),
+      planners.get(id, () => build('planner', PLANNERS, id, context)),
     reranker: (id = config.rerank.reranker) =>
-      cached(rerankers, id, () => build('reranker', RERANKERS, id, context)),
+      rerankers.get(id, () => build('reranker', RERANKERS, id, context)),
     selector: (id = config.select.selector) =>
-      cached(selectors, id, () => build('selector', SELECTORS, id, context)),
+      selectors.get(id, () => build('selector', SELECTORS, id, context)),
+    states: () =>
+      (
+        [
+          ['planner', planners],
+          ['reranker', rerankers],
+          ['selector', selectors],
+        ] as const
+      ).flatMap(([kind, cache]) =>
+        [...cache.entries()].map(([id, component]) => ({
+          kind,
+          id,
+          state: isLazy(component) ? component.state : ('loaded' as const),
+        })),
+      ),
     ready: async () => {
       for (const component of [
         ...planners.values(),
@@ -165,14 +201,57 @@ function build<T>(
   return factory(argument, context)
 }
 
-/** Reuses components by id; one whose model failed to load is dropped so the next use retries. */
-function cached<T>(cache: Map<string, T>, id: string, create: () => T): T {
-  let value = cache.get(id)
-  if (value === undefined) {
-    const created = create()
-    cache.set(id, created)
-    if (isLazy(created)) created.ready().catch(() => cache.delete(id))
-    value = created
+/**
+ * Reuses components by id, least recently used first out beyond COMPONENT_CACHE_SIZE (the
+ * `pinned` configured ids stay); one whose model failed to load is dropped so the next use retries.
+ */
+class ComponentCache<T> {
+  readonly #pinned: ReadonlySet<string>
+  readonly #entries = new Map<string, T>()
+
+  constructor(pinned: ReadonlySet<string>) {
+    this.#pinned = pinned
   }
-  return value
+
+  get(id: string, create: () => T): T {
+    const value = this.#entries.get(id)
+    if (value !== undefined) {
+      // Map order is insertion order: re-inserting makes it the most recently used.
+      this.#entries.delete(id)
+      this.#entries.set(id, value)
+      return value
+    }
+    const created = create()
+    this.#entries.set(id, created)
+    if (isLazy(created)) {
+      created.ready().catch(() => {
+        if (this.#entries.get(id) === created) this.#entries.delete(id)
+      })
+    }
+    this.#evict()
+    return created
+  }
+
+  values(): IterableIterator<T> {
+    return this.#entries.values()
+  }
+
+  entries(): IterableIterator<[string, T]> {
+    return this.#entries.entries()
+  }
+
+  get size(): number {
+    return this.#entries.size
+  }
+
+  #evict(): void {
+    let unpinned = 0
+    for (const id of this.#entries.keys()) if (!this.#pinned.has(id)) unpinned += 1
+    for (const id of [...this.#entries.keys()]) {
+      if (unpinned <= COMPONENT_CACHE_SIZE) return
+      if (this.#pinned.has(id)) continue
+      this.#entries.delete(id)
+      unpinned -= 1
+    }
+  }
 }

@@ -19,12 +19,18 @@ abstract class LazyComponent<T extends { readonly name: string }> {
   readonly #pendingName: string
   readonly #loading: Promise<T>
   #loaded: T | undefined
+  #failed = false
 
   constructor(pendingName: string, load: () => Promise<T>) {
     this.#pendingName = pendingName
     this.#loading = load().then((component) => (this.#loaded = component))
     // Failures are reported by ready() and by each call; don't crash on an unobserved rejection.
-    this.#loading.catch(() => undefined)
+    this.#loading.catch(() => (this.#failed = true))
+  }
+
+  /** `loading` until the model is loaded (`loaded`) or failed to load (`failed`). */
+  get state(): 'loading' | 'loaded' | 'failed' {
+    return this.#loaded ? 'loaded' : this.#failed ? 'failed' : 'loading'
   }
 
   /** The loaded component's name, or `llm(<model id>)` while it loads. */
@@ -54,6 +60,8 @@ export class LazySelector extends LazyComponent<Selector> implements Selector {
   }
 }
 
-export function isLazy(component: unknown): component is { ready(): Promise<void> } {
+export function isLazy(
+  component: unknown,
+): component is { ready(): Promise<void>; readonly state: 'loading' | 'loaded' | 'failed' } {
   return component instanceof LazyComponent
 }

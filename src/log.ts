@@ -12,6 +12,11 @@ export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void
   warn(message: string, fields?: Record<string, unknown>): void
   error(message: string, fields?: Record<string, unknown>): void
+  /**
+   * One JSON object on one line (`{"time","level",...fields}`), for machine-read records such
+   * as the HTTP access log; dropped below the logger's level like the others.
+   */
+  record(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
@@ -30,6 +35,10 @@ export function createLogger(
     write(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`)
   }
   return {
+    record: (at, fields) => {
+      if (RANK[at] < RANK[level]) return
+      write(JSON.stringify({ time: new Date().toISOString(), level: at, ...fields }))
+    },
     debug: (message, fields) => emit('debug', message, fields),
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),

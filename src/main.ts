@@ -10,6 +10,7 @@ import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
 import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
 import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
 import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
+import { snapshotCommand, SNAPSHOT_HELP } from './cli/snapshot-command.ts'
 import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
 import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
@@ -24,6 +25,11 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
   bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
   models: [modelsCommand, 'Check a local model directory', MODELS_HELP],
+  snapshot: [
+    snapshotCommand,
+    'Write a snapshot of the saved indexes, or restore one (snapshot restore <dir>)',
+    SNAPSHOT_HELP,
+  ],
   train: [
     trainCommand,
     'Train the learned selector (default: on the benchmark training splits)',

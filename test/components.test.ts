@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createComponents } from '../src/components.ts'
+import { COMPONENT_CACHE_SIZE, createComponents } from '../src/components.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { createMemoryLogger } from '../src/log.ts'
@@ -41,6 +41,26 @@ describe('component lookup', () => {
     await expect(components.ready()).rejects.toMatchObject({ code: 'MODEL_LOAD_FAILED' })
     await new Promise((resolve) => setImmediate(resolve))
     expect(components.planner('llm:onnx:/nonexistent/model')).not.toBe(planner)
+  })
+
+  it('keeps at most COMPONENT_CACHE_SIZE ids besides the configured ones, least recently used out', () => {
+    const components = createComponents(config, createMemoryLogger())
+    const configured = components.planner()
+    const kept = components.planner('rule:0')
+    for (let index = 1; index < 1000; index += 1) {
+      components.planner(`rule:${index}`)
+      // Used again and again: stays the most recently used.
+      expect(components.planner('rule:0')).toBe(kept)
+    }
+    const planners = components.states!().filter((entry) => entry.kind === 'planner')
+    expect(planners).toHaveLength(COMPONENT_CACHE_SIZE + 1)
+    expect(planners.map((entry) => entry.id)).toContain(config.plan.planner)
+    expect(planners.map((entry) => entry.id)).toContain('rule:0')
+    expect(planners.map((entry) => entry.id)).toContain('rule:999')
+    expect(planners.map((entry) => entry.id)).not.toContain('rule:1')
+    // The configured planner is never evicted: the same instance after 1,000 others.
+    expect(components.planner()).toBe(configured)
+    expect(planners.every((entry) => entry.state === 'loaded')).toBe(true)
   })
 
   it('needs a base URL for openai models', async () => {

@@ -1,4 +1,4 @@
-/** The parts of autocannon's API bench/perf.ts uses (the package ships no types). */
+/** The parts of autocannon's API bench/perf.ts and scripts/soak.ts use (the package ships no types). */
 declare module 'autocannon' {
   namespace autocannon {
     interface Request {
@@ -14,7 +14,7 @@ declare module 'autocannon' {
       method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
       headers?: Record<string, string>
       body?: string
-      requests?: Array<{ setupRequest?: (request: Request) => Request }>
+      requests?: Array<Request & { setupRequest?: (request: Request) => Request }>
     }
     interface Histogram {
       average: number
@@ -26,6 +26,7 @@ declare module 'autocannon' {
       latency: Histogram
       requests: Histogram
       errors: number
+      timeouts: number
       non2xx: number
     }
   }

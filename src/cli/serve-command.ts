@@ -1,11 +1,13 @@
 /** `toolsel serve`: start the HTTP service. */
 import type { Server, ServerResponse } from 'node:http'
+import { Server as NetServer } from 'node:net'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { createMcpContext } from '../mcp/mcp-context.ts'
 import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
@@ -40,6 +42,12 @@ Options:
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
 ${COMMON_HELP}`
+
+/** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
+const IDLE_DRAIN_MS = 250
+
+/** `net.Server#close`: stops listening without http.Server's immediate closing of idle sockets. */
+const netClose = NetServer.prototype.close
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -101,7 +109,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
-  const app = createApp(service, { gateway })
+  const mcp = config.mcp.http ? createMcpContext(service, { gateway }) : undefined
+  const app = createApp(service, { gateway, mcp })
   const { server: limits } = config
   const server = serve({
     fetch: app.fetch,
@@ -119,10 +128,19 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Responses in progress, so that shutdown can ask their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>()
   let draining = false
+  // Requests answered after the shutdown signal, and responses that closed unfinished then
+  // (connections dropped by the grace period, or clients gone), reported when stopping.
+  const drained = { answered: 0, unfinished: 0 }
   server.on('request', (_request, response: ServerResponse) => {
     if (draining) response.setHeader('connection', 'close')
     inFlight.add(response)
-    response.once('close', () => inFlight.delete(response))
+    response.once('close', () => {
+      inFlight.delete(response)
+      if (draining) {
+        if (response.writableFinished) drained.answered += 1
+        else drained.unfinished += 1
+      }
+    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -133,7 +151,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
   logger.info(protection)
   try {
-    await service.start()
+    // The MCP token counter loads now, before /readyz is ready: the Qwen3 tokenizer takes 1-4 s
+    // of synchronous work that would otherwise stall every request on the first MCP call.
+    const tokenizer = mcp?.tokens.counter.then((counter) =>
+      logger.info(`Token counting: ${counter.name}`),
+    )
+    await service.start(undefined, { waitFor: tokenizer ? [tokenizer] : [] })
     await gateway?.start()
   } catch (error) {
     // A library or model that can't load is fatal: stop listening so the process exits.
@@ -155,22 +178,34 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         server.closeAllConnections()
       }, config.server.shutdownGraceMs)
       force.unref()
-      // Idle keep-alive connections close now; busy ones close after their response (the client is
-      // told with "connection: close"), so shutdown neither resets requests nor waits for idle
-      // sockets to time out.
+      // Busy connections close after their response (the client is told "connection: close"),
+      // so no request already received is reset.
       draining = true
       for (const response of inFlight) {
         if (!response.headersSent) response.setHeader('connection', 'close')
       }
-      server.closeIdleConnections()
-      server.close(() => {
+      // Stop accepting connections (new ones are refused, cleanly) but keep the open ones for a
+      // moment: http.Server#close would drop idle keep-alive connections at once, resetting a
+      // request already on its way over one. Whatever arrives meanwhile is answered with
+      // "connection: close"; the connections still idle after IDLE_DRAIN_MS are closed then,
+      // so shutdown never waits for keep-alive timeouts.
+      netClose.call(server, () => {
         clearTimeout(force)
+        clearTimeout(idle)
         void Promise.resolve(gateway?.close()).finally(resolve)
       })
+      const idle = setTimeout(
+        () => server.closeIdleConnections(),
+        Math.min(IDLE_DRAIN_MS, config.server.shutdownGraceMs),
+      )
+      idle.unref()
     }
     process.once('SIGTERM', () => shutdown('SIGTERM'))
     process.once('SIGINT', () => shutdown('SIGINT'))
   })
-  logger.info('Stopped')
+  logger.info('Stopped', {
+    answeredWhileStopping: drained.answered,
+    unfinished: drained.unfinished,
+  })
   return 0
 }

@@ -7,6 +7,7 @@ export {
   ToolselClient,
   type CallOptions,
   type ComponentsResponse,
+  type SnapshotResponse,
   type LibraryInfo,
   type PlannerRewardRequest,
   type PlannerRewardResponse,

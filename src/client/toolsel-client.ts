@@ -27,6 +27,7 @@ export type PutLibraryResponse = z.output<Responses['putLibrary']>
 export type ServedTool = z.output<Responses['tool']>['tool']
 export type SelectedTool = SelectToolsResponse['tools'][number]
 export type ComponentsResponse = z.output<Responses['components']>
+export type SnapshotResponse = z.output<Responses['snapshot']>
 export type PlannerRewardRequest = z.input<RequestSchemas['rewardsPlanner']>
 export type PlannerRewardResponse = z.output<Responses['rewardsPlanner']>
 export type SelectorRewardRequest = z.input<RequestSchemas['rewardsSelector']>
@@ -84,6 +85,8 @@ export const CLIENT_OPERATIONS = {
   components: 'GET /v1/components',
   health: 'GET /healthz',
   ready: 'GET /readyz',
+  metrics: 'GET /metrics',
+  snapshot: 'POST /v1/snapshots',
 } as const
 
 const DEFAULT_TIMEOUT_MS = 30_000
@@ -221,15 +224,28 @@ export class ToolselClient {
     await this.#request('GET', '/readyz', options)
   }
 
+  /** Writes a snapshot of every saved library on the server (`POST /v1/snapshots`, admin key). */
+  snapshot(options?: CallOptions): Promise<SnapshotResponse> {
+    return this.#request('POST', '/v1/snapshots', options)
+  }
+
+  /** Prometheus metrics, as text (`GET /metrics`; a read key when keys are configured). */
+  metrics(options?: CallOptions): Promise<string> {
+    return this.#request('GET', '/metrics', { ...options, text: true })
+  }
+
   async #request<T>(
     method: string,
     path: string,
-    options: CallOptions & { body?: unknown; rawBody?: string } = {},
+    options: CallOptions & { body?: unknown; rawBody?: string; text?: boolean } = {},
   ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
-    const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers }
+    const headers: Record<string, string> = {
+      accept: options.text ? 'text/plain' : 'application/json',
+      ...this.#options.headers,
+    }
     if (this.#options.apiKey) headers.authorization = `Bearer ${this.#options.apiKey}`
     let body: string | undefined
     if (options.rawBody !== undefined) {
@@ -250,6 +266,7 @@ export class ToolselClient {
       throw this.#transportError(error, method, path, timeoutMs, options.signal, timeout)
     })
     if (!response.ok) throw errorFromResponse(response.status, text, method, path)
+    if (options.text) return text as T
     if (text === '') return undefined as T
     try {
       return JSON.parse(text) as T

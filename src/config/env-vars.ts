@@ -61,6 +61,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Directory of built indexes',
   },
+  TOOLSEL_SNAPSHOT_DIR: {
+    path: 'library.snapshotDir',
+    type: 'string',
+    description: 'Directory POST /v1/snapshots writes snapshots into',
+  },
   TOOLSEL_RETRIEVER: {
     path: 'retrieve.retriever',
     type: 'string',
@@ -137,6 +142,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     description: 'Re-sync interval of the upstream tool lists',
   },
   TOOLSEL_LOG_LEVEL: { path: 'log.level', type: 'string', description: 'Log level' },
+  TOOLSEL_ACCESS_LOG: {
+    path: 'log.access',
+    type: 'string',
+    description: 'Access log: off, or the level of its one JSON line per request (info, debug)',
+  },
 }
 
 /** The variable naming a JSON config file (read before the other variables are applied). */

@@ -127,6 +127,11 @@ const LibrarySchema = z
     default: z.string().default('demo'),
     /** Directory that holds built indexes, one sub-directory per library. Default `indexes`. */
     indexDir: z.string().default('indexes'),
+    /**
+     * Where `POST /v1/snapshots` writes snapshots (one new sub-directory each, named by time).
+     * Default `snapshots`.
+     */
+    snapshotDir: z.string().default('snapshots'),
     /** Load every index found in `indexDir` at start, not only the default one. Default true. */
     loadAll: z.boolean().default(true),
     /**
@@ -473,6 +478,11 @@ const LogSchema = z
   .object({
     /** `debug`, `info`, `warn`, `error` or `silent`. Default `info`. */
     level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /**
+     * HTTP access log of `toolsel serve`: one JSON line per request (method, route, status, ms,
+     * request id, library; never keys or bodies) at this level, or `off`. Default `info`.
+     */
+    access: z.enum(['off', 'info', 'debug']).default('info'),
   })
   .strict()
 

@@ -7,10 +7,11 @@
  * completions of one GRPO group share most of their steps.
  * @module
  */
-import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
+import { ToolselError, isToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { parsePlan } from '../plan/parse-plan.ts'
 import type { Retriever } from '../contracts.ts'
+import { createTimeSlicer } from '../time-slicer.ts'
 import { plannerReward } from './planner-reward.ts'
 
 export interface ScorePlansOptions {
@@ -64,37 +65,45 @@ export async function scorePlans(
 ): Promise<PlanScore[]> {
   assertGoldInLibrary(options.library, gold)
   const penalty = options.formatPenalty ?? 1
-  const plans = completions.map((completion) => readPlan(completion, instruction, options.maxSteps))
-  const candidates = new Map<string, Promise<string[]>>()
-  const candidatesOf = (step: string) => {
-    let ids = candidates.get(step)
-    if (ids === undefined) {
-      ids = options.retriever
-        .retrieve(step, { k: options.k, minScore: options.minScore, signal: options.signal })
-        .then((found) => found.map((candidate) => candidate.id))
-      candidates.set(step, ids)
+  const candidates = new Map<string, string[]>()
+  // One completion at a time, yielding every few ms: a batch of 1,024 long plans is seconds of
+  // CPU, which must not hold other requests, and the request deadline stops it.
+  const slicer = createTimeSlicer(options.signal)
+  const scores: PlanScore[] = []
+  for (const completion of completions) {
+    await slicer.next()
+    const steps = readPlan(completion, instruction, options.maxSteps)
+    if (steps === undefined) {
+      scores.push({
+        reward: -penalty,
+        precision: 0,
+        recall: 0,
+        f1: 0,
+        format: 'unparsable',
+        steps: [],
+        claims: [],
+      })
+      continue
     }
-    return ids
-  }
-  throwIfAborted(options.signal)
-  return Promise.all(
-    plans.map(async (steps): Promise<PlanScore> => {
-      if (steps === undefined) {
-        return {
-          reward: -penalty,
-          precision: 0,
-          recall: 0,
-          f1: 0,
-          format: 'unparsable',
-          steps: [],
-          claims: [],
-        }
+    const stepCandidates: string[][] = []
+    for (const step of steps) {
+      let ids = candidates.get(step)
+      if (ids === undefined) {
+        await slicer.next()
+        const found = await options.retriever.retrieve(step, {
+          k: options.k,
+          minScore: options.minScore,
+          signal: options.signal,
+        })
+        ids = found.map((candidate) => candidate.id)
+        candidates.set(step, ids)
       }
-      const stepCandidates = await Promise.all(steps.map(candidatesOf))
-      const { precision, recall, f1, claims } = plannerReward(stepCandidates, gold)
-      return { reward: f1, precision, recall, f1, format: 'ok', steps, claims }
-    }),
-  )
+      stepCandidates.push(ids)
+    }
+    const { precision, recall, f1, claims } = plannerReward(stepCandidates, gold)
+    scores.push({ reward: f1, precision, recall, f1, format: 'ok', steps, claims })
+  }
+  return scores
 }
 
 /**

@@ -8,6 +8,7 @@
  * @module
  */
 import { noneLabel } from '../select/llm-selector.ts'
+import { createTimeSlicer } from '../time-slicer.ts'
 
 export interface ScoreSelectionsOptions {
   /** The step's candidate ids, when known: an answer outside them and `none` is marked invalid. */
@@ -29,17 +30,43 @@ export function scoreSelections(
   completions: readonly string[],
   options: ScoreSelectionsOptions = {},
 ): SelectionScore[] {
+  return completions.map(selectionScorer(gold, options))
+}
+
+/**
+ * `scoreSelections` for request handlers: yields to the event loop every few ms (a batch of
+ * 1,024 long completions is most of a second of CPU) and stops when `signal` fires.
+ */
+export async function scoreSelectionsSliced(
+  gold: string | null,
+  completions: readonly string[],
+  options: ScoreSelectionsOptions & { signal?: AbortSignal } = {},
+): Promise<SelectionScore[]> {
+  const score = selectionScorer(gold, options)
+  const slicer = createTimeSlicer(options.signal)
+  const scores: SelectionScore[] = []
+  for (const completion of completions) {
+    await slicer.next()
+    scores.push(score(completion))
+  }
+  return scores
+}
+
+function selectionScorer(
+  gold: string | null,
+  options: ScoreSelectionsOptions,
+): (completion: string) => SelectionScore {
   const none = noneLabel(options.candidates ?? (gold === null ? [] : [gold]))
   const expected = gold ?? none
   const allowed = options.candidates && new Set([...options.candidates, none])
-  return completions.map((completion) => {
+  return (completion) => {
     const answer = readAnswer(completion)
     return {
       reward: answer === expected ? 1 : 0,
       answer,
       valid: allowed ? allowed.has(answer) : true,
     }
-  })
+  }
 }
 
 /** The id a selector completion names. */

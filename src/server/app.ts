@@ -6,7 +6,7 @@
 import { Hono } from 'hono'
 import { ToolselError } from '../errors.ts'
 import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { createMcpContext } from '../mcp/mcp-context.ts'
+import { createMcpContext, type McpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { AppEnv } from './app-env.ts'
@@ -17,6 +17,9 @@ import { authenticate, type AuthEnv } from './middleware/auth.ts'
 import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
+import { createMetrics, type Metrics } from './metrics.ts'
+import { rejectDotSegments } from './middleware/raw-path.ts'
+import { requestLog } from './middleware/request-log.ts'
 import { createOpenApiDocument } from './openapi.ts'
 import { componentsRoutes } from './routes/components-routes.ts'
 import { healthRoutes } from './routes/health-routes.ts'
@@ -24,6 +27,7 @@ import { playgroundRoutes } from './routes/playground-routes.ts'
 import { libraryRoutes } from './routes/library-routes.ts'
 import { rewardRoutes } from './routes/reward-routes.ts'
 import { selectRoutes } from './routes/select-routes.ts'
+import { snapshotRoutes } from './routes/snapshot-routes.ts'
 import { createRequestSchemas } from './schemas.ts'
 
 export const API_VERSION = '0.1.0'
@@ -31,6 +35,10 @@ export const API_VERSION = '0.1.0'
 export interface AppOptions {
   /** The MCP gateway, when upstream servers are configured (see `createMcpGateway`). */
   gateway?: McpGateway
+  /** The MCP context `/mcp` serves (`toolsel serve` creates it to preload the tokenizer). */
+  mcp?: McpContext
+  /** Metrics for `GET /metrics`; default: a new registry for this app. */
+  metrics?: Metrics
 }
 
 export type { AppEnv } from './app-env.ts'
@@ -39,7 +47,18 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   const { server } = service.config
   const schemas = createRequestSchemas(service.config)
   const app = new Hono<AppEnv>()
+  const metrics = options.metrics ?? createMetrics(service, options.gateway)
   app.onError(createErrorHandler(service.logger))
+  // First: the request id, access log and HTTP metrics see every answer, errors included.
+  app.use(
+    '*',
+    requestLog({
+      logger: service.logger,
+      level: service.config.log.access,
+      onResponse: (observation) => metrics.observeRequest(observation),
+    }),
+  )
+  app.use('*', rejectDotSegments())
   // Before any route: Host/Origin checks, CORS (answers preflights), then API keys.
   app.use(
     '*',
@@ -78,12 +97,15 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
     ),
   )
 
-  app.route('/', healthRoutes(service, options.gateway))
+  app.route('/', healthRoutes(service, options.gateway, metrics))
   app.route('/', playgroundRoutes(service))
   // MCP (Streamable HTTP) sits outside /v1: the SDK transport enforces its own body limit and
   // answers protocol errors itself; tool handlers apply server.requestTimeoutMs.
   if (service.config.mcp.http) {
-    app.route('/mcp', mcpRoutes(createMcpContext(service, { gateway: options.gateway })))
+    app.route(
+      '/mcp',
+      mcpRoutes(options.mcp ?? createMcpContext(service, { gateway: options.gateway })),
+    )
   }
   const openApi = createOpenApiDocument(schemas, API_VERSION)
   app.get('/openapi.json', (c) => c.json(openApi))
@@ -117,7 +139,8 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
       // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
       timeoutFor: (method, path) =>
         (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
-        (method === 'POST' && (path.endsWith('/examples') || path === '/v1/feedback'))
+        (method === 'POST' &&
+          (path.endsWith('/examples') || path === '/v1/feedback' || path === '/v1/snapshots'))
           ? server.buildTimeoutMs
           : undefined,
     }),
@@ -126,5 +149,6 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   app.route('/v1/libraries', libraryRoutes(service, schemas))
   app.route('/v1/rewards', rewardRoutes(service, schemas))
   app.route('/v1/components', componentsRoutes(service))
+  app.route('/v1/snapshots', snapshotRoutes(service))
   return app
 }

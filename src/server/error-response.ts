@@ -41,6 +41,8 @@ export interface ErrorBody {
 }
 
 export function errorResponse(c: Context, error: ToolselError): Response {
+  // For the access log line (see request-log.ts).
+  c.set('errorCode', error.code)
   const body: ErrorBody = { error: { code: error.code, message: error.message } }
   return c.json(body, STATUS_BY_CODE[error.code])
 }
@@ -58,8 +60,10 @@ export function createErrorHandler(logger: Logger) {
             : 'INVALID_INPUT'
       return errorResponse(c, new ToolselError(code, error.message || 'Bad request.'))
     }
+    const requestId = c.get('requestId') as string | undefined
     logger.error(
       `Unhandled error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`,
+      requestId ? { requestId } : undefined,
     )
     return errorResponse(c, new ToolselError('INTERNAL', 'Internal server error.'))
   }

@@ -157,9 +157,33 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       },
       '/readyz': {
         get: {
-          summary: 'Readiness',
+          summary:
+            'Readiness: 503 until libraries, models and the gateway first sync are done; lists failedIndexes and upstreams',
           security: [],
           responses: { 200: { description: 'Ready' }, ...errors(503) },
+        },
+      },
+      '/v1/snapshots': {
+        post: {
+          summary:
+            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); restore with toolsel snapshot restore <dir>',
+          responses: {
+            201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
+            ...errors(401, 403, 503, 504),
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary:
+            'Prometheus metrics: requests and latency per route and status, pipeline stages, libraries, upstreams, models, event-loop lag',
+          responses: {
+            200: {
+              description: 'Prometheus text format 0.0.4',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            ...errors(401, 403),
+          },
         },
       },
     },

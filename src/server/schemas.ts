@@ -32,7 +32,23 @@ const MAX_GOLD_TOOLS = 100
 export const MAX_COMPLETIONS = 1024
 /** Longest completion scored, in characters (a plan after a long thinking block fits). */
 export const MAX_COMPLETION_CHARS = 32_000
-const COMPLETIONS = z.array(z.string().max(MAX_COMPLETION_CHARS)).min(1).max(MAX_COMPLETIONS)
+/**
+ * Most characters of all completions of one reward request: bounds the CPU of one request
+ * (parsing, scoring and answering 4 M characters is a fraction of a second).
+ */
+export const MAX_COMPLETIONS_TOTAL_CHARS = 4_000_000
+const COMPLETIONS = z
+  .array(z.string().max(MAX_COMPLETION_CHARS))
+  .min(1)
+  .max(MAX_COMPLETIONS)
+  .refine(
+    (completions) =>
+      completions.reduce((sum, completion) => sum + completion.length, 0) <=
+      MAX_COMPLETIONS_TOTAL_CHARS,
+    {
+      error: `the completions hold more than ${MAX_COMPLETIONS_TOTAL_CHARS} characters in all; send the batch in several requests`,
+    },
+  )
 
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server
@@ -311,6 +327,25 @@ export const RESPONSE_SCHEMAS = {
     evicted: z.number().describe('Oldest examples dropped to stay within library.maxExamples.'),
     examples: z.number().describe('Examples the library holds now.'),
     version: z.number().describe("The examples' version (+1 on every change)."),
+  }),
+  snapshot: z.object({
+    name: z.string().describe('The snapshot directory name under library.snapshotDir.'),
+    dir: z
+      .string()
+      .describe('Its path on the server (restore with: toolsel snapshot restore <dir>).'),
+    format: z.literal('toolsel-snapshot'),
+    version: z.number(),
+    createdAt: z.string(),
+    libraries: z.array(
+      z.object({
+        name: z.string(),
+        tools: z.number(),
+        contentHash: z.string(),
+        indexCreatedAt: z.string(),
+        retrievers: z.array(z.string()),
+        examples: z.number(),
+      }),
+    ),
   }),
   components: z.object({
     planners: ComponentRegistrySchema,

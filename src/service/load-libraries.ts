@@ -73,10 +73,20 @@ export function libraryNameFromPath(path: string): string {
   return stem.slice(0, 64) || 'library'
 }
 
-/** Loads the default library (failure is fatal) and every other index (failures are logged). */
+/** A saved index skipped at start-up, and why. */
+export interface FailedIndex {
+  name: string
+  error: string
+}
+
+/**
+ * Loads the default library (failure is fatal) and every other index (failures are logged and
+ * passed to `onSkipped`, for `/readyz`).
+ */
 export async function loadStartupLibraries(
   config: Config,
   logger: Logger,
+  onSkipped?: (failed: FailedIndex) => void,
 ): Promise<IndexedLibrary[]> {
   const loaded = [await loadLibraryReference(config.library.default, config, logger)]
   if (!config.library.loadAll) return loaded
@@ -86,6 +96,7 @@ export async function loadStartupLibraries(
       loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }))
     } catch (error) {
       logger.error(`Skipped index "${name}": ${(error as Error).message}`)
+      onSkipped?.({ name, error: (error as Error).message })
     }
   }
   return loaded

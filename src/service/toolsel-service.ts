@@ -24,8 +24,9 @@ import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { buildIndexedLibrary } from '../store/build-index.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
+import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
 import { LibraryRegistry } from './library-registry.ts'
-import { loadStartupLibraries } from './load-libraries.ts'
+import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
 import {
   resolveRequest,
   resolveRetrieval,
@@ -35,6 +36,7 @@ import {
 } from './resolve-request.ts'
 
 export type { PipelineRequest, ResolvedRequest, ResolvedRetrieval } from './resolve-request.ts'
+export type { FailedIndex } from './load-libraries.ts'
 
 export interface SelectRequest extends PipelineRequest {
   instruction: string
@@ -101,6 +103,9 @@ export class ToolselService {
   readonly libraries = new LibraryRegistry()
   #ready = false
   readonly #writes = new Map<string, Promise<unknown>>()
+  readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
+  /** Saved indexes skipped at start-up because they failed to load (`/readyz` lists them). */
+  readonly failedIndexes: FailedIndex[] = []
 
   constructor(config: Config, logger: Logger, components: Components) {
     this.config = config
@@ -120,15 +125,24 @@ export class ToolselService {
 
   /**
    * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
-   * default components; the service is ready after it.
+   * default components; the service is ready after it, and after `options.waitFor` (other
+   * start-up work, such as loading the MCP tokenizer).
    */
-  async start(preloaded?: IndexedLibrary[]): Promise<void> {
-    const loaded = preloaded ?? (await loadStartupLibraries(this.config, this.logger))
+  async start(
+    preloaded?: IndexedLibrary[],
+    options: { waitFor?: Promise<unknown>[] } = {},
+  ): Promise<void> {
+    const loaded =
+      preloaded ??
+      (await loadStartupLibraries(this.config, this.logger, (failed) =>
+        this.failedIndexes.push(failed),
+      ))
     for (const indexed of loaded) this.libraries.set(indexed)
     this.#defaultName = loaded[0].library.name
     this.components.planner()
     this.components.selector()
     await this.components.ready()
+    await Promise.all(options.waitFor ?? [])
     this.#ready = true
   }
 
@@ -155,12 +169,20 @@ export class ToolselService {
     target?: IndexedLibrary,
   ): Promise<SelectToolsResult> {
     const { indexed, ...resolved } = this.resolve(request, target)
-    return selectTools(request.instruction, {
+    const result = await selectTools(request.instruction, {
       library: indexed.library,
       ...resolved,
       explain: request.explain,
       signal,
     })
+    for (const listener of this.#selectListeners) listener(result)
+    return result
+  }
+
+  /** Calls `listener` after every selection (HTTP, MCP, CLI), e.g. to record stage timings. */
+  onSelect(listener: (result: SelectToolsResult) => void): () => void {
+    this.#selectListeners.add(listener)
+    return () => this.#selectListeners.delete(listener)
   }
 
   async search(
@@ -354,6 +376,20 @@ export class ToolselService {
       const summary = this.listLibraries().find((entry) => entry.name === name)!
       return { summary, created, warnings, import: summarizeImport(imported) }
     })
+  }
+
+  /**
+   * Writes a snapshot of every saved library as it is served now into a new directory under
+   * `library.snapshotDir` (named by the time; see `store/snapshot.ts`). Libraries that were
+   * never saved (the embedded demo, the gateway library, tool files) are not included.
+   */
+  async snapshot(): Promise<SnapshotManifest & { name: string; dir: string }> {
+    const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    const dir = join(this.config.library.snapshotDir, name)
+    const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
+    const manifest = await writeSnapshot(dir, saved)
+    this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
+    return { name, dir, ...manifest }
   }
 
   async deleteLibrary(name: string): Promise<void> {

@@ -105,6 +105,9 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect((await client.listLibraries()).map((entry) => entry.name)).not.toContain('fns')
     await client.health()
     await client.ready()
+    const metrics = await client.metrics()
+    expect(metrics).toMatch(/^toolsel_library_tools\{library="demo"\} \d+$/m)
+    expect(metrics).toContain('method="POST",route="/v1/select-tools",status="200"')
   })
 
   it('computes planner and selector rewards', async () => {

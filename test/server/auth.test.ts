@@ -132,11 +132,11 @@ describe('route classification', () => {
         )
         const access = accessFor(method.toUpperCase(), honoPath)
         // POST routes that change state (usage examples, #10) are writes too.
-        const postWrites = ['/v1/feedback', '/v1/libraries/{library}/examples']
+        const postWrites = ['/v1/feedback', '/v1/libraries/{library}/examples', '/v1/snapshots']
         const writes =
           ['put', 'delete'].includes(method) || (method === 'post' && postWrites.includes(path))
         expect(access, `${method} ${path}`).toBe(
-          writes ? 'admin' : path.startsWith('/v1') ? 'read' : 'public',
+          writes ? 'admin' : path.startsWith('/v1') || path === '/metrics' ? 'read' : 'public',
         )
         if (!writes) expect(row, `${method} ${path} is listed`).toBeDefined()
       }

@@ -203,6 +203,80 @@ describe('long inputs over HTTP', () => {
   })
 })
 
+describe('reward batches', () => {
+  const words = ['send', 'email', 'weather', 'forecast', 'book', 'flight', 'hotel', 'calendar']
+  // 470 completions of 8 long distinct steps (4.0 M characters, under the 4 M cap): seconds of
+  // CPU in all.
+  const completions = Array.from({ length: 470 }, (_, completion) =>
+    JSON.stringify(
+      Array.from({ length: 8 }, (_, step) =>
+        Array.from({ length: 150 }, (_, word) => words[(completion * 7 + step * 3 + word) % 8])
+          .concat(String(completion * 8 + step))
+          .join(' '),
+      ),
+    ),
+  )
+
+  it('/v1/rewards/planner yields to /healthz and stops at the request deadline', async () => {
+    const requestTimeoutMs = 100
+    const server = await startServer({ server: { requestTimeoutMs } })
+    const gold = [server.service.library().library.tools[0].id]
+    let status = 0
+    let ms = 0
+    const gap = await longestHealthGap(server.url, async () => {
+      const start = performance.now()
+      const response = await fetch(`${server.url}/v1/rewards/planner`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ instruction: 'send an email', gold, completions }),
+      })
+      status = response.status
+      await response.arrayBuffer()
+      ms = performance.now() - start
+    })
+    expect(status).toBe(504)
+    expect(ms).toBeLessThan(requestTimeoutMs + 1000)
+    // Reading and parsing a 4 MB body is one piece of work (tens of ms, more with GC).
+    expect(gap).toBeLessThan(300)
+  })
+
+  it('/v1/rewards/selector scores the largest batch without holding /healthz; larger is 400', async () => {
+    const server = await startServer()
+    const fenced = (index: number) => `\`\`\`\n"${'x'.repeat(30_000)}${index}"\n\`\`\``
+    // 130 completions of 30k characters: 3.9 M characters, just under the cap.
+    const largest = Array.from({ length: 130 }, (_, index) =>
+      index === 7 ? '{"answer": "mail.send"}' : fenced(index),
+    )
+    let rewards: Array<{ reward: number }> = []
+    const gap = await longestHealthGap(server.url, async () => {
+      const response = await fetch(`${server.url}/v1/rewards/selector`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ gold: 'mail.send', completions: largest }),
+      })
+      expect(response.status).toBe(200)
+      rewards = ((await response.json()) as { rewards: typeof rewards }).rewards
+    })
+    expect(rewards).toHaveLength(130)
+    expect(rewards.filter((score) => score.reward === 1)).toHaveLength(1)
+    // Reading and parsing a 4 MB body is one piece of work (tens of ms, more with GC).
+    expect(gap).toBeLessThan(300)
+
+    const tooMany = await fetch(`${server.url}/v1/rewards/selector`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        gold: 'mail.send',
+        completions: [...largest, ...[1, 2, 3, 4, 5].map(fenced)],
+      }),
+    })
+    expect(tooMany.status).toBe(400)
+    const { error } = (await tooMany.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('INVALID_INPUT')
+    expect(error.message).toContain('more than 4000000 characters in all')
+  })
+})
+
 describe('client errors are 4xx', () => {
   it('parameters nested 10,000 levels deep: 400, not a stack overflow', async () => {
     const server = await startServer()

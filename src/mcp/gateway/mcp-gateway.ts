@@ -24,6 +24,7 @@ export class McpGateway {
   #rebuildAgain = false
   #syncTimer: NodeJS.Timeout | undefined
   #lastDiff: ToolDiff | undefined
+  #synced = false
 
   constructor(service: ToolselService, config: GatewayConfig = service.config.gateway) {
     this.#service = service
@@ -42,6 +43,15 @@ export class McpGateway {
   /** Name of the gateway library in `service.libraries`. */
   get libraryName(): string {
     return this.config.library
+  }
+
+  /**
+   * True once `start()` has connected to (or given up on the first attempt at) every upstream
+   * and indexed the tools they listed. Until then `/readyz` answers 503 and `call_tool` answers
+   * UPSTREAM_UNAVAILABLE for tools it does not know yet.
+   */
+  get synced(): boolean {
+    return this.#synced
   }
 
   /** What the last re-index changed (for tests and logs). */
@@ -64,6 +74,7 @@ export class McpGateway {
     await this.#install(new ToolLibrary(this.libraryName, []))
     await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.connect()))
     await this.whenSynced()
+    this.#synced = true
     if (this.config.syncIntervalMs > 0) {
       this.#syncTimer = setInterval(() => void this.syncAll(), this.config.syncIntervalMs)
       this.#syncTimer.unref()
@@ -83,6 +94,26 @@ export class McpGateway {
 
   servers(): UpstreamState[] {
     return [...this.#upstreams.values()].map((upstream) => upstream.state())
+  }
+
+  /**
+   * Why a tool id the gateway library lacks may yet exist: the first sync is not done, or the id
+   * names a configured server whose tools were never listed (down since start-up). Undefined when
+   * the id is simply unknown. `perServer` false (scoped clients): only the first-sync reason,
+   * which names no server.
+   */
+  pendingReason(id: string, perServer = true): string | undefined {
+    if (!this.#synced) {
+      return 'the gateway is still connecting to its upstream servers (first sync not done)'
+    }
+    if (!perServer) return undefined
+    const dot = id.indexOf('.')
+    const upstream = dot > 0 ? this.#upstreams.get(id.slice(0, dot)) : undefined
+    const state = upstream?.state()
+    if (state && state.lastSyncAt === null) {
+      return `server "${state.name}" is ${state.status} and has not listed its tools yet${state.lastError ? ` (${state.lastError})` : ''}`
+    }
+    return undefined
   }
 
   /** The upstream that owns `tool`, or undefined for a tool of no configured server. */

@@ -12,7 +12,8 @@ import type { UpstreamKind } from './create-upstream-transport.ts'
  * `slow`: connected, but the last request took longer or timed out. `down`: unreachable;
  * reconnecting with backoff, last known tools still searchable.
  */
-export type UpstreamStatus = 'connecting' | 'connected' | 'slow' | 'down'
+export const UPSTREAM_STATUSES = ['connecting', 'connected', 'slow', 'down'] as const
+export type UpstreamStatus = (typeof UPSTREAM_STATUSES)[number]
 
 export interface UpstreamState {
   name: string

@@ -7,6 +7,7 @@
  */
 import { toolContentHash, type Tool } from '../../library/tool.ts'
 import type { ToolLibrary } from '../../library/tool-library.ts'
+import { createTimeSlicer } from '../../time-slicer.ts'
 import type { TokenCounter } from './token-counter.ts'
 
 /** The `tokens` block of a search_tools / select_tools response. */
@@ -51,13 +52,18 @@ export class TokenAccountant {
     return this.#toolTokens(await this.counter, tool, toolContentHash(tool))
   }
 
-  /** Tokens to list every tool of `library` (cached per content hash). */
+  /**
+   * Tokens to list every tool of `library` (cached per content hash). The first count of a large
+   * library is seconds of tokenizing: it yields to the event loop every few ms.
+   */
   async libraryTokens(library: ToolLibrary): Promise<number> {
     const cached = this.#byLibrary.get(library.contentHash)
     if (cached !== undefined) return cached
     const counter = await this.counter
+    const slicer = createTimeSlicer()
     let total = 0
     for (const tool of library.tools) {
+      await slicer.next()
       total += this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!)
     }
     if (this.#byLibrary.size >= 256) this.#byLibrary.clear()

@@ -37,6 +37,14 @@ export function registerCallTool(
         const view = await resolveView(context, session, gateway.libraryName)
         const tool = view.library.get(id)
         if (!tool) {
+          const pending = gateway.pendingReason(id, isUnscoped(session.scope))
+          if (pending) {
+            throw new ToolselError(
+              'UPSTREAM_UNAVAILABLE',
+              `Tool "${id}" is not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
+              { details: { library: gateway.libraryName, ids: [id] } },
+            )
+          }
           const scoped = isUnscoped(session.scope)
             ? ''
             : ` within this client's scope (${describeScope(session.scope)})`

@@ -37,6 +37,7 @@ export const ROUTE_ACCESS: readonly RouteAccess[] = [
   { method: 'POST', path: '/v1/rewards/planner', access: 'read' },
   { method: 'POST', path: '/v1/rewards/selector', access: 'read' },
   { method: 'GET', path: '/v1/components', access: 'read' },
+  { method: 'POST', path: '/v1/snapshots', access: 'admin' },
   // The playground page and the bench report: static HTML; the page's API calls need a key.
   { method: 'GET', path: '/', access: 'public' },
   { method: 'GET', path: '/ui', access: 'public' },
@@ -60,10 +61,23 @@ function matches(pattern: string, path: string): boolean {
   return want.length === got.length
 }
 
+function rowFor(method: string, path: string, table: readonly RouteAccess[]) {
+  const wanted = method === 'HEAD' ? 'GET' : method
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+  return table.find((row) => row.method === wanted && matches(row.path, trimmed))
+}
+
 /** The access a request needs: its row in ROUTE_ACCESS, else `admin`. CORS preflights are public. */
 export function accessFor(method: string, path: string, table = ROUTE_ACCESS): Access {
   if (method === 'OPTIONS') return 'public'
-  const wanted = method === 'HEAD' ? 'GET' : method
-  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
-  return table.find((row) => row.method === wanted && matches(row.path, trimmed))?.access ?? 'admin'
+  return rowFor(method, path, table)?.access ?? 'admin'
+}
+
+/**
+ * The route template of a request (`/v1/libraries/:library`), for metrics labels and the access
+ * log: never the raw path, so label values stay bounded. `unmatched` for paths of no route.
+ */
+export function routeTemplate(method: string, path: string): string {
+  if (method === 'OPTIONS') return rowFor('GET', path, ROUTE_ACCESS)?.path ?? 'unmatched'
+  return rowFor(method, path, ROUTE_ACCESS)?.path ?? 'unmatched'
 }

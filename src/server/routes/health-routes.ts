@@ -1,27 +1,42 @@
-/** Liveness and readiness probes. */
+/** Liveness and readiness probes, and the Prometheus metrics. */
 import { Hono } from 'hono'
 import type { McpGateway } from '../../mcp/gateway/mcp-gateway.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
+import type { Metrics } from '../metrics.ts'
 
 /**
- * `/readyz` stays 200 while some gateway upstreams are down: the others and every library keep
- * working. `upstreams` reports each one's status so monitoring can alert on it.
+ * `/readyz` is 503 until the libraries and models are loaded and the gateway (when configured)
+ * has synced its upstreams once. Then it is 200, also while some upstreams are down or some saved
+ * indexes failed to load (the rest keeps working): `upstreams` reports each server's status and
+ * `failedIndexes` each skipped index with its error, so monitoring can alert on them.
  */
-export function healthRoutes(service: ToolselService, gateway?: McpGateway) {
-  return new Hono()
+export function healthRoutes(service: ToolselService, gateway?: McpGateway, metrics?: Metrics) {
+  const routes = new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
-    .get('/readyz', (c) =>
-      service.ready
-        ? c.json({
-            status: 'ready',
-            libraries: service.libraries.names(),
-            ...(gateway ? { upstreams: gateway.servers() } : {}),
-          })
-        : c.json(
-            {
-              error: { code: 'NOT_READY', message: 'The service is still loading its libraries.' },
-            },
-            503,
-          ),
-    )
+    .get('/readyz', (c) => {
+      const report = {
+        libraries: service.libraries.names(),
+        failedIndexes: service.failedIndexes,
+        ...(gateway ? { upstreams: gateway.servers() } : {}),
+      }
+      if (service.ready && (gateway?.synced ?? true)) return c.json({ status: 'ready', ...report })
+      const waitingFor = service.ready
+        ? 'the gateway is still syncing its upstream servers'
+        : 'the service is still loading its libraries'
+      return c.json(
+        {
+          error: { code: 'NOT_READY', message: `Not ready: ${waitingFor}.` },
+          status: 'starting',
+          ...report,
+        },
+        503,
+      )
+    })
+  if (metrics) {
+    routes.get('/metrics', async (c) => {
+      const { text, contentType } = await metrics.scrape()
+      return c.body(text, 200, { 'content-type': contentType })
+    })
+  }
+  return routes
 }

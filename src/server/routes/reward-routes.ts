@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono'
 import { scorePlans } from '../../rewards/score-plans.ts'
-import { scoreSelections } from '../../rewards/score-selections.ts'
+import { scoreSelectionsSliced } from '../../rewards/score-selections.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { TimeoutEnv } from '../middleware/request-timeout.ts'
 import type { RequestSchemas } from '../schemas.ts'
@@ -30,11 +30,12 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
       })
       return c.json({ library: indexed.library.name, retriever: retriever.name, k, rewards })
     })
-    .post('/selector', requireJson, jsonBody(schemas.rewardsSelector), (c) => {
+    .post('/selector', requireJson, jsonBody(schemas.rewardsSelector), async (c) => {
       const request = c.req.valid('json')
       return c.json({
-        rewards: scoreSelections(request.gold, request.completions, {
+        rewards: await scoreSelectionsSliced(request.gold, request.completions, {
           candidates: request.candidates,
+          signal: c.get('signal'),
         }),
       })
     })

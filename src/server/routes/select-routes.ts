@@ -12,6 +12,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const { includeSchemas, ...request } = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
+      c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
       const result = await service.select(request, c.get('signal'))
       return c.json({
@@ -26,6 +27,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
     .post('/feedback', requireJson, jsonBody(schemas.feedback), async (c) => {
       const { instruction, library, used } = c.req.valid('json')
       const name = library ?? service.defaultLibraryName
+      c.set('library', name)
       assertLibraryAccess(principalOf(c), name)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('signal'),
@@ -36,6 +38,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const request = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'search-tools')
+      c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
       return c.json(await service.search(request, c.get('signal')))
     })

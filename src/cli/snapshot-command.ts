@@ -1,0 +1,60 @@
+/** `toolsel snapshot <dir>` and `toolsel snapshot restore <dir>`: back up and restore indexes. */
+import { ToolselError } from '../errors.ts'
+import { loadSavedIndexes, restoreSnapshot, writeSnapshot } from '../store/snapshot.ts'
+import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+
+export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>]
+       toolsel snapshot restore <dir> [--index-dir <dir>]
+
+snapshot <dir>: writes every saved index of the index directory into a new directory <dir>
+(snapshot.json and indexes/<library>/); <dir> appears complete or not at all. A running
+server writes the same from the libraries it serves with POST /v1/snapshots (admin key).
+
+snapshot restore <dir>: checks every index of the snapshot, then saves each into the index
+directory, replacing indexes of the same name (others are left alone). Restart toolsel serve
+(or start it on that index directory) to serve them.
+
+Options:
+  --index-dir <dir>    Index directory (default indexes, env TOOLSEL_INDEX_DIR)
+  --json               Print the result as JSON
+${COMMON_HELP}`
+
+const OPTIONS = {
+  'index-dir': { type: 'string' },
+  json: { type: 'boolean' },
+} as const
+
+export async function snapshotCommand(argv: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseCommand(argv, OPTIONS, 'snapshot')
+  if (values.help) return (io.stdout(`${SNAPSHOT_HELP}\n`), 0)
+  const restore = positionals[0] === 'restore'
+  const [dir, ...rest] = restore ? positionals.slice(1) : positionals
+  if (!dir || rest.length > 0) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'Usage: toolsel snapshot <dir> | toolsel snapshot restore <dir>. See: toolsel snapshot --help',
+    )
+  }
+  const { config, logger } = await commandConfig(
+    values,
+    { 'library.indexDir': values['index-dir'] },
+    io,
+  )
+  const { indexDir } = config.library
+  if (restore) {
+    const restored = await restoreSnapshot(dir, indexDir, config, logger)
+    io.stdout(
+      values.json
+        ? `${JSON.stringify({ restored, indexDir })}\n`
+        : `Restored ${restored.length} index(es) into ${indexDir}: ${restored.join(', ')}\n`,
+    )
+    return 0
+  }
+  const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger))
+  io.stdout(
+    values.json
+      ? `${JSON.stringify(manifest)}\n`
+      : `Snapshot ${dir}: ${manifest.libraries.length} index(es) (${manifest.libraries.map((entry) => entry.name).join(', ')})\n`,
+  )
+  return 0
+}

@@ -1,0 +1,213 @@
+/**
+ * `GET /metrics` (Prometheus text format, prom-client): HTTP requests and latency per route
+ * template and status, pipeline stage timings, library sizes and versions, gateway upstream
+ * states, model load state, start-up readiness, and prom-client's process metrics (event-loop
+ * lag, heap, GC, CPU). Each app has its own registry, so several apps in one process (tests)
+ * don't share counters. Labels are bounded: routes are templates from ROUTE_ACCESS, never raw
+ * paths; libraries and upstreams are the loaded and configured ones.
+ * @module
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import type { StageTimings } from '../pipeline.ts'
+import type { ToolselService } from '../service/toolsel-service.ts'
+import { UPSTREAM_STATUSES } from '../mcp/gateway/upstream-state.ts'
+
+/** Latency buckets in seconds: 1 ms to 30 s (the default request deadline). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const STAGES = ['plan', 'retrieve', 'rerank', 'select', 'total'] as const
+
+export interface RequestObservation {
+  method: string
+  /** Route template (`/v1/libraries/:library`), `unmatched` for paths of no route. */
+  route: string
+  status: number
+  seconds: number
+}
+
+export interface Metrics {
+  readonly registry: Registry
+  observeRequest(observation: RequestObservation): void
+  /** The text `GET /metrics` answers, and its content type. */
+  scrape(): Promise<{ text: string; contentType: string }>
+}
+
+export function createMetrics(service: ToolselService, gateway?: McpGateway): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'toolsel_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'toolsel_http_request_duration_seconds',
+    help: 'HTTP request latency (until the response is handed to the socket), by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  const stages = new Histogram({
+    name: 'toolsel_pipeline_stage_duration_seconds',
+    help: 'Time per pipeline stage of each selection (HTTP and MCP): plan, retrieve, rerank, select, and total.',
+    labelNames: ['stage'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  service.onSelect(({ timings }) => {
+    for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
+  })
+
+  new Gauge({
+    name: 'toolsel_ready',
+    help: '1 once the libraries, models and gateway upstreams are loaded (what /readyz reports), else 0.',
+    registers: [registry],
+    collect() {
+      this.set(service.ready && (gateway?.synced ?? true) ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'toolsel_library_tools',
+    help: 'Tools in each loaded library.',
+    labelNames: ['library'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.listLibraries())
+        this.set({ library: entry.name }, entry.toolCount)
+    },
+  })
+  new Gauge({
+    name: 'toolsel_library_info',
+    help: "Each loaded library's version: its content hash, default retriever, and whether it is the default (value 1).",
+    labelNames: ['library', 'content_hash', 'retriever', 'default'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.listLibraries()) {
+        this.set(
+          {
+            library: entry.name,
+            content_hash: entry.contentHash.slice(0, 16),
+            retriever: entry.defaultRetriever,
+            default: String(entry.isDefault),
+          },
+          1,
+        )
+      }
+    },
+  })
+  new Gauge({
+    name: 'toolsel_library_built_timestamp_seconds',
+    help: "When each loaded library's index was built (Unix time).",
+    labelNames: ['library'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.listLibraries()) {
+        this.set({ library: entry.name }, Date.parse(entry.createdAt) / 1000)
+      }
+    },
+  })
+  new Gauge({
+    name: 'toolsel_library_examples',
+    help: 'Usage examples each library holds.',
+    labelNames: ['library'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.listLibraries()) {
+        this.set({ library: entry.name }, entry.examples.count)
+      }
+    },
+  })
+  new Gauge({
+    name: 'toolsel_library_examples_version',
+    help: "Version of each library's usage examples (+1 per change).",
+    labelNames: ['library'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.listLibraries()) {
+        this.set({ library: entry.name }, entry.examples.version)
+      }
+    },
+  })
+  new Gauge({
+    name: 'toolsel_index_load_failed',
+    help: 'Saved indexes skipped at start-up because they failed to load (value 1; /readyz lists the errors).',
+    labelNames: ['index'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const failed of service.failedIndexes) this.set({ index: failed.name }, 1)
+    },
+  })
+  new Gauge({
+    name: 'toolsel_model_loaded',
+    help: 'Planners, rerankers and selectors created so far: 1 loaded, 0 still loading its model.',
+    labelNames: ['kind', 'component'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.components.states?.() ?? []) {
+        this.set({ kind: entry.kind, component: entry.id }, entry.state === 'loaded' ? 1 : 0)
+      }
+    },
+  })
+  if (gateway) {
+    new Gauge({
+      name: 'toolsel_upstream_status',
+      help: "Each gateway upstream's status (value 1 on its current status: connecting, connected, slow, down).",
+      labelNames: ['server', 'status'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const upstream of gateway.servers()) {
+          for (const status of UPSTREAM_STATUSES) {
+            this.set({ server: upstream.name, status }, upstream.status === status ? 1 : 0)
+          }
+        }
+      },
+    })
+    new Gauge({
+      name: 'toolsel_upstream_tools',
+      help: "Tools of each gateway upstream's last successful tools/list.",
+      labelNames: ['server'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const upstream of gateway.servers()) {
+          this.set({ server: upstream.name }, upstream.toolCount)
+        }
+      },
+    })
+  }
+  return {
+    registry,
+    observeRequest({ method, route, status, seconds }) {
+      const labels = { method, route, status: String(status) }
+      requests.inc(labels)
+      latency.observe(labels, seconds)
+    },
+    async scrape() {
+      return { text: await registry.metrics(), contentType: registry.contentType }
+    },
+  }
+}
+
+function stageMs(timings: StageTimings, stage: (typeof STAGES)[number]): number {
+  switch (stage) {
+    case 'plan':
+      return timings.planMs
+    case 'retrieve':
+      return timings.retrieveMs
+    case 'rerank':
+      return timings.rerankMs
+    case 'select':
+      return timings.selectMs
+    case 'total':
+      return timings.totalMs
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Request ids and the access log. Every request gets an id: the caller's `x-request-id` when it
+ * is 1-128 characters of `[A-Za-z0-9._:@+=/-]`, else a new UUID. It is returned in the
+ * `x-request-id` response header, available to handlers as `c.get('requestId')`, and written in
+ * the request's access-log line: one JSON object with method, route template, path, status, ms,
+ * request id, library and (for errors) the error code. Keys, headers and bodies are never logged.
+ * The same observation feeds the HTTP metrics.
+ * @module
+ */
+import { randomUUID } from 'node:crypto'
+import type { MiddlewareHandler } from 'hono'
+import type { Logger } from '../../log.ts'
+import { routeTemplate } from '../auth/route-access.ts'
+import type { RequestObservation } from '../metrics.ts'
+
+export const REQUEST_ID_HEADER = 'x-request-id'
+const REQUEST_ID = /^[A-Za-z0-9._:@+=/-]{1,128}$/
+/** Longest path written to the log; longer ones are cut (the route template is always whole). */
+const MAX_LOGGED_PATH = 256
+
+export type RequestLogEnv = {
+  Variables: {
+    requestId: string
+    /** The library a handler worked on, for the access log (set by handlers that know it). */
+    library?: string
+    /** The error code of an error response (set by the error handler). */
+    errorCode?: string
+  }
+}
+
+export interface RequestLogOptions {
+  logger: Logger
+  /** Level of the access-log lines, or `off`. */
+  level: 'off' | 'info' | 'debug'
+  onResponse?: (observation: RequestObservation) => void
+}
+
+/** The caller's request id when it is acceptable, else a fresh one. */
+export function requestIdFrom(header: string | undefined): string {
+  return header !== undefined && REQUEST_ID.test(header) ? header : randomUUID()
+}
+
+export function requestLog(options: RequestLogOptions): MiddlewareHandler<RequestLogEnv> {
+  const { logger, level, onResponse } = options
+  return async (c, next) => {
+    const started = performance.now()
+    const requestId = requestIdFrom(c.req.header(REQUEST_ID_HEADER))
+    c.set('requestId', requestId)
+    await next()
+    c.res.headers.set(REQUEST_ID_HEADER, requestId)
+    const seconds = (performance.now() - started) / 1000
+    const { method, path } = c.req
+    const route = routeTemplate(method, path)
+    const status = c.res.status
+    onResponse?.({ method, route, status, seconds })
+    if (level === 'off') return
+    const library =
+      c.get('library') ??
+      (route.startsWith('/v1/libraries/:library') ? path.split('/')[3] : undefined)
+    logger.record(level, {
+      msg: 'request',
+      method,
+      route,
+      path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
+      status,
+      ms: Math.round(seconds * 10_000) / 10,
+      requestId,
+      ...(library !== undefined && { library }),
+      ...(c.get('errorCode') !== undefined && { error: c.get('errorCode') }),
+    })
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Snapshots: a copy of every saved library index in one directory, to back up or move a
+ * service's libraries (the idea of Meilisearch snapshots and Qdrant collection snapshots).
+ *
+ * Layout: `<dir>/snapshot.json` (the snapshot manifest, versioned) and `<dir>/indexes/<name>/`,
+ * each an index directory exactly as `saveIndexedLibrary` writes it. A snapshot is written from
+ * libraries held in memory (immutable once built), so every index in it is whole and of one
+ * version, whatever is uploaded meanwhile; the directory is written under a temporary name next
+ * to `<dir>` and renamed into place, so `<dir>` either holds a complete snapshot or does not
+ * exist. Restoring loads each index (validating it), then saves it atomically into the index
+ * directory, replacing an index of the same name.
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { z } from 'zod'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import type { Logger } from '../log.ts'
+import type { IndexedLibrary } from './indexed-library.ts'
+import { listIndexes, loadIndexedLibrary, saveIndexedLibrary } from './index-store.ts'
+import { pathExists } from './path-exists.ts'
+
+export const SNAPSHOT_FILE = 'snapshot.json'
+export const SNAPSHOT_FORMAT = 'toolsel-snapshot'
+export const SNAPSHOT_VERSION = 1
+
+const SnapshotManifestSchema = z.object({
+  format: z.literal(SNAPSHOT_FORMAT),
+  version: z.number().int(),
+  createdAt: z.string(),
+  libraries: z.array(
+    z.object({
+      name: z.string(),
+      tools: z.number().int(),
+      contentHash: z.string(),
+      indexCreatedAt: z.string(),
+      retrievers: z.array(z.string()),
+      examples: z.number().int(),
+    }),
+  ),
+})
+
+export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>
+
+/** Writes `libraries` as a new snapshot at `dir` (which must not exist yet). */
+export async function writeSnapshot(
+  dir: string,
+  libraries: readonly IndexedLibrary[],
+): Promise<SnapshotManifest> {
+  const target = resolve(dir)
+  if (await pathExists(target)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Snapshot directory ${target} already exists; name a new one (a snapshot never overwrites another).`,
+    )
+  }
+  await mkdir(dirname(target), { recursive: true })
+  const temporary = join(
+    dirname(target),
+    `.tmp-${basename(target)}-${randomBytes(6).toString('hex')}`,
+  )
+  await mkdir(temporary)
+  try {
+    for (const indexed of libraries) {
+      await saveIndexedLibrary(join(temporary, 'indexes'), indexed)
+    }
+    const manifest: SnapshotManifest = {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      createdAt: new Date().toISOString(),
+      libraries: libraries.map((indexed) => ({
+        name: indexed.library.name,
+        tools: indexed.library.size,
+        contentHash: indexed.library.contentHash,
+        indexCreatedAt: indexed.manifest.createdAt,
+        retrievers: Object.keys(indexed.manifest.retrievers),
+        examples: indexed.examples?.set.size ?? 0,
+      })),
+    }
+    // The manifest goes last, then the rename: a directory without one is no snapshot.
+    await writeFile(join(temporary, SNAPSHOT_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
+    await rename(temporary, target)
+    return manifest
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true })
+    throw error
+  }
+}
+
+/** Reads and checks `<dir>/snapshot.json`. */
+export async function readSnapshotManifest(dir: string): Promise<SnapshotManifest> {
+  const file = join(dir, SNAPSHOT_FILE)
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `${dir} is not a toolsel snapshot: it has no ${SNAPSHOT_FILE}. Write one with: toolsel snapshot <dir>.`,
+    )
+  }
+  let parsed: ReturnType<typeof SnapshotManifestSchema.safeParse>
+  try {
+    parsed = SnapshotManifestSchema.safeParse(JSON.parse(text))
+  } catch {
+    parsed = SnapshotManifestSchema.safeParse(undefined)
+  }
+  if (!parsed.success) {
+    throw new ToolselError('INDEX_CORRUPT', `${file} is not a valid snapshot manifest.`)
+  }
+  if (parsed.data.version !== SNAPSHOT_VERSION) {
+    throw new ToolselError(
+      'INDEX_MISMATCH',
+      `${file} has snapshot version ${parsed.data.version}; this toolsel reads version ${SNAPSHOT_VERSION}.`,
+    )
+  }
+  return parsed.data
+}
+
+/**
+ * Loads every saved index under `indexDir`, for a snapshot taken without a running service
+ * (`toolsel snapshot <dir>`). An index replaced while it is read fails its checks; it is read
+ * again once.
+ */
+export async function loadSavedIndexes(
+  indexDir: string,
+  config: Config,
+  logger?: Logger,
+): Promise<IndexedLibrary[]> {
+  const loaded: IndexedLibrary[] = []
+  for (const name of await listIndexes(indexDir)) {
+    const dir = join(indexDir, name)
+    try {
+      loaded.push(await loadIndexedLibrary(dir, config, { logger }))
+    } catch {
+      loaded.push(await loadIndexedLibrary(dir, config, { logger }))
+    }
+  }
+  return loaded
+}
+
+/**
+ * Restores a snapshot into `indexDir`: every index is loaded from the snapshot first (so a
+ * damaged snapshot changes nothing), then each is saved atomically, replacing an index of the
+ * same name. Other indexes in `indexDir` are left alone. Returns the restored library names.
+ */
+export async function restoreSnapshot(
+  dir: string,
+  indexDir: string,
+  config: Config,
+  logger?: Logger,
+): Promise<string[]> {
+  const manifest = await readSnapshotManifest(dir)
+  const indexes: IndexedLibrary[] = []
+  for (const entry of manifest.libraries) {
+    const indexed = await loadIndexedLibrary(join(dir, 'indexes', entry.name), config, { logger })
+    if (indexed.library.contentHash !== entry.contentHash) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `Snapshot ${dir}: index "${entry.name}" does not match the snapshot manifest (content hash differs); nothing was restored.`,
+      )
+    }
+    indexes.push(indexed)
+  }
+  for (const indexed of indexes) await saveIndexedLibrary(indexDir, indexed)
+  return indexes.map((indexed) => indexed.library.name)
+}

@@ -1,0 +1,236 @@
+/**
+ * `toolsel serve` as an operator runs it (a real child process): SIGTERM under load resets no
+ * request and does not wait for idle keep-alive connections; slow clients are cut by the header
+ * and request timeouts while others are served.
+ */
+import { Agent, request as httpRequest } from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const running: RunningServe[] = []
+const dirs: string[] = []
+afterEach(async () => {
+  for (const serve of running.splice(0)) await serve.stop()
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+async function configFile(config: unknown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-ops-'))
+  dirs.push(dir)
+  const file = join(dir, 'config.json')
+  await writeFile(file, JSON.stringify(config))
+  return file
+}
+
+interface Outcome {
+  id: string
+  status?: number
+  error?: string
+}
+
+let requests = 0
+
+/** One POST over `agent`; resolves with the status or the error code, never rejects. */
+function search(url: string, agent: Agent): Promise<Outcome> {
+  const id = `load-${(requests += 1)}`
+  const { hostname, port } = new URL(url)
+  const body = JSON.stringify({ query: 'send an email to a colleague', k: 5 })
+  return new Promise((resolve) => {
+    const request = httpRequest(
+      {
+        hostname,
+        port,
+        method: 'POST',
+        path: '/v1/search-tools',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-request-id': id,
+        },
+      },
+      (response) => {
+        response.resume()
+        response.on('end', () => resolve({ id, status: response.statusCode }))
+        response.on('error', (error: NodeJS.ErrnoException) =>
+          resolve({ id, error: error.code ?? error.message }),
+        )
+      },
+    )
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ id, error: error.code ?? error.message }),
+    )
+    request.end(body)
+  })
+}
+
+describe('toolsel serve: shutdown and slow clients', () => {
+  it('SIGTERM under load answers every request it received and closes idle keep-alive sockets at once', async () => {
+    // Keep-alive and grace far longer than the shutdown may take: waiting for either would show.
+    const config = await configFile({
+      server: { keepAliveTimeoutMs: 60_000, shutdownGraceMs: 30_000 },
+    })
+    const serve = await startServe(['--config', config])
+    running.push(serve)
+
+    // Idle keep-alive connections: one request each, then left open.
+    const idleAgent = new Agent({ keepAlive: true, maxSockets: 8 })
+    const warmUp = await Promise.all(Array.from({ length: 8 }, () => search(serve.url, idleAgent)))
+    expect(warmUp.every((outcome) => outcome.status === 200)).toBe(true)
+
+    // 32 clients sending back to back over keep-alive connections until the server is gone.
+    const busyAgent = new Agent({ keepAlive: true, maxSockets: 32 })
+    const outcomes: Outcome[] = []
+    let stopping = false
+    const worker = async () => {
+      for (;;) {
+        const outcome = await search(serve.url, busyAgent)
+        outcomes.push(outcome)
+        if (outcome.error === 'ECONNREFUSED') return
+        if (outcome.error && stopping) return
+      }
+    }
+    const workers = Array.from({ length: 32 }, worker)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    stopping = true
+    const started = performance.now()
+    await serve.stop()
+    const shutdownMs = performance.now() - started
+    await Promise.all(workers)
+    idleAgent.destroy()
+    busyAgent.destroy()
+
+    const answered = outcomes.filter((outcome) => outcome.status === 200)
+    expect(answered.length).toBeGreaterThan(50)
+    // What the server received and answered: its access log (one JSON line per request) and the
+    // shutdown report (responses that closed unfinished after SIGTERM: none).
+    const logged = new Map<string, number>()
+    for (const line of serve.logs().split('\n')) {
+      if (!line.startsWith('{')) continue
+      const record = JSON.parse(line) as { msg?: string; requestId: string; status: number }
+      if (record.msg === 'request') logged.set(record.requestId, record.status)
+    }
+    expect(serve.logs()).toMatch(/Stopped \{"answeredWhileStopping":\d+,"unfinished":0\}/)
+    for (const outcome of outcomes) {
+      if (outcome.status === 200) continue
+      // A connection refused, or reset before the server read the request (still in the listen
+      // backlog when it stopped listening): never received, so never answered.
+      expect(['ECONNREFUSED', 'ECONNRESET']).toContain(outcome.error)
+      expect(logged.has(outcome.id), `${outcome.id} was received but not answered`).toBe(false)
+    }
+    for (const [id, status] of logged) {
+      if (!id.startsWith('load-')) continue
+      expect(status).toBe(200)
+      const outcome = [...warmUp, ...outcomes].find((candidate) => candidate.id === id)
+      expect(outcome?.status, id).toBe(200)
+    }
+    expect(shutdownMs).toBeLessThan(5000)
+    expect(serve.logs()).not.toContain('Grace period over')
+  }, 60_000)
+
+  it('cuts clients that send headers or bodies at 1 byte/s, and keeps serving the others', async () => {
+    const config = await configFile({
+      server: { headersTimeoutMs: 1000, requestReceiveTimeoutMs: 2000 },
+    })
+    const serve = await startServe(['--config', config])
+    running.push(serve)
+    const { hostname, port } = new URL(serve.url)
+    const sockets: Array<{ socket: Socket; closedAt?: number; received: string }> = []
+    const opened = performance.now()
+    const trickle = (prefix: string, rest: string) => {
+      const socket = connect(Number(port), hostname)
+      const entry: { socket: Socket; closedAt?: number; received: string } = {
+        socket,
+        received: '',
+      }
+      sockets.push(entry)
+      socket.on('data', (chunk) => (entry.received += chunk.toString()))
+      socket.on('error', () => undefined)
+      socket.on('close', () => (entry.closedAt = performance.now() - opened))
+      socket.write(prefix)
+      let index = 0
+      const timer = setInterval(() => {
+        if (socket.destroyed || index >= rest.length) return clearInterval(timer)
+        socket.write(rest[index++])
+      }, 1000)
+      socket.on('close', () => clearInterval(timer))
+    }
+    // 40 clients trickling their headers, 10 with complete headers trickling a body.
+    for (let index = 0; index < 40; index += 1) {
+      trickle('G', 'ET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    }
+    const body = JSON.stringify({ query: 'weather in Paris' })
+    for (let index = 0; index < 10; index += 1) {
+      trickle(
+        `POST /v1/search-tools HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        body,
+      )
+    }
+    // Meanwhile a normal client is served.
+    const health = await fetch(`${serve.url}/healthz`)
+    expect(health.status).toBe(200)
+
+    const deadline = performance.now() + 10_000
+    while (sockets.some((entry) => entry.closedAt === undefined)) {
+      if (performance.now() > deadline) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const open = sockets.filter((entry) => entry.closedAt === undefined)
+    expect(open).toHaveLength(0)
+    const headerClients = sockets.slice(0, 40)
+    const bodyClients = sockets.slice(40)
+    // headersTimeoutMs 1 s (checked every second), requestReceiveTimeoutMs 2 s: all cut by 5 s.
+    for (const entry of sockets) expect(entry.closedAt!).toBeLessThan(5000)
+    for (const entry of [...headerClients, ...bodyClients]) {
+      expect(entry.received === '' || entry.received.startsWith('HTTP/1.1 408')).toBe(true)
+    }
+    expect(bodyClients.some((entry) => entry.received.startsWith('HTTP/1.1 408'))).toBe(true)
+    expect((await fetch(`${serve.url}/healthz`)).status).toBe(200)
+  }, 60_000)
+
+  it('loads the MCP tokenizer before it reports ready, so the first MCP call does not stall others', async () => {
+    const serve = await startServe()
+    running.push(serve)
+    const logs = serve.logs()
+    const counting = logs.indexOf('Token counting:')
+    expect(counting).toBeGreaterThan(-1)
+    expect(counting).toBeLessThan(logs.indexOf('Ready:'))
+
+    // The first MCP call that counts tokens, with /healthz polled back to back meanwhile.
+    let done = false
+    let longest = 0
+    const poll = (async () => {
+      let last = performance.now()
+      while (!done) {
+        await (await fetch(`${serve.url}/healthz`)).arrayBuffer()
+        const now = performance.now()
+        longest = Math.max(longest, now - last)
+        last = now
+      }
+    })()
+    const response = await fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-03-26',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_tools', arguments: { query: 'send an email' } },
+      }),
+    })
+    const answer = (await response.json()) as { result: { structuredContent: { tokens: unknown } } }
+    done = true
+    await poll
+    expect(answer.result.structuredContent.tokens).toBeDefined()
+    // Loading the Qwen3 tokenizer on this call held the event loop 1-4 s.
+    expect(longest).toBeLessThan(1000)
+  }, 60_000)
+})

@@ -1,0 +1,177 @@
+/**
+ * Snapshots end to end: libraries uploaded over real HTTP, `POST /v1/snapshots`, the index
+ * directory wiped, `toolsel snapshot restore`, a new service on the restored indexes answering
+ * exactly as before; `toolsel snapshot <dir>` from an index directory; a damaged snapshot
+ * restores nothing.
+ */
+import type { AddressInfo } from 'node:net'
+import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { serve, type ServerType } from '@hono/node-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { main } from '../../src/main.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const ADMIN_KEY = 'admin-key-for-snapshots-0123456789'
+const READ_KEY = 'read-key-for-snapshots-0123456789'
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close()
+})
+
+async function start(layer: ConfigLayer) {
+  const config = parseConfig({
+    auth: { adminKey: ADMIN_KEY, readKeys: [READ_KEY] },
+    log: { level: 'silent' },
+    ...layer,
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const app = createApp(service)
+  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
+  closers.push(async () => {
+    const node = http as import('node:http').Server
+    node.closeAllConnections()
+    await new Promise((resolve) => node.close(resolve))
+  })
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, service }
+}
+
+const send = (url: string, method: string, key: string, body?: unknown) =>
+  fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+
+const INSTRUCTIONS = [
+  'What is the weather in Paris tomorrow',
+  'send an email to Ann and text Bob',
+  'create a calendar event for Monday',
+]
+
+/** What a service answers: selections and searches over both libraries. */
+async function answers(url: string): Promise<unknown[]> {
+  const results: unknown[] = []
+  for (const library of ['sample', 'second']) {
+    for (const instruction of INSTRUCTIONS) {
+      const selected = await (
+        await send(`${url}/v1/select-tools`, 'POST', READ_KEY, { instruction, library })
+      ).json()
+      const searched = await (
+        await send(`${url}/v1/search-tools`, 'POST', READ_KEY, { query: instruction, library })
+      ).json()
+      results.push(
+        selected.tools.map((tool: { id: string }) => tool.id),
+        selected.steps.map((step: { candidates: unknown[] }) => step.candidates),
+        searched.results,
+      )
+    }
+  }
+  return results
+}
+
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(argv, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: { TOOLSEL_LOG_LEVEL: 'warn' },
+  })
+  return { code, stdout, stderr }
+}
+
+describe('snapshots', () => {
+  it('POST /v1/snapshots, wipe, toolsel snapshot restore: a new service answers the same', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-snapshots-'))
+    closers.push(() => rm(root, { recursive: true, force: true }))
+    const indexDir = join(root, 'indexes')
+    const snapshotDir = join(root, 'snapshots')
+    const layer = { library: { default: 'demo', indexDir, snapshotDir, loadAll: true } }
+    const first = await start(layer)
+    expect(
+      (await send(`${first.url}/v1/libraries/sample`, 'PUT', ADMIN_KEY, SAMPLE_TOOLS)).status,
+    ).toBe(201)
+    const second = SAMPLE_TOOLS.slice(0, 4).map((tool) => ({ ...tool, id: `two.${tool.name}` }))
+    expect((await send(`${first.url}/v1/libraries/second`, 'PUT', ADMIN_KEY, second)).status).toBe(
+      201,
+    )
+    const examples = await send(`${first.url}/v1/libraries/sample/examples`, 'POST', ADMIN_KEY, {
+      examples: [{ instruction: 'forecast for Rome', tools: [SAMPLE_TOOLS[0].id] }],
+    })
+    expect(examples.status).toBe(200)
+    const before = await answers(first.url)
+
+    // Only the admin key writes snapshots.
+    expect((await send(`${first.url}/v1/snapshots`, 'POST', READ_KEY)).status).toBe(403)
+    const response = await send(`${first.url}/v1/snapshots`, 'POST', ADMIN_KEY)
+    expect(response.status).toBe(201)
+    const snapshot = await response.json()
+    expect(snapshot.format).toBe('toolsel-snapshot')
+    expect(snapshot.version).toBe(1)
+    expect(snapshot.dir).toBe(join(snapshotDir, snapshot.name))
+    // Saved libraries only: not the embedded demo.
+    expect(snapshot.libraries.map((entry: { name: string }) => entry.name).sort()).toEqual([
+      'sample',
+      'second',
+    ])
+    const sample = snapshot.libraries.find((entry: { name: string }) => entry.name === 'sample')
+    expect(sample).toMatchObject({
+      tools: SAMPLE_TOOLS.length,
+      contentHash: first.service.library('sample').library.contentHash,
+      examples: 1,
+    })
+    // Nothing temporary is left next to it.
+    expect(await readdir(snapshotDir)).toEqual([snapshot.name])
+
+    await rm(indexDir, { recursive: true, force: true })
+    const restored = await run(['snapshot', 'restore', snapshot.dir, '--index-dir', indexDir])
+    expect(restored.stderr).toBe('')
+    expect(restored.code).toBe(0)
+    expect(restored.stdout).toContain('Restored 2 index(es)')
+
+    const again = await start(layer)
+    expect(again.service.libraries.names().sort()).toEqual(['demo', 'sample', 'second'])
+    expect(again.service.library('sample').examples?.set.size).toBe(1)
+    expect(await answers(again.url)).toEqual(before)
+  }, 60_000)
+
+  it('toolsel snapshot <dir> copies an index directory; a damaged snapshot restores nothing', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-snapshot-cli-'))
+    closers.push(() => rm(root, { recursive: true, force: true }))
+    const indexDir = join(root, 'indexes')
+    const { url } = await start({ library: { default: 'demo', indexDir } })
+    expect((await send(`${url}/v1/libraries/sample`, 'PUT', ADMIN_KEY, SAMPLE_TOOLS)).status).toBe(
+      201,
+    )
+
+    const dir = join(root, 'backup')
+    const written = await run(['snapshot', dir, '--index-dir', indexDir, '--json'])
+    expect(written.code).toBe(0)
+    const manifest = JSON.parse(written.stdout)
+    expect(manifest.libraries.map((entry: { name: string }) => entry.name)).toEqual(['sample'])
+    // A snapshot never overwrites another.
+    const twice = await run(['snapshot', dir, '--index-dir', indexDir])
+    expect(twice.code).toBe(2)
+    expect(twice.stderr).toContain('already exists')
+
+    // Damage the copy: restoring it fails and leaves the index directory as it was.
+    await appendFile(join(dir, 'indexes', 'sample', 'tools.jsonl'), '{"id": "x", "name": "x"}\n')
+    const other = join(root, 'other-indexes')
+    const failed = await run(['snapshot', 'restore', dir, '--index-dir', other])
+    expect(failed.code).not.toBe(0)
+    expect(await readdir(other).catch(() => [])).toEqual([])
+    const notSnapshot = await run(['snapshot', 'restore', indexDir, '--index-dir', other])
+    expect(notSnapshot.stderr).toContain('is not a toolsel snapshot')
+  }, 60_000)
+})
