@@ -29,7 +29,7 @@ import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Candidate, Retriever } from '../src/contracts.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
-import { buildIndexedLibrary } from '../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import type { IndexedLibrary } from '../src/store/indexed-library.ts'
 
 const { values } = parseArgs({

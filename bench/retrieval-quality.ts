@@ -43,9 +43,11 @@ import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Retriever } from '../src/contracts.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
-import { DEMO_LIBRARY_DIR } from '../src/service/load-libraries.ts'
-import { buildIndexedLibrary } from '../src/store/build-index.ts'
-import { saveIndexedLibrary } from '../src/store/index-store.ts'
+import {
+  DEMO_LIBRARY_DIR,
+  buildIndexedLibrary,
+  saveIndexedLibrary,
+} from '../src/store/library-lifecycle.ts'
 import { LibraryHybridRetriever } from '../src/store/library-hybrid-retriever.ts'
 
 const { values } = parseArgs({

@@ -28,9 +28,8 @@ import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
 import { toolListingText } from '../src/mcp/tokens/token-accountant.ts'
 import { createEstimateTokenCounter, type TokenCounter } from '../src/mcp/tokens/token-counter.ts'
 import { UNSCOPED } from '../src/mcp/tool-scope.ts'
-import { DEMO_LIBRARY_DIR } from '../src/service/load-libraries.ts'
+import { DEMO_LIBRARY_DIR, buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../src/store/build-index.ts'
 
 interface LibraryCase {
   name: string

@@ -7,7 +7,7 @@ import { ToolLibrary } from '../src/library/tool-library.ts'
 import { createMemoryLogger } from '../src/log.ts'
 import { main } from '../src/main.ts'
 import { selectTools } from '../src/pipeline.ts'
-import { buildIndexedLibrary } from '../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from './helpers/sample-tools.ts'
 import { TINY_MODELS_MISSING, tinyModel } from './models/language/tiny-models.ts'
 

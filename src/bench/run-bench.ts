@@ -5,9 +5,7 @@
  */
 import type { Config } from '../config/schema.ts'
 import { isToolselError, ToolselError } from '../errors.ts'
-import { importToolsFromPath } from '../library/importers/index.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
+import { importLibrary } from '../store/library-lifecycle.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import {
   REPORT_FORMAT_VERSION,
@@ -127,7 +125,6 @@ async function loadSwap(
       '--library replaces the library of every query, so it cannot be combined with --library-mode closed.',
     )
   }
-  const { tools } = await importToolsFromPath(file)
-  const indexed = await buildIndexedLibrary(new ToolLibrary('bench.swap', tools), config)
+  const { indexed } = await importLibrary({ path: file }, 'bench.swap', config)
   return { file, indexed }
 }

@@ -7,8 +7,7 @@ import type { Config } from '../config/schema.ts'
 import { ExampleSet } from '../examples/example-set.ts'
 import type { UsageExample } from '../examples/usage-example.ts'
 import type { Tool } from '../library/tool.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
+import { indexTools as indexLibraryTools } from '../store/library-lifecycle.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import pLimit from 'p-limit'
 import type { BenchCase } from './bench-case.ts'
@@ -208,15 +207,16 @@ async function indexTools(
   config: Config,
   examples?: readonly UsageExample[],
 ) {
-  const library = new ToolLibrary(benchLibraryName(name), tools)
-  if (examples === undefined) return buildIndexedLibrary(library, config)
+  const libraryName = benchLibraryName(name)
+  if (examples === undefined) return indexLibraryTools(libraryName, tools, config)
   // Only the examples' tools this library has (a swapped-in or closed-mode library is smaller).
+  const known = new Set(tools.map((tool) => tool.id))
   const usable = examples.flatMap((example) => {
-    const ids = example.tools.filter((id) => library.has(id))
+    const ids = example.tools.filter((id) => known.has(id))
     return ids.length === 0 ? [] : [{ instruction: example.instruction, tools: ids }]
   })
   const set = ExampleSet.of(usable, { cap: config.library.maxExamples })
-  return buildIndexedLibrary(library, config, { examples: set })
+  return indexLibraryTools(libraryName, tools, config, { examples: set })
 }
 
 interface ExamplePlan {

@@ -1,6 +1,5 @@
 /** `toolsel index`: import a tool file and build its index on disk. */
 import {
-  importToolsFromPath,
   IMPORT_FORMATS,
   ON_DUPLICATE_CHOICES,
   summarizeImport,
@@ -14,8 +13,6 @@ import { ExampleSet } from '../examples/example-set.ts'
 import { assertKnownTools, parseExamplesText } from '../examples/usage-example.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { readStoredExamples } from '../store/examples-part.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
-import { saveIndexedLibrary } from '../store/index-store.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -23,10 +20,14 @@ import {
   type CommandIO,
   redactedConfigJson,
 } from './cli-options.ts'
-import { createProgress } from './progress.ts'
-import { join, resolve } from 'node:path'
+import { createProgress, type ProgressReporter } from './progress.ts'
+import { join } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
-import { libraryNameFromPath } from '../service/load-libraries.ts'
+import {
+  importLibrary,
+  libraryNameFromPath,
+  saveIndexedLibrary,
+} from '../store/library-lifecycle.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { readTextFile } from '../read-text-file.ts'
 
@@ -44,10 +45,12 @@ Options:
   --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
                          becomes <id>_2; identical copies dropped), first or last (keep one)
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --retriever <kind>     bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
-                         their fusion with BM25) or regex (+ regex name lookups); one of
-                         ${Object.keys(RETRIEVER_KINDS).join(', ')}; also the library's default retriever
-                         (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
+  --retriever <parts>    bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
+                         their fusion with BM25) or regex (+ regex name lookups); kinds:
+                         ${Object.keys(RETRIEVER_KINDS).join(', ')}. A comma list builds several parts side by side,
+                         e.g. bm25,dense:use-lite,dense:static:glove-100d (dense:<embedder>: vectors of
+                         that embedder; hybrid:<part>+<part>: a fusion of named parts); the first is the
+                         library's default retriever (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
   --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
                          Queries must use the same embedder: pass it to select/serve too.
   --dense-index <kind>   hnsw (approximate, fast at any size) or flat (exact) (default hnsw)
@@ -111,32 +114,39 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const name = values.name ?? libraryNameFromPath(path)
 
   const started = performance.now()
-  const imported = await importToolsFromPath(path, {
-    format,
-    namespace: values.namespace,
-    onDuplicate,
-  })
-  for (const warning of imported.warnings) logger.warn(warning)
-  const library = new ToolLibrary(name, imported.tools)
-  io.stderr(
-    `Imported ${library.size} tools (${imported.format}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
-  )
-  io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
-
   const previousIndexDir = join(config.library.indexDir, name)
-  const examples = await libraryExamples(values.examples, previousIndexDir, library, config, io)
-  const progress = createProgress(`Indexing ${name}`)
-  const indexed = await buildIndexedLibrary(library, config, {
-    source: { path: resolve(path), format: imported.format },
-    onProgress: ({ stage, done, total }) => progress.update(done, total, stage),
-    previousIndexDir,
-    logger,
-    examples,
-  })
+  let progress: ProgressReporter | undefined
+  const { indexed } = await importLibrary(
+    { path, format, namespace: values.namespace, onDuplicate },
+    name,
+    config,
+    {
+      onProgress: ({ stage, done, total }) => progress?.update(done, total, stage),
+      previousIndexDir,
+      logger,
+      prepare: async (library, imported) => {
+        for (const warning of imported.warnings) logger.warn(warning)
+        io.stderr(
+          `Imported ${library.size} tools (${imported.format}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
+        )
+        io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
+        const examples = await libraryExamples(
+          values.examples,
+          previousIndexDir,
+          library,
+          config,
+          io,
+        )
+        progress = createProgress(`Indexing ${name}`)
+        return { examples }
+      },
+    },
+  )
+  const { library } = indexed
   const dir = await saveIndexedLibrary(config.library.indexDir, indexed)
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
   const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
-  progress.done(
+  progress?.done(
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0

@@ -2,7 +2,7 @@
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
-import { loadLibraryReference } from '../service/load-libraries.ts'
+import { loadLibraryReference } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import {

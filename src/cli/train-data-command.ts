@@ -4,10 +4,9 @@ import { basename, extname, join } from 'node:path'
 import { parseComponentId } from '../component-id.ts'
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
 import { createLanguageModel } from '../models/create-language-model.ts'
 import type { LanguageModel } from '../models/language-model.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
+import { indexTools } from '../store/library-lifecycle.ts'
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
@@ -123,7 +122,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   const source = values.suite ?? basename(values.library!, extname(values.library!))
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
   assertLibraryName(libraryName)
-  const indexed = await buildIndexedLibrary(new ToolLibrary(libraryName, split.tools), config)
+  const indexed = await indexTools(libraryName, split.tools, config)
   const { retriever } = resolveRetrieval({}, indexed, { config })
   // The configured reranker (identity by default) orders selector candidates, as in serving.
   const components = createComponents(config, logger)

@@ -74,7 +74,8 @@ export const ENV_VARS: Record<string, EnvVar> = {
   TOOLSEL_BUILD_RETRIEVER: {
     path: 'retrieve.build',
     type: 'string',
-    description: 'Retrievers built when not told: bm25, dense or hybrid',
+    description:
+      'Retriever parts built when not told, a comma list: bm25, dense, hybrid, regex, dense:<embedder>, hybrid:<part>+<part>',
   },
   TOOLSEL_EMBEDDER: {
     path: 'retrieve.dense.embedder',

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { ToolselError } from '../errors.ts'
-import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
+import { partNameProblem, splitPartList, withRequirements } from '../store/kinds/index.ts'
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { ConfigSchema, type Config } from './schema.ts'
 
@@ -52,22 +52,39 @@ export function parseConfig(value: ConfigLayer, sources = new Map<string, string
   throw new ToolselError('INVALID_CONFIG', message, { details: { path, source: where } })
 }
 
-/** Retriever names are kinds of the registry (`store/kinds/`), not a closed enum in the schema. */
+/**
+ * Retriever names are parts of kinds of the registry (`store/kinds/`), not a closed enum in the
+ * schema: `retrieve.retriever`, each part of the `retrieve.build` list and each hybrid input.
+ */
 function checkRetrieverKinds(config: Config, sources: Map<string, string>): void {
-  const known = Object.keys(RETRIEVER_KINDS)
-  const checks = [
-    ['retrieve.retriever', config.retrieve.retriever, ['auto', ...known]],
-    ['retrieve.build', config.retrieve.build, known],
-  ] as const
-  for (const [path, value, allowed] of checks) {
-    if ((allowed as readonly string[]).includes(value)) continue
+  const checks: [string, string][] = [
+    ...(config.retrieve.retriever === 'auto'
+      ? []
+      : [['retrieve.retriever', config.retrieve.retriever] as [string, string]]),
+    ...splitPartList(config.retrieve.build).map((part): [string, string] => [
+      'retrieve.build',
+      part,
+    ]),
+    ...config.retrieve.hybrid.inputs.map((input, at): [string, string] => [
+      `retrieve.hybrid.inputs.${at}.retriever`,
+      input.retriever,
+    ]),
+  ]
+  if (splitPartList(config.retrieve.build).length === 0) checks.push(['retrieve.build', ''])
+  for (const [path, value] of checks) {
+    const found = partNameProblem(value)
+    if (found === undefined) continue
+    const problem =
+      path === 'retrieve.retriever' ? found.replace('(available: ', '(available: auto, ') : found
     const where = sourceOf(path, sources)
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Invalid config value at "${path}" (from ${where}): no retriever kind "${value}" (available: ${allowed.join(', ')}).`,
+      `Invalid config value at "${path}" (from ${where}): ${problem}.`,
       { details: { path, source: where } },
     )
   }
+  // Parts that require each other in a circle (a hybrid fusing itself) are refused now.
+  withRequirements(splitPartList(config.retrieve.build), config)
 }
 
 async function readConfigFile(file: string): Promise<ConfigLayer> {

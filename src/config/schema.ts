@@ -264,8 +264,11 @@ const DenseSchema = z
 
 const HybridInputSchema = z
   .object({
-    /** A retriever of the same library: `bm25` or `dense`. */
-    retriever: z.enum(['bm25', 'dense']),
+    /**
+     * A retriever part of the same library: `bm25`, `dense`, `dense:static:glove-100d`, … (the
+     * library must have been built with it).
+     */
+    retriever: z.string().min(1).max(300),
     /** Weight of this list in the fusion, 0 or more. Default 1 (when an input is listed without one). */
     weight: z.number().min(0).default(1),
     /**
@@ -315,16 +318,19 @@ const RetrieveSchema = z
   .object({
     /**
      * Retriever used when a request names none: `auto` (each library's own default: the
-     * retriever it was built for, `--retriever` of `toolsel index`), `bm25`, `dense`, `hybrid`
-     * or another registered kind (`src/store/kinds/`). A library without the configured one
-     * uses its own default. Default `auto`.
+     * retriever it was built for, `--retriever` of `toolsel index`), `bm25`, `dense`, `hybrid`,
+     * a named part (`dense:static:glove-100d`) or another registered kind (`src/store/kinds/`).
+     * A library without the configured one uses its own default. Default `auto`.
      */
     retriever: z.string().min(1).default('auto'),
     /**
-     * Retrievers built for libraries toolsel indexes without being told which (tool files and
-     * the demo loaded at start, uploads without `?retriever=`, `toolsel index` without
-     * `--retriever`): `bm25`; `dense` (BM25 + dense); `hybrid` (BM25 + dense + their fusion);
-     * any registered kind (with BM25 and the kinds it requires).
+     * Retriever parts built for libraries toolsel indexes without being told which (tool files
+     * and the demo loaded at start, uploads without `?retriever=`, `toolsel index` without
+     * `--retriever`), a comma list whose first part is the library's default: `bm25`; `dense`
+     * (BM25 + dense vectors of `retrieve.dense.embedder`); `dense:<embedder>` (vectors of that
+     * embedder, e.g. `bm25,dense:use-lite,dense:static:glove-100d` holds both side by side);
+     * `hybrid` (BM25 + dense + their fusion); `hybrid:<part>+<part>` (a fusion of named parts);
+     * any registered kind (with BM25 and the parts it requires).
      * Default `bm25`. Dense costs embedding every tool: about 20-60 ms a tool with use-lite on
      * one CPU core (the 197-tool demo: a few seconds at start).
      */
@@ -608,7 +614,7 @@ export type Config = z.infer<typeof ConfigSchema>
 export type DenseConfig = Config['retrieve']['dense']
 export type ExamplesConfig = Config['examples']
 export type HybridConfig = Config['retrieve']['hybrid']
-/** Which retrievers a build makes: `bm25` only, `dense` (+ dense), `hybrid` (+ dense + hybrid). */
+/** Which retriever parts a build makes, a comma list: `bm25`, `dense`, `bm25,dense:static:glove-100d`, `hybrid`… */
 export type BuildRetriever = Config['retrieve']['build']
 export type McpConfig = Config['mcp']
 export type AuthConfig = Config['auth']

@@ -6,9 +6,7 @@
  * @module
  */
 import type { Config } from '../config/schema.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
-import type { IndexedLibrary } from '../store/indexed-library.ts'
+import { scopedView, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import { inScope, isUnscoped, scopeKey, type ToolScope } from './tool-scope.ts'
 
 export class ScopedLibraries {
@@ -44,11 +42,6 @@ export class ScopedLibraries {
   async #build(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
     const tools = indexed.library.tools.filter((tool) => inScope(tool, scope))
     if (tools.length === indexed.library.size) return indexed
-    // Same name as the full library: responses and errors name the library the client asked for.
-    // Only BM25 is rebuilt here, whatever retrieve.build says: embedding a subset per client scope
-    // would cost seconds per view (see build-index.ts).
-    return buildIndexedLibrary(new ToolLibrary(indexed.library.name, tools), this.#config, {
-      retriever: 'bm25',
-    })
+    return scopedView(indexed, tools, this.#config)
   }
 }

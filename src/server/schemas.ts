@@ -13,7 +13,7 @@ import {
   type OnDuplicate,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
-import { pipelineOptionFields, RETRIEVER_KIND } from '../service/request-fields.ts'
+import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
 /** Most usage examples one request may add. */
 export const MAX_EXAMPLES_PER_REQUEST = 10_000
@@ -197,9 +197,11 @@ export function createRequestSchemas(config: Config) {
           .describe(
             'Two records with one id: error (default), rename (the later one becomes <id>_2; identical copies are dropped), first or last (keep one). The response lists each case.',
           ),
-        retriever: RETRIEVER_KIND.optional().describe(
-          `Retrievers to build: bm25; dense (+ dense: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); hybrid (+ dense + fusion). Default ${config.retrieve.build}.`,
-        ),
+        retriever: retrieverPartsField(config)
+          .optional()
+          .describe(
+            `Retriever parts to build, a comma list; the first is the library's default: bm25; dense (+ dense vectors of the configured embedder: embeds every tool, 20-60 ms a tool with use-lite on one core, unchanged tools reuse the previous vectors); dense:<embedder> (dense:use-lite, dense:static:glove-100d) side by side; hybrid (+ dense + fusion) or hybrid:<part>+<part>; regex. Default ${config.retrieve.build}.`,
+          ),
         examples: z
           .enum(['keep', 'drop'])
           .optional()

@@ -1,7 +1,17 @@
 /**
  * The libraries the service holds in memory, by name. Swapping a library is one Map assignment:
  * a request takes its `IndexedLibrary` reference once at the start and keeps using it, so it
- * sees the old library or the new one, never a mix.
+ * sees the old library or the new one, never a mix. Libraries get here through the library
+ * lifecycle (`store/library-lifecycle.ts`: `publishLibrary` saves, then swaps).
+ *
+ * @example
+ * ```ts
+ * const registry = new LibraryRegistry()
+ * const { indexed } = await importLibrary({ path: 'tools.json' }, 'mytools', config)
+ * await publishLibrary(registry, indexed, { indexDir: config.library.indexDir })
+ * registry.require('mytools').library.size // the imported tool count
+ * registry.require('nope') // throws UNKNOWN_LIBRARY naming the loaded libraries
+ * ```
  * @module
  */
 import { ToolselError } from '../errors.ts'

@@ -7,16 +7,70 @@
  */
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
-import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
+import {
+  MAX_PART_NAME_CHARS,
+  partNameProblem,
+  RETRIEVER_KINDS,
+  splitPartList,
+  splitPartName,
+} from '../store/kinds/index.ts'
 
 /** Component ids (`rule`, `llm:onnx:models/qwen3`, …) are looked up, not enumerated here. */
 export const COMPONENT_ID = z.string().min(1).max(500)
 
-/** A retriever kind of the registry (`store/kinds/`): `bm25`, `dense`, `hybrid`, … */
-export const RETRIEVER_KIND = z.string().refine((name) => Object.hasOwn(RETRIEVER_KINDS, name), {
-  error: (issue) =>
-    `no retriever kind "${String(issue.input)}" (available: ${Object.keys(RETRIEVER_KINDS).join(', ')})`,
-})
+/**
+ * A retriever part of a library, by a kind of the registry (`store/kinds/`): `bm25`, `dense`,
+ * `dense:static:glove-100d`, `hybrid`, `hybrid:bm25+dense:use-lite`, `regex`, …
+ */
+export const RETRIEVER_KIND = z
+  .string()
+  .max(MAX_PART_NAME_CHARS)
+  .superRefine((name, context) => {
+    const problem = partNameProblem(name)
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
+  })
+
+/**
+ * Parts an upload builds, a comma list (`bm25,dense:static:glove-100d`): the first is the
+ * library's default. A part naming an `onnx:<model directory>` embedder must be one the operator
+ * configured (`retrieve.dense.embedder`, `retrieve.build` or `server.allowedComponents`), so a
+ * request can't make the server read a path nobody configured.
+ */
+export function retrieverPartsField(config: Config) {
+  const configured = new Set([
+    config.retrieve.dense.embedder,
+    ...splitPartList(config.retrieve.build).flatMap(partEmbedders),
+    ...config.server.allowedComponents,
+  ])
+  return z
+    .string()
+    .max(2000)
+    .superRefine((list, context) => {
+      const parts = splitPartList(list)
+      if (parts.length === 0)
+        context.addIssue({ code: 'custom', message: 'names no retriever part' })
+      for (const part of parts) {
+        const problem = partNameProblem(part)
+        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
+        for (const embedder of partEmbedders(part)) {
+          if (embedder.startsWith('onnx:') && !configured.has(embedder)) {
+            context.addIssue({
+              code: 'custom',
+              message: `embedder "${embedder}" is not one this server offers to requests (configure it as retrieve.dense.embedder or add it to server.allowedComponents)`,
+            })
+          }
+        }
+      }
+    })
+}
+
+/** The embedders a part names: `dense:<id>` → id; a fusion's dense inputs likewise. */
+function partEmbedders(part: string): string[] {
+  const { kind, arg } = splitPartName(part)
+  if (arg === undefined) return []
+  if (kind === 'dense') return [arg]
+  return kind === 'hybrid' ? arg.split('+').flatMap((input) => partEmbedders(input.trim())) : []
+}
 
 /**
  * Planner, reranker and selector ids a request may name: the model-free ones, the configured

@@ -23,7 +23,7 @@ export interface PipelineRequest {
   tau?: number
   /** Planner id; default `plan.planner`. */
   planner?: string
-  /** Retriever kind of the library; default `retrieve.retriever` when the library has it, else the library's own. */
+  /** Retriever part of the library (`bm25`, `dense:static:glove-100d`, `hybrid:bm25+dense`…); default `retrieve.retriever` when the library has it, else the library's own. */
   retriever?: string
   /** Reranker id; default `rerank.reranker`. */
   reranker?: string
@@ -82,7 +82,7 @@ export function resolveRetrieval(
 ): ResolvedRetrieval {
   return {
     indexed,
-    retriever: resolveRetriever(indexed, request.retriever, config.retrieve.retriever),
+    retriever: resolveRetriever(indexed, request.retriever, config),
     k: request.k ?? config.retrieve.k,
     minScore: request.tau,
   }

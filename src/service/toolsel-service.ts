@@ -4,26 +4,29 @@
  * `resolve()` and `selectTools()` here; nothing else calls the pipeline.
  * @module
  */
-import type { Components } from '../components.ts'
 import { join } from 'node:path'
+import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted, ToolselError } from '../errors.ts'
 import {
-  importTools,
   summarizeImport,
   type ImportFormat,
   type ImportSummary,
   type OnDuplicate,
 } from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
-import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
+import { assertLibraryName, type ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
-import type { IndexedLibrary } from '../store/indexed-library.ts'
-import { deleteIndex, saveIndexedLibrary } from '../store/index-store.ts'
+import {
+  deleteIndex,
+  importLibrary,
+  publishLibrary,
+  rebuildLibrary,
+  type IndexedLibrary,
+} from '../store/library-lifecycle.ts'
 import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
 import { LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
@@ -267,16 +270,12 @@ export class ToolselService {
       if (set === current && (current === indexed.examples?.set || current.size === 0)) {
         return result(set.version, set.size)
       }
-      const rebuilt = await buildIndexedLibrary(indexed.library, this.config, {
-        source: indexed.manifest.source,
-        retriever: buildKindOf(indexed),
-        previousIndexDir: indexed.dir ?? join(this.config.library.indexDir, name),
+      const rebuilt = await rebuildLibrary(indexed, this.config, {
         logger: this.logger,
         signal: options.signal,
         examples: set,
       })
-      const dir = await saveIndexedLibrary(this.config.library.indexDir, rebuilt)
-      this.libraries.set({ ...rebuilt, dir })
+      await publishLibrary(this.libraries, rebuilt, { indexDir: this.config.library.indexDir })
       this.logger.info(`Library "${name}": usage examples updated`, {
         added: change.added,
         duplicates: change.duplicates,
@@ -302,7 +301,7 @@ export class ToolselService {
       fileName?: string
       /** Two records with one id: error (default), rename, first or last. */
       onDuplicate?: OnDuplicate
-      /** Retrievers to build: `bm25`, `dense` or `hybrid`. Default `retrieve.build`. */
+      /** Retriever parts to build, a comma list (`bm25`, `hybrid`, `bm25,dense:use-lite`). Default `retrieve.build`. */
       retriever?: BuildRetriever
       /**
        * The library's usage examples: `keep` (default) carries the current ones over, without the
@@ -325,53 +324,38 @@ export class ToolselService {
   }> {
     assertLibraryName(name)
     return this.#serialise(name, async () => {
-      const imported = await importTools(text, {
-        format: options.format,
-        namespace: options.namespace,
-        fileName: options.fileName ?? `${name}.json`,
-        onDuplicate: options.onDuplicate,
-      })
-      const library = new ToolLibrary(name, imported.tools)
-      const warnings = [...imported.warnings]
-      const previous = this.libraries.get(name)?.examples?.set
-      let examples: ExampleSet | undefined
-      if (previous && previous.version > 0) {
-        if (options.examples === 'drop')
-          examples = ExampleSet.of([], {
-            cap: this.config.library.maxExamples,
-            version: previous.version + 1,
-          })
-        else {
-          const pruned = previous.prune((id) => library.has(id))
-          examples = pruned.set.withCap(this.config.library.maxExamples)
-          if (pruned.removedToolIds.length > 0) {
-            const shown = pruned.removedToolIds.slice(0, 10).join(', ')
-            warnings.push(
-              `Usage examples: ${pruned.removedToolIds.length} tool id(s) the new tools lack were removed from them (${shown}${pruned.removedToolIds.length > 10 ? ', …' : ''}); ${pruned.droppedExamples} example(s) left without a tool were dropped.`,
-            )
-          }
-        }
-      }
-      const indexed = await buildIndexedLibrary(library, this.config, {
-        source: { format: imported.format },
-        signal: options.signal,
-        retriever: options.retriever,
-        // The index being replaced: its embedding cache spares re-embedding unchanged tools.
-        previousIndexDir: join(this.config.library.indexDir, name),
-        logger: this.logger,
-        examples,
-      })
+      const warnings: string[] = []
+      const { indexed, imported } = await importLibrary(
+        {
+          text,
+          format: options.format,
+          namespace: options.namespace,
+          fileName: options.fileName,
+          onDuplicate: options.onDuplicate,
+        },
+        name,
+        this.config,
+        {
+          signal: options.signal,
+          retriever: options.retriever,
+          // The index being replaced: its embedding cache spares re-embedding unchanged tools.
+          previousIndexDir: join(this.config.library.indexDir, name),
+          logger: this.logger,
+          prepare: (library) => ({ examples: this.#carriedExamples(library, options, warnings) }),
+        },
+      )
+      warnings.unshift(...imported.warnings)
       throwIfAborted(options.signal)
-      const dir = await saveIndexedLibrary(this.config.library.indexDir, indexed, {
+      const created = this.libraries.get(name) === undefined
+      await publishLibrary(this.libraries, indexed, {
+        indexDir: this.config.library.indexDir,
         beforeCommit: () => {
           throwIfAborted(options.signal)
           options.beforeCommit?.()
         },
       })
-      const created = this.libraries.get(name) === undefined
-      this.libraries.set({ ...indexed, dir })
       this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
-        tools: library.size,
+        tools: indexed.library.size,
       })
       const summary = this.listLibraries().find((entry) => entry.name === name)!
       return { summary, created, warnings, import: summarizeImport(imported) }
@@ -407,6 +391,32 @@ export class ToolselService {
     })
   }
 
+  /**
+   * The usage examples an upload of `library` keeps: the current library's, without the tool ids
+   * `library` lacks (a warning names them), or none with `examples: 'drop'`.
+   */
+  #carriedExamples(
+    library: ToolLibrary,
+    options: { examples?: 'keep' | 'drop' },
+    warnings: string[],
+  ): ExampleSet | undefined {
+    const previous = this.libraries.get(library.name)?.examples?.set
+    if (!previous || previous.version === 0) return undefined
+    if (options.examples === 'drop')
+      return ExampleSet.of([], {
+        cap: this.config.library.maxExamples,
+        version: previous.version + 1,
+      })
+    const pruned = previous.prune((id) => library.has(id))
+    if (pruned.removedToolIds.length > 0) {
+      const shown = pruned.removedToolIds.slice(0, 10).join(', ')
+      warnings.push(
+        `Usage examples: ${pruned.removedToolIds.length} tool id(s) the new tools lack were removed from them (${shown}${pruned.removedToolIds.length > 10 ? ', …' : ''}); ${pruned.droppedExamples} example(s) left without a tool were dropped.`,
+      )
+    }
+    return pruned.set.withCap(this.config.library.maxExamples)
+  }
+
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#writes.get(name) ?? Promise.resolve()
     const next = previous.then(work, work)
@@ -417,11 +427,4 @@ export class ToolselService {
     })
     return next
   }
-}
-
-/** What a rebuild of `indexed` builds: the retrievers it has (`hybrid` ⊃ `dense` ⊃ `bm25`). */
-function buildKindOf(indexed: IndexedLibrary): BuildRetriever {
-  if (indexed.retrievers.has('hybrid')) return 'hybrid'
-  if (indexed.retrievers.has('dense')) return 'dense'
-  return 'bm25'
 }

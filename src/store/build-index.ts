@@ -14,7 +14,7 @@ import { createLibraryExamples } from '../examples/library-examples.ts'
 import { assertKnownTools } from '../examples/usage-example.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import { withRequirements } from './kinds/index.ts'
+import { splitPartList, withRequirements } from './kinds/index.ts'
 import { INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
 
 export interface BuildProgress {
@@ -29,9 +29,10 @@ export interface BuildIndexOptions {
   onProgress?: (progress: BuildProgress) => void
   signal?: AbortSignal
   /**
-   * Which retriever to build, with the kinds it requires and `bm25` (always built): `bm25`,
-   * `dense` (+ dense), `hybrid` (+ dense + their fusion), or any registered kind. It becomes the
-   * manifest's `defaultRetriever`. Default `retrieve.build`.
+   * Which retriever parts to build, a comma list, each with the parts it requires and `bm25`
+   * (always built): `bm25`, `dense` (+ dense), `hybrid` (+ dense + their fusion),
+   * `dense:static:glove-100d` (+ dense vectors of that embedder), or any registered kind. The
+   * first becomes the manifest's `defaultRetriever`. Default `retrieve.build`.
    */
   retriever?: BuildRetriever
   /**
@@ -58,25 +59,27 @@ export async function buildIndexedLibrary(
 ): Promise<IndexedLibrary> {
   const examples = options.examples
   if (examples) assertKnownTools(library.name, examples.examples, (id) => library.has(id))
-  const wanted = options.retriever ?? config.retrieve.build
-  const kinds = withRequirements([wanted])
+  const wanted = splitPartList(options.retriever ?? config.retrieve.build)
+  const parts = withRequirements(wanted, config)
   const retrievers = new Map<string, Retriever>()
   const entries: Record<string, Record<string, unknown>> = {}
-  for (const kind of kinds) {
+  for (const { name, kind, arg } of parts) {
     const built = await kind.build({
+      part: name,
+      arg,
       library,
       config,
       retrievers: new Map(retrievers),
       embedder: options.embedder,
       previousIndexDir: options.previousIndexDir,
       logger: options.logger ?? SILENT_LOGGER,
-      onProgress: (done, total) => options.onProgress?.({ stage: kind.name, done, total }),
+      onProgress: (done, total) => options.onProgress?.({ stage: name, done, total }),
       signal: options.signal,
       examples,
     })
     throwIfAborted(options.signal)
-    retrievers.set(kind.name, built.retriever)
-    entries[kind.name] = built.entry
+    retrievers.set(name, built.retriever)
+    entries[name] = built.entry
   }
   const manifest: IndexManifest = {
     formatVersion: INDEX_FORMAT_VERSION,
@@ -86,7 +89,7 @@ export async function buildIndexedLibrary(
     createdAt: new Date().toISOString(),
     source: options.source ?? {},
     toolsFile: TOOLS_FILE,
-    defaultRetriever: wanted,
+    defaultRetriever: wanted[0] ?? 'bm25',
     retrievers: entries as IndexManifest['retrievers'],
     ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
   }

@@ -21,15 +21,24 @@ export const DenseManifestSchema = z.object({
   params: z.record(z.string(), z.unknown()),
   /** Which text each tool was embedded as (`retrieve.dense.text`). */
   text: z.enum(['full', 'short']),
-  /** The embedding cache file inside the index directory. */
+  /** The embedding cache file inside the part's directory. */
   cacheFile: z.string(),
+  /**
+   * The part's own subdirectory of the index directory (named parts, `dense:<embedder>`); absent
+   * for `dense`, whose files sit in the index directory itself.
+   */
+  dir: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]+$/)
+    .refine((dir) => dir !== '.' && dir !== '..')
+    .optional(),
 })
 
 export type DenseManifest = z.infer<typeof DenseManifestSchema>
 
 export const HybridManifestSchema = z.object({
-  /** The library's retrievers the hybrid fuses. */
-  inputs: z.array(z.enum(['bm25', 'dense'])),
+  /** The library's retriever parts the hybrid fuses. */
+  inputs: z.array(z.string().min(1)),
 })
 
 export type HybridManifest = z.infer<typeof HybridManifestSchema>

@@ -18,7 +18,7 @@ import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import type { Retriever } from '../contracts.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import { RETRIEVER_KINDS, withRequirements } from './kinds/index.ts'
+import { partNameProblem, requirePart, type RetrieverKind } from './kinds/index.ts'
 import {
   INDEX_FORMAT_VERSION,
   IndexManifestSchema,
@@ -59,7 +59,7 @@ export async function saveIndexedLibrary(
           `Library "${indexed.library.name}" lists a ${name} retriever in its manifest but holds none to save.`,
         )
       }
-      await RETRIEVER_KINDS[name]?.save?.(retriever, entry, temporary)
+      await requirePart(name).kind.save?.(retriever, entry, temporary)
     }
     await saveExamples(indexed, temporary)
     // The manifest goes last: a directory without one is never mistaken for an index.
@@ -150,21 +150,41 @@ export async function loadIndexedLibrary(
     )
   }
   const built = Object.keys(manifest.retrievers)
-  const unknown = built.filter((name) => !Object.hasOwn(RETRIEVER_KINDS, name))
+  const unknown = built.flatMap((name) => partNameProblem(name) ?? [])
   if (unknown.length > 0) {
     throw mismatch(
       manifest,
-      `has retrievers this version of toolsel does not know (${unknown.join(', ')}; known: ${Object.keys(RETRIEVER_KINDS).join(', ')}). ${rebuild}`,
+      `has retrievers this version of toolsel does not know (${unknown.join('; ')}). ${rebuild}`,
     )
   }
   const retrievers = new Map<string, Retriever>()
-  for (const kind of withRequirements(built)) {
-    const entry = manifest.retrievers[kind.name]
-    const context = { dir, manifest, entry, library, config, retrievers, logger: options.logger }
-    retrievers.set(kind.name, await kind.load(context))
+  // Parts over other parts (fusions) last: their inputs are loaded by then.
+  const parts = built.map(requirePart)
+  const ordered = [
+    ...parts.filter(({ kind }) => !isComposite(kind)),
+    ...parts.filter(({ kind }) => isComposite(kind)),
+  ]
+  for (const { name, kind, arg } of ordered) {
+    const entry = manifest.retrievers[name]
+    const context = {
+      part: name,
+      arg,
+      dir,
+      manifest,
+      entry,
+      library,
+      config,
+      retrievers,
+      logger: options.logger,
+    }
+    retrievers.set(name, await kind.load(context))
   }
   const examples = await loadExamples(dir, manifest, library)
   return { library, manifest, retrievers, dir, ...(examples && { examples }) }
+}
+
+function isComposite(kind: RetrieverKind): boolean {
+  return kind.requires.length > 0 || kind.inputs !== undefined
 }
 
 async function readManifest(dir: string): Promise<IndexManifest> {

@@ -6,13 +6,17 @@ import { ToolselError } from '../errors.ts'
 import type { LibraryExamples } from '../examples/library-examples.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { Retriever } from '../contracts.ts'
-import { requireRetrieverKind } from './kinds/index.ts'
+import type { Config } from '../config/schema.ts'
+import { partInputs, requirePart } from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
 
 export interface IndexedLibrary {
   readonly library: ToolLibrary
   readonly manifest: IndexManifest
-  /** Retrievers by kind: `bm25`, and `dense`/`hybrid` when the index has embeddings. */
+  /**
+   * Retriever parts by name: `bm25` always; `dense`, `dense:static:glove-100d`, `hybrid`, `regex`…
+   * as the library was built.
+   */
   readonly retrievers: ReadonlyMap<string, Retriever>
   /** The directory it was loaded from, or `undefined` for a library held only in memory. */
   readonly dir?: string
@@ -24,34 +28,45 @@ export interface IndexedLibrary {
 }
 
 /**
- * The retriever of `kind` (the library's default when `kind` is undefined or `auto`), or
- * UNKNOWN_COMPONENT naming what exists.
+ * The retriever part `name` (the library's default when `name` is undefined or `auto`), or
+ * UNKNOWN_COMPONENT naming the parts the library has. With `config`, a part the library was not
+ * built with but can compose from the parts it has (`hybrid:bm25+dense:static:glove-100d`) is
+ * made on the spot.
  */
-export function requireRetriever(indexed: IndexedLibrary, kind?: string): Retriever {
-  const wanted = kind === undefined || kind === 'auto' ? indexed.manifest.defaultRetriever : kind
+export function requireRetriever(
+  indexed: IndexedLibrary,
+  name?: string,
+  config?: Config,
+): Retriever {
+  const wanted = name === undefined || name === 'auto' ? indexed.manifest.defaultRetriever : name
   const retriever = indexed.retrievers.get(wanted)
-  if (!retriever) {
-    const available = [...indexed.retrievers.keys()].join(', ')
-    const kind = requireRetrieverKind(wanted)
-    const hint = kind.rebuildHint ? ` ${kind.rebuildHint(indexed.library.name)}` : ''
-    throw new ToolselError(
-      'UNKNOWN_COMPONENT',
-      `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,
-      { details: { library: indexed.library.name, retriever: wanted, available } },
-    )
-  }
-  return retriever
+  if (retriever) return retriever
+  const part = requirePart(wanted)
+  if (
+    config &&
+    part.kind.compose &&
+    partInputs(part, config).every((input) => indexed.retrievers.has(input))
+  )
+    return part.kind.compose(part.arg, config, indexed.retrievers)
+  const available = [...indexed.retrievers.keys()].join(', ')
+  const hint = part.kind.rebuildHint ? ` ${part.kind.rebuildHint(indexed.library.name)}` : ''
+  throw new ToolselError(
+    'UNKNOWN_COMPONENT',
+    `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,
+    { details: { library: indexed.library.name, retriever: wanted, available } },
+  )
 }
 
 /**
- * The retriever for a request: the one it names (which must exist), else the configured default
- * when the library has it, else the library's own default.
+ * The retriever for a request: the part it names (which must exist or be composable), else the
+ * configured default (`retrieve.retriever`) when the library has it, else the library's own.
  */
 export function resolveRetriever(
   indexed: IndexedLibrary,
   requested: string | undefined,
-  configured: string,
+  config: Config,
 ): Retriever {
-  if (requested !== undefined) return requireRetriever(indexed, requested)
+  if (requested !== undefined) return requireRetriever(indexed, requested, config)
+  const configured = config.retrieve.retriever
   return requireRetriever(indexed, indexed.retrievers.has(configured) ? configured : undefined)
 }

@@ -10,17 +10,29 @@ import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { HybridRetriever, type HybridInput } from '../retrieve/hybrid/hybrid-retriever.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../contracts.ts'
+import { splitPartName } from './kinds/part-name.ts'
 
 export class LibraryHybridRetriever implements Retriever {
   readonly name: string
   readonly #config: Config['retrieve']
   readonly #retrievers: ReadonlyMap<string, Retriever>
+  readonly #inputs: readonly string[]
   readonly #default: HybridRetriever
 
-  /** @param retrievers The library's retrievers by kind; every configured input must be there. */
-  constructor(config: Config, retrievers: ReadonlyMap<string, Retriever>) {
+  /**
+   * @param retrievers The library's retriever parts by name; every input must be there.
+   * @param inputs The parts fused (default the configured `retrieve.hybrid.inputs`). Each takes
+   *   its weight and threshold from the configured input of the same name, else of the same kind
+   *   (`dense:static:glove-100d` weighs what `dense` does), else weight 1 and its own threshold.
+   */
+  constructor(
+    config: Config,
+    retrievers: ReadonlyMap<string, Retriever>,
+    inputs: readonly string[] = config.retrieve.hybrid.inputs.map((input) => input.retriever),
+  ) {
     this.#config = config.retrieve
     this.#retrievers = retrievers
+    this.#inputs = inputs
     this.#default = this.#create(undefined)
     this.name = this.#default.name
   }
@@ -31,23 +43,36 @@ export class LibraryHybridRetriever implements Retriever {
     return hybrid.retrieve(query, { k: options.k, signal: options.signal })
   }
 
-  /** The fusion over the configured inputs; `bm25Threshold` replaces the BM25 input's own. */
+  /** The fusion over the inputs; `bm25Threshold` replaces the BM25 input's own. */
   #create(bm25Threshold: number | undefined): HybridRetriever {
     const { hybrid, bm25, dense } = this.#config
-    const inputs: HybridInput[] = hybrid.inputs.map((input) => {
-      const retriever = this.#retrievers.get(input.retriever)
+    if (this.#inputs.length < 2) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `A hybrid retriever fuses at least two parts; got ${this.#inputs.length} (${this.#inputs.join(', ') || 'none'}). Name them like hybrid:bm25+dense.`,
+      )
+    }
+    const inputs: HybridInput[] = this.#inputs.map((name) => {
+      const retriever = this.#retrievers.get(name)
       if (!retriever) {
+        const available = [...this.#retrievers.keys()].join(', ')
         throw new ToolselError(
-          'INVALID_CONFIG',
-          `retrieve.hybrid.inputs names "${input.retriever}", which this library was not built with.`,
+          'UNKNOWN_COMPONENT',
+          `The hybrid retriever fuses "${name}", which this library was not built with (it has: ${available}). Build it with that part (e.g. --retriever bm25,${name}) or fuse parts it has.`,
+          { details: { retriever: name, available } },
         )
       }
-      const ownThreshold = input.retriever === 'bm25' ? bm25.tau : dense.minScore
+      const kind = splitPartName(name).kind
+      const configured =
+        hybrid.inputs.find((input) => input.retriever === name) ??
+        hybrid.inputs.find((input) => splitPartName(input.retriever).kind === kind)
+      const ownThreshold =
+        kind === 'bm25' ? bm25.tau : kind === 'dense' ? dense.minScore : undefined
       const threshold =
-        input.retriever === 'bm25' && bm25Threshold !== undefined
+        kind === 'bm25' && bm25Threshold !== undefined
           ? bm25Threshold
-          : (input.minScore ?? ownThreshold)
-      return { retriever, weight: input.weight, minScore: threshold }
+          : (configured?.minScore ?? ownThreshold)
+      return { retriever, weight: configured?.weight ?? 1, minScore: threshold }
     })
     return new HybridRetriever({
       inputs,

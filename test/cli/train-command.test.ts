@@ -6,7 +6,7 @@ import { createComponents } from '../../src/components.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
 import { main } from '../../src/main.ts'
-import { DEMO_LIBRARY_DIR } from '../../src/service/load-libraries.ts'
+import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
 
 const EXAMPLES = 'test/fixtures/learn/demo-usage-examples.jsonl'
 

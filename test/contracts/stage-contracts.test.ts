@@ -1,4 +1,7 @@
-/** Every Planner, Reranker, Selector and LanguageModel implementation runs its shared suite. */
+/**
+ * Every Planner, Reranker, Selector and LanguageModel implementation runs its shared suite
+ * (retrievers: test/retrieve/retriever.contract.ts; embedders: test/models/embedding-model.contract.ts).
+ */
 import { afterAll, beforeAll } from 'vitest'
 import type { LanguageModel } from '../../src/models/language-model.ts'
 import { OnnxLanguageModel } from '../../src/models/onnx/onnx-language-model.ts'
@@ -7,6 +10,8 @@ import { LlmPlanner } from '../../src/plan/llm-planner.ts'
 import { NonePlanner } from '../../src/plan/none-planner.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { IdentityReranker } from '../../src/rerank/identity-reranker.ts'
+import { loadDefaultModel } from '../../src/learn/learned-model.ts'
+import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import { LlmSelector } from '../../src/select/llm-selector.ts'
 import { Top1Selector } from '../../src/select/top1-selector.ts'
 import { TINY_MODELS_MISSING, tinyModel } from '../models/language/tiny-models.ts'
@@ -70,6 +75,10 @@ runPlannerContract({
 runRerankerContract({ name: 'IdentityReranker', create: async () => new IdentityReranker() })
 
 runSelectorContract({ name: 'Top1Selector', create: async () => new Top1Selector() })
+runSelectorContract({
+  name: 'LearnedSelector (the shipped model)',
+  create: async () => new LearnedSelector(loadDefaultModel()),
+})
 runSelectorContract({
   name: 'LlmSelector (onnx: tiny Qwen3 selector)',
   skip: TINY_MODELS_MISSING,

@@ -15,6 +15,11 @@ export interface RetrieverContractOptions {
   create: (tools: Tool[]) => Promise<Retriever>
   /** When set, the suite is skipped and this reason is shown. */
   skip?: string
+  /**
+   * `minScore` thresholds one of its inputs rather than its own scores (a library's hybrid: a
+   * request's tau is BM25's). Then a threshold may only drop candidates, never add any.
+   */
+  minScoreOnInput?: boolean
 }
 
 function tool(id: string, description: string, parameters: Record<string, string> = {}): Tool {
@@ -131,6 +136,12 @@ export function runRetrieverContract(options: RetrieverContractOptions): void {
           minScore,
         })
         expect(kept.length).toBeGreaterThan(0)
+        if (options.minScoreOnInput) {
+          const unthresholded = new Set(all.map((candidate) => candidate.id))
+          for (const candidate of kept) expect(unthresholded.has(candidate.id)).toBe(true)
+          expect(kept.length).toBeLessThanOrEqual(all.length)
+          return
+        }
         for (const candidate of kept) expect(candidate.score).toBeGreaterThanOrEqual(minScore)
       })
 

@@ -8,7 +8,7 @@ import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { NonePlanner } from '../../src/plan/none-planner.ts'
 import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
 import { LearnedSelector } from '../../src/select/learned-selector.ts'
-import { DEMO_LIBRARY_DIR } from '../../src/service/load-libraries.ts'
+import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
 
 const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
 const library = new ToolLibrary('demo', tools)

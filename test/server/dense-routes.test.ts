@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadIndexedLibrary } from '../../src/store/index-store.ts'
+import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 /** The sample library built with BM25, dense and hybrid, embedded by the fast hashing model. */

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
-import { saveIndexedLibrary } from '../../src/store/index-store.ts'
+import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 

@@ -17,7 +17,7 @@ import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { hasDotSegment } from '../../src/server/middleware/raw-path.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const ADMIN_KEY = 'admin-key-for-observability-0123456789'

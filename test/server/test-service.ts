@@ -8,7 +8,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 export async function createTestApp(

@@ -7,8 +7,11 @@ import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { EmbeddingCache } from '../../src/retrieve/dense/embedding-cache.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
-import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
 import {
   createHashingEmbeddingModel,
   recordEmbedCalls,

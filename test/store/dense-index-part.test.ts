@@ -7,8 +7,11 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
-import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
 import { requireRetriever } from '../../src/store/indexed-library.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 

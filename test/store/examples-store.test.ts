@@ -6,9 +6,12 @@ import { describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
 import { readStoredExamples } from '../../src/store/examples-part.ts'
-import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const EXAMPLES = [

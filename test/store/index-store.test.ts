@@ -5,14 +5,14 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import {
+  buildIndexedLibrary,
   deleteIndex,
   listIndexes,
   loadIndexedLibrary,
   recoverIndexDir,
   saveIndexedLibrary,
-} from '../../src/store/index-store.ts'
+} from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const config = defaultConfig()

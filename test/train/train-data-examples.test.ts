@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import {
   completion,
   startFakeChatServer,

@@ -11,7 +11,7 @@ import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { ToolLibrary } from '../../library/tool-library.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../store/build-index.ts'
+import { buildIndexedLibrary, publishLibrary } from '../../store/library-lifecycle.ts'
 import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
 import { UpstreamConnection } from './upstream-connection.ts'
 import type { UpstreamState } from './upstream-state.ts'
@@ -193,7 +193,7 @@ export class McpGateway {
     const indexed = await buildIndexedLibrary(library, this.#service.config, {
       source: { format: 'mcp-gateway' },
     })
-    this.#service.libraries.set(indexed)
+    await publishLibrary(this.#service.libraries, indexed)
   }
 }
 

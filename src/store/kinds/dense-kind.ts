@@ -3,12 +3,20 @@
  * (header), `dense.hnsw` or `dense.f32` (vectors), `dense-ids.json` and `embeddings.cache`. A
  * build embeds the tools in batches, reusing the vectors of unchanged tools from the previous
  * index's `embeddings.cache`; a load refuses an index built with another embedder.
+ *
+ * `dense` uses the embedder `retrieve.dense.embedder` configures; `dense:<embedder id>`
+ * (`dense:use-lite`, `dense:static:glove-100d`, `dense:onnx:<model directory>`) names its own, so
+ * a library can hold vectors of several embedders side by side. A named part keeps its files in
+ * its own subdirectory (the manifest entry's `dir`, e.g. `dense.static-glove-100d/`); the other
+ * `retrieve.dense` settings (index kind, HNSW parameters, text, threshold) apply to every part.
  * @module
  */
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError, isToolselError } from '../../errors.ts'
+import type { DenseConfig } from '../../config/schema.ts'
 import type { ToolLibrary } from '../../library/tool-library.ts'
 import type { Logger } from '../../log.ts'
 import type { EmbeddingModel } from '../../models/embedding-model.ts'
@@ -35,11 +43,15 @@ import { parseEntry, type RetrieverKind } from './retriever-kind.ts'
 export const DENSE_KIND: RetrieverKind = {
   name: 'dense',
   requires: [],
+  takesArgument: true,
 
-  async build({ library, config, embedder: given, previousIndexDir, logger, onProgress, signal }) {
-    const settings = config.retrieve.dense
+  async build(context) {
+    const { part, arg, library, config, previousIndexDir, logger, onProgress, signal } = context
+    const settings = partSettings(config.retrieve.dense, arg)
+    // A given embedder (tests, bench) stands in for the configured one, never for a named one.
+    const given = arg === undefined ? context.embedder : undefined
     const embedder = given ?? (await createConfiguredEmbedder(settings, logger))
-    const cache = await loadPreviousCache(previousIndexDir, settings.text, logger)
+    const cache = await loadPreviousCache(previousIndexDir, part, settings.text, logger)
     const reused = cache.size
     const dense = await buildDenseIndex(library.tools, embedder, {
       kind: settings.index,
@@ -62,6 +74,7 @@ export const DENSE_KIND: RetrieverKind = {
       params: dense.index instanceof HnswIndex ? { ...dense.index.params } : {},
       text: settings.text,
       cacheFile: EMBEDDINGS_CACHE_FILE,
+      ...(arg !== undefined && { dir: partDirectory(part) }),
     }
     const retriever = new StoredDenseRetriever({
       embedder,
@@ -79,19 +92,20 @@ export const DENSE_KIND: RetrieverKind = {
         `A dense manifest entry needs a dense retriever to save, got "${retriever.name}".`,
       )
     }
-    await saveDenseIndex(dir, retriever.dense)
-    const { cacheFile } = entry as { cacheFile?: unknown }
+    const { cacheFile, dir: own } = entry as { cacheFile?: unknown; dir?: unknown }
+    const partDir = typeof own === 'string' ? join(dir, own) : dir
+    await saveDenseIndex(partDir, retriever.dense)
     if (retriever.cache && typeof cacheFile === 'string')
-      await retriever.cache.save(join(dir, cacheFile))
+      await retriever.cache.save(join(partDir, cacheFile))
   },
 
-  async load({ dir, manifest, entry: raw, library, config, logger }) {
-    const entry = parseEntry(manifest, 'dense', DenseManifestSchema, raw)
-    const settings = config.retrieve.dense
+  async load({ part, arg, dir, manifest, entry: raw, library, config, logger }) {
+    const entry = parseEntry(manifest, part, DenseManifestSchema, raw)
+    const settings = partSettings(config.retrieve.dense, arg)
     const embedder = await createConfiguredEmbedder(settings, logger)
     assertSameEmbedder(manifest, entry, embedder, settings.embedder)
     const dense = await loadDenseIndex(
-      dir,
+      entry.dir === undefined ? dir : join(dir, entry.dir),
       { name: library.name, embedderId: embedder.modelId, dimensions: embedder.dimensions },
       { efSearch: settings.hnsw.efSearch },
     )
@@ -103,23 +117,38 @@ export const DENSE_KIND: RetrieverKind = {
     `Rebuild it with: toolsel index <file> --name ${library} --retriever dense.`,
 }
 
+/** `retrieve.dense` with the part's own embedder (`dense:<embedder id>`) in place of the configured one. */
+function partSettings(settings: DenseConfig, arg: string | undefined): DenseConfig {
+  return arg === undefined ? settings : { ...settings, embedder: arg }
+}
+
 /**
- * The previous index's embedding cache, when it was embedded from the same kind of text (the
- * cache is keyed by tool content, not by text). A missing or unreadable cache gives an empty one:
- * it only saves time.
+ * The subdirectory of a named dense part: `dense:static:glove-100d` → `dense.static-glove-100d-<hash>`
+ * (the hash keeps names that differ only in replaced characters apart).
+ */
+export function partDirectory(part: string): string {
+  const readable = part.replace(/[^a-zA-Z0-9._-]+/g, '-').slice(0, 60)
+  const hash = createHash('sha256').update(part).digest('hex').slice(0, 8)
+  return `${readable.replace(/^dense-/, 'dense.')}-${hash}`
+}
+
+/**
+ * The previous index's embedding cache of the same part, when it was embedded from the same kind
+ * of text (the cache is keyed by tool content, not by text). A missing or unreadable cache gives
+ * an empty one: it only saves time.
  */
 async function loadPreviousCache(
   directory: string | undefined,
+  part: string,
   text: EmbeddingTextKind,
   logger: Logger,
 ): Promise<EmbeddingCache> {
-  if (directory === undefined || !existsSync(join(directory, EMBEDDINGS_CACHE_FILE))) {
-    return new EmbeddingCache()
-  }
-  const previousText = await readPreviousText(directory)
-  if (previousText !== text) return new EmbeddingCache()
+  const previous = directory === undefined ? undefined : await readPreviousEntry(directory, part)
+  if (directory === undefined || previous?.text !== text) return new EmbeddingCache()
+  const file = join(directory, previous.dir ?? '', EMBEDDINGS_CACHE_FILE)
+  if (!existsSync(file)) return new EmbeddingCache()
   try {
-    return await EmbeddingCache.load(join(directory, EMBEDDINGS_CACHE_FILE))
+    return await EmbeddingCache.load(file)
   } catch (error) {
     if (!isToolselError(error)) throw error
     logger.warn(`Ignoring the previous embedding cache: ${error.message}`)
@@ -127,12 +156,16 @@ async function loadPreviousCache(
   }
 }
 
-async function readPreviousText(directory: string): Promise<string | undefined> {
+async function readPreviousEntry(
+  directory: string,
+  part: string,
+): Promise<{ text?: string; dir?: string } | undefined> {
   try {
     const manifest = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as {
-      retrievers?: { dense?: { text?: string } }
+      retrievers?: Record<string, { text?: string; dir?: string } | undefined>
     }
-    return manifest.retrievers?.dense?.text
+    const entry = manifest.retrievers?.[part]
+    return typeof entry === 'object' && entry !== null ? entry : undefined
   } catch {
     return undefined
   }

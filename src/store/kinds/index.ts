@@ -2,21 +2,37 @@
  * Retriever kinds by name: the lookup table that index builds, saves, loads and requests go
  * through. Adding a kind is one file in this folder and one line here.
  *
+ * A library holds retriever *parts*, each named `<kind>` or `<kind>:<argument>`: `bm25`,
+ * `dense` (the configured embedder), `dense:use-lite` and `dense:static:glove-100d` side by side,
+ * `hybrid` (the configured fusion) or `hybrid:bm25+dense:static:glove-100d` (a fusion over the
+ * named parts). The kind is the text before the first `:`; the argument is the kind's to read.
+ *
  * @example
  * ```ts
  * // src/store/kinds/regex-kind.ts exports REGEX_KIND: RetrieverKind, registered below with
  * //   regex: REGEX_KIND,
  * // after which `toolsel index tools.json --name mytools --retriever regex` builds it and a
  * // request names it: POST /v1/search-tools {"query": "^send_(sms|email)$", "retriever": "regex"}
+ *
+ * // Several parts side by side, each named by requests:
+ * const indexed = await indexTools('mytools', tools, config, {
+ *   retriever: 'bm25,dense:use-lite,dense:static:glove-100d',
+ * })
+ * requireRetriever(indexed, 'dense:static:glove-100d') // GloVe vectors
+ * requireRetriever(indexed, 'hybrid:bm25+dense:use-lite', config) // a fusion, composed on the spot
  * ```
  * @module
  */
+import type { Config } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 import { BM25_KIND } from './bm25-kind.ts'
 import { DENSE_KIND } from './dense-kind.ts'
 import { HYBRID_KIND } from './hybrid-kind.ts'
 import { REGEX_KIND } from './regex-kind.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
+import { splitPartName } from './part-name.ts'
+
+export { splitPartList, splitPartName } from './part-name.ts'
 
 export type { RetrieverKind } from './retriever-kind.ts'
 
@@ -25,6 +41,30 @@ export const RETRIEVER_KINDS: Readonly<Record<string, RetrieverKind>> = {
   dense: DENSE_KIND,
   hybrid: HYBRID_KIND,
   regex: REGEX_KIND,
+}
+
+/** Longest part name accepted (an `onnx:<model directory>` embedder is a path). */
+export const MAX_PART_NAME_CHARS = 300
+
+/** A part of a library: its name, its kind, and the text after `<kind>:` (if any). */
+export interface RetrieverPart {
+  name: string
+  kind: RetrieverKind
+  arg: string | undefined
+}
+
+/** Why `name` is not a part name of a registered kind, or undefined when it is one. */
+export function partNameProblem(name: string): string | undefined {
+  const { kind, arg } = splitPartName(name)
+  const available = Object.keys(RETRIEVER_KINDS).join(', ')
+  if (name.length > MAX_PART_NAME_CHARS)
+    return `retriever "${name.slice(0, 40)}…" is ${name.length} characters long (at most ${MAX_PART_NAME_CHARS})`
+  if (!Object.hasOwn(RETRIEVER_KINDS, kind))
+    return `no retriever kind "${kind}" (available: ${available})`
+  if (arg !== undefined && !RETRIEVER_KINDS[kind].takesArgument)
+    return `retriever kind "${kind}" takes no ":<argument>" (got "${name}")`
+  if (arg === '') return `retriever "${name}" has an empty argument after "${kind}:"`
+  return undefined
 }
 
 /** The kind of that name, or UNKNOWN_COMPONENT listing the kinds there are. */
@@ -41,23 +81,41 @@ export function requireRetrieverKind(name: string): RetrieverKind {
   return kind
 }
 
+/** The part of that name, or UNKNOWN_COMPONENT saying what is wrong with it. */
+export function requirePart(name: string): RetrieverPart {
+  const problem = partNameProblem(name)
+  if (problem !== undefined) {
+    const available = Object.keys(RETRIEVER_KINDS)
+    throw new ToolselError('UNKNOWN_COMPONENT', `No such retriever: ${problem}.`, {
+      details: { kind: 'retriever', id: name.slice(0, MAX_PART_NAME_CHARS), available },
+    })
+  }
+  const { kind, arg } = splitPartName(name)
+  return { name, kind: RETRIEVER_KINDS[kind], arg }
+}
+
+/** The parts `part` is built over (a fusion's inputs), built and loaded before it. */
+export function partInputs(part: RetrieverPart, config: Config): readonly string[] {
+  return part.kind.inputs?.(part.arg, config) ?? part.kind.requires
+}
+
 /**
- * `names` and every kind they require, each after its requirements (the order they are built
- * and loaded in). `bm25` comes first: every index has it.
+ * `names` and every part they require, each after its requirements (the order they are built
+ * in). `bm25` comes first: every index has it.
  */
-export function withRequirements(names: Iterable<string>): RetrieverKind[] {
-  const ordered: RetrieverKind[] = []
+export function withRequirements(names: Iterable<string>, config: Config): RetrieverPart[] {
+  const ordered: RetrieverPart[] = []
   const visit = (name: string, path: readonly string[]) => {
-    if (ordered.some((kind) => kind.name === name)) return
+    if (ordered.some((part) => part.name === name)) return
     if (path.includes(name)) {
       throw new ToolselError(
-        'INTERNAL',
-        `Retriever kinds require each other: ${[...path, name].join(' → ')}.`,
+        'INVALID_CONFIG',
+        `Retriever parts require each other: ${[...path, name].join(' → ')}.`,
       )
     }
-    const kind = requireRetrieverKind(name)
-    for (const required of kind.requires) visit(required, [...path, name])
-    ordered.push(kind)
+    const part = requirePart(name)
+    for (const required of partInputs(part, config)) visit(required, [...path, name])
+    ordered.push(part)
   }
   for (const name of ['bm25', ...names]) visit(name, [])
   return ordered

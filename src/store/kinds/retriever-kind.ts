@@ -14,6 +14,10 @@ import type { ExampleSet } from '../../examples/example-set.ts'
 import type { IndexManifest } from '../manifest.ts'
 
 export interface KindBuildContext {
+  /** The part being built: `dense`, `dense:static:glove-100d`, … */
+  part: string
+  /** The text after `<kind>:` in the part's name, if any. */
+  arg: string | undefined
   library: ToolLibrary
   config: Config
   /** The retrievers built so far: every kind this one `requires` is there. */
@@ -37,6 +41,10 @@ export interface BuiltRetriever<R extends Retriever = Retriever> {
 }
 
 export interface KindLoadContext {
+  /** The part being loaded (its key in the manifest's `retrievers`). */
+  part: string
+  /** The text after `<kind>:` in the part's name, if any. */
+  arg: string | undefined
   /** The index directory. */
   dir: string
   manifest: IndexManifest
@@ -53,10 +61,26 @@ export interface KindLoadContext {
 export interface RetrieverKind {
   /** The name requests, config and manifests use: `bm25`, `dense`, `hybrid`. */
   readonly name: string
-  /** Kinds built (and loaded) before this one, e.g. the inputs of a fusion. */
+  /** Parts built (and loaded) before this one, e.g. the inputs of a fusion. */
   readonly requires: readonly string[]
+  /**
+   * Whether a part may be named `<kind>:<argument>` (dense: the embedder; hybrid: the fused
+   * parts). Kinds without it are named by their kind alone.
+   */
+  readonly takesArgument?: boolean
+  /** The parts a part of this kind is built over, when they depend on its argument or the config. */
+  inputs?(arg: string | undefined, config: Config): readonly string[]
+  /**
+   * Makes the part from parts the library already holds, at request time (a fusion has no files
+   * of its own): a request may name one the library was not built with.
+   */
+  compose?(
+    arg: string | undefined,
+    config: Config,
+    retrievers: ReadonlyMap<string, Retriever>,
+  ): Retriever
   build(context: KindBuildContext): Promise<BuiltRetriever>
-  /** Writes the kind's files into `dir` (a fresh temporary directory). None when it has no files. */
+  /** Writes the part's files into `dir` (a fresh temporary directory). None when it has no files. */
   save?(retriever: Retriever, entry: unknown, dir: string): Promise<void>
   /** Restores the retriever, or throws INDEX_MISMATCH / INDEX_CORRUPT with the fix. */
   load(context: KindLoadContext): Promise<Retriever>

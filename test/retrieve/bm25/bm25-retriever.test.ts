@@ -9,7 +9,7 @@ import { Bm25Retriever, type Bm25Settings } from '../../../src/retrieve/bm25/bm2
 import type { Tool } from '../../../src/library/tool.ts'
 import { defaultConfig } from '../../../src/config/schema.ts'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../../../src/store/build-index.ts'
+import { buildIndexedLibrary } from '../../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 import { runRetrieverContract } from '../retriever.contract.ts'
 

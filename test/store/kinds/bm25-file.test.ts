@@ -7,8 +7,11 @@ import { ToolLibrary } from '../../../src/library/tool-library.ts'
 import { toolToBm25Document } from '../../../src/retrieve/bm25/bm25-document.ts'
 import { createBm25Engine } from '../../../src/retrieve/bm25/bm25-postings.ts'
 import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
-import { buildIndexedLibrary } from '../../../src/store/build-index.ts'
-import { loadIndexedLibrary, saveIndexedLibrary } from '../../../src/store/index-store.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../../src/store/library-lifecycle.ts'
 import { bm25Settings } from '../../../src/store/kinds/bm25-kind.ts'
 import { readBm25File, writeBm25File } from '../../../src/store/kinds/bm25-file.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'

@@ -4,8 +4,11 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../../src/config/schema.ts'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../../../src/store/build-index.ts'
-import { loadIndexedLibrary, saveIndexedLibrary } from '../../../src/store/index-store.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../../src/store/library-lifecycle.ts'
 import { requireRetriever } from '../../../src/store/indexed-library.ts'
 import { RegexRetriever } from '../../../src/store/kinds/regex-kind.ts'
 import { createTestApp, postJson, readJson } from '../../server/test-service.ts'

@@ -1,0 +1,238 @@
+/**
+ * A library's whole life in one module: importing its tools, indexing them (every retriever part
+ * the build asks for), saving the index, loading it, and swapping it into the set of served
+ * libraries. The service (uploads, usage examples, start-up loading), the MCP gateway's library
+ * sync, MCP scoped views, the CLI and the benchmark all go through here; `build-index.ts` and
+ * `index-store.ts` are its internals and nothing else imports them.
+ *
+ * @example
+ * ```ts
+ * const config = defaultConfig()
+ * // Import a tool file and index it (BM25, plus whatever retrieve.build asks for) in memory:
+ * const { indexed } = await importLibrary({ path: 'tools.json' }, 'mytools', config)
+ * // Save it atomically under library.indexDir and serve it (a request sees old or new, never a mix):
+ * await publishLibrary(service.libraries, indexed, { indexDir: config.library.indexDir })
+ * // Later, at start-up:
+ * const loaded = await loadLibraryReference('mytools', config, logger)
+ * ```
+ * @module
+ */
+import { basename, extname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Config } from '../config/schema.ts'
+import { ToolselError } from '../errors.ts'
+import type { ExampleSet } from '../examples/example-set.ts'
+import {
+  importTools,
+  importToolsFromPath,
+  type ImportFormat,
+  type ImportResult,
+  type OnDuplicate,
+} from '../library/importers/index.ts'
+import type { Tool } from '../library/tool.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import type { Logger } from '../log.ts'
+import { buildIndexedLibrary, type BuildIndexOptions } from './build-index.ts'
+import type { IndexedLibrary } from './indexed-library.ts'
+import {
+  isIndexDir,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+  type SaveOptions,
+} from './index-store.ts'
+import { pathExists } from './path-exists.ts'
+
+export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
+export {
+  deleteIndex,
+  isIndexDir,
+  listIndexes,
+  loadIndexedLibrary,
+  recoverIndexDir,
+  saveIndexedLibrary,
+  type SaveOptions,
+} from './index-store.ts'
+export type { IndexedLibrary } from './indexed-library.ts'
+
+/** The demo library that ships with toolsel: one MCP `tools/list` file per server. */
+export const DEMO_LIBRARY_DIR = fileURLToPath(new URL('../library/demo/servers', import.meta.url))
+export const DEMO_LIBRARY_NAME = 'demo'
+
+/** Indexes `tools` in memory as the library `name`. */
+export function indexTools(
+  name: string,
+  tools: readonly Tool[],
+  config: Config,
+  options: BuildIndexOptions = {},
+): Promise<IndexedLibrary> {
+  return buildIndexedLibrary(new ToolLibrary(name, tools), config, options)
+}
+
+interface ImportSettings {
+  format?: ImportFormat
+  namespace?: string
+  /** Two records with one id: error (default), rename, first or last. */
+  onDuplicate?: OnDuplicate
+}
+
+/** Where the tools come from: a file or directory of tool files, or the text of one file. */
+export type LibraryInput =
+  ({ path: string } & ImportSettings) | ({ text: string; fileName?: string } & ImportSettings)
+
+/**
+ * Imports tools (any supported format) and indexes them as the library `name`. The manifest's
+ * `source` records the file and format (the rebuild hint of later load errors names them).
+ * `prepare` sees the library before it is indexed (to choose its usage examples, say).
+ */
+export async function importLibrary(
+  input: LibraryInput,
+  name: string,
+  config: Config,
+  options: BuildIndexOptions & {
+    prepare?: (
+      library: ToolLibrary,
+      imported: ImportResult,
+    ) => BuildIndexOptions | void | Promise<BuildIndexOptions | void>
+  } = {},
+): Promise<{ indexed: IndexedLibrary; imported: ImportResult }> {
+  const { prepare, ...buildOptions } = options
+  const settings = {
+    format: input.format,
+    namespace: input.namespace,
+    onDuplicate: input.onDuplicate,
+  }
+  const imported =
+    'path' in input
+      ? await importToolsFromPath(input.path, settings)
+      : await importTools(input.text, { ...settings, fileName: input.fileName ?? `${name}.json` })
+  const library = new ToolLibrary(name, imported.tools)
+  const source = { ...('path' in input && { path: resolve(input.path) }), format: imported.format }
+  const indexed = await buildIndexedLibrary(library, config, {
+    source,
+    ...buildOptions,
+    ...(await prepare?.(library, imported)),
+  })
+  return { indexed, imported }
+}
+
+/**
+ * Rebuilds `indexed` with the same retriever parts (and source), with new `tools` and/or usage
+ * `examples`: the vectors of unchanged tools come from the saved index's embedding cache.
+ */
+export function rebuildLibrary(
+  indexed: IndexedLibrary,
+  config: Config,
+  changes: {
+    tools?: readonly Tool[]
+    examples?: ExampleSet
+    signal?: AbortSignal
+    logger?: Logger
+  },
+): Promise<IndexedLibrary> {
+  const name = indexed.library.name
+  const library = changes.tools ? new ToolLibrary(name, changes.tools) : indexed.library
+  return buildIndexedLibrary(library, config, {
+    source: indexed.manifest.source,
+    retriever: builtParts(indexed),
+    previousIndexDir: indexed.dir ?? join(config.library.indexDir, name),
+    logger: changes.logger,
+    signal: changes.signal,
+    examples: changes.examples,
+  })
+}
+
+/**
+ * What a rebuild of `indexed` builds: the parts it holds, its default first (a comma list for
+ * `retrieve.build`); parts a kept part requires come again by themselves.
+ */
+export function builtParts(indexed: IndexedLibrary): string {
+  const first = indexed.manifest.defaultRetriever
+  const others = Object.keys(indexed.manifest.retrievers).filter((part) => part !== first)
+  return [first, ...others].join(',')
+}
+
+/**
+ * A view of `indexed` holding only `tools`, under the same name (responses and errors name the
+ * library the client asked for). Only BM25 is built, whatever `retrieve.build` says: embedding a
+ * subset per client scope would cost seconds per view.
+ */
+export function scopedView(
+  indexed: IndexedLibrary,
+  tools: readonly Tool[],
+  config: Config,
+): Promise<IndexedLibrary> {
+  return indexTools(indexed.library.name, tools, config, { retriever: 'bm25' })
+}
+
+/** Where served libraries live: the service's `LibraryRegistry`. */
+export interface LibrarySlots {
+  get(name: string): IndexedLibrary | undefined
+  set(indexed: IndexedLibrary): void
+}
+
+/**
+ * Swaps `indexed` into `slots`, after saving it atomically under `indexDir` when one is given (a
+ * library without one is served from memory only). Requests that already hold the previous
+ * library keep using it; the next ones get this one. Returns what was swapped in.
+ */
+export async function publishLibrary(
+  slots: LibrarySlots,
+  indexed: IndexedLibrary,
+  options: { indexDir?: string } & SaveOptions = {},
+): Promise<IndexedLibrary> {
+  const published =
+    options.indexDir === undefined
+      ? indexed
+      : { ...indexed, dir: await saveIndexedLibrary(options.indexDir, indexed, options) }
+  slots.set(published)
+  return published
+}
+
+/**
+ * Resolves a library reference: an index name under `indexDir`, an index directory, a tool file
+ * or directory of tool files, or `demo`.
+ */
+export async function loadLibraryReference(
+  reference: string,
+  config: Config,
+  logger: Logger,
+): Promise<IndexedLibrary> {
+  const named = join(config.library.indexDir, reference)
+  if (!reference.includes('/') && (await isIndexDir(named)))
+    return loadIndexedLibrary(named, config, { logger })
+  if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config, { logger })
+  if (reference === DEMO_LIBRARY_NAME)
+    return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
+  if (await pathExists(reference))
+    return importAndLog(reference, libraryNameFromPath(reference), config, logger)
+  throw new ToolselError(
+    'UNKNOWN_LIBRARY',
+    `Library "${reference}" not found: it is not an index in ${config.library.indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
+    { details: { library: reference } },
+  )
+}
+
+async function importAndLog(
+  path: string,
+  name: string,
+  config: Config,
+  logger: Logger,
+): Promise<IndexedLibrary> {
+  const started = performance.now()
+  const { indexed, imported } = await importLibrary({ path }, name, config, { logger })
+  for (const warning of imported.warnings) logger.warn(warning, { library: name })
+  logger.info(`Indexed library "${name}" from ${path}`, {
+    tools: indexed.library.size,
+    format: imported.format,
+    ms: Math.round(performance.now() - started),
+  })
+  return indexed
+}
+
+/** `tools/my-tools.json` → `my-tools`; characters not allowed in library names become `-`. */
+export function libraryNameFromPath(path: string): string {
+  const stem = basename(path, extname(path))
+    .replace(/[^a-zA-Z0-9._-]/g, '-')
+    .replace(/^[^a-zA-Z0-9]+/, '')
+  return stem.slice(0, 64) || 'library'
+}

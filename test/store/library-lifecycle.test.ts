@@ -1,0 +1,139 @@
+import { readdir, readFile, mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { defaultConfig, type Config } from '../../src/config/schema.ts'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import { createLogger } from '../../src/log.ts'
+import {
+  DEMO_LIBRARY_NAME,
+  importLibrary,
+  indexTools,
+  loadLibraryReference,
+  publishLibrary,
+  rebuildLibrary,
+  scopedView,
+  type IndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+let config: Config
+const logger = createLogger('error')
+
+beforeEach(async () => {
+  const base = defaultConfig()
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-lifecycle-'))
+  config = { ...base, library: { ...base.library, indexDir } }
+})
+
+/** The service's LibraryRegistry, reduced to what publishLibrary needs. */
+function slots() {
+  const held = new Map<string, IndexedLibrary>()
+  return {
+    held,
+    get: (name: string) => held.get(name),
+    set: (indexed: IndexedLibrary) => void held.set(indexed.library.name, indexed),
+  }
+}
+
+describe('library lifecycle', () => {
+  it('imports tool text, indexes it, saves it and serves it; a load finds the same library', async () => {
+    const { indexed, imported } = await importLibrary(
+      { text: JSON.stringify(SAMPLE_TOOLS), format: 'canonical' },
+      'sample',
+      config,
+    )
+    expect(imported.format).toBe('canonical')
+    expect(indexed.manifest.source).toEqual({ format: 'canonical' })
+    expect(indexed.dir).toBeUndefined()
+    const served = slots()
+    const published = await publishLibrary(served, indexed, { indexDir: config.library.indexDir })
+    expect(published.dir).toBe(join(config.library.indexDir, 'sample'))
+    expect(served.get('sample')).toBe(published)
+    expect(await readdir(published.dir!)).toContain('manifest.json')
+
+    const loaded = await loadLibraryReference('sample', config, logger)
+    expect(loaded.library.contentHash).toBe(indexed.library.contentHash)
+    const query = { k: 3 }
+    expect(await loaded.retrievers.get('bm25')!.retrieve('weather forecast', query)).toEqual(
+      await indexed.retrievers.get('bm25')!.retrieve('weather forecast', query),
+    )
+  })
+
+  it('publishes without saving when no index directory is given (the gateway library)', async () => {
+    const indexed = await indexTools('gateway', SAMPLE_TOOLS, config)
+    const served = slots()
+    expect(await publishLibrary(served, indexed)).toBe(indexed)
+    expect(served.get('gateway')?.dir).toBeUndefined()
+    expect(await readdir(config.library.indexDir)).toEqual([])
+  })
+
+  it('a refused commit leaves what is served and saved as it was', async () => {
+    const served = slots()
+    const first = await publishLibrary(served, await indexTools('lib', SAMPLE_TOOLS, config), {
+      indexDir: config.library.indexDir,
+    })
+    const next = await indexTools('lib', SAMPLE_TOOLS.slice(0, 2), config)
+    await expect(
+      publishLibrary(served, next, {
+        indexDir: config.library.indexDir,
+        beforeCommit: () => {
+          throw new Error('client gone')
+        },
+      }),
+    ).rejects.toThrow('client gone')
+    expect(served.get('lib')).toBe(first)
+    const manifest = JSON.parse(await readFile(join(first.dir!, 'manifest.json'), 'utf8'))
+    expect(manifest.toolCount).toBe(SAMPLE_TOOLS.length)
+  })
+
+  it('imports a path with its source recorded; the demo reference imports the shipped demo', async () => {
+    const demo = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(demo.library.name).toBe('demo')
+    expect(demo.library.size).toBeGreaterThan(100)
+    expect(demo.manifest.source.format).toBe('mcp')
+    expect(demo.manifest.source.path).toMatch(/library\/demo\/servers$/)
+  })
+
+  it('rebuilds a library with the parts it was built with, keeping its source', async () => {
+    const indexed = await indexTools('rx', SAMPLE_TOOLS, config, {
+      retriever: 'regex',
+      source: { path: '/data/rx.json' },
+    })
+    const examples = ExampleSet.of(
+      [{ instruction: 'what will the weather be tomorrow', tools: ['weather.get_forecast'] }],
+      { cap: config.library.maxExamples },
+    )
+    const rebuilt = await rebuildLibrary(indexed, config, { examples })
+    expect([...rebuilt.retrievers.keys()]).toEqual(['bm25', 'regex'])
+    expect(rebuilt.manifest.defaultRetriever).toBe('regex')
+    expect(rebuilt.manifest.source).toEqual({ path: '/data/rx.json' })
+    expect(rebuilt.examples?.set.size).toBe(1)
+  })
+
+  it('a scoped view holds only the tools in scope, BM25 only, under the library name', async () => {
+    const indexed = await indexTools('full', SAMPLE_TOOLS, config, { retriever: 'regex' })
+    const weather = SAMPLE_TOOLS.filter((tool) => tool.namespace === 'weather')
+    const view = await scopedView(indexed, weather, config)
+    expect(view.library.name).toBe('full')
+    expect(view.library.size).toBe(weather.length)
+    expect([...view.retrievers.keys()]).toEqual(['bm25'])
+    const hits = await view.retrievers.get('bm25')!.retrieve('send a message', { k: 10 })
+    expect(hits.every((hit) => hit.id.startsWith('weather.'))).toBe(true)
+  })
+
+  it('is the only module that imports the index builder and store (no second lifecycle path)', async () => {
+    const root = join(import.meta.dirname, '../..')
+    const offenders: string[] = []
+    for (const folder of ['src', 'bench', 'scripts']) {
+      for (const file of await readdir(join(root, folder), { recursive: true })) {
+        if (!file.endsWith('.ts')) continue
+        const path = join(root, folder, file)
+        const text = await readFile(path, 'utf8')
+        if (/from '[./]*(store\/)?(build-index|index-store)\.ts'/.test(text))
+          offenders.push(relative(root, path))
+      }
+    }
+    expect(offenders).toEqual(['src/store/library-lifecycle.ts'])
+  })
+})
