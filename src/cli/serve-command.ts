@@ -1,6 +1,9 @@
 /** `toolsel serve`: start the HTTP service. */
+import cluster from 'node:cluster'
 import type { Server, ServerResponse } from 'node:http'
 import { Server as NetServer } from 'node:net'
+import { availableParallelism } from 'node:os'
+import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { isLoopbackAddress } from '../server/middleware/host-check.ts'
@@ -10,6 +13,7 @@ import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
+import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
@@ -39,6 +43,9 @@ Options:
                          (default rule, env TOOLSEL_PLANNER); models load before /readyz is ready
   --selector <id>        Default selector: top1, llm:onnx:<dir>, llm:openai:<model>
                          (default top1, env TOOLSEL_SELECTOR)
+  --workers <n>          Server processes sharing the port, 0 = one per core (default 1, env
+                         TOOLSEL_WORKERS); a library change through one reaches all before it
+                         is answered
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
 ${COMMON_HELP}`
@@ -58,6 +65,7 @@ const OPTIONS = {
   planner: { type: 'string' },
   selector: { type: 'string' },
   'insecure-no-auth': { type: 'boolean' },
+  workers: { type: 'string' },
 } as const
 
 /**
@@ -98,6 +106,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'plan.planner': values.planner,
       'select.selector': values.selector,
       'auth.insecureNoAuth': values['insecure-no-auth'],
+      'server.workers': numberFlag(values.workers, 'workers'),
       gateway: values['gateway-config']
         ? await readGatewayFile(values['gateway-config'])
         : undefined,
@@ -106,14 +115,29 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   )
   if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const protection = checkBindSafety(config)
+  if (cluster.isPrimary && config.server.workers !== 1) {
+    logger.info(protection)
+    return servePrimary(config.server.workers || availableParallelism(), logger)
+  }
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
   const mcp = config.mcp.http ? createMcpContext(service, { gateway }) : undefined
   const app = createApp(service, { gateway, mcp })
+  // A worker of `--workers N`: answers a request that changed libraries once every worker has them.
+  const sync = cluster.isWorker
+    ? new WorkerLibrarySync(service.libraries, config, logger)
+    : undefined
+  const fetch: typeof app.fetch = sync
+    ? async (request, ...rest) => {
+        const response = await app.fetch(request, ...rest)
+        if (request.method !== 'GET' && request.method !== 'HEAD') await sync.flush()
+        return response
+      }
+    : app.fetch
   const { server: limits } = config
   const server = serve({
-    fetch: app.fetch,
+    fetch,
     port: config.server.port,
     hostname: config.server.host,
     serverOptions: {
@@ -168,6 +192,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
+  sync?.start()
+  if (cluster.isWorker) process.send!({ toolsel: 'ready' })
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
   await new Promise<void>((resolve) => {
@@ -207,5 +233,52 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     answeredWhileStopping: drained.answered,
     unfinished: drained.unfinished,
   })
+  // A worker's channel to the primary would keep it alive.
+  if (cluster.isWorker) process.disconnect()
   return 0
+}
+
+/**
+ * The primary of `--workers N`: forks the workers (each runs this command's single-process path),
+ * relays library changes between them (service/cluster-sync.ts), replaces a worker that dies once
+ * all were ready, and stops them all on SIGTERM/SIGINT. A worker that fails before it is ready
+ * (a library that can't load…) stops everything: the error is in its log.
+ */
+async function servePrimary(count: number, logger: Logger): Promise<number> {
+  relayLibraryChanges(logger)
+  logger.info(`Starting ${count} worker processes`)
+  let ready = 0
+  let stopping = false
+  let failed = false
+  return new Promise<number>((resolve) => {
+    const stopAll = () => {
+      stopping = true
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
+    }
+    cluster.on('message', (_worker, message: unknown) => {
+      if ((message as { toolsel?: unknown } | null)?.toolsel !== 'ready') return
+      ready += 1
+      if (ready === count) logger.info(`Ready: ${count} workers`)
+    })
+    cluster.on('exit', (worker, code, signal) => {
+      if (!stopping && ready < count) {
+        logger.error(
+          `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
+        )
+        failed = true
+        stopAll()
+      } else if (!stopping) {
+        logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
+        cluster.fork()
+      }
+      if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
+    })
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info(`${signal} received: stopping the workers`)
+        stopAll()
+      })
+    }
+    for (let index = 0; index < count; index += 1) cluster.fork()
+  })
 }

@@ -16,6 +16,11 @@ export interface EnvVar {
 export const ENV_VARS: Record<string, EnvVar> = {
   TOOLSEL_HOST: { path: 'server.host', type: 'string', description: 'Interface to listen on' },
   TOOLSEL_PORT: { path: 'server.port', type: 'integer', description: 'TCP port' },
+  TOOLSEL_WORKERS: {
+    path: 'server.workers',
+    type: 'integer',
+    description: 'Server processes sharing the port (0: one per core)',
+  },
   TOOLSEL_BODY_LIMIT_BYTES: {
     path: 'server.bodyLimitBytes',
     type: 'integer',

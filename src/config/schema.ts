@@ -54,6 +54,13 @@ const ServerSchema = z
      * Requests can never name other models or paths. Default none.
      */
     allowedComponents: z.array(z.string().min(1)).default([]),
+    /**
+     * Server processes (node:cluster) sharing the port; 0 = one per CPU core. Each holds every
+     * library; a library change made through one reaches all before it is answered. Default 1
+     * (see README "Several processes": each worker needs the memory of all libraries, and runs its
+     * own MCP gateway connections).
+     */
+    workers: z.number().int().min(0).max(256).default(1),
     /** Most open client connections; further ones are closed at once. Default 1,024. */
     maxConnections: z.number().int().positive().default(1024),
     /** Time a client has to send the request headers, in ms. Default 10,000. */

@@ -17,8 +17,21 @@
 import { ToolselError } from '../errors.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 
+/** Called after a library is set (with it) or deleted (undefined), unless the change was replicated. */
+export type LibraryChangeListener = (name: string, indexed: IndexedLibrary | undefined) => void
+
+export interface RegistryChangeOptions {
+  /** The change came from another worker (see service/cluster-sync.ts): listeners aren't told. */
+  replicated?: boolean
+}
+
 export class LibraryRegistry {
   readonly #libraries = new Map<string, IndexedLibrary>()
+  readonly #listeners: LibraryChangeListener[] = []
+
+  onChange(listener: LibraryChangeListener): void {
+    this.#listeners.push(listener)
+  }
 
   get(name: string): IndexedLibrary | undefined {
     return this.#libraries.get(name)
@@ -39,12 +52,17 @@ export class LibraryRegistry {
     return indexed
   }
 
-  set(indexed: IndexedLibrary): void {
+  set(indexed: IndexedLibrary, options: RegistryChangeOptions = {}): void {
     this.#libraries.set(indexed.library.name, indexed)
+    if (!options.replicated)
+      for (const listener of this.#listeners) listener(indexed.library.name, indexed)
   }
 
-  delete(name: string): boolean {
-    return this.#libraries.delete(name)
+  delete(name: string, options: RegistryChangeOptions = {}): boolean {
+    const deleted = this.#libraries.delete(name)
+    if (deleted && !options.replicated)
+      for (const listener of this.#listeners) listener(name, undefined)
+    return deleted
   }
 
   names(): string[] {

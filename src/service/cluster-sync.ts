@@ -1,0 +1,179 @@
+/**
+ * `toolsel serve --workers N`: N server processes (node:cluster) on one port, each holding every
+ * library (loaded from the same index files: cheap, see store/kinds/bm25-file.ts). A library
+ * change made through one worker (PUT, DELETE, new usage examples) reaches every worker before
+ * the request that made it is answered:
+ *
+ * 1. the worker's registry records the changed name (its index is already saved under
+ *    `library.indexDir`: changes are committed to disk before they are swapped in);
+ * 2. after the request, the worker sends the changed names and their index directories to the
+ *    primary, which relays them to every other worker;
+ * 3. each of them loads the saved index (or drops the library) and swaps it in, then says so;
+ * 4. once all have, the primary tells the first worker, which answers the request.
+ *
+ * So a client that got the answer to its PUT sees the new library from whichever worker serves its
+ * next request. Libraries that live in memory only (a gateway's, a tool file given to --library)
+ * are each worker's own and are not relayed.
+ * @module
+ */
+import cluster, { type Worker } from 'node:cluster'
+import type { Logger } from '../log.ts'
+import type { Config } from '../config/schema.ts'
+import { loadIndexedLibrary } from '../store/library-lifecycle.ts'
+import type { LibraryRegistry } from './library-registry.ts'
+
+/** One changed library: its saved index directory, or null when it was deleted. */
+export interface LibraryChange {
+  name: string
+  dir: string | null
+}
+
+type SyncMessage =
+  | { toolsel: 'sync'; id: number; changes: LibraryChange[] }
+  | { toolsel: 'apply'; id: number; changes: LibraryChange[] }
+  | { toolsel: 'applied'; id: number; failures: string[] }
+  | { toolsel: 'synced'; id: number; failures: string[] }
+
+function isSyncMessage(message: unknown): message is SyncMessage {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    typeof (message as { toolsel?: unknown }).toolsel === 'string'
+  )
+}
+
+/** The worker side: records local changes, relays them, applies the others'. */
+export class WorkerLibrarySync {
+  readonly #registry: LibraryRegistry
+  readonly #config: Config
+  readonly #logger: Logger
+  readonly #pending = new Map<string, LibraryChange>()
+  readonly #waiting = new Map<number, (failures: string[]) => void>()
+  #nextId = 1
+  #flushed: Promise<void> = Promise.resolve()
+  #started = false
+
+  constructor(registry: LibraryRegistry, config: Config, logger: Logger) {
+    this.#registry = registry
+    this.#config = config
+    this.#logger = logger
+    registry.onChange((name, indexed) => {
+      // The libraries each worker loads at start are its own doing, not changes to relay.
+      if (!this.#started) return
+      if (indexed === undefined) this.#pending.set(name, { name, dir: null })
+      else if (indexed.dir !== undefined) this.#pending.set(name, { name, dir: indexed.dir })
+    })
+    process.on('message', (message: unknown) => {
+      if (!isSyncMessage(message)) return
+      if (message.toolsel === 'apply') void this.#apply(message.id, message.changes)
+      else if (message.toolsel === 'synced') {
+        this.#waiting.get(message.id)?.(message.failures)
+        this.#waiting.delete(message.id)
+      }
+    })
+  }
+
+  /** From now on, library changes are relayed (call once the service has loaded its libraries). */
+  start(): void {
+    this.#started = true
+  }
+
+  /**
+   * Sends the changes made here since the last flush and waits until every worker has them, and
+   * has the ones sent before (another request's flush may have taken this request's changes).
+   */
+  flush(): Promise<void> {
+    if (this.#pending.size > 0) {
+      const changes = [...this.#pending.values()]
+      this.#pending.clear()
+      this.#flushed = this.#flushed.then(() => this.#send(changes))
+    }
+    return this.#flushed
+  }
+
+  async #send(changes: LibraryChange[]): Promise<void> {
+    const id = this.#nextId++
+    const failures = await new Promise<string[]>((resolve) => {
+      this.#waiting.set(id, resolve)
+      process.send!({ toolsel: 'sync', id, changes } satisfies SyncMessage)
+    })
+    for (const failure of failures) this.#logger.error(`Library change not applied: ${failure}`)
+  }
+
+  async #apply(id: number, changes: LibraryChange[]): Promise<void> {
+    const failures: string[] = []
+    for (const { name, dir } of changes) {
+      try {
+        if (dir === null) this.#registry.delete(name, { replicated: true })
+        else {
+          const indexed = await loadIndexedLibrary(dir, this.#config, { logger: this.#logger })
+          this.#registry.set({ ...indexed, dir }, { replicated: true })
+        }
+      } catch (error) {
+        failures.push(`worker ${process.pid}, library "${name}": ${(error as Error).message}`)
+      }
+    }
+    process.send!({ toolsel: 'applied', id, failures } satisfies SyncMessage)
+  }
+}
+
+/** The primary side: relays each worker's changes to the others and reports back. */
+export function relayLibraryChanges(logger: Logger): void {
+  let nextRelay = 1
+  // relay id → what is still awaited
+  const relays = new Map<
+    number,
+    { origin: Worker; originId: number; awaiting: Set<number>; failures: string[] }
+  >()
+  const settle = (relayId: number) => {
+    const relay = relays.get(relayId)
+    if (!relay || relay.awaiting.size > 0) return
+    relays.delete(relayId)
+    if (relay.origin.isConnected()) {
+      relay.origin.send({
+        toolsel: 'synced',
+        id: relay.originId,
+        failures: relay.failures,
+      } satisfies SyncMessage)
+    }
+  }
+  cluster.on('message', (worker: Worker, message: unknown) => {
+    if (!isSyncMessage(message)) return
+    if (message.toolsel === 'sync') {
+      const relayId = nextRelay++
+      const others = Object.values(cluster.workers ?? {}).filter(
+        (other): other is Worker => other !== undefined && other !== worker && other.isConnected(),
+      )
+      relays.set(relayId, {
+        origin: worker,
+        originId: message.id,
+        awaiting: new Set(others.map((other) => other.id)),
+        failures: [],
+      })
+      for (const other of others) {
+        other.send({
+          toolsel: 'apply',
+          id: relayId,
+          changes: message.changes,
+        } satisfies SyncMessage)
+      }
+      logger.debug('Relaying library changes', {
+        libraries: message.changes.map((change) => change.name),
+        workers: others.length,
+      })
+      settle(relayId)
+    } else if (message.toolsel === 'applied') {
+      const relay = relays.get(message.id)
+      if (!relay) return
+      relay.awaiting.delete(worker.id)
+      relay.failures.push(...message.failures)
+      settle(message.id)
+    }
+  })
+  // A worker that exits owes no answer.
+  cluster.on('exit', (worker: Worker) => {
+    for (const [relayId, relay] of relays) {
+      if (relay.awaiting.delete(worker.id)) settle(relayId)
+    }
+  })
+}

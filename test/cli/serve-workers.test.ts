@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+let server: ChildProcess | undefined
+let indexDir: string | undefined
+
+afterEach(async () => {
+  if (server && server.exitCode === null) server.kill('SIGKILL')
+  if (indexDir) await rm(indexDir, { recursive: true, force: true })
+})
+
+/** One request on a fresh connection, so that the cluster hands it to the next worker in turn. */
+function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      `${url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: { connection: 'close', ...(body && { 'content-type': 'application/json' }) },
+      },
+      (response) => {
+        let text = ''
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        response.on('end', () => resolve({ status: response.statusCode!, text }))
+      },
+    )
+    outgoing.on('error', reject)
+    outgoing.end(body)
+  })
+}
+
+async function libraryNames(url: string): Promise<string[]> {
+  const { status, text } = await call(url, 'GET', '/v1/libraries')
+  expect(status).toBe(200)
+  return (JSON.parse(text) as { libraries: Array<{ name: string }> }).libraries.map(
+    (library) => library.name,
+  )
+}
+
+describe('toolsel serve --workers', () => {
+  it('serves from two processes, and a PUT or DELETE through one is seen by every one', async () => {
+    indexDir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
+    let logs = ''
+    server = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', indexDir],
+      {
+        cwd: ROOT,
+        env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '127.0.0.1' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+    const deadline = Date.now() + 90_000
+    while (!/Ready: 2 workers/.test(logs)) {
+      if (Date.now() > deadline || server.exitCode !== null)
+        throw new Error(`serve --workers 2 did not start:\n${logs}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(logs.match(/Ready: libraries/g)).toHaveLength(2)
+    const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+
+    const tools = [
+      { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
+      { name: 'cancel_parcel', description: 'Cancel a parcel delivery.' },
+    ]
+    const put = await call(url, 'PUT', '/v1/libraries/parcels', JSON.stringify(tools))
+    expect(put.status, put.text).toBe(201)
+    // Fresh connections alternate between the workers: each must have the new library already.
+    for (let attempt = 0; attempt < 12; attempt += 1) {
+      expect(await libraryNames(url)).toContain('parcels')
+      const selected = await call(
+        url,
+        'POST',
+        '/v1/select-tools',
+        JSON.stringify({ instruction: 'track my parcel', library: 'parcels' }),
+      )
+      expect(selected.status, selected.text).toBe(200)
+      expect(JSON.parse(selected.text).tools[0].name).toBe('lookup_parcel')
+    }
+    const deleted = await call(url, 'DELETE', '/v1/libraries/parcels')
+    expect(deleted.status, deleted.text).toBe(204)
+    for (let attempt = 0; attempt < 12; attempt += 1)
+      expect(await libraryNames(url)).not.toContain('parcels')
+
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server!.once('exit', resolve))
+    expect(server.exitCode).toBe(0)
+    expect(logs).toMatch(/SIGTERM received: stopping the workers/)
+  }, 150_000)
+})
