@@ -10,7 +10,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import { ToolselClient } from 'toolsel/client'
 import { aiSdkTools, toolselPrepareStep } from './toolsel-prepare-step.ts'
 
-const instruction = 'Search for flights from Lisbon to Berlin on May 3 and book the cheapest one'
+const instruction = 'What is the weather in Paris tomorrow, and email the forecast to Ann'
 const toolsel = new ToolselClient({ baseUrl: process.env.TOOLSEL_URL ?? 'http://localhost:8080' })
 
 // The tools the agent could use: here every candidate toolsel considers for the instruction (an

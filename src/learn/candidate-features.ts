@@ -62,6 +62,10 @@ export const FEATURE_NAMES = [
   'best_step_context',
   'best_step_terms',
   'top1_of_action_step',
+  'step_name_cover',
+  'top1_name_cover',
+  'top1_short',
+  'top1_name_short',
 ] as const
 
 export type FeatureName = (typeof FEATURE_NAMES)[number]
@@ -142,6 +146,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     return {
       view: viewOf(step.candidates, step.text),
       terms: [...new Set(tokenize(step.text))],
+      termSet: new Set(tokenize(step.text)),
       action: startsWithAction(text) ? 1 : 0,
       question: text.endsWith('?') ? 1 : 0,
       context: CONTEXT_OPENER.test(text) ? 1 : 0,
@@ -188,6 +193,9 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   }
   const stepsSameTop1 = pairs === 0 ? 0 : samePairs / pairs
   const stepCount = Math.max(1, input.steps.length)
+  // 1 for a one-word request, 0 from 30 distinct terms on: short explicit requests name their
+  // tools, long narrative ones mostly do not.
+  const shortness = Math.max(0, 1 - instructionTerms.length / 30)
 
   return ids.map((id) => {
     const tool = input.tool(id)
@@ -204,6 +212,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     let bestStep: (typeof steps)[number] | undefined
     let bestStepRank = Number.POSITIVE_INFINITY
     let top1OfAction = 0
+    let stepNameCover = 0
+    let top1NameCover = 0
     for (const step of steps) {
       const rank = step.view.rank.get(id)
       if (rank === undefined) continue
@@ -220,6 +230,9 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       if (rank === 0) top1 += 1
       stepGap = Math.max(stepGap, gapOf(step.view, rank, score))
       coverStep = Math.max(coverStep, coverage(step.terms, terms.all))
+      const nameCover = coverage(terms.name, step.termSet)
+      stepNameCover = Math.max(stepNameCover, nameCover)
+      if (rank === 0) top1NameCover = Math.max(top1NameCover, nameCover)
     }
     const namespace = tool.namespace
     const support = namespace
@@ -254,6 +267,10 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       bestStep?.context ?? 0,
       Math.log1p(bestStep?.terms.length ?? 0),
       top1OfAction,
+      stepNameCover,
+      top1NameCover,
+      top1 > 0 ? shortness : 0,
+      top1NameCover * shortness,
     ]
     return { id, values }
   })

@@ -2,9 +2,11 @@
  * The count decision: which of an instruction's scored candidates to select. A candidate is
  * taken when its probability reaches `threshold`; when none does, the best one is taken if it
  * reaches `floor` (a request usually needs some tool); never more than the planner's clauses plus
- * `extra` (one clause can ask for two tools, but rarely for more).
+ * `extra` (one clause can ask for two tools, but rarely for more). With `stepFloor`, an explicit
+ * request clause that got no tool gets its most probable first candidate above that floor.
  * @module
  */
+import { startsWithAction } from '../plan/request-cues.ts'
 
 export interface DecisionRule {
   threshold: number
@@ -14,6 +16,13 @@ export interface DecisionRule {
   relative?: number
   /** Take round(sum of probabilities × countScale) candidates instead of thresholding (0: off). */
   countScale?: number
+  /**
+   * A clause none of whose first candidates was taken gets its most probable one of them when
+   * that reaches this (0 or absent: off): in an explicit request each clause usually asks for one
+   * tool, and its best match is then right far more often than the whole-instruction features
+   * suggest.
+   */
+  stepFloor?: number
 }
 
 export interface ScoredCandidate {
@@ -22,11 +31,31 @@ export interface ScoredCandidate {
   p: number
 }
 
-/** Selected ids, most probable first. `steps` is the number of planner clauses. */
+/** How many of a clause's first BM25 candidates `stepFloor` looks at. */
+export const STEP_FLOOR_DEPTH = 3
+
+/**
+ * The candidates `stepFloor` may pick for a clause: its first BM25 ones when the clause opens
+ * with an action or a request ("email the forecast to Ann"), none for a question or a statement
+ * of need, whose best match is less often the tool.
+ */
+export function stepFloorCandidates(
+  clause: string,
+  candidates: ReadonlyArray<{ id: string }>,
+): string[] {
+  if (!startsWithAction(clause.trim())) return []
+  return candidates.slice(0, STEP_FLOOR_DEPTH).map((candidate) => candidate.id)
+}
+
+/**
+ * Selected ids, most probable first (clause picks of `stepFloor` after them). `steps` is the
+ * number of planner clauses, `stepTops` each clause's `stepFloorCandidates`.
+ */
 export function decideSet(
   candidates: readonly ScoredCandidate[],
   steps: number,
   rule: DecisionRule,
+  stepTops: ReadonlyArray<readonly string[]> = [],
 ): string[] {
   const sorted = [...candidates].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
   const cap = Math.max(1, steps) + rule.extra
@@ -42,6 +71,18 @@ export function decideSet(
       const relative = rule.relative ? candidate.p >= best * rule.relative : false
       if (candidate.p < rule.threshold && !relative) break
       if (!chosen.includes(candidate.id)) chosen.push(candidate.id)
+    }
+  }
+  if (rule.stepFloor && stepTops.length > 1) {
+    const probability = new Map(candidates.map(({ id, p }) => [id, p]))
+    for (const tops of stepTops) {
+      if (chosen.length >= cap) break
+      const first = tops.slice(0, STEP_FLOOR_DEPTH)
+      if (first.length === 0 || first.some((id) => chosen.includes(id))) continue
+      let best = first[0]
+      for (const id of first)
+        if ((probability.get(id) ?? 0) > (probability.get(best) ?? 0)) best = id
+      if ((probability.get(best) ?? 0) >= rule.stepFloor) chosen.push(best)
     }
   }
   if (chosen.length === 0 && sorted[0] !== undefined && sorted[0].p >= rule.floor) {

@@ -38,6 +38,7 @@ const LearnedModelSchema = z.object({
     threshold: z.number().min(0).max(1),
     floor: z.number().min(0).max(1),
     extra: z.number().int().min(0).max(8),
+    stepFloor: z.number().min(0).max(1).optional(),
   }),
   /** Candidates retrieved per list (whole instruction and each clause). */
   k: z.number().int().positive(),

@@ -19,7 +19,10 @@ export interface TrainingSource {
   tools: Tool[]
   cases: TrainingCase[]
   notes: string[]
-  /** Also train on single-clause queries made from this source's multi-tool queries. */
+  /**
+   * Also train on single-clause queries made from this source's multi-tool queries, and on
+   * explicit multi-clause requests composed from pairs of them.
+   */
   singleClauses: boolean
 }
 
@@ -37,21 +40,83 @@ export interface TrainOptions {
 }
 
 const FOLDS = 5
+/**
+ * Composed requests weigh half a set in the fit (a whole one pulled the single-tool suites'
+ * acceptance down); the decision rule is chosen on every set's held-out fold alike.
+ */
+const COMPOSED_WEIGHT = 0.5
 
-/** FNV-1a of seed and id: the fold of a query (single-clause queries share their parent's). */
-function foldOf(id: string, seed: number): number {
+/** FNV-1a of seed and text. */
+function foldHash(text: string, seed: number): number {
   let hash = 0x811c9dc5 ^ seed
-  for (const char of `${seed}:${id.split('#')[0]}`) {
+  for (const char of `${seed}:${text}`) {
     hash ^= char.charCodeAt(0)
     hash = Math.imul(hash, 0x01000193) >>> 0
   }
-  return hash % FOLDS
+  return hash
+}
+
+/** The fold of a query (single-clause and composed queries share their parent's). */
+function foldOf(id: string, seed: number): number {
+  return foldHash(id.split('#')[0], seed) % FOLDS
 }
 
 const RULE_GRID: DecisionRule[] = [0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6].flatMap(
   (threshold) =>
-    [0, 0.05, 0.1, 0.2].flatMap((floor) => [0, 1].map((extra) => ({ threshold, floor, extra }))),
+    [0, 0.05, 0.1, 0.2].flatMap((floor) =>
+      [0, 1].flatMap((extra) =>
+        [0, 0.05, 0.1, 0.15, 0.2].map((stepFloor) =>
+          stepFloor === 0 ? { threshold, floor, extra } : { threshold, floor, extra, stepFloor },
+        ),
+      ),
+    ),
 )
+
+/** Joins of two request clauses the rule planner splits again (B must open with an action). */
+const JOINS = [', and ', ' and then ', ', then ', '. Also ']
+
+/**
+ * Explicit multi-clause requests ("find a hotel in Lisbon, and then email the booking to Ann")
+ * made from single-clause queries: two clauses of different source queries, in the same fold,
+ * joined by a conjunction; the gold is both tools. Without them every multi-clause training
+ * query is a ToolBench one, whose later clauses' best match is right far less often than in an
+ * explicit request to a small library. The pairing is a seeded shuffle within each fold.
+ */
+export function composeCases(single: readonly TrainingCase[], seed: number): TrainingCase[] {
+  const byFold = new Map<number, TrainingCase[]>()
+  for (const trainingCase of single) {
+    const fold = foldOf(trainingCase.id, seed)
+    const list = byFold.get(fold) ?? []
+    list.push(trainingCase)
+    byFold.set(fold, list)
+  }
+  const out: TrainingCase[] = []
+  for (const fold of [...byFold.keys()].sort((a, b) => a - b)) {
+    const shuffled = [...byFold.get(fold)!]
+      .map((trainingCase) => ({ trainingCase, key: foldHash(`${trainingCase.id}`, seed + 7) }))
+      .sort((a, b) => a.key - b.key || (a.trainingCase.id < b.trainingCase.id ? -1 : 1))
+      .map(({ trainingCase }) => trainingCase)
+    for (let index = 0; index + 1 < shuffled.length; index += 2) {
+      const first = shuffled[index]
+      const second = shuffled[index + 1]
+      if (first.id.split('#')[0] === second.id.split('#')[0]) continue
+      if (first.gold[0] === second.gold[0]) continue
+      const join = JOINS[foldHash(second.id, seed + 11) % JOINS.length]
+      const left = first.instruction.trim().replace(/[\s.!?,;:]+$/u, '')
+      const right = second.instruction.trim()
+      const tail = join.startsWith('.')
+        ? right.charAt(0).toUpperCase() + right.slice(1)
+        : right.charAt(0).toLowerCase() + right.slice(1)
+      out.push({
+        // The fold follows the first part's parent query, as the second part's does.
+        id: `${first.id.split('#')[0]}#c${index}`,
+        instruction: `${left}${join}${tail}`,
+        gold: [...new Set([...first.gold, ...second.gold])],
+      })
+    }
+  }
+  return out
+}
 
 function exactMatch(predicted: readonly string[], gold: readonly string[]): number {
   const goldSet = new Set(gold)
@@ -86,6 +151,15 @@ export function trainLearnedModel(
         `${source.name}-single: ${single.length} single-clause queries made from ${source.name}`,
       )
       options.onProgress?.(`${source.name}-single: ${single.length} queries`)
+      const composed = composeCases(single, seed)
+      sets.push({
+        name: `${source.name}-composed`,
+        queries: queryRows(source.tools, composed, rowOptions),
+      })
+      notes.push(
+        `${source.name}-composed: ${composed.length} two-clause requests, each joining two single-clause queries of different ${source.name} queries (gold: both tools)`,
+      )
+      options.onProgress?.(`${source.name}-composed: ${composed.length} queries`)
     }
   }
 
@@ -95,7 +169,8 @@ export function trainLearnedModel(
   for (const set of sets) {
     const train = set.queries.filter((query) => foldOf(query.id, seed) !== 0)
     // Every set weighs the same in total, whatever its size.
-    const weight = 10_000 / Math.max(1, train.length)
+    const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
+    const weight = (10_000 * share) / Math.max(1, train.length)
     for (const query of train) {
       const gold = new Set(query.gold)
       query.x.forEach((x, index) => {
@@ -124,7 +199,7 @@ export function trainLearnedModel(
           ? 0
           : queries.reduce(
               (sum, { query, scored }) =>
-                sum + exactMatch(decideSet(scored, query.steps, rule), query.gold),
+                sum + exactMatch(decideSet(scored, query.steps, rule, query.stepTops), query.gold),
               0,
             ) / queries.length,
     }))

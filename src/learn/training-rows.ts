@@ -9,6 +9,7 @@ import { RulePlanner } from '../plan/rule-planner.ts'
 import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { expandHeadVerb } from '../retrieve/bm25/query-expansion.ts'
 import { extractCandidateFeatures } from './candidate-features.ts'
+import { stepFloorCandidates } from './decide-set.ts'
 import type { TrainingCase } from './training-data.ts'
 
 export interface QueryRows {
@@ -16,6 +17,8 @@ export interface QueryRows {
   gold: string[]
   /** Planner clauses. */
   steps: number
+  /** Each clause's `stepFloorCandidates` (for the decision rule's `stepFloor`). */
+  stepTops: string[][]
   ids: string[]
   /** Feature vectors, one per candidate. */
   x: number[][]
@@ -43,16 +46,18 @@ export function queryRows(
   const planner = new RulePlanner({ maxSteps: options.maxSteps })
   return cases.map((trainingCase) => {
     const clauses = planner.split(trainingCase.instruction)
+    const steps = clauses.map((text) => ({ text, candidates: search(text) }))
     const features = extractCandidateFeatures({
       instruction: trainingCase.instruction,
       whole: search(trainingCase.instruction),
-      steps: clauses.map((text) => ({ text, candidates: search(text) })),
+      steps,
       tool: (id) => byId.get(id)!,
     })
     return {
       id: trainingCase.id,
       gold: trainingCase.gold,
       steps: clauses.length,
+      stepTops: steps.map((step) => stepFloorCandidates(step.text, step.candidates)),
       ids: features.map((feature) => feature.id),
       x: features.map((feature) => feature.values),
     }

@@ -11,7 +11,7 @@
  */
 import type { Tool } from '../library/tool.ts'
 import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-features.ts'
-import { decideSet } from '../learn/decide-set.ts'
+import { decideSet, stepFloorCandidates } from '../learn/decide-set.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
@@ -64,7 +64,12 @@ export class LearnedSelector implements Selector {
       p: predictProbability(this.model.model, feature.values),
     }))
     const probability = new Map(scored.map(({ id, p }) => [id, p]))
-    const chosen = decideSet(scored, Math.max(1, clauses.length), this.model.rule)
+    const chosen = decideSet(
+      scored,
+      Math.max(1, clauses.length),
+      this.model.rule,
+      clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
+    )
 
     // Each chosen tool goes to one step that retrieved it, one tool per step: (tool, step) pairs
     // are taken best rank first, clauses before the whole instruction.

@@ -41,7 +41,7 @@ describe('toolsel serve', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        instruction: 'Search for flights from Lisbon to Berlin on May 3 and book the cheapest one',
+        instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
       }),
     })
     expect(response.status).toBe(200)
@@ -50,8 +50,8 @@ describe('toolsel serve', () => {
       steps: Array<{ text: string; selected: string; candidates: Array<{ id: string }> }>
     }
     expect(body.tools.map((tool) => tool.id)).toEqual([
-      'travel.search_flights',
-      'travel.book_flight',
+      'weather.get_weather_forecast',
+      'mail.send_email',
     ])
     expect(body.tools.every((tool) => typeof tool.parameters === 'object')).toBe(true)
     // The two clauses and the whole instruction (read by the default learned selector).

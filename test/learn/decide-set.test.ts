@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decideSet } from '../../src/learn/decide-set.ts'
+import { decideSet, stepFloorCandidates } from '../../src/learn/decide-set.ts'
 
 const candidates = [
   { id: 'a', p: 0.9 },
@@ -30,5 +30,36 @@ describe('decideSet', () => {
     expect(decideSet(weak, 2, { threshold: 0.3, floor: 0.05, extra: 0 })).toEqual(['x'])
     expect(decideSet(weak, 2, { threshold: 0.3, floor: 0.1, extra: 0 })).toEqual([])
     expect(decideSet([], 2, { threshold: 0.3, floor: 0, extra: 0 })).toEqual([])
+  })
+
+  it('gives a clause none of whose first candidates was taken its most probable one above stepFloor', () => {
+    const scored = [
+      { id: 'weather', p: 0.8 },
+      { id: 'slack', p: 0.02 },
+      { id: 'mail', p: 0.12 },
+      { id: 'alerts', p: 0.03 },
+      { id: 'far', p: 0.2 },
+    ]
+    const tops = [
+      ['weather', 'alerts'],
+      ['slack', 'mail', 'alerts', 'far'],
+    ]
+    const rule = { threshold: 0.4, floor: 0, extra: 0 }
+    expect(decideSet(scored, 2, rule, tops)).toEqual(['weather'])
+    // 'far' is past the clause's first STEP_FLOOR_DEPTH candidates; 'mail' is the most probable.
+    expect(decideSet(scored, 2, { ...rule, stepFloor: 0.1 }, tops)).toEqual(['weather', 'mail'])
+    expect(decideSet(scored, 2, { ...rule, stepFloor: 0.15 }, tops)).toEqual(['weather'])
+    // A clause whose candidate was already taken gets no second one; one clause: off.
+    expect(
+      decideSet(scored, 2, { ...rule, stepFloor: 0.01 }, [tops[0], ['alerts', 'weather']]),
+    ).toEqual(['weather'])
+    expect(decideSet(scored, 1, { ...rule, stepFloor: 0.1 }, [tops[1]])).toEqual(['weather'])
+  })
+
+  it('offers stepFloor the first candidates of action clauses only', () => {
+    const candidates = ['a', 'b', 'c', 'd'].map((id) => ({ id }))
+    expect(stepFloorCandidates('email the forecast to Ann', candidates)).toEqual(['a', 'b', 'c'])
+    expect(stepFloorCandidates('is it going to rain?', candidates)).toEqual(['a', 'b', 'c'])
+    expect(stepFloorCandidates('the hotel near Alfama', candidates)).toEqual([])
   })
 })

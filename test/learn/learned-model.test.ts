@@ -16,6 +16,7 @@ describe('the shipped learned model', () => {
     expect(model.dataCard.trainedOn.map((entry) => entry.split(' ')[0])).toEqual([
       'toolplanner-g3',
       'toolplanner-g3-single',
+      'toolplanner-g3-composed',
       'toollens',
     ])
     // Trained on training splits only: the G3 test files are named as excluded, never as sources.
@@ -25,9 +26,11 @@ describe('the shipped learned model', () => {
     expect(notes).toContain(G3_TEST_FILES[0])
     expect(notes).toContain('qrels/train.tsv')
     expect(notes).not.toContain('qrels/test.tsv')
+    expect(notes).toContain('toolplanner-g3-composed: ')
     expect(model.dataCard.heldOut.splits.map((split) => split.name)).toEqual([
       'toolplanner-g3',
       'toolplanner-g3-single',
+      'toolplanner-g3-composed',
       'toollens',
     ])
   })

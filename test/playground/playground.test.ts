@@ -66,7 +66,7 @@ describe.skipIf(BROWSER === undefined)(
       const selected = await page.$$eval('[data-testid=selected-tool] strong', (nodes) =>
         nodes.map((node) => node.textContent),
       )
-      expect(selected).toEqual(['travel.search_flights', 'travel.book_flight'])
+      expect(selected).toEqual(['weather.get_weather_forecast', 'mail.send_email'])
       expect(await page.$$eval('[data-testid=step]', (steps) => steps.length)).toBe(3) // two planned steps and the whole instruction (the learned selector's)
       const bars = await page.$$eval('.candidate .bar > div', (fills) =>
         fills.map((fill) => (fill as HTMLElement).style.width),
