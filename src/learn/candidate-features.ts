@@ -109,7 +109,8 @@ interface ListView {
   terms: number
 }
 
-function viewOf(candidates: readonly ScoredId[], text: string): ListView {
+/** `terms`: the text's distinct terms (tokenised once by the caller). */
+function viewOf(candidates: readonly ScoredId[], terms: number): ListView {
   const rank = new Map<string, number>()
   const score = new Map<string, number>()
   candidates.forEach((candidate, index) => {
@@ -123,7 +124,7 @@ function viewOf(candidates: readonly ScoredId[], text: string): ListView {
     score,
     top: candidates[0]?.score ?? 0,
     second: candidates[1]?.score ?? 0,
-    terms: Math.max(1, new Set(tokenize(text)).size),
+    terms: Math.max(1, terms),
   }
 }
 
@@ -140,20 +141,21 @@ const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|o
 
 /** Features of every distinct candidate of the instruction (whole list first, then steps). */
 export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
-  const whole = viewOf(input.whole, input.instruction)
+  const instructionSet = new Set(tokenize(input.instruction))
+  const instructionTerms = [...instructionSet]
+  const whole = viewOf(input.whole, instructionSet.size)
   const steps = input.steps.map((step) => {
     const text = step.text.trim()
+    const termSet = new Set(tokenize(step.text))
     return {
-      view: viewOf(step.candidates, step.text),
-      terms: [...new Set(tokenize(step.text))],
-      termSet: new Set(tokenize(step.text)),
+      view: viewOf(step.candidates, termSet.size),
+      terms: [...termSet],
+      termSet,
       action: startsWithAction(text) ? 1 : 0,
       question: text.endsWith('?') ? 1 : 0,
       context: CONTEXT_OPENER.test(text) ? 1 : 0,
     }
   })
-  const instructionTerms = [...new Set(tokenize(input.instruction))]
-  const instructionSet = new Set(instructionTerms)
 
   const ids: string[] = []
   const seen = new Set<string>()
