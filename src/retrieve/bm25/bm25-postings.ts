@@ -13,6 +13,7 @@ import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
+import { createTimeSlicer } from '../../time-slicer.ts'
 
 const require = createRequire(import.meta.url)
 const createWinkEngine = require('wink-bm25-text-search') as () => WinkBm25Engine
@@ -277,13 +278,10 @@ export function buildPostings(
   return step.value
 }
 
-/** Longest stretch, in ms, that `buildPostingsAsync` holds the event loop before yielding. */
-const YIELD_EVERY_MS = 10
-
 /**
- * `buildPostings` that yields to the event loop every few milliseconds, so that the server keeps
- * answering (health checks, other requests, the build's own deadline) while a large library is
- * tokenized.
+ * `buildPostings` that yields to the event loop every few milliseconds (`createTimeSlicer`), so
+ * that the server keeps answering (health checks, other requests, the build's own deadline)
+ * while a large library is tokenized.
  */
 export async function buildPostingsAsync(
   tools: readonly Tool[],
@@ -291,14 +289,10 @@ export async function buildPostingsAsync(
   options: BuildPostingsOptions = {},
 ): Promise<Bm25Postings> {
   const steps = buildSteps(tools, settings, options)
-  let sliceStart = performance.now()
+  const slicer = createTimeSlicer(options.signal)
   let step = steps.next()
   while (!step.done) {
-    if (performance.now() - sliceStart > YIELD_EVERY_MS) {
-      await new Promise((resolve) => setImmediate(resolve))
-      throwIfAborted(options.signal)
-      sliceStart = performance.now()
-    }
+    await slicer.next()
     step = steps.next()
   }
   return step.value
