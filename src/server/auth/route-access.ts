@@ -47,9 +47,17 @@ export const ROUTE_ACCESS: readonly RouteAccess[] = [
   { method: 'DELETE', path: '/mcp', access: 'read' },
 ]
 
-function matches(pattern: string, path: string): boolean {
-  const want = pattern.split('/')
-  const got = path.split('/')
+/** Route patterns split into segments once, not on every request. */
+const SEGMENTS = new Map<string, string[]>()
+
+function segmentsOf(pattern: string): string[] {
+  let segments = SEGMENTS.get(pattern)
+  if (segments === undefined) SEGMENTS.set(pattern, (segments = pattern.split('/')))
+  return segments
+}
+
+function matches(pattern: string, got: readonly string[]): boolean {
+  const want = segmentsOf(pattern)
   for (let index = 0; index < want.length; index += 1) {
     const segment = want[index]
     if (segment === '*') return index === want.length - 1 && got.length > index && got[index] !== ''
@@ -64,7 +72,8 @@ function matches(pattern: string, path: string): boolean {
 function rowFor(method: string, path: string, table: readonly RouteAccess[]) {
   const wanted = method === 'HEAD' ? 'GET' : method
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
-  return table.find((row) => row.method === wanted && matches(row.path, trimmed))
+  const got = trimmed.split('/')
+  return table.find((row) => row.method === wanted && matches(row.path, got))
 }
 
 /** The access a request needs: its row in ROUTE_ACCESS, else `admin`. CORS preflights are public. */
