@@ -66,6 +66,16 @@ const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHead
  */
 const PRUNE_FROM_POSTINGS = 16_384
 
+/**
+ * Above this many query terms (postings lists) a query is scored exhaustively too: MaxScore visits
+ * a document by looking at every essential list, so its cost grows with the number of terms, and
+ * a long query (a whole instruction of 20 terms, which the learned selector retrieves without a
+ * threshold) keeps most of its lists essential. At 100k tools, 1,874 instructions and steps of the
+ * benchmark: pruned 0.2-0.6 ms against 2.0-2.6 ms exhaustive up to 12 lists, about equal at 13-16,
+ * 2.4-4.9 ms against 1.9-2.0 ms above (bench/README.md, "Request path").
+ */
+const PRUNE_UP_TO_TERMS = 12
+
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
   readonly settings: Bm25Settings
@@ -249,7 +259,10 @@ export class Bm25Retriever implements Retriever {
     let postings = 0
     for (const term of terms) postings += term.docs.length
     const hits =
-      this.#prune && postings >= PRUNE_FROM_POSTINGS && canPrune(terms)
+      this.#prune &&
+      postings >= PRUNE_FROM_POSTINGS &&
+      terms.length <= PRUNE_UP_TO_TERMS &&
+      canPrune(terms)
         ? searchPruned(terms, expansionWeight, top, minScore)
         : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
     return hits.map(({ position, score }) => ({ id: ids[position], score }))
