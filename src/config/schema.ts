@@ -469,7 +469,7 @@ const ExamplesSchema = z
     aloneSimilarity: z.number().min(0).max(1.01).default(0.6),
     /**
      * The memory answers only in a library where, replayed on its own examples (each against the
-     * others, up to 500), its set answers were right at least this share of the time; a library
+     * others, up to 200), its set answers were right at least this share of the time; a library
      * whose similar past requests are about other tools (each tool one example) fails it. 0 turns
      * the check off. Default 0.25.
      */

@@ -157,7 +157,7 @@ function proposeFrom(
 const setKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')
 
 /** Examples the self-check replays at most (evenly spaced over the library's examples). */
-export const SELF_CHECK_EXAMPLES = 500
+export const SELF_CHECK_EXAMPLES = 200
 
 export interface MemorySelfCheck {
   /** Replayed examples the memory proposed a tool set for. */
