@@ -6,7 +6,8 @@
  * the largest k whose chain of "at least" probabilities all reach `threshold`.
  *
  * It corrects the per-candidate rule rather than replacing it: the rule's set is cut to the count
- * when the rule took more (see `applyCount`). It is trained only on training queries whose
+ * when the rule took more (see `applyCount`), and extended with candidates of its own
+ * namespaces when a second count says more are needed (see `extendCoherent`). It is trained only on training queries whose
  * top-|gold| candidates by probability are exactly the gold set (the count that would have paid),
  * and only on plans of several clauses (a one-clause plan takes one tool anyway).
  * @module
@@ -132,8 +133,13 @@ export interface CountModel {
   features: string[]
   /** P(count ≥ 2), P(count ≥ 3), P(count ≥ 4). */
   atLeast: LogisticModel[]
-  /** An "at least" probability that raises the count. */
+  /** An "at least" probability that raises the count the rule's set is cut to. */
   threshold: number
+  /**
+   * An "at least" probability that raises the count the set is extended to with candidates of
+   * its own namespaces (see `extendCoherent`); absent: the count only cuts.
+   */
+  extendThreshold?: number
 }
 
 /** The predicted count (1 to MAX_COUNT), never above `cap` (the tools that can be placed). */
@@ -156,6 +162,38 @@ export function applyCount(chosen: readonly string[], count: number): string[] {
   return chosen.slice(0, Math.max(1, count))
 }
 
+/**
+ * The set extended to `count` with the most probable other candidates that reach `floor` and
+ * share a namespace with a tool already in it: ToolBench multi-tool requests mostly use APIs of
+ * one tool, MCP requests tools of one server, so a runner-up of the same namespace is far more
+ * often a needed second tool than any runner-up (extending with any candidate cost up to 2
+ * points on single-tool suites). A namespace that every candidate shares (a library with one
+ * namespace) says nothing and extends nothing.
+ */
+export function extendCoherent(
+  chosen: readonly string[],
+  scored: readonly ScoredCandidate[],
+  count: number,
+  floor: number,
+  namespaceOf: (id: string) => string | undefined,
+): string[] {
+  const out = [...chosen]
+  if (out.length === 0 || out.length >= count) return out
+  const namespaces = new Set(out.map(namespaceOf).filter((namespace) => namespace !== undefined))
+  const shared = (namespace: string) => scored.every(({ id }) => namespaceOf(id) === namespace)
+  for (const namespace of namespaces) if (shared(namespace)) namespaces.delete(namespace)
+  if (namespaces.size === 0) return out
+  const sorted = [...scored].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+  for (const candidate of sorted) {
+    if (out.length >= count || candidate.p < floor) break
+    const namespace = namespaceOf(candidate.id)
+    if (namespace === undefined || !namespaces.has(namespace) || out.includes(candidate.id))
+      continue
+    out.push(candidate.id)
+  }
+  return out
+}
+
 export interface DecisionInput {
   scored: readonly ScoredCandidate[]
   /** The candidates' feature vectors (FEATURE_NAMES order), by id. */
@@ -168,6 +206,8 @@ export interface DecisionInput {
   lists: ReadonlyArray<readonly string[]>
   /** The whole instruction's index in `lists`, -1 when there is none. */
   wholeIndex: number
+  /** A candidate's namespace (undefined: none). */
+  namespaceOf: (id: string) => string | undefined
 }
 
 /**
@@ -193,6 +233,16 @@ export function decideTools(
       ruleCount,
     })
     chosen = applyCount(chosen, predictCount(count, features, clauses))
+    // The extension takes no candidate below the least probability the rule itself accepts for
+    // a clause's own candidate.
+    if (count.extendThreshold !== undefined && rule.stepFloor) {
+      const extended = predictCount(
+        { ...count, threshold: count.extendThreshold },
+        features,
+        clauses,
+      )
+      chosen = extendCoherent(chosen, input.scored, extended, rule.stepFloor, input.namespaceOf)
+    }
   }
   return placeTools(chosen, input.lists, input.wholeIndex)
 }

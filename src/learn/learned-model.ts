@@ -52,6 +52,7 @@ const LearnedModelSchema = z.object({
         .min(1)
         .max(MAX_COUNT - 1),
       threshold: z.number().min(0).max(1),
+      extendThreshold: z.number().min(0).max(1).optional(),
     })
     .optional(),
   /** Candidates retrieved per list (whole instruction and each clause). */

@@ -15,6 +15,7 @@ import {
   decideTools,
   MAX_COUNT,
   type CountModel,
+  type DecisionInput,
 } from './count-model.ts'
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
 import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
@@ -221,7 +222,7 @@ export function trainLearnedModel(
   options.onProgress?.(
     count === undefined
       ? 'count model: no threshold beat the rule alone on the held-out fold; not used'
-      : `count model: threshold ${count.threshold}`,
+      : `count model: threshold ${count.threshold}, extend threshold ${count.extendThreshold ?? 'none'}`,
   )
   const splits = held.map(({ name, queries }) => ({
     name,
@@ -280,8 +281,10 @@ function score(model: LogisticModel, query: QueryRows) {
   return query.ids.map((id, index) => ({ id, p: predictProbability(model, query.x[index]) }))
 }
 
-function decisionInput(query: QueryRows, scored: ScoredCandidate[]) {
+function decisionInput(query: QueryRows, scored: ScoredCandidate[]): DecisionInput {
+  const namespaces = new Map(query.ids.map((id, index) => [id, query.namespaces[index]]))
   return {
+    namespaceOf: (id) => namespaces.get(id) ?? undefined,
     scored,
     values: new Map(query.ids.map((id, index) => [id, query.x[index]])),
     clauses: query.lists.slice(0, query.steps),
@@ -305,7 +308,7 @@ function placedMatch(
   )
 }
 
-/** "At least k" probabilities that raise the count; chosen on the held-out fold. */
+/** "At least k" probabilities that raise the count (to cut to, and to extend to); chosen on the held-out fold. */
 const COUNT_THRESHOLDS = [0.3, 0.4, 0.5, 0.6, 0.7]
 
 /**
@@ -390,13 +393,16 @@ function trainCount(
     mean: heldMean(undefined),
   }
   for (const threshold of COUNT_THRESHOLDS) {
-    const count: CountModel = {
-      features: [...COUNT_FEATURE_NAMES],
-      atLeast,
-      threshold,
+    for (const extendThreshold of [undefined, ...COUNT_THRESHOLDS]) {
+      const count: CountModel = {
+        features: [...COUNT_FEATURE_NAMES],
+        atLeast,
+        threshold,
+        ...(extendThreshold !== undefined && { extendThreshold }),
+      }
+      const mean = heldMean(count)
+      if (mean > best.mean) best = { count, mean }
     }
-    const mean = heldMean(count)
-    if (mean > best.mean) best = { count, mean }
   }
   return best.count
 }

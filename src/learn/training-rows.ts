@@ -25,6 +25,8 @@ export interface QueryRows {
    */
   lists: string[][]
   ids: string[]
+  /** Each candidate's namespace (null: none). */
+  namespaces: Array<string | null>
   /** Feature vectors, one per candidate. */
   x: number[][]
 }
@@ -69,6 +71,7 @@ export function queryRows(
         ...(clauses.length === 1 && clauses[0] === trainingCase.instruction.trim() ? [] : [whole]),
       ].map((list) => list.map((candidate) => candidate.id)),
       ids: features.map((feature) => feature.id),
+      namespaces: features.map((feature) => byId.get(feature.id)?.namespace ?? null),
       x: features.map((feature) => feature.values),
     }
   })

@@ -74,6 +74,7 @@ export class LearnedSelector implements Selector {
         stepTops: clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
         lists: requests.map((request) => request.candidates.map((candidate) => candidate.id)),
         wholeIndex,
+        namespaceOf: (id) => tool(id).namespace,
       },
       this.model.rule,
       this.model.count,

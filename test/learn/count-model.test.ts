@@ -5,6 +5,7 @@ import {
   COUNT_FEATURE_NAMES,
   countFeatures,
   decideTools,
+  extendCoherent,
   predictCount,
   type CountModel,
 } from '../../src/learn/count-model.ts'
@@ -69,6 +70,38 @@ describe('applyCount', () => {
   })
 })
 
+describe('extendCoherent', () => {
+  const scored = [
+    { id: 'kick.channel', p: 0.9 },
+    { id: 'news.top', p: 0.5 },
+    { id: 'kick.clips', p: 0.2 },
+    { id: 'kick.chat', p: 0.1 },
+  ]
+  const namespaceOf = (id: string) => id.split('.')[0]
+
+  it("adds the most probable candidates of the set's own namespaces that reach the floor", () => {
+    expect(extendCoherent(['kick.channel'], scored, 2, 0.15, namespaceOf)).toEqual([
+      'kick.channel',
+      'kick.clips',
+    ])
+    expect(extendCoherent(['kick.channel'], scored, 3, 0.15, namespaceOf)).toEqual([
+      'kick.channel',
+      'kick.clips',
+    ])
+    expect(extendCoherent(['kick.channel'], scored, 2, 0.25, namespaceOf)).toEqual(['kick.channel'])
+  })
+
+  it('extends nothing when the count is reached, the set is empty or namespaces say nothing', () => {
+    expect(extendCoherent(['kick.channel'], scored, 1, 0.15, namespaceOf)).toEqual(['kick.channel'])
+    expect(extendCoherent([], scored, 2, 0.15, namespaceOf)).toEqual([])
+    expect(extendCoherent(['kick.channel'], scored, 2, 0.15, () => undefined)).toEqual([
+      'kick.channel',
+    ])
+    // One namespace for every candidate (a library of one server) tells no tool apart.
+    expect(extendCoherent(['kick.channel'], scored, 2, 0.15, () => 'all')).toEqual(['kick.channel'])
+  })
+})
+
 describe('placeTools', () => {
   it('gives each tool to the request that ranks it best, clauses before the whole instruction', () => {
     const lists = [
@@ -106,6 +139,7 @@ describe('decideTools', () => {
       ['weather', 'news', 'calendar'],
     ],
     wholeIndex: 2,
+    namespaceOf: () => undefined,
   }
   const rule = { threshold: 0.4, floor: 0, extra: 0 }
 
@@ -124,6 +158,39 @@ describe('decideTools', () => {
       lists: [['weather', 'calendar'], ['news', 'calendar'], input.lists[2]],
     }
     expect(decideTools(two, rule, model)).toEqual(['weather', 'news', null])
+  })
+
+  it('extends the set with a same-namespace candidate when the extend count asks for more', () => {
+    const channel = [
+      { id: 'kick.channel', p: 0.9 },
+      { id: 'kick.clips', p: 0.3 },
+      { id: 'news.top', p: 0.05 },
+    ]
+    const kick = {
+      ...input,
+      scored: channel,
+      values: new Map(channel.map(({ id }) => [id, values(id)])),
+      clauses: [
+        ['kick.channel', 'kick.clips'],
+        ['kick.clips', 'news.top'],
+      ],
+      lists: [
+        ['kick.channel', 'kick.clips'],
+        ['kick.clips', 'news.top'],
+        ['kick.channel', 'kick.clips', 'news.top'],
+      ],
+      namespaceOf: (id: string) => id.split('.')[0],
+    }
+    const withStepFloor = { ...rule, stepFloor: 0.15 }
+    expect(decideTools(kick, withStepFloor, model)).toEqual(['kick.channel', null, null])
+    const extending = { ...model, extendThreshold: 0.5 }
+    expect(decideTools(kick, withStepFloor, extending)).toEqual([
+      'kick.channel',
+      'kick.clips',
+      null,
+    ])
+    // Without the rule's per-clause floor there is no least probability to extend with.
+    expect(decideTools(kick, rule, extending)).toEqual(['kick.channel', null, null])
   })
 
   it('does not apply to a one-clause plan', () => {
