@@ -71,7 +71,7 @@ export function queryRows(
         ...(clauses.length === 1 && clauses[0] === trainingCase.instruction.trim() ? [] : [whole]),
       ].map((list) => list.map((candidate) => candidate.id)),
       ids: features.map((feature) => feature.id),
-      namespaces: features.map((feature) => byId.get(feature.id)?.namespace ?? null),
+      namespaces: features.map((feature) => feature.namespace ?? null),
       x: features.map((feature) => feature.values),
     }
   })

@@ -67,6 +67,7 @@ export class LearnedSelector implements Selector {
     }))
     const probability = new Map(scored.map(({ id, p }) => [id, p]))
     const values = new Map(features.map((feature) => [feature.id, feature.values]))
+    const namespaces = new Map(features.map((feature) => [feature.id, feature.namespace]))
     const placed = decideTools(
       {
         scored,
@@ -75,7 +76,7 @@ export class LearnedSelector implements Selector {
         stepTops: clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
         lists: requests.map((request) => request.candidates.map((candidate) => candidate.id)),
         wholeIndex,
-        namespaceOf: (id) => tool(id).namespace,
+        namespaceOf: (id) => namespaces.get(id),
       },
       this.model.rule,
       this.model.count,
