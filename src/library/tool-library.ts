@@ -10,7 +10,8 @@
  * @module
  */
 import { ToolselError } from '../errors.ts'
-import { sha256, toolContentHash, type Tool } from './tool.ts'
+import { createHash } from 'node:crypto'
+import { toolContentHash, type Tool } from './tool.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
@@ -202,10 +203,18 @@ export class ToolLibrary {
   /** Hash over all tools' content hashes in id order: independent of the order of the input. */
   get contentHash(): string {
     if (this.#contentHash === undefined) {
-      const entries = [...this.toolHashes.entries()].sort(([a], [b]) =>
-        a < b ? -1 : a > b ? 1 : 0,
-      )
-      this.#contentHash = sha256(entries.map(([id, hash]) => `${id}\t${hash}`).join('\n'))
+      const hashes = this.toolHashes
+      // sha256 of the lines `id\thash` joined by `\n`, in id order (UTF-16 code units, which is
+      // what the default sort compares; ids are unique), fed to the hash in slices: a million
+      // tools would make one string of 100 MB.
+      const ids = [...hashes.keys()].sort()
+      const hash = createHash('sha256')
+      const SLICE = 4096
+      for (let start = 0; start < ids.length; start += SLICE) {
+        const lines = ids.slice(start, start + SLICE).map((id) => `${id}\t${hashes.get(id)}`)
+        hash.update(`${start === 0 ? '' : '\n'}${lines.join('\n')}`)
+      }
+      this.#contentHash = hash.digest('hex')
     }
     return this.#contentHash
   }
