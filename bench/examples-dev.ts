@@ -5,6 +5,7 @@
  * the rest are the library's usage examples. Prints EM of each method on the dev queries.
  *
  *   npx tsx bench/examples-dev.ts [--data ../shared/data] [--datasets g3,toollens] [--limit N]
+ *     [--selector top1|learned] [--weight 0.25]
  *
  * Methods: the pipeline (rule planner → BM25 K=15 → top-1) with the `examples` field at several
  * weights / per-tool caps; the memory alone (tools voted by ≥ half the neighbours' similarity);
@@ -27,7 +28,9 @@ import type { Tool } from '../src/library/tool.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
-import type { Candidate, Retriever } from '../src/contracts.ts'
+import type { Candidate, Retriever, Selector } from '../src/contracts.ts'
+import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import type { IndexedLibrary } from '../src/store/indexed-library.ts'
@@ -38,6 +41,10 @@ const { values } = parseArgs({
     datasets: { type: 'string', default: 'g3,toollens' },
     limit: { type: 'string' },
     variants: { type: 'string' },
+    /** The pipeline's selector: `top1` (the sweep of round 1) or `learned` (the default model). */
+    selector: { type: 'string', default: 'top1' },
+    /** Expansion weight of the memory sweep's library (the shipped default is 0.5). */
+    weight: { type: 'string', default: '0.25' },
   },
 })
 const dataDir = values.data!
@@ -144,7 +151,8 @@ class VotedRetriever implements Retriever {
 }
 
 const planner = new RulePlanner()
-const selector = new Top1Selector()
+const selector: Selector =
+  values.selector === 'learned' ? new LearnedSelector(loadDefaultModel()) : new Top1Selector()
 
 async function pipelineEm(
   indexed: IndexedLibrary,
@@ -300,7 +308,7 @@ for (const name of values.datasets!.split(',')) {
     }
     continue
   }
-  const indexed = await build(set, { weight: 0.25, perTool: 32 })
+  const indexed = await build(set, { weight: Number(values.weight), perTool: 32 })
   const pipeline = new Map<string, string[]>()
   for (const query of set.dev) {
     const result = await selectTools(query.instruction, {

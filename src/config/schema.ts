@@ -468,6 +468,13 @@ const ExamplesSchema = z
     /** Similarity (0-1) at which the closest example decides alone (a near-paraphrase). Default 0.6. */
     aloneSimilarity: z.number().min(0).max(1.01).default(0.6),
     /**
+     * The memory answers only in a library where, replayed on its own examples (each against the
+     * others, up to 200), its set answers were right at least this share of the time; a library
+     * whose similar past requests are about other tools (each tool one example) fails it. 0 turns
+     * the check off. Default 0.25.
+     */
+    minPrecision: z.number().min(0).max(1).default(0.25),
+    /**
      * Weight of the memory vote when re-scoring each step's candidates (`score × (1 + weight ×
      * vote)`); 0 turns it off. Default 0 (it moved exact match by under a point on held-out
      * training queries). Sensible 0-5.

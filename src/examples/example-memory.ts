@@ -82,6 +82,11 @@ export class ExampleMemory {
     return this.#examples.length
   }
 
+  /** The examples, in the order they were given (oldest first). */
+  get examples(): readonly UsageExample[] {
+    return this.#examples
+  }
+
   /** The `count` examples most similar to `query`, most similar first (ties: older first). */
   neighbors(query: string, count = DEFAULT_MEMORY_NEIGHBORS): ExampleNeighbor[] {
     if (this.#examples.length === 0 || count <= 0) return []

@@ -5,6 +5,11 @@
  *    set scores the summed similarity of the neighbours that used exactly it). When the closest
  *    example is at least `minSimilarity` alike, the winning set is the answer: past requests
  *    worded like this one needed these tools, and it also settles how many.
+ *    Only in a library where that rule has been right on its own past requests: replayed on the
+ *    library's examples (each against the others), its answers must have been right at least
+ *    `minPrecision` of the time (see `memorySelfCheck`). A library whose every tool has one example
+ *    (CRAFT, whose tools were each made from one problem; a new tool) fails it: a similar past
+ *    request there is about another tool, so the memory abstains and examples never hurt.
  * 2. **Vote rescoring.** Otherwise each step's candidates are re-scored by the instruction's
  *    memory vote, `score × (1 + voteWeight × vote)`, so that among the step's candidates the
  *    tools similar requests used come first.
@@ -14,7 +19,7 @@
  * @module
  */
 import type { ExamplesConfig } from '../config/schema.ts'
-import type { ExampleMemory, MemoryVote } from './example-memory.ts'
+import type { ExampleMemory, ExampleNeighbor, MemoryVote } from './example-memory.ts'
 import type { LibraryExamples } from './library-examples.ts'
 
 export interface ExampleMemoryOptions {
@@ -31,6 +36,16 @@ export interface ExampleMemoryOptions {
   /** Similarity at which the closest example decides alone (a near-paraphrase). Default 0.6. */
   aloneSimilarity: number
   /**
+   * Share of right answers (exact tool set, add-one smoothed: `selfCheckPrecision`) the set
+   * proposal needs when replayed on the library's own examples, each against the others, before
+   * it may answer requests; 0 turns the check off.
+   * Default 0.25: a floor against libraries where similar past requests are about other tools
+   * (each tool one example: the replay is right ~never), well below what a memory that repeats
+   * requests scores (36-45% even where the pipeline alone gets 15%: ToolPlanner training queries,
+   * TorchHub); the memory's answers beat the pipeline's there, so a fraction of right ones suffices.
+   */
+  minPrecision: number
+  /**
    * Weight of the memory vote when re-scoring step candidates; 0 turns it off. Default 0: on the
    * held-out training queries it moved exact match by less than a point (kept as a knob, and the
    * vote as a feature for learned rerankers).
@@ -45,6 +60,7 @@ export const DEFAULT_EXAMPLE_MEMORY_OPTIONS: Readonly<ExampleMemoryOptions> = {
   minSimilarity: 0.4,
   minAgreement: 2,
   aloneSimilarity: 0.6,
+  minPrecision: 0.25,
   voteWeight: 0,
   voteNeighbors: 10,
 }
@@ -55,11 +71,26 @@ export function exampleMemoryFor(
   config: ExamplesConfig,
 ): { memory: ExampleMemory; options: ExampleMemoryOptions } | undefined {
   if (!examples || !config.memory || examples.memory.size === 0) return undefined
-  const { neighbors, minSimilarity, minAgreement, aloneSimilarity, voteWeight, voteNeighbors } =
-    config
+  const {
+    neighbors,
+    minSimilarity,
+    minAgreement,
+    aloneSimilarity,
+    minPrecision,
+    voteWeight,
+    voteNeighbors,
+  } = config
   return {
     memory: examples.memory,
-    options: { neighbors, minSimilarity, minAgreement, aloneSimilarity, voteWeight, voteNeighbors },
+    options: {
+      neighbors,
+      minSimilarity,
+      minAgreement,
+      aloneSimilarity,
+      minPrecision,
+      voteWeight,
+      voteNeighbors,
+    },
   }
 }
 
@@ -74,20 +105,35 @@ export interface SetProposal {
   agreeing: number
 }
 
-/** The tool set the nearest examples agree on, or undefined when none is similar enough. */
+type ProposalOptions = Pick<
+  ExampleMemoryOptions,
+  'neighbors' | 'minSimilarity' | 'minAgreement' | 'aloneSimilarity' | 'minPrecision'
+>
+
+/**
+ * The tool set the nearest examples agree on, or undefined when none is similar enough, too few
+ * agree, or the memory failed its self-check in this library (`minPrecision`).
+ */
 export function proposeToolSet(
   memory: ExampleMemory,
   instruction: string,
-  options: Pick<
-    ExampleMemoryOptions,
-    'neighbors' | 'minSimilarity' | 'minAgreement' | 'aloneSimilarity'
-  >,
+  options: ProposalOptions,
 ): SetProposal | undefined {
-  const neighbors = memory.neighbors(instruction, options.neighbors)
+  const proposal = proposeFrom(memory.neighbors(instruction, options.neighbors), options)
+  if (!proposal || options.minPrecision <= 0) return proposal
+  return selfCheckPrecision(memorySelfCheck(memory, options)) >= options.minPrecision
+    ? proposal
+    : undefined
+}
+
+function proposeFrom(
+  neighbors: readonly ExampleNeighbor[],
+  options: ProposalOptions,
+): SetProposal | undefined {
   if (neighbors.length === 0 || neighbors[0].similarity < options.minSimilarity) return undefined
   const sets = new Map<string, SetProposal>()
   for (const { example, similarity } of neighbors) {
-    const key = [...example.tools].sort().join('\u0001')
+    const key = setKey(example.tools)
     const entry = sets.get(key)
     if (entry) {
       entry.support += similarity
@@ -106,6 +152,64 @@ export function proposeToolSet(
   if (!best) return undefined
   const alone = neighbors[0].similarity >= options.aloneSimilarity
   return best.agreeing >= options.minAgreement || alone ? best : undefined
+}
+
+const setKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')
+
+/** Examples the self-check replays at most (evenly spaced over the library's examples). */
+export const SELF_CHECK_EXAMPLES = 200
+
+export interface MemorySelfCheck {
+  /** Replayed examples the memory proposed a tool set for. */
+  proposed: number
+  /** Of those, proposals naming exactly the example's own tools. */
+  right: number
+}
+
+/**
+ * The self-check's share of right answers, add-one smoothed ((right + 1) / (proposed + 2)): with
+ * little evidence it stays near 1/2, so a library with a handful of replayed answers is not
+ * judged on one wrong one.
+ */
+export function selfCheckPrecision(check: MemorySelfCheck): number {
+  return (check.right + 1) / (check.proposed + 2)
+}
+
+const selfChecks = new WeakMap<ExampleMemory, Map<string, MemorySelfCheck>>()
+
+/**
+ * The set proposal replayed on the library's own examples: each (at most SELF_CHECK_EXAMPLES,
+ * evenly spaced) is asked of the memory without itself, and its proposal, if any, is compared
+ * with the example's tools. Deterministic; computed once per memory and options (a memory is
+ * rebuilt on every example write) and cached.
+ */
+export function memorySelfCheck(memory: ExampleMemory, options: ProposalOptions): MemorySelfCheck {
+  const key = [
+    options.neighbors,
+    options.minSimilarity,
+    options.minAgreement,
+    options.aloneSimilarity,
+  ].join('/')
+  let byOptions = selfChecks.get(memory)
+  const cached = byOptions?.get(key)
+  if (cached) return cached
+  const examples = memory.examples
+  const replayed = Math.min(examples.length, SELF_CHECK_EXAMPLES)
+  const check: MemorySelfCheck = { proposed: 0, right: 0 }
+  for (let index = 0; index < replayed; index += 1) {
+    const example = examples[Math.floor((index * examples.length) / replayed)]
+    const neighbors = memory
+      .neighbors(example.instruction, options.neighbors + 1)
+      .filter((neighbor) => neighbor.example !== example)
+      .slice(0, options.neighbors)
+    const proposal = proposeFrom(neighbors, options)
+    if (!proposal) continue
+    check.proposed += 1
+    if (setKey(proposal.tools) === setKey(example.tools)) check.right += 1
+  }
+  if (!byOptions) selfChecks.set(memory, (byOptions = new Map()))
+  byOptions.set(key, check)
+  return check
 }
 
 /** Candidates re-scored by the vote (`score × (1 + weight × vote)`), best first, ties by id. */

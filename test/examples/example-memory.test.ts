@@ -3,8 +3,10 @@ import { ExampleMemory } from '../../src/examples/example-memory.ts'
 import { exampleExpansions } from '../../src/examples/example-expansion.ts'
 import {
   DEFAULT_EXAMPLE_MEMORY_OPTIONS,
+  memorySelfCheck,
   proposeToolSet,
   rescoreByVote,
+  selfCheckPrecision,
 } from '../../src/examples/memory-selection.ts'
 
 const examples = [
@@ -57,6 +59,41 @@ describe('ExampleMemory', () => {
     })
     expect(proposeToolSet(memory, 'convert my pounds', options)).toBeUndefined()
     expect(proposeToolSet(memory, 'play some jazz', options)).toBeUndefined()
+  })
+
+  it('abstains in a library where its answers to its own examples were wrong (CRAFT-like)', () => {
+    // Every tool has one example, as in CRAFT (each tool made from one problem): a request's
+    // closest past request is a near-paraphrase about ANOTHER tool.
+    const problems = [
+      ['find the area of a circle with radius 3', 'geo.circle_area'],
+      ['find the area of a circle with diameter 3', 'geo.circle_area_from_diameter'],
+      ['solve the quadratic equation x^2 - 5x + 6 = 0', 'algebra.solve_quadratic'],
+      ['solve the linear equation 5x + 6 = 0', 'algebra.solve_linear'],
+      ['how many ways to choose 3 books out of 7', 'counting.combinations'],
+      ['how many ways to arrange 3 books out of 7', 'counting.permutations'],
+    ]
+    const single = ExampleMemory.build(
+      problems.map(([instruction, id]) => ({ instruction, tools: [id] })),
+    )
+    const options = DEFAULT_EXAMPLE_MEMORY_OPTIONS
+    const check = memorySelfCheck(single, options)
+    expect(check.proposed).toBeGreaterThanOrEqual(4)
+    expect(check.right).toBe(0)
+    expect(selfCheckPrecision(check)).toBeLessThan(options.minPrecision)
+    const request = 'find the area of a circle with radius 5'
+    expect(proposeToolSet(single, request, { ...options, minPrecision: 0 })).toMatchObject({
+      tools: ['geo.circle_area'],
+    })
+    expect(proposeToolSet(single, request, options)).toBeUndefined()
+
+    // The same wording where past requests repeat their tools: the replay is right, it answers.
+    const repeated = ExampleMemory.build(
+      problems.map(([instruction, id]) => ({ instruction, tools: [id.split('.')[0]] })),
+    )
+    expect(memorySelfCheck(repeated, options)).toMatchObject({ right: check.proposed })
+    expect(proposeToolSet(repeated, request, options)).toMatchObject({ tools: ['geo'] })
+    // One replayed answer, wrong, is too little evidence to silence the memory (add-one smoothing).
+    expect(selfCheckPrecision({ proposed: 1, right: 0 })).toBeGreaterThan(options.minPrecision)
   })
 
   it('re-scores candidates by the vote', () => {

@@ -150,6 +150,43 @@ describe('usage examples over HTTP', () => {
     expect(restarted.json.examples.applied).toBe(true)
   })
 
+  it('abstains where each tool has one example and similar past requests name other tools', async () => {
+    // CRAFT-like: every example is about its own tool, and its closest neighbour about another.
+    const single = [
+      {
+        instruction: 'what is the weather in Oslo right now',
+        tools: ['weather.get_current_weather'],
+      },
+      { instruction: 'what is the weather in Oslo next week', tools: ['weather.get_forecast'] },
+      { instruction: 'send Ann a note about the gig tonight', tools: ['mail.send_email'] },
+      { instruction: 'send Ann a text about the gig tonight', tools: ['sms.send_sms'] },
+      { instruction: 'find flights to Lisbon for Friday', tools: ['travel.search_flights'] },
+      { instruction: 'find a hotel in Lisbon for Friday', tools: ['travel.book_hotel'] },
+    ]
+    const request = 'what is the weather in Oslo this week'
+    const ids = (json: any) => json.tools.map((tool: { id: string }) => tool.id)
+    for (const [minPrecision, applied] of [
+      [undefined, false],
+      [0, true],
+    ] as const) {
+      const { indexDir, toolFile } = await sampleDir()
+      const server = await start(indexDir, {
+        library: { default: toolFile },
+        ...(minPrecision !== undefined && { examples: { minPrecision } }),
+      })
+      const before = await post(`${server.url}/v1/select-tools`, { instruction: request })
+      const added = await post(`${server.url}/v1/libraries/sample/examples`, { examples: single })
+      expect(added.json).toMatchObject({ added: single.length })
+      const after = await post(`${server.url}/v1/select-tools`, { instruction: request })
+      expect(after.json.examples.similarity).toBeGreaterThanOrEqual(0.6)
+      expect(after.json.examples.applied).toBe(applied)
+      // Answering, it is the closest example's tool set.
+      if (applied) expect(ids(after.json)).toEqual(['weather.get_forecast'])
+      // Abstaining, the answer is the one the library gave before it had examples.
+      else expect(ids(after.json)).toEqual(ids(before.json))
+    }
+  })
+
   it('records agent feedback as an example of the default or named library', async () => {
     const { indexDir, toolFile } = await sampleDir()
     const server = await start(indexDir, { library: { default: toolFile } })
