@@ -8,6 +8,7 @@
  * @module
  */
 import type { Tool } from './library/tool.ts'
+import type { ToolLibrary } from './library/tool-library.ts'
 
 // ── Shared ──────────────────────────────────────────────────────────────────────────────────
 
@@ -135,6 +136,11 @@ export interface SelectOptions extends CallOptions {
   instruction?: string
   /** Looks a candidate's tool up in the library. */
   tool?: (id: string) => Tool
+  /**
+   * The library the candidates come from (what `tool` reads), for selectors that keep data
+   * derived from its tools across requests (see library/tool-memo.ts).
+   */
+  library?: ToolLibrary
   /** Return per-candidate features (`Selection.features`). */
   explain?: boolean
   /** Votes of the library's usage examples per tool id (0-1), when it has examples. */

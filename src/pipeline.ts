@@ -14,6 +14,7 @@ import {
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { oneLineDescription } from './library/tool.ts'
+import { ToolMemo } from './library/tool-memo.ts'
 import type {
   CandidateTool,
   Fallback,
@@ -163,6 +164,7 @@ export async function selectTools(
     signal,
     instruction,
     tool: (id) => library.require(id),
+    library,
     explain: options.explain,
     exampleVotes: options.exampleVotes,
   })
@@ -257,10 +259,16 @@ export function toCandidateTools(
   retrieved: ReadonlyArray<{ id: string; score: number }>,
 ): CandidateTool[] {
   return retrieved.map(({ id, score }) => {
-    const tool = library.require(id)
-    return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+    const { name, description } = candidateText.get(library, id)
+    return { id, name, description, score }
   })
 }
+
+/** A candidate's name and one-line description, derived once per tool of a library version. */
+const candidateText = new ToolMemo((tool) => ({
+  name: tool.name,
+  description: oneLineDescription(tool.description),
+}))
 
 function addUsage(total: Usage, usage: Usage | undefined): void {
   if (!usage) return

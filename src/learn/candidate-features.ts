@@ -9,6 +9,8 @@ import { parameterText } from '../retrieve/bm25/bm25-document.ts'
 import { tokenize } from '../retrieve/bm25/tokenize.ts'
 import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
+import type { ToolLibrary } from '../library/tool-library.ts'
+import { ToolMemo } from '../library/tool-memo.ts'
 
 /** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
 export interface ScoredId {
@@ -25,6 +27,11 @@ export interface FeatureInput {
   steps: ReadonlyArray<{ text: string; candidates: readonly ScoredId[] }>
   /** Looks a candidate's tool up (the library). */
   tool: (id: string) => Tool
+  /**
+   * The library `tool` reads, when there is one: its tools' terms are then derived once per
+   * library version (library/tool-memo.ts) instead of from `tool(id)` on every call.
+   */
+  library?: ToolLibrary
   /**
    * Votes of the library's usage examples for each tool (0-1, e.g. the similarity-weighted share
    * of similar past instructions that used it). Absent or missing ids: 0.
@@ -79,17 +86,27 @@ export interface CandidateFeatures {
 interface ToolTerms {
   all: Set<string>
   name: string[]
+  namespace: string | undefined
+}
+
+function deriveToolTerms(tool: Tool): ToolTerms {
+  const text = [tool.name, tool.description, parameterText(tool.parameters), tool.namespace ?? '']
+  return {
+    all: new Set(tokenize(text.join(' '))),
+    name: [...new Set(tokenize(tool.name))],
+    namespace: tool.namespace,
+  }
 }
 
 const termCache = new WeakMap<Tool, ToolTerms>()
+const termMemo = new ToolMemo(deriveToolTerms)
 
-function toolTerms(tool: Tool): ToolTerms {
+/** A candidate's terms: per library version when the input names its library, else per tool object. */
+function toolTerms(input: FeatureInput, id: string): ToolTerms {
+  if (input.library) return termMemo.get(input.library, id)
+  const tool = input.tool(id)
   let terms = termCache.get(tool)
-  if (terms === undefined) {
-    const text = [tool.name, tool.description, parameterText(tool.parameters), tool.namespace ?? '']
-    terms = { all: new Set(tokenize(text.join(' '))), name: [...new Set(tokenize(tool.name))] }
-    termCache.set(tool, terms)
-  }
+  if (terms === undefined) termCache.set(tool, (terms = deriveToolTerms(tool)))
   return terms
 }
 
@@ -174,7 +191,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const strong = (view: ListView) => {
     for (const [id, rank] of view.rank) {
       if (rank >= 3) continue
-      const namespace = input.tool(id).namespace
+      const namespace = toolTerms(input, id).namespace
       if (!namespace) continue
       let set = strongByNamespace.get(namespace)
       if (set === undefined) strongByNamespace.set(namespace, (set = new Set()))
@@ -200,8 +217,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const shortness = Math.max(0, 1 - instructionTerms.length / 30)
 
   return ids.map((id) => {
-    const tool = input.tool(id)
-    const terms = toolTerms(tool)
+    const terms = toolTerms(input, id)
     const wholeRank = whole.rank.get(id)
     const wholeScore = whole.score.get(id) ?? 0
     let stepRel = 0
@@ -236,7 +252,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       stepNameCover = Math.max(stepNameCover, nameCover)
       if (rank === 0) top1NameCover = Math.max(top1NameCover, nameCover)
     }
-    const namespace = tool.namespace
+    const namespace = terms.namespace
     const support = namespace
       ? [...(strongByNamespace.get(namespace) ?? [])].filter((other) => other !== id).length
       : 0

@@ -29,6 +29,11 @@ export class TopK {
     this.#scores = new Float64Array(this.#k)
   }
 
+  /** How many pairs it keeps. */
+  get k(): number {
+    return this.#k
+  }
+
   /** The worst kept score, or -Infinity while fewer than k are kept (a cheap pre-filter). */
   get threshold(): number {
     return this.#size < this.#k ? -Infinity : this.#scores[0]

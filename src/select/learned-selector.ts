@@ -57,6 +57,7 @@ export class LearnedSelector implements Selector {
         candidates: request.candidates,
       })),
       tool,
+      library: options.library,
       exampleVotes: options.exampleVotes,
     })
     const scored = features.map((feature) => ({

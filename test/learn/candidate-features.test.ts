@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Tool } from '../../src/library/tool.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
 import {
   extractCandidateFeatures,
   FEATURE_NAMES,
@@ -73,5 +74,21 @@ describe('extractCandidateFeatures', () => {
       }),
       { numRuns: 10 },
     )
+  })
+
+  it('gives the same values when it reads the terms from the library (once per version)', () => {
+    const lines = SAMPLE_TOOLS.map((tool) => `${JSON.stringify(tool)}\n`).join('')
+    const library = ToolLibrary.fromJsonLines('sample', Buffer.from(lines))
+    for (const instruction of [
+      'What is the weather in Paris, and email the forecast to Ann',
+      'Find the forecast for Berlin and send it by email',
+    ]) {
+      const input = inputFor(instruction, SAMPLE_TOOLS)
+      const expected = extractCandidateFeatures(input)
+      const first = extractCandidateFeatures({ ...input, library })
+      const again = extractCandidateFeatures({ ...input, library })
+      expect(first).toEqual(expected)
+      expect(again).toEqual(expected)
+    }
   })
 })

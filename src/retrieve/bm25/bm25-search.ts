@@ -3,6 +3,12 @@
  *
  * - `searchExhaustive` (term at a time): sums every posting of every query term into per-document
  *   accumulators, then keeps the top k. Cost: the total length of the query terms' postings.
+ * - `searchTermPruned` (term at a time with a cut-off): like `searchExhaustive`, rare terms
+ *   (largest contributions) first; before a long postings list it checks whether the terms left
+ *   can still lift a document it has not seen into the top k (above the k-th best partial score
+ *   so far, which the final k-th score can only exceed). Once they can't, only the documents
+ *   that can still make it are kept and the remaining lists are searched (galloping) for them
+ *   alone. A whole instruction's very common words ("api": 94% of 100k tools) are never walked.
  * - `searchPruned` (document at a time, MaxScore, Turtle & Flood 1995): terms sorted by their
  *   largest possible contribution; the terms whose bounds together can't lift a document above
  *   the current k-th score (or above `minScore`) are "non-essential": documents are enumerated
@@ -128,6 +134,94 @@ export function searchExhaustive(
     if (score > minScore) top.push(doc, score)
     scratch.tool[doc] = 0
     scratch.expansion[doc] = 0
+    seen[doc] = 0
+  }
+  return top.sorted()
+}
+
+/**
+ * A check costs a pass over the documents seen so far; it is made before a list at least this
+ * many times longer, so a failed check costs at most half the walk it could have saved.
+ */
+const CUT_OFF_CHECK_RATIO = 2
+
+/** Term at a time with a cut-off (see the module comment); requires `canPrune(terms)`. */
+export function searchTermPruned(
+  queryTerms: readonly QueryTerm[],
+  expansionWeight: number,
+  scratch: SearchScratch,
+  top: TopK,
+  minScore: number,
+): ScoredPosition[] {
+  const terms = [...queryTerms].sort((a, b) => b.bound - a.bound)
+  const n = terms.length
+  // rest[i]: the most terms i… can add together.
+  const rest = new Float64Array(n + 1)
+  for (let i = n - 1; i >= 0; i -= 1) rest[i] = rest[i + 1] + terms[i].bound
+  const { seen, touched, tool: tools, expansion: expansions } = scratch
+  const sumOf = (doc: number) => tools[doc] + expansionWeight * expansions[doc]
+  let touchedCount = 0
+  // The k-th best partial score at the last check: every later score is at least as high.
+  let kth = Number.NEGATIVE_INFINITY
+  const hopeless = (bound: number): boolean => {
+    const best = (bound + 1) / WEIGHT_SCALE
+    return best <= minScore || best < kth
+  }
+  let cut = n
+  for (let i = 0; i < n; i += 1) {
+    const term = terms[i]
+    if (i > 0 && term.docs.length >= CUT_OFF_CHECK_RATIO * touchedCount) {
+      const partial = new TopK(top.k)
+      for (let at = 0; at < touchedCount; at += 1) {
+        const doc = touched[at]
+        partial.push(doc, finalScore(tools[doc], expansions[doc], expansionWeight))
+      }
+      kth = partial.threshold
+      if (hopeless(rest[i])) {
+        cut = i
+        break
+      }
+    }
+    const sums = term.expansion ? expansions : tools
+    const { docs, weights, count } = term
+    for (let at = 0; at < docs.length; at += 1) {
+      const doc = docs[at]
+      if (seen[doc] === 0) {
+        seen[doc] = 1
+        touched[touchedCount++] = doc
+      }
+      sums[doc] += count * weights[at]
+    }
+  }
+  let candidates = touched.subarray(0, touchedCount)
+  if (cut < n) {
+    // Terms cut… can't bring in a new document: finish the ones that can still make it.
+    const alive: number[] = []
+    for (let at = 0; at < touchedCount; at += 1) {
+      const doc = touched[at]
+      if (!hopeless(sumOf(doc) + rest[cut])) alive.push(doc)
+    }
+    candidates = Int32Array.from(alive).sort()
+    for (let i = cut; i < n; i += 1) {
+      const { docs, weights, count } = terms[i]
+      const sums = terms[i].expansion ? expansions : tools
+      let cursor = 0
+      for (let at = 0; at < candidates.length && cursor < docs.length; at += 1) {
+        const doc = candidates[at]
+        cursor = advance(docs, cursor, doc)
+        if (cursor < docs.length && docs[cursor] === doc) sums[doc] += count * weights[cursor]
+      }
+    }
+  }
+  for (let at = 0; at < candidates.length; at += 1) {
+    const doc = candidates[at]
+    const score = finalScore(tools[doc], expansions[doc], expansionWeight)
+    if (score > minScore) top.push(doc, score)
+  }
+  for (let at = 0; at < touchedCount; at += 1) {
+    const doc = touched[at]
+    tools[doc] = 0
+    expansions[doc] = 0
     seen[doc] = 0
   }
   return top.sorted()

@@ -9,6 +9,7 @@ import {
   SearchScratch,
   searchExhaustive,
   searchPruned,
+  searchTermPruned,
 } from '../../../src/retrieve/bm25/bm25-search.ts'
 import { tokenize } from '../../../src/retrieve/bm25/tokenize.ts'
 import { TopK } from '../../../src/retrieve/top-k.ts'
@@ -33,12 +34,20 @@ function random(seed: number): () => number {
   }
 }
 
-/** Random queries of 1-8 words taken from the tools' own text (common and rare words alike). */
-function randomQueries(tools: readonly Tool[], count: number, next: () => number): string[] {
+/**
+ * Random queries of 1-`maxWords` words taken from the tools' own text (common and rare words
+ * alike).
+ */
+function randomQueries(
+  tools: readonly Tool[],
+  count: number,
+  next: () => number,
+  maxWords = 8,
+): string[] {
   const words = tools.flatMap((tool) => `${tool.name} ${tool.description}`.split(/\s+/))
   return Array.from({ length: count }, () =>
     Array.from(
-      { length: 1 + Math.floor(next() * 8) },
+      { length: 1 + Math.floor(next() * maxWords) },
       () => words[Math.floor(next() * words.length)],
     ).join(' '),
   )
@@ -54,7 +63,10 @@ function randomExpansions(tools: readonly Tool[], next: () => number): Map<strin
   return expansions
 }
 
-/** Checks MaxScore against exhaustive scoring: same ids, same scores, same order. */
+/**
+ * Checks MaxScore and term-at-a-time pruning against exhaustive scoring: same ids, same scores,
+ * same order.
+ */
 function expectPruningExact(
   tools: readonly Tool[],
   queries: readonly string[],
@@ -77,6 +89,10 @@ function expectPruningExact(
     expect(searchPruned(terms, 0.5, top(), minScore), `${query} (k ${k}, > ${minScore})`).toEqual(
       expected,
     )
+    expect(
+      searchTermPruned(terms, 0.5, scratch, top(), minScore),
+      `term at a time: ${query} (k ${k}, > ${minScore})`,
+    ).toEqual(expected)
     expect(retriever.search(query, k, minScore)).toEqual(exhaustive.search(query, k, minScore))
     if (expected.length > 0) pruned += 1
   }
@@ -94,6 +110,19 @@ describe('MaxScore pruning', () => {
       return { ...tool, id: `${tool.id}.${copy}`, description: words.join(' ') }
     })
     expectPruningExact(tools, randomQueries(tools, 300, next), next)
+  })
+
+  it('gives exactly the exhaustive top k on long queries (whole instructions)', () => {
+    const next = random(5)
+    const tools: Tool[] = Array.from({ length: 600 }, (_, copy) => {
+      const tool = SAMPLE_TOOLS[copy % SAMPLE_TOOLS.length]
+      const words = tool.description.split(' ').filter(() => next() < 0.7)
+      // One word in nine tools of ten, like "api" in ToolBench: the cut-off skips its list.
+      const common = next() < 0.9 ? ' service' : ''
+      return { ...tool, id: `${tool.id}.${copy}`, description: `${words.join(' ')}${common}` }
+    })
+    const queries = randomQueries(tools, 200, next, 30).map((query) => `${query} service`)
+    expectPruningExact(tools, queries, next)
   })
 })
 
@@ -131,5 +160,6 @@ describe.skipIf(!hasData(...G3_CORPUS))('BM25 on the ToolBench G3 corpus (needs 
     const library = await tools
     const next = random(11)
     expectPruningExact(library, randomQueries(library, 400, next), next)
+    expectPruningExact(library, randomQueries(library, 100, next, 30), next)
   })
 })
