@@ -5,7 +5,7 @@
  * the rest are the library's usage examples. Prints EM of each method on the dev queries.
  *
  *   npx tsx bench/examples-dev.ts [--data ../shared/data] [--datasets g3,toollens] [--limit N]
- *     [--selector top1|learned] [--weight 0.25]
+ *     [--selector top1|learned] [--weight 0.25] [--variants field|combine]
  *
  * Methods: the pipeline (rule planner → BM25 K=15 → top-1) with the `examples` field at several
  * weights / per-tool caps; the memory alone (tools voted by ≥ half the neighbours' similarity);
@@ -306,6 +306,37 @@ for (const name of values.datasets!.split(',')) {
         )
       }
     }
+    continue
+  }
+  if (values.variants === 'combine') {
+    // How the memory's set answer combines with the pipeline's, at the default thresholds.
+    const indexed = await build(set, { weight: Number(values.weight), perTool: 32 })
+    const names = ['proposal else pipeline', 'proposal ∪ pipeline', 'proposal if it meets pipeline']
+    const hits = names.map(() => 0)
+    for (const query of set.dev) {
+      const result = await selectTools(query.instruction, {
+        library: indexed.library,
+        planner,
+        retriever: indexed.retrievers.get('bm25')!,
+        selector,
+        k: 15,
+      })
+      const pipelineIds = result.tools.map((tool) => tool.id)
+      const found = agreement(indexed, query.instruction)
+      const take = found.top >= 0.4 && (found.count >= 2 || found.top >= 0.6)
+      const proposal = take ? found.tools : undefined
+      const variants = [
+        proposal ?? pipelineIds,
+        proposal ? [...new Set([...proposal, ...pipelineIds])] : pipelineIds,
+        proposal && proposal.some((id) => pipelineIds.includes(id)) ? proposal : pipelineIds,
+      ]
+      variants.forEach((predicted, index) => {
+        if (sameSet(predicted, query.tools)) hits[index] += 1
+      })
+    }
+    names.forEach((name, index) =>
+      console.log(`${name}: EM ${((100 * hits[index]) / set.dev.length).toFixed(1)}`),
+    )
     continue
   }
   const indexed = await build(set, { weight: Number(values.weight), perTool: 32 })

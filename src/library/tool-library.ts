@@ -10,7 +10,9 @@
  * @module
  */
 import { ToolselError } from '../errors.ts'
-import { sha256, toolContentHash, type Tool } from './tool.ts'
+import { createHash } from 'node:crypto'
+import { IdTable } from './id-table.ts'
+import { toolContentHash, type Tool } from './tool.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
@@ -64,6 +66,23 @@ class ToolLines {
   }
 }
 
+/** Id → position; DUPLICATE_TOOL_ID when two tools share an id. */
+function positionsOf(name: string, ids: readonly string[]): Map<string, number> {
+  const positions = new Map<string, number>()
+  for (const [position, id] of ids.entries()) {
+    const previous = positions.get(id)
+    if (previous !== undefined) {
+      throw new ToolselError(
+        'DUPLICATE_TOOL_ID',
+        `Library "${name}": tool id "${id}" appears twice (positions ${previous} and ${position}).`,
+        { details: { library: name, id } },
+      )
+    }
+    positions.set(id, position)
+  }
+  return positions
+}
+
 const ID_PREFIX = Buffer.from('{"id":"')
 
 /**
@@ -90,6 +109,46 @@ function idOfLine(buffer: Buffer, start: number, end: number): string {
 export interface JsonLinesOptions {
   /** The tools' content hash when the caller has verified it (an index's manifest and file hash). */
   contentHash?: string
+  /** Where each line is and the id table, read from an index (trusted to match the buffer). */
+  lineIndex?: ToolLineIndex
+}
+
+/** The lines of a JSON-lines buffer (tool p is bytes starts[p] … ends[p]-1) and its id lookup. */
+export interface ToolLineIndex {
+  starts: Float64Array
+  ends: Float64Array
+  ids: readonly string[]
+  /** `buildIdTable(ids)`. */
+  table: Int32Array
+}
+
+/** Where the non-empty lines of `buffer` start and end (the end excludes the line feed). */
+export function jsonLineSpans(buffer: Buffer): { starts: Float64Array; ends: Float64Array } {
+  let starts: Float64Array = new Float64Array(1024)
+  let ends: Float64Array = new Float64Array(1024)
+  let count = 0
+  let start = 0
+  while (start < buffer.length) {
+    let end = buffer.indexOf(10, start)
+    if (end === -1) end = buffer.length
+    if (end > start) {
+      if (count === starts.length) {
+        starts = grown(starts)
+        ends = grown(ends)
+      }
+      starts[count] = start
+      ends[count] = end
+      count += 1
+    }
+    start = end + 1
+  }
+  return { starts: starts.slice(0, count), ends: ends.slice(0, count) }
+}
+
+function grown(array: Float64Array): Float64Array {
+  const larger = new Float64Array(array.length * 2)
+  larger.set(array)
+  return larger
 }
 
 export class ToolLibrary {
@@ -98,52 +157,42 @@ export class ToolLibrary {
   readonly ids: readonly string[]
   readonly #tools: readonly Tool[] | undefined
   readonly #lines: ToolLines | undefined
-  readonly #positions: Map<string, number>
+  readonly #positions: Map<string, number> | IdTable
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
 
   /** Throws DUPLICATE_TOOL_ID when two tools share an id. */
-  constructor(name: string, tools: readonly Tool[], lines?: ToolLines, lineIds?: string[]) {
+  constructor(
+    name: string,
+    tools: readonly Tool[],
+    lines?: ToolLines,
+    lineIds?: readonly string[],
+    table?: IdTable,
+  ) {
     assertLibraryName(name)
     this.name = name
     this.#tools = lines ? undefined : tools
     this.#lines = lines
     this.ids = lineIds ?? tools.map((tool) => tool.id)
-    this.#positions = new Map()
-    for (const [position, id] of this.ids.entries()) {
-      const previous = this.#positions.get(id)
-      if (previous !== undefined) {
-        throw new ToolselError(
-          'DUPLICATE_TOOL_ID',
-          `Library "${name}": tool id "${id}" appears twice (positions ${previous} and ${position}).`,
-          { details: { library: name, id } },
-        )
-      }
-      this.#positions.set(id, position)
-    }
+    this.#positions = table ?? positionsOf(name, this.ids)
   }
 
   /**
    * A library over JSON lines (one tool per line; an index's `tools.jsonl`) kept as bytes: see
-   * the module comment. Empty lines are skipped.
+   * the module comment. Empty lines are skipped. With `lineIndex` (an index's `tools.idx`, made by
+   * `jsonLineSpans` and `buildIdTable` when it was saved) nothing is scanned or hashed per tool.
    */
   static fromJsonLines(name: string, buffer: Buffer, options: JsonLinesOptions = {}): ToolLibrary {
-    const starts: number[] = []
-    const ends: number[] = []
-    const ids: string[] = []
-    let start = 0
-    while (start < buffer.length) {
-      let end = buffer.indexOf(10, start)
-      if (end === -1) end = buffer.length
-      if (end > start) {
-        starts.push(start)
-        ends.push(end)
-        ids.push(idOfLine(buffer, start, end))
-      }
-      start = end + 1
+    const index = options.lineIndex
+    let library: ToolLibrary
+    if (index) {
+      const lines = new ToolLines(buffer, index.starts, index.ends)
+      library = new ToolLibrary(name, [], lines, index.ids, new IdTable(index.ids, index.table))
+    } else {
+      const { starts, ends } = jsonLineSpans(buffer)
+      const ids = Array.from(starts, (start, line) => idOfLine(buffer, start, ends[line]))
+      library = new ToolLibrary(name, [], new ToolLines(buffer, starts, ends), ids)
     }
-    const lines = new ToolLines(buffer, Float64Array.from(starts), Float64Array.from(ends))
-    const library = new ToolLibrary(name, [], lines, ids)
     library.#contentHash = options.contentHash
     return library
   }
@@ -202,10 +251,18 @@ export class ToolLibrary {
   /** Hash over all tools' content hashes in id order: independent of the order of the input. */
   get contentHash(): string {
     if (this.#contentHash === undefined) {
-      const entries = [...this.toolHashes.entries()].sort(([a], [b]) =>
-        a < b ? -1 : a > b ? 1 : 0,
-      )
-      this.#contentHash = sha256(entries.map(([id, hash]) => `${id}\t${hash}`).join('\n'))
+      const hashes = this.toolHashes
+      // sha256 of the lines `id\thash` joined by `\n`, in id order (UTF-16 code units, which is
+      // what the default sort compares; ids are unique), fed to the hash in slices: a million
+      // tools would make one string of 100 MB.
+      const ids = [...hashes.keys()].sort()
+      const hash = createHash('sha256')
+      const SLICE = 4096
+      for (let start = 0; start < ids.length; start += SLICE) {
+        const lines = ids.slice(start, start + SLICE).map((id) => `${id}\t${hashes.get(id)}`)
+        hash.update(`${start === 0 ? '' : '\n'}${lines.join('\n')}`)
+      }
+      this.#contentHash = hash.digest('hex')
     }
     return this.#contentHash
   }

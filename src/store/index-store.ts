@@ -23,8 +23,10 @@ import {
   INDEX_FORMAT_VERSION,
   IndexManifestSchema,
   MANIFEST_FILE,
+  TOOLS_INDEX_FILE,
   type IndexManifest,
 } from './manifest.ts'
+import { readToolsIndexFile, writeToolsIndexFile } from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 
@@ -62,9 +64,21 @@ export async function saveIndexedLibrary(
       await requirePart(name).kind.save?.(retriever, entry, temporary)
     }
     await saveExamples(indexed, temporary)
+    // The tools file's hash lets a load trust the manifest's content hash without hashing every
+    // tool, and its index spares the load a scan of the file.
+    const toolsFileHash = sha256Bytes(toolLines)
+    await writeToolsIndexFile(
+      join(temporary, TOOLS_INDEX_FILE),
+      indexed.library.ids,
+      toolLines,
+      toolsFileHash,
+    )
     // The manifest goes last: a directory without one is never mistaken for an index.
-    // The tools file's hash lets a load trust the manifest's content hash without hashing every tool.
-    const manifest = { ...indexed.manifest, toolsFileHash: sha256Bytes(toolLines) }
+    const manifest = {
+      ...indexed.manifest,
+      toolsFileHash,
+      toolsIndexFile: TOOLS_INDEX_FILE,
+    }
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     const old = join(indexDir, `.old-${name}-${suffix}`)
     const hadOld = await pathExists(target)
@@ -220,17 +234,33 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
 }
 
 /**
- * The library, kept as its tools file's bytes (see ToolLibrary.fromJsonLines). With the file's
- * hash in the manifest, a matching file vouches for the manifest's content hash; without it (an
- * index saved before the hash was recorded) every tool is hashed as before.
+ * The library, kept as its tools file's bytes (see ToolLibrary.fromJsonLines). The tools index
+ * (`tools.idx`), when the file still is what it was saved as, gives the ids and lines and vouches
+ * for the manifest's content hash. Without it (an index saved before it was written) the file's
+ * sha256 in the manifest does; without that either, or when the file changed, the file is
+ * scanned and every tool hashed.
  */
 async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibrary> {
   const bytes = await readFile(join(dir, manifest.toolsFile))
+  const { toolsFileHash, toolsIndexFile } = manifest
+  const lineIndex =
+    toolsIndexFile !== undefined && toolsFileHash !== undefined
+      ? await readToolsIndexFile(
+          join(dir, toolsIndexFile),
+          bytes,
+          toolsFileHash,
+          rebuildHint(manifest),
+        )
+      : undefined
   const trusted =
-    manifest.toolsFileHash !== undefined && sha256Bytes(bytes) === manifest.toolsFileHash
+    lineIndex !== undefined ||
+    (toolsIndexFile === undefined &&
+      toolsFileHash !== undefined &&
+      sha256Bytes(bytes) === toolsFileHash)
   try {
     return ToolLibrary.fromJsonLines(manifest.library, bytes, {
       ...(trusted && { contentHash: manifest.contentHash }),
+      ...(lineIndex && { lineIndex }),
     })
   } catch (error) {
     if (error instanceof ToolselError) throw error

@@ -53,6 +53,11 @@ export const IndexManifestSchema = z
     toolsFile: z.string(),
     /** sha256 of the tools file's bytes (written on save; absent in older indexes). */
     toolsFileHash: z.string().optional(),
+    /**
+     * Line offsets, ids and id table of the tools file (`tools.idx`, tools-index-file.ts),
+     * written on save; absent in older indexes, whose tools file is scanned at load instead.
+     */
+    toolsIndexFile: z.string().optional(),
     /** The retriever used when a request names none. */
     defaultRetriever: z.string(),
     /** The library's usage examples; absent when it has none. */
@@ -71,6 +76,7 @@ export type IndexManifest = z.infer<typeof IndexManifestSchema>
 
 export const MANIFEST_FILE = 'manifest.json'
 export const TOOLS_FILE = 'tools.jsonl'
+export const TOOLS_INDEX_FILE = 'tools.idx'
 export const BM25_FILE = 'bm25.bin'
 export const EXAMPLES_FILE = 'examples.jsonl'
 export const BM25_EXAMPLES_FILE = 'bm25-examples.bin'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Tool } from '../../src/library/tool.ts'
+import { sha256, toolContentHash, type Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
@@ -70,5 +70,26 @@ describe('ToolLibrary over JSON lines (tools kept as bytes)', () => {
     for (const tool of many) expect(library.get(tool.id)).toEqual(tool)
     expect(library.get('t0')).toEqual(many[0])
     expect(library.get('t4999')).toBe(library.get('t4999'))
+  })
+})
+
+describe('ToolLibrary content hash', () => {
+  it('is sha256 over "id<TAB>tool hash" lines in id order, whatever the order or number of tools', () => {
+    // More tools than one hashing slice (4,096), ids in mixed case, other scripts and surrogate
+    // pairs, shuffled: the value indexes have always recorded.
+    const tools: Tool[] = Array.from({ length: 9000 }, (_, at) => ({
+      id: [`Tool${at}`, `tool${at}`, `é${at}`, `𝒳${at}`, `\uffff${at}`][at % 5],
+      name: `t${at}`,
+      description: `Tool number ${at}.`,
+      parameters: {},
+    })).sort(
+      (a, b) => ((a.name.length * 7 + a.id.length) % 5) - ((b.name.length * 7 + b.id.length) % 5),
+    )
+    const lines = tools
+      .map((tool) => [tool.id, toolContentHash(tool)] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([id, hash]) => `${id}\t${hash}`)
+    expect(new ToolLibrary('many', tools).contentHash).toBe(sha256(lines.join('\n')))
+    expect(new ToolLibrary('empty', []).contentHash).toBe(sha256(''))
   })
 })

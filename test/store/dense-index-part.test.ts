@@ -62,6 +62,7 @@ describe('dense index part', () => {
           'dense.json',
           'embeddings.cache',
           'manifest.json',
+          'tools.idx',
           'tools.jsonl',
         ].sort(),
       )

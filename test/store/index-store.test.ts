@@ -32,7 +32,12 @@ async function saveSample(tools = SAMPLE_TOOLS, name = 'sample') {
 describe('index store', () => {
   it('round-trips a library: same tools, same hash, same retrieval results', async () => {
     const { indexed, dir } = await saveSample()
-    expect((await readdir(dir)).sort()).toEqual(['bm25.bin', 'manifest.json', 'tools.jsonl'])
+    expect((await readdir(dir)).sort()).toEqual([
+      'bm25.bin',
+      'manifest.json',
+      'tools.idx',
+      'tools.jsonl',
+    ])
     const loaded = await loadIndexedLibrary(dir, config)
     expect(loaded.library.tools).toEqual(indexed.library.tools)
     expect(loaded.library.contentHash).toBe(indexed.library.contentHash)

@@ -63,8 +63,54 @@ export function splitIdentifiers(text: string): string {
     .replace(/(\p{Lu})(?=\p{Lu}\p{Ll})/gu, '$1 ')
 }
 
-/** Text → index terms. Deterministic; the same function serves documents and queries. */
+/**
+ * Terms of recently seen space-separated chunks of text. A library repeats its words (a million
+ * tools have a few hundred thousand distinct chunks), so most chunks are analysed once; the
+ * cache is cleared when full. Chunks longer than `MAX_CACHED_CHUNK` are not kept.
+ */
+const chunkCache = new Map<string, readonly string[]>()
+const CHUNK_CACHE_LIMIT = 100_000
+const MAX_CACHED_CHUNK = 100
+
+/**
+ * Text → index terms. Deterministic; the same function serves documents and queries.
+ *
+ * The text is cut at ASCII spaces, tabs and line breaks and each piece is analysed on its own
+ * (memoised): the same terms as analysing the whole text, because every step below looks only
+ * at neighbouring non-space characters (identifier splits, lower-casing, the word split, which
+ * treats those characters as separators anyway). A test compares both on real and random text.
+ */
 export function tokenize(text: string): string[] {
+  const terms: string[] = []
+  const length = text.length
+  let start = 0
+  while (start < length) {
+    let end = start
+    while (end < length && !isAsciiSpace(text.charCodeAt(end))) end += 1
+    if (end > start) {
+      const chunk = start === 0 && end === length ? text : text.slice(start, end)
+      let chunkTerms = chunkCache.get(chunk)
+      if (chunkTerms === undefined) {
+        chunkTerms = tokenizeText(chunk)
+        if (chunk.length <= MAX_CACHED_CHUNK) {
+          if (chunkCache.size >= CHUNK_CACHE_LIMIT) chunkCache.clear()
+          chunkCache.set(chunk, chunkTerms)
+        }
+      }
+      for (const term of chunkTerms) terms.push(term)
+    }
+    start = end + 1
+  }
+  return terms
+}
+
+/** Space, tab, line feed, vertical tab, form feed, carriage return. */
+function isAsciiSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13)
+}
+
+/** `tokenize` without the chunk cache: the whole text at once (the reference the tests use). */
+export function tokenizeText(text: string): string[] {
   const words = splitIdentifiers(text)
     .toLowerCase()
     .replace(/[\u2018\u2019]/g, "'")
@@ -74,7 +120,7 @@ export function tokenize(text: string): string[] {
   for (const raw of words) {
     // Chinese, Japanese, Korean, Thai…: no spaces between words (see segment-words.ts).
     if (NO_SPACE_SCRIPT.test(raw)) {
-      terms.push(...segmentWords(raw, tokenize))
+      terms.push(...segmentWords(raw, tokenizeText))
       continue
     }
     const word = trimQuotes(raw)

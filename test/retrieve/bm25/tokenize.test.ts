@@ -1,5 +1,6 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { splitIdentifiers, tokenize } from '../../../src/retrieve/bm25/tokenize.ts'
+import { splitIdentifiers, tokenize, tokenizeText } from '../../../src/retrieve/bm25/tokenize.ts'
 
 describe('tokenize', () => {
   it('splits camelCase, PascalCase runs, snake_case, kebab-case and dotted names', () => {
@@ -28,5 +29,70 @@ describe('tokenize', () => {
   it('returns nothing for punctuation and stop words only', () => {
     expect(tokenize('... and the, of!')).toEqual([])
     expect(tokenize('')).toEqual([])
+  })
+})
+
+describe('tokenize (memoised per space-separated chunk)', () => {
+  it('gives the terms of analysing the whole text at once, on every demo tool', async () => {
+    const { importToolsFromPath } = await import('../../../src/library/importers/index.ts')
+    const demo = fileURLToPath(new URL('../../../src/library/demo/servers', import.meta.url))
+    const { tools } = await importToolsFromPath(demo)
+    expect(tools.length).toBeGreaterThan(50)
+    for (const tool of tools) {
+      const text = `${tool.name} ${tool.description} ${JSON.stringify(tool.parameters)}`
+      // Twice: the second call answers from the cache.
+      expect(tokenize(text)).toEqual(tokenizeText(text))
+      expect(tokenize(text)).toEqual(tokenizeText(text))
+    }
+  })
+
+  it('gives the terms of analysing the whole text at once, on random mixed-script text', () => {
+    // Pieces chosen to stress what could depend on context: case changes, Greek final sigma,
+    // apostrophes, scripts without spaces, combining marks, zero-width and other Unicode spaces.
+    const pieces = [
+      'getWeather',
+      'HTTPServer',
+      'ΟΔΟΣ',
+      'Σ',
+      'σ',
+      "don't",
+      "'",
+      "Paris's",
+      '天气预报',
+      '查询',
+      'get_weather',
+      'สวัสดี',
+      'e\u0301',
+      '\u00a0',
+      '\u2003',
+      '\ufeff',
+      '\u200b',
+      ' ',
+      '\t',
+      '\n',
+      'v2',
+      '3D',
+      'ÉCOLE',
+      'İstanbul',
+      '-',
+      '.',
+      'the',
+      'a',
+      'ﬁle',
+      'straße',
+      'ǅ',
+      '\u2019s',
+    ]
+    let seed = 12345
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    for (let round = 0; round < 3000; round += 1) {
+      const count = 1 + Math.floor(random() * 12)
+      let text = ''
+      for (let at = 0; at < count; at += 1) text += pieces[Math.floor(random() * pieces.length)]
+      expect(tokenize(text), JSON.stringify(text)).toEqual(tokenizeText(text))
+    }
   })
 })

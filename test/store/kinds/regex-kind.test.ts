@@ -69,7 +69,12 @@ describe('regex retriever kind', () => {
     expect([...indexed.retrievers.keys()]).toEqual(['bm25', 'regex'])
     expect(indexed.manifest.defaultRetriever).toBe('regex')
     const dir = await saveIndexedLibrary(await mkdtemp(join(tmpdir(), 'toolsel-regex-')), indexed)
-    expect((await readdir(dir)).sort()).toEqual(['bm25.bin', 'manifest.json', 'tools.jsonl'])
+    expect((await readdir(dir)).sort()).toEqual([
+      'bm25.bin',
+      'manifest.json',
+      'tools.idx',
+      'tools.jsonl',
+    ])
     const loaded = await loadIndexedLibrary(dir, config)
     const query = { k: 5 }
     expect(await requireRetriever(loaded).retrieve('^send_', query)).toEqual(
