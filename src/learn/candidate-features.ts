@@ -81,6 +81,8 @@ export interface CandidateFeatures {
   id: string
   /** Values in FEATURE_NAMES order. */
   values: number[]
+  /** The tool's namespace (the learned count's set coherence reads it). */
+  namespace?: string
 }
 
 interface ToolTerms {
@@ -290,6 +292,6 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       top1 > 0 ? shortness : 0,
       top1NameCover * shortness,
     ]
-    return { id, values }
+    return { id, values, ...(namespace !== undefined && { namespace }) }
   })
 }

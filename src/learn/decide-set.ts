@@ -90,3 +90,32 @@ export function decideSet(
   }
   return chosen
 }
+
+/**
+ * Gives each chosen tool to one request that retrieved it, one tool per request: (tool, request)
+ * pairs are taken best rank first, clauses before the whole instruction (`wholeIndex`, -1 when
+ * there is none). Returns each request's tool (null: none); a chosen tool no free request
+ * retrieved is left out.
+ */
+export function placeTools(
+  chosen: readonly string[],
+  lists: ReadonlyArray<readonly string[]>,
+  wholeIndex: number,
+): Array<string | null> {
+  const pairs: Array<{ id: string; index: number; key: number }> = []
+  for (const id of chosen) {
+    lists.forEach((list, index) => {
+      const rank = list.indexOf(id)
+      if (rank >= 0) pairs.push({ id, index, key: rank + (index === wholeIndex ? 1000 : 0) })
+    })
+  }
+  pairs.sort((a, b) => a.key - b.key || a.index - b.index)
+  const placed = new Set<string>()
+  const out: Array<string | null> = lists.map(() => null)
+  for (const { id, index } of pairs) {
+    if (placed.has(id) || out[index] !== null) continue
+    out[index] = id
+    placed.add(id)
+  }
+  return out
+}

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import { FEATURE_NAMES } from './candidate-features.ts'
+import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { readTextFile } from '../read-text-file.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
@@ -24,22 +25,36 @@ const SplitMetricsSchema = z.object({
   exactMatch: z.number(),
 })
 
+const LogisticSchema = z.object({
+  mean: z.array(z.number()),
+  scale: z.array(z.number()),
+  weights: z.array(z.number()),
+  bias: z.number(),
+})
+
 const LearnedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
   formatVersion: z.literal(MODEL_FORMAT_VERSION),
   features: z.array(z.string()),
-  model: z.object({
-    mean: z.array(z.number()),
-    scale: z.array(z.number()),
-    weights: z.array(z.number()),
-    bias: z.number(),
-  }),
+  model: LogisticSchema,
   rule: z.object({
     threshold: z.number().min(0).max(1),
     floor: z.number().min(0).max(1),
     extra: z.number().int().min(0).max(8),
     stepFloor: z.number().min(0).max(1).optional(),
   }),
+  /** The learned count (count-model.ts); absent in models trained before it: the rule alone. */
+  count: z
+    .object({
+      features: z.array(z.string()),
+      atLeast: z
+        .array(LogisticSchema)
+        .min(1)
+        .max(MAX_COUNT - 1),
+      threshold: z.number().min(0).max(1),
+      extendThreshold: z.number().min(0).max(1).optional(),
+    })
+    .optional(),
   /** Candidates retrieved per list (whole instruction and each clause). */
   k: z.number().int().positive(),
   dataCard: z.object({
@@ -87,6 +102,17 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${FEATURE_NAMES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+    )
+  }
+  const count = model.count
+  if (
+    count !== undefined &&
+    (count.features.join(',') !== COUNT_FEATURE_NAMES.join(',') ||
+      count.atLeast.some((atLeast) => atLeast.weights.length !== COUNT_FEATURE_NAMES.length))
+  ) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has a count model over [${count.features.join(', ')}], this version computes [${COUNT_FEATURE_NAMES.join(', ')}]. Retrain it with \`toolsel train\`.`,
     )
   }
   return model

@@ -8,7 +8,15 @@
 import type { Tool } from '../library/tool.ts'
 import type { Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { FEATURE_NAMES } from './candidate-features.ts'
-import { decideSet, type DecisionRule } from './decide-set.ts'
+import { decideSet, placeTools, type DecisionRule, type ScoredCandidate } from './decide-set.ts'
+import {
+  COUNT_FEATURE_NAMES,
+  countFeatures,
+  decideTools,
+  MAX_COUNT,
+  type CountModel,
+  type DecisionInput,
+} from './count-model.ts'
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
 import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
 import type { TrainingCase } from './training-data.ts'
@@ -210,9 +218,26 @@ export function trainLearnedModel(
       splits.reduce((sum, split) => sum + split.exactMatch, 0) / Math.max(1, splits.length)
     if (mean > best.mean) best = { rule, mean }
   }
-  const splits = evaluate(best.rule).map((split) => ({
-    ...split,
-    exactMatch: Math.round(split.exactMatch * 10_000) / 100,
+  const count = trainCount(sets, model, best.rule, seed)
+  options.onProgress?.(
+    count === undefined
+      ? 'count model: no threshold beat the rule alone on the held-out fold; not used'
+      : `count model: threshold ${count.threshold}, extend threshold ${count.extendThreshold ?? 'none'}`,
+  )
+  const splits = held.map(({ name, queries }) => ({
+    name,
+    queries: queries.length,
+    exactMatch:
+      queries.length === 0
+        ? 0
+        : Math.round(
+            (queries.reduce(
+              (sum, { query, scored }) => sum + placedMatch(query, scored, best.rule, count),
+              0,
+            ) /
+              queries.length) *
+              10_000,
+          ) / 100,
   }))
   const round = (value: number) => Math.round(value * 1e6) / 1e6
   return {
@@ -226,6 +251,17 @@ export function trainLearnedModel(
       bias: round(model.bias),
     },
     rule: best.rule,
+    ...(count && {
+      count: {
+        ...count,
+        atLeast: count.atLeast.map((atLeast) => ({
+          mean: atLeast.mean.map(round),
+          scale: atLeast.scale.map(round),
+          weights: atLeast.weights.map(round),
+          bias: round(atLeast.bias),
+        })),
+      },
+    }),
     k,
     dataCard: {
       trainedAt: new Date(0).toISOString(),
@@ -234,7 +270,7 @@ export function trainLearnedModel(
       notes,
       rows: rows.length,
       heldOut: {
-        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model was fitted on the other folds and the decision rule chosen on this one; exact match % per set`,
+        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule and the count threshold chosen on this one; exact match % per set (the selector's tools, placed one per request)`,
         splits,
       },
     },
@@ -243,4 +279,130 @@ export function trainLearnedModel(
 
 function score(model: LogisticModel, query: QueryRows) {
   return query.ids.map((id, index) => ({ id, p: predictProbability(model, query.x[index]) }))
+}
+
+function decisionInput(query: QueryRows, scored: ScoredCandidate[]): DecisionInput {
+  const namespaces = new Map(query.ids.map((id, index) => [id, query.namespaces[index]]))
+  return {
+    namespaceOf: (id) => namespaces.get(id) ?? undefined,
+    scored,
+    values: new Map(query.ids.map((id, index) => [id, query.x[index]])),
+    clauses: query.lists.slice(0, query.steps),
+    stepTops: query.stepTops,
+    lists: query.lists,
+    wholeIndex: query.lists.length > query.steps ? query.steps : -1,
+  }
+}
+
+/** Exact match of the selector's placed tools for one query. */
+function placedMatch(
+  query: QueryRows,
+  scored: ScoredCandidate[],
+  rule: DecisionRule,
+  count: CountModel | undefined,
+): number {
+  const placed = decideTools(decisionInput(query, scored), rule, count)
+  return exactMatch(
+    placed.filter((id): id is string => id !== null),
+    query.gold,
+  )
+}
+
+/** "At least k" probabilities that raise the count (to cut to, and to extend to); chosen on the held-out fold. */
+const COUNT_THRESHOLDS = [0.3, 0.4, 0.5, 0.6, 0.7]
+
+/**
+ * Fits the count model on the training folds' multi-clause queries whose top-|gold| candidates,
+ * placed, are exactly the gold set, and picks its threshold on the held-out fold; undefined when
+ * no threshold beats the rule alone there.
+ */
+function trainCount(
+  sets: ReadonlyArray<{ name: string; queries: QueryRows[] }>,
+  model: LogisticModel,
+  rule: DecisionRule,
+  seed: number,
+): CountModel | undefined {
+  const rows: number[][] = []
+  const labels: number[] = []
+  const weights: number[] = []
+  const scoredOf = new Map<QueryRows, ScoredCandidate[]>()
+  for (const set of sets) {
+    for (const query of set.queries) scoredOf.set(query, score(model, query))
+    const train = set.queries.filter((query) => {
+      if (foldOf(query.id, seed) === 0 || query.steps < 2) return false
+      const top = [...scoredOf.get(query)!]
+        .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+        .slice(0, query.gold.length)
+        .map(({ id }) => id)
+      const placed = placeTools(
+        top,
+        query.lists,
+        query.steps < query.lists.length ? query.steps : -1,
+      )
+      return (
+        exactMatch(
+          placed.filter((id): id is string => id !== null),
+          query.gold,
+        ) === 1
+      )
+    })
+    const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
+    const weight = (10_000 * share) / Math.max(1, train.length)
+    for (const query of train) {
+      const scored = scoredOf.get(query)!
+      const input = decisionInput(query, scored)
+      const ruleChosen = decideSet(scored, query.steps, rule, query.stepTops)
+      rows.push(
+        countFeatures({
+          scored,
+          values: input.values,
+          clauses: input.clauses,
+          actionClauses: query.stepTops.filter((tops) => tops.length > 0).length,
+          ruleCount: placeTools(ruleChosen, query.lists, input.wholeIndex).filter(
+            (id) => id !== null,
+          ).length,
+        }),
+      )
+      labels.push(Math.min(MAX_COUNT, query.gold.length))
+      weights.push(weight)
+    }
+  }
+  if (rows.length === 0) return undefined
+  const atLeast = [2, 3, 4].map((k) =>
+    fitLogistic(
+      rows,
+      labels.map((label) => (label >= k ? 1 : 0)),
+      { l2: 1, rowWeights: weights },
+    ),
+  )
+  const heldMean = (count: CountModel | undefined) => {
+    const means = sets
+      .map((set) => set.queries.filter((query) => foldOf(query.id, seed) === 0))
+      .filter((queries) => queries.length > 0)
+      .map(
+        (queries) =>
+          queries.reduce(
+            (sum, query) => sum + placedMatch(query, scoredOf.get(query)!, rule, count),
+            0,
+          ) / queries.length,
+      )
+    return means.reduce((sum, mean) => sum + mean, 0) / Math.max(1, means.length)
+  }
+  let best: { count: CountModel | undefined; mean: number } = {
+    count: undefined,
+    mean: heldMean(undefined),
+  }
+  for (const threshold of COUNT_THRESHOLDS) {
+    for (const extendThreshold of [undefined, ...COUNT_THRESHOLDS]) {
+      const count: CountModel = {
+        features: [...COUNT_FEATURE_NAMES],
+        atLeast,
+        threshold,
+        ...(extendThreshold !== undefined && { extendThreshold }),
+      }
+      const mean = heldMean(count)
+      if (mean > best.mean) best = { count, mean }
+    }
+  }
+  return best.count
 }

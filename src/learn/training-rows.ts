@@ -19,7 +19,14 @@ export interface QueryRows {
   steps: number
   /** Each clause's `stepFloorCandidates` (for the decision rule's `stepFloor`). */
   stepTops: string[][]
+  /**
+   * The candidate ids of every request the selector sees, best first: each clause's, then the
+   * whole instruction's when the pipeline adds it (unless the plan is the instruction itself).
+   */
+  lists: string[][]
   ids: string[]
+  /** Each candidate's namespace (null: none). */
+  namespaces: Array<string | null>
   /** Feature vectors, one per candidate. */
   x: number[][]
 }
@@ -47,9 +54,10 @@ export function queryRows(
   return cases.map((trainingCase) => {
     const clauses = planner.split(trainingCase.instruction)
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))
+    const whole = search(trainingCase.instruction)
     const features = extractCandidateFeatures({
       instruction: trainingCase.instruction,
-      whole: search(trainingCase.instruction),
+      whole,
       steps,
       tool: (id) => byId.get(id)!,
     })
@@ -58,7 +66,12 @@ export function queryRows(
       gold: trainingCase.gold,
       steps: clauses.length,
       stepTops: steps.map((step) => stepFloorCandidates(step.text, step.candidates)),
+      lists: [
+        ...steps.map((step) => step.candidates),
+        ...(clauses.length === 1 && clauses[0] === trainingCase.instruction.trim() ? [] : [whole]),
+      ].map((list) => list.map((candidate) => candidate.id)),
       ids: features.map((feature) => feature.id),
+      namespaces: features.map((feature) => feature.namespace ?? null),
       x: features.map((feature) => feature.values),
     }
   })

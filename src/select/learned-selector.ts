@@ -11,7 +11,8 @@
  */
 import type { Tool } from '../library/tool.ts'
 import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-features.ts'
-import { decideSet, stepFloorCandidates } from '../learn/decide-set.ts'
+import { stepFloorCandidates } from '../learn/decide-set.ts'
+import { decideTools } from '../learn/count-model.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
@@ -65,32 +66,26 @@ export class LearnedSelector implements Selector {
       p: predictProbability(this.model.model, feature.values),
     }))
     const probability = new Map(scored.map(({ id, p }) => [id, p]))
-    const chosen = decideSet(
-      scored,
-      Math.max(1, clauses.length),
+    const values = new Map(features.map((feature) => [feature.id, feature.values]))
+    const namespaces = new Map(features.map((feature) => [feature.id, feature.namespace]))
+    const placed = decideTools(
+      {
+        scored,
+        values,
+        clauses: clauses.map((request) => request.candidates.map((candidate) => candidate.id)),
+        stepTops: clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
+        lists: requests.map((request) => request.candidates.map((candidate) => candidate.id)),
+        wholeIndex,
+        namespaceOf: (id) => namespaces.get(id),
+      },
       this.model.rule,
-      clauses.map((request) => stepFloorCandidates(request.step, request.candidates)),
+      this.model.count,
     )
-
-    // Each chosen tool goes to one step that retrieved it, one tool per step: (tool, step) pairs
-    // are taken best rank first, clauses before the whole instruction.
-    const selections: Selection[] = requests.map(() => ({ toolId: null }))
-    const pairs: Array<{ id: string; index: number; key: number }> = []
-    for (const id of chosen) {
-      requests.forEach((request, index) => {
-        const rank = request.candidates.findIndex((candidate) => candidate.id === id)
-        if (rank >= 0) pairs.push({ id, index, key: rank + (index === wholeIndex ? 1000 : 0) })
-      })
-    }
-    pairs.sort((a, b) => a.key - b.key || a.index - b.index)
-    const placed = new Set<string>()
-    for (const { id, index } of pairs) {
-      if (placed.has(id) || selections[index].toolId !== null) continue
-      selections[index] = { toolId: id, score: probability.get(id) }
-      placed.add(id)
-    }
+    // Each chosen tool went to one request that retrieved it, one tool per request.
+    const selections: Selection[] = placed.map((toolId) =>
+      toolId === null ? { toolId: null } : { toolId, score: probability.get(toolId) },
+    )
     if (options.explain) {
-      const values = new Map(features.map((feature) => [feature.id, feature.values]))
       requests.forEach((request, index) => {
         const explained: Record<string, Record<string, number>> = {}
         for (const candidate of request.candidates) {

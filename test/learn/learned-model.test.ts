@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
+import { COUNT_FEATURE_NAMES } from '../../src/learn/count-model.ts'
 import {
   DEFAULT_MODEL_PATH,
   loadDefaultModel,
@@ -13,6 +14,7 @@ describe('the shipped learned model', () => {
     expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(50_000)
     const model = loadDefaultModel()
     expect(model.features).toEqual([...FEATURE_NAMES])
+    expect(model.count?.features).toEqual([...COUNT_FEATURE_NAMES])
     expect(model.dataCard.trainedOn.map((entry) => entry.split(' ')[0])).toEqual([
       'toolplanner-g3',
       'toolplanner-g3-single',
@@ -42,5 +44,13 @@ describe('the shipped learned model', () => {
     expect(() => parseLearnedModel(JSON.stringify(stale), 'old.json')).toThrow(
       /trained on features \[whole_rel\].*Retrain it with `toolsel train`/,
     )
+    const count = loadDefaultModel().count!
+    const staleCount = { ...loadDefaultModel(), count: { ...count, features: ['clauses'] } }
+    expect(() => parseLearnedModel(JSON.stringify(staleCount), 'old.json')).toThrow(
+      /count model over \[clauses\].*Retrain it with `toolsel train`/,
+    )
+    // A model from before the count model still loads: the rule decides alone.
+    const { count: _count, ...withoutCount } = loadDefaultModel()
+    expect(parseLearnedModel(JSON.stringify(withoutCount), 'old.json').count).toBeUndefined()
   })
 })
