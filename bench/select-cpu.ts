@@ -1,0 +1,86 @@
+/**
+ * CPU per `selectTools` call on a library loaded from its saved index, the way `toolsel serve`
+ * holds it (tools kept as one buffer, parsed on demand): builds the library as bench/perf.ts
+ * does, saves and reloads it, then runs the 535 benchmark instructions `--passes` times after
+ * one warm-up pass. Prints CPU per call (process CPU time, which a busy machine inflates less
+ * than wall time), wall p50/p99, and a digest of every step, candidate, score and feature
+ * (`explain`), so two versions of the code can be checked for identical answers.
+ *
+ *   node --import tsx bench/select-cpu.ts [--size 10000] [--passes 3] [--selector learned|top1]
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { defaultConfig } from '../src/config/schema.ts'
+import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { selectTools } from '../src/pipeline.ts'
+import { RulePlanner } from '../src/plan/rule-planner.ts'
+import { LearnedSelector } from '../src/select/learned-selector.ts'
+import { Top1Selector } from '../src/select/top1-selector.ts'
+import { loadIndexedLibrary } from '../src/store/index-store.ts'
+import { measureInProcess } from './perf/in-process.ts'
+import { summarize } from './perf/measure.ts'
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '10000' },
+    passes: { type: 'string', default: '3' },
+    selector: { type: 'string', default: 'learned' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+  },
+})
+const size = Number(values.size)
+const passes = Number(values.passes)
+if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes < 1) {
+  throw new Error('--size takes a positive number of tools, --passes a positive whole number.')
+}
+if (values.selector !== 'learned' && values.selector !== 'top1') {
+  throw new Error(`--selector "${values.selector}": use learned or top1.`)
+}
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))
+try {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(values.data, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  const config = defaultConfig()
+  const indexed = await loadIndexedLibrary(join(work, built.library), config)
+  const options = {
+    library: indexed.library,
+    planner: new RulePlanner(),
+    retriever: indexed.retrievers.get('bm25')!,
+    selector:
+      values.selector === 'top1' ? new Top1Selector() : new LearnedSelector(loadDefaultModel()),
+    k: config.retrieve.k,
+  }
+  const digest = createHash('sha256')
+  for (const instruction of instructions) {
+    const result = await selectTools(instruction, { ...options, explain: true })
+    digest.update(`${JSON.stringify(result.steps)}\n`)
+  }
+  const samples: number[] = []
+  const cpuBefore = process.cpuUsage()
+  for (let pass = 0; pass < passes; pass += 1) {
+    for (const instruction of instructions) {
+      const started = performance.now()
+      await selectTools(instruction, options)
+      samples.push(performance.now() - started)
+    }
+  }
+  const cpu = process.cpuUsage(cpuBefore)
+  const wall = summarize(samples)
+  const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
+  process.stdout.write(
+    `${size} tools, selector ${values.selector}, ${samples.length} calls: ` +
+      `CPU ${((cpu.user + cpu.system) / 1000 / samples.length).toFixed(3)} ms per call, ` +
+      `wall p50 ${wall.p50.toFixed(3)} / p99 ${wall.p99.toFixed(3)} ms; ` +
+      `answers digest ${digest.digest('hex').slice(0, 16)}; load average ${load}\n`,
+  )
+} finally {
+  await rm(work, { recursive: true, force: true })
+}
