@@ -1,0 +1,178 @@
+/**
+ * Where the CPU of `POST /v1/select-tools` goes: builds a library the way bench/perf.ts does,
+ * serves it with `toolsel serve` under `node --cpu-prof`, loads it with wrk (16 connections,
+ * the benchmark instructions in rotation, `includeSchemas: true`), and prints the server's CPU
+ * per request (from /proc, not the profile) and each stage's share of the profiled CPU.
+ *
+ *   node --import tsx bench/request-profile.ts [--size 10000] [--duration 10] [--data DIR]
+ *   TOOLSEL_SELECTOR=top1 node --import tsx bench/request-profile.ts   # another selector
+ *
+ * Needs wrk (Debian package). A sample is charged to the innermost frame that matches a stage
+ * below, so "middleware" is the middleware's own work, not the handler it awaits.
+ * @module
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { measureInProcess } from './perf/in-process.ts'
+import { runWrk } from './perf/wrk-load.ts'
+
+interface CallFrame {
+  functionName: string
+  url: string
+}
+
+interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: CallFrame; children?: number[] }>
+  startTime: number
+  samples: number[]
+  timeDeltas: number[]
+}
+
+/** Stages, most specific first: a sample goes to the first one its innermost matching frame fits. */
+const STAGES: Array<[string, (frame: CallFrame) => boolean]> = [
+  ['BM25 search (postings)', ({ url }) => /bm25-search|top-k/.test(url)],
+  ['tokenising queries', ({ url }) => /tokenize|query-expansion|segment-words|porter2/.test(url)],
+  ['rule planner', ({ url }) => /\/plan\//.test(url)],
+  ['learned features and model', ({ url }) => /\/learn\/|learned-selector/.test(url)],
+  ['candidate lookup', ({ url }) => /tool-memo|tool-library/.test(url)],
+  [
+    'pipeline and service (rest)',
+    ({ url }) => /pipeline\.|toolsel-service|resolve-request|components\./.test(url),
+  ],
+  [
+    'response JSON',
+    ({ functionName, url }) => functionName === 'json' && /hono.*context/.test(url),
+  ],
+  ['socket writes', ({ functionName }) => /^writev/.test(functionName)],
+  ['request validation (zod)', ({ url }) => /zod|validator|server\/validate/.test(url)],
+  [
+    'middleware (log, metrics, auth, host, timeout, limits)',
+    ({ url }) =>
+      /server\/middleware|server\/auth|server\/metrics|prom-client|abort_controller|server\/app\./.test(
+        url,
+      ),
+  ],
+  ['garbage collection', ({ functionName }) => functionName === '(garbage collector)'],
+]
+const REST = 'HTTP server, hono (rest)'
+
+function stageShares(profile: CpuProfile, fromMicros: number): Map<string, number> {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id)
+  const stageOf = new Map<number, string>()
+  const stage = (id: number): string => {
+    let found = stageOf.get(id)
+    if (found === undefined) {
+      const frame = nodes.get(id)!.callFrame
+      const match = STAGES.find(([, test]) => test(frame))
+      const up = parent.get(id)
+      found = match ? match[0] : up === undefined ? REST : stage(up)
+      stageOf.set(id, found)
+    }
+    return found
+  }
+  const totals = new Map<string, number>()
+  let time = profile.startTime
+  for (let at = 0; at < profile.samples.length; at += 1) {
+    time += profile.timeDeltas[at]
+    const id = profile.samples[at]
+    if (time < fromMicros || nodes.get(id)!.callFrame.functionName === '(idle)') continue
+    const micros = profile.timeDeltas[at + 1] ?? 0
+    const name = stage(id)
+    totals.set(name, (totals.get(name) ?? 0) + micros)
+  }
+  return totals
+}
+
+function cpuMillis(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  })
+}
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+  },
+})
+const size = Number(values.size)
+const seconds = Number(values.duration)
+if (!Number.isInteger(size) || size < 1 || !(seconds > 0)) {
+  throw new Error('--size takes a positive whole number of tools, --duration seconds (> 0).')
+}
+if (spawnSync('wrk', ['--version']).error) throw new Error('Install wrk (apt-get install wrk).')
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-profile-'))
+try {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(values.data, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  const profiles = join(work, 'profiles')
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const server = spawn(
+    process.execPath,
+    [
+      '--cpu-prof',
+      `--cpu-prof-dir=${profiles}`,
+      'bin/toolsel.mjs',
+      'serve',
+      ...['--host', '127.0.0.1', '--port', String(port), '--library', built.library],
+      ...['--index-dir', work, '--log-level', 'warn'],
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TOOLSEL_LIBRARY: '' } },
+  )
+  const url = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    )
+    if (ready) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const bodies = instructions.map((instruction) =>
+    JSON.stringify({ instruction, includeSchemas: true }),
+  )
+  const load = { url: `${url}/v1/select-tools`, bodies, connections: 16, scriptDir: work }
+  await runWrk({ ...load, durationSeconds: 2 }) // JIT and per-library caches
+  const cpuBefore = await cpuMillis(server.pid!)
+  const measuredFrom = performance.timeOrigin + performance.now()
+  const result = await runWrk({ ...load, durationSeconds: seconds })
+  const cpu = (await cpuMillis(server.pid!)) - cpuBefore
+  server.kill('SIGTERM')
+  await new Promise((resolve) => server.once('exit', resolve))
+  const [file] = (await readdir(profiles)).filter((name) => name.endsWith('.cpuprofile'))
+  const profile = JSON.parse(await readFile(join(profiles, file), 'utf8')) as CpuProfile
+  // The profile's clock is microseconds since some origin; align on its last sample.
+  const endMicros = profile.startTime + profile.timeDeltas.reduce((sum, delta) => sum + delta, 0)
+  const windowMicros = (performance.timeOrigin + performance.now() - measuredFrom) * 1000
+  const shares = stageShares(profile, endMicros - windowMicros)
+  const total = [...shares.values()].reduce((sum, micros) => sum + micros, 0)
+  const selector = process.env.TOOLSEL_SELECTOR ?? 'default'
+  const lines = [
+    `${size} tools, selector ${selector}, ${result.requests} requests in ${seconds} s ` +
+      `(${result.requestsPerSecond.toFixed(0)} req/s, non-2xx ${result.non2xx}), ` +
+      `server CPU ${(cpu / result.requests).toFixed(3)} ms per request, ` +
+      `load average ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`,
+    '',
+    '| stage | share of server CPU |',
+    '| --- | ---: |',
+    ...[...shares]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, micros]) => `| ${name} | ${((100 * micros) / total).toFixed(1)}% |`),
+  ]
+  process.stdout.write(`${lines.join('\n')}\n`)
+} finally {
+  await rm(work, { recursive: true, force: true })
+}
