@@ -210,6 +210,21 @@ export interface DecisionInput {
   namespaceOf: (id: string) => string | undefined
 }
 
+/** The count features of a decision whose rule chose `ruleChosen` (trainer and selector alike). */
+export function decisionCountFeatures(
+  input: DecisionInput,
+  ruleChosen: readonly string[],
+): number[] {
+  return countFeatures({
+    scored: input.scored,
+    values: input.values,
+    clauses: input.clauses,
+    actionClauses: input.stepTops.filter((tops) => tops.length > 0).length,
+    ruleCount: placeTools(ruleChosen, input.lists, input.wholeIndex).filter((id) => id !== null)
+      .length,
+  })
+}
+
 /**
  * The whole decision: the rule's set, corrected by the learned count when the plan has several
  * clauses, placed one tool per request. Returns each request's tool (null: none).
@@ -222,16 +237,7 @@ export function decideTools(
   const clauses = Math.max(1, input.clauses.length)
   let chosen = decideSet(input.scored, clauses, rule, input.stepTops)
   if (count !== undefined && clauses > 1) {
-    const ruleCount = placeTools(chosen, input.lists, input.wholeIndex).filter(
-      (id) => id !== null,
-    ).length
-    const features = countFeatures({
-      scored: input.scored,
-      values: input.values,
-      clauses: input.clauses,
-      actionClauses: input.stepTops.filter((tops) => tops.length > 0).length,
-      ruleCount,
-    })
+    const features = decisionCountFeatures(input, chosen)
     chosen = applyCount(chosen, predictCount(count, features, clauses))
     // The extension takes no candidate below the least probability the rule itself accepts for
     // a clause's own candidate.

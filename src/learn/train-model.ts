@@ -11,8 +11,8 @@ import { FEATURE_NAMES } from './candidate-features.ts'
 import { decideSet, placeTools, type DecisionRule, type ScoredCandidate } from './decide-set.ts'
 import {
   COUNT_FEATURE_NAMES,
-  countFeatures,
   decideTools,
+  decisionCountFeatures,
   MAX_COUNT,
   type CountModel,
   type DecisionInput,
@@ -290,8 +290,13 @@ function decisionInput(query: QueryRows, scored: ScoredCandidate[]): DecisionInp
     clauses: query.lists.slice(0, query.steps),
     stepTops: query.stepTops,
     lists: query.lists,
-    wholeIndex: query.lists.length > query.steps ? query.steps : -1,
+    wholeIndex: wholeIndexOf(query),
   }
+}
+
+/** Where the whole instruction's list is in `query.lists` (after the clauses), -1 when absent. */
+function wholeIndexOf(query: QueryRows): number {
+  return query.lists.length > query.steps ? query.steps : -1
 }
 
 /** Exact match of the selector's placed tools for one query. */
@@ -334,11 +339,7 @@ function trainCount(
         .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
         .slice(0, query.gold.length)
         .map(({ id }) => id)
-      const placed = placeTools(
-        top,
-        query.lists,
-        query.steps < query.lists.length ? query.steps : -1,
-      )
+      const placed = placeTools(top, query.lists, wholeIndexOf(query))
       return (
         exactMatch(
           placed.filter((id): id is string => id !== null),
@@ -350,19 +351,8 @@ function trainCount(
     const weight = (10_000 * share) / Math.max(1, train.length)
     for (const query of train) {
       const scored = scoredOf.get(query)!
-      const input = decisionInput(query, scored)
       const ruleChosen = decideSet(scored, query.steps, rule, query.stepTops)
-      rows.push(
-        countFeatures({
-          scored,
-          values: input.values,
-          clauses: input.clauses,
-          actionClauses: query.stepTops.filter((tops) => tops.length > 0).length,
-          ruleCount: placeTools(ruleChosen, query.lists, input.wholeIndex).filter(
-            (id) => id !== null,
-          ).length,
-        }),
-      )
+      rows.push(decisionCountFeatures(decisionInput(query, scored), ruleChosen))
       labels.push(Math.min(MAX_COUNT, query.gold.length))
       weights.push(weight)
     }
