@@ -241,17 +241,18 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
  * scanned and every tool hashed.
  */
 async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibrary> {
-  const bytes = await readFile(join(dir, manifest.toolsFile))
+  const bytesRead = readFile(join(dir, manifest.toolsFile))
   const { toolsFileHash, toolsIndexFile } = manifest
   const lineIndex =
     toolsIndexFile !== undefined && toolsFileHash !== undefined
       ? await readToolsIndexFile(
           join(dir, toolsIndexFile),
-          bytes,
+          bytesRead,
           toolsFileHash,
           rebuildHint(manifest),
         )
       : undefined
+  const bytes = await bytesRead
   const trusted =
     lineIndex !== undefined ||
     (toolsIndexFile === undefined &&
