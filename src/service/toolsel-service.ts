@@ -103,7 +103,7 @@ export class ToolselService {
   readonly config: Config
   readonly logger: Logger
   readonly components: Components
-  readonly libraries = new LibraryRegistry()
+  readonly libraries: LibraryRegistry
   #ready = false
   readonly #writes = new Map<string, Promise<unknown>>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
@@ -114,6 +114,12 @@ export class ToolselService {
     this.config = config
     this.logger = logger
     this.components = components
+    // A replaced library's tools file stays open while a request or an upload's build may
+    // still read the old version.
+    const { requestTimeoutMs, buildTimeoutMs } = config.server
+    this.libraries = new LibraryRegistry({
+      releaseGraceMs: Math.max(requestTimeoutMs, buildTimeoutMs) + 60_000,
+    })
   }
 
   get ready(): boolean {
