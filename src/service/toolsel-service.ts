@@ -134,13 +134,9 @@ export class ToolselService {
 
   /**
    * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
-   * default components; the service is ready after it, and after `options.waitFor` (other
-   * start-up work, such as loading the MCP tokenizer).
+   * default components; the service is ready after it.
    */
-  async start(
-    preloaded?: IndexedLibrary[],
-    options: { waitFor?: Promise<unknown>[] } = {},
-  ): Promise<void> {
+  async start(preloaded?: IndexedLibrary[]): Promise<void> {
     const loaded =
       preloaded ??
       (await loadStartupLibraries(this.config, this.logger, (failed) =>
@@ -151,7 +147,6 @@ export class ToolselService {
     this.components.planner()
     this.components.selector()
     await this.components.ready()
-    await Promise.all(options.waitFor ?? [])
     this.#ready = true
   }
 
