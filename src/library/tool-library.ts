@@ -13,7 +13,7 @@
  */
 import { ToolselError } from '../errors.ts'
 import { createHash } from 'node:crypto'
-import { IdTable } from './id-table.ts'
+import { idArray, IdTable, type IdList } from './id-table.ts'
 import { toolContentHash, type Tool } from './tool.ts'
 import { ToolsFile } from './tools-file.ts'
 
@@ -41,7 +41,7 @@ class ToolLines {
   readonly #source: Buffer | ToolsFile
   readonly #starts: Float64Array
   readonly #ends: Float64Array
-  readonly #ids: readonly string[]
+  readonly #ids: IdList
   readonly #library: string
   readonly #cache = new Map<number, Tool>()
 
@@ -49,7 +49,7 @@ class ToolLines {
     source: Buffer | ToolsFile,
     starts: Float64Array,
     ends: Float64Array,
-    ids: readonly string[],
+    ids: IdList,
     library: string,
   ) {
     this.#source = source
@@ -92,7 +92,7 @@ class ToolLines {
   /** Every tool as fresh objects, not cached (whole-library walks): one read of the file. */
   all(): Tool[] {
     const bytes = this.bytes()
-    return this.#ids.map((_, position) =>
+    return Array.from({ length: this.#ids.length }, (_, position) =>
       this.#parse(position, bytes.toString('utf8', this.#starts[position], this.#ends[position])),
     )
   }
@@ -108,12 +108,13 @@ class ToolLines {
     } catch {
       tool = undefined
     }
-    if (typeof tool !== 'object' || tool === null || (tool as Tool).id !== this.#ids[position]) {
+    const id = this.#ids.at(position)
+    if (typeof tool !== 'object' || tool === null || (tool as Tool).id !== id) {
       const where = this.file ? `the tools file ${this.file.path}` : 'its tools'
       throw new ToolselError(
         'INDEX_CORRUPT',
-        `Library "${this.#library}": line ${position + 1} of ${where} is not a valid tool "${this.#ids[position]}" (damaged or changed since the index was saved). Rebuild the index with: toolsel index <file> --name ${this.#library}.`,
-        { details: { library: this.#library, id: this.#ids[position], line: position + 1 } },
+        `Library "${this.#library}": line ${position + 1} of ${where} is not a valid tool "${id}" (damaged or changed since the index was saved). Rebuild the index with: toolsel index <file> --name ${this.#library}.`,
+        { details: { library: this.#library, id, line: position + 1 } },
       )
     }
     return tool as Tool
@@ -171,7 +172,7 @@ export interface JsonLinesOptions {
 export interface ToolLineIndex {
   starts: Float64Array
   ends: Float64Array
-  ids: readonly string[]
+  ids: IdList
   /** `buildIdTable(ids)`. */
   table: Int32Array
 }
@@ -207,8 +208,9 @@ function grown(array: Float64Array): Float64Array {
 
 export class ToolLibrary {
   readonly name: string
-  /** Tool ids by position. */
-  readonly ids: readonly string[]
+  /** Tool ids by position (see `ids`). */
+  readonly idList: IdList
+  #ids: readonly string[] | undefined
   readonly #tools: readonly Tool[] | undefined
   readonly #lines: ToolLines | undefined
   readonly #positions: Map<string, number> | IdTable
@@ -220,14 +222,14 @@ export class ToolLibrary {
     name: string,
     tools: readonly Tool[],
     lines?: ToolLines,
-    lineIds?: readonly string[],
+    lineIds?: IdList,
     table?: IdTable,
   ) {
     assertLibraryName(name)
     this.name = name
     this.#tools = lines ? undefined : tools
     this.#lines = lines
-    this.ids = lineIds ?? tools.map((tool) => tool.id)
+    this.idList = lineIds ?? tools.map((tool) => tool.id)
     this.#positions = table ?? positionsOf(name, this.ids)
   }
 
@@ -281,8 +283,17 @@ export class ToolLibrary {
     this.#lines?.file?.release(graceMs)
   }
 
+  /**
+   * Tool ids by position, as an array: made on first use from `idList` when that holds an index's
+   * ids as bytes (whole-library work; a request uses `idList`, `has` and `get`).
+   */
+  get ids(): readonly string[] {
+    this.#ids ??= idArray(this.idList)
+    return this.#ids
+  }
+
   get size(): number {
-    return this.ids.length
+    return this.idList.length
   }
 
   /**

@@ -20,7 +20,8 @@
  */
 import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
-import { buildIdTable } from '../library/id-table.ts'
+import { buildIdTable, type IdList } from '../library/id-table.ts'
+import { PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
 import { bytesOf, readSectionFile, writeSectionFile, type SectionFileKind } from './section-file.ts'
@@ -109,14 +110,18 @@ export async function readToolsIndexFile(
   const starts = file.view('starts', Float64Array, tools)
   const ends = file.view('ends', Float64Array, tools)
   const table = file.view('table', Int32Array, tableSize)
-  let ids: unknown
-  try {
-    ids = decodeIds(file.bytes('ids'))
-  } catch {
-    throw corrupt('has unreadable ids')
+  // Ids without JSON escapes (most) stay bytes, decoded one at a time when needed.
+  const bytes = file.bytes('ids')
+  let ids: unknown = PackedIds.of(bytes, tools)
+  if (ids === undefined) {
+    try {
+      ids = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'))
+    } catch {
+      throw corrupt('has unreadable ids')
+    }
+    if (!Array.isArray(ids) || ids.length !== tools || !ids.every((id) => typeof id === 'string'))
+      throw corrupt('has ids of the wrong kind or number')
   }
-  if (!Array.isArray(ids) || ids.length !== tools || !ids.every((id) => typeof id === 'string'))
-    throw corrupt('has ids of the wrong kind or number')
   let previousEnd = 0
   for (let position = 0; position < tools; position += 1) {
     if (!(starts[position] >= previousEnd && ends[position] > starts[position]))
@@ -126,18 +131,5 @@ export async function readToolsIndexFile(
   if (previousEnd > toolsFileBytes) throw corrupt('has lines past the end of the tools file')
   for (let slot = 0; slot < tableSize; slot += 1)
     if (!(table[slot] >= -1 && table[slot] < tools)) throw corrupt('has an invalid id table')
-  return { starts, ends, ids: ids as string[], table }
-}
-
-/**
- * The ids section (a JSON array of strings). Without a backslash in it no id has an escape, so
- * no id holds a `"` and the array is its text split at `","`: a million ids in a fifth of
- * `JSON.parse`'s time, as slices of one string instead of a million copies. ASCII (most ids) is
- * decoded as latin1, the same text without the UTF-8 decoder's cost.
- */
-function decodeIds(bytes: Buffer): unknown {
-  const text = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8')
-  if (bytes.indexOf(0x5c) !== -1 || !text.startsWith('["') || !text.endsWith('"]'))
-    return JSON.parse(text)
-  return text.slice(2, -2).split('","')
+  return { starts, ends, ids: ids as IdList, table }
 }

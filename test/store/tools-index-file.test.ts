@@ -7,6 +7,7 @@ import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.t
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { openToolsFileCount } from '../../src/library/tools-file.ts'
+import { PackedIds } from '../../src/library/packed-ids.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
 import {
   buildIndexedLibrary,
@@ -56,6 +57,34 @@ describe('id table', () => {
     }
   })
 
+  it('packed ids decode each id of a JSON array, and refuse anything else', () => {
+    for (const ids of [
+      TOOLS.map((t) => t.id),
+      ['a"', '\\', '\\"', '"\\', 'tab\tnew\nline', '\u2028', 'é"天'],
+      [],
+      [''],
+      ['a'],
+      ['météo.prévision', '天气.预报', 'x y', ''],
+      TOOLS.map((t) => t.id).filter((id) => !/["\\]/.test(id)),
+    ]) {
+      const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+      expect(packed.length).toBe(ids.length)
+      expect(Array.from({ length: ids.length }, (_, at) => packed.at(at))).toEqual(ids)
+      expect(packed.at(-1)).toBeUndefined()
+      expect(packed.at(ids.length)).toBeUndefined()
+    }
+    for (const [text, count] of [
+      ['["a","b"]', 3],
+      ['["a","b"]', 1],
+      ['["a", "b"]', 2],
+      ['["a""b"]', 2],
+      ['{"a":"b"}', 1],
+      ['["a"', 1],
+      ['', 0],
+    ] as const)
+      expect(PackedIds.of(Buffer.from(text), count), text).toBeUndefined()
+  })
+
   it('reports the first repeated id', () => {
     expect(buildIdTable(['a', 'b', 'a', 'b'])).toEqual({ duplicate: 2 })
   })
@@ -80,7 +109,7 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     expect(hits.length).toBeGreaterThan(0)
   })
 
-  it('decodes ids with and without JSON escapes (split fast path) to those of a scan', async () => {
+  it('decodes ids with and without JSON escapes to those of a scan', async () => {
     const plain = TOOLS.filter((tool) => !/["\\]/.test(tool.id))
     expect(plain.length).toBe(TOOLS.length - 1)
     for (const tools of [TOOLS, plain, [{ ...TOOLS[0], id: '' }, ...plain.slice(1, 3)]]) {

@@ -8,6 +8,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
+import { idArray, type IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
@@ -83,7 +84,7 @@ export class Bm25Retriever implements Retriever {
   readonly settings: Bm25Settings
   readonly queryOptions: Bm25QueryOptions
   /** Tool ids by document position. */
-  readonly #ids: readonly string[]
+  readonly #ids: IdList
   readonly #index: Bm25Postings
   /** The expansion index (usage examples' instructions per tool), same document order. */
   readonly #expansion: Bm25Postings | undefined
@@ -92,7 +93,7 @@ export class Bm25Retriever implements Retriever {
   readonly #prune: boolean
 
   private constructor(
-    ids: readonly string[],
+    ids: IdList,
     index: Bm25Postings,
     settings: Bm25Settings,
     queryOptions: Bm25QueryOptions,
@@ -167,7 +168,7 @@ export class Bm25Retriever implements Retriever {
    * (the manifest checks that). `ids`: the tool ids in the postings' document order.
    */
   static fromPostings(
-    ids: readonly string[],
+    ids: IdList,
     index: Bm25Postings,
     settings: Bm25Settings,
     expansion?: Bm25Postings,
@@ -232,7 +233,7 @@ export class Bm25Retriever implements Retriever {
 
   /** Tool ids by document position. */
   get ids(): readonly string[] {
-    return this.#ids
+    return idArray(this.#ids)
   }
 
   get size(): number {
@@ -257,7 +258,7 @@ export class Bm25Retriever implements Retriever {
     if (words.length > MAX_QUERY_TERMS) words.length = MAX_QUERY_TERMS
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
-    const top = new TopK(k, (a, b) => ids[a] > ids[b])
+    const top = new TopK(k, (a, b) => ids.at(a)! > ids.at(b)!)
     let postings = 0
     for (const term of terms) postings += term.docs.length
     const prune = this.#prune && canPrune(terms)
@@ -267,7 +268,7 @@ export class Bm25Retriever implements Retriever {
         : prune && postings >= PRUNE_FROM_POSTINGS
           ? searchPruned(terms, expansionWeight, top, minScore)
           : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
-    return hits.map(({ position, score }) => ({ id: ids[position], score }))
+    return hits.map(({ position, score }) => ({ id: ids.at(position)!, score }))
   }
 }
 
