@@ -27,6 +27,12 @@ export interface RegistryChangeOptions {
 
 export interface LibraryRegistryOptions {
   /**
+   * Work a library version needs before it serves requests, run in `set` before the swap (every
+   * version passes through it: start-up, uploads, new usage examples, other workers' changes),
+   * so that no request pays for it: the service runs its example memory's self-check there.
+   */
+  prepare?: (indexed: IndexedLibrary) => void
+  /**
    * How long a replaced or deleted library version keeps its tools file open (requests and
    * builds that took it before the change may still read tools from it), in ms. Default 11
    * minutes: the default upload build time limit and a minute more.
@@ -37,9 +43,11 @@ export interface LibraryRegistryOptions {
 export class LibraryRegistry {
   readonly #libraries = new Map<string, IndexedLibrary>()
   readonly #listeners: LibraryChangeListener[] = []
+  readonly #prepare: ((indexed: IndexedLibrary) => void) | undefined
   readonly #releaseGraceMs: number
 
   constructor(options: LibraryRegistryOptions = {}) {
+    this.#prepare = options.prepare
     this.#releaseGraceMs = options.releaseGraceMs ?? 660_000
   }
 
@@ -67,6 +75,7 @@ export class LibraryRegistry {
   }
 
   set(indexed: IndexedLibrary, options: RegistryChangeOptions = {}): void {
+    this.#prepare?.(indexed)
     const previous = this.#libraries.get(indexed.library.name)
     this.#libraries.set(indexed.library.name, indexed)
     // A new version of the examples alone keeps the library (and its open tools file).

@@ -20,6 +20,7 @@ import type { Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import { prepareExampleMemory } from '../examples/memory-selection.ts'
 import {
   deleteIndex,
   importLibrary,
@@ -114,10 +115,13 @@ export class ToolselService {
     this.config = config
     this.logger = logger
     this.components = components
-    // A replaced library's tools file stays open while a request or an upload's build may
-    // still read the old version.
+    // The example memory's self-check (examples/memory-selection.ts) runs when a library version
+    // is installed, not on the first request that reads it (110-280 ms at ToolLens scale). A
+    // replaced version's tools file stays open while a request or an upload's build may still
+    // read the old version.
     const { requestTimeoutMs, buildTimeoutMs } = config.server
     this.libraries = new LibraryRegistry({
+      prepare: (indexed) => prepareExampleMemory(indexed.examples, config.examples),
       releaseGraceMs: Math.max(requestTimeoutMs, buildTimeoutMs) + 60_000,
     })
   }
