@@ -4,11 +4,12 @@
  * the benchmark instructions in rotation, `includeSchemas: true`), and prints the server's CPU
  * per request (from /proc, not the profile) and each stage's share of the profiled CPU.
  *
- *   node --import tsx bench/request-profile.ts [--size 10000] [--duration 10] [--data DIR]
+ *   node --import tsx bench/request-profile.ts [--size 10000] [--duration 10] [--data DIR] [--top N]
  *   TOOLSEL_SELECTOR=top1 node --import tsx bench/request-profile.ts   # another selector
  *
  * Needs wrk (Debian package). A sample is charged to the innermost frame that matches a stage
- * below, so "middleware" is the middleware's own work, not the handler it awaits.
+ * below, so "middleware" is the middleware's own work, not the handler it awaits. `--top N` also
+ * lists the N functions with the most self time.
  * @module
  */
 import { spawn, spawnSync } from 'node:child_process'
@@ -22,6 +23,7 @@ import { runWrk } from './perf/wrk-load.ts'
 interface CallFrame {
   functionName: string
   url: string
+  lineNumber?: number
 }
 
 interface CpuProfile {
@@ -89,6 +91,22 @@ function stageShares(profile: CpuProfile, fromMicros: number): Map<string, numbe
   return totals
 }
 
+/** Self time of each function (name, file, line) in the window, most first. */
+function selfTimes(profile: CpuProfile, fromMicros: number): Array<[string, number]> {
+  const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]))
+  const totals = new Map<string, number>()
+  let time = profile.startTime
+  for (let at = 0; at < profile.samples.length; at += 1) {
+    time += profile.timeDeltas[at]
+    const frame = frames.get(profile.samples[at])!
+    if (time < fromMicros || frame.functionName === '(idle)') continue
+    const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)
+    const key = `${frame.functionName || '(anonymous)'} ${file}:${(frame.lineNumber ?? 0) + 1}`
+    totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[at + 1] ?? 0))
+  }
+  return [...totals].sort((a, b) => b[1] - a[1])
+}
+
 function cpuMillis(pid: number): Promise<number> {
   return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
@@ -101,9 +119,11 @@ const { values } = parseArgs({
     size: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '10' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    top: { type: 'string', default: '0' },
   },
 })
 const size = Number(values.size)
+const top = Number(values.top)
 const seconds = Number(values.duration)
 if (!Number.isInteger(size) || size < 1 || !(seconds > 0)) {
   throw new Error('--size takes a positive whole number of tools, --duration seconds (> 0).')
@@ -171,6 +191,16 @@ try {
     ...[...shares]
       .sort((a, b) => b[1] - a[1])
       .map(([name, micros]) => `| ${name} | ${((100 * micros) / total).toFixed(1)}% |`),
+    ...(top > 0
+      ? [
+          '',
+          '| function (self time) | share of server CPU |',
+          '| --- | ---: |',
+          ...selfTimes(profile, endMicros - windowMicros)
+            .slice(0, top)
+            .map(([name, micros]) => `| ${name} | ${((100 * micros) / total).toFixed(1)}% |`),
+        ]
+      : []),
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
 } finally {

@@ -94,6 +94,20 @@ export function exampleMemoryFor(
   }
 }
 
+/**
+ * Runs the memory's self-check for these settings ahead of requests (it is cached per memory),
+ * so the first request after an example write doesn't pay for it. A no-op without examples, with
+ * `memory: false` or with `minPrecision: 0`.
+ */
+export function prepareExampleMemory(
+  examples: LibraryExamples | undefined,
+  config: ExamplesConfig,
+): void {
+  const resolved = exampleMemoryFor(examples, config)
+  if (resolved && resolved.options.minPrecision > 0)
+    memorySelfCheck(resolved.memory, resolved.options)
+}
+
 export interface SetProposal {
   /** The proposed tool ids, in the order of the example that named them. */
   tools: readonly string[]
@@ -184,14 +198,7 @@ const selfChecks = new WeakMap<ExampleMemory, Map<string, MemorySelfCheck>>()
  * rebuilt on every example write) and cached.
  */
 export function memorySelfCheck(memory: ExampleMemory, options: ProposalOptions): MemorySelfCheck {
-  const key = [
-    options.neighbors,
-    options.minSimilarity,
-    options.minAgreement,
-    options.aloneSimilarity,
-  ].join('/')
-  let byOptions = selfChecks.get(memory)
-  const cached = byOptions?.get(key)
+  const cached = cachedSelfCheck(memory, options)
   if (cached) return cached
   const examples = memory.examples
   const replayed = Math.min(examples.length, SELF_CHECK_EXAMPLES)
@@ -207,10 +214,24 @@ export function memorySelfCheck(memory: ExampleMemory, options: ProposalOptions)
     check.proposed += 1
     if (setKey(proposal.tools) === setKey(example.tools)) check.right += 1
   }
+  let byOptions = selfChecks.get(memory)
   if (!byOptions) selfChecks.set(memory, (byOptions = new Map()))
-  byOptions.set(key, check)
+  byOptions.set(selfCheckKey(options), check)
   return check
 }
+
+/** The self-check already computed for this memory and settings, if any (computes nothing). */
+export function cachedSelfCheck(
+  memory: ExampleMemory,
+  options: ProposalOptions,
+): MemorySelfCheck | undefined {
+  return selfChecks.get(memory)?.get(selfCheckKey(options))
+}
+
+const selfCheckKey = (options: ProposalOptions) =>
+  [options.neighbors, options.minSimilarity, options.minAgreement, options.aloneSimilarity].join(
+    '/',
+  )
 
 /** Candidates re-scored by the vote (`score × (1 + weight × vote)`), best first, ties by id. */
 export function rescoreByVote<T extends { id: string; score: number }>(

@@ -6,7 +6,7 @@
  * @module
  */
 import { parameterText } from '../retrieve/bm25/bm25-document.ts'
-import { tokenize } from '../retrieve/bm25/tokenize.ts'
+import { tokenize, tokenizeQuery } from '../retrieve/bm25/tokenize.ts'
 import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
@@ -130,10 +130,10 @@ function coverage(terms: readonly string[], inside: ReadonlySet<string>): number
   return hit / terms.length
 }
 
-/** Rank of every id in a list, and the list's first two scores. */
+/** Rank of every id in a list (its first place), and the list's first two scores. */
 interface ListView {
   rank: Map<string, number>
-  score: Map<string, number>
+  candidates: readonly ScoredId[]
   top: number
   second: number
   terms: number
@@ -142,16 +142,13 @@ interface ListView {
 /** `terms`: the text's distinct terms (tokenised once by the caller). */
 function viewOf(candidates: readonly ScoredId[], terms: number): ListView {
   const rank = new Map<string, number>()
-  const score = new Map<string, number>()
-  candidates.forEach((candidate, index) => {
-    if (!rank.has(candidate.id)) {
-      rank.set(candidate.id, index)
-      score.set(candidate.id, candidate.score)
-    }
-  })
+  for (let index = 0; index < candidates.length; index += 1) {
+    const id = candidates[index].id
+    if (!rank.has(id)) rank.set(id, index)
+  }
   return {
     rank,
-    score,
+    candidates,
     top: candidates[0]?.score ?? 0,
     second: candidates[1]?.score ?? 0,
     terms: Math.max(1, terms),
@@ -171,21 +168,38 @@ const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|o
 
 /** Features of every distinct candidate of the instruction (whole list first, then steps). */
 export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
-  const instructionSet = new Set(tokenize(input.instruction))
+  const instructionSet = new Set(tokenizeQuery(input.instruction))
   const instructionTerms = [...instructionSet]
+  const instructionPosition = new Map(instructionTerms.map((term, position) => [term, position]))
   const whole = viewOf(input.whole, instructionSet.size)
   const steps = input.steps.map((step) => {
     const text = step.text.trim()
-    const termSet = new Set(tokenize(step.text))
+    const termSet = new Set(tokenizeQuery(step.text))
+    const terms = [...termSet]
     return {
       view: viewOf(step.candidates, termSet.size),
-      terms: [...termSet],
+      terms,
+      // Where each term is among the instruction's (-1: not there): its hit is then read from
+      // the candidate's instruction hits instead of looked up again.
+      positions: terms.map((term) => instructionPosition.get(term) ?? -1),
       termSet,
       action: startsWithAction(text) ? 1 : 0,
       question: text.endsWith('?') ? 1 : 0,
       context: CONTEXT_OPENER.test(text) ? 1 : 0,
     }
   })
+  // Per candidate: which instruction terms its text holds (reused for every candidate).
+  const hits = new Uint8Array(instructionTerms.length)
+  const stepCoverage = (step: (typeof steps)[number], all: ReadonlySet<string>): number => {
+    const { terms, positions } = step
+    if (terms.length === 0) return 0
+    let hit = 0
+    for (let at = 0; at < terms.length; at += 1) {
+      const position = positions[at]
+      if (position >= 0 ? hits[position] === 1 : all.has(terms[at])) hit += 1
+    }
+    return hit / terms.length
+  }
 
   const ids: string[] = []
   const seen = new Set<string>()
@@ -242,8 +256,14 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
 
   return ids.map((id) => {
     const terms = toolTerms(input, id)
+    let instructionHits = 0
+    for (let position = 0; position < instructionTerms.length; position += 1) {
+      const hit = terms.all.has(instructionTerms[position]) ? 1 : 0
+      hits[position] = hit
+      instructionHits += hit
+    }
     const wholeRank = whole.rank.get(id)
-    const wholeScore = whole.score.get(id) ?? 0
+    const wholeScore = wholeRank === undefined ? 0 : whole.candidates[wholeRank].score
     let stepRel = 0
     let stepRrank = 0
     let stepNorm = 0
@@ -264,21 +284,22 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
         bestStep = step
       }
       if (rank === 0 && step.action === 1) top1OfAction = 1
-      const score = step.view.score.get(id) ?? 0
+      const score = step.view.candidates[rank].score
       if (step.view.top > 0) stepRel = Math.max(stepRel, score / step.view.top)
       stepRrank = Math.max(stepRrank, 1 / (1 + rank))
       stepNorm = Math.max(stepNorm, score / step.view.terms)
       stepAbs = Math.max(stepAbs, score)
       if (rank === 0) top1 += 1
       stepGap = Math.max(stepGap, gapOf(step.view, rank, score))
-      coverStep = Math.max(coverStep, coverage(step.terms, terms.all))
+      coverStep = Math.max(coverStep, stepCoverage(step, terms.all))
       const nameCover = coverage(terms.name, step.termSet)
       stepNameCover = Math.max(stepNameCover, nameCover)
       if (rank === 0) top1NameCover = Math.max(top1NameCover, nameCover)
     }
     const namespace = terms.namespace
-    const support = namespace
-      ? [...(strongByNamespace.get(namespace) ?? [])].filter((other) => other !== id).length
+    const strongOfNamespace = namespace ? strongByNamespace.get(namespace) : undefined
+    const support = strongOfNamespace
+      ? strongOfNamespace.size - (strongOfNamespace.has(id) ? 1 : 0)
       : 0
     const values = [
       wholeRank === undefined || whole.top <= 0 ? 0 : wholeScore / whole.top,
@@ -294,7 +315,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       top1 > 0 ? 1 : 0,
       stepGap,
       Math.log1p(stepAbs),
-      coverage(instructionTerms, terms.all),
+      instructionTerms.length === 0 ? 0 : instructionHits / instructionTerms.length,
       coverStep,
       coverage(terms.name, instructionSet),
       Math.min(support, NAMESPACE_CAP) / NAMESPACE_CAP,

@@ -25,9 +25,23 @@ export interface RegistryChangeOptions {
   replicated?: boolean
 }
 
+export interface LibraryRegistryOptions {
+  /**
+   * Work a library version needs before it serves requests, run in `set` before the swap (every
+   * version passes through it: start-up, uploads, new usage examples, other workers' changes),
+   * so that no request pays for it: the service runs its example memory's self-check there.
+   */
+  prepare?: (indexed: IndexedLibrary) => void
+}
+
 export class LibraryRegistry {
   readonly #libraries = new Map<string, IndexedLibrary>()
   readonly #listeners: LibraryChangeListener[] = []
+  readonly #prepare: ((indexed: IndexedLibrary) => void) | undefined
+
+  constructor(options: LibraryRegistryOptions = {}) {
+    this.#prepare = options.prepare
+  }
 
   onChange(listener: LibraryChangeListener): void {
     this.#listeners.push(listener)
@@ -53,6 +67,7 @@ export class LibraryRegistry {
   }
 
   set(indexed: IndexedLibrary, options: RegistryChangeOptions = {}): void {
+    this.#prepare?.(indexed)
     this.#libraries.set(indexed.library.name, indexed)
     if (!options.replicated)
       for (const listener of this.#listeners) listener(indexed.library.name, indexed)

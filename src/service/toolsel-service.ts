@@ -20,6 +20,7 @@ import type { Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import { prepareExampleMemory } from '../examples/memory-selection.ts'
 import {
   deleteIndex,
   importLibrary,
@@ -103,7 +104,7 @@ export class ToolselService {
   readonly config: Config
   readonly logger: Logger
   readonly components: Components
-  readonly libraries = new LibraryRegistry()
+  readonly libraries: LibraryRegistry
   #ready = false
   readonly #writes = new Map<string, Promise<unknown>>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
@@ -114,6 +115,11 @@ export class ToolselService {
     this.config = config
     this.logger = logger
     this.components = components
+    // The example memory's self-check (examples/memory-selection.ts) runs when a library version
+    // is installed, not on the first request that reads it (110-280 ms at ToolLens scale).
+    this.libraries = new LibraryRegistry({
+      prepare: (indexed) => prepareExampleMemory(indexed.examples, config.examples),
+    })
   }
 
   get ready(): boolean {

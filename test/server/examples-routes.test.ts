@@ -10,6 +10,7 @@ import { serve } from '@hono/node-server'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { cachedSelfCheck, exampleMemoryFor } from '../../src/examples/memory-selection.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
@@ -57,6 +58,13 @@ async function sampleDir(): Promise<{ indexDir: string; toolFile: string }> {
   const toolFile = join(indexDir, 'sample.json')
   await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
   return { indexDir, toolFile }
+}
+
+/** The default library's cached example-memory self-check (undefined: not run yet). */
+function selfCheckOf(service: ToolselService) {
+  const examples = service.library().examples
+  const resolved = exampleMemoryFor(examples, service.config.examples)
+  return resolved && cachedSelfCheck(resolved.memory, resolved.options)
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
@@ -125,6 +133,8 @@ describe('usage examples over HTTP', () => {
       (await post(`${first.url}/v1/libraries/none/examples`, { examples: EXAMPLES })).status,
     ).toBe(404)
 
+    // The memory's self-check ran when the examples were added, not on the next request.
+    expect(selfCheckOf(first.service)).toMatchObject({ proposed: expect.any(Number) })
     const after = await post(`${first.url}/v1/select-tools`, { instruction: SLANG })
     expect(after.json.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
     expect(after.json.examples).toEqual({ similarity: 1, applied: true })
@@ -143,6 +153,7 @@ describe('usage examples over HTTP', () => {
 
     // Restart on the saved index: same examples, same answer.
     const second = await start(indexDir)
+    expect(selfCheckOf(second.service)).toEqual(selfCheckOf(first.service))
     const summary = (await (await fetch(`${second.url}/v1/libraries/sample`)).json()) as any
     expect(summary.examples).toEqual({ count: 4, version: 1, cap: 20_000 })
     const restarted = await post(`${second.url}/v1/select-tools`, { instruction: SLANG })

@@ -104,6 +104,28 @@ export function tokenize(text: string): string[] {
   return terms
 }
 
+/**
+ * Terms of the most recent query texts. A request analyses the same texts twice: BM25 retrieves
+ * its steps and whole instruction, then the learned selector's features read the same texts'
+ * terms. Small (a request has a few texts), cleared when full, and never mutated by callers.
+ */
+const queryCache = new Map<string, readonly string[]>()
+const QUERY_CACHE_LIMIT = 64
+const MAX_CACHED_QUERY = 4096
+
+/** `tokenize` for query texts, memoised over the last few texts (see `queryCache`). */
+export function tokenizeQuery(text: string): readonly string[] {
+  let terms = queryCache.get(text)
+  if (terms === undefined) {
+    terms = tokenize(text)
+    if (text.length <= MAX_CACHED_QUERY) {
+      if (queryCache.size >= QUERY_CACHE_LIMIT) queryCache.clear()
+      queryCache.set(text, terms)
+    }
+  }
+  return terms
+}
+
 /** Space, tab, line feed, vertical tab, form feed, carriage return. */
 function isAsciiSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13)

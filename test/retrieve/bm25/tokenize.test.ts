@@ -1,6 +1,11 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { splitIdentifiers, tokenize, tokenizeText } from '../../../src/retrieve/bm25/tokenize.ts'
+import {
+  splitIdentifiers,
+  tokenize,
+  tokenizeQuery,
+  tokenizeText,
+} from '../../../src/retrieve/bm25/tokenize.ts'
 
 describe('tokenize', () => {
   it('splits camelCase, PascalCase runs, snake_case, kebab-case and dotted names', () => {
@@ -94,5 +99,20 @@ describe('tokenize (memoised per space-separated chunk)', () => {
       for (let at = 0; at < count; at += 1) text += pieces[Math.floor(random() * pieces.length)]
       expect(tokenize(text), JSON.stringify(text)).toEqual(tokenizeText(text))
     }
+  })
+})
+
+describe('tokenizeQuery (memoised per query text)', () => {
+  it('gives the terms of tokenize, the same array again for the same text, for many texts', () => {
+    const texts = Array.from(
+      { length: 200 },
+      (_, index) => `find flights to city${index % 70} and email the itinerary (${index})`,
+    )
+    for (const text of texts) {
+      const first = tokenizeQuery(text)
+      expect(first).toEqual(tokenize(text))
+      expect(tokenizeQuery(text)).toBe(first)
+    }
+    expect(tokenizeQuery('')).toEqual([])
   })
 })
