@@ -194,6 +194,17 @@ export function extendCoherent(
   return out
 }
 
+/**
+ * How many tools the extension may reach: one per clause, and two for a one-clause plan that is
+ * not the whole instruction. One clause can ask for two tools of one namespace ("get the channel
+ * clips and the channel details", split at no verb), and the whole instruction's request gives
+ * the second one a place. Measured: G1 30.5 → 34.4, every other suite unchanged; allowing one
+ * more than the clauses on multi-clause plans too cost G1 1.3 and G3 1.1 points.
+ */
+export function extensionRoom(clauses: number, wholeIndex: number): number {
+  return clauses === 1 && wholeIndex >= 0 ? 2 : clauses
+}
+
 export interface DecisionInput {
   scored: readonly ScoredCandidate[]
   /** The candidates' feature vectors (FEATURE_NAMES order), by id. */
@@ -226,8 +237,9 @@ export function decisionCountFeatures(
 }
 
 /**
- * The whole decision: the rule's set, corrected by the learned count when the plan has several
- * clauses, placed one tool per request. Returns each request's tool (null: none).
+ * The whole decision: the rule's set, cut to the learned count when the plan has several clauses
+ * and extended with candidates of its own namespaces up to `extensionRoom`, placed one tool per
+ * request. Returns each request's tool (null: none).
  */
 export function decideTools(
   input: DecisionInput,
@@ -236,16 +248,17 @@ export function decideTools(
 ): Array<string | null> {
   const clauses = Math.max(1, input.clauses.length)
   let chosen = decideSet(input.scored, clauses, rule, input.stepTops)
-  if (count !== undefined && clauses > 1) {
+  if (count !== undefined) {
     const features = decisionCountFeatures(input, chosen)
-    chosen = applyCount(chosen, predictCount(count, features, clauses))
+    // A one-clause plan takes one tool by the rule, so the cut changes nothing there.
+    if (clauses > 1) chosen = applyCount(chosen, predictCount(count, features, clauses))
     // The extension takes no candidate below the least probability the rule itself accepts for
     // a clause's own candidate.
     if (count.extendThreshold !== undefined && rule.stepFloor) {
       const extended = predictCount(
         { ...count, threshold: count.extendThreshold },
         features,
-        clauses,
+        extensionRoom(clauses, input.wholeIndex),
       )
       chosen = extendCoherent(chosen, input.scored, extended, rule.stepFloor, input.namespaceOf)
     }

@@ -6,6 +6,7 @@ import {
   countFeatures,
   decideTools,
   extendCoherent,
+  extensionRoom,
   predictCount,
   type CountModel,
 } from '../../src/learn/count-model.ts'
@@ -193,7 +194,44 @@ describe('decideTools', () => {
     expect(decideTools(kick, rule, extending)).toEqual(['kick.channel', null, null])
   })
 
-  it('does not apply to a one-clause plan', () => {
+  it('extends a one-clause plan to two tools of one namespace, placed on the whole instruction', () => {
+    // "Get the channel clips and the channel details": one clause (no verb after "and"), two
+    // tools of one namespace; the whole instruction's request gives the second one a place.
+    const channel = [
+      { id: 'kick.channel', p: 0.9 },
+      { id: 'kick.clips', p: 0.3 },
+      { id: 'news.top', p: 0.05 },
+    ]
+    const one = {
+      ...input,
+      scored: channel,
+      values: new Map(channel.map(({ id }) => [id, values(id)])),
+      clauses: [['kick.channel', 'kick.clips', 'news.top']],
+      stepTops: [['kick.channel', 'kick.clips', 'news.top']],
+      lists: [
+        ['kick.channel', 'kick.clips', 'news.top'],
+        ['kick.clips', 'kick.channel', 'news.top'],
+      ],
+      wholeIndex: 1,
+      namespaceOf: (id: string) => id.split('.')[0],
+    }
+    const withStepFloor = { ...rule, stepFloor: 0.15 }
+    const always = {
+      ...model,
+      atLeast: [on('p1', 0, 5), on('p1', 0, 5), on('p1', 0, 5)],
+      extendThreshold: 0.5,
+    }
+    expect(decideTools(one, withStepFloor, model)).toEqual(['kick.channel', null])
+    expect(decideTools(one, withStepFloor, always)).toEqual(['kick.channel', 'kick.clips'])
+    // Never more than two, and never when the plan is the instruction itself (no whole request).
+    expect(extensionRoom(1, 1)).toBe(2)
+    expect(extensionRoom(3, 3)).toBe(3)
+    expect(
+      decideTools({ ...one, lists: [one.lists[0]], wholeIndex: -1 }, withStepFloor, always),
+    ).toEqual(['kick.channel'])
+  })
+
+  it('does not cut a one-clause plan', () => {
     const one = {
       ...input,
       clauses: [['weather', 'news']],
