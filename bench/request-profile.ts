@@ -168,7 +168,7 @@ try {
   await runWrk({ ...load, durationSeconds: 2 }) // JIT and per-library caches
   const cpuBefore = await cpuMillis(server.pid!)
   const measuredFrom = performance.timeOrigin + performance.now()
-  const result = await runWrk({ ...load, durationSeconds: seconds })
+  const result = await runWrk({ ...load, durationSeconds: seconds, warmUp: false })
   const cpu = (await cpuMillis(server.pid!)) - cpuBefore
   server.kill('SIGTERM')
   await new Promise((resolve) => server.once('exit', resolve))

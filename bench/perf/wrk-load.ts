@@ -58,6 +58,8 @@ export async function runWrk(options: {
   connections: number
   durationSeconds: number
   scriptDir: string
+  /** Run 2 s of load first, not counted (JIT, caches). Default true. */
+  warmUp?: boolean
 }): Promise<LoadResult> {
   const script = join(options.scriptDir, 'wrk-bodies.lua')
   await writeFile(script, luaScript(options.bodies))
@@ -70,7 +72,7 @@ export async function runWrk(options: {
     script,
     options.url,
   ]
-  await run('wrk', args(2)) // warm-up: JIT, caches
+  if (options.warmUp !== false) await run('wrk', args(2)) // warm-up: JIT, caches
   const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
   const line = (pattern: RegExp) => pattern.exec(stdout)?.[1] ?? ''
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(

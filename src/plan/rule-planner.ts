@@ -74,8 +74,12 @@ function splitClauses(sentence: string): string[] {
  * clause expressions combine `\s*` and `\s+`, which backtrack over long runs of white space (8,000
  * spaces took minutes); after this every run is one character long, so they stay linear.
  */
-function collapseWhitespace(text: string): string {
-  return text.replace(/[^\S\n]+/g, ' ').replace(/ ?\n\s*/g, '\n')
+/** Runs of whitespace in a line become one space; a line break eats the whitespace around it. */
+export function collapseWhitespace(text: string): string {
+  // Runs of spaces and tabs become one space; a run that already is one space is left alone (the
+  // same text as replacing every run, without rebuilding the string at each word).
+  const spaced = text.replace(/[^\S\n]{2,}|[^\S\n ]/g, ' ')
+  return spaced.includes('\n') ? spaced.replace(/ ?\n\s*/g, '\n') : spaced
 }
 
 const LEADING_PUNCTUATION = new Set([...' \t\n,;:–-'])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { NonePlanner } from '../../src/plan/none-planner.ts'
-import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { collapseWhitespace, RulePlanner } from '../../src/plan/rule-planner.ts'
 
 const planner = new RulePlanner()
 
@@ -68,5 +68,20 @@ describe('NonePlanner', () => {
       steps: ['Find flights and book a hotel'],
       planner: 'none',
     })
+  })
+})
+
+describe('collapseWhitespace', () => {
+  it('gives the text of replacing every run of spaces and tabs, on random whitespace-heavy text', () => {
+    const reference = (text: string) => text.replace(/[^\S\n]+/g, ' ').replace(/ ?\n\s*/g, '\n')
+    const pieces = ['a', 'word', ' ', '  ', '\t', '\n', ' \n ', '\u00a0', '\r', '\u2003', ',', 'é']
+    let seed = 7
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+    for (let round = 0; round < 2000; round += 1) {
+      let text = ''
+      const length = Math.floor(random() * 12)
+      for (let at = 0; at < length; at += 1) text += pieces[Math.floor(random() * pieces.length)]
+      expect(collapseWhitespace(text), JSON.stringify(text)).toBe(reference(text))
+    }
   })
 })

@@ -142,6 +142,12 @@ describe('route classification', () => {
       }
     }
     expect(accessFor('POST', '/v1/feedback')).toBe('admin')
+    // Looked up again (from the cache of recent paths): the same answers.
+    expect(accessFor('POST', '/v1/feedback')).toBe('admin')
+    expect(accessFor('POST', '/v1/select-tools')).toBe('read')
+    expect(accessFor('POST', '/v1/select-tools')).toBe('read')
+    expect(accessFor('GET', '/v1/libraries/x/tools/a/b')).toBe('read')
+    expect(accessFor('GET', '/v1/libraries/x/tools/a/b')).toBe('read')
     expect(accessFor('GET', '/v1/anything-new')).toBe('admin')
     expect(accessFor('HEAD', '/healthz')).toBe('public')
     expect(accessFor('GET', '/v1/libraries/a/tools/b/c')).toBe('read')

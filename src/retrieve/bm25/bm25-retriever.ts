@@ -63,17 +63,11 @@ const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHead
 
 /**
  * Below this many postings a query of at most MAX_SCORE_UP_TO_TERMS lists is scored
- * exhaustively: walking them is cheaper than the pruning's bookkeeping. From it up to
- * MAX_SCORE_FROM_POSTINGS it goes term at a time with a cut-off (`searchTermPruned`): most steps
- * of a request at 100k tools fall there, and the cut-off skips their common words. 100k tools,
- * the benchmark's steps and whole instructions, time per query of 2,048-16,383 postings and ≤ 12
- * lists (loaded machine, two runs): exhaustive 400 / 214 µs, term at a time 314 / 165, MaxScore
- * 428 / 280 (10k: 237 / 226, 66 / 165, 180 / 247); below 2,048 exhaustive is as fast or faster.
+ * exhaustively: walking them is cheaper than the pruning's bookkeeping. (Term at a time with a
+ * cut-off from 2,048 postings was faster per query in process, 100k tools: 314 against 400 µs,
+ * but slower in `toolsel serve` under load: 259 against 572 req/s, `bench/request-ab.ts`.)
  */
-const PRUNE_FROM_POSTINGS = 2_048
-
-/** From this many postings a query of at most MAX_SCORE_UP_TO_TERMS lists goes to MaxScore. */
-const MAX_SCORE_FROM_POSTINGS = 16_384
+const PRUNE_FROM_POSTINGS = 16_384
 
 /**
  * MaxScore (`searchPruned`) serves queries of at most this many postings lists; longer ones (a
@@ -272,11 +266,9 @@ export class Bm25Retriever implements Retriever {
     const hits =
       prune && terms.length > MAX_SCORE_UP_TO_TERMS
         ? searchTermPruned(terms, expansionWeight, this.#scratch, top, minScore)
-        : prune && postings >= MAX_SCORE_FROM_POSTINGS
+        : prune && postings >= PRUNE_FROM_POSTINGS
           ? searchPruned(terms, expansionWeight, top, minScore)
-          : prune && postings >= PRUNE_FROM_POSTINGS
-            ? searchTermPruned(terms, expansionWeight, this.#scratch, top, minScore)
-            : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
+          : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
     return hits.map(({ position, score }) => ({ id: ids[position], score }))
   }
 }

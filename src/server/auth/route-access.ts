@@ -69,11 +69,31 @@ function matches(pattern: string, got: readonly string[]): boolean {
   return want.length === got.length
 }
 
+/**
+ * Rows of recent (method, path) pairs in ROUTE_ACCESS: the auth middleware and the access log
+ * both look every request up, and most requests go to a few paths. Bounded (cleared when full):
+ * paths are the client's.
+ */
+const ROWS = new Map<string, RouteAccess | null>()
+const ROWS_LIMIT = 256
+const MAX_CACHED_PATH = 256
+
 function rowFor(method: string, path: string, table: readonly RouteAccess[]) {
+  const cacheable = table === ROUTE_ACCESS && path.length <= MAX_CACHED_PATH
+  const key = cacheable ? `${method} ${path}` : ''
+  if (cacheable) {
+    const cached = ROWS.get(key)
+    if (cached !== undefined) return cached ?? undefined
+  }
   const wanted = method === 'HEAD' ? 'GET' : method
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
   const got = trimmed.split('/')
-  return table.find((row) => row.method === wanted && matches(row.path, got))
+  const row = table.find((row) => row.method === wanted && matches(row.path, got))
+  if (cacheable) {
+    if (ROWS.size >= ROWS_LIMIT) ROWS.clear()
+    ROWS.set(key, row ?? null)
+  }
+  return row
 }
 
 /** The access a request needs: its row in ROUTE_ACCESS, else `admin`. CORS preflights are public. */

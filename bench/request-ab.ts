@@ -1,0 +1,139 @@
+/**
+ * Two versions of the server on one built library, measured in turns: builds the library as
+ * bench/perf.ts does, starts `toolsel serve` from this checkout and from `--before DIR` (another
+ * checkout, e.g. `git worktree add /tmp/before <commit>` with its dist built) on the same saved
+ * index, then loads them alternately with wrk (16 connections, the benchmark instructions in
+ * rotation, `includeSchemas: true`) for `--rounds` rounds of `--duration` seconds each, after a
+ * warm-up of each. Prints each server's req/s and CPU per request (from /proc) per round and the
+ * medians: on a shared machine the load moves between rounds, so only turns taken side by side
+ * compare.
+ *
+ *   node --import tsx bench/request-ab.ts --before DIR [--size 10000] [--rounds 5] [--duration 5]
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { measureInProcess } from './perf/in-process.ts'
+import { runWrk } from './perf/wrk-load.ts'
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    size: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '5' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+  },
+})
+const size = Number(values.size)
+const rounds = Number(values.rounds)
+const seconds = Number(values.duration)
+if (values.before === undefined) throw new Error('--before DIR: the checkout to compare with.')
+if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
+  throw new Error('--size and --rounds take positive whole numbers.')
+}
+if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
+
+function cpuMillis(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  })
+}
+
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+
+async function startServer(root: string, work: string, library: string) {
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const server: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(root, 'bin/toolsel.mjs'),
+      'serve',
+      ...['--host', '127.0.0.1', '--port', String(port), '--library', library],
+      ...['--index-dir', work, '--log-level', 'warn'],
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, TOOLSEL_LIBRARY: '' },
+    },
+  )
+  const url = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    )
+    if (ready) return { server, url }
+    await new Promise((done) => setTimeout(done, 100))
+  }
+}
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-ab-'))
+const servers: ChildProcess[] = []
+try {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(values.data, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  const bodies = instructions.map((instruction) =>
+    JSON.stringify({ instruction, includeSchemas: true }),
+  )
+  const sides = [
+    { name: 'before', root: resolve(values.before) },
+    { name: 'after', root: process.cwd() },
+  ]
+  const running = []
+  for (const side of sides) {
+    const started = await startServer(side.root, work, built.library)
+    servers.push(started.server)
+    running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
+  }
+  for (const side of running) {
+    await runWrk({
+      url: `${side.url}/v1/select-tools`,
+      bodies,
+      connections: 16,
+      durationSeconds: 3,
+      scriptDir: work,
+    })
+  }
+  for (let round = 0; round < rounds; round += 1) {
+    // Alternate who goes first, so a trend in the machine's load favours neither.
+    const order = round % 2 === 0 ? running : [...running].reverse()
+    for (const side of order) {
+      const cpuBefore = await cpuMillis(side.server.pid!)
+      const result = await runWrk({
+        url: `${side.url}/v1/select-tools`,
+        bodies,
+        connections: 16,
+        durationSeconds: seconds,
+        scriptDir: work,
+        warmUp: false,
+      })
+      const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
+      side.reqPerS.push(result.requestsPerSecond)
+      side.cpuMs.push(cpu / result.requests)
+      const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
+      process.stdout.write(
+        `round ${round + 1} ${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
+          `CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx}), load ${load}\n`,
+      )
+    }
+  }
+  for (const side of running) {
+    process.stdout.write(
+      `${size} tools, ${side.name} (${side.root}): median ${median(side.reqPerS).toFixed(0)} req/s, ` +
+        `CPU ${median(side.cpuMs).toFixed(3)} ms per request\n`,
+    )
+  }
+} finally {
+  for (const server of servers) server.kill('SIGTERM')
+  await rm(work, { recursive: true, force: true })
+}
