@@ -16,8 +16,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { measureInProcess } from './perf/in-process.ts'
-import { cpuMillis, startServe } from './perf/serve-process.ts'
+import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 const { values } = parseArgs({
@@ -43,14 +42,8 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 const work = await mkdtemp(join(tmpdir(), 'toolsel-ab-'))
 const servers: ChildProcess[] = []
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
-  const bodies = instructions.map((instruction) =>
-    JSON.stringify({ instruction, includeSchemas: true }),
-  )
+  const built = await buildSelectLoad(values.data, size, work)
+  const bodies = built.bodies
   const sides = [
     { name: 'before', root: resolve(values.before) },
     { name: 'after', root: process.cwd() },

@@ -17,8 +17,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { measureInProcess } from './perf/in-process.ts'
-import { cpuMillis, startServe } from './perf/serve-process.ts'
+import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 interface CallFrame {
@@ -126,11 +125,7 @@ if (spawnSync('wrk', ['--version']).error) throw new Error('Install wrk (apt-get
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-profile-'))
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
+  const built = await buildSelectLoad(values.data, size, work)
   const profiles = join(work, 'profiles')
   const { server, url } = await startServe({
     root: process.cwd(),
@@ -138,9 +133,7 @@ try {
     library: built.library,
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
   })
-  const bodies = instructions.map((instruction) =>
-    JSON.stringify({ instruction, includeSchemas: true }),
-  )
+  const bodies = built.bodies
   const load = { url: `${url}/v1/select-tools`, bodies, connections: 16, scriptDir: work }
   await runWrk({ ...load, durationSeconds: 2 }) // JIT and per-library caches
   const cpuBefore = await cpuMillis(server.pid!)

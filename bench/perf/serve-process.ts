@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { measureInProcess } from './in-process.ts'
 
 export interface ServeProcess {
   server: ChildProcess
@@ -58,4 +59,25 @@ export function cpuMillis(pid: number): Promise<number> {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return (Number(fields[11]) + Number(fields[12])) * 10
   })
+}
+
+/**
+ * Builds and saves the benchmark library of `size` tools in `work` (as bench/perf.ts does) and
+ * returns its name with the `/v1/select-tools` bodies of the benchmark instructions
+ * (`includeSchemas: true`).
+ */
+export async function buildSelectLoad(
+  dataDir: string,
+  size: number,
+  work: string,
+): Promise<{ library: string; bodies: string[] }> {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(dataDir, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  const bodies = instructions.map((instruction) =>
+    JSON.stringify({ instruction, includeSchemas: true }),
+  )
+  return { library: built.library, bodies }
 }
