@@ -7,6 +7,7 @@
  * (`explain`), so two versions of the code can be checked for identical answers.
  *
  *   node --import tsx bench/select-cpu.ts [--size 10000] [--passes 3] [--selector learned|top1]
+ *     [--model <learned model.json>]   (default: the shipped model)
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { defaultConfig } from '../src/config/schema.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { loadDefaultModel, readLearnedModelSync } from '../src/learn/learned-model.ts'
 import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '10000' },
     passes: { type: 'string', default: '3' },
     selector: { type: 'string', default: 'learned' },
+    model: { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
@@ -55,7 +57,11 @@ try {
     planner: new RulePlanner(),
     retriever: indexed.retrievers.get('bm25')!,
     selector:
-      values.selector === 'top1' ? new Top1Selector() : new LearnedSelector(loadDefaultModel()),
+      values.selector === 'top1'
+        ? new Top1Selector()
+        : new LearnedSelector(
+            values.model ? readLearnedModelSync(values.model) : loadDefaultModel(),
+          ),
     k: config.retrieve.k,
   }
   const digest = createHash('sha256')

@@ -37,7 +37,7 @@ export interface HttpLoadResult extends LoadResult {
   responseSample: string
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
@@ -51,10 +51,11 @@ async function freePort(): Promise<number> {
   })
 }
 
-async function waitUntilReady(
+export async function waitUntilReady(
   url: string,
   child: ChildProcess,
   timeoutMs = 120_000,
+  pollMs = 100,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
@@ -64,12 +65,15 @@ async function waitUntilReady(
     } catch {
       // not listening yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
   throw new Error('server did not become ready')
 }
 
-async function processRssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
+export async function processRssMiB(
+  pid: number,
+  field: 'VmRSS' | 'VmHWM' = 'VmRSS',
+): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
   const kib = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN)
   return kib / 1024

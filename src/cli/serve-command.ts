@@ -175,12 +175,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
   logger.info(protection)
   try {
-    // The MCP token counter loads now, before /readyz is ready: the Qwen3 tokenizer takes 1-4 s
-    // of synchronous work that would otherwise stall every request on the first MCP call.
-    const tokenizer = mcp?.tokens.counter.then((counter) =>
-      logger.info(`Token counting: ${counter.name}`),
-    )
-    await service.start(undefined, { waitFor: tokenizer ? [tokenizer] : [] })
+    // The MCP token counter is not waited for: it loads in a worker thread on the first count
+    // (mcp/tokens/tokenizer-thread.ts), beside the event loop.
+    await service.start()
     await gateway?.start()
   } catch (error) {
     // A library or model that can't load is fatal: stop listening so the process exits.

@@ -11,6 +11,7 @@ import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { ToolMemo } from '../library/tool-memo.ts'
+import { DENSE_FEATURE_NAMES, denseFeatureValues, type DenseInput } from './dense-features.ts'
 
 /** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
 export interface ScoredId {
@@ -37,6 +38,11 @@ export interface FeatureInput {
    * of similar past instructions that used it). Absent or missing ids: 0.
    */
   exampleVotes?: ReadonlyMap<string, number>
+  /**
+   * Static word vectors of the texts and candidates (learn/dense-features.ts): when given, every
+   * vector gets DENSE_FEATURE_NAMES' values after FEATURE_NAMES' (models trained with `--dense`).
+   */
+  dense?: DenseInput
 }
 
 /** The features in the order of a feature vector. The model artifact stores this list. */
@@ -77,9 +83,14 @@ export const FEATURE_NAMES = [
 
 export type FeatureName = (typeof FEATURE_NAMES)[number]
 
+/** The features of a vector with or without the dense ones (a model's `features`). */
+export function featureNames(dense: boolean): string[] {
+  return dense ? [...FEATURE_NAMES, ...DENSE_FEATURE_NAMES] : [...FEATURE_NAMES]
+}
+
 export interface CandidateFeatures {
   id: string
-  /** Values in FEATURE_NAMES order. */
+  /** Values in FEATURE_NAMES order (then DENSE_FEATURE_NAMES' with a `dense` input). */
   values: number[]
   /** The tool's namespace (the learned count's set coherence reads it). */
   namespace?: string
@@ -231,6 +242,17 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   // 1 for a one-word request, 0 from 30 distinct terms on: short explicit requests name their
   // tools, long narrative ones mostly do not.
   const shortness = Math.max(0, 1 - instructionTerms.length / 30)
+  const dense =
+    input.dense &&
+    denseFeatureValues(
+      input.dense,
+      input.instruction,
+      input.steps.map((step) => ({
+        text: step.text,
+        ids: step.candidates.map((candidate) => candidate.id),
+      })),
+      ids,
+    )
 
   return ids.map((id) => {
     const terms = toolTerms(input, id)
@@ -313,6 +335,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       top1 > 0 ? shortness : 0,
       top1NameCover * shortness,
     ]
+    if (dense) values.push(...dense.get(id)!)
     return { id, values, ...(namespace !== undefined && { namespace }) }
   })
 }

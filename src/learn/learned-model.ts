@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
-import { FEATURE_NAMES } from './candidate-features.ts'
+import { featureNames } from './candidate-features.ts'
+import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { readTextFile } from '../read-text-file.ts'
 
@@ -94,14 +95,14 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     )
   }
   const model = parsed.data
-  const expected = FEATURE_NAMES.join(',')
+  const expected = featureNames(usesDenseFeatures(model))
   if (
-    model.features.join(',') !== expected ||
-    model.model.weights.length !== FEATURE_NAMES.length
+    model.features.join(',') !== expected.join(',') ||
+    model.model.weights.length !== expected.length
   ) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${FEATURE_NAMES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+      `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${featureNames(false).join(', ')}] (and with \`train --dense\` [${DENSE_FEATURE_NAMES.join(', ')}] after them). Retrain it with \`toolsel train\`.`,
     )
   }
   const count = model.count
@@ -116,6 +117,11 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     )
   }
   return model
+}
+
+/** Whether the model was trained with the dense features (`toolsel train --dense`). */
+export function usesDenseFeatures(model: Pick<LearnedModel, 'features'>): boolean {
+  return model.features.includes(DENSE_FEATURE_NAMES[0])
 }
 
 export async function readLearnedModel(file: string): Promise<LearnedModel> {

@@ -7,7 +7,7 @@
  */
 import type { Tool } from '../library/tool.ts'
 import type { Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
-import { FEATURE_NAMES } from './candidate-features.ts'
+import { featureNames } from './candidate-features.ts'
 import { decideSet, placeTools, type DecisionRule, type ScoredCandidate } from './decide-set.ts'
 import {
   COUNT_FEATURE_NAMES,
@@ -20,6 +20,7 @@ import {
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
 import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
 import type { TrainingCase } from './training-data.ts'
+import type { DenseToolVectors } from './dense-features.ts'
 import { queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
 
 export interface TrainingSource {
@@ -36,6 +37,8 @@ export interface TrainingSource {
 
 export interface TrainOptions {
   bm25: Bm25Settings
+  /** Dense tool vectors: the model also learns the dense features (learn/dense-features.ts). */
+  dense?: DenseToolVectors
   /** Seeds the fold assignment. Default 1. */
   seed?: number
   /** Candidates per list. Default 15. */
@@ -139,7 +142,12 @@ export function trainLearnedModel(
 ): LearnedModel {
   const seed = options.seed ?? 1
   const k = options.k ?? 15
-  const rowOptions = { bm25: options.bm25, k, maxSteps: options.maxSteps ?? 8 }
+  const rowOptions = {
+    bm25: options.bm25,
+    k,
+    maxSteps: options.maxSteps ?? 8,
+    ...(options.dense && { dense: options.dense }),
+  }
   const sets: Array<{ name: string; queries: QueryRows[] }> = []
   const notes: string[] = []
   for (const source of sources) {
@@ -243,7 +251,7 @@ export function trainLearnedModel(
   return {
     format: MODEL_FORMAT,
     formatVersion: MODEL_FORMAT_VERSION,
-    features: [...FEATURE_NAMES],
+    features: featureNames(options.dense !== undefined),
     model: {
       mean: model.mean.map(round),
       scale: model.scale.map(round),

@@ -11,6 +11,7 @@ import { expandHeadVerb } from '../retrieve/bm25/query-expansion.ts'
 import { extractCandidateFeatures } from './candidate-features.ts'
 import { stepFloorCandidates } from './decide-set.ts'
 import type { TrainingCase } from './training-data.ts'
+import type { DenseToolVectors } from './dense-features.ts'
 
 export interface QueryRows {
   id: string
@@ -33,6 +34,8 @@ export interface QueryRows {
 
 export interface RowOptions {
   bm25: Bm25Settings
+  /** Dense tool vectors: each row also gets the dense features (learn/dense-features.ts). */
+  dense?: DenseToolVectors
   k: number
   maxSteps: number
 }
@@ -51,6 +54,8 @@ export function queryRows(
   const byId = new Map(tools.map((tool) => [tool.id, tool]))
   const search = searchFunction(retriever, options.k)
   const planner = new RulePlanner({ maxSteps: options.maxSteps })
+  const tool = (id: string) => byId.get(id)!
+  const dense = options.dense?.input(tool)
   return cases.map((trainingCase) => {
     const clauses = planner.split(trainingCase.instruction)
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))
@@ -59,7 +64,8 @@ export function queryRows(
       instruction: trainingCase.instruction,
       whole,
       steps,
-      tool: (id) => byId.get(id)!,
+      tool,
+      ...(dense && { dense }),
     })
     return {
       id: trainingCase.id,

@@ -7,6 +7,21 @@
  * @module
  */
 
+/**
+ * Tool ids by position: an array, or ids decoded one at a time from an index's bytes
+ * (`PackedIds`, packed-ids.ts), which a load fills without making a million strings.
+ */
+export interface IdList {
+  readonly length: number
+  /** The id at `position` (0 … length-1). */
+  at(position: number): string | undefined
+}
+
+/** The ids of `list` as an array (the list itself when it is one). */
+export function idArray(list: IdList): readonly string[] {
+  return Array.isArray(list) ? list : Array.from({ length: list.length }, (_, at) => list.at(at)!)
+}
+
 /** FNV-1a over the id's UTF-16 code units, 32-bit. */
 export function idHash(id: string): number {
   let hash = 0x811c9dc5
@@ -45,12 +60,12 @@ export function buildIdTable(ids: readonly string[]): Int32Array | { duplicate: 
 
 /** Lookups in a table built by `buildIdTable` (or read from an index) over `ids`. */
 export class IdTable {
-  readonly #ids: readonly string[]
+  readonly #ids: IdList
   readonly #table: Int32Array
   readonly #mask: number
 
   /** `table.length` must be a power of two (the index reader checks it). */
-  constructor(ids: readonly string[], table: Int32Array) {
+  constructor(ids: IdList, table: Int32Array) {
     this.#ids = ids
     this.#table = table
     this.#mask = table.length - 1
@@ -62,7 +77,7 @@ export class IdTable {
     for (let probes = 0; probes < this.#table.length; probes += 1) {
       const position = this.#table[slot]
       if (position === -1) return undefined
-      if (this.#ids[position] === id) return position
+      if (this.#ids.at(position) === id) return position
       slot = (slot + 1) & this.#mask
     }
     return undefined

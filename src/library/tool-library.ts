@@ -2,17 +2,20 @@
  * A named, immutable set of tools with a content hash. Indexes are built from a library and
  * record its hash, so a changed library is detected at load time.
  *
- * The tools are held one of two ways behind one interface: as objects (a library just imported),
- * or (`fromJsonLines`: a library loaded from its index) as the index's `tools.jsonl` bytes in one
- * buffer with line offsets, a tool parsed only when asked for (a bounded cache keeps the recently
- * used ones). At 100k tools the objects take hundreds of MiB of JS heap that every garbage
- * collection walks; the buffer lies outside the heap, and a request touches a few dozen tools.
+ * The tools are held one of three ways behind one interface: as objects (a library just
+ * imported); as JSON lines in one buffer with line offsets (`fromJsonLines`); or, for a library
+ * loaded from its index, in the index's open `tools.jsonl`, read by offset (`fromToolsFile`,
+ * tools-file.ts). The last two parse a tool only when asked for (a bounded cache keeps the
+ * recently used ones). At 100k tools the objects take hundreds of MiB of JS heap that every
+ * garbage collection walks; a buffer lies outside the heap, the open file takes no memory at all
+ * (the OS page cache keeps what is read often), and a request touches a few dozen tools.
  * @module
  */
 import { ToolselError } from '../errors.ts'
 import { createHash } from 'node:crypto'
-import { IdTable } from './id-table.ts'
+import { idArray, IdTable, type IdList } from './id-table.ts'
 import { toolContentHash, type Tool } from './tool.ts'
+import { ToolsFile } from './tools-file.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
@@ -30,17 +33,39 @@ export function assertLibraryName(name: string): void {
 /** Parsed tools a buffer-backed library keeps (the most recently used). */
 const PARSED_CACHE_SIZE = 4096
 
-/** Tools as JSON lines in one buffer; tool `p` is bytes starts[p] … ends[p]-1. */
+/**
+ * Tools as JSON lines, in one buffer or in an open tools file; tool `p` is bytes starts[p] …
+ * ends[p]-1 and has the id ids[p].
+ */
 class ToolLines {
-  readonly buffer: Buffer
+  readonly #source: Buffer | ToolsFile
   readonly #starts: Float64Array
   readonly #ends: Float64Array
+  readonly #ids: IdList
+  readonly #library: string
   readonly #cache = new Map<number, Tool>()
 
-  constructor(buffer: Buffer, starts: Float64Array, ends: Float64Array) {
-    this.buffer = buffer
+  constructor(
+    source: Buffer | ToolsFile,
+    starts: Float64Array,
+    ends: Float64Array,
+    ids: IdList,
+    library: string,
+  ) {
+    this.#source = source
     this.#starts = starts
     this.#ends = ends
+    this.#ids = ids
+    this.#library = library
+  }
+
+  get file(): ToolsFile | undefined {
+    return this.#source instanceof ToolsFile ? this.#source : undefined
+  }
+
+  /** Every line's bytes (the whole buffer or file). */
+  bytes(): Buffer {
+    return this.#source instanceof ToolsFile ? this.#source.readAll() : this.#source
   }
 
   at(position: number): Tool {
@@ -51,18 +76,48 @@ class ToolLines {
       this.#cache.set(position, tool)
       return tool
     }
-    tool = this.parse(position)
+    const source = this.#source
+    tool = this.#parse(
+      position,
+      source instanceof ToolsFile
+        ? source.text(this.#starts[position], this.#ends[position])
+        : source.toString('utf8', this.#starts[position], this.#ends[position]),
+    )
     if (this.#cache.size >= PARSED_CACHE_SIZE)
       this.#cache.delete(this.#cache.keys().next().value as number)
     this.#cache.set(position, tool)
     return tool
   }
 
-  /** A fresh object, not cached (whole-library walks). */
-  parse(position: number): Tool {
-    return JSON.parse(
-      this.buffer.toString('utf8', this.#starts[position], this.#ends[position]),
-    ) as Tool
+  /** Every tool as fresh objects, not cached (whole-library walks): one read of the file. */
+  all(): Tool[] {
+    const bytes = this.bytes()
+    return Array.from({ length: this.#ids.length }, (_, position) =>
+      this.#parse(position, bytes.toString('utf8', this.#starts[position], this.#ends[position])),
+    )
+  }
+
+  /**
+   * The tool on a line, which must be a JSON object with the id `tools.idx` gives it: a tools
+   * file damaged or changed since its index was saved fails here (INDEX_CORRUPT), not later.
+   */
+  #parse(position: number, line: string): Tool {
+    let tool: unknown
+    try {
+      tool = JSON.parse(line)
+    } catch {
+      tool = undefined
+    }
+    const id = this.#ids.at(position)
+    if (typeof tool !== 'object' || tool === null || (tool as Tool).id !== id) {
+      const where = this.file ? `the tools file ${this.file.path}` : 'its tools'
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `Library "${this.#library}": line ${position + 1} of ${where} is not a valid tool "${id}" (damaged or changed since the index was saved). Rebuild the index with: toolsel index <file> --name ${this.#library}.`,
+        { details: { library: this.#library, id, line: position + 1 } },
+      )
+    }
+    return tool as Tool
   }
 }
 
@@ -117,7 +172,7 @@ export interface JsonLinesOptions {
 export interface ToolLineIndex {
   starts: Float64Array
   ends: Float64Array
-  ids: readonly string[]
+  ids: IdList
   /** `buildIdTable(ids)`. */
   table: Int32Array
 }
@@ -153,8 +208,9 @@ function grown(array: Float64Array): Float64Array {
 
 export class ToolLibrary {
   readonly name: string
-  /** Tool ids by position. */
-  readonly ids: readonly string[]
+  /** Tool ids by position (see `ids`). */
+  readonly idList: IdList
+  #ids: readonly string[] | undefined
   readonly #tools: readonly Tool[] | undefined
   readonly #lines: ToolLines | undefined
   readonly #positions: Map<string, number> | IdTable
@@ -166,14 +222,14 @@ export class ToolLibrary {
     name: string,
     tools: readonly Tool[],
     lines?: ToolLines,
-    lineIds?: readonly string[],
+    lineIds?: IdList,
     table?: IdTable,
   ) {
     assertLibraryName(name)
     this.name = name
     this.#tools = lines ? undefined : tools
     this.#lines = lines
-    this.ids = lineIds ?? tools.map((tool) => tool.id)
+    this.idList = lineIds ?? tools.map((tool) => tool.id)
     this.#positions = table ?? positionsOf(name, this.ids)
   }
 
@@ -184,21 +240,60 @@ export class ToolLibrary {
    */
   static fromJsonLines(name: string, buffer: Buffer, options: JsonLinesOptions = {}): ToolLibrary {
     const index = options.lineIndex
-    let library: ToolLibrary
-    if (index) {
-      const lines = new ToolLines(buffer, index.starts, index.ends)
-      library = new ToolLibrary(name, [], lines, index.ids, new IdTable(index.ids, index.table))
-    } else {
-      const { starts, ends } = jsonLineSpans(buffer)
-      const ids = Array.from(starts, (start, line) => idOfLine(buffer, start, ends[line]))
-      library = new ToolLibrary(name, [], new ToolLines(buffer, starts, ends), ids)
-    }
+    if (index) return ToolLibrary.#indexed(name, buffer, index, options.contentHash)
+    const { starts, ends } = jsonLineSpans(buffer)
+    const ids = Array.from(starts, (start, line) => idOfLine(buffer, start, ends[line]))
+    const library = new ToolLibrary(name, [], new ToolLines(buffer, starts, ends, ids, name), ids)
     library.#contentHash = options.contentHash
     return library
   }
 
+  /**
+   * A library over an index's open tools file, read by offset (`lineIndex` from its `tools.idx`)
+   * when a tool is asked for; `contentHash` is the manifest's (the caller vouches for it). The
+   * file is closed by `release` or when the library is garbage-collected (see tools-file.ts).
+   */
+  static fromToolsFile(
+    name: string,
+    file: ToolsFile,
+    lineIndex: ToolLineIndex,
+    contentHash: string,
+  ): ToolLibrary {
+    return ToolLibrary.#indexed(name, file, lineIndex, contentHash)
+  }
+
+  static #indexed(
+    name: string,
+    source: Buffer | ToolsFile,
+    index: ToolLineIndex,
+    contentHash: string | undefined,
+  ): ToolLibrary {
+    const lines = new ToolLines(source, index.starts, index.ends, index.ids, name)
+    const library = new ToolLibrary(name, [], lines, index.ids, new IdTable(index.ids, index.table))
+    library.#contentHash = contentHash
+    return library
+  }
+
+  /**
+   * This version is no longer served (replaced or deleted): a library read from an open tools
+   * file closes it `graceMs` from now, once what still holds this version is done with it. A
+   * library held in memory has nothing to free.
+   */
+  release(graceMs: number): void {
+    this.#lines?.file?.release(graceMs)
+  }
+
+  /**
+   * Tool ids by position, as an array: made on first use from `idList` when that holds an index's
+   * ids as bytes (whole-library work; a request uses `idList`, `has` and `get`).
+   */
+  get ids(): readonly string[] {
+    this.#ids ??= idArray(this.idList)
+    return this.#ids
+  }
+
   get size(): number {
-    return this.ids.length
+    return this.idList.length
   }
 
   /**
@@ -206,14 +301,12 @@ export class ToolLibrary {
    * builds, exports and whole-library scans, not per request.
    */
   get tools(): readonly Tool[] {
-    if (this.#tools) return this.#tools
-    const lines = this.#lines!
-    return this.ids.map((_, position) => lines.parse(position))
+    return this.#tools ?? this.#lines!.all()
   }
 
   /** The tools as JSON lines (each line ending with a newline), as an index stores them. */
   toJsonLines(): Buffer {
-    if (this.#lines) return this.#lines.buffer
+    if (this.#lines) return this.#lines.bytes()
     return Buffer.from(this.#tools!.map((tool) => `${JSON.stringify(tool)}\n`).join(''))
   }
 

@@ -41,7 +41,10 @@ export function createMcpContext(
   let counter: Promise<TokenCounter> | undefined
   const tokens = new TokenAccountant(
     options.tokenCounter ??
-      (() => (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }))),
+      (() =>
+        (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }).then(
+          (loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded),
+        ))),
   )
   return {
     service,

@@ -10,11 +10,13 @@
  * @module
  */
 import type { Tool } from '../library/tool.ts'
-import { extractCandidateFeatures, FEATURE_NAMES } from '../learn/candidate-features.ts'
+import { extractCandidateFeatures } from '../learn/candidate-features.ts'
 import { stepFloorCandidates } from '../learn/decide-set.ts'
 import { decideTools } from '../learn/count-model.ts'
-import type { LearnedModel } from '../learn/learned-model.ts'
+import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
+import { denseToolVectors } from '../learn/dense-encoder.ts'
+import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 
 export class LearnedSelector implements Selector {
@@ -24,10 +26,20 @@ export class LearnedSelector implements Selector {
   /** Retrieval threshold the pipeline uses when a request sets none: the model decides. */
   readonly retrievalMinScore = 0
   readonly model: LearnedModel
+  /**
+   * The dense features' tool vectors, for a model trained with them (undefined: unavailable, the
+   * features take the model's training means).
+   */
+  readonly #dense: () => Promise<DenseToolVectors | undefined>
 
-  constructor(model: LearnedModel, name = 'learned') {
+  constructor(
+    model: LearnedModel,
+    name = 'learned',
+    dense: () => Promise<DenseToolVectors | undefined> = denseToolVectors,
+  ) {
     this.model = model
     this.name = name
+    this.#dense = dense
   }
 
   async select(requests: SelectionRequest[], options: SelectOptions = {}): Promise<Selection[]> {
@@ -50,6 +62,8 @@ export class LearnedSelector implements Selector {
       }
       return found
     }
+    const useDense = usesDenseFeatures(this.model)
+    const dense = useDense ? await this.#dense() : undefined
     const features = extractCandidateFeatures({
       instruction,
       whole: whole.candidates,
@@ -60,7 +74,16 @@ export class LearnedSelector implements Selector {
       tool,
       library: options.library,
       exampleVotes: options.exampleVotes,
+      ...(dense && { dense: dense.input(tool, options.library) }),
     })
+    if (useDense && dense === undefined) {
+      // No word vectors: the dense features take the training means, which weigh nothing.
+      const { mean } = this.model.model
+      for (const feature of features) {
+        for (let index = feature.values.length; index < mean.length; index += 1)
+          feature.values.push(mean[index])
+      }
+    }
     const scored = features.map((feature) => ({
       id: feature.id,
       p: predictProbability(this.model.model, feature.values),
@@ -94,7 +117,7 @@ export class LearnedSelector implements Selector {
           const named: Record<string, number> = {
             probability: round(probability.get(candidate.id) ?? 0),
           }
-          FEATURE_NAMES.forEach((name, position) => (named[name] = round(vector[position])))
+          this.model.features.forEach((name, position) => (named[name] = round(vector[position])))
           explained[candidate.id] = named
         }
         selections[index] = { ...selections[index], features: explained }

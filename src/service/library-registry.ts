@@ -32,15 +32,23 @@ export interface LibraryRegistryOptions {
    * so that no request pays for it: the service runs its example memory's self-check there.
    */
   prepare?: (indexed: IndexedLibrary) => void
+  /**
+   * How long a replaced or deleted library version keeps its tools file open (requests and
+   * builds that took it before the change may still read tools from it), in ms. Default 11
+   * minutes: the default upload build time limit and a minute more.
+   */
+  releaseGraceMs?: number
 }
 
 export class LibraryRegistry {
   readonly #libraries = new Map<string, IndexedLibrary>()
   readonly #listeners: LibraryChangeListener[] = []
   readonly #prepare: ((indexed: IndexedLibrary) => void) | undefined
+  readonly #releaseGraceMs: number
 
   constructor(options: LibraryRegistryOptions = {}) {
     this.#prepare = options.prepare
+    this.#releaseGraceMs = options.releaseGraceMs ?? 660_000
   }
 
   onChange(listener: LibraryChangeListener): void {
@@ -68,12 +76,17 @@ export class LibraryRegistry {
 
   set(indexed: IndexedLibrary, options: RegistryChangeOptions = {}): void {
     this.#prepare?.(indexed)
+    const previous = this.#libraries.get(indexed.library.name)
     this.#libraries.set(indexed.library.name, indexed)
+    // A new version of the examples alone keeps the library (and its open tools file).
+    if (previous && previous.library !== indexed.library)
+      previous.library.release(this.#releaseGraceMs)
     if (!options.replicated)
       for (const listener of this.#listeners) listener(indexed.library.name, indexed)
   }
 
   delete(name: string, options: RegistryChangeOptions = {}): boolean {
+    this.#libraries.get(name)?.library.release(this.#releaseGraceMs)
     const deleted = this.#libraries.delete(name)
     if (deleted && !options.replicated)
       for (const listener of this.#listeners) listener(name, undefined)

@@ -116,9 +116,13 @@ export class ToolselService {
     this.logger = logger
     this.components = components
     // The example memory's self-check (examples/memory-selection.ts) runs when a library version
-    // is installed, not on the first request that reads it (110-280 ms at ToolLens scale).
+    // is installed, not on the first request that reads it (110-280 ms at ToolLens scale). A
+    // replaced version's tools file stays open while a request or an upload's build may still
+    // read the old version.
+    const { requestTimeoutMs, buildTimeoutMs } = config.server
     this.libraries = new LibraryRegistry({
       prepare: (indexed) => prepareExampleMemory(indexed.examples, config.examples),
+      releaseGraceMs: Math.max(requestTimeoutMs, buildTimeoutMs) + 60_000,
     })
   }
 
@@ -134,13 +138,9 @@ export class ToolselService {
 
   /**
    * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
-   * default components; the service is ready after it, and after `options.waitFor` (other
-   * start-up work, such as loading the MCP tokenizer).
+   * default components; the service is ready after it.
    */
-  async start(
-    preloaded?: IndexedLibrary[],
-    options: { waitFor?: Promise<unknown>[] } = {},
-  ): Promise<void> {
+  async start(preloaded?: IndexedLibrary[]): Promise<void> {
     const loaded =
       preloaded ??
       (await loadStartupLibraries(this.config, this.logger, (failed) =>
@@ -151,7 +151,6 @@ export class ToolselService {
     this.components.planner()
     this.components.selector()
     await this.components.ready()
-    await Promise.all(options.waitFor ?? [])
     this.#ready = true
   }
 

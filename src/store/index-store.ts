@@ -14,7 +14,8 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
-import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
+import { assertLibraryName, ToolLibrary, type ToolLineIndex } from '../library/tool-library.ts'
+import { ToolsFile } from '../library/tools-file.ts'
 import type { Logger } from '../log.ts'
 import type { Retriever } from '../contracts.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
@@ -234,42 +235,55 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
 }
 
 /**
- * The library, kept as its tools file's bytes (see ToolLibrary.fromJsonLines). The tools index
- * (`tools.idx`), when the file still is what it was saved as, gives the ids and lines and vouches
- * for the manifest's content hash. Without it (an index saved before it was written) the file's
- * sha256 in the manifest does; without that either, or when the file changed, the file is
+ * The library. With its tools index (`tools.idx`), when the tools file still has the size it was
+ * saved with, the file is kept open and read by offset when a tool is needed (no tool is read at
+ * load: see ToolLibrary.fromToolsFile), and the manifest's content hash is trusted. Without it
+ * (an index saved before it was written) the file is read into memory and the file's sha256 in
+ * the manifest vouches for the hash; without that either, or when the file changed, the file is
  * scanned and every tool hashed.
  */
 async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibrary> {
-  const bytesRead = readFile(join(dir, manifest.toolsFile))
-  const { toolsFileHash, toolsIndexFile } = manifest
-  const lineIndex =
-    toolsIndexFile !== undefined && toolsFileHash !== undefined
-      ? await readToolsIndexFile(
-          join(dir, toolsIndexFile),
-          bytesRead,
-          toolsFileHash,
-          rebuildHint(manifest),
+  const path = join(dir, manifest.toolsFile)
+  const unreadable = (error: unknown): ToolselError =>
+    error instanceof ToolselError
+      ? error
+      : new ToolselError(
+          'INDEX_CORRUPT',
+          `Index "${manifest.library}" at ${dir}: its tools file is unreadable. ${rebuildHint(manifest)}`,
+          { cause: error },
         )
-      : undefined
-  const bytes = await bytesRead
-  const trusted =
-    lineIndex !== undefined ||
-    (toolsIndexFile === undefined &&
-      toolsFileHash !== undefined &&
-      sha256Bytes(bytes) === toolsFileHash)
+  const { toolsFileHash, toolsIndexFile } = manifest
+  if (toolsIndexFile !== undefined && toolsFileHash !== undefined) {
+    const file = await ToolsFile.open(path).catch((error: unknown) => {
+      throw unreadable(error)
+    })
+    let lineIndex: ToolLineIndex | undefined
+    try {
+      lineIndex = await readToolsIndexFile(
+        join(dir, toolsIndexFile),
+        file.size,
+        toolsFileHash,
+        rebuildHint(manifest),
+      )
+    } catch (error) {
+      file.release(0)
+      throw error
+    }
+    if (lineIndex)
+      return ToolLibrary.fromToolsFile(manifest.library, file, lineIndex, manifest.contentHash)
+    file.release(0)
+  }
   try {
+    const bytes = await readFile(path)
+    const trusted =
+      toolsIndexFile === undefined &&
+      toolsFileHash !== undefined &&
+      sha256Bytes(bytes) === toolsFileHash
     return ToolLibrary.fromJsonLines(manifest.library, bytes, {
       ...(trusted && { contentHash: manifest.contentHash }),
-      ...(lineIndex && { lineIndex }),
     })
   } catch (error) {
-    if (error instanceof ToolselError) throw error
-    throw new ToolselError(
-      'INDEX_CORRUPT',
-      `Index "${manifest.library}" at ${dir}: its tools file is unreadable. ${rebuildHint(manifest)}`,
-      { cause: error },
-    )
+    throw unreadable(error)
   }
 }
 

@@ -8,9 +8,10 @@
  * A section file (section-file.ts): magic `TSLTIDX\n`, version `TOOLS_INDEX_FILE_VERSION`,
  * header `{tools, tableSize, toolsFileHash, toolsFileBytes, toolsFileCrc32, sections}`:
  * `toolsFileHash` is the manifest's sha256 of the `tools.jsonl` it describes (an index file
- * naming another is refused); the tools file's size and CRC-32 let a load check that file in
- * 0.1 s at 1M tools instead of 1.4 s of sha256 (a check against damage, as the sha256 is: who
- * can write the tools file can write the manifest too). Then:
+ * naming another is refused); a load checks the tools file's size against `toolsFileBytes` and
+ * leaves the file unread (tools are read by offset when needed, each line checked then:
+ * ToolLibrary.fromToolsFile). The CRC-32 is still written (format 1 keeps its fields) but no
+ * longer read. Then:
  *
  * | section | content |
  * |---|---|
@@ -19,7 +20,8 @@
  */
 import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
-import { buildIdTable } from '../library/id-table.ts'
+import { buildIdTable, type IdList } from '../library/id-table.ts'
+import { PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
 import { bytesOf, readSectionFile, writeSectionFile, type SectionFileKind } from './section-file.ts'
@@ -78,27 +80,25 @@ export async function writeToolsIndexFile(
 
 /**
  * Reads the file written by `writeToolsIndexFile` for the tools file whose manifest sha256 is
- * `toolsFileHash`; INDEX_CORRUPT (with `rebuild`) when it is not one or names another file.
- * `undefined` when `toolLinesRead` are not the bytes it was written for (size or CRC-32 differ): the
- * tools file changed since the save, and the caller checks it the slow way.
+ * `toolsFileHash` and which has `toolsFileBytes` bytes now; INDEX_CORRUPT (with `rebuild`) when
+ * it is not one or names another file. `undefined` when the tools file's size differs from the
+ * one saved: it changed since the save, and the caller checks it the slow way. The CRC-32 saved
+ * with it is not checked: that takes reading the whole tools file (250 MB at 1M tools), which a
+ * load no longer does; each tool's line is checked when it is read instead (it must parse and
+ * carry the id this file gives it).
  */
 export async function readToolsIndexFile(
   path: string,
-  toolLinesRead: Buffer | Promise<Buffer>,
+  toolsFileBytes: number,
   toolsFileHash: string,
   rebuild: string,
 ): Promise<ToolLineIndex | undefined> {
-  // Both files are read at once: at a million tools they are 250 and 65 MB.
-  const [file, toolLines] = await Promise.all([
-    readSectionFile<Header>(path, KIND, rebuild),
-    toolLinesRead,
-  ])
+  const file = await readSectionFile<Header>(path, KIND, rebuild)
   const { header, corrupt } = file
   const { tools, tableSize } = header
   if (header.toolsFileHash !== toolsFileHash)
     throw corrupt('describes another tools file than the index holds')
-  if (header.toolsFileBytes !== toolLines.length || header.toolsFileCrc32 !== crc32(toolLines))
-    return undefined
+  if (header.toolsFileBytes !== toolsFileBytes) return undefined
   if (
     !Number.isSafeInteger(tools) ||
     tools < 0 ||
@@ -110,24 +110,26 @@ export async function readToolsIndexFile(
   const starts = file.view('starts', Float64Array, tools)
   const ends = file.view('ends', Float64Array, tools)
   const table = file.view('table', Int32Array, tableSize)
-  let ids: unknown
-  try {
-    // ASCII (most ids): decoded as latin1, the same text without the UTF-8 decoder's cost.
-    const bytes = file.bytes('ids')
-    ids = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'))
-  } catch {
-    throw corrupt('has unreadable ids')
+  // Ids without JSON escapes (most) stay bytes, decoded one at a time when needed.
+  const bytes = file.bytes('ids')
+  let ids: unknown = PackedIds.of(bytes, tools)
+  if (ids === undefined) {
+    try {
+      ids = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'))
+    } catch {
+      throw corrupt('has unreadable ids')
+    }
+    if (!Array.isArray(ids) || ids.length !== tools || !ids.every((id) => typeof id === 'string'))
+      throw corrupt('has ids of the wrong kind or number')
   }
-  if (!Array.isArray(ids) || ids.length !== tools || !ids.every((id) => typeof id === 'string'))
-    throw corrupt('has ids of the wrong kind or number')
   let previousEnd = 0
   for (let position = 0; position < tools; position += 1) {
     if (!(starts[position] >= previousEnd && ends[position] > starts[position]))
       throw corrupt('has lines out of order')
     previousEnd = ends[position]
   }
-  if (previousEnd > toolLines.length) throw corrupt('has lines past the end of the tools file')
+  if (previousEnd > toolsFileBytes) throw corrupt('has lines past the end of the tools file')
   for (let slot = 0; slot < tableSize; slot += 1)
     if (!(table[slot] >= -1 && table[slot] < tools)) throw corrupt('has an invalid id table')
-  return { starts, ends, ids: ids as string[], table }
+  return { starts, ends, ids: ids as IdList, table }
 }

@@ -42,6 +42,42 @@ describe('toolsel train', () => {
     expect(selector.name).toBe(`learned:${join(dir, 'a.json')}`)
   })
 
+  it('with --dense learns the dense features too, and the selector serves the model', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-dense-'))
+    const out = join(dir, 'dense.json')
+    const trained = await run([
+      'train',
+      '--dense',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      DEMO_LIBRARY_DIR,
+      '--out',
+      out,
+    ])
+    expect(trained.code).toBe(0)
+    const model = JSON.parse(await readFile(out, 'utf8'))
+    expect(model.features.slice(-6)).toEqual([
+      'dense_whole',
+      'dense_whole_dev',
+      'dense_whole_top1',
+      'dense_step',
+      'dense_step_dev',
+      'dense_step_top1',
+    ])
+    const selected = await run([
+      'select',
+      'What is the weather in Paris tomorrow?',
+      '--selector',
+      `learned:${out}`,
+      '--json',
+    ])
+    expect(selected.code).toBe(0)
+    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toContain(
+      'weather.get_weather_forecast',
+    )
+  }, 180_000)
+
   it('rejects examples naming tools the library lacks, and half-given options', async () => {
     const missing = await run([
       'train',

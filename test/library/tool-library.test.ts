@@ -40,7 +40,13 @@ describe('ToolLibrary over JSON lines (tools kept as bytes)', () => {
     const library = ToolLibrary.fromJsonLines('partial', Buffer.from(`${good}\n${broken}\n`))
     expect(library.ids).toEqual([SAMPLE_TOOLS[0].id, 'broken'])
     expect(library.get(SAMPLE_TOOLS[0].id)).toEqual(SAMPLE_TOOLS[0])
-    expect(() => library.get('broken')).toThrow(SyntaxError)
+    // A line that is not a tool is a damaged index, reported as one (not a SyntaxError).
+    expect(() => library.get('broken')).toThrow(
+      expect.objectContaining({
+        code: 'INDEX_CORRUPT',
+        message: expect.stringMatching(/line 2 .* not a valid tool "broken"/),
+      }),
+    )
   })
 
   it('reads lines whose id is not the first key, and skips empty lines', () => {

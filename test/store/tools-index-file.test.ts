@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
@@ -6,6 +6,9 @@ import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { openToolsFileCount } from '../../src/library/tools-file.ts'
+import { PackedIds } from '../../src/library/packed-ids.ts'
+import { LibraryRegistry } from '../../src/service/library-registry.ts'
 import {
   buildIndexedLibrary,
   loadIndexedLibrary,
@@ -54,6 +57,34 @@ describe('id table', () => {
     }
   })
 
+  it('packed ids decode each id of a JSON array, and refuse anything else', () => {
+    for (const ids of [
+      TOOLS.map((t) => t.id),
+      ['a"', '\\', '\\"', '"\\', 'tab\tnew\nline', '\u2028', 'é"天'],
+      [],
+      [''],
+      ['a'],
+      ['météo.prévision', '天气.预报', 'x y', ''],
+      TOOLS.map((t) => t.id).filter((id) => !/["\\]/.test(id)),
+    ]) {
+      const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+      expect(packed.length).toBe(ids.length)
+      expect(Array.from({ length: ids.length }, (_, at) => packed.at(at))).toEqual(ids)
+      expect(packed.at(-1)).toBeUndefined()
+      expect(packed.at(ids.length)).toBeUndefined()
+    }
+    for (const [text, count] of [
+      ['["a","b"]', 3],
+      ['["a","b"]', 1],
+      ['["a", "b"]', 2],
+      ['["a""b"]', 2],
+      ['{"a":"b"}', 1],
+      ['["a"', 1],
+      ['', 0],
+    ] as const)
+      expect(PackedIds.of(Buffer.from(text), count), text).toBeUndefined()
+  })
+
   it('reports the first repeated id', () => {
     expect(buildIdTable(['a', 'b', 'a', 'b'])).toEqual({ duplicate: 2 })
   })
@@ -76,6 +107,18 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     expect(loaded.library.contentHash).toBe(scanned.contentHash)
     const hits = await loaded.retrievers.get('bm25')!.retrieve('bulk tool 17', { k: 3 })
     expect(hits.length).toBeGreaterThan(0)
+  })
+
+  it('decodes ids with and without JSON escapes to those of a scan', async () => {
+    const plain = TOOLS.filter((tool) => !/["\\]/.test(tool.id))
+    expect(plain.length).toBe(TOOLS.length - 1)
+    for (const tools of [TOOLS, plain, [{ ...TOOLS[0], id: '' }, ...plain.slice(1, 3)]]) {
+      const dir = await save(tools)
+      const { library } = await loadIndexedLibrary(dir, config)
+      expect(library.ids).toEqual(tools.map((tool) => tool.id))
+      expect(library.get('天气.预报')?.id ?? '天气.预报').toBe('天气.预报')
+      library.release(0)
+    }
   })
 
   it('is optional: an index saved before it loads by scanning the tools file', async () => {
@@ -136,5 +179,104 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
 
     await writeFile(idxPath, good)
     expect((await loadIndexedLibrary(dir, config)).library.size).toBe(TOOLS.length)
+  })
+
+  it('leaves the tools file unread at load and reads each tool by offset when asked for', async () => {
+    const dir = await save()
+    const before = openToolsFileCount()
+    const loaded = await loadIndexedLibrary(dir, config)
+    expect(openToolsFileCount()).toBe(before + 1)
+    const { library } = loaded
+    expect(library.get('天气.预报')).toEqual(TOOLS.find((tool) => tool.id === '天气.预报'))
+    expect(library.require('quote"d\\id').name).toBe('q')
+    // Whole-library walks read the file once: every tool, its bytes, a save of the loaded index.
+    expect(library.tools).toEqual(TOOLS)
+    expect(library.toJsonLines().equals(await readFile(join(dir, 'tools.jsonl')))).toBe(true)
+    const copyDir = await saveIndexedLibrary(join(indexDir, 'copy'), loaded)
+    const copy = await loadIndexedLibrary(copyDir, config)
+    expect(copy.library.contentHash).toBe(library.contentHash)
+    expect(copy.library.get('bulk.tool_2999')).toEqual(TOOLS.at(-1))
+    copy.library.release(0)
+
+    // Released: the file is closed; a tool not read before can't be read any more.
+    library.release(0)
+    expect(openToolsFileCount()).toBe(before)
+    expect(() => library.get('bulk.tool_1234')).toThrow(
+      expect.objectContaining({
+        code: 'INDEX_CORRUPT',
+        message: expect.stringContaining('closed'),
+      }),
+    )
+  })
+
+  it('closes the tools file of a replaced or deleted version: no descriptor leaks on reload', async () => {
+    const dir = await save()
+    // Descriptors of this process open on the index's tools file (the OS's own count).
+    const toolsPath = join(dir, 'tools.jsonl')
+    const descriptors = async () => {
+      const targets = await Promise.all(
+        (await readdir('/proc/self/fd')).map((fd) =>
+          readlink(`/proc/self/fd/${fd}`).catch(() => ''),
+        ),
+      )
+      return targets.filter((target) => target === toolsPath).length
+    }
+    const registry = new LibraryRegistry({ releaseGraceMs: 0 })
+    const before = { files: openToolsFileCount(), descriptors: await descriptors() }
+    expect(before.descriptors).toBe(0)
+    for (let reload = 0; reload < 20; reload += 1) {
+      registry.set(await loadIndexedLibrary(dir, config))
+      expect(registry.require('idx').library.get('bulk.tool_7')?.name).toBe('tool_7')
+    }
+    expect(openToolsFileCount()).toBe(before.files + 1)
+    expect(await descriptors()).toBe(1)
+    // The examples alone changing keeps the library, and its file stays open.
+    const current = registry.require('idx')
+    registry.set({ ...current })
+    expect(current.library.get('bulk.tool_8')?.name).toBe('tool_8')
+    registry.delete('idx')
+    expect(openToolsFileCount()).toBe(before.files)
+    expect(await descriptors()).toBe(0)
+
+    // With a grace period the replaced version stays readable until it ends.
+    const graceful = new LibraryRegistry({ releaseGraceMs: 200 })
+    const first = await loadIndexedLibrary(dir, config)
+    graceful.set(first)
+    graceful.set(await loadIndexedLibrary(dir, config))
+    expect(first.library.get('bulk.tool_9')?.name).toBe('tool_9')
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(() => first.library.get('bulk.tool_10')).toThrow(/closed/)
+    graceful.delete('idx')
+  })
+
+  it('reports a tool line damaged in place (same size) as INDEX_CORRUPT when it is read', async () => {
+    const dir = await save()
+    const toolsPath = join(dir, 'tools.jsonl')
+    const text = await readFile(toolsPath, 'utf8')
+    const lines = text.split('\n')
+    const at = (id: string) => lines.findIndex((line) => line.startsWith(`{"id":"${id}"`))
+    // One line cut short (no closing brace), two lines of the same length swapped.
+    const cut = at('bulk.tool_5')
+    lines[cut] = `${lines[cut].slice(0, -1)} `
+    const [a, b] = [at('bulk.tool_10'), at('bulk.tool_11')]
+    expect(lines[a].length).toBe(lines[b].length)
+    ;[lines[a], lines[b]] = [lines[b], lines[a]]
+    const damaged = lines.join('\n')
+    expect(Buffer.byteLength(damaged)).toBe(Buffer.byteLength(text))
+    await writeFile(toolsPath, damaged)
+
+    const { library } = await loadIndexedLibrary(dir, config)
+    expect(library.get('bulk.tool_4')?.name).toBe('tool_4')
+    for (const id of ['bulk.tool_5', 'bulk.tool_10', 'bulk.tool_11']) {
+      expect(() => library.get(id)).toThrow(
+        expect.objectContaining({
+          code: 'INDEX_CORRUPT',
+          message: expect.stringMatching(
+            /line \d+ of the tools file .* is not a valid tool.*Rebuild/,
+          ),
+        }),
+      )
+    }
+    library.release(0)
   })
 })

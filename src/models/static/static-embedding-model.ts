@@ -129,6 +129,11 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     return texts.map((text) => this.#embedOne(text))
   }
 
+  /** One text's unit vector, synchronously (no forward pass to wait for). */
+  embedText(text: string): Float32Array {
+    return this.#embedOne(text)
+  }
+
   #embedOne(text: string): Float32Array {
     const sum = new Float64Array(this.dimensions)
     let total = 0

@@ -8,6 +8,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
+import { idArray, type IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
@@ -85,7 +86,7 @@ export class Bm25Retriever implements Retriever {
   readonly settings: Bm25Settings
   readonly queryOptions: Bm25QueryOptions
   /** Tool ids by document position. */
-  readonly #ids: readonly string[]
+  readonly #ids: IdList
   readonly #index: Bm25Postings
   /** The expansion index (usage examples' instructions per tool), same document order. */
   readonly #expansion: Bm25Postings | undefined
@@ -94,7 +95,7 @@ export class Bm25Retriever implements Retriever {
   readonly #prune: boolean
 
   private constructor(
-    ids: readonly string[],
+    ids: IdList,
     index: Bm25Postings,
     settings: Bm25Settings,
     queryOptions: Bm25QueryOptions,
@@ -169,7 +170,7 @@ export class Bm25Retriever implements Retriever {
    * (the manifest checks that). `ids`: the tool ids in the postings' document order.
    */
   static fromPostings(
-    ids: readonly string[],
+    ids: IdList,
     index: Bm25Postings,
     settings: Bm25Settings,
     expansion?: Bm25Postings,
@@ -234,7 +235,7 @@ export class Bm25Retriever implements Retriever {
 
   /** Tool ids by document position. */
   get ids(): readonly string[] {
-    return this.#ids
+    return idArray(this.#ids)
   }
 
   get size(): number {
@@ -259,7 +260,7 @@ export class Bm25Retriever implements Retriever {
     const words = all.length > MAX_QUERY_TERMS ? all.slice(0, MAX_QUERY_TERMS) : all
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
-    const top = new TopK(k, (a, b) => ids[a] > ids[b])
+    const top = new TopK(k, (a, b) => ids.at(a)! > ids.at(b)!)
     let postings = 0
     for (const term of terms) postings += term.docs.length
     const prune = this.#prune && canPrune(terms)
@@ -269,7 +270,7 @@ export class Bm25Retriever implements Retriever {
         : prune && postings >= PRUNE_FROM_POSTINGS
           ? searchPruned(terms, expansionWeight, top, minScore)
           : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
-    return hits.map(({ position, score }) => ({ id: ids[position], score }))
+    return hits.map(({ position, score }) => ({ id: ids.at(position)!, score }))
   }
 }
 

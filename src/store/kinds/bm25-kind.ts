@@ -93,7 +93,7 @@ export const BM25_KIND: RetrieverKind = {
           `Index "${manifest.library}" at ${dir}: the BM25 index holds ${index.documents} tools, the library ${library.size}. ${rebuild}`,
         )
       }
-      loaded = Bm25Retriever.fromPostings(library.ids, index, settings, expansion)
+      loaded = Bm25Retriever.fromPostings(library.idList, index, settings, expansion)
     } else {
       // Saved before the binary format: wink's JSON export, read through wink.
       const json = await readFile(join(dir, entry.file), 'utf8')

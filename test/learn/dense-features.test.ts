@@ -1,0 +1,216 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Tool } from '../../src/library/tool.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import {
+  extractCandidateFeatures,
+  FEATURE_NAMES,
+  featureNames,
+} from '../../src/learn/candidate-features.ts'
+import { denseToolVectors } from '../../src/learn/dense-encoder.ts'
+import {
+  DENSE_FEATURE_NAMES,
+  denseFeatureValues,
+  denseToolText,
+  type DenseToolVectors,
+} from '../../src/learn/dense-features.ts'
+import { parseLearnedModel, usesDenseFeatures } from '../../src/learn/learned-model.ts'
+import { trainLearnedModel } from '../../src/learn/train-model.ts'
+import { LearnedSelector } from '../../src/select/learned-selector.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
+import { searchFunction } from '../../src/learn/training-rows.ts'
+import type { SelectionRequest } from '../../src/contracts.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const SETTINGS = {
+  k1: 1.2,
+  b: 0.75,
+  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
+}
+
+let vectors: DenseToolVectors
+// The first load on a fresh install converts the package's JSON (`npm ci` does it in `prepare`).
+beforeAll(async () => {
+  const loaded = await denseToolVectors()
+  if (loaded === undefined) throw new Error('static word vectors unavailable')
+  vectors = loaded
+}, 180_000)
+
+const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
+const lookup = (id: string): Tool => byId.get(id)!
+
+function inputFor(instruction: string) {
+  const search = searchFunction(Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS), 15)
+  return {
+    instruction,
+    whole: search(instruction),
+    steps: new RulePlanner().split(instruction).map((text) => ({ text, candidates: search(text) })),
+    tool: lookup,
+  }
+}
+
+const dot = (a: Float32Array, b: Float32Array) =>
+  a.reduce((sum, value, index) => sum + value * b[index], 0)
+const DENSE_NAMES = featureNames(true)
+const at = (values: number[], name: (typeof DENSE_FEATURE_NAMES)[number]) =>
+  values[DENSE_NAMES.indexOf(name)]
+
+describe('dense candidate features (static GloVe)', () => {
+  it('are the cosines of the instruction and its clauses to each candidate, relative and ranked', () => {
+    const instruction = 'What is the weather in Paris, and email the forecast to Ann'
+    const input = inputFor(instruction)
+    const features = extractCandidateFeatures({ ...input, dense: vectors.input(lookup) })
+    expect(features.length).toBeGreaterThan(2)
+    const plain = extractCandidateFeatures(input)
+    features.forEach(({ values }, index) => {
+      expect(values).toHaveLength(FEATURE_NAMES.length + DENSE_FEATURE_NAMES.length)
+      for (const value of values) expect(Number.isFinite(value)).toBe(true)
+      // The other features do not change.
+      expect(values.slice(0, FEATURE_NAMES.length)).toEqual(plain[index].values)
+    })
+    const query = vectors.encoder.embedText(instruction)
+    const cosines = features.map(({ id }) =>
+      dot(query, vectors.encoder.embedText(denseToolText(lookup(id)))),
+    )
+    const mean = cosines.reduce((sum, value) => sum + value, 0) / cosines.length
+    features.forEach(({ values }, index) => {
+      expect(at(values, 'dense_whole')).toBeCloseTo(cosines[index], 5)
+      expect(at(values, 'dense_whole_dev')).toBeCloseTo(cosines[index] - mean, 5)
+      expect(at(values, 'dense_step')).toBeGreaterThanOrEqual(-1)
+      expect(at(values, 'dense_step')).toBeLessThanOrEqual(1)
+    })
+    const best = cosines.indexOf(Math.max(...cosines))
+    expect(features.map(({ values }) => at(values, 'dense_whole_top1'))).toEqual(
+      features.map((_feature, index) => (index === best ? 1 : 0)),
+    )
+    // Each clause has one dense best among its own candidates.
+    const stepTop1 = features.filter(({ values }) => at(values, 'dense_step_top1') === 1)
+    expect(stepTop1.length).toBeGreaterThanOrEqual(1)
+    expect(stepTop1.length).toBeLessThanOrEqual(input.steps.length)
+  })
+
+  it('ranks a tool that shares no word with the request above unrelated candidates', () => {
+    const candidates = ['sms.send', 'weather.forecast', 'finance.convert_currency']
+    const tools = new Map<string, Tool>([
+      ['sms.send', tool('sms.send', 'send_sms', 'Send an SMS text message to a phone number')],
+      [
+        'weather.forecast',
+        tool('weather.forecast', 'get_forecast', 'Get the weather forecast for a city'),
+      ],
+      [
+        'finance.convert_currency',
+        tool('finance.convert_currency', 'convertCurrency', 'Convert an amount between currencies'),
+      ],
+    ])
+    const values = denseFeatureValues(
+      vectors.input((id) => tools.get(id)!),
+      'will it rain tomorrow in Oslo',
+      [{ text: 'will it rain tomorrow in Oslo', ids: candidates }],
+      candidates,
+    )
+    const whole = (id: string) => values.get(id)![0]
+    expect(whole('weather.forecast')).toBeGreaterThan(whole('sms.send'))
+    expect(whole('weather.forecast')).toBeGreaterThan(whole('finance.convert_currency'))
+    expect(values.get('weather.forecast')![2]).toBe(1)
+  })
+
+  it('gives the same values from the library memo as from the tool objects', () => {
+    const lines = SAMPLE_TOOLS.map((sample) => `${JSON.stringify(sample)}\n`).join('')
+    const library = ToolLibrary.fromJsonLines('sample', Buffer.from(lines))
+    const input = inputFor('Find the forecast for Berlin and send it by email')
+    const fromTools = extractCandidateFeatures({ ...input, dense: vectors.input(lookup) })
+    for (let pass = 0; pass < 2; pass += 1) {
+      const fromLibrary = extractCandidateFeatures({
+        ...input,
+        library,
+        dense: vectors.input(lookup, library),
+      })
+      expect(fromLibrary).toEqual(fromTools)
+    }
+  })
+
+  it('are learned by `train --dense`, and neutral in the selector without word vectors', async () => {
+    const cases = [
+      ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
+      ['Is it raining in Oslo right now', ['weather.get_current_weather']],
+      ['Email the report to Ann', ['mail.send_email']],
+      ['Text my brother that I am late', ['sms.send_sms']],
+      ['Find flights from Rome to Madrid', ['travel.search_flights']],
+      [
+        'Book a hotel in Lisbon, and email the booking to Ann',
+        ['travel.book_hotel', 'mail.send_email'],
+      ],
+      ['How is the AAPL stock doing', ['finance.get_stock_quote']],
+      ['Any mail from Bob in my inbox?', ['mail.search_inbox']],
+    ].map(([instruction, gold], index) => ({
+      id: `q${index}`,
+      instruction: instruction as string,
+      gold: gold as string[],
+    }))
+    const trained = trainLearnedModel(
+      [{ name: 'sample', tools: [...SAMPLE_TOOLS], cases, notes: [], singleClauses: false }],
+      { bm25: SETTINGS, dense: vectors },
+    )
+    expect(trained.features).toEqual(DENSE_NAMES)
+    const model = parseLearnedModel(JSON.stringify(trained), 'trained in the test')
+    expect(usesDenseFeatures(model)).toBe(true)
+    expect(
+      usesDenseFeatures(
+        parseLearnedModel(
+          JSON.stringify(
+            trainLearnedModel(
+              [
+                {
+                  name: 'sample',
+                  tools: [...SAMPLE_TOOLS],
+                  cases,
+                  notes: [],
+                  singleClauses: false,
+                },
+              ],
+              { bm25: SETTINGS },
+            ),
+          ),
+          'plain',
+        ),
+      ),
+    ).toBe(false)
+
+    const input = inputFor('What is the weather in Paris, and email the forecast to Ann')
+    const requests: SelectionRequest[] = [
+      ...input.steps.map((step) => ({ step: step.text, candidates: named(step.candidates) })),
+      { step: input.instruction, candidates: named(input.whole), whole: true },
+    ]
+    const options = { instruction: input.instruction, tool: lookup, explain: true }
+    const withVectors = await new LearnedSelector(model).select(requests, options)
+    const without = await new LearnedSelector(model, 'learned', async () => undefined).select(
+      requests,
+      options,
+    )
+    expect(without.some((selection) => selection.toolId !== null)).toBe(true)
+    const explained = (selections: typeof without) =>
+      selections.flatMap((selection) => Object.entries(selection.features ?? {}))
+    expect(explained(without).length).toBeGreaterThan(0)
+    for (const [id, named] of explained(without)) {
+      for (const name of DENSE_FEATURE_NAMES) {
+        // Rounded to 4 decimals in explanations.
+        expect(named[name]).toBeCloseTo(model.model.mean[DENSE_NAMES.indexOf(name)], 3)
+      }
+      const other = explained(withVectors).find(([otherId]) => otherId === id)![1]
+      for (const name of FEATURE_NAMES) expect(named[name]).toBe(other[name])
+    }
+  })
+})
+
+function tool(id: string, name: string, description: string): Tool {
+  return { id, name, description, parameters: { type: 'object', properties: {} } }
+}
+
+function named(candidates: ReadonlyArray<{ id: string; score: number }>) {
+  return candidates.map((candidate) => ({
+    id: candidate.id,
+    name: lookup(candidate.id).name,
+    description: lookup(candidate.id).description,
+    score: candidate.score,
+  }))
+}
