@@ -53,6 +53,12 @@ export function signTestP(wins: number, losses: number): number {
   return Math.min(1, 2 * tail)
 }
 
+// Piped into `head`: stop quietly when the reader goes away.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 const paths = process.argv.slice(2)
 if (paths.length < 2) {
   console.error('Usage: npx tsx bench/compare-runs.ts <run> <run> [<run> …]')
@@ -75,7 +81,13 @@ const meanOf = (report: Report) => {
     ? undefined
     : values.reduce((sum, value) => sum + value, 0) / values.length
 }
-rows.push(['mean without demo', ...reports.map((report) => pct(meanOf(report)))])
+rows.push([
+  'mean without demo',
+  ...reports.map((report) => {
+    const mean = meanOf(report)
+    return mean === undefined ? '–' : (100 * mean).toFixed(2)
+  }),
+])
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => ' --- ').join('|')}|`)
 for (const row of rows) console.log(`| ${row.join(' | ')} |`)
 paths.forEach((path, index) => console.log(`run ${index + 1}: ${path}`))

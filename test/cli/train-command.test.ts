@@ -6,6 +6,8 @@ import { createComponents } from '../../src/components.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
 import { main } from '../../src/main.ts'
+import { featureNames } from '../../src/learn/candidate-features.ts'
+import { DENSE_FEATURE_NAMES } from '../../src/learn/dense-features.ts'
 import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
 
 const EXAMPLES = 'test/fixtures/learn/demo-usage-examples.jsonl'
@@ -57,14 +59,8 @@ describe('toolsel train', () => {
     ])
     expect(trained.code).toBe(0)
     const model = JSON.parse(await readFile(out, 'utf8'))
-    expect(model.features.slice(-6)).toEqual([
-      'dense_whole',
-      'dense_whole_dev',
-      'dense_whole_top1',
-      'dense_step',
-      'dense_step_dev',
-      'dense_step_top1',
-    ])
+    expect(model.features).toEqual(featureNames(true))
+    expect(model.features.slice(-DENSE_FEATURE_NAMES.length)).toEqual([...DENSE_FEATURE_NAMES])
     const selected = await run([
       'select',
       'What is the weather in Paris tomorrow?',

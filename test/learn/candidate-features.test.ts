@@ -1,33 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import {
-  extractCandidateFeatures,
-  FEATURE_NAMES,
-  type FeatureInput,
-} from '../../src/learn/candidate-features.ts'
-import { RulePlanner } from '../../src/plan/rule-planner.ts'
-import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
-import { searchFunction } from '../../src/learn/training-rows.ts'
+import { extractCandidateFeatures, FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
+import { featureInputFor as inputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
-
-const SETTINGS = {
-  k1: 1.2,
-  b: 0.75,
-  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
-}
-
-function inputFor(instruction: string, tools: readonly Tool[]): FeatureInput {
-  const search = searchFunction(Bm25Retriever.build(tools, SETTINGS), 15)
-  const byId = new Map(tools.map((tool) => [tool.id, tool]))
-  return {
-    instruction,
-    whole: search(instruction),
-    steps: new RulePlanner().split(instruction).map((text) => ({ text, candidates: search(text) })),
-    tool: (id) => byId.get(id)!,
-  }
-}
 
 const feature = (values: number[], name: (typeof FEATURE_NAMES)[number]) =>
   values[FEATURE_NAMES.indexOf(name)]

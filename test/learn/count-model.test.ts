@@ -161,16 +161,22 @@ describe('decideTools', () => {
     expect(decideTools(two, rule, model)).toEqual(['weather', 'news', null])
   })
 
+  // Two APIs of the "kick" tool and an unrelated one.
+  const channel = [
+    { id: 'kick.channel', p: 0.9 },
+    { id: 'kick.clips', p: 0.3 },
+    { id: 'news.top', p: 0.05 },
+  ]
+  const channelScores = {
+    scored: channel,
+    values: new Map(channel.map(({ id }) => [id, values(id)])),
+    namespaceOf: (id: string) => id.split('.')[0],
+  }
+
   it('extends the set with a same-namespace candidate when the extend count asks for more', () => {
-    const channel = [
-      { id: 'kick.channel', p: 0.9 },
-      { id: 'kick.clips', p: 0.3 },
-      { id: 'news.top', p: 0.05 },
-    ]
     const kick = {
       ...input,
-      scored: channel,
-      values: new Map(channel.map(({ id }) => [id, values(id)])),
+      ...channelScores,
       clauses: [
         ['kick.channel', 'kick.clips'],
         ['kick.clips', 'news.top'],
@@ -180,7 +186,6 @@ describe('decideTools', () => {
         ['kick.clips', 'news.top'],
         ['kick.channel', 'kick.clips', 'news.top'],
       ],
-      namespaceOf: (id: string) => id.split('.')[0],
     }
     const withStepFloor = { ...rule, stepFloor: 0.15 }
     expect(decideTools(kick, withStepFloor, model)).toEqual(['kick.channel', null, null])
@@ -197,15 +202,9 @@ describe('decideTools', () => {
   it('extends a one-clause plan to two tools of one namespace, placed on the whole instruction', () => {
     // "Get the channel clips and the channel details": one clause (no verb after "and"), two
     // tools of one namespace; the whole instruction's request gives the second one a place.
-    const channel = [
-      { id: 'kick.channel', p: 0.9 },
-      { id: 'kick.clips', p: 0.3 },
-      { id: 'news.top', p: 0.05 },
-    ]
     const one = {
       ...input,
-      scored: channel,
-      values: new Map(channel.map(({ id }) => [id, values(id)])),
+      ...channelScores,
       clauses: [['kick.channel', 'kick.clips', 'news.top']],
       stepTops: [['kick.channel', 'kick.clips', 'news.top']],
       lists: [
@@ -213,7 +212,6 @@ describe('decideTools', () => {
         ['kick.clips', 'kick.channel', 'news.top'],
       ],
       wholeIndex: 1,
-      namespaceOf: (id: string) => id.split('.')[0],
     }
     const withStepFloor = { ...rule, stepFloor: 0.15 }
     const always = {

@@ -16,17 +16,9 @@ import {
 import { parseLearnedModel, usesDenseFeatures } from '../../src/learn/learned-model.ts'
 import { trainLearnedModel } from '../../src/learn/train-model.ts'
 import { LearnedSelector } from '../../src/select/learned-selector.ts'
-import { RulePlanner } from '../../src/plan/rule-planner.ts'
-import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
-import { searchFunction } from '../../src/learn/training-rows.ts'
 import type { SelectionRequest } from '../../src/contracts.ts'
+import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
-
-const SETTINGS = {
-  k1: 1.2,
-  b: 0.75,
-  fieldWeights: { name: 3, description: 1, parameters: 1, namespace: 1 },
-}
 
 let vectors: DenseToolVectors
 // The first load on a fresh install converts the package's JSON (`npm ci` does it in `prepare`).
@@ -39,15 +31,7 @@ beforeAll(async () => {
 const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
 const lookup = (id: string): Tool => byId.get(id)!
 
-function inputFor(instruction: string) {
-  const search = searchFunction(Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS), 15)
-  return {
-    instruction,
-    whole: search(instruction),
-    steps: new RulePlanner().split(instruction).map((text) => ({ text, candidates: search(text) })),
-    tool: lookup,
-  }
-}
+const inputFor = (instruction: string) => featureInputFor(instruction, SAMPLE_TOOLS)
 
 const dot = (a: Float32Array, b: Float32Array) =>
   a.reduce((sum, value, index) => sum + value * b[index], 0)
@@ -149,7 +133,7 @@ describe('dense candidate features (static GloVe)', () => {
     }))
     const trained = trainLearnedModel(
       [{ name: 'sample', tools: [...SAMPLE_TOOLS], cases, notes: [], singleClauses: false }],
-      { bm25: SETTINGS, dense: vectors },
+      { bm25: BM25_SETTINGS, dense: vectors },
     )
     expect(trained.features).toEqual(DENSE_NAMES)
     const model = parseLearnedModel(JSON.stringify(trained), 'trained in the test')
@@ -168,7 +152,7 @@ describe('dense candidate features (static GloVe)', () => {
                   singleClauses: false,
                 },
               ],
-              { bm25: SETTINGS },
+              { bm25: BM25_SETTINGS },
             ),
           ),
           'plain',

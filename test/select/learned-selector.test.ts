@@ -42,6 +42,18 @@ describe('LearnedSelector in the pipeline', () => {
     }
   })
 
+  it('takes two tools of one namespace for a one-clause request that asks for both', async () => {
+    // One clause (no verb after "and"), two weather tools: the learned count extends the set and
+    // the second tool goes to the whole-instruction step.
+    const instruction = 'Please get the current weather and the weather forecast for Paris'
+    const result = await selectTools(instruction, { ...base, planner: new RulePlanner() })
+    expect(result.steps.map((step) => step.whole ?? false)).toEqual([false, true])
+    expect(result.tools.map((tool) => tool.id).sort()).toEqual([
+      'weather.get_current_weather',
+      'weather.get_weather_forecast',
+    ])
+  })
+
   it('adds no step when the plan is the instruction itself', async () => {
     const result = await selectTools('Will I need an umbrella in Seattle on Saturday?', {
       ...base,
