@@ -11,12 +11,12 @@
  *   node --import tsx bench/request-ab.ts --before DIR [--size 10000] [--rounds 5] [--duration 5]
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { measureInProcess } from './perf/in-process.ts'
+import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 const { values } = parseArgs({
@@ -37,61 +37,20 @@ if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds <
 }
 if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
 
-function cpuMillis(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
-  })
-}
-
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
-
-async function startServer(root: string, work: string, library: string) {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const server: ChildProcess = spawn(
-    process.execPath,
-    [
-      join(root, 'bin/toolsel.mjs'),
-      'serve',
-      ...['--host', '127.0.0.1', '--port', String(port), '--library', library],
-      ...['--index-dir', work, '--log-level', 'warn'],
-    ],
-    {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, TOOLSEL_LIBRARY: '' },
-    },
-  )
-  const url = `http://127.0.0.1:${port}`
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
-    const ready = await fetch(`${url}/readyz`).then(
-      (response) => response.ok,
-      () => false,
-    )
-    if (ready) return { server, url }
-    await new Promise((done) => setTimeout(done, 100))
-  }
-}
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-ab-'))
 const servers: ChildProcess[] = []
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
-  const bodies = instructions.map((instruction) =>
-    JSON.stringify({ instruction, includeSchemas: true }),
-  )
+  const built = await buildSelectLoad(values.data, size, work)
+  const bodies = built.bodies
   const sides = [
     { name: 'before', root: resolve(values.before) },
     { name: 'after', root: process.cwd() },
   ]
   const running = []
   for (const side of sides) {
-    const started = await startServer(side.root, work, built.library)
+    const started = await startServe({ root: side.root, indexDir: work, library: built.library })
     servers.push(started.server)
     running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
   }

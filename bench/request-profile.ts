@@ -12,12 +12,12 @@
  * lists the N functions with the most self time.
  * @module
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { measureInProcess } from './perf/in-process.ts'
+import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 interface CallFrame {
@@ -107,13 +107,6 @@ function selfTimes(profile: CpuProfile, fromMicros: number): Array<[string, numb
   return [...totals].sort((a, b) => b[1] - a[1])
 }
 
-function cpuMillis(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
-  })
-}
-
 const { values } = parseArgs({
   options: {
     size: { type: 'string', default: '10000' },
@@ -132,38 +125,15 @@ if (spawnSync('wrk', ['--version']).error) throw new Error('Install wrk (apt-get
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-profile-'))
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
+  const built = await buildSelectLoad(values.data, size, work)
   const profiles = join(work, 'profiles')
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const server = spawn(
-    process.execPath,
-    [
-      '--cpu-prof',
-      `--cpu-prof-dir=${profiles}`,
-      'bin/toolsel.mjs',
-      'serve',
-      ...['--host', '127.0.0.1', '--port', String(port), '--library', built.library],
-      ...['--index-dir', work, '--log-level', 'warn'],
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TOOLSEL_LIBRARY: '' } },
-  )
-  const url = `http://127.0.0.1:${port}`
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
-    const ready = await fetch(`${url}/readyz`).then(
-      (response) => response.ok,
-      () => false,
-    )
-    if (ready) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  const bodies = instructions.map((instruction) =>
-    JSON.stringify({ instruction, includeSchemas: true }),
-  )
+  const { server, url } = await startServe({
+    root: process.cwd(),
+    indexDir: work,
+    library: built.library,
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+  })
+  const bodies = built.bodies
   const load = { url: `${url}/v1/select-tools`, bodies, connections: 16, scriptDir: work }
   await runWrk({ ...load, durationSeconds: 2 }) // JIT and per-library caches
   const cpuBefore = await cpuMillis(server.pid!)

@@ -35,12 +35,15 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     const controller = new AbortController()
     let committing = false
     let timer: NodeJS.Timeout | undefined
-    // One promise settled by whichever comes first: the handler or the deadline.
-    let settle!: (outcome: 'done' | 'timeout') => void
-    let fail!: (error: unknown) => void
-    const outcome = new Promise<'done' | 'timeout'>((resolve, reject) => {
-      settle = resolve
-      fail = reject
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => {
+        // A write past its commit point finishes and answers for itself.
+        if (committing) return
+        controller.abort(
+          new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
+        )
+        resolve('timeout')
+      }, timeoutMs)
     })
     // A client that goes away aborts the work too. The node response's `close` event is used
     // rather than `c.req.raw.signal`, which would build a full web Request for every request.
@@ -57,18 +60,9 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
       committing = true
       return true
     })
-    timer = setTimeout(() => {
-      // A write past its commit point finishes and answers for itself.
-      if (committing) return
-      controller.abort(
-        new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
-      )
-      settle('timeout')
-    }, timeoutMs)
     try {
-      next().then(() => settle('done'), fail)
-      if ((await outcome) === 'timeout')
-        c.res = errorResponse(c, controller.signal.reason as ToolselError)
+      const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
+      if (outcome === 'timeout') c.res = errorResponse(c, controller.signal.reason as ToolselError)
     } finally {
       clearTimeout(timer)
       outgoing?.off('close', onClose)

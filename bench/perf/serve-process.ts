@@ -1,0 +1,83 @@
+/**
+ * `toolsel serve` as a child process for the request benchmarks (bench/request-profile.ts,
+ * bench/request-ab.ts): started on a saved index, ready when `/readyz` answers, and its CPU time
+ * read from /proc.
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { measureInProcess } from './in-process.ts'
+
+export interface ServeProcess {
+  server: ChildProcess
+  url: string
+}
+
+/**
+ * Starts `bin/toolsel.mjs serve` of the checkout at `root` on a random local port, serving
+ * `library` from `indexDir`, and waits until it is ready. `nodeArgs` go before the script
+ * (e.g. `--cpu-prof`).
+ */
+export async function startServe(options: {
+  root: string
+  indexDir: string
+  library: string
+  nodeArgs?: string[]
+}): Promise<ServeProcess> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const server = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      join(options.root, 'bin/toolsel.mjs'),
+      'serve',
+      ...['--host', '127.0.0.1', '--port', String(port), '--library', options.library],
+      ...['--index-dir', options.indexDir, '--log-level', 'warn'],
+    ],
+    {
+      cwd: options.root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, TOOLSEL_LIBRARY: '' },
+    },
+  )
+  const url = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    )
+    if (ready) return { server, url }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** CPU time (user + system) a process has used, in milliseconds (10 ms clock ticks). */
+export function cpuMillis(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  })
+}
+
+/**
+ * Builds and saves the benchmark library of `size` tools in `work` (as bench/perf.ts does) and
+ * returns its name with the `/v1/select-tools` bodies of the benchmark instructions
+ * (`includeSchemas: true`).
+ */
+export async function buildSelectLoad(
+  dataDir: string,
+  size: number,
+  work: string,
+): Promise<{ library: string; bodies: string[] }> {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(dataDir, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  const bodies = instructions.map((instruction) =>
+    JSON.stringify({ instruction, includeSchemas: true }),
+  )
+  return { library: built.library, bodies }
+}
