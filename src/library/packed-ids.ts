@@ -11,6 +11,9 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
 
+/** Decoded ids a PackedIds keeps (about 5 MiB at most). */
+const DECODED_CACHE_SIZE = 65_536
+
 export class PackedIds implements IdList {
   readonly length: number
   readonly #bytes: Buffer
@@ -18,6 +21,11 @@ export class PackedIds implements IdList {
   readonly #bounds: Uint32Array
   /** The ids written with JSON escapes (`\"`, `\\`, `\u…`), decoded at load: a few. */
   readonly #escaped: Map<number, string>
+  /**
+   * Ids decoded lately: requests keep asking for the same tools' ids (hits, BM25's tie order,
+   * lookups), and a Map lookup is a fraction of decoding. Emptied when full.
+   */
+  readonly #decoded = new Map<number, string>()
 
   private constructor(bytes: Buffer, bounds: Uint32Array, escaped: Map<number, string>) {
     this.#bytes = bytes
@@ -68,11 +76,15 @@ export class PackedIds implements IdList {
   }
 
   at(position: number): string | undefined {
+    let id = this.#decoded.get(position)
+    if (id !== undefined) return id
     if (!(position >= 0 && position < this.length)) return undefined
-    return (
+    id =
       this.#escaped.get(position) ??
       this.#bytes.toString('utf8', this.#bounds[2 * position], this.#bounds[2 * position + 1])
-    )
+    if (this.#decoded.size >= DECODED_CACHE_SIZE) this.#decoded.clear()
+    this.#decoded.set(position, id)
+    return id
   }
 }
 
