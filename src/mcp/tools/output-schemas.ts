@@ -13,6 +13,10 @@ export const TokensSchema = z
     allTools: z.number().describe('tokens to list every tool in scope with its schema'),
     loaded: z.number().describe('tokens of this response'),
     avoided: z.number().describe('allTools - loaded'),
+    sampledTools: z
+      .number()
+      .optional()
+      .describe('set for scopes over 50,000 tools: allTools is estimated from this many tools'),
   })
   .describe('Context tokens saved by loading tools on demand')
 
