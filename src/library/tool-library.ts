@@ -164,8 +164,6 @@ function idOfLine(buffer: Buffer, start: number, end: number): string {
 export interface JsonLinesOptions {
   /** The tools' content hash when the caller has verified it (an index's manifest and file hash). */
   contentHash?: string
-  /** Where each line is and the id table, read from an index (trusted to match the buffer). */
-  lineIndex?: ToolLineIndex
 }
 
 /** The lines of a JSON-lines buffer (tool p is bytes starts[p] … ends[p]-1) and its id lookup. */
@@ -235,12 +233,9 @@ export class ToolLibrary {
 
   /**
    * A library over JSON lines (one tool per line; an index's `tools.jsonl`) kept as bytes: see
-   * the module comment. Empty lines are skipped. With `lineIndex` (an index's `tools.idx`, made by
-   * `jsonLineSpans` and `buildIdTable` when it was saved) nothing is scanned or hashed per tool.
+   * the module comment. Empty lines are skipped.
    */
   static fromJsonLines(name: string, buffer: Buffer, options: JsonLinesOptions = {}): ToolLibrary {
-    const index = options.lineIndex
-    if (index) return ToolLibrary.#indexed(name, buffer, index, options.contentHash)
     const { starts, ends } = jsonLineSpans(buffer)
     const ids = Array.from(starts, (start, line) => idOfLine(buffer, start, ends[line]))
     const library = new ToolLibrary(name, [], new ToolLines(buffer, starts, ends, ids, name), ids)
@@ -249,9 +244,10 @@ export class ToolLibrary {
   }
 
   /**
-   * A library over an index's open tools file, read by offset (`lineIndex` from its `tools.idx`)
-   * when a tool is asked for; `contentHash` is the manifest's (the caller vouches for it). The
-   * file is closed by `release` or when the library is garbage-collected (see tools-file.ts).
+   * A library over an index's open tools file, read by offset (`lineIndex` from its `tools.idx`,
+   * made by `jsonLineSpans` and `buildIdTable` when it was saved, so nothing is scanned or hashed
+   * per tool) when a tool is asked for; `contentHash` is the manifest's (the caller vouches for
+   * it). The file is closed by `release` or when the library is garbage-collected (tools-file.ts).
    */
   static fromToolsFile(
     name: string,
@@ -259,17 +255,9 @@ export class ToolLibrary {
     lineIndex: ToolLineIndex,
     contentHash: string,
   ): ToolLibrary {
-    return ToolLibrary.#indexed(name, file, lineIndex, contentHash)
-  }
-
-  static #indexed(
-    name: string,
-    source: Buffer | ToolsFile,
-    index: ToolLineIndex,
-    contentHash: string | undefined,
-  ): ToolLibrary {
-    const lines = new ToolLines(source, index.starts, index.ends, index.ids, name)
-    const library = new ToolLibrary(name, [], lines, index.ids, new IdTable(index.ids, index.table))
+    const { starts, ends, ids, table } = lineIndex
+    const lines = new ToolLines(file, starts, ends, ids, name)
+    const library = new ToolLibrary(name, [], lines, ids, new IdTable(ids, table))
     library.#contentHash = contentHash
     return library
   }

@@ -72,9 +72,9 @@ function splitClauses(sentence: string): string[] {
 /**
  * One space for every run of spaces and tabs, one line break for every run of blank lines. The
  * clause expressions combine `\s*` and `\s+`, which backtrack over long runs of white space (8,000
- * spaces took minutes); after this every run is one character long, so they stay linear.
+ * spaces took minutes); after this every run is one character long, so they stay linear. A line
+ * break eats the whitespace around it.
  */
-/** Runs of whitespace in a line become one space; a line break eats the whitespace around it. */
 export function collapseWhitespace(text: string): string {
   // Runs of spaces and tabs become one space; a run that already is one space is left alone (the
   // same text as replacing every run, without rebuilding the string at each word).
