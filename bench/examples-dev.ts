@@ -28,8 +28,20 @@ import type { Tool } from '../src/library/tool.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
-import type { Candidate, Retriever, Selector } from '../src/contracts.ts'
+import type { Candidate, Retriever, Selection, Selector } from '../src/contracts.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
+import { bestNeighborSet } from '../src/examples/example-memory.ts'
+import { DEFAULT_EXAMPLE_MEMORY_OPTIONS, proposeToolSet } from '../src/examples/memory-selection.ts'
+import {
+  candidateSets,
+  DECISION_NEIGHBORS,
+  exampleDecisionRows,
+  pickSet,
+  rankTools,
+  type DecisionRows,
+  type ExampleDecisionInput,
+} from '../src/examples/example-decision.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
@@ -292,6 +304,8 @@ function agreement(indexed: IndexedLibrary, instruction: string) {
   return { tools: best?.tools ?? [], top: found[0]?.similarity ?? 0, count: best?.count ?? 0 }
 }
 
+const decisionSets = new Map<string, DecisionQuery[]>()
+
 for (const name of values.datasets!.split(',')) {
   const set = name === 'g3' ? await g3() : await toollens()
   console.log(`\n## ${set.name}: ${set.examples.length} examples, ${set.dev.length} dev queries`)
@@ -306,6 +320,10 @@ for (const name of values.datasets!.split(',')) {
         )
       }
     }
+    continue
+  }
+  if (values.variants === 'decision') {
+    await decisionSweep(set)
     continue
   }
   if (values.variants === 'combine') {
@@ -366,5 +384,223 @@ for (const name of values.datasets!.split(',')) {
         console.log(`sim ≥ ${sim}, agree ≥ ${agree} or top ≥ ${dup}: EM ${em}`)
       }
     }
+  }
+}
+
+interface DecisionQuery {
+  gold: string[]
+  /** The pipeline's answer (the selector's, no memory set). */
+  pipeline: string[]
+  /** The memory's set when it proposes one (default thresholds, no self-check). */
+  proposal: readonly string[] | undefined
+  /** The best set of the 5 nearest examples, whatever the thresholds. */
+  best: readonly string[]
+  /** Gold-set sizes of the 5 nearest examples. */
+  sizes: number[]
+  top: number
+  agreeing: number
+  input: ExampleDecisionInput
+  rows: DecisionRows
+}
+
+/**
+ * The example-aware decision's rows (examples/example-decision.ts) for every dev query: the
+ * pipeline with the expansion index and the selector's probabilities, the memory's neighbours.
+ */
+async function decisionQueries(set: DevSet): Promise<DecisionQuery[]> {
+  const indexed = await build(set, { weight: 0.5, perTool: 32 })
+  const memory = indexed.examples!.memory
+  const options = { ...DEFAULT_EXAMPLE_MEMORY_OPTIONS, minPrecision: 0 }
+  let selections: Selection[] = []
+  const capturing: Selector = {
+    name: selector.name,
+    wholeInstructionStep: selector.wholeInstructionStep,
+    retrievalMinScore: selector.retrievalMinScore,
+    select: async (requests, selectOptions) =>
+      (selections = await selector.select(requests, { ...selectOptions, probabilities: true })),
+  }
+  const out: DecisionQuery[] = []
+  for (const query of set.dev) {
+    const result = await selectTools(query.instruction, {
+      library: indexed.library,
+      planner,
+      retriever: indexed.retrievers.get('bm25')!,
+      selector: capturing,
+      k: 15,
+    })
+    const pipeline = result.tools.map((tool) => tool.id)
+    const probabilities = new Map<string, number>()
+    for (const selection of selections)
+      for (const [id, p] of Object.entries(selection.probabilities ?? {}))
+        probabilities.set(id, Math.max(probabilities.get(id) ?? 0, p))
+    const neighbors = memory.neighbors(query.instruction, DECISION_NEIGHBORS)
+    const best = bestNeighborSet(neighbors.slice(0, 5))
+    const proposal = proposeToolSet(memory, query.instruction, options)?.tools
+    const input: ExampleDecisionInput = {
+      chosen: pipeline,
+      probabilities,
+      stepTops: new Set(result.steps.flatMap((step) => step.candidates[0]?.id ?? [])),
+      neighbors,
+      proposal,
+      examples: memory.size,
+      namespaceOf: (id) => indexed.library.get(id)?.namespace,
+    }
+    out.push({
+      gold: [...query.tools],
+      pipeline,
+      proposal,
+      best: best?.tools ?? [],
+      sizes: neighbors.slice(0, 5).map((neighbor) => neighbor.example.tools.length),
+      top: neighbors[0]?.similarity ?? 0,
+      agreeing: best?.agreeing ?? 0,
+      input,
+      rows: exampleDecisionRows(input),
+    })
+  }
+  return out
+}
+
+/** Set-level headroom: how often each answer is right, by similarity band and agreement. */
+function setHeadroom(queries: readonly DecisionQuery[]) {
+  const buckets = new Map<string, { n: number; pipe: number; best: number; either: number }>()
+  for (const q of queries) {
+    const band =
+      q.top >= 0.6 ? '≥0.6' : q.top >= 0.4 ? '0.4-0.6' : q.top >= 0.3 ? '0.3-0.4' : '<0.3'
+    const key = `${q.proposal ? 'applied' : 'abstained'} top ${band} agree ${Math.min(q.agreeing, 3)}`
+    const b = buckets.get(key) ?? { n: 0, pipe: 0, best: 0, either: 0 }
+    const pipe = sameSet(q.pipeline, q.gold)
+    const best = sameSet(q.best, q.gold)
+    b.n += 1
+    b.pipe += pipe ? 1 : 0
+    b.best += best ? 1 : 0
+    b.either += pipe || best ? 1 : 0
+    buckets.set(key, b)
+  }
+  for (const [key, b] of [...buckets].sort())
+    console.log(
+      `  ${key}: n ${b.n}, pipeline right ${b.pipe}, memory's best set right ${b.best}, either ${b.either}`,
+    )
+}
+
+/**
+ * How an example-aware per-tool model combines with the memory's set answer: fitted on half of
+ * the dev queries of every data set (pooled: one default), evaluated on the other half, and back.
+ */
+async function decisionSweep(set: DevSet) {
+  const queries = await decisionQueries(set)
+  decisionSets.set(set.name, queries)
+  const em = (pick: (q: DecisionQuery) => readonly string[]) =>
+    ((100 * queries.filter((q) => sameSet(pick(q), q.gold)).length) / queries.length).toFixed(1)
+  console.log(`pipeline alone: EM ${em((q) => q.pipeline)}`)
+  console.log(
+    `memory's set else pipeline (replace, the default before): EM ${em((q) => q.proposal ?? q.pipeline)}`,
+  )
+  console.log(
+    `memory's set applied: ${queries.filter((q) => q.proposal).length} of ${queries.length}`,
+  )
+  setHeadroom(queries)
+  if (decisionSets.size < values.datasets!.split(',').length) return
+  const all = [...decisionSets.entries()]
+  const modes: Record<
+    string,
+    (
+      q: DecisionQuery,
+      ranked: string[],
+      p: number[],
+      count: (q: DecisionQuery) => number,
+    ) => readonly string[]
+  > = {
+    'every tool with p ≥ 0.4 (else the pipeline)': (q, ranked, p) => {
+      const chosen = ranked.filter((_, index) => p[index] >= 0.4)
+      return chosen.length > 0 ? chosen : q.pipeline
+    },
+    'top-n, n = the memory set size if it applies, else the pipeline count': (q, ranked) =>
+      ranked.slice(0, q.proposal ? q.proposal.length : q.pipeline.length),
+    'top-n, n = mean gold-set size of the 5 neighbours': (q, ranked) =>
+      ranked.slice(
+        0,
+        Math.max(1, Math.round(q.sizes.reduce((a, b) => a + b, 0) / Math.max(1, q.sizes.length))),
+      ),
+    "memory's set if it applies, else top-n, n = the best set's size": (q, ranked) =>
+      q.proposal ?? ranked.slice(0, Math.max(1, q.best.length)),
+    "memory's set if it applies, else top-n, n = a learned count": (q, ranked, _p, count) =>
+      q.proposal ?? ranked.slice(0, count(q)),
+    "memory's set if it applies, else top-n, n = the pipeline count": (q, ranked) =>
+      q.proposal ?? ranked.slice(0, q.pipeline.length),
+    'oracle: top-n, n = |gold|': (q, ranked) => ranked.slice(0, q.gold.length),
+    "set model: the most probable of the selector's set, the memory's best set, top-1..5 (shipped)":
+      (q) => q.pipeline,
+  }
+  for (const [name, pick] of Object.entries(modes)) {
+    const out: string[] = []
+    for (const [setName, setQueries] of all) {
+      let hits = 0
+      for (const side of [0, 1]) {
+        const fitOn = (keep: (q: DecisionQuery, index: number) => boolean) =>
+          all.flatMap(([, qs]) => qs.filter(keep))
+        const train = fitOn(
+          (q, index) => index % 2 !== side && (!q.proposal || !name.startsWith("memory's set")),
+        )
+        const rows = train.flatMap((q) => q.rows.x)
+        const labels = train.flatMap((q) => q.rows.ids.map((id) => (q.gold.includes(id) ? 1 : 0)))
+        const model = fitLogistic(rows, labels, { l2: 1 })
+        const rank = (q: DecisionQuery) => {
+          const scored = q.rows.ids
+            .map((id, index) => ({ id, index, p: predictProbability(model, q.rows.x[index]) }))
+            .sort((a, b) => b.p - a.p || a.index - b.index)
+          return { ranked: scored.map((c) => c.id), p: scored.map((c) => c.p) }
+        }
+        const countX = (q: DecisionQuery) => {
+          const { p } = rank(q)
+          return [
+            q.pipeline.length,
+            q.best.length,
+            q.sizes.reduce((a, b) => a + b, 0) / Math.max(1, q.sizes.length),
+            q.top,
+            q.agreeing,
+            p.reduce((a, b) => a + b, 0),
+            p.filter((v) => v >= 0.5).length,
+            ...[0, 1, 2, 3, 4, 5].map((k) => p[k] ?? 0),
+          ]
+        }
+        const countTrain = fitOn((_q, index) => index % 2 !== side)
+        const atLeast = [2, 3, 4, 5].map((k) =>
+          fitLogistic(
+            countTrain.map(countX),
+            countTrain.map((q) => (q.gold.length >= k ? 1 : 0)),
+            { l2: 1 },
+          ),
+        )
+        const count = (q: DecisionQuery) =>
+          1 + atLeast.filter((m) => predictProbability(m, countX(q)) >= 0.5).length
+        // The shipped set model (examples/example-decision.ts) on the per-tool model's ranking.
+        const setTrain = fitOn((q, index) => index % 2 !== side && q.pipeline.length > 0).flatMap(
+          (q) =>
+            candidateSets(q.input, rankTools(model, q.rows)).map((o) => ({
+              x: o.x,
+              y: sameSet(o.tools, q.gold) ? 1 : 0,
+            })),
+        )
+        const setModel = fitLogistic(
+          setTrain.map((r) => r.x),
+          setTrain.map((r) => r.y),
+          { l2: 1 },
+        )
+        const chooseSet = (q: DecisionQuery) =>
+          q.pipeline.length === 0
+            ? (q.proposal ?? q.pipeline)
+            : pickSet(setModel, candidateSets(q.input, rankTools(model, q.rows)))
+        setQueries.forEach((q, index) => {
+          if (index % 2 !== side) return
+          const { ranked, p } = rank(q)
+          if (
+            sameSet(name.startsWith('set model') ? chooseSet(q) : pick(q, ranked, p, count), q.gold)
+          )
+            hits += 1
+        })
+      }
+      out.push(`${setName.split(' ')[0]} ${((100 * hits) / setQueries.length).toFixed(1)}`)
+    }
+    console.log(`${name}: EM ${out.join(' · ')}`)
   }
 }

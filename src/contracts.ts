@@ -9,6 +9,7 @@
  */
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
+import type { ExampleDecisionModel } from './examples/example-decision.ts'
 
 // ── Shared ──────────────────────────────────────────────────────────────────────────────────
 
@@ -128,6 +129,11 @@ export interface Selection {
   fallback?: Fallback
   /** With `explain`: the features the selector judged each candidate by, by candidate id. */
   features?: Record<string, Record<string, number>>
+  /**
+   * With `probabilities`: the selector's probability that each of the request's candidates is
+   * needed, by candidate id (selectors that have one: the learned selector).
+   */
+  probabilities?: Record<string, number>
 }
 
 /** What a selector may read beside the steps. Every field is optional. */
@@ -145,6 +151,8 @@ export interface SelectOptions extends CallOptions {
   explain?: boolean
   /** Votes of the library's usage examples per tool id (0-1), when it has examples. */
   exampleVotes?: ReadonlyMap<string, number>
+  /** Return each candidate's probability (`Selection.probabilities`), when the selector has one. */
+  probabilities?: boolean
 }
 
 /** For each step, pick at most one tool from its candidates. */
@@ -160,4 +168,9 @@ export interface Selector {
   readonly wholeInstructionStep?: boolean
   /** Retrieval threshold to use when the request sets none (the selector decides acceptance). */
   readonly retrievalMinScore?: number
+  /**
+   * The example-aware decision (examples/example-decision.ts) that re-decides this selector's
+   * answer from a library's usage examples; it reads `Selection.probabilities`.
+   */
+  readonly exampleDecision?: ExampleDecisionModel
 }

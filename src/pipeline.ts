@@ -6,7 +6,9 @@
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
 import type { ExampleMemory } from './examples/example-memory.ts'
+import { decideWithExamples, DECISION_NEIGHBORS } from './examples/example-decision.ts'
 import {
+  memoryTrusted,
   proposeToolSet,
   rescoreByVote,
   type ExampleMemoryOptions,
@@ -21,6 +23,7 @@ import type {
   Planner,
   Reranker,
   Retriever,
+  Selection,
   SelectionRequest,
   Selector,
   Usage,
@@ -99,9 +102,11 @@ export interface SelectToolsResult {
   /**
    * Present when the library has usage examples: the closest example's similarity (0-1), and
    * whether the nearest examples' tool set was taken as the answer (`tools` then comes from them,
-   * not from the steps' selections).
+   * not from the steps' selections); `decided` when the example-aware decision chose the answer
+   * (among the selector's set, the memory's and the best-scored tools of both:
+   * examples/example-decision.ts); `applied` is then whether it chose the memory's proposal.
    */
-  examples?: { similarity: number; applied: boolean }
+  examples?: { similarity: number; applied: boolean; decided?: true }
 }
 
 const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
@@ -143,6 +148,8 @@ export async function selectTools(
   )
   const memory = options.examples
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
+  // The example-aware decision reads the selector's probabilities of every candidate.
+  const decision = memory ? selector.exampleDecision : undefined
   const retrievedRequests: SelectionRequest[] = texts.map((step, index) => ({
     step,
     ...(addWhole && index === texts.length - 1 && { whole: true }),
@@ -167,6 +174,7 @@ export async function selectTools(
     library,
     explain: options.explain,
     exampleVotes: options.exampleVotes,
+    ...(decision && { probabilities: true }),
   })
   const selectedAt = performance.now()
 
@@ -199,7 +207,27 @@ export async function selectTools(
   const chosen = new Set<string>()
   for (const step of steps) if (step.selected !== null) chosen.add(step.selected)
   const proposal = memory && proposeToolSet(memory.memory, instruction, memory.options)
-  const toolIds = proposal ? proposal.tools.filter((id) => library.has(id)) : [...chosen]
+  // In a library with enough examples whose memory passed its self-check, the example-aware
+  // decision chooses among the selector's set, the memory's and the best-scored tools; otherwise
+  // the memory's set, when it proposes one, replaces the selector's.
+  const decided =
+    decision &&
+    chosen.size > 0 &&
+    memory!.memory.size >= decision.minExamples &&
+    memoryTrusted(memory!.memory, memory!.options)
+      ? decideWithExamples(decision, {
+          chosen: [...chosen],
+          probabilities: selectionProbabilities(selections),
+          stepTops: new Set(requests.flatMap((request) => request.candidates[0]?.id ?? [])),
+          neighbors: memory!.memory.neighbors(instruction, DECISION_NEIGHBORS),
+          proposal: proposal?.tools,
+          examples: memory!.memory.size,
+          namespaceOf: (id) => library.get(id)?.namespace,
+        })
+      : undefined
+  const answer = decided ?? proposal?.tools ?? [...chosen]
+  const applied = proposal !== undefined && sameTools(answer, proposal.tools)
+  const toolIds = answer.filter((id) => library.has(id))
   return {
     tools: toolIds.map((id) => library.require(id)),
     steps,
@@ -219,7 +247,13 @@ export async function selectTools(
       fallbacks,
     },
     usage,
-    ...(vote && { examples: { similarity: vote.topSimilarity, applied: proposal !== undefined } }),
+    ...(vote && {
+      examples: {
+        similarity: vote.topSimilarity,
+        applied,
+        ...(decided && { decided: true as const }),
+      },
+    }),
   }
 }
 
@@ -269,6 +303,21 @@ const candidateText = new ToolMemo((tool) => ({
   name: tool.name,
   description: oneLineDescription(tool.description),
 }))
+
+function sameTools(a: readonly string[], b: readonly string[]): boolean {
+  const right = new Set(b)
+  return new Set(a).size === right.size && a.every((id) => right.has(id))
+}
+
+/** Each candidate's highest probability over the selections that gave one. */
+function selectionProbabilities(selections: readonly Selection[]): Map<string, number> {
+  const probabilities = new Map<string, number>()
+  for (const selection of selections) {
+    for (const [id, p] of Object.entries(selection.probabilities ?? {}))
+      probabilities.set(id, Math.max(probabilities.get(id) ?? 0, p))
+  }
+  return probabilities
+}
 
 function addUsage(total: Usage, usage: Usage | undefined): void {
   if (!usage) return

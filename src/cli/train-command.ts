@@ -14,6 +14,7 @@ import { trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
 import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
+import { trainExampleDecision } from '../examples/train-example-decision.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -128,6 +129,13 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     tau: config.retrieve.bm25.tau,
     onProgress: (message) => io.stderr(`${message}\n`),
   })
+  const examples = await trainExampleDecision(sources, model, {
+    config,
+    seed,
+    k,
+    onProgress: (message) => io.stderr(`${message}\n`),
+  })
+  if (examples) model.examples = examples
   const out = values.out ?? 'models/learned-selector.json'
   await mkdir(dirname(out), { recursive: true })
   const temporary = `${out}.${process.pid}.tmp`
@@ -140,6 +148,12 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         .map(
           (split) =>
             `  held-out ${split.name}: ${split.exactMatch}% exact match (${split.queries} queries)\n`,
+        )
+        .join('') +
+      (model.examples?.heldOut ?? [])
+        .map(
+          (split) =>
+            `  held-out ${split.name} with the other queries as usage examples: ${split.memory}% exact match, ${split.decision}% with the example-aware decision (${split.queries} queries)\n`,
         )
         .join('') +
       `Wrote ${out}\n`,

@@ -161,3 +161,41 @@ function weigh(
   for (const [term, weight] of vector) vector.set(term, weight / norm)
   return vector
 }
+
+export interface SetProposal {
+  /** The proposed tool ids, in the order of the example that named them. */
+  tools: readonly string[]
+  /** Similarity of the closest example, 0-1. */
+  similarity: number
+  /** Summed similarity of the neighbours that used exactly this set. */
+  support: number
+  /** Neighbours that used exactly this set. */
+  agreeing: number
+}
+
+/**
+ * The tool set with the most neighbour similarity behind it (ties: the one with the closer
+ * neighbour), whatever the thresholds; undefined without neighbours.
+ */
+export function bestNeighborSet(neighbors: readonly ExampleNeighbor[]): SetProposal | undefined {
+  if (neighbors.length === 0) return undefined
+  const sets = new Map<string, SetProposal>()
+  for (const { example, similarity } of neighbors) {
+    const key = [...example.tools].sort().join('\u0001')
+    const entry = sets.get(key)
+    if (entry) {
+      entry.support += similarity
+      entry.agreeing += 1
+    } else
+      sets.set(key, {
+        tools: example.tools,
+        similarity: neighbors[0].similarity,
+        support: similarity,
+        agreeing: 1,
+      })
+  }
+  // Map order is first-seen, i.e. by the closest neighbour of each set: ties go to the closer one.
+  let best: SetProposal | undefined
+  for (const entry of sets.values()) if (!best || entry.support > best.support) best = entry
+  return best
+}

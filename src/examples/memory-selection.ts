@@ -19,7 +19,15 @@
  * @module
  */
 import type { ExamplesConfig } from '../config/schema.ts'
-import type { ExampleMemory, ExampleNeighbor, MemoryVote } from './example-memory.ts'
+import {
+  bestNeighborSet,
+  type ExampleMemory,
+  type ExampleNeighbor,
+  type MemoryVote,
+  type SetProposal,
+} from './example-memory.ts'
+
+export type { SetProposal } from './example-memory.ts'
 import type { LibraryExamples } from './library-examples.ts'
 
 export interface ExampleMemoryOptions {
@@ -108,17 +116,6 @@ export function prepareExampleMemory(
     memorySelfCheck(resolved.memory, resolved.options)
 }
 
-export interface SetProposal {
-  /** The proposed tool ids, in the order of the example that named them. */
-  tools: readonly string[]
-  /** Similarity of the closest example, 0-1. */
-  similarity: number
-  /** Summed similarity of the neighbours that used exactly this set. */
-  support: number
-  /** Neighbours that used exactly this set. */
-  agreeing: number
-}
-
 type ProposalOptions = Pick<
   ExampleMemoryOptions,
   'neighbors' | 'minSimilarity' | 'minAgreement' | 'aloneSimilarity' | 'minPrecision'
@@ -134,10 +131,18 @@ export function proposeToolSet(
   options: ProposalOptions,
 ): SetProposal | undefined {
   const proposal = proposeFrom(memory.neighbors(instruction, options.neighbors), options)
-  if (!proposal || options.minPrecision <= 0) return proposal
-  return selfCheckPrecision(memorySelfCheck(memory, options)) >= options.minPrecision
-    ? proposal
-    : undefined
+  return proposal && memoryTrusted(memory, options) ? proposal : undefined
+}
+
+/**
+ * Whether the memory passed its self-check in this library (always, with `minPrecision` 0): only
+ * then may its neighbours decide anything (the set proposal, the example-aware decision).
+ */
+export function memoryTrusted(memory: ExampleMemory, options: ProposalOptions): boolean {
+  return (
+    options.minPrecision <= 0 ||
+    selfCheckPrecision(memorySelfCheck(memory, options)) >= options.minPrecision
+  )
 }
 
 function proposeFrom(
@@ -145,24 +150,7 @@ function proposeFrom(
   options: ProposalOptions,
 ): SetProposal | undefined {
   if (neighbors.length === 0 || neighbors[0].similarity < options.minSimilarity) return undefined
-  const sets = new Map<string, SetProposal>()
-  for (const { example, similarity } of neighbors) {
-    const key = setKey(example.tools)
-    const entry = sets.get(key)
-    if (entry) {
-      entry.support += similarity
-      entry.agreeing += 1
-    } else
-      sets.set(key, {
-        tools: example.tools,
-        similarity: neighbors[0].similarity,
-        support: similarity,
-        agreeing: 1,
-      })
-  }
-  // Map order is first-seen, i.e. by the closest neighbour of each set: ties go to the closer one.
-  let best: SetProposal | undefined
-  for (const entry of sets.values()) if (!best || entry.support > best.support) best = entry
+  const best = bestNeighborSet(neighbors)
   if (!best) return undefined
   const alone = neighbors[0].similarity >= options.aloneSimilarity
   return best.agreeing >= options.minAgreement || alone ? best : undefined

@@ -13,6 +13,7 @@ import { featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { readTextFile } from '../read-text-file.ts'
+import { EXAMPLE_DECISION_FEATURES, EXAMPLE_SET_FEATURES } from '../examples/example-decision.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 export const MODEL_FORMAT_VERSION = 1
@@ -54,6 +55,37 @@ const LearnedModelSchema = z.object({
         .max(MAX_COUNT - 1),
       threshold: z.number().min(0).max(1),
       extendThreshold: z.number().min(0).max(1).optional(),
+    })
+    .optional(),
+  /**
+   * The example-aware decision (examples/example-decision.ts); absent in models trained without
+   * it: a library's usage examples then act through the memory's set proposal and the expansion
+   * index alone.
+   */
+  examples: z
+    .object({
+      features: z.array(z.string()),
+      model: LogisticSchema,
+      setFeatures: z.array(z.string()),
+      setModel: LogisticSchema,
+      /**
+       * Usage examples a library needs before the decision is used: below it, on held-out
+       * training queries, the decision lost to the memory's answer.
+       */
+      minExamples: z.number().int().min(0),
+      /**
+       * Held-out exact match, % per training source and example regime (`examples`: the
+       * library's usage examples): the pipeline with the memory, and with the decision.
+       */
+      heldOut: z.array(
+        z.object({
+          name: z.string(),
+          queries: z.number().int(),
+          examples: z.number().int(),
+          memory: z.number(),
+          decision: z.number(),
+        }),
+      ),
     })
     .optional(),
   /** Candidates retrieved per list (whole instruction and each clause). */
@@ -114,6 +146,19 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} has a count model over [${count.features.join(', ')}], this version computes [${COUNT_FEATURE_NAMES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+    )
+  }
+  const examples = model.examples
+  if (
+    examples !== undefined &&
+    (examples.features.join(',') !== EXAMPLE_DECISION_FEATURES.join(',') ||
+      examples.model.weights.length !== EXAMPLE_DECISION_FEATURES.length ||
+      examples.setFeatures.join(',') !== EXAMPLE_SET_FEATURES.join(',') ||
+      examples.setModel.weights.length !== EXAMPLE_SET_FEATURES.length)
+  ) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
     )
   }
   return model

@@ -58,7 +58,7 @@ const FOLDS = 5
 const COMPOSED_WEIGHT = 0.5
 
 /** FNV-1a of seed and text. */
-function foldHash(text: string, seed: number): number {
+export function foldHash(text: string, seed: number): number {
   let hash = 0x811c9dc5 ^ seed
   for (const char of `${seed}:${text}`) {
     hash ^= char.charCodeAt(0)
@@ -68,7 +68,7 @@ function foldHash(text: string, seed: number): number {
 }
 
 /** The fold of a query (single-clause and composed queries share their parent's). */
-function foldOf(id: string, seed: number): number {
+export function foldOf(id: string, seed: number): number {
   return foldHash(id.split('#')[0], seed) % FOLDS
 }
 

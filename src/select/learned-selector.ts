@@ -18,6 +18,7 @@ import { predictProbability } from '../learn/logistic-regression.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
+import type { ExampleDecisionModel } from '../examples/example-decision.ts'
 
 export class LearnedSelector implements Selector {
   readonly name: string
@@ -26,6 +27,8 @@ export class LearnedSelector implements Selector {
   /** Retrieval threshold the pipeline uses when a request sets none: the model decides. */
   readonly retrievalMinScore = 0
   readonly model: LearnedModel
+  /** The model's example-aware decision, when it was trained with one. */
+  readonly exampleDecision: ExampleDecisionModel | undefined
   /**
    * The dense features' tool vectors, for a model trained with them (undefined: unavailable, the
    * features take the model's training means).
@@ -38,6 +41,7 @@ export class LearnedSelector implements Selector {
     dense: () => Promise<DenseToolVectors | undefined> = denseToolVectors,
   ) {
     this.model = model
+    this.exampleDecision = model.examples
     this.name = name
     this.#dense = dense
   }
@@ -108,6 +112,16 @@ export class LearnedSelector implements Selector {
     const selections: Selection[] = placed.map((toolId) =>
       toolId === null ? { toolId: null } : { toolId, score: probability.get(toolId) },
     )
+    if (options.probabilities) {
+      requests.forEach((request, index) => {
+        const scores: Record<string, number> = {}
+        for (const candidate of request.candidates) {
+          const p = probability.get(candidate.id)
+          if (p !== undefined) scores[candidate.id] = p
+        }
+        selections[index] = { ...selections[index], probabilities: scores }
+      })
+    }
     if (options.explain) {
       requests.forEach((request, index) => {
         const explained: Record<string, Record<string, number>> = {}

@@ -266,10 +266,14 @@ export const RESPONSE_SCHEMAS = {
     }),
     usage: UsageSchema,
     examples: z
-      .object({ similarity: z.number(), applied: z.boolean() })
+      .object({
+        similarity: z.number(),
+        applied: z.boolean(),
+        decided: z.literal(true).optional(),
+      })
       .optional()
       .describe(
-        "Present when the library has usage examples: the closest example's similarity (0-1) and whether the nearest examples' tool set was taken as the answer.",
+        "Present when the library has usage examples: the closest example's similarity (0-1) and whether the nearest examples' tool set was taken as the answer; `decided` when the example-aware decision chose the answer among the selector's set, the nearest examples' set and the best-scored tools of both.",
       ),
   }),
   searchTools: z.object({

@@ -1,0 +1,264 @@
+/**
+ * The example-aware decision: in a library whose nearest-example memory passed its self-check,
+ * the answer is chosen with the examples rather than by "the memory's set when it is confident,
+ * else the selector's". Two small logistic models:
+ *
+ * 1. **Per tool**: every tool the selector chose or one of the 10 nearest examples used is scored
+ *    from features of both (the selector's probability, whether it chose the tool, the
+ *    neighbours' similarity-weighted votes, their best tool set, namespace votes).
+ * 2. **Per set**: the candidate answers (the selector's set, the 5 nearest examples' best set,
+ *    and the 1-5 best-scored tools) are scored from set features (size against the selector's
+ *    count and the neighbours' set, mean and least tool score, best score left out, whether the
+ *    memory would have proposed it); the most probable set is the answer. This decides how many
+ *    tools as well as which: on held-out training queries, choosing the count was where the
+ *    per-tool scores alone lost most.
+ *
+ * The models are an optional part of the learned selector's artifact (`examples`), trained by
+ * `toolsel train` on training queries the selector's model held out, with the other training
+ * queries as the library's examples (examples/train-example-decision.ts). Library-independent:
+ * no tool id is a feature.
+ * @module
+ */
+import { predictProbability, type LogisticModel } from '../learn/logistic-regression.ts'
+import { bestNeighborSet, type ExampleNeighbor } from './example-memory.ts'
+
+/** Neighbours the decision's features read (the first 5 of them also for the set vote). */
+export const DECISION_NEIGHBORS = 10
+const SET_NEIGHBORS = 5
+
+export const EXAMPLE_DECISION_FEATURES = [
+  'in_pipeline',
+  'probability',
+  'is_candidate',
+  'step_top1',
+  'vote',
+  'vote_top5',
+  'max_similarity',
+  'users',
+  'top_similarity',
+  'in_best_set',
+  'best_set_agreeing',
+  'vote_x_top_similarity',
+  'in_pipeline_x_top_similarity',
+  'pipeline_tools',
+  'best_set_tools',
+  'namespace_vote',
+  'in_pipeline_namespace',
+  'examples_log',
+  'vote_x_examples_log',
+] as const
+
+export const EXAMPLE_SET_FEATURES = [
+  'tools',
+  'tools_minus_pipeline',
+  'tools_off_pipeline',
+  'tools_minus_best_set',
+  'mean_probability',
+  'min_probability',
+  'max_probability_outside',
+  'is_pipeline',
+  'is_best_set',
+  'top_similarity',
+  'best_set_agreeing',
+  'best_set_x_top_similarity',
+  'memory_proposes',
+  'is_memory_proposal',
+  'examples_log',
+  'is_best_set_x_examples_log',
+  'is_pipeline_x_examples_log',
+] as const
+
+/** Candidate answers of the set model: the 1 to MAX_TOP_SET best-scored tools. */
+const MAX_TOP_SET = 5
+
+export interface ExampleDecisionModel {
+  features: string[]
+  /** The per-tool model. */
+  model: LogisticModel
+  setFeatures: string[]
+  /** The per-set model. */
+  setModel: LogisticModel
+  /** Usage examples a library needs before the decision is used. */
+  minExamples: number
+}
+
+export interface ExampleDecisionInput {
+  /** The selector's tools, in order. */
+  chosen: readonly string[]
+  /** The selector's probability per candidate id (the highest over the requests listing it). */
+  probabilities: ReadonlyMap<string, number>
+  /** The first candidate of each request. */
+  stepTops: ReadonlySet<string>
+  /** The instruction's nearest examples, most similar first (DECISION_NEIGHBORS of them). */
+  neighbors: readonly ExampleNeighbor[]
+  /** The memory's set proposal (memory-selection.ts), when it makes one. */
+  proposal: readonly string[] | undefined
+  /**
+   * How many usage examples the library has: neighbours among a few dozen examples say less than
+   * among thousands (the models were trained on both).
+   */
+  examples: number
+  namespaceOf: (id: string) => string | undefined
+}
+
+export interface DecisionRows {
+  ids: string[]
+  x: number[][]
+}
+
+/** One feature row per tool the pipeline chose or a neighbour used (first seen first). */
+export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
+  const { chosen, probabilities, stepTops, neighbors, namespaceOf } = input
+  const top = neighbors[0]?.similarity ?? 0
+  const mass = neighbors.reduce((sum, neighbor) => sum + neighbor.similarity, 0) || 1
+  const first = neighbors.slice(0, SET_NEIGHBORS)
+  const firstMass = first.reduce((sum, neighbor) => sum + neighbor.similarity, 0) || 1
+  const best = bestNeighborSet(first)
+  const bestTools = new Set(best?.tools ?? [])
+  const picked = new Set(chosen)
+  const pickedNamespaces = new Set(chosen.map(namespaceOf).filter((space) => space !== undefined))
+  const namespaceVotes = new Map<string, number>()
+  for (const { example, similarity } of neighbors) {
+    for (const space of new Set(example.tools.map(namespaceOf))) {
+      if (space !== undefined)
+        namespaceVotes.set(space, (namespaceVotes.get(space) ?? 0) + similarity / mass)
+    }
+  }
+  const examplesLog = Math.log1p(input.examples)
+  const pool = new Set(chosen)
+  for (const { example } of neighbors) for (const id of example.tools) pool.add(id)
+  const ids = [...pool]
+  const x = ids.map((id) => {
+    let vote = 0
+    let voteTop5 = 0
+    let maxSimilarity = 0
+    let users = 0
+    neighbors.forEach(({ example, similarity }, index) => {
+      if (!example.tools.includes(id)) return
+      vote += similarity / mass
+      if (index < SET_NEIGHBORS) voteTop5 += similarity / firstMass
+      maxSimilarity = Math.max(maxSimilarity, similarity)
+      users += 1
+    })
+    const inPipeline = picked.has(id) ? 1 : 0
+    const inBest = bestTools.has(id) ? 1 : 0
+    const space = namespaceOf(id)
+    return [
+      inPipeline,
+      probabilities.get(id) ?? 0,
+      probabilities.has(id) ? 1 : 0,
+      stepTops.has(id) ? 1 : 0,
+      vote,
+      voteTop5,
+      maxSimilarity,
+      users / DECISION_NEIGHBORS,
+      top,
+      inBest,
+      inBest * (best?.agreeing ?? 0),
+      voteTop5 * top,
+      inPipeline * top,
+      chosen.length,
+      bestTools.size,
+      space === undefined ? 0 : (namespaceVotes.get(space) ?? 0),
+      space !== undefined && pickedNamespaces.has(space) ? 1 : 0,
+      examplesLog,
+      vote * examplesLog,
+    ]
+  })
+  return { ids, x }
+}
+
+export interface CandidateSet {
+  tools: readonly string[]
+  x: number[]
+}
+
+/** Tool ids by the per-tool model's probability, best first (ties keep their first-seen order). */
+export function rankTools(
+  model: LogisticModel,
+  rows: DecisionRows,
+): Array<{ id: string; p: number }> {
+  return rows.ids
+    .map((id, index) => ({ id, index, p: predictProbability(model, rows.x[index]) }))
+    .sort((a, b) => b.p - a.p || a.index - b.index)
+    .map(({ id, p }) => ({ id, p }))
+}
+
+/**
+ * The set model's candidate answers for an input whose tools were ranked by the per-tool model:
+ * the selector's set, the nearest examples' best set and the 1-5 best-ranked tools, each once
+ * (empty sets left out), with their features (EXAMPLE_SET_FEATURES).
+ */
+export function candidateSets(
+  input: ExampleDecisionInput,
+  ranked: ReadonlyArray<{ id: string; p: number }>,
+): CandidateSet[] {
+  const probability = new Map(ranked.map(({ id, p }) => [id, p]))
+  const best = bestNeighborSet(input.neighbors.slice(0, SET_NEIGHBORS))
+  const bestTools = best?.tools ?? []
+  const top = input.neighbors[0]?.similarity ?? 0
+  const examplesLog = Math.log1p(input.examples)
+  const ids = ranked.map(({ id }) => id)
+  const options = [
+    input.chosen,
+    bestTools,
+    ...Array.from({ length: MAX_TOP_SET }, (_, index) => ids.slice(0, index + 1)),
+  ]
+  const seen = new Set<string>()
+  const out: CandidateSet[] = []
+  for (const tools of options) {
+    const key = setKey(tools)
+    if (tools.length === 0 || seen.has(key)) continue
+    seen.add(key)
+    const inside = tools.map((id) => probability.get(id) ?? 0)
+    const members = new Set(tools)
+    let outside = 0
+    for (const { id, p } of ranked) if (!members.has(id)) outside = Math.max(outside, p)
+    const isBest = bestTools.length > 0 && key === setKey(bestTools) ? 1 : 0
+    const isPipeline = key === setKey(input.chosen) ? 1 : 0
+    out.push({
+      tools,
+      x: [
+        tools.length,
+        tools.length - input.chosen.length,
+        Math.abs(tools.length - input.chosen.length),
+        tools.length - bestTools.length,
+        inside.reduce((sum, p) => sum + p, 0) / inside.length,
+        Math.min(...inside),
+        outside,
+        isPipeline,
+        isBest,
+        top,
+        best?.agreeing ?? 0,
+        isBest * top,
+        input.proposal ? 1 : 0,
+        input.proposal && key === setKey(input.proposal) ? 1 : 0,
+        examplesLog,
+        isBest * examplesLog,
+        isPipeline * examplesLog,
+      ],
+    })
+  }
+  return out
+}
+
+const setKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')
+
+/** The candidate set the set model finds most probable (ties: the earlier candidate). */
+export function pickSet(setModel: LogisticModel, sets: readonly CandidateSet[]): readonly string[] {
+  let best: { tools: readonly string[]; p: number } | undefined
+  for (const candidate of sets) {
+    const p = predictProbability(setModel, candidate.x)
+    if (!best || p > best.p) best = { tools: candidate.tools, p }
+  }
+  return best?.tools ?? []
+}
+
+/** The example-aware answer (see the module comment). */
+export function decideWithExamples(
+  model: ExampleDecisionModel,
+  input: ExampleDecisionInput,
+): string[] {
+  const ranked = rankTools(model.model, exampleDecisionRows(input))
+  return [...pickSet(model.setModel, candidateSets(input, ranked))]
+}

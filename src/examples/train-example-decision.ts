@@ -1,0 +1,284 @@
+/**
+ * Trains the example-aware decision (examples/example-decision.ts) for a learned selector model:
+ * for each training source, the queries the selector's model held out (fold 0) are answered by
+ * the full pipeline over a library whose usage examples are the source's other queries (the
+ * expansion index and the memory, as `toolsel bench --examples train` gives them; and again
+ * with every 20th of them, a library with few examples; for ToolPlanner also the single-clause
+ * queries made from the held-out ones, requests that need one tool). The per-tool
+ * model is fitted on every tool the selector chose or a neighbour used (label: a gold tool), the
+ * set model on the candidate sets those scores make (label: exactly the gold set); each source
+ * weighs the same. Their held-out exact match comes from a 2-fold split of those queries; the
+ * shipped models are then fitted on all of them. Deterministic.
+ * @module
+ */
+import type { Config } from '../config/schema.ts'
+import type { Selection, Selector } from '../contracts.ts'
+import { fitLogistic, type LogisticModel } from '../learn/logistic-regression.ts'
+import type { LearnedModel } from '../learn/learned-model.ts'
+import { foldHash, foldOf } from '../learn/train-model.ts'
+import type { TrainingCase } from '../learn/training-data.ts'
+import { singleClauseCases } from '../learn/training-rows.ts'
+import { bm25Settings } from '../store/kinds/bm25-kind.ts'
+import type { Tool } from '../library/tool.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import { selectTools } from '../pipeline.ts'
+import { RulePlanner } from '../plan/rule-planner.ts'
+import { LearnedSelector } from '../select/learned-selector.ts'
+import { buildIndexedLibrary } from '../store/build-index.ts'
+import {
+  candidateSets,
+  DECISION_NEIGHBORS,
+  EXAMPLE_DECISION_FEATURES,
+  EXAMPLE_SET_FEATURES,
+  exampleDecisionRows,
+  pickSet,
+  rankTools,
+  type DecisionRows,
+  type ExampleDecisionInput,
+} from './example-decision.ts'
+import { ExampleSet } from './example-set.ts'
+import { exampleMemoryFor, memoryTrusted } from './memory-selection.ts'
+
+export interface DecisionSource {
+  name: string
+  tools: Tool[]
+  cases: TrainingCase[]
+  /**
+   * Also answer single-clause queries made from the held-out ones (learn/training-rows.ts), so
+   * that the decision sees requests needing one tool among examples that needed several.
+   */
+  singleClauses: boolean
+}
+
+interface HeldQuery {
+  id: string
+  gold: string[]
+  /** The pipeline's answer before the decision (the memory's set when it proposed one). */
+  answer: string[]
+  /** The decision's input and per-tool rows, when the selector chose something. */
+  input?: ExampleDecisionInput
+  rows?: DecisionRows
+  /** The source's weight per query (every source weighs the same in total). */
+  weight: number
+}
+
+export interface TrainDecisionOptions {
+  config: Config
+  seed: number
+  k: number
+  onProgress?: (message: string) => void
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => {
+  const right = new Set(b)
+  return new Set(a).size === right.size && a.every((id) => right.has(id))
+}
+
+/**
+ * Answers `held` (queries of fold 0, or single-clause queries made from them) in a library whose
+ * examples are every `every`-th of the source's queries of the other folds.
+ */
+async function heldQueries(
+  source: DecisionSource,
+  held: readonly TrainingCase[],
+  model: LearnedModel,
+  options: TrainDecisionOptions,
+  every: number,
+): Promise<{ queries: HeldQuery[]; examples: number }> {
+  const library = new ToolLibrary(source.name, source.tools)
+  const examples = source.cases
+    .filter((trainingCase) => foldOf(trainingCase.id, options.seed) !== 0)
+    .filter((_trainingCase, index) => index % every === 0)
+    .filter((trainingCase) => trainingCase.gold.every((id) => library.has(id)))
+    .map((trainingCase) => ({ instruction: trainingCase.instruction, tools: trainingCase.gold }))
+  const indexed = await buildIndexedLibrary(library, options.config, {
+    retriever: 'bm25',
+    examples: ExampleSet.of(examples, { cap: Math.max(1, examples.length) }),
+  })
+  const memory = exampleMemoryFor(indexed.examples, options.config.examples)
+  if (!memory || !memoryTrusted(memory.memory, memory.options))
+    return { queries: [], examples: examples.length }
+  const inner = new LearnedSelector({ ...model, examples: undefined })
+  let selections: Selection[] = []
+  // The learned selector, keeping each call's probabilities (as the pipeline asks for them).
+  const selector: Selector = {
+    name: inner.name,
+    wholeInstructionStep: inner.wholeInstructionStep,
+    retrievalMinScore: inner.retrievalMinScore,
+    select: async (requests, selectOptions) =>
+      (selections = await inner.select(requests, { ...selectOptions, probabilities: true })),
+  }
+  const planner = new RulePlanner({ maxSteps: options.config.plan.maxSteps })
+  const retriever = indexed.retrievers.get('bm25')!
+  const out: HeldQuery[] = []
+  for (const trainingCase of held) {
+    const result = await selectTools(trainingCase.instruction, {
+      library,
+      planner,
+      retriever,
+      selector,
+      k: options.k,
+      examples: memory,
+    })
+    const answer = result.tools.map((tool) => tool.id)
+    const chosen = [
+      ...new Set(result.steps.flatMap((step) => (step.selected === null ? [] : [step.selected]))),
+    ]
+    const query: HeldQuery = { id: trainingCase.id, gold: trainingCase.gold, answer, weight: 0 }
+    if (chosen.length > 0) {
+      const probabilities = new Map<string, number>()
+      for (const selection of selections) {
+        for (const [id, p] of Object.entries(selection.probabilities ?? {}))
+          probabilities.set(id, Math.max(probabilities.get(id) ?? 0, p))
+      }
+      query.input = {
+        chosen,
+        probabilities,
+        stepTops: new Set(result.steps.flatMap((step) => step.candidates[0]?.id ?? [])),
+        neighbors: memory.memory.neighbors(trainingCase.instruction, DECISION_NEIGHBORS),
+        proposal: result.examples?.applied ? answer : undefined,
+        examples: memory.memory.size,
+        namespaceOf: (id) => library.get(id)?.namespace,
+      }
+      query.rows = exampleDecisionRows(query.input)
+    }
+    out.push(query)
+  }
+  const weight = 10_000 / Math.max(1, out.filter((query) => query.rows).length)
+  for (const query of out) query.weight = weight
+  return { queries: out, examples: memory.memory.size }
+}
+
+/**
+ * The libraries each source's held-out queries are answered in: with all its other queries as
+ * examples, every 4th and every 20th of them (libraries with fewer examples, whose neighbours are
+ * rarely paraphrases). The decision is used only from the smallest example count at which it beat
+ * the memory's answer in every regime at or above it (`minExamples`).
+ */
+const EXAMPLE_REGIMES: ReadonlyArray<readonly [string, number]> = [
+  ['', 1],
+  ['-quarter', 4],
+  ['-sparse', 20],
+]
+
+interface Fitted {
+  model: LogisticModel
+  setModel: LogisticModel
+}
+
+/** Fits the per-tool model, then the set model on the sets its scores make. */
+function fit(queries: readonly HeldQuery[]): Fitted | undefined {
+  const withRows = queries.filter((query) => query.rows && query.rows.ids.length > 0)
+  const rows: number[][] = []
+  const labels: number[] = []
+  const weights: number[] = []
+  for (const query of withRows) {
+    const gold = new Set(query.gold)
+    query.rows!.ids.forEach((id, index) => {
+      rows.push(query.rows!.x[index])
+      labels.push(gold.has(id) ? 1 : 0)
+      weights.push(query.weight)
+    })
+  }
+  if (rows.length === 0) return undefined
+  const model = fitLogistic(rows, labels, { l2: 1, rowWeights: weights })
+  const setRows: number[][] = []
+  const setLabels: number[] = []
+  const setWeights: number[] = []
+  for (const query of withRows) {
+    for (const candidate of candidateSets(query.input!, rankTools(model, query.rows!))) {
+      setRows.push(candidate.x)
+      setLabels.push(sameSet(candidate.tools, query.gold) ? 1 : 0)
+      setWeights.push(query.weight)
+    }
+  }
+  const setModel = fitLogistic(setRows, setLabels, { l2: 1, rowWeights: setWeights })
+  return { model, setModel }
+}
+
+/** The decision's answer for a held query (the earlier answer when it had no rows). */
+function decided(fitted: Fitted | undefined, query: HeldQuery): readonly string[] {
+  if (!fitted || !query.rows) return query.answer
+  return pickSet(fitted.setModel, candidateSets(query.input!, rankTools(fitted.model, query.rows)))
+}
+
+/**
+ * The example-aware decision for `model`, or undefined when no source gave a row (no source's
+ * memory passed its self-check, or every held-out query got the memory's set).
+ */
+export async function trainExampleDecision(
+  sources: readonly DecisionSource[],
+  model: LearnedModel,
+  options: TrainDecisionOptions,
+): Promise<LearnedModel['examples']> {
+  const sets: Array<{ name: string; queries: HeldQuery[]; examples: number }> = []
+  for (const source of sources) {
+    const held = source.cases.filter((trainingCase) => foldOf(trainingCase.id, options.seed) === 0)
+    const kinds: Array<[string, readonly TrainingCase[]]> = [['', held]]
+    if (source.singleClauses) {
+      const single = singleClauseCases(source.tools, held, {
+        bm25: bm25Settings(options.config),
+        k: options.k,
+        maxSteps: options.config.plan.maxSteps,
+        tau: options.config.retrieve.bm25.tau,
+      })
+      kinds.push(['-single', single])
+    }
+    for (const [kind, cases] of kinds) {
+      for (const [regime, every] of EXAMPLE_REGIMES) {
+        const { queries, examples } = await heldQueries(source, cases, model, options, every)
+        const name = `${source.name}${kind}${regime}`
+        sets.push({ name, queries, examples })
+        options.onProgress?.(
+          `example decision, ${name}: ${queries.length} held-out queries, the memory's set for ${queries.filter((query) => query.input?.proposal).length}`,
+        )
+      }
+    }
+  }
+  const half = (query: HeldQuery) => foldHash(query.id, options.seed + 3) % 2
+  const all = sets.flatMap((set) => set.queries)
+  const halves = [0, 1].map((side) => fit(all.filter((query) => half(query) !== side)))
+  const heldOut = sets
+    .filter((set) => set.queries.length > 0)
+    .map(({ name, queries, examples }) => {
+      const percent = (hits: number) => Math.round((10_000 * hits) / queries.length) / 100
+      return {
+        name,
+        queries: queries.length,
+        examples,
+        memory: percent(queries.filter((query) => sameSet(query.answer, query.gold)).length),
+        decision: percent(
+          queries.filter((query) => sameSet(decided(halves[half(query)], query), query.gold))
+            .length,
+        ),
+      }
+    })
+  // The smallest example count from which the decision never lost to the memory's answer.
+  const minExamples = [...new Set(heldOut.map((split) => split.examples))]
+    .sort((a, b) => a - b)
+    .find((count) =>
+      heldOut.every((split) => split.examples < count || split.decision >= split.memory),
+    )
+  options.onProgress?.(
+    minExamples === undefined
+      ? 'example decision: it lost to the memory at every example count; not used'
+      : `example decision: used from ${minExamples} examples`,
+  )
+  const fitted = fit(all)
+  if (!fitted || minExamples === undefined) return undefined
+  const round = (value: number) => Math.round(value * 1e6) / 1e6
+  const rounded = (model: LogisticModel) => ({
+    mean: model.mean.map(round),
+    scale: model.scale.map(round),
+    weights: model.weights.map(round),
+    bias: round(model.bias),
+  })
+  return {
+    features: [...EXAMPLE_DECISION_FEATURES],
+    model: rounded(fitted.model),
+    setFeatures: [...EXAMPLE_SET_FEATURES],
+    setModel: rounded(fitted.setModel),
+    minExamples,
+    heldOut,
+  }
+}

@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { ExampleMemory } from '../../src/examples/example-memory.ts'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import {
+  candidateSets,
+  DECISION_NEIGHBORS,
+  decideWithExamples,
+  EXAMPLE_DECISION_FEATURES,
+  EXAMPLE_SET_FEATURES,
+  exampleDecisionRows,
+  rankTools,
+  type ExampleDecisionInput,
+} from '../../src/examples/example-decision.ts'
+import { exampleMemoryFor } from '../../src/examples/memory-selection.ts'
+import { trainExampleDecision } from '../../src/examples/train-example-decision.ts'
+import { loadDefaultModel, parseLearnedModel } from '../../src/learn/learned-model.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { selectTools } from '../../src/pipeline.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { LearnedSelector } from '../../src/select/learned-selector.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const examples = [
+  {
+    instruction: 'weather in Paris and email the forecast to Ann',
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+  {
+    instruction: 'weather in Rome, then email the forecast to Bo',
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+  {
+    instruction: 'weather in Oslo and email the forecast to Cy',
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+  { instruction: 'text Ann that the gig is on', tools: ['sms.send_sms'] },
+  { instruction: 'text the crew that the gig is off', tools: ['sms.send_sms'] },
+  { instruction: 'quote the AAPL stock price', tools: ['finance.get_stock_quote'] },
+]
+
+const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+
+function input(instruction: string, chosen: string[]): ExampleDecisionInput {
+  const memory = ExampleMemory.build(examples)
+  return {
+    chosen,
+    probabilities: new Map(chosen.map((id) => [id, 0.6])),
+    stepTops: new Set(chosen),
+    neighbors: memory.neighbors(instruction, DECISION_NEIGHBORS),
+    proposal: undefined,
+    examples: memory.size,
+    namespaceOf: (id) => library.get(id)?.namespace,
+  }
+}
+
+describe('the example-aware decision', () => {
+  const model = loadDefaultModel().examples!
+
+  it('ships with the default model, trained on held-out training queries', () => {
+    expect(model.features).toEqual([...EXAMPLE_DECISION_FEATURES])
+    expect(model.setFeatures).toEqual([...EXAMPLE_SET_FEATURES])
+    const names = model.heldOut.map((split) => split.name)
+    for (const name of ['toolplanner-g3', 'toolplanner-g3-single', 'toollens'])
+      expect(names).toEqual(expect.arrayContaining([name, `${name}-sparse`]))
+    // Used only where it beat the memory's set-or-selector answer on held-out queries.
+    const used = model.heldOut.filter((split) => split.examples >= model.minExamples)
+    expect(used.length).toBeGreaterThan(0)
+    for (const split of used) expect(split.decision).toBeGreaterThanOrEqual(split.memory)
+  })
+
+  it('scores every tool the selector chose or a neighbour used', () => {
+    const decision = input('weather in Lima and email the forecast to Di', ['weather.get_forecast'])
+    const rows = exampleDecisionRows(decision)
+    // The selector's tool, then the neighbours' (examples sharing no word are no neighbours).
+    expect(rows.ids).toEqual(['weather.get_forecast', 'mail.send_email'])
+    const feature = (id: string, name: (typeof EXAMPLE_DECISION_FEATURES)[number]) =>
+      rows.x[rows.ids.indexOf(id)][EXAMPLE_DECISION_FEATURES.indexOf(name)]
+    expect(feature('weather.get_forecast', 'in_pipeline')).toBe(1)
+    expect(feature('weather.get_forecast', 'probability')).toBe(0.6)
+    expect(feature('mail.send_email', 'in_pipeline')).toBe(0)
+    expect(feature('mail.send_email', 'in_best_set')).toBe(1)
+    expect(feature('mail.send_email', 'best_set_agreeing')).toBe(3)
+    expect(feature('mail.send_email', 'vote')).toBeCloseTo(1, 6)
+    expect(feature('mail.send_email', 'probability')).toBe(0)
+  })
+
+  it('offers the selector set, the neighbours set and the best-scored tools, each once', () => {
+    const decision = input('weather in Lima and email the forecast to Di', ['weather.get_forecast'])
+    const ranked = rankTools(model.model, exampleDecisionRows(decision))
+    const sets = candidateSets(decision, ranked)
+    const keys = sets.map((set) => [...set.tools].sort().join('+'))
+    expect(new Set(keys).size).toBe(keys.length)
+    expect(keys).toContain('weather.get_forecast')
+    expect(keys).toContain('mail.send_email+weather.get_forecast')
+    expect(sets.every((set) => set.x.length === EXAMPLE_SET_FEATURES.length)).toBe(true)
+    // Three neighbours agree on weather + email: the decision takes both tools.
+    expect(decideWithExamples(model, decision).sort()).toEqual([
+      'mail.send_email',
+      'weather.get_forecast',
+    ])
+  })
+
+  it('runs in the pipeline only where the memory passed its self-check', async () => {
+    const config = parseConfig({})
+    const indexed = await buildIndexedLibrary(library, config, {
+      examples: ExampleSet.of(examples),
+    })
+    // The shipped model waits for more examples than these six; this one is used from the first.
+    const eager = { ...loadDefaultModel(), examples: { ...model, minExamples: 0 } }
+    const options = {
+      library,
+      planner: new RulePlanner(),
+      retriever: indexed.retrievers.get('bm25')!,
+      selector: new LearnedSelector(eager),
+      k: 15,
+    }
+    const request = 'weather in Lima and email the forecast to Di'
+    const memory = exampleMemoryFor(indexed.examples, config.examples)
+    const decided = await selectTools(request, { ...options, examples: memory })
+    expect(decided.examples).toMatchObject({ decided: true })
+    expect(decided.tools.map((tool) => tool.id).sort()).toEqual([
+      'mail.send_email',
+      'weather.get_forecast',
+    ])
+    // A memory that fails its self-check (minPrecision 1) decides nothing: the selector's answer.
+    const strict = exampleMemoryFor(indexed.examples, { ...config.examples, minPrecision: 1 })
+    const alone = await selectTools(request, { ...options, examples: strict })
+    expect(alone.examples).toEqual({ similarity: alone.examples!.similarity, applied: false })
+    const without = await selectTools(request, options)
+    expect(without.examples).toBeUndefined()
+    expect(alone.tools).toEqual(without.tools)
+    // Fewer examples than `minExamples`: the memory's set or the selector's, as before.
+    const shipped = new LearnedSelector(loadDefaultModel())
+    const few = await selectTools(request, { ...options, selector: shipped, examples: memory })
+    expect(few.examples).not.toHaveProperty('decided')
+  })
+
+  it('trains deterministically, and a model with other features is refused', async () => {
+    const cases = Array.from({ length: 60 }, (_, index) => ({
+      id: `q${index}`,
+      ...examples[index % examples.length],
+      instruction: `${examples[index % examples.length].instruction} #${index}`,
+      gold: examples[index % examples.length].tools,
+    }))
+    const progress: string[] = []
+    const train = () =>
+      trainExampleDecision(
+        [{ name: 'sample', tools: SAMPLE_TOOLS, cases, singleClauses: false }],
+        { ...loadDefaultModel(), examples: undefined },
+        { config: parseConfig({}), seed: 1, k: 15, onProgress: (line) => progress.push(line) },
+      )
+    const first = await train()
+    expect(progress.join('\n')).toMatch(/sample: \d+ held-out queries/)
+    expect(progress.join('\n')).toMatch(/sample-sparse: \d+ held-out queries/)
+    expect(await train()).toEqual(first)
+    const stale = {
+      ...loadDefaultModel(),
+      examples: { ...model, features: ['in_pipeline'] },
+    }
+    expect(() => parseLearnedModel(JSON.stringify(stale), 'old.json')).toThrow(
+      /example-aware decision over \[in_pipeline\].*Retrain it with `toolsel train`/,
+    )
+  })
+})
