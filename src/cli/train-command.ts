@@ -28,7 +28,9 @@ export const TRAIN_HELP = `Usage: toolsel train [--data <dir>] [--out <file>]
 
 Trains the learned selector (selector "learned", the default): a logistic model over
 library-independent candidate features (BM25 ratios, ranks, gaps, word coverage, clause counts,
-namespace coherence) and the decision how many tools to take. Deterministic for a given --seed.
+namespace coherence) and the decision how many tools to take; then the example-aware decision
+(how a library's usage examples change the answer), from the held-out queries answered with
+the other training queries as usage examples. Deterministic for a given --seed.
 Writes a small JSON file with a data card (sources, feature list, held-out exact match). Use it
 with --selector learned:<file> or select.selector in the config.
 
