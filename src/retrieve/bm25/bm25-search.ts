@@ -49,6 +49,8 @@ export class SearchScratch {
   readonly windowTool: Float64Array
   readonly windowExpansion: Float64Array
   readonly windowSeen: Uint32Array
+  /** Which words of `windowSeen` are set (one bit per word), so a window scans only those. */
+  readonly windowWords: Uint32Array
 
   /** @param window Documents per window of `searchWindowed` (a multiple of 32; tests use small ones). */
   constructor(documents: number, window = WINDOW_DOCUMENTS) {
@@ -62,6 +64,7 @@ export class SearchScratch {
     this.windowTool = new Float64Array(window)
     this.windowExpansion = new Float64Array(window)
     this.windowSeen = new Uint32Array(window / 32)
+    this.windowWords = new Uint32Array(Math.ceil(window / 1024))
   }
 }
 
@@ -177,7 +180,7 @@ export function searchWindowed(
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
-  const { windowTool, windowExpansion, windowSeen } = scratch
+  const { windowTool, windowExpansion, windowSeen, windowWords } = scratch
   const window = windowTool.length
   // A document whose sums can reach at most `bound` millionths scores at most
   // round(bound) / 1e6 ≤ (bound + 0.5) / 1e6: it is hopeless when bound < limit, 2 millionths
@@ -196,7 +199,6 @@ export function searchWindowed(
       if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
     if (start === 0x7fffffff) break
-    const end = start + window
     for (let i = essential; i < n; i += 1) {
       const { docs, weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
@@ -205,40 +207,47 @@ export function searchWindowed(
         const slot = docs[at] - start
         if (slot >= window) break
         windowSeen[slot >>> 5] |= 1 << (slot & 31)
+        windowWords[slot >>> 10] |= 1 << ((slot >>> 5) & 31)
         sums[slot] += count * weights[at]
       }
       cursors[i] = at
     }
-    for (let word = 0; word < windowSeen.length; word += 1) {
-      let bits = windowSeen[word]
-      if (bits === 0) continue
-      windowSeen[word] = 0
-      while (bits !== 0) {
-        const low = bits & -bits
-        bits ^= low
-        const slot = (word << 5) + 31 - Math.clz32(low)
-        const doc = start + slot
-        let tool = windowTool[slot]
-        let expansion = windowExpansion[slot]
-        windowTool[slot] = 0
-        windowExpansion[slot] = 0
-        let i = essential - 1
-        for (; i >= 0; i -= 1) {
-          if (tool + expansionWeight * expansion + prefix[i] < limit) break
-          const term = terms[i]
-          const cursor = advance(term.docs, cursors[i], doc)
-          cursors[i] = cursor
-          if (cursor < term.docs.length && term.docs[cursor] === doc) {
-            if (term.expansion) expansion += term.count * term.weights[cursor]
-            else tool += term.count * term.weights[cursor]
+    for (let group = 0; group < windowWords.length; group += 1) {
+      let words = windowWords[group]
+      windowWords[group] = 0
+      while (words !== 0) {
+        const lowWord = words & -words
+        words ^= lowWord
+        const word = (group << 5) + 31 - Math.clz32(lowWord)
+        let bits = windowSeen[word]
+        windowSeen[word] = 0
+        while (bits !== 0) {
+          const low = bits & -bits
+          bits ^= low
+          const slot = (word << 5) + 31 - Math.clz32(low)
+          const doc = start + slot
+          let tool = windowTool[slot]
+          let expansion = windowExpansion[slot]
+          windowTool[slot] = 0
+          windowExpansion[slot] = 0
+          let i = essential - 1
+          for (; i >= 0; i -= 1) {
+            if (tool + expansionWeight * expansion + prefix[i] < limit) break
+            const term = terms[i]
+            const cursor = advance(term.docs, cursors[i], doc)
+            cursors[i] = cursor
+            if (cursor < term.docs.length && term.docs[cursor] === doc) {
+              if (term.expansion) expansion += term.count * term.weights[cursor]
+              else tool += term.count * term.weights[cursor]
+            }
           }
-        }
-        if (i >= 0) continue
-        const score = finalScore(tool, expansion, expansionWeight)
-        if (score > minScore && score >= kth) {
-          top.push(doc, score)
-          kth = top.threshold
-          limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+          if (i >= 0) continue
+          const score = finalScore(tool, expansion, expansionWeight)
+          if (score > minScore && score >= kth) {
+            top.push(doc, score)
+            kth = top.threshold
+            limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+          }
         }
       }
     }
