@@ -8,7 +8,8 @@
  * and per-query p50 / p99; every strategy's answers are checked against exhaustive scoring.
  *
  *   node --expose-gc --import tsx bench/bm25-queries.ts [--size 100000] [--rounds 5]
- *     [--index-dir /tmp/bm25-q-100000]   (kept between runs; built when missing)
+ *     [--index-dir /tmp/bm25-q-100000]   (kept between runs; built when missing; or a saved
+ *                                         index's own directory, e.g. /tmp/p1m/perf-1000000)
  *     [--windows 2048,8192]   (also time searchWindowed with these window sizes)
  * @module
  */
@@ -50,7 +51,8 @@ const size = Number(values.size)
 const rounds = Number(values.rounds)
 const config = defaultConfig()
 const base = values['index-dir'] ?? join('/tmp', `bm25-q-${size}`)
-const dir = join(base, `q-${size}`)
+// An index directory itself (e.g. bench/perf.ts's `--out`), or where this script keeps its own.
+const dir = existsSync(join(base, 'manifest.json')) ? base : join(base, `q-${size}`)
 if (!existsSync(dir)) {
   await mkdir(base, { recursive: true })
   const { tools } = await buildSyntheticLibrary(values.data, size)
