@@ -24,7 +24,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { selectTools } from '../pipeline.ts'
 import { RulePlanner } from '../plan/rule-planner.ts'
 import { LearnedSelector } from '../select/learned-selector.ts'
-import { buildIndexedLibrary } from '../store/build-index.ts'
+import { buildIndexedLibrary } from '../store/library-lifecycle.ts'
 import {
   candidateSets,
   DECISION_NEIGHBORS,
