@@ -24,7 +24,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
+import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 const { values } = parseArgs({
@@ -58,7 +58,13 @@ try {
     { name: 'before', root: resolve(values.before) },
     { name: 'after', root: process.cwd() },
   ]
-  const running = []
+  interface Running extends ServeProcess {
+    name: string
+    root: string
+    reqPerS: number[]
+    cpuMs: number[]
+  }
+  const running: Running[] = []
   for (const side of sides) {
     const workers = side.name === 'after' ? values['after-workers'] : undefined
     const started = await startServe({
@@ -81,25 +87,33 @@ try {
   }
   const loadAverage = async () =>
     (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
+  /** Loads one side for `seconds`; records and describes its req/s and CPU per request. */
+  const turn = async (side: Running, scriptDir: string): Promise<string> => {
+    const cpuBefore = await cpuMillis(side.server.pid!)
+    const result = await runWrk({
+      url: `${side.url}/v1/select-tools`,
+      bodies,
+      connections: 16,
+      durationSeconds: seconds,
+      scriptDir,
+      warmUp: false,
+    })
+    const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
+    side.reqPerS.push(result.requestsPerSecond)
+    side.cpuMs.push(cpu / result.requests)
+    return (
+      `${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
+      `CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx})`
+    )
+  }
   const ratios: number[] = []
   for (let round = 0; values.together && round < rounds; round += 1) {
     const measured = await Promise.all(
       running.map(async (side) => {
+        // One wrk script per side: both write theirs at the same moment.
         const scriptDir = join(work, side.name)
         await mkdir(scriptDir, { recursive: true })
-        const cpuBefore = await cpuMillis(side.server.pid!)
-        const result = await runWrk({
-          url: `${side.url}/v1/select-tools`,
-          bodies,
-          connections: 16,
-          durationSeconds: seconds,
-          scriptDir,
-          warmUp: false,
-        })
-        const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
-        side.reqPerS.push(result.requestsPerSecond)
-        side.cpuMs.push(cpu / result.requests)
-        return `${side.name} ${result.requestsPerSecond.toFixed(0)} req/s, CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx})`
+        return turn(side, scriptDir)
       }),
     )
     const [before, after] = running
@@ -112,23 +126,8 @@ try {
     // Alternate who goes first, so a trend in the machine's load favours neither.
     const order = round % 2 === 0 ? running : [...running].reverse()
     for (const side of order) {
-      const cpuBefore = await cpuMillis(side.server.pid!)
-      const result = await runWrk({
-        url: `${side.url}/v1/select-tools`,
-        bodies,
-        connections: 16,
-        durationSeconds: seconds,
-        scriptDir: work,
-        warmUp: false,
-      })
-      const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
-      side.reqPerS.push(result.requestsPerSecond)
-      side.cpuMs.push(cpu / result.requests)
-      const load = await loadAverage()
-      process.stdout.write(
-        `round ${round + 1} ${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
-          `CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx}), load ${load}\n`,
-      )
+      const measured = await turn(side, work)
+      process.stdout.write(`round ${round + 1} ${measured}, load ${await loadAverage()}\n`)
     }
   }
   for (const side of running) {
