@@ -2,9 +2,9 @@
  * BM25F retrieval over tool documents. The index holds wink-bm25-text-search's weights (its
  * tokenising per field, field-weighted term frequencies, IDF, the saturated, length-normalised
  * BM25 weight of every (document, term) pair), built directly into flat typed-array postings; see
- * bm25-postings.ts, and bm25-search.ts for the scoring (MaxScore pruning on long postings). wink's
- * own `search` builds and sorts an object of every matching document, which costs milliseconds at
- * 10k tools; the two give the same scores (a test checks this).
+ * bm25-postings.ts, and bm25-search.ts for the scoring (MaxScore pruning, a window of documents
+ * at a time). wink's own `search` builds and sorts an object of every matching document, which
+ * costs milliseconds at 10k tools; the two give the same scores (a test checks this).
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
@@ -25,8 +25,7 @@ import {
   queryTerms,
   SearchScratch,
   searchExhaustive,
-  searchPruned,
-  searchTermPruned,
+  searchWindowed,
 } from './bm25-search.ts'
 import { expandHeadVerb } from './query-expansion.ts'
 import { tokenizeQuery } from './tokenize.ts'
@@ -61,25 +60,6 @@ export interface Bm25QueryOptions {
 export const MAX_QUERY_TERMS = 256
 
 const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
-
-/**
- * Below this many postings a query of at most MAX_SCORE_UP_TO_TERMS lists is scored
- * exhaustively: walking them is cheaper than the pruning's bookkeeping. (Term at a time with a
- * cut-off from 2,048 postings was faster per query in process, 100k tools: 314 against 400 µs,
- * but slower in `toolsel serve` under load: 259 against 572 req/s, `bench/request-ab.ts`.)
- */
-const PRUNE_FROM_POSTINGS = 16_384
-
-/**
- * MaxScore (`searchPruned`) serves queries of at most this many postings lists; longer ones (a
- * whole instruction of 20 terms, which the learned selector retrieves without a threshold) go
- * term at a time with a cut-off (`searchTermPruned`). MaxScore visits a document by looking at
- * every essential list, so its cost grows with the number of lists, and a long query keeps most
- * of them essential. 100k tools, the benchmark's 535 instructions and 1,339 steps, CPU per query
- * (loaded machine): ≤ 12 lists and ≥ 16,384 postings: MaxScore 0.33 ms, term at a time 0.33,
- * exhaustive 1.21; more lists: MaxScore 1.82, term at a time 0.52, exhaustive 1.22.
- */
-const MAX_SCORE_UP_TO_TERMS = 12
 
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
@@ -261,15 +241,10 @@ export class Bm25Retriever implements Retriever {
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
     const top = new TopK(k, (a, b) => ids.at(a)! > ids.at(b)!)
-    let postings = 0
-    for (const term of terms) postings += term.docs.length
-    const prune = this.#prune && canPrune(terms)
     const hits =
-      prune && terms.length > MAX_SCORE_UP_TO_TERMS
-        ? searchTermPruned(terms, expansionWeight, this.#scratch, top, minScore)
-        : prune && postings >= PRUNE_FROM_POSTINGS
-          ? searchPruned(terms, expansionWeight, top, minScore)
-          : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
+      this.#prune && canPrune(terms)
+        ? searchWindowed(terms, expansionWeight, this.#scratch, top, minScore)
+        : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
     return hits.map(({ position, score }) => ({ id: ids.at(position)!, score }))
   }
 }

@@ -2,20 +2,17 @@
  * Scoring a query against BM25 postings, two ways with the same result:
  *
  * - `searchExhaustive` (term at a time): sums every posting of every query term into per-document
- *   accumulators, then keeps the top k. Cost: the total length of the query terms' postings.
- * - `searchTermPruned` (term at a time with a cut-off): like `searchExhaustive`, rare terms
- *   (largest contributions) first; before a long postings list it checks whether the terms left
- *   can still lift a document it has not seen into the top k (above the k-th best partial score
- *   so far, which the final k-th score can only exceed). Once they can't, only the documents
- *   that can still make it are kept and the remaining lists are searched (galloping) for them
- *   alone. A whole instruction's very common words ("api": 94% of 100k tools) are never walked.
- * - `searchPruned` (document at a time, MaxScore, Turtle & Flood 1995): terms sorted by their
- *   largest possible contribution; the terms whose bounds together can't lift a document above
- *   the current k-th score (or above `minScore`) are "non-essential": documents are enumerated
- *   from the other terms' postings only, and the non-essential terms are looked up (galloping
- *   search) just for documents that can still make it. Common words (long postings, low weight)
- *   become non-essential after a few documents, so a query costs about the postings of its rare
- *   terms.
+ *   accumulators, then keeps the top k. Cost: the total length of the query terms' postings. Used
+ *   when a query has a term of negative weight (a negative field weight), which pruning can't bound.
+ * - `searchWindowed` (MaxScore, Turtle & Flood 1995, a window of documents at a time as Lucene's
+ *   MaxScoreBulkScorer): terms sorted by their largest possible contribution; those whose bounds
+ *   together can't lift a document above the current k-th score (or above `minScore`) are
+ *   "non-essential". Window by window (4,096 documents), the essential terms' postings are summed
+ *   term at a time into small accumulators, and only the documents they hit get the non-essential
+ *   terms' weights (galloping search), while they can still make the top k. Common words (long
+ *   postings, low weight) become non-essential after the first window, so a query costs about
+ *   the postings of its rare terms, and a long query (a whole instruction of 20 terms) pays no
+ *   per-document merge of its lists.
  *
  * A score is `round(Σ tool weights + examplesWeight × Σ expansion weights)` in millionths: both
  * sums are exact integers, so the order of the additions does not change a score and both ways
@@ -39,18 +36,35 @@ export interface QueryTerm {
   least: number
 }
 
+/** Documents per window of `searchWindowed`: its accumulators (2 × 32 KiB) stay in cache. */
+export const WINDOW_DOCUMENTS = 4096
+
 /** Reusable per-document accumulators of an index; safe to share because search is synchronous. */
 export class SearchScratch {
   readonly tool: Float64Array
   readonly expansion: Float64Array
   readonly seen: Uint8Array
   readonly touched: Int32Array
+  /** `searchWindowed`'s per-window sums and the bit set of the window's documents seen. */
+  readonly windowTool: Float64Array
+  readonly windowExpansion: Float64Array
+  readonly windowSeen: Uint32Array
+  /** Which words of `windowSeen` are set (one bit per word), so a window scans only those. */
+  readonly windowWords: Uint32Array
 
-  constructor(documents: number) {
+  /** @param window Documents per window of `searchWindowed` (a multiple of 32; tests use small ones). */
+  constructor(documents: number, window = WINDOW_DOCUMENTS) {
+    if (!(window >= 32 && window % 32 === 0)) {
+      throw new RangeError(`A search window of ${window} documents: use a multiple of 32.`)
+    }
     this.tool = new Float64Array(documents)
     this.expansion = new Float64Array(documents)
     this.seen = new Uint8Array(documents)
     this.touched = new Int32Array(documents)
+    this.windowTool = new Float64Array(window)
+    this.windowExpansion = new Float64Array(window)
+    this.windowSeen = new Uint32Array(window / 32)
+    this.windowWords = new Uint32Array(Math.ceil(window / 1024))
   }
 }
 
@@ -102,7 +116,7 @@ function finalScore(tool: number, expansion: number, expansionWeight: number): n
   return Math.round(tool + expansionWeight * expansion) / WEIGHT_SCALE
 }
 
-/** Whether `searchPruned` applies: it needs every contribution to be positive. */
+/** Whether `searchWindowed` applies: it needs every contribution to be positive. */
 export function canPrune(terms: readonly QueryTerm[]): boolean {
   return terms.every((term) => term.least > 0)
 }
@@ -140,97 +154,23 @@ export function searchExhaustive(
 }
 
 /**
- * A check costs a pass over the documents seen so far; it is made before a list at least this
- * many times longer, so a failed check costs at most half the walk it could have saved.
+ * MaxScore a window of documents at a time (as Lucene's MaxScoreBulkScorer); requires
+ * `canPrune(terms)`. Same result as `searchExhaustive`.
+ *
+ * Terms are sorted by their largest contribution; at each window the terms whose bounds together
+ * can't lift a document above the k-th score so far (or `minScore`) are non-essential. The
+ * essential terms' postings inside the window are summed term at a time into small accumulators
+ * (a window's, so they stay in cache); then each document seen, in document order, gets the
+ * non-essential terms' weights (galloping search), highest bound first, while it can still make
+ * the top k. Unlike document-at-a-time MaxScore there is no per-document merge of the essential
+ * lists, so a long query (a whole instruction of 20 terms) costs about its essential postings;
+ * unlike term at a time over the whole index, the common words stop being walked as soon as the
+ * first windows have set a threshold.
  */
-const CUT_OFF_CHECK_RATIO = 2
-
-/** Term at a time with a cut-off (see the module comment); requires `canPrune(terms)`. */
-export function searchTermPruned(
+export function searchWindowed(
   queryTerms: readonly QueryTerm[],
   expansionWeight: number,
   scratch: SearchScratch,
-  top: TopK,
-  minScore: number,
-): ScoredPosition[] {
-  const terms = [...queryTerms].sort((a, b) => b.bound - a.bound)
-  const n = terms.length
-  // rest[i]: the most terms i… can add together.
-  const rest = new Float64Array(n + 1)
-  for (let i = n - 1; i >= 0; i -= 1) rest[i] = rest[i + 1] + terms[i].bound
-  const { seen, touched, tool: tools, expansion: expansions } = scratch
-  const sumOf = (doc: number) => tools[doc] + expansionWeight * expansions[doc]
-  let touchedCount = 0
-  // The k-th best partial score at the last check: every later score is at least as high.
-  let kth = Number.NEGATIVE_INFINITY
-  const hopeless = (bound: number): boolean => {
-    const best = (bound + 1) / WEIGHT_SCALE
-    return best <= minScore || best < kth
-  }
-  let cut = n
-  for (let i = 0; i < n; i += 1) {
-    const term = terms[i]
-    if (i > 0 && term.docs.length >= CUT_OFF_CHECK_RATIO * touchedCount) {
-      const partial = new TopK(top.k)
-      for (let at = 0; at < touchedCount; at += 1) {
-        const doc = touched[at]
-        partial.push(doc, finalScore(tools[doc], expansions[doc], expansionWeight))
-      }
-      kth = partial.threshold
-      if (hopeless(rest[i])) {
-        cut = i
-        break
-      }
-    }
-    const sums = term.expansion ? expansions : tools
-    const { docs, weights, count } = term
-    for (let at = 0; at < docs.length; at += 1) {
-      const doc = docs[at]
-      if (seen[doc] === 0) {
-        seen[doc] = 1
-        touched[touchedCount++] = doc
-      }
-      sums[doc] += count * weights[at]
-    }
-  }
-  let candidates = touched.subarray(0, touchedCount)
-  if (cut < n) {
-    // Terms cut… can't bring in a new document: finish the ones that can still make it.
-    const alive: number[] = []
-    for (let at = 0; at < touchedCount; at += 1) {
-      const doc = touched[at]
-      if (!hopeless(sumOf(doc) + rest[cut])) alive.push(doc)
-    }
-    candidates = Int32Array.from(alive).sort()
-    for (let i = cut; i < n; i += 1) {
-      const { docs, weights, count } = terms[i]
-      const sums = terms[i].expansion ? expansions : tools
-      let cursor = 0
-      for (let at = 0; at < candidates.length && cursor < docs.length; at += 1) {
-        const doc = candidates[at]
-        cursor = advance(docs, cursor, doc)
-        if (cursor < docs.length && docs[cursor] === doc) sums[doc] += count * weights[cursor]
-      }
-    }
-  }
-  for (let at = 0; at < candidates.length; at += 1) {
-    const doc = candidates[at]
-    const score = finalScore(tools[doc], expansions[doc], expansionWeight)
-    if (score > minScore) top.push(doc, score)
-  }
-  for (let at = 0; at < touchedCount; at += 1) {
-    const doc = touched[at]
-    tools[doc] = 0
-    expansions[doc] = 0
-    seen[doc] = 0
-  }
-  return top.sorted()
-}
-
-/** MaxScore; requires `canPrune(terms)`. Same result as `searchExhaustive`. */
-export function searchPruned(
-  queryTerms: readonly QueryTerm[],
-  expansionWeight: number,
   top: TopK,
   minScore: number,
 ): ScoredPosition[] {
@@ -240,50 +180,76 @@ export function searchPruned(
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
-  // A document whose sums can reach at most `bound` millionths scores at most (bound + 1) / 1e6
-  // after rounding; it is hopeless when that can't pass minScore or the k-th score so far (a tie
-  // with the k-th may still enter: ties rank by id).
-  const hopeless = (bound: number): boolean => {
-    const best = (bound + 1) / WEIGHT_SCALE
-    return best <= minScore || best < top.threshold
-  }
+  const { windowTool, windowExpansion, windowSeen, windowWords } = scratch
+  const window = windowTool.length
+  // A document whose sums can reach at most `bound` millionths scores at most
+  // round(bound) / 1e6 ≤ (bound + 0.5) / 1e6: it is hopeless when bound < limit, 2 millionths
+  // (float noise aside: 0.5 would do) below minScore and below the k-th score so far (a tie with
+  // the k-th may still enter: ties rank by id).
+  const minLimit = minScore * WEIGHT_SCALE - 2
+  let kth = top.threshold
+  let limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
   let essential = 0
-  while (essential < n && hopeless(prefix[essential])) essential += 1
-  while (essential < n) {
-    let doc = 0x7fffffff
+  for (;;) {
+    while (essential < n && prefix[essential] < limit) essential += 1
+    // The window starts at the first document an essential term has left.
+    let start = 0x7fffffff
     for (let i = essential; i < n; i += 1) {
-      const cursor = cursors[i]
       const docs = terms[i].docs
-      if (cursor < docs.length && docs[cursor] < doc) doc = docs[cursor]
+      if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
-    if (doc === 0x7fffffff) break
-    let tool = 0
-    let expansion = 0
+    if (start === 0x7fffffff) break
     for (let i = essential; i < n; i += 1) {
-      const term = terms[i]
-      const cursor = cursors[i]
-      if (cursor < term.docs.length && term.docs[cursor] === doc) {
-        if (term.expansion) expansion += term.count * term.weights[cursor]
-        else tool += term.count * term.weights[cursor]
-        cursors[i] = cursor + 1
+      const { docs, weights, count } = terms[i]
+      const sums = terms[i].expansion ? windowExpansion : windowTool
+      let at = cursors[i]
+      for (; at < docs.length; at += 1) {
+        const slot = docs[at] - start
+        if (slot >= window) break
+        windowSeen[slot >>> 5] |= 1 << (slot & 31)
+        windowWords[slot >>> 10] |= 1 << ((slot >>> 5) & 31)
+        sums[slot] += count * weights[at]
       }
+      cursors[i] = at
     }
-    let i = essential - 1
-    for (; i >= 0; i -= 1) {
-      if (hopeless(tool + expansionWeight * expansion + prefix[i])) break
-      const term = terms[i]
-      const cursor = advance(term.docs, cursors[i], doc)
-      cursors[i] = cursor
-      if (cursor < term.docs.length && term.docs[cursor] === doc) {
-        if (term.expansion) expansion += term.count * term.weights[cursor]
-        else tool += term.count * term.weights[cursor]
+    for (let group = 0; group < windowWords.length; group += 1) {
+      let words = windowWords[group]
+      windowWords[group] = 0
+      while (words !== 0) {
+        const lowWord = words & -words
+        words ^= lowWord
+        const word = (group << 5) + 31 - Math.clz32(lowWord)
+        let bits = windowSeen[word]
+        windowSeen[word] = 0
+        while (bits !== 0) {
+          const low = bits & -bits
+          bits ^= low
+          const slot = (word << 5) + 31 - Math.clz32(low)
+          const doc = start + slot
+          let tool = windowTool[slot]
+          let expansion = windowExpansion[slot]
+          windowTool[slot] = 0
+          windowExpansion[slot] = 0
+          let i = essential - 1
+          for (; i >= 0; i -= 1) {
+            if (tool + expansionWeight * expansion + prefix[i] < limit) break
+            const term = terms[i]
+            const cursor = advance(term.docs, cursors[i], doc)
+            cursors[i] = cursor
+            if (cursor < term.docs.length && term.docs[cursor] === doc) {
+              if (term.expansion) expansion += term.count * term.weights[cursor]
+              else tool += term.count * term.weights[cursor]
+            }
+          }
+          if (i >= 0) continue
+          const score = finalScore(tool, expansion, expansionWeight)
+          if (score > minScore && score >= kth) {
+            top.push(doc, score)
+            kth = top.threshold
+            limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+          }
+        }
       }
-    }
-    if (i >= 0) continue
-    const score = finalScore(tool, expansion, expansionWeight)
-    if (score > minScore) {
-      top.push(doc, score)
-      while (essential < n && hopeless(prefix[essential])) essential += 1
     }
   }
   return top.sorted()

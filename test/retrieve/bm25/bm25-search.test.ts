@@ -8,8 +8,7 @@ import {
   queryTerms,
   SearchScratch,
   searchExhaustive,
-  searchPruned,
-  searchTermPruned,
+  searchWindowed,
 } from '../../../src/retrieve/bm25/bm25-search.ts'
 import { tokenize } from '../../../src/retrieve/bm25/tokenize.ts'
 import { TopK } from '../../../src/retrieve/top-k.ts'
@@ -64,8 +63,8 @@ function randomExpansions(tools: readonly Tool[], next: () => number): Map<strin
 }
 
 /**
- * Checks MaxScore and term-at-a-time pruning against exhaustive scoring: same ids, same scores,
- * same order.
+ * Checks windowed MaxScore against exhaustive scoring (same ids, same scores, same order), with
+ * windows of 32 and 256 documents (many windows in a test library) and the default.
  */
 function expectPruningExact(
   tools: readonly Tool[],
@@ -77,7 +76,7 @@ function expectPruningExact(
   })
   const exhaustive = retriever.withoutPruning()
   const ids = retriever.ids
-  const scratch = new SearchScratch(retriever.size)
+  const scratches = [32, 256, undefined].map((window) => new SearchScratch(retriever.size, window))
   let pruned = 0
   for (const query of queries) {
     const k = [1, 3, 5, 10, 50][Math.floor(next() * 5)]
@@ -85,14 +84,13 @@ function expectPruningExact(
     const terms = queryTerms(tokenize(query), retriever.postings, retriever.expansionPostings, 0.5)
     expect(canPrune(terms)).toBe(true)
     const top = () => new TopK(k, (a, b) => ids[a] > ids[b])
-    const expected = searchExhaustive(terms, 0.5, scratch, top(), minScore)
-    expect(searchPruned(terms, 0.5, top(), minScore), `${query} (k ${k}, > ${minScore})`).toEqual(
-      expected,
-    )
-    expect(
-      searchTermPruned(terms, 0.5, scratch, top(), minScore),
-      `term at a time: ${query} (k ${k}, > ${minScore})`,
-    ).toEqual(expected)
+    const expected = searchExhaustive(terms, 0.5, scratches[0], top(), minScore)
+    for (const scratch of scratches) {
+      expect(
+        searchWindowed(terms, 0.5, scratch, top(), minScore),
+        `${query} (k ${k}, > ${minScore}, windows of ${scratch.windowTool.length})`,
+      ).toEqual(expected)
+    }
     expect(retriever.search(query, k, minScore)).toEqual(exhaustive.search(query, k, minScore))
     if (expected.length > 0) pruned += 1
   }
@@ -117,12 +115,23 @@ describe('MaxScore pruning', () => {
     const tools: Tool[] = Array.from({ length: 600 }, (_, copy) => {
       const tool = SAMPLE_TOOLS[copy % SAMPLE_TOOLS.length]
       const words = tool.description.split(' ').filter(() => next() < 0.7)
-      // One word in nine tools of ten, like "api" in ToolBench: the cut-off skips its list.
+      // One word in nine tools of ten, like "api" in ToolBench: pruning skips most of its list.
       const common = next() < 0.9 ? ' service' : ''
       return { ...tool, id: `${tool.id}.${copy}`, description: `${words.join(' ')}${common}` }
     })
     const queries = randomQueries(tools, 200, next, 30).map((query) => `${query} service`)
     expectPruningExact(tools, queries, next)
+  })
+
+  it('breaks ties at the k-th score by id, as exhaustive scoring does (many equal documents)', () => {
+    const next = random(13)
+    // 480 copies of the sample tools, ids in an order unrelated to library order: most scores
+    // tie, and a later document with a smaller id must displace an earlier one at the k-th score.
+    const tools: Tool[] = Array.from({ length: 480 }, (_, copy) => ({
+      ...SAMPLE_TOOLS[copy % SAMPLE_TOOLS.length],
+      id: `t${String((copy * 7919) % 480).padStart(3, '0')}`,
+    }))
+    expectPruningExact(tools, randomQueries(tools, 200, next), next)
   })
 })
 
