@@ -7,6 +7,7 @@ import {
   decideTools,
   extendCoherent,
   extensionRoom,
+  oneNeed,
   predictCount,
   type CountModel,
 } from '../../src/learn/count-model.ts'
@@ -100,6 +101,38 @@ describe('extendCoherent', () => {
     ])
     // One namespace for every candidate (a library of one server) tells no tool apart.
     expect(extendCoherent(['kick.channel'], scored, 2, 0.15, () => 'all')).toEqual(['kick.channel'])
+  })
+})
+
+describe('oneNeed', () => {
+  const identify = ['vision.classify', 'vision.detect', 'vision.segment', 'audio.vad', 'text.gen']
+  const classify = ['vision.detect', 'vision.classify', 'text.gen', 'audio.tts', 'audio.vad']
+
+  it('keeps the more probable tool when both are among both clauses first candidates', () => {
+    expect(oneNeed(['vision.classify', 'vision.detect'], [identify, classify])).toEqual([
+      'vision.classify',
+    ])
+  })
+
+  it('keeps both when one of them is not among a clause first candidates', () => {
+    const other = ['mail.send', 'vision.classify', 'mail.draft', 'mail.list', 'mail.read']
+    expect(oneNeed(['vision.classify', 'mail.send'], [identify, other])).toEqual([
+      'vision.classify',
+      'mail.send',
+    ])
+    // Sixth place is beyond the compared depth.
+    const deep = [...classify.filter((id) => id !== 'vision.detect'), 'x.y', 'vision.detect']
+    expect(oneNeed(['vision.classify', 'vision.detect'], [identify, deep])).toEqual([
+      'vision.classify',
+      'vision.detect',
+    ])
+  })
+
+  it('leaves plans of one or three clauses and sets of other sizes alone', () => {
+    const pair = ['vision.classify', 'vision.detect']
+    expect(oneNeed(pair, [identify])).toEqual(pair)
+    expect(oneNeed(pair, [identify, classify, classify])).toEqual(pair)
+    expect(oneNeed(['vision.classify'], [identify, classify])).toEqual(['vision.classify'])
   })
 })
 
