@@ -3,15 +3,16 @@
  * the answer is chosen with the examples rather than by "the memory's set when it is confident,
  * else the selector's". Two small logistic models:
  *
- * 1. **Per tool**: every tool the selector chose or one of the 10 nearest examples used is scored
+ * 1. **Per tool**: every tool the selector chose or one of the 20 nearest examples used is scored
  *    from features of both (the selector's probability, whether it chose the tool, the
  *    neighbours' similarity-weighted votes, their best tool set, namespace votes).
  * 2. **Per set**: the candidate answers (the selector's set, the 5 nearest examples' best set,
- *    and the 1-5 best-scored tools) are scored from set features (size against the selector's
- *    count and the neighbours' set, mean and least tool score, best score left out, whether the
- *    memory would have proposed it); the most probable set is the answer. This decides how many
- *    tools as well as which: on held-out training queries, choosing the count was where the
- *    per-tool scores alone lost most.
+ *    the union of the two, the runner-up set of the 20 neighbours, and the 1-5 best-scored
+ *    tools) are scored from set features (size against the selector's count and the neighbours'
+ *    set, mean and least tool score, best score left out, how many neighbours used exactly that
+ *    set and how close they were, whether the memory would have proposed it); the most probable
+ *    set is the answer. This decides how many tools as well as which: on held-out training
+ *    queries, choosing the count was where the per-tool scores alone lost most.
  *
  * The models are an optional part of the learned selector's artifact (`examples`), trained by
  * `toolsel train` on training queries the selector's model held out, with the other training
@@ -23,7 +24,7 @@ import { predictProbability, type LogisticModel } from '../learn/logistic-regres
 import { bestNeighborSet, type ExampleNeighbor } from './example-memory.ts'
 
 /** Neighbours the decision's features read (the first 5 of them also for the set vote). */
-export const DECISION_NEIGHBORS = 10
+export const DECISION_NEIGHBORS = 20
 const SET_NEIGHBORS = 5
 
 export const EXAMPLE_DECISION_FEATURES = [
@@ -66,6 +67,9 @@ export const EXAMPLE_SET_FEATURES = [
   'examples_log',
   'is_best_set_x_examples_log',
   'is_pipeline_x_examples_log',
+  'neighbors_using_set',
+  'closest_using_set',
+  'share_using_set',
 ] as const
 
 /** Candidate answers of the set model: the 1 to MAX_TOP_SET best-scored tools. */
@@ -168,6 +172,13 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
   return { ids, x }
 }
 
+interface NeighborSet {
+  tools: readonly string[]
+  count: number
+  closest: number
+  share: number
+}
+
 export interface CandidateSet {
   tools: readonly string[]
   x: number[]
@@ -199,10 +210,26 @@ export function candidateSets(
   const top = input.neighbors[0]?.similarity ?? 0
   const examplesLog = Math.log1p(input.examples)
   const ids = ranked.map(({ id }) => id)
+  // Every tool set the neighbours used: how many used it, the closest one's similarity, and its
+  // share of their similarity.
+  const bySet = new Map<string, NeighborSet>()
+  const mass = input.neighbors.reduce((sum, neighbor) => sum + neighbor.similarity, 0) || 1
+  for (const { example, similarity } of input.neighbors) {
+    const key = setKey(example.tools)
+    const entry = bySet.get(key) ?? { tools: example.tools, count: 0, closest: 0, share: 0 }
+    entry.count += 1
+    entry.closest = Math.max(entry.closest, similarity)
+    entry.share += similarity / mass
+    bySet.set(key, entry)
+  }
+  // The runner-up set of all the neighbours (stable sort: ties keep the closer one first).
+  const second = [...bySet.values()].sort((a, b) => b.share - a.share)[1]?.tools ?? []
   const options = [
     input.chosen,
     bestTools,
     ...Array.from({ length: MAX_TOP_SET }, (_, index) => ids.slice(0, index + 1)),
+    [...new Set([...input.chosen, ...bestTools])],
+    second,
   ]
   const seen = new Set<string>()
   const out: CandidateSet[] = []
@@ -236,6 +263,9 @@ export function candidateSets(
         examplesLog,
         isBest * examplesLog,
         isPipeline * examplesLog,
+        bySet.get(key)?.count ?? 0,
+        bySet.get(key)?.closest ?? 0,
+        bySet.get(key)?.share ?? 0,
       ],
     })
   }
