@@ -1,8 +1,8 @@
 /**
  * The learned count: how many tools an instruction needs (1, 2, 3, 4+), from query-level
  * features that name no tool (clause counts and cues, the sorted candidate probabilities, how
- * many clauses have a confident candidate of their own, namespace coherence, the rule's own
- * count). An ordinal model: one logistic regression per "at least k" (k = 2, 3, 4), the count is
+ * many clauses have a confident candidate of their own, how many candidates several clauses share
+ * at their top, namespace coherence, the rule's own count). An ordinal model: one logistic regression per "at least k" (k = 2, 3, 4), the count is
  * the largest k whose chain of "at least" probabilities all reach `threshold`.
  *
  * It corrects the per-candidate rule rather than replacing it: the rule's set is cut to the count
@@ -45,6 +45,7 @@ export const COUNT_FEATURE_NAMES = [
   'clauses_confident_15',
   'clauses_confident_30',
   'clauses_confident_50',
+  'clause_shared_top2',
 ] as const
 
 /** Largest count the model predicts (its last class is "this many or more"). */
@@ -126,7 +127,26 @@ export function countFeatures(input: CountInput): number[] {
     confident(0.15),
     confident(0.3),
     confident(0.5),
+    sharedTops(input.clauses) / clauses,
   ]
+}
+
+/** How many of a clause's first candidates `sharedTops` compares. */
+const SHARED_DEPTH = 2
+
+/**
+ * How many candidates are among the first `SHARED_DEPTH` of two clauses or more: clauses that
+ * retrieve the same tools at their top ask for fewer tools than there are clauses, or for
+ * several tools of one kind. Depth 2 was chosen on the held-out training fold (ToolPlanner
+ * 14.24 → 14.45%; depth 3: 14.24%).
+ */
+export function sharedTops(clauses: ReadonlyArray<readonly string[]>): number {
+  const seen = new Map<string, number>()
+  for (const list of clauses)
+    for (const id of new Set(list.slice(0, SHARED_DEPTH))) seen.set(id, (seen.get(id) ?? 0) + 1)
+  let shared = 0
+  for (const clausesWithIt of seen.values()) if (clausesWithIt >= 2) shared += 1
+  return shared
 }
 
 export interface CountModel {

@@ -9,6 +9,7 @@ import {
   extensionRoom,
   oneNeed,
   predictCount,
+  sharedTops,
   type CountModel,
 } from '../../src/learn/count-model.ts'
 import { placeTools } from '../../src/learn/decide-set.ts'
@@ -101,6 +102,27 @@ describe('extendCoherent', () => {
     ])
     // One namespace for every candidate (a library of one server) tells no tool apart.
     expect(extendCoherent(['kick.channel'], scored, 2, 0.15, () => 'all')).toEqual(['kick.channel'])
+  })
+})
+
+describe('sharedTops', () => {
+  it('counts the candidates among the first two of two clauses or more', () => {
+    const clauses = [
+      ['a', 'b', 'c'],
+      ['b', 'a', 'd'],
+      ['e', 'c', 'a'],
+    ]
+    // a and b are in the first two of clauses 1 and 2; c only in clause 3's (third in clause 1).
+    expect(sharedTops(clauses)).toBe(2)
+    expect(
+      sharedTops([
+        ['a', 'b'],
+        ['c', 'd'],
+      ]),
+    ).toBe(0)
+    // A clause that lists a candidate twice counts it once.
+    expect(sharedTops([['a', 'a'], ['b']])).toBe(0)
+    expect(sharedTops([])).toBe(0)
   })
 })
 
