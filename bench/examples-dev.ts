@@ -26,7 +26,7 @@ import type { UsageExample } from '../src/examples/usage-example.ts'
 import { importToolsFromFile } from '../src/library/importers/index.ts'
 import type { Tool } from '../src/library/tool.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
-import { selectTools } from '../src/pipeline.ts'
+import { selectionProbabilities, selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Candidate, Retriever, Selection, Selector } from '../src/contracts.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
@@ -429,10 +429,7 @@ async function decisionQueries(set: DevSet): Promise<DecisionQuery[]> {
       k: 15,
     })
     const pipeline = result.tools.map((tool) => tool.id)
-    const probabilities = new Map<string, number>()
-    for (const selection of selections)
-      for (const [id, p] of Object.entries(selection.probabilities ?? {}))
-        probabilities.set(id, Math.max(probabilities.get(id) ?? 0, p))
+    const probabilities = selectionProbabilities(selections)
     const neighbors = memory.neighbors(query.instruction, DECISION_NEIGHBORS)
     const best = bestNeighborSet(neighbors.slice(0, 5))
     const proposal = proposeToolSet(memory, query.instruction, options)?.tools

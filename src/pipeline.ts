@@ -310,7 +310,7 @@ function sameTools(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** Each candidate's highest probability over the selections that gave one. */
-function selectionProbabilities(selections: readonly Selection[]): Map<string, number> {
+export function selectionProbabilities(selections: readonly Selection[]): Map<string, number> {
   const probabilities = new Map<string, number>()
   for (const selection of selections) {
     for (const [id, p] of Object.entries(selection.probabilities ?? {}))

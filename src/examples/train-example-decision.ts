@@ -21,7 +21,7 @@ import { singleClauseCases } from '../learn/training-rows.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
 import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
-import { selectTools } from '../pipeline.ts'
+import { selectionProbabilities, selectTools } from '../pipeline.ts'
 import { RulePlanner } from '../plan/rule-planner.ts'
 import { LearnedSelector } from '../select/learned-selector.ts'
 import { buildIndexedLibrary } from '../store/library-lifecycle.ts'
@@ -126,14 +126,9 @@ async function heldQueries(
     ]
     const query: HeldQuery = { id: trainingCase.id, gold: trainingCase.gold, answer, weight: 0 }
     if (chosen.length > 0) {
-      const probabilities = new Map<string, number>()
-      for (const selection of selections) {
-        for (const [id, p] of Object.entries(selection.probabilities ?? {}))
-          probabilities.set(id, Math.max(probabilities.get(id) ?? 0, p))
-      }
       query.input = {
         chosen,
-        probabilities,
+        probabilities: selectionProbabilities(selections),
         stepTops: new Set(result.steps.flatMap((step) => step.candidates[0]?.id ?? [])),
         neighbors: memory.memory.neighbors(trainingCase.instruction, DECISION_NEIGHBORS),
         proposal: result.examples?.applied ? answer : undefined,
