@@ -9,14 +9,22 @@
  * compare.
  *
  *   node --import tsx bench/request-ab.ts --before DIR [--size 10000] [--rounds 5] [--duration 5]
+ *     [--together] [--after-workers N]
+ *
+ * `--together` loads both servers at the same time instead (one wrk each, 16 connections), so
+ * both run under the same load from other processes, and compares their CPU per request round by
+ * round (the median of the after ÷ before ratios). On a machine shared with other work this pairs
+ * far better than turns taken seconds apart; throughput is then shared between the two and says
+ * little by itself. `--after-workers N` serves the after side with `toolsel serve --workers N`
+ * (`--before .` compares one checkout with itself); CPU is summed over a server's processes.
  * @module
  */
 import type { ChildProcess } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
+import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
 const { values } = parseArgs({
@@ -25,6 +33,8 @@ const { values } = parseArgs({
     size: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '5' },
+    together: { type: 'boolean', default: false },
+    'after-workers': { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
@@ -48,9 +58,21 @@ try {
     { name: 'before', root: resolve(values.before) },
     { name: 'after', root: process.cwd() },
   ]
-  const running = []
+  interface Running extends ServeProcess {
+    name: string
+    root: string
+    reqPerS: number[]
+    cpuMs: number[]
+  }
+  const running: Running[] = []
   for (const side of sides) {
-    const started = await startServe({ root: side.root, indexDir: work, library: built.library })
+    const workers = side.name === 'after' ? values['after-workers'] : undefined
+    const started = await startServe({
+      root: side.root,
+      indexDir: work,
+      library: built.library,
+      ...(workers !== undefined && { env: { TOOLSEL_WORKERS: workers } }),
+    })
     servers.push(started.server)
     running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
   }
@@ -63,33 +85,60 @@ try {
       scriptDir: work,
     })
   }
-  for (let round = 0; round < rounds; round += 1) {
+  const loadAverage = async () =>
+    (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
+  /** Loads one side for `seconds`; records and describes its req/s and CPU per request. */
+  const turn = async (side: Running, scriptDir: string): Promise<string> => {
+    const cpuBefore = await cpuMillis(side.server.pid!)
+    const result = await runWrk({
+      url: `${side.url}/v1/select-tools`,
+      bodies,
+      connections: 16,
+      durationSeconds: seconds,
+      scriptDir,
+      warmUp: false,
+    })
+    const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
+    side.reqPerS.push(result.requestsPerSecond)
+    side.cpuMs.push(cpu / result.requests)
+    return (
+      `${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
+      `CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx})`
+    )
+  }
+  const ratios: number[] = []
+  for (let round = 0; values.together && round < rounds; round += 1) {
+    const measured = await Promise.all(
+      running.map(async (side) => {
+        // One wrk script per side: both write theirs at the same moment.
+        const scriptDir = join(work, side.name)
+        await mkdir(scriptDir, { recursive: true })
+        return turn(side, scriptDir)
+      }),
+    )
+    const [before, after] = running
+    ratios.push(after.cpuMs[round] / before.cpuMs[round])
+    process.stdout.write(
+      `round ${round + 1} together: ${measured.join('; ')}; after ÷ before CPU ${ratios[round].toFixed(3)}, load ${await loadAverage()}\n`,
+    )
+  }
+  for (let round = 0; !values.together && round < rounds; round += 1) {
     // Alternate who goes first, so a trend in the machine's load favours neither.
     const order = round % 2 === 0 ? running : [...running].reverse()
     for (const side of order) {
-      const cpuBefore = await cpuMillis(side.server.pid!)
-      const result = await runWrk({
-        url: `${side.url}/v1/select-tools`,
-        bodies,
-        connections: 16,
-        durationSeconds: seconds,
-        scriptDir: work,
-        warmUp: false,
-      })
-      const cpu = (await cpuMillis(side.server.pid!)) - cpuBefore
-      side.reqPerS.push(result.requestsPerSecond)
-      side.cpuMs.push(cpu / result.requests)
-      const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
-      process.stdout.write(
-        `round ${round + 1} ${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
-          `CPU ${(cpu / result.requests).toFixed(3)} ms per request (non-2xx ${result.non2xx}), load ${load}\n`,
-      )
+      const measured = await turn(side, work)
+      process.stdout.write(`round ${round + 1} ${measured}, load ${await loadAverage()}\n`)
     }
   }
   for (const side of running) {
     process.stdout.write(
       `${size} tools, ${side.name} (${side.root}): median ${median(side.reqPerS).toFixed(0)} req/s, ` +
         `CPU ${median(side.cpuMs).toFixed(3)} ms per request\n`,
+    )
+  }
+  if (values.together) {
+    process.stdout.write(
+      `${size} tools, after ÷ before CPU per request, loaded together: median ${median(ratios).toFixed(3)} (rounds: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})\n`,
     )
   }
 } finally {

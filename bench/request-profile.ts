@@ -5,15 +5,17 @@
  * per request (from /proc, not the profile) and each stage's share of the profiled CPU.
  *
  *   node --import tsx bench/request-profile.ts [--size 10000] [--duration 10] [--data DIR] [--top N]
+ *     [--save FILE]
  *   TOOLSEL_SELECTOR=top1 node --import tsx bench/request-profile.ts   # another selector
  *
  * Needs wrk (Debian package). A sample is charged to the innermost frame that matches a stage
  * below, so "middleware" is the middleware's own work, not the handler it awaits. `--top N` also
- * lists the N functions with the most self time.
+ * lists the N functions with the most self time; `--save FILE` keeps the server's `.cpuprofile`
+ * (for Chrome DevTools or a closer look at single functions).
  * @module
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -113,6 +115,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
     top: { type: 'string', default: '0' },
+    save: { type: 'string' },
   },
 })
 const size = Number(values.size)
@@ -144,6 +147,7 @@ try {
   await new Promise((resolve) => server.once('exit', resolve))
   const [file] = (await readdir(profiles)).filter((name) => name.endsWith('.cpuprofile'))
   const profile = JSON.parse(await readFile(join(profiles, file), 'utf8')) as CpuProfile
+  if (values.save !== undefined) await copyFile(join(profiles, file), values.save)
   // The profile's clock is microseconds since some origin; align on its last sample.
   const endMicros = profile.startTime + profile.timeDeltas.reduce((sum, delta) => sum + delta, 0)
   const windowMicros = (performance.timeOrigin + performance.now() - measuredFrom) * 1000

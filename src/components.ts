@@ -216,9 +216,13 @@ class ComponentCache<T> {
   get(id: string, create: () => T): T {
     const value = this.#entries.get(id)
     if (value !== undefined) {
-      // Map order is insertion order: re-inserting makes it the most recently used.
-      this.#entries.delete(id)
-      this.#entries.set(id, value)
+      // Map order is insertion order: re-inserting makes it the most recently used. Pinned ids
+      // (the configured components, which every request without its own choice uses) are never
+      // evicted, so their place does not matter.
+      if (!this.#pinned.has(id)) {
+        this.#entries.delete(id)
+        this.#entries.set(id, value)
+      }
       return value
     }
     const created = create()

@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { measureInProcess } from './in-process.ts'
 
@@ -24,6 +24,8 @@ export async function startServe(options: {
   indexDir: string
   library: string
   nodeArgs?: string[]
+  /** More environment for the server (e.g. `TOOLSEL_WORKERS`). */
+  env?: Record<string, string>
 }): Promise<ServeProcess> {
   const port = 20_000 + Math.floor(Math.random() * 20_000)
   const server = spawn(
@@ -38,7 +40,7 @@ export async function startServe(options: {
     {
       cwd: options.root,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, TOOLSEL_LIBRARY: '' },
+      env: { ...process.env, TOOLSEL_LIBRARY: '', ...options.env },
     },
   )
   const url = `http://127.0.0.1:${port}`
@@ -53,12 +55,47 @@ export async function startServe(options: {
   }
 }
 
-/** CPU time (user + system) a process has used, in milliseconds (10 ms clock ticks). */
-export function cpuMillis(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then((stat) => {
+/**
+ * CPU time (user + system) a process and its descendants (`--workers N`'s workers) have used, in
+ * milliseconds (10 ms clock ticks), from /proc.
+ */
+export async function cpuMillis(pid: number): Promise<number> {
+  const processes = await Promise.all(
+    (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry)).map(statOf),
+  )
+  const children = new Map<number, number[]>()
+  for (const stat of processes) {
+    if (stat === undefined) continue
+    const siblings = children.get(stat.parent) ?? []
+    siblings.push(stat.pid)
+    children.set(stat.parent, siblings)
+  }
+  const ticks = new Map(processes.flatMap((stat) => (stat ? [[stat.pid, stat.ticks]] : [])))
+  let total = 0
+  const pending = [pid]
+  while (pending.length > 0) {
+    const next = pending.pop()!
+    total += ticks.get(next) ?? 0
+    pending.push(...(children.get(next) ?? []))
+  }
+  return total * 10
+}
+
+/** A process's parent and CPU clock ticks; undefined when it is gone. */
+async function statOf(
+  entry: string,
+): Promise<{ pid: number; parent: number; ticks: number } | undefined> {
+  try {
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  })
+    return {
+      pid: Number(entry),
+      parent: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+    }
+  } catch {
+    return undefined
+  }
 }
 
 /**

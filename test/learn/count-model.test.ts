@@ -7,7 +7,9 @@ import {
   decideTools,
   extendCoherent,
   extensionRoom,
+  oneNeed,
   predictCount,
+  sharedTops,
   type CountModel,
 } from '../../src/learn/count-model.ts'
 import { placeTools } from '../../src/learn/decide-set.ts'
@@ -100,6 +102,59 @@ describe('extendCoherent', () => {
     ])
     // One namespace for every candidate (a library of one server) tells no tool apart.
     expect(extendCoherent(['kick.channel'], scored, 2, 0.15, () => 'all')).toEqual(['kick.channel'])
+  })
+})
+
+describe('sharedTops', () => {
+  it('counts the candidates among the first two of two clauses or more', () => {
+    const clauses = [
+      ['a', 'b', 'c'],
+      ['b', 'a', 'd'],
+      ['e', 'c', 'a'],
+    ]
+    // a and b are in the first two of clauses 1 and 2; c only in clause 3's (third in clause 1).
+    expect(sharedTops(clauses)).toBe(2)
+    expect(
+      sharedTops([
+        ['a', 'b'],
+        ['c', 'd'],
+      ]),
+    ).toBe(0)
+    // A clause that lists a candidate twice counts it once.
+    expect(sharedTops([['a', 'a'], ['b']])).toBe(0)
+    expect(sharedTops([])).toBe(0)
+  })
+})
+
+describe('oneNeed', () => {
+  const identify = ['vision.classify', 'vision.detect', 'vision.segment', 'audio.vad', 'text.gen']
+  const classify = ['vision.detect', 'vision.classify', 'text.gen', 'audio.tts', 'audio.vad']
+
+  it('keeps the more probable tool when both are among both clauses first candidates', () => {
+    expect(oneNeed(['vision.classify', 'vision.detect'], [identify, classify])).toEqual([
+      'vision.classify',
+    ])
+  })
+
+  it('keeps both when one of them is not among a clause first candidates', () => {
+    const other = ['mail.send', 'vision.classify', 'mail.draft', 'mail.list', 'mail.read']
+    expect(oneNeed(['vision.classify', 'mail.send'], [identify, other])).toEqual([
+      'vision.classify',
+      'mail.send',
+    ])
+    // Sixth place is beyond the compared depth.
+    const deep = [...classify.filter((id) => id !== 'vision.detect'), 'x.y', 'vision.detect']
+    expect(oneNeed(['vision.classify', 'vision.detect'], [identify, deep])).toEqual([
+      'vision.classify',
+      'vision.detect',
+    ])
+  })
+
+  it('leaves plans of one or three clauses and sets of other sizes alone', () => {
+    const pair = ['vision.classify', 'vision.detect']
+    expect(oneNeed(pair, [identify])).toEqual(pair)
+    expect(oneNeed(pair, [identify, classify, classify])).toEqual(pair)
+    expect(oneNeed(['vision.classify'], [identify, classify])).toEqual(['vision.classify'])
   })
 })
 

@@ -1,0 +1,147 @@
+/**
+ * What the HTTP layer alone costs per `/v1/select-tools` request: the selection is taken out by
+ * answering every request with its real result, computed once before the load (the 535
+ * benchmark instructions on the `--size` library, learned default), so what remains is
+ * @hono/node-server, hono, every middleware (request id and access log, metrics, Host check,
+ * auth, body limit, readiness, timeout), the zod validation and the JSON answer. Side by side, in
+ * turns, with two bare hono apps answering the same results: `c.json` of the same object (JSON
+ * encoding included) and the precomputed text (`bench:perf`'s `--ceiling`). Prints req/s and the
+ * server's CPU per request (this process; wrk runs apart) per turn and the medians.
+ *
+ *   node --import tsx bench/http-overhead.ts [--size 10000] [--rounds 3] [--duration 5]
+ *
+ * Needs wrk (Debian package).
+ * @module
+ */
+import type { AddressInfo } from 'node:net'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { serve, type ServerType } from '@hono/node-server'
+import { Hono } from 'hono'
+import { createComponents } from '../src/components.ts'
+import { defaultConfig } from '../src/config/schema.ts'
+import { createLogger } from '../src/log.ts'
+import type { SelectToolsResult } from '../src/pipeline.ts'
+import { createApp } from '../src/server/app.ts'
+import { ToolselService } from '../src/service/toolsel-service.ts'
+import { buildSelectLoad } from './perf/serve-process.ts'
+import { runWrk } from './perf/wrk-load.ts'
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+  },
+})
+const size = Number(values.size)
+const rounds = Number(values.rounds)
+const seconds = Number(values.duration)
+if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
+  throw new Error('--size and --rounds take positive whole numbers.')
+}
+if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
+
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+
+/** The route's answer for a result (`includeSchemas: true`, as the load asks). */
+function answer(result: SelectToolsResult) {
+  return {
+    ...result,
+    tools: result.tools.map(({ id, name, description, parameters, namespace }) => ({
+      id,
+      name,
+      description,
+      parameters,
+      namespace,
+    })),
+  }
+}
+
+async function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>) {
+  const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }) as ServerType
+  await new Promise((resolve) => server.once('listening', resolve))
+  return { server, port: (server.address() as AddressInfo).port }
+}
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-http-'))
+const servers: ServerType[] = []
+try {
+  const built = await buildSelectLoad(values.data, size, work)
+  const instructions = built.bodies.map(
+    (body) => (JSON.parse(body) as { instruction: string }).instruction,
+  )
+  const config = defaultConfig()
+  config.library.default = built.library
+  config.library.indexDir = work
+  const logger = createLogger('warn')
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const results = new Map<string, SelectToolsResult>()
+  for (const instruction of instructions) {
+    results.set(instruction, await service.select({ instruction }))
+  }
+  // The selection, taken out: every request is answered with its precomputed result.
+  service.select = async (request) => results.get(request.instruction)!
+
+  const texts = new Map([...results].map(([key, result]) => [key, JSON.stringify(answer(result))]))
+  const bare = (precomputed: boolean) =>
+    new Hono().post('/v1/select-tools', async (c) => {
+      const { instruction } = await c.req.json<{ instruction: string }>()
+      return precomputed
+        ? c.body(texts.get(instruction)!, 200, { 'content-type': 'application/json' })
+        : c.json(answer(results.get(instruction)!))
+    })
+  const sides = [
+    { name: 'toolsel app, selection precomputed', app: createApp(service) },
+    { name: 'bare hono, c.json of the same answer', app: bare(false) },
+    { name: 'bare hono, precomputed text (--ceiling)', app: bare(true) },
+  ]
+  const running = []
+  for (const side of sides) {
+    const { server, port } = await listen(side.app.fetch)
+    servers.push(server)
+    running.push({
+      ...side,
+      url: `http://127.0.0.1:${port}/v1/select-tools`,
+      reqPerS: [] as number[],
+      cpuMs: [] as number[],
+    })
+  }
+  const load = { bodies: built.bodies, connections: 16, scriptDir: work }
+  for (const side of running) await runWrk({ ...load, url: side.url, durationSeconds: 2 })
+  for (let round = 0; round < rounds; round += 1) {
+    const order = round % 2 === 0 ? running : [...running].reverse()
+    for (const side of order) {
+      const before = process.cpuUsage()
+      const result = await runWrk({
+        ...load,
+        url: side.url,
+        durationSeconds: seconds,
+        warmUp: false,
+      })
+      const cpu = process.cpuUsage(before)
+      const cpuMs = (cpu.user + cpu.system) / 1000 / result.requests
+      side.reqPerS.push(result.requestsPerSecond)
+      side.cpuMs.push(cpuMs)
+      const loadAverage = (await readFile('/proc/loadavg', 'utf8')).split(' ')[0]
+      process.stdout.write(
+        `round ${round + 1} ${side.name}: ${result.requestsPerSecond.toFixed(0)} req/s, ` +
+          `CPU ${cpuMs.toFixed(3)} ms per request (non-2xx ${result.non2xx}), load ${loadAverage}\n`,
+      )
+    }
+  }
+  for (const side of running) {
+    process.stdout.write(
+      `${size} tools, ${side.name}: median ${median(side.reqPerS).toFixed(0)} req/s, ` +
+        `CPU ${median(side.cpuMs).toFixed(3)} ms per request\n`,
+    )
+  }
+} finally {
+  for (const server of servers) server.close()
+  await rm(work, { recursive: true, force: true })
+}
+process.exit(0)
