@@ -1,0 +1,116 @@
+/**
+ * Two versions of the BM25 search side by side in one process (not a test): loads one saved
+ * index with this checkout's modules and with `--before DIR`'s (another checkout with its
+ * node_modules, e.g. /work/ci-r8), checks that both give the same answers to every benchmark
+ * query, then takes turns (6 passes each, alternating which goes first) and prints the CPU per
+ * request of BM25 (the rule-planned steps and the whole instruction, k 15 above 0, as the learned
+ * selector retrieves them) and of `selectTools` (learned default), medians of the passes.
+ *
+ *   node --import tsx bench/bm25-ab.ts --before /work/ci-r8 --index-dir DIR
+ *
+ * DIR: a saved index, e.g. the one `bench/bm25-queries.ts --size 100000` keeps
+ * (/tmp/bm25-q-100000/q-100000) or bench/perf.ts's `--out` (/tmp/p1m/perf-1000000).
+ * @module
+ */
+import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { RulePlanner } from '../src/plan/rule-planner.ts'
+import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
+import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    'index-dir': { type: 'string' },
+    passes: { type: 'string', default: '6' },
+    data: { type: 'string', default: '../shared/data' },
+  },
+})
+if (values.before === undefined || values['index-dir'] === undefined) {
+  throw new Error('--before DIR (a checkout) and --index-dir DIR (a saved index) are required.')
+}
+const passes = Number(values.passes)
+const indexDir = resolve(values['index-dir'])
+
+interface Side {
+  search(query: string): unknown
+  select(instruction: string): Promise<unknown>
+}
+
+/** A checkout's modules on the index; `search` as the learned selector's retrieval calls it. */
+async function load(root: string): Promise<Side> {
+  const source = resolve(root, 'src')
+  const { defaultConfig } = await import(`${source}/config/schema.ts`)
+  const { loadDefaultModel } = await import(`${source}/learn/learned-model.ts`)
+  const { selectTools } = await import(`${source}/pipeline.ts`)
+  const planner = await import(`${source}/plan/rule-planner.ts`)
+  const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
+  const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
+  const config = defaultConfig()
+  const indexed = await loadIndexedLibrary(indexDir, config)
+  const retriever = indexed.retrievers.get('bm25')
+  const options = {
+    library: indexed.library,
+    planner: new planner.RulePlanner(),
+    retriever,
+    selector: new LearnedSelector(loadDefaultModel()),
+    k: config.retrieve.k,
+  }
+  return {
+    search: (query) => retriever.search(query, config.retrieve.k, 0),
+    select: (instruction) => selectTools(instruction, options),
+  }
+}
+
+const instructions = await loadBenchmarkQueries(values.data)
+const planner = new RulePlanner()
+const steps: string[] = []
+const wholes: string[] = []
+for (const instruction of instructions) {
+  const plan = await planner.plan(instruction)
+  const whole = instruction.trim()
+  for (const step of plan.steps) steps.push(expandHeadVerb(step))
+  if (!(plan.steps.length === 1 && plan.steps[0] === whole)) wholes.push(expandHeadVerb(whole))
+}
+const sides: Array<[string, Side]> = [
+  ['before', await load(values.before)],
+  ['after', await load('.')],
+]
+for (const query of [...steps, ...wholes]) {
+  const [a, b] = sides.map(([, side]) => JSON.stringify(side.search(query)))
+  if (a !== b) throw new Error(`The two versions answer differently: ${query}`)
+}
+console.log(
+  `${indexDir}: same answers to ${steps.length + wholes.length} queries; load average ${loadavg().map((l) => l.toFixed(1))}`,
+)
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+const results = new Map<string, number[]>()
+const record = (name: string, microseconds: number) =>
+  results.set(name, [...(results.get(name) ?? []), microseconds])
+for (let pass = 0; pass < passes + 1; pass += 1) {
+  for (const [name, side] of pass % 2 === 0 ? sides : [...sides].reverse()) {
+    for (const [label, queries] of [
+      ['BM25 steps', steps],
+      ['BM25 whole instruction', wholes],
+    ] as const) {
+      const started = cpuMs()
+      for (const query of queries) side.search(query)
+      // Pass 0 warms up both sides.
+      if (pass > 0) record(`${label}, ${name}`, ((cpuMs() - started) / instructions.length) * 1000)
+    }
+    const started = cpuMs()
+    for (const instruction of instructions) await side.select(instruction)
+    if (pass > 0) record(`selectTools, ${name}`, ((cpuMs() - started) / instructions.length) * 1000)
+  }
+}
+for (const [name, list] of results) {
+  const sorted = [...list].sort((a, b) => a - b)
+  console.log(
+    `${name.padEnd(32)} CPU per request, median of ${list.length}: ${sorted[Math.floor(list.length / 2)].toFixed(0)} µs (all: ${list.map((v) => v.toFixed(0)).join(' ')})`,
+  )
+}
+console.log(`load average ${loadavg().map((l) => l.toFixed(1))}`)
