@@ -15,9 +15,7 @@
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
-import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
-import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
+import { bm25RequestQueries, loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
 const { values } = parseArgs({
   options: {
@@ -64,15 +62,7 @@ async function load(root: string): Promise<Side> {
 }
 
 const instructions = await loadBenchmarkQueries(values.data)
-const planner = new RulePlanner()
-const steps: string[] = []
-const wholes: string[] = []
-for (const instruction of instructions) {
-  const plan = await planner.plan(instruction)
-  const whole = instruction.trim()
-  for (const step of plan.steps) steps.push(expandHeadVerb(step))
-  if (!(plan.steps.length === 1 && plan.steps[0] === whole)) wholes.push(expandHeadVerb(whole))
-}
+const { steps, wholes } = await bm25RequestQueries(instructions)
 const sides: Array<[string, Side]> = [
   ['before', await load(values.before)],
   ['after', await load('.')],

@@ -19,9 +19,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { defaultConfig } from '../src/config/schema.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
-import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
 import {
   canPrune,
   queryTerms,
@@ -36,7 +34,11 @@ import {
   loadIndexedLibrary,
   saveIndexedLibrary,
 } from '../src/store/library-lifecycle.ts'
-import { buildSyntheticLibrary, loadBenchmarkQueries } from './perf/synthetic-library.ts'
+import {
+  bm25RequestQueries,
+  buildSyntheticLibrary,
+  loadBenchmarkQueries,
+} from './perf/synthetic-library.ts'
 
 const { values } = parseArgs({
   options: {
@@ -62,16 +64,8 @@ if (!existsSync(dir)) {
 const loaded = await loadIndexedLibrary(dir, config)
 const retriever = loaded.retrievers.get('bm25') as Bm25Retriever
 const exhaustive = retriever.withoutPruning()
-const planner = new RulePlanner()
 const instructions = await loadBenchmarkQueries(values.data)
-const steps: string[] = []
-const wholes: string[] = []
-for (const instruction of instructions) {
-  const plan = await planner.plan(instruction)
-  const whole = instruction.trim()
-  for (const step of plan.steps) steps.push(expandHeadVerb(step))
-  if (!(plan.steps.length === 1 && plan.steps[0] === whole)) wholes.push(expandHeadVerb(whole))
-}
+const { steps, wholes } = await bm25RequestQueries(instructions)
 const k = config.retrieve.k
 const ids = retriever.ids
 const expansionWeight = retriever.settings.fieldWeights.examples ?? 0

@@ -26,9 +26,9 @@ import type { UsageExample } from '../src/examples/usage-example.ts'
 import { importToolsFromFile } from '../src/library/importers/index.ts'
 import type { Tool } from '../src/library/tool.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
-import { selectionProbabilities, selectTools } from '../src/pipeline.ts'
+import { selectTools } from '../src/pipeline.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
-import type { Candidate, Retriever, Selection, Selector } from '../src/contracts.ts'
+import type { Candidate, Retriever, Selector } from '../src/contracts.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
 import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
 import { bestNeighborSet } from '../src/examples/example-memory.ts'
@@ -42,6 +42,7 @@ import {
   type DecisionRows,
   type ExampleDecisionInput,
 } from '../src/examples/example-decision.ts'
+import { capturingProbabilities } from '../src/examples/train-example-decision.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
@@ -411,25 +412,18 @@ async function decisionQueries(set: DevSet): Promise<DecisionQuery[]> {
   const indexed = await build(set, { weight: 0.5, perTool: 32 })
   const memory = indexed.examples!.memory
   const options = { ...DEFAULT_EXAMPLE_MEMORY_OPTIONS, minPrecision: 0 }
-  let selections: Selection[] = []
-  const capturing: Selector = {
-    name: selector.name,
-    wholeInstructionStep: selector.wholeInstructionStep,
-    retrievalMinScore: selector.retrievalMinScore,
-    select: async (requests, selectOptions) =>
-      (selections = await selector.select(requests, { ...selectOptions, probabilities: true })),
-  }
+  const capturing = capturingProbabilities(selector)
   const out: DecisionQuery[] = []
   for (const query of set.dev) {
     const result = await selectTools(query.instruction, {
       library: indexed.library,
       planner,
       retriever: indexed.retrievers.get('bm25')!,
-      selector: capturing,
+      selector: capturing.selector,
       k: 15,
     })
     const pipeline = result.tools.map((tool) => tool.id)
-    const probabilities = selectionProbabilities(selections)
+    const probabilities = capturing.probabilities()
     const neighbors = memory.neighbors(query.instruction, DECISION_NEIGHBORS)
     const best = bestNeighborSet(neighbors.slice(0, 5))
     const proposal = proposeToolSet(memory, query.instruction, options)?.tools

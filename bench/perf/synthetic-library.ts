@@ -14,6 +14,8 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { importToolsFromFile } from '../../src/library/importers/index.ts'
 import { EMPTY_PARAMETERS, type Tool } from '../../src/library/tool.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
+import { expandHeadVerb } from '../../src/retrieve/bm25/query-expansion.ts'
 
 export interface SyntheticLibraryStats {
   tools: number
@@ -101,4 +103,24 @@ export async function loadBenchmarkQueries(dataDir: string): Promise<string[]> {
     queries.push(...records.map((record) => record.query))
   }
   return queries
+}
+
+/**
+ * The BM25 queries a request of the default pipeline sends for each instruction: its rule-planned
+ * steps, and the whole instruction where the plan is not just that (head verbs expanded, as the
+ * retriever does).
+ */
+export async function bm25RequestQueries(
+  instructions: readonly string[],
+): Promise<{ steps: string[]; wholes: string[] }> {
+  const planner = new RulePlanner()
+  const steps: string[] = []
+  const wholes: string[] = []
+  for (const instruction of instructions) {
+    const plan = await planner.plan(instruction)
+    const whole = instruction.trim()
+    for (const step of plan.steps) steps.push(expandHeadVerb(step))
+    if (!(plan.steps.length === 1 && plan.steps[0] === whole)) wholes.push(expandHeadVerb(whole))
+  }
+  return { steps, wholes }
 }

@@ -98,16 +98,9 @@ async function heldQueries(
   const memory = exampleMemoryFor(indexed.examples, options.config.examples)
   if (!memory || !memoryTrusted(memory.memory, memory.options))
     return { queries: [], examples: examples.length }
-  const inner = new LearnedSelector({ ...model, examples: undefined })
-  let selections: Selection[] = []
-  // The learned selector, keeping each call's probabilities (as the pipeline asks for them).
-  const selector: Selector = {
-    name: inner.name,
-    wholeInstructionStep: inner.wholeInstructionStep,
-    retrievalMinScore: inner.retrievalMinScore,
-    select: async (requests, selectOptions) =>
-      (selections = await inner.select(requests, { ...selectOptions, probabilities: true })),
-  }
+  const { selector, probabilities } = capturingProbabilities(
+    new LearnedSelector({ ...model, examples: undefined }),
+  )
   const planner = new RulePlanner({ maxSteps: options.config.plan.maxSteps })
   const retriever = indexed.retrievers.get('bm25')!
   const out: HeldQuery[] = []
@@ -128,7 +121,7 @@ async function heldQueries(
     if (chosen.length > 0) {
       query.input = {
         chosen,
-        probabilities: selectionProbabilities(selections),
+        probabilities: probabilities(),
         stepTops: new Set(result.steps.flatMap((step) => step.candidates[0]?.id ?? [])),
         neighbors: memory.memory.neighbors(trainingCase.instruction, DECISION_NEIGHBORS),
         proposal: result.examples?.applied ? answer : undefined,
@@ -276,4 +269,23 @@ export async function trainExampleDecision(
     minExamples,
     heldOut,
   }
+}
+
+/**
+ * `inner`, asked for its candidates' probabilities on every call (as the pipeline asks when the
+ * example-aware decision runs); `probabilities()` reads the last call's, by candidate id.
+ */
+export function capturingProbabilities(inner: Selector): {
+  selector: Selector
+  probabilities: () => Map<string, number>
+} {
+  let selections: Selection[] = []
+  const selector: Selector = {
+    name: inner.name,
+    wholeInstructionStep: inner.wholeInstructionStep,
+    retrievalMinScore: inner.retrievalMinScore,
+    select: async (requests, options) =>
+      (selections = await inner.select(requests, { ...options, probabilities: true })),
+  }
+  return { selector, probabilities: () => selectionProbabilities(selections) }
 }

@@ -2,8 +2,9 @@
  * The learned count: how many tools an instruction needs (1, 2, 3, 4+), from query-level
  * features that name no tool (clause counts and cues, the sorted candidate probabilities, how
  * many clauses have a confident candidate of their own, how many candidates several clauses share
- * at their top, namespace coherence, the rule's own count). An ordinal model: one logistic regression per "at least k" (k = 2, 3, 4), the count is
- * the largest k whose chain of "at least" probabilities all reach `threshold`.
+ * at their top, namespace coherence, the rule's own count). An ordinal model: one logistic
+ * regression per "at least k" (k = 2, 3, 4), the count is the largest k whose chain of "at least"
+ * probabilities all reach `threshold`.
  *
  * It corrects the per-candidate rule rather than replacing it: the rule's set is cut to the count
  * when the rule took more (see `applyCount`), and extended with candidates of its own
