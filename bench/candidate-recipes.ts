@@ -9,6 +9,7 @@
  * benchmark with `--selector learned:<file>` (no `examples` field: the no-examples setting).
  *
  *   npx tsx bench/candidate-recipes.ts [--data ../shared/data] [--k 15] [--save /tmp/recipe] \
+ *     [--bm25 '{"fieldWeights":{"name":2}}'] \
  *     '[{}, {"listwise": 1}, {"l2": 100, "fixed": true}, {"drop": ["whole_gap"]}]'
  * @module
  */
@@ -35,6 +36,8 @@ const { values, positionals } = parseArgs({
     data: { type: 'string', default: '../shared/data' },
     k: { type: 'string', default: '15' },
     save: { type: 'string' },
+    /** BM25 settings over the config's, e.g. '{"fieldWeights":{"name":2}}' (the rows then change). */
+    bm25: { type: 'string', default: '{}' },
   },
   allowPositionals: true,
 })
@@ -50,8 +53,14 @@ const sources = [
   { ...(await loadToolPlannerG3(values.data)), singleClauses: true },
   { ...(await loadToolLensTrain(values.data)), singleClauses: false },
 ]
+const settings = bm25Settings(config)
+const override = JSON.parse(values.bm25) as Partial<typeof settings>
 const base: TrainOptions = {
-  bm25: bm25Settings(config),
+  bm25: {
+    ...settings,
+    ...override,
+    fieldWeights: { ...settings.fieldWeights, ...override.fieldWeights },
+  },
   seed: 1,
   k: Number(values.k),
   maxSteps: config.plan.maxSteps,
