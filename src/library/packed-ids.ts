@@ -11,8 +11,15 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
 
-/** Decoded ids a PackedIds keeps (a power of two; about 5 MiB of strings at most). */
-const DECODED_SLOTS = 65_536
+/** Decoded ids a PackedIds keeps at most (a power of two; about 5 MiB of strings at most). */
+const MAX_DECODED_SLOTS = 65_536
+
+/** Slots for `length` ids: the next power of two ≥ length, at most MAX_DECODED_SLOTS. */
+function slotsFor(length: number): number {
+  let slots = 1
+  while (slots < length && slots < MAX_DECODED_SLOTS) slots *= 2
+  return slots
+}
 
 export class PackedIds implements IdList {
   readonly length: number
@@ -23,18 +30,30 @@ export class PackedIds implements IdList {
   readonly #escaped: Map<number, string>
   /**
    * Ids decoded lately: requests keep asking for the same tools' ids (hits, BM25's tie order,
-   * lookups). Direct-mapped: position p lives in slot p mod DECODED_SLOTS (its position in
+   * lookups). Direct-mapped: position p lives in slot p mod `decodedSlots` (its position in
    * `#slotPositions`, -1 when empty) until another position of that slot is decoded, so a hit
-   * costs two array reads (BM25 asks for ids on every tie of its heap), not a Map lookup.
+   * costs two array reads (BM25 asks for ids on every tie of its heap), not a Map lookup. Sized
+   * to the list (a 10-tool library gets 16 slots, not MAX_DECODED_SLOTS' ~0.8 MiB).
    */
-  readonly #slotPositions = new Int32Array(DECODED_SLOTS).fill(-1)
-  readonly #slotIds = new Array<string>(DECODED_SLOTS).fill('')
+  readonly #slotPositions: Int32Array
+  readonly #slotIds: string[]
+  /** `decodedSlots - 1`: a position's slot is `position & #slotMask`. */
+  readonly #slotMask: number
 
   private constructor(bytes: Buffer, bounds: Uint32Array, escaped: Map<number, string>) {
     this.#bytes = bytes
     this.#bounds = bounds
     this.#escaped = escaped
     this.length = bounds.length / 2
+    const slots = slotsFor(this.length)
+    this.#slotPositions = new Int32Array(slots).fill(-1)
+    this.#slotIds = new Array<string>(slots).fill('')
+    this.#slotMask = slots - 1
+  }
+
+  /** How many decoded ids this list keeps at most (a power of two ≤ 65,536, ≥ its length below that). */
+  get decodedSlots(): number {
+    return this.#slotMask + 1
   }
 
   /**
@@ -80,7 +99,7 @@ export class PackedIds implements IdList {
 
   at(position: number): string | undefined {
     if (!(Number.isInteger(position) && position >= 0 && position < this.length)) return undefined
-    const slot = position & (DECODED_SLOTS - 1)
+    const slot = position & this.#slotMask
     if (this.#slotPositions[slot] === position) return this.#slotIds[slot]
     const id =
       this.#escaped.get(position) ??

@@ -94,6 +94,30 @@ describe('id table', () => {
     }
   })
 
+  it('packed ids size their decoded-id cache to the list: a small library allocates a few slots', () => {
+    for (const [length, slots] of [
+      [0, 1],
+      [1, 1],
+      [10, 16],
+      [16, 16],
+      [17, 32],
+      [65_536, 65_536],
+      [140_000, 65_536],
+    ] as const) {
+      const ids = Array.from({ length }, (_, at) => `t${at}`)
+      const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), length)!
+      expect(packed.decodedSlots, `${length} ids`).toBe(slots)
+      // Every id decodes, then again from the cache (positions share slots only past 65,536).
+      for (const position of [0, 1, length - 1, length >> 1, 0, length - 1])
+        expect(packed.at(position)).toBe(ids[position])
+    }
+    // 10 ids in 16 slots: each keeps its own slot, and repeated reads give the same strings.
+    const ids = Array.from({ length: 10 }, (_, at) => `tool_${at}`)
+    const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+    for (let round = 0; round < 3; round += 1)
+      expect(Array.from({ length: 10 }, (_, at) => packed.at(at))).toEqual(ids)
+  })
+
   it('reports the first repeated id', () => {
     expect(buildIdTable(['a', 'b', 'a', 'b'])).toEqual({ duplicate: 2 })
   })
