@@ -37,6 +37,7 @@ import {
   candidateSets,
   DECISION_NEIGHBORS,
   exampleDecisionRows,
+  instructionWords,
   pickSet,
   rankTools,
   type DecisionRows,
@@ -434,6 +435,8 @@ async function decisionQueries(set: DevSet): Promise<DecisionQuery[]> {
       neighbors,
       proposal,
       examples: memory.size,
+      steps: result.steps.filter((step) => !step.whole).length,
+      words: instructionWords(query.instruction),
       namespaceOf: (id) => indexed.library.get(id)?.namespace,
     }
     out.push({

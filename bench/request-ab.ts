@@ -9,7 +9,7 @@
  * compare.
  *
  *   node --import tsx bench/request-ab.ts --before DIR [--size 10000] [--rounds 5] [--duration 5]
- *     [--together] [--after-workers N]
+ *     [--together] [--after-workers N] [--after-node-args "--flag …"]
  *
  * `--together` loads both servers at the same time instead (one wrk each, 16 connections), so
  * both run under the same load from other processes, and compares their CPU per request round by
@@ -17,6 +17,7 @@
  * far better than turns taken seconds apart; throughput is then shared between the two and says
  * little by itself. `--after-workers N` serves the after side with `toolsel serve --workers N`
  * (`--before .` compares one checkout with itself); CPU is summed over a server's processes.
+ * `--after-node-args` starts the after side's node with those flags (e.g. a V8 heap setting).
  * @module
  */
 import type { ChildProcess } from 'node:child_process'
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     together: { type: 'boolean', default: false },
     'after-workers': { type: 'string' },
+    'after-node-args': { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
@@ -67,10 +69,12 @@ try {
   const running: Running[] = []
   for (const side of sides) {
     const workers = side.name === 'after' ? values['after-workers'] : undefined
+    const nodeArgs = side.name === 'after' ? values['after-node-args']?.split(/\s+/) : undefined
     const started = await startServe({
       root: side.root,
       indexDir: work,
       library: built.library,
+      ...(nodeArgs !== undefined && { nodeArgs }),
       ...(workers !== undefined && { env: { TOOLSEL_WORKERS: workers } }),
     })
     servers.push(started.server)

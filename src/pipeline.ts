@@ -6,7 +6,11 @@
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
 import type { ExampleMemory } from './examples/example-memory.ts'
-import { decideWithExamples, DECISION_NEIGHBORS } from './examples/example-decision.ts'
+import {
+  decideWithExamples,
+  DECISION_NEIGHBORS,
+  instructionWords,
+} from './examples/example-decision.ts'
 import {
   memoryTrusted,
   proposeToolSet,
@@ -222,6 +226,8 @@ export async function selectTools(
           neighbors: memory!.memory.neighbors(instruction, DECISION_NEIGHBORS),
           proposal: proposal?.tools,
           examples: memory!.memory.size,
+          steps: plan.steps.length,
+          words: instructionWords(instruction),
           namespaceOf: (id) => library.get(id)?.namespace,
         })
       : undefined

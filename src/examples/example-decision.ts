@@ -5,12 +5,15 @@
  *
  * 1. **Per tool**: every tool the selector chose or one of the 20 nearest examples used is scored
  *    from features of both (the selector's probability, whether it chose the tool, the
- *    neighbours' similarity-weighted votes, their best tool set, namespace votes).
+ *    neighbours' similarity-weighted votes, their best tool set, namespace votes, the tool's rank
+ *    by probability and by vote).
  * 2. **Per set**: the candidate answers (the selector's set, the 5 nearest examples' best set,
- *    the union of the two, the runner-up set of the 20 neighbours, and the 1-5 best-scored
- *    tools) are scored from set features (size against the selector's count and the neighbours'
- *    set, mean and least tool score, best score left out, how many neighbours used exactly that
- *    set and how close they were, whether the memory would have proposed it); the most probable
+ *    the union of the two, the runner-up set of the 20 neighbours, the 1-5 best-scored tools,
+ *    and the selector's and the best set each plus the best-scored tool outside it) are scored
+ *    from set features (size against the selector's count, the neighbours' set, the planner's
+ *    steps, the neighbours' set sizes and the instruction's length; mean and least tool score,
+ *    best score left out, how many neighbours used exactly that set and how close they were,
+ *    whether the memory would have proposed it); the most probable
  *    set is the answer. This decides how many tools as well as which: on held-out training
  *    queries, choosing the count was where the per-tool scores alone lost most.
  *
@@ -47,6 +50,8 @@ export const EXAMPLE_DECISION_FEATURES = [
   'in_pipeline_namespace',
   'examples_log',
   'vote_x_examples_log',
+  'probability_rank',
+  'vote_rank',
 ] as const
 
 export const EXAMPLE_SET_FEATURES = [
@@ -70,10 +75,18 @@ export const EXAMPLE_SET_FEATURES = [
   'neighbors_using_set',
   'closest_using_set',
   'share_using_set',
+  'size_share',
+  'tools_minus_steps',
+  'tools_off_steps',
+  'tools_x_words_log',
 ] as const
 
 /** Candidate answers of the set model: the 1 to MAX_TOP_SET best-scored tools. */
 const MAX_TOP_SET = 5
+
+/** The instruction's word count (whitespace-separated), a set feature's scale of the request. */
+export const instructionWords = (instruction: string) =>
+  instruction.split(/\s+/).filter(Boolean).length
 
 export interface ExampleDecisionModel {
   features: string[]
@@ -102,6 +115,9 @@ export interface ExampleDecisionInput {
    * among thousands (the models were trained on both).
    */
   examples: number
+  /** The planner's steps (requests without the whole instruction) and the instruction's words. */
+  steps: number
+  words: number
   namespaceOf: (id: string) => string | undefined
 }
 
@@ -132,6 +148,17 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
   const pool = new Set(chosen)
   for (const { example } of neighbors) for (const id of example.tools) pool.add(id)
   const ids = [...pool]
+  // Each tool's rank among the pool by the selector's probability and by the neighbours' vote
+  // (as 1 / (1 + rank); 0 for a tool without either).
+  const voteOf = new Map<string, number>()
+  for (const { example, similarity } of neighbors)
+    for (const id of example.tools) voteOf.set(id, (voteOf.get(id) ?? 0) + similarity)
+  const rankOf = (score: (id: string) => number) => {
+    const order = ids.filter((id) => score(id) > 0).sort((a, b) => score(b) - score(a))
+    return new Map(order.map((id, rank) => [id, 1 / (1 + rank)]))
+  }
+  const probabilityRank = rankOf((id) => probabilities.get(id) ?? 0)
+  const voteRank = rankOf((id) => voteOf.get(id) ?? 0)
   const x = ids.map((id) => {
     let vote = 0
     let voteTop5 = 0
@@ -167,6 +194,8 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
       space !== undefined && pickedNamespaces.has(space) ? 1 : 0,
       examplesLog,
       vote * examplesLog,
+      probabilityRank.get(id) ?? 0,
+      voteRank.get(id) ?? 0,
     ]
   })
   return { ids, x }
@@ -222,6 +251,13 @@ export function candidateSets(
     entry.share += similarity / mass
     bySet.set(key, entry)
   }
+  // The neighbours' tool-set sizes: the similarity share of those whose set had each size
+  // (how many tools requests like this one needed).
+  const sizeShare = new Map<number, number>()
+  for (const { example, similarity } of input.neighbors) {
+    const size = example.tools.length
+    sizeShare.set(size, (sizeShare.get(size) ?? 0) + similarity / mass)
+  }
   // The runner-up set of all the neighbours (stable sort: ties keep the closer one first).
   const second = [...bySet.values()].sort((a, b) => b.share - a.share)[1]?.tools ?? []
   const options = [
@@ -230,6 +266,8 @@ export function candidateSets(
     ...Array.from({ length: MAX_TOP_SET }, (_, index) => ids.slice(0, index + 1)),
     [...new Set([...input.chosen, ...bestTools])],
     second,
+    plusNext(input.chosen, ids),
+    plusNext(bestTools, ids),
   ]
   const seen = new Set<string>()
   const out: CandidateSet[] = []
@@ -266,10 +304,21 @@ export function candidateSets(
         bySet.get(key)?.count ?? 0,
         bySet.get(key)?.closest ?? 0,
         bySet.get(key)?.share ?? 0,
+        sizeShare.get(tools.length) ?? 0,
+        tools.length - input.steps,
+        Math.abs(tools.length - input.steps),
+        tools.length * Math.log1p(input.words),
       ],
     })
   }
   return out
+}
+
+/** `tools` and the best-ranked tool outside them (`tools` itself when there is none). */
+function plusNext(tools: readonly string[], ranked: readonly string[]): readonly string[] {
+  const members = new Set(tools)
+  const next = ranked.find((id) => !members.has(id))
+  return tools.length === 0 || next === undefined ? tools : [...tools, next]
 }
 
 const setKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')

@@ -31,6 +31,7 @@ import {
   EXAMPLE_DECISION_FEATURES,
   EXAMPLE_SET_FEATURES,
   exampleDecisionRows,
+  instructionWords,
   pickSet,
   rankTools,
   type DecisionRows,
@@ -50,7 +51,7 @@ export interface DecisionSource {
   singleClauses: boolean
 }
 
-interface HeldQuery {
+export interface HeldQuery {
   id: string
   gold: string[]
   /** The pipeline's answer before the decision (the memory's set when it proposed one). */
@@ -126,6 +127,8 @@ async function heldQueries(
         neighbors: memory.memory.neighbors(trainingCase.instruction, DECISION_NEIGHBORS),
         proposal: result.examples?.applied ? answer : undefined,
         examples: memory.memory.size,
+        steps: result.steps.filter((step) => !step.whole).length,
+        words: instructionWords(trainingCase.instruction),
         namespaceOf: (id) => library.get(id)?.namespace,
       }
       query.rows = exampleDecisionRows(query.input)
@@ -190,16 +193,23 @@ function decided(fitted: Fitted | undefined, query: HeldQuery): readonly string[
   return pickSet(fitted.setModel, candidateSets(query.input!, rankTools(fitted.model, query.rows)))
 }
 
+/** One training source's held-out queries in one example regime. */
+export interface HeldSet {
+  name: string
+  queries: HeldQuery[]
+  examples: number
+}
+
 /**
- * The example-aware decision for `model`, or undefined when no source gave a row (no source's
- * memory passed its self-check, or every held-out query got the memory's set).
+ * Each source's held-out queries (and, where asked, their single-clause queries) answered in
+ * every example regime (EXAMPLE_REGIMES): the decision's training data.
  */
-export async function trainExampleDecision(
+export async function heldSets(
   sources: readonly DecisionSource[],
   model: LearnedModel,
   options: TrainDecisionOptions,
-): Promise<LearnedModel['examples']> {
-  const sets: Array<{ name: string; queries: HeldQuery[]; examples: number }> = []
+): Promise<HeldSet[]> {
+  const sets: HeldSet[] = []
   for (const source of sources) {
     const held = source.cases.filter((trainingCase) => foldOf(trainingCase.id, options.seed) === 0)
     const kinds: Array<[string, readonly TrainingCase[]]> = [['', held]]
@@ -223,7 +233,23 @@ export async function trainExampleDecision(
       }
     }
   }
-  const half = (query: HeldQuery) => foldHash(query.id, options.seed + 3) % 2
+  return sets
+}
+
+/**
+ * Fits the decision on `sets`: the held-out exact match per set (2-fold over the queries), the
+ * smallest example count from which the decision never lost to the memory's answer, and the
+ * models fitted on all the queries (undefined when no query gave a row).
+ */
+export function fitDecision(
+  sets: readonly HeldSet[],
+  seed: number,
+): {
+  heldOut: NonNullable<LearnedModel['examples']>['heldOut']
+  minExamples: number | undefined
+  fitted: Fitted | undefined
+} {
+  const half = (query: HeldQuery) => foldHash(query.id, seed + 3) % 2
   const all = sets.flatMap((set) => set.queries)
   const halves = [0, 1].map((side) => fit(all.filter((query) => half(query) !== side)))
   const heldOut = sets
@@ -247,12 +273,27 @@ export async function trainExampleDecision(
     .find((count) =>
       heldOut.every((split) => split.examples < count || split.decision >= split.memory),
     )
+  return { heldOut, minExamples, fitted: fit(all) }
+}
+
+/**
+ * The example-aware decision for `model`, or undefined when no source gave a row (no source's
+ * memory passed its self-check, or every held-out query got the memory's set).
+ */
+export async function trainExampleDecision(
+  sources: readonly DecisionSource[],
+  model: LearnedModel,
+  options: TrainDecisionOptions,
+): Promise<LearnedModel['examples']> {
+  const { heldOut, minExamples, fitted } = fitDecision(
+    await heldSets(sources, model, options),
+    options.seed,
+  )
   options.onProgress?.(
     minExamples === undefined
       ? 'example decision: it lost to the memory at every example count; not used'
       : `example decision: used from ${minExamples} examples`,
   )
-  const fitted = fit(all)
   if (!fitted || minExamples === undefined) return undefined
   const round = (value: number) => Math.round(value * 1e6) / 1e6
   const rounded = (model: LogisticModel) => ({

@@ -22,6 +22,15 @@ export interface FitOptions {
   maxIterations?: number
   /** Per-row weights (e.g. to balance data sources). Default 1 each. */
   rowWeights?: ArrayLike<number>
+  /**
+   * Listwise term: rows `groups[g]` to `groups[g + 1] - 1` are one list (one query's
+   * candidates), and the fit also maximises, with weight `listwise` times the list's first row
+   * weight, the log-likelihood of a conditional logit (softmax over the list) that puts the
+   * list's positive rows' probability on them. It rewards ranking the positives above their
+   * own list's negatives, which the pointwise term alone does not ask for.
+   */
+  groups?: ArrayLike<number>
+  listwise?: number
 }
 
 export function sigmoid(z: number): number {
@@ -79,6 +88,9 @@ export function fitLogistic(
         for (let k = j; k < size; k += 1) hessian[j * size + k] += cj * xi[k]
       }
     }
+    if (options.listwise && options.groups) {
+      addListwise(x, labels, beta, options.groups, options.listwise, rowWeight, gradient, hessian)
+    }
     for (let j = 0; j < size; j += 1) {
       for (let k = 0; k < j; k += 1) hessian[j * size + k] = hessian[k * size + j]
       if (j < d) {
@@ -95,6 +107,61 @@ export function fitLogistic(
     if (change < 1e-8) break
   }
   return { mean, scale, weights: [...beta.slice(0, d)], bias: beta[d] }
+}
+
+/**
+ * Adds the conditional-logit term's gradient and (upper-triangle) curvature: per list with
+ * positives, target share 1/|positives| on each positive, softmax p over the list's scores.
+ */
+function addListwise(
+  x: readonly Float64Array[],
+  labels: ArrayLike<number>,
+  beta: Float64Array,
+  groups: ArrayLike<number>,
+  listwise: number,
+  rowWeight: (index: number) => number,
+  gradient: Float64Array,
+  hessian: Float64Array,
+): void {
+  const size = beta.length
+  const mu = new Float64Array(size)
+  for (let g = 0; g + 1 < groups.length; g += 1) {
+    const start = groups[g]
+    const end = groups[g + 1]
+    let positives = 0
+    for (let i = start; i < end; i += 1) positives += labels[i] > 0 ? 1 : 0
+    if (positives === 0 || positives === end - start) continue
+    const weight = listwise * rowWeight(start)
+    const scores = new Float64Array(end - start)
+    let max = Number.NEGATIVE_INFINITY
+    for (let i = start; i < end; i += 1) {
+      let z = 0
+      for (let j = 0; j < size; j += 1) z += beta[j] * x[i][j]
+      scores[i - start] = z
+      max = Math.max(max, z)
+    }
+    let total = 0
+    for (let i = 0; i < scores.length; i += 1) total += scores[i] = Math.exp(scores[i] - max)
+    mu.fill(0)
+    for (let i = start; i < end; i += 1) {
+      const p = scores[i - start] / total
+      scores[i - start] = p
+      const target = labels[i] > 0 ? 1 / positives : 0
+      const xi = x[i]
+      for (let j = 0; j < size; j += 1) {
+        gradient[j] += weight * (target - p) * xi[j]
+        mu[j] += p * xi[j]
+      }
+      for (let j = 0; j < size; j += 1) {
+        const cj = weight * p * xi[j]
+        for (let k = j; k < size; k += 1) hessian[j * size + k] += cj * xi[k]
+      }
+    }
+    for (let j = 0; j < size; j += 1) {
+      const cj = weight * mu[j]
+      for (let k = j; k < size; k += 1) hessian[j * size + k] -= cj * mu[k]
+    }
+  }
 }
 
 /** Solves A x = b for a symmetric positive-definite A (Gaussian elimination, partial pivoting). */

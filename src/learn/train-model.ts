@@ -47,6 +47,12 @@ export interface TrainOptions {
   /** BM25 threshold that labels single-clause queries. Default 3. */
   tau?: number
   l2?: number
+  /** Weight of the listwise (conditional-logit) term of the candidate fit. Default 0: none. */
+  listwise?: number
+  /** Use this decision rule instead of choosing one on the held-out fold (experiments). */
+  fixedRule?: DecisionRule
+  /** Use these count thresholds instead of choosing them on the held-out fold (experiments). */
+  fixedCount?: { threshold: number; extendThreshold?: number }
   onProgress?: (message: string) => void
 }
 
@@ -136,10 +142,24 @@ function exactMatch(predicted: readonly string[], gold: readonly string[]): numb
     : 0
 }
 
+/** Every training set's rows (a source, and its single-clause and composed sets), and the notes. */
+export interface TrainingSets {
+  sets: Array<{ name: string; queries: QueryRows[] }>
+  notes: string[]
+}
+
 export function trainLearnedModel(
   sources: readonly TrainingSource[],
   options: TrainOptions,
 ): LearnedModel {
+  return fitTrainingSets(trainingSets(sources, options), options)
+}
+
+/** Retrieves and featurises every training query (the slow part of training). */
+export function trainingSets(
+  sources: readonly TrainingSource[],
+  options: TrainOptions,
+): TrainingSets {
   const seed = options.seed ?? 1
   const k = options.k ?? 15
   const rowOptions = {
@@ -178,10 +198,19 @@ export function trainLearnedModel(
       options.onProgress?.(`${source.name}-composed: ${composed.length} queries`)
     }
   }
+  return { sets, notes }
+}
+
+/** Fits the candidate model, chooses the decision rule and fits the count on `training`. */
+export function fitTrainingSets(training: TrainingSets, options: TrainOptions): LearnedModel {
+  const seed = options.seed ?? 1
+  const k = options.k ?? 15
+  const { sets, notes } = training
 
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
+  const groups: number[] = [0]
   for (const set of sets) {
     const train = set.queries.filter((query) => foldOf(query.id, seed) !== 0)
     // Every set weighs the same in total, whatever its size.
@@ -194,11 +223,16 @@ export function trainLearnedModel(
         labels.push(gold.has(query.ids[index]) ? 1 : 0)
         weights.push(weight)
       })
+      groups.push(rows.length)
     }
   }
   if (rows.length === 0) throw new Error('No training rows: every source was empty.')
   options.onProgress?.(`fitting ${rows.length} candidate rows`)
-  const model = fitLogistic(rows, labels, { l2: options.l2 ?? 1, rowWeights: weights })
+  const model = fitLogistic(rows, labels, {
+    l2: options.l2 ?? 1,
+    rowWeights: weights,
+    ...(options.listwise && { groups, listwise: options.listwise }),
+  })
 
   const held = sets.map((set) => ({
     name: set.name,
@@ -220,13 +254,13 @@ export function trainLearnedModel(
             ) / queries.length,
     }))
   let best = { rule: RULE_GRID[0], mean: -1 }
-  for (const rule of RULE_GRID) {
+  for (const rule of options.fixedRule ? [options.fixedRule] : RULE_GRID) {
     const splits = evaluate(rule).filter((split) => split.queries > 0)
     const mean =
       splits.reduce((sum, split) => sum + split.exactMatch, 0) / Math.max(1, splits.length)
     if (mean > best.mean) best = { rule, mean }
   }
-  const count = trainCount(sets, model, best.rule, seed)
+  const count = trainCount(sets, model, best.rule, seed, options.fixedCount)
   options.onProgress?.(
     count === undefined
       ? 'count model: no threshold beat the rule alone on the held-out fold; not used'
@@ -334,6 +368,7 @@ function trainCount(
   model: LogisticModel,
   rule: DecisionRule,
   seed: number,
+  fixed?: { threshold: number; extendThreshold?: number },
 ): CountModel | undefined {
   const rows: number[][] = []
   const labels: number[] = []
@@ -388,10 +423,12 @@ function trainCount(
   }
   let best: { count: CountModel | undefined; mean: number } = {
     count: undefined,
-    mean: heldMean(undefined),
+    mean: fixed ? -1 : heldMean(undefined),
   }
-  for (const threshold of COUNT_THRESHOLDS) {
-    for (const extendThreshold of [undefined, ...COUNT_THRESHOLDS]) {
+  for (const threshold of fixed ? [fixed.threshold] : COUNT_THRESHOLDS) {
+    for (const extendThreshold of fixed
+      ? [fixed.extendThreshold]
+      : [undefined, ...COUNT_THRESHOLDS]) {
       const count: CountModel = {
         features: [...COUNT_FEATURE_NAMES],
         atLeast,

@@ -11,8 +11,8 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
 
-/** Decoded ids a PackedIds keeps (about 5 MiB at most). */
-const DECODED_CACHE_SIZE = 65_536
+/** Decoded ids a PackedIds keeps (a power of two; about 5 MiB of strings at most). */
+const DECODED_SLOTS = 65_536
 
 export class PackedIds implements IdList {
   readonly length: number
@@ -23,9 +23,12 @@ export class PackedIds implements IdList {
   readonly #escaped: Map<number, string>
   /**
    * Ids decoded lately: requests keep asking for the same tools' ids (hits, BM25's tie order,
-   * lookups), and a Map lookup is a fraction of decoding. Emptied when full.
+   * lookups). Direct-mapped: position p lives in slot p mod DECODED_SLOTS (its position in
+   * `#slotPositions`, -1 when empty) until another position of that slot is decoded, so a hit
+   * costs two array reads (BM25 asks for ids on every tie of its heap), not a Map lookup.
    */
-  readonly #decoded = new Map<number, string>()
+  readonly #slotPositions = new Int32Array(DECODED_SLOTS).fill(-1)
+  readonly #slotIds = new Array<string>(DECODED_SLOTS).fill('')
 
   private constructor(bytes: Buffer, bounds: Uint32Array, escaped: Map<number, string>) {
     this.#bytes = bytes
@@ -76,14 +79,14 @@ export class PackedIds implements IdList {
   }
 
   at(position: number): string | undefined {
-    let id = this.#decoded.get(position)
-    if (id !== undefined) return id
-    if (!(position >= 0 && position < this.length)) return undefined
-    id =
+    if (!(Number.isInteger(position) && position >= 0 && position < this.length)) return undefined
+    const slot = position & (DECODED_SLOTS - 1)
+    if (this.#slotPositions[slot] === position) return this.#slotIds[slot]
+    const id =
       this.#escaped.get(position) ??
       this.#bytes.toString('utf8', this.#bounds[2 * position], this.#bounds[2 * position + 1])
-    if (this.#decoded.size >= DECODED_CACHE_SIZE) this.#decoded.clear()
-    this.#decoded.set(position, id)
+    this.#slotPositions[slot] = position
+    this.#slotIds[slot] = id
     return id
   }
 }

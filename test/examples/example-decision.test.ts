@@ -9,6 +9,7 @@ import {
   EXAMPLE_DECISION_FEATURES,
   EXAMPLE_SET_FEATURES,
   exampleDecisionRows,
+  instructionWords,
   rankTools,
   type ExampleDecisionInput,
 } from '../../src/examples/example-decision.ts'
@@ -51,6 +52,8 @@ function input(instruction: string, chosen: string[]): ExampleDecisionInput {
     neighbors: memory.neighbors(instruction, DECISION_NEIGHBORS),
     proposal: undefined,
     examples: memory.size,
+    steps: 1,
+    words: instructionWords(instruction),
     namespaceOf: (id) => library.get(id)?.namespace,
   }
 }
@@ -95,6 +98,21 @@ describe('the example-aware decision', () => {
     expect(keys).toContain('weather.get_forecast')
     expect(keys).toContain('mail.send_email+weather.get_forecast')
     expect(sets.every((set) => set.x.length === EXAMPLE_SET_FEATURES.length)).toBe(true)
+    // Count features: the neighbours' similarity share with a set of that size, the size against
+    // the planner's steps (1 here) and scaled by the instruction's length (9 words).
+    const pair = sets[keys.indexOf('mail.send_email+weather.get_forecast')]
+    const setFeature = (name: (typeof EXAMPLE_SET_FEATURES)[number]) =>
+      pair.x[EXAMPLE_SET_FEATURES.indexOf(name)]
+    const mass = decision.neighbors.reduce((sum, neighbor) => sum + neighbor.similarity, 0)
+    const pairs = decision.neighbors.filter((neighbor) => neighbor.example.tools.length === 2)
+    expect(pairs.length).toBeGreaterThan(0)
+    expect(setFeature('size_share')).toBeCloseTo(
+      pairs.reduce((sum, neighbor) => sum + neighbor.similarity, 0) / mass,
+      9,
+    )
+    expect(setFeature('tools_minus_steps')).toBe(1)
+    expect(setFeature('tools_off_steps')).toBe(1)
+    expect(setFeature('tools_x_words_log')).toBeCloseTo(2 * Math.log1p(9), 9)
     // Three neighbours agree on weather + email: the decision takes both tools.
     expect(decideWithExamples(model, decision).sort()).toEqual([
       'mail.send_email',

@@ -85,6 +85,15 @@ describe('id table', () => {
       expect(PackedIds.of(Buffer.from(text), count), text).toBeUndefined()
   })
 
+  it('packed ids keep answering right when positions share a slot of the decoded-id cache', () => {
+    // 65,536 slots: positions p and p + 65,536 evict each other.
+    const ids = Array.from({ length: 140_000 }, (_, at) => `tool_${at}`)
+    const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+    for (const position of [5, 65_541, 5, 131_077, 65_541, 139_999, 0, 65_536, 0, 1.5, -1]) {
+      expect(packed.at(position)).toBe(ids[position])
+    }
+  })
+
   it('reports the first repeated id', () => {
     expect(buildIdTable(['a', 'b', 'a', 'b'])).toEqual({ duplicate: 2 })
   })

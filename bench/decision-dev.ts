@@ -1,0 +1,115 @@
+/**
+ * Development loop for the example-aware decision (examples/example-decision.ts), on TRAINING
+ * data only: `toolsel train`'s held-out queries (fold 0 of ToolPlanner G3, its single-clause
+ * queries, ToolLens train) answered by the default model's pipeline in every example regime, then
+ * the decision fitted and scored 2-fold over them, as `toolsel train` does. The answered queries
+ * are cached (bench/out/decision-dev-cache.json), so a change to the decision's features or
+ * candidate sets is re-scored in seconds; `--fresh` answers them again (after the model changed).
+ *
+ *   npx tsx bench/decision-dev.ts [--data ../shared/data] [--fresh] [--cache <file>]
+ *
+ * Prints per set the memory's exact match, the decision's, and `minExamples`.
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { parseArgs } from 'node:util'
+import { defaultConfig } from '../src/config/schema.ts'
+import {
+  fitDecision,
+  heldSets,
+  type HeldQuery,
+  type HeldSet,
+} from '../src/examples/train-example-decision.ts'
+import { exampleDecisionRows, type ExampleDecisionInput } from '../src/examples/example-decision.ts'
+import { DEFAULT_MODEL_PATH, parseLearnedModel } from '../src/learn/learned-model.ts'
+import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: '../shared/data' },
+    fresh: { type: 'boolean', default: false },
+    cache: { type: 'string', default: 'bench/out/decision-dev-cache.json' },
+  },
+})
+const seed = 1
+
+/** A held query without its Map, Set and function fields, as JSON stores it. */
+interface StoredQuery extends Omit<HeldQuery, 'input' | 'rows'> {
+  input?: Omit<ExampleDecisionInput, 'probabilities' | 'stepTops' | 'namespaceOf'> & {
+    probabilities: Array<[string, number]>
+    stepTops: string[]
+    namespaces: Record<string, string>
+  }
+}
+
+function store(query: HeldQuery): StoredQuery {
+  const { input, rows: _rows, ...rest } = query
+  if (!input) return rest
+  const ids = new Set([...input.chosen, ...input.probabilities.keys()])
+  for (const { example } of input.neighbors) for (const id of example.tools) ids.add(id)
+  const namespaces: Record<string, string> = {}
+  for (const id of ids) {
+    const space = input.namespaceOf(id)
+    if (space !== undefined) namespaces[id] = space
+  }
+  const { probabilities, stepTops, namespaceOf: _namespaceOf, ...plain } = input
+  return {
+    ...rest,
+    input: { ...plain, probabilities: [...probabilities], stepTops: [...stepTops], namespaces },
+  }
+}
+
+function restore(query: StoredQuery): HeldQuery {
+  const { input, ...rest } = query
+  if (!input) return rest
+  const { namespaces, probabilities, stepTops, ...plain } = input
+  const restored: ExampleDecisionInput = {
+    ...plain,
+    probabilities: new Map(probabilities),
+    stepTops: new Set(stepTops),
+    namespaceOf: (id) => namespaces[id],
+  }
+  return { ...rest, input: restored, rows: exampleDecisionRows(restored) }
+}
+
+let sets: HeldSet[]
+if (!values.fresh && existsSync(values.cache!)) {
+  const stored = JSON.parse(await readFile(values.cache!, 'utf8')) as Array<
+    Omit<HeldSet, 'queries'> & { queries: StoredQuery[] }
+  >
+  sets = stored.map((set) => ({ ...set, queries: set.queries.map(restore) }))
+} else {
+  const sources = [
+    { ...(await loadToolPlannerG3(values.data!)), singleClauses: true },
+    { ...(await loadToolLensTrain(values.data!)), singleClauses: false },
+  ]
+  // The default model's selector part (its `examples` part may predate the features here).
+  const { examples: _examples, ...json } = JSON.parse(await readFile(DEFAULT_MODEL_PATH, 'utf8'))
+  const model = parseLearnedModel(JSON.stringify(json), DEFAULT_MODEL_PATH)
+  sets = await heldSets(sources, model, {
+    config: defaultConfig(),
+    seed,
+    k: 15,
+    onProgress: (message) => console.error(message),
+  })
+  await mkdir(dirname(values.cache!), { recursive: true })
+  await writeFile(
+    values.cache!,
+    JSON.stringify(sets.map((set) => ({ ...set, queries: set.queries.map(store) }))),
+  )
+}
+
+const { heldOut, minExamples } = fitDecision(sets, seed)
+console.log('| held-out set | queries | examples | memory | decision |')
+console.log('| --- | ---: | ---: | ---: | ---: |')
+for (const split of heldOut) {
+  console.log(
+    `| ${split.name} | ${split.queries} | ${split.examples} | ${split.memory} | ${split.decision} |`,
+  )
+}
+const mean = (key: 'memory' | 'decision') =>
+  (heldOut.reduce((sum, split) => sum + split[key], 0) / heldOut.length).toFixed(2)
+console.log(`mean of sets: memory ${mean('memory')}, decision ${mean('decision')}`)
+console.log(`minExamples: ${minExamples ?? 'none (never used)'}`)

@@ -1,0 +1,96 @@
+/**
+ * Two versions of `selectTools` side by side in one process (not a test), call by call: loads one
+ * saved index with this checkout's modules and with `--before DIR`'s (another checkout with its
+ * node_modules, e.g. /work/ci-r10), checks that both answer every benchmark instruction the same
+ * (steps, candidates, scores and features, as `select-cpu.ts` digests them), then runs the
+ * instructions `--rounds` times, each instruction on both sides back to back (who goes first
+ * alternates), and keeps each call's fastest time per side. The sum of the fastest calls is the
+ * least noisy figure this machine gives: a call's best time leaves out the moments another
+ * process had the core (an A/A run, one checkout on both sides, gives 0.99-1.00); it is a
+ * warm-cache figure, so it says less about memory traffic under load. Also prints the median,
+ * over rounds, of the two sides' summed times, which keeps those moments.
+ *
+ *   node --import tsx bench/select-ab.ts --before /work/ci-r10 --index-dir DIR [--rounds 9]
+ *
+ * DIR: a saved index, e.g. bench/perf.ts's `--out` (`perf-100000` under it).
+ * @module
+ */
+import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    'index-dir': { type: 'string' },
+    rounds: { type: 'string', default: '9' },
+    data: { type: 'string', default: '../shared/data' },
+  },
+})
+if (values.before === undefined || values['index-dir'] === undefined) {
+  throw new Error('--before DIR (a checkout) and --index-dir DIR (a saved index) are required.')
+}
+const rounds = Number(values.rounds)
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error('--rounds takes a positive whole number.')
+const indexDir = resolve(values['index-dir'])
+
+type Select = (instruction: string, explain: boolean) => Promise<{ steps: unknown }>
+
+/** A checkout's `selectTools` on the index: the embedded default (rule planner, BM25, learned). */
+async function load(root: string): Promise<Select> {
+  const source = resolve(root, 'src')
+  const { defaultConfig } = await import(`${source}/config/schema.ts`)
+  const { loadDefaultModel } = await import(`${source}/learn/learned-model.ts`)
+  const { selectTools } = await import(`${source}/pipeline.ts`)
+  const { RulePlanner } = await import(`${source}/plan/rule-planner.ts`)
+  const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
+  const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
+  const config = defaultConfig()
+  const indexed = await loadIndexedLibrary(indexDir, config)
+  const options = {
+    library: indexed.library,
+    planner: new RulePlanner(),
+    retriever: indexed.retrievers.get('bm25'),
+    selector: new LearnedSelector(loadDefaultModel()),
+    k: config.retrieve.k,
+  }
+  return (instruction, explain) => selectTools(instruction, { ...options, explain })
+}
+
+const instructions = await loadBenchmarkQueries(values.data)
+const sides = [await load(values.before), await load('.')]
+for (const instruction of instructions) {
+  const [a, b] = await Promise.all(sides.map(async (select) => select(instruction, true)))
+  if (JSON.stringify(a.steps) !== JSON.stringify(b.steps)) {
+    throw new Error(`The two versions answer differently: ${instruction}`)
+  }
+}
+const fastest = sides.map(() => new Array<number>(instructions.length).fill(Infinity))
+const sums: number[][] = sides.map(() => [])
+for (let round = 0; round < rounds; round += 1) {
+  const sum = sides.map(() => 0)
+  for (let at = 0; at < instructions.length; at += 1) {
+    for (const side of (round + at) % 2 === 0 ? [0, 1] : [1, 0]) {
+      const started = performance.now()
+      await sides[side](instructions[at], false)
+      const elapsed = performance.now() - started
+      sum[side] += elapsed
+      if (elapsed < fastest[side][at]) fastest[side][at] = elapsed
+    }
+  }
+  sides.forEach((_select, side) => sums[side].push(sum[side]))
+}
+const perCall = (times: number[]) =>
+  (times.reduce((total, time) => total + time, 0) / instructions.length) * 1000
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+const [before, after] = fastest.map(perCall)
+const ratios = sums[0].map((sum, round) => sums[1][round] / sum)
+console.log(
+  `${indexDir}: same answers to ${instructions.length} instructions; selectTools µs per call, ` +
+    `each call's fastest of ${rounds}: before ${before.toFixed(0)}, after ${after.toFixed(0)}, ` +
+    `after ÷ before ${(after / before).toFixed(3)}; per-round sums after ÷ before median ` +
+    `${median(ratios).toFixed(3)} (${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}); ` +
+    `load average ${loadavg().map((load) => load.toFixed(1))}`,
+)

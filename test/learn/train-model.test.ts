@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest'
+import {
+  fitTrainingSets,
+  trainingSets,
+  trainLearnedModel,
+  type TrainingSource,
+} from '../../src/learn/train-model.ts'
+import { BM25_SETTINGS } from '../helpers/feature-input.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const CASES = [
+  ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
+  ['Email the report to Ann', ['mail.send_email']],
+  ['Text my brother that I am late', ['sms.send_sms']],
+  ['Find flights from Rome to Madrid', ['travel.search_flights']],
+  [
+    'Book a hotel in Lisbon, and email the booking to Ann',
+    ['travel.book_hotel', 'mail.send_email'],
+  ],
+  ['How is the AAPL stock doing', ['finance.get_stock_quote']],
+  ['Any mail from Bob in my inbox?', ['mail.search_inbox']],
+  ['Send an SMS to Carla saying hi', ['sms.send_sms']],
+  ['Search flights to Oslo next week', ['travel.search_flights']],
+  ['Forecast for Berlin, and text it to Ben', ['weather.get_forecast', 'sms.send_sms']],
+].map(([instruction, gold], index) => ({
+  id: `q${index}`,
+  instruction: instruction as string,
+  gold: gold as string[],
+}))
+
+const SOURCES: TrainingSource[] = [
+  { name: 'sample', tools: [...SAMPLE_TOOLS], cases: CASES, notes: [], singleClauses: false },
+]
+
+describe('trainLearnedModel recipes', () => {
+  const options = { bm25: BM25_SETTINGS }
+  const sets = trainingSets(SOURCES, options)
+
+  it('fits the same model from rows built once as in one call', () => {
+    expect(sets.sets.map((set) => set.name)).toEqual(['sample'])
+    expect(sets.sets[0].queries).toHaveLength(CASES.length)
+    expect(fitTrainingSets(sets, options)).toEqual(trainLearnedModel(SOURCES, options))
+  })
+
+  it('keeps a fixed decision rule and count thresholds instead of choosing them', () => {
+    const rule = { threshold: 0.35, floor: 0.05, extra: 1 }
+    const model = fitTrainingSets(sets, {
+      ...options,
+      fixedRule: rule,
+      fixedCount: { threshold: 0.6 },
+    })
+    expect(model.rule).toEqual(rule)
+    expect(model.model).toEqual(fitTrainingSets(sets, options).model)
+    expect(model.count?.threshold).toBe(0.6)
+  })
+
+  it('changes the candidate weights with the listwise term', () => {
+    const pointwise = fitTrainingSets(sets, options).model.weights
+    const listwise = fitTrainingSets(sets, { ...options, listwise: 1 }).model.weights
+    expect(listwise).toHaveLength(pointwise.length)
+    expect(listwise).not.toEqual(pointwise)
+    for (const weight of listwise) expect(Number.isFinite(weight)).toBe(true)
+  })
+})
