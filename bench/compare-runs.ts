@@ -8,6 +8,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
+import { signTestP } from '../src/bench/metrics/sign-test.ts'
 
 interface Report {
   suites: Array<{
@@ -38,19 +39,6 @@ function perQuery(report: Report): Map<string, Map<string, number>> {
     out.set(suite.name, queries)
   }
   return out
-}
-
-/** Two-sided sign test of `wins` against `losses` (ties left out). */
-export function signTestP(wins: number, losses: number): number {
-  const n = wins + losses
-  if (n === 0) return 1
-  let tail = 0
-  let term = 0.5 ** n // C(n, 0) / 2^n
-  for (let k = 0; k <= Math.min(wins, losses); k += 1) {
-    tail += term
-    term = (term * (n - k)) / (k + 1)
-  }
-  return Math.min(1, 2 * tail)
 }
 
 // Piped into `head`: stop quietly when the reader goes away.
