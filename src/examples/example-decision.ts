@@ -81,6 +81,17 @@ export const EXAMPLE_SET_FEATURES = [
   'tools_x_words_log',
 ] as const
 
+/** What the neighbours say of one tool: their vote, the first SET_NEIGHBORS' vote, the closest user, users. */
+interface ToolVotes {
+  vote: number
+  voteTop5: number
+  closest: number
+  users: number
+}
+
+/** A tool no neighbour used. */
+const NO_VOTES: Readonly<ToolVotes> = { vote: 0, voteTop5: 0, closest: 0, users: 0 }
+
 /** Candidate answers of the set model: the 1 to MAX_TOP_SET best-scored tools. */
 const MAX_TOP_SET = 5
 
@@ -145,32 +156,33 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
     }
   }
   const examplesLog = Math.log1p(input.examples)
-  const pool = new Set(chosen)
-  for (const { example } of neighbors) for (const id of example.tools) pool.add(id)
-  const ids = [...pool]
+  // Per tool, in one pass over the neighbours: its similarity-weighted vote (all 20 and the first
+  // SET_NEIGHBORS), its closest user and how many neighbours used it.
+  const votes = new Map<string, ToolVotes>()
+  neighbors.forEach(({ example, similarity }, index) => {
+    for (const id of new Set(example.tools)) {
+      let entry = votes.get(id)
+      if (entry === undefined) {
+        entry = { vote: 0, voteTop5: 0, closest: 0, users: 0 }
+        votes.set(id, entry)
+      }
+      entry.vote += similarity / mass
+      if (index < SET_NEIGHBORS) entry.voteTop5 += similarity / firstMass
+      entry.closest = Math.max(entry.closest, similarity)
+      entry.users += 1
+    }
+  })
+  const ids = [...new Set([...chosen, ...votes.keys()])]
   // Each tool's rank among the pool by the selector's probability and by the neighbours' vote
   // (as 1 / (1 + rank); 0 for a tool without either).
-  const voteOf = new Map<string, number>()
-  for (const { example, similarity } of neighbors)
-    for (const id of example.tools) voteOf.set(id, (voteOf.get(id) ?? 0) + similarity)
   const rankOf = (score: (id: string) => number) => {
     const order = ids.filter((id) => score(id) > 0).sort((a, b) => score(b) - score(a))
     return new Map(order.map((id, rank) => [id, 1 / (1 + rank)]))
   }
   const probabilityRank = rankOf((id) => probabilities.get(id) ?? 0)
-  const voteRank = rankOf((id) => voteOf.get(id) ?? 0)
+  const voteRank = rankOf((id) => votes.get(id)?.vote ?? 0)
   const x = ids.map((id) => {
-    let vote = 0
-    let voteTop5 = 0
-    let maxSimilarity = 0
-    let users = 0
-    neighbors.forEach(({ example, similarity }, index) => {
-      if (!example.tools.includes(id)) return
-      vote += similarity / mass
-      if (index < SET_NEIGHBORS) voteTop5 += similarity / firstMass
-      maxSimilarity = Math.max(maxSimilarity, similarity)
-      users += 1
-    })
+    const { vote, voteTop5, closest: maxSimilarity, users } = votes.get(id) ?? NO_VOTES
     const inPipeline = picked.has(id) ? 1 : 0
     const inBest = bestTools.has(id) ? 1 : 0
     const space = namespaceOf(id)
