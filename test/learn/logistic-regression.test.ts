@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { fitLogistic, predictProbability, sigmoid } from '../../src/learn/logistic-regression.ts'
 
-/** A deterministic data set: y ~ Bernoulli(sigmoid(2·a − 1·b + 0.5)), c is noise. */
-function dataset(size: number) {
-  let state = 12345
-  const random = () => {
+/** A deterministic uniform [0, 1) generator (a linear congruential one) from `seed`. */
+function lcg(seed: number): () => number {
+  let state = seed
+  return () => {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0
     return state / 2 ** 32
   }
+}
+
+/** A deterministic data set: y ~ Bernoulli(sigmoid(2·a − 1·b + 0.5)), c is noise. */
+function dataset(size: number) {
+  const random = lcg(12345)
   const rows: number[][] = []
   const labels: number[] = []
   for (let index = 0; index < size; index += 1) {
@@ -49,11 +54,7 @@ describe('fitLogistic', () => {
 
   it('adds a listwise term that fits a conditional logit over each group', () => {
     // Groups of 5 candidates; one positive per group, drawn with probability softmax(2·a − b).
-    let state = 777
-    const random = () => {
-      state = (Math.imul(state, 1103515245) + 12345) >>> 0
-      return state / 2 ** 32
-    }
+    const random = lcg(777)
     const rows: number[][] = []
     const labels: number[] = []
     const groups = [0]
