@@ -15,6 +15,7 @@
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { loadCheckoutDefault, type CheckoutDefault } from './perf/checkout-default.ts'
 import { bm25RequestQueries, loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
 const { values } = parseArgs({
@@ -31,41 +32,11 @@ if (values.before === undefined || values['index-dir'] === undefined) {
 const passes = Number(values.passes)
 const indexDir = resolve(values['index-dir'])
 
-interface Side {
-  search(query: string): unknown
-  select(instruction: string): Promise<unknown>
-}
-
-/** A checkout's modules on the index; `search` as the learned selector's retrieval calls it. */
-async function load(root: string): Promise<Side> {
-  const source = resolve(root, 'src')
-  const { defaultConfig } = await import(`${source}/config/schema.ts`)
-  const { loadDefaultModel } = await import(`${source}/learn/learned-model.ts`)
-  const { selectTools } = await import(`${source}/pipeline.ts`)
-  const planner = await import(`${source}/plan/rule-planner.ts`)
-  const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
-  const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
-  const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(indexDir, config)
-  const retriever = indexed.retrievers.get('bm25')
-  const options = {
-    library: indexed.library,
-    planner: new planner.RulePlanner(),
-    retriever,
-    selector: new LearnedSelector(loadDefaultModel()),
-    k: config.retrieve.k,
-  }
-  return {
-    search: (query) => retriever.search(query, config.retrieve.k, 0),
-    select: (instruction) => selectTools(instruction, options),
-  }
-}
-
 const instructions = await loadBenchmarkQueries(values.data)
 const { steps, wholes } = await bm25RequestQueries(instructions)
-const sides: Array<[string, Side]> = [
-  ['before', await load(values.before)],
-  ['after', await load('.')],
+const sides: Array<[string, CheckoutDefault]> = [
+  ['before', await loadCheckoutDefault(values.before, indexDir)],
+  ['after', await loadCheckoutDefault('.', indexDir)],
 ]
 for (const query of [...steps, ...wholes]) {
   const [a, b] = sides.map(([, side]) => JSON.stringify(side.search(query)))

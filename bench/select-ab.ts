@@ -18,6 +18,7 @@
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { loadCheckoutDefault } from './perf/checkout-default.ts'
 import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
 const { values } = parseArgs({
@@ -36,33 +37,13 @@ if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error('--rounds takes a positive whole number.')
 const indexDir = resolve(values['index-dir'])
 
-type Select = (instruction: string, explain: boolean) => Promise<{ steps: unknown }>
-
-/** A checkout's `selectTools` on the index: the embedded default (rule planner, BM25, learned). */
-async function load(root: string): Promise<Select> {
-  const source = resolve(root, 'src')
-  const { defaultConfig } = await import(`${source}/config/schema.ts`)
-  const { loadDefaultModel } = await import(`${source}/learn/learned-model.ts`)
-  const { selectTools } = await import(`${source}/pipeline.ts`)
-  const { RulePlanner } = await import(`${source}/plan/rule-planner.ts`)
-  const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
-  const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
-  const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(indexDir, config)
-  const options = {
-    library: indexed.library,
-    planner: new RulePlanner(),
-    retriever: indexed.retrievers.get('bm25'),
-    selector: new LearnedSelector(loadDefaultModel()),
-    k: config.retrieve.k,
-  }
-  return (instruction, explain) => selectTools(instruction, { ...options, explain })
-}
-
 const instructions = await loadBenchmarkQueries(values.data)
-const sides = [await load(values.before), await load('.')]
+const sides = [
+  await loadCheckoutDefault(values.before, indexDir),
+  await loadCheckoutDefault('.', indexDir),
+]
 for (const instruction of instructions) {
-  const [a, b] = await Promise.all(sides.map(async (select) => select(instruction, true)))
+  const [a, b] = await Promise.all(sides.map(async (side) => side.select(instruction, true)))
   if (JSON.stringify(a.steps) !== JSON.stringify(b.steps)) {
     throw new Error(`The two versions answer differently: ${instruction}`)
   }
@@ -74,7 +55,7 @@ for (let round = 0; round < rounds; round += 1) {
   for (let at = 0; at < instructions.length; at += 1) {
     for (const side of (round + at) % 2 === 0 ? [0, 1] : [1, 0]) {
       const started = performance.now()
-      await sides[side](instructions[at], false)
+      await sides[side].select(instructions[at])
       const elapsed = performance.now() - started
       sum[side] += elapsed
       if (elapsed < fastest[side][at]) fastest[side][at] = elapsed
