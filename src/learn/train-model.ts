@@ -184,21 +184,26 @@ export function trainingSets(
       : undefined,
   )
   const notes: string[] = []
-  let dense = options.dense
+  // Each source's rows get the dense features of their own encoder (see learnDenseMap).
+  let rowDense: Array<DenseToolVectors | undefined> = sources.map(() => options.dense)
   let denseMap: LearnedDenseMap | undefined
-  if (dense && options.learnDense) {
-    const learned = learnDenseMap(sources, singles, dense, seed, options.learnDense, options)
+  if (options.dense && options.learnDense) {
+    const learned = learnDenseMap(
+      sources,
+      singles,
+      options.dense,
+      seed,
+      options.learnDense,
+      options,
+    )
     denseMap = learned.map
     notes.push(learned.note)
-    const size = learned.map.size
-    dense = new DenseToolVectors(
-      new MappedEncoder(dense.encoder, Float32Array.from(learned.map.query), size, 'query'),
-      new MappedEncoder(dense.toolEncoder, Float32Array.from(learned.map.tool), size, 'tool'),
-    )
+    rowDense = learned.rowMaps.map((map) => mappedVectors(options.dense!, map))
   }
-  const rowOptions = { ...baseOptions, ...(dense && { dense }) }
   const sets: Array<{ name: string; queries: QueryRows[] }> = []
   sources.forEach((source, index) => {
+    const dense = rowDense[index]
+    const rowOptions = { ...baseOptions, ...(dense && { dense }) }
     notes.push(...source.notes)
     sets.push({ name: source.name, queries: queryRows(source.tools, source.cases, rowOptions) })
     options.onProgress?.(`${source.name}: ${source.cases.length} queries`)
@@ -236,24 +241,15 @@ export interface LearnedDenseMap {
 }
 
 /**
- * Learns the dense space on every source's queries and single-clause queries outside the held-out
- * fold, each against its own library; the note gives the held-out fold's top-1 in the whole
- * library before and after. The maps are rounded before use, so the stored model computes
- * exactly the features it was fitted on.
+ * The dense map's training pairs of every source (its queries and single-clause queries, base
+ * vectors of `dense`), outside the held-out fold (`train`) and in it (`held`).
  */
-function learnDenseMap(
+export function denseMapSets(
   sources: readonly TrainingSource[],
   singles: ReadonlyArray<TrainingCase[] | undefined>,
   dense: DenseToolVectors,
   seed: number,
-  mapOptions: DenseMapOptions,
-  options: TrainOptions,
-): { map: LearnedDenseMap; note: string } {
-  if (dense.encoder.modelId !== 'static:glove-100d' || dense.toolEncoder !== dense.encoder) {
-    throw new Error(
-      `The dense map is learned over static:glove-100d vectors, not ${dense.encoder.modelId}.`,
-    )
-  }
+): { train: DenseMapSet[]; held: DenseMapSet[] } {
   const train: DenseMapSet[] = []
   const held: DenseMapSet[] = []
   sources.forEach((source, index) => {
@@ -271,36 +267,89 @@ function learnDenseMap(
     train.push({ name: source.name, tools, queries: pairs((fold) => fold !== 0) })
     held.push({ name: source.name, tools, queries: pairs((fold) => fold === 0) })
   })
-  const trained = trainDenseMap(train, {
-    seed,
-    ...mapOptions,
-    onEpoch: (epoch, loss) => {
-      options.onProgress?.(`dense map: epoch ${epoch}, training loss ${loss.toFixed(4)}`)
-      mapOptions.onEpoch?.(epoch, loss)
-    },
-  })
+  return { train, held }
+}
+
+/** Dense tool vectors of `base` through a learned map. */
+function mappedVectors(base: DenseToolVectors, map: DenseMap): DenseToolVectors {
+  return new DenseToolVectors(
+    new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
+    new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
+  )
+}
+
+/**
+ * Learns the dense space on every source's queries and single-clause queries outside the held-out
+ * fold, each against its own library (the stored map). With two or more sources the candidate
+ * rows of each source get their dense features from a map learned on the OTHER sources only
+ * (`rowMaps`): the map learns a library's own tools from its queries, so features computed with
+ * it on the library it was trained on look far more reliable than on a library it never saw,
+ * which is the transfer setting the selector runs in; the cross-fitted rows teach the selector how
+ * far to trust the dense features on an unseen library. The note gives the held-out fold's top-1
+ * in the whole library: untrained, cross-fitted and with the stored map. Maps are rounded before
+ * use, so the stored model computes exactly the features it was fitted on.
+ */
+function learnDenseMap(
+  sources: readonly TrainingSource[],
+  singles: ReadonlyArray<TrainingCase[] | undefined>,
+  dense: DenseToolVectors,
+  seed: number,
+  mapOptions: DenseMapOptions,
+  options: TrainOptions,
+): { map: LearnedDenseMap; rowMaps: DenseMap[]; note: string } {
+  if (dense.encoder.modelId !== 'static:glove-100d' || dense.toolEncoder !== dense.encoder) {
+    throw new Error(
+      `The dense map is learned over static:glove-100d vectors, not ${dense.encoder.modelId}.`,
+    )
+  }
+  const { train, held } = denseMapSets(sources, singles, dense, seed)
   const round = (values: Float32Array) =>
     Array.from(values, (value) => Math.round(value * 1e4) / 1e4 || 0)
+  const learn = (sets: DenseMapSet[], label: string): DenseMap & { epochs: number } => {
+    const trained = trainDenseMap(sets, {
+      seed,
+      ...mapOptions,
+      onEpoch: (epoch, loss, map) => {
+        options.onProgress?.(`dense map ${label}: epoch ${epoch}, training loss ${loss.toFixed(4)}`)
+        mapOptions.onEpoch?.(epoch, loss, map)
+      },
+    })
+    return {
+      size: trained.size,
+      query: Float32Array.from(round(trained.query)),
+      tool: Float32Array.from(round(trained.tool)),
+      epochs: trained.losses.length,
+    }
+  }
+  const stored = learn(train, 'on every source')
+  const crossFit = sources.length >= 2
+  const rowMaps = crossFit
+    ? sources.map((source, index) =>
+        learn(
+          train.filter((_set, other) => other !== index),
+          `without ${source.name}`,
+        ),
+      )
+    : sources.map(() => stored)
   const map: LearnedDenseMap = {
     base: 'static:glove-100d',
-    size: trained.size,
-    query: round(trained.query),
-    tool: round(trained.tool),
-  }
-  const stored: DenseMap = {
-    size: map.size,
-    query: Float32Array.from(map.query),
-    tool: Float32Array.from(map.tool),
+    size: stored.size,
+    query: Array.from(stored.query),
+    tool: Array.from(stored.tool),
   }
   const perSet = held
-    .map((set) => `${set.name} ${denseTop1([set])} → ${denseTop1([set], stored)}`)
+    .map(
+      (set, index) =>
+        `${set.name} ${denseTop1([set])} → ${crossFit ? `${denseTop1([set], rowMaps[index])} (without it) / ` : ''}${denseTop1([set], stored)}`,
+    )
     .join(', ')
   const note =
     `dense map (${map.size}×${map.size} for requests and for tools over ${map.base}, InfoNCE over each library, ` +
-    `${trained.losses.length} epochs on ${train.reduce((sum, set) => sum + set.queries.length, 0)} queries and single clauses outside fold 0): ` +
-    `held-out fold 0 top-1 in the whole library, % untrained → learned: ${perSet}`
+    `${stored.epochs} epochs on ${train.reduce((sum, set) => sum + set.queries.length, 0)} queries and single clauses outside fold 0` +
+    `${crossFit ? "; each source's candidate rows use a map learned on the other sources only" : ''}): ` +
+    `held-out fold 0 top-1 in the whole library, % untrained → ${crossFit ? 'learned without the source / ' : ''}learned: ${perSet}`
   options.onProgress?.(note)
-  return { map, note }
+  return { map, rowMaps, note }
 }
 
 /** Fits the candidate model, chooses the decision rule and fits the count on `training`. */

@@ -105,6 +105,21 @@ describe('learned dense map (InfoNCE over the library)', () => {
     expect(Math.hypot(...request)).toBeCloseTo(1, 5)
   })
 
+  it('stays near the identity under a strong identity decay, and diagonal under `diagonal`', () => {
+    const distance = (map: { query: Float32Array; size: number }) =>
+      Math.hypot(
+        ...Array.from(map.query, (value, index) => value - (index % (map.size + 1) === 0 ? 1 : 0)),
+      )
+    const free = trainDenseMap([TRAIN], { ...OPTIONS, identityDecay: 0 })
+    const held = trainDenseMap([TRAIN], { ...OPTIONS, identityDecay: 50 })
+    expect(distance(held)).toBeLessThan(distance(free) / 2)
+    const diagonal = trainDenseMap([TRAIN], { ...OPTIONS, diagonal: true })
+    diagonal.query.forEach((value, index) => {
+      if (index % (diagonal.size + 1) !== 0) expect(value).toBe(0)
+    })
+    expect(distance(diagonal)).toBeGreaterThan(0)
+  })
+
   it('applies a map as a matrix product scaled to unit length', () => {
     // [[0, 2], [1, 0]] · [3, 4] = [8, 3].
     const out = applyMap(Float32Array.from([0, 2, 1, 0]), 2, Float32Array.from([3, 4]))
@@ -182,7 +197,11 @@ describe('a model trained with --learned-dense', () => {
       ...SAMPLE_TOOLS,
     ])
     const named = (candidates: ReadonlyArray<{ id: string; score: number }>) =>
-      candidates.map((candidate) => ({ ...candidate, name: lookup(candidate.id).name }))
+      candidates.map((candidate) => ({
+        ...candidate,
+        name: lookup(candidate.id).name,
+        description: lookup(candidate.id).description,
+      }))
     const requests: SelectionRequest[] = [
       ...input.steps.map((step) => ({ step: step.text, candidates: named(step.candidates) })),
       { step: input.instruction, candidates: named(input.whole), whole: true },
