@@ -12,7 +12,9 @@
  *   terms' weights (galloping search), while they can still make the top k. Common words (long
  *   postings, low weight) become non-essential after the first window, so a query costs about
  *   the postings of its rare terms, and a long query (a whole instruction of 20 terms) pays no
- *   per-document merge of its lists.
+ *   per-document merge of its lists. The highest non-essential terms that have few postings in a
+ *   window, against the essential terms' there, are summed too (without marking documents seen)
+ *   instead of searched for each document seen.
  *
  * A score is `round(Σ tool weights + examplesWeight × Σ expansion weights)` in millionths: both
  * sums are exact integers, so the order of the additions does not change a score and both ways
@@ -38,6 +40,15 @@ export interface QueryTerm {
 
 /** Documents per window of `searchWindowed`: its accumulators (2 × 32 KiB) stay in cache. */
 export const WINDOW_DOCUMENTS = 4096
+
+/**
+ * A non-essential term's postings inside a window are summed like an essential term's (without
+ * marking documents seen) when they number at most this share of the essential terms' postings
+ * summed there: summing and clearing a posting costs a few nanoseconds, searching the term's
+ * postings for a document seen (galloping) several times that. 0.5 was the fastest of 0.25-4 on
+ * the benchmark queries at 10k, 100k and 1M tools (bench/README.md, round 8).
+ */
+const NON_ESSENTIAL_SUM_SHARE = 0.5
 
 /** Reusable per-document accumulators of an index; safe to share because search is synchronous. */
 export class SearchScratch {
@@ -162,10 +173,14 @@ export function searchExhaustive(
  * essential terms' postings inside the window are summed term at a time into small accumulators
  * (a window's, so they stay in cache); then each document seen, in document order, gets the
  * non-essential terms' weights (galloping search), highest bound first, while it can still make
- * the top k. Unlike document-at-a-time MaxScore there is no per-document merge of the essential
- * lists, so a long query (a whole instruction of 20 terms) costs about its essential postings;
- * unlike term at a time over the whole index, the common words stop being walked as soon as the
- * first windows have set a threshold.
+ * the top k. Before that, the highest non-essential terms whose postings in the window number at
+ * most `NON_ESSENTIAL_SUM_SHARE` of the essential postings summed there are summed as well, into
+ * the same accumulators but marking no document seen (their sums for documents not seen are
+ * cleared after the window): a document's sums then hold them exactly and the per-document loop
+ * starts below them. Unlike document-at-a-time MaxScore there is no per-document merge of the
+ * essential lists, so a long query (a whole instruction of 20 terms) costs about its essential
+ * postings; unlike term at a time over the whole index, the common words stop being walked as
+ * soon as the first windows have set a threshold.
  */
 export function searchWindowed(
   queryTerms: readonly QueryTerm[],
@@ -180,6 +195,8 @@ export function searchWindowed(
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
+  // Per window: where each term's postings inside the window end (the terms summed in it).
+  const ends = new Int32Array(n)
   const { windowTool, windowExpansion, windowSeen, windowWords } = scratch
   const window = windowTool.length
   // A document whose sums can reach at most `bound` millionths scores at most
@@ -199,10 +216,12 @@ export function searchWindowed(
       if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
     if (start === 0x7fffffff) break
+    let summed = 0
     for (let i = essential; i < n; i += 1) {
       const { docs, weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
       let at = cursors[i]
+      const from = at
       for (; at < docs.length; at += 1) {
         const slot = docs[at] - start
         if (slot >= window) break
@@ -211,6 +230,24 @@ export function searchWindowed(
         sums[slot] += count * weights[at]
       }
       cursors[i] = at
+      summed += at - from
+    }
+    // The highest non-essential terms with few postings in the window for the documents seen are
+    // summed too, without marking documents seen: cheaper than a search of their postings for
+    // every document seen. Terms `scored`…n-1 are then summed; a document's sums hold all of them.
+    let scored = essential
+    while (scored > 0) {
+      const i = scored - 1
+      const docs = terms[i].docs
+      const from = advance(docs, cursors[i], start)
+      const end = advance(docs, from, start + window)
+      if (end - from > summed * NON_ESSENTIAL_SUM_SHARE) break
+      const { weights, count } = terms[i]
+      const sums = terms[i].expansion ? windowExpansion : windowTool
+      for (let at = from; at < end; at += 1) sums[docs[at] - start] += count * weights[at]
+      cursors[i] = from
+      ends[i] = end
+      scored = i
     }
     for (let group = 0; group < windowWords.length; group += 1) {
       let words = windowWords[group]
@@ -230,7 +267,7 @@ export function searchWindowed(
           let expansion = windowExpansion[slot]
           windowTool[slot] = 0
           windowExpansion[slot] = 0
-          let i = essential - 1
+          let i = scored - 1
           for (; i >= 0; i -= 1) {
             if (tool + expansionWeight * expansion + prefix[i] < limit) break
             const term = terms[i]
@@ -250,6 +287,13 @@ export function searchWindowed(
           }
         }
       }
+    }
+    // Clear what the non-essential terms summed for documents not seen.
+    for (let i = scored; i < essential; i += 1) {
+      const docs = terms[i].docs
+      const sums = terms[i].expansion ? windowExpansion : windowTool
+      for (let at = cursors[i]; at < ends[i]; at += 1) sums[docs[at] - start] = 0
+      cursors[i] = ends[i]
     }
   }
   return top.sorted()
