@@ -4,7 +4,9 @@
  * node_modules, e.g. /work/ci-r8), checks that both give the same answers to every benchmark
  * query, then takes turns (6 passes each, alternating which goes first) and prints the CPU per
  * request of BM25 (the rule-planned steps and the whole instruction, k 15 above 0, as the learned
- * selector retrieves them) and of `selectTools` (learned default), medians of the passes.
+ * selector retrieves them) and of `selectTools` (learned default), medians of the passes; then
+ * BM25 query by query on both sides back to back, each query's fastest of `--passes` runs (the
+ * steadiest figure on a busy machine).
  *
  *   node --import tsx bench/bm25-ab.ts --before /work/ci-r8 --index-dir DIR
  *
@@ -74,4 +76,25 @@ for (const [name, list] of results) {
     `${name.padEnd(32)} CPU per request, median of ${list.length}: ${sorted[Math.floor(list.length / 2)].toFixed(0)} µs (all: ${list.map((v) => v.toFixed(0)).join(' ')})`,
   )
 }
+// Query by query, both sides back to back (who goes first alternates), each query's fastest of
+// `passes` runs per side: the steadiest figure on a busy machine (see bench/select-ab.ts).
+const queries = [...steps, ...wholes]
+const fastest = sides.map(() => new Float64Array(queries.length).fill(Infinity))
+for (let pass = 0; pass < passes; pass += 1) {
+  for (const [at, query] of queries.entries()) {
+    for (let turn = 0; turn < 2; turn += 1) {
+      const side = (turn + pass + at) % 2
+      const started = process.hrtime.bigint()
+      sides[side][1].search(query)
+      const microseconds = Number(process.hrtime.bigint() - started) / 1000
+      if (microseconds < fastest[side][at]) fastest[side][at] = microseconds
+    }
+  }
+}
+const [before, after] = fastest.map(
+  (times) => times.reduce((sum, time) => sum + time, 0) / instructions.length,
+)
+console.log(
+  `BM25 (steps and whole instruction) µs per request, each query's fastest of ${passes}, interleaved: before ${before.toFixed(0)}, after ${after.toFixed(0)}, after ÷ before ${(after / before).toFixed(3)}`,
+)
 console.log(`load average ${loadavg().map((l) => l.toFixed(1))}`)

@@ -46,7 +46,8 @@ export const WINDOW_DOCUMENTS = 4096
  * marking documents seen) when they number at most this share of the essential terms' postings
  * summed there: summing and clearing a posting costs a few nanoseconds, searching the term's
  * postings for a document seen (galloping) several times that. 0.5 was the fastest of 0.25-4 on
- * the benchmark queries at 10k, 100k and 1M tools (bench/README.md, round 8).
+ * the benchmark queries at 100k tools with their postings in cache, and 1 or 2 no faster with
+ * them out of it (bench/README.md, "Round 8").
  */
 const NON_ESSENTIAL_SUM_SHARE = 0.5
 
