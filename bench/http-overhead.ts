@@ -9,6 +9,11 @@
  * server's CPU per request (this process; wrk runs apart) per turn and the medians.
  *
  *   node --import tsx bench/http-overhead.ts [--size 10000] [--rounds 3] [--duration 5]
+ *     [--before DIR]
+ *
+ * `--before DIR` adds another checkout's app (DIR with `src/`, e.g. /work/ci-r11), its selection
+ * precomputed the same way, to the turns, and prints this app's CPU per request ÷ that one's,
+ * round by round and their median: the HTTP layer's change, side by side in one process.
  *
  * Needs wrk (Debian package).
  * @module
@@ -16,16 +21,11 @@
 import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { serve, type ServerType } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createComponents } from '../src/components.ts'
-import { defaultConfig } from '../src/config/schema.ts'
-import { createLogger } from '../src/log.ts'
 import type { SelectToolsResult } from '../src/pipeline.ts'
-import { createApp } from '../src/server/app.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
 import { buildSelectLoad } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
+    before: { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
@@ -67,16 +68,25 @@ async function listen(fetch: (request: Request, env: unknown) => Response | Prom
   return { server, port: (server.address() as AddressInfo).port }
 }
 
-const work = await mkdtemp(join(tmpdir(), 'toolsel-http-'))
-const servers: ServerType[] = []
-try {
-  const built = await buildSelectLoad(values.data, size, work)
-  const instructions = built.bodies.map(
-    (body) => (JSON.parse(body) as { instruction: string }).instruction,
-  )
+/**
+ * The toolsel app of the checkout at `root` (its own modules) on the saved library, every
+ * request answered with its precomputed selection: the selection, taken out.
+ */
+async function precomputedApp(
+  root: string,
+  library: string,
+  indexDir: string,
+  instructions: string[],
+) {
+  const source = resolve(root, 'src')
+  const { defaultConfig } = await import(`${source}/config/schema.ts`)
+  const { createComponents } = await import(`${source}/components.ts`)
+  const { createLogger } = await import(`${source}/log.ts`)
+  const { ToolselService } = await import(`${source}/service/toolsel-service.ts`)
+  const { createApp } = await import(`${source}/server/app.ts`)
   const config = defaultConfig()
-  config.library.default = built.library
-  config.library.indexDir = work
+  config.library.default = library
+  config.library.indexDir = indexDir
   const logger = createLogger('warn')
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
@@ -84,8 +94,19 @@ try {
   for (const instruction of instructions) {
     results.set(instruction, await service.select({ instruction }))
   }
-  // The selection, taken out: every request is answered with its precomputed result.
-  service.select = async (request) => results.get(request.instruction)!
+  service.select = async (request: { instruction: string }) => results.get(request.instruction)!
+  return { app: createApp(service) as Hono, results }
+}
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-http-'))
+const servers: ServerType[] = []
+try {
+  const built = await buildSelectLoad(values.data, size, work)
+  const instructions = built.bodies.map(
+    (body) => (JSON.parse(body) as { instruction: string }).instruction,
+  )
+  const own = await precomputedApp('.', built.library, work, instructions)
+  const results = own.results
 
   const texts = new Map([...results].map(([key, result]) => [key, JSON.stringify(answer(result))]))
   const bare = (precomputed: boolean) =>
@@ -95,17 +116,27 @@ try {
         ? c.body(texts.get(instruction)!, 200, { 'content-type': 'application/json' })
         : c.json(answer(results.get(instruction)!))
     })
+  const before =
+    values.before === undefined
+      ? []
+      : [
+          {
+            name: `before (${values.before}): toolsel app, selection precomputed`,
+            app: (await precomputedApp(values.before, built.library, work, instructions)).app,
+          },
+        ]
   const sides = [
-    { name: 'toolsel app, selection precomputed', app: createApp(service) },
+    ...before,
+    { name: 'toolsel app, selection precomputed', app: own.app },
     { name: 'bare hono, c.json of the same answer', app: bare(false) },
     { name: 'bare hono, precomputed text (--ceiling)', app: bare(true) },
   ]
-  const running = []
+  const running: Array<{ name: string; url: string; reqPerS: number[]; cpuMs: number[] }> = []
   for (const side of sides) {
     const { server, port } = await listen(side.app.fetch)
     servers.push(server)
     running.push({
-      ...side,
+      name: side.name,
       url: `http://127.0.0.1:${port}/v1/select-tools`,
       reqPerS: [] as number[],
       cpuMs: [] as number[],
@@ -138,6 +169,13 @@ try {
     process.stdout.write(
       `${size} tools, ${side.name}: median ${median(side.reqPerS).toFixed(0)} req/s, ` +
         `CPU ${median(side.cpuMs).toFixed(3)} ms per request\n`,
+    )
+  }
+  if (before.length > 0) {
+    const ratios = running[1].cpuMs.map((cpu, round) => cpu / running[0].cpuMs[round])
+    process.stdout.write(
+      `toolsel app CPU per request, this ÷ before: median ${median(ratios).toFixed(3)} ` +
+        `(rounds: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})\n`,
     )
   }
 } finally {

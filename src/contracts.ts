@@ -93,6 +93,12 @@ export interface Retriever {
   readonly name: string
   /** Candidates sorted by descending score (ties by id), at most `k`, all above the threshold. */
   retrieve(query: string, options: RetrieveOptions): Promise<Candidate[]>
+  /**
+   * True when `retrieve` never waits (BM25): it can only see an abort that fired before the call.
+   * The pipeline checks its abort right before and passes such a retriever no signal, so that a
+   * request's AbortSignal need not be made (lazy-abort.ts).
+   */
+  readonly synchronous?: boolean
 }
 
 // ── Rerank ──────────────────────────────────────────────────────────────────────────────────

@@ -58,8 +58,11 @@ export function isToolselError(error: unknown, code?: ErrorCode): error is Tools
   return error instanceof ToolselError && (code === undefined || error.code === code)
 }
 
-/** Throws ABORTED (or the signal's own TIMEOUT reason) when the signal has fired. */
-export function throwIfAborted(signal: AbortSignal | undefined): void {
+/**
+ * Throws ABORTED (or the signal's own TIMEOUT reason) when the signal has fired. Takes anything
+ * with a signal's `aborted` and `reason` (also a LazyAbort, without making its signal).
+ */
+export function throwIfAborted(signal: Pick<AbortSignal, 'aborted' | 'reason'> | undefined): void {
   if (!signal?.aborted) return
   const reason: unknown = signal.reason
   if (reason instanceof ToolselError) throw reason

@@ -17,6 +17,8 @@ export interface Logger {
    * as the HTTP access log; dropped below the logger's level like the others.
    */
   record(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void
+  /** Whether lines at `level` are written (callers skip building what would be dropped). */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
@@ -43,6 +45,7 @@ export function createLogger(
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),
     error: (message, fields) => emit('error', message, fields),
+    enabled: (at) => RANK[at] >= RANK[level],
   }
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
+import { lazySignal, type AbortInput } from './lazy-abort.ts'
 import type { ExampleMemory } from './examples/example-memory.ts'
 import {
   decideWithExamples,
@@ -51,7 +52,11 @@ export interface SelectToolsOptions {
   explain?: boolean
   /** Votes of the library's usage examples per tool id, for selectors that read them. */
   exampleVotes?: ReadonlyMap<string, number>
-  signal?: AbortSignal
+  /**
+   * The caller's abort. A LazyAbort's AbortSignal is made only when a component reads
+   * `options.signal` (lazy-abort.ts); the pipeline itself checks `aborted` between stages.
+   */
+  signal?: AbortInput
   /**
    * The library's nearest-example memory (its usage examples): step candidates are re-scored by
    * its vote, and when a past example is similar enough its tool set is the answer (see
@@ -134,11 +139,11 @@ export async function selectTools(
   instruction: string,
   options: SelectToolsOptions,
 ): Promise<SelectToolsResult> {
-  const { library, planner, retriever, reranker, selector, signal } = options
+  const { library, planner, retriever, reranker, selector, signal: abort } = options
   const started = performance.now()
-  throwIfAborted(signal)
+  throwIfAborted(abort)
 
-  const plan = await planner.plan(instruction, { signal })
+  const plan = await planner.plan(instruction, lazySignal(abort))
   const planned = performance.now()
 
   // A selector that judges the steps together may also want the unsplit instruction.
@@ -147,8 +152,12 @@ export async function selectTools(
     selector.wholeInstructionStep === true && !(plan.steps.length === 1 && plan.steps[0] === whole)
   const texts = addWhole ? [...plan.steps, whole] : plan.steps
   const minScore = options.minScore ?? selector.retrievalMinScore
+  throwIfAborted(abort)
+  const retrieveOptions = retriever.synchronous
+    ? { k: options.k, minScore }
+    : Object.assign(lazySignal(abort), { k: options.k, minScore })
   const retrieved = await Promise.all(
-    texts.map((step) => retriever.retrieve(step, { k: options.k, minScore, signal })),
+    texts.map((step) => retriever.retrieve(step, retrieveOptions)),
   )
   const memory = options.examples
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
@@ -164,22 +173,24 @@ export async function selectTools(
   }))
   const retrievedAt = performance.now()
 
-  throwIfAborted(signal)
+  throwIfAborted(abort)
   const requests = reranker
-    ? await rerankRequests(reranker, retrievedRequests, signal)
+    ? await rerankRequests(reranker, retrievedRequests, abort)
     : retrievedRequests
   const rerankedAt = performance.now()
 
-  throwIfAborted(signal)
-  const selections = await selector.select(requests, {
-    signal,
-    instruction,
-    tool: (id) => library.require(id),
-    library,
-    explain: options.explain,
-    exampleVotes: options.exampleVotes,
-    ...(decision && { probabilities: true }),
-  })
+  throwIfAborted(abort)
+  const selections = await selector.select(
+    requests,
+    Object.assign(lazySignal(abort), {
+      instruction,
+      tool: (id: string) => library.require(id),
+      library,
+      explain: options.explain,
+      exampleVotes: options.exampleVotes,
+      ...(decision && { probabilities: true }),
+    }),
+  )
   const selectedAt = performance.now()
 
   const usage: Usage = { inputTokens: 0, outputTokens: 0 }
@@ -271,9 +282,9 @@ export async function selectTools(
 export async function rerankRequests(
   reranker: Reranker,
   requests: SelectionRequest[],
-  signal?: AbortSignal,
+  abort?: AbortInput,
 ): Promise<SelectionRequest[]> {
-  const lists = await reranker.rerank(requests, { signal })
+  const lists = await reranker.rerank(requests, lazySignal(abort))
   return requests.map((request, index) => {
     const given = new Set(request.candidates.map((candidate) => candidate.id))
     const list = lists[index] ?? []

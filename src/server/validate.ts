@@ -36,21 +36,45 @@ export async function requireJson(c: Context, next: Next): Promise<void> {
   await next()
 }
 
+/**
+ * Options for zValidator: zod's synchronous parse. The request schemas have no asynchronous
+ * refinements, and zValidator's default `safeParseAsync` costs three times as much (2.0 against
+ * 0.7 µs for a `/v1/select-tools` body). The cast bridges zValidator's own copy of zod's types.
+ */
+function sync<T extends z.ZodType>() {
+  return { validationFunction: (schema: T, value: unknown) => schema.safeParse(value) as never }
+}
+
 /** Validates the JSON body against `schema`. Use after `requireJson`. */
 export function jsonBody<T extends z.ZodType>(schema: T) {
-  return zValidator('json', schema, (result) => {
-    if (!result.success) throw invalid('Invalid request body', result.error)
-  })
+  return zValidator(
+    'json',
+    schema,
+    (result) => {
+      if (!result.success) throw invalid('Invalid request body', result.error)
+    },
+    sync<T>(),
+  )
 }
 
 export function queryParams<T extends z.ZodType>(schema: T) {
-  return zValidator('query', schema, (result) => {
-    if (!result.success) throw invalid('Invalid query parameters', result.error)
-  })
+  return zValidator(
+    'query',
+    schema,
+    (result) => {
+      if (!result.success) throw invalid('Invalid query parameters', result.error)
+    },
+    sync<T>(),
+  )
 }
 
 export function pathParams<T extends z.ZodType>(schema: T) {
-  return zValidator('param', schema, (result) => {
-    if (!result.success) throw invalid('Invalid path', result.error)
-  })
+  return zValidator(
+    'param',
+    schema,
+    (result) => {
+      if (!result.success) throw invalid('Invalid path', result.error)
+    },
+    sync<T>(),
+  )
 }

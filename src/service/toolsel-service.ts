@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted, ToolselError } from '../errors.ts'
+import type { AbortInput } from '../lazy-abort.ts'
 import {
   summarizeImport,
   type ImportFormat,
@@ -171,9 +172,10 @@ export class ToolselService {
     return resolveRetrieval(request, target ?? this.library(request.library), this)
   }
 
+  /** `signal`: an AbortSignal, or a LazyAbort whose signal is made only if a component reads it. */
   async select(
     request: SelectRequest,
-    signal?: AbortSignal,
+    signal?: AbortInput,
     target?: IndexedLibrary,
   ): Promise<SelectToolsResult> {
     const { indexed, ...resolved } = this.resolve(request, target)

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { createMemoryLogger } from '../../src/log.ts'
+import { createLogger, createMemoryLogger, type Logger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { hasDotSegment } from '../../src/server/middleware/raw-path.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
@@ -30,13 +30,15 @@ interface Running {
   close(): Promise<void>
 }
 
-async function start(layer: ConfigLayer = {}): Promise<Running> {
+async function start(
+  layer: ConfigLayer = {},
+  logger: Logger & { lines: string[] } = createMemoryLogger(),
+): Promise<Running> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-observe-'))
   const config = parseConfig({
     ...layer,
     library: { default: 'sample', indexDir },
   })
-  const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start([await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config)])
   const app = createApp(service)
@@ -239,6 +241,30 @@ describe('access log settings', () => {
         'toolsel_http_requests_total{method="GET",route="/healthz",status="200"} 1',
       )
       expect(accessRecords(server.lines)).toEqual([])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('writes no access lines below the logger level, and the metrics still count the requests', async () => {
+    const lines: string[] = []
+    const logger = Object.assign(
+      createLogger('warn', (line) => lines.push(line)),
+      { lines },
+    )
+    expect([logger.enabled('info'), logger.enabled('warn'), logger.enabled('error')]).toEqual([
+      false,
+      true,
+      true,
+    ])
+    const server = await start({ log: { access: 'info' } }, logger)
+    try {
+      await fetch(`${server.url}/healthz`)
+      const metrics = await fetch(`${server.url}/metrics`)
+      expect(await metrics.text()).toContain(
+        'toolsel_http_requests_total{method="GET",route="/healthz",status="200"} 1',
+      )
+      expect(accessRecords(lines)).toEqual([])
     } finally {
       await server.close()
     }

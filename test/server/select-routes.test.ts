@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Planner } from '../../src/contracts.ts'
+import type { ToolselError } from '../../src/errors.ts'
+import { LazyAbort } from '../../src/lazy-abort.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 describe('POST /v1/select-tools', () => {
@@ -179,6 +181,51 @@ describe('POST /v1/select-tools', () => {
     expect(response.status).toBe(504)
     expect((await readJson(response)).error.code).toBe('TIMEOUT')
     expect(aborted).toBe(true)
+  })
+
+  it('gives a component that reads its signal after the deadline an aborted one', async () => {
+    let seen: { aborted: boolean; code: unknown } | undefined
+    const latePlanner: Planner = {
+      name: 'late',
+      plan: async (_instruction, options) => {
+        await new Promise((resolve) => setTimeout(resolve, 120))
+        const signal = options?.signal
+        seen = { aborted: signal?.aborted === true, code: (signal?.reason as ToolselError)?.code }
+        return { steps: ['x'], planner: 'late' }
+      },
+    }
+    const { app } = await createTestApp({
+      config: { server: { requestTimeoutMs: 50 } },
+      components: { planner: () => latePlanner },
+    })
+    const response = await app.request('/v1/select-tools', postJson({ instruction: 'send mail' }))
+    expect(response.status).toBe(504)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(seen).toEqual({ aborted: true, code: 'TIMEOUT' })
+  })
+
+  it('makes no AbortSignal for a selection by the in-process default components', async () => {
+    const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
+    let made = 0
+    Object.defineProperty(LazyAbort.prototype, 'signal', {
+      ...descriptor,
+      get() {
+        made += 1
+        return descriptor.get!.call(this)
+      },
+    })
+    try {
+      const { app } = await createTestApp()
+      const response = await app.request(
+        '/v1/select-tools',
+        postJson({ instruction: 'get the weather forecast and text it to Sam' }),
+      )
+      expect(response.status).toBe(200)
+      expect((await readJson(response)).tools.length).toBeGreaterThan(0)
+      expect(made).toBe(0)
+    } finally {
+      Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
+    }
   })
 
   it('answers 503 before the libraries are loaded', async () => {

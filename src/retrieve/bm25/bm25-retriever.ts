@@ -63,6 +63,8 @@ const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHead
 
 export class Bm25Retriever implements Retriever {
   readonly name = 'bm25'
+  /** `retrieve` runs to its end without waiting (see Retriever.synchronous). */
+  readonly synchronous = true
   readonly settings: Bm25Settings
   readonly queryOptions: Bm25QueryOptions
   /** Tool ids by document position. */

@@ -60,7 +60,7 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler<Reques
     const route = routeTemplate(method, path)
     const status = c.res.status
     onResponse?.({ method, route, status, seconds })
-    if (level === 'off') return
+    if (level === 'off' || !logger.enabled(level)) return
     const library =
       c.get('library') ??
       (route.startsWith('/v1/libraries/:library') ? path.split('/')[3] : undefined)

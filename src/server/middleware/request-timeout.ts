@@ -1,12 +1,14 @@
 /**
- * Gives every request an AbortSignal that fires after `timeoutMs` (or when the client goes away),
- * and answers 504 TIMEOUT when the handler has not finished by then. Handlers pass the signal down
- * so that the work itself stops, not only the response.
+ * Gives every request an abort that fires after `timeoutMs` (or when the client goes away), and
+ * answers 504 TIMEOUT when the handler has not finished by then. Handlers pass it down so that
+ * the work itself stops, not only the response. It is a LazyAbort: its AbortSignal is made only
+ * when some code reads `c.get('abort').signal` (lazy-abort.ts).
  * @module
  */
 import type { ServerResponse } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
+import { LazyAbort } from '../../lazy-abort.ts'
 import { errorResponse } from '../error-response.ts'
 
 export interface RequestTimeoutOptions {
@@ -18,7 +20,8 @@ export interface RequestTimeoutOptions {
 
 export type TimeoutEnv = {
   Variables: {
-    signal: AbortSignal
+    /** The request's abort; `.signal` is its AbortSignal, made on first read. */
+    abort: LazyAbort
     /**
      * Claims the commit point of a write: true when the request has neither timed out nor been
      * abandoned by its client, and from then on the deadline no longer answers 504 (the handler's
@@ -32,14 +35,14 @@ export type TimeoutEnv = {
 export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandler<TimeoutEnv> {
   return async (c, next) => {
     const timeoutMs = options.timeoutFor?.(c.req.method, c.req.path) ?? options.timeoutMs
-    const controller = new AbortController()
+    const abort = new LazyAbort()
     let committing = false
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => {
         // A write past its commit point finishes and answers for itself.
         if (committing) return
-        controller.abort(
+        abort.abort(
           new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
         )
         resolve('timeout')
@@ -50,19 +53,19 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
     const onClose = () => {
       if (!outgoing?.writableFinished && !committing) {
-        controller.abort(new ToolselError('ABORTED', 'The client closed the request.'))
+        abort.abort(new ToolselError('ABORTED', 'The client closed the request.'))
       }
     }
     outgoing?.once('close', onClose)
-    c.set('signal', controller.signal)
+    c.set('abort', abort)
     c.set('commit', () => {
-      if (controller.signal.aborted) return false
+      if (abort.aborted) return false
       committing = true
       return true
     })
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
-      if (outcome === 'timeout') c.res = errorResponse(c, controller.signal.reason as ToolselError)
+      if (outcome === 'timeout') c.res = errorResponse(c, abort.reason as ToolselError)
     } finally {
       clearTimeout(timer)
       outgoing?.off('close', onClose)

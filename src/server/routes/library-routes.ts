@@ -85,9 +85,9 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           retriever,
           onDuplicate,
           examples,
-          signal: c.get('signal'),
+          signal: c.get('abort').signal,
           beforeCommit: () => {
-            if (!c.get('commit')()) throwIfAborted(c.get('signal'))
+            if (!c.get('commit')()) throwIfAborted(c.get('abort'))
           },
         })
         return c.json(
@@ -111,7 +111,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         assertLibraryAccess(principalOf(c), library)
         assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
-          signal: c.get('signal'),
+          signal: c.get('abort').signal,
         })
         return c.json(result)
       },

@@ -14,7 +14,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertUnscoped(principal, 'select-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      const result = await service.select(request, c.get('signal'))
+      const result = await service.select(request, c.get('abort'))
       return c.json({
         ...result,
         tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
@@ -30,7 +30,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       c.set('library', name)
       assertLibraryAccess(principalOf(c), name)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
-        signal: c.get('signal'),
+        signal: c.get('abort').signal,
       })
       return c.json(result)
     })
@@ -40,6 +40,6 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertUnscoped(principal, 'search-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      return c.json(await service.search(request, c.get('signal')))
+      return c.json(await service.search(request, c.get('abort').signal))
     })
 }
