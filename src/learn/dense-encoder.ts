@@ -7,6 +7,7 @@
  */
 import { StaticEmbeddingModel } from '../models/static/static-embedding-model.ts'
 import { DenseToolVectors } from './dense-features.ts'
+import { MappedEncoder } from './dense-map.ts'
 
 let loading: Promise<DenseToolVectors | undefined> | undefined
 
@@ -24,4 +25,34 @@ export function denseToolVectors(): Promise<DenseToolVectors | undefined> {
     },
   )
   return loading
+}
+
+/** The map part of a model's `denseMap` (learned-model.ts). */
+export interface StoredDenseMap {
+  size: number
+  query: readonly number[]
+  tool: readonly number[]
+}
+
+const learned = new WeakMap<StoredDenseMap, Promise<DenseToolVectors | undefined>>()
+
+/**
+ * Dense tool vectors in a model's learned space (learn/dense-map.ts): the process' static word
+ * vectors through the model's request and tool maps; one instance (and tool-vector memo) per map.
+ * Undefined when the word vectors are unavailable, as for denseToolVectors.
+ */
+export function learnedToolVectors(map: StoredDenseMap): Promise<DenseToolVectors | undefined> {
+  let vectors = learned.get(map)
+  if (vectors === undefined) {
+    vectors = denseToolVectors().then(
+      (base) =>
+        base &&
+        new DenseToolVectors(
+          new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
+          new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
+        ),
+    )
+    learned.set(map, vectors)
+  }
+  return vectors
 }

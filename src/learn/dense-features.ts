@@ -43,13 +43,17 @@ export interface DenseInput {
 
 /** Tool vectors of one encoder: per library version when there is a library, else per tool object. */
 export class DenseToolVectors {
+  /** Embeds the request and its clauses. */
   readonly encoder: TextEncoder
+  /** Embeds tool texts: the same encoder, or the tool side of a learned map (learn/dense-map.ts). */
+  readonly toolEncoder: TextEncoder
   readonly #memo: ToolMemo<Float32Array>
   readonly #byTool = new WeakMap<Tool, Float32Array>()
 
-  constructor(encoder: TextEncoder) {
+  constructor(encoder: TextEncoder, toolEncoder: TextEncoder = encoder) {
     this.encoder = encoder
-    this.#memo = new ToolMemo((tool) => encoder.embedText(denseToolText(tool)))
+    this.toolEncoder = toolEncoder
+    this.#memo = new ToolMemo((tool) => toolEncoder.embedText(denseToolText(tool)))
   }
 
   input(tool: (id: string) => Tool, library?: ToolLibrary): DenseInput {
@@ -61,7 +65,7 @@ export class DenseToolVectors {
             const found = tool(id)
             let vector = this.#byTool.get(found)
             if (vector === undefined) {
-              vector = this.encoder.embedText(denseToolText(found))
+              vector = this.toolEncoder.embedText(denseToolText(found))
               this.#byTool.set(found, vector)
             }
             return vector

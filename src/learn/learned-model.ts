@@ -45,6 +45,23 @@ const LearnedModelSchema = z.object({
     extra: z.number().int().min(0).max(8),
     stepFloor: z.number().min(0).max(1).optional(),
   }),
+  /**
+   * The learned dense space of the dense features (learn/dense-map.ts, `toolsel train
+   * --learned-dense`): maps for request and tool vectors of the `base` encoder; absent: the dense
+   * features (if any) are plain cosines of the base vectors.
+   */
+  denseMap: z
+    .object({
+      base: z.literal('static:glove-100d'),
+      size: z.number().int().positive().max(1024),
+      query: z.array(z.number()),
+      tool: z.array(z.number()),
+    })
+    .refine(
+      (map) => map.query.length === map.size * map.size && map.tool.length === map.size * map.size,
+      { message: 'query and tool must each hold size × size values' },
+    )
+    .optional(),
   /** The learned count (count-model.ts); absent in models trained before it: the rule alone. */
   count: z
     .object({
@@ -135,6 +152,12 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${featureNames(false).join(', ')}] (and with \`train --dense\` [${DENSE_FEATURE_NAMES.join(', ')}] after them). Retrain it with \`toolsel train\`.`,
+    )
+  }
+  if (model.denseMap !== undefined && !usesDenseFeatures(model)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has a dense map but no dense features. Retrain it with \`toolsel train --learned-dense\`.`,
     )
   }
   const count = model.count

@@ -20,7 +20,15 @@ import {
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
 import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
 import type { TrainingCase } from './training-data.ts'
-import type { DenseToolVectors } from './dense-features.ts'
+import { DenseToolVectors, denseToolText } from './dense-features.ts'
+import {
+  denseTop1,
+  MappedEncoder,
+  trainDenseMap,
+  type DenseMap,
+  type DenseMapOptions,
+  type DenseMapSet,
+} from './dense-map.ts'
 import { queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
 
 export interface TrainingSource {
@@ -39,6 +47,11 @@ export interface TrainOptions {
   bm25: Bm25Settings
   /** Dense tool vectors: the model also learns the dense features (learn/dense-features.ts). */
   dense?: DenseToolVectors
+  /**
+   * With `dense`: first learn a dense space over its vectors on the training folds
+   * (learn/dense-map.ts), and compute the dense features in it; the model stores the maps.
+   */
+  learnDense?: DenseMapOptions
   /** Seeds the fold assignment. Default 1. */
   seed?: number
   /** Candidates per list. Default 15. */
@@ -146,6 +159,8 @@ function exactMatch(predicted: readonly string[], gold: readonly string[]): numb
 export interface TrainingSets {
   sets: Array<{ name: string; queries: QueryRows[] }>
   notes: string[]
+  /** The learned dense space the rows' dense features were computed in (`learnDense`). */
+  denseMap?: LearnedDenseMap
 }
 
 export function trainLearnedModel(
@@ -162,23 +177,38 @@ export function trainingSets(
 ): TrainingSets {
   const seed = options.seed ?? 1
   const k = options.k ?? 15
-  const rowOptions = {
-    bm25: options.bm25,
-    k,
-    maxSteps: options.maxSteps ?? 8,
-    ...(options.dense && { dense: options.dense }),
+  const baseOptions = { bm25: options.bm25, k, maxSteps: options.maxSteps ?? 8 }
+  const singles = sources.map((source) =>
+    source.singleClauses
+      ? singleClauseCases(source.tools, source.cases, { ...baseOptions, tau: options.tau ?? 3 })
+      : undefined,
+  )
+  const notes: string[] = []
+  // Each source's rows get the dense features of their own encoder (see learnDenseMap).
+  let rowDense: Array<DenseToolVectors | undefined> = sources.map(() => options.dense)
+  let denseMap: LearnedDenseMap | undefined
+  if (options.dense && options.learnDense) {
+    const learned = learnDenseMap(
+      sources,
+      singles,
+      options.dense,
+      seed,
+      options.learnDense,
+      options,
+    )
+    denseMap = learned.map
+    notes.push(learned.note)
+    rowDense = learned.rowMaps.map((map) => mappedVectors(options.dense!, map))
   }
   const sets: Array<{ name: string; queries: QueryRows[] }> = []
-  const notes: string[] = []
-  for (const source of sources) {
+  sources.forEach((source, index) => {
+    const dense = rowDense[index]
+    const rowOptions = { ...baseOptions, ...(dense && { dense }) }
     notes.push(...source.notes)
     sets.push({ name: source.name, queries: queryRows(source.tools, source.cases, rowOptions) })
     options.onProgress?.(`${source.name}: ${source.cases.length} queries`)
-    if (source.singleClauses) {
-      const single = singleClauseCases(source.tools, source.cases, {
-        ...rowOptions,
-        tau: options.tau ?? 3,
-      })
+    const single = singles[index]
+    if (single) {
       sets.push({
         name: `${source.name}-single`,
         queries: queryRows(source.tools, single, rowOptions),
@@ -197,15 +227,136 @@ export function trainingSets(
       )
       options.onProgress?.(`${source.name}-composed: ${composed.length} queries`)
     }
+  })
+  return { sets, notes, ...(denseMap && { denseMap }) }
+}
+
+/** The learned dense space as the model stores it (learn/learned-model.ts). */
+export interface LearnedDenseMap {
+  /** The encoder the maps apply to: the selector loads the process' static GloVe vectors. */
+  base: 'static:glove-100d'
+  size: number
+  query: number[]
+  tool: number[]
+}
+
+/**
+ * The dense map's training pairs of every source (its queries and single-clause queries, base
+ * vectors of `dense`), outside the held-out fold (`train`) and in it (`held`).
+ */
+export function denseMapSets(
+  sources: readonly TrainingSource[],
+  singles: ReadonlyArray<TrainingCase[] | undefined>,
+  dense: DenseToolVectors,
+  seed: number,
+): { train: DenseMapSet[]; held: DenseMapSet[] } {
+  const train: DenseMapSet[] = []
+  const held: DenseMapSet[] = []
+  sources.forEach((source, index) => {
+    const position = new Map(source.tools.map((tool, at) => [tool.id, at]))
+    const tools = source.tools.map((tool) => dense.toolEncoder.embedText(denseToolText(tool)))
+    const cases = [...source.cases, ...(singles[index] ?? [])]
+    const pairs = (fold: (value: number) => boolean) =>
+      cases
+        .filter((trainingCase) => fold(foldOf(trainingCase.id, seed)))
+        .map((trainingCase) => ({
+          vector: dense.encoder.embedText(trainingCase.instruction),
+          gold: trainingCase.gold.flatMap((id) => position.get(id) ?? []),
+        }))
+        .filter((pair) => pair.gold.length > 0)
+    train.push({ name: source.name, tools, queries: pairs((fold) => fold !== 0) })
+    held.push({ name: source.name, tools, queries: pairs((fold) => fold === 0) })
+  })
+  return { train, held }
+}
+
+/** Dense tool vectors of `base` through a learned map. */
+function mappedVectors(base: DenseToolVectors, map: DenseMap): DenseToolVectors {
+  return new DenseToolVectors(
+    new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
+    new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
+  )
+}
+
+/**
+ * Learns the dense space on every source's queries and single-clause queries outside the held-out
+ * fold, each against its own library (the stored map). With two or more sources the candidate
+ * rows of each source get their dense features from a map learned on the OTHER sources only
+ * (`rowMaps`): the map learns a library's own tools from its queries, so features computed with
+ * it on the library it was trained on look far more reliable than on a library it never saw,
+ * which is the transfer setting the selector runs in; the cross-fitted rows teach the selector how
+ * far to trust the dense features on an unseen library. The note gives the held-out fold's top-1
+ * in the whole library: untrained, cross-fitted and with the stored map. Maps are rounded before
+ * use, so the stored model computes exactly the features it was fitted on.
+ */
+function learnDenseMap(
+  sources: readonly TrainingSource[],
+  singles: ReadonlyArray<TrainingCase[] | undefined>,
+  dense: DenseToolVectors,
+  seed: number,
+  mapOptions: DenseMapOptions,
+  options: TrainOptions,
+): { map: LearnedDenseMap; rowMaps: DenseMap[]; note: string } {
+  if (dense.encoder.modelId !== 'static:glove-100d' || dense.toolEncoder !== dense.encoder) {
+    throw new Error(
+      `The dense map is learned over static:glove-100d vectors, not ${dense.encoder.modelId}.`,
+    )
   }
-  return { sets, notes }
+  const { train, held } = denseMapSets(sources, singles, dense, seed)
+  const round = (values: Float32Array) =>
+    Array.from(values, (value) => Math.round(value * 1e4) / 1e4 || 0)
+  const learn = (sets: DenseMapSet[], label: string): DenseMap & { epochs: number } => {
+    const trained = trainDenseMap(sets, {
+      seed,
+      ...mapOptions,
+      onEpoch: (epoch, loss, map) => {
+        options.onProgress?.(`dense map ${label}: epoch ${epoch}, training loss ${loss.toFixed(4)}`)
+        mapOptions.onEpoch?.(epoch, loss, map)
+      },
+    })
+    return {
+      size: trained.size,
+      query: Float32Array.from(round(trained.query)),
+      tool: Float32Array.from(round(trained.tool)),
+      epochs: trained.losses.length,
+    }
+  }
+  const stored = learn(train, 'on every source')
+  const crossFit = sources.length >= 2
+  const rowMaps = crossFit
+    ? sources.map((source, index) =>
+        learn(
+          train.filter((_set, other) => other !== index),
+          `without ${source.name}`,
+        ),
+      )
+    : sources.map(() => stored)
+  const map: LearnedDenseMap = {
+    base: 'static:glove-100d',
+    size: stored.size,
+    query: Array.from(stored.query),
+    tool: Array.from(stored.tool),
+  }
+  const perSet = held
+    .map(
+      (set, index) =>
+        `${set.name} ${denseTop1([set])} → ${crossFit ? `${denseTop1([set], rowMaps[index])} (without it) / ` : ''}${denseTop1([set], stored)}`,
+    )
+    .join(', ')
+  const note =
+    `dense map (${map.size}×${map.size} for requests and for tools over ${map.base}, InfoNCE over each library, ` +
+    `${stored.epochs} epochs on ${train.reduce((sum, set) => sum + set.queries.length, 0)} queries and single clauses outside fold 0` +
+    `${crossFit ? "; each source's candidate rows use a map learned on the other sources only" : ''}): ` +
+    `held-out fold 0 top-1 in the whole library, % untrained → ${crossFit ? 'learned without the source / ' : ''}learned: ${perSet}`
+  options.onProgress?.(note)
+  return { map, rowMaps, note }
 }
 
 /** Fits the candidate model, chooses the decision rule and fits the count on `training`. */
 export function fitTrainingSets(training: TrainingSets, options: TrainOptions): LearnedModel {
   const seed = options.seed ?? 1
   const k = options.k ?? 15
-  const { sets, notes } = training
+  const { sets, notes, denseMap } = training
 
   const rows: number[][] = []
   const labels: number[] = []
@@ -293,6 +444,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
       bias: round(model.bias),
     },
     rule: best.rule,
+    ...(denseMap && { denseMap }),
     ...(count && {
       count: {
         ...count,

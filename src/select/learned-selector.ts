@@ -15,7 +15,7 @@ import { stepFloorCandidates } from '../learn/decide-set.ts'
 import { decideTools } from '../learn/count-model.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { predictProbability } from '../learn/logistic-regression.ts'
-import { denseToolVectors } from '../learn/dense-encoder.ts'
+import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 import type { ExampleDecisionModel } from '../examples/example-decision.ts'
@@ -38,7 +38,9 @@ export class LearnedSelector implements Selector {
   constructor(
     model: LearnedModel,
     name = 'learned',
-    dense: () => Promise<DenseToolVectors | undefined> = denseToolVectors,
+    dense: () => Promise<DenseToolVectors | undefined> = model.denseMap
+      ? () => learnedToolVectors(model.denseMap!)
+      : denseToolVectors,
   ) {
     this.model = model
     this.exampleDecision = model.examples

@@ -74,6 +74,32 @@ describe('toolsel train', () => {
     )
   }, 180_000)
 
+  it('with --learned-dense stores the learned maps, and the selector serves the model', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-learned-dense-'))
+    const out = join(dir, 'learned.json')
+    const args = ['--examples', EXAMPLES, '--library', DEMO_LIBRARY_DIR, '--out', out]
+    const trained = await run(['train', '--learned-dense', ...args])
+    expect(trained.code).toBe(0)
+    expect(trained.stderr).toContain('dense map on every source: epoch 2')
+    const model = JSON.parse(await readFile(out, 'utf8'))
+    expect(model.features).toEqual(featureNames(true))
+    expect(model.denseMap.base).toBe('static:glove-100d')
+    expect(model.denseMap.tool).toHaveLength(100 * 100)
+    // One source: its rows use the stored map (no other source to cross-fit on).
+    expect(model.dataCard.notes[0]).toMatch(/^dense map \(100×100 .*held-out fold 0 top-1/)
+    const selected = await run([
+      'select',
+      'What is the weather in Paris tomorrow?',
+      '--selector',
+      `learned:${out}`,
+      '--json',
+    ])
+    expect(selected.code).toBe(0)
+    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toContain(
+      'weather.get_weather_forecast',
+    )
+  }, 180_000)
+
   it('rejects examples naming tools the library lacks, and half-given options', async () => {
     const missing = await run([
       'train',

@@ -1,0 +1,363 @@
+/**
+ * A learned dense space for the selector's dense features (learn/dense-features.ts): two linear
+ * maps over the static GloVe SIF vectors (models/static), one for request texts (A) and one for
+ * tool texts (B), trained contrastively so that a request scores its gold tools above every other
+ * tool of its library: cosine(A·q, B·t) / τ under a softmax over the whole library (InfoNCE, van
+ * den Oord et al. 2018, https://arxiv.org/abs/1807.03748; the library is the set of negatives).
+ * There are no per-tool parameters, so a library it was never trained on gets its vectors like
+ * any other: the maps apply to any text.
+ *
+ * Both maps start as the identity (the untrained GloVe cosine) and move by Adam on mini-batches of
+ * one library's queries. Deterministic: the batch order is a seeded shuffle, the loops have a
+ * fixed order, and nothing else is random.
+ * @module
+ */
+import { normalizeL2 } from '../models/embedding-model.ts'
+import type { TextEncoder } from './dense-features.ts'
+
+/** The two maps: `size × size` matrices, row-major (output row i = Σ_j M[i·size + j] · x[j]). */
+export interface DenseMap {
+  size: number
+  query: Float32Array
+  tool: Float32Array
+}
+
+/** One library's training pairs: unit base vectors of its tools and of requests with gold tools. */
+export interface DenseMapSet {
+  name: string
+  tools: Float32Array[]
+  queries: Array<{ vector: Float32Array; gold: number[] }>
+}
+
+export interface DenseMapOptions {
+  /** Passes over the training queries. Default 2. */
+  epochs?: number
+  /** Queries per step (all from one library). Default 128. */
+  batch?: number
+  /** Adam step size. Default 0.002. */
+  learningRate?: number
+  /** Softmax temperature on the cosines. Default 0.05. */
+  temperature?: number
+  /** Seeds the batch order. Default 1. */
+  seed?: number
+  /**
+   * L2 penalty on each map's distance from the identity (per step, times the step size): keeps
+   * the space near the untrained GloVe one, which is what a library never trained on sees.
+   * Default 0.1: on the training sources, maps learned on one source then lifted the other
+   * source's held-out top-1 in both directions (bench/dense-map-dev.ts), which without it they
+   * did not.
+   */
+  identityDecay?: number
+  /**
+   * Learn diagonal maps only (a weight per dimension and side): too few parameters to learn a
+   * library's tools, for a space that must transfer. Default false: full maps.
+   */
+  diagonal?: boolean
+  /** After each epoch: its mean loss, and the maps so far (a copy). */
+  onEpoch?: (epoch: number, loss: number, map: () => DenseMap) => void
+}
+
+/** Applies `matrix` to `input` and scales the result to unit length. */
+export function applyMap(matrix: Float32Array, size: number, input: Float32Array): Float32Array {
+  const out = new Float32Array(size)
+  for (let row = 0; row < size; row++) {
+    let sum = 0
+    const offset = row * size
+    for (let column = 0; column < size; column++) sum += matrix[offset + column] * input[column]
+    out[row] = sum
+  }
+  return normalizeL2(out)
+}
+
+/** A text encoder in the learned space: the base encoder's vector through one of the maps. */
+export class MappedEncoder implements TextEncoder {
+  readonly modelId: string
+  readonly #base: TextEncoder
+  readonly #matrix: Float32Array
+  readonly #size: number
+
+  constructor(base: TextEncoder, matrix: Float32Array, size: number, side: 'query' | 'tool') {
+    if (matrix.length !== size * size) {
+      throw new Error(
+        `A dense map of size ${size} needs ${size * size} values, got ${matrix.length}.`,
+      )
+    }
+    this.modelId = `${base.modelId}+learned-${side}`
+    this.#base = base
+    this.#matrix = matrix
+    this.#size = size
+  }
+
+  embedText(text: string): Float32Array {
+    return applyMap(this.#matrix, this.#size, this.#base.embedText(text))
+  }
+}
+
+function identity(size: number): Float64Array {
+  const out = new Float64Array(size * size)
+  for (let index = 0; index < size; index++) out[index * size + index] = 1
+  return out
+}
+
+/** Seeded Fisher-Yates shuffle (xorshift32). */
+function shuffle<T>(items: T[], seed: number): T[] {
+  let state = seed >>> 0 || 1
+  for (let index = items.length - 1; index > 0; index--) {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    const other = (state >>> 0) % (index + 1)
+    ;[items[index], items[other]] = [items[other], items[index]]
+  }
+  return items
+}
+
+/** x → (M·x, its length), M a Float64Array matrix. */
+function project(
+  matrix: Float64Array,
+  size: number,
+  input: Float32Array,
+  out: Float64Array,
+): number {
+  let norm = 0
+  for (let row = 0; row < size; row++) {
+    let sum = 0
+    const offset = row * size
+    for (let column = 0; column < size; column++) sum += matrix[offset + column] * input[column]
+    out[row] = sum
+    norm += sum * sum
+  }
+  return Math.sqrt(norm) || 1
+}
+
+/**
+ * The gradient of a unit vector's loss (`grad`, w.r.t. x̂ = x / |x|) taken back to x, then to the
+ * map: G += ((grad − (grad·x̂) x̂) / |x|) ⊗ input.
+ */
+function backToMap(
+  gradient: Float64Array,
+  grad: Float64Array,
+  unit: Float64Array,
+  norm: number,
+  input: Float32Array,
+  size: number,
+): void {
+  let along = 0
+  for (let index = 0; index < size; index++) along += grad[index] * unit[index]
+  for (let row = 0; row < size; row++) {
+    const g = (grad[row] - along * unit[row]) / norm
+    if (g === 0) continue
+    const offset = row * size
+    for (let column = 0; column < size; column++) gradient[offset + column] += g * input[column]
+  }
+}
+
+class Adam {
+  readonly #m: Float64Array
+  readonly #v: Float64Array
+  #step = 0
+  constructor(
+    size: number,
+    readonly rate: number,
+  ) {
+    this.#m = new Float64Array(size)
+    this.#v = new Float64Array(size)
+  }
+  update(parameters: Float64Array, gradient: Float64Array): void {
+    this.#step += 1
+    const b1 = 0.9
+    const b2 = 0.999
+    const c1 = 1 - b1 ** this.#step
+    const c2 = 1 - b2 ** this.#step
+    for (let index = 0; index < parameters.length; index++) {
+      const g = gradient[index]
+      this.#m[index] = b1 * this.#m[index] + (1 - b1) * g
+      this.#v[index] = b2 * this.#v[index] + (1 - b2) * g * g
+      parameters[index] -=
+        (this.rate * (this.#m[index] / c1)) / (Math.sqrt(this.#v[index] / c2) + 1e-8)
+    }
+  }
+}
+
+/** Mean InfoNCE loss of `queries` of one library under the maps, and (optionally) its gradients. */
+function batchLoss(
+  set: DenseMapSet,
+  queries: DenseMapSet['queries'],
+  a: Float64Array,
+  b: Float64Array,
+  size: number,
+  temperature: number,
+  gradients?: { a: Float64Array; b: Float64Array },
+): number {
+  const n = set.tools.length
+  const toolUnits = new Float64Array(n * size)
+  const toolNorms = new Float64Array(n)
+  const row = new Float64Array(size)
+  for (let tool = 0; tool < n; tool++) {
+    const norm = project(b, size, set.tools[tool], row)
+    toolNorms[tool] = norm
+    for (let index = 0; index < size; index++) toolUnits[tool * size + index] = row[index] / norm
+  }
+  const toolGrads = gradients ? new Float64Array(n * size) : undefined
+  const unit = new Float64Array(size)
+  const scores = new Float64Array(n)
+  const queryGrad = new Float64Array(size)
+  let total = 0
+  for (const query of queries) {
+    const norm = project(a, size, query.vector, unit)
+    for (let index = 0; index < size; index++) unit[index] /= norm
+    let max = Number.NEGATIVE_INFINITY
+    for (let tool = 0; tool < n; tool++) {
+      let sum = 0
+      const offset = tool * size
+      for (let index = 0; index < size; index++) sum += unit[index] * toolUnits[offset + index]
+      scores[tool] = sum / temperature
+      if (scores[tool] > max) max = scores[tool]
+    }
+    let partition = 0
+    for (let tool = 0; tool < n; tool++) {
+      scores[tool] = Math.exp(scores[tool] - max)
+      partition += scores[tool]
+    }
+    const share = 1 / query.gold.length
+    for (const gold of query.gold) total -= share * Math.log(scores[gold] / partition)
+    if (!gradients || !toolGrads) continue
+    // d loss / d score_j = p_j − y_j; score_j = û·v̂_j / τ.
+    queryGrad.fill(0)
+    for (let tool = 0; tool < n; tool++) scores[tool] /= partition
+    for (const gold of query.gold) scores[gold] -= share
+    for (let tool = 0; tool < n; tool++) {
+      const g = scores[tool] / temperature
+      const offset = tool * size
+      for (let index = 0; index < size; index++) {
+        queryGrad[index] += g * toolUnits[offset + index]
+        toolGrads[offset + index] += g * unit[index]
+      }
+    }
+    backToMap(gradients.a, queryGrad, unit, norm, query.vector, size)
+  }
+  if (gradients && toolGrads) {
+    const grad = new Float64Array(size)
+    const toolUnit = new Float64Array(size)
+    for (let tool = 0; tool < n; tool++) {
+      for (let index = 0; index < size; index++) {
+        grad[index] = toolGrads[tool * size + index]
+        toolUnit[index] = toolUnits[tool * size + index]
+      }
+      backToMap(gradients.b, grad, toolUnit, toolNorms[tool], set.tools[tool], size)
+    }
+  }
+  return total
+}
+
+/** Mean loss per query over `sets` under `map` (identity when absent): the untrained GloVe loss. */
+export function denseMapLoss(
+  sets: readonly DenseMapSet[],
+  map?: DenseMap,
+  temperature = 0.05,
+): number {
+  const size = sets.find((set) => set.tools.length > 0)?.tools[0].length ?? 0
+  const a = map ? Float64Array.from(map.query) : identity(size)
+  const b = map ? Float64Array.from(map.tool) : identity(size)
+  let total = 0
+  let count = 0
+  for (const set of sets) {
+    if (set.queries.length === 0 || set.tools.length === 0) continue
+    total += batchLoss(set, set.queries, a, b, size, temperature)
+    count += set.queries.length
+  }
+  return count === 0 ? 0 : total / count
+}
+
+/** Trains the two maps on `sets` (see the module comment); `losses` is each epoch's mean loss. */
+export function trainDenseMap(
+  sets: readonly DenseMapSet[],
+  options: DenseMapOptions = {},
+): DenseMap & { losses: number[] } {
+  const size = sets.find((set) => set.tools.length > 0)?.tools[0].length
+  if (size === undefined) throw new Error('No tools to train the dense map on.')
+  const epochs = options.epochs ?? 2
+  const batchSize = options.batch ?? 128
+  const temperature = options.temperature ?? 0.05
+  const seed = options.seed ?? 1
+  const a = identity(size)
+  const b = identity(size)
+  const adamA = new Adam(a.length, options.learningRate ?? 0.002)
+  const adamB = new Adam(b.length, options.learningRate ?? 0.002)
+  const gradients = { a: new Float64Array(a.length), b: new Float64Array(b.length) }
+  const losses: number[] = []
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const batches: Array<{ set: DenseMapSet; queries: DenseMapSet['queries'] }> = []
+    sets.forEach((set, setIndex) => {
+      if (set.tools.length === 0) return
+      const order = shuffle([...set.queries], seed * 7919 + epoch * 31 + setIndex)
+      for (let start = 0; start < order.length; start += batchSize)
+        batches.push({ set, queries: order.slice(start, start + batchSize) })
+    })
+    shuffle(batches, seed * 104_729 + epoch)
+    let total = 0
+    let count = 0
+    for (const { set, queries } of batches) {
+      gradients.a.fill(0)
+      gradients.b.fill(0)
+      total += batchLoss(set, queries, a, b, size, temperature, gradients)
+      count += queries.length
+      for (let index = 0; index < a.length; index++) {
+        gradients.a[index] /= queries.length
+        gradients.b[index] /= queries.length
+      }
+      if (options.diagonal) {
+        for (let index = 0; index < a.length; index++) {
+          if (index % (size + 1) === 0) continue
+          gradients.a[index] = 0
+          gradients.b[index] = 0
+        }
+      }
+      const decay = options.identityDecay ?? 0.1
+      if (decay > 0) {
+        for (let index = 0; index < a.length; index++) {
+          const diagonal = index % (size + 1) === 0 ? 1 : 0
+          gradients.a[index] += decay * (a[index] - diagonal)
+          gradients.b[index] += decay * (b[index] - diagonal)
+        }
+      }
+      adamA.update(a, gradients.a)
+      adamB.update(b, gradients.b)
+    }
+    const loss = count === 0 ? 0 : total / count
+    losses.push(loss)
+    options.onEpoch?.(epoch + 1, loss, () => ({
+      size,
+      query: Float32Array.from(a),
+      tool: Float32Array.from(b),
+    }))
+  }
+  return { size, query: Float32Array.from(a), tool: Float32Array.from(b), losses }
+}
+
+/** Rank-1 share (%) of `sets`' queries whose best-scored tool is a gold one, under `map` or the identity. */
+export function denseTop1(sets: readonly DenseMapSet[], map?: DenseMap): number {
+  let hits = 0
+  let count = 0
+  for (const set of sets) {
+    if (set.tools.length === 0) continue
+    const size = set.tools[0].length
+    const tools = map ? set.tools.map((tool) => applyMap(map.tool, size, tool)) : set.tools
+    for (const query of set.queries) {
+      const unit = map ? applyMap(map.query, size, query.vector) : query.vector
+      let best = -1
+      let bestScore = Number.NEGATIVE_INFINITY
+      tools.forEach((tool, index) => {
+        let sum = 0
+        for (let column = 0; column < size; column++) sum += unit[column] * tool[column]
+        if (sum > bestScore) {
+          bestScore = sum
+          best = index
+        }
+      })
+      if (query.gold.includes(best)) hits += 1
+      count += 1
+    }
+  }
+  return count === 0 ? 0 : Math.round((hits / count) * 10_000) / 100
+}

@@ -1,0 +1,230 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Tool } from '../../src/library/tool.ts'
+import { denseToolVectors, learnedToolVectors } from '../../src/learn/dense-encoder.ts'
+import {
+  DENSE_FEATURE_NAMES,
+  denseToolText,
+  type DenseToolVectors,
+  type TextEncoder,
+} from '../../src/learn/dense-features.ts'
+import {
+  applyMap,
+  denseMapLoss,
+  denseTop1,
+  MappedEncoder,
+  trainDenseMap,
+  type DenseMapSet,
+} from '../../src/learn/dense-map.ts'
+import { parseLearnedModel, usesDenseFeatures } from '../../src/learn/learned-model.ts'
+import { trainLearnedModel } from '../../src/learn/train-model.ts'
+import { LearnedSelector } from '../../src/select/learned-selector.ts'
+import { featureNames } from '../../src/learn/candidate-features.ts'
+import type { SelectionRequest } from '../../src/contracts.ts'
+import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const unit = (values: number[]) => {
+  const norm = Math.hypot(...values)
+  return Float32Array.from(values, (value) => value / norm)
+}
+const dot = (a: Float32Array, b: Float32Array) =>
+  a.reduce((sum, value, index) => sum + value * b[index], 0)
+
+/**
+ * A fixture where the base space is misleading: words that mean the same thing ("car" and
+ * "automobile") have orthogonal base vectors, while an unrelated tool ("cart", a shopping cart)
+ * lies close to the request word. Training pairs teach car → automobile and bike → bicycle.
+ */
+const BASE: Record<string, Float32Array> = {
+  'hire a car': unit([1, 0, 0, 0, 0.1, 0]),
+  'rent a car for the weekend': unit([1, 0, 0, 0, 0, 0.1]),
+  'car rental near me': unit([1, 0.05, 0, 0, 0.1, 0.1]),
+  'ride a bike': unit([0, 0, 1, 0, 0.1, 0]),
+  'bike hire downtown': unit([0, 0, 1, 0.05, 0, 0.1]),
+  'automobile rental': unit([0, 1, 0, 0, 0, 0]),
+  'shopping cart': unit([0.9, 0, 0.1, 0, 0, 0.3]),
+  'bicycle sharing': unit([0, 0, 0, 1, 0, 0]),
+  'spoke wheel shop': unit([0, 0, 0.9, 0, 0.3, 0]),
+}
+const fixtureEncoder: TextEncoder = {
+  modelId: 'fixture',
+  embedText: (text) => {
+    const vector = BASE[text]
+    if (vector === undefined) throw new Error(`no fixture vector for "${text}"`)
+    return vector
+  },
+}
+const TOOL_TEXTS = ['automobile rental', 'shopping cart', 'bicycle sharing', 'spoke wheel shop']
+const fixtureSet = (queries: Array<[string, number]>): DenseMapSet => ({
+  name: 'fixture',
+  tools: TOOL_TEXTS.map((text) => fixtureEncoder.embedText(text)),
+  queries: queries.map(([text, gold]) => ({
+    vector: fixtureEncoder.embedText(text),
+    gold: [gold],
+  })),
+})
+const TRAIN = fixtureSet([
+  ['hire a car', 0],
+  ['rent a car for the weekend', 0],
+  ['ride a bike', 2],
+])
+const HELD = fixtureSet([
+  ['car rental near me', 0],
+  ['bike hire downtown', 2],
+])
+const OPTIONS = { epochs: 60, batch: 2, learningRate: 0.05, temperature: 0.1 }
+
+describe('learned dense map (InfoNCE over the library)', () => {
+  it('lowers the training loss and is deterministic for a seed', () => {
+    const first = trainDenseMap([TRAIN], { ...OPTIONS, seed: 3 })
+    expect(first.losses).toHaveLength(OPTIONS.epochs)
+    expect(first.losses.at(-1)!).toBeLessThan(first.losses[0] * 0.5)
+    expect(denseMapLoss([TRAIN], first, OPTIONS.temperature)).toBeLessThan(
+      denseMapLoss([TRAIN], undefined, OPTIONS.temperature),
+    )
+    const again = trainDenseMap([TRAIN], { ...OPTIONS, seed: 3 })
+    expect(Array.from(again.query)).toEqual(Array.from(first.query))
+    expect(Array.from(again.tool)).toEqual(Array.from(first.tool))
+    expect(again.losses).toEqual(first.losses)
+    const other = trainDenseMap([TRAIN], { ...OPTIONS, seed: 4 })
+    expect(Array.from(other.query)).not.toEqual(Array.from(first.query))
+  })
+
+  it('ranks a synonym pair the base space ranks wrong, on requests it was not trained on', () => {
+    // Untrained: "car rental near me" is closest to "shopping cart", the bike request to the shop.
+    expect(denseTop1([HELD])).toBe(0)
+    const map = trainDenseMap([TRAIN], { ...OPTIONS, seed: 1 })
+    expect(denseTop1([HELD], map)).toBe(100)
+    const query = new MappedEncoder(fixtureEncoder, map.query, map.size, 'query')
+    const tools = new MappedEncoder(fixtureEncoder, map.tool, map.size, 'tool')
+    const request = query.embedText('car rental near me')
+    expect(dot(request, tools.embedText('automobile rental'))).toBeGreaterThan(
+      dot(request, tools.embedText('shopping cart')),
+    )
+    expect(query.modelId).toBe('fixture+learned-query')
+    expect(Math.hypot(...request)).toBeCloseTo(1, 5)
+  })
+
+  it('stays near the identity under a strong identity decay, and diagonal under `diagonal`', () => {
+    const distance = (map: { query: Float32Array; size: number }) =>
+      Math.hypot(
+        ...Array.from(map.query, (value, index) => value - (index % (map.size + 1) === 0 ? 1 : 0)),
+      )
+    const free = trainDenseMap([TRAIN], { ...OPTIONS, identityDecay: 0 })
+    const held = trainDenseMap([TRAIN], { ...OPTIONS, identityDecay: 50 })
+    expect(distance(held)).toBeLessThan(distance(free) / 2)
+    const diagonal = trainDenseMap([TRAIN], { ...OPTIONS, diagonal: true })
+    diagonal.query.forEach((value, index) => {
+      if (index % (diagonal.size + 1) !== 0) expect(value).toBe(0)
+    })
+    expect(distance(diagonal)).toBeGreaterThan(0)
+  })
+
+  it('applies a map as a matrix product scaled to unit length', () => {
+    // [[0, 2], [1, 0]] · [3, 4] = [8, 3].
+    const out = applyMap(Float32Array.from([0, 2, 1, 0]), 2, Float32Array.from([3, 4]))
+    expect(Array.from(out)).toEqual(Array.from(unit([8, 3])))
+    expect(() => new MappedEncoder(fixtureEncoder, new Float32Array(3), 2, 'query')).toThrow(
+      /size 2 needs 4 values/,
+    )
+  })
+})
+
+describe('a model trained with --learned-dense', () => {
+  let vectors: DenseToolVectors
+  beforeAll(async () => {
+    const loaded = await denseToolVectors()
+    if (loaded === undefined) throw new Error('static word vectors unavailable')
+    vectors = loaded
+  }, 180_000)
+
+  const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
+  const lookup = (id: string): Tool => byId.get(id)!
+  const cases = [
+    ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
+    ['Is it raining in Oslo right now', ['weather.get_current_weather']],
+    ['Email the report to Ann', ['mail.send_email']],
+    ['Text my brother that I am late', ['sms.send_sms']],
+    ['Find flights from Rome to Madrid', ['travel.search_flights']],
+    [
+      'Book a hotel in Lisbon, and email the booking to Ann',
+      ['travel.book_hotel', 'mail.send_email'],
+    ],
+    ['How is the AAPL stock doing', ['finance.get_stock_quote']],
+    ['Any mail from Bob in my inbox?', ['mail.search_inbox']],
+  ].map(([instruction, gold], index) => ({
+    id: `q${index}`,
+    instruction: instruction as string,
+    gold: gold as string[],
+  }))
+  const train = () =>
+    trainLearnedModel(
+      [{ name: 'sample', tools: [...SAMPLE_TOOLS], cases, notes: [], singleClauses: false }],
+      { bm25: BM25_SETTINGS, dense: vectors, learnDense: { epochs: 3 } },
+    )
+
+  it('stores the maps, round-trips, and scores in the learned space; neutral without vectors', async () => {
+    const trained = train()
+    expect(trained.features).toEqual(featureNames(true))
+    expect(trained.denseMap?.size).toBe(100)
+    expect(trained.denseMap?.query).toHaveLength(100 * 100)
+    expect(trained.dataCard.notes.some((note) => note.startsWith('dense map (100×100'))).toBe(true)
+    // Deterministic: the same model again.
+    expect(JSON.stringify(train())).toBe(JSON.stringify(trained))
+    const model = parseLearnedModel(JSON.stringify(trained), 'trained in the test')
+    expect(model.denseMap).toEqual(trained.denseMap)
+    expect(usesDenseFeatures(model)).toBe(true)
+    expect(() =>
+      parseLearnedModel(
+        JSON.stringify({ ...trained, denseMap: { ...trained.denseMap, tool: [1] } }),
+        'cut',
+      ),
+    ).toThrow(/size × size/)
+
+    // The selector's tool vectors are the learned ones, not GloVe's.
+    const learned = (await learnedToolVectors(model.denseMap!))!
+    const tool = lookup('weather.get_forecast')
+    const stored = learned.input(lookup).toolVector(tool.id)
+    const expected = applyMap(
+      Float32Array.from(model.denseMap!.tool),
+      100,
+      vectors.encoder.embedText(denseToolText(tool)),
+    )
+    expect(Array.from(stored)).toEqual(Array.from(expected))
+    expect(await learnedToolVectors(model.denseMap!)).toBe(learned)
+
+    const input = featureInputFor('What is the weather in Paris, and email the forecast to Ann', [
+      ...SAMPLE_TOOLS,
+    ])
+    const named = (candidates: ReadonlyArray<{ id: string; score: number }>) =>
+      candidates.map((candidate) => ({
+        ...candidate,
+        name: lookup(candidate.id).name,
+        description: lookup(candidate.id).description,
+      }))
+    const requests: SelectionRequest[] = [
+      ...input.steps.map((step) => ({ step: step.text, candidates: named(step.candidates) })),
+      { step: input.instruction, candidates: named(input.whole), whole: true },
+    ]
+    const options = { instruction: input.instruction, tool: lookup, explain: true }
+    const withVectors = await new LearnedSelector(model).select(requests, options)
+    const explainedWith = withVectors.flatMap((selection) =>
+      Object.entries(selection.features ?? {}),
+    )
+    const query = learned.encoder.embedText(input.instruction)
+    for (const [id, values] of explainedWith) {
+      expect(values.dense_whole).toBeCloseTo(dot(query, learned.input(lookup).toolVector(id)), 3)
+    }
+    const without = await new LearnedSelector(model, 'learned', async () => undefined).select(
+      requests,
+      options,
+    )
+    const names = featureNames(true)
+    for (const [, values] of without.flatMap((selection) =>
+      Object.entries(selection.features ?? {}),
+    )) {
+      for (const name of DENSE_FEATURE_NAMES)
+        expect(values[name]).toBeCloseTo(model.model.mean[names.indexOf(name)], 3)
+    }
+  }, 120_000)
+})
