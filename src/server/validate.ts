@@ -37,44 +37,30 @@ export async function requireJson(c: Context, next: Next): Promise<void> {
 }
 
 /**
- * Options for zValidator: zod's synchronous parse. The request schemas have no asynchronous
- * refinements, and zValidator's default `safeParseAsync` costs three times as much (2.0 against
- * 0.7 µs for a `/v1/select-tools` body). The cast bridges zValidator's own copy of zod's types.
+ * zValidator's hook and options for one target: invalid input is thrown as INVALID_INPUT with
+ * `prefix`, and the schema runs zod's synchronous parse. The request schemas have no
+ * asynchronous refinements, and zValidator's default `safeParseAsync` costs three times as much
+ * (0.70 against 0.23 µs for a `/v1/select-tools` body). The cast bridges zValidator's own copy of
+ * zod's types.
  */
-function sync<T extends z.ZodType>() {
-  return { validationFunction: (schema: T, value: unknown) => schema.safeParse(value) as never }
+function checks<T extends z.ZodType>(prefix: string) {
+  return [
+    (result: { success: boolean; error?: { issues: z.core.$ZodIssue[] } }) => {
+      if (!result.success) throw invalid(prefix, result.error!)
+    },
+    { validationFunction: (schema: T, value: unknown) => schema.safeParse(value) as never },
+  ] as const
 }
 
 /** Validates the JSON body against `schema`. Use after `requireJson`. */
 export function jsonBody<T extends z.ZodType>(schema: T) {
-  return zValidator(
-    'json',
-    schema,
-    (result) => {
-      if (!result.success) throw invalid('Invalid request body', result.error)
-    },
-    sync<T>(),
-  )
+  return zValidator('json', schema, ...checks<T>('Invalid request body'))
 }
 
 export function queryParams<T extends z.ZodType>(schema: T) {
-  return zValidator(
-    'query',
-    schema,
-    (result) => {
-      if (!result.success) throw invalid('Invalid query parameters', result.error)
-    },
-    sync<T>(),
-  )
+  return zValidator('query', schema, ...checks<T>('Invalid query parameters'))
 }
 
 export function pathParams<T extends z.ZodType>(schema: T) {
-  return zValidator(
-    'param',
-    schema,
-    (result) => {
-      if (!result.success) throw invalid('Invalid path', result.error)
-    },
-    sync<T>(),
-  )
+  return zValidator('param', schema, ...checks<T>('Invalid path'))
 }
