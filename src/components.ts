@@ -175,6 +175,7 @@ export function createComponents(config: Config, logger: Logger): Components {
         ...selectors.values(),
       ]) {
         if (isLazy(component)) await component.ready()
+        else if ('prepare' in component) await component.prepare?.()
       }
     },
   }

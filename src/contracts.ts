@@ -179,4 +179,11 @@ export interface Selector {
    * answer from a library's usage examples; it reads `Selection.probabilities`.
    */
   readonly exampleDecision?: ExampleDecisionModel
+  /**
+   * Loads what the first `select` would otherwise load on the way (e.g. the word vectors of a
+   * model trained with dense features). The service awaits it at start-up, before it reports
+   * ready, so no request pays for it. Resolves also when the load fails and the selector can
+   * work without it.
+   */
+  prepare?(): Promise<void>
 }

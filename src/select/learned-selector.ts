@@ -48,6 +48,11 @@ export class LearnedSelector implements Selector {
     this.#dense = dense
   }
 
+  /** Loads the dense features' word vectors when the model uses them (the service's start-up). */
+  async prepare(): Promise<void> {
+    if (usesDenseFeatures(this.model)) await this.#dense()
+  }
+
   async select(requests: SelectionRequest[], options: SelectOptions = {}): Promise<Selection[]> {
     if (requests.length === 0) return []
     const instruction = options.instruction ?? requests.map((request) => request.step).join(' ')

@@ -1,4 +1,10 @@
-import { beforeAll, describe, expect, it } from 'vitest'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { denseToolVectors, learnedToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
@@ -15,7 +21,11 @@ import {
   trainDenseMap,
   type DenseMapSet,
 } from '../../src/learn/dense-map.ts'
-import { parseLearnedModel, usesDenseFeatures } from '../../src/learn/learned-model.ts'
+import {
+  loadDefaultModel,
+  parseLearnedModel,
+  usesDenseFeatures,
+} from '../../src/learn/learned-model.ts'
 import { trainLearnedModel } from '../../src/learn/train-model.ts'
 import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import { featureNames } from '../../src/learn/candidate-features.ts'
@@ -225,6 +235,38 @@ describe('a model trained with --learned-dense', () => {
     )) {
       for (const name of DENSE_FEATURE_NAMES)
         expect(values[name]).toBeCloseTo(model.model.mean[names.indexOf(name)], 3)
+    }
+  }, 120_000)
+
+  it('loads the word vectors at start-up (prepare), not on the first request', async () => {
+    const model = parseLearnedModel(JSON.stringify(train()), 'trained in the test')
+    let loads = 0
+    const loader = async () => {
+      loads += 1
+      return undefined
+    }
+    await new LearnedSelector(model, 'learned', loader).prepare()
+    expect(loads).toBe(1)
+    // The shipped model has no dense features: nothing to load.
+    await new LearnedSelector(loadDefaultModel(), 'learned', loader).prepare()
+    expect(loads).toBe(1)
+
+    // The service's start-up (Components.ready) prepares the configured selector.
+    const directory = await mkdtemp(join(tmpdir(), 'toolsel-dense-prepare-'))
+    try {
+      const file = join(directory, 'dense.json')
+      await writeFile(file, JSON.stringify(model))
+      const prepare = vi.spyOn(LearnedSelector.prototype, 'prepare')
+      const components = createComponents(
+        parseConfig({ select: { selector: `learned:${file}` } }),
+        createMemoryLogger(),
+      )
+      components.selector()
+      await components.ready()
+      expect(prepare).toHaveBeenCalledTimes(1)
+      prepare.mockRestore()
+    } finally {
+      await rm(directory, { recursive: true, force: true })
     }
   }, 120_000)
 })
