@@ -44,12 +44,12 @@ end
 `
 }
 
-/** wrk prints latencies as `5.22ms`, `812.00us` or `1.02s`. */
+const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/** wrk prints latencies as `5.22ms`, `812.00us`, `1.02s` (or `1.50m`, `1.00h`). */
 function milliseconds(text: string): number {
-  const match = /([\d.]+)(us|ms|s)/.exec(text)
-  if (!match) return Number.NaN
-  const value = Number(match[1])
-  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+  const match = /^([\d.]+)(us|ms|s|m|h)$/.exec(text)
+  return match ? Number(match[1]) * UNIT_MS[match[2]] : Number.NaN
 }
 
 export async function runWrk(options: {
@@ -74,14 +74,23 @@ export async function runWrk(options: {
   ]
   if (options.warmUp !== false) await run('wrk', args(2)) // warm-up: JIT, caches
   const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
+  return parseWrkOutput(stdout)
+}
+
+/**
+ * The figures of `wrk --latency`'s report. A percentile is read from its own line of the latency
+ * distribution only: the thread stats' `+/- Stdev` column also ends in `%` (`95.50%`), which an
+ * unanchored `50%` would match.
+ */
+export function parseWrkOutput(stdout: string): LoadResult {
   const line = (pattern: RegExp) => pattern.exec(stdout)?.[1] ?? ''
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
     stdout,
   )
   return {
     generator: 'wrk',
-    p50: milliseconds(line(/50%\s+(\S+)/)),
-    p99: milliseconds(line(/99%\s+(\S+)/)),
+    p50: milliseconds(line(/^\s*50%\s+(\S+)/m)),
+    p99: milliseconds(line(/^\s*99%\s+(\S+)/m)),
     requestsPerSecond: Number(line(/Requests\/sec:\s+([\d.]+)/)),
     requests: Number(line(/(\d+) requests in/)),
     errors: socketErrors ? socketErrors.slice(1).reduce((sum, count) => sum + Number(count), 0) : 0,
