@@ -89,7 +89,13 @@ export class MappedEncoder implements TextEncoder {
   }
 
   embedText(text: string): Float32Array {
-    return applyMap(this.#matrix, this.#size, this.#base.embedText(text))
+    const vector = this.#base.embedText(text)
+    if (vector.length !== this.#size) {
+      throw new Error(
+        `A dense map of size ${this.#size} can't map ${this.#base.modelId}'s ${vector.length}-dimensional vectors.`,
+      )
+    }
+    return applyMap(this.#matrix, this.#size, vector)
   }
 }
 

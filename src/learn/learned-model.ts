@@ -53,6 +53,7 @@ const LearnedModelSchema = z.object({
   denseMap: z
     .object({
       base: z.literal('static:glove-100d'),
+      /** The base vectors' dimension (100): the maps are size × size. */
       size: z.number().int().positive().max(1024),
       query: z.array(z.number()),
       tool: z.array(z.number()),
@@ -61,6 +62,9 @@ const LearnedModelSchema = z.object({
       (map) => map.query.length === map.size * map.size && map.tool.length === map.size * map.size,
       { message: 'query and tool must each hold size × size values' },
     )
+    .refine((map) => map.size === 100, {
+      message: 'size must be 100, the dimension of the static:glove-100d vectors',
+    })
     .optional(),
   /** The learned count (count-model.ts); absent in models trained before it: the rule alone. */
   count: z

@@ -137,6 +137,17 @@ describe('learned dense map (InfoNCE over the library)', () => {
     expect(() => new MappedEncoder(fixtureEncoder, new Float32Array(3), 2, 'query')).toThrow(
       /size 2 needs 4 values/,
     )
+    // A map whose size is not the base vectors' dimension is refused, not applied to part of them.
+    const dimension = fixtureEncoder.embedText('automobile rental').length
+    const wrong = new MappedEncoder(
+      fixtureEncoder,
+      new Float32Array((dimension + 1) ** 2),
+      dimension + 1,
+      'tool',
+    )
+    expect(() => wrong.embedText('automobile rental')).toThrow(
+      `A dense map of size ${dimension + 1} can't map fixture's ${dimension}-dimensional vectors.`,
+    )
   })
 })
 
@@ -190,6 +201,20 @@ describe('a model trained with --learned-dense', () => {
         'cut',
       ),
     ).toThrow(/size × size/)
+    expect(() =>
+      parseLearnedModel(
+        JSON.stringify({
+          ...trained,
+          denseMap: {
+            ...trained.denseMap,
+            size: 10,
+            query: Array(100).fill(0),
+            tool: Array(100).fill(0),
+          },
+        }),
+        'resized',
+      ),
+    ).toThrow(/size must be 100/)
 
     // The selector's tool vectors are the learned ones, not GloVe's.
     const learned = (await learnedToolVectors(model.denseMap!))!
