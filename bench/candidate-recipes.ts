@@ -17,7 +17,7 @@ import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config/load-config.ts'
 import { FEATURE_NAMES } from '../src/learn/candidate-features.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { formatLearnedModel, loadDefaultModel } from '../src/learn/learned-model.ts'
 import { fitTrainingSets, trainingSets, type TrainOptions } from '../src/learn/train-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
@@ -109,6 +109,6 @@ for (const [index, recipe] of recipes.entries()) {
     `| ${JSON.stringify(recipe)} | ${JSON.stringify(model.rule)} | ${model.count?.threshold ?? '-'}/${model.count?.extendThreshold ?? '-'} | ${splits.map((split) => `${split.name} ${split.exactMatch}`).join(', ')} | ${mean.toFixed(2)} |`,
   )
   if (values.save) {
-    await writeFile(`${values.save}-${index}.json`, `${JSON.stringify(model, null, 2)}\n`)
+    await writeFile(`${values.save}-${index}.json`, formatLearnedModel(model))
   }
 }

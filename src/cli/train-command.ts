@@ -9,7 +9,7 @@ import { dirname } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
-import { DEFAULT_MODEL_PATH } from '../learn/learned-model.ts'
+import { DEFAULT_MODEL_PATH, formatLearnedModel } from '../learn/learned-model.ts'
 import { trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
 import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
@@ -148,7 +148,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   const out = values.out ?? 'models/learned-selector.json'
   await mkdir(dirname(out), { recursive: true })
   const temporary = `${out}.${process.pid}.tmp`
-  await writeFile(temporary, `${JSON.stringify(model, null, 2)}\n`)
+  await writeFile(temporary, formatLearnedModel(model))
   await rename(temporary, out)
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   io.stdout(

@@ -126,6 +126,26 @@ const LearnedModelSchema = z.object({
 
 export type LearnedModel = z.infer<typeof LearnedModelSchema>
 
+/**
+ * A model as `toolsel train` writes it: indented JSON with every array of numbers on one line
+ * (a `--learned-dense` model's two 100 × 100 maps would otherwise take a line per number). The
+ * text parses back to the same model (`parseLearnedModel`).
+ */
+export function formatLearnedModel(model: LearnedModel): string {
+  // Number arrays become placeholders (a NUL-delimited index, which no model text holds) that
+  // are then replaced by the arrays' compact JSON: strings are never touched.
+  const arrays: string[] = []
+  const text = JSON.stringify(
+    model,
+    (_key, value: unknown) =>
+      Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
+        ? `\u0000${arrays.push(JSON.stringify(value)) - 1}\u0000`
+        : value,
+    2,
+  )
+  return `${text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => arrays[Number(index)])}\n`
+}
+
 /** Parses and checks a model file's text; `source` names it in errors. */
 export function parseLearnedModel(text: string, source: string): LearnedModel {
   let json: unknown

@@ -4,6 +4,7 @@ import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
 import { COUNT_FEATURE_NAMES } from '../../src/learn/count-model.ts'
 import {
   DEFAULT_MODEL_PATH,
+  formatLearnedModel,
   loadDefaultModel,
   parseLearnedModel,
 } from '../../src/learn/learned-model.ts'
@@ -52,5 +53,29 @@ describe('the shipped learned model', () => {
     // A model from before the count model still loads: the rule decides alone.
     const { count: _count, ...withoutCount } = loadDefaultModel()
     expect(parseLearnedModel(JSON.stringify(withoutCount), 'old.json').count).toBeUndefined()
+  })
+})
+
+describe('formatLearnedModel', () => {
+  it('writes number arrays on one line, leaves strings alone, and parses back to the model', () => {
+    const shipped = loadDefaultModel()
+    const model = {
+      ...shipped,
+      dataCard: {
+        ...shipped.dataCard,
+        notes: ['rule [0.15, 0.2]', 'a\nb', ...shipped.dataCard.notes],
+      },
+    }
+    const text = formatLearnedModel(model)
+    expect(text.endsWith('}\n')).toBe(true)
+    expect(parseLearnedModel(text, 'formatted')).toEqual(
+      parseLearnedModel(JSON.stringify(model), 'plain'),
+    )
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(model)))
+    expect(text).toContain(`"weights": ${JSON.stringify(model.model.weights)}`)
+    expect(text).toContain('"rule [0.15, 0.2]"')
+    // No line holds a lone number (JSON.stringify(…, null, 2) writes one per line).
+    expect(text.split('\n').filter((line) => /^\s*-?\d[\d.eE+-]*,?$/.test(line))).toEqual([])
+    expect(JSON.stringify(model, null, 2)).toMatch(/^\s*-?\d[\d.eE+-]*,?$/m)
   })
 })
