@@ -7,7 +7,7 @@
  */
 import { StaticEmbeddingModel } from '../models/static/static-embedding-model.ts'
 import { DenseToolVectors } from './dense-features.ts'
-import { MappedEncoder } from './dense-map.ts'
+import { mappedToolVectors } from './dense-map.ts'
 
 let loading: Promise<DenseToolVectors | undefined> | undefined
 
@@ -44,14 +44,7 @@ const learned = new WeakMap<StoredDenseMap, Promise<DenseToolVectors | undefined
 export function learnedToolVectors(map: StoredDenseMap): Promise<DenseToolVectors | undefined> {
   let vectors = learned.get(map)
   if (vectors === undefined) {
-    vectors = denseToolVectors().then(
-      (base) =>
-        base &&
-        new DenseToolVectors(
-          new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
-          new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
-        ),
-    )
+    vectors = denseToolVectors().then((base) => base && mappedToolVectors(base, map))
     learned.set(map, vectors)
   }
   return vectors

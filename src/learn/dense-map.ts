@@ -13,7 +13,7 @@
  * @module
  */
 import { normalizeL2 } from '../models/embedding-model.ts'
-import type { TextEncoder } from './dense-features.ts'
+import { DenseToolVectors, type TextEncoder } from './dense-features.ts'
 
 /** The two maps: `size × size` matrices, row-major (output row i = Σ_j M[i·size + j] · x[j]). */
 export interface DenseMap {
@@ -60,13 +60,19 @@ export interface DenseMapOptions {
 /** Applies `matrix` to `input` and scales the result to unit length. */
 export function applyMap(matrix: Float32Array, size: number, input: Float32Array): Float32Array {
   const out = new Float32Array(size)
-  for (let row = 0; row < size; row++) {
-    let sum = 0
-    const offset = row * size
-    for (let column = 0; column < size; column++) sum += matrix[offset + column] * input[column]
-    out[row] = sum
-  }
+  multiply(matrix, size, input, out)
   return normalizeL2(out)
+}
+
+/** Dense tool vectors of `base`'s encoders through a learned map (requests and tools). */
+export function mappedToolVectors(
+  base: DenseToolVectors,
+  map: { size: number; query: ArrayLike<number>; tool: ArrayLike<number> },
+): DenseToolVectors {
+  return new DenseToolVectors(
+    new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
+    new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
+  )
 }
 
 /** A text encoder in the learned space: the base encoder's vector through one of the maps. */
@@ -118,12 +124,12 @@ function shuffle<T>(items: T[], seed: number): T[] {
   return items
 }
 
-/** x → (M·x, its length), M a Float64Array matrix. */
-function project(
-  matrix: Float64Array,
+/** out = M·x (M row-major, size × size); returns |M·x| (1 for a zero vector). */
+function multiply(
+  matrix: Float32Array | Float64Array,
   size: number,
   input: Float32Array,
-  out: Float64Array,
+  out: Float32Array | Float64Array,
 ): number {
   let norm = 0
   for (let row = 0; row < size; row++) {
@@ -200,7 +206,7 @@ function batchLoss(
   const toolNorms = new Float64Array(n)
   const row = new Float64Array(size)
   for (let tool = 0; tool < n; tool++) {
-    const norm = project(b, size, set.tools[tool], row)
+    const norm = multiply(b, size, set.tools[tool], row)
     toolNorms[tool] = norm
     for (let index = 0; index < size; index++) toolUnits[tool * size + index] = row[index] / norm
   }
@@ -210,7 +216,7 @@ function batchLoss(
   const queryGrad = new Float64Array(size)
   let total = 0
   for (const query of queries) {
-    const norm = project(a, size, query.vector, unit)
+    const norm = multiply(a, size, query.vector, unit)
     for (let index = 0; index < size; index++) unit[index] /= norm
     let max = Number.NEGATIVE_INFINITY
     for (let tool = 0; tool < n; tool++) {

@@ -20,10 +20,10 @@ import {
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
 import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
 import type { TrainingCase } from './training-data.ts'
-import { DenseToolVectors, denseToolText } from './dense-features.ts'
+import { denseToolText, type DenseToolVectors } from './dense-features.ts'
 import {
   denseTop1,
-  MappedEncoder,
+  mappedToolVectors,
   trainDenseMap,
   type DenseMap,
   type DenseMapOptions,
@@ -198,7 +198,7 @@ export function trainingSets(
     )
     denseMap = learned.map
     notes.push(learned.note)
-    rowDense = learned.rowMaps.map((map) => mappedVectors(options.dense!, map))
+    rowDense = learned.rowMaps.map((map) => mappedToolVectors(options.dense!, map))
   }
   const sets: Array<{ name: string; queries: QueryRows[] }> = []
   sources.forEach((source, index) => {
@@ -268,14 +268,6 @@ export function denseMapSets(
     held.push({ name: source.name, tools, queries: pairs((fold) => fold === 0) })
   })
   return { train, held }
-}
-
-/** Dense tool vectors of `base` through a learned map. */
-function mappedVectors(base: DenseToolVectors, map: DenseMap): DenseToolVectors {
-  return new DenseToolVectors(
-    new MappedEncoder(base.encoder, Float32Array.from(map.query), map.size, 'query'),
-    new MappedEncoder(base.toolEncoder, Float32Array.from(map.tool), map.size, 'tool'),
-  )
 }
 
 /**

@@ -44,6 +44,21 @@ describe('toolsel train', () => {
     expect(selector.name).toBe(`learned:${join(dir, 'a.json')}`)
   })
 
+  /** `toolsel select` with the model at `out` answers a weather request with the forecast tool. */
+  async function expectServesWeather(out: string): Promise<void> {
+    const selected = await run([
+      'select',
+      'What is the weather in Paris tomorrow?',
+      '--selector',
+      `learned:${out}`,
+      '--json',
+    ])
+    expect(selected.code).toBe(0)
+    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toContain(
+      'weather.get_weather_forecast',
+    )
+  }
+
   it('with --dense learns the dense features too, and the selector serves the model', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-dense-'))
     const out = join(dir, 'dense.json')
@@ -61,17 +76,7 @@ describe('toolsel train', () => {
     const model = JSON.parse(await readFile(out, 'utf8'))
     expect(model.features).toEqual(featureNames(true))
     expect(model.features.slice(-DENSE_FEATURE_NAMES.length)).toEqual([...DENSE_FEATURE_NAMES])
-    const selected = await run([
-      'select',
-      'What is the weather in Paris tomorrow?',
-      '--selector',
-      `learned:${out}`,
-      '--json',
-    ])
-    expect(selected.code).toBe(0)
-    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toContain(
-      'weather.get_weather_forecast',
-    )
+    await expectServesWeather(out)
   }, 180_000)
 
   it('with --learned-dense stores the learned maps, and the selector serves the model', async () => {
@@ -87,17 +92,7 @@ describe('toolsel train', () => {
     expect(model.denseMap.tool).toHaveLength(100 * 100)
     // One source: its rows use the stored map (no other source to cross-fit on).
     expect(model.dataCard.notes[0]).toMatch(/^dense map \(100×100 .*held-out fold 0 top-1/)
-    const selected = await run([
-      'select',
-      'What is the weather in Paris tomorrow?',
-      '--selector',
-      `learned:${out}`,
-      '--json',
-    ])
-    expect(selected.code).toBe(0)
-    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toContain(
-      'weather.get_weather_forecast',
-    )
+    await expectServesWeather(out)
   }, 180_000)
 
   it('rejects examples naming tools the library lacks, and half-given options', async () => {

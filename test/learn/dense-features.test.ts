@@ -19,6 +19,7 @@ import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
 
 let vectors: DenseToolVectors
 // The first load on a fresh install converts the package's JSON (`npm ci` does it in `prepare`).
@@ -114,27 +115,10 @@ describe('dense candidate features (static GloVe)', () => {
   })
 
   it('are learned by `train --dense`, and neutral in the selector without word vectors', async () => {
-    const cases = [
-      ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
-      ['Is it raining in Oslo right now', ['weather.get_current_weather']],
-      ['Email the report to Ann', ['mail.send_email']],
-      ['Text my brother that I am late', ['sms.send_sms']],
-      ['Find flights from Rome to Madrid', ['travel.search_flights']],
-      [
-        'Book a hotel in Lisbon, and email the booking to Ann',
-        ['travel.book_hotel', 'mail.send_email'],
-      ],
-      ['How is the AAPL stock doing', ['finance.get_stock_quote']],
-      ['Any mail from Bob in my inbox?', ['mail.search_inbox']],
-    ].map(([instruction, gold], index) => ({
-      id: `q${index}`,
-      instruction: instruction as string,
-      gold: gold as string[],
-    }))
-    const trained = trainLearnedModel(
-      [{ name: 'sample', tools: [...SAMPLE_TOOLS], cases, notes: [], singleClauses: false }],
-      { bm25: BM25_SETTINGS, dense: vectors },
-    )
+    const trained = trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
+      bm25: BM25_SETTINGS,
+      dense: vectors,
+    })
     expect(trained.features).toEqual(DENSE_NAMES)
     const model = parseLearnedModel(JSON.stringify(trained), 'trained in the test')
     expect(usesDenseFeatures(model)).toBe(true)
@@ -142,18 +126,7 @@ describe('dense candidate features (static GloVe)', () => {
       usesDenseFeatures(
         parseLearnedModel(
           JSON.stringify(
-            trainLearnedModel(
-              [
-                {
-                  name: 'sample',
-                  tools: [...SAMPLE_TOOLS],
-                  cases,
-                  notes: [],
-                  singleClauses: false,
-                },
-              ],
-              { bm25: BM25_SETTINGS },
-            ),
+            trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], { bm25: BM25_SETTINGS }),
           ),
           'plain',
         ),

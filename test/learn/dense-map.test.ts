@@ -32,6 +32,7 @@ import { featureNames } from '../../src/learn/candidate-features.ts'
 import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
 
 const unit = (values: number[]) => {
   const norm = Math.hypot(...values)
@@ -161,28 +162,12 @@ describe('a model trained with --learned-dense', () => {
 
   const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
   const lookup = (id: string): Tool => byId.get(id)!
-  const cases = [
-    ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
-    ['Is it raining in Oslo right now', ['weather.get_current_weather']],
-    ['Email the report to Ann', ['mail.send_email']],
-    ['Text my brother that I am late', ['sms.send_sms']],
-    ['Find flights from Rome to Madrid', ['travel.search_flights']],
-    [
-      'Book a hotel in Lisbon, and email the booking to Ann',
-      ['travel.book_hotel', 'mail.send_email'],
-    ],
-    ['How is the AAPL stock doing', ['finance.get_stock_quote']],
-    ['Any mail from Bob in my inbox?', ['mail.search_inbox']],
-  ].map(([instruction, gold], index) => ({
-    id: `q${index}`,
-    instruction: instruction as string,
-    gold: gold as string[],
-  }))
   const train = () =>
-    trainLearnedModel(
-      [{ name: 'sample', tools: [...SAMPLE_TOOLS], cases, notes: [], singleClauses: false }],
-      { bm25: BM25_SETTINGS, dense: vectors, learnDense: { epochs: 3 } },
-    )
+    trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
+      bm25: BM25_SETTINGS,
+      dense: vectors,
+      learnDense: { epochs: 3 },
+    })
 
   it('stores the maps, round-trips, and scores in the learned space; neutral without vectors', async () => {
     const trained = train()

@@ -6,9 +6,9 @@ import {
   type TrainingSource,
 } from '../../src/learn/train-model.ts'
 import { BM25_SETTINGS } from '../helpers/feature-input.ts'
-import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { sampleSource, trainingCases } from '../helpers/training-cases.ts'
 
-const CASES = [
+const CASES = trainingCases([
   ['What is the weather in Paris tomorrow', ['weather.get_forecast']],
   ['Email the report to Ann', ['mail.send_email']],
   ['Text my brother that I am late', ['sms.send_sms']],
@@ -22,15 +22,9 @@ const CASES = [
   ['Send an SMS to Carla saying hi', ['sms.send_sms']],
   ['Search flights to Oslo next week', ['travel.search_flights']],
   ['Forecast for Berlin, and text it to Ben', ['weather.get_forecast', 'sms.send_sms']],
-].map(([instruction, gold], index) => ({
-  id: `q${index}`,
-  instruction: instruction as string,
-  gold: gold as string[],
-}))
+])
 
-const SOURCES: TrainingSource[] = [
-  { name: 'sample', tools: [...SAMPLE_TOOLS], cases: CASES, notes: [], singleClauses: false },
-]
+const SOURCES: TrainingSource[] = [sampleSource(CASES)]
 
 describe('trainLearnedModel recipes', () => {
   const options = { bm25: BM25_SETTINGS }
