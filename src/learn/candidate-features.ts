@@ -11,6 +11,7 @@ import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { ToolMemo } from '../library/tool-memo.ts'
+import { idHash as fnv1a } from '../library/id-table.ts'
 import { DENSE_FEATURE_NAMES, denseFeatureValues, type DenseInput } from './dense-features.ts'
 
 /** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
@@ -110,13 +111,9 @@ interface ToolTerms {
 
 const SIGNATURE_BITS = 512
 
-/** A term's bit in a signature (FNV-1a of its UTF-16 code units). */
+/** A term's bit in a signature (FNV-1a of its UTF-16 code units, as for ids). */
 function termBit(term: string): number {
-  let hash = 0x811c9dc5
-  for (let at = 0; at < term.length; at += 1) {
-    hash = Math.imul(hash ^ term.charCodeAt(at), 0x01000193)
-  }
-  return (hash >>> 0) % SIGNATURE_BITS
+  return fnv1a(term) % SIGNATURE_BITS
 }
 
 /** Whether `terms` (a tool's `all` and `signature`) holds `term`, whose bit is `bit`. */
