@@ -37,6 +37,8 @@ const PARSED_CACHE_SIZE = 4096
  * Tools as JSON lines, in one buffer or in an open tools file; tool `p` is bytes starts[p] …
  * ends[p]-1 and has the id ids[p].
  */
+const noHold = (): void => undefined
+
 class ToolLines {
   readonly #source: Buffer | ToolsFile
   readonly #starts: Float64Array
@@ -269,6 +271,14 @@ export class ToolLibrary {
    */
   release(graceMs: number): void {
     this.#lines?.file?.release(graceMs)
+  }
+
+  /**
+   * Keeps this version readable until the returned function is called, even when it is released
+   * meanwhile and its grace runs out: a request or build takes it while it uses the library.
+   */
+  hold(): () => void {
+    return this.#lines?.file?.hold() ?? noHold
   }
 
   /**
