@@ -286,7 +286,8 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     const registry = new LibraryRegistry({ releaseGraceMs: 0 })
     const first = await loadIndexedLibrary(dir, config)
     registry.set(first)
-    const firstReader = first.library.hold()
+    // A view (a subset reading through its parent) holds its parent's file.
+    const firstReader = ToolLibrary.subset(first.library, Int32Array.of(12, 13)).hold()
     const reading = holding(first, async () => {
       // The swap comes while this reader runs; its grace (0) is over at once.
       registry.set(await loadIndexedLibrary(dir, config))
