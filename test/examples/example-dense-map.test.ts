@@ -1,8 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import {
   decideWithExamples,
   DENSE_POOL,
@@ -237,6 +241,66 @@ describe('examples.denseMap in an index', () => {
     const plain = await loadIndexedLibrary(saved, parseConfig({}))
     expect(plain.examples?.set.size).toBe(examples.size)
     expect(plain.examples?.dense).toBeUndefined()
+  }, 120_000)
+})
+
+describe('examples.denseMap in a serving library', () => {
+  // Slang that shares no word with the sample tools: only the examples tie it to them.
+  const SLANG: Array<[string, string[]]> = [
+    ['sms.send_sms', ['holler', 'crew', 'gig', 'ping', 'buzz', 'pals', 'shout', 'yo']],
+    [
+      'weather.get_forecast',
+      ['brolly', 'drizzle', 'sunny', 'chilly', 'muggy', 'tomorrow', 'outdoors', 'picnic'],
+    ],
+    [
+      'travel.search_flights',
+      ['jet', 'plane', 'hop', 'layover', 'runway', 'nonstop', 'airline', 'redeye'],
+    ],
+    [
+      'finance.get_stock_quote',
+      ['ticker', 'shares', 'nasdaq', 'portfolio', 'bull', 'dividend', 'invest', 'market'],
+    ],
+    ['mail.search_inbox', ['dig', 'thread', 'message', 'old', 'look', 'inbox', 'boss', 'find']],
+    ['travel.book_hotel', ['crash', 'bed', 'motel', 'sleep', 'night', 'lodge', 'suite', 'inn']],
+  ]
+  const slangExamples = SLANG.flatMap(([tool, words]) =>
+    Array.from({ length: 12 }, (_, at) => ({
+      instruction: `${request(words, at)} ${at}`,
+      tools: [tool],
+    })),
+  )
+
+  it('a POST of examples publishes the new version with its space; a restart learns the same one', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-exmap-serve-'))
+    try {
+      const toolFile = join(indexDir, 'sample.json')
+      await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
+      // First from the tool file; after the write, the saved index (as a restart finds it).
+      const started = async (library: string) => {
+        const config = parseConfig({
+          library: { default: library, indexDir },
+          examples: { denseMap: true },
+        })
+        const logger = createMemoryLogger()
+        const service = new ToolselService(config, logger, createComponents(config, logger))
+        await service.start()
+        return service
+      }
+      const service = await started(toolFile)
+      expect(service.library().examples).toBeUndefined()
+      const result = await service.addExamples('sample', slangExamples)
+      expect(result.version).toBe(1)
+      const examples = service.library().examples
+      expect(examples?.set.version).toBe(1)
+      expect(examples?.dense).toBeDefined()
+      const text = 'yo holler at my pals about the gig'
+      const top = examples!.dense!.score(text, 3).top
+      expect(top).toHaveLength(3)
+      const restarted = await started('sample')
+      expect(restarted.library().examples?.dense?.score(text, 3).top).toEqual(top)
+    } finally {
+      await rm(indexDir, { recursive: true, force: true })
+    }
   }, 120_000)
 })
 
