@@ -46,6 +46,8 @@ export interface CandidateTool {
   description: string
   /** The retriever's score (or the reranker's, after reranking). */
   score: number
+  /** The tool's position in the library, when the retriever knows it (see `Candidate.position`). */
+  position?: number
 }
 
 // ── Plan ────────────────────────────────────────────────────────────────────────────────────
@@ -74,6 +76,12 @@ export interface Candidate {
   id: string
   /** Retriever-specific relevance score; higher is better (BM25 score, cosine, fused score). */
   score: number
+  /**
+   * The tool's position in that library, when the retriever knows it (BM25: its document number):
+   * per-tool data is then found by position instead of by id (library/tool-memo.ts). A hint only:
+   * a position that does not hold `id` is ignored.
+   */
+  position?: number
 }
 
 export interface RetrieveOptions {

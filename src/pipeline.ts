@@ -312,11 +312,13 @@ export async function rerankRequests(
  */
 export function toCandidateTools(
   library: ToolLibrary,
-  retrieved: ReadonlyArray<{ id: string; score: number }>,
+  retrieved: ReadonlyArray<{ id: string; score: number; position?: number }>,
 ): CandidateTool[] {
-  return retrieved.map(({ id, score }) => {
-    const { name, description } = candidateText.get(library, id)
-    return { id, name, description, score }
+  return retrieved.map(({ id, score, position }) => {
+    const { name, description } = candidateText.get(library, id, position)
+    return position === undefined
+      ? { id, name, description, score }
+      : { id, name, description, score, position }
   })
 }
 

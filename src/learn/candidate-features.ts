@@ -18,6 +18,8 @@ import { DENSE_FEATURE_NAMES, denseFeatureValues, type DenseInput } from './dens
 export interface ScoredId {
   id: string
   score: number
+  /** The tool's position in `FeatureInput.library`, when known (a hint: see library/tool-memo.ts). */
+  position?: number
 }
 
 /** What the extractor reads for one instruction. */
@@ -141,8 +143,8 @@ const termCache = new WeakMap<Tool, ToolTerms>()
 const termMemo = new ToolMemo(deriveToolTerms)
 
 /** A candidate's terms: per library version when the input names its library, else per tool object. */
-function toolTerms(input: FeatureInput, id: string): ToolTerms {
-  if (input.library) return termMemo.get(input.library, id)
+function toolTerms(input: FeatureInput, id: string, position?: number): ToolTerms {
+  if (input.library) return termMemo.get(input.library, id, position)
   const tool = input.tool(id)
   let terms = termCache.get(tool)
   if (terms === undefined) termCache.set(tool, (terms = deriveToolTerms(tool)))
@@ -230,15 +232,17 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   }
 
   const ids: string[] = []
+  const positions: Array<number | undefined> = []
   const seen = new Set<string>()
-  const add = (id: string) => {
+  const add = ({ id, position }: ScoredId) => {
     if (!seen.has(id)) {
       seen.add(id)
       ids.push(id)
+      positions.push(position)
     }
   }
-  for (const candidate of input.whole) add(candidate.id)
-  for (const step of input.steps) for (const candidate of step.candidates) add(candidate.id)
+  for (const candidate of input.whole) add(candidate)
+  for (const step of input.steps) for (const candidate of step.candidates) add(candidate)
 
   // Tools near the top of some list, by namespace: ToolBench multi-tool requests mostly use APIs
   // of one tool, MCP requests several tools of one server.
@@ -246,7 +250,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const strong = (view: ListView) => {
     for (const [id, rank] of view.rank) {
       if (rank >= 3) continue
-      const namespace = toolTerms(input, id).namespace
+      const namespace = toolTerms(input, id, view.candidates[rank].position).namespace
       if (!namespace) continue
       let set = strongByNamespace.get(namespace)
       if (set === undefined) strongByNamespace.set(namespace, (set = new Set()))
@@ -282,8 +286,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       ids,
     )
 
-  return ids.map((id) => {
-    const terms = toolTerms(input, id)
+  return ids.map((id, at) => {
+    const terms = toolTerms(input, id, positions[at])
     let instructionHits = 0
     for (let position = 0; position < instructionTerms.length; position += 1) {
       const hit = holds(terms, instructionTerms[position], instructionBits[position]) ? 1 : 0

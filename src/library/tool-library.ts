@@ -33,6 +33,9 @@ export function assertLibraryName(name: string): void {
 /** Parsed tools a buffer-backed library keeps (the most recently used). */
 const PARSED_CACHE_SIZE = 4096
 
+/** Bytes of tools a whole-library scan reads at once. */
+const SCAN_BLOCK_BYTES = 1 << 20
+
 /**
  * Tools as JSON lines, in one buffer or in an open tools file; tool `p` is bytes starts[p] …
  * ends[p]-1 and has the id ids[p].
@@ -87,6 +90,43 @@ class ToolLines {
       this.#cache.delete(this.#cache.keys().next().value as number)
     this.#cache.set(position, tool)
     return tool
+  }
+
+  /** The tool at `position` as a fresh object, not cached. */
+  read(position: number): Tool {
+    const source = this.#source
+    const start = this.#starts[position]
+    const end = this.#ends[position]
+    return this.#parse(
+      position,
+      source instanceof ToolsFile ? source.text(start, end) : source.toString('utf8', start, end),
+    )
+  }
+
+  /**
+   * Every tool in order, one at a time, as fresh objects (not cached, none kept): lines are read
+   * in blocks of about SCAN_BLOCK_BYTES, so a whole file is never in memory at once.
+   */
+  scan(visit: (tool: Tool, position: number) => void): void {
+    const count = this.#ids.length
+    const source = this.#source
+    let first = 0
+    while (first < count) {
+      let last = first
+      while (last + 1 < count && this.#ends[last + 1] - this.#starts[first] <= SCAN_BLOCK_BYTES)
+        last += 1
+      const start = this.#starts[first]
+      const end = this.#ends[last]
+      const text =
+        source instanceof ToolsFile ? source.text(start, end) : source.toString('utf8', start, end)
+      // Lines are separated by one or more line feeds (empty lines are not tools).
+      const lines = text.split('\n').filter((line) => line.length > 0)
+      for (let position = first; position <= last; position += 1) {
+        const line = lines.length === last - first + 1 ? lines[position - first] : undefined
+        visit(line === undefined ? this.read(position) : this.#parse(position, line), position)
+      }
+      first = last + 1
+    }
   }
 
   /** Every tool as fresh objects, not cached (whole-library walks): one read of the file. */
@@ -211,6 +251,8 @@ export class ToolLibrary {
   #ids: readonly string[] | undefined
   readonly #tools: readonly Tool[] | undefined
   readonly #lines: ToolLines | undefined
+  /** A view's tools: those of `parent` at `positions` (see `subset`). */
+  #subset: { parent: ToolLibrary; positions: Int32Array } | undefined
   readonly #positions: Map<string, number> | IdTable
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
@@ -263,6 +305,20 @@ export class ToolLibrary {
   }
 
   /**
+   * The tools of `parent` at `positions` (ascending), under the parent's name, read from the
+   * parent when asked for instead of copied: a scoped view of a large library holds its tools'
+   * positions and ids, not their objects. `contentHash`: the subset's, when the caller has it.
+   * The view reads through `parent`, so it must not outlive the parent's release.
+   */
+  static subset(parent: ToolLibrary, positions: Int32Array, contentHash?: string): ToolLibrary {
+    const ids = Array.from(positions, (position) => parent.idList.at(position)!)
+    const library = new ToolLibrary(parent.name, [], undefined, ids)
+    library.#subset = { parent, positions }
+    library.#contentHash = contentHash
+    return library
+  }
+
+  /**
    * This version is no longer served (replaced or deleted): a library read from an open tools
    * file closes it `graceMs` from now, once what still holds this version is done with it. A
    * library held in memory has nothing to free.
@@ -289,18 +345,43 @@ export class ToolLibrary {
    * builds, exports and whole-library scans, not per request.
    */
   get tools(): readonly Tool[] {
+    if (this.#subset)
+      return Array.from(this.#subset.positions, (at) => this.#subset!.parent.#fresh(at))
     return this.#tools ?? this.#lines!.all()
+  }
+
+  /**
+   * Calls `visit` with every tool in order, one at a time (a buffer-backed library parses each
+   * afresh and keeps none): a whole-library walk that never holds every tool at once.
+   */
+  scan(visit: (tool: Tool, position: number) => void): void {
+    if (this.#lines) return this.#lines.scan(visit)
+    if (this.#subset) {
+      const { parent, positions } = this.#subset
+      positions.forEach((at, position) => visit(parent.#fresh(at), position))
+      return
+    }
+    this.#tools!.forEach(visit)
+  }
+
+  /** The tool at `position`, not cached by a buffer-backed library (for whole-library walks). */
+  #fresh(position: number): Tool {
+    if (this.#lines) return this.#lines.read(position)
+    if (this.#subset) return this.#subset.parent.#fresh(this.#subset.positions[position])
+    return this.#tools![position]
   }
 
   /** The tools as JSON lines (each line ending with a newline), as an index stores them. */
   toJsonLines(): Buffer {
     if (this.#lines) return this.#lines.bytes()
-    return Buffer.from(this.#tools!.map((tool) => `${JSON.stringify(tool)}\n`).join(''))
+    return Buffer.from(this.tools.map((tool) => `${JSON.stringify(tool)}\n`).join(''))
   }
 
   /** The tool at a position (0 … size-1). */
   at(position: number): Tool {
-    return this.#lines ? this.#lines.at(position) : this.#tools![position]
+    if (this.#lines) return this.#lines.at(position)
+    if (this.#subset) return this.#subset.parent.at(this.#subset.positions[position])
+    return this.#tools![position]
   }
 
   get(id: string): Tool | undefined {

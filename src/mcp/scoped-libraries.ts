@@ -1,18 +1,30 @@
 /**
  * Scoped views of a library, each with its own index. A scoped client searches only its tools,
  * so its results can't be crowded out by (or leak) other servers' tools, and BM25 statistics are
- * those of what it can see. Views are cached by library content hash and scope, least recently
- * used first out; a library swap (new content hash) simply stops hitting the old entries.
+ * those of what it can see. Views are cached by library version and scope, least recently used
+ * first out; a library swap (a new library object) simply stops hitting the old entries.
+ *
+ * A view materialises only what it needs: building it reads the library's tools one at a time
+ * (never all of them at once) and keeps those in scope just long enough to index them; the view
+ * then holds their positions and ids and reads a tool from the library when asked for it.
  * @module
  */
 import type { Config } from '../config/schema.ts'
+import type { Tool } from '../library/tool.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
 import { scopedView, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import { inScope, isUnscoped, scopeKey, type ToolScope } from './tool-scope.ts'
+
+interface CachedView {
+  /** The library version the view reads its tools from. */
+  library: ToolLibrary
+  view: Promise<IndexedLibrary>
+}
 
 export class ScopedLibraries {
   readonly #config: Config
   readonly #capacity: number
-  readonly #views = new Map<string, Promise<IndexedLibrary>>()
+  readonly #views = new Map<string, CachedView>()
 
   /** `capacity`: views kept (`mcp.scopeCacheSize`). */
   constructor(config: Config, capacity = config.mcp.scopeCacheSize) {
@@ -24,24 +36,38 @@ export class ScopedLibraries {
   async view(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
     if (isUnscoped(scope)) return indexed
     const { library } = indexed
-    const key = `${library.name}\u0000${library.contentHash}\u0000${scopeKey(scope)}`
-    let view = this.#views.get(key)
-    if (view) {
+    const key = `${library.name}\u0000${scopeKey(scope)}`
+    let cached = this.#views.get(key)
+    if (cached && cached.library === library) {
       this.#views.delete(key)
     } else {
-      view = this.#build(indexed, scope)
-      view.catch(() => this.#views.delete(key))
+      const view = this.#build(indexed, scope)
+      cached = { library, view }
+      const entry = cached
+      view.catch(() => {
+        if (this.#views.get(key) === entry) this.#views.delete(key)
+      })
     }
-    this.#views.set(key, view)
+    this.#views.set(key, cached)
     while (this.#views.size > this.#capacity) {
       this.#views.delete(this.#views.keys().next().value as string)
     }
-    return view
+    return cached.view
   }
 
   async #build(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
-    const tools = indexed.library.tools.filter((tool) => inScope(tool, scope))
-    if (tools.length === indexed.library.size) return indexed
-    return scopedView(indexed, tools, this.#config)
+    const { library } = indexed
+    const positions: number[] = []
+    const tools: Tool[] = []
+    library.scan((tool, position) => {
+      if (!inScope(tool, scope)) return
+      positions.push(position)
+      tools.push(tool)
+    })
+    if (tools.length === library.size) return indexed
+    const built = await scopedView(indexed, tools, this.#config)
+    // The index is built; the view reads its tools from the library from now on.
+    const view = ToolLibrary.subset(library, Int32Array.from(positions), built.library.contentHash)
+    return { ...built, library: view }
   }
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted, ToolselError } from '../errors.ts'
-import type { AbortInput } from '../lazy-abort.ts'
+import { lazySignal, type AbortInput } from '../lazy-abort.ts'
 import {
   summarizeImport,
   type ImportFormat,
@@ -195,18 +195,23 @@ export class ToolselService {
     return () => this.#selectListeners.delete(listener)
   }
 
+  /**
+   * `signal`: an AbortSignal, or a LazyAbort. A synchronous retriever (BM25) gets no signal (the
+   * abort is checked right before it runs), so a LazyAbort's is then never made.
+   */
   async search(
     request: SearchRequest,
-    signal?: AbortSignal,
+    signal?: AbortInput,
     target?: IndexedLibrary,
   ): Promise<SearchResult> {
     const { indexed, retriever, k } = this.resolveRetrieval(request, target)
     // Search is for an agent browsing the library: no threshold, just the k best matches.
-    const candidates = await retriever.retrieve(request.query, {
-      k,
-      minScore: Number.NEGATIVE_INFINITY,
-      signal,
-    })
+    const options = { k, minScore: Number.NEGATIVE_INFINITY }
+    throwIfAborted(signal)
+    const candidates = await retriever.retrieve(
+      request.query,
+      retriever.synchronous ? options : Object.assign(lazySignal(signal), options),
+    )
     const results = candidates.map(({ id, score }) => {
       const tool = indexed.library.require(id)
       return { id, name: tool.name, description: oneLineDescription(tool.description), score }

@@ -62,6 +62,51 @@ describe('ToolMemo', () => {
     expect(derived).toEqual([a, b, c, d, b])
   })
 
+  it('finds an entry by position, derived once, and ignores a position that does not hold the id', () => {
+    const { memo, derived } = countingMemo()
+    const first = ids.map((id, position) => memo.get(library, id, position))
+    const again = ids.map((id, position) => memo.get(library, id, position))
+    expect(derived).toEqual(ids)
+    again.forEach((value, index) => expect(value).toBe(first[index]))
+    first.forEach((value, position) => expect(value.id).toBe(ids[position]))
+    // Wrong hints: another tool's position, out of range, negative, not a whole number.
+    for (const hint of [1, ids.length, ids.length + 5000, -1, 0.5, Number.NaN]) {
+      expect(memo.get(library, ids[0], hint).id).toBe(ids[0])
+    }
+    expect(memo.get(library, ids[1], 1)).toBe(first[1])
+    const fresh = countingMemo().memo
+    for (const hint of [1.5, 2.5, -1, -2, ids.length])
+      expect(fresh.get(library, ids[1], hint).id).toBe(ids[1])
+    expect(() => memo.get(library, 'nope', 0)).toThrow(/Library "lazy" has no tool "nope"/)
+  })
+
+  it('keeps at most two generations by position: recently used entries stay', () => {
+    const { memo, derived } = countingMemo(2)
+    const at = (position: number) => memo.get(library, ids[position], position)
+    const [a, b, c, d] = ids
+    at(0)
+    at(1) // current: a b
+    at(2) // current: c, previous: a b
+    at(0) // from the previous generation: current c a
+    at(3) // current: d, previous: c a (b dropped)
+    expect(derived).toEqual([a, b, c, d])
+    at(0)
+    at(2)
+    expect(derived).toEqual([a, b, c, d])
+    at(1)
+    expect(derived).toEqual([a, b, c, d, b])
+  })
+
+  it('serves a position by the tools of the library version asked for', () => {
+    const { memo } = countingMemo()
+    const reordered = ToolLibrary.fromJsonLines('lazy', jsonLines([...SAMPLE_TOOLS].reverse()))
+    const last = ids.length - 1
+    expect(memo.get(library, ids[0], 0).id).toBe(ids[0])
+    expect(memo.get(reordered, ids[last], 0).id).toBe(ids[last])
+    expect(memo.get(reordered, ids[0], 0).id).toBe(ids[0])
+    expect(memo.get(reordered, ids[0], last)).toEqual(memo.get(reordered, ids[0]))
+  })
+
   it('throws UNKNOWN_TOOL for an id the library lacks', () => {
     const { memo } = countingMemo()
     expect(() => memo.get(library, 'nope')).toThrow(/Library "lazy" has no tool "nope"/)

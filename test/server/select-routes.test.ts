@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { Planner } from '../../src/contracts.ts'
-import type { ToolselError } from '../../src/errors.ts'
+import type { Planner, Retriever } from '../../src/contracts.ts'
+import { ToolselError } from '../../src/errors.ts'
 import { LazyAbort } from '../../src/lazy-abort.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
@@ -248,5 +248,53 @@ describe('POST /v1/search-tools', () => {
     expect(body.results.length).toBeLessThanOrEqual(3)
     for (const result of body.results)
       expect(Object.keys(result).sort()).toEqual(['description', 'id', 'name', 'score'])
+  })
+
+  it('makes no AbortSignal for a BM25 search', async () => {
+    const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
+    let made = 0
+    Object.defineProperty(LazyAbort.prototype, 'signal', {
+      ...descriptor,
+      get() {
+        made += 1
+        return descriptor.get!.call(this)
+      },
+    })
+    try {
+      const { app } = await createTestApp()
+      const response = await app.request('/v1/search-tools', postJson({ query: 'weather' }))
+      expect(response.status).toBe(200)
+      expect((await readJson(response)).results.length).toBeGreaterThan(0)
+      expect(made).toBe(0)
+    } finally {
+      Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
+    }
+  })
+
+  it('refuses an aborted search before the retriever runs, and gives a waiting retriever the signal', async () => {
+    const { service } = await createTestApp()
+    const aborted = new LazyAbort()
+    aborted.abort(new ToolselError('TIMEOUT', 'late'))
+    await expect(service.search({ query: 'weather' }, aborted)).rejects.toMatchObject({
+      code: 'TIMEOUT',
+    })
+
+    const seen: Array<AbortSignal | undefined> = []
+    const waiting: Retriever = {
+      name: 'bm25',
+      retrieve: async (_query, options) => {
+        seen.push(options.signal)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        return []
+      },
+    }
+    const target = { ...service.library('sample'), retrievers: new Map([['bm25', waiting]]) }
+    const abort = new LazyAbort()
+    const searched = service.search({ query: 'weather' }, abort, target)
+    abort.abort(new ToolselError('TIMEOUT', 'late'))
+    expect((await searched).results).toEqual([])
+    expect(seen).toHaveLength(1)
+    expect(seen[0]?.aborted).toBe(true)
+    expect((seen[0]?.reason as ToolselError).code).toBe('TIMEOUT')
   })
 })

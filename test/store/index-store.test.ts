@@ -53,6 +53,18 @@ describe('index store', () => {
     )
   })
 
+  it("gives BM25 candidates their tools' positions in the library, built and loaded", async () => {
+    const { indexed, dir } = await saveSample()
+    const loaded = await loadIndexedLibrary(dir, config)
+    for (const { library, retrievers } of [indexed, loaded]) {
+      for (const query of ['send email', 'weather forecast for tomorrow', 'search files']) {
+        const candidates = await retrievers.get('bm25')!.retrieve(query, { k: 10, minScore: 0 })
+        expect(candidates.length).toBeGreaterThan(0)
+        for (const { id, position } of candidates) expect(library.idList.at(position!)).toBe(id)
+      }
+    }
+  })
+
   it('applies the configured tau to loaded indexes', async () => {
     const { dir } = await saveSample()
     const strict = parseConfig({ retrieve: { bm25: { tau: 1000 } } })

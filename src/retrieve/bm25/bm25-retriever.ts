@@ -247,7 +247,7 @@ export class Bm25Retriever implements Retriever {
       this.#prune && canPrune(terms)
         ? searchWindowed(terms, expansionWeight, this.#scratch, top, minScore)
         : searchExhaustive(terms, expansionWeight, this.#scratch, top, minScore)
-    return hits.map(({ position, score }) => ({ id: ids.at(position)!, score }))
+    return hits.map(({ position, score }) => ({ id: ids.at(position)!, score, position }))
   }
 }
 

@@ -40,6 +40,6 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertUnscoped(principal, 'search-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
-      return c.json(await service.search(request, c.get('abort').signal))
+      return c.json(await service.search(request, c.get('abort')))
     })
 }
