@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   UNKNOWN_COMPONENT: 'No planner, retriever, selector or model of that id exists.',
   INDEX_MISMATCH: 'A built index does not match the code or the configuration.',
   INDEX_CORRUPT: 'A built index could not be read.',
+  LIBRARY_REPLACED:
+    'The library version a request was reading was replaced and unloaded; retrying uses the current one.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
   NOT_READY: 'The service is still loading.',
   TIMEOUT: 'The request took longer than its time limit.',

@@ -40,6 +40,8 @@ const SCAN_BLOCK_BYTES = 1 << 20
  * Tools as JSON lines, in one buffer or in an open tools file; tool `p` is bytes starts[p] …
  * ends[p]-1 and has the id ids[p].
  */
+const noHold = (): void => undefined
+
 class ToolLines {
   readonly #source: Buffer | ToolsFile
   readonly #starts: Float64Array
@@ -325,6 +327,16 @@ export class ToolLibrary {
    */
   release(graceMs: number): void {
     this.#lines?.file?.release(graceMs)
+  }
+
+  /**
+   * Keeps this version readable until the returned function is called, even when it is released
+   * meanwhile and its grace runs out: a request or build takes it while it uses the library.
+   */
+  hold(): () => void {
+    // A view reads its parent's file.
+    if (this.#subset) return this.#subset.parent.hold()
+    return this.#lines?.file?.hold() ?? noHold
   }
 
   /**

@@ -5,40 +5,45 @@
  * CRC-32 that tied the two files together).
  *
  * One file descriptor per loaded library version. `release(graceMs)` (the library registry
- * calls it when a version is replaced or deleted) closes it once `graceMs` have passed, so that
- * requests and jobs still holding the old version finish reading first; a version that is never
- * released (a CLI command, a test) closes when it is garbage-collected. Reading after the close
- * fails with INDEX_CORRUPT naming the file, never with another file's bytes: the descriptor is
- * closed once, by whichever comes first.
+ * calls it when a version is replaced or deleted) closes it once `graceMs` have passed and the
+ * last reader that `hold()`s it is done, so that requests and jobs still holding the old version
+ * finish reading first, however long they take; a version that is never released (a CLI command,
+ * a test) closes when it is garbage-collected. Reading after the close (a reader that took no
+ * hold and outlived the grace) fails with LIBRARY_REPLACED (retry: the current version serves
+ * it), never with another file's bytes: the descriptor is closed once, by whichever comes first.
  * @module
  */
 import { close, closeSync, fstat, open, readSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { ToolselError } from '../errors.ts'
 
-/** The descriptor, shared by the file, its close timer and its finaliser (not the file itself). */
+/**
+ * The descriptor, shared by the file, its close timer, its holds and its finaliser (not the file
+ * itself, so that it can still be collected). `holders`: holds not yet let go; `due`: released
+ * and its grace is over, so it closes when `holders` reaches 0.
+ */
 interface Descriptor {
   fd: number
   closed: boolean
-}
-
-/** Descriptors open now (the tests check that reloads don't leak them). */
-let openCount = 0
-
-export function openToolsFileCount(): number {
-  return openCount
+  holders: number
+  due: boolean
 }
 
 /** Closes once, whoever asks first (a release timer, the finaliser, or both). */
 function closeDescriptor(descriptor: Descriptor): void {
   if (descriptor.closed) return
   descriptor.closed = true
-  openCount -= 1
   try {
     closeSync(descriptor.fd)
   } catch {
     // Already gone: nothing to free.
   }
+}
+
+/** The grace after a release is over: closes now, or when the last hold is let go. */
+function closeWhenIdle(descriptor: Descriptor): void {
+  descriptor.due = true
+  if (descriptor.holders === 0) closeDescriptor(descriptor)
 }
 
 const finalizer = new FinalizationRegistry<Descriptor>(closeDescriptor)
@@ -53,12 +58,12 @@ export class ToolsFile {
   readonly size: number
   readonly #descriptor: Descriptor
   #released = false
+  #releasedAt = 0
 
   private constructor(path: string, fd: number, size: number) {
     this.path = path
     this.size = size
-    this.#descriptor = { fd, closed: false }
-    openCount += 1
+    this.#descriptor = { fd, closed: false, holders: 0, due: false }
     finalizer.register(this, this.#descriptor)
   }
 
@@ -93,18 +98,37 @@ export class ToolsFile {
     return buffer
   }
 
-  /** Closes the file `graceMs` from now (at once for 0); later calls change nothing. */
+  /**
+   * Keeps the file open until the returned function is called (once; later calls do nothing),
+   * even past a release's grace: for a reader that may outlive it (a request, a build).
+   */
+  hold(): () => void {
+    const descriptor = this.#descriptor
+    descriptor.holders += 1
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      descriptor.holders -= 1
+      if (descriptor.due && descriptor.holders === 0) closeDescriptor(descriptor)
+    }
+  }
+
+  /**
+   * Closes the file `graceMs` from now (at once for 0), or later when the last `hold()` is let go
+   * after that; later calls change nothing.
+   */
   release(graceMs: number): void {
     if (this.#released) return
     this.#released = true
-    if (graceMs <= 0) return closeDescriptor(this.#descriptor)
+    this.#releasedAt = Date.now()
+    if (graceMs <= 0) return closeWhenIdle(this.#descriptor)
     // The timer holds only the descriptor, so the file can still be collected (and closed) first.
-    setTimeout(closeDescriptor, graceMs, this.#descriptor).unref()
+    setTimeout(closeWhenIdle, graceMs, this.#descriptor).unref()
   }
 
   #readInto(buffer: Buffer, length: number, position: number): void {
-    if (this.#descriptor.closed)
-      throw this.#unreadable('it was closed (its library version was unloaded)')
+    if (this.#descriptor.closed) throw this.#replaced()
     let done = 0
     try {
       while (done < length) {
@@ -116,6 +140,15 @@ export class ToolsFile {
       throw this.#unreadable((error as Error).message, error)
     }
     if (done < length) throw this.#unreadable(`it ends before byte ${position + length}`)
+  }
+
+  #replaced(): ToolselError {
+    const ago = Math.round((Date.now() - this.#releasedAt) / 1000)
+    return new ToolselError(
+      'LIBRARY_REPLACED',
+      `This request read a library version that was replaced or deleted ${ago} s ago and is now unloaded (its tools file ${this.path} is closed). Retry the request: the current version will serve it.`,
+      { details: { file: this.path } },
+    )
   }
 
   #unreadable(why: string, cause?: unknown): ToolselError {

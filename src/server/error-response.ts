@@ -25,6 +25,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   INDEX_MISMATCH: 500,
   INDEX_CORRUPT: 500,
   NOT_READY: 503,
+  LIBRARY_REPLACED: 503,
   UPSTREAM_UNAVAILABLE: 502,
   TIMEOUT: 504,
   ABORTED: 499 as ContentfulStatusCode,

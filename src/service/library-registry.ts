@@ -4,6 +4,10 @@
  * sees the old library or the new one, never a mix. Libraries get here through the library
  * lifecycle (`store/library-lifecycle.ts`: `publishLibrary` saves, then swaps).
  *
+ * A replaced or deleted version is released: a library read from an index closes its tools file
+ * `releaseGraceMs` later, or when the last reader `holding` it is done if that is later (requests
+ * and builds hold the version they use, so one that runs longer than the grace still reads it).
+ *
  * @example
  * ```ts
  * const registry = new LibraryRegistry()
@@ -16,6 +20,23 @@
  */
 import { ToolselError } from '../errors.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
+
+/**
+ * Runs `work` while holding the library versions it reads, so that a swap meanwhile doesn't
+ * close their tools files under it, however long it runs (see `ToolLibrary.hold`).
+ */
+export async function holding<T>(
+  versions: IndexedLibrary | readonly IndexedLibrary[],
+  work: () => Promise<T>,
+): Promise<T> {
+  const held = (Array.isArray(versions) ? versions : [versions]) as readonly IndexedLibrary[]
+  const letGo = held.map((indexed) => indexed.library.hold())
+  try {
+    return await work()
+  } finally {
+    for (const release of letGo) release()
+  }
+}
 
 /** Called after a library is set (with it) or deleted (undefined), unless the change was replicated. */
 export type LibraryChangeListener = (name: string, indexed: IndexedLibrary | undefined) => void
@@ -33,9 +54,10 @@ export interface LibraryRegistryOptions {
    */
   prepare?: (indexed: IndexedLibrary) => void
   /**
-   * How long a replaced or deleted library version keeps its tools file open (requests and
-   * builds that took it before the change may still read tools from it), in ms. Default 11
-   * minutes: the default upload build time limit and a minute more.
+   * How long a replaced or deleted library version keeps its tools file open at least (what
+   * took it before the change may still read tools from it), in ms; readers `holding` it keep it
+   * open longer. One that holds nothing and reads later gets LIBRARY_REPLACED (retryable).
+   * Default 11 minutes: the default upload build time limit and a minute more.
    */
   releaseGraceMs?: number
 }

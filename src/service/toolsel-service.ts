@@ -30,7 +30,7 @@ import {
   type IndexedLibrary,
 } from '../store/library-lifecycle.ts'
 import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
-import { LibraryRegistry } from './library-registry.ts'
+import { holding, LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
 import {
   resolveRequest,
@@ -179,12 +179,14 @@ export class ToolselService {
     target?: IndexedLibrary,
   ): Promise<SelectToolsResult> {
     const { indexed, ...resolved } = this.resolve(request, target)
-    const result = await selectTools(request.instruction, {
-      library: indexed.library,
-      ...resolved,
-      explain: request.explain,
-      signal,
-    })
+    const result = await holding(indexed, () =>
+      selectTools(request.instruction, {
+        library: indexed.library,
+        ...resolved,
+        explain: request.explain,
+        signal,
+      }),
+    )
     for (const listener of this.#selectListeners) listener(result)
     return result
   }
@@ -205,18 +207,20 @@ export class ToolselService {
     target?: IndexedLibrary,
   ): Promise<SearchResult> {
     const { indexed, retriever, k } = this.resolveRetrieval(request, target)
-    // Search is for an agent browsing the library: no threshold, just the k best matches.
-    const options = { k, minScore: Number.NEGATIVE_INFINITY }
-    throwIfAborted(signal)
-    const candidates = await retriever.retrieve(
-      request.query,
-      retriever.synchronous ? options : Object.assign(lazySignal(signal), options),
-    )
-    const results = candidates.map(({ id, score }) => {
-      const tool = indexed.library.require(id)
-      return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+    return holding(indexed, async () => {
+      // Search is for an agent browsing the library: no threshold, just the k best matches.
+      const options = { k, minScore: Number.NEGATIVE_INFINITY }
+      throwIfAborted(signal)
+      const candidates = await retriever.retrieve(
+        request.query,
+        retriever.synchronous ? options : Object.assign(lazySignal(signal), options),
+      )
+      const results = candidates.map(({ id, score }) => {
+        const tool = indexed.library.require(id)
+        return { id, name: tool.name, description: oneLineDescription(tool.description), score }
+      })
+      return { library: indexed.library.name, retriever: retriever.name, results }
     })
-    return { library: indexed.library.name, retriever: retriever.name, results }
   }
 
   /** Full tools by id, in request order; UNKNOWN_TOOL names every missing id. */
@@ -282,11 +286,13 @@ export class ToolselService {
       if (set === current && (current === indexed.examples?.set || current.size === 0)) {
         return result(set.version, set.size)
       }
-      const rebuilt = await rebuildLibrary(indexed, this.config, {
-        logger: this.logger,
-        signal: options.signal,
-        examples: set,
-      })
+      const rebuilt = await holding(indexed, () =>
+        rebuildLibrary(indexed, this.config, {
+          logger: this.logger,
+          signal: options.signal,
+          examples: set,
+        }),
+      )
       await publishLibrary(this.libraries, rebuilt, { indexDir: this.config.library.indexDir })
       this.logger.info(`Library "${name}": usage examples updated`, {
         added: change.added,
@@ -383,7 +389,7 @@ export class ToolselService {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
-    const manifest = await writeSnapshot(dir, saved)
+    const manifest = await holding(saved, () => writeSnapshot(dir, saved))
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, dir, ...manifest }
   }

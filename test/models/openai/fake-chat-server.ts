@@ -11,7 +11,7 @@ export interface ScriptedReply {
   /** A string is sent as is; anything else as JSON. */
   body?: unknown
   headers?: Record<string, string>
-  /** Milliseconds to wait before answering. */
+  /** Milliseconds to wait before answering; `Infinity` answers never (the client must give up). */
   delayMs?: number
 }
 
@@ -25,8 +25,16 @@ export interface FakeChatServer {
   /** `http://127.0.0.1:<port>/v1`. */
   baseUrl: string
   requests: RecordedRequest[]
-  /** Queues replies; when the queue is empty, `fallback` answers. */
+  /**
+   * Queues replies; when the queue is empty, `completion('ok')` answers. A function is called when
+   * its request has arrived (so a test can act at that moment, e.g. abort the client).
+   */
   reply(...replies: Array<ScriptedReply | ((request: RecordedRequest) => ScriptedReply)>): void
+  /**
+   * Forgets the recorded requests and drops unused replies. Call it before each test: a reply left
+   * over by a request that never arrived (aborted early) would otherwise answer the next test.
+   */
+  reset(): void
   close(): Promise<void>
 }
 
@@ -57,7 +65,16 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
     requests.push(recorded)
     const next = queue.shift() ?? { body: completion('ok') }
     const reply = typeof next === 'function' ? next(recorded) : next
-    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
+    if (reply.delayMs) {
+      // Stop waiting as soon as the client has gone: no timer outlives the request.
+      await new Promise<void>((resolve) => {
+        const timer = reply.delayMs === Infinity ? undefined : setTimeout(resolve, reply.delayMs)
+        response.once('close', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
     if (response.destroyed) return
     response.writeHead(reply.status ?? 200, {
       'content-type': 'application/json',
@@ -71,6 +88,10 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     reply: (...replies) => queue.push(...replies),
+    reset: () => {
+      requests.length = 0
+      queue.length = 0
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()

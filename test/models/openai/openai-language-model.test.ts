@@ -15,9 +15,7 @@ beforeAll(async () => {
   server = await startFakeChatServer()
 })
 afterAll(() => server.close())
-beforeEach(() => {
-  server.requests.length = 0
-})
+beforeEach(() => server.reset())
 
 function model(options: Partial<OpenAiLanguageModelOptions> = {}): OpenAiLanguageModel {
   return new OpenAiLanguageModel('qwen3-8b', {
@@ -138,28 +136,43 @@ describe('OpenAiLanguageModel retries and limits', () => {
   })
 
   it('times out a slow attempt with TIMEOUT and does not retry it', async () => {
-    server.reply({ delayMs: 400, body: completion('late') })
-    await expect(model({ timeoutMs: 50 }).generate(ASK, { maxTokens: 8 })).rejects.toMatchObject({
+    // The server never answers. Attempts are counted at the client: under load the request may
+    // not even reach the server within 50 ms, which is still a timed-out attempt.
+    server.reply({ delayMs: Infinity, body: completion('late') })
+    let attempts = 0
+    const counting: typeof fetch = (input, init) => {
+      attempts++
+      return fetch(input, init)
+    }
+    await expect(
+      model({ timeoutMs: 50, fetch: counting }).generate(ASK, { maxTokens: 8 }),
+    ).rejects.toMatchObject({
       code: 'TIMEOUT',
       message: expect.stringContaining('did not answer within 50 ms'),
     })
-    expect(server.requests).toHaveLength(1)
+    expect(attempts).toBe(1)
   })
 
   it("rejects with ABORTED on abort, or with the caller's TIMEOUT reason", async () => {
-    server.reply(
-      { delayMs: 400, body: completion('late') },
-      { delayMs: 400, body: completion('late') },
-    )
+    // Each abort comes once the server has the request (a fixed 30 ms timer could fire before the
+    // request was sent, leaving its reply queued for the next test), and the reply never comes.
     const aborted = new AbortController()
-    setTimeout(() => aborted.abort(), 30)
+    const timed = new AbortController()
+    server.reply(
+      () => {
+        aborted.abort()
+        return { delayMs: Infinity }
+      },
+      () => {
+        timed.abort(new ToolselError('TIMEOUT', 'Request took over 30 ms.'))
+        return { delayMs: Infinity }
+      },
+    )
     await expect(
       model().generate(ASK, { maxTokens: 8, signal: aborted.signal }),
     ).rejects.toMatchObject({
       code: 'ABORTED',
     })
-    const timed = new AbortController()
-    setTimeout(() => timed.abort(new ToolselError('TIMEOUT', 'Request took over 30 ms.')), 30)
     await expect(
       model().generate(ASK, { maxTokens: 8, signal: timed.signal }),
     ).rejects.toMatchObject({
