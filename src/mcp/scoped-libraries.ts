@@ -41,6 +41,12 @@ export class ScopedLibraries {
     if (cached && cached.library === library) {
       this.#views.delete(key)
     } else {
+      // A new version of the library: its older versions' views (any scope) go, so that they
+      // don't keep the replaced version (which they read their tools from) in memory.
+      for (const [other, entry] of this.#views) {
+        if (entry.library.name === library.name && entry.library !== library)
+          this.#views.delete(other)
+      }
       const view = this.#build(indexed, scope)
       cached = { library, view }
       const entry = cached

@@ -129,17 +129,24 @@ describe('ScopedLibraries', () => {
     )
   })
 
-  it('reuses a view for the same library version and builds a new one for a new version', async () => {
+  it('reuses a view for the same library version; a new version drops the older views', async () => {
     const first = await indexTools('sample', SAMPLE_TOOLS, config)
     const same = await indexTools('sample', SAMPLE_TOOLS, config)
     const views = new ScopedLibraries(config)
-    const scope = { servers: ['mail'], tags: [] }
-    const view = await views.view(first, scope)
+    const mail = { servers: ['mail'], tags: [] }
+    const weather = { servers: ['weather'], tags: [] }
+    const view = await views.view(first, mail)
     expect(view.library.ids).toEqual(['mail.send_email', 'mail.search_inbox'])
-    expect(await views.view(first, scope)).toBe(view)
-    const next = await views.view(same, scope)
+    const firstWeather = await views.view(first, weather)
+    expect(await views.view(first, mail)).toBe(view)
+    expect(await views.view(first, weather)).toBe(firstWeather)
+    // A new version (same content, new object): a new view, and the older version's views of
+    // every scope are dropped (they would keep it in memory).
+    const next = await views.view(same, mail)
     expect(next).not.toBe(view)
     expect(next.library.ids).toEqual(view.library.ids)
+    expect(await views.view(same, mail)).toBe(next)
+    expect(await views.view(first, weather)).not.toBe(firstWeather)
     expect(await views.view(first, { servers: [], tags: [] })).toBe(first)
     expect(await views.view(first, { servers: Object.keys(namespaces()), tags: [] })).toBe(first)
   })

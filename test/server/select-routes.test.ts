@@ -4,6 +4,25 @@ import { ToolselError } from '../../src/errors.ts'
 import { LazyAbort } from '../../src/lazy-abort.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
+/** How many LazyAbort signals `run` makes (reads of `LazyAbort.prototype.signal`). */
+async function signalsMade(run: () => Promise<void>): Promise<number> {
+  const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
+  let made = 0
+  Object.defineProperty(LazyAbort.prototype, 'signal', {
+    ...descriptor,
+    get() {
+      made += 1
+      return descriptor.get!.call(this)
+    },
+  })
+  try {
+    await run()
+  } finally {
+    Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
+  }
+  return made
+}
+
 describe('POST /v1/select-tools', () => {
   it('returns the selected tools with schemas, per-step candidates, timings and components', async () => {
     const { app } = await createTestApp()
@@ -205,16 +224,7 @@ describe('POST /v1/select-tools', () => {
   })
 
   it('makes no AbortSignal for a selection by the in-process default components', async () => {
-    const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
-    let made = 0
-    Object.defineProperty(LazyAbort.prototype, 'signal', {
-      ...descriptor,
-      get() {
-        made += 1
-        return descriptor.get!.call(this)
-      },
-    })
-    try {
+    const made = await signalsMade(async () => {
       const { app } = await createTestApp()
       const response = await app.request(
         '/v1/select-tools',
@@ -222,10 +232,8 @@ describe('POST /v1/select-tools', () => {
       )
       expect(response.status).toBe(200)
       expect((await readJson(response)).tools.length).toBeGreaterThan(0)
-      expect(made).toBe(0)
-    } finally {
-      Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
-    }
+    })
+    expect(made).toBe(0)
   })
 
   it('answers 503 before the libraries are loaded', async () => {
@@ -251,24 +259,13 @@ describe('POST /v1/search-tools', () => {
   })
 
   it('makes no AbortSignal for a BM25 search', async () => {
-    const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
-    let made = 0
-    Object.defineProperty(LazyAbort.prototype, 'signal', {
-      ...descriptor,
-      get() {
-        made += 1
-        return descriptor.get!.call(this)
-      },
-    })
-    try {
+    const made = await signalsMade(async () => {
       const { app } = await createTestApp()
       const response = await app.request('/v1/search-tools', postJson({ query: 'weather' }))
       expect(response.status).toBe(200)
       expect((await readJson(response)).results.length).toBeGreaterThan(0)
-      expect(made).toBe(0)
-    } finally {
-      Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
-    }
+    })
+    expect(made).toBe(0)
   })
 
   it('refuses an aborted search before the retriever runs, and gives a waiting retriever the signal', async () => {
