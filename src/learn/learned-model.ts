@@ -14,7 +14,11 @@ import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { formatJson } from './format-json.ts'
 import { readTextFile } from '../read-text-file.ts'
-import { EXAMPLE_DECISION_FEATURES, EXAMPLE_SET_FEATURES } from '../examples/example-decision.ts'
+import {
+  EXAMPLE_DECISION_FEATURES,
+  EXAMPLE_DENSE_FEATURES,
+  EXAMPLE_SET_FEATURES,
+} from '../examples/example-decision.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 export const MODEL_FORMAT_VERSION = 1
@@ -187,16 +191,21 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     )
   }
   const examples = model.examples
+  // Without or with the libraries' own dense spaces (`toolsel train --example-maps`).
+  const decisionFeatures = [
+    EXAMPLE_DECISION_FEATURES,
+    [...EXAMPLE_DECISION_FEATURES, ...EXAMPLE_DENSE_FEATURES],
+  ]
   if (
     examples !== undefined &&
-    (examples.features.join(',') !== EXAMPLE_DECISION_FEATURES.join(',') ||
-      examples.model.weights.length !== EXAMPLE_DECISION_FEATURES.length ||
+    (!decisionFeatures.some((names) => names.join(',') === examples.features.join(',')) ||
+      examples.model.weights.length !== examples.features.length ||
       examples.setFeatures.join(',') !== EXAMPLE_SET_FEATURES.join(',') ||
       examples.setModel.weights.length !== EXAMPLE_SET_FEATURES.length)
   ) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+      `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] (optionally followed by [${EXAMPLE_DENSE_FEATURES.join(', ')}]) and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
     )
   }
   return model

@@ -194,7 +194,7 @@ export async function loadIndexedLibrary(
     }
     retrievers.set(name, await kind.load(context))
   }
-  const examples = await loadExamples(dir, manifest, library)
+  const examples = await loadExamples(dir, manifest, library, config.examples)
   return { library, manifest, retrievers, dir, ...(examples && { examples }) }
 }
 
