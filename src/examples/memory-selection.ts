@@ -19,6 +19,7 @@
  * @module
  */
 import type { ExamplesConfig } from '../config/schema.ts'
+import type { ExampleDenseSpace } from './example-dense-map.ts'
 import {
   bestNeighborSet,
   type ExampleMemory,
@@ -77,7 +78,7 @@ export const DEFAULT_EXAMPLE_MEMORY_OPTIONS: Readonly<ExampleMemoryOptions> = {
 export function exampleMemoryFor(
   examples: LibraryExamples | undefined,
   config: ExamplesConfig,
-): { memory: ExampleMemory; options: ExampleMemoryOptions } | undefined {
+): { memory: ExampleMemory; options: ExampleMemoryOptions; dense?: ExampleDenseSpace } | undefined {
   if (!examples || !config.memory || examples.memory.size === 0) return undefined
   const {
     neighbors,
@@ -99,6 +100,7 @@ export function exampleMemoryFor(
       voteWeight,
       voteNeighbors,
     },
+    ...(examples.dense && { dense: examples.dense }),
   }
 }
 

@@ -14,6 +14,7 @@
 import type { Config } from '../config/schema.ts'
 import type { Selection, Selector } from '../contracts.ts'
 import { fitLogistic, type LogisticModel } from '../learn/logistic-regression.ts'
+import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { foldHash, foldOf } from '../learn/train-model.ts'
 import type { TrainingCase } from '../learn/training-data.ts'
@@ -28,7 +29,9 @@ import { buildIndexedLibrary } from '../store/library-lifecycle.ts'
 import {
   candidateSets,
   DECISION_NEIGHBORS,
+  DENSE_POOL,
   EXAMPLE_DECISION_FEATURES,
+  EXAMPLE_DENSE_FEATURES,
   EXAMPLE_SET_FEATURES,
   exampleDecisionRows,
   instructionWords,
@@ -37,7 +40,9 @@ import {
   type DecisionRows,
   type ExampleDecisionInput,
 } from './example-decision.ts'
+import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
 import { ExampleSet } from './example-set.ts'
+import type { UsageExample } from './usage-example.ts'
 import { exampleMemoryFor, memoryTrusted } from './memory-selection.ts'
 
 export interface DecisionSource {
@@ -67,12 +72,35 @@ export interface TrainDecisionOptions {
   config: Config
   seed: number
   k: number
+  /**
+   * Base word vectors for the libraries' own dense spaces (`toolsel train --example-maps`,
+   * example-dense-map.ts): each regime's library learns its space from that regime's examples
+   * only (never a held-out query), and the decision reads EXAMPLE_DENSE_FEATURES too.
+   */
+  exampleMaps?: DenseToolVectors
   onProgress?: (message: string) => void
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]) => {
   const right = new Set(b)
   return new Set(a).size === right.size && a.every((id) => right.has(id))
+}
+
+/**
+ * A regime's usage examples: every `every`-th of the source's queries outside the held-out fold
+ * (fold 0) whose gold tools are all in the library.
+ */
+export function regimeExamples(
+  source: DecisionSource,
+  library: ToolLibrary,
+  seed: number,
+  every: number,
+): UsageExample[] {
+  return source.cases
+    .filter((trainingCase) => foldOf(trainingCase.id, seed) !== 0)
+    .filter((_trainingCase, index) => index % every === 0)
+    .filter((trainingCase) => trainingCase.gold.every((id) => library.has(id)))
+    .map((trainingCase) => ({ instruction: trainingCase.instruction, tools: trainingCase.gold }))
 }
 
 /**
@@ -85,13 +113,10 @@ async function heldQueries(
   model: LearnedModel,
   options: TrainDecisionOptions,
   every: number,
+  spaces: Map<string, Promise<ExampleDenseSpace | undefined>>,
 ): Promise<{ queries: HeldQuery[]; examples: number }> {
   const library = new ToolLibrary(source.name, source.tools)
-  const examples = source.cases
-    .filter((trainingCase) => foldOf(trainingCase.id, options.seed) !== 0)
-    .filter((_trainingCase, index) => index % every === 0)
-    .filter((trainingCase) => trainingCase.gold.every((id) => library.has(id)))
-    .map((trainingCase) => ({ instruction: trainingCase.instruction, tools: trainingCase.gold }))
+  const examples = regimeExamples(source, library, options.seed, every)
   const indexed = await buildIndexedLibrary(library, options.config, {
     retriever: 'bm25',
     examples: ExampleSet.of(examples, { cap: Math.max(1, examples.length) }),
@@ -104,6 +129,20 @@ async function heldQueries(
   )
   const planner = new RulePlanner({ maxSteps: options.config.plan.maxSteps })
   const retriever = indexed.retrievers.get('bm25')!
+  const dense = options.exampleMaps
+  const spaceKey = `${source.name}/${every}`
+  if (dense && !spaces.has(spaceKey)) {
+    spaces.set(
+      spaceKey,
+      learnExampleMap(source.tools, examples, dense).then(({ map, check }) => {
+        options.onProgress?.(
+          `example map ${spaceKey}: held-out top-1 ${check?.untrained} → ${check?.trained}${map ? '' : ' (not used)'}`,
+        )
+        return map && new ExampleDenseSpace(source.tools, map, dense)
+      }),
+    )
+  }
+  const space = await spaces.get(spaceKey)
   const out: HeldQuery[] = []
   for (const trainingCase of held) {
     const result = await selectTools(trainingCase.instruction, {
@@ -130,8 +169,9 @@ async function heldQueries(
         steps: result.steps.filter((step) => !step.whole).length,
         words: instructionWords(trainingCase.instruction),
         namespaceOf: (id) => library.get(id)?.namespace,
+        ...(space && { dense: space.score(trainingCase.instruction, DENSE_POOL) }),
       }
-      query.rows = exampleDecisionRows(query.input)
+      query.rows = exampleDecisionRows(query.input, dense !== undefined)
     }
     out.push(query)
   }
@@ -146,7 +186,7 @@ async function heldQueries(
  * rarely paraphrases). The decision is used only from the smallest example count at which it beat
  * the memory's answer in every regime at or above it (`minExamples`).
  */
-const EXAMPLE_REGIMES: ReadonlyArray<readonly [string, number]> = [
+export const EXAMPLE_REGIMES: ReadonlyArray<readonly [string, number]> = [
   ['', 1],
   ['-quarter', 4],
   ['-sparse', 20],
@@ -210,6 +250,7 @@ export async function heldSets(
   options: TrainDecisionOptions,
 ): Promise<HeldSet[]> {
   const sets: HeldSet[] = []
+  const spaces = new Map<string, Promise<ExampleDenseSpace | undefined>>()
   for (const source of sources) {
     const held = source.cases.filter((trainingCase) => foldOf(trainingCase.id, options.seed) === 0)
     const kinds: Array<[string, readonly TrainingCase[]]> = [['', held]]
@@ -224,7 +265,14 @@ export async function heldSets(
     }
     for (const [kind, cases] of kinds) {
       for (const [regime, every] of EXAMPLE_REGIMES) {
-        const { queries, examples } = await heldQueries(source, cases, model, options, every)
+        const { queries, examples } = await heldQueries(
+          source,
+          cases,
+          model,
+          options,
+          every,
+          spaces,
+        )
         const name = `${source.name}${kind}${regime}`
         sets.push({ name, queries, examples })
         options.onProgress?.(
@@ -303,7 +351,10 @@ export async function trainExampleDecision(
     bias: round(model.bias),
   })
   return {
-    features: [...EXAMPLE_DECISION_FEATURES],
+    features: [
+      ...EXAMPLE_DECISION_FEATURES,
+      ...(options.exampleMaps ? EXAMPLE_DENSE_FEATURES : []),
+    ],
     model: rounded(fitted.model),
     setFeatures: [...EXAMPLE_SET_FEATURES],
     setModel: rounded(fitted.setModel),

@@ -286,6 +286,34 @@ export function trainDenseMap(
   sets: readonly DenseMapSet[],
   options: DenseMapOptions = {},
 ): DenseMap & { losses: number[] } {
+  const steps = denseMapSteps(sets, options)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/**
+ * trainDenseMap without holding the event loop: it yields to other tasks after every batch (a
+ * batch of 128 queries over 1,415 tools is about 0.1-0.2 s). The same maps as trainDenseMap.
+ */
+export async function trainDenseMapAsync(
+  sets: readonly DenseMapSet[],
+  options: DenseMapOptions = {},
+): Promise<DenseMap & { losses: number[] }> {
+  const steps = denseMapSteps(sets, options)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+/** The training loop of trainDenseMap, one batch per step. */
+function* denseMapSteps(
+  sets: readonly DenseMapSet[],
+  options: DenseMapOptions,
+): Generator<undefined, DenseMap & { losses: number[] }> {
   const size = sets.find((set) => set.tools.length > 0)?.tools[0].length
   if (size === undefined) throw new Error('No tools to train the dense map on.')
   const epochs = options.epochs ?? 2
@@ -335,6 +363,7 @@ export function trainDenseMap(
       }
       adamA.update(a, gradients.a)
       adamB.update(b, gradients.b)
+      yield
     }
     const loss = count === 0 ? 0 : total / count
     losses.push(loss)

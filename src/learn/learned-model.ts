@@ -12,8 +12,13 @@ import { ToolselError } from '../errors.ts'
 import { featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
+import { formatJson } from './format-json.ts'
 import { readTextFile } from '../read-text-file.ts'
-import { EXAMPLE_DECISION_FEATURES, EXAMPLE_SET_FEATURES } from '../examples/example-decision.ts'
+import {
+  EXAMPLE_DECISION_FEATURES,
+  EXAMPLE_DENSE_FEATURES,
+  EXAMPLE_SET_FEATURES,
+} from '../examples/example-decision.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 export const MODEL_FORMAT_VERSION = 1
@@ -127,23 +132,13 @@ const LearnedModelSchema = z.object({
 export type LearnedModel = z.infer<typeof LearnedModelSchema>
 
 /**
- * A model as `toolsel train` writes it: indented JSON with every array of numbers on one line
- * (a `--learned-dense` model's two 100 × 100 maps would otherwise take a line per number). The
- * text parses back to the same model (`parseLearnedModel`).
+ * A model as `toolsel train` writes it: the repository's prettier layout of its JSON (numbers
+ * filled 100 columns wide, see format-json.ts), so a retrained model is byte for byte the
+ * committed file when nothing changed. The text parses back to the same model
+ * (`parseLearnedModel`).
  */
 export function formatLearnedModel(model: LearnedModel): string {
-  // Number arrays become placeholders (a NUL-delimited index, which no model text holds) that
-  // are then replaced by the arrays' compact JSON: strings are never touched.
-  const arrays: string[] = []
-  const text = JSON.stringify(
-    model,
-    (_key, value: unknown) =>
-      Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
-        ? `\u0000${arrays.push(JSON.stringify(value)) - 1}\u0000`
-        : value,
-    2,
-  )
-  return `${text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => arrays[Number(index)])}\n`
+  return formatJson(model)
 }
 
 /** Parses and checks a model file's text; `source` names it in errors. */
@@ -196,16 +191,21 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     )
   }
   const examples = model.examples
+  // Without or with the libraries' own dense spaces (`toolsel train --example-maps`).
+  const decisionFeatures = [
+    EXAMPLE_DECISION_FEATURES,
+    [...EXAMPLE_DECISION_FEATURES, ...EXAMPLE_DENSE_FEATURES],
+  ]
   if (
     examples !== undefined &&
-    (examples.features.join(',') !== EXAMPLE_DECISION_FEATURES.join(',') ||
-      examples.model.weights.length !== EXAMPLE_DECISION_FEATURES.length ||
+    (!decisionFeatures.some((names) => names.join(',') === examples.features.join(',')) ||
+      examples.model.weights.length !== examples.features.length ||
       examples.setFeatures.join(',') !== EXAMPLE_SET_FEATURES.join(',') ||
       examples.setModel.weights.length !== EXAMPLE_SET_FEATURES.length)
   ) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
+      `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] (optionally followed by [${EXAMPLE_DENSE_FEATURES.join(', ')}]) and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
     )
   }
   return model

@@ -10,7 +10,7 @@ import type { ToolLibrary } from '../library/tool-library.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
 import type { ExampleSet } from '../examples/example-set.ts'
-import { createLibraryExamples } from '../examples/library-examples.ts'
+import { learnLibraryExamples } from '../examples/library-examples.ts'
 import { assertKnownTools } from '../examples/usage-example.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
@@ -94,6 +94,8 @@ export async function buildIndexedLibrary(
     ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
   }
   const libraryExamples =
-    examples && examples.version > 0 ? createLibraryExamples(examples) : undefined
+    examples && examples.version > 0
+      ? await learnLibraryExamples(examples, library.tools, config.examples)
+      : undefined
   return { library, manifest, retrievers, ...(libraryExamples && { examples: libraryExamples }) }
 }

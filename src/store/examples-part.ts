@@ -7,7 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
-import { createLibraryExamples, type LibraryExamples } from '../examples/library-examples.ts'
+import type { ExamplesConfig } from '../config/schema.ts'
+import { learnLibraryExamples, type LibraryExamples } from '../examples/library-examples.ts'
 import { parseExamplesText } from '../examples/usage-example.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
@@ -40,6 +41,7 @@ export async function loadExamples(
   dir: string,
   manifest: IndexManifest,
   library: ToolLibrary,
+  config: Pick<ExamplesConfig, 'denseMap'> = { denseMap: false },
 ): Promise<LibraryExamples | undefined> {
   const entry = manifest.examples
   if (entry === undefined) return undefined
@@ -71,7 +73,7 @@ export async function loadExamples(
   }
   const unknown = set.examples.flatMap((example) => example.tools).filter((id) => !library.has(id))
   if (unknown.length > 0) throw corrupt(`name tools the library does not have ("${unknown[0]}")`)
-  return createLibraryExamples(set)
+  return learnLibraryExamples(set, library.tools, config)
 }
 
 /**
