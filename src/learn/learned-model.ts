@@ -12,6 +12,7 @@ import { ToolselError } from '../errors.ts'
 import { featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
+import { formatJson } from './format-json.ts'
 import { readTextFile } from '../read-text-file.ts'
 import {
   EXAMPLE_DECISION_FEATURES,
@@ -131,23 +132,13 @@ const LearnedModelSchema = z.object({
 export type LearnedModel = z.infer<typeof LearnedModelSchema>
 
 /**
- * A model as `toolsel train` writes it: indented JSON with every array of numbers on one line
- * (a `--learned-dense` model's two 100 × 100 maps would otherwise take a line per number). The
- * text parses back to the same model (`parseLearnedModel`).
+ * A model as `toolsel train` writes it: the repository's prettier layout of its JSON (numbers
+ * filled 100 columns wide, see format-json.ts), so a retrained model is byte for byte the
+ * committed file when nothing changed. The text parses back to the same model
+ * (`parseLearnedModel`).
  */
 export function formatLearnedModel(model: LearnedModel): string {
-  // Number arrays become placeholders (a NUL-delimited index, which no model text holds) that
-  // are then replaced by the arrays' compact JSON: strings are never touched.
-  const arrays: string[] = []
-  const text = JSON.stringify(
-    model,
-    (_key, value: unknown) =>
-      Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
-        ? `\u0000${arrays.push(JSON.stringify(value)) - 1}\u0000`
-        : value,
-    2,
-  )
-  return `${text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => arrays[Number(index)])}\n`
+  return formatJson(model)
 }
 
 /** Parses and checks a model file's text; `source` names it in errors. */

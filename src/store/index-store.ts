@@ -235,9 +235,10 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
 }
 
 /**
- * The library. With its tools index (`tools.idx`), when the tools file still has the size it was
- * saved with, the file is kept open and read by offset when a tool is needed (no tool is read at
- * load: see ToolLibrary.fromToolsFile), and the manifest's content hash is trusted. Without it
+ * The library. With its tools index (`tools.idx`), when the tools file still has the size and
+ * CRC-32 it was saved with (a different CRC-32: INDEX_CORRUPT), the file is kept open and read by
+ * offset when a tool is needed (no tool is parsed at load: see ToolLibrary.fromToolsFile), and
+ * the manifest's content hash is trusted. Without it
  * (an index saved before it was written) the file is read into memory and the file's sha256 in
  * the manifest vouches for the hash; without that either, or when the file changed, the file is
  * scanned and every tool hashed.
@@ -261,7 +262,7 @@ async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibr
     try {
       lineIndex = await readToolsIndexFile(
         join(dir, toolsIndexFile),
-        file.size,
+        file,
         toolsFileHash,
         rebuildHint(manifest),
       )

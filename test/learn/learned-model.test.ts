@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import * as prettier from 'prettier'
 import { describe, expect, it } from 'vitest'
 import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
 import { COUNT_FEATURE_NAMES } from '../../src/learn/count-model.ts'
@@ -8,6 +9,7 @@ import {
   loadDefaultModel,
   parseLearnedModel,
 } from '../../src/learn/learned-model.ts'
+import { formatJson } from '../../src/learn/format-json.ts'
 import { G3_TEST_FILES } from '../../src/learn/training-data.ts'
 
 describe('the shipped learned model', () => {
@@ -57,7 +59,9 @@ describe('the shipped learned model', () => {
 })
 
 describe('formatLearnedModel', () => {
-  it('writes number arrays on one line, leaves strings alone, and parses back to the model', () => {
+  it('writes the committed model byte for byte (the layout prettier prints) and parses back to it', () => {
+    const committed = readFileSync(DEFAULT_MODEL_PATH, 'utf8')
+    expect(formatLearnedModel(JSON.parse(committed))).toBe(committed)
     const shipped = loadDefaultModel()
     const model = {
       ...shipped,
@@ -67,15 +71,54 @@ describe('formatLearnedModel', () => {
       },
     }
     const text = formatLearnedModel(model)
-    expect(text.endsWith('}\n')).toBe(true)
     expect(parseLearnedModel(text, 'formatted')).toEqual(
       parseLearnedModel(JSON.stringify(model), 'plain'),
     )
-    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(model)))
-    expect(text).toContain(`"weights": ${JSON.stringify(model.model.weights)}`)
     expect(text).toContain('"rule [0.15, 0.2]"')
-    // No line holds a lone number (JSON.stringify(…, null, 2) writes one per line).
-    expect(text.split('\n').filter((line) => /^\s*-?\d[\d.eE+-]*,?$/.test(line))).toEqual([])
-    expect(JSON.stringify(model, null, 2)).toMatch(/^\s*-?\d[\d.eE+-]*,?$/m)
+  })
+})
+
+describe('formatJson', () => {
+  const options = async () => ({
+    ...(await prettier.resolveConfig(DEFAULT_MODEL_PATH)),
+    parser: 'json',
+  })
+  /** Numbers of every sign and size JSON.stringify writes. */
+  const numbers = (count: number, seed: number) =>
+    Array.from({ length: count }, (_, at) => {
+      const x = Math.sin(seed * 7919 + at * 104729)
+      return [Math.round(x * 1e6) / 1e6, Math.round(x * 100), x * 1e-9, x * 1e22, 0][at % 5]
+    })
+
+  it.each([
+    ['the shipped model', () => loadDefaultModel()],
+    [
+      'a --learned-dense-like model: number matrices, mixed and nested arrays, empty values',
+      () => ({
+        map: Array.from({ length: 12 }, (_, row) => numbers(100, row)),
+        pair: [numbers(2, 1), numbers(1, 2)],
+        single: [[1, 2]],
+        objects: [{ a: 1, b: [1, 2] }, { c: 'x' }],
+        mixed: ['x', 1, null, true, [], {}, [0.5, 'y']],
+        long: ['a'.repeat(60), 'b'.repeat(60)],
+        empty: { list: [], object: {} },
+        nested: { deeper: { deepest: numbers(40, 3), text: 'é → ü'.repeat(5) } },
+      }),
+    ],
+    // Arrays whose flat form ends at column 99, 100 and 101 (with and without a comma after).
+    ...[97, 98, 99].map((length) => [
+      `an array ${length} columns wide`,
+      () => ({
+        first: ['x'.repeat(length - 14)],
+        second: { a: [1, 'y'.repeat(length - 19)] },
+        fill: [numbers(30, length), 'z'.repeat(length - 12)],
+        z: ['x'.repeat(length - 10)],
+      }),
+    ]),
+  ] as Array<[string, () => unknown]>)('is what prettier prints: %s', async (_, make) => {
+    const value = make()
+    const text = formatJson(value)
+    expect(await prettier.format(text, await options())).toBe(text)
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)))
   })
 })

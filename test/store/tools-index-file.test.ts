@@ -309,13 +309,10 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     expect(await openFiles()).toBe(0)
   })
 
-  it('reports a tool line damaged in place (same size) as INDEX_CORRUPT when it is read', async () => {
-    const dir = await save()
-    const toolsPath = join(dir, 'tools.jsonl')
-    const text = await readFile(toolsPath, 'utf8')
+  /** The tools file's text with one tool cut short and two lines of one length swapped. */
+  function damage(text: string): string {
     const lines = text.split('\n')
     const at = (id: string) => lines.findIndex((line) => line.startsWith(`{"id":"${id}"`))
-    // One line cut short (no closing brace), two lines of the same length swapped.
     const cut = at('bulk.tool_5')
     lines[cut] = `${lines[cut].slice(0, -1)} `
     const [a, b] = [at('bulk.tool_10'), at('bulk.tool_11')]
@@ -323,9 +320,41 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     ;[lines[a], lines[b]] = [lines[b], lines[a]]
     const damaged = lines.join('\n')
     expect(Buffer.byteLength(damaged)).toBe(Buffer.byteLength(text))
-    await writeFile(toolsPath, damaged)
+    return damaged
+  }
 
+  it('refuses at load a tools file changed in place since the save (same size), by its CRC-32', async () => {
+    const dir = await save()
+    const toolsPath = join(dir, 'tools.jsonl')
+    const text = await readFile(toolsPath, 'utf8')
+    const changedAtLoad = expect.objectContaining({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringMatching(
+        /tools file .*tools\.jsonl was changed since its index was saved: its CRC-32 is [0-9a-f]{8}, .*tools\.idx says [0-9a-f]{8}\. Rebuild it with/,
+      ),
+    })
+    // Still valid JSON with the right id: only a checksum of the whole file can tell.
+    const edited = text.replace('Bulk tool 7 for', 'Bulk tool 8 for')
+    expect(edited).not.toBe(text)
+    expect(Buffer.byteLength(edited)).toBe(Buffer.byteLength(text))
+    await writeFile(toolsPath, edited)
+    await expect(loadIndexedLibrary(dir, config)).rejects.toThrow(changedAtLoad)
+    await writeFile(toolsPath, damage(text))
+    await expect(loadIndexedLibrary(dir, config)).rejects.toThrow(changedAtLoad)
+    // Nothing is left open by a refused load.
+    expect(await openFiles()).toBe(0)
+    await writeFile(toolsPath, text)
     const { library } = await loadIndexedLibrary(dir, config)
+    expect(library.get('bulk.tool_7')?.description).toBe('Bulk tool 7 for the id table.')
+    library.release(0)
+  })
+
+  it('reports a tool line damaged in place after the load (same size) as INDEX_CORRUPT when it is read', async () => {
+    const dir = await save()
+    const toolsPath = join(dir, 'tools.jsonl')
+    const { library } = await loadIndexedLibrary(dir, config)
+    // Rewritten in place: the open file sees the new bytes.
+    await writeFile(toolsPath, damage(await readFile(toolsPath, 'utf8')))
     expect(library.get('bulk.tool_4')?.name).toBe('tool_4')
     for (const id of ['bulk.tool_5', 'bulk.tool_10', 'bulk.tool_11']) {
       expect(() => library.get(id)).toThrow(
