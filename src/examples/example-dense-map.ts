@@ -15,8 +15,9 @@
 import { denseToolText, type DenseToolVectors } from '../learn/dense-features.ts'
 import {
   applyMap,
-  denseTop1,
+  denseHits,
   trainDenseMapAsync,
+  yieldToEventLoop,
   type DenseMap,
   type DenseMapSet,
 } from '../learn/dense-map.ts'
@@ -61,6 +62,9 @@ export interface ExampleMapResult {
   check: ExampleMapCheck | undefined
 }
 
+/** Examples embedded, or held-out examples scored, between two yields to the event loop. */
+const CHUNK = 256
+
 /** FNV-1a of a string, for the held-out quarter. */
 function hash(text: string): number {
   let value = 0x811c9dc5
@@ -88,13 +92,20 @@ export async function learnExampleMap(
   const settings = { ...DEFAULT_EXAMPLE_MAP_OPTIONS, ...options }
   const position = new Map(tools.map((tool, index) => [tool.id, index]))
   const used = examples.slice(Math.max(0, examples.length - settings.maxExamples))
-  const pairs = used
-    .map((example) => ({
-      key: example.instruction,
-      vector: dense.encoder.embedText(example.instruction),
-      gold: example.tools.flatMap((id) => position.get(id) ?? []),
-    }))
-    .filter((pair) => pair.gold.length > 0)
+  const pairs: Array<{ key: string; vector: Float32Array; gold: number[] }> = []
+  // Every piece of the work below runs at most a few hundred milliseconds between yields.
+  for (let start = 0; start < used.length; start += CHUNK) {
+    for (const example of used.slice(start, start + CHUNK)) {
+      const gold = example.tools.flatMap((id) => position.get(id) ?? [])
+      if (gold.length > 0)
+        pairs.push({
+          key: example.instruction,
+          vector: dense.encoder.embedText(example.instruction),
+          gold,
+        })
+    }
+    await yieldToEventLoop()
+  }
   if (pairs.length < settings.minExamples || tools.length < 2)
     return { map: undefined, check: undefined }
   const toolVectors = tools.map((tool) => dense.toolEncoder.embedText(denseToolText(tool)))
@@ -113,16 +124,22 @@ export async function learnExampleMap(
     return { size: map.size, query: rounded(map.query), tool: rounded(map.tool) }
   }
   const heldOut = (pair: (typeof pairs)[number]) => hash(pair.key) % 4 === 0
-  const held = set(pairs.filter(heldOut), 'held')
-  const check: ExampleMapCheck = {
-    held: held.queries.length,
-    untrained: denseTop1([held]),
-    trained:
-      held.queries.length === 0
-        ? 0
-        : denseTop1([held], await train(pairs.filter((pair) => !heldOut(pair)))),
+  const held = pairs.filter(heldOut)
+  const top1 = async (map?: DenseMap) => {
+    let hits = 0
+    for (let start = 0; start < held.length; start += CHUNK) {
+      await yieldToEventLoop()
+      hits += denseHits([set(held.slice(start, start + CHUNK), 'held')], map).hits
+    }
+    return Math.round((hits / Math.max(1, held.length)) * 10_000) / 100
   }
-  if (held.queries.length === 0 || check.trained < check.untrained + settings.minGain)
+  const check: ExampleMapCheck = {
+    held: held.length,
+    untrained: await top1(),
+    trained:
+      held.length === 0 ? 0 : await top1(await train(pairs.filter((pair) => !heldOut(pair)))),
+  }
+  if (held.length === 0 || check.trained < check.untrained + settings.minGain)
     return { map: undefined, check }
   return { map: await train(pairs), check }
 }

@@ -305,7 +305,7 @@ export async function trainDenseMapAsync(
   for (;;) {
     const step = steps.next()
     if (step.done) return step.value
-    await new Promise((resolve) => setImmediate(resolve))
+    await yieldToEventLoop()
   }
 }
 
@@ -378,6 +378,15 @@ function* denseMapSteps(
 
 /** Rank-1 share (%) of `sets`' queries whose best-scored tool is a gold one, under `map` or the identity. */
 export function denseTop1(sets: readonly DenseMapSet[], map?: DenseMap): number {
+  const { hits, count } = denseHits(sets, map)
+  return count === 0 ? 0 : Math.round((hits / count) * 10_000) / 100
+}
+
+/** How many of `sets`' queries have a gold tool as their best-scored one, of how many. */
+export function denseHits(
+  sets: readonly DenseMapSet[],
+  map?: DenseMap,
+): { hits: number; count: number } {
   let hits = 0
   let count = 0
   for (const set of sets) {
@@ -400,5 +409,8 @@ export function denseTop1(sets: readonly DenseMapSet[], map?: DenseMap): number 
       count += 1
     }
   }
-  return count === 0 ? 0 : Math.round((hits / count) * 10_000) / 100
+  return { hits, count }
 }
+
+/** Lets other tasks run (a macrotask turn): long trainings call it between their pieces. */
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))

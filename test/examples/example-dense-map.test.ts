@@ -22,13 +22,13 @@ import { ExampleMemory } from '../../src/examples/example-memory.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { exampleMemoryFor } from '../../src/examples/memory-selection.ts'
 import type { UsageExample } from '../../src/examples/usage-example.ts'
-import { denseToolVectors } from '../../src/learn/dense-encoder.ts'
 import type { DenseToolVectors } from '../../src/learn/dense-features.ts'
 import { trainDenseMap, trainDenseMapAsync } from '../../src/learn/dense-map.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { loadIndexedLibrary, saveIndexedLibrary } from '../../src/store/index-store.ts'
+import { DENSE_LOAD_TIMEOUT_MS, requireDenseVectors } from '../helpers/dense-vectors.ts'
 
 /**
  * A back office whose tools say nothing of what they are for ("Back-office service 3"): only the
@@ -65,10 +65,8 @@ const SMALL = { minExamples: 8, epochs: 6, learningRate: 0.01 }
 
 let vectors: DenseToolVectors
 beforeAll(async () => {
-  const loaded = await denseToolVectors()
-  if (loaded === undefined) throw new Error('static word vectors unavailable')
-  vectors = loaded
-}, 180_000)
+  vectors = await requireDenseVectors()
+}, DENSE_LOAD_TIMEOUT_MS)
 
 describe('learnExampleMap', () => {
   it('ranks a paraphrase of an example first where the untrained space does not', async () => {

@@ -6,7 +6,6 @@ import {
   FEATURE_NAMES,
   featureNames,
 } from '../../src/learn/candidate-features.ts'
-import { denseToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
   DENSE_FEATURE_NAMES,
   denseFeatureValues,
@@ -20,14 +19,12 @@ import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
+import { DENSE_LOAD_TIMEOUT_MS, requireDenseVectors } from '../helpers/dense-vectors.ts'
 
 let vectors: DenseToolVectors
-// The first load on a fresh install converts the package's JSON (`npm ci` does it in `prepare`).
 beforeAll(async () => {
-  const loaded = await denseToolVectors()
-  if (loaded === undefined) throw new Error('static word vectors unavailable')
-  vectors = loaded
-}, 180_000)
+  vectors = await requireDenseVectors()
+}, DENSE_LOAD_TIMEOUT_MS)
 
 const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
 const lookup = (id: string): Tool => byId.get(id)!

@@ -6,7 +6,7 @@ import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import type { Tool } from '../../src/library/tool.ts'
-import { denseToolVectors, learnedToolVectors } from '../../src/learn/dense-encoder.ts'
+import { learnedToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
   DENSE_FEATURE_NAMES,
   denseToolText,
@@ -33,6 +33,7 @@ import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
+import { DENSE_LOAD_TIMEOUT_MS, requireDenseVectors } from '../helpers/dense-vectors.ts'
 
 const unit = (values: number[]) => {
   const norm = Math.hypot(...values)
@@ -155,10 +156,8 @@ describe('learned dense map (InfoNCE over the library)', () => {
 describe('a model trained with --learned-dense', () => {
   let vectors: DenseToolVectors
   beforeAll(async () => {
-    const loaded = await denseToolVectors()
-    if (loaded === undefined) throw new Error('static word vectors unavailable')
-    vectors = loaded
-  }, 180_000)
+    vectors = await requireDenseVectors()
+  }, DENSE_LOAD_TIMEOUT_MS)
 
   const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
   const lookup = (id: string): Tool => byId.get(id)!
