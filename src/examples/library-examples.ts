@@ -6,7 +6,7 @@
  */
 import type { ExamplesConfig } from '../config/schema.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
-import type { Tool } from '../library/tool.ts'
+import type { ToolLibrary } from '../library/tool-library.ts'
 import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
 import { ExampleMemory } from './example-memory.ts'
 import type { ExampleSet } from './example-set.ts'
@@ -28,16 +28,18 @@ export function createLibraryExamples(set: ExampleSet, dense?: ExampleDenseSpace
 /**
  * The library's examples with, when `config.denseMap` is on, its own dense space: learned from
  * the examples before the version is served (deterministic, so a restart or a reload learns the
- * same map; the trainer yields to the event loop between batches).
+ * same map; the trainer yields to the event loop between batches). Without it the library's
+ * tools are not read (a large library's tools stay out of the heap).
  */
 export async function learnLibraryExamples(
   set: ExampleSet,
-  tools: readonly Tool[],
+  library: ToolLibrary,
   config: Pick<ExamplesConfig, 'denseMap'>,
 ): Promise<LibraryExamples> {
   if (!config.denseMap || set.size === 0) return createLibraryExamples(set)
   const vectors = await denseToolVectors()
   if (!vectors) return createLibraryExamples(set)
+  const tools = library.tools
   const { map } = await learnExampleMap(tools, set.examples, vectors)
   return createLibraryExamples(set, map && new ExampleDenseSpace(tools, map, vectors))
 }

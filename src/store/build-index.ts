@@ -95,7 +95,7 @@ export async function buildIndexedLibrary(
   }
   const libraryExamples =
     examples && examples.version > 0
-      ? await learnLibraryExamples(examples, library.tools, config.examples)
+      ? await learnLibraryExamples(examples, library, config.examples)
       : undefined
   return { library, manifest, retrievers, ...(libraryExamples && { examples: libraryExamples }) }
 }

@@ -73,7 +73,7 @@ export async function loadExamples(
   }
   const unknown = set.examples.flatMap((example) => example.tools).filter((id) => !library.has(id))
   if (unknown.length > 0) throw corrupt(`name tools the library does not have ("${unknown[0]}")`)
-  return learnLibraryExamples(set, library.tools, config)
+  return learnLibraryExamples(set, library, config)
 }
 
 /**

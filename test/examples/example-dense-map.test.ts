@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
@@ -236,9 +236,16 @@ describe('examples.denseMap in an index', () => {
     expect(loaded.examples?.dense?.score(text, 6).top).toEqual(
       built.examples!.dense!.score(text, 6).top,
     )
-    const plain = await loadIndexedLibrary(saved, parseConfig({}))
-    expect(plain.examples?.set.size).toBe(examples.size)
-    expect(plain.examples?.dense).toBeUndefined()
+    // Off (the default), loading reads no tool: a large library's tools stay out of the heap.
+    const toolsRead = vi.spyOn(ToolLibrary.prototype, 'tools', 'get')
+    try {
+      const plain = await loadIndexedLibrary(saved, parseConfig({}))
+      expect(plain.examples?.set.size).toBe(examples.size)
+      expect(plain.examples?.dense).toBeUndefined()
+      expect(toolsRead).not.toHaveBeenCalled()
+    } finally {
+      toolsRead.mockRestore()
+    }
   }, 120_000)
 })
 
