@@ -21,6 +21,7 @@ import {
   type DenseMap,
   type DenseMapSet,
 } from '../learn/dense-map.ts'
+import { idHash } from '../library/id-table.ts'
 import type { Tool } from '../library/tool.ts'
 import { TopK } from '../retrieve/top-k.ts'
 import type { UsageExample } from './usage-example.ts'
@@ -64,16 +65,6 @@ export interface ExampleMapResult {
 
 /** Examples embedded, or held-out examples scored, between two yields to the event loop. */
 const CHUNK = 256
-
-/** FNV-1a of a string, for the held-out quarter. */
-function hash(text: string): number {
-  let value = 0x811c9dc5
-  for (let index = 0; index < text.length; index++) {
-    value ^= text.charCodeAt(index)
-    value = Math.imul(value, 0x01000193) >>> 0
-  }
-  return value
-}
 
 /** Rounded to 4 decimals (as the shipped learned map is): the stored map is what was checked. */
 const rounded = (values: Float32Array) =>
@@ -123,7 +114,7 @@ export async function learnExampleMap(
     })
     return { size: map.size, query: rounded(map.query), tool: rounded(map.tool) }
   }
-  const heldOut = (pair: (typeof pairs)[number]) => hash(pair.key) % 4 === 0
+  const heldOut = (pair: (typeof pairs)[number]) => idHash(pair.key) % 4 === 0
   const held = pairs.filter(heldOut)
   const top1 = async (map?: DenseMap) => {
     let hits = 0

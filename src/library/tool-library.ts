@@ -36,12 +36,13 @@ const PARSED_CACHE_SIZE = 4096
 /** Bytes of tools a whole-library scan reads at once. */
 const SCAN_BLOCK_BYTES = 1 << 20
 
+/** What `hold` returns for a library with nothing to keep open (tools in memory). */
+const noHold = (): void => undefined
+
 /**
  * Tools as JSON lines, in one buffer or in an open tools file; tool `p` is bytes starts[p] …
  * ends[p]-1 and has the id ids[p].
  */
-const noHold = (): void => undefined
-
 class ToolLines {
   readonly #source: Buffer | ToolsFile
   readonly #starts: Float64Array
