@@ -104,3 +104,8 @@ export const SAMPLE_TOOLS: Tool[] = [
     ]),
   },
 ]
+
+const SAMPLE_BY_ID = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
+
+/** The sample tool with this id (a test's `tool(id)` lookup; undefined ids are a test bug). */
+export const sampleTool = (id: string): Tool => SAMPLE_BY_ID.get(id)!

@@ -17,7 +17,7 @@ import { trainLearnedModel } from '../../src/learn/train-model.ts'
 import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
-import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { SAMPLE_TOOLS, sampleTool } from '../helpers/sample-tools.ts'
 import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
 import { DENSE_LOAD_TIMEOUT_MS, requireDenseVectors } from '../helpers/dense-vectors.ts'
 
@@ -25,9 +25,6 @@ let vectors: DenseToolVectors
 beforeAll(async () => {
   vectors = await requireDenseVectors()
 }, DENSE_LOAD_TIMEOUT_MS)
-
-const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
-const lookup = (id: string): Tool => byId.get(id)!
 
 const inputFor = (instruction: string) => featureInputFor(instruction, SAMPLE_TOOLS)
 
@@ -41,7 +38,7 @@ describe('dense candidate features (static GloVe)', () => {
   it('are the cosines of the instruction and its clauses to each candidate, relative and ranked', () => {
     const instruction = 'What is the weather in Paris, and email the forecast to Ann'
     const input = inputFor(instruction)
-    const features = extractCandidateFeatures({ ...input, dense: vectors.input(lookup) })
+    const features = extractCandidateFeatures({ ...input, dense: vectors.input(sampleTool) })
     expect(features.length).toBeGreaterThan(2)
     const plain = extractCandidateFeatures(input)
     features.forEach(({ values }, index) => {
@@ -52,7 +49,7 @@ describe('dense candidate features (static GloVe)', () => {
     })
     const query = vectors.encoder.embedText(instruction)
     const cosines = features.map(({ id }) =>
-      dot(query, vectors.encoder.embedText(denseToolText(lookup(id)))),
+      dot(query, vectors.encoder.embedText(denseToolText(sampleTool(id)))),
     )
     const mean = cosines.reduce((sum, value) => sum + value, 0) / cosines.length
     features.forEach(({ values }, index) => {
@@ -100,12 +97,12 @@ describe('dense candidate features (static GloVe)', () => {
     const lines = SAMPLE_TOOLS.map((sample) => `${JSON.stringify(sample)}\n`).join('')
     const library = ToolLibrary.fromJsonLines('sample', Buffer.from(lines))
     const input = inputFor('Find the forecast for Berlin and send it by email')
-    const fromTools = extractCandidateFeatures({ ...input, dense: vectors.input(lookup) })
+    const fromTools = extractCandidateFeatures({ ...input, dense: vectors.input(sampleTool) })
     for (let pass = 0; pass < 2; pass += 1) {
       const fromLibrary = extractCandidateFeatures({
         ...input,
         library,
-        dense: vectors.input(lookup, library),
+        dense: vectors.input(sampleTool, library),
       })
       expect(fromLibrary).toEqual(fromTools)
     }
@@ -135,7 +132,7 @@ describe('dense candidate features (static GloVe)', () => {
       ...input.steps.map((step) => ({ step: step.text, candidates: named(step.candidates) })),
       { step: input.instruction, candidates: named(input.whole), whole: true },
     ]
-    const options = { instruction: input.instruction, tool: lookup, explain: true }
+    const options = { instruction: input.instruction, tool: sampleTool, explain: true }
     const withVectors = await new LearnedSelector(model).select(requests, options)
     const without = await new LearnedSelector(model, 'learned', async () => undefined).select(
       requests,
@@ -163,8 +160,8 @@ function tool(id: string, name: string, description: string): Tool {
 function named(candidates: ReadonlyArray<{ id: string; score: number }>) {
   return candidates.map((candidate) => ({
     id: candidate.id,
-    name: lookup(candidate.id).name,
-    description: lookup(candidate.id).description,
+    name: sampleTool(candidate.id).name,
+    description: sampleTool(candidate.id).description,
     score: candidate.score,
   }))
 }

@@ -5,7 +5,6 @@ import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
-import type { Tool } from '../../src/library/tool.ts'
 import { learnedToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
   DENSE_FEATURE_NAMES,
@@ -31,7 +30,7 @@ import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import { featureNames } from '../../src/learn/candidate-features.ts'
 import type { SelectionRequest } from '../../src/contracts.ts'
 import { BM25_SETTINGS, featureInputFor } from '../helpers/feature-input.ts'
-import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { SAMPLE_TOOLS, sampleTool } from '../helpers/sample-tools.ts'
 import { DENSE_SAMPLE_CASES, sampleSource } from '../helpers/training-cases.ts'
 import { DENSE_LOAD_TIMEOUT_MS, requireDenseVectors } from '../helpers/dense-vectors.ts'
 
@@ -159,8 +158,6 @@ describe('a model trained with --learned-dense', () => {
     vectors = await requireDenseVectors()
   }, DENSE_LOAD_TIMEOUT_MS)
 
-  const byId = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
-  const lookup = (id: string): Tool => byId.get(id)!
   const train = () =>
     trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
       bm25: BM25_SETTINGS,
@@ -202,8 +199,8 @@ describe('a model trained with --learned-dense', () => {
 
     // The selector's tool vectors are the learned ones, not GloVe's.
     const learned = (await learnedToolVectors(model.denseMap!))!
-    const tool = lookup('weather.get_forecast')
-    const stored = learned.input(lookup).toolVector(tool.id)
+    const tool = sampleTool('weather.get_forecast')
+    const stored = learned.input(sampleTool).toolVector(tool.id)
     const expected = applyMap(
       Float32Array.from(model.denseMap!.tool),
       100,
@@ -218,21 +215,24 @@ describe('a model trained with --learned-dense', () => {
     const named = (candidates: ReadonlyArray<{ id: string; score: number }>) =>
       candidates.map((candidate) => ({
         ...candidate,
-        name: lookup(candidate.id).name,
-        description: lookup(candidate.id).description,
+        name: sampleTool(candidate.id).name,
+        description: sampleTool(candidate.id).description,
       }))
     const requests: SelectionRequest[] = [
       ...input.steps.map((step) => ({ step: step.text, candidates: named(step.candidates) })),
       { step: input.instruction, candidates: named(input.whole), whole: true },
     ]
-    const options = { instruction: input.instruction, tool: lookup, explain: true }
+    const options = { instruction: input.instruction, tool: sampleTool, explain: true }
     const withVectors = await new LearnedSelector(model).select(requests, options)
     const explainedWith = withVectors.flatMap((selection) =>
       Object.entries(selection.features ?? {}),
     )
     const query = learned.encoder.embedText(input.instruction)
     for (const [id, values] of explainedWith) {
-      expect(values.dense_whole).toBeCloseTo(dot(query, learned.input(lookup).toolVector(id)), 3)
+      expect(values.dense_whole).toBeCloseTo(
+        dot(query, learned.input(sampleTool).toolVector(id)),
+        3,
+      )
     }
     const without = await new LearnedSelector(model, 'learned', async () => undefined).select(
       requests,
