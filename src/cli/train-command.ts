@@ -46,7 +46,8 @@ Options:
   --library <file>       The tool library the examples' ids refer to (any importable format)
   --out <file>           Where to write the model (default models/learned-selector.json;
                          the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
-  --seed <n>             Seed of the held-out fold (default 1)
+  --seed <n>             Seed of the folds (which fifth is held out), the composed pairs and the
+                         dense map's batch order (default 1; every seed gives other folds)
   --k <n>                Candidates per retrieved list (default 15)
   --dense                Also learn dense features: cosines of the request and its clauses to
                          each candidate with static GloVe vectors (static:glove-100d). Opt-in:
