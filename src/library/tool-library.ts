@@ -256,6 +256,7 @@ export class ToolLibrary {
   readonly #lines: ToolLines | undefined
   /** A view's tools: those of `parent` at `positions` (see `subset`). */
   #subset: { parent: ToolLibrary; positions: Int32Array } | undefined
+  #released = false
   readonly #positions: Map<string, number> | IdTable
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
@@ -327,7 +328,13 @@ export class ToolLibrary {
    * library held in memory has nothing to free.
    */
   release(graceMs: number): void {
+    this.#released = true
     this.#lines?.file?.release(graceMs)
+  }
+
+  /** True once `release` was called: this version is no longer served. */
+  get released(): boolean {
+    return this.#released
   }
 
   /**

@@ -46,11 +46,14 @@ export function createMcpContext(
           (loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded),
         ))),
   )
+  const views = new ScopedLibraries(config)
+  // A replaced or deleted library's views go at once: they hold the old version in memory.
+  service.libraries.onChange((name, indexed) => views.forget(name, indexed?.library))
   return {
     service,
     gateway,
     tokens,
-    views: new ScopedLibraries(config),
+    views,
     scope: { servers: config.mcp.servers, tags: config.mcp.tags },
     defaultLibrary: () =>
       options.defaultLibrary ||

@@ -2,7 +2,9 @@
  * Scoped views of a library, each with its own index. A scoped client searches only its tools,
  * so its results can't be crowded out by (or leak) other servers' tools, and BM25 statistics are
  * those of what it can see. Views are cached by library version and scope, least recently used
- * first out; a library swap (a new library object) simply stops hitting the old entries.
+ * first out. A view holds the library version it reads its tools from, so `forget` drops a
+ * library's views as soon as that version is replaced or deleted (the MCP context calls it on
+ * every registry change), instead of keeping the old version until the cache pushes them out.
  *
  * A view materialises only what it needs: building it reads the library's tools one at a time
  * (never all of them at once) and keeps those in scope just long enough to index them; the view
@@ -37,16 +39,17 @@ export class ScopedLibraries {
     if (isUnscoped(scope)) return indexed
     const { library } = indexed
     const key = `${library.name}\u0000${scopeKey(scope)}`
+    // A request that took a version before it was replaced or deleted gets a view that is not
+    // kept: nothing asks for that version again.
+    if (library.released) return this.#build(indexed, scope)
     let cached = this.#views.get(key)
     if (cached && cached.library === library) {
       this.#views.delete(key)
     } else {
       // A new version of the library: its older versions' views (any scope) go, so that they
-      // don't keep the replaced version (which they read their tools from) in memory.
-      for (const [other, entry] of this.#views) {
-        if (entry.library.name === library.name && entry.library !== library)
-          this.#views.delete(other)
-      }
+      // don't keep the replaced version (which they read their tools from) in memory. (The
+      // registry's change report does this at the swap; this covers a cache it doesn't feed.)
+      this.forget(library.name, library)
       const view = this.#build(indexed, scope)
       cached = { library, view }
       const entry = cached
@@ -59,6 +62,27 @@ export class ScopedLibraries {
       this.#views.delete(this.#views.keys().next().value as string)
     }
     return cached.view
+  }
+
+  /**
+   * Drops the views of library `name` that don't read from `current` (all of them when the
+   * library was deleted). Returns how many were dropped.
+   */
+  forget(name: string, current?: ToolLibrary): number {
+    let dropped = 0
+    for (const [key, entry] of this.#views) {
+      if (entry.library.name !== name || entry.library === current) continue
+      this.#views.delete(key)
+      dropped += 1
+    }
+    return dropped
+  }
+
+  /** Views held for library `name` (any version and scope). */
+  viewsOf(name: string): number {
+    let count = 0
+    for (const entry of this.#views.values()) if (entry.library.name === name) count += 1
+    return count
   }
 
   async #build(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {

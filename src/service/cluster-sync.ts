@@ -57,9 +57,10 @@ export class WorkerLibrarySync {
     this.#registry = registry
     this.#config = config
     this.#logger = logger
-    registry.onChange((name, indexed) => {
-      // The libraries each worker loads at start are its own doing, not changes to relay.
-      if (!this.#started) return
+    registry.onChange((name, indexed, replicated) => {
+      // The libraries each worker loads at start are its own doing, not changes to relay, and
+      // a change another worker made has been relayed already.
+      if (!this.#started || replicated) return
       if (indexed === undefined) this.#pending.set(name, { name, dir: null })
       else if (indexed.dir !== undefined) this.#pending.set(name, { name, dir: indexed.dir })
     })

@@ -38,11 +38,18 @@ export async function holding<T>(
   }
 }
 
-/** Called after a library is set (with it) or deleted (undefined), unless the change was replicated. */
-export type LibraryChangeListener = (name: string, indexed: IndexedLibrary | undefined) => void
+/**
+ * Called after a library is set (with it) or deleted (undefined). `replicated`: the change came
+ * from another worker (service/cluster-sync.ts relays only the others).
+ */
+export type LibraryChangeListener = (
+  name: string,
+  indexed: IndexedLibrary | undefined,
+  replicated: boolean,
+) => void
 
 export interface RegistryChangeOptions {
-  /** The change came from another worker (see service/cluster-sync.ts): listeners aren't told. */
+  /** The change came from another worker (see service/cluster-sync.ts). */
   replicated?: boolean
 }
 
@@ -103,15 +110,15 @@ export class LibraryRegistry {
     // A new version of the examples alone keeps the library (and its open tools file).
     if (previous && previous.library !== indexed.library)
       previous.library.release(this.#releaseGraceMs)
-    if (!options.replicated)
-      for (const listener of this.#listeners) listener(indexed.library.name, indexed)
+    const replicated = options.replicated ?? false
+    for (const listener of this.#listeners) listener(indexed.library.name, indexed, replicated)
   }
 
   delete(name: string, options: RegistryChangeOptions = {}): boolean {
     this.#libraries.get(name)?.library.release(this.#releaseGraceMs)
     const deleted = this.#libraries.delete(name)
-    if (deleted && !options.replicated)
-      for (const listener of this.#listeners) listener(name, undefined)
+    const replicated = options.replicated ?? false
+    if (deleted) for (const listener of this.#listeners) listener(name, undefined, replicated)
     return deleted
   }
 

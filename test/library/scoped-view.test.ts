@@ -150,6 +150,28 @@ describe('ScopedLibraries', () => {
     expect(await views.view(first, { servers: [], tags: [] })).toBe(first)
     expect(await views.view(first, { servers: Object.keys(namespaces()), tags: [] })).toBe(first)
   })
+
+  it('forgets the views of a replaced or deleted version, and keeps none of a released one', async () => {
+    const first = await indexTools('sample', SAMPLE_TOOLS, config)
+    const next = await indexTools('sample', SAMPLE_TOOLS, config)
+    const views = new ScopedLibraries(config)
+    const mail = { servers: ['mail'], tags: [] }
+    const view = await views.view(first, mail)
+    await views.view(first, { servers: ['weather'], tags: [] })
+    expect(views.viewsOf('sample')).toBe(2)
+    // The current version's views stay; the others go.
+    expect(views.forget('sample', first.library)).toBe(0)
+    expect(views.forget('sample', next.library)).toBe(2)
+    expect(views.viewsOf('sample')).toBe(0)
+    // A request that took the old version before its release still gets a right view, uncached.
+    first.library.release(60_000)
+    const late = await views.view(first, mail)
+    expect(late).not.toBe(view)
+    expect(late.library.ids).toEqual(view.library.ids)
+    expect(views.viewsOf('sample')).toBe(0)
+    await views.view(next, mail)
+    expect(views.forget('sample')).toBe(1)
+  })
 })
 
 function namespaces(): Record<string, true> {
