@@ -576,8 +576,17 @@ const GatewaySchema = z
     default: z.boolean().default(true),
     /** Re-list every connected server's tools this often, in ms (0 = only on list_changed). Default 300,000. */
     syncIntervalMs: z.number().int().nonnegative().default(300_000),
-    /** Time limit for connecting (initialize + the first tools/list), in ms. Default 10,000. */
+    /**
+     * Time limit for an HTTP server's handshake (`initialize`) and for each `tools/list` page of
+     * any server, in ms. Default 10,000.
+     */
     connectTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * Time limit for starting a stdio server: from spawning its process to its answer to
+     * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node
+     * loading its modules on a busy host) can take far longer than a handshake. Default 30,000.
+     */
+    spawnTimeoutMs: z.number().int().positive().default(30_000),
     /** Time limit for a forwarded tools/call, in ms. Default 60,000. */
     callTimeoutMs: z.number().int().positive().default(60_000),
     /** A request slower than this marks the server `slow`, in ms. Default 5,000. */

@@ -159,7 +159,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   if (gateway) {
     new Gauge({
       name: 'toolsel_upstream_status',
-      help: "Each gateway upstream's status (value 1 on its current status: connecting, connected, slow, down).",
+      help: "Each gateway upstream's status (value 1 on its current status: connecting, connected, slow, reconnecting, down).",
       labelNames: ['server', 'status'],
       registers: [registry],
       collect() {

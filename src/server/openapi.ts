@@ -160,7 +160,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           summary:
             'Readiness: 503 until libraries, models and the gateway first sync are done; lists failedIndexes and upstreams',
           security: [],
-          responses: { 200: { description: 'Ready' }, ...errors(503) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.readyz, 'Ready'), ...errors(503) },
         },
       },
       '/v1/snapshots': {

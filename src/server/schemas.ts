@@ -13,6 +13,7 @@ import {
   type OnDuplicate,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
+import { UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
 /** Most usage examples one request may add. */
@@ -396,6 +397,17 @@ export const RESPONSE_SCHEMAS = {
       .describe(
         'What the import did: renamed/dropped duplicates and parameters rewritten into JSON Schema (lists cut at 200 entries; counts complete).',
       ),
+  }),
+  readyz: z.object({
+    status: z.literal('ready'),
+    libraries: z.array(z.string()),
+    failedIndexes: z
+      .array(z.object({ name: z.string(), error: z.string() }))
+      .describe('Saved indexes skipped at start-up, with their error.'),
+    upstreams: z
+      .array(UpstreamStateSchema)
+      .optional()
+      .describe("Gateway mode: each upstream server's status."),
   }),
   error: z.object({
     error: z.object({

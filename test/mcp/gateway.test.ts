@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { UpstreamState } from '../../src/mcp/gateway/upstream-state.ts'
+import { RESPONSE_SCHEMAS } from '../../src/server/schemas.ts'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 import { startWeatherUpstream, type WeatherUpstream } from './fixtures/weather-upstream.ts'
 
@@ -73,9 +74,9 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
           weather: { url: weather.url, headers: { 'x-api-key': 'k1' }, tags: ['public'] },
           ghost: { url: `http://127.0.0.1:${await deadPort()}/mcp`, tags: ['public'] },
         },
-        // A safety limit, not a subject of these tests: respawning the stdio fixture (node + tsx)
-        // took over 5 s under load and then timed out, again and again with backoff.
-        connectTimeoutMs: 30_000,
+        // Starting the stdio fixture (node + tsx) took over 5 s under load: it gets the default
+        // spawnTimeoutMs (30 s), a safety limit here (test/mcp/gateway/upstream-connection.test.ts
+        // tests the bound itself).
         callTimeoutMs: 2000,
         reconnectInitialMs: 1500,
         reconnectMaxMs: 3000,
@@ -148,6 +149,7 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
 
     const readyz = (await (await fetch(`${harness.baseUrl}/readyz`)).json()) as Readyz
     expect(readyz.status).toBe('ready')
+    expect(RESPONSE_SCHEMAS.readyz.parse(readyz).upstreams).toEqual(readyz.upstreams)
     expect(readyz.upstreams.map((server) => server.status)).toEqual([
       'connected',
       'connected',

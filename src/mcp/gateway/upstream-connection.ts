@@ -83,14 +83,21 @@ export class UpstreamConnection {
       lastLatencyMs: this.#lastLatencyMs,
       lastError: this.#lastError,
       downSince: this.#downSince,
+      attempt: this.#attempt,
       nextRetryAt: this.#nextRetryAt,
     })
   }
 
-  /** Connects and lists the tools; on failure marks the server down and schedules a retry. */
+  /**
+   * Connects and lists the tools; on failure marks the server down and schedules a retry. A stdio
+   * server's start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP server's handshake
+   * `connectTimeoutMs`; each tools/list page gets `connectTimeoutMs`.
+   */
   async connect(): Promise<void> {
     if (this.#closed || this.#client) return
     this.#clearRetry()
+    // A retry after an outage: `reconnecting` (attempt `#attempt`) until it succeeds or fails.
+    if (this.#downSince !== undefined) this.#status = 'reconnecting'
     const { settings, logger } = this.#options
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
@@ -100,8 +107,22 @@ export class UpstreamConnection {
     const transport = createUpstreamTransport(this.config, (line) =>
       logger.debug(`[${this.name}] ${line}`),
     )
+    const stdio = upstreamKind(this.config) === 'stdio'
+    const handshake = stdio
+      ? { timeoutMs: settings.spawnTimeoutMs, setting: 'spawnTimeoutMs' }
+      : { timeoutMs: settings.connectTimeoutMs, setting: 'connectTimeoutMs' }
     try {
-      await client.connect(transport, { timeout: settings.connectTimeoutMs })
+      try {
+        await client.connect(transport, { timeout: handshake.timeoutMs })
+      } catch (error) {
+        if (classifyUpstreamError(error) !== 'timeout') throw error
+        const what = stdio
+          ? 'the process did not start and answer initialize'
+          : 'no answer to initialize'
+        throw new Error(`${what} within ${handshake.timeoutMs} ms (gateway.${handshake.setting})`, {
+          cause: error,
+        })
+      }
       // Closed while connecting: don't keep a process or session nobody will close.
       if (this.#closed) return void (await client.close().catch(() => undefined))
       this.#client = client
@@ -144,7 +165,8 @@ export class UpstreamConnection {
     signal?: AbortSignal,
   ): Promise<CallToolResult> {
     const client = this.#client
-    if (!client || this.#status === 'down') throw unavailableError(this.state())
+    if (!client || this.#status === 'down' || this.#status === 'reconnecting')
+      throw unavailableError(this.state())
     const started = performance.now()
     try {
       const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
@@ -200,7 +222,8 @@ export class UpstreamConnection {
     const client = this.#client
     this.#client = undefined
     void client?.close().catch(() => undefined)
-    const firstFailure = this.#status !== 'down'
+    // Logged once an outage: a failed reconnect attempt is the same outage.
+    const firstFailure = this.#downSince === undefined
     this.#status = 'down'
     this.#downSince ??= Date.now()
     this.#lastError = describeUpstreamError(error)

@@ -3,39 +3,60 @@
  * unavailable upstream fails with.
  * @module
  */
+import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { describeUpstreamError } from './classify-upstream-error.ts'
 import type { UpstreamKind } from './create-upstream-transport.ts'
 
 /**
  * `connecting`: first connection in progress. `connected`: answering within `gateway.slowMs`.
- * `slow`: connected, but the last request took longer or timed out. `down`: unreachable;
- * reconnecting with backoff, last known tools still searchable.
+ * `slow`: connected, but the last request took longer or timed out. `down`: unreachable, waiting
+ * for the next reconnect attempt (`attempt`, at `nextRetryAt`). `reconnecting`: down, with
+ * reconnect attempt `attempt` running. Down or reconnecting, its last known tools stay searchable.
  */
-export const UPSTREAM_STATUSES = ['connecting', 'connected', 'slow', 'down'] as const
+export const UPSTREAM_STATUSES = [
+  'connecting',
+  'connected',
+  'slow',
+  'reconnecting',
+  'down',
+] as const
 export type UpstreamStatus = (typeof UPSTREAM_STATUSES)[number]
 
-export interface UpstreamState {
-  name: string
-  transport: UpstreamKind
-  /** URL, or command line (never headers or env, which may hold secrets). */
-  target: string
-  status: UpstreamStatus
-  tags: string[]
-  /** Tools from the last successful tools/list (kept while down). */
-  toolCount: number
-  /** ISO time of the last successful tools/list, or null. */
-  lastSyncAt: string | null
-  /** Milliseconds the last successful request took, or null. */
-  lastLatencyMs: number | null
-  lastError: string | null
-  /** ISO time the server went down, or null when it is up. */
-  downSince: string | null
-  /** Milliseconds it has been down, or null. */
-  downForMs: number | null
-  /** ISO time of the next reconnect attempt, or null. */
-  nextRetryAt: string | null
-}
+const nullable = <T extends z.ZodType>(schema: T, description: string) =>
+  schema.nullable().describe(description)
+
+/** One upstream as `list_servers` and `/readyz` (`upstreams`) report it. */
+export const UpstreamStateSchema = z.object({
+  name: z.string(),
+  transport: z.enum(['stdio', 'http']),
+  target: z
+    .string()
+    .describe('URL, or command line (never headers or env, which may hold secrets).'),
+  status: z
+    .enum(UPSTREAM_STATUSES)
+    .describe(
+      'connecting (first connection), connected, slow (last request slow or timed out), reconnecting (down, a reconnect attempt running), down (waiting for the next attempt).',
+    ),
+  tags: z.array(z.string()),
+  toolCount: z.number().describe('Tools from the last successful tools/list (kept while down).'),
+  lastSyncAt: nullable(z.string(), 'ISO time of the last successful tools/list.'),
+  lastLatencyMs: nullable(z.number(), 'Milliseconds the last successful request took.'),
+  lastError: nullable(z.string(), 'The last failure, with what timed out and which setting.'),
+  downSince: nullable(z.string(), 'ISO time the server went down; null while it is up.'),
+  downForMs: nullable(z.number(), 'Milliseconds it has been down; null while it is up.'),
+  attempt: z
+    .number()
+    .describe(
+      'Reconnect attempt since it went down (1 = the first): the one running while reconnecting, the next one while down; 0 while up or connecting for the first time.',
+    ),
+  nextRetryAt: nullable(
+    z.string(),
+    'ISO time of the next reconnect attempt while down; null otherwise (none is planned).',
+  ),
+})
+
+export type UpstreamState = z.infer<typeof UpstreamStateSchema>
 
 export interface UpstreamFacts {
   name: string
@@ -48,6 +69,7 @@ export interface UpstreamFacts {
   lastLatencyMs?: number
   lastError?: string
   downSince?: number
+  attempt?: number
   nextRetryAt?: number
 }
 
@@ -66,6 +88,7 @@ export function upstreamState(facts: UpstreamFacts, now = Date.now()): UpstreamS
     lastError: facts.lastError ?? null,
     downSince: iso(facts.downSince),
     downForMs: facts.downSince === undefined ? null : now - facts.downSince,
+    attempt: facts.attempt ?? 0,
     nextRetryAt: iso(facts.nextRetryAt),
   }
 }
@@ -84,6 +107,7 @@ export function unavailableError(state: UpstreamState, cause?: unknown): Toolsel
   const details = {
     server: state.name,
     status: state.status,
+    attempt: state.attempt,
     downForMs: state.downForMs,
     lastError: state.lastError,
   }
@@ -91,8 +115,9 @@ export function unavailableError(state: UpstreamState, cause?: unknown): Toolsel
     ? ` Next reconnect attempt in ${formatDuration(Date.parse(state.nextRetryAt) - Date.now())}.`
     : ''
   let what: string
-  if (state.status === 'down') {
+  if (state.status === 'down' || state.status === 'reconnecting') {
     what = `is down (for ${formatDuration(state.downForMs ?? 0)}; last error: ${state.lastError ?? 'unknown'}).`
+    if (state.status === 'reconnecting') what += ` Reconnect attempt ${state.attempt} is running.`
   } else if (state.status === 'connecting') {
     what = 'is still connecting; retry in a few seconds.'
   } else {

@@ -2,30 +2,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import type { McpGateway } from '../gateway/mcp-gateway.ts'
-import type { UpstreamState } from '../gateway/upstream-state.ts'
+import { UpstreamStateSchema, type UpstreamState } from '../gateway/upstream-state.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import type { ToolScope } from '../tool-scope.ts'
 import { guardTool, jsonResult } from '../tool-result.ts'
 
-const DESCRIPTION = `List the servers behind this gateway with their status (connected, slow, down, connecting), tool count, last sync time and last error.
+const DESCRIPTION = `List the servers behind this gateway with their status (connected, slow, down, reconnecting, connecting), tool count, last sync time, last error and, for a down server, its reconnect attempt and when the next one starts.
 Use it when call_tool fails with UPSTREAM_UNAVAILABLE, or to see which servers exist. A down server's tools stay searchable but can't be called until it is back.`
-
-const nullable = <T extends z.ZodType>(schema: T) => schema.nullable()
-
-const ServerSchema = z.object({
-  name: z.string(),
-  transport: z.enum(['stdio', 'http']),
-  target: z.string(),
-  status: z.enum(['connecting', 'connected', 'slow', 'down']),
-  tags: z.array(z.string()),
-  toolCount: z.number(),
-  lastSyncAt: nullable(z.string()),
-  lastLatencyMs: nullable(z.number()),
-  lastError: nullable(z.string()),
-  downSince: nullable(z.string()),
-  downForMs: nullable(z.number()),
-  nextRetryAt: nullable(z.string()),
-})
 
 /** Servers a scope may see: named in `servers` (when set) and sharing a tag (when set). */
 export function serversInScope(servers: UpstreamState[], scope: ToolScope): UpstreamState[] {
@@ -48,7 +31,7 @@ export function registerListServers(
       title: 'List gateway servers',
       description: DESCRIPTION,
       inputSchema: {},
-      outputSchema: { library: z.string(), servers: z.array(ServerSchema) },
+      outputSchema: { library: z.string(), servers: z.array(UpstreamStateSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     () =>

@@ -1,8 +1,10 @@
 /** Liveness and readiness probes, and the Prometheus metrics. */
 import { Hono } from 'hono'
+import type { z } from 'zod'
 import type { McpGateway } from '../../mcp/gateway/mcp-gateway.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { Metrics } from '../metrics.ts'
+import type { RESPONSE_SCHEMAS } from '../schemas.ts'
 
 /**
  * `/readyz` is 503 until the libraries and models are loaded and the gateway (when configured)
@@ -19,7 +21,10 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
         failedIndexes: service.failedIndexes,
         ...(gateway ? { upstreams: gateway.servers() } : {}),
       }
-      if (service.ready && (gateway?.synced ?? true)) return c.json({ status: 'ready', ...report })
+      if (service.ready && (gateway?.synced ?? true)) {
+        const ready = { status: 'ready' as const, ...report }
+        return c.json(ready satisfies z.infer<typeof RESPONSE_SCHEMAS.readyz>)
+      }
       const waitingFor = service.ready
         ? 'the gateway is still syncing its upstream servers'
         : 'the service is still loading its libraries'

@@ -48,4 +48,20 @@ describe('upstream state', () => {
     )
     expect(error.details).toMatchObject({ server: 'github', downForMs: expect.any(Number) })
   })
+
+  it('reports a running reconnect attempt with its number, and a planned one with its time', () => {
+    const facts = { ...base, downSince: now - 5_000, lastError: 'Request timed out' }
+    const running = upstreamState({ ...facts, status: 'reconnecting', attempt: 3 }, now)
+    expect(running).toMatchObject({ status: 'reconnecting', attempt: 3, nextRetryAt: null })
+    expect(unavailableError(running).message).toBe(
+      'Upstream server "github" is down (for 5 s; last error: Request timed out). Reconnect attempt 3 is running. Its tools stay searchable; see list_servers for its status.',
+    )
+    expect(unavailableError(running).details).toMatchObject({ status: 'reconnecting', attempt: 3 })
+    const planned = upstreamState(
+      { ...facts, status: 'down', attempt: 4, nextRetryAt: now + 8_000 },
+      now,
+    )
+    expect(planned).toMatchObject({ attempt: 4, nextRetryAt: '2026-01-01T00:10:08.000Z' })
+    expect(upstreamState({ ...base, status: 'connected' }, now).attempt).toBe(0)
+  })
 })

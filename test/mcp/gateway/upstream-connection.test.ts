@@ -1,0 +1,98 @@
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
+import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
+import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
+import { createMemoryLogger } from '../../../src/log.ts'
+
+const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
+
+const open: UpstreamConnection[] = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((connection) => connection.close()))
+})
+
+function connection(upstream: Record<string, unknown>, gateway: Partial<GatewayConfig>) {
+  const config = parseConfig({ gateway: { servers: { under_test: upstream }, ...gateway } })
+  const made = new UpstreamConnection(
+    'under_test',
+    config.gateway.servers.under_test as UpstreamConfig,
+    { settings: config.gateway, logger: createMemoryLogger(), onTools: () => undefined },
+  )
+  open.push(made)
+  return made
+}
+
+/**
+ * Polls the state until `check` holds. `timeoutMs` is only a safety net for a hang; the error
+ * says what was seen instead.
+ */
+async function until(
+  upstream: UpstreamConnection,
+  check: (state: UpstreamState) => boolean,
+  timeoutMs = 30_000,
+): Promise<UpstreamState> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const state = upstream.state()
+    if (check(state)) return state
+    if (Date.now() > deadline)
+      throw new Error(`not seen in ${timeoutMs} ms: ${JSON.stringify(state)}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+describe('UpstreamConnection with real stdio processes', () => {
+  it('gives a stdio server slower to start than connectTimeoutMs the whole spawnTimeoutMs', async () => {
+    // The process reads stdin only 4 s after it starts; the handshake itself is instant. Under
+    // connectTimeoutMs (2 s) alone the start-up would time out every time.
+    const notes = connection(
+      {
+        command: process.execPath,
+        args: ['--import', 'tsx', NOTES_FIXTURE],
+        env: { NOTES_START_DELAY_MS: '4000' },
+      },
+      { connectTimeoutMs: 2000, spawnTimeoutMs: 120_000 },
+    )
+    await notes.connect()
+    expect(notes.state()).toMatchObject({
+      status: 'connected',
+      toolCount: 5,
+      lastError: null,
+      attempt: 0,
+      downSince: null,
+    })
+  }, 150_000)
+
+  it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
+    // A process that never answers: every attempt runs its full spawnTimeoutMs.
+    const silent = connection(
+      { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] },
+      { spawnTimeoutMs: 600, reconnectInitialMs: 200, reconnectMaxMs: 400 },
+    )
+    await silent.connect()
+    const down = silent.state()
+    expect(down).toMatchObject({ status: 'down', attempt: 1, transport: 'stdio' })
+    expect(down.lastError).toMatch(
+      /^the process did not start and answer initialize within 600 ms \(gateway\.spawnTimeoutMs\)/,
+    )
+    expect(down.nextRetryAt).not.toBeNull()
+    expect(down.downSince).not.toBeNull()
+
+    // The retry runs: reconnecting, which attempt, no next retry planned yet, same outage.
+    const retrying = await until(silent, (state) => state.status === 'reconnecting')
+    expect(retrying).toMatchObject({ attempt: 1, nextRetryAt: null, downSince: down.downSince })
+    const call = await silent.callTool('list_notes', {}).catch((error: unknown) => error)
+    expect(call).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' })
+    expect((call as Error).message).toMatch(
+      /^Upstream server "under_test" is down \(for \d+ s; last error: the process did not start.*\)\. Reconnect attempt 1 is running\. Its tools stay searchable/,
+    )
+
+    // It fails too: down again, the next attempt numbered and planned.
+    const again = await until(silent, (state) => state.status === 'down' && state.attempt === 2)
+    expect(again.nextRetryAt).not.toBeNull()
+    expect(again.downSince).toBe(down.downSince)
+    expect((await until(silent, (state) => state.status === 'reconnecting')).attempt).toBe(2)
+  }, 60_000)
+})
