@@ -74,12 +74,16 @@ export function runEmbeddingModelContract(options: EmbeddingModelContractOptions
         }
       })
 
-      it('accepts query and document kinds', async () => {
+      it('accepts query and document kinds; a query embeds the same call after call', async () => {
         const model = await options.create()
         const [query] = await model.embed(['weather'], { kind: 'query' })
         const [document] = await model.embed(['weather'], { kind: 'document' })
         expect(query).toHaveLength(model.dimensions)
         expect(document).toHaveLength(model.dimensions)
+        // The per-request path: one query at a time, as a request embeds it.
+        for (let call = 0; call < 3; call += 1) {
+          expect((await model.embed(['weather'], { kind: 'query' }))[0]).toEqual(query)
+        }
       })
 
       it('rejects with ABORTED when the signal has fired', async () => {

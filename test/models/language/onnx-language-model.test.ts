@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ToolselError } from '../../../src/errors.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 import { argmax, type ChatMessage } from '../../../src/models/language-model.ts'
+import { CausalLmRuntime } from '../../../src/models/onnx/causal-lm-runtime.ts'
 import { OnnxLanguageModel } from '../../../src/models/onnx/onnx-language-model.ts'
 import { TINY_MODELS_MISSING, TINY_PLAN, tinyModel } from './tiny-models.ts'
 
@@ -167,19 +168,32 @@ describe.skipIf(TINY_MODELS_MISSING)('OnnxLanguageModel on tiny Qwen3 models', (
       })
     })
 
-    it("stops a running generation with the caller's TIMEOUT reason and stays usable", async () => {
+    it("stops a running generation at the next token with the caller's TIMEOUT reason, and stays usable", async () => {
       const model = await OnnxLanguageModel.load(tinyModel('tiny-qwen3-garbage'))
       const controller = new AbortController()
-      setTimeout(
-        () => controller.abort(new ToolselError('TIMEOUT', 'Request took over 50 ms.')),
-        50,
-      )
-      const started = Date.now()
-      await expect(
-        model.generate(ASK, { maxTokens: 1_000_000, signal: controller.signal }),
-      ).rejects.toMatchObject({ code: 'TIMEOUT', message: 'Request took over 50 ms.' })
-      expect(Date.now() - started).toBeLessThan(2_000)
-      expect((await model.generate(ASK, { maxTokens: 3 })).text).toBe('I cannot help')
+      // Count the model's forward passes (the real ones run), and fire the caller's timeout
+      // during the fifth: no clock is involved.
+      let passes = 0
+      const forward = CausalLmRuntime.prototype.forward
+      const spy = vi.spyOn(CausalLmRuntime.prototype, 'forward').mockImplementation(function (
+        this: CausalLmRuntime,
+        input,
+      ) {
+        passes += 1
+        if (passes === 5) controller.abort(new ToolselError('TIMEOUT', 'Request took too long.'))
+        return forward.call(this, input)
+      })
+      try {
+        await expect(
+          model.generate(ASK, { maxTokens: 1_000_000, signal: controller.signal }),
+        ).rejects.toMatchObject({ code: 'TIMEOUT', message: 'Request took too long.' })
+        // The next call waits for the aborted one to end. That one stopped after its fifth pass
+        // (it checks the signal before every token); a 3-token answer takes 3 passes.
+        expect((await model.generate(ASK, { maxTokens: 3 })).text).toBe('I cannot help')
+        expect(passes).toBe(5 + 3)
+      } finally {
+        spy.mockRestore()
+      }
     })
   })
 })

@@ -5,6 +5,9 @@ import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
 let shared: Promise<UseLiteEmbeddingModel> | undefined
 const useLite = () => (shared ??= UseLiteEmbeddingModel.load())
 
+// The contract checks a query embeds the same call after call and alone as within a batch; its
+// latency is measured by `npm run bench:perf -- --dense --dense-embedder use-lite` (query
+// embedding p50/p99, bench/perf/dense.ts), not here.
 runEmbeddingModelContract({ name: 'use-lite', create: useLite, dimensions: 512 })
 
 function dot(a: Float32Array, b: Float32Array): number {
@@ -26,21 +29,5 @@ describe('UseLiteEmbeddingModel', () => {
     const model = await useLite()
     const vectors = await model.embed(['hello', ''])
     expect(vectors).toHaveLength(2)
-  })
-
-  it('measures the latency of one short query (printed, not asserted)', async () => {
-    const model = await useLite()
-    await model.embed(['warm up'])
-    const times: number[] = []
-    for (let run = 0; run < 50; run++) {
-      const start = performance.now()
-      await model.embed(['find a cheap flight to Berlin'], { kind: 'query' })
-      times.push(performance.now() - start)
-    }
-    times.sort((a, b) => a - b)
-    console.log(
-      `use-lite: one short query, median of 50: ${times[25].toFixed(2)} ms (p90 ${times[45].toFixed(2)} ms)`,
-    )
-    expect(times).toHaveLength(50)
   })
 })
