@@ -148,6 +148,7 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
     select.push(counter.count(textOf(selected)))
   }
   await client.close()
+  await context.close()
   return {
     library: entry.name,
     tools: tools.length,

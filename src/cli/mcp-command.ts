@@ -77,6 +77,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
   try {
     await runStdioServer(context, { scope: context.scope })
   } finally {
+    await context.close()
     await gateway?.close()
   }
   return 0

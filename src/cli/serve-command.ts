@@ -184,6 +184,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
     await gateway?.close()
+    await mcp?.close()
     throw error
   }
   logger.info(
@@ -215,7 +216,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       netClose.call(server, () => {
         clearTimeout(force)
         clearTimeout(idle)
-        void Promise.resolve(gateway?.close()).finally(resolve)
+        // Nothing serves /mcp any more: the MCP context lets go of the registry and its tokenizer.
+        void Promise.allSettled([gateway?.close(), mcp?.close()]).then(() => resolve())
       })
       const idle = setTimeout(
         () => server.closeIdleConnections(),

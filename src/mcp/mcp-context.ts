@@ -10,7 +10,7 @@ import type { McpGateway } from './gateway/mcp-gateway.ts'
 import { ScopedLibraries } from './scoped-libraries.ts'
 import { loadTokenCounter } from './tokens/load-token-counter.ts'
 import { TokenAccountant } from './tokens/token-accountant.ts'
-import type { TokenCounter } from './tokens/token-counter.ts'
+import { createEstimateTokenCounter, type TokenCounter } from './tokens/token-counter.ts'
 import type { ToolScope } from './tool-scope.ts'
 
 export interface McpContext {
@@ -22,6 +22,13 @@ export interface McpContext {
   readonly scope: ToolScope
   /** The library used when a call names none. */
   defaultLibrary(): string
+  /**
+   * Stops following the service's library changes, drops the cached views and stops the
+   * tokenizer worker the context started (not a `tokenCounter` it was given). Call it once
+   * nothing serves through the context any more (`toolsel serve` and `toolsel mcp` do at
+   * shutdown); counts after it use the estimate. Calling it again does nothing.
+   */
+  close(): Promise<void>
 }
 
 export interface McpContextOptions {
@@ -39,16 +46,21 @@ export function createMcpContext(
   const { config, logger } = service
   const { gateway } = options
   let counter: Promise<TokenCounter> | undefined
+  let closed = false
   const tokens = new TokenAccountant(
     options.tokenCounter ??
       (() =>
-        (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }).then(
-          (loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded),
-        ))),
+        closed
+          ? Promise.resolve(createEstimateTokenCounter())
+          : (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }).then(
+              (loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded),
+            ))),
   )
   const views = new ScopedLibraries(config)
   // A replaced or deleted library's views go at once: they hold the old version in memory.
-  service.libraries.onChange((name, indexed) => views.forget(name, indexed?.library))
+  const unsubscribe = service.libraries.onChange((name, indexed) =>
+    views.forget(name, indexed?.library),
+  )
   return {
     service,
     gateway,
@@ -59,6 +71,18 @@ export function createMcpContext(
       options.defaultLibrary ||
       config.mcp.library ||
       (gateway && config.gateway.default ? gateway.libraryName : service.defaultLibraryName),
+    async close() {
+      if (closed) return
+      closed = true
+      unsubscribe()
+      views.clear()
+      // A tokenizer still loading is stopped once loaded (stopping it meanwhile would make
+      // loadTokenCounter try the next one).
+      await counter?.then(
+        (loaded) => loaded.close?.(),
+        () => undefined,
+      )
+    },
   }
 }
 

@@ -78,6 +78,11 @@ export class ScopedLibraries {
     return dropped
   }
 
+  /** Drops every view (the MCP context's `close`). */
+  clear(): void {
+    this.#views.clear()
+  }
+
   /** Views held for library `name` (any version and scope). */
   viewsOf(name: string): number {
     let count = 0

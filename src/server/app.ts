@@ -35,7 +35,11 @@ export const API_VERSION = '0.1.0'
 export interface AppOptions {
   /** The MCP gateway, when upstream servers are configured (see `createMcpGateway`). */
   gateway?: McpGateway
-  /** The MCP context `/mcp` serves (`toolsel serve` creates it to preload the tokenizer). */
+  /**
+   * The MCP context `/mcp` serves; its owner closes it (`toolsel serve` at shutdown). Default: one
+   * made for this app, which follows the service's library changes for as long as the service
+   * lives; pass one (and close it) when several apps share a service.
+   */
   mcp?: McpContext
   /** Metrics for `GET /metrics`; default: a new registry for this app. */
   metrics?: Metrics

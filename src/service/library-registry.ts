@@ -80,8 +80,20 @@ export class LibraryRegistry {
     this.#releaseGraceMs = options.releaseGraceMs ?? 660_000
   }
 
-  onChange(listener: LibraryChangeListener): void {
+  /** Calls `listener` after every change; returns the function that stops it. */
+  onChange(listener: LibraryChangeListener): () => void {
     this.#listeners.push(listener)
+    let subscribed = true
+    return () => {
+      if (!subscribed) return
+      subscribed = false
+      this.#listeners.splice(this.#listeners.indexOf(listener), 1)
+    }
+  }
+
+  /** How many listeners `onChange` holds (what a closed MCP context must give back). */
+  get listenerCount(): number {
+    return this.#listeners.length
   }
 
   get(name: string): IndexedLibrary | undefined {
@@ -111,14 +123,15 @@ export class LibraryRegistry {
     if (previous && previous.library !== indexed.library)
       previous.library.release(this.#releaseGraceMs)
     const replicated = options.replicated ?? false
-    for (const listener of this.#listeners) listener(indexed.library.name, indexed, replicated)
+    // A copy: a listener may unsubscribe (itself or another one) while the change is reported.
+    for (const listener of [...this.#listeners]) listener(indexed.library.name, indexed, replicated)
   }
 
   delete(name: string, options: RegistryChangeOptions = {}): boolean {
     this.#libraries.get(name)?.library.release(this.#releaseGraceMs)
     const deleted = this.#libraries.delete(name)
     const replicated = options.replicated ?? false
-    if (deleted) for (const listener of this.#listeners) listener(name, undefined, replicated)
+    if (deleted) for (const listener of [...this.#listeners]) listener(name, undefined, replicated)
     return deleted
   }
 

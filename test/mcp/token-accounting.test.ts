@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMcpContext } from '../../src/mcp/mcp-context.ts'
 import { loadTokenCounter } from '../../src/mcp/tokens/load-token-counter.ts'
 import { TokenAccountant, toolListingText } from '../../src/mcp/tokens/token-accountant.ts'
 import { CHARS_PER_TOKEN, createEstimateTokenCounter } from '../../src/mcp/tokens/token-counter.ts'
@@ -108,6 +109,13 @@ describe('token accounting', () => {
     },
   )
 
+  it.skipIf(!hasQwen3)('close stops the tokenizer worker: counting afterwards throws', async () => {
+    const counter = await loadTokenCounter()
+    expect(counter.count('Hello world')).toBe(2)
+    await counter.close!()
+    expect(() => counter.count('Hello world')).toThrow(/tokenizer worker has exited/)
+  })
+
   it('falls back to the next counter when the configured tokenizer dir has none', async () => {
     const counter = await loadTokenCounter({ tokenizerDir: '/nonexistent' })
     expect(counter.name).toBe(hasQwen3 ? 'qwen3' : `estimate:chars/${CHARS_PER_TOKEN}`)
@@ -121,6 +129,18 @@ describe('token accounting in MCP responses (demo library)', () => {
     harness = await startToolsel({ log: { level: 'silent' } })
   })
   afterAll(() => harness.close())
+
+  it.skipIf(!hasQwen3)(
+    'the context closes the tokenizer it loaded, and counts with the estimate after',
+    async () => {
+      const context = createMcpContext(harness.service)
+      const counter = await context.tokens.counter
+      expect(counter).toMatchObject({ name: 'qwen3', exact: true })
+      await context.close()
+      expect(() => counter.count('Hello world')).toThrow(/tokenizer worker has exited/)
+      expect((await context.tokens.counter).exact).toBe(false)
+    },
+  )
 
   it('search_tools and select_tools report positive savings, avoided = allTools - loaded', async () => {
     const client = await harness.connect()

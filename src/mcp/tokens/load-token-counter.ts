@@ -45,7 +45,12 @@ export async function loadTokenCounter(
 }
 
 function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
-  return { name, exact: true, count: (text) => encoder.countPieces(boundedPieces(text)) }
+  return {
+    name,
+    exact: true,
+    count: (text) => encoder.countPieces(boundedPieces(text)),
+    close: () => encoder.close(),
+  }
 }
 
 /**

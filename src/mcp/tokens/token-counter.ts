@@ -11,6 +11,11 @@ export interface TokenCounter {
   readonly exact: boolean
   /** Tokens in `text`, without special tokens. */
   count(text: string): number
+  /**
+   * Frees what the counter holds (a tokenizer's worker thread); `count` throws after it. Absent
+   * when there is nothing to free (the estimate).
+   */
+  close?(): Promise<void>
 }
 
 /**

@@ -22,6 +22,8 @@ export type TokenizerSource = { kind: 'qwen3' } | { kind: 'dir'; dir: string }
 export interface ThreadEncoder {
   /** Tokens of all `pieces` together (without special tokens). */
   countPieces(pieces: readonly string[]): number
+  /** Stops the worker (its tokenizer is 174 MiB); `countPieces` throws from then on. */
+  close(): Promise<void>
 }
 
 /** Longest wait for one count: a worker that never answers is a bug, not a slow text. */
@@ -123,6 +125,13 @@ export function loadTokenizerThread(source: TokenizerSource): Promise<ThreadEnco
           const total = receiveMessageOnPort(port1)?.message as number | undefined
           if (total === undefined || total < 0) throw new Error('the tokenizer failed on a text')
           return total
+        },
+        async close() {
+          // At once, not on the worker's `exit` event: a count meanwhile would wait for an
+          // answer that never comes.
+          exited = true
+          port1.close()
+          await worker.terminate()
         },
       })
     })
