@@ -160,7 +160,10 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           summary:
             'Readiness: 503 until libraries, models and the gateway first sync are done; lists failedIndexes and upstreams',
           security: [],
-          responses: { 200: ok(RESPONSE_SCHEMAS.readyz, 'Ready'), ...errors(503) },
+          responses: {
+            200: ok(RESPONSE_SCHEMAS.readyz, 'Ready'),
+            503: ok(RESPONSE_SCHEMAS.readyzStarting, 'Starting'),
+          },
         },
       },
       '/v1/snapshots': {

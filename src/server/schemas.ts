@@ -234,6 +234,18 @@ const ComponentRegistrySchema = z.object({
 
 const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() })
 
+/** What `/readyz` reports, ready (200) or starting (503). */
+const READINESS_REPORT = z.object({
+  libraries: z.array(z.string()),
+  failedIndexes: z
+    .array(z.object({ name: z.string(), error: z.string() }))
+    .describe('Saved indexes skipped at start-up, with their error.'),
+  upstreams: z
+    .array(UpstreamStateSchema)
+    .optional()
+    .describe("Gateway mode: each upstream server's status."),
+})
+
 export const RESPONSE_SCHEMAS = {
   selectTools: z.object({
     tools: z.array(ToolSchema),
@@ -398,16 +410,14 @@ export const RESPONSE_SCHEMAS = {
         'What the import did: renamed/dropped duplicates and parameters rewritten into JSON Schema (lists cut at 200 entries; counts complete).',
       ),
   }),
-  readyz: z.object({
-    status: z.literal('ready'),
-    libraries: z.array(z.string()),
-    failedIndexes: z
-      .array(z.object({ name: z.string(), error: z.string() }))
-      .describe('Saved indexes skipped at start-up, with their error.'),
-    upstreams: z
-      .array(UpstreamStateSchema)
-      .optional()
-      .describe("Gateway mode: each upstream server's status."),
+  readyz: z.object({ status: z.literal('ready'), ...READINESS_REPORT.shape }),
+  /** `/readyz` 503: the error and the report so far (libraries loaded yet, upstream states). */
+  readyzStarting: z.object({
+    error: z
+      .object({ code: z.literal('NOT_READY'), message: z.string() })
+      .describe('What the service is still waiting for.'),
+    status: z.literal('starting'),
+    ...READINESS_REPORT.shape,
   }),
   error: z.object({
     error: z.object({

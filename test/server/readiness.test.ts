@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net'
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve, type ServerType } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -20,6 +20,7 @@ import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { call, errorOf } from '../mcp/fixtures/toolsel-harness.ts'
 import { startWeatherUpstream } from '../mcp/fixtures/weather-upstream.ts'
+import { listenApp } from '../helpers/listen-app.ts'
 
 const cleanups: Array<() => Promise<unknown> | unknown> = []
 afterEach(async () => {
@@ -38,15 +39,22 @@ async function startHangingServer(): Promise<string> {
 }
 
 async function listen(service: ToolselService, gateway?: McpGateway): Promise<string> {
-  const app = createApp(service, { gateway })
-  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
-  cleanups.push(async () => {
-    const node = http as import('node:http').Server
-    node.closeAllConnections()
-    await new Promise((resolve) => node.close(resolve))
-  })
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}`
+  const listening = await listenApp(createApp(service, { gateway }).fetch)
+  cleanups.push(() => listening.close())
+  return listening.url
+}
+
+/** Checks a `/readyz` body against the schema `/openapi.json` publishes for its status. */
+async function expectPublishedShape(url: string, status: number, body: unknown): Promise<void> {
+  const document = await (await fetch(`${url}/openapi.json`)).json()
+  const schema =
+    document.paths['/readyz'].get.responses[String(status)].content['application/json'].schema
+  const validate = new Ajv2020({ strict: false }).compile(schema)
+  expect(validate(body) ? [] : validate.errors).toEqual([])
+  // Closed to what the route does not send: a wrong status or a missing report field fails.
+  expect(validate({ ...(body as object), status: 'other' })).toBe(false)
+  const { libraries: _, ...withoutLibraries } = body as Record<string, unknown>
+  expect(validate(withoutLibraries)).toBe(false)
 }
 
 function newService(layer: ConfigLayer): ToolselService {
@@ -85,6 +93,7 @@ describe('/readyz and the gateway first sync', () => {
       'weather',
       'stuck',
     ])
+    await expectPublishedShape(url, 503, earlyBody)
 
     const client = new Client({ name: 'readiness-test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)))
@@ -102,6 +111,7 @@ describe('/readyz and the gateway first sync', () => {
       'connected',
       'down',
     ])
+    await expectPublishedShape(url, 200, readyBody)
     // After the sync: a tool of the server that never listed its tools is still "unavailable";
     // an unknown tool of a synced server, or of no server, is unknown.
     const stuck = errorOf(await call(client, 'call_tool', { id: 'stuck.anything' }))
@@ -119,6 +129,24 @@ describe('/readyz and the gateway first sync', () => {
     })
     expect(result.structuredContent).toEqual({ city: 'Oslo', high: 21 })
   }, 30_000)
+
+  it('is 503 with the published starting body while the libraries load', async () => {
+    const service = newService({ library: { default: 'demo', loadAll: false } })
+    const url = await listen(service)
+    const response = await fetch(`${url}/readyz`)
+    expect(response.status).toBe(503)
+    const body = await response.json()
+    expect(body).toEqual({
+      error: {
+        code: 'NOT_READY',
+        message: 'Not ready: the service is still loading its libraries.',
+      },
+      status: 'starting',
+      libraries: [],
+      failedIndexes: [],
+    })
+    await expectPublishedShape(url, 503, body)
+  })
 
   it('lists saved indexes that failed to load, and stays ready for the others', async () => {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-readyz-'))

@@ -28,14 +28,12 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
       const waitingFor = service.ready
         ? 'the gateway is still syncing its upstream servers'
         : 'the service is still loading its libraries'
-      return c.json(
-        {
-          error: { code: 'NOT_READY', message: `Not ready: ${waitingFor}.` },
-          status: 'starting',
-          ...report,
-        },
-        503,
-      )
+      const starting = {
+        error: { code: 'NOT_READY' as const, message: `Not ready: ${waitingFor}.` },
+        status: 'starting' as const,
+        ...report,
+      }
+      return c.json(starting satisfies z.infer<typeof RESPONSE_SCHEMAS.readyzStarting>, 503)
     })
   if (metrics) {
     routes.get('/metrics', async (c) => {
