@@ -10,8 +10,12 @@ import { throwIfAborted } from './errors.ts'
 /** Work time between two yields, in ms. */
 export const DEFAULT_SLICE_MS = 10
 
+/**
+ * `abort`: an AbortSignal, or anything with its `aborted` and `reason` (a request's LazyAbort,
+ * which then never has to make its AbortSignal).
+ */
 export function createTimeSlicer(
-  signal?: AbortSignal,
+  abort?: Pick<AbortSignal, 'aborted' | 'reason'>,
   sliceMs = DEFAULT_SLICE_MS,
 ): { next(): Promise<void> } {
   let sliceStart = performance.now()
@@ -21,7 +25,7 @@ export function createTimeSlicer(
         await new Promise((resolve) => setImmediate(resolve))
         sliceStart = performance.now()
       }
-      throwIfAborted(signal)
+      throwIfAborted(abort)
     },
   }
 }

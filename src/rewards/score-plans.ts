@@ -11,6 +11,7 @@ import { ToolselError, isToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { parsePlan } from '../plan/parse-plan.ts'
 import type { Retriever } from '../contracts.ts'
+import { lazySignal, type AbortInput } from '../lazy-abort.ts'
 import { createTimeSlicer } from '../time-slicer.ts'
 import { plannerReward } from './planner-reward.ts'
 
@@ -25,7 +26,11 @@ export interface ScorePlansOptions {
   maxSteps: number
   /** Subtracted from 0 for an answer that holds no list of steps. Default 1 (reward -1). */
   formatPenalty?: number
-  signal?: AbortSignal
+  /**
+   * Stops the batch: checked between completions and steps; a retriever that waits gets its
+   * AbortSignal (made then for a LazyAbort), a synchronous one (BM25) none, as in the pipeline.
+   */
+  abort?: AbortInput
 }
 
 export interface PlanScore {
@@ -68,7 +73,11 @@ export async function scorePlans(
   const candidates = new Map<string, string[]>()
   // One completion at a time, yielding every few ms: a batch of 1,024 long plans is seconds of
   // CPU, which must not hold other requests, and the request deadline stops it.
-  const slicer = createTimeSlicer(options.signal)
+  const slicer = createTimeSlicer(options.abort)
+  const { retriever } = options
+  const retrieveOptions = retriever.synchronous
+    ? { k: options.k, minScore: options.minScore }
+    : Object.assign(lazySignal(options.abort), { k: options.k, minScore: options.minScore })
   const scores: PlanScore[] = []
   for (const completion of completions) {
     await slicer.next()
@@ -89,12 +98,9 @@ export async function scorePlans(
     for (const step of steps) {
       let ids = candidates.get(step)
       if (ids === undefined) {
+        // Checks the abort right before: a synchronous retriever can't see it.
         await slicer.next()
-        const found = await options.retriever.retrieve(step, {
-          k: options.k,
-          minScore: options.minScore,
-          signal: options.signal,
-        })
+        const found = await retriever.retrieve(step, retrieveOptions)
         ids = found.map((candidate) => candidate.id)
         candidates.set(step, ids)
       }

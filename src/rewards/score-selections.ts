@@ -8,6 +8,7 @@
  * @module
  */
 import { noneLabel } from '../select/llm-selector.ts'
+import type { AbortInput } from '../lazy-abort.ts'
 import { createTimeSlicer } from '../time-slicer.ts'
 
 export interface ScoreSelectionsOptions {
@@ -35,15 +36,16 @@ export function scoreSelections(
 
 /**
  * `scoreSelections` for request handlers: yields to the event loop every few ms (a batch of
- * 1,024 long completions is most of a second of CPU) and stops when `signal` fires.
+ * 1,024 long completions is most of a second of CPU) and stops when `abort` fires (a request's
+ * LazyAbort: only its `aborted` flag is read, so no AbortSignal is made).
  */
 export async function scoreSelectionsSliced(
   gold: string | null,
   completions: readonly string[],
-  options: ScoreSelectionsOptions & { signal?: AbortSignal } = {},
+  options: ScoreSelectionsOptions & { abort?: AbortInput } = {},
 ): Promise<SelectionScore[]> {
   const score = selectionScorer(gold, options)
-  const slicer = createTimeSlicer(options.signal)
+  const slicer = createTimeSlicer(options.abort)
   const scores: SelectionScore[] = []
   for (const completion of completions) {
     await slicer.next()

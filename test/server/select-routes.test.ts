@@ -3,25 +3,7 @@ import type { Planner, Retriever } from '../../src/contracts.ts'
 import { ToolselError } from '../../src/errors.ts'
 import { LazyAbort } from '../../src/lazy-abort.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
-
-/** How many LazyAbort signals `run` makes (reads of `LazyAbort.prototype.signal`). */
-async function signalsMade(run: () => Promise<void>): Promise<number> {
-  const descriptor = Object.getOwnPropertyDescriptor(LazyAbort.prototype, 'signal')!
-  let made = 0
-  Object.defineProperty(LazyAbort.prototype, 'signal', {
-    ...descriptor,
-    get() {
-      made += 1
-      return descriptor.get!.call(this)
-    },
-  })
-  try {
-    await run()
-  } finally {
-    Object.defineProperty(LazyAbort.prototype, 'signal', descriptor)
-  }
-  return made
-}
+import { signalsMade } from '../helpers/signals-made.ts'
 
 describe('POST /v1/select-tools', () => {
   it('returns the selected tools with schemas, per-step candidates, timings and components', async () => {

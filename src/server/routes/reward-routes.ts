@@ -26,7 +26,7 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
         minScore,
         maxSteps: service.config.plan.maxSteps,
         formatPenalty: request.formatPenalty,
-        signal: c.get('abort').signal,
+        abort: c.get('abort'),
       })
       return c.json({ library: indexed.library.name, retriever: retriever.name, k, rewards })
     })
@@ -35,7 +35,7 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
       return c.json({
         rewards: await scoreSelectionsSliced(request.gold, request.completions, {
           candidates: request.candidates,
-          signal: c.get('abort').signal,
+          abort: c.get('abort'),
         }),
       })
     })
