@@ -61,8 +61,11 @@ export class SearchScratch {
   readonly windowTool: Float64Array
   readonly windowExpansion: Float64Array
   readonly windowSeen: Uint32Array
-  /** Which words of `windowSeen` are set (one bit per word), so a window scans only those. */
-  readonly windowWords: Uint32Array
+  /**
+   * The window's documents seen (slots), in the order the essential terms first hit them; then,
+   * in its first places, those kept for the terms not summed, in document order.
+   */
+  readonly windowTouched: Int32Array
 
   /** @param window Documents per window of `searchWindowed` (a multiple of 32; tests use small ones). */
   constructor(documents: number, window = WINDOW_DOCUMENTS) {
@@ -76,7 +79,7 @@ export class SearchScratch {
     this.windowTool = new Float64Array(window)
     this.windowExpansion = new Float64Array(window)
     this.windowSeen = new Uint32Array(window / 32)
-    this.windowWords = new Uint32Array(Math.ceil(window / 1024))
+    this.windowTouched = new Int32Array(window)
   }
 }
 
@@ -172,16 +175,20 @@ export function searchExhaustive(
  * Terms are sorted by their largest contribution; at each window the terms whose bounds together
  * can't lift a document above the k-th score so far (or `minScore`) are non-essential. The
  * essential terms' postings inside the window are summed term at a time into small accumulators
- * (a window's, so they stay in cache); then each document seen, in document order, gets the
- * non-essential terms' weights (galloping search), highest bound first, while it can still make
- * the top k. Before that, the highest non-essential terms whose postings in the window number at
+ * (a window's, so they stay in cache), and the documents they hit are listed once each. Before
+ * the documents are scored, the highest non-essential terms whose postings in the window number at
  * most `NON_ESSENTIAL_SUM_SHARE` of the essential postings summed there are summed as well, into
  * the same accumulators but marking no document seen (their sums for documents not seen are
- * cleared after the window): a document's sums then hold them exactly and the per-document loop
- * starts below them. Unlike document-at-a-time MaxScore there is no per-document merge of the
- * essential lists, so a long query (a whole instruction of 20 terms) costs about its essential
- * postings; unlike term at a time over the whole index, the common words stop being walked as
- * soon as the first windows have set a threshold.
+ * cleared after the window): a document's sums then hold them exactly. Then each document seen
+ * is scored when every term is summed; otherwise those that the other terms' bounds can still
+ * lift to the k-th score are put in document order and get the remaining non-essential terms'
+ * weights (galloping search), highest bound first, while they can still make the top k. Unlike
+ * document-at-a-time MaxScore there is no per-document merge of the essential lists, so a long
+ * query (a whole instruction of 20 terms) costs about its essential postings; unlike term at a
+ * time over the whole index, the common words stop being walked as soon as the first windows have
+ * set a threshold. The documents seen are walked in the order they were hit, not by a bit set in
+ * document order: which of a window's 128 bit words hold a document is random, and the branches
+ * of that scan were mispredicted (bench/README.md, "Round 10").
  */
 export function searchWindowed(
   queryTerms: readonly QueryTerm[],
@@ -192,13 +199,15 @@ export function searchWindowed(
 ): ScoredPosition[] {
   const terms = [...queryTerms].sort((a, b) => a.bound - b.bound)
   const n = terms.length
+  // Without expansion terms the expansion sums stay 0: they are then neither read nor cleared.
+  const anyExpansion = terms.some((term) => term.expansion)
   // prefix[i]: the most terms 0…i can add together.
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
   // Per window: where each term's postings inside the window end (the terms summed in it).
   const ends = new Int32Array(n)
-  const { windowTool, windowExpansion, windowSeen, windowWords } = scratch
+  const { windowTool, windowExpansion, windowSeen, windowTouched } = scratch
   const window = windowTool.length
   // A document whose sums can reach at most `bound` millionths scores at most
   // round(bound) / 1e6 ≤ (bound + 0.5) / 1e6: it is hopeless when bound < limit, 2 millionths
@@ -217,7 +226,11 @@ export function searchWindowed(
       if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
     if (start === 0x7fffffff) break
+    // Each document seen joins `windowTouched` once: its bit in `windowSeen` tells, and the list
+    // grows by 0 or 1 without a branch (a branch on whether a document was seen is taken at
+    // random, and mispredicted branches were most of the cost of a window).
     let summed = 0
+    let touched = 0
     for (let i = essential; i < n; i += 1) {
       const { docs, weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
@@ -226,8 +239,10 @@ export function searchWindowed(
       for (; at < docs.length; at += 1) {
         const slot = docs[at] - start
         if (slot >= window) break
-        windowSeen[slot >>> 5] |= 1 << (slot & 31)
-        windowWords[slot >>> 10] |= 1 << ((slot >>> 5) & 31)
+        const word = windowSeen[slot >>> 5]
+        windowSeen[slot >>> 5] = word | (1 << (slot & 31))
+        windowTouched[touched] = slot
+        touched += ((word >>> (slot & 31)) & 1) ^ 1
         sums[slot] += count * weights[at]
       }
       cursors[i] = at
@@ -250,43 +265,66 @@ export function searchWindowed(
       ends[i] = end
       scored = i
     }
-    for (let group = 0; group < windowWords.length; group += 1) {
-      let words = windowWords[group]
-      windowWords[group] = 0
-      while (words !== 0) {
-        const lowWord = words & -words
-        words ^= lowWord
-        const word = (group << 5) + 31 - Math.clz32(lowWord)
-        let bits = windowSeen[word]
-        windowSeen[word] = 0
-        while (bits !== 0) {
-          const low = bits & -bits
-          bits ^= low
-          const slot = (word << 5) + 31 - Math.clz32(low)
-          const doc = start + slot
-          let tool = windowTool[slot]
-          let expansion = windowExpansion[slot]
-          windowTool[slot] = 0
-          windowExpansion[slot] = 0
-          let i = scored - 1
-          for (; i >= 0; i -= 1) {
-            if (tool + expansionWeight * expansion + prefix[i] < limit) break
-            const term = terms[i]
-            const cursor = advance(term.docs, cursors[i], doc)
-            cursors[i] = cursor
-            if (cursor < term.docs.length && term.docs[cursor] === doc) {
-              if (term.expansion) expansion += term.count * term.weights[cursor]
-              else tool += term.count * term.weights[cursor]
-            }
-          }
-          if (i >= 0) continue
-          const score = finalScore(tool, expansion, expansionWeight)
-          if (score > minScore && score >= kth) {
-            top.push(doc, score)
-            kth = top.threshold
-            limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
-          }
+    // Each document seen, in the order it was first hit. One that can't reach the limit even
+    // with the terms not summed is dropped (its sums cleared); with every term summed (`scored`
+    // 0) the others are scored now; otherwise they are kept, in document order (the searches
+    // below only move forward), in the first places of `windowTouched` (t ≥ kept: those are read).
+    const unsummed = scored > 0 ? prefix[scored - 1] : 0
+    let kept = 0
+    for (let t = 0; t < touched; t += 1) {
+      const slot = windowTouched[t]
+      windowSeen[slot >>> 5] = 0
+      const tool = windowTool[slot]
+      const expansion = anyExpansion ? windowExpansion[slot] : 0
+      if (scored > 0 && tool + expansionWeight * expansion + unsummed >= limit) {
+        let at = kept
+        kept += 1
+        while (at > 0 && windowTouched[at - 1] > slot) {
+          windowTouched[at] = windowTouched[at - 1]
+          at -= 1
         }
+        windowTouched[at] = slot
+        continue
+      }
+      windowTool[slot] = 0
+      if (anyExpansion) windowExpansion[slot] = 0
+      if (scored > 0 || tool + expansionWeight * expansion < limit) continue
+      const score = finalScore(tool, expansion, expansionWeight)
+      if (score > minScore && score >= kth) {
+        top.push(start + slot, score)
+        kth = top.threshold
+        limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+      }
+    }
+    // The kept documents get the terms not summed (galloping search), highest bound first,
+    // while they can still make the top k.
+    for (let at = 0; at < kept; at += 1) {
+      const slot = windowTouched[at]
+      const doc = start + slot
+      let tool = windowTool[slot]
+      let expansion = 0
+      windowTool[slot] = 0
+      if (anyExpansion) {
+        expansion = windowExpansion[slot]
+        windowExpansion[slot] = 0
+      }
+      let i = scored - 1
+      for (; i >= 0; i -= 1) {
+        if (tool + expansionWeight * expansion + prefix[i] < limit) break
+        const term = terms[i]
+        const cursor = advance(term.docs, cursors[i], doc)
+        cursors[i] = cursor
+        if (cursor < term.docs.length && term.docs[cursor] === doc) {
+          if (term.expansion) expansion += term.count * term.weights[cursor]
+          else tool += term.count * term.weights[cursor]
+        }
+      }
+      if (i >= 0 || tool + expansionWeight * expansion < limit) continue
+      const score = finalScore(tool, expansion, expansionWeight)
+      if (score > minScore && score >= kth) {
+        top.push(doc, score)
+        kth = top.threshold
+        limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
       }
     }
     // Clear what the non-essential terms summed for documents not seen.
