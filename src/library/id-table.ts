@@ -15,6 +15,11 @@ export interface IdList {
   readonly length: number
   /** The id at `position` (0 … length-1). */
   at(position: number): string | undefined
+  /**
+   * Whether the id at `a` sorts after the id at `b` (`at(a)! > at(b)!`), when the list can tell
+   * without making the two strings (BM25 breaks every tie of scores by id).
+   */
+  after?(a: number, b: number): boolean
 }
 
 /** The ids of `list` as an array (the list itself when it is one). */

@@ -102,6 +102,38 @@ describe('id table', () => {
       expect(PackedIds.of(Buffer.from(text), count), text).toBeUndefined()
   })
 
+  it('packed ids order two ids as JavaScript compares the strings, without decoding ASCII ones', () => {
+    // U+FFFF sorts after U+1F600 (a surrogate pair) in UTF-16 but before it in UTF-8; also
+    // prefixes, equal ids, escapes, and ids that first differ at non-ASCII bytes.
+    const ids = [
+      'b.api',
+      'a.api',
+      'a.api_v2',
+      'a.ap',
+      'A.api',
+      '',
+      'x\uffffy',
+      'x\u{1f600}y',
+      'x\uffff',
+      'météo.a',
+      'météo.b',
+      'mété',
+      'quote"d',
+      'quote\\',
+      'quote',
+      'tab\tx',
+      '天气.预报',
+      '天气',
+    ]
+    const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+    for (let a = 0; a < ids.length; a += 1) {
+      for (let b = 0; b < ids.length; b += 1)
+        expect(packed.after(a, b), `${ids[a]} after ${ids[b]}`).toBe(ids[a] > ids[b])
+    }
+    expect('\uffff' > '\u{1f600}').toBe(true)
+    expect(Buffer.compare(Buffer.from('\uffff'), Buffer.from('\u{1f600}'))).toBe(-1)
+  })
+
   it('packed ids keep answering right when positions share a slot of the decoded-id cache', () => {
     // 65,536 slots: positions p and p + 65,536 evict each other.
     const ids = Array.from({ length: 140_000 }, (_, at) => `tool_${at}`)

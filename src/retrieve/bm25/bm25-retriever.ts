@@ -75,6 +75,8 @@ export class Bm25Retriever implements Retriever {
   readonly #scratch: SearchScratch
   /** Whether queries may use MaxScore pruning (tests turn it off to compare). */
   readonly #prune: boolean
+  /** Ties of scores rank by tool id: whether the tool at `a` ranks after the one at `b`. */
+  readonly #after: (a: number, b: number) => boolean
 
   private constructor(
     ids: IdList,
@@ -104,6 +106,7 @@ export class Bm25Retriever implements Retriever {
     this.#expansion = expansion
     this.#scratch = scratch ?? new SearchScratch(index.documents)
     this.#prune = prune
+    this.#after = ids.after ? ids.after.bind(ids) : (a, b) => ids.at(a)! > ids.at(b)!
   }
 
   /** Default threshold when a call passes no `minScore` (the paper's tau). */
@@ -242,7 +245,7 @@ export class Bm25Retriever implements Retriever {
     const words = all.length > MAX_QUERY_TERMS ? all.slice(0, MAX_QUERY_TERMS) : all
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
-    const top = new TopK(k, (a, b) => ids.at(a)! > ids.at(b)!)
+    const top = new TopK(k, this.#after)
     const hits =
       this.#prune && canPrune(terms)
         ? searchWindowed(terms, expansionWeight, this.#scratch, top, minScore)
