@@ -413,6 +413,11 @@ export class ToolLibrary {
     return this.#positions.has(id)
   }
 
+  /** The position of tool `id` (0 … size-1), or undefined when the library has none. */
+  positionOf(id: string): number | undefined {
+    return this.#positions.get(id)
+  }
+
   /** Like `get`, but throws UNKNOWN_TOOL naming the library. */
   require(id: string): Tool {
     const tool = this.get(id)

@@ -9,16 +9,17 @@
  * upload, new usage examples) is a new object, so an entry never outlives the tools it was
  * derived from, and a replaced library's entries go with it.
  *
- * A caller that knows the tool's position in the library (BM25 candidates carry it) finds the
- * entry by position: two array reads and an id comparison, instead of hashing the id into a Map
- * (whose buckets, entries and key strings are scattered over a large heap: most of the cost of a
- * lookup). The position is only a hint: an entry is served when its id is the one asked for, and
- * a position that does not hold that id in the library is ignored. Without a position the id is
- * looked up in a Map.
+ * Entries are kept by the tool's position in the library, in paged arrays: two array reads and
+ * an id comparison find one, instead of hashing the id into a Map (whose buckets, entries and key
+ * strings are scattered over a large heap: most of the cost of a lookup). A caller that knows the
+ * position (BM25 candidates carry it) passes it as a hint: an entry is served when its id is the
+ * one asked for, and a position that does not hold that id in the library is ignored. Without a
+ * (right) hint the position comes from the library's id lookup, so a tool asked for by id and by
+ * position has one entry, derived once.
  *
- * Each store (by position, by id) keeps at most `2 × generation` entries per library: when the
- * current generation is full it becomes the previous one (the one before is dropped) and entries
- * read from the previous generation move to the current one, so what requests keep using stays.
+ * A library keeps at most `2 × generation` entries: when the current generation is full it
+ * becomes the previous one (the one before is dropped) and entries read from the previous
+ * generation move to the current one, so what requests keep using stays.
  * @module
  */
 import type { Tool } from './tool.ts'
@@ -30,11 +31,6 @@ export const TOOL_MEMO_GENERATION = 16_384
 /** Positions per page of the positional store (pages are made when a position in them is used). */
 const PAGE_BITS = 12
 const PAGE_SIZE = 1 << PAGE_BITS
-
-interface Generations<T> {
-  current: Map<string, T>
-  previous: Map<string, T>
-}
 
 interface Placed<T> {
   readonly id: string
@@ -55,7 +51,6 @@ interface ByPosition<T> {
 export class ToolMemo<T> {
   readonly #derive: (tool: Tool) => T
   readonly #generation: number
-  readonly #libraries = new WeakMap<ToolLibrary, Generations<T>>()
   readonly #positions = new WeakMap<ToolLibrary, ByPosition<T>>()
 
   /** `derive` must depend on the tool alone (never on the request). */
@@ -69,49 +64,39 @@ export class ToolMemo<T> {
    * caller believes `id` sits in the library (a hint; a wrong one costs a lookup by id).
    */
   get(library: ToolLibrary, id: string, position?: number): T {
-    if (position !== undefined) {
-      const placed = this.#byPosition(library, id, position)
-      if (placed !== undefined) return placed
-    }
-    let memo = this.#libraries.get(library)
-    if (memo === undefined) {
-      memo = { current: new Map(), previous: new Map() }
-      this.#libraries.set(library, memo)
-    }
-    let value = memo.current.get(id)
-    if (value !== undefined) return value
-    value = memo.previous.get(id) ?? this.#derive(library.require(id))
-    if (memo.current.size >= this.#generation) {
-      memo.previous = memo.current
-      memo.current = new Map()
-    }
-    memo.current.set(id, value)
-    return value
-  }
-
-  /** The entry of `id` at `position`, derived there when the library holds `id` there. */
-  #byPosition(library: ToolLibrary, id: string, position: number): T | undefined {
     let store = this.#positions.get(library)
     if (store === undefined) {
       store = { pages: [], generation: 1, current: [], previous: [] }
       this.#positions.set(library, store)
     }
-    const page = store.pages[position >>> PAGE_BITS]
-    const placed = page?.[position & (PAGE_SIZE - 1)]
-    if (placed !== undefined && placed.id === id) {
-      // From the previous generation (older ones are dropped): kept for the current one.
-      if (placed.generation !== store.generation) this.#use(store, placed, position)
-      return placed.value
+    if (position !== undefined) {
+      const placed = store.pages[position >>> PAGE_BITS]?.[position & (PAGE_SIZE - 1)]
+      if (placed !== undefined && placed.id === id) return this.#served(store, placed, position)
     }
-    const inside = Number.isInteger(position) && position >= 0 && position < library.size
-    if (!inside || library.idList.at(position) !== id) {
-      return undefined
+    const hinted =
+      position !== undefined &&
+      Number.isInteger(position) &&
+      position >= 0 &&
+      position < library.size &&
+      library.idList.at(position) === id
+    const at = hinted ? position : library.positionOf(id)
+    // `require` throws UNKNOWN_TOOL, naming the library.
+    if (at === undefined) return this.#derive(library.require(id))
+    if (!hinted) {
+      const placed = store.pages[at >>> PAGE_BITS]?.[at & (PAGE_SIZE - 1)]
+      if (placed !== undefined && placed.id === id) return this.#served(store, placed, at)
     }
-    const fresh: Placed<T> = { id, value: this.#derive(library.at(position)), generation: 0 }
-    const slots = page ?? (store.pages[position >>> PAGE_BITS] = new Array(PAGE_SIZE))
-    slots[position & (PAGE_SIZE - 1)] = fresh
-    this.#use(store, fresh, position)
+    const fresh: Placed<T> = { id, value: this.#derive(library.at(at)), generation: 0 }
+    const slots = (store.pages[at >>> PAGE_BITS] ??= new Array(PAGE_SIZE))
+    slots[at & (PAGE_SIZE - 1)] = fresh
+    this.#use(store, fresh, at)
     return fresh.value
+  }
+
+  /** An entry found in the store: from the previous generation it moves to the current one. */
+  #served(store: ByPosition<T>, placed: Placed<T>, position: number): T {
+    if (placed.generation !== store.generation) this.#use(store, placed, position)
+    return placed.value
   }
 
   /**

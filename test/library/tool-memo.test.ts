@@ -97,6 +97,32 @@ describe('ToolMemo', () => {
     expect(derived).toEqual([a, b, c, d, b])
   })
 
+  it('keeps one entry per tool whether it is asked for by id or by position', () => {
+    const { memo, derived } = countingMemo()
+    const byId = memo.get(library, ids[2])
+    expect(memo.get(library, ids[2], 2)).toBe(byId)
+    const byPosition = memo.get(library, ids[3], 3)
+    expect(memo.get(library, ids[3])).toBe(byPosition)
+    // A wrong hint finds the entry at the tool's own position.
+    expect(memo.get(library, ids[3], 0)).toBe(byPosition)
+    expect(derived).toEqual([ids[2], ids[3]])
+  })
+
+  it('keeps at most two generations whichever way entries are asked for', () => {
+    const { memo, derived } = countingMemo(2)
+    const [a, b, c, d] = ids
+    memo.get(library, a)
+    memo.get(library, b, 1) // current: a b
+    memo.get(library, c) // current: c, previous: a b
+    memo.get(library, a, 0) // from the previous generation: current c a
+    memo.get(library, d, 3) // current: d, previous: c a (b dropped)
+    memo.get(library, a)
+    memo.get(library, c, 2)
+    expect(derived).toEqual([a, b, c, d])
+    memo.get(library, b)
+    expect(derived).toEqual([a, b, c, d, b])
+  })
+
   it('serves a position by the tools of the library version asked for', () => {
     const { memo } = countingMemo()
     const reordered = ToolLibrary.fromJsonLines('lazy', jsonLines([...SAMPLE_TOOLS].reverse()))
