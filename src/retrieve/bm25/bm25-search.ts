@@ -45,11 +45,12 @@ export const WINDOW_DOCUMENTS = 4096
  * A non-essential term's postings inside a window are summed like an essential term's (without
  * marking documents seen) when they number at most this share of the essential terms' postings
  * summed there: summing and clearing a posting costs a few nanoseconds, searching the term's
- * postings for a document seen (galloping) several times that. 0.5 was the fastest of 0.25-4 on
- * the benchmark queries at 100k tools with their postings in cache, and 1 or 2 no faster with
- * them out of it (bench/README.md, "Round 8").
+ * postings for a document seen (galloping) several times that, and a window whose terms are all
+ * summed scores its documents without any search. 2 was the fastest of 0.25-16 on the benchmark
+ * queries at 10k and 100k tools once the documents seen were walked in hit order (round 10; 0.5
+ * before it, round 8: bench/README.md).
  */
-const NON_ESSENTIAL_SUM_SHARE = 0.5
+const NON_ESSENTIAL_SUM_SHARE = 2
 
 /** Reusable per-document accumulators of an index; safe to share because search is synchronous. */
 export class SearchScratch {
