@@ -284,6 +284,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
         ids: step.candidates.map((candidate) => candidate.id),
       })),
       ids,
+      positions,
     )
 
   return ids.map((id, at) => {
@@ -367,7 +368,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       top1 > 0 ? shortness : 0,
       top1NameCover * shortness,
     ]
-    if (dense) values.push(...dense.get(id)!)
+    if (dense) values.push(...dense[at])
     return { id, values, ...(namespace !== undefined && { namespace }) }
   })
 }

@@ -37,8 +37,11 @@ export const DENSE_FEATURE_NAMES = [
 /** The encoder and the way to a candidate's vector. */
 export interface DenseInput {
   encoder: TextEncoder
-  /** A candidate's unit vector (see DenseToolVectors). */
-  toolVector: (id: string) => Float32Array
+  /**
+   * A candidate's unit vector (see DenseToolVectors). `position`: where the library holds it,
+   * as BM25 candidates say (a hint: the memo then finds it by position, not by id).
+   */
+  toolVector: (id: string, position?: number) => Float32Array
 }
 
 /** Tool vectors of one encoder: per library version when there is a library, else per tool object. */
@@ -60,7 +63,7 @@ export class DenseToolVectors {
     return {
       encoder: this.encoder,
       toolVector: library
-        ? (id) => this.#memo.get(library, id)
+        ? (id, position) => this.#memo.get(library, id, position)
         : (id) => {
             const found = tool(id)
             let vector = this.#byTool.get(found)
@@ -82,81 +85,169 @@ export function denseToolText(tool: Tool): string {
   return toolEmbeddingText({ ...tool, parameters: { type: 'object', properties: {} } })
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0
-  for (let index = 0; index < a.length; index += 1) sum += a[index] * b[index]
-  return sum
+/**
+ * Cosines of `query` to the vectors at `slots` (unit vectors: dot products), into `out[slot]`.
+ * Four candidates at a time: each sum runs over the dimensions in order (the same additions as
+ * one at a time, so the same bits), and the four are independent, so they overlap.
+ */
+function cosines(
+  query: Float32Array,
+  vectors: readonly Float32Array[],
+  slots: readonly number[],
+  out: Float64Array,
+): void {
+  const size = query.length
+  let at = 0
+  for (; at + 4 <= slots.length; at += 4) {
+    const a = vectors[slots[at]]
+    const b = vectors[slots[at + 1]]
+    const c = vectors[slots[at + 2]]
+    const d = vectors[slots[at + 3]]
+    let sa = 0
+    let sb = 0
+    let sc = 0
+    let sd = 0
+    for (let index = 0; index < size; index++) {
+      const q = query[index]
+      sa += q * a[index]
+      sb += q * b[index]
+      sc += q * c[index]
+      sd += q * d[index]
+    }
+    out[slots[at]] = sa
+    out[slots[at + 1]] = sb
+    out[slots[at + 2]] = sc
+    out[slots[at + 3]] = sd
+  }
+  for (; at < slots.length; at++) {
+    const vector = vectors[slots[at]]
+    let sum = 0
+    for (let index = 0; index < size; index++) sum += query[index] * vector[index]
+    out[slots[at]] = sum
+  }
 }
 
-/** Cosines of one text to a list of candidates, their mean and the index of the best. */
+/** One text's cosines to its candidates (by slot), their mean and its best. */
 interface Similarities {
-  cosine: Map<string, number>
+  /** Cosine of each slot; only the text's own slots are set. */
+  cosine: Float64Array
+  /** For each slot, whether it is one of the text's candidates. */
+  member: Uint8Array
   mean: number
-  best: string | undefined
+  /** The slot of the first candidate with the highest cosine (-1: none). */
+  best: number
 }
 
 function similarities(
   query: Float32Array,
-  ids: readonly string[],
-  vector: (id: string) => Float32Array,
+  vectors: readonly Float32Array[],
+  slots: readonly number[],
+  cosine: Float64Array,
+  member: Uint8Array,
 ): Similarities {
-  const cosine = new Map<string, number>()
+  cosines(query, vectors, slots, cosine)
   let sum = 0
-  let best: string | undefined
+  let best = -1
   let bestValue = Number.NEGATIVE_INFINITY
-  for (const id of ids) {
-    if (cosine.has(id)) continue
-    const value = dot(query, vector(id))
-    cosine.set(id, value)
+  for (const slot of slots) {
+    const value = cosine[slot]
+    member[slot] = 1
     sum += value
     if (value > bestValue) {
       bestValue = value
-      best = id
+      best = slot
     }
   }
-  return { cosine, mean: cosine.size === 0 ? 0 : sum / cosine.size, best }
+  return { cosine, member, mean: slots.length === 0 ? 0 : sum / slots.length, best }
 }
 
 /**
- * DENSE_FEATURE_NAMES values of every candidate in `ids`: the whole instruction against all
- * candidates, and each clause against its own candidates (best clause per candidate).
+ * DENSE_FEATURE_NAMES values of every candidate in `ids`, in that order: the whole instruction
+ * against all candidates, and each clause against its own candidates (best clause per
+ * candidate). `positions[i]`: where the library holds `ids[i]` (optional, see DenseInput).
+ *
+ * Each distinct candidate's vector is read once, and each distinct text (the instruction, a
+ * clause) embedded once.
  */
 export function denseFeatureValues(
   dense: DenseInput,
   instruction: string,
   steps: ReadonlyArray<{ text: string; ids: readonly string[] }>,
   ids: readonly string[],
-): Map<string, number[]> {
-  const out = new Map<string, number[]>()
-  const whole = similarities(dense.encoder.embedText(instruction), ids, dense.toolVector)
-  const perStep = steps.map((step) =>
-    similarities(dense.encoder.embedText(step.text), step.ids, dense.toolVector),
+  positions: ReadonlyArray<number | undefined> = [],
+): number[][] {
+  // Slots: the distinct candidates, in the order of first appearance (ids first, then the
+  // clauses' own), each with its vector.
+  const slotOf = new Map<string, number>()
+  const vectors: Float32Array[] = []
+  const slot = (id: string, position?: number): number => {
+    let found = slotOf.get(id)
+    if (found === undefined) {
+      found = vectors.length
+      slotOf.set(id, found)
+      vectors.push(dense.toolVector(id, position))
+    }
+    return found
+  }
+  const idSlots = ids.map((id, index) => slot(id, positions[index]))
+  const stepIdSlots = steps.map((step) => step.ids.map((id) => slot(id)))
+  // Each list's distinct slots in order (a list may name a candidate twice).
+  const seen = new Int32Array(vectors.length).fill(-1)
+  const distinct = (list: readonly number[], mark: number): number[] => {
+    const out: number[] = []
+    for (const at of list) {
+      if (seen[at] !== mark) {
+        seen[at] = mark
+        out.push(at)
+      }
+    }
+    return out
+  }
+  const texts: string[] = []
+  const embedded: Float32Array[] = []
+  const embed = (text: string): Float32Array => {
+    const at = texts.indexOf(text)
+    if (at >= 0) return embedded[at]
+    const vector = dense.encoder.embedText(text)
+    texts.push(text)
+    embedded.push(vector)
+    return vector
+  }
+  // One block of cosines and membership flags for the instruction and every clause.
+  const count = vectors.length
+  const cosineBlock = new Float64Array(count * (steps.length + 1))
+  const memberBlock = new Uint8Array(count * (steps.length + 1))
+  const block = (index: number) =>
+    [
+      cosineBlock.subarray(index * count, (index + 1) * count),
+      memberBlock.subarray(index * count, (index + 1) * count),
+    ] as const
+  const whole = similarities(embed(instruction), vectors, distinct(idSlots, 0), ...block(0))
+  const perStep = steps.map((step, index) =>
+    similarities(
+      embed(step.text),
+      vectors,
+      distinct(stepIdSlots[index], index + 1),
+      ...block(index + 1),
+    ),
   )
-  for (const id of ids) {
-    const cosine = whole.cosine.get(id) ?? 0
+  return idSlots.map((at) => {
+    const cosine = whole.cosine[at]
     let stepCosine = Number.NEGATIVE_INFINITY
     let stepDev = Number.NEGATIVE_INFINITY
     let stepTop1 = 0
     for (const step of perStep) {
-      const value = step.cosine.get(id)
-      if (value === undefined) continue
+      if (step.member[at] === 0) continue
+      const value = step.cosine[at]
       stepCosine = Math.max(stepCosine, value)
       stepDev = Math.max(stepDev, value - step.mean)
-      if (step.best === id) stepTop1 = 1
+      if (step.best === at) stepTop1 = 1
     }
     if (stepCosine === Number.NEGATIVE_INFINITY) {
       // Only the whole instruction retrieved it: its clause values are the instruction's.
       stepCosine = cosine
       stepDev = cosine - whole.mean
     }
-    out.set(id, [
-      cosine,
-      cosine - whole.mean,
-      whole.best === id ? 1 : 0,
-      stepCosine,
-      stepDev,
-      stepTop1,
-    ])
-  }
-  return out
+    return [cosine, cosine - whole.mean, whole.best === at ? 1 : 0, stepCosine, stepDev, stepTop1]
+  })
 }

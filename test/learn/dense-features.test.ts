@@ -87,10 +87,26 @@ describe('dense candidate features (static GloVe)', () => {
       [{ text: 'will it rain tomorrow in Oslo', ids: candidates }],
       candidates,
     )
-    const whole = (id: string) => values.get(id)![0]
+    const whole = (id: string) => values[candidates.indexOf(id)][0]
     expect(whole('weather.forecast')).toBeGreaterThan(whole('sms.send'))
     expect(whole('weather.forecast')).toBeGreaterThan(whole('finance.convert_currency'))
-    expect(values.get('weather.forecast')![2]).toBe(1)
+    expect(values[candidates.indexOf('weather.forecast')][2]).toBe(1)
+  })
+
+  it('gives the same bits as one cosine at a time (repeated ids, clause-only candidates, repeated texts)', () => {
+    const input = vectors.input(sampleTool)
+    const ids = SAMPLE_TOOLS.slice(0, 7).map((sample) => sample.id)
+    const instruction = 'Find the forecast for Berlin and send it by email'
+    const steps = [
+      { text: 'Find the forecast for Berlin', ids: [ids[2], ids[0], ids[2], ids[5], ids[1]] },
+      // A clause may name a candidate the instruction's list lacks.
+      { text: 'send it by email', ids: [ids[6], SAMPLE_TOOLS[7].id, ids[3]] },
+      { text: instruction, ids: ids.slice(4) },
+      { text: 'nothing retrieved', ids: [] },
+    ]
+    const values = denseFeatureValues(input, instruction, steps, ids)
+    expect(values).toEqual(referenceValues(input, instruction, steps, ids))
+    expect(values).toHaveLength(ids.length)
   })
 
   it('gives the same values from the library memo as from the tool objects', () => {
@@ -152,6 +168,50 @@ describe('dense candidate features (static GloVe)', () => {
     }
   })
 })
+
+/** DENSE_FEATURE_NAMES' values the plain way: a Map of cosines per text, one product at a time. */
+function referenceValues(
+  dense: ReturnType<DenseToolVectors['input']>,
+  instruction: string,
+  steps: ReadonlyArray<{ text: string; ids: readonly string[] }>,
+  ids: readonly string[],
+): number[][] {
+  const similarities = (text: string, list: readonly string[]) => {
+    const query = dense.encoder.embedText(text)
+    const cosine = new Map<string, number>()
+    let sum = 0
+    let best: string | undefined
+    let bestValue = Number.NEGATIVE_INFINITY
+    for (const id of list) {
+      if (cosine.has(id)) continue
+      const vector = dense.toolVector(id)
+      let value = 0
+      for (let index = 0; index < query.length; index += 1) value += query[index] * vector[index]
+      cosine.set(id, value)
+      sum += value
+      if (value > bestValue) [bestValue, best] = [value, id]
+    }
+    return { cosine, mean: cosine.size === 0 ? 0 : sum / cosine.size, best }
+  }
+  const whole = similarities(instruction, ids)
+  const perStep = steps.map((step) => similarities(step.text, step.ids))
+  return ids.map((id) => {
+    const cosine = whole.cosine.get(id)!
+    let stepCosine = Number.NEGATIVE_INFINITY
+    let stepDev = Number.NEGATIVE_INFINITY
+    let stepTop1 = 0
+    for (const step of perStep) {
+      const value = step.cosine.get(id)
+      if (value === undefined) continue
+      stepCosine = Math.max(stepCosine, value)
+      stepDev = Math.max(stepDev, value - step.mean)
+      if (step.best === id) stepTop1 = 1
+    }
+    if (stepCosine === Number.NEGATIVE_INFINITY)
+      [stepCosine, stepDev] = [cosine, cosine - whole.mean]
+    return [cosine, cosine - whole.mean, whole.best === id ? 1 : 0, stepCosine, stepDev, stepTop1]
+  })
+}
 
 function tool(id: string, name: string, description: string): Tool {
   return { id, name, description, parameters: { type: 'object', properties: {} } }

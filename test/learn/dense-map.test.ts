@@ -131,6 +131,31 @@ describe('learned dense map (InfoNCE over the library)', () => {
     expect(distance(diagonal)).toBeGreaterThan(0)
   })
 
+  it('applies a map with the same bits as a product taken one row at a time', () => {
+    let state = 12345
+    const random = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0
+      return state / 2 ** 32 - 0.5
+    }
+    // Sizes with and without a remainder after the blocks of five rows.
+    for (const size of [1, 4, 7, 12, 100]) {
+      const matrix = Float32Array.from({ length: size * size }, random)
+      const input = Float32Array.from({ length: size }, random)
+      const expected = new Float32Array(size)
+      for (let row = 0; row < size; row++) {
+        let sum = 0
+        for (let column = 0; column < size; column++)
+          sum += matrix[row * size + column] * input[column]
+        expected[row] = sum
+      }
+      let norm = 0
+      for (const value of expected) norm += value * value
+      const scale = 1 / Math.sqrt(norm)
+      for (let row = 0; row < size; row++) expected[row] *= scale
+      expect(Array.from(applyMap(matrix, size, input))).toEqual(Array.from(expected))
+    }
+  })
+
   it('applies a map as a matrix product scaled to unit length', () => {
     // [[0, 2], [1, 0]] · [3, 4] = [8, 3].
     const out = applyMap(Float32Array.from([0, 2, 1, 0]), 2, Float32Array.from([3, 4]))

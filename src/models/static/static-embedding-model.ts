@@ -78,6 +78,73 @@ export const SIF_A = 1e-3
 
 const WORD = /[\p{L}\p{N}]+/gu
 
+/**
+ * The words a text is embedded from, in order: GloVe's vocabulary is lower-cased words, and
+ * identifiers are split like BM25 splits them (splitIdentifiers: "getWeather" → get weather,
+ * "HTTPServer" → http server), then the runs of letters and digits. ASCII text, nearly every
+ * request and tool, is scanned in one pass, which finds the same words as the three
+ * regular-expression passes other text takes (a request embeds its text and each clause, so this
+ * is on the request path of a learned-dense model).
+ */
+export function embeddingWords(text: string): string[] {
+  const words: string[] = []
+  const lower = text.toLowerCase()
+  let start = -1
+  for (let index = 0; index <= text.length; index++) {
+    const code = index < text.length ? text.charCodeAt(index) : 0x20
+    if (code > 0x7f) return Array.from(splitIdentifiers(text).toLowerCase().matchAll(WORD), first)
+    const kind = asciiKind(code)
+    if (kind === OTHER) {
+      if (start >= 0) words.push(lower.slice(start, index))
+      start = -1
+    } else if (start < 0) {
+      start = index
+    } else {
+      // splitIdentifiers' two splits: before an upper-case letter that follows a lower-case
+      // letter or a digit, and between two upper-case letters when a lower-case one follows.
+      const previous = asciiKind(text.charCodeAt(index - 1))
+      if (
+        kind === UPPER &&
+        (previous !== UPPER ||
+          (index + 1 < text.length && asciiKind(text.charCodeAt(index + 1)) === LOWER))
+      ) {
+        words.push(lower.slice(start, index))
+        start = index
+      }
+    }
+  }
+  return words
+}
+
+/** A vocabulary word as #embedOne adds it. */
+interface KnownWord {
+  readonly id: number
+  /** Its SIF weight. */
+  readonly weight: number
+  /** weight × the scale of its stored values. */
+  readonly factor: number
+}
+
+const UNKNOWN_WORD: KnownWord = { id: -1, weight: 0, factor: 0 }
+
+/** Words #word remembers; the memory is cleared when full (about 4 MB). */
+const WORD_MEMO_LIMIT = 32_768
+
+const OTHER = 0
+const LOWER = 1
+const UPPER = 2
+const DIGIT = 3
+
+/** Letter case or digit of an ASCII code (\p{Ll}, \p{Lu}, \p{N} there). */
+function asciiKind(code: number): number {
+  if (code >= 0x61 && code <= 0x7a) return LOWER
+  if (code >= 0x41 && code <= 0x5a) return UPPER
+  if (code >= 0x30 && code <= 0x39) return DIGIT
+  return OTHER
+}
+
+const first = (match: RegExpMatchArray): string => match[0]
+
 export class StaticEmbeddingModel implements EmbeddingModel {
   readonly modelId: string
   readonly dimensions: number
@@ -91,6 +158,9 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   /** Mean word vector and first principal component of the centred word vectors (ABTT). */
   readonly #mean: Float64Array
   readonly #component: Float64Array
+  readonly #sum: Float64Array
+  /** Recent words (see #word). */
+  readonly #words = new Map<string, KnownWord>()
 
   constructor(vectors: WordVectors, name: StaticVectorSet = 'glove-100d') {
     this.#vectors = vectors
@@ -103,6 +173,7 @@ export class StaticEmbeddingModel implements EmbeddingModel {
       const probability = 1 / ((id + 1) * harmonic)
       this.#weights[id] = SIF_A / (SIF_A + probability)
     }
+    this.#sum = new Float64Array(vectors.dimensions)
     this.#unknownNorm = vectors.meanNorm()
     ;[this.#mean, this.#component] = commonDirections(vectors, COMMON_WORDS)
   }
@@ -135,14 +206,14 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   }
 
   #embedOne(text: string): Float32Array {
-    const sum = new Float64Array(this.dimensions)
+    // One scratch sum for every text (a typed array costs about as much to make as to fill).
+    const sum = this.#sum.fill(0)
     let total = 0
-    // GloVe's vocabulary is lower-cased words; identifiers are split like BM25 splits them.
-    for (const [word] of splitIdentifiers(text).toLowerCase().matchAll(WORD)) {
-      const id = this.#vectors.wordId(word)
-      if (id !== undefined) {
-        this.#vectors.addScaled(sum, id, this.#weights[id])
-        total += this.#weights[id]
+    for (const word of embeddingWords(text)) {
+      const known = this.#word(word)
+      if (known !== undefined) {
+        this.#vectors.addRow(sum, known.id, known.factor)
+        total += known.weight
       } else this.#addUnknown(sum, word)
     }
     // Σ w·(v - μ - (u·(v - μ))u) = s - Wμ - (u·(s - Wμ))u over the known words (weights W).
@@ -155,7 +226,27 @@ export class StaticEmbeddingModel implements EmbeddingModel {
       sum[column] -= projection * this.#component[column]
     }
     // The mean's 1/n does not matter after scaling to unit length.
-    return normalizeL2(Float32Array.from(sum))
+    return normalizeL2(new Float32Array(sum))
+  }
+
+  /**
+   * A word's id, SIF weight and the factor of its stored values (weight × scale), or undefined
+   * out of the vocabulary: remembered for the most recent words. Finding a word in the
+   * vocabulary reads its hash slot, offsets, bytes, weight and scale, each in a different large
+   * array (tens of MB in all), so each is a likely cache miss; texts repeat their words.
+   */
+  #word(word: string): KnownWord | undefined {
+    let known = this.#words.get(word)
+    if (known === undefined) {
+      const id = this.#vectors.wordId(word)
+      known =
+        id === undefined
+          ? UNKNOWN_WORD
+          : { id, weight: this.#weights[id], factor: this.#weights[id] * this.#vectors.scale(id) }
+      if (this.#words.size >= WORD_MEMO_LIMIT) this.#words.clear()
+      this.#words.set(word, known)
+    }
+    return known === UNKNOWN_WORD ? undefined : known
   }
 
   /** Adds the made-up vector of an out-of-vocabulary word: ±1 entries from a xorshift stream. */

@@ -4,7 +4,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEmbeddingModel } from '../../../src/models/create-embedding-model.ts'
 import type { EmbeddingModel } from '../../../src/models/embedding-model.ts'
-import { SIF_A, StaticEmbeddingModel } from '../../../src/models/static/static-embedding-model.ts'
+import {
+  embeddingWords,
+  SIF_A,
+  StaticEmbeddingModel,
+} from '../../../src/models/static/static-embedding-model.ts'
+import { splitIdentifiers } from '../../../src/retrieve/bm25/tokenize.ts'
 import { convertJson, loadWordVectors } from '../../../src/models/static/word-vectors.ts'
 import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
 
@@ -76,6 +81,34 @@ describe('StaticEmbeddingModel (GloVe 100-d, SIF)', () => {
     expect(SIF_A).toBe(1e-3)
   })
 
+  it('reads the same words from ASCII text in one pass as the regular expressions do', () => {
+    const byExpressions = (text: string) =>
+      Array.from(
+        splitIdentifiers(text)
+          .toLowerCase()
+          .matchAll(/[\p{L}\p{N}]+/gu),
+        (m) => m[0],
+      )
+    const texts = [
+      'getWeatherForecast',
+      'HTTPServer and XMLHttpRequest2JSON',
+      'ABC abC aBC AbC ABc A1B2c3D dB',
+      'file_name-with.dots/and\\slashes (x86_64) v2Beta',
+      'I need an API to detect vehicles, people and lanes.',
+      '  ?! ',
+      '',
+      'A',
+      'aB',
+      'IDs URLs getID getIDs toJSONString',
+      '123abcDEF456ghiJKL',
+      // Not ASCII: the regular expressions' way.
+      'Café Zürich getÜberSicht naïveBayes İstanbul',
+      'ascii first, then ÄÖÜ',
+    ]
+    for (const text of texts) expect(embeddingWords(text)).toEqual(byExpressions(text))
+    expect(embeddingWords('getHTTPResponse')).toEqual(['get', 'http', 'response'])
+  })
+
   it('refuses an unknown vector set, naming the available ones', async () => {
     await expect(StaticEmbeddingModel.load('word2vec-300d')).rejects.toThrow(
       'Unknown static word vectors "word2vec-300d" (available: glove-100d).',
@@ -134,6 +167,28 @@ describe('word vectors from the npm JSON', () => {
     const changed = await loadWordVectors(source, (message) => messages.push(message))
     expect(messages[0]).toMatch(/^Converting /)
     expect(vector(changed, 'cat')[0]).toBeCloseTo(-0.9, 2)
+  })
+
+  it('finds ASCII and other words alike, by their exact bytes', async () => {
+    const words = ['the', 'café', 'cat', 'cats', 'cafe\u0301', 'ca']
+    const file = JSON.stringify({
+      precision: 8,
+      l2NormIndex: 3,
+      wordIndex: 4,
+      size: words.length,
+      dimensions: 3,
+      words,
+      vectors: Object.fromEntries(words.map((word, id) => [word, [id, 1, -1, 1, id]])),
+      unkVector: [0, 0, 0, 0, -1],
+    })
+    const source = join(dir, 'node_modules', 'accents', 'vectors.json')
+    const { mkdir } = await import('node:fs/promises')
+    await mkdir(join(dir, 'node_modules', 'accents'), { recursive: true })
+    await writeFile(source, file)
+    const vectors = await loadWordVectors(source)
+    words.forEach((word, id) => expect(vectors.wordId(word)).toBe(id))
+    for (const absent of ['caf', 'cafe', 'caté', 'c', 'cab', 'cats2', 'CAT', ''])
+      expect(vectors.wordId(absent)).toBeUndefined()
   })
 
   it('names the layout problem in a file it cannot read', () => {
