@@ -11,6 +11,8 @@
  * over rounds, of the two sides' summed times, which keeps those moments.
  *
  *   node --import tsx bench/select-ab.ts --before /work/ci-r10 --index-dir DIR [--rounds 9]
+ *     [--model FILE]   (a learned model both sides select with, each with its own code; default:
+ *                       each checkout's shipped model)
  *
  * DIR: a saved index, e.g. bench/perf.ts's `--out` (`perf-100000` under it).
  * @module
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     'index-dir': { type: 'string' },
     rounds: { type: 'string', default: '9' },
     data: { type: 'string', default: '../shared/data' },
+    model: { type: 'string' },
   },
 })
 if (values.before === undefined || values['index-dir'] === undefined) {
@@ -39,8 +42,8 @@ const indexDir = resolve(values['index-dir'])
 
 const instructions = await loadBenchmarkQueries(values.data)
 const sides = [
-  await loadCheckoutDefault(values.before, indexDir),
-  await loadCheckoutDefault('.', indexDir),
+  await loadCheckoutDefault(values.before, indexDir, values.model && resolve(values.model)),
+  await loadCheckoutDefault('.', indexDir, values.model && resolve(values.model)),
 ]
 for (const instruction of instructions) {
   const [a, b] = await Promise.all(sides.map(async (side) => side.select(instruction, true)))

@@ -13,14 +13,20 @@ export interface CheckoutDefault {
   search(query: string): unknown
 }
 
-/** Loads `root`'s modules (a checkout with `src/`) and the index saved in `indexDir`. */
+/**
+ * Loads `root`'s modules (a checkout with `src/`) and the index saved in `indexDir`. `model`: a
+ * learned model file to select with instead of the checkout's default (read by its own code).
+ */
 export async function loadCheckoutDefault(
   root: string,
   indexDir: string,
+  model?: string,
 ): Promise<CheckoutDefault> {
   const source = resolve(root, 'src')
   const { defaultConfig } = await import(`${source}/config/schema.ts`)
-  const { loadDefaultModel } = await import(`${source}/learn/learned-model.ts`)
+  const { loadDefaultModel, readLearnedModelSync } = await import(
+    `${source}/learn/learned-model.ts`
+  )
   const { selectTools } = await import(`${source}/pipeline.ts`)
   const { RulePlanner } = await import(`${source}/plan/rule-planner.ts`)
   const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
@@ -32,7 +38,7 @@ export async function loadCheckoutDefault(
     library: indexed.library,
     planner: new RulePlanner(),
     retriever,
-    selector: new LearnedSelector(loadDefaultModel()),
+    selector: new LearnedSelector(model ? readLearnedModelSync(model) : loadDefaultModel()),
     k: config.retrieve.k,
   }
   return {

@@ -81,21 +81,33 @@ const WORD = /[\p{L}\p{N}]+/gu
 /**
  * The words a text is embedded from, in order: GloVe's vocabulary is lower-cased words, and
  * identifiers are split like BM25 splits them (splitIdentifiers: "getWeather" → get weather,
- * "HTTPServer" → http server), then the runs of letters and digits. ASCII text, nearly every
- * request and tool, is scanned in one pass, which finds the same words as the three
- * regular-expression passes other text takes (a request embeds its text and each clause, so this
- * is on the request path of a learned-dense model).
+ * "HTTPServer" → http server), then the runs of letters and digits.
  */
 export function embeddingWords(text: string): string[] {
-  const words: string[] = []
+  const bounds = asciiWordBounds(text)
+  if (bounds === undefined)
+    return Array.from(splitIdentifiers(text).toLowerCase().matchAll(WORD), first)
   const lower = text.toLowerCase()
+  const words: string[] = []
+  for (let at = 0; at < bounds.length; at += 2) words.push(lower.slice(bounds[at], bounds[at + 1]))
+  return words
+}
+
+/**
+ * Where embeddingWords' words lie in an ASCII text (start, end, start, end, …; undefined when
+ * the text is not ASCII). One pass finds the same words as the three regular-expression passes
+ * other text takes, and the words need not be made into strings (a request embeds its text and
+ * each clause, so this is on the request path of a learned-dense model).
+ */
+function asciiWordBounds(text: string): number[] | undefined {
+  const bounds: number[] = []
   let start = -1
   for (let index = 0; index <= text.length; index++) {
     const code = index < text.length ? text.charCodeAt(index) : 0x20
-    if (code > 0x7f) return Array.from(splitIdentifiers(text).toLowerCase().matchAll(WORD), first)
+    if (code > 0x7f) return undefined
     const kind = asciiKind(code)
     if (kind === OTHER) {
-      if (start >= 0) words.push(lower.slice(start, index))
+      if (start >= 0) bounds.push(start, index)
       start = -1
     } else if (start < 0) {
       start = index
@@ -108,27 +120,13 @@ export function embeddingWords(text: string): string[] {
         (previous !== UPPER ||
           (index + 1 < text.length && asciiKind(text.charCodeAt(index + 1)) === LOWER))
       ) {
-        words.push(lower.slice(start, index))
+        bounds.push(start, index)
         start = index
       }
     }
   }
-  return words
+  return bounds
 }
-
-/** A vocabulary word as #embedOne adds it. */
-interface KnownWord {
-  readonly id: number
-  /** Its SIF weight. */
-  readonly weight: number
-  /** weight × the scale of its stored values. */
-  readonly factor: number
-}
-
-const UNKNOWN_WORD: KnownWord = { id: -1, weight: 0, factor: 0 }
-
-/** Words #word remembers; the memory is cleared when full (about 4 MB). */
-const WORD_MEMO_LIMIT = 32_768
 
 const OTHER = 0
 const LOWER = 1
@@ -159,8 +157,6 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   readonly #mean: Float64Array
   readonly #component: Float64Array
   readonly #sum: Float64Array
-  /** Recent words (see #word). */
-  readonly #words = new Map<string, KnownWord>()
 
   constructor(vectors: WordVectors, name: StaticVectorSet = 'glove-100d') {
     this.#vectors = vectors
@@ -209,12 +205,21 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     // One scratch sum for every text (a typed array costs about as much to make as to fill).
     const sum = this.#sum.fill(0)
     let total = 0
-    for (const word of embeddingWords(text)) {
-      const known = this.#word(word)
-      if (known !== undefined) {
-        this.#vectors.addRow(sum, known.id, known.factor)
-        total += known.weight
-      } else this.#addUnknown(sum, word)
+    const bounds = asciiWordBounds(text)
+    if (bounds !== undefined) {
+      // ASCII: each word is looked up where it lies in the lower-cased text, not made a string.
+      const lower = text.toLowerCase()
+      for (let at = 0; at < bounds.length; at += 2) {
+        const id = this.#vectors.wordIdAt(lower, bounds[at], bounds[at + 1])
+        if (id !== undefined) total += this.#addWord(sum, id)
+        else this.#addUnknown(sum, lower.slice(bounds[at], bounds[at + 1]))
+      }
+    } else {
+      for (const word of embeddingWords(text)) {
+        const id = this.#vectors.wordId(word)
+        if (id !== undefined) total += this.#addWord(sum, id)
+        else this.#addUnknown(sum, word)
+      }
     }
     // Σ w·(v - μ - (u·(v - μ))u) = s - Wμ - (u·(s - Wμ))u over the known words (weights W).
     let projection = 0
@@ -229,24 +234,11 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     return normalizeL2(new Float32Array(sum))
   }
 
-  /**
-   * A word's id, SIF weight and the factor of its stored values (weight × scale), or undefined
-   * out of the vocabulary: remembered for the most recent words. Finding a word in the
-   * vocabulary reads its hash slot, offsets, bytes, weight and scale, each in a different large
-   * array (tens of MB in all), so each is a likely cache miss; texts repeat their words.
-   */
-  #word(word: string): KnownWord | undefined {
-    let known = this.#words.get(word)
-    if (known === undefined) {
-      const id = this.#vectors.wordId(word)
-      known =
-        id === undefined
-          ? UNKNOWN_WORD
-          : { id, weight: this.#weights[id], factor: this.#weights[id] * this.#vectors.scale(id) }
-      if (this.#words.size >= WORD_MEMO_LIMIT) this.#words.clear()
-      this.#words.set(word, known)
-    }
-    return known === UNKNOWN_WORD ? undefined : known
+  /** Adds word `id`'s SIF-weighted vector to `sum`; returns its weight. */
+  #addWord(sum: Float64Array, id: number): number {
+    const weight = this.#weights[id]
+    this.#vectors.addScaled(sum, id, weight)
+    return weight
   }
 
   /** Adds the made-up vector of an out-of-vocabulary word: ±1 entries from a xorshift stream. */

@@ -27,12 +27,10 @@ export interface WordVectors {
   readonly size: number
   /** Word → id, or undefined when the word is out of the vocabulary. */
   wordId(word: string): number | undefined
-  /** Adds `weight × vector(id)` to `target` (addRow with `weight × scale(id)`). */
+  /** The id of `text.slice(start, end)`: wordId without making the word a string first. */
+  wordIdAt(text: string, start: number, end: number): number | undefined
+  /** Adds `weight × vector(id)` to `target`. */
   addScaled(target: Float64Array, id: number, weight: number): void
-  /** The factor of word `id`'s stored values (its vector is `scale(id) ×` them). */
-  scale(id: number): number
-  /** Adds `factor ×` word `id`'s stored values to `target`. */
-  addRow(target: Float64Array, id: number, factor: number): void
   /** Mean L2 norm of the vectors. */
   meanNorm(): number
 }
@@ -344,31 +342,35 @@ class QuantizedWordVectors implements WordVectors {
   }
 
   wordId(word: string): number | undefined {
+    return this.wordIdAt(word, 0, word.length)
+  }
+
+  wordIdAt(text: string, start: number, end: number): number | undefined {
     const { offsets, table, words } = this.vocabulary
     const mask = table.length - 1
+    const length = end - start
     // An ASCII word's UTF-8 bytes are its character codes: compared in place, with no Buffer.
     let hash = 0x811c9dc5
-    let ascii = true
-    for (let index = 0; index < word.length; index++) {
-      const code = word.charCodeAt(index)
-      if (code > 0x7f) {
-        ascii = false
-        break
-      }
+    for (let index = start; index < end; index++) {
+      const code = text.charCodeAt(index)
+      if (code > 0x7f) return this.#wordIdOfBytes(text.slice(start, end))
       hash ^= code
       hash = Math.imul(hash, 0x01000193)
     }
-    if (ascii) {
-      for (let slot = (hash >>> 0) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
-        const id = table[slot]
-        const start = offsets[id]
-        if (offsets[id + 1] - start !== word.length) continue
-        let index = 0
-        while (index < word.length && words[start + index] === word.charCodeAt(index)) index++
-        if (index === word.length) return id
-      }
-      return undefined
+    for (let slot = (hash >>> 0) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
+      const id = table[slot]
+      const from = offsets[id]
+      if (offsets[id + 1] - from !== length) continue
+      let index = 0
+      while (index < length && words[from + index] === text.charCodeAt(start + index)) index++
+      if (index === length) return id
     }
+    return undefined
+  }
+
+  #wordIdOfBytes(word: string): number | undefined {
+    const { offsets, table, words } = this.vocabulary
+    const mask = table.length - 1
     const bytes = Buffer.from(word, 'utf8')
     for (let slot = fnv1a(word) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
       const id = table[slot]
@@ -386,17 +388,10 @@ class QuantizedWordVectors implements WordVectors {
   }
 
   addScaled(target: Float64Array, id: number, weight: number): void {
-    this.addRow(target, id, weight * this.scales[id])
-  }
-
-  scale(id: number): number {
-    return this.scales[id]
-  }
-
-  addRow(target: Float64Array, id: number, factor: number): void {
+    const scaled = weight * this.scales[id]
     const offset = id * this.dimensions
     for (let column = 0; column < this.dimensions; column++) {
-      target[column] += factor * this.values[offset + column]
+      target[column] += scaled * this.values[offset + column]
     }
   }
 }
