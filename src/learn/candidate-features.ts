@@ -12,7 +12,7 @@ import type { Tool } from '../library/tool.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { ToolMemo } from '../library/tool-memo.ts'
 import { idHash as fnv1a } from '../library/id-table.ts'
-import { DENSE_FEATURE_NAMES, denseFeatureValues, type DenseInput } from './dense-features.ts'
+import { DENSE_FEATURE_NAMES, denseSlotValues, type DenseInput } from './dense-features.ts'
 
 /** A retrieved candidate: tool id and BM25 score (any threshold already applied). */
 export interface ScoredId {
@@ -233,10 +233,10 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
 
   const ids: string[] = []
   const positions: Array<number | undefined> = []
-  const seen = new Set<string>()
+  const seen = new Map<string, number>()
   const add = ({ id, position }: ScoredId) => {
     if (!seen.has(id)) {
-      seen.add(id)
+      seen.set(id, ids.length)
       ids.push(id)
       positions.push(position)
     }
@@ -276,15 +276,16 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const shortness = Math.max(0, 1 - instructionTerms.length / 30)
   const dense =
     input.dense &&
-    denseFeatureValues(
+    denseSlotValues(
       input.dense,
       input.instruction,
       input.steps.map((step) => ({
         text: step.text,
-        ids: step.candidates.map((candidate) => candidate.id),
+        slots: step.candidates.map((candidate) => seen.get(candidate.id)!),
       })),
       ids,
       positions,
+      ids.map((_id, at) => at),
     )
 
   return ids.map((id, at) => {

@@ -129,6 +129,8 @@ function cosines(
 
 /** One text's cosines to its candidates (by slot), their mean and its best. */
 interface Similarities {
+  /** The text's vector. */
+  query: Float32Array
   /** Cosine of each slot; only the text's own slots are set. */
   cosine: Float64Array
   /** For each slot, whether it is one of the text's candidates. */
@@ -158,16 +160,25 @@ function similarities(
       best = slot
     }
   }
-  return { cosine, member, mean: slots.length === 0 ? 0 : sum / slots.length, best }
+  return { query, cosine, member, mean: slots.length === 0 ? 0 : sum / slots.length, best }
+}
+
+/** A list's distinct slots, in the order of first appearance (`seen`: scratch, -1 or other marks). */
+function distinctSlots(list: readonly number[], seen: Int32Array, mark: number): number[] {
+  const out: number[] = []
+  for (const slot of list) {
+    if (seen[slot] !== mark) {
+      seen[slot] = mark
+      out.push(slot)
+    }
+  }
+  return out
 }
 
 /**
  * DENSE_FEATURE_NAMES values of every candidate in `ids`, in that order: the whole instruction
  * against all candidates, and each clause against its own candidates (best clause per
  * candidate). `positions[i]`: where the library holds `ids[i]` (optional, see DenseInput).
- *
- * Each distinct candidate's vector is read once, and each distinct text (the instruction, a
- * clause) embedded once.
  */
 export function denseFeatureValues(
   dense: DenseInput,
@@ -176,78 +187,100 @@ export function denseFeatureValues(
   ids: readonly string[],
   positions: ReadonlyArray<number | undefined> = [],
 ): number[][] {
-  // Slots: the distinct candidates, in the order of first appearance (ids first, then the
-  // clauses' own), each with its vector.
+  // Slots: the distinct candidates, ids' first, then those only a clause lists.
   const slotOf = new Map<string, number>()
-  const vectors: Float32Array[] = []
-  const slot = (id: string, position?: number): number => {
-    let found = slotOf.get(id)
-    if (found === undefined) {
-      found = vectors.length
-      slotOf.set(id, found)
-      vectors.push(dense.toolVector(id, position))
-    }
-    return found
-  }
-  const idSlots = ids.map((id, index) => slot(id, positions[index]))
-  const stepIdSlots = steps.map((step) => step.ids.map((id) => slot(id)))
-  // Each list's distinct slots in order (a list may name a candidate twice).
-  const seen = new Int32Array(vectors.length).fill(-1)
-  const distinct = (list: readonly number[], mark: number): number[] => {
-    const out: number[] = []
-    for (const at of list) {
-      if (seen[at] !== mark) {
-        seen[at] = mark
-        out.push(at)
+  const tools: string[] = []
+  const toolPositions: Array<number | undefined> = []
+  const slotsOf = (list: readonly string[], at: ReadonlyArray<number | undefined>) =>
+    list.map((id, index) => {
+      let slot = slotOf.get(id)
+      if (slot === undefined) {
+        slot = tools.length
+        slotOf.set(id, slot)
+        tools.push(id)
+        toolPositions.push(at[index])
       }
-    }
-    return out
-  }
-  const texts: string[] = []
-  const embedded: Float32Array[] = []
-  const embed = (text: string): Float32Array => {
-    const at = texts.indexOf(text)
-    if (at >= 0) return embedded[at]
-    const vector = dense.encoder.embedText(text)
-    texts.push(text)
-    embedded.push(vector)
-    return vector
-  }
+      return slot
+    })
+  const idSlots = slotsOf(ids, positions)
+  const clauses = steps.map((step) => ({ text: step.text, slots: slotsOf(step.ids, []) }))
+  return denseSlotValues(dense, instruction, clauses, tools, toolPositions, idSlots)
+}
+
+/**
+ * denseFeatureValues on candidates numbered by slot: `tools[slot]` (distinct ids, at
+ * `positions[slot]`), the clauses' candidate lists as slots, and the candidates to give values
+ * for (`wanted`, slots, in the order of the result; the instruction's candidates). Each
+ * candidate's vector is read once and each distinct text embedded once.
+ */
+export function denseSlotValues(
+  dense: DenseInput,
+  instruction: string,
+  steps: ReadonlyArray<{ text: string; slots: readonly number[] }>,
+  tools: readonly string[],
+  positions: ReadonlyArray<number | undefined>,
+  wanted: readonly number[],
+): number[][] {
+  const count = tools.length
+  const vectors: Float32Array[] = new Array(count)
+  for (let slot = 0; slot < count; slot++)
+    vectors[slot] = dense.toolVector(tools[slot], positions[slot])
   // One block of cosines and membership flags for the instruction and every clause.
-  const count = vectors.length
   const cosineBlock = new Float64Array(count * (steps.length + 1))
   const memberBlock = new Uint8Array(count * (steps.length + 1))
-  const block = (index: number) =>
-    [
-      cosineBlock.subarray(index * count, (index + 1) * count),
-      memberBlock.subarray(index * count, (index + 1) * count),
-    ] as const
-  const whole = similarities(embed(instruction), vectors, distinct(idSlots, 0), ...block(0))
-  const perStep = steps.map((step, index) =>
-    similarities(
-      embed(step.text),
-      vectors,
-      distinct(stepIdSlots[index], index + 1),
-      ...block(index + 1),
-    ),
+  const seen = new Int32Array(count).fill(-1)
+  const query = dense.encoder.embedText(instruction)
+  const whole = similarities(
+    query,
+    vectors,
+    distinctSlots(wanted, seen, 0),
+    cosineBlock.subarray(0, count),
+    memberBlock.subarray(0, count),
   )
-  return idSlots.map((at) => {
-    const cosine = whole.cosine[at]
+  const perStep: Similarities[] = new Array(steps.length)
+  for (let index = 0; index < steps.length; index++) {
+    const { text, slots } = steps[index]
+    // A clause that repeats the instruction or an earlier clause has its vector already.
+    let vector = text === instruction ? query : undefined
+    for (let earlier = 0; vector === undefined && earlier < index; earlier++) {
+      if (steps[earlier].text === text) vector = perStep[earlier].query
+    }
+    const offset = (index + 1) * count
+    perStep[index] = similarities(
+      vector ?? dense.encoder.embedText(text),
+      vectors,
+      distinctSlots(slots, seen, index + 1),
+      cosineBlock.subarray(offset, offset + count),
+      memberBlock.subarray(offset, offset + count),
+    )
+  }
+  const out: number[][] = new Array(wanted.length)
+  for (let at = 0; at < wanted.length; at++) {
+    const slot = wanted[at]
+    const cosine = whole.cosine[slot]
     let stepCosine = Number.NEGATIVE_INFINITY
     let stepDev = Number.NEGATIVE_INFINITY
     let stepTop1 = 0
     for (const step of perStep) {
-      if (step.member[at] === 0) continue
-      const value = step.cosine[at]
+      if (step.member[slot] === 0) continue
+      const value = step.cosine[slot]
       stepCosine = Math.max(stepCosine, value)
       stepDev = Math.max(stepDev, value - step.mean)
-      if (step.best === at) stepTop1 = 1
+      if (step.best === slot) stepTop1 = 1
     }
     if (stepCosine === Number.NEGATIVE_INFINITY) {
       // Only the whole instruction retrieved it: its clause values are the instruction's.
       stepCosine = cosine
       stepDev = cosine - whole.mean
     }
-    return [cosine, cosine - whole.mean, whole.best === at ? 1 : 0, stepCosine, stepDev, stepTop1]
-  })
+    out[at] = [
+      cosine,
+      cosine - whole.mean,
+      whole.best === slot ? 1 : 0,
+      stepCosine,
+      stepDev,
+      stepTop1,
+    ]
+  }
+  return out
 }
