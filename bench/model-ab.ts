@@ -15,11 +15,11 @@
  * node_modules; e.g. main before a change), the library built by this one's bench helpers.
  * @module
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { measureInProcess } from './perf/in-process.ts'
+import { savedBenchmarkLibrary } from './perf/in-process.ts'
 
 const { values } = parseArgs({
   options: {
@@ -47,13 +47,9 @@ if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds <
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-model-ab-'))
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
+  const { dir, instructions } = await savedBenchmarkLibrary(values.data, size, work)
   const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(join(work, built.library), config)
+  const indexed = await loadIndexedLibrary(dir, config)
   const models = [
     values.a ? readLearnedModelSync(values.a) : loadDefaultModel(),
     readLearnedModelSync(values.b),

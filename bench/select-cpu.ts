@@ -22,7 +22,7 @@ import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
 import { loadIndexedLibrary } from '../src/store/index-store.ts'
-import { measureInProcess } from './perf/in-process.ts'
+import { savedBenchmarkLibrary } from './perf/in-process.ts'
 import { summarize } from './perf/measure.ts'
 
 const { values } = parseArgs({
@@ -45,13 +45,9 @@ if (values.selector !== 'learned' && values.selector !== 'top1') {
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))
 try {
-  process.stderr.write(`Building ${size} tools…\n`)
-  const built = await measureInProcess(values.data, size, work)
-  const instructions = JSON.parse(
-    await readFile(join(work, 'instructions.json'), 'utf8'),
-  ) as string[]
+  const { dir, instructions } = await savedBenchmarkLibrary(values.data, size, work)
   const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(join(work, built.library), config)
+  const indexed = await loadIndexedLibrary(dir, config)
   const options = {
     library: indexed.library,
     planner: new RulePlanner(),

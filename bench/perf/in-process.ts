@@ -1,5 +1,5 @@
 /** The in-process half of bench/perf.ts: build, memory, BM25 and selectTools latency for one size. */
-import { stat, writeFile } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
@@ -22,6 +22,23 @@ export interface InProcessResult {
   stepQueries: number
   bm25: LatencySummary
   selectTools: LatencySummary
+}
+
+/**
+ * Builds and saves a `size`-tool library under `work` (measureInProcess) for a benchmark that
+ * loads it back the way `toolsel serve` holds it: its folder and the benchmark instructions.
+ */
+export async function savedBenchmarkLibrary(
+  dataDir: string,
+  size: number,
+  work: string,
+): Promise<{ dir: string; instructions: string[] }> {
+  process.stderr.write(`Building ${size} tools…\n`)
+  const built = await measureInProcess(dataDir, size, work)
+  const instructions = JSON.parse(
+    await readFile(join(work, 'instructions.json'), 'utf8'),
+  ) as string[]
+  return { dir: join(work, built.library), instructions }
 }
 
 export async function measureInProcess(
