@@ -233,10 +233,10 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
 
   const ids: string[] = []
   const positions: Array<number | undefined> = []
-  const seen = new Map<string, number>()
+  const seen = new Set<string>()
   const add = ({ id, position }: ScoredId) => {
     if (!seen.has(id)) {
-      seen.set(id, ids.length)
+      seen.add(id)
       ids.push(id)
       positions.push(position)
     }
@@ -274,19 +274,21 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   // 1 for a one-word request, 0 from 30 distinct terms on: short explicit requests name their
   // tools, long narrative ones mostly do not.
   const shortness = Math.max(0, 1 - instructionTerms.length / 30)
-  const dense =
-    input.dense &&
-    denseSlotValues(
+  let dense: number[][] | undefined
+  if (input.dense) {
+    const slotOf = new Map(ids.map((id, at) => [id, at]))
+    dense = denseSlotValues(
       input.dense,
       input.instruction,
       input.steps.map((step) => ({
         text: step.text,
-        slots: step.candidates.map((candidate) => seen.get(candidate.id)!),
+        slots: step.candidates.map((candidate) => slotOf.get(candidate.id)!),
       })),
       ids,
       positions,
       ids.map((_id, at) => at),
     )
+  }
 
   return ids.map((id, at) => {
     const terms = toolTerms(input, id, positions[at])
