@@ -7,8 +7,11 @@
  * the selector see a tool that matches the request's meaning while sharing few of its words.
  *
  * They are opt-in (`toolsel train --dense`): measured against the default model on every suite
- * they did not win broadly (bench/README.md, "Dense and hybrid retrieval"), and they cost about
- * 0.3 ms of CPU per request at 10k tools. A model trained with them gets them from the selector;
+ * they did not win broadly (bench/README.md, "Dense and hybrid retrieval"). Per request they
+ * embed the instruction and each clause (most of their cost) and take one cosine per text and
+ * candidate: a `--learned-dense` model's call costs about 0.12 ms more than the default model's
+ * at 10k tools (0.22 ms before round 10 made them cheaper with the same bits; bench/README.md,
+ * "Learned dense space"). A model trained with them gets them from the selector;
  * when the word vectors cannot be loaded it uses the model's training means instead (a
  * standardised 0: no influence on the score).
  * @module
