@@ -27,10 +27,13 @@ export function idArray(list: IdList): readonly string[] {
   return Array.isArray(list) ? list : Array.from({ length: list.length }, (_, at) => list.at(at)!)
 }
 
-/** FNV-1a over the id's UTF-16 code units, 32-bit. */
-export function idHash(id: string): number {
+/**
+ * FNV-1a over the id's UTF-16 code units, 32-bit (also the word hash of models/: one function for
+ * every FNV-1a table). `start`/`end`: hash `id.slice(start, end)` without making it a string.
+ */
+export function idHash(id: string, start = 0, end = id.length): number {
   let hash = 0x811c9dc5
-  for (let at = 0; at < id.length; at += 1) {
+  for (let at = start; at < end; at += 1) {
     hash ^= id.charCodeAt(at)
     hash = Math.imul(hash, 0x01000193)
   }

@@ -6,6 +6,7 @@
  * @module
  */
 import { throwIfAborted } from '../errors.ts'
+import { idHash } from '../library/id-table.ts'
 import { normalizeL2, type EmbedOptions, type EmbeddingModel } from './embedding-model.ts'
 
 /** Default vector length of `hashing` ids without a number. */
@@ -39,20 +40,10 @@ export class HashingEmbeddingModel implements EmbeddingModel {
   #embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimensions)
     for (const [word] of text.toLowerCase().matchAll(WORD)) {
-      const hash = fnv1a(word)
+      const hash = idHash(word)
       // The top bit picks the sign so that collisions cancel out on average instead of piling up.
       vector[hash % this.dimensions] += hash & 0x80000000 ? -1 : 1
     }
     return normalizeL2(vector)
   }
-}
-
-/** 32-bit FNV-1a over UTF-16 code units (http://www.isthe.com/chongo/tech/comp/fnv/). */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
 }

@@ -25,7 +25,8 @@
 import { throwIfAborted } from '../../errors.ts'
 import { splitIdentifiers } from '../../retrieve/bm25/tokenize.ts'
 import { normalizeL2, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
-import { fnv1a, loadWordVectors, type WordVectors } from './word-vectors.ts'
+import { idHash } from '../../library/id-table.ts'
+import { loadWordVectors, type WordVectors } from './word-vectors.ts'
 
 /** The vector sets `static:<name>` accepts. */
 export const STATIC_VECTOR_SETS = ['glove-100d'] as const
@@ -245,7 +246,7 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   #addUnknown(sum: Float64Array, word: string): void {
     const scale =
       (this.#weights[this.#weights.length - 1] * this.#unknownNorm) / Math.sqrt(sum.length)
-    let state = fnv1a(word) || 1
+    let state = idHash(word) || 1
     for (let column = 0; column < sum.length; column++) {
       state ^= state << 13
       state ^= state >>> 17

@@ -13,6 +13,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { idHash } from '../../library/id-table.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -215,7 +216,7 @@ function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
   const table = new Int32Array(tableSize).fill(-1)
   const mask = tableSize - 1
   for (let id = 0; id < size; id++) {
-    let slot = fnv1a(words[id]) & mask
+    let slot = idHash(words[id]) & mask
     // A repeated word keeps its most frequent (first) id.
     while (table[slot] >= 0 && words[table[slot]] !== words[id]) slot = (slot + 1) & mask
     if (table[slot] < 0) table[slot] = id
@@ -312,16 +313,6 @@ function align4(offset: number): number {
   return (offset + 3) & ~3
 }
 
-/** 32-bit FNV-1a over UTF-16 code units. */
-export function fnv1a(text: string): number {
-  let hash = 0x811c9dc5
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
-
 interface Vocabulary {
   offsets: Uint32Array
   table: Int32Array
@@ -350,14 +341,10 @@ class QuantizedWordVectors implements WordVectors {
     const mask = table.length - 1
     const length = end - start
     // An ASCII word's UTF-8 bytes are its character codes: compared in place, with no Buffer.
-    let hash = 0x811c9dc5
     for (let index = start; index < end; index++) {
-      const code = text.charCodeAt(index)
-      if (code > 0x7f) return this.#wordIdOfBytes(text.slice(start, end))
-      hash ^= code
-      hash = Math.imul(hash, 0x01000193)
+      if (text.charCodeAt(index) > 0x7f) return this.#wordIdOfBytes(text.slice(start, end))
     }
-    for (let slot = (hash >>> 0) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
+    for (let slot = idHash(text, start, end) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
       const id = table[slot]
       const from = offsets[id]
       if (offsets[id + 1] - from !== length) continue
@@ -372,7 +359,7 @@ class QuantizedWordVectors implements WordVectors {
     const { offsets, table, words } = this.vocabulary
     const mask = table.length - 1
     const bytes = Buffer.from(word, 'utf8')
-    for (let slot = fnv1a(word) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
+    for (let slot = idHash(word) & mask; table[slot] >= 0; slot = (slot + 1) & mask) {
       const id = table[slot]
       const start = offsets[id]
       const end = offsets[id + 1]
