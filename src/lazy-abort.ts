@@ -56,3 +56,16 @@ export function lazySignal(abort: AbortInput | undefined): { readonly signal?: A
     },
   }
 }
+
+/**
+ * A retriever call's `options`, with a lazy `signal` unless the retriever is `synchronous` (BM25:
+ * it runs to its end without waiting, so it could not react to one; the caller checks the abort
+ * before the call instead).
+ */
+export function retrieveOptions<T extends object>(
+  synchronous: boolean | undefined,
+  abort: AbortInput | undefined,
+  options: T,
+): T & { readonly signal?: AbortSignal } {
+  return synchronous ? options : Object.assign(lazySignal(abort), options)
+}

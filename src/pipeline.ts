@@ -5,7 +5,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
-import { lazySignal, type AbortInput } from './lazy-abort.ts'
+import { lazySignal, retrieveOptions, type AbortInput } from './lazy-abort.ts'
 import type { ExampleMemory } from './examples/example-memory.ts'
 import type { ExampleDenseSpace } from './examples/example-dense-map.ts'
 import {
@@ -156,12 +156,8 @@ export async function selectTools(
   const texts = addWhole ? [...plan.steps, whole] : plan.steps
   const minScore = options.minScore ?? selector.retrievalMinScore
   throwIfAborted(abort)
-  const retrieveOptions = retriever.synchronous
-    ? { k: options.k, minScore }
-    : Object.assign(lazySignal(abort), { k: options.k, minScore })
-  const retrieved = await Promise.all(
-    texts.map((step) => retriever.retrieve(step, retrieveOptions)),
-  )
+  const stepOptions = retrieveOptions(retriever.synchronous, abort, { k: options.k, minScore })
+  const retrieved = await Promise.all(texts.map((step) => retriever.retrieve(step, stepOptions)))
   const memory = options.examples
   const vote = memory?.memory.vote(instruction, { neighbors: memory.options.voteNeighbors })
   // The example-aware decision reads the selector's probabilities of every candidate.

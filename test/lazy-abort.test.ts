@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ToolselError, throwIfAborted } from '../src/errors.ts'
-import { LazyAbort, lazySignal, signalOf } from '../src/lazy-abort.ts'
+import { LazyAbort, lazySignal, retrieveOptions, signalOf } from '../src/lazy-abort.ts'
 
 describe('LazyAbort', () => {
   it('makes one AbortSignal on first read, which a later abort fires with the reason', () => {
@@ -39,5 +39,17 @@ describe('LazyAbort', () => {
     expect(options.k).toBe(3)
     expect(options.signal).toBe(abort.signal)
     expect(lazySignal(made).signal).toBe(made)
+  })
+
+  it('retrieveOptions gives a synchronous retriever its options alone, a waiting one a lazy signal', () => {
+    const abort = new LazyAbort()
+    const options = { k: 5, minScore: 3 }
+    const synchronous = retrieveOptions(true, abort, options)
+    expect(synchronous).toBe(options)
+    expect('signal' in synchronous).toBe(false)
+    const waiting = retrieveOptions(false, abort, options)
+    expect([waiting.k, waiting.minScore]).toEqual([5, 3])
+    expect(waiting.signal).toBe(abort.signal)
+    expect(retrieveOptions(undefined, undefined, options).signal).toBeUndefined()
   })
 })

@@ -11,7 +11,7 @@ import { ToolselError, isToolselError } from '../errors.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { parsePlan } from '../plan/parse-plan.ts'
 import type { Retriever } from '../contracts.ts'
-import { lazySignal, type AbortInput } from '../lazy-abort.ts'
+import { retrieveOptions, type AbortInput } from '../lazy-abort.ts'
 import { createTimeSlicer } from '../time-slicer.ts'
 import { plannerReward } from './planner-reward.ts'
 
@@ -75,9 +75,10 @@ export async function scorePlans(
   // CPU, which must not hold other requests, and the request deadline stops it.
   const slicer = createTimeSlicer(options.abort)
   const { retriever } = options
-  const retrieveOptions = retriever.synchronous
-    ? { k: options.k, minScore: options.minScore }
-    : Object.assign(lazySignal(options.abort), { k: options.k, minScore: options.minScore })
+  const stepOptions = retrieveOptions(retriever.synchronous, options.abort, {
+    k: options.k,
+    minScore: options.minScore,
+  })
   const scores: PlanScore[] = []
   for (const completion of completions) {
     await slicer.next()
@@ -100,7 +101,7 @@ export async function scorePlans(
       if (ids === undefined) {
         // Checks the abort right before: a synchronous retriever can't see it.
         await slicer.next()
-        const found = await retriever.retrieve(step, retrieveOptions)
+        const found = await retriever.retrieve(step, stepOptions)
         ids = found.map((candidate) => candidate.id)
         candidates.set(step, ids)
       }

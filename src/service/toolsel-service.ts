@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted, ToolselError } from '../errors.ts'
-import { lazySignal, type AbortInput } from '../lazy-abort.ts'
+import { retrieveOptions, type AbortInput } from '../lazy-abort.ts'
 import {
   summarizeImport,
   type ImportFormat,
@@ -209,11 +209,10 @@ export class ToolselService {
     const { indexed, retriever, k } = this.resolveRetrieval(request, target)
     return holding(indexed, async () => {
       // Search is for an agent browsing the library: no threshold, just the k best matches.
-      const options = { k, minScore: Number.NEGATIVE_INFINITY }
       throwIfAborted(signal)
       const candidates = await retriever.retrieve(
         request.query,
-        retriever.synchronous ? options : Object.assign(lazySignal(signal), options),
+        retrieveOptions(retriever.synchronous, signal, { k, minScore: Number.NEGATIVE_INFINITY }),
       )
       const results = candidates.map(({ id, score }) => {
         const tool = indexed.library.require(id)
