@@ -24,7 +24,8 @@ export interface McpContext {
   defaultLibrary(): string
   /**
    * Stops following the service's library changes, drops the cached views and stops the
-   * tokenizer worker the context started (not a `tokenCounter` it was given). Call it once
+   * tokenizer worker the context started (not a `tokenCounter` it was given), without waiting
+   * for one still loading: its load is aborted. Call it once
    * nothing serves through the context any more (`toolsel serve` and `toolsel mcp` do at
    * shutdown); counts after it use the estimate. Calling it again does nothing.
    */
@@ -47,14 +48,18 @@ export function createMcpContext(
   const { gateway } = options
   let counter: Promise<TokenCounter> | undefined
   let closed = false
+  // Stops a tokenizer still loading when the context closes (shutdown doesn't wait 1-4 s for it).
+  const loading = new AbortController()
   const tokens = new TokenAccountant(
     options.tokenCounter ??
       (() =>
         closed
           ? Promise.resolve(createEstimateTokenCounter())
-          : (counter ??= loadTokenCounter({ tokenizerDir: config.mcp.tokenizerDir, logger }).then(
-              (loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded),
-            ))),
+          : (counter ??= loadTokenCounter({
+              tokenizerDir: config.mcp.tokenizerDir,
+              logger,
+              signal: loading.signal,
+            }).then((loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded)))),
   )
   const views = new ScopedLibraries(config)
   // A replaced or deleted library's views go at once: they hold the old version in memory.
@@ -76,8 +81,9 @@ export function createMcpContext(
       closed = true
       unsubscribe()
       views.clear()
-      // A tokenizer still loading is stopped once loaded (stopping it meanwhile would make
-      // loadTokenCounter try the next one).
+      // A tokenizer still loading is terminated where it is (counts waiting for it get the
+      // estimate); one already loaded is stopped.
+      loading.abort()
       await counter?.then(
         (loaded) => loaded.close?.(),
         () => undefined,

@@ -6,6 +6,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMcpContext } from '../../src/mcp/mcp-context.ts'
 import { loadTokenCounter } from '../../src/mcp/tokens/load-token-counter.ts'
 import { TokenAccountant, toolListingText } from '../../src/mcp/tokens/token-accountant.ts'
+import { loadTokenizerThread } from '../../src/mcp/tokens/tokenizer-thread.ts'
 import { CHARS_PER_TOKEN, createEstimateTokenCounter } from '../../src/mcp/tokens/token-counter.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { call, dataOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
@@ -141,6 +142,31 @@ describe('token accounting in MCP responses (demo library)', () => {
       expect((await context.tokens.counter).exact).toBe(false)
     },
   )
+
+  it.skipIf(!hasQwen3)(
+    'closing while the tokenizer loads aborts the load: the waiting count gets the estimate',
+    async () => {
+      const context = createMcpContext(harness.service)
+      // The first count starts the 1-4 s load in a worker; close comes before it is done.
+      const waiting = context.tokens.counter
+      await context.close()
+      // Before, close waited for the load and the count then got qwen3.
+      expect(await waiting).toMatchObject({ name: createEstimateTokenCounter().name, exact: false })
+    },
+  )
+
+  it.skipIf(!hasQwen3)('an aborted tokenizer load rejects with the reason', async () => {
+    const controller = new AbortController()
+    const load = loadTokenizerThread({ kind: 'qwen3' }, { signal: controller.signal })
+    controller.abort(new Error('stopping'))
+    await expect(load).rejects.toThrow('stopping')
+    // Already aborted: no worker is started.
+    await expect(
+      loadTokenizerThread({ kind: 'qwen3' }, { signal: controller.signal }),
+    ).rejects.toThrow('stopping')
+    // Aborted, loadTokenCounter stops there with the estimate (it tries no other tokenizer).
+    expect(await loadTokenCounter({ signal: controller.signal })).toMatchObject({ exact: false })
+  })
 
   it('search_tools and select_tools report positive savings, avoided = allTools - loaded', async () => {
     const client = await harness.connect()

