@@ -10,7 +10,6 @@ import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { createMcpContext } from '../mcp/mcp-context.ts'
 import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
@@ -122,8 +121,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
-  const mcp = config.mcp.http ? createMcpContext(service, { gateway }) : undefined
-  const app = createApp(service, { gateway, mcp })
+  const app = createApp(service, { gateway })
   // A worker of `--workers N`: answers a request that changed libraries once every worker has them.
   const sync = cluster.isWorker
     ? new WorkerLibrarySync(service.libraries, config, logger)
@@ -184,7 +182,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
     await gateway?.close()
-    await mcp?.close()
+    await app.close()
     throw error
   }
   logger.info(
@@ -216,8 +214,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       netClose.call(server, () => {
         clearTimeout(force)
         clearTimeout(idle)
-        // Nothing serves /mcp any more: the MCP context lets go of the registry and its tokenizer.
-        void Promise.allSettled([gateway?.close(), mcp?.close()]).then(() => resolve())
+        // Nothing serves any more: the app's MCP context lets go of the registry and its
+        // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
+        void Promise.allSettled([gateway?.close(), app.close()]).then(() => resolve())
       })
       const idle = setTimeout(
         () => server.closeIdleConnections(),

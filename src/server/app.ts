@@ -36,22 +36,45 @@ export interface AppOptions {
   /** The MCP gateway, when upstream servers are configured (see `createMcpGateway`). */
   gateway?: McpGateway
   /**
-   * The MCP context `/mcp` serves; its owner closes it (`toolsel serve` at shutdown). Default: one
-   * made for this app, which follows the service's library changes for as long as the service
-   * lives; pass one (and close it) when several apps share a service.
+   * The MCP context `/mcp` serves; whoever passes one closes it. Default: one made for this app
+   * (when `mcp.http` is on), closed by the app's `close()`.
    */
   mcp?: McpContext
-  /** Metrics for `GET /metrics`; default: a new registry for this app. */
+  /**
+   * Metrics for `GET /metrics`; whoever passes them closes them. Default: a new registry for this
+   * app, closed by the app's `close()`.
+   */
   metrics?: Metrics
+}
+
+/** The hono app, and the `close()` that lets go of what `createApp` made for it. */
+export type ToolselApp = Hono<AppEnv> & {
+  /**
+   * Closes what the app made for itself (not what `options` gave it): its MCP context (the
+   * service's registry listener, cached views, tokenizer worker) and its metrics' subscription
+   * to the service's selections, which would otherwise last as long as the service. Call it once
+   * nothing serves through the app (`toolsel serve` does at shutdown); calling it again does
+   * nothing. The service itself stays usable (other apps may share it).
+   */
+  close(): Promise<void>
 }
 
 export type { AppEnv } from './app-env.ts'
 
-export function createApp(service: ToolselService, options: AppOptions = {}): Hono<AppEnv> {
+export function createApp(service: ToolselService, options: AppOptions = {}): ToolselApp {
   const { server } = service.config
   const schemas = createRequestSchemas(service.config)
   const app = new Hono<AppEnv>()
   const metrics = options.metrics ?? createMetrics(service, options.gateway)
+  const mcp = service.config.mcp.http
+    ? (options.mcp ?? createMcpContext(service, { gateway: options.gateway }))
+    : undefined
+  let closed: Promise<void> | undefined
+  const close = () =>
+    (closed ??= (async () => {
+      if (!options.metrics) metrics.close()
+      if (!options.mcp) await mcp?.close()
+    })())
   app.onError(createErrorHandler(service.logger))
   // First: the request id, access log and HTTP metrics see every answer, errors included.
   app.use(
@@ -105,12 +128,7 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   app.route('/', playgroundRoutes(service))
   // MCP (Streamable HTTP) sits outside /v1: the SDK transport enforces its own body limit and
   // answers protocol errors itself; tool handlers apply server.requestTimeoutMs.
-  if (service.config.mcp.http) {
-    app.route(
-      '/mcp',
-      mcpRoutes(options.mcp ?? createMcpContext(service, { gateway: options.gateway })),
-    )
-  }
+  if (mcp) app.route('/mcp', mcpRoutes(mcp))
   const openApi = createOpenApiDocument(schemas, API_VERSION)
   app.get('/openapi.json', (c) => c.json(openApi))
 
@@ -154,5 +172,5 @@ export function createApp(service: ToolselService, options: AppOptions = {}): Ho
   app.route('/v1/rewards', rewardRoutes(service, schemas))
   app.route('/v1/components', componentsRoutes(service))
   app.route('/v1/snapshots', snapshotRoutes(service))
-  return app
+  return Object.assign(app, { close })
 }

@@ -30,6 +30,8 @@ export interface Metrics {
   observeRequest(observation: RequestObservation): void
   /** The text `GET /metrics` answers, and its content type. */
   scrape(): Promise<{ text: string; contentType: string }>
+  /** Stops observing the service's selections (the app that made these metrics closes them). */
+  close(): void
 }
 
 export function createMetrics(service: ToolselService, gateway?: McpGateway): Metrics {
@@ -55,7 +57,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   })
-  service.onSelect(({ timings }) => {
+  const stopObserving = service.onSelect(({ timings }) => {
     for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
   })
 
@@ -194,6 +196,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     async scrape() {
       return { text: await registry.metrics(), contentType: registry.contentType }
     },
+    close: () => void stopObserving(),
   }
 }
 
