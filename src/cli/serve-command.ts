@@ -214,6 +214,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       netClose.call(server, () => {
         clearTimeout(force)
         clearTimeout(idle)
+        // A worker relays and applies no more library changes.
+        sync?.close()
         // Nothing serves any more: the app's MCP context lets go of the registry and its
         // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
         void Promise.allSettled([gateway?.close(), app.close()]).then(() => resolve())

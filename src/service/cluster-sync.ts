@@ -52,31 +52,50 @@ export class WorkerLibrarySync {
   #nextId = 1
   #flushed: Promise<void> = Promise.resolve()
   #started = false
+  #closed = false
+  readonly #unsubscribe: () => void
+  readonly #onMessage = (message: unknown): void => {
+    if (!isSyncMessage(message)) return
+    if (message.toolsel === 'apply') void this.#apply(message.id, message.changes)
+    else if (message.toolsel === 'synced') {
+      this.#waiting.get(message.id)?.(message.failures)
+      this.#waiting.delete(message.id)
+    }
+  }
 
   constructor(registry: LibraryRegistry, config: Config, logger: Logger) {
     this.#registry = registry
     this.#config = config
     this.#logger = logger
-    registry.onChange((name, indexed, replicated) => {
+    this.#unsubscribe = registry.onChange((name, indexed, replicated) => {
       // The libraries each worker loads at start are its own doing, not changes to relay, and
       // a change another worker made has been relayed already.
       if (!this.#started || replicated) return
       if (indexed === undefined) this.#pending.set(name, { name, dir: null })
       else if (indexed.dir !== undefined) this.#pending.set(name, { name, dir: indexed.dir })
     })
-    process.on('message', (message: unknown) => {
-      if (!isSyncMessage(message)) return
-      if (message.toolsel === 'apply') void this.#apply(message.id, message.changes)
-      else if (message.toolsel === 'synced') {
-        this.#waiting.get(message.id)?.(message.failures)
-        this.#waiting.delete(message.id)
-      }
-    })
+    process.on('message', this.#onMessage)
   }
 
   /** From now on, library changes are relayed (call once the service has loaded its libraries). */
   start(): void {
     this.#started = true
+  }
+
+  /**
+   * Stops relaying and applying: unsubscribes from the registry and from the primary's messages
+   * (`toolsel serve` calls it at a worker's shutdown, once nothing is served). A flush still
+   * waiting for the other workers is released (its changes are saved; the others may not have
+   * them). Calling it again does nothing.
+   */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#unsubscribe()
+    process.off('message', this.#onMessage)
+    this.#pending.clear()
+    for (const release of this.#waiting.values()) release(['this worker stopped before all had it'])
+    this.#waiting.clear()
   }
 
   /**
@@ -93,6 +112,7 @@ export class WorkerLibrarySync {
   }
 
   async #send(changes: LibraryChange[]): Promise<void> {
+    if (this.#closed) return
     const id = this.#nextId++
     const failures = await new Promise<string[]>((resolve) => {
       this.#waiting.set(id, resolve)
@@ -114,7 +134,8 @@ export class WorkerLibrarySync {
         failures.push(`worker ${process.pid}, library "${name}": ${(error as Error).message}`)
       }
     }
-    process.send!({ toolsel: 'applied', id, failures } satisfies SyncMessage)
+    // Closed meanwhile: the primary stops waiting for this worker when it exits.
+    if (!this.#closed) process.send!({ toolsel: 'applied', id, failures } satisfies SyncMessage)
   }
 }
 

@@ -1,0 +1,106 @@
+/**
+ * `WorkerLibrarySync.close()` (the worker side of `toolsel serve --workers N`): it stops relaying
+ * this worker's library changes and applying the others', and gives back its registry listener
+ * and its `process.on('message')` handler. The primary's messages are emitted on `process` as
+ * node:cluster delivers them; what the worker sends goes to a recording `process.send` (other
+ * messages still reach the test runner's channel).
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { WorkerLibrarySync } from '../../src/service/cluster-sync.ts'
+import { LibraryRegistry } from '../../src/service/library-registry.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const config = parseConfig({ log: { level: 'silent' } })
+const originalSend = process.send
+
+/** Records what the worker sends to the primary (and passes anything else on). */
+function recordSends(): { toolsel?: string; id?: number; failures?: string[] }[] {
+  const sent: { toolsel?: string; id?: number; failures?: string[] }[] = []
+  process.send = ((message: unknown, ...rest: unknown[]) => {
+    if ((message as { toolsel?: unknown } | null)?.toolsel !== undefined) {
+      sent.push(message as (typeof sent)[number])
+      return true
+    }
+    return (originalSend as (...args: unknown[]) => boolean).call(process, message, ...rest)
+  }) as typeof process.send
+  return sent
+}
+
+/** A message from the primary, as node:cluster delivers it to a worker. */
+function fromPrimary(message: unknown): void {
+  ;(process as NodeJS.EventEmitter).emit('message', message)
+}
+
+afterEach(() => {
+  process.send = originalSend
+})
+
+async function sampleLibrary(dir?: string) {
+  const indexed = await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config)
+  return { ...indexed, dir }
+}
+
+describe('WorkerLibrarySync.close', () => {
+  it('gives back its registry listener and message handler; applies nothing after', async () => {
+    const sent = recordSends()
+    const registry = new LibraryRegistry()
+    const listeners = process.listenerCount('message')
+    const syncs = Array.from(
+      { length: 3 },
+      () => new WorkerLibrarySync(registry, config, createMemoryLogger()),
+    )
+    expect(registry.listenerCount).toBe(3)
+    expect(process.listenerCount('message')).toBe(listeners + 3)
+    for (const sync of syncs.slice(1)) sync.close()
+    syncs[1].close() // again: nothing more to give back
+    expect(registry.listenerCount).toBe(1)
+    expect(process.listenerCount('message')).toBe(listeners + 1)
+
+    // The open one applies another worker's delete and says so; the closed ones don't.
+    registry.set(await sampleLibrary())
+    fromPrimary({
+      toolsel: 'apply',
+      id: 7,
+      changes: [{ name: 'sample', dir: null }],
+    })
+    await expect.poll(() => sent.length).toBe(1)
+    expect(sent[0]).toEqual({ toolsel: 'applied', id: 7, failures: [] })
+    expect(registry.get('sample')).toBeUndefined()
+
+    syncs[0].close()
+    expect(registry.listenerCount).toBe(0)
+    expect(process.listenerCount('message')).toBe(listeners)
+    registry.set(await sampleLibrary())
+    fromPrimary({
+      toolsel: 'apply',
+      id: 8,
+      changes: [{ name: 'sample', dir: null }],
+    })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(registry.get('sample')).toBeDefined()
+    expect(sent).toHaveLength(1)
+  })
+
+  it('releases a flush still waiting for the other workers, and relays nothing after', async () => {
+    const sent = recordSends()
+    const registry = new LibraryRegistry()
+    const logger = createMemoryLogger()
+    const sync = new WorkerLibrarySync(registry, config, logger)
+    sync.start()
+    registry.set(await sampleLibrary('/saved/sample'))
+    const flushed = sync.flush()
+    await expect.poll(() => sent.length).toBe(1)
+    expect(sent[0]).toMatchObject({ toolsel: 'sync', id: 1 })
+    // No 'synced' comes (the primary is going away): close lets the request be answered.
+    sync.close()
+    await flushed
+    expect(logger.lines.join('\n')).toContain('this worker stopped before all had it')
+    registry.delete('sample')
+    await sync.flush()
+    expect(sent).toHaveLength(1)
+  })
+})
