@@ -20,6 +20,40 @@ function errors(...statuses: number[]) {
 
 const libraryParameter = { name: 'library', in: 'path', required: true, schema: { type: 'string' } }
 
+/**
+ * What the middleware in front of every route answers (src/server/app.ts): 403 from the
+ * Host/Origin check (middleware/host-check.ts) on every route, the probes included, and, where an
+ * API key is required once keys are configured (every route not marked `security: []`), 401 for
+ * a missing or unknown key and 403 for a key that may not do this.
+ */
+const SHARED_ERRORS = {
+  401: 'Unauthorized: no valid API key (only when keys are configured)',
+  403: 'Forbidden: the Host or Origin is not allowed (server.allowedHosts, server.corsOrigins), or the API key may not do this',
+} as const
+
+interface Operation {
+  security?: unknown[]
+  responses: Record<string, unknown>
+}
+
+/** Adds SHARED_ERRORS to every operation of `paths` that does not list them itself. */
+function withSharedErrors<T extends Record<string, Record<string, unknown>>>(paths: T): T {
+  for (const item of Object.values(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (method === 'parameters') continue
+      const { security, responses } = operation as Operation
+      const keyed = security === undefined || security.length > 0
+      for (const status of keyed ? ([401, 403] as const) : ([403] as const)) {
+        responses[status] ??= {
+          description: SHARED_ERRORS[status],
+          content: json(RESPONSE_SCHEMAS.error),
+        }
+      }
+    }
+  }
+  return paths
+}
+
 export function createOpenApiDocument(schemas: RequestSchemas, version: string) {
   const ok = (schema: z.ZodType, description = 'OK') => ({ description, content: json(schema) })
   return {
@@ -35,7 +69,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
     },
     // A read key for queries, the admin key for writes (README, Security); none for the probes.
     security: [{ bearer: [] }],
-    paths: {
+    paths: withSharedErrors({
       '/v1/select-tools': {
         post: {
           summary: 'Plan, retrieve and select the tools for an instruction',
@@ -172,7 +206,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
             'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); restore with toolsel snapshot restore <dir>',
           responses: {
             201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
-            ...errors(401, 403, 503, 504),
+            ...errors(503, 504),
           },
         },
       },
@@ -185,10 +219,9 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
               description: 'Prometheus text format 0.0.4',
               content: { 'text/plain': { schema: { type: 'string' } } },
             },
-            ...errors(401, 403),
           },
         },
       },
-    },
+    }),
   }
 }

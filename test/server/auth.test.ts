@@ -2,6 +2,7 @@
  * API keys, route classification, the gateway library's write protection, the model allowlist
  * and Host/Origin checks: the probes that found toolsel open to anyone who reached its port.
  */
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { describe, expect, it } from 'vitest'
 import { checkBindSafety } from '../../src/cli/serve-command.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
@@ -225,6 +226,61 @@ describe('Host and Origin checks', () => {
     })
     expect(allowed.status).toBe(200)
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example')
+  })
+})
+
+describe('the 401 and 403 of the middleware in /openapi.json', () => {
+  /** Every operation of the published document, with a path to request it by. */
+  async function operations(app: { request: (path: string) => Promise<Response> | Response }) {
+    const document = await readJson(await app.request('/openapi.json'))
+    return Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => method !== 'parameters')
+          .map(([method, operation]) => ({
+            method: method.toUpperCase(),
+            path,
+            url: path.replace('{library}', 'sample').replace('{id}', 'mail.send_email'),
+            operation,
+            keyed: operation.security === undefined || operation.security.length > 0,
+          })),
+    )
+  }
+
+  /** Validates `response`'s body against what the operation publishes for its status. */
+  async function expectPublished(operation: any, response: Response, label: string) {
+    const published = operation.responses[String(response.status)]
+    expect(published, `${label}: ${response.status} is listed`).toBeDefined()
+    const validate = new Ajv2020({ strict: false }).compile(
+      published.content['application/json'].schema,
+    )
+    const body = await readJson(response)
+    expect(validate(body) ? [] : validate.errors, label).toEqual([])
+    return body
+  }
+
+  it('every operation lists the 403 of the Host check, and its body validates', async () => {
+    const { app } = await createTestApp()
+    for (const { method, path, url, operation } of await operations(app)) {
+      const response = await app.request(`http://evil.example${url}`, { method })
+      expect(response.status, `${method} ${path}`).toBe(403)
+      const body = await expectPublished(operation, response, `${method} ${path}`)
+      expect(body.error.message).toContain('server.allowedHosts')
+    }
+  })
+
+  it('every keyed operation lists the 401 of a missing key; the probes need none', async () => {
+    const { app } = await keyedApp()
+    for (const { method, path, url, operation, keyed } of await operations(app)) {
+      const response = await app.request(url, { method })
+      if (keyed) {
+        expect(response.status, `${method} ${path}`).toBe(401)
+        await expectPublished(operation, response, `${method} ${path}`)
+      } else {
+        expect(operation.responses['401'], `${method} ${path}`).toBeUndefined()
+        expect(response.status, `${method} ${path}`).toBe(200)
+      }
+    }
   })
 })
 
