@@ -5,8 +5,7 @@
  * instruction cost minutes in the rule planner; the bounds below are far above the linear cost and
  * far below the quadratic one.
  */
-import type { AddressInfo } from 'node:net'
-import { serve, type ServerType } from '@hono/node-server'
+import { listenApp } from '../helpers/listen-app.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -88,18 +87,8 @@ async function startServer(layer: ConfigLayer = {}): Promise<Server> {
   const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
-  const app = createApp(service)
-  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
-  const server: Server = {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    service,
-    async close() {
-      const node = http as import('node:http').Server
-      node.closeAllConnections()
-      await new Promise<void>((resolve) => node.close(() => resolve()))
-    },
-  }
+  const { url, close } = await listenApp(createApp(service).fetch)
+  const server: Server = { url, service, close }
   servers.push(server)
   return server
 }

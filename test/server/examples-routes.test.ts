@@ -3,10 +3,9 @@
  * cap, de-duplication, a library swap, and a restart of the service on the saved index.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve } from '@hono/node-server'
+import { listenApp } from '../helpers/listen-app.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -37,17 +36,8 @@ async function start(indexDir: string, layer: ConfigLayer = {}): Promise<Running
   const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
-  const server = serve({ fetch: createApp(service).fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  const http = server as import('node:http').Server
-  const handle: Running = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    service,
-    close: async () => {
-      http.closeAllConnections()
-      await new Promise<void>((resolve) => http.close(() => resolve()))
-    },
-  }
+  const { url, close } = await listenApp(createApp(service).fetch)
+  const handle: Running = { url, service, close }
   running.push(handle)
   return handle
 }

@@ -3,12 +3,11 @@
  * traffic, the access log (one JSON line per request, no keys or bodies) and request ids, and
  * the raw-path guard.
  */
-import type { AddressInfo } from 'node:net'
 import { request as httpRequest } from 'node:http'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve, type ServerType } from '@hono/node-server'
+import { listenApp } from '../helpers/listen-app.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -41,19 +40,8 @@ async function start(
   })
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start([await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config)])
-  const app = createApp(service)
-  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    service,
-    lines: logger.lines,
-    async close() {
-      const node = http as import('node:http').Server
-      node.closeAllConnections()
-      await new Promise<void>((resolve) => node.close(() => resolve()))
-    },
-  }
+  const { url, close } = await listenApp(createApp(service).fetch)
+  return { url, service, lines: logger.lines, close }
 }
 
 const post = (key: string, body: unknown, headers: Record<string, string> = {}): RequestInit => ({

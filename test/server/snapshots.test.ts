@@ -4,11 +4,10 @@
  * exactly as before; `toolsel snapshot <dir>` from an index directory; a damaged snapshot
  * restores nothing.
  */
-import type { AddressInfo } from 'node:net'
 import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve, type ServerType } from '@hono/node-server'
+import { listenApp } from '../helpers/listen-app.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -35,15 +34,9 @@ async function start(layer: ConfigLayer) {
   const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
-  const app = createApp(service)
-  const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => http.once('listening', () => resolve()))
-  closers.push(async () => {
-    const node = http as import('node:http').Server
-    node.closeAllConnections()
-    await new Promise((resolve) => node.close(resolve))
-  })
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, service }
+  const listening = await listenApp(createApp(service).fetch)
+  closers.push(() => listening.close())
+  return { url: listening.url, service }
 }
 
 const send = (url: string, method: string, key: string, body?: unknown) =>

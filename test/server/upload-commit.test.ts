@@ -4,10 +4,9 @@
  * error and changes nothing, before or after a restart.
  */
 import { mkdtemp } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve, type ServerType } from '@hono/node-server'
+import { listenApp } from '../helpers/listen-app.ts'
 import { describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -78,9 +77,7 @@ describe('uploads that never lie', () => {
     const { service, app } = await startService(indexDir)
     expect((await app.request('/v1/libraries/lib', put(toolsBody('v1', 50)))).status).toBe(201)
     const v1 = service.library('lib').library.contentHash
-    const http: ServerType = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise<void>((resolve) => http.once('listening', () => resolve()))
-    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
+    const { url, close } = await listenApp(app.fetch)
     try {
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const client = new AbortController()
@@ -95,9 +92,7 @@ describe('uploads that never lie', () => {
       await new Promise((resolve) => setTimeout(resolve, 1000))
       expect(service.library('lib').library.contentHash).toBe(v1)
     } finally {
-      const node = http as import('node:http').Server
-      node.closeAllConnections()
-      await new Promise<void>((resolve) => node.close(() => resolve()))
+      await close()
     }
     const restarted = await startService(indexDir)
     expect(restarted.service.library('lib').library.contentHash).toBe(v1)
