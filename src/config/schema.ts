@@ -577,10 +577,16 @@ const GatewaySchema = z
     /** Re-list every connected server's tools this often, in ms (0 = only on list_changed). Default 300,000. */
     syncIntervalMs: z.number().int().nonnegative().default(300_000),
     /**
-     * Time limit for an HTTP server's handshake (`initialize`) and for each `tools/list` page of
-     * any server, in ms. Default 10,000.
+     * Time limit for an HTTP server's handshake (`initialize`), in ms; also each `tools/list`
+     * page's when `listTimeoutMs` is not set. Default 10,000.
      */
     connectTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * Time limit for each `tools/list` page of any server (at connect and at every re-list), in
+     * ms: raise it for a server that starts fast but lists its tools slowly, without waiting
+     * longer for handshakes. Default: `connectTimeoutMs`.
+     */
+    listTimeoutMs: z.number().int().positive().optional(),
     /**
      * Time limit for starting a stdio server: from spawning its process to its answer to
      * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node

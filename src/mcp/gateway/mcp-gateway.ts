@@ -62,7 +62,8 @@ export class McpGateway {
   /**
    * Registers the (empty) library, connects to every upstream at once and waits for each first
    * attempt (bounded by `spawnTimeoutMs` for a stdio server's start-up, `connectTimeoutMs` for
-   * an HTTP handshake and the tools/list); servers that fail keep retrying in the background.
+   * an HTTP handshake, `listTimeoutMs` per tools/list page); servers that fail keep retrying in
+   * the background.
    */
   async start(): Promise<void> {
     const existing = this.#service.libraries.get(this.libraryName)

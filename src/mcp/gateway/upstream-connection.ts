@@ -8,6 +8,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
+  ErrorCode,
+  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -91,7 +93,7 @@ export class UpstreamConnection {
   /**
    * Connects and lists the tools; on failure marks the server down and schedules a retry. A stdio
    * server's start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP server's handshake
-   * `connectTimeoutMs`; each tools/list page gets `connectTimeoutMs`.
+   * `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default `connectTimeoutMs`).
    */
   async connect(): Promise<void> {
     if (this.#closed || this.#client) return
@@ -195,7 +197,15 @@ export class UpstreamConnection {
 
   async #list(client: Client): Promise<void> {
     const started = performance.now()
-    const listed = await listAllTools(client, this.#options.settings.connectTimeoutMs)
+    const { listTimeoutMs = this.#options.settings.connectTimeoutMs } = this.#options.settings
+    const listed = await listAllTools(client, listTimeoutMs).catch((error: unknown) => {
+      if (classifyUpstreamError(error) !== 'timeout') throw error
+      // Still a timeout (the server is slow, not gone), now naming the setting to raise.
+      throw new McpError(
+        ErrorCode.RequestTimeout,
+        `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
+      )
+    })
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
     for (const warning of warnings) this.#options.logger.warn(warning)
     this.#tools = tools

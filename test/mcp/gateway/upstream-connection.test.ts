@@ -65,6 +65,44 @@ describe('UpstreamConnection with real stdio processes', () => {
     })
   }, 150_000)
 
+  it('lists a server whose tools/list is slower than connectTimeoutMs within listTimeoutMs', async () => {
+    // Starts at once, answers each of its 3 tools/list pages after 1.5 s. With connectTimeoutMs
+    // (500 ms) bounding the pages, as before listTimeoutMs, it was down after every attempt.
+    const notes = connection(
+      {
+        command: process.execPath,
+        args: ['--import', 'tsx', NOTES_FIXTURE],
+        env: { NOTES_LIST_DELAY_MS: '1500' },
+      },
+      { connectTimeoutMs: 500, listTimeoutMs: 60_000, spawnTimeoutMs: 120_000 },
+    )
+    await notes.connect()
+    expect(notes.state()).toMatchObject({ status: 'connected', toolCount: 5, lastError: null })
+  }, 150_000)
+
+  it('bounds each tools/list page by listTimeoutMs, and names it when one times out', async () => {
+    const notes = connection(
+      {
+        command: process.execPath,
+        args: ['--import', 'tsx', NOTES_FIXTURE],
+        env: { NOTES_LIST_DELAY_MS: '5000' },
+      },
+      {
+        connectTimeoutMs: 60_000,
+        listTimeoutMs: 300,
+        spawnTimeoutMs: 120_000,
+        reconnectInitialMs: 600_000,
+        reconnectMaxMs: 600_000,
+      },
+    )
+    await notes.connect()
+    const down = notes.state()
+    expect(down).toMatchObject({ status: 'down', attempt: 1, toolCount: 0 })
+    expect(down.lastError).toMatch(
+      /a tools\/list page did not answer within 300 ms \(gateway\.listTimeoutMs\)/,
+    )
+  }, 150_000)
+
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
     // A process that never answers: every attempt runs its full spawnTimeoutMs.
     const silent = connection(
