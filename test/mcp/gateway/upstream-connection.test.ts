@@ -24,6 +24,14 @@ function connection(upstream: Record<string, unknown>, gateway: Partial<GatewayC
   return made
 }
 
+/** The notes fixture as a stdio server with `env` (its delays), its start-up bounded by 120 s. */
+function notesEnv(env: Record<string, string>, gateway: Partial<GatewayConfig>) {
+  return connection(
+    { command: process.execPath, args: ['--import', 'tsx', NOTES_FIXTURE], env },
+    { spawnTimeoutMs: 120_000, ...gateway },
+  )
+}
+
 /**
  * Polls the state until `check` holds. `timeoutMs` is only a safety net for a hang; the error
  * says what was seen instead.
@@ -47,14 +55,7 @@ describe('UpstreamConnection with real stdio processes', () => {
   it('gives a stdio server slower to start than connectTimeoutMs the whole spawnTimeoutMs', async () => {
     // The process reads stdin only 4 s after it starts; the handshake itself is instant. Under
     // connectTimeoutMs (2 s) alone the start-up would time out every time.
-    const notes = connection(
-      {
-        command: process.execPath,
-        args: ['--import', 'tsx', NOTES_FIXTURE],
-        env: { NOTES_START_DELAY_MS: '4000' },
-      },
-      { connectTimeoutMs: 2000, spawnTimeoutMs: 120_000 },
-    )
+    const notes = notesEnv({ NOTES_START_DELAY_MS: '4000' }, { connectTimeoutMs: 2000 })
     await notes.connect()
     expect(notes.state()).toMatchObject({
       status: 'connected',
@@ -68,29 +69,20 @@ describe('UpstreamConnection with real stdio processes', () => {
   it('lists a server whose tools/list is slower than connectTimeoutMs within listTimeoutMs', async () => {
     // Starts at once, answers each of its 3 tools/list pages after 1.5 s. With connectTimeoutMs
     // (500 ms) bounding the pages, as before listTimeoutMs, it was down after every attempt.
-    const notes = connection(
-      {
-        command: process.execPath,
-        args: ['--import', 'tsx', NOTES_FIXTURE],
-        env: { NOTES_LIST_DELAY_MS: '1500' },
-      },
-      { connectTimeoutMs: 500, listTimeoutMs: 60_000, spawnTimeoutMs: 120_000 },
+    const notes = notesEnv(
+      { NOTES_LIST_DELAY_MS: '1500' },
+      { connectTimeoutMs: 500, listTimeoutMs: 60_000 },
     )
     await notes.connect()
     expect(notes.state()).toMatchObject({ status: 'connected', toolCount: 5, lastError: null })
   }, 150_000)
 
   it('bounds each tools/list page by listTimeoutMs, and names it when one times out', async () => {
-    const notes = connection(
-      {
-        command: process.execPath,
-        args: ['--import', 'tsx', NOTES_FIXTURE],
-        env: { NOTES_LIST_DELAY_MS: '5000' },
-      },
+    const notes = notesEnv(
+      { NOTES_LIST_DELAY_MS: '5000' },
       {
         connectTimeoutMs: 60_000,
         listTimeoutMs: 300,
-        spawnTimeoutMs: 120_000,
         reconnectInitialMs: 600_000,
         reconnectMaxMs: 600_000,
       },
