@@ -39,11 +39,19 @@ export class PackedIds implements IdList {
   readonly #slotIds: string[]
   /** `decodedSlots - 1`: a position's slot is `position & #slotMask`. */
   readonly #slotMask: number
+  /** Each position's rank in id order (`idRanks`), when the index saved one: ties without bytes. */
+  readonly #ranks: Int32Array | undefined
 
-  private constructor(bytes: Buffer, bounds: Uint32Array, escaped: Map<number, string>) {
+  private constructor(
+    bytes: Buffer,
+    bounds: Uint32Array,
+    escaped: Map<number, string>,
+    ranks: Int32Array | undefined,
+  ) {
     this.#bytes = bytes
     this.#bounds = bounds
     this.#escaped = escaped
+    this.#ranks = ranks
     this.length = bounds.length / 2
     const slots = slotsFor(this.length)
     this.#slotPositions = new Int32Array(slots).fill(-1)
@@ -59,8 +67,10 @@ export class PackedIds implements IdList {
   /**
    * The ids of `bytes`, a JSON array of `count` strings as `JSON.stringify` writes it (no
    * spaces); `undefined` when it is not one (the caller parses it as JSON, and reports it).
+   * `ranks`: `idRanks` of these ids (checked by the caller to be a permutation of 0 … count-1),
+   * for `after`.
    */
-  static of(bytes: Buffer, count: number): PackedIds | undefined {
+  static of(bytes: Buffer, count: number, ranks?: Int32Array): PackedIds | undefined {
     const last = bytes.length - 1
     if (last >= 2 ** 32 || last < 1 || bytes[0] !== 0x5b || bytes[last] !== 0x5d) return undefined
     // Where the backslashes are (ids with escapes are rare): one pass, then a pointer into it.
@@ -94,7 +104,7 @@ export class PackedIds implements IdList {
       }
       at = end + 1
     }
-    return at === last ? new PackedIds(bytes, bounds, escaped) : undefined
+    return at === last ? new PackedIds(bytes, bounds, escaped, ranks) : undefined
   }
 
   at(position: number): string | undefined {
@@ -110,13 +120,17 @@ export class PackedIds implements IdList {
   }
 
   /**
-   * `at(a)! > at(b)!` from the ids' bytes, without decoding them (BM25 asks on every tie of its
-   * heap; at 100k tools a decoded id was often not among the ones kept, and decoding made a
-   * string each time). The bytes are UTF-8, whose byte order is code point order; JavaScript
-   * compares UTF-16 code units, which orders some characters differently, so ids that first
-   * differ at a non-ASCII byte, or are written with escapes, are compared as strings.
+   * `at(a)! > at(b)!` without decoding the ids (BM25 asks on every tie of its heap; at 100k tools
+   * a decoded id was often not among the ones kept, and decoding made a string each time). With
+   * the ranks an index saved, two array reads (a position out of range reads `undefined`, and
+   * compares false, as `at` does); without them, from the ids' bytes. The bytes are UTF-8, whose
+   * byte order is code point order; JavaScript compares UTF-16 code units, which orders some
+   * characters differently, so ids that first differ at a non-ASCII byte, or are written with
+   * escapes, are compared as strings.
    */
   after(a: number, b: number): boolean {
+    const ranks = this.#ranks
+    if (ranks !== undefined) return ranks[a] > ranks[b]
     if (
       !(Number.isInteger(a) && a >= 0 && a < this.length) ||
       !(Number.isInteger(b) && b >= 0 && b < this.length) ||
@@ -145,4 +159,29 @@ function escapedAt(bytes: Buffer, at: number): boolean {
   let before = at - 1
   while (bytes[before] === BACKSLASH) before -= 1
   return (at - 1 - before) % 2 === 1
+}
+
+/**
+ * Each position's rank among `ids` in JavaScript string order (UTF-16 code units, as `<`
+ * compares): `ranks[a] > ranks[b]` exactly when `ids[a] > ids[b]` (ids are unique). Saved in
+ * `tools.idx` so that BM25's ties by id read two numbers instead of two ids' bytes.
+ */
+export function idRanks(ids: readonly string[]): Int32Array {
+  const order = Int32Array.from({ length: ids.length }, (_, position) => position)
+  order.sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0))
+  const ranks = new Int32Array(ids.length)
+  for (let rank = 0; rank < order.length; rank += 1) ranks[order[rank]] = rank
+  return ranks
+}
+
+/** Whether `ranks` holds each of 0 … length-1 once (a saved rank section that can be used). */
+export function isPermutation(ranks: Int32Array): boolean {
+  const length = ranks.length
+  const seen = new Uint8Array(length)
+  for (let position = 0; position < length; position += 1) {
+    const rank = ranks[position]
+    if (!(rank >= 0 && rank < length) || seen[rank] === 1) return false
+    seen[rank] = 1
+  }
+  return true
 }

@@ -94,6 +94,8 @@ export async function writeSectionFile(
 /** A file read by `readSectionFile`: its header fields and views of its sections. */
 export interface SectionFile<Fields> {
   header: Fields
+  /** Whether the file has the section (for sections a kind added later). */
+  has(name: string): boolean
   /** The section's bytes (no copy). */
   bytes(name: string): Buffer
   /** The section as `count` elements of `Type` (no copy); corrupt unless the size matches. */
@@ -149,6 +151,9 @@ export async function readSectionFile<Fields>(
   }
   return {
     header,
+    has(name) {
+      return Object.hasOwn(header.sections ?? {}, name)
+    },
     bytes(name) {
       const [offset, length] = section(name)
       return Buffer.from(buffer.buffer, offset, length)

@@ -6,7 +6,7 @@ import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { PackedIds } from '../../src/library/packed-ids.ts'
+import { idRanks, isPermutation, PackedIds } from '../../src/library/packed-ids.ts'
 import { holding, LibraryRegistry } from '../../src/service/library-registry.ts'
 import {
   buildIndexedLibrary,
@@ -125,13 +125,41 @@ describe('id table', () => {
       '天气.预报',
       '天气',
     ]
-    const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
-    for (let a = 0; a < ids.length; a += 1) {
-      for (let b = 0; b < ids.length; b += 1)
-        expect(packed.after(a, b), `${ids[a]} after ${ids[b]}`).toBe(ids[a] > ids[b])
+    const bytes = Buffer.from(JSON.stringify(ids))
+    // From the bytes, and from the ranks an index saves (idRanks).
+    for (const packed of [
+      PackedIds.of(bytes, ids.length)!,
+      PackedIds.of(bytes, ids.length, idRanks(ids))!,
+    ]) {
+      for (let a = 0; a < ids.length; a += 1) {
+        for (let b = 0; b < ids.length; b += 1)
+          expect(packed.after(a, b), `${ids[a]} after ${ids[b]}`).toBe(ids[a] > ids[b])
+      }
+      // Positions out of range compare as `at` reads them (undefined): never after.
+      for (const [a, b] of [
+        [-1, 0],
+        [0, -1],
+        [ids.length, 0],
+        [0, ids.length],
+        [1.5, 0],
+        [0, 1.5],
+      ])
+        expect(packed.after(a, b), `${a} after ${b}`).toBe(packed.at(a)! > packed.at(b)!)
     }
     expect('\uffff' > '\u{1f600}').toBe(true)
     expect(Buffer.compare(Buffer.from('\uffff'), Buffer.from('\u{1f600}'))).toBe(-1)
+  })
+
+  it('ranks ids in JavaScript string order, and tells a permutation of the positions', () => {
+    const ids = TOOLS.map((tool) => tool.id)
+    const ranks = idRanks(ids)
+    const sorted = [...ids].sort()
+    for (const [position, id] of ids.entries()) expect(sorted[ranks[position]]).toBe(id)
+    expect(isPermutation(ranks)).toBe(true)
+    expect(isPermutation(new Int32Array(0))).toBe(true)
+    expect(isPermutation(Int32Array.of(1, 0, 2))).toBe(true)
+    for (const bad of [Int32Array.of(0, 0, 2), Int32Array.of(0, 1, 3), Int32Array.of(-1, 0, 1)])
+      expect(isPermutation(bad), bad.join()).toBe(false)
   })
 
   it('packed ids keep answering right when positions share a slot of the decoded-id cache', () => {
@@ -214,6 +242,64 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     const loaded = await loadIndexedLibrary(dir, config)
     expect(loaded.library.ids).toEqual(TOOLS.map((tool) => tool.id))
     expect(loaded.library.get('天气.预报')?.name).toBe('预报')
+  })
+
+  it("saves each id's rank for BM25's ties; a file without ranks (saved before them) answers the same", async () => {
+    // Tools whose BM25 scores tie (the same words), ids in an order unlike their positions'.
+    const tied: Tool[] = [...'qzcamxb', 'é', '天', 'Z'].map((letter, at) => ({
+      id: `${letter}.tied_${at % 3}`,
+      name: 'tied widget',
+      description: 'Fetch the tied widget report.',
+      parameters: {},
+    }))
+    const tools = [...TOOLS, ...tied]
+    const dir = await save(tools)
+    const idxPath = join(dir, 'tools.idx')
+    const good = await readFile(idxPath)
+    const header = JSON.parse(good.toString('utf8', 16, 16 + good.readUInt32LE(12)))
+    expect(Object.keys(header.sections)).toEqual(['starts', 'ends', 'table', 'ids', 'ranks'])
+    const ids = tools.map((tool) => tool.id)
+    const answers = async (): Promise<unknown> => {
+      const loaded = await loadIndexedLibrary(dir, config)
+      const list = loaded.library.idList
+      const positions = [
+        ...Array.from({ length: 40 }, (_, at) => at * 73),
+        ...tied.map((_, at) => TOOLS.length + at),
+      ]
+      for (const a of positions)
+        for (const b of positions) expect(list.after!(a, b)).toBe(ids[a] > ids[b])
+      const bm25 = loaded.retrievers.get('bm25')!
+      return Promise.all(
+        ['tied widget report', 'bulk tool', 'fetch report'].map((query) =>
+          bm25.retrieve(query, { k: 5 }),
+        ),
+      )
+    }
+    const withRanks = await answers()
+    expect((withRanks as Array<Array<{ id: string }>>)[0].map((hit) => hit.id)).toEqual(
+      tied
+        .map((tool) => tool.id)
+        .sort()
+        .slice(0, 5),
+    )
+    // The same file without its ranks section (as saved before it): the header lists no ranks.
+    const { ranks: _dropped, ...sections } = header.sections
+    const older = Buffer.from(good)
+    older.fill(0x20, 16, 16 + older.readUInt32LE(12))
+    older.write(JSON.stringify({ ...header, sections }), 16, 'utf8')
+    await writeFile(idxPath, older)
+    expect(await answers()).toEqual(withRanks)
+    // Ranks that are not a permutation are refused.
+    const damaged = Buffer.from(good)
+    damaged.writeInt32LE(
+      damaged.readInt32LE(header.sections.ranks[0] + 4),
+      header.sections.ranks[0],
+    )
+    await writeFile(idxPath, damaged)
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining('invalid ranks section'),
+    })
   })
 
   it('is refused when missing, damaged or describing another tools file', async () => {
