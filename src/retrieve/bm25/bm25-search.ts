@@ -52,6 +52,21 @@ export const WINDOW_DOCUMENTS = 4096
  */
 const NON_ESSENTIAL_SUM_SHARE = 2
 
+/**
+ * Until the top k is full (the first window), a threshold is seeded from the window's own sums:
+ * the essential terms are summed highest bound first, and before a term with at least this many
+ * postings in the window per document seen so far, the k-th largest sum of those documents (a
+ * lower bound of k scores) may make it and the lower terms non-essential. 2 and 4 were alike
+ * (BM25 search 0.95-0.96 of without at 100k tools, 0.84-0.87 at 10k; bench/README.md, round 11).
+ */
+const SEED_CHECK_SHARE = 2
+
+/** The largest k that seeds a threshold (`SEED_CHECK_SHARE`); the default k is 15. */
+const SEED_MAX_K = 64
+
+/** `kthLargestSum`'s heap. */
+const seedHeap = new Float64Array(SEED_MAX_K)
+
 /** Reusable per-document accumulators of an index; safe to share because search is synchronous. */
 export class SearchScratch {
   readonly tool: Float64Array
@@ -187,7 +202,12 @@ export function searchExhaustive(
  * document-at-a-time MaxScore there is no per-document merge of the essential lists, so a long
  * query (a whole instruction of 20 terms) costs about its essential postings; unlike term at a
  * time over the whole index, the common words stop being walked as soon as the first windows have
- * set a threshold. The documents seen are walked in the order they were hit, not by a bit set in
+ * set a threshold. Until the top k is full, the window's own sums seed that threshold: the
+ * essential terms are summed highest bound first, and before a term with many postings in the
+ * window the k-th largest sum of the documents seen so far (k of them score at least that) may
+ * make it and the terms below it non-essential already (`SEED_CHECK_SHARE`); the first window
+ * then sums about half the postings it did (at 100k tools). The documents seen are walked in the
+ * order they were hit, not by a bit set in
  * document order: which of a window's 128 bit words hold a document is random, and the branches
  * of that scan were mispredicted (bench/README.md, "Round 10").
  */
@@ -216,6 +236,9 @@ export function searchWindowed(
   // the k-th may still enter: ties rank by id).
   const minLimit = minScore * WEIGHT_SCALE - 2
   let kth = top.threshold
+  // A limit from k documents' partial sums (see SEED_CHECK_SHARE), -Infinity until one is found.
+  let seedLimit = -Infinity
+  const k = top.k
   let limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
   let essential = 0
   for (;;) {
@@ -232,7 +255,26 @@ export function searchWindowed(
     // random, and mispredicted branches were most of the cost of a window).
     let summed = 0
     let touched = 0
-    for (let i = essential; i < n; i += 1) {
+    const seeding = kth === -Infinity && k <= SEED_MAX_K
+    for (let i = n - 1; i >= essential; i -= 1) {
+      // Before a term with many postings here, while the top k is not full: k documents seen
+      // whose sums (of the terms above) reach S score at least round(S) millionths, so the k-th
+      // score will too, and the terms whose bounds together stay below that are non-essential.
+      if (
+        seeding &&
+        touched >= k &&
+        i < n - 1 &&
+        advance(terms[i].docs, cursors[i], start + window) - cursors[i] >=
+          touched * SEED_CHECK_SHARE
+      ) {
+        const seed = Math.round(kthLargestSum(k, touched, expansionWeight, scratch)) - 2
+        if (seed > limit) {
+          seedLimit = seed
+          limit = seed
+          while (essential <= i && prefix[essential] < limit) essential += 1
+          if (essential > i) break
+        }
+      }
       const { docs, weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
       let at = cursors[i]
@@ -294,7 +336,7 @@ export function searchWindowed(
       if (score > minScore && score >= kth) {
         top.push(start + slot, score)
         kth = top.threshold
-        limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+        limit = Math.max(minLimit, seedLimit, kth * WEIGHT_SCALE - 2)
       }
     }
     // The kept documents get the terms not summed (galloping search), highest bound first,
@@ -325,7 +367,7 @@ export function searchWindowed(
       if (score > minScore && score >= kth) {
         top.push(doc, score)
         kth = top.threshold
-        limit = Math.max(minLimit, kth * WEIGHT_SCALE - 2)
+        limit = Math.max(minLimit, seedLimit, kth * WEIGHT_SCALE - 2)
       }
     }
     // Clear what the non-essential terms summed for documents not seen.
@@ -337,6 +379,53 @@ export function searchWindowed(
     }
   }
   return top.sorted()
+}
+
+/**
+ * The k-th largest sum (tool + expansionWeight × expansion) of the window's first `touched`
+ * documents seen (k ≤ touched, k ≤ SEED_MAX_K), with a min-heap of k.
+ */
+function kthLargestSum(
+  k: number,
+  touched: number,
+  expansionWeight: number,
+  scratch: SearchScratch,
+): number {
+  const { windowTool, windowExpansion, windowTouched } = scratch
+  const heap = seedHeap
+  let size = 0
+  for (let t = 0; t < touched; t += 1) {
+    const slot = windowTouched[t]
+    const sum = windowTool[slot] + expansionWeight * windowExpansion[slot]
+    if (size < k) {
+      // Sift up.
+      let child = size
+      size += 1
+      heap[child] = sum
+      while (child > 0) {
+        const parent = (child - 1) >> 1
+        if (heap[parent] <= sum) break
+        heap[child] = heap[parent]
+        heap[parent] = sum
+        child = parent
+      }
+    } else if (sum > heap[0]) {
+      // Replace the smallest and sift down.
+      let parent = 0
+      heap[0] = sum
+      for (;;) {
+        const left = 2 * parent + 1
+        let least = parent
+        if (left < k && heap[left] < heap[least]) least = left
+        if (left + 1 < k && heap[left + 1] < heap[least]) least = left + 1
+        if (least === parent) break
+        heap[parent] = heap[least]
+        heap[least] = sum
+        parent = least
+      }
+    }
+  }
+  return heap[0]
 }
 
 /** The first index at or after `from` whose document is ≥ `target` (galloping, then binary search). */
