@@ -358,6 +358,74 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
   const k = options.k ?? 15
   const { sets, notes, denseMap } = training
 
+  const { model, rows } = fitCandidates(sets, seed, options)
+  const { rule, held } = chooseRule(sets, model, seed, options.fixedRule)
+  const count = chooseCount(sets, model, rule, seed, options)
+  options.onProgress?.(
+    count === undefined
+      ? 'count model: no threshold beat the rule alone on the held-out folds; not used'
+      : `count model: threshold ${count.threshold}, extend threshold ${count.extendThreshold ?? 'none'}`,
+  )
+  const splits = held.map(({ name, queries }) => ({
+    name,
+    queries: queries.length,
+    exactMatch:
+      queries.length === 0
+        ? 0
+        : Math.round(
+            (queries.reduce(
+              (sum, { query, scored }) => sum + placedMatch(query, scored, rule, count),
+              0,
+            ) /
+              queries.length) *
+              10_000,
+          ) / 100,
+  }))
+  const round = (value: number) => Math.round(value * 1e6) / 1e6
+  return {
+    format: MODEL_FORMAT,
+    formatVersion: MODEL_FORMAT_VERSION,
+    features: featureNames(options.dense !== undefined),
+    model: {
+      mean: model.mean.map(round),
+      scale: model.scale.map(round),
+      weights: model.weights.map(round),
+      bias: round(model.bias),
+    },
+    rule,
+    ...(denseMap && { denseMap }),
+    ...(count && {
+      count: {
+        ...count,
+        atLeast: count.atLeast.map((atLeast) => ({
+          mean: atLeast.mean.map(round),
+          scale: atLeast.scale.map(round),
+          weights: atLeast.weights.map(round),
+          bias: round(atLeast.bias),
+        })),
+      },
+    }),
+    k,
+    dataCard: {
+      trainedAt: new Date(0).toISOString(),
+      seed,
+      trainedOn: sets.map((set) => `${set.name} (${set.queries.length} queries)`),
+      notes,
+      rows,
+      heldOut: {
+        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule and the count threshold chosen on this one; exact match % per set (the selector's tools, placed one per request)`,
+        splits,
+      },
+    },
+  }
+}
+
+/** The candidate model fitted on every set's queries outside `seed`'s held-out fold. */
+function fitCandidates(
+  sets: TrainingSets['sets'],
+  seed: number,
+  options: TrainOptions,
+): { model: LogisticModel; rows: number } {
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
@@ -378,13 +446,27 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
     }
   }
   if (rows.length === 0) throw new Error('No training rows: every source was empty.')
-  options.onProgress?.(`fitting ${rows.length} candidate rows`)
+  options.onProgress?.(
+    `fitting ${rows.length} candidate rows${seed === (options.seed ?? 1) ? '' : ` (folds of seed ${seed})`}`,
+  )
   const model = fitLogistic(rows, labels, {
     l2: options.l2 ?? 1,
     rowWeights: weights,
     ...(options.listwise && { groups, listwise: options.listwise }),
   })
+  return { model, rows: rows.length }
+}
 
+/** The decision rule with the best mean exact match over the sets' held-out folds of `seed`. */
+function chooseRule(
+  sets: TrainingSets['sets'],
+  model: LogisticModel,
+  seed: number,
+  fixedRule: DecisionRule | undefined,
+): {
+  rule: DecisionRule
+  held: Array<{ name: string; queries: Array<{ query: QueryRows; scored: ScoredCandidate[] }> }>
+} {
   const held = sets.map((set) => ({
     name: set.name,
     queries: set.queries
@@ -405,70 +487,13 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
             ) / queries.length,
     }))
   let best = { rule: RULE_GRID[0], mean: -1 }
-  for (const rule of options.fixedRule ? [options.fixedRule] : RULE_GRID) {
+  for (const rule of fixedRule ? [fixedRule] : RULE_GRID) {
     const splits = evaluate(rule).filter((split) => split.queries > 0)
     const mean =
       splits.reduce((sum, split) => sum + split.exactMatch, 0) / Math.max(1, splits.length)
     if (mean > best.mean) best = { rule, mean }
   }
-  const count = trainCount(sets, model, best.rule, seed, options.fixedCount)
-  options.onProgress?.(
-    count === undefined
-      ? 'count model: no threshold beat the rule alone on the held-out fold; not used'
-      : `count model: threshold ${count.threshold}, extend threshold ${count.extendThreshold ?? 'none'}`,
-  )
-  const splits = held.map(({ name, queries }) => ({
-    name,
-    queries: queries.length,
-    exactMatch:
-      queries.length === 0
-        ? 0
-        : Math.round(
-            (queries.reduce(
-              (sum, { query, scored }) => sum + placedMatch(query, scored, best.rule, count),
-              0,
-            ) /
-              queries.length) *
-              10_000,
-          ) / 100,
-  }))
-  const round = (value: number) => Math.round(value * 1e6) / 1e6
-  return {
-    format: MODEL_FORMAT,
-    formatVersion: MODEL_FORMAT_VERSION,
-    features: featureNames(options.dense !== undefined),
-    model: {
-      mean: model.mean.map(round),
-      scale: model.scale.map(round),
-      weights: model.weights.map(round),
-      bias: round(model.bias),
-    },
-    rule: best.rule,
-    ...(denseMap && { denseMap }),
-    ...(count && {
-      count: {
-        ...count,
-        atLeast: count.atLeast.map((atLeast) => ({
-          mean: atLeast.mean.map(round),
-          scale: atLeast.scale.map(round),
-          weights: atLeast.weights.map(round),
-          bias: round(atLeast.bias),
-        })),
-      },
-    }),
-    k,
-    dataCard: {
-      trainedAt: new Date(0).toISOString(),
-      seed,
-      trainedOn: sets.map((set) => `${set.name} (${set.queries.length} queries)`),
-      notes,
-      rows: rows.length,
-      heldOut: {
-        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule and the count threshold chosen on this one; exact match % per set (the selector's tools, placed one per request)`,
-        splits,
-      },
-    },
-  }
+  return { rule: best.rule, held }
 }
 
 function score(model: LogisticModel, query: QueryRows) {
@@ -507,21 +532,76 @@ function placedMatch(
   )
 }
 
-/** "At least k" probabilities that raise the count (to cut to, and to extend to); chosen on the held-out fold. */
+/** "At least k" probabilities that raise the count (to cut to, and to extend to); chosen on the held-out folds. */
 const COUNT_THRESHOLDS = [0.3, 0.4, 0.5, 0.6, 0.7]
 
+/** The count model's thresholds in the order they are tried: no extension first, then lowest first. */
+const COUNT_GRID = COUNT_THRESHOLDS.flatMap((threshold) =>
+  [undefined, ...COUNT_THRESHOLDS].map((extendThreshold) => ({ threshold, extendThreshold })),
+)
+
 /**
- * Fits the count model on the training folds' multi-clause queries whose top-|gold| candidates,
- * placed, are exactly the gold set, and picks its threshold on the held-out fold; undefined when
- * no threshold beats the rule alone there.
+ * The count model of `seed`'s training folds and its thresholds. The thresholds are chosen on the
+ * sum of two held-out grids: `seed`'s fold 0 (the shipped candidate model, rule and count), and
+ * fold 0 of the next seed, with the candidate model, the rule and the count fitted again on that
+ * seed's other folds (the training rows, composed pairs and dense maps stay `seed`'s). One fold
+ * decides by one or two held-out queries; a second, different fold halves that noise. The first
+ * best in COUNT_GRID order wins a tie; undefined when no threshold beats the rule alone.
  */
-function trainCount(
-  sets: ReadonlyArray<{ name: string; queries: QueryRows[] }>,
+function chooseCount(
+  sets: TrainingSets['sets'],
   model: LogisticModel,
   rule: DecisionRule,
   seed: number,
-  fixed?: { threshold: number; extendThreshold?: number },
+  options: TrainOptions,
 ): CountModel | undefined {
+  const fixed = options.fixedCount
+  const grid = countGrid(sets, model, rule, seed, fixed && [fixed])
+  if (grid === undefined) return undefined
+  const grids = [grid.means]
+  if (!fixed) {
+    const other = seed + 1
+    const otherModel = fitCandidates(sets, other, options).model
+    const otherRule = chooseRule(sets, otherModel, other, options.fixedRule).rule
+    const otherGrid = countGrid(sets, otherModel, otherRule, other)
+    if (otherGrid) grids.push(otherGrid.means)
+  }
+  // A fixed count is kept even where the rule alone does better.
+  const best = fixed ? 1 : bestSummed(grids)
+  if (best === 0) return undefined
+  const { threshold, extendThreshold } = (fixed ? [fixed] : COUNT_GRID)[best - 1]
+  return {
+    features: [...COUNT_FEATURE_NAMES],
+    atLeast: grid.atLeast,
+    threshold,
+    ...(extendThreshold !== undefined && { extendThreshold }),
+  }
+}
+
+/**
+ * The index with the highest sum over `grids` (equal-length rows of held-out means); the lowest
+ * index wins a tie, so the rule alone (index 0) and lower thresholds are kept unless beaten.
+ */
+export function bestSummed(grids: ReadonlyArray<readonly number[]>): number {
+  const sums = grids[0].map((_mean, index) => grids.reduce((sum, grid) => sum + grid[index], 0))
+  let best = 0
+  for (let index = 1; index < sums.length; index += 1) if (sums[index] > sums[best]) best = index
+  return best
+}
+
+/**
+ * Fits the count model on `seed`'s training folds' multi-clause queries whose top-|gold|
+ * candidates, placed, are exactly the gold set, and scores its thresholds on `seed`'s held-out
+ * fold: `means[0]` is the rule alone, `means[1 + i]` the count with `thresholds[i]` (default
+ * COUNT_GRID). Undefined when there is no training row.
+ */
+function countGrid(
+  sets: TrainingSets['sets'],
+  model: LogisticModel,
+  rule: DecisionRule,
+  seed: number,
+  thresholds: ReadonlyArray<{ threshold: number; extendThreshold?: number }> = COUNT_GRID,
+): { atLeast: LogisticModel[]; means: number[] } | undefined {
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
@@ -560,10 +640,11 @@ function trainCount(
       { l2: 1, rowWeights: weights },
     ),
   )
-  const heldMean = (count: CountModel | undefined) => {
-    const means = sets
-      .map((set) => set.queries.filter((query) => foldOf(query.id, seed) === 0))
-      .filter((queries) => queries.length > 0)
+  const held = sets
+    .map((set) => set.queries.filter((query) => foldOf(query.id, seed) === 0))
+    .filter((queries) => queries.length > 0)
+  const heldMean = (count: CountModel | undefined) =>
+    held
       .map(
         (queries) =>
           queries.reduce(
@@ -571,25 +652,17 @@ function trainCount(
             0,
           ) / queries.length,
       )
-    return means.reduce((sum, mean) => sum + mean, 0) / Math.max(1, means.length)
-  }
-  let best: { count: CountModel | undefined; mean: number } = {
-    count: undefined,
-    mean: fixed ? -1 : heldMean(undefined),
-  }
-  for (const threshold of fixed ? [fixed.threshold] : COUNT_THRESHOLDS) {
-    for (const extendThreshold of fixed
-      ? [fixed.extendThreshold]
-      : [undefined, ...COUNT_THRESHOLDS]) {
-      const count: CountModel = {
+      .reduce((sum, mean) => sum + mean, 0) / Math.max(1, held.length)
+  const means = [heldMean(undefined)]
+  for (const { threshold, extendThreshold } of thresholds) {
+    means.push(
+      heldMean({
         features: [...COUNT_FEATURE_NAMES],
         atLeast,
         threshold,
         ...(extendThreshold !== undefined && { extendThreshold }),
-      }
-      const mean = heldMean(count)
-      if (mean > best.mean) best = { count, mean }
-    }
+      }),
+    )
   }
-  return best.count
+  return { atLeast, means }
 }

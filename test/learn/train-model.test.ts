@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  bestSummed,
   fitTrainingSets,
   trainingSets,
   trainLearnedModel,
@@ -54,5 +55,28 @@ describe('trainLearnedModel recipes', () => {
     expect(listwise).toHaveLength(pointwise.length)
     expect(listwise).not.toEqual(pointwise)
     for (const weight of listwise) expect(Number.isFinite(weight)).toBe(true)
+  })
+})
+
+describe('bestSummed (the count thresholds of two held-out folds)', () => {
+  it("picks the best sum, not either fold's own best", () => {
+    // Fold A alone picks 1, fold B alone picks 3; summed, 2 wins.
+    expect(bestSummed([[0.4, 0.46, 0.45, 0.41]])).toBe(1)
+    expect(
+      bestSummed([
+        [0.4, 0.46, 0.45, 0.41],
+        [0.4, 0.4, 0.43, 0.44],
+      ]),
+    ).toBe(2)
+  })
+
+  it('keeps the lowest index on a tie (the rule alone, then lower thresholds)', () => {
+    expect(bestSummed([[0.5, 0.5, 0.5]])).toBe(0)
+    expect(
+      bestSummed([
+        [0.4, 0.45, 0.45],
+        [0.4, 0.41, 0.41],
+      ]),
+    ).toBe(1)
   })
 })
