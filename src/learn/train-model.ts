@@ -413,7 +413,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
       notes,
       rows,
       heldOut: {
-        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule and the count threshold chosen on this one; exact match % per set (the selector's tools, placed one per request)`,
+        description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule chosen on this one and the count thresholds on it plus fold 0 of the next seed (held-out grids summed); exact match % per set (the selector's tools, placed one per request)`,
         splits,
       },
     },
