@@ -22,7 +22,9 @@ afterAll(async () => {
 })
 
 async function runExample(name: string) {
-  return run(process.execPath, ['--import', 'tsx', `examples/${name}/run.ts`], {
+  // `toolsel/client` from src/ (the toolsel-source condition), so an edit is tested without a build.
+  const args = ['--conditions=toolsel-source', '--import', 'tsx', `examples/${name}/run.ts`]
+  return run(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, TOOLSEL_URL: serve.url, OPENAI_API_KEY: '' },
     timeout: 120_000,

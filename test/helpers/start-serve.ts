@@ -17,25 +17,25 @@ export interface RunningServe {
   stop: () => Promise<void>
 }
 
+export interface StartServeOptions {
+  /** The `toolsel` entry point to run (default this checkout's `bin/toolsel.mjs`). */
+  bin?: string
+  /** Its working directory (default this checkout). */
+  cwd?: string
+}
+
 /** Resolves with the base URL once the server logs `Ready:`; 60 s at most. */
-export async function startServe(args: string[] = []): Promise<RunningServe> {
+export async function startServe(
+  args: string[] = [],
+  { bin = 'bin/toolsel.mjs', cwd = ROOT }: StartServeOptions = {},
+): Promise<RunningServe> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-serve-'))
   let logs = ''
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      'bin/toolsel.mjs',
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--index-dir',
-      indexDir,
-      ...args,
-    ],
+    [bin, 'serve', '--port', '0', '--host', '127.0.0.1', '--index-dir', indexDir, ...args],
     {
-      cwd: ROOT,
+      cwd,
       env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     },

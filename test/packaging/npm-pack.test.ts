@@ -1,0 +1,155 @@
+/**
+ * What a user who installs the npm package gets. `npm pack` runs on a copy of this checkout's
+ * sources (so it runs `prepare`, the build, as a publish would, without touching this checkout's
+ * dist/), the tarball is unpacked where `npm install` puts a package, and then plain Node (no
+ * tsx, no loader) runs the packaged CLI and imports `toolsel/client`, and tsc type-checks a
+ * consumer against the shipped declarations. No network: the package's dependencies are links
+ * to this checkout's node_modules.
+ */
+import { execFile } from 'node:child_process'
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ROOT, startServe } from '../helpers/start-serve.ts'
+
+const run = promisify(execFile)
+/** Without npm's own variables (`npm test` sets some) and without a loader in NODE_OPTIONS. */
+const ENV = Object.fromEntries(
+  Object.entries({ ...process.env, NODE_OPTIONS: '', npm_config_update_notifier: 'false' }).filter(
+    ([key]) => !/^npm_(?!config_update_notifier$)/i.test(key),
+  ),
+)
+let work: string
+let app: string
+let tarball: string
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'toolsel-pack-'))
+  const pkg = join(work, 'pkg')
+  await mkdir(pkg)
+  for (const entry of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json']) {
+    await cp(join(ROOT, entry), join(pkg, entry))
+  }
+  for (const dir of ['bin', 'src', 'scripts']) {
+    await cp(join(ROOT, dir), join(pkg, dir), { recursive: true })
+  }
+  await symlink(join(ROOT, 'node_modules'), join(pkg, 'node_modules'), 'dir')
+  await run('npm', ['pack', '--pack-destination', work], { cwd: pkg, env: ENV, timeout: 240_000 })
+  tarball = join(
+    work,
+    (await readdir(work)).find((name) => name.endsWith('.tgz'))!,
+  )
+
+  app = join(work, 'app')
+  const installed = join(app, 'node_modules', 'toolsel')
+  await mkdir(installed, { recursive: true })
+  await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
+  for (const name of await readdir(join(ROOT, 'node_modules'))) {
+    if (name.startsWith('.') || name === 'toolsel') continue
+    await symlink(join(ROOT, 'node_modules', name), join(app, 'node_modules', name), 'dir')
+  }
+  await writeFile(join(app, 'package.json'), '{ "private": true, "type": "module" }\n')
+}, 300_000)
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+describe('the npm package, installed from its tarball', () => {
+  it('ships the build (JavaScript and declarations) and the CLI, not the sources or tests', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball])
+    const files = stdout.split('\n').filter(Boolean)
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/bin/toolsel.mjs',
+        'package/dist/main.js',
+        'package/dist/build-info.json',
+        'package/dist/client/index.js',
+        'package/dist/client/index.d.ts',
+        'package/dist/library/demo/servers/weather.json',
+      ]),
+    )
+    const outside = files.filter((file) => !/^package\/(dist|bin)\//.test(file))
+    expect(outside.sort()).toEqual(['package/README.md', 'package/package.json'])
+  })
+
+  it('runs its CLI and imports toolsel/client with plain node (ESM and require)', async () => {
+    const serve = await startServe([], { bin: 'node_modules/toolsel/bin/toolsel.mjs', cwd: app })
+    try {
+      await writeFile(
+        join(app, 'client.mjs'),
+        [
+          "import { ToolselClient, ToolselClientError } from 'toolsel/client'",
+          'const client = new ToolselClient({ baseUrl: process.argv[2] })',
+          "const { tools } = await client.select('What is the weather in Paris tomorrow, and email the forecast to Ann')",
+          "console.log('selected', tools.map((tool) => tool.id).join(','))",
+          "await client.getLibrary('nope').catch((error) => {",
+          '  console.log(error instanceof ToolselClientError, error.code, error.status)',
+          '})',
+          "console.log('resolved', import.meta.resolve('toolsel/client'))",
+        ].join('\n'),
+      )
+      const esm = await run(process.execPath, ['client.mjs', serve.url], { cwd: app, env: ENV })
+      expect(esm.stdout).toContain('selected weather.get_weather_forecast,mail.send_email')
+      expect(esm.stdout).toContain('true UNKNOWN_LIBRARY 404')
+      expect(esm.stdout).toContain('resolved file://')
+      expect(esm.stdout).toContain('/node_modules/toolsel/dist/client/index.js')
+      expect(serve.logs()).toContain('node_modules/toolsel/dist/library/demo')
+
+      await writeFile(
+        join(app, 'client.cjs'),
+        "const { ToolselClient } = require('toolsel/client')\nconsole.log(typeof ToolselClient, require.resolve('toolsel/client'))\n",
+      )
+      const cjs = await run(process.execPath, ['client.cjs'], { cwd: app, env: ENV })
+      expect(cjs.stdout).toMatch(/^function .*node_modules\/toolsel\/dist\/client\/index\.js$/m)
+    } finally {
+      await serve.stop()
+    }
+  }, 120_000)
+
+  it('gives a TypeScript consumer the client types (tsc, strict, NodeNext)', async () => {
+    await writeFile(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['consumer.ts'],
+      }),
+    )
+    // The @ts-expect-error lines fail the check if the types came out as `any`.
+    await writeFile(
+      join(app, 'consumer.ts'),
+      [
+        "import { ToolselClient, ToolselClientError, type SelectToolsResponse } from 'toolsel/client'",
+        "const client = new ToolselClient({ baseUrl: 'http://127.0.0.1:8080', timeoutMs: 1000 })",
+        "const answer: SelectToolsResponse = await client.select('email Ann')",
+        'const id: string = answer.tools[0].id',
+        '// @ts-expect-error: an instruction is a string',
+        'await client.select(42)',
+        '// @ts-expect-error: no such field',
+        'console.log(answer.toolz)',
+        "const code: ToolselClientError['code'] = 'UNKNOWN_LIBRARY'",
+        '// @ts-expect-error: not an error code',
+        "const wrong: ToolselClientError['code'] = 'NO_SUCH_CODE'",
+        'console.log(id, code, wrong)',
+        'export {}',
+      ].join('\n'),
+    )
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+    const result = await run(process.execPath, [tsc, '-p', app], { cwd: app, env: ENV }).then(
+      () => 'ok',
+      (error: { stdout: string }) => error.stdout,
+    )
+    expect(result).toBe('ok')
+  }, 120_000)
+})
