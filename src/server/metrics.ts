@@ -3,8 +3,10 @@
  * template and status, pipeline stage timings, library sizes and versions, gateway upstream
  * states, model load state, start-up readiness, and prom-client's process metrics (event-loop
  * lag, heap, GC, CPU). Each app has its own registry, so several apps in one process (tests)
- * don't share counters. Labels are bounded: routes are templates from ROUTE_ACCESS, never raw
- * paths; libraries and upstreams are the loaded and configured ones.
+ * don't share counters; the process metrics, which describe the process, are one registry per
+ * process that every app's scrape includes (see processRegistry). Labels are bounded: routes are
+ * templates from ROUTE_ACCESS, never raw paths; libraries and upstreams are the loaded and
+ * configured ones.
  * @module
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
@@ -26,6 +28,7 @@ export interface RequestObservation {
 }
 
 export interface Metrics {
+  /** This app's metrics; a scrape also has the process's (processRegistry). */
   readonly registry: Registry
   observeRequest(observation: RequestObservation): void
   /** The text `GET /metrics` answers, and its content type. */
@@ -34,9 +37,24 @@ export interface Metrics {
   close(): void
 }
 
+let processMetrics: Registry | undefined
+
+/**
+ * prom-client's default metrics (CPU, memory, handles, event-loop lag, GC), made once per process.
+ * Collecting them starts an event-loop-delay monitor and a GC PerformanceObserver that prom-client
+ * never stops, so per app they would pile up with every app made in the process; and what they
+ * measure is the process, shared by all its apps.
+ */
+export function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry()
+    collectDefaultMetrics({ register: processMetrics })
+  }
+  return processMetrics
+}
+
 export function createMetrics(service: ToolselService, gateway?: McpGateway): Metrics {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
   const requests = new Counter({
     name: 'toolsel_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status.',
@@ -186,6 +204,8 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
       },
     })
   }
+  // The same metric objects, so what either registry records is in the scrape.
+  const scraped = Registry.merge([processRegistry(), registry])
   return {
     registry,
     observeRequest({ method, route, status, seconds }) {
@@ -194,7 +214,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
       latency.observe(labels, seconds)
     },
     async scrape() {
-      return { text: await registry.metrics(), contentType: registry.contentType }
+      return { text: await scraped.metrics(), contentType: scraped.contentType }
     },
     close: () => void stopObserving(),
   }

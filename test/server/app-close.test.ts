@@ -2,9 +2,10 @@
  * `createApp(...).close()`: what an app made for itself (its MCP context, its metrics'
  * subscription to selections) follows the service only until the app is closed, so apps made and
  * dropped on one long-lived service leave nothing behind; what `options` gave it stays its
- * owner's.
+ * owner's. What no app can stop (prom-client's process metrics) is made once per process.
  */
-import { describe, expect, it } from 'vitest'
+import perfHooks from 'node:perf_hooks'
+import { describe, expect, it, vi } from 'vitest'
 import { createMcpContext } from '../../src/mcp/mcp-context.ts'
 import { createEstimateTokenCounter } from '../../src/mcp/tokens/token-counter.ts'
 import { createApp, type ToolselApp } from '../../src/server/app.ts'
@@ -81,5 +82,33 @@ describe('createApp(...).close()', () => {
     expect(service.libraries.listenerCount).toBe(before + 1)
     await mcp.close()
     expect(service.libraries.listenerCount).toBe(before)
+  })
+
+  it("N apps in one process start one event-loop monitor and one GC observer (prom-client's, never stopped)", async () => {
+    // prom-client require()s perf_hooks: the object node:perf_hooks' default export is.
+    const monitors = vi.spyOn(perfHooks, 'monitorEventLoopDelay')
+    const observe = vi.spyOn(perfHooks.PerformanceObserver.prototype, 'observe')
+    try {
+      const { app: first, service } = await createTestApp()
+      const apps = [first, ...Array.from({ length: 5 }, () => createApp(service))]
+      for (const app of apps) {
+        const text = await (await app.request('/metrics')).text()
+        // Every app's scrape still has the process's metrics and its own.
+        expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \S+$/m)
+        expect(text).toMatch(/^# TYPE nodejs_gc_duration_seconds histogram$/m)
+        expect(text).toMatch(/^process_resident_memory_bytes \d+$/m)
+        expect(text).toMatch(/^toolsel_ready 1$/m)
+        await app.close()
+      }
+      // Before: one of each per app (6), none of which app.close() could stop.
+      expect(monitors.mock.calls.length).toBeLessThanOrEqual(1)
+      const gcObservers = observe.mock.calls.filter(([options]) =>
+        JSON.stringify(options).includes('"gc"'),
+      )
+      expect(gcObservers.length).toBeLessThanOrEqual(1)
+    } finally {
+      monitors.mockRestore()
+      observe.mockRestore()
+    }
   })
 })
