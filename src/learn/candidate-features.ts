@@ -103,10 +103,18 @@ interface ToolTerms {
   all: Set<string>
   /**
    * `all` as a bit set of SIGNATURE_BITS bits (bit `termBit(term)` of each term), in one small
-   * typed array: a term whose bit is clear is not in `all`, so most lookups of a request's terms
-   * (which miss) read these 64 bytes instead of the Set's hash table, scattered over the heap.
+   * typed array: a term whose bit is clear is not in `all` (the lookups of `holds`).
    */
   signature: Uint32Array
+  /**
+   * The term numbers (`termNumbers`) of `name`, then of `all`, in one typed array: what a request
+   * reads of a candidate to find which of its terms the candidate holds, without touching the
+   * Set, the names or their strings (each a cache miss on a busy server). Undefined when the
+   * numbers ran out for one of its terms: `holds` then answers for this tool.
+   */
+  numbers: Int32Array | undefined
+  /** How many `numbers` are the name's (`name.length`, kept beside `numbers`). */
+  names: number
   name: string[]
   namespace: string | undefined
 }
@@ -123,6 +131,71 @@ function holds(terms: ToolTerms, term: string, bit: number): boolean {
   return (terms.signature[bit >>> 5] & (1 << (bit & 31))) !== 0 && terms.all.has(term)
 }
 
+/**
+ * A number for every term of a derived tool, process-wide and never reused, so that one number
+ * means one term for every library version. Up to `termNumbersLimit` numbers; a tool with a term
+ * past that has no `numbers`.
+ */
+const termNumbers = new Map<string, number>()
+let termNumbersLimit = 1 << 20
+
+/**
+ * Sets how many terms get numbers (default 2^20, about 50-100 MiB of terms at most) and returns
+ * the previous limit. For tests of the tools beyond it.
+ */
+export function setTermNumbersLimit(limit: number): number {
+  const previous = termNumbersLimit
+  termNumbersLimit = limit
+  return previous
+}
+
+/** The numbers of `name` then of `all` (see ToolTerms.numbers); undefined when they ran out. */
+function numbersOf(name: readonly string[], all: ReadonlySet<string>): Int32Array | undefined {
+  const numbers = new Int32Array(name.length + all.size)
+  let at = 0
+  for (const terms of [name, all]) {
+    for (const term of terms) {
+      let number = termNumbers.get(term)
+      if (number === undefined) {
+        if (termNumbers.size >= termNumbersLimit) return undefined
+        termNumbers.set(term, (number = termNumbers.size))
+      }
+      numbers[at++] = number
+    }
+  }
+  return numbers
+}
+
+/**
+ * The current request's terms by number: `marks[2n]` is the request's stamp when the request has
+ * term n, and `marks[2n + 1]` is then its place among the request's terms (one array, so one
+ * cache line answers both). Shared by every request (extraction is synchronous), grown with the
+ * numbers (16 bytes per number); a stamp instead of clearing the table between requests.
+ */
+const markedTerms = { marks: new Int32Array(0), stamp: 0 }
+
+/** Marks `terms` (a request's, by place) in `markedTerms` and returns their stamp. */
+function markRequestTerms(terms: readonly string[]): number {
+  if (markedTerms.marks.length < 2 * termNumbers.size) {
+    const marks = new Int32Array(2 * Math.max(1024, 2 * termNumbers.size))
+    marks.set(markedTerms.marks)
+    markedTerms.marks = marks
+  }
+  if (markedTerms.stamp === 0x7fffffff) {
+    markedTerms.marks.fill(0)
+    markedTerms.stamp = 0
+  }
+  const stamp = (markedTerms.stamp += 1)
+  const { marks } = markedTerms
+  for (let place = 0; place < terms.length; place += 1) {
+    const number = termNumbers.get(terms[place])
+    if (number === undefined) continue
+    marks[2 * number] = stamp
+    marks[2 * number + 1] = place
+  }
+  return stamp
+}
+
 function deriveToolTerms(tool: Tool): ToolTerms {
   const text = [tool.name, tool.description, parameterText(tool.parameters), tool.namespace ?? '']
   const all = new Set(tokenize(text.join(' ')))
@@ -131,12 +204,9 @@ function deriveToolTerms(tool: Tool): ToolTerms {
     const bit = termBit(term)
     signature[bit >>> 5] |= 1 << (bit & 31)
   }
-  return {
-    all,
-    signature,
-    name: [...new Set(tokenize(tool.name))],
-    namespace: tool.namespace,
-  }
+  const name = [...new Set(tokenize(tool.name))]
+  const numbers = numbersOf(name, all)
+  return { all, signature, numbers, names: name.length, name, namespace: tool.namespace }
 }
 
 const termCache = new WeakMap<Tool, ToolTerms>()
@@ -198,37 +268,41 @@ const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|o
 export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
   const instructionSet = new Set(tokenizeQuery(input.instruction))
   const instructionTerms = [...instructionSet]
-  const instructionBits = instructionTerms.map(termBit)
-  const instructionPosition = new Map(instructionTerms.map((term, position) => [term, position]))
+  // The request's terms: the instruction's, then the steps' other ones (a step's words are the
+  // instruction's, but a clause cut inside a word can make a term of its own).
+  const requestTerms = [...instructionTerms]
+  const placeOf = new Map(instructionTerms.map((term, place) => [term, place]))
   const whole = viewOf(input.whole, instructionSet.size)
   const steps = input.steps.map((step) => {
     const text = step.text.trim()
     const termSet = new Set(tokenizeQuery(step.text))
-    const terms = [...termSet]
+    const places: number[] = []
+    for (const term of termSet) {
+      let place = placeOf.get(term)
+      if (place === undefined) {
+        placeOf.set(term, (place = requestTerms.length))
+        requestTerms.push(term)
+      }
+      places.push(place)
+    }
     return {
       view: viewOf(step.candidates, termSet.size),
-      terms,
-      // Where each term is among the instruction's (-1: not there): its hit is then read from
-      // the candidate's instruction hits instead of looked up again.
-      positions: terms.map((term) => instructionPosition.get(term) ?? -1),
-      bits: terms.map(termBit),
+      // Each term's place among the request's terms: its hit is read from the candidate's hits.
+      places,
       termSet,
       action: startsWithAction(text) ? 1 : 0,
       question: text.endsWith('?') ? 1 : 0,
       context: CONTEXT_OPENER.test(text) ? 1 : 0,
     }
   })
-  // Per candidate: which instruction terms its text holds (reused for every candidate).
-  const hits = new Uint8Array(instructionTerms.length)
-  const stepCoverage = (step: (typeof steps)[number], tool: ToolTerms): number => {
-    const { terms, positions, bits } = step
-    if (terms.length === 0) return 0
+  // Per candidate: which of the request's terms its text holds (reused for every candidate).
+  const hits = new Uint8Array(requestTerms.length)
+  const stepCoverage = (step: (typeof steps)[number]): number => {
+    const { places } = step
+    if (places.length === 0) return 0
     let hit = 0
-    for (let at = 0; at < terms.length; at += 1) {
-      const position = positions[at]
-      if (position >= 0 ? hits[position] === 1 : holds(tool, terms[at], bits[at])) hit += 1
-    }
-    return hit / terms.length
+    for (let at = 0; at < places.length; at += 1) hit += hits[places[at]]
+    return hit / places.length
   }
 
   const ids: string[] = []
@@ -243,6 +317,60 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   }
   for (const candidate of input.whole) add(candidate)
   for (const step of input.steps) for (const candidate of step.candidates) add(candidate)
+  // Every candidate's terms first: deriving a tool numbers its new terms, which the request's
+  // term table below must know.
+  const candidateTerms = ids.map((id, at) => toolTerms(input, id, positions[at]))
+  const stamp = markRequestTerms(requestTerms)
+  const { marks } = markedTerms
+  /** The place of term `number` among the request's terms, -1 when the request has none. */
+  const placeOfNumber = (number: number) =>
+    marks[2 * number] === stamp ? marks[2 * number + 1] : -1
+  // Which of the request's terms each step has (by place), for the name coverage below.
+  const members = steps.map((step) => {
+    const member = new Uint8Array(requestTerms.length)
+    for (const place of step.places) member[place] = 1
+    return member
+  })
+  /**
+   * Share of the candidate's name terms among the instruction's terms (`member` undefined) or a
+   * step's (`set`: the same terms, for a tool without term numbers).
+   */
+  const nameCoverage = (
+    terms: ToolTerms,
+    member: Uint8Array | undefined,
+    set: ReadonlySet<string>,
+  ): number => {
+    const numbers = terms.numbers
+    if (numbers === undefined) return coverage(terms.name, set)
+    const names = terms.names
+    if (names === 0) return 0
+    let hit = 0
+    for (let at = 0; at < names; at += 1) {
+      const place = placeOfNumber(numbers[at])
+      if (
+        place >= 0 &&
+        (member === undefined ? place < instructionTerms.length : member[place] === 1)
+      )
+        hit += 1
+    }
+    return hit / names
+  }
+  let requestBits: number[] | undefined
+  /** Sets `hits` to the request's terms that `terms` holds. */
+  const findHits = (terms: ToolTerms) => {
+    hits.fill(0)
+    const numbers = terms.numbers
+    if (numbers !== undefined) {
+      for (let at = terms.names; at < numbers.length; at += 1) {
+        const place = placeOfNumber(numbers[at])
+        if (place >= 0) hits[place] = 1
+      }
+    } else {
+      requestBits ??= requestTerms.map(termBit)
+      for (let place = 0; place < requestTerms.length; place += 1)
+        hits[place] = holds(terms, requestTerms[place], requestBits[place]) ? 1 : 0
+    }
+  }
 
   // Tools near the top of some list, by namespace: ToolBench multi-tool requests mostly use APIs
   // of one tool, MCP requests several tools of one server.
@@ -291,13 +419,10 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   }
 
   return ids.map((id, at) => {
-    const terms = toolTerms(input, id, positions[at])
+    const terms = candidateTerms[at]
+    findHits(terms)
     let instructionHits = 0
-    for (let position = 0; position < instructionTerms.length; position += 1) {
-      const hit = holds(terms, instructionTerms[position], instructionBits[position]) ? 1 : 0
-      hits[position] = hit
-      instructionHits += hit
-    }
+    for (let place = 0; place < instructionTerms.length; place += 1) instructionHits += hits[place]
     const wholeRank = whole.rank.get(id)
     const wholeScore = wholeRank === undefined ? 0 : whole.candidates[wholeRank].score
     let stepRel = 0
@@ -312,7 +437,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     let top1OfAction = 0
     let stepNameCover = 0
     let top1NameCover = 0
-    for (const step of steps) {
+    for (let stepAt = 0; stepAt < steps.length; stepAt += 1) {
+      const step = steps[stepAt]
       const rank = step.view.rank.get(id)
       if (rank === undefined) continue
       if (rank < bestStepRank) {
@@ -327,8 +453,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       stepAbs = Math.max(stepAbs, score)
       if (rank === 0) top1 += 1
       stepGap = Math.max(stepGap, gapOf(step.view, rank, score))
-      coverStep = Math.max(coverStep, stepCoverage(step, terms))
-      const nameCover = coverage(terms.name, step.termSet)
+      coverStep = Math.max(coverStep, stepCoverage(step))
+      const nameCover = nameCoverage(terms, members[stepAt], step.termSet)
       stepNameCover = Math.max(stepNameCover, nameCover)
       if (rank === 0) top1NameCover = Math.max(top1NameCover, nameCover)
     }
@@ -353,7 +479,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       Math.log1p(stepAbs),
       instructionTerms.length === 0 ? 0 : instructionHits / instructionTerms.length,
       coverStep,
-      coverage(terms.name, instructionSet),
+      nameCoverage(terms, undefined, instructionSet),
       Math.min(support, NAMESPACE_CAP) / NAMESPACE_CAP,
       namespace ? 1 : 0,
       Math.min(stepCount, 8) / 8,
@@ -364,7 +490,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       bestStep?.action ?? 0,
       bestStep?.question ?? 0,
       bestStep?.context ?? 0,
-      Math.log1p(bestStep?.terms.length ?? 0),
+      Math.log1p(bestStep?.places.length ?? 0),
       top1OfAction,
       stepNameCover,
       top1NameCover,

@@ -1,7 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { extractCandidateFeatures, FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
+import {
+  extractCandidateFeatures,
+  FEATURE_NAMES,
+  setTermNumbersLimit,
+} from '../../src/learn/candidate-features.ts'
 import { featureInputFor as inputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
@@ -66,5 +70,35 @@ describe('extractCandidateFeatures', () => {
       expect(first).toEqual(expected)
       expect(again).toEqual(expected)
     }
+  })
+
+  it('gives the same values for tools whose terms ran out of numbers (read from their term sets)', () => {
+    // Every other tool gets words no other test uses: with no numbers left, those tools (and
+    // the instructions' new words) have none, and their hits come from the term sets instead.
+    const marked = () =>
+      SAMPLE_TOOLS.map((tool, at) =>
+        at % 2 === 0
+          ? { ...tool, name: `${tool.name}_qzv`, description: `${tool.description} Uses qzxw.` }
+          : { ...tool },
+      )
+    const instructions = [
+      'Send the qzxw forecast by email to Ann, then get the weather in Paris',
+      'What is the current qzv weather? Also email it to Ann',
+      'Find the forecast for Berlin and send it by email',
+    ]
+    const previous = setTermNumbersLimit(0)
+    let fromSets: ReturnType<typeof extractCandidateFeatures>[]
+    try {
+      fromSets = instructions.map((text) => extractCandidateFeatures(inputFor(text, marked())))
+    } finally {
+      setTermNumbersLimit(previous)
+    }
+    // New tool objects: their terms are derived again, now with numbers.
+    const fromNumbers = instructions.map((text) =>
+      extractCandidateFeatures(inputFor(text, marked())),
+    )
+    expect(fromNumbers).toEqual(fromSets)
+    const covered = fromSets.flat().map(({ values }) => feature(values, 'cover_name'))
+    expect(covered.some((value) => value > 0 && value < 1)).toBe(true)
   })
 })
