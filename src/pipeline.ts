@@ -23,8 +23,7 @@ import {
 } from './examples/memory-selection.ts'
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
-import { oneLineDescription } from './library/tool.ts'
-import { ToolMemo } from './library/tool-memo.ts'
+import { candidateRecords } from './library/candidate-records.ts'
 import type {
   CandidateTool,
   Fallback,
@@ -311,18 +310,12 @@ export function toCandidateTools(
   retrieved: ReadonlyArray<{ id: string; score: number; position?: number }>,
 ): CandidateTool[] {
   return retrieved.map(({ id, score, position }) => {
-    const { name, description } = candidateText.get(library, id, position)
+    const { name, description } = candidateRecords.get(library, id, position)
     return position === undefined
       ? { id, name, description, score }
       : { id, name, description, score, position }
   })
 }
-
-/** A candidate's name and one-line description, derived once per tool of a library version. */
-const candidateText = new ToolMemo((tool) => ({
-  name: tool.name,
-  description: oneLineDescription(tool.description),
-}))
 
 function sameTools(a: readonly string[], b: readonly string[]): boolean {
   const right = new Set(b)

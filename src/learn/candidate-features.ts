@@ -10,7 +10,7 @@ import { tokenize, tokenizeQuery } from '../retrieve/bm25/tokenize.ts'
 import { startsWithAction } from '../plan/request-cues.ts'
 import type { Tool } from '../library/tool.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
-import { ToolMemo } from '../library/tool-memo.ts'
+import { candidateRecords } from '../library/candidate-records.ts'
 import { idHash as fnv1a } from '../library/id-table.ts'
 import { DENSE_FEATURE_NAMES, denseSlotValues, type DenseInput } from './dense-features.ts'
 
@@ -210,11 +210,16 @@ function deriveToolTerms(tool: Tool): ToolTerms {
 }
 
 const termCache = new WeakMap<Tool, ToolTerms>()
-const termMemo = new ToolMemo(deriveToolTerms)
 
-/** A candidate's terms: per library version when the input names its library, else per tool object. */
+/**
+ * A candidate's terms: per library version when the input names its library (kept in the
+ * candidate's record, library/candidate-records.ts), else per tool object.
+ */
 function toolTerms(input: FeatureInput, id: string, position?: number): ToolTerms {
-  if (input.library) return termMemo.get(input.library, id, position)
+  if (input.library) {
+    const record = candidateRecords.get(input.library, id, position)
+    return (record.featureTerms ??= deriveToolTerms(input.library.require(id))) as ToolTerms
+  }
   const tool = input.tool(id)
   let terms = termCache.get(tool)
   if (terms === undefined) termCache.set(tool, (terms = deriveToolTerms(tool)))
