@@ -117,11 +117,55 @@ const MAX_CACHED_QUERY = 4096
 export function tokenizeQuery(text: string): readonly string[] {
   let terms = queryCache.get(text)
   if (terms === undefined) {
-    terms = tokenize(text)
+    terms = tokenizeQueryText(text)
     if (text.length <= MAX_CACHED_QUERY) {
       if (queryCache.size >= QUERY_CACHE_LIMIT) queryCache.clear()
       queryCache.set(text, terms)
     }
+  }
+  return terms
+}
+
+/**
+ * The chunks of query texts, direct-mapped by a hash of their characters taken while the text is
+ * scanned for spaces: a chunk found here is neither cut out of its text nor hashed again, and
+ * the table (a request's words are mostly common ones) stays in the processor's cache between
+ * requests, where the documents' `chunkCache` holds up to 100,000 chunks.
+ */
+const QUERY_CHUNK_SLOTS = 4096
+const queryChunkTexts: Array<string | undefined> = new Array(QUERY_CHUNK_SLOTS)
+const queryChunkTerms: Array<readonly string[]> = new Array(QUERY_CHUNK_SLOTS)
+
+/** `tokenize` of a query text (the same terms), its chunks looked up in the query chunks first. */
+function tokenizeQueryText(text: string): string[] {
+  const terms: string[] = []
+  const length = text.length
+  let start = 0
+  while (start < length) {
+    let end = start
+    let hash = 0x811c9dc5
+    for (; end < length; end += 1) {
+      const code = text.charCodeAt(end)
+      if (isAsciiSpace(code)) break
+      hash = Math.imul(hash ^ code, 0x01000193)
+    }
+    if (end > start) {
+      const slot = (hash >>> 0) & (QUERY_CHUNK_SLOTS - 1)
+      const known = queryChunkTexts[slot]
+      let chunkTerms: readonly string[]
+      if (known !== undefined && known.length === end - start && text.startsWith(known, start)) {
+        chunkTerms = queryChunkTerms[slot]
+      } else {
+        const chunk = start === 0 && end === length ? text : text.slice(start, end)
+        chunkTerms = chunkCache.get(chunk) ?? tokenizeText(chunk)
+        if (chunk.length <= MAX_CACHED_CHUNK) {
+          queryChunkTexts[slot] = chunk
+          queryChunkTerms[slot] = chunkTerms
+        }
+      }
+      for (const term of chunkTerms) terms.push(term)
+    }
+    start = end + 1
   }
   return terms
 }

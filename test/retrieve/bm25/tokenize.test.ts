@@ -115,4 +115,23 @@ describe('tokenizeQuery (memoised per query text)', () => {
     }
     expect(tokenizeQuery('')).toEqual([])
   })
+
+  it('gives the terms of tokenizeText when query chunks share a slot or differ in one character', () => {
+    // 30,000 distinct chunks over 4,096 slots: every slot is shared many times over.
+    const words = ['Get', 'weatherForecast', "Paris's", 'e-mail', 'straße', '天气', 'v2', 'the']
+    let seed = 7
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    for (let round = 0; round < 6000; round += 1) {
+      const chunks: string[] = []
+      for (let at = 0; at < 5; at += 1) {
+        const word = words[Math.floor(random() * words.length)]
+        chunks.push(random() < 0.5 ? word : `${word}${Math.floor(random() * 30_000)}`)
+      }
+      const text = chunks.join(random() < 0.5 ? ' ' : '\t')
+      expect(tokenizeQuery(text), JSON.stringify(text)).toEqual(tokenizeText(text))
+    }
+  })
 })
