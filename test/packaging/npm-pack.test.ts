@@ -7,7 +7,7 @@
  * to this checkout's node_modules.
  */
 import { execFile } from 'node:child_process'
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, startServe } from '../helpers/start-serve.ts'
 
 const run = promisify(execFile)
+/** Data files the package ships besides bin/ and dist/ (package.json `files`). */
+const SHIPPED_DATA = ['bench/results/default/report.html', 'test/fixtures/demo-queries.jsonl']
 /** Without npm's own variables (`npm test` sets some) and without a loader in NODE_OPTIONS. */
 const ENV = Object.fromEntries(
   Object.entries({ ...process.env, NODE_OPTIONS: '', npm_config_update_notifier: 'false' }).filter(
@@ -34,6 +36,9 @@ beforeAll(async () => {
   }
   for (const dir of ['bin', 'src', 'scripts']) {
     await cp(join(ROOT, dir), join(pkg, dir), { recursive: true })
+  }
+  for (const file of SHIPPED_DATA) {
+    await cp(join(ROOT, file), join(pkg, file), { recursive: true })
   }
   await symlink(join(ROOT, 'node_modules'), join(pkg, 'node_modules'), 'dir')
   await run('npm', ['pack', '--pack-destination', work], { cwd: pkg, env: ENV, timeout: 240_000 })
@@ -73,7 +78,9 @@ describe('the npm package, installed from its tarball', () => {
       ]),
     )
     const outside = files.filter((file) => !/^package\/(dist|bin)\//.test(file))
-    expect(outside.sort()).toEqual(['package/README.md', 'package/package.json'])
+    expect(outside.sort()).toEqual(
+      ['README.md', 'package.json', ...SHIPPED_DATA].map((file) => `package/${file}`).sort(),
+    )
   })
 
   it('runs its CLI and imports toolsel/client with plain node (ESM and require)', async () => {
@@ -98,6 +105,10 @@ describe('the npm package, installed from its tarball', () => {
       expect(esm.stdout).toContain('resolved file://')
       expect(esm.stdout).toContain('/node_modules/toolsel/dist/client/index.js')
       expect(serve.logs()).toContain('node_modules/toolsel/dist/library/demo')
+      // The playground's report page falls back to the shipped baseline report.
+      const report = await fetch(`${serve.url}/ui/report`)
+      expect(report.status).toBe(200)
+      expect(await report.text()).toContain('<svg')
 
       await writeFile(
         join(app, 'client.cjs'),
@@ -108,6 +119,26 @@ describe('the npm package, installed from its tarball', () => {
     } finally {
       await serve.stop()
     }
+  }, 120_000)
+
+  it('runs the demo bench suite from the shipped queries', async () => {
+    const out = join(work, 'bench-demo')
+    const { stdout } = await run(
+      process.execPath,
+      [
+        'node_modules/toolsel/bin/toolsel.mjs',
+        'bench',
+        '--suite',
+        'demo',
+        '--out',
+        out,
+        '--compact',
+      ],
+      { cwd: app, env: ENV, timeout: 120_000 },
+    )
+    expect(stdout).toMatch(/demo/)
+    const summary = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))
+    expect(JSON.stringify(summary)).toContain('demo-queries')
   }, 120_000)
 
   it('gives a TypeScript consumer the client types (tsc, strict, NodeNext)', async () => {
