@@ -12,6 +12,7 @@
  * @module
  */
 import { createRequire } from 'node:module'
+import { idHash } from '../../library/id-table.ts'
 import { NO_SPACE_SCRIPT, segmentWords } from './segment-words.ts'
 
 const require = createRequire(import.meta.url)
@@ -127,8 +128,8 @@ export function tokenizeQuery(text: string): readonly string[] {
 }
 
 /**
- * The chunks of query texts, direct-mapped by a hash of their characters taken while the text is
- * scanned for spaces: a chunk found here is neither cut out of its text nor hashed again, and
+ * The chunks of query texts, direct-mapped by the hash of their characters in the text (`idHash`
+ * of the range): a chunk found here is neither cut out of its text nor looked up by string, and
  * the table (a request's words are mostly common ones) stays in the processor's cache between
  * requests, where the documents' `chunkCache` holds up to 100,000 chunks.
  */
@@ -143,14 +144,9 @@ function tokenizeQueryText(text: string): string[] {
   let start = 0
   while (start < length) {
     let end = start
-    let hash = 0x811c9dc5
-    for (; end < length; end += 1) {
-      const code = text.charCodeAt(end)
-      if (isAsciiSpace(code)) break
-      hash = Math.imul(hash ^ code, 0x01000193)
-    }
+    while (end < length && !isAsciiSpace(text.charCodeAt(end))) end += 1
     if (end > start) {
-      const slot = (hash >>> 0) & (QUERY_CHUNK_SLOTS - 1)
+      const slot = idHash(text, start, end) & (QUERY_CHUNK_SLOTS - 1)
       const known = queryChunkTexts[slot]
       let chunkTerms: readonly string[]
       if (known !== undefined && known.length === end - start && text.startsWith(known, start)) {
