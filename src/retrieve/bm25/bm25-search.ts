@@ -207,9 +207,11 @@ export function searchExhaustive(
  * window the k-th largest sum of the documents seen so far (k of them score at least that) may
  * make it and the terms below it non-essential already (`SEED_CHECK_SHARE`); the first window
  * then sums about half the postings it did (at 100k tools). The documents seen are walked in the
- * order they were hit, not by a bit set in
- * document order: which of a window's 128 bit words hold a document is random, and the branches
- * of that scan were mispredicted (bench/README.md, "Round 10").
+ * order they were hit, not by a bit set in document order: which of a window's 128 bit words hold
+ * a document is random, and the branches of that scan were mispredicted (bench/README.md, "Round
+ * 10"). Once the top k is full, a query without expansion terms lists no documents seen at all: a
+ * window's essential postings are summed, then walked again to score, drop or keep the documents
+ * they hit ("plain" windows; BM25 0.93 of the list at 100k tools, 1.0 at 10k: "Round 12").
  */
 export function searchWindowed(
   queryTerms: readonly QueryTerm[],
@@ -226,7 +228,8 @@ export function searchWindowed(
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
-  // Per window: where each term's postings inside the window end (the terms summed in it).
+  // Per window: where each term's postings inside the window start and end (the terms summed).
+  const froms = new Int32Array(n)
   const ends = new Int32Array(n)
   const { windowTool, windowExpansion, windowSeen, windowTouched } = scratch
   const window = windowTool.length
@@ -250,13 +253,33 @@ export function searchWindowed(
       if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
     if (start === 0x7fffffff) break
-    // Each document seen joins `windowTouched` once: its bit in `windowSeen` tells, and the list
-    // grows by 0 or 1 without a branch (a branch on whether a document was seen is taken at
-    // random, and mispredicted branches were most of the cost of a window).
     let summed = 0
     let touched = 0
+    let kept = 0
     const seeding = kth === -Infinity && k <= SEED_MAX_K
-    for (let i = n - 1; i >= essential; i -= 1) {
+    // A plain window (the top k full, the limit above 0, no expansion terms: most windows at 100k
+    // tools) keeps no bit set or list of the documents seen: its essential postings are summed
+    // alone, then walked again (in cache) to score or keep the documents they hit, below. That
+    // takes the list, whose every posting waited on the one before, out of the summing loop.
+    const plain = !anyExpansion && kth !== -Infinity && limit > 0
+    if (plain) {
+      for (let i = n - 1; i >= essential; i -= 1) {
+        const { docs, weights, count } = terms[i]
+        let at = cursors[i]
+        froms[i] = at
+        for (; at < docs.length; at += 1) {
+          const slot = docs[at] - start
+          if (slot >= window) break
+          windowTool[slot] += count * weights[at]
+        }
+        cursors[i] = at
+        summed += at - froms[i]
+      }
+    }
+    // Otherwise each document seen joins `windowTouched` once: its bit in `windowSeen` tells, and
+    // the list grows by 0 or 1 without a branch (a branch on whether a document was seen is taken
+    // at random, and mispredicted branches were most of the cost of a window).
+    for (let i = n - 1; !plain && i >= essential; i -= 1) {
       // Before a term with many postings here, while the top k is not full: k documents seen
       // whose sums (of the terms above) reach S score at least round(S) millionths, so the k-th
       // score will too, and the terms whose bounds together stay below that are non-essential.
@@ -299,13 +322,20 @@ export function searchWindowed(
       const i = scored - 1
       const docs = terms[i].docs
       const from = advance(docs, cursors[i], start)
-      const end = advance(docs, from, start + window)
-      if (end - from > summed * NON_ESSENTIAL_SUM_SHARE) break
+      // Too many postings in the window when the one just past the share is still inside it: one
+      // read instead of a galloping search for the window's end, which the loop below finds.
+      const past = from + summed * NON_ESSENTIAL_SUM_SHARE
+      if (past < docs.length && docs[past] < start + window) break
       const { weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
-      for (let at = from; at < end; at += 1) sums[docs[at] - start] += count * weights[at]
+      let at = from
+      for (; at < docs.length; at += 1) {
+        const slot = docs[at] - start
+        if (slot >= window) break
+        sums[slot] += count * weights[at]
+      }
       cursors[i] = from
-      ends[i] = end
+      ends[i] = at
       scored = i
     }
     // Each document seen, in the order it was first hit. One that can't reach the limit even
@@ -313,7 +343,49 @@ export function searchWindowed(
     // 0) the others are scored now; otherwise they are kept, in document order (the searches
     // below only move forward), in the first places of `windowTouched` (t ≥ kept: those are read).
     const unsummed = scored > 0 ? prefix[scored - 1] : 0
-    let kept = 0
+    // A plain window walks its essential postings again. With every term summed, a document's sum
+    // is its score's: it is scored or dropped, its sum cleared (a document hit again then has 0,
+    // below the limit). Otherwise a document whose sum the terms not summed can still lift to the
+    // limit is kept as in the general loop below (in document order in `windowTouched`'s first
+    // places), its sum put aside in the unused expansion sums and -Infinity left in its place, so
+    // that a later hit drops it (0 then, and `unsummed` < limit: those terms are non-essential).
+    for (let i = n - 1; plain && i >= essential; i -= 1) {
+      const docs = terms[i].docs
+      const end = cursors[i]
+      for (let at = froms[i]; at < end; at += 1) {
+        const slot = docs[at] - start
+        const tool = windowTool[slot]
+        if (scored === 0) {
+          windowTool[slot] = 0
+          if (tool < limit) continue
+          const score = finalScore(tool, 0, expansionWeight)
+          if (score > minScore && score >= kth) {
+            top.push(start + slot, score)
+            kth = top.threshold
+            limit = Math.max(minLimit, seedLimit, kth * WEIGHT_SCALE - 2)
+          }
+        } else if (tool + unsummed < limit) {
+          windowTool[slot] = 0
+        } else {
+          windowExpansion[slot] = tool
+          windowTool[slot] = -Infinity
+          let place = kept
+          kept += 1
+          while (place > 0 && windowTouched[place - 1] > slot) {
+            windowTouched[place] = windowTouched[place - 1]
+            place -= 1
+          }
+          windowTouched[place] = slot
+        }
+      }
+    }
+    if (plain) {
+      for (let at = 0; at < kept; at += 1) {
+        const slot = windowTouched[at]
+        windowTool[slot] = windowExpansion[slot]
+        windowExpansion[slot] = 0
+      }
+    }
     for (let t = 0; t < touched; t += 1) {
       const slot = windowTouched[t]
       windowSeen[slot >>> 5] = 0
