@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
 import {
   applyCount,
+  byProbability,
   COUNT_FEATURE_NAMES,
   countFeatures,
   decideTools,
@@ -282,6 +283,40 @@ describe('decideTools', () => {
     expect(
       decideTools({ ...one, lists: [one.lists[0]], wholeIndex: -1 }, withStepFloor, always),
     ).toEqual(['kick.channel'])
+  })
+
+  it('cuts the least probable tools, not the later clauses picks', () => {
+    // The rule takes "flights" (above its threshold), then each other clause's best first
+    // candidate by its per-clause floor, in clause order: "hotels" (0.2), then "weather" (0.35).
+    // A count of two keeps "flights" and the more probable "weather".
+    const picks = [
+      { id: 'flights', p: 0.8 },
+      { id: 'hotels', p: 0.2 },
+      { id: 'weather', p: 0.35 },
+    ]
+    const three = {
+      scored: picks,
+      values: new Map(picks.map(({ id }) => [id, values(id)])),
+      clauses: [['flights'], ['hotels'], ['weather']],
+      stepTops: [['flights'], ['hotels'], ['weather']],
+      lists: [['flights'], ['hotels'], ['weather'], ['flights', 'weather', 'hotels']],
+      wholeIndex: 3,
+      namespaceOf: () => undefined,
+    }
+    const two = { ...model, atLeast: [on('p1', 0, 5), on('p1', 0, -5), on('p1', 0, -5)] }
+    const withStepFloor = { ...rule, stepFloor: 0.15 }
+    expect(decideTools(three, withStepFloor, undefined)).toEqual([
+      'flights',
+      'hotels',
+      'weather',
+      null,
+    ])
+    expect(decideTools(three, withStepFloor, two)).toEqual(['flights', null, 'weather', null])
+    expect(byProbability(['hotels', 'weather', 'flights'], picks)).toEqual([
+      'flights',
+      'weather',
+      'hotels',
+    ])
   })
 
   it('does not cut a one-clause plan', () => {

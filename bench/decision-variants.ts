@@ -1,0 +1,116 @@
+/**
+ * The learned selector's decision (learn/count-model.ts `decideTools`) against variants, on
+ * TRAINING data only: the rows `toolsel train` builds (ToolPlanner G3 minus every G3 test query,
+ * its single-clause and composed sets, ToolLens train), scored by the shipped model, and each
+ * decision's exact match on fold 0 of seeds 1 and 2 (seed 2's fold overlaps the folds the shipped
+ * model was fitted on, so it checks direction, not level). Decision changes that need no refit
+ * of the candidate model are screened here in seconds before a retrain.
+ *
+ *   npx tsx bench/decision-variants.ts [--data ../shared/data]
+ *
+ * Variants: `shipped` (decideTools as it is) and `clause-order` (round 11's order: the rule's
+ * per-clause floor picks kept in clause order, so the count's cut drops the later clauses' picks).
+ * @module
+ */
+import { parseArgs } from 'node:util'
+import { loadConfig } from '../src/config/load-config.ts'
+import {
+  applyCount,
+  decideTools,
+  decisionCountFeatures,
+  extendCoherent,
+  extensionRoom,
+  oneNeed,
+  predictCount,
+  type CountModel,
+  type DecisionInput,
+} from '../src/learn/count-model.ts'
+import { decideSet, placeTools, type DecisionRule } from '../src/learn/decide-set.ts'
+import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { predictProbability } from '../src/learn/logistic-regression.ts'
+import { foldOf, trainingSets } from '../src/learn/train-model.ts'
+import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
+import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+
+const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data' } } })
+type Decision = (
+  input: DecisionInput,
+  rule: DecisionRule,
+  count: CountModel | undefined,
+) => Array<string | null>
+
+/** Round 11's decideTools: the rule's set in the rule's own order. */
+const clauseOrder: Decision = (input, rule, count) => {
+  const clauses = Math.max(1, input.clauses.length)
+  let chosen = decideSet(input.scored, clauses, rule, input.stepTops)
+  if (count !== undefined) {
+    const features = decisionCountFeatures(input, chosen)
+    if (clauses > 1) chosen = applyCount(chosen, predictCount(count, features, clauses))
+    chosen = oneNeed(chosen, input.clauses)
+    if (count.extendThreshold !== undefined && rule.stepFloor) {
+      const extended = predictCount(
+        { ...count, threshold: count.extendThreshold },
+        features,
+        extensionRoom(clauses, input.wholeIndex),
+      )
+      chosen = extendCoherent(chosen, input.scored, extended, rule.stepFloor, input.namespaceOf)
+    }
+  }
+  return placeTools(chosen, input.lists, input.wholeIndex)
+}
+
+const variants: Record<string, Decision> = { shipped: decideTools, 'clause-order': clauseOrder }
+
+const config = await loadConfig({})
+const sources = [
+  { ...(await loadToolPlannerG3(values.data)), singleClauses: true },
+  { ...(await loadToolLensTrain(values.data)), singleClauses: false },
+]
+const { sets } = trainingSets(sources, {
+  bm25: bm25Settings(config),
+  seed: 1,
+  k: 15,
+  maxSteps: config.plan.maxSteps,
+  tau: config.retrieve.bm25.tau,
+})
+const model = loadDefaultModel()
+console.log(`| seed | decision | ${sets.map((set) => set.name).join(' | ')} | mean |`)
+console.log(`| ---: | --- | ${sets.map(() => '---:').join(' | ')} | ---: |`)
+for (const seed of [1, 2]) {
+  for (const [name, decide] of Object.entries(variants)) {
+    const cells: string[] = []
+    let total = 0
+    for (const set of sets) {
+      const held = set.queries.filter((query) => foldOf(query.id, seed) === 0)
+      let matched = 0
+      for (const query of held) {
+        const scored = query.ids.map((id, index) => ({
+          id,
+          p: predictProbability(model.model, query.x[index]),
+        }))
+        const namespaces = new Map(query.ids.map((id, index) => [id, query.namespaces[index]]))
+        const placed = decide(
+          {
+            namespaceOf: (id) => namespaces.get(id) ?? undefined,
+            scored,
+            values: new Map(query.ids.map((id, index) => [id, query.x[index]])),
+            clauses: query.lists.slice(0, query.steps),
+            stepTops: query.stepTops,
+            lists: query.lists,
+            wholeIndex: query.lists.length > query.steps ? query.steps : -1,
+          },
+          model.rule,
+          model.count,
+        ).filter((id): id is string => id !== null)
+        const gold = new Set(query.gold)
+        if (new Set(placed).size === gold.size && placed.every((id) => gold.has(id))) matched += 1
+      }
+      const percent = (100 * matched) / Math.max(1, held.length)
+      total += percent
+      cells.push(`${matched}/${held.length} (${percent.toFixed(2)})`)
+    }
+    console.log(
+      `| ${seed} | ${name} | ${cells.join(' | ')} | ${(total / sets.length).toFixed(2)} |`,
+    )
+  }
+}
