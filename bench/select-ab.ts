@@ -15,6 +15,11 @@
  *                       each checkout's shipped model)
  *
  * DIR: a saved index, e.g. bench/perf.ts's `--out` (`perf-100000` under it).
+ *
+ * `--cold MiB`: before every timed call, read MiB of other memory (one read per 64-byte line,
+ * not timed), so each call finds little of the library's per-tool data in the processor's caches,
+ * as on a server answering other requests in between; the fastest-of-N sums are then a
+ * cache-cold figure (default 0: warm).
  * @module
  */
 import { loadavg } from 'node:os'
@@ -30,6 +35,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '9' },
     data: { type: 'string', default: '../shared/data' },
     model: { type: 'string' },
+    cold: { type: 'string', default: '0' },
   },
 })
 if (values.before === undefined || values['index-dir'] === undefined) {
@@ -39,6 +45,14 @@ const rounds = Number(values.rounds)
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error('--rounds takes a positive whole number.')
 const indexDir = resolve(values['index-dir'])
+const coldMiB = Number(values.cold)
+if (!(coldMiB >= 0)) throw new Error('--cold takes MiB (≥ 0).')
+/** What `--cold` reads between calls: one byte of every 64-byte line. */
+const evict = new Uint8Array(coldMiB * 1024 * 1024).fill(1)
+let evictSum = 0
+const evictCaches = () => {
+  for (let at = 0; at < evict.length; at += 64) evictSum += evict[at]
+}
 
 const instructions = await loadBenchmarkQueries(values.data)
 const sides = [
@@ -57,6 +71,7 @@ for (let round = 0; round < rounds; round += 1) {
   const sum = sides.map(() => 0)
   for (let at = 0; at < instructions.length; at += 1) {
     for (const side of (round + at) % 2 === 0 ? [0, 1] : [1, 0]) {
+      if (evict.length > 0) evictCaches()
       const started = performance.now()
       await sides[side].select(instructions[at])
       const elapsed = performance.now() - started
@@ -73,8 +88,8 @@ const [before, after] = fastest.map(perCall)
 const ratios = sums[0].map((sum, round) => sums[1][round] / sum)
 console.log(
   `${indexDir}: same answers to ${instructions.length} instructions; selectTools µs per call, ` +
-    `each call's fastest of ${rounds}: before ${before.toFixed(0)}, after ${after.toFixed(0)}, ` +
+    `each call's fastest of ${rounds}${coldMiB > 0 ? ` (${coldMiB} MiB read before each)` : ''}: before ${before.toFixed(0)}, after ${after.toFixed(0)}, ` +
     `after ÷ before ${(after / before).toFixed(3)}; per-round sums after ÷ before median ` +
     `${median(ratios).toFixed(3)} (${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}); ` +
-    `load average ${loadavg().map((load) => load.toFixed(1))}`,
+    `${evictSum < 0 ? '' : ''}load average ${loadavg().map((load) => load.toFixed(1))}`,
 )
