@@ -19,12 +19,10 @@ import { pipelineOptionFields, retrieverPartsField } from '../service/request-fi
 /** Most usage examples one request may add. */
 export const MAX_EXAMPLES_PER_REQUEST = 10_000
 
+const LIBRARY_NAME_REGEX = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
 const LIBRARY_NAME = z
   .string()
-  .regex(
-    /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/,
-    'a library name is 1-64 letters, digits, ".", "_" or "-"',
-  )
+  .regex(LIBRARY_NAME_REGEX, 'a library name is 1-64 letters, digits, ".", "_" or "-"')
 
 const TOOL_ID = z.string().min(1).max(500)
 /** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
@@ -50,6 +48,69 @@ const COMPLETIONS = z
       error: `the completions hold more than ${MAX_COMPLETIONS_TOTAL_CHARS} characters in all; send the batch in several requests`,
     },
   )
+
+/** A `/v1/select-tools` body as its schema parses it (`createRequestSchemas(…).selectTools`). */
+export type SelectToolsBody = z.output<ReturnType<typeof createRequestSchemas>['selectTools']>
+
+/**
+ * The common `/v1/select-tools` body checked without zod: a JSON object with `instruction` and
+ * any of `library`, `k`, `includeSchemas` and `explain`, each valid. Returns what the schema's
+ * parse returns for it (the same values and keys, in the same order), or undefined for every
+ * other body (another field, a wrong type, a value out of range), which then goes through the
+ * schema and gets its answer and error messages. On a busy server zod's parse of a select body
+ * walks a few dozen schema objects whose cache lines other requests have evicted; this reads the
+ * body alone. test/server/select-body-fast.test.ts checks it against the schema.
+ */
+export function selectToolsFastPath(
+  config: Config,
+): (body: unknown) => SelectToolsBody | undefined {
+  const { maxInstructionChars, maxK } = config.server
+  return (body) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
+    const fields = body as Record<string, unknown>
+    let count = 0
+    for (const key in fields) {
+      if (
+        key !== 'instruction' &&
+        key !== 'library' &&
+        key !== 'k' &&
+        key !== 'includeSchemas' &&
+        key !== 'explain'
+      )
+        return undefined
+      count += 1
+    }
+    if (Object.getPrototypeOf(fields) !== Object.prototype) return undefined
+    const { instruction, library, k, includeSchemas, explain } = fields
+    if (typeof instruction !== 'string') return undefined
+    const trimmed = instruction.trim()
+    if (trimmed.length < 1 || trimmed.length > maxInstructionChars) return undefined
+    let seen = 1
+    const parsed: Record<string, unknown> = { instruction: trimmed }
+    if ('library' in fields) {
+      if (typeof library !== 'string' || !LIBRARY_NAME_REGEX.test(library)) return undefined
+      parsed.library = library
+      seen += 1
+    }
+    if ('k' in fields) {
+      if (typeof k !== 'number' || !Number.isSafeInteger(k) || k < 1 || k > maxK) return undefined
+      parsed.k = k
+      seen += 1
+    }
+    if ('includeSchemas' in fields) {
+      if (typeof includeSchemas !== 'boolean') return undefined
+      seen += 1
+    }
+    parsed.includeSchemas = includeSchemas ?? true
+    if ('explain' in fields) {
+      if (typeof explain !== 'boolean') return undefined
+      parsed.explain = explain
+      seen += 1
+    }
+    // Every key counted was one of the five (own or not): all of them must be own and checked.
+    return seen === count ? (parsed as SelectToolsBody) : undefined
+  }
+}
 
 export function createRequestSchemas(config: Config) {
   const { maxInstructionChars, maxK } = config.server

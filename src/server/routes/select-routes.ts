@@ -3,12 +3,13 @@ import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
-import type { RequestSchemas } from '../schemas.ts'
+import { selectToolsFastPath, type RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
 
 export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
+  const selectBody = jsonBody(schemas.selectTools, selectToolsFastPath(service.config))
   return new Hono<AppEnv>()
-    .post('/select-tools', requireJson, jsonBody(schemas.selectTools), async (c) => {
+    .post('/select-tools', requireJson, selectBody, async (c) => {
       const { includeSchemas, ...request } = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
