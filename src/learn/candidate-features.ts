@@ -212,18 +212,72 @@ function deriveToolTerms(tool: Tool): ToolTerms {
 const termCache = new WeakMap<Tool, ToolTerms>()
 
 /**
- * A candidate's terms: per library version when the input names its library (kept in the
- * candidate's record, library/candidate-records.ts), else per tool object.
+ * The term numbers of a library version's tools, by position, in one typed array: what a request
+ * reads of a candidate is one block of `data` found from `start`, a few adjacent cache lines,
+ * instead of a record, a terms object, a typed array and its separate backing store (each a
+ * cache miss on a busy server), and a derived tool leaves no Set or arrays of its own on the heap.
  */
-function toolTerms(input: FeatureInput, id: string, position?: number): ToolTerms {
-  if (input.library) {
-    const record = candidateRecords.get(input.library, id, position)
-    return (record.featureTerms ??= deriveToolTerms(input.library.require(id))) as ToolTerms
+interface TermPool {
+  /** Blocks `[names, count, …numbers]`: the name's numbers, then those of all the tool's terms. */
+  data: Int32Array
+  used: number
+  /** Per position: 1 + its block's start in `data`; 0 not derived yet; -1 no numbers (`sets`). */
+  start: Int32Array
+  /** Tools whose terms ran out of numbers (past `termNumbersLimit`), by position. */
+  sets: Map<number, ToolTerms>
+}
+
+const termPools = new WeakMap<ToolLibrary, TermPool>()
+
+/**
+ * Int32 values a library's pool holds before it starts over (16 MiB, about 140k tools' blocks):
+ * the pool keeps every tool a request has read, so a library far larger than that, read all over,
+ * is derived again now and then instead of growing without bound.
+ */
+let termPoolLimit = 1 << 22
+
+/** Sets `termPoolLimit` and returns the previous one. For tests of a pool that starts over. */
+export function setTermPoolLimit(limit: number): number {
+  const previous = termPoolLimit
+  termPoolLimit = limit
+  return previous
+}
+
+function termPoolOf(library: ToolLibrary): TermPool {
+  let pool = termPools.get(library)
+  if (pool === undefined) {
+    pool = {
+      data: new Int32Array(4096),
+      used: 0,
+      start: new Int32Array(library.size),
+      sets: new Map(),
+    }
+    termPools.set(library, pool)
   }
-  const tool = input.tool(id)
-  let terms = termCache.get(tool)
-  if (terms === undefined) termCache.set(tool, (terms = deriveToolTerms(tool)))
-  return terms
+  return pool
+}
+
+/** Derives the tool at `position` into `pool` (a block, or a `sets` entry without numbers). */
+function deriveIntoPool(pool: TermPool, tool: Tool, position: number): void {
+  const terms = deriveToolTerms(tool)
+  const numbers = terms.numbers
+  if (numbers === undefined) {
+    pool.sets.set(position, terms)
+    pool.start[position] = -1
+    return
+  }
+  const size = 2 + numbers.length
+  if (pool.used + size > pool.data.length) {
+    const data = new Int32Array(Math.max(2 * pool.data.length, pool.used + size))
+    data.set(pool.data.subarray(0, pool.used))
+    pool.data = data
+  }
+  const at = pool.used
+  pool.data[at] = terms.names
+  pool.data[at + 1] = numbers.length
+  pool.data.set(numbers, at + 2)
+  pool.used += size
+  pool.start[position] = at + 1
 }
 
 function coverage(terms: readonly string[], inside: ReadonlySet<string>): number {
@@ -312,10 +366,11 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
 
   const ids: string[] = []
   const positions: Array<number | undefined> = []
-  const seen = new Set<string>()
+  /** Each candidate's place in `ids`. */
+  const slotOfId = new Map<string, number>()
   const add = ({ id, position }: ScoredId) => {
-    if (!seen.has(id)) {
-      seen.add(id)
+    if (!slotOfId.has(id)) {
+      slotOfId.set(id, ids.length)
       ids.push(id)
       positions.push(position)
     }
@@ -323,8 +378,54 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   for (const candidate of input.whole) add(candidate)
   for (const step of input.steps) for (const candidate of step.candidates) add(candidate)
   // Every candidate's terms first: deriving a tool numbers its new terms, which the request's
-  // term table below must know.
-  const candidateTerms = ids.map((id, at) => toolTerms(input, id, positions[at]))
+  // term table below must know. A candidate's numbers are `blocks[at]` from `firsts[at]` (the
+  // name's `names[at]` first) to `ends[at]`; a tool without numbers has its terms in `sets[at]`.
+  const count = ids.length
+  const blocks: Int32Array[] = new Array(count)
+  const firsts = new Int32Array(count)
+  const names = new Int32Array(count)
+  const ends = new Int32Array(count)
+  const sets: Array<ToolTerms | undefined> = new Array(count)
+  const namespaces: Array<string | undefined> = new Array(count)
+  const { library } = input
+  const pool = library ? termPoolOf(library) : undefined
+  if (pool !== undefined && pool.used > termPoolLimit) {
+    pool.start.fill(0)
+    pool.used = 0
+    pool.sets.clear()
+  }
+  for (let at = 0; at < count; at += 1) {
+    if (pool !== undefined) {
+      const record = candidateRecords.get(library!, ids[at], positions[at])
+      const position = record.position
+      namespaces[at] = record.namespace
+      if (pool.start[position] === 0) deriveIntoPool(pool, library!.at(position), position)
+      const start = pool.start[position] - 1
+      if (start < 0) {
+        sets[at] = pool.sets.get(position)
+        continue
+      }
+      // Read after deriving: a derivation may have moved the pool to a larger array.
+      const data = pool.data
+      blocks[at] = data
+      names[at] = data[start]
+      firsts[at] = start + 2
+      ends[at] = start + 2 + data[start + 1]
+      continue
+    }
+    const tool = input.tool(ids[at])
+    let terms = termCache.get(tool)
+    if (terms === undefined) termCache.set(tool, (terms = deriveToolTerms(tool)))
+    namespaces[at] = terms.namespace
+    if (terms.numbers === undefined) {
+      sets[at] = terms
+      continue
+    }
+    blocks[at] = terms.numbers
+    names[at] = terms.names
+    firsts[at] = 0
+    ends[at] = terms.numbers.length
+  }
   const stamp = markRequestTerms(requestTerms)
   const { marks } = markedTerms
   /** The place of term `number` among the request's terms, -1 when the request has none. */
@@ -337,20 +438,22 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     return member
   })
   /**
-   * Share of the candidate's name terms among the instruction's terms (`member` undefined) or a
+   * Share of candidate `slot`'s name terms among the instruction's terms (`member` undefined) or a
    * step's (`set`: the same terms, for a tool without term numbers).
    */
   const nameCoverage = (
-    terms: ToolTerms,
+    slot: number,
     member: Uint8Array | undefined,
     set: ReadonlySet<string>,
   ): number => {
-    const numbers = terms.numbers
-    if (numbers === undefined) return coverage(terms.name, set)
-    const names = terms.names
-    if (names === 0) return 0
+    const terms = sets[slot]
+    if (terms !== undefined) return coverage(terms.name, set)
+    const count = names[slot]
+    if (count === 0) return 0
+    const numbers = blocks[slot]
+    const first = firsts[slot]
     let hit = 0
-    for (let at = 0; at < names; at += 1) {
+    for (let at = first; at < first + count; at += 1) {
       const place = placeOfNumber(numbers[at])
       if (
         place >= 0 &&
@@ -358,15 +461,16 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       )
         hit += 1
     }
-    return hit / names
+    return hit / count
   }
   let requestBits: number[] | undefined
-  /** Sets `hits` to the request's terms that `terms` holds. */
-  const findHits = (terms: ToolTerms) => {
+  /** Sets `hits` to the request's terms that candidate `slot`'s text holds. */
+  const findHits = (slot: number) => {
     hits.fill(0)
-    const numbers = terms.numbers
-    if (numbers !== undefined) {
-      for (let at = terms.names; at < numbers.length; at += 1) {
+    const terms = sets[slot]
+    if (terms === undefined) {
+      const numbers = blocks[slot]
+      for (let at = firsts[slot] + names[slot]; at < ends[slot]; at += 1) {
         const place = placeOfNumber(numbers[at])
         if (place >= 0) hits[place] = 1
       }
@@ -383,7 +487,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const strong = (view: ListView) => {
     for (const [id, rank] of view.rank) {
       if (rank >= 3) continue
-      const namespace = toolTerms(input, id, view.candidates[rank].position).namespace
+      const namespace = namespaces[slotOfId.get(id)!]
       if (!namespace) continue
       let set = strongByNamespace.get(namespace)
       if (set === undefined) strongByNamespace.set(namespace, (set = new Set()))
@@ -424,8 +528,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   }
 
   return ids.map((id, at) => {
-    const terms = candidateTerms[at]
-    findHits(terms)
+    findHits(at)
     let instructionHits = 0
     for (let place = 0; place < instructionTerms.length; place += 1) instructionHits += hits[place]
     const wholeRank = whole.rank.get(id)
@@ -459,11 +562,11 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       if (rank === 0) top1 += 1
       stepGap = Math.max(stepGap, gapOf(step.view, rank, score))
       coverStep = Math.max(coverStep, stepCoverage(step))
-      const nameCover = nameCoverage(terms, members[stepAt], step.termSet)
+      const nameCover = nameCoverage(at, members[stepAt], step.termSet)
       stepNameCover = Math.max(stepNameCover, nameCover)
       if (rank === 0) top1NameCover = Math.max(top1NameCover, nameCover)
     }
-    const namespace = terms.namespace
+    const namespace = namespaces[at]
     const strongOfNamespace = namespace ? strongByNamespace.get(namespace) : undefined
     const support = strongOfNamespace
       ? strongOfNamespace.size - (strongOfNamespace.has(id) ? 1 : 0)
@@ -484,7 +587,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       Math.log1p(stepAbs),
       instructionTerms.length === 0 ? 0 : instructionHits / instructionTerms.length,
       coverStep,
-      nameCoverage(terms, undefined, instructionSet),
+      nameCoverage(at, undefined, instructionSet),
       Math.min(support, NAMESPACE_CAP) / NAMESPACE_CAP,
       namespace ? 1 : 0,
       Math.min(stepCount, 8) / 8,

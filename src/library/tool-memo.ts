@@ -49,12 +49,15 @@ interface ByPosition<T> {
 }
 
 export class ToolMemo<T> {
-  readonly #derive: (tool: Tool) => T
+  readonly #derive: (tool: Tool, position: number) => T
   readonly #generation: number
   readonly #positions = new WeakMap<ToolLibrary, ByPosition<T>>()
 
-  /** `derive` must depend on the tool alone (never on the request). */
-  constructor(derive: (tool: Tool) => T, generation = TOOL_MEMO_GENERATION) {
+  /**
+   * `derive` must depend on the tool alone (never on the request); it also gets the tool's
+   * position in the library, which a caller may keep to find data of its own by position.
+   */
+  constructor(derive: (tool: Tool, position: number) => T, generation = TOOL_MEMO_GENERATION) {
     this.#derive = derive
     this.#generation = Math.max(1, generation)
   }
@@ -80,13 +83,13 @@ export class ToolMemo<T> {
       position < library.size &&
       library.idList.at(position) === id
     const at = hinted ? position : library.positionOf(id)
-    // `require` throws UNKNOWN_TOOL, naming the library.
-    if (at === undefined) return this.#derive(library.require(id))
+    // `require` throws UNKNOWN_TOOL, naming the library (it has no tool `id`: no position).
+    if (at === undefined) return this.#derive(library.require(id), -1)
     if (!hinted) {
       const placed = store.pages[at >>> PAGE_BITS]?.[at & (PAGE_SIZE - 1)]
       if (placed !== undefined && placed.id === id) return this.#served(store, placed, at)
     }
-    const fresh: Placed<T> = { id, value: this.#derive(library.at(at)), generation: 0 }
+    const fresh: Placed<T> = { id, value: this.#derive(library.at(at), at), generation: 0 }
     const slots = (store.pages[at >>> PAGE_BITS] ??= new Array(PAGE_SIZE))
     slots[at & (PAGE_SIZE - 1)] = fresh
     this.#use(store, fresh, at)

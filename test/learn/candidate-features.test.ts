@@ -5,7 +5,9 @@ import {
   extractCandidateFeatures,
   FEATURE_NAMES,
   setTermNumbersLimit,
+  setTermPoolLimit,
 } from '../../src/learn/candidate-features.ts'
+import type { FeatureInput } from '../../src/learn/candidate-features.ts'
 import { featureInputFor as inputFor } from '../helpers/feature-input.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
@@ -70,6 +72,73 @@ describe('extractCandidateFeatures', () => {
       expect(first).toEqual(expected)
       expect(again).toEqual(expected)
     }
+  })
+
+  it("reads a library's terms from its pool by position: the same values when the pool starts over, for tools without numbers, and with wrong position hints", () => {
+    const marked = SAMPLE_TOOLS.map((tool, at) =>
+      at % 2 === 0
+        ? { ...tool, name: `${tool.name}_qpv`, description: `${tool.description} Uses qpxw.` }
+        : { ...tool },
+    )
+    const library = () =>
+      ToolLibrary.fromJsonLines(
+        'pooled',
+        Buffer.from(marked.map((tool) => `${JSON.stringify(tool)}\n`).join('')),
+      )
+    const instructions = [
+      'Send the qpxw forecast by email to Ann, then get the weather in Paris',
+      'What is the current qpv weather? Also email it to Ann',
+    ]
+    const expected = instructions.map((text) => extractCandidateFeatures(inputFor(text, marked)))
+    const pooled = library()
+    const withLibrary = (text: string, shift = 0) => {
+      const input = inputFor(text, marked)
+      // Hints that point at another tool's position are ignored (the tool is found by id).
+      const hinted = (list: FeatureInput['whole']) =>
+        list.map((candidate) => ({
+          ...candidate,
+          position: (pooled.positionOf(candidate.id)! + shift) % pooled.size,
+        }))
+      return extractCandidateFeatures({
+        ...input,
+        library: pooled,
+        whole: hinted(input.whole),
+        steps: input.steps.map((step) => ({ ...step, candidates: hinted(step.candidates) })),
+      })
+    }
+    expect(instructions.map((text) => withLibrary(text))).toEqual(expected)
+    expect(instructions.map((text) => withLibrary(text, 1))).toEqual(expected)
+    const previousPool = setTermPoolLimit(0)
+    try {
+      // Every request finds the pool over its limit and starts it over.
+      expect(instructions.map((text) => withLibrary(text))).toEqual(expected)
+      expect(instructions.map((text) => withLibrary(text))).toEqual(expected)
+    } finally {
+      setTermPoolLimit(previousPool)
+    }
+    // Tools whose words no test has numbered yet, read with no numbers left: from term sets.
+    const unnumbered = SAMPLE_TOOLS.map((tool, at) =>
+      at % 2 === 0
+        ? { ...tool, name: `${tool.name}_qrv`, description: `${tool.description} Uses qrxw.` }
+        : { ...tool },
+    )
+    const texts = ['Send the qrxw forecast by email to Ann', 'What is the qrv weather in Paris?']
+    const previousNumbers = setTermNumbersLimit(0)
+    let fromSets: ReturnType<typeof extractCandidateFeatures>[]
+    try {
+      const fresh = ToolLibrary.fromJsonLines(
+        'unnumbered',
+        Buffer.from(unnumbered.map((tool) => `${JSON.stringify(tool)}\n`).join('')),
+      )
+      fromSets = texts.map((text) =>
+        extractCandidateFeatures({ ...inputFor(text, unnumbered), library: fresh }),
+      )
+    } finally {
+      setTermNumbersLimit(previousNumbers)
+    }
+    expect(fromSets).toEqual(
+      texts.map((text) => extractCandidateFeatures(inputFor(text, unnumbered))),
+    )
   })
 
   it('gives the same values for tools whose terms ran out of numbers (read from their term sets)', () => {
