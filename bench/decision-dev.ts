@@ -27,6 +27,9 @@ import {
   exampleDecisionRows,
   type ExampleDecisionInput,
 } from '../src/examples/example-decision.ts'
+import { toolCooccurrence, type ToolCooccurrence } from '../src/examples/example-cooccurrence.ts'
+import { ExampleMemory } from '../src/examples/example-memory.ts'
+import { ExampleSet } from '../src/examples/example-set.ts'
 import { ExampleDenseSpace, learnExampleMap } from '../src/examples/example-dense-map.ts'
 import { EXAMPLE_REGIMES, regimeExamples } from '../src/examples/train-example-decision.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
@@ -67,7 +70,13 @@ function store(query: HeldQuery): StoredQuery {
     const space = input.namespaceOf(id)
     if (space !== undefined) namespaces[id] = space
   }
-  const { probabilities, stepTops, namespaceOf: _namespaceOf, ...plain } = input
+  const {
+    probabilities,
+    stepTops,
+    namespaceOf: _namespaceOf,
+    cooccurrence: _cooccurrence,
+    ...plain
+  } = input
   return {
     ...rest,
     input: { ...plain, probabilities: [...probabilities], stepTops: [...stepTops], namespaces },
@@ -114,7 +123,49 @@ if (!values.fresh && existsSync(values.cache!)) {
   )
 }
 
+await addCooccurrence(sets)
 if (values.dense) await addDense(sets)
+
+/** The regime's example set (source, every) a held-out set was answered with. */
+function regimeOf(set: HeldSet, names: readonly string[]) {
+  const source = names.find((name) => set.name.startsWith(name))!
+  const rest = set.name.slice(source.length)
+  const regime = EXAMPLE_REGIMES.find(
+    ([suffix]) => rest.endsWith(suffix) && (suffix !== '' || rest === '' || rest === '-single'),
+  )!
+  return { source, single: rest.startsWith('-single'), every: regime[1] }
+}
+
+/** Each set's queries get the co-occurrence of their regime's examples (not stored in the cache). */
+async function addCooccurrence(held: HeldSet[]): Promise<void> {
+  const sources = [await loadToolPlannerG3(values.data!), await loadToolLensTrain(values.data!)]
+  const built = new Map<string, ToolCooccurrence>()
+  for (const set of held) {
+    const { source: name, every } = regimeOf(
+      set,
+      sources.map((source) => source.name),
+    )
+    const source = sources.find((candidate) => candidate.name === name)!
+    const key = `${name}/${every}`
+    if (!built.has(key)) {
+      const library = new ToolLibrary(source.name, source.tools)
+      const examples = regimeExamples({ ...source, singleClauses: false }, library, seed, every)
+      built.set(
+        key,
+        toolCooccurrence(
+          ExampleMemory.build(
+            ExampleSet.of(examples, { cap: Math.max(1, examples.length) }).examples,
+          ),
+        ),
+      )
+    }
+    for (const query of set.queries) {
+      if (!query.input) continue
+      query.input.cooccurrence = built.get(key)
+      query.rows = exampleDecisionRows(query.input)
+    }
+  }
+}
 
 /**
  * `--dense`: each set's queries get the library's own dense space (examples/example-dense-map.ts),

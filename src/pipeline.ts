@@ -6,8 +6,9 @@
  */
 import { ToolselError, throwIfAborted } from './errors.ts'
 import { lazySignal, retrieveOptions, type AbortInput } from './lazy-abort.ts'
-import type { ExampleMemory } from './examples/example-memory.ts'
+import { withWordPairs, type ExampleMemory } from './examples/example-memory.ts'
 import type { ExampleDenseSpace } from './examples/example-dense-map.ts'
+import { toolCooccurrence } from './examples/example-cooccurrence.ts'
 import {
   decideWithExamples,
   DECISION_NEIGHBORS,
@@ -232,12 +233,13 @@ export async function selectTools(
           chosen: [...chosen],
           probabilities: selectionProbabilities(selections),
           stepTops: new Set(requests.flatMap((request) => request.candidates[0]?.id ?? [])),
-          neighbors: memory!.memory.neighbors(instruction, DECISION_NEIGHBORS),
+          neighbors: withWordPairs(memory!.memory).neighbors(instruction, DECISION_NEIGHBORS),
           proposal: proposal?.tools,
           examples: memory!.memory.size,
           steps: plan.steps.length,
           words: instructionWords(instruction),
           namespaceOf: (id) => library.get(id)?.namespace,
+          cooccurrence: toolCooccurrence(memory!.memory),
           ...(memory!.dense &&
             readsDense(decision) && { dense: memory!.dense.score(instruction, DENSE_POOL) }),
         })

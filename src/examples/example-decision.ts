@@ -6,14 +6,16 @@
  * 1. **Per tool**: every tool the selector chose or one of the 20 nearest examples used is scored
  *    from features of both (the selector's probability, whether it chose the tool, the
  *    neighbours' similarity-weighted votes, their best tool set, namespace votes, the tool's rank
- *    by probability and by vote).
+ *    by probability and by vote, and how often the library's examples used it with the selector's
+ *    tools or the neighbours' best set: example-cooccurrence.ts).
  * 2. **Per set**: the candidate answers (the selector's set, the 5 nearest examples' best set,
  *    the union of the two, the runner-up set of the 20 neighbours, the 1-5 best-scored tools,
  *    and the selector's and the best set each plus the best-scored tool outside it) are scored
  *    from set features (size against the selector's count, the neighbours' set, the planner's
  *    steps, the neighbours' set sizes and the instruction's length; mean and least tool score,
  *    best score left out, how many neighbours used exactly that set and how close they were,
- *    whether the memory would have proposed it); the most probable
+ *    whether the memory would have proposed it; how well its tools go together in the library's
+ *    examples and whether its size is what those tools' examples needed); the most probable
  *    set is the answer. This decides how many tools as well as which: on held-out training
  *    queries, choosing the count was where the per-tool scores alone lost most.
  *
@@ -24,6 +26,7 @@
  * @module
  */
 import { predictProbability, type LogisticModel } from '../learn/logistic-regression.ts'
+import type { ToolCooccurrence } from './example-cooccurrence.ts'
 import type { ExampleDenseScores } from './example-dense-map.ts'
 import { bestNeighborSet, type ExampleNeighbor } from './example-memory.ts'
 
@@ -53,6 +56,10 @@ export const EXAMPLE_DECISION_FEATURES = [
   'vote_x_examples_log',
   'probability_rank',
   'vote_rank',
+  'cooc_chosen',
+  'cooc_best_set',
+  'uses_log',
+  'mean_size',
 ] as const
 
 /**
@@ -97,6 +104,11 @@ export const EXAMPLE_SET_FEATURES = [
   'tools_minus_steps',
   'tools_off_steps',
   'tools_x_words_log',
+  'set_cohesion',
+  'set_pair_share',
+  'set_uses_log',
+  'size_minus_usual',
+  'size_off_usual',
 ] as const
 
 /** What the neighbours say of one tool: their vote, the first SET_NEIGHBORS' vote, the closest user, users. */
@@ -153,6 +165,8 @@ export interface ExampleDecisionInput {
    * tools join the pool, and every tool's cosine is a feature.
    */
   dense?: ExampleDenseScores
+  /** Which tools the library's examples used together (example-cooccurrence.ts). */
+  cooccurrence?: ToolCooccurrence
 }
 
 /** Of the library's best tools in its learned dense space, how many join the per-tool pool. */
@@ -213,7 +227,14 @@ export function exampleDecisionRows(input: ExampleDecisionInput, withDense = fal
   const probabilityRank = rankOf((id) => probabilities.get(id) ?? 0)
   const voteRank = rankOf((id) => votes.get(id)?.vote ?? 0)
   const denseRank = dense ? rankOf((id) => 1 + dense.cosine(id)) : undefined
+  const cooc = input.cooccurrence
   const x = ids.map((id) => {
+    let coocChosen = 0
+    let coocBest = 0
+    if (cooc) {
+      for (const other of chosen) coocChosen = Math.max(coocChosen, cooc.conditional(id, other))
+      for (const other of bestTools) coocBest = Math.max(coocBest, cooc.conditional(id, other))
+    }
     const { vote, voteTop5, closest: maxSimilarity, users } = votes.get(id) ?? NO_VOTES
     const inPipeline = picked.has(id) ? 1 : 0
     const inBest = bestTools.has(id) ? 1 : 0
@@ -240,6 +261,10 @@ export function exampleDecisionRows(input: ExampleDecisionInput, withDense = fal
       vote * examplesLog,
       probabilityRank.get(id) ?? 0,
       voteRank.get(id) ?? 0,
+      coocChosen,
+      coocBest,
+      cooc ? Math.log1p(cooc.uses(id)) : 0,
+      cooc ? cooc.meanSize(id) : 0,
     ]
     if (withDense)
       row.push(
@@ -333,6 +358,7 @@ export function candidateSets(
     for (const { id, p } of ranked) if (!members.has(id)) outside = Math.max(outside, p)
     const isBest = bestTools.length > 0 && key === setKey(bestTools) ? 1 : 0
     const isPipeline = key === setKey(input.chosen) ? 1 : 0
+    const fit = setFit(tools, input.cooccurrence)
     out.push({
       tools,
       x: [
@@ -360,10 +386,57 @@ export function candidateSets(
         tools.length - input.steps,
         Math.abs(tools.length - input.steps),
         tools.length * Math.log1p(input.words),
+        fit.cohesion,
+        fit.pairShare,
+        fit.usesLog,
+        fit.sizeMinusUsual,
+        Math.abs(fit.sizeMinusUsual),
       ],
     })
   }
   return out
+}
+
+/**
+ * How well a candidate set's tools go together in the library's examples: the least attached
+ * tool's best share of co-use with another member (cohesion), the share of member pairs some
+ * example used together, how many examples used exactly the set (log), and the set's size
+ * minus the mean size of the sets its tools were used in. All 0 without co-occurrence.
+ */
+function setFit(tools: readonly string[], cooc: ToolCooccurrence | undefined) {
+  if (!cooc) return { cohesion: 0, pairShare: 0, usesLog: 0, sizeMinusUsual: 0 }
+  let cohesion = tools.length > 1 ? 1 : 0
+  let pairs = 0
+  let together = 0
+  let usual = 0
+  let used = 0
+  for (let i = 0; i < tools.length; i += 1) {
+    let attached = 0
+    for (let j = 0; j < tools.length; j += 1) {
+      if (i === j) continue
+      const share = Math.max(
+        cooc.conditional(tools[i], tools[j]),
+        cooc.conditional(tools[j], tools[i]),
+      )
+      attached = Math.max(attached, share)
+      if (j > i) {
+        pairs += 1
+        if (share > 0) together += 1
+      }
+    }
+    if (tools.length > 1) cohesion = Math.min(cohesion, attached)
+    const size = cooc.meanSize(tools[i])
+    if (size > 0) {
+      usual += size
+      used += 1
+    }
+  }
+  return {
+    cohesion,
+    pairShare: pairs > 0 ? together / pairs : 0,
+    usesLog: Math.log1p(cooc.setUses(tools)),
+    sizeMinusUsual: used > 0 ? tools.length - usual / used : 0,
+  }
 }
 
 /** `tools` and the best-ranked tool outside them (`tools` itself when there is none). */

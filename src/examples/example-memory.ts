@@ -41,12 +41,17 @@ export class ExampleMemory {
   readonly #postingWeights: Float64Array[] = []
   readonly #scores: Float64Array
   readonly #seen: Uint8Array
+  /** Whether adjacent word pairs are terms too (see `withWordPairs`). */
+  readonly wordPairs: boolean
 
-  private constructor(examples: readonly UsageExample[]) {
+  private constructor(examples: readonly UsageExample[], wordPairs: boolean) {
     this.#examples = examples
+    this.wordPairs = wordPairs
     this.#scores = new Float64Array(examples.length)
     this.#seen = new Uint8Array(examples.length)
-    const termCounts = examples.map((example) => countTerms(tokenize(example.instruction)))
+    const termCounts = examples.map((example) =>
+      countTerms(tokenize(example.instruction), wordPairs),
+    )
     const documentFrequency = new Map<string, number>()
     for (const counts of termCounts) {
       for (const term of counts.keys())
@@ -74,8 +79,11 @@ export class ExampleMemory {
     }
   }
 
-  static build(examples: readonly UsageExample[]): ExampleMemory {
-    return new ExampleMemory(examples)
+  static build(
+    examples: readonly UsageExample[],
+    options: { wordPairs?: boolean } = {},
+  ): ExampleMemory {
+    return new ExampleMemory(examples, options.wordPairs ?? false)
   }
 
   get size(): number {
@@ -90,7 +98,7 @@ export class ExampleMemory {
   /** The `count` examples most similar to `query`, most similar first (ties: older first). */
   neighbors(query: string, count = DEFAULT_MEMORY_NEIGHBORS): ExampleNeighbor[] {
     if (this.#examples.length === 0 || count <= 0) return []
-    const counts = countTerms(tokenize(query))
+    const counts = countTerms(tokenize(query), this.wordPairs)
     const vector = weigh(counts, (term) => {
       const termId = this.#termIndex.get(term)
       return termId === undefined ? 0 : this.#idf[termId]
@@ -138,9 +146,16 @@ export class ExampleMemory {
   }
 }
 
-function countTerms(terms: readonly string[]): Map<string, number> {
+function countTerms(terms: readonly string[], wordPairs: boolean): Map<string, number> {
   const counts = new Map<string, number>()
   for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+  if (wordPairs) {
+    // A space never occurs inside a token, so a pair is never confused with a word.
+    for (let index = 0; index + 1 < terms.length; index += 1) {
+      const pair = `${terms[index]} ${terms[index + 1]}`
+      counts.set(pair, (counts.get(pair) ?? 0) + 1)
+    }
+  }
   return counts
 }
 
@@ -160,6 +175,22 @@ function weigh(
   norm = Math.sqrt(norm)
   for (const [term, weight] of vector) vector.set(term, weight / norm)
   return vector
+}
+
+const paired = new WeakMap<ExampleMemory, ExampleMemory>()
+
+/**
+ * The same examples indexed with adjacent word pairs as terms too (built on first use, cached with
+ * the memory): neighbours that repeat a request's phrasing, not only its words, rank first. The
+ * example-aware decision reads its neighbours from it; the set proposal and its self-check keep
+ * the word memory (their thresholds were set on word similarities).
+ */
+export function withWordPairs(memory: ExampleMemory): ExampleMemory {
+  if (memory.wordPairs) return memory
+  let pairs = paired.get(memory)
+  if (!pairs)
+    paired.set(memory, (pairs = ExampleMemory.build(memory.examples, { wordPairs: true })))
+  return pairs
 }
 
 export interface SetProposal {

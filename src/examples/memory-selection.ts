@@ -19,9 +19,11 @@
  * @module
  */
 import type { ExamplesConfig } from '../config/schema.ts'
+import { toolCooccurrence } from './example-cooccurrence.ts'
 import type { ExampleDenseSpace } from './example-dense-map.ts'
 import {
   bestNeighborSet,
+  withWordPairs,
   type ExampleMemory,
   type ExampleNeighbor,
   type MemoryVote,
@@ -105,8 +107,9 @@ export function exampleMemoryFor(
 }
 
 /**
- * Runs the memory's self-check for these settings ahead of requests (it is cached per memory),
- * so the first request after an example write doesn't pay for it. A no-op without examples, with
+ * Runs the memory's self-check for these settings and builds its tool co-occurrence ahead of
+ * requests (both are cached per memory), so the first request after an example write doesn't
+ * pay for them. A no-op without examples, with
  * `memory: false` or with `minPrecision: 0`.
  */
 export function prepareExampleMemory(
@@ -114,8 +117,13 @@ export function prepareExampleMemory(
   config: ExamplesConfig,
 ): void {
   const resolved = exampleMemoryFor(examples, config)
-  if (resolved && resolved.options.minPrecision > 0)
-    memorySelfCheck(resolved.memory, resolved.options)
+  if (!resolved) return
+  if (resolved.options.minPrecision > 0) memorySelfCheck(resolved.memory, resolved.options)
+  if (memoryTrusted(resolved.memory, resolved.options)) {
+    // What the example-aware decision reads, where it may run.
+    toolCooccurrence(resolved.memory)
+    withWordPairs(resolved.memory)
+  }
 }
 
 type ProposalOptions = Pick<

@@ -41,7 +41,9 @@ import {
   type ExampleDecisionInput,
 } from './example-decision.ts'
 import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
+import { withWordPairs } from './example-memory.ts'
 import { ExampleSet } from './example-set.ts'
+import { toolCooccurrence } from './example-cooccurrence.ts'
 import type { UsageExample } from './usage-example.ts'
 import { exampleMemoryFor, memoryTrusted } from './memory-selection.ts'
 
@@ -163,12 +165,16 @@ async function heldQueries(
         chosen,
         probabilities: probabilities(),
         stepTops: new Set(result.steps.flatMap((step) => step.candidates[0]?.id ?? [])),
-        neighbors: memory.memory.neighbors(trainingCase.instruction, DECISION_NEIGHBORS),
+        neighbors: withWordPairs(memory.memory).neighbors(
+          trainingCase.instruction,
+          DECISION_NEIGHBORS,
+        ),
         proposal: result.examples?.applied ? answer : undefined,
         examples: memory.memory.size,
         steps: result.steps.filter((step) => !step.whole).length,
         words: instructionWords(trainingCase.instruction),
         namespaceOf: (id) => library.get(id)?.namespace,
+        cooccurrence: toolCooccurrence(memory.memory),
         ...(space && { dense: space.score(trainingCase.instruction, DENSE_POOL) }),
       }
       query.rows = exampleDecisionRows(query.input, dense !== undefined)

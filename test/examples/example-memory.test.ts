@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ExampleMemory } from '../../src/examples/example-memory.ts'
+import { ExampleMemory, withWordPairs } from '../../src/examples/example-memory.ts'
 import { exampleExpansions } from '../../src/examples/example-expansion.ts'
 import {
   DEFAULT_EXAMPLE_MEMORY_OPTIONS,
@@ -37,6 +37,26 @@ describe('ExampleMemory', () => {
     expect(memory.neighbors(examples[4].instruction, 1)[0].similarity).toBe(1)
     expect(memory.neighbors('zzz qqq', 3)).toEqual([])
     expect(ExampleMemory.build([]).vote('anything')).toMatchObject({ topSimilarity: 0 })
+  })
+
+  it('with word pairs, ranks first the example that repeats the phrasing (built once per memory)', () => {
+    const phrased = ExampleMemory.build([
+      { instruction: 'send the report then book a flight', tools: ['mail.send', 'travel.book'] },
+      { instruction: 'book the report then send a flight', tools: ['doc.book', 'air.send'] },
+    ])
+    const query = 'please send the report then book a flight'
+    // Same words: the word memory cannot tell them apart (ties go to the older one).
+    const words = phrased.neighbors(query, 2)
+    expect(words[0].similarity).toBe(words[1].similarity)
+    const pairs = withWordPairs(phrased)
+    expect(pairs.wordPairs).toBe(true)
+    expect(withWordPairs(phrased)).toBe(pairs)
+    expect(withWordPairs(pairs)).toBe(pairs)
+    expect(pairs.examples).toBe(phrased.examples)
+    const ranked = pairs.neighbors(query, 2)
+    expect(ranked[0].example.tools).toEqual(['mail.send', 'travel.book'])
+    expect(ranked[0].similarity).toBeGreaterThan(ranked[1].similarity)
+    expect(pairs.neighbors(phrased.examples[1].instruction, 1)[0].similarity).toBe(1)
   })
 
   it('votes: the share of neighbour similarity that used each tool', () => {
