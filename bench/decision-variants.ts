@@ -15,20 +15,14 @@
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config/load-config.ts'
 import {
-  applyCount,
+  countAndPlace,
   decideTools,
-  decisionCountFeatures,
-  extendCoherent,
-  extensionRoom,
-  oneNeed,
-  predictCount,
   type CountModel,
   type DecisionInput,
 } from '../src/learn/count-model.ts'
-import { decideSet, placeTools, type DecisionRule } from '../src/learn/decide-set.ts'
+import { decideSet, type DecisionRule } from '../src/learn/decide-set.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
-import { predictProbability } from '../src/learn/logistic-regression.ts'
-import { foldOf, trainingSets } from '../src/learn/train-model.ts'
+import { decisionInput, foldOf, score, trainingSets } from '../src/learn/train-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
@@ -41,22 +35,8 @@ type Decision = (
 
 /** Round 11's decideTools: the rule's set in the rule's own order. */
 const clauseOrder: Decision = (input, rule, count) => {
-  const clauses = Math.max(1, input.clauses.length)
-  let chosen = decideSet(input.scored, clauses, rule, input.stepTops)
-  if (count !== undefined) {
-    const features = decisionCountFeatures(input, chosen)
-    if (clauses > 1) chosen = applyCount(chosen, predictCount(count, features, clauses))
-    chosen = oneNeed(chosen, input.clauses)
-    if (count.extendThreshold !== undefined && rule.stepFloor) {
-      const extended = predictCount(
-        { ...count, threshold: count.extendThreshold },
-        features,
-        extensionRoom(clauses, input.wholeIndex),
-      )
-      chosen = extendCoherent(chosen, input.scored, extended, rule.stepFloor, input.namespaceOf)
-    }
-  }
-  return placeTools(chosen, input.lists, input.wholeIndex)
+  const chosen = decideSet(input.scored, Math.max(1, input.clauses.length), rule, input.stepTops)
+  return countAndPlace(chosen, input, rule, count)
 }
 
 const variants: Record<string, Decision> = { shipped: decideTools, 'clause-order': clauseOrder }
@@ -84,21 +64,8 @@ for (const seed of [1, 2]) {
       const held = set.queries.filter((query) => foldOf(query.id, seed) === 0)
       let matched = 0
       for (const query of held) {
-        const scored = query.ids.map((id, index) => ({
-          id,
-          p: predictProbability(model.model, query.x[index]),
-        }))
-        const namespaces = new Map(query.ids.map((id, index) => [id, query.namespaces[index]]))
         const placed = decide(
-          {
-            namespaceOf: (id) => namespaces.get(id) ?? undefined,
-            scored,
-            values: new Map(query.ids.map((id, index) => [id, query.x[index]])),
-            clauses: query.lists.slice(0, query.steps),
-            stepTops: query.stepTops,
-            lists: query.lists,
-            wholeIndex: query.lists.length > query.steps ? query.steps : -1,
-          },
+          decisionInput(query, score(model.model, query)),
           model.rule,
           model.count,
         ).filter((id): id is string => id !== null)

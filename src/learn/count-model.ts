@@ -312,7 +312,22 @@ export function decideTools(
   count: CountModel | undefined,
 ): Array<string | null> {
   const clauses = Math.max(1, input.clauses.length)
-  let chosen = byProbability(decideSet(input.scored, clauses, rule, input.stepTops), input.scored)
+  const set = decideSet(input.scored, clauses, rule, input.stepTops)
+  return countAndPlace(byProbability(set, input.scored), input, rule, count)
+}
+
+/**
+ * `decideTools` after the rule's set: `chosen` (in the order the count's cut keeps them) cut to
+ * the learned count, extended and placed. Exported for bench/decision-variants.ts, which orders
+ * the set other ways.
+ */
+export function countAndPlace(
+  chosen: string[],
+  input: DecisionInput,
+  rule: DecisionRule,
+  count: CountModel | undefined,
+): Array<string | null> {
+  const clauses = Math.max(1, input.clauses.length)
   if (count !== undefined) {
     const features = decisionCountFeatures(input, chosen)
     // A one-clause plan takes one tool by the rule, so the cut changes nothing there.

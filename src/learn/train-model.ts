@@ -496,11 +496,13 @@ function chooseRule(
   return { rule: best.rule, held }
 }
 
-function score(model: LogisticModel, query: QueryRows) {
+/** Each candidate of `query` with the candidate model's probability. */
+export function score(model: LogisticModel, query: QueryRows) {
   return query.ids.map((id, index) => ({ id, p: predictProbability(model, query.x[index]) }))
 }
 
-function decisionInput(query: QueryRows, scored: ScoredCandidate[]): DecisionInput {
+/** The decision's input for one training query (as `toolsel train` scores its folds). */
+export function decisionInput(query: QueryRows, scored: ScoredCandidate[]): DecisionInput {
   const namespaces = new Map(query.ids.map((id, index) => [id, query.namespaces[index]]))
   return {
     namespaceOf: (id) => namespaces.get(id) ?? undefined,
