@@ -6,7 +6,13 @@
  * model was fitted on, so it checks direction, not level). Decision changes that need no refit
  * of the candidate model are screened here in seconds before a retrain.
  *
- *   npx tsx bench/decision-variants.ts [--data ../shared/data]
+ *   npx tsx bench/decision-variants.ts [--data ../shared/data] [--model <learned-model.json>]
+ *
+ * `--model` scores the rows with another learned model (one `toolsel train` wrote for this version's
+ * features; default: the shipped one). Each cell also gives, in brackets, the queries whose
+ * |gold| most probable candidates are exactly the gold set (the model's ranking alone, as if the
+ * count were known): a candidate-model change that ranks better shows there even when the decision's
+ * thresholds hide it.
  *
  * Variants: `shipped` (decideTools as it is) and `clause-order` (round 11's order: the rule's
  * per-clause floor picks kept in clause order, so the count's cut drops the later clauses' picks).
@@ -21,12 +27,14 @@ import {
   type DecisionInput,
 } from '../src/learn/count-model.ts'
 import { decideSet, type DecisionRule } from '../src/learn/decide-set.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
+import { loadDefaultModel, readLearnedModel } from '../src/learn/learned-model.ts'
 import { decisionInput, foldOf, score, trainingSets } from '../src/learn/train-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
-const { values } = parseArgs({ options: { data: { type: 'string', default: '../shared/data' } } })
+const { values } = parseArgs({
+  options: { data: { type: 'string', default: '../shared/data' }, model: { type: 'string' } },
+})
 type Decision = (
   input: DecisionInput,
   rule: DecisionRule,
@@ -53,7 +61,7 @@ const { sets } = trainingSets(sources, {
   maxSteps: config.plan.maxSteps,
   tau: config.retrieve.bm25.tau,
 })
-const model = loadDefaultModel()
+const model = values.model ? await readLearnedModel(values.model) : loadDefaultModel()
 console.log(`| seed | decision | ${sets.map((set) => set.name).join(' | ')} | mean |`)
 console.log(`| ---: | --- | ${sets.map(() => '---:').join(' | ')} | ---: |`)
 for (const seed of [1, 2]) {
@@ -63,18 +71,22 @@ for (const seed of [1, 2]) {
     for (const set of sets) {
       const held = set.queries.filter((query) => foldOf(query.id, seed) === 0)
       let matched = 0
+      let ranked = 0
       for (const query of held) {
-        const placed = decide(
-          decisionInput(query, score(model.model, query)),
-          model.rule,
-          model.count,
-        ).filter((id): id is string => id !== null)
+        const scored = score(model.model, query)
+        const placed = decide(decisionInput(query, scored), model.rule, model.count).filter(
+          (id): id is string => id !== null,
+        )
         const gold = new Set(query.gold)
         if (new Set(placed).size === gold.size && placed.every((id) => gold.has(id))) matched += 1
+        const top = [...scored]
+          .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+          .slice(0, gold.size)
+        if (top.every(({ id }) => gold.has(id))) ranked += 1
       }
       const percent = (100 * matched) / Math.max(1, held.length)
       total += percent
-      cells.push(`${matched}/${held.length} (${percent.toFixed(2)})`)
+      cells.push(`${matched}/${held.length} (${percent.toFixed(2)}) [${ranked}]`)
     }
     console.log(
       `| ${seed} | ${name} | ${cells.join(' | ')} | ${(total / sets.length).toFixed(2)} |`,
