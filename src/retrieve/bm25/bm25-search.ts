@@ -27,9 +27,15 @@ import { WEIGHT_SCALE, type Bm25Postings } from './bm25-postings.ts'
 export interface QueryTerm {
   /** Whether the term is from the expansion index (scaled by the examples weight). */
   expansion: boolean
-  /** The term's postings (views into the index). */
+  /**
+   * The index's postings arrays; the term's are `docs[from … to-1]` and `weights[from … to-1]`
+   * (offsets, not `subarray` views: a query made two views per term, each a typed-array object
+   * allocated through the species lookup; bench/README.md, round 13).
+   */
   docs: Int32Array
   weights: Int32Array
+  from: number
+  to: number
   /** Occurrences of the term in the query. */
   count: number
   /** Largest contribution to a score, in millionths. */
@@ -134,8 +140,10 @@ function postingsOf(
   if (end === start) return undefined
   return {
     expansion,
-    docs: postings.docs.subarray(start, end),
-    weights: postings.weights.subarray(start, end),
+    docs: postings.docs,
+    weights: postings.weights,
+    from: start,
+    to: end,
     count,
     bound: scale * count * postings.maxWeights[id],
     least: scale * count * postings.minWeights[id],
@@ -163,8 +171,8 @@ export function searchExhaustive(
   let touchedCount = 0
   for (const term of terms) {
     const sums = term.expansion ? scratch.expansion : scratch.tool
-    const { docs, weights, count } = term
-    for (let at = 0; at < docs.length; at += 1) {
+    const { docs, weights, count, to } = term
+    for (let at = term.from; at < to; at += 1) {
       const doc = docs[at]
       if (seen[doc] === 0) {
         seen[doc] = 1
@@ -230,6 +238,7 @@ export function searchWindowed(
   const prefix = new Float64Array(n)
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
   const cursors = new Int32Array(n)
+  for (let i = 0; i < n; i += 1) cursors[i] = terms[i].from
   // Per window: where each term's postings inside the window start and end (the terms summed).
   const froms = new Int32Array(n)
   const ends = new Int32Array(n)
@@ -252,7 +261,7 @@ export function searchWindowed(
     let start = 0x7fffffff
     for (let i = essential; i < n; i += 1) {
       const docs = terms[i].docs
-      if (cursors[i] < docs.length && docs[cursors[i]] < start) start = docs[cursors[i]]
+      if (cursors[i] < terms[i].to && docs[cursors[i]] < start) start = docs[cursors[i]]
     }
     if (start === 0x7fffffff) break
     let summed = 0
@@ -266,10 +275,10 @@ export function searchWindowed(
     const plain = !anyExpansion && kth !== -Infinity && limit > 0
     if (plain) {
       for (let i = n - 1; i >= essential; i -= 1) {
-        const { docs, weights, count } = terms[i]
+        const { docs, weights, count, to } = terms[i]
         let at = cursors[i]
         froms[i] = at
-        for (; at < docs.length; at += 1) {
+        for (; at < to; at += 1) {
           const slot = docs[at] - start
           if (slot >= window) break
           windowTool[slot] += count * weights[at]
@@ -289,7 +298,7 @@ export function searchWindowed(
         seeding &&
         touched >= k &&
         i < n - 1 &&
-        advance(terms[i].docs, cursors[i], start + window) - cursors[i] >=
+        advance(terms[i].docs, cursors[i], terms[i].to, start + window) - cursors[i] >=
           touched * SEED_CHECK_SHARE
       ) {
         const seed = Math.round(kthLargestSum(k, touched, expansionWeight, scratch)) - 2
@@ -300,11 +309,11 @@ export function searchWindowed(
           if (essential > i) break
         }
       }
-      const { docs, weights, count } = terms[i]
+      const { docs, weights, count, to } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
       let at = cursors[i]
       const from = at
-      for (; at < docs.length; at += 1) {
+      for (; at < to; at += 1) {
         const slot = docs[at] - start
         if (slot >= window) break
         const word = windowSeen[slot >>> 5]
@@ -322,19 +331,19 @@ export function searchWindowed(
     let scored = essential
     while (scored > 0) {
       const i = scored - 1
-      const docs = terms[i].docs
-      const from = advance(docs, cursors[i], start)
+      const { docs, to } = terms[i]
+      const from = advance(docs, cursors[i], to, start)
       // Too many postings in the window when the one just past the share is still inside it: one
       // read instead of a galloping search for the window's end, which the loop below finds.
       const past = from + summed * NON_ESSENTIAL_SUM_SHARE
-      if (past < docs.length && docs[past] < start + window) break
+      if (past < to && docs[past] < start + window) break
       const { weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
       let at = from
       if (plain) {
         // Only into the documents seen (a sum above 0: every weight is), so that nothing is left
         // to clear after the window: its cursor moves past the window now.
-        for (; at < docs.length; at += 1) {
+        for (; at < to; at += 1) {
           const slot = docs[at] - start
           if (slot >= window) break
           const sum = windowTool[slot]
@@ -342,7 +351,7 @@ export function searchWindowed(
         }
         cursors[i] = at
       } else {
-        for (; at < docs.length; at += 1) {
+        for (; at < to; at += 1) {
           const slot = docs[at] - start
           if (slot >= window) break
           sums[slot] += count * weights[at]
@@ -441,9 +450,9 @@ export function searchWindowed(
       for (; i >= 0; i -= 1) {
         if (tool + expansionWeight * expansion + prefix[i] < limit) break
         const term = terms[i]
-        const cursor = advance(term.docs, cursors[i], doc)
+        const cursor = advance(term.docs, cursors[i], term.to, doc)
         cursors[i] = cursor
-        if (cursor < term.docs.length && term.docs[cursor] === doc) {
+        if (cursor < term.to && term.docs[cursor] === doc) {
           if (term.expansion) expansion += term.count * term.weights[cursor]
           else tool += term.count * term.weights[cursor]
         }
@@ -516,9 +525,11 @@ function kthLargestSum(
   return heap[0]
 }
 
-/** The first index at or after `from` whose document is ≥ `target` (galloping, then binary search). */
-function advance(docs: Int32Array, from: number, target: number): number {
-  const length = docs.length
+/**
+ * The first index at or after `from` (below `length`, the term's end in `docs`) whose document is
+ * ≥ `target` (galloping, then binary search); `length` when none.
+ */
+function advance(docs: Int32Array, from: number, length: number, target: number): number {
   if (from >= length || docs[from] >= target) return from
   let low = from
   let step = 1
