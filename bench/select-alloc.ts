@@ -50,18 +50,23 @@ const sides = [
   { name: 'after', checkout: await loadCheckoutDefault('.', indexDir) },
 ]
 for (const instruction of instructions) {
-  const [a, b] = await Promise.all(sides.map(async (side) => side.checkout.select(instruction, true)))
+  const [a, b] = await Promise.all(
+    sides.map(async (side) => side.checkout.select(instruction, true)),
+  )
   if (JSON.stringify(a.steps) !== JSON.stringify(b.steps)) {
     throw new Error(`The two versions answer differently: ${instruction}`)
   }
 }
 for (let pass = 0; pass < 2; pass += 1) {
-  for (const side of sides) for (const instruction of instructions) await side.checkout.select(instruction)
+  for (const side of sides)
+    for (const instruction of instructions) await side.checkout.select(instruction)
 }
 const session = new Session()
 session.connect()
 await session.post('HeapProfiler.enable')
-console.log(`${indexDir}: same answers to ${instructions.length} instructions; load average ${loadavg().map((x) => x.toFixed(1))}`)
+console.log(
+  `${indexDir}: same answers to ${instructions.length} instructions; load average ${loadavg().map((x) => x.toFixed(1))}`,
+)
 for (const side of sides) {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 512,
@@ -87,8 +92,14 @@ for (const side of sides) {
     for (const child of node.children) walk(child)
   }
   walk(profile.head)
-  console.log(`${side.name}: ${Math.round(total / calls).toLocaleString('en')} bytes per selectTools call (${calls} calls)`)
+  console.log(
+    `${side.name}: ${Math.round(total / calls).toLocaleString('en')} bytes per selectTools call (${calls} calls)`,
+  )
   for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    console.log(`  ${Math.round(bytes / calls).toLocaleString('en').padStart(8)}  ${site}`)
+    console.log(
+      `  ${Math.round(bytes / calls)
+        .toLocaleString('en')
+        .padStart(8)}  ${site}`,
+    )
   }
 }

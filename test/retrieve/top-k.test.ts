@@ -21,6 +21,32 @@ describe('TopK', () => {
     )
   })
 
+  it('stays a valid heap after sorted(): later pushes and a second sorted() agree with sorting everything', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 60 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 20 }),
+        (scores, split, k) => {
+          const top = new TopK(k)
+          const cut = Math.min(split, scores.length)
+          scores.slice(0, cut).forEach((score, position) => top.push(position, score))
+          const first = top.sorted()
+          expect(top.sorted()).toEqual(first)
+          scores.slice(cut).forEach((score, at) => top.push(cut + at, score))
+          const expected = scores
+            .map((score, position) => ({ position, score }))
+            .sort((a, b) => b.score - a.score || a.position - b.position)
+            .slice(0, k)
+          expect(top.sorted()).toEqual(expected)
+          if (k > 0) {
+            expect(top.threshold).toBe(expected.length === k ? expected[k - 1].score : -Infinity)
+          }
+        },
+      ),
+    )
+  })
+
   it('reports -Infinity as threshold until k pairs are kept, then the worst kept score', () => {
     const top = new TopK(2)
     top.push(0, 0.5)
