@@ -29,3 +29,40 @@ export function createTimeSlicer(
     },
   }
 }
+
+/**
+ * Work written once as a generator that `yield`s between items, run either to the end at once
+ * (`runSteps`) or cooperatively (`runStepsSliced`: a yield to the event loop once `sliceMs` of
+ * work have passed), so the synchronous and the sliced paths compute exactly the same thing.
+ */
+export type Steps<T> = Generator<void, T, void>
+
+/** Runs `steps` to the end without yielding to the event loop. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/**
+ * Runs `steps` to the end, yielding to the event loop between items once `sliceMs` of work have
+ * passed; throws the signal's reason (between items) once `abort` is aborted.
+ */
+export async function runStepsSliced<T>(
+  steps: Steps<T>,
+  abort?: Pick<AbortSignal, 'aborted' | 'reason'>,
+  sliceMs = DEFAULT_SLICE_MS,
+): Promise<T> {
+  throwIfAborted(abort)
+  let sliceStart = performance.now()
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve))
+      throwIfAborted(abort)
+      sliceStart = performance.now()
+    }
+  }
+}

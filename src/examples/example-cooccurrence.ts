@@ -8,6 +8,7 @@
  * @module
  */
 import type { ExampleMemory } from './example-memory.ts'
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import type { UsageExample } from './usage-example.ts'
 
 const pairKey = (a: string, b: string) => (a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`)
@@ -20,6 +21,20 @@ export class ToolCooccurrence {
   readonly #sets = new Map<string, number>()
 
   constructor(examples: readonly UsageExample[]) {
+    runSteps(this.#count(examples))
+  }
+
+  /** `new ToolCooccurrence(examples)`, yielding to the event loop every few milliseconds. */
+  static async buildSliced(
+    examples: readonly UsageExample[],
+    signal?: AbortSignal,
+  ): Promise<ToolCooccurrence> {
+    const cooccurrence = new ToolCooccurrence([])
+    await runStepsSliced(cooccurrence.#count(examples), signal)
+    return cooccurrence
+  }
+
+  *#count(examples: readonly UsageExample[]): Steps<void> {
     for (const { tools } of examples) {
       for (let i = 0; i < tools.length; i += 1) {
         const id = tools[i]
@@ -32,6 +47,7 @@ export class ToolCooccurrence {
       }
       const key = toolSetKey(tools)
       this.#sets.set(key, (this.#sets.get(key) ?? 0) + 1)
+      yield
     }
   }
 
@@ -66,4 +82,16 @@ export function toolCooccurrence(memory: ExampleMemory): ToolCooccurrence {
   let cooccurrence = built.get(memory)
   if (!cooccurrence) built.set(memory, (cooccurrence = new ToolCooccurrence(memory.examples)))
   return cooccurrence
+}
+
+/** `toolCooccurrence`, built yielding to the event loop (see `ToolCooccurrence.buildSliced`). */
+export async function toolCooccurrenceSliced(
+  memory: ExampleMemory,
+  signal?: AbortSignal,
+): Promise<ToolCooccurrence> {
+  if (!built.has(memory)) {
+    const cooccurrence = await ToolCooccurrence.buildSliced(memory.examples, signal)
+    if (!built.has(memory)) built.set(memory, cooccurrence)
+  }
+  return built.get(memory)!
 }

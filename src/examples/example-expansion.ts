@@ -3,6 +3,7 @@
  * `examples` field holding the instructions that used it (the words people use to ask for it).
  * @module
  */
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import type { UsageExample } from './usage-example.ts'
 
 /**
@@ -28,6 +29,24 @@ export function exampleExpansions(
   perTool = DEFAULT_EXPANSION_EXAMPLES_PER_TOOL,
   minExamples = DEFAULT_EXPANSION_MIN_EXAMPLES,
 ): Map<string, string> {
+  return runSteps(expand(examples, perTool, minExamples))
+}
+
+/** `exampleExpansions`, yielding to the event loop every few milliseconds; the same texts. */
+export function exampleExpansionsSliced(
+  examples: readonly UsageExample[],
+  perTool = DEFAULT_EXPANSION_EXAMPLES_PER_TOOL,
+  minExamples = DEFAULT_EXPANSION_MIN_EXAMPLES,
+  signal?: AbortSignal,
+): Promise<Map<string, string>> {
+  return runStepsSliced(expand(examples, perTool, minExamples), signal)
+}
+
+function* expand(
+  examples: readonly UsageExample[],
+  perTool: number,
+  minExamples: number,
+): Steps<Map<string, string>> {
   const texts = new Map<string, string[]>()
   const counts = new Map<string, number>()
   for (let position = examples.length - 1; position >= 0; position -= 1) {
@@ -39,6 +58,7 @@ export function exampleExpansions(
       list.push(example.instruction)
       texts.set(id, list)
     }
+    yield
   }
   return new Map(
     [...texts]

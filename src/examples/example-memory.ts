@@ -7,6 +7,7 @@
  */
 import { tokenize } from '../retrieve/bm25/tokenize.ts'
 import { TopK } from '../retrieve/top-k.ts'
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import type { UsageExample } from './usage-example.ts'
 
 /** Neighbours that vote when a call does not say. */
@@ -33,57 +34,55 @@ export interface MemoryVote {
 
 const EMPTY_VOTE: MemoryVote = { scores: new Map(), topSimilarity: 0, neighbors: [] }
 
+/** What an ExampleMemory is made of (see `indexExamples`). */
+interface MemoryIndex {
+  termIndex: Map<string, number>
+  idf: number[]
+  postingDocs: Int32Array[]
+  postingWeights: Float64Array[]
+}
+
 export class ExampleMemory {
   readonly #examples: readonly UsageExample[]
-  readonly #termIndex = new Map<string, number>()
-  readonly #idf: number[] = []
-  readonly #postingDocs: Int32Array[] = []
-  readonly #postingWeights: Float64Array[] = []
+  readonly #termIndex: Map<string, number>
+  readonly #idf: number[]
+  readonly #postingDocs: Int32Array[]
+  readonly #postingWeights: Float64Array[]
   readonly #scores: Float64Array
   readonly #seen: Uint8Array
   /** Whether adjacent word pairs are terms too (see `withWordPairs`). */
   readonly wordPairs: boolean
 
-  private constructor(examples: readonly UsageExample[], wordPairs: boolean) {
+  private constructor(examples: readonly UsageExample[], wordPairs: boolean, index: MemoryIndex) {
     this.#examples = examples
     this.wordPairs = wordPairs
     this.#scores = new Float64Array(examples.length)
     this.#seen = new Uint8Array(examples.length)
-    const termCounts = examples.map((example) =>
-      countTerms(tokenize(example.instruction), wordPairs),
-    )
-    const documentFrequency = new Map<string, number>()
-    for (const counts of termCounts) {
-      for (const term of counts.keys())
-        documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
-    }
-    const docs: number[][] = []
-    const weights: number[][] = []
-    for (const [term, frequency] of documentFrequency) {
-      this.#termIndex.set(term, this.#idf.length)
-      this.#idf.push(Math.log(1 + examples.length / frequency))
-      docs.push([])
-      weights.push([])
-    }
-    termCounts.forEach((counts, position) => {
-      const vector = weigh(counts, (term) => this.#idf[this.#termIndex.get(term)!])
-      for (const [term, weight] of vector) {
-        const termId = this.#termIndex.get(term)!
-        docs[termId].push(position)
-        weights[termId].push(weight)
-      }
-    })
-    for (let termId = 0; termId < docs.length; termId += 1) {
-      this.#postingDocs.push(Int32Array.from(docs[termId]))
-      this.#postingWeights.push(Float64Array.from(weights[termId]))
-    }
+    this.#termIndex = index.termIndex
+    this.#idf = index.idf
+    this.#postingDocs = index.postingDocs
+    this.#postingWeights = index.postingWeights
   }
 
   static build(
     examples: readonly UsageExample[],
     options: { wordPairs?: boolean } = {},
   ): ExampleMemory {
-    return new ExampleMemory(examples, options.wordPairs ?? false)
+    const wordPairs = options.wordPairs ?? false
+    return new ExampleMemory(examples, wordPairs, runSteps(indexExamples(examples, wordPairs)))
+  }
+
+  /**
+   * `build`, yielding to the event loop every few milliseconds (a write of usage examples must
+   * not stall the requests meanwhile); the same memory. Throws the signal's reason once aborted.
+   */
+  static async buildSliced(
+    examples: readonly UsageExample[],
+    options: { wordPairs?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ExampleMemory> {
+    const wordPairs = options.wordPairs ?? false
+    const index = await runStepsSliced(indexExamples(examples, wordPairs), options.signal)
+    return new ExampleMemory(examples, wordPairs, index)
   }
 
   get size(): number {
@@ -146,6 +145,49 @@ export class ExampleMemory {
   }
 }
 
+/** The TF-IDF inverted index of `examples`, a step per example and per batch of terms. */
+function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): Steps<MemoryIndex> {
+  const termIndex = new Map<string, number>()
+  const idf: number[] = []
+  const termCounts: Map<string, number>[] = []
+  for (const example of examples) {
+    termCounts.push(countTerms(tokenize(example.instruction), wordPairs))
+    yield
+  }
+  const documentFrequency = new Map<string, number>()
+  for (const counts of termCounts) {
+    for (const term of counts.keys())
+      documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+    yield
+  }
+  const docs: number[][] = []
+  const weights: number[][] = []
+  for (const [term, frequency] of documentFrequency) {
+    termIndex.set(term, idf.length)
+    idf.push(Math.log(1 + examples.length / frequency))
+    docs.push([])
+    weights.push([])
+    if ((idf.length & 1023) === 0) yield
+  }
+  for (let position = 0; position < termCounts.length; position += 1) {
+    const vector = weigh(termCounts[position], (term) => idf[termIndex.get(term)!])
+    for (const [term, weight] of vector) {
+      const termId = termIndex.get(term)!
+      docs[termId].push(position)
+      weights[termId].push(weight)
+    }
+    yield
+  }
+  const postingDocs: Int32Array[] = []
+  const postingWeights: Float64Array[] = []
+  for (let termId = 0; termId < docs.length; termId += 1) {
+    postingDocs.push(Int32Array.from(docs[termId]))
+    postingWeights.push(Float64Array.from(weights[termId]))
+    if ((termId & 255) === 255) yield
+  }
+  return { termIndex, idf, postingDocs, postingWeights }
+}
+
 function countTerms(terms: readonly string[], wordPairs: boolean): Map<string, number> {
   const counts = new Map<string, number>()
   for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
@@ -190,6 +232,22 @@ export function withWordPairs(memory: ExampleMemory): ExampleMemory {
   let pairs = paired.get(memory)
   if (!pairs)
     paired.set(memory, (pairs = ExampleMemory.build(memory.examples, { wordPairs: true })))
+  return pairs
+}
+
+/** `withWordPairs`, built with `ExampleMemory.buildSliced` (yielding to the event loop). */
+export async function withWordPairsSliced(
+  memory: ExampleMemory,
+  signal?: AbortSignal,
+): Promise<ExampleMemory> {
+  if (memory.wordPairs) return memory
+  let pairs = paired.get(memory)
+  if (!pairs) {
+    pairs = await ExampleMemory.buildSliced(memory.examples, { wordPairs: true, signal })
+    // Another caller may have built it meanwhile: keep the first (equal either way).
+    if (!paired.has(memory)) paired.set(memory, pairs)
+    pairs = paired.get(memory)!
+  }
   return pairs
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { exampleKey, normalizeExample, type UsageExample } from './usage-example.ts'
 
 /** Examples kept per library when the configuration names no cap. */
@@ -56,6 +57,20 @@ export class ExampleSet {
     return new ExampleSet(kept, options.version ?? (kept.length > 0 ? 1 : 0), cap)
   }
 
+  /**
+   * `of`, yielding to the event loop every few milliseconds (loading an index's thousands of
+   * examples while the service answers); the same set.
+   */
+  static async ofSliced(
+    examples: readonly UsageExample[],
+    options: { cap?: number; version?: number; signal?: AbortSignal } = {},
+  ): Promise<ExampleSet> {
+    const cap = options.cap ?? DEFAULT_MAX_EXAMPLES
+    const unique = await runStepsSliced(normalizeAll(examples), options.signal)
+    const kept = unique.length > cap ? unique.slice(unique.length - cap) : unique
+    return new ExampleSet(kept, options.version ?? (kept.length > 0 ? 1 : 0), cap)
+  }
+
   get size(): number {
     return this.examples.length
   }
@@ -66,9 +81,34 @@ export class ExampleSet {
     return this.#hash
   }
 
+  /**
+   * `contentHash`, computed yielding to the event loop every few milliseconds (a write of usage
+   * examples must not stall the requests meanwhile); the same hash, cached the same way.
+   */
+  async contentHashSliced(signal?: AbortSignal): Promise<string> {
+    if (this.#hash !== undefined) return this.#hash
+    const hash = createHash('sha256')
+    await runStepsSliced(
+      eachLine(this.examples, (line) => hash.update(line)),
+      signal,
+    )
+    this.#hash ??= hash.digest('hex')
+    return this.#hash
+  }
+
+  /** `toJsonLines`, yielding to the event loop every few milliseconds; the same text. */
+  async toJsonLinesSliced(signal?: AbortSignal): Promise<string> {
+    const lines: string[] = []
+    await runStepsSliced(
+      eachLine(this.examples, (line) => lines.push(line)),
+      signal,
+    )
+    return lines.join('')
+  }
+
   /** This set plus `examples` (duplicates skipped, oldest evicted beyond the cap). */
   with(examples: readonly UsageExample[]): { set: ExampleSet; change: ExampleSetChange } {
-    const seen = new Set(this.examples.map(exampleKey))
+    const seen = new Set(this.examples.map(keyOf))
     const fresh: UsageExample[] = []
     let duplicates = 0
     for (const raw of examples) {
@@ -123,20 +163,53 @@ export class ExampleSet {
 
   /** One `{"instruction", "tools"}` object per line, oldest first (the `examples.jsonl` format). */
   toJsonLines(): string {
-    return this.examples
-      .map(
-        (example) =>
-          `${JSON.stringify({ instruction: example.instruction, tools: example.tools })}\n`,
-      )
-      .join('')
+    return this.examples.map(jsonLine).join('')
   }
+}
+
+const jsonLine = (example: UsageExample) =>
+  `${JSON.stringify({ instruction: example.instruction, tools: example.tools })}\n`
+
+function* eachLine(examples: readonly UsageExample[], take: (line: string) => void): Steps<void> {
+  for (const example of examples) {
+    take(jsonLine(example))
+    yield
+  }
+}
+
+const keys = new WeakMap<UsageExample, string>()
+
+/**
+ * `exampleKey`, remembered per example object (sets share their examples: a write of one
+ * example then keys only the new one, not the library's thousands).
+ */
+function keyOf(example: UsageExample): string {
+  let key = keys.get(example)
+  if (key === undefined) keys.set(example, (key = exampleKey(example)))
+  return key
+}
+
+/** `dedupe(examples.map(normalizeExample))`, a step per example. */
+function* normalizeAll(examples: readonly UsageExample[]): Steps<UsageExample[]> {
+  const seen = new Set<string>()
+  const unique: UsageExample[] = []
+  for (const raw of examples) {
+    const example = normalizeExample(raw)
+    const key = keyOf(example)
+    if (!seen.has(key)) {
+      seen.add(key)
+      unique.push(example)
+    }
+    yield
+  }
+  return unique
 }
 
 /** First occurrence of each key kept, in order. */
 function dedupe(examples: readonly UsageExample[]): UsageExample[] {
   const seen = new Set<string>()
   return examples.filter((example) => {
-    const key = exampleKey(example)
+    const key = keyOf(example)
     if (seen.has(key)) return false
     seen.add(key)
     return true

@@ -9,6 +9,7 @@ import { denseToolVectors } from '../learn/dense-encoder.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
 import { ExampleMemory } from './example-memory.ts'
+import { prepareExampleMemorySliced } from './memory-selection.ts'
 import type { ExampleSet } from './example-set.ts'
 
 export interface LibraryExamples {
@@ -29,17 +30,28 @@ export function createLibraryExamples(set: ExampleSet, dense?: ExampleDenseSpace
  * The library's examples with, when `config.denseMap` is on, its own dense space: learned from
  * the examples before the version is served (deterministic, so a restart or a reload learns the
  * same map; the trainer yields to the event loop between batches). Without it the library's
- * tools are not read (a large library's tools stay out of the heap).
+ * tools are not read (a large library's tools stay out of the heap). The example memory is built
+ * and prepared (`prepareExampleMemorySliced`: self-check, co-occurrence, word pairs) yielding to
+ * the event loop every few milliseconds, so a write of usage examples, a start-up load or another
+ * worker's change never stalls the requests being served meanwhile; what is returned is ready.
  */
 export async function learnLibraryExamples(
   set: ExampleSet,
   library: ToolLibrary,
-  config: Pick<ExamplesConfig, 'denseMap'>,
+  config: ExamplesConfig,
+  options: { signal?: AbortSignal } = {},
 ): Promise<LibraryExamples> {
-  if (!config.denseMap || set.size === 0) return createLibraryExamples(set)
-  const vectors = await denseToolVectors()
-  if (!vectors) return createLibraryExamples(set)
-  const tools = library.tools
-  const { map } = await learnExampleMap(tools, set.examples, vectors)
-  return createLibraryExamples(set, map && new ExampleDenseSpace(tools, map, vectors))
+  const memory = await ExampleMemory.buildSliced(set.examples, { signal: options.signal })
+  let dense: ExampleDenseSpace | undefined
+  if (config.denseMap && set.size > 0) {
+    const vectors = await denseToolVectors()
+    if (vectors) {
+      const tools = library.tools
+      const { map } = await learnExampleMap(tools, set.examples, vectors)
+      if (map) dense = new ExampleDenseSpace(tools, map, vectors)
+    }
+  }
+  const examples: LibraryExamples = { set, memory, ...(dense && { dense }) }
+  await prepareExampleMemorySliced(examples, config, options.signal)
+  return examples
 }

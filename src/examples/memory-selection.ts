@@ -19,11 +19,13 @@
  * @module
  */
 import type { ExamplesConfig } from '../config/schema.ts'
-import { toolCooccurrence } from './example-cooccurrence.ts'
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
+import { toolCooccurrence, toolCooccurrenceSliced } from './example-cooccurrence.ts'
 import type { ExampleDenseSpace } from './example-dense-map.ts'
 import {
   bestNeighborSet,
   withWordPairs,
+  withWordPairsSliced,
   type ExampleMemory,
   type ExampleNeighbor,
   type MemoryVote,
@@ -31,7 +33,15 @@ import {
 } from './example-memory.ts'
 
 export type { SetProposal } from './example-memory.ts'
-import type { LibraryExamples } from './library-examples.ts'
+
+/**
+ * What the memory's use reads of a library's examples (`LibraryExamples` of library-examples.ts,
+ * which prepares them with this module: named here by shape, not imported).
+ */
+export interface MemoryExamples {
+  readonly memory: ExampleMemory
+  readonly dense?: ExampleDenseSpace
+}
 
 export interface ExampleMemoryOptions {
   /** Neighbours whose tool sets are voted on for the set proposal. Default 5. */
@@ -78,7 +88,7 @@ export const DEFAULT_EXAMPLE_MEMORY_OPTIONS: Readonly<ExampleMemoryOptions> = {
 
 /** The pipeline's `examples` option for a library: undefined without examples or with `memory: false`. */
 export function exampleMemoryFor(
-  examples: LibraryExamples | undefined,
+  examples: MemoryExamples | undefined,
   config: ExamplesConfig,
 ): { memory: ExampleMemory; options: ExampleMemoryOptions; dense?: ExampleDenseSpace } | undefined {
   if (!examples || !config.memory || examples.memory.size === 0) return undefined
@@ -107,13 +117,15 @@ export function exampleMemoryFor(
 }
 
 /**
- * Runs the memory's self-check for these settings and builds its tool co-occurrence ahead of
- * requests (both are cached per memory), so the first request after an example write doesn't
- * pay for them. A no-op without examples, with
- * `memory: false` or with `minPrecision: 0`.
+ * Runs the memory's self-check for these settings and builds its tool co-occurrence and word-pair
+ * memory ahead of requests (all are cached per memory), so the first request after an example
+ * write doesn't pay for them. A no-op without examples, with `memory: false`, or (the
+ * co-occurrence and word pairs) when the memory fails its self-check. Synchronous: what the
+ * library registry runs on a version nothing prepared (`prepareExampleMemorySliced` did it
+ * already for every version built or loaded by the library lifecycle, so it then costs nothing).
  */
 export function prepareExampleMemory(
-  examples: LibraryExamples | undefined,
+  examples: MemoryExamples | undefined,
   config: ExamplesConfig,
 ): void {
   const resolved = exampleMemoryFor(examples, config)
@@ -123,6 +135,27 @@ export function prepareExampleMemory(
     // What the example-aware decision reads, where it may run.
     toolCooccurrence(resolved.memory)
     withWordPairs(resolved.memory)
+  }
+}
+
+/**
+ * `prepareExampleMemory`, yielding to the event loop every few milliseconds: a library's examples
+ * are prepared while the service keeps answering (at 16.8k examples the preparation is ~2 s of
+ * CPU). Throws the signal's reason once aborted (nothing is served from a half-prepared memory:
+ * the caches are only filled with finished results).
+ */
+export async function prepareExampleMemorySliced(
+  examples: MemoryExamples | undefined,
+  config: ExamplesConfig,
+  signal?: AbortSignal,
+): Promise<void> {
+  const resolved = exampleMemoryFor(examples, config)
+  if (!resolved) return
+  if (resolved.options.minPrecision > 0)
+    await memorySelfCheckSliced(resolved.memory, resolved.options, signal)
+  if (memoryTrusted(resolved.memory, resolved.options)) {
+    await toolCooccurrenceSliced(resolved.memory, signal)
+    await withWordPairsSliced(resolved.memory, signal)
   }
 }
 
@@ -196,8 +229,22 @@ const selfChecks = new WeakMap<ExampleMemory, Map<string, MemorySelfCheck>>()
  * rebuilt on every example write) and cached.
  */
 export function memorySelfCheck(memory: ExampleMemory, options: ProposalOptions): MemorySelfCheck {
-  const cached = cachedSelfCheck(memory, options)
-  if (cached) return cached
+  return cachedSelfCheck(memory, options) ?? runSteps(replaySelfCheck(memory, options))
+}
+
+/** `memorySelfCheck`, yielding to the event loop between replayed examples; the same check. */
+export async function memorySelfCheckSliced(
+  memory: ExampleMemory,
+  options: ProposalOptions,
+  signal?: AbortSignal,
+): Promise<MemorySelfCheck> {
+  return (
+    cachedSelfCheck(memory, options) ??
+    (await runStepsSliced(replaySelfCheck(memory, options), signal))
+  )
+}
+
+function* replaySelfCheck(memory: ExampleMemory, options: ProposalOptions): Steps<MemorySelfCheck> {
   const examples = memory.examples
   const replayed = Math.min(examples.length, SELF_CHECK_EXAMPLES)
   const check: MemorySelfCheck = { proposed: 0, right: 0 }
@@ -208,10 +255,13 @@ export function memorySelfCheck(memory: ExampleMemory, options: ProposalOptions)
       .filter((neighbor) => neighbor.example !== example)
       .slice(0, options.neighbors)
     const proposal = proposeFrom(neighbors, options)
+    yield
     if (!proposal) continue
     check.proposed += 1
     if (setKey(proposal.tools) === setKey(example.tools)) check.right += 1
   }
+  const cached = cachedSelfCheck(memory, options)
+  if (cached) return cached
   let byOptions = selfChecks.get(memory)
   if (!byOptions) selfChecks.set(memory, (byOptions = new Map()))
   byOptions.set(selfCheckKey(options), check)

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 
 /** Longest instruction kept in an example, in characters. */
 export const MAX_EXAMPLE_INSTRUCTION_CHARS = 8000
@@ -84,6 +85,19 @@ export function assertKnownTools(
  * objects. Throws INVALID_INPUT naming the line and field of the first bad record.
  */
 export function parseExamplesText(text: string, source: string): UsageExample[] {
+  return runSteps(parseSteps(text, source))
+}
+
+/** `parseExamplesText`, yielding to the event loop every few milliseconds; the same examples. */
+export function parseExamplesTextSliced(
+  text: string,
+  source: string,
+  signal?: AbortSignal,
+): Promise<UsageExample[]> {
+  return runStepsSliced(parseSteps(text, source), signal)
+}
+
+function* parseSteps(text: string, source: string): Steps<UsageExample[]> {
   const trimmed = text.trim()
   if (trimmed.length === 0) return []
   const records: Array<{ record: unknown; where: string }> = []
@@ -92,23 +106,28 @@ export function parseExamplesText(text: string, source: string): UsageExample[] 
     if (!Array.isArray(parsed)) throw badExamples(source, 'expected a JSON array of examples')
     parsed.forEach((record, index) => records.push({ record, where: `item ${index}` }))
   } else {
-    text.split('\n').forEach((line, index) => {
-      if (line.trim().length === 0) return
+    const lines = text.split('\n')
+    for (const [index, line] of lines.entries()) {
+      if (line.trim().length === 0) continue
       records.push({
         record: parseJson(line, `${source} line ${index + 1}`),
         where: `line ${index + 1}`,
       })
-    })
+      yield
+    }
   }
-  return records.map(({ record, where }) => {
+  const examples: UsageExample[] = []
+  for (const { record, where } of records) {
     const parsed = UsageExampleSchema.safeParse(record)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
       const field = issue.path.length > 0 ? ` field "${issue.path.join('.')}"` : ''
       throw badExamples(`${source} ${where}`, `${field.trim() || 'record'}: ${issue.message}`)
     }
-    return normalizeExample(parsed.data)
-  })
+    examples.push(normalizeExample(parsed.data))
+    yield
+  }
+  return examples
 }
 
 function parseJson(text: string, where: string): unknown {

@@ -57,7 +57,9 @@ export interface LibraryRegistryOptions {
   /**
    * Work a library version needs before it serves requests, run in `set` before the swap (every
    * version passes through it: start-up, uploads, new usage examples, other workers' changes),
-   * so that no request pays for it: the service runs its example memory's self-check there.
+   * so that no request pays for it: the service prepares its example memory there. Synchronous:
+   * the library lifecycle already did that work in slices while it built or loaded the version
+   * (`learnLibraryExamples`), so the hook finds it cached; it throws to keep the old version.
    */
   prepare?: (indexed: IndexedLibrary) => void
   /**

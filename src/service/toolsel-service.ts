@@ -116,10 +116,12 @@ export class ToolselService {
     this.config = config
     this.logger = logger
     this.components = components
-    // The example memory's self-check (examples/memory-selection.ts) runs when a library version
-    // is installed, not on the first request that reads it (110-280 ms at ToolLens scale). A
-    // replaced version's tools file stays open while a request or an upload's build may still
-    // read the old version.
+    // The example memory's preparation (self-check, co-occurrence, word pairs:
+    // examples/memory-selection.ts) is done before a version is installed, not on the first
+    // request that reads it: in slices while the version is built or loaded
+    // (`learnLibraryExamples`), so the hook below finds it cached; it runs here in one piece only
+    // for a version nothing prepared. A replaced version's tools file stays open while a request
+    // or an upload's build may still read the old version.
     const { requestTimeoutMs, buildTimeoutMs } = config.server
     this.libraries = new LibraryRegistry({
       prepare: (indexed) => prepareExampleMemory(indexed.examples, config.examples),

@@ -91,11 +91,12 @@ export async function buildIndexedLibrary(
     toolsFile: TOOLS_FILE,
     defaultRetriever: wanted[0] ?? 'bm25',
     retrievers: entries as IndexManifest['retrievers'],
-    ...(examples && examples.version > 0 && { examples: examplesManifest(examples) }),
+    ...(examples &&
+      examples.version > 0 && { examples: await examplesManifest(examples, options.signal) }),
   }
   const libraryExamples =
     examples && examples.version > 0
-      ? await learnLibraryExamples(examples, library, config.examples)
+      ? await learnLibraryExamples(examples, library, config.examples, { signal: options.signal })
       : undefined
   return { library, manifest, retrievers, ...(libraryExamples && { examples: libraryExamples }) }
 }

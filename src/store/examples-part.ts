@@ -9,7 +9,7 @@ import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
 import type { ExamplesConfig } from '../config/schema.ts'
 import { learnLibraryExamples, type LibraryExamples } from '../examples/library-examples.ts'
-import { parseExamplesText } from '../examples/usage-example.ts'
+import { parseExamplesText, parseExamplesTextSliced } from '../examples/usage-example.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import {
@@ -20,28 +20,34 @@ import {
   type IndexManifest,
 } from './manifest.ts'
 
-/** The manifest entry for `set` (written with the index). */
-export function examplesManifest(set: ExampleSet): ExamplesManifest {
+/**
+ * The manifest entry for `set` (written with the index); its hash computed yielding to the event
+ * loop (`ExampleSet.contentHashSliced`).
+ */
+export async function examplesManifest(
+  set: ExampleSet,
+  signal?: AbortSignal,
+): Promise<ExamplesManifest> {
   return {
     file: EXAMPLES_FILE,
     count: set.size,
     version: set.version,
     cap: set.cap,
-    contentHash: set.contentHash,
+    contentHash: await set.contentHashSliced(signal),
   }
 }
 
 export async function saveExamples(indexed: IndexedLibrary, dir: string): Promise<void> {
   const entry = indexed.manifest.examples
   if (entry === undefined || indexed.examples === undefined) return
-  await writeFile(join(dir, entry.file), indexed.examples.set.toJsonLines())
+  await writeFile(join(dir, entry.file), await indexed.examples.set.toJsonLinesSliced())
 }
 
 export async function loadExamples(
   dir: string,
   manifest: IndexManifest,
   library: ToolLibrary,
-  config: Pick<ExamplesConfig, 'denseMap'> = { denseMap: false },
+  config: ExamplesConfig,
 ): Promise<LibraryExamples | undefined> {
   const entry = manifest.examples
   if (entry === undefined) return undefined
@@ -60,15 +66,15 @@ export async function loadExamples(
   }
   let examples
   try {
-    examples = parseExamplesText(text, path)
+    examples = await parseExamplesTextSliced(text, path)
   } catch (error) {
     throw corrupt(`can't be read (${(error as Error).message})`, error)
   }
-  const set = ExampleSet.of(examples, {
+  const set = await ExampleSet.ofSliced(examples, {
     cap: Math.max(entry.cap, examples.length, 1),
     version: entry.version,
   })
-  if (set.size !== entry.count || set.contentHash !== entry.contentHash) {
+  if (set.size !== entry.count || (await set.contentHashSliced()) !== entry.contentHash) {
     throw corrupt('do not match the manifest (count or hash differs)')
   }
   const unknown = set.examples.flatMap((example) => example.tools).filter((id) => !library.has(id))

@@ -13,7 +13,7 @@ import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
-import { createTimeSlicer } from '../../time-slicer.ts'
+import { createTimeSlicer, runSteps, runStepsSliced, type Steps } from '../../time-slicer.ts'
 
 const require = createRequire(import.meta.url)
 const createWinkEngine = require('wink-bm25-text-search') as () => WinkBm25Engine
@@ -332,8 +332,32 @@ export function buildExpansionPostings(
   expansions: ReadonlyMap<string, string>,
   settings: Bm25Settings,
 ): Bm25Postings {
+  return runSteps(expansionSteps(tools, expansions, settings))
+}
+
+/**
+ * `buildExpansionPostings`, yielding to the event loop every few milliseconds (a library with
+ * thousands of usage examples tokenizes them all); the same postings.
+ */
+export function buildExpansionPostingsAsync(
+  tools: readonly Tool[],
+  expansions: ReadonlyMap<string, string>,
+  settings: Bm25Settings,
+  signal?: AbortSignal,
+): Promise<Bm25Postings> {
+  return runStepsSliced(expansionSteps(tools, expansions, settings), signal)
+}
+
+function* expansionSteps(
+  tools: readonly Tool[],
+  expansions: ReadonlyMap<string, string>,
+  settings: Bm25Settings,
+): Steps<Bm25Postings> {
   const builder = new PostingsBuilder([[EXPANSION_FIELD, 1]], settings.k1, settings.b)
-  for (const tool of tools) builder.add([expansions.get(tool.id) ?? ''])
+  for (const tool of tools) {
+    builder.add([expansions.get(tool.id) ?? ''])
+    yield
+  }
   return builder.finish()
 }
 

@@ -13,6 +13,7 @@ import type { Tool } from '../../library/tool.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildExpansionPostings,
+  buildExpansionPostingsAsync,
   buildPostings,
   buildPostingsAsync,
   expansionPostingsFromWinkJson,
@@ -145,7 +146,7 @@ export class Bm25Retriever implements Retriever {
       settings,
       DEFAULT_QUERY_OPTIONS,
       expansions && expansions.size > 0
-        ? buildExpansionPostings(tools, expansions, settings)
+        ? await buildExpansionPostingsAsync(tools, expansions, settings, options.signal)
         : undefined,
     )
   }

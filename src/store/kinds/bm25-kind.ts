@@ -16,7 +16,7 @@ import {
   type Bm25Settings,
 } from '../../retrieve/bm25/bm25-retriever.ts'
 import { TOKENIZER_VERSION } from '../../retrieve/bm25/tokenize.ts'
-import { exampleExpansions } from '../../examples/example-expansion.ts'
+import { exampleExpansionsSliced } from '../../examples/example-expansion.ts'
 import {
   BM25_EXAMPLES_FILE,
   BM25_FILE,
@@ -47,7 +47,12 @@ export const BM25_KIND: RetrieverKind = {
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
     const expansions =
       examples && examples.size > 0
-        ? exampleExpansions(examples.examples, examplesPerTool, examplesMinPerTool)
+        ? await exampleExpansionsSliced(
+            examples.examples,
+            examplesPerTool,
+            examplesMinPerTool,
+            signal,
+          )
         : undefined
     // Yields to the event loop while it tokenizes, so a server keeps answering during a build.
     const retriever = (

@@ -1,0 +1,186 @@
+/**
+ * How long one usage-example write blocks the event loop (#10 hardening: "nobody who reaches the
+ * port can freeze the process"). Builds the ToolBench G3 corpus (COLT, 1,419 APIs) with the
+ * ToolPlanner G3 training split as its usage examples (what `toolsel bench --suite toolbench-g3
+ * --library-mode corpus --examples train` gives the library; `--examples N` keeps the first N),
+ * saves it as an index, then serves it over real HTTP in this process and, while a client keeps
+ * sending requests (`/healthz` during start-up, `/v1/select-tools` with training instructions
+ * after, or `/healthz` with `--client health`), measures with `perf_hooks.monitorEventLoopDelay`:
+ *
+ * - `start`: the service loading the saved index (examples, their memory and its preparation);
+ * - `examples`: `POST /v1/libraries/g3/examples` of one new example;
+ * - `feedback`: `POST /v1/feedback` of one new example;
+ * - `idle`: the client alone (the floor: with selections, one selection's own CPU).
+ *
+ * Prints one row per phase: the phase's duration, the longest event-loop stall (max) and its p99,
+ * the client's requests and their slowest latency.
+ *
+ *   node --import tsx bench/example-write-stall.ts [--data ../shared/data] [--examples N]
+ *     (N past the 4,751 distinct training examples: copies made distinct by a marker word)
+ *     [--writes 2]
+ * @module
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { parseArgs } from 'node:util'
+import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
+import { createComponents } from '../src/components.ts'
+import { parseConfig } from '../src/config/load-config.ts'
+import { ExampleSet } from '../src/examples/example-set.ts'
+import { createMemoryLogger } from '../src/log.ts'
+import { createApp } from '../src/server/app.ts'
+import { ToolselService } from '../src/service/toolsel-service.ts'
+import { indexTools, saveIndexedLibrary } from '../src/store/library-lifecycle.ts'
+import { listenApp } from '../test/helpers/listen-app.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    examples: { type: 'string' },
+    writes: { type: 'string', default: '2' },
+    client: { type: 'string', default: 'select' },
+  },
+})
+const writes = Number(values.writes)
+if (!Number.isInteger(writes) || writes < 1) throw new Error('--writes takes a positive number.')
+if (values.client !== 'select' && values.client !== 'health')
+  throw new Error('--client takes select or health.')
+
+const [suite] = resolveSuites('toolbench-g3')
+const { splits } = await suite.load({
+  dataDir: values.data!,
+  libraryMode: 'corpus',
+  unmappable: 'drop',
+  examples: 'train',
+})
+const split = splits[0]
+if (!split?.training)
+  throw new Error(`toolbench-g3 corpus and training files not found under ${values.data}.`)
+// `--examples N`: the first N training examples, or, past the 4.75k there are, copies of them
+// made distinct by a marker word (` v1`, ` v2`…) until there are N (16,900: the scale of #10).
+const wanted =
+  values.examples === undefined ? split.training.examples.length : Number(values.examples)
+if (!Number.isInteger(wanted) || wanted < 1) throw new Error('--examples takes a positive number.')
+const base = split.training.examples
+const training = Array.from({ length: wanted }, (_, position) => {
+  const example = base[position % base.length]
+  const copy = Math.floor(position / base.length)
+  return copy === 0 ? example : { ...example, instruction: `${example.instruction} v${copy}` }
+})
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-write-stall-'))
+const indexDir = join(work, 'indexes')
+const config = parseConfig({ library: { default: 'g3', indexDir } })
+try {
+  const built = await indexTools('g3', split.tools, config, {
+    examples: ExampleSet.of(training, { cap: config.library.maxExamples }),
+  })
+  await saveIndexedLibrary(indexDir, built)
+  const exampleCount = built.examples?.set.size ?? 0
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  const server = await listenApp(createApp(service).fetch)
+  const instructions = training.map((example) => example.instruction)
+  let asked = 0
+  const select = () =>
+    fetch(`${server.url}/v1/select-tools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ instruction: instructions[asked++ % instructions.length] }),
+    })
+  const health = () => fetch(`${server.url}/healthz`)
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    await response.json()
+  }
+
+  interface Row {
+    phase: string
+    ms: number
+    stallMax: number
+    stallP99: number
+    requests: number
+    slowest: number
+  }
+  const rows: Row[] = []
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const measure = async (
+    phase: string,
+    request: () => Promise<Response>,
+    action: () => Promise<unknown>,
+  ) => {
+    let stop = false
+    const latencies: number[] = []
+    const client = (async () => {
+      while (!stop) {
+        const started = performance.now()
+        const response = await request()
+        await response.arrayBuffer()
+        latencies.push(performance.now() - started)
+      }
+    })()
+    await pause(100)
+    const delay = monitorEventLoopDelay({ resolution: 5 })
+    delay.enable()
+    latencies.length = 0
+    const started = performance.now()
+    await action()
+    const ms = performance.now() - started
+    delay.disable()
+    stop = true
+    await client
+    rows.push({
+      phase,
+      ms,
+      stallMax: delay.max / 1e6,
+      stallP99: delay.percentile(99) / 1e6,
+      requests: latencies.length,
+      slowest: Math.max(0, ...latencies),
+    })
+  }
+
+  await measure('start', health, () => service.start())
+  const client = values.client === 'select' ? select : health
+  await measure(`idle (client alone)`, client, () => pause(1000))
+  for (let write = 1; write <= writes; write += 1) {
+    const example = training[(write * 7919) % training.length]
+    await measure(`examples #${write}`, client, () =>
+      post('/v1/libraries/g3/examples', {
+        examples: [
+          { instruction: `${example.instruction} stall probe e${write}`, tools: example.tools },
+        ],
+      }),
+    )
+    const other = training[(write * 104_729) % training.length]
+    await measure(`feedback #${write}`, client, () =>
+      post('/v1/feedback', {
+        library: 'g3',
+        instruction: `${other.instruction} stall probe f${write}`,
+        used: other.tools,
+      }),
+    )
+  }
+  await server.close()
+
+  const fixed = (value: number) => value.toFixed(1)
+  console.log(
+    `G3 corpus: ${split.tools.length} tools, ${exampleCount} usage examples (ToolPlanner G3 training split${wanted > base.length ? ', copies made distinct' : ''}); client ${values.client}; node ${process.version}; load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}`,
+  )
+  console.log('| phase | ms | stall max ms | stall p99 ms | client requests | slowest request ms |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
+  for (const row of rows)
+    console.log(
+      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${row.requests} | ${fixed(row.slowest)} |`,
+    )
+} finally {
+  await rm(work, { recursive: true, force: true })
+}

@@ -1,0 +1,117 @@
+/**
+ * #10 hardening ("nobody who reaches the port can freeze the process"): a write of usage
+ * examples to a library with thousands of them rebuilds and prepares the new version while the
+ * service keeps answering from the old one; the swap happens once the new version is ready, and
+ * a write that fails (aborted) leaves the old version served.
+ */
+import { describe, expect, it } from 'vitest'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import { ExampleMemory } from '../../src/examples/example-memory.ts'
+import { prepareExampleMemory } from '../../src/examples/memory-selection.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { LibraryRegistry } from '../../src/service/library-registry.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { syntheticExamples } from '../helpers/synthetic-examples.ts'
+import { createTestApp } from '../server/test-service.ts'
+
+const EXAMPLES = syntheticExamples(12_000)
+
+async function serviceWithExamples() {
+  const { service } = await createTestApp({ start: false })
+  const indexed = await buildIndexedLibrary(
+    new ToolLibrary('sample', SAMPLE_TOOLS),
+    service.config,
+    {
+      examples: ExampleSet.of(EXAMPLES, { cap: service.config.library.maxExamples }),
+    },
+  )
+  await service.start([indexed])
+  return service
+}
+
+const versionOf = (service: Awaited<ReturnType<typeof serviceWithExamples>>) =>
+  service.library('sample').examples!.set.version
+
+describe('a usage-example write on a large library', () => {
+  it('keeps answering from the old version while the new one is built, then swaps', async () => {
+    const service = await serviceWithExamples()
+    const before = versionOf(service)
+    // What the preparation costs in one piece (the stall before the fix).
+    const started = performance.now()
+    const memory = ExampleMemory.build(service.library('sample').examples!.set.examples)
+    prepareExampleMemory({ memory }, service.config.examples)
+    const synchronousMs = performance.now() - started
+
+    // The longest the event loop went without running a task (an immediate chain ticking apart).
+    let longestStall = 0
+    let pending = true
+    let last = performance.now()
+    const tick = () => {
+      const now = performance.now()
+      longestStall = Math.max(longestStall, now - last)
+      last = now
+      if (pending) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const write = service
+      .addExamples('sample', [
+        { instruction: 'wake me at six tomorrow', tools: ['weather.get_forecast'] },
+      ])
+      .finally(() => (pending = false))
+    const seen: number[] = []
+    while (pending) {
+      // A client's next request arrives as a new event-loop task.
+      await new Promise((resolve) => setImmediate(resolve))
+      await service.select({ instruction: 'send mail to Ann about the weather', library: 'sample' })
+      if (pending) seen.push(versionOf(service))
+    }
+    const result = await write
+    expect(seen.length).toBeGreaterThan(0)
+    expect(new Set(seen)).toEqual(new Set([before]))
+    expect(result).toMatchObject({ added: 1, version: before + 1, examples: EXAMPLES.length + 1 })
+    expect(versionOf(service)).toBe(before + 1)
+    // Slices of ~10 ms (and the collector's pauses): far below the work done in one piece (before
+    // the fix the write stalled for about half of it: 445 ms of 740 here). A loose bound for a
+    // busy machine (2 shared cores: 87-123 ms measured).
+    expect(longestStall).toBeLessThan(Math.max(250, synchronousMs / 3))
+  }, 60_000)
+
+  it('leaves the old version served when the write fails (aborted mid-build)', async () => {
+    const service = await serviceWithExamples()
+    const before = service.library('sample')
+    const controller = new AbortController()
+    const write = service.addExamples(
+      'sample',
+      [{ instruction: 'order a pizza for tonight', tools: ['weather.get_forecast'] }],
+      { signal: controller.signal },
+    )
+    setTimeout(() => controller.abort(), 20)
+    await expect(write).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(service.library('sample')).toBe(before)
+    expect(service.listLibraries()[0].examples.count).toBe(EXAMPLES.length)
+    // The next write goes through.
+    const next = await service.addExamples('sample', [
+      { instruction: 'order a pizza for tonight', tools: ['weather.get_forecast'] },
+    ])
+    expect(next).toMatchObject({ added: 1, version: before.examples!.set.version + 1 })
+  }, 60_000)
+})
+
+describe('LibraryRegistry.set', () => {
+  it('keeps the old version when preparing the new one throws', async () => {
+    const { service } = await createTestApp({ start: false })
+    const build = () => buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), service.config)
+    let failing = false
+    const registry = new LibraryRegistry({
+      prepare: () => {
+        if (failing) throw new Error('prepare failed')
+      },
+    })
+    const first = await build()
+    registry.set(first)
+    failing = true
+    expect(() => registry.set({ ...first })).toThrow('prepare failed')
+    expect(registry.get('sample')).toBe(first)
+  })
+})
