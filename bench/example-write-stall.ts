@@ -10,6 +10,8 @@
  * - `start`: the service loading the saved index (examples, their memory and its preparation);
  * - `examples`: `POST /v1/libraries/g3/examples` of one new example;
  * - `feedback`: `POST /v1/feedback` of one new example;
+ * - `feedback burst`: `--burst` (8) feedback posts sent at once (the phase lasts until all are
+ *   answered);
  * - `idle`: the client alone (the floor: with selections, one selection's own CPU).
  *
  * Prints one row per phase: the phase's duration, the longest event-loop stall (max) and its p99,
@@ -17,7 +19,7 @@
  *
  *   node --import tsx bench/example-write-stall.ts [--data ../shared/data] [--examples N]
  *     (N past the 4,751 distinct training examples: copies made distinct by a marker word)
- *     [--writes 2]
+ *     [--writes 2] [--client select|health] [--burst 8]
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     examples: { type: 'string' },
     writes: { type: 'string', default: '2' },
     client: { type: 'string', default: 'select' },
+    burst: { type: 'string', default: '8' },
   },
 })
 const writes = Number(values.writes)
@@ -167,6 +170,21 @@ try {
       }),
     )
   }
+  // A burst: `--burst` feedback posts at once (one rebuild each when writes are serialised one by
+  // one; two when the ones that arrive during a write are applied together).
+  const burst = Number(values.burst)
+  await measure(`feedback burst of ${burst}`, client, () =>
+    Promise.all(
+      Array.from({ length: burst }, (_, index) => {
+        const example = training[(index * 31_337 + 11) % training.length]
+        return post('/v1/feedback', {
+          library: 'g3',
+          instruction: `${example.instruction} stall probe b${index}`,
+          used: example.tools,
+        })
+      }),
+    ),
+  )
   await server.close()
 
   const fixed = (value: number) => value.toFixed(1)

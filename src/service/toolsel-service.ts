@@ -108,6 +108,8 @@ export class ToolselService {
   readonly libraries: LibraryRegistry
   #ready = false
   readonly #writes = new Map<string, Promise<unknown>>()
+  /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
+  readonly #exampleBatches = new Map<string, ExampleBatch>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
   /** Saved indexes skipped at start-up because they failed to load (`/readyz` lists them). */
   readonly failedIndexes: FailedIndex[] = []
@@ -263,7 +265,9 @@ export class ToolselService {
    * from `POST /v1/feedback`): unknown tool ids are refused (INVALID_INPUT names them), duplicates
    * skipped, the oldest dropped beyond `library.maxExamples`. When something was added, the index
    * is rebuilt with them, saved atomically under `library.indexDir` (a library loaded from a tool
-   * file becomes a saved index, so its examples survive restarts) and swapped in.
+   * file becomes a saved index, so its examples survive restarts) and swapped in. Writes that
+   * arrive while one is being built are applied together by the next rebuild; each gets its own
+   * change counts and the version and count the library has after that rebuild.
    */
   async addExamples(
     name: string,
@@ -271,39 +275,84 @@ export class ToolselService {
     options: { signal?: AbortSignal } = {},
   ): Promise<AddExamplesResult> {
     assertLibraryName(name)
-    return this.#serialise(name, async () => {
+    // Writes that arrive while another write to the library is being built wait for it and are
+    // then applied together, in arrival order, by one rebuild (a burst of feedback costs one
+    // rebuild, not one each); a write queued behind an upload or a delete is not moved before it.
+    const queued = this.#exampleBatches.get(name)
+    if (queued && this.#writes.get(name) === queued.settled) {
+      return new Promise((resolve, reject) =>
+        queued.entries.push({ examples, signal: options.signal, resolve, reject }),
+      )
+    }
+    const batch: ExampleBatch = { entries: [], settled: undefined }
+    const first = new Promise<AddExamplesResult>((resolve, reject) =>
+      batch.entries.push({ examples, signal: options.signal, resolve, reject }),
+    )
+    this.#exampleBatches.set(name, batch)
+    const run = this.#serialise(name, async () => {
+      // From here on the batch is closed: later writes start the next one.
+      if (this.#exampleBatches.get(name) === batch) this.#exampleBatches.delete(name)
+      await this.#applyExamples(name, batch.entries)
+    })
+    batch.settled = this.#writes.get(name)
+    void run.catch(() => undefined)
+    return first
+  }
+
+  /**
+   * Applies a batch of example writes: each entry is checked and added in order (an entry with
+   * unknown tool ids or an aborted request fails alone), then, when something was added, the
+   * index is rebuilt once, saved and swapped in, and every entry gets the library's new state.
+   */
+  async #applyExamples(name: string, entries: readonly ExampleBatchEntry[]): Promise<void> {
+    const live: Array<{ entry: ExampleBatchEntry; change: ExampleSetChange }> = []
+    try {
       const indexed = this.libraries.require(name)
-      assertKnownTools(name, examples, (id) => indexed.library.has(id))
-      const current = (indexed.examples?.set ?? ExampleSet.empty()).withCap(
+      const start = (indexed.examples?.set ?? ExampleSet.empty()).withCap(
         this.config.library.maxExamples,
       )
-      const { set, change } = current.with(examples)
-      const result = (version: number, count: number) => ({
-        library: name,
-        ...change,
-        examples: count,
-        version,
-      })
-      if (set === current && (current === indexed.examples?.set || current.size === 0)) {
-        return result(set.version, set.size)
+      let set = start
+      for (const entry of entries) {
+        try {
+          throwIfAborted(entry.signal)
+          assertKnownTools(name, entry.examples, (id) => indexed.library.has(id))
+          const next = set.with(entry.examples)
+          live.push({ entry, change: next.change })
+          set = next.set
+        } catch (error) {
+          entry.reject(error)
+        }
       }
+      if (live.length === 0) return
+      const finish = (version: number, count: number) => {
+        for (const { entry, change } of live)
+          entry.resolve({ library: name, ...change, examples: count, version })
+      }
+      if (set === start && (start === indexed.examples?.set || start.size === 0)) {
+        finish(set.version, set.size)
+        return
+      }
+      // The rebuild stops only when every request waiting on it is gone.
+      const signal = allAborted(live.map(({ entry }) => entry.signal))
       const rebuilt = await holding(indexed, () =>
-        rebuildLibrary(indexed, this.config, {
-          logger: this.logger,
-          signal: options.signal,
-          examples: set,
-        }),
+        rebuildLibrary(indexed, this.config, { logger: this.logger, signal, examples: set }),
       )
       await publishLibrary(this.libraries, rebuilt, { indexDir: this.config.library.indexDir })
+      const total = (key: 'added' | 'duplicates' | 'evicted') =>
+        live.reduce((sum, { change }) => sum + change[key], 0)
       this.logger.info(`Library "${name}": usage examples updated`, {
-        added: change.added,
-        duplicates: change.duplicates,
-        evicted: change.evicted,
+        writes: live.length,
+        added: total('added'),
+        duplicates: total('duplicates'),
+        evicted: total('evicted'),
         examples: set.size,
         version: set.version,
       })
-      return result(set.version, set.size)
-    })
+      finish(set.version, set.size)
+    } catch (error) {
+      for (const { entry } of live) entry.reject(error)
+      if (live.length === 0) for (const entry of entries) entry.reject(error)
+    }
   }
 
   /**
@@ -446,4 +495,35 @@ export class ToolselService {
     })
     return next
   }
+}
+
+interface ExampleBatchEntry {
+  examples: readonly UsageExample[]
+  signal?: AbortSignal
+  resolve(result: AddExamplesResult): void
+  reject(error: unknown): void
+}
+
+interface ExampleBatch {
+  entries: ExampleBatchEntry[]
+  /** The write chain's tail once the batch was queued: others join only while it still is. */
+  settled: Promise<unknown> | undefined
+}
+
+/**
+ * A signal aborted once every one of `signals` is (with the last one's reason); undefined when
+ * one of them can never abort.
+ */
+function allAborted(signals: ReadonlyArray<AbortSignal | undefined>): AbortSignal | undefined {
+  if (signals.some((signal) => signal === undefined)) return undefined
+  if (signals.length === 1) return signals[0]
+  const controller = new AbortController()
+  const check = (reason: unknown) => {
+    if (signals.every((signal) => signal!.aborted)) controller.abort(reason)
+  }
+  for (const signal of signals as AbortSignal[]) {
+    if (signal.aborted) check(signal.reason)
+    else signal.addEventListener('abort', () => check(signal.reason), { once: true })
+  }
+  return controller.signal
 }

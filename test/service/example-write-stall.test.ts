@@ -98,6 +98,45 @@ describe('a usage-example write on a large library', () => {
   }, 60_000)
 })
 
+describe('example writes that arrive during a write', () => {
+  it('are applied together by one rebuild, each answered with its own change', async () => {
+    const service = await serviceWithExamples()
+    const before = versionOf(service)
+    const lines = (service.logger as unknown as { lines: string[] }).lines
+    const rebuilds = () => lines.filter((line) => line.includes('usage examples updated')).length
+    const first = service.addExamples('sample', [
+      { instruction: 'first write of the burst', tools: ['weather.get_forecast'] },
+    ])
+    // The first write is being built; these wait for it, then go together.
+    await new Promise((resolve) => setImmediate(resolve))
+    const burst = [
+      service.addExamples('sample', [
+        { instruction: 'second write of the burst', tools: ['weather.get_forecast'] },
+      ]),
+      service.addExamples('sample', [{ instruction: 'bad write', tools: ['no.such_tool'] }]),
+      service.addExamples('sample', [
+        { instruction: 'third write of the burst', tools: ['weather.get_forecast'] },
+        { instruction: 'Second  write of the BURST', tools: ['weather.get_forecast'] },
+      ]),
+    ]
+    const settled = await Promise.allSettled([first, ...burst])
+    expect(settled[0]).toMatchObject({
+      status: 'fulfilled',
+      value: { added: 1, version: before + 1, examples: EXAMPLES.length + 1 },
+    })
+    const together = { version: before + 3, examples: EXAMPLES.length + 3 }
+    expect(settled[1]).toMatchObject({ status: 'fulfilled', value: { added: 1, ...together } })
+    expect(settled[2]).toMatchObject({ status: 'rejected', reason: { code: 'INVALID_INPUT' } })
+    expect(settled[3]).toMatchObject({
+      status: 'fulfilled',
+      value: { added: 1, duplicates: 1, ...together },
+    })
+    expect(rebuilds()).toBe(2)
+    expect(versionOf(service)).toBe(before + 3)
+    expect(service.library('sample').examples!.set.size).toBe(EXAMPLES.length + 3)
+  }, 60_000)
+})
+
 describe('LibraryRegistry.set', () => {
   it('keeps the old version when preparing the new one throws', async () => {
     const { service } = await createTestApp({ start: false })
