@@ -145,45 +145,74 @@ export class ExampleMemory {
   }
 }
 
-/** The TF-IDF inverted index of `examples`, a step per example and per batch of terms. */
+/**
+ * The TF-IDF inverted index of `examples`, a step per example and per batch of terms. Terms get
+ * ids in first-seen order; each example keeps only its term ids and counts (typed arrays), and
+ * each term's postings are allocated at their final size: a build of thousands of examples leaves
+ * few objects for the collector to copy (its pauses were the longest stalls of an example write).
+ */
 function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): Steps<MemoryIndex> {
   const termIndex = new Map<string, number>()
-  const idf: number[] = []
-  const termCounts: Map<string, number>[] = []
+  const frequency: number[] = []
+  const exampleTerms: Int32Array[] = []
+  const exampleCounts: Int32Array[] = []
   for (const example of examples) {
-    termCounts.push(countTerms(tokenize(example.instruction), wordPairs))
+    const counts = countTerms(tokenize(example.instruction), wordPairs)
+    const terms = new Int32Array(counts.size)
+    const termCounts = new Int32Array(counts.size)
+    let slot = 0
+    for (const [term, count] of counts) {
+      let termId = termIndex.get(term)
+      if (termId === undefined) {
+        termId = frequency.length
+        termIndex.set(term, termId)
+        frequency.push(0)
+      }
+      frequency[termId] += 1
+      terms[slot] = termId
+      termCounts[slot] = count
+      slot += 1
+    }
+    exampleTerms.push(terms)
+    exampleCounts.push(termCounts)
     yield
   }
-  const documentFrequency = new Map<string, number>()
-  for (const counts of termCounts) {
-    for (const term of counts.keys())
-      documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
-    yield
+  const idf = frequency.map((count) => Math.log(1 + examples.length / count))
+  const postingDocs: Int32Array[] = []
+  const postingWeights: Float64Array[] = []
+  for (let termId = 0; termId < frequency.length; termId += 1) {
+    postingDocs.push(new Int32Array(frequency[termId]))
+    postingWeights.push(new Float64Array(frequency[termId]))
+    if ((termId & 1023) === 1023) yield
   }
-  const docs: number[][] = []
-  const weights: number[][] = []
-  for (const [term, frequency] of documentFrequency) {
-    termIndex.set(term, idf.length)
-    idf.push(Math.log(1 + examples.length / frequency))
-    docs.push([])
-    weights.push([])
-    if ((idf.length & 1023) === 0) yield
-  }
-  for (let position = 0; position < termCounts.length; position += 1) {
-    const vector = weigh(termCounts[position], (term) => idf[termIndex.get(term)!])
-    for (const [term, weight] of vector) {
-      const termId = termIndex.get(term)!
-      docs[termId].push(position)
-      weights[termId].push(weight)
+  const filled = new Int32Array(frequency.length)
+  const weights: number[] = []
+  for (let position = 0; position < exampleTerms.length; position += 1) {
+    // What `weigh` computes, in the same order: (1 + ln tf) × idf, scaled to unit length.
+    const terms = exampleTerms[position]
+    const counts = exampleCounts[position]
+    weights.length = 0
+    let norm = 0
+    for (let slot = 0; slot < terms.length; slot += 1) {
+      const weight = (1 + Math.log(counts[slot])) * idf[terms[slot]]
+      weights.push(weight)
+      if (weight > 0) norm += weight * weight
+    }
+    norm = Math.sqrt(norm)
+    for (let slot = 0; slot < terms.length; slot += 1) {
+      if (!(weights[slot] > 0)) continue
+      const termId = terms[slot]
+      postingDocs[termId][filled[termId]] = position
+      postingWeights[termId][filled[termId]] = weights[slot] / norm
+      filled[termId] += 1
     }
     yield
   }
-  const postingDocs: Int32Array[] = []
-  const postingWeights: Float64Array[] = []
-  for (let termId = 0; termId < docs.length; termId += 1) {
-    postingDocs.push(Int32Array.from(docs[termId]))
-    postingWeights.push(Float64Array.from(weights[termId]))
-    if ((termId & 255) === 255) yield
+  // A term whose every weight was 0 (none: idf and 1 + ln tf are positive) keeps what it got.
+  for (let termId = 0; termId < frequency.length; termId += 1) {
+    if (filled[termId] === frequency[termId]) continue
+    postingDocs[termId] = postingDocs[termId].slice(0, filled[termId])
+    postingWeights[termId] = postingWeights[termId].slice(0, filled[termId])
   }
   return { termIndex, idf, postingDocs, postingWeights }
 }
