@@ -18,7 +18,7 @@ import { createLogger } from '../src/log.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { runBench } from '../src/bench/run-bench.ts'
 import type { BenchRunSettings } from '../src/bench/bench-report.ts'
-import type { CaseRunner } from '../src/bench/case-runner.ts'
+import { caseComponents, type CaseRunner } from '../src/bench/case-runner.ts'
 import type { StepResult } from '../src/pipeline.ts'
 
 const { values } = parseArgs({
@@ -60,15 +60,7 @@ async function run(planner: 'rule' | 'none'): Promise<Map<string, Answer>> {
     explain: true,
   }
   const runner: CaseRunner = {
-    components: (indexed) => {
-      const { planner: p, retriever, reranker, selector } = service.resolve(request, indexed)
-      return {
-        planner: p.name,
-        retriever: retriever.name,
-        reranker: reranker.name,
-        selector: selector.name,
-      }
-    },
+    components: (indexed) => caseComponents(service, request, indexed),
     async run(instruction, gold, indexed) {
       const result = await service.select({ ...request, instruction }, undefined, indexed)
       const predicted = result.tools.map((tool) => tool.id)

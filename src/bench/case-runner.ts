@@ -35,6 +35,21 @@ export interface CaseRunner {
   run(instruction: string, gold: readonly string[], indexed: IndexedLibrary): Promise<CaseOutcome>
 }
 
+/** The names of the components `request` resolves to over `indexed`, for the report. */
+export function caseComponents(
+  service: ToolselService,
+  request: Omit<PipelineRequest, 'library'>,
+  indexed: IndexedLibrary,
+): CaseComponents {
+  const { planner, retriever, reranker, selector } = service.resolve(request, indexed)
+  return {
+    planner: planner.name,
+    retriever: retriever.name,
+    reranker: reranker.name,
+    selector: selector.name,
+  }
+}
+
 /**
  * The pipeline under test, with the same request for every case (components by id, k, tau,
  * retriever kind). A thrown error is recorded and the query counts as a miss; so does a query
@@ -51,15 +66,7 @@ export function createPipelineRunner(
 ): CaseRunner {
   const { queryTimeoutMs } = options
   return {
-    components(indexed) {
-      const { planner, retriever, reranker, selector } = service.resolve(request, indexed)
-      return {
-        planner: planner.name,
-        retriever: retriever.name,
-        reranker: reranker.name,
-        selector: selector.name,
-      }
-    },
+    components: (indexed) => caseComponents(service, request, indexed),
     async run(instruction, _gold, indexed) {
       const started = performance.now()
       const deadline = queryTimeoutMs === undefined ? undefined : startDeadline(queryTimeoutMs)
