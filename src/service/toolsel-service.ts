@@ -272,7 +272,16 @@ export class ToolselService {
   async addExamples(
     name: string,
     examples: readonly UsageExample[],
-    options: { signal?: AbortSignal } = {},
+    options: {
+      signal?: AbortSignal
+      /**
+       * Called at the commit point of the rebuild that would save this write (just before the
+       * index is renamed into place); throw to leave this write out. The HTTP routes use it so
+       * that a request already answered with an error (timeout, client gone) is never saved, even
+       * when other writes of its batch are.
+       */
+      beforeCommit?: () => void
+    } = {},
   ): Promise<AddExamplesResult> {
     assertLibraryName(name)
     // Writes that arrive while another write to the library is being built wait for it and are
@@ -281,12 +290,12 @@ export class ToolselService {
     const queued = this.#exampleBatches.get(name)
     if (queued && this.#writes.get(name) === queued.settled) {
       return new Promise((resolve, reject) =>
-        queued.entries.push({ examples, signal: options.signal, resolve, reject }),
+        queued.entries.push({ examples, ...options, resolve, reject }),
       )
     }
     const batch: ExampleBatch = { entries: [], settled: undefined }
     const first = new Promise<AddExamplesResult>((resolve, reject) =>
-      batch.entries.push({ examples, signal: options.signal, resolve, reject }),
+      batch.entries.push({ examples, ...options, resolve, reject }),
     )
     this.#exampleBatches.set(name, batch)
     const run = this.#serialise(name, async () => {
@@ -303,52 +312,92 @@ export class ToolselService {
    * Applies a batch of example writes: each entry is checked and added in order (an entry with
    * unknown tool ids or an aborted request fails alone), then, when something was added, the
    * index is rebuilt once, saved and swapped in, and every entry gets the library's new state.
+   * At the commit point every entry's `beforeCommit` is asked: an entry whose request was answered
+   * with an error meanwhile (timeout, client gone) is left out, and when others remain the index
+   * is rebuilt once more without it, so nothing is saved for a client that got an error (the
+   * others have claimed their commit then and can't drop out of the second rebuild).
    */
   async #applyExamples(name: string, entries: readonly ExampleBatchEntry[]): Promise<void> {
-    const live: Array<{ entry: ExampleBatchEntry; change: ExampleSetChange }> = []
+    let live: Array<{ entry: ExampleBatchEntry; change: ExampleSetChange }> = []
     try {
       const indexed = this.libraries.require(name)
       const start = (indexed.examples?.set ?? ExampleSet.empty()).withCap(
         this.config.library.maxExamples,
       )
-      let set = start
-      for (const entry of entries) {
-        try {
-          throwIfAborted(entry.signal)
-          assertKnownTools(name, entry.examples, (id) => indexed.library.has(id))
-          const next = set.with(entry.examples)
-          live.push({ entry, change: next.change })
-          set = next.set
-        } catch (error) {
-          entry.reject(error)
+      let pending: readonly ExampleBatchEntry[] = entries
+      for (;;) {
+        let set = start
+        live = []
+        for (const entry of pending) {
+          try {
+            throwIfAborted(entry.signal)
+            assertKnownTools(name, entry.examples, (id) => indexed.library.has(id))
+            const next = set.with(entry.examples)
+            live.push({ entry, change: next.change })
+            set = next.set
+          } catch (error) {
+            entry.reject(error)
+          }
         }
-      }
-      if (live.length === 0) return
-      const finish = (version: number, count: number) => {
-        for (const { entry, change } of live)
-          entry.resolve({ library: name, ...change, examples: count, version })
-      }
-      if (set === start && (start === indexed.examples?.set || start.size === 0)) {
+        if (live.length === 0) return
+        const finish = (version: number, count: number) => {
+          for (const { entry, change } of live)
+            entry.resolve({ library: name, ...change, examples: count, version })
+        }
+        if (set === start && (start === indexed.examples?.set || start.size === 0)) {
+          finish(set.version, set.size)
+          return
+        }
+        // The rebuild stops only when every request waiting on it is gone.
+        const signal = allAborted(live.map(({ entry }) => entry.signal))
+        const rebuilt = await holding(indexed, () =>
+          rebuildLibrary(indexed, this.config, { logger: this.logger, signal, examples: set }),
+        )
+        const dropped = new Map<ExampleBatchEntry, unknown>()
+        try {
+          await publishLibrary(this.libraries, rebuilt, {
+            indexDir: this.config.library.indexDir,
+            beforeCommit: () => {
+              for (const { entry } of live) {
+                try {
+                  throwIfAborted(entry.signal)
+                  entry.beforeCommit?.()
+                } catch (error) {
+                  dropped.set(entry, error)
+                }
+              }
+              if (dropped.size > 0) throw [...dropped.values()][0]
+            },
+          })
+        } catch (error) {
+          if (dropped.size === 0) throw error
+          // Written for nobody or for fewer writes than were asked at the commit point: not saved.
+          for (const [entry, reason] of dropped) entry.reject(reason)
+          live = live.filter(({ entry }) => !dropped.has(entry))
+          if (live.length === 0) return
+          pending = live.map(({ entry }) => entry)
+          this.logger.info(
+            `Library "${name}": usage-example write rebuilt without abandoned requests`,
+            {
+              dropped: dropped.size,
+              writes: pending.length,
+            },
+          )
+          continue
+        }
+        const total = (key: 'added' | 'duplicates' | 'evicted') =>
+          live.reduce((sum, { change }) => sum + change[key], 0)
+        this.logger.info(`Library "${name}": usage examples updated`, {
+          writes: live.length,
+          added: total('added'),
+          duplicates: total('duplicates'),
+          evicted: total('evicted'),
+          examples: set.size,
+          version: set.version,
+        })
         finish(set.version, set.size)
         return
       }
-      // The rebuild stops only when every request waiting on it is gone.
-      const signal = allAborted(live.map(({ entry }) => entry.signal))
-      const rebuilt = await holding(indexed, () =>
-        rebuildLibrary(indexed, this.config, { logger: this.logger, signal, examples: set }),
-      )
-      await publishLibrary(this.libraries, rebuilt, { indexDir: this.config.library.indexDir })
-      const total = (key: 'added' | 'duplicates' | 'evicted') =>
-        live.reduce((sum, { change }) => sum + change[key], 0)
-      this.logger.info(`Library "${name}": usage examples updated`, {
-        writes: live.length,
-        added: total('added'),
-        duplicates: total('duplicates'),
-        evicted: total('evicted'),
-        examples: set.size,
-        version: set.version,
-      })
-      finish(set.version, set.size)
     } catch (error) {
       for (const { entry } of live) entry.reject(error)
       if (live.length === 0) for (const entry of entries) entry.reject(error)
@@ -500,6 +549,7 @@ export class ToolselService {
 interface ExampleBatchEntry {
   examples: readonly UsageExample[]
   signal?: AbortSignal
+  beforeCommit?: () => void
   resolve(result: AddExamplesResult): void
   reject(error: unknown): void
 }

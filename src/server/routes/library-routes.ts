@@ -112,6 +112,9 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
           signal: c.get('abort').signal,
+          beforeCommit: () => {
+            if (!c.get('commit')()) throwIfAborted(c.get('abort'))
+          },
         })
         return c.json(result)
       },

@@ -1,5 +1,6 @@
 /** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
+import { throwIfAborted } from '../../errors.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
@@ -32,6 +33,9 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertLibraryAccess(principalOf(c), name)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('abort').signal,
+        beforeCommit: () => {
+          if (!c.get('commit')()) throwIfAborted(c.get('abort'))
+        },
       })
       return c.json(result)
     })
