@@ -63,8 +63,18 @@ const UNKNOWN = -0x80000000
 /** Per index and k: each term's k-th largest weight (`UNKNOWN` until its first query). */
 const kthWeights = new WeakMap<Bm25Postings, Map<number, Int32Array>>()
 
-/** Per-term k-th largest weights of the index for `k` (the array is filled as terms are queried). */
-function kthWeightsOf(postings: Bm25Postings, k: number): Int32Array {
+/**
+ * Values of k kept per index (4 bytes per vocabulary term each): requests choose k, and without a
+ * cap a client cycling through k = 1…64 would make 64 vocabulary-sized arrays. A query with
+ * another k simply starts without the seed (same answers, the search is only slower).
+ */
+const KTH_WEIGHT_KS = 4
+
+/**
+ * Per-term k-th largest weights of the index for `k` (the array is filled as terms are queried),
+ * or undefined when the index already keeps `KTH_WEIGHT_KS` other values of k.
+ */
+function kthWeightsOf(postings: Bm25Postings, k: number): Int32Array | undefined {
   let byK = kthWeights.get(postings)
   if (byK === undefined) {
     byK = new Map()
@@ -72,6 +82,7 @@ function kthWeightsOf(postings: Bm25Postings, k: number): Int32Array {
   }
   let weights = byK.get(k)
   if (weights === undefined) {
+    if (byK.size >= KTH_WEIGHT_KS) return undefined
     weights = new Int32Array(postings.offsets.length - 1).fill(UNKNOWN)
     byK.set(k, weights)
   }
@@ -316,6 +327,7 @@ export function searchWindowed(
       const known = term.expansion
         ? (expansionWeights ??= kthWeightsOf(term.postings, k))
         : (toolWeights ??= kthWeightsOf(term.postings, k))
+      if (known === undefined) continue
       const least = term.factor * kthLargestWeight(term, k, known)
       if (least > seed) seed = least
     }
