@@ -52,7 +52,9 @@ export async function saveIndexedLibrary(
   const target = join(indexDir, name)
   await mkdir(temporary)
   try {
-    const toolLines = indexed.library.toJsonLines()
+    // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
+    // slices, for an uploaded one.
+    const toolLines = await indexed.library.toJsonLinesSliced()
     await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines)
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
       const retriever = indexed.retrievers.get(name)

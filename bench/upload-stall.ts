@@ -1,0 +1,203 @@
+/**
+ * How long a library upload over HTTP blocks the event loop (#10 hardening: "nobody who reaches
+ * the port can freeze the process"). Takes the ToolBench G3 corpus (COLT, 1,415 tools) and, to
+ * reach the largest upload the server accepts by default (`server.bodyLimitBytes`, 32 MiB; no
+ * tool-count limit), copies of its tools made distinct by an id suffix until the canonical JSON
+ * body is just under `--bytes` (default the body limit). Serves the demo library over real HTTP
+ * in this process and, while a client keeps sending `/v1/select-tools` (or `/healthz` with
+ * `--client health`), measures with `perf_hooks.monitorEventLoopDelay`:
+ *
+ * - `idle`: the client alone (the floor);
+ * - `upload #n`: `PUT /v1/libraries/big` of the whole body (import, BM25 build, save, swap);
+ *   the first creates the library, later ones replace it.
+ *
+ * Then, outside the server, times the save's pieces one by one on the uploaded library (tools
+ * file text, its sha256, the tools index file, the BM25 file), so a long stall can be placed.
+ *
+ *   node --import tsx bench/upload-stall.ts [--data ../shared/data] [--bytes N] [--uploads 2]
+ *     [--client select|health]
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { parseArgs } from 'node:util'
+import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
+import { createComponents } from '../src/components.ts'
+import { parseConfig } from '../src/config/load-config.ts'
+import { createMemoryLogger } from '../src/log.ts'
+import { createApp } from '../src/server/app.ts'
+import { ToolselService } from '../src/service/toolsel-service.ts'
+import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
+import { writeBm25File } from '../src/store/kinds/bm25-file.ts'
+import { writeToolsIndexFile } from '../src/store/tools-index-file.ts'
+import { listenApp } from '../test/helpers/listen-app.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    bytes: { type: 'string' },
+    uploads: { type: 'string', default: '2' },
+    client: { type: 'string', default: 'select' },
+  },
+})
+const uploads = Number(values.uploads)
+if (!Number.isInteger(uploads) || uploads < 1) throw new Error('--uploads takes a positive number.')
+if (values.client !== 'select' && values.client !== 'health')
+  throw new Error('--client takes select or health.')
+
+const [suite] = resolveSuites('toolbench-g3')
+const { splits } = await suite.load({
+  dataDir: values.data!,
+  libraryMode: 'corpus',
+  unmappable: 'drop',
+})
+const split = splits[0]
+if (!split) throw new Error(`toolbench-g3 corpus not found under ${values.data}.`)
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-upload-stall-'))
+const config = parseConfig({ library: { indexDir: join(work, 'indexes') } })
+const limit = values.bytes === undefined ? config.server.bodyLimitBytes : Number(values.bytes)
+// Canonical tools (id, name, description, parameters): copies of the corpus with `~c<n>` ids
+// until the JSON array is just under the limit.
+const lines: string[] = []
+let bytes = 2
+for (let copy = 0; ; copy += 1) {
+  let full = false
+  for (const tool of split.tools) {
+    const line = JSON.stringify({
+      id: copy === 0 ? tool.id : `${tool.id}~c${copy}`,
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+    })
+    const size = Buffer.byteLength(line) + 2
+    if (bytes + size > limit) {
+      full = true
+      break
+    }
+    lines.push(line)
+    bytes += size
+  }
+  if (full) break
+}
+const body = `[\n${lines.join(',\n')}\n]`
+
+try {
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const server = await listenApp(createApp(service).fetch)
+  const questions = [
+    'text Sam the weather forecast for tomorrow',
+    'find flights from Paris to Rome next week',
+    'send an email to my manager about the report',
+    'what is on my calendar today',
+  ]
+  let asked = 0
+  const select = () =>
+    fetch(`${server.url}/v1/select-tools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ instruction: questions[asked++ % questions.length] }),
+    })
+  const health = () => fetch(`${server.url}/healthz`)
+  const client = values.client === 'select' ? select : health
+
+  interface Row {
+    phase: string
+    ms: number
+    stallMax: number
+    stallP99: number
+    requests: number
+    slowest: number
+  }
+  const rows: Row[] = []
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const measure = async (phase: string, action: () => Promise<unknown>) => {
+    let stop = false
+    const latencies: number[] = []
+    const running = (async () => {
+      while (!stop) {
+        const started = performance.now()
+        const response = await client()
+        await response.arrayBuffer()
+        latencies.push(performance.now() - started)
+      }
+    })()
+    await pause(100)
+    const delay = monitorEventLoopDelay({ resolution: 5 })
+    delay.enable()
+    latencies.length = 0
+    const started = performance.now()
+    await action()
+    const ms = performance.now() - started
+    delay.disable()
+    stop = true
+    await running
+    rows.push({
+      phase,
+      ms,
+      stallMax: delay.max / 1e6,
+      stallP99: delay.percentile(99) / 1e6,
+      requests: latencies.length,
+      slowest: Math.max(0, ...latencies),
+    })
+  }
+
+  await measure('idle (client alone)', () => pause(1000))
+  for (let upload = 1; upload <= uploads; upload += 1) {
+    await measure(`upload #${upload}`, async () => {
+      const response = await fetch(`${server.url}/v1/libraries/big?format=canonical`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      if (!response.ok) throw new Error(`upload: ${response.status} ${await response.text()}`)
+      await response.json()
+    })
+  }
+  await server.close()
+
+  // The save's pieces, timed alone on the uploaded (in-memory) library.
+  const indexed = service.library('big')
+  const pieces: Array<[string, number]> = []
+  const time = async <T>(piece: string, work: () => T | Promise<T>): Promise<T> => {
+    const started = performance.now()
+    const result = await work()
+    pieces.push([piece, performance.now() - started])
+    return result
+  }
+  const { ToolLibrary } = await import('../src/library/tool-library.ts')
+  const memory = new ToolLibrary('big', indexed.library.tools)
+  const toolLines = await time('tools file text (toJsonLines)', () => memory.toJsonLines())
+  const hash = await time('sha256 of the tools file', () =>
+    createHash('sha256').update(toolLines).digest('hex'),
+  )
+  await time('tools index file (spans, id table, ranks, crc32, write)', () =>
+    writeToolsIndexFile(join(work, 'tools.idx'), memory.ids, toolLines, hash),
+  )
+  const bm25 = indexed.retrievers.get('bm25') as Bm25Retriever
+  await time('BM25 file (terms join, write)', () =>
+    writeBm25File(join(work, 'bm25.bin'), bm25.postings),
+  )
+
+  const fixed = (value: number) => value.toFixed(1)
+  console.log(
+    `Upload: ${lines.length} tools (G3 corpus ${split.tools.length} tools, copies made distinct), ${body.length} bytes (limit ${config.server.bodyLimitBytes}); client ${values.client}; node ${process.version}; load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}`,
+  )
+  console.log('| phase | ms | stall max ms | stall p99 ms | client requests | slowest request ms |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
+  for (const row of rows)
+    console.log(
+      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${row.requests} | ${fixed(row.slowest)} |`,
+    )
+  console.log('\n| save piece (alone) | ms |\n| --- | ---: |')
+  for (const [piece, ms] of pieces) console.log(`| ${piece} | ${fixed(ms)} |`)
+} finally {
+  await rm(work, { recursive: true, force: true })
+}

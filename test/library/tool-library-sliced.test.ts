@@ -1,0 +1,79 @@
+/**
+ * #10 hardening: an upload's library is hashed (`contentHashSliced`, in the build) and written
+ * as JSON lines (`toJsonLinesSliced`, in the save) in slices that give the event loop back; both
+ * give exactly what the one-piece getters give.
+ */
+import { describe, expect, it } from 'vitest'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import type { Tool } from '../../src/library/tool.ts'
+
+function tools(count: number): Tool[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: `server.tool_${(index * 7919) % count}`,
+    name: `tool_${index}`,
+    description: `Does thing number ${index} — with ünïcode and "quotes".`,
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string', description: `the ${index}th query` } },
+      required: ['query'],
+    },
+    ...(index % 3 === 0 && { tags: ['a', `t${index % 5}`] }),
+  }))
+}
+
+/** Counts the event-loop turns (a setImmediate chain) while `work` runs. */
+async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+  let turns = 0
+  let running = true
+  const tick = () => {
+    turns += 1
+    if (running) setImmediate(tick)
+  }
+  setImmediate(tick)
+  await work()
+  running = false
+  return turns
+}
+
+describe('ToolLibrary sliced hashing and JSON lines', () => {
+  const input = tools(20_000)
+
+  it('contentHashSliced equals contentHash and yields to the event loop', async () => {
+    const expected = new ToolLibrary('big', input).contentHash
+    const library = new ToolLibrary('big', input)
+    let hash = ''
+    const turns = await turnsDuring(async () => {
+      hash = await library.contentHashSliced()
+    })
+    expect(hash).toBe(expected)
+    expect(library.contentHash).toBe(expected)
+    expect(turns).toBeGreaterThan(1)
+    // Input order does not matter, as for the getter.
+    expect(await new ToolLibrary('big', [...input].reverse()).contentHashSliced()).toBe(expected)
+  })
+
+  it('toJsonLinesSliced gives the bytes toJsonLines gives, one JSON line per tool', async () => {
+    const library = new ToolLibrary('big', input)
+    let bytes: Buffer = Buffer.alloc(0)
+    const turns = await turnsDuring(async () => {
+      bytes = await library.toJsonLinesSliced()
+    })
+    expect(turns).toBeGreaterThan(1)
+    expect(bytes.equals(library.toJsonLines())).toBe(true)
+    expect(
+      bytes.equals(Buffer.from(input.map((tool) => `${JSON.stringify(tool)}\n`).join(''))),
+    ).toBe(true)
+    // A library over those bytes hands them back as they are, and hashes to the same.
+    const reread = ToolLibrary.fromJsonLines('big', bytes)
+    expect((await reread.toJsonLinesSliced()).equals(bytes)).toBe(true)
+    expect(reread.contentHash).toBe(library.contentHash)
+  })
+
+  it('stops at an aborted signal', async () => {
+    const controller = new AbortController()
+    controller.abort(new Error('gone'))
+    await expect(
+      new ToolLibrary('big', input).contentHashSliced(controller.signal),
+    ).rejects.toMatchObject({ code: 'ABORTED' })
+  })
+})
