@@ -25,7 +25,6 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
 import { createComponents } from '../src/components.ts'
@@ -36,6 +35,7 @@ import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { indexTools, saveIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
+import { measureStall, pause, type StallRow } from './stall-probe.ts'
 
 const { values } = parseArgs({
   options: {
@@ -104,49 +104,13 @@ try {
     await response.json()
   }
 
-  interface Row {
-    phase: string
-    ms: number
-    stallMax: number
-    stallP99: number
-    requests: number
-    slowest: number
-  }
-  const rows: Row[] = []
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const rows: StallRow[] = []
   const measure = async (
     phase: string,
     request: () => Promise<Response>,
     action: () => Promise<unknown>,
   ) => {
-    let stop = false
-    const latencies: number[] = []
-    const client = (async () => {
-      while (!stop) {
-        const started = performance.now()
-        const response = await request()
-        await response.arrayBuffer()
-        latencies.push(performance.now() - started)
-      }
-    })()
-    await pause(100)
-    const delay = monitorEventLoopDelay({ resolution: 5 })
-    delay.enable()
-    latencies.length = 0
-    const started = performance.now()
-    await action()
-    const ms = performance.now() - started
-    delay.disable()
-    stop = true
-    await client
-    rows.push({
-      phase,
-      ms,
-      stallMax: delay.max / 1e6,
-      stallP99: delay.percentile(99) / 1e6,
-      requests: latencies.length,
-      slowest: Math.max(0, ...latencies),
-    })
+    rows.push(await measureStall(phase, request, action))
   }
 
   await measure('start', health, () => service.start())

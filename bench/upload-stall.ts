@@ -22,7 +22,6 @@ import { createHash } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
 import { createComponents } from '../src/components.ts'
@@ -34,6 +33,7 @@ import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
 import { writeBm25File } from '../src/store/kinds/bm25-file.ts'
 import { writeToolsIndexFile } from '../src/store/tools-index-file.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
+import { measureStall, pause, type StallRow } from './stall-probe.ts'
 
 const { values } = parseArgs({
   options: {
@@ -106,45 +106,9 @@ try {
   const health = () => fetch(`${server.url}/healthz`)
   const client = values.client === 'select' ? select : health
 
-  interface Row {
-    phase: string
-    ms: number
-    stallMax: number
-    stallP99: number
-    requests: number
-    slowest: number
-  }
-  const rows: Row[] = []
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const rows: StallRow[] = []
   const measure = async (phase: string, action: () => Promise<unknown>) => {
-    let stop = false
-    const latencies: number[] = []
-    const running = (async () => {
-      while (!stop) {
-        const started = performance.now()
-        const response = await client()
-        await response.arrayBuffer()
-        latencies.push(performance.now() - started)
-      }
-    })()
-    await pause(100)
-    const delay = monitorEventLoopDelay({ resolution: 5 })
-    delay.enable()
-    latencies.length = 0
-    const started = performance.now()
-    await action()
-    const ms = performance.now() - started
-    delay.disable()
-    stop = true
-    await running
-    rows.push({
-      phase,
-      ms,
-      stallMax: delay.max / 1e6,
-      stallP99: delay.percentile(99) / 1e6,
-      requests: latencies.length,
-      slowest: Math.max(0, ...latencies),
-    })
+    rows.push(await measureStall(phase, client, action))
   }
 
   await measure('idle (client alone)', () => pause(1000))
