@@ -188,7 +188,9 @@ function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): 
   const filled = new Int32Array(frequency.length)
   const weights: number[] = []
   for (let position = 0; position < exampleTerms.length; position += 1) {
-    // What `weigh` computes, in the same order: (1 + ln tf) × idf, scaled to unit length.
+    // What `weigh` computes, in the same order: (1 + ln tf) × idf, scaled to unit length. Every
+    // weight is positive here (tf ≥ 1, and idf = ln(1 + N / df) > 0), so each term of the
+    // example gets its posting and every term's postings come out exactly full.
     const terms = exampleTerms[position]
     const counts = exampleCounts[position]
     weights.length = 0
@@ -196,23 +198,16 @@ function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): 
     for (let slot = 0; slot < terms.length; slot += 1) {
       const weight = (1 + Math.log(counts[slot])) * idf[terms[slot]]
       weights.push(weight)
-      if (weight > 0) norm += weight * weight
+      norm += weight * weight
     }
     norm = Math.sqrt(norm)
     for (let slot = 0; slot < terms.length; slot += 1) {
-      if (!(weights[slot] > 0)) continue
       const termId = terms[slot]
       postingDocs[termId][filled[termId]] = position
       postingWeights[termId][filled[termId]] = weights[slot] / norm
       filled[termId] += 1
     }
     yield
-  }
-  // A term whose every weight was 0 (none: idf and 1 + ln tf are positive) keeps what it got.
-  for (let termId = 0; termId < frequency.length; termId += 1) {
-    if (filled[termId] === frequency[termId]) continue
-    postingDocs[termId] = postingDocs[termId].slice(0, filled[termId])
-    postingWeights[termId] = postingWeights[termId].slice(0, filled[termId])
   }
   return { termIndex, idf, postingDocs, postingWeights }
 }

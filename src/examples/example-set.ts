@@ -4,7 +4,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { runStepsSliced, type Steps } from '../time-slicer.ts'
+import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { exampleKey, normalizeExample, type UsageExample } from './usage-example.ts'
 
 /** Examples kept per library when the configuration names no cap. */
@@ -51,10 +51,7 @@ export class ExampleSet {
     examples: readonly UsageExample[],
     options: { cap?: number; version?: number } = {},
   ): ExampleSet {
-    const cap = options.cap ?? DEFAULT_MAX_EXAMPLES
-    const unique = dedupe(examples.map(normalizeExample))
-    const kept = unique.length > cap ? unique.slice(unique.length - cap) : unique
-    return new ExampleSet(kept, options.version ?? (kept.length > 0 ? 1 : 0), cap)
+    return ExampleSet.#ofUnique(runSteps(normalizeAll(examples)), options)
   }
 
   /**
@@ -65,8 +62,18 @@ export class ExampleSet {
     examples: readonly UsageExample[],
     options: { cap?: number; version?: number; signal?: AbortSignal } = {},
   ): Promise<ExampleSet> {
+    return ExampleSet.#ofUnique(
+      await runStepsSliced(normalizeAll(examples), options.signal),
+      options,
+    )
+  }
+
+  /** The set of normalised, de-duplicated `unique` examples: the newest `cap` kept. */
+  static #ofUnique(
+    unique: UsageExample[],
+    options: { cap?: number; version?: number },
+  ): ExampleSet {
     const cap = options.cap ?? DEFAULT_MAX_EXAMPLES
-    const unique = await runStepsSliced(normalizeAll(examples), options.signal)
     const kept = unique.length > cap ? unique.slice(unique.length - cap) : unique
     return new ExampleSet(kept, options.version ?? (kept.length > 0 ? 1 : 0), cap)
   }
@@ -189,7 +196,7 @@ function keyOf(example: UsageExample): string {
   return key
 }
 
-/** `dedupe(examples.map(normalizeExample))`, a step per example. */
+/** The examples normalised, the first of each key kept, in order; a step per example. */
 function* normalizeAll(examples: readonly UsageExample[]): Steps<UsageExample[]> {
   const seen = new Set<string>()
   const unique: UsageExample[] = []
