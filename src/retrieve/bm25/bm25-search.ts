@@ -278,9 +278,11 @@ export function searchExhaustive(
  * round 13: BM25 0.95 of without at 10k and 100k tools). The documents seen are walked in the
  * order they were hit, not by a bit set in document order: which of a window's 128 bit words hold
  * a document is random, and the branches of that scan were mispredicted (bench/README.md, "Round
- * 10"). Once the top k is full, a query without expansion terms lists no documents seen at all: a
- * window's essential postings are summed, then walked again to score, drop or keep the documents
- * they hit ("plain" windows; BM25 0.93 of the list at 100k tools, 1.0 at 10k: "Round 12"); its
+ * 10"). Once a threshold is known (the top k full, or a seed from the terms' k-th weights or a
+ * window's sums), a query without expansion terms lists no documents seen at all: a window's
+ * essential postings are summed, then walked again to score, drop or keep the documents they hit
+ * ("plain" windows; BM25 0.93 of the list at 100k tools, 1.0 at 10k: "Round 12"; from a seed too,
+ * not only once the top k is full: 0.88 at 10k, 0.95 at 100k, "Round 14"); its
  * non-essential terms are summed only into the documents seen (sums above 0), which leaves nothing
  * to clear after the window (0.93-0.94 at 100k, 0.99 at 10k).
  */
@@ -348,11 +350,15 @@ export function searchWindowed(
     let touched = 0
     let kept = 0
     const seeding = kth === -Infinity && k <= SEED_MAX_K
-    // A plain window (the top k full, the limit above 0, no expansion terms: most windows at 100k
-    // tools) keeps no bit set or list of the documents seen: its essential postings are summed
-    // alone, then walked again (in cache) to score or keep the documents they hit, below. That
-    // takes the list, whose every posting waited on the one before, out of the summing loop.
-    const plain = !anyExpansion && kth !== -Infinity && limit > 0
+    // A plain window (a threshold known: the top k full or a seed; the limit above 0; no expansion
+    // terms: most windows) keeps no bit set or list of the documents seen: its essential postings
+    // are summed alone, then walked again (in cache) to score or keep the documents they hit,
+    // below. That takes the list, whose every posting waited on the one before, out of the
+    // summing loop. A seeded window below a full top k pushes what reaches the limit, as any
+    // other: the seed is a lower bound of the k-th score, so nothing it drops could make the top k
+    // (the window-sum seeding below, which needs the list, is then skipped: plain windows from
+    // the seed on were faster at 10k and 100k tools all the same, bench/README.md "Round 14").
+    const plain = !anyExpansion && (kth !== -Infinity || seedLimit > -Infinity) && limit > 0
     if (plain) {
       for (let i = n - 1; i >= essential; i -= 1) {
         const { docs, weights, count, to } = terms[i]
