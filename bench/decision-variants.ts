@@ -16,17 +16,32 @@
  *
  * Variants: `shipped` (decideTools as it is) and `clause-order` (round 11's order: the rule's
  * per-clause floor picks kept in clause order, so the count's cut drops the later clauses' picks).
+ * Round 14's, all dropped (bench/README.md, "Learned selector"): `clause-cover` (a clause none of
+ * whose first three candidates was chosen, whose most probable one of them reaches 0.1 and has a
+ * namespace no chosen tool has, takes the place of the least probable chosen tool of a namespace
+ * that holds two or more of them), `clause-cover-whole` (the same, only when that candidate is
+ * also among the whole instruction's first five), `clause-fill` (such a clause whose candidate
+ * shares a chosen tool's namespace adds it, up to one tool per clause) and `diverse-cut` (the
+ * count's cut prefers, after the most probable tool, one that is among the first three of a
+ * clause no kept tool covers, when it reaches half the probability of the next one).
  * @module
  */
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config/load-config.ts'
 import {
+  applyCount,
+  byProbability,
   countAndPlace,
   decideTools,
+  decisionCountFeatures,
+  extendCoherent,
+  extensionRoom,
+  oneNeed,
+  predictCount,
   type CountModel,
   type DecisionInput,
 } from '../src/learn/count-model.ts'
-import { decideSet, type DecisionRule } from '../src/learn/decide-set.ts'
+import { decideSet, placeTools, type DecisionRule } from '../src/learn/decide-set.ts'
 import { loadDefaultModel, readLearnedModel } from '../src/learn/learned-model.ts'
 import { decisionInput, foldOf, score, trainingSets } from '../src/learn/train-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
@@ -47,7 +62,118 @@ const clauseOrder: Decision = (input, rule, count) => {
   return countAndPlace(chosen, input, rule, count)
 }
 
-const variants: Record<string, Decision> = { shipped: decideTools, 'clause-order': clauseOrder }
+/**
+ * decideTools' chosen set before placement, with `cut` in place of the count's plain cut and
+ * `after` applied last.
+ */
+function decided(
+  input: DecisionInput,
+  rule: DecisionRule,
+  count: CountModel | undefined,
+  cut: (chosen: string[], count: number) => string[] = applyCount,
+  after: (chosen: string[]) => string[] = (chosen) => chosen,
+): Array<string | null> {
+  const clauses = Math.max(1, input.clauses.length)
+  let chosen = byProbability(decideSet(input.scored, clauses, rule, input.stepTops), input.scored)
+  if (count !== undefined) {
+    const features = decisionCountFeatures(input, chosen)
+    if (clauses > 1) chosen = cut(chosen, predictCount(count, features, clauses))
+    chosen = oneNeed(chosen, input.clauses)
+    if (count.extendThreshold !== undefined && rule.stepFloor) {
+      const room = extensionRoom(clauses, input.wholeIndex)
+      const extended = predictCount({ ...count, threshold: count.extendThreshold }, features, room)
+      chosen = extendCoherent(chosen, input.scored, extended, rule.stepFloor, input.namespaceOf)
+    }
+    chosen = after(chosen)
+  }
+  return placeTools(chosen, input.lists, input.wholeIndex)
+}
+
+const COVER_DEPTH = 3
+const probabilityOf = (input: DecisionInput) => {
+  const map = new Map(input.scored.map(({ id, p }) => [id, p]))
+  return (id: string) => map.get(id) ?? 0
+}
+/** Each clause none of whose first COVER_DEPTH candidates is chosen, with its most probable one. */
+function uncovered(input: DecisionInput, chosen: readonly string[]): string[] {
+  const p = probabilityOf(input)
+  return input.clauses.flatMap((list) => {
+    const first = list.slice(0, COVER_DEPTH)
+    if (first.length === 0 || first.some((id) => chosen.includes(id))) return []
+    return [first.reduce((best, id) => (p(id) > p(best) ? id : best))]
+  })
+}
+
+const clauseCover =
+  (wholeDepth: number): Decision =>
+  (input, rule, count) =>
+    decided(input, rule, count, applyCount, (chosen) => {
+      if (input.clauses.length < 2 || chosen.length < 2) return chosen
+      const p = probabilityOf(input)
+      const namespaceOf = input.namespaceOf
+      const whole = input.wholeIndex >= 0 ? input.lists[input.wholeIndex].slice(0, wholeDepth) : []
+      let out = [...chosen]
+      for (const best of uncovered(input, chosen)) {
+        const namespace = namespaceOf(best)
+        if (p(best) < 0.1 || namespace === undefined) continue
+        if (out.some((id) => namespaceOf(id) === namespace)) continue
+        if (wholeDepth > 0 && !whole.includes(best)) continue
+        const repeated = out.filter(
+          (id) => out.filter((other) => namespaceOf(other) === namespaceOf(id)).length >= 2,
+        )
+        if (repeated.length === 0) continue
+        const weakest = repeated.reduce((a, b) => (p(b) < p(a) ? b : a))
+        out = out.map((id) => (id === weakest ? best : id))
+      }
+      return out
+    })
+
+const clauseFill: Decision = (input, rule, count) =>
+  decided(input, rule, count, applyCount, (chosen) => {
+    if (input.clauses.length < 2 || chosen.length === 0) return chosen
+    const p = probabilityOf(input)
+    const namespaceOf = input.namespaceOf
+    const out = [...chosen]
+    for (const best of uncovered(input, chosen)) {
+      const namespace = namespaceOf(best)
+      if (out.length >= input.clauses.length || p(best) < 0.15 || namespace === undefined) continue
+      if (!out.some((id) => namespaceOf(id) === namespace)) continue
+      if (input.scored.every(({ id }) => namespaceOf(id) === namespace)) continue
+      out.push(best)
+    }
+    return out
+  })
+
+const diverseCut: Decision = (input, rule, count) =>
+  decided(input, rule, count, (chosen, n) => {
+    if (chosen.length <= n) return chosen
+    const p = probabilityOf(input)
+    const out = [chosen[0]]
+    const rest = chosen.slice(1)
+    const opensClause = (id: string) =>
+      input.clauses.some(
+        (list) =>
+          list.slice(0, COVER_DEPTH).includes(id) &&
+          !list.slice(0, COVER_DEPTH).some((kept) => out.includes(kept)),
+      )
+    while (out.length < Math.max(1, n) && rest.length > 0) {
+      let pick = rest[0]
+      if (!opensClause(pick))
+        pick = rest.find((id) => opensClause(id) && p(id) >= 0.5 * p(rest[0])) ?? pick
+      out.push(pick)
+      rest.splice(rest.indexOf(pick), 1)
+    }
+    return out
+  })
+
+const variants: Record<string, Decision> = {
+  shipped: decideTools,
+  'clause-order': clauseOrder,
+  'clause-cover': clauseCover(0),
+  'clause-cover-whole': clauseCover(5),
+  'clause-fill': clauseFill,
+  'diverse-cut': diverseCut,
+}
 
 const config = await loadConfig({})
 const sources = [
