@@ -17,13 +17,16 @@
  * far better than turns taken seconds apart; throughput is then shared between the two and says
  * little by itself. `--after-workers N` serves the after side with `toolsel serve --workers N`
  * (`--before .` compares one checkout with itself); CPU is summed over a server's processes.
- * `--after-node-args` starts the after side's node with those flags (e.g. a V8 heap setting).
+ * `--after-node-args` starts the after side's node with those flags (e.g. a V8 heap setting);
+ * `--after-env "NAME=value …"` gives its process more environment. `--index-dir DIR` serves a
+ * saved library (`bench/perf.ts --child N --out OUT` leaves one in OUT/perf-N, with the
+ * instructions in OUT/instructions.json) instead of building one of `--size` tools.
  * @module
  */
 import type { ChildProcess } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
@@ -37,6 +40,8 @@ const { values } = parseArgs({
     together: { type: 'boolean', default: false },
     'after-workers': { type: 'string' },
     'after-node-args': { type: 'string' },
+    'after-env': { type: 'string' },
+    'index-dir': { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
@@ -54,8 +59,18 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 const work = await mkdtemp(join(tmpdir(), 'toolsel-ab-'))
 const servers: ChildProcess[] = []
 try {
-  const built = await buildSelectLoad(values.data, size, work)
+  const built =
+    values['index-dir'] === undefined
+      ? await buildSelectLoad(values.data, size, work)
+      : await savedSelectLoad(resolve(values['index-dir']))
   const bodies = built.bodies
+  const indexDir = values['index-dir'] === undefined ? work : dirname(resolve(values['index-dir']))
+  const afterEnv = Object.fromEntries(
+    (values['after-env'] ?? '')
+      .split(/\s+/)
+      .filter((pair) => pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  )
   const sides = [
     { name: 'before', root: resolve(values.before) },
     { name: 'after', root: process.cwd() },
@@ -70,24 +85,34 @@ try {
   for (const side of sides) {
     const workers = side.name === 'after' ? values['after-workers'] : undefined
     const nodeArgs = side.name === 'after' ? values['after-node-args']?.split(/\s+/) : undefined
+    const env = {
+      ...(side.name === 'after' && afterEnv),
+      ...(workers !== undefined && { TOOLSEL_WORKERS: workers }),
+    }
     const started = await startServe({
       root: side.root,
-      indexDir: work,
+      indexDir,
       library: built.library,
       ...(nodeArgs !== undefined && { nodeArgs }),
-      ...(workers !== undefined && { env: { TOOLSEL_WORKERS: workers } }),
+      env,
     })
     servers.push(started.server)
     running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
   }
+  // JIT and per-library caches: at least 3 s and 4 passes of the instructions on each side (a
+  // 100k library's candidates are derived over the first two or three passes).
   for (const side of running) {
-    await runWrk({
-      url: `${side.url}/v1/select-tools`,
-      bodies,
-      connections: 16,
-      durationSeconds: 3,
-      scriptDir: work,
-    })
+    for (let served = 0; served < 4 * bodies.length;) {
+      const result = await runWrk({
+        url: `${side.url}/v1/select-tools`,
+        bodies,
+        connections: 16,
+        durationSeconds: 3,
+        scriptDir: work,
+        warmUp: false,
+      })
+      served += result.requests
+    }
   }
   const loadAverage = async () =>
     (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
@@ -136,16 +161,27 @@ try {
   }
   for (const side of running) {
     process.stdout.write(
-      `${size} tools, ${side.name} (${side.root}): median ${median(side.reqPerS).toFixed(0)} req/s, ` +
+      `${built.library}, ${side.name} (${side.root}): median ${median(side.reqPerS).toFixed(0)} req/s, ` +
         `CPU ${median(side.cpuMs).toFixed(3)} ms per request\n`,
     )
   }
   if (values.together) {
     process.stdout.write(
-      `${size} tools, after ÷ before CPU per request, loaded together: median ${median(ratios).toFixed(3)} (rounds: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})\n`,
+      `${built.library}, after ÷ before CPU per request, loaded together: median ${median(ratios).toFixed(3)} (rounds: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})\n`,
     )
   }
 } finally {
   for (const server of servers) server.kill('SIGTERM')
   await rm(work, { recursive: true, force: true })
+}
+
+/** A saved library's name and the request bodies of the instructions saved beside it. */
+async function savedSelectLoad(dir: string): Promise<{ library: string; bodies: string[] }> {
+  const instructions = JSON.parse(
+    await readFile(join(dirname(dir), 'instructions.json'), 'utf8'),
+  ) as string[]
+  const bodies = instructions.map((instruction) =>
+    JSON.stringify({ instruction, includeSchemas: true }),
+  )
+  return { library: basename(dir), bodies }
 }

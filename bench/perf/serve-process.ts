@@ -26,6 +26,8 @@ export async function startServe(options: {
   nodeArgs?: string[]
   /** More environment for the server (e.g. `TOOLSEL_WORKERS`). */
   env?: Record<string, string>
+  /** Called with each chunk the server writes to stdout (else stdout is inherited). */
+  onStdout?: (chunk: string) => void
 }): Promise<ServeProcess> {
   const port = 20_000 + Math.floor(Math.random() * 20_000)
   const server = spawn(
@@ -39,10 +41,12 @@ export async function startServe(options: {
     ],
     {
       cwd: options.root,
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', options.onStdout ? 'pipe' : 'inherit', 'inherit'],
       env: { ...process.env, TOOLSEL_LIBRARY: '', ...options.env },
     },
   )
+  const onStdout = options.onStdout
+  if (onStdout) server.stdout!.on('data', (chunk: Buffer) => onStdout(chunk.toString()))
   const url = `http://127.0.0.1:${port}`
   for (;;) {
     if (server.exitCode !== null) throw new Error(`toolsel serve exited with ${server.exitCode}`)
