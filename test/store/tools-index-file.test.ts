@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
@@ -162,13 +162,38 @@ describe('id table', () => {
       expect(isPermutation(bad), bad.join()).toBe(false)
   })
 
-  it('packed ids keep answering right when positions share a slot of the decoded-id cache', () => {
-    // 65,536 slots: positions p and p + 65,536 evict each other.
+  it('packed ids keep answering right when positions share a set of the decoded-id cache', () => {
+    // 65,536 slots in sets of two: positions p, p + 32,768, p + 65,536 … share a set.
     const ids = Array.from({ length: 140_000 }, (_, at) => `tool_${at}`)
     const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
     for (const position of [5, 65_541, 5, 131_077, 65_541, 139_999, 0, 65_536, 0, 1.5, -1]) {
       expect(packed.at(position)).toBe(ids[position])
     }
+    let state = 7
+    for (let read = 0; read < 20_000; read += 1) {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0
+      // Mostly a few positions of one set, as a request's tied hits are.
+      const position = state % 4 === 0 ? state % ids.length : 5 + 32_768 * (state % 5)
+      expect(packed.at(position)).toBe(ids[position])
+    }
+  })
+
+  it('packed ids decode two positions of one set once each, however often they alternate', () => {
+    const ids = Array.from({ length: 140_000 }, (_, at) => `tool_${at}`)
+    const bytes = Buffer.from(JSON.stringify(ids))
+    const packed = PackedIds.of(bytes, ids.length)!
+    const decode = vi.spyOn(bytes, 'toString')
+    for (let round = 0; round < 50; round += 1) {
+      expect(packed.at(5)).toBe('tool_5')
+      expect(packed.at(65_541)).toBe('tool_65541')
+    }
+    expect(decode).toHaveBeenCalledTimes(2)
+    // A third position of the set evicts the one read least lately (5 here).
+    expect(packed.at(32_773)).toBe('tool_32773')
+    expect(packed.at(65_541)).toBe('tool_65541')
+    expect(decode).toHaveBeenCalledTimes(3)
+    expect(packed.at(5)).toBe('tool_5')
+    expect(decode).toHaveBeenCalledTimes(4)
   })
 
   it('packed ids size their decoded-id cache to the list: a small library allocates a few slots', () => {
