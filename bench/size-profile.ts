@@ -58,6 +58,12 @@ interface GcEvent {
 const GC_LINE =
   /ms: ([A-Za-z -]+?) [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/
 
+/**
+ * A sample counts the time to the next one, at most this (V8 samples about every 1 ms; a longer
+ * gap is the server not running JavaScript: its shutdown, a preemption).
+ */
+const MAX_SAMPLE_MICROS = 10_000
+
 interface Side extends ServeProcess {
   name: string
   profiles: string
@@ -146,11 +152,16 @@ try {
     })
   }
   const windowMicros = (performance.timeOrigin + performance.now() - measuredFrom) * 1000
-  for (const side of sides) {
-    side.server.kill('SIGTERM')
-    await new Promise((resolve) => side.server.once('exit', resolve))
-    side.windowMicros = windowMicros
-  }
+  // Both stop at once, so that neither profile's end (where its window is measured back from)
+  // waits on the other's shutdown.
+  await Promise.all(
+    sides.map((side) => {
+      side.windowMicros = windowMicros
+      const exited = new Promise((resolve) => side.server.once('exit', resolve))
+      side.server.kill('SIGTERM')
+      return exited
+    }),
+  )
   const loadAverage = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
 
   // The profile's time is wall time between samples: on a loaded machine a thread preempted (often
@@ -164,13 +175,13 @@ try {
     const profile = JSON.parse(await readFile(join(side.profiles, file), 'utf8')) as CpuProfile
     const endMicros = profile.startTime + profile.timeDeltas.reduce((sum, delta) => sum + delta, 0)
     const from = endMicros - side.windowMicros
-    for (const [name, micros] of stageShares(profile, from)) {
+    for (const [name, micros] of stageShares(profile, from, MAX_SAMPLE_MICROS)) {
       profiled[at] += micros / side.requests
       const row = stageRows.get(name) ?? sides.map(() => 0)
       row[at] = micros / side.requests
       stageRows.set(name, row)
     }
-    for (const [name, micros] of selfTimes(profile, from)) {
+    for (const [name, micros] of selfTimes(profile, from, MAX_SAMPLE_MICROS)) {
       const row = functionRows.get(name) ?? sides.map(() => 0)
       row[at] = micros / side.requests
       functionRows.set(name, row)

@@ -45,7 +45,16 @@ export const STAGES: Array<[string, (frame: CallFrame) => boolean]> = [
 ]
 export const REST = 'HTTP server, hono (rest)'
 
-export function stageShares(profile: CpuProfile, fromMicros: number): Map<string, number> {
+/**
+ * Each stage's time in the profile from `fromMicros` on (the profile's clock), a sample counting
+ * the time to the next one, at most `maxDeltaMicros` (a long gap is a process not running: a
+ * shutdown, a stop).
+ */
+export function stageShares(
+  profile: CpuProfile,
+  fromMicros: number,
+  maxDeltaMicros = Infinity,
+): Map<string, number> {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes)
@@ -68,7 +77,7 @@ export function stageShares(profile: CpuProfile, fromMicros: number): Map<string
     time += profile.timeDeltas[at]
     const id = profile.samples[at]
     if (time < fromMicros || nodes.get(id)!.callFrame.functionName === '(idle)') continue
-    const micros = profile.timeDeltas[at + 1] ?? 0
+    const micros = Math.min(profile.timeDeltas[at + 1] ?? 0, maxDeltaMicros)
     const name = stage(id)
     totals.set(name, (totals.get(name) ?? 0) + micros)
   }
@@ -76,7 +85,11 @@ export function stageShares(profile: CpuProfile, fromMicros: number): Map<string
 }
 
 /** Self time of each function (name, file, line) in the window, most first. */
-export function selfTimes(profile: CpuProfile, fromMicros: number): Array<[string, number]> {
+export function selfTimes(
+  profile: CpuProfile,
+  fromMicros: number,
+  maxDeltaMicros = Infinity,
+): Array<[string, number]> {
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]))
   const totals = new Map<string, number>()
   let time = profile.startTime
@@ -86,7 +99,8 @@ export function selfTimes(profile: CpuProfile, fromMicros: number): Array<[strin
     if (time < fromMicros || frame.functionName === '(idle)') continue
     const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)
     const key = `${frame.functionName || '(anonymous)'} ${file}:${(frame.lineNumber ?? 0) + 1}`
-    totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[at + 1] ?? 0))
+    const micros = Math.min(profile.timeDeltas[at + 1] ?? 0, maxDeltaMicros)
+    totals.set(key, (totals.get(key) ?? 0) + micros)
   }
   return [...totals].sort((a, b) => b[1] - a[1])
 }
