@@ -146,6 +146,8 @@ async function runServerLoad(
             connections: options.connections,
             durationSeconds: options.durationSeconds,
             scriptDir: tmpdir(),
+            // At least 3 passes of the instructions before the measure (see runWrk).
+            warmUpRequests: 3 * bodies.length,
           })
         : await runAutocannon(target, bodies, options)
     return {
