@@ -7,7 +7,7 @@
  * - `searchWindowed` (MaxScore, Turtle & Flood 1995, a window of documents at a time as Lucene's
  *   MaxScoreBulkScorer): terms sorted by their largest possible contribution; those whose bounds
  *   together can't lift a document above the current k-th score (or above `minScore`) are
- *   "non-essential". Window by window (4,096 documents), the essential terms' postings are summed
+ *   "non-essential". Window by window (8,192 documents), the essential terms' postings are summed
  *   term at a time into small accumulators, and only the documents they hit get the non-essential
  *   terms' weights (galloping search), while they can still make the top k. Common words (long
  *   postings, low weight) become non-essential after the first window, so a query costs about
@@ -100,8 +100,14 @@ function kthLargestWeight(term: QueryTerm, k: number, known: Int32Array): number
   return weight
 }
 
-/** Documents per window of `searchWindowed`: its accumulators (2 × 32 KiB) stay in cache. */
-export const WINDOW_DOCUMENTS = 4096
+/**
+ * Documents per window of `searchWindowed`: its accumulators (2 × 64 KiB) stay in the L2 cache.
+ * Each window has a fixed cost (its loops over the terms, a galloping search per term not summed),
+ * and with the windows plain from the seed on (round 14) that cost weighs more than the
+ * accumulators' cache misses: 8,192 gave BM25 0.96 of 4,096 at 100k tools and 0.99 at 10k
+ * (4,096 from round 6 to 13, when 8,192 measured 0.99-1.03 of it: bench/README.md).
+ */
+export const WINDOW_DOCUMENTS = 8192
 
 /**
  * A non-essential term's postings inside a window are summed like an essential term's (without
