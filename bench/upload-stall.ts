@@ -9,7 +9,14 @@
  *
  * - `idle`: the client alone (the floor);
  * - `upload #n`: `PUT /v1/libraries/big` of the whole body (import, BM25 build, save, swap);
- *   the first creates the library, later ones replace it.
+ *   the first creates the library, later ones replace it. With `--import-in both` (default) each
+ *   round uploads twice, once imported in the process (`server.importWorkerMinChars` set past
+ *   the body: the path before round 14) and once in the import worker thread (the default),
+ *   alternating which goes first; `process` or `worker` runs one of them.
+ *
+ * The upload is sent by a child process (node's fetch of the body, written to a file once): a
+ * 33 MB request made and written by this process stalled its event loop (~1-2 s) with the
+ * client's work, which is not the server's stall.
  *
  * Then, outside the server, times the save's pieces one by one on the uploaded library (tools
  * file text, its sha256, the tools index file, the BM25 file), so a long stall can be placed.
@@ -19,7 +26,8 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -41,12 +49,17 @@ const { values } = parseArgs({
     bytes: { type: 'string' },
     uploads: { type: 'string', default: '2' },
     client: { type: 'string', default: 'select' },
+    'import-in': { type: 'string', default: 'both' },
   },
 })
 const uploads = Number(values.uploads)
 if (!Number.isInteger(uploads) || uploads < 1) throw new Error('--uploads takes a positive number.')
 if (values.client !== 'select' && values.client !== 'health')
   throw new Error('--client takes select or health.')
+const modes = { both: ['process', 'worker'], process: ['process'], worker: ['worker'] }[
+  values['import-in']!
+]
+if (!modes) throw new Error('--import-in takes both, process or worker.')
 
 const [suite] = resolveSuites('toolbench-g3')
 const { splits } = await suite.load({
@@ -83,9 +96,31 @@ for (let copy = 0; ; copy += 1) {
   }
   if (full) break
 }
-const body = `[\n${lines.join(',\n')}\n]`
+const body = Buffer.from(`[\n${lines.join(',\n')}\n]`)
+
+/**
+ * Sends the body from a child process: a 33 MB request built and written by this process would
+ * stall the event loop the bench measures with the client's work, not the server's.
+ */
+function uploadFromChild(url: string, file: string): Promise<{ code: number; output: string }> {
+  const script = `const body = require('node:fs').readFileSync(process.argv[1]);
+fetch(process.argv[2], { method: 'PUT', headers: { 'content-type': 'application/json' }, body })
+  .then(async (r) => { const t = await r.text(); if (!r.ok) { console.log(r.status, t); process.exitCode = 1 } })
+  .catch((e) => { console.log(String(e)); process.exitCode = 1 })`
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, file, url], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code: code ?? 1, output }))
+  })
+}
 
 try {
+  const bodyFile = join(work, 'body.json')
+  await writeFile(bodyFile, body)
   const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
@@ -112,16 +147,19 @@ try {
   }
 
   await measure('idle (client alone)', () => pause(1000))
+  const workerMinChars = config.server.importWorkerMinChars
   for (let upload = 1; upload <= uploads; upload += 1) {
-    await measure(`upload #${upload}`, async () => {
-      const response = await fetch(`${server.url}/v1/libraries/big?format=canonical`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body,
+    const order = upload % 2 === 1 ? modes : [...modes].reverse()
+    for (const mode of order) {
+      config.server.importWorkerMinChars = mode === 'process' ? Infinity : workerMinChars
+      await measure(`upload #${upload} (import in ${mode})`, async () => {
+        const { code, output } = await uploadFromChild(
+          `${server.url}/v1/libraries/big?format=canonical`,
+          bodyFile,
+        )
+        if (code !== 0) throw new Error(`upload: ${output}`)
       })
-      if (!response.ok) throw new Error(`upload: ${response.status} ${await response.text()}`)
-      await response.json()
-    })
+    }
   }
   await server.close()
 

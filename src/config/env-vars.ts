@@ -26,6 +26,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Largest request body',
   },
+  TOOLSEL_IMPORT_WORKER_MIN_CHARS: {
+    path: 'server.importWorkerMinChars',
+    type: 'integer',
+    description: 'Library uploads this long or longer are imported in a worker thread (0: all)',
+  },
   TOOLSEL_REQUEST_TIMEOUT_MS: {
     path: 'server.requestTimeoutMs',
     type: 'integer',

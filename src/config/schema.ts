@@ -34,6 +34,22 @@ const ServerSchema = z
     requestTimeoutMs: z.number().int().positive().default(30_000),
     /** Time limit for a library upload (import + index build), in milliseconds. Default 600,000. */
     buildTimeoutMs: z.number().int().positive().default(600_000),
+    /**
+     * A library upload whose body has at least this many characters is parsed and imported in a worker
+     * thread (with its tools file and tools index), so the event loop keeps answering; a smaller
+     * one is imported in the process (a worker's start costs more than its import). 0 = every
+     * upload in a worker. Default 1,048,576.
+     */
+    importWorkerMinChars: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(1024 * 1024),
+    /**
+     * Import worker threads running at once (each holds one upload's tools, its heap limited to
+     * 24x `bodyLimitBytes`); later uploads wait in arrival order. Default 1.
+     */
+    importWorkers: z.number().int().positive().max(64).default(1),
     /** Milliseconds to wait for in-flight requests on shutdown before closing anyway. Default 10,000. */
     shutdownGraceMs: z.number().int().nonnegative().default(10_000),
     /**

@@ -10,7 +10,6 @@ import type { BuildRetriever, Config } from '../config/schema.ts'
 import { throwIfAborted, ToolselError } from '../errors.ts'
 import { retrieveOptions, type AbortInput } from '../lazy-abort.ts'
 import {
-  summarizeImport,
   type ImportFormat,
   type ImportSummary,
   type OnDuplicate,
@@ -24,7 +23,7 @@ import { selectTools, type SelectToolsResult } from '../pipeline.ts'
 import { prepareExampleMemory } from '../examples/memory-selection.ts'
 import {
   deleteIndex,
-  importLibrary,
+  importUploadedLibrary,
   publishLibrary,
   rebuildLibrary,
   type IndexedLibrary,
@@ -405,13 +404,14 @@ export class ToolselService {
   }
 
   /**
-   * Imports `text` (any supported format), builds the index, saves it atomically, then swaps it
-   * in. Writes to one name are serialised; requests keep being served from the old library until
-   * the swap.
+   * Imports `text` (any supported format; UTF-8 bytes or a string), builds the index, saves it
+   * atomically, then swaps it in. Writes to one name are serialised; requests keep being served
+   * from the old library until the swap. A large `text` is imported in a worker thread
+   * (`server.importWorkerMinChars`); bytes are then handed over to it (`text` is left empty).
    */
   async putLibrary(
     name: string,
-    text: string,
+    text: string | Uint8Array,
     options: {
       format?: ImportFormat
       namespace?: string
@@ -442,7 +442,12 @@ export class ToolselService {
     assertLibraryName(name)
     return this.#serialise(name, async () => {
       const warnings: string[] = []
-      const { indexed, imported } = await importLibrary(
+      const {
+        indexed,
+        warnings: importWarnings,
+        summary,
+        toolsIndex,
+      } = await importUploadedLibrary(
         {
           text,
           format: options.format,
@@ -461,11 +466,12 @@ export class ToolselService {
           prepare: (library) => ({ examples: this.#carriedExamples(library, options, warnings) }),
         },
       )
-      warnings.unshift(...imported.warnings)
+      warnings.unshift(...importWarnings)
       throwIfAborted(options.signal)
       const created = this.libraries.get(name) === undefined
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
+        toolsIndex,
         beforeCommit: () => {
           throwIfAborted(options.signal)
           options.beforeCommit?.()
@@ -474,8 +480,8 @@ export class ToolselService {
       this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
         tools: indexed.library.size,
       })
-      const summary = this.listLibraries().find((entry) => entry.name === name)!
-      return { summary, created, warnings, import: summarizeImport(imported) }
+      const listed = this.listLibraries().find((entry) => entry.name === name)!
+      return { summary: listed, created, warnings, import: summary }
     })
   }
 

@@ -27,7 +27,11 @@ import {
   TOOLS_INDEX_FILE,
   type IndexManifest,
 } from './manifest.ts'
-import { readToolsIndexFile, writeToolsIndexFile } from './tools-index-file.ts'
+import {
+  readToolsIndexFile,
+  writeToolsIndexFile,
+  type PreparedToolsIndex,
+} from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 
@@ -37,6 +41,12 @@ export interface SaveOptions {
    * point); throwing from it abandons the save and leaves the old index as it was.
    */
   beforeCommit?: () => void
+  /**
+   * The tools file's sha256 and `tools.idx` bytes, made beforehand for the library's tools file
+   * bytes `toolLines` (an upload's import worker: `toolsIndexFileBytes`); written as they are
+   * when the library's bytes are that very buffer, else made here.
+   */
+  toolsIndex?: PreparedToolsIndex
 }
 
 export async function saveIndexedLibrary(
@@ -69,13 +79,17 @@ export async function saveIndexedLibrary(
     await saveExamples(indexed, temporary)
     // The tools file's hash lets a load trust the manifest's content hash without hashing every
     // tool, and its index spares the load a scan of the file.
-    const toolsFileHash = sha256Bytes(toolLines)
-    await writeToolsIndexFile(
-      join(temporary, TOOLS_INDEX_FILE),
-      indexed.library.ids,
-      toolLines,
-      toolsFileHash,
-    )
+    const prepared = options.toolsIndex?.toolLines === toolLines ? options.toolsIndex : undefined
+    const toolsFileHash = prepared?.toolsFileHash ?? sha256Bytes(toolLines)
+    if (prepared) await writeFile(join(temporary, TOOLS_INDEX_FILE), prepared.bytes)
+    else {
+      await writeToolsIndexFile(
+        join(temporary, TOOLS_INDEX_FILE),
+        indexed.library.ids,
+        toolLines,
+        toolsFileHash,
+      )
+    }
     // The manifest goes last: a directory without one is never mistaken for an index.
     const manifest = {
       ...indexed.manifest,

@@ -28,9 +28,11 @@ import {
   type ImportFormat,
   type ImportResult,
   type OnDuplicate,
+  summarizeImport,
+  type ImportSummary,
 } from '../library/importers/index.ts'
 import type { Tool } from '../library/tool.ts'
-import { ToolLibrary } from '../library/tool-library.ts'
+import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { buildIndexedLibrary, type BuildIndexOptions } from './build-index.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
@@ -41,6 +43,8 @@ import {
   type SaveOptions,
 } from './index-store.ts'
 import { pathExists } from './path-exists.ts'
+import type { PreparedToolsIndex } from './tools-index-file.ts'
+import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
 export {
@@ -52,6 +56,7 @@ export {
   saveIndexedLibrary,
   type SaveOptions,
 } from './index-store.ts'
+export type { PreparedToolsIndex } from './tools-index-file.ts'
 export type { IndexedLibrary } from './indexed-library.ts'
 
 /** The demo library that ships with toolsel: one MCP `tools/list` file per server. */
@@ -113,6 +118,64 @@ export async function importLibrary(
     ...(await prepare?.(library, imported)),
   })
   return { indexed, imported }
+}
+
+/**
+ * `importLibrary` of an upload's `text` (UTF-8 bytes or a string), also handing back a summary of the import and what the
+ * save can write as it is (`toolsIndex`, to pass in `SaveOptions`). A body of at least
+ * `server.importWorkerMinChars` is imported in a worker thread (upload-import.ts): the event
+ * loop only adopts the tools file's bytes and index it hands back; a smaller one in the process.
+ * The index and files come out the same either way. Bytes given to the worker are transferred
+ * to it: `input.text` is empty afterwards.
+ */
+export async function importUploadedLibrary(
+  input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
+  name: string,
+  config: Config,
+  options: BuildIndexOptions & {
+    prepare?: (library: ToolLibrary) => BuildIndexOptions | void | Promise<BuildIndexOptions | void>
+  } = {},
+): Promise<{
+  indexed: IndexedLibrary
+  warnings: string[]
+  summary: ImportSummary
+  toolsIndex?: PreparedToolsIndex
+}> {
+  const { server } = config
+  if (input.text.length < server.importWorkerMinChars) {
+    // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
+    const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
+    const { indexed, imported } = await importLibrary({ ...input, text }, name, config, options)
+    return { indexed, warnings: imported.warnings, summary: summarizeImport(imported) }
+  }
+  assertLibraryName(name)
+  const { prepare, ...buildOptions } = options
+  const upload = await importUploadInWorker(
+    name,
+    input.text,
+    {
+      format: input.format,
+      namespace: input.namespace,
+      onDuplicate: input.onDuplicate,
+      fileName: input.fileName ?? `${name}.json`,
+    },
+    {
+      workers: server.importWorkers,
+      heapLimitMb: importHeapLimitMb(server.bodyLimitBytes),
+      signal: options.signal,
+    },
+  )
+  const indexed = await buildIndexedLibrary(upload.library, config, {
+    source: { format: upload.format },
+    ...buildOptions,
+    ...(await prepare?.(upload.library)),
+  })
+  return {
+    indexed,
+    warnings: upload.warnings,
+    summary: upload.summary,
+    toolsIndex: upload.toolsIndex,
+  }
 }
 
 /**

@@ -50,16 +50,17 @@ function align(offset: number): number {
   return Math.ceil(offset / 8) * 8
 }
 
-/**
- * Writes `fields` and the `payloads` (in their key order) to `path`; inside an index's
- * temporary directory, so the save stays atomic.
- */
-export async function writeSectionFile(
-  path: string,
+/** Where everything of a section file goes: shared by `writeSectionFile` and `sectionFileBytes`. */
+function layout(
   kind: SectionFileKind,
   fields: Record<string, unknown>,
   payloads: Record<string, Buffer>,
-): Promise<void> {
+): {
+  preamble: Buffer
+  headerBytes: Buffer
+  sections: Record<string, [number, number]>
+  size: number
+} {
   assertLittleEndian(kind)
   // The header's length depends on the offsets it lists: lay out with a generous estimate, then
   // pad the header to it.
@@ -78,6 +79,20 @@ export async function writeSectionFile(
   kind.magic.copy(preamble)
   preamble.writeUInt32LE(kind.version, 8)
   preamble.writeUInt32LE(HEADER_ROOM, 12)
+  return { preamble, headerBytes, sections, size: at }
+}
+
+/**
+ * Writes `fields` and the `payloads` (in their key order) to `path`; inside an index's
+ * temporary directory, so the save stays atomic.
+ */
+export async function writeSectionFile(
+  path: string,
+  kind: SectionFileKind,
+  fields: Record<string, unknown>,
+  payloads: Record<string, Buffer>,
+): Promise<void> {
+  const { preamble, headerBytes, sections, size } = layout(kind, fields, payloads)
   const file = await open(path, 'w')
   try {
     await file.write(preamble, 0, preamble.length, 0)
@@ -85,10 +100,27 @@ export async function writeSectionFile(
     for (const [name, payload] of Object.entries(payloads)) {
       if (payload.length > 0) await file.write(payload, 0, payload.length, sections[name][0])
     }
-    await file.truncate(at)
+    await file.truncate(size)
   } finally {
     await file.close()
   }
+}
+
+/**
+ * The bytes `writeSectionFile` writes, in one buffer of its own (an ArrayBuffer that can be
+ * transferred between threads: an upload's import worker makes the tools index file).
+ */
+export function sectionFileBytes(
+  kind: SectionFileKind,
+  fields: Record<string, unknown>,
+  payloads: Record<string, Buffer>,
+): Buffer {
+  const { preamble, headerBytes, sections, size } = layout(kind, fields, payloads)
+  const bytes = Buffer.from(new ArrayBuffer(size))
+  preamble.copy(bytes, 0)
+  headerBytes.copy(bytes, PREAMBLE_BYTES)
+  for (const [name, payload] of Object.entries(payloads)) payload.copy(bytes, sections[name][0])
+  return bytes
 }
 
 /** A file read by `readSectionFile`: its header fields and views of its sections. */
@@ -126,6 +158,22 @@ export async function readSectionFile<Fields>(
   } catch (error) {
     throw corrupt(`can't be read (${(error as Error).message})`, error)
   }
+  return parseSectionFile(buffer, path, kind, rebuild)
+}
+
+/**
+ * `readSectionFile` of bytes already in memory (`sectionFileBytes`); `path` names them in errors.
+ * The views share `buffer` when it starts at a multiple of 8, else a copy.
+ */
+export function parseSectionFile<Fields>(
+  buffer: Buffer,
+  path: string,
+  kind: SectionFileKind,
+  rebuild: string,
+): SectionFile<Fields> {
+  assertLittleEndian(kind)
+  const corrupt = (why: string, cause?: unknown): ToolselError =>
+    new ToolselError('INDEX_CORRUPT', `The ${kind.title} ${path} ${why}. ${rebuild}`, { cause })
   if (buffer.length < PREAMBLE_BYTES || !buffer.subarray(0, 8).equals(kind.magic))
     throw corrupt(`is not a toolsel ${kind.kind}`)
   const version = buffer.readUInt32LE(8)

@@ -33,7 +33,15 @@ import { buildIdTable, type IdList } from '../library/id-table.ts'
 import { idRanks, isPermutation, PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
-import { bytesOf, readSectionFile, writeSectionFile, type SectionFileKind } from './section-file.ts'
+import {
+  bytesOf,
+  parseSectionFile,
+  readSectionFile,
+  sectionFileBytes,
+  writeSectionFile,
+  type SectionFile,
+  type SectionFileKind,
+} from './section-file.ts'
 
 export const TOOLS_INDEX_FILE_VERSION = 1
 
@@ -52,13 +60,19 @@ interface Header {
   toolsFileCrc32: number
 }
 
-/** Writes the index of `toolLines` (the tools file's bytes, one tool per line, ids in order). */
-export async function writeToolsIndexFile(
-  path: string,
+/** `tools.idx` made beforehand for the tools file `toolLines` (`toolsIndexFileBytes`) and its sha256. */
+export interface PreparedToolsIndex {
+  toolLines: Buffer
+  toolsFileHash: string
+  bytes: Buffer
+}
+
+/** The header fields and sections of the index of `toolLines`. */
+function toolsIndexParts(
   ids: readonly string[],
   toolLines: Buffer,
   toolsFileHash: string,
-): Promise<void> {
+): { fields: Record<string, unknown>; payloads: Record<string, Buffer> } {
   const { starts, ends } = jsonLineSpans(toolLines)
   const table = buildIdTable(ids)
   if (starts.length !== ids.length || !(table instanceof Int32Array)) {
@@ -74,18 +88,41 @@ export async function writeToolsIndexFile(
     toolsFileBytes: toolLines.length,
     toolsFileCrc32: crc32(toolLines),
   }
-  await writeSectionFile(
-    path,
-    KIND,
-    { ...header },
-    {
+  return {
+    fields: { ...header },
+    payloads: {
       starts: bytesOf(starts),
       ends: bytesOf(ends),
       table: bytesOf(table),
       ids: Buffer.from(JSON.stringify(ids), 'utf8'),
       ranks: bytesOf(idRanks(ids)),
     },
-  )
+  }
+}
+
+/** Writes the index of `toolLines` (the tools file's bytes, one tool per line, ids in order). */
+export async function writeToolsIndexFile(
+  path: string,
+  ids: readonly string[],
+  toolLines: Buffer,
+  toolsFileHash: string,
+): Promise<void> {
+  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash)
+  await writeSectionFile(path, KIND, fields, payloads)
+}
+
+/**
+ * The bytes `writeToolsIndexFile` writes, in a buffer of its own: an upload's import worker makes
+ * them off the event loop (line spans, id table, id ranks sort, CRC-32: 0.2-0.3 s at 90k tools)
+ * and hands them over; the save writes them as they are (`SaveOptions.toolsIndex`).
+ */
+export function toolsIndexFileBytes(
+  ids: readonly string[],
+  toolLines: Buffer,
+  toolsFileHash: string,
+): Buffer {
+  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash)
+  return sectionFileBytes(KIND, fields, payloads)
 }
 
 /**
@@ -102,9 +139,44 @@ export async function readToolsIndexFile(
   rebuild: string,
 ): Promise<ToolLineIndex | undefined> {
   const file = await readSectionFile<Header>(path, KIND, rebuild)
+  const checked = lineIndexOf(file, toolsFileHash, toolsFile.size)
+  if (!checked) return undefined
+  const crc = await toolsFile.crc32()
+  if (crc !== checked.toolsFileCrc32) {
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `The tools file ${toolsFile.path} was changed since its index was saved: its CRC-32 is ${hex(crc)}, ${path} says ${hex(checked.toolsFileCrc32)}. ${rebuild}`,
+      { details: { file: toolsFile.path } },
+    )
+  }
+  return checked.lineIndex
+}
+
+/**
+ * The line index in `bytes` (made by `toolsIndexFileBytes`) of the tools file `toolLines` whose
+ * sha256 is `toolsFileHash`: views of `bytes`, checked as a load checks them, but for the CRC-32
+ * of `toolLines` (made in the same process from those very bytes; 33 MB of CRC-32 would be a
+ * stall of its own); INDEX_CORRUPT when they name other tools or another size.
+ */
+export function toolLineIndexOfBytes(
+  bytes: Buffer,
+  toolLines: Buffer,
+  toolsFileHash: string,
+): ToolLineIndex {
+  const file = parseSectionFile<Header>(bytes, 'of the upload', KIND, '')
+  const checked = lineIndexOf(file, toolsFileHash, toolLines.length)
+  if (!checked) throw file.corrupt('describes other tools than it came with')
+  return checked.lineIndex
+}
+
+/** The line index of a tools index file, checked; undefined when the tools file's size differs. */
+function lineIndexOf(
+  file: SectionFile<Header>,
+  toolsFileHash: string,
+  toolsFileBytes: number,
+): { lineIndex: ToolLineIndex; toolsFileCrc32: number } | undefined {
   const { header, corrupt } = file
   const { tools, tableSize, toolsFileCrc32 } = header
-  const toolsFileBytes = toolsFile.size
   if (header.toolsFileHash !== toolsFileHash)
     throw corrupt('describes another tools file than the index holds')
   if (header.toolsFileBytes !== toolsFileBytes) return undefined
@@ -143,15 +215,7 @@ export async function readToolsIndexFile(
   if (previousEnd > toolsFileBytes) throw corrupt('has lines past the end of the tools file')
   for (let slot = 0; slot < tableSize; slot += 1)
     if (!(table[slot] >= -1 && table[slot] < tools)) throw corrupt('has an invalid id table')
-  const crc = await toolsFile.crc32()
-  if (crc !== toolsFileCrc32) {
-    throw new ToolselError(
-      'INDEX_CORRUPT',
-      `The tools file ${toolsFile.path} was changed since its index was saved: its CRC-32 is ${hex(crc)}, ${path} says ${hex(toolsFileCrc32)}. ${rebuild}`,
-      { details: { file: toolsFile.path } },
-    )
-  }
-  return { starts, ends, ids: ids as IdList, table }
+  return { lineIndex: { starts, ends, ids: ids as IdList, table }, toolsFileCrc32 }
 }
 
 const hex = (crc: number) => crc.toString(16).padStart(8, '0')

@@ -50,7 +50,7 @@ async function libraryNames(url: string): Promise<string[]> {
 }
 
 describe('toolsel serve --workers', () => {
-  it('serves from two processes, and a PUT or DELETE through one is seen by every one', async () => {
+  it('serves from two processes, and a PUT (imported in a worker thread) or DELETE through one is seen by every one', async () => {
     indexDir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
     let logs = ''
     server = spawn(
@@ -58,7 +58,14 @@ describe('toolsel serve --workers', () => {
       ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', indexDir],
       {
         cwd: ROOT,
-        env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '127.0.0.1' },
+        env: {
+          ...process.env,
+          TOOLSEL_LIBRARY: '',
+          TOOLSEL_PORT: '',
+          TOOLSEL_HOST: '127.0.0.1',
+          // Every upload is imported in a worker thread of the server process that takes it.
+          TOOLSEL_IMPORT_WORKER_MIN_CHARS: '0',
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     )

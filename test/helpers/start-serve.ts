@@ -22,12 +22,14 @@ export interface StartServeOptions {
   bin?: string
   /** Its working directory (default this checkout). */
   cwd?: string
+  /** More environment variables. */
+  env?: Record<string, string>
 }
 
 /** Resolves with the base URL once the server logs `Ready:`; 60 s at most. */
 export async function startServe(
   args: string[] = [],
-  { bin = 'bin/toolsel.mjs', cwd = ROOT }: StartServeOptions = {},
+  { bin = 'bin/toolsel.mjs', cwd = ROOT, env = {} }: StartServeOptions = {},
 ): Promise<RunningServe> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-serve-'))
   let logs = ''
@@ -36,7 +38,7 @@ export async function startServe(
     [bin, 'serve', '--port', '0', '--host', '127.0.0.1', '--index-dir', indexDir, ...args],
     {
       cwd,
-      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
+      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   )

@@ -84,8 +84,20 @@ describe('the npm package, installed from its tarball', () => {
   })
 
   it('runs its CLI and imports toolsel/client with plain node (ESM and require)', async () => {
-    const serve = await startServe([], { bin: 'node_modules/toolsel/bin/toolsel.mjs', cwd: app })
+    const serve = await startServe([], {
+      bin: 'node_modules/toolsel/bin/toolsel.mjs',
+      cwd: app,
+      // Uploads imported in the import worker thread: its module is found in dist/ as .js.
+      env: { TOOLSEL_IMPORT_WORKER_MIN_CHARS: '0' },
+    })
     try {
+      const put = await fetch(`${serve.url}/v1/libraries/parcels`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([{ name: 'lookup_parcel', description: 'Track a parcel.' }]),
+      })
+      expect(put.status, await put.clone().text()).toBe(201)
+      expect((await put.json()).import.tools).toBe(1)
       await writeFile(
         join(app, 'client.mjs'),
         [

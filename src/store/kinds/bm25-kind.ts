@@ -54,9 +54,11 @@ export const BM25_KIND: RetrieverKind = {
             signal,
           )
         : undefined
-    // Yields to the event loop while it tokenizes, so a server keeps answering during a build.
+    // Yields to the event loop while it reads (a buffer-backed library parses its tools) and
+    // tokenizes, so a server keeps answering during a build.
+    const tools = await library.toolsSliced(signal)
     const retriever = (
-      await Bm25Retriever.buildAsync(library.tools, settings, { signal, onProgress, expansions })
+      await Bm25Retriever.buildAsync(tools, settings, { signal, onProgress, expansions })
     ).withQueryOptions(bm25QueryOptions(config))
     const expanded = expansions !== undefined && expansions.size > 0
     return {

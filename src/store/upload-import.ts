@@ -1,0 +1,247 @@
+/**
+ * A library upload's import off the event loop. At the body limit (32 MiB, ~90k tools) parsing
+ * and importing the body is ~1.4 s of synchronous work and making the tools file and its index
+ * another ~1.5 s: on the main thread that froze every request of the process. Here a worker
+ * thread (`upload-import-worker.ts`) does all of it and hands back the tools file's bytes and
+ * its `tools.idx` as transferred buffers; the main thread serves a buffer-backed library over
+ * them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed) and the save writes them as they
+ * are.
+ *
+ * Bounded: at most `server.importWorkers` workers at once (later uploads wait, in arrival order),
+ * each with a heap limit sized from `server.bodyLimitBytes`. The caller's signal (the request's
+ * timeout, its client gone) terminates the worker. A worker that runs out of memory or dies
+ * rejects with INTERNAL (HTTP 500); an import error is the importer's own (IMPORT_FAILED…, 4xx),
+ * as in the process. Nothing is written here: a failed import leaves nothing behind.
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { ToolselError, throwIfAborted } from '../errors.ts'
+import type { ImportOptions, ImportSummary } from '../library/importers/index.ts'
+import { ToolLibrary } from '../library/tool-library.ts'
+import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
+import type { PreparedUpload, UploadImportTask, WorkerError } from './upload-import-worker.ts'
+
+/** The worker's module: this directory's, as the TypeScript source (under tsx) or dist/'s .js. */
+const WORKER_MODULE = new URL(
+  import.meta.url.endsWith('.ts') ? './upload-import-worker.ts' : './upload-import-worker.js',
+  import.meta.url,
+)
+
+/**
+ * The worker's bootstrap (plain JavaScript, run with `eval`): under src/ it registers tsx's
+ * loader in the worker first (a worker does not inherit one registered from code), then loads
+ * the worker module, which does the work on import.
+ */
+const BOOTSTRAP = `
+const { workerData, parentPort } = require('node:worker_threads')
+;(async () => {
+  if (workerData.loader) (await import(workerData.loader)).register()
+  await import(workerData.module)
+})().catch((error) => parentPort.postMessage({ error: { message: String((error && error.stack) || error) } }))
+`
+
+/** Heap (old generation) per worker, in MiB per MiB of the body limit: see bench/README round 14. */
+export const IMPORT_HEAP_PER_BODY_MIB = 24
+/** The least heap a worker gets, in MiB. */
+const MIN_HEAP_MB = 256
+
+export interface UploadImportSettings {
+  /** Workers at once (`server.importWorkers`). */
+  workers: number
+  /** Heap limit of a worker in MiB (`importHeapLimitMb(server.bodyLimitBytes)`). */
+  heapLimitMb: number
+  signal?: AbortSignal
+}
+
+/** A worker's heap limit for bodies of up to `bodyLimitBytes`. */
+export function importHeapLimitMb(bodyLimitBytes: number): number {
+  return Math.max(MIN_HEAP_MB, Math.ceil((bodyLimitBytes / 2 ** 20) * IMPORT_HEAP_PER_BODY_MIB))
+}
+
+/** An upload imported in a worker, adopted: the library to index and what its save writes. */
+export interface ImportedUpload {
+  library: ToolLibrary
+  toolsIndex: PreparedToolsIndex
+  format: ImportSummary['format']
+  warnings: string[]
+  summary: ImportSummary
+}
+
+let running = 0
+const waiting: Array<() => void> = []
+
+/** Waits for a worker slot (in arrival order); the returned function frees it. */
+async function slot(limit: number, signal: AbortSignal | undefined): Promise<() => void> {
+  throwIfAborted(signal)
+  if (running >= limit || waiting.length > 0) {
+    await new Promise<void>((resolve, reject) => {
+      const start = () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      const onAbort = () => {
+        const at = waiting.indexOf(start)
+        if (at >= 0) waiting.splice(at, 1)
+        try {
+          throwIfAborted(signal)
+        } catch (error) {
+          reject(error)
+        }
+      }
+      waiting.push(start)
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  } else running += 1
+  let freed = false
+  return () => {
+    if (freed) return
+    freed = true
+    const next = waiting.shift()
+    // The slot passes straight to the next upload waiting, else it is free.
+    if (next) next()
+    else running -= 1
+  }
+}
+
+/**
+ * Imports `text` (any format; UTF-8 bytes are decoded in the worker, and moved there: `text` is
+ * empty afterwards) as the library `name` in a worker thread; see the module comment.
+ */
+export async function importUploadInWorker(
+  name: string,
+  text: string | Uint8Array,
+  options: ImportOptions,
+  settings: UploadImportSettings,
+): Promise<ImportedUpload> {
+  const free = await slot(settings.workers, settings.signal)
+  try {
+    const prepared = await runWorker(name, text, options, settings)
+    const { toolLines, toolsIndex, toolsFileHash, contentHash } = prepared
+    const lineIndex = toolLineIndexOfBytes(toolsIndex, toolLines, toolsFileHash)
+    return {
+      library: ToolLibrary.fromLineIndex(name, toolLines, lineIndex, contentHash),
+      toolsIndex: { toolLines, toolsFileHash, bytes: toolsIndex },
+      format: prepared.summary.format,
+      warnings: prepared.warnings,
+      summary: prepared.summary,
+    }
+  } finally {
+    free()
+  }
+}
+
+function runWorker(
+  name: string,
+  text: string | Uint8Array,
+  options: ImportOptions,
+  settings: UploadImportSettings,
+): Promise<PreparedUpload> {
+  const { signal, heapLimitMb } = settings
+  throwIfAborted(signal)
+  const module = WORKER_MODULE.href
+  if (typeof text !== 'string' && text.byteLength !== text.buffer.byteLength) text = text.slice()
+  const task: UploadImportTask = {
+    task: 'toolsel-upload-import',
+    module,
+    ...(module.endsWith('.ts') && { loader: tsxLoader() }),
+    name,
+    text,
+    options,
+  }
+  const worker = new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData: task,
+    // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
+    // larger buffer is copied first: only whole ArrayBuffers move).
+    transferList: typeof text === 'string' ? [] : [text.buffer as ArrayBuffer],
+    // No flags of the parent's command line (a `--import tsx` there is registered by the bootstrap).
+    execArgv: [],
+    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
+  })
+  return new Promise<PreparedUpload>((resolve, reject) => {
+    let settled = false
+    const settle = (action: () => void) => {
+      if (settled) return
+      settled = true
+      signal?.removeEventListener('abort', onAbort)
+      action()
+      void worker.terminate()
+    }
+    const onAbort = () =>
+      settle(() => {
+        try {
+          throwIfAborted(signal)
+        } catch (error) {
+          reject(error)
+        }
+      })
+    signal?.addEventListener('abort', onAbort, { once: true })
+    worker.once('message', (message: { prepared?: PreparedUpload; error?: WorkerError }) =>
+      settle(() => {
+        if (message.prepared) resolve(adopted(message.prepared))
+        else reject(workerError(name, message.error))
+      }),
+    )
+    worker.once('error', (error: Error & { code?: string }) =>
+      settle(() =>
+        reject(
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new ToolselError(
+                'INTERNAL',
+                `The import of library "${name}" ran out of its worker's memory (${heapLimitMb} MiB heap, sized from server.bodyLimitBytes); nothing was changed.`,
+                { cause: error, details: { library: name, heapLimitMb } },
+              )
+            : new ToolselError(
+                'INTERNAL',
+                `The import worker of library "${name}" failed: ${error.message}; nothing was changed.`,
+                { cause: error, details: { library: name } },
+              ),
+        ),
+      ),
+    )
+    worker.once('exit', (code) =>
+      settle(() =>
+        reject(
+          new ToolselError(
+            'INTERNAL',
+            `The import worker of library "${name}" exited (code ${code}) before it answered; nothing was changed.`,
+            { details: { library: name } },
+          ),
+        ),
+      ),
+    )
+  })
+}
+
+/** The worker's buffers arrive as Uint8Arrays over the transferred memory: Buffers, no copy. */
+function adopted(prepared: PreparedUpload): PreparedUpload {
+  const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  return {
+    ...prepared,
+    toolLines: buffer(prepared.toolLines),
+    toolsIndex: buffer(prepared.toolsIndex),
+  }
+}
+
+function workerError(name: string, error: WorkerError | undefined): ToolselError {
+  if (error?.code !== undefined)
+    return new ToolselError(error.code, error.message, { details: error.details })
+  return new ToolselError(
+    'INTERNAL',
+    `The import worker of library "${name}" failed: ${error?.message ?? 'no answer'}; nothing was changed.`,
+    { details: { library: name } },
+  )
+}
+
+/**
+ * tsx's loader API (its ES module build: the CommonJS one can't register from an eval worker) as
+ * a file URL, for the worker of a TypeScript source.
+ */
+function tsxLoader(): string {
+  const api = createRequire(import.meta.url).resolve('tsx/esm/api')
+  const esm = api.replace(/\.cjs$/, '.mjs')
+  return pathToFileURL(existsSync(esm) ? esm : api).href
+}

@@ -1,0 +1,213 @@
+/**
+ * A library upload's import in a worker thread (store/upload-import.ts): real workers, real HTTP
+ * uploads. The worker path must write the index byte for byte as the import in the process does,
+ * answer the importer's errors as the process does, turn a worker's death into a 500 that
+ * changes nothing, and stop when its request does.
+ */
+import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { isToolselError } from '../../src/errors.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { importUploadInWorker } from '../../src/store/upload-import.ts'
+import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
+const work = await mkdtemp(join(tmpdir(), 'toolsel-upload-import-'))
+afterAll(() => rm(work, { recursive: true, force: true }))
+
+/**
+ * Canonical tools with what the importer rewrites (parameters as a bare property map, an
+ * optional marker), ids with escapes and non-ASCII text.
+ */
+function canonicalBody(version: string, count: number): string {
+  return JSON.stringify(
+    Array.from({ length: count }, (_, index) => ({
+      id: index % 50 === 7 ? `odd "quoted" \\ id ${index}` : `ns.tool_${index}`,
+      name: `tool_${index}`,
+      description: `${version}: looks up thing ${index} (ünïcödé ${index % 3 === 0 ? '日本語' : 'text'})`,
+      parameters:
+        index % 4 === 0
+          ? { city: { type: 'string', description: 'City' }, days: { type: 'integer' } }
+          : { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    })),
+  )
+}
+
+/** A service over `indexDir` served over HTTP; `inWorker` sends every upload to the worker. */
+async function serve(indexDir: string, inWorker: boolean) {
+  const config = parseConfig({
+    library: { default: 'demo', indexDir, loadAll: true },
+    server: { importWorkerMinChars: inWorker ? 0 : Number.MAX_SAFE_INTEGER },
+    log: { level: 'silent' },
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const http = await listenApp(createApp(service).fetch)
+  return { service, http, logger }
+}
+
+async function put(http: ListeningApp, library: string, body: string, query = '') {
+  const response = await fetch(`${http.url}/v1/libraries/${library}${query}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body,
+  })
+  // The library's creation time differs from one service to the other.
+  const { createdAt, ...json } = (await response.json()) as Record<string, unknown>
+  return { status: response.status, json, created: typeof createdAt }
+}
+
+/** Every file of an index directory; the manifest without its creation time. */
+async function indexFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {}
+  for (const name of (await readdir(dir)).sort()) {
+    const bytes = await readFile(join(dir, name))
+    if (name === 'manifest.json') {
+      const { createdAt, ...manifest } = JSON.parse(bytes.toString()) as Record<string, unknown>
+      expect(typeof createdAt).toBe('string')
+      files[name] = JSON.stringify(manifest)
+    } else files[name] = bytes.toString('base64')
+  }
+  return files
+}
+
+describe('a library upload imported in a worker thread', () => {
+  it('writes the same index files, byte for byte, and answers the same as the import in the process', async () => {
+    const inProcess = await serve(join(work, 'process'), false)
+    const inWorker = await serve(join(work, 'worker'), true)
+    try {
+      const bodies: Array<[string, string, string]> = [
+        ['generated', canonicalBody('v1', 600), ''],
+        [
+          'functions',
+          await readFile(join(FIXTURES, 'formats/functions.json'), 'utf8'),
+          '?onDuplicate=rename',
+        ],
+        ['chinese', await readFile(join(FIXTURES, 'formats/chinese-tools.json'), 'utf8'), ''],
+        [
+          'renamed',
+          await readFile(join(FIXTURES, 'importers/duplicate-ids.jsonl'), 'utf8'),
+          '?onDuplicate=rename',
+        ],
+      ]
+      for (const [library, body, query] of bodies) {
+        const a = await put(inProcess.http, library, body, query)
+        const b = await put(inWorker.http, library, body, query)
+        expect(a.status, JSON.stringify(a.json)).toBe(201)
+        expect(b).toEqual(a)
+        expect(await indexFiles(join(work, 'worker', library))).toEqual(
+          await indexFiles(join(work, 'process', library)),
+        )
+        // The served libraries answer alike.
+        const served = inWorker.service.library(library).library
+        expect(served.size).toBe(inProcess.service.library(library).library.size)
+        expect(served.tools).toEqual(inProcess.service.library(library).library.tools)
+      }
+      const select = async (http: ListeningApp) =>
+        (
+          await fetch(`${http.url}/v1/select-tools`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              instruction: 'look up thing 12 in Paris',
+              library: 'generated',
+            }),
+          })
+        ).json()
+      const [x, y] = [await select(inProcess.http), await select(inWorker.http)]
+      expect((x as { tools: unknown[] }).tools.length).toBeGreaterThan(0)
+      const untimed = ({ timings, ...answer }: Record<string, unknown>) => answer
+      expect(untimed(y as Record<string, unknown>)).toEqual(untimed(x as Record<string, unknown>))
+      // A replace through the worker: the new version is served and saved.
+      const replaced = await put(inWorker.http, 'generated', canonicalBody('v2', 300))
+      expect(replaced.status).toBe(200)
+      expect(inWorker.service.library('generated').library.size).toBe(300)
+    } finally {
+      await inProcess.http.close()
+      await inWorker.http.close()
+    }
+  }, 120_000)
+
+  it("answers a bad body with the importer's own 4xx, as in the process, and changes nothing", async () => {
+    const inProcess = await serve(join(work, 'bad-process'), false)
+    const inWorker = await serve(join(work, 'bad-worker'), true)
+    try {
+      for (const { http } of [inProcess, inWorker])
+        expect((await put(http, 'lib', canonicalBody('v1', 40))).status).toBe(201)
+      const before = await indexFiles(join(work, 'bad-worker', 'lib'))
+      const bad = [
+        ['{"tools": [', ''],
+        [await readFile(join(FIXTURES, 'importers/duplicate-ids.jsonl'), 'utf8'), ''],
+        ['[]', ''],
+        [canonicalBody('v1', 3), '?format=gorilla'],
+      ]
+      for (const [body, query] of bad) {
+        const a = await put(inProcess.http, 'lib', body, query)
+        const b = await put(inWorker.http, 'lib', body, query)
+        expect(a.status).toBeGreaterThanOrEqual(400)
+        expect(a.status).toBeLessThan(500)
+        expect(b).toEqual(a)
+      }
+      expect(await indexFiles(join(work, 'bad-worker', 'lib'))).toEqual(before)
+      expect(inWorker.service.library('lib').library.size).toBe(40)
+      expect(await readdir(join(work, 'bad-worker'))).toEqual(['lib'])
+    } finally {
+      await inProcess.http.close()
+      await inWorker.http.close()
+    }
+  }, 120_000)
+
+  it('a worker out of memory is INTERNAL (500), and the upload changes nothing', async () => {
+    const body = canonicalBody('big', 40_000)
+    const error = await importUploadInWorker('big', body, {}, { workers: 1, heapLimitMb: 16 }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    )
+    expect(isToolselError(error, 'INTERNAL'), String(error)).toBe(true)
+    expect((error as Error).message).toMatch(/memory \(16 MiB heap/)
+  }, 60_000)
+
+  it('the abort of its request terminates the worker; uploads waiting for one run in arrival order', async () => {
+    const controller = new AbortController()
+    const settings = { workers: 1, heapLimitMb: 256 }
+    const aborted = importUploadInWorker(
+      'one',
+      canonicalBody('a', 20_000),
+      {},
+      {
+        ...settings,
+        signal: controller.signal,
+      },
+    )
+    const finished: string[] = []
+    const queued = ['two', 'three', 'four'].map((name) =>
+      importUploadInWorker(name, canonicalBody(name, 50), {}, settings).then((upload) => {
+        finished.push(name)
+        return upload
+      }),
+    )
+    const waitingAborted = importUploadInWorker(
+      'five',
+      canonicalBody('e', 5),
+      {},
+      {
+        ...settings,
+        signal: AbortSignal.abort(),
+      },
+    ).catch((error: unknown) => error)
+    setTimeout(() => controller.abort(), 30)
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(await waitingAborted).toMatchObject({ code: 'ABORTED' })
+    const uploads = await Promise.all(queued)
+    expect(finished).toEqual(['two', 'three', 'four'])
+    expect(uploads.map((upload) => upload.library.size)).toEqual([50, 50, 50])
+    expect(uploads[0].library.get('ns.tool_3')?.description).toContain('two: looks up thing 3')
+  }, 60_000)
+})
