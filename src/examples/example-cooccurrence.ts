@@ -14,14 +14,36 @@ import type { UsageExample } from './usage-example.ts'
 const pairKey = (a: string, b: string) => (a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`)
 export const toolSetKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')
 
-export class ToolCooccurrence {
-  readonly #uses = new Map<string, number>()
-  readonly #sizes = new Map<string, number>()
-  readonly #pairs = new Map<string, number>()
-  readonly #sets = new Map<string, number>()
+/** What a ToolCooccurrence counted (four maps of a few thousand entries: cheap to copy). */
+export interface CooccurrenceCounts {
+  readonly uses: Map<string, number>
+  readonly sizes: Map<string, number>
+  readonly pairs: Map<string, number>
+  readonly sets: Map<string, number>
+}
 
-  constructor(examples: readonly UsageExample[]) {
-    runSteps(this.#count(examples))
+export class ToolCooccurrence {
+  readonly #uses: Map<string, number>
+  readonly #sizes: Map<string, number>
+  readonly #pairs: Map<string, number>
+  readonly #sets: Map<string, number>
+
+  constructor(examples: readonly UsageExample[], counts?: CooccurrenceCounts) {
+    this.#uses = counts?.uses ?? new Map()
+    this.#sizes = counts?.sizes ?? new Map()
+    this.#pairs = counts?.pairs ?? new Map()
+    this.#sets = counts?.sets ?? new Map()
+    if (!counts) runSteps(this.#count(examples))
+  }
+
+  /** The co-occurrence made of `counts` (another one's `counts`, e.g. from a worker thread). */
+  static fromCounts(counts: CooccurrenceCounts): ToolCooccurrence {
+    return new ToolCooccurrence([], counts)
+  }
+
+  /** What was counted. */
+  get counts(): CooccurrenceCounts {
+    return { uses: this.#uses, sizes: this.#sizes, pairs: this.#pairs, sets: this.#sets }
   }
 
   /** `new ToolCooccurrence(examples)`, yielding to the event loop every few milliseconds. */
@@ -82,6 +104,16 @@ export function toolCooccurrence(memory: ExampleMemory): ToolCooccurrence {
   let cooccurrence = built.get(memory)
   if (!cooccurrence) built.set(memory, (cooccurrence = new ToolCooccurrence(memory.examples)))
   return cooccurrence
+}
+
+/** The co-occurrence of `memory` if it was built already (builds nothing). */
+export function cachedToolCooccurrence(memory: ExampleMemory): ToolCooccurrence | undefined {
+  return built.get(memory)
+}
+
+/** Caches `cooccurrence` (counted from `memory`'s examples elsewhere, e.g. on a worker thread). */
+export function adoptToolCooccurrence(memory: ExampleMemory, cooccurrence: ToolCooccurrence): void {
+  if (!built.has(memory)) built.set(memory, cooccurrence)
 }
 
 /** `toolCooccurrence`, built yielding to the event loop (see `ToolCooccurrence.buildSliced`). */

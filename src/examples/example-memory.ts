@@ -34,20 +34,35 @@ export interface MemoryVote {
 
 const EMPTY_VOTE: MemoryVote = { scores: new Map(), topSimilarity: 0, neighbors: [] }
 
-/** What an ExampleMemory is made of (see `indexExamples`). */
-interface MemoryIndex {
-  termIndex: Map<string, number>
-  idf: number[]
-  postingDocs: Int32Array[]
-  postingWeights: Float64Array[]
+/**
+ * What an ExampleMemory is made of (see `indexExamples`): a few typed arrays and one string, so a
+ * memory built on a worker thread is handed to the main thread without copying many small
+ * objects (`ExampleMemory.parts` / `ExampleMemory.fromParts`, build-worker.ts).
+ *
+ * - `terms`: every term, in id order (first seen), concatenated; term `id` is
+ *   `terms.slice(termStart[id], termStart[id + 1])`.
+ * - `termTable`: open-addressing hash table (FNV-1a of the term, linear probing) of term id + 1
+ *   (0: empty slot); its length is a power of two, at least twice the term count.
+ * - `idf[id]`; the postings of term `id` are `postingStart[id]` up to `postingStart[id + 1]` in
+ *   `postingDocs` (example positions, ascending) and `postingWeights` (the example's unit-length
+ *   TF-IDF weight of the term).
+ */
+export interface MemoryParts {
+  readonly wordPairs: boolean
+  readonly terms: string
+  readonly termStart: Int32Array
+  readonly termTable: Int32Array
+  readonly idf: Float64Array
+  readonly postingStart: Int32Array
+  readonly postingDocs: Int32Array
+  readonly postingWeights: Float64Array
 }
+
+type MemoryIndex = Omit<MemoryParts, 'wordPairs'>
 
 export class ExampleMemory {
   readonly #examples: readonly UsageExample[]
-  readonly #termIndex: Map<string, number>
-  readonly #idf: number[]
-  readonly #postingDocs: Int32Array[]
-  readonly #postingWeights: Float64Array[]
+  readonly #index: MemoryIndex
   readonly #scores: Float64Array
   readonly #seen: Uint8Array
   /** Whether adjacent word pairs are terms too (see `withWordPairs`). */
@@ -58,10 +73,7 @@ export class ExampleMemory {
     this.wordPairs = wordPairs
     this.#scores = new Float64Array(examples.length)
     this.#seen = new Uint8Array(examples.length)
-    this.#termIndex = index.termIndex
-    this.#idf = index.idf
-    this.#postingDocs = index.postingDocs
-    this.#postingWeights = index.postingWeights
+    this.#index = index
   }
 
   static build(
@@ -85,6 +97,34 @@ export class ExampleMemory {
     return new ExampleMemory(examples, wordPairs, index)
   }
 
+  /** What the memory is made of (typed arrays and one string: cheap to transfer to another thread). */
+  get parts(): MemoryParts {
+    return { wordPairs: this.wordPairs, ...this.#index }
+  }
+
+  /**
+   * The memory of `examples` made of `parts` (a memory's `parts`, built from the same examples in
+   * the same order, e.g. on a worker thread): nothing is computed. The parts' sizes are checked.
+   */
+  static fromParts(examples: readonly UsageExample[], parts: MemoryParts): ExampleMemory {
+    const terms = parts.termStart.length - 1
+    const postings = parts.postingDocs.length
+    const consistent =
+      terms >= 0 &&
+      parts.termStart[terms] === parts.terms.length &&
+      parts.idf.length === terms &&
+      parts.postingStart.length === terms + 1 &&
+      parts.postingStart[terms] === postings &&
+      parts.postingWeights.length === postings &&
+      parts.termTable.length >= 2 * terms &&
+      (parts.termTable.length & (parts.termTable.length - 1)) === 0 &&
+      parts.postingDocs.every((doc) => doc >= 0 && doc < examples.length)
+    if (!consistent)
+      throw new Error('ExampleMemory.fromParts: the parts are not a memory of these examples.')
+    const { wordPairs, ...index } = parts
+    return new ExampleMemory(examples, wordPairs, index)
+  }
+
   get size(): number {
     return this.#examples.length
   }
@@ -94,29 +134,43 @@ export class ExampleMemory {
     return this.#examples
   }
 
+  /** The id of `term`, or -1 when no example has it. */
+  #termId(term: string): number {
+    const { terms, termStart, termTable } = this.#index
+    const mask = termTable.length - 1
+    for (let slot = termHash(term) & mask; ; slot = (slot + 1) & mask) {
+      const id = termTable[slot] - 1
+      if (id < 0) return -1
+      const start = termStart[id]
+      if (termStart[id + 1] - start === term.length && terms.startsWith(term, start)) return id
+    }
+  }
+
   /** The `count` examples most similar to `query`, most similar first (ties: older first). */
   neighbors(query: string, count = DEFAULT_MEMORY_NEIGHBORS): ExampleNeighbor[] {
     if (this.#examples.length === 0 || count <= 0) return []
+    const { idf, postingStart, postingDocs, postingWeights } = this.#index
     const counts = countTerms(tokenize(query), this.wordPairs)
+    const ids = new Map<string, number>()
+    for (const term of counts.keys()) ids.set(term, this.#termId(term))
     const vector = weigh(counts, (term) => {
-      const termId = this.#termIndex.get(term)
-      return termId === undefined ? 0 : this.#idf[termId]
+      const termId = ids.get(term)!
+      return termId < 0 ? 0 : idf[termId]
     })
     const scores = this.#scores
     const seen = this.#seen
     const touched: number[] = []
     for (const [term, weight] of vector) {
-      const termId = this.#termIndex.get(term)
-      if (termId === undefined) continue
-      const docs = this.#postingDocs[termId]
-      const docWeights = this.#postingWeights[termId]
-      for (let index = 0; index < docs.length; index += 1) {
-        const doc = docs[index]
+      const termId = ids.get(term)!
+      if (termId < 0) continue
+      const end = postingStart[termId + 1]
+      for (let index = postingStart[termId]; index < end; index += 1) {
+        const doc = postingDocs[index]
         if (seen[doc] === 0) {
           seen[doc] = 1
           touched.push(doc)
         }
-        scores[doc] += weight * docWeights[index]
+        scores[doc] += weight * postingWeights[index]
       }
     }
     const best = new TopK(count)
@@ -145,11 +199,21 @@ export class ExampleMemory {
   }
 }
 
+/** FNV-1a over the term's UTF-16 code units (the memory's term table). */
+function termHash(term: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < term.length; index += 1) {
+    hash = Math.imul(hash ^ term.charCodeAt(index), 0x01000193)
+  }
+  return hash >>> 0
+}
+
 /**
  * The TF-IDF inverted index of `examples`, a step per example and per batch of terms. Terms get
  * ids in first-seen order; each example keeps only its term ids and counts (typed arrays), and
- * each term's postings are allocated at their final size: a build of thousands of examples leaves
- * few objects for the collector to copy (its pauses were the longest stalls of an example write).
+ * the postings are laid out in flat arrays allocated at their final size: a build of thousands of
+ * examples leaves few objects for the collector to copy, and the result is a handful of typed
+ * arrays (see MemoryParts).
  */
 function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): Steps<MemoryIndex> {
   const termIndex = new Map<string, number>()
@@ -177,15 +241,16 @@ function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): 
     exampleCounts.push(termCounts)
     yield
   }
-  const idf = frequency.map((count) => Math.log(1 + examples.length / count))
-  const postingDocs: Int32Array[] = []
-  const postingWeights: Float64Array[] = []
-  for (let termId = 0; termId < frequency.length; termId += 1) {
-    postingDocs.push(new Int32Array(frequency[termId]))
-    postingWeights.push(new Float64Array(frequency[termId]))
-    if ((termId & 1023) === 1023) yield
+  const termCount = frequency.length
+  const idf = new Float64Array(termCount)
+  const postingStart = new Int32Array(termCount + 1)
+  for (let termId = 0; termId < termCount; termId += 1) {
+    idf[termId] = Math.log(1 + examples.length / frequency[termId])
+    postingStart[termId + 1] = postingStart[termId] + frequency[termId]
   }
-  const filled = new Int32Array(frequency.length)
+  const postingDocs = new Int32Array(postingStart[termCount])
+  const postingWeights = new Float64Array(postingStart[termCount])
+  const filled = postingStart.slice(0, termCount)
   const weights: number[] = []
   for (let position = 0; position < exampleTerms.length; position += 1) {
     // What `weigh` computes, in the same order: (1 + ln tf) × idf, scaled to unit length. Every
@@ -202,14 +267,39 @@ function* indexExamples(examples: readonly UsageExample[], wordPairs: boolean): 
     }
     norm = Math.sqrt(norm)
     for (let slot = 0; slot < terms.length; slot += 1) {
-      const termId = terms[slot]
-      postingDocs[termId][filled[termId]] = position
-      postingWeights[termId][filled[termId]] = weights[slot] / norm
-      filled[termId] += 1
+      const at = filled[terms[slot]]++
+      postingDocs[at] = position
+      postingWeights[at] = weights[slot] / norm
     }
     yield
   }
-  return { termIndex, idf, postingDocs, postingWeights }
+  // The term table: the terms concatenated, and their ids hashed (a Map of every term would be as
+  // many objects to copy from a worker thread; this is two arrays and one string).
+  const termList: string[] = []
+  const termStart = new Int32Array(termCount + 1)
+  let capacity = 16
+  while (capacity < 2 * termCount) capacity *= 2
+  const termTable = new Int32Array(capacity)
+  const mask = capacity - 1
+  let termId = 0
+  for (const term of termIndex.keys()) {
+    termList.push(term)
+    termStart[termId + 1] = termStart[termId] + term.length
+    let slot = termHash(term) & mask
+    while (termTable[slot] !== 0) slot = (slot + 1) & mask
+    termTable[slot] = termId + 1
+    termId += 1
+    if ((termId & 1023) === 0) yield
+  }
+  return {
+    terms: termList.join(''),
+    termStart,
+    termTable,
+    idf,
+    postingStart,
+    postingDocs,
+    postingWeights,
+  }
 }
 
 function countTerms(terms: readonly string[], wordPairs: boolean): Map<string, number> {
@@ -257,6 +347,18 @@ export function withWordPairs(memory: ExampleMemory): ExampleMemory {
   if (!pairs)
     paired.set(memory, (pairs = ExampleMemory.build(memory.examples, { wordPairs: true })))
   return pairs
+}
+
+/** The word-pair memory of `memory` if it was built already (builds nothing). */
+export function cachedWordPairs(memory: ExampleMemory): ExampleMemory | undefined {
+  return memory.wordPairs ? memory : paired.get(memory)
+}
+
+/** Caches `pairs` as `memory`'s word-pair memory (built elsewhere, e.g. on a worker thread). */
+export function adoptWordPairs(memory: ExampleMemory, pairs: ExampleMemory): void {
+  if (!pairs.wordPairs || pairs.examples !== memory.examples)
+    throw new Error('adoptWordPairs: not a word-pair memory of the same examples.')
+  if (!memory.wordPairs && !paired.has(memory)) paired.set(memory, pairs)
 }
 
 /** `withWordPairs`, built with `ExampleMemory.buildSliced` (yielding to the event loop). */

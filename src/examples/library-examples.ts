@@ -9,6 +9,7 @@ import { denseToolVectors } from '../learn/dense-encoder.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { ExampleDenseSpace, learnExampleMap } from './example-dense-map.ts'
 import { ExampleMemory } from './example-memory.ts'
+import { buildMemoryOnWorker, WORKER_MIN_EXAMPLES } from './memory-build-thread.ts'
 import { prepareExampleMemorySliced } from './memory-selection.ts'
 import type { ExampleSet } from './example-set.ts'
 
@@ -31,9 +32,11 @@ export function createLibraryExamples(set: ExampleSet, dense?: ExampleDenseSpace
  * the examples before the version is served (deterministic, so a restart or a reload learns the
  * same map; the trainer yields to the event loop between batches). Without it the library's
  * tools are not read (a large library's tools stay out of the heap). The example memory is built
- * and prepared (`prepareExampleMemorySliced`: self-check, co-occurrence, word pairs) yielding to
- * the event loop every few milliseconds, so a write of usage examples, a start-up load or another
- * worker's change never stalls the requests being served meanwhile; what is returned is ready.
+ * and prepared (self-check, co-occurrence, word pairs) on a worker thread from
+ * WORKER_MIN_EXAMPLES examples (memory-build-thread.ts), below that on the main thread yielding
+ * to the event loop every few milliseconds (`prepareExampleMemorySliced`), so a write of usage
+ * examples, a start-up load or another worker's change never stalls the requests being served
+ * meanwhile; what is returned is ready.
  */
 export async function learnLibraryExamples(
   set: ExampleSet,
@@ -41,7 +44,10 @@ export async function learnLibraryExamples(
   config: ExamplesConfig,
   options: { signal?: AbortSignal } = {},
 ): Promise<LibraryExamples> {
-  const memory = await ExampleMemory.buildSliced(set.examples, { signal: options.signal })
+  const memory =
+    set.size >= WORKER_MIN_EXAMPLES
+      ? await buildMemoryOnWorker(set.examples, config, options.signal)
+      : await ExampleMemory.buildSliced(set.examples, { signal: options.signal })
   let dense: ExampleDenseSpace | undefined
   if (config.denseMap && set.size > 0) {
     const vectors = await denseToolVectors()

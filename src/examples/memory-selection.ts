@@ -20,17 +20,28 @@
  */
 import type { ExamplesConfig } from '../config/schema.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
-import { toolCooccurrence, toolCooccurrenceSliced } from './example-cooccurrence.ts'
+import {
+  adoptToolCooccurrence,
+  cachedToolCooccurrence,
+  toolCooccurrence,
+  toolCooccurrenceSliced,
+  ToolCooccurrence,
+  type CooccurrenceCounts,
+} from './example-cooccurrence.ts'
 import type { ExampleDenseSpace } from './example-dense-map.ts'
 import {
+  adoptWordPairs,
   bestNeighborSet,
+  cachedWordPairs,
+  ExampleMemory,
   withWordPairs,
   withWordPairsSliced,
-  type ExampleMemory,
   type ExampleNeighbor,
+  type MemoryParts,
   type MemoryVote,
   type SetProposal,
 } from './example-memory.ts'
+import type { UsageExample } from './usage-example.ts'
 
 export type { SetProposal } from './example-memory.ts'
 
@@ -159,6 +170,59 @@ export async function prepareExampleMemorySliced(
   }
 }
 
+/**
+ * A memory and what `prepareExampleMemory` made of it, as transferable parts (typed arrays, one
+ * string per memory, the co-occurrence's maps): what the build worker hands back
+ * (build-worker.ts). `adoptPreparedMemory` makes the memory of them with its caches filled.
+ */
+export interface PreparedMemoryParts {
+  readonly memory: MemoryParts
+  readonly selfCheck?: MemorySelfCheck
+  readonly cooccurrence?: CooccurrenceCounts
+  readonly wordPairs?: MemoryParts
+}
+
+/** `memory`'s parts and what was prepared of it for `config` (`prepareExampleMemory`'s caches). */
+export function preparedMemoryParts(
+  memory: ExampleMemory,
+  config: ExamplesConfig,
+): PreparedMemoryParts {
+  const resolved = exampleMemoryFor({ memory }, config)
+  const selfCheck = resolved && cachedSelfCheck(memory, resolved.options)
+  const cooccurrence = cachedToolCooccurrence(memory)?.counts
+  const wordPairs = memory.wordPairs ? undefined : cachedWordPairs(memory)?.parts
+  return {
+    memory: memory.parts,
+    ...(selfCheck && { selfCheck }),
+    ...(cooccurrence && { cooccurrence }),
+    ...(wordPairs && { wordPairs }),
+  }
+}
+
+/**
+ * The memory of `examples` made of `prepared` (`preparedMemoryParts` of a memory of the same
+ * examples, in the same order, with the same `config`), its self-check, co-occurrence and
+ * word-pair memory cached: `prepareExampleMemory` then finds everything done. Computes nothing
+ * but a few map copies.
+ */
+export function adoptPreparedMemory(
+  examples: readonly UsageExample[],
+  prepared: PreparedMemoryParts,
+  config: ExamplesConfig,
+): ExampleMemory {
+  const memory = ExampleMemory.fromParts(examples, prepared.memory)
+  const resolved = exampleMemoryFor({ memory }, config)
+  if (resolved && prepared.selfCheck) {
+    const { proposed, right } = prepared.selfCheck
+    cacheSelfCheck(memory, resolved.options, { proposed, right })
+  }
+  if (prepared.cooccurrence)
+    adoptToolCooccurrence(memory, ToolCooccurrence.fromCounts(prepared.cooccurrence))
+  if (prepared.wordPairs)
+    adoptWordPairs(memory, ExampleMemory.fromParts(examples, prepared.wordPairs))
+  return memory
+}
+
 type ProposalOptions = Pick<
   ExampleMemoryOptions,
   'neighbors' | 'minSimilarity' | 'minAgreement' | 'aloneSimilarity' | 'minPrecision'
@@ -260,6 +324,15 @@ function* replaySelfCheck(memory: ExampleMemory, options: ProposalOptions): Step
     check.proposed += 1
     if (setKey(proposal.tools) === setKey(example.tools)) check.right += 1
   }
+  return cacheSelfCheck(memory, options, check)
+}
+
+/** Caches `check` for the memory and settings unless one is cached already; returns the cached one. */
+function cacheSelfCheck(
+  memory: ExampleMemory,
+  options: ProposalOptions,
+  check: MemorySelfCheck,
+): MemorySelfCheck {
   const cached = cachedSelfCheck(memory, options)
   if (cached) return cached
   let byOptions = selfChecks.get(memory)

@@ -4,13 +4,15 @@
  * service keeps answering from the old one; the swap happens once the new version is ready, and
  * a write that fails (aborted) leaves the old version served.
  */
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { ExampleMemory } from '../../src/examples/example-memory.ts'
+import { busyBuildWorker } from '../../src/examples/memory-build-thread.ts'
 import { prepareExampleMemory } from '../../src/examples/memory-selection.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
-import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { buildIndexedLibrary, loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { syntheticExamples } from '../helpers/synthetic-examples.ts'
 import { createTestApp } from '../server/test-service.ts'
@@ -93,6 +95,29 @@ describe('a usage-example write on a large library', () => {
     // The next write goes through.
     const next = await service.addExamples('sample', [
       { instruction: 'order a pizza for tonight', tools: ['weather.get_forecast'] },
+    ])
+    expect(next).toMatchObject({ added: 1, version: before.examples!.set.version + 1 })
+  }, 60_000)
+
+  it('answers INTERNAL and leaves the old version served and saved when the build worker dies', async () => {
+    const service = await serviceWithExamples()
+    await service.addExamples('sample', [
+      { instruction: 'a first saved write', tools: ['weather.get_forecast'] },
+    ])
+    const before = service.library('sample')
+    const saved = () =>
+      loadIndexedLibrary(join(service.config.library.indexDir, 'sample'), service.config)
+    const savedBefore = (await saved()).manifest.examples
+    const write = service.addExamples('sample', [
+      { instruction: 'lost with its worker', tools: ['weather.get_forecast'] },
+    ])
+    while (!busyBuildWorker()) await new Promise((resolve) => setImmediate(resolve))
+    await busyBuildWorker()!.terminate()
+    await expect(write).rejects.toMatchObject({ code: 'INTERNAL' })
+    expect(service.library('sample')).toBe(before)
+    expect((await saved()).manifest.examples).toEqual(savedBefore)
+    const next = await service.addExamples('sample', [
+      { instruction: 'lost with its worker', tools: ['weather.get_forecast'] },
     ])
     expect(next).toMatchObject({ added: 1, version: before.examples!.set.version + 1 })
   }, 60_000)

@@ -1,0 +1,104 @@
+/**
+ * The worker thread that builds a library's example memory (memory-build-thread.ts starts it and
+ * talks to it): from the examples and the library's `examples` configuration it builds the
+ * memory and prepares it exactly as the main thread would (`ExampleMemory.build`, then
+ * `prepareExampleMemory`: self-check, tool co-occurrence, word-pair memory — the same Steps code,
+ * run to the end), and answers with the parts (`preparedMemoryParts`): typed arrays transferred,
+ * not copied, and a few strings and small maps. The garbage of the build (per-example term maps,
+ * tokens) is this thread's collector's to clear, so it never pauses the main thread.
+ * @module
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import type { ExamplesConfig } from '../config/schema.ts'
+import { ExampleMemory } from './example-memory.ts'
+import {
+  prepareExampleMemory,
+  preparedMemoryParts,
+  type PreparedMemoryParts,
+} from './memory-selection.ts'
+import type { UsageExample } from './usage-example.ts'
+
+/**
+ * Examples packed for the thread: the instructions concatenated (with their lengths), the
+ * distinct tool ids once, and per example its tools as indices into them. Copying 16.8k example
+ * objects (a structured clone: two arrays and a string each) took 20-190 ms of the main thread;
+ * this is two strings and three typed arrays (`packExamples`, made in slices).
+ */
+export interface PackedExamples {
+  readonly instructions: string
+  readonly instructionLengths: Int32Array
+  readonly toolIds: readonly string[]
+  /** Tools per example. */
+  readonly toolCounts: Int32Array
+  /** Indices into `toolIds`, example after example. */
+  readonly tools: Int32Array
+}
+
+export interface MemoryBuildRequest {
+  id: number
+  examples: PackedExamples
+  config: ExamplesConfig
+}
+
+/** `packExamples`'s inverse: the same examples (equal instructions and tool lists, in order). */
+export function unpackExamples(packed: PackedExamples): UsageExample[] {
+  const examples: UsageExample[] = []
+  let start = 0
+  let tool = 0
+  for (let position = 0; position < packed.instructionLengths.length; position += 1) {
+    const end = start + packed.instructionLengths[position]
+    const tools: string[] = []
+    for (let count = packed.toolCounts[position]; count > 0; count -= 1)
+      tools.push(packed.toolIds[packed.tools[tool++]])
+    examples.push({ instruction: packed.instructions.slice(start, end), tools })
+    start = end
+  }
+  return examples
+}
+
+export type MemoryBuildReply =
+  { id: number; prepared: PreparedMemoryParts } | { id: number; error: string }
+
+/** The buffers of `prepared`'s typed arrays (each once), to transfer rather than copy. */
+export function preparedBuffers(prepared: PreparedMemoryParts): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>()
+  for (const parts of [prepared.memory, prepared.wordPairs]) {
+    if (!parts) continue
+    for (const array of [
+      parts.termStart,
+      parts.termTable,
+      parts.idf,
+      parts.postingStart,
+      parts.postingDocs,
+      parts.postingWeights,
+    ])
+      buffers.add(array.buffer as ArrayBuffer)
+  }
+  return [...buffers]
+}
+
+/** What the worker does for one request. */
+export function buildPreparedMemory(request: MemoryBuildRequest): PreparedMemoryParts {
+  const memory = ExampleMemory.build(unpackExamples(request.examples))
+  prepareExampleMemory({ memory }, request.config)
+  return preparedMemoryParts(memory, request.config)
+}
+
+/** The `workerData` memory-build-thread.ts starts this module's thread with. */
+export const BUILD_WORKER_ROLE = 'toolsel-example-memory-build'
+
+if (parentPort && (workerData as { role?: string } | null)?.role === BUILD_WORKER_ROLE) {
+  const port = parentPort
+  port.on('message', (request: MemoryBuildRequest) => {
+    let reply: MemoryBuildReply
+    let transfer: ArrayBuffer[] = []
+    try {
+      const prepared = buildPreparedMemory(request)
+      reply = { id: request.id, prepared }
+      transfer = preparedBuffers(prepared)
+    } catch (error) {
+      reply = { id: request.id, error: error instanceof Error ? error.message : String(error) }
+    }
+    port.postMessage(reply, transfer)
+  })
+}

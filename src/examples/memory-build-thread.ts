@@ -1,0 +1,234 @@
+/**
+ * Builds a library's example memory on a worker thread (build-worker.ts), so that a write of
+ * usage examples, a start-up load or another worker's change never pauses the main thread for
+ * the build: not for its CPU (the sliced path already gave the event loop back every 10 ms) and
+ * not for its garbage (the collector's scavenges of the build's young objects were the longest
+ * stalls left: 60-95 ms at 16.8k examples). The worker answers with typed arrays (transferred)
+ * and a few strings and small maps; `adoptPreparedMemory` makes the memory of them, its caches
+ * filled, without computing anything.
+ *
+ * One worker per process, one build at a time (others wait their turn); it is kept for
+ * `IDLE_MS` after a build (the next write of a burst doesn't start a thread again), bounded by
+ * `resourceLimits`, and never keeps the process alive while idle. An abort (the client went away,
+ * the build time limit) terminates it and throws the signal's reason; a crash, an exit or running
+ * out of memory is INTERNAL: either way nothing was built, so nothing is published.
+ * @module
+ */
+import { Worker } from 'node:worker_threads'
+import type { ExamplesConfig } from '../config/schema.ts'
+import { ToolselError, throwIfAborted } from '../errors.ts'
+import { runStepsSliced, type Steps } from '../time-slicer.ts'
+import type { MemoryBuildReply, MemoryBuildRequest, PackedExamples } from './build-worker.ts'
+import type { ExampleMemory } from './example-memory.ts'
+import { adoptPreparedMemory, type PreparedMemoryParts } from './memory-selection.ts'
+import type { UsageExample } from './usage-example.ts'
+
+/** Same value as build-worker.ts's BUILD_WORKER_ROLE (not imported: that module is the thread's). */
+const BUILD_WORKER_ROLE = 'toolsel-example-memory-build'
+
+/**
+ * Examples from which a library's memory is built on the worker thread; smaller sets are built
+ * in slices on the main thread (`ExampleMemory.buildSliced`), where they stall little and a
+ * thread's start would cost more than the build.
+ */
+export const WORKER_MIN_EXAMPLES = 2000
+
+/** An idle worker is stopped after this long (ms). */
+const IDLE_MS = 15_000
+
+/**
+ * The worker's old-generation bound, MiB: 128 + 10 KiB per example (16.8k examples build in 64
+ * MiB; 99.5k need more than 128).
+ */
+export function workerHeapLimitMb(examples: number): number {
+  return Math.ceil(128 + examples / 100)
+}
+
+const SELF = import.meta.url
+const ENTRY = new URL(`./build-worker${SELF.endsWith('.ts') ? '.ts' : '.js'}`, SELF)
+
+let worker: Worker | undefined
+let workerHeapMb = 0
+let busy: Worker | undefined
+let idleTimer: NodeJS.Timeout | undefined
+let nextId = 0
+/** The build running now (one at a time); the next waits for it. */
+let turn: Promise<void> = Promise.resolve()
+
+/** The worker thread while it builds a memory, else undefined (a test stops it mid-build). */
+export function busyBuildWorker(): Worker | undefined {
+  return busy
+}
+
+/**
+ * The memory of `examples`, built and prepared for `config` on the worker thread. Throws the
+ * signal's reason once aborted (the worker is stopped), INTERNAL when the worker fails.
+ */
+export async function buildMemoryOnWorker(
+  examples: readonly UsageExample[],
+  config: ExamplesConfig,
+  signal?: AbortSignal,
+): Promise<ExampleMemory> {
+  throwIfAborted(signal)
+  const previous = turn
+  let release!: () => void
+  turn = new Promise((resolve) => (release = resolve))
+  try {
+    await waitOrAbort(previous, signal)
+    const packed = await runStepsSliced(packExamples(examples), signal)
+    const prepared = await runOnWorker(packed, config, signal)
+    return adoptPreparedMemory(examples, prepared, config)
+  } finally {
+    release()
+  }
+}
+
+function waitOrAbort(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return promise
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal))
+    signal.addEventListener('abort', onAbort, { once: true })
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    })
+  })
+}
+
+/** `examples` packed for the thread (see PackedExamples), a step per example. */
+export function* packExamples(examples: readonly UsageExample[]): Steps<PackedExamples> {
+  const instructions: string[] = []
+  const instructionLengths = new Int32Array(examples.length)
+  const toolIndex = new Map<string, number>()
+  const toolCounts = new Int32Array(examples.length)
+  const tools: number[] = []
+  for (let position = 0; position < examples.length; position += 1) {
+    const example = examples[position]
+    instructions.push(example.instruction)
+    instructionLengths[position] = example.instruction.length
+    toolCounts[position] = example.tools.length
+    for (const id of example.tools) {
+      let index = toolIndex.get(id)
+      if (index === undefined) toolIndex.set(id, (index = toolIndex.size))
+      tools.push(index)
+    }
+    yield
+  }
+  return {
+    instructions: instructions.join(''),
+    instructionLengths,
+    toolIds: [...toolIndex.keys()],
+    toolCounts,
+    tools: Int32Array.from(tools),
+  }
+}
+
+/** What `throwIfAborted` throws for the aborted `signal`. */
+function abortError(signal: AbortSignal): unknown {
+  try {
+    throwIfAborted(signal)
+  } catch (error) {
+    return error
+  }
+  return signal.reason
+}
+
+function startWorker(examples: number): Worker {
+  const heapMb = workerHeapLimitMb(examples)
+  if (worker && workerHeapMb >= heapMb) return worker
+  if (worker) void worker.terminate()
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32 }
+  const workerData = { role: BUILD_WORKER_ROLE }
+  // From src/ (tsx, vitest) the entry is TypeScript: the thread registers tsx's loader first.
+  worker = ENTRY.pathname.endsWith('.ts')
+    ? new Worker(TS_BOOTSTRAP, {
+        eval: true,
+        workerData: { ...workerData, entry: ENTRY.href, tsx: import.meta.resolve('tsx/esm/api') },
+        execArgv: [],
+        resourceLimits,
+      })
+    : new Worker(ENTRY, { workerData, execArgv: [], resourceLimits })
+  workerHeapMb = heapMb
+  const started = worker
+  started.on('error', () => {})
+  started.once('exit', () => {
+    if (worker === started) worker = undefined
+  })
+  return started
+}
+
+const TS_BOOTSTRAP = `
+const { workerData } = require('node:worker_threads')
+import(workerData.tsx).then((tsx) => {
+  tsx.register()
+  return import(workerData.entry)
+})
+`
+
+function runOnWorker(
+  examples: PackedExamples,
+  config: ExamplesConfig,
+  signal?: AbortSignal,
+): Promise<PreparedMemoryParts> {
+  clearTimeout(idleTimer)
+  const thread = startWorker(examples.instructionLengths.length)
+  thread.ref()
+  busy = thread
+  const id = nextId++
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      thread.off('message', onMessage)
+      thread.off('error', onError)
+      thread.off('exit', onExit)
+      signal?.removeEventListener('abort', onAbort)
+      busy = undefined
+      thread.unref()
+      idleTimer = setTimeout(() => {
+        if (worker === thread) {
+          worker = undefined
+          void thread.terminate()
+        }
+      }, IDLE_MS)
+      idleTimer.unref()
+    }
+    const fail = (message: string, cause?: unknown) => {
+      done()
+      if (worker === thread) worker = undefined
+      void thread.terminate()
+      reject(
+        new ToolselError('INTERNAL', `The usage-example memory could not be built: ${message}.`, {
+          cause,
+        }),
+      )
+    }
+    const onMessage = (reply: MemoryBuildReply) => {
+      if (reply.id !== id) return
+      if ('error' in reply) return fail(reply.error)
+      done()
+      resolve(reply.prepared)
+    }
+    const onError = (error: Error) => fail(`its worker thread failed (${error.message})`, error)
+    const onExit = (code: number) => fail(`its worker thread exited (code ${code})`)
+    const onAbort = () => {
+      done()
+      if (worker === thread) worker = undefined
+      void thread.terminate()
+      reject(abortError(signal!))
+    }
+    thread.on('message', onMessage)
+    thread.on('error', onError)
+    thread.on('exit', onExit)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const request: MemoryBuildRequest = { id, examples, config }
+    try {
+      // The typed arrays are moved, not copied (made for this request only).
+      thread.postMessage(request, [
+        examples.instructionLengths.buffer,
+        examples.toolCounts.buffer,
+        examples.tools.buffer,
+      ] as ArrayBuffer[])
+    } catch (error) {
+      fail(`its worker thread could not be sent the examples (${(error as Error).message})`, error)
+    }
+  })
+}
