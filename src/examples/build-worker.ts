@@ -10,6 +10,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { ExamplesConfig } from '../config/schema.ts'
+import type { Steps } from '../time-slicer.ts'
+import type { CooccurrenceCounts } from './example-cooccurrence.ts'
 import { ExampleMemory } from './example-memory.ts'
 import {
   prepareExampleMemory,
@@ -56,12 +58,84 @@ export function unpackExamples(packed: PackedExamples): UsageExample[] {
   return examples
 }
 
+/**
+ * A map of counts packed: its keys concatenated (with their lengths) and its values. The
+ * co-occurrence's maps hold ~10k keys at 16.8k examples; copied as maps, making their strings
+ * took 30-80 ms of the main thread in one piece (a message is read before it is handed over);
+ * packed, the main thread unpacks them in slices (`unpackPrepared`).
+ */
+export interface PackedCounts {
+  readonly keys: string
+  readonly lengths: Int32Array
+  readonly values: Float64Array
+}
+
+/** The prepared memory as the thread sends it: the co-occurrence's maps packed. */
+export type PackedPreparedMemory = Omit<PreparedMemoryParts, 'cooccurrence'> & {
+  readonly cooccurrence?: Record<keyof CooccurrenceCounts, PackedCounts>
+}
+
 export type MemoryBuildReply =
-  { id: number; prepared: PreparedMemoryParts } | { id: number; error: string }
+  { id: number; prepared: PackedPreparedMemory } | { id: number; error: string }
+
+export function packCounts(counts: ReadonlyMap<string, number>): PackedCounts {
+  const keys: string[] = []
+  const lengths = new Int32Array(counts.size)
+  const values = new Float64Array(counts.size)
+  let slot = 0
+  for (const [key, value] of counts) {
+    keys.push(key)
+    lengths[slot] = key.length
+    values[slot] = value
+    slot += 1
+  }
+  return { keys: keys.join(''), lengths, values }
+}
+
+/** `packCounts`'s inverse (the same map, in the same order), a step per key. */
+export function* unpackCounts(packed: PackedCounts): Steps<Map<string, number>> {
+  const counts = new Map<string, number>()
+  let start = 0
+  for (let slot = 0; slot < packed.lengths.length; slot += 1) {
+    const end = start + packed.lengths[slot]
+    counts.set(packed.keys.slice(start, end), packed.values[slot])
+    start = end
+    yield
+  }
+  return counts
+}
+
+/** `prepared` with the co-occurrence's maps packed (see PackedCounts). */
+export function packPrepared(prepared: PreparedMemoryParts): PackedPreparedMemory {
+  const { cooccurrence, ...rest } = prepared
+  if (!cooccurrence) return rest
+  return {
+    ...rest,
+    cooccurrence: {
+      uses: packCounts(cooccurrence.uses),
+      sizes: packCounts(cooccurrence.sizes),
+      pairs: packCounts(cooccurrence.pairs),
+      sets: packCounts(cooccurrence.sets),
+    },
+  }
+}
+
+/** `packPrepared`'s inverse, a step per key (the main thread runs it in slices). */
+export function* unpackPrepared(packed: PackedPreparedMemory): Steps<PreparedMemoryParts> {
+  const { cooccurrence, ...rest } = packed
+  if (!cooccurrence) return rest
+  const uses = yield* unpackCounts(cooccurrence.uses)
+  const sizes = yield* unpackCounts(cooccurrence.sizes)
+  const pairs = yield* unpackCounts(cooccurrence.pairs)
+  const sets = yield* unpackCounts(cooccurrence.sets)
+  return { ...rest, cooccurrence: { uses, sizes, pairs, sets } }
+}
 
 /** The buffers of `prepared`'s typed arrays (each once), to transfer rather than copy. */
-export function preparedBuffers(prepared: PreparedMemoryParts): ArrayBuffer[] {
+export function preparedBuffers(prepared: PackedPreparedMemory): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>()
+  for (const counts of Object.values(prepared.cooccurrence ?? {}))
+    for (const array of [counts.lengths, counts.values]) buffers.add(array.buffer as ArrayBuffer)
   for (const parts of [prepared.memory, prepared.wordPairs]) {
     if (!parts) continue
     for (const array of [
@@ -78,10 +152,10 @@ export function preparedBuffers(prepared: PreparedMemoryParts): ArrayBuffer[] {
 }
 
 /** What the worker does for one request. */
-export function buildPreparedMemory(request: MemoryBuildRequest): PreparedMemoryParts {
+export function buildPreparedMemory(request: MemoryBuildRequest): PackedPreparedMemory {
   const memory = ExampleMemory.build(unpackExamples(request.examples))
   prepareExampleMemory({ memory }, request.config)
-  return preparedMemoryParts(memory, request.config)
+  return packPrepared(preparedMemoryParts(memory, request.config))
 }
 
 /** The `workerData` memory-build-thread.ts starts this module's thread with. */

@@ -18,13 +18,17 @@ import { Worker } from 'node:worker_threads'
 import type { ExamplesConfig } from '../config/schema.ts'
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
-import type { MemoryBuildReply, MemoryBuildRequest, PackedExamples } from './build-worker.ts'
+import {
+  BUILD_WORKER_ROLE,
+  unpackPrepared,
+  type MemoryBuildReply,
+  type MemoryBuildRequest,
+  type PackedExamples,
+  type PackedPreparedMemory,
+} from './build-worker.ts'
 import type { ExampleMemory } from './example-memory.ts'
-import { adoptPreparedMemory, type PreparedMemoryParts } from './memory-selection.ts'
+import { adoptPreparedMemory } from './memory-selection.ts'
 import type { UsageExample } from './usage-example.ts'
-
-/** Same value as build-worker.ts's BUILD_WORKER_ROLE (not imported: that module is the thread's). */
-const BUILD_WORKER_ROLE = 'toolsel-example-memory-build'
 
 /**
  * Examples from which a library's memory is built on the worker thread; smaller sets are built
@@ -76,7 +80,8 @@ export async function buildMemoryOnWorker(
   try {
     await waitOrAbort(previous, signal)
     const packed = await runStepsSliced(packExamples(examples), signal)
-    const prepared = await runOnWorker(packed, config, signal)
+    const reply = await runOnWorker(packed, config, signal)
+    const prepared = await runStepsSliced(unpackPrepared(reply), signal)
     return adoptPreparedMemory(examples, prepared, config)
   } finally {
     release()
@@ -169,7 +174,7 @@ function runOnWorker(
   examples: PackedExamples,
   config: ExamplesConfig,
   signal?: AbortSignal,
-): Promise<PreparedMemoryParts> {
+): Promise<PackedPreparedMemory> {
   clearTimeout(idleTimer)
   const thread = startWorker(examples.instructionLengths.length)
   thread.ref()

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
-import { unpackExamples } from '../../src/examples/build-worker.ts'
+import { packCounts, unpackCounts, unpackExamples } from '../../src/examples/build-worker.ts'
 import {
   cachedToolCooccurrence,
   ToolCooccurrence,
@@ -55,6 +55,12 @@ describe('the example memory built on a worker thread', () => {
       { instruction: '', tools: [] },
     ]
     expect(unpackExamples(runSteps(packExamples(odd)))).toEqual(odd)
+    const counts = new Map([
+      ['a\u0001b', 2],
+      ['', 1],
+      ['🚀', 0.5],
+    ])
+    expect([...runSteps(unpackCounts(packCounts(counts)))]).toEqual([...counts])
   })
 
   it('stops on abort, and the next build goes through', async () => {
