@@ -21,13 +21,17 @@ import {
 import type { UsageExample } from './usage-example.ts'
 
 /**
- * Examples packed for the thread: the instructions concatenated (with their lengths), the
+ * Examples packed for the thread: the instructions' UTF-16 code units one after the other (with
+ * their lengths; a buffer is moved, a string copied: posting 4.6M characters of instructions as
+ * one string took 80-230 ms of the main thread, their concatenation as long again), the
  * distinct tool ids once, and per example its tools as indices into them. Copying 16.8k example
  * objects (a structured clone: two arrays and a string each) took 20-190 ms of the main thread;
  * this is two strings and three typed arrays (`packExamples`, made in slices).
  */
 export interface PackedExamples {
-  readonly instructions: string
+  /** UTF-16 code units. */
+  readonly instructions: Uint16Array
+  /** Code units per instruction. */
   readonly instructionLengths: Int32Array
   readonly toolIds: readonly string[]
   /** Tools per example. */
@@ -52,7 +56,7 @@ export function unpackExamples(packed: PackedExamples): UsageExample[] {
     const tools: string[] = []
     for (let count = packed.toolCounts[position]; count > 0; count -= 1)
       tools.push(packed.toolIds[packed.tools[tool++]])
-    examples.push({ instruction: packed.instructions.slice(start, end), tools })
+    examples.push({ instruction: fromCodeUnits(packed.instructions.subarray(start, end)), tools })
     start = end
   }
   return examples
@@ -65,7 +69,9 @@ export function unpackExamples(packed: PackedExamples): UsageExample[] {
  * packed, the main thread unpacks them in slices (`unpackPrepared`).
  */
 export interface PackedCounts {
-  readonly keys: string
+  /** The keys, UTF-16 code units (as `Uint16Array`: moved, not copied). */
+  readonly keys: Uint16Array
+  /** Code units per key. */
   readonly lengths: Int32Array
   readonly values: Float64Array
 }
@@ -89,7 +95,7 @@ export function packCounts(counts: ReadonlyMap<string, number>): PackedCounts {
     values[slot] = value
     slot += 1
   }
-  return { keys: keys.join(''), lengths, values }
+  return { keys: toCodeUnits(keys.join('')), lengths, values }
 }
 
 /** `packCounts`'s inverse (the same map, in the same order), a step per key. */
@@ -98,11 +104,26 @@ export function* unpackCounts(packed: PackedCounts): Steps<Map<string, number>> 
   let start = 0
   for (let slot = 0; slot < packed.lengths.length; slot += 1) {
     const end = start + packed.lengths[slot]
-    counts.set(packed.keys.slice(start, end), packed.values[slot])
+    counts.set(fromCodeUnits(packed.keys.subarray(start, end)), packed.values[slot])
     start = end
     yield
   }
   return counts
+}
+
+/** `text`'s UTF-16 code units (lone surrogates kept, unlike UTF-8). */
+export function toCodeUnits(text: string): Uint16Array {
+  const units = new Uint16Array(text.length)
+  for (let index = 0; index < text.length; index += 1) units[index] = text.charCodeAt(index)
+  return units
+}
+
+/** `toCodeUnits`'s inverse (a TextDecoder would replace lone surrogates). */
+export function fromCodeUnits(units: Uint16Array): string {
+  let text = ''
+  for (let start = 0; start < units.length; start += 8192)
+    text += String.fromCharCode(...units.subarray(start, start + 8192))
+  return text
 }
 
 /** `prepared` with the co-occurrence's maps packed (see PackedCounts). */
@@ -135,7 +156,8 @@ export function* unpackPrepared(packed: PackedPreparedMemory): Steps<PreparedMem
 export function preparedBuffers(prepared: PackedPreparedMemory): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>()
   for (const counts of Object.values(prepared.cooccurrence ?? {}))
-    for (const array of [counts.lengths, counts.values]) buffers.add(array.buffer as ArrayBuffer)
+    for (const array of [counts.keys, counts.lengths, counts.values])
+      buffers.add(array.buffer as ArrayBuffer)
   for (const parts of [prepared.memory, prepared.wordPairs]) {
     if (!parts) continue
     for (const array of [

@@ -102,15 +102,23 @@ function waitOrAbort(promise: Promise<void>, signal?: AbortSignal): Promise<void
 
 /** `examples` packed for the thread (see PackedExamples), a step per example. */
 export function* packExamples(examples: readonly UsageExample[]): Steps<PackedExamples> {
-  const instructions: string[] = []
   const instructionLengths = new Int32Array(examples.length)
+  let units = 0
+  for (let position = 0; position < examples.length; position += 1) {
+    instructionLengths[position] = examples[position].instruction.length
+    units += instructionLengths[position]
+  }
+  const instructions = new Uint16Array(units)
   const toolIndex = new Map<string, number>()
   const toolCounts = new Int32Array(examples.length)
   const tools: number[] = []
+  let offset = 0
   for (let position = 0; position < examples.length; position += 1) {
     const example = examples[position]
-    instructions.push(example.instruction)
-    instructionLengths[position] = example.instruction.length
+    const instruction = example.instruction
+    for (let index = 0; index < instruction.length; index += 1)
+      instructions[offset + index] = instruction.charCodeAt(index)
+    offset += instruction.length
     toolCounts[position] = example.tools.length
     for (const id of example.tools) {
       let index = toolIndex.get(id)
@@ -120,7 +128,7 @@ export function* packExamples(examples: readonly UsageExample[]): Steps<PackedEx
     yield
   }
   return {
-    instructions: instructions.join(''),
+    instructions,
     instructionLengths,
     toolIds: [...toolIndex.keys()],
     toolCounts,
@@ -228,6 +236,7 @@ function runOnWorker(
     try {
       // The typed arrays are moved, not copied (made for this request only).
       thread.postMessage(request, [
+        examples.instructions.buffer,
         examples.instructionLengths.buffer,
         examples.toolCounts.buffer,
         examples.tools.buffer,

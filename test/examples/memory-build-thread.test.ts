@@ -50,7 +50,7 @@ describe('the example memory built on a worker thread', () => {
 
   it('gets the examples packed, every character and tool id intact', () => {
     const odd = [
-      { instruction: 'çà et là 🚀 "quoted" \\ back', tools: ['a\nb', 'ünï'] },
+      { instruction: 'çà et là 🚀 "quoted" \\ back \ud800 lone', tools: ['a\nb', 'ünï'] },
       { instruction: 'x', tools: ['a\nb'] },
       { instruction: '', tools: [] },
     ]
@@ -58,7 +58,7 @@ describe('the example memory built on a worker thread', () => {
     const counts = new Map([
       ['a\u0001b', 2],
       ['', 1],
-      ['🚀', 0.5],
+      ['🚀 \udc00', 0.5],
     ])
     expect([...runSteps(unpackCounts(packCounts(counts)))]).toEqual([...counts])
   })
