@@ -4,6 +4,7 @@
  * service keeps answering from the old one; the swap happens once the new version is ready, and
  * a write that fails (aborted) leaves the old version served.
  */
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExampleSet } from '../../src/examples/example-set.ts'
@@ -32,6 +33,15 @@ async function serviceWithExamples() {
   return service
 }
 
+/** This thread's CPU time in ms (/proc/thread-self/schedstat), else the wall clock. */
+function threadClockMs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6
+  } catch {
+    return performance.now()
+  }
+}
+
 const versionOf = (service: Awaited<ReturnType<typeof serviceWithExamples>>) =>
   service.library('sample').examples!.set.version
 
@@ -45,12 +55,14 @@ describe('a usage-example write on a large library', () => {
     prepareExampleMemory({ memory }, service.config.examples)
     const synchronousMs = performance.now() - started
 
-    // The longest the event loop went without running a task (an immediate chain ticking apart).
+    // The longest the event loop went without running a task (an immediate chain ticking apart),
+    // counted in this thread's CPU time where Linux tells it: on a loaded machine the wall clock
+    // also counts the waits for a core (and the build worker's thread is one more to share with).
     let longestStall = 0
     let pending = true
-    let last = performance.now()
+    let last = threadClockMs()
     const tick = () => {
-      const now = performance.now()
+      const now = threadClockMs()
       longestStall = Math.max(longestStall, now - last)
       last = now
       if (pending) setImmediate(tick)
