@@ -149,6 +149,14 @@ export class PostingsBuilder {
 
   /** The postings; wink's `consolidate(6)` arithmetic, operation for operation. */
   finish(): Bm25Postings {
+    return runSteps(this.finishSteps())
+  }
+
+  /**
+   * `finish`, one document per step: a sliced build yields between them (at 90k tools the
+   * weights of every (tool, term) pair are ~0.1-0.2 s of work).
+   */
+  *finishSteps(): Steps<Bm25Postings> {
     const terms = this.#termIndex.size
     const documents = this.#documents
     if (this.#pairs > 0xffffffff) {
@@ -193,6 +201,7 @@ export class PostingsBuilder {
         docs[at] = document
         weights[at] = weight
       }
+      yield
     }
     return withBounds({
       documents,
@@ -315,7 +324,7 @@ function* buildSteps(
     builder.add(fields.map(([field]) => document[field as Bm25Field] ?? ''))
     yield
   }
-  const postings = builder.finish()
+  const postings = yield* builder.finishSteps()
   options.onProgress?.(tools.length, tools.length)
   return postings
 }
@@ -358,7 +367,7 @@ function* expansionSteps(
     builder.add([expansions.get(tool.id) ?? ''])
     yield
   }
-  return builder.finish()
+  return yield* builder.finishSteps()
 }
 
 /** A wink engine configured as the builder is: the reference the tests compare against. */
