@@ -65,8 +65,12 @@ export function isToolselError(error: unknown, code?: ErrorCode): error is Tools
  * with a signal's `aborted` and `reason` (also a LazyAbort, without making its signal).
  */
 export function throwIfAborted(signal: Pick<AbortSignal, 'aborted' | 'reason'> | undefined): void {
-  if (!signal?.aborted) return
+  if (signal?.aborted) throw abortError(signal)
+}
+
+/** What `throwIfAborted` throws for an aborted signal: its reason, or ABORTED wrapping it. */
+export function abortError(signal: Pick<AbortSignal, 'reason'>): ToolselError {
   const reason: unknown = signal.reason
-  if (reason instanceof ToolselError) throw reason
-  throw new ToolselError('ABORTED', 'The operation was aborted.', { cause: reason })
+  if (reason instanceof ToolselError) return reason
+  return new ToolselError('ABORTED', 'The operation was aborted.', { cause: reason })
 }

@@ -14,10 +14,11 @@
  * out of memory is INTERNAL: either way nothing was built, so nothing is published.
  * @module
  */
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { ExamplesConfig } from '../config/schema.ts'
-import { ToolselError, throwIfAborted } from '../errors.ts'
+import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
+import { siblingModule, startWorkerThread } from '../worker-thread.ts'
 import {
   BUILD_WORKER_ROLE,
   unpackPrepared,
@@ -48,8 +49,7 @@ export function workerHeapLimitMb(examples: number): number {
   return Math.ceil(128 + examples / 100)
 }
 
-const SELF = import.meta.url
-const ENTRY = new URL(`./build-worker${SELF.endsWith('.ts') ? '.ts' : '.js'}`, SELF)
+const ENTRY = siblingModule('build-worker', import.meta.url)
 
 let worker: Worker | undefined
 let workerHeapMb = 0
@@ -136,31 +136,12 @@ export function* packExamples(examples: readonly UsageExample[]): Steps<PackedEx
   }
 }
 
-/** What `throwIfAborted` throws for the aborted `signal`. */
-function abortError(signal: AbortSignal): unknown {
-  try {
-    throwIfAborted(signal)
-  } catch (error) {
-    return error
-  }
-  return signal.reason
-}
-
 function startWorker(examples: number): Worker {
   const heapMb = workerHeapLimitMb(examples)
   if (worker && workerHeapMb >= heapMb) return worker
   if (worker) void worker.terminate()
   const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32 }
-  const workerData = { role: BUILD_WORKER_ROLE }
-  // From src/ (tsx, vitest) the entry is TypeScript: the thread registers tsx's loader first.
-  worker = ENTRY.pathname.endsWith('.ts')
-    ? new Worker(TS_BOOTSTRAP, {
-        eval: true,
-        workerData: { ...workerData, entry: ENTRY.href, tsx: import.meta.resolve('tsx/esm/api') },
-        execArgv: [],
-        resourceLimits,
-      })
-    : new Worker(ENTRY, { workerData, execArgv: [], resourceLimits })
+  worker = startWorkerThread(ENTRY, { workerData: { role: BUILD_WORKER_ROLE }, resourceLimits })
   workerHeapMb = heapMb
   const started = worker
   started.on('error', () => {})
@@ -169,14 +150,6 @@ function startWorker(examples: number): Worker {
   })
   return started
 }
-
-const TS_BOOTSTRAP = `
-const { workerData } = require('node:worker_threads')
-import(workerData.tsx).then((tsx) => {
-  tsx.register()
-  return import(workerData.entry)
-})
-`
 
 function runOnWorker(
   examples: PackedExamples,
@@ -214,7 +187,12 @@ function runOnWorker(
         }),
       )
     }
-    const onMessage = (reply: MemoryBuildReply) => {
+    const onMessage = (
+      reply: MemoryBuildReply | { id?: undefined; error: { message: string } },
+    ) => {
+      // The thread's bootstrap reports a module that failed to load without an id.
+      if (reply.id === undefined)
+        return fail(`its worker module did not load (${reply.error.message})`)
       if (reply.id !== id) return
       if ('error' in reply) return fail(reply.error)
       done()

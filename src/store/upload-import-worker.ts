@@ -22,9 +22,6 @@ import { toolsIndexFileBytes } from './tools-index-file.ts'
 /** What the worker is given (its `workerData`). */
 export interface UploadImportTask {
   task: 'toolsel-upload-import'
-  /** The module to run (this one, as src/ .ts or dist/ .js) and, under src/, tsx's loader. */
-  module: string
-  loader?: string
   name: string
   /** The body: UTF-8 bytes (decoded here as a request's `text()` would) or a string. */
   text: string | Uint8Array

@@ -14,34 +14,15 @@
  * as in the process. Nothing is written here: a failed import leaves nothing behind.
  * @module
  */
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
-import { ToolselError, throwIfAborted } from '../errors.ts'
+import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
 import type { ImportOptions, ImportSummary } from '../library/importers/index.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
+import { siblingModule, startWorkerThread } from '../worker-thread.ts'
 import type { PreparedUpload, UploadImportTask, WorkerError } from './upload-import-worker.ts'
 
 /** The worker's module: this directory's, as the TypeScript source (under tsx) or dist/'s .js. */
-const WORKER_MODULE = new URL(
-  import.meta.url.endsWith('.ts') ? './upload-import-worker.ts' : './upload-import-worker.js',
-  import.meta.url,
-)
-
-/**
- * The worker's bootstrap (plain JavaScript, run with `eval`): under src/ it registers tsx's
- * loader in the worker first (a worker does not inherit one registered from code), then loads
- * the worker module, which does the work on import.
- */
-const BOOTSTRAP = `
-const { workerData, parentPort } = require('node:worker_threads')
-;(async () => {
-  if (workerData.loader) (await import(workerData.loader)).register()
-  await import(workerData.module)
-})().catch((error) => parentPort.postMessage({ error: { message: String((error && error.stack) || error) } }))
-`
+const WORKER_MODULE = siblingModule('upload-import-worker', import.meta.url)
 
 /** Heap (old generation) per worker, in MiB per MiB of the body limit: see bench/README round 14. */
 export const IMPORT_HEAP_PER_BODY_MIB = 24
@@ -85,11 +66,7 @@ async function slot(limit: number, signal: AbortSignal | undefined): Promise<() 
       const onAbort = () => {
         const at = waiting.indexOf(start)
         if (at >= 0) waiting.splice(at, 1)
-        try {
-          throwIfAborted(signal)
-        } catch (error) {
-          reject(error)
-        }
+        reject(abortError(signal!))
       }
       waiting.push(start)
       signal?.addEventListener('abort', onAbort, { once: true })
@@ -141,24 +118,13 @@ function runWorker(
 ): Promise<PreparedUpload> {
   const { signal, heapLimitMb } = settings
   throwIfAborted(signal)
-  const module = WORKER_MODULE.href
   if (typeof text !== 'string' && text.byteLength !== text.buffer.byteLength) text = text.slice()
-  const task: UploadImportTask = {
-    task: 'toolsel-upload-import',
-    module,
-    ...(module.endsWith('.ts') && { loader: tsxLoader() }),
-    name,
-    text,
-    options,
-  }
-  const worker = new Worker(BOOTSTRAP, {
-    eval: true,
-    workerData: task,
+  const task: UploadImportTask = { task: 'toolsel-upload-import', name, text, options }
+  const worker = startWorkerThread(WORKER_MODULE, {
+    workerData: { ...task },
     // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
     // larger buffer is copied first: only whole ArrayBuffers move).
     transferList: typeof text === 'string' ? [] : [text.buffer as ArrayBuffer],
-    // No flags of the parent's command line (a `--import tsx` there is registered by the bootstrap).
-    execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
   })
   return new Promise<PreparedUpload>((resolve, reject) => {
@@ -170,14 +136,7 @@ function runWorker(
       action()
       void worker.terminate()
     }
-    const onAbort = () =>
-      settle(() => {
-        try {
-          throwIfAborted(signal)
-        } catch (error) {
-          reject(error)
-        }
-      })
+    const onAbort = () => settle(() => reject(abortError(signal!)))
     signal?.addEventListener('abort', onAbort, { once: true })
     worker.once('message', (message: { prepared?: PreparedUpload; error?: WorkerError }) =>
       settle(() => {
@@ -234,14 +193,4 @@ function workerError(name: string, error: WorkerError | undefined): ToolselError
     `The import worker of library "${name}" failed: ${error?.message ?? 'no answer'}; nothing was changed.`,
     { details: { library: name } },
   )
-}
-
-/**
- * tsx's loader API (its ES module build: the CommonJS one can't register from an eval worker) as
- * a file URL, for the worker of a TypeScript source.
- */
-function tsxLoader(): string {
-  const api = createRequire(import.meta.url).resolve('tsx/esm/api')
-  const esm = api.replace(/\.cjs$/, '.mjs')
-  return pathToFileURL(existsSync(esm) ? esm : api).href
 }
