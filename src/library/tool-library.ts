@@ -4,7 +4,7 @@
  *
  * The tools are held one of three ways behind one interface: as objects (a library just
  * imported); as JSON lines in one buffer with line offsets (`fromJsonLines`); or, for a library
- * loaded from its index, in the index's open `tools.jsonl`, read by offset (`fromToolsFile`,
+ * loaded from its index, in the index's open `tools.jsonl`, read by offset (`fromLineIndex`,
  * tools-file.ts). The last two parse a tool only when asked for (a bounded cache keeps the
  * recently used ones). At 100k tools the objects take hundreds of MiB of JS heap that every
  * garbage collection walks; a buffer lies outside the heap, the open file takes no memory at all
@@ -291,37 +291,21 @@ export class ToolLibrary {
   }
 
   /**
-   * A library over an index's open tools file, read by offset (`lineIndex` from its `tools.idx`,
-   * made by `jsonLineSpans` and `buildIdTable` when it was saved, so nothing is scanned or hashed
-   * per tool) when a tool is asked for; `contentHash` is the manifest's (the caller vouches for
-   * it). The file is closed by `release` or when the library is garbage-collected (tools-file.ts).
-   */
-  static fromToolsFile(
-    name: string,
-    file: ToolsFile,
-    lineIndex: ToolLineIndex,
-    contentHash: string,
-  ): ToolLibrary {
-    const { starts, ends, ids, table } = lineIndex
-    const lines = new ToolLines(file, starts, ends, ids, name)
-    const library = new ToolLibrary(name, [], lines, ids, new IdTable(ids, table))
-    library.#contentHash = contentHash
-    return library
-  }
-
-  /**
-   * A library over JSON lines in `buffer` whose line index (`lineIndex`) and content hash were
-   * made elsewhere: an upload imported in a worker thread hands over the tools file's bytes and
-   * its `tools.idx`, so adopting 90k tools scans, parses and hashes nothing here.
+   * A library over JSON lines whose line index (`lineIndex`, from a `tools.idx` made by
+   * `jsonLineSpans` and `buildIdTable`) and content hash were made elsewhere, so nothing is
+   * scanned, parsed or hashed per tool here; `contentHash` is the caller's to vouch for. The lines
+   * are an index's open tools file, read by offset when a tool is asked for (closed by `release`
+   * or when the library is garbage-collected: tools-file.ts), or the bytes of the tools file in
+   * memory (an upload imported in a worker thread hands over both).
    */
   static fromLineIndex(
     name: string,
-    buffer: Buffer,
+    source: ToolsFile | Buffer,
     lineIndex: ToolLineIndex,
     contentHash: string,
   ): ToolLibrary {
     const { starts, ends, ids, table } = lineIndex
-    const lines = new ToolLines(buffer, starts, ends, ids, name)
+    const lines = new ToolLines(source, starts, ends, ids, name)
     const library = new ToolLibrary(name, [], lines, ids, new IdTable(ids, table))
     library.#contentHash = contentHash
     return library

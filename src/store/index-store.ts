@@ -253,7 +253,7 @@ function mismatch(manifest: IndexManifest, message: string): ToolselError {
 /**
  * The library. With its tools index (`tools.idx`), when the tools file still has the size and
  * CRC-32 it was saved with (a different CRC-32: INDEX_CORRUPT), the file is kept open and read by
- * offset when a tool is needed (no tool is parsed at load: see ToolLibrary.fromToolsFile), and
+ * offset when a tool is needed (no tool is parsed at load: see ToolLibrary.fromLineIndex), and
  * the manifest's content hash is trusted. Without it
  * (an index saved before it was written) the file is read into memory and the file's sha256 in
  * the manifest vouches for the hash; without that either, or when the file changed, the file is
@@ -287,7 +287,7 @@ async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibr
       throw error
     }
     if (lineIndex)
-      return ToolLibrary.fromToolsFile(manifest.library, file, lineIndex, manifest.contentHash)
+      return ToolLibrary.fromLineIndex(manifest.library, file, lineIndex, manifest.contentHash)
     file.release(0)
   }
   try {

@@ -12,7 +12,7 @@
  * its CRC-32 against `toolsFileCrc32` (a streamed read, about 0.14 s of CPU at a million tools,
  * where a sha256 of every load would cost several times that), so a tools file altered since the
  * save is INDEX_CORRUPT at load, even when its size is unchanged. The tools stay unread (read by
- * offset when needed, each line checked then: ToolLibrary.fromToolsFile). Then:
+ * offset when needed, each line checked then: ToolLibrary.fromLineIndex). Then:
  *
  * | section | content |
  * |---|---|
