@@ -60,9 +60,10 @@ function* expand(
     }
     yield
   }
-  return new Map(
-    [...texts]
-      .filter(([id]) => counts.get(id)! >= minExamples)
-      .map(([id, list]) => [id, list.join('\n')]),
-  )
+  const expansions = new Map<string, string>()
+  for (const [id, list] of texts) {
+    if (counts.get(id)! >= minExamples) expansions.set(id, list.join('\n'))
+    yield
+  }
+  return expansions
 }

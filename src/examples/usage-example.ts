@@ -64,8 +64,32 @@ export function assertKnownTools(
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
 ): void {
+  runSteps(knownToolSteps(libraryName, examples, has))
+}
+
+/**
+ * `assertKnownTools`, yielding to the event loop every few milliseconds (a rebuild checks every
+ * example of the library: 5-15 ms in one piece at 16k); the same error.
+ */
+export function assertKnownToolsSliced(
+  libraryName: string,
+  examples: readonly UsageExample[],
+  has: (id: string) => boolean,
+  signal?: AbortSignal,
+): Promise<void> {
+  return runStepsSliced(knownToolSteps(libraryName, examples, has), signal)
+}
+
+function* knownToolSteps(
+  libraryName: string,
+  examples: readonly UsageExample[],
+  has: (id: string) => boolean,
+): Steps<void> {
   const unknown = new Set<string>()
-  for (const example of examples) for (const id of example.tools) if (!has(id)) unknown.add(id)
+  for (const example of examples) {
+    for (const id of example.tools) if (!has(id)) unknown.add(id)
+    yield
+  }
   if (unknown.size === 0) return
   const ids = [...unknown]
   const shown = ids

@@ -11,7 +11,7 @@ import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { EmbeddingModel } from '../models/embedding-model.ts'
 import type { ExampleSet } from '../examples/example-set.ts'
 import { learnLibraryExamples } from '../examples/library-examples.ts'
-import { assertKnownTools } from '../examples/usage-example.ts'
+import { assertKnownToolsSliced } from '../examples/usage-example.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import { splitPartList, withRequirements } from './kinds/index.ts'
@@ -40,6 +40,11 @@ export interface BuildIndexOptions {
    * content did not change are taken from its `embeddings.cache` instead of being re-embedded.
    */
   previousIndexDir?: string
+  /**
+   * The served library this build replaces: when its tools are this build's library (the same
+   * object), kinds keep what they built from the tools alone (bm25: its tool postings).
+   */
+  previous?: IndexedLibrary
   /** The embedding model for dense; default the one `retrieve.dense` configures. */
   embedder?: EmbeddingModel
   /** Receives warnings (e.g. an embedder's CUDA → CPU fallback). */
@@ -58,7 +63,14 @@ export async function buildIndexedLibrary(
   options: BuildIndexOptions = {},
 ): Promise<IndexedLibrary> {
   const examples = options.examples
-  if (examples) assertKnownTools(library.name, examples.examples, (id) => library.has(id))
+  if (examples) {
+    await assertKnownToolsSliced(
+      library.name,
+      examples.examples,
+      (id) => library.has(id),
+      options.signal,
+    )
+  }
   const wanted = splitPartList(options.retriever ?? config.retrieve.build)
   const parts = withRequirements(wanted, config)
   const retrievers = new Map<string, Retriever>()
@@ -72,6 +84,7 @@ export async function buildIndexedLibrary(
       retrievers: new Map(retrievers),
       embedder: options.embedder,
       previousIndexDir: options.previousIndexDir,
+      ...(options.previous?.library === library && { previous: options.previous }),
       logger: options.logger ?? SILENT_LOGGER,
       onProgress: (done, total) => options.onProgress?.({ stage: name, done, total }),
       signal: options.signal,

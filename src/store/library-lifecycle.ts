@@ -198,6 +198,7 @@ export function rebuildLibrary(
     source: indexed.manifest.source,
     retriever: builtParts(indexed),
     previousIndexDir: indexed.dir ?? join(config.library.indexDir, name),
+    previous: indexed,
     logger: changes.logger,
     signal: changes.signal,
     examples: changes.examples,

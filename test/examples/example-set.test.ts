@@ -41,6 +41,33 @@ describe('ExampleSet', () => {
     expect(flood.set.withCap(1).examples).toEqual([example('z', 't')])
   })
 
+  it('keeps its keys across writes: an evicted example is new again, a kept one a duplicate', () => {
+    // Each `with` hands its keys to the next set (no re-keying of the whole set per write): the
+    // answers must be those of a set keyed afresh.
+    let set = ExampleSet.of([example('a', 't'), example('b', 't')], { cap: 3 })
+    set = set.with([example('c', 't')]).set
+    set = set.with([example('d', 't')]).set // evicts a
+    expect(set.examples.map((item) => item.instruction)).toEqual(['b', 'c', 'd'])
+    const readd = set.with([example('A', 't'), example('c ', 't'), example('a', 't')])
+    expect(readd.change).toEqual({ added: 1, duplicates: 2, evicted: 1 })
+    expect(readd.set.examples.map((item) => item.instruction)).toEqual(['c', 'd', 'A'])
+    // The earlier set is unchanged by the later writes (sets are immutable, keys included).
+    expect(set.with([example('b', 't')]).change.duplicates).toBe(1)
+    expect(set.with([example('a', 't')]).change.added).toBe(1)
+    const capped = ExampleSet.of([example('x', 't'), example('y', 't'), example('x', 't')], {
+      cap: 1,
+    })
+    expect(capped.with([example('x', 't')]).change).toEqual({ added: 1, duplicates: 0, evicted: 1 })
+  })
+
+  it('writes the same bytes sliced as in one piece', async () => {
+    const set = ExampleSet.of(
+      Array.from({ length: 600 }, (_, at) => example(`é ${at} "q" \ud83d\ude00`, `t${at % 7}`)),
+    )
+    const bytes = await set.toJsonLinesSliced()
+    expect(bytes.equals(Buffer.from(set.toJsonLines()))).toBe(true)
+  })
+
   it('prunes tool ids a replaced library lacks and drops examples left without tools', () => {
     const set = ExampleSet.of([
       example('a', 'keep', 'gone'),

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { defaultConfig, type Config } from '../../src/config/schema.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { createLogger } from '../../src/log.ts'
+import type { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
 import {
   DEMO_LIBRARY_NAME,
   importLibrary,
@@ -12,6 +13,7 @@ import {
   loadLibraryReference,
   publishLibrary,
   rebuildLibrary,
+  saveIndexedLibrary,
   scopedView,
   type IndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
@@ -109,6 +111,44 @@ describe('library lifecycle', () => {
     expect(rebuilt.manifest.defaultRetriever).toBe('regex')
     expect(rebuilt.manifest.source).toEqual({ path: '/data/rx.json' })
     expect(rebuilt.examples?.set.size).toBe(1)
+  })
+
+  it("a rebuild for new usage examples keeps the tool postings; its saved BM25 files are a fresh build's", async () => {
+    const asked = (instruction: string, ...tools: string[]) => ({ instruction, tools })
+    const first = ExampleSet.of([
+      asked('will it rain in Paris tomorrow', 'weather.get_forecast'),
+      asked('forecast for the weekend', 'weather.get_forecast'),
+      asked('mail the report to Ana', 'mail.send_email'),
+    ])
+    const second = first.with([
+      asked('email Bob the invoice', 'mail.send_email'),
+      asked('text my sister I am late', 'sms.send_sms'),
+      asked('sms the code to Jo', 'sms.send_sms'),
+    ]).set
+    const indexed = await indexTools('keep', SAMPLE_TOOLS, config, { examples: first })
+    const rebuilt = await rebuildLibrary(indexed, config, { examples: second })
+    const bm25 = (lib: IndexedLibrary) => lib.retrievers.get('bm25') as Bm25Retriever
+    // Same tools: the tool index is the very same object, the expansion index is new.
+    expect(bm25(rebuilt).postings).toBe(bm25(indexed).postings)
+    expect(bm25(rebuilt).expansionPostings).not.toBe(bm25(indexed).expansionPostings)
+    const fresh = await indexTools('keep', SAMPLE_TOOLS, config, { examples: second })
+    const kept = await saveIndexedLibrary(join(config.library.indexDir, 'a'), rebuilt)
+    const built = await saveIndexedLibrary(join(config.library.indexDir, 'b'), fresh)
+    for (const file of ['bm25.bin', 'bm25-examples.bin'])
+      expect((await readFile(join(kept, file))).equals(await readFile(join(built, file)))).toBe(
+        true,
+      )
+    for (const query of ['text someone', 'send the invoice by email', 'rain tomorrow']) {
+      expect(await bm25(rebuilt).retrieve(query, { k: 5 })).toEqual(
+        await bm25(fresh).retrieve(query, { k: 5 }),
+      )
+    }
+    // Other tools: built afresh.
+    const fewer = await rebuildLibrary(rebuilt, config, {
+      tools: SAMPLE_TOOLS.slice(0, -1),
+      examples: second,
+    })
+    expect(bm25(fewer).postings).not.toBe(bm25(rebuilt).postings)
   })
 
   it('a scoped view holds only the tools in scope, BM25 only, under the library name', async () => {

@@ -10,6 +10,7 @@
  */
 import { createRequire } from 'node:module'
 import { ToolselError, throwIfAborted } from '../../errors.ts'
+import type { IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
 import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
@@ -337,11 +338,11 @@ function* buildSteps(
  * words worthless in names and descriptions too.
  */
 export function buildExpansionPostings(
-  tools: readonly Tool[],
+  ids: IdList,
   expansions: ReadonlyMap<string, string>,
   settings: Bm25Settings,
 ): Bm25Postings {
-  return runSteps(expansionSteps(tools, expansions, settings))
+  return runSteps(expansionSteps(ids, expansions, settings))
 }
 
 /**
@@ -349,22 +350,22 @@ export function buildExpansionPostings(
  * thousands of usage examples tokenizes them all); the same postings.
  */
 export function buildExpansionPostingsAsync(
-  tools: readonly Tool[],
+  ids: IdList,
   expansions: ReadonlyMap<string, string>,
   settings: Bm25Settings,
   signal?: AbortSignal,
 ): Promise<Bm25Postings> {
-  return runStepsSliced(expansionSteps(tools, expansions, settings), signal)
+  return runStepsSliced(expansionSteps(ids, expansions, settings), signal)
 }
 
 function* expansionSteps(
-  tools: readonly Tool[],
+  ids: IdList,
   expansions: ReadonlyMap<string, string>,
   settings: Bm25Settings,
 ): Steps<Bm25Postings> {
   const builder = new PostingsBuilder([[EXPANSION_FIELD, 1]], settings.k1, settings.b)
-  for (const tool of tools) {
-    builder.add([expansions.get(tool.id) ?? ''])
+  for (let position = 0; position < ids.length; position += 1) {
+    builder.add([expansions.get(ids.at(position)!) ?? ''])
     yield
   }
   return yield* builder.finishSteps()

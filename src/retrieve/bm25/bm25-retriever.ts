@@ -122,13 +122,14 @@ export class Bm25Retriever implements Retriever {
     options: Bm25BuildOptions = {},
   ): Bm25Retriever {
     const expansions = options.expansions
+    const ids = tools.map((tool) => tool.id)
     return new Bm25Retriever(
-      tools.map((tool) => tool.id),
+      ids,
       buildPostings(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
       expansions && expansions.size > 0
-        ? buildExpansionPostings(tools, expansions, settings)
+        ? buildExpansionPostings(ids, expansions, settings)
         : undefined,
     )
   }
@@ -140,13 +141,34 @@ export class Bm25Retriever implements Retriever {
     options: Bm25BuildOptions = {},
   ): Promise<Bm25Retriever> {
     const expansions = options.expansions
+    const ids = tools.map((tool) => tool.id)
     return new Bm25Retriever(
-      tools.map((tool) => tool.id),
+      ids,
       await buildPostingsAsync(tools, settings, options),
       settings,
       DEFAULT_QUERY_OPTIONS,
       expansions && expansions.size > 0
-        ? await buildExpansionPostingsAsync(tools, expansions, settings, options.signal)
+        ? await buildExpansionPostingsAsync(ids, expansions, settings, options.signal)
+        : undefined,
+    )
+  }
+
+  /**
+   * This retriever's tool index (same ids, postings and settings) with the expansion index of
+   * `expansions` in its place (none when undefined or empty): what `buildAsync` of the same tools
+   * with these expansions gives, without tokenizing the tools again. Yields to the event loop.
+   */
+  async withExpansionsAsync(
+    expansions: ReadonlyMap<string, string> | undefined,
+    signal?: AbortSignal,
+  ): Promise<Bm25Retriever> {
+    return new Bm25Retriever(
+      this.#ids,
+      this.#index,
+      this.settings,
+      DEFAULT_QUERY_OPTIONS,
+      expansions && expansions.size > 0
+        ? await buildExpansionPostingsAsync(this.#ids, expansions, this.settings, signal)
         : undefined,
     )
   }

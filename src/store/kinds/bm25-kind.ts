@@ -42,8 +42,9 @@ export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
 
-  async build({ library, config, signal, onProgress, examples }) {
+  async build({ library, config, signal, onProgress, examples, previous }) {
     const settings = bm25Settings(config)
+    const before = previous?.retrievers.get('bm25')
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
     const expansions =
       examples && examples.size > 0
@@ -54,11 +55,22 @@ export const BM25_KIND: RetrieverKind = {
             signal,
           )
         : undefined
+    // The same tools with the same settings (a rebuild for new usage examples): the tool
+    // postings are kept and only the expansion index is made (the same postings a build from the
+    // tools would give; a test compares the saved files).
+    const kept =
+      before instanceof Bm25Retriever && sameSettings(before.settings, settings)
+        ? await before.withExpansionsAsync(expansions, signal)
+        : undefined
     // Yields to the event loop while it reads (a buffer-backed library parses its tools) and
     // tokenizes, so a server keeps answering during a build.
-    const tools = await library.toolsSliced(signal)
     const retriever = (
-      await Bm25Retriever.buildAsync(tools, settings, { signal, onProgress, expansions })
+      kept ??
+      (await Bm25Retriever.buildAsync(await library.toolsSliced(signal), settings, {
+        signal,
+        onProgress,
+        expansions,
+      }))
     ).withQueryOptions(bm25QueryOptions(config))
     const expanded = expansions !== undefined && expansions.size > 0
     return {
@@ -116,6 +128,19 @@ export const BM25_KIND: RetrieverKind = {
     }
     return bm25
   },
+}
+
+function sameSettings(a: Bm25Settings, b: Bm25Settings): boolean {
+  const fields = new Set([...Object.keys(a.fieldWeights), ...Object.keys(b.fieldWeights)])
+  return (
+    a.k1 === b.k1 &&
+    a.b === b.b &&
+    [...fields].every(
+      (field) =>
+        a.fieldWeights[field as keyof Bm25Settings['fieldWeights']] ===
+        b.fieldWeights[field as keyof Bm25Settings['fieldWeights']],
+    )
+  )
 }
 
 /** Refuses an index built with another tokenizer or other BM25 settings than the config's. */

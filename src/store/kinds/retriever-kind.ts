@@ -26,6 +26,11 @@ export interface KindBuildContext {
   embedder?: EmbeddingModel
   /** The index this build replaces (its caches may spare work), when there is one. */
   previousIndexDir?: string
+  /**
+   * The served library this build replaces, when its tools are `library` itself (a rebuild for
+   * new usage examples): a kind may keep what it built from the tools alone.
+   */
+  previous?: { library: ToolLibrary; retrievers: ReadonlyMap<string, Retriever> }
   logger: Logger
   /** Called with (items done, total). */
   onProgress?: (done: number, total: number) => void
