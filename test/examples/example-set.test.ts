@@ -60,6 +60,18 @@ describe('ExampleSet', () => {
     expect(capped.with([example('x', 't')]).change).toEqual({ added: 1, duplicates: 0, evicted: 1 })
   })
 
+  it('answers as a set keyed afresh over many writes (its key changes folded every 32)', () => {
+    let set = ExampleSet.of([example('w0', 't')], { cap: 5 })
+    for (let write = 1; write <= 120; write += 1) {
+      const batch = [example(`w${(write * 7) % 11}`, 't'), example(`W${(write * 3) % 13}`, 't')]
+      const next = set.with(batch)
+      const reference = ExampleSet.of(set.examples, { cap: 5 }).with(batch)
+      expect(next.change).toEqual(reference.change)
+      expect(next.set.examples).toEqual(reference.set.examples)
+      set = next.set
+    }
+  })
+
   it('writes the same bytes sliced as in one piece', async () => {
     const set = ExampleSet.of(
       Array.from({ length: 600 }, (_, at) => example(`é ${at} "q" \ud83d\ude00`, `t${at % 7}`)),
