@@ -192,11 +192,13 @@ try {
       .map((load) => load.toFixed(2))
       .join(' ')}`,
   )
-  console.log('| phase | ms | stall max ms | stall p99 ms | client requests | slowest request ms |')
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
+  console.log(
+    '| phase | ms | stall max ms | stall p99 ms | stall max, CPU ms | client requests | slowest request ms |',
+  )
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const row of rows)
     console.log(
-      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${row.requests} | ${fixed(row.slowest)} |`,
+      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${fixed(row.stallCpuMax)} | ${row.requests} | ${fixed(row.slowest)} |`,
     )
   console.log('\n| save piece (alone) | ms |\n| --- | ---: |')
   for (const [piece, ms] of pieces) console.log(`| ${piece} | ${fixed(ms)} |`)
