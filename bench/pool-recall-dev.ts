@@ -1,0 +1,457 @@
+/**
+ * Pool recall on TRAINING data only (round 15, #10): how many gold tools BM25 puts in some step's
+ * candidate list (each rule-planner clause and the whole instruction, K per list, no threshold:
+ * what the learned selector sees), for query-side retrieval variants. ToolPlanner G3 (the
+ * training substitute on the 1,419-API corpus, test ids and texts removed) and ToolLens train, as
+ * `toolsel train` loads them; no test query is read. Seconds per variant, not a bench.
+ *
+ *   npx tsx bench/pool-recall-dev.ts [--data ../shared/data] [--variants base,rm-d5-t10-b0.4] [--k 15]
+ *
+ * Prints per set and variant: gold tools in the pool (%), queries with every gold tool in the
+ * pool (%), gold tools in the whole instruction's list alone, mean pool size (distinct candidates
+ * over all lists) and lists per query. Variants (`*` in --variants is a wildcard):
+ * - `base`: the default (head-verb expansion, BM25 top K);
+ * - `bm25-k<k1>-b<b>-n<name weight>`: other index settings (an index rebuild in the service);
+ * - `prf-d<docs>-t<terms>-a<alpha>`: RM3 from the top documents' analysed text, a second search
+ *   with the feedback terms, fused by score sum (alpha × second); `prfw-…` / `prfc-…`: for the
+ *   whole instruction / the clauses only;
+ * - `rm-d<docs>-t<terms>-b<beta>`: RM3 in one search from the index alone (each document's terms
+ *   and BM25 weights read from the postings), feedback terms weighted beta × (weight / best);
+ *   `rmc-…`: clauses only; `rma-…-m<m>`: the plain list unchanged plus up to m candidates only the
+ *   feedback search found;
+ * - `ctx-a<alpha>`: a clause's list fused with the whole instruction's scores (alpha ×);
+ * - `tr-p<per>-a<alpha>-m<min count>`: a word-to-word translation table (query word → the words of
+ *   its gold tools, top `per` by co-occurrence share × idf, pairs seen >= m times) as a fused
+ *   second search, learned 5-fold on the same set (each query's table from the other folds);
+ *   `trx-…`: learned on the OTHER training set (another library), the library-independence test.
+ * @module
+ */
+import { parseArgs } from 'node:util'
+import { RulePlanner } from '../src/plan/rule-planner.ts'
+import { Bm25Retriever, type Bm25Settings } from '../src/retrieve/bm25/bm25-retriever.ts'
+import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
+import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
+import { toolToBm25Document, BM25_FIELDS } from '../src/retrieve/bm25/bm25-document.ts'
+import { defaultConfig } from '../src/config/schema.ts'
+import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+import { foldOf } from '../src/learn/train-model.ts'
+import {
+  loadToolLensTrain,
+  loadToolPlannerG3,
+  type TrainingSet,
+} from '../src/learn/training-data.ts'
+import type { Tool } from '../src/library/tool.ts'
+import {
+  queryTerms,
+  SearchScratch,
+  searchExhaustive,
+  type QueryTerm,
+} from '../src/retrieve/bm25/bm25-search.ts'
+import { WEIGHT_SCALE } from '../src/retrieve/bm25/bm25-postings.ts'
+import { TopK } from '../src/retrieve/top-k.ts'
+import { tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: '../shared/data' },
+    variants: { type: 'string', default: 'base' },
+    k: { type: 'string', default: '15' },
+    sets: { type: 'string', default: 'toolplanner-g3,toollens' },
+  },
+})
+const K = Number(values.k)
+
+type Hit = { id: string; score: number }
+/** A retrieval variant: a query text → its K candidates. */
+type Search = (text: string) => Hit[]
+
+interface Context {
+  tools: Tool[]
+  settings: Bm25Settings
+  retriever: Bm25Retriever
+  /** Weighted term frequencies of each tool's document (field weights applied). */
+  docTerms: Map<string, Map<string, number>>
+  /** Document frequency of each term. */
+  df: Map<string, number>
+  /** Training cases of the other folds, for learned variants. */
+  trainOf: (id: string) => readonly { instruction: string; goldTerms: Set<string> }[]
+  fold: (id: string) => number
+  /** The instruction of the query being scored (set before its lists are retrieved). */
+  instruction: string
+}
+
+function documentTerms(tool: Tool, settings: Bm25Settings): Map<string, number> {
+  const doc = toolToBm25Document(tool)
+  const counts = new Map<string, number>()
+  for (const field of BM25_FIELDS) {
+    const weight = settings.fieldWeights[field]
+    for (const term of tokenize(doc[field])) counts.set(term, (counts.get(term) ?? 0) + weight)
+  }
+  return counts
+}
+
+/** Score-sum fusion of the original list and a second list scaled by `alpha`; top K. */
+function fuse(first: Hit[], second: Hit[], alpha: number, k = K): Hit[] {
+  const scores = new Map<string, number>()
+  for (const hit of first) scores.set(hit.id, hit.score)
+  for (const hit of second) scores.set(hit.id, (scores.get(hit.id) ?? 0) + alpha * hit.score)
+  return [...scores]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .slice(0, k)
+}
+
+/** RM3-style feedback terms: top `docs` documents' terms weighted by normalised score × tf × idf. */
+function feedbackTerms(
+  ctx: Context,
+  queryTerms: Set<string>,
+  top: Hit[],
+  docs: number,
+  terms: number,
+): string[] {
+  const n = ctx.tools.length
+  const weights = new Map<string, number>()
+  const used = top.slice(0, docs)
+  const total = used.reduce((sum, hit) => sum + hit.score, 0) || 1
+  for (const hit of used) {
+    const counts = ctx.docTerms.get(hit.id)!
+    let length = 0
+    for (const count of counts.values()) length += count
+    for (const [term, count] of counts) {
+      if (queryTerms.has(term)) continue
+      const df = ctx.df.get(term) ?? 1
+      if (df < 2) continue
+      const idf = Math.log(n / df)
+      weights.set(term, (weights.get(term) ?? 0) + (hit.score / total) * (count / length) * idf)
+    }
+  }
+  return [...weights]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, terms)
+    .map(([term]) => term)
+}
+
+function prf(docs: number, terms: number, alpha: number) {
+  return (ctx: Context): Search =>
+    (text) => {
+      const expanded = expandHeadVerb(text)
+      const first = ctx.retriever.search(expanded, K * 2, 0)
+      const qt = new Set(tokenize(expanded))
+      const extra = feedbackTerms(ctx, qt, first, docs, terms)
+      if (extra.length === 0) return first.slice(0, K)
+      const second = ctx.retriever.search(`${expanded} ${extra.join(' ')}`, K * 2, 0)
+      return fuse(first, second, alpha)
+    }
+}
+
+const VARIANTS: Record<string, (ctx: Context) => Search> = {
+  base: (ctx) => (text) => ctx.retriever.search(expandHeadVerb(text), K, 0),
+}
+for (const docs of [1, 3, 5])
+  for (const terms of [3, 5, 10])
+    for (const alpha of [0.3, 0.5, 1])
+      VARIANTS[`prf-d${docs}-t${terms}-a${alpha}`] = prf(docs, terms, alpha)
+
+async function main() {
+  const config = defaultConfig()
+  const planner = new RulePlanner()
+  const sets: TrainingSet[] = []
+  for (const name of values.sets!.split(',')) {
+    if (name === 'toolplanner-g3') sets.push(await loadToolPlannerG3(values.data!))
+    if (name === 'toollens') sets.push(await loadToolLensTrain(values.data!))
+  }
+  const baseSettings0 = bm25Settings(config)
+  /** Each set's cases with the union of their gold tools' terms (for translation tables). */
+  const termCases = new Map(
+    sets.map((set) => {
+      const byId = new Map(set.tools.map((tool) => [tool.id, tool]))
+      return [
+        set.name,
+        set.cases.map((c) => ({
+          id: c.id,
+          instruction: c.instruction,
+          goldTerms: new Set(
+            c.gold.flatMap((g) => [...documentTerms(byId.get(g)!, baseSettings0).keys()]),
+          ),
+        })),
+      ] as const
+    }),
+  )
+  for (const set of sets) {
+    const baseSettings = bm25Settings(config)
+    const variantNames = values
+      .variants!.split(',')
+      .flatMap((pattern) =>
+        pattern.includes('*')
+          ? Object.keys(VARIANTS).filter((name) =>
+              new RegExp(`^${pattern.replace(/\*/g, '.*')}$`).test(name),
+            )
+          : [pattern],
+      )
+    const retrievers = new Map<string, Bm25Retriever>()
+    for (const variant of variantNames) {
+      const settingsMatch = /^bm25-k(\d+(?:\.\d+)?)-b(\d+(?:\.\d+)?)-n(\d+(?:\.\d+)?)$/.exec(
+        variant,
+      )
+      const settings: Bm25Settings = settingsMatch
+        ? {
+            ...baseSettings,
+            k1: Number(settingsMatch[1]),
+            b: Number(settingsMatch[2]),
+            fieldWeights: { ...baseSettings.fieldWeights, name: Number(settingsMatch[3]) },
+          }
+        : baseSettings
+      const key = JSON.stringify(settings)
+      let retriever = retrievers.get(key)
+      if (!retriever) {
+        retriever = Bm25Retriever.build(set.tools, settings)
+        retrievers.set(key, retriever)
+      }
+      const docTerms = new Map(set.tools.map((tool) => [tool.id, documentTerms(tool, settings)]))
+      const df = new Map<string, number>()
+      for (const counts of docTerms.values())
+        for (const term of counts.keys()) df.set(term, (df.get(term) ?? 0) + 1)
+      const ctx: Context = {
+        tools: set.tools,
+        settings,
+        retriever,
+        docTerms,
+        df,
+        fold: (id) => foldOf(id, 1),
+        instruction: '',
+        trainOf: variant.startsWith('trx-')
+          ? () =>
+              sets.filter((other) => other !== set).flatMap((other) => termCases.get(other.name)!)
+          : (id) => termCases.get(set.name)!.filter((c) => foldOf(c.id, 1) !== foldOf(id, 1)),
+      }
+      const make =
+        VARIANTS[variant] ?? (settingsMatch ? VARIANTS.base : undefined) ?? parseVariant(variant)
+      if (!make) throw new Error(`unknown variant ${variant}`)
+      const search = make(ctx)
+      let gold = 0
+      let found = 0
+      let allFound = 0
+      let wholeFound = 0
+      let poolSize = 0
+      let lists = 0
+      const started = performance.now()
+      for (const c of set.cases) {
+        ;(search as Search & { setCase?: (id: string) => void }).setCase?.(c.id)
+        ctx.instruction = c.instruction
+        const clauses = planner.split(c.instruction)
+        const texts =
+          clauses.length === 1 && clauses[0] === c.instruction.trim()
+            ? clauses
+            : [...clauses, c.instruction]
+        const pool = new Set<string>()
+        for (const text of texts) for (const hit of search(text)) pool.add(hit.id)
+        const whole = new Set(search(c.instruction).map((hit) => hit.id))
+        lists += texts.length
+        poolSize += pool.size
+        gold += c.gold.length
+        let here = 0
+        for (const id of c.gold) {
+          if (pool.has(id)) here += 1
+          if (whole.has(id)) wholeFound += 1
+        }
+        found += here
+        if (here === c.gold.length) allFound += 1
+      }
+      const ms = performance.now() - started
+      console.log(
+        [
+          set.name.padEnd(15),
+          variant.padEnd(26),
+          `gold in pool ${((100 * found) / gold).toFixed(2)}% (${found}/${gold})`,
+          `all-gold ${((100 * allFound) / set.cases.length).toFixed(2)}% (${allFound}/${set.cases.length})`,
+          `whole-list gold ${((100 * wholeFound) / gold).toFixed(2)}%`,
+          `pool ${(poolSize / set.cases.length).toFixed(1)}`,
+          `lists ${(lists / set.cases.length).toFixed(2)}`,
+          `${(ms / set.cases.length).toFixed(2)} ms/q`,
+        ].join(' | '),
+      )
+    }
+  }
+}
+
+/**
+ * RM3 in one search, from the index alone: each document's (term, BM25 weight) pairs come from
+ * the postings (a forward index built once); the top `docs` documents' terms are weighted by
+ * the document's share of their scores times the term's BM25 weight there, the `terms` best
+ * terms not in the query join it with `beta` × (weight / best weight) as their count.
+ */
+function prfPostings(docs: number, terms: number, beta: number, clausesOnly: boolean) {
+  return (ctx: Context): Search => {
+    const postings = ctx.retriever.postings
+    const forward: Array<Array<[number, number]>> = Array.from(
+      { length: postings.documents },
+      () => [],
+    )
+    const termOf: string[] = []
+    for (const [term, id] of postings.termIndex) {
+      termOf[id] = term
+      for (let at = postings.offsets[id]; at < postings.offsets[id + 1]; at += 1)
+        forward[postings.docs[at]].push([id, postings.weights[at]])
+    }
+    const ids = ctx.retriever.ids
+    const scratch = new SearchScratch(postings.documents)
+    return (text) => {
+      const expanded = expandHeadVerb(text)
+      const first = ctx.retriever.search(expanded, K, 0)
+      if (first.length === 0 || (clausesOnly && text === ctx.instruction)) return first
+      const words = tokenizeQuery(expanded)
+      const own = new Set(words)
+      const used = first.slice(0, docs)
+      const total = used.reduce((sum, hit) => sum + hit.score, 0)
+      const weights = new Map<number, number>()
+      for (const hit of used) {
+        const position = (hit as Hit & { position: number }).position
+        for (const [id, weight] of forward[position]) {
+          if (own.has(termOf[id])) continue
+          weights.set(id, (weights.get(id) ?? 0) + (hit.score / total) * (weight / WEIGHT_SCALE))
+        }
+      }
+      const best = [...weights].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, terms)
+      if (best.length === 0) return first
+      const top = best[0][1]
+      const list: QueryTerm[] = [...queryTerms(words, postings, undefined, 0)]
+      for (const [id, weight] of best) {
+        const [term] = queryTerms([termOf[id]], postings, undefined, 0)
+        const count = (beta * weight) / top
+        list.push({
+          ...term,
+          count,
+          factor: count,
+          bound: count * postings.maxWeights[id],
+          least: count * postings.minWeights[id],
+        })
+      }
+      const topK = new TopK(K)
+      return searchExhaustive(list, 0, scratch, topK, 0).map(({ position, score }) => ({
+        id: ids[position],
+        score,
+      }))
+    }
+  }
+}
+
+function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
+  const append = /^rma-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)-m(\d+)$/.exec(name)
+  if (append) {
+    // The plain list unchanged, then up to m candidates that only the feedback search found.
+    const inner = prfPostings(Number(append[1]), Number(append[2]), Number(append[3]), false)
+    const more = Number(append[4])
+    return (ctx) => {
+      const expanded = inner(ctx)
+      return (text) => {
+        const plain = ctx.retriever.search(expandHeadVerb(text), K, 0)
+        const have = new Set(plain.map((hit) => hit.id))
+        return [
+          ...plain,
+          ...expanded(text)
+            .filter((hit) => !have.has(hit.id))
+            .slice(0, more),
+        ]
+      }
+    }
+  }
+  const rm = /^rm(c?)-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)$/.exec(name)
+  if (rm) return prfPostings(Number(rm[2]), Number(rm[3]), Number(rm[4]), rm[1] === 'c')
+  const context = /^ctx-a(\d+(?:\.\d+)?)$/.exec(name)
+  if (context) {
+    // A clause's list fused with the whole instruction's scores at a low weight.
+    const alpha = Number(context[1])
+    return (ctx) => (text) => {
+      const first = ctx.retriever.search(expandHeadVerb(text), K * 2, 0)
+      if (text === ctx.instruction) return first.slice(0, K)
+      return fuse(first, ctx.retriever.search(expandHeadVerb(ctx.instruction), K * 2, 0), alpha)
+    }
+  }
+  const only = /^prf([wc])-d(\d+)-t(\d+)-a(\d+(?:\.\d+)?)$/.exec(name)
+  if (only) {
+    // Feedback for the whole instruction only (w) or for the clauses only (c).
+    const inner = prf(Number(only[2]), Number(only[3]), Number(only[4]))
+    return (ctx) => {
+      const expanded = inner(ctx)
+      const plain = VARIANTS.base(ctx)
+      return (text) => ((text === ctx.instruction) === (only[1] === 'w') ? expanded : plain)(text)
+    }
+  }
+  const tr = /^trx?-p(\d+)-a(\d+(?:\.\d+)?)-m(\d+)$/.exec(name)
+  if (tr) return translationWithCase(Number(tr[1]), Number(tr[2]), Number(tr[3]))
+  const p = /^prf-d(\d+)-t(\d+)-a(\d+(?:\.\d+)?)$/.exec(name)
+  if (p) return prf(Number(p[1]), Number(p[2]), Number(p[3]))
+  return undefined
+}
+
+/** `translation` with the case id passed in, so each query uses the table of the other folds. */
+function translationWithCase(per: number, alpha: number, minCount: number) {
+  return (ctx: Context): Search => {
+    let current = ''
+    const inner = translationFor(ctx, per, alpha, minCount, () => current)
+    const search = ((text: string) => inner(text)) as Search & { setCase: (id: string) => void }
+    search.setCase = (id) => {
+      current = id
+    }
+    return search
+  }
+}
+
+function translationFor(
+  ctx: Context,
+  per: number,
+  alpha: number,
+  minCount: number,
+  caseId: () => string,
+): Search {
+  const tables = new Map<number, Map<string, string[]>>()
+  const tableFor = (id: string) => {
+    const fold = ctx.fold(id)
+    let table = tables.get(fold)
+    if (table) return table
+    const pairs = new Map<string, Map<string, number>>()
+    const wordCount = new Map<string, number>()
+    const toolWordCount = new Map<string, number>()
+    let cases = 0
+    for (const c of ctx.trainOf(id)) {
+      cases += 1
+      const qwords = new Set(tokenize(c.instruction))
+      const twords = c.goldTerms
+      for (const t of twords) toolWordCount.set(t, (toolWordCount.get(t) ?? 0) + 1)
+      for (const q of qwords) {
+        wordCount.set(q, (wordCount.get(q) ?? 0) + 1)
+        let row = pairs.get(q)
+        if (!row) pairs.set(q, (row = new Map()))
+        for (const t of twords) row.set(t, (row.get(t) ?? 0) + 1)
+      }
+    }
+    table = new Map()
+    for (const [q, row] of pairs) {
+      const nq = wordCount.get(q)!
+      if (nq < minCount) continue
+      const scored = [...row]
+        .filter(([t, c]) => t !== q && c >= minCount)
+        .map(([t, c]) => [t, (c / nq) * Math.log(cases / toolWordCount.get(t)!)] as const)
+        .filter(([, s]) => s > 0)
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, per)
+        .map(([t]) => t)
+      if (scored.length > 0) table.set(q, scored)
+    }
+    tables.set(fold, table)
+    return table
+  }
+  return (text) => {
+    const table = tableFor(caseId())
+    const expanded = expandHeadVerb(text)
+    const first = ctx.retriever.search(expanded, K * 2, 0)
+    const qt = tokenize(expanded)
+    const extra = new Set<string>()
+    for (const q of qt) for (const t of table.get(q) ?? []) if (!qt.includes(t)) extra.add(t)
+    if (extra.size === 0) return first.slice(0, K)
+    const second = ctx.retriever.search([...extra].join(' '), K * 2, 0)
+    return fuse(first, second, alpha)
+  }
+}
+
+await main()
