@@ -8,8 +8,10 @@
  *   npx tsx bench/pool-recall-dev.ts [--data ../shared/data] [--variants base,rm-d5-t10-b0.4] [--k 15]
  *
  * Prints per set and variant: gold tools in the pool (%), queries with every gold tool in the
- * pool (%), gold tools in the whole instruction's list alone, mean pool size (distinct candidates
- * over all lists) and lists per query. Variants (`*` in --variants is a wildcard):
+ * pool (%), gold tools in the first 3 of some list (the ranking the selector leans on: a variant
+ * that lowers it lost exact match through the retrained selector in round 15), gold tools in the
+ * whole instruction's list alone, mean pool size (distinct candidates over all lists) and lists
+ * per query. Variants (`*` in --variants is a wildcard):
  * - `base`: the default (head-verb expansion, BM25 top K);
  * - `bm25-k<k1>-b<b>-n<name weight>`: other index settings (an index rebuild in the service);
  * - `prf-d<docs>-t<terms>-a<alpha>`: RM3 from the top documents' analysed text, a second search
@@ -232,6 +234,7 @@ async function main() {
       let found = 0
       let allFound = 0
       let wholeFound = 0
+      let inTop3 = 0
       let poolSize = 0
       let lists = 0
       const started = performance.now()
@@ -244,7 +247,12 @@ async function main() {
             ? clauses
             : [...clauses, c.instruction]
         const pool = new Set<string>()
-        for (const text of texts) for (const hit of search(text)) pool.add(hit.id)
+        const top3 = new Set<string>()
+        for (const text of texts)
+          search(text).forEach((hit, rank) => {
+            pool.add(hit.id)
+            if (rank < 3) top3.add(hit.id)
+          })
         const whole = new Set(search(c.instruction).map((hit) => hit.id))
         lists += texts.length
         poolSize += pool.size
@@ -252,6 +260,7 @@ async function main() {
         let here = 0
         for (const id of c.gold) {
           if (pool.has(id)) here += 1
+          if (top3.has(id)) inTop3 += 1
           if (whole.has(id)) wholeFound += 1
         }
         found += here
@@ -264,6 +273,7 @@ async function main() {
           variant.padEnd(26),
           `gold in pool ${((100 * found) / gold).toFixed(2)}% (${found}/${gold})`,
           `all-gold ${((100 * allFound) / set.cases.length).toFixed(2)}% (${allFound}/${set.cases.length})`,
+          `top-3 gold ${((100 * inTop3) / gold).toFixed(2)}%`,
           `whole-list gold ${((100 * wholeFound) / gold).toFixed(2)}%`,
           `pool ${(poolSize / set.cases.length).toFixed(1)}`,
           `lists ${(lists / set.cases.length).toFixed(2)}`,
