@@ -1,0 +1,156 @@
+/**
+ * The body of a `POST /v1/select-tools` answer, as the same bytes as `JSON.stringify` of the
+ * route's response object (`{...result, tools}` with each tool's `id, name, description,
+ * [parameters,] namespace`), made without serialising what repeats from request to request:
+ *
+ * - each tool's JSON (with and without its schema) is kept per tool object (a library's tool
+ *   objects are shared by the requests that use them and never change);
+ * - each step candidate's `{"id":…,"name":…,"score":` is kept by id (checked against the name,
+ *   so a tool renamed in another library or version gets its own), in two generations of at most
+ *   `CANDIDATE_JSON_GENERATION` entries;
+ * - a score's text is written from its millionths (`numberJson`) instead of by the general
+ *   double-to-text conversion, which was about a third of the serialising;
+ * - the rest (each step's text and choice, timings, components, usage, examples) goes through
+ *   `JSON.stringify` as before. The pipeline's result has `tools` and `steps` first, as written
+ *   here (the test compares the whole text).
+ *
+ * A request's 50-odd candidates (3.5 steps × 15) are most of its bytes. In process this takes
+ * 0.84 of `JSON.stringify`'s time over the benchmark's answers (bench/README, request path,
+ * round 15): a few µs per request.
+ * @module
+ */
+import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
+import type { Tool } from '../library/tool.ts'
+
+/** Candidate prefixes per generation; up to twice as many are kept. */
+export const CANDIDATE_JSON_GENERATION = 16_384
+
+/**
+ * The keys this module writes for a step, in the pipeline's order. The check below makes a new
+ * field of `StepResult` or `StepCandidate` a type error here rather than a field the answer
+ * silently drops.
+ */
+const STEP_KEYS = ['text', 'candidates', 'selected', 'whole'] as const
+const CANDIDATE_KEYS = ['id', 'name', 'score', 'features'] as const
+type Exhaustive<T, K extends readonly PropertyKey[]> =
+  Exclude<keyof T, K[number]> extends never ? true : never
+const checked: [
+  Exhaustive<StepResult, typeof STEP_KEYS>,
+  Exhaustive<StepCandidate, typeof CANDIDATE_KEYS>,
+] = [true, true]
+void checked
+
+const withSchemas = new WeakMap<Tool, string>()
+const withoutSchemas = new WeakMap<Tool, string>()
+
+function toolJson(tool: Tool, includeSchemas: boolean): string {
+  const cache = includeSchemas ? withSchemas : withoutSchemas
+  let json = cache.get(tool)
+  if (json === undefined) {
+    const { id, name, description, parameters, namespace } = tool
+    json = JSON.stringify(
+      includeSchemas
+        ? { id, name, description, parameters, namespace }
+        : { id, name, description, namespace },
+    )
+    cache.set(tool, json)
+  }
+  return json
+}
+
+interface CandidatePrefix {
+  readonly name: string
+  /** `{"id":…,"name":…,"score":` */
+  readonly json: string
+}
+
+let current = new Map<string, CandidatePrefix>()
+let previous = new Map<string, CandidatePrefix>()
+
+function candidatePrefix(id: string, name: string): string {
+  let entry = current.get(id)
+  if (entry !== undefined && entry.name === name) return entry.json
+  entry = previous.get(id)
+  if (entry === undefined || entry.name !== name) {
+    const json = JSON.stringify({ id, name, score: 0 })
+    entry = { name, json: json.slice(0, json.length - 2) }
+  }
+  if (current.size >= CANDIDATE_JSON_GENERATION) {
+    previous = current
+    current = new Map()
+  }
+  current.set(id, entry)
+  return entry.json
+}
+
+/**
+ * `JSON.stringify` of a number. Scores are rounded to millionths (`score: 8.888515`), and the
+ * shortest decimal of such a double is its millionths with trailing zeros dropped, which integer
+ * arithmetic writes at a fraction of the cost of the general double-to-text conversion (a third
+ * of the serialising before). Other numbers take `String` (non-finite ones are `null`).
+ */
+export function numberJson(value: number): string {
+  const millionths = Math.round(value * 1e6)
+  // `millionths / 1e6` is the double nearest to that decimal; when it is `value`, the decimal
+  // (at most 15 significant digits: no other such decimal maps to the same double) is the
+  // shortest text that reads back as `value`, i.e. what `String(value)` writes.
+  if (millionths / 1e6 === value && millionths !== 0 && Math.abs(millionths) < 1e15) {
+    const magnitude = Math.abs(millionths)
+    const whole = Math.floor(magnitude / 1e6)
+    let fraction = magnitude - whole * 1e6
+    let text = `${millionths < 0 ? '-' : ''}${whole}`
+    if (fraction === 0) return text
+    let digits = 6
+    while (fraction % 10 === 0) {
+      fraction /= 10
+      digits -= 1
+    }
+    const written = `${fraction}`
+    text += '.'
+    for (let pad = written.length; pad < digits; pad++) text += '0'
+    return text + written
+  }
+  return Number.isFinite(value) ? String(value) : 'null'
+}
+
+function candidateJson(candidate: StepCandidate): string {
+  const { id, name, score, features } = candidate
+  if (typeof id !== 'string' || typeof name !== 'string' || typeof score !== 'number')
+    return JSON.stringify(candidate)
+  const head = candidatePrefix(id, name) + numberJson(score)
+  return features === undefined ? `${head}}` : `${head},"features":${JSON.stringify(features)}}`
+}
+
+function stepJson(step: StepResult): string {
+  const { text, candidates, selected, whole } = step
+  let json = `{"text":${JSON.stringify(text)},"candidates":[`
+  for (let index = 0; index < candidates.length; index++) {
+    if (index > 0) json += ','
+    json += candidateJson(candidates[index])
+  }
+  json += `],"selected":${JSON.stringify(selected)}`
+  if (whole !== undefined) json += `,"whole":${JSON.stringify(whole)}`
+  return `${json}}`
+}
+
+/**
+ * The response body for `result`: the same text as
+ * `JSON.stringify({ ...result, tools: result.tools.map(…) })` (test/server/select-response.test.ts
+ * compares the two over the benchmark's instructions, with and without schemas and explain).
+ */
+export function selectResponseJson(result: SelectToolsResult, includeSchemas: boolean): string {
+  const { tools, steps, ...rest } = result
+  let json = '{"tools":['
+  for (let index = 0; index < tools.length; index++) {
+    if (index > 0) json += ','
+    json += toolJson(tools[index], includeSchemas)
+  }
+  json += '],"steps":['
+  for (let index = 0; index < steps.length; index++) {
+    if (index > 0) json += ','
+    json += stepJson(steps[index])
+  }
+  json += ']'
+  const tail = JSON.stringify(rest)
+  return tail === '{}' ? `${json}}` : `${json},${tail.slice(1)}`
+}
