@@ -15,8 +15,8 @@
  *   here (the test compares the whole text).
  *
  * A request's 50-odd candidates (3.5 steps × 15) are most of its bytes. In process this takes
- * 0.84 of `JSON.stringify`'s time over the benchmark's answers (bench/README, request path,
- * round 15): a few µs per request.
+ * 0.56-0.84 of `JSON.stringify`'s time over the benchmark's answers, 5-10 µs per request
+ * (bench/README, request path, round 15).
  * @module
  */
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
