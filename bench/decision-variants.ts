@@ -199,7 +199,7 @@ for (const seed of [1, 2]) {
       let matched = 0
       let ranked = 0
       for (const query of held) {
-        const scored = score(model.model, query)
+        const scored = score(model, query)
         const placed = decide(decisionInput(query, scored), model.rule, model.count).filter(
           (id): id is string => id !== null,
         )

@@ -10,7 +10,7 @@ import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
 import { DEFAULT_MODEL_PATH, formatLearnedModel } from '../learn/learned-model.ts'
-import { trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
+import { GBT_SETTINGS, trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
 import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
@@ -49,6 +49,11 @@ Options:
   --seed <n>             Seed of the folds (which fifth is held out), the composed pairs and the
                          dense map's batch order (default 1; every seed gives other folds)
   --k <n>                Candidates per retrieved list (default 15)
+  --model <linear|gbt>   The candidate model: the logistic one alone (linear, the default), or
+                         with boosted trees on top (gbt: ${GBT_SETTINGS.trees} trees of depth ${GBT_SETTINGS.depth} fitted on its
+                         log-odds, splitting only on bounded features; a model file of format
+                         version 2). Opt-in: better on the held-out folds, not on the benchmark
+                         suites (bench/README.md, "Learned selector", round 15)
   --dense                Also learn dense features: cosines of the request and its clauses to
                          each candidate with static GloVe vectors (static:glove-100d). Opt-in:
                          no broad gain on the benchmark suites, about 0.3 ms more per request
@@ -69,6 +74,7 @@ const OPTIONS = {
   out: { type: 'string' },
   seed: { type: 'string' },
   k: { type: 'string' },
+  model: { type: 'string' },
   dense: { type: 'boolean' },
   'learned-dense': { type: 'boolean' },
   'example-maps': { type: 'boolean' },
@@ -94,6 +100,10 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       'INVALID_INPUT',
       `--seed must be an integer and --k 1-100 (got ${seed}, ${k}).`,
     )
+  }
+  const kind = values.model ?? 'linear'
+  if (kind !== 'linear' && kind !== 'gbt') {
+    throw new ToolselError('INVALID_INPUT', `--model must be linear or gbt (got "${kind}").`)
   }
   const started = performance.now()
   let sources: TrainingSource[]
@@ -141,6 +151,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     ...(values['learned-dense'] && { learnDense: {} }),
     seed,
     k,
+    ...(kind === 'gbt' && { trees: GBT_SETTINGS }),
     maxSteps: config.plan.maxSteps,
     tau: config.retrieve.bm25.tau,
     onProgress: (message) => io.stderr(`${message}\n`),

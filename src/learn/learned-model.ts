@@ -21,7 +21,12 @@ import {
 } from '../examples/example-decision.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
-export const MODEL_FORMAT_VERSION = 1
+/**
+ * 2: the candidate model may have boosted trees (`trees`) on top of the linear one. A file
+ * without trees is written as version 1, which every version reads the same; a version-2 file is
+ * refused with a clear error by versions that do not know the trees (instead of read without them).
+ */
+export const MODEL_FORMAT_VERSION = 2
 
 /** Where the shipped default model lives. */
 export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('./default-model.json', import.meta.url))
@@ -39,11 +44,24 @@ const LogisticSchema = z.object({
   bias: z.number(),
 })
 
+const TreeSchema = z.object({
+  split: z.array(z.number().int().min(-1)),
+  threshold: z.array(z.number()),
+  leaf: z.array(z.number()),
+})
+
 const LearnedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
-  formatVersion: z.literal(MODEL_FORMAT_VERSION),
+  formatVersion: z.union([z.literal(1), z.literal(MODEL_FORMAT_VERSION)]),
   features: z.array(z.string()),
   model: LogisticSchema,
+  /** Boosted trees whose log-odds add to the linear model's (learn/boosted-trees.ts); version 2. */
+  trees: z
+    .object({
+      depth: z.number().int().min(1).max(8),
+      trees: z.array(TreeSchema).max(2000),
+    })
+    .optional(),
   rule: z.object({
     threshold: z.number().min(0).max(1),
     floor: z.number().min(0).max(1),
@@ -159,7 +177,7 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
   if (!parsed.success) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Learned model ${source} is not a ${MODEL_FORMAT} v${MODEL_FORMAT_VERSION} file: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}. Retrain it with \`toolsel train\`.`,
+      `Learned model ${source} is not a ${MODEL_FORMAT} v1 or v${MODEL_FORMAT_VERSION} file: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}. Retrain it with \`toolsel train\`.`,
     )
   }
   const model = parsed.data
@@ -178,6 +196,23 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
       'INVALID_INPUT',
       `Learned model ${source} has a dense map but no dense features. Retrain it with \`toolsel train --learned-dense\`.`,
     )
+  }
+  const trees = model.trees
+  if (trees !== undefined) {
+    const inner = (1 << trees.depth) - 1
+    const bad = trees.trees.findIndex(
+      (tree) =>
+        tree.split.length !== inner ||
+        tree.threshold.length !== inner ||
+        tree.leaf.length !== inner + 1 ||
+        tree.split.some((feature) => feature >= model.features.length),
+    )
+    if (bad >= 0 || model.formatVersion < 2) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `Learned model ${source} has ${model.formatVersion < 2 ? 'trees in a version-1 file' : `a malformed tree ${bad} (a tree of depth ${trees.depth} has ${inner} splits and thresholds, each a feature index below ${model.features.length}, and ${inner + 1} leaves)`}. Retrain it with \`toolsel train\`.`,
+      )
+    }
   }
   const count = model.count
   if (

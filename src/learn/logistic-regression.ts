@@ -39,11 +39,16 @@ export function sigmoid(z: number): number {
 
 /** The model's probability for one raw (unstandardised) feature vector. */
 export function predictProbability(model: LogisticModel, values: ArrayLike<number>): number {
+  return sigmoid(predictLogit(model, values))
+}
+
+/** The model's log-odds for one raw (unstandardised) feature vector. */
+export function predictLogit(model: LogisticModel, values: ArrayLike<number>): number {
   let z = model.bias
   for (let index = 0; index < model.weights.length; index += 1) {
     z += (model.weights[index] * (values[index] - model.mean[index])) / model.scale[index]
   }
-  return sigmoid(z)
+  return z
 }
 
 /** Fits `rows` (raw feature vectors) to 0/1 `labels`. */

@@ -18,7 +18,13 @@ import {
   type DecisionInput,
 } from './count-model.ts'
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
-import { fitLogistic, predictProbability, type LogisticModel } from './logistic-regression.ts'
+import { fitLogistic, predictLogit, type LogisticModel } from './logistic-regression.ts'
+import {
+  candidateProbability,
+  fitBoostedTrees,
+  type CandidateModel,
+  type TreeEnsemble,
+} from './boosted-trees.ts'
 import type { TrainingCase } from './training-data.ts'
 import { denseToolText, type DenseToolVectors } from './dense-features.ts'
 import {
@@ -66,10 +72,62 @@ export interface TrainOptions {
   fixedRule?: DecisionRule
   /** Use these count thresholds instead of choosing them on the held-out fold (experiments). */
   fixedCount?: { threshold: number; extendThreshold?: number }
+  /**
+   * Boosted trees on top of the linear candidate model (`toolsel train --model gbt`): fitted on
+   * the linear model's log-odds, splitting only on TREE_FEATURES (bounded ones).
+   */
+  trees?: TreeSettings
   onProgress?: (message: string) => void
 }
 
 const FOLDS = 5
+
+export interface TreeSettings {
+  trees: number
+  depth: number
+  learningRate: number
+  lambda?: number
+  minChildWeight?: number
+  /** Feature names the trees split on; default TREE_FEATURES. */
+  features?: readonly string[]
+}
+
+/** `toolsel train --model gbt`'s trees (chosen on the held-out folds of seeds 1 and 2). */
+export const GBT_SETTINGS: TreeSettings = { trees: 100, depth: 4, learningRate: 0.1 }
+
+/**
+ * The features the trees may split on: ranks, shares, ratios and flags whose range does not
+ * depend on the library. Not the BM25 magnitudes (whole_norm, whole_abs, step_norm, step_abs:
+ * a threshold on them means something else in every library), nor the constant ones.
+ */
+export const TREE_FEATURES: readonly string[] = [
+  'whole_rel',
+  'whole_rrank',
+  'whole_top1',
+  'whole_gap',
+  'step_rel',
+  'step_rrank',
+  'step_top1_share',
+  'step_top1_any',
+  'step_gap',
+  'cover_instruction',
+  'cover_step',
+  'cover_name',
+  'namespace_support',
+  'steps',
+  'single_step',
+  'steps_same_top1',
+  'best_step_action',
+  'best_step_question',
+  'best_step_context',
+  'top1_of_action_step',
+  'step_name_cover',
+  'top1_name_cover',
+  'top1_short',
+  'top1_name_short',
+]
+
+const round6 = (value: number) => Math.round(value * 1e6) / 1e6
 /**
  * Composed requests weigh half a set in the fit (a whole one pulled the single-tool suites'
  * acceptance down); the decision rule is chosen on every set's held-out fold alike.
@@ -381,17 +439,18 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
               10_000,
           ) / 100,
   }))
-  const round = (value: number) => Math.round(value * 1e6) / 1e6
+  const round = round6
   return {
     format: MODEL_FORMAT,
-    formatVersion: MODEL_FORMAT_VERSION,
+    formatVersion: model.trees ? MODEL_FORMAT_VERSION : 1,
     features: featureNames(options.dense !== undefined),
     model: {
-      mean: model.mean.map(round),
-      scale: model.scale.map(round),
-      weights: model.weights.map(round),
-      bias: round(model.bias),
+      mean: model.model.mean.map(round),
+      scale: model.model.scale.map(round),
+      weights: model.model.weights.map(round),
+      bias: round(model.model.bias),
     },
+    ...(model.trees && { trees: model.trees }),
     rule,
     ...(denseMap && { denseMap }),
     ...(count && {
@@ -410,7 +469,12 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
       trainedAt: new Date(0).toISOString(),
       seed,
       trainedOn: sets.map((set) => `${set.name} (${set.queries.length} queries)`),
-      notes,
+      notes: model.trees
+        ? [
+            ...notes,
+            `candidate model: the logistic model's log-odds plus ${model.trees.trees.length} boosted trees of depth ${model.trees.depth} (learning rate ${options.trees!.learningRate}, fitted on its log-odds over the same rows) splitting only on ${(options.trees!.features ?? TREE_FEATURES).join(', ')}`,
+          ]
+        : notes,
       rows,
       heldOut: {
         description: `fold 0 of ${FOLDS} by query id (seeded hash); the model and the count model were fitted on the other folds, the decision rule chosen on this one and the count thresholds on it plus fold 0 of the next seed (held-out grids summed); exact match % per set (the selector's tools, placed one per request)`,
@@ -425,7 +489,7 @@ function fitCandidates(
   sets: TrainingSets['sets'],
   seed: number,
   options: TrainOptions,
-): { model: LogisticModel; rows: number } {
+): { model: CandidateModel; rows: number } {
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
@@ -449,18 +513,47 @@ function fitCandidates(
   options.onProgress?.(
     `fitting ${rows.length} candidate rows${seed === (options.seed ?? 1) ? '' : ` (folds of seed ${seed})`}`,
   )
-  const model = fitLogistic(rows, labels, {
+  const fitted = fitLogistic(rows, labels, {
     l2: options.l2 ?? 1,
     rowWeights: weights,
     ...(options.listwise && { groups, listwise: options.listwise }),
   })
-  return { model, rows: rows.length }
+  // Rounded as the model file stores it, so the trees fit the log-odds the file computes.
+  const linear: LogisticModel = {
+    mean: fitted.mean.map(round6),
+    scale: fitted.scale.map(round6),
+    weights: fitted.weights.map(round6),
+    bias: round6(fitted.bias),
+  }
+  const settings = options.trees
+  // Without trees the rule and count are chosen with the unrounded fit (as they always were).
+  if (!settings) return { model: { model: fitted }, rows: rows.length }
+  const names = featureNames(options.dense !== undefined)
+  const features = (settings.features ?? TREE_FEATURES).map((name) => {
+    const index = names.indexOf(name)
+    if (index < 0) throw new Error(`No candidate feature ${name} for the trees.`)
+    return index
+  })
+  const trees: TreeEnsemble = fitBoostedTrees(rows, labels, {
+    features,
+    trees: settings.trees,
+    depth: settings.depth,
+    learningRate: settings.learningRate,
+    lambda: settings.lambda ?? 1,
+    minChildWeight: settings.minChildWeight ?? 1,
+    rowWeights: weights,
+    baseMargins: rows.map((row) => predictLogit(linear, row)),
+    onTree: (tree, loss) => {
+      if (tree % 25 === 0) options.onProgress?.(`trees: ${tree}, training loss ${loss.toFixed(1)}`)
+    },
+  })
+  return { model: { model: linear, trees }, rows: rows.length }
 }
 
 /** The decision rule with the best mean exact match over the sets' held-out folds of `seed`. */
 function chooseRule(
   sets: TrainingSets['sets'],
-  model: LogisticModel,
+  model: CandidateModel,
   seed: number,
   fixedRule: DecisionRule | undefined,
 ): {
@@ -497,8 +590,8 @@ function chooseRule(
 }
 
 /** Each candidate of `query` with the candidate model's probability. */
-export function score(model: LogisticModel, query: QueryRows) {
-  return query.ids.map((id, index) => ({ id, p: predictProbability(model, query.x[index]) }))
+export function score(model: CandidateModel, query: QueryRows) {
+  return query.ids.map((id, index) => ({ id, p: candidateProbability(model, query.x[index]) }))
 }
 
 /** The decision's input for one training query (as `toolsel train` scores its folds). */
@@ -552,7 +645,7 @@ const COUNT_GRID = COUNT_THRESHOLDS.flatMap((threshold) =>
  */
 function chooseCount(
   sets: TrainingSets['sets'],
-  model: LogisticModel,
+  model: CandidateModel,
   rule: DecisionRule,
   seed: number,
   options: TrainOptions,
@@ -599,7 +692,7 @@ export function bestSummed(grids: ReadonlyArray<readonly number[]>): number {
  */
 function countGrid(
   sets: TrainingSets['sets'],
-  model: LogisticModel,
+  model: CandidateModel,
   rule: DecisionRule,
   seed: number,
   thresholds: ReadonlyArray<{ threshold: number; extendThreshold?: number }> = COUNT_GRID,

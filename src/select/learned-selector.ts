@@ -14,7 +14,7 @@ import { extractCandidateFeatures } from '../learn/candidate-features.ts'
 import { stepFloorCandidates } from '../learn/decide-set.ts'
 import { decideTools } from '../learn/count-model.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
-import { predictProbability } from '../learn/logistic-regression.ts'
+import { candidateProbability } from '../learn/boosted-trees.ts'
 import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
@@ -101,7 +101,7 @@ export class LearnedSelector implements Selector {
     const values = new Map<string, number[]>()
     const namespaces = new Map<string, string | undefined>()
     for (const feature of features) {
-      const p = predictProbability(this.model.model, feature.values)
+      const p = candidateProbability(this.model, feature.values)
       scored.push({ id: feature.id, p })
       probability.set(feature.id, p)
       values.set(feature.id, feature.values)

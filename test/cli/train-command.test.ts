@@ -95,6 +95,23 @@ describe('toolsel train', () => {
     await expectServesWeather(out)
   }, 180_000)
 
+  it('with --model gbt adds boosted trees (format version 2) that the selector serves', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-gbt-'))
+    const out = join(dir, 'gbt.json')
+    const args = ['--examples', EXAMPLES, '--library', DEMO_LIBRARY_DIR, '--out', out]
+    const trained = await run(['train', '--model', 'gbt', ...args])
+    expect(trained.code).toBe(0)
+    const model = JSON.parse(await readFile(out, 'utf8'))
+    expect(model.formatVersion).toBe(2)
+    expect(model.trees.depth).toBe(4)
+    expect(model.trees.trees).toHaveLength(100)
+    expect(model.dataCard.notes.at(-1)).toMatch(/^candidate model: .* 100 boosted trees of depth 4/)
+    await expectServesWeather(out)
+    const wrong = await run(['train', '--model', 'forest', ...args])
+    expect(wrong.code).not.toBe(0)
+    expect(wrong.stderr).toContain('--model must be linear or gbt')
+  }, 180_000)
+
   it('rejects examples naming tools the library lacks, and half-given options', async () => {
     const missing = await run([
       'train',

@@ -56,6 +56,31 @@ describe('the shipped learned model', () => {
     const { count: _count, ...withoutCount } = loadDefaultModel()
     expect(parseLearnedModel(JSON.stringify(withoutCount), 'old.json').count).toBeUndefined()
   })
+
+  it('reads boosted trees from a version-2 file only, and checks their shape', () => {
+    const tree = { split: [0, -1, 5], threshold: [0.5, 0, 0.25], leaf: [0.1, -0.1, 0, 0.2] }
+    const withTrees = {
+      ...loadDefaultModel(),
+      formatVersion: 2,
+      trees: { depth: 2, trees: [tree] },
+    }
+    expect(parseLearnedModel(JSON.stringify(withTrees), 'gbt.json').trees?.trees).toEqual([tree])
+    expect(() =>
+      parseLearnedModel(JSON.stringify({ ...withTrees, formatVersion: 1 }), 'gbt.json'),
+    ).toThrow(/trees in a version-1 file.*toolsel train/)
+    const short = { ...withTrees, trees: { depth: 2, trees: [{ ...tree, leaf: [0, 0, 0] }] } }
+    expect(() => parseLearnedModel(JSON.stringify(short), 'gbt.json')).toThrow(/malformed tree 0/)
+    const farFeature = {
+      ...withTrees,
+      trees: { depth: 2, trees: [{ ...tree, split: [0, 99, 1] }] },
+    }
+    expect(() => parseLearnedModel(JSON.stringify(farFeature), 'gbt.json')).toThrow(
+      /malformed tree 0/,
+    )
+    expect(() =>
+      parseLearnedModel(JSON.stringify({ ...loadDefaultModel(), formatVersion: 3 }), 'new.json'),
+    ).toThrow(/not a toolsel-learned-selector v1 or v2 file/)
+  })
 })
 
 describe('formatLearnedModel', () => {

@@ -4,8 +4,10 @@ import {
   fitTrainingSets,
   trainingSets,
   trainLearnedModel,
+  TREE_FEATURES,
   type TrainingSource,
 } from '../../src/learn/train-model.ts'
+import { formatLearnedModel, parseLearnedModel } from '../../src/learn/learned-model.ts'
 import { BM25_SETTINGS } from '../helpers/feature-input.ts'
 import { sampleSource, trainingCases } from '../helpers/training-cases.ts'
 
@@ -47,6 +49,23 @@ describe('trainLearnedModel recipes', () => {
     expect(model.rule).toEqual(rule)
     expect(model.model).toEqual(fitTrainingSets(sets, options).model)
     expect(model.count?.threshold).toBe(0.6)
+  })
+
+  it('fits boosted trees on bounded features on top of the same linear model (format version 2)', () => {
+    const linear = fitTrainingSets(sets, options)
+    expect(linear.formatVersion).toBe(1)
+    expect(linear.trees).toBeUndefined()
+    const settings = { trees: 4, depth: 2, learningRate: 0.3, minChildWeight: 0 }
+    const boosted = fitTrainingSets(sets, { ...options, trees: settings })
+    expect(boosted.formatVersion).toBe(2)
+    expect(boosted.model).toEqual(linear.model)
+    expect(boosted.trees?.trees).toHaveLength(4)
+    const allowed = TREE_FEATURES.map((name) => boosted.features.indexOf(name))
+    const splits = boosted.trees!.trees.flatMap((tree) => tree.split)
+    expect(splits.some((feature) => feature >= 0)).toBe(true)
+    for (const feature of splits) expect([-1, ...allowed]).toContain(feature)
+    expect(parseLearnedModel(formatLearnedModel(boosted), 'gbt.json')).toEqual(boosted)
+    expect(fitTrainingSets(sets, { ...options, trees: settings })).toEqual(boosted)
   })
 
   it('changes the candidate weights with the listwise term', () => {
