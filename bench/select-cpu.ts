@@ -15,14 +15,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { defaultConfig } from '../src/config/schema.ts'
 import { loadDefaultModel, readLearnedModelSync } from '../src/learn/learned-model.ts'
 import { selectTools } from '../src/pipeline.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { Top1Selector } from '../src/select/top1-selector.ts'
-import { loadIndexedLibrary } from '../src/store/index-store.ts'
-import { savedBenchmarkLibrary } from './perf/in-process.ts'
+import { savedBenchmarkSelection } from './perf/in-process.ts'
 import { summarize } from './perf/measure.ts'
 
 const { values } = parseArgs({
@@ -45,21 +42,14 @@ if (values.selector !== 'learned' && values.selector !== 'top1') {
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))
 try {
-  const { dir, instructions } = await savedBenchmarkLibrary(values.data, size, work)
-  const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(dir, config)
-  const options = {
-    library: indexed.library,
-    planner: new RulePlanner(),
-    retriever: indexed.retrievers.get('bm25')!,
-    selector:
-      values.selector === 'top1'
-        ? new Top1Selector()
-        : new LearnedSelector(
-            values.model ? readLearnedModelSync(values.model) : loadDefaultModel(),
-          ),
-    k: config.retrieve.k,
-  }
+  const { instructions, options } = await savedBenchmarkSelection(
+    values.data,
+    size,
+    work,
+    values.selector === 'top1'
+      ? new Top1Selector()
+      : new LearnedSelector(values.model ? readLearnedModelSync(values.model) : loadDefaultModel()),
+  )
   const digest = createHash('sha256')
   for (const instruction of instructions) {
     const result = await selectTools(instruction, { ...options, explain: true })

@@ -14,14 +14,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { defaultConfig } from '../src/config/schema.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
 import { selectTools, type SelectToolsResult } from '../src/pipeline.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
-import { selectResponseJson } from '../src/server/select-response.ts'
-import { loadIndexedLibrary } from '../src/store/index-store.ts'
-import { savedBenchmarkLibrary } from './perf/in-process.ts'
+import { selectResponseJson, selectResponseObject } from '../src/server/select-response.ts'
+import { savedBenchmarkSelection } from './perf/in-process.ts'
 
 const { values } = parseArgs({
   options: {
@@ -36,30 +33,19 @@ if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes <
   throw new Error('--size takes a positive number of tools, --passes a positive whole number.')
 }
 
-/** The route's response object as `c.json` serialised it. */
+/** What `c.json` of the route's response object wrote. */
 function objectJson(result: SelectToolsResult, includeSchemas: boolean): string {
-  return JSON.stringify({
-    ...result,
-    tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
-      includeSchemas
-        ? { id, name, description, parameters, namespace }
-        : { id, name, description, namespace },
-    ),
-  })
+  return JSON.stringify(selectResponseObject(result, includeSchemas))
 }
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-response-'))
 try {
-  const { dir, instructions } = await savedBenchmarkLibrary(values.data, size, work)
-  const config = defaultConfig()
-  const indexed = await loadIndexedLibrary(dir, config)
-  const options = {
-    library: indexed.library,
-    planner: new RulePlanner(),
-    retriever: indexed.retrievers.get('bm25')!,
-    selector: new LearnedSelector(loadDefaultModel()),
-    k: config.retrieve.k,
-  }
+  const { instructions, options } = await savedBenchmarkSelection(
+    values.data,
+    size,
+    work,
+    new LearnedSelector(loadDefaultModel()),
+  )
   const results: SelectToolsResult[] = []
   let compared = 0
   for (const explain of [false, true]) {

@@ -3,10 +3,12 @@ import { readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { selectTools } from '../../src/pipeline.ts'
+import { selectTools, type SelectToolsOptions } from '../../src/pipeline.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { loadDefaultModel } from '../../src/learn/learned-model.ts'
 import { LearnedSelector } from '../../src/select/learned-selector.ts'
+import type { Selector } from '../../src/contracts.ts'
+import { loadIndexedLibrary } from '../../src/store/index-store.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { collectGarbage, rssMiB, summarize, timeCalls, type LatencySummary } from './measure.ts'
 import { buildSyntheticLibrary, loadBenchmarkQueries } from './synthetic-library.ts'
@@ -39,6 +41,29 @@ export async function savedBenchmarkLibrary(
     await readFile(join(work, 'instructions.json'), 'utf8'),
   ) as string[]
   return { dir: join(work, built.library), instructions }
+}
+
+/**
+ * savedBenchmarkLibrary loaded back as `toolsel serve` holds it, with the options a
+ * `selectTools` call over it takes (rule planner, its BM25, `selector`, the default k).
+ */
+export async function savedBenchmarkSelection(
+  dataDir: string,
+  size: number,
+  work: string,
+  selector: Selector,
+): Promise<{ instructions: string[]; options: SelectToolsOptions }> {
+  const { dir, instructions } = await savedBenchmarkLibrary(dataDir, size, work)
+  const config = defaultConfig()
+  const indexed = await loadIndexedLibrary(dir, config)
+  const options = {
+    library: indexed.library,
+    planner: new RulePlanner(),
+    retriever: indexed.retrievers.get('bm25')!,
+    selector,
+    k: config.retrieve.k,
+  }
+  return { instructions, options }
 }
 
 export async function measureInProcess(

@@ -40,6 +40,22 @@ const checked: [
 ] = [true, true]
 void checked
 
+/** A tool as the answer shows it: its public fields, the parameters' schema only when asked. */
+function publicTool(tool: Tool, includeSchemas: boolean) {
+  const { id, name, description, parameters, namespace } = tool
+  return includeSchemas
+    ? { id, name, description, parameters, namespace }
+    : { id, name, description, namespace }
+}
+
+/**
+ * The answer as an object: `JSON.stringify` of it is the text `selectResponseJson` writes (what
+ * the route answered with `c.json` before; the test and bench/select-response-ab.ts compare).
+ */
+export function selectResponseObject(result: SelectToolsResult, includeSchemas: boolean) {
+  return { ...result, tools: result.tools.map((tool) => publicTool(tool, includeSchemas)) }
+}
+
 const withSchemas = new WeakMap<Tool, string>()
 const withoutSchemas = new WeakMap<Tool, string>()
 
@@ -47,12 +63,7 @@ function toolJson(tool: Tool, includeSchemas: boolean): string {
   const cache = includeSchemas ? withSchemas : withoutSchemas
   let json = cache.get(tool)
   if (json === undefined) {
-    const { id, name, description, parameters, namespace } = tool
-    json = JSON.stringify(
-      includeSchemas
-        ? { id, name, description, parameters, namespace }
-        : { id, name, description, namespace },
-    )
+    json = JSON.stringify(publicTool(tool, includeSchemas))
     cache.set(tool, json)
   }
   return json
@@ -134,9 +145,9 @@ function stepJson(step: StepResult): string {
 }
 
 /**
- * The response body for `result`: the same text as
- * `JSON.stringify({ ...result, tools: result.tools.map(…) })` (test/server/select-response.test.ts
- * compares the two over the benchmark's instructions, with and without schemas and explain).
+ * The response body for `result`: the same text as `JSON.stringify(selectResponseObject(…))`
+ * (test/server/select-response.test.ts compares the two over the benchmark's instructions, with
+ * and without schemas and explain).
  */
 export function selectResponseJson(result: SelectToolsResult, includeSchemas: boolean): string {
   const { tools, steps, ...rest } = result

@@ -6,6 +6,7 @@ import {
   CANDIDATE_JSON_GENERATION,
   numberJson,
   selectResponseJson,
+  selectResponseObject,
 } from '../../src/server/select-response.ts'
 import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
@@ -13,14 +14,29 @@ import { createTestApp, postJson } from './test-service.ts'
 
 /** What the route answered before: `c.json` of the result with each tool's public fields. */
 function objectPath(result: SelectToolsResult, includeSchemas: boolean): string {
-  return JSON.stringify({
-    ...result,
-    tools: result.tools.map(({ id, name, description, parameters, namespace }) =>
-      includeSchemas
-        ? { id, name, description, parameters, namespace }
-        : { id, name, description, namespace },
-    ),
-  })
+  return JSON.stringify(selectResponseObject(result, includeSchemas))
+}
+
+/** An answer around `steps`, with the other fields of a result (`extra` replaces some). */
+function answerOf(
+  steps: SelectToolsResult['steps'],
+  extra: Partial<SelectToolsResult> = {},
+): SelectToolsResult {
+  return {
+    tools: [],
+    steps,
+    timings: { planMs: 0, retrieveMs: 0, rerankMs: 0, selectMs: 0, totalMs: 0 },
+    components: {
+      library: 'x',
+      planner: 'rule',
+      retriever: 'bm25',
+      reranker: 'identity',
+      selector: 'top1',
+      fallbacks: [],
+    },
+    usage: { inputTokens: 0, outputTokens: 0 },
+    ...extra,
+  }
 }
 
 /** The body as text (a buffer after checking that its bytes are the text's UTF-8). */
@@ -99,28 +115,21 @@ describe('selectResponseJson', () => {
   })
 
   it('keys a cached candidate by id and name, and writes non-finite scores as null', () => {
-    const result = (name: string, score: number, whole?: true): SelectToolsResult => ({
-      tools: [],
-      steps: [
+    const result = (name: string, score: number, whole?: true): SelectToolsResult =>
+      answerOf(
+        [
+          {
+            text: 'a step',
+            candidates: [{ id: 'same.id', name, score }],
+            selected: null,
+            ...(whole && { whole }),
+          },
+        ],
         {
-          text: 'a step',
-          candidates: [{ id: 'same.id', name, score }],
-          selected: null,
-          ...(whole && { whole }),
+          timings: { planMs: 0, retrieveMs: 0.5, rerankMs: 0, selectMs: -0, totalMs: 1e21 },
+          examples: { similarity: 0.25, applied: false },
         },
-      ],
-      timings: { planMs: 0, retrieveMs: 0.5, rerankMs: 0, selectMs: -0, totalMs: 1e21 },
-      components: {
-        library: 'x',
-        planner: 'rule',
-        retriever: 'bm25',
-        reranker: 'identity',
-        selector: 'top1',
-        fallbacks: [],
-      },
-      usage: { inputTokens: 0, outputTokens: 0 },
-      examples: { similarity: 0.25, applied: false },
-    })
+      )
     for (const [name, score, whole] of [
       ['first name', 1.5, undefined],
       ['renamed', -0, true],
@@ -157,20 +166,7 @@ describe('selectResponseJson', () => {
       name: `name ${index}`,
       score: index / 7,
     }))
-    const made: SelectToolsResult = {
-      tools: [],
-      steps: [{ text: 'many', candidates, selected: 'tool.3' }],
-      timings: { planMs: 0, retrieveMs: 0, rerankMs: 0, selectMs: 0, totalMs: 0 },
-      components: {
-        library: 'x',
-        planner: 'rule',
-        retriever: 'bm25',
-        reranker: 'identity',
-        selector: 'top1',
-        fallbacks: [],
-      },
-      usage: { inputTokens: 0, outputTokens: 0 },
-    }
+    const made = answerOf([{ text: 'many', candidates, selected: 'tool.3' }])
     expect(bodyText(selectResponseJson(made, false))).toBe(objectPath(made, false))
     candidates.reverse()
     expect(bodyText(selectResponseJson(made, false))).toBe(objectPath(made, false))
