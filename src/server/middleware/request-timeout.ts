@@ -38,16 +38,6 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     const abort = new LazyAbort()
     let committing = false
     let timer: NodeJS.Timeout | undefined
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => {
-        // A write past its commit point finishes and answers for itself.
-        if (committing) return
-        abort.abort(
-          new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
-        )
-        resolve('timeout')
-      }, timeoutMs)
-    })
     // A client that goes away aborts the work too. The node response's `close` event is used
     // rather than `c.req.raw.signal`, which would build a full web Request for every request.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
@@ -64,7 +54,19 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
       return true
     })
     try {
-      const outcome = await Promise.race([next().then(() => 'done' as const), timedOut])
+      // Settled by whichever comes first, the handler or the deadline: one promise per request
+      // rather than a deadline promise, a `.then` and a `Promise.race` of the two.
+      const outcome = await new Promise<'done' | 'timeout'>((resolve, reject) => {
+        timer = setTimeout(() => {
+          // A write past its commit point finishes and answers for itself.
+          if (committing) return
+          abort.abort(
+            new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
+          )
+          resolve('timeout')
+        }, timeoutMs)
+        next().then(() => resolve('done'), reject)
+      })
       if (outcome === 'timeout') c.res = errorResponse(c, abort.reason as ToolselError)
     } finally {
       clearTimeout(timer)
