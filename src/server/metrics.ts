@@ -9,12 +9,11 @@
  * configured ones.
  * @module
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import type { StageTimings } from '../pipeline.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import { UPSTREAM_STATUSES } from '../mcp/gateway/upstream-state.ts'
-import { SeriesHistogram } from './metric-series.ts'
 
 /** Latency buckets in seconds: 1 ms to 30 s (the default request deadline). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -56,28 +55,28 @@ export function processRegistry(): Registry {
 
 export function createMetrics(service: ToolselService, gateway?: McpGateway): Metrics {
   const registry = new Registry()
-  // Per-request series, looked up by a key rather than hashed by prom-client on every call
-  // (metric-series.ts); the scrape is the same text as prom-client's Counter and Histograms.
-  const latency = new SeriesHistogram(
-    'toolsel_http_request_duration_seconds',
-    'HTTP request latency (until the response is handed to the socket), by method, route template and status.',
-    LATENCY_BUCKETS,
-    registry,
-    // Each request's count, registered first as the prom-client Counter was.
-    {
-      name: 'toolsel_http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status.',
-    },
-  )
-  const stages = new SeriesHistogram(
-    'toolsel_pipeline_stage_duration_seconds',
-    'Time per pipeline stage of each selection (HTTP and MCP): plan, retrieve, rerank, select, and total.',
-    LATENCY_BUCKETS,
-    registry,
-  )
-  const stageSeries = (stage: (typeof STAGES)[number]) => stages.seriesOf(stage, () => ({ stage }))
+  const requests = new Counter({
+    name: 'toolsel_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'toolsel_http_request_duration_seconds',
+    help: 'HTTP request latency (until the response is handed to the socket), by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  const stages = new Histogram({
+    name: 'toolsel_pipeline_stage_duration_seconds',
+    help: 'Time per pipeline stage of each selection (HTTP and MCP): plan, retrieve, rerank, select, and total.',
+    labelNames: ['stage'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
   const stopObserving = service.onSelect(({ timings }) => {
-    for (const stage of STAGES) stages.observe(stageSeries(stage), stageMs(timings, stage) / 1000)
+    for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
   })
 
   new Gauge({
@@ -210,12 +209,9 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   return {
     registry,
     observeRequest({ method, route, status, seconds }) {
-      const series = latency.seriesOf(`${method} ${route} ${status}`, () => ({
-        method,
-        route,
-        status: String(status),
-      }))
-      latency.observe(series, seconds)
+      const labels = { method, route, status: String(status) }
+      requests.inc(labels)
+      latency.observe(labels, seconds)
     },
     async scrape() {
       return { text: await scraped.metrics(), contentType: scraped.contentType }
