@@ -13,7 +13,7 @@
  */
 import type { Config } from '../config/schema.ts'
 import type { Selection, Selector } from '../contracts.ts'
-import { fitLogistic, type LogisticModel } from '../learn/logistic-regression.ts'
+import { fitLogistic, roundedModel, type LogisticModel } from '../learn/logistic-regression.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
 import { foldHash, foldOf } from '../learn/train-model.ts'
@@ -351,21 +351,14 @@ export async function trainExampleDecision(
       : `example decision: used from ${minExamples} examples`,
   )
   if (!fitted || minExamples === undefined) return undefined
-  const round = (value: number) => Math.round(value * 1e6) / 1e6
-  const rounded = (model: LogisticModel) => ({
-    mean: model.mean.map(round),
-    scale: model.scale.map(round),
-    weights: model.weights.map(round),
-    bias: round(model.bias),
-  })
   return {
     features: [
       ...EXAMPLE_DECISION_FEATURES,
       ...(options.exampleMaps ? EXAMPLE_DENSE_FEATURES : []),
     ],
-    model: rounded(fitted.model),
+    model: roundedModel(fitted.model),
     setFeatures: [...EXAMPLE_SET_FEATURES],
-    setModel: rounded(fitted.setModel),
+    setModel: roundedModel(fitted.setModel),
     minExamples,
     heldOut,
   }

@@ -7,7 +7,12 @@
  * training values, rows are visited in order, there is no sampling.
  * @module
  */
-import { predictLogit, sigmoid, type LogisticModel } from './logistic-regression.ts'
+import {
+  predictLogit,
+  roundMillionths,
+  sigmoid,
+  type LogisticModel,
+} from './logistic-regression.ts'
 
 /** One tree of depth `depth`: `2^depth - 1` split nodes in heap order, then `2^depth` leaves. */
 export interface RegressionTree {
@@ -82,8 +87,6 @@ export function ensembleMargin(ensemble: TreeEnsemble, values: ArrayLike<number>
   }
   return sum
 }
-
-const round6 = (value: number) => Math.round(value * 1e6) / 1e6 || 0
 
 /** Bin thresholds of one feature: up to `bins - 1` distinct quantiles of `values`. */
 function binThresholds(values: Float64Array, bins: number): number[] {
@@ -237,7 +240,7 @@ export function fitBoostedTrees(
         g += grad[members[i]]
         h += hess[members[i]]
       }
-      const value = members.length === 0 ? 0 : round6((-rate * g) / (h + lambda))
+      const value = members.length === 0 ? 0 : roundMillionths((-rate * g) / (h + lambda))
       leaf[offset] = value
       for (let i = 0; i < members.length; i += 1) margin[members[i]] += value
     })

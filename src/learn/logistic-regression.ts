@@ -37,6 +37,21 @@ export function sigmoid(z: number): number {
   return z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z))
 }
 
+/** `value` rounded to millionths, as a model file stores its numbers (-0 as 0). */
+export function roundMillionths(value: number): number {
+  return Math.round(value * 1e6) / 1e6 || 0
+}
+
+/** `model` with every number rounded as a model file stores it. */
+export function roundedModel(model: LogisticModel): LogisticModel {
+  return {
+    mean: model.mean.map(roundMillionths),
+    scale: model.scale.map(roundMillionths),
+    weights: model.weights.map(roundMillionths),
+    bias: roundMillionths(model.bias),
+  }
+}
+
 /** The model's probability for one raw (unstandardised) feature vector. */
 export function predictProbability(model: LogisticModel, values: ArrayLike<number>): number {
   return sigmoid(predictLogit(model, values))

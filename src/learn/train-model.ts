@@ -18,7 +18,12 @@ import {
   type DecisionInput,
 } from './count-model.ts'
 import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
-import { fitLogistic, predictLogit, type LogisticModel } from './logistic-regression.ts'
+import {
+  fitLogistic,
+  predictLogit,
+  roundedModel,
+  type LogisticModel,
+} from './logistic-regression.ts'
 import {
   candidateProbability,
   fitBoostedTrees,
@@ -127,7 +132,6 @@ export const TREE_FEATURES: readonly string[] = [
   'top1_name_short',
 ]
 
-const round6 = (value: number) => Math.round(value * 1e6) / 1e6
 /**
  * Composed requests weigh half a set in the fit (a whole one pulled the single-tool suites'
  * acceptance down); the decision rule is chosen on every set's held-out fold alike.
@@ -439,29 +443,18 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
               10_000,
           ) / 100,
   }))
-  const round = round6
   return {
     format: MODEL_FORMAT,
     formatVersion: model.trees ? MODEL_FORMAT_VERSION : 1,
     features: featureNames(options.dense !== undefined),
-    model: {
-      mean: model.model.mean.map(round),
-      scale: model.model.scale.map(round),
-      weights: model.model.weights.map(round),
-      bias: round(model.model.bias),
-    },
+    model: roundedModel(model.model),
     ...(model.trees && { trees: model.trees }),
     rule,
     ...(denseMap && { denseMap }),
     ...(count && {
       count: {
         ...count,
-        atLeast: count.atLeast.map((atLeast) => ({
-          mean: atLeast.mean.map(round),
-          scale: atLeast.scale.map(round),
-          weights: atLeast.weights.map(round),
-          bias: round(atLeast.bias),
-        })),
+        atLeast: count.atLeast.map(roundedModel),
       },
     }),
     k,
@@ -518,16 +511,11 @@ function fitCandidates(
     rowWeights: weights,
     ...(options.listwise && { groups, listwise: options.listwise }),
   })
-  // Rounded as the model file stores it, so the trees fit the log-odds the file computes.
-  const linear: LogisticModel = {
-    mean: fitted.mean.map(round6),
-    scale: fitted.scale.map(round6),
-    weights: fitted.weights.map(round6),
-    bias: round6(fitted.bias),
-  }
   const settings = options.trees
   // Without trees the rule and count are chosen with the unrounded fit (as they always were).
   if (!settings) return { model: { model: fitted }, rows: rows.length }
+  // Rounded as the model file stores it, so the trees fit the log-odds the file computes.
+  const linear = roundedModel(fitted)
   const names = featureNames(options.dense !== undefined)
   const features = (settings.features ?? TREE_FEATURES).map((name) => {
     const index = names.indexOf(name)
