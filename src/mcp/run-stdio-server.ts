@@ -3,12 +3,20 @@
  * messages only; everything else (logs, upstream stderr) goes to stderr.
  * @module
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 
-/** Serves until the client closes stdin or the process gets SIGINT/SIGTERM. */
+/**
+ * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
+ * by then are answered before the server closes (as `toolsel serve` answers the requests it has
+ * received when it stops), for at most `server.shutdownGraceMs`: a client that writes its
+ * requests and closes stdin (`… | toolsel mcp --stdio`) gets every answer.
+ */
 export async function runStdioServer(context: McpContext, session: McpSession): Promise<void> {
+  const { logger, config } = context.service
   const server = createMcpServer(context, session)
   const transport = new StdioServerTransport()
   const closed = new Promise<string>((resolve) => {
@@ -18,8 +26,51 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     process.once('SIGTERM', () => resolve('SIGTERM'))
   })
   await server.connect(transport)
-  context.service.logger.info('MCP server ready on stdio')
+  const inFlight = trackRequests(transport)
+  logger.info('MCP server ready on stdio')
   const reason = await closed
-  context.service.logger.info(`MCP server stopping (${reason})`)
+  logger.info(`MCP server stopping (${reason})`)
+  if (reason !== 'transport closed' && inFlight.count() > 0) {
+    logger.info(`MCP server answering ${inFlight.count()} request(s) received before it stopped`)
+    const grace = new AbortController()
+    await Promise.race([
+      inFlight.drained(),
+      delay(config.server.shutdownGraceMs, undefined, { signal: grace.signal }).catch(() => {}),
+    ])
+    grace.abort()
+    if (inFlight.count() > 0) {
+      logger.warn(
+        `MCP server closing with ${inFlight.count()} request(s) unanswered after server.shutdownGraceMs (${config.server.shutdownGraceMs} ms)`,
+      )
+    }
+  }
   await server.close()
+}
+
+/** Counts the requests the transport has received and not yet answered. */
+function trackRequests(transport: StdioServerTransport) {
+  const pending = new Set<string | number>()
+  let onDrained: (() => void) | undefined
+  const receive = transport.onmessage
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if ('method' in message && 'id' in message) pending.add(message.id)
+    receive?.(message)
+  }
+  const send = transport.send.bind(transport)
+  transport.send = async (message: JSONRPCMessage) => {
+    await send(message)
+    if (!('method' in message) && 'id' in message && message.id !== undefined) {
+      pending.delete(message.id as string | number)
+      if (pending.size === 0) onDrained?.()
+    }
+  }
+  return {
+    count: () => pending.size,
+    drained: () =>
+      pending.size === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            onDrained = resolve
+          }),
+  }
 }

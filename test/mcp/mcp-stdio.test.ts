@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -100,5 +101,53 @@ describe('toolsel mcp --stdio', () => {
       arguments: { title: 'a' },
     })
     expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
+  })
+
+  it('answers the requests it received before stdin closed (a piped client)', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', 'info'],
+      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    )
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pipe', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'search_tools', arguments: { query: 'send an email', k: 1 } },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'select_tools', arguments: { instruction: 'email Ann the weather' } },
+      },
+    ]
+    // All at once, then end of input: the answers must still come.
+    child.stdin.end(messages.map((message) => `${JSON.stringify(message)}\n`).join(''))
+    expect(await exited).toBe(0)
+    const answers = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } })
+    expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2, 3])
+    expect(answers.every((answer) => answer.result && !answer.result.isError)).toBe(true)
+    expect(stderr).toContain('MCP server stopping (stdin closed)')
   })
 })
