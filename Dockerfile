@@ -55,16 +55,17 @@ WORKDIR /app
 ENV NODE_ENV=production \
     TOOLSEL_HOST=0.0.0.0 \
     TOOLSEL_PORT=8080 \
-    TOOLSEL_INDEX_DIR=/data/indexes
+    TOOLSEL_INDEX_DIR=/data/indexes \
+    TOOLSEL_SNAPSHOT_DIR=/data/snapshots
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 # dist/ only (no src/): bin/toolsel.mjs runs it without the tsx loader.
 COPY --from=build /app/dist ./dist
-RUN mkdir -p /data/indexes /models && chown -R node:node /data /models
+RUN mkdir -p /data/indexes /data/snapshots /models && chown -R node:node /data /models
 USER node
 EXPOSE 8080
-VOLUME ["/data/indexes", "/models"]
+VOLUME ["/data/indexes", "/data/snapshots", "/models"]
 HEALTHCHECK --interval=15s --timeout=3s --start-period=120s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TOOLSEL_PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/toolsel.mjs"]
@@ -82,6 +83,7 @@ ENV NODE_ENV=production \
     TOOLSEL_HOST=0.0.0.0 \
     TOOLSEL_PORT=8080 \
     TOOLSEL_INDEX_DIR=/data/indexes \
+    TOOLSEL_SNAPSHOT_DIR=/data/snapshots \
     TOOLSEL_DEVICE=cuda \
     TOOLSEL_ONNX_DEVICE=cuda
 COPY --from=deps-gpu /app/node_modules ./node_modules
@@ -90,11 +92,11 @@ COPY bin ./bin
 COPY --from=build /app/dist ./dist
 RUN groupadd --system toolsel \
  && useradd --system --gid toolsel --home-dir /app --shell /usr/sbin/nologin toolsel \
- && mkdir -p /data/indexes /models \
+ && mkdir -p /data/indexes /data/snapshots /models \
  && chown -R toolsel:toolsel /data /models
 USER toolsel
 EXPOSE 8080
-VOLUME ["/data/indexes", "/models"]
+VOLUME ["/data/indexes", "/data/snapshots", "/models"]
 HEALTHCHECK --interval=15s --timeout=3s --start-period=300s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TOOLSEL_PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/toolsel.mjs"]

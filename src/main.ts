@@ -76,8 +76,22 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
       io.stderr(`error [${error.code}]: ${error.message}\n`)
       return error.code === 'INVALID_INPUT' || error.code === 'INVALID_CONFIG' ? 2 : 1
     }
+    // A file system error no command wrapped (a path under a file, no permission, a full disk):
+    // its message names the call and the path; a stack trace would only hide it.
+    if (isSystemError(error)) {
+      io.stderr(`error [${error.code}]: ${error.message}\n`)
+      return 1
+    }
     throw error
   }
+}
+
+function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    typeof (error as NodeJS.ErrnoException).syscall === 'string'
+  )
 }
 
 function defaultIO(): CommandIO {

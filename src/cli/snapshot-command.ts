@@ -1,5 +1,6 @@
 /** `toolsel snapshot <dir>` and `toolsel snapshot restore <dir>`: back up and restore indexes. */
 import { ToolselError } from '../errors.ts'
+import { pathExists } from '../store/path-exists.ts'
 import { loadSavedIndexes, restoreSnapshot, writeSnapshot } from '../store/snapshot.ts'
 import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
 
@@ -49,6 +50,13 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
         : `Restored ${restored.length} index(es) into ${indexDir}: ${restored.join(', ')}\n`,
     )
     return 0
+  }
+  if (!(await pathExists(indexDir))) {
+    // Likely a mistyped --index-dir: an empty snapshot would look like a backup and hold nothing.
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Index directory "${indexDir}" does not exist: nothing to snapshot. Name the directory the indexes are in with --index-dir (or TOOLSEL_INDEX_DIR).`,
+    )
   }
   const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger))
   io.stdout(

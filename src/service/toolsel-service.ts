@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
-import { throwIfAborted, ToolselError } from '../errors.ts'
+import { isToolselError, throwIfAborted, ToolselError } from '../errors.ts'
 import { retrieveOptions, type AbortInput } from '../lazy-abort.ts'
 import {
   type ImportFormat,
@@ -494,7 +494,19 @@ export class ToolselService {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
-    const manifest = await holding(saved, () => writeSnapshot(dir, saved))
+    const manifest = await holding(saved, () => writeSnapshot(dir, saved)).catch(
+      (error: unknown) => {
+        if (!isToolselError(error, 'INTERNAL')) throw error
+        // The directory comes from the operator's config: say which setting to change.
+        const failed = new ToolselError(
+          'INTERNAL',
+          `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
+          { cause: error.cause },
+        )
+        this.logger.error(failed.message)
+        throw failed
+      },
+    )
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, dir, ...manifest }
   }

@@ -56,12 +56,16 @@ export async function writeSnapshot(
       `Snapshot directory ${target} already exists; name a new one (a snapshot never overwrites another).`,
     )
   }
-  await mkdir(dirname(target), { recursive: true })
   const temporary = join(
     dirname(target),
     `.tmp-${basename(target)}-${randomBytes(6).toString('hex')}`,
   )
-  await mkdir(temporary)
+  try {
+    await mkdir(dirname(target), { recursive: true })
+    await mkdir(temporary)
+  } catch (error) {
+    throw snapshotWriteFailed(target, error)
+  }
   try {
     for (const indexed of libraries) {
       await saveIndexedLibrary(join(temporary, 'indexes'), indexed)
@@ -85,8 +89,18 @@ export async function writeSnapshot(
     return manifest
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
-    throw error
+    throw error instanceof ToolselError ? error : snapshotWriteFailed(target, error)
   }
+}
+
+/** A file system error writing a snapshot (a path under a file, no permission, a full disk). */
+function snapshotWriteFailed(target: string, error: unknown): ToolselError {
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ToolselError(
+    'INTERNAL',
+    `Cannot write the snapshot ${target}: ${reason}. Nothing was written; pick a writable directory.`,
+    { cause: error },
+  )
 }
 
 /** Reads and checks `<dir>/snapshot.json`. */

@@ -4,7 +4,7 @@
  * exactly as before; `toolsel snapshot <dir>` from an index directory; a damaged snapshot
  * restores nothing.
  */
-import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { appendFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listenApp } from '../helpers/listen-app.ts'
@@ -166,5 +166,42 @@ describe('snapshots', () => {
     expect(await readdir(other).catch(() => [])).toEqual([])
     const notSnapshot = await run(['snapshot', 'restore', indexDir, '--index-dir', other])
     expect(notSnapshot.stderr).toContain('is not a toolsel snapshot')
+  }, 60_000)
+
+  it('a snapshot that cannot be written, or has nothing to copy, says why (no 500 without a reason, no stack)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-snapshot-errors-'))
+    closers.push(() => rm(root, { recursive: true, force: true }))
+    const indexDir = join(root, 'indexes')
+    const file = join(root, 'a-file')
+    await writeFile(file, 'not a directory\n')
+    const { url } = await start({
+      library: { default: 'demo', indexDir, snapshotDir: join(file, 'snapshots') },
+    })
+    expect((await send(`${url}/v1/libraries/sample`, 'PUT', ADMIN_KEY, SAMPLE_TOOLS)).status).toBe(
+      201,
+    )
+    const response = await send(`${url}/v1/snapshots`, 'POST', ADMIN_KEY)
+    expect(response.status).toBe(500)
+    const { error } = await response.json()
+    expect(error.code).toBe('INTERNAL')
+    expect(error.message).toContain('Cannot write the snapshot')
+    expect(error.message).toContain('TOOLSEL_SNAPSHOT_DIR')
+
+    const underFile = await run(['snapshot', join(file, 'backup'), '--index-dir', indexDir])
+    expect(underFile.code).toBe(1)
+    expect(underFile.stderr).toMatch(/^error \[INTERNAL\]: Cannot write the snapshot/)
+    expect(underFile.stderr).not.toContain('    at ')
+
+    const noIndexes = await run(['snapshot', join(root, 'b'), '--index-dir', join(root, 'typo')])
+    expect(noIndexes.code).toBe(2)
+    expect(noIndexes.stderr).toContain('does not exist: nothing to snapshot')
+    expect(await readdir(root)).not.toContain('b')
+
+    const good = join(root, 'good')
+    expect((await run(['snapshot', good, '--index-dir', indexDir])).code).toBe(0)
+    const restore = await run(['snapshot', 'restore', good, '--index-dir', join(file, 'x')])
+    expect(restore.code).toBe(1)
+    expect(restore.stderr).toMatch(/^error \[ENOTDIR\]: /)
+    expect(restore.stderr).not.toContain('    at ')
   }, 60_000)
 })
