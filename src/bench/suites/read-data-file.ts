@@ -38,6 +38,8 @@ export async function readDataText(file: string): Promise<string> {
 export async function readJsonRecords(file: string): Promise<unknown[]> {
   const text = await readDataText(file)
   const value = parseJsonOrLines(text, file)
+  // JSON Lines of one record parse as that one JSON object.
+  if (isObject(value) && !text.trim().includes('\n')) return [value]
   if (!Array.isArray(value)) {
     throw new ToolselError(
       'INVALID_INPUT',
@@ -86,4 +88,8 @@ export function badRecord(file: string, record: number, message: string): Toolse
 /** Distinct values in first-seen order. */
 export function unique<T>(values: Iterable<T>): T[] {
   return [...new Set(values)]
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
