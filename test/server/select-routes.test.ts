@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import type { Planner, Retriever } from '../../src/contracts.ts'
 import { ToolselError } from '../../src/errors.ts'
@@ -125,6 +126,31 @@ describe('POST /v1/select-tools', () => {
     })
     expect(response.status).toBe(400)
     expect((await readJson(response)).error.message).toContain('content-type: application/json')
+  })
+
+  it('answers 400 for a compressed body instead of parsing it as garbage', async () => {
+    const { app } = await createTestApp()
+    const body = gzipSync(JSON.stringify({ instruction: 'send an email to Ann' }))
+    for (const [path, method, type] of [
+      ['/v1/select-tools', 'POST', 'application/json'],
+      ['/v1/libraries/zipped', 'PUT', 'application/json'],
+    ] as const) {
+      const response = await app.request(path, {
+        method,
+        body,
+        headers: { 'content-type': type, 'content-encoding': 'gzip' },
+      })
+      expect(response.status).toBe(400)
+      const { error } = await readJson(response)
+      expect(error.code).toBe('INVALID_INPUT')
+      expect(error.message).toContain('Content-Encoding "gzip" is not supported')
+    }
+    const identity = await app.request('/v1/select-tools', {
+      method: 'POST',
+      body: JSON.stringify({ instruction: 'send an email to Ann' }),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    })
+    expect(identity.status).toBe(200)
   })
 
   it('answers 413 for a body over the limit', async () => {

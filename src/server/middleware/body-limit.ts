@@ -3,11 +3,15 @@
  * `c.req.raw.body` first, which turns the node request into a full web `Request` with a
  * ReadableStream: a third of the per-request cost at 10k tools. Requests with a
  * `content-length` (all of them, in practice: Node's parser enforces it) are judged by the header;
- * only chunked uploads go through hono's streaming check.
+ * only chunked uploads go through hono's streaming check. A body with a `content-encoding` other
+ * than `identity` is refused (400): nothing here decompresses it.
  * @module
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit as streamingBodyLimit } from 'hono/body-limit'
+import { ToolselError } from '../../errors.ts'
+
+const IDENTITY = /^\s*(identity)?\s*$/i
 
 export interface BodyLimitOptions {
   /** Largest accepted body in bytes. */
@@ -19,6 +23,14 @@ export interface BodyLimitOptions {
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
   const streaming = streamingBodyLimit(options)
   return async (c, next) => {
+    // Bodies are read as sent: a compressed one would be parsed as garbage ("Malformed JSON").
+    const encoding = c.req.header('content-encoding')
+    if (encoding !== undefined && !IDENTITY.test(encoding)) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `Content-Encoding "${encoding.slice(0, 64)}" is not supported: send the request body uncompressed (no content-encoding header).`,
+      )
+    }
     const length = c.req.header('content-length')
     if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
       return streaming(c, next)
