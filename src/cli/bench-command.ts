@@ -48,7 +48,7 @@ Options:
                             fold). Default none
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
-  --selector <id>           top1 | llm:<model> (default top1)
+  --selector <id>           learned | learned:<model.json> | top1 | llm:<model> (default learned)
   --retriever <kind>        ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default bm25)
   --k <n>                   Candidates per step (default 15)
   --tau <x>                 BM25 score threshold (default 3)

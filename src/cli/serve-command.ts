@@ -40,8 +40,8 @@ Options:
   --index-dir <dir>      Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --planner <id>         Default planner: rule, none, llm:onnx:<dir>, llm:openai:<model>
                          (default rule, env TOOLSEL_PLANNER); models load before /readyz is ready
-  --selector <id>        Default selector: top1, llm:onnx:<dir>, llm:openai:<model>
-                         (default top1, env TOOLSEL_SELECTOR)
+  --selector <id>        Default selector: learned, learned:<model.json>, top1, llm:onnx:<dir>,
+                         llm:openai:<model> (default learned, env TOOLSEL_SELECTOR)
   --workers <n>          Server processes sharing the port, 0 = one per core (default 1, env
                          TOOLSEL_WORKERS); a library change through one reaches all before it
                          is answered
