@@ -12,6 +12,7 @@ import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
+import { answerClientErrors } from '../server/client-error.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
@@ -147,6 +148,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     },
   }) as Server
   server.maxConnections = limits.maxConnections
+  answerClientErrors(server)
   // Responses in progress, so that shutdown can ask their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>()
   let draining = false
