@@ -23,7 +23,7 @@ Options:
   --library <ref>      Index name, index dir, tool file or directory (default: config library.default)
   --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --json               Print the full result (steps, candidates, timings) as JSON
-  --explain            With --json: each candidate's features and probability (learned selector)
+  --explain            Each candidate's probability (learned selector); with --json all its features
   --k <n>              Candidates per step (default 15)
   --tau <x>            BM25 score threshold (default 3)
   --planner <id>       rule | none | llm:<model> (default rule)
@@ -100,7 +100,10 @@ function formatResult(result: SelectToolsResult): string {
     lines.push(`Step ${index + 1}${step.whole ? ' (whole instruction)' : ''}: ${step.text}`)
     for (const candidate of step.candidates.slice(0, 5)) {
       const mark = candidate.id === step.selected ? '*' : ' '
-      lines.push(`  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${candidate.id}`)
+      // --explain: the learned selector's probability (all the features: --json --explain).
+      const probability = candidate.features?.probability
+      const explained = probability === undefined ? '' : `  p=${probability.toFixed(3)}`
+      lines.push(`  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${candidate.id}${explained}`)
     }
     if (step.candidates.length === 0) lines.push('    (no candidate above the threshold)')
   }

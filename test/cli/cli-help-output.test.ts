@@ -22,3 +22,19 @@ describe('command help', () => {
     }
   })
 })
+
+describe('toolsel select --explain', () => {
+  it('shows the probability of each candidate in the text output, not only with --json', async () => {
+    let stdout = ''
+    const code = await main(
+      ['select', 'send an sms to Bob', '--explain', '--log-level', 'silent'],
+      {
+        stdout: (text) => (stdout += text),
+        stderr: () => {},
+        env: {},
+      },
+    )
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/\*\s+[\d.]+\s+sms\.send_sms {2}p=0\.\d{3}/)
+  }, 60_000)
+})
