@@ -168,7 +168,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
-    server.once('error', reject)
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)))
   })
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.server.port
@@ -283,4 +283,24 @@ async function servePrimary(count: number, logger: Logger): Promise<number> {
     }
     for (let index = 0; index < count; index += 1) cluster.fork()
   })
+}
+
+/** A port that is taken or not ours to use, as a config error naming the setting to change. */
+function listenError(error: NodeJS.ErrnoException, config: Config): Error {
+  const { host, port } = config.server
+  if (error.code === 'EADDRINUSE') {
+    return new ToolselError(
+      'INVALID_CONFIG',
+      `Port ${port} on ${host} is already in use (another toolsel serve?): stop that process or choose another port with --port (TOOLSEL_PORT).`,
+      { cause: error },
+    )
+  }
+  if (error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
+    return new ToolselError(
+      'INVALID_CONFIG',
+      `Cannot listen on ${host}:${port} (${error.code}): ${error.code === 'EACCES' ? 'ports below 1024 need privileges; choose another --port' : 'this machine has no such address; choose another --host'}.`,
+      { cause: error },
+    )
+  }
+  return error
 }
