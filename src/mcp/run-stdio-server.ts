@@ -6,6 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 
@@ -27,6 +28,7 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
   })
   await server.connect(transport)
   const inFlight = trackRequests(transport)
+  answerUnreadableLines(transport, logger)
   logger.info('MCP server ready on stdio')
   const reason = await closed
   logger.info(`MCP server stopping (${reason})`)
@@ -45,6 +47,31 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     }
   }
   await server.close()
+}
+
+/**
+ * A stdin line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer (id
+ * null: -32700 parse error, -32600 invalid request) and a warning on stderr, as /mcp answers one;
+ * the SDK's transport would drop it without a word, leaving the client waiting.
+ */
+function answerUnreadableLines(transport: StdioServerTransport, logger: Logger): void {
+  const report = transport.onerror
+  transport.onerror = (error: Error) => {
+    report?.(error)
+    const parse = error instanceof SyntaxError
+    if (!parse && error.name !== 'ZodError') return
+    const message = parse
+      ? `Parse error: ${error.message.slice(0, 200)}`
+      : 'Invalid request: not a JSON-RPC 2.0 message'
+    logger.warn(`MCP stdio: a line of stdin was not answered as a request (${message})`)
+    void transport
+      .send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: parse ? -32700 : -32600, message },
+      } as never)
+      .catch(() => {})
+  }
 }
 
 /** Counts the requests the transport has received and not yet answered. */

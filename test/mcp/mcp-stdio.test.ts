@@ -150,4 +150,49 @@ describe('toolsel mcp --stdio', () => {
     expect(answers.every((answer) => answer.result && !answer.result.isError)).toBe(true)
     expect(stderr).toContain('MCP server stopping (stdin closed)')
   })
+
+  it('answers a stdin line that is not a JSON-RPC message with the JSON-RPC error, and goes on', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', 'warn'],
+      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    )
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'pipe', version: '1' },
+      },
+    }
+    const lines = [
+      JSON.stringify(initialize),
+      'not json at all',
+      JSON.stringify({ hello: 'world' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    ]
+    child.stdin.end(lines.map((line) => `${line}\n`).join(''))
+    expect(await exited).toBe(0)
+    const answers = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number | null; error?: { code: number } })
+    expect(
+      answers.filter((answer) => answer.id === null).map((answer) => answer.error?.code),
+    ).toEqual([-32700, -32600])
+    expect(
+      answers
+        .filter((answer) => answer.id !== null)
+        .map((answer) => answer.id)
+        .sort(),
+    ).toEqual([1, 2])
+    expect(stderr).toContain('MCP stdio: a line of stdin was not answered as a request')
+  })
 })
