@@ -26,7 +26,13 @@ export async function readGatewayFile(file: string): Promise<Layer> {
   if (!isObject(parsed)) {
     throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} is not a JSON object.`)
   }
-  if (!isObject(parsed.mcpServers)) return parsed
+  if (!isObject(parsed.mcpServers)) {
+    if (isObject(parsed.servers)) return parsed
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Gateway config ${file} has neither "mcpServers" (an MCP client config such as ~/.cursor/mcp.json) nor "servers" (toolsel's gateway section)${isObject(parsed.gateway) ? '; a toolsel config file with a "gateway" section is given with --config' : ''}.`,
+    )
+  }
   const servers: Layer = {}
   for (const [name, entry] of Object.entries(parsed.mcpServers)) {
     // Clients tag entries with a transport `type` ("stdio", "http", "streamable-http"); toolsel

@@ -70,4 +70,16 @@ describe('gateway config', () => {
       message: expect.stringContaining(bad),
     })
   })
+
+  it('names what it expected when the file is neither a client config nor a gateway section', async () => {
+    const unrelated = write('unrelated.json', { foo: 1 })
+    await expect(readGatewayFile(unrelated)).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('has neither "mcpServers"'),
+    })
+    const whole = write('toolsel.json', { gateway: { servers: { a: { command: 'node' } } } })
+    await expect(readGatewayFile(whole)).rejects.toMatchObject({
+      message: expect.stringContaining('is given with --config'),
+    })
+  })
 })
