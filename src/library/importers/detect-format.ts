@@ -52,11 +52,13 @@ const TOOLS_WRAPPER_FORMATS: ReadonlySet<ImportFormat> = new Set([
 /** Keys that hold function declarations in Gemini tool objects and BFCL records. */
 const FUNCTION_LIST_KEYS = ['functionDeclarations', 'function_declarations', 'function']
 
-/** `{name, description?, parameters?}` and nothing that marks another format. */
+/** `{name, description?, parameters?}` (also a bare `{name}`) and nothing that marks another format. */
 function isFunctionDeclaration(item: Item): boolean {
   if (!isString(item.name) || 'id' in item || 'type' in item) return false
   if ('input_schema' in item || 'inputSchema' in item) return false
-  return 'parameters' in item || 'description' in item || 'parametersJsonSchema' in item
+  if ('parameters' in item || 'description' in item || 'parametersJsonSchema' in item) return true
+  // A bare `{name}` (OpenAI and Gemini make description and parameters optional).
+  return Object.keys(item).every((key) => key === 'name' || key === 'strict')
 }
 
 /** A Gemini tool object `{functionDeclarations: [...]}` or a BFCL record `{id, question, function: [...]}`. */

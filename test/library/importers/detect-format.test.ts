@@ -29,6 +29,11 @@ describe('detectFormat', () => {
     ['ToolBench query records', json([toolbenchRecord]), 'toolbench'],
     ['a BEIR corpus as JSON', json([corpusDocument]), 'beir-corpus'],
     ['Gorilla API records as JSON', json([gorillaRecord]), 'gorilla'],
+    [
+      'functions with a name only',
+      json([{ name: 'get_weather' }, { name: 'send_sms' }]),
+      'functions',
+    ],
     ['a TaskBench tool graph', json({ nodes: [{ id: 'x', desc: 'y' }], links: [] }), 'taskbench'],
   ])('detects %s', (_name, text, format) => {
     expect(detectFormat(text)).toBe(format)
