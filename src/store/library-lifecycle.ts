@@ -42,6 +42,7 @@ import {
   saveIndexedLibrary,
   type SaveOptions,
 } from './index-store.ts'
+import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
@@ -267,8 +268,10 @@ export async function loadLibraryReference(
   if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config, { logger })
   if (reference === DEMO_LIBRARY_NAME)
     return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
-  if (await pathExists(reference))
-    return importAndLog(reference, libraryNameFromPath(reference), config, logger)
+  if (await pathExists(reference)) {
+    const name = libraryNameFromPath(reference)
+    return importAndLog(reference, name, config, logger, join(config.library.indexDir, name))
+  }
   throw new ToolselError(
     'UNKNOWN_LIBRARY',
     `Library "${reference}" not found: it is not an index in ${config.library.indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
@@ -276,14 +279,34 @@ export async function loadLibraryReference(
   )
 }
 
+/**
+ * Imports a tool file as library `name`. With `savedDir`: the usage examples that an example
+ * write saved there (the library became a saved index under its name) are carried over, minus
+ * tool ids the file lacks, so examples survive a restart with the same `--library <file>`.
+ */
 async function importAndLog(
   path: string,
   name: string,
   config: Config,
   logger: Logger,
+  savedDir?: string,
 ): Promise<IndexedLibrary> {
   const started = performance.now()
-  const { indexed, imported } = await importLibrary({ path }, name, config, { logger })
+  const { indexed, imported } = await importLibrary({ path }, name, config, {
+    logger,
+    prepare: async (library) => {
+      const saved = savedDir === undefined ? undefined : await readStoredExamples(savedDir)
+      if (saved === undefined) return
+      const pruned = saved.prune((id) => library.has(id))
+      logger.info(
+        `Library "${name}": kept the ${pruned.set.size} usage examples saved in ${savedDir}` +
+          (pruned.droppedExamples > 0
+            ? ` (${pruned.droppedExamples} dropped: their tools are not in ${path})`
+            : ''),
+      )
+      return { examples: pruned.set.withCap(config.library.maxExamples) }
+    },
+  })
   for (const warning of imported.warnings) logger.warn(warning, { library: name })
   logger.info(`Indexed library "${name}" from ${path}`, {
     tools: indexed.library.size,

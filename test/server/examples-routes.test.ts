@@ -149,6 +149,16 @@ describe('usage examples over HTTP', () => {
     const restarted = await post(`${second.url}/v1/select-tools`, { instruction: SLANG })
     expect(restarted.json.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
     expect(restarted.json.examples.applied).toBe(true)
+    await second.close()
+    running.splice(running.indexOf(second), 1)
+
+    // Restart exactly as before (the tool file as the library): the tools come from the file,
+    // the saved examples are carried over, not shadowed.
+    const third = await start(indexDir, { library: { default: toolFile } })
+    const fromFile = (await (await fetch(`${third.url}/v1/libraries/sample`)).json()) as any
+    expect(fromFile.examples).toEqual({ count: 4, version: 1, cap: 20_000 })
+    const again3 = await post(`${third.url}/v1/select-tools`, { instruction: SLANG })
+    expect(again3.json.tools.map((tool: { id: string }) => tool.id)).toEqual(['sms.send_sms'])
   })
 
   it('abstains where each tool has one example and similar past requests name other tools', async () => {
