@@ -45,7 +45,10 @@ export function retrieverPartsField(config: Config) {
   return z
     .string()
     .max(2000)
-    .superRefine((list, context) => {
+    .superRefine((value, context) => {
+      // In a URL query "+" reads as a space: "?retriever=hybrid:bm25+dense" arrives as
+      // "hybrid:bm25 dense" (part names have no spaces; the route restores the "+").
+      const list = uploadRetrieverParts(value)
       const parts = splitPartList(list)
       if (parts.length === 0)
         context.addIssue({ code: 'custom', message: 'names no retriever part' })
@@ -53,6 +56,18 @@ export function retrieverPartsField(config: Config) {
         const problem = partNameProblem(part)
         if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
         for (const embedder of partEmbedders(part)) {
+          const hashing = /^hashing:(.*)$/.exec(embedder)
+          if (hashing && !/^\d+$/.test(hashing[1])) {
+            context.addIssue({
+              code: 'custom',
+              message: `embedder "${embedder}": hashing:<dimensions> takes an integer in 8-65536`,
+            })
+          } else if (hashing && (Number(hashing[1]) < 8 || Number(hashing[1]) > 65_536)) {
+            context.addIssue({
+              code: 'custom',
+              message: `embedder "${embedder}": hashing dimensions must be in 8-65536`,
+            })
+          }
           if (embedder.startsWith('onnx:') && !configured.has(embedder)) {
             context.addIssue({
               code: 'custom',
@@ -62,6 +77,11 @@ export function retrieverPartsField(config: Config) {
         }
       }
     })
+}
+
+/** An upload's `?retriever=` list as meant: a "+" that URL decoding turned into a space restored. */
+export function uploadRetrieverParts(list: string): string {
+  return list.replace(/ /g, '+')
 }
 
 /** The embedders a part names: `dense:<id>` → id; a fusion's dense inputs likewise. */

@@ -134,4 +134,30 @@ describe('dense and hybrid over HTTP', () => {
     expect(response.status).toBe(400)
     expect((await readJson(response)).error.code).toBe('INVALID_INPUT')
   })
+
+  it('reads ?retriever=hybrid:<part>+<part> as written, though a URL query decodes "+" as a space', async () => {
+    const { app } = await createTestApp()
+    const response = await app.request(
+      '/v1/libraries/fused?namespace=fused&retriever=bm25,dense:hashing:64,hybrid:bm25+dense:hashing:64',
+      put(mcpBody(2)),
+    )
+    expect(response.status).toBe(201)
+    expect((await readJson(response)).retrievers).toEqual([
+      'bm25',
+      'dense:hashing:64',
+      'hybrid:bm25+dense:hashing:64',
+    ])
+  })
+
+  it('refuses hashing dimensions out of range with 400, not a 500 model failure', async () => {
+    const { app } = await createTestApp()
+    for (const embedder of ['hashing:0', 'hashing:99999999', 'hashing:abc']) {
+      const response = await app.request(
+        `/v1/libraries/x?retriever=dense:${embedder}`,
+        put(mcpBody(2)),
+      )
+      expect(response.status, embedder).toBe(400)
+      expect((await readJson(response)).error.message).toContain(`embedder "${embedder}"`)
+    }
+  })
 })
