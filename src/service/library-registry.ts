@@ -105,7 +105,14 @@ export class LibraryRegistry {
   require(name: string): IndexedLibrary {
     const indexed = this.#libraries.get(name)
     if (!indexed) {
-      const available = [...this.#libraries.keys()].sort().join(', ') || 'none'
+      // Bounded: a service may hold thousands of libraries.
+      const names = [...this.#libraries.keys()].sort()
+      const available =
+        names.length === 0
+          ? 'none'
+          : names.length <= 20
+            ? names.join(', ')
+            : `${names.slice(0, 20).join(', ')} and ${names.length - 20} more: GET /v1/libraries`
       throw new ToolselError(
         'UNKNOWN_LIBRARY',
         `No library named "${name}" is loaded (available: ${available}).`,

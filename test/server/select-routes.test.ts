@@ -185,6 +185,25 @@ describe('POST /v1/select-tools', () => {
     })
   })
 
+  it('names at most 20 libraries in the unknown-library message', async () => {
+    const { app } = await createTestApp()
+    for (let index = 0; index < 24; index += 1) {
+      const put = await app.request(`/v1/libraries/lib-${String(index).padStart(2, '0')}`, {
+        method: 'PUT',
+        body: JSON.stringify([{ name: 'send_sms', description: 'Send an SMS' }]),
+        headers: { 'content-type': 'application/json' },
+      })
+      expect(put.status).toBe(201)
+    }
+    const response = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'x', library: 'nope' }),
+    )
+    const { message } = (await readJson(response)).error
+    expect(message).toContain('lib-19 and 5 more: GET /v1/libraries')
+    expect(message).not.toContain('lib-20')
+  })
+
   it('answers 504 and aborts the work when the request takes too long', async () => {
     let aborted = false
     const slowPlanner: Planner = {
