@@ -127,14 +127,25 @@ const AuthSchema = z
     readKeys: z
       .array(z.union([z.string(), ReadKeySchema]))
       .default([])
-      .transform((keys) =>
-        keys.map((entry, index) =>
-          ReadKeySchema.parse(
+      .transform((keys, context) =>
+        keys.map((entry, index) => {
+          const parsed = ReadKeySchema.safeParse(
             typeof entry === 'string'
               ? { key: entry, name: `read-${index + 1}` }
               : { name: `read-${index + 1}`, ...entry },
-          ),
-        ),
+          )
+          if (parsed.success) return parsed.data
+          // A config error naming the key's position, not a ZodError thrown out of the parse.
+          for (const issue of parsed.error.issues) {
+            context.issues.push({
+              code: 'custom',
+              message: issue.message,
+              path: [index, ...(typeof entry === 'string' ? [] : issue.path)],
+              input: entry,
+            })
+          }
+          return z.NEVER
+        }),
       ),
     /** Serve without keys on a non-loopback address (anyone who reaches the port is admin). Default false. */
     insecureNoAuth: z.boolean().default(false),

@@ -63,6 +63,21 @@ describe('loadConfig', () => {
     })
   })
 
+  it('refuses a short read key as a config error naming it, not a thrown ZodError', async () => {
+    await expect(
+      loadConfig({ env: { TOOLSEL_READ_KEYS: 'read-key-long-enough-1,short' } }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message:
+        'Invalid config value at "auth.readKeys.1" (from environment): API keys are 16 characters or more.',
+    })
+    const file = await configFile({ auth: { readKeys: [{ key: 'short', libraries: ['a'] }] } })
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('"auth.readKeys.0.key"'),
+    })
+  })
+
   it('names the source of an out-of-range value', async () => {
     await expect(loadConfig({ flags: { 'retrieve.bm25.b': 2 } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
