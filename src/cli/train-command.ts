@@ -12,7 +12,13 @@ import { readJsonRecords } from '../bench/suites/read-data-file.ts'
 import { DEFAULT_MODEL_PATH, formatLearnedModel } from '../learn/learned-model.ts'
 import { GBT_SETTINGS, trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
-import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
+import {
+  loadTaskbenchShapes,
+  loadToolLensTrain,
+  loadToolPlannerG3,
+  TASKBENCH_SHAPE_DOMAINS,
+  type TrainingCase,
+} from '../learn/training-data.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
 import { trainExampleDecision } from '../examples/train-example-decision.ts'
 import {
@@ -42,6 +48,11 @@ examples, one JSON object a line: {"instruction": "...", "tools": ["<tool id>", 
 Options:
   --data <dir>           Benchmark data root (default bench.dataDir: ../shared/data)
   --exclude <sources>    Leave training sources out, comma-separated: toolplanner-g3, toollens
+  --taskbench-shapes     Also train the count on TaskBench's huggingface and multimedia requests
+                         that the bench does not evaluate, labelled only one tool or two or
+                         more (their tool-graph shapes): the one-tool requests of several
+                         clauses teach it to keep one tool. Opt-in: on the benchmark suites it
+                         changes little (bench/README.md, "Learned selector", round 16)
   --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
   --library <file>       The tool library the examples' ids refer to (any importable format)
   --out <file>           Where to write the model (default models/learned-selector.json;
@@ -69,6 +80,7 @@ ${COMMON_HELP}`
 const OPTIONS = {
   data: { type: 'string' },
   exclude: { type: 'string' },
+  'taskbench-shapes': { type: 'boolean' },
   examples: { type: 'string' },
   library: { type: 'string' },
   out: { type: 'string' },
@@ -114,6 +126,12 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         '--examples and --library go together: the examples name tool ids of that library.',
       )
     }
+    if (values['taskbench-shapes']) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        '--taskbench-shapes adds benchmark training data; it does not go with --examples.',
+      )
+    }
     sources = [await examplesSource(values.examples, values.library)]
   } else {
     const excluded = new Set((values.exclude ?? '').split(',').filter(Boolean))
@@ -132,6 +150,12 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       sources.push({ ...(await loadToolPlannerG3(dataDir)), singleClauses: true })
     if (!excluded.has('toollens'))
       sources.push({ ...(await loadToolLensTrain(dataDir)), singleClauses: false })
+    if (values['taskbench-shapes'] && sources.length > 0) {
+      for (const domain of TASKBENCH_SHAPE_DOMAINS) {
+        const { name, tools, cases, notes } = await loadTaskbenchShapes(dataDir, domain)
+        sources.push({ name, tools, cases, notes, singleClauses: false, countOnly: true })
+      }
+    }
     if (sources.length === 0)
       throw new ToolselError('INVALID_INPUT', '--exclude left no training source.')
   }
@@ -156,13 +180,18 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     tau: config.retrieve.bm25.tau,
     onProgress: (message) => io.stderr(`${message}\n`),
   })
-  const examples = await trainExampleDecision(sources, model, {
-    config,
-    seed,
-    k,
-    ...(values['example-maps'] && { exampleMaps: vectors }),
-    onProgress: (message) => io.stderr(`${message}\n`),
-  })
+  // Count-only sources have no gold tools to answer with or to use as examples.
+  const examples = await trainExampleDecision(
+    sources.filter((source) => !source.countOnly),
+    model,
+    {
+      config,
+      seed,
+      k,
+      ...(values['example-maps'] && { exampleMaps: vectors }),
+      onProgress: (message) => io.stderr(`${message}\n`),
+    },
+  )
   if (examples) model.examples = examples
   const out = values.out ?? 'models/learned-selector.json'
   await mkdir(dirname(out), { recursive: true })

@@ -52,6 +52,11 @@ export interface TrainingSource {
    * explicit multi-clause requests composed from pairs of them.
    */
   singleClauses: boolean
+  /**
+   * Count-only cases (each with a `shape`, no gold): they train the count's "at least 2" and
+   * score its thresholds, never the candidate model or the decision rule.
+   */
+  countOnly?: boolean
 }
 
 export interface TrainOptions {
@@ -77,6 +82,19 @@ export interface TrainOptions {
   fixedRule?: DecisionRule
   /** Use these count thresholds instead of choosing them on the held-out fold (experiments). */
   fixedCount?: { threshold: number; extendThreshold?: number }
+  /**
+   * Weight of a count-only set in the count's fit, relative to a source set (each of which weighs
+   * the same in total). Default SHAPE_WEIGHT.
+   */
+  shapeWeight?: number
+  /**
+   * Whether the count-only sets' held-out folds (the share of requests given the right number of
+   * tools: one, or two or more) join the held-out mean the count's thresholds are chosen on;
+   * `single`: only their one-tool requests. Default SHAPE_HELD_OUT.
+   */
+  shapeHeldOut?: boolean | 'single'
+  /** Which count-only requests train the count: all, or the one-tool ones only. */
+  shapeRows?: 'all' | 'single'
   /**
    * Boosted trees on top of the linear candidate model (`toolsel train --model gbt`): fitted on
    * the linear model's log-odds, splitting only on TREE_FEATURES (bounded ones).
@@ -225,9 +243,31 @@ function exactMatch(predicted: readonly string[], gold: readonly string[]): numb
     : 0
 }
 
+/** One training set's rows; `countOnly`: its queries have a `shape` and no gold. */
+export interface TrainingSetRows {
+  name: string
+  queries: QueryRows[]
+  countOnly?: boolean
+}
+
+/**
+ * How count-only sets (`toolsel train --taskbench-shapes`) train the count, chosen on the held-out
+ * fold (bench/README.md, "Learned selector", round 16): only their one-tool requests, each set
+ * weighing as much as a source, and only those requests in the held-out mean. Their two-or-more
+ * requests cannot be filtered to those whose top candidates would have paid (the gold is
+ * unknown), unlike every gold-labelled row of the count; with them in the fit (weight 1) no
+ * count threshold beat the rule alone (ToolPlanner held-out 15.07 → 12.89), and with them only
+ * out of the held-out mean the count kept two tools as often as without the shapes.
+ */
+export const SHAPE_WEIGHT = 1
+/** Default `shapeHeldOut` (see SHAPE_WEIGHT). */
+export const SHAPE_HELD_OUT: boolean | 'single' = 'single'
+/** Default `shapeRows` (see SHAPE_WEIGHT). */
+export const SHAPE_ROWS: 'all' | 'single' = 'single'
+
 /** Every training set's rows (a source, and its single-clause and composed sets), and the notes. */
 export interface TrainingSets {
-  sets: Array<{ name: string; queries: QueryRows[] }>
+  sets: TrainingSetRows[]
   notes: string[]
   /** The learned dense space the rows' dense features were computed in (`learnDense`). */
   denseMap?: LearnedDenseMap
@@ -270,12 +310,16 @@ export function trainingSets(
     notes.push(learned.note)
     rowDense = learned.rowMaps.map((map) => mappedToolVectors(options.dense!, map))
   }
-  const sets: Array<{ name: string; queries: QueryRows[] }> = []
+  const sets: TrainingSetRows[] = []
   sources.forEach((source, index) => {
     const dense = rowDense[index]
     const rowOptions = { ...baseOptions, ...(dense && { dense }) }
     notes.push(...source.notes)
-    sets.push({ name: source.name, queries: queryRows(source.tools, source.cases, rowOptions) })
+    sets.push({
+      name: source.name,
+      queries: queryRows(source.tools, source.cases, rowOptions),
+      ...(source.countOnly && { countOnly: true }),
+    })
     options.onProgress?.(`${source.name}: ${source.cases.length} queries`)
     const single = singles[index]
     if (single) {
@@ -325,7 +369,8 @@ export function denseMapSets(
   sources.forEach((source, index) => {
     const position = new Map(source.tools.map((tool, at) => [tool.id, at]))
     const tools = source.tools.map((tool) => dense.toolEncoder.embedText(denseToolText(tool)))
-    const cases = [...source.cases, ...(singles[index] ?? [])]
+    // Count-only sources have no gold: nothing to learn the space from.
+    const cases = source.countOnly ? [] : [...source.cases, ...(singles[index] ?? [])]
     const pairs = (fold: (value: number) => boolean) =>
       cases
         .filter((trainingCase) => fold(foldOf(trainingCase.id, seed)))
@@ -384,15 +429,16 @@ function learnDenseMap(
     }
   }
   const stored = learn(train, 'on every source')
-  const crossFit = sources.length >= 2
-  const rowMaps = crossFit
-    ? sources.map((source, index) =>
-        learn(
+  // A count-only source's rows use the stored map, which never saw its library.
+  const crossFit = sources.filter((source) => !source.countOnly).length >= 2
+  const rowMaps = sources.map((source, index) =>
+    crossFit && !source.countOnly
+      ? learn(
           train.filter((_set, other) => other !== index),
           `without ${source.name}`,
-        ),
-      )
-    : sources.map(() => stored)
+        )
+      : stored,
+  )
   const map: LearnedDenseMap = {
     base: 'static:glove-100d',
     size: stored.size,
@@ -400,9 +446,12 @@ function learnDenseMap(
     tool: Array.from(stored.tool),
   }
   const perSet = held
-    .map(
-      (set, index) =>
-        `${set.name} ${denseTop1([set])} → ${crossFit ? `${denseTop1([set], rowMaps[index])} (without it) / ` : ''}${denseTop1([set], stored)}`,
+    .flatMap((set, index) =>
+      set.queries.length === 0
+        ? []
+        : [
+            `${set.name} ${denseTop1([set])} → ${crossFit ? `${denseTop1([set], rowMaps[index])} (without it) / ` : ''}${denseTop1([set], stored)}`,
+          ],
     )
     .join(', ')
   const note =
@@ -428,7 +477,16 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
       ? 'count model: no threshold beat the rule alone on the held-out folds; not used'
       : `count model: threshold ${count.threshold}, extend threshold ${count.extendThreshold ?? 'none'}`,
   )
-  const splits = held.map(({ name, queries }) => ({
+  // Count-only sets: the share of held-out requests given the right number of tools.
+  const shapeHeld = sets
+    .filter((set) => set.countOnly)
+    .map((set) => ({
+      name: `${set.name} (right count)`,
+      queries: set.queries
+        .filter((query) => foldOf(query.id, seed) === 0)
+        .map((query) => ({ query, scored: score(model, query) })),
+    }))
+  const splits = [...held, ...shapeHeld].map(({ name, queries }) => ({
     name,
     queries: queries.length,
     exactMatch:
@@ -479,7 +537,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
 
 /** The candidate model fitted on every set's queries outside `seed`'s held-out fold. */
 function fitCandidates(
-  sets: TrainingSets['sets'],
+  sets: readonly TrainingSetRows[],
   seed: number,
   options: TrainOptions,
 ): { model: CandidateModel; rows: number } {
@@ -488,6 +546,7 @@ function fitCandidates(
   const weights: number[] = []
   const groups: number[] = [0]
   for (const set of sets) {
+    if (set.countOnly) continue
     const train = set.queries.filter((query) => foldOf(query.id, seed) !== 0)
     // Every set weighs the same in total, whatever its size.
     const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
@@ -540,7 +599,7 @@ function fitCandidates(
 
 /** The decision rule with the best mean exact match over the sets' held-out folds of `seed`. */
 function chooseRule(
-  sets: TrainingSets['sets'],
+  sets: readonly TrainingSetRows[],
   model: CandidateModel,
   seed: number,
   fixedRule: DecisionRule | undefined,
@@ -548,12 +607,14 @@ function chooseRule(
   rule: DecisionRule
   held: Array<{ name: string; queries: Array<{ query: QueryRows; scored: ScoredCandidate[] }> }>
 } {
-  const held = sets.map((set) => ({
-    name: set.name,
-    queries: set.queries
-      .filter((query) => foldOf(query.id, seed) === 0)
-      .map((query) => ({ query, scored: score(model, query) })),
-  }))
+  const held = sets
+    .filter((set) => !set.countOnly)
+    .map((set) => ({
+      name: set.name,
+      queries: set.queries
+        .filter((query) => foldOf(query.id, seed) === 0)
+        .map((query) => ({ query, scored: score(model, query) })),
+    }))
   const evaluate = (rule: DecisionRule) =>
     held.map(({ name, queries }) => ({
       name,
@@ -608,11 +669,16 @@ function placedMatch(
   rule: DecisionRule,
   count: CountModel | undefined,
 ): number {
-  const placed = decideTools(decisionInput(query, scored), rule, count)
-  return exactMatch(
-    placed.filter((id): id is string => id !== null),
-    query.gold,
+  const placed = decideTools(decisionInput(query, scored), rule, count).filter(
+    (id): id is string => id !== null,
   )
+  return query.shape ? shapeMatch(placed, query.shape) : exactMatch(placed, query.gold)
+}
+
+/** 1 when `placed` has the number of tools `shape` says: one (`single`), two or more (`multi`). */
+export function shapeMatch(placed: readonly string[], shape: 'single' | 'multi'): number {
+  const size = new Set(placed).size
+  return (shape === 'single' ? size === 1 : size >= 2) ? 1 : 0
 }
 
 /** "At least k" probabilities that raise the count (to cut to, and to extend to); chosen on the held-out folds. */
@@ -632,21 +698,21 @@ const COUNT_GRID = COUNT_THRESHOLDS.flatMap((threshold) =>
  * best in COUNT_GRID order wins a tie; undefined when no threshold beats the rule alone.
  */
 function chooseCount(
-  sets: TrainingSets['sets'],
+  sets: readonly TrainingSetRows[],
   model: CandidateModel,
   rule: DecisionRule,
   seed: number,
   options: TrainOptions,
 ): CountModel | undefined {
   const fixed = options.fixedCount
-  const grid = countGrid(sets, model, rule, seed, fixed && [fixed])
+  const grid = countGrid(sets, model, rule, seed, options, fixed && [fixed])
   if (grid === undefined) return undefined
   const grids = [grid.means]
   if (!fixed) {
     const other = seed + 1
     const otherModel = fitCandidates(sets, other, options).model
     const otherRule = chooseRule(sets, otherModel, other, options.fixedRule).rule
-    const otherGrid = countGrid(sets, otherModel, otherRule, other)
+    const otherGrid = countGrid(sets, otherModel, otherRule, other, options)
     if (otherGrid) grids.push(otherGrid.means)
   }
   // A fixed count is kept even where the rule alone does better.
@@ -679,20 +745,26 @@ export function bestSummed(grids: ReadonlyArray<readonly number[]>): number {
  * COUNT_GRID). Undefined when there is no training row.
  */
 function countGrid(
-  sets: TrainingSets['sets'],
+  sets: readonly TrainingSetRows[],
   model: CandidateModel,
   rule: DecisionRule,
   seed: number,
+  options: Pick<TrainOptions, 'shapeWeight' | 'shapeHeldOut' | 'shapeRows'>,
   thresholds: ReadonlyArray<{ threshold: number; extendThreshold?: number }> = COUNT_GRID,
 ): { atLeast: LogisticModel[]; means: number[] } | undefined {
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
   const scoredOf = new Map<QueryRows, ScoredCandidate[]>()
+  const shapeWeight = options.shapeWeight ?? SHAPE_WEIGHT
+  const shapeRows = options.shapeRows ?? SHAPE_ROWS
   for (const set of sets) {
     for (const query of set.queries) scoredOf.set(query, score(model, query))
     const train = set.queries.filter((query) => {
       if (foldOf(query.id, seed) === 0 || query.steps < 2) return false
+      // A shape label needs no gold: every multi-clause request of the set trains the count.
+      if (set.countOnly)
+        return query.shape === 'single' || (query.shape === 'multi' && shapeRows === 'all')
       const top = [...scoredOf.get(query)!]
         .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
         .slice(0, query.gold.length)
@@ -705,26 +777,43 @@ function countGrid(
         ) === 1
       )
     })
-    const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
+    const share = set.countOnly ? shapeWeight : set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
     const weight = (10_000 * share) / Math.max(1, train.length)
     for (const query of train) {
       const scored = scoredOf.get(query)!
       const ruleChosen = decideSet(scored, query.steps, rule, query.stepTops)
       rows.push(decisionCountFeatures(decisionInput(query, scored), ruleChosen))
-      labels.push(Math.min(MAX_COUNT, query.gold.length))
+      // "Two or more" (a chain or dag of unknown size) labels only the "at least 2" model.
+      labels.push(
+        query.shape === 'single'
+          ? 1
+          : query.shape === 'multi'
+            ? -2
+            : Math.min(MAX_COUNT, query.gold.length),
+      )
       weights.push(weight)
     }
   }
   if (rows.length === 0) return undefined
-  const atLeast = [2, 3, 4].map((k) =>
-    fitLogistic(
-      rows,
-      labels.map((label) => (label >= k ? 1 : 0)),
-      { l2: 1, rowWeights: weights },
-    ),
-  )
+  const atLeast = [2, 3, 4].map((k) => {
+    // Rows whose label says "at least 2" but not how many say nothing about k > 2.
+    const keep = labels.map((label) => label > 0 || k === 2)
+    const pick = <T>(values: T[]) => values.filter((_value, index) => keep[index])
+    return fitLogistic(
+      pick(rows),
+      pick(labels).map((label) => (Math.abs(label) >= k ? 1 : 0)),
+      { l2: 1, rowWeights: pick(weights) },
+    )
+  })
+  const useShapes = options.shapeHeldOut ?? SHAPE_HELD_OUT
   const held = sets
-    .map((set) => set.queries.filter((query) => foldOf(query.id, seed) === 0))
+    .filter((set) => useShapes !== false || !set.countOnly)
+    .map((set) =>
+      set.queries.filter(
+        (query) =>
+          foldOf(query.id, seed) === 0 && (useShapes !== 'single' || query.shape !== 'multi'),
+      ),
+    )
     .filter((queries) => queries.length > 0)
   const heldMean = (count: CountModel | undefined) =>
     held

@@ -9,13 +9,21 @@ import { join } from 'node:path'
 import { importToolsFromFile } from '../library/importers/index.ts'
 import type { Tool } from '../library/tool.ts'
 import { createBeirSuite } from '../bench/suites/beir-suite.ts'
-import { readJsonRecords } from '../bench/suites/read-data-file.ts'
+import { readDataText, readJsonRecords } from '../bench/suites/read-data-file.ts'
+import { parseTaskbenchRecord } from '../bench/suites/taskbench-suite.ts'
 import { createToolbenchCorpusMap } from '../bench/suites/toolbench-corpus.ts'
 
 export interface TrainingCase {
   id: string
   instruction: string
+  /** The gold tool ids; empty for a count-only case (`shape`). */
   gold: string[]
+  /**
+   * A count-only label (TaskBench's tool-graph shape): `single` needs exactly one tool, `multi`
+   * two or more, which tools is unknown. Such a case trains only the count, never the candidate
+   * model.
+   */
+  shape?: 'single' | 'multi'
 }
 
 export interface TrainingSet {
@@ -36,7 +44,7 @@ export const G3_TEST_FILES = [
 ]
 export const TOOLLENS_DIR = 'toollens/COLT/datasets/ToolLens'
 
-const normalizeText = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim()
+export const normalizeText = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim()
 
 function tagList(query: string, tag: string): string[] {
   const at = query.lastIndexOf(`\n${tag}: `)
@@ -133,5 +141,106 @@ export async function loadToolLensTrain(dataDir: string): Promise<TrainingSet> {
     tools: split.tools,
     cases: split.cases.map(({ id, instruction, gold }) => ({ id, instruction, gold })),
     notes: [`${TOOLLENS_DIR} qrels/train.tsv: ${split.cases.length} queries`],
+  }
+}
+
+/** TaskBench domains whose requests' shapes are a training source (dailylifeapis stays hidden). */
+export const TASKBENCH_SHAPE_DOMAINS = ['huggingface', 'multimedia'] as const
+export const taskbenchShapeFiles = (domain: string) => ({
+  requests: `taskbench/JARVIS/taskbench/data_${domain}/user_requests.json`,
+  shapes: `taskbench/JARVIS/taskbench/data_${domain}/alignment_ids.json`,
+  tools: `taskbench/JARVIS/taskbench/data_${domain}/tool_desc.json`,
+  /** The evaluated records (the bench's taskbench-<domain> suite): excluded by id and text. */
+  evaluated: `taskbench/partial/${domain}/data.head.jsonl`,
+})
+
+/**
+ * The shape of every request in TaskBench's `alignment_ids.json` (`{check: {single|chain|dag:
+ * [ids]}}`), as the union over its checks: `single` (one tool) or `multi` (chain or dag, two or
+ * more). An id given both shapes by different checks is left out.
+ */
+export function taskbenchShapes(alignment: unknown): Map<string, 'single' | 'multi'> {
+  const seen = new Map<string, Set<'single' | 'multi'>>()
+  if (alignment !== null && typeof alignment === 'object') {
+    for (const check of Object.values(alignment as Record<string, unknown>)) {
+      if (check === null || typeof check !== 'object') continue
+      for (const [shape, ids] of Object.entries(check as Record<string, unknown>)) {
+        if (!Array.isArray(ids) || !['single', 'chain', 'dag'].includes(shape)) continue
+        const kind = shape === 'single' ? 'single' : 'multi'
+        for (const id of ids) {
+          const set = seen.get(String(id)) ?? new Set()
+          set.add(kind)
+          seen.set(String(id), set)
+        }
+      }
+    }
+  }
+  const out = new Map<string, 'single' | 'multi'>()
+  for (const [id, kinds] of seen) if (kinds.size === 1) out.set(id, [...kinds][0])
+  return out
+}
+
+/**
+ * Count-only cases from TaskBench's full request files (a domain's `user_requests.json` with the
+ * shapes of `alignment_ids.json`): every request outside the evaluated records, by id and by
+ * normalised text. The evaluated file is read only for its ids and texts, to leave them out.
+ */
+export async function loadTaskbenchShapes(
+  dataDir: string,
+  domain: string,
+): Promise<TrainingSet & { excluded: number; conflicting: number }> {
+  const files = taskbenchShapeFiles(domain)
+  const tools = (await importToolsFromFile(join(dataDir, files.tools), { format: 'taskbench' }))
+    .tools
+  const evaluatedIds = new Set<string>()
+  const evaluatedTexts = new Set<string>()
+  for (const [position, record] of (
+    await readJsonRecords(join(dataDir, files.evaluated))
+  ).entries()) {
+    const parsed = parseTaskbenchRecord(record)
+    const fields = (record ?? {}) as Record<string, unknown>
+    const text = fields.instruction ?? fields.user_request
+    evaluatedIds.add(parsed?.id ?? String(fields.id ?? position))
+    if (typeof text === 'string') evaluatedTexts.add(normalizeText(text))
+  }
+  const shapes = taskbenchShapes(JSON.parse(await readDataText(join(dataDir, files.shapes))))
+  const cases: TrainingCase[] = []
+  const seen = new Set<string>()
+  let excluded = 0
+  let conflicting = 0
+  for (const record of await readJsonRecords(join(dataDir, files.requests))) {
+    const fields = (record ?? {}) as Record<string, unknown>
+    const id = String(fields.id ?? '')
+    const instruction = fields.user_request ?? fields.instruction
+    if (id === '' || typeof instruction !== 'string' || instruction.trim() === '') continue
+    if (evaluatedIds.has(id) || evaluatedTexts.has(normalizeText(instruction))) {
+      excluded += 1
+      continue
+    }
+    const shape = shapes.get(id)
+    if (shape === undefined) {
+      conflicting += 1
+      continue
+    }
+    if (seen.has(id)) continue
+    seen.add(id)
+    cases.push({ id: `tb-${domain}:${id}`, instruction, gold: [], shape })
+  }
+  cases.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  const single = cases.filter((trainingCase) => trainingCase.shape === 'single').length
+  return {
+    name: `taskbench-${domain}-shapes`,
+    tools,
+    cases,
+    excluded,
+    conflicting,
+    notes: [
+      `${files.requests} with the tool-graph shapes of ${files.shapes} (count-only labels: ` +
+        `${single} one-tool, ${cases.length - single} with two or more tools; they train the ` +
+        `count, not the candidate model) on ${files.tools}: ${cases.length} requests; ${excluded} ` +
+        `left out because their id or text is an evaluated record of ${files.evaluated}` +
+        `${conflicting > 0 ? `; ${conflicting} without a single shape` : ''}; the bench's ` +
+        `taskbench-${domain} suite is in-domain for a model trained on them`,
+    ],
   }
 }

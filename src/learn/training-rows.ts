@@ -16,6 +16,8 @@ import type { DenseToolVectors } from './dense-features.ts'
 export interface QueryRows {
   id: string
   gold: string[]
+  /** A count-only label (TrainingCase.shape): no gold. */
+  shape?: 'single' | 'multi'
   /** Planner clauses. */
   steps: number
   /** Each clause's `stepFloorCandidates` (for the decision rule's `stepFloor`). */
@@ -70,6 +72,7 @@ export function queryRows(
     return {
       id: trainingCase.id,
       gold: trainingCase.gold,
+      ...(trainingCase.shape && { shape: trainingCase.shape }),
       steps: clauses.length,
       stepTops: steps.map((step) => stepFloorCandidates(step.text, step.candidates)),
       lists: [

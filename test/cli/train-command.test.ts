@@ -128,6 +128,16 @@ describe('toolsel train', () => {
     const unknown = await run(['train', '--exclude', 'toolbench-g1'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toContain('Unknown --exclude source "toolbench-g1"')
+    const shapes = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      DEMO_LIBRARY_DIR,
+      '--taskbench-shapes',
+    ])
+    expect(shapes.code).toBe(2)
+    expect(shapes.stderr).toContain('--taskbench-shapes adds benchmark training data')
   })
 
   it('names a missing model file and how to make it', () => {
