@@ -6,10 +6,14 @@
  * @module
  */
 import type { IdList } from './id-table.ts'
+import { runSteps, type Steps } from '../time-slicer.ts'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
+
+/** Ids (or ranks) checked between two yields of the step versions: well under a millisecond. */
+const STEP_ITEMS = 4096
 
 /** Decoded ids a PackedIds keeps at most (a power of two; about 5 MiB of strings at most). */
 const MAX_DECODED_SLOTS = 65_536
@@ -79,6 +83,11 @@ export class PackedIds implements IdList {
    * for `after`.
    */
   static of(bytes: Buffer, count: number, ranks?: Int32Array): PackedIds | undefined {
+    return runSteps(PackedIds.ofSteps(bytes, count, ranks))
+  }
+
+  /** `of` as steps (`runStepsSliced`: a load or an upload's adoption of 90k ids off one piece). */
+  static *ofSteps(bytes: Buffer, count: number, ranks?: Int32Array): Steps<PackedIds | undefined> {
     const last = bytes.length - 1
     if (last >= 2 ** 32 || last < 1 || bytes[0] !== 0x5b || bytes[last] !== 0x5d) return undefined
     // Where the backslashes are (ids with escapes are rare): one pass, then a pointer into it.
@@ -86,11 +95,13 @@ export class PackedIds implements IdList {
     for (let at = bytes.indexOf(BACKSLASH); at !== -1; at = bytes.indexOf(BACKSLASH, at + 1))
       backslashes.push(at)
     backslashes.push(Infinity)
+    yield
     const bounds = new Uint32Array(count * 2)
     const escaped = new Map<number, string>()
     let next = 0
     let at = 1
     for (let id = 0; id < count; id += 1) {
+      if (id % STEP_ITEMS === STEP_ITEMS - 1) yield
       if (id > 0) {
         if (bytes[at] !== COMMA) return undefined
         at += 1
@@ -195,9 +206,15 @@ export function idRanks(ids: readonly string[]): Int32Array {
 
 /** Whether `ranks` holds each of 0 … length-1 once (a saved rank section that can be used). */
 export function isPermutation(ranks: Int32Array): boolean {
+  return runSteps(isPermutationSteps(ranks))
+}
+
+/** `isPermutation` as steps. */
+export function* isPermutationSteps(ranks: Int32Array): Steps<boolean> {
   const length = ranks.length
   const seen = new Uint8Array(length)
   for (let position = 0; position < length; position += 1) {
+    if (position % STEP_ITEMS === STEP_ITEMS - 1) yield
     const rank = ranks[position]
     if (!(rank >= 0 && rank < length) || seen[rank] === 1) return false
     seen[rank] = 1

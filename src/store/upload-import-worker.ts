@@ -3,8 +3,9 @@
  * body (`importTools`: JSON.parse and the importer's per-record checks) and what a save makes of
  * every tool (the tools file's JSON lines, the content hash, the tools file's sha256, the
  * `tools.idx` bytes), with the very functions the in-process path runs, so the files come out
- * byte for byte the same. What goes back is two buffers, transferred (not copied), and a small
- * summary: the main thread adopts them without parsing or hashing a tool.
+ * byte for byte the same. What goes back is two buffers over SharedArrayBuffers (shared, not
+ * copied; see upload-import.ts for why not transferred) and a small summary: the main thread
+ * adopts them without parsing or hashing a tool.
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -54,11 +55,11 @@ export async function prepareUpload(
   const imported = await importTools(text, options)
   // Checks the name and that ids are unique, as the in-process path's ToolLibrary does.
   const library = new ToolLibrary(name, imported.tools)
-  const toolLines = own(library.toJsonLines())
+  const toolLines = shared(library.toJsonLines())
   const toolsFileHash = createHash('sha256').update(toolLines).digest('hex')
   return {
     toolLines,
-    toolsIndex: own(toolsIndexFileBytes(library.ids, toolLines, toolsFileHash)),
+    toolsIndex: shared(toolsIndexFileBytes(library.ids, toolLines, toolsFileHash)),
     toolsFileHash,
     contentHash: library.contentHash,
     warnings: imported.warnings,
@@ -66,10 +67,9 @@ export async function prepareUpload(
   }
 }
 
-/** `bytes` over an ArrayBuffer of its own (a pooled one can't be transferred). */
-function own(bytes: Buffer): Buffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes
-  const copy = Buffer.from(new ArrayBuffer(bytes.length))
+/** A copy of `bytes` in a SharedArrayBuffer of its own (the main thread gets the same memory). */
+function shared(bytes: Buffer): Buffer {
+  const copy = Buffer.from(new SharedArrayBuffer(bytes.length))
   bytes.copy(copy)
   return copy
 }
@@ -90,11 +90,7 @@ if (parentPort && task?.task === 'toolsel-upload-import') {
       typeof text === 'string' ? text : new TextDecoder().decode(text),
       task.options,
     )
-    const { toolLines, toolsIndex } = prepared
-    port.postMessage({ prepared }, [
-      toolLines.buffer as ArrayBuffer,
-      toolsIndex.buffer as ArrayBuffer,
-    ])
+    port.postMessage({ prepared })
   } catch (error) {
     port.postMessage({ error: serialise(error) })
   }

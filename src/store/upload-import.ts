@@ -3,9 +3,14 @@
  * and importing the body is ~1.4 s of synchronous work and making the tools file and its index
  * another ~1.5 s: on the main thread that froze every request of the process. Here a worker
  * thread (`upload-import-worker.ts`) does all of it and hands back the tools file's bytes and
- * its `tools.idx` as transferred buffers; the main thread serves a buffer-backed library over
- * them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed) and the save writes them as they
- * are.
+ * its `tools.idx` in SharedArrayBuffers; the main thread serves a buffer-backed library over
+ * them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed; the line index checked in slices)
+ * and the save writes them as they are. Shared, not transferred: V8 counts a transferred
+ * ArrayBuffer's bytes as the receiving isolate's external memory, and 33 MB arriving at once
+ * made it collect for "external memory pressure" right there (scavenges and a mark-compact of
+ * 15-56 ms in one piece on the event loop: bench/README round 16); a SharedArrayBuffer's bytes
+ * are not counted per isolate. They are freed as any buffer, once the library that reads them is
+ * collected (V8 just doesn't hurry for them).
  *
  * Bounded: at most `server.importWorkers` workers at once (later uploads wait, in arrival order),
  * each with a heap limit sized from `server.bodyLimitBytes`. The caller's signal (the request's
@@ -97,7 +102,12 @@ export async function importUploadInWorker(
   try {
     const prepared = await runWorker(name, text, options, settings)
     const { toolLines, toolsIndex, toolsFileHash, contentHash } = prepared
-    const lineIndex = toolLineIndexOfBytes(toolsIndex, toolLines, toolsFileHash)
+    const lineIndex = await toolLineIndexOfBytes(
+      toolsIndex,
+      toolLines,
+      toolsFileHash,
+      settings.signal,
+    )
     return {
       library: ToolLibrary.fromLineIndex(name, toolLines, lineIndex, contentHash),
       toolsIndex: { toolLines, toolsFileHash, bytes: toolsIndex },
@@ -175,7 +185,10 @@ function runWorker(
   })
 }
 
-/** The worker's buffers arrive as Uint8Arrays over the transferred memory: Buffers, no copy. */
+/**
+ * The worker's buffers arrive as Uint8Arrays over its SharedArrayBuffers (shared, not copied):
+ * Buffers over the same memory.
+ */
 function adopted(prepared: PreparedUpload): PreparedUpload {
   const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
   return {

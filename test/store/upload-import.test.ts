@@ -208,6 +208,12 @@ describe('a library upload imported in a worker thread', () => {
     const uploads = await Promise.all(queued)
     expect(finished).toEqual(['two', 'three', 'four'])
     expect(uploads.map((upload) => upload.library.size)).toEqual([50, 50, 50])
+    // The worker's bytes are shared with it, not transferred (no external-memory collection at
+    // their arrival on the event loop: bench/README round 16).
+    for (const { toolsIndex } of uploads) {
+      expect(toolsIndex.toolLines.buffer).toBeInstanceOf(SharedArrayBuffer)
+      expect(toolsIndex.bytes.buffer).toBeInstanceOf(SharedArrayBuffer)
+    }
     expect(uploads[0].library.get('ns.tool_3')?.description).toContain('two: looks up thing 3')
   }, 60_000)
 })
