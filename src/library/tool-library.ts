@@ -205,6 +205,15 @@ function idOfLine(buffer: Buffer, start: number, end: number): string {
   return (JSON.parse(buffer.toString('utf8', start, end)) as Tool).id
 }
 
+/**
+ * Tools by position, read when asked for (`ToolLibrary.walk`); an array of tools is one too. A
+ * whole-library build reads each once and keeps none.
+ */
+export interface ToolSequence {
+  readonly length: number
+  at(position: number): Tool | undefined
+}
+
 export interface JsonLinesOptions {
   /** The tools' content hash when the caller has verified it (an index's manifest and file hash). */
   contentHash?: string
@@ -374,25 +383,20 @@ export class ToolLibrary {
   }
 
   /**
-   * `tools`, yielding to the event loop every few milliseconds while a buffer-backed library
-   * parses them (an uploaded library's BM25 build: ~0.5 s of JSON.parse at 90k tools); a library
-   * of objects returns them as they are.
+   * The tools by position, each read when asked for and kept by nobody (a buffer-backed library
+   * parses it afresh): a sliced whole-library build that holds one tool at a time. An upload's
+   * BM25 build used to parse all 90k tools into one array first, which the collector then copied
+   * and compacted in pauses of 30-35 ms of main-thread CPU (bench/README round 16).
    */
-  async toolsSliced(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<readonly Tool[]> {
-    if (this.#tools) return this.#tools
-    const size = this.size
-    const fresh = (position: number) => this.#fresh(position)
-    return runStepsSliced(
-      (function* () {
-        const tools: Tool[] = []
-        for (let position = 0; position < size; position += 1) {
-          tools.push(fresh(position))
-          yield
-        }
-        return tools
-      })(),
-      abort,
-    )
+  get walk(): ToolSequence {
+    const length = this.size
+    return {
+      length,
+      at: (position) =>
+        Number.isInteger(position) && position >= 0 && position < length
+          ? this.#fresh(position)
+          : undefined,
+    }
   }
 
   /**

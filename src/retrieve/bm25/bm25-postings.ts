@@ -12,6 +12,7 @@ import { createRequire } from 'node:module'
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
+import type { ToolSequence } from '../../library/tool-library.ts'
 import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
 import { createTimeSlicer, runSteps, runStepsSliced, type Steps } from '../../time-slicer.ts'
@@ -86,9 +87,19 @@ function toolFields(settings: Bm25Settings): Array<[string, number]> {
 }
 
 /**
- * Accumulates documents one at a time (document-major, a few typed arrays that grow), then
- * turns them into term-major postings. Memory: about 12 bytes per (document, term) pair while
- * building, 8 in the result; no object per document or posting.
+ * (document, term) pairs per block of a builder's pair storage (64k: 768 KB a block). The pairs
+ * are kept in blocks that are added, not in one array that doubles: at 90k tools a doubling
+ * copied 1M pairs (12 MB) into fresh memory in one piece, 41-47 ms of main-thread CPU on this
+ * machine (its first touch of new pages is the cost: bench/README round 16).
+ */
+const PAIR_BLOCK_BITS = 16
+const PAIR_BLOCK = 1 << PAIR_BLOCK_BITS
+const PAIR_MASK = PAIR_BLOCK - 1
+
+/**
+ * Accumulates documents one at a time (document-major, a few typed arrays that grow and blocks
+ * of pairs), then turns them into term-major postings. Memory: about 12 bytes per (document,
+ * term) pair while building, 8 in the result; no object per document or posting.
  */
 export class PostingsBuilder {
   readonly #fields: Array<[string, number]>
@@ -99,8 +110,9 @@ export class PostingsBuilder {
   /** Per term: the last document that had it, and where its frequency is in this document. */
   #lastDocument = new Int32Array(1024).fill(-1)
   #slot = new Int32Array(1024)
-  #pairTerms = new Int32Array(1 << 16)
-  #pairFrequencies = new Float64Array(1 << 16)
+  /** Pair p's term and frequency: block p >>> PAIR_BLOCK_BITS, entry p & PAIR_MASK. */
+  #pairTerms: Int32Array[] = [new Int32Array(PAIR_BLOCK)]
+  #pairFrequencies: Float64Array[] = [new Float64Array(PAIR_BLOCK)]
   #pairs = 0
   #documentStarts: number[] = [0]
   #docLengths = new Float64Array(1024)
@@ -127,14 +139,20 @@ export class PostingsBuilder {
           this.#growTerms(id + 1)
         }
         if (this.#lastDocument[id] === document) {
-          this.#pairFrequencies[this.#slot[id]] += weight
+          const pair = this.#slot[id]
+          this.#pairFrequencies[pair >>> PAIR_BLOCK_BITS][pair & PAIR_MASK] += weight
         } else {
-          this.#growPairs(this.#pairs + 1)
+          const pair = this.#pairs
+          const block = pair >>> PAIR_BLOCK_BITS
+          if (block === this.#pairTerms.length) {
+            this.#pairTerms.push(new Int32Array(PAIR_BLOCK))
+            this.#pairFrequencies.push(new Float64Array(PAIR_BLOCK))
+          }
           this.#lastDocument[id] = document
-          this.#slot[id] = this.#pairs
-          this.#pairTerms[this.#pairs] = id
-          this.#pairFrequencies[this.#pairs] = weight
-          this.#pairs += 1
+          this.#slot[id] = pair
+          this.#pairTerms[block][pair & PAIR_MASK] = id
+          this.#pairFrequencies[block][pair & PAIR_MASK] = weight
+          this.#pairs = pair + 1
           this.#documentFrequency[id] += 1
         }
       }
@@ -188,8 +206,8 @@ export class PostingsBuilder {
         pair < this.#documentStarts[document + 1];
         pair++
       ) {
-        const term = this.#pairTerms[pair]
-        const freq = this.#pairFrequencies[pair]
+        const term = this.#pairTerms[pair >>> PAIR_BLOCK_BITS][pair & PAIR_MASK]
+        const freq = this.#pairFrequencies[pair >>> PAIR_BLOCK_BITS][pair & PAIR_MASK]
         const value = Math.abs((freq * (k1 + 1)) / (k1 * normalizationFactor + freq)) * idf[term]
         const weight = Math.sign(freq) * toMillionths(value)
         if (!(Math.abs(weight) <= 0x7fffffff)) {
@@ -204,7 +222,7 @@ export class PostingsBuilder {
       }
       yield
     }
-    return withBounds({
+    return yield* withBoundsSteps({
       documents,
       termIndex: this.#termIndex,
       offsets,
@@ -222,12 +240,6 @@ export class PostingsBuilder {
     lastDocument.fill(-1, this.#lastDocument.length)
     this.#lastDocument = lastDocument
     this.#slot = grow(this.#slot, size)
-  }
-
-  #growPairs(size: number): void {
-    if (size <= this.#pairTerms.length) return
-    this.#pairTerms = grow(this.#pairTerms, size)
-    this.#pairFrequencies = grow(this.#pairFrequencies, size)
   }
 }
 
@@ -254,6 +266,13 @@ function grow<T extends Int32Array | Float64Array>(array: T, size: number): T {
 export function withBounds(
   postings: Omit<Bm25Postings, 'maxWeights' | 'minWeights'>,
 ): Bm25Postings {
+  return runSteps(withBoundsSteps(postings))
+}
+
+/** `withBounds` as steps: a yield every few terms (each term reads all its postings). */
+export function* withBoundsSteps(
+  postings: Omit<Bm25Postings, 'maxWeights' | 'minWeights'>,
+): Steps<Bm25Postings> {
   const terms = postings.offsets.length - 1
   const maxWeights = new Int32Array(terms)
   const minWeights = new Int32Array(terms)
@@ -268,6 +287,7 @@ export function withBounds(
     }
     maxWeights[term] = max
     minWeights[term] = min
+    if (term % 16 === 15) yield
   }
   return { ...postings, maxWeights, minWeights }
 }
@@ -294,7 +314,7 @@ export function buildPostings(
  * while a large library is tokenized.
  */
 export async function buildPostingsAsync(
-  tools: readonly Tool[],
+  tools: ToolSequence,
   settings: Bm25Settings,
   options: BuildPostingsOptions = {},
 ): Promise<Bm25Postings> {
@@ -310,18 +330,18 @@ export async function buildPostingsAsync(
 
 /** The build, one tool per step. */
 function* buildSteps(
-  tools: readonly Tool[],
+  tools: ToolSequence,
   settings: Bm25Settings,
   options: BuildPostingsOptions,
 ): Generator<void, Bm25Postings> {
   const fields = toolFields(settings)
   const builder = new PostingsBuilder(fields, settings.k1, settings.b)
-  for (const [position, tool] of tools.entries()) {
+  for (let position = 0; position < tools.length; position += 1) {
     if (position % 1000 === 0) {
       throwIfAborted(options.signal)
       options.onProgress?.(position, tools.length)
     }
-    const document = toolToBm25Document(tool)
+    const document = toolToBm25Document(tools.at(position)!)
     builder.add(fields.map(([field]) => document[field as Bm25Field] ?? ''))
     yield
   }

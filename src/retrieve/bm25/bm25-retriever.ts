@@ -10,6 +10,7 @@
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import { idArray, type IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
+import type { ToolSequence } from '../../library/tool-library.ts'
 import type { Candidate, Retriever, RetrieveOptions } from '../../contracts.ts'
 import {
   buildExpansionPostings,
@@ -134,14 +135,17 @@ export class Bm25Retriever implements Retriever {
     )
   }
 
-  /** `build` that yields to the event loop while it works (for servers). */
+  /**
+   * `build` that yields to the event loop while it works (for servers). `tools` may be a
+   * library's `walk` (each tool read when its turn comes, none kept) with the library's `ids`.
+   */
   static async buildAsync(
-    tools: readonly Tool[],
+    tools: ToolSequence,
     settings: Bm25Settings,
-    options: Bm25BuildOptions = {},
+    options: Bm25BuildOptions & { ids?: IdList } = {},
   ): Promise<Bm25Retriever> {
     const expansions = options.expansions
-    const ids = tools.map((tool) => tool.id)
+    const ids = options.ids ?? Array.from({ length: tools.length }, (_, at) => tools.at(at)!.id)
     return new Bm25Retriever(
       ids,
       await buildPostingsAsync(tools, settings, options),

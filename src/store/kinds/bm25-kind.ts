@@ -62,11 +62,12 @@ export const BM25_KIND: RetrieverKind = {
       before instanceof Bm25Retriever && sameSettings(before.settings, settings)
         ? await before.withExpansionsAsync(expansions, signal)
         : undefined
-    // Yields to the event loop while it reads (a buffer-backed library parses its tools) and
-    // tokenizes, so a server keeps answering during a build.
+    // Yields to the event loop while it reads (a buffer-backed library parses each tool when its
+    // turn comes, and keeps none) and tokenizes, so a server keeps answering during a build.
     const retriever = (
       kept ??
-      (await Bm25Retriever.buildAsync(await library.toolsSliced(signal), settings, {
+      (await Bm25Retriever.buildAsync(library.walk, settings, {
+        ids: library.idList,
         signal,
         onProgress,
         expansions,

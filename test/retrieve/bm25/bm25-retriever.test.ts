@@ -97,6 +97,35 @@ describe('Bm25Retriever', () => {
     expect(weightsById(tiny)).toEqual(weightTable(tinyReference.postings, tinyReference.ids))
   })
 
+  it('builds the same index past a block of 65,536 (tool, term) pairs, and from a library walked one tool at a time', async () => {
+    // 2,400 tools of ~40 terms (some repeated): ~100k pairs, past the builder's first block;
+    // a tool's repeated term adds to a pair that may lie in the block before.
+    const tools: Tool[] = Array.from({ length: 2400 }, (_, i) => ({
+      id: `gen.tool_${i}`,
+      name: `tool_${i} lookup${i % 97}`,
+      description: `${Array.from({ length: 36 }, (_, w) => `word${(i * 7 + w * 13) % 1500}`).join(' ')} again word${(i * 7) % 1500} again`,
+      parameters: {
+        type: 'object',
+        properties: { q: { type: 'string', description: `query ${i % 11}` } },
+      },
+    }))
+    const built = Bm25Retriever.build(tools, SETTINGS)
+    expect(built.postings.docs.length).toBeGreaterThan(65_536)
+    const reference = postingsFromEngine(winkIndex(tools, SETTINGS))
+    expect(weightsById(built)).toEqual(weightTable(reference.postings, reference.ids))
+    // A buffer-backed library (an upload's) walked: each tool parsed when its turn comes.
+    const library = ToolLibrary.fromJsonLines(
+      'walked',
+      new ToolLibrary('walked', tools).toJsonLines(),
+    )
+    const walked = await Bm25Retriever.buildAsync(library.walk, SETTINGS, { ids: library.idList })
+    expect(walked.postings).toEqual(built.postings)
+    for (const query of ['word12 lookup5', 'again query 3', 'tool_77'])
+      expect(await walked.retrieve(query, { k: 10 })).toEqual(
+        await built.retrieve(query, { k: 10 }),
+      )
+  })
+
   it('reads indexes saved by earlier versions (wink’s JSON export) with identical results', async () => {
     const restored = Bm25Retriever.fromWinkJson(wink.exportJSON(), SETTINGS)
     for (const query of ['email', 'hotel in Rome', 'ticker quote']) {
