@@ -44,8 +44,16 @@ export interface ErrorBody {
 export function errorResponse(c: Context, error: ToolselError): Response {
   // For the access log line (see request-log.ts).
   c.set('errorCode', error.code)
-  const body: ErrorBody = { error: { code: error.code, message: error.message } }
+  const body: ErrorBody = { error: { code: error.code, message: boundedMessage(error.message) } }
   return c.json(body, STATUS_BY_CODE[error.code])
+}
+
+/** Longest error message answered: messages quote request values (ids, names), which can be long. */
+export const MAX_ERROR_MESSAGE_CHARS = 4000
+
+function boundedMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message
+  return `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}… (${message.length - MAX_ERROR_MESSAGE_CHARS} more characters)`
 }
 
 /** `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500. */

@@ -153,6 +153,36 @@ describe('POST /v1/select-tools', () => {
     expect(identity.status).toBe(200)
   })
 
+  it('answers 400 for a UTF-16 body instead of parsing it as garbage; UTF-8 and Latin-1 labels pass', async () => {
+    const { app } = await createTestApp()
+    const text = JSON.stringify({ instruction: 'send an email to Ann' })
+    const utf16 = await app.request('/v1/select-tools', {
+      method: 'POST',
+      body: Buffer.from(text, 'utf16le'),
+      headers: { 'content-type': 'application/json; charset=UTF-16LE' },
+    })
+    expect(utf16.status).toBe(400)
+    expect((await readJson(utf16)).error.message).toContain('charset "UTF-16LE" is not supported')
+    for (const charset of ['utf-8', 'UTF8', '"utf-8"', 'iso-8859-1']) {
+      const response = await app.request('/v1/select-tools', {
+        method: 'POST',
+        body: text,
+        headers: { 'content-type': `application/json; charset=${charset}` },
+      })
+      expect(response.status, charset).toBe(200)
+    }
+  })
+
+  it('bounds error messages that quote long request values', async () => {
+    const { app } = await createTestApp()
+    const ids = Array.from({ length: 200 }, (_, index) => `missing-${index}-${'x'.repeat(100)}`)
+    const response = await app.request('/v1/libraries/sample/tools/batch', postJson({ ids }))
+    expect(response.status).toBe(404)
+    const { message } = (await readJson(response)).error
+    expect(message.length).toBeLessThan(4100)
+    expect(message).toMatch(/… \(\d+ more characters\)$/)
+  })
+
   it('answers 413 for a body over the limit', async () => {
     const { app } = await createTestApp({ config: { server: { bodyLimitBytes: 1000 } } })
     const response = await app.request(

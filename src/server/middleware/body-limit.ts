@@ -4,7 +4,8 @@
  * ReadableStream: a third of the per-request cost at 10k tools. Requests with a
  * `content-length` (all of them, in practice: Node's parser enforces it) are judged by the header;
  * only chunked uploads go through hono's streaming check. A body with a `content-encoding` other
- * than `identity` is refused (400): nothing here decompresses it.
+ * than `identity`, or a UTF-16/UTF-32 charset, is refused (400): nothing here decompresses or
+ * transcodes it.
  * @module
  */
 import type { Context, MiddlewareHandler } from 'hono'
@@ -12,6 +13,9 @@ import { bodyLimit as streamingBodyLimit } from 'hono/body-limit'
 import { ToolselError } from '../../errors.ts'
 
 const IDENTITY = /^\s*(identity)?\s*$/i
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
+/** Charsets that are not ASCII-compatible: their bytes read as UTF-8 are garbage. */
+const WIDE_CHARSET = /^(utf-?(16|32)|ucs-?[24])/i
 
 export interface BodyLimitOptions {
   /** Largest accepted body in bytes. */
@@ -29,6 +33,14 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
       throw new ToolselError(
         'INVALID_INPUT',
         `Content-Encoding "${encoding.slice(0, 64)}" is not supported: send the request body uncompressed (no content-encoding header).`,
+      )
+    }
+    // Bodies are decoded as UTF-8: a UTF-16 or UTF-32 body would be read as garbage.
+    const charset = CHARSET.exec(c.req.header('content-type') ?? '')?.[1]
+    if (charset !== undefined && WIDE_CHARSET.test(charset)) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `charset "${charset.slice(0, 64)}" is not supported: send the request body as UTF-8.`,
       )
     }
     const length = c.req.header('content-length')
