@@ -12,6 +12,8 @@
  * - `feedback`: `POST /v1/feedback` of one new example;
  * - `feedback burst`: `--burst` (8) feedback posts sent at once (the phase lasts until all are
  *   answered);
+ * - `reload`: the saved index loaded again and swapped in while serving (`--reloads`, 2), as
+ *   every other process of `serve --workers N` does after a change (service/cluster-sync.ts);
  * - `idle`: the client alone (the floor: with selections, one selection's own CPU).
  *
  * Prints one row per phase: the phase's duration, the longest event-loop stall (max) and its p99,
@@ -20,7 +22,7 @@
  *
  *   node --import tsx bench/example-write-stall.ts [--data ../shared/data] [--examples N]
  *     (N past the 4,751 distinct training examples: copies made distinct by a marker word)
- *     [--writes 2] [--client select|health] [--burst 8]
+ *     [--writes 2] [--client select|health] [--burst 8] [--reloads 2]
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -34,7 +36,11 @@ import { ExampleSet } from '../src/examples/example-set.ts'
 import { createMemoryLogger } from '../src/log.ts'
 import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
-import { indexTools, saveIndexedLibrary } from '../src/store/library-lifecycle.ts'
+import {
+  indexTools,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../src/store/library-lifecycle.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
 import { measureStall, pause, type StallRow } from './stall-probe.ts'
 
@@ -45,10 +51,14 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '2' },
     client: { type: 'string', default: 'select' },
     burst: { type: 'string', default: '8' },
+    reloads: { type: 'string', default: '2' },
   },
 })
 const writes = Number(values.writes)
 if (!Number.isInteger(writes) || writes < 1) throw new Error('--writes takes a positive number.')
+const reloads = Number(values.reloads)
+if (!Number.isInteger(reloads) || reloads < 0)
+  throw new Error('--reloads takes a number (0 or more).')
 if (values.client !== 'select' && values.client !== 'health')
   throw new Error('--client takes select or health.')
 
@@ -150,6 +160,15 @@ try {
       }),
     ),
   )
+  // What another server process does with this library's change (cluster-sync's apply): load the
+  // saved index (its tools index, BM25 files, usage examples and their memory) and swap it in.
+  for (let reload = 1; reload <= reloads; reload += 1) {
+    await measure(`reload #${reload}`, client, async () => {
+      const dir = join(indexDir, 'g3')
+      const indexed = await loadIndexedLibrary(dir, config, { logger })
+      service.libraries.set({ ...indexed, dir }, { replicated: true })
+    })
+  }
   await server.close()
 
   const fixed = (value: number) => value.toFixed(1)
