@@ -117,9 +117,20 @@ export function pipelineOptionFields(config: Config) {
   const { maxK } = config.server
   const kinds = Object.keys(RETRIEVER_KINDS).join(', ')
   const requestable = requestableComponents(config)
+  // The message names the ids of the field's own kind (the check takes any requestable id; a
+  // planner named as a selector fails later with UNKNOWN_COMPONENT).
+  const ofKind: Record<string, string[]> = {
+    planner: ['rule', 'none', config.plan.planner, config.plan.fallback],
+    reranker: ['identity', config.rerank.reranker],
+    selector: ['learned', 'top1', config.select.selector, config.select.fallback],
+  }
+  const allowed = (kind: string) =>
+    [...new Set([...(ofKind[kind] ?? []), ...config.server.allowedComponents])]
+      .filter((id) => id !== '' && requestable.includes(id))
+      .join(', ')
   const componentId = (kind: string) =>
     COMPONENT_ID.refine((id) => requestable.includes(id), {
-      error: `not a ${kind} this server offers to requests (allowed: ${requestable.join(', ')}); an operator can add ids to server.allowedComponents`,
+      error: `not a ${kind} this server offers to requests (allowed: ${allowed(kind)}); an operator can add ids to server.allowedComponents`,
     })
   return {
     k: z

@@ -181,6 +181,17 @@ describe('write protection and request limits', () => {
       expect(error.message).toContain('server.allowedComponents')
       expect(error.message).not.toMatch(/exist|directory|ENOENT/i)
     }
+    // Each field's message lists the ids of its own kind.
+    const planner = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send mail', planner: 'zzz' }),
+    )
+    expect((await readJson(planner)).error.message).toContain('(allowed: rule, none);')
+    const selector = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send mail', selector: 'zzz' }),
+    )
+    expect((await readJson(selector)).error.message).toContain('(allowed: learned, top1);')
     const allowed = await app.request(
       '/v1/select-tools',
       postJson({ instruction: 'send mail', planner: 'none', selector: 'top1' }),
