@@ -172,7 +172,12 @@ function detectItemFormat(
   ).map((rule) => rule.format)
   if (matches.length === 1) return matches[0]
   const seen = `${container} has ${keyList(first)}`
-  if (matches.length === 0) throw unknownFormat(context, seen)
+  if (matches.length === 0) {
+    // The likeliest slip: a tool whose name is not a string (every format names tools by strings).
+    const name = 'name' in first && !isString(first.name) ? first.name : undefined
+    const hint = name === undefined ? '' : `; its "name" is a ${jsonType(name)}, not a string`
+    throw unknownFormat(context, `${seen}${hint}`)
+  }
   throw unknownFormat(context, `${seen}, which fits more than one format (${matches.join(', ')})`)
 }
 

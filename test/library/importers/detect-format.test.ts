@@ -77,6 +77,11 @@ describe('detectFormat', () => {
       'UNKNOWN_FORMAT',
       'fits more than one format (canonical, mcp)',
     )
+    expectToolselError(
+      () => detectFormat(json([{ name: 123, description: 'b' }])),
+      'UNKNOWN_FORMAT',
+      'first item has keys "name", "description"; its "name" is a number, not a string',
+    )
     expectToolselError(() => detectFormat('[1, 2]'), 'UNKNOWN_FORMAT', 'first item is a number')
     expectToolselError(() => detectFormat('"tools"'), 'UNKNOWN_FORMAT', 'saw a JSON string')
     expectToolselError(
