@@ -21,6 +21,39 @@ interface Spawned {
 
 const open: Client[] = []
 
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'pipe', version: '1' },
+  },
+}
+
+/**
+ * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once, closes
+ * stdin, and waits for the exit.
+ */
+async function pipeToolsel(
+  logLevel: string,
+  lines: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', logLevel],
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+  )
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+  child.stdin.end(lines.map((line) => `${line}\n`).join(''))
+  return { code: await exited, stdout, stderr }
+}
+
 /** Spawns `node bin/toolsel.mjs mcp --stdio <args>` and connects the SDK's stdio client. */
 async function spawnToolsel(...args: string[]): Promise<Spawned> {
   const transport = new StdioClientTransport({
@@ -104,27 +137,8 @@ describe('toolsel mcp --stdio', () => {
   })
 
   it('answers the requests it received before stdin closed (a piped client)', async () => {
-    const child = spawn(
-      process.execPath,
-      ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', 'info'],
-      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
     const messages = [
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'pipe', version: '1' },
-        },
-      },
+      INITIALIZE,
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       {
         jsonrpc: '2.0',
@@ -140,8 +154,11 @@ describe('toolsel mcp --stdio', () => {
       },
     ]
     // All at once, then end of input: the answers must still come.
-    child.stdin.end(messages.map((message) => `${JSON.stringify(message)}\n`).join(''))
-    expect(await exited).toBe(0)
+    const { code, stdout, stderr } = await pipeToolsel(
+      'info',
+      messages.map((message) => JSON.stringify(message)),
+    )
+    expect(code).toBe(0)
     const answers = stdout
       .trim()
       .split('\n')
@@ -152,34 +169,13 @@ describe('toolsel mcp --stdio', () => {
   })
 
   it('answers a stdin line that is not a JSON-RPC message with the JSON-RPC error, and goes on', async () => {
-    const child = spawn(
-      process.execPath,
-      ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', 'warn'],
-      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'pipe', version: '1' },
-      },
-    }
-    const lines = [
-      JSON.stringify(initialize),
+    const { code, stdout, stderr } = await pipeToolsel('warn', [
+      JSON.stringify(INITIALIZE),
       'not json at all',
       JSON.stringify({ hello: 'world' }),
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-    ]
-    child.stdin.end(lines.map((line) => `${line}\n`).join(''))
-    expect(await exited).toBe(0)
+    ])
+    expect(code).toBe(0)
     const answers = stdout
       .trim()
       .split('\n')
