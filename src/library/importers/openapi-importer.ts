@@ -81,15 +81,22 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
   }
   const isSwagger2 = document.swagger !== undefined
   const tools: Tool[] = []
-  for (const [path, pathItem] of Object.entries(paths)) {
+  const follow = (value: unknown) => followRef(value, document)
+  for (const [path, rawPathItem] of Object.entries(paths)) {
+    const pathItem = follow(rawPathItem)
     if (!isObject(pathItem)) continue
     for (const method of METHODS) {
-      const operation = pathItem[method]
+      const operation = follow(pathItem[method])
       if (!isObject(operation)) continue
       const record = tools.length
-      const parameters = mergeParameters(pathItem.parameters, operation.parameters)
+      const parameters = mergeParameters(
+        followEach(pathItem.parameters, follow),
+        followEach(operation.parameters, follow),
+      )
       const schema = inlineRecursiveRefs(
-        isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, operation.requestBody),
+        isSwagger2
+          ? swagger2Schema(parameters)
+          : openapi3Schema(parameters, follow(operation.requestBody), follow),
         document,
       )
       if ((schema.required as string[]).length === 0) delete schema.required
@@ -156,6 +163,32 @@ function inlineRecursiveRefs(
   return visit(schema, seen) as JsonSchema
 }
 
+/** How many `$ref` hops followRef takes before it gives up (a chain of references to references). */
+const MAX_REF_HOPS = 8
+
+/**
+ * A path item, operation, parameter, request body or media type the parser left as a local
+ * `$ref` (it does so for a whole referenced object when a schema somewhere inside it is
+ * recursive) replaced by its target, so the object's fields are read rather than skipped.
+ */
+function followRef(value: unknown, document: Json): unknown {
+  let current = value
+  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+    if (!isObject(current) || typeof current.$ref !== 'string' || !current.$ref.startsWith('#/')) {
+      return current
+    }
+    const { $ref: ref, ...rest } = current
+    const target = pointer(document, ref as string)
+    if (!isObject(target)) return current
+    current = { ...target, ...rest }
+  }
+  return current
+}
+
+function followEach(list: unknown, follow: (value: unknown) => unknown): unknown {
+  return Array.isArray(list) ? list.map(follow) : list
+}
+
 function pointer(document: Json, ref: string): unknown {
   let current: unknown = document
   for (const raw of ref.slice(2).split('/')) {
@@ -205,19 +238,23 @@ function mergeParameters(pathLevel: unknown, operationLevel: unknown): Json[] {
   )
 }
 
-function openapi3Schema(parameters: Json[], requestBody: unknown): JsonSchema {
+function openapi3Schema(
+  parameters: Json[],
+  requestBody: unknown,
+  follow: (value: unknown) => unknown,
+): JsonSchema {
   const schema = emptyObjectSchema()
   for (const parameter of parameters) {
     let property: Json = isObject(parameter.schema) ? { ...parameter.schema } : {}
     if (!isObject(parameter.schema) && isObject(parameter.content)) {
-      const media = Object.values(parameter.content).find(isObject)
+      const media = Object.values(parameter.content).map(follow).find(isObject)
       if (media && isObject(media.schema)) property = { ...media.schema }
     }
     addProperty(schema, String(parameter.name), property, parameter)
   }
   if (isObject(requestBody) && isObject(requestBody.content)) {
     const content = requestBody.content
-    const media = content['application/json'] ?? Object.values(content)[0]
+    const media = follow(content['application/json'] ?? Object.values(content)[0])
     if (isObject(media)) {
       const body: Json = isObject(media.schema) ? { ...media.schema } : {}
       addProperty(schema, 'body', body, requestBody)

@@ -234,6 +234,59 @@ describe('OpenAPI specs', () => {
     expect(result.tools[0]).toMatchObject({ id: 'petstore.listPets', namespace: 'petstore' })
   })
 
+  it('reads a referenced request body or parameter whose schema is recursive', async () => {
+    // The parser leaves the whole referenced object a $ref when a schema inside it is recursive;
+    // the body and the parameter were dropped without a word.
+    const spec = {
+      openapi: '3.1.0',
+      info: { title: 'store', version: '1' },
+      paths: {
+        '/orders': {
+          post: {
+            operationId: 'createOrder',
+            parameters: [{ $ref: '#/components/parameters/Filter' }],
+            requestBody: { $ref: '#/components/requestBodies/OrderBody' },
+            responses: { '201': { description: 'created' } },
+          },
+        },
+      },
+      components: {
+        parameters: {
+          Filter: {
+            name: 'filter',
+            in: 'query',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } },
+          },
+        },
+        requestBodies: {
+          OrderBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } },
+          },
+        },
+        schemas: {
+          Order: {
+            type: 'object',
+            properties: {
+              item: { type: 'string' },
+              parent: { $ref: '#/components/schemas/Order' },
+            },
+          },
+        },
+      },
+    }
+    const result = await importTools(JSON.stringify(spec))
+    const parameters = result.tools[0].parameters as {
+      properties: Record<string, { properties: Record<string, unknown> }>
+      required: string[]
+    }
+    expect(Object.keys(parameters.properties)).toEqual(['filter', 'body'])
+    expect(parameters.required).toEqual(['body'])
+    expect(parameters.properties.body.properties.item).toEqual({ type: 'string' })
+    expect(parameters.properties.filter.properties.item).toEqual({ type: 'string' })
+    expect(JSON.stringify(parameters)).not.toContain('$ref')
+  })
+
   it('never fetches remote references and reports them', async () => {
     const spec = {
       openapi: '3.1.0',
