@@ -5,12 +5,16 @@
  * - Gemini: `{functionDeclarations: [...]}` (or `function_declarations`), a list of such tool
  *   objects, `{tools: [{functionDeclarations}]}`; `parametersJsonSchema` is read like `parameters`;
  * - Berkeley Function-Calling Leaderboard records `{id, question, function: [...]}`: each record's
- *   functions (the same function in several records gives duplicate ids, see `onDuplicate`).
+ *   functions (the same function in several records gives duplicate ids, see `onDuplicate`);
+ * - LangChain tools dumped as JSON: `args_schema` (a JSON Schema) is read like `parameters`, else
+ *   `args` (its properties map) becomes `{type: "object", properties: args}`.
+ * A record with none of these but another field holding an object schema (`jsonSchema`,
+ * `schema`, …) imports with no parameters and a warning naming the field, never silently.
  * @module
  */
 import { z } from 'zod'
 import { EMPTY_PARAMETERS, type Tool } from '../tool.ts'
-import { importFailed, sourceOf, type ImportContext } from './import-context.ts'
+import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 import { describeValue, nonEmptyString, parseRecord } from './parse-record.ts'
 
 const FunctionSchema = z.looseObject({
@@ -18,6 +22,8 @@ const FunctionSchema = z.looseObject({
   description: z.string().nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   parametersJsonSchema: z.record(z.string(), z.unknown()).nullish(),
+  args_schema: z.record(z.string(), z.unknown()).nullish(),
+  args: z.record(z.string(), z.unknown()).nullish(),
 })
 
 /** Keys under which a record or document lists function declarations. */
@@ -49,8 +55,7 @@ export function importFunctions(parsed: unknown, context: ImportContext): Tool[]
         id: namespace === undefined ? definition.name : `${namespace}.${definition.name}`,
         name: definition.name,
         description: definition.description ?? '',
-        parameters: definition.parameters ??
-          definition.parametersJsonSchema ?? { ...EMPTY_PARAMETERS },
+        parameters: parametersOf(definition, context, record),
         source,
       }
       if (namespace !== undefined) tool.namespace = namespace
@@ -58,6 +63,35 @@ export function importFunctions(parsed: unknown, context: ImportContext): Tool[]
     }
   }
   return tools
+}
+
+/** The declared parameters, else LangChain's `args_schema` / `args`, else none (see the module note). */
+function parametersOf(
+  definition: z.infer<typeof FunctionSchema>,
+  context: ImportContext,
+  record: number,
+): Record<string, unknown> {
+  const declared =
+    definition.parameters ?? definition.parametersJsonSchema ?? definition.args_schema
+  if (declared) return declared
+  if (definition.args) return { type: 'object', properties: definition.args }
+  const unread = Object.entries(definition).find(
+    ([key, value]) =>
+      !(key in FunctionSchema.shape) &&
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      ((value as Record<string, unknown>).type === 'object' ||
+        typeof (value as Record<string, unknown>).properties === 'object'),
+  )
+  if (unread) {
+    addWarning(
+      context,
+      record,
+      `"${definition.name}" has no "parameters"; its field "${unread[0]}" looks like a JSON Schema but is not read (rename it "parameters"), so the tool has no parameters`,
+    )
+  }
+  return { ...EMPTY_PARAMETERS }
 }
 
 /** The records: an array (or JSON Lines), or the list inside `{functions | tools | …: [...]}`. */

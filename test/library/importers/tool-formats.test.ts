@@ -32,6 +32,44 @@ describe('plain function lists', () => {
     })
   })
 
+  it('reads LangChain args_schema / args and warns about a schema under another key', () => {
+    // Before: all three imported with empty parameters and no warning.
+    const text = JSON.stringify([
+      {
+        name: 'search',
+        description: 'Search the web',
+        args_schema: {
+          title: 'SearchInput',
+          type: 'object',
+          properties: { query: { type: 'string' } },
+          required: ['query'],
+        },
+      },
+      { name: 'calculator', description: 'Math', args: { expression: { type: 'string' } } },
+      {
+        name: 'read_file',
+        description: 'Read a file',
+        jsonSchema: { type: 'object', properties: { path: { type: 'string' } } },
+      },
+    ])
+    const { format, tools, warnings } = importToolsFromText(text)
+    expect(format).toBe('functions')
+    expect(tools.map((tool) => tool.parameters)).toEqual([
+      {
+        title: 'SearchInput',
+        type: 'object',
+        properties: { query: { type: 'string' } },
+        required: ['query'],
+      },
+      { type: 'object', properties: { expression: { type: 'string' } } },
+      { type: 'object', properties: {} },
+    ])
+    expect(warnings).toHaveLength(1)
+    expect(JSON.stringify(warnings[0])).toContain(
+      'its field \\"jsonSchema\\" looks like a JSON Schema',
+    )
+  })
+
   it('reads a single pasted function and text without a file name', () => {
     const text = JSON.stringify({ name: 'ping', description: 'Check a host is up.' })
     expect(detectFormat(text)).toBe('functions')
