@@ -9,7 +9,11 @@ import { dirname } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
-import { DEFAULT_MODEL_PATH, formatLearnedModel } from '../learn/learned-model.ts'
+import {
+  DEFAULT_MODEL_PATH,
+  formatLearnedModel,
+  MODEL_FORMAT_VERSION,
+} from '../learn/learned-model.ts'
 import { GBT_SETTINGS, trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
 import { denseToolVectors } from '../learn/dense-encoder.ts'
 import {
@@ -20,7 +24,7 @@ import {
   type TrainingCase,
 } from '../learn/training-data.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
-import { trainExampleDecision } from '../examples/train-example-decision.ts'
+import { DECISION_TREE_SETTINGS, trainExampleDecision } from '../examples/train-example-decision.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -65,6 +69,11 @@ Options:
                          log-odds, splitting only on bounded features; a model file of format
                          version 2). Opt-in: better on the held-out folds, not on the benchmark
                          suites (bench/README.md, "Learned selector", round 15)
+  --decision <gbt|linear>  The example-aware decision's two models: logistic with boosted trees
+                         on their log-odds (gbt, the default: ${DECISION_TREE_SETTINGS.tool!.trees} trees of depth ${DECISION_TREE_SETTINGS.tool!.depth} each, splitting on
+                         the decision's own features; format version 2), or logistic alone
+                         (linear). Only libraries with usage examples use the decision
+                         (bench/README.md, "Usage examples", round 16)
   --dense                Also learn dense features: cosines of the request and its clauses to
                          each candidate with static GloVe vectors (static:glove-100d). Opt-in:
                          no broad gain on the benchmark suites, about 0.3 ms more per request
@@ -87,6 +96,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   k: { type: 'string' },
   model: { type: 'string' },
+  decision: { type: 'string' },
   dense: { type: 'boolean' },
   'learned-dense': { type: 'boolean' },
   'example-maps': { type: 'boolean' },
@@ -116,6 +126,10 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   const kind = values.model ?? 'linear'
   if (kind !== 'linear' && kind !== 'gbt') {
     throw new ToolselError('INVALID_INPUT', `--model must be linear or gbt (got "${kind}").`)
+  }
+  const decision = values.decision ?? 'gbt'
+  if (decision !== 'linear' && decision !== 'gbt') {
+    throw new ToolselError('INVALID_INPUT', `--decision must be gbt or linear (got "${decision}").`)
   }
   const started = performance.now()
   let sources: TrainingSource[]
@@ -189,10 +203,13 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       seed,
       k,
       ...(values['example-maps'] && { exampleMaps: vectors }),
+      ...(decision === 'gbt' && { trees: DECISION_TREE_SETTINGS }),
       onProgress: (message) => io.stderr(`${message}\n`),
     },
   )
   if (examples) model.examples = examples
+  // Trees in the decision need a version-2 file (older binaries refuse it instead of ignoring them).
+  if (examples?.trees || examples?.setTrees) model.formatVersion = MODEL_FORMAT_VERSION
   const out = values.out ?? 'models/learned-selector.json'
   await mkdir(dirname(out), { recursive: true })
   const temporary = `${out}.${process.pid}.tmp`

@@ -25,7 +25,8 @@
  * no tool id is a feature.
  * @module
  */
-import { predictProbability, type LogisticModel } from '../learn/logistic-regression.ts'
+import { candidateProbability, type TreeEnsemble } from '../learn/boosted-trees.ts'
+import type { LogisticModel } from '../learn/logistic-regression.ts'
 import type { ToolCooccurrence } from './example-cooccurrence.ts'
 import type { ExampleDenseScores } from './example-dense-map.ts'
 import { bestNeighborSet, type ExampleNeighbor } from './example-memory.ts'
@@ -136,6 +137,12 @@ export interface ExampleDecisionModel {
   setFeatures: string[]
   /** The per-set model. */
   setModel: LogisticModel
+  /**
+   * Boosted trees on top of each model's log-odds (boosted-trees.ts), splitting on the decision's
+   * own features; absent: the logistic models alone.
+   */
+  trees?: TreeEnsemble
+  setTrees?: TreeEnsemble
   /** Usage examples a library needs before the decision is used. */
   minExamples: number
 }
@@ -294,9 +301,10 @@ export interface CandidateSet {
 export function rankTools(
   model: LogisticModel,
   rows: DecisionRows,
+  trees?: TreeEnsemble,
 ): Array<{ id: string; p: number }> {
   return rows.ids
-    .map((id, index) => ({ id, index, p: predictProbability(model, rows.x[index]) }))
+    .map((id, index) => ({ id, index, p: candidateProbability({ model, trees }, rows.x[index]) }))
     .sort((a, b) => b.p - a.p || a.index - b.index)
     .map(({ id, p }) => ({ id, p }))
 }
@@ -449,10 +457,14 @@ function plusNext(tools: readonly string[], ranked: readonly string[]): readonly
 const setKey = (tools: readonly string[]) => [...tools].sort().join('\u0001')
 
 /** The candidate set the set model finds most probable (ties: the earlier candidate). */
-export function pickSet(setModel: LogisticModel, sets: readonly CandidateSet[]): readonly string[] {
+export function pickSet(
+  setModel: LogisticModel,
+  sets: readonly CandidateSet[],
+  trees?: TreeEnsemble,
+): readonly string[] {
   let best: { tools: readonly string[]; p: number } | undefined
   for (const candidate of sets) {
-    const p = predictProbability(setModel, candidate.x)
+    const p = candidateProbability({ model: setModel, trees }, candidate.x)
     if (!best || p > best.p) best = { tools: candidate.tools, p }
   }
   return best?.tools ?? []
@@ -463,6 +475,6 @@ export function decideWithExamples(
   model: ExampleDecisionModel,
   input: ExampleDecisionInput,
 ): string[] {
-  const ranked = rankTools(model.model, exampleDecisionRows(input, readsDense(model)))
-  return [...pickSet(model.setModel, candidateSets(input, ranked))]
+  const ranked = rankTools(model.model, exampleDecisionRows(input, readsDense(model)), model.trees)
+  return [...pickSet(model.setModel, candidateSets(input, ranked), model.setTrees)]
 }

@@ -13,10 +13,16 @@
  */
 import type { Config } from '../config/schema.ts'
 import type { Selection, Selector } from '../contracts.ts'
-import { fitLogistic, roundedModel, type LogisticModel } from '../learn/logistic-regression.ts'
+import { fitBoostedTrees, type TreeEnsemble } from '../learn/boosted-trees.ts'
+import {
+  fitLogistic,
+  predictLogit,
+  roundedModel,
+  type LogisticModel,
+} from '../learn/logistic-regression.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
-import { foldHash, foldOf } from '../learn/train-model.ts'
+import { foldHash, foldOf, type TreeSettings } from '../learn/train-model.ts'
 import type { TrainingCase } from '../learn/training-data.ts'
 import { singleClauseCases } from '../learn/training-rows.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
@@ -80,6 +86,8 @@ export interface TrainDecisionOptions {
    * only (never a held-out query), and the decision reads EXAMPLE_DENSE_FEATURES too.
    */
   exampleMaps?: DenseToolVectors
+  /** Boosted trees on the decision's models; default: logistic models alone. */
+  trees?: DecisionTreeSettings
   onProgress?: (message: string) => void
 }
 
@@ -201,10 +209,60 @@ export const EXAMPLE_REGIMES: ReadonlyArray<readonly [string, number]> = [
 interface Fitted {
   model: LogisticModel
   setModel: LogisticModel
+  trees?: TreeEnsemble
+  setTrees?: TreeEnsemble
 }
 
-/** Fits the per-tool model, then the set model on the sets its scores make. */
-function fit(queries: readonly HeldQuery[]): Fitted | undefined {
+/**
+ * Boosted trees on top of the decision's logistic models (boosted-trees.ts), each splitting on
+ * all of its model's features; a model without settings stays logistic.
+ */
+export interface DecisionTreeSettings {
+  tool?: TreeSettings
+  set?: TreeSettings
+}
+
+/**
+ * `toolsel train`'s trees in the decision (`--decision gbt`, the default): chosen on the
+ * decision's held-out halves of seeds 1 and 2 (bench/decision-trees-dev.ts).
+ */
+export const DECISION_TREE_SETTINGS: DecisionTreeSettings = {
+  tool: { trees: 100, depth: 4, learningRate: 0.1 },
+  set: { trees: 100, depth: 4, learningRate: 0.1 },
+}
+
+/**
+ * Trees fitted on `model`'s log-odds over `rows` (the model rounded as the file stores it, so
+ * that training and serving agree); undefined without settings.
+ */
+function fitTrees(
+  model: LogisticModel,
+  rows: number[][],
+  labels: number[],
+  weights: number[],
+  settings: TreeSettings | undefined,
+): TreeEnsemble | undefined {
+  if (!settings) return undefined
+  return fitBoostedTrees(rows, labels, {
+    features: model.weights.map((_weight, index) => index),
+    trees: settings.trees,
+    depth: settings.depth,
+    learningRate: settings.learningRate,
+    lambda: settings.lambda ?? 1,
+    minChildWeight: settings.minChildWeight ?? 1,
+    rowWeights: weights,
+    baseMargins: rows.map((row) => predictLogit(model, row)),
+  })
+}
+
+/**
+ * Fits the per-tool model, then the set model on the sets its scores make (with trees, each
+ * logistic model is rounded as stored and the trees fitted on its log-odds).
+ */
+function fit(
+  queries: readonly HeldQuery[],
+  settings: DecisionTreeSettings = {},
+): Fitted | undefined {
   const withRows = queries.filter((query) => query.rows && query.rows.ids.length > 0)
   const rows: number[][] = []
   const labels: number[] = []
@@ -218,25 +276,30 @@ function fit(queries: readonly HeldQuery[]): Fitted | undefined {
     })
   }
   if (rows.length === 0) return undefined
-  const model = fitLogistic(rows, labels, { l2: 1, rowWeights: weights })
+  const logistic = fitLogistic(rows, labels, { l2: 1, rowWeights: weights })
+  const model = settings.tool ? roundedModel(logistic) : logistic
+  const trees = fitTrees(model, rows, labels, weights, settings.tool)
   const setRows: number[][] = []
   const setLabels: number[] = []
   const setWeights: number[] = []
   for (const query of withRows) {
-    for (const candidate of candidateSets(query.input!, rankTools(model, query.rows!))) {
+    for (const candidate of candidateSets(query.input!, rankTools(model, query.rows!, trees))) {
       setRows.push(candidate.x)
       setLabels.push(sameSet(candidate.tools, query.gold) ? 1 : 0)
       setWeights.push(query.weight)
     }
   }
-  const setModel = fitLogistic(setRows, setLabels, { l2: 1, rowWeights: setWeights })
-  return { model, setModel }
+  const setLogistic = fitLogistic(setRows, setLabels, { l2: 1, rowWeights: setWeights })
+  const setModel = settings.set ? roundedModel(setLogistic) : setLogistic
+  const setTrees = fitTrees(setModel, setRows, setLabels, setWeights, settings.set)
+  return { model, setModel, ...(trees && { trees }), ...(setTrees && { setTrees }) }
 }
 
 /** The decision's answer for a held query (the earlier answer when it had no rows). */
 function decided(fitted: Fitted | undefined, query: HeldQuery): readonly string[] {
   if (!fitted || !query.rows) return query.answer
-  return pickSet(fitted.setModel, candidateSets(query.input!, rankTools(fitted.model, query.rows)))
+  const ranked = rankTools(fitted.model, query.rows, fitted.trees)
+  return pickSet(fitted.setModel, candidateSets(query.input!, ranked), fitted.setTrees)
 }
 
 /** One training source's held-out queries in one example regime. */
@@ -298,6 +361,7 @@ export async function heldSets(
 export function fitDecision(
   sets: readonly HeldSet[],
   seed: number,
+  settings: DecisionTreeSettings = {},
 ): {
   heldOut: NonNullable<LearnedModel['examples']>['heldOut']
   minExamples: number | undefined
@@ -307,7 +371,12 @@ export function fitDecision(
   // before foldHash told one-digit seeds apart; kept so that the default's halves stay.
   const half = (query: HeldQuery) => foldHash(query.id, seed) % 2
   const all = sets.flatMap((set) => set.queries)
-  const halves = [0, 1].map((side) => fit(all.filter((query) => half(query) !== side)))
+  const halves = [0, 1].map((side) =>
+    fit(
+      all.filter((query) => half(query) !== side),
+      settings,
+    ),
+  )
   const heldOut = sets
     .filter((set) => set.queries.length > 0)
     .map(({ name, queries, examples }) => {
@@ -329,7 +398,7 @@ export function fitDecision(
     .find((count) =>
       heldOut.every((split) => split.examples < count || split.decision >= split.memory),
     )
-  return { heldOut, minExamples, fitted: fit(all) }
+  return { heldOut, minExamples, fitted: fit(all, settings) }
 }
 
 /**
@@ -344,6 +413,7 @@ export async function trainExampleDecision(
   const { heldOut, minExamples, fitted } = fitDecision(
     await heldSets(sources, model, options),
     options.seed,
+    options.trees,
   )
   options.onProgress?.(
     minExamples === undefined
@@ -359,6 +429,8 @@ export async function trainExampleDecision(
     model: roundedModel(fitted.model),
     setFeatures: [...EXAMPLE_SET_FEATURES],
     setModel: roundedModel(fitted.setModel),
+    ...(fitted.trees && { trees: fitted.trees }),
+    ...(fitted.setTrees && { setTrees: fitted.setTrees }),
     minExamples,
     heldOut,
   }

@@ -159,7 +159,23 @@ export function fitBoostedTrees(
   const weight = (r: number) => options.rowWeights?.[r] ?? 1
   const grad = new Float64Array(n)
   const hess = new Float64Array(n)
-  const hist = new Float64Array(nf * 256 * 2)
+  const histSize = nf * 256 * 2
+  /** The gradient and curvature sums per feature bin of `members`. */
+  const histogram = (members: Int32Array) => {
+    const hist = new Float64Array(histSize)
+    for (let i = 0; i < members.length; i += 1) {
+      const r = members[i]
+      const g = grad[r]
+      const h = hess[r]
+      const base = r * nf
+      for (let f = 0; f < nf; f += 1) {
+        const at = (f * 256 + bins[base + f]) * 2
+        hist[at] += g
+        hist[at + 1] += h
+      }
+    }
+    return hist
+  }
   const inner = (1 << depth) - 1
   const trees: RegressionTree[] = []
   for (let round = 0; round < rounds; round += 1) {
@@ -178,26 +194,21 @@ export function fitBoostedTrees(
     const leaf = new Array<number>(inner + 1).fill(0)
     // The rows of each node of the current level, in row order.
     let level: Int32Array[] = [Int32Array.from({ length: n }, (_v, r) => r)]
+    // Each node's histogram: the smaller child's is summed from its rows, the larger one's is its
+    // parent's minus the smaller's (histogram subtraction: each level sums at most half the rows).
+    let hists: Array<Float64Array | undefined> = [undefined]
     for (let d = 0; d < depth; d += 1) {
       const next: Int32Array[] = []
+      const nextHists: Array<Float64Array | undefined> = []
       level.forEach((members, offset) => {
         const node = (1 << d) - 1 + offset
         let gTotal = 0
         let hTotal = 0
-        hist.fill(0)
         for (let i = 0; i < members.length; i += 1) {
-          const r = members[i]
-          const g = grad[r]
-          const h = hess[r]
-          gTotal += g
-          hTotal += h
-          const base = r * nf
-          for (let f = 0; f < nf; f += 1) {
-            const at = (f * 256 + bins[base + f]) * 2
-            hist[at] += g
-            hist[at + 1] += h
-          }
+          gTotal += grad[members[i]]
+          hTotal += hess[members[i]]
         }
+        const hist = hists[offset] ?? histogram(members)
         const parentScore = (gTotal * gTotal) / (hTotal + lambda)
         let best = { gain: 1e-9, f: -1, bin: -1 }
         for (let f = 0; f < nf; f += 1) {
@@ -218,6 +229,7 @@ export function fitBoostedTrees(
         }
         if (best.f < 0) {
           next.push(members, new Int32Array(0))
+          nextHists.push(hist, new Float64Array(histSize))
           return
         }
         split[node] = features[best.f]
@@ -229,9 +241,21 @@ export function fitBoostedTrees(
           if (bins[r * nf + best.f] <= best.bin) left.push(r)
           else right.push(r)
         }
-        next.push(Int32Array.from(left), Int32Array.from(right))
+        const leftRows = Int32Array.from(left)
+        const rightRows = Int32Array.from(right)
+        next.push(leftRows, rightRows)
+        if (d + 1 === depth) {
+          nextHists.push(undefined, undefined)
+          return
+        }
+        const leftSmaller = leftRows.length <= rightRows.length
+        const small = histogram(leftSmaller ? leftRows : rightRows)
+        const large = new Float64Array(histSize)
+        for (let i = 0; i < histSize; i += 1) large[i] = hist[i] - small[i]
+        nextHists.push(...(leftSmaller ? [small, large] : [large, small]))
       })
       level = next
+      hists = nextHists
     }
     level.forEach((members, offset) => {
       let g = 0

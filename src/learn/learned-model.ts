@@ -50,18 +50,18 @@ const TreeSchema = z.object({
   leaf: z.array(z.number()),
 })
 
+const EnsembleSchema = z.object({
+  depth: z.number().int().min(1).max(8),
+  trees: z.array(TreeSchema).max(2000),
+})
+
 const LearnedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
   formatVersion: z.union([z.literal(1), z.literal(MODEL_FORMAT_VERSION)]),
   features: z.array(z.string()),
   model: LogisticSchema,
   /** Boosted trees whose log-odds add to the linear model's (learn/boosted-trees.ts); version 2. */
-  trees: z
-    .object({
-      depth: z.number().int().min(1).max(8),
-      trees: z.array(TreeSchema).max(2000),
-    })
-    .optional(),
+  trees: EnsembleSchema.optional(),
   rule: z.object({
     threshold: z.number().min(0).max(1),
     floor: z.number().min(0).max(1),
@@ -112,6 +112,9 @@ const LearnedModelSchema = z.object({
       model: LogisticSchema,
       setFeatures: z.array(z.string()),
       setModel: LogisticSchema,
+      /** Boosted trees on each model's log-odds (example-decision.ts); version 2. */
+      trees: EnsembleSchema.optional(),
+      setTrees: EnsembleSchema.optional(),
       /**
        * Usage examples a library needs before the decision is used: below it, on held-out
        * training queries, the decision lost to the memory's answer.
@@ -197,23 +200,13 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
       `Learned model ${source} has a dense map but no dense features. Retrain it with \`toolsel train --learned-dense\`.`,
     )
   }
-  const trees = model.trees
-  if (trees !== undefined) {
-    const inner = (1 << trees.depth) - 1
-    const bad = trees.trees.findIndex(
-      (tree) =>
-        tree.split.length !== inner ||
-        tree.threshold.length !== inner ||
-        tree.leaf.length !== inner + 1 ||
-        tree.split.some((feature) => feature >= model.features.length),
-    )
-    if (bad >= 0 || model.formatVersion < 2) {
-      throw new ToolselError(
-        'INVALID_INPUT',
-        `Learned model ${source} has ${model.formatVersion < 2 ? 'trees in a version-1 file' : `a malformed tree ${bad} (a tree of depth ${trees.depth} has ${inner} splits and thresholds, each a feature index below ${model.features.length}, and ${inner + 1} leaves)`}. Retrain it with \`toolsel train\`.`,
-      )
-    }
-  }
+  checkTrees(
+    model.trees,
+    model.features.length,
+    model.formatVersion,
+    source,
+    'candidate-model trees',
+  )
   const count = model.count
   if (
     count !== undefined &&
@@ -243,7 +236,40 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
       `Learned model ${source} has an example-aware decision over [${examples.features.join(', ')}] and [${examples.setFeatures.join(', ')}], this version computes [${EXAMPLE_DECISION_FEATURES.join(', ')}] (optionally followed by [${EXAMPLE_DENSE_FEATURES.join(', ')}]) and [${EXAMPLE_SET_FEATURES.join(', ')}]. Retrain it with \`toolsel train\`.`,
     )
   }
+  if (examples !== undefined) {
+    const version = model.formatVersion
+    checkTrees(examples.trees, examples.features.length, version, source, 'example-decision trees')
+    checkTrees(examples.setTrees, EXAMPLE_SET_FEATURES.length, version, source, 'example-set trees')
+  }
   return model
+}
+
+/**
+ * Refuses boosted trees in a version-1 file, or a tree whose shape does not match its depth or
+ * that splits on a feature index at or past `features`.
+ */
+function checkTrees(
+  ensemble: z.infer<typeof EnsembleSchema> | undefined,
+  features: number,
+  formatVersion: number,
+  source: string,
+  what: string,
+): void {
+  if (ensemble === undefined) return
+  const inner = (1 << ensemble.depth) - 1
+  const bad = ensemble.trees.findIndex(
+    (tree) =>
+      tree.split.length !== inner ||
+      tree.threshold.length !== inner ||
+      tree.leaf.length !== inner + 1 ||
+      tree.split.some((feature) => feature >= features),
+  )
+  if (bad >= 0 || formatVersion < 2) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has ${formatVersion < 2 ? `${what} in a version-1 file` : `a malformed tree ${bad} in its ${what} (a tree of depth ${ensemble.depth} has ${inner} splits and thresholds, each a feature index below ${features}, and ${inner + 1} leaves)`}. Retrain it with \`toolsel train\`.`,
+    )
+  }
 }
 
 /** Whether the model was trained with the dense features (`toolsel train --dense`). */

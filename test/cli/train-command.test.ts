@@ -110,6 +110,9 @@ describe('toolsel train', () => {
     const wrong = await run(['train', '--model', 'forest', ...args])
     expect(wrong.code).not.toBe(0)
     expect(wrong.stderr).toContain('--model must be linear or gbt')
+    const wrongDecision = await run(['train', '--decision', 'forest', ...args])
+    expect(wrongDecision.code).not.toBe(0)
+    expect(wrongDecision.stderr).toContain('--decision must be gbt or linear')
   }, 180_000)
 
   it('rejects examples naming tools the library lacks, and half-given options', async () => {

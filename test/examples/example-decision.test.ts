@@ -10,11 +10,16 @@ import {
   EXAMPLE_SET_FEATURES,
   exampleDecisionRows,
   instructionWords,
+  pickSet,
   rankTools,
   type ExampleDecisionInput,
 } from '../../src/examples/example-decision.ts'
 import { exampleMemoryFor } from '../../src/examples/memory-selection.ts'
-import { trainExampleDecision } from '../../src/examples/train-example-decision.ts'
+import {
+  fitDecision,
+  heldSets,
+  trainExampleDecision,
+} from '../../src/examples/train-example-decision.ts'
 import { loadDefaultModel, parseLearnedModel } from '../../src/learn/learned-model.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { selectTools } from '../../src/pipeline.ts'
@@ -173,6 +178,33 @@ describe('the example-aware decision', () => {
     expect(progress.join('\n')).toMatch(/sample: \d+ held-out queries/)
     expect(progress.join('\n')).toMatch(/sample-sparse: \d+ held-out queries/)
     expect(await train()).toEqual(first)
+    // With boosted trees on both models: deterministic, read back from the file, and used.
+    const settings = { trees: 5, depth: 2, learningRate: 0.3 }
+    const sets = await heldSets(
+      [{ name: 'sample', tools: SAMPLE_TOOLS, cases, singleClauses: false }],
+      { ...loadDefaultModel(), examples: undefined },
+      { config: parseConfig({}), seed: 1, k: 15 },
+    )
+    const fitTrees = () => fitDecision(sets, 1, { tool: settings, set: settings }).fitted!
+    const treed = fitTrees()
+    expect(treed.trees?.trees).toHaveLength(5)
+    expect(treed.setTrees?.trees).toHaveLength(5)
+    expect(treed.trees!.trees.flatMap((tree) => tree.split).some((f) => f >= 0)).toBe(true)
+    expect(fitTrees()).toEqual(treed)
+    const file = {
+      ...loadDefaultModel(),
+      formatVersion: 2,
+      examples: { ...model, ...treed },
+    }
+    const read = parseLearnedModel(JSON.stringify(file), 'treed.json').examples!
+    expect(read).toMatchObject(treed)
+    const decision = input('weather in Lima and email the forecast to Di', ['weather.get_forecast'])
+    const rows = exampleDecisionRows(decision)
+    const ranked = rankTools(read.model, rows, read.trees)
+    expect(ranked.map(({ p }) => p)).not.toEqual(rankTools(read.model, rows).map(({ p }) => p))
+    expect(decideWithExamples(read, decision)).toEqual([
+      ...pickSet(read.setModel, candidateSets(decision, ranked), read.setTrees),
+    ])
     const stale = {
       ...loadDefaultModel(),
       examples: { ...model, features: ['in_pipeline'] },

@@ -81,6 +81,38 @@ describe('the shipped learned model', () => {
       parseLearnedModel(JSON.stringify({ ...loadDefaultModel(), formatVersion: 3 }), 'new.json'),
     ).toThrow(/not a toolsel-learned-selector v1 or v2 file/)
   })
+
+  it("reads the example-aware decision's trees from a version-2 file only, checking their features", () => {
+    const shipped = loadDefaultModel()
+    const tree = { split: [0, -1, 5], threshold: [0.5, 0, 0.25], leaf: [0.1, -0.1, 0, 0.2] }
+    const examples = shipped.examples!
+    const withTrees = {
+      ...shipped,
+      formatVersion: 2,
+      examples: {
+        ...examples,
+        trees: { depth: 2, trees: [tree] },
+        setTrees: { depth: 2, trees: [tree] },
+      },
+    }
+    const parsed = parseLearnedModel(JSON.stringify(withTrees), 'gbt.json').examples!
+    expect(parsed.trees?.trees).toEqual([tree])
+    expect(parsed.setTrees?.trees).toEqual([tree])
+    expect(() =>
+      parseLearnedModel(JSON.stringify({ ...withTrees, formatVersion: 1 }), 'gbt.json'),
+    ).toThrow(/example-decision trees in a version-1 file.*toolsel train/)
+    // A split past the set model's features (the per-tool model has fewer features than 99 too).
+    const far = { ...tree, split: [0, 99, 1] }
+    for (const key of ['trees', 'setTrees']) {
+      const bad = {
+        ...withTrees,
+        examples: { ...withTrees.examples, [key]: { depth: 2, trees: [far] } },
+      }
+      expect(() => parseLearnedModel(JSON.stringify(bad), 'gbt.json')).toThrow(
+        /malformed tree 0 in its example-(decision|set) trees/,
+      )
+    }
+  })
 })
 
 describe('formatLearnedModel', () => {
