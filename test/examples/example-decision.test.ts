@@ -69,6 +69,9 @@ describe('the example-aware decision', () => {
   it('ships with the default model, trained on held-out training queries', () => {
     expect(model.features).toEqual([...EXAMPLE_DECISION_FEATURES])
     expect(model.setFeatures).toEqual([...EXAMPLE_SET_FEATURES])
+    // Boosted trees on both models' log-odds (`toolsel train --decision gbt`, the default).
+    expect(model.trees?.trees).toHaveLength(100)
+    expect(model.setTrees?.trees).toHaveLength(100)
     const names = model.heldOut.map((split) => split.name)
     for (const name of ['toolplanner-g3', 'toolplanner-g3-single', 'toollens'])
       expect(names).toEqual(expect.arrayContaining([name, `${name}-sparse`]))
