@@ -14,7 +14,8 @@ import { G3_TEST_FILES } from '../../src/learn/training-data.ts'
 
 describe('the shipped learned model', () => {
   it('is small, computes the current features and carries its data card', () => {
-    expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(50_000)
+    // About 110 KB since round 16: 200 boosted trees of depth 4 in the example-aware decision.
+    expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(150_000)
     const model = loadDefaultModel()
     expect(model.features).toEqual([...FEATURE_NAMES])
     expect(model.count?.features).toEqual([...COUNT_FEATURE_NAMES])
