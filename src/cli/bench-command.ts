@@ -19,6 +19,7 @@ import {
 import {
   COMMON_HELP,
   commandConfig,
+  dataDirFlag,
   numberFlag,
   parseCommand,
   type CommandIO,
@@ -95,7 +96,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   const { config, logger } = await commandConfig(
     values,
     {
-      'bench.dataDir': values.data,
+      'bench.dataDir': dataDirFlag(values.data, 'bench'),
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'retrieve.retriever': values.retriever,

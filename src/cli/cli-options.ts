@@ -3,6 +3,7 @@
  * takes: --config, --print-config, --log-level, --help.
  * @module
  */
+import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
@@ -65,6 +66,21 @@ export function numberFlag(value: string | undefined, flag: string): number | un
     throw new ToolselError('INVALID_INPUT', `--${flag} expects a number, got "${value}".`)
   }
   return number
+}
+
+/**
+ * A `--data <dir>` the user typed must be a directory: a typo otherwise skipped every suite
+ * (bench exited 0 with the demo only) or failed on the first missing file (train).
+ */
+export function dataDirFlag(value: string | undefined, command: string): string | undefined {
+  if (value === undefined) return undefined
+  if (!statSync(value, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `--data "${value}" is not a directory (the benchmark data root, e.g. ../shared/data). See: toolsel ${command} --help`,
+    )
+  }
+  return value
 }
 
 /** Loads the config for a command: defaults < file < env < these flags. */

@@ -28,6 +28,7 @@ import { DECISION_TREE_SETTINGS, trainExampleDecision } from '../examples/train-
 import {
   COMMON_HELP,
   commandConfig,
+  dataDirFlag,
   numberFlag,
   parseCommand,
   type CommandIO,
@@ -113,7 +114,11 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       `Unexpected argument "${positionals[0]}". See: toolsel train --help`,
     )
   }
-  const { config } = await commandConfig(values, { 'bench.dataDir': values.data }, io)
+  const { config } = await commandConfig(
+    values,
+    { 'bench.dataDir': dataDirFlag(values.data, 'train') },
+    io,
+  )
   if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
   const seed = numberFlag(values.seed, 'seed') ?? 1
   const k = numberFlag(values.k, 'k') ?? 15
