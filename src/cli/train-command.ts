@@ -4,8 +4,9 @@
  * with its data card.
  * @module
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { MANIFEST_FILE, TOOLS_FILE } from '../store/manifest.ts'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
@@ -59,7 +60,8 @@ Options:
                          clauses teach it to keep one tool. Opt-in: on the benchmark suites it
                          changes little (bench/README.md, "Learned selector", round 16)
   --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
-  --library <file>       The tool library the examples' ids refer to (any importable format)
+  --library <file|dir>   The tool library the examples' ids refer to: a tool file (any importable
+                         format), a directory of them, or a saved index directory (indexes/<name>)
   --out <file>           Where to write the model (default models/learned-selector.json;
                          the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
   --seed <n>             Seed of the folds (which fifth is held out), the composed pairs and the
@@ -240,8 +242,27 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   return 0
 }
 
+/**
+ * The library's tools: a tool file or directory of them, or a saved index directory (what
+ * `toolsel index` and a PUT write), whose tools file is read; its manifest is not a tool file.
+ */
+async function libraryTools(libraryPath: string) {
+  const manifest = await readFile(join(libraryPath, MANIFEST_FILE), 'utf8').catch(() => undefined)
+  if (manifest === undefined) return importToolsFromPath(libraryPath)
+  let toolsFile: unknown
+  try {
+    toolsFile = (JSON.parse(manifest) as { toolsFile?: unknown }).toolsFile
+  } catch {
+    toolsFile = undefined
+  }
+  return importToolsFromPath(
+    join(libraryPath, typeof toolsFile === 'string' ? basename(toolsFile) : TOOLS_FILE),
+    { format: 'canonical' },
+  )
+}
+
 async function examplesSource(examplesFile: string, libraryFile: string): Promise<TrainingSource> {
-  const { tools } = await importToolsFromPath(libraryFile)
+  const { tools } = await libraryTools(libraryFile)
   const ids = new Set(tools.map((tool) => tool.id))
   const records = await readJsonRecords(examplesFile)
   if (records.length > MAX_EXAMPLES) {

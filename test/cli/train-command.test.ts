@@ -143,6 +143,26 @@ describe('toolsel train', () => {
     expect(shapes.stderr).toContain('--taskbench-shapes adds benchmark training data')
   })
 
+  it('takes a saved index directory as --library (before: UNKNOWN_FORMAT on its manifest.json)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-index-'))
+    const indexed = await run(['index', DEMO_LIBRARY_DIR, '--name', 'demo', '--index-dir', dir])
+    expect(indexed.code).toBe(0)
+    const fromIndex = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      join(dir, 'demo'),
+      '--out',
+      join(dir, 'model.json'),
+    ])
+    expect(fromIndex.stderr).not.toContain('UNKNOWN_FORMAT')
+    expect(fromIndex.code).toBe(0)
+    expect(fromIndex.stdout).toMatch(/Trained on examples \(24 queries\)/)
+    const model = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8'))
+    expect(model.dataCard.notes[0]).toContain('(197 tools)')
+  })
+
   it('names a missing model file and how to make it', () => {
     const components = createComponents(defaultConfig(), createLogger('silent'))
     expect(() => components.selector('learned:/nonexistent/model.json')).toThrow(
