@@ -64,8 +64,13 @@ export interface PutLibraryOptions extends CallOptions {
   namespace?: string
   /** Two records with one id: `error` (default), `rename`, `first` or `last`. */
   onDuplicate?: OnDuplicate
-  /** Retrievers to build: `bm25` (default), `dense` or `hybrid`. */
-  retriever?: 'bm25' | 'dense' | 'hybrid'
+  /**
+   * Retriever parts to build, a comma list whose first is the library's default: `bm25`
+   * (default), `dense`, `hybrid`, `regex`, `dense:<embedder>`, `hybrid:<part>+<part>`.
+   */
+  retriever?: 'bm25' | 'dense' | 'hybrid' | 'regex' | (string & {})
+  /** The library's usage examples: `keep` (default; minus ids the new tools lack) or `drop`. */
+  examples?: 'keep' | 'drop'
 }
 
 /** Each method and the operation of `/openapi.json` it calls (checked by the client test). */
@@ -161,9 +166,10 @@ export class ToolselClient {
     tools: string | object,
     options: PutLibraryOptions = {},
   ): Promise<PutLibraryResponse> {
-    const { format, namespace, onDuplicate, retriever, ...call } = options
+    const { format, namespace, onDuplicate, retriever, examples, ...call } = options
     const query = new URLSearchParams()
-    for (const [key, value] of Object.entries({ format, namespace, onDuplicate, retriever })) {
+    const fields = { format, namespace, onDuplicate, retriever, examples }
+    for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) query.set(key, value)
     }
     const search = query.size > 0 ? `?${query}` : ''

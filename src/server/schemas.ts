@@ -442,6 +442,9 @@ export const RESPONSE_SCHEMAS = {
     defaultRetriever: z.string(),
     persisted: z.boolean(),
     isDefault: z.boolean(),
+    examples: z
+      .object({ count: z.number(), version: z.number(), cap: z.number() })
+      .describe("The library's usage examples after the PUT (examples=keep or drop)."),
     warnings: z.array(z.string()),
     import: z
       .object({

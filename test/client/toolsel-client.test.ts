@@ -94,6 +94,21 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect(recorded).toMatchObject({ added: 1, examples: 2 })
     expectMatchesOpenApi(CLIENT_OPERATIONS.feedback, 200, recorded)
 
+    // The PUT's examples=keep|drop and a retriever comma list (before: no examples option, the
+    // PUT kept the examples; retriever typed bm25 | dense | hybrid only).
+    const kept = await client.putLibrary(
+      'one',
+      [{ name: 'ping', description: 'Check that a host answers.' }],
+      { namespace: 'net', retriever: 'bm25,regex' },
+    )
+    expect(kept).toMatchObject({ examples: { count: 2 }, retrievers: ['bm25', 'regex'] })
+    const dropped = await client.putLibrary(
+      'one',
+      [{ name: 'ping', description: 'Check that a host answers.' }],
+      { namespace: 'net', examples: 'drop' },
+    )
+    expect(dropped.examples).toMatchObject({ count: 0 })
+
     const library = await client.getLibrary('fns')
     expect(library.toolCount).toBe(5)
     expectMatchesOpenApi(CLIENT_OPERATIONS.getLibrary, 200, library)
