@@ -13,7 +13,8 @@
  *   parameter (path-level ones included; `Accept`, `Content-Type` and `Authorization` headers
  *   are left out, as OpenAPI says) and a `body` property for the request body
  *   (`application/json` first, else the first media type; Swagger 2 `in: body`), `required`
- *   as declared. Swagger 2 `formData` parameters are properties like query ones;
+ *   as declared. Swagger 2 `formData` parameters are properties like query ones; a `{name}` of
+ *   the path no parameter declares is added as a required string (with a warning);
  * - tags: the operation's tags; source: method, path, operationId, deprecated.
  * @module
  */
@@ -99,6 +100,7 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
           : openapi3Schema(parameters, follow(operation.requestBody), follow),
         document,
       )
+      const undeclared = addUndeclaredPathParameters(schema, path, parameters)
       if ((schema.required as string[]).length === 0) delete schema.required
       const operationId =
         typeof operation.operationId === 'string' ? operation.operationId : undefined
@@ -121,6 +123,13 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
         ? operation.tags.filter((tag): tag is string => typeof tag === 'string')
         : []
       if (tags.length > 0) tool.tags = tags
+      if (undeclared.length > 0) {
+        addWarning(
+          context,
+          record,
+          `${method.toUpperCase()} ${path}: path parameter(s) ${undeclared.map((name) => `"${name}"`).join(', ')} not declared in "parameters"; added as required strings`,
+        )
+      }
       if (operationId !== undefined && name !== operationId) {
         addWarning(context, record, `operationId "${operationId}" is used as the name "${name}"`)
       }
@@ -220,6 +229,30 @@ function describe(operation: Json): string {
   if (summary === '') return description
   if (description === '' || description.startsWith(summary)) return description || summary
   return `${/[.!?]$/.test(summary) ? summary : `${summary}.`} ${description}`
+}
+
+/**
+ * A `{name}` of the path template that no `in: path` parameter declares (OpenAPI requires one;
+ * hand-written specs often leave it out) becomes a required string property, so the tool still
+ * says it needs it. Returns the names added.
+ */
+function addUndeclaredPathParameters(
+  schema: JsonSchema,
+  path: string,
+  parameters: Json[],
+): string[] {
+  const declared = new Set(
+    parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),
+  )
+  const properties = schema.properties as Record<string, Json>
+  const added: string[] = []
+  for (const [, name] of path.matchAll(/\{([^{}]+)\}/g)) {
+    if (declared.has(name) || Object.hasOwn(properties, name) || added.includes(name)) continue
+    properties[name] = { type: 'string' }
+    ;(schema.required as string[]).push(name)
+    added.push(name)
+  }
+  return added
 }
 
 /** Path-level parameters overridden by operation-level ones with the same name and location. */

@@ -325,6 +325,36 @@ describe('OpenAPI specs', () => {
     expect(JSON.stringify(parameters)).not.toContain('$ref')
   })
 
+  it('adds a path template parameter the spec does not declare, with a warning', async () => {
+    // Before: GET /items/{itemId} without parameters imported with no parameters at all.
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 'items', version: '1' },
+      paths: {
+        '/items/{itemId}': {
+          get: { summary: 'An item', responses: { '200': { description: 'ok' } } },
+        },
+        '/items/{itemId}/notes/{noteId}': {
+          parameters: [{ name: 'itemId', in: 'path', required: true, schema: { type: 'integer' } }],
+          get: { operationId: 'getNote', responses: { '200': { description: 'ok' } } },
+        },
+      },
+    }
+    const result = await importTools(JSON.stringify(spec))
+    expect(result.tools.map((tool) => tool.parameters)).toEqual([
+      { type: 'object', properties: { itemId: { type: 'string' } }, required: ['itemId'] },
+      {
+        type: 'object',
+        properties: { itemId: { type: 'integer' }, noteId: { type: 'string' } },
+        required: ['itemId', 'noteId'],
+      },
+    ])
+    expect(result.warnings).toHaveLength(2)
+    expect(result.warnings[1]).toContain(
+      'GET /items/{itemId}/notes/{noteId}: path parameter(s) "noteId" not declared',
+    )
+  })
+
   it('never fetches remote references and reports them', async () => {
     const spec = {
       openapi: '3.1.0',
