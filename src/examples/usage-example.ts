@@ -121,7 +121,9 @@ export function parseExamplesTextSliced(
   return runStepsSliced(parseSteps(text, source), signal)
 }
 
-function* parseSteps(text: string, source: string): Steps<UsageExample[]> {
+function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
+  // A file saved by a Windows editor starts with a byte-order mark, which JSON.parse refuses.
+  const text = withBom.replace(/^\uFEFF/, '')
   const trimmed = text.trim()
   if (trimmed.length === 0) return []
   const records: Array<{ record: unknown; where: string }> = []

@@ -23,6 +23,14 @@ describe('readJsonRecords', () => {
     expect(await records('array.json', JSON.stringify([record]))).toEqual([record])
   })
 
+  it('reads a file a Windows editor saved: byte-order mark and CRLF line ends', async () => {
+    // Before: "line 1 is not JSON: Unexpected token '\uFEFF'".
+    const record = { instruction: 'text mom', tools: ['send_sms'] }
+    const line = JSON.stringify(record)
+    expect(await records('bom.jsonl', `\uFEFF${line}\r\n${line}\r\n`)).toEqual([record, record])
+    expect(await records('bom.json', `\uFEFF${JSON.stringify([record])}`)).toEqual([record])
+  })
+
   it('still refuses a JSON document that is not a list of records', async () => {
     await expect(records('object.json', '{\n  "queries": []\n}\n')).rejects.toThrow(
       'is not a JSON array or JSON Lines',

@@ -111,6 +111,14 @@ describe('parseExamplesText and assertKnownTools', () => {
     expect(parseExamplesText('  ', 'f')).toEqual([])
   })
 
+  it('reads a file with a byte-order mark and CRLF line ends (index --examples from Windows)', () => {
+    const lines = '\uFEFF{"instruction":"a","tools":["t"]}\r\n{"instruction":"b","tools":["t"]}\r\n'
+    expect(parseExamplesText(lines, 'f')).toEqual([example('a', 't'), example('b', 't')])
+    expect(parseExamplesText('\uFEFF[{"instruction":"a","tools":["t"]}]', 'f')).toEqual([
+      example('a', 't'),
+    ])
+  })
+
   it('names the line and field of a bad record', () => {
     const fail = (text: string) => {
       try {

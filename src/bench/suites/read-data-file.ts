@@ -19,9 +19,10 @@ export async function missingFiles(files: readonly string[]): Promise<string[]> 
   return missing
 }
 
+/** The file's text, without the byte-order mark Windows editors put first (JSON.parse refuses it). */
 export async function readDataText(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8')
+    return (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
