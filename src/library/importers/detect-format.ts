@@ -10,7 +10,8 @@
  *      with `jsonrpc` or `result.tools` → `mcp`; with a `nodes` array → `taskbench`;
  *      with a `tools` array → its first tool decides between `canonical`, `functions`, `openai`,
  *      `anthropic` and `mcp`;
- *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES`;
+ *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES` (leading
+ *      OpenAI built-in tools `{type: "web_search_preview"}` are passed over for the first function);
  *    - any other object is read as a list of one record when exactly one item rule fits it (a
  *      one-line JSON Lines file without its `.jsonl` name, a single pasted tool).
  * 4. No rule, or more than one, matches → UNKNOWN_FORMAT listing the formats. An empty file or
@@ -167,10 +168,19 @@ function detectItemFormat(
   }
   const first = items[0]
   if (!isObject(first)) throw unknownFormat(context, `${container} is a ${jsonType(first)}`)
-  const matches = ITEM_RULES.filter(
-    (rule) => allowed.includes(rule.format) && rule.matches(first),
-  ).map((rule) => rule.format)
+  const fitting = (item: Item) =>
+    ITEM_RULES.filter((rule) => allowed.includes(rule.format) && rule.matches(item)).map(
+      (rule) => rule.format,
+    )
+  const matches = fitting(first)
   if (matches.length === 1) return matches[0]
+  // OpenAI requests often list built-in tools ({type: "web_search_preview"}, {type: "mcp", …})
+  // before their functions: the first function decides (the importer skips the built-ins).
+  const builtIns = matches.length === 0 ? items.findIndex((item) => !isBuiltInTool(item)) : 0
+  if (builtIns > 0) {
+    const after = fitting(items[builtIns] as Item)
+    if (after.length === 1 && after[0] === 'openai') return 'openai'
+  }
   const seen = `${container} has ${keyList(first)}`
   if (matches.length === 0) {
     // The likeliest slip: a tool whose name is not a string (every format names tools by strings).
@@ -179,6 +189,11 @@ function detectItemFormat(
     throw unknownFormat(context, `${seen}${hint}`)
   }
   throw unknownFormat(context, `${seen}, which fits more than one format (${matches.join(', ')})`)
+}
+
+/** `{type: "<not function>", …}` without a name: a provider's built-in tool, not a function. */
+function isBuiltInTool(item: unknown): boolean {
+  return isObject(item) && isString(item.type) && item.type !== 'function' && !isString(item.name)
 }
 
 function unknownFormat(context: ImportContext, seen: string): ToolselError {

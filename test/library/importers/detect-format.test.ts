@@ -91,6 +91,17 @@ describe('detectFormat', () => {
     )
   })
 
+  it('detects an OpenAI request whose tools start with built-ins (web_search_preview, mcp)', () => {
+    // Before: UNKNOWN_FORMAT ("first tools item has keys type"); the importer skips built-ins.
+    const flat = { type: 'function', name: 'get_weather', parameters: { type: 'object' } }
+    const builtIns = [{ type: 'web_search_preview' }, { type: 'mcp', server_label: 'wiki' }]
+    expect(detectFormat(json({ model: 'm', input: 'hi', tools: [...builtIns, flat] }))).toBe(
+      'openai',
+    )
+    expect(detectFormat(json([...builtIns, openaiTool]))).toBe('openai')
+    expectToolselError(() => detectFormat(json({ tools: builtIns })), 'UNKNOWN_FORMAT')
+  })
+
   it('only lets canonical, openai and mcp tools be wrapped in {tools}', () => {
     expectToolselError(
       () => detectFormat(json({ tools: [gorillaRecord] })),
