@@ -59,6 +59,53 @@ describe('importTaskbench', () => {
     expect(tools[1].parameters.required).toEqual(['image_1', 'image_2'])
   })
 
+  it("reads a dailylifeapis node's own parameter list (name, type, desc)", () => {
+    const { tools, format } = importToolsFromText(
+      JSON.stringify({
+        nodes: [
+          {
+            id: 'get_weather',
+            desc: 'Query the weather of a location on a date.',
+            parameters: [
+              { name: 'location', type: 'string', desc: 'The city.' },
+              { name: 'date', type: 'string', desc: 'The day, YYYY-MM-DD.' },
+              { name: 'days', type: 'Integer' },
+              { name: 'units', type: 'enum' },
+              { name: 'location', type: 'number', desc: 'A repeat: the first is kept.' },
+            ],
+          },
+          { id: 'no_arguments', desc: 'Takes nothing.', parameters: [] },
+        ],
+      }),
+      { fileName: 'tool_desc.json' },
+    )
+    expect(format).toBe('taskbench')
+    expect(tools[0].parameters).toEqual({
+      type: 'object',
+      properties: {
+        location: { type: 'string', description: 'The city.' },
+        date: { type: 'string', description: 'The day, YYYY-MM-DD.' },
+        days: { type: 'integer' },
+        units: { type: 'string' },
+      },
+      required: ['location', 'date', 'days', 'units'],
+    })
+    expect(tools[0].tags).toEqual([])
+    expect(tools[1].parameters).toEqual({ type: 'object', properties: {} })
+  })
+
+  it('names the record of a parameter without a name', () => {
+    expectToolselError(
+      () =>
+        importToolsFromText(
+          JSON.stringify({ nodes: [{ id: 'a', desc: 'x', parameters: [{ type: 'string' }] }] }),
+          { fileName: 'tool_desc.json' },
+        ),
+      'IMPORT_FAILED',
+      'tool_desc.json: record 0',
+    )
+  })
+
   it('rejects a node without an id and duplicate node ids', () => {
     expectToolselError(
       () =>
