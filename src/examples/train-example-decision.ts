@@ -13,16 +13,11 @@
  */
 import type { Config } from '../config/schema.ts'
 import type { Selection, Selector } from '../contracts.ts'
-import { fitBoostedTrees, type TreeEnsemble } from '../learn/boosted-trees.ts'
-import {
-  fitLogistic,
-  predictLogit,
-  roundedModel,
-  type LogisticModel,
-} from '../learn/logistic-regression.ts'
+import type { TreeEnsemble } from '../learn/boosted-trees.ts'
+import { fitLogistic, roundedModel, type LogisticModel } from '../learn/logistic-regression.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
-import { foldHash, foldOf, type TreeSettings } from '../learn/train-model.ts'
+import { fitTreesOnModel, foldHash, foldOf, type TreeSettings } from '../learn/train-model.ts'
 import type { TrainingCase } from '../learn/training-data.ts'
 import { singleClauseCases } from '../learn/training-rows.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
@@ -243,16 +238,8 @@ function fitTrees(
   settings: TreeSettings | undefined,
 ): TreeEnsemble | undefined {
   if (!settings) return undefined
-  return fitBoostedTrees(rows, labels, {
-    features: model.weights.map((_weight, index) => index),
-    trees: settings.trees,
-    depth: settings.depth,
-    learningRate: settings.learningRate,
-    lambda: settings.lambda ?? 1,
-    minChildWeight: settings.minChildWeight ?? 1,
-    rowWeights: weights,
-    baseMargins: rows.map((row) => predictLogit(model, row)),
-  })
+  const features = model.weights.map((_weight, index) => index)
+  return fitTreesOnModel(rows, labels, model, settings, features, weights)
 }
 
 /**

@@ -115,6 +115,32 @@ export interface TreeSettings {
   features?: readonly string[]
 }
 
+/**
+ * Boosted trees with `settings` on top of `model`'s log-odds, splitting on `features` (indices):
+ * the candidate model's trees here and the example-aware decision's.
+ */
+export function fitTreesOnModel(
+  rows: ReadonlyArray<ArrayLike<number>>,
+  labels: ArrayLike<number>,
+  model: LogisticModel,
+  settings: TreeSettings,
+  features: readonly number[],
+  rowWeights: ArrayLike<number>,
+  onTree?: (tree: number, loss: number) => void,
+): TreeEnsemble {
+  return fitBoostedTrees(rows, labels, {
+    features,
+    trees: settings.trees,
+    depth: settings.depth,
+    learningRate: settings.learningRate,
+    lambda: settings.lambda ?? 1,
+    minChildWeight: settings.minChildWeight ?? 1,
+    rowWeights,
+    baseMargins: rows.map((row) => predictLogit(model, row)),
+    onTree,
+  })
+}
+
 /** `toolsel train --model gbt`'s trees (chosen on the held-out folds of seeds 1 and 2). */
 export const GBT_SETTINGS: TreeSettings = { trees: 100, depth: 4, learningRate: 0.1 }
 
@@ -581,18 +607,8 @@ function fitCandidates(
     if (index < 0) throw new Error(`No candidate feature ${name} for the trees.`)
     return index
   })
-  const trees: TreeEnsemble = fitBoostedTrees(rows, labels, {
-    features,
-    trees: settings.trees,
-    depth: settings.depth,
-    learningRate: settings.learningRate,
-    lambda: settings.lambda ?? 1,
-    minChildWeight: settings.minChildWeight ?? 1,
-    rowWeights: weights,
-    baseMargins: rows.map((row) => predictLogit(linear, row)),
-    onTree: (tree, loss) => {
-      if (tree % 25 === 0) options.onProgress?.(`trees: ${tree}, training loss ${loss.toFixed(1)}`)
-    },
+  const trees = fitTreesOnModel(rows, labels, linear, settings, features, weights, (tree, loss) => {
+    if (tree % 25 === 0) options.onProgress?.(`trees: ${tree}, training loss ${loss.toFixed(1)}`)
   })
   return { model: { model: linear, trees }, rows: rows.length }
 }

@@ -2,18 +2,9 @@ import { mkdtemp, readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { main } from '../../src/main.ts'
+import { runCli } from './run-cli.ts'
 
-async function run(argv: string[]) {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  const code = await main(argv, {
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    env: {},
-  })
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
-}
+const run = runCli
 
 describe('--data <dir> of bench and train', () => {
   // Before: bench with a mistyped --data skipped every data suite, ran the demo and exited 0;

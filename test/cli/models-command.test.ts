@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { main } from '../../src/main.ts'
+import { runCli } from './run-cli.ts'
 import { TINY_MODELS_MISSING, tinyModel } from '../models/language/tiny-models.ts'
 
-async function run(argv: string[]) {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  const code = await main(argv, {
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    env: {},
-  })
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
-}
+const run = runCli
 
 describe('toolsel models check', () => {
   it.skipIf(TINY_MODELS_MISSING)(

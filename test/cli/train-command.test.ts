@@ -5,23 +5,14 @@ import { describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
-import { main } from '../../src/main.ts'
+import { runCli } from './run-cli.ts'
 import { featureNames } from '../../src/learn/candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from '../../src/learn/dense-features.ts'
 import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
 
 const EXAMPLES = 'test/fixtures/learn/demo-usage-examples.jsonl'
 
-async function run(argv: string[]) {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  const code = await main(argv, {
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    env: {},
-  })
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
-}
+const run = runCli
 
 describe('toolsel train', () => {
   it('trains on usage examples over a library, deterministically, into a usable model', async () => {

@@ -1,0 +1,15 @@
+import { main } from '../../src/main.ts'
+
+/** Runs `toolsel <argv>` in process with an empty environment; what it printed, as text. */
+export async function runCli(
+  argv: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  const code = await main(argv, {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    env: {},
+  })
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+}
