@@ -1,0 +1,89 @@
+/**
+ * Held-out variants of the learned count trained with TaskBench's tool-graph shapes (round 16,
+ * #10; `toolsel train --taskbench-shapes`), on TRAINING data only: ToolPlanner G3 and ToolLens
+ * train as `toolsel train` reads them, plus the TaskBench requests the bench does not evaluate
+ * (training-data.ts `loadTaskbenchShapes`). For each variant (TrainOptions merged into the
+ * default recipe; `noShapes: true` fits without the TaskBench rows) it prints the data card's
+ * held-out exact match per split and, over the TaskBench rows of fold 0, how many one-tool
+ * requests keep one tool and how many multi-tool ones keep two or more, by one clause or several.
+ *
+ *   npx tsx bench/shape-count-dev.ts [--data ../shared/data]
+ *     [--variants '{"none":{"noShapes":true},"shapes":{}}'] [--seed 1]
+ * @module
+ */
+import { parseArgs } from 'node:util'
+import { parseConfig } from '../src/config/load-config.ts'
+import { decideTools } from '../src/learn/count-model.ts'
+import {
+  decisionInput,
+  fitTrainingSets,
+  foldOf,
+  score,
+  trainingSets,
+  type TrainingSource,
+} from '../src/learn/train-model.ts'
+import {
+  loadTaskbenchShapes,
+  loadToolLensTrain,
+  loadToolPlannerG3,
+  TASKBENCH_SHAPE_DOMAINS,
+} from '../src/learn/training-data.ts'
+import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: '../shared/data' },
+    variants: { type: 'string', default: '{"none":{"noShapes":true},"shapes":{}}' },
+    seed: { type: 'string', default: '1' },
+  },
+})
+const dataDir = values.data!
+const seed = Number(values.seed)
+const config = parseConfig({ bench: { dataDir } })
+const sources: TrainingSource[] = [
+  { ...(await loadToolPlannerG3(dataDir)), singleClauses: true },
+  { ...(await loadToolLensTrain(dataDir)), singleClauses: false },
+]
+for (const domain of TASKBENCH_SHAPE_DOMAINS) {
+  const { name, tools, cases, notes } = await loadTaskbenchShapes(dataDir, domain)
+  sources.push({ name, tools, cases, notes, singleClauses: false, countOnly: true })
+}
+const base = {
+  bm25: bm25Settings(config),
+  seed,
+  k: 15,
+  maxSteps: config.plan.maxSteps,
+  tau: config.retrieve.bm25.tau,
+}
+let started = performance.now()
+const all = trainingSets(sources, base)
+console.log(`training rows built in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+const shapeSets = all.sets.filter((set) => set.countOnly)
+for (const [name, variant] of Object.entries(
+  JSON.parse(values.variants!) as Record<string, { noShapes?: boolean }>,
+)) {
+  started = performance.now()
+  const sets = variant.noShapes ? { ...all, sets: all.sets.filter((set) => !set.countOnly) } : all
+  const model = fitTrainingSets(sets, { ...base, ...variant })
+  const seconds = ((performance.now() - started) / 1000).toFixed(0)
+  console.log(
+    `== ${name} (${seconds} s): rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold ?? '-'} / ${model.count?.extendThreshold ?? '-'}`,
+  )
+  const heldOut = model.dataCard.heldOut.splits
+  console.log(
+    `  held-out: ${heldOut.map((split) => `${split.name} ${split.exactMatch}`).join(' | ')}`,
+  )
+  for (const set of shapeSets) {
+    const right: Record<string, [number, number]> = {}
+    for (const query of set.queries.filter((query) => foldOf(query.id, seed) === 0)) {
+      const input = decisionInput(query, score({ model: model.model }, query))
+      const kept = new Set(decideTools(input, model.rule, model.count).filter((id) => id !== null))
+      const key = `${query.shape}, ${query.steps >= 2 ? 'several clauses' : 'one clause'}`
+      right[key] ??= [0, 0]
+      right[key][0] += (query.shape === 'single' ? kept.size === 1 : kept.size >= 2) ? 1 : 0
+      right[key][1] += 1
+    }
+    const counts = Object.entries(right).sort()
+    console.log(`  ${set.name}: ${counts.map(([key, [ok, n]]) => `${key} ${ok}/${n}`).join(', ')}`)
+  }
+}
