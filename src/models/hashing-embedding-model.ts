@@ -12,6 +12,11 @@ import { normalizeL2, type EmbedOptions, type EmbeddingModel } from './embedding
 /** Default vector length of `hashing` ids without a number. */
 export const DEFAULT_HASHING_DIMENSIONS = 256
 
+/** Whether `dimensions` is a vector length `hashing:<dimensions>` takes: an integer in 8-65536. */
+export function validHashingDimensions(dimensions: number): boolean {
+  return Number.isInteger(dimensions) && dimensions >= 8 && dimensions <= 65_536
+}
+
 const WORD = /[\p{L}\p{N}]+/gu
 
 export class HashingEmbeddingModel implements EmbeddingModel {
@@ -22,7 +27,7 @@ export class HashingEmbeddingModel implements EmbeddingModel {
 
   /** @param dimensions Vector length, 8-65536. Default 256. */
   constructor(dimensions = DEFAULT_HASHING_DIMENSIONS) {
-    if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 65_536) {
+    if (!validHashingDimensions(dimensions)) {
       throw new RangeError(
         `Hashing embedder dimensions must be an integer in 8-65536, got ${dimensions}.`,
       )

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
+import { validHashingDimensions } from '../models/hashing-embedding-model.ts'
 import {
   MAX_PART_NAME_CHARS,
   partNameProblem,
@@ -56,16 +57,15 @@ export function retrieverPartsField(config: Config) {
         const problem = partNameProblem(part)
         if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
         for (const embedder of partEmbedders(part)) {
+          // The embedder's own check, before any build starts (a failed create is a 500).
           const hashing = /^hashing:(.*)$/.exec(embedder)
-          if (hashing && !/^\d+$/.test(hashing[1])) {
+          if (
+            hashing &&
+            !(/^\d+$/.test(hashing[1]) && validHashingDimensions(Number(hashing[1])))
+          ) {
             context.addIssue({
               code: 'custom',
               message: `embedder "${embedder}": hashing:<dimensions> takes an integer in 8-65536`,
-            })
-          } else if (hashing && (Number(hashing[1]) < 8 || Number(hashing[1]) > 65_536)) {
-            context.addIssue({
-              code: 'custom',
-              message: `embedder "${embedder}": hashing dimensions must be in 8-65536`,
             })
           }
           if (embedder.startsWith('onnx:') && !configured.has(embedder)) {
