@@ -19,15 +19,12 @@ import {
   fitTrainingSets,
   foldOf,
   score,
+  shapeMatch,
+  taskbenchShapeSources,
   trainingSets,
   type TrainingSource,
 } from '../src/learn/train-model.ts'
-import {
-  loadTaskbenchShapes,
-  loadToolLensTrain,
-  loadToolPlannerG3,
-  TASKBENCH_SHAPE_DOMAINS,
-} from '../src/learn/training-data.ts'
+import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
 const { values } = parseArgs({
@@ -44,10 +41,7 @@ const sources: TrainingSource[] = [
   { ...(await loadToolPlannerG3(dataDir)), singleClauses: true },
   { ...(await loadToolLensTrain(dataDir)), singleClauses: false },
 ]
-for (const domain of TASKBENCH_SHAPE_DOMAINS) {
-  const { name, tools, cases, notes } = await loadTaskbenchShapes(dataDir, domain)
-  sources.push({ name, tools, cases, notes, singleClauses: false, countOnly: true })
-}
+sources.push(...(await taskbenchShapeSources(dataDir)))
 const base = {
   bm25: bm25Settings(config),
   seed,
@@ -77,10 +71,10 @@ for (const [name, variant] of Object.entries(
     const right: Record<string, [number, number]> = {}
     for (const query of set.queries.filter((query) => foldOf(query.id, seed) === 0)) {
       const input = decisionInput(query, score({ model: model.model }, query))
-      const kept = new Set(decideTools(input, model.rule, model.count).filter((id) => id !== null))
+      const kept = decideTools(input, model.rule, model.count).filter((id) => id !== null)
       const key = `${query.shape}, ${query.steps >= 2 ? 'several clauses' : 'one clause'}`
       right[key] ??= [0, 0]
-      right[key][0] += (query.shape === 'single' ? kept.size === 1 : kept.size >= 2) ? 1 : 0
+      right[key][0] += shapeMatch(kept, query.shape!)
       right[key][1] += 1
     }
     const counts = Object.entries(right).sort()

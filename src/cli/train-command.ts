@@ -4,9 +4,10 @@
  * with its data card.
  * @module
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
-import { MANIFEST_FILE, TOOLS_FILE } from '../store/manifest.ts'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import type { Tool } from '../library/tool.ts'
+import { isIndexDir, readIndexTools } from '../store/index-store.ts'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
@@ -15,15 +16,14 @@ import {
   formatLearnedModel,
   MODEL_FORMAT_VERSION,
 } from '../learn/learned-model.ts'
-import { GBT_SETTINGS, trainLearnedModel, type TrainingSource } from '../learn/train-model.ts'
-import { denseToolVectors } from '../learn/dense-encoder.ts'
 import {
-  loadTaskbenchShapes,
-  loadToolLensTrain,
-  loadToolPlannerG3,
-  TASKBENCH_SHAPE_DOMAINS,
-  type TrainingCase,
-} from '../learn/training-data.ts'
+  GBT_SETTINGS,
+  taskbenchShapeSources,
+  trainLearnedModel,
+  type TrainingSource,
+} from '../learn/train-model.ts'
+import { denseToolVectors } from '../learn/dense-encoder.ts'
+import { loadToolLensTrain, loadToolPlannerG3, type TrainingCase } from '../learn/training-data.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
 import { DECISION_TREE_SETTINGS, trainExampleDecision } from '../examples/train-example-decision.ts'
 import {
@@ -172,10 +172,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     if (!excluded.has('toollens'))
       sources.push({ ...(await loadToolLensTrain(dataDir)), singleClauses: false })
     if (values['taskbench-shapes'] && sources.length > 0) {
-      for (const domain of TASKBENCH_SHAPE_DOMAINS) {
-        const { name, tools, cases, notes } = await loadTaskbenchShapes(dataDir, domain)
-        sources.push({ name, tools, cases, notes, singleClauses: false, countOnly: true })
-      }
+      sources.push(...(await taskbenchShapeSources(dataDir)))
     }
     if (sources.length === 0)
       throw new ToolselError('INVALID_INPUT', '--exclude left no training source.')
@@ -244,21 +241,13 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
 
 /**
  * The library's tools: a tool file or directory of them, or a saved index directory (what
- * `toolsel index` and a PUT write), whose tools file is read; its manifest is not a tool file.
+ * `toolsel index` and a PUT write), whose checked tools file is read; its manifest is not a tool
+ * file.
  */
-async function libraryTools(libraryPath: string) {
-  const manifest = await readFile(join(libraryPath, MANIFEST_FILE), 'utf8').catch(() => undefined)
-  if (manifest === undefined) return importToolsFromPath(libraryPath)
-  let toolsFile: unknown
-  try {
-    toolsFile = (JSON.parse(manifest) as { toolsFile?: unknown }).toolsFile
-  } catch {
-    toolsFile = undefined
-  }
-  return importToolsFromPath(
-    join(libraryPath, typeof toolsFile === 'string' ? basename(toolsFile) : TOOLS_FILE),
-    { format: 'canonical' },
-  )
+async function libraryTools(libraryPath: string): Promise<{ tools: Tool[] }> {
+  if (await isIndexDir(libraryPath))
+    return { tools: [...(await readIndexTools(libraryPath)).tools] }
+  return importToolsFromPath(libraryPath)
 }
 
 async function examplesSource(examplesFile: string, libraryFile: string): Promise<TrainingSource> {

@@ -30,7 +30,7 @@ import {
   type CandidateModel,
   type TreeEnsemble,
 } from './boosted-trees.ts'
-import type { TrainingCase } from './training-data.ts'
+import { loadTaskbenchShapes, TASKBENCH_SHAPE_DOMAINS, type TrainingCase } from './training-data.ts'
 import { denseToolText, type DenseToolVectors } from './dense-features.ts'
 import {
   denseTop1,
@@ -57,6 +57,19 @@ export interface TrainingSource {
    * score its thresholds, never the candidate model or the decision rule.
    */
   countOnly?: boolean
+}
+
+/**
+ * TaskBench's huggingface and multimedia requests outside the evaluated records, as count-only
+ * sources (`toolsel train --taskbench-shapes`; training-data.ts `loadTaskbenchShapes`).
+ */
+export async function taskbenchShapeSources(dataDir: string): Promise<TrainingSource[]> {
+  const sources: TrainingSource[] = []
+  for (const domain of TASKBENCH_SHAPE_DOMAINS) {
+    const { name, tools, cases, notes } = await loadTaskbenchShapes(dataDir, domain)
+    sources.push({ name, tools, cases, notes, singleClauses: false, countOnly: true })
+  }
+  return sources
 }
 
 export interface TrainOptions {
@@ -506,12 +519,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
   // Count-only sets: the share of held-out requests given the right number of tools.
   const shapeHeld = sets
     .filter((set) => set.countOnly)
-    .map((set) => ({
-      name: `${set.name} (right count)`,
-      queries: set.queries
-        .filter((query) => foldOf(query.id, seed) === 0)
-        .map((query) => ({ query, scored: score(model, query) })),
-    }))
+    .map((set) => heldOutScored(set, model, seed, `${set.name} (right count)`))
   const splits = [...held, ...shapeHeld].map(({ name, queries }) => ({
     name,
     queries: queries.length,
@@ -613,6 +621,21 @@ function fitCandidates(
   return { model: { model: linear, trees }, rows: rows.length }
 }
 
+/** A set's held-out queries (fold 0 of `seed`) with their candidates scored by `model`. */
+function heldOutScored(
+  set: TrainingSetRows,
+  model: CandidateModel,
+  seed: number,
+  name = set.name,
+): { name: string; queries: Array<{ query: QueryRows; scored: ScoredCandidate[] }> } {
+  return {
+    name,
+    queries: set.queries
+      .filter((query) => foldOf(query.id, seed) === 0)
+      .map((query) => ({ query, scored: score(model, query) })),
+  }
+}
+
 /** The decision rule with the best mean exact match over the sets' held-out folds of `seed`. */
 function chooseRule(
   sets: readonly TrainingSetRows[],
@@ -623,14 +646,7 @@ function chooseRule(
   rule: DecisionRule
   held: Array<{ name: string; queries: Array<{ query: QueryRows; scored: ScoredCandidate[] }> }>
 } {
-  const held = sets
-    .filter((set) => !set.countOnly)
-    .map((set) => ({
-      name: set.name,
-      queries: set.queries
-        .filter((query) => foldOf(query.id, seed) === 0)
-        .map((query) => ({ query, scored: score(model, query) })),
-    }))
+  const held = sets.filter((set) => !set.countOnly).map((set) => heldOutScored(set, model, seed))
   const evaluate = (rule: DecisionRule) =>
     held.map(({ name, queries }) => ({
       name,

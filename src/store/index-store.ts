@@ -160,6 +160,11 @@ export async function isIndexDir(dir: string): Promise<boolean> {
   return pathExists(join(dir, MANIFEST_FILE))
 }
 
+/** The tools of the saved index at `dir`, its manifest and tools file checked; no retriever loaded. */
+export async function readIndexTools(dir: string): Promise<ToolLibrary> {
+  return readTools(dir, await readManifest(dir))
+}
+
 export async function loadIndexedLibrary(
   dir: string,
   config: Config,
