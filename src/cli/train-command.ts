@@ -7,7 +7,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Tool } from '../library/tool.ts'
-import { isIndexDir, readIndexTools } from '../store/index-store.ts'
+import { isIndexDir, readIndexTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'

@@ -53,6 +53,7 @@ export {
   isIndexDir,
   listIndexes,
   loadIndexedLibrary,
+  readIndexTools,
   recoverIndexDir,
   saveIndexedLibrary,
   type SaveOptions,
