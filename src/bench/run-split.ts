@@ -91,6 +91,23 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
   const evalKeys = new Set(shared.library.tools.map((tool) => keyOf(tool.id)))
   let goldMissing = 0
   let queriesWithGoldMissing = 0
+  // A query's own library; a tool list several queries share (a file suite's `library`) is
+  // indexed once per fold, the others are indexed for their query and not kept.
+  const uses = new Map<readonly Tool[], number>()
+  for (const benchCase of cases) {
+    if (benchCase.library) uses.set(benchCase.library, (uses.get(benchCase.library) ?? 0) + 1)
+  }
+  const caseLibraries = new Map<readonly Tool[], Map<number, Promise<IndexedLibrary>>>()
+  const caseLibrary = (benchCase: BenchCase, tools: readonly Tool[], fold: number) => {
+    const build = () =>
+      indexTools(`${split.name}.${benchCase.id}`, tools, options.config, plan?.examplesFor(fold))
+    if ((uses.get(tools) ?? 0) < 2) return build()
+    let byFold = caseLibraries.get(tools)
+    if (byFold === undefined) caseLibraries.set(tools, (byFold = new Map()))
+    let indexed = byFold.get(fold)
+    if (indexed === undefined) byFold.set(fold, (indexed = build()))
+    return indexed
+  }
 
   const runStarted = performance.now()
   const runCase = async (benchCase: BenchCase, position: number): Promise<CaseResult> => {
@@ -98,12 +115,7 @@ export async function runSplit(split: BenchSplit, options: SplitRunOptions): Pro
     const started = performance.now()
     let target = await libraryOfFold(fold)
     if (benchCase.library && !options.swap) {
-      target = await indexTools(
-        `${split.name}.${benchCase.id}`,
-        benchCase.library,
-        options.config,
-        plan?.examplesFor(fold),
-      )
+      target = await caseLibrary(benchCase, benchCase.library, fold)
     }
     indexMs += performance.now() - started
     const outcome = await options.runner.run(benchCase.instruction, benchCase.gold, target)

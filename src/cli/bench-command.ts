@@ -36,6 +36,8 @@ Suites: all, ${SUITES.map((suite) => suite.name).join(', ')}
 
 Options:
   --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the reason
+                            file:<path>: your own queries, each with its own tools (JSON Lines of
+                            {instruction, tools, gold, category?}; bench/README.md, "Your own set")
   --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env TOOLSEL_DATA_DIR)
   --queries <file>          Query file (or BEIR folder) instead of the suite's own; one suite only
   --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus,
@@ -115,7 +117,9 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")
   }
   const baseline = oneOf(values.baseline, ['oracle-count'] as const, 'baseline')
-  const name = values.name ?? `${new Date().toISOString().replace(/[:.]/g, '-')}-${suite}`
+  const name =
+    values.name ??
+    `${new Date().toISOString().replace(/[:.]/g, '-')}-${suite.replace(/[^a-zA-Z0-9._-]+/g, '-')}`
   const settings: BenchRunSettings = {
     suite,
     name,

@@ -8,6 +8,7 @@ import { createBeirSuite } from './beir-suite.ts'
 import type { BenchSuite } from './bench-suite.ts'
 import { createCraftSuite } from './craft-suite.ts'
 import { createDemoSuite } from './demo-suite.ts'
+import { createFunctionsSuite, FILE_SUITE_PREFIX } from './functions-suite.ts'
 import { createGorillaSuite } from './gorilla-suite.ts'
 import { createTaskbenchSuite } from './taskbench-suite.ts'
 import { createToolbenchSuite } from './toolbench-suite.ts'
@@ -111,14 +112,20 @@ export const SUITES: readonly BenchSuite[] = [
   createDemoSuite(),
 ]
 
-/** The suites a `--suite` value names: one suite, or every suite for `all`. */
+/**
+ * The suites a `--suite` value names: one suite, every suite for `all`, or a user's own query
+ * file for `file:<path>` (see functions-suite.ts).
+ */
 export function resolveSuites(name: string): BenchSuite[] {
   if (name === 'all') return [...SUITES]
+  if (name.startsWith(FILE_SUITE_PREFIX) && name.length > FILE_SUITE_PREFIX.length) {
+    return [createFunctionsSuite(name.slice(FILE_SUITE_PREFIX.length))]
+  }
   const suite = SUITES.find((candidate) => candidate.name === name)
   if (!suite) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Unknown benchmark suite "${name}" (available: all, ${SUITES.map((item) => item.name).join(', ')}).`,
+      `Unknown benchmark suite "${name}" (available: all, ${SUITES.map((item) => item.name).join(', ')}, or file:<path> for your own queries).`,
       { details: { suite: name } },
     )
   }

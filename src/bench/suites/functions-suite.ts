@@ -1,0 +1,227 @@
+/**
+ * A user's own function-calling set: `toolsel bench --suite file:<path>`. Each record is one query
+ * with its own small tool list (the shape of the Berkeley Function-Calling Leaderboard, API-Bank,
+ * NexusRaven…) and its gold tool names; an empty gold means no tool fits (the query must be
+ * answered with no tool). One split per `category` (in first-seen order), so the report gives the
+ * exact match per category. JSON Lines or a JSON array of:
+ *
+ * ```jsonc
+ * {
+ *   "id": "q1",                              // optional (default: the record's position)
+ *   "category": "simple",                    // optional: the split the query is reported in
+ *   "instruction": "…",                      // or "question": a string, or BFCL's chat turns
+ *   "tools": [ … ],                          // the query's tools, any format toolsel imports
+ *                                            // (also "functions" / "function"), or
+ *   "library": "tools.json",                 // a tool file (relative to this file) shared by records
+ *   "gold": ["get_weather"]                  // tool names or ids; [] = no tool fits. BFCL's
+ *                                            // "ground_truth" ([{name: {args}}]) is read too
+ * }
+ * ```
+ *
+ * `--tools <file>` gives records without `tools`/`library` a shared library.
+ * @module
+ */
+import { basename, dirname, extname, resolve } from 'node:path'
+import { ToolselError } from '../../errors.ts'
+import { importToolsFromFile, importToolsFromText } from '../../library/importers/index.ts'
+import type { Tool } from '../../library/tool.ts'
+import type { BenchCase } from '../bench-case.ts'
+import type { BenchSplit, BenchSuite, SuiteLoadOptions, SuiteLoadResult } from './bench-suite.ts'
+import { finishSplit, unmappableNote } from './finish-split.ts'
+import { badRecord, missingFiles, readJsonRecords, unique } from './read-data-file.ts'
+
+/** `--suite file:<path>`: the prefix that names a user's own query file instead of a suite. */
+export const FILE_SUITE_PREFIX = 'file:'
+
+/** Records read from one file, at most (every query indexes its own library). */
+export const MAX_FILE_SUITE_RECORDS = 100_000
+
+/** Tools one record may list inline. */
+export const MAX_RECORD_TOOLS = 1_000
+
+const TOOL_KEYS = ['tools', 'functions', 'function'] as const
+
+export function createFunctionsSuite(path: string): BenchSuite {
+  const stem = basename(path, extname(path)) || 'queries'
+  const name = `${FILE_SUITE_PREFIX}${stem}`
+  return {
+    name,
+    description: `function-calling set ${path}: each query with its own tools, gold = tool names ([] = none)`,
+    async load(options: SuiteLoadOptions): Promise<SuiteLoadResult> {
+      if (options.queries !== undefined) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `--queries does not apply to --suite ${FILE_SUITE_PREFIX}<path>: the file is the queries.`,
+        )
+      }
+      if ((await missingFiles([path])).length > 0) {
+        return { splits: [], skipped: [{ name, reason: `not found: ${path}` }] }
+      }
+      const records = await readJsonRecords(path)
+      if (records.length > MAX_FILE_SUITE_RECORDS) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Benchmark file "${path}" has ${records.length} records; at most ${MAX_FILE_SUITE_RECORDS} are read.`,
+          { details: { file: path } },
+        )
+      }
+      const libraries = new Map<string, Promise<Tool[]>>()
+      const libraryFile = (file: string): Promise<Tool[]> => {
+        let tools = libraries.get(file)
+        if (tools === undefined) {
+          tools = importToolsFromFile(file).then((result) => result.tools)
+          libraries.set(file, tools)
+        }
+        return tools
+      }
+      const shared = options.tools === undefined ? undefined : resolve(options.tools)
+      const groups = new Map<string, Array<{ record: number; benchCase: BenchCase }>>()
+      for (const [position, record] of records.entries()) {
+        const parsed = await parseRecord(record, position, path, libraryFile, shared)
+        let group = groups.get(parsed.category)
+        if (group === undefined) groups.set(parsed.category, (group = []))
+        group.push({ record: position, benchCase: parsed.benchCase })
+      }
+      const splits: BenchSplit[] = []
+      for (const [category, group] of groups) {
+        const cases = group.map((item) => item.benchCase)
+        const { cases: kept, stats } = finishSplit({
+          records: cases.length,
+          cases,
+          has: (id, benchCase) => (benchCase.library ?? []).some((tool) => tool.id === id),
+          unmappable: options.unmappable,
+        })
+        const tools = unionById(cases.flatMap((benchCase) => benchCase.library ?? []))
+        const sizes = cases.map((benchCase) => benchCase.library?.length ?? 0)
+        const empty = cases.filter((benchCase) => benchCase.gold.length === 0).length
+        const notes = [
+          `library: each query's own tools (mean ${(sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length)).toFixed(1)}, at most ${Math.max(0, ...sizes)}; ${tools.length} distinct ids)`,
+          `${empty} of ${cases.length} queries have an empty gold (no tool fits: right only when nothing is selected)`,
+        ]
+        const unmapped = unmappableNote(stats, options.unmappable)
+        if (unmapped) notes.push(unmapped)
+        splits.push({
+          name: `${name}/${category}`,
+          files: shared ? [path, shared] : [path],
+          tools,
+          cases: kept,
+          stats,
+          notes,
+        })
+      }
+      return { splits, skipped: [] }
+    },
+  }
+}
+
+async function parseRecord(
+  value: unknown,
+  position: number,
+  file: string,
+  libraryFile: (file: string) => Promise<Tool[]>,
+  shared: string | undefined,
+): Promise<{ category: string; benchCase: BenchCase }> {
+  const record = position + 1
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRecord(file, record, 'expected an object {instruction, tools | library, gold}')
+  }
+  const fields = value as Record<string, unknown>
+  const id =
+    typeof fields.id === 'string' || typeof fields.id === 'number'
+      ? String(fields.id)
+      : String(position)
+  const category =
+    typeof fields.category === 'string' && fields.category.trim() !== ''
+      ? fields.category.trim()
+      : 'all'
+  const instruction = instructionOf(fields.instruction ?? fields.question)
+  if (instruction === undefined) {
+    throw badRecord(
+      file,
+      record,
+      'needs "instruction" (a string) or "question" (a string or chat messages with user content)',
+    )
+  }
+  const library = await libraryOf(fields, file, record, libraryFile, shared)
+  const gold = goldOf(fields, file, record)
+  return {
+    category,
+    benchCase: { id, instruction, gold: gold.map((name) => resolveGold(name, library)), library },
+  }
+}
+
+/** The query text: a string, or the user turns of BFCL's `[[{role, content}]]` / `[{role, content}]`. */
+function instructionOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value
+  if (!Array.isArray(value)) return undefined
+  const turns = value
+    .flat(2)
+    .filter(
+      (turn): turn is { role?: unknown; content: string } =>
+        turn !== null &&
+        typeof turn === 'object' &&
+        typeof (turn as { content?: unknown }).content === 'string' &&
+        ((turn as { role?: unknown }).role ?? 'user') === 'user',
+    )
+  const text = turns
+    .map((turn) => turn.content.trim())
+    .filter(Boolean)
+    .join('\n')
+  return text === '' ? undefined : text
+}
+
+async function libraryOf(
+  fields: Record<string, unknown>,
+  file: string,
+  record: number,
+  libraryFile: (file: string) => Promise<Tool[]>,
+  shared: string | undefined,
+): Promise<Tool[]> {
+  const key = TOOL_KEYS.find((name) => fields[name] !== undefined)
+  if (key !== undefined) {
+    const list = fields[key]
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_RECORD_TOOLS) {
+      throw badRecord(file, record, `"${key}" must be a list of 1 to ${MAX_RECORD_TOOLS} tools`)
+    }
+    try {
+      return importToolsFromText(JSON.stringify(list), { fileName: `${file}#${record}` }).tools
+    } catch (error) {
+      throw badRecord(file, record, `its ${key} do not import: ${(error as Error).message}`)
+    }
+  }
+  if (typeof fields.library === 'string' && fields.library !== '') {
+    return libraryFile(resolve(dirname(file), fields.library))
+  }
+  if (shared !== undefined) return libraryFile(shared)
+  throw badRecord(file, record, 'needs its tools: "tools" (a list), "library" (a file) or --tools')
+}
+
+/** Gold names: `gold` (strings), else BFCL's `ground_truth` (`[{name: {args}}]` or strings). */
+function goldOf(fields: Record<string, unknown>, file: string, record: number): string[] {
+  const value = fields.gold ?? fields.ground_truth
+  if (!Array.isArray(value)) {
+    throw badRecord(file, record, 'needs "gold": a list of tool names ([] when no tool fits)')
+  }
+  const names = value.flatMap((item): string[] | undefined[] => {
+    if (typeof item === 'string' && item !== '') return [item]
+    if (item !== null && typeof item === 'object' && !Array.isArray(item)) return Object.keys(item)
+    return [undefined]
+  })
+  if (names.some((name) => name === undefined)) {
+    throw badRecord(file, record, '"gold" must list tool names (non-empty strings)')
+  }
+  return unique(names as string[])
+}
+
+/** A gold name is the tool's id, else the name of exactly one of its tools. */
+function resolveGold(name: string, library: readonly Tool[]): string {
+  if (library.some((tool) => tool.id === name)) return name
+  const named = library.filter((tool) => tool.name === name)
+  return named.length === 1 ? named[0].id : name
+}
+
+function unionById(tools: readonly Tool[]): Tool[] {
+  const byId = new Map<string, Tool>()
+  for (const tool of tools) if (!byId.has(tool.id)) byId.set(tool.id, tool)
+  return [...byId.values()]
+}

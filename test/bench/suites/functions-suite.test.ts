@@ -1,0 +1,158 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { resolveSuites } from '../../../src/bench/suites/index.ts'
+import { runFixtureBench } from '../fixture-bench.ts'
+
+const FUNCTION_CALLING = fileURLToPath(
+  new URL('../../../bench/fixtures/function-calling/queries.jsonl', import.meta.url),
+)
+
+const load = (path: string, options: { tools?: string; unmappable?: 'drop' | 'keep' } = {}) =>
+  resolveSuites(`file:${path}`)[0].load({
+    dataDir: '/nonexistent',
+    libraryMode: 'union',
+    unmappable: options.unmappable ?? 'drop',
+    tools: options.tools,
+  })
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolsel-file-suite-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+const weather = {
+  name: 'get_weather',
+  description: 'Current weather in a city.',
+  parameters: { type: 'object', properties: { city: { type: 'string' } } },
+}
+const sms = {
+  type: 'function',
+  function: {
+    name: 'send_sms',
+    description: 'Send a text message.',
+    parameters: { type: 'object', properties: { phone: { type: 'string' } } },
+  },
+}
+
+describe('file:<path> suite (each query with its own tools)', () => {
+  it('loads the self-written function-calling set: one split per category, in file order', async () => {
+    const { splits, skipped } = await load(FUNCTION_CALLING)
+    expect(skipped).toEqual([])
+    expect(splits.map((split) => [split.name, split.cases.length])).toEqual([
+      ['file:queries/simple', 20],
+      ['file:queries/multiple', 20],
+      ['file:queries/parallel', 12],
+      ['file:queries/parallel_multiple', 12],
+      ['file:queries/irrelevance', 16],
+    ])
+    for (const split of splits) {
+      for (const benchCase of split.cases) {
+        const ids = benchCase.library!.map((tool) => tool.id)
+        expect(ids.length).toBeGreaterThanOrEqual(1)
+        expect(ids.length).toBeLessThanOrEqual(5)
+        for (const gold of benchCase.gold) expect(ids).toContain(gold)
+      }
+    }
+    expect(splits[4].cases.every((benchCase) => benchCase.gold.length === 0)).toBe(true)
+    expect(splits[3].cases.every((benchCase) => benchCase.gold.length >= 2)).toBe(true)
+  })
+
+  it('reads BFCL-shaped records (chat turns, function, ground_truth) and resolves gold by name', async () => {
+    const file = join(dir, 'bfcl.jsonl')
+    const records = [
+      {
+        id: 'simple_1',
+        question: [[{ role: 'user', content: 'Weather in Oslo?' }]],
+        function: [weather],
+        ground_truth: [{ get_weather: { city: ['Oslo'] } }],
+      },
+      // OpenAI tools with a namespace-free id; gold given as the name; parallel calls = one tool
+      { id: 'p', instruction: 'Text Ann and Bob', tools: [sms], gold: ['send_sms', 'send_sms'] },
+      {
+        id: 'irr',
+        category: 'irrelevance',
+        question: 'Tell me a joke',
+        tools: [weather],
+        gold: [],
+      },
+    ]
+    await writeFile(file, records.map((record) => JSON.stringify(record)).join('\n'))
+    const { splits } = await load(file)
+    expect(splits.map((split) => split.name)).toEqual(['file:bfcl/all', 'file:bfcl/irrelevance'])
+    expect(splits[0].cases).toMatchObject([
+      { id: 'simple_1', instruction: 'Weather in Oslo?', gold: ['get_weather'] },
+      { id: 'p', instruction: 'Text Ann and Bob', gold: ['send_sms'] },
+    ])
+    expect(splits[1].cases[0].gold).toEqual([])
+  })
+
+  it('shares a library file between records ("library", or --tools for records without tools)', async () => {
+    await writeFile(join(dir, 'lib.json'), JSON.stringify([weather, sms.function]))
+    const file = join(dir, 'shared.jsonl')
+    await writeFile(
+      file,
+      [
+        { instruction: 'weather in Rome', library: 'lib.json', gold: ['get_weather'] },
+        { instruction: 'text Ann', gold: ['send_sms'] },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    )
+    const { splits } = await load(file, { tools: join(dir, 'lib.json') })
+    const [first, second] = splits[0].cases
+    expect(first.library!.map((tool) => tool.id)).toEqual(['get_weather', 'send_sms'])
+    expect(second.library).toBe(first.library)
+  })
+
+  it('drops (or keeps) queries whose gold names a tool they were not given', async () => {
+    const file = join(dir, 'unmapped.jsonl')
+    await writeFile(file, JSON.stringify({ instruction: 'x', tools: [weather], gold: ['nope'] }))
+    expect((await load(file)).splits[0].stats).toMatchObject({ queries: 0, unmappedGold: 1 })
+    expect((await load(file, { unmappable: 'keep' })).splits[0].cases).toHaveLength(1)
+  })
+
+  it.each([
+    [{ tools: [weather], gold: [] }, /record 1: needs "instruction"/],
+    [{ instruction: 'x', gold: [] }, /record 1: needs its tools/],
+    [{ instruction: 'x', tools: [], gold: [] }, /"tools" must be a list of 1 to/],
+    [{ instruction: 'x', tools: [weather] }, /needs "gold": a list of tool names/],
+    [{ instruction: 'x', tools: [weather], gold: [3] }, /"gold" must list tool names/],
+    [{ instruction: 'x', tools: [{ description: 'no name' }], gold: [] }, /do not import/],
+  ])('refuses a bad record with the file and record: %j', async (record, message) => {
+    const file = join(dir, 'bad.jsonl')
+    await writeFile(file, JSON.stringify(record))
+    await expect(load(file)).rejects.toMatchObject({ code: 'INVALID_INPUT', message })
+  })
+
+  it('reports a missing file as a skipped split', async () => {
+    const { splits, skipped } = await load(join(dir, 'missing.jsonl'))
+    expect(splits).toEqual([])
+    expect(skipped).toEqual([{ name: 'file:missing', reason: expect.stringMatching(/not found/) }])
+  })
+
+  // The default pipeline on the self-written set (bench/fixtures/function-calling/README.md):
+  // 51 of 80 exact (round 17, before any change for tiny libraries); a change that lowers it is a
+  // regression. An irrelevance query is exact only when nothing is selected.
+  it('keeps the default exact match on the self-written set, abstaining on irrelevance', async () => {
+    const report = await runFixtureBench({
+      suite: `file:${FUNCTION_CALLING}`,
+      selector: 'learned',
+    })
+    const queries = report.suites[0].splits.flatMap((split) => split.queries)
+    const exact = queries.filter((query) => query.metrics.exactMatch === 1)
+    expect(queries).toHaveLength(80)
+    expect(exact.length).toBeGreaterThanOrEqual(51)
+    const irrelevance = report.suites[0].splits.find((split) => split.name.endsWith('irrelevance'))!
+    const abstained = irrelevance.queries.filter((query) => query.predicted.length === 0)
+    expect(abstained.length).toBe(
+      irrelevance.queries.filter((query) => query.metrics.exactMatch === 1).length,
+    )
+    expect(abstained.length).toBeGreaterThanOrEqual(12)
+  })
+})
