@@ -4,6 +4,7 @@ import {
   ON_DUPLICATE_CHOICES,
   summarizeImport,
   type ImportFormat,
+  type ImportResult,
   type ImportSummary,
   type OnDuplicate,
 } from '../library/importers/index.ts'
@@ -125,9 +126,13 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       previousIndexDir,
       logger,
       prepare: async (library, imported) => {
-        for (const warning of imported.warnings) logger.warn(warning)
+        // The summary below lists what these count: printed once, there.
+        const summarized = new Set(imported.summarized)
+        for (const warning of imported.warnings) {
+          if (!summarized.has(warning)) logger.warn(warning)
+        }
         io.stderr(
-          `Imported ${library.size} tools (${imported.format}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
+          `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
         )
         io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
         const examples = await libraryExamples(
@@ -150,6 +155,16 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0
+}
+
+/** `openai`; a directory of several formats: `openapi: 1 file, openai: 2 files`. */
+function importedFormats(imported: ImportResult): string {
+  const files = new Map<string, number>()
+  for (const { format } of imported.files) files.set(format, (files.get(format) ?? 0) + 1)
+  if (files.size <= 1) return imported.format
+  return [...files]
+    .map(([format, count]) => `${format}: ${count} file${count === 1 ? '' : 's'}`)
+    .join(', ')
 }
 
 /** Renames and schema rewrites spelled out on stderr (the counts are complete). */

@@ -111,7 +111,7 @@ export async function importLibrary(
   const imported =
     'path' in input
       ? await importToolsFromPath(input.path, settings)
-      : await importTools(input.text, { ...settings, fileName: input.fileName ?? `${name}.json` })
+      : await importTools(input.text, { ...settings, fileName: input.fileName, uploadName: name })
   const library = new ToolLibrary(name, imported.tools)
   const source = { ...('path' in input && { path: resolve(input.path) }), format: imported.format }
   const indexed = await buildIndexedLibrary(library, config, {
@@ -159,7 +159,8 @@ export async function importUploadedLibrary(
       format: input.format,
       namespace: input.namespace,
       onDuplicate: input.onDuplicate,
-      fileName: input.fileName ?? `${name}.json`,
+      fileName: input.fileName,
+      uploadName: name,
     },
     {
       workers: server.importWorkers,

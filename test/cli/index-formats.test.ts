@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,6 +56,9 @@ describe('toolsel index on the common tool formats', () => {
     )
     expect(indexed.stderr).toContain('  calculate_triangle_area → calculate_triangle_area_2')
     expect(indexed.stderr).toContain('Parameters rewritten into JSON Schema: 5 tool(s)')
+    // Said once, in the summary: the same counts were logged as warnings first.
+    expect(indexed.stderr).not.toContain('duplicate ids (--on-duplicate rename)')
+    expect(indexed.stderr).not.toContain('rewritten into JSON Schema: get_best_sushi_places')
     const tools = await savedTools('functions')
     expect(tools.map((tool) => tool.id)).toContain('calculate_triangle_area_2')
     for (const tool of tools) expect(schemaErrors(tool.parameters as never), tool.id).toEqual([])
@@ -87,6 +90,19 @@ describe('toolsel index on the common tool formats', () => {
       'getCategoryTree',
       'replaceCategory',
     ])
+  })
+
+  it('names every format of a directory of mixed files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-cli-mixed-'))
+    await copyFile(fixture('petstore.yaml'), join(dir, 'a.yaml'))
+    await copyFile(fixture('gemini-tools.json'), join(dir, 'b.json'))
+    await copyFile(fixture('openai-responses-tools.json'), join(dir, 'c.json'))
+    const indexed = await run('index', dir, '--name', 'mixed', '--index-dir', indexDir)
+    expect(indexed.code).toBe(0)
+    // It said "(openapi)": the first file's format only.
+    expect(indexed.stderr).toMatch(
+      /Imported \d+ tools \(openapi: 1 file, \w+: 1 file, \w+: 1 file\)/,
+    )
   })
 
   it('rejects an unknown --on-duplicate mode', async () => {

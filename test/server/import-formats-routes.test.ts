@@ -109,6 +109,41 @@ describe('PUT /v1/libraries/{name} with other tool formats', () => {
     expectUsableSchema(selected.tools[0].parameters, 'placeOrder')
   })
 
+  it('names a YAML or CSV upload by what it is, and detects a CRAFT CSV', async () => {
+    const { app } = await createTestApp()
+    const yaml = [
+      'openapi: 3.1.0',
+      'info: {title: t, version: "1"}',
+      'paths:',
+      '  /weather:',
+      '    get:',
+      '      operationId: getWeather',
+      '      summary: Get the weather for a city',
+      '      parameters:',
+      '        - {name: days, in: query, schema: {type: int}}',
+    ].join('\n')
+    const created = await readJson(
+      await app.request('/v1/libraries/spec', put(yaml, 'application/yaml')),
+    )
+    // It was labelled spec.json, although nothing in it is JSON.
+    expect(created.warnings).toEqual([
+      'spec.yaml: parameters of 1 tool(s) rewritten into JSON Schema: getWeather: properties.days.type: "int" → "integer"',
+    ])
+    expect(created.import.files).toEqual([{ file: 'spec.yaml', format: 'openapi', tools: 1 }])
+
+    // A CRAFT CSV upload was read as JSON ("invalid JSON at line 1") unless ?format=craft.
+    const csv = 'tool_id,tool\n1,"def add_numbers(a, b):\n    return a + b"\n'
+    const response = await app.request('/v1/libraries/math', put(csv, 'text/csv'))
+    expect(response.status).toBe(201)
+    expect((await readJson(response)).import).toMatchObject({
+      format: 'craft',
+      files: [{ file: 'math.csv', format: 'craft', tools: 1 }],
+    })
+
+    const bad = await readJson(await app.request('/v1/libraries/bad', put('tools: nope')))
+    expect(bad.error.message).toContain('bad.json: ')
+  })
+
   it('documents the import options and summary in /openapi.json', async () => {
     const { app } = await createTestApp()
     const document = await readJson(await app.request('/openapi.json'))

@@ -209,6 +209,19 @@ function unknownFormat(context: ImportContext, seen: string): ToolselError {
 const YAML_EXTENSIONS: ReadonlySet<string> = new Set(['.yaml', '.yml'])
 
 /** A top-level `openapi:` or `swagger:` key: an OpenAPI spec in YAML. */
+/**
+ * The file name an upload of the library `name` is given in messages (and for detection):
+ * `<name>.yaml` for text that is not JSON but an OpenAPI YAML spec, `<name>.csv` for a CRAFT
+ * CSV, else `<name>.json`.
+ */
+export function uploadFileName(name: string, text: string): string {
+  const start = stripByteOrderMark(text).trimStart()[0]
+  if (start === '{' || start === '[') return `${name}.json`
+  if (looksLikeCraftCsv(text)) return `${name}.csv`
+  if (looksLikeOpenApiYaml(text) && !isJson(text)) return `${name}.yaml`
+  return `${name}.json`
+}
+
 function looksLikeOpenApiYaml(text: string): boolean {
   return /^(?:openapi|swagger)\s*:/m.test(stripByteOrderMark(text))
 }

@@ -112,6 +112,12 @@ export interface ImportOptions {
   namespace?: string
   /** The file name, used in messages, for format detection and as the default namespace. */
   fileName?: string
+  /**
+   * Text without a file name (an upload): the name to use as one, with the extension of what
+   * the text looks like (`uploadFileName`: `<name>.yaml` for an OpenAPI YAML spec, `.csv` for a
+   * CRAFT CSV, else `.json`). Ignored when `fileName` is given.
+   */
+  uploadName?: string
   /** What to do when two records produce one id (see `OnDuplicate`). Default `error`. */
   onDuplicate?: OnDuplicate
 }
@@ -173,6 +179,11 @@ export interface ImportResult {
   format: ImportFormat
   /** Things a user may want to know that did not stop the import (merges, skipped entries…). */
   warnings: string[]
+  /**
+   * The warnings that only count what `duplicates`, `schemaChanges` and `invalidSchemas` list
+   * (a subset of `warnings`): a reader that prints those lists (`toolsel index`) skips them.
+   */
+  summarized: string[]
   /** What each file contributed. */
   files: ImportedFile[]
   /** Tools renamed or dropped for a taken id (`onDuplicate` other than `error`). */

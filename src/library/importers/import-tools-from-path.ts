@@ -84,15 +84,18 @@ function mergeResults(results: readonly ImportResult[], options: ImportOptions):
     (id, first, second) => duplicateAcrossFiles(id, where(first), where(second)),
   )
   const warnings = results.flatMap((result) => result.warnings)
+  const summarized = results.flatMap((result) => result.summarized)
   if (duplicates.length > 0) {
     warnings.push(
       `${duplicates.length} tool(s) share an id with a tool of another file (--on-duplicate ${options.onDuplicate}): see the import summary`,
     )
+    summarized.push(warnings.at(-1)!)
   }
   return {
     tools,
     format: results[0].format,
     warnings,
+    summarized,
     files: results.flatMap((result) => result.files),
     duplicates: [...results.flatMap((result) => result.duplicates), ...duplicates],
     schemaChanges: results.flatMap((result) => result.schemaChanges),

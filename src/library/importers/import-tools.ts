@@ -13,7 +13,7 @@ import { importAnthropic } from './anthropic-importer.ts'
 import { importBeirCorpus } from './beir-corpus-importer.ts'
 import { importCanonical } from './canonical-importer.ts'
 import { importCraft } from './craft-importer.ts'
-import { sniffText } from './detect-format.ts'
+import { sniffText, uploadFileName } from './detect-format.ts'
 import { importFunctions } from './functions-importer.ts'
 import { importGorilla } from './gorilla-importer.ts'
 import {
@@ -107,7 +107,10 @@ export async function importToolsFromFile(
 function start(text: string, options: ImportOptions) {
   assertKnownFormat(options.format)
   assertKnownOnDuplicate(options.onDuplicate)
-  const context = createImportContext(options)
+  const fileName =
+    options.fileName ??
+    (options.uploadName === undefined ? undefined : uploadFileName(options.uploadName, text))
+  const context = createImportContext({ ...options, fileName })
   const { format, parsed } = sniffText(text, context, options.format)
   return { context, format, parsed: parsed?.value }
 }
@@ -140,6 +143,7 @@ function finish(
     (id, first, second) =>
       duplicateToolId(context, id, recordOf(first, imported), recordOf(second, imported)),
   )
+  const summarized: string[] = []
   if (duplicates.length > 0) {
     const counts = { renamed: 0, dropped: 0, identical: 0 }
     for (const entry of duplicates) counts[entry.action] += 1
@@ -148,12 +152,14 @@ function finish(
       undefined,
       `duplicate ids (--on-duplicate ${options.onDuplicate}): ${counts.renamed} renamed, ${counts.dropped} dropped, ${counts.identical} identical copies dropped`,
     )
+    summarized.push(context.warnings.at(-1)!)
   }
-  const { schemaChanges, invalidSchemas } = normalizeSchemas(tools, context)
+  const { schemaChanges, invalidSchemas } = normalizeSchemas(tools, context, summarized)
   return {
     tools,
     format,
     warnings: context.warnings,
+    summarized,
     files: [{ file: context.file, format, tools: tools.length }],
     duplicates,
     schemaChanges,
@@ -168,6 +174,7 @@ function finish(
 export function normalizeSchemas(
   tools: Tool[],
   context: ImportContext,
+  summarized: string[] = [],
 ): { schemaChanges: SchemaChange[]; invalidSchemas: InvalidSchema[] } {
   const schemaChanges: SchemaChange[] = []
   const invalidSchemas: InvalidSchema[] = []
@@ -200,6 +207,7 @@ export function normalizeSchemas(
       undefined,
       `parameters of ${schemaChanges.length} tool(s) rewritten into JSON Schema: ${listed.join('; ')}${schemaChanges.length > LISTED_IN_WARNINGS ? '; …' : ''}`,
     )
+    summarized.push(context.warnings.at(-1)!)
   }
   if (invalidSchemas.length > 0) {
     const listed = invalidSchemas
@@ -210,6 +218,7 @@ export function normalizeSchemas(
       undefined,
       `parameters of ${invalidSchemas.length} tool(s) are not valid JSON Schema (imported as they are; fix them at the source): ${listed.join('; ')}${invalidSchemas.length > LISTED_IN_WARNINGS ? '; …' : ''}`,
     )
+    summarized.push(context.warnings.at(-1)!)
   }
   return { schemaChanges, invalidSchemas }
 }
