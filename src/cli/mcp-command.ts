@@ -2,7 +2,7 @@
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
+import { noUpstreamsWarning, readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { runStdioServer } from '../mcp/run-stdio-server.ts'
 import { parseList } from '../mcp/tool-scope.ts'
@@ -57,6 +57,8 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
     },
     io,
   )
+  const noUpstreams = gatewayFile && noUpstreamsWarning(gatewayFile, config.gateway)
+  if (noUpstreams) logger.warn(noUpstreams)
   if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   if (!values.stdio) {
     throw new ToolselError(

@@ -10,7 +10,7 @@ import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
+import { noUpstreamsWarning, readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
@@ -113,6 +113,10 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
+  const noUpstreams =
+    values['gateway-config'] && noUpstreamsWarning(values['gateway-config'], config.gateway)
+  // Once: the workers of --workers N run this command too.
+  if (noUpstreams && cluster.isPrimary) logger.warn(noUpstreams)
   if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const protection = checkBindSafety(config)
   if (cluster.isPrimary && config.server.workers !== 1) {

@@ -5,6 +5,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
+import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 
 type Layer = Record<string, unknown>
@@ -45,4 +46,17 @@ export async function readGatewayFile(file: string): Promise<Layer> {
     }
   }
   return { servers }
+}
+
+/**
+ * The warning for a `--gateway-config` file that starts no upstream server (`{"mcpServers": {}}`,
+ * or every server `enabled: false`): without one there is no gateway library, `call_tool` or
+ * `list_servers`, which a user who passed the file expects. Undefined when a server is enabled.
+ */
+export function noUpstreamsWarning(file: string, gateway: GatewayConfig): string | undefined {
+  const servers = Object.values(gateway.servers)
+  if (servers.some((server) => server.enabled)) return undefined
+  const why =
+    servers.length === 0 ? 'lists no servers' : `disables all ${servers.length} of its servers`
+  return `Gateway config ${file} ${why}: running without a gateway (no "${gateway.library}" library, call_tool or list_servers).`
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { readGatewayFile } from '../../../src/mcp/gateway/read-gateway-file.ts'
+import { runCli } from '../../cli/run-cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'toolsel-gateway-config-'))
 const write = (name: string, value: unknown) => {
@@ -81,5 +82,27 @@ describe('gateway config', () => {
     await expect(readGatewayFile(whole)).rejects.toMatchObject({
       message: expect.stringContaining('is given with --config'),
     })
+  })
+})
+
+describe('--gateway-config without upstream servers', () => {
+  it('warns that there is no gateway (serve and mcp), and stays quiet with a server', async () => {
+    const empty = write('empty-clients.json', { mcpServers: {} })
+    const disabled = write('disabled.json', {
+      servers: { notes: { command: 'node', enabled: false } },
+    })
+    const one = write('one.json', { mcpServers: { notes: { command: 'node' } } })
+    for (const command of ['serve', 'mcp']) {
+      const started = await runCli([command, '--gateway-config', empty, '--print-config'])
+      expect(started.code).toBe(0)
+      // It started with no upstreams and said nothing.
+      expect(started.stderr).toContain(
+        `Gateway config ${empty} lists no servers: running without a gateway (no "gateway" library, call_tool or list_servers).`,
+      )
+    }
+    const off = await runCli(['serve', '--gateway-config', disabled, '--print-config'])
+    expect(off.stderr).toContain('disables all 1 of its servers')
+    const quiet = await runCli(['serve', '--gateway-config', one, '--print-config'])
+    expect(quiet.stderr).not.toContain('running without a gateway')
   })
 })
