@@ -35,6 +35,25 @@ describe('toolsel train', () => {
     expect(selector.name).toBe(`learned:${join(dir, 'a.json')}`)
   })
 
+  it('warns when --examples has fewer than the 100 examples training needs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-few-'))
+    // 24 examples: it wrote a model scored on a handful of held-out queries, and said nothing.
+    const few = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      DEMO_LIBRARY_DIR,
+      '--out',
+      join(dir, 'm.json'),
+    ])
+    expect(few.code).toBe(0)
+    expect(few.stderr).toContain(
+      `WARN ${EXAMPLES} has 24 usage example(s); training needs at least 100: a fifth is held out, and its exact match on 5 held-out queries says nothing`,
+    )
+    expect(few.stderr).toContain('toolsel index --examples')
+  })
+
   /** `toolsel select` with the model at `out` answers a weather request with the forecast tool. */
   async function expectServesWeather(out: string): Promise<void> {
     const selected = await run([
