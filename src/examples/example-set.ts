@@ -64,14 +64,15 @@ export class ExampleSet {
 
   /**
    * `of`, yielding to the event loop every few milliseconds (loading an index's thousands of
-   * examples while the service answers); the same set.
+   * examples while the service answers); the same set. `normalized`: the examples are already
+   * `normalizeExample`'s (the parsers' output) and are kept as they are, not copied again.
    */
   static async ofSliced(
     examples: readonly UsageExample[],
-    options: { cap?: number; version?: number; signal?: AbortSignal } = {},
+    options: { cap?: number; version?: number; signal?: AbortSignal; normalized?: boolean } = {},
   ): Promise<ExampleSet> {
     return ExampleSet.#ofUnique(
-      await runStepsSliced(normalizeAll(examples), options.signal),
+      await runStepsSliced(normalizeAll(examples, options.normalized), options.signal),
       options,
     )
   }
@@ -274,16 +275,17 @@ function keyOf(example: UsageExample): string {
 }
 
 /**
- * The examples normalised, the first of each key kept, in order, and their keys; a step per
- * example.
+ * The examples normalised (unless `normalized` says they are), the first of each key kept, in
+ * order, and their keys; a step per example.
  */
 function* normalizeAll(
   examples: readonly UsageExample[],
+  normalized = false,
 ): Steps<{ unique: UsageExample[]; keys: Set<string> }> {
   const keys = new Set<string>()
   const unique: UsageExample[] = []
   for (const raw of examples) {
-    const example = normalizeExample(raw)
+    const example = normalized ? raw : normalizeExample(raw)
     const key = keyOf(example)
     if (!keys.has(key)) {
       keys.add(key)

@@ -9,8 +9,9 @@ import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
 import type { ExamplesConfig } from '../config/schema.ts'
 import { learnLibraryExamples, type LibraryExamples } from '../examples/library-examples.ts'
-import { parseExamplesText, parseExamplesTextSliced } from '../examples/usage-example.ts'
+import { parseExamplesBytesSliced, type UsageExample } from '../examples/usage-example.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
+import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import {
   EXAMPLES_FILE,
@@ -58,28 +59,42 @@ export async function loadExamples(
       `Index "${manifest.library}" at ${dir}: its usage examples (${entry.file}) ${problem}. Rebuild it with: toolsel index <file> --name ${manifest.library} --examples <examples.jsonl>.`,
       { cause, details: { library: manifest.library } },
     )
-  let text: string
+  let bytes: Buffer
   try {
-    text = await readFile(path, 'utf8')
+    bytes = await readFile(path)
   } catch (error) {
     throw corrupt('are missing', error)
   }
   let examples
   try {
-    examples = await parseExamplesTextSliced(text, path)
+    examples = await parseExamplesBytesSliced(bytes, path)
   } catch (error) {
     throw corrupt(`can't be read (${(error as Error).message})`, error)
   }
   const set = await ExampleSet.ofSliced(examples, {
     cap: Math.max(entry.cap, examples.length, 1),
     version: entry.version,
+    normalized: true,
   })
   if (set.size !== entry.count || (await set.contentHashSliced()) !== entry.contentHash) {
     throw corrupt('do not match the manifest (count or hash differs)')
   }
-  const unknown = set.examples.flatMap((example) => example.tools).filter((id) => !library.has(id))
-  if (unknown.length > 0) throw corrupt(`name tools the library does not have ("${unknown[0]}")`)
+  // In slices: every example's tools looked up in one piece was 30-50 ms at 16.8k examples.
+  const unknown = await runStepsSliced(firstUnknownTool(set.examples, library))
+  if (unknown !== undefined) throw corrupt(`name tools the library does not have ("${unknown}")`)
   return learnLibraryExamples(set, library, config)
+}
+
+/** The first tool id (in example order) that `library` does not have; a step per example. */
+function* firstUnknownTool(
+  examples: readonly UsageExample[],
+  library: ToolLibrary,
+): Steps<string | undefined> {
+  for (const example of examples) {
+    for (const id of example.tools) if (!library.has(id)) return id
+    yield
+  }
+  return undefined
 }
 
 /**
@@ -98,9 +113,10 @@ export async function readStoredExamples(dir: string): Promise<ExampleSet | unde
   const entry = parsed.success ? parsed.data.examples : undefined
   if (entry === undefined) return undefined
   const path = join(dir, entry.file)
-  const examples = parseExamplesText(await readFile(path, 'utf8'), path)
-  return ExampleSet.of(examples, {
+  const examples = await parseExamplesBytesSliced(await readFile(path), path)
+  return ExampleSet.ofSliced(examples, {
     cap: Math.max(entry.cap, examples.length, 1),
     version: entry.version,
+    normalized: true,
   })
 }

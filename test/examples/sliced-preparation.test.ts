@@ -15,7 +15,7 @@ import {
   memorySelfCheckSliced,
   prepareExampleMemorySliced,
 } from '../../src/examples/memory-selection.ts'
-import { parseExamplesText, parseExamplesTextSliced } from '../../src/examples/usage-example.ts'
+import { parseExamplesBytesSliced, parseExamplesText } from '../../src/examples/usage-example.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { runStepsSliced, type Steps } from '../../src/time-slicer.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
@@ -99,9 +99,10 @@ describe('sliced work gives the synchronous results', () => {
 
   it('parses, de-duplicates, hashes and writes the examples alike', async () => {
     const text = set.toJsonLines()
-    const parsed = await parseExamplesTextSliced(`${text}${text}`, 'examples.jsonl')
+    const bytes = Buffer.from(`${text}${text}`)
+    const parsed = await parseExamplesBytesSliced(bytes, 'examples.jsonl')
     expect(parsed).toEqual(parseExamplesText(`${text}${text}`, 'examples.jsonl'))
-    const reread = await ExampleSet.ofSliced(parsed, { version: 3 })
+    const reread = await ExampleSet.ofSliced(parsed, { version: 3, normalized: true })
     expect(reread.examples).toEqual(ExampleSet.of(parsed).examples)
     expect(reread.version).toBe(3)
     expect((await reread.toJsonLinesSliced()).toString()).toBe(text)
@@ -121,6 +122,41 @@ describe('sliced work gives the synchronous results', () => {
       }
     })()
     expect(sync).toContain('line 3001')
-    await expect(parseExamplesTextSliced(text, 'ex.jsonl')).rejects.toThrow(sync)
+    await expect(parseExamplesBytesSliced(Buffer.from(text), 'ex.jsonl')).rejects.toThrow(sync)
+  })
+
+  it('parses bytes as their UTF-8 text: byte-order mark, arrays, CRLF, bad bytes, errors', async () => {
+    const line = (instruction: string, tools = ['t']) =>
+      `${JSON.stringify({ instruction, tools })}\n`
+    const files = [
+      Buffer.from(`\uFEFF${line('a')}${line('b  c')}`),
+      Buffer.from(`\n  \r\n${line('é ü 日本')}\r\n${line('x', ['t', 't', 'u'])}\n\n`),
+      Buffer.from(`  [${JSON.stringify({ instruction: 'a', tools: ['t'] })}]`),
+      Buffer.from(`\uFEFF [{"instruction":"a","tools":["t"]}]`),
+      Buffer.from(`\u00A0${line('nbsp first')}`),
+      Buffer.concat([
+        Buffer.from('{"instruction":"bad '),
+        Buffer.from([0xe6, 0x97]),
+        Buffer.from('","tools":["t"]}\n'),
+      ]),
+      Buffer.from('   \n\t\n'),
+      Buffer.from(''),
+      Buffer.from(`${line('a')}{"instruction": "x", "tools": []}\n`),
+      Buffer.from(`${line('a')}not json\n${line('b')}`),
+      Buffer.from(`${line('a')}{"instruction": "x"`),
+      Buffer.from('{"instruction":"a","tools":["t"]}'),
+    ]
+    for (const bytes of files) {
+      const text = bytes.toString('utf8')
+      let expected: unknown
+      try {
+        expected = parseExamplesText(text, 'f.jsonl')
+      } catch (error) {
+        expected = error
+      }
+      const sliced = parseExamplesBytesSliced(bytes, 'f.jsonl')
+      if (expected instanceof Error) await expect(sliced).rejects.toThrow(expected.message)
+      else expect(await sliced).toEqual(expected)
+    }
   })
 })

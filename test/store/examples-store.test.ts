@@ -1,5 +1,5 @@
 /** Usage examples stored with an index: built into BM25, saved atomically, loaded back, checked. */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -9,6 +9,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import {
   buildIndexedLibrary,
   loadIndexedLibrary,
+  recoverIndexDir,
   saveIndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
 import { readStoredExamples } from '../../src/store/examples-part.ts'
@@ -91,5 +92,66 @@ describe('an index with usage examples', () => {
     await writeFile(path, JSON.stringify(manifest))
     const loaded = await loadIndexedLibrary(saved, defaultConfig())
     expect(loaded.examples).toBeUndefined()
+  })
+
+  it('refuses a truncated, altered or mismatched examples file; a crash mid-save keeps the old one', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-examples-corrupt-'))
+    const many = Array.from({ length: 60 }, (_, at) => ({
+      instruction: `holler at band member ${at} about the gig, é ü 日本`,
+      tools: at % 2 ? ['sms.send_sms'] : ['sms.send_sms', 'mail.send_email'],
+    }))
+    const saved = await saveIndexedLibrary(indexDir, await build(ExampleSet.of(many)))
+    const path = join(saved, 'examples.jsonl')
+    const bytes = await readFile(path)
+    const config = defaultConfig()
+    expect((await loadIndexedLibrary(saved, config)).examples!.set.examples).toEqual(many)
+    const refused = async (content: Buffer | string, problem: string) => {
+      await writeFile(path, content)
+      await expect(loadIndexedLibrary(saved, config)).rejects.toMatchObject({
+        code: 'INDEX_CORRUPT',
+        message: expect.stringContaining(problem),
+      })
+    }
+    // Cut mid-line (mid-character too), cut at a line, a line changed, a byte-order mark added.
+    await refused(bytes.subarray(0, bytes.length - 40), "can't be read")
+    await refused(bytes.subarray(0, bytes.indexOf('日') + 1), "can't be read")
+    const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1
+    await refused(bytes.subarray(0, lastLine), 'do not match the manifest')
+    await refused(bytes.toString().replace('member 7 ', 'member 8 '), 'do not match the manifest')
+    await refused('', 'do not match the manifest')
+    // Same examples written another way (a byte-order mark, CRLF): the same examples, loaded.
+    await writeFile(path, `\uFEFF${bytes.toString().replaceAll('\n', '\r\n')}`)
+    expect((await loadIndexedLibrary(saved, config)).examples!.set.examples).toEqual(many)
+    // A tool the library lacks, with a manifest that vouches for the file: still refused.
+    const manifestPath = join(saved, 'manifest.json')
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8'))
+    const stranger = ExampleSet.of([...many, { instruction: 'x', tools: ['nope.tool'] }])
+    await writeFile(
+      manifestPath,
+      JSON.stringify({
+        ...manifest,
+        examples: { ...manifest.examples, count: 61, contentHash: stranger.contentHash },
+      }),
+    )
+    await refused(stranger.toJsonLines(), 'name tools the library does not have ("nope.tool")')
+    // Another index format version: refused before the examples are read.
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, formatVersion: 99 }))
+    await expect(loadIndexedLibrary(saved, config)).rejects.toMatchObject({
+      code: 'INDEX_MISMATCH',
+    })
+    // A save that dies before its commit leaves the index as it was.
+    await writeFile(manifestPath, JSON.stringify(manifest))
+    await writeFile(path, bytes)
+    const next = await build(ExampleSet.of(many.slice(0, 10)))
+    await expect(
+      saveIndexedLibrary(indexDir, next, {
+        beforeCommit: () => {
+          throw new Error('crash')
+        },
+      }),
+    ).rejects.toThrow('crash')
+    await recoverIndexDir(indexDir)
+    expect(await readdir(indexDir)).toEqual(['sample'])
+    expect((await loadIndexedLibrary(saved, config)).examples!.set.examples).toEqual(many)
   })
 })
