@@ -36,6 +36,18 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
+/**
+ * Longest error message answered (HTTP bodies, MCP tool errors): messages quote request values
+ * (ids, names), which can be long.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 4000
+
+/** `message`, cut at MAX_ERROR_MESSAGE_CHARS with a note of how much was left out. */
+export function boundedMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message
+  return `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}… (${message.length - MAX_ERROR_MESSAGE_CHARS} more characters)`
+}
+
 export interface ToolselErrorOptions {
   /** The lower-level error this one wraps (file IO, ONNX Runtime, JSON parsing…). */
   cause?: unknown

@@ -6,7 +6,8 @@
  * @module
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { isToolselError, ToolselError } from '../errors.ts'
+import { z } from 'zod'
+import { boundedMessage, isToolselError, MAX_ERROR_MESSAGE_CHARS, ToolselError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 
 export function jsonResult(payload: Record<string, unknown>): CallToolResult {
@@ -18,8 +19,12 @@ export function jsonResult(payload: Record<string, unknown>): CallToolResult {
  * `structuredContent`: it would have to match the success `outputSchema`.
  */
 export function errorResult(error: ToolselError): CallToolResult {
-  const { code, message, details } = error
-  const body = Object.keys(details).length > 0 ? { code, message, details } : { code, message }
+  const { code, details } = error
+  // Bounded as the HTTP bodies are; details that quote long request values are left out.
+  const message = boundedMessage(error.message)
+  const keep =
+    Object.keys(details).length > 0 && JSON.stringify(details).length <= MAX_ERROR_MESSAGE_CHARS
+  const body = keep ? { code, message, details } : { code, message }
   return { content: [{ type: 'text', text: JSON.stringify({ error: body }) }], isError: true }
 }
 
@@ -37,4 +42,23 @@ export async function guardTool(
     logger.error(`MCP tool ${tool} failed: ${error instanceof Error ? error.stack : reason}`)
     return errorResult(new ToolselError('INTERNAL', `${tool} failed: ${reason}`))
   }
+}
+
+/**
+ * A tool's arguments object that refuses keys it does not define, as the HTTP bodies do: a model
+ * that invents `limit` for `k` is told so (`Unknown argument "limit": search_tools takes query, k,
+ * library, retriever`) instead of getting the default silently. tools/list shows the schema with
+ * `additionalProperties: false`.
+ */
+export function toolArguments<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+  const names = Object.keys(shape)
+  const takes = names.length > 0 ? `${tool} takes ${names.join(', ')}` : `${tool} takes none`
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined
+      const keys = issue.keys.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)))
+      const more = issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : ''
+      return `Unknown argument${issue.keys.length === 1 ? '' : 's'} ${keys.join(', ')}${more}: ${takes}`
+    },
+  })
 }

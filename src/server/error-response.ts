@@ -6,7 +6,7 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { ToolselError, type ErrorCode } from '../errors.ts'
+import { boundedMessage, ToolselError, type ErrorCode } from '../errors.ts'
 import type { Logger } from '../log.ts'
 
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
@@ -46,14 +46,6 @@ export function errorResponse(c: Context, error: ToolselError): Response {
   c.set('errorCode', error.code)
   const body: ErrorBody = { error: { code: error.code, message: boundedMessage(error.message) } }
   return c.json(body, STATUS_BY_CODE[error.code])
-}
-
-/** Longest error message answered: messages quote request values (ids, names), which can be long. */
-export const MAX_ERROR_MESSAGE_CHARS = 4000
-
-function boundedMessage(message: string): string {
-  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message
-  return `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}… (${message.length - MAX_ERROR_MESSAGE_CHARS} more characters)`
 }
 
 /** `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500. */

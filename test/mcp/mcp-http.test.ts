@@ -145,6 +145,29 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(result.isError).toBe(true)
   })
 
+  it('refuses unknown argument keys, naming the ones the tool takes', async () => {
+    // A model that writes "limit" for "k" got 10 results and no hint.
+    const result = await call(client, 'search_tools', { query: 'send an email', limit: 2 })
+    expect(result.isError).toBe(true)
+    expect(JSON.stringify(result.content)).toContain(
+      'Unknown argument \\"limit\\": search_tools takes query, k, library, retriever',
+    )
+    const schemas = await call(client, 'get_tool_schemas', { ids: ['mail.send_email'], id: 'x' })
+    expect(JSON.stringify(schemas.content)).toContain(
+      'Unknown argument \\"id\\": get_tool_schemas takes ids, library',
+    )
+    const { tools } = await client.listTools()
+    for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+  })
+
+  it('cuts a tool error message at 4,000 characters, as the HTTP bodies', async () => {
+    const error = errorOf(await call(client, 'get_tool_schemas', { ids: ['x'.repeat(10_000)] }))
+    expect(error.code).toBe('UNKNOWN_TOOL')
+    // The message quoted the whole id (and details repeated it): 20,000+ characters.
+    expect(error.message.length).toBeLessThan(4_100)
+    expect(error.message).toMatch(/… \(\d+ more characters\)$/)
+  })
+
   it('answers GET with 405: the endpoint is stateless', async () => {
     const response = await fetch(`${harness.baseUrl}/mcp`, {
       headers: { accept: 'text/event-stream' },

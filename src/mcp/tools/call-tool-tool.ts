@@ -6,7 +6,7 @@ import type { McpGateway } from '../gateway/mcp-gateway.ts'
 import { resolveView } from '../mcp-context.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
-import { guardTool } from '../tool-result.ts'
+import { guardTool, toolArguments } from '../tool-result.ts'
 
 const DESCRIPTION = `Run a tool of a connected server, by id, with its arguments. Ids come from search_tools or select_tools ("server.tool"); load the tool's schema with get_tool_schemas first so that the arguments match it.
 Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when the tool's server is down or too slow (list_servers shows each server's status).`
@@ -23,13 +23,13 @@ export function registerCallTool(
     {
       title: 'Call a tool',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: toolArguments('call_tool', {
         id: z.string().min(1).describe('Tool id, e.g. "github.create_issue"'),
         arguments: z
           .record(z.string(), z.unknown())
           .optional()
           .describe("Arguments matching the tool's input schema"),
-      },
+      }),
       annotations: { openWorldHint: true },
     },
     ({ id, arguments: args }, extra) =>

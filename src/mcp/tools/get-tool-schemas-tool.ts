@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
-import { guardTool, jsonResult } from '../tool-result.ts'
+import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
 
 /** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
@@ -25,14 +25,14 @@ export function registerGetToolSchemas(
     {
       title: 'Get tool schemas',
       description: DESCRIPTION,
-      inputSchema: {
+      inputSchema: toolArguments('get_tool_schemas', {
         ids: z
           .array(z.string().min(1))
           .min(1)
           .max(MAX_SCHEMA_IDS)
           .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),
         library: z.string().optional().describe('Library of the ids; omit for the default'),
-      },
+      }),
       outputSchema: { library: z.string(), tools: z.array(ToolSchemaSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

@@ -5,7 +5,7 @@ import type { McpGateway } from '../gateway/mcp-gateway.ts'
 import { UpstreamStateSchema, type UpstreamState } from '../gateway/upstream-state.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import type { ToolScope } from '../tool-scope.ts'
-import { guardTool, jsonResult } from '../tool-result.ts'
+import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 
 const DESCRIPTION = `List the servers behind this gateway with their status (connected, slow, down, reconnecting, connecting), tool count, last sync time, last error and, for a down server, its reconnect attempt and when the next one starts.
 Use it when call_tool fails with UPSTREAM_UNAVAILABLE, or to see which servers exist. A down server's tools stay searchable but can't be called until it is back.`
@@ -30,7 +30,7 @@ export function registerListServers(
     {
       title: 'List gateway servers',
       description: DESCRIPTION,
-      inputSchema: {},
+      inputSchema: toolArguments('list_servers', {}),
       outputSchema: { library: z.string(), servers: z.array(UpstreamStateSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

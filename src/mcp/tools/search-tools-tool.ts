@@ -3,7 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
-import { guardTool, jsonResult } from '../tool-result.ts'
+import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { roundScore, serverOf, TokensSchema } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
 
@@ -27,7 +27,7 @@ export function registerSearchTools(
       description: context.gateway
         ? `${DESCRIPTION}\nRun the chosen tool with call_tool.`
         : DESCRIPTION,
-      inputSchema: {
+      inputSchema: toolArguments('search_tools', {
         query: z
           .string()
           .min(1)
@@ -42,7 +42,7 @@ export function registerSearchTools(
           .describe(`How many tools to return (default ${config.mcp.searchK})`),
         library: z.string().optional().describe('Library to search; omit for the default'),
         retriever,
-      },
+      }),
       outputSchema: {
         library: z.string(),
         tools: z.array(

@@ -3,7 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
-import { guardTool, jsonResult } from '../tool-result.ts'
+import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { TokensSchema, toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
 
@@ -29,7 +29,7 @@ export function registerSelectTools(
       description: context.gateway
         ? `${DESCRIPTION}\nRun the chosen tools with call_tool.`
         : DESCRIPTION,
-      inputSchema: {
+      inputSchema: toolArguments('select_tools', {
         instruction: z
           .string()
           .min(1)
@@ -42,7 +42,7 @@ export function registerSelectTools(
         planner,
         reranker,
         selector,
-      },
+      }),
       outputSchema: {
         library: z.string(),
         tools: z.array(ToolSchemaSchema),
