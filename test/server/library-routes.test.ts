@@ -76,6 +76,33 @@ describe('library routes', () => {
     }
   })
 
+  it('answers 400 for a tool id that is not valid percent-encoding, unless a tool has it', async () => {
+    const { app } = await createTestApp()
+    const body = JSON.stringify([
+      { id: '100%', name: 'full', description: 'Charge to 100%' },
+      { id: '50%25', name: 'half', description: 'Half' },
+    ])
+    expect((await app.request('/v1/libraries/pct', put(body))).status).toBe(201)
+    // It was a 404 UNKNOWN_TOOL quoting "%ZZ", as if the client had meant that id.
+    const bad = await app.request('/v1/libraries/pct/tools/%ZZ')
+    expect(bad.status).toBe(400)
+    expect((await readJson(bad)).error).toEqual({
+      code: 'INVALID_INPUT',
+      message:
+        'Tool id "%ZZ" in the path is not valid percent-encoding; URL-encode ids (encodeURIComponent: "%" is "%25").',
+    })
+    // A client that sends a literal "%" unencoded still gets its tool; encoded ids as always.
+    for (const [path, id] of [
+      ['100%', '100%'],
+      ['100%25', '100%'],
+      [encodeURIComponent('50%25'), '50%25'],
+    ]) {
+      const response = await app.request(`/v1/libraries/pct/tools/${path}`)
+      expect((await readJson(response)).tool?.id, path).toBe(id)
+    }
+    expect((await app.request('/v1/libraries/pct/tools/nope%25')).status).toBe(404)
+  })
+
   it('creates, lists, replaces and deletes a library', async () => {
     const { app, indexDir } = await createTestApp()
     const created = await app.request('/v1/libraries/crm?namespace=crm', put(mcpBody('v1')))

@@ -96,6 +96,27 @@ function assertWritable(service: ToolselService, name: string): void {
   }
 }
 
+/**
+ * A path id that is not valid percent-encoding (`%ZZ`, a lone `%`) is kept as it is by the router,
+ * so a client sending a literal "%" unencoded still gets its tool; when no tool has that id either,
+ * the answer is this 400 naming the encoding, not a 404 about a tool id the client did not mean.
+ */
+function badEncoding(error: unknown, url: string): ToolselError | undefined {
+  if (!(error instanceof ToolselError) || error.code !== 'UNKNOWN_TOOL') return undefined
+  // ['', 'v1', 'libraries', <library>, 'tools', ...the id's segments]
+  const raw = new URL(url).pathname.split('/').slice(5).join('/')
+  try {
+    decodeURIComponent(raw)
+    return undefined
+  } catch {
+    return new ToolselError(
+      'INVALID_INPUT',
+      `Tool id "${raw}" in the path is not valid percent-encoding; URL-encode ids (encodeURIComponent: "%" is "%25").`,
+      { details: { id: raw } },
+    )
+  }
+}
+
 export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<AppEnv>()
     .get('/', (c) => {
@@ -177,9 +198,12 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       },
     )
     .get('/:library/tools/:id{.+}', (c) => {
-      const [tool] = toolsInScope(service, principalOf(c), c.req.param('library'), [
-        c.req.param('id'),
-      ])
-      return c.json({ tool })
+      const id = c.req.param('id')
+      try {
+        const [tool] = toolsInScope(service, principalOf(c), c.req.param('library'), [id])
+        return c.json({ tool })
+      } catch (error) {
+        throw badEncoding(error, c.req.url) ?? error
+      }
     })
 }
