@@ -249,6 +249,7 @@ function fitTrees(
 function fit(
   queries: readonly HeldQuery[],
   settings: DecisionTreeSettings = {},
+  progress?: (stage: string) => void,
 ): Fitted | undefined {
   const withRows = queries.filter((query) => query.rows && query.rows.ids.length > 0)
   const rows: number[][] = []
@@ -263,6 +264,7 @@ function fit(
     })
   }
   if (rows.length === 0) return undefined
+  progress?.(`tool model, ${rows.length} rows`)
   const logistic = fitLogistic(rows, labels, { l2: 1, rowWeights: weights })
   const model = settings.tool ? roundedModel(logistic) : logistic
   const trees = fitTrees(model, rows, labels, weights, settings.tool)
@@ -276,6 +278,7 @@ function fit(
       setWeights.push(query.weight)
     }
   }
+  progress?.(`set model, ${setRows.length} rows`)
   const setLogistic = fitLogistic(setRows, setLabels, { l2: 1, rowWeights: setWeights })
   const setModel = settings.set ? roundedModel(setLogistic) : setLogistic
   const setTrees = fitTrees(setModel, setRows, setLabels, setWeights, settings.set)
@@ -349,6 +352,7 @@ export function fitDecision(
   sets: readonly HeldSet[],
   seed: number,
   settings: DecisionTreeSettings = {},
+  onProgress?: (message: string) => void,
 ): {
   heldOut: NonNullable<LearnedModel['examples']>['heldOut']
   minExamples: number | undefined
@@ -358,10 +362,17 @@ export function fitDecision(
   // before foldHash told one-digit seeds apart; kept so that the default's halves stay.
   const half = (query: HeldQuery) => foldHash(query.id, seed) % 2
   const all = sets.flatMap((set) => set.queries)
+  // Six fits of minutes in all on the benchmark splits: each announced, so the run is seen to move.
+  const started = performance.now()
+  const progress = (part: string) => (stage: string) =>
+    onProgress?.(
+      `example decision: fitting ${part}: ${stage} (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+    )
   const halves = [0, 1].map((side) =>
     fit(
       all.filter((query) => half(query) !== side),
       settings,
+      progress(`half ${side + 1} of 2 for the held-out check`),
     ),
   )
   const heldOut = sets
@@ -385,7 +396,7 @@ export function fitDecision(
     .find((count) =>
       heldOut.every((split) => split.examples < count || split.decision >= split.memory),
     )
-  return { heldOut, minExamples, fitted: fit(all, settings) }
+  return { heldOut, minExamples, fitted: fit(all, settings, progress('every query')) }
 }
 
 /**
@@ -401,6 +412,7 @@ export async function trainExampleDecision(
     await heldSets(sources, model, options),
     options.seed,
     options.trees,
+    options.onProgress,
   )
   options.onProgress?.(
     minExamples === undefined

@@ -52,6 +52,11 @@ describe('toolsel train', () => {
       `WARN ${EXAMPLES} has 24 usage example(s); training needs at least 100: a fifth is held out, and its exact match on 5 held-out queries says nothing`,
     )
     expect(few.stderr).toContain('toolsel index --examples')
+    // The decision's fits were silent: on the benchmark splits about 4 minutes without a line.
+    expect(few.stderr).toMatch(
+      /example decision: fitting half 1 of 2 for the held-out check: tool model, \d+ rows \(\d+ s\)/,
+    )
+    expect(few.stderr).toContain('example decision: fitting every query: set model')
   })
 
   /** `toolsel select` with the model at `out` answers a weather request with the forecast tool. */
