@@ -95,6 +95,36 @@ describe.skipIf(BROWSER === undefined)(
       expect(errors).toEqual([])
     }, 120_000)
 
+    it('takes an API key when the service requires one, and says so when it is missing', async () => {
+      const key = 'playground-admin-key-0123456789'
+      const keyed = await startServe([], { env: { TOOLSEL_ADMIN_KEY: key } })
+      try {
+        const page = await browser.newPage()
+        const errors: string[] = []
+        page.on('pageerror', (error) => errors.push(String(error)))
+        await page.goto(`${keyed.url}/ui`, { waitUntil: 'networkidle0' })
+        // The page had no way to send a key: every call was a 401 and it stayed "not reachable".
+        await page.waitForFunction(() =>
+          document.getElementById('error')!.textContent!.includes('UNAUTHORIZED'),
+        )
+        expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toContain(
+          'Enter a read key (or the admin key) under "API key" at the top.',
+        )
+        await page.type('[data-testid=api-key]', key)
+        await page.keyboard.press('Enter')
+        await page.waitForSelector('#library option')
+        expect(await page.$eval('#service-status', (node) => node.textContent)).toMatch(
+          /libraries loaded/,
+        )
+        expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toBe('')
+        await page.click('[data-testid=run]')
+        await page.waitForSelector('[data-testid=selected-tool]')
+        expect(errors).toEqual([])
+      } finally {
+        await keyed.stop()
+      }
+    }, 120_000)
+
     it('links the latest benchmark report', async () => {
       const page = await browser.newPage()
       const response = await page.goto(`${serve.url}/ui/report`)
