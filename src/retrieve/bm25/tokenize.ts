@@ -73,6 +73,16 @@ const chunkCache = new Map<string, readonly string[]>()
 const CHUNK_CACHE_LIMIT = 100_000
 const MAX_CACHED_CHUNK = 100
 
+/** `tokenizeText` of a chunk, kept in `chunkCache` when it is short enough. */
+function analyseChunk(chunk: string): readonly string[] {
+  const terms = tokenizeText(chunk)
+  if (chunk.length <= MAX_CACHED_CHUNK) {
+    if (chunkCache.size >= CHUNK_CACHE_LIMIT) chunkCache.clear()
+    chunkCache.set(chunk, terms)
+  }
+  return terms
+}
+
 /**
  * Text → index terms. Deterministic; the same function serves documents and queries.
  *
@@ -90,14 +100,7 @@ export function tokenize(text: string): string[] {
     while (end < length && !isAsciiSpace(text.charCodeAt(end))) end += 1
     if (end > start) {
       const chunk = start === 0 && end === length ? text : text.slice(start, end)
-      let chunkTerms = chunkCache.get(chunk)
-      if (chunkTerms === undefined) {
-        chunkTerms = tokenizeText(chunk)
-        if (chunk.length <= MAX_CACHED_CHUNK) {
-          if (chunkCache.size >= CHUNK_CACHE_LIMIT) chunkCache.clear()
-          chunkCache.set(chunk, chunkTerms)
-        }
-      }
+      const chunkTerms = chunkCache.get(chunk) ?? analyseChunk(chunk)
       for (const term of chunkTerms) terms.push(term)
     }
     start = end + 1
@@ -153,7 +156,7 @@ function tokenizeQueryText(text: string): string[] {
         chunkTerms = queryChunkTerms[slot]
       } else {
         const chunk = start === 0 && end === length ? text : text.slice(start, end)
-        chunkTerms = chunkCache.get(chunk) ?? tokenizeText(chunk)
+        chunkTerms = chunkCache.get(chunk) ?? analyseChunk(chunk)
         if (chunk.length <= MAX_CACHED_CHUNK) {
           queryChunkTexts[slot] = chunk
           queryChunkTerms[slot] = chunkTerms
