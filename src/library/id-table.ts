@@ -27,15 +27,19 @@ export function idArray(list: IdList): readonly string[] {
   return Array.isArray(list) ? list : Array.from({ length: list.length }, (_, at) => list.at(at)!)
 }
 
+/** FNV-1a's 32-bit offset basis and prime (`idHash`; tokenize.ts hashes query chunks inline). */
+export const FNV_OFFSET = 0x811c9dc5
+export const FNV_PRIME = 0x01000193
+
 /**
  * FNV-1a over the id's UTF-16 code units, 32-bit (also the word hash of models/: one function for
  * every FNV-1a table). `start`/`end`: hash `id.slice(start, end)` without making it a string.
  */
 export function idHash(id: string, start = 0, end = id.length): number {
-  let hash = 0x811c9dc5
+  let hash = FNV_OFFSET
   for (let at = start; at < end; at += 1) {
     hash ^= id.charCodeAt(at)
-    hash = Math.imul(hash, 0x01000193)
+    hash = Math.imul(hash, FNV_PRIME)
   }
   return hash >>> 0
 }

@@ -12,7 +12,7 @@
  * @module
  */
 import { createRequire } from 'node:module'
-import { idHash } from '../../library/id-table.ts'
+import { FNV_OFFSET, FNV_PRIME } from '../../library/id-table.ts'
 import { NO_SPACE_SCRIPT, segmentWords } from './segment-words.ts'
 
 const require = createRequire(import.meta.url)
@@ -101,7 +101,7 @@ export function tokenize(text: string): string[] {
     if (end > start) {
       const chunk = start === 0 && end === length ? text : text.slice(start, end)
       const chunkTerms = chunkCache.get(chunk) ?? analyseChunk(chunk)
-      for (const term of chunkTerms) terms.push(term)
+      for (let at = 0; at < chunkTerms.length; at += 1) terms.push(chunkTerms[at])
     }
     start = end + 1
   }
@@ -146,13 +146,19 @@ function tokenizeQueryText(text: string): string[] {
   const length = text.length
   let start = 0
   while (start < length) {
+    // The chunk's end and its hash (`idHash` of the range) in one pass over its characters.
     let end = start
-    while (end < length && !isAsciiSpace(text.charCodeAt(end))) end += 1
+    let hash = FNV_OFFSET
+    for (; end < length; end += 1) {
+      const code = text.charCodeAt(end)
+      if (isAsciiSpace(code)) break
+      hash = Math.imul(hash ^ code, FNV_PRIME)
+    }
     if (end > start) {
-      const slot = idHash(text, start, end) & (QUERY_CHUNK_SLOTS - 1)
+      const slot = (hash >>> 0) & (QUERY_CHUNK_SLOTS - 1)
       const known = queryChunkTexts[slot]
       let chunkTerms: readonly string[]
-      if (known !== undefined && known.length === end - start && text.startsWith(known, start)) {
+      if (known !== undefined && known.length === end - start && sameChars(text, start, known)) {
         chunkTerms = queryChunkTerms[slot]
       } else {
         const chunk = start === 0 && end === length ? text : text.slice(start, end)
@@ -162,11 +168,18 @@ function tokenizeQueryText(text: string): string[] {
           queryChunkTerms[slot] = chunkTerms
         }
       }
-      for (const term of chunkTerms) terms.push(term)
+      for (let at = 0; at < chunkTerms.length; at += 1) terms.push(chunkTerms[at])
     }
     start = end + 1
   }
   return terms
+}
+
+/** Whether `text` holds `known` from `start` on (`text.startsWith(known, start)`, inlined). */
+function sameChars(text: string, start: number, known: string): boolean {
+  for (let at = 0; at < known.length; at += 1)
+    if (text.charCodeAt(start + at) !== known.charCodeAt(at)) return false
+  return true
 }
 
 /** Space, tab, line feed, vertical tab, form feed, carriage return. */
