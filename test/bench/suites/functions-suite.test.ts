@@ -110,6 +110,36 @@ describe('file:<path> suite (each query with its own tools)', () => {
     expect(second.library).toBe(first.library)
   })
 
+  it('runs queries sharing a library file against that library, and abstains where no tool fits', async () => {
+    const tools = [
+      weather,
+      sms.function,
+      {
+        name: 'convert_currency',
+        description: 'Convert an amount of money between currencies.',
+        parameters: { type: 'object', properties: { amount: { type: 'number' } } },
+      },
+    ]
+    await writeFile(join(dir, 'shared-lib.json'), JSON.stringify(tools))
+    const file = join(dir, 'shared-run.jsonl')
+    const records = [
+      { instruction: 'What is the weather in Rome?', gold: ['get_weather'] },
+      { instruction: 'Send a text message to Ann', gold: ['send_sms'] },
+      { instruction: 'Convert 20 dollars of money into euros', gold: ['convert_currency'] },
+      { instruction: 'Who wrote Hamlet?', gold: [] },
+    ].map((record) => ({ ...record, library: 'shared-lib.json' }))
+    await writeFile(file, records.map((record) => JSON.stringify(record)).join('\n'))
+    const report = await runFixtureBench({ suite: `file:${file}`, selector: 'learned' })
+    const [split] = report.suites[0].splits
+    expect(split.library.tools).toBe(3)
+    expect(split.queries.map((query) => query.predicted)).toEqual([
+      ['get_weather'],
+      ['send_sms'],
+      ['convert_currency'],
+      [],
+    ])
+  })
+
   it('drops (or keeps) queries whose gold names a tool they were not given', async () => {
     const file = join(dir, 'unmapped.jsonl')
     await writeFile(file, JSON.stringify({ instruction: 'x', tools: [weather], gold: ['nope'] }))
