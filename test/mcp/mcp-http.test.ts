@@ -1,4 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 
@@ -174,5 +177,52 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toBe('POST')
+  })
+})
+
+describe('select_tools on a library with usage examples', () => {
+  it('says when the examples answered, so a step selection outside tools is explained', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-mcp-examples-'))
+    const harness = await startToolsel({ log: { level: 'silent' }, library: { indexDir } })
+    try {
+      const tools = [
+        { name: 'get_weather', description: 'Get the weather for a city' },
+        { name: 'send_email', description: 'Send an email' },
+      ]
+      const put = await fetch(`${harness.baseUrl}/v1/libraries/mine`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(tools),
+      })
+      expect(put.status).toBe(201)
+      const examples = await fetch(`${harness.baseUrl}/v1/libraries/mine/examples`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          examples: [
+            { instruction: 'weather in Rome', tools: ['get_weather'] },
+            { instruction: 'mail Bob', tools: ['send_email'] },
+          ],
+        }),
+      })
+      expect(examples.status).toBe(200)
+      const instruction = 'email Ann the weather in Paris'
+      const http = (await (
+        await fetch(`${harness.baseUrl}/v1/select-tools`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ instruction, library: 'mine' }),
+        })
+      ).json()) as { examples?: unknown }
+      expect(http.examples).toBeDefined()
+      const client = await harness.connect()
+      const result = dataOf<{ examples?: unknown }>(
+        await call(client, 'select_tools', { instruction, library: 'mine' }),
+      )
+      // The HTTP answer had it; the MCP one did not.
+      expect(result.examples).toEqual(http.examples)
+    } finally {
+      await harness.close()
+    }
   })
 })

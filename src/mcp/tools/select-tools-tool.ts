@@ -10,7 +10,7 @@ import { withDeadline } from './with-deadline.ts'
 /** Runner-up candidates shown per step, so the agent can switch without searching again. */
 const ALTERNATIVES = 3
 
-const DESCRIPTION = `Pick the tools for a whole task in one call. The instruction is split into steps, candidate tools are retrieved for each step and one is chosen per step. Returns the chosen tools with their full input schemas (ready to call), and each step with the chosen id and a few alternative ids.
+const DESCRIPTION = `Pick the tools for a whole task in one call. The instruction is split into steps, candidate tools are retrieved for each step and one is chosen per step. Returns the chosen tools with their full input schemas (ready to call), and each step with the chosen id and a few alternative ids. When the library's usage examples answered (examples.applied), the tools are the ones similar past requests used, which a step's chosen id may differ from.
 Use it for a request that needs one or several tools ("find a flight to Lisbon and add it to my calendar"). Use search_tools instead to browse, or when a chosen tool doesn't fit (then get_tool_schemas for the alternative you want).`
 
 export function registerSelectTools(
@@ -53,6 +53,13 @@ export function registerSelectTools(
             alternatives: z.array(z.string()),
           }),
         ),
+        examples: z
+          .object({
+            similarity: z.number(),
+            applied: z.boolean(),
+            decided: z.literal(true).optional(),
+          })
+          .optional(),
         tokens: TokensSchema,
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -73,6 +80,8 @@ export function registerSelectTools(
                 .filter((id) => id !== step.selected)
                 .slice(0, ALTERNATIVES),
             })),
+            // Without it an agent saw a step's selected tool missing from tools, unexplained.
+            ...(result.examples && { examples: result.examples }),
           }
           const tokens = await context.tokens.savings(view.library, payload)
           return jsonResult({ ...payload, tokens })
