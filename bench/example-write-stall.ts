@@ -178,12 +178,12 @@ try {
       .join(' ')}`,
   )
   console.log(
-    '| phase | ms | stall max ms | stall p99 ms | stall max, CPU ms | client requests | slowest request ms |',
+    '| phase | ms | stall max ms | stall p99 ms | stall max, CPU ms | client requests | slowest request ms | RSS after, MB |',
   )
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const row of rows)
     console.log(
-      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${fixed(row.stallCpuMax)} | ${row.requests} | ${fixed(row.slowest)} |`,
+      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${fixed(row.stallCpuMax)} | ${row.requests} | ${fixed(row.slowest)} | ${Math.round(row.rssMb)} |`,
     )
 } finally {
   await rm(work, { recursive: true, force: true })

@@ -24,6 +24,8 @@ export interface StallRow {
   /** Client requests answered meanwhile, and the slowest of them (ms). */
   requests: number
   slowest: number
+  /** The process's resident memory once `action` is done, MB. */
+  rssMb: number
 }
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -72,6 +74,7 @@ export async function measureStall(
     stallCpuMax: stallCpuMax / 1e6,
     requests: latencies.length,
     slowest: Math.max(0, ...latencies),
+    rssMb: process.memoryUsage().rss / 1e6,
   }
 }
 

@@ -13,6 +13,9 @@
  *   round uploads twice, once imported in the process (`server.importWorkerMinChars` set past
  *   the body: the path before round 14) and once in the import worker thread (the default),
  *   alternating which goes first; `process` or `worker` runs one of them.
+ * - `reload #n` (`--reloads N`, default 0): after the uploads, the saved index loaded again and
+ *   swapped in while serving, as every other process of `serve --workers N` does after a change
+ *   (service/cluster-sync.ts).
  *
  * The upload is sent by a child process (node's fetch of the body, written to a file once): a
  * 33 MB request made and written by this process stalled its event loop (~1-2 s) with the
@@ -22,7 +25,7 @@
  * file text, its sha256, the tools index file, the BM25 file), so a long stall can be placed.
  *
  *   node --import tsx bench/upload-stall.ts [--data ../shared/data] [--bytes N] [--uploads 2]
- *     [--client select|health]
+ *     [--client select|health] [--import-in both|process|worker] [--reloads 0]
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -39,6 +42,7 @@ import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
 import { writeBm25File } from '../src/store/kinds/bm25-file.ts'
+import { loadIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { writeToolsIndexFile } from '../src/store/tools-index-file.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
 import { measureStall, pause, type StallRow } from './stall-probe.ts'
@@ -50,8 +54,12 @@ const { values } = parseArgs({
     uploads: { type: 'string', default: '2' },
     client: { type: 'string', default: 'select' },
     'import-in': { type: 'string', default: 'both' },
+    reloads: { type: 'string', default: '0' },
   },
 })
+const reloads = Number(values.reloads)
+if (!Number.isInteger(reloads) || reloads < 0)
+  throw new Error('--reloads takes a number (0 or more).')
 const uploads = Number(values.uploads)
 if (!Number.isInteger(uploads) || uploads < 1) throw new Error('--uploads takes a positive number.')
 if (values.client !== 'select' && values.client !== 'health')
@@ -161,6 +169,15 @@ try {
       })
     }
   }
+  // What another server process does after the upload (cluster-sync's apply): load the saved
+  // index (tools index, BM25 file) and swap it in.
+  for (let reload = 1; reload <= reloads; reload += 1) {
+    await measure(`reload #${reload}`, async () => {
+      const dir = join(config.library.indexDir, 'big')
+      const indexed = await loadIndexedLibrary(dir, config, { logger })
+      service.libraries.set({ ...indexed, dir }, { replicated: true })
+    })
+  }
   await server.close()
 
   // The save's pieces, timed alone on the uploaded (in-memory) library.
@@ -193,12 +210,12 @@ try {
       .join(' ')}`,
   )
   console.log(
-    '| phase | ms | stall max ms | stall p99 ms | stall max, CPU ms | client requests | slowest request ms |',
+    '| phase | ms | stall max ms | stall p99 ms | stall max, CPU ms | client requests | slowest request ms | RSS after, MB |',
   )
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const row of rows)
     console.log(
-      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${fixed(row.stallCpuMax)} | ${row.requests} | ${fixed(row.slowest)} |`,
+      `| ${row.phase} | ${Math.round(row.ms)} | ${fixed(row.stallMax)} | ${fixed(row.stallP99)} | ${fixed(row.stallCpuMax)} | ${row.requests} | ${fixed(row.slowest)} | ${Math.round(row.rssMb)} |`,
     )
   console.log('\n| save piece (alone) | ms |\n| --- | ---: |')
   for (const [piece, ms] of pieces) console.log(`| ${piece} | ${fixed(ms)} |`)

@@ -67,6 +67,46 @@ describe('BM25 binary file', () => {
   })
 })
 
+describe('BM25 binary file, larger', () => {
+  it('reads back a larger index (terms and postings past a step), refuses it corrupted', async () => {
+    // 3,000 tools, ~6,000 terms (past 1,024 a step), ~30,000 postings (past 16,384 a step).
+    const tools = Array.from({ length: 3000 }, (_, at) => ({
+      id: `t.tool_${at}`,
+      name: `tool_${at}`,
+      description: `word${at % 2000} word${(at * 7) % 2003} é${at % 500} 日本${at % 300} shared`,
+      parameters: { type: 'object' as const, properties: {} },
+    }))
+    const retriever = Bm25Retriever.build(tools, settings)
+    expect(retriever.postings.termIndex.size).toBeGreaterThan(2048)
+    expect(retriever.postings.docs.length).toBeGreaterThan(16_384)
+    const path = join(dir, 'bm25.bin')
+    await writeBm25File(path, retriever.postings)
+    expect(await readBm25File(path, 'Rebuild it.')).toEqual(retriever.postings)
+
+    const bytes = await readFile(path)
+    const header = JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
+    const refused = async (content: Buffer, why: RegExp) => {
+      await writeFile(path, content)
+      const error = await readBm25File(path, 'Rebuild it.').catch((e) => e)
+      expect(error).toMatchObject({ code: 'INDEX_CORRUPT' })
+      expect(error.message).toMatch(why)
+    }
+    // A term's line break replaced: one term fewer than the header says.
+    const [termsAt] = header.sections.terms
+    const merged = Buffer.from(bytes)
+    merged[merged.indexOf(10, termsAt)] = 0x78
+    await refused(merged, /term dictionary of the wrong size/)
+    // A term's offset past the next one's, deep in the table.
+    const offsets = Buffer.from(bytes)
+    offsets.writeUInt32LE(0xffffff, header.sections.offsets[0] + 4 * 5000)
+    await refused(offsets, /inconsistent postings offsets/)
+    // A posting outside the library, in the last step.
+    const outside = Buffer.from(bytes)
+    outside.writeInt32LE(-1, header.sections.docs[0] + header.sections.docs[1] - 4)
+    await refused(outside, /posting outside the library/)
+  })
+})
+
 describe('indexes saved before the binary format', () => {
   it('still load (wink’s JSON export, no fileFormat in the manifest) with the same results', async () => {
     const library = new ToolLibrary('old', SAMPLE_TOOLS)
