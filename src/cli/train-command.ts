@@ -84,6 +84,11 @@ Options:
                          GloVe vectors (requests, tools) so that a training request scores its
                          gold tools above the rest of its library (InfoNCE, training folds only),
                          stored in the model (bench/README.md, "Learned dense space")
+  --one-clause-dense     With --dense or --learned-dense: the selector computes a one-clause plan's
+                         clause dense features from the whole instruction's vector, not the
+                         clause's (the clause is the instruction without its context; the
+                         training rows keep the clause's; bench/README.md, "Learned dense space",
+                         round 17)
   --example-maps         The example-aware decision also reads each library's own dense space,
                          learned from its usage examples (examples.denseMap in the config serves
                          them; bench/README.md, "A library's own dense space")
@@ -103,7 +108,11 @@ const OPTIONS = {
   dense: { type: 'boolean' },
   'learned-dense': { type: 'boolean' },
   'example-maps': { type: 'boolean' },
+  'one-clause-dense': { type: 'boolean' },
 } as const
+
+const ONE_CLAUSE_NOTE =
+  "one-clause dense: the selector computes a one-clause plan's clause dense features from the whole instruction's vector (the training rows from the clause's own)"
 
 const MAX_EXAMPLES = 200_000
 
@@ -155,9 +164,13 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   if (decision !== 'linear' && decision !== 'gbt') {
     throw new ToolselError('INVALID_INPUT', `--decision must be gbt or linear (got "${decision}").`)
   }
+  const examplesMode = values.examples !== undefined || values.library !== undefined
+  const learnedDense = values['learned-dense'] === true
+  const shapes = values['taskbench-shapes'] === true
+  const oneClauseDense = values['one-clause-dense'] === true
   const started = performance.now()
   let sources: TrainingSource[]
-  if (values.examples !== undefined || values.library !== undefined) {
+  if (examplesMode) {
     if (!values.examples || !values.library) {
       throw new ToolselError(
         'INVALID_INPUT',
@@ -190,13 +203,19 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       sources.push({ ...(await loadToolPlannerG3(dataDir)), singleClauses: true })
     if (!excluded.has('toollens'))
       sources.push({ ...(await loadToolLensTrain(dataDir)), singleClauses: false })
-    if (values['taskbench-shapes'] && sources.length > 0) {
+    if (shapes && sources.length > 0) {
       sources.push(...(await taskbenchShapeSources(dataDir)))
     }
     if (sources.length === 0)
       throw new ToolselError('INVALID_INPUT', '--exclude left no training source.')
   }
-  const wantsDense = values.dense === true || values['learned-dense'] === true
+  const wantsDense = values.dense === true || learnedDense
+  if (oneClauseDense && !wantsDense) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      '--one-clause-dense changes the dense features: it goes with --dense or --learned-dense.',
+    )
+  }
   const wantsVectors = wantsDense || values['example-maps'] === true
   const vectors = wantsVectors ? await denseToolVectors() : undefined
   const dense = wantsDense ? vectors : undefined
@@ -209,7 +228,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   const model = trainLearnedModel(sources, {
     bm25: bm25Settings(config),
     ...(dense && { dense }),
-    ...(values['learned-dense'] && { learnDense: {} }),
+    ...(learnedDense && { learnDense: {} }),
     seed,
     k,
     ...(kind === 'gbt' && { trees: GBT_SETTINGS }),
@@ -217,6 +236,11 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     tau: config.retrieve.bm25.tau,
     onProgress: (message) => io.stderr(`${message}\n`),
   })
+  if (oneClauseDense) {
+    // Set before the example decision, which is trained on the selector's own answers.
+    model.oneClauseDense = 'instruction'
+    model.dataCard.notes.push(ONE_CLAUSE_NOTE)
+  }
   // Count-only sources have no gold tools to answer with or to use as examples.
   const examples = await trainExampleDecision(
     sources.filter((source) => !source.countOnly),

@@ -45,6 +45,13 @@ export interface DenseInput {
    * as BM25 candidates say (a hint: the memo then finds it by position, not by id).
    */
   toolVector: (id: string, position?: number) => Float32Array
+  /**
+   * `instruction`: a one-clause plan's clause features use the whole instruction's vector (over
+   * the clause's candidates). The clause is then the instruction without its context, and the
+   * features of a fragment outvote the instruction's (bench/README.md, "Learned dense space",
+   * round 17). Absent: the clause's own vector, as models trained before it compute.
+   */
+  oneClause?: 'instruction'
 }
 
 /** Tool vectors of one encoder: per library version when there is a library, else per tool object. */
@@ -244,7 +251,10 @@ export function denseSlotValues(
   for (let index = 0; index < steps.length; index++) {
     const { text, slots } = steps[index]
     // A clause that repeats the instruction or an earlier clause has its vector already.
-    let vector = text === instruction ? query : undefined
+    let vector =
+      text === instruction || (dense.oneClause === 'instruction' && steps.length === 1)
+        ? query
+        : undefined
     for (let earlier = 0; vector === undefined && earlier < index; earlier++) {
       if (steps[earlier].text === text) vector = perStep[earlier].query
     }

@@ -89,6 +89,13 @@ const LearnedModelSchema = z.object({
       message: 'size must be 100, the dimension of the static:glove-100d vectors',
     })
     .optional(),
+  /**
+   * How the selector computes a one-clause plan's clause dense features: from the whole
+   * instruction's vector (`instruction`; the clause is the instruction without its context), or
+   * (absent, as every model before round 17) from the clause's own. The training rows keep the
+   * clause's own vector (bench/one-clause-dev.ts compares both on the held-out folds).
+   */
+  oneClauseDense: z.literal('instruction').optional(),
   /** The learned count (count-model.ts); absent in models trained before it: the rule alone. */
   count: z
     .object({
@@ -192,6 +199,12 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} was trained on features [${model.features.join(', ')}], this version computes [${featureNames(false).join(', ')}] (and with \`train --dense\` [${DENSE_FEATURE_NAMES.join(', ')}] after them). Retrain it with \`toolsel train\`.`,
+    )
+  }
+  if (model.oneClauseDense !== undefined && !usesDenseFeatures(model)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} sets oneClauseDense but has no dense features. Retrain it with \`toolsel train --learned-dense\`.`,
     )
   }
   if (model.denseMap !== undefined && !usesDenseFeatures(model)) {

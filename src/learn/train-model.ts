@@ -81,6 +81,12 @@ export interface TrainOptions {
    * (learn/dense-map.ts), and compute the dense features in it; the model stores the maps.
    */
   learnDense?: DenseMapOptions
+  /**
+   * The training rows' dense features of one-clause plans: the clause's own vector (absent), or
+   * the whole instruction's (`instruction`, DenseInput `oneClause`). Experiments
+   * (bench/one-clause-dev.ts); the model's own `oneClauseDense` says how the selector computes them.
+   */
+  rowsOneClauseDense?: 'instruction'
   /** Seeds the fold assignment. Default 1. */
   seed?: number
   /** Candidates per list. Default 15. */
@@ -326,7 +332,12 @@ export function trainingSets(
 ): TrainingSets {
   const seed = options.seed ?? 1
   const k = options.k ?? 15
-  const baseOptions = { bm25: options.bm25, k, maxSteps: options.maxSteps ?? 8 }
+  const baseOptions = {
+    bm25: options.bm25,
+    k,
+    maxSteps: options.maxSteps ?? 8,
+    ...(options.rowsOneClauseDense && { oneClauseDense: options.rowsOneClauseDense }),
+  }
   const singles = sources.map((source) =>
     source.singleClauses
       ? singleClauseCases(source.tools, source.cases, { ...baseOptions, tau: options.tau ?? 3 })

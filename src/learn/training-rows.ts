@@ -38,6 +38,8 @@ export interface RowOptions {
   bm25: Bm25Settings
   /** Dense tool vectors: each row also gets the dense features (learn/dense-features.ts). */
   dense?: DenseToolVectors
+  /** The dense features' one-clause vector (DenseInput `oneClause`). */
+  oneClauseDense?: 'instruction'
   k: number
   maxSteps: number
 }
@@ -57,7 +59,9 @@ export function queryRows(
   const search = searchFunction(retriever, options.k)
   const planner = new RulePlanner({ maxSteps: options.maxSteps })
   const tool = (id: string) => byId.get(id)!
-  const dense = options.dense?.input(tool)
+  const input = options.dense?.input(tool)
+  const dense =
+    input && options.oneClauseDense ? { ...input, oneClause: options.oneClauseDense } : input
   return cases.map((trainingCase) => {
     const clauses = planner.split(trainingCase.instruction)
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))

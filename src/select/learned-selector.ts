@@ -16,7 +16,7 @@ import { decideTools } from '../learn/count-model.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { candidateProbability } from '../learn/boosted-trees.ts'
 import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
-import type { DenseToolVectors } from '../learn/dense-features.ts'
+import type { DenseInput, DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 import type { ExampleDecisionModel } from '../examples/example-decision.ts'
 
@@ -53,6 +53,17 @@ export class LearnedSelector implements Selector {
     if (usesDenseFeatures(this.model)) await this.#dense()
   }
 
+  /** The dense features' input, with the model's one-clause vector (LearnedModel `oneClauseDense`). */
+  #denseInput(
+    dense: DenseToolVectors,
+    tool: (id: string) => Tool,
+    library: SelectOptions['library'],
+  ): DenseInput {
+    const input = dense.input(tool, library)
+    const oneClause = this.model.oneClauseDense
+    return oneClause ? { ...input, oneClause } : input
+  }
+
   async select(requests: SelectionRequest[], options: SelectOptions = {}): Promise<Selection[]> {
     if (requests.length === 0) return []
     const instruction = options.instruction ?? requests.map((request) => request.step).join(' ')
@@ -85,7 +96,7 @@ export class LearnedSelector implements Selector {
       tool,
       library: options.library,
       exampleVotes: options.exampleVotes,
-      ...(dense && { dense: dense.input(tool, options.library) }),
+      ...(dense && { dense: this.#denseInput(dense, tool, options.library) }),
     })
     if (useDense && dense === undefined) {
       // No word vectors: the dense features take the training means, which weigh nothing.

@@ -94,11 +94,11 @@ describe('toolsel train', () => {
     await expectServesWeather(out)
   }, 180_000)
 
-  it('with --learned-dense stores the learned maps, and the selector serves the model', async () => {
+  it('with --learned-dense (and --one-clause-dense) stores the learned maps, and the selector serves the model', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-learned-dense-'))
     const out = join(dir, 'learned.json')
     const args = ['--examples', EXAMPLES, '--library', DEMO_LIBRARY_DIR, '--out', out]
-    const trained = await run(['train', '--learned-dense', ...args])
+    const trained = await run(['train', '--learned-dense', '--one-clause-dense', ...args])
     expect(trained.code).toBe(0)
     expect(trained.stderr).toContain('dense map on every source: epoch 2')
     const model = JSON.parse(await readFile(out, 'utf8'))
@@ -107,6 +107,9 @@ describe('toolsel train', () => {
     expect(model.denseMap.tool).toHaveLength(100 * 100)
     // One source: its rows use the stored map (no other source to cross-fit on).
     expect(model.dataCard.notes[0]).toMatch(/^dense map \(100×100 .*held-out fold 0 top-1/)
+    // A one-clause plan's clause dense features come from the whole instruction's vector.
+    expect(model.oneClauseDense).toBe('instruction')
+    expect(model.dataCard.notes.at(-1)).toMatch(/^one-clause dense: /)
     await expectServesWeather(out)
   }, 180_000)
 
@@ -156,6 +159,16 @@ describe('toolsel train', () => {
     ])
     expect(shapes.code).toBe(2)
     expect(shapes.stderr).toContain('--taskbench-shapes adds benchmark training data')
+    const oneClause = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      DEMO_LIBRARY_DIR,
+      '--one-clause-dense',
+    ])
+    expect(oneClause.code).toBe(2)
+    expect(oneClause.stderr).toContain('--one-clause-dense changes the dense features')
   })
 
   it('takes a saved index directory as --library (before: UNKNOWN_FORMAT on its manifest.json)', async () => {

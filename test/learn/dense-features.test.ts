@@ -109,6 +109,38 @@ describe('dense candidate features (static GloVe)', () => {
     expect(values).toHaveLength(ids.length)
   })
 
+  it("with oneClause 'instruction', a one-clause plan's clause features are the instruction's, and only there", () => {
+    const input = vectors.input(sampleTool)
+    const ids = SAMPLE_TOOLS.slice(0, 6).map((sample) => sample.id)
+    const instruction = 'I am going to Berlin next week. Find the forecast for Berlin'
+    const clause = [{ text: 'Find the forecast for Berlin', ids: ids.slice(0, 4) }]
+    const own = denseFeatureValues(input, instruction, clause, ids)
+    const fromInstruction = denseFeatureValues(
+      { ...input, oneClause: 'instruction' },
+      instruction,
+      clause,
+      ids,
+    )
+    // The clause over its own candidates, embedded as the whole instruction.
+    const asInstruction = denseFeatureValues(
+      input,
+      instruction,
+      [{ ...clause[0], text: instruction }],
+      ids,
+    )
+    expect(fromInstruction).toEqual(asInstruction)
+    expect(fromInstruction).not.toEqual(own)
+    // The whole instruction's three features do not change.
+    expect(fromInstruction.map((values) => values.slice(0, 3))).toEqual(
+      own.map((values) => values.slice(0, 3)),
+    )
+    // Two clauses keep their own vectors.
+    const two = [clause[0], { text: 'send it by email', ids: ids.slice(2) }]
+    expect(
+      denseFeatureValues({ ...input, oneClause: 'instruction' }, instruction, two, ids),
+    ).toEqual(denseFeatureValues(input, instruction, two, ids))
+  })
+
   it('gives the same values from the library memo as from the tool objects', () => {
     const lines = SAMPLE_TOOLS.map((sample) => `${JSON.stringify(sample)}\n`).join('')
     const library = ToolLibrary.fromJsonLines('sample', Buffer.from(lines))

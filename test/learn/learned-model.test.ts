@@ -53,6 +53,19 @@ describe('the shipped learned model', () => {
     expect(() => parseLearnedModel(JSON.stringify(staleCount), 'old.json')).toThrow(
       /count model over \[clauses\].*Retrain it with `toolsel train`/,
     )
+    // The one-clause dense vector is a setting of the dense features: refused without them.
+    const { denseMap: _map, ...plain } = loadDefaultModel()
+    const cut = (values: number[]) => values.slice(0, FEATURE_NAMES.length)
+    const { mean, scale, weights, bias } = plain.model
+    const oneClause = {
+      ...plain,
+      features: [...FEATURE_NAMES],
+      model: { mean: cut(mean), scale: cut(scale), weights: cut(weights), bias },
+      oneClauseDense: 'instruction',
+    }
+    expect(() => parseLearnedModel(JSON.stringify(oneClause), 'x.json')).toThrow(
+      /oneClauseDense but has no dense features/,
+    )
     // A model from before the count model still loads: the rule decides alone.
     const { count: _count, ...withoutCount } = loadDefaultModel()
     expect(parseLearnedModel(JSON.stringify(withoutCount), 'old.json').count).toBeUndefined()
