@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMcpContext } from '../../src/mcp/mcp-context.ts'
 import { loadTokenCounter } from '../../src/mcp/tokens/load-token-counter.ts'
-import { TokenAccountant, toolListingText } from '../../src/mcp/tokens/token-accountant.ts'
+import {
+  SAMPLED_TOOLS,
+  SAMPLE_FROM_TOOLS,
+  TokenAccountant,
+  toolListingText,
+} from '../../src/mcp/tokens/token-accountant.ts'
 import { loadTokenizerThread } from '../../src/mcp/tokens/tokenizer-thread.ts'
 import { CHARS_PER_TOKEN, createEstimateTokenCounter } from '../../src/mcp/tokens/token-counter.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
@@ -89,6 +94,21 @@ describe('token accounting', () => {
     const small = await new TokenAccountant(estimate, { sampleFrom: 3000 }).savings(library, {})
     expect(small.allTools).toBe(exact)
     expect(small).not.toHaveProperty('sampledTools')
+  })
+
+  it('samples scopes of more than 5,000 tools by default, so a first call stays short', () => {
+    const tools = (size: number) =>
+      Array.from({ length: size }, (_, at) => ({
+        id: `t${at}`,
+        name: `t${at}`,
+        description: 'A tool.',
+        parameters: { type: 'object', properties: {} },
+      }))
+    const accountant = new TokenAccountant(createEstimateTokenCounter())
+    expect(accountant.countedTools(new ToolLibrary('at', tools(SAMPLE_FROM_TOOLS)))).toBe(5_000)
+    expect(accountant.countedTools(new ToolLibrary('over', tools(SAMPLE_FROM_TOOLS + 1)))).toBe(
+      SAMPLED_TOOLS,
+    )
   })
 
   it.skipIf(!hasQwen3)(

@@ -29,8 +29,13 @@ export interface TokenSavings {
   sampledTools?: number
 }
 
-/** Scopes larger than this get `allTools` from an even sample of their tools. */
-export const SAMPLE_FROM_TOOLS = 50_000
+/**
+ * Scopes larger than this get `allTools` from an even sample of their tools. At 50,000 the first
+ * call on a fresh 20k-tool library counted every tool: 5.8-6.4 s with the Qwen3 tokenizer
+ * against 1.4-1.7 s for the 4,000-tool sample, which came within 0.9% (20k) and 3.0% (10k) of the
+ * exact sum (round 17; docs/mcp.md).
+ */
+export const SAMPLE_FROM_TOOLS = 5_000
 
 /** Tools counted for a sampled `allTools`. */
 export const SAMPLED_TOOLS = 4_000
@@ -85,7 +90,7 @@ export class TokenAccountant {
   /**
    * Tokens to list every tool of `library` (cached per content hash). The first count of a large
    * library is seconds of tokenizing: it yields to the event loop every few ms. Above
-   * `sampleFrom` tools (50k by default) it is an estimate from `sampleSize` evenly spread tools
+   * `sampleFrom` tools (5,000 by default) it is an estimate from `sampleSize` evenly spread tools
    * (their mean times the tool count; within a few per cent): counting a million tools took
    * minutes and parsed every tool into memory (a library loaded from its index reads them from
    * disk one at a time).

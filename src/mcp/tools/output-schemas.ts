@@ -16,7 +16,7 @@ export const TokensSchema = z
     sampledTools: z
       .number()
       .optional()
-      .describe('set for scopes over 50,000 tools: allTools is estimated from this many tools'),
+      .describe('set for scopes over 5,000 tools: allTools is estimated from this many tools'),
   })
   .describe('Context tokens saved by loading tools on demand')
 
