@@ -18,7 +18,6 @@
  * @module
  */
 import { parseArgs } from 'node:util'
-import { parseConfig } from '../src/config/load-config.ts'
 import { decideTools } from '../src/learn/count-model.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import type { LearnedModel } from '../src/learn/learned-model.ts'
@@ -28,13 +27,10 @@ import {
   foldOf,
   score,
   shapeMatch,
-  taskbenchShapeSources,
   trainingSets,
   type TrainingSets,
-  type TrainingSource,
 } from '../src/learn/train-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+import { trainingDevSetup } from './training-dev-setup.ts'
 
 const { values } = parseArgs({
   options: {
@@ -45,23 +41,12 @@ const { values } = parseArgs({
 })
 const dataDir = values.data!
 const seed = Number(values.seed)
-const config = parseConfig({ bench: { dataDir } })
-const sources: TrainingSource[] = [
-  { ...(await loadToolPlannerG3(dataDir)), singleClauses: true },
-  { ...(await loadToolLensTrain(dataDir)), singleClauses: false },
-]
-if (!values['no-shapes']) sources.push(...(await taskbenchShapeSources(dataDir)))
+const { sources, base: recipe } = await trainingDevSetup(dataDir, seed, {
+  shapes: !values['no-shapes'],
+})
 const dense = await denseToolVectors()
 if (dense === undefined) throw new Error('No static word vectors (npm ci).')
-const base = {
-  bm25: bm25Settings(config),
-  seed,
-  k: 15,
-  maxSteps: config.plan.maxSteps,
-  tau: config.retrieve.bm25.tau,
-  dense,
-  learnDense: {},
-}
+const base = { ...recipe, dense, learnDense: {} }
 
 let started = performance.now()
 const clauseRows = trainingSets(sources, base)

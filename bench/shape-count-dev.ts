@@ -12,7 +12,6 @@
  * @module
  */
 import { parseArgs } from 'node:util'
-import { parseConfig } from '../src/config/load-config.ts'
 import { decideTools } from '../src/learn/count-model.ts'
 import {
   decisionInput,
@@ -20,12 +19,9 @@ import {
   foldOf,
   score,
   shapeMatch,
-  taskbenchShapeSources,
   trainingSets,
-  type TrainingSource,
 } from '../src/learn/train-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+import { trainingDevSetup } from './training-dev-setup.ts'
 
 const { values } = parseArgs({
   options: {
@@ -36,19 +32,7 @@ const { values } = parseArgs({
 })
 const dataDir = values.data!
 const seed = Number(values.seed)
-const config = parseConfig({ bench: { dataDir } })
-const sources: TrainingSource[] = [
-  { ...(await loadToolPlannerG3(dataDir)), singleClauses: true },
-  { ...(await loadToolLensTrain(dataDir)), singleClauses: false },
-]
-sources.push(...(await taskbenchShapeSources(dataDir)))
-const base = {
-  bm25: bm25Settings(config),
-  seed,
-  k: 15,
-  maxSteps: config.plan.maxSteps,
-  tau: config.retrieve.bm25.tau,
-}
+const { sources, base } = await trainingDevSetup(dataDir, seed)
 let started = performance.now()
 const all = trainingSets(sources, base)
 console.log(`training rows built in ${((performance.now() - started) / 1000).toFixed(0)} s`)
