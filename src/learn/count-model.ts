@@ -14,7 +14,13 @@
  * @module
  */
 import { predictProbability, type LogisticModel } from './logistic-regression.ts'
-import { decideSet, placeTools, type DecisionRule, type ScoredCandidate } from './decide-set.ts'
+import {
+  decideSet,
+  mostProbableFirst,
+  placeTools,
+  type DecisionRule,
+  type ScoredCandidate,
+} from './decide-set.ts'
 import { FEATURE_NAMES } from './candidate-features.ts'
 
 /** The query-level features in vector order. The model artifact stores this list. */
@@ -75,7 +81,7 @@ const STEPS_SAME_TOP1 = FEATURE_NAMES.indexOf('steps_same_top1')
 
 /** The query-level feature vector (COUNT_FEATURE_NAMES order). */
 export function countFeatures(input: CountInput): number[] {
-  const sorted = [...input.scored].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+  const sorted = [...input.scored].sort(mostProbableFirst)
   const p = (index: number) => sorted[index]?.p ?? 0
   const clauses = Math.max(1, input.clauses.length)
   const above = (limit: number) => sorted.filter((candidate) => candidate.p >= limit).length
@@ -204,7 +210,7 @@ export function extendCoherent(
   const shared = (namespace: string) => scored.every(({ id }) => namespaceOf(id) === namespace)
   for (const namespace of namespaces) if (shared(namespace)) namespaces.delete(namespace)
   if (namespaces.size === 0) return out
-  const sorted = [...scored].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+  const sorted = [...scored].sort(mostProbableFirst)
   for (const candidate of sorted) {
     if (out.length >= count || candidate.p < floor) break
     const namespace = namespaceOf(candidate.id)
@@ -296,7 +302,7 @@ export function byProbability(
   const p = (id: string) => scored.find((candidate) => candidate.id === id)?.p ?? 0
   return chosen
     .map((id) => ({ id, p: p(id) }))
-    .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+    .sort(mostProbableFirst)
     .map(({ id }) => id)
 }
 

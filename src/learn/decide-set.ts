@@ -48,6 +48,18 @@ export function stepFloorCandidates(
 }
 
 /**
+ * The candidates' order wherever they are ranked: most probable first, ties by id (a total
+ * order, so every sort of the same candidates agrees; LearnedSelector sorts once in it, so each
+ * later sort finds one run).
+ */
+export function mostProbableFirst(
+  a: { readonly id: string; readonly p: number },
+  b: { readonly id: string; readonly p: number },
+): number {
+  return b.p - a.p || (a.id < b.id ? -1 : 1)
+}
+
+/**
  * Selected ids, most probable first (clause picks of `stepFloor` after them). `steps` is the
  * number of planner clauses, `stepTops` each clause's `stepFloorCandidates`.
  */
@@ -57,7 +69,7 @@ export function decideSet(
   rule: DecisionRule,
   stepTops: ReadonlyArray<readonly string[]> = [],
 ): string[] {
-  const sorted = [...candidates].sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+  const sorted = [...candidates].sort(mostProbableFirst)
   const cap = Math.max(1, steps) + rule.extra
   const chosen: string[] = []
   const best = sorted[0]?.p ?? 0

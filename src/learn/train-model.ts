@@ -8,7 +8,13 @@
 import type { Tool } from '../library/tool.ts'
 import type { Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { featureNames } from './candidate-features.ts'
-import { decideSet, placeTools, type DecisionRule, type ScoredCandidate } from './decide-set.ts'
+import {
+  decideSet,
+  mostProbableFirst,
+  placeTools,
+  type DecisionRule,
+  type ScoredCandidate,
+} from './decide-set.ts'
 import {
   COUNT_FEATURE_NAMES,
   decideTools,
@@ -809,7 +815,7 @@ function countGrid(
       if (set.countOnly)
         return query.shape === 'single' || (query.shape === 'multi' && shapeRows === 'all')
       const top = [...scoredOf.get(query)!]
-        .sort((a, b) => b.p - a.p || (a.id < b.id ? -1 : 1))
+        .sort(mostProbableFirst)
         .slice(0, query.gold.length)
         .map(({ id }) => id)
       const placed = placeTools(top, query.lists, wholeIndexOf(query))

@@ -13,6 +13,7 @@ import type { Tool } from '../library/tool.ts'
 import { extractCandidateFeatures } from '../learn/candidate-features.ts'
 import { stepFloorCandidates } from '../learn/decide-set.ts'
 import { decideTools } from '../learn/count-model.ts'
+import { mostProbableFirst } from '../learn/decide-set.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { candidateProbability } from '../learn/boosted-trees.ts'
 import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
@@ -120,7 +121,7 @@ export class LearnedSelector implements Selector {
     }
     // Most probable first (ties by id): the order decideTools' steps sort the candidates into,
     // so each of their sorts finds one run instead of sorting ~50 candidates again.
-    scored.sort(byProbability)
+    scored.sort(mostProbableFirst)
     const placed = decideTools(
       {
         scored,
@@ -168,6 +169,3 @@ export class LearnedSelector implements Selector {
 }
 
 const round = (value: number) => Math.round(value * 1e4) / 1e4
-
-const byProbability = (a: { id: string; p: number }, b: { id: string; p: number }) =>
-  b.p - a.p || (a.id < b.id ? -1 : 1)
