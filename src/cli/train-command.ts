@@ -177,7 +177,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         '--examples and --library go together: the examples name tool ids of that library.',
       )
     }
-    if (values['taskbench-shapes']) {
+    if (shapes) {
       throw new ToolselError(
         'INVALID_INPUT',
         '--taskbench-shapes adds benchmark training data; it does not go with --examples.',

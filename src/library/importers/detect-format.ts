@@ -208,7 +208,6 @@ function unknownFormat(context: ImportContext, seen: string): ToolselError {
 
 const YAML_EXTENSIONS: ReadonlySet<string> = new Set(['.yaml', '.yml'])
 
-/** A top-level `openapi:` or `swagger:` key: an OpenAPI spec in YAML. */
 /**
  * The file name an upload of the library `name` is given in messages (and for detection):
  * `<name>.yaml` for text that is not JSON but an OpenAPI YAML spec, `<name>.csv` for a CRAFT
@@ -222,6 +221,7 @@ export function uploadFileName(name: string, text: string): string {
   return `${name}.json`
 }
 
+/** A top-level `openapi:` or `swagger:` key: an OpenAPI spec in YAML. */
 function looksLikeOpenApiYaml(text: string): boolean {
   return /^(?:openapi|swagger)\s*:/m.test(stripByteOrderMark(text))
 }
