@@ -43,44 +43,47 @@ export function retrieverPartsField(config: Config) {
     ...splitPartList(config.retrieve.build).flatMap(partEmbedders),
     ...config.server.allowedComponents,
   ])
-  return z
-    .string()
-    .max(2000)
-    .superRefine((value, context) => {
+  return (
+    z
+      .string()
+      .max(2000)
       // In a URL query "+" reads as a space: "?retriever=hybrid:bm25+dense" arrives as
-      // "hybrid:bm25 dense" (part names have no spaces; the route restores the "+").
-      const list = uploadRetrieverParts(value)
-      const parts = splitPartList(list)
-      if (parts.length === 0)
-        context.addIssue({ code: 'custom', message: 'names no retriever part' })
-      for (const part of parts) {
-        const problem = partNameProblem(part)
-        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
-        for (const embedder of partEmbedders(part)) {
-          // The embedder's own check, before any build starts (a failed create is a 500).
-          const hashing = /^hashing:(.*)$/.exec(embedder)
-          if (
-            hashing &&
-            !(/^\d+$/.test(hashing[1]) && validHashingDimensions(Number(hashing[1])))
-          ) {
-            context.addIssue({
-              code: 'custom',
-              message: `embedder "${embedder}": hashing:<dimensions> takes an integer in 8-65536`,
-            })
-          }
-          if (embedder.startsWith('onnx:') && !configured.has(embedder)) {
-            context.addIssue({
-              code: 'custom',
-              message: `embedder "${embedder}" is not one this server offers to requests (configure it as retrieve.dense.embedder or add it to server.allowedComponents)`,
-            })
+      // "hybrid:bm25 dense". Part names have no spaces, so the field restores the "+" (the one
+      // place: the route and the checks below see the list as meant).
+      .overwrite(uploadRetrieverParts)
+      .superRefine((list, context) => {
+        const parts = splitPartList(list)
+        if (parts.length === 0)
+          context.addIssue({ code: 'custom', message: 'names no retriever part' })
+        for (const part of parts) {
+          const problem = partNameProblem(part)
+          if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
+          for (const embedder of partEmbedders(part)) {
+            // The embedder's own check, before any build starts (a failed create is a 500).
+            const hashing = /^hashing:(.*)$/.exec(embedder)
+            if (
+              hashing &&
+              !(/^\d+$/.test(hashing[1]) && validHashingDimensions(Number(hashing[1])))
+            ) {
+              context.addIssue({
+                code: 'custom',
+                message: `embedder "${embedder}": hashing:<dimensions> takes an integer in 8-65536`,
+              })
+            }
+            if (embedder.startsWith('onnx:') && !configured.has(embedder)) {
+              context.addIssue({
+                code: 'custom',
+                message: `embedder "${embedder}" is not one this server offers to requests (configure it as retrieve.dense.embedder or add it to server.allowedComponents)`,
+              })
+            }
           }
         }
-      }
-    })
+      })
+  )
 }
 
 /** An upload's `?retriever=` list as meant: a "+" that URL decoding turned into a space restored. */
-export function uploadRetrieverParts(list: string): string {
+function uploadRetrieverParts(list: string): string {
   return list.replace(/ /g, '+')
 }
 

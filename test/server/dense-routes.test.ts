@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { createRequestSchemas } from '../../src/server/schemas.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
@@ -147,6 +149,14 @@ describe('dense and hybrid over HTTP', () => {
       'dense:hashing:64',
       'hybrid:bm25+dense:hashing:64',
     ])
+  })
+
+  it('restores the "+" in one place: the ?retriever= field parses to the list as meant', () => {
+    // The route hands the parsed value on as it is (it restored the "+" a second time before).
+    const { putLibraryQuery } = createRequestSchemas(defaultConfig())
+    expect(putLibraryQuery.parse({ retriever: 'bm25,hybrid:bm25 dense:hashing:64' })).toEqual({
+      retriever: 'bm25,hybrid:bm25+dense:hashing:64',
+    })
   })
 
   it('refuses hashing dimensions out of range with 400, not a 500 model failure', async () => {

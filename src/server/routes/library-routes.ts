@@ -1,7 +1,6 @@
 /** Library management and schema loading: `/v1/libraries…`. */
 import { Hono } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
-import { uploadRetrieverParts } from '../../service/request-fields.ts'
 import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
@@ -145,7 +144,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         const result = await service.putLibrary(library, body, {
           format,
           namespace,
-          retriever: retriever === undefined ? undefined : uploadRetrieverParts(retriever),
+          retriever,
           onDuplicate,
           examples,
           signal: c.get('abort').signal,
