@@ -3,6 +3,7 @@
  * cause or fix carries one of these codes; `server/` maps codes to HTTP statuses.
  * @module
  */
+import type { z } from 'zod'
 
 /** Every error code, with what it means. Codes are stable: clients and tests match on them. */
 export const ERROR_CODES = {
@@ -85,4 +86,15 @@ export function abortError(signal: Pick<AbortSignal, 'reason'>): ToolselError {
   const reason: unknown = signal.reason
   if (reason instanceof ToolselError) return reason
   return new ToolselError('ABORTED', 'The operation was aborted.', { cause: reason })
+}
+
+/** Turns zod issues into one readable sentence (HTTP bodies, MCP tool arguments): `"k": Too big: expected number to be <=100`. */
+export function describeIssues(error: { issues: z.core.$ZodIssue[] }): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.join('.')
+      return path ? `"${path}": ${issue.message}` : issue.message
+    })
+    .join('; ')
 }

@@ -7,7 +7,13 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { boundedMessage, isToolselError, MAX_ERROR_MESSAGE_CHARS, ToolselError } from '../errors.ts'
+import {
+  boundedMessage,
+  describeIssues,
+  isToolselError,
+  MAX_ERROR_MESSAGE_CHARS,
+  ToolselError,
+} from '../errors.ts'
 import type { Logger } from '../log.ts'
 
 export function jsonResult(payload: Record<string, unknown>): CallToolResult {
@@ -44,16 +50,36 @@ export async function guardTool(
   }
 }
 
+/** A tool's arguments: the schema tools/list shows, and the check the handler runs. */
+export interface ToolArguments<Shape extends z.ZodRawShape> {
+  /**
+   * What `registerTool` gets: an object schema the SDK's own check always passes, carrying the
+   * JSON Schema of the strict arguments as its metadata, so tools/list shows exactly that schema
+   * (zod writes a schema's metadata into its JSON Schema).
+   */
+  inputSchema: z.ZodObject
+  /** The arguments checked, or INVALID_INPUT in the HTTP API's words (`describeIssues`). */
+  parse(args: unknown): z.output<z.ZodObject<Shape, z.core.$strict>>
+}
+
 /**
  * A tool's arguments object that refuses keys it does not define, as the HTTP bodies do: a model
  * that invents `limit` for `k` is told so (`Unknown argument "limit": search_tools takes query, k,
  * library, retriever`) instead of getting the default silently. tools/list shows the schema with
  * `additionalProperties: false`.
+ *
+ * The handler checks the arguments itself (`parse`, inside `guardTool`), not the MCP SDK: the
+ * SDK's check answers with its own text (`MCP error -32602: Input validation error: …` and zod's
+ * issues), while an agent should get what every other tool error and the HTTP API give, the
+ * `{error: {code: "INVALID_INPUT", message}}` body, bounded.
  */
-export function toolArguments<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+export function toolArguments<Shape extends z.ZodRawShape>(
+  tool: string,
+  shape: Shape,
+): ToolArguments<Shape> {
   const names = Object.keys(shape)
   const takes = names.length > 0 ? `${tool} takes ${names.join(', ')}` : `${tool} takes none`
-  return z.strictObject(shape, {
+  const strict = z.strictObject(shape, {
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined
       const keys = issue.keys.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)))
@@ -61,4 +87,18 @@ export function toolArguments<Shape extends z.ZodRawShape>(tool: string, shape: 
       return `Unknown argument${issue.keys.length === 1 ? '' : 's'} ${keys.join(', ')}${more}: ${takes}`
     },
   })
+  // As the SDK writes an input schema (draft-7, the input side); it adds `$schema` itself.
+  const { $schema: _, ...advertised } = z.toJSONSchema(strict, { target: 'draft-7', io: 'input' })
+  return {
+    inputSchema: z.looseObject({}).meta(advertised),
+    parse(args) {
+      const result = strict.safeParse(args ?? {})
+      if (result.success) return result.data
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `Invalid arguments for ${tool}: ${describeIssues(result.error)}.`,
+        { details: { issues: result.error.issues } },
+      )
+    },
+  }
 }

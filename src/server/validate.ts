@@ -5,18 +5,7 @@
 import { zValidator } from '@hono/zod-validator'
 import type { Context, Next } from 'hono'
 import type { z } from 'zod'
-import { ToolselError } from '../errors.ts'
-
-/** Turns zod issues into one readable sentence: `"k": Too big: expected number to be <=100`. */
-export function describeIssues(error: { issues: z.core.$ZodIssue[] }): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const path = issue.path.join('.')
-      return path ? `"${path}": ${issue.message}` : issue.message
-    })
-    .join('; ')
-}
+import { describeIssues, ToolselError } from '../errors.ts'
 
 function invalid(prefix: string, error: { issues: z.core.$ZodIssue[] }): ToolselError {
   return new ToolselError('INVALID_INPUT', `${prefix}: ${describeIssues(error)}.`, {

@@ -130,10 +130,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const error = errorOf(await call(client, 'select_tools', { instruction, retriever: 'dense' }))
     expect(error.code).toBe('UNKNOWN_COMPONENT')
     expect(error.message).toContain('has no "dense" retriever (available: bm25)')
-    const search = await call(client, 'search_tools', { query: 'x', retriever: 'nope' })
-    expect(search.isError).toBe(true)
-    expect(JSON.stringify(search.content)).toContain(
-      'no retriever kind \\"nope\\" (available: bm25, dense, hybrid, regex)',
+    const search = errorOf(await call(client, 'search_tools', { query: 'x', retriever: 'nope' }))
+    expect(search).toMatchObject({ code: 'INVALID_INPUT' })
+    expect(search.message).toContain(
+      '"retriever": no retriever kind "nope" (available: bm25, dense, hybrid, regex)',
     )
   })
 
@@ -143,24 +143,47 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(error.message).toContain('available: demo')
   })
 
-  it('invalid arguments are rejected before the handler runs', async () => {
-    const result = await call(client, 'search_tools', { query: '' })
-    expect(result.isError).toBe(true)
+  it('invalid arguments are INVALID_INPUT errors in the shape and words of the HTTP API', async () => {
+    // They were the MCP SDK's own text ("MCP error -32602: Input validation error: …" and zod's
+    // issues), not the {error: {code, message}} body of every other tool error.
+    const empty = errorOf(await call(client, 'search_tools', { query: '' }))
+    expect(empty).toMatchObject({ code: 'INVALID_INPUT' })
+    expect(empty.message).toMatch(/^Invalid arguments for search_tools: "query": Too small: .*1/)
+    const typed = errorOf(await call(client, 'search_tools', { query: 'x', k: 'three' }))
+    expect(typed.message).toBe(
+      'Invalid arguments for search_tools: "k": Invalid input: expected number, received string.',
+    )
+    expect(typed.details).toMatchObject({ issues: [{ path: ['k'] }] })
+    const missing = errorOf(await call(client, 'get_tool_schemas', {}))
+    expect(missing.code).toBe('INVALID_INPUT')
+    expect(missing.message).toContain('"ids": Invalid input: expected array, received undefined')
+    const tooMany = errorOf(
+      await call(client, 'select_tools', { instruction: 'x'.repeat(100_000), k: 0 }),
+    )
+    expect(tooMany.message).toMatch(/"instruction": Too big.*; "k": Too small/)
+    expect(tooMany.message.length).toBeLessThan(4_100)
   })
 
   it('refuses unknown argument keys, naming the ones the tool takes', async () => {
     // A model that writes "limit" for "k" got 10 results and no hint.
-    const result = await call(client, 'search_tools', { query: 'send an email', limit: 2 })
-    expect(result.isError).toBe(true)
-    expect(JSON.stringify(result.content)).toContain(
-      'Unknown argument \\"limit\\": search_tools takes query, k, library, retriever',
+    const result = errorOf(await call(client, 'search_tools', { query: 'send an email', limit: 2 }))
+    expect(result).toMatchObject({
+      code: 'INVALID_INPUT',
+      message:
+        'Invalid arguments for search_tools: Unknown argument "limit": search_tools takes query, k, library, retriever.',
+    })
+    const schemas = errorOf(
+      await call(client, 'get_tool_schemas', { ids: ['mail.send_email'], id: 'x' }),
     )
-    const schemas = await call(client, 'get_tool_schemas', { ids: ['mail.send_email'], id: 'x' })
-    expect(JSON.stringify(schemas.content)).toContain(
-      'Unknown argument \\"id\\": get_tool_schemas takes ids, library',
-    )
+    expect(schemas.message).toContain('Unknown argument "id": get_tool_schemas takes ids, library')
     const { tools } = await client.listTools()
     for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+    // tools/list shows the schema the arguments are checked with (not the SDK's pass-through one).
+    expect(tools[0].inputSchema).toMatchObject({
+      type: 'object',
+      required: ['query'],
+      properties: { query: { type: 'string', minLength: 1 }, k: { type: 'integer', minimum: 1 } },
+    })
   })
 
   it('cuts a tool error message at 4,000 characters, as the HTTP bodies', async () => {

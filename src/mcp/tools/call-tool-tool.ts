@@ -18,22 +18,24 @@ export function registerCallTool(
   gateway: McpGateway,
 ): void {
   const { logger } = context.service
+  const checked = toolArguments('call_tool', {
+    id: z.string().min(1).describe('Tool id, e.g. "github.create_issue"'),
+    arguments: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("Arguments matching the tool's input schema"),
+  })
   server.registerTool(
     'call_tool',
     {
       title: 'Call a tool',
       description: DESCRIPTION,
-      inputSchema: toolArguments('call_tool', {
-        id: z.string().min(1).describe('Tool id, e.g. "github.create_issue"'),
-        arguments: z
-          .record(z.string(), z.unknown())
-          .optional()
-          .describe("Arguments matching the tool's input schema"),
-      }),
+      inputSchema: checked.inputSchema,
       annotations: { openWorldHint: true },
     },
-    ({ id, arguments: args }, extra) =>
+    (raw, extra) =>
       guardTool(logger, 'call_tool', async () => {
+        const { id, arguments: args } = checked.parse(raw)
         const view = await resolveView(context, session, gateway.libraryName)
         const tool = view.library.get(id)
         if (!tool) {

@@ -20,24 +20,26 @@ export function registerGetToolSchemas(
   session: McpSession,
 ): void {
   const { logger } = context.service
+  const args = toolArguments('get_tool_schemas', {
+    ids: z
+      .array(z.string().min(1))
+      .min(1)
+      .max(MAX_SCHEMA_IDS)
+      .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),
+    library: z.string().optional().describe('Library of the ids; omit for the default'),
+  })
   server.registerTool(
     'get_tool_schemas',
     {
       title: 'Get tool schemas',
       description: DESCRIPTION,
-      inputSchema: toolArguments('get_tool_schemas', {
-        ids: z
-          .array(z.string().min(1))
-          .min(1)
-          .max(MAX_SCHEMA_IDS)
-          .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),
-        library: z.string().optional().describe('Library of the ids; omit for the default'),
-      }),
+      inputSchema: args.inputSchema,
       outputSchema: { library: z.string(), tools: z.array(ToolSchemaSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ ids, library }) =>
+    (raw) =>
       guardTool(logger, 'get_tool_schemas', async () => {
+        const { ids, library } = args.parse(raw)
         const view = await resolveView(context, session, library)
         const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
         if (missing.length > 0) {

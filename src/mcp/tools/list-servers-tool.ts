@@ -25,21 +25,23 @@ export function registerListServers(
   session: McpSession,
   gateway: McpGateway,
 ): void {
+  const args = toolArguments('list_servers', {})
   server.registerTool(
     'list_servers',
     {
       title: 'List gateway servers',
       description: DESCRIPTION,
-      inputSchema: toolArguments('list_servers', {}),
+      inputSchema: args.inputSchema,
       outputSchema: { library: z.string(), servers: z.array(UpstreamStateSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    () =>
-      guardTool(context.service.logger, 'list_servers', async () =>
-        jsonResult({
+    (raw) =>
+      guardTool(context.service.logger, 'list_servers', async () => {
+        args.parse(raw)
+        return jsonResult({
           library: gateway.libraryName,
           servers: serversInScope(gateway.servers(), session.scope),
-        }),
-      ),
+        })
+      }),
   )
 }

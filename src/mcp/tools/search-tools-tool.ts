@@ -20,6 +20,22 @@ export function registerSearchTools(
   const { config, logger } = service
   // The same options as POST /v1/search-tools (k's default is mcp.searchK here).
   const { retriever } = pipelineOptionFields(config)
+  const args = toolArguments('search_tools', {
+    query: z
+      .string()
+      .min(1)
+      .max(config.server.maxInstructionChars)
+      .describe('What you want to do, e.g. "post a message to a Slack channel"'),
+    k: z
+      .number()
+      .int()
+      .min(1)
+      .max(config.server.maxK)
+      .optional()
+      .describe(`How many tools to return (default ${config.mcp.searchK})`),
+    library: z.string().optional().describe('Library to search; omit for the default'),
+    retriever,
+  })
   server.registerTool(
     'search_tools',
     {
@@ -27,22 +43,7 @@ export function registerSearchTools(
       description: context.gateway
         ? `${DESCRIPTION}\nRun the chosen tool with call_tool.`
         : DESCRIPTION,
-      inputSchema: toolArguments('search_tools', {
-        query: z
-          .string()
-          .min(1)
-          .max(config.server.maxInstructionChars)
-          .describe('What you want to do, e.g. "post a message to a Slack channel"'),
-        k: z
-          .number()
-          .int()
-          .min(1)
-          .max(config.server.maxK)
-          .optional()
-          .describe(`How many tools to return (default ${config.mcp.searchK})`),
-        library: z.string().optional().describe('Library to search; omit for the default'),
-        retriever,
-      }),
+      inputSchema: args.inputSchema,
       outputSchema: {
         library: z.string(),
         tools: z.array(
@@ -58,9 +59,10 @@ export function registerSearchTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ query, k, library, retriever }, extra) =>
-      guardTool(logger, 'search_tools', () =>
-        withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+    (raw, extra) =>
+      guardTool(logger, 'search_tools', async () => {
+        const { query, k, library, retriever } = args.parse(raw)
+        return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
           const view = await resolveView(context, session, library)
           const request = { query, retriever, k: k ?? config.mcp.searchK }
           const { results } = await service.search(request, signal, view)
@@ -71,7 +73,7 @@ export function registerSearchTools(
           const payload = { library: view.library.name, tools }
           const tokens = await context.tokens.savings(view.library, payload)
           return jsonResult({ ...payload, tokens })
-        }),
-      ),
+        })
+      }),
   )
 }

@@ -22,6 +22,20 @@ export function registerSelectTools(
   const { config, logger } = service
   // The same per-request options as POST /v1/select-tools.
   const { k, tau, planner, retriever, reranker, selector } = pipelineOptionFields(config)
+  const args = toolArguments('select_tools', {
+    instruction: z
+      .string()
+      .min(1)
+      .max(config.server.maxInstructionChars)
+      .describe("The user's request, in their words"),
+    library: z.string().optional().describe('Library to select from; omit for the default'),
+    k,
+    tau,
+    retriever,
+    planner,
+    reranker,
+    selector,
+  })
   server.registerTool(
     'select_tools',
     {
@@ -29,20 +43,7 @@ export function registerSelectTools(
       description: context.gateway
         ? `${DESCRIPTION}\nRun the chosen tools with call_tool.`
         : DESCRIPTION,
-      inputSchema: toolArguments('select_tools', {
-        instruction: z
-          .string()
-          .min(1)
-          .max(config.server.maxInstructionChars)
-          .describe("The user's request, in their words"),
-        library: z.string().optional().describe('Library to select from; omit for the default'),
-        k,
-        tau,
-        retriever,
-        planner,
-        reranker,
-        selector,
-      }),
+      inputSchema: args.inputSchema,
       outputSchema: {
         library: z.string(),
         tools: z.array(ToolSchemaSchema),
@@ -64,9 +65,10 @@ export function registerSelectTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ library, ...request }, extra) =>
-      guardTool(logger, 'select_tools', () =>
-        withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+    (raw, extra) =>
+      guardTool(logger, 'select_tools', async () => {
+        const { library, ...request } = args.parse(raw)
+        return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
           const view = await resolveView(context, session, library)
           const result = await service.select(request, signal, view)
           const payload = {
@@ -85,7 +87,7 @@ export function registerSelectTools(
           }
           const tokens = await context.tokens.savings(view.library, payload)
           return jsonResult({ ...payload, tokens })
-        }),
-      ),
+        })
+      }),
   )
 }
