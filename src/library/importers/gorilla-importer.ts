@@ -27,6 +27,47 @@ const ApiSchema = z.looseObject({
   description: z.string().nullish(),
 })
 
+/**
+ * `api_name` spellings that name the variable of a model handle, not a model: TF Hub has 181
+ * records named `model_id` (and `Model ID`, `module_name`) whose model is only in the api_call.
+ */
+const PLACEHOLDER_NAMES = new Set([
+  'model_id',
+  'model_name',
+  'model_handle',
+  'model_url',
+  'module_id',
+  'module_name',
+  'module_handle',
+  'module_url',
+  'handle',
+])
+
+const normalizedName = (name: string) =>
+  name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+
+/** The model path of a tfhub.dev handle in an api_call, without publisher and version. */
+const TFHUB_HANDLE = /tfhub\.dev\/[^/'"\s]+\/([^'"\s)]+)/
+
+/**
+ * A tool's name: `api_name`, unless it is a placeholder and the api_call loads a tfhub.dev
+ * handle; then the handle's model path in the spelling of the other TF Hub names
+ * (`…/google/imagenet/inception_v3/classification/5` → `imagenet_inception_v3_classification`,
+ * like `imagenet_mobilenet_v2_100_224_classification`). Other names are kept as they are.
+ */
+export function gorillaToolName(apiName: string, apiCall: string): string {
+  if (!PLACEHOLDER_NAMES.has(normalizedName(apiName))) return apiName
+  const handle = TFHUB_HANDLE.exec(apiCall)
+  if (handle === null) return apiName
+  const segments = handle[1].split('/').filter((segment) => segment !== '')
+  while (segments.length > 1 && /^\d+$/.test(segments[segments.length - 1])) segments.pop()
+  const derived = segments.join('_')
+  return derived === '' || PLACEHOLDER_NAMES.has(normalizedName(derived)) ? apiName : derived
+}
+
 /** Prefix of ids when there is neither a namespace option nor a file name. */
 export const GORILLA_DEFAULT_NAMESPACE = 'gorilla'
 
@@ -36,7 +77,9 @@ export const GORILLA_DEFAULT_NAMESPACE = 'gorilla'
  * option, else the file name without extension, else `gorilla`: `torchhub_api:0` is the first
  * line of `torchhub_api.jsonl`. `source.line` is the 1-based line, as everywhere.
  * `api_call` is kept in `source.apiCall` because Gorilla's own evaluation matches gold by it
- * (TF Hub: 696 records but only 80 distinct calls). Tags: domain and functionality.
+ * (TF Hub: 696 records but only 80 distinct calls). Tags: domain and functionality. A placeholder
+ * `api_name` (`model_id`) is replaced by the model of the api_call's tfhub.dev handle
+ * (`gorillaToolName`); `source.apiName` keeps the original then.
  */
 export function importGorilla(parsed: unknown, context: ImportContext): Tool[] {
   if (!Array.isArray(parsed)) {
@@ -62,12 +105,14 @@ export function importGorilla(parsed: unknown, context: ImportContext): Tool[] {
     for (const [key, value] of Object.entries(kept)) {
       if (value !== undefined && value !== null) source[key] = value
     }
+    const name = gorillaToolName(api.api_name, api.api_call)
+    if (name !== api.api_name) source.apiName = api.api_name
     const tags = [api.domain, ...[api.functionality ?? []].flat()].filter(
       (tag): tag is string => typeof tag === 'string' && tag.trim() !== '',
     )
     return {
       id: `${namespace}:${line === undefined ? record : line - 1}`,
-      name: api.api_name,
+      name,
       description: api.description ?? '',
       parameters: gorillaArgumentsSchema(api.api_arguments),
       namespace,

@@ -51,6 +51,24 @@ describe('importGorilla', () => {
     })
   })
 
+  it('names a TF Hub record with a placeholder api_name (model_id) by its tfhub.dev handle', async () => {
+    const file = new URL('../../fixtures/importers/tfhub-placeholder-names.jsonl', import.meta.url)
+    const { tools } = await importToolsFromFile(file.pathname, { format: 'gorilla' })
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'imagenet_inception_v3_classification',
+      'ssd_mobilenet_v2',
+      'tf2-preview_gnews-swivel-20dim',
+      'model_id',
+      'model_id',
+      'audio_embedding_model',
+      'model_id',
+    ])
+    // The original name stays in source where it was replaced; ids are the line as before.
+    expect(tools[1].source).toMatchObject({ apiName: 'Model ID' })
+    expect(tools[3].source?.apiName).toBeUndefined()
+    expect(tools[0].id).toBe('tfhub-placeholder-names:0')
+  })
+
   it('prefixes ids with the namespace option, else "gorilla" when there is no file name', () => {
     expect(importToolsFromText(jsonl(record()), { namespace: 'hub' }).tools[0].id).toBe('hub:0')
     expect(importToolsFromText(jsonl(record(), record())).tools[1].id).toBe('gorilla:1')
@@ -120,9 +138,11 @@ describe('gorillaArgumentsSchema', () => {
 })
 
 const DATABASES: Array<[string, number, number, number]> = [
-  // file, records, distinct api_call, distinct api_name (README section 3)
+  // file, records, distinct api_call, distinct tool names (README section 3: distinct api_name;
+  // TF Hub has 55, 70 once its 182 placeholder names (model_id, Model ID, module_name) are read
+  // from their tfhub.dev handles)
   ['huggingface_api.jsonl', 936, 895, 907],
-  ['tensorflowhub_api.jsonl', 696, 80, 55],
+  ['tensorflowhub_api.jsonl', 696, 80, 70],
   ['torchhub_api.jsonl', 94, 94, 43],
 ]
 
