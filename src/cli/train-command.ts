@@ -89,6 +89,12 @@ Options:
                          clause's (the clause is the instruction without its context; the
                          training rows keep the clause's; bench/README.md, "Learned dense space",
                          round 17)
+  --dense-free-acceptance  With --dense or --learned-dense: also fit a candidate model without
+                         the dense features (the default recipe's, on the same rows); a clause
+                         that got no tool gets its most probable candidate when that model's
+                         probability for it reaches the rule's per-clause floor (the rule and
+                         count are chosen with it; bench/README.md, "Learned dense space",
+                         round 18)
   --example-maps         The example-aware decision also reads each library's own dense space,
                          learned from its usage examples (examples.denseMap in the config serves
                          them; bench/README.md, "A library's own dense space")
@@ -109,6 +115,7 @@ const OPTIONS = {
   'learned-dense': { type: 'boolean' },
   'example-maps': { type: 'boolean' },
   'one-clause-dense': { type: 'boolean' },
+  'dense-free-acceptance': { type: 'boolean' },
 } as const
 
 const ONE_CLAUSE_NOTE =
@@ -168,6 +175,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   const learnedDense = values['learned-dense'] === true
   const shapes = values['taskbench-shapes'] === true
   const oneClauseDense = values['one-clause-dense'] === true
+  const acceptance = values['dense-free-acceptance'] === true
   const started = performance.now()
   let sources: TrainingSource[]
   if (examplesMode) {
@@ -216,6 +224,12 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
       '--one-clause-dense changes the dense features: it goes with --dense or --learned-dense.',
     )
   }
+  if (acceptance && !wantsDense) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      '--dense-free-acceptance fits a model without the dense features: it goes with --dense or --learned-dense.',
+    )
+  }
   const wantsVectors = wantsDense || values['example-maps'] === true
   const vectors = wantsVectors ? await denseToolVectors() : undefined
   const dense = wantsDense ? vectors : undefined
@@ -229,6 +243,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     bm25: bm25Settings(config),
     ...(dense && { dense }),
     ...(learnedDense && { learnDense: {} }),
+    ...(acceptance && { acceptance: true }),
     seed,
     k,
     ...(kind === 'gbt' && { trees: GBT_SETTINGS }),

@@ -277,6 +277,11 @@ export function fitBoostedTrees(
 export interface CandidateModel {
   model: LogisticModel
   trees?: TreeEnsemble
+  /**
+   * A dense-free logistic model (over the first `weights.length` features) whose probability
+   * decides whether a clause gets its pick by the rule's `stepFloor` (LearnedModel `acceptance`).
+   */
+  acceptance?: LogisticModel
 }
 
 /** A candidate's probability under `candidate` (its raw feature vector). */

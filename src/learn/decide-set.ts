@@ -3,7 +3,8 @@
  * taken when its probability reaches `threshold`; when none does, the best one is taken if it
  * reaches `floor` (a request usually needs some tool); never more than the planner's clauses plus
  * `extra` (one clause can ask for two tools, but rarely for more). With `stepFloor`, an explicit
- * request clause that got no tool gets its most probable first candidate above that floor.
+ * request clause that got no tool gets its most probable first candidate above that floor (by the
+ * candidate's acceptance probability `a` when it has one).
  * @module
  */
 import { startsWithAction } from '../plan/request-cues.ts'
@@ -29,6 +30,11 @@ export interface ScoredCandidate {
   id: string
   /** The model's probability that the tool is needed. */
   p: number
+  /**
+   * The acceptance probability `stepFloor` tests a clause's pick with (LearnedModel
+   * `acceptance`; absent: `p`).
+   */
+  a?: number
 }
 
 /** How many of a clause's first BM25 candidates `stepFloor` looks at. */
@@ -87,6 +93,8 @@ export function decideSet(
   }
   if (rule.stepFloor && stepTops.length > 1) {
     const probability = new Map(candidates.map(({ id, p }) => [id, p]))
+    // Which candidate a clause gets is `p`'s call, whether it gets one the acceptance's.
+    const acceptance = new Map(candidates.map(({ id, p, a }) => [id, a ?? p]))
     for (const tops of stepTops) {
       if (chosen.length >= cap) break
       const first = tops.slice(0, STEP_FLOOR_DEPTH)
@@ -94,7 +102,7 @@ export function decideSet(
       let best = first[0]
       for (const id of first)
         if ((probability.get(id) ?? 0) > (probability.get(best) ?? 0)) best = id
-      if ((probability.get(best) ?? 0) >= rule.stepFloor) chosen.push(best)
+      if ((acceptance.get(best) ?? 0) >= rule.stepFloor) chosen.push(best)
     }
   }
   if (chosen.length === 0 && sorted[0] !== undefined && sorted[0].p >= rule.floor) {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
-import { featureNames } from './candidate-features.ts'
+import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { formatJson } from './format-json.ts'
@@ -96,6 +96,14 @@ const LearnedModelSchema = z.object({
    * clause's own vector (bench/one-clause-dev.ts compares both on the held-out folds).
    */
   oneClauseDense: z.literal('instruction').optional(),
+  /**
+   * A dense-free candidate model (logistic, over the first `weights.length` features, none of them
+   * dense; `toolsel train --dense-free-acceptance`): whether a clause that got no tool gets its
+   * most probable candidate by the rule's `stepFloor` is this model's probability's call, which
+   * candidate that is stays the main model's. Absent (every model before round 18): the main
+   * model's probability decides both.
+   */
+  acceptance: LogisticSchema.optional(),
   /** The learned count (count-model.ts); absent in models trained before it: the rule alone. */
   count: z
     .object({
@@ -205,6 +213,19 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} sets oneClauseDense but has no dense features. Retrain it with \`toolsel train --learned-dense\`.`,
+    )
+  }
+  const acceptance = model.acceptance
+  if (
+    acceptance !== undefined &&
+    (!usesDenseFeatures(model) ||
+      acceptance.weights.length !== FEATURE_NAMES.length ||
+      acceptance.mean.length !== FEATURE_NAMES.length ||
+      acceptance.scale.length !== FEATURE_NAMES.length)
+  ) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has an acceptance model that is not over the ${FEATURE_NAMES.length} features without the dense ones, or no dense features. Retrain it with \`toolsel train --learned-dense --dense-free-acceptance\`.`,
     )
   }
   if (model.denseMap !== undefined && !usesDenseFeatures(model)) {

@@ -7,7 +7,7 @@
  */
 import type { Tool } from '../library/tool.ts'
 import type { Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
-import { featureNames } from './candidate-features.ts'
+import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
 import {
   decideSet,
   mostProbableFirst,
@@ -27,6 +27,7 @@ import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned
 import {
   fitLogistic,
   predictLogit,
+  predictProbability,
   roundedModel,
   type LogisticModel,
 } from './logistic-regression.ts'
@@ -93,6 +94,12 @@ export interface TrainOptions {
    * (bench/one-clause-dev.ts); the model's own `oneClauseDense` says how the selector computes them.
    */
   rowsOneClauseDense?: 'instruction'
+  /**
+   * With `dense`: also fit a dense-free candidate model (the same rows without the dense
+   * features) whose probability accepts a clause's pick by the rule's `stepFloor` (LearnedModel
+   * `acceptance`); the rule and count are chosen with it.
+   */
+  acceptance?: boolean
   /** Seeds the fold assignment. Default 1. */
   seed?: number
   /** Candidates per list. Default 15. */
@@ -558,6 +565,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
     features: featureNames(options.dense !== undefined),
     model: roundedModel(model.model),
     ...(model.trees && { trees: model.trees }),
+    ...(model.acceptance && { acceptance: model.acceptance }),
     rule,
     ...(denseMap && { denseMap }),
     ...(count && {
@@ -621,9 +629,21 @@ function fitCandidates(
     rowWeights: weights,
     ...(options.listwise && { groups, listwise: options.listwise }),
   })
+  // The dense-free acceptance model: the same rows without their dense features, rounded as the
+  // model file stores it.
+  const acceptance = options.acceptance
+    ? roundedModel(
+        fitLogistic(
+          rows.map((row) => row.slice(0, FEATURE_NAMES.length)),
+          labels,
+          { l2: options.l2 ?? 1, rowWeights: weights },
+        ),
+      )
+    : undefined
   const settings = options.trees
   // Without trees the rule and count are chosen with the unrounded fit (as they always were).
-  if (!settings) return { model: { model: fitted }, rows: rows.length }
+  if (!settings)
+    return { model: { model: fitted, ...(acceptance && { acceptance }) }, rows: rows.length }
   // Rounded as the model file stores it, so the trees fit the log-odds the file computes.
   const linear = roundedModel(fitted)
   const names = featureNames(options.dense !== undefined)
@@ -635,7 +655,7 @@ function fitCandidates(
   const trees = fitTreesOnModel(rows, labels, linear, settings, features, weights, (tree, loss) => {
     if (tree % 25 === 0) options.onProgress?.(`trees: ${tree}, training loss ${loss.toFixed(1)}`)
   })
-  return { model: { model: linear, trees }, rows: rows.length }
+  return { model: { model: linear, trees, ...(acceptance && { acceptance }) }, rows: rows.length }
 }
 
 /** A set's held-out queries (fold 0 of `seed`) with their candidates scored by `model`. */
@@ -688,8 +708,17 @@ function chooseRule(
 }
 
 /** Each candidate of `query` with the candidate model's probability. */
-export function score(model: CandidateModel, query: QueryRows) {
-  return query.ids.map((id, index) => ({ id, p: candidateProbability(model, query.x[index]) }))
+export function score(model: CandidateModel, query: QueryRows): ScoredCandidate[] {
+  const { acceptance } = model
+  return query.ids.map((id, index) =>
+    acceptance
+      ? {
+          id,
+          p: candidateProbability(model, query.x[index]),
+          a: predictProbability(acceptance, query.x[index]),
+        }
+      : { id, p: candidateProbability(model, query.x[index]) },
+  )
 }
 
 /** The decision's input for one training query (as `toolsel train` scores its folds). */

@@ -98,7 +98,13 @@ describe('toolsel train', () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-learned-dense-'))
     const out = join(dir, 'learned.json')
     const args = ['--examples', EXAMPLES, '--library', DEMO_LIBRARY_DIR, '--out', out]
-    const trained = await run(['train', '--learned-dense', '--one-clause-dense', ...args])
+    const trained = await run([
+      'train',
+      '--learned-dense',
+      '--one-clause-dense',
+      '--dense-free-acceptance',
+      ...args,
+    ])
     expect(trained.code).toBe(0)
     expect(trained.stderr).toContain('dense map on every source: epoch 2')
     const model = JSON.parse(await readFile(out, 'utf8'))
@@ -110,6 +116,8 @@ describe('toolsel train', () => {
     // A one-clause plan's clause dense features come from the whole instruction's vector.
     expect(model.oneClauseDense).toBe('instruction')
     expect(model.dataCard.notes.at(-1)).toMatch(/^one-clause dense: /)
+    // The dense-free acceptance model: one weight per feature that is not dense.
+    expect(model.acceptance.weights).toHaveLength(featureNames(false).length)
     await expectServesWeather(out)
   }, 180_000)
 
@@ -169,6 +177,16 @@ describe('toolsel train', () => {
     ])
     expect(oneClause.code).toBe(2)
     expect(oneClause.stderr).toContain('--one-clause-dense changes the dense features')
+    const acceptance = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      DEMO_LIBRARY_DIR,
+      '--dense-free-acceptance',
+    ])
+    expect(acceptance.code).toBe(2)
+    expect(acceptance.stderr).toContain('--dense-free-acceptance fits a model without the dense')
   })
 
   it('takes a saved index directory as --library (before: UNKNOWN_FORMAT on its manifest.json)', async () => {

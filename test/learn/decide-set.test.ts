@@ -56,6 +56,31 @@ describe('decideSet', () => {
     expect(decideSet(scored, 1, { ...rule, stepFloor: 0.1 }, [tops[1]])).toEqual(['weather'])
   })
 
+  it('accepts a clause pick by its acceptance probability when it has one, picks by p', () => {
+    // The pick is the clause's most probable candidate by p ('mail'); whether the clause gets it
+    // is decided by its acceptance probability a (LearnedModel `acceptance`).
+    const scored = [
+      { id: 'weather', p: 0.8, a: 0.7 },
+      { id: 'slack', p: 0.02, a: 0.3 },
+      { id: 'mail', p: 0.12, a: 0.18 },
+      { id: 'alerts', p: 0.03, a: 0.01 },
+    ]
+    const tops = [
+      ['weather', 'alerts'],
+      ['slack', 'mail', 'alerts'],
+    ]
+    const rule = { threshold: 0.4, floor: 0, extra: 0, stepFloor: 0.15 }
+    expect(decideSet(scored, 2, rule, tops)).toEqual(['weather', 'mail'])
+    const refused = scored.map((candidate) => ({
+      ...candidate,
+      a: candidate.id === 'mail' ? 0.14 : candidate.a,
+    }))
+    expect(decideSet(refused, 2, rule, tops)).toEqual(['weather'])
+    // Without a, p decides both (every model before round 18).
+    const plain = scored.map(({ id, p }) => ({ id, p }))
+    expect(decideSet(plain, 2, rule, tops)).toEqual(['weather'])
+  })
+
   it('offers stepFloor the first candidates of action clauses only', () => {
     const candidates = ['a', 'b', 'c', 'd'].map((id) => ({ id }))
     expect(stepFloorCandidates('email the forecast to Ann', candidates)).toEqual(['a', 'b', 'c'])

@@ -66,6 +66,16 @@ describe('the shipped learned model', () => {
     expect(() => parseLearnedModel(JSON.stringify(oneClause), 'x.json')).toThrow(
       /oneClauseDense but has no dense features/,
     )
+    // The acceptance model is over the features without the dense ones, in a dense model only.
+    const acceptance = {
+      ...plain,
+      features: [...FEATURE_NAMES],
+      model: oneClause.model,
+      acceptance: oneClause.model,
+    }
+    expect(() => parseLearnedModel(JSON.stringify(acceptance), 'x.json')).toThrow(
+      /acceptance model that is not over the 32 features/,
+    )
     // A model from before the count model still loads: the rule decides alone.
     const { count: _count, ...withoutCount } = loadDefaultModel()
     expect(parseLearnedModel(JSON.stringify(withoutCount), 'old.json').count).toBeUndefined()
