@@ -92,22 +92,28 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new ToolselError('INVALID_CONFIG', `Config file ${file} could not be read.`, {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new ToolselError('INVALID_CONFIG', `Config file ${file} could not be read (${reason}).`, {
       cause: error,
     })
   }
+  let value: unknown
   try {
-    const value: unknown = JSON.parse(text)
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      throw new Error('not an object')
-    return value as ConfigLayer
+    value = JSON.parse(text)
   } catch (error) {
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Config file ${file} is not a JSON object (${(error as Error).message}).`,
+      `Config file ${file} is not valid JSON (${(error as Error).message.replace(/\s+/g, ' ')}); the config file is JSON, not YAML.`,
       { cause: error },
     )
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Config file ${file} is not a JSON object: it holds ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}; write the settings as {"server": {"port": 8080}, …}.`,
+    )
+  }
+  return value as ConfigLayer
 }
 
 function envLayer(env: Record<string, string | undefined>): ConfigLayer {
@@ -178,6 +184,8 @@ function mergeLayer(
     const path = prefix ? `${prefix}.${key}` : key
     if (isPlainObject(value)) {
       if (!isPlainObject(target[key])) target[key] = {}
+      // A section's own path too: an unknown section ({"servr": {…}}) is named with its source.
+      sources.set(path, source)
       mergeLayer(target[key] as ConfigLayer, value, source, sources, path)
     } else {
       target[key] = value

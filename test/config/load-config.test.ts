@@ -53,6 +53,22 @@ describe('loadConfig', () => {
     })
   })
 
+  it('names the file of an unknown section, not "defaults"', async () => {
+    // {"servr": {"port": 1}} was reported "Unknown config key "servr" (from defaults)."
+    const file = await configFile({ servr: { port: 1 } })
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `Unknown config key "servr" (from config file ${file}).`,
+    })
+    const empty = await configFile({ server: { tls: {} } })
+    await expect(loadConfig({ file: empty })).rejects.toMatchObject({
+      message: `Unknown config key "server.tls" (from config file ${empty}).`,
+    })
+    await expect(loadConfig({ file: empty, env: { TOOLSEL_PORT: '9000' } })).rejects.toMatchObject({
+      message: `Unknown config key "server.tls" (from config file ${empty}).`,
+    })
+  })
+
   it('accepts registered retriever kinds only, naming the ones there are', async () => {
     const config = await loadConfig({ flags: { 'retrieve.retriever': 'hybrid' } })
     expect(config.retrieve.retriever).toBe('hybrid')
@@ -92,6 +108,25 @@ describe('loadConfig', () => {
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: expect.stringContaining(file),
+    })
+    // YAML, or JSON that is no object: said as it is (both were "is not a JSON object (…)").
+    const yaml = await configFile('server:\n  port: 8080\n')
+    await expect(loadConfig({ file: yaml })).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /is not valid JSON \(.*\); the config file is JSON, not YAML\.$/,
+      ),
+    })
+    const array = await configFile('[1, 2]')
+    await expect(loadConfig({ file: array })).rejects.toMatchObject({
+      message: `Config file ${array} is not a JSON object: it holds an array; write the settings as {"server": {"port": 8080}, …}.`,
+    })
+  })
+
+  it('says why a config file could not be read', async () => {
+    const file = join(tmpdir(), 'toolsel-no-such-config.json')
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `Config file ${file} could not be read (ENOENT).`,
     })
   })
 })
