@@ -14,6 +14,7 @@ import { snapshotCommand, SNAPSHOT_HELP } from './cli/snapshot-command.ts'
 import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
 import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
+import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
 
@@ -54,7 +55,7 @@ Picks the tools an agent needs out of a large tool library (Plan-Retrieve-Select
 Commands:
 ${lines.join('\n')}
 
-Run "toolsel <command> --help" for a command's options.
+Run "toolsel <command> --help" for a command's options, "toolsel --version" for the version.
 `
 }
 
@@ -62,6 +63,10 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   const [name, ...rest] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout(usage())
+    return 0
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(`toolsel ${packageJson.version}\n`)
     return 0
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined

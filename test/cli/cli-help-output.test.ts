@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
-import { main } from '../../src/main.ts'
+import { COMMANDS, main } from '../../src/main.ts'
+import packageJson from '../../package.json' with { type: 'json' }
+
+/** Runs the CLI in process: its exit code and what it wrote. */
+async function run(argv: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(argv, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: {},
+  })
+  return { code, stdout, stderr }
+}
 
 async function help(command: string): Promise<string> {
   let stdout = ''
@@ -14,6 +27,32 @@ async function help(command: string): Promise<string> {
 }
 
 describe('command help', () => {
+  it('every command has --help on stdout with exit code 0, starting with its usage', async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const { code, stdout, stderr } = await run([name, '--help'])
+      expect({ name, code, stderr }).toEqual({ name, code: 0, stderr: '' })
+      expect(stdout).toMatch(new RegExp(`^Usage: toolsel ${name}[ \\n]`))
+    }
+    for (const argv of [[], ['--help'], ['-h'], ['help']]) {
+      const { code, stdout } = await run(argv)
+      expect(code, argv.join(' ')).toBe(0)
+      expect(stdout).toContain('Commands:')
+    }
+    const unknown = await run(['nope'])
+    expect(unknown).toMatchObject({ code: 2, stdout: '' })
+    expect(unknown.stderr).toMatch(/^Unknown command "nope"\./)
+  })
+
+  it('prints the version (was: Unknown command "--version", exit code 2)', async () => {
+    for (const flag of ['--version', '-v', 'version']) {
+      expect(await run([flag])).toEqual({
+        code: 0,
+        stdout: `toolsel ${packageJson.version}\n`,
+        stderr: '',
+      })
+    }
+  })
+
   it('names the default selector the configuration really has', async () => {
     const { selector } = parseConfig({}).select
     for (const command of ['serve', 'select', 'bench']) {
