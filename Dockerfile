@@ -62,6 +62,8 @@ COPY package.json ./
 COPY bin ./bin
 # dist/ only (no src/): bin/toolsel.mjs runs it without the tsx loader.
 COPY --from=build /app/dist ./dist
+# The committed benchmark report the playground links to (GET /ui/report; package.json "files").
+COPY bench/results/default/report.html ./bench/results/default/report.html
 RUN mkdir -p /data/indexes /data/snapshots /models && chown -R node:node /data /models
 USER node
 EXPOSE 8080
@@ -90,6 +92,7 @@ COPY --from=deps-gpu /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
+COPY bench/results/default/report.html ./bench/results/default/report.html
 RUN groupadd --system toolsel \
  && useradd --system --gid toolsel --home-dir /app --shell /usr/sbin/nologin toolsel \
  && mkdir -p /data/indexes /data/snapshots /models \
