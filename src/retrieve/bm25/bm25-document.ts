@@ -43,6 +43,48 @@ export function descriptionWithoutCrossReferences(description: string, ownName: 
   return kept.length === 0 ? description : kept.join(' ')
 }
 
+/** Enum values indexed per parameter, at most: a longer list is a code table, not request words. */
+export const MAX_INDEXED_ENUM_VALUES = 32
+
+/**
+ * An enum value's BM25 weight, as a fraction of the parameters field's: a value is an option a
+ * call may pass ("fahrenheit", "express", "scorpio"), weaker evidence of what the tool does than
+ * its name, description or parameter names. Half: decided on the two self-written
+ * function-calling sets and the demo library (bench/README.md "Round 18"); at the parameters'
+ * full weight generic values ("clean", "open", "all") pull tools into unrelated requests.
+ */
+export const ENUM_VALUE_WEIGHT = 0.5
+
+/**
+ * The string enum values of a tool's parameters (nested objects and array items included,
+ * depth-limited), at most MAX_INDEXED_ENUM_VALUES per parameter. A request often names one ("in
+ * fahrenheit", "by FedEx", "into Japanese"), sometimes the only word it shares with the tool.
+ * BM25 indexes them (`ENUM_VALUE_WEIGHT` times the parameters' weight) without counting them in
+ * the tool's length (`PostingsBuilder.add`'s unmeasured text): a tool with long enum lists is not
+ * diluted for the words of its name and description, and tools without enums do not gain on it
+ * through a longer average length.
+ */
+export function enumValueText(schema: JsonSchema, depth = 0): string {
+  const properties = schema.properties
+  if (depth > 3 || properties === null || typeof properties !== 'object') return ''
+  const parts: string[] = []
+  for (const value of Object.values(properties as Record<string, unknown>)) {
+    if (value === null || typeof value !== 'object') continue
+    const property = value as JsonSchema
+    const items = property.items
+    const schemas =
+      items !== null && typeof items === 'object' ? [property, items as JsonSchema] : [property]
+    for (const part of schemas) {
+      const values = part.enum
+      if (Array.isArray(values) && values.length <= MAX_INDEXED_ENUM_VALUES) {
+        for (const item of values) if (typeof item === 'string') parts.push(item)
+      }
+      parts.push(enumValueText(part, depth + 1))
+    }
+  }
+  return parts.filter((part) => part.length > 0).join(' ')
+}
+
 export function toolToBm25Document(tool: Tool): Record<Bm25Field, string> {
   return {
     name: tool.name,

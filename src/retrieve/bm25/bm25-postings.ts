@@ -13,7 +13,12 @@ import { ToolselError, throwIfAborted } from '../../errors.ts'
 import type { IdList } from '../../library/id-table.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { ToolSequence } from '../../library/tool-library.ts'
-import { toolToBm25Document, type Bm25Field } from './bm25-document.ts'
+import {
+  ENUM_VALUE_WEIGHT,
+  enumValueText,
+  toolToBm25Document,
+  type Bm25Field,
+} from './bm25-document.ts'
 import { tokenize } from './tokenize.ts'
 import { createTimeSlicer, runSteps, runStepsSliced, type Steps } from '../../time-slicer.ts'
 
@@ -125,12 +130,20 @@ export class PostingsBuilder {
     this.#b = b
   }
 
-  /** Adds one document: its text per field, in the order of the builder's fields. */
-  add(texts: readonly string[]): void {
+  /**
+   * Adds one document: its text per field, in the order of the builder's fields, and optionally
+   * an unmeasured text: its terms count with `weight` like a field's, but not in the document's
+   * length (a tool's enum values, see `enumValueText`). Without one the arithmetic is wink's.
+   */
+  add(texts: readonly string[], unmeasured?: { text: string; weight: number }): void {
     const document = this.#documents
     let length = 0
-    for (const [field, [, weight]] of this.#fields.entries()) {
-      const terms = tokenize(texts[field] ?? '')
+    const fieldCount = this.#fields.length
+    const extra = unmeasured && unmeasured.text !== '' ? unmeasured : undefined
+    for (let field = 0; field < fieldCount + (extra ? 1 : 0); field += 1) {
+      const measured = field < fieldCount
+      const weight = measured ? this.#fields[field][1] : extra!.weight
+      const terms = tokenize(measured ? (texts[field] ?? '') : extra!.text)
       for (const term of terms) {
         let id = this.#termIndex.get(term)
         if (id === undefined) {
@@ -156,6 +169,7 @@ export class PostingsBuilder {
           this.#documentFrequency[id] += 1
         }
       }
+      if (!measured) continue
       const fieldLength = terms.length * Math.abs(weight)
       length += fieldLength
       this.#totalCorpusLength += fieldLength
@@ -336,13 +350,18 @@ function* buildSteps(
 ): Generator<void, Bm25Postings> {
   const fields = toolFields(settings)
   const builder = new PostingsBuilder(fields, settings.k1, settings.b)
+  const enumWeight = ENUM_VALUE_WEIGHT * settings.fieldWeights.parameters
   for (let position = 0; position < tools.length; position += 1) {
     if (position % 1000 === 0) {
       throwIfAborted(options.signal)
       options.onProgress?.(position, tools.length)
     }
-    const document = toolToBm25Document(tools.at(position)!)
-    builder.add(fields.map(([field]) => document[field as Bm25Field] ?? ''))
+    const tool = tools.at(position)!
+    const document = toolToBm25Document(tool)
+    builder.add(
+      fields.map(([field]) => document[field as Bm25Field] ?? ''),
+      { text: enumValueText(tool.parameters), weight: enumWeight },
+    )
     yield
   }
   const postings = yield* builder.finishSteps()

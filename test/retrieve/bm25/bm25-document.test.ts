@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
   descriptionWithoutCrossReferences,
+  enumValueText,
+  MAX_INDEXED_ENUM_VALUES,
   parameterText,
   toolToBm25Document,
 } from '../../../src/retrieve/bm25/bm25-document.ts'
@@ -61,5 +63,26 @@ describe('BM25 documents', () => {
       parameters: '',
       namespace: '',
     })
+  })
+
+  it('lists string enum values of parameters, nested objects and array items, not long code tables', () => {
+    const codes = Array.from({ length: MAX_INDEXED_ENUM_VALUES + 1 }, (_, i) => `code${i}`)
+    const schema = {
+      type: 'object',
+      properties: {
+        unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+        level: { type: 'integer', enum: [1, 2, 3] },
+        filters: {
+          type: 'object',
+          properties: {
+            amenities: { type: 'array', items: { type: 'string', enum: ['pool', 'spa'] } },
+          },
+        },
+        country: { type: 'string', enum: codes },
+      },
+    }
+    expect(enumValueText(schema)).toBe('celsius fahrenheit pool spa')
+    // Enum values are not parameter text: they are indexed apart, with their own weight.
+    expect(parameterText(schema)).not.toMatch(/celsius|pool/)
   })
 })

@@ -182,3 +182,52 @@ describe('head-verb expansion', () => {
     expect(first.id).toBe('sms.send_sms')
   })
 })
+
+describe("Bm25Retriever: parameters' enum values", () => {
+  const tool = (name: string, description: string, parameters: Tool['parameters']): Tool => ({
+    id: name,
+    name,
+    description,
+    parameters,
+  })
+  const withEnums = [
+    tool('get_horoscope', 'Daily astrological reading for a star sign.', {
+      type: 'object',
+      properties: { sign: { type: 'string', enum: ['aries', 'scorpio', 'pisces', 'leo'] } },
+    }),
+    tool('send_email', 'Send an email message.', {
+      type: 'object',
+      properties: { to: { type: 'string' }, format: { type: 'string', enum: ['text', 'html'] } },
+    }),
+    tool('send_direct_message', 'Send a direct message to a user.', {
+      type: 'object',
+      properties: { user: { type: 'string' } },
+    }),
+  ]
+  const stripped = withEnums.map((item) =>
+    tool(item.name, item.description, {
+      type: 'object',
+      properties: Object.fromEntries(
+        Object.entries(item.parameters.properties as Record<string, { type: string }>).map(
+          ([name, value]) => [name, { type: value.type }],
+        ),
+      ),
+    }),
+  )
+  const retriever = Bm25Retriever.build(withEnums, SETTINGS)
+
+  it('finds a tool by an enum value a request names, at a lower weight than its own words', () => {
+    const [first] = retriever.search('what is in store for scorpios today', 3, 0)
+    expect(first.id).toBe('get_horoscope')
+    const [byValue] = retriever.search('scorpio', 1, 0)
+    const [byName] = retriever.search('horoscope', 1, 0)
+    expect(byValue.score).toBeLessThan(byName.score)
+  })
+
+  it('leaves tool lengths alone: a request naming no enum value scores as without enums', () => {
+    const without = Bm25Retriever.build(stripped, SETTINGS)
+    for (const query of ['send an email', 'direct message', 'daily reading']) {
+      expect(retriever.search(query, 3, 0)).toEqual(without.search(query, 3, 0))
+    }
+  })
+})
