@@ -88,11 +88,13 @@ export async function commandConfig(
   values: { config?: string; 'log-level'?: string },
   flags: ConfigLayer,
   io: CommandIO,
+  files: Array<{ source: string; layer: ConfigLayer }> = [],
 ): Promise<{ config: Config; logger: Logger }> {
   const config = await loadConfig({
     file: values.config,
     env: io.env,
     flags: { ...flags, 'log.level': values['log-level'] },
+    files,
   })
   return { config, logger: createLogger(config.log.level, (line) => io.stderr(`${line}\n`)) }
 }

@@ -53,9 +53,16 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
       'library.indexDir': values['index-dir'],
       'mcp.servers': parseList(values.servers),
       'mcp.tags': parseList(values.tags),
-      gateway: gatewayFile ? await readGatewayFile(gatewayFile) : undefined,
     },
     io,
+    gatewayFile
+      ? [
+          {
+            source: `gateway config ${gatewayFile}`,
+            layer: { gateway: await readGatewayFile(gatewayFile) },
+          },
+        ]
+      : [],
   )
   const noUpstreams = gatewayFile && noUpstreamsWarning(gatewayFile, config.gateway)
   if (noUpstreams) logger.warn(noUpstreams)

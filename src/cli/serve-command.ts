@@ -107,11 +107,16 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'select.selector': values.selector,
       'auth.insecureNoAuth': values['insecure-no-auth'],
       'server.workers': numberFlag(values.workers, 'workers'),
-      gateway: values['gateway-config']
-        ? await readGatewayFile(values['gateway-config'])
-        : undefined,
     },
     io,
+    values['gateway-config']
+      ? [
+          {
+            source: `gateway config ${values['gateway-config']}`,
+            layer: { gateway: await readGatewayFile(values['gateway-config']) },
+          },
+        ]
+      : [],
   )
   const noUpstreams =
     values['gateway-config'] && noUpstreamsWarning(values['gateway-config'], config.gateway)

@@ -18,6 +18,11 @@ export interface LoadConfigOptions {
   env?: Record<string, string | undefined>
   /** Values from CLI flags, as dotted paths (`{'server.port': 9000}`) or nested objects. */
   flags?: ConfigLayer
+  /**
+   * Files a flag names that hold one section (`--gateway-config`): over the environment, under
+   * the flags, and named as their own source in errors.
+   */
+  files?: Array<{ source: string; layer: ConfigLayer }>
 }
 
 export async function loadConfig(options: LoadConfigOptions = {}): Promise<Config> {
@@ -27,6 +32,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Confi
   const file = options.file ?? env[CONFIG_FILE_ENV]
   if (file) mergeLayer(merged, await readConfigFile(file), `config file ${file}`, sources)
   mergeLayer(merged, envLayer(env), 'environment', sources)
+  for (const { source, layer } of options.files ?? []) mergeLayer(merged, layer, source, sources)
   mergeLayer(merged, expandDotted(options.flags ?? {}), 'command-line flag', sources)
   return parseConfig(merged, sources)
 }

@@ -578,9 +578,25 @@ const HttpUpstreamSchema = z
   })
   .strict()
 
+const UPSTREAM_SHAPE =
+  'expected {"command", "args"?, "env"?, "cwd"?} for a stdio server or {"url", "headers"?} for an HTTP server'
+const UPSTREAM_KEYS = new Set([
+  ...Object.keys(StdioUpstreamSchema.shape),
+  ...Object.keys(HttpUpstreamSchema.shape),
+])
+
 const UpstreamSchema = z.union([StdioUpstreamSchema, HttpUpstreamSchema], {
-  error:
-    'expected {"command", "args"?, "env"?, "cwd"?} for a stdio server or {"url", "headers"?} for an HTTP server',
+  // A misspelt key ({"comand": "npx"}) is named, not only the shapes there are.
+  error: (issue) => {
+    const { input } = issue
+    const unknown =
+      input !== null && typeof input === 'object' && !Array.isArray(input)
+        ? Object.keys(input).filter((key) => !UPSTREAM_KEYS.has(key))
+        : []
+    if (unknown.length === 0) return UPSTREAM_SHAPE
+    const keys = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)))
+    return `unknown key${unknown.length === 1 ? '' : 's'} ${keys.join(', ')}: ${UPSTREAM_SHAPE}`
+  },
 })
 
 const GatewaySchema = z

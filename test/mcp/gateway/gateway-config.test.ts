@@ -39,6 +39,19 @@ describe('gateway config', () => {
     )
   })
 
+  it('names a misspelt server key and the file it came from (serve and mcp)', async () => {
+    // Was: '… (from command-line flag): expected {"command", …}', naming neither.
+    const file = write('misspelt.json', { mcpServers: { notes: { comand: 'node' } } })
+    for (const command of ['serve', 'mcp']) {
+      const argv = [command, '--gateway-config', file, '--print-config']
+      const { code, stderr } = await runCli(command === 'mcp' ? [...argv, '--stdio'] : argv)
+      expect(code).toBe(2)
+      expect(stderr).toContain(
+        `Invalid config value at "gateway.servers.notes" (from gateway config ${file}): unknown key "comand": expected {"command"`,
+      )
+    }
+  })
+
   it('rejects server names with dots: ids are server.tool', () => {
     expect(() =>
       parseConfig({ gateway: { servers: { 'my.server': { command: 'node' } } } }),
