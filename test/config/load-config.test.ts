@@ -104,10 +104,11 @@ describe('loadConfig', () => {
   })
 
   it('refuses a config file that is not a JSON object', async () => {
-    const file = await configFile('{ nope')
+    const file = await configFile('{\n  "server": {"port": 1},\n  nope\n}')
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: expect.stringContaining(file),
+      // Where, as a line and column (V8 gives an offset at most).
+      message: expect.stringContaining(`Config file ${file} is not valid JSON (line 3, column 3: `),
     })
     // YAML, or JSON that is no object: said as it is (both were "is not a JSON object (…)").
     const yaml = await configFile('server:\n  port: 8080\n')
