@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
+import { findJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
 
 type Layer = Record<string, unknown>
 
@@ -14,13 +15,31 @@ const isObject = (value: unknown): value is Layer =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
 export async function readGatewayFile(file: string): Promise<Layer> {
-  let parsed: unknown
+  let text: string
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8'))
+    text = await readFile(file, 'utf8')
   } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Gateway config ${file} could not be read as JSON (${(error as Error).message}).`,
+      `Gateway config ${file} could not be read (${reason}).`,
+      {
+        cause: error,
+      },
+    )
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    // Where, as a line and column: V8's message has an offset at most.
+    const at = findJsonSyntaxError(text)
+    const where = at
+      ? `line ${at.line}, column ${at.column}: ${at.reason}`
+      : (error as Error).message.replace(/\s+/g, ' ')
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Gateway config ${file} could not be read as JSON (${where}).`,
       { cause: error },
     )
   }

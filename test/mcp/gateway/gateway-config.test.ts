@@ -78,10 +78,17 @@ describe('gateway config', () => {
   it('reads a gateway section as it is, and names the file when it is not JSON', async () => {
     const section = { servers: { a: { command: 'node' } }, syncIntervalMs: 0 }
     expect(await readGatewayFile(write('gateway.json', section))).toEqual(section)
-    const bad = write('bad.json', '{ nope')
+    const bad = write('bad.json', '{\n  "mcpServers": {\n    "a": {"command": "node",}\n  }\n}')
     await expect(readGatewayFile(bad)).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: expect.stringContaining(bad),
+      // Where, as a line and column (V8 gives an offset at most).
+      message: expect.stringContaining(
+        `Gateway config ${bad} could not be read as JSON (line 3, column `,
+      ),
+    })
+    const missing = join(dir, 'missing.json')
+    await expect(readGatewayFile(missing)).rejects.toMatchObject({
+      message: `Gateway config ${missing} could not be read (ENOENT).`,
     })
   })
 
