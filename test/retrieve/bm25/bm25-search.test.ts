@@ -142,6 +142,35 @@ describe('MaxScore pruning', () => {
     }))
     expectPruningExact(tools, randomQueries(tools, 200, next), next)
   })
+
+  it('looks each query term up in its own index when queries alternate between indexes', () => {
+    // Two libraries numbering the same words differently (the second's tools in reverse order,
+    // a third of them left out): the query terms' ids, remembered per index, must be each
+    // index's own, and a word only one index has must be found in that one alone.
+    const first = Bm25Retriever.build(SAMPLE_TOOLS, SETTINGS)
+    const second = Bm25Retriever.build(
+      [...SAMPLE_TOOLS].reverse().filter((_, position) => position % 3 !== 0),
+      SETTINGS,
+    )
+    const queries = randomQueries(SAMPLE_TOOLS, 40, random(17))
+    let different = 0
+    for (let round = 0; round < 2; round += 1) {
+      for (const query of queries) {
+        for (const retriever of [first, second]) {
+          const words = tokenize(query)
+          const { termIndex } = retriever.postings
+          const found = queryTerms(words, retriever.postings, undefined, 0)
+          const expected = [...new Set(words)].filter((word) => termIndex.has(word))
+          expect(found.map((term) => term.id)).toEqual(expected.map((word) => termIndex.get(word)))
+          different += expected.filter(
+            (word) => termIndex.get(word) !== first.postings.termIndex.get(word),
+          ).length
+        }
+      }
+    }
+    // The comparison means something only if the two indexes disagree on many terms.
+    expect(different).toBeGreaterThan(queries.length)
+  })
 })
 
 const G3_CORPUS = ['toolbench', 'COLT', 'datasets', 'ToolBenchG3', 'corpus.jsonl']
