@@ -18,7 +18,9 @@
  * }
  * ```
  *
- * `--tools <file>` gives records without `tools`/`library` a shared library.
+ * `--tools <file>` gives records without `tools`/`library` a shared library. What importing a
+ * record's tools warned about (BFCL's `"type": "dict"` rewritten, a duplicate merged…) is counted
+ * in its split's notes, with the first warning, so a normalised record is not silent.
  * @module
  */
 import { basename, dirname, extname, resolve } from 'node:path'
@@ -65,22 +67,25 @@ export function createFunctionsSuite(path: string): BenchSuite {
           { details: { file: path } },
         )
       }
-      const libraries = new Map<string, Promise<Tool[]>>()
-      const libraryFile = (file: string): Promise<Tool[]> => {
-        let tools = libraries.get(file)
-        if (tools === undefined) {
-          tools = importToolsFromFile(file).then((result) => result.tools)
-          libraries.set(file, tools)
+      const libraries = new Map<string, Promise<ImportedTools>>()
+      const libraryFile = (file: string): Promise<ImportedTools> => {
+        let imported = libraries.get(file)
+        if (imported === undefined) {
+          imported = importToolsFromFile(file).then(({ tools, warnings }) => ({ tools, warnings }))
+          libraries.set(file, imported)
         }
-        return tools
+        return imported
       }
       const shared = options.tools === undefined ? undefined : resolve(options.tools)
-      const groups = new Map<string, Array<{ record: number; benchCase: BenchCase }>>()
+      const groups = new Map<
+        string,
+        Array<{ record: number; benchCase: BenchCase; warnings: readonly string[] }>
+      >()
       for (const [position, record] of records.entries()) {
         const parsed = await parseRecord(record, position, path, libraryFile, shared)
         let group = groups.get(parsed.category)
         if (group === undefined) groups.set(parsed.category, (group = []))
-        group.push({ record: position, benchCase: parsed.benchCase })
+        group.push({ record: position, benchCase: parsed.benchCase, warnings: parsed.warnings })
       }
       const splits: BenchSplit[] = []
       for (const [category, group] of groups) {
@@ -98,6 +103,13 @@ export function createFunctionsSuite(path: string): BenchSuite {
           `library: each query's own tools (mean ${(sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length)).toFixed(1)}, at most ${Math.max(0, ...sizes)}; ${tools.length} distinct ids)`,
           `${empty} of ${cases.length} queries have an empty gold (no tool fits: right only when nothing is selected)`,
         ]
+        const warned = group.filter((item) => item.warnings.length > 0)
+        if (warned.length > 0) {
+          const count = warned.reduce((sum, item) => sum + item.warnings.length, 0)
+          notes.push(
+            `import warnings: ${count} for the tools of ${warned.length} of ${cases.length} queries (first: ${clip(warned[0].warnings[0])})`,
+          )
+        }
         const unmapped = unmappableNote(stats, options.unmappable)
         if (unmapped) notes.push(unmapped)
         splits.push({
@@ -114,13 +126,19 @@ export function createFunctionsSuite(path: string): BenchSuite {
   }
 }
 
+/** A record's tools and what importing them warned about (a rewritten type, a merged duplicate…). */
+interface ImportedTools {
+  tools: Tool[]
+  warnings: readonly string[]
+}
+
 async function parseRecord(
   value: unknown,
   position: number,
   file: string,
-  libraryFile: (file: string) => Promise<Tool[]>,
+  libraryFile: (file: string) => Promise<ImportedTools>,
   shared: string | undefined,
-): Promise<{ category: string; benchCase: BenchCase }> {
+): Promise<{ category: string; benchCase: BenchCase; warnings: readonly string[] }> {
   const record = position + 1
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRecord(file, record, 'expected an object {instruction, tools | library, gold}')
@@ -142,11 +160,12 @@ async function parseRecord(
       'needs "instruction" (a string) or "question" (a string or chat messages with user content)',
     )
   }
-  const library = await libraryOf(fields, file, record, libraryFile, shared)
+  const { tools: library, warnings } = await libraryOf(fields, file, record, libraryFile, shared)
   const gold = goldOf(fields, file, record)
   return {
     category,
     benchCase: { id, instruction, gold: gold.map((name) => resolveGold(name, library)), library },
+    warnings,
   }
 }
 
@@ -174,9 +193,9 @@ async function libraryOf(
   fields: Record<string, unknown>,
   file: string,
   record: number,
-  libraryFile: (file: string) => Promise<Tool[]>,
+  libraryFile: (file: string) => Promise<ImportedTools>,
   shared: string | undefined,
-): Promise<Tool[]> {
+): Promise<ImportedTools> {
   const key = TOOL_KEYS.find((name) => fields[name] !== undefined)
   if (key !== undefined) {
     const list = fields[key]
@@ -184,7 +203,10 @@ async function libraryOf(
       throw badRecord(file, record, `"${key}" must be a list of 1 to ${MAX_RECORD_TOOLS} tools`)
     }
     try {
-      return importToolsFromText(JSON.stringify(list), { fileName: `${file}#${record}` }).tools
+      const { tools, warnings } = importToolsFromText(JSON.stringify(list), {
+        fileName: `${file}#${record}`,
+      })
+      return { tools, warnings }
     } catch (error) {
       throw badRecord(file, record, `its ${key} do not import: ${(error as Error).message}`)
     }
@@ -218,6 +240,12 @@ function resolveGold(name: string, library: readonly Tool[]): string {
   if (library.some((tool) => tool.id === name)) return name
   const named = library.filter((tool) => tool.name === name)
   return named.length === 1 ? named[0].id : name
+}
+
+/** A warning shortened for a one-line split note. */
+function clip(text: string, max = 160): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
 }
 
 function unionById(tools: readonly Tool[]): Tool[] {

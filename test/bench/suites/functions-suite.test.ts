@@ -95,6 +95,28 @@ describe('file:<path> suite (each query with its own tools)', () => {
     expect(splits[1].cases[0].gold).toEqual([])
   })
 
+  it('counts the import warnings of the records\' tools in the split notes (BFCL "dict")', async () => {
+    const file = join(dir, 'warned.jsonl')
+    const dict = { ...weather, parameters: { ...weather.parameters, type: 'dict' } }
+    const records = [
+      { instruction: 'Weather in Oslo?', function: [dict], gold: ['get_weather'] },
+      { instruction: 'Weather in Rome?', function: [weather], gold: ['get_weather'] },
+    ]
+    await writeFile(file, records.map((record) => JSON.stringify(record)).join('\n'))
+    const { splits } = await load(file)
+    const note = splits[0].notes.find((line) => line.startsWith('import warnings'))
+    expect(note).toMatch(
+      /^import warnings: 1 for the tools of 1 of 2 queries \(first: .*warned\.jsonl#1: .*"dict" → "object"\)$/,
+    )
+    // A set whose tools import cleanly has no such note.
+    const clean = await load(FUNCTION_CALLING_2)
+    expect(
+      clean.splits
+        .flatMap((split) => split.notes)
+        .some((line) => line.startsWith('import warnings')),
+    ).toBe(false)
+  })
+
   it('shares a library file between records ("library", or --tools for records without tools)', async () => {
     await writeFile(join(dir, 'lib.json'), JSON.stringify([weather, sms.function]))
     const file = join(dir, 'shared.jsonl')
