@@ -64,7 +64,11 @@ COPY bin ./bin
 COPY --from=build /app/dist ./dist
 # The committed benchmark report the playground links to (GET /ui/report; package.json "files").
 COPY bench/results/default/report.html ./bench/results/default/report.html
-RUN mkdir -p /data/indexes /data/snapshots /models && chown -R node:node /data /models
+# The default model's dense features read GloVe word vectors: converted once here into
+# node_modules/.cache/toolsel (read-only at run time), not at every container start.
+COPY scripts/prepare-word-vectors.mjs ./scripts/
+RUN node scripts/prepare-word-vectors.mjs \
+ && mkdir -p /data/indexes /data/snapshots /models && chown -R node:node /data /models
 USER node
 EXPOSE 8080
 VOLUME ["/data/indexes", "/data/snapshots", "/models"]
@@ -93,7 +97,9 @@ COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
 COPY bench/results/default/report.html ./bench/results/default/report.html
-RUN groupadd --system toolsel \
+COPY scripts/prepare-word-vectors.mjs ./scripts/
+RUN node scripts/prepare-word-vectors.mjs \
+ && groupadd --system toolsel \
  && useradd --system --gid toolsel --home-dir /app --shell /usr/sbin/nologin toolsel \
  && mkdir -p /data/indexes /data/snapshots /models \
  && chown -R toolsel:toolsel /data /models

@@ -75,6 +75,25 @@ describe('Dockerfile', () => {
     for (const name of names) expect(Object.keys(ENV_VARS), name).toContain(name)
   })
 
+  it('converts the word vectors at build time, as root, so no container start converts them', () => {
+    // The default model's dense features read them (models/static/word-vectors.ts); the run-time
+    // users cannot write node_modules/.cache, so a missing cache would mean 10-20 s and ~540 MiB
+    // at every start. `npm ci` runs the same script through `prepare`.
+    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'))
+    expect(pkg.scripts.prepare).toContain('node scripts/prepare-word-vectors.mjs')
+    for (const name of ['cpu', 'gpu']) {
+      const lines = stages().get(name)!
+      const copy = lines.findIndex((line) => line.startsWith('COPY --from=build /app/dist'))
+      const convert = lines.findIndex((line) =>
+        /^RUN node scripts\/prepare-word-vectors\.mjs/.test(line),
+      )
+      const user = lines.findIndex((line) => line.startsWith('USER '))
+      expect(copy, name).toBeGreaterThan(0)
+      expect(convert, name).toBeGreaterThan(copy)
+      expect(user, name).toBeGreaterThan(convert)
+    }
+  })
+
   it('runs the compiled service as a non-root user with a health check on an open route', async () => {
     const { app } = await createTestApp({
       config: { auth: { adminKey: 'x'.repeat(32) } },
