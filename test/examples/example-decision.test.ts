@@ -21,6 +21,7 @@ import {
   heldSets,
   trainExampleDecision,
 } from '../../src/examples/train-example-decision.ts'
+import { featureNames } from '../../src/learn/candidate-features.ts'
 import { loadDefaultModel, parseLearnedModel } from '../../src/learn/learned-model.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { selectTools } from '../../src/pipeline.ts'
@@ -190,9 +191,18 @@ describe('the example-aware decision', () => {
     expect(await train()).toEqual(first)
     // With boosted trees on both models: deterministic, read back from the file, and used.
     const settings = { trees: 5, depth: 2, learningRate: 0.3 }
+    // On the shipped model's dense-free part (its acceptance: the linear model shipped before round
+    // 18), whose answers on this small library leave the trees something to split on.
+    const {
+      denseMap: _map,
+      oneClauseDense: _oneClause,
+      acceptance,
+      ...shipped
+    } = loadDefaultModel()
+    const linear = { ...shipped, features: featureNames(false), model: acceptance! }
     const sets = await heldSets(
       [{ name: 'sample', tools: SAMPLE_TOOLS, cases, singleClauses: false }],
-      { ...loadDefaultModel(), examples: undefined },
+      { ...linear, examples: undefined },
       { config: parseConfig({}), seed: 1, k: 15 },
     )
     const fitTrees = () => fitDecision(sets, 1, { tool: settings, set: settings }).fitted!

@@ -281,9 +281,13 @@ describe('a model trained with --learned-dense', () => {
     }
     await new LearnedSelector(model, 'learned', loader).prepare()
     expect(loads).toBe(1)
-    // The shipped model has no dense features: nothing to load.
+    // The shipped model has the learned dense features since round 18: loaded too.
     await new LearnedSelector(loadDefaultModel(), 'learned', loader).prepare()
-    expect(loads).toBe(1)
+    expect(loads).toBe(2)
+    // A model without dense features: nothing to load.
+    const linear = { ...loadDefaultModel(), features: featureNames(false) }
+    await new LearnedSelector(linear, 'learned', loader).prepare()
+    expect(loads).toBe(2)
 
     // The service's start-up (Components.ready) prepares the configured selector.
     const directory = await mkdtemp(join(tmpdir(), 'toolsel-dense-prepare-'))

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import * as prettier from 'prettier'
 import { describe, expect, it } from 'vitest'
-import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
+import { FEATURE_NAMES, featureNames } from '../../src/learn/candidate-features.ts'
 import { COUNT_FEATURE_NAMES } from '../../src/learn/count-model.ts'
 import {
   DEFAULT_MODEL_PATH,
@@ -14,10 +14,16 @@ import { G3_TEST_FILES } from '../../src/learn/training-data.ts'
 
 describe('the shipped learned model', () => {
   it('is small, computes the current features and carries its data card', () => {
-    // About 110 KB since round 16: 200 boosted trees of depth 4 in the example-aware decision.
-    expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(150_000)
+    // About 590 KB since round 18: the learned dense space's two 100 × 100 maps (about 480 KB),
+    // and 200 boosted trees of depth 4 in the example-aware decision (about 110 KB).
+    expect(readFileSync(DEFAULT_MODEL_PATH).length).toBeLessThan(650_000)
     const model = loadDefaultModel()
-    expect(model.features).toEqual([...FEATURE_NAMES])
+    // Since round 18: the learned dense features (`toolsel train --learned-dense
+    // --one-clause-dense --dense-free-acceptance`), and the dense-free acceptance model.
+    expect(model.features).toEqual(featureNames(true))
+    expect(model.denseMap?.base).toBe('static:glove-100d')
+    expect(model.oneClauseDense).toBe('instruction')
+    expect(model.acceptance?.weights).toHaveLength(FEATURE_NAMES.length)
     expect(model.count?.features).toEqual([...COUNT_FEATURE_NAMES])
     expect(model.dataCard.trainedOn.map((entry) => entry.split(' ')[0])).toEqual([
       'toolplanner-g3',
@@ -67,13 +73,19 @@ describe('the shipped learned model', () => {
       /oneClauseDense but has no dense features/,
     )
     // The acceptance model is over the features without the dense ones, in a dense model only.
+    const { oneClauseDense: _oneClause, ...linear } = plain
     const acceptance = {
-      ...plain,
+      ...linear,
       features: [...FEATURE_NAMES],
       model: oneClause.model,
       acceptance: oneClause.model,
     }
     expect(() => parseLearnedModel(JSON.stringify(acceptance), 'x.json')).toThrow(
+      /acceptance model that is not over the 32 features/,
+    )
+    const dense = loadDefaultModel()
+    const short = { ...dense, acceptance: { ...dense.acceptance!, weights: [1] } }
+    expect(() => parseLearnedModel(JSON.stringify(short), 'x.json')).toThrow(
       /acceptance model that is not over the 32 features/,
     )
     // A model from before the count model still loads: the rule decides alone.

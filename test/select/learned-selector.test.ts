@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { importToolsFromPath } from '../../src/library/importers/index.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
 import { loadDefaultModel } from '../../src/learn/learned-model.ts'
 import { selectTools } from '../../src/pipeline.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
@@ -74,7 +73,10 @@ describe('LearnedSelector in the pipeline', () => {
     })
     for (const step of explained.steps) {
       for (const candidate of step.candidates) {
-        expect(Object.keys(candidate.features ?? {})).toEqual(['probability', ...FEATURE_NAMES])
+        expect(Object.keys(candidate.features ?? {})).toEqual([
+          'probability',
+          ...loadDefaultModel().features,
+        ])
       }
       if (step.selected !== null && explained.tools.length > 1) {
         // Below the threshold a tool is only taken alone (the floor rule) or as a clause's
