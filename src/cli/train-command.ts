@@ -14,7 +14,7 @@ import { readJsonRecords } from '../bench/suites/read-data-file.ts'
 import {
   DEFAULT_MODEL_PATH,
   formatLearnedModel,
-  MODEL_FORMAT_VERSION,
+  requiredFormatVersion,
 } from '../learn/learned-model.ts'
 import {
   GBT_SETTINGS,
@@ -271,7 +271,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   )
   if (examples) model.examples = examples
   // Trees in the decision need a version-2 file (older binaries refuse it instead of ignoring them).
-  if (examples?.trees || examples?.setTrees) model.formatVersion = MODEL_FORMAT_VERSION
+  model.formatVersion = requiredFormatVersion(model)
   const out = values.out ?? 'models/learned-selector.json'
   await mkdir(dirname(out), { recursive: true })
   const temporary = `${out}.${process.pid}.tmp`

@@ -22,11 +22,22 @@ import {
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 /**
- * 2: the candidate model may have boosted trees (`trees`) on top of the linear one. A file
- * without trees is written as version 1, which every version reads the same; a version-2 file is
- * refused with a clear error by versions that do not know the trees (instead of read without them).
+ * 2: the candidate model may have boosted trees (`trees`) on top of the linear one. 3: the model
+ * may have a dense-free `acceptance` model (round 18). A file is written with the lowest version
+ * that holds what it has (`requiredFormatVersion`): without trees or acceptance as version 1, which
+ * every version reads the same; a newer file is refused with a clear error by versions that do
+ * not know its parts (instead of read without them, which would change its answers).
  */
-export const MODEL_FORMAT_VERSION = 2
+export const MODEL_FORMAT_VERSION = 3
+
+/** The lowest format version that holds `model`'s parts (see MODEL_FORMAT_VERSION). */
+export function requiredFormatVersion(
+  model: Pick<LearnedModel, 'trees' | 'acceptance' | 'examples'>,
+): 1 | 2 | 3 {
+  if (model.acceptance) return 3
+  if (model.trees || model.examples?.trees || model.examples?.setTrees) return 2
+  return 1
+}
 
 /** Where the shipped default model lives. */
 export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('./default-model.json', import.meta.url))
@@ -57,7 +68,7 @@ const EnsembleSchema = z.object({
 
 const LearnedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
-  formatVersion: z.union([z.literal(1), z.literal(MODEL_FORMAT_VERSION)]),
+  formatVersion: z.union([z.literal(1), z.literal(2), z.literal(MODEL_FORMAT_VERSION)]),
   features: z.array(z.string()),
   model: LogisticSchema,
   /** Boosted trees whose log-odds add to the linear model's (learn/boosted-trees.ts); version 2. */
@@ -195,7 +206,7 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
   if (!parsed.success) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Learned model ${source} is not a ${MODEL_FORMAT} v1 or v${MODEL_FORMAT_VERSION} file: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}. Retrain it with \`toolsel train\`.`,
+      `Learned model ${source} is not a ${MODEL_FORMAT} v1 to v${MODEL_FORMAT_VERSION} file: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}. Retrain it with \`toolsel train\`.`,
     )
   }
   const model = parsed.data
@@ -216,6 +227,12 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     )
   }
   const acceptance = model.acceptance
+  if (acceptance !== undefined && model.formatVersion < 3) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has an acceptance model in a version-${model.formatVersion} file (versions before 3 ignore it and answer differently). Retrain it with \`toolsel train --learned-dense --dense-free-acceptance\`.`,
+    )
+  }
   if (
     acceptance !== undefined &&
     (!usesDenseFeatures(model) ||

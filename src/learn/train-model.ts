@@ -23,7 +23,7 @@ import {
   type CountModel,
   type DecisionInput,
 } from './count-model.ts'
-import { MODEL_FORMAT, MODEL_FORMAT_VERSION, type LearnedModel } from './learned-model.ts'
+import { MODEL_FORMAT, requiredFormatVersion, type LearnedModel } from './learned-model.ts'
 import {
   fitLogistic,
   predictLogit,
@@ -561,7 +561,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
   }))
   return {
     format: MODEL_FORMAT,
-    formatVersion: model.trees ? MODEL_FORMAT_VERSION : 1,
+    formatVersion: requiredFormatVersion(model),
     features: featureNames(options.dense !== undefined),
     model: roundedModel(model.model),
     ...(model.trees && { trees: model.trees }),

@@ -118,6 +118,8 @@ describe('toolsel train', () => {
     expect(model.dataCard.notes.at(-1)).toMatch(/^one-clause dense: /)
     // The dense-free acceptance model: one weight per feature that is not dense.
     expect(model.acceptance.weights).toHaveLength(featureNames(false).length)
+    // Older versions would ignore `acceptance` and answer differently: a version-3 file.
+    expect(model.formatVersion).toBe(3)
     await expectServesWeather(out)
   }, 180_000)
 

@@ -213,7 +213,6 @@ describe('the example-aware decision', () => {
     expect(fitTrees()).toEqual(treed)
     const file = {
       ...loadDefaultModel(),
-      formatVersion: 2,
       examples: { ...model, ...treed },
     }
     const read = parseLearnedModel(JSON.stringify(file), 'treed.json').examples!

@@ -95,8 +95,9 @@ describe('the shipped learned model', () => {
 
   it('reads boosted trees from a version-2 file only, and checks their shape', () => {
     const tree = { split: [0, -1, 5], threshold: [0.5, 0, 0.25], leaf: [0.1, -0.1, 0, 0.2] }
+    const { acceptance: _acceptance, ...shippedWithout } = loadDefaultModel()
     const withTrees = {
-      ...loadDefaultModel(),
+      ...shippedWithout,
       formatVersion: 2,
       trees: { depth: 2, trees: [tree] },
     }
@@ -114,12 +115,23 @@ describe('the shipped learned model', () => {
       /malformed tree 0/,
     )
     expect(() =>
-      parseLearnedModel(JSON.stringify({ ...loadDefaultModel(), formatVersion: 3 }), 'new.json'),
-    ).toThrow(/not a toolsel-learned-selector v1 or v2 file/)
+      parseLearnedModel(JSON.stringify({ ...loadDefaultModel(), formatVersion: 4 }), 'new.json'),
+    ).toThrow(/not a toolsel-learned-selector v1 to v3 file/)
+  })
+
+  it('reads a dense-free acceptance model from a version-3 file only', () => {
+    const shipped = loadDefaultModel()
+    expect(shipped.formatVersion).toBe(3)
+    expect(shipped.acceptance).toBeDefined()
+    for (const formatVersion of [1, 2]) {
+      expect(() =>
+        parseLearnedModel(JSON.stringify({ ...shipped, formatVersion }), 'old.json'),
+      ).toThrow(new RegExp(`acceptance model in a version-${formatVersion} file`))
+    }
   })
 
   it("reads the example-aware decision's trees from a version-2 file only, checking their features", () => {
-    const shipped = loadDefaultModel()
+    const { acceptance: _acceptance, ...shipped } = loadDefaultModel()
     const tree = { split: [0, -1, 5], threshold: [0.5, 0, 0.25], leaf: [0.1, -0.1, 0, 0.2] }
     const examples = shipped.examples!
     const withTrees = {
