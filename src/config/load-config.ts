@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { ToolselError } from '../errors.ts'
-import { findJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
+import { describeJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
 import { partNameProblem, splitPartList, withRequirements } from '../store/kinds/index.ts'
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { ConfigSchema, type Config } from './schema.ts'
@@ -108,11 +108,7 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    // Where, as a line and column: V8's message has an offset at most.
-    const at = findJsonSyntaxError(text)
-    const where = at
-      ? `line ${at.line}, column ${at.column}: ${at.reason}`
-      : (error as Error).message.replace(/\s+/g, ' ')
+    const where = describeJsonSyntaxError(text, error)
     throw new ToolselError(
       'INVALID_CONFIG',
       `Config file ${file} is not valid JSON (${where}); the config file is JSON, not YAML.`,

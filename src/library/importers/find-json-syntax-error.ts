@@ -29,6 +29,18 @@ const WHITESPACE = new Set([' ', '\t', '\n', '\r'])
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 const SIMPLE_ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't'])
 
+/**
+ * Where and why `text` (which JSON.parse refused with `error`) is not JSON, for a message: `line
+ * 3, column 29: unexpected "}"`, or V8's own message on one line when no error is found (V8's
+ * message has an offset at most).
+ */
+export function describeJsonSyntaxError(text: string, error: unknown): string {
+  const at = findJsonSyntaxError(text)
+  return at
+    ? `line ${at.line}, column ${at.column}: ${at.reason}`
+    : (error as Error).message.replace(/\s+/g, ' ')
+}
+
 /** Returns the first syntax error of `text`, or undefined when it is valid JSON. */
 export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   let position = 0

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
-import { findJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
+import { describeJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
 
 type Layer = Record<string, unknown>
 
@@ -32,11 +32,7 @@ export async function readGatewayFile(file: string): Promise<Layer> {
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    // Where, as a line and column: V8's message has an offset at most.
-    const at = findJsonSyntaxError(text)
-    const where = at
-      ? `line ${at.line}, column ${at.column}: ${at.reason}`
-      : (error as Error).message.replace(/\s+/g, ' ')
+    const where = describeJsonSyntaxError(text, error)
     throw new ToolselError(
       'INVALID_CONFIG',
       `Gateway config ${file} could not be read as JSON (${where}).`,
