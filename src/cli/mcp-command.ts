@@ -2,7 +2,7 @@
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { noUpstreamsWarning, readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
+import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { runStdioServer } from '../mcp/run-stdio-server.ts'
 import { parseList } from '../mcp/tool-scope.ts'
@@ -55,14 +55,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
       'mcp.tags': parseList(values.tags),
     },
     io,
-    gatewayFile
-      ? [
-          {
-            source: `gateway config ${gatewayFile}`,
-            layer: { gateway: await readGatewayFile(gatewayFile) },
-          },
-        ]
-      : [],
+    await gatewayConfigLayers(gatewayFile),
   )
   const noUpstreams = gatewayFile && noUpstreamsWarning(gatewayFile, config.gateway)
   if (noUpstreams) logger.warn(noUpstreams)

@@ -10,7 +10,7 @@ import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { serve } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
-import { noUpstreamsWarning, readGatewayFile } from '../mcp/gateway/read-gateway-file.ts'
+import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
@@ -109,14 +109,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'server.workers': numberFlag(values.workers, 'workers'),
     },
     io,
-    values['gateway-config']
-      ? [
-          {
-            source: `gateway config ${values['gateway-config']}`,
-            layer: { gateway: await readGatewayFile(values['gateway-config']) },
-          },
-        ]
-      : [],
+    await gatewayConfigLayers(values['gateway-config']),
   )
   const noUpstreams =
     values['gateway-config'] && noUpstreamsWarning(values['gateway-config'], config.gateway)

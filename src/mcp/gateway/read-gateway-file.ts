@@ -64,6 +64,17 @@ export async function readGatewayFile(file: string): Promise<Layer> {
 }
 
 /**
+ * A `--gateway-config` file as a config layer of its own (loadConfig's `files`): its gateway
+ * section, named in errors as the file it came from. None without a file.
+ */
+export async function gatewayConfigLayers(
+  file: string | undefined,
+): Promise<Array<{ source: string; layer: Layer }>> {
+  if (!file) return []
+  return [{ source: `gateway config ${file}`, layer: { gateway: await readGatewayFile(file) } }]
+}
+
+/**
  * The warning for a `--gateway-config` file that starts no upstream server (`{"mcpServers": {}}`,
  * or every server `enabled: false`): without one there is no gateway library, `call_tool` or
  * `list_servers`, which a user who passed the file expects. Undefined when a server is enabled.
