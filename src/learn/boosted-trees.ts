@@ -7,8 +7,10 @@
  * training values, rows are visited in order, there is no sampling.
  * @module
  */
+import type { ScoredCandidate } from './decide-set.ts'
 import {
   predictLogit,
+  predictProbability,
   roundMillionths,
   sigmoid,
   type LogisticModel,
@@ -288,4 +290,18 @@ export interface CandidateModel {
 export function candidateProbability(candidate: CandidateModel, values: ArrayLike<number>): number {
   const linear = predictLogit(candidate.model, values)
   return sigmoid(candidate.trees ? linear + ensembleMargin(candidate.trees, values) : linear)
+}
+
+/**
+ * Candidate `id` scored by `candidate`: its probability `p`, and its acceptance probability `a`
+ * when the model has a dense-free `acceptance` model (decide-set.ts `stepFloor`).
+ */
+export function scoreCandidate(
+  candidate: CandidateModel,
+  id: string,
+  values: ArrayLike<number>,
+): ScoredCandidate {
+  const p = candidateProbability(candidate, values)
+  const { acceptance } = candidate
+  return acceptance ? { id, p, a: predictProbability(acceptance, values) } : { id, p }
 }

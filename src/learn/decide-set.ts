@@ -92,17 +92,16 @@ export function decideSet(
     }
   }
   if (rule.stepFloor && stepTops.length > 1) {
-    const probability = new Map(candidates.map(({ id, p }) => [id, p]))
-    // Which candidate a clause gets is `p`'s call, whether it gets one the acceptance's.
-    const acceptance = new Map(candidates.map(({ id, p, a }) => [id, a ?? p]))
+    const byId = new Map(candidates.map((candidate) => [candidate.id, candidate]))
     for (const tops of stepTops) {
       if (chosen.length >= cap) break
       const first = tops.slice(0, STEP_FLOOR_DEPTH)
       if (first.length === 0 || first.some((id) => chosen.includes(id))) continue
       let best = first[0]
-      for (const id of first)
-        if ((probability.get(id) ?? 0) > (probability.get(best) ?? 0)) best = id
-      if ((acceptance.get(best) ?? 0) >= rule.stepFloor) chosen.push(best)
+      for (const id of first) if ((byId.get(id)?.p ?? 0) > (byId.get(best)?.p ?? 0)) best = id
+      // Which candidate a clause gets is `p`'s call, whether it gets one the acceptance's.
+      const pick = byId.get(best)
+      if ((pick?.a ?? pick?.p ?? 0) >= rule.stepFloor) chosen.push(best)
     }
   }
   if (chosen.length === 0 && sorted[0] !== undefined && sorted[0].p >= rule.floor) {

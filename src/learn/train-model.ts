@@ -27,13 +27,12 @@ import { MODEL_FORMAT, requiredFormatVersion, type LearnedModel } from './learne
 import {
   fitLogistic,
   predictLogit,
-  predictProbability,
   roundedModel,
   type LogisticModel,
 } from './logistic-regression.ts'
 import {
-  candidateProbability,
   fitBoostedTrees,
+  scoreCandidate,
   type CandidateModel,
   type TreeEnsemble,
 } from './boosted-trees.ts'
@@ -709,16 +708,7 @@ function chooseRule(
 
 /** Each candidate of `query` with the candidate model's probability. */
 export function score(model: CandidateModel, query: QueryRows): ScoredCandidate[] {
-  const { acceptance } = model
-  return query.ids.map((id, index) =>
-    acceptance
-      ? {
-          id,
-          p: candidateProbability(model, query.x[index]),
-          a: predictProbability(acceptance, query.x[index]),
-        }
-      : { id, p: candidateProbability(model, query.x[index]) },
-  )
+  return query.ids.map((id, index) => scoreCandidate(model, id, query.x[index]))
 }
 
 /** The decision's input for one training query (as `toolsel train` scores its folds). */

@@ -11,12 +11,14 @@
  */
 import type { Tool } from '../library/tool.ts'
 import { extractCandidateFeatures } from '../learn/candidate-features.ts'
-import { stepFloorCandidates } from '../learn/decide-set.ts'
 import { decideTools } from '../learn/count-model.ts'
-import { mostProbableFirst } from '../learn/decide-set.ts'
+import {
+  mostProbableFirst,
+  stepFloorCandidates,
+  type ScoredCandidate,
+} from '../learn/decide-set.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
-import { candidateProbability } from '../learn/boosted-trees.ts'
-import { predictProbability } from '../learn/logistic-regression.ts'
+import { scoreCandidate } from '../learn/boosted-trees.ts'
 import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
 import type { DenseInput, DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
@@ -109,19 +111,14 @@ export class LearnedSelector implements Selector {
       }
     }
     // One pass (no pair arrays per map): about 2.5 µs less per call than three maps from arrays.
-    const scored: Array<{ id: string; p: number; a?: number }> = []
-    const acceptance = this.model.acceptance
+    const scored: ScoredCandidate[] = []
     const probability = new Map<string, number>()
     const values = new Map<string, number[]>()
     const namespaces = new Map<string, string | undefined>()
     for (const feature of features) {
-      const p = candidateProbability(this.model, feature.values)
-      scored.push(
-        acceptance
-          ? { id: feature.id, p, a: predictProbability(acceptance, feature.values) }
-          : { id: feature.id, p },
-      )
-      probability.set(feature.id, p)
+      const candidate = scoreCandidate(this.model, feature.id, feature.values)
+      scored.push(candidate)
+      probability.set(feature.id, candidate.p)
       values.set(feature.id, feature.values)
       namespaces.set(feature.id, feature.namespace)
     }
