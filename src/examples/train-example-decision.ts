@@ -24,7 +24,7 @@ import { bm25Settings } from '../store/kinds/bm25-kind.ts'
 import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { selectionProbabilities, selectTools } from '../pipeline.ts'
-import { RulePlanner } from '../plan/rule-planner.ts'
+import { trainingPlanner } from '../plan/rule-planner.ts'
 import { LearnedSelector } from '../select/learned-selector.ts'
 import { buildIndexedLibrary } from '../store/library-lifecycle.ts'
 import {
@@ -132,7 +132,7 @@ async function heldQueries(
   const { selector, probabilities } = capturingProbabilities(
     new LearnedSelector({ ...model, examples: undefined }),
   )
-  const planner = new RulePlanner({ maxSteps: options.config.plan.maxSteps })
+  const planner = trainingPlanner(options.config.plan.maxSteps)
   const retriever = indexed.retrievers.get('bm25')!
   const dense = options.exampleMaps
   const spaceKey = `${source.name}/${every}`

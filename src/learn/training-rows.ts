@@ -5,7 +5,7 @@
  * @module
  */
 import type { Tool } from '../library/tool.ts'
-import { RulePlanner } from '../plan/rule-planner.ts'
+import { trainingPlanner } from '../plan/rule-planner.ts'
 import { Bm25Retriever, type Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { expandHeadVerb } from '../retrieve/bm25/query-expansion.ts'
 import { extractCandidateFeatures } from './candidate-features.ts'
@@ -57,7 +57,7 @@ export function queryRows(
   const retriever = Bm25Retriever.build(tools, options.bm25)
   const byId = new Map(tools.map((tool) => [tool.id, tool]))
   const search = searchFunction(retriever, options.k)
-  const planner = new RulePlanner({ maxSteps: options.maxSteps })
+  const planner = trainingPlanner(options.maxSteps)
   const tool = (id: string) => byId.get(id)!
   const input = options.dense?.input(tool)
   const dense =
@@ -102,7 +102,7 @@ export function singleClauseCases(
   options: RowOptions & { tau: number },
 ): TrainingCase[] {
   const byId = new Map(tools.map((tool) => [tool.id, tool]))
-  const planner = new RulePlanner({ maxSteps: options.maxSteps })
+  const planner = trainingPlanner(options.maxSteps)
   const out: TrainingCase[] = []
   for (const trainingCase of cases) {
     const goldTools = trainingCase.gold.flatMap((id) => byId.get(id) ?? [])

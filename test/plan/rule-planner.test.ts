@@ -25,6 +25,38 @@ describe('RulePlanner', () => {
     ])
   })
 
+  it('gives a second object joined by "and" a step of its own, with the first clause\'s lead', () => {
+    expect(planner.split('Find flights from Seattle to Tokyo and a hotel in Tokyo.')).toEqual([
+      'Find flights from Seattle to Tokyo',
+      'Find a hotel in Tokyo',
+    ])
+    expect(
+      planner.split("Show me today's astronomy picture and any asteroids near Earth."),
+    ).toEqual(["Show me today's astronomy picture", 'Show me any asteroids near Earth'])
+    expect(
+      planner.split("What's the area of a circle of radius 4, and the volume of a sphere?"),
+    ).toEqual(["What's the area of a circle of radius 4", "What's the volume of a sphere?"])
+    expect(planner.split("Show the league standings and yesterday's match result")).toEqual([
+      'Show the league standings',
+      "Show yesterday's match result",
+    ])
+  })
+
+  it('keeps a second object in the clause without a short lead or a determiner', () => {
+    // No determiner: a list of names, not a second object.
+    expect(planner.split('Get the forecast for Paris and London')).toEqual([
+      'Get the forecast for Paris and London',
+    ])
+    // A contraction is no possessive.
+    expect(planner.split("Email Ana the agenda and it's done")).toEqual([
+      "Email Ana the agenda and it's done",
+    ])
+    // Context, not a request: nothing to carry.
+    expect(planner.split("I'm a fan of the club and the city. Find the next match.")).toEqual([
+      'Find the next match',
+    ])
+  })
+
   it('splits at "then", "after that" and sentence-leading "Also,"', () => {
     expect(planner.split('Translate this to French, then send it to Marie on Slack.')).toEqual([
       'Translate this to French',

@@ -42,12 +42,26 @@ describe('LearnedSelector in the pipeline', () => {
   })
 
   it('takes two tools of one namespace for a one-clause request that asks for both', async () => {
-    // One clause (no verb after "and"), two weather tools: the learned count extends the set and
-    // the second tool goes to the whole-instruction step.
-    const instruction = 'Please get the current weather and the weather forecast for Paris'
+    // One clause (no verb or determiner after "and"), two weather tools: the learned count
+    // extends the set and the second tool goes to the whole-instruction step.
+    const instruction = 'Please get the current weather and weather forecast for Paris'
     const result = await selectTools(instruction, { ...base, planner: new RulePlanner() })
     expect(result.steps.map((step) => step.whole ?? false)).toEqual([false, true])
     expect(result.tools.map((tool) => tool.id).sort()).toEqual([
+      'weather.get_current_weather',
+      'weather.get_weather_forecast',
+    ])
+    // With a determiner the second object gets a step of its own, and each step its tool.
+    const split = await selectTools(
+      'Please get the current weather and the weather forecast for Paris',
+      { ...base, planner: new RulePlanner() },
+    )
+    expect(split.steps.map((step) => step.text)).toEqual([
+      'get the current weather',
+      'get the weather forecast for Paris',
+      'Please get the current weather and the weather forecast for Paris',
+    ])
+    expect(split.tools.map((tool) => tool.id).sort()).toEqual([
       'weather.get_current_weather',
       'weather.get_weather_forecast',
     ])
