@@ -303,5 +303,29 @@ export function scoreCandidate(
 ): ScoredCandidate {
   const p = candidateProbability(candidate, values)
   const { acceptance } = candidate
-  return acceptance ? { id, p, a: predictProbability(acceptance, values) } : { id, p }
+  return acceptance ? new AcceptanceScored(id, p, acceptance, values) : { id, p }
+}
+
+/**
+ * A scored candidate whose acceptance probability is computed when first read: only a clause's
+ * `stepFloor` pick reads it (decide-set.ts), one or two of a request's ~50 candidates, so most
+ * never pay its dot product. `values` must not change after scoring (no caller changes them).
+ */
+class AcceptanceScored implements ScoredCandidate {
+  readonly id: string
+  readonly p: number
+  readonly #acceptance: LogisticModel
+  readonly #values: ArrayLike<number>
+  #a: number | undefined
+
+  constructor(id: string, p: number, acceptance: LogisticModel, values: ArrayLike<number>) {
+    this.id = id
+    this.p = p
+    this.#acceptance = acceptance
+    this.#values = values
+  }
+
+  get a(): number {
+    return (this.#a ??= predictProbability(this.#acceptance, this.#values))
+  }
 }

@@ -513,13 +513,12 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   const shortness = Math.max(0, 1 - instructionTerms.length / 30)
   let dense: number[][] | undefined
   if (input.dense) {
-    const slotOf = new Map(ids.map((id, at) => [id, at]))
     dense = denseSlotValues(
       input.dense,
       input.instruction,
       input.steps.map((step) => ({
         text: step.text,
-        slots: step.candidates.map((candidate) => slotOf.get(candidate.id)!),
+        slots: step.candidates.map((candidate) => slotOfId.get(candidate.id)!),
       })),
       ids,
       positions,

@@ -69,8 +69,13 @@ export class DenseToolVectors {
     this.#memo = new ToolMemo((tool) => toolEncoder.embedText(denseToolText(tool)))
   }
 
-  input(tool: (id: string) => Tool, library?: ToolLibrary): DenseInput {
-    return {
+  /** The features' input for one request (`oneClause`: see DenseInput; absent: none). */
+  input(
+    tool: (id: string) => Tool,
+    library?: ToolLibrary,
+    oneClause?: DenseInput['oneClause'],
+  ): DenseInput {
+    const input: DenseInput = {
       encoder: this.encoder,
       toolVector: library
         ? (id, position) => this.#memo.get(library, id, position)
@@ -84,6 +89,8 @@ export class DenseToolVectors {
             return vector
           },
     }
+    if (oneClause) input.oneClause = oneClause
+    return input
   }
 }
 

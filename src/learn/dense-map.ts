@@ -127,9 +127,10 @@ function shuffle<T>(items: T[], seed: number): T[] {
 /**
  * out = M·x (M row-major, size × size); returns |M·x| (1 for a zero vector).
  *
- * Five rows at a time: each row's sum still runs over the columns in order (the same additions,
- * so the same bits), but the five sums are independent, so the processor overlaps them instead of
- * waiting for each addition before the next; about twice as fast as one row at a time.
+ * Ten (then five) rows at a time: each row's sum still runs over the columns in order (the same
+ * additions, so the same bits), but the sums are independent, so the processor overlaps them
+ * instead of waiting for each addition before the next, and each input value is read once for
+ * all of them; five rows were about twice as fast as one, ten about a fifth faster again.
  */
 function multiply(
   matrix: Float32Array | Float64Array,
@@ -139,6 +140,61 @@ function multiply(
 ): number {
   let norm = 0
   let row = 0
+  for (; row + 10 <= size; row += 10) {
+    const o0 = row * size
+    const o1 = o0 + size
+    const o2 = o1 + size
+    const o3 = o2 + size
+    const o4 = o3 + size
+    const o5 = o4 + size
+    const o6 = o5 + size
+    const o7 = o6 + size
+    const o8 = o7 + size
+    const o9 = o8 + size
+    let s0 = 0
+    let s1 = 0
+    let s2 = 0
+    let s3 = 0
+    let s4 = 0
+    let s5 = 0
+    let s6 = 0
+    let s7 = 0
+    let s8 = 0
+    let s9 = 0
+    for (let column = 0; column < size; column++) {
+      const x = input[column]
+      s0 += matrix[o0 + column] * x
+      s1 += matrix[o1 + column] * x
+      s2 += matrix[o2 + column] * x
+      s3 += matrix[o3 + column] * x
+      s4 += matrix[o4 + column] * x
+      s5 += matrix[o5 + column] * x
+      s6 += matrix[o6 + column] * x
+      s7 += matrix[o7 + column] * x
+      s8 += matrix[o8 + column] * x
+      s9 += matrix[o9 + column] * x
+    }
+    out[row] = s0
+    out[row + 1] = s1
+    out[row + 2] = s2
+    out[row + 3] = s3
+    out[row + 4] = s4
+    out[row + 5] = s5
+    out[row + 6] = s6
+    out[row + 7] = s7
+    out[row + 8] = s8
+    out[row + 9] = s9
+    norm += s0 * s0
+    norm += s1 * s1
+    norm += s2 * s2
+    norm += s3 * s3
+    norm += s4 * s4
+    norm += s5 * s5
+    norm += s6 * s6
+    norm += s7 * s7
+    norm += s8 * s8
+    norm += s9 * s9
+  }
   for (; row + 5 <= size; row += 5) {
     const o0 = row * size
     const o1 = o0 + size

@@ -59,9 +59,7 @@ export function queryRows(
   const search = searchFunction(retriever, options.k)
   const planner = trainingPlanner(options.maxSteps)
   const tool = (id: string) => byId.get(id)!
-  const input = options.dense?.input(tool)
-  const dense =
-    input && options.oneClauseDense ? { ...input, oneClause: options.oneClauseDense } : input
+  const dense = options.dense?.input(tool, undefined, options.oneClauseDense)
   return cases.map((trainingCase) => {
     const clauses = planner.split(trainingCase.instruction)
     const steps = clauses.map((text) => ({ text, candidates: search(text) }))

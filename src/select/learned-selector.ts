@@ -20,7 +20,7 @@ import {
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { scoreCandidate } from '../learn/boosted-trees.ts'
 import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
-import type { DenseInput, DenseToolVectors } from '../learn/dense-features.ts'
+import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 import type { ExampleDecisionModel } from '../examples/example-decision.ts'
 
@@ -57,17 +57,6 @@ export class LearnedSelector implements Selector {
     if (usesDenseFeatures(this.model)) await this.#dense()
   }
 
-  /** The dense features' input, with the model's one-clause vector (LearnedModel `oneClauseDense`). */
-  #denseInput(
-    dense: DenseToolVectors,
-    tool: (id: string) => Tool,
-    library: SelectOptions['library'],
-  ): DenseInput {
-    const input = dense.input(tool, library)
-    const oneClause = this.model.oneClauseDense
-    return oneClause ? { ...input, oneClause } : input
-  }
-
   async select(requests: SelectionRequest[], options: SelectOptions = {}): Promise<Selection[]> {
     if (requests.length === 0) return []
     const instruction = options.instruction ?? requests.map((request) => request.step).join(' ')
@@ -100,7 +89,8 @@ export class LearnedSelector implements Selector {
       tool,
       library: options.library,
       exampleVotes: options.exampleVotes,
-      ...(dense && { dense: this.#denseInput(dense, tool, options.library) }),
+      // With the model's one-clause vector (LearnedModel `oneClauseDense`).
+      ...(dense && { dense: dense.input(tool, options.library, this.model.oneClauseDense) }),
     })
     if (useDense && dense === undefined) {
       // No word vectors: the dense features take the training means, which weigh nothing.

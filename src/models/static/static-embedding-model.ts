@@ -74,6 +74,9 @@ function commonDirections(vectors: WordVectors, count: number): [Float64Array, F
   return [mean, component]
 }
 
+/** Known words queued before their vectors are added to a text's sum (a multiple of 4). */
+const RUN = 64
+
 /** SIF's smoothing constant a. */
 export const SIF_A = 1e-3
 
@@ -152,12 +155,16 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   readonly #vectors: WordVectors
   /** SIF weight of each word id. */
   readonly #weights: Float32Array
-  /** Length of the vectors made up for words outside the vocabulary. */
-  readonly #unknownNorm: number
+  /** Each entry's size (±) in the vectors made up for words outside the vocabulary. */
+  readonly #unknownScale: number
   /** Mean word vector and first principal component of the centred word vectors (ABTT). */
   readonly #mean: Float64Array
   readonly #component: Float64Array
   readonly #sum: Float64Array
+  /** Known words queued for the sum (#addWord): ids, weights, how many. */
+  readonly #runIds = new Int32Array(RUN)
+  readonly #runWeights = new Float64Array(RUN)
+  #runLength = 0
 
   constructor(vectors: WordVectors, name: StaticVectorSet = 'glove-100d') {
     this.#vectors = vectors
@@ -171,7 +178,9 @@ export class StaticEmbeddingModel implements EmbeddingModel {
       this.#weights[id] = SIF_A / (SIF_A + probability)
     }
     this.#sum = new Float64Array(vectors.dimensions)
-    this.#unknownNorm = vectors.meanNorm()
+    // The rarest word's weight times the vocabulary's mean length, over √dimensions entries.
+    this.#unknownScale =
+      (this.#weights[vectors.size - 1] * vectors.meanNorm()) / Math.sqrt(vectors.dimensions)
     ;[this.#mean, this.#component] = commonDirections(vectors, COMMON_WORDS)
   }
 
@@ -222,6 +231,7 @@ export class StaticEmbeddingModel implements EmbeddingModel {
         else this.#addUnknown(sum, word)
       }
     }
+    this.#flushRun(sum)
     // Σ w·(v - μ - (u·(v - μ))u) = s - Wμ - (u·(s - Wμ))u over the known words (weights W).
     let projection = 0
     for (let column = 0; column < sum.length; column++) {
@@ -235,17 +245,30 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     return normalizeL2(new Float32Array(sum))
   }
 
-  /** Adds word `id`'s SIF-weighted vector to `sum`; returns its weight. */
+  /**
+   * Queues word `id`'s SIF-weighted vector for `sum` (added by #flushRun, in order, several words
+   * per pass: WordVectors.addScaledRun); returns its weight.
+   */
   #addWord(sum: Float64Array, id: number): number {
     const weight = this.#weights[id]
-    this.#vectors.addScaled(sum, id, weight)
+    if (this.#runLength === RUN) this.#flushRun(sum)
+    this.#runIds[this.#runLength] = id
+    this.#runWeights[this.#runLength] = weight
+    this.#runLength += 1
     return weight
+  }
+
+  /** Adds the queued words to `sum`. */
+  #flushRun(sum: Float64Array): void {
+    if (this.#runLength === 0) return
+    this.#vectors.addScaledRun(sum, this.#runIds, this.#runWeights, this.#runLength)
+    this.#runLength = 0
   }
 
   /** Adds the made-up vector of an out-of-vocabulary word: ±1 entries from a xorshift stream. */
   #addUnknown(sum: Float64Array, word: string): void {
-    const scale =
-      (this.#weights[this.#weights.length - 1] * this.#unknownNorm) / Math.sqrt(sum.length)
+    this.#flushRun(sum)
+    const scale = this.#unknownScale
     let state = idHash(word) || 1
     for (let column = 0; column < sum.length; column++) {
       state ^= state << 13
