@@ -33,16 +33,39 @@ const INITIALIZE = {
 }
 
 /**
+ * The piped runs' `server.shutdownGraceMs`. The first answers wait for the Qwen3 token counter to
+ * load in a worker thread (about 1 s on an idle machine, 10 s and more on two cores busy with the
+ * whole suite), so the default 10 s grace made "answers what it received before stdin closed"
+ * fail under load. What a grace that runs out does is its own test below.
+ */
+const PIPE_GRACE_MS = 90_000
+/** Above PIPE_GRACE_MS: a drain that never ends fails on the missing answers, not a test timeout. */
+const PIPE_TEST_TIMEOUT_MS = 150_000
+
+/**
  * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once, closes
  * stdin, and waits for the exit.
  */
 async function pipeToolsel(
   logLevel: string,
   lines: string[],
+  graceMs = PIPE_GRACE_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const config = join(EMPTY_INDEX_DIR, `grace-${graceMs}.json`)
+  writeFileSync(config, JSON.stringify({ server: { shutdownGraceMs: graceMs } }))
   const child = spawn(
     process.execPath,
-    ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, '--log-level', logLevel],
+    [
+      'bin/toolsel.mjs',
+      'mcp',
+      '--stdio',
+      '--index-dir',
+      EMPTY_INDEX_DIR,
+      '--config',
+      config,
+      '--log-level',
+      logLevel,
+    ],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
   )
   let stdout = ''
@@ -136,59 +159,99 @@ describe('toolsel mcp --stdio', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
   })
 
-  it('answers the requests it received before stdin closed (a piped client)', async () => {
-    const messages = [
-      INITIALIZE,
-      { jsonrpc: '2.0', method: 'notifications/initialized' },
-      {
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: { query: 'send an email', k: 1 } },
-      },
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: { name: 'select_tools', arguments: { instruction: 'email Ann the weather' } },
-      },
-    ]
-    // All at once, then end of input: the answers must still come.
-    const { code, stdout, stderr } = await pipeToolsel(
-      'info',
-      messages.map((message) => JSON.stringify(message)),
-    )
-    expect(code).toBe(0)
-    const answers = stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } })
-    expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2, 3])
-    expect(answers.every((answer) => answer.result && !answer.result.isError)).toBe(true)
-    expect(stderr).toContain('MCP server stopping (stdin closed)')
-  })
+  it(
+    'answers the requests it received before stdin closed (a piped client)',
+    async () => {
+      const messages = [
+        INITIALIZE,
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'search_tools', arguments: { query: 'send an email', k: 1 } },
+        },
+        {
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'select_tools', arguments: { instruction: 'email Ann the weather' } },
+        },
+      ]
+      // All at once, then end of input: the answers must still come.
+      const { code, stdout, stderr } = await pipeToolsel(
+        'info',
+        messages.map((message) => JSON.stringify(message)),
+      )
+      expect(code).toBe(0)
+      const answers = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } })
+      expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2, 3])
+      expect(answers.every((answer) => answer.result && !answer.result.isError)).toBe(true)
+      expect(stderr).toContain('MCP server stopping (stdin closed)')
+    },
+    PIPE_TEST_TIMEOUT_MS,
+  )
 
-  it('answers a stdin line that is not a JSON-RPC message with the JSON-RPC error, and goes on', async () => {
-    const { code, stdout, stderr } = await pipeToolsel('warn', [
-      JSON.stringify(INITIALIZE),
-      'not json at all',
-      JSON.stringify({ hello: 'world' }),
-      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-    ])
-    expect(code).toBe(0)
-    const answers = stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { id: number | null; error?: { code: number } })
-    expect(
-      answers.filter((answer) => answer.id === null).map((answer) => answer.error?.code),
-    ).toEqual([-32700, -32600])
-    expect(
-      answers
-        .filter((answer) => answer.id !== null)
-        .map((answer) => answer.id)
-        .sort(),
-    ).toEqual([1, 2])
-    expect(stderr).toContain('MCP stdio: a line of stdin was not answered as a request')
-  })
+  it(
+    'stops after server.shutdownGraceMs with the requests still unanswered, and says so',
+    async () => {
+      // The select waits for the token counter (a worker thread loading the tokenizer): far longer
+      // than a grace of 0 ms, so it is still unanswered when stdin closes.
+      const { code, stdout, stderr } = await pipeToolsel(
+        'info',
+        [
+          JSON.stringify(INITIALIZE),
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/call',
+            params: { name: 'select_tools', arguments: { instruction: 'email Ann the weather' } },
+          }),
+        ],
+        0,
+      )
+      expect(code).toBe(0)
+      expect(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { id: number }).id),
+      ).toEqual([1])
+      expect(stderr).toMatch(
+        /MCP server closing with 1 request\(s\) unanswered after server\.shutdownGraceMs \(0 ms\)/,
+      )
+    },
+    PIPE_TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'answers a stdin line that is not a JSON-RPC message with the JSON-RPC error, and goes on',
+    async () => {
+      const { code, stdout, stderr } = await pipeToolsel('warn', [
+        JSON.stringify(INITIALIZE),
+        'not json at all',
+        JSON.stringify({ hello: 'world' }),
+        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      ])
+      expect(code).toBe(0)
+      const answers = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: number | null; error?: { code: number } })
+      expect(
+        answers.filter((answer) => answer.id === null).map((answer) => answer.error?.code),
+      ).toEqual([-32700, -32600])
+      expect(
+        answers
+          .filter((answer) => answer.id !== null)
+          .map((answer) => answer.id)
+          .sort(),
+      ).toEqual([1, 2])
+      expect(stderr).toContain('MCP stdio: a line of stdin was not answered as a request')
+    },
+    PIPE_TEST_TIMEOUT_MS,
+  )
 })
