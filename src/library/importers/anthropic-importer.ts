@@ -7,7 +7,7 @@
  */
 import { z } from 'zod'
 import type { Tool } from '../tool.ts'
-import { addWarning, sourceOf, type ImportContext } from './import-context.ts'
+import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 import { nonEmptyString, parseRecord } from './parse-record.ts'
 import { toolList } from './tool-list.ts'
 
@@ -29,6 +29,14 @@ export function importAnthropic(parsed: unknown, context: ImportContext): Tool[]
   const tools: Tool[] = []
   for (const [record, item] of toolList(parsed, context, 'anthropic').entries()) {
     const { type } = parseRecord(TypedSchema, item, context, record)
+    if (type === 'function') {
+      throw importFailed(context, {
+        record,
+        field: 'type',
+        message:
+          '"function" is an OpenAI tool, not an Anthropic one: import the file as openai (or leave the format to detection)',
+      })
+    }
     if (type !== undefined && type !== 'custom') {
       addWarning(
         context,

@@ -132,8 +132,14 @@ function finish(
   options: ImportOptions,
 ): ImportResult {
   if (imported.length === 0) {
+    // Every record skipped (built-in or server tools…): say why, or the import looks like a bug.
+    const skipped = context.warnings.length
+    const why =
+      skipped === 0
+        ? ''
+        : ` (${skipped} warning(s), the first: ${context.warnings[0].slice(context.file.length + 2)})`
     throw importFailed(context, {
-      message: `no tools found in this ${format} file; a library needs at least one`,
+      message: `no tools found in this ${format} file${why}; a library needs at least one`,
     })
   }
   const { tools, duplicates } = resolveDuplicates(

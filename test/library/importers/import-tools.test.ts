@@ -91,6 +91,31 @@ describe('importToolsFromText', () => {
     )
   })
 
+  it('says why a file of skipped records has no tools', () => {
+    expectToolselError(
+      () =>
+        importToolsFromText('[{"type": "web_search"}, {"type": "file_search"}]', {
+          fileName: 'builtins.json',
+          format: 'openai',
+        }),
+      'IMPORT_FAILED',
+      'builtins.json: no tools found in this openai file (2 warning(s), the first: record 0: skipped a built-in "web_search" tool (only functions are imported)); a library needs at least one',
+    )
+  })
+
+  it('names OpenAI tools imported as Anthropic ones, instead of skipping them as server tools', () => {
+    const openai = JSON.stringify([
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ])
+    const error = expectToolselError(
+      () => importToolsFromText(openai, { fileName: 'tools.json', format: 'anthropic' }),
+      'IMPORT_FAILED',
+      'tools.json: record 0: field "type": "function" is an OpenAI tool, not an Anthropic one: import the file as openai',
+    )
+    expect(error.details).toMatchObject({ record: 0, field: 'type' })
+    expect(importToolsFromText(openai, { fileName: 'tools.json' }).format).toBe('openai')
+  })
+
   it('rejects a format name it does not know', () => {
     expectToolselError(
       () => importToolsFromText('[]', { format: 'yaml' as ImportFormat }),
