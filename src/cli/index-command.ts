@@ -32,7 +32,7 @@ import {
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { readTextFile } from '../read-text-file.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> --name <library> [--retriever <kind>] [--examples <file>] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <kind>] [--examples <file>] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
