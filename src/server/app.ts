@@ -13,7 +13,7 @@ import type { AppEnv } from './app-env.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
 import { cors } from 'hono/cors'
 import { ApiKeys } from './auth/api-keys.ts'
-import { authenticate, type AuthEnv } from './middleware/auth.ts'
+import { authenticate, noRouteError, type AuthEnv } from './middleware/auth.ts'
 import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
@@ -114,15 +114,7 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
     )
   }
   app.use('*', authenticate(new ApiKeys(service.config.auth)))
-  app.notFound((c) =>
-    errorResponse(
-      c,
-      new ToolselError(
-        'NOT_FOUND',
-        `No route for ${c.req.method} ${c.req.path}. See /openapi.json.`,
-      ),
-    ),
-  )
+  app.notFound((c) => errorResponse(c, noRouteError(c.req.method, c.req.path)))
 
   app.route('/', healthRoutes(service, options.gateway, metrics))
   app.route('/', playgroundRoutes(service))

@@ -68,6 +68,25 @@ describe('API keys', () => {
     expect((await remove(ADMIN)).status).toBe(204)
   })
 
+  it('a path or method no route serves: 404 for a read key as for the admin key, 401 without a key', async () => {
+    const { app } = await keyedApp()
+    for (const [method, path] of [
+      ['GET', '/v1/select-tools'],
+      ['GET', '/v1/libraries/sample/tools'],
+      ['POST', '/v1/selectTools'],
+    ]) {
+      for (const key of [READ, ADMIN]) {
+        const response = await app.request(path, withKey(key, { method }))
+        expect(response.status, `${method} ${path}`).toBe(404)
+        expect((await readJson(response)).error).toEqual({
+          code: 'NOT_FOUND',
+          message: `No route for ${method} ${path}. See /openapi.json.`,
+        })
+      }
+      expect((await app.request(path, { method })).status).toBe(401)
+    }
+  })
+
   it('queries need a read or admin key; probes and the API description need none', async () => {
     const { app, logger } = await keyedApp()
     const search = (key?: string) =>

@@ -14,7 +14,7 @@ import {
   type ApiKeys,
   type Principal,
 } from '../auth/api-keys.ts'
-import { accessFor } from '../auth/route-access.ts'
+import { accessFor, routeTemplate } from '../auth/route-access.ts'
 
 export type AuthEnv = { Variables: { principal: Principal } }
 
@@ -42,6 +42,11 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
       )
     }
     if (access === 'admin' && principal.role !== 'admin') {
+      // No route at all (a typo, a wrong method): the 404 the admin key gets, not a 403 that
+      // sends a reader after the admin key. Still refused: the route table's safety net holds.
+      if (routeTemplate(c.req.method, c.req.path) === 'unmatched') {
+        throw noRouteError(c.req.method, c.req.path)
+      }
       throw new ToolselError(
         'FORBIDDEN',
         `${c.req.method} ${c.req.path} needs the admin key; the key "${principal.name}" can only read.`,
@@ -49,6 +54,11 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
     }
     return next()
   }
+}
+
+/** NOT_FOUND for a method and path no route serves (the app's not-found answer). */
+export function noRouteError(method: string, path: string): ToolselError {
+  return new ToolselError('NOT_FOUND', `No route for ${method} ${path}. See /openapi.json.`)
 }
 
 /** The caller, as the auth middleware found it (open when the app runs without it). */
