@@ -307,6 +307,19 @@ const READINESS_REPORT = z.object({
     .describe("Gateway mode: each upstream server's status."),
 })
 
+/** A library as `GET /v1/libraries/:library` describes it; a PUT's answer adds what the import did. */
+const LIBRARY_INFO = z.object({
+  name: z.string(),
+  toolCount: z.number(),
+  contentHash: z.string(),
+  createdAt: z.string(),
+  retrievers: z.array(z.string()),
+  defaultRetriever: z.string(),
+  persisted: z.boolean(),
+  isDefault: z.boolean(),
+  examples: z.object({ count: z.number(), version: z.number(), cap: z.number() }),
+})
+
 export const RESPONSE_SCHEMAS = {
   selectTools: z.object({
     tools: z.array(ToolSchema),
@@ -389,17 +402,7 @@ export const RESPONSE_SCHEMAS = {
     }),
   }),
   tools: z.object({ tools: z.array(ToolSchema) }),
-  library: z.object({
-    name: z.string(),
-    toolCount: z.number(),
-    contentHash: z.string(),
-    createdAt: z.string(),
-    retrievers: z.array(z.string()),
-    defaultRetriever: z.string(),
-    persisted: z.boolean(),
-    isDefault: z.boolean(),
-    examples: z.object({ count: z.number(), version: z.number(), cap: z.number() }),
-  }),
+  library: LIBRARY_INFO,
   addExamples: z.object({
     library: z.string(),
     added: z.number().describe('New examples added.'),
@@ -433,18 +436,10 @@ export const RESPONSE_SCHEMAS = {
     rerankers: ComponentRegistrySchema,
     selectors: ComponentRegistrySchema,
   }),
-  putLibrary: z.object({
-    name: z.string(),
-    toolCount: z.number(),
-    contentHash: z.string(),
-    createdAt: z.string(),
-    retrievers: z.array(z.string()),
-    defaultRetriever: z.string(),
-    persisted: z.boolean(),
-    isDefault: z.boolean(),
-    examples: z
-      .object({ count: z.number(), version: z.number(), cap: z.number() })
-      .describe("The library's usage examples after the PUT (examples=keep or drop)."),
+  putLibrary: LIBRARY_INFO.extend({
+    examples: LIBRARY_INFO.shape.examples.describe(
+      "The library's usage examples after the PUT (examples=keep or drop).",
+    ),
     warnings: z.array(z.string()),
     import: z
       .object({
