@@ -25,6 +25,8 @@ import {
   IndexManifestSchema,
   MANIFEST_FILE,
   TOOLS_INDEX_FILE,
+  manifestMismatch,
+  rebuildHint,
   type IndexManifest,
 } from './manifest.ts'
 import {
@@ -173,7 +175,7 @@ export async function loadIndexedLibrary(
   const manifest = await readManifest(dir)
   const rebuild = rebuildHint(manifest)
   if (manifest.formatVersion !== INDEX_FORMAT_VERSION) {
-    throw mismatch(
+    throw manifestMismatch(
       manifest,
       `was built with index format ${manifest.formatVersion}; this version of toolsel reads format ${INDEX_FORMAT_VERSION}. ${rebuild}`,
     )
@@ -188,7 +190,7 @@ export async function loadIndexedLibrary(
   const built = Object.keys(manifest.retrievers)
   const unknown = built.flatMap((name) => partNameProblem(name) ?? [])
   if (unknown.length > 0) {
-    throw mismatch(
+    throw manifestMismatch(
       manifest,
       `has retrievers this version of toolsel does not know (${unknown.join('; ')}). ${rebuild}`,
     )
@@ -242,17 +244,6 @@ async function readManifest(dir: string): Promise<IndexManifest> {
     )
   }
   return parsed.data
-}
-
-function rebuildHint(manifest: IndexManifest): string {
-  const source = manifest.source.path ?? '<file>'
-  return `Rebuild it with: toolsel index ${source} --name ${manifest.library}.`
-}
-
-function mismatch(manifest: IndexManifest, message: string): ToolselError {
-  return new ToolselError('INDEX_MISMATCH', `Index "${manifest.library}" ${message}`, {
-    details: { library: manifest.library },
-  })
 }
 
 /**

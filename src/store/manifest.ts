@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from 'zod'
+import { ToolselError } from '../errors.ts'
 
 /** Bump when the on-disk layout changes; older indexes are refused with a rebuild message. */
 export const INDEX_FORMAT_VERSION = 1
@@ -80,3 +81,16 @@ export const TOOLS_INDEX_FILE = 'tools.idx'
 export const BM25_FILE = 'bm25.bin'
 export const EXAMPLES_FILE = 'examples.jsonl'
 export const BM25_EXAMPLES_FILE = 'bm25-examples.bin'
+
+/** The command that rebuilds the index, for the messages that refuse it. */
+export function rebuildHint(manifest: IndexManifest): string {
+  const source = manifest.source.path ?? '<file>'
+  return `Rebuild it with: toolsel index ${source} --name ${manifest.library}.`
+}
+
+/** INDEX_MISMATCH: `Index "<library>" <message>`. */
+export function manifestMismatch(manifest: IndexManifest, message: string): ToolselError {
+  return new ToolselError('INDEX_MISMATCH', `Index "${manifest.library}" ${message}`, {
+    details: { library: manifest.library },
+  })
+}

@@ -21,6 +21,8 @@ import {
   BM25_EXAMPLES_FILE,
   BM25_FILE,
   Bm25ManifestSchema,
+  manifestMismatch,
+  rebuildHint,
   type IndexManifest,
 } from '../manifest.ts'
 import { readBm25File, writeBm25File } from './bm25-file.ts'
@@ -149,7 +151,7 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
   const built = manifest.retrievers.bm25
   const wanted = bm25Settings(config)
   if (built.tokenizerVersion !== TOKENIZER_VERSION) {
-    throw mismatch(
+    throw manifestMismatch(
       manifest,
       `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
     )
@@ -165,20 +167,9 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
       differences.push(`fieldWeights.${field} ${built.fieldWeights[field]} vs ${weight}`)
   }
   if (differences.length > 0) {
-    throw mismatch(
+    throw manifestMismatch(
       manifest,
       `was built with different BM25 settings than the config asks for (index vs config: ${differences.join(', ')}). ${rebuild} Or set retrieve.bm25 back to the index's values.`,
     )
   }
-}
-
-function rebuildHint(manifest: IndexManifest): string {
-  const source = manifest.source.path ?? '<file>'
-  return `Rebuild it with: toolsel index ${source} --name ${manifest.library}.`
-}
-
-function mismatch(manifest: IndexManifest, message: string): ToolselError {
-  return new ToolselError('INDEX_MISMATCH', `Index "${manifest.library}" ${message}`, {
-    details: { library: manifest.library },
-  })
 }
