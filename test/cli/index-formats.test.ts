@@ -3,24 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { CommandIO } from '../../src/cli/cli-options.ts'
-import { main } from '../../src/main.ts'
 import { schemaErrors } from '../../src/library/schema/validate-schema.ts'
+import { runCli } from './run-cli.ts'
 
 const fixture = (name: string) =>
   fileURLToPath(new URL(`../fixtures/formats/${name}`, import.meta.url))
 
-async function run(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const io: CommandIO = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    env: {},
-  }
-  const code = await main(argv, io)
-  return { code, stdout, stderr }
-}
+const run = (...argv: string[]) => runCli(argv)
 
 let indexDir: string
 beforeAll(async () => {

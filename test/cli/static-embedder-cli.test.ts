@@ -2,22 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { CommandIO } from '../../src/cli/cli-options.ts'
-import { main } from '../../src/main.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { runCli } from './run-cli.ts'
 
-/** Runs the CLI in process with captured output and an empty environment. */
-async function run(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const io: CommandIO = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    env: {},
-  }
-  const code = await main(argv, io)
-  return { code, stdout, stderr }
-}
+const run = (...argv: string[]) => runCli(argv)
 
 let scratch: string
 let toolsFile: string
