@@ -20,6 +20,20 @@ function expectUsableSchema(parameters: unknown, id: string) {
 }
 
 describe('PUT /v1/libraries/{name} with other tool formats', () => {
+  it('refuses a multipart form (curl -F) with what to send instead, and changes nothing', async () => {
+    const { app } = await createTestApp()
+    const form = new FormData()
+    form.append('file', new Blob([await fixture('functions.json')]), 'functions.json')
+    const response = await app.request('/v1/libraries/fns', { method: 'PUT', body: form })
+    expect(response.status).toBe(400)
+    expect((await readJson(response)).error).toEqual({
+      code: 'INVALID_INPUT',
+      message:
+        'Send the tool file itself as the request body (curl --data-binary @tools.json), not as a multipart form (curl -F, FormData).',
+    })
+    expect((await app.request('/v1/libraries/fns')).status).toBe(404)
+  })
+
   it('imports a plain function list with repeated names under ?onDuplicate=rename', async () => {
     const { app } = await createTestApp()
     const body = await fixture('functions.json')

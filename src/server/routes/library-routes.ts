@@ -116,6 +116,18 @@ function badEncoding(error: unknown, url: string): ToolselError | undefined {
   }
 }
 
+/**
+ * `curl -F file=@tools.json` sends a multipart form: its boundary line would be read as the tool
+ * file ("invalid JSON at line 1, column 1: unexpected \"-\""). Say what to send instead.
+ */
+function assertNotMultipart(contentType: string | undefined): void {
+  if (contentType === undefined || !/^\s*multipart\//i.test(contentType)) return
+  throw new ToolselError(
+    'INVALID_INPUT',
+    'Send the tool file itself as the request body (curl --data-binary @tools.json), not as a multipart form (curl -F, FormData).',
+  )
+}
+
 export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<AppEnv>()
     .get('/', (c) => {
@@ -139,6 +151,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         const { library } = c.req.valid('param')
         assertWritable(service, library)
         const { format, namespace, retriever, onDuplicate, examples } = c.req.valid('query')
+        assertNotMultipart(c.req.header('content-type'))
         // The body's bytes: a large one is decoded and parsed in the import worker, not here.
         const body = await bodyBytes(c.req.raw, c.req.header('content-length'))
         const result = await service.putLibrary(library, body, {
