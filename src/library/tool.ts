@@ -11,7 +11,7 @@ export type JsonSchema = Record<string, unknown>
 export interface ToolSource {
   /** The importer format that produced the tool, e.g. `mcp`, `openai`, `toolbench`. */
   format: string
-  /** The file it came from (as given to the importer), when imported from a file. */
+  /** The base name of the file it came from (`mail.json`, not its path), when imported from a file. */
   file?: string
   /** Position of the record in that file (0-based), for error messages and provenance. */
   record?: number

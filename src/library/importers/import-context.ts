@@ -14,7 +14,7 @@ export const UNNAMED_INPUT = '<input>'
 export interface ImportContext {
   /** The file name for messages: the given file name, else `<input>`. */
   readonly file: string
-  /** The file name as given, recorded in `source.file`; absent for unnamed text. */
+  /** The file name as given (its base name is `source.file`); absent for unnamed text. */
   readonly fileName?: string
   /** The namespace option, if any. */
   readonly namespace?: string
@@ -85,7 +85,8 @@ export function addWarning(context: ImportContext, record: number | undefined, m
 /** The provenance every importer puts in `tool.source`: format, file, record and line. */
 export function sourceOf(context: ImportContext, format: ImportFormat, record: number): ToolSource {
   const source: ToolSource = { format }
-  if (context.fileName !== undefined) source.file = context.fileName
+  // The base name: tools are served to every read key, the server's directories are not theirs.
+  if (context.fileName !== undefined) source.file = basename(context.fileName)
   source.record = record
   const line = context.recordLines?.[record]
   if (line !== undefined) source.line = line

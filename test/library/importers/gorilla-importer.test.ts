@@ -36,7 +36,7 @@ describe('importGorilla', () => {
       tags: ['Video Classification', '3D ResNet'],
       source: {
         format: 'gorilla',
-        file: 'data/torchhub_api.jsonl',
+        file: 'torchhub_api.jsonl', // the base name: no server paths in served tools
         record: 0,
         line: 1,
         apiCall: record().api_call,

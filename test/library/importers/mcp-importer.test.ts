@@ -35,7 +35,7 @@ describe('importMcp', () => {
       namespace: 'weather',
       source: {
         format: 'mcp',
-        file: 'servers/weather.json',
+        file: 'weather.json', // the base name; messages keep the path as given
         record: 0,
         title: 'Weather Information Provider',
         annotations: { readOnlyHint: true },

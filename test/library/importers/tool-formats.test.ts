@@ -149,6 +149,9 @@ describe('Anthropic and OpenAI Responses tools', () => {
     expect(result.warnings).toEqual([
       expect.stringContaining('record 2: skipped the server tool "web_search_20250305"'),
     ])
+    // Messages name the path as given; the served tools only the file's base name.
+    expect(result.warnings[0]).toContain(fixture('anthropic-tools.json'))
+    expect(result.tools[0].source?.file).toBe('anthropic-tools.json')
   })
 
   it('names the bad field of an Anthropic tool', () => {
