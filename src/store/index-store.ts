@@ -225,7 +225,8 @@ function isComposite(kind: RetrieverKind): boolean {
   return kind.requires.length > 0 || kind.inputs !== undefined
 }
 
-async function readManifest(dir: string): Promise<IndexManifest> {
+/** The manifest of the index in `dir`; INDEX_CORRUPT when it is missing or invalid. */
+export async function readManifest(dir: string): Promise<IndexManifest> {
   let text: string
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8')

@@ -39,6 +39,7 @@ import type { IndexedLibrary } from './indexed-library.ts'
 import {
   isIndexDir,
   loadIndexedLibrary,
+  readManifest,
   saveIndexedLibrary,
   type SaveOptions,
 } from './index-store.ts'
@@ -315,7 +316,28 @@ async function importAndLog(
     format: imported.format,
     ms: Math.round(performance.now() - started),
   })
+  if (savedDir !== undefined) await warnShadowedIndex(savedDir, indexed, path, logger)
   return indexed
+}
+
+/**
+ * A PUT of the library a tool file serves saves an index under its name; at the next start the
+ * file is served again. Says so when the saved index holds other tools, rather than serving the
+ * file as if the upload had never happened.
+ */
+async function warnShadowedIndex(
+  savedDir: string,
+  indexed: IndexedLibrary,
+  path: string,
+  logger: Logger,
+): Promise<void> {
+  if (!(await isIndexDir(savedDir))) return
+  const saved = await readManifest(savedDir).catch(() => undefined)
+  if (saved === undefined || saved.contentHash === indexed.library.contentHash) return
+  const name = indexed.library.name
+  logger.warn(
+    `Library "${name}": serving the ${indexed.library.size} tools of ${path}; the index saved in ${savedDir} (${saved.toolCount} tools, ${saved.createdAt}, e.g. by a PUT) holds other tools and is read only for its usage examples. To serve it instead: --library ${name}.`,
+  )
 }
 
 /** `tools/my-tools.json` → `my-tools`; characters not allowed in library names become `-`. */

@@ -1,6 +1,6 @@
-import { readdir, readFile, mkdtemp } from 'node:fs/promises'
+import { readdir, readFile, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { basename, join, relative } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { defaultConfig, type Config } from '../../src/config/schema.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
@@ -60,6 +60,32 @@ describe('library lifecycle', () => {
     expect(await loaded.retrievers.get('bm25')!.retrieve('weather forecast', query)).toEqual(
       await indexed.retrievers.get('bm25')!.retrieve('weather forecast', query),
     )
+  })
+
+  it('a tool file served under the name of a saved index with other tools says which one it serves', async () => {
+    const file = join(config.library.indexDir, '..', `${Date.now()}-sample.json`)
+    await writeFile(file, JSON.stringify(SAMPLE_TOOLS))
+    const name = basename(file, '.json')
+    const lines: string[] = []
+    const capture = createLogger('warn', (line) => lines.push(line))
+    // As after a PUT of that library: a saved index of the same name with other tools.
+    const { indexed } = await importLibrary(
+      { text: JSON.stringify(SAMPLE_TOOLS.slice(0, 2)), format: 'canonical' },
+      name,
+      config,
+    )
+    await publishLibrary(slots(), indexed, { indexDir: config.library.indexDir })
+
+    const served = await loadLibraryReference(file, config, capture)
+    expect(served.library.size).toBe(SAMPLE_TOOLS.length)
+    expect(lines.join('\n')).toContain(
+      `WARN Library "${name}": serving the ${SAMPLE_TOOLS.length} tools of ${file}; the index saved in ${join(config.library.indexDir, name)} (2 tools, `,
+    )
+    // The same tools saved (an example write does that): nothing to say.
+    await publishLibrary(slots(), served, { indexDir: config.library.indexDir })
+    lines.length = 0
+    await loadLibraryReference(file, config, capture)
+    expect(lines).toEqual([])
   })
 
   it('publishes without saving when no index directory is given (the gateway library)', async () => {
