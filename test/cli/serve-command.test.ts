@@ -1,41 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 let server: ChildProcess | undefined
+let running: RunningServe | undefined
 
-afterEach(() => {
+afterEach(async () => {
   if (server && server.exitCode === null) server.kill('SIGKILL')
+  await running?.stop()
+  running = undefined
 })
-
-/** Starts `toolsel serve` on a free port and resolves with its base URL once it is ready. */
-async function startServe(args: string[] = []): Promise<{ url: string; logs: () => string }> {
-  let logs = ''
-  server = spawn(
-    process.execPath,
-    ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1', ...args],
-    {
-      cwd: ROOT,
-      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  const deadline = Date.now() + 30_000
-  while (!/Ready:/.test(logs)) {
-    if (Date.now() > deadline || server.exitCode !== null)
-      throw new Error(`serve did not start:\n${logs}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-  return { url: `http://127.0.0.1:${port}`, logs: () => logs }
-}
 
 describe('toolsel serve', () => {
   it('serves the demo library: the README request returns a tool for each request, with candidates', async () => {
-    const { url } = await startServe()
+    running = await startServe()
+    const { url } = running
     expect((await fetch(`${url}/readyz`)).status).toBe(200)
     const response = await fetch(`${url}/v1/select-tools`, {
       method: 'POST',
@@ -60,15 +40,16 @@ describe('toolsel serve', () => {
   })
 
   it('shuts down gracefully on SIGTERM', async () => {
-    const { url, logs } = await startServe()
+    running = await startServe()
+    const { url, logs, child } = running
     const search = await fetch(`${url}/v1/search-tools`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: 'send an email' }),
     })
     expect(search.status).toBe(200)
-    server!.kill('SIGTERM')
-    const [code] = await once(server!, 'exit')
+    child.kill('SIGTERM')
+    const [code] = await once(child, 'exit')
     expect(code).toBe(0)
     expect(logs()).toContain('SIGTERM received')
     expect(logs()).toContain('Stopped')

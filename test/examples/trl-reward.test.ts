@@ -2,12 +2,11 @@
  * examples/trl-reward/toolsel_reward.py, run as TRL's GRPOTrainer would call it, with the system
  * Python (standard library only) against a live `toolsel serve`.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PYTHON = '/usr/bin/python3'
 
 /** TRL's call: prompts, completions (conversational), and the dataset columns as keywords. */
@@ -36,30 +35,8 @@ print(json.dumps(toolsel_planner_reward(
 )))
 `
 
-let server: ChildProcess | undefined
+let server: RunningServe | undefined
 let url = ''
-
-async function startServe(): Promise<string> {
-  let logs = ''
-  server = spawn(
-    process.execPath,
-    ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],
-    {
-      cwd: ROOT,
-      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  const deadline = Date.now() + 30_000
-  while (!/Ready:/.test(logs)) {
-    if (Date.now() > deadline || server.exitCode !== null)
-      throw new Error(`serve did not start:\n${logs}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-  return `http://127.0.0.1:${port}`
-}
 
 function runPython(rows: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
@@ -81,11 +58,10 @@ describe.skipIf(!existsSync(PYTHON))(
   'the TRL reward example against toolsel serve (skipped: no /usr/bin/python3)',
   () => {
     beforeAll(async () => {
-      url = await startServe()
-    }, 40_000)
-    afterAll(() => {
-      if (server && server.exitCode === null) server.kill('SIGKILL')
-    })
+      server = await startServe()
+      url = server.url
+    }, 70_000)
+    afterAll(() => server?.stop())
 
     it('returns one reward per completion, grouped per prompt, equal to the endpoint', async () => {
       const weather = {

@@ -14,7 +14,10 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export interface RunningServe {
   url: string
   logs: () => string
+  /** SIGTERM, wait for the exit, remove the index directory (nothing to stop once it exited). */
   stop: () => Promise<void>
+  /** The server process, for tests of signals and exit codes. */
+  child: ChildProcess
 }
 
 export interface StartServeOptions {
@@ -59,5 +62,5 @@ export async function startServe(
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-  return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop }
+  return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop, child }
 }
