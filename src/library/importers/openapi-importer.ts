@@ -90,16 +90,25 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       const operation = follow(pathItem[method])
       if (!isObject(operation)) continue
       const record = tools.length
-      const parameters = mergeParameters(
-        followEach(pathItem.parameters, follow),
-        followEach(operation.parameters, follow),
-      )
+      const pathParameters = followEach(pathItem.parameters, follow)
+      const operationParameters = followEach(operation.parameters, follow)
+      const requestBody = follow(operation.requestBody)
+      const parameters = mergeParameters(pathParameters, operationParameters)
       const schema = inlineRecursiveRefs(
-        isSwagger2
-          ? swagger2Schema(parameters)
-          : openapi3Schema(parameters, follow(operation.requestBody), follow),
+        isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, requestBody, follow),
         document,
       )
+      const unresolved = [pathParameters, operationParameters, [requestBody]]
+        .flatMap((list) => (Array.isArray(list) ? list : []))
+        .filter((value) => isObject(value) && typeof value.$ref === 'string')
+        .map((value) => `"${(value as Json).$ref as string}"`)
+      if (unresolved.length > 0) {
+        addWarning(
+          context,
+          record,
+          `${method.toUpperCase()} ${path}: ${unresolved.join(', ')} not resolved (references to other files or URLs are never fetched); that parameter or body is left out`,
+        )
+      }
       const undeclared = addUndeclaredPathParameters(schema, path, parameters)
       if ((schema.required as string[]).length === 0) delete schema.required
       const operationId =

@@ -381,6 +381,34 @@ describe('OpenAPI specs', () => {
     )
   })
 
+  it('reports a whole parameter or request body that is a remote reference, left out', async () => {
+    const spec = {
+      openapi: '3.1.0',
+      info: { title: 'remote', version: '1' },
+      paths: {
+        '/things': {
+          post: {
+            operationId: 'addThing',
+            parameters: [
+              { $ref: 'https://example.invalid/params.yaml#/Limit' },
+              { name: 'q', in: 'query', schema: { type: 'string' } },
+            ],
+            requestBody: { $ref: 'other.yaml#/Thing' },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    }
+    const result = await importTools(JSON.stringify(spec), { fileName: 'spec.json' })
+    expect(result.tools[0].parameters).toEqual({
+      type: 'object',
+      properties: { q: { type: 'string' } },
+    })
+    expect(result.warnings).toEqual([
+      'spec.json: record 0: POST /things: "https://example.invalid/params.yaml#/Limit", "other.yaml#/Thing" not resolved (references to other files or URLs are never fetched); that parameter or body is left out',
+    ])
+  })
+
   it('fails with the line of a YAML syntax error and says what a non-spec YAML is', async () => {
     await expectToolselErrorAsync(
       () => importTools('openapi: 3.0.0\npaths:\n  /a: [unclosed\n', { fileName: 'bad.yaml' }),
