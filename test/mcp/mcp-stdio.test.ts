@@ -39,8 +39,12 @@ const INITIALIZE = {
  * fail under load. What a grace that runs out does is its own test below.
  */
 const PIPE_GRACE_MS = 90_000
-/** Above PIPE_GRACE_MS: a drain that never ends fails on the missing answers, not a test timeout. */
-const PIPE_TEST_TIMEOUT_MS = 150_000
+/**
+ * Each test starts `toolsel mcp --stdio` through the tsx loader (sources newer than dist/): 3-5 s
+ * idle, 25-35 s on two busy cores, past vitest's 30 s default. Above PIPE_GRACE_MS too: a drain
+ * that never ends fails on the missing answers, not on a test timeout.
+ */
+const TEST_TIMEOUT_MS = 150_000
 
 /**
  * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once, closes
@@ -90,7 +94,8 @@ async function spawnToolsel(...args: string[]): Promise<Spawned> {
   const client = new Client({ name: 'toolsel-stdio-test', version: '1.0.0' })
   const errors: Error[] = []
   client.onerror = (error) => errors.push(error)
-  await client.connect(transport)
+  // initialize waits for the start-up (see TEST_TIMEOUT_MS), not the SDK's 60 s default.
+  await client.connect(transport, { timeout: TEST_TIMEOUT_MS - 30_000 })
   open.push(client)
   return { client, stderr: () => stderr, errors }
 }
@@ -100,64 +105,76 @@ afterEach(async () => {
 })
 
 describe('toolsel mcp --stdio', () => {
-  it('serves search_tools, get_tool_schemas and select_tools; logs go to stderr only', async () => {
-    const { client, stderr, errors } = await spawnToolsel('--log-level', 'info')
-    const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual([
-      'search_tools',
-      'get_tool_schemas',
-      'select_tools',
-    ])
-    const hits = dataOf<{ tools: Array<{ id: string }> }>(
-      await call(client, 'search_tools', { query: 'send an email', k: 2 }),
-    )
-    expect(hits.tools[0].id).toBe('mail.send_email')
-    const schemas = dataOf<{ tools: Array<{ inputSchema: object }> }>(
-      await call(client, 'get_tool_schemas', { ids: ['mail.send_email'] }),
-    )
-    expect(schemas.tools[0].inputSchema).toMatchObject({ type: 'object' })
-    expect(stderr()).toContain('MCP server ready on stdio')
-    expect(errors).toEqual([])
-  })
+  it(
+    'serves search_tools, get_tool_schemas and select_tools; logs go to stderr only',
+    async () => {
+      const { client, stderr, errors } = await spawnToolsel('--log-level', 'info')
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual([
+        'search_tools',
+        'get_tool_schemas',
+        'select_tools',
+      ])
+      const hits = dataOf<{ tools: Array<{ id: string }> }>(
+        await call(client, 'search_tools', { query: 'send an email', k: 2 }),
+      )
+      expect(hits.tools[0].id).toBe('mail.send_email')
+      const schemas = dataOf<{ tools: Array<{ inputSchema: object }> }>(
+        await call(client, 'get_tool_schemas', { ids: ['mail.send_email'] }),
+      )
+      expect(schemas.tools[0].inputSchema).toMatchObject({ type: 'object' })
+      expect(stderr()).toContain('MCP server ready on stdio')
+      expect(errors).toEqual([])
+    },
+    TEST_TIMEOUT_MS,
+  )
 
-  it('applies --servers to every tool: other servers are invisible', async () => {
-    const { client } = await spawnToolsel('--servers', 'slack,mail', '--log-level', 'warn')
-    const hits = dataOf<{ tools: Array<{ id: string }> }>(
-      await call(client, 'search_tools', { query: 'send a message', k: 10 }),
-    )
-    expect(hits.tools.length).toBeGreaterThan(0)
-    expect(hits.tools.every((tool) => /^(slack|mail)\./.test(tool.id))).toBe(true)
-    const error = errorOf(
-      await call(client, 'get_tool_schemas', { ids: ['weather.get_weather_forecast'] }),
-    )
-    expect(error.code).toBe('UNKNOWN_TOOL')
-  })
+  it(
+    'applies --servers to every tool: other servers are invisible',
+    async () => {
+      const { client } = await spawnToolsel('--servers', 'slack,mail', '--log-level', 'warn')
+      const hits = dataOf<{ tools: Array<{ id: string }> }>(
+        await call(client, 'search_tools', { query: 'send a message', k: 10 }),
+      )
+      expect(hits.tools.length).toBeGreaterThan(0)
+      expect(hits.tools.every((tool) => /^(slack|mail)\./.test(tool.id))).toBe(true)
+      const error = errorOf(
+        await call(client, 'get_tool_schemas', { ids: ['weather.get_weather_forecast'] }),
+      )
+      expect(error.code).toBe('UNKNOWN_TOOL')
+    },
+    TEST_TIMEOUT_MS,
+  )
 
-  it('runs as a gateway from a Claude-Desktop-style --gateway-config file', async () => {
-    const file = join(EMPTY_INDEX_DIR, 'clients.json')
-    writeFileSync(
-      file,
-      JSON.stringify({
-        mcpServers: {
-          notes: {
-            type: 'stdio',
-            command: process.execPath,
-            args: ['--import', 'tsx', NOTES_FIXTURE],
+  it(
+    'runs as a gateway from a Claude-Desktop-style --gateway-config file',
+    async () => {
+      const file = join(EMPTY_INDEX_DIR, 'clients.json')
+      writeFileSync(
+        file,
+        JSON.stringify({
+          mcpServers: {
+            notes: {
+              type: 'stdio',
+              command: process.execPath,
+              args: ['--import', 'tsx', NOTES_FIXTURE],
+            },
           },
-        },
-      }),
-    )
-    const { client } = await spawnToolsel('--gateway-config', file, '--log-level', 'warn')
-    const hits = dataOf<{ library: string; tools: Array<{ id: string }> }>(
-      await call(client, 'search_tools', { query: 'create a note', k: 1 }),
-    )
-    expect(hits).toMatchObject({ library: 'gateway', tools: [{ id: 'notes.create_note' }] })
-    const result = await call(client, 'call_tool', {
-      id: 'notes.create_note',
-      arguments: { title: 'a' },
-    })
-    expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
-  })
+        }),
+      )
+      const { client } = await spawnToolsel('--gateway-config', file, '--log-level', 'warn')
+      const hits = dataOf<{ library: string; tools: Array<{ id: string }> }>(
+        await call(client, 'search_tools', { query: 'create a note', k: 1 }),
+      )
+      expect(hits).toMatchObject({ library: 'gateway', tools: [{ id: 'notes.create_note' }] })
+      const result = await call(client, 'call_tool', {
+        id: 'notes.create_note',
+        arguments: { title: 'a' },
+      })
+      expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
+    },
+    TEST_TIMEOUT_MS,
+  )
 
   it(
     'answers the requests it received before stdin closed (a piped client)',
@@ -192,7 +209,7 @@ describe('toolsel mcp --stdio', () => {
       expect(answers.every((answer) => answer.result && !answer.result.isError)).toBe(true)
       expect(stderr).toContain('MCP server stopping (stdin closed)')
     },
-    PIPE_TEST_TIMEOUT_MS,
+    TEST_TIMEOUT_MS,
   )
 
   it(
@@ -224,7 +241,7 @@ describe('toolsel mcp --stdio', () => {
         /MCP server closing with 1 request\(s\) unanswered after server\.shutdownGraceMs \(0 ms\)/,
       )
     },
-    PIPE_TEST_TIMEOUT_MS,
+    TEST_TIMEOUT_MS,
   )
 
   it(
@@ -252,6 +269,6 @@ describe('toolsel mcp --stdio', () => {
       ).toEqual([1, 2])
       expect(stderr).toContain('MCP stdio: a line of stdin was not answered as a request')
     },
-    PIPE_TEST_TIMEOUT_MS,
+    TEST_TIMEOUT_MS,
   )
 })
