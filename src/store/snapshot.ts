@@ -110,9 +110,10 @@ export async function readSnapshotManifest(dir: string): Promise<SnapshotManifes
   try {
     text = await readFile(file, 'utf8')
   } catch {
+    const missing = (await pathExists(dir)) ? `it has no ${SNAPSHOT_FILE}` : 'no such directory'
     throw new ToolselError(
       'INVALID_INPUT',
-      `${dir} is not a toolsel snapshot: it has no ${SNAPSHOT_FILE}. Write one with: toolsel snapshot <dir>.`,
+      `${dir} is not a toolsel snapshot: ${missing}. Write one with: toolsel snapshot <dir>.`,
     )
   }
   let parsed: ReturnType<typeof SnapshotManifestSchema.safeParse>

@@ -165,7 +165,13 @@ describe('snapshots', () => {
     expect(failed.code).not.toBe(0)
     expect(await readdir(other).catch(() => [])).toEqual([])
     const notSnapshot = await run(['snapshot', 'restore', indexDir, '--index-dir', other])
-    expect(notSnapshot.stderr).toContain('is not a toolsel snapshot')
+    expect(notSnapshot.stderr).toContain(
+      `${indexDir} is not a toolsel snapshot: it has no snapshot.json`,
+    )
+    const nowhere = await run(['snapshot', 'restore', join(root, 'nope'), '--index-dir', other])
+    expect(nowhere.stderr).toContain(
+      `${join(root, 'nope')} is not a toolsel snapshot: no such directory`,
+    )
   }, 60_000)
 
   it('a snapshot that cannot be written, or has nothing to copy, says why (no 500 without a reason, no stack)', async () => {
