@@ -381,8 +381,7 @@ class QuantizedWordVectors implements WordVectors {
 
   addScaled(target: Float64Array, id: number, weight: number): void {
     const scaled = weight * this.scales[id]
-    // Locals, not fields, in the loop: V8 reloads `this.values` and `this.dimensions` on every
-    // column otherwise (a store into `target` might change them, as far as it knows).
+    // Locals, not fields, in the loop (the same values; no field read per column).
     const values = this.values
     const dimensions = this.dimensions
     const offset = id * dimensions
