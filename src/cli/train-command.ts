@@ -121,6 +121,9 @@ const OPTIONS = {
 const ONE_CLAUSE_NOTE =
   "one-clause dense: the selector computes a one-clause plan's clause dense features from the whole instruction's vector (the training rows from the clause's own)"
 
+const PLANS_NOTE =
+  'plans: the training rows are planned without the rule planner\'s second-object steps ("… and a hotel …"), which the served rule planner makes (trainingPlanner, round 19)'
+
 const MAX_EXAMPLES = 200_000
 
 /**
@@ -256,6 +259,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     model.oneClauseDense = 'instruction'
     model.dataCard.notes.push(ONE_CLAUSE_NOTE)
   }
+  model.dataCard.notes.push(PLANS_NOTE)
   // Count-only sources have no gold tools to answer with or to use as examples.
   const examples = await trainExampleDecision(
     sources.filter((source) => !source.countOnly),

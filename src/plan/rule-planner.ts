@@ -115,7 +115,8 @@ const LEAD_CHARS = 120
  * or the clause has no short lead.
  */
 function objectLead(clause: string, part: string): string {
-  if (!OBJECT_DETERMINER.test(part.trimStart())) return ''
+  const object = part.trimStart()
+  if (!OBJECT_DETERMINER.test(object) || inName(clause, object)) return ''
   // The lead is in the clause's first words: a clause glued from many parts is not read whole.
   const head = clause.trimStart().slice(0, LEAD_CHARS)
   if (!startsWithAction(head)) return ''
@@ -124,6 +125,16 @@ function objectLead(clause: string, part: string): string {
   if (determiner > 0 && determiner <= LEAD_WORDS) return words.slice(0, determiner).join(' ')
   if (!ACTION_VERBS.has((words[0] ?? '').toLowerCase())) return ''
   return /^(?:me|us)$/iu.test(words[1] ?? '') ? words.slice(0, 2).join(' ') : words[0]
+}
+
+/**
+ * True for "and" inside a capitalised name or title ("Beauty and the Beast", "Tom and the
+ * Toms"): the word before it and the word after the determiner both open with a capital.
+ */
+function inName(clause: string, object: string): boolean {
+  const before = /(\S+)\s*$/u.exec(clause)?.[1] ?? ''
+  const after = object.split(' ')[1] ?? ''
+  return /^\p{Lu}/u.test(before) && /^\p{Lu}/u.test(after)
 }
 
 /**

@@ -115,7 +115,9 @@ describe('toolsel train', () => {
     expect(model.dataCard.notes[0]).toMatch(/^dense map \(100×100 .*held-out fold 0 top-1/)
     // A one-clause plan's clause dense features come from the whole instruction's vector.
     expect(model.oneClauseDense).toBe('instruction')
-    expect(model.dataCard.notes.at(-1)).toMatch(/^one-clause dense: /)
+    expect(model.dataCard.notes.at(-2)).toMatch(/^one-clause dense: /)
+    // Every model says its rows are planned without the served planner's second-object steps.
+    expect(model.dataCard.notes.at(-1)).toMatch(/^plans: .*second-object steps/)
     // The dense-free acceptance model: one weight per feature that is not dense.
     expect(model.acceptance.weights).toHaveLength(featureNames(false).length)
     // Older versions would ignore `acceptance` and answer differently: a version-3 file.
@@ -133,7 +135,7 @@ describe('toolsel train', () => {
     expect(model.formatVersion).toBe(2)
     expect(model.trees.depth).toBe(4)
     expect(model.trees.trees).toHaveLength(100)
-    expect(model.dataCard.notes.at(-1)).toMatch(/^candidate model: .* 100 boosted trees of depth 4/)
+    expect(model.dataCard.notes.at(-2)).toMatch(/^candidate model: .* 100 boosted trees of depth 4/)
     await expectServesWeather(out)
     const wrong = await run(['train', '--model', 'forest', ...args])
     expect(wrong.code).not.toBe(0)

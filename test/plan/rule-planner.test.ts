@@ -42,6 +42,37 @@ describe('RulePlanner', () => {
     ])
   })
 
+  it('splits second objects in general phrasings', () => {
+    expect(planner.split('Get the stock price of Apple and the latest news about it')).toEqual([
+      'Get the stock price of Apple',
+      'Get the latest news about it',
+    ])
+    expect(
+      planner.split('Can you find a cheap flight to Rome and a hotel near the station?'),
+    ).toEqual(['Can you find a cheap flight to Rome', 'Can you find a hotel near the station?'])
+    expect(
+      planner.split('Translate this paragraph to German as well as the title to French'),
+    ).toEqual(['Translate this paragraph to German', 'Translate the title to French'])
+    expect(planner.split('Tell me my account balance and my last five transactions')).toEqual([
+      'Tell me my account balance',
+      'Tell me my last five transactions',
+    ])
+  })
+
+  it('keeps pairs, names and titles joined by "and" in one step', () => {
+    for (const request of [
+      'Find a recipe that uses salt and pepper',
+      'Turn this into a black and white photo',
+      'Find episodes of Tom and Jerry',
+      'List the pros and cons of electric cars',
+      'Find the book Pride and Prejudice',
+      'Play the soundtrack of Beauty and the Beast',
+      'Search for tickets to The Lord of the Rings and the Return of the King',
+      'Get the weather for Paris and London',
+    ])
+      expect(planner.split(request), request).toEqual([request])
+  })
+
   it('keeps a second object in the clause without a short lead or a determiner', () => {
     // No determiner: a list of names, not a second object.
     expect(planner.split('Get the forecast for Paris and London')).toEqual([
