@@ -116,7 +116,7 @@ const LEAD_CHARS = 120
  */
 function objectLead(clause: string, part: string): string {
   const object = part.trimStart()
-  if (!OBJECT_DETERMINER.test(object) || inName(clause, object)) return ''
+  if (!OBJECT_DETERMINER.test(object) || inName(clause, object) || inPair(clause)) return ''
   // The lead is in the clause's first words: a clause glued from many parts is not read whole.
   const head = clause.trimStart().slice(0, LEAD_CHARS)
   if (!startsWithAction(head)) return ''
@@ -126,6 +126,20 @@ function objectLead(clause: string, part: string): string {
   if (!ACTION_VERBS.has((words[0] ?? '').toLowerCase())) return ''
   return /^(?:me|us)$/iu.test(words[1] ?? '') ? words.slice(0, 2).join(' ') : words[0]
 }
+
+/**
+ * True for "and" that closes a pair the clause opened ("between the airport and the station",
+ * "both the title and the author") or joins a person to a pronoun ("for me and my wife"): one
+ * noun phrase, not a second object.
+ */
+function inPair(clause: string): boolean {
+  const words = clause.trimEnd().split(' ')
+  if (/^(?:me|us|you|him|her|them)$/iu.test(words[words.length - 1] ?? '')) return true
+  return words.slice(-PAIR_WORDS).some((word) => /^(?:between|both)$/iu.test(word))
+}
+
+/** How many of the clause's last words `inPair` looks back for "between" or "both". */
+const PAIR_WORDS = 8
 
 /**
  * True for "and" inside a capitalised name or title ("Beauty and the Beast", "Tom and the

@@ -86,6 +86,14 @@ describe('RulePlanner', () => {
     expect(planner.split("I'm a fan of the club and the city. Find the next match.")).toEqual([
       'Find the next match',
     ])
+    // A pair the clause opened, or a person joined to a pronoun: one noun phrase.
+    for (const request of [
+      'Find a hotel between the airport and the station',
+      'Show the difference between a crocodile and an alligator',
+      'Get both the title and the author of the book',
+      'Book a table for me and my wife',
+    ])
+      expect(planner.split(request)).toEqual([request])
   })
 
   it('splits at "then", "after that" and sentence-leading "Also,"', () => {
