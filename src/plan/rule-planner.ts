@@ -108,6 +108,9 @@ const LEAD_WORDS = 4
 /** How much of a clause's start `objectLead` reads. */
 const LEAD_CHARS = 120
 
+/** How much of a clause's end `objectLead` reads (for `inName` and `inPair`). */
+const TAIL_CHARS = 120
+
 /**
  * The words to carry to a second object joined by "and" ("Find flights … and a hotel …" →
  * "Find a hotel …"): the clause's words before its first determiner when the clause opens with an
@@ -116,10 +119,13 @@ const LEAD_CHARS = 120
  */
 function objectLead(clause: string, part: string): string {
   const object = part.trimStart()
-  if (!OBJECT_DETERMINER.test(object) || inName(clause, object) || inPair(clause)) return ''
-  // The lead is in the clause's first words: a clause glued from many parts is not read whole.
+  if (!OBJECT_DETERMINER.test(object)) return ''
+  // The lead is in the clause's first words and the pair or name before "and" in its last: a
+  // clause glued from many parts is never read whole (once per "and" would be quadratic).
   const head = clause.trimStart().slice(0, LEAD_CHARS)
   if (!startsWithAction(head)) return ''
+  const tail = clause.slice(-TAIL_CHARS).trimEnd().split(' ')
+  if (inName(tail, object) || inPair(tail)) return ''
   const words = head.split(' ')
   const determiner = words.findIndex((word, at) => at > 0 && OBJECT_DETERMINER.test(`${word} `))
   if (determiner > 0 && determiner <= LEAD_WORDS) return words.slice(0, determiner).join(' ')
@@ -128,26 +134,26 @@ function objectLead(clause: string, part: string): string {
 }
 
 /**
- * True for "and" that closes a pair the clause opened ("between the airport and the station",
- * "both the title and the author") or joins a person to a pronoun ("for me and my wife"): one
- * noun phrase, not a second object.
+ * True, from the clause's last words, for "and" that closes a pair the clause opened ("between
+ * the airport and the station", "both the title and the author") or joins a person to a pronoun
+ * ("for me and my wife"): one noun phrase, not a second object.
  */
-function inPair(clause: string): boolean {
-  const words = clause.trimEnd().split(' ')
-  if (/^(?:me|us|you|him|her|them)$/iu.test(words[words.length - 1] ?? '')) return true
-  return words.slice(-PAIR_WORDS).some((word) => /^(?:between|both)$/iu.test(word))
+function inPair(tail: string[]): boolean {
+  if (/^(?:me|us|you|him|her|them)$/iu.test(tail[tail.length - 1] ?? '')) return true
+  return tail.slice(-PAIR_WORDS).some((word) => /^(?:between|both)$/iu.test(word))
 }
 
 /** How many of the clause's last words `inPair` looks back for "between" or "both". */
 const PAIR_WORDS = 8
 
 /**
- * True for "and" inside a capitalised name or title ("Beauty and the Beast", "Tom and the
- * Toms"): the word before it and the word after the determiner both open with a capital.
+ * True, from the clause's last words, for "and" inside a capitalised name or title ("Beauty and
+ * the Beast", "Tom and the Toms"): the word before it and the word after the determiner both open
+ * with a capital.
  */
-function inName(clause: string, object: string): boolean {
-  const before = /(\S+)\s*$/u.exec(clause)?.[1] ?? ''
-  const after = object.split(' ')[1] ?? ''
+function inName(tail: string[], object: string): boolean {
+  const before = tail[tail.length - 1] ?? ''
+  const after = object.split(' ', 2)[1] ?? ''
   return /^\p{Lu}/u.test(before) && /^\p{Lu}/u.test(after)
 }
 

@@ -58,6 +58,8 @@ describe('text analysis is linear in the input length', () => {
       `send mail${'\n \t'.repeat(2000)}then text Ann`,
       `a${','.repeat(8000)}`,
       `find flights${' ,'.repeat(4000)} and book a hotel`,
+      // One clause glued from 10,000 "and the …" parts: each "and" read the whole clause (round 19).
+      `I want X${' and the Y'.repeat(10_000)}`,
     ]
     for (const input of inputs) expect(elapsedMs(() => planner.split(input))).toBeLessThan(1000)
     expect(planner.split(`find flights to Rome,${'   '.repeat(100)}and then book a hotel`)).toEqual(
