@@ -287,24 +287,38 @@ function coverage(terms: readonly string[], inside: ReadonlySet<string>): number
   return hit / terms.length
 }
 
-/** Rank of every id in a list (its first place), and the list's first two scores. */
+/** Rank of every candidate in a list (its first place), and the list's first two scores. */
 interface ListView {
-  rank: Map<string, number>
+  /** Each candidate's first place in the list, by slot (the extractor's numbering); -1: absent. */
+  rank: Int32Array
+  /** The slot of each place in the list. */
+  slots: Int32Array
   candidates: readonly ScoredId[]
   top: number
   second: number
   terms: number
 }
 
-/** `terms`: the text's distinct terms (tokenised once by the caller). */
-function viewOf(candidates: readonly ScoredId[], terms: number): ListView {
-  const rank = new Map<string, number>()
+/**
+ * `terms`: the text's distinct terms (tokenised once by the caller); `slotOf`: every candidate's
+ * slot, `count` of them.
+ */
+function viewOf(
+  candidates: readonly ScoredId[],
+  terms: number,
+  slotOf: ReadonlyMap<string, number>,
+  count: number,
+): ListView {
+  const rank = new Int32Array(count).fill(-1)
+  const slots = new Int32Array(candidates.length)
   for (let index = 0; index < candidates.length; index += 1) {
-    const id = candidates[index].id
-    if (!rank.has(id)) rank.set(id, index)
+    const slot = slotOf.get(candidates[index].id)!
+    slots[index] = slot
+    if (rank[slot] < 0) rank[slot] = index
   }
   return {
     rank,
+    slots,
     candidates,
     top: candidates[0]?.score ?? 0,
     second: candidates[1]?.score ?? 0,
@@ -325,13 +339,27 @@ const CONTEXT_OPENER = /^(?:i'm|i am|i've|i have|i was|we're|we are|we have|my|o
 
 /** Features of every distinct candidate of the instruction (whole list first, then steps). */
 export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures[] {
+  // Every distinct candidate's slot: its place in `ids` (the whole list's first, then the steps').
+  const ids: string[] = []
+  const positions: Array<number | undefined> = []
+  const slotOfId = new Map<string, number>()
+  const add = ({ id, position }: ScoredId) => {
+    if (!slotOfId.has(id)) {
+      slotOfId.set(id, ids.length)
+      ids.push(id)
+      positions.push(position)
+    }
+  }
+  for (const candidate of input.whole) add(candidate)
+  for (const step of input.steps) for (const candidate of step.candidates) add(candidate)
+  const count = ids.length
   const instructionSet = new Set(tokenizeQuery(input.instruction))
   const instructionTerms = [...instructionSet]
   // The request's terms: the instruction's, then the steps' other ones (a step's words are the
   // instruction's, but a clause cut inside a word can make a term of its own).
   const requestTerms = [...instructionTerms]
   const placeOf = new Map(instructionTerms.map((term, place) => [term, place]))
-  const whole = viewOf(input.whole, instructionSet.size)
+  const whole = viewOf(input.whole, instructionSet.size, slotOfId, count)
   const steps = input.steps.map((step) => {
     const text = step.text.trim()
     const termSet = new Set(tokenizeQuery(step.text))
@@ -345,7 +373,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
       places.push(place)
     }
     return {
-      view: viewOf(step.candidates, termSet.size),
+      view: viewOf(step.candidates, termSet.size, slotOfId, count),
       // Each term's place among the request's terms: its hit is read from the candidate's hits.
       places,
       termSet,
@@ -364,23 +392,9 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     return hit / places.length
   }
 
-  const ids: string[] = []
-  const positions: Array<number | undefined> = []
-  /** Each candidate's place in `ids`. */
-  const slotOfId = new Map<string, number>()
-  const add = ({ id, position }: ScoredId) => {
-    if (!slotOfId.has(id)) {
-      slotOfId.set(id, ids.length)
-      ids.push(id)
-      positions.push(position)
-    }
-  }
-  for (const candidate of input.whole) add(candidate)
-  for (const step of input.steps) for (const candidate of step.candidates) add(candidate)
   // Every candidate's terms first: deriving a tool numbers its new terms, which the request's
   // term table below must know. A candidate's numbers are `blocks[at]` from `firsts[at]` (the
   // name's `names[at]` first) to `ends[at]`; a tool without numbers has its terms in `sets[at]`.
-  const count = ids.length
   const blocks: Int32Array[] = new Array(count)
   const firsts = new Int32Array(count)
   const names = new Int32Array(count)
@@ -485,13 +499,15 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
   // of one tool, MCP requests several tools of one server.
   const strongByNamespace = new Map<string, Set<string>>()
   const strong = (view: ListView) => {
-    for (const [id, rank] of view.rank) {
-      if (rank >= 3) continue
-      const namespace = namespaces[slotOfId.get(id)!]
+    // The list's first three places (an id's first place only).
+    for (let index = 0; index < Math.min(3, view.slots.length); index += 1) {
+      const slot = view.slots[index]
+      if (view.rank[slot] !== index) continue
+      const namespace = namespaces[slot]
       if (!namespace) continue
       let set = strongByNamespace.get(namespace)
       if (set === undefined) strongByNamespace.set(namespace, (set = new Set()))
-      set.add(id)
+      set.add(ids[slot])
     }
   }
   strong(whole)
@@ -516,10 +532,7 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     dense = denseSlotValues(
       input.dense,
       input.instruction,
-      input.steps.map((step) => ({
-        text: step.text,
-        slots: step.candidates.map((candidate) => slotOfId.get(candidate.id)!),
-      })),
+      input.steps.map((step, index) => ({ text: step.text, slots: steps[index].view.slots })),
       ids,
       positions,
       ids.map((_id, at) => at),
@@ -530,7 +543,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     findHits(at)
     let instructionHits = 0
     for (let place = 0; place < instructionTerms.length; place += 1) instructionHits += hits[place]
-    const wholeRank = whole.rank.get(id)
+    const wholeAt = whole.rank[at]
+    const wholeRank = wholeAt < 0 ? undefined : wholeAt
     const wholeScore = wholeRank === undefined ? 0 : whole.candidates[wholeRank].score
     let stepRel = 0
     let stepRrank = 0
@@ -546,8 +560,8 @@ export function extractCandidateFeatures(input: FeatureInput): CandidateFeatures
     let top1NameCover = 0
     for (let stepAt = 0; stepAt < steps.length; stepAt += 1) {
       const step = steps[stepAt]
-      const rank = step.view.rank.get(id)
-      if (rank === undefined) continue
+      const rank = step.view.rank[at]
+      if (rank < 0) continue
       if (rank < bestStepRank) {
         bestStepRank = rank
         bestStep = step

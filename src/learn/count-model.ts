@@ -61,11 +61,14 @@ export const MAX_COUNT = 4
 /** How many of a clause's first candidates count as the clause's own. */
 const CLAUSE_DEPTH = 3
 
+/** Candidates' feature vectors by id: a Map, or a lookup of the caller's own (the selector's). */
+export type FeatureVectors = Pick<ReadonlyMap<string, readonly number[]>, 'get'>
+
 export interface CountInput {
   /** Every candidate with its probability, any order. */
   scored: readonly ScoredCandidate[]
   /** The candidates' feature vectors (FEATURE_NAMES order), by id. */
-  values: ReadonlyMap<string, readonly number[]>
+  values: FeatureVectors
   /** Each planner clause's candidate ids, best first (not the whole instruction). */
   clauses: ReadonlyArray<readonly string[]>
   /** How many clauses open with an action or a request. */
@@ -85,7 +88,8 @@ export function countFeatures(input: CountInput): number[] {
   const p = (index: number) => sorted[index]?.p ?? 0
   const clauses = Math.max(1, input.clauses.length)
   const above = (limit: number) => sorted.filter((candidate) => candidate.p >= limit).length
-  const probability = new Map(input.scored.map(({ id, p }) => [id, p]))
+  const probability = new Map<string, number>()
+  for (const { id, p } of input.scored) probability.set(id, p)
   const support = (index: number) => {
     const id = sorted[index]?.id
     return id === undefined ? 0 : (input.values.get(id)?.[NAMESPACE_SUPPORT] ?? 0)
@@ -258,7 +262,7 @@ export function extensionRoom(clauses: number, wholeIndex: number): number {
 export interface DecisionInput {
   scored: readonly ScoredCandidate[]
   /** The candidates' feature vectors (FEATURE_NAMES order), by id. */
-  values: ReadonlyMap<string, readonly number[]>
+  values: FeatureVectors
   /** Each planner clause's candidate ids, best first. */
   clauses: ReadonlyArray<readonly string[]>
   /** Each clause's `stepFloorCandidates`. */

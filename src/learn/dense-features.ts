@@ -181,9 +181,10 @@ function similarities(
 }
 
 /** A list's distinct slots, in the order of first appearance (`seen`: scratch, -1 or other marks). */
-function distinctSlots(list: readonly number[], seen: Int32Array, mark: number): number[] {
+function distinctSlots(list: ArrayLike<number>, seen: Int32Array, mark: number): number[] {
   const out: number[] = []
-  for (const slot of list) {
+  for (let at = 0; at < list.length; at++) {
+    const slot = list[at]
     if (seen[slot] !== mark) {
       seen[slot] = mark
       out.push(slot)
@@ -233,7 +234,7 @@ export function denseFeatureValues(
 export function denseSlotValues(
   dense: DenseInput,
   instruction: string,
-  steps: ReadonlyArray<{ text: string; slots: readonly number[] }>,
+  steps: ReadonlyArray<{ text: string; slots: ArrayLike<number> }>,
   tools: readonly string[],
   positions: ReadonlyArray<number | undefined>,
   wanted: readonly number[],
