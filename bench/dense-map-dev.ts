@@ -6,7 +6,7 @@
  * (transfer) and of its own held-out fold (in library), against the untrained GloVe space.
  *
  *   npx tsx bench/dense-map-dev.ts [--data ../shared/data] [--epochs 4]
- *     [--settings "lr=0.002,decay=0;lr=0.0005,decay=0.01"]
+ *     [--settings "lr=0.002,decay=0;lr=0.0005,decay=0.01;lr=0.002,decay=0.1,temperature=0.1,batch=64"]
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -64,6 +64,8 @@ for (const setting of values.settings.split(';')) {
       learningRate: parsed.lr,
       identityDecay: parsed.decay,
       diagonal: parsed.diagonal === 1,
+      ...(parsed.temperature !== undefined && { temperature: parsed.temperature }),
+      ...(parsed.batch !== undefined && { batch: parsed.batch }),
       onEpoch: (epoch, loss, map) => {
         const current = map()
         console.log(
