@@ -25,6 +25,8 @@ export interface ImportContext {
   recordLines?: readonly number[]
   /** Collected warnings, each already prefixed with the file name. */
   readonly warnings: string[]
+  /** The first warning without the file name (`record 2: skipped …`), for the file's own error. */
+  firstWarning?: string
 }
 
 /** A fresh context for one file (or one unnamed text); warnings start empty. */
@@ -79,6 +81,7 @@ export function importFailed(context: ImportContext, problem: ImportProblem): To
 /** Adds a warning worded like an error message (`file: line 4: …`). */
 export function addWarning(context: ImportContext, record: number | undefined, message: string) {
   const where = record === undefined ? '' : `${recordLabel(context, record)}: `
+  context.firstWarning ??= `${where}${message}`
   context.warnings.push(`${context.file}: ${where}${message}`)
 }
 

@@ -134,10 +134,7 @@ function finish(
   if (imported.length === 0) {
     // Every record skipped (built-in or server tools…): say why, or the import looks like a bug.
     const skipped = context.warnings.length
-    const why =
-      skipped === 0
-        ? ''
-        : ` (${skipped} warning(s), the first: ${context.warnings[0].slice(context.file.length + 2)})`
+    const why = skipped === 0 ? '' : ` (${skipped} warning(s), the first: ${context.firstWarning})`
     throw importFailed(context, {
       message: `no tools found in this ${format} file${why}; a library needs at least one`,
     })

@@ -101,6 +101,22 @@ describe('importToolsFromText', () => {
       'IMPORT_FAILED',
       'builtins.json: no tools found in this openai file (2 warning(s), the first: record 0: skipped a built-in "web_search" tool (only functions are imported)); a library needs at least one',
     )
+    // The first warning as it was worded, not cut out of the file-prefixed one: also for text
+    // without a file name and for a warning about the document as a whole (no record).
+    expectToolselError(
+      () => importToolsFromText('[{"type": "web_search"}]', { format: 'openai' }),
+      'IMPORT_FAILED',
+      '<input>: no tools found in this openai file (1 warning(s), the first: record 0: skipped a built-in',
+    )
+    expectToolselError(
+      () =>
+        importToolsFromText(
+          '{"jsonrpc": "2.0", "id": 1, "result": {"tools": [], "nextCursor": "2"}}',
+          { fileName: 'a: b.json', format: 'mcp' },
+        ),
+      'IMPORT_FAILED',
+      'a: b.json: no tools found in this mcp file (1 warning(s), the first: ',
+    )
   })
 
   it('names OpenAI tools imported as Anthropic ones, instead of skipping them as server tools', () => {
