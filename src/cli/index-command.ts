@@ -11,7 +11,7 @@ import {
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
-import { assertKnownTools, parseExamplesText } from '../examples/usage-example.ts'
+import { assertKnownTools, parseExamplesWithPlaces } from '../examples/usage-example.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { readStoredExamples } from '../store/examples-part.ts'
 import {
@@ -230,8 +230,8 @@ async function libraryExamples(
     return pruned.set.withCap(cap)
   }
   const text = await readTextFile(file, '--examples file')
-  const examples = parseExamplesText(text, file)
-  assertKnownTools(library.name, examples, (id) => library.has(id))
+  const { examples, from } = parseExamplesWithPlaces(text, file)
+  assertKnownTools(library.name, examples, (id) => library.has(id), from)
   const set = ExampleSet.of(examples, { cap, version: (previous?.version ?? 0) + 1 })
   io.stderr(
     `Read ${examples.length} usage examples from ${file} (${set.size} kept: duplicates removed${examples.length > cap ? `, the newest ${cap} kept` : ''})\n`,

@@ -55,16 +55,24 @@ export function exampleKey(example: UsageExample): string {
   return `${example.instruction.toLowerCase()}\u0000${[...example.tools].sort().join('\u0001')}`
 }
 
+/** Where a file's examples came from: the file and each example's `line N` / `item N`. */
+export interface ExamplePlaces {
+  readonly source: string
+  readonly places: readonly string[]
+}
+
 /**
  * Throws INVALID_INPUT naming every tool id that `has` does not know (at most 20 in the message,
- * all in `details.ids`).
+ * all in `details.ids`). With `from` (examples read from a file), the message names the file and
+ * the line of the first example with an unknown id, and says how to find the library's ids.
  */
 export function assertKnownTools(
   libraryName: string,
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
+  from?: ExamplePlaces,
 ): void {
-  runSteps(knownToolSteps(libraryName, examples, has))
+  runSteps(knownToolSteps(libraryName, examples, has, from))
 }
 
 /**
@@ -84,23 +92,40 @@ function* knownToolSteps(
   libraryName: string,
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
+  from?: ExamplePlaces,
 ): Steps<void> {
   const unknown = new Set<string>()
-  for (const example of examples) {
-    for (const id of example.tools) if (!has(id)) unknown.add(id)
+  let first = -1
+  for (const [index, example] of examples.entries()) {
+    for (const id of example.tools) {
+      if (has(id)) continue
+      unknown.add(id)
+      if (first < 0) first = index
+    }
     yield
   }
   if (unknown.size === 0) return
   const ids = [...unknown]
-  const shown = ids
-    .slice(0, 20)
-    .map((id) => `"${id}"`)
-    .join(', ')
-  const more = ids.length > 20 ? ` and ${ids.length - 20} more` : ''
+  const quoted = (list: readonly string[]) =>
+    list
+      .slice(0, 20)
+      .map((id) => `"${id}"`)
+      .join(', ') + (list.length > 20 ? ` and ${list.length - 20} more` : '')
+  if (from === undefined) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Usage examples name tools that library "${libraryName}" does not have: ${quoted(ids)}. Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
+      { details: { library: libraryName, ids } },
+    )
+  }
+  const where = `${from.source} ${from.places[first]}`
+  const here = examples[first].tools.filter((id) => !has(id))
+  const others = ids.filter((id) => !here.includes(id))
+  const also = others.length === 0 ? '' : ` (other unknown ids in the file: ${quoted(others)})`
   throw new ToolselError(
     'INVALID_INPUT',
-    `Usage examples name tools that library "${libraryName}" does not have: ${shown}${more}. Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
-    { details: { library: libraryName, ids } },
+    `Invalid usage examples at ${where}: library "${libraryName}" has no tool ${quoted(here)}${also}. Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them.`,
+    { details: { library: libraryName, ids, source: where } },
   )
 }
 
@@ -110,6 +135,18 @@ function* knownToolSteps(
  */
 export function parseExamplesText(text: string, source: string): UsageExample[] {
   return runSteps(parseSteps(text, source))
+}
+
+/**
+ * `parseExamplesText`, with each example's place in the file (`line 4`, `item 2`) for messages
+ * about its content (`assertKnownTools`).
+ */
+export function parseExamplesWithPlaces(
+  text: string,
+  source: string,
+): { examples: UsageExample[]; from: ExamplePlaces } {
+  const places: string[] = []
+  return { examples: runSteps(parseSteps(text, source, places)), from: { source, places } }
 }
 
 /**
@@ -129,7 +166,7 @@ export function parseExamplesBytesSliced(
   )
 }
 
-function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
+function* parseSteps(withBom: string, source: string, places?: string[]): Steps<UsageExample[]> {
   // A file saved by a Windows editor starts with a byte-order mark, which JSON.parse refuses.
   // (Not a regular expression: /^\uFEFF/ on a 6.7 MB string took 40-50 ms.)
   const text = withBom.charCodeAt(0) === 0xfeff ? withBom.slice(1) : withBom
@@ -141,9 +178,10 @@ function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
     return yield* examplesOf(
       parsed.map((record, index) => ({ record, where: `item ${index}` })),
       source,
+      places,
     )
   }
-  return yield* parseLineSteps(text.split('\n'), source)
+  return yield* parseLineSteps(text.split('\n'), source, places)
 }
 
 /**
@@ -179,7 +217,11 @@ function isAsciiSpace(byte: number): boolean {
  * the raw record too (16.8k raw records kept to the end were promoted to the old generation and
  * collected there).
  */
-function* parseLineSteps(lines: Iterable<string>, source: string): Steps<UsageExample[]> {
+function* parseLineSteps(
+  lines: Iterable<string>,
+  source: string,
+  places?: string[],
+): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   let index = 0
   for (const line of lines) {
@@ -187,6 +229,7 @@ function* parseLineSteps(lines: Iterable<string>, source: string): Steps<UsageEx
     if (line.trim().length === 0) continue
     const where = `line ${index}`
     examples.push(exampleOf(parseJson(line, `${source} ${where}`), source, where))
+    places?.push(where)
     yield
   }
   return examples
@@ -195,10 +238,12 @@ function* parseLineSteps(lines: Iterable<string>, source: string): Steps<UsageEx
 function* examplesOf(
   records: ReadonlyArray<{ record: unknown; where: string }>,
   source: string,
+  places?: string[],
 ): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   for (const { record, where } of records) {
     examples.push(exampleOf(record, source, where))
+    places?.push(where)
     yield
   }
   return examples

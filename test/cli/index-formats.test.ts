@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, readFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -107,5 +107,32 @@ describe('toolsel index on the common tool formats', () => {
     expect(result.stderr).toContain(
       'Unknown --on-duplicate "merge" (available: error, rename, first, last)',
     )
+  })
+
+  it('names the line of a usage example whose tool the library lacks', async () => {
+    const examples = join(indexDir, 'stock-examples.jsonl')
+    await writeFile(
+      examples,
+      [
+        '{"instruction": "price of AAPL", "tools": ["get_stock_price"]}',
+        '',
+        '{"instruction": "price of MSFT now", "tools": ["get_stock_prices"]}',
+      ].join('\n'),
+    )
+    const result = await run(
+      'index',
+      fixture('anthropic-tools.json'),
+      '--name',
+      'stocks',
+      '--examples',
+      examples,
+      '--index-dir',
+      indexDir,
+    )
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain(
+      `Invalid usage examples at ${examples} line 3: library "stocks" has no tool "get_stock_prices". Name tools by their ids in the library, as \`toolsel select "<instruction>" --library stocks --json\` shows them.`,
+    )
+    expect(result.stderr).not.toContain('GET /v1/libraries')
   })
 })

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { isToolselError } from '../../src/errors.ts'
-import { assertKnownTools, parseExamplesText } from '../../src/examples/usage-example.ts'
+import {
+  assertKnownTools,
+  parseExamplesText,
+  parseExamplesWithPlaces,
+} from '../../src/examples/usage-example.ts'
 
 const example = (instruction: string, ...tools: string[]) => ({ instruction, tools })
 
@@ -143,5 +147,24 @@ describe('parseExamplesText and assertKnownTools', () => {
         (id) => id === 'ok',
       ),
     ).toThrow('Usage examples name tools that library "lib" does not have: "x", "y".')
+  })
+
+  it('names the file and line of the first unknown tool id in a file of examples', () => {
+    const lines = [
+      '{"instruction":"a","tools":["ok"]}',
+      '',
+      '{"instruction":"b","tools":["ok","x"]}',
+      '{"instruction":"c","tools":["y","x"]}',
+    ].join('\n')
+    const { examples, from } = parseExamplesWithPlaces(lines, 'ex.jsonl')
+    expect(examples).toEqual(parseExamplesText(lines, 'ex.jsonl'))
+    expect(from.places).toEqual(['line 1', 'line 3', 'line 4'])
+    expect(() => assertKnownTools('lib', examples, (id) => id === 'ok', from)).toThrow(
+      'Invalid usage examples at ex.jsonl line 3: library "lib" has no tool "x" (other unknown ids in the file: "y"). Name tools by their ids in the library, as `toolsel select "<instruction>" --library lib --json` shows them.',
+    )
+    const array = parseExamplesWithPlaces('[{"instruction":"a","tools":["z"]}]', 'ex.json')
+    expect(() => assertKnownTools('lib', array.examples, () => false, array.from)).toThrow(
+      'Invalid usage examples at ex.json item 0: library "lib" has no tool "z". Name tools',
+    )
   })
 })
