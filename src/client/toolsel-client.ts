@@ -28,6 +28,7 @@ export type ServedTool = z.output<Responses['tool']>['tool']
 export type SelectedTool = SelectToolsResponse['tools'][number]
 export type ComponentsResponse = z.output<Responses['components']>
 export type SnapshotResponse = z.output<Responses['snapshot']>
+export type ReadyResponse = z.output<Responses['readyz']>
 export type PlannerRewardRequest = z.input<RequestSchemas['rewardsPlanner']>
 export type PlannerRewardResponse = z.output<Responses['rewardsPlanner']>
 export type SelectorRewardRequest = z.input<RequestSchemas['rewardsSelector']>
@@ -225,9 +226,12 @@ export class ToolselClient {
     await this.#request('GET', '/healthz', options)
   }
 
-  /** Readiness: resolves when libraries and models are loaded; NOT_READY (503) before. */
-  async ready(options?: CallOptions): Promise<void> {
-    await this.#request('GET', '/readyz', options)
+  /**
+   * Readiness: once libraries and models are loaded, the report (libraries, `failedIndexes`, the
+   * gateway's `upstreams`); NOT_READY (503) before.
+   */
+  ready(options?: CallOptions): Promise<ReadyResponse> {
+    return this.#request('GET', '/readyz', options)
   }
 
   /** Writes a snapshot of every saved library on the server (`POST /v1/snapshots`, admin key). */

@@ -285,6 +285,24 @@ const ToolSchema = z.object({
   namespace: z.string().optional(),
 })
 
+/** A tool as `GET …/tools/:id` and `POST …/tools/batch` serve it: with its tags and provenance. */
+const ServedToolSchema = ToolSchema.extend({
+  parameters: z.record(z.string(), z.unknown()),
+  tags: z.array(z.string()).optional(),
+  source: z
+    .object({
+      format: z.string(),
+      file: z.string().optional(),
+      record: z.number().optional(),
+      line: z.number().optional(),
+    })
+    .catchall(z.unknown())
+    .optional()
+    .describe(
+      "Where the tool was imported from: the importer format, the file's base name, the record (0-based) and, for JSON Lines and CSV, the line; some formats keep more (category, url…).",
+    ),
+})
+
 const ComponentRegistrySchema = z.object({
   default: z.string(),
   ids: z.array(z.string()).describe('Ids usable as they are, e.g. rule, top1, bm25.'),
@@ -341,6 +359,7 @@ export const RESPONSE_SCHEMAS = {
     timings: z.object({
       planMs: z.number(),
       retrieveMs: z.number(),
+      rerankMs: z.number(),
       selectMs: z.number(),
       totalMs: z.number(),
     }),
@@ -348,6 +367,7 @@ export const RESPONSE_SCHEMAS = {
       library: z.string(),
       planner: z.string(),
       retriever: z.string(),
+      reranker: z.string(),
       selector: z.string(),
       fallbacks: z.array(z.record(z.string(), z.unknown())),
     }),
@@ -395,13 +415,8 @@ export const RESPONSE_SCHEMAS = {
       }),
     ),
   }),
-  tool: z.object({
-    tool: ToolSchema.extend({
-      parameters: z.record(z.string(), z.unknown()),
-      tags: z.array(z.string()).optional(),
-    }),
-  }),
-  tools: z.object({ tools: z.array(ToolSchema) }),
+  tool: z.object({ tool: ServedToolSchema }),
+  tools: z.object({ tools: z.array(ServedToolSchema) }),
   library: LIBRARY_INFO,
   addExamples: z.object({
     library: z.string(),

@@ -21,14 +21,30 @@ afterAll(async () => {
   await serve?.stop()
 })
 
-/** Validates a body against the response schema `/openapi.json` publishes for an operation. */
+/**
+ * Validates a body against the response schema `/openapi.json` publishes for an operation, with
+ * no property the schema leaves out (a field the service sends but does not publish is missing
+ * from the client's types too).
+ */
 function expectMatchesOpenApi(operation: string, status: number, body: unknown) {
   const [method, path] = operation.split(' ')
   const response = openapi.paths[path][method.toLowerCase()].responses[String(status)]
   const schema = response.content?.['application/json']?.schema
   expect(schema, `${operation} ${status} has a published schema`).toBeDefined()
-  const validate = new Ajv2020({ strict: false }).compile(schema)
+  const validate = new Ajv2020({ strict: false }).compile(closed(schema) as object)
   expect(validate(body) ? [] : validate.errors, operation).toEqual([])
+}
+
+/** A copy of a JSON Schema whose objects with listed `properties` allow no others. */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const copy = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, closed(value)]),
+  ) as Record<string, unknown>
+  if (copy.properties !== undefined && copy.additionalProperties === undefined)
+    copy.additionalProperties = false
+  return copy
 }
 
 describe('ToolselClient against a running toolsel serve', () => {
@@ -48,6 +64,15 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect(selected.steps.length).toBeGreaterThan(0)
     expect(selected.tools.map((tool) => tool.id)).toContain('weather.get_weather_forecast')
     expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, selected)
+    // Every field typed: the reranker and its time (were sent, not published), explain's features.
+    expect(selected.components.reranker).toBe('identity')
+    expect(selected.timings.rerankMs).toBeGreaterThanOrEqual(0)
+    const explained = await client.select({
+      instruction: 'text Bob that I am late',
+      explain: true,
+      includeSchemas: false,
+    })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, explained)
 
     const found = await client.search({ query: 'send an SMS text message', k: 3 })
     expect(found.results.length).toBeLessThanOrEqual(3)
@@ -59,6 +84,7 @@ describe('ToolselClient against a running toolsel serve', () => {
     const tools = await client.getTools('demo', ['sms.send_sms', 'mail.send_email'])
     expect(tools.map((tool) => tool.id)).toEqual(['sms.send_sms', 'mail.send_email'])
     expect(tools[0].parameters).toMatchObject({ type: 'object' })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.getTools, 200, { tools })
     const tool = await client.getTool('demo', 'sms.send_sms')
     expect(tool.id).toBe('sms.send_sms')
     expectMatchesOpenApi(CLIENT_OPERATIONS.getTool, 200, { tool })
@@ -112,14 +138,20 @@ describe('ToolselClient against a running toolsel serve', () => {
     const library = await client.getLibrary('fns')
     expect(library.toolCount).toBe(5)
     expectMatchesOpenApi(CLIENT_OPERATIONS.getLibrary, 200, library)
-    const names = (await client.listLibraries()).map((entry) => entry.name)
+    const libraries = await client.listLibraries()
+    expectMatchesOpenApi(CLIENT_OPERATIONS.listLibraries, 200, { libraries })
+    const names = libraries.map((entry) => entry.name)
     expect(names).toEqual(expect.arrayContaining(['demo', 'fns', 'one']))
 
     await client.deleteLibrary('fns')
     await client.deleteLibrary('one')
     expect((await client.listLibraries()).map((entry) => entry.name)).not.toContain('fns')
     await client.health()
-    await client.ready()
+    const ready = await client.ready()
+    expect(ready).toMatchObject({ status: 'ready', failedIndexes: [] })
+    expect(ready.libraries).toContain('demo')
+    expectMatchesOpenApi(CLIENT_OPERATIONS.ready, 200, ready)
+    expectMatchesOpenApi(CLIENT_OPERATIONS.components, 200, await client.components())
     const metrics = await client.metrics()
     expect(metrics).toMatch(/^toolsel_library_tools\{library="demo"\} \d+$/m)
     expect(metrics).toContain('method="POST",route="/v1/select-tools",status="200"')
