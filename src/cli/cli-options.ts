@@ -3,8 +3,10 @@
  * takes: --config, --print-config, --log-level, --help.
  * @module
  */
+import cluster from 'node:cluster'
 import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { unknownEnvVarWarnings } from '../config/env-vars.ts'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
@@ -96,7 +98,10 @@ export async function commandConfig(
     flags: { ...flags, 'log.level': values['log-level'] },
     files,
   })
-  return { config, logger: createLogger(config.log.level, (line) => io.stderr(`${line}\n`)) }
+  const logger = createLogger(config.log.level, (line) => io.stderr(`${line}\n`))
+  // Once per command: `serve --workers N` workers inherit the environment the primary checked.
+  if (!cluster.isWorker) for (const warning of unknownEnvVarWarnings(io.env)) logger.warn(warning)
+  return { config, logger }
 }
 
 /** The config as JSON with every secret replaced by `***`. */

@@ -162,3 +162,60 @@ export const ENV_VARS: Record<string, EnvVar> = {
 
 /** The variable naming a JSON config file (read before the other variables are applied). */
 export const CONFIG_FILE_ENV = 'TOOLSEL_CONFIG'
+
+/**
+ * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
+ * (`TOOLSEL_RUN_SOURCE`) and the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
+ * their READMEs export in the shell that may also start the server.
+ */
+const OTHER_VARS = new Set([
+  CONFIG_FILE_ENV,
+  'TOOLSEL_RUN_SOURCE',
+  'TOOLSEL_URL',
+  'TOOLSEL_API_KEY',
+])
+
+/**
+ * A warning for every `TOOLSEL_*` variable of `env` that toolsel does not read (a typo such as
+ * `TOOLSEL_PROT` was ignored without a word), naming the closest known one. A warning, not an
+ * error: the variable may belong to something else run from the same environment.
+ */
+export function unknownEnvVarWarnings(env: Record<string, string | undefined>): string[] {
+  const known = [...Object.keys(ENV_VARS), ...OTHER_VARS]
+  return Object.keys(env)
+    .filter((name) => name.startsWith('TOOLSEL_') && !Object.hasOwn(ENV_VARS, name))
+    .filter((name) => !OTHER_VARS.has(name))
+    .sort()
+    .map((name) => {
+      const closest = closestName(name, known)
+      const guess = closest === undefined ? '' : ` (did you mean ${closest}?)`
+      return `Environment variable ${name} is not a toolsel setting and is ignored${guess}; README, "Command line", lists the variables.`
+    })
+}
+
+/** The known name within 2 edits (insert, delete, substitute, swap two neighbours) of `name`. */
+function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate)
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance]
+  }
+  return best
+}
+
+/** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  )
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1)
+    }
+  }
+  return rows[a.length][b.length]
+}
