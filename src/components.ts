@@ -77,6 +77,17 @@ function llmSelector(modelId: string, context: ComponentContext): Selector {
 
 type Factory<T> = (argument: string, context: ComponentContext) => T
 
+/** Registry keys that need an argument (`llm:<model>`, `onnx:<dir>`, `openai:<model>`). */
+export const NEEDS_ARGUMENT: ReadonlySet<string> = new Set(['llm', 'onnx', 'openai'])
+
+/** What a registry offers, as ids are written: `rule, none, llm:onnx:<dir>, llm:openai:<model>`. */
+function availableIds(table: Record<string, unknown>): string {
+  const keys = Object.keys(table)
+  const plain = keys.filter((key) => !NEEDS_ARGUMENT.has(key))
+  const models = keys.includes('llm') ? ['llm:onnx:<dir>', 'llm:openai:<model>'] : []
+  return [...plain, ...models].join(', ')
+}
+
 export const PLANNERS: Record<string, Factory<Planner>> = {
   rule: (_argument, { config }) => new RulePlanner({ maxSteps: config.plan.maxSteps }),
   none: () => new NonePlanner(),
@@ -193,7 +204,7 @@ function build<T>(
   if (!factory) {
     throw new ToolselError(
       'UNKNOWN_COMPONENT',
-      `No such ${kind}: "${id}" (available: ${Object.keys(table).join(', ')}).`,
+      `No such ${kind}: "${id}" (available: ${availableIds(table)}).`,
       {
         details: { kind, id, available: Object.keys(table) },
       },

@@ -27,7 +27,13 @@ describe('component lookup', () => {
   it('names what exists when an id is unknown', () => {
     const components = createComponents(config, createMemoryLogger())
     expect(() => components.planner('magic')).toThrow(
-      'No such planner: "magic" (available: rule, none, llm, onnx, openai).',
+      'No such planner: "magic" (available: rule, none, llm:onnx:<dir>, llm:openai:<model>).',
+    )
+    expect(() => components.selector('best')).toThrow(
+      'No such selector: "best" (available: top1, learned, llm:onnx:<dir>, llm:openai:<model>).',
+    )
+    expect(() => components.reranker('cross')).toThrow(
+      'No such reranker: "cross" (available: identity).',
     )
     expect(() => components.selector('best')).toThrowError(
       expect.objectContaining({ code: 'UNKNOWN_COMPONENT' }),

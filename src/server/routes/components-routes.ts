@@ -4,12 +4,9 @@
  * clients such as the playground list what exists instead of hard-coding it.
  */
 import { Hono } from 'hono'
-import { PLANNERS, RERANKERS, SELECTORS } from '../../components.ts'
+import { NEEDS_ARGUMENT, PLANNERS, RERANKERS, SELECTORS } from '../../components.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../../store/kinds/index.ts'
-
-/** Registry keys that need an argument (`llm:<model>`, `onnx:<dir>`, `openai:<model>`). */
-const NEEDS_ARGUMENT = new Set(['llm', 'onnx', 'openai'])
 
 function describeRegistry(keys: readonly string[], defaultId: string) {
   return {
