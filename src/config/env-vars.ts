@@ -3,6 +3,7 @@
  * Only the config loader reads `process.env`.
  * @module
  */
+import { closestName } from './closest-name.ts'
 
 /** `list`: comma-separated strings. */
 export type EnvValueType = 'string' | 'integer' | 'number' | 'boolean' | 'list'
@@ -191,31 +192,4 @@ export function unknownEnvVarWarnings(env: Record<string, string | undefined>): 
       const guess = closest === undefined ? '' : ` (did you mean ${closest}?)`
       return `Environment variable ${name} is not a toolsel setting and is ignored${guess}; README, "Command line", lists the variables.`
     })
-}
-
-/** The known name within 2 edits (insert, delete, substitute, swap two neighbours) of `name`. */
-function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of known) {
-    const distance = editDistance(name, candidate)
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance]
-  }
-  return best
-}
-
-/** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions). */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  )
-  for (let i = 1; i <= a.length; i += 1) {
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1)
-    }
-  }
-  return rows[a.length][b.length]
 }

@@ -8,7 +8,8 @@ import { ToolselError } from '../errors.ts'
 import { describeJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
 import { partNameProblem, splitPartList, withRequirements } from '../store/kinds/index.ts'
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
-import { ConfigSchema, type Config } from './schema.ts'
+import { closestName } from './closest-name.ts'
+import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
 
 export type ConfigLayer = Record<string, unknown>
 
@@ -54,9 +55,19 @@ export function parseConfig(value: ConfigLayer, sources = new Map<string, string
   const where = sourceOf(keys[0] ?? path, sources)
   const message =
     keys.length > 0
-      ? `Unknown config key ${keys.map((key) => `"${key}"`).join(', ')} (from ${where}).`
+      ? `Unknown config key ${keys.map((key) => `"${key}"`).join(', ')} (from ${where}${didYouMean(issue.path, keys[0])}).`
       : `Invalid config value at "${path}" (from ${where}): ${issue.message}.`
   throw new ToolselError('INVALID_CONFIG', message, { details: { path, source: where } })
+}
+
+/** `; did you mean "server.port"?` for the key of that section closest to `key`, else ''. */
+function didYouMean(section: readonly PropertyKey[], key: string): string {
+  let defaults: unknown = defaultConfig()
+  for (const part of section) defaults = (defaults as Record<PropertyKey, unknown>)?.[part]
+  if (defaults === null || typeof defaults !== 'object') return ''
+  const prefix = section.length > 0 ? `${section.join('.')}.` : ''
+  const closest = closestName(key.slice(prefix.length), Object.keys(defaults))
+  return closest === undefined ? '' : `; did you mean "${prefix}${closest}"?`
 }
 
 /**

@@ -49,8 +49,26 @@ describe('loadConfig', () => {
     const file = await configFile({ server: { prot: 1 } })
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: `Unknown config key "server.prot" (from config file ${file}).`,
+      message: `Unknown config key "server.prot" (from config file ${file}; did you mean "server.port"?).`,
     })
+  })
+
+  it('suggests the closest key of the section for a typo', async () => {
+    const typo = async (content: unknown) => {
+      const file = await configFile(content)
+      const error = await loadConfig({ file }).catch((caught: unknown) => caught)
+      return (error as Error).message.replace(file, 'c.json')
+    }
+    expect(await typo({ server: { prot: 1 } })).toBe(
+      'Unknown config key "server.prot" (from config file c.json; did you mean "server.port"?).',
+    )
+    expect(await typo({ retreive: { k: 1 } })).toBe(
+      'Unknown config key "retreive" (from config file c.json; did you mean "retrieve"?).',
+    )
+    expect(await typo({ mcp: { tokenizerdir: 'x' } })).toContain('did you mean "mcp.tokenizerDir"?')
+    expect(await typo({ server: { x: 1 } })).toBe(
+      'Unknown config key "server.x" (from config file c.json).',
+    )
   })
 
   it('names the file of an unknown section, not "defaults"', async () => {
@@ -58,7 +76,7 @@ describe('loadConfig', () => {
     const file = await configFile({ servr: { port: 1 } })
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: `Unknown config key "servr" (from config file ${file}).`,
+      message: `Unknown config key "servr" (from config file ${file}; did you mean "server"?).`,
     })
     const empty = await configFile({ server: { tls: {} } })
     await expect(loadConfig({ file: empty })).rejects.toMatchObject({
