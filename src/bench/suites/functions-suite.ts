@@ -60,6 +60,13 @@ export function createFunctionsSuite(path: string): BenchSuite {
         return { splits: [], skipped: [{ name, reason: `not found: ${path}` }] }
       }
       const records = await readJsonRecords(path)
+      if (records.length === 0) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Benchmark file "${path}" holds no queries: write JSON Lines (or a JSON array) of {"instruction", "tools" | "library", "gold"} (bench/README.md, "Your own set").`,
+          { details: { file: path } },
+        )
+      }
       if (records.length > MAX_FILE_SUITE_RECORDS) {
         throw new ToolselError(
           'INVALID_INPUT',
@@ -111,7 +118,7 @@ export function createFunctionsSuite(path: string): BenchSuite {
           )
         }
         const unmapped = unmappableNote(stats, options.unmappable)
-        if (unmapped) notes.push(unmapped)
+        if (unmapped) notes.push(`${unmapped}; ${firstUnmapped(group, path)}`)
         splits.push({
           name: `${name}/${category}`,
           files: shared ? [path, shared] : [path],
@@ -240,6 +247,26 @@ function resolveGold(name: string, library: readonly Tool[]): string {
   if (library.some((tool) => tool.id === name)) return name
   const named = library.filter((tool) => tool.name === name)
   return named.length === 1 ? named[0].id : name
+}
+
+/**
+ * Where the first gold name that is none of its query's tools is (a typo in a self-written set
+ * drops the query otherwise unnamed): `first: record 3 (id "q3") gold "refund_paymnt", its tools:
+ * refund_payment, create_invoice`.
+ */
+function firstUnmapped(
+  group: ReadonlyArray<{ record: number; benchCase: BenchCase }>,
+  file: string,
+): string {
+  for (const { record, benchCase } of group) {
+    const tools = benchCase.library ?? []
+    const missing = benchCase.gold.find((id) => !tools.some((tool) => tool.id === id))
+    if (missing === undefined) continue
+    const shown = tools.slice(0, 5).map((tool) => tool.id)
+    const more = tools.length > shown.length ? `, … (${tools.length})` : ''
+    return `first: ${file} record ${record + 1} (id "${benchCase.id}"): gold "${missing}", its tools: ${shown.join(', ')}${more}`
+  }
+  return ''
 }
 
 /** A warning shortened for a one-line split note. */

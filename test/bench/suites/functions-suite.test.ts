@@ -185,6 +185,33 @@ describe('file:<path> suite (each query with its own tools)', () => {
     await expect(load(file)).rejects.toMatchObject({ code: 'INVALID_INPUT', message })
   })
 
+  it('refuses a file without queries, saying what it should hold', async () => {
+    const file = join(dir, 'empty.jsonl')
+    await writeFile(file, '\n')
+    await expect(load(file)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining(`Benchmark file "${file}" holds no queries`),
+    })
+  })
+
+  it('names the first query whose gold is none of its tools (a typo drops it)', async () => {
+    const file = join(dir, 'typo.jsonl')
+    await writeFile(
+      file,
+      [
+        { id: 'ok', instruction: 'weather in Rome', tools: [weather], gold: ['get_weather'] },
+        { id: 'q2', instruction: 'text Ann', tools: [weather, sms.function], gold: ['send_smss'] },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    )
+    const { splits } = await load(file)
+    expect(splits[0].cases.map((benchCase) => benchCase.id)).toEqual(['ok'])
+    expect(splits[0].notes).toContain(
+      `1 gold tools in 1 queries are not in the library; those queries are dropped (--unmappable keep scores them against the raw gold); first: ${file} record 2 (id "q2"): gold "send_smss", its tools: get_weather, send_sms`,
+    )
+  })
+
   it('reports a missing file as a skipped split', async () => {
     const { splits, skipped } = await load(join(dir, 'missing.jsonl'))
     expect(splits).toEqual([])
