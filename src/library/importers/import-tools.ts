@@ -4,7 +4,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
-import { ToolselError } from '../../errors.ts'
+import { isToolselError, ToolselError } from '../../errors.ts'
 import { exceedsDepth, MAX_PARAMETER_DEPTH, type Tool } from '../tool.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
@@ -67,9 +67,13 @@ export async function importTools(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const { context, format, parsed } = start(text, options)
-  if (format !== 'openapi')
-    return finish(importSync(text, format, parsed, context), format, context, options)
-  return finish(await importOpenapi(parsed, context), format, context, options)
+  try {
+    if (format !== 'openapi')
+      return finish(importSync(text, format, parsed, context), format, context, options)
+    return finish(await importOpenapi(parsed, context), format, context, options)
+  } catch (error) {
+    throw withDetectedFormat(error, text, options)
+  }
 }
 
 /**
@@ -83,7 +87,33 @@ export function importToolsFromText(text: string, options: ImportOptions = {}): 
       message: 'OpenAPI specs are imported asynchronously: use importTools or importToolsFromFile',
     })
   }
-  return finish(importSync(text, format, parsed, context), format, context, options)
+  try {
+    return finish(importSync(text, format, parsed, context), format, context, options)
+  } catch (error) {
+    throw withDetectedFormat(error, text, options)
+  }
+}
+
+/**
+ * A file imported with a format it is not (`--format mcp` on OpenAI tools) fails on a field of
+ * the format it was told (`field "name": expected a non-empty string`); when detection names
+ * another format, the error says so, which is what to do.
+ */
+function withDetectedFormat(error: unknown, text: string, options: ImportOptions): unknown {
+  if (options.format === undefined || !isToolselError(error, 'IMPORT_FAILED')) return error
+  if (error.message.includes('leave the format to detection')) return error
+  let detected: ImportFormat
+  try {
+    detected = sniffText(text, createImportContext({ fileName: options.fileName })).format
+  } catch {
+    return error
+  }
+  if (detected === options.format) return error
+  return new ToolselError(
+    'IMPORT_FAILED',
+    `${error.message.replace(/\.$/, '')}. The file looks like ${detected}, not ${options.format}: import it as ${detected} (or leave the format to detection).`,
+    { cause: error.cause, details: { ...error.details, detectedFormat: detected } },
+  )
 }
 
 /** Reads a file (UTF-8) and imports it; `fileName` defaults to the path as given. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   IMPORT_FORMATS,
   importToolsFromFile,
+  importTools,
   importToolsFromPath,
   importToolsFromText,
   type ImportFormat,
@@ -116,6 +117,31 @@ describe('importToolsFromText', () => {
         ),
       'IMPORT_FAILED',
       'a: b.json: no tools found in this mcp file (1 warning(s), the first: ',
+    )
+  })
+
+  it('says which format a file looks like when the one it was told does not fit', async () => {
+    const openai = JSON.stringify([
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ])
+    const error = expectToolselError(
+      () => importToolsFromText(openai, { fileName: 'tools.json', format: 'mcp' }),
+      'IMPORT_FAILED',
+      'tools.json: record 0: field "name": expected a non-empty string',
+    )
+    expect(error.message).toMatch(
+      /\. The file looks like openai, not mcp: import it as openai \(or leave the format to detection\)\.$/,
+    )
+    expect(error.details).toMatchObject({ file: 'tools.json', record: 0, detectedFormat: 'openai' })
+    // The asynchronous path (uploads, files) says it too.
+    await expect(
+      importTools(openai, { fileName: 'tools.json', format: 'gorilla' }),
+    ).rejects.toThrow('The file looks like openai, not gorilla: import it as openai')
+    // A file that fits no format at all keeps its own error.
+    expectToolselError(
+      () => importToolsFromText('[{"foo": 1}]', { fileName: 'x.json', format: 'openai' }),
+      'IMPORT_FAILED',
+      'x.json: record 0',
     )
   })
 
