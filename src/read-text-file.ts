@@ -9,8 +9,29 @@ export async function readTextFile(file: string, what: string): Promise<string> 
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read ${what} "${file}": ${(error as Error).message}`,
-      { cause: error },
+      `Cannot read ${what} "${file}": ${fileProblem(error)}`,
+      {
+        cause: error,
+      },
     )
   }
+}
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory; name a file',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the path is too long',
+}
+
+/**
+ * Why a user-named file could not be read, in words (`no such file or directory`), not Node's
+ * `ENOENT: no such file or directory, open '/x'` (the syscall and the path again).
+ */
+export function fileProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return (code !== undefined && FILE_PROBLEMS[code]) || (error as Error).message
 }

@@ -10,6 +10,7 @@ import { partNameProblem, splitPartList, withRequirements } from '../store/kinds
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { closestName } from './closest-name.ts'
 import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
+import { fileProblem } from '../read-text-file.ts'
 
 export type ConfigLayer = Record<string, unknown>
 
@@ -110,10 +111,13 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-    throw new ToolselError('INVALID_CONFIG', `Config file ${file} could not be read (${reason}).`, {
-      cause: error,
-    })
+    throw new ToolselError(
+      'INVALID_CONFIG',
+      `Config file ${file} could not be read: ${fileProblem(error)}.`,
+      {
+        cause: error,
+      },
+    )
   }
   let value: unknown
   try {

@@ -145,7 +145,7 @@ describe('loadConfig', () => {
     const file = join(tmpdir(), 'toolsel-no-such-config.json')
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: `Config file ${file} could not be read (ENOENT).`,
+      message: `Config file ${file} could not be read: no such file or directory.`,
     })
   })
 })

@@ -5,6 +5,7 @@
  */
 import { access, readFile } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
+import { fileProblem } from '../../read-text-file.ts'
 
 /** The paths of `files` that do not exist or cannot be read. */
 export async function missingFiles(files: readonly string[]): Promise<string[]> {
@@ -26,7 +27,7 @@ export async function readDataText(file: string): Promise<string> {
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read benchmark file "${file}": ${(error as Error).message}`,
+      `Cannot read benchmark file "${file}": ${fileProblem(error)}`,
       {
         cause: error,
         details: { file },

@@ -10,6 +10,7 @@ import type { Tool } from '../tool.ts'
 import type { ImportOptions, ImportResult } from './import-formats.ts'
 import { importToolsFromFile } from './import-tools.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
+import { fileProblem } from '../../read-text-file.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
 export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
@@ -32,7 +33,7 @@ export async function importToolsFromPath(
   } catch (error) {
     throw new ToolselError(
       'IMPORT_FAILED',
-      `Cannot read tool path "${path}": ${(error as Error).message}`,
+      `Cannot read tool path "${path}": ${fileProblem(error)}`,
       {
         cause: error,
         details: { file: path },

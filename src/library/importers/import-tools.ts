@@ -37,6 +37,7 @@ import { importOpenapi } from './openapi-importer.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
 import { importTaskbench } from './taskbench-importer.ts'
 import { importToolbench } from './toolbench-importer.ts'
+import { fileProblem } from '../../read-text-file.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
 
@@ -127,7 +128,7 @@ export async function importToolsFromFile(
   } catch (error) {
     throw new ToolselError(
       'IMPORT_FAILED',
-      `Cannot read tool file "${path}": ${(error as Error).message}`,
+      `Cannot read tool file "${path}": ${fileProblem(error)}`,
       { cause: error, details: { file: path } },
     )
   }

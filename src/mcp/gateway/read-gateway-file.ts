@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 import { describeJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
+import { fileProblem } from '../../read-text-file.ts'
 
 type Layer = Record<string, unknown>
 
@@ -19,10 +20,9 @@ export async function readGatewayFile(file: string): Promise<Layer> {
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Gateway config ${file} could not be read (${reason}).`,
+      `Gateway config ${file} could not be read: ${fileProblem(error)}.`,
       {
         cause: error,
       },

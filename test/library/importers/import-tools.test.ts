@@ -70,6 +70,15 @@ describe('importToolsFromFile errors', () => {
       'no-such-file.json',
     )
     expect((error.cause as NodeJS.ErrnoException).code).toBe('ENOENT')
+    // In words, not Node's "ENOENT: no such file or directory, open '<the path again>'".
+    expect(error.message).toBe(
+      `Cannot read tool file "${fixture('no-such-file.json')}": no such file or directory`,
+    )
+    const directory = await expectToolselErrorAsync(
+      () => importToolsFromFile(fixture('.')),
+      'IMPORT_FAILED',
+    )
+    expect(directory.message).toMatch(/: it is a directory; name a file$/)
   })
 })
 

@@ -88,7 +88,7 @@ describe('gateway config', () => {
     })
     const missing = join(dir, 'missing.json')
     await expect(readGatewayFile(missing)).rejects.toMatchObject({
-      message: `Gateway config ${missing} could not be read (ENOENT).`,
+      message: `Gateway config ${missing} could not be read: no such file or directory.`,
     })
   })
 
