@@ -3,6 +3,7 @@
  * loads the config once (defaults < file < env < flags).
  * @module
  */
+import { closestName } from './config/closest-name.ts'
 import { benchCommand, BENCH_HELP } from './cli/bench-command.ts'
 import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
@@ -71,7 +72,9 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   if (!command) {
-    io.stderr(`Unknown command "${name}".\n\n${usage()}`)
+    const closest = closestName(name, Object.keys(COMMANDS))
+    const guess = closest === undefined ? '' : ` Did you mean "${closest}"?`
+    io.stderr(`Unknown command "${name}".${guess}\n\n${usage()}`)
     return 2
   }
   try {

@@ -6,6 +6,7 @@
 import cluster from 'node:cluster'
 import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { closestName } from '../config/closest-name.ts'
 import { unknownEnvVarWarnings } from '../config/env-vars.ts'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
@@ -54,10 +55,26 @@ export function parseCommand<T extends OptionSpec>(
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `${(error as Error).message}. See: toolsel ${command} --help`,
+      `${argumentProblem(error, Object.keys({ ...COMMON_OPTIONS, ...options }))}. See: toolsel ${command} --help`,
       { cause: error },
     )
   }
+}
+
+/**
+ * parseArgs' message, except for an unknown option: Node's says how to pass a positional that
+ * starts with '-' (`place it at the end of the command after '--'`), which a typo is not; ours
+ * names the closest option (`Unknown option --libary (did you mean --library?)`).
+ */
+function argumentProblem(error: unknown, names: readonly string[]): string {
+  const message = (error as Error).message
+  if ((error as NodeJS.ErrnoException).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return message
+  const option = /^Unknown option '([^']+)'/.exec(message)?.[1]
+  if (option === undefined) return message
+  const closest = option.startsWith('--') ? closestName(option.slice(2), names) : undefined
+  return closest === undefined
+    ? `Unknown option ${option} (a positional argument that starts with "-" goes after "--")`
+    : `Unknown option ${option} (did you mean --${closest}?)`
 }
 
 /** Parses a numeric flag, naming the flag when it isn't a number. */

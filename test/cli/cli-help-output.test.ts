@@ -40,7 +40,24 @@ describe('command help', () => {
     }
     const unknown = await run(['nope'])
     expect(unknown).toMatchObject({ code: 2, stdout: '' })
-    expect(unknown.stderr).toMatch(/^Unknown command "nope"\./)
+    expect(unknown.stderr).toMatch(/^Unknown command "nope"\.\n/)
+    expect((await run(['selct', 'x'])).stderr).toMatch(
+      /^Unknown command "selct"\. Did you mean "select"\?\n/,
+    )
+  })
+
+  it('names the closest option for a mistyped one, not how to pass a positional starting with -', async () => {
+    const typo = await run(['select', 'x', '--libary', 'mine'])
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toBe(
+      'error [INVALID_INPUT]: Unknown option --libary (did you mean --library?). See: toolsel select --help\n',
+    )
+    expect((await run(['serve', '--prot', '9000'])).stderr).toContain(
+      'Unknown option --prot (did you mean --port?).',
+    )
+    expect((await run(['select', '-x'])).stderr).toContain(
+      'Unknown option -x (a positional argument that starts with "-" goes after "--"). See: toolsel select --help',
+    )
   })
 
   it('prints the version (was: Unknown command "--version", exit code 2)', async () => {
