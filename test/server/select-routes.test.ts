@@ -118,6 +118,28 @@ describe('POST /v1/select-tools', () => {
     expect((await readJson(response)).error.message).toMatch(/^Invalid request body: "k": /)
   })
 
+  it('names the closest field for a mistyped one', async () => {
+    const { app } = await createTestApp()
+    const message = async (path: string, init: RequestInit) =>
+      (await readJson(await app.request(path, init))).error.message
+    expect(
+      await message('/v1/select-tools', postJson({ instruction: 'text Bob', libary: 'demo' })),
+    ).toBe('Invalid request body: Unrecognized key: "libary" (did you mean "library"?).')
+    // After the missing field it stands for, as zod lists them.
+    expect(await message('/v1/select-tools', postJson({ instructions: 'text Bob' }))).toMatch(
+      /; Unrecognized key: "instructions" \(did you mean "instruction"\?\)\.$/,
+    )
+    expect(await message('/v1/search-tools', postJson({ query: 'sms', limit: 3 }))).toBe(
+      'Invalid request body: Unrecognized key: "limit".',
+    )
+    expect(
+      await message('/v1/libraries/mine?fromat=openai', {
+        method: 'PUT',
+        body: '[{"name": "a", "description": "b"}]',
+      }),
+    ).toBe('Invalid query parameters: Unrecognized key: "fromat" (did you mean "format"?).')
+  })
+
   it('answers 400 when the body is not sent as JSON', async () => {
     const { app } = await createTestApp()
     const response = await app.request('/v1/select-tools', {
