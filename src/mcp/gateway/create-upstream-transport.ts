@@ -14,10 +14,36 @@ export function upstreamKind(config: UpstreamConfig): UpstreamKind {
   return 'url' in config ? 'http' : 'stdio'
 }
 
-/** Where the upstream is, for status and messages; never includes headers or env (secrets). */
+/** A flag whose value is a credential: `--api-key`, `--token`, `--header`, `--password`… */
+const SECRET_FLAG = /key|token|secret|passw|auth|cred|header|bearer|cookie/i
+
+/**
+ * Where the upstream is, for `list_servers` and `/readyz` (which needs no key): never headers or
+ * env, and no credential a URL or command line carries. A URL loses its user info, and its query
+ * and fragment show as `?***`; in a command line the value of a flag that names a credential
+ * (`--api-key sk-…`, `--token=…`, `--header "Authorization: Bearer …"`) and any argument holding
+ * `Bearer ` show as `***`.
+ */
 export function upstreamTarget(config: UpstreamConfig): string {
-  if ('url' in config) return config.url
-  return [config.command, ...config.args].join(' ')
+  if ('url' in config) {
+    try {
+      const url = new URL(config.url)
+      return `${url.origin}${url.pathname}${url.search || url.hash ? '?***' : ''}`
+    } catch {
+      return '***'
+    }
+  }
+  const shown: string[] = []
+  let hideNext = false
+  for (const arg of config.args) {
+    const flag = /^(--?[^=\s]+)(=.*)?$/s.exec(arg)
+    if (hideNext && flag === null) shown.push('***')
+    else if (flag !== null && SECRET_FLAG.test(flag[1]))
+      shown.push(flag[2] === undefined ? arg : `${flag[1]}=***`)
+    else shown.push(/bearer\s/i.test(arg) ? '***' : arg)
+    hideNext = flag !== null && flag[2] === undefined && SECRET_FLAG.test(flag[1])
+  }
+  return [config.command, ...shown].join(' ')
 }
 
 /**

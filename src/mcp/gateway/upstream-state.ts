@@ -32,7 +32,9 @@ export const UpstreamStateSchema = z.object({
   transport: z.enum(['stdio', 'http']),
   target: z
     .string()
-    .describe('URL, or command line (never headers or env, which may hold secrets).'),
+    .describe(
+      'URL (without user info; a query shows as ?***), or command line (credential flag values as ***); never headers or env.',
+    ),
   status: z
     .enum(UPSTREAM_STATUSES)
     .describe(
