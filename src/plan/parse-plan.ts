@@ -19,6 +19,10 @@ const STEP_LIST_KEYS = ['steps', 'plan', 'subtasks', 'sub_steps']
 const STEP_TEXT_KEYS = ['step', 'task', 'description', 'text', 'action']
 /** `1. x`, `2) x`, `- x`, `* x`, `• x`, `Step 3: x`. */
 const LIST_ITEM = /^\s*(?:\d+\s*[.)]|[-*•]|step\s*\d+\s*[:.)-])\s+(.+?)\s*$/i
+/** LIST_ITEM's marker and the white space after it (all of it: `\s+` is greedy). */
+const LIST_MARKER = /^\s*(?:\d+\s*[.)]|[-*•]|step\s*\d+\s*[:.)-])\s+/i
+/** Characters `.` does not match (besides `\n`, which never is inside a line). */
+const LINE_TERMINATOR = /[\r\u2028\u2029]/
 
 /**
  * The steps in `raw`, cleaned (whitespace collapsed, empty and repeated steps dropped) and cut
@@ -31,13 +35,30 @@ export function parsePlan(raw: string, options: ParsePlanOptions = {}): string[]
     const steps = stepsFromJson(text)
     if (steps) return clean(steps, options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps)
   }
-  const listed = answer.split('\n').flatMap((line) => LIST_ITEM.exec(line)?.[1] ?? [])
+  const listed = answer.split('\n').flatMap((line) => listItem(line) ?? [])
   if (listed.length > 0) return clean(listed, options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps)
   throw new ToolselError(
     'PLAN_UNPARSABLE',
     `The planner answered no list of steps: "${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}".`,
     { details: { raw } },
   )
+}
+
+/**
+ * `LIST_ITEM.exec(line)?.[1]` in time linear in the line. The expression's lazy `(.+?)\s*$` tries
+ * `\s*$` at every character, and each try runs over the white space that follows: quadratic in a
+ * long run of spaces inside the line (32,000 of them: seconds). Its answer, found directly: after
+ * the marker and its white space, the rest of the line without trailing white space, unless that
+ * holds a character `.` does not match (then no match). When nothing follows the marker's white
+ * space, the expression gives one of those white-space characters back to `(.+?)`; that case runs
+ * the expression itself, which then backtracks one character at a time (linear).
+ */
+export function listItem(line: string): string | undefined {
+  const marker = LIST_MARKER.exec(line)
+  if (marker === null) return undefined
+  const rest = line.slice(marker[0].length).trimEnd()
+  if (rest === '') return LIST_ITEM.exec(line)?.[1]
+  return LINE_TERMINATOR.test(rest) ? undefined : rest
 }
 
 /** The text after the last `</think>`; with an unclosed `<think>`, the text before it. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isToolselError } from '../../src/errors.ts'
-import { parsePlan } from '../../src/plan/parse-plan.ts'
+import { listItem, parsePlan } from '../../src/plan/parse-plan.ts'
 
 const PLAN = ['get the weather forecast for Paris tomorrow', 'email it to Ann']
 
@@ -84,5 +84,29 @@ describe('parsePlan', () => {
         },
       ),
     )
+  })
+})
+
+describe('list items in linear time', () => {
+  // The expression listItem replaced (it was quadratic in a run of spaces inside a line).
+  const LIST_ITEM = /^\s*(?:\d+\s*[.)]|[-*•]|step\s*\d+\s*[:.)-])\s+(.+?)\s*$/i
+
+  it('reads every line as the expression did', () => {
+    const pieces = ['1', '12', '.', ')', '-', '*', '•', 'step', 'Step ', ':', ' ', '  ', '\t']
+    const more = ['\r', '\u2028', '\u00a0', '\ufeff', 'a', 'x y', '.', '\u2029']
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces, ...more), { maxLength: 12 }), (parts) => {
+        const line = parts.join('')
+        expect(listItem(line)).toBe(LIST_ITEM.exec(line)?.[1])
+      }),
+      { numRuns: 5000 },
+    )
+  })
+
+  it('a 32,000-space run inside a list line (seconds before) parses at once', () => {
+    const line = `1. a${' '.repeat(32_000)}b`
+    const start = performance.now()
+    expect(parsePlan(`${line}\n- c`)).toEqual(['a b', 'c'])
+    expect(performance.now() - start).toBeLessThan(1000)
   })
 })
