@@ -10,7 +10,7 @@ import {
   saveIndexedLibrary,
 } from '../../../src/store/library-lifecycle.ts'
 import { requireRetriever } from '../../../src/store/indexed-library.ts'
-import { RegexRetriever } from '../../../src/store/kinds/regex-kind.ts'
+import { MATCH_TIMEOUT_MS, RegexRetriever } from '../../../src/store/kinds/regex-kind.ts'
 import { createTestApp, postJson, readJson } from '../../server/test-service.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 import { CONTRACT_TOOLS, runRetrieverContract } from '../../retrieve/retriever.contract.ts'
@@ -60,6 +60,24 @@ describe('regex retriever kind', () => {
         'is 201 characters long; the regex retriever takes at most 200',
       ),
     })
+  })
+
+  it('stops a backtracking pattern the shape check lets through, and refuses it', async () => {
+    const description = 'Send an email message to a recipient with a subject and a body. '
+    const long = new RegexRetriever([
+      { id: 'a', name: 'a', description: description.repeat(40), parameters: {} },
+    ])
+    // Exponential in the field's length, or its fourth power: minutes each before.
+    for (const pattern of ['(.|.)*Z', '([\\s\\S]|[\\s\\S])*Z', '.*.*.*Z', '(.|\\s)*Z']) {
+      const start = performance.now()
+      await expect(long.retrieve(pattern, { k: 5 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining(`for more than ${MATCH_TIMEOUT_MS} ms and was stopped`),
+      })
+      expect(performance.now() - start).toBeLessThan(1000)
+    }
+    // The process goes on: the next pattern answers.
+    expect(await ids('^send_sms$')).toEqual(['messaging.send_sms'])
   })
 
   it('is built with bm25, saved without files of its own, and loaded back', async () => {
