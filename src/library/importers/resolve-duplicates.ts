@@ -40,6 +40,10 @@ export function resolveDuplicates(
     duplicates.push(entry)
   }
   const taken = new Set(byId.keys())
+  const nextSuffix = new Map<string, number>()
+  const content = memoContent()
+  /** Per group: each tool's first position, and each content's first position and count. */
+  const groupFacts = new Map<Tool[], GroupFacts>()
   const result: Tool[] = []
   for (const tool of tools) {
     const group = byId.get(tool.id)!
@@ -52,33 +56,76 @@ export function resolveDuplicates(
       result.push(tool)
       continue
     }
-    const position = group.indexOf(tool)
-    const sameAsEarlier = group
-      .slice(0, mode === 'last' ? group.length : position)
-      .some((other) => other !== tool && sameDefinition(other, tool))
+    let facts = groupFacts.get(group)
+    if (facts === undefined) groupFacts.set(group, (facts = factsOf(group, content)))
+    const key = content(tool)
+    // Another tool of the group with this tool's content: anywhere in it for `last`, else before
+    // this tool's first position (all of them other tools).
+    const sameAsEarlier =
+      mode === 'last'
+        ? facts.contentCount.get(key)! > facts.occurrences.get(tool)!
+        : facts.firstOfContent.get(key)! < facts.firstPosition.get(tool)!
     if (mode !== 'rename' || sameAsEarlier) {
-      report(tool, sameDefinition(kept, tool) || sameAsEarlier ? 'identical' : 'dropped')
+      report(tool, content(kept) === key || sameAsEarlier ? 'identical' : 'dropped')
       continue
     }
-    const renamed = withFreeId(tool, taken)
+    const renamed = withFreeId(tool, taken, nextSuffix)
     report(tool, 'renamed', renamed.id)
     result.push(renamed)
   }
   return { tools: result, duplicates }
 }
 
+interface GroupFacts {
+  firstPosition: Map<Tool, number>
+  occurrences: Map<Tool, number>
+  firstOfContent: Map<string, number>
+  contentCount: Map<string, number>
+}
+
+/**
+ * What the duplicate checks ask of a group, in one pass: comparing each tool with every earlier
+ * one (and looking its position up) was quadratic in the group (10,000 copies of one id: minutes).
+ */
+function factsOf(group: readonly Tool[], content: (tool: Tool) => string): GroupFacts {
+  const facts: GroupFacts = {
+    firstPosition: new Map(),
+    occurrences: new Map(),
+    firstOfContent: new Map(),
+    contentCount: new Map(),
+  }
+  group.forEach((tool, position) => {
+    const key = content(tool)
+    if (!facts.firstPosition.has(tool)) facts.firstPosition.set(tool, position)
+    facts.occurrences.set(tool, (facts.occurrences.get(tool) ?? 0) + 1)
+    if (!facts.firstOfContent.has(key)) facts.firstOfContent.set(key, position)
+    facts.contentCount.set(key, (facts.contentCount.get(key) ?? 0) + 1)
+  })
+  return facts
+}
+
 /** The tool with the first free `<id>_N` (N ≥ 2); its name gets the same suffix when the id ends with it. */
-function withFreeId(tool: Tool, taken: Set<string>): Tool {
-  let suffix = 2
+function withFreeId(tool: Tool, taken: Set<string>, nextSuffix: Map<string, number>): Tool {
+  // `taken` only grows: the search for this id goes on where its last one stopped.
+  let suffix = nextSuffix.get(tool.id) ?? 2
   while (taken.has(`${tool.id}_${suffix}`)) suffix += 1
+  nextSuffix.set(tool.id, suffix + 1)
   const id = `${tool.id}_${suffix}`
   taken.add(id)
   const nameInId = tool.id === tool.name || tool.id.endsWith(`.${tool.name}`)
   return { ...tool, id, name: nameInId ? `${tool.name}_${suffix}` : tool.name }
 }
 
-function sameDefinition(a: Tool, b: Tool): boolean {
-  const content = ({ name, description, parameters, namespace, tags }: Tool) =>
-    stableStringify({ name, description, parameters, namespace, tags })
-  return content(a) === content(b)
+/** A tool's definition as text (two tools are the same when these are equal), made once per tool. */
+function memoContent(): (tool: Tool) => string {
+  const made = new Map<Tool, string>()
+  return (tool) => {
+    let text = made.get(tool)
+    if (text === undefined) {
+      const { name, description, parameters, namespace, tags } = tool
+      text = stableStringify({ name, description, parameters, namespace, tags })
+      made.set(tool, text)
+    }
+    return text
+  }
 }
