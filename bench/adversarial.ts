@@ -1,0 +1,353 @@
+/**
+ * An attacker's table: inputs at or under the default limits, one request each, against the
+ * server's default configuration (the demo library, no keys), and how long each holds the event
+ * loop. Serves the app over real HTTP in this process; a client keeps polling `/healthz` while
+ * the request runs, and `perf_hooks.monitorEventLoopDelay` (bench/stall-probe.ts) records the
+ * longest stall: wall clock ("stall ms") and the main thread's own CPU ("CPU ms", the stall
+ * without the waits for a core of a loaded machine). A row is a finding when "CPU ms" is over
+ * 100 ms. Bodies are made before the measurement and sent as bytes, so the client's own work is
+ * not counted.
+ *
+ * Before running a library-upload row the script uploads `rx` (the sample tools with a regex
+ * part and one 2,000-character description), which the regex rows search.
+ *
+ *   node --import tsx bench/adversarial.ts [--only <substring of a row name>] [--list]
+ *
+ * On the code before round 20 some rows do not end for minutes (the regex and parsePlan rows):
+ * run them one at a time with `--only`.
+ * @module
+ */
+import { request as httpRequest } from 'node:http'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createComponents } from '../src/components.ts'
+import { parseConfig } from '../src/config/load-config.ts'
+import { createMemoryLogger } from '../src/log.ts'
+import { createApp } from '../src/server/app.ts'
+import { ToolselService } from '../src/service/toolsel-service.ts'
+import { listenApp } from '../test/helpers/listen-app.ts'
+import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
+import { measureStall } from './stall-probe.ts'
+
+const { values } = parseArgs({
+  options: { only: { type: 'string' }, list: { type: 'boolean', default: false } },
+})
+
+interface Case {
+  name: string
+  /** What makes it large, for the table. */
+  size: string
+  method: 'POST' | 'PUT'
+  path: string
+  body: Buffer
+  headers?: Record<string, string>
+}
+
+const MAX_CHARS = 8000 // server.maxInstructionChars
+const COMPLETION_CHARS = 32_000 // MAX_COMPLETION_CHARS of the reward routes
+const json = (value: unknown) => Buffer.from(JSON.stringify(value))
+const post = (name: string, size: string, path: string, body: unknown): Case => ({
+  name,
+  size,
+  method: 'POST',
+  path,
+  body: Buffer.isBuffer(body) ? body : json(body),
+})
+const fill = (unit: string, chars: number) => unit.repeat(Math.floor(chars / unit.length))
+
+/** Instruction texts of the select, search and MCP rows: each at the instruction limit. */
+const TEXTS: Array<[string, string]> = [
+  ['one long word', 'z'.repeat(MAX_CHARS)],
+  ['many short words', fill('ab ', MAX_CHARS)],
+  ['many "and the"', `I want X${fill(' and the Y', MAX_CHARS - 8)}`],
+  ['many commas', fill('send mail, ', MAX_CHARS)],
+  ['many sentences', fill('Send mail. Then text Ann. ', MAX_CHARS)],
+  ['camelCase run', fill('aB', MAX_CHARS)],
+  ['combining marks', `e${'\u0301'.repeat(MAX_CHARS - 1)}`],
+  ['emoji and RTL', fill('😀\u202eשלום ', MAX_CHARS)],
+  ['NUL characters', fill('a\u0000', MAX_CHARS)],
+  ['white space run', `a${' '.repeat(MAX_CHARS - 2)}b`],
+]
+
+/** Planner completions of the reward rows: each one completion of the largest size. */
+const COMPLETIONS: Array<[string, string]> = [
+  ['open braces', '{'.repeat(COMPLETION_CHARS)],
+  [
+    'nested brackets, not JSON',
+    `${'['.repeat(COMPLETION_CHARS / 2 - 1)}x${']'.repeat(COMPLETION_CHARS / 2)}`,
+  ],
+  ['list item with a space run', `1. a${' '.repeat(COMPLETION_CHARS - 5)}b`],
+  ['code fences', fill('```', COMPLETION_CHARS)],
+]
+
+const REGEXES: Array<[string, string]> = [
+  ['regex (.|.)*Z', '(.|.)*Z'],
+  ['regex .*.*.*Z', '.*.*.*Z'],
+  ['regex (a+)+ (refused by shape)', '(a+)+$'],
+]
+
+function mcpCall(name: string, args: Record<string, unknown>): Buffer {
+  return json({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } })
+}
+const MCP_HEADERS = {
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-03-26',
+}
+
+/** An OpenAPI document whose schemas reference the next level twice: 2^levels paths when expanded. */
+function refFanOut(levels: number): unknown {
+  const schemas: Record<string, unknown> = { L0: { type: 'string' } }
+  for (let level = 1; level <= levels; level += 1) {
+    const ref = { $ref: `#/components/schemas/L${level - 1}` }
+    schemas[`L${level}`] = { type: 'object', properties: { a: ref, b: ref } }
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'fan-out', version: '1' },
+    paths: {
+      '/x': {
+        post: {
+          operationId: 'x',
+          requestBody: {
+            content: {
+              'application/json': { schema: { $ref: `#/components/schemas/L${levels}` } },
+            },
+          },
+        },
+      },
+    },
+    components: { schemas },
+  }
+}
+
+const cases: Case[] = [
+  ...TEXTS.map(([name, text]) =>
+    post(`select: ${name}`, `${text.length} chars`, '/v1/select-tools', {
+      instruction: text,
+      explain: true,
+    }),
+  ),
+  ...TEXTS.slice(0, 4).map(([name, text]) =>
+    post(`search: ${name}`, `${text.length} chars`, '/v1/search-tools', { query: text }),
+  ),
+  ...REGEXES.map(([name, pattern]) =>
+    post(`search: ${name}`, '2,000-char field', '/v1/search-tools', {
+      query: pattern,
+      library: 'rx',
+      retriever: 'regex',
+    }),
+  ),
+  ...COMPLETIONS.map(([name, text]) =>
+    post(`rewards/planner: ${name}`, `1 x ${text.length} chars`, '/v1/rewards/planner', {
+      instruction: 'send an email',
+      gold: ['mail.send_email'],
+      completions: [text],
+    }),
+  ),
+  post('rewards/selector: fenced', '125 x 32,000 chars', '/v1/rewards/selector', {
+    gold: 'mail.send_email',
+    completions: Array.from(
+      { length: 125 },
+      (_, index) => `\`\`\`\n"${'x'.repeat(31_980)}${index}"`,
+    ),
+  }),
+  post('tools/batch: unknown ids', '1,000 x 1,000 chars', '/v1/libraries/rx/tools/batch', {
+    ids: Array.from({ length: 1000 }, (_, index) => `${'u'.repeat(995)}${index}`),
+  }),
+  {
+    ...post(
+      'mcp: search_tools, one long word',
+      '8,000 chars',
+      '/mcp',
+      mcpCall('search_tools', {
+        query: 'z'.repeat(MAX_CHARS),
+      }),
+    ),
+    headers: MCP_HEADERS,
+  },
+  {
+    ...post(
+      'mcp: select_tools, many "and the"',
+      '8,000 chars',
+      '/mcp',
+      mcpCall('select_tools', {
+        instruction: TEXTS[2][1],
+      }),
+    ),
+    headers: MCP_HEADERS,
+  },
+  {
+    ...post(
+      'mcp: batch of 100 select_tools',
+      '100 x 8,000 chars',
+      '/mcp',
+      Buffer.from(
+        JSON.stringify(
+          Array.from({ length: 100 }, (_, index) => ({
+            jsonrpc: '2.0',
+            id: index + 1,
+            method: 'tools/call',
+            params: { name: 'select_tools', arguments: { instruction: TEXTS[1][1] } },
+          })),
+        ),
+      ),
+    ),
+    headers: MCP_HEADERS,
+  },
+  {
+    name: 'upload: one parameter, 60k enum values',
+    size: '60,000 values',
+    method: 'PUT',
+    path: '/v1/libraries/enum',
+    body: json([
+      {
+        id: 'e',
+        name: 'e',
+        description: 'enum',
+        parameters: {
+          type: 'object',
+          properties: { v: { type: 'string', enum: Array.from({ length: 60_000 }, String) } },
+        },
+      },
+    ]),
+  },
+  {
+    name: 'upload: 20k parameters',
+    size: '20,000 properties',
+    method: 'PUT',
+    path: '/v1/libraries/wide',
+    body: json([
+      {
+        id: 'w',
+        name: 'w',
+        description: 'wide',
+        parameters: {
+          type: 'object',
+          properties: Object.fromEntries(
+            Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: 'string' }]),
+          ),
+        },
+      },
+    ]),
+  },
+  {
+    name: 'upload: 10k copies of one id, rename',
+    size: '10,000 tools',
+    method: 'PUT',
+    path: '/v1/libraries/dupes?onDuplicate=rename',
+    body: json(
+      Array.from({ length: 10_000 }, (_, index) => ({
+        id: 'same',
+        name: 'same',
+        description: `copy ${index}`,
+      })),
+    ),
+  },
+  {
+    name: 'upload: OpenAPI $ref fan-out',
+    size: '2^16 expanded paths',
+    method: 'PUT',
+    path: '/v1/libraries/fan?format=openapi',
+    body: json(refFanOut(16)),
+  },
+  post('examples: 10k long instructions', '10,000 x 500 chars', '/v1/libraries/rx/examples', {
+    examples: Array.from({ length: 10_000 }, (_, index) => ({
+      instruction: `${fill('send the mail ', 490)} ${index}`,
+      tools: ['mail.send_email'],
+    })),
+  }),
+]
+
+const selected = cases.filter((row) => values.only === undefined || row.name.includes(values.only))
+if (values.list) {
+  for (const row of cases) console.log(row.name)
+  process.exit(0)
+}
+
+function send(url: string, row: Case): Promise<{ status: number; bytes: number }> {
+  const target = new URL(row.path, url)
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      target,
+      {
+        method: row.method,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(row.body.length),
+          ...row.headers,
+        },
+      },
+      (response) => {
+        let bytes = 0
+        response.on('data', (chunk: Buffer) => (bytes += chunk.length))
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes }))
+        response.on('error', reject)
+      },
+    )
+    request.on('error', reject)
+    request.end(row.body)
+  })
+}
+
+const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-adversarial-'))
+const config = parseConfig({
+  library: { default: 'demo', loadAll: false, indexDir },
+  log: { level: 'silent' },
+})
+const logger = createMemoryLogger()
+const service = new ToolselService(config, logger, createComponents(config, logger))
+await service.start()
+const app = createApp(service)
+const server = await listenApp(app.fetch)
+try {
+  const description = 'Send an email message to a recipient with a subject and a body. '
+  const rx = await send(server.url, {
+    name: 'setup',
+    size: '',
+    method: 'PUT',
+    path: '/v1/libraries/rx?retriever=regex',
+    body: json([
+      ...SAMPLE_TOOLS,
+      { id: 'long', name: 'long', description: description.repeat(40).slice(0, 2000) },
+    ]),
+  })
+  if (rx.status !== 201) throw new Error(`uploading the regex library answered ${rx.status}`)
+  // A request that the server drops (keep-alive closed while the loop was held) counts as answered.
+  const health = () =>
+    fetch(`${server.url}/healthz`).catch(() => new Response(null, { status: 599 }))
+  // Warm-up: the first selection loads the model, the first MCP call its token counter.
+  await send(server.url, cases[0])
+  await send(
+    server.url,
+    cases.find((row) => row.path === '/mcp')!,
+  )
+  console.log(`load average ${loadavg()[0].toFixed(2)}; node ${process.version}`)
+  console.log('| input class | size | status | ms | stall max ms | CPU ms | /healthz answers |')
+  console.log('|---|---|--:|--:|--:|--:|--:|')
+  for (const row of selected) {
+    let status = 0
+    // The longest wait between two turns of a 1 ms timer: the wall-clock stall.
+    let longest = 0
+    let last = performance.now()
+    const probe = setInterval(() => {
+      const now = performance.now()
+      longest = Math.max(longest, now - last)
+      last = now
+    }, 1)
+    const stall = await measureStall(row.name, health, async () => {
+      last = performance.now()
+      longest = 0
+      status = (await send(server.url, row)).status
+    })
+    clearInterval(probe)
+    console.log(
+      `| ${row.name} | ${row.size} | ${status} | ${stall.ms.toFixed(0)} | ${Math.max(longest, stall.stallMax).toFixed(0)} | ${stall.stallCpuMax.toFixed(0)} | ${stall.requests} |`,
+    )
+  }
+} finally {
+  await server.close()
+  await app.close()
+  await rm(indexDir, { recursive: true, force: true })
+}
