@@ -69,9 +69,12 @@ export async function importTools(
 ): Promise<ImportResult> {
   const { context, format, parsed } = start(text, options)
   try {
-    if (format !== 'openapi')
-      return finish(importSync(text, format, parsed, context), format, context, options)
-    return finish(await importOpenapi(parsed, context), format, context, options)
+    const imported =
+      format !== 'openapi'
+        ? importSync(text, format, parsed, context)
+        : await importOpenapi(parsed, context)
+    warnOfDetectedFormat(context, text, options)
+    return finish(imported, format, context, options)
   } catch (error) {
     throw withDetectedFormat(error, text, options)
   }
@@ -89,7 +92,9 @@ export function importToolsFromText(text: string, options: ImportOptions = {}): 
     })
   }
   try {
-    return finish(importSync(text, format, parsed, context), format, context, options)
+    const imported = importSync(text, format, parsed, context)
+    warnOfDetectedFormat(context, text, options)
+    return finish(imported, format, context, options)
   } catch (error) {
     throw withDetectedFormat(error, text, options)
   }
@@ -103,18 +108,39 @@ export function importToolsFromText(text: string, options: ImportOptions = {}): 
 function withDetectedFormat(error: unknown, text: string, options: ImportOptions): unknown {
   if (options.format === undefined || !isToolselError(error, 'IMPORT_FAILED')) return error
   if (error.message.includes('leave the format to detection')) return error
-  let detected: ImportFormat
-  try {
-    detected = sniffText(text, createImportContext({ fileName: options.fileName })).format
-  } catch {
-    return error
-  }
-  if (detected === options.format) return error
+  const detected = otherDetectedFormat(text, options)
+  if (detected === undefined) return error
   return new ToolselError(
     'IMPORT_FAILED',
     `${error.message.replace(/\.$/, '')}. The file looks like ${detected}, not ${options.format}: import it as ${detected} (or leave the format to detection).`,
     { cause: error.cause, details: { ...error.details, detectedFormat: detected } },
   )
+}
+
+/**
+ * The same for an import that went through with warnings (`--format functions` on Anthropic tools:
+ * each `input_schema` is not read, "rename it parameters"): one more warning names the format the
+ * file looks like. Imports without warnings are not re-detected.
+ */
+function warnOfDetectedFormat(context: ImportContext, text: string, options: ImportOptions): void {
+  if (options.format === undefined || context.warnings.length === 0) return
+  const detected = otherDetectedFormat(text, options)
+  if (detected === undefined) return
+  addWarning(
+    context,
+    undefined,
+    `the file looks like ${detected}, not ${options.format}: import it as ${detected} (or leave the format to detection)`,
+  )
+}
+
+/** The format detection gives `text` when it is not the one asked for; undefined otherwise. */
+function otherDetectedFormat(text: string, options: ImportOptions): ImportFormat | undefined {
+  try {
+    const { format } = sniffText(text, createImportContext({ fileName: options.fileName }))
+    return format === options.format ? undefined : format
+  } catch {
+    return undefined
+  }
 }
 
 /** Reads a file (UTF-8) and imports it; `fileName` defaults to the path as given. */

@@ -146,6 +146,15 @@ describe('importToolsFromText', () => {
     await expect(
       importTools(openai, { fileName: 'tools.json', format: 'gorilla' }),
     ).rejects.toThrow('The file looks like openai, not gorilla: import it as openai')
+    // An import that goes through with warnings says it too, once, after them.
+    const anthropic = JSON.stringify([
+      { name: 'get_weather', description: 'Weather', input_schema: { type: 'object' } },
+    ])
+    const warned = importToolsFromText(anthropic, { fileName: 'a.json', format: 'functions' })
+    expect(warned.warnings.at(-1)).toBe(
+      'a.json: the file looks like anthropic, not functions: import it as anthropic (or leave the format to detection)',
+    )
+    expect(importToolsFromText(anthropic, { fileName: 'a.json' }).warnings).toEqual([])
     // A file that fits no format at all keeps its own error.
     expectToolselError(
       () => importToolsFromText('[{"foo": 1}]', { fileName: 'x.json', format: 'openai' }),
