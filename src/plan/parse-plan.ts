@@ -69,12 +69,23 @@ function withoutThinking(raw: string): string {
   return open >= 0 ? raw.slice(0, open) : raw
 }
 
+/**
+ * Characters the JSON search of one text may read (its bracket scans and parses), about 5 ms of
+ * work. The search tries every `[` and `{`, each reading up to the end of the text: quadratic in
+ * texts of many unclosed or nested brackets (32,000 of them: seconds). A real answer reads a few
+ * times its length; past the budget the text is read as holding no JSON.
+ */
+export const JSON_SEARCH_BUDGET = 2_000_000
+
 /** Steps from the first JSON list (or object with a step list) in `text`. */
 function stepsFromJson(text: string): string[] | undefined {
+  let budget = JSON_SEARCH_BUDGET
   for (let start = 0; start < text.length; start++) {
     const char = text[start]
     if (char !== '[' && char !== '{') continue
     const end = matchingBracket(text, start)
+    budget -= (end < 0 ? text.length : end + 1) - start
+    if (budget < 0) return undefined
     if (end < 0) {
       // A list cut off by the token limit: keep the steps that were complete.
       if (char !== '[') continue
@@ -83,6 +94,8 @@ function stepsFromJson(text: string): string[] | undefined {
       )
       return complete.length > 0 ? complete : undefined
     }
+    budget -= end + 1 - start
+    if (budget < 0) return undefined
     const value = tryParse(text.slice(start, end + 1))
     const steps = stepsFromValue(value)
     if (steps) return steps

@@ -103,6 +103,21 @@ describe('list items in linear time', () => {
     )
   })
 
+  it('32,000 unclosed or nested brackets (seconds each before) end at once, unparsable', () => {
+    const texts = ['{'.repeat(32_000), `${'['.repeat(15_999)}x${']'.repeat(16_000)}`]
+    for (const text of texts) {
+      const start = performance.now()
+      expect(() => parsePlan(text)).toThrow(/no list of steps/)
+      expect(performance.now() - start).toBeLessThan(1000)
+    }
+    // Within the budget the search is as before: a plan after a few hundred stray brackets, or
+    // after 30,000 characters of prose and JSON objects that hold no plan.
+    expect(parsePlan(`${'{'.repeat(300)} ${JSON.stringify(PLAN)}`)).toEqual(PLAN)
+    const prose = 'The user wants {"city": "Paris"} and [the forecast] first. '.repeat(520)
+    expect(prose.length).toBeGreaterThan(30_000)
+    expect(parsePlan(`${prose}\n${JSON.stringify({ steps: PLAN })}`)).toEqual(PLAN)
+  })
+
   it('a 32,000-space run inside a list line (seconds before) parses at once', () => {
     const line = `1. a${' '.repeat(32_000)}b`
     const start = performance.now()
