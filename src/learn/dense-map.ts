@@ -14,7 +14,6 @@
  */
 import { normalizeL2 } from '../models/embedding-model.ts'
 import { DenseToolVectors, type TextEncoder } from './dense-features.ts'
-import { simdMapProduct } from './dense-map-simd.ts'
 
 /** The two maps: `size × size` matrices, row-major (output row i = Σ_j M[i·size + j] · x[j]). */
 export interface DenseMap {
@@ -82,8 +81,6 @@ export class MappedEncoder implements TextEncoder {
   readonly #base: TextEncoder
   readonly #matrix: Float32Array
   readonly #size: number
-  /** The product in WebAssembly SIMD (same bits; undefined where it is missing: `applyMap`). */
-  readonly #product: ((input: Float32Array, out: Float32Array) => void) | undefined
 
   constructor(base: TextEncoder, matrix: Float32Array, size: number, side: 'query' | 'tool') {
     if (matrix.length !== size * size) {
@@ -95,7 +92,6 @@ export class MappedEncoder implements TextEncoder {
     this.#base = base
     this.#matrix = matrix
     this.#size = size
-    this.#product = simdMapProduct(matrix, size)
   }
 
   embedText(text: string): Float32Array {
@@ -105,10 +101,7 @@ export class MappedEncoder implements TextEncoder {
         `A dense map of size ${this.#size} can't map ${this.#base.modelId}'s ${vector.length}-dimensional vectors.`,
       )
     }
-    if (this.#product === undefined) return applyMap(this.#matrix, this.#size, vector)
-    const out = new Float32Array(this.#size)
-    this.#product(vector, out)
-    return normalizeL2(out)
+    return applyMap(this.#matrix, this.#size, vector)
   }
 }
 
