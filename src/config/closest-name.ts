@@ -12,6 +12,9 @@ export function closestName(name: string, known: readonly string[]): string | un
   let best: string | undefined
   let bestDistance = Math.min(2, Math.floor(name.length / 3)) + 1
   for (const candidate of known) {
+    // The distance is at least the difference in length: a long name (a request body's key can be
+    // as long as the body) is never compared, so the hint costs nothing whatever its size.
+    if (Math.abs(name.length - candidate.length) >= bestDistance) continue
     const distance = editDistance(name, candidate)
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance]
   }
