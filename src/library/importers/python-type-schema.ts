@@ -33,7 +33,10 @@ export function pythonTypeSchema(typeText: string | undefined): JsonSchema | und
   const optional = /^Optional\[(.*)\]$/.exec(text)
   if (optional) text = optional[1]
   const union = /^Union\[(.*)\]$/.exec(text)
-  const members = (union ? union[1].split(',') : text.split(/\s+or\s+|\s*\|\s*/))
+  // `int or float`, `int | None`: white space runs collapsed first (each member is trimmed and read
+  // by its base name, so that changes nothing), because `\s+or\s+|\s*\|\s*` on a long run of
+  // spaces tried every start in the run and ran over the rest of it (32,000 spaces: 5.5 s).
+  const members = (union ? union[1].split(',') : text.replace(/\s+/g, ' ').split(/ or | ?\| ?/))
     .map((member) => member.trim())
     .filter((member) => member !== '' && member !== 'None')
   if (members.length === 0) return undefined
