@@ -101,7 +101,8 @@ export class LearnedSelector implements Selector {
       }
     }
     // One map from id to the candidate's slot in `features` (their ids are distinct), which
-    // holds its values and namespace, and its probability by slot: no map per field.
+    // holds its values and namespace, and its probability by slot: no map per field. (Not
+    // `scored[slot].p`: `scored` is sorted below, so its order is not the slots'.)
     const slotOf = new Map<string, number>()
     const probabilities = new Float64Array(features.length)
     const scored: ScoredCandidate[] = new Array(features.length)
