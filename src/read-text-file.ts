@@ -10,9 +10,7 @@ export async function readTextFile(file: string, what: string): Promise<string> 
     throw new ToolselError(
       'INVALID_INPUT',
       `Cannot read ${what} "${file}": ${fileProblem(error)}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     )
   }
 }

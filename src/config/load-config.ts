@@ -114,9 +114,7 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
     throw new ToolselError(
       'INVALID_CONFIG',
       `Config file ${file} could not be read: ${fileProblem(error)}.`,
-      {
-        cause: error,
-      },
+      { cause: error },
     )
   }
   let value: unknown
