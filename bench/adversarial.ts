@@ -13,8 +13,8 @@
  *
  *   node --import tsx bench/adversarial.ts [--only <substring of a row name>] [--list]
  *
- * On the code before round 20 some rows do not end for minutes (the regex and parsePlan rows):
- * run them one at a time with `--only`.
+ * On the code before round 20 some rows do not end for minutes (the regex and parsePlan rows), and
+ * before round 21 the OpenAPI row of 30 levels never ends: run them one at a time with `--only`.
  * @module
  */
 import { request as httpRequest } from 'node:http'
@@ -28,6 +28,7 @@ import { createMemoryLogger } from '../src/log.ts'
 import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
+import { refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
 import { measureStall } from './stall-probe.ts'
 
@@ -94,32 +95,6 @@ function mcpCall(name: string, args: Record<string, unknown>): Buffer {
 const MCP_HEADERS = {
   accept: 'application/json, text/event-stream',
   'mcp-protocol-version': '2025-03-26',
-}
-
-/** An OpenAPI document whose schemas reference the next level twice: 2^levels paths when expanded. */
-function refFanOut(levels: number): unknown {
-  const schemas: Record<string, unknown> = { L0: { type: 'string' } }
-  for (let level = 1; level <= levels; level += 1) {
-    const ref = { $ref: `#/components/schemas/L${level - 1}` }
-    schemas[`L${level}`] = { type: 'object', properties: { a: ref, b: ref } }
-  }
-  return {
-    openapi: '3.0.0',
-    info: { title: 'fan-out', version: '1' },
-    paths: {
-      '/x': {
-        post: {
-          operationId: 'x',
-          requestBody: {
-            content: {
-              'application/json': { schema: { $ref: `#/components/schemas/L${levels}` } },
-            },
-          },
-        },
-      },
-    },
-    components: { schemas },
-  }
 }
 
 const cases: Case[] = [
@@ -218,19 +193,7 @@ const cases: Case[] = [
     size: '20,000 properties',
     method: 'PUT',
     path: '/v1/libraries/wide',
-    body: json([
-      {
-        id: 'w',
-        name: 'w',
-        description: 'wide',
-        parameters: {
-          type: 'object',
-          properties: Object.fromEntries(
-            Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: 'string' }]),
-          ),
-        },
-      },
-    ]),
+    body: json(wideTool(20_000)),
   },
   {
     name: 'upload: 10k copies of one id, rename',
@@ -251,6 +214,13 @@ const cases: Case[] = [
     method: 'PUT',
     path: '/v1/libraries/fan?format=openapi',
     body: json(refFanOut(16)),
+  },
+  {
+    name: 'upload: OpenAPI $ref fan-out, 30 levels',
+    size: '2^30 expanded paths',
+    method: 'PUT',
+    path: '/v1/libraries/fan30?format=openapi',
+    body: json(refFanOut(30)),
   },
   post('examples: 10k long instructions', '10,000 x 500 chars', '/v1/libraries/rx/examples', {
     examples: Array.from({ length: 10_000 }, (_, index) => ({

@@ -37,8 +37,9 @@ const ServerSchema = z
     /**
      * A library upload whose body has at least this many characters is parsed and imported in a worker
      * thread (with its tools file and tools index), so the event loop keeps answering; a smaller
-     * one is imported in the process (a worker's start costs more than its import). 0 = every
-     * upload in a worker. Default 1,048,576.
+     * one is imported in the process (a worker's start costs more than its import) unless it holds
+     * a `$ref` or more than 5,000 objects (`expandsOnImport`). 0 = every upload in a worker.
+     * Default 1,048,576.
      */
     importWorkerMinChars: z
       .number()

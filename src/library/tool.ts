@@ -41,16 +41,47 @@ export const EMPTY_PARAMETERS: JsonSchema = Object.freeze({ type: 'object', prop
 /** Deepest nesting of objects and arrays accepted in a tool's parameters (JSON handling recurses). */
 export const MAX_PARAMETER_DEPTH = 64
 
-/** Whether `value` nests objects or arrays more than `limit` levels deep; iterative, never overflows. */
-export function exceedsDepth(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]]
+/**
+ * Most JSON values (objects, arrays, strings, numbers, booleans, nulls) an import accepts in one
+ * tool's parameters, counted once an OpenAPI spec's `$ref`s are resolved. The import walks each
+ * several times (schema rewrite, ajv; ~4-6 µs a value) and every answer that includes schemas
+ * sends them. Real tools stay far under it: the largest of the 2,640 specs of APIs.guru's
+ * directory (amplifyuibuilder, 18,830 values), Kubernetes 5,094, GitHub 1,248 (bench/README
+ * round 21).
+ */
+export const MAX_PARAMETER_VALUES = 100_000
+
+/**
+ * Throws IMPORT_FAILED when `parameters` nests objects or arrays more than MAX_PARAMETER_DEPTH
+ * levels deep or, given `maxValues`, holds more values than that. One iterative pass, never
+ * overflows, and stops at the first value past a limit.
+ */
+export function assertParameterShape(id: string, parameters: unknown, maxValues = Infinity): void {
+  const stack: Array<[unknown, number]> = [[parameters, 1]]
+  let values = 0
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!
+    values += 1
+    if (values > maxValues) throw tooManyParameterValues(id, maxValues)
     if (current === null || typeof current !== 'object') continue
-    if (depth > limit) return true
+    if (depth > MAX_PARAMETER_DEPTH) {
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool "${id}": its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
+        { details: { id, maxDepth: MAX_PARAMETER_DEPTH } },
+      )
+    }
     for (const inner of Object.values(current)) stack.push([inner, depth + 1])
   }
-  return false
+}
+
+/** IMPORT_FAILED for a tool whose parameters hold more than `limit` values (`where` says when). */
+export function tooManyParameterValues(id: string, limit: number, where = ''): ToolselError {
+  return new ToolselError(
+    'IMPORT_FAILED',
+    `Tool "${id}": its parameters hold more than ${limit.toLocaleString('en-US')} JSON values${where}; split the tool or simplify its schema.`,
+    { details: { id, maxValues: limit } },
+  )
 }
 
 /** Serialises a value with object keys sorted, so equal content always hashes equally. */
@@ -72,13 +103,7 @@ export function stableStringify(value: unknown): string {
  */
 export function toolContentHash(tool: Tool): string {
   const { id, name, description, parameters, namespace, tags } = tool
-  if (exceedsDepth(parameters, MAX_PARAMETER_DEPTH)) {
-    throw new ToolselError(
-      'IMPORT_FAILED',
-      `Tool "${id}": its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
-      { details: { id } },
-    )
-  }
+  assertParameterShape(id, parameters)
   return sha256(stableStringify({ id, name, description, parameters, namespace, tags }))
 }
 

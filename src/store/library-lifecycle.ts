@@ -126,8 +126,9 @@ export async function importLibrary(
 /**
  * `importLibrary` of an upload's `text` (UTF-8 bytes or a string), also handing back a summary of the import and what the
  * save can write as it is (`toolsIndex`, to pass in `SaveOptions`). A body of at least
- * `server.importWorkerMinChars` is imported in a worker thread (upload-import.ts): the event
- * loop only adopts the tools file's bytes and index it hands back; a smaller one in the process.
+ * `server.importWorkerMinChars`, or one that `expandsOnImport`, is imported in a worker thread
+ * (upload-import.ts): the event loop only adopts the tools file's bytes and index it hands back;
+ * a smaller one in the process.
  * The index and files come out the same either way. Bytes given to the worker are transferred
  * to it: `input.text` is empty afterwards.
  */
@@ -145,7 +146,7 @@ export async function importUploadedLibrary(
   toolsIndex?: PreparedToolsIndex
 }> {
   const { server } = config
-  if (input.text.length < server.importWorkerMinChars) {
+  if (input.text.length < server.importWorkerMinChars && !expandsOnImport(input.text)) {
     // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
     const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
     const { indexed, imported } = await importLibrary({ ...input, text }, name, config, options)
@@ -180,6 +181,33 @@ export async function importUploadedLibrary(
     summary: upload.summary,
     toolsIndex: upload.toolsIndex,
   }
+}
+
+/**
+ * An upload with more objects (`{`) than this is imported in a worker, whatever its size: each
+ * object of a schema is walked several times (schema rewrite, ajv; ~5 µs), so one tool of 20,000
+ * parameters held the event loop ~250 ms in a body of 560 KB (bench/README round 21).
+ */
+export const IN_PROCESS_MAX_OBJECTS = 5000
+
+/**
+ * Whether a body small enough for the process still has to be imported in a worker: it holds a
+ * `$ref` (an OpenAPI spec's references can expand a few kilobytes into a large library, and real
+ * specs of 140 KB took 300-450 ms to import) or more than IN_PROCESS_MAX_OBJECTS objects. Two
+ * scans of the text, about a millisecond per megabyte.
+ */
+export function expandsOnImport(text: string | Uint8Array): boolean {
+  // A Buffer over the bytes (not a copy); `{` and `$ref` are the same bytes in UTF-8, never part
+  // of another character's.
+  const body =
+    typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength)
+  if (body.includes('$ref')) return true
+  let objects = 0
+  for (let at = body.indexOf('{'); at !== -1; at = body.indexOf('{', at + 1)) {
+    objects += 1
+    if (objects > IN_PROCESS_MAX_OBJECTS) return true
+  }
+  return false
 }
 
 /**

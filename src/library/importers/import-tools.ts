@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { isToolselError, ToolselError } from '../../errors.ts'
-import { exceedsDepth, MAX_PARAMETER_DEPTH, type Tool } from '../tool.ts'
+import { assertParameterShape, MAX_PARAMETER_VALUES, type Tool } from '../tool.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -239,14 +239,9 @@ export function normalizeSchemas(
   const schemaChanges: SchemaChange[] = []
   const invalidSchemas: InvalidSchema[] = []
   for (const tool of tools) {
-    // Deeper schemas would overflow the stack of the rewrite and of ajv: refuse them first.
-    if (exceedsDepth(tool.parameters, MAX_PARAMETER_DEPTH)) {
-      throw new ToolselError(
-        'IMPORT_FAILED',
-        `Tool "${tool.id}": its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
-        { details: { id: tool.id } },
-      )
-    }
+    // Deeper schemas would overflow the stack of the rewrite and of ajv, larger ones hold the
+    // import (and every answer with schemas) for long: refuse them first.
+    assertParameterShape(tool.id, tool.parameters, MAX_PARAMETER_VALUES)
     const { schema, changes } = normalizeToolSchema(tool.parameters)
     if (changes.length > 0) {
       tool.parameters = schema

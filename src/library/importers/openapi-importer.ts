@@ -19,7 +19,12 @@
  * @module
  */
 import SwaggerParser from '@apidevtools/swagger-parser'
-import type { JsonSchema, Tool } from '../tool.ts'
+import {
+  MAX_PARAMETER_VALUES,
+  tooManyParameterValues,
+  type JsonSchema,
+  type Tool,
+} from '../tool.ts'
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
@@ -47,6 +52,27 @@ const SWAGGER2_SCHEMA_KEYS = [
 
 type Json = Record<string, unknown>
 
+/**
+ * The most values `dereference` may visit while it resolves the spec's `$ref`s. Its walk
+ * (json-schema-ref-parser 14, `circular: 'ignore'`) goes through every object it has already
+ * resolved again wherever the object is used, so schemas that each use the next one twice take
+ * 2^levels steps (16 levels: 1 M visits, 18: 4.2 M; 30 never end). Real specs take a few visits
+ * per value of the document: GitHub's (13 MB) 1.3 M, Microsoft Graph's (20 MB) 4.1 M. The
+ * library calls `excludedPathMatcher` on every visit, which counts them; its own `timeoutMs` would
+ * stop by wall-clock time, so the same spec would pass or fail with the machine's load.
+ */
+export const MAX_DEREFERENCE_VISITS = 10_000_000
+/**
+ * The most values the parameters of all of a spec's tools may hold together once `$ref`s are
+ * inlined (each tool's own limit is MAX_PARAMETER_VALUES): a schema of 100,000 values used by
+ * thousands of operations would otherwise be copied into each. Real specs stay far under it
+ * (Kubernetes 234,028, EC2 152,261, GitHub 34,218; bench/README round 21).
+ */
+export const MAX_SPEC_PARAMETER_VALUES = 1_000_000
+
+/** Thrown from inside `dereference` (by its path matcher) when MAX_DEREFERENCE_VISITS is reached. */
+class DereferenceBudgetSpent extends Error {}
+
 /** True when a parsed document is an OpenAPI 3 or Swagger 2 spec. */
 export function isOpenApiDocument(value: unknown): boolean {
   if (!isObject(value)) return false
@@ -62,14 +88,25 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
     })
   }
   let document: Json
+  let visits = 0
   try {
     document = (await SwaggerParser.dereference(structuredClone(parsed) as never, {
       resolve: { external: false },
-      dereference: { circular: 'ignore' },
+      dereference: {
+        circular: 'ignore',
+        excludedPathMatcher: () => {
+          visits += 1
+          if (visits > MAX_DEREFERENCE_VISITS) throw new DereferenceBudgetSpent()
+          return false
+        },
+      },
     })) as unknown as Json
   } catch (error) {
     throw importFailed(context, {
-      message: `not a usable OpenAPI document: ${(error as Error).message}`,
+      message:
+        error instanceof DereferenceBudgetSpent
+          ? `its $refs expand too much: resolving them visited more than ${MAX_DEREFERENCE_VISITS.toLocaleString('en-US')} values (schemas that use others several times over grow with every level); nothing was imported`
+          : `not a usable OpenAPI document: ${(error as Error).message}`,
       cause: error,
     })
   }
@@ -83,6 +120,7 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
   const isSwagger2 = document.swagger !== undefined
   const tools: Tool[] = []
   const follow = (value: unknown) => followRef(value, document)
+  const budget: InlineBudget = { spec: MAX_SPEC_PARAMETER_VALUES }
   for (const [path, rawPathItem] of Object.entries(paths)) {
     const pathItem = follow(rawPathItem)
     if (!isObject(pathItem)) continue
@@ -94,9 +132,25 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       const operationParameters = followEach(operation.parameters, follow)
       const requestBody = follow(operation.requestBody)
       const parameters = mergeParameters(pathParameters, operationParameters)
+      const operationId =
+        typeof operation.operationId === 'string' ? operation.operationId : undefined
+      const name = toolName(operationId, method, path)
+      const namespace = context.namespace
+      const id = namespace === undefined ? name : `${namespace}.${name}`
       const schema = inlineRecursiveRefs(
         isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, requestBody, follow),
         document,
+        budget,
+        () =>
+          tooManyParameterValues(
+            id,
+            MAX_PARAMETER_VALUES,
+            ` once its $refs are resolved (${method.toUpperCase()} ${path})`,
+          ),
+        () =>
+          importFailed(context, {
+            message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together once $refs are resolved (reached at ${method.toUpperCase()} ${path}); import fewer operations at once; nothing was imported`,
+          }),
       )
       const unresolved = [pathParameters, operationParameters, [requestBody]]
         .flatMap((list) => (Array.isArray(list) ? list : []))
@@ -111,17 +165,13 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       }
       const undeclared = addUndeclaredPathParameters(schema, path, parameters)
       if ((schema.required as string[]).length === 0) delete schema.required
-      const operationId =
-        typeof operation.operationId === 'string' ? operation.operationId : undefined
-      const name = toolName(operationId, method, path)
       const source = sourceOf(context, 'openapi', record)
       source.method = method.toUpperCase()
       source.path = path
       if (operationId !== undefined) source.operationId = operationId
       if (operation.deprecated === true) source.deprecated = true
-      const namespace = context.namespace
       const tool: Tool = {
-        id: namespace === undefined ? name : `${namespace}.${name}`,
+        id,
         name,
         description: describe(operation),
         parameters: schema,
@@ -151,17 +201,32 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
 /** How many times one recursive schema is inlined into itself before the recursion is cut. */
 const RECURSION_DEPTH = 2
 
+/** What inlineRecursiveRefs may still write for the whole spec. */
+interface InlineBudget {
+  spec: number
+}
+
 /**
  * Circular `$ref`s are left in place by the parser; each is replaced by a copy of its target, up
  * to RECURSION_DEPTH levels of the same reference (a tree of categories keeps two levels of
  * children). A reference still left after that is removed by schema normalisation and reported.
+ * The copy is a tree: an object the parser shared between several places (a schema used twice)
+ * is copied for each, so it is counted as it is written, and stopped past MAX_PARAMETER_VALUES
+ * for the tool (`tooLarge`) or the spec's remaining `budget` (`specTooLarge`).
  */
 function inlineRecursiveRefs(
   schema: JsonSchema,
   document: Json,
-  seen: ReadonlyMap<string, number> = new Map(),
+  budget: InlineBudget,
+  tooLarge: () => Error,
+  specTooLarge: () => Error,
 ): JsonSchema {
+  let values = 0
   const visit = (value: unknown, active: ReadonlyMap<string, number>): unknown => {
+    values += 1
+    budget.spec -= 1
+    if (values > MAX_PARAMETER_VALUES) throw tooLarge()
+    if (budget.spec < 0) throw specTooLarge()
     if (Array.isArray(value)) return value.map((item) => visit(item, active))
     if (!isObject(value)) return value
     const ref = value.$ref
@@ -171,6 +236,9 @@ function inlineRecursiveRefs(
       if (isObject(target)) {
         const { $ref: _ref, ...rest } = value
         const next = new Map(active).set(ref, depth + 1)
+        // The reference is replaced, not kept: its own count goes back.
+        values -= 1
+        budget.spec += 1
         return visit({ ...target, ...rest }, next)
       }
     }
@@ -178,7 +246,7 @@ function inlineRecursiveRefs(
     for (const [key, child] of Object.entries(value)) copy[key] = visit(child, active)
     return copy
   }
-  return visit(schema, seen) as JsonSchema
+  return visit(schema, new Map()) as JsonSchema
 }
 
 /** How many `$ref` hops followRef takes before it gives up (a chain of references to references). */

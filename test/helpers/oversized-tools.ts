@@ -1,0 +1,52 @@
+/**
+ * Tool files at and past the import's size limits, for the import-bound tests and
+ * bench/adversarial.ts.
+ * @module
+ */
+
+/**
+ * An OpenAPI document whose schemas each use the one below twice: one operation whose body
+ * expands to 2^levels leaves once its `$ref`s are resolved. Before round 21 its import was
+ * exponential (16 levels 0.7 s, 30 never ended).
+ */
+export function refFanOut(levels: number): Record<string, unknown> {
+  const schemas: Record<string, unknown> = { L0: { type: 'string' } }
+  for (let level = 1; level <= levels; level += 1) {
+    const ref = { $ref: `#/components/schemas/L${level - 1}` }
+    schemas[`L${level}`] = { type: 'object', properties: { a: ref, b: ref } }
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'fan-out', version: '1' },
+    paths: {
+      '/x': {
+        post: {
+          operationId: 'x',
+          requestBody: {
+            content: {
+              'application/json': { schema: { $ref: `#/components/schemas/L${levels}` } },
+            },
+          },
+        },
+      },
+    },
+    components: { schemas },
+  }
+}
+
+/** One canonical tool `w` with `count` string parameters: 2 x count + 3 JSON values. */
+export function wideTool(count: number): Array<Record<string, unknown>> {
+  return [
+    {
+      id: 'w',
+      name: 'w',
+      description: 'wide',
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: count }, (_, index) => [`p${index}`, { type: 'string' }]),
+        ),
+      },
+    },
+  ]
+}

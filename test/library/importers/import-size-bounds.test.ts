@@ -1,0 +1,116 @@
+/**
+ * What an import may expand to: an OpenAPI spec's `$ref`s resolved (the parser's walk, our
+ * inlining of the parameters), and one tool's parameters in any format. Before round 21 a spec of
+ * 16 levels of schemas that each use the next twice took 0.7 s, 18 levels 1.9 s and 30 never
+ * ended; now each limit answers IMPORT_FAILED saying what was too large.
+ */
+import { describe, expect, it } from 'vitest'
+import { importTools } from '../../../src/library/importers/index.ts'
+import {
+  MAX_DEREFERENCE_VISITS,
+  MAX_SPEC_PARAMETER_VALUES,
+} from '../../../src/library/importers/openapi-importer.ts'
+import { MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
+import { expandsOnImport, IN_PROCESS_MAX_OBJECTS } from '../../../src/store/library-lifecycle.ts'
+import { refFanOut as fanOutSpec, wideTool } from '../../helpers/oversized-tools.ts'
+import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
+
+const refFanOut = (levels: number) => JSON.stringify(fanOutSpec(levels))
+
+describe('the size an OpenAPI import expands to', () => {
+  it('still imports a fan-out that stays under the limits, as a tree', async () => {
+    const result = await importTools(refFanOut(10))
+    const leaves = JSON.stringify(result.tools[0].parameters).match(/"type":"string"/g)
+    expect(leaves).toHaveLength(2 ** 10)
+  })
+
+  it('refuses a tool whose parameters expand past MAX_PARAMETER_VALUES, naming it', async () => {
+    const error = await expectToolselErrorAsync(
+      () => importTools(refFanOut(16), { fileName: 'fan.json' }),
+      'IMPORT_FAILED',
+      'Tool "x": its parameters hold more than 100,000 JSON values once its $refs are resolved (POST /x)',
+    )
+    expect(error.details).toMatchObject({ id: 'x', maxValues: MAX_PARAMETER_VALUES })
+  })
+
+  it("stops the parser's walk of an exponential spec (30 levels never ended)", async () => {
+    await expectToolselErrorAsync(
+      () => importTools(refFanOut(30), { fileName: 'fan.json' }),
+      'IMPORT_FAILED',
+      `fan.json: its $refs expand too much: resolving them visited more than ${MAX_DEREFERENCE_VISITS.toLocaleString('en-US')} values`,
+      'nothing was imported',
+    )
+  })
+
+  it('refuses a spec whose operations together expand past MAX_SPEC_PARAMETER_VALUES', async () => {
+    // One schema of 40,003 values, under the tool limit, used by 26 operations: 1.04 M together.
+    const properties = Object.fromEntries(
+      Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: 'string' }]),
+    )
+    const paths = Object.fromEntries(
+      Array.from({ length: 26 }, (_, index) => [
+        `/op${index}`,
+        {
+          post: {
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Big' } } },
+            },
+          },
+        },
+      ]),
+    )
+    const spec = {
+      openapi: '3.0.0',
+      info: { title: 'wide', version: '1' },
+      paths,
+      components: { schemas: { Big: { type: 'object', properties } } },
+    }
+    await expectToolselErrorAsync(
+      () => importTools(JSON.stringify(spec), { fileName: 'wide.json' }),
+      'IMPORT_FAILED',
+      `wide.json: the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together once $refs are resolved`,
+    )
+  })
+})
+
+describe('the size of one tool, any format', () => {
+  it('refuses a tool with more than MAX_PARAMETER_VALUES values in its parameters', async () => {
+    const wide = (count: number) => JSON.stringify(wideTool(count))
+    // Each property is two values (its object and its type); the root and `type` two more.
+    const error = await expectToolselErrorAsync(
+      () => importTools(wide(MAX_PARAMETER_VALUES / 2)),
+      'IMPORT_FAILED',
+      'Tool "w": its parameters hold more than 100,000 JSON values; split the tool or simplify its schema.',
+    )
+    expect(error.details).toMatchObject({ id: 'w', maxValues: MAX_PARAMETER_VALUES })
+    const result = await importTools(wide(MAX_PARAMETER_VALUES / 2 - 2))
+    expect(Object.keys(result.tools[0].parameters.properties as object)).toHaveLength(
+      MAX_PARAMETER_VALUES / 2 - 2,
+    )
+  })
+})
+
+describe('which small uploads are imported in a worker all the same', () => {
+  it('sends a body with a $ref or more than IN_PROCESS_MAX_OBJECTS objects to the worker', () => {
+    const objects = (count: number) => `[${'{},'.repeat(count - 1)}{}]`
+    for (const text of [
+      '{"openapi":"3.0.0","paths":{"/a":{"$ref":"#/x"}}}',
+      'openapi: 3.0.0\npaths:\n  /a:\n    $ref: "#/x"\n',
+      objects(IN_PROCESS_MAX_OBJECTS + 1),
+    ]) {
+      expect(expandsOnImport(text)).toBe(true)
+      // The bytes of the body, also as a view inside a larger buffer.
+      const bytes = Buffer.from(`xx${text}`)
+      expect(
+        expandsOnImport(new Uint8Array(bytes.buffer, bytes.byteOffset + 2, bytes.length - 2)),
+      ).toBe(true)
+    }
+    for (const text of [objects(IN_PROCESS_MAX_OBJECTS), '[{"id":"ref","name":"$re f"}]']) {
+      expect(expandsOnImport(text)).toBe(false)
+      expect(expandsOnImport(Buffer.from(text))).toBe(false)
+    }
+    // A view must not see the bytes around it.
+    const around = Buffer.from('$ref[{}]$ref')
+    expect(expandsOnImport(new Uint8Array(around.buffer, around.byteOffset + 4, 4))).toBe(false)
+  })
+})
