@@ -5,6 +5,8 @@ import type { SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
+import { TOOL_FORMATS, type ToolFormat } from '../library/provider-tools.ts'
+import { selectResponseObject } from '../server/select-response.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -24,6 +26,9 @@ Options:
   --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --json               Print the full result (steps, candidates, timings) as JSON
   --explain            Each candidate's probability (learned selector); with --json all its features
+  --tool-format <f>    Print the result as JSON with the tools as a model API takes them:
+                       openai (Chat Completions), openai-responses, anthropic, or toolsel;
+                       toolIds maps each provider tool name back to its tool id
   --k <n>              Candidates per step (default 15)
   --tau <x>            BM25 score threshold (default 3)
   --planner <id>       rule | none | llm:<model> (default rule)
@@ -41,6 +46,7 @@ const OPTIONS = {
   'index-dir': { type: 'string' },
   json: { type: 'boolean' },
   explain: { type: 'boolean' },
+  'tool-format': { type: 'string' },
   k: { type: 'string' },
   tau: { type: 'string' },
   planner: { type: 'string' },
@@ -73,6 +79,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     io,
   )
   if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  const toolFormat = toolFormatFlag(values['tool-format'])
   const instruction = positionals.join(' ').trim()
   if (!instruction)
     throw new ToolselError(
@@ -90,8 +97,19 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     retriever: values.retriever,
     explain: values.explain,
   })
-  io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
+  if (toolFormat !== undefined)
+    io.stdout(`${JSON.stringify(selectResponseObject(result, true, toolFormat), null, 2)}\n`)
+  else io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
   return 0
+}
+
+function toolFormatFlag(value: string | undefined): ToolFormat | undefined {
+  if (value === undefined || (TOOL_FORMATS as readonly string[]).includes(value))
+    return value as ToolFormat | undefined
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `--tool-format must be one of ${TOOL_FORMATS.join(', ')}; got "${value}".`,
+  )
 }
 
 function formatResult(result: SelectToolsResult): string {

@@ -18,6 +18,7 @@ export {
   type SelectorRewardResponse,
   type PutLibraryOptions,
   type PutLibraryResponse,
+  type ProviderTools,
   type ReadyResponse,
   type SearchToolsRequest,
   type SearchToolsResponse,
@@ -27,4 +28,12 @@ export {
   type ServedTool,
   type ToolselClientOptions,
 } from './toolsel-client.ts'
+export type {
+  AnthropicTool,
+  OpenAIChatTool,
+  OpenAIResponsesTool,
+  ProviderTool,
+  ProviderToolFormat,
+  ToolFormat,
+} from '../library/provider-tools.ts'
 export { ToolselClientError, type ClientErrorCode } from './toolsel-client-error.ts'

@@ -13,19 +13,37 @@
 import type { z } from 'zod'
 import type { ErrorCode } from '../errors.ts'
 import type { ImportFormat, OnDuplicate } from '../library/importers/import-formats.ts'
+import type { ProviderTool, ProviderToolFormat, ToolFormat } from '../library/provider-tools.ts'
 import type { RESPONSE_SCHEMAS, RequestSchemas } from '../server/schemas.ts'
 import { ToolselClientError } from './toolsel-client-error.ts'
 
 type Responses = typeof RESPONSE_SCHEMAS
 
 export type SelectToolsRequest = z.input<RequestSchemas['selectTools']>
-export type SelectToolsResponse = z.output<Responses['selectTools']>
+type SelectToolsAnswer = z.output<Responses['selectTools']>
+export type SelectedTool = z.output<Responses['selectedTool']>
+/**
+ * A `select` answer: with `toolFormat` toolsel (the default) its tools are `SelectedTool`s; with a
+ * provider's format they are that provider's tool definitions, and `toolIds` maps their names
+ * back to tool ids.
+ */
+export type SelectToolsResponse<F extends ToolFormat = 'toolsel'> = Omit<
+  SelectToolsAnswer,
+  'tools' | 'toolIds'
+> &
+  (F extends ProviderToolFormat
+    ? { tools: ProviderTool<F>[]; toolIds: Record<string, string> }
+    : { tools: SelectedTool[] })
+/** Tools by id in a provider's shape (`getProviderTools`), with provider name → tool id. */
+export interface ProviderTools<F extends ProviderToolFormat = ProviderToolFormat> {
+  tools: ProviderTool<F>[]
+  toolIds: Record<string, string>
+}
 export type SearchToolsRequest = z.input<RequestSchemas['searchTools']>
 export type SearchToolsResponse = z.output<Responses['searchTools']>
 export type LibraryInfo = z.output<Responses['library']>
 export type PutLibraryResponse = z.output<Responses['putLibrary']>
-export type ServedTool = z.output<Responses['tool']>['tool']
-export type SelectedTool = SelectToolsResponse['tools'][number]
+export type ServedTool = z.output<Responses['servedTool']>
 export type ComponentsResponse = z.output<Responses['components']>
 export type SnapshotResponse = z.output<Responses['snapshot']>
 export type ReadyResponse = z.output<Responses['readyz']>
@@ -84,6 +102,7 @@ export const CLIENT_OPERATIONS = {
   deleteLibrary: 'DELETE /v1/libraries/{library}',
   getTool: 'GET /v1/libraries/{library}/tools/{id}',
   getTools: 'POST /v1/libraries/{library}/tools/batch',
+  getProviderTools: 'POST /v1/libraries/{library}/tools/batch',
   addExamples: 'POST /v1/libraries/{library}/examples',
   feedback: 'POST /v1/feedback',
   plannerRewards: 'POST /v1/rewards/planner',
@@ -111,11 +130,15 @@ export class ToolselClient {
     this.#options = options
   }
 
-  /** Plans, retrieves and selects the tools for an instruction (`POST /v1/select-tools`). */
-  select(
-    request: string | SelectToolsRequest,
+  /**
+   * Plans, retrieves and selects the tools for an instruction (`POST /v1/select-tools`).
+   * `toolFormat: 'openai' | 'openai-responses' | 'anthropic'` returns the tools as that API takes
+   * them, with `toolIds` (provider tool name → tool id).
+   */
+  select<F extends ToolFormat = 'toolsel'>(
+    request: string | (SelectToolsRequest & { toolFormat?: F }),
     options?: CallOptions,
-  ): Promise<SelectToolsResponse> {
+  ): Promise<SelectToolsResponse<F>> {
     const body = typeof request === 'string' ? { instruction: request } : request
     return this.#request('POST', '/v1/select-tools', { body, ...options })
   }
@@ -141,6 +164,20 @@ export class ToolselClient {
       ...options,
     })
     return result.tools
+  }
+
+  /**
+   * Tools by id in the shape a model API takes (`openai`, `openai-responses`, `anthropic`), in
+   * the order asked, with `toolIds`: provider tool name → tool id.
+   */
+  getProviderTools<F extends ProviderToolFormat>(
+    library: string,
+    ids: readonly string[],
+    toolFormat: F,
+    options?: CallOptions,
+  ): Promise<ProviderTools<F>> {
+    const path = `/v1/libraries/${encodeURIComponent(library)}/tools/batch`
+    return this.#request('POST', path, { body: { ids, toolFormat }, ...options })
   }
 
   /** One tool's full definition. */

@@ -13,6 +13,7 @@ import {
   type OnDuplicate,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
+import { TOOL_FORMATS } from '../library/provider-tools.ts'
 import { UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
@@ -47,6 +48,13 @@ const COMPLETIONS = z
     {
       error: `the completions hold more than ${MAX_COMPLETIONS_TOTAL_CHARS} characters in all; send the batch in several requests`,
     },
+  )
+
+const TOOL_FORMAT = z
+  .enum(TOOL_FORMATS)
+  .optional()
+  .describe(
+    'The shape of the returned tools: toolsel (default: {id, name, description, parameters, namespace}); openai (Chat Completions: {type: "function", function: {name, description, parameters}}); openai-responses (Responses API: {type: "function", name, description, parameters, strict: false}); anthropic (Messages: {name, description, input_schema}). In a provider format each tool is named by its id written as the provider allows (^[a-zA-Z0-9_-]{1,64}$: "." is "--", other characters "-" and their hex code, e.g. sms.send_sms is sms--send_sms) and the answer adds toolIds: provider name → tool id. Needs the schemas (includeSchemas true).',
   )
 
 /** A `/v1/select-tools` body as its schema parses it (`createRequestSchemas(…).selectTools`). */
@@ -138,6 +146,7 @@ export function createRequestSchemas(config: Config) {
           .describe(
             'Add steps[].candidates[].features: what the selector judged each candidate by (the learned selector: its probability and features). Default false.',
           ),
+        toolFormat: TOOL_FORMAT,
       })
       .strict(),
     searchTools: z
@@ -160,6 +169,7 @@ export function createRequestSchemas(config: Config) {
           .min(1)
           .max(maxK * 10)
           .describe('Tool ids to load.'),
+        toolFormat: TOOL_FORMAT,
       })
       .strict(),
     rewardsPlanner: z
@@ -285,6 +295,49 @@ const ToolSchema = z.object({
   namespace: z.string().optional(),
 })
 
+const PARAMETERS = z.record(z.string(), z.unknown())
+const PROVIDER_TOOL_NAME_SCHEMA = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)
+
+/** The tools in each `toolFormat` (src/library/provider-tools.ts): toolsel's own is `ToolSchema`. */
+const PROVIDER_TOOL_SCHEMAS = {
+  openai: z.object({
+    type: z.literal('function'),
+    function: z.object({
+      name: PROVIDER_TOOL_NAME_SCHEMA,
+      description: z.string(),
+      parameters: PARAMETERS,
+    }),
+  }),
+  'openai-responses': z.object({
+    type: z.literal('function'),
+    name: PROVIDER_TOOL_NAME_SCHEMA,
+    description: z.string(),
+    parameters: PARAMETERS,
+    strict: z.literal(false),
+  }),
+  anthropic: z.object({
+    name: PROVIDER_TOOL_NAME_SCHEMA,
+    description: z.string(),
+    input_schema: PARAMETERS,
+  }),
+}
+
+const TOOL_IDS = z
+  .record(z.string(), z.string())
+  .describe(
+    "With a toolFormat other than toolsel: provider tool name → tool id, for each returned tool (map a model's tool call back to the id).",
+  )
+
+/** The tools of an answer: toolsel's shape (`tool`) or a provider's (`toolFormat`). */
+function toolsIn<T extends z.ZodType>(tool: T) {
+  return z.union([
+    z.array(tool),
+    z.array(PROVIDER_TOOL_SCHEMAS.openai),
+    z.array(PROVIDER_TOOL_SCHEMAS['openai-responses']),
+    z.array(PROVIDER_TOOL_SCHEMAS.anthropic),
+  ])
+}
+
 /** A tool as `GET …/tools/:id` and `POST …/tools/batch` serve it: with its tags and provenance. */
 const ServedToolSchema = ToolSchema.extend({
   parameters: z.record(z.string(), z.unknown()),
@@ -339,8 +392,13 @@ const LIBRARY_INFO = z.object({
 })
 
 export const RESPONSE_SCHEMAS = {
+  /** A selected tool in toolsel's shape (the default `toolFormat`). */
+  selectedTool: ToolSchema,
+  servedTool: ServedToolSchema,
+  providerTools: PROVIDER_TOOL_SCHEMAS,
   selectTools: z.object({
-    tools: z.array(ToolSchema),
+    tools: toolsIn(ToolSchema),
+    toolIds: TOOL_IDS.optional(),
     steps: z.array(
       z.object({
         text: z.string(),
@@ -416,7 +474,7 @@ export const RESPONSE_SCHEMAS = {
     ),
   }),
   tool: z.object({ tool: ServedToolSchema }),
-  tools: z.object({ tools: z.array(ServedToolSchema) }),
+  tools: z.object({ tools: toolsIn(ServedToolSchema), toolIds: TOOL_IDS.optional() }),
   library: LIBRARY_INFO,
   addExamples: z.object({
     library: z.string(),

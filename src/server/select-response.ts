@@ -21,6 +21,12 @@
  */
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
+import {
+  providerTool,
+  providerToolIds,
+  type ProviderToolFormat,
+  type ToolFormat,
+} from '../library/provider-tools.ts'
 
 /** Candidate prefixes per generation; up to twice as many are kept. */
 export const CANDIDATE_JSON_GENERATION = 16_384
@@ -52,7 +58,19 @@ function publicTool(tool: Tool, includeSchemas: boolean) {
  * The answer as an object: `JSON.stringify` of it is the text `selectResponseJson` writes (what
  * the route answered with `c.json` before; the test and bench/select-response-ab.ts compare).
  */
-export function selectResponseObject(result: SelectToolsResult, includeSchemas: boolean) {
+export function selectResponseObject(
+  result: SelectToolsResult,
+  includeSchemas: boolean,
+  format: ToolFormat = 'toolsel',
+) {
+  if (format !== 'toolsel') {
+    const { tools, ...rest } = result
+    return {
+      tools: tools.map((tool) => providerTool(tool, format)),
+      toolIds: providerToolIds(tools),
+      ...rest,
+    }
+  }
   return { ...result, tools: result.tools.map((tool) => publicTool(tool, includeSchemas)) }
 }
 
@@ -64,6 +82,23 @@ function toolJson(tool: Tool, includeSchemas: boolean): string {
   let json = cache.get(tool)
   if (json === undefined) {
     json = JSON.stringify(publicTool(tool, includeSchemas))
+    cache.set(tool, json)
+  }
+  return json
+}
+
+const providerJson: Record<ProviderToolFormat, WeakMap<Tool, string>> = {
+  openai: new WeakMap(),
+  'openai-responses': new WeakMap(),
+  anthropic: new WeakMap(),
+}
+
+/** `tool` in a provider's shape as JSON, kept per tool object like `toolJson`. */
+function providerToolJson(tool: Tool, format: ProviderToolFormat): string {
+  const cache = providerJson[format]
+  let json = cache.get(tool)
+  if (json === undefined) {
+    json = JSON.stringify(providerTool(tool, format))
     cache.set(tool, json)
   }
   return json
@@ -147,16 +182,26 @@ function stepJson(step: StepResult): string {
 /**
  * The response body for `result`: the same text as `JSON.stringify(selectResponseObject(…))`
  * (test/server/select-response.test.ts compares the two over the benchmark's instructions, with
- * and without schemas and explain).
+ * and without schemas and explain, in every tool format). A provider `format` writes the tools
+ * in its shape and adds `toolIds` after them.
  */
-export function selectResponseJson(result: SelectToolsResult, includeSchemas: boolean): string {
+export function selectResponseJson(
+  result: SelectToolsResult,
+  includeSchemas: boolean,
+  format: ToolFormat = 'toolsel',
+): string {
   const { tools, steps, ...rest } = result
   let json = '{"tools":['
   for (let index = 0; index < tools.length; index++) {
     if (index > 0) json += ','
-    json += toolJson(tools[index], includeSchemas)
+    json +=
+      format === 'toolsel'
+        ? toolJson(tools[index], includeSchemas)
+        : providerToolJson(tools[index], format)
   }
-  json += '],"steps":['
+  json += ']'
+  if (format !== 'toolsel') json += `,"toolIds":${JSON.stringify(providerToolIds(tools))}`
+  json += ',"steps":['
   for (let index = 0; index < steps.length; index++) {
     if (index > 0) json += ','
     json += stepJson(steps[index])

@@ -2,7 +2,13 @@ import { createServer, type Server } from 'node:http'
 import { readFile } from 'node:fs/promises'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLIENT_OPERATIONS, ToolselClient, ToolselClientError } from '../../src/client/index.ts'
+import type OpenAI from 'openai'
+import {
+  CLIENT_OPERATIONS,
+  ToolselClient,
+  ToolselClientError,
+  type AnthropicTool,
+} from '../../src/client/index.ts'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 let serve: RunningServe
@@ -78,6 +84,81 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect(found.results.length).toBeLessThanOrEqual(3)
     expect(found.results[0].id).toBe('sms.send_sms')
     expectMatchesOpenApi(CLIENT_OPERATIONS.search, 200, found)
+  })
+
+  it('returns the tools as OpenAI and Anthropic take them, named validly, with toolIds', async () => {
+    const instruction = 'What is the weather in Paris tomorrow, and email the forecast to Ann'
+    const chat = await client.select({ instruction, toolFormat: 'openai' })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, chat)
+    // The client's types are the SDK's: these assignments are checked by `npm run typecheck`.
+    const chatTools: OpenAI.Chat.Completions.ChatCompletionFunctionTool[] = chat.tools
+    expect(chatTools.map((tool) => chat.toolIds[tool.function.name])).toEqual([
+      'weather.get_weather_forecast',
+      'mail.send_email',
+    ])
+    expect(chat.tools[0]).toEqual({
+      type: 'function',
+      function: {
+        name: 'weather--get_weather_forecast',
+        description: expect.any(String),
+        parameters: expect.objectContaining({ type: 'object' }),
+      },
+    })
+    // Everything else is the default answer's.
+    const plain = await client.select(instruction)
+    expect(chat.steps).toEqual(plain.steps)
+    expect(chat.tools.map((tool) => tool.function.parameters)).toEqual(
+      plain.tools.map((tool) => tool.parameters),
+    )
+
+    const responses = await client.select({ instruction, toolFormat: 'openai-responses' })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, responses)
+    const responseTools: OpenAI.Responses.FunctionTool[] = responses.tools
+    expect(responseTools[1]).toMatchObject({
+      type: 'function',
+      name: 'mail--send_email',
+      strict: false,
+    })
+
+    const anthropic = await client.select({ instruction, toolFormat: 'anthropic' })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.select, 200, anthropic)
+    // Anthropic's Messages API reference (https://docs.anthropic.com/en/api/messages, tools):
+    // a custom tool is {name, description?, input_schema}, name ^[a-zA-Z0-9_-]{1,64}$, the input
+    // schema a JSON Schema object of type "object".
+    const validate = new Ajv2020({ strict: false }).compile({
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'input_schema'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+          description: { type: 'string' },
+          input_schema: {
+            type: 'object',
+            required: ['type'],
+            properties: { type: { const: 'object' } },
+          },
+        },
+      },
+    })
+    const anthropicTools: AnthropicTool[] = anthropic.tools
+    expect(validate(anthropicTools) ? [] : validate.errors).toEqual([])
+    expect(anthropic.toolIds).toEqual({
+      'weather--get_weather_forecast': 'weather.get_weather_forecast',
+      'mail--send_email': 'mail.send_email',
+    })
+
+    // The schema batch in a provider's shape.
+    const loaded = await client.getProviderTools('demo', ['sms.send_sms'], 'anthropic')
+    expect(loaded.toolIds).toEqual({ 'sms--send_sms': 'sms.send_sms' })
+    expect(validate(loaded.tools) ? [] : validate.errors).toEqual([])
+    expectMatchesOpenApi(CLIENT_OPERATIONS.getProviderTools, 200, loaded)
+
+    // A provider's shape holds the schema: includeSchemas false is refused, not half answered.
+    await expect(
+      client.select({ instruction, toolFormat: 'openai', includeSchemas: false }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', status: 400 })
   })
 
   it('loads tools one by one and in batches', async () => {

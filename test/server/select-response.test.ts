@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { SelectToolsResult } from '../../src/pipeline.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { TOOL_FORMATS, type ToolFormat } from '../../src/library/provider-tools.ts'
 import {
   CANDIDATE_JSON_GENERATION,
   numberJson,
@@ -13,8 +14,12 @@ import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { createTestApp, postJson } from './test-service.ts'
 
 /** What the route answered before: `c.json` of the result with each tool's public fields. */
-function objectPath(result: SelectToolsResult, includeSchemas: boolean): string {
-  return JSON.stringify(selectResponseObject(result, includeSchemas))
+function objectPath(
+  result: SelectToolsResult,
+  includeSchemas: boolean,
+  format: ToolFormat = 'toolsel',
+): string {
+  return JSON.stringify(selectResponseObject(result, includeSchemas, format))
 }
 
 /** An answer around `steps`, with the other fields of a result (`extra` replaces some). */
@@ -106,11 +111,17 @@ describe('selectResponseJson', () => {
               )
               compared += 1
             }
+            for (const format of TOOL_FORMATS.slice(1)) {
+              expect(bodyText(selectResponseJson(result, true, format))).toBe(
+                objectPath(result, true, format),
+              )
+              compared += 1
+            }
           }
         }
       }
     }
-    expect(compared).toBe(2 * 2 * INSTRUCTIONS.length * 4)
+    expect(compared).toBe(2 * 2 * INSTRUCTIONS.length * 2 * 5)
     expect(withFeatures).toBeGreaterThan(0)
   })
 

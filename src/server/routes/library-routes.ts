@@ -4,6 +4,7 @@ import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
+import { providerTool, providerToolIds } from '../../library/provider-tools.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
 import { assertLibraryAccess, principalOf } from '../middleware/auth.ts'
@@ -200,13 +201,13 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       requireJson,
       jsonBody(schemas.batchTools),
       (c) => {
-        const tools = toolsInScope(
-          service,
-          principalOf(c),
-          c.req.valid('param').library,
-          c.req.valid('json').ids,
-        )
-        return c.json({ tools })
+        const { ids, toolFormat } = c.req.valid('json')
+        const tools = toolsInScope(service, principalOf(c), c.req.valid('param').library, ids)
+        if (toolFormat === undefined || toolFormat === 'toolsel') return c.json({ tools })
+        return c.json({
+          tools: tools.map((tool) => providerTool(tool, toolFormat)),
+          toolIds: providerToolIds(tools),
+        })
       },
     )
     .get('/:library/tools/:id{.+}', (c) => {

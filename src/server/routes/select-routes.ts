@@ -1,26 +1,39 @@
 /** `POST /v1/select-tools`, `POST /v1/search-tools` and `POST /v1/feedback`. */
 import { Hono } from 'hono'
-import { throwIfAborted } from '../../errors.ts'
+import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
 import { selectToolsFastPath, type RequestSchemas } from '../schemas.ts'
 import { selectResponseJson } from '../select-response.ts'
 import { jsonBody, requireJson } from '../validate.ts'
+import type { ToolFormat } from '../../library/provider-tools.ts'
+
+/** A provider's tool shape holds the parameters' schema: `includeSchemas: false` can't give one. */
+function assertSchemasFor(toolFormat: ToolFormat, includeSchemas: boolean | undefined): void {
+  if (toolFormat === 'toolsel' || includeSchemas !== false) return
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `toolFormat "${toolFormat}" returns each tool with its parameters' schema: leave includeSchemas out (or true), or ask for toolFormat "toolsel".`,
+    { details: { toolFormat } },
+  )
+}
 
 export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
   const selectBody = jsonBody(schemas.selectTools, selectToolsFastPath(service.config))
   return new Hono<AppEnv>()
     .post('/select-tools', requireJson, selectBody, async (c) => {
-      const { includeSchemas, ...request } = c.req.valid('json')
+      const { includeSchemas, toolFormat = 'toolsel', ...request } = c.req.valid('json')
+      assertSchemasFor(toolFormat, includeSchemas)
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
       assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
       const result = await service.select(request, c.get('abort'))
       // The same bytes as c.json({ ...result, tools: [{ id, name, description, [parameters,]
-      // namespace }] }), with what repeats from request to request serialised once.
-      return c.body(selectResponseJson(result, includeSchemas === true), 200, {
+      // namespace }] }) (or the tools in `toolFormat`'s shape, then toolIds), with what repeats
+      // from request to request serialised once.
+      return c.body(selectResponseJson(result, includeSchemas === true, toolFormat), 200, {
         'Content-Type': 'application/json',
       })
     })
