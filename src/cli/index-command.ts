@@ -231,7 +231,13 @@ async function libraryExamples(
   }
   const text = await readTextFile(file, '--examples file')
   const { examples, from } = parseExamplesWithPlaces(text, file)
-  assertKnownTools(library.name, examples, (id) => library.has(id), from)
+  assertKnownTools(
+    library.name,
+    examples,
+    (id) => library.has(id),
+    from,
+    (unknown) => library.unknownIdsHint(unknown),
+  )
   const set = ExampleSet.of(examples, { cap, version: (previous?.version ?? 0) + 1 })
   io.stderr(
     `Read ${examples.length} usage examples from ${file} (${set.size} kept: duplicates removed${examples.length > cap ? `, the newest ${cap} kept` : ''})\n`,

@@ -65,14 +65,16 @@ export interface ExamplePlaces {
  * Throws INVALID_INPUT naming every tool id that `has` does not know (at most 20 in the message,
  * all in `details.ids`). With `from` (examples read from a file), the message names the file and
  * the line of the first example with an unknown id, and says how to find the library's ids.
+ * `hint`: a sentence about the ids the unknown ones may have meant (ToolLibrary.unknownIdsHint).
  */
 export function assertKnownTools(
   libraryName: string,
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
   from?: ExamplePlaces,
+  hint?: (unknown: readonly string[]) => string,
 ): void {
-  runSteps(knownToolSteps(libraryName, examples, has, from))
+  runSteps(knownToolSteps(libraryName, examples, has, from, hint))
 }
 
 /**
@@ -93,6 +95,7 @@ function* knownToolSteps(
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
   from?: ExamplePlaces,
+  hint?: (unknown: readonly string[]) => string,
 ): Steps<void> {
   const unknown = new Set<string>()
   let first = -1
@@ -114,7 +117,7 @@ function* knownToolSteps(
   if (from === undefined) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Usage examples name tools that library "${libraryName}" does not have: ${quoted(ids)}. Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
+      `Usage examples name tools that library "${libraryName}" does not have: ${quoted(ids)}.${hint?.(ids) ?? ''} Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
       { details: { library: libraryName, ids } },
     )
   }
@@ -124,7 +127,7 @@ function* knownToolSteps(
   const also = others.length === 0 ? '' : ` (other unknown ids in the file: ${quoted(others)})`
   throw new ToolselError(
     'INVALID_INPUT',
-    `Invalid usage examples at ${where}: library "${libraryName}" has no tool ${quoted(here)}${also}. Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them.`,
+    `Invalid usage examples at ${where}: library "${libraryName}" has no tool ${quoted(here)}${also}.${hint?.(here) ?? ''} Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them.`,
     { details: { library: libraryName, ids, source: where } },
   )
 }

@@ -17,6 +17,8 @@ import { idArray, IdTable, type IdList } from './id-table.ts'
 import { toolContentHash, type Tool } from './tool.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { ToolsFile } from './tools-file.ts'
+import { ToolNameTable } from './tool-name-table.ts'
+import { toolIdOfProviderName } from './provider-tools.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
@@ -30,6 +32,12 @@ export function assertLibraryName(name: string): void {
     )
   }
 }
+
+/**
+ * Most tools whose name table (hints for unknown ids) is made at once, on the request that first
+ * needs it; a larger library makes it in slices of the event loop.
+ */
+const SYNC_NAME_TABLE_TOOLS = 100_000
 
 /** Parsed tools a buffer-backed library keeps (the most recently used). */
 const PARSED_CACHE_SIZE = 4096
@@ -270,6 +278,8 @@ export class ToolLibrary {
   readonly #positions: Map<string, number> | IdTable
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
+  /** The name table (tool-name-table.ts), or its sliced build while a large one is made. */
+  #names: ToolNameTable | Promise<void> | undefined
 
   /** Throws DUPLICATE_TOOL_ID when two tools share an id. */
   constructor(
@@ -471,15 +481,73 @@ export class ToolLibrary {
     return this.#positions.get(id)
   }
 
-  /** Like `get`, but throws UNKNOWN_TOOL naming the library. */
+  /** Like `get`, but throws UNKNOWN_TOOL naming the library (and the id it may have meant). */
   require(id: string): Tool {
     const tool = this.get(id)
     if (!tool) {
-      throw new ToolselError('UNKNOWN_TOOL', `Library "${this.name}" has no tool "${id}".`, {
-        details: { library: this.name, id },
-      })
+      throw new ToolselError(
+        'UNKNOWN_TOOL',
+        `Library "${this.name}" has no tool "${id}".${this.unknownIdsHint([id])}`,
+        { details: { library: this.name, id } },
+      )
     }
     return tool
+  }
+
+  /**
+   * Ids of this library an unknown `id` may have meant, at most `limit`: the one whose provider
+   * tool name it is (`sms--send_sms`), then those whose last part is it as a name (`send_sms`,
+   * `SMS.Send_SMS` and `mail.send_sms` → `sms.send_sms`; tool-name-table.ts). `accept` leaves out
+   * ids the caller may not see (a key's scope). The name table is made on the first call.
+   */
+  suggestIds(id: string, limit = 3, accept: (id: string) => boolean = () => true): string[] {
+    const suggested: string[] = []
+    const decoded = toolIdOfProviderName(id)
+    if (decoded !== undefined && decoded !== id && this.has(decoded) && accept(decoded))
+      suggested.push(decoded)
+    const names = this.#nameTable()
+    if (names === undefined) return suggested
+    const named = names.matches(id, limit - suggested.length, (at) => {
+      const candidate = this.idList.at(at)!
+      return candidate !== id && !suggested.includes(candidate) && accept(candidate)
+    })
+    return [...suggested, ...named.map((at) => this.idList.at(at)!)]
+  }
+
+  /**
+   * The name table: made at once for up to SYNC_NAME_TABLE_TOOLS tools, else started in slices
+   * of the event loop (undefined until it is made; a failure leaves the hints out).
+   */
+  #nameTable(): ToolNameTable | undefined {
+    if (this.#names instanceof ToolNameTable) return this.#names
+    if (this.#names !== undefined) return undefined
+    if (this.size <= SYNC_NAME_TABLE_TOOLS) {
+      this.#names = runSteps(ToolNameTable.build(this.idList))
+      return this.#names
+    }
+    this.#names = runStepsSliced(ToolNameTable.build(this.idList)).then(
+      (table) => void (this.#names = table),
+      () => undefined,
+    )
+    return undefined
+  }
+
+  /**
+   * A sentence for an UNKNOWN_TOOL message about `missing` ids (the first 3 are looked up):
+   * ` Did you mean "sms.send_sms" (for "send_sms")? Tools are named by their ids.`, or '' when
+   * none of them looks like a name or provider name of a tool `accept` lets through.
+   */
+  unknownIdsHint(missing: readonly string[], accept?: (id: string) => boolean): string {
+    const hints: string[] = []
+    for (const id of missing.slice(0, 3)) {
+      const suggested = this.suggestIds(id, 3, accept)
+      if (suggested.length === 0) continue
+      const options = suggested.map((candidate) => `"${candidate}"`).join(' or ')
+      hints.push(missing.length === 1 ? options : `${options} for "${id}"`)
+    }
+    return hints.length === 0
+      ? ''
+      : ` Did you mean ${hints.join(', ')}? Tools are called by their ids, not their names.`
   }
 
   /** Per-tool content hashes (id → hash), computed once. */

@@ -57,7 +57,7 @@ export function assertGoldInLibrary(library: ToolLibrary, gold: readonly string[
     .join(', ')
   throw new ToolselError(
     'UNKNOWN_TOOL',
-    `Library "${library.name}" has no tool ${shown}${missing.length > 10 ? ` (and ${missing.length - 10} more)` : ''}; gold ids must be tool ids of the library.`,
+    `Library "${library.name}" has no tool ${shown}${missing.length > 10 ? ` (and ${missing.length - 10} more)` : ''}; gold ids must be tool ids of the library.${library.unknownIdsHint(missing)}`,
     { details: { library: library.name, ids: missing } },
   )
 }

@@ -225,14 +225,21 @@ export class ToolselService {
     })
   }
 
-  /** Full tools by id, in request order; UNKNOWN_TOOL names every missing id. */
-  getTools(libraryName: string | undefined, ids: string[]): Tool[] {
+  /**
+   * Full tools by id, in request order; UNKNOWN_TOOL names every missing id, and the ids they may
+   * have meant (a tool name, a provider name) among those `visible` lets through.
+   */
+  getTools(
+    libraryName: string | undefined,
+    ids: string[],
+    visible?: (id: string) => boolean,
+  ): Tool[] {
     const { library } = this.library(libraryName)
     const missing = ids.filter((id) => !library.has(id))
     if (missing.length > 0) {
       throw new ToolselError(
         'UNKNOWN_TOOL',
-        `Library "${library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}.`,
+        `Library "${library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}.${library.unknownIdsHint(missing, visible)}`,
         {
           details: { library: library.name, ids: missing },
         },
@@ -330,7 +337,13 @@ export class ToolselService {
         for (const entry of pending) {
           try {
             throwIfAborted(entry.signal)
-            assertKnownTools(name, entry.examples, (id) => indexed.library.has(id))
+            assertKnownTools(
+              name,
+              entry.examples,
+              (id) => indexed.library.has(id),
+              undefined,
+              (unknown) => indexed.library.unknownIdsHint(unknown),
+            )
             const next = set.with(entry.examples)
             live.push({ entry, change: next.change })
             set = next.set

@@ -254,6 +254,10 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     )
     expect(blocked.code).toBe('UNKNOWN_TOOL')
     expect(blocked.message).toContain('scope (servers notes)')
+    // The hint for a tool name names no tool of another server.
+    const named = errorOf(await call(scoped, 'call_tool', { id: 'get_forecast', arguments: {} }))
+    expect(named.code).toBe('UNKNOWN_TOOL')
+    expect(named.message).not.toContain('weather.get_forecast')
     const schemas = errorOf(
       await call(scoped, 'get_tool_schemas', { ids: ['weather.get_forecast'] }),
     )

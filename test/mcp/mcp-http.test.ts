@@ -78,6 +78,9 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(error.message).toContain('"slack.nope", "x.y"')
     expect(error.message).toContain('search_tools')
     expect(error.details).toEqual({ library: 'demo', ids: ['slack.nope', 'x.y'] })
+    // A tool's name instead of its id: the id is named.
+    const named = errorOf(await call(client, 'get_tool_schemas', { ids: ['send_sms'] }))
+    expect(named.message).toContain('Did you mean "sms.send_sms"?')
   })
 
   it('select_tools answers with the chosen tools, their schemas and the steps', async () => {

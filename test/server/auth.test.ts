@@ -131,6 +131,12 @@ describe('API keys', () => {
     })
     expect(slack.status).toBe(404)
     expect((await readJson(slack)).error.message).toContain("within this key's scope")
+    // The hint about a tool name names no tool outside the key's scope.
+    const named = await app.request('/v1/libraries/sample/tools/batch', {
+      ...withKey(MCP_SLACK, postJson({ ids: ['send_email'] })),
+    })
+    expect(named.status).toBe(404)
+    expect((await readJson(named)).error.message).toBe('Library "sample" has no tool "send_email".')
     const search = await app.request(
       '/v1/search-tools',
       withKey(MCP_SLACK, postJson({ query: 'send' })),

@@ -52,7 +52,7 @@ export function registerCallTool(
             : ` within this client's scope (${describeScope(session.scope)})`
           throw new ToolselError(
             'UNKNOWN_TOOL',
-            `No tool "${id}" in the gateway library "${gateway.libraryName}"${scoped}. Use an id exactly as search_tools returns it ("server.tool").`,
+            `No tool "${id}" in the gateway library "${gateway.libraryName}"${scoped}.${view.library.unknownIdsHint([id])} Use an id exactly as search_tools returns it ("server.tool").`,
             { details: { library: gateway.libraryName, ids: [id] } },
           )
         }

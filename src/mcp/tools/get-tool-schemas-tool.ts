@@ -48,7 +48,7 @@ export function registerGetToolSchemas(
             : ` within this client's scope (${describeScope(session.scope)})`
           throw new ToolselError(
             'UNKNOWN_TOOL',
-            `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}. Use ids exactly as search_tools returns them.`,
+            `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}.${view.library.unknownIdsHint(missing)} Use ids exactly as search_tools returns them.`,
             { details: { library: view.library.name, ids: missing } },
           )
         }

@@ -83,7 +83,8 @@ function toolsInScope(
       { details: { library: name, ids: hidden } },
     )
   }
-  return service.getTools(name, ids)
+  // A hint about what an unknown id meant names only tools within the key's scope.
+  return service.getTools(name, ids, (id) => inScope(known.require(id), scope))
 }
 
 /** Library names that only the MCP gateway writes. */
