@@ -80,6 +80,23 @@ describe.skipIf(BROWSER === undefined)(
         /instead of the whole library: about \d+ tokens for 197 tools/,
       )
 
+      // The selected tools as an agent's tool definitions, in the chosen API's shape.
+      expect(
+        await page.$eval('[data-testid=tool-definitions]', (node) => node.textContent),
+      ).toContain('"id": "mail.send_email"')
+      await page.select('[data-testid=tool-format]', 'anthropic')
+      await page.waitForFunction(() =>
+        document.getElementById('tool-definitions')!.textContent!.includes('input_schema'),
+      )
+      const definitions = JSON.parse(
+        (await page.$eval('[data-testid=tool-definitions]', (node) => node.textContent))!,
+      )
+      expect(definitions.toolIds).toEqual({
+        'weather--get_weather_forecast': 'weather.get_weather_forecast',
+        'mail--send_email': 'mail.send_email',
+      })
+      expect(definitions.tools[1]).toMatchObject({ name: 'mail--send_email' })
+
       await page.type('#query', 'send an SMS text message')
       await page.click('#search-form button')
       await page.waitForSelector('#search-results li')
