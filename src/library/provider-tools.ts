@@ -20,9 +20,10 @@
  * its id, written with `providerToolName`:
  *
  * - letters, digits and `_` stay as they are;
- * - `.` becomes `--` (`sms.send_sms` → `sms--send_sms`);
+ * - `.` becomes `--` (`sms.send_sms` → `sms--send_sms`) and `-` becomes `-_`
+ *   (`brave-search.web_search` → `brave-_search--web_search`), the two common separators;
  * - every other UTF-16 code unit becomes `-` and its code in lowercase hex, two digits up to
- *   0xff (`-` → `-2d`, space → `-20`, `:` → `-3a`), else `-u` and four digits.
+ *   0xff (space → `-20`, `:` → `-3a`), else `-u` and four digits.
  *
  * That is a prefix-free code, so distinct ids get distinct names and `toolIdOfProviderName`
  * reads the id back. An id whose name would be longer than 64 characters is named by the first
@@ -90,6 +91,7 @@ function written(id: string): string {
     )
       name += id[at]
     else if (code === 0x2e) name += '--'
+    else if (code === 0x2d) name += '-_'
     else if (code <= 0xff) name += `-${hex(code, 2)}`
     else name += `-u${hex(code, 4)}`
   }
@@ -104,7 +106,7 @@ export function providerToolName(id: string): string {
   let cut = 0
   while (cut < name.length) {
     const next = name[cut + 1]
-    const length = name[cut] !== '-' ? 1 : next === '-' ? 2 : next === 'u' ? 6 : 3
+    const length = name[cut] !== '-' ? 1 : next === '-' || next === '_' ? 2 : next === 'u' ? 6 : 3
     if (cut + length > KEPT) break
     cut += length
   }
@@ -128,8 +130,8 @@ export function toolIdOfProviderName(name: string): string | undefined {
       continue
     }
     const next = name[at + 1]
-    if (next === '-') {
-      id += '.'
+    if (next === '-' || next === '_') {
+      id += next === '-' ? '.' : '-'
       at += 2
       continue
     }

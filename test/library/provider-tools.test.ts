@@ -14,7 +14,7 @@ describe('provider tool names', () => {
   it('writes ids as names every provider takes, readably for the common ids', () => {
     expect(providerToolName('sms.send_sms')).toBe('sms--send_sms')
     expect(providerToolName('get_weather')).toBe('get_weather')
-    expect(providerToolName('brave-search.web_search')).toBe('brave-2dsearch--web_search')
+    expect(providerToolName('brave-search.web_search')).toBe('brave-_search--web_search')
     expect(providerToolName('The Cocktail DB::List of Cocktails')).toBe(
       'The-20Cocktail-20DB-3a-3aList-20of-20Cocktails',
     )
@@ -26,6 +26,9 @@ describe('provider tool names', () => {
     // "." has one writing ("--"): "-2e" is not another name of sms.send_sms.
     expect(toolIdOfProviderName('sms-2esend_sms')).toBeUndefined()
     expect(toolIdOfProviderName('sms-2Dx')).toBeUndefined()
+    // "-" has one writing ("-_"): "-2d" is not another.
+    expect(toolIdOfProviderName('a-2db')).toBeUndefined()
+    expect(toolIdOfProviderName('a-_b')).toBe('a-b')
     expect(toolIdOfProviderName('a-')).toBeUndefined()
     expect(toolIdOfProviderName('a-zz')).toBeUndefined()
     expect(toolIdOfProviderName('sms.send_sms')).toBeUndefined()
