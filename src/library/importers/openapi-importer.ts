@@ -284,7 +284,12 @@ function pointer(document: Json, ref: string): unknown {
   return current
 }
 
-/** `operationId` made a valid function name, else `method_path`. */
+/**
+ * `operationId` made a valid function name, else `method_path`. Not cut to a model API's 64
+ * characters: GitHub's spec has operationIds that share their first 64 (they collided as
+ * DUPLICATE_TOOL_ID), and `toolFormat` names a tool for the model API from its id, shortened
+ * with a hash when needed (provider-tools.ts).
+ */
 function toolName(operationId: string | undefined, method: string, path: string): string {
   const raw =
     operationId ??
@@ -297,7 +302,7 @@ function toolName(operationId: string | undefined, method: string, path: string)
     .replace(/[^A-Za-z0-9_-]+/g, '_')
     .replace(/_+/g, '_')
     .replace(/^_|_$/g, '')
-  return (name === '' ? method : name).slice(0, 64)
+  return name === '' ? method : name
 }
 
 function describe(operation: Json): string {

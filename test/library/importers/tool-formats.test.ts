@@ -275,6 +275,27 @@ describe('OpenAPI specs', () => {
     expect(result.tools[0]).toMatchObject({ id: 'petstore.listPets', namespace: 'petstore' })
   })
 
+  it('keeps whole operationIds: two that share their first 64 characters are two tools', async () => {
+    // api.github.com.json failed to import: names were cut to 64 characters and collided.
+    const shared = 'orgs/custom-properties-for-repos-create-or-update-organization-d'
+    const operation = (operationId: string) => ({
+      put: { operationId, responses: { '200': { description: 'ok' } } },
+    })
+    const spec = {
+      openapi: '3.1.0',
+      info: { title: 'github', version: '1' },
+      paths: {
+        '/a': operation(`${shared}efinition`),
+        '/b': operation(`${shared}efinitions`),
+      },
+    }
+    const result = await importTools(JSON.stringify(spec))
+    expect(result.tools.map((tool) => tool.id)).toEqual([
+      'orgs_custom-properties-for-repos-create-or-update-organization-definition',
+      'orgs_custom-properties-for-repos-create-or-update-organization-definitions',
+    ])
+  })
+
   it('reads a referenced request body or parameter whose schema is recursive', async () => {
     // The parser leaves the whole referenced object a $ref when a schema inside it is recursive;
     // the body and the parameter were dropped without a word.
