@@ -7,6 +7,13 @@ import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
 import { recordLabel, type ImportContext } from './import-context.ts'
 
+/**
+ * What to do about a repeated id, said wherever an import can be told (`onDuplicate`): the CLI's
+ * `--on-duplicate`, the PUT's `?onDuplicate=`.
+ */
+export const ON_DUPLICATE_FIX =
+  'ids must be unique within a library: import with onDuplicate rename (the later one becomes <id>_2), first or last (toolsel index --on-duplicate rename; PUT …?onDuplicate=rename)'
+
 /** DUPLICATE_TOOL_ID naming the id and both records, e.g. `tools.json: tool id "a" appears twice (record 0 and record 3)`. */
 export function duplicateToolId(
   context: ImportContext,
@@ -18,7 +25,7 @@ export function duplicateToolId(
   const second = recordLabel(context, secondRecord)
   return new ToolselError(
     'DUPLICATE_TOOL_ID',
-    `${context.file}: tool id "${id}" appears twice (${first} and ${second}); ids must be unique within a library.`,
+    `${context.file}: tool id "${id}" appears twice (${first} and ${second}); ${ON_DUPLICATE_FIX}.`,
     { details: { file: context.file, id, records: [firstRecord, secondRecord] } },
   )
 }

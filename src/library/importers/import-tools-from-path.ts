@@ -10,6 +10,7 @@ import type { Tool } from '../tool.ts'
 import type { ImportOptions, ImportResult } from './import-formats.ts'
 import { importToolsFromFile } from './import-tools.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
+import { ON_DUPLICATE_FIX } from './assert-unique-ids.ts'
 import { fileProblem } from '../../read-text-file.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
@@ -112,7 +113,7 @@ function duplicateAcrossFiles(
   const where = ({ file, tool }: { file: string; tool: Tool }) => `${file} ${positionOf(tool)}`
   return new ToolselError(
     'DUPLICATE_TOOL_ID',
-    `Tool id "${id}" appears twice: ${where(first)} and ${where(second)}; ids must be unique within a library.`,
+    `Tool id "${id}" appears twice: ${where(first)} and ${where(second)}; ${ON_DUPLICATE_FIX}.`,
     { details: { id, files: [first.file, second.file] } },
   )
 }

@@ -16,11 +16,11 @@ const area = (description: string) => ({ name: 'area', description, parameters: 
 const LIST = JSON.stringify([area('Triangle area.'), area('Circle area.'), area('Triangle area.')])
 
 describe('onDuplicate', () => {
-  it('fails by default, naming both records', () => {
+  it('fails by default, naming both records and how to import anyway', () => {
     expectToolselError(
       () => importToolsFromText(LIST, { fileName: 'fns.json' }),
       'DUPLICATE_TOOL_ID',
-      'fns.json: tool id "area" appears twice (record 0 and record 1)',
+      'fns.json: tool id "area" appears twice (record 0 and record 1); ids must be unique within a library: import with onDuplicate rename (the later one becomes <id>_2), first or last (toolsel index --on-duplicate rename; PUT …?onDuplicate=rename).',
     )
   })
 
