@@ -285,15 +285,19 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   io.stdout(
     `Trained on ${model.dataCard.trainedOn.join(', ')} in ${seconds} s; rule ${JSON.stringify(model.rule)}\n` +
       model.dataCard.heldOut.splits
-        .map(
-          (split) =>
-            `  held-out ${split.name}: ${split.exactMatch}% exact match (${split.queries} queries)\n`,
+        .map((split) =>
+          // A split with no held-out query (examples-composed of single-tool examples) has no
+          // exact match: "0% (0 queries)" read as a model that gets none right.
+          split.queries === 0
+            ? `  held-out ${split.name}: no held-out queries (nothing measured)\n`
+            : `  held-out ${split.name}: ${split.exactMatch}% exact match (${split.queries} queries)\n`,
         )
         .join('') +
       (model.examples?.heldOut ?? [])
-        .map(
-          (split) =>
-            `  held-out ${split.name} with the other queries as usage examples: ${split.memory}% exact match, ${split.decision}% with the example-aware decision (${split.queries} queries)\n`,
+        .map((split) =>
+          split.queries === 0
+            ? `  held-out ${split.name} with the other queries as usage examples: no held-out queries (nothing measured)\n`
+            : `  held-out ${split.name} with the other queries as usage examples: ${split.memory}% exact match, ${split.decision}% with the example-aware decision (${split.queries} queries)\n`,
         )
         .join('') +
       `Wrote ${out}\n`,

@@ -57,6 +57,8 @@ describe('toolsel train', () => {
       /example decision: fitting half 1 of 2 for the held-out check: tool model, \d+ rows \(\d+ s\)/,
     )
     expect(few.stderr).toContain('example decision: fitting every query: set model')
+    // A split without held-out queries says so (was "0% exact match (0 queries)").
+    expect(few.stdout).not.toMatch(/% exact match \(0 queries\)/)
   })
 
   /** `toolsel select` with the model at `out` answers a weather request with the forecast tool. */
