@@ -54,6 +54,17 @@ function withSharedErrors<T extends Record<string, Record<string, unknown>>>(pat
   return paths
 }
 
+/** The optional query parameters of `query`, one per field, with their descriptions. */
+function queryParameters(query: z.ZodObject) {
+  return Object.entries(query.shape).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    ...(schema.description ? { description: schema.description } : {}),
+    schema: z.toJSONSchema(schema),
+  }))
+}
+
 export function createOpenApiDocument(schemas: RequestSchemas, version: string) {
   const ok = (schema: z.ZodType, description = 'OK') => ({ description, content: json(schema) })
   return {
@@ -125,13 +136,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         put: {
           summary:
             'Create or replace a library from tools in any supported format; swapped in atomically',
-          parameters: Object.entries(schemas.putLibraryQuery.shape).map(([name, schema]) => ({
-            name,
-            in: 'query',
-            required: false,
-            ...(schema.description ? { description: schema.description } : {}),
-            schema: z.toJSONSchema(schema),
-          })),
+          parameters: queryParameters(schemas.putLibraryQuery),
           requestBody: {
             required: true,
             content: {
@@ -168,7 +173,8 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         ],
         get: {
           summary: "Load one tool's full schema",
-          responses: { 200: ok(RESPONSE_SCHEMAS.tool), ...errors(404) },
+          parameters: queryParameters(schemas.toolQuery),
+          responses: { 200: ok(RESPONSE_SCHEMAS.tool), ...errors(400, 404) },
         },
       },
       '/v1/libraries/{library}/tools/batch': {

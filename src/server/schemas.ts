@@ -220,6 +220,7 @@ export function createRequestSchemas(config: Config) {
       })
       .strict(),
     libraryParam: z.object({ library: LIBRARY_NAME }),
+    toolQuery: z.object({ toolFormat: TOOL_FORMAT }).strict(),
     addExamples: z
       .object({
         examples: z
@@ -473,7 +474,15 @@ export const RESPONSE_SCHEMAS = {
       }),
     ),
   }),
-  tool: z.object({ tool: ServedToolSchema }),
+  tool: z.object({
+    tool: z.union([
+      ServedToolSchema,
+      PROVIDER_TOOL_SCHEMAS.openai,
+      PROVIDER_TOOL_SCHEMAS['openai-responses'],
+      PROVIDER_TOOL_SCHEMAS.anthropic,
+    ]),
+    toolIds: TOOL_IDS.optional(),
+  }),
   tools: z.object({ tools: toolsIn(ServedToolSchema), toolIds: TOOL_IDS.optional() }),
   library: LIBRARY_INFO,
   addExamples: z.object({

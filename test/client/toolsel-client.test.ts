@@ -154,6 +154,19 @@ describe('ToolselClient against a running toolsel serve', () => {
     expect(loaded.toolIds).toEqual({ 'sms--send_sms': 'sms.send_sms' })
     expect(validate(loaded.tools) ? [] : validate.errors).toEqual([])
     expectMatchesOpenApi(CLIENT_OPERATIONS.getProviderTools, 200, loaded)
+    // One tool in a provider's shape: GET …/tools/:id?toolFormat=.
+    const one = await fetch(`${serve.url}/v1/libraries/demo/tools/sms.send_sms?toolFormat=openai`)
+    const oneBody = await one.json()
+    expect(oneBody).toMatchObject({
+      tool: { type: 'function', function: { name: 'sms--send_sms' } },
+      toolIds: { 'sms--send_sms': 'sms.send_sms' },
+    })
+    expectMatchesOpenApi(CLIENT_OPERATIONS.getTool, 200, oneBody)
+    const mistyped = await fetch(
+      `${serve.url}/v1/libraries/demo/tools/sms.send_sms?toolFromat=openai`,
+    )
+    expect(mistyped.status).toBe(400)
+    expect((await mistyped.json()).error.message).toContain('did you mean "toolFormat"?')
 
     // A provider's shape holds the schema: includeSchemas false is refused, not half answered.
     await expect(

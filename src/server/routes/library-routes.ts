@@ -211,13 +211,16 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         })
       },
     )
-    .get('/:library/tools/:id{.+}', (c) => {
+    .get('/:library/tools/:id{.+}', queryParams(schemas.toolQuery), (c) => {
       const id = c.req.param('id')
+      const { toolFormat } = c.req.valid('query')
+      let tool: Tool
       try {
-        const [tool] = toolsInScope(service, principalOf(c), c.req.param('library'), [id])
-        return c.json({ tool })
+        tool = toolsInScope(service, principalOf(c), c.req.param('library'), [id])[0]
       } catch (error) {
         throw badEncoding(error, c.req.url) ?? error
       }
+      if (toolFormat === undefined || toolFormat === 'toolsel') return c.json({ tool })
+      return c.json({ tool: providerTool(tool, toolFormat), toolIds: providerToolIds([tool]) })
     })
 }
