@@ -8,6 +8,7 @@ import type { ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
 import { ScopedLibraries } from './scoped-libraries.ts'
+import type { CallTurns } from './tool-result.ts'
 import { loadTokenCounter } from './tokens/load-token-counter.ts'
 import { TokenAccountant } from './tokens/token-accountant.ts'
 import { createEstimateTokenCounter, type TokenCounter } from './tokens/token-counter.ts'
@@ -100,6 +101,12 @@ export interface McpSession {
   libraries?: readonly string[]
   /** The API key's name, for messages. */
   keyName?: string
+  /**
+   * Over HTTP, the turns of this request's tool calls that work on the event loop (search,
+   * select, schemas; `createCallTurns`): a JSON-RPC batch runs them one at a time. Absent over
+   * stdio, whose process serves one client.
+   */
+  turns?: CallTurns
 }
 
 /** The library a call names (else the session's, else the default), as seen through the scope. */

@@ -13,6 +13,7 @@ import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 import { OPEN_PRINCIPAL, type Principal } from '../server/auth/api-keys.ts'
 import { principalOf } from '../server/middleware/auth.ts'
+import { createCallTurns } from './tool-result.ts'
 import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
 
 /** A JSON-RPC error response without an id, as the transport itself answers. */
@@ -40,6 +41,7 @@ export function sessionFromRequest(
     ...(library ? { library } : {}),
     libraries: principal.libraries,
     keyName: principal.name,
+    turns: createCallTurns(),
   }
 }
 

@@ -34,14 +34,39 @@ export function errorResult(error: ToolselError): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify({ error: body }) }], isError: true }
 }
 
-/** Runs a tool handler; our errors become error results, anything else is logged as INTERNAL. */
+/** Runs `run` in its turn: see createCallTurns. */
+export type CallTurns = <T>(run: () => Promise<T>) => Promise<T>
+
+/**
+ * Turns for the tool calls of one HTTP request: the SDK starts every call of a JSON-RPC batch at
+ * once, and their work then runs in microtasks without the event loop turning between them (a
+ * batch of 100 select_tools of 8,000 characters held it 199-267 ms in one piece). Each call runs
+ * after the previous one has finished and the loop has turned once (`setImmediate`), so other
+ * requests are answered between the calls of a batch.
+ */
+export function createCallTurns(): CallTurns {
+  let previous: Promise<unknown> = Promise.resolve()
+  return (run) => {
+    const turn = previous
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(run)
+    previous = turn.catch(() => undefined)
+    return turn
+  }
+}
+
+/**
+ * Runs a tool handler (in its turn, given `turns`); our errors become error results, anything
+ * else is logged as INTERNAL.
+ */
 export async function guardTool(
   logger: Logger,
   tool: string,
   run: () => Promise<CallToolResult>,
+  turns?: CallTurns,
 ): Promise<CallToolResult> {
   try {
-    return await run()
+    return await (turns ? turns(run) : run())
   } catch (error) {
     if (isToolselError(error)) return errorResult(error)
     const reason = error instanceof Error ? error.message : String(error)

@@ -134,6 +134,19 @@ async function longestHealthGap(url: string, work: () => Promise<unknown>): Prom
   return longest
 }
 
+/** One POST to `/mcp` (a JSON-RPC message or a batch of them). */
+function postMcp(url: string, body: unknown): Promise<Response> {
+  return fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-03-26',
+    },
+    body: JSON.stringify(body),
+  })
+}
+
 describe('long inputs over HTTP', () => {
   it('a 100k-character one-word description or a max-length query does not hold /healthz', async () => {
     const server = await startServer()
@@ -189,16 +202,7 @@ describe('long inputs over HTTP', () => {
         arguments: { instruction: `${'y'.repeat(7000)} ${'x'.repeat(index + 900)}` },
       },
     }))
-    const post = (body: unknown) =>
-      fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-03-26',
-        },
-        body: JSON.stringify(body),
-      })
+    const post = (body: unknown) => postMcp(server.url, body)
     // One call first: the token counter loads its tokenizer on first use.
     await (await post(batch[0])).json()
     const start = performance.now()
@@ -225,6 +229,31 @@ describe('reward batches', () => {
       ),
     ),
   )
+
+  it('an MCP batch runs its calls one at a time, answering /healthz between them', async () => {
+    // The SDK starts every call of a batch at once; their work ran without a turn of the event
+    // loop in between (100 select_tools of 8,000 characters: 199-267 ms in one piece).
+    const server = await startServer()
+    const instruction = `I want X${' and the Y'.repeat(790)}`
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'select_tools', arguments: { instruction } },
+    })
+    const post = (body: unknown) => postMcp(server.url, body)
+    // One call first: the token counter loads its tokenizer on first use.
+    await (await post(call(0))).json()
+    const batch = JSON.stringify(Array.from({ length: 40 }, (_, index) => call(index + 1)))
+    let answers: Array<{ id: number; result?: { isError?: boolean } }> = []
+    const gap = await longestHealthGap(server.url, async () => {
+      answers = (await (await post(JSON.parse(batch))).json()) as typeof answers
+    })
+    expect(answers.map((answer) => answer.id)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+    for (const answer of answers) expect(answer.result?.isError).toBeFalsy()
+    // One call is ~15 ms of work; the whole batch was one piece of ~40 x 15 ms.
+    expect(gap).toBeLessThan(200)
+  })
 
   it('/v1/rewards/planner yields to /healthz and stops at the request deadline', async () => {
     const requestTimeoutMs = 100

@@ -38,22 +38,27 @@ export function registerGetToolSchemas(
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (raw) =>
-      guardTool(logger, 'get_tool_schemas', async () => {
-        const { ids, library } = args.parse(raw)
-        const view = await resolveView(context, session, library)
-        const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
-        if (missing.length > 0) {
-          const scoped = isUnscoped(session.scope)
-            ? ''
-            : ` within this client's scope (${describeScope(session.scope)})`
-          throw new ToolselError(
-            'UNKNOWN_TOOL',
-            `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}.${view.library.unknownIdsHint(missing)} Use ids exactly as search_tools returns them.`,
-            { details: { library: view.library.name, ids: missing } },
-          )
-        }
-        const tools = [...new Set(ids)].map((id) => toolSchemaPayload(view.library.require(id)))
-        return jsonResult({ library: view.library.name, tools })
-      }),
+      guardTool(
+        logger,
+        'get_tool_schemas',
+        async () => {
+          const { ids, library } = args.parse(raw)
+          const view = await resolveView(context, session, library)
+          const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
+          if (missing.length > 0) {
+            const scoped = isUnscoped(session.scope)
+              ? ''
+              : ` within this client's scope (${describeScope(session.scope)})`
+            throw new ToolselError(
+              'UNKNOWN_TOOL',
+              `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}.${view.library.unknownIdsHint(missing)} Use ids exactly as search_tools returns them.`,
+              { details: { library: view.library.name, ids: missing } },
+            )
+          }
+          const tools = [...new Set(ids)].map((id) => toolSchemaPayload(view.library.require(id)))
+          return jsonResult({ library: view.library.name, tools })
+        },
+        session.turns,
+      ),
   )
 }

@@ -60,20 +60,25 @@ export function registerSearchTools(
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (raw, extra) =>
-      guardTool(logger, 'search_tools', async () => {
-        const { query, k, library, retriever } = args.parse(raw)
-        return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
-          const view = await resolveView(context, session, library)
-          const request = { query, retriever, k: k ?? config.mcp.searchK }
-          const { results } = await service.search(request, signal, view)
-          const tools = results.map(({ id, name, description, score }) => {
-            const tool = view.library.require(id)
-            return { id, name, ...serverOf(tool), description, score: roundScore(score) }
+      guardTool(
+        logger,
+        'search_tools',
+        async () => {
+          const { query, k, library, retriever } = args.parse(raw)
+          return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+            const view = await resolveView(context, session, library)
+            const request = { query, retriever, k: k ?? config.mcp.searchK }
+            const { results } = await service.search(request, signal, view)
+            const tools = results.map(({ id, name, description, score }) => {
+              const tool = view.library.require(id)
+              return { id, name, ...serverOf(tool), description, score: roundScore(score) }
+            })
+            const payload = { library: view.library.name, tools }
+            const tokens = await context.tokens.savings(view.library, payload)
+            return jsonResult({ ...payload, tokens })
           })
-          const payload = { library: view.library.name, tools }
-          const tokens = await context.tokens.savings(view.library, payload)
-          return jsonResult({ ...payload, tokens })
-        })
-      }),
+        },
+        session.turns,
+      ),
   )
 }

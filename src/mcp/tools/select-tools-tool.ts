@@ -66,28 +66,33 @@ export function registerSelectTools(
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (raw, extra) =>
-      guardTool(logger, 'select_tools', async () => {
-        const { library, ...request } = args.parse(raw)
-        return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
-          const view = await resolveView(context, session, library)
-          const result = await service.select(request, signal, view)
-          const payload = {
-            library: view.library.name,
-            tools: result.tools.map(toolSchemaPayload),
-            steps: result.steps.map((step) => ({
-              text: step.text,
-              selected: step.selected,
-              alternatives: step.candidates
-                .map((candidate) => candidate.id)
-                .filter((id) => id !== step.selected)
-                .slice(0, ALTERNATIVES),
-            })),
-            // Without it an agent saw a step's selected tool missing from tools, unexplained.
-            ...(result.examples && { examples: result.examples }),
-          }
-          const tokens = await context.tokens.savings(view.library, payload)
-          return jsonResult({ ...payload, tokens })
-        })
-      }),
+      guardTool(
+        logger,
+        'select_tools',
+        async () => {
+          const { library, ...request } = args.parse(raw)
+          return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+            const view = await resolveView(context, session, library)
+            const result = await service.select(request, signal, view)
+            const payload = {
+              library: view.library.name,
+              tools: result.tools.map(toolSchemaPayload),
+              steps: result.steps.map((step) => ({
+                text: step.text,
+                selected: step.selected,
+                alternatives: step.candidates
+                  .map((candidate) => candidate.id)
+                  .filter((id) => id !== step.selected)
+                  .slice(0, ALTERNATIVES),
+              })),
+              // Without it an agent saw a step's selected tool missing from tools, unexplained.
+              ...(result.examples && { examples: result.examples }),
+            }
+            const tokens = await context.tokens.savings(view.library, payload)
+            return jsonResult({ ...payload, tokens })
+          })
+        },
+        session.turns,
+      ),
   )
 }
