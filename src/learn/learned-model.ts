@@ -13,7 +13,7 @@ import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { formatJson } from './format-json.ts'
-import { readTextFile } from '../read-text-file.ts'
+import { fileProblem, readTextFile } from '../read-text-file.ts'
 import {
   EXAMPLE_DECISION_FEATURES,
   EXAMPLE_DENSE_FEATURES,
@@ -341,8 +341,8 @@ export function readLearnedModelSync(file: string): LearnedModel {
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read learned model "${file}": ${(error as Error).message}. Write one with \`toolsel train --out ${file}\`.`,
-      { cause: error },
+      `Cannot read learned model "${file}": ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
+      { cause: error, details: { file } },
     )
   }
   return parseLearnedModel(text, file)

@@ -35,6 +35,7 @@ export function importAnthropic(parsed: unknown, context: ImportContext): Tool[]
         field: 'type',
         message:
           '"function" is an OpenAI tool, not an Anthropic one: import the file as openai (or leave the format to detection)',
+        suggestedFormat: 'openai',
       })
     }
     if (type !== undefined && type !== 'custom') {

@@ -56,6 +56,8 @@ export interface ImportProblem {
   /** What is wrong, e.g. `expected a non-empty string, got 42`. */
   message: string
   cause?: unknown
+  /** The format the message tells to import the file as (`details.suggestedFormat`), if any. */
+  suggestedFormat?: ImportFormat
 }
 
 /**
@@ -74,6 +76,7 @@ export function importFailed(context: ImportContext, problem: ImportProblem): To
       record: problem.record,
       line: problem.record === undefined ? undefined : context.recordLines?.[problem.record],
       field: problem.field,
+      suggestedFormat: problem.suggestedFormat,
     },
   })
 }

@@ -107,7 +107,8 @@ export function importToolsFromText(text: string, options: ImportOptions = {}): 
  */
 function withDetectedFormat(error: unknown, text: string, options: ImportOptions): unknown {
   if (options.format === undefined || !isToolselError(error, 'IMPORT_FAILED')) return error
-  if (error.message.includes('leave the format to detection')) return error
+  // The importer already named the format to use.
+  if (error.details.suggestedFormat !== undefined) return error
   const detected = otherDetectedFormat(text, options)
   if (detected === undefined) return error
   return new ToolselError(

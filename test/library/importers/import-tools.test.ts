@@ -172,7 +172,9 @@ describe('importToolsFromText', () => {
       'IMPORT_FAILED',
       'tools.json: record 0: field "type": "function" is an OpenAI tool, not an Anthropic one: import the file as openai',
     )
-    expect(error.details).toMatchObject({ record: 0, field: 'type' })
+    // The importer names the format itself, as a detail: it is not said a second time.
+    expect(error.details).toMatchObject({ record: 0, field: 'type', suggestedFormat: 'openai' })
+    expect(error.message.match(/import the file as openai|import it as openai/g)).toHaveLength(1)
     expect(importToolsFromText(openai, { fileName: 'tools.json' }).format).toBe('openai')
   })
 
