@@ -61,6 +61,14 @@ export class UpstreamConnection {
   #syncing: Promise<void> | undefined
   #syncAgain = false
   #closed = false
+  /** The client of an attempt still connecting (close() ends its process too). */
+  #connecting: Client | undefined
+  /**
+   * Closes still running (a failed attempt's, a dropped connection's): the SDK ends a stdio
+   * process 2 s after closing its stdin, then SIGTERM, on unref'd timers, so a process that
+   * exits meanwhile (a shutdown) left the child running; close() waits for them.
+   */
+  #closing = new Set<Promise<void>>()
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
     this.name = name
@@ -113,6 +121,7 @@ export class UpstreamConnection {
     const handshake = stdio
       ? { timeoutMs: settings.spawnTimeoutMs, setting: 'spawnTimeoutMs' }
       : { timeoutMs: settings.connectTimeoutMs, setting: 'connectTimeoutMs' }
+    this.#connecting = client
     try {
       try {
         await client.connect(transport, { timeout: handshake.timeoutMs })
@@ -126,7 +135,7 @@ export class UpstreamConnection {
         })
       }
       // Closed while connecting: don't keep a process or session nobody will close.
-      if (this.#closed) return void (await client.close().catch(() => undefined))
+      if (this.#closed) return void (await this.#closeClient(client))
       this.#client = client
       await this.#list(client)
       if (this.#downSince !== undefined) logger.info(`Upstream "${this.name}" is back`)
@@ -135,9 +144,19 @@ export class UpstreamConnection {
       this.#lastError = undefined
     } catch (error) {
       if (this.#client === client) this.#client = undefined
-      void client.close().catch(() => undefined)
+      void this.#closeClient(client)
       this.#markDown(error)
+    } finally {
+      if (this.#connecting === client) this.#connecting = undefined
     }
+  }
+
+  /** Closes `client` (errors ignored); close() waits for it while it runs. */
+  #closeClient(client: Client): Promise<void> {
+    const closing = client.close().catch(() => undefined)
+    this.#closing.add(closing)
+    void closing.finally(() => this.#closing.delete(closing))
+    return closing
   }
 
   /**
@@ -187,12 +206,15 @@ export class UpstreamConnection {
     }
   }
 
+  /** Closes the connection and the attempt still connecting; resolves once their processes ended. */
   async close(): Promise<void> {
     this.#closed = true
     this.#clearRetry()
-    const client = this.#client
+    for (const client of [this.#client, this.#connecting])
+      if (client) void this.#closeClient(client)
     this.#client = undefined
-    await client?.close().catch(() => undefined)
+    this.#connecting = undefined
+    await Promise.all(this.#closing)
   }
 
   async #list(client: Client): Promise<void> {
@@ -231,7 +253,7 @@ export class UpstreamConnection {
     if (this.#closed) return
     const client = this.#client
     this.#client = undefined
-    void client?.close().catch(() => undefined)
+    if (client) void this.#closeClient(client)
     // Logged once an outage: a failed reconnect attempt is the same outage.
     const firstFailure = this.#downSince === undefined
     this.#status = 'down'

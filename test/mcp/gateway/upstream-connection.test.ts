@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
@@ -30,6 +31,17 @@ function notesEnv(env: Record<string, string>, gateway: Partial<GatewayConfig>) 
     { command: process.execPath, args: ['--import', 'tsx', NOTES_FIXTURE], env },
     { spawnTimeoutMs: 120_000, ...gateway },
   )
+}
+
+/** The ids of the running processes whose command line holds `marker` (Linux /proc). */
+async function processesWith(marker: string): Promise<number[]> {
+  const found: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (commandLine.includes(marker)) found.push(Number(entry))
+  }
+  return found
 }
 
 /**
@@ -97,8 +109,9 @@ describe('UpstreamConnection with real stdio processes', () => {
 
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
     // A process that never answers: every attempt runs its full spawnTimeoutMs.
+    const marker = `toolsel-silent-upstream-${process.pid}-${Date.now()}`
     const silent = connection(
-      { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] },
+      { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)', marker] },
       { spawnTimeoutMs: 600, reconnectInitialMs: 200, reconnectMaxMs: 400 },
     )
     await silent.connect()
@@ -124,5 +137,10 @@ describe('UpstreamConnection with real stdio processes', () => {
     expect(again.nextRetryAt).not.toBeNull()
     expect(again.downSince).toBe(down.downSince)
     expect((await until(silent, (state) => state.status === 'reconnecting')).attempt).toBe(2)
+
+    // close() ends every process it started, the attempt still connecting too, before it
+    // resolves (the test runner's worker exited first and left them running before round 21).
+    await silent.close()
+    expect(await processesWith(marker)).toEqual([])
   }, 60_000)
 })
