@@ -61,6 +61,16 @@ export type ToolselApp = Hono<AppEnv> & {
 
 export type { AppEnv } from './app-env.ts'
 
+/** The body limit of the query routes (QUERY_ROUTES), as the MCP SDK's for `/mcp`: 4 MiB. */
+export const MAX_QUERY_BODY_BYTES = 4 * 1024 * 1024
+/** Routes whose bodies are queries, not uploads: they get MAX_QUERY_BODY_BYTES. */
+const QUERY_ROUTES = [
+  '/v1/select-tools',
+  '/v1/search-tools',
+  '/v1/feedback',
+  '/v1/libraries/:library/tools/batch',
+]
+
 export function createApp(service: ToolselService, options: AppOptions = {}): ToolselApp {
   const { server } = service.config
   const schemas = createRequestSchemas(service.config)
@@ -138,6 +148,25 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
         ),
     }),
   )
+  // Query bodies are small (an 8,000-character instruction, at most 1,000 ids): reading and
+  // decoding 30 MB for one held the event loop 100-200 ms before it was refused.
+  const queryLimit = Math.min(server.bodyLimitBytes, MAX_QUERY_BODY_BYTES)
+  for (const path of QUERY_ROUTES) {
+    app.use(
+      path,
+      bodyLimit({
+        maxSize: queryLimit,
+        onError: (c) =>
+          errorResponse(
+            c,
+            new ToolselError(
+              'PAYLOAD_TOO_LARGE',
+              `The request body is larger than the ${queryLimit}-byte limit of ${path} (library uploads, examples and reward batches take up to server.bodyLimitBytes).`,
+            ),
+          ),
+      }),
+    )
+  }
   app.use('/v1/*', async (c, next) => {
     if (!service.ready)
       throw new ToolselError(

@@ -34,16 +34,74 @@ function didYouMean(issues: readonly z.core.$ZodIssue[], schema?: z.ZodType): st
   return closest === undefined ? '' : ` (did you mean "${closest}"?)`
 }
 
-/** Rejects bodies that aren't sent as JSON, so the validator doesn't see an empty object. */
-export async function requireJson(c: Context, next: Next): Promise<void> {
-  const type = c.req.header('content-type') ?? ''
-  if (!/^application\/([\w.-]+\+)?json\b/i.test(type)) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      'Send the request body as JSON with "content-type: application/json".',
-    )
+/**
+ * The most JSON values a request body of the query routes may hold, counted before it is parsed
+ * (`countJsonValues`). The body limit (`server.bodyLimitBytes`, 32 MiB) is sized for library
+ * uploads, and `JSON.parse` of 32 MB of small numbers held the event loop 1.3-1.7 s in one piece
+ * (`1,1,1…` as an unknown key, an instruction or the ids of a tools batch; bench/README round
+ * 21), with any key or none. The largest valid bodies hold far fewer: 1,000 ids, 1,024
+ * completions, 100 gold tools; strings' contents are not counted.
+ */
+export const MAX_BODY_VALUES = 100_000
+
+/**
+ * Middleware: rejects bodies that aren't sent as JSON (so the validator doesn't see an empty
+ * object), and JSON bodies holding more than `maxValues` values (413 PAYLOAD_TOO_LARGE) before
+ * they are parsed. The text is read here once; the validator parses the same cached text.
+ */
+export function jsonRequest(maxValues = MAX_BODY_VALUES) {
+  return async (c: Context, next: Next): Promise<void> => {
+    const type = c.req.header('content-type') ?? ''
+    if (!/^application\/([\w.-]+\+)?json\b/i.test(type)) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        'Send the request body as JSON with "content-type: application/json".',
+      )
+    }
+    if (countJsonValues(await c.req.text(), maxValues) > maxValues) {
+      throw new ToolselError(
+        'PAYLOAD_TOO_LARGE',
+        `The request body holds more than ${maxValues.toLocaleString('en-US')} JSON values (array items and object members); send fewer at once.`,
+        { details: { maxValues } },
+      )
+    }
+    await next()
   }
-  await next()
+}
+
+/** `jsonRequest()` with MAX_BODY_VALUES: the query routes' JSON check. */
+export const requireJson = jsonRequest()
+
+/**
+ * The JSON values of `text`, counted as the `,` `[` and `{` outside strings (a value other than
+ * an array's first item or an object's first member follows a comma; a string's own commas and
+ * brackets are skipped), stopping once past `stopAbove`. Linear: strings are skipped with
+ * `indexOf`, and an escaped quote looks back only over its own run of backslashes. Text that is
+ * not JSON is counted all the same; JSON.parse then says what is wrong with it.
+ */
+export function countJsonValues(text: string, stopAbove = Infinity): number {
+  let count = 0
+  let at = 0
+  while (at < text.length) {
+    const quote = text.indexOf('"', at)
+    const end = quote === -1 ? text.length : quote
+    for (let index = at; index < end; index += 1) {
+      const code = text.charCodeAt(index)
+      // ',' '[' '{'
+      if ((code === 44 || code === 91 || code === 123) && ++count > stopAbove) return count
+    }
+    if (quote === -1) break
+    let close = quote
+    for (;;) {
+      close = text.indexOf('"', close + 1)
+      if (close === -1) return count
+      let backslashes = 0
+      while (text.charCodeAt(close - 1 - backslashes) === 92) backslashes += 1
+      if (backslashes % 2 === 0) break
+    }
+    at = close + 1
+  }
+  return count
 }
 
 /**

@@ -13,7 +13,8 @@ import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { MAX_TOKEN_CHARS, tokenize } from '../../src/retrieve/bm25/tokenize.ts'
-import { createApp } from '../../src/server/app.ts'
+import { createApp, MAX_QUERY_BODY_BYTES } from '../../src/server/app.ts'
+import { MAX_BODY_VALUES } from '../../src/server/validate.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -331,6 +332,46 @@ describe('client errors are 4xx', () => {
     expect(error.code).toBe('IMPORT_FAILED')
     expect(error.message).toContain('nested more than 64 levels')
     expect((await fetch(`${server.url}/v1/libraries/deep`)).status).toBe(404)
+  })
+
+  it('a query body holding more than MAX_BODY_VALUES JSON values: 413 before it is parsed', async () => {
+    // 30 MB of `1,` (the body limit is sized for uploads) held the event loop 1.3-1.7 s in
+    // JSON.parse, as an unknown key, an instruction or a batch's ids, with a read key or none.
+    const server = await startServer()
+    const numbers = `[${'1,'.repeat(MAX_BODY_VALUES)}1]`
+    const post = (path: string, body: string) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+    for (const [path, body] of [
+      ['/v1/select-tools', `{"instruction":"send mail","pad":${numbers}}`],
+      ['/v1/libraries/demo/tools/batch', `{"ids":${numbers}}`],
+      ['/v1/rewards/planner', `{"instruction":"x","gold":["a"],"completions":${numbers}}`],
+    ]) {
+      const response = await post(path, body)
+      expect(response.status).toBe(413)
+      const { error } = (await response.json()) as { error: { code: string; message: string } }
+      expect(error.code).toBe('PAYLOAD_TOO_LARGE')
+      expect(error.message).toContain('holds more than 100,000 JSON values')
+    }
+    // A query route takes at most MAX_QUERY_BODY_BYTES (4 MiB), refused before it is read.
+    const large = await post(
+      '/v1/select-tools',
+      JSON.stringify({ instruction: 'send mail', pad: 'x'.repeat(MAX_QUERY_BODY_BYTES) }),
+    )
+    expect(large.status).toBe(413)
+    expect(((await large.json()) as { error: { message: string } }).error.message).toContain(
+      `larger than the ${MAX_QUERY_BODY_BYTES}-byte limit of /v1/select-tools`,
+    )
+    // Commas and brackets inside strings are not values: 120,000 of them are a valid body.
+    const completions = Array.from({ length: 4 }, () => ',['.repeat(15_000))
+    const rewards = await post(
+      '/v1/rewards/selector',
+      JSON.stringify({ gold: 'mail.send_email', completions }),
+    )
+    expect(rewards.status).toBe(200)
   })
 
   it('an OpenAPI spec whose $refs expand exponentially: 400 saying what was too large, nothing written', async () => {

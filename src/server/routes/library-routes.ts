@@ -5,11 +5,12 @@ import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
 import { providerTool, providerToolIds } from '../../library/provider-tools.ts'
+import { MAX_EXAMPLE_TOOLS } from '../../examples/usage-example.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
 import { assertLibraryAccess, principalOf } from '../middleware/auth.ts'
-import type { RequestSchemas } from '../schemas.ts'
-import { jsonBody, pathParams, queryParams, requireJson } from '../validate.ts'
+import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
+import { jsonBody, jsonRequest, pathParams, queryParams, requireJson } from '../validate.ts'
 import { createTimeSlicer } from '../../time-slicer.ts'
 
 /**
@@ -181,7 +182,8 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
     .post(
       '/:library/examples',
       pathParams(schemas.libraryParam),
-      requireJson,
+      // 10,000 examples of up to 64 tools each: up to ~700,000 values.
+      jsonRequest(MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6)),
       jsonBody(schemas.addExamples),
       async (c) => {
         const { library } = c.req.valid('param')
