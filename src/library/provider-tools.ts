@@ -158,6 +158,17 @@ export function providerTool<F extends ProviderToolFormat>(tool: Tool, format: F
   }
 }
 
+/**
+ * `tools` in `format`'s shape with `toolIds`, provider tool name → tool id: what every answer in
+ * a provider format holds (select-tools, the schema batch).
+ */
+export function providerToolsAnswer<F extends ProviderToolFormat>(
+  tools: readonly Tool[],
+  format: F,
+): { tools: ProviderTool<F>[]; toolIds: Record<string, string> } {
+  return { tools: tools.map((tool) => providerTool(tool, format)), toolIds: providerToolIds(tools) }
+}
+
 /** Provider tool name → tool id for `tools` (what an answer in a provider format carries). */
 export function providerToolIds(tools: readonly Tool[]): Record<string, string> {
   // fromEntries defines own properties: a tool named "__proto__" is a key like any other.

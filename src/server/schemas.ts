@@ -13,7 +13,7 @@ import {
   type OnDuplicate,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
-import { TOOL_FORMATS } from '../library/provider-tools.ts'
+import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
 import { UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
@@ -297,7 +297,7 @@ const ToolSchema = z.object({
 })
 
 const PARAMETERS = z.record(z.string(), z.unknown())
-const PROVIDER_TOOL_NAME_SCHEMA = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)
+const PROVIDER_TOOL_NAME_SCHEMA = z.string().regex(PROVIDER_TOOL_NAME)
 
 /** The tools in each `toolFormat` (src/library/provider-tools.ts): toolsel's own is `ToolSchema`. */
 const PROVIDER_TOOL_SCHEMAS = {

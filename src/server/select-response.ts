@@ -24,6 +24,7 @@ import type { Tool } from '../library/tool.ts'
 import {
   providerTool,
   providerToolIds,
+  providerToolsAnswer,
   type ProviderToolFormat,
   type ToolFormat,
 } from '../library/provider-tools.ts'
@@ -65,11 +66,7 @@ export function selectResponseObject(
 ) {
   if (format !== 'toolsel') {
     const { tools, ...rest } = result
-    return {
-      tools: tools.map((tool) => providerTool(tool, format)),
-      toolIds: providerToolIds(tools),
-      ...rest,
-    }
+    return { ...providerToolsAnswer(tools, format), ...rest }
   }
   return { ...result, tools: result.tools.map((tool) => publicTool(tool, includeSchemas)) }
 }

@@ -4,7 +4,7 @@ import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
-import { providerTool, providerToolIds } from '../../library/provider-tools.ts'
+import { providerTool, providerToolIds, providerToolsAnswer } from '../../library/provider-tools.ts'
 import { MAX_EXAMPLE_TOOLS } from '../../examples/usage-example.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
@@ -207,10 +207,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         const { ids, toolFormat } = c.req.valid('json')
         const tools = toolsInScope(service, principalOf(c), c.req.valid('param').library, ids)
         if (toolFormat === undefined || toolFormat === 'toolsel') return c.json({ tools })
-        return c.json({
-          tools: tools.map((tool) => providerTool(tool, toolFormat)),
-          toolIds: providerToolIds(tools),
-        })
+        return c.json(providerToolsAnswer(tools, toolFormat))
       },
     )
     .get('/:library/tools/:id{.+}', queryParams(schemas.toolQuery), (c) => {
