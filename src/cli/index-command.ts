@@ -2,11 +2,13 @@
 import {
   IMPORT_FORMATS,
   ON_DUPLICATE_CHOICES,
+  PROVIDER_NAME_CHOICES,
   summarizeImport,
   type ImportFormat,
   type ImportResult,
   type ImportSummary,
   type OnDuplicate,
+  type ProviderNames,
 } from '../library/importers/index.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
@@ -45,6 +47,10 @@ Options:
   --namespace <ns>       Namespace: ids become <ns>.<name> (default: the file name for MCP)
   --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
                          becomes <id>_2; identical copies dropped), first or last (keep one)
+  --provider-names <m>   OpenAI / Anthropic tools that toolsel wrote (toolsel select --tool-format,
+                         toolFormat) are named by their ids in a code (sms.send_sms is sms--send_sms):
+                         decode (default) reads such names back as ids when the file shows it is
+                         toolsel's export (its toolIds, or every name in the code); keep keeps them
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --retriever <parts>    bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
                          their fusion with BM25) or regex (+ regex name lookups); kinds:
@@ -68,6 +74,7 @@ const OPTIONS = {
   format: { type: 'string' },
   namespace: { type: 'string' },
   'on-duplicate': { type: 'string' },
+  'provider-names': { type: 'string' },
   'index-dir': { type: 'string' },
   retriever: { type: 'string' },
   embedder: { type: 'string' },
@@ -112,13 +119,20 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       `Unknown --on-duplicate "${onDuplicate}" (available: ${ON_DUPLICATE_CHOICES.join(', ')}).`,
     )
   }
+  const providerNames = values['provider-names'] as ProviderNames | undefined
+  if (providerNames !== undefined && !PROVIDER_NAME_CHOICES.includes(providerNames)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Unknown --provider-names "${providerNames}" (available: ${PROVIDER_NAME_CHOICES.join(', ')}).`,
+    )
+  }
   const name = values.name ?? libraryNameFromPath(path)
 
   const started = performance.now()
   const previousIndexDir = join(config.library.indexDir, name)
   let progress: ProgressReporter | undefined
   const { indexed } = await importLibrary(
-    { path, format, namespace: values.namespace, onDuplicate },
+    { path, format, namespace: values.namespace, onDuplicate, providerNames },
     name,
     config,
     {

@@ -12,7 +12,11 @@
  */
 import type { z } from 'zod'
 import type { ErrorCode } from '../errors.ts'
-import type { ImportFormat, OnDuplicate } from '../library/importers/import-formats.ts'
+import type {
+  ImportFormat,
+  OnDuplicate,
+  ProviderNames,
+} from '../library/importers/import-formats.ts'
 import type { ProviderTool, ProviderToolFormat, ToolFormat } from '../library/provider-tools.ts'
 import type { RESPONSE_SCHEMAS, RequestSchemas } from '../server/schemas.ts'
 import { ToolselClientError } from './toolsel-client-error.ts'
@@ -83,6 +87,11 @@ export interface PutLibraryOptions extends CallOptions {
   namespace?: string
   /** Two records with one id: `error` (default), `rename`, `first` or `last`. */
   onDuplicate?: OnDuplicate
+  /**
+   * openai / anthropic bodies: tool names toolsel wrote (`sms--send_sms`) are read back as tool
+   * ids (`decode`, default; only when the body shows it is toolsel's export) or kept (`keep`).
+   */
+  providerNames?: ProviderNames
   /**
    * Retriever parts to build, a comma list whose first is the library's default: `bm25`
    * (default), `dense`, `hybrid`, `regex`, `dense:<embedder>`, `hybrid:<part>+<part>`.
@@ -204,9 +213,9 @@ export class ToolselClient {
     tools: string | object,
     options: PutLibraryOptions = {},
   ): Promise<PutLibraryResponse> {
-    const { format, namespace, onDuplicate, retriever, examples, ...call } = options
+    const { format, namespace, onDuplicate, providerNames, retriever, examples, ...call } = options
     const query = new URLSearchParams()
-    const fields = { format, namespace, onDuplicate, retriever, examples }
+    const fields = { format, namespace, onDuplicate, providerNames, retriever, examples }
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) query.set(key, value)
     }

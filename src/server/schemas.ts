@@ -9,8 +9,10 @@ import { ERROR_CODES } from '../errors.ts'
 import {
   IMPORT_FORMAT_NAMES,
   ON_DUPLICATE_CHOICES,
+  PROVIDER_NAME_CHOICES,
   type ImportFormat,
   type OnDuplicate,
+  type ProviderNames,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
@@ -269,6 +271,12 @@ export function createRequestSchemas(config: Config) {
           .optional()
           .describe(
             'Two records with one id: error (default), rename (the later one becomes <id>_2; identical copies are dropped), first or last (keep one). The response lists each case.',
+          ),
+        providerNames: z
+          .enum(PROVIDER_NAME_CHOICES as [ProviderNames, ...ProviderNames[]])
+          .optional()
+          .describe(
+            'openai and anthropic bodies: tool names toolsel wrote in a toolFormat answer (sms--send_sms) are read back as the tool ids they were written from: decode (default; only when the body shows it is such an answer: its toolIds fit every name, or every name reads back and one holds a separator as toolsel writes it, "--", "-_" or "-3a-3a"), or keep (names as they are).',
           ),
         retriever: retrieverPartsField(config)
           .optional()

@@ -13,6 +13,7 @@ import {
   type ImportFormat,
   type ImportSummary,
   type OnDuplicate,
+  type ProviderNames,
 } from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
 import { assertLibraryName, type ToolLibrary } from '../library/tool-library.ts'
@@ -431,6 +432,8 @@ export class ToolselService {
       fileName?: string
       /** Two records with one id: error (default), rename, first or last. */
       onDuplicate?: OnDuplicate
+      /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (decode, default) or keep. */
+      providerNames?: ProviderNames
       /** Retriever parts to build, a comma list (`bm25`, `hybrid`, `bm25,dense:use-lite`). Default `retrieve.build`. */
       retriever?: BuildRetriever
       /**
@@ -467,6 +470,7 @@ export class ToolselService {
           namespace: options.namespace,
           fileName: options.fileName,
           onDuplicate: options.onDuplicate,
+          providerNames: options.providerNames,
         },
         name,
         this.config,

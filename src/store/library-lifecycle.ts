@@ -28,6 +28,7 @@ import {
   type ImportFormat,
   type ImportResult,
   type OnDuplicate,
+  type ProviderNames,
   summarizeImport,
   type ImportSummary,
 } from '../library/importers/index.ts'
@@ -81,6 +82,8 @@ interface ImportSettings {
   namespace?: string
   /** Two records with one id: error (default), rename, first or last. */
   onDuplicate?: OnDuplicate
+  /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (decode, default) or keep. */
+  providerNames?: ProviderNames
 }
 
 /** Where the tools come from: a file or directory of tool files, or the text of one file. */
@@ -108,6 +111,7 @@ export async function importLibrary(
     format: input.format,
     namespace: input.namespace,
     onDuplicate: input.onDuplicate,
+    providerNames: input.providerNames,
   }
   const imported =
     'path' in input
@@ -161,6 +165,7 @@ export async function importUploadedLibrary(
       format: input.format,
       namespace: input.namespace,
       onDuplicate: input.onDuplicate,
+      providerNames: input.providerNames,
       fileName: input.fileName,
       uploadName: name,
     },

@@ -7,8 +7,9 @@
  */
 import { z } from 'zod'
 import type { Tool } from '../tool.ts'
-import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
+import { addWarning, importFailed, type ImportContext } from './import-context.ts'
 import { nonEmptyString, parseRecord } from './parse-record.ts'
+import { providerTools } from './provider-names.ts'
 import { toolList } from './tool-list.ts'
 
 const AnthropicToolSchema = z.looseObject({
@@ -22,11 +23,12 @@ const AnthropicToolSchema = z.looseObject({
 const TypedSchema = z.looseObject({ type: z.string().optional() })
 
 /**
- * Imports Anthropic tools. id = name, or `namespace.name` when a namespace is given.
+ * Imports Anthropic tools. id = name, or `namespace.name` when a namespace is given; names
+ * toolsel wrote (`sms--send_sms`) are read back as their ids (provider-names.ts).
  * `input_examples` (example inputs for the tool) are kept in `source.inputExamples`.
  */
 export function importAnthropic(parsed: unknown, context: ImportContext): Tool[] {
-  const tools: Tool[] = []
+  const definitions: { definition: z.infer<typeof AnthropicToolSchema>; record: number }[] = []
   for (const [record, item] of toolList(parsed, context, 'anthropic').entries()) {
     const { type } = parseRecord(TypedSchema, item, context, record)
     if (type === 'function') {
@@ -47,18 +49,10 @@ export function importAnthropic(parsed: unknown, context: ImportContext): Tool[]
       continue
     }
     const definition = parseRecord(AnthropicToolSchema, item, context, record)
-    const source = sourceOf(context, 'anthropic', record)
-    if (definition.input_examples !== undefined) source.inputExamples = definition.input_examples
-    const namespace = context.namespace
-    const tool: Tool = {
-      id: namespace === undefined ? definition.name : `${namespace}.${definition.name}`,
-      name: definition.name,
-      description: definition.description ?? '',
-      parameters: definition.input_schema,
-      source,
-    }
-    if (namespace !== undefined) tool.namespace = namespace
-    tools.push(tool)
+    definitions.push({ definition, record })
   }
-  return tools
+  return providerTools(definitions, parsed, context, 'anthropic', (definition, source) => {
+    if (definition.input_examples !== undefined) source.inputExamples = definition.input_examples
+    return { description: definition.description ?? '', parameters: definition.input_schema }
+  })
 }

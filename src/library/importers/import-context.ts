@@ -6,7 +6,7 @@
 import { basename, extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import type { ToolSource } from '../tool.ts'
-import type { ImportFormat } from './import-formats.ts'
+import type { ImportFormat, ProviderNames } from './import-formats.ts'
 
 /** The name used in messages when text is imported without a file name. */
 export const UNNAMED_INPUT = '<input>'
@@ -18,6 +18,8 @@ export interface ImportContext {
   readonly fileName?: string
   /** The namespace option, if any. */
   readonly namespace?: string
+  /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (default) or kept. */
+  readonly providerNames?: ProviderNames
   /**
    * 1-based line of each record, for JSON Lines and CSV input. When set, messages say
    * `line N`; otherwise they say `record N` with the 0-based position in the JSON array.
@@ -33,11 +35,13 @@ export interface ImportContext {
 export function createImportContext(options: {
   fileName?: string
   namespace?: string
+  providerNames?: ProviderNames
 }): ImportContext {
   return {
     file: options.fileName ?? UNNAMED_INPUT,
     fileName: options.fileName,
     namespace: options.namespace,
+    providerNames: options.providerNames,
     warnings: [],
   }
 }

@@ -120,6 +120,12 @@ export interface ImportOptions {
   uploadName?: string
   /** What to do when two records produce one id (see `OnDuplicate`). Default `error`. */
   onDuplicate?: OnDuplicate
+  /**
+   * openai and anthropic: tool names toolsel wrote (`toolFormat`: `sms--send_sms`) are read back
+   * as the ids they were written from (`decode`, the default; only when the file shows it is such
+   * an export, see provider-names.ts) or kept as they are (`keep`).
+   */
+  providerNames?: ProviderNames
 }
 
 /**
@@ -133,6 +139,15 @@ export interface ImportOptions {
 export type OnDuplicate = 'error' | 'rename' | 'first' | 'last'
 
 export const ON_DUPLICATE_CHOICES: readonly OnDuplicate[] = ['error', 'rename', 'first', 'last']
+
+/**
+ * What the openai and anthropic importers do with tool names toolsel wrote (`sms--send_sms`):
+ * `decode` (default) reads them back as ids when the file shows it is toolsel's export
+ * (provider-names.ts), `keep` keeps every name as it is.
+ */
+export type ProviderNames = 'decode' | 'keep'
+
+export const PROVIDER_NAME_CHOICES: readonly ProviderNames[] = ['decode', 'keep']
 
 /** A tool renamed or dropped because its id was taken (`onDuplicate`). */
 export interface DuplicateResolution {

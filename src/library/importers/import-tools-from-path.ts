@@ -67,6 +67,7 @@ export async function importToolsFromPath(
       await importToolsFromFile(join(path, name), {
         format: options.format,
         onDuplicate: options.onDuplicate,
+        providerNames: options.providerNames,
       }),
     )
   }

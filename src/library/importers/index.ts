@@ -15,6 +15,8 @@ export {
   type OnDuplicate,
   type SchemaChange,
   ON_DUPLICATE_CHOICES,
+  PROVIDER_NAME_CHOICES,
+  type ProviderNames,
 } from './import-formats.ts'
 export { detectFormat } from './detect-format.ts'
 export { importTools, importToolsFromFile, importToolsFromText } from './import-tools.ts'

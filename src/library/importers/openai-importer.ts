@@ -5,8 +5,9 @@
  */
 import { z } from 'zod'
 import { EMPTY_PARAMETERS, type Tool } from '../tool.ts'
-import { addWarning, sourceOf, type ImportContext } from './import-context.ts'
+import { addWarning, type ImportContext } from './import-context.ts'
 import { nonEmptyString, parseRecord } from './parse-record.ts'
+import { providerTools } from './provider-names.ts'
 import { toolList } from './tool-list.ts'
 
 const FunctionSchema = z.looseObject({
@@ -23,12 +24,13 @@ const TypedSchema = z.looseObject({
 })
 
 /**
- * Imports OpenAI function tools. id = name, or `namespace.name` when a namespace is given.
+ * Imports OpenAI function tools. id = name, or `namespace.name` when a namespace is given; names
+ * toolsel wrote (`sms--send_sms`) are read back as their ids (provider-names.ts).
  * Built-in tools (`web_search`, `file_search`, …) are not functions an agent selects by
  * description, so they are skipped with a warning.
  */
 export function importOpenai(parsed: unknown, context: ImportContext): Tool[] {
-  const tools: Tool[] = []
+  const definitions: { definition: z.infer<typeof FunctionSchema>; record: number }[] = []
   for (const [record, item] of toolList(parsed, context, 'openai').entries()) {
     const { type } = parseRecord(TypedSchema, item, context, record)
     if (type !== 'function') {
@@ -39,18 +41,13 @@ export function importOpenai(parsed: unknown, context: ImportContext): Tool[] {
       typeof item === 'object' && item !== null && 'function' in item
         ? parseRecord(ChatToolSchema, item, context, record).function
         : parseRecord(ResponsesToolSchema, item, context, record)
-    const namespace = context.namespace
-    const source = sourceOf(context, 'openai', record)
+    definitions.push({ definition, record })
+  }
+  return providerTools(definitions, parsed, context, 'openai', (definition, source) => {
     if (typeof definition.strict === 'boolean') source.strict = definition.strict
-    const tool: Tool = {
-      id: namespace === undefined ? definition.name : `${namespace}.${definition.name}`,
-      name: definition.name,
+    return {
       description: definition.description ?? '',
       parameters: definition.parameters ?? { ...EMPTY_PARAMETERS },
-      source,
     }
-    if (namespace !== undefined) tool.namespace = namespace
-    tools.push(tool)
-  }
-  return tools
+  })
 }

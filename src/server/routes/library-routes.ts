@@ -153,7 +153,8 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       async (c) => {
         const { library } = c.req.valid('param')
         assertWritable(service, library)
-        const { format, namespace, retriever, onDuplicate, examples } = c.req.valid('query')
+        const { format, namespace, retriever, onDuplicate, providerNames, examples } =
+          c.req.valid('query')
         assertNotMultipart(c.req.header('content-type'))
         // The body's bytes: a large one is decoded and parsed in the import worker, not here.
         const body = await bodyBytes(c.req.raw, c.req.header('content-length'))
@@ -162,6 +163,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           namespace,
           retriever,
           onDuplicate,
+          providerNames,
           examples,
           signal: c.get('abort').signal,
           beforeCommit: () => {
