@@ -70,6 +70,52 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     })
   })
 
+  it("get_tool_schemas and select_tools return the tools in a model API's shape (toolFormat)", async () => {
+    // The SDK client checks structuredContent against each tool's outputSchema.
+    const schemas = dataOf<{ tools: unknown[]; toolIds: Record<string, string> }>(
+      await call(client, 'get_tool_schemas', {
+        ids: ['slack.post_message', 'sms.send_sms'],
+        toolFormat: 'anthropic',
+      }),
+    )
+    expect(schemas.tools).toEqual([
+      {
+        name: 'slack--post_message',
+        description: expect.any(String),
+        input_schema: expect.objectContaining({ required: ['channel', 'text'] }),
+      },
+      { name: 'sms--send_sms', description: expect.any(String), input_schema: expect.any(Object) },
+    ])
+    expect(schemas.toolIds).toEqual({
+      'slack--post_message': 'slack.post_message',
+      'sms--send_sms': 'sms.send_sms',
+    })
+    for (const format of ['openai', 'openai-responses'] as const) {
+      const selected = dataOf<{ tools: Array<Record<string, unknown>>; toolIds: object }>(
+        await call(client, 'select_tools', {
+          instruction: 'text Bob that I am late',
+          toolFormat: format,
+        }),
+      )
+      expect(selected.tools[0]).toMatchObject(
+        format === 'openai'
+          ? { type: 'function', function: { name: 'sms--send_sms' } }
+          : { type: 'function', name: 'sms--send_sms', strict: false },
+      )
+      expect(selected.toolIds).toEqual({ 'sms--send_sms': 'sms.send_sms' })
+    }
+    // Without toolFormat (or with toolsel) nothing changes: no toolIds.
+    const plain = dataOf<object>(
+      await call(client, 'get_tool_schemas', { ids: ['sms.send_sms'], toolFormat: 'toolsel' }),
+    )
+    expect(plain).not.toHaveProperty('toolIds')
+    const bad = errorOf(
+      await call(client, 'get_tool_schemas', { ids: ['sms.send_sms'], toolFormat: 'gemini' }),
+    )
+    expect(bad.code).toBe('INVALID_INPUT')
+    expect(bad.message).toContain('toolFormat')
+  })
+
   it('get_tool_schemas fails with UNKNOWN_TOOL listing every unknown id', async () => {
     const error = errorOf(
       await call(client, 'get_tool_schemas', { ids: ['slack.post_message', 'slack.nope', 'x.y'] }),

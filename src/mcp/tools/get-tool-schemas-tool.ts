@@ -5,7 +5,7 @@ import { ToolselError } from '../../errors.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
-import { toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
+import { TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
 
 /** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
 export const MAX_SCHEMA_IDS = 20
@@ -27,6 +27,7 @@ export function registerGetToolSchemas(
       .max(MAX_SCHEMA_IDS)
       .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),
     library: z.string().optional().describe('Library of the ids; omit for the default'),
+    toolFormat: TOOL_FORMAT_ARGUMENT,
   })
   server.registerTool(
     'get_tool_schemas',
@@ -34,7 +35,7 @@ export function registerGetToolSchemas(
       title: 'Get tool schemas',
       description: DESCRIPTION,
       inputSchema: args.inputSchema,
-      outputSchema: { library: z.string(), tools: z.array(ToolSchemaSchema) },
+      outputSchema: { library: z.string(), ...TOOLS_OUTPUT },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (raw) =>
@@ -42,7 +43,7 @@ export function registerGetToolSchemas(
         logger,
         'get_tool_schemas',
         async () => {
-          const { ids, library } = args.parse(raw)
+          const { ids, library, toolFormat } = args.parse(raw)
           const view = await resolveView(context, session, library)
           const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
           if (missing.length > 0) {
@@ -55,8 +56,8 @@ export function registerGetToolSchemas(
               { details: { library: view.library.name, ids: missing } },
             )
           }
-          const tools = [...new Set(ids)].map((id) => toolSchemaPayload(view.library.require(id)))
-          return jsonResult({ library: view.library.name, tools })
+          const tools = [...new Set(ids)].map((id) => view.library.require(id))
+          return jsonResult({ library: view.library.name, ...toolsPayload(tools, toolFormat) })
         },
         session.turns,
       ),

@@ -4,7 +4,14 @@
  * @module
  */
 import { z } from 'zod'
+import {
+  providerToolsAnswer,
+  TOOL_FORMATS,
+  type ProviderTool,
+  type ToolFormat,
+} from '../../library/provider-tools.ts'
 import type { Tool } from '../../library/tool.ts'
+import { RESPONSE_SCHEMAS } from '../../server/schemas.ts'
 
 export const TokensSchema = z
   .object({
@@ -39,6 +46,40 @@ export function toolSchemaPayload(tool: Tool): ToolSchemaPayload {
     description: tool.description,
     inputSchema: tool.parameters,
   }
+}
+
+/**
+ * The `toolFormat` argument of select_tools and get_tool_schemas: the tools in a model API's
+ * shape, for an agent that hands them on to that API (provider-tools.ts).
+ */
+export const TOOL_FORMAT_ARGUMENT = z
+  .enum(TOOL_FORMATS)
+  .optional()
+  .describe(
+    "Shape of the returned tools: toolsel (default) or a model API's, to pass them on to it: openai (Chat Completions), openai-responses, anthropic. Each is then named by its id as that API allows (sms.send_sms is sms--send_sms), and toolIds maps each name back to the id.",
+  )
+
+/** `tools` of select_tools and get_tool_schemas: toolsel's shape or a provider's, then `toolIds`. */
+export const TOOLS_OUTPUT = {
+  tools: z.union([
+    z.array(ToolSchemaSchema),
+    z.array(RESPONSE_SCHEMAS.providerTools.openai),
+    z.array(RESPONSE_SCHEMAS.providerTools['openai-responses']),
+    z.array(RESPONSE_SCHEMAS.providerTools.anthropic),
+  ]),
+  toolIds: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('With a toolFormat other than toolsel: provider tool name → tool id'),
+}
+
+/** `tools` in the shape of `format` (`toolSchemaPayload`s by default), with `toolIds` for a provider's. */
+export function toolsPayload(
+  tools: readonly Tool[],
+  format: ToolFormat = 'toolsel',
+): { tools: ToolSchemaPayload[] | ProviderTool[]; toolIds?: Record<string, string> } {
+  if (format === 'toolsel') return { tools: tools.map(toolSchemaPayload) }
+  return providerToolsAnswer(tools, format)
 }
 
 /** `{server}` for a namespaced tool, `{}` otherwise (no `undefined` keys in payloads). */

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
-import { TokensSchema, toolSchemaPayload, ToolSchemaSchema } from './output-schemas.ts'
+import { TokensSchema, TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
 
 /** Runner-up candidates shown per step, so the agent can switch without searching again. */
@@ -35,6 +35,7 @@ export function registerSelectTools(
     planner,
     reranker,
     selector,
+    toolFormat: TOOL_FORMAT_ARGUMENT,
   })
   server.registerTool(
     'select_tools',
@@ -46,7 +47,7 @@ export function registerSelectTools(
       inputSchema: args.inputSchema,
       outputSchema: {
         library: z.string(),
-        tools: z.array(ToolSchemaSchema),
+        ...TOOLS_OUTPUT,
         steps: z.array(
           z.object({
             text: z.string(),
@@ -70,13 +71,13 @@ export function registerSelectTools(
         logger,
         'select_tools',
         async () => {
-          const { library, ...request } = args.parse(raw)
+          const { library, toolFormat, ...request } = args.parse(raw)
           return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
             const view = await resolveView(context, session, library)
             const result = await service.select(request, signal, view)
             const payload = {
               library: view.library.name,
-              tools: result.tools.map(toolSchemaPayload),
+              ...toolsPayload(result.tools, toolFormat),
               steps: result.steps.map((step) => ({
                 text: step.text,
                 selected: step.selected,
