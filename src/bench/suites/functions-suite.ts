@@ -242,11 +242,17 @@ function goldOf(fields: Record<string, unknown>, file: string, record: number): 
   return unique(names as string[])
 }
 
-/** A gold name is the tool's id, else the name of exactly one of its tools. */
+/**
+ * A gold name is the tool's id, else the name of exactly one of its tools, else the name one had
+ * in the file before the import read it back as an id (`sms--send_sms` of tools toolsel wrote).
+ */
 function resolveGold(name: string, library: readonly Tool[]): string {
   if (library.some((tool) => tool.id === name)) return name
-  const named = library.filter((tool) => tool.name === name)
-  return named.length === 1 ? named[0].id : name
+  for (const nameOf of [(tool: Tool) => tool.name, (tool: Tool) => tool.source?.providerName]) {
+    const named = library.filter((tool) => nameOf(tool) === name)
+    if (named.length === 1) return named[0].id
+  }
+  return name
 }
 
 /**

@@ -95,6 +95,28 @@ describe('file:<path> suite (each query with its own tools)', () => {
     expect(splits[1].cases[0].gold).toEqual([])
   })
 
+  it('resolves gold given as the names of tools toolsel wrote (toolFormat), read back as ids', async () => {
+    const file = join(dir, 'exported.jsonl')
+    const exported = (name: string) => ({ ...sms, function: { ...sms.function, name } })
+    const tools = [exported('sms--send_sms'), exported('mail--send_email')]
+    const records = [
+      { id: 'a', instruction: 'Text Ann', tools, gold: ['sms--send_sms'] },
+      { id: 'b', instruction: 'Mail Ann', tools, gold: ['mail.send_email'] },
+      { id: 'c', instruction: 'Mail Bob', tools, gold: ['send_email'] },
+    ]
+    await writeFile(file, records.map((record) => JSON.stringify(record)).join('\n'))
+    const { splits } = await load(file)
+    expect(splits[0].cases.map((benchCase) => benchCase.gold)).toEqual([
+      ['sms.send_sms'],
+      ['mail.send_email'],
+      ['mail.send_email'],
+    ])
+    expect(splits[0].cases[0].library!.map((tool) => tool.id)).toEqual([
+      'sms.send_sms',
+      'mail.send_email',
+    ])
+  })
+
   it('counts the import warnings of the records\' tools in the split notes (BFCL "dict")', async () => {
     const file = join(dir, 'warned.jsonl')
     const dict = { ...weather, parameters: { ...weather.parameters, type: 'dict' } }
