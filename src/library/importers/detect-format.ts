@@ -237,8 +237,10 @@ function parseOpenApiYaml(text: string, context: ImportContext): unknown {
   if (error !== undefined) {
     const position = error.linePos?.[0]
     const where = position ? ` at line ${position.line}, column ${position.col}` : ''
+    // The parser's message ends with the same position and a code frame: said once, on one line.
+    const what = error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
     throw importFailed(context, {
-      message: `invalid YAML${where}: ${error.message.split('\n')[0]}`,
+      message: `invalid YAML${where}: ${what}`,
       cause: error,
     })
   }

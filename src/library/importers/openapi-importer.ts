@@ -87,6 +87,15 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
         'expected an OpenAPI 3.x document (an "openapi": "3.x.y" field) or a Swagger 2.0 document ("swagger": "2.0")',
     })
   }
+  // Checked before the parser, whose message for a spec without paths is "[object Object] is
+  // not a valid Openapi API definition".
+  const given = (parsed as Json).paths
+  if (!isObject(given) || Object.keys(given).length === 0) {
+    throw importFailed(context, {
+      field: 'paths',
+      message: 'the spec has no paths, so no operations to import',
+    })
+  }
   let document: Json
   let visits = 0
   try {
@@ -110,17 +119,12 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       cause: error,
     })
   }
-  const paths = document.paths
-  if (!isObject(paths) || Object.keys(paths).length === 0) {
-    throw importFailed(context, {
-      field: 'paths',
-      message: 'the spec has no paths, so no operations to import',
-    })
-  }
   const isSwagger2 = document.swagger !== undefined
   const tools: Tool[] = []
   const follow = (value: unknown) => followRef(value, document)
   const budget: InlineBudget = { spec: MAX_SPEC_PARAMETER_VALUES }
+  // Dereferenced: an object, as the spec's paths were.
+  const paths = document.paths as Json
   for (const [path, rawPathItem] of Object.entries(paths)) {
     const pathItem = follow(rawPathItem)
     if (!isObject(pathItem)) continue

@@ -35,7 +35,10 @@ export function parseJsonText(
     const syntax = findJsonSyntaxError(body)
     const where = syntax ? ` at line ${syntax.line}, column ${syntax.column}` : ''
     const reason = syntax?.reason ?? (error as Error).message
-    throw importFailed(context, { message: `invalid JSON${where}: ${reason}`, cause: error })
+    throw importFailed(context, {
+      message: `invalid JSON${where}: ${reason}${markupHint(body)}`,
+      cause: error,
+    })
   }
 }
 
@@ -64,6 +67,17 @@ export function parseJsonLines(text: string, context: ImportContext): ParsedJson
     recordLines.push(index + 1)
   }
   return { value: records, recordLines }
+}
+
+/**
+ * What a file that starts with `<` is: a web page or an error page saved in place of the tool
+ * file (a browser's "Save as" of a GitHub blob, a download behind a login), said as such.
+ */
+function markupHint(text: string): string {
+  if (!text.trimStart().startsWith('<')) return ''
+  return /^\s*<(?:!doctype\s+html|html)\b/i.test(text)
+    ? '; the file is an HTML page, not JSON (a web page saved in place of the raw file?)'
+    : '; the file is markup (XML or HTML), not JSON'
 }
 
 function looksLikeJsonLines(text: string): boolean {

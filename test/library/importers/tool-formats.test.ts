@@ -436,6 +436,20 @@ describe('OpenAPI specs', () => {
       'IMPORT_FAILED',
       'bad.yaml: invalid YAML at line',
     )
+    // The parser's own "at line …:" and code frame are not repeated after its message.
+    const nested = await expectToolselErrorAsync(
+      () =>
+        importTools(
+          'openapi: 3.0.0\npaths:\n  /a:\n    get:\n     operationId: x\n      responses: {}\n',
+          {
+            fileName: 'nested.yaml',
+          },
+        ),
+      'IMPORT_FAILED',
+    )
+    expect(nested.message).toBe(
+      'nested.yaml: invalid YAML at line 5, column 19: Nested mappings are not allowed in compact mappings',
+    )
     await expectToolselErrorAsync(
       () => importTools('name: x\nitems: []\n', { fileName: 'other.yml' }),
       'UNKNOWN_FORMAT',
@@ -445,6 +459,23 @@ describe('OpenAPI specs', () => {
       () => importTools('openapi: 3.0.0\ninfo: {title: t, version: "1"}\npaths: {}\n'),
       'IMPORT_FAILED',
       '<input>: field "paths": the spec has no paths',
+    )
+    // A web page saved in place of the file.
+    await expectToolselErrorAsync(
+      () =>
+        importTools('<!DOCTYPE html>\n<html><body>Not Found</body></html>\n', {
+          fileName: 'tools.json',
+        }),
+      'IMPORT_FAILED',
+      'tools.json: invalid JSON at line 1, column 1: unexpected "<", expected a value; the file is an HTML page, not JSON (a web page saved in place of the raw file?)',
+    )
+    // Without paths at all the parser said "[object Object] is not a valid Openapi API definition".
+    const missing = await expectToolselErrorAsync(
+      () => importTools('{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}}'),
+      'IMPORT_FAILED',
+    )
+    expect(missing.message).toBe(
+      '<input>: field "paths": the spec has no paths, so no operations to import',
     )
   })
 
