@@ -10,6 +10,10 @@
 #   docker run --gpus all -p 8080:8080 -v $PWD/models:/models:ro -v $PWD/indexes:/data/indexes \
 #     -e TOOLSEL_PLANNER=llm:onnx:/models/qwen3-1.7b -e TOOLSEL_SELECTOR=llm:onnx:/models/qwen3-1.7b \
 #     toolsel:gpu
+# The GPU image's base (CUDA 12.8) needs an NVIDIA driver >= 570 on the host: with an older one
+# docker refuses to start it ("unsatisfied condition: cuda>=12.8"). ONNX Runtime 1.30's CUDA
+# provider wants any CUDA 12.x with cuDNN 9, so for a 12.x driver >= 525 build on an older base:
+#   docker build --build-arg CUDA_IMAGE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 -t toolsel:gpu .
 # See README.md ("Docker") for the CPU image and the configuration variables.
 
 ARG NODE_IMAGE=node:20.19.5-bookworm-slim
@@ -82,7 +86,9 @@ FROM ${NODE_IMAGE} AS node-runtime
 
 FROM ${CUDA_IMAGE} AS gpu
 WORKDIR /app
-# Node from the official image: one static binary (built against an older glibc than Ubuntu 24.04's).
+# Node from the official image: one binary that needs only glibc (2.28 or newer), libstdc++ and
+# libgcc_s, which the CUDA image's Ubuntu has; the native addons of deps (Debian 12, glibc 2.36)
+# run on Ubuntu 22.04 (glibc 2.35 has every symbol version they use) and 24.04.
 COPY --from=node-runtime /usr/local/bin/node /usr/local/bin/node
 # Needs -e TOOLSEL_ADMIN_KEY (and TOOLSEL_READ_KEYS) at run time, as the CPU image above.
 ENV NODE_ENV=production \
