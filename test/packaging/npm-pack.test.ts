@@ -153,7 +153,19 @@ describe('the npm package, installed from its tarball', () => {
     expect(JSON.stringify(summary)).toContain('demo-queries')
   }, 120_000)
 
-  it('gives a TypeScript consumer the client types (tsc, strict, NodeNext)', async () => {
+  it('gives a TypeScript consumer the client types (tsc, strict, NodeNext), the README examples too', async () => {
+    // The README's TypeScript examples as the package ships them, each a module of its own; one
+    // that goes on from an earlier block gets its `toolsel` declared.
+    const readme = await readFile(join(app, 'node_modules', 'toolsel', 'README.md'), 'utf8')
+    const examples = [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map(([, code], index) => {
+      const declared = /\bconst toolsel\b/.test(code)
+      const preamble = declared
+        ? ''
+        : "import type { ToolselClient as ReadmeClient } from 'toolsel/client'\ndeclare const toolsel: ReadmeClient\n"
+      return { file: `readme-${index}.ts`, text: `${preamble}${code}export {}\n` }
+    })
+    expect(examples.length).toBeGreaterThanOrEqual(2)
+    for (const { file, text } of examples) await writeFile(join(app, file), text)
     await writeFile(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -166,7 +178,7 @@ describe('the npm package, installed from its tarball', () => {
           skipLibCheck: true,
           types: ['node'],
         },
-        files: ['consumer.ts'],
+        files: ['consumer.ts', ...examples.map(({ file }) => file)],
       }),
     )
     // The @ts-expect-error lines fail the check if the types came out as `any`.
