@@ -9,7 +9,8 @@
  *    - an object with `openapi` or `swagger` → `openapi`; with a `functions` array → `functions`;
  *      with `jsonrpc` or `result.tools` → `mcp`; with a `nodes` array → `taskbench`;
  *      with a `tools` array → its first tool decides between `canonical`, `functions`, `openai`,
- *      `anthropic` and `mcp`;
+ *      `anthropic` and `mcp` (`{tool, toolIds?}`, one tool as the API answers it, is read as
+ *      `{tools: [tool], toolIds}`);
  *    - an array or JSON Lines → its first record decides, by the keys in `ITEM_RULES` (leading
  *      OpenAI built-in tools `{type: "web_search_preview"}` are passed over for the first function);
  *    - any other object is read as a list of one record when exactly one item rule fits it (a
@@ -117,7 +118,9 @@ export function sniffText(
       }
     }
   }
-  const parsed = parseJsonText(text, context, extension === '.jsonl' ? 'lines' : 'auto')
+  const parsed = oneToolAnswer(
+    parseJsonText(text, context, extension === '.jsonl' ? 'lines' : 'auto'),
+  )
   context.recordLines = parsed.recordLines
   if (format === undefined) return detectJsonFormat(parsed, context)
   const fitsOneRecord = ITEM_RULES.some(
@@ -126,6 +129,19 @@ export function sniffText(
   return {
     format,
     parsed: isObject(parsed.value) && fitsOneRecord ? { value: [parsed.value] } : parsed,
+  }
+}
+
+/**
+ * `{tool, toolIds?}`, the answer of `GET /v1/libraries/:library/tools/:id` (in any `toolFormat`),
+ * read as `{tools: [tool], toolIds}`: one tool saved from the API imports like a list of one.
+ */
+function oneToolAnswer(parsed: ParsedJsonText): ParsedJsonText {
+  const { value } = parsed
+  if (!isObject(value) || !isObject(value.tool)) return parsed
+  if (!Object.keys(value).every((key) => key === 'tool' || key === 'toolIds')) return parsed
+  return {
+    value: { tools: [value.tool], ...(value.toolIds !== undefined && { toolIds: value.toolIds }) },
   }
 }
 

@@ -90,6 +90,22 @@ describe('importing tools toolsel exported in a provider format', () => {
     30_000,
   )
 
+  it('one tool as GET …/tools/:id answers it ({tool, toolIds}) imports as a list of one', async () => {
+    const { app } = await (await exported(IDS))('openai')
+    for (const format of ['toolsel', ...FORMATS]) {
+      const id = 'The Cocktail DB::List of Cocktails'
+      const response = await app.request(
+        `/v1/libraries/origin/tools/${encodeURIComponent(id)}?toolFormat=${format}`,
+      )
+      const { tools } = await importToolsFromFile(
+        await writeTemp('one.json', await readJson(response)),
+      )
+      expect(tools.map((tool) => [tool.id, tool.name])).toEqual([
+        [id, format === 'toolsel' ? id : 'List of Cocktails'],
+      ])
+    }
+  }, 30_000)
+
   it('an upload of the answer to another library gets the ids; providerNames=keep the names', async () => {
     const { app, answer } = await (await exported(IDS))('anthropic')
     const upload = (query: string) =>
