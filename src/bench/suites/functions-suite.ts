@@ -219,7 +219,15 @@ async function libraryOf(
     }
   }
   if (typeof fields.library === 'string' && fields.library !== '') {
-    return libraryFile(resolve(dirname(file), fields.library))
+    const library = fields.library
+    // Said for the record that names it (the shared import's own error names only the tool file).
+    return libraryFile(resolve(dirname(file), library)).catch((error: unknown) => {
+      throw badRecord(
+        file,
+        record,
+        `its library "${library}" does not import: ${(error as Error).message}`,
+      )
+    })
   }
   if (shared !== undefined) return libraryFile(shared)
   throw badRecord(file, record, 'needs its tools: "tools" (a list), "library" (a file) or --tools')

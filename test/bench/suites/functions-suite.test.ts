@@ -201,6 +201,10 @@ describe('file:<path> suite (each query with its own tools)', () => {
     [{ instruction: 'x', tools: [weather] }, /needs "gold": a list of tool names/],
     [{ instruction: 'x', tools: [weather], gold: [3] }, /"gold" must list tool names/],
     [{ instruction: 'x', tools: [{ description: 'no name' }], gold: [] }, /do not import/],
+    [
+      { instruction: 'x', library: 'missing.json', gold: [] },
+      /record 1: its library "missing\.json" does not import: Cannot read tool file ".*missing\.json"/,
+    ],
   ])('refuses a bad record with the file and record: %j', async (record, message) => {
     const file = join(dir, 'bad.jsonl')
     await writeFile(file, JSON.stringify(record))
