@@ -44,6 +44,19 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   ],
 }
 
+/**
+ * Words people type for a command that has another name (the README and the HTTP API say
+ * "import" for what `index` does): the unknown-command message names the command.
+ */
+const COMMAND_SYNONYMS: Readonly<Record<string, string>> = {
+  import: 'index',
+  build: 'index',
+  server: 'serve',
+  start: 'serve',
+  benchmark: 'bench',
+  eval: 'bench',
+}
+
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length))
   const lines = Object.entries(COMMANDS).map(
@@ -72,8 +85,12 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   if (!command) {
-    const closest = closestName(name, Object.keys(COMMANDS))
-    const guess = closest === undefined ? '' : ` Did you mean "${closest}"?`
+    const synonym = Object.hasOwn(COMMAND_SYNONYMS, name) ? COMMAND_SYNONYMS[name] : undefined
+    const closest = synonym ?? closestName(name, Object.keys(COMMANDS))
+    const guess =
+      closest === undefined
+        ? ''
+        : ` Did you mean "${closest}"${synonym === undefined ? '' : ` (${COMMANDS[synonym][1].toLowerCase()})`}?`
     io.stderr(`Unknown command "${name}".${guess}\n\n${usage()}`)
     return 2
   }

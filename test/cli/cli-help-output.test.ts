@@ -44,6 +44,10 @@ describe('command help', () => {
     expect((await run(['selct', 'x'])).stderr).toMatch(
       /^Unknown command "selct"\. Did you mean "select"\?\n/,
     )
+    // The word the README and the HTTP API use for what index does.
+    expect((await run(['import', 'tools.json'])).stderr).toMatch(
+      /^Unknown command "import"\. Did you mean "index" \(import a tool file and build its index\)\?\n/,
+    )
   })
 
   it('names the closest option for a mistyped one, not how to pass a positional starting with -', async () => {
