@@ -17,8 +17,8 @@ const query = 'convert 100 US dollars to euros'
 const documents = await retriever.invoke(query)
 console.log(`retrieved: ${documents.map((document) => document.metadata.id).join(', ')}`)
 
-const tools = await retrieveTools(retriever, client, query, async (served, input) => ({
-  called: served.id,
+const tools = await retrieveTools(retriever, client, query, async (id, input) => ({
+  called: id,
   input,
 }))
 const definitions = tools.map((tool) => convertToOpenAITool(tool))

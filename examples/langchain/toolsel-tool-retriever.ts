@@ -7,7 +7,7 @@ import type { CallbackManagerForRetrieverRun } from '@langchain/core/callbacks/m
 import { Document } from '@langchain/core/documents'
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers'
 import { DynamicStructuredTool } from '@langchain/core/tools'
-import type { ServedTool, ToolselClient } from 'toolsel/client'
+import type { ProviderTools, ToolselClient } from 'toolsel/client'
 
 export interface ToolselToolRetrieverInput extends BaseRetrieverInput {
   client: ToolselClient
@@ -60,18 +60,22 @@ export class ToolselToolRetriever extends BaseRetriever<ToolMetadata> {
   }
 }
 
-/** LangChain tools for toolsel tools; `call` runs the real call (your backend). */
+/**
+ * LangChain tools for toolsel tools in OpenAI's shape (`getProviderTools(…, 'openai')`), named by
+ * their provider names (`finance.convert_currency` is `finance--convert_currency`: valid for
+ * `bindTools` and distinct across servers); `call` runs the real call (your backend) by tool id.
+ */
 export function langchainTools(
-  tools: readonly ServedTool[],
-  call: (tool: ServedTool, input: unknown) => Promise<unknown>,
+  { tools, toolIds }: ProviderTools<'openai'>,
+  call: (id: string, input: unknown) => Promise<unknown>,
 ): DynamicStructuredTool[] {
   return tools.map(
-    (served) =>
+    ({ function: definition }) =>
       new DynamicStructuredTool({
-        name: served.name,
-        description: served.description,
-        schema: served.parameters,
-        func: async (input: unknown) => JSON.stringify(await call(served, input)),
+        name: definition.name,
+        description: definition.description,
+        schema: definition.parameters,
+        func: async (input: unknown) => JSON.stringify(await call(toolIds[definition.name], input)),
       }),
   )
 }
@@ -81,14 +85,11 @@ export async function retrieveTools(
   retriever: ToolselToolRetriever,
   client: ToolselClient,
   query: string,
-  call: (tool: ServedTool, input: unknown) => Promise<unknown>,
+  call: (id: string, input: unknown) => Promise<unknown>,
 ): Promise<DynamicStructuredTool[]> {
   const documents = await retriever.invoke(query)
   if (documents.length === 0) return []
   const library = documents[0].metadata.library
-  const served = await client.getTools(
-    library,
-    documents.map((document) => document.metadata.id),
-  )
-  return langchainTools(served, call)
+  const ids = documents.map((document) => document.metadata.id)
+  return langchainTools(await client.getProviderTools(library, ids, 'openai'), call)
 }

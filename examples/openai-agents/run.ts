@@ -47,7 +47,7 @@ const { agent, selected } = await toolselAgent(toolsel, instruction, {
   name: 'Assistant',
   instructions: 'Use the tools to do what the user asks.',
   model: stopBeforeModel,
-  execute: async (served, input) => ({ called: served.id, input }),
+  execute: async (id, input) => ({ called: id, input }),
 })
 
 const result = await run(agent, instruction)

@@ -15,15 +15,16 @@ const toolsel = new ToolselClient({ baseUrl: process.env.TOOLSEL_URL ?? 'http://
 
 // The tools the agent could use: here every candidate toolsel considers for the instruction (an
 // app would register its whole catalogue; activeTools keeps it out of the prompt either way).
-const selection = await toolsel.select(instruction)
+const selection = await toolsel.select({ instruction, toolFormat: 'openai' })
 const candidateIds = [
   ...new Set(selection.steps.flatMap((step) => step.candidates.map((c) => c.id))),
 ]
-const candidates = await toolsel.getTools(selection.components.library, candidateIds)
-const tools: ToolSet = aiSdkTools(candidates, async (served, input) => ({
-  called: served.id,
-  input,
-}))
+const candidates = await toolsel.getProviderTools(
+  selection.components.library,
+  candidateIds,
+  'openai',
+)
+const tools: ToolSet = aiSdkTools(candidates, async (id, input) => ({ called: id, input }))
 
 const offered: string[][] = []
 const stopBeforeModel = new MockLanguageModelV3({
@@ -48,7 +49,7 @@ await generateText({
   prepareStep: toolselPrepareStep(toolsel, { library: selection.components.library }),
 })
 
-const expected = selection.tools.map((selected) => selected.name)
+const expected = selection.tools.map((selected) => selected.function.name)
 console.log(`registered tools: ${Object.keys(tools).length}`)
 console.log(`tools the model was offered: ${offered[0]?.join(', ')}`)
 if (offered.length !== 1 || offered[0].join() !== expected.join() || expected.length === 0) {

@@ -4,20 +4,25 @@
  * tools stays out of the prompt; the SDK only ever forwards the active ones to the model.
  */
 import { jsonSchema, tool, type ModelMessage, type PrepareStepFunction, type ToolSet } from 'ai'
-import type { ServedTool, ToolselClient } from 'toolsel/client'
+import type { ProviderTools, ToolselClient } from 'toolsel/client'
 
-/** AI SDK tools for toolsel tools (schemas as toolsel serves them: valid JSON Schema). */
+/**
+ * AI SDK tools for toolsel tools in OpenAI's shape (`getProviderTools(…, 'openai')`): keyed by
+ * their provider names (`mail.send_email` is `mail--send_email`), which every model API accepts
+ * and which stay distinct when two servers have a tool of the same name; `execute` gets the
+ * tool id back from `toolIds`.
+ */
 export function aiSdkTools(
-  tools: readonly ServedTool[],
-  execute: (tool: ServedTool, input: unknown) => Promise<unknown>,
+  { tools, toolIds }: ProviderTools<'openai'>,
+  execute: (id: string, input: unknown) => Promise<unknown>,
 ): ToolSet {
   return Object.fromEntries(
-    tools.map((served) => [
-      served.name,
+    tools.map(({ function: definition }) => [
+      definition.name,
       tool({
-        description: served.description,
-        inputSchema: jsonSchema(served.parameters as Parameters<typeof jsonSchema>[0]),
-        execute: (input) => execute(served, input),
+        description: definition.description,
+        inputSchema: jsonSchema(definition.parameters as Parameters<typeof jsonSchema>[0]),
+        execute: (input) => execute(toolIds[definition.name], input),
       }),
     ]),
   )
@@ -39,7 +44,7 @@ export function lastUserText(messages: readonly ModelMessage[]): string {
 
 /**
  * A `prepareStep` that asks toolsel which tools the next step needs and activates only those.
- * `tools` must hold every tool toolsel may pick (its names are the AI SDK tool keys).
+ * `tools` must hold every tool toolsel may pick, keyed by provider name (`aiSdkTools`).
  */
 export function toolselPrepareStep<TOOLS extends ToolSet>(
   toolsel: ToolselClient,
@@ -49,7 +54,12 @@ export function toolselPrepareStep<TOOLS extends ToolSet>(
     const selection = await toolsel.select({
       instruction: lastUserText(messages),
       library: options.library,
+      toolFormat: 'openai',
     })
-    return { activeTools: selection.tools.map((selected) => selected.name as keyof TOOLS & string) }
+    return {
+      activeTools: selection.tools.map(
+        (selected) => selected.function.name as keyof TOOLS & string,
+      ),
+    }
   }
 }

@@ -41,18 +41,20 @@ describe('integration examples against a live toolsel serve', () => {
 
   it('Vercel AI SDK: prepareStep gives the model only the tools toolsel selected', async () => {
     const { stdout } = await runExample('vercel-ai-sdk')
-    expect(stdout).toContain('tools the model was offered: get_weather_forecast, send_email')
+    expect(stdout).toContain(
+      'tools the model was offered: weather--get_weather_forecast, mail--send_email',
+    )
   }, 120_000)
 
   it('OpenAI Agents SDK: the agent carries only the tools toolsel selected', async () => {
     const { stdout } = await runExample('openai-agents')
-    expect(stdout).toContain('tools the model was offered: book_table, send_sms')
+    expect(stdout).toContain('tools the model was offered: food__book_table, sms__send_sms')
     expect(stdout).toContain('final output: done (no model was called)')
   }, 120_000)
 
   it('LangChain.js: the toolsel retriever feeds bindTools-ready tool definitions', async () => {
     const { stdout } = await runExample('langchain')
     expect(stdout).toContain('retrieved: finance.convert_currency')
-    expect(stdout).toContain('tool definitions for bindTools: convert_currency')
+    expect(stdout).toContain('tool definitions for bindTools: finance--convert_currency')
   }, 120_000)
 })
