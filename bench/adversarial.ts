@@ -28,7 +28,7 @@ import { createMemoryLogger } from '../src/log.ts'
 import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
-import { refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
+import { groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
 import { measureStall } from './stall-probe.ts'
 
@@ -172,6 +172,17 @@ const cases: Case[] = [
     headers: MCP_HEADERS,
   },
   {
+    ...post(
+      'mcp: 3.9 MB of numbers in the arguments',
+      '1.95 M values',
+      '/mcp',
+      Buffer.from(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"mail","pad":[${'1,'.repeat(1_950_000)}1]}}}`,
+      ),
+    ),
+    headers: MCP_HEADERS,
+  },
+  {
     name: 'upload: one parameter, 60k enum values',
     size: '60,000 values',
     method: 'PUT',
@@ -194,6 +205,35 @@ const cases: Case[] = [
     method: 'PUT',
     path: '/v1/libraries/wide',
     body: json(wideTool(20_000)),
+  },
+  {
+    name: 'upload: 24 objects of 2,048 parameters',
+    size: '49,152 properties',
+    method: 'PUT',
+    path: '/v1/libraries/grouped',
+    body: json(groupedTool(24, 2048)),
+  },
+  {
+    name: 'upload: 1,000 parameters of 30,000-character descriptions',
+    size: '30 MB',
+    method: 'PUT',
+    path: '/v1/libraries/described',
+    body: json([
+      {
+        id: 'd',
+        name: 'd',
+        description: 'described',
+        parameters: {
+          type: 'object',
+          properties: Object.fromEntries(
+            Array.from({ length: 1000 }, (_, index) => [
+              `p${index}`,
+              { type: 'string', description: fill('word ', 30_000) },
+            ]),
+          ),
+        },
+      },
+    ]),
   },
   {
     name: 'upload: 10k copies of one id, rename',

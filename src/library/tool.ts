@@ -45,18 +45,35 @@ export const MAX_PARAMETER_DEPTH = 64
  * Most JSON values (objects, arrays, strings, numbers, booleans, nulls) an import accepts in one
  * tool's parameters, counted once an OpenAPI spec's `$ref`s are resolved. The import walks each
  * several times (schema rewrite, ajv; ~4-6 µs a value) and every answer that includes schemas
- * sends them. Real tools stay far under it: the largest of the 2,640 specs of APIs.guru's
- * directory (amplifyuibuilder, 18,830 values), Kubernetes 5,094, GitHub 1,248 (bench/README
- * round 21).
+ * sends them. Most real tools stay far under it (Kubernetes 5,094, GitHub 1,248); the largest
+ * that imports among the 1,075 specs over 50 KB of APIs.guru's directory holds 70,442 (Google
+ * Chat), and eight specs there have a tool past it (bench/README rounds 21 and 22).
  */
 export const MAX_PARAMETER_VALUES = 100_000
 
 /**
- * Throws IMPORT_FAILED when `parameters` nests objects or arrays more than MAX_PARAMETER_DEPTH
- * levels deep or, given `maxValues`, holds more values than that. One iterative pass, never
- * overflows, and stops at the first value past a limit.
+ * Most members (keys) an import accepts in one object of a tool's parameters, e.g. the
+ * parameters of one `properties`. Every use of a tool parses its saved line, and `JSON.parse`
+ * of wide objects is slow: one tool of 20,000 parameters held the event loop 40-60 ms on each
+ * read (49,000: 130-270 ms), where Google Chat's tool of 70,442 values in narrow objects takes
+ * 30 ms. Real tools stay far under it: the widest object among the 1,063 specs over 50 KB of
+ * APIs.guru's directory that import has 582 members (gsmtasks `task_exports_list`; bench/README
+ * round 22).
  */
-export function assertParameterShape(id: string, parameters: unknown, maxValues = Infinity): void {
+export const MAX_PARAMETER_KEYS = 2048
+
+/**
+ * Throws IMPORT_FAILED when `parameters` nests objects or arrays more than MAX_PARAMETER_DEPTH
+ * levels deep or, given `maxValues` and `maxKeys`, holds more values than that or an object with
+ * more members than that. One iterative pass, never overflows, and stops at the first value past
+ * a limit.
+ */
+export function assertParameterShape(
+  id: string,
+  parameters: unknown,
+  maxValues = Infinity,
+  maxKeys = Infinity,
+): void {
   const stack: Array<[unknown, number]> = [[parameters, 1]]
   let values = 0
   while (stack.length > 0) {
@@ -71,7 +88,15 @@ export function assertParameterShape(id: string, parameters: unknown, maxValues 
         { details: { id, maxDepth: MAX_PARAMETER_DEPTH } },
       )
     }
-    for (const inner of Object.values(current)) stack.push([inner, depth + 1])
+    const inner = Object.values(current)
+    if (!Array.isArray(current) && inner.length > maxKeys) {
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool "${id}": an object in its parameters has more than ${maxKeys.toLocaleString('en-US')} members (${inner.length.toLocaleString('en-US')}); split the tool or group its parameters.`,
+        { details: { id, maxKeys } },
+      )
+    }
+    for (const value of inner) stack.push([value, depth + 1])
   }
 }
 

@@ -128,8 +128,9 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
 
   app.route('/', healthRoutes(service, options.gateway, metrics))
   app.route('/', playgroundRoutes(service))
-  // MCP (Streamable HTTP) sits outside /v1: the SDK transport enforces its own body limit and
-  // answers protocol errors itself; tool handlers apply server.requestTimeoutMs.
+  // MCP (Streamable HTTP) sits outside /v1: its route reads the body with the SDK's bounded
+  // reader and counts its values before parsing it; the transport answers protocol errors itself;
+  // tool handlers apply server.requestTimeoutMs.
   if (mcp) app.route('/mcp', mcpRoutes(mcp))
   const openApi = createOpenApiDocument(schemas, API_VERSION)
   app.get('/openapi.json', (c) => c.json(openApi))

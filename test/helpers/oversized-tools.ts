@@ -50,3 +50,25 @@ export function wideTool(count: number): Array<Record<string, unknown>> {
     },
   ]
 }
+
+/**
+ * One canonical tool `g` with `groups` object parameters of `perGroup` string parameters each:
+ * as wide as MAX_PARAMETER_KEYS allows per object, as many values as MAX_PARAMETER_VALUES.
+ */
+export function groupedTool(groups: number, perGroup: number): Array<Record<string, unknown>> {
+  const [wide] = wideTool(perGroup)
+  const group = wide.parameters
+  return [
+    {
+      id: 'g',
+      name: 'g',
+      description: 'grouped',
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: groups }, (_, index) => [`g${index}`, group]),
+        ),
+      },
+    },
+  ]
+}

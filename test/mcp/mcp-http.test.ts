@@ -243,6 +243,39 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(error.message).toMatch(/… \(\d+ more characters\)$/)
   })
 
+  it('counts the JSON values of a body before parsing it: 413 past 100,000, -32700 for bad JSON', async () => {
+    // The SDK parsed any body under its 4 MiB limit in one piece (3.9 MB of `1,`: 91-239 ms).
+    const post = (body: string, contentType = 'application/json') =>
+      fetch(`${harness.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': contentType,
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-03-26',
+        },
+        body,
+      })
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":${args}}}`
+    const numbers = await post(call(`{"query":"mail","pad":[${'1,'.repeat(100_000)}1]}`))
+    expect(numbers.status).toBe(413)
+    expect(await numbers.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: expect.stringMatching(/more than 100,000 JSON values/) },
+      id: null,
+    })
+    const invalid = await post(`${call('{"query":"mail"}')}x`)
+    expect(invalid.status).toBe(400)
+    expect(await invalid.json()).toMatchObject({ error: { code: -32700 } })
+    // Still the SDK's own answers: over its 4 MiB limit, and a body that is not JSON.
+    expect((await post(call(`{"query":"${'x'.repeat(4_200_000)}"}`))).status).toBe(413)
+    expect((await post('query=mail', 'text/plain')).status).toBe(415)
+    // Commas inside strings are not values; a body within the limits is answered.
+    const fine = await post(call(`{"query":"mail ${','.repeat(120_000)}","k":2}`))
+    expect(fine.status).toBe(200)
+    expect(JSON.stringify(await fine.json())).toContain('"result"')
+  })
+
   it('answers GET with 405: the endpoint is stateless', async () => {
     const response = await fetch(`${harness.baseUrl}/mcp`, {
       headers: { accept: 'text/event-stream' },

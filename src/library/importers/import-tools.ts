@@ -5,7 +5,12 @@
  */
 import { readFile } from 'node:fs/promises'
 import { isToolselError, ToolselError } from '../../errors.ts'
-import { assertParameterShape, MAX_PARAMETER_VALUES, type Tool } from '../tool.ts'
+import {
+  assertParameterShape,
+  MAX_PARAMETER_KEYS,
+  MAX_PARAMETER_VALUES,
+  type Tool,
+} from '../tool.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -242,7 +247,7 @@ export function normalizeSchemas(
   for (const tool of tools) {
     // Deeper schemas would overflow the stack of the rewrite and of ajv, larger ones hold the
     // import (and every answer with schemas) for long: refuse them first.
-    assertParameterShape(tool.id, tool.parameters, MAX_PARAMETER_VALUES)
+    assertParameterShape(tool.id, tool.parameters, MAX_PARAMETER_VALUES, MAX_PARAMETER_KEYS)
     const { schema, changes } = normalizeToolSchema(tool.parameters)
     if (changes.length > 0) {
       tool.parameters = schema

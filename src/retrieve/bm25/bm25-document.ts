@@ -7,22 +7,83 @@ import type { JsonSchema, Tool } from '../../library/tool.ts'
 export const BM25_FIELDS = ['name', 'description', 'parameters', 'namespace'] as const
 export type Bm25Field = (typeof BM25_FIELDS)[number]
 
-/** Parameter names and descriptions, nested objects and array items included (depth-limited). */
-export function parameterText(schema: JsonSchema, depth = 0): string {
+/**
+ * Most parameters (properties, nested ones included) of one tool whose text a document takes:
+ * `parameterText` and `enumValueText` stop after this many, in schema order. Real tools stay far
+ * under it: the most in the four levels read here among 1,063 real OpenAPI specs (APIs.guru's
+ * directory, every file over 50 KB) is 775 (adyen CheckoutService `post-payments`; bench/README
+ * round 22). Without it one uploaded tool of 20,000 parameters was tokenized in one piece, 150-200
+ * ms of the event loop, and the learned selector read them all again for each request it ranked.
+ */
+export const MAX_INDEXED_PARAMETERS = 2048
+
+/**
+ * Most characters of one field of one tool's document (name, description, parameters, enum
+ * values); the rest is not indexed. Real tools stay far under it: the longest parameter text in
+ * the same survey is 190,918 characters (googleapis tagmanager), the longest description 23,532
+ * (atlassian jira `createWorkflow`). A 30 MB description took 1.3 s to tokenize in one piece.
+ */
+export const MAX_FIELD_CHARS = 500_000
+
+/** What a walk of one tool's parameters (`walkParameters`) does at each parameter. */
+interface ParameterVisit {
+  /** Each parameter, with its name. */
+  parameter?: (name: string, value: unknown) => void
+  /** Each schema a parameter holds, before the walk goes into it: itself, then its array items. */
+  schema?: (schema: JsonSchema) => void
+}
+
+/**
+ * Walks the first MAX_INDEXED_PARAMETERS parameters of `schema` in schema order, depth first,
+ * nested objects and array items included, four levels deep.
+ */
+function walkParameters(
+  schema: JsonSchema,
+  visit: ParameterVisit,
+  depth = 0,
+  budget = { left: MAX_INDEXED_PARAMETERS },
+): void {
   const properties = schema.properties
-  if (depth > 3 || properties === null || typeof properties !== 'object') return ''
-  const parts: string[] = []
-  for (const [name, value] of Object.entries(properties as Record<string, unknown>)) {
-    parts.push(name)
+  if (depth > 3 || properties === null || typeof properties !== 'object') return
+  for (const name in properties) {
+    if (!Object.hasOwn(properties, name)) continue
+    if (budget.left <= 0) return
+    budget.left -= 1
+    const value = (properties as Record<string, unknown>)[name]
+    visit.parameter?.(name, value)
     if (value === null || typeof value !== 'object') continue
-    const property = value as JsonSchema
-    if (typeof property.description === 'string') parts.push(property.description)
-    parts.push(parameterText(property, depth + 1))
-    const items = property.items
-    if (items !== null && typeof items === 'object')
-      parts.push(parameterText(items as JsonSchema, depth + 1))
+    const items = (value as JsonSchema).items
+    const schemas =
+      items !== null && typeof items === 'object'
+        ? [value as JsonSchema, items as JsonSchema]
+        : [value as JsonSchema]
+    for (const part of schemas) {
+      visit.schema?.(part)
+      walkParameters(part, visit, depth + 1, budget)
+    }
   }
-  return parts.filter((part) => part.length > 0).join(' ')
+}
+
+const fieldText = (parts: readonly string[]) =>
+  parts
+    .filter((part) => part.length > 0)
+    .join(' ')
+    .slice(0, MAX_FIELD_CHARS)
+
+/**
+ * Parameter names and descriptions, nested objects and array items included (depth-limited), of
+ * the first MAX_INDEXED_PARAMETERS parameters, at most MAX_FIELD_CHARS characters.
+ */
+export function parameterText(schema: JsonSchema): string {
+  const parts: string[] = []
+  walkParameters(schema, {
+    parameter: (name, value) => {
+      parts.push(name)
+      const description = (value as JsonSchema | null)?.description
+      if (typeof description === 'string') parts.push(description)
+    },
+  })
+  return fieldText(parts)
 }
 
 /** An identifier such as `get_weather_forecast` or `getWeatherForecast`. */
@@ -57,39 +118,37 @@ export const ENUM_VALUE_WEIGHT = 0.5
 
 /**
  * The string enum values of a tool's parameters (nested objects and array items included,
- * depth-limited), at most MAX_INDEXED_ENUM_VALUES per parameter. A request often names one ("in
- * fahrenheit", "by FedEx", "into Japanese"), sometimes the only word it shares with the tool.
- * BM25 indexes them (`ENUM_VALUE_WEIGHT` times the parameters' weight) without counting them in
- * the tool's length (`PostingsBuilder.add`'s unmeasured text): a tool with long enum lists is not
- * diluted for the words of its name and description, and tools without enums do not gain on it
- * through a longer average length.
+ * depth-limited), at most MAX_INDEXED_ENUM_VALUES per parameter, of its first
+ * MAX_INDEXED_PARAMETERS parameters, at most MAX_FIELD_CHARS characters. A request often names
+ * one ("in fahrenheit", "by FedEx", "into Japanese"), sometimes the only word it shares with the
+ * tool. BM25 indexes them (`ENUM_VALUE_WEIGHT` times the parameters' weight) without counting
+ * them in the tool's length (`PostingsBuilder.add`'s unmeasured text): a tool with long enum lists
+ * is not diluted for the words of its name and description, and tools without enums do not gain
+ * on it through a longer average length.
  */
-export function enumValueText(schema: JsonSchema, depth = 0): string {
-  const properties = schema.properties
-  if (depth > 3 || properties === null || typeof properties !== 'object') return ''
+export function enumValueText(schema: JsonSchema): string {
   const parts: string[] = []
-  for (const value of Object.values(properties as Record<string, unknown>)) {
-    if (value === null || typeof value !== 'object') continue
-    const property = value as JsonSchema
-    const items = property.items
-    const schemas =
-      items !== null && typeof items === 'object' ? [property, items as JsonSchema] : [property]
-    for (const part of schemas) {
+  walkParameters(schema, {
+    schema: (part) => {
       const values = part.enum
       if (Array.isArray(values) && values.length <= MAX_INDEXED_ENUM_VALUES) {
         for (const item of values) if (typeof item === 'string') parts.push(item)
       }
-      parts.push(enumValueText(part, depth + 1))
-    }
-  }
-  return parts.filter((part) => part.length > 0).join(' ')
+    },
+  })
+  return fieldText(parts)
 }
 
+/** A tool's document: each field at most MAX_FIELD_CHARS characters. */
 export function toolToBm25Document(tool: Tool): Record<Bm25Field, string> {
+  const name = tool.name.slice(0, MAX_FIELD_CHARS)
   return {
-    name: tool.name,
-    description: descriptionWithoutCrossReferences(tool.description, tool.name),
+    name,
+    description: descriptionWithoutCrossReferences(
+      tool.description.slice(0, MAX_FIELD_CHARS),
+      name,
+    ),
     parameters: parameterText(tool.parameters),
-    namespace: tool.namespace ?? '',
+    namespace: (tool.namespace ?? '').slice(0, MAX_FIELD_CHARS),
   }
 }

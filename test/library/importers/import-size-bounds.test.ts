@@ -10,7 +10,7 @@ import {
   MAX_DEREFERENCE_VISITS,
   MAX_SPEC_PARAMETER_VALUES,
 } from '../../../src/library/importers/openapi-importer.ts'
-import { MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
+import { MAX_PARAMETER_KEYS, MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
 import { expandsOnImport, IN_PROCESS_MAX_OBJECTS } from '../../../src/store/library-lifecycle.ts'
 import { refFanOut as fanOutSpec, wideTool } from '../../helpers/oversized-tools.ts'
 import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
@@ -75,17 +75,40 @@ describe('the size an OpenAPI import expands to', () => {
 
 describe('the size of one tool, any format', () => {
   it('refuses a tool with more than MAX_PARAMETER_VALUES values in its parameters', async () => {
-    const wide = (count: number) => JSON.stringify(wideTool(count))
-    // Each property is two values (its object and its type); the root and `type` two more.
+    // The root, its type, `properties`, `v`, its type and its enum: six values, then the items.
+    const longEnum = (items: number) =>
+      JSON.stringify([
+        {
+          id: 'w',
+          name: 'w',
+          description: 'long enum',
+          parameters: {
+            type: 'object',
+            properties: { v: { type: 'string', enum: Array.from({ length: items }, String) } },
+          },
+        },
+      ])
     const error = await expectToolselErrorAsync(
-      () => importTools(wide(MAX_PARAMETER_VALUES / 2)),
+      () => importTools(longEnum(MAX_PARAMETER_VALUES - 5)),
       'IMPORT_FAILED',
       'Tool "w": its parameters hold more than 100,000 JSON values; split the tool or simplify its schema.',
     )
     expect(error.details).toMatchObject({ id: 'w', maxValues: MAX_PARAMETER_VALUES })
-    const result = await importTools(wide(MAX_PARAMETER_VALUES / 2 - 2))
+    const result = await importTools(longEnum(MAX_PARAMETER_VALUES - 6))
+    expect(result.tools[0].parameters).toMatchObject({ properties: { v: { type: 'string' } } })
+  })
+
+  it('refuses a tool with an object of more than MAX_PARAMETER_KEYS members', async () => {
+    // Each read of one tool of 20,000 parameters parsed its line for 40-60 ms (bench/README round 22).
+    const error = await expectToolselErrorAsync(
+      () => importTools(JSON.stringify(wideTool(MAX_PARAMETER_KEYS + 1))),
+      'IMPORT_FAILED',
+      'Tool "w": an object in its parameters has more than 2,048 members (2,049); split the tool or group its parameters.',
+    )
+    expect(error.details).toMatchObject({ id: 'w', maxKeys: MAX_PARAMETER_KEYS })
+    const result = await importTools(JSON.stringify(wideTool(MAX_PARAMETER_KEYS)))
     expect(Object.keys(result.tools[0].parameters.properties as object)).toHaveLength(
-      MAX_PARAMETER_VALUES / 2 - 2,
+      MAX_PARAMETER_KEYS,
     )
   })
 })

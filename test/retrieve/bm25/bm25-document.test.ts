@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest'
+import { wideTool } from '../../helpers/oversized-tools.ts'
 import {
   descriptionWithoutCrossReferences,
   enumValueText,
+  MAX_FIELD_CHARS,
   MAX_INDEXED_ENUM_VALUES,
+  MAX_INDEXED_PARAMETERS,
   parameterText,
   toolToBm25Document,
 } from '../../../src/retrieve/bm25/bm25-document.ts'
+import type { Tool } from '../../../src/library/tool.ts'
 
 describe('BM25 documents', () => {
   it('drops sentences that point to other tools, keeping those naming the tool itself', () => {
@@ -84,5 +88,32 @@ describe('BM25 documents', () => {
     expect(enumValueText(schema)).toBe('celsius fahrenheit pool spa')
     // Enum values are not parameter text: they are indexed apart, with their own weight.
     expect(parameterText(schema)).not.toMatch(/celsius|pool/)
+  })
+
+  it('reads at most MAX_INDEXED_PARAMETERS parameters and MAX_FIELD_CHARS characters a field of one tool', () => {
+    // One uploaded tool of 20,000 parameters was tokenized in one piece (150-200 ms of the loop).
+    const [wide] = wideTool(MAX_INDEXED_PARAMETERS + 10) as unknown as Tool[]
+    const names = parameterText(wide.parameters).split(' ')
+    expect(names).toHaveLength(MAX_INDEXED_PARAMETERS)
+    expect(names.at(-1)).toBe(`p${MAX_INDEXED_PARAMETERS - 1}`)
+    const properties = (wide.parameters as { properties: Record<string, object> }).properties
+    for (const value of Object.values(properties)) Object.assign(value, { enum: ['on'] })
+    expect(enumValueText(wide.parameters).split(' ')).toHaveLength(MAX_INDEXED_PARAMETERS)
+    // Nested parameters count against the same budget, in schema order.
+    const nested = parameterText({
+      type: 'object',
+      properties: { outer: wide.parameters, after: { type: 'string' } },
+    }).split(' ')
+    expect(nested).toHaveLength(MAX_INDEXED_PARAMETERS)
+    expect(nested).not.toContain('after')
+    const long = 'word '.repeat(MAX_FIELD_CHARS / 4)
+    const document = toolToBm25Document({
+      id: 'long',
+      name: long,
+      description: long,
+      parameters: { type: 'object', properties: { a: { type: 'string', description: long } } },
+      namespace: long,
+    })
+    for (const text of Object.values(document)) expect(text.length).toBe(MAX_FIELD_CHARS)
   })
 })
