@@ -170,7 +170,7 @@ export function createRequestSchemas(config: Config) {
           .array(z.string().min(1))
           .min(1)
           .max(maxK * 10)
-          .describe('Tool ids to load.'),
+          .describe('Tool ids to load; a repeated id is answered once.'),
         toolFormat: TOOL_FORMAT,
       })
       .strict(),

@@ -227,7 +227,7 @@ export class ToolselService {
   }
 
   /**
-   * Full tools by id, in request order; UNKNOWN_TOOL names every missing id, and the ids they may
+   * Full tools by id, in request order, each once; UNKNOWN_TOOL names every missing id, and the ids they may
    * have meant (a tool name, a provider name) among those `visible` lets through.
    */
   getTools(
@@ -236,7 +236,11 @@ export class ToolselService {
     visible?: (id: string) => boolean,
   ): Tool[] {
     const { library } = this.library(libraryName)
-    const missing = ids.filter((id) => !library.has(id))
+    // A repeated id is answered once, as get_tool_schemas does: 100 copies of one tool's id (1.2
+    // MB of schema, within the import limits) made one answer of 120 MB, 3.7 s of the event loop
+    // in JSON.stringify for any client that may read the library (bench/README round 22).
+    const distinct = [...new Set(ids)]
+    const missing = distinct.filter((id) => !library.has(id))
     if (missing.length > 0) {
       throw new ToolselError(
         'UNKNOWN_TOOL',
@@ -246,7 +250,7 @@ export class ToolselService {
         },
       )
     }
-    return ids.map((id) => library.require(id))
+    return distinct.map((id) => library.require(id))
   }
 
   listLibraries(): LibrarySummary[] {
