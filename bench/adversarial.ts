@@ -9,7 +9,8 @@
  * not counted.
  *
  * Before running a library-upload row the script uploads `rx` (the sample tools with a regex
- * part and one 2,000-character description), which the regex rows search.
+ * part and one 2,000-character description), which the regex rows search, and `grouped` (one tool
+ * of 24 objects of 2,048 parameters, 1.2 MB), which a tools/batch row asks for.
  *
  *   node --import tsx bench/adversarial.ts [--only <substring of a row name>] [--list]
  *
@@ -128,6 +129,23 @@ const cases: Case[] = [
       (_, index) => `\`\`\`\n"${'x'.repeat(31_980)}${index}"`,
     ),
   }),
+  post(
+    'rewards/planner: 30 MB of numbers as completions',
+    '15 M values',
+    '/v1/rewards/planner',
+    Buffer.from(`{"instruction":"x","gold":["a"],"completions":[${'1,'.repeat(15_000_000)}1]}`),
+  ),
+  post('rewards/planner: one completion of 30 MB', '30 MB', '/v1/rewards/planner', {
+    instruction: 'x',
+    gold: ['a'],
+    completions: ['x'.repeat(30_000_000)],
+  }),
+  post(
+    'tools/batch: 100 copies of the id of a 1.2 MB tool',
+    '100 ids',
+    '/v1/libraries/grouped/tools/batch',
+    { ids: Array.from({ length: 100 }, () => 'g') },
+  ),
   post('tools/batch: unknown ids', '1,000 x 1,000 chars', '/v1/libraries/rx/tools/batch', {
     ids: Array.from({ length: 1000 }, (_, index) => `${'u'.repeat(995)}${index}`),
   }),
@@ -324,6 +342,16 @@ try {
     ]),
   })
   if (rx.status !== 201) throw new Error(`uploading the regex library answered ${rx.status}`)
+  // The widest tool the import takes (24 objects of 2,048 parameters, 1.2 MB), for the batch row.
+  const grouped = await send(server.url, {
+    name: 'setup',
+    size: '',
+    method: 'PUT',
+    path: '/v1/libraries/grouped',
+    body: json(groupedTool(24, 2048)),
+  })
+  if (grouped.status !== 201)
+    throw new Error(`uploading the grouped tool answered ${grouped.status}`)
   // A request that the server drops (keep-alive closed while the loop was held) counts as answered.
   const health = () =>
     fetch(`${server.url}/healthz`).catch(() => new Response(null, { status: 599 }))

@@ -28,7 +28,7 @@ import { libraryRoutes } from './routes/library-routes.ts'
 import { rewardRoutes } from './routes/reward-routes.ts'
 import { selectRoutes } from './routes/select-routes.ts'
 import { snapshotRoutes } from './routes/snapshot-routes.ts'
-import { createRequestSchemas } from './schemas.ts'
+import { createRequestSchemas, MAX_COMPLETIONS_TOTAL_CHARS } from './schemas.ts'
 
 export const API_VERSION = '0.1.0'
 
@@ -70,6 +70,14 @@ const QUERY_ROUTES = [
   '/v1/feedback',
   '/v1/libraries/:library/tools/batch',
 ]
+/**
+ * The body limit of the reward routes: room for their largest valid batch, 4,000,000 characters
+ * of completions (MAX_COMPLETIONS_TOTAL_CHARS) at up to 4 bytes each (UTF-8 takes at most 3 for
+ * a character, 4 for a pair; JSON escapes `\n` and `\"` take 2), and 1 MiB for the instruction,
+ * the gold tools and the options: 17 MB. A 30 MB body under `server.bodyLimitBytes` was read and
+ * decoded before its values were counted (bench/README round 22).
+ */
+export const MAX_REWARD_BODY_BYTES = 4 * MAX_COMPLETIONS_TOTAL_CHARS + 1024 * 1024
 
 export function createApp(service: ToolselService, options: AppOptions = {}): ToolselApp {
   const { server } = service.config
@@ -149,20 +157,25 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
         ),
     }),
   )
-  // Query bodies are small (an 8,000-character instruction, at most 1,000 ids): reading and
-  // decoding 30 MB for one held the event loop 100-200 ms before it was refused.
-  const queryLimit = Math.min(server.bodyLimitBytes, MAX_QUERY_BODY_BYTES)
-  for (const path of QUERY_ROUTES) {
+  // Query bodies are small (an 8,000-character instruction, at most 1,000 ids), reward batches
+  // at most 4 M characters: reading and decoding 30 MB for one held the event loop 100-200 ms
+  // before it was refused.
+  const routeLimits: Array<[string, number]> = [
+    ...QUERY_ROUTES.map((path): [string, number] => [path, MAX_QUERY_BODY_BYTES]),
+    ['/v1/rewards/*', MAX_REWARD_BODY_BYTES],
+  ]
+  for (const [path, limit] of routeLimits) {
+    const maxSize = Math.min(server.bodyLimitBytes, limit)
     app.use(
       path,
       bodyLimit({
-        maxSize: queryLimit,
+        maxSize,
         onError: (c) =>
           errorResponse(
             c,
             new ToolselError(
               'PAYLOAD_TOO_LARGE',
-              `The request body is larger than the ${queryLimit}-byte limit of ${path} (library uploads, examples and reward batches take up to server.bodyLimitBytes).`,
+              `The request body is larger than the ${maxSize}-byte limit of ${c.req.path} (library uploads and examples take up to server.bodyLimitBytes).`,
             ),
           ),
       }),

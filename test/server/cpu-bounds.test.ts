@@ -13,7 +13,7 @@ import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { MAX_TOKEN_CHARS, tokenize } from '../../src/retrieve/bm25/tokenize.ts'
-import { createApp, MAX_QUERY_BODY_BYTES } from '../../src/server/app.ts'
+import { createApp, MAX_QUERY_BODY_BYTES, MAX_REWARD_BODY_BYTES } from '../../src/server/app.ts'
 import { MAX_BODY_VALUES } from '../../src/server/validate.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { mkdtemp } from 'node:fs/promises'
@@ -364,6 +364,19 @@ describe('client errors are 4xx', () => {
     expect(large.status).toBe(413)
     expect(((await large.json()) as { error: { message: string } }).error.message).toContain(
       `larger than the ${MAX_QUERY_BODY_BYTES}-byte limit of /v1/select-tools`,
+    )
+    // A reward batch takes at most MAX_REWARD_BODY_BYTES (4 M characters at 4 bytes, + 1 MiB).
+    const batch = await post(
+      '/v1/rewards/planner',
+      JSON.stringify({
+        instruction: 'x',
+        gold: ['a'],
+        completions: ['x'.repeat(MAX_REWARD_BODY_BYTES)],
+      }),
+    )
+    expect(batch.status).toBe(413)
+    expect(((await batch.json()) as { error: { message: string } }).error.message).toContain(
+      `larger than the ${MAX_REWARD_BODY_BYTES}-byte limit of /v1/rewards/planner`,
     )
     // Commas and brackets inside strings are not values: 120,000 of them are a valid body.
     const completions = Array.from({ length: 4 }, () => ',['.repeat(15_000))
