@@ -201,6 +201,15 @@ const cases: Case[] = [
     headers: MCP_HEADERS,
   },
   {
+    ...post(
+      'mcp: select_tools in the library of the 1.2 MB tool',
+      '1 call',
+      '/mcp',
+      mcpCall('select_tools', { instruction: 'g', library: 'grouped' }),
+    ),
+    headers: MCP_HEADERS,
+  },
+  {
     name: 'upload: one parameter, 60k enum values',
     size: '60,000 values',
     method: 'PUT',

@@ -4,7 +4,11 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMcpContext } from '../../src/mcp/mcp-context.ts'
-import { loadTokenCounter } from '../../src/mcp/tokens/load-token-counter.ts'
+import {
+  countHead,
+  loadTokenCounter,
+  MAX_COUNTED_CHARS,
+} from '../../src/mcp/tokens/load-token-counter.ts'
 import {
   SAMPLED_TOOLS,
   SAMPLE_FROM_TOOLS,
@@ -109,6 +113,24 @@ describe('token accounting', () => {
     expect(accountant.countedTools(new ToolLibrary('over', tools(SAMPLE_FROM_TOOLS + 1)))).toBe(
       SAMPLED_TOOLS,
     )
+  })
+
+  it('encodes at most MAX_COUNTED_CHARS of one text, scaling the count of a longer one', () => {
+    // The count waits for the tokenizer thread: one 1.2 MB tool listing held the loop ~1 s.
+    const encoded: number[] = []
+    const encoder = {
+      countPieces: (pieces: readonly string[]) => {
+        const chars = pieces.reduce((sum, piece) => sum + piece.length, 0)
+        encoded.push(chars)
+        return Math.ceil(chars / 4)
+      },
+      close: () => Promise.resolve(),
+    }
+    expect(countHead(encoder, 'word '.repeat(1000))).toBe(1250)
+    expect(countHead(encoder, 'x'.repeat(MAX_COUNTED_CHARS * 10))).toBe(
+      (MAX_COUNTED_CHARS / 4) * 10,
+    )
+    expect(encoded).toEqual([5000, MAX_COUNTED_CHARS])
   })
 
   it.skipIf(!hasQwen3)(

@@ -55,9 +55,25 @@ function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
   return {
     name,
     exact: true,
-    count: (text) => encoder.countPieces(boundedPieces(text)),
+    count: (text) => countHead(encoder, text),
     close: () => encoder.close(),
   }
+}
+
+/**
+ * Most characters of one text the tokenizer encodes; a longer text counts as its first
+ * MAX_COUNTED_CHARS characters' tokens scaled by its length. The count is synchronous (the main
+ * thread waits for the worker): the listing of one tool of 1.2 MB (within the import limits)
+ * held the event loop ~1 s on every `select_tools` call that counted it, Google Chat's 5.5 MB
+ * tool would hold it longer (bench/README round 22). Real tool listings are a few thousand
+ * characters; a scaled count is within a few per cent of the exact one for long JSON.
+ */
+export const MAX_COUNTED_CHARS = 32_768
+
+export function countHead(encoder: ThreadEncoder, text: string): number {
+  if (text.length <= MAX_COUNTED_CHARS) return encoder.countPieces(boundedPieces(text))
+  const head = encoder.countPieces(boundedPieces(text.slice(0, MAX_COUNTED_CHARS)))
+  return Math.round((head * text.length) / MAX_COUNTED_CHARS)
 }
 
 /**
