@@ -46,8 +46,9 @@ export const MAX_PARAMETER_DEPTH = 64
  * tool's parameters, counted once an OpenAPI spec's `$ref`s are resolved. The import walks each
  * several times (schema rewrite, ajv; ~4-6 µs a value) and every answer that includes schemas
  * sends them. Most real tools stay far under it (Kubernetes 5,094, GitHub 1,248); the largest
- * that imports among the 1,075 specs over 50 KB of APIs.guru's directory holds 70,442 (Google
- * Chat), and eight specs there have a tool past it (bench/README rounds 21 and 22).
+ * among the 1,075 specs over 50 KB of APIs.guru's directory holds 70,442 (Google Chat). An
+ * OpenAPI operation past it once its `$ref`s are resolved is cut to fit rather than refused
+ * (openapi-importer.ts `inlineRecursiveRefs`; bench/README rounds 21 and 22).
  */
 export const MAX_PARAMETER_VALUES = 100_000
 

@@ -20,6 +20,7 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser'
 import {
+  MAX_PARAMETER_DEPTH,
   MAX_PARAMETER_VALUES,
   tooManyParameterValues,
   type JsonSchema,
@@ -141,7 +142,7 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       const name = toolName(operationId, method, path)
       const namespace = context.namespace
       const id = namespace === undefined ? name : `${namespace}.${name}`
-      const schema = inlineRecursiveRefs(
+      const { schema, cutAtLevel } = inlineRecursiveRefs(
         isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, requestBody, follow),
         document,
         budget,
@@ -156,6 +157,13 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
             message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together once $refs are resolved (reached at ${method.toUpperCase()} ${path}); import fewer operations at once; nothing was imported`,
           }),
       )
+      if (cutAtLevel !== undefined) {
+        addWarning(
+          context,
+          record,
+          `${method.toUpperCase()} ${path}: its parameters hold more than ${MAX_PARAMETER_VALUES.toLocaleString('en-US')} JSON values or nest more than ${MAX_PARAMETER_DEPTH} levels once its $refs are resolved, so objects nested more than ${cutAtLevel} levels deep keep only their type and description`,
+        )
+      }
       const unresolved = [pathParameters, operationParameters, [requestBody]]
         .flatMap((list) => (Array.isArray(list) ? list : []))
         .filter((value) => isObject(value) && typeof value.$ref === 'string')
@@ -215,8 +223,14 @@ interface InlineBudget {
  * to RECURSION_DEPTH levels of the same reference (a tree of categories keeps two levels of
  * children). A reference still left after that is removed by schema normalisation and reported.
  * The copy is a tree: an object the parser shared between several places (a schema used twice)
- * is copied for each, so it is counted as it is written, and stopped past MAX_PARAMETER_VALUES
- * for the tool (`tooLarge`) or the spec's remaining `budget` (`specTooLarge`).
+ * is copied for each, so it is counted as it is written.
+ *
+ * A tool whose copy would hold more than MAX_PARAMETER_VALUES values or nest more than
+ * MAX_PARAMETER_DEPTH levels is not refused: real specs have such tools (Azure's network specs,
+ * AWS QuickSight, InfluxData, Sinao: a resource that embeds its sub-resources, each embedding
+ * more), so its schema is cut at the deepest nesting level that fits (each object below it
+ * becomes `{type, description}` only, which accepts any members) and `cutAtLevel` says where.
+ * Past the spec's remaining `budget` even at the shallowest cut, `specTooLarge` is thrown.
  */
 function inlineRecursiveRefs(
   schema: JsonSchema,
@@ -224,14 +238,52 @@ function inlineRecursiveRefs(
   budget: InlineBudget,
   tooLarge: () => Error,
   specTooLarge: () => Error,
-): JsonSchema {
+): { schema: JsonSchema; cutAtLevel?: number } {
+  const whole = inlineWithin(schema, document, budget, Number.POSITIVE_INFINITY, specTooLarge)
+  if (whole !== undefined) return { schema: whole }
+  // The values kept grow with the level, so the deepest level that fits is found by halving.
+  const fits = (level: number) =>
+    inlineWithin(schema, document, budget, level, specTooLarge, true) !== undefined
+  let [low, high] = [MIN_CUT_LEVEL, MAX_CUT_LEVEL]
+  // Not even the shallowest cut fits: specTooLarge (thrown by this call) or tooLarge.
+  if (!fits(low) && inlineWithin(schema, document, budget, low, specTooLarge) === undefined) {
+    throw tooLarge()
+  }
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2)
+    if (fits(middle)) low = middle
+    else high = middle - 1
+  }
+  return { schema: inlineWithin(schema, document, budget, low, specTooLarge)!, cutAtLevel: low }
+}
+
+/** The deepest and shallowest JSON nesting levels inlineRecursiveRefs cuts a too-large tool at. */
+const MAX_CUT_LEVEL = 24
+const MIN_CUT_LEVEL = 4
+
+/**
+ * `schema` with its references copied in, objects nested deeper than `maxLevel` reduced to their
+ * `type` and `description`; undefined (and the spec's budget as it was) past MAX_PARAMETER_VALUES
+ * or MAX_PARAMETER_DEPTH. A `dryRun` only says whether it fits (the spec's budget included).
+ */
+function inlineWithin(
+  schema: JsonSchema,
+  document: Json,
+  budget: InlineBudget,
+  maxLevel: number,
+  specTooLarge: () => Error,
+  dryRun = false,
+): JsonSchema | undefined {
   let values = 0
-  const visit = (value: unknown, active: ReadonlyMap<string, number>): unknown => {
+  const visit = (value: unknown, active: ReadonlyMap<string, number>, level: number): unknown => {
     values += 1
-    budget.spec -= 1
-    if (values > MAX_PARAMETER_VALUES) throw tooLarge()
-    if (budget.spec < 0) throw specTooLarge()
-    if (Array.isArray(value)) return value.map((item) => visit(item, active))
+    if (values > MAX_PARAMETER_VALUES) throw TOOL_TOO_LARGE
+    // A trial cut past the spec's budget does not fit either (a shallower one may).
+    if (budget.spec - values < 0) throw dryRun ? TOOL_TOO_LARGE : specTooLarge()
+    if (typeof value !== 'object' || value === null) return value
+    // Deeper than a tool may nest (assertParameterShape): cut like a tool with too many values.
+    if (level >= MAX_PARAMETER_DEPTH - 1) throw TOOL_TOO_LARGE
+    if (Array.isArray(value)) return value.map((item) => visit(item, active, level + 1))
     if (!isObject(value)) return value
     const ref = value.$ref
     if (typeof ref === 'string' && ref.startsWith('#/')) {
@@ -242,15 +294,33 @@ function inlineRecursiveRefs(
         const next = new Map(active).set(ref, depth + 1)
         // The reference is replaced, not kept: its own count goes back.
         values -= 1
-        budget.spec += 1
-        return visit({ ...target, ...rest }, next)
+        return visit({ ...target, ...rest }, next, level)
       }
     }
+    if (level > maxLevel) return stub(value)
     const copy: Json = {}
-    for (const [key, child] of Object.entries(value)) copy[key] = visit(child, active)
+    for (const [key, child] of Object.entries(value)) copy[key] = visit(child, active, level + 1)
     return copy
   }
-  return visit(schema, new Map()) as JsonSchema
+  try {
+    const inlined = visit(schema, new Map(), 0) as JsonSchema
+    if (!dryRun) budget.spec -= values
+    return inlined
+  } catch (error) {
+    if (error === TOOL_TOO_LARGE) return undefined
+    throw error
+  }
+}
+
+/** Thrown inside inlineWithin when a tool passes MAX_PARAMETER_VALUES (caught there). */
+const TOOL_TOO_LARGE = new Error('tool too large')
+
+/** What is kept of an object below the cut: its `type` and `description` when they are strings. */
+function stub(value: Json): Json {
+  const kept: Json = {}
+  if (typeof value.type === 'string') kept.type = value.type
+  if (typeof value.description === 'string') kept.description = value.description
+  return kept
 }
 
 /** How many `$ref` hops followRef takes before it gives up (a chain of references to references). */

@@ -24,9 +24,54 @@ describe('the size an OpenAPI import expands to', () => {
     expect(leaves).toHaveLength(2 ** 10)
   })
 
-  it('refuses a tool whose parameters expand past MAX_PARAMETER_VALUES, naming it', async () => {
+  it('cuts a tool whose parameters expand past MAX_PARAMETER_VALUES at the deepest level that fits', async () => {
+    // 2^16 leaves as a tree (Azure's network specs, QuickSight, InfluxData and Sinao have real
+    // tools like it, refused in round 21): imported, objects below the cut reduced to their type.
+    const result = await importTools(refFanOut(16), { fileName: 'fan.json' })
+    expect(result.tools.map((tool) => tool.id)).toEqual(['x'])
+    const cut = result.warnings.filter((warning) => warning.includes('levels deep keep only'))
+    expect(cut).toHaveLength(1)
+    expect(cut[0]).toMatch(
+      /^fan.json: record 0: POST \/x: its parameters hold more than 100,000 JSON values or nest more than 64 levels once its \$refs are resolved, so objects nested more than (\d+) levels deep keep only their type and description$/,
+    )
+    const level = Number(/more than (\d+) levels deep/.exec(cut[0])![1])
+    const text = JSON.stringify(result.tools[0].parameters)
+    expect(text.length).toBeLessThan(2_000_000)
+    expect(text).toContain('"a":{"type":"object","properties":{}}')
+    // One level deeper would not have fitted: the cut is the deepest that does.
+    expect(level).toBeGreaterThanOrEqual(4)
+    expect(text.match(/"type":"object"/g)!.length).toBeGreaterThan(1_000)
+  })
+
+  it('refuses a tool that holds more than MAX_PARAMETER_VALUES values even cut, naming it', async () => {
+    const spec = {
+      openapi: '3.0.0',
+      info: { title: 'enum', version: '1' },
+      paths: {
+        '/x': {
+          post: {
+            operationId: 'x',
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: { v: { $ref: '#/components/schemas/V' } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      components: {
+        schemas: {
+          V: { type: 'string', enum: Array.from({ length: MAX_PARAMETER_VALUES }, String) },
+        },
+      },
+    }
     const error = await expectToolselErrorAsync(
-      () => importTools(refFanOut(16), { fileName: 'fan.json' }),
+      () => importTools(JSON.stringify(spec), { fileName: 'enum.json' }),
       'IMPORT_FAILED',
       'Tool "x": its parameters hold more than 100,000 JSON values once its $refs are resolved (POST /x)',
     )
