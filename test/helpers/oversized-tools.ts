@@ -15,18 +15,22 @@ export function refFanOut(levels: number): Record<string, unknown> {
     const ref = { $ref: `#/components/schemas/L${level - 1}` }
     schemas[`L${level}`] = { type: 'object', properties: { a: ref, b: ref } }
   }
+  return postSpec({ $ref: `#/components/schemas/L${levels}` }, schemas)
+}
+
+/** An OpenAPI document of one operation, `POST /x` (`x`), whose JSON body is `schema`. */
+export function postSpec(
+  schema: Record<string, unknown>,
+  schemas: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     openapi: '3.0.0',
-    info: { title: 'fan-out', version: '1' },
+    info: { title: 'oversized', version: '1' },
     paths: {
       '/x': {
         post: {
           operationId: 'x',
-          requestBody: {
-            content: {
-              'application/json': { schema: { $ref: `#/components/schemas/L${levels}` } },
-            },
-          },
+          requestBody: { content: { 'application/json': { schema } } },
         },
       },
     },
