@@ -230,7 +230,7 @@ interface InlineBudget {
  * AWS QuickSight, InfluxData, Sinao: a resource that embeds its sub-resources, each embedding
  * more), so its schema is cut at the deepest nesting level that fits (each object below it
  * becomes `{type, description}` only, which accepts any members) and `cutAtLevel` says where.
- * Past the spec's remaining `budget` even at the shallowest cut, `specTooLarge` is thrown.
+ * Past the spec's remaining `budget` (whole, or even at the shallowest cut), `specTooLarge` is thrown.
  */
 function inlineRecursiveRefs(
   schema: JsonSchema,
@@ -239,47 +239,54 @@ function inlineRecursiveRefs(
   tooLarge: () => Error,
   specTooLarge: () => Error,
 ): { schema: JsonSchema; cutAtLevel?: number } {
-  const whole = inlineWithin(schema, document, budget, Number.POSITIVE_INFINITY, specTooLarge)
-  if (whole !== undefined) return { schema: whole }
-  // The values kept grow with the level, so the deepest level that fits is found by halving.
-  const fits = (level: number) =>
-    inlineWithin(schema, document, budget, level, specTooLarge, true) !== undefined
-  let [low, high] = [MIN_CUT_LEVEL, MAX_CUT_LEVEL]
-  // Not even the shallowest cut fits: specTooLarge (thrown by this call) or tooLarge.
-  if (!fits(low) && inlineWithin(schema, document, budget, low, specTooLarge) === undefined) {
-    throw tooLarge()
+  const attempt = (level: number) => inlineWithin(schema, document, budget.spec, level)
+  const kept = (inlined: Inlined) => {
+    budget.spec -= inlined.values
+    return inlined.schema
   }
+  const whole = attempt(Number.POSITIVE_INFINITY)
+  if (whole === 'spec') throw specTooLarge()
+  if (whole !== 'tool') return { schema: kept(whole) }
+  // The values kept grow with the level, so the deepest level that fits is found by halving.
+  let best = attempt(MIN_CUT_LEVEL)
+  if (best === 'spec') throw specTooLarge()
+  if (best === 'tool') throw tooLarge()
+  let [low, high] = [MIN_CUT_LEVEL, MAX_CUT_LEVEL]
   while (low < high) {
     const middle = Math.ceil((low + high) / 2)
-    if (fits(middle)) low = middle
+    const cut = attempt(middle)
+    if (typeof cut === 'object') [best, low] = [cut, middle]
     else high = middle - 1
   }
-  return { schema: inlineWithin(schema, document, budget, low, specTooLarge)!, cutAtLevel: low }
+  return { schema: kept(best), cutAtLevel: low }
 }
 
 /** The deepest and shallowest JSON nesting levels inlineRecursiveRefs cuts a too-large tool at. */
 const MAX_CUT_LEVEL = 24
 const MIN_CUT_LEVEL = 4
 
+/** A schema with its references copied in, and how many values it holds. */
+interface Inlined {
+  schema: JsonSchema
+  values: number
+}
+
 /**
  * `schema` with its references copied in, objects nested deeper than `maxLevel` reduced to their
- * `type` and `description`; undefined (and the spec's budget as it was) past MAX_PARAMETER_VALUES
- * or MAX_PARAMETER_DEPTH. A `dryRun` only says whether it fits (the spec's budget included).
+ * `type` and `description`; or what it passed: `tool` (MAX_PARAMETER_VALUES or
+ * MAX_PARAMETER_DEPTH) or `spec` (the `specLeft` values the spec may still hold).
  */
 function inlineWithin(
   schema: JsonSchema,
   document: Json,
-  budget: InlineBudget,
+  specLeft: number,
   maxLevel: number,
-  specTooLarge: () => Error,
-  dryRun = false,
-): JsonSchema | undefined {
+): Inlined | 'tool' | 'spec' {
   let values = 0
   const visit = (value: unknown, active: ReadonlyMap<string, number>, level: number): unknown => {
     values += 1
     if (values > MAX_PARAMETER_VALUES) throw TOOL_TOO_LARGE
-    // A trial cut past the spec's budget does not fit either (a shallower one may).
-    if (budget.spec - values < 0) throw dryRun ? TOOL_TOO_LARGE : specTooLarge()
+    if (values > specLeft) throw SPEC_TOO_LARGE
     if (typeof value !== 'object' || value === null) return value
     // Deeper than a tool may nest (assertParameterShape): cut like a tool with too many values.
     if (level >= MAX_PARAMETER_DEPTH - 1) throw TOOL_TOO_LARGE
@@ -303,17 +310,17 @@ function inlineWithin(
     return copy
   }
   try {
-    const inlined = visit(schema, new Map(), 0) as JsonSchema
-    if (!dryRun) budget.spec -= values
-    return inlined
+    return { schema: visit(schema, new Map(), 0) as JsonSchema, values }
   } catch (error) {
-    if (error === TOOL_TOO_LARGE) return undefined
+    if (error === TOOL_TOO_LARGE) return 'tool'
+    if (error === SPEC_TOO_LARGE) return 'spec'
     throw error
   }
 }
 
-/** Thrown inside inlineWithin when a tool passes MAX_PARAMETER_VALUES (caught there). */
+/** Thrown inside inlineWithin past a tool's or the spec's limit (caught there). */
 const TOOL_TOO_LARGE = new Error('tool too large')
+const SPEC_TOO_LARGE = new Error('spec too large')
 
 /** What is kept of an object below the cut: its `type` and `description` when they are strings. */
 function stub(value: Json): Json {
