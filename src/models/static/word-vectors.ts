@@ -28,6 +28,8 @@ export interface WordVectors {
   readonly size: number
   /** Word → id, or undefined when the word is out of the vocabulary. */
   wordId(word: string): number | undefined
+  /** The word of `id` (0 <= id < size): wordId's inverse. */
+  word(id: number): string
   /** The id of `text.slice(start, end)`: wordId without making the word a string first. */
   wordIdAt(text: string, start: number, end: number): number | undefined
   /** Adds `weight × vector(id)` to `target`. */
@@ -339,6 +341,11 @@ class QuantizedWordVectors implements WordVectors {
 
   wordId(word: string): number | undefined {
     return this.wordIdAt(word, 0, word.length)
+  }
+
+  word(id: number): string {
+    const { offsets, words } = this.vocabulary
+    return words.toString('utf8', offsets[id], offsets[id + 1])
   }
 
   wordIdAt(text: string, start: number, end: number): number | undefined {

@@ -169,7 +169,7 @@ describe('word vectors from the npm JSON', () => {
     expect(vector(changed, 'cat')[0]).toBeCloseTo(-0.9, 2)
   })
 
-  it('finds ASCII and other words alike, by their exact bytes', async () => {
+  it('finds ASCII and other words alike, by their exact bytes, and names them back', async () => {
     const words = ['the', 'café', 'cat', 'cats', 'cafe\u0301', 'ca']
     const file = JSON.stringify({
       precision: 8,
@@ -187,6 +187,7 @@ describe('word vectors from the npm JSON', () => {
     await writeFile(source, file)
     const vectors = await loadWordVectors(source)
     words.forEach((word, id) => expect(vectors.wordId(word)).toBe(id))
+    words.forEach((word, id) => expect(vectors.word(id)).toBe(word))
     for (const absent of ['caf', 'cafe', 'caté', 'c', 'cab', 'cats2', 'CAT', ''])
       expect(vectors.wordId(absent)).toBeUndefined()
   })
