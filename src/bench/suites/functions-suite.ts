@@ -128,6 +128,16 @@ export function createFunctionsSuite(path: string): BenchSuite {
           notes,
         })
       }
+      // Every query dropped (each names a gold tool it was not given): a table of "0 queries, EM
+      // 0.0" that exits 0 reads as a run that measured something.
+      if (splits.every((split) => split.cases.length === 0)) {
+        const all = [...groups.values()].flat()
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Benchmark file "${path}": all ${records.length} queries are dropped, since each names a gold tool that is not among its tools (${firstUnmapped(all, path)}). Fix the gold names (tool names or ids of the query's tools), or score them as they are with --unmappable keep.`,
+          { details: { file: path } },
+        )
+      }
       return { splits, skipped: [] }
     },
   }

@@ -189,9 +189,34 @@ describe('file:<path> suite (each query with its own tools)', () => {
 
   it('drops (or keeps) queries whose gold names a tool they were not given', async () => {
     const file = join(dir, 'unmapped.jsonl')
-    await writeFile(file, JSON.stringify({ instruction: 'x', tools: [weather], gold: ['nope'] }))
-    expect((await load(file)).splits[0].stats).toMatchObject({ queries: 0, unmappedGold: 1 })
-    expect((await load(file, { unmappable: 'keep' })).splits[0].cases).toHaveLength(1)
+    const records = [
+      { category: 'a', instruction: 'weather in Rome', tools: [weather], gold: ['get_weather'] },
+      { category: 'b', instruction: 'x', tools: [weather], gold: ['nope'] },
+    ]
+    await writeFile(file, records.map((record) => JSON.stringify(record)).join('\n'))
+    const { splits } = await load(file)
+    expect(splits[1].stats).toMatchObject({ queries: 0, unmappedGold: 1 })
+    expect((await load(file, { unmappable: 'keep' })).splits[1].cases).toHaveLength(1)
+  })
+
+  it('refuses a file whose every query is dropped, saying why (not a table of 0 queries)', async () => {
+    const file = join(dir, 'all-unmapped.jsonl')
+    await writeFile(
+      file,
+      [
+        { instruction: 'x', tools: [weather], gold: ['get_wether'] },
+        { instruction: 'y', tools: [weather], gold: ['nope'] },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    )
+    await expect(load(file)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining(
+        `all 2 queries are dropped, since each names a gold tool that is not among its tools (first: ${file} record 1 (id "0"): gold "get_wether", its tools: get_weather). Fix the gold names`,
+      ),
+    })
+    expect((await load(file, { unmappable: 'keep' })).splits[0].cases).toHaveLength(2)
   })
 
   it.each([
