@@ -21,6 +21,7 @@ const FILE_PROBLEMS: Record<string, string> = {
   EPERM: 'permission denied',
   EISDIR: 'it is a directory; name a file',
   ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'a file of that name is in the way',
   ELOOP: 'too many symbolic links',
   ENAMETOOLONG: 'the path is too long',
 }

@@ -4,8 +4,7 @@
  * with its data card.
  * @module
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
 import type { Tool } from '../library/tool.ts'
 import { isIndexDir, readIndexTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
@@ -179,6 +178,9 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   const shapes = values['taskbench-shapes'] === true
   const oneClauseDense = values['one-clause-dense'] === true
   const acceptance = values['dense-free-acceptance'] === true
+  const out = values.out ?? 'models/learned-selector.json'
+  // Checked before minutes of training, not when the model is written.
+  await assertWritableFile(out, 'the model')
   const started = performance.now()
   let sources: TrainingSource[]
   if (examplesMode) {
@@ -276,11 +278,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   if (examples) model.examples = examples
   // Trees in the decision need a version-2 file (older binaries refuse it instead of ignoring them).
   model.formatVersion = requiredFormatVersion(model)
-  const out = values.out ?? 'models/learned-selector.json'
-  await mkdir(dirname(out), { recursive: true })
-  const temporary = `${out}.${process.pid}.tmp`
-  await writeFile(temporary, formatLearnedModel(model))
-  await rename(temporary, out)
+  await writeFileAtomically(out, formatLearnedModel(model), 'the model')
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   io.stdout(
     `Trained on ${model.dataCard.trainedOn.join(', ')} in ${seconds} s; rule ${JSON.stringify(model.rule)}\n` +
@@ -319,7 +317,7 @@ async function libraryTools(libraryPath: string): Promise<{ tools: Tool[] }> {
 async function examplesSource(examplesFile: string, libraryFile: string): Promise<TrainingSource> {
   const { tools } = await libraryTools(libraryFile)
   const ids = new Set(tools.map((tool) => tool.id))
-  const records = await readJsonRecords(examplesFile)
+  const records = await readJsonRecords(examplesFile, 'Examples file')
   if (records.length > MAX_EXAMPLES) {
     throw new ToolselError(
       'INVALID_INPUT',

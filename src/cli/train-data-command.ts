@@ -1,5 +1,4 @@
 /** `toolsel train-data`: write SFT/GRPO training records in toolsel's own prompt format. */
-import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { parseComponentId } from '../component-id.ts'
 import { createComponents } from '../components.ts'
@@ -9,6 +8,7 @@ import type { LanguageModel } from '../models/language-model.ts'
 import { indexTools } from '../store/library-lifecycle.ts'
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
+import { makeDirectory, writeFileAtomically } from '../write-file-atomically.ts'
 import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
 import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
 import { loadExamplesFile, loadTrainSplit, TRAIN_SPLITS } from '../train/splits/index.ts'
@@ -122,6 +122,9 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   const source = values.suite ?? basename(values.library!, extname(values.library!))
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
   assertLibraryName(libraryName)
+  // Made before the records (a teacher run takes hours), not when they are written.
+  const dir = values.out ?? join(config.bench.outDir, 'train-data', `${kind}-${source}`)
+  await makeDirectory(dir, 'training data')
   const indexed = await indexTools(libraryName, split.tools, config)
   const { retriever } = resolveRetrieval({}, indexed, { config })
   // The configured reranker (identity by default) orders selector candidates, as in serving.
@@ -193,17 +196,20 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     files,
   })
 
-  const dir = values.out ?? join(config.bench.outDir, 'train-data', `${kind}-${source}`)
-  await mkdir(dir, { recursive: true })
   for (const file of Object.keys(files)) {
     const records = data.files.get(file) ?? []
-    await writeAtomically(
+    await writeFileAtomically(
       join(dir, file),
       records.map((record) => `${JSON.stringify(record)}\n`).join(''),
+      'training data',
     )
   }
-  await writeAtomically(join(dir, 'data-card.json'), `${JSON.stringify(card, null, 2)}\n`)
-  await writeAtomically(join(dir, 'data-card.md'), renderDataCard(card))
+  await writeFileAtomically(
+    join(dir, 'data-card.json'),
+    `${JSON.stringify(card, null, 2)}\n`,
+    'training data',
+  )
+  await writeFileAtomically(join(dir, 'data-card.md'), renderDataCard(card), 'training data')
   io.stdout(renderDataCard(card))
   io.stderr(`Training data written to ${dir}\n`)
   return 0
@@ -223,13 +229,6 @@ async function createTeacher(
     openai: { ...openai, apiKey: openai.apiKey || undefined },
     logger,
   })
-}
-
-/** Written next to the target and renamed over it: a reader never sees half a file. */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`
-  await writeFile(temporary, text)
-  await rename(temporary, file)
 }
 
 function invalid(message: string): ToolselError {

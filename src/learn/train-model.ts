@@ -5,6 +5,7 @@
  * id, the fit has no randomness.
  * @module
  */
+import { ToolselError } from '../errors.ts'
 import type { Tool } from '../library/tool.ts'
 import type { Bm25Settings } from '../retrieve/bm25/bm25-retriever.ts'
 import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
@@ -619,7 +620,14 @@ function fitCandidates(
       groups.push(rows.length)
     }
   }
-  if (rows.length === 0) throw new Error('No training rows: every source was empty.')
+  if (rows.length === 0) {
+    // A user's few examples can all land in the held-out fifth (one example does at the default
+    // seed, by its id's hash): was a bare Error, a stack trace and exit 1.
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'No training rows: every query is in the held-out fifth or retrieves no candidate tool. Give more usage examples (training needs at least 100), or give a few to the library instead (toolsel index --examples), which needs no retraining.',
+    )
+  }
   options.onProgress?.(
     `fitting ${rows.length} candidate rows${seed === (options.seed ?? 1) ? '' : ` (folds of seed ${seed})`}`,
   )

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -200,6 +200,36 @@ describe('toolsel train', () => {
     expect(fromIndex.stdout).toMatch(/Trained on examples \(24 queries\)/)
     const model = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8'))
     expect(model.dataCard.notes[0]).toContain('(197 tools)')
+  })
+
+  it('refuses what it cannot train on or write, with INVALID_INPUT and no file left behind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-refused-'))
+    const train = (examples: string, out: string) =>
+      run(['train', '--examples', examples, '--library', DEMO_LIBRARY_DIR, '--out', out])
+    // One example is in the held-out fifth at the default seed: was a bare Error (stack trace, exit 1).
+    const one = join(dir, 'one.jsonl')
+    await writeFile(one, `${(await readFile(EXAMPLES, 'utf8')).split('\n')[0]}\n`)
+    const single = await train(one, join(dir, 'one.json'))
+    expect(single.code).toBe(2)
+    expect(single.stderr).toContain('[INVALID_INPUT]: No training rows')
+    expect(single.stderr).toContain('toolsel index --examples')
+    // The examples file is called that (was "Benchmark file … line 2 is not JSON").
+    const broken = join(dir, 'broken.jsonl')
+    await writeFile(broken, `${(await readFile(EXAMPLES, 'utf8')).split('\n')[0]}\nnot json\n`)
+    const notJson = await train(broken, join(dir, 'broken.json'))
+    expect(notJson.code).toBe(2)
+    expect(notJson.stderr).toContain(`Examples file "${broken}" line 2 is not JSON`)
+    // An --out that is a directory is refused before training (was EISDIR after it, exit 1,
+    // with <out>.<pid>.tmp left next to it).
+    const folder = join(dir, 'folder')
+    await mkdir(folder)
+    const started = performance.now()
+    const intoFolder = await train(EXAMPLES, folder)
+    expect(intoFolder.code).toBe(2)
+    expect(intoFolder.stderr).toContain(`Cannot write the model "${folder}": it is a directory`)
+    expect(intoFolder.stderr).not.toContain('fitting')
+    expect(performance.now() - started).toBeLessThan(30_000)
+    expect((await readdir(dir)).sort()).toEqual(['broken.jsonl', 'folder', 'one.jsonl'])
   })
 
   it('names a missing model file and how to make it', () => {

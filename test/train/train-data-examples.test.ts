@@ -20,6 +20,7 @@ import {
   type FakeChatServer,
 } from '../models/openai/fake-chat-server.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { main } from '../../src/main.ts'
 import { runTrainData } from './run-train-data.ts'
 
 const EXAMPLES = [
@@ -185,6 +186,34 @@ describe('toolsel train-data over an examples file', () => {
       'user',
     ])
     expect(selector).toHaveProperty('candidates')
+  })
+
+  it('reads a file of one example (JSON Lines of one line), and refuses an --out that is a file', async () => {
+    const one = join(dir, 'one.jsonl')
+    await writeFile(one, `${JSON.stringify(EXAMPLES[2])}\n`)
+    // Was: 'Examples file "…" must be JSON Lines (or a JSON array)': one line parsed as one object.
+    const single = await runTrainData(['planner', '--examples', one, '--library', libraryFile])
+    expect(single.code, single.stderr).toBe(0)
+    expect(single.card.source.examples).toBe(1)
+    const broken = join(dir, 'broken.jsonl')
+    await writeFile(broken, `${JSON.stringify(EXAMPLES[2])}\n{"instruction":\n`)
+    const notJson = await runTrainData(['planner', '--examples', broken, '--library', libraryFile])
+    expect(notJson.code).toBe(2)
+    expect(notJson.stderr).toContain(`Examples file "${broken}" line 2 is not JSON`)
+    // --out naming a file: was EEXIST from mkdir, exit 1, after the records were made.
+    let stderr = ''
+    const code = await main(
+      ['train-data', 'planner', '--examples', one, '--library', libraryFile, '--out', one],
+      {
+        stdout: () => {},
+        stderr: (text) => (stderr += text),
+        env: { TOOLSEL_LOG_LEVEL: 'silent' },
+      },
+    )
+    expect(code).toBe(2)
+    expect(stderr).toContain(
+      `Cannot write training data to "${one}": a file of that name is in the way`,
+    )
   })
 
   it('refuses a test split and a suite without a training split, saying what to use', async () => {

@@ -20,14 +20,23 @@ export async function missingFiles(files: readonly string[]): Promise<string[]> 
   return missing
 }
 
+/**
+ * What the errors call the file: a benchmark's queries by default; `toolsel train --examples`
+ * and `train-data --examples` read usage examples with the same code.
+ */
+export type DataFileKind = 'Benchmark file' | 'Examples file'
+
 /** The file's text, without the byte-order mark Windows editors put first (JSON.parse refuses it). */
-export async function readDataText(file: string): Promise<string> {
+export async function readDataText(
+  file: string,
+  kind: DataFileKind = 'Benchmark file',
+): Promise<string> {
   try {
     return (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read benchmark file "${file}": ${fileProblem(error)}`,
+      `Cannot read ${kind.toLowerCase()} "${file}": ${fileProblem(error)}`,
       {
         cause: error,
         details: { file },
@@ -37,15 +46,30 @@ export async function readDataText(file: string): Promise<string> {
 }
 
 /** A JSON array (or JSON Lines) of records. */
-export async function readJsonRecords(file: string): Promise<unknown[]> {
-  const text = await readDataText(file)
-  const value = parseJsonOrLines(text, file)
+export async function readJsonRecords(
+  file: string,
+  kind: DataFileKind = 'Benchmark file',
+): Promise<unknown[]> {
+  return jsonRecords(await readDataText(file, kind), file, kind)
+}
+
+/**
+ * The records of a JSON array or JSON Lines text; `expected` (what a record holds) is added to
+ * the error when the text is neither.
+ */
+export function jsonRecords(
+  text: string,
+  file: string,
+  kind: DataFileKind = 'Benchmark file',
+  expected = '',
+): unknown[] {
+  const value = parseJsonOrLines(text, file, kind)
   // JSON Lines of one record parse as that one JSON object.
   if (isObject(value) && !text.trim().includes('\n')) return [value]
   if (!Array.isArray(value)) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Benchmark file "${file}" is not a JSON array or JSON Lines.`,
+      `${kind} "${file}" is not a JSON array or JSON Lines${expected && ` of ${expected}`}.`,
       {
         details: { file },
       },
@@ -55,7 +79,11 @@ export async function readJsonRecords(file: string): Promise<unknown[]> {
 }
 
 /** One JSON document, or JSON Lines (an array of the lines) when the whole text is not JSON. */
-export function parseJsonOrLines(text: string, file: string): unknown {
+export function parseJsonOrLines(
+  text: string,
+  file: string,
+  kind: DataFileKind = 'Benchmark file',
+): unknown {
   try {
     return JSON.parse(text) as unknown
   } catch {
@@ -67,7 +95,7 @@ export function parseJsonOrLines(text: string, file: string): unknown {
       } catch (error) {
         throw new ToolselError(
           'INVALID_INPUT',
-          `Benchmark file "${file}" line ${index + 1} is not JSON: ${(error as Error).message}`,
+          `${kind} "${file}" line ${index + 1} is not JSON: ${(error as Error).message}`,
           { cause: error, details: { file, line: index + 1 } },
         )
       }

@@ -5,11 +5,10 @@
  * @module
  */
 import { z } from 'zod'
-import { parseJsonOrLines } from '../../bench/suites/read-data-file.ts'
+import { jsonRecords, readDataText } from '../../bench/suites/read-data-file.ts'
 import { ToolselError } from '../../errors.ts'
 import { importToolsFromPath } from '../../library/importers/index.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
-import { readTextFile } from '../../read-text-file.ts'
 
 const ExampleSchema = z.object({
   id: z.union([z.string(), z.number()]).optional(),
@@ -20,14 +19,13 @@ const ExampleSchema = z.object({
 export async function loadExamplesFile(file: string, libraryFile: string): Promise<TrainSplit> {
   const { tools } = await importToolsFromPath(libraryFile)
   const ids = new Set(tools.map((tool) => tool.id))
-  const text = await readTextFile(file, 'examples file')
-  const records = parseJsonOrLines(text, file)
-  if (!Array.isArray(records)) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Examples file "${file}" must be JSON Lines (or a JSON array) of {"instruction": "…", "tools": ["<tool id>", …]}.`,
-    )
-  }
+  // A file of one example is JSON Lines too (was: "must be JSON Lines (or a JSON array)").
+  const records = jsonRecords(
+    await readDataText(file, 'Examples file'),
+    file,
+    'Examples file',
+    '{"instruction": "…", "tools": ["<tool id>", …]}',
+  )
   const examples: TrainExample[] = []
   let unmappable = 0
   for (const [position, record] of records.entries()) {

@@ -1,0 +1,56 @@
+/** Writing a user-named output file whole or not at all. @module */
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { ToolselError } from './errors.ts'
+import { fileProblem } from './read-text-file.ts'
+
+/**
+ * Writes `text` next to `file` and renames it over it, so a reader never sees half a file; a
+ * failed write or rename removes the temporary file (it was left as `<file>.<pid>.tmp`) and
+ * fails with INVALID_INPUT `Cannot write <what> "<file>": <reason>`.
+ */
+export async function writeFileAtomically(file: string, text: string, what: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`
+  try {
+    await mkdir(dirname(file), { recursive: true })
+    await writeFile(temporary, text)
+    await rename(temporary, file)
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => {})
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot write ${what} "${file}": ${fileProblem(error)}`,
+      { cause: error },
+    )
+  }
+}
+
+/**
+ * Fails before a long job when its output path is a directory or its folder cannot be made (the
+ * write at the end would refuse it after the work is done); makes the folder.
+ */
+export async function assertWritableFile(file: string, what: string): Promise<void> {
+  await makeDirectory(dirname(file), what)
+  const found = await stat(file).catch(() => undefined)
+  if (found?.isDirectory()) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot write ${what} "${file}": it is a directory; name a file`,
+    )
+  }
+}
+
+/** `mkdir -p`, failing with INVALID_INPUT `Cannot write <what> to "<dir>": <reason>`. */
+export async function makeDirectory(dir: string, what: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true })
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot write ${what} to "${dir}": ${fileProblem(error)}`,
+      {
+        cause: error,
+      },
+    )
+  }
+}
