@@ -263,6 +263,28 @@ const cases: Case[] = [
     ]),
   },
   {
+    name: 'upload: one tool of 8 MB, 1,000 parameters of 8,000-character descriptions',
+    size: '8 MB',
+    method: 'PUT',
+    path: '/v1/libraries/described8',
+    body: json([
+      {
+        id: 'd8',
+        name: 'd8',
+        description: 'described',
+        parameters: {
+          type: 'object',
+          properties: Object.fromEntries(
+            Array.from({ length: 1000 }, (_, index) => [
+              `p${index}`,
+              { type: 'string', description: fill('word ', 8000) },
+            ]),
+          ),
+        },
+      },
+    ]),
+  },
+  {
     name: 'upload: 10k copies of one id, rename',
     size: '10,000 tools',
     method: 'PUT',

@@ -45,6 +45,20 @@ const PARSED_CACHE_SIZE = 4096
 /** Bytes of tools a whole-library scan reads at once. */
 const SCAN_BLOCK_BYTES = 1 << 20
 
+/** Bytes of one tool's content hash (`toolContentHash`: a sha256) in `toolHashBytes`. */
+export const TOOL_HASH_BYTES = 32
+
+/** `toolHashBytes` back into the id → hex hash map of `toolHashes`. */
+function unpackToolHashes(ids: IdList, bytes: Uint8Array): Map<string, string> {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  const hashes = new Map<string, string>()
+  for (let position = 0; position < ids.length; position += 1) {
+    const start = position * TOOL_HASH_BYTES
+    hashes.set(ids.at(position)!, view.toString('hex', start, start + TOOL_HASH_BYTES))
+  }
+  return hashes
+}
+
 /** What `hold` returns for a library with nothing to keep open (tools in memory). */
 const noHold = (): void => undefined
 
@@ -278,6 +292,8 @@ export class ToolLibrary {
   readonly #positions: Map<string, number> | IdTable
   #contentHash: string | undefined
   #toolHashes: Map<string, string> | undefined
+  /** `toolHashBytes` made elsewhere (an upload's import worker), unpacked by `toolHashes`. */
+  #hashBytes: Uint8Array | undefined
   /** The name table (tool-name-table.ts), or its sliced build while a large one is made. */
   #names: ToolNameTable | Promise<void> | undefined
 
@@ -315,18 +331,27 @@ export class ToolLibrary {
    * scanned, parsed or hashed per tool here; `contentHash` is the caller's to vouch for. The lines
    * are an index's open tools file, read by offset when a tool is asked for (closed by `release`
    * or when the library is garbage-collected: tools-file.ts), or the bytes of the tools file in
-   * memory (an upload imported in a worker thread hands over both).
+   * memory (an upload imported in a worker thread hands over both, and its tools' hashes:
+   * `toolHashBytes`, so that `toolHashes` reads no tool either).
    */
   static fromLineIndex(
     name: string,
     source: ToolsFile | Buffer,
     lineIndex: ToolLineIndex,
     contentHash: string,
+    toolHashBytes?: Uint8Array,
   ): ToolLibrary {
     const { starts, ends, ids, table } = lineIndex
     const lines = new ToolLines(source, starts, ends, ids, name)
     const library = new ToolLibrary(name, [], lines, ids, new IdTable(ids, table))
     library.#contentHash = contentHash
+    if (toolHashBytes !== undefined) {
+      if (toolHashBytes.length !== ids.length * TOOL_HASH_BYTES)
+        throw new Error(
+          `library "${name}": ${toolHashBytes.length} bytes of tool hashes for ${ids.length} tools`,
+        )
+      library.#hashBytes = toolHashBytes
+    }
     return library
   }
 
@@ -550,10 +575,30 @@ export class ToolLibrary {
       : ` Did you mean ${hints.join(', ')}? Tools are called by their ids, not their names.`
   }
 
-  /** Per-tool content hashes (id → hash), computed once. */
+  /**
+   * Per-tool content hashes (id → hash), computed once, or unpacked from the bytes an upload's
+   * import worker made (`fromLineIndex`): hashing means parsing and serialising every tool, ~130
+   * ms for one real tool of 5.5 MB (Google Chat's), on whichever thread asks first.
+   */
   get toolHashes(): ReadonlyMap<string, string> {
-    this.#toolHashes ??= runSteps(this.#toolHashesSteps())
+    this.#toolHashes ??=
+      this.#hashBytes === undefined
+        ? runSteps(this.#toolHashesSteps())
+        : unpackToolHashes(this.idList, this.#hashBytes)
     return this.#toolHashes
+  }
+
+  /**
+   * `toolHashes` in position order, TOOL_HASH_BYTES (the sha256) each: what an import worker
+   * hands back with the tools file (`fromLineIndex`).
+   */
+  toolHashBytes(): Buffer {
+    const hashes = this.toolHashes
+    const bytes = Buffer.alloc(this.size * TOOL_HASH_BYTES)
+    for (let position = 0; position < this.size; position += 1) {
+      bytes.write(hashes.get(this.idList.at(position)!)!, position * TOOL_HASH_BYTES, 'hex')
+    }
+    return bytes
   }
 
   /** Hash over all tools' content hashes in id order: independent of the order of the input. */

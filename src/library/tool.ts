@@ -64,6 +64,16 @@ export const MAX_PARAMETER_VALUES = 100_000
 export const MAX_PARAMETER_KEYS = 2048
 
 /**
+ * Most bytes of one tool's saved JSON line an upload imported in a worker accepts (8 MiB). Every
+ * use of a tool on the event loop decodes and parses its line (the BM25 build of the upload,
+ * answers with schemas, token counts): one tool of 30 MB (1,000 parameters of 30,000-character
+ * descriptions, within every other limit) held the loop ~220-330 ms on each read, where Google
+ * Chat's `spaces.messages.create`, the largest real tool among the 1,075 specs over 50 KB of
+ * APIs.guru's directory (5,489,008 bytes), takes ~40-80 ms (bench/README round 23).
+ */
+export const MAX_TOOL_LINE_BYTES = 8 * 1024 * 1024
+
+/**
  * Throws IMPORT_FAILED when `parameters` nests objects or arrays more than MAX_PARAMETER_DEPTH
  * levels deep or, given `maxValues` and `maxKeys`, holds more values than that or an object with
  * more members than that. One iterative pass, never overflows, and stops at the first value past

@@ -2,8 +2,8 @@
  * What an upload's import worker thread runs (started by `upload-import.ts`): the import of the
  * body (`importTools`: JSON.parse and the importer's per-record checks) and what a save makes of
  * every tool (the tools file's JSON lines, the content hash, the tools file's sha256, the
- * `tools.idx` bytes), with the very functions the in-process path runs, so the files come out
- * byte for byte the same. What goes back is two buffers over SharedArrayBuffers (shared, not
+ * `tools.idx` bytes, each tool's content hash), with the very functions the in-process path runs, so the files come out
+ * byte for byte the same. What goes back is three buffers over SharedArrayBuffers (shared, not
  * copied; see upload-import.ts for why not transferred) and a small summary: the main thread
  * adopts them without parsing or hashing a tool.
  * @module
@@ -17,6 +17,7 @@ import {
   type ImportOptions,
   type ImportSummary,
 } from '../library/importers/index.ts'
+import { MAX_TOOL_LINE_BYTES } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
 
@@ -37,6 +38,8 @@ export interface PreparedUpload {
   toolsIndex: Buffer
   toolsFileHash: string
   contentHash: string
+  /** Each tool's content hash in line order (`ToolLibrary.toolHashBytes`). */
+  toolHashes: Buffer
   warnings: string[]
   summary: ImportSummary
 }
@@ -55,15 +58,39 @@ export async function prepareUpload(
   const imported = await importTools(text, options)
   // Checks the name and that ids are unique, as the in-process path's ToolLibrary does.
   const library = new ToolLibrary(name, imported.tools)
-  const toolLines = shared(library.toJsonLines())
+  const lines = library.toJsonLines()
+  assertToolLineBytes(library, lines)
+  const toolLines = shared(lines)
   const toolsFileHash = createHash('sha256').update(toolLines).digest('hex')
   return {
     toolLines,
     toolsIndex: shared(toolsIndexFileBytes(library.ids, toolLines, toolsFileHash)),
     toolsFileHash,
     contentHash: library.contentHash,
+    toolHashes: shared(library.toolHashBytes()),
     warnings: imported.warnings,
     summary: summarizeImport(imported),
+  }
+}
+
+/**
+ * IMPORT_FAILED naming the first tool whose line in `lines` (one a tool, in order; a line's
+ * newlines are escaped inside it) passes MAX_TOOL_LINE_BYTES.
+ */
+function assertToolLineBytes(library: ToolLibrary, lines: Buffer): void {
+  let start = 0
+  for (let position = 0; position < library.size; position += 1) {
+    const end = lines.indexOf(10, start)
+    const bytes = (end === -1 ? lines.length : end) - start
+    if (bytes > MAX_TOOL_LINE_BYTES) {
+      const id = library.idList.at(position)!
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool "${id}" is ${bytes.toLocaleString('en-US')} bytes as JSON, more than ${MAX_TOOL_LINE_BYTES.toLocaleString('en-US')}; shorten its descriptions or split it. Nothing was imported.`,
+        { details: { id, bytes, maxBytes: MAX_TOOL_LINE_BYTES } },
+      )
+    }
+    start = end + 1
   }
 }
 

@@ -3,8 +3,9 @@
  * and importing the body is ~1.4 s of synchronous work and making the tools file and its index
  * another ~1.5 s: on the main thread that froze every request of the process. Here a worker
  * thread (`upload-import-worker.ts`) does all of it and hands back the tools file's bytes and
- * its `tools.idx` in SharedArrayBuffers; the main thread serves a buffer-backed library over
- * them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed; the line index checked in slices)
+ * its `tools.idx` in SharedArrayBuffers, and every tool's content hash; the main thread serves a
+ * buffer-backed library over them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed, not
+ * even for `toolHashes`; the line index checked in slices)
  * and the save writes them as they are. Shared, not transferred: V8 counts a transferred
  * ArrayBuffer's bytes as the receiving isolate's external memory, and 33 MB arriving at once
  * made it collect for "external memory pressure" right there (scavenges and a mark-compact of
@@ -109,7 +110,13 @@ export async function importUploadInWorker(
       settings.signal,
     )
     return {
-      library: ToolLibrary.fromLineIndex(name, toolLines, lineIndex, contentHash),
+      library: ToolLibrary.fromLineIndex(
+        name,
+        toolLines,
+        lineIndex,
+        contentHash,
+        prepared.toolHashes,
+      ),
       toolsIndex: { toolLines, toolsFileHash, bytes: toolsIndex },
       format: prepared.summary.format,
       warnings: prepared.warnings,
@@ -195,6 +202,7 @@ function adopted(prepared: PreparedUpload): PreparedUpload {
     ...prepared,
     toolLines: buffer(prepared.toolLines),
     toolsIndex: buffer(prepared.toolsIndex),
+    toolHashes: buffer(prepared.toolHashes),
   }
 }
 

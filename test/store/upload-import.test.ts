@@ -7,10 +7,13 @@
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { isToolselError } from '../../src/errors.ts'
+import { importTools } from '../../src/library/importers/index.ts'
+import { MAX_TOOL_LINE_BYTES } from '../../src/library/tool.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
@@ -172,6 +175,61 @@ describe('a library upload imported in a worker thread', () => {
     )
     expect(isToolselError(error, 'INTERNAL'), String(error)).toBe(true)
     expect((error as Error).message).toMatch(/memory \(16 MiB heap/)
+  }, 60_000)
+
+  it("hands back every tool's content hash: toolHashes reads no tool on the event loop", async () => {
+    // Hashing parses and serialises every tool: Google Chat's 5.5 MB tool alone took ~130 ms of
+    // the main thread the first time something asked for the hashes (bench/README round 23).
+    const body = canonicalBody('hashes', 120)
+    const upload = await importUploadInWorker('hashes', body, {}, { workers: 1, heapLimitMb: 256 })
+    const parse = vi.spyOn(JSON, 'parse')
+    let hashes: ReadonlyMap<string, string>
+    try {
+      hashes = upload.library.toolHashes
+      expect(parse).not.toHaveBeenCalled()
+    } finally {
+      parse.mockRestore()
+    }
+    const inProcess = new ToolLibrary('hashes', (await importTools(body, {})).tools)
+    expect([...hashes]).toEqual([...inProcess.toolHashes])
+    expect(upload.library.contentHash).toBe(inProcess.contentHash)
+  }, 60_000)
+
+  it('refuses a tool whose saved line passes MAX_TOOL_LINE_BYTES, naming it (IMPORT_FAILED)', async () => {
+    // Every read of a tool on the event loop decodes and parses its line: one of 30 MB held the
+    // loop ~220-330 ms each time (bench/README round 23). 1,000 descriptions of 9,000 characters.
+    const properties = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, at) => [
+        `p${at}`,
+        { type: 'string', description: 'word '.repeat(1800) },
+      ]),
+    )
+    const tool = (id: string, count: number) => ({
+      id,
+      name: id,
+      description: 'A wide tool.',
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(Object.entries(properties).slice(0, count)),
+      },
+    })
+    const body = JSON.stringify([tool('fits', 10), tool('huge', 1000)])
+    const settings = { workers: 1, heapLimitMb: 512 }
+    const error = await importUploadInWorker('huge', body, {}, settings).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    )
+    expect(isToolselError(error, 'IMPORT_FAILED'), String(error)).toBe(true)
+    expect((error as Error).message).toMatch(/Tool "huge" is 9,0\d\d,\d{3} bytes as JSON/)
+    expect((error as { details: object }).details).toMatchObject({ maxBytes: MAX_TOOL_LINE_BYTES })
+    // Under the limit it imports.
+    const upload = await importUploadInWorker(
+      'fits',
+      JSON.stringify([tool('fits', 900)]),
+      {},
+      settings,
+    )
+    expect(upload.library.size).toBe(1)
   }, 60_000)
 
   it('the abort of its request terminates the worker; uploads waiting for one run in arrival order', async () => {

@@ -116,4 +116,25 @@ describe('BM25 documents', () => {
     })
     for (const text of Object.values(document)) expect(text.length).toBe(MAX_FIELD_CHARS)
   })
+
+  it('stops reading parameter descriptions at the cut, with the same text as joining them all', () => {
+    // 1,000 descriptions of 30,000 characters (30 MB, within the upload limits) were all joined
+    // to keep the first 500,000 characters: ~170 ms of the event loop.
+    const description = 'word '.repeat(6000)
+    let reads = 0
+    const properties: Record<string, object> = {}
+    for (let at = 0; at < 1000; at += 1) {
+      properties[`p${at}`] = {
+        type: 'string',
+        get description() {
+          reads += 1
+          return description
+        },
+      }
+    }
+    const text = parameterText({ type: 'object', properties })
+    const all = Object.keys(properties).flatMap((name) => [name, description])
+    expect(text).toBe(all.join(' ').slice(0, MAX_FIELD_CHARS))
+    expect(reads).toBe(Math.ceil(MAX_FIELD_CHARS / (description.length + 4)))
+  })
 })
