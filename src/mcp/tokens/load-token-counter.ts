@@ -55,6 +55,7 @@ function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
   return {
     name,
     exact: true,
+    maxExactChars: MAX_COUNTED_CHARS,
     count: (text) => countHead(encoder, text),
     close: () => encoder.close(),
   }
@@ -62,17 +63,19 @@ function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
 
 /**
  * Most characters of one text the tokenizer encodes; a longer text counts as its first
- * MAX_COUNTED_CHARS characters' tokens scaled by its length. The count is synchronous (the main
- * thread waits for the worker): the listing of one tool of 1.2 MB (within the import limits)
- * held the event loop ~1 s on every `select_tools` call that counted it, Google Chat's 5.5 MB
- * tool would hold it longer (bench/README round 22). Real tool listings are a few thousand
- * characters; a scaled count is within a few per cent of the exact one for long JSON.
+ * MAX_COUNTED_CHARS characters' tokens scaled by its length (not exact: the counter's
+ * `maxExactChars`). The listing of one tool of 1.2 MB (within the import limits) kept the
+ * tokenizer ~1 s on every `select_tools` call that counted it, and Google Chat's 5.5 MB tool
+ * longer (bench/README round 22): while the count was synchronous that was the event loop's
+ * time, and it is still the one tokenizer thread's, which every MCP call's counts queue for. Real
+ * tool listings are a few thousand characters; a scaled count is within a few per cent of the
+ * exact one for long JSON.
  */
 export const MAX_COUNTED_CHARS = 32_768
 
-export function countHead(encoder: ThreadEncoder, text: string): number {
+export async function countHead(encoder: ThreadEncoder, text: string): Promise<number> {
   if (text.length <= MAX_COUNTED_CHARS) return encoder.countPieces(boundedPieces(text))
-  const head = encoder.countPieces(boundedPieces(text.slice(0, MAX_COUNTED_CHARS)))
+  const head = await encoder.countPieces(boundedPieces(text.slice(0, MAX_COUNTED_CHARS)))
   return Math.round((head * text.length) / MAX_COUNTED_CHARS)
 }
 

@@ -14,7 +14,12 @@ import type { TokenCounter } from './token-counter.ts'
 export interface TokenSavings {
   /** The counter used (`qwen3`, `tokenizer:<dir>`, `estimate:chars/4.5`). */
   counter: string
-  /** True when counted with a real tokenizer. */
+  /**
+   * True when a real tokenizer counted every text whole; false for the estimate, and when some
+   * text (a tool's listing, the response) was longer than the counter encodes whole
+   * (`TokenCounter.maxExactChars`: 32,768 characters) and counted as its head scaled. A sampled
+   * `allTools` says so in `sampledTools`.
+   */
   exact: boolean
   /** Tokens to list every tool in scope with its full schema. */
   allTools: number
@@ -56,10 +61,23 @@ export function toolListingText(tool: Tool): string {
   })
 }
 
+/** A count, and whether some text of it was too long to count whole (`maxExactChars`). */
+interface Count {
+  tokens: number
+  scaled: boolean
+}
+
+async function countText(counter: TokenCounter, text: string): Promise<Count> {
+  return {
+    tokens: await counter.count(text),
+    scaled: counter.maxExactChars !== undefined && text.length > counter.maxExactChars,
+  }
+}
+
 export class TokenAccountant {
   readonly #load: () => Promise<TokenCounter>
-  readonly #byTool = new Map<string, number>()
-  readonly #byLibrary = new Map<string, number>()
+  readonly #byTool = new Map<string, Count>()
+  readonly #byLibrary = new Map<string, Count>()
   readonly #sampleFrom: number
   readonly #sampleSize: number
 
@@ -84,7 +102,7 @@ export class TokenAccountant {
 
   /** Tokens of one tool's listing. */
   async toolTokens(tool: Tool): Promise<number> {
-    return this.#toolTokens(await this.counter, tool, toolContentHash(tool))
+    return (await this.#toolTokens(await this.counter, tool, toolContentHash(tool))).tokens
   }
 
   /**
@@ -96,24 +114,31 @@ export class TokenAccountant {
    * disk one at a time).
    */
   async libraryTokens(library: ToolLibrary): Promise<number> {
+    return (await this.#libraryTokens(library)).tokens
+  }
+
+  async #libraryTokens(library: ToolLibrary): Promise<Count> {
     const cached = this.#byLibrary.get(library.contentHash)
     if (cached !== undefined) return cached
     const counter = await this.counter
     const slicer = createTimeSlicer()
-    let total = 0
+    const total: Count = { tokens: 0, scaled: false }
+    const add = (count: Count) => {
+      total.tokens += count.tokens
+      total.scaled ||= count.scaled
+    }
     const counted = this.countedTools(library)
     if (counted < library.size) {
-      let sum = 0
       for (let sample = 0; sample < counted; sample += 1) {
         await slicer.next()
         const tool = library.at(Math.floor(((sample + 0.5) * library.size) / counted))
-        sum += this.#toolTokens(counter, tool, toolContentHash(tool))
+        add(await this.#toolTokens(counter, tool, toolContentHash(tool)))
       }
-      total = Math.round((sum * library.size) / counted)
+      total.tokens = Math.round((total.tokens * library.size) / counted)
     } else {
       for (const tool of library.tools) {
         await slicer.next()
-        total += this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!)
+        add(await this.#toolTokens(counter, tool, library.toolHashes.get(tool.id)!))
       }
     }
     if (this.#byLibrary.size >= 256) this.#byLibrary.clear()
@@ -124,25 +149,25 @@ export class TokenAccountant {
   /** Savings of a response whose payload is `payload` (serialised as the response text is). */
   async savings(library: ToolLibrary, payload: unknown): Promise<TokenSavings> {
     const counter = await this.counter
-    const allTools = await this.libraryTokens(library)
-    const loaded = counter.count(JSON.stringify(payload))
+    const allTools = await this.#libraryTokens(library)
+    const loaded = await countText(counter, JSON.stringify(payload))
     const counted = this.countedTools(library)
     return {
       counter: counter.name,
-      exact: counter.exact,
-      allTools,
-      loaded,
-      avoided: allTools - loaded,
+      exact: counter.exact && !allTools.scaled && !loaded.scaled,
+      allTools: allTools.tokens,
+      loaded: loaded.tokens,
+      avoided: allTools.tokens - loaded.tokens,
       ...(counted < library.size && { sampledTools: counted }),
     }
   }
 
-  #toolTokens(counter: TokenCounter, tool: Tool, hash: string): number {
-    let tokens = this.#byTool.get(hash)
-    if (tokens === undefined) {
-      tokens = counter.count(toolListingText(tool))
-      this.#byTool.set(hash, tokens)
+  async #toolTokens(counter: TokenCounter, tool: Tool, hash: string): Promise<Count> {
+    let count = this.#byTool.get(hash)
+    if (count === undefined) {
+      count = await countText(counter, toolListingText(tool))
+      this.#byTool.set(hash, count)
     }
-    return tokens
+    return count
   }
 }

@@ -9,8 +9,13 @@ export interface TokenCounter {
   readonly name: string
   /** True for a real tokenizer, false for the estimate. */
   readonly exact: boolean
+  /**
+   * Longest text a real tokenizer encodes whole: a longer one counts as its head's tokens scaled
+   * by its length, which is not exact (`TokenSavings.exact` says so). Absent: every text whole.
+   */
+  readonly maxExactChars?: number
   /** Tokens in `text`, without special tokens. */
-  count(text: string): number
+  count(text: string): Promise<number>
   /**
    * Frees what the counter holds (a tokenizer's worker thread); `count` throws after it. Absent
    * when there is nothing to free (the estimate).
@@ -33,6 +38,6 @@ export function createEstimateTokenCounter(charsPerToken = CHARS_PER_TOKEN): Tok
   return {
     name: `estimate:chars/${charsPerToken}`,
     exact: false,
-    count: (text) => Math.ceil(text.length / charsPerToken),
+    count: (text) => Promise.resolve(Math.ceil(text.length / charsPerToken)),
   }
 }

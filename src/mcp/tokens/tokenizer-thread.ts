@@ -6,23 +6,27 @@
  * even when no MCP client ever asked for a token count. In a worker the load runs beside the
  * event loop, so it can wait for the first count.
  *
- * A count is a short synchronous call into the loaded worker: the text's pieces go over a
- * `MessagePort`, the main thread waits on a shared flag (`Atomics.wait`), and takes the answer
- * with `receiveMessageOnPort` (microseconds of overhead; the encoding itself costs what it did on
- * the main thread).
+ * A count is a message to the loaded worker: the text's pieces go over a `MessagePort` and the
+ * answer comes back as a message, in the order asked (the worker encodes one text at a time).
+ * The event loop goes on meanwhile: until round 23 the main thread waited for the answer
+ * (`Atomics.wait`), and an MCP call that counted a 32,768-character listing held the loop ~100-150
+ * ms on the tokenizer's work (bench/README round 23).
  * @module
  */
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads'
+import { MessageChannel, Worker } from 'node:worker_threads'
 
 /** What the worker loads: the Qwen3 package (CommonJS) or a tokenizer directory. */
 export type TokenizerSource = { kind: 'qwen3' } | { kind: 'dir'; dir: string }
 
 export interface ThreadEncoder {
   /** Tokens of all `pieces` together (without special tokens). */
-  countPieces(pieces: readonly string[]): number
-  /** Stops the worker (its tokenizer is 174 MiB); `countPieces` throws from then on. */
+  countPieces(pieces: readonly string[]): Promise<number>
+  /**
+   * Stops the worker (its tokenizer is 174 MiB); counts waiting reject, and `countPieces` rejects
+   * from then on.
+   */
   close(): Promise<void>
 }
 
@@ -35,7 +39,7 @@ const COUNT_TIMEOUT_MS = 30_000
  */
 const WORKER_CODE = `
 const { workerData, parentPort } = require('node:worker_threads')
-const { source, entry, port, flag } = workerData
+const { source, entry, port } = workerData
 ;(async () => {
   let encode
   try {
@@ -62,8 +66,6 @@ const { source, entry, port, flag } = workerData
       total = -1
     }
     port.postMessage(total)
-    Atomics.store(flag, 0, 1)
-    Atomics.notify(flag, 0)
   })
   parentPort.postMessage({ ready: true })
 })()
@@ -90,7 +92,7 @@ export interface LoadTokenizerThreadOptions {
 
 /**
  * Starts a worker that loads `source`; resolves once it is loaded, rejects with the reason it
- * could not be (or the abort's). The worker never keeps the process alive.
+ * could not be (or the abort's). The worker keeps the process alive only while a count waits.
  */
 export function loadTokenizerThread(
   source: TokenizerSource,
@@ -104,33 +106,60 @@ export function loadTokenizerThread(
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)))
   }
-  const flag = new Int32Array(new SharedArrayBuffer(4))
   const { port1, port2 } = new MessageChannel()
   const worker = new Worker(WORKER_CODE, {
     eval: true,
-    workerData: { source, entry, port: port2, flag },
+    workerData: { source, entry, port: port2 },
     transferList: [port2],
     // The tokenizer alone: no TypeScript loader or flags of the parent's command line.
     execArgv: [],
   })
   worker.unref()
-  port1.unref()
+  /** Counts asked and not answered yet, in the order asked (the worker answers in that order). */
+  const waiting: Array<{ resolve: (total: number) => void; reject: (error: Error) => void }> = []
   let exited = false
+  /** Runs while a count waits: the worker's next answer is due within COUNT_TIMEOUT_MS. */
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const stop = (error: Error) => {
+    exited = true
+    clearTimeout(timer)
+    for (const count of waiting.splice(0)) count.reject(error)
+    port1.close()
+    void worker.terminate()
+  }
+  // A worker that never answers is a bug, not a slow text: it is stopped and its counts fail.
+  const arm = () => {
+    clearTimeout(timer)
+    timer =
+      waiting.length === 0
+        ? undefined
+        : setTimeout(() => stop(new Error('the tokenizer worker did not answer')), COUNT_TIMEOUT_MS)
+    timer?.unref()
+    // The port keeps the process alive only while a count waits for its answer.
+    if (waiting.length === 0) port1.unref()
+    else port1.ref()
+  }
+  port1.on('message', (total: number) => {
+    const count = waiting.shift()
+    arm()
+    if (total < 0) count?.reject(new Error('the tokenizer failed on a text'))
+    else count?.resolve(total)
+  })
+  port1.unref()
   return new Promise<ThreadEncoder>((resolve, reject) => {
     // Terminating interrupts the worker's synchronous load; the promise takes the abort's reason.
     const onAbort = () => {
-      exited = true
-      port1.close()
-      void worker.terminate()
+      stop(new Error('the tokenizer load was aborted'))
       reject(signal!.reason)
     }
     signal?.addEventListener('abort', onAbort, { once: true })
     const settle = () => signal?.removeEventListener('abort', onAbort)
     worker.once('error', (error) => (settle(), reject(error)))
     worker.once('exit', (code) => {
-      exited = true
+      const error = new Error(`tokenizer worker exited (code ${code})`)
+      stop(error)
       settle()
-      reject(new Error(`tokenizer worker exited (code ${code})`))
+      reject(error)
     })
     worker.once('message', (message: { ready?: true; error?: string }) => {
       settle()
@@ -141,20 +170,17 @@ export function loadTokenizerThread(
       }
       resolve({
         countPieces(pieces) {
-          if (exited) throw new Error('the tokenizer worker has exited')
-          Atomics.store(flag, 0, 0)
-          port1.postMessage(pieces)
-          if (Atomics.wait(flag, 0, 0, COUNT_TIMEOUT_MS) === 'timed-out')
-            throw new Error('the tokenizer worker did not answer')
-          const total = receiveMessageOnPort(port1)?.message as number | undefined
-          if (total === undefined || total < 0) throw new Error('the tokenizer failed on a text')
-          return total
+          if (exited) return Promise.reject(new Error('the tokenizer worker has exited'))
+          return new Promise<number>((resolveCount, rejectCount) => {
+            waiting.push({ resolve: resolveCount, reject: rejectCount })
+            if (waiting.length === 1) arm()
+            port1.postMessage(pieces)
+          })
         },
         async close() {
           // At once, not on the worker's `exit` event: a count meanwhile would wait for an
           // answer that never comes.
-          exited = true
-          port1.close()
+          stop(new Error('the tokenizer worker has exited'))
           await worker.terminate()
         },
       })
