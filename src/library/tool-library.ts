@@ -14,7 +14,7 @@
 import { ToolselError } from '../errors.ts'
 import { createHash } from 'node:crypto'
 import { idArray, IdTable, type IdList } from './id-table.ts'
-import { toolContentHash, type Tool } from './tool.ts'
+import { MAX_TOOL_LINE_BYTES, toolContentHash, type Tool } from './tool.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { ToolsFile } from './tools-file.ts'
 import { ToolNameTable } from './tool-name-table.ts'
@@ -44,6 +44,16 @@ const PARSED_CACHE_SIZE = 4096
 
 /** Bytes of tools a whole-library scan reads at once. */
 const SCAN_BLOCK_BYTES = 1 << 20
+
+/**
+ * Most bytes of tools (as JSON) one answer of tools by id holds: `tools/batch`, MCP
+ * `get_tool_schemas`. Answering is reading (JSON.parse) and writing (JSON.stringify) every tool
+ * in one piece of the event loop: four tools of 7.9 MB (one upload within the body limit) held
+ * it ~700 ms in `tools/batch` and ~1,400 ms in `get_tool_schemas` (which sends the text twice),
+ * for any client that may read the library (bench/README round 23). The size of the largest
+ * tool an upload takes (MAX_TOOL_LINE_BYTES); real batches of real tools are far under it.
+ */
+export const MAX_ANSWER_TOOL_BYTES = MAX_TOOL_LINE_BYTES
 
 /** Bytes of one tool's content hash (`toolContentHash`: a sha256) in `toolHashBytes`. */
 export const TOOL_HASH_BYTES = 32
@@ -90,6 +100,11 @@ class ToolLines {
 
   get file(): ToolsFile | undefined {
     return this.#source instanceof ToolsFile ? this.#source : undefined
+  }
+
+  /** Bytes of the line of the tool at `position` (without its newline), read from the index. */
+  lineBytes(position: number): number {
+    return this.#ends[position] - this.#starts[position]
   }
 
   /** Every line's bytes (the whole buffer or file). */
@@ -504,6 +519,38 @@ export class ToolLibrary {
   /** The position of tool `id` (0 … size-1), or undefined when the library has none. */
   positionOf(id: string): number | undefined {
     return this.#positions.get(id)
+  }
+
+  /**
+   * Bytes of the tool at `position` as JSON (its saved line): for a library of lines, from the
+   * line index, without reading the tool.
+   */
+  jsonBytes(position: number): number {
+    if (this.#lines) return this.#lines.lineBytes(position)
+    if (this.#subset) return this.#subset.parent.jsonBytes(this.#subset.positions[position])
+    return Buffer.byteLength(JSON.stringify(this.#tools![position]))
+  }
+
+  /**
+   * PAYLOAD_TOO_LARGE when the distinct tools among `ids` that the library has are more than
+   * MAX_ANSWER_TOOL_BYTES as JSON together; a single tool is always answered. Judged from the
+   * line index before any tool is read.
+   */
+  assertAnswerBytes(ids: readonly string[]): void {
+    const distinct = new Set(ids)
+    if (distinct.size < 2) return
+    let bytes = 0
+    for (const id of distinct) {
+      const position = this.#positions.get(id)
+      if (position !== undefined) bytes += this.jsonBytes(position)
+    }
+    if (bytes > MAX_ANSWER_TOOL_BYTES) {
+      throw new ToolselError(
+        'PAYLOAD_TOO_LARGE',
+        `The ${distinct.size} tools asked for are ${bytes.toLocaleString('en-US')} bytes as JSON together, more than ${MAX_ANSWER_TOOL_BYTES.toLocaleString('en-US')} an answer holds; ask for fewer ids at once (one tool is always answered).`,
+        { details: { library: this.name, bytes, maxBytes: MAX_ANSWER_TOOL_BYTES } },
+      )
+    }
   }
 
   /** Like `get`, but throws UNKNOWN_TOOL naming the library (and the id it may have meant). */

@@ -182,7 +182,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         post: {
           summary: "Load several tools' full schemas",
           requestBody: { required: true, content: json(schemas.batchTools) },
-          responses: { 200: ok(RESPONSE_SCHEMAS.tools), ...errors(400, 404) },
+          responses: { 200: ok(RESPONSE_SCHEMAS.tools), ...errors(400, 404, 413) },
         },
       },
       '/v1/components': {

@@ -240,6 +240,7 @@ export class ToolselService {
     // MB of schema, within the import limits) made one answer of 120 MB, 3.7 s of the event loop
     // in JSON.stringify for any client that may read the library (bench/README round 22).
     const distinct = [...new Set(ids)]
+    library.assertAnswerBytes(distinct)
     const missing = distinct.filter((id) => !library.has(id))
     if (missing.length > 0) {
       throw new ToolselError(

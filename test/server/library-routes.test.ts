@@ -51,6 +51,38 @@ describe('library routes', () => {
     ])
   })
 
+  it('answers at most MAX_ANSWER_TOOL_BYTES of tools by id: 413 before reading them, one tool always', async () => {
+    // Four tools of 7.9 MB held the event loop ~700 ms in one tools/batch (bench/README round 23).
+    const { app } = await createTestApp()
+    const tool = (id: string) => ({
+      id,
+      name: id,
+      description: 'A wide tool.',
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 300 }, (_, at) => [
+            `p${at}`,
+            { type: 'string', description: 'word '.repeat(1940) },
+          ]),
+        ),
+      },
+    })
+    const ids = ['w0', 'w1', 'w2']
+    const upload = await app.request('/v1/libraries/wide', put(JSON.stringify(ids.map(tool))))
+    expect(upload.status).toBe(201)
+    const all = await app.request('/v1/libraries/wide/tools/batch', postJson({ ids }))
+    expect(all.status).toBe(413)
+    expect((await readJson(all)).error).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringMatching(/^The 3 tools asked for are 8,7\d\d,\d{3} bytes as JSON/),
+    })
+    const two = await app.request('/v1/libraries/wide/tools/batch', postJson({ ids: ids.slice(1) }))
+    expect(two.status).toBe(200)
+    expect((await readJson(two)).tools).toHaveLength(2)
+    expect((await app.request('/v1/libraries/wide/tools/w0')).status).toBe(200)
+  }, 60_000)
+
   it('answers 404 naming unknown tools and libraries', async () => {
     const { app } = await createTestApp()
     const one = await app.request('/v1/libraries/sample/tools/nope.tool')

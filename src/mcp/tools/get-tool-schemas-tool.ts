@@ -56,6 +56,7 @@ export function registerGetToolSchemas(
               { details: { library: view.library.name, ids: missing } },
             )
           }
+          view.library.assertAnswerBytes(ids)
           const tools = [...new Set(ids)].map((id) => view.library.require(id))
           return jsonResult({ library: view.library.name, ...toolsPayload(tools, toolFormat) })
         },

@@ -76,6 +76,8 @@ function toolsInScope(
   assertLibraryAccess(principal, name)
   const scope = scopeFor(service, principal, name)
   const known = service.library(name).library
+  // Before any tool is read (the scope check reads them).
+  known.assertAnswerBytes(ids)
   const hidden = ids.filter((id) => known.has(id) && !inScope(known.require(id), scope))
   if (hidden.length > 0) {
     throw new ToolselError(
