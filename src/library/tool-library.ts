@@ -636,6 +636,25 @@ export class ToolLibrary {
   }
 
   /**
+   * The content hash of the tool at `position`: from the import worker's bytes or `toolHashes`
+   * when there, else hashed now (that tool alone: a whole-library walk that yields between tools,
+   * where `toolHashes` would hash every tool in one piece).
+   */
+  toolHashAt(position: number): string {
+    if (this.#hashBytes !== undefined) {
+      const start = position * TOOL_HASH_BYTES
+      return Buffer.from(this.#hashBytes.buffer, this.#hashBytes.byteOffset).toString(
+        'hex',
+        start,
+        start + TOOL_HASH_BYTES,
+      )
+    }
+    return (
+      this.#toolHashes?.get(this.idList.at(position)!) ?? toolContentHash(this.#fresh(position))
+    )
+  }
+
+  /**
    * `toolHashes` in position order, TOOL_HASH_BYTES (the sha256) each: what an import worker
    * hands back with the tools file (`fromLineIndex`).
    */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMcpContext } from '../../src/mcp/mcp-context.ts'
 import {
@@ -70,6 +70,24 @@ describe('token accounting', () => {
     const changed = { ...SAMPLE_TOOLS[0], description: 'Changed.' }
     await accountant.libraryTokens(new ToolLibrary('a', [changed, ...SAMPLE_TOOLS.slice(1)]))
     expect(texts).toHaveLength(SAMPLE_TOOLS.length + 1)
+  })
+
+  it('reads only the tools whose counts it does not know, one at a time', async () => {
+    // `library.tools` parsed every tool in one piece: four tools of 7.9 MB held the loop ~400 ms.
+    const accountant = new TokenAccountant(createEstimateTokenCounter())
+    const lines = (tools: typeof SAMPLE_TOOLS) =>
+      Buffer.from(tools.map((tool) => `${JSON.stringify(tool)}\n`).join(''))
+    await accountant.libraryTokens(ToolLibrary.fromJsonLines('a', lines(SAMPLE_TOOLS)))
+    const changed = { ...SAMPLE_TOOLS[0], description: 'Changed.' }
+    const next = ToolLibrary.fromJsonLines('a', lines([changed, ...SAMPLE_TOOLS.slice(1)]))
+    expect(next.contentHash).toBeTypeOf('string')
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      await accountant.libraryTokens(next)
+      expect(parse).toHaveBeenCalledTimes(1)
+    } finally {
+      parse.mockRestore()
+    }
   })
 
   it('estimates allTools of a large scope from an even sample, and says so', async () => {
