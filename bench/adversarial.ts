@@ -29,7 +29,7 @@ import { createMemoryLogger } from '../src/log.ts'
 import { createApp } from '../src/server/app.ts'
 import { ToolselService } from '../src/service/toolsel-service.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
-import { groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
+import { describedTool, groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
 import { measureStall } from './stall-probe.ts'
 
@@ -245,44 +245,14 @@ const cases: Case[] = [
     size: '30 MB',
     method: 'PUT',
     path: '/v1/libraries/described',
-    body: json([
-      {
-        id: 'd',
-        name: 'd',
-        description: 'described',
-        parameters: {
-          type: 'object',
-          properties: Object.fromEntries(
-            Array.from({ length: 1000 }, (_, index) => [
-              `p${index}`,
-              { type: 'string', description: fill('word ', 30_000) },
-            ]),
-          ),
-        },
-      },
-    ]),
+    body: json([describedTool('d', 1000, 30_000)]),
   },
   {
     name: 'upload: one tool of 8 MB, 1,000 parameters of 8,000-character descriptions',
     size: '8 MB',
     method: 'PUT',
     path: '/v1/libraries/described8',
-    body: json([
-      {
-        id: 'd8',
-        name: 'd8',
-        description: 'described',
-        parameters: {
-          type: 'object',
-          properties: Object.fromEntries(
-            Array.from({ length: 1000 }, (_, index) => [
-              `p${index}`,
-              { type: 'string', description: fill('word ', 8000) },
-            ]),
-          ),
-        },
-      },
-    ]),
+    body: json([describedTool('d8', 1000, 8000)]),
   },
   {
     name: 'upload: 10k copies of one id, rename',

@@ -76,3 +76,24 @@ export function groupedTool(groups: number, perGroup: number): Array<Record<stri
     },
   ]
 }
+
+/**
+ * One canonical tool `id` of `count` string parameters, each described by `chars` characters
+ * ("word word …"): about count x chars bytes as JSON.
+ */
+export function describedTool(id: string, count: number, chars: number): Record<string, unknown> {
+  return {
+    id,
+    name: id,
+    description: 'described',
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: count }, (_, index) => [
+          `p${index}`,
+          { type: 'string', description: 'word '.repeat(Math.floor(chars / 5)) },
+        ]),
+      ),
+    },
+  }
+}

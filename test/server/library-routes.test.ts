@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
+import { describedTool } from '../helpers/oversized-tools.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 /** An MCP tools/list body whose every tool is in namespace `version`. */
@@ -54,22 +55,11 @@ describe('library routes', () => {
   it('answers at most MAX_ANSWER_TOOL_BYTES of tools by id: 413 before reading them, one tool always', async () => {
     // Four tools of 7.9 MB held the event loop ~700 ms in one tools/batch (bench/README round 23).
     const { app } = await createTestApp()
-    const tool = (id: string) => ({
-      id,
-      name: id,
-      description: 'A wide tool.',
-      parameters: {
-        type: 'object',
-        properties: Object.fromEntries(
-          Array.from({ length: 300 }, (_, at) => [
-            `p${at}`,
-            { type: 'string', description: 'word '.repeat(1940) },
-          ]),
-        ),
-      },
-    })
     const ids = ['w0', 'w1', 'w2']
-    const upload = await app.request('/v1/libraries/wide', put(JSON.stringify(ids.map(tool))))
+    const upload = await app.request(
+      '/v1/libraries/wide',
+      put(JSON.stringify(ids.map((id) => describedTool(id, 300, 9700)))),
+    )
     expect(upload.status).toBe(201)
     const all = await app.request('/v1/libraries/wide/tools/batch', postJson({ ids }))
     expect(all.status).toBe(413)

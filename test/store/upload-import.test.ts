@@ -19,6 +19,7 @@ import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { importUploadInWorker } from '../../src/store/upload-import.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
+import { describedTool } from '../helpers/oversized-tools.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 const work = await mkdtemp(join(tmpdir(), 'toolsel-upload-import-'))
@@ -198,21 +199,7 @@ describe('a library upload imported in a worker thread', () => {
   it('refuses a tool whose saved line passes MAX_TOOL_LINE_BYTES, naming it (IMPORT_FAILED)', async () => {
     // Every read of a tool on the event loop decodes and parses its line: one of 30 MB held the
     // loop ~220-330 ms each time (bench/README round 23). 1,000 descriptions of 9,000 characters.
-    const properties = Object.fromEntries(
-      Array.from({ length: 1000 }, (_, at) => [
-        `p${at}`,
-        { type: 'string', description: 'word '.repeat(1800) },
-      ]),
-    )
-    const tool = (id: string, count: number) => ({
-      id,
-      name: id,
-      description: 'A wide tool.',
-      parameters: {
-        type: 'object',
-        properties: Object.fromEntries(Object.entries(properties).slice(0, count)),
-      },
-    })
+    const tool = (id: string, count: number) => describedTool(id, count, 9000)
     const body = JSON.stringify([tool('fits', 10), tool('huge', 1000)])
     const settings = { workers: 1, heapLimitMb: 512 }
     const error = await importUploadInWorker('huge', body, {}, settings).then(
