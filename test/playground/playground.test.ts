@@ -142,6 +142,47 @@ describe.skipIf(BROWSER === undefined)(
       }
     }, 120_000)
 
+    it('works from the keyboard, and an error does not leave the last answer on screen', async () => {
+      const page = await browser.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (error) => errors.push(String(error)))
+      await page.goto(`${serve.url}/ui`, { waitUntil: 'networkidle0' })
+      await page.waitForSelector('#library option')
+      expect(await page.$eval('[data-testid=error]', (node) => node.getAttribute('role'))).toBe(
+        'alert',
+      )
+      // Search results are reached with Tab and opened with Enter (a clickable <li> was not).
+      await page.focus('#query')
+      await page.keyboard.type('send an SMS text message')
+      await page.keyboard.press('Enter')
+      await page.waitForSelector('#search-results li button')
+      await page.keyboard.press('Tab') // the Search button
+      await page.keyboard.press('Tab') // the first result
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^sms\./)
+      await page.keyboard.press('Enter')
+      await page.waitForSelector('[data-testid=tool-detail]:not([hidden])')
+
+      // An answer, then a request the API refuses: the error alone, not next to the old answer.
+      await page.click('[data-testid=run]')
+      await page.waitForSelector('[data-testid=selected-tool]')
+      await page.$eval('#k', (input) => ((input as HTMLInputElement).value = '5000'))
+      await page.click('[data-testid=run]')
+      await page.waitForFunction(() =>
+        document.getElementById('error')!.textContent!.startsWith('INVALID_INPUT: '),
+      )
+      expect(await page.$eval('#result', (node) => (node as HTMLElement).hidden)).toBe(true)
+      // No candidate: the savings line does not estimate the library at "about 0 tokens".
+      await page.$eval('#k', (input) => ((input as HTMLInputElement).value = ''))
+      await page.$eval('#instruction', (input) => ((input as HTMLTextAreaElement).value = 'qqzx'))
+      await page.click('[data-testid=run]')
+      await page.waitForSelector('#result:not([hidden])')
+      expect(await page.$eval('[data-testid=savings]', (node) => node.textContent)).toContain(
+        'instead of the whole library of 197 tools (no candidate schema to estimate its size from)',
+      )
+      expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toBe('')
+      expect(errors).toEqual([])
+    }, 120_000)
+
     it('links the latest benchmark report', async () => {
       const page = await browser.newPage()
       const response = await page.goto(`${serve.url}/ui/report`)
