@@ -54,7 +54,8 @@ Options:
   --selector <id>           learned | learned:<model.json> | top1 | llm:<model> (default learned)
   --retriever <kind>        ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default bm25)
   --k <n>                   Candidates per step (default 15)
-  --tau <x>                 BM25 score threshold (default 3)
+  --tau <x>                 BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
+                            the learned selector (the default) takes every candidate and decides itself
   --limit <n>               Only the first n queries of each split
   --name <name>             Run name (default: <timestamp>-<suite>)
   --out <dir>               Report directory (default bench.outDir/<name>)

@@ -30,7 +30,8 @@ Options:
                        openai (Chat Completions), openai-responses, anthropic, or toolsel;
                        toolIds maps each provider tool name back to its tool id
   --k <n>              Candidates per step (default 15)
-  --tau <x>            BM25 score threshold (default 3)
+  --tau <x>            BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
+                       the learned selector (the default) takes every candidate and decides itself
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
   --retriever <kind>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto (default bm25 when the library has it;

@@ -74,6 +74,30 @@ describe('command help', () => {
     }
   })
 
+  it('says --tau is not applied by the default (learned) selector, as it is not', async () => {
+    for (const command of ['select', 'bench']) {
+      expect(await help(command), command).toMatch(
+        /--tau <x> +BM25 score threshold of the top1 and llm: selectors' candidates \(default 3\);\s+the learned selector \(the default\) takes every candidate and decides itself/,
+      )
+    }
+    const tools = async (...flags: string[]) => {
+      const { code, stdout } = await run([
+        'select',
+        'What is the weather in Paris and email Ann',
+        '--json',
+        '--log-level',
+        'silent',
+        ...flags,
+      ])
+      expect(code).toBe(0)
+      return JSON.parse(stdout).tools.map((tool: { id: string }) => tool.id)
+    }
+    const learned = await tools()
+    expect(learned.length).toBeGreaterThan(0)
+    expect(await tools('--tau', '1000')).toEqual(learned)
+    expect(await tools('--tau', '1000', '--selector', 'top1')).toEqual([])
+  }, 60_000)
+
   it('names the default selector the configuration really has', async () => {
     const { selector } = parseConfig({}).select
     for (const command of ['serve', 'select', 'bench']) {
