@@ -6,6 +6,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
@@ -341,7 +342,9 @@ export function readLearnedModelSync(file: string): LearnedModel {
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read learned model "${file}": ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
+      // A relative path (learned:m.json in a config file) is read from the current directory,
+      // not the config file's: the message says which directory that was.
+      `Cannot read learned model "${file}"${isAbsolute(file) ? '' : ` (read from the current directory, ${process.cwd()})`}: ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
       { cause: error, details: { file } },
     )
   }

@@ -21,4 +21,12 @@ describe('readLearnedModelSync', () => {
       `Cannot read learned model "${tmpdir()}": it is a directory; name a file.`,
     )
   })
+
+  it('names the directory a relative path was read from (learned:m.json in a config file)', () => {
+    expectToolselError(
+      () => readLearnedModelSync('toolsel-no-such-model.json'),
+      'INVALID_INPUT',
+      `Cannot read learned model "toolsel-no-such-model.json" (read from the current directory, ${process.cwd()}): no such file or directory.`,
+    )
+  })
 })
