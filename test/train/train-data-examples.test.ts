@@ -62,6 +62,10 @@ describe('toolsel train-data over an examples file', () => {
     const run = await runTrainData(['selector', ...source(), '--valid-fraction', '0'])
     expect(run.code, run.stderr).toBe(0)
     expect(run.card.excluded).toMatchObject({ unmappable: 1, testFiles: [] })
+    // The data card names the first example with an unknown id (it only counted them).
+    expect(run.card.source.notes).toContain(
+      '1 example(s) name a tool id that is not in the library and are left out (first: record 6: "music.play")',
+    )
     expect(run.card.counts.lexicalFilter).toEqual({
       examplesIn: 5,
       goldRemoved: 1,

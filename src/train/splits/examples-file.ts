@@ -28,6 +28,7 @@ export async function loadExamplesFile(file: string, libraryFile: string): Promi
   )
   const examples: TrainExample[] = []
   let unmappable = 0
+  let firstUnknown: string | undefined
   for (const [position, record] of records.entries()) {
     const parsed = ExampleSchema.safeParse(record)
     if (!parsed.success) {
@@ -38,8 +39,10 @@ export async function loadExamplesFile(file: string, libraryFile: string): Promi
       )
     }
     const gold = [...new Set(parsed.data.tools)]
-    if (gold.some((id) => !ids.has(id))) {
+    const unknown = gold.find((id) => !ids.has(id))
+    if (unknown !== undefined) {
       unmappable += 1
+      firstUnknown ??= `record ${position + 1}: "${unknown}"`
       continue
     }
     const id = parsed.data.id === undefined ? String(position + 1) : String(parsed.data.id)
@@ -48,7 +51,7 @@ export async function loadExamplesFile(file: string, libraryFile: string): Promi
   if (examples.length === 0) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `No example of "${file}" names only tools of "${libraryFile}" (${unmappable} name unknown tools); tool ids must match the library's.`,
+      `No example of "${file}" names only tools of "${libraryFile}" (${unmappable} name unknown tools, first: ${firstUnknown}); tool ids must match the library's.`,
     )
   }
   return {
@@ -58,6 +61,14 @@ export async function loadExamplesFile(file: string, libraryFile: string): Promi
     examples,
     records: records.length,
     exclusions: { testFiles: [], byId: 0, byText: 0, unmappable, empty: 0 },
-    notes: ['a user examples file: gold = its tools; nothing excluded'],
+    notes: [
+      'a user examples file: gold = its tools; nothing excluded',
+      // Which one, so a typo in an id is found without reading the whole file.
+      ...(firstUnknown === undefined
+        ? []
+        : [
+            `${unmappable} example(s) name a tool id that is not in the library and are left out (first: ${firstUnknown})`,
+          ]),
+    ],
   }
 }
