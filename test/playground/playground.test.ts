@@ -180,6 +180,16 @@ describe.skipIf(BROWSER === undefined)(
         'instead of the whole library of 197 tools (no candidate schema to estimate its size from)',
       )
       expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toBe('')
+      // The service gone: what to check, not the browser's "Failed to fetch".
+      await page.setOfflineMode(true)
+      await page.click('[data-testid=run]')
+      await page.waitForFunction(() =>
+        document.getElementById('error')!.textContent!.startsWith('UNREACHABLE: '),
+      )
+      expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toContain(
+        `Is toolsel serve still running at ${serve.url}?`,
+      )
+      await page.setOfflineMode(false)
       expect(errors).toEqual([])
     }, 120_000)
 
