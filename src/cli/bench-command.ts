@@ -37,7 +37,10 @@ Suites: all, ${SUITES.map((suite) => suite.name).join(', ')}
 Options:
   --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the reason
                             file:<path>: your own queries, each with its own tools (JSON Lines of
-                            {instruction, tools, gold, category?}; bench/README.md, "Your own set")
+                            {instruction, tools | library: <tool file>, gold, category?}; records
+                            without either use --tools; a query whose gold is not among its tools
+                            is dropped, and a file whose every query is dropped fails;
+                            bench/README.md, "Your own set")
   --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env TOOLSEL_DATA_DIR)
   --queries <file>          Query file (or BEIR folder) instead of the suite's own; one suite only
   --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus,

@@ -74,6 +74,13 @@ describe('command help', () => {
     }
   })
 
+  it('says what a file: suite record holds besides "tools" (a shared "library" file, --tools)', async () => {
+    const text = (await help('bench')).replace(/\s+/g, ' ')
+    expect(text).toContain('{instruction, tools | library: <tool file>, gold, category?}')
+    expect(text).toContain('records without either use --tools')
+    expect(text).toContain('a file whose every query is dropped fails')
+  })
+
   it('says --tau is not applied by the default (learned) selector, as it is not', async () => {
     for (const command of ['select', 'bench']) {
       expect(await help(command), command).toMatch(
