@@ -10,16 +10,36 @@ import { fileProblem } from './read-text-file.ts'
  * fails with INVALID_INPUT `Cannot write <what> "<file>": <reason>`.
  */
 export async function writeFileAtomically(file: string, text: string, what: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`
+  await writeFilesAtomically([[file, text]], what)
+}
+
+/**
+ * Several files that belong together (training records and their data card): every one is
+ * written to its temporary file first, and only then are they renamed over the targets, so a
+ * failed (or interrupted) write leaves the old set whole instead of new records next to an old
+ * card. A failure removes the temporary files.
+ */
+export async function writeFilesAtomically(
+  files: ReadonlyArray<readonly [file: string, text: string]>,
+  what: string,
+): Promise<void> {
+  const temporary = (file: string) => `${file}.${process.pid}.tmp`
+  let current = files[0]?.[0] ?? ''
   try {
-    await mkdir(dirname(file), { recursive: true })
-    await writeFile(temporary, text)
-    await rename(temporary, file)
+    for (const [file, text] of files) {
+      current = file
+      await mkdir(dirname(file), { recursive: true })
+      await writeFile(temporary(file), text)
+    }
+    for (const [file] of files) {
+      current = file
+      await rename(temporary(file), file)
+    }
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => {})
+    await Promise.all(files.map(([file]) => rm(temporary(file), { force: true }).catch(() => {})))
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot write ${what} "${file}": ${fileProblem(error)}`,
+      `Cannot write ${what} "${current}": ${fileProblem(error)}`,
       { cause: error },
     )
   }

@@ -8,7 +8,7 @@ import type { LanguageModel } from '../models/language-model.ts'
 import { indexTools } from '../store/library-lifecycle.ts'
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
-import { makeDirectory, writeFileAtomically } from '../write-file-atomically.ts'
+import { makeDirectory, writeFilesAtomically } from '../write-file-atomically.ts'
 import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
 import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
 import { loadExamplesFile, loadTrainSplit, TRAIN_SPLITS } from '../train/splits/index.ts'
@@ -196,20 +196,20 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     files,
   })
 
-  for (const file of Object.keys(files)) {
-    const records = data.files.get(file) ?? []
-    await writeFileAtomically(
-      join(dir, file),
-      records.map((record) => `${JSON.stringify(record)}\n`).join(''),
-      'training data',
-    )
-  }
-  await writeFileAtomically(
-    join(dir, 'data-card.json'),
-    `${JSON.stringify(card, null, 2)}\n`,
+  await writeFilesAtomically(
+    [
+      ...Object.keys(files).map(
+        (file) =>
+          [
+            join(dir, file),
+            (data.files.get(file) ?? []).map((record) => `${JSON.stringify(record)}\n`).join(''),
+          ] as const,
+      ),
+      [join(dir, 'data-card.json'), `${JSON.stringify(card, null, 2)}\n`],
+      [join(dir, 'data-card.md'), renderDataCard(card)],
+    ],
     'training data',
   )
-  await writeFileAtomically(join(dir, 'data-card.md'), renderDataCard(card), 'training data')
   io.stdout(renderDataCard(card))
   io.stderr(`Training data written to ${dir}\n`)
   return 0

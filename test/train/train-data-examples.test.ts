@@ -4,7 +4,7 @@
  * when every step retrieves a gold tool, pairs checked for synonymy), GRPO prompt sets, filter
  * counts, and byte-equal output on a second run.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -218,6 +218,30 @@ describe('toolsel train-data over an examples file', () => {
     expect(stderr).toContain(
       `Cannot write training data to "${one}": a file of that name is in the way`,
     )
+  })
+
+  it('writes the records and their card together: a failed write leaves the previous set whole', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'toolsel-train-data-set-'))
+    const args = ['planner', ...source(), '--out', out]
+    const io = (sink: { stderr: string }) => ({
+      stdout: () => {},
+      stderr: (text: string) => (sink.stderr += text),
+      env: { TOOLSEL_LOG_LEVEL: 'silent' },
+    })
+    expect(await main(['train-data', ...args], io({ stderr: '' }))).toBe(0)
+    const before = await readFile(join(out, 'planner.train.jsonl'), 'utf8')
+    // The card's temporary file cannot be written (a directory of that name): the run fails.
+    await mkdir(join(out, `data-card.md.${process.pid}.tmp`))
+    const failed = { stderr: '' }
+    expect(await main(['train-data', ...args, '--limit', '1'], io(failed))).toBe(2)
+    expect(failed.stderr).toContain(`Cannot write training data "${join(out, 'data-card.md')}"`)
+    // Was: planner.*.jsonl and data-card.json already replaced by the 1-example run's.
+    expect(await readFile(join(out, 'planner.train.jsonl'), 'utf8')).toBe(before)
+    expect(
+      (await readdir(out)).filter(
+        (name) => name.endsWith('.tmp') && !name.startsWith('data-card.md'),
+      ),
+    ).toEqual([])
   })
 
   it('refuses a test split and a suite without a training split, saying what to use', async () => {
