@@ -65,13 +65,49 @@ describe('the size an OpenAPI import expands to', () => {
     )
   })
 
+  it('imports a spec of 1.2 M values together (Xero accounting: 1.19 M, refused before round 23)', async () => {
+    // One schema of about 40,000 values in objects of 1,000 members, used by 30 operations.
+    const group = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 1000 }, (_, index) => [`p${index}`, { type: 'string' }]),
+      ),
+    }
+    const properties = Object.fromEntries(
+      Array.from({ length: 20 }, (_, index) => [`g${index}`, group]),
+    )
+    const paths = Object.fromEntries(
+      Array.from({ length: 30 }, (_, index) => [
+        `/op${index}`,
+        {
+          post: {
+            operationId: `op${index}`,
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Big' } } },
+            },
+          },
+        },
+      ]),
+    )
+    const spec = {
+      openapi: '3.0.0',
+      info: { title: 'xero-sized', version: '1' },
+      paths,
+      components: { schemas: { Big: { type: 'object', properties } } },
+    }
+    const imported = await importTools(JSON.stringify(spec), { fileName: 'xero-sized.json' })
+    expect(imported.tools).toHaveLength(30)
+  }, 60_000)
+
   it('refuses a spec whose operations together expand past MAX_SPEC_PARAMETER_VALUES', async () => {
-    // One schema of 40,003 values, under the tool limit, used by 26 operations: 1.04 M together.
+    // One schema of 40,003 values, under the tool limit, used by enough operations to pass the
+    // spec's limit together (1,500,000: 38 operations, 1.52 M).
     const properties = Object.fromEntries(
       Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: 'string' }]),
     )
+    const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_003)
     const paths = Object.fromEntries(
-      Array.from({ length: 26 }, (_, index) => [
+      Array.from({ length: operations }, (_, index) => [
         `/op${index}`,
         {
           post: {
