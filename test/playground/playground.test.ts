@@ -162,17 +162,48 @@ describe.skipIf(BROWSER === undefined)(
       await page.keyboard.press('Enter')
       await page.waitForSelector('[data-testid=tool-detail]:not([hidden])')
 
+      // Past the first 20 matches: "Show more" asks for 20 more, up to the service's maxK (there
+      // was no way to see a 21st match). "get" matches 51 of the demo's 197 tools.
+      expect(await page.$eval('body', (body) => body.dataset.maxK)).toBe('100')
+      const matches = () =>
+        page.$$eval('#search-results li button[data-id]', (nodes) => nodes.length)
+      await page.$eval('#query', (input) => ((input as HTMLInputElement).value = ''))
+      await page.type('#query', 'get')
+      await page.click('#search-form button')
+      await page.waitForSelector('[data-testid=more]')
+      expect(await matches()).toBe(20)
+      await page.focus('[data-testid=more]')
+      await page.keyboard.press('Enter')
+      await page.waitForFunction(
+        () => document.querySelectorAll('#search-results li button[data-id]').length === 40,
+      )
+      // The keyboard goes on from the 21st match.
+      expect(
+        await page.evaluate(() =>
+          Array.from(document.querySelectorAll('#search-results li button[data-id]')).indexOf(
+            document.activeElement!,
+          ),
+        ),
+      ).toBe(20)
+      await page.click('[data-testid=more]')
+      await page.waitForFunction(
+        () => document.querySelectorAll('#search-results li button[data-id]').length === 51,
+      )
+      expect(await page.$('[data-testid=more]')).toBeNull()
+
       // An answer, then a request the API refuses: the error alone, not next to the old answer.
       await page.click('[data-testid=run]')
       await page.waitForSelector('[data-testid=selected-tool]')
-      await page.$eval('#k', (input) => ((input as HTMLInputElement).value = '5000'))
+      // (k 5000 no longer reaches the API: the k field's max is the service's maxK.)
+      expect(await page.$eval('#k', (input) => (input as HTMLInputElement).max)).toBe('100')
+      await page.$eval('#retriever', (input) => ((input as HTMLInputElement).value = 'nope'))
       await page.click('[data-testid=run]')
       await page.waitForFunction(() =>
         document.getElementById('error')!.textContent!.startsWith('INVALID_INPUT: '),
       )
       expect(await page.$eval('#result', (node) => (node as HTMLElement).hidden)).toBe(true)
       // No candidate: the savings line does not estimate the library at "about 0 tokens".
-      await page.$eval('#k', (input) => ((input as HTMLInputElement).value = ''))
+      await page.$eval('#retriever', (input) => ((input as HTMLInputElement).value = ''))
       await page.$eval('#instruction', (input) => ((input as HTMLTextAreaElement).value = 'qqzx'))
       await page.click('[data-testid=run]')
       await page.waitForSelector('#result:not([hidden])')

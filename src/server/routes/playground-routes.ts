@@ -19,7 +19,13 @@ export function playgroundRoutes(service: ToolselService) {
   return new Hono()
     .get('/', (c) => c.redirect('/ui'))
     .get('/ui', async (c) => {
-      page ??= readFile(PAGE, 'utf8')
+      // The page asks for at most server.maxK matches ("Show more" in the library browser).
+      page ??= readFile(PAGE, 'utf8').then((html) =>
+        html.replace(
+          '<body data-max-k="100">',
+          `<body data-max-k="${service.config.server.maxK}">`,
+        ),
+      )
       return c.html(await page)
     })
     .get('/ui/report', async (c) => {
