@@ -58,13 +58,17 @@ export const MAX_ANSWER_TOOL_BYTES = MAX_TOOL_LINE_BYTES
 /** Bytes of one tool's content hash (`toolContentHash`: a sha256) in `toolHashBytes`. */
 export const TOOL_HASH_BYTES = 32
 
+/** The hex content hash of the tool at `position` in `toolHashBytes`' layout. */
+function hashHexAt(bytes: Uint8Array, position: number): string {
+  const start = bytes.byteOffset + position * TOOL_HASH_BYTES
+  return Buffer.from(bytes.buffer, start, TOOL_HASH_BYTES).toString('hex')
+}
+
 /** `toolHashBytes` back into the id → hex hash map of `toolHashes`. */
 function unpackToolHashes(ids: IdList, bytes: Uint8Array): Map<string, string> {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
   const hashes = new Map<string, string>()
   for (let position = 0; position < ids.length; position += 1) {
-    const start = position * TOOL_HASH_BYTES
-    hashes.set(ids.at(position)!, view.toString('hex', start, start + TOOL_HASH_BYTES))
+    hashes.set(ids.at(position)!, hashHexAt(bytes, position))
   }
   return hashes
 }
@@ -641,14 +645,7 @@ export class ToolLibrary {
    * where `toolHashes` would hash every tool in one piece).
    */
   toolHashAt(position: number): string {
-    if (this.#hashBytes !== undefined) {
-      const start = position * TOOL_HASH_BYTES
-      return Buffer.from(this.#hashBytes.buffer, this.#hashBytes.byteOffset).toString(
-        'hex',
-        start,
-        start + TOOL_HASH_BYTES,
-      )
-    }
+    if (this.#hashBytes !== undefined) return hashHexAt(this.#hashBytes, position)
     return (
       this.#toolHashes?.get(this.idList.at(position)!) ?? toolContentHash(this.#fresh(position))
     )

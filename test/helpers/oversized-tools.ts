@@ -38,6 +38,36 @@ export function postSpec(
   }
 }
 
+/**
+ * An OpenAPI document of `operations` operations, `POST /op<i>` (`op<i>`), whose JSON bodies are
+ * all the one schema `Big` (`big`): the spec's values grow with the operations once its `$ref`s
+ * are resolved, while each tool stays as large as `big`.
+ */
+export function sharedSchemaSpec(
+  operations: number,
+  big: Record<string, unknown>,
+): Record<string, unknown> {
+  const paths = Object.fromEntries(
+    Array.from({ length: operations }, (_, index) => [
+      `/op${index}`,
+      {
+        post: {
+          operationId: `op${index}`,
+          requestBody: {
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Big' } } },
+          },
+        },
+      },
+    ]),
+  )
+  return {
+    openapi: '3.0.0',
+    info: { title: 'oversized', version: '1' },
+    paths,
+    components: { schemas: { Big: big } },
+  }
+}
+
 /** One canonical tool `w` with `count` string parameters: 2 x count + 3 JSON values. */
 export function wideTool(count: number): Array<Record<string, unknown>> {
   return [

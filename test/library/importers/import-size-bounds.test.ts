@@ -12,7 +12,13 @@ import {
 } from '../../../src/library/importers/openapi-importer.ts'
 import { MAX_PARAMETER_KEYS, MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
 import { expandsOnImport, IN_PROCESS_MAX_OBJECTS } from '../../../src/store/library-lifecycle.ts'
-import { postSpec, refFanOut as fanOutSpec, wideTool } from '../../helpers/oversized-tools.ts'
+import {
+  groupedTool,
+  postSpec,
+  refFanOut as fanOutSpec,
+  sharedSchemaSpec,
+  wideTool,
+} from '../../helpers/oversized-tools.ts'
 import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
 
 const refFanOut = (levels: number) => JSON.stringify(fanOutSpec(levels))
@@ -67,34 +73,10 @@ describe('the size an OpenAPI import expands to', () => {
 
   it('imports a spec of 1.2 M values together (Xero accounting: 1.19 M, refused before round 23)', async () => {
     // One schema of about 40,000 values in objects of 1,000 members, used by 30 operations.
-    const group = {
-      type: 'object',
-      properties: Object.fromEntries(
-        Array.from({ length: 1000 }, (_, index) => [`p${index}`, { type: 'string' }]),
-      ),
-    }
-    const properties = Object.fromEntries(
-      Array.from({ length: 20 }, (_, index) => [`g${index}`, group]),
+    const spec = sharedSchemaSpec(
+      30,
+      groupedTool(20, 1000)[0].parameters as Record<string, unknown>,
     )
-    const paths = Object.fromEntries(
-      Array.from({ length: 30 }, (_, index) => [
-        `/op${index}`,
-        {
-          post: {
-            operationId: `op${index}`,
-            requestBody: {
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/Big' } } },
-            },
-          },
-        },
-      ]),
-    )
-    const spec = {
-      openapi: '3.0.0',
-      info: { title: 'xero-sized', version: '1' },
-      paths,
-      components: { schemas: { Big: { type: 'object', properties } } },
-    }
     const imported = await importTools(JSON.stringify(spec), { fileName: 'xero-sized.json' })
     expect(imported.tools).toHaveLength(30)
   }, 60_000)
@@ -102,28 +84,11 @@ describe('the size an OpenAPI import expands to', () => {
   it('refuses a spec whose operations together expand past MAX_SPEC_PARAMETER_VALUES', async () => {
     // One schema of 40,003 values, under the tool limit, used by enough operations to pass the
     // spec's limit together (1,500,000: 38 operations, 1.52 M).
-    const properties = Object.fromEntries(
-      Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: 'string' }]),
-    )
     const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_003)
-    const paths = Object.fromEntries(
-      Array.from({ length: operations }, (_, index) => [
-        `/op${index}`,
-        {
-          post: {
-            requestBody: {
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/Big' } } },
-            },
-          },
-        },
-      ]),
+    const spec = sharedSchemaSpec(
+      operations,
+      wideTool(20_000)[0].parameters as Record<string, unknown>,
     )
-    const spec = {
-      openapi: '3.0.0',
-      info: { title: 'wide', version: '1' },
-      paths,
-      components: { schemas: { Big: { type: 'object', properties } } },
-    }
     await expectToolselErrorAsync(
       () => importTools(JSON.stringify(spec), { fileName: 'wide.json' }),
       'IMPORT_FAILED',
