@@ -4,6 +4,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { describeJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
 import { partNameProblem, splitPartList, withRequirements } from '../store/kinds/index.ts'
@@ -11,6 +12,7 @@ import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { closestName } from './closest-name.ts'
 import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
 import { fileProblem } from '../read-text-file.ts'
+import { resolveConfigFilePaths } from './config-file-paths.ts'
 
 export type ConfigLayer = Record<string, unknown>
 
@@ -134,6 +136,8 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
       `Config file ${file} is not a JSON object: it holds ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}; write the settings as {"server": {"port": 8080}, …}.`,
     )
   }
+  // Relative model paths in the file are read from its directory, as a user expects.
+  resolveConfigFilePaths(value as ConfigLayer, dirname(file))
   return value as ConfigLayer
 }
 

@@ -417,7 +417,8 @@ const SelectSchema = z
     /**
      * Selector used when a request names none: `learned` (the shipped learned model; decides how
      * many tools and which), `learned:<model.json>` (one from `toolsel train`), `top1` (best
-     * candidate above tau per step) or `llm:<model id>`. Default `learned`.
+     * candidate above tau per step) or `llm:<model id>`. A relative path in a config file is read
+     * from the file's directory (`config-file-paths.ts`). Default `learned`.
      */
     selector: z.string().default('learned'),
     /**

@@ -342,8 +342,8 @@ export function readLearnedModelSync(file: string): LearnedModel {
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
-      // A relative path (learned:m.json in a config file) is read from the current directory,
-      // not the config file's: the message says which directory that was.
+      // A relative path is read from the current directory (a config file's own relative paths
+      // were made relative to it when the file was read): the message says which directory.
       `Cannot read learned model "${file}"${isAbsolute(file) ? '' : ` (read from the current directory, ${process.cwd()})`}: ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
       { cause: error, details: { file } },
     )

@@ -1,8 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { resolveComponentPath } from '../../src/config/config-file-paths.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
+import { readLearnedModelSync } from '../../src/learn/learned-model.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 
 async function configFile(content: unknown): Promise<string> {
@@ -146,6 +148,52 @@ describe('loadConfig', () => {
     await expect(loadConfig({ file })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: `Config file ${file} could not be read: no such file or directory.`,
+    })
+  })
+
+  describe("relative model paths in a config file are read from the file's directory", () => {
+    it('rewrites learned:, onnx: and llm:onnx: ids and mcp.tokenizerDir; absolute ones and other ids stay', async () => {
+      const file = await configFile({
+        plan: { planner: 'llm:onnx:models/planner', fallback: 'rule' },
+        select: { selector: 'learned:model.json', fallback: 'onnx:/abs/selector' },
+        mcp: { tokenizerDir: 'tok' },
+      })
+      const dir = dirname(file)
+      const config = await loadConfig({ file })
+      expect(config.plan.planner).toBe(`llm:onnx:${join(dir, 'models/planner')}`)
+      expect(config.plan.fallback).toBe('rule')
+      expect(config.select.selector).toBe(`learned:${join(dir, 'model.json')}`)
+      expect(config.select.fallback).toBe('onnx:/abs/selector')
+      expect(config.mcp.tokenizerDir).toBe(join(dir, 'tok'))
+    })
+
+    it('keeps a flag or environment value relative to the current directory', async () => {
+      const file = await configFile({ select: { selector: 'learned:model.json' } })
+      const flag = await loadConfig({ file, flags: { 'select.selector': 'learned:mine.json' } })
+      expect(flag.select.selector).toBe('learned:mine.json')
+      const env = await loadConfig({ file, env: { TOOLSEL_SELECTOR: 'learned:env.json' } })
+      expect(env.select.selector).toBe('learned:env.json')
+    })
+
+    it('writes a path below the current directory relative to it, as short as the user wrote it', () => {
+      const cwd = join(tmpdir(), 'work')
+      expect(resolveComponentPath('learned:m.json', join(cwd, 'conf'), cwd)).toBe(
+        `learned:${join('conf', 'm.json')}`,
+      )
+      expect(resolveComponentPath('learned:m.json', cwd, cwd)).toBe('learned:m.json')
+      expect(resolveComponentPath('learned:../m.json', cwd, cwd)).toBe(
+        `learned:${join(tmpdir(), 'm.json')}`,
+      )
+      expect(resolveComponentPath('llm:openai:qwen', cwd, cwd)).toBe('llm:openai:qwen')
+      expect(resolveComponentPath('learned', cwd, cwd)).toBe('learned')
+    })
+
+    it('serves the model named by a config file in another directory (toolsel select --config)', async () => {
+      const file = await configFile({ select: { selector: 'learned:missing-model.json' } })
+      const config = await loadConfig({ file })
+      expect(() => readLearnedModelSync(config.select.selector.slice('learned:'.length))).toThrow(
+        join(dirname(file), 'missing-model.json'),
+      )
     })
   })
 })

@@ -22,7 +22,7 @@ describe('readLearnedModelSync', () => {
     )
   })
 
-  it('names the directory a relative path was read from (learned:m.json in a config file)', () => {
+  it('names the directory a relative path was read from (learned:m.json on the command line)', () => {
     expectToolselError(
       () => readLearnedModelSync('toolsel-no-such-model.json'),
       'INVALID_INPUT',
