@@ -1,4 +1,5 @@
 /** Writing a user-named output file whole or not at all. @module */
+import { rmSync } from 'node:fs'
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { ToolselError } from './errors.ts'
@@ -25,6 +26,7 @@ export async function writeFilesAtomically(
 ): Promise<void> {
   const temporary = (file: string) => `${file}.${process.pid}.tmp`
   let current = files[0]?.[0] ?? ''
+  const stopCleanup = removeOnSignal(files.map(([file]) => temporary(file)))
   try {
     for (const [file, text] of files) {
       current = file
@@ -42,7 +44,31 @@ export async function writeFilesAtomically(
       `Cannot write ${what} "${current}": ${fileProblem(error)}`,
       { cause: error },
     )
+  } finally {
+    stopCleanup()
   }
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+
+/**
+ * While temporary files are being written, Ctrl-C (SIGINT) or SIGTERM removes them before the
+ * process ends (a signal with no other listener ends the process as it would have, by the
+ * signal); returns the function that stops listening.
+ */
+function removeOnSignal(paths: readonly string[]): () => void {
+  const onSignal = (signal: (typeof SIGNALS)[number]) => {
+    for (const path of paths) rmSync(path, { force: true })
+    stop()
+    // No one else listens (train, train-data): end the process as the signal would have.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
+  }
+  const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const)
+  const stop = () => {
+    for (const [signal, listener] of listeners) process.off(signal, listener)
+  }
+  for (const [signal, listener] of listeners) process.once(signal, listener)
+  return stop
 }
 
 /**

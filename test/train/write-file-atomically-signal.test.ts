@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, readdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+// A child process writes a large file through writeFileAtomically and is interrupted (Ctrl-C)
+// once its temporary file exists: the temporary file must be gone and the process end by SIGINT.
+const CHILD = `
+import { existsSync } from 'node:fs'
+import { writeFileAtomically } from ${JSON.stringify(join(process.cwd(), 'src/write-file-atomically.ts'))}
+const out = process.argv[1]
+const text = 'x'.repeat(128 * 1024 * 1024)
+void writeFileAtomically(out, text, 'the model')
+const timer = setInterval(() => {
+  if (!existsSync(out + '.' + process.pid + '.tmp')) return
+  clearInterval(timer)
+  process.kill(process.pid, 'SIGINT')
+}, 1)
+`
+
+describe('writeFileAtomically on Ctrl-C', () => {
+  it('removes <out>.<pid>.tmp and ends by the signal', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-signal-'))
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', CHILD, join(dir, 'model.json')],
+      { stdio: 'inherit' },
+    )
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, exitSignal) => resolve(exitSignal)),
+    )
+    expect(signal).toBe('SIGINT')
+    expect(await readdir(dir)).toEqual([])
+  }, 60_000)
+})
