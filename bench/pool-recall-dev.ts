@@ -6,7 +6,7 @@
  * `toolsel train` loads them; no test query is read. Seconds per variant, not a bench.
  *
  *   npx tsx bench/pool-recall-dev.ts [--data ../shared/data] [--variants base,rm-d5-t10-b0.4] [--k 15]
- *     [--neighbour-vocab 40000]
+ *     [--neighbour-vocab 40000] [--no-name] [--term-model-out model.json --term-alpha 0.25]
  *
  * Prints per set and variant: gold tools in the pool (%), queries with every gold tool in the
  * pool (%), gold tools in the first 3 of some list (the ranking the selector leans on: a variant
@@ -35,6 +35,15 @@
  * - `densew-m<m>` (round 23): the whole instruction's list plus up to m tools nearest in a learned
  *   dense space (toolsel train's map recipe) trained on the OTHER training set's folds 1-4, a
  *   library it never saw as the benchmark's are (score 0, after BM25's K); `dense-m<m>`: every list.
+ * - `tw-a<alpha>` (round 24): learned query-term weights (term necessity, Zhao & Callan 2010): a
+ *   logistic model predicts, for each indexed term of the text, P(the term is in some gold tool's
+ *   document) from features that do not name the library (the word's GloVe vector, its idf and
+ *   document share in the library, whether some tool's name holds it, position, shape); each
+ *   term's BM25 contribution is multiplied by p^alpha. Trained on the other folds of the same set;
+ *   `twx-a<alpha>`: on the OTHER training set (another library), the library-independence test;
+ *   a `-f<floor>` suffix weights floor + (1 - floor) × p^alpha; `-g0`: no word vectors (library
+ *   statistics and shape only); `--no-name`: without the name feature. `--term-model-out` writes
+ *   the model trained on folds 1-4 of both sets (no name feature) as JSON and stops.
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -61,6 +70,7 @@ import {
 import { WEIGHT_SCALE } from '../src/retrieve/bm25/bm25-postings.ts'
 import { TopK } from '../src/retrieve/top-k.ts'
 import { tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
+import { TermModel, termFeatures, type TermLibraryView } from './term-weight-model.ts'
 import { loadWordVectors, type WordVectors } from '../src/models/static/word-vectors.ts'
 import { embeddingWords } from '../src/models/static/static-embedding-model.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
@@ -157,6 +167,9 @@ const { values } = parseArgs({
     k: { type: 'string', default: '15' },
     sets: { type: 'string', default: 'toolplanner-g3,toollens' },
     'neighbour-vocab': { type: 'string', default: '40000' },
+    'term-model-out': { type: 'string' },
+    'term-alpha': { type: 'string', default: '0.25' },
+    'no-name': { type: 'boolean', default: false },
   },
 })
 const K = Number(values.k)
@@ -178,6 +191,10 @@ interface Context {
   fold: (id: string) => number
   /** The instruction of the query being scored (set before its lists are retrieved). */
   instruction: string
+  /** The set's cases and the other sets' (tw- variants). */
+  cases: readonly TermCase[]
+  otherCases: () => readonly { cases: readonly TermCase[]; library: TermLibrary }[]
+  library: TermLibrary
   /** Learned dense space trained on the OTHER training set (dense- variants). */
   dense?: { query: (text: string) => Float32Array; tools: Float32Array[] }
 }
@@ -255,6 +272,7 @@ for (const docs of [1, 3, 5])
       VARIANTS[`prf-d${docs}-t${terms}-a${alpha}`] = prf(docs, terms, alpha)
 
 async function main() {
+  if (/(^|,)twx?-/.test(values.variants!)) WORD_VECTORS = await loadWordVectors()
   if (/(^|,)(dxn?|qxe?)-/.test(values.variants!))
     NEIGHBOURS = new Neighbours(await loadWordVectors(), Number(values['neighbour-vocab']))
   const config = defaultConfig()
@@ -311,6 +329,30 @@ async function main() {
       ] as const
     }),
   )
+  const libraries = new Map(
+    sets.map((set) => [set.name, termLibrary(set.tools, baseSettings0)] as const),
+  )
+  NO_NAME = values['no-name']!
+  if (values['term-model-out']) {
+    // The term model for the service screen (round 24), trained on folds 1-4 of every set (fold 0
+    // is toolsel train's held-out fold), without the name feature (the index has no field split).
+    NO_NAME = true
+    WORD_VECTORS = await loadWordVectors()
+    const rows = sets.flatMap((set) =>
+      termRows(
+        set.cases.filter((c) => foldOf(c.id, 1) !== 0),
+        libraries.get(set.name)!,
+      ),
+    )
+    const model = TermModel.train(rows)
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(
+      values['term-model-out'],
+      JSON.stringify(model.toJson(Number(values['term-alpha']))),
+    )
+    console.log(`term model: ${rows.length} rows -> ${values['term-model-out']}`)
+    return
+  }
   for (const set of sets) {
     const baseSettings = bm25Settings(config)
     const variantNames = values
@@ -377,6 +419,19 @@ async function main() {
         fold: (id) => foldOf(id, 1),
         instruction: '',
         dense: denseOf.get(set.name),
+        cases: set.cases.map((c) => ({ id: c.id, instruction: c.instruction, gold: c.gold })),
+        library: libraries.get(set.name)!,
+        otherCases: () =>
+          sets
+            .filter((other) => other !== set)
+            .map((other) => ({
+              cases: other.cases.map((c) => ({
+                id: c.id,
+                instruction: c.instruction,
+                gold: c.gold,
+              })),
+              library: libraries.get(other.name)!,
+            })),
         trainOf: variant.startsWith('trx-')
           ? () =>
               sets.filter((other) => other !== set).flatMap((other) => termCases.get(other.name)!)
@@ -504,6 +559,8 @@ function prfPostings(docs: number, terms: number, beta: number, clausesOnly: boo
 }
 
 function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
+  const tw = /^tw(x?)-a(\d+(?:\.\d+)?)(?:-f(\d+(?:\.\d+)?))?(-g0)?$/.exec(name)
+  if (tw) return termWeighted(tw[1] === 'x', Number(tw[2]), Number(tw[3] ?? 0), tw[4] !== undefined)
   const append = /^rma-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)-m(\d+)$/.exec(name)
   if (append) {
     // The plain list unchanged, then up to m candidates that only the feedback search found.
@@ -658,6 +715,147 @@ function translationFor(
     if (extra.size === 0) return first.slice(0, K)
     const second = ctx.retriever.search([...extra].join(' '), K * 2, 0)
     return fuse(first, second, alpha)
+  }
+}
+
+let WORD_VECTORS: WordVectors | undefined
+/** tw-…-g0: the term model reads no word vector (library statistics and shape only). */
+let NO_VECTORS = false
+/** --term-model-out: the exported model reads no name feature (the service's index has no field split). */
+let NO_NAME = false
+
+interface TermCase {
+  id: string
+  instruction: string
+  gold: readonly string[]
+}
+
+/** What the term model reads of a library: document frequencies, name terms, each tool's terms. */
+interface TermLibrary {
+  size: number
+  df: Map<string, number>
+  nameTerms: Set<string>
+  toolTerms: Map<string, Set<string>>
+}
+
+function termLibrary(tools: readonly Tool[], settings: Bm25Settings): TermLibrary {
+  const df = new Map<string, number>()
+  const nameTerms = new Set<string>()
+  const toolTerms = new Map<string, Set<string>>()
+  for (const tool of tools) {
+    const terms = new Set(documentTerms(tool, settings).keys())
+    toolTerms.set(tool.id, terms)
+    for (const term of terms) df.set(term, (df.get(term) ?? 0) + 1)
+    for (const term of tokenize(toolToBm25Document(tool).name)) nameTerms.add(term)
+  }
+  return { size: tools.length, df, nameTerms, toolTerms }
+}
+
+/** The bench's library as the term model reads it. */
+function view(library: TermLibrary): TermLibraryView {
+  return {
+    size: library.size,
+    df: (term) => library.df.get(term),
+    inName: (term) => !NO_NAME && library.nameTerms.has(term),
+  }
+}
+
+/** Training rows: each instruction's indexed terms, label 1 when some gold tool's document holds it. */
+function termRows(cases: readonly TermCase[], library: TermLibrary) {
+  const rows: { x: Float64Array; y: number }[] = []
+  for (const c of cases) {
+    const gold = c.gold.map((id) => library.toolTerms.get(id)!)
+    for (const { term, x } of termFeatures(
+      expandHeadVerb(c.instruction),
+      view(library),
+      WORD_VECTORS!,
+      NO_VECTORS,
+    ))
+      rows.push({ x, y: gold.some((terms) => terms.has(term)) ? 1 : 0 })
+  }
+  return rows
+}
+
+/** Log loss and positive share of `model` on `rows` (printed once per model). */
+function describe(label: string, model: TermModel, rows: { x: Float64Array; y: number }[]) {
+  let loss = 0
+  let positive = 0
+  for (const { x, y } of rows) {
+    const p = Math.min(1 - 1e-9, Math.max(1e-9, model.probability(x)))
+    loss -= y * Math.log(p) + (1 - y) * Math.log(1 - p)
+    positive += y
+  }
+  console.log(
+    `${label}: ${rows.length} rows, positive ${((100 * positive) / rows.length).toFixed(1)}%, log loss ${(loss / rows.length).toFixed(4)} (prior ${(-(positive / rows.length) * Math.log(positive / rows.length) - (1 - positive / rows.length) * Math.log(1 - positive / rows.length)).toFixed(4)})`,
+  )
+}
+
+/**
+ * tw-/twx- variants: each term's BM25 contribution × (floor + (1 - floor) × p^alpha), p from a
+ * term model trained on the other folds of the same set (tw-) or on the other set (twx-).
+ */
+function termWeighted(transfer: boolean, alpha: number, floor: number, noVectors: boolean) {
+  return (ctx: Context): Search => {
+    const postings = ctx.retriever.postings
+    const ids = ctx.retriever.ids
+    const scratch = new SearchScratch(postings.documents)
+    const models = new Map<number, TermModel>()
+    let current = ''
+    const modelFor = (id: string): TermModel => {
+      const fold = transfer ? -1 : ctx.fold(id)
+      let model = models.get(fold)
+      if (model) return model
+      NO_VECTORS = noVectors
+      const train = transfer
+        ? ctx.otherCases().flatMap(({ cases, library }) => termRows(cases, library))
+        : termRows(
+            ctx.cases.filter((c) => ctx.fold(c.id) !== fold),
+            ctx.library,
+          )
+      model = TermModel.train(train)
+      const heldOut = transfer
+        ? termRows(ctx.cases, ctx.library)
+        : termRows(
+            ctx.cases.filter((c) => ctx.fold(c.id) === fold),
+            ctx.library,
+          )
+      describe(`term model ${transfer ? 'other set' : `fold ${fold}`}, held out`, model, heldOut)
+      models.set(fold, model)
+      return model
+    }
+    const search = ((text: string) => {
+      NO_VECTORS = noVectors
+      const model = modelFor(current)
+      const expanded = expandHeadVerb(text)
+      const list: QueryTerm[] = []
+      for (const { term, count, x } of termFeatures(
+        expanded,
+        view(ctx.library),
+        WORD_VECTORS!,
+        NO_VECTORS,
+      )) {
+        const id = postings.termIndex.get(term)
+        if (id === undefined) continue
+        const [found] = queryTerms(new Array<string>(count).fill(term), postings, undefined, 0)
+        if (!found) continue
+        const factor = found.factor * (floor + (1 - floor) * model.probability(x) ** alpha)
+        list.push({
+          ...found,
+          count: factor,
+          factor,
+          bound: factor * postings.maxWeights[id],
+          least: factor * postings.minWeights[id],
+        })
+      }
+      return searchExhaustive(list, 0, scratch, new TopK(K), 0).map(({ position, score }) => ({
+        id: ids[position],
+        score,
+      }))
+    }) as Search & { setCase: (id: string) => void }
+    search.setCase = (id) => {
+      current = id
+    }
+    return search
   }
 }
 
