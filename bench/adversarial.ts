@@ -10,7 +10,8 @@
  *
  * Before running a library-upload row the script uploads `rx` (the sample tools with a regex
  * part and one 2,000-character description), which the regex rows search, and `grouped` (one tool
- * of 24 objects of 2,048 parameters, 1.2 MB), which a tools/batch row asks for.
+ * of 24 objects of 2,048 parameters, 1.2 MB), which a tools/batch row asks for; before the rows
+ * that select from it, `large` (three tools of 7.9 MB).
  *
  *   node --import tsx bench/adversarial.ts [--only <substring of a row name>] [--list]
  *
@@ -45,6 +46,8 @@ interface Case {
   path: string
   body: Buffer
   headers?: Record<string, string>
+  /** Uploads the library `large` (three tools of 7.9 MB) before the rows run. */
+  needsLarge?: true
 }
 
 const MAX_CHARS = 8000 // server.maxInstructionChars
@@ -89,6 +92,14 @@ const REGEXES: Array<[string, string]> = [
   ['regex .*.*.*Z', '.*.*.*Z'],
   ['regex (a+)+ (refused by shape)', '(a+)+$'],
 ]
+
+/** Three tools of 7.9 MB (within the tool and body limits), and a request that chooses two. */
+const LARGE_TOOLS = [
+  ['send_email', 'Send an email message to a recipient.'],
+  ['book_flight', 'Book a flight ticket to a city.'],
+  ['send_sms', 'Send a text message (SMS) to a phone number.'],
+].map(([id, description]) => ({ ...describedTool(id, 1000, 7900), description }))
+const LARGE_INSTRUCTION = 'Send an email to Ann, book a flight to Rome and text Bob by SMS'
 
 function mcpCall(name: string, args: Record<string, unknown>): Buffer {
   return json({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } })
@@ -208,6 +219,23 @@ const cases: Case[] = [
       mcpCall('select_tools', { instruction: 'g', library: 'grouped' }),
     ),
     headers: MCP_HEADERS,
+  },
+  {
+    ...post('select: schemas of two chosen 7.9 MB tools', '1 request', '/v1/select-tools', {
+      instruction: LARGE_INSTRUCTION,
+      library: 'large',
+    }),
+    needsLarge: true,
+  },
+  {
+    ...post(
+      'mcp: select_tools choosing two 7.9 MB tools',
+      '1 call',
+      '/mcp',
+      mcpCall('select_tools', { instruction: LARGE_INSTRUCTION, library: 'large' }),
+    ),
+    headers: MCP_HEADERS,
+    needsLarge: true,
   },
   {
     name: 'upload: one parameter, 60k enum values',
@@ -353,6 +381,16 @@ try {
   })
   if (grouped.status !== 201)
     throw new Error(`uploading the grouped tool answered ${grouped.status}`)
+  if (selected.some((row) => row.needsLarge)) {
+    const large = await send(server.url, {
+      name: 'setup',
+      size: '',
+      method: 'PUT',
+      path: '/v1/libraries/large',
+      body: json(LARGE_TOOLS),
+    })
+    if (large.status !== 201) throw new Error(`uploading the large tools answered ${large.status}`)
+  }
   // A request that the server drops (keep-alive closed while the loop was held) counts as answered.
   const health = () =>
     fetch(`${server.url}/healthz`).catch(() => new Response(null, { status: 599 }))
@@ -363,10 +401,13 @@ try {
     cases.find((row) => row.path === '/mcp')!,
   )
   console.log(`load average ${loadavg()[0].toFixed(2)}; node ${process.version}`)
-  console.log('| input class | size | status | ms | stall max ms | CPU ms | /healthz answers |')
-  console.log('|---|---|--:|--:|--:|--:|--:|')
+  console.log(
+    '| input class | size | status | ms | stall max ms | CPU ms | /healthz answers | bytes answered |',
+  )
+  console.log('|---|---|--:|--:|--:|--:|--:|--:|')
   for (const row of selected) {
     let status = 0
+    let bytes = 0
     // The longest wait between two turns of a 1 ms timer: the wall-clock stall.
     let longest = 0
     let last = performance.now()
@@ -378,11 +419,13 @@ try {
     const stall = await measureStall(row.name, health, async () => {
       last = performance.now()
       longest = 0
-      status = (await send(server.url, row)).status
+      const answer = await send(server.url, row)
+      status = answer.status
+      bytes = answer.bytes
     })
     clearInterval(probe)
     console.log(
-      `| ${row.name} | ${row.size} | ${status} | ${stall.ms.toFixed(0)} | ${Math.max(longest, stall.stallMax).toFixed(0)} | ${stall.stallCpuMax.toFixed(0)} | ${stall.requests} |`,
+      `| ${row.name} | ${row.size} | ${status} | ${stall.ms.toFixed(0)} | ${Math.max(longest, stall.stallMax).toFixed(0)} | ${stall.stallCpuMax.toFixed(0)} | ${stall.requests} | ${bytes} |`,
     )
   }
 } finally {

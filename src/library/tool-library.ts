@@ -55,6 +55,60 @@ const SCAN_BLOCK_BYTES = 1 << 20
  */
 export const MAX_ANSWER_TOOL_BYTES = MAX_TOOL_LINE_BYTES
 
+/**
+ * Bytes of each tool read from a library of lines as JSON (its saved line, from the line index),
+ * by tool object; a tool held as an object is measured once (`toolJsonBytes`).
+ */
+const jsonBytesOf = new WeakMap<Tool, number>()
+
+/**
+ * Bytes of `tool` as JSON: the length of its saved line for a tool read from a library of lines
+ * (known from the line index, nothing serialised), else `JSON.stringify` of it, measured once per
+ * tool object.
+ */
+export function toolJsonBytes(tool: Tool): number {
+  let bytes = jsonBytesOf.get(tool)
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(tool))
+    jsonBytesOf.set(tool, bytes)
+  }
+  return bytes
+}
+
+/**
+ * The tools of a selection's answer (distinct, in answer order) whose schemas it leaves out:
+ * an answer holds at most MAX_ANSWER_TOOL_BYTES of tools with their schemas, the first tool
+ * always, each next one when it still fits with those before it (a small tool after a large one
+ * keeps its schema). Judged from `toolJsonBytes` before any schema is written; empty for every
+ * ordinary answer. Two selected tools of 7.9 MB made one `/v1/select-tools` answer of 15.8 MB
+ * (427 ms of the event loop; MCP `select_tools` 31.6 MB, 568 ms: bench/README round 23).
+ */
+export function schemasPastBudget(tools: readonly Tool[]): Tool[] {
+  const left: Tool[] = []
+  let bytes = 0
+  for (const [index, tool] of tools.entries()) {
+    const size = toolJsonBytes(tool)
+    if (index > 0 && bytes + size > MAX_ANSWER_TOOL_BYTES) left.push(tool)
+    else bytes += size
+  }
+  return left
+}
+
+/** Ids named in a `schemasLeftOutWarning`; the rest are counted. */
+const NAMED_LEFT_OUT = 10
+
+/**
+ * The warning of an answer that left the schemas of `left` out (`schemasPastBudget`): names the
+ * tools (the first NAMED_LEFT_OUT) and says how to fetch them (`fetch`: the surface's way).
+ */
+export function schemasLeftOutWarning(left: readonly Tool[], fetch: string): string {
+  const named = left
+    .slice(0, NAMED_LEFT_OUT)
+    .map((tool) => `"${tool.id}" (${toolJsonBytes(tool).toLocaleString('en-US')} bytes)`)
+  const more = left.length > NAMED_LEFT_OUT ? ` and ${left.length - NAMED_LEFT_OUT} more` : ''
+  return `Schemas left out for ${left.length === 1 ? '1 tool' : `${left.length} tools`}: ${named.join(', ')}${more}. An answer holds at most ${MAX_ANSWER_TOOL_BYTES.toLocaleString('en-US')} bytes of tools with their schemas (the first selected tool always); ${fetch}.`
+}
+
 /** Bytes of one tool's content hash (`toolContentHash`: a sha256) in `toolHashBytes`. */
 export const TOOL_HASH_BYTES = 32
 
@@ -134,6 +188,7 @@ class ToolLines {
     if (this.#cache.size >= PARSED_CACHE_SIZE)
       this.#cache.delete(this.#cache.keys().next().value as number)
     this.#cache.set(position, tool)
+    jsonBytesOf.set(tool, this.lineBytes(position))
     return tool
   }
 
@@ -532,7 +587,7 @@ export class ToolLibrary {
   jsonBytes(position: number): number {
     if (this.#lines) return this.#lines.lineBytes(position)
     if (this.#subset) return this.#subset.parent.jsonBytes(this.#subset.positions[position])
-    return Buffer.byteLength(JSON.stringify(this.#tools![position]))
+    return toolJsonBytes(this.#tools![position])
   }
 
   /**

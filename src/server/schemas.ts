@@ -449,6 +449,12 @@ export const RESPONSE_SCHEMAS = {
       .describe(
         "Present when the library has usage examples: the closest example's similarity (0-1) and whether the nearest examples' tool set was taken as the answer; `decided` when the example-aware decision chose the answer among the selector's set, the nearest examples' set and the best-scored tools of both.",
       ),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Present when the answer left some schemas out: it holds at most 8 MiB of tools with their schemas (the first selected tool always). Past that a tool comes without parameters (toolFormat toolsel) or not at all (a provider format); the warning names those tools: fetch each one with GET /v1/libraries/{library}/tools/{id}.',
+      ),
   }),
   searchTools: z.object({
     library: z.string(),

@@ -14,6 +14,12 @@
  *   `JSON.stringify` as before. The pipeline's result has `tools` and `steps` first, as written
  *   here (the test compares the whole text).
  *
+ * An answer holds at most MAX_ANSWER_TOOL_BYTES of tools with their schemas (`schemasPastBudget`,
+ * judged from each tool's saved size before anything is written; the first tool always whole):
+ * a tool past it is written without its schema (toolsel's shape) or left out (a provider's), and
+ * `warnings`, last, names it. The per-tool caches stay right: a tool's JSON is kept with and
+ * without its schema apart, and which one an answer takes is decided per answer.
+ *
  * A request's 50-odd candidates (3.5 steps × 15) are most of its bytes. In process this takes
  * 0.56-0.84 of `JSON.stringify`'s time over the benchmark's answers, 5-10 µs per request
  * (bench/README, request path, round 15).
@@ -21,6 +27,7 @@
  */
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
+import { schemasLeftOutWarning, schemasPastBudget } from '../library/tool-library.ts'
 import {
   providerTool,
   providerToolIds,
@@ -56,6 +63,19 @@ function publicTool(tool: Tool, includeSchemas: boolean) {
 }
 
 /**
+ * The tools whose schemas the answer leaves out (`schemasPastBudget`: past MAX_ANSWER_TOOL_BYTES
+ * of schemas, the first tool always whole): in toolsel's shape they come without `parameters`,
+ * in a provider's (which needs the schema) not at all; `warnings` names them.
+ */
+function schemasLeftOut(result: SelectToolsResult, includeSchemas: boolean, format: ToolFormat) {
+  const left = includeSchemas || format !== 'toolsel' ? schemasPastBudget(result.tools) : []
+  if (left.length === 0) return undefined
+  const library = result.components.library
+  const fetch = `fetch each one with GET /v1/libraries/${library}/tools/<id> (or POST /v1/libraries/${library}/tools/batch, within the same limit)`
+  return { left, warnings: [schemasLeftOutWarning(left, fetch)] }
+}
+
+/**
  * The answer as an object: `JSON.stringify` of it is the text `selectResponseJson` writes (what
  * the route answered with `c.json` before; the test and bench/select-response-ab.ts compare).
  */
@@ -64,11 +84,20 @@ export function selectResponseObject(
   includeSchemas: boolean,
   format: ToolFormat = 'toolsel',
 ) {
+  const leftOut = schemasLeftOut(result, includeSchemas, format)
+  const warnings = leftOut && { warnings: leftOut.warnings }
   if (format !== 'toolsel') {
     const { tools, ...rest } = result
-    return { ...providerToolsAnswer(tools, format), ...rest }
+    const answered = leftOut ? tools.filter((tool) => !leftOut.left.includes(tool)) : tools
+    return { ...providerToolsAnswer(answered, format), ...rest, ...warnings }
   }
-  return { ...result, tools: result.tools.map((tool) => publicTool(tool, includeSchemas)) }
+  return {
+    ...result,
+    tools: result.tools.map((tool) =>
+      publicTool(tool, includeSchemas && !leftOut?.left.includes(tool)),
+    ),
+    ...warnings,
+  }
 }
 
 const withSchemas = new WeakMap<Tool, string>()
@@ -187,14 +216,21 @@ export function selectResponseJson(
   includeSchemas: boolean,
   format: ToolFormat = 'toolsel',
 ): string {
-  const { tools, steps, ...rest } = result
+  const { tools: selected, steps, ...rest } = result
+  const leftOut = schemasLeftOut(result, includeSchemas, format)
+  // In a provider's shape a tool without its schema is left out (its tool format needs one).
+  const tools =
+    leftOut && format !== 'toolsel'
+      ? selected.filter((tool) => !leftOut.left.includes(tool))
+      : selected
   let json = '{"tools":['
   for (let index = 0; index < tools.length; index++) {
     if (index > 0) json += ','
+    const tool = tools[index]
     json +=
       format === 'toolsel'
-        ? toolJson(tools[index], includeSchemas)
-        : providerToolJson(tools[index], format)
+        ? toolJson(tool, includeSchemas && !leftOut?.left.includes(tool))
+        : providerToolJson(tool, format)
   }
   json += ']'
   if (format !== 'toolsel') json += `,"toolIds":${JSON.stringify(providerToolIds(tools))}`
@@ -204,6 +240,6 @@ export function selectResponseJson(
     json += stepJson(steps[index])
   }
   json += ']'
-  const tail = JSON.stringify(rest)
+  const tail = JSON.stringify(leftOut ? { ...rest, warnings: leftOut.warnings } : rest)
   return tail === '{}' ? `${json}}` : `${json},${tail.slice(1)}`
 }

@@ -1,6 +1,7 @@
 /** `select_tools`: Plan-Retrieve-Select for a whole instruction, answered with schemas. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
+import { schemasLeftOutWarning, schemasPastBudget } from '../../library/tool-library.ts'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
@@ -62,6 +63,7 @@ export function registerSelectTools(
             decided: z.literal(true).optional(),
           })
           .optional(),
+        warnings: z.array(z.string()).optional(),
         tokens: TokensSchema,
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -75,9 +77,14 @@ export function registerSelectTools(
           return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
             const view = await resolveView(context, session, library)
             const result = await service.select(request, signal, view)
+            // Past MAX_ANSWER_TOOL_BYTES of schemas (the first tool always whole) a tool is left
+            // out of `tools`, named in `warnings`: the steps still name it as selected.
+            const left = schemasPastBudget(result.tools)
+            const tools =
+              left.length === 0 ? result.tools : result.tools.filter((tool) => !left.includes(tool))
             const payload = {
               library: view.library.name,
-              ...toolsPayload(result.tools, toolFormat),
+              ...toolsPayload(tools, toolFormat),
               steps: result.steps.map((step) => ({
                 text: step.text,
                 selected: step.selected,
@@ -88,6 +95,9 @@ export function registerSelectTools(
               })),
               // Without it an agent saw a step's selected tool missing from tools, unexplained.
               ...(result.examples && { examples: result.examples }),
+              ...(left.length > 0 && {
+                warnings: [schemasLeftOutWarning(left, 'load each one with get_tool_schemas')],
+              }),
             }
             const tokens = await context.tokens.savings(view.library, payload)
             return jsonResult({ ...payload, tokens })
