@@ -633,6 +633,12 @@ const GatewaySchema = z
      */
     listTimeoutMs: z.number().int().positive().optional(),
     /**
+     * Most tools one server may list: past it the listing stops, the server is marked down with
+     * an error naming this setting, and none of that listing's tools are merged (its earlier
+     * tools, if any, stay). Default 50,000 (a 50,000-tool server connected in 10-11 s, 363 MiB).
+     */
+    maxToolsPerServer: z.number().int().positive().default(50_000),
+    /**
      * Time limit for starting a stdio server: from spawning its process to its answer to
      * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node
      * loading its modules on a busy host) can take far longer than a handshake. Default 30,000.

@@ -59,6 +59,17 @@ describe('token accounting', () => {
     })
   })
 
+  it('never reports negative savings: a scope smaller than the response avoided 0', async () => {
+    // An empty gateway library (no upstream listed yet) answered search_tools with avoided −8.
+    const accountant = new TokenAccountant(createEstimateTokenCounter())
+    const savings = await accountant.savings(new ToolLibrary('gateway', []), {
+      library: 'gateway',
+      tools: [],
+    })
+    expect(savings).toMatchObject({ allTools: 0, avoided: 0 })
+    expect(savings.loaded).toBeGreaterThan(0)
+  })
+
   it('counts each tool once per content hash (a re-synced library re-counts only changes)', async () => {
     const texts: string[] = []
     const accountant = new TokenAccountant({

@@ -219,15 +219,18 @@ export class UpstreamConnection {
 
   async #list(client: Client): Promise<void> {
     const started = performance.now()
-    const { listTimeoutMs = this.#options.settings.connectTimeoutMs } = this.#options.settings
-    const listed = await listAllTools(client, listTimeoutMs).catch((error: unknown) => {
-      if (classifyUpstreamError(error) !== 'timeout') throw error
-      // Still a timeout (the server is slow, not gone), now naming the setting to raise.
-      throw new McpError(
-        ErrorCode.RequestTimeout,
-        `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
-      )
-    })
+    const { listTimeoutMs = this.#options.settings.connectTimeoutMs, maxToolsPerServer } =
+      this.#options.settings
+    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer).catch(
+      (error: unknown) => {
+        if (classifyUpstreamError(error) !== 'timeout') throw error
+        // Still a timeout (the server is slow, not gone), now naming the setting to raise.
+        throw new McpError(
+          ErrorCode.RequestTimeout,
+          `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
+        )
+      },
+    )
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
     for (const warning of warnings) this.#options.logger.warn(warning)
     this.#tools = tools

@@ -13,14 +13,27 @@ import type { Tool } from '../../library/tool.ts'
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
 const MAX_PAGES = 1000
 
-/** Every page of `tools/list`, following `nextCursor`; each page gets `timeoutMs`. */
-export async function listAllTools(client: Client, timeoutMs: number): Promise<McpTool[]> {
+/**
+ * Every page of `tools/list`, following `nextCursor`; each page gets `timeoutMs`. More than
+ * `maxTools` tools stop the listing with an error naming `gateway.maxToolsPerServer` (a plain
+ * Error: the connection marks the server down, and keeps none of the listing).
+ */
+export async function listAllTools(
+  client: Client,
+  timeoutMs: number,
+  maxTools = Number.POSITIVE_INFINITY,
+): Promise<McpTool[]> {
   const listed: McpTool[] = []
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
       timeout: timeoutMs,
     })
+    if (listed.length + result.tools.length > maxTools) {
+      throw new Error(
+        `tools/list listed more than ${maxTools.toLocaleString('en-US')} tools (gateway.maxToolsPerServer); none of them were taken`,
+      )
+    }
     listed.push(...result.tools)
     cursor = result.nextCursor
     if (!cursor) break

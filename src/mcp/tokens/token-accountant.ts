@@ -25,7 +25,10 @@ export interface TokenSavings {
   allTools: number
   /** Tokens of this response's payload. */
   loaded: number
-  /** `allTools - loaded` (negative only when a scope is smaller than the response). */
+  /**
+   * `allTools - loaded`, at least 0: a scope smaller than the response (an empty gateway
+   * library: `allTools` 0) avoided nothing, it did not cost tokens (it read −8 there).
+   */
   avoided: number
   /**
    * Set when the scope holds more than `SAMPLE_FROM_TOOLS` tools: `allTools` is then the mean
@@ -160,7 +163,7 @@ export class TokenAccountant {
       exact: counter.exact && !allTools.scaled && !loaded.scaled,
       allTools: allTools.tokens,
       loaded: loaded.tokens,
-      avoided: allTools.tokens - loaded.tokens,
+      avoided: Math.max(0, allTools.tokens - loaded.tokens),
       ...(counted < library.size && { sampledTools: counted }),
     }
   }

@@ -19,7 +19,7 @@ export const TokensSchema = z
     exact: z.boolean(),
     allTools: z.number().describe('tokens to list every tool in scope with its schema'),
     loaded: z.number().describe('tokens of this response'),
-    avoided: z.number().describe('allTools - loaded'),
+    avoided: z.number().describe('allTools - loaded, at least 0'),
     sampledTools: z
       .number()
       .optional()

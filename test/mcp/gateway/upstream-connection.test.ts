@@ -107,6 +107,21 @@ describe('UpstreamConnection with real stdio processes', () => {
     )
   }, 150_000)
 
+  it('marks a server listing more than maxToolsPerServer tools down, naming it, and takes none', async () => {
+    // The notes fixture lists 5 tools in 3 pages: the page that passes 3 stops the listing.
+    const notes = notesEnv(
+      {},
+      { maxToolsPerServer: 3, reconnectInitialMs: 600_000, reconnectMaxMs: 600_000 },
+    )
+    await notes.connect()
+    const down = notes.state()
+    expect(down).toMatchObject({ status: 'down', attempt: 1, toolCount: 0, lastSyncAt: null })
+    expect(down.lastError).toBe(
+      'tools/list listed more than 3 tools (gateway.maxToolsPerServer); none of them were taken',
+    )
+    expect(notes.tools).toEqual([])
+  }, 150_000)
+
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
     // A process that never answers: every attempt runs its full spawnTimeoutMs.
     const marker = `toolsel-silent-upstream-${process.pid}-${Date.now()}`
