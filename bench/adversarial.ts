@@ -98,7 +98,7 @@ const LARGE_TOOLS = [
   ['send_email', 'Send an email message to a recipient.'],
   ['book_flight', 'Book a flight ticket to a city.'],
   ['send_sms', 'Send a text message (SMS) to a phone number.'],
-].map(([id, description]) => ({ ...describedTool(id, 1000, 7900), description }))
+].map(([id, description]) => describedTool(id, 1000, 7900, description))
 const LARGE_INSTRUCTION = 'Send an email to Ann, book a flight to Rome and text Bob by SMS'
 
 function mcpCall(name: string, args: Record<string, unknown>): Buffer {

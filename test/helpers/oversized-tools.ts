@@ -109,13 +109,18 @@ export function groupedTool(groups: number, perGroup: number): Array<Record<stri
 
 /**
  * One canonical tool `id` of `count` string parameters, each described by `chars` characters
- * ("word word …"): about count x chars bytes as JSON.
+ * ("word word …"): about count x chars bytes as JSON. `description` is the tool's own.
  */
-export function describedTool(id: string, count: number, chars: number): Record<string, unknown> {
+export function describedTool(
+  id: string,
+  count: number,
+  chars: number,
+  description = 'described',
+): Record<string, unknown> {
   return {
     id,
     name: id,
-    description: 'described',
+    description,
     parameters: {
       type: 'object',
       properties: Object.fromEntries(

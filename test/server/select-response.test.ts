@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import type { SelectToolsResult } from '../../src/pipeline.ts'
 import type { Tool } from '../../src/library/tool.ts'
-import { ToolLibrary } from '../../src/library/tool-library.ts'
+import {
+  MAX_ANSWER_TOOL_BYTES,
+  schemasPastBudget,
+  ToolLibrary,
+} from '../../src/library/tool-library.ts'
 import { TOOL_FORMATS, type ToolFormat } from '../../src/library/provider-tools.ts'
 import {
   CANDIDATE_JSON_GENERATION,
@@ -10,6 +14,7 @@ import {
   selectResponseObject,
 } from '../../src/server/select-response.ts'
 import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { describedTool } from '../helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { createTestApp, postJson } from './test-service.ts'
 
@@ -199,6 +204,94 @@ describe('selectResponseJson', () => {
       ])
       expect('parameters' in body.tools[0]).toBe(includeSchemas)
       expect(body.steps[0].candidates[0].features).toBeDefined()
+    }
+  })
+})
+
+/** A library of lines (as a saved index serves it): tools a and b of 4.3 MB, small c. */
+function linesLibrary(): ToolLibrary {
+  const tools = [
+    // About 4.3 MB each: the two are past MAX_ANSWER_TOOL_BYTES together.
+    describedTool('a', 300, 14_500, 'Send an email message to a recipient.'),
+    describedTool('b', 300, 14_500, 'Book a flight ticket to a city.'),
+    { id: 'c', name: 'c', description: 'Send an SMS.', parameters: { type: 'object' } },
+  ]
+  const lines = tools.map((tool) => `${JSON.stringify(tool)}\n`).join('')
+  return ToolLibrary.fromJsonLines('big', Buffer.from(lines))
+}
+
+/** An answer of `tools`, each the choice of its own step. */
+function answerWith(tools: Tool[]): SelectToolsResult {
+  return answerOf(
+    tools.map((tool) => ({
+      text: tool.description,
+      candidates: [{ id: tool.id, name: tool.name, score: 1 }],
+      selected: tool.id,
+    })),
+    { tools },
+  )
+}
+
+interface Answer {
+  tools: Array<{ id?: string; name?: string; parameters?: unknown }>
+  toolIds?: Record<string, string>
+  warnings?: string[]
+}
+
+describe('selectResponseJson: at most MAX_ANSWER_TOOL_BYTES of schemas', () => {
+  it('keeps the first tool whole, leaves out the next past the budget, keeps a small one after it', () => {
+    const library = linesLibrary()
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => library.require(id))
+    expect(library.jsonBytes(0) + library.jsonBytes(1)).toBeGreaterThan(MAX_ANSWER_TOOL_BYTES)
+    expect(schemasPastBudget([a, b, c])).toEqual([b])
+    expect(schemasPastBudget([b, a])).toEqual([a])
+    expect(schemasPastBudget([a, c])).toEqual([])
+    expect(schemasPastBudget([a])).toEqual([])
+
+    const result = answerWith([a, b, c])
+    const text = selectResponseJson(result, true)
+    expect(text).toBe(JSON.stringify(selectResponseObject(result, true)))
+    const answer = JSON.parse(text) as Answer
+    expect(answer.tools.map((tool) => [tool.id, 'parameters' in tool])).toEqual([
+      ['a', true],
+      ['b', false],
+      ['c', true],
+    ])
+    expect(answer.warnings).toEqual([
+      expect.stringMatching(
+        /^Schemas left out for 1 tool: "b" \(4,\d{3},\d{3} bytes\)\. An answer holds at most 8,388,608 bytes .* GET \/v1\/libraries\/x\/tools\/<id>/,
+      ),
+    ])
+    expect(text.length).toBeLessThan(MAX_ANSWER_TOOL_BYTES + 10_000)
+    // Without schemas nothing is left out and nothing is said.
+    const bare = selectResponseJson(result, false)
+    expect(bare).toBe(JSON.stringify(selectResponseObject(result, false)))
+    expect(JSON.parse(bare)).not.toHaveProperty('warnings')
+
+    // A provider's shape needs the schema: the tool is not in tools nor toolIds.
+    for (const format of TOOL_FORMATS.slice(1)) {
+      const provider = selectResponseJson(result, true, format)
+      expect(provider).toBe(JSON.stringify(selectResponseObject(result, true, format)))
+      const parsed = JSON.parse(provider) as Answer
+      expect(parsed.tools).toHaveLength(2)
+      expect(Object.values(parsed.toolIds!)).toEqual(['a', 'c'])
+      expect(parsed.warnings).toHaveLength(1)
+    }
+  })
+
+  it('keeps the cached JSON of each tool right whichever place it answers in', () => {
+    const library = linesLibrary()
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => library.require(id))
+    const withSchema = (result: SelectToolsResult) =>
+      (JSON.parse(selectResponseJson(result, true)) as Answer).tools.map(
+        (tool) => `${tool.id}${'parameters' in tool ? '+' : '-'}`,
+      )
+    // Each answer twice: the second one writes from the per-tool cache.
+    for (let pass = 0; pass < 2; pass += 1) {
+      expect(withSchema(answerWith([a, b, c]))).toEqual(['a+', 'b-', 'c+'])
+      expect(withSchema(answerWith([b]))).toEqual(['b+'])
+      expect(withSchema(answerWith([b, a, c]))).toEqual(['b+', 'a-', 'c+'])
+      expect(withSchema(answerWith([c, b]))).toEqual(['c+', 'b+'])
     }
   })
 })
