@@ -322,6 +322,11 @@ export interface ToolLineIndex {
   ids: IdList
   /** `buildIdTable(ids)`. */
   table: Int32Array
+  /**
+   * Each tool's content hash in `toolHashBytes`' layout, when the index holds them (saved since
+   * round 24): `toolHashes` then reads no tool.
+   */
+  toolHashes?: Uint8Array
 }
 
 /** Where the non-empty lines of `buffer` start and end (the end excludes the line feed). */
@@ -406,14 +411,15 @@ export class ToolLibrary {
    * are an index's open tools file, read by offset when a tool is asked for (closed by `release`
    * or when the library is garbage-collected: tools-file.ts), or the bytes of the tools file in
    * memory (an upload imported in a worker thread hands over both, and its tools' hashes:
-   * `toolHashBytes`, so that `toolHashes` reads no tool either).
+   * `toolHashBytes`, so that `toolHashes` reads no tool either). Without `toolHashBytes`, those
+   * of the line index when it has them (a saved index's `tools.idx`).
    */
   static fromLineIndex(
     name: string,
     source: ToolsFile | Buffer,
     lineIndex: ToolLineIndex,
     contentHash: string,
-    toolHashBytes?: Uint8Array,
+    toolHashBytes = lineIndex.toolHashes,
   ): ToolLibrary {
     const { starts, ends, ids, table } = lineIndex
     const lines = new ToolLines(source, starts, ends, ids, name)
@@ -704,6 +710,15 @@ export class ToolLibrary {
     return (
       this.#toolHashes?.get(this.idList.at(position)!) ?? toolContentHash(this.#fresh(position))
     )
+  }
+
+  /**
+   * `toolHashBytes` when they are known without hashing a tool (an import worker's, a saved
+   * index's, or `toolHashes` made already), else undefined: what a save writes into `tools.idx`.
+   */
+  knownToolHashBytes(): Uint8Array | undefined {
+    if (this.#hashBytes !== undefined) return this.#hashBytes
+    return this.#toolHashes === undefined ? undefined : this.toolHashBytes()
   }
 
   /**

@@ -90,6 +90,7 @@ export async function saveIndexedLibrary(
         indexed.library.ids,
         toolLines,
         toolsFileHash,
+        indexed.library.knownToolHashBytes(),
       )
     }
     // The manifest goes last: a directory without one is never mistaken for an index.

@@ -24,6 +24,14 @@
  * before it skips the section. The file's version stays 1: the section is an addition that both
  * sides read past, so no index needs a rebuild either way. A `ranks` section that is not a
  * permutation of the positions is INDEX_CORRUPT.
+ *
+ * `hashes` (written since round 24 when the saving library knows them without hashing a tool,
+ * optional): each tool's content hash (`toolContentHash`, a sha256: TOOL_HASH_BYTES per tool,
+ * in position order). A library loaded with them serves `toolHashes` (MCP token counts, the
+ * gateway's diff) without parsing and hashing every tool on the event loop the first time; one
+ * without them (saved before, or by a library that had not hashed its tools) hashes them when
+ * first asked, as before. An addition like `ranks`: the version stays 1. A section of the wrong
+ * length is INDEX_CORRUPT.
  * @module
  */
 import { isAscii } from 'node:buffer'
@@ -31,7 +39,7 @@ import { crc32 } from 'node:zlib'
 import type { ToolsFile } from '../library/tools-file.ts'
 import { buildIdTable, type IdList } from '../library/id-table.ts'
 import { idRanks, isPermutationSteps, PackedIds } from '../library/packed-ids.ts'
-import { jsonLineSpans, type ToolLineIndex } from '../library/tool-library.ts'
+import { jsonLineSpans, TOOL_HASH_BYTES, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import {
@@ -68,11 +76,15 @@ export interface PreparedToolsIndex {
   bytes: Buffer
 }
 
-/** The header fields and sections of the index of `toolLines`. */
+/**
+ * The header fields and sections of the index of `toolLines`; `toolHashes`: the tools' content
+ * hashes (`ToolLibrary.knownToolHashBytes`), when known.
+ */
 function toolsIndexParts(
   ids: readonly string[],
   toolLines: Buffer,
   toolsFileHash: string,
+  toolHashes: Uint8Array | undefined,
 ): { fields: Record<string, unknown>; payloads: Record<string, Buffer> } {
   const { starts, ends } = jsonLineSpans(toolLines)
   const table = buildIdTable(ids)
@@ -80,6 +92,12 @@ function toolsIndexParts(
     throw new ToolselError(
       'INTERNAL',
       `The tools file has ${starts.length} lines for ${ids.length} tools, or repeats an id.`,
+    )
+  }
+  if (toolHashes !== undefined && toolHashes.length !== ids.length * TOOL_HASH_BYTES) {
+    throw new ToolselError(
+      'INTERNAL',
+      `${toolHashes.length} bytes of tool hashes for ${ids.length} tools.`,
     )
   }
   const header: Header = {
@@ -97,6 +115,7 @@ function toolsIndexParts(
       table: bytesOf(table),
       ids: Buffer.from(JSON.stringify(ids), 'utf8'),
       ranks: bytesOf(idRanks(ids)),
+      ...(toolHashes !== undefined && { hashes: bytesOf(toolHashes) }),
     },
   }
 }
@@ -107,8 +126,9 @@ export async function writeToolsIndexFile(
   ids: readonly string[],
   toolLines: Buffer,
   toolsFileHash: string,
+  toolHashes?: Uint8Array,
 ): Promise<void> {
-  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash)
+  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash, toolHashes)
   await writeSectionFile(path, KIND, fields, payloads)
 }
 
@@ -121,8 +141,9 @@ export function toolsIndexFileBytes(
   ids: readonly string[],
   toolLines: Buffer,
   toolsFileHash: string,
+  toolHashes?: Uint8Array,
 ): Buffer {
-  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash)
+  const { fields, payloads } = toolsIndexParts(ids, toolLines, toolsFileHash, toolHashes)
   return sectionFileBytes(KIND, fields, payloads)
 }
 
@@ -202,6 +223,9 @@ function* lineIndexSteps(
   const ends = file.view('ends', Float64Array, tools)
   const table = file.view('table', Int32Array, tableSize)
   const ranks = file.has('ranks') ? file.view('ranks', Int32Array, tools) : undefined
+  const toolHashes = file.has('hashes') ? file.bytes('hashes') : undefined
+  if (toolHashes !== undefined && toolHashes.length !== tools * TOOL_HASH_BYTES)
+    throw corrupt('has a hashes section of the wrong length')
   if (ranks && !(yield* isPermutationSteps(ranks))) throw corrupt('has an invalid ranks section')
   // Ids without JSON escapes (most) stay bytes, decoded one at a time when needed.
   const bytes = file.bytes('ids')
@@ -227,7 +251,10 @@ function* lineIndexSteps(
     if (slot % STEP_ITEMS === STEP_ITEMS - 1) yield
     if (!(table[slot] >= -1 && table[slot] < tools)) throw corrupt('has an invalid id table')
   }
-  return { lineIndex: { starts, ends, ids: ids as IdList, table }, toolsFileCrc32 }
+  return {
+    lineIndex: { starts, ends, ids: ids as IdList, table, ...(toolHashes && { toolHashes }) },
+    toolsFileCrc32,
+  }
 }
 
 /** Positions or table slots checked between two yields of `lineIndexSteps`. */

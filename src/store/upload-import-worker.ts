@@ -62,12 +62,14 @@ export async function prepareUpload(
   assertToolLineBytes(library, lines)
   const toolLines = shared(lines)
   const toolsFileHash = createHash('sha256').update(toolLines).digest('hex')
+  const toolHashes = library.toolHashBytes()
   return {
     toolLines,
-    toolsIndex: shared(toolsIndexFileBytes(library.ids, toolLines, toolsFileHash)),
+    // The hashes go into tools.idx too: the library loaded from the saved index has them.
+    toolsIndex: shared(toolsIndexFileBytes(library.ids, toolLines, toolsFileHash, toolHashes)),
     toolsFileHash,
     contentHash: library.contentHash,
-    toolHashes: shared(library.toolHashBytes()),
+    toolHashes: shared(toolHashes),
     warnings: imported.warnings,
     summary: summarizeImport(imported),
   }

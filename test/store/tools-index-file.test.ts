@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
-import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
 import { idRanks, isPermutation, PackedIds } from '../../src/library/packed-ids.ts'
 import { holding, LibraryRegistry } from '../../src/service/library-registry.ts'
 import {
@@ -282,7 +282,14 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     const idxPath = join(dir, 'tools.idx')
     const good = await readFile(idxPath)
     const header = JSON.parse(good.toString('utf8', 16, 16 + good.readUInt32LE(12)))
-    expect(Object.keys(header.sections)).toEqual(['starts', 'ends', 'table', 'ids', 'ranks'])
+    expect(Object.keys(header.sections)).toEqual([
+      'starts',
+      'ends',
+      'table',
+      'ids',
+      'ranks',
+      'hashes',
+    ])
     const ids = tools.map((tool) => tool.id)
     const answers = async (): Promise<unknown> => {
       const loaded = await loadIndexedLibrary(dir, config)
@@ -324,6 +331,54 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
       code: 'INDEX_CORRUPT',
       message: expect.stringContaining('invalid ranks section'),
+    })
+  })
+
+  it("saves each tool's content hash: toolHashes of the loaded library reads no tool; a file without them hashes as before", async () => {
+    // A library loaded from its index hashed every tool on the event loop the first time MCP
+    // token counts asked (Google Chat's 5.5 MB tool alone: ~130 ms; bench/README round 23).
+    const dir = await save()
+    const idxPath = join(dir, 'tools.idx')
+    const good = await readFile(idxPath)
+    const header = JSON.parse(good.toString('utf8', 16, 16 + good.readUInt32LE(12)))
+    expect(header.sections.hashes[1]).toBe(TOOLS.length * TOOL_HASH_BYTES)
+    const expected = [...new ToolLibrary('idx', TOOLS).toolHashes]
+    const hashesOfLoaded = async (parsed: boolean) => {
+      const loaded = await loadIndexedLibrary(dir, config)
+      const parse = vi.spyOn(JSON, 'parse')
+      try {
+        const hashes = [...loaded.library.toolHashes]
+        expect(parse.mock.calls.length > 0).toBe(parsed)
+        return hashes
+      } finally {
+        parse.mockRestore()
+      }
+    }
+    expect(await hashesOfLoaded(false)).toEqual(expected)
+    // Saved again (a rebuild of the loaded library): the hashes go with it, still unread.
+    const loaded = await loadIndexedLibrary(dir, config)
+    await saveIndexedLibrary(indexDir, loaded)
+    expect(await hashesOfLoaded(false)).toEqual(expected)
+    // The same file without its hashes section (saved before them): hashed when first asked.
+    const { hashes: _dropped, ...sections } = header.sections
+    const older = Buffer.from(good)
+    older.fill(0x20, 16, 16 + older.readUInt32LE(12))
+    older.write(JSON.stringify({ ...header, sections }), 16, 'utf8')
+    await writeFile(idxPath, older)
+    expect(await hashesOfLoaded(true)).toEqual(expected)
+    // A section of the wrong length is refused.
+    const short = Buffer.from(good)
+    short.fill(0x20, 16, 16 + short.readUInt32LE(12))
+    const [offset, length] = header.sections.hashes
+    short.write(
+      JSON.stringify({ ...header, sections: { ...sections, hashes: [offset, length - 1] } }),
+      16,
+      'utf8',
+    )
+    await writeFile(idxPath, short)
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining('hashes section of the wrong length'),
     })
   })
 

@@ -17,6 +17,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { toolLineIndexOfBytes } from '../../src/store/tools-index-file.ts'
 import { importUploadInWorker } from '../../src/store/upload-import.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { describedTool } from '../helpers/oversized-tools.ts'
@@ -193,6 +194,10 @@ describe('a library upload imported in a worker thread', () => {
     }
     const inProcess = new ToolLibrary('hashes', (await importTools(body, {})).tools)
     expect([...hashes]).toEqual([...inProcess.toolHashes])
+    // tools.idx carries them too, so the library loaded from the saved index has them.
+    const { bytes, toolLines, toolsFileHash } = upload.toolsIndex
+    const lineIndex = await toolLineIndexOfBytes(bytes, toolLines, toolsFileHash)
+    expect(Buffer.from(lineIndex.toolHashes!)).toEqual(inProcess.toolHashBytes())
     expect(upload.library.contentHash).toBe(inProcess.contentHash)
   }, 60_000)
 
