@@ -24,14 +24,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createComponents } from '../src/components.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { createMemoryLogger } from '../src/log.ts'
-import { createApp } from '../src/server/app.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
-import { listenApp } from '../test/helpers/listen-app.ts'
 import { describedTool, groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
+import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
 
 const { values } = parseArgs({
@@ -349,15 +344,7 @@ function send(url: string, row: Case): Promise<{ status: number; bytes: number }
 }
 
 const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-adversarial-'))
-const config = parseConfig({
-  library: { default: 'demo', loadAll: false, indexDir },
-  log: { level: 'silent' },
-})
-const logger = createMemoryLogger()
-const service = new ToolselService(config, logger, createComponents(config, logger))
-await service.start()
-const app = createApp(service)
-const server = await listenApp(app.fetch)
+const server = await serveApp({ library: { default: 'demo', loadAll: false, indexDir } })
 try {
   const description = 'Send an email message to a recipient with a subject and a body. '
   const rx = await send(server.url, {
@@ -430,6 +417,5 @@ try {
   }
 } finally {
   await server.close()
-  await app.close()
   await rm(indexDir, { recursive: true, force: true })
 }

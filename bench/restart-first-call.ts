@@ -17,14 +17,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createComponents } from '../src/components.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { createMemoryLogger } from '../src/log.ts'
-import { createApp } from '../src/server/app.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
-import { listenApp } from '../test/helpers/listen-app.ts'
 import { describedTool } from '../test/helpers/oversized-tools.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
+import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
 
 const { values } = parseArgs({
@@ -50,24 +45,7 @@ const MCP_HEADERS = {
 }
 
 /** A server over `indexDir` as `toolsel serve` runs (saved libraries loaded at start). */
-async function serve(indexDir: string) {
-  const config = parseConfig({
-    library: { default: 'demo', indexDir },
-    log: { level: 'silent' },
-  })
-  const logger = createMemoryLogger()
-  const service = new ToolselService(config, logger, createComponents(config, logger))
-  await service.start()
-  const app = createApp(service)
-  const server = await listenApp(app.fetch)
-  return {
-    url: server.url,
-    async close() {
-      await server.close()
-      await app.close()
-    },
-  }
-}
+const serve = (indexDir: string) => serveApp({ library: { default: 'demo', indexDir } })
 
 function mcp(url: string, name: string, args: Record<string, unknown>): Promise<Response> {
   return fetch(`${url}/mcp`, {
