@@ -25,7 +25,10 @@ export const MAX_EXAMPLES_PER_REQUEST = 10_000
 const LIBRARY_NAME_REGEX = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
 const LIBRARY_NAME = z
   .string()
-  .regex(LIBRARY_NAME_REGEX, 'a library name is 1-64 letters, digits, ".", "_" or "-"')
+  .regex(
+    LIBRARY_NAME_REGEX,
+    'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  )
 
 const TOOL_ID = z.string().min(1).max(500)
 /** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
@@ -224,15 +227,25 @@ export function createRequestSchemas(config: Config) {
     libraryParam: z.object({ library: LIBRARY_NAME }),
     toolQuery: z.object({ toolFormat: TOOL_FORMAT }).strict(),
     addExamples: z
-      .object({
-        examples: z
-          .array(UsageExampleSchema)
-          .min(1)
-          .max(MAX_EXAMPLES_PER_REQUEST)
-          .describe(
-            `Usage examples to add, 1-${MAX_EXAMPLES_PER_REQUEST}: {instruction, tools: [tool ids]}. Unknown tool ids are refused (400 naming them); duplicates (same instruction ignoring case and spacing, same tools) are skipped; beyond library.maxExamples (${config.library.maxExamples}) the oldest are dropped.`,
-          ),
-      })
+      .object(
+        {
+          examples: z
+            .array(UsageExampleSchema)
+            .min(1)
+            .max(MAX_EXAMPLES_PER_REQUEST)
+            .describe(
+              `Usage examples to add, 1-${MAX_EXAMPLES_PER_REQUEST}: {instruction, tools: [tool ids]}. Unknown tool ids are refused (400 naming them); duplicates (same instruction ignoring case and spacing, same tools) are skipped; beyond library.maxExamples (${config.library.maxExamples}) the oldest are dropped.`,
+            ),
+        },
+        {
+          // A bare array (the records of an examples file, as `toolsel index --examples` takes)
+          // is the likely mistake: say what to wrap it in.
+          error: (issue) =>
+            Array.isArray(issue.input)
+              ? 'send the examples as {"examples": [{"instruction": "…", "tools": ["<tool id>", …]}, …]}, not a bare array'
+              : undefined,
+        },
+      )
       .strict(),
     feedback: z
       .object({

@@ -540,7 +540,7 @@ export class ToolselService {
       if (name === this.defaultLibraryName) {
         throw new ToolselError(
           'INVALID_INPUT',
-          `Library "${name}" is the default library and can't be deleted; change library.default first.`,
+          `Library "${name}" is the default library and can't be deleted; restart the service with another default first (library.default: serve --library <name>, TOOLSEL_LIBRARY).`,
         )
       }
       this.libraries.delete(name)

@@ -119,9 +119,22 @@ describe('usage examples over HTTP', () => {
       examples: [{ instruction: '', tools: [] }],
     })
     expect(invalid.status).toBe(400)
+    // The records of an examples file posted as they are: the answer says what to wrap them in.
+    const bare = await post(`${first.url}/v1/libraries/sample/examples`, EXAMPLES)
+    expect(bare.status).toBe(400)
+    expect(bare.json.error.message).toBe(
+      'Invalid request body: send the examples as {"examples": [{"instruction": "…", "tools": ["<tool id>", …]}, …]}, not a bare array.',
+    )
     expect(
       (await post(`${first.url}/v1/libraries/none/examples`, { examples: EXAMPLES })).status,
     ).toBe(404)
+    const deleteDefault = await fetch(`${first.url}/v1/libraries/sample`, { method: 'DELETE' })
+    expect(deleteDefault.status).toBe(400)
+    expect((await deleteDefault.json()).error.message).toBe(
+      'Library "sample" is the default library and can\'t be deleted; restart the service with another default first (library.default: serve --library <name>, TOOLSEL_LIBRARY).',
+    )
+    const badName = await post(`${first.url}/v1/libraries/-sample/examples`, { examples: EXAMPLES })
+    expect(badName.json.error.message).toContain('starting with a letter or digit')
 
     // The memory's self-check ran when the examples were added, not on the next request.
     expect(selfCheckOf(first.service)).toMatchObject({ proposed: expect.any(Number) })
