@@ -14,15 +14,20 @@ import { recordLabel, type ImportContext } from './import-context.ts'
 export const ON_DUPLICATE_FIX =
   'ids must be unique within a library: import with onDuplicate rename (the later one becomes <id>_2), first or last (toolsel index --on-duplicate rename; PUT …?onDuplicate=rename)'
 
-/** DUPLICATE_TOOL_ID naming the id and both records, e.g. `tools.json: tool id "a" appears twice (record 0 and record 3)`. */
+/**
+ * DUPLICATE_TOOL_ID naming the id and both records, e.g. `tools.json: tool id "a" appears twice
+ * (record 0 and record 3)`; given the tools, an OpenAPI operation is named too (`operation GET
+ * /orders (record 2)`): a spec's reader knows its operations, not their positions.
+ */
 export function duplicateToolId(
   context: ImportContext,
   id: string,
   firstRecord: number,
   secondRecord: number,
+  tools?: readonly [Tool, Tool],
 ): ToolselError {
-  const first = recordLabel(context, firstRecord)
-  const second = recordLabel(context, secondRecord)
+  const first = withOperation(recordLabel(context, firstRecord), tools?.[0])
+  const second = withOperation(recordLabel(context, secondRecord), tools?.[1])
   return new ToolselError(
     'DUPLICATE_TOOL_ID',
     `${context.file}: tool id "${id}" appears twice (${first} and ${second}); ${ON_DUPLICATE_FIX}.`,
@@ -39,4 +44,13 @@ export function assertUniqueIds(tools: readonly Tool[], context: ImportContext):
     if (earlier !== undefined) throw duplicateToolId(context, tool.id, earlier, record)
     recordOfId.set(tool.id, record)
   }
+}
+
+/** `operation GET /orders (record 2)` for a tool imported from an OpenAPI operation, else `label`. */
+function withOperation(label: string, tool: Tool | undefined): string {
+  const method = tool?.source?.method
+  const path = tool?.source?.path
+  return typeof method === 'string' && typeof path === 'string'
+    ? `operation ${method} ${path} (${label})`
+    : label
 }

@@ -207,7 +207,10 @@ function finish(
     options.onDuplicate ?? 'error',
     () => context.file,
     (id, first, second) =>
-      duplicateToolId(context, id, recordOf(first, imported), recordOf(second, imported)),
+      duplicateToolId(context, id, recordOf(first, imported), recordOf(second, imported), [
+        first,
+        second,
+      ]),
   )
   const summarized: string[] = []
   if (duplicates.length > 0) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
+  importTools,
   importToolsFromFile,
   importToolsFromPath,
   importToolsFromText,
@@ -21,6 +22,24 @@ describe('onDuplicate', () => {
       () => importToolsFromText(LIST, { fileName: 'fns.json' }),
       'DUPLICATE_TOOL_ID',
       'fns.json: tool id "area" appears twice (record 0 and record 1); ids must be unique within a library: import with onDuplicate rename (the later one becomes <id>_2), first or last (toolsel index --on-duplicate rename; PUT …?onDuplicate=rename).',
+    )
+  })
+
+  it('names the two OpenAPI operations that share an operationId', async () => {
+    const spec = {
+      openapi: '3.1.0',
+      info: { title: 'Shop', version: '1' },
+      paths: {
+        '/orders': {
+          post: { operationId: 'createOrder', summary: 'Place an order', responses: {} },
+          get: { operationId: 'createOrder', summary: 'List orders', responses: {} },
+        },
+      },
+    }
+    await expectToolselErrorAsync(
+      () => importTools(JSON.stringify(spec), { fileName: 'shop.json' }),
+      'DUPLICATE_TOOL_ID',
+      `shop.json: tool id "createOrder" appears twice (operation GET /orders (record 0) and operation POST /orders (record 1)); ids must be unique within a library: import with onDuplicate rename (the later one becomes <id>_2), first or last (toolsel index --on-duplicate rename; PUT …?onDuplicate=rename).`,
     )
   })
 
