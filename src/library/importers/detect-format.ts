@@ -24,6 +24,7 @@ import { ToolselError } from '../../errors.ts'
 import { createImportContext, importFailed, type ImportContext } from './import-context.ts'
 import { IMPORT_FORMATS, IMPORT_FORMAT_NAMES, type ImportFormat } from './import-formats.ts'
 import { isOpenApiDocument } from './openapi-importer.ts'
+import { isPostmanCollection } from './postman-importer.ts'
 import { parseJsonText, stripByteOrderMark, type ParsedJsonText } from './parse-json-text.ts'
 import { parseDocument } from 'yaml'
 
@@ -158,6 +159,7 @@ function detectJsonFormat(
   }
   if (!isObject(value)) throw unknownFormat(context, `a JSON ${jsonType(value)}`)
   if (isOpenApiDocument(value)) return { format: 'openapi', parsed }
+  if (isPostmanCollection(value)) return { format: 'postman', parsed }
   if (Array.isArray(value.functions)) return { format: 'functions', parsed }
   if ('jsonrpc' in value || (isObject(value.result) && Array.isArray(value.result.tools))) {
     return { format: 'mcp', parsed }

@@ -12,6 +12,7 @@ export type ImportFormat =
   | 'anthropic'
   | 'mcp'
   | 'openapi'
+  | 'postman'
   | 'toolbench'
   | 'beir-corpus'
   | 'gorilla'
@@ -67,6 +68,12 @@ export const IMPORT_FORMATS: Readonly<Record<ImportFormat, FormatInfo>> = Object
       'OpenAPI 3.x or Swagger 2.0 spec: one tool per operation (local $refs resolved, remote ones never fetched)',
     fileKinds: ['YAML', 'JSON'],
     ids: 'operationId, else method_path (get_pets_petId); namespace.id when a namespace is given',
+  },
+  postman: {
+    description:
+      'Postman collection v2.0/v2.1 {info, item: [...]}: one tool per request (folders nest)',
+    fileKinds: ['JSON'],
+    ids: 'folder.request in snake case (orders.list_orders); namespace.id when a namespace is given',
   },
   toolbench: {
     description: 'ToolBench query records {query_id, query, api_list, "relevant APIs"}: the APIs',

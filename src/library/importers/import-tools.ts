@@ -40,6 +40,7 @@ import { importMcp } from './mcp-importer.ts'
 import { importOpenai } from './openai-importer.ts'
 import { importOpenapi } from './openapi-importer.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
+import { importPostman } from './postman-importer.ts'
 import { importTaskbench } from './taskbench-importer.ts'
 import { importToolbench } from './toolbench-importer.ts'
 import { fileProblem } from '../../read-text-file.ts'
@@ -57,6 +58,7 @@ const JSON_IMPORTERS: Readonly<Record<Exclude<ImportFormat, 'craft' | 'openapi'>
   'beir-corpus': importBeirCorpus,
   gorilla: importGorilla,
   taskbench: importTaskbench,
+  postman: importPostman,
 }
 
 /** Shown in warnings: how many schema changes or problems are spelled out before "…". */

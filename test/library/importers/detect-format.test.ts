@@ -60,7 +60,7 @@ describe('detectFormat', () => {
       () => detectFormat(json({ hello: 'world' }), 'mystery.json'),
       'UNKNOWN_FORMAT',
       'mystery.json: cannot tell the tool format; saw a JSON object with keys "hello"',
-      'Pass the format explicitly (one of canonical, functions, openai, anthropic, mcp, openapi, toolbench, beir-corpus, gorilla, craft, taskbench)',
+      'Pass the format explicitly (one of canonical, functions, openai, anthropic, mcp, openapi, postman, toolbench, beir-corpus, gorilla, craft, taskbench)',
     )
     for (const info of Object.values(IMPORT_FORMATS))
       expect(error.message).toContain(info.description)

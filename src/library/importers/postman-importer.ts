@@ -1,0 +1,230 @@
+/**
+ * Postman collections (v2.0 and v2.1, as Postman exports them): one tool per request. Folders
+ * (`item` inside `item`) name the tool's place: id `<folder>.<request>` in snake case (`orders.
+ * list_orders`), the name the request's own (`list_orders`). Parameters: path variables (`:id`
+ * segments, `url.variable`, and `{{var}}` segments after the host) are required strings; query
+ * parameters (not `disabled`) optional strings; a JSON `raw` body is a required `body` whose
+ * schema is inferred from the example, `urlencoded` / `formdata` fields strings, a GraphQL body
+ * `{query, variables}`. Headers, auth and saved responses are not arguments and are left out.
+ * @module
+ */
+import { z } from 'zod'
+import type { JsonSchema, Tool } from '../tool.ts'
+import { addWarning, sourceOf, type ImportContext } from './import-context.ts'
+import { parseRecord } from './parse-record.ts'
+
+/** Folders nested deeper than this are not walked (Postman's own UI stops far earlier). */
+const MAX_FOLDER_DEPTH = 64
+
+const DESCRIPTION = z.union([z.string(), z.looseObject({ content: z.string().optional() })])
+const KEY_VALUE = z.looseObject({
+  key: z.string().nullish(),
+  value: z.unknown().optional(),
+  description: DESCRIPTION.nullish(),
+  disabled: z.boolean().optional(),
+  type: z.string().optional(),
+})
+const URL_OBJECT = z.looseObject({
+  raw: z.string().optional(),
+  path: z
+    .union([z.string(), z.array(z.union([z.string(), z.looseObject({ value: z.string() })]))])
+    .optional(),
+  query: z.array(KEY_VALUE).nullish(),
+  variable: z.array(KEY_VALUE).nullish(),
+})
+const REQUEST = z.union([
+  z.string(),
+  z.looseObject({
+    method: z.string().optional(),
+    url: z.union([z.string(), URL_OBJECT]).optional(),
+    description: DESCRIPTION.nullish(),
+    body: z
+      .looseObject({
+        mode: z.string().optional(),
+        raw: z.string().optional(),
+        urlencoded: z.array(KEY_VALUE).optional(),
+        formdata: z.array(KEY_VALUE).optional(),
+        graphql: z.unknown().optional(),
+      })
+      .nullish(),
+  }),
+])
+const COLLECTION = z.looseObject({
+  info: z.looseObject({ name: z.string().optional() }),
+  item: z.array(z.unknown()),
+})
+const ITEM = z.looseObject({
+  name: z.string().optional(),
+  description: DESCRIPTION.nullish(),
+  item: z.array(z.unknown()).optional(),
+  request: REQUEST.optional(),
+})
+
+type UrlObject = z.infer<typeof URL_OBJECT>
+type Request = Exclude<z.infer<typeof REQUEST>, string>
+
+/** Whether a JSON value is a Postman collection (v2.0/v2.1): `info` and an `item` list. */
+export function isPostmanCollection(value: Record<string, unknown>): boolean {
+  const info = value.info
+  if (info === null || typeof info !== 'object' || !Array.isArray(value.item)) return false
+  const schema = (info as Record<string, unknown>).schema
+  return typeof schema !== 'string' || schema.includes('getpostman.com/json/collection')
+}
+
+export function importPostman(parsed: unknown, context: ImportContext): Tool[] {
+  const collection = parseRecord(COLLECTION, parsed, context, undefined)
+  const tools: Tool[] = []
+  // Depth-first in file order, without recursion (a deep folder tree can't exhaust the stack).
+  const pending: Array<{ item: unknown; folders: string[] }> = collection.item
+    .map((item) => ({ item, folders: [] as string[] }))
+    .reverse()
+  while (pending.length > 0) {
+    const { item, folders } = pending.pop()!
+    const record = tools.length
+    const entry = parseRecord(ITEM, item, context, record)
+    if (entry.item !== undefined) {
+      if (folders.length >= MAX_FOLDER_DEPTH) {
+        addWarning(
+          context,
+          undefined,
+          `skipped folder "${entry.name}" nested deeper than ${MAX_FOLDER_DEPTH} folders`,
+        )
+        continue
+      }
+      const inner = [...folders, entry.name ?? '']
+      for (const child of [...entry.item].reverse()) pending.push({ item: child, folders: inner })
+      continue
+    }
+    if (entry.request === undefined) continue
+    tools.push(requestTool(entry, entry.request, folders, record, context))
+  }
+  return tools
+}
+
+function requestTool(
+  item: z.infer<typeof ITEM>,
+  given: z.infer<typeof REQUEST>,
+  folders: readonly string[],
+  record: number,
+  context: ImportContext,
+): Tool {
+  const request: Request = typeof given === 'string' ? { url: given } : given
+  const method = (request.method ?? 'GET').toUpperCase()
+  const url: UrlObject =
+    typeof request.url === 'string' ? { raw: request.url } : (request.url ?? {})
+  const segments = pathSegments(url)
+  const path = `/${segments.join('/')}`
+  const name =
+    snakeCase(item.name ?? '') ||
+    snakeCase(`${method} ${segments.join(' ')}`) ||
+    method.toLowerCase()
+  const prefix = folders.map(snakeCase).filter((folder) => folder !== '')
+  const id = [...(context.namespace ? [context.namespace] : []), ...prefix, name].join('.')
+  const description =
+    text(request.description) || text(item.description) || item.name?.trim() || `${method} ${path}`
+  const source = sourceOf(context, 'postman', record)
+  source.method = method
+  source.path = path
+  if (folders.length > 0) source.folder = folders.join('/')
+  return {
+    id,
+    name,
+    description,
+    parameters: parametersOf(url, segments, request.body ?? undefined),
+    ...(context.namespace && { namespace: context.namespace }),
+    source,
+  }
+}
+
+/** The URL's path segments after the host (`{{baseUrl}}/orders/:id` → `orders`, `:id`). */
+function pathSegments(url: UrlObject): string[] {
+  if (Array.isArray(url.path)) {
+    return url.path.map((part) => (typeof part === 'string' ? part : part.value)).filter(Boolean)
+  }
+  const raw = (typeof url.path === 'string' ? url.path : (url.raw ?? '')).split(/[?#]/)[0]
+  const withoutHost =
+    typeof url.path === 'string' ? raw : raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*/i, '')
+  return withoutHost.split('/').filter((part) => part !== '')
+}
+
+function parametersOf(
+  url: UrlObject,
+  segments: readonly string[],
+  body: Request['body'],
+): JsonSchema {
+  const properties: Record<string, JsonSchema> = {}
+  const required: string[] = []
+  const add = (key: string, schema: JsonSchema, isRequired: boolean) => {
+    if (key === '' || key in properties) return
+    properties[key] = schema
+    if (isRequired) required.push(key)
+  }
+  const variables = new Map((url.variable ?? []).map((variable) => [variable.key ?? '', variable]))
+  for (const segment of segments) {
+    const key = /^:(.+)$/.exec(segment)?.[1] ?? /^\{\{(.+)\}\}$/.exec(segment)?.[1]
+    if (key !== undefined) add(key, stringSchema(variables.get(key)), true)
+  }
+  for (const query of url.query ?? []) {
+    if (query.disabled !== true) add(query.key ?? '', stringSchema(query), false)
+  }
+  if (body?.mode === 'raw' && body.raw !== undefined && body.raw.trim() !== '') {
+    add('body', rawBodySchema(body.raw), true)
+  } else if (body?.mode === 'urlencoded' || body?.mode === 'formdata') {
+    for (const field of body[body.mode] ?? []) {
+      if (field.disabled === true) continue
+      const schema = stringSchema(field)
+      if (field.type === 'file')
+        schema.description = [schema.description, 'A file.'].filter(Boolean).join(' ')
+      add(field.key ?? '', schema, false)
+    }
+  } else if (body?.mode === 'graphql') {
+    add('query', { type: 'string', description: 'The GraphQL query.' }, true)
+    add('variables', { type: 'object', description: 'The GraphQL variables.' }, false)
+  }
+  return { type: 'object', properties, ...(required.length > 0 && { required }) }
+}
+
+function stringSchema(entry: z.infer<typeof KEY_VALUE> | undefined): JsonSchema {
+  const description = text(entry?.description)
+  return { type: 'string', ...(description && { description }) }
+}
+
+/** A JSON example body's schema (types of its values); text that is not JSON is a string. */
+function rawBodySchema(raw: string): JsonSchema {
+  try {
+    return { ...exampleSchema(JSON.parse(raw), 0), description: 'The request body (JSON).' }
+  } catch {
+    return { type: 'string', description: 'The request body.' }
+  }
+}
+
+function exampleSchema(value: unknown, depth: number): JsonSchema {
+  if (value === null) return {}
+  if (Array.isArray(value)) {
+    return depth >= 16 || value.length === 0
+      ? { type: 'array' }
+      : { type: 'array', items: exampleSchema(value[0], depth + 1) }
+  }
+  if (typeof value === 'object') {
+    if (depth >= 16) return { type: 'object' }
+    const properties: Record<string, JsonSchema> = {}
+    for (const [key, inner] of Object.entries(value))
+      properties[key] = exampleSchema(inner, depth + 1)
+    return { type: 'object', properties }
+  }
+  if (typeof value === 'number') return { type: Number.isInteger(value) ? 'integer' : 'number' }
+  return { type: typeof value }
+}
+
+function text(description: z.infer<typeof DESCRIPTION> | null | undefined): string {
+  const value = typeof description === 'string' ? description : description?.content
+  return value?.trim() ?? ''
+}
+
+/** `List Orders (v2)` → `list_orders_v2`; letters of any script are kept. */
+function snakeCase(value: string): string {
+  return value
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '_')
+    .replace(/^_+|_+$/g, '')
+}

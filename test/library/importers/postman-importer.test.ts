@@ -1,0 +1,122 @@
+import { readFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { importToolsFromFile, importTools } from '../../../src/library/importers/index.ts'
+import { schemaErrors } from '../../../src/library/schema/validate-schema.ts'
+
+const fixture = (name: string) =>
+  new URL(`../../fixtures/formats/${name}`, import.meta.url).pathname
+
+describe('Postman collections', () => {
+  it('imports one tool per request, ids from the folders, parameters from the URL and body', async () => {
+    const result = await importToolsFromFile(fixture('postman-collection.json'))
+    expect(result.format).toBe('postman')
+    expect(result.tools.map((tool) => [tool.id, tool.name, tool.description])).toEqual([
+      ['orders.list_orders', 'list_orders', "Lists the café's orders, newest first."],
+      ['orders.get_order', 'get_order', 'Fetches one order with its items.'],
+      ['orders.create_order', 'create_order', 'Places a new order for a customer.'],
+      ['orders.refunds.refund_order', 'refund_order', 'Refund order'],
+      ['customers.get_customer', 'get_customer', 'Get customer'],
+      ['customers.upload_avatar', 'upload_avatar', "Replaces a customer's avatar picture."],
+      [
+        'crème_brûlée_du_jour',
+        'crème_brûlée_du_jour',
+        'Asks the menu service which dessert is served today.',
+      ],
+    ])
+    const byId = new Map(result.tools.map((tool) => [tool.id, tool]))
+    // Query parameters: optional, with their descriptions; a disabled one is left out.
+    expect(byId.get('orders.list_orders')?.parameters).toEqual({
+      type: 'object',
+      properties: {
+        status: { type: 'string', description: 'open, paid or cancelled' },
+        limit: { type: 'string', description: 'Most orders to return' },
+      },
+    })
+    // A :variable segment: required, described by url.variable.
+    expect(byId.get('orders.get_order')?.parameters).toEqual({
+      type: 'object',
+      properties: { orderId: { type: 'string', description: "The order's id" } },
+      required: ['orderId'],
+    })
+    // A JSON body: its schema inferred from the example.
+    expect(byId.get('orders.create_order')?.parameters).toEqual({
+      type: 'object',
+      properties: {
+        body: {
+          type: 'object',
+          description: 'The request body (JSON).',
+          properties: {
+            customerId: { type: 'string' },
+            items: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  sku: { type: 'string' },
+                  qty: { type: 'integer' },
+                  price: { type: 'number' },
+                },
+              },
+            },
+            takeaway: { type: 'boolean' },
+          },
+        },
+      },
+      required: ['body'],
+    })
+    // {{orderId}} after the host is a path variable; urlencoded fields are strings.
+    expect(byId.get('orders.refunds.refund_order')?.parameters).toEqual({
+      type: 'object',
+      properties: {
+        orderId: { type: 'string' },
+        amount: { type: 'string', description: 'Amount in euros' },
+        reason: { type: 'string' },
+      },
+      required: ['orderId'],
+    })
+    expect(byId.get('orders.refunds.refund_order')?.source).toMatchObject({
+      format: 'postman',
+      method: 'POST',
+      path: '/orders/{{orderId}}/refund',
+      folder: 'Orders/Refunds',
+    })
+    // A request given as a bare URL string is a GET of that URL.
+    expect(byId.get('customers.get_customer')?.source).toMatchObject({
+      method: 'GET',
+      path: '/customers/:customerId',
+    })
+    expect(byId.get('customers.upload_avatar')?.parameters).toMatchObject({
+      properties: { image: { type: 'string', description: 'A file.' } },
+    })
+    expect(byId.get('crème_brûlée_du_jour')?.parameters).toMatchObject({ required: ['query'] })
+    for (const tool of result.tools) expect(schemaErrors(tool.parameters), tool.id).toEqual([])
+  })
+
+  it('reads a v2.0 collection (no schema URL needed) and prefixes ids with a namespace', async () => {
+    const collection = JSON.parse(await readFile(fixture('postman-collection.json'), 'utf8'))
+    collection.info.schema = 'https://schema.getpostman.com/json/collection/v2.0.0/collection.json'
+    const v20 = await importTools(JSON.stringify(collection), { fileName: 'cafe.json' })
+    expect(v20.format).toBe('postman')
+    expect(v20.tools).toHaveLength(7)
+    delete collection.info.schema
+    const named = await importTools(JSON.stringify(collection), {
+      fileName: 'cafe.json',
+      namespace: 'cafe',
+    })
+    expect(named.tools[0]).toMatchObject({ id: 'cafe.orders.list_orders', namespace: 'cafe' })
+  })
+
+  it('two requests of one name in one folder fail naming both, as other formats do', async () => {
+    const request = { method: 'GET', url: '{{baseUrl}}/ping' }
+    const collection = {
+      info: { name: 'x' },
+      item: [
+        { name: 'Ping', request },
+        { name: 'ping', request: { ...request, method: 'HEAD' } },
+      ],
+    }
+    await expect(importTools(JSON.stringify(collection), { fileName: 'x.json' })).rejects.toThrow(
+      'x.json: tool id "ping" appears twice (operation GET /ping (record 0) and operation HEAD /ping (record 1))',
+    )
+  })
+})
