@@ -42,8 +42,10 @@ library-independent candidate features (BM25 ratios, ranks, gaps, word coverage,
 namespace coherence) and the decision how many tools to take; then the example-aware decision
 (how a library's usage examples change the answer), from the held-out queries answered with
 the other training queries as usage examples. Deterministic for a given --seed.
-Writes a small JSON file with a data card (sources, feature list, held-out exact match). Use it
-with --selector learned:<file> or select.selector in the config.
+Writes a small JSON file with a data card (sources, feature list, held-out exact match), whole
+or not at all (Ctrl-C leaves no <file>.<pid>.tmp). Use it with --selector learned:<file> (a
+relative path: from the current directory) or select.selector in a config file (from the
+config file's directory).
 
 Without --examples it trains on the benchmark TRAINING splits under --data (the shipped default):
 ToolPlanner's coarse-instruction G3 queries on COLT's 1,419-API G3 corpus minus every query id
