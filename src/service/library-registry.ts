@@ -69,6 +69,12 @@ export interface LibraryRegistryOptions {
    * Default 11 minutes: the default upload build time limit and a minute more.
    */
   releaseGraceMs?: number
+  /**
+   * What to add to UNKNOWN_LIBRARY for a name that is not loaded, e.g. that an index of that
+   * name is saved on disk but was not loaded (built by `toolsel index` after the start); ''
+   * for nothing. Called on that error only.
+   */
+  notLoadedHint?: (name: string) => string
 }
 
 export class LibraryRegistry {
@@ -76,10 +82,12 @@ export class LibraryRegistry {
   readonly #listeners: LibraryChangeListener[] = []
   readonly #prepare: ((indexed: IndexedLibrary) => void) | undefined
   readonly #releaseGraceMs: number
+  readonly #notLoadedHint: ((name: string) => string) | undefined
 
   constructor(options: LibraryRegistryOptions = {}) {
     this.#prepare = options.prepare
     this.#releaseGraceMs = options.releaseGraceMs ?? 660_000
+    this.#notLoadedHint = options.notLoadedHint
   }
 
   /** Calls `listener` after every change; returns the function that stops it. */
@@ -115,7 +123,7 @@ export class LibraryRegistry {
             : `${names.slice(0, 20).join(', ')} and ${names.length - 20} more: GET /v1/libraries`
       throw new ToolselError(
         'UNKNOWN_LIBRARY',
-        `No library named "${name}" is loaded (available: ${available}).`,
+        `No library named "${name}" is loaded (available: ${available}).${this.#notLoadedHint?.(name) ?? ''}`,
         {
           details: { library: name },
         },

@@ -4,6 +4,7 @@
  * `resolve()` and `selectTools()` here; nothing else calls the pipeline.
  * @module
  */
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
@@ -16,7 +17,11 @@ import {
   type ProviderNames,
 } from '../library/importers/index.ts'
 import { oneLineDescription, type Tool } from '../library/tool.ts'
-import { assertLibraryName, type ToolLibrary } from '../library/tool-library.ts'
+import {
+  assertLibraryName,
+  LIBRARY_NAME_PATTERN,
+  type ToolLibrary,
+} from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
@@ -29,6 +34,7 @@ import {
   rebuildLibrary,
   type IndexedLibrary,
 } from '../store/library-lifecycle.ts'
+import { MANIFEST_FILE } from '../store/manifest.ts'
 import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
 import { holding, LibraryRegistry } from './library-registry.ts'
 import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
@@ -128,6 +134,7 @@ export class ToolselService {
     this.libraries = new LibraryRegistry({
       prepare: (indexed) => prepareExampleMemory(indexed.examples, config.examples),
       releaseGraceMs: Math.max(requestTimeoutMs, buildTimeoutMs) + 60_000,
+      notLoadedHint: (name) => savedButNotLoaded(config.library.indexDir, name),
     })
   }
 
@@ -616,4 +623,16 @@ function allAborted(signals: ReadonlyArray<AbortSignal | undefined>): AbortSigna
     else signal.addEventListener('abort', () => check(signal.reason), { once: true })
   }
   return controller.signal
+}
+
+/**
+ * For UNKNOWN_LIBRARY: an index of that name saved in the index directory but not served was
+ * most likely built by `toolsel index` while the service ran (saved indexes are loaded at
+ * start), or failed to load; say how to serve it. '' when there is none (or the name is not one
+ * a library can have, so no path is built from it).
+ */
+function savedButNotLoaded(indexDir: string, name: string): string {
+  if (!LIBRARY_NAME_PATTERN.test(name) || !existsSync(join(indexDir, name, MANIFEST_FILE)))
+    return ''
+  return ` An index "${name}" is saved in library.indexDir but not served: saved indexes are loaded when the service starts (one that failed is listed in GET /readyz failedIndexes). Restart the service to serve it, or upload its tools with PUT /v1/libraries/${name}.`
 }

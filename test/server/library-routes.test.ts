@@ -25,6 +25,30 @@ const put = (body: string, query = '') => ({
 })
 
 describe('library routes', () => {
+  it('says how to serve an index saved on disk but not loaded (toolsel index while it runs)', async () => {
+    const { app, service } = await createTestApp()
+    expect((await app.request('/v1/libraries/late', put(mcpBody('v1')))).status).toBe(201)
+    // As if `toolsel index … --name late` had written it after the service started.
+    service.libraries.delete('late')
+    const answer = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'send an item', library: 'late' }),
+    )
+    expect(answer.status).toBe(404)
+    expect((await readJson(answer)).error).toEqual({
+      code: 'UNKNOWN_LIBRARY',
+      message:
+        'No library named "late" is loaded (available: sample). An index "late" is saved in library.indexDir but not served: saved indexes are loaded when the service starts (one that failed is listed in GET /readyz failedIndexes). Restart the service to serve it, or upload its tools with PUT /v1/libraries/late.',
+    })
+    const unknown = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'x', library: 'never' }),
+    )
+    expect((await readJson(unknown)).error.message).toBe(
+      'No library named "never" is loaded (available: sample).',
+    )
+  })
+
   it('loads full schemas one by one and in batches (iterative tool loading)', async () => {
     const { app } = await createTestApp()
     const one = await app.request('/v1/libraries/sample/tools/mail.send_email')
