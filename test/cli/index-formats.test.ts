@@ -82,26 +82,10 @@ describe('toolsel index on the common tool formats', () => {
   })
 
   it('indexes a Postman collection; select finds its requests', async () => {
-    const indexed = await run(
-      'index',
-      fixture('postman-collection.json'),
-      '--name',
-      'cafe',
-      '--index-dir',
-      indexDir,
-    )
-    expect(indexed.code).toBe(0)
+    const indexed = await run('index', fixture('postman-collection.json'), '--index-dir', indexDir)
     expect(indexed.stderr).toContain('Imported 7 tools (postman)')
-    const selected = await run(
-      'select',
-      'refund the cold coffee order 42',
-      '--library',
-      'cafe',
-      '--index-dir',
-      indexDir,
-      '--json',
-    )
-    expect(selected.code).toBe(0)
+    const library = ['--library', 'postman-collection', '--index-dir', indexDir, '--json']
+    const selected = await run('select', 'refund the cold coffee order 42', ...library)
     expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toEqual([
       'orders.refunds.refund_order',
     ])
