@@ -85,10 +85,12 @@ export function toolJsonBytes(tool: Tool): number {
  */
 export function schemasPastBudget(tools: readonly Tool[]): Tool[] {
   const left: Tool[] = []
-  let bytes = 0
-  for (const [index, tool] of tools.entries()) {
-    const size = toolJsonBytes(tool)
-    if (index > 0 && bytes + size > MAX_ANSWER_TOOL_BYTES) left.push(tool)
+  // One tool is always answered whole: most answers are measured not at all.
+  if (tools.length < 2) return left
+  let bytes = toolJsonBytes(tools[0])
+  for (let index = 1; index < tools.length; index += 1) {
+    const size = toolJsonBytes(tools[index])
+    if (bytes + size > MAX_ANSWER_TOOL_BYTES) left.push(tools[index])
     else bytes += size
   }
   return left
