@@ -96,6 +96,14 @@ export function schemasPastBudget(tools: readonly Tool[]): Tool[] {
   return left
 }
 
+/**
+ * `tools` less `left` (`schemasPastBudget`'s): what an answer whose tool format needs every
+ * schema (a provider's, MCP's) lists; `tools` itself when nothing was left out.
+ */
+export function toolsWithinBudget(tools: readonly Tool[], left: readonly Tool[]): readonly Tool[] {
+  return left.length === 0 ? tools : tools.filter((tool) => !left.includes(tool))
+}
+
 /** Ids named in a `schemasLeftOutWarning`; the rest are counted. */
 const NAMED_LEFT_OUT = 10
 

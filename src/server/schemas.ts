@@ -16,17 +16,17 @@ import {
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
+import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import { UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
 /** Most usage examples one request may add. */
 export const MAX_EXAMPLES_PER_REQUEST = 10_000
 
-const LIBRARY_NAME_REGEX = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
 const LIBRARY_NAME = z
   .string()
   .regex(
-    LIBRARY_NAME_REGEX,
+    LIBRARY_NAME_PATTERN,
     'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
   )
 
@@ -101,7 +101,7 @@ export function selectToolsFastPath(
     let seen = 1
     const parsed: Record<string, unknown> = { instruction: trimmed }
     if ('library' in fields) {
-      if (typeof library !== 'string' || !LIBRARY_NAME_REGEX.test(library)) return undefined
+      if (typeof library !== 'string' || !LIBRARY_NAME_PATTERN.test(library)) return undefined
       parsed.library = library
       seen += 1
     }

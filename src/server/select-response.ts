@@ -27,7 +27,11 @@
  */
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
-import { schemasLeftOutWarning, schemasPastBudget } from '../library/tool-library.ts'
+import {
+  schemasLeftOutWarning,
+  schemasPastBudget,
+  toolsWithinBudget,
+} from '../library/tool-library.ts'
 import {
   providerTool,
   providerToolIds,
@@ -72,7 +76,12 @@ function schemasLeftOut(result: SelectToolsResult, includeSchemas: boolean, form
   if (left.length === 0) return undefined
   const library = result.components.library
   const fetch = `fetch each one with GET /v1/libraries/${library}/tools/<id> (or POST /v1/libraries/${library}/tools/batch, within the same limit)`
-  return { left, warnings: [schemasLeftOutWarning(left, fetch)] }
+  return {
+    left,
+    // In a provider's shape a tool without its schema is left out (its tool format needs one).
+    answered: format === 'toolsel' ? result.tools : toolsWithinBudget(result.tools, left),
+    warnings: [schemasLeftOutWarning(left, fetch)],
+  }
 }
 
 /**
@@ -88,8 +97,7 @@ export function selectResponseObject(
   const warnings = leftOut && { warnings: leftOut.warnings }
   if (format !== 'toolsel') {
     const { tools, ...rest } = result
-    const answered = leftOut ? tools.filter((tool) => !leftOut.left.includes(tool)) : tools
-    return { ...providerToolsAnswer(answered, format), ...rest, ...warnings }
+    return { ...providerToolsAnswer(leftOut?.answered ?? tools, format), ...rest, ...warnings }
   }
   return {
     ...result,
@@ -218,11 +226,7 @@ export function selectResponseJson(
 ): string {
   const { tools: selected, steps, ...rest } = result
   const leftOut = schemasLeftOut(result, includeSchemas, format)
-  // In a provider's shape a tool without its schema is left out (its tool format needs one).
-  const tools =
-    leftOut && format !== 'toolsel'
-      ? selected.filter((tool) => !leftOut.left.includes(tool))
-      : selected
+  const tools = leftOut?.answered ?? selected
   let json = '{"tools":['
   for (let index = 0; index < tools.length; index++) {
     if (index > 0) json += ','

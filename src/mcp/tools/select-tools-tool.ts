@@ -1,7 +1,11 @@
 /** `select_tools`: Plan-Retrieve-Select for a whole instruction, answered with schemas. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { schemasLeftOutWarning, schemasPastBudget } from '../../library/tool-library.ts'
+import {
+  schemasLeftOutWarning,
+  schemasPastBudget,
+  toolsWithinBudget,
+} from '../../library/tool-library.ts'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
 import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
@@ -80,8 +84,7 @@ export function registerSelectTools(
             // Past MAX_ANSWER_TOOL_BYTES of schemas (the first tool always whole) a tool is left
             // out of `tools`, named in `warnings`: the steps still name it as selected.
             const left = schemasPastBudget(result.tools)
-            const tools =
-              left.length === 0 ? result.tools : result.tools.filter((tool) => !left.includes(tool))
+            const tools = toolsWithinBudget(result.tools, left)
             const payload = {
               library: view.library.name,
               ...toolsPayload(tools, toolFormat),
