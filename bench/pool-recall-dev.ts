@@ -44,6 +44,16 @@
  *   a `-f<floor>` suffix weights floor + (1 - floor) × p^alpha; `-g0`: no word vectors (library
  *   statistics and shape only); `--no-name`: without the name feature. `--term-model-out` writes
  *   the model trained on folds 1-4 of both sets (no name feature) as JSON and stops.
+ * - `swceil` (round 25): the plain lists, and a count of the gold tools that share a sub-word but
+ *   no stem with the request (a request word and a word of the tool's name or description, one a
+ *   prefix of the other, >= 4 characters, different stems): the ceiling of sub-word matching;
+ *   `sw-l<least>-b<beta>`: such library words' stems join the query at beta per request word
+ *   (`swo-…`: only for a request word whose stem the library lacks); `ng-n<n>-a<alpha>`: a BM25
+ *   list over the character n-grams of the name and description words (padded ^word$) fused at
+ *   alpha × (n-gram score scaled to the plain list's best); `nga-n<n>-a<m>`: the plain list plus
+ *   up to m tools only the n-gram list holds;
+ * - `bm25-k<k1>-b<b>-n<name>-p<parameters>-d<description>` (round 25): the parameter and
+ *   description field weights too (each suffix optional).
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -69,7 +79,7 @@ import {
 } from '../src/retrieve/bm25/bm25-search.ts'
 import { WEIGHT_SCALE } from '../src/retrieve/bm25/bm25-postings.ts'
 import { TopK } from '../src/retrieve/top-k.ts'
-import { tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
+import { splitIdentifiers, STOP_WORDS, tokenizeQuery } from '../src/retrieve/bm25/tokenize.ts'
 import { TermModel, termFeatures, type TermLibraryView } from './term-weight-model.ts'
 import { loadWordVectors, type WordVectors } from '../src/models/static/word-vectors.ts'
 import { embeddingWords } from '../src/models/static/static-embedding-model.ts'
@@ -366,15 +376,21 @@ async function main() {
       )
     const retrievers = new Map<string, Bm25Retriever>()
     for (const variant of variantNames) {
-      const settingsMatch = /^bm25-k(\d+(?:\.\d+)?)-b(\d+(?:\.\d+)?)-n(\d+(?:\.\d+)?)$/.exec(
-        variant,
-      )
+      const settingsMatch =
+        /^bm25-k(\d+(?:\.\d+)?)-b(\d+(?:\.\d+)?)-n(\d+(?:\.\d+)?)(?:-p(\d+(?:\.\d+)?))?(?:-d(\d+(?:\.\d+)?))?$/.exec(
+          variant,
+        )
       const settings: Bm25Settings = settingsMatch
         ? {
             ...baseSettings,
             k1: Number(settingsMatch[1]),
             b: Number(settingsMatch[2]),
-            fieldWeights: { ...baseSettings.fieldWeights, name: Number(settingsMatch[3]) },
+            fieldWeights: {
+              ...baseSettings.fieldWeights,
+              name: Number(settingsMatch[3]),
+              parameters: Number(settingsMatch[4] ?? baseSettings.fieldWeights.parameters),
+              description: Number(settingsMatch[5] ?? baseSettings.fieldWeights.description),
+            },
           }
         : baseSettings
       const docExpansion = /^dx(n?)-n(\d+)-c(\d+(?:\.\d+)?)-w(\d+(?:\.\d+)?)$/.exec(variant)
@@ -454,18 +470,7 @@ async function main() {
       for (const c of set.cases) {
         ;(search as Search & { setCase?: (id: string) => void }).setCase?.(c.id)
         ctx.instruction = c.instruction
-        const clauses = planner.split(c.instruction)
-        const texts =
-          clauses.length === 1 && clauses[0] === c.instruction.trim()
-            ? clauses
-            : [...clauses, c.instruction]
-        const pool = new Set<string>()
-        const top3 = new Set<string>()
-        for (const text of texts)
-          search(text).forEach((hit, rank) => {
-            pool.add(hit.id)
-            if (rank < 3) top3.add(hit.id)
-          })
+        const { texts, pool, top3 } = poolOf(search, planner, c.instruction)
         const whole = new Set(search(c.instruction).map((hit) => hit.id))
         lists += texts.length
         poolSize += pool.size
@@ -495,6 +500,24 @@ async function main() {
       )
     }
   }
+}
+
+/**
+ * The texts a query is retrieved for (each rule-planner clause, then the whole instruction when
+ * it is not the only clause), the candidates of all their lists and those in some list's first 3.
+ */
+function poolOf(search: Search, planner: RulePlanner, instruction: string) {
+  const clauses = planner.split(instruction)
+  const texts =
+    clauses.length === 1 && clauses[0] === instruction.trim() ? clauses : [...clauses, instruction]
+  const pool = new Set<string>()
+  const top3 = new Set<string>()
+  for (const text of texts)
+    search(text).forEach((hit, rank) => {
+      pool.add(hit.id)
+      if (rank < 3) top3.add(hit.id)
+    })
+  return { texts, pool, top3 }
 }
 
 /**
@@ -559,6 +582,11 @@ function prfPostings(docs: number, terms: number, beta: number, clausesOnly: boo
 }
 
 function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
+  if (name === 'swceil') return subwordCeiling
+  const sw = /^sw(o?)-l(\d+)-b(\d+(?:\.\d+)?)$/.exec(name)
+  if (sw) return subwordPrefix(Number(sw[2]), Number(sw[3]), sw[1] === 'o')
+  const ng = /^ng(a?)-n(\d+)-a(\d+(?:\.\d+)?)$/.exec(name)
+  if (ng) return ngramFused(Number(ng[2]), Number(ng[3]), ng[1] === 'a')
   const tw = /^tw(x?)-a(\d+(?:\.\d+)?)(?:-f(\d+(?:\.\d+)?))?(-g0)?$/.exec(name)
   if (tw) return termWeighted(tw[1] === 'x', Number(tw[2]), Number(tw[3] ?? 0), tw[4] !== undefined)
   const append = /^rma-d(\d+)-t(\d+)-b(\d+(?:\.\d+)?)-m(\d+)$/.exec(name)
@@ -856,6 +884,214 @@ function termWeighted(transfer: boolean, alpha: number, floor: number, noVectors
       current = id
     }
     return search
+  }
+}
+
+/** Lower-case words of a text (identifiers split), letters and digits, at least one letter. */
+function rawWords(text: string): string[] {
+  return (
+    splitIdentifiers(text)
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).filter((word) => /\p{L}/u.test(word) && !STOP_WORDS.has(word))
+}
+
+/** The single stem of a word ('' when the tokenizer gives none or several). */
+function stemOf(word: string): string {
+  const terms = tokenize(word)
+  return terms.length === 1 ? terms[0] : ''
+}
+
+/** Whether one word is a prefix of the other, both at least `least` characters, stems differ. */
+function prefixRelated(a: string, b: string, least: number): boolean {
+  if (a.length < least || b.length < least || a === b) return false
+  return (a.startsWith(b) || b.startsWith(a)) && stemOf(a) !== stemOf(b)
+}
+
+/** A tool's name and description words (the sub-word screens' document). */
+function subwordText(tool: Tool): string {
+  const doc = toolToBm25Document(tool)
+  return `${doc.name} ${doc.description}`
+}
+
+/**
+ * `swceil` (round 25): the ceiling of sub-word matching on training data. Per gold tool: does it
+ * share a stem with the request (name+description words), and does some request word whose stem
+ * the tool lacks share a prefix (>= 4 characters, one word a prefix of the other) with one of the
+ * tool's words; split by whether the plain pool already has the tool in some list's first 3.
+ */
+function subwordCeiling(ctx: Context): Search {
+  const planner = new RulePlanner()
+  const base = VARIANTS.base(ctx)
+  const toolWords = new Map(
+    ctx.tools.map((tool) => [tool.id, new Set(rawWords(subwordText(tool)))]),
+  )
+  const counts = {
+    gold: 0,
+    noStem: 0,
+    subOnly: 0,
+    subExtra: 0,
+    notTop3: 0,
+    notTop3Sub: 0,
+    notTop3SubOnly: 0,
+    notPool: 0,
+    notPoolSub: 0,
+  }
+  for (const c of ctx.cases) {
+    const { pool, top3 } = poolOf(base, planner, c.instruction)
+    const words = [...new Set(rawWords(expandHeadVerb(c.instruction)))]
+    for (const id of c.gold) {
+      const own = toolWords.get(id)!
+      const ownStems = new Set([...own].map(stemOf))
+      const stemShared = words.some((word) => ownStems.has(stemOf(word)))
+      const sub = words.some(
+        (word) =>
+          !ownStems.has(stemOf(word)) && [...own].some((other) => prefixRelated(word, other, 4)),
+      )
+      counts.gold += 1
+      if (!stemShared) counts.noStem += 1
+      if (!stemShared && sub) counts.subOnly += 1
+      if (stemShared && sub) counts.subExtra += 1
+      if (!top3.has(id)) {
+        counts.notTop3 += 1
+        if (sub) counts.notTop3Sub += 1
+        if (sub && !stemShared) counts.notTop3SubOnly += 1
+      }
+      if (!pool.has(id)) {
+        counts.notPool += 1
+        if (sub) counts.notPoolSub += 1
+      }
+    }
+  }
+  const share = (n: number) => `${((100 * n) / counts.gold).toFixed(2)}%`
+  console.log(
+    `swceil: gold ${counts.gold}; no stem shared ${share(counts.noStem)}; sub-word only ${share(counts.subOnly)}; ` +
+      `sub-word on top of a stem ${share(counts.subExtra)}; not in a first 3 ${share(counts.notTop3)} ` +
+      `(with a sub-word match ${share(counts.notTop3Sub)}, sub-word only ${share(counts.notTop3SubOnly)}); ` +
+      `not in pool ${share(counts.notPool)} (with a sub-word match ${share(counts.notPoolSub)})`,
+  )
+  return base
+}
+
+/**
+ * `sw-l<least>-b<beta>` (round 25): sub-word query expansion. Each request word (>= least
+ * characters) that is a prefix of a library word, or has one as its prefix, with another stem
+ * adds those stems to the query, at beta in all per request word (split evenly); `swo-…`: only
+ * for a request word whose stem the library does not hold.
+ */
+function subwordPrefix(least: number, beta: number, unknownOnly: boolean) {
+  return (ctx: Context): Search => {
+    const postings = ctx.retriever.postings
+    const ids = ctx.retriever.ids
+    const scratch = new SearchScratch(postings.documents)
+    const byPrefix = new Map<string, Set<string>>()
+    for (const tool of ctx.tools)
+      for (const word of rawWords(subwordText(tool))) {
+        if (word.length < least) continue
+        const key = word.slice(0, least)
+        let words = byPrefix.get(key)
+        if (!words) byPrefix.set(key, (words = new Set()))
+        words.add(word)
+      }
+    return (text) => {
+      const expanded = expandHeadVerb(text)
+      const words = tokenizeQuery(expanded)
+      const own = new Set(words)
+      const list: QueryTerm[] = [...queryTerms(words, postings, undefined, 0)]
+      for (const word of new Set(rawWords(text))) {
+        if (word.length < least) continue
+        if (unknownOnly && postings.termIndex.has(stemOf(word))) continue
+        const stems = new Set<string>()
+        for (const other of byPrefix.get(word.slice(0, least)) ?? []) {
+          if (!prefixRelated(word, other, least)) continue
+          const stem = stemOf(other)
+          if (stem !== '' && !own.has(stem) && postings.termIndex.has(stem)) stems.add(stem)
+        }
+        for (const stem of stems) {
+          const [term] = queryTerms([stem], postings, undefined, 0)
+          if (!term) continue
+          const count = beta / stems.size
+          list.push({
+            ...term,
+            count,
+            factor: count,
+            bound: count * postings.maxWeights[term.id],
+            least: count * postings.minWeights[term.id],
+          })
+        }
+      }
+      return searchExhaustive(list, 0, scratch, new TopK(K), 0).map(({ position, score }) => ({
+        id: ids[position],
+        score,
+      }))
+    }
+  }
+}
+
+/**
+ * `ng-n<n>-a<alpha>` (round 25): a second BM25 list over character n-grams (words padded with
+ * ^ and $) of each tool's name and description words, fused into the plain list by score sum
+ * (alpha × n-gram score); `nga-…`: the plain list unchanged plus up to alpha (a count) tools
+ * only the n-gram list holds, in its order.
+ */
+function ngramFused(n: number, alpha: number, append: boolean) {
+  const grams = (text: string): string[] => {
+    const out: string[] = []
+    for (const word of rawWords(text)) {
+      const padded = `^${word}$`
+      for (let at = 0; at + n <= padded.length; at += 1) out.push(padded.slice(at, at + n))
+    }
+    return out
+  }
+  return (ctx: Context): Search => {
+    const index = new Map<string, { doc: number; tf: number }[]>()
+    const lengths: number[] = []
+    ctx.tools.forEach((tool, doc) => {
+      const counts = new Map<string, number>()
+      const all = grams(subwordText(tool))
+      for (const gram of all) counts.set(gram, (counts.get(gram) ?? 0) + 1)
+      lengths.push(all.length)
+      for (const [gram, tf] of counts) {
+        let list = index.get(gram)
+        if (!list) index.set(gram, (list = []))
+        list.push({ doc, tf })
+      }
+    })
+    const average = lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length)
+    const [k1, b] = [1.2, 0.75]
+    const total = ctx.tools.length
+    const ngramSearch = (text: string): Hit[] => {
+      const scores = new Map<number, number>()
+      for (const gram of new Set(grams(text))) {
+        const list = index.get(gram)
+        if (!list) continue
+        const idf = Math.log(1 + (total - list.length + 0.5) / (list.length + 0.5))
+        for (const { doc, tf } of list) {
+          const weight = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[doc]) / average))
+          scores.set(doc, (scores.get(doc) ?? 0) + weight)
+        }
+      }
+      return [...scores]
+        .sort((x, y) => y[1] - x[1] || x[0] - y[0])
+        .slice(0, K * 2)
+        .map(([doc, score]) => ({ id: ctx.tools[doc].id, score }))
+    }
+    return (text) => {
+      const first = ctx.retriever.search(expandHeadVerb(text), append ? K : K * 2, 0)
+      const second = ngramSearch(text)
+      if (!append) {
+        // Scale the n-gram scores to the plain list's best so alpha is a share of it.
+        const top = first[0]?.score ?? 1
+        const best = second[0]?.score ?? 1
+        return fuse(
+          first,
+          second.map((hit) => ({ id: hit.id, score: (hit.score * top) / best })),
+          alpha,
+        )
+      }
+      const have = new Set(first.map((hit) => hit.id))
+      return [...first, ...second.filter((hit) => !have.has(hit.id)).slice(0, alpha)]
+    }
   }
 }
 
