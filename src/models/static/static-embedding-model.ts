@@ -155,8 +155,12 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   readonly #vectors: WordVectors
   /** SIF weight of each word id. */
   readonly #weights: Float32Array
-  /** Each entry's size (±) in the vectors made up for words outside the vocabulary. */
-  readonly #unknownScale: number
+  /**
+   * Each entry of the vectors made up for words outside the vocabulary, by its sign bit:
+   * `[-scale, +scale]`. Read by index, not chosen by a branch: the bit is random, so a branch was
+   * mispredicted about every other entry (the same value is added either way, so the same bits).
+   */
+  readonly #unknownEntries: Float64Array
   /** Mean word vector and first principal component of the centred word vectors (ABTT). */
   readonly #mean: Float64Array
   readonly #component: Float64Array
@@ -179,8 +183,9 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     }
     this.#sum = new Float64Array(vectors.dimensions)
     // The rarest word's weight times the vocabulary's mean length, over √dimensions entries.
-    this.#unknownScale =
+    const unknownScale =
       (this.#weights[vectors.size - 1] * vectors.meanNorm()) / Math.sqrt(vectors.dimensions)
+    this.#unknownEntries = Float64Array.of(-unknownScale, unknownScale)
     ;[this.#mean, this.#component] = commonDirections(vectors, COMMON_WORDS)
   }
 
@@ -268,13 +273,13 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   /** Adds the made-up vector of an out-of-vocabulary word: ±1 entries from a xorshift stream. */
   #addUnknown(sum: Float64Array, word: string): void {
     this.#flushRun(sum)
-    const scale = this.#unknownScale
+    const entries = this.#unknownEntries
     let state = idHash(word) || 1
     for (let column = 0; column < sum.length; column++) {
       state ^= state << 13
       state ^= state >>> 17
       state ^= state << 5
-      sum[column] += state & 1 ? scale : -scale
+      sum[column] += entries[state & 1]
     }
   }
 }
