@@ -54,6 +54,9 @@
  *   up to m tools only the n-gram list holds;
  * - `bm25-k<k1>-b<b>-n<name>-p<parameters>-d<description>` (round 25): the parameter and
  *   description field weights too (each suffix optional).
+ * - `sum-w<weight>-n<words>` (round 25): the description's first sentence, cut to `words`
+ *   words, as a field of its own (the expansion postings: own length normalisation and idf) at
+ *   `weight`, on top of the full description.
  * @module
  */
 import { parseArgs } from 'node:util'
@@ -394,8 +397,29 @@ async function main() {
           }
         : baseSettings
       const docExpansion = /^dx(n?)-n(\d+)-c(\d+(?:\.\d+)?)-w(\d+(?:\.\d+)?)$/.exec(variant)
-      const key = JSON.stringify(settings) + (docExpansion ? variant : '')
+      const summary = /^sum-w(\d+(?:\.\d+)?)-n(\d+)$/.exec(variant)
+      const key = JSON.stringify(settings) + (docExpansion || summary ? variant : '')
       let retriever = retrievers.get(key)
+      if (!retriever && summary) {
+        // The description's first sentence, cut to n words, as a field of its own (the expansion
+        // postings: own length normalisation and idf) at weight w.
+        const expansions = new Map<string, string>()
+        for (const tool of set.tools) {
+          const first = tool.description.trim().split(/(?<=[.!?])\s+|\n/)[0] ?? ''
+          const words = first.split(/\s+/).filter(Boolean).slice(0, Number(summary[2]))
+          if (words.length > 0) expansions.set(tool.id, words.join(' '))
+        }
+        retriever = Bm25Retriever.build(
+          set.tools,
+          { ...settings, fieldWeights: { ...settings.fieldWeights, examples: Number(summary[1]) } },
+          { expansions },
+        )
+        retrievers.set(key, retriever)
+        const share = [...expansions.values()].reduce((sum, t) => sum + t.split(' ').length, 0)
+        console.log(
+          `${variant}: ${expansions.size} tools, ${(share / Math.max(1, expansions.size)).toFixed(1)} words per summary`,
+        )
+      }
       if (!retriever && docExpansion) {
         // Each tool's name and description words' neighbours, in the `examples` field at weight w
         // (dxn-: the name's words only).
@@ -455,7 +479,7 @@ async function main() {
       }
       const make =
         VARIANTS[variant] ??
-        (settingsMatch || docExpansion ? VARIANTS.base : undefined) ??
+        (settingsMatch || docExpansion || summary ? VARIANTS.base : undefined) ??
         parseVariant(variant)
       if (!make) throw new Error(`unknown variant ${variant}`)
       const search = make(ctx)
