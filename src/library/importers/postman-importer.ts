@@ -6,6 +6,9 @@
  * parameters (not `disabled`) optional strings; a JSON `raw` body is a required `body` whose
  * schema is inferred from the example, `urlencoded` / `formdata` fields strings, a GraphQL body
  * `{query, variables}`. Headers, auth and saved responses are not arguments and are left out.
+ * A `{{variable}}` in the JSON body (`{"id": {{customerId}}}`, which is not JSON until Postman
+ * substitutes it, or `"{{name}}"`) is a string value named after its variable: collection and
+ * environment variables are not resolved (their values belong to whoever runs the collection).
  * @module
  */
 import { z } from 'zod'
@@ -189,17 +192,68 @@ function stringSchema(entry: z.infer<typeof KEY_VALUE> | undefined): JsonSchema 
   return { type: 'string', ...(description && { description }) }
 }
 
-/** A JSON example body's schema (types of its values); text that is not JSON is a string. */
+/**
+ * A JSON example body's schema (types of its values); text that is not JSON, even with its
+ * `{{variables}}` read as strings, is a string.
+ */
 function rawBodySchema(raw: string): JsonSchema {
   try {
-    return { ...exampleSchema(JSON.parse(raw), 0), description: 'The request body (JSON).' }
+    const schema = exampleSchema(JSON.parse(withVariablesAsStrings(raw)), 0)
+    return { ...schema, description: schema.description ?? 'The request body (JSON).' }
   } catch {
     return { type: 'string', description: 'The request body.' }
   }
 }
 
+/** Marks a string that stood for a Postman variable (a NUL no JSON text of a request holds). */
+const VARIABLE_MARK = '\u0000postman-variable:'
+
+/**
+ * `raw` with each `{{name}}` outside a JSON string replaced by the JSON string of VARIABLE_MARK
+ * and its name (`{"id": {{customerId}}}` parses); one inside a string stays as it is.
+ */
+function withVariablesAsStrings(raw: string): string {
+  let out = ''
+  let inString = false
+  let at = 0
+  while (at < raw.length) {
+    const char = raw[at]
+    if (inString) {
+      if (char === '\\') {
+        out += raw.slice(at, at + 2)
+        at += 2
+        continue
+      }
+      if (char === '"') inString = false
+    } else if (char === '"') inString = true
+    else if (char === '{' && raw[at + 1] === '{') {
+      const end = raw.indexOf('}}', at + 2)
+      if (end !== -1) {
+        out += JSON.stringify(`${VARIABLE_MARK}${raw.slice(at + 2, end).trim()}`)
+        at = end + 2
+        continue
+      }
+    }
+    out += char
+    at += 1
+  }
+  return out
+}
+
+/** The variable a value of the example stands for: `{{name}}`, or one outside a string. */
+function variableOf(value: string): string | undefined {
+  if (value.startsWith(VARIABLE_MARK)) return value.slice(VARIABLE_MARK.length)
+  return /^\{\{\s*([^{}]+?)\s*\}\}$/.exec(value)?.[1]
+}
+
 function exampleSchema(value: unknown, depth: number): JsonSchema {
   if (value === null) return {}
+  if (typeof value === 'string') {
+    const variable = variableOf(value)
+    return variable === undefined
+      ? { type: 'string' }
+      : { type: 'string', description: `Postman variable {{${variable}}}.` }
+  }
   if (Array.isArray(value)) {
     return depth >= 16 || value.length === 0
       ? { type: 'array' }

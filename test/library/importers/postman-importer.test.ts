@@ -119,4 +119,41 @@ describe('Postman collections', () => {
       'x.json: tool id "ping" appears twice (operation GET /ping (record 0) and operation HEAD /ping (record 1))',
     )
   })
+
+  it('reads {{variables}} in a JSON body as string values named after them', async () => {
+    const raw =
+      '{"customerId": {{customerId}}, "note": "{{ note }}", "tag": "a {{b}} c", "qty": 2,\n' +
+      ' "lines": [{"sku": {{sku}}}], "text": "a \\" {{quoted}}"}'
+    const collection = {
+      info: { name: 'x' },
+      item: [
+        { name: 'Create', request: { method: 'POST', url: '/c', body: { mode: 'raw', raw } } },
+        {
+          name: 'Whole',
+          request: { method: 'POST', url: '/w', body: { mode: 'raw', raw: '{{payload}}' } },
+        },
+      ],
+    }
+    const [create, whole] = (await importTools(JSON.stringify(collection), { fileName: 'x.json' }))
+      .tools
+    const variable = (name: string) => ({
+      type: 'string',
+      description: `Postman variable {{${name}}}.`,
+    })
+    expect(create.parameters.properties).toEqual({
+      body: {
+        type: 'object',
+        description: 'The request body (JSON).',
+        properties: {
+          customerId: variable('customerId'),
+          note: variable('note'),
+          tag: { type: 'string' },
+          qty: { type: 'integer' },
+          lines: { type: 'array', items: { type: 'object', properties: { sku: variable('sku') } } },
+          text: { type: 'string' },
+        },
+      },
+    })
+    expect(whole.parameters.properties).toEqual({ body: variable('payload') })
+  })
 })
