@@ -6,6 +6,7 @@
 import { closestName } from './config/closest-name.ts'
 import { benchCommand, BENCH_HELP } from './cli/bench-command.ts'
 import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
+import { librariesCommand, LIBRARIES_HELP } from './cli/libraries-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
 import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
 import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
@@ -23,6 +24,11 @@ type Command = (argv: string[], io: CommandIO) => Promise<number>
 export const COMMANDS: Record<string, [Command, string, string]> = {
   serve: [serveCommand, 'Start the HTTP service', SERVE_HELP],
   index: [indexCommand, 'Import a tool file and build its index', INDEX_HELP],
+  libraries: [
+    librariesCommand,
+    'List, show or delete libraries (saved indexes, or a running service: --server)',
+    LIBRARIES_HELP,
+  ],
   select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
   bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
@@ -51,6 +57,8 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
 const COMMAND_SYNONYMS: Readonly<Record<string, string>> = {
   import: 'index',
   build: 'index',
+  library: 'libraries',
+  libs: 'libraries',
   server: 'serve',
   start: 'serve',
   benchmark: 'bench',

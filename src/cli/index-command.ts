@@ -23,12 +23,15 @@ import {
   type CommandIO,
   redactedConfigJson,
 } from './cli-options.ts'
-import { createProgress, type ProgressReporter } from './progress.ts'
+import { createProgress } from './progress.ts'
 import { join } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import {
-  importLibrary,
+  buildIndexedLibrary,
+  buildsSameIndex,
+  importAsLibrary,
   libraryNameFromPath,
+  savedManifest,
   saveIndexedLibrary,
 } from '../store/library-lifecycle.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
@@ -67,6 +70,10 @@ Options:
                          {"instruction": "...", "tools": ["<tool id>", ...]}; they replace the
                          index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
+  --rebuild              Build and write even when the saved index already holds these tools
+                         (same tools, source file and format, retriever parts, examples): such a
+                         run otherwise changes nothing ("Unchanged: ..."). Use it after changing
+                         how a part is built (--dense-index, HNSW settings).
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -81,6 +88,7 @@ const OPTIONS = {
   'dense-index': { type: 'string' },
   device: { type: 'string' },
   examples: { type: 'string' },
+  rebuild: { type: 'boolean' },
 } as const
 
 export async function indexCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -130,42 +138,37 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
 
   const started = performance.now()
   const previousIndexDir = join(config.library.indexDir, name)
-  let progress: ProgressReporter | undefined
-  const { indexed } = await importLibrary(
+  const { library, imported, source } = await importAsLibrary(
     { path, format, namespace: values.namespace, onDuplicate, providerNames },
     name,
-    config,
-    {
-      onProgress: ({ stage, done, total }) => progress?.update(done, total, stage),
-      previousIndexDir,
-      logger,
-      prepare: async (library, imported) => {
-        // The summary below lists what these count: printed once, there.
-        const summarized = new Set(imported.summarized)
-        for (const warning of imported.warnings) {
-          if (!summarized.has(warning)) logger.warn(warning)
-        }
-        io.stderr(
-          `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
-        )
-        io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
-        const examples = await libraryExamples(
-          values.examples,
-          previousIndexDir,
-          library,
-          config,
-          io,
-        )
-        progress = createProgress(`Indexing ${name}`)
-        return { examples }
-      },
-    },
   )
-  const { library } = indexed
+  // The summary below lists what these count: printed once, there.
+  const summarized = new Set(imported.summarized)
+  for (const warning of imported.warnings) {
+    if (!summarized.has(warning)) logger.warn(warning)
+  }
+  io.stderr(
+    `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
+  )
+  io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
+  const examples = await libraryExamples(values.examples, previousIndexDir, library, config, io)
+  const build = { source, previousIndexDir, logger, examples }
+  const saved = values.rebuild ? undefined : await savedManifest(previousIndexDir)
+  if (saved !== undefined && buildsSameIndex(saved, library, build, config)) {
+    io.stderr(
+      `Unchanged: ${previousIndexDir} already holds these ${library.size} tools (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
+    )
+    return 0
+  }
+  const progress = createProgress(`Indexing ${name}`)
+  const indexed = await buildIndexedLibrary(library, config, {
+    ...build,
+    onProgress: ({ stage, done, total }) => progress.update(done, total, stage),
+  })
   const dir = await saveIndexedLibrary(config.library.indexDir, indexed)
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
   const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
-  progress?.done(
+  progress.done(
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0

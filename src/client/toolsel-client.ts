@@ -99,6 +99,8 @@ export interface PutLibraryOptions extends CallOptions {
   retriever?: 'bm25' | 'dense' | 'hybrid' | 'regex' | (string & {})
   /** The library's usage examples: `keep` (default; minus ids the new tools lack) or `drop`. */
   examples?: 'keep' | 'drop'
+  /** Build and save even when the saved index already holds these tools (default: unchanged). */
+  rebuild?: boolean
 }
 
 /** Each method and the operation of `/openapi.json` it calls (checked by the client test). */
@@ -213,9 +215,18 @@ export class ToolselClient {
     tools: string | object,
     options: PutLibraryOptions = {},
   ): Promise<PutLibraryResponse> {
-    const { format, namespace, onDuplicate, providerNames, retriever, examples, ...call } = options
+    const { format, namespace, onDuplicate, providerNames, retriever, examples, rebuild, ...call } =
+      options
     const query = new URLSearchParams()
-    const fields = { format, namespace, onDuplicate, providerNames, retriever, examples }
+    const fields = {
+      format,
+      namespace,
+      onDuplicate,
+      providerNames,
+      retriever,
+      examples,
+      rebuild: rebuild === undefined ? undefined : String(rebuild),
+    }
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) query.set(key, value)
     }

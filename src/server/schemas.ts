@@ -302,6 +302,12 @@ export function createRequestSchemas(config: Config) {
           .describe(
             "The library's usage examples: keep (default; tool ids the new tools lack are removed from them, examples left without a tool are dropped) or drop.",
           ),
+        rebuild: z
+          .enum(['true', 'false'])
+          .optional()
+          .describe(
+            'true: build and save even when the saved index already holds this upload (the same tools, format, retriever parts and examples), e.g. after changing how a part is built (retrieve.dense.index). Default false: such an upload changes nothing and answers unchanged: true.',
+          ),
       })
       .strict(),
   }
@@ -549,6 +555,11 @@ export const RESPONSE_SCHEMAS = {
     examples: LIBRARY_INFO.shape.examples.describe(
       "The library's usage examples after the PUT (examples=keep or drop).",
     ),
+    unchanged: z
+      .boolean()
+      .describe(
+        "true when the saved index already held this upload (the same tools, format, retriever parts and examples): nothing was built or written, createdAt is the index's (rebuild=true builds anyway).",
+      ),
     warnings: z.array(z.string()),
     import: z
       .object({

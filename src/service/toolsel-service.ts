@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { Components } from '../components.ts'
 import type { BuildRetriever, Config } from '../config/schema.ts'
 import { isToolselError, throwIfAborted, ToolselError } from '../errors.ts'
@@ -453,6 +453,11 @@ export class ToolselService {
        * tool ids the new tools lack (examples left with no tool are dropped); `drop` clears them.
        */
       examples?: 'keep' | 'drop'
+      /**
+       * Build and save even when the upload would make the saved index again (the same tools,
+       * source, parts and examples; see `buildsSameIndex`), e.g. after changing how a part is built.
+       */
+      rebuild?: boolean
       signal?: AbortSignal
       /**
        * Called just before the new index is committed (renamed into place, then served); throw
@@ -464,18 +469,22 @@ export class ToolselService {
   ): Promise<{
     summary: LibrarySummary
     created: boolean
+    /** True when the saved index already held this upload: nothing was built or written. */
+    unchanged: boolean
     warnings: string[]
     import: ImportSummary
   }> {
     assertLibraryName(name)
     return this.#serialise(name, async () => {
       const warnings: string[] = []
-      const {
-        indexed,
-        warnings: importWarnings,
-        summary,
-        toolsIndex,
-      } = await importUploadedLibrary(
+      const indexDir = join(this.config.library.indexDir, name)
+      const current = this.libraries.get(name)
+      // Only an index saved where this upload would save it can stand for it.
+      const saved =
+        current?.dir !== undefined && resolve(current.dir) === resolve(indexDir)
+          ? current.manifest
+          : undefined
+      const uploaded = await importUploadedLibrary(
         {
           text,
           format: options.format,
@@ -490,13 +499,23 @@ export class ToolselService {
           signal: options.signal,
           retriever: options.retriever,
           // The index being replaced: its embedding cache spares re-embedding unchanged tools.
-          previousIndexDir: join(this.config.library.indexDir, name),
+          previousIndexDir: indexDir,
           logger: this.logger,
           prepare: (library) => ({ examples: this.#carriedExamples(library, options, warnings) }),
+          unchangedFrom: options.rebuild === true ? undefined : saved,
         },
       )
-      warnings.unshift(...importWarnings)
+      const { summary } = uploaded
+      warnings.unshift(...uploaded.warnings)
       throwIfAborted(options.signal)
+      if (uploaded.unchanged) {
+        this.logger.info(`Library "${name}" unchanged: the saved index holds these tools`, {
+          tools: summary.tools,
+        })
+        const listed = this.listLibraries().find((entry) => entry.name === name)!
+        return { summary: listed, created: false, unchanged: true, warnings, import: summary }
+      }
+      const { indexed, toolsIndex } = uploaded
       const created = this.libraries.get(name) === undefined
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
@@ -510,7 +529,7 @@ export class ToolselService {
         tools: indexed.library.size,
       })
       const listed = this.listLibraries().find((entry) => entry.name === name)!
-      return { summary: listed, created, warnings, import: summary }
+      return { summary: listed, created, unchanged: false, warnings, import: summary }
     })
   }
 

@@ -47,6 +47,8 @@ import {
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
+import { splitPartList, withRequirements } from './kinds/index.ts'
+import type { IndexManifest } from './manifest.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
@@ -56,6 +58,7 @@ export {
   listIndexes,
   loadIndexedLibrary,
   readIndexTools,
+  readManifest,
   recoverIndexDir,
   saveIndexedLibrary,
   type SaveOptions,
@@ -91,9 +94,32 @@ export type LibraryInput =
   ({ path: string } & ImportSettings) | ({ text: string; fileName?: string } & ImportSettings)
 
 /**
- * Imports tools (any supported format) and indexes them as the library `name`. The manifest's
- * `source` records the file and format (the rebuild hint of later load errors names them).
- * `prepare` sees the library before it is indexed (to choose its usage examples, say).
+ * Imports tools (any supported format) as the library `name`, not indexed yet; `source` is what
+ * its manifest records (the file and format: the rebuild hint of later load errors names them).
+ */
+export async function importAsLibrary(
+  input: LibraryInput,
+  name: string,
+): Promise<{ library: ToolLibrary; imported: ImportResult; source: BuildIndexOptions['source'] }> {
+  const settings = {
+    format: input.format,
+    namespace: input.namespace,
+    onDuplicate: input.onDuplicate,
+    providerNames: input.providerNames,
+  }
+  const imported =
+    'path' in input
+      ? await importToolsFromPath(input.path, settings)
+      : await importTools(input.text, { ...settings, fileName: input.fileName, uploadName: name })
+  const library = new ToolLibrary(name, imported.tools)
+  const source = { ...('path' in input && { path: resolve(input.path) }), format: imported.format }
+  return { library, imported, source }
+}
+
+/**
+ * Imports tools (any supported format) and indexes them as the library `name` (`importAsLibrary`,
+ * then the build). `prepare` sees the library before it is indexed (to choose its usage examples,
+ * say).
  */
 export async function importLibrary(
   input: LibraryInput,
@@ -107,18 +133,7 @@ export async function importLibrary(
   } = {},
 ): Promise<{ indexed: IndexedLibrary; imported: ImportResult }> {
   const { prepare, ...buildOptions } = options
-  const settings = {
-    format: input.format,
-    namespace: input.namespace,
-    onDuplicate: input.onDuplicate,
-    providerNames: input.providerNames,
-  }
-  const imported =
-    'path' in input
-      ? await importToolsFromPath(input.path, settings)
-      : await importTools(input.text, { ...settings, fileName: input.fileName, uploadName: name })
-  const library = new ToolLibrary(name, imported.tools)
-  const source = { ...('path' in input && { path: resolve(input.path) }), format: imported.format }
+  const { library, imported, source } = await importAsLibrary(input, name)
   const indexed = await buildIndexedLibrary(library, config, {
     source,
     ...buildOptions,
@@ -128,13 +143,55 @@ export async function importLibrary(
 }
 
 /**
- * `importLibrary` of an upload's `text` (UTF-8 bytes or a string), also handing back a summary of the import and what the
- * save can write as it is (`toolsIndex`, to pass in `SaveOptions`). A body of at least
- * `server.importWorkerMinChars`, or one that `expandsOnImport`, is imported in a worker thread
- * (upload-import.ts): the event loop only adopts the tools file's bytes and index it hands back;
- * a smaller one in the process.
- * The index and files come out the same either way. Bytes given to the worker are transferred
- * to it: `input.text` is empty afterwards.
+ * Whether building `library` with `build` would make the index that `saved` describes again: the
+ * same tools (count and content hash: every tool's JSON, in order), the same source (file and
+ * format), the same retriever parts (names and default, `build.retriever` or `retrieve.build`)
+ * and the same usage examples (version, count and cap). A re-upload of the same tools then keeps
+ * the saved index as it is: nothing built, nothing written. How a part is built
+ * (`retrieve.dense.index`, HNSW or BM25 settings) is not compared: after changing those, ask
+ * for the rebuild (`?rebuild=true`, `toolsel index --rebuild`).
+ */
+export function buildsSameIndex(
+  saved: IndexManifest,
+  library: ToolLibrary,
+  build: BuildIndexOptions,
+  config: Config,
+): boolean {
+  const wanted = splitPartList(build.retriever ?? config.retrieve.build)
+  const parts = withRequirements(wanted, config).map((part) => part.name)
+  const savedParts = Object.keys(saved.retrievers)
+  const examples =
+    build.examples !== undefined && build.examples.version > 0 ? build.examples : undefined
+  return (
+    saved.library === library.name &&
+    saved.toolCount === library.size &&
+    saved.contentHash === library.contentHash &&
+    saved.source.path === build.source?.path &&
+    saved.source.format === build.source?.format &&
+    saved.defaultRetriever === (wanted[0] ?? 'bm25') &&
+    parts.length === savedParts.length &&
+    parts.every((part) => savedParts.includes(part)) &&
+    saved.examples?.version === examples?.version &&
+    saved.examples?.count === examples?.size &&
+    saved.examples?.cap === examples?.cap
+  )
+}
+
+/** The manifest of the index saved at `dir`; undefined when there is none or it can't be read. */
+export async function savedManifest(dir: string): Promise<IndexManifest | undefined> {
+  if (!(await isIndexDir(dir))) return undefined
+  return readManifest(dir).catch(() => undefined)
+}
+
+/**
+ * `importLibrary` of an upload's `text` (UTF-8 bytes or a string), also handing back a summary of
+ * the import and what the save can write as it is (`toolsIndex`, to pass in `SaveOptions`). A
+ * body of at least `server.importWorkerMinChars`, or one that `expandsOnImport`, is imported in a
+ * worker thread (upload-import.ts): the event loop only adopts the tools file's bytes and index it
+ * hands back; a smaller one in the process. The index and files come out the same either way.
+ * Bytes given to the worker are transferred to it: `input.text` is empty afterwards. With
+ * `unchangedFrom` (the manifest of the index this upload replaces), an upload that
+ * `buildsSameIndex` is not built: the answer is `unchanged: true` and no `indexed`.
  */
 export async function importUploadedLibrary(
   input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
@@ -142,22 +199,36 @@ export async function importUploadedLibrary(
   config: Config,
   options: BuildIndexOptions & {
     prepare?: (library: ToolLibrary) => BuildIndexOptions | void | Promise<BuildIndexOptions | void>
+    unchangedFrom?: IndexManifest
   } = {},
-): Promise<{
-  indexed: IndexedLibrary
-  warnings: string[]
-  summary: ImportSummary
-  toolsIndex?: PreparedToolsIndex
-}> {
+): Promise<
+  { warnings: string[]; summary: ImportSummary } & (
+    | { unchanged: true; indexed?: undefined; toolsIndex?: undefined }
+    | { unchanged: false; indexed: IndexedLibrary; toolsIndex?: PreparedToolsIndex }
+  )
+> {
   const { server } = config
+  const { prepare, unchangedFrom, ...buildOptions } = options
+  const build = async (
+    library: ToolLibrary,
+    source: BuildIndexOptions['source'],
+  ): Promise<IndexedLibrary | undefined> => {
+    const settings = { source, ...buildOptions, ...(await prepare?.(library)) }
+    if (unchangedFrom !== undefined && buildsSameIndex(unchangedFrom, library, settings, config))
+      return undefined
+    return buildIndexedLibrary(library, config, settings)
+  }
   if (input.text.length < server.importWorkerMinChars && !expandsOnImport(input.text)) {
     // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
     const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
-    const { indexed, imported } = await importLibrary({ ...input, text }, name, config, options)
-    return { indexed, warnings: imported.warnings, summary: summarizeImport(imported) }
+    const { library, imported, source } = await importAsLibrary({ ...input, text }, name)
+    const indexed = await build(library, source)
+    const answer = { warnings: imported.warnings, summary: summarizeImport(imported) }
+    return indexed === undefined
+      ? { ...answer, unchanged: true }
+      : { ...answer, unchanged: false, indexed }
   }
   assertLibraryName(name)
-  const { prepare, ...buildOptions } = options
   const upload = await importUploadInWorker(
     name,
     input.text,
@@ -175,17 +246,11 @@ export async function importUploadedLibrary(
       signal: options.signal,
     },
   )
-  const indexed = await buildIndexedLibrary(upload.library, config, {
-    source: { format: upload.format },
-    ...buildOptions,
-    ...(await prepare?.(upload.library)),
-  })
-  return {
-    indexed,
-    warnings: upload.warnings,
-    summary: upload.summary,
-    toolsIndex: upload.toolsIndex,
-  }
+  const indexed = await build(upload.library, { format: upload.format })
+  const answer = { warnings: upload.warnings, summary: upload.summary }
+  return indexed === undefined
+    ? { ...answer, unchanged: true }
+    : { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex }
 }
 
 /**

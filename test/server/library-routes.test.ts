@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { describedTool } from '../helpers/oversized-tools.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
@@ -190,6 +191,41 @@ describe('library routes', () => {
     expect((await app.request('/v1/libraries/crm')).status).toBe(404)
     expect(await readdir(indexDir)).toEqual([])
   })
+
+  it.each([
+    ['in the process', Number.MAX_SAFE_INTEGER],
+    ['in the import worker', 0],
+  ])(
+    'a re-upload of the same tools %s changes nothing: unchanged, no build, no write',
+    async (_, importWorkerMinChars) => {
+      const { app, service, indexDir } = await createTestApp({
+        config: { server: { importWorkerMinChars } },
+      })
+      const first = await readJson(await app.request('/v1/libraries/crm', put(mcpBody('v1'))))
+      expect(first.unchanged).toBe(false)
+      const manifest = await stat(join(indexDir, 'crm', 'manifest.json'))
+      const served = service.library('crm')
+      const again = await app.request('/v1/libraries/crm', put(mcpBody('v1')))
+      expect(again.status).toBe(200)
+      const answer = await readJson(again)
+      expect(answer).toMatchObject({ name: 'crm', toolCount: 6, unchanged: true })
+      expect(answer.createdAt).toBe(first.createdAt)
+      expect(answer.import).toMatchObject({ format: 'mcp', tools: 6 })
+      // Nothing swapped in, nothing written.
+      expect(service.library('crm')).toBe(served)
+      expect((await stat(join(indexDir, 'crm', 'manifest.json'))).mtimeMs).toBe(manifest.mtimeMs)
+      // Anything that changes the index builds it: other tools, other parts, rebuild=true.
+      for (const [query, body] of [
+        ['', mcpBody('v2')],
+        ['?retriever=bm25,regex', mcpBody('v1')],
+        ['?rebuild=true', mcpBody('v1')],
+      ] as const) {
+        const changed = await readJson(await app.request(`/v1/libraries/crm${query}`, put(body)))
+        expect(changed.unchanged, query).toBe(false)
+        expect(service.library('crm'), query).not.toBe(served)
+      }
+    },
+  )
 
   it('refuses a bad upload and keeps serving the old library', async () => {
     const { app } = await createTestApp()

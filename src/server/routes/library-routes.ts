@@ -155,7 +155,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       async (c) => {
         const { library } = c.req.valid('param')
         assertWritable(service, library)
-        const { format, namespace, retriever, onDuplicate, providerNames, examples } =
+        const { format, namespace, retriever, onDuplicate, providerNames, examples, rebuild } =
           c.req.valid('query')
         assertNotMultipart(c.req.header('content-type'))
         // The body's bytes: a large one is decoded and parsed in the import worker, not here.
@@ -167,13 +167,19 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           onDuplicate,
           providerNames,
           examples,
+          rebuild: rebuild === 'true',
           signal: c.get('abort').signal,
           beforeCommit: () => {
             if (!c.get('commit')()) throwIfAborted(c.get('abort'))
           },
         })
         return c.json(
-          { ...result.summary, warnings: result.warnings, import: result.import },
+          {
+            ...result.summary,
+            unchanged: result.unchanged,
+            warnings: result.warnings,
+            import: result.import,
+          },
           result.created ? 201 : 200,
         )
       },
