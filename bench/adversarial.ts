@@ -278,6 +278,35 @@ const cases: Case[] = [
     body: json([describedTool('d8', 1000, 8000)]),
   },
   {
+    name: 'upload: four tools of 7.9 MB',
+    size: '31.6 MB',
+    method: 'PUT',
+    path: '/v1/libraries/large4',
+    body: json(['a', 'b', 'c', 'd'].map((id) => describedTool(`large_${id}`, 1000, 7900))),
+  },
+  {
+    name: 'upload: 5,000 ordinary tools',
+    size: '2.0 MB',
+    method: 'PUT',
+    path: '/v1/libraries/ordinary',
+    body: json(
+      Array.from({ length: 5000 }, (_, index) => ({
+        id: `svc${index % 50}.op_${index}`,
+        name: `op_${index}`,
+        description: `Looks up record ${index} of service ${index % 50}: its status, owner and the last ${index % 7} changes, filtered by date.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', description: 'The record id' },
+            since: { type: 'string', description: 'ISO date of the oldest change' },
+            limit: { type: 'integer', description: 'Most changes to return' },
+          },
+          required: ['id'],
+        },
+      })),
+    ),
+  },
+  {
     name: 'upload: 10k copies of one id, rename',
     size: '10,000 tools',
     method: 'PUT',

@@ -15,6 +15,7 @@ import { assertKnownToolsSliced } from '../examples/usage-example.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
 import { splitPartList, withRequirements } from './kinds/index.ts'
+import type { KindBuildContext } from './kinds/retriever-kind.ts'
 import { INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
 
 export interface BuildProgress {
@@ -55,6 +56,8 @@ export interface BuildIndexOptions {
    * library (INVALID_INPUT names the unknown ones).
    */
   examples?: ExampleSet
+  /** The tools' BM25 postings built by an upload's import worker (see `KindBuildContext`). */
+  bm25Postings?: KindBuildContext['bm25Postings']
 }
 
 export async function buildIndexedLibrary(
@@ -89,6 +92,7 @@ export async function buildIndexedLibrary(
       onProgress: (done, total) => options.onProgress?.({ stage: name, done, total }),
       signal: options.signal,
       examples,
+      bm25Postings: options.bm25Postings,
     })
     throwIfAborted(options.signal)
     retrievers.set(name, built.retriever)

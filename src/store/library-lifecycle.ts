@@ -47,6 +47,7 @@ import {
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
+import { bm25Settings } from './kinds/bm25-kind.ts'
 import { splitPartList, withRequirements } from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
@@ -212,8 +213,9 @@ export async function importUploadedLibrary(
   const build = async (
     library: ToolLibrary,
     source: BuildIndexOptions['source'],
+    bm25Postings?: BuildIndexOptions['bm25Postings'],
   ): Promise<IndexedLibrary | undefined> => {
-    const settings = { source, ...buildOptions, ...(await prepare?.(library)) }
+    const settings = { source, bm25Postings, ...buildOptions, ...(await prepare?.(library)) }
     if (unchangedFrom !== undefined && buildsSameIndex(unchangedFrom, library, settings, config))
       return undefined
     return buildIndexedLibrary(library, config, settings)
@@ -243,10 +245,11 @@ export async function importUploadedLibrary(
     {
       workers: server.importWorkers,
       heapLimitMb: importHeapLimitMb(server.bodyLimitBytes),
+      bm25: bm25Settings(config),
       signal: options.signal,
     },
   )
-  const indexed = await build(upload.library, { format: upload.format })
+  const indexed = await build(upload.library, { format: upload.format }, upload.bm25)
   const answer = { warnings: upload.warnings, summary: upload.summary }
   return indexed === undefined
     ? { ...answer, unchanged: true }

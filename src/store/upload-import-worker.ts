@@ -19,6 +19,8 @@ import {
 } from '../library/importers/index.ts'
 import { MAX_TOOL_LINE_BYTES } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
+import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
+import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
 
 /** What the worker is given (its `workerData`). */
@@ -28,6 +30,8 @@ export interface UploadImportTask {
   /** The body: UTF-8 bytes (decoded here as a request's `text()` would) or a string. */
   text: string | Uint8Array
   options: ImportOptions
+  /** BM25 settings: the worker also builds the tools' BM25 postings with them. */
+  bm25?: Bm25Settings
 }
 
 /** What the import of an upload makes: everything the save and the served library need. */
@@ -40,6 +44,11 @@ export interface PreparedUpload {
   contentHash: string
   /** Each tool's content hash in line order (`ToolLibrary.toolHashBytes`). */
   toolHashes: Buffer
+  /**
+   * With `bm25` settings: the tools' BM25 postings (`buildPostings`, the build's own function) as
+   * `bm25FileBytes`, so the main thread never reads a tool to index it.
+   */
+  bm25Postings?: Buffer
   warnings: string[]
   summary: ImportSummary
 }
@@ -54,6 +63,7 @@ export async function prepareUpload(
   name: string,
   text: string,
   options: ImportOptions,
+  bm25?: Bm25Settings,
 ): Promise<PreparedUpload> {
   const imported = await importTools(text, options)
   // Checks the name and that ids are unique, as the in-process path's ToolLibrary does.
@@ -70,6 +80,7 @@ export async function prepareUpload(
     toolsFileHash,
     contentHash: library.contentHash,
     toolHashes: shared(toolHashes),
+    ...(bm25 && { bm25Postings: shared(bm25FileBytes(buildPostings(library.tools, bm25))) }),
     warnings: imported.warnings,
     summary: summarizeImport(imported),
   }
@@ -118,6 +129,7 @@ if (parentPort && task?.task === 'toolsel-upload-import') {
       task.name,
       typeof text === 'string' ? text : new TextDecoder().decode(text),
       task.options,
+      task.bm25,
     )
     port.postMessage({ prepared })
   } catch (error) {

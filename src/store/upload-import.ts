@@ -3,7 +3,9 @@
  * and importing the body is ~1.4 s of synchronous work and making the tools file and its index
  * another ~1.5 s: on the main thread that froze every request of the process. Here a worker
  * thread (`upload-import-worker.ts`) does all of it and hands back the tools file's bytes and
- * its `tools.idx` in SharedArrayBuffers, and every tool's content hash; the main thread serves a
+ * its `tools.idx` in SharedArrayBuffers, every tool's content hash and, with `bm25` settings,
+ * the tools' BM25 postings (as `bm25.bin` bytes, read back in slices: the index build then reads
+ * no tool on the event loop; a 7.9 MB tool was ~100 ms of it, bench/README round 25); the main thread serves a
  * buffer-backed library over them (`ToolLibrary.fromLineIndex`: nothing parsed or hashed, not
  * even for `toolHashes`; the line index checked in slices)
  * and the save writes them as they are. Shared, not transferred: V8 counts a transferred
@@ -23,6 +25,8 @@
 import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
 import type { ImportOptions, ImportSummary } from '../library/importers/index.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
+import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
+import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule, startWorkerThread } from '../worker-thread.ts'
 import type { PreparedUpload, UploadImportTask, WorkerError } from './upload-import-worker.ts'
@@ -40,6 +44,8 @@ export interface UploadImportSettings {
   workers: number
   /** Heap limit of a worker in MiB (`importHeapLimitMb(server.bodyLimitBytes)`). */
   heapLimitMb: number
+  /** BM25 settings: the worker also builds the tools' BM25 postings (see `ImportedUpload.bm25`). */
+  bm25?: Bm25Settings
   signal?: AbortSignal
 }
 
@@ -55,6 +61,8 @@ export interface ImportedUpload {
   format: ImportSummary['format']
   warnings: string[]
   summary: ImportSummary
+  /** The tools' BM25 postings, built in the worker with `settings` (when asked for). */
+  bm25?: { settings: Bm25Settings; postings: Bm25Postings }
 }
 
 let running = 0
@@ -109,6 +117,13 @@ export async function importUploadInWorker(
       toolsFileHash,
       settings.signal,
     )
+    const bm25 =
+      settings.bm25 && prepared.bm25Postings
+        ? {
+            settings: settings.bm25,
+            postings: await bm25PostingsOfBytes(prepared.bm25Postings, settings.signal),
+          }
+        : undefined
     return {
       library: ToolLibrary.fromLineIndex(
         name,
@@ -121,6 +136,7 @@ export async function importUploadInWorker(
       format: prepared.summary.format,
       warnings: prepared.warnings,
       summary: prepared.summary,
+      ...(bm25 && { bm25 }),
     }
   } finally {
     free()
@@ -136,7 +152,13 @@ function runWorker(
   const { signal, heapLimitMb } = settings
   throwIfAborted(signal)
   if (typeof text !== 'string' && text.byteLength !== text.buffer.byteLength) text = text.slice()
-  const task: UploadImportTask = { task: 'toolsel-upload-import', name, text, options }
+  const task: UploadImportTask = {
+    task: 'toolsel-upload-import',
+    name,
+    text,
+    options,
+    ...(settings.bm25 && { bm25: settings.bm25 }),
+  }
   const worker = startWorkerThread(WORKER_MODULE, {
     workerData: { ...task },
     // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
@@ -203,6 +225,7 @@ function adopted(prepared: PreparedUpload): PreparedUpload {
     toolLines: buffer(prepared.toolLines),
     toolsIndex: buffer(prepared.toolsIndex),
     toolHashes: buffer(prepared.toolHashes),
+    ...(prepared.bm25Postings && { bm25Postings: buffer(prepared.bm25Postings) }),
   }
 }
 

@@ -14,11 +14,15 @@
  * @module
  */
 import { ToolselError } from '../../errors.ts'
-import { withBounds, type Bm25Postings } from '../../retrieve/bm25/bm25-postings.ts'
+import { withBoundsSteps, type Bm25Postings } from '../../retrieve/bm25/bm25-postings.ts'
+import { runSteps, runStepsSliced, type Steps } from '../../time-slicer.ts'
 import {
   bytesOf,
+  parseSectionFile,
   readSectionFile,
+  sectionFileBytes,
   writeSectionFile,
+  type SectionFile,
   type SectionFileKind,
 } from '../section-file.ts'
 
@@ -38,8 +42,8 @@ interface FileHeader {
   totalCorpusLength: number
 }
 
-/** Writes `postings` to `path` (inside the index's temporary directory: the save is atomic). */
-export async function writeBm25File(path: string, postings: Bm25Postings): Promise<void> {
+/** The header and sections of the file of `postings`. */
+function fileParts(postings: Bm25Postings): [FileHeader, Record<string, Buffer>] {
   const terms = [...postings.termIndex.keys()]
   if (terms.some((term) => term.includes('\n'))) {
     throw new ToolselError('INTERNAL', 'A BM25 term contains a line break.')
@@ -50,10 +54,8 @@ export async function writeBm25File(path: string, postings: Bm25Postings): Promi
     postings: postings.docs.length,
     totalCorpusLength: postings.totalCorpusLength,
   }
-  await writeSectionFile(
-    path,
-    BM25_FILE,
-    { ...header },
+  return [
+    header,
     {
       terms: Buffer.from(terms.join('\n'), 'utf8'),
       offsets: bytesOf(postings.offsets),
@@ -61,12 +63,38 @@ export async function writeBm25File(path: string, postings: Bm25Postings): Promi
       weights: bytesOf(postings.weights),
       docLengths: bytesOf(postings.docLengths),
     },
-  )
+  ]
+}
+
+/** Writes `postings` to `path` (inside the index's temporary directory: the save is atomic). */
+export async function writeBm25File(path: string, postings: Bm25Postings): Promise<void> {
+  const [header, payloads] = fileParts(postings)
+  await writeSectionFile(path, BM25_FILE, { ...header }, payloads)
+}
+
+/** The bytes `writeBm25File` writes (an upload's worker hands its postings over in them). */
+export function bm25FileBytes(postings: Bm25Postings): Buffer {
+  const [header, payloads] = fileParts(postings)
+  return sectionFileBytes(BM25_FILE, { ...header }, payloads)
 }
 
 /** Reads a file written by `writeBm25File`; INDEX_CORRUPT (with `rebuild`) when it isn't one. */
 export async function readBm25File(path: string, rebuild: string): Promise<Bm25Postings> {
-  const file = await readSectionFile<FileHeader>(path, BM25_FILE, rebuild)
+  return runSteps(postingsSteps(await readSectionFile<FileHeader>(path, BM25_FILE, rebuild)))
+}
+
+/**
+ * The postings of `bm25FileBytes` (no copy of the arrays), yielding to the event loop every few
+ * milliseconds: the term dictionary of a large library is a map of hundreds of thousands of
+ * terms.
+ */
+export function bm25PostingsOfBytes(bytes: Buffer, signal?: AbortSignal): Promise<Bm25Postings> {
+  const file = parseSectionFile<FileHeader>(bytes, 'of the upload', BM25_FILE, '')
+  return runStepsSliced(postingsSteps(file), signal)
+}
+
+/** The checks and the postings of a BM25 file, a yield every few thousand items. */
+function* postingsSteps(file: SectionFile<FileHeader>): Steps<Bm25Postings> {
   const { header, corrupt } = file
   const { documents, terms: termCount, postings: postingCount } = header
   if (![documents, termCount, postingCount].every((n) => Number.isSafeInteger(n) && n >= 0))
@@ -80,13 +108,22 @@ export async function readBm25File(path: string, rebuild: string): Promise<Bm25P
   const docLengths = file.view('docLengths', Float64Array, documents)
   if (offsets[0] !== 0 || offsets[termCount] !== postingCount)
     throw corrupt('has inconsistent postings offsets')
-  for (let term = 0; term < termCount; term += 1)
+  for (let term = 0; term < termCount; term += 1) {
     if (offsets[term + 1] < offsets[term]) throw corrupt('has inconsistent postings offsets')
-  for (let at = 0; at < postingCount; at += 1)
+    if (term % STEP === STEP - 1) yield
+  }
+  for (let at = 0; at < postingCount; at += 1) {
     if (docs[at] < 0 || docs[at] >= documents) throw corrupt('has a posting outside the library')
-  return withBounds({
+    if (at % STEP === STEP - 1) yield
+  }
+  const termIndex = new Map<string, number>()
+  for (let id = 0; id < termCount; id += 1) {
+    termIndex.set(terms[id], id)
+    if (id % STEP === STEP - 1) yield
+  }
+  return yield* withBoundsSteps({
     documents,
-    termIndex: new Map(terms.map((term, id) => [term, id])),
+    termIndex,
     offsets,
     docs,
     weights,
@@ -94,3 +131,6 @@ export async function readBm25File(path: string, rebuild: string): Promise<Bm25P
     totalCorpusLength: header.totalCorpusLength,
   })
 }
+
+/** Items between two yields of `postingsSteps`. */
+const STEP = 4096

@@ -44,7 +44,7 @@ export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
 
-  async build({ library, config, signal, onProgress, examples, previous }) {
+  async build({ library, config, signal, onProgress, examples, previous, bm25Postings }) {
     const settings = bm25Settings(config)
     const before = previous?.retrievers.get('bm25')
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
@@ -60,10 +60,17 @@ export const BM25_KIND: RetrieverKind = {
     // The same tools with the same settings (a rebuild for new usage examples): the tool
     // postings are kept and only the expansion index is made (the same postings a build from the
     // tools would give; a test compares the saved files).
-    const kept =
-      before instanceof Bm25Retriever && sameSettings(before.settings, settings)
-        ? await before.withExpansionsAsync(expansions, signal)
+    // Postings an upload's import worker built from these tools with these settings (the same
+    // function as below): nothing is read or tokenized here.
+    const given =
+      bm25Postings !== undefined &&
+      bm25Postings.postings.documents === library.size &&
+      sameSettings(bm25Postings.settings, settings)
+        ? Bm25Retriever.fromPostings(library.idList, bm25Postings.postings, settings)
         : undefined
+    const reusable =
+      before instanceof Bm25Retriever && sameSettings(before.settings, settings) ? before : given
+    const kept = reusable && (await reusable.withExpansionsAsync(expansions, signal))
     // Yields to the event loop while it reads (a buffer-backed library parses each tool when its
     // turn comes, and keeps none) and tokenizes, so a server keeps answering during a build.
     const retriever = (

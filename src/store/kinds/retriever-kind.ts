@@ -11,6 +11,7 @@ import type { ToolLibrary } from '../../library/tool-library.ts'
 import type { Logger } from '../../log.ts'
 import type { EmbeddingModel } from '../../models/embedding-model.ts'
 import type { ExampleSet } from '../../examples/example-set.ts'
+import type { Bm25Postings, Bm25Settings } from '../../retrieve/bm25/bm25-postings.ts'
 import type { IndexManifest } from '../manifest.ts'
 
 export interface KindBuildContext {
@@ -37,6 +38,11 @@ export interface KindBuildContext {
   signal?: AbortSignal
   /** The library's usage examples, for kinds that index them (bm25: the expansion index). */
   examples?: ExampleSet
+  /**
+   * The tool postings of `library` built elsewhere by the same function (an upload's import
+   * worker), with `settings`: bm25 takes them when those are its settings.
+   */
+  bm25Postings?: { settings: Bm25Settings; postings: Bm25Postings }
 }
 
 export interface BuiltRetriever<R extends Retriever = Retriever> {
