@@ -4,9 +4,11 @@
  * with its data card.
  * @module
  */
+import { join } from 'node:path'
 import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
 import type { Tool } from '../library/tool.ts'
 import { isIndexDir, readIndexTools } from '../store/library-lifecycle.ts'
+import { pathExists } from '../store/path-exists.ts'
 import { ToolselError } from '../errors.ts'
 import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
@@ -62,7 +64,9 @@ Options:
                          changes little (bench/README.md, "Learned selector", round 16)
   --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
   --library <file|dir>   The tool library the examples' ids refer to: a tool file (any importable
-                         format), a directory of them, or a saved index directory (indexes/<name>)
+                         format), a directory of them, a saved index directory (indexes/<name>)
+                         or a saved library's name (in --index-dir)
+  --index-dir <dir>      Where saved libraries live (default indexes, env TOOLSEL_INDEX_DIR)
   --out <file>           Where to write the model (default models/learned-selector.json;
                          the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
   --seed <n>             Seed of the folds (which fifth is held out), the composed pairs and the
@@ -107,6 +111,7 @@ const OPTIONS = {
   'taskbench-shapes': { type: 'boolean' },
   examples: { type: 'string' },
   library: { type: 'string' },
+  'index-dir': { type: 'string' },
   out: { type: 'string' },
   seed: { type: 'string' },
   k: { type: 'string' },
@@ -155,7 +160,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   }
   const { config, logger } = await commandConfig(
     values,
-    { 'bench.dataDir': dataDirFlag(values.data, 'train') },
+    { 'bench.dataDir': dataDirFlag(values.data, 'train'), 'library.indexDir': values['index-dir'] },
     io,
   )
   if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
@@ -198,7 +203,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         '--taskbench-shapes adds benchmark training data; it does not go with --examples.',
       )
     }
-    sources = [await examplesSource(values.examples, values.library)]
+    sources = [await examplesSource(values.examples, values.library, config.library.indexDir)]
     const few = fewExamplesWarning(values.examples, sources[0].cases.length)
     if (few) logger.warn(few)
   } else {
@@ -310,14 +315,22 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
  * `toolsel index` and a PUT write), whose checked tools file is read; its manifest is not a tool
  * file.
  */
-async function libraryTools(libraryPath: string): Promise<{ tools: Tool[] }> {
+async function libraryTools(libraryPath: string, indexDir: string): Promise<{ tools: Tool[] }> {
   if (await isIndexDir(libraryPath))
     return { tools: [...(await readIndexTools(libraryPath)).tools] }
+  // A library's name, as select and serve take it (`toolsel index … --name mytools`).
+  const named = join(indexDir, libraryPath)
+  if (!/[\\/]/.test(libraryPath) && !(await pathExists(libraryPath)) && (await isIndexDir(named)))
+    return { tools: [...(await readIndexTools(named)).tools] }
   return importToolsFromPath(libraryPath)
 }
 
-async function examplesSource(examplesFile: string, libraryFile: string): Promise<TrainingSource> {
-  const { tools } = await libraryTools(libraryFile)
+async function examplesSource(
+  examplesFile: string,
+  libraryFile: string,
+  indexDir: string,
+): Promise<TrainingSource> {
+  const { tools } = await libraryTools(libraryFile, indexDir)
   const ids = new Set(tools.map((tool) => tool.id))
   const records = await readJsonRecords(examplesFile, 'Examples file')
   if (records.length > MAX_EXAMPLES) {

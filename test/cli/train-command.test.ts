@@ -200,6 +200,20 @@ describe('toolsel train', () => {
     expect(fromIndex.stdout).toMatch(/Trained on examples \(24 queries\)/)
     const model = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8'))
     expect(model.dataCard.notes[0]).toContain('(197 tools)')
+    // Its name, as select and serve take it (before: "Cannot read tool path "demo"").
+    const byName = await run([
+      'train',
+      '--examples',
+      EXAMPLES,
+      '--library',
+      'demo',
+      '--index-dir',
+      dir,
+      '--out',
+      join(dir, 'named.json'),
+    ])
+    expect(byName.code).toBe(0)
+    expect(byName.stdout).toMatch(/Trained on examples \(24 queries\)/)
   })
 
   it('refuses what it cannot train on or write, with INVALID_INPUT and no file left behind', async () => {
