@@ -4,13 +4,9 @@
  * with its data card.
  * @module
  */
-import { join } from 'node:path'
 import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
-import type { Tool } from '../library/tool.ts'
-import { isIndexDir, readIndexTools } from '../store/library-lifecycle.ts'
-import { pathExists } from '../store/path-exists.ts'
+import { readLibraryReferenceTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
-import { importToolsFromPath } from '../library/importers/index.ts'
 import { readJsonRecords } from '../bench/suites/read-data-file.ts'
 import {
   DEFAULT_MODEL_PATH,
@@ -63,9 +59,10 @@ Options:
                          clauses teach it to keep one tool. Opt-in: on the benchmark suites it
                          changes little (bench/README.md, "Learned selector", round 16)
   --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
-  --library <file|dir>   The tool library the examples' ids refer to: a tool file (any importable
-                         format), a directory of them, a saved index directory (indexes/<name>)
-                         or a saved library's name (in --index-dir)
+  --library <ref>        The tool library the examples' ids refer to, as select and serve take it:
+                         a saved library's name (in --index-dir), a saved index directory
+                         (indexes/<name>), demo, a tool file (any importable format) or a
+                         directory of them
   --index-dir <dir>      Where saved libraries live (default indexes, env TOOLSEL_INDEX_DIR)
   --out <file>           Where to write the model (default models/learned-selector.json;
                          the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
@@ -310,27 +307,12 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   return 0
 }
 
-/**
- * The library's tools: a tool file or directory of them, or a saved index directory (what
- * `toolsel index` and a PUT write), whose checked tools file is read; its manifest is not a tool
- * file.
- */
-async function libraryTools(libraryPath: string, indexDir: string): Promise<{ tools: Tool[] }> {
-  if (await isIndexDir(libraryPath))
-    return { tools: [...(await readIndexTools(libraryPath)).tools] }
-  // A library's name, as select and serve take it (`toolsel index … --name mytools`).
-  const named = join(indexDir, libraryPath)
-  if (!/[\\/]/.test(libraryPath) && !(await pathExists(libraryPath)) && (await isIndexDir(named)))
-    return { tools: [...(await readIndexTools(named)).tools] }
-  return importToolsFromPath(libraryPath)
-}
-
 async function examplesSource(
   examplesFile: string,
   libraryFile: string,
   indexDir: string,
 ): Promise<TrainingSource> {
-  const { tools } = await libraryTools(libraryFile, indexDir)
+  const tools = await readLibraryReferenceTools(libraryFile, indexDir)
   const ids = new Set(tools.map((tool) => tool.id))
   const records = await readJsonRecords(examplesFile, 'Examples file')
   if (records.length > MAX_EXAMPLES) {

@@ -5,7 +5,7 @@ import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import { createLanguageModel } from '../models/create-language-model.ts'
 import type { LanguageModel } from '../models/language-model.ts'
-import { indexTools } from '../store/library-lifecycle.ts'
+import { indexTools, readLibraryReferenceTools } from '../store/library-lifecycle.ts'
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import { makeDirectory, writeFilesAtomically } from '../write-file-atomically.ts'
@@ -21,7 +21,7 @@ import {
 } from './cli-options.ts'
 import { createProgress } from './progress.ts'
 
-export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> | --examples <file> --library <file>) [options]
+export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> | --examples <file> --library <ref>) [options]
 
 Writes chat-format JSON Lines ({"messages": [...]}, as TRL, verl and OpenRLHF read them) whose
 prompts are exactly the ones toolsel's llm: planner and selector send at inference, plus a data
@@ -39,9 +39,12 @@ Options:
   --suite <name>             Read the suite's training split from --data
   --split train              The only split records are written from (default train)
   --examples <file>          Your examples instead: JSON Lines of {"instruction", "tools": [ids]}
-  --library <file>           The tool library the examples' ids name (any supported format)
+  --library <ref>            The tool library the examples' ids name, as select and serve take it:
+                             a saved library's name (in --index-dir), a saved index directory,
+                             demo, a tool file (any supported format) or a directory of them
+  --index-dir <dir>          Where saved libraries live (default indexes, env TOOLSEL_INDEX_DIR)
   --library-name <name>      Library name written into GRPO records: serve the library under it
-                             (default: the suite name, or the library file's base name)
+                             (default: the suite name, or the library's base name)
   --teacher <model>          llm:openai:<model> (any OpenAI-compatible server, models.openai.baseUrl
                              or TOOLSEL_OPENAI_BASE_URL) or llm:onnx:<dir>: writes target plans
                              (kept only when every step retrieves a gold tool within K) and checks
@@ -62,6 +65,7 @@ const OPTIONS = {
   split: { type: 'string' },
   examples: { type: 'string' },
   library: { type: 'string' },
+  'index-dir': { type: 'string' },
   'library-name': { type: 'string' },
   teacher: { type: 'string' },
   k: { type: 'string' },
@@ -87,10 +91,12 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   if (extra !== undefined) throw invalid(`unexpected argument "${extra}"`)
   const kind = kindArgument as TrainDataKind
   if ((values.suite === undefined) === (values.examples === undefined)) {
-    throw invalid('give either --suite <name> or --examples <file> --library <file>')
+    throw invalid('give either --suite <name> or --examples <file> --library <ref>')
   }
   if (values.examples !== undefined && values.library === undefined) {
-    throw invalid('--examples needs --library <tool file> (the library its tool ids name)')
+    throw invalid(
+      '--examples needs --library <ref> (the library its tool ids name: a saved library, index directory or tool file)',
+    )
   }
   if ((values.split ?? 'train') !== 'train') {
     throw invalid(
@@ -101,6 +107,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     values,
     {
       'bench.dataDir': values.data,
+      'library.indexDir': values['index-dir'],
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'plan.maxSteps': numberFlag(values['max-steps'], 'max-steps'),
@@ -118,7 +125,10 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
 
   const split = values.suite
     ? await loadTrainSplit(values.suite, config.bench.dataDir)
-    : await loadExamplesFile(values.examples!, values.library!)
+    : await loadExamplesFile(values.examples!, {
+        reference: values.library!,
+        tools: await readLibraryReferenceTools(values.library!, config.library.indexDir),
+      })
   const source = values.suite ?? basename(values.library!, extname(values.library!))
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
   assertLibraryName(libraryName)

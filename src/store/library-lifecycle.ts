@@ -40,6 +40,7 @@ import type { IndexedLibrary } from './indexed-library.ts'
 import {
   isIndexDir,
   loadIndexedLibrary,
+  readIndexTools,
   readManifest,
   saveIndexedLibrary,
   type SaveOptions,
@@ -366,19 +367,45 @@ export async function loadLibraryReference(
   config: Config,
   logger: Logger,
 ): Promise<IndexedLibrary> {
-  const named = join(config.library.indexDir, reference)
-  if (!reference.includes('/') && (await isIndexDir(named)))
-    return loadIndexedLibrary(named, config, { logger })
-  if (await isIndexDir(reference)) return loadIndexedLibrary(reference, config, { logger })
-  if (reference === DEMO_LIBRARY_NAME)
-    return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
-  if (await pathExists(reference)) {
-    const name = libraryNameFromPath(reference)
-    return importAndLog(reference, name, config, logger, join(config.library.indexDir, name))
-  }
+  const found = await resolveLibraryReference(reference, config.library.indexDir)
+  if (found.index !== undefined) return loadIndexedLibrary(found.index, config, { logger })
+  if (found.demo) return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
+  const name = libraryNameFromPath(found.path)
+  return importAndLog(found.path, name, config, logger, join(config.library.indexDir, name))
+}
+
+/**
+ * The tools of a library reference, resolved as `loadLibraryReference` resolves it (so `select`,
+ * `serve`, `train` and `train-data` read the same library for the same `--library`), not indexed:
+ * a saved index's checked tools file, else the imported tool file or directory.
+ */
+export async function readLibraryReferenceTools(
+  reference: string,
+  indexDir: string,
+): Promise<Tool[]> {
+  const found = await resolveLibraryReference(reference, indexDir)
+  if (found.index !== undefined) return [...(await readIndexTools(found.index)).tools]
+  return (await importToolsFromPath(found.path)).tools
+}
+
+/**
+ * Where a library reference points, in this order: an index name under `indexDir`, an index
+ * directory, `demo`, a tool file or directory of tool files. UNKNOWN_LIBRARY when none.
+ */
+async function resolveLibraryReference(
+  reference: string,
+  indexDir: string,
+): Promise<
+  { index: string; path?: undefined } | { index?: undefined; path: string; demo: boolean }
+> {
+  const named = join(indexDir, reference)
+  if (!reference.includes('/') && (await isIndexDir(named))) return { index: named }
+  if (await isIndexDir(reference)) return { index: reference }
+  if (reference === DEMO_LIBRARY_NAME) return { path: DEMO_LIBRARY_DIR, demo: true }
+  if (await pathExists(reference)) return { path: reference, demo: false }
   throw new ToolselError(
     'UNKNOWN_LIBRARY',
-    `Library "${reference}" not found: it is not an index in ${config.library.indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
+    `Library "${reference}" not found: it is not an index in ${indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
     { details: { library: reference } },
   )
 }

@@ -244,6 +244,39 @@ describe('toolsel train-data over an examples file', () => {
     ).toEqual([])
   })
 
+  it('takes --library as select and serve do: a saved library by name (--index-dir), else UNKNOWN_LIBRARY', async () => {
+    const indexDir = join(dir, 'indexes')
+    const quiet = { stdout: () => {}, stderr: () => {}, env: { TOOLSEL_LOG_LEVEL: 'silent' } }
+    expect(
+      await main(['index', libraryFile, '--name', 'sample', '--index-dir', indexDir], quiet),
+    ).toBe(0)
+    const fromFile = await runTrainData(['selector', ...source(), '--valid-fraction', '0'])
+    // Before: "Cannot read tool path "sample"" (only a tool file was read).
+    const byName = await runTrainData([
+      'selector',
+      '--examples',
+      examplesFile,
+      '--library',
+      'sample',
+      '--index-dir',
+      indexDir,
+      '--valid-fraction',
+      '0',
+    ])
+    expect(byName.code, byName.stderr).toBe(0)
+    expect(byName.files['selector.train.jsonl']).toEqual(fromFile.files['selector.train.jsonl'])
+    const unknown = await runTrainData([
+      'selector',
+      '--examples',
+      examplesFile,
+      '--library',
+      'nope',
+    ])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toContain('UNKNOWN_LIBRARY')
+    expect(unknown.stderr).toContain('toolsel index <file> --name nope')
+  })
+
   it('refuses a test split and a suite without a training split, saying what to use', async () => {
     const testSplit = await runTrainData(['planner', '--suite', 'toolbench-g3', '--split', 'test'])
     expect(testSplit.code).toBe(2)

@@ -1,13 +1,13 @@
 /**
  * A user's own training examples: JSON Lines (or a JSON array) of `{instruction, tools: [ids]}`
- * over a tool library file of any supported format. Nothing is excluded (the user owns the
+ * over a tool library (its tools, read by the caller from the `--library` reference). Nothing is excluded (the user owns the
  * split); examples naming a tool the library lacks are dropped and counted.
  * @module
  */
 import { z } from 'zod'
 import { jsonRecords, readDataText } from '../../bench/suites/read-data-file.ts'
 import { ToolselError } from '../../errors.ts'
-import { importToolsFromPath } from '../../library/importers/index.ts'
+import type { Tool } from '../../library/tool.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
 
 const ExampleSchema = z.object({
@@ -16,8 +16,12 @@ const ExampleSchema = z.object({
   tools: z.array(z.string().min(1)).min(1),
 })
 
-export async function loadExamplesFile(file: string, libraryFile: string): Promise<TrainSplit> {
-  const { tools } = await importToolsFromPath(libraryFile)
+export async function loadExamplesFile(
+  file: string,
+  library: { reference: string; tools: readonly Tool[] },
+): Promise<TrainSplit> {
+  const { reference: libraryFile } = library
+  const tools = [...library.tools]
   const ids = new Set(tools.map((tool) => tool.id))
   // A file of one example is JSON Lines too (was: "must be JSON Lines (or a JSON array)").
   const records = jsonRecords(
