@@ -209,27 +209,47 @@ export async function importUploadedLibrary(
     | { unchanged: false; indexed: IndexedLibrary; toolsIndex?: PreparedToolsIndex }
   )
 > {
-  const { server } = config
   const { prepare, unchangedFrom, ...buildOptions } = options
-  const build = async (
-    library: ToolLibrary,
-    source: BuildIndexOptions['source'],
-    bm25Postings?: BuildIndexOptions['bm25Postings'],
-  ): Promise<IndexedLibrary | undefined> => {
-    const settings = { source, bm25Postings, ...buildOptions, ...(await prepare?.(library)) }
-    if (unchangedFrom !== undefined && buildsSameIndex(unchangedFrom, library, settings, config))
-      return undefined
-    return buildIndexedLibrary(library, config, settings)
+  const upload = await importUpload(input, name, config, options.signal)
+  const settings = {
+    source: upload.source,
+    bm25Postings: upload.bm25Postings,
+    ...buildOptions,
+    ...(await prepare?.(upload.library)),
   }
+  const answer = { warnings: upload.warnings, summary: upload.summary }
+  if (
+    unchangedFrom !== undefined &&
+    buildsSameIndex(unchangedFrom, upload.library, settings, config)
+  )
+    return { ...answer, unchanged: true }
+  const indexed = await buildIndexedLibrary(upload.library, config, settings)
+  return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex }
+}
+
+/**
+ * The import half of `importUploadedLibrary`: in the process for a small body, else in a worker
+ * thread, which also hands back the tools index's bytes and the tools' BM25 postings.
+ */
+async function importUpload(
+  input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
+  name: string,
+  config: Config,
+  signal: AbortSignal | undefined,
+): Promise<{
+  library: ToolLibrary
+  source: BuildIndexOptions['source']
+  bm25Postings?: BuildIndexOptions['bm25Postings']
+  toolsIndex?: PreparedToolsIndex
+  warnings: string[]
+  summary: ImportSummary
+}> {
+  const { server } = config
   if (input.text.length < server.importWorkerMinChars && !expandsOnImport(input.text)) {
     // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
     const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
     const { library, imported, source } = await importAsLibrary({ ...input, text }, name)
-    const indexed = await build(library, source)
-    const answer = { warnings: imported.warnings, summary: summarizeImport(imported) }
-    return indexed === undefined
-      ? { ...answer, unchanged: true }
-      : { ...answer, unchanged: false, indexed }
+    return { library, source, warnings: imported.warnings, summary: summarizeImport(imported) }
   }
   assertLibraryName(name)
   const upload = await importUploadInWorker(
@@ -247,14 +267,17 @@ export async function importUploadedLibrary(
       workers: server.importWorkers,
       heapLimitMb: importHeapLimitMb(server.bodyLimitBytes),
       bm25: bm25Settings(config),
-      signal: options.signal,
+      signal,
     },
   )
-  const indexed = await build(upload.library, { format: upload.format }, upload.bm25)
-  const answer = { warnings: upload.warnings, summary: upload.summary }
-  return indexed === undefined
-    ? { ...answer, unchanged: true }
-    : { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex }
+  return {
+    library: upload.library,
+    source: { format: upload.format },
+    bm25Postings: upload.bm25,
+    toolsIndex: upload.toolsIndex,
+    warnings: upload.warnings,
+    summary: upload.summary,
+  }
 }
 
 /**

@@ -57,19 +57,19 @@ export const BM25_KIND: RetrieverKind = {
             signal,
           )
         : undefined
-    // The same tools with the same settings (a rebuild for new usage examples): the tool
-    // postings are kept and only the expansion index is made (the same postings a build from the
-    // tools would give; a test compares the saved files).
-    // Postings an upload's import worker built from these tools with these settings (the same
-    // function as below): nothing is read or tokenized here.
-    const given =
-      bm25Postings !== undefined &&
-      bm25Postings.postings.documents === library.size &&
-      sameSettings(bm25Postings.settings, settings)
-        ? Bm25Retriever.fromPostings(library.idList, bm25Postings.postings, settings)
-        : undefined
+    // The tool postings are kept and only the expansion index is made (the same postings a build
+    // from the tools would give; tests compare the saved files) when they are at hand: the same
+    // tools' retriever with the same settings (a rebuild for new usage examples), or postings an
+    // upload's import worker built from these tools with these settings (the same function as
+    // below). Nothing is read or tokenized here then.
     const reusable =
-      before instanceof Bm25Retriever && sameSettings(before.settings, settings) ? before : given
+      before instanceof Bm25Retriever && sameSettings(before.settings, settings)
+        ? before
+        : bm25Postings !== undefined &&
+            bm25Postings.postings.documents === library.size &&
+            sameSettings(bm25Postings.settings, settings)
+          ? Bm25Retriever.fromPostings(library.idList, bm25Postings.postings, settings)
+          : undefined
     const kept = reusable && (await reusable.withExpansionsAsync(expansions, signal))
     // Yields to the event loop while it reads (a buffer-backed library parses each tool when its
     // turn comes, and keeps none) and tokenizes, so a server keeps answering during a build.
