@@ -6,16 +6,31 @@
  * library's views as soon as that version is replaced or deleted (the MCP context calls it on
  * every registry change), instead of keeping the old version until the cache pushes them out.
  *
- * A view materialises only what it needs: building it reads the library's tools one at a time
- * (never all of them at once) and keeps those in scope just long enough to index them; the view
- * then holds their positions and ids and reads a tool from the library when asked for it.
+ * A view materialises only what it needs: building it reads the tools in scope one at a time
+ * and keeps them just long enough to index them; the view then holds their positions and ids and
+ * reads a tool from the library when asked for it.
+ *
+ * A client chooses its scope (`/mcp?servers=…&tags=…`). Which tools a scope holds is found from
+ * the positions of each server's and each tag's tools (`ScopePositions`), read once per library
+ * version in slices, and a view is cached by the positions it holds: scopes naming servers or
+ * tags the library lacks (`?servers=nosuch1`, `nosuch2`, …) share one view and read nothing.
+ * Each of them used to read the whole library in one synchronous piece (360-380 ms at 100,000
+ * tools, bench/README round 26) and push a real scope's view out of the cache.
  * @module
  */
+import { createHash } from 'node:crypto'
 import type { Config } from '../config/schema.ts'
 import type { Tool } from '../library/tool.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { scopedView, type IndexedLibrary } from '../store/library-lifecycle.ts'
-import { inScope, isUnscoped, scopeKey, type ToolScope } from './tool-scope.ts'
+import { runStepsSliced, type Steps } from '../time-slicer.ts'
+import { isUnscoped, type ToolScope } from './tool-scope.ts'
+
+/** Positions of a library version's tools by server (namespace, `''` for none) and by tag. */
+interface ScopePositions {
+  servers: Map<string, number[]>
+  tags: Map<string, number[]>
+}
 
 interface CachedView {
   /** The library version the view reads its tools from. */
@@ -27,6 +42,8 @@ export class ScopedLibraries {
   readonly #config: Config
   readonly #capacity: number
   readonly #views = new Map<string, CachedView>()
+  /** Per library version, made on its first scoped view. */
+  readonly #positions = new WeakMap<ToolLibrary, Promise<ScopePositions>>()
 
   /** `capacity`: views kept (`mcp.scopeCacheSize`). */
   constructor(config: Config, capacity = config.mcp.scopeCacheSize) {
@@ -38,10 +55,13 @@ export class ScopedLibraries {
   async view(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
     if (isUnscoped(scope)) return indexed
     const { library } = indexed
-    const key = `${library.name}\u0000${scopeKey(scope)}`
+    const positions = positionsInScope(await this.#positionsOf(library), scope, library.size)
+    if (positions.length === library.size) return indexed
+    // By the tools it holds: scopes that name the same tools (or none) share a view.
+    const key = `${library.name}\u0000${createHash('sha256').update(positions).digest('base64')}`
     // A request that took a version before it was replaced or deleted gets a view that is not
     // kept: nothing asks for that version again.
-    if (library.released) return this.#build(indexed, scope)
+    if (library.released) return this.#build(indexed, positions)
     let cached = this.#views.get(key)
     if (cached && cached.library === library) {
       this.#views.delete(key)
@@ -50,7 +70,7 @@ export class ScopedLibraries {
       // don't keep the replaced version (which they read their tools from) in memory. (The
       // registry's change report does this at the swap; this covers a cache it doesn't feed.)
       this.forget(library.name, library)
-      const view = this.#build(indexed, scope)
+      const view = this.#build(indexed, positions)
       cached = { library, view }
       const entry = cached
       view.catch(() => {
@@ -90,19 +110,76 @@ export class ScopedLibraries {
     return count
   }
 
-  async #build(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
+  /** The positions of `library`'s tools by server and tag: one read of it, in slices. */
+  #positionsOf(library: ToolLibrary): Promise<ScopePositions> {
+    let positions = this.#positions.get(library)
+    if (positions === undefined) {
+      positions = runStepsSliced(scopePositionSteps(library))
+      this.#positions.set(library, positions)
+      const made = positions
+      positions.catch(() => {
+        if (this.#positions.get(library) === made) this.#positions.delete(library)
+      })
+    }
+    return positions
+  }
+
+  async #build(indexed: IndexedLibrary, positions: Int32Array): Promise<IndexedLibrary> {
     const { library } = indexed
-    const positions: number[] = []
-    const tools: Tool[] = []
-    library.scan((tool, position) => {
-      if (!inScope(tool, scope)) return
-      positions.push(position)
-      tools.push(tool)
-    })
-    if (tools.length === library.size) return indexed
+    const tools = await runStepsSliced(toolsAtSteps(library, positions))
     const built = await scopedView(indexed, tools, this.#config)
     // The index is built; the view reads its tools from the library from now on.
-    const view = ToolLibrary.subset(library, Int32Array.from(positions), built.library.contentHash)
+    const view = ToolLibrary.subset(library, positions, built.library.contentHash)
     return { ...built, library: view }
   }
+}
+
+function* scopePositionSteps(library: ToolLibrary): Steps<ScopePositions> {
+  const servers = new Map<string, number[]>()
+  const tags = new Map<string, number[]>()
+  const add = (map: Map<string, number[]>, key: string, position: number) => {
+    const list = map.get(key)
+    if (list === undefined) map.set(key, [position])
+    else if (list[list.length - 1] !== position) list.push(position)
+  }
+  const { walk } = library
+  for (let position = 0; position < walk.length; position += 1) {
+    const tool = walk.at(position)!
+    add(servers, tool.namespace ?? '', position)
+    for (const tag of tool.tags ?? []) add(tags, tag, position)
+    yield
+  }
+  return { servers, tags }
+}
+
+function* toolsAtSteps(library: ToolLibrary, positions: Int32Array): Steps<Tool[]> {
+  const { walk } = library
+  const tools: Tool[] = []
+  for (const position of positions) {
+    tools.push(walk.at(position)!)
+    yield
+  }
+  return tools
+}
+
+/**
+ * The positions (ascending) of the tools in `scope`, as `inScope` decides: a tool of one of its
+ * servers (when it lists any) with one of its tags (when it lists any).
+ */
+function positionsInScope(known: ScopePositions, scope: ToolScope, size: number): Int32Array {
+  const wanted = (scope.servers.length > 0 ? 1 : 0) | (scope.tags.length > 0 ? 2 : 0)
+  const marks = new Uint8Array(size)
+  const mark = (map: Map<string, number[]>, names: readonly string[], bit: number) => {
+    for (const name of new Set(names))
+      for (const position of map.get(name) ?? []) marks[position] |= bit
+  }
+  mark(known.servers, scope.servers, 1)
+  mark(known.tags, scope.tags, 2)
+  let count = 0
+  for (let position = 0; position < size; position += 1) if (marks[position] === wanted) count += 1
+  const positions = new Int32Array(count)
+  let at = 0
+  for (let position = 0; position < size; position += 1)
+    if (marks[position] === wanted) positions[at++] = position
+  return positions
 }

@@ -5,7 +5,6 @@ import {
   inScope,
   narrowScope,
   parseList,
-  scopeKey,
   UNSCOPED,
 } from '../../src/mcp/tool-scope.ts'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
@@ -41,12 +40,6 @@ describe('tool scopes', () => {
     expect(inScope(tool('mail'), none)).toBe(false)
     expect(describeScope(none)).toBe('servers (none)')
     expect(narrowScope(UNSCOPED, { tags: ['dev'] })).toEqual({ servers: [], tags: ['dev'] })
-  })
-
-  it('gives equal scopes equal cache keys whatever the order', () => {
-    expect(scopeKey({ servers: ['b', 'a'], tags: [] })).toBe(
-      scopeKey({ servers: ['a', 'b'], tags: [] }),
-    )
   })
 })
 
