@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import type { Tool } from '../../src/library/tool.ts'
+import { turnsDuring } from '../helpers/event-loop-turns.ts'
 
 function tools(count: number): Tool[] {
   return Array.from({ length: count }, (_, index) => ({
@@ -19,20 +20,6 @@ function tools(count: number): Tool[] {
     },
     ...(index % 3 === 0 && { tags: ['a', `t${index % 5}`] }),
   }))
-}
-
-/** Counts the event-loop turns (a setImmediate chain) while `work` runs. */
-async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
-  let turns = 0
-  let running = true
-  const tick = () => {
-    turns += 1
-    if (running) setImmediate(tick)
-  }
-  setImmediate(tick)
-  await work()
-  running = false
-  return turns
 }
 
 describe('ToolLibrary sliced hashing and JSON lines', () => {

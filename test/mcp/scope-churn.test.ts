@@ -15,6 +15,7 @@ import { ScopedLibraries } from '../../src/mcp/scoped-libraries.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIndexedLibrary, indexTools } from '../../src/store/library-lifecycle.ts'
 import { call, dataOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+import { turnsDuring } from '../helpers/event-loop-turns.ts'
 
 function tools(count: number): Tool[] {
   return Array.from({ length: count }, (_, index) => ({
@@ -25,20 +26,6 @@ function tools(count: number): Tool[] {
     namespace: `srv${index % 20}`,
     ...(index % 3 === 0 && { tags: [`t${index % 4}`] }),
   }))
-}
-
-/** Counts the event-loop turns (a setImmediate chain) while `work` runs. */
-async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
-  let turns = 0
-  let running = true
-  const tick = () => {
-    turns += 1
-    if (running) setImmediate(tick)
-  }
-  setImmediate(tick)
-  await work()
-  running = false
-  return turns
 }
 
 /** Makes `library.scan` (one synchronous read of every tool) throw. */
