@@ -11,7 +11,8 @@
  * Before running a library-upload row the script uploads `rx` (the sample tools with a regex
  * part and one 2,000-character description), which the regex rows search, and `grouped` (one tool
  * of 24 objects of 2,048 parameters, 1.2 MB), which a tools/batch row asks for; before the rows
- * that select from it, `large` (three tools of 7.9 MB).
+ * that select from it, `large` (three tools of 7.9 MB); before the scoped MCP rows, `many`
+ * (50,000 small tools of 20 servers), and one scoped view of it.
  *
  *   node --import tsx bench/adversarial.ts [--only <substring of a row name>] [--list]
  *
@@ -43,6 +44,11 @@ interface Case {
   headers?: Record<string, string>
   /** Uploads the library `large` (three tools of 7.9 MB) before the rows run. */
   needsLarge?: true
+  /**
+   * Uploads the library `many` (50,000 small tools of 20 servers) and asks for one scoped view
+   * of it before the rows run.
+   */
+  needsMany?: true
 }
 
 const MAX_CHARS = 8000 // server.maxInstructionChars
@@ -95,6 +101,21 @@ const LARGE_TOOLS = [
   ['send_sms', 'Send a text message (SMS) to a phone number.'],
 ].map(([id, description]) => describedTool(id, 1000, 7900, description))
 const LARGE_INSTRUCTION = 'Send an email to Ann, book a flight to Rome and text Bob by SMS'
+
+/** 50,000 small tools of 20 servers (namespaces), some tagged: the scoped MCP rows' library. */
+const MANY_TOOLS = Array.from({ length: 50_000 }, (_, index) => ({
+  id: `srv${index % 20}.op_${index}`,
+  name: `op_${index}`,
+  namespace: `srv${index % 20}`,
+  ...(index % 3 === 0 && { tags: [`t${index % 4}`] }),
+  description: `Looks up record ${index} of service ${index % 20}: its status, owner and the last changes.`,
+  parameters: {
+    type: 'object',
+    properties: { id: { type: 'string', description: 'The record id' } },
+  },
+}))
+/** 2,500 names, within the 16 KB of a request's head. */
+const MANY_NAMES = Array.from({ length: 2500 }, (_, index) => `x${index}`).join(',')
 
 function mcpCall(name: string, args: Record<string, unknown>): Buffer {
   return json({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } })
@@ -231,6 +252,36 @@ const cases: Case[] = [
     ),
     headers: MCP_HEADERS,
     needsLarge: true,
+  },
+  {
+    ...post(
+      'mcp: search_tools scoped to a server the library lacks',
+      '50,000 tools',
+      '/mcp?library=many&servers=nosuch',
+      mcpCall('search_tools', { query: 'record status' }),
+    ),
+    headers: MCP_HEADERS,
+    needsMany: true,
+  },
+  {
+    ...post(
+      'mcp: search_tools scoped to 2,500 tags the library lacks',
+      '50,000 tools',
+      `/mcp?library=many&tags=${MANY_NAMES}`,
+      mcpCall('search_tools', { query: 'record status' }),
+    ),
+    headers: MCP_HEADERS,
+    needsMany: true,
+  },
+  {
+    ...post(
+      'mcp: search_tools scoped to all servers but one',
+      '47,500 tools in scope',
+      `/mcp?library=many&servers=${Array.from({ length: 19 }, (_, index) => `srv${index + 1}`).join(',')}`,
+      mcpCall('search_tools', { query: 'record status' }),
+    ),
+    headers: MCP_HEADERS,
+    needsMany: true,
   },
   {
     name: 'upload: one parameter, 60k enum values',
@@ -406,6 +457,25 @@ try {
       body: json(LARGE_TOOLS),
     })
     if (large.status !== 201) throw new Error(`uploading the large tools answered ${large.status}`)
+  }
+  if (selected.some((row) => row.needsMany)) {
+    const many = await send(server.url, {
+      name: 'setup',
+      size: '',
+      method: 'PUT',
+      path: '/v1/libraries/many',
+      body: json(MANY_TOOLS),
+    })
+    if (many.status !== 201) throw new Error(`uploading the many tools answered ${many.status}`)
+    // A client's first scoped view of the library (what a scope of it costs once).
+    await send(server.url, {
+      name: 'setup',
+      size: '',
+      method: 'POST',
+      path: '/mcp?library=many&servers=srv0',
+      body: mcpCall('search_tools', { query: 'record status' }),
+      headers: MCP_HEADERS,
+    })
   }
   // A request that the server drops (keep-alive closed while the loop was held) counts as answered.
   const health = () =>
