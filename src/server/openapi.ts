@@ -198,7 +198,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       '/readyz': {
         get: {
           summary:
-            'Readiness: 503 until libraries, models and the gateway first sync are done; lists failedIndexes and upstreams',
+            'Readiness: 503 until libraries, models and the gateway first sync are done; lists libraries, failedIndexes and upstreams (with API keys configured: only to a caller with a key, as far as the key may use them)',
           security: [],
           responses: {
             200: ok(RESPONSE_SCHEMAS.readyz, 'Ready'),

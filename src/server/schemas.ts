@@ -394,16 +394,29 @@ const ComponentRegistrySchema = z.object({
 
 const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() })
 
-/** What `/readyz` reports, ready (200) or starting (503). */
-const READINESS_REPORT = z.object({
-  libraries: z.array(z.string()),
+/**
+ * What `/readyz` reports, ready (200) or starting (503). With API keys configured: nothing
+ * without a key, and for a key only what it may use.
+ */
+export const READINESS_REPORT = z.object({
+  libraries: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Loaded libraries. With API keys configured: absent without a key; a key limited to libraries sees those.',
+    ),
   failedIndexes: z
     .array(z.object({ name: z.string(), error: z.string() }))
-    .describe('Saved indexes skipped at start-up, with their error.'),
+    .optional()
+    .describe(
+      'Saved indexes skipped at start-up, with their error. With API keys configured: absent without a key.',
+    ),
   upstreams: z
     .array(UpstreamStateSchema)
     .optional()
-    .describe("Gateway mode: each upstream server's status."),
+    .describe(
+      "Gateway mode: each upstream server's status. With API keys configured: absent without a key; a key limited to servers or tags sees those.",
+    ),
 })
 
 /** A library as `GET /v1/libraries/:library` describes it; a PUT's answer adds what the import did. */

@@ -28,6 +28,23 @@ export const OPEN_PRINCIPAL: Principal = Object.freeze({
   tags: [],
 })
 
+/**
+ * A caller without a valid key on a public route (`/healthz`, `/readyz`, the playground page)
+ * while keys are configured: compared by identity, so a key named "public" is not taken for it.
+ */
+export const PUBLIC_PRINCIPAL: Principal = Object.freeze({
+  role: 'read',
+  name: 'public',
+  libraries: [],
+  servers: [],
+  tags: [],
+})
+
+/** Whether `principal` is limited to some libraries, MCP servers or tags. */
+export function isLimited(principal: Principal): boolean {
+  return principal.libraries.length > 0 || principal.servers.length > 0 || principal.tags.length > 0
+}
+
 const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest()
 
 export class ApiKeys {

@@ -9,6 +9,7 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
 import {
   OPEN_PRINCIPAL,
+  PUBLIC_PRINCIPAL,
   bearerKey,
   canUseLibrary,
   type ApiKeys,
@@ -29,7 +30,7 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
     const principal = key === undefined ? undefined : keys.lookup(key)
     if (principal) c.set('principal', principal)
     if (access === 'public') {
-      if (!principal) c.set('principal', { ...OPEN_PRINCIPAL, role: 'read', name: 'public' })
+      if (!principal) c.set('principal', PUBLIC_PRINCIPAL)
       return next()
     }
     if (!principal) {

@@ -1,26 +1,31 @@
 /** Liveness and readiness probes, and the Prometheus metrics. */
 import { Hono } from 'hono'
 import type { z } from 'zod'
+import { ToolselError } from '../../errors.ts'
 import type { McpGateway } from '../../mcp/gateway/mcp-gateway.ts'
+import { serversInScope } from '../../mcp/tools/list-servers-tool.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
+import { canUseLibrary, isLimited, PUBLIC_PRINCIPAL, type Principal } from '../auth/api-keys.ts'
+import { principalOf } from '../middleware/auth.ts'
 import type { Metrics } from '../metrics.ts'
-import type { RESPONSE_SCHEMAS } from '../schemas.ts'
+import type { READINESS_REPORT, RESPONSE_SCHEMAS } from '../schemas.ts'
 
 /**
  * `/readyz` is 503 until the libraries and models are loaded and the gateway (when configured)
  * has synced its upstreams once. Then it is 200, also while some upstreams are down or some saved
  * indexes failed to load (the rest keeps working): `upstreams` reports each server's status and
  * `failedIndexes` each skipped index with its error, so monitoring can alert on them.
+ *
+ * With API keys configured the report is the caller's key's: a caller without a valid key gets
+ * the status only (the errors hold the index directory's path, upstream targets are internal
+ * URLs and command lines), a key limited to some libraries, servers or tags what it may use.
+ * `/metrics` labels every library and upstream server: it needs a key limited to none.
  */
 export function healthRoutes(service: ToolselService, gateway?: McpGateway, metrics?: Metrics) {
   const routes = new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
     .get('/readyz', (c) => {
-      const report = {
-        libraries: service.libraries.names(),
-        failedIndexes: service.failedIndexes,
-        ...(gateway ? { upstreams: gateway.servers() } : {}),
-      }
+      const report = readinessReport(service, gateway, principalOf(c))
       if (service.ready && (gateway?.synced ?? true)) {
         const ready = { status: 'ready' as const, ...report }
         return c.json(ready satisfies z.infer<typeof RESPONSE_SCHEMAS.readyz>)
@@ -37,9 +42,33 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
     })
   if (metrics) {
     routes.get('/metrics', async (c) => {
+      const principal = principalOf(c)
+      if (isLimited(principal)) {
+        throw new ToolselError(
+          'FORBIDDEN',
+          `/metrics labels every library and upstream server; the API key "${principal.name}" is limited to some of them. Use a read key without libraries, servers or tags, or the admin key.`,
+        )
+      }
       const { text, contentType } = await metrics.scrape()
       return c.body(text, 200, { 'content-type': contentType })
     })
   }
   return routes
+}
+
+/** What `/readyz` reports to `principal` (see `healthRoutes`). */
+function readinessReport(
+  service: ToolselService,
+  gateway: McpGateway | undefined,
+  principal: Principal,
+): z.infer<typeof READINESS_REPORT> {
+  if (principal === PUBLIC_PRINCIPAL) return {}
+  const usable = (name: string) => canUseLibrary(principal, name)
+  return {
+    libraries: service.libraries.names().filter(usable),
+    failedIndexes: service.failedIndexes.filter((failed) => usable(failed.name)),
+    ...(gateway && usable(gateway.libraryName)
+      ? { upstreams: serversInScope(gateway.servers(), principal) }
+      : {}),
+  }
 }

@@ -1,0 +1,134 @@
+/**
+ * What the keyless probes tell a caller without a key (round 26, sec12). `/readyz` needs no key
+ * (load balancers, Docker health checks), and with API keys configured it told anyone who reached
+ * the port every library's name, each saved index that failed to load with its error (which
+ * holds the index directory's absolute path) and, in gateway mode, every upstream server's
+ * target (an internal URL or a command line) and last error. A caller without a key now gets the
+ * status only; a key sees the libraries it may use; `/metrics`, which labels every library and
+ * upstream server, needs a key that is not limited to some of them.
+ */
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { listenApp } from '../helpers/listen-app.ts'
+
+const ADMIN = 'admin-key-0123456789abcdef'
+const READ = 'read-key-0123456789abcdef'
+const DEMO_ONLY = 'demo-only-0123456789abcdef'
+const SLACK_ONLY = 'slack-only-0123456789abcdef'
+
+const cleanups: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+async function serve(layer: ConfigLayer, start = true) {
+  const config = parseConfig({ log: { level: 'silent' }, ...layer })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  if (start) await service.start()
+  const app = createApp(service)
+  const listening = await listenApp(app.fetch)
+  cleanups.push(async () => {
+    await listening.close()
+    await app.close()
+  })
+  return { url: listening.url }
+}
+
+/** A saved index directory holding a library `acme` and an index `broken` that fails to load. */
+async function indexDirWithBrokenIndex(): Promise<string> {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-probe-'))
+  await mkdir(join(indexDir, 'broken'))
+  await writeFile(join(indexDir, 'broken', 'manifest.json'), '{"formatVersion": 1, "trunc')
+  return indexDir
+}
+
+const keyed = (indexDir: string): ConfigLayer => ({
+  library: { default: 'demo', loadAll: true, indexDir },
+  auth: {
+    adminKey: ADMIN,
+    readKeys: [
+      READ,
+      { key: DEMO_ONLY, name: 'demo-reader', libraries: ['demo'] },
+      { key: SLACK_ONLY, name: 'slack-agent', servers: ['slack'] },
+    ],
+  },
+})
+
+const get = (url: string, key?: string) =>
+  fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {})
+
+describe('keyless probes with API keys configured', () => {
+  it('/readyz without a valid key answers the status only: no library, index path or error', async () => {
+    const indexDir = await indexDirWithBrokenIndex()
+    const { url } = await serve(keyed(indexDir))
+    const upload = await fetch(`${url}/v1/libraries/acme`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ id: 'acme.pay', name: 'pay', description: 'Pay an invoice.' }]),
+    })
+    expect(upload.status).toBe(201)
+    for (const key of [undefined, 'not-a-key-0123456789abcdef']) {
+      const response = await get(`${url}/readyz`, key)
+      expect(response.status).toBe(200)
+      const text = await response.text()
+      expect(JSON.parse(text)).toEqual({ status: 'ready' })
+      for (const secret of [indexDir, 'broken', 'acme', 'demo']) expect(text).not.toContain(secret)
+    }
+    // The admin key and an unlimited read key see the whole report.
+    for (const key of [ADMIN, READ]) {
+      const full = await (await get(`${url}/readyz`, key)).json()
+      expect(full.libraries).toEqual(['acme', 'demo'])
+      expect(full.failedIndexes.map((failed: { name: string }) => failed.name)).toEqual(['broken'])
+      expect(full.failedIndexes[0].error).toContain(indexDir)
+    }
+    // A key limited to libraries sees those only.
+    const limited = await (await get(`${url}/readyz`, DEMO_ONLY)).json()
+    expect(limited).toEqual({ status: 'ready', libraries: ['demo'], failedIndexes: [] })
+  })
+
+  it('/readyz while starting: the error and status only, without a key', async () => {
+    const { url } = await serve(keyed(await indexDirWithBrokenIndex()), false)
+    const response = await get(`${url}/readyz`)
+    expect(response.status).toBe(503)
+    expect(await response.json()).toEqual({
+      error: {
+        code: 'NOT_READY',
+        message: 'Not ready: the service is still loading its libraries.',
+      },
+      status: 'starting',
+    })
+  })
+
+  it('/metrics needs a key limited to no library, server or tag', async () => {
+    const { url } = await serve(keyed(await indexDirWithBrokenIndex()))
+    expect((await get(`${url}/metrics`)).status).toBe(401)
+    for (const key of [DEMO_ONLY, SLACK_ONLY]) {
+      const response = await get(`${url}/metrics`, key)
+      expect(response.status).toBe(403)
+      const body = await response.json()
+      expect(body.error.code).toBe('FORBIDDEN')
+      expect(body.error.message).toContain('/metrics')
+    }
+    for (const key of [READ, ADMIN]) {
+      const response = await get(`${url}/metrics`, key)
+      expect(response.status).toBe(200)
+      expect(await response.text()).toContain('toolsel_index_load_failed{index="broken"} 1')
+    }
+  })
+
+  it('without keys (loopback) /readyz reports everything, as before', async () => {
+    const indexDir = await indexDirWithBrokenIndex()
+    const { url } = await serve({ library: { default: 'demo', loadAll: true, indexDir } })
+    const body = await (await get(`${url}/readyz`)).json()
+    expect(body.libraries).toEqual(['demo'])
+    expect(body.failedIndexes[0].error).toContain(indexDir)
+  })
+})
