@@ -71,9 +71,10 @@ Options:
                          index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
   --rebuild              Build and write even when the saved index already holds these tools
-                         (same tools, source file and format, retriever parts, examples): such a
-                         run otherwise changes nothing ("Unchanged: ..."). Use it after changing
-                         how a part is built (--dense-index, HNSW settings).
+                         (same tools, source file and format, retriever parts, examples, and each
+                         part built with the same settings): such a run otherwise changes nothing
+                         ("Unchanged: ..."). A change of a build setting (--embedder, --dense-index,
+                         retrieve.bm25 or HNSW settings) rebuilds without it.
 ${COMMON_HELP}`
 
 const OPTIONS = {

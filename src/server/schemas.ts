@@ -306,7 +306,7 @@ export function createRequestSchemas(config: Config) {
           .enum(['true', 'false'])
           .optional()
           .describe(
-            'true: build and save even when the saved index already holds this upload (the same tools, format, retriever parts and examples), e.g. after changing how a part is built (retrieve.dense.index). Default false: such an upload changes nothing and answers unchanged: true.',
+            'true: build and save even when the saved index already holds this upload (the same tools, format, retriever parts, build settings and examples). Default false: such an upload changes nothing and answers unchanged: true; a change of a build setting (retrieve.bm25 k1/b/fieldWeights, retrieve.dense embedder/text/index/HNSW m) rebuilds by itself.',
           ),
       })
       .strict(),

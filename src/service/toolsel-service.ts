@@ -455,7 +455,7 @@ export class ToolselService {
       examples?: 'keep' | 'drop'
       /**
        * Build and save even when the upload would make the saved index again (the same tools,
-       * source, parts and examples; see `buildsSameIndex`), e.g. after changing how a part is built.
+       * source, parts, build settings and examples; see `buildsSameIndex`).
        */
       rebuild?: boolean
       signal?: AbortSignal
@@ -482,7 +482,7 @@ export class ToolselService {
       // Only an index saved where this upload would save it can stand for it.
       const saved =
         current?.dir !== undefined && resolve(current.dir) === resolve(indexDir)
-          ? current.manifest
+          ? current
           : undefined
       const uploaded = await importUploadedLibrary(
         {

@@ -14,7 +14,7 @@ import { learnLibraryExamples } from '../examples/library-examples.ts'
 import { assertKnownToolsSliced } from '../examples/usage-example.ts'
 import { examplesManifest } from './examples-part.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
-import { splitPartList, withRequirements } from './kinds/index.ts'
+import { buildSettingsOf, splitPartList, withRequirements } from './kinds/index.ts'
 import type { KindBuildContext } from './kinds/retriever-kind.ts'
 import { INDEX_FORMAT_VERSION, TOOLS_FILE, type IndexManifest } from './manifest.ts'
 
@@ -110,6 +110,7 @@ export async function buildIndexedLibrary(
     toolsFile: TOOLS_FILE,
     defaultRetriever: wanted[0] ?? 'bm25',
     retrievers: entries as IndexManifest['retrievers'],
+    build: buildSettingsOf(parts, config),
     ...(examples &&
       examples.version > 0 && { examples: await examplesManifest(examples, options.signal) }),
   }

@@ -49,8 +49,14 @@ import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
 import { bm25Settings } from './kinds/bm25-kind.ts'
-import { splitPartList, withRequirements } from './kinds/index.ts'
+import {
+  buildSettingsOf,
+  sameBuildSettings,
+  splitPartList,
+  withRequirements,
+} from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
+import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
@@ -147,11 +153,9 @@ export async function importLibrary(
 /**
  * Whether building `library` with `build` would make the index that `saved` describes again: the
  * same tools (count and content hash: every tool's JSON, in order), the same source (file and
- * format), the same retriever parts (names and default, `build.retriever` or `retrieve.build`)
- * and the same usage examples (version, count and cap). A re-upload of the same tools then keeps
- * the saved index as it is: nothing built, nothing written. How a part is built
- * (`retrieve.dense.index`, HNSW or BM25 settings) is not compared: after changing those, ask
- * for the rebuild (`?rebuild=true`, `toolsel index --rebuild`).
+ * format), the same usage examples (version, count and cap), and the same parts built the same
+ * way (`buildsSameParts`). A re-upload of the same tools then keeps the saved index as it is:
+ * nothing built, nothing written. `?rebuild=true` / `toolsel index --rebuild` builds anyway.
  */
 export function buildsSameIndex(
   saved: IndexManifest,
@@ -159,9 +163,6 @@ export function buildsSameIndex(
   build: BuildIndexOptions,
   config: Config,
 ): boolean {
-  const wanted = splitPartList(build.retriever ?? config.retrieve.build)
-  const parts = withRequirements(wanted, config).map((part) => part.name)
-  const savedParts = Object.keys(saved.retrievers)
   const examples =
     build.examples !== undefined && build.examples.version > 0 ? build.examples : undefined
   return (
@@ -170,12 +171,33 @@ export function buildsSameIndex(
     saved.contentHash === library.contentHash &&
     saved.source.path === build.source?.path &&
     saved.source.format === build.source?.format &&
-    saved.defaultRetriever === (wanted[0] ?? 'bm25') &&
-    parts.length === savedParts.length &&
-    parts.every((part) => savedParts.includes(part)) &&
     saved.examples?.version === examples?.version &&
     saved.examples?.count === examples?.size &&
-    saved.examples?.cap === examples?.cap
+    saved.examples?.cap === examples?.cap &&
+    buildsSameParts(saved, build.retriever, config)
+  )
+}
+
+/**
+ * The half of `buildsSameIndex` that needs no tools: the same retriever parts (names and
+ * default, `retriever` or `retrieve.build`), each built with the same settings as the manifest
+ * records (`build`: BM25's k1, b, field weights and tokenizer; the dense embedder, text, index
+ * kind and HNSW parameters; see each kind's `buildSettings`). An index saved without that record
+ * (before round 26) is never the same: its next build rebuilds it once.
+ */
+export function buildsSameParts(
+  saved: IndexManifest,
+  retriever: BuildIndexOptions['retriever'],
+  config: Config,
+): boolean {
+  const wanted = splitPartList(retriever ?? config.retrieve.build)
+  const parts = withRequirements(wanted, config)
+  const savedParts = Object.keys(saved.retrievers)
+  return (
+    saved.defaultRetriever === (wanted[0] ?? 'bm25') &&
+    parts.length === savedParts.length &&
+    parts.every((part) => savedParts.includes(part.name)) &&
+    sameBuildSettings(saved.build, buildSettingsOf(parts, config))
   )
 }
 
@@ -191,9 +213,14 @@ export async function savedManifest(dir: string): Promise<IndexManifest | undefi
  * body of at least `server.importWorkerMinChars`, or one that `expandsOnImport`, is imported in a
  * worker thread (upload-import.ts): the event loop only adopts the tools file's bytes and index it
  * hands back; a smaller one in the process. The index and files come out the same either way.
- * Bytes given to the worker are transferred to it: `input.text` is empty afterwards. With
- * `unchangedFrom` (the manifest of the index this upload replaces), an upload that
- * `buildsSameIndex` is not built: the answer is `unchanged: true` and no `indexed`.
+ * Bytes given to the worker are transferred to it: `input.text` is empty afterwards.
+ *
+ * With `unchangedFrom` (the saved library this upload replaces), an upload that `buildsSameIndex`
+ * is not built: the answer is `unchanged: true` and no `indexed`. When its parts are built the
+ * same way (`buildsSameParts`, known before the import), the worker is told the saved tools'
+ * content hash and makes no BM25 postings for the same tools: such an upload builds nothing at
+ * all. Should it still differ (other usage examples, another format), the build takes the tool
+ * postings of the served library, whose tools these are.
  */
 export async function importUploadedLibrary(
   input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
@@ -201,7 +228,7 @@ export async function importUploadedLibrary(
   config: Config,
   options: BuildIndexOptions & {
     prepare?: (library: ToolLibrary) => BuildIndexOptions | void | Promise<BuildIndexOptions | void>
-    unchangedFrom?: IndexManifest
+    unchangedFrom?: IndexedLibrary
   } = {},
 ): Promise<
   { warnings: string[]; summary: ImportSummary } & (
@@ -210,32 +237,53 @@ export async function importUploadedLibrary(
   )
 > {
   const { prepare, unchangedFrom, ...buildOptions } = options
-  const upload = await importUpload(input, name, config, options.signal)
+  const saved = unchangedFrom?.manifest
+  const sameParts = saved !== undefined && buildsSameParts(saved, buildOptions.retriever, config)
+  const upload = await importUpload(input, name, config, {
+    signal: options.signal,
+    ...(sameParts && { savedTools: { count: saved.toolCount, contentHash: saved.contentHash } }),
+  })
   const settings = {
     source: upload.source,
-    bm25Postings: upload.bm25Postings,
+    bm25Postings: upload.bm25Postings ?? servedPostings(unchangedFrom, upload.library),
     ...buildOptions,
     ...(await prepare?.(upload.library)),
   }
   const answer = { warnings: upload.warnings, summary: upload.summary }
-  if (
-    unchangedFrom !== undefined &&
-    buildsSameIndex(unchangedFrom, upload.library, settings, config)
-  )
+  if (saved !== undefined && buildsSameIndex(saved, upload.library, settings, config))
     return { ...answer, unchanged: true }
   const indexed = await buildIndexedLibrary(upload.library, config, settings)
   return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex }
 }
 
 /**
+ * The tool postings of `served` when `library` holds its very tools (count and content hash:
+ * the same tools in the same order); the bm25 kind takes them when their settings are its own.
+ */
+function servedPostings(
+  served: IndexedLibrary | undefined,
+  library: ToolLibrary,
+): BuildIndexOptions['bm25Postings'] {
+  const bm25 = served?.retrievers.get('bm25')
+  if (
+    !(bm25 instanceof Bm25Retriever) ||
+    served!.manifest.toolCount !== library.size ||
+    served!.manifest.contentHash !== library.contentHash
+  )
+    return undefined
+  return { settings: bm25.settings, postings: bm25.postings }
+}
+
+/**
  * The import half of `importUploadedLibrary`: in the process for a small body, else in a worker
- * thread, which also hands back the tools index's bytes and the tools' BM25 postings.
+ * thread, which also hands back the tools index's bytes and the tools' BM25 postings (none when
+ * the tools turn out to be `savedTools`).
  */
 async function importUpload(
   input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
   name: string,
   config: Config,
-  signal: AbortSignal | undefined,
+  options: { signal?: AbortSignal; savedTools?: { count: number; contentHash: string } },
 ): Promise<{
   library: ToolLibrary
   source: BuildIndexOptions['source']
@@ -267,7 +315,8 @@ async function importUpload(
       workers: server.importWorkers,
       heapLimitMb: importHeapLimitMb(server.bodyLimitBytes),
       bm25: bm25Settings(config),
-      signal,
+      bm25Unless: options.savedTools,
+      signal: options.signal,
     },
   )
   return {

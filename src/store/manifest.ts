@@ -41,6 +41,22 @@ export const ExamplesManifestSchema = z.object({
 
 export type ExamplesManifest = z.infer<typeof ExamplesManifestSchema>
 
+/** Bump when what `BuildSettingsSchema` records changes meaning; another version never compares equal. */
+export const BUILD_SETTINGS_VERSION = 1
+
+/**
+ * The settings each part was built with (`RetrieverKind.buildSettings`: the config values its
+ * build reads, besides the tools and usage examples), so that a build with other settings is
+ * never taken for the saved one (`buildsSameIndex`). Absent in indexes saved before round 26:
+ * those load as before, and their first same-tools build rebuilds once.
+ */
+export const BuildSettingsSchema = z.object({
+  version: z.number().int(),
+  parts: z.record(z.string(), z.record(z.string(), z.unknown())),
+})
+
+export type BuildSettings = z.infer<typeof BuildSettingsSchema>
+
 export const IndexManifestSchema = z
   .object({
     formatVersion: z.number().int(),
@@ -63,6 +79,8 @@ export const IndexManifestSchema = z
     defaultRetriever: z.string(),
     /** The library's usage examples; absent when it has none. */
     examples: ExamplesManifestSchema.optional(),
+    /** What each part was built with (see `BuildSettingsSchema`); absent in older indexes. */
+    build: BuildSettingsSchema.optional(),
     retrievers: z
       .object({
         bm25: Bm25ManifestSchema,

@@ -32,6 +32,8 @@ export interface UploadImportTask {
   options: ImportOptions
   /** BM25 settings: the worker also builds the tools' BM25 postings with them. */
   bm25?: Bm25Settings
+  /** No postings for these tools (count and content hash): see `UploadImportSettings`. */
+  bm25Unless?: { count: number; contentHash: string }
 }
 
 /** What the import of an upload makes: everything the save and the served library need. */
@@ -45,7 +47,7 @@ export interface PreparedUpload {
   /** Each tool's content hash in line order (`ToolLibrary.toolHashBytes`). */
   toolHashes: Buffer
   /**
-   * With `bm25` settings: the tools' BM25 postings (`buildPostings`, the build's own function) as
+   * With `bm25` settings, unless the tools are `bm25Unless`: the tools' BM25 postings (`buildPostings`, the build's own function) as
    * `bm25FileBytes`, so the main thread never reads a tool to index it.
    */
   bm25Postings?: Buffer
@@ -64,6 +66,7 @@ export async function prepareUpload(
   text: string,
   options: ImportOptions,
   bm25?: Bm25Settings,
+  bm25Unless?: UploadImportTask['bm25Unless'],
 ): Promise<PreparedUpload> {
   const imported = await importTools(text, options)
   // Checks the name and that ids are unique, as the in-process path's ToolLibrary does.
@@ -73,6 +76,10 @@ export async function prepareUpload(
   const toolLines = shared(lines)
   const toolsFileHash = createHash('sha256').update(toolLines).digest('hex')
   const toolHashes = library.toolHashBytes()
+  const known =
+    bm25Unless !== undefined &&
+    bm25Unless.count === library.size &&
+    bm25Unless.contentHash === library.contentHash
   return {
     toolLines,
     // The hashes go into tools.idx too: the library loaded from the saved index has them.
@@ -80,7 +87,8 @@ export async function prepareUpload(
     toolsFileHash,
     contentHash: library.contentHash,
     toolHashes: shared(toolHashes),
-    ...(bm25 && { bm25Postings: shared(bm25FileBytes(buildPostings(library.tools, bm25))) }),
+    ...(bm25 &&
+      !known && { bm25Postings: shared(bm25FileBytes(buildPostings(library.tools, bm25))) }),
     warnings: imported.warnings,
     summary: summarizeImport(imported),
   }
@@ -130,6 +138,7 @@ if (parentPort && task?.task === 'toolsel-upload-import') {
       typeof text === 'string' ? text : new TextDecoder().decode(text),
       task.options,
       task.bm25,
+      task.bm25Unless,
     )
     port.postMessage({ prepared })
   } catch (error) {

@@ -46,6 +46,11 @@ export interface UploadImportSettings {
   heapLimitMb: number
   /** BM25 settings: the worker also builds the tools' BM25 postings (see `ImportedUpload.bm25`). */
   bm25?: Bm25Settings
+  /**
+   * Tools whose postings are not wanted (the saved index's, when an upload of the same tools
+   * would keep it): the worker makes none when the upload's tools are these.
+   */
+  bm25Unless?: { count: number; contentHash: string }
   signal?: AbortSignal
 }
 
@@ -61,7 +66,10 @@ export interface ImportedUpload {
   format: ImportSummary['format']
   warnings: string[]
   summary: ImportSummary
-  /** The tools' BM25 postings, built in the worker with `settings` (when asked for). */
+  /**
+   * The tools' BM25 postings, built in the worker with `settings` (when asked for, and the tools
+   * are not `bm25Unless`).
+   */
   bm25?: { settings: Bm25Settings; postings: Bm25Postings }
 }
 
@@ -158,6 +166,7 @@ function runWorker(
     text,
     options,
     ...(settings.bm25 && { bm25: settings.bm25 }),
+    ...(settings.bm25Unless && { bm25Unless: settings.bm25Unless }),
   }
   const worker = startWorkerThread(WORKER_MODULE, {
     workerData: { ...task },

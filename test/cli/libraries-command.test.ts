@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -99,6 +99,70 @@ describe('toolsel libraries (saved indexes)', () => {
   })
 })
 
+describe('toolsel index: the unchanged check compares how each part is built', () => {
+  it('rebuilds the same tools after a change of any build setting; query-time settings change nothing', async () => {
+    const file = fixture('postman-collection.json')
+    const index = async (...extra: string[]) => {
+      const run = await local(
+        'index',
+        file,
+        '--name',
+        'shop',
+        '--retriever',
+        'bm25,dense',
+        '--embedder',
+        'hashing:64',
+        ...extra,
+      )
+      expect(run.code, run.stderr).toBe(0)
+      return run.stderr.includes('Unchanged: ') ? 'unchanged' : 'built'
+    }
+    const config = async (settings: object) => ['--config', await configFile(settings)]
+    expect(await index()).toBe('built')
+    expect(await index()).toBe('unchanged')
+    const changes: Array<[string, string[]]> = [
+      ['dense index kind', ['--dense-index', 'flat']],
+      ['HNSW parameter', await config({ retrieve: { dense: { hnsw: { m: 8 } } } })],
+      ['dense text', await config({ retrieve: { dense: { text: 'short' } } })],
+      ['dense model', ['--embedder', 'hashing:32']],
+      ['BM25 k1', await config({ retrieve: { bm25: { k1: 1.5 } } })],
+      ['BM25 field weight', await config({ retrieve: { bm25: { fieldWeights: { name: 2 } } } })],
+      ['BM25 examples per tool', await config({ retrieve: { bm25: { examplesPerTool: 4 } } })],
+    ]
+    for (const [setting, flags] of changes) {
+      expect(await index(...flags), setting).toBe('built')
+      expect(await index(...flags), setting).toBe('unchanged')
+      expect(await index(), `${setting} back`).toBe('built')
+    }
+    // Settings read at query time are no reason to rebuild.
+    for (const settings of [
+      { retrieve: { dense: { hnsw: { efSearch: 64 }, minScore: 0.2 } } },
+      { retrieve: { bm25: { tau: 1, expandHeadVerbs: false } } },
+    ])
+      expect(await index(...(await config(settings))), JSON.stringify(settings)).toBe('unchanged')
+    const manifest = JSON.parse(await readFile(join(indexDir, 'shop', 'manifest.json'), 'utf8'))
+    expect(manifest.build).toMatchObject({
+      version: 1,
+      parts: {
+        bm25: { k1: 1.2, b: 0.75, examplesPerTool: 32 },
+        dense: { embedder: 'hashing:64', index: 'hnsw', m: 32, text: 'full' },
+      },
+    })
+  })
+
+  it('an index saved without build settings (before round 26) still loads, and rebuilds once', async () => {
+    const file = fixture('postman-collection.json')
+    expect((await local('index', file, '--name', 'shop')).code).toBe(0)
+    const path = join(indexDir, 'shop', 'manifest.json')
+    const { build: _build, ...older } = JSON.parse(await readFile(path, 'utf8'))
+    await writeFile(path, JSON.stringify(older))
+    const selected = await local('select', 'add an item to the cart', '--library', 'shop')
+    expect(selected.code, selected.stderr).toBe(0)
+    expect((await local('index', file, '--name', 'shop')).stderr).not.toContain('Unchanged')
+    expect((await local('index', file, '--name', 'shop')).stderr).toContain('Unchanged')
+  })
+})
+
 describe('toolsel libraries --server (a running service)', () => {
   it('lists, shows and deletes through the HTTP API with the admin key; says what a key needs', async () => {
     const { app } = await createTestApp({ config: { auth: { adminKey: 'admin-secret-key-123' } } })
@@ -128,8 +192,12 @@ describe('toolsel libraries --server (a running service)', () => {
   })
 })
 
-async function configWithDefault(name: string): Promise<string> {
+function configWithDefault(name: string): Promise<string> {
+  return configFile({ library: { default: name } })
+}
+
+async function configFile(settings: object): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), 'toolsel-cli-config-')), 'config.json')
-  await writeFile(path, JSON.stringify({ library: { default: name } }))
+  await writeFile(path, JSON.stringify(settings))
   return path
 }

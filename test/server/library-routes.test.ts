@@ -224,6 +224,17 @@ describe('library routes', () => {
         expect(changed.unchanged, query).toBe(false)
         expect(service.library('crm'), query).not.toBe(served)
       }
+      // A part the config now builds another way (BM25's k1 here, as after a restart with
+      // another config) is built again too, from the same tools.
+      const before = service.library('crm')
+      // (A new object: the config's default bm25 object is shared by every parsed config.)
+      service.config.retrieve.bm25 = { ...service.config.retrieve.bm25, k1: 1.5 }
+      const rebuilt = await readJson(await app.request('/v1/libraries/crm', put(mcpBody('v1'))))
+      expect(rebuilt.unchanged).toBe(false)
+      expect(service.library('crm').manifest.retrievers.bm25.k1).toBe(1.5)
+      expect(service.library('crm')).not.toBe(before)
+      const kept = await readJson(await app.request('/v1/libraries/crm', put(mcpBody('v1'))))
+      expect(kept.unchanged).toBe(true)
     },
   )
 

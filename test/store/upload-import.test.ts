@@ -21,6 +21,8 @@ import { toolLineIndexOfBytes } from '../../src/store/tools-index-file.ts'
 import { importUploadInWorker } from '../../src/store/upload-import.ts'
 import { importLibrary, importUploadedLibrary } from '../../src/store/library-lifecycle.ts'
 import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
+import { ExampleSet } from '../../src/examples/example-set.ts'
+import { bm25Settings } from '../../src/store/kinds/bm25-kind.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { describedTool } from '../helpers/oversized-tools.ts'
 
@@ -224,6 +226,61 @@ describe('a library upload imported in a worker thread', () => {
     } finally {
       build.mockRestore()
       walk.mockRestore()
+    }
+  }, 60_000)
+
+  it('makes no BM25 postings for the tools of the saved index: a same-tools re-upload builds nothing', async () => {
+    const config = parseConfig({ server: { importWorkerMinChars: 0 }, log: { level: 'silent' } })
+    const body = canonicalBody('same', 200)
+    const { indexed: saved } = await importUploadedLibrary({ text: body }, 'same', config)
+    const { toolCount: count, contentHash } = saved!.manifest
+    const settings = { workers: 1, heapLimitMb: 256, bm25: bm25Settings(config) }
+    const known = await importUploadInWorker(
+      'same',
+      body,
+      {},
+      {
+        ...settings,
+        bm25Unless: { count, contentHash },
+      },
+    )
+    expect(known.bm25).toBeUndefined()
+    const other = await importUploadInWorker(
+      'same',
+      canonicalBody('other', 200),
+      {},
+      {
+        ...settings,
+        bm25Unless: { count, contentHash },
+      },
+    )
+    expect(other.bm25?.postings.documents).toBe(200)
+
+    // Through importUploadedLibrary: unchanged, and no BM25 build anywhere.
+    const build = vi.spyOn(Bm25Retriever, 'buildAsync')
+    try {
+      const again = await importUploadedLibrary({ text: body }, 'same', config, {
+        unchangedFrom: saved,
+      })
+      expect(again.unchanged).toBe(true)
+      // The same tools with other usage examples are built, from the served library's postings.
+      // (Two examples: a tool needs retrieve.bm25.examplesMinPerTool of them to be expanded.)
+      const used = ['look up thing 3', 'find thing three'].map((instruction) => ({
+        instruction,
+        tools: ['ns.tool_3'],
+      }))
+      const examples = ExampleSet.of(used, { cap: 100, version: 1 })
+      const withExamples = await importUploadedLibrary({ text: body }, 'same', config, {
+        unchangedFrom: saved,
+        prepare: () => ({ examples }),
+      })
+      expect(withExamples.unchanged).toBe(false)
+      expect(build).not.toHaveBeenCalled()
+      const bm25 = withExamples.indexed!.retrievers.get('bm25') as Bm25Retriever
+      expect(bm25.postings).toEqual((saved!.retrievers.get('bm25') as Bm25Retriever).postings)
+      expect(bm25.expansionPostings?.documents).toBe(200)
+    } finally {
+      build.mockRestore()
     }
   }, 60_000)
 

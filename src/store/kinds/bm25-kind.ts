@@ -44,6 +44,16 @@ export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
 
+  buildSettings(_arg, config) {
+    const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
+    return {
+      tokenizerVersion: TOKENIZER_VERSION,
+      ...bm25Settings(config),
+      examplesPerTool,
+      examplesMinPerTool,
+    }
+  },
+
   async build({ library, config, signal, onProgress, examples, previous, bm25Postings }) {
     const settings = bm25Settings(config)
     const before = previous?.retrievers.get('bm25')

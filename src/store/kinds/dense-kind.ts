@@ -34,16 +34,27 @@ import {
   EMBEDDING_TEXTS,
   EMBEDDINGS_CACHE_FILE,
   type DenseManifest,
-  type EmbeddingTextKind,
 } from '../dense-manifest.ts'
 import { MANIFEST_FILE, type IndexManifest } from '../manifest.ts'
 import { StoredDenseRetriever } from '../stored-dense-retriever.ts'
 import { parseEntry, type RetrieverKind } from './retriever-kind.ts'
+import { sameJson } from './same-json.ts'
 
 export const DENSE_KIND: RetrieverKind = {
   name: 'dense',
   requires: [],
   takesArgument: true,
+
+  buildSettings(arg, config) {
+    const settings = partSettings(config.retrieve.dense, arg)
+    const { m, efConstruction } = settings.hnsw
+    return {
+      ...vectorSettings(settings),
+      index: settings.index,
+      // efSearch applies at load: not a build setting.
+      ...(settings.index === 'hnsw' && { m, efConstruction }),
+    }
+  },
 
   async build(context) {
     const { part, arg, library, config, previousIndexDir, logger, onProgress, signal } = context
@@ -51,7 +62,7 @@ export const DENSE_KIND: RetrieverKind = {
     // A given embedder (tests, bench) stands in for the configured one, never for a named one.
     const given = arg === undefined ? context.embedder : undefined
     const embedder = given ?? (await createConfiguredEmbedder(settings, logger))
-    const cache = await loadPreviousCache(previousIndexDir, part, settings.text, logger)
+    const cache = await loadPreviousCache(previousIndexDir, part, settings, logger)
     const reused = cache.size
     const dense = await buildDenseIndex(library.tools, embedder, {
       kind: settings.index,
@@ -123,6 +134,24 @@ function partSettings(settings: DenseConfig, arg: string | undefined): DenseConf
 }
 
 /**
+ * What the tool vectors depend on: the embedder as configured (an `onnx:` directory's full path,
+ * where its model id is only the directory's name), the text embedded, and an `onnx:` model's
+ * weights, pooling, normalisation and document prefix (none of them in its model id).
+ */
+function vectorSettings(settings: DenseConfig): Record<string, unknown> {
+  const { embedder, text, dtype, pooling, normalize, documentPrefix } = settings
+  if (!embedder.startsWith('onnx:')) return { embedder, text }
+  return {
+    embedder,
+    text,
+    dtype,
+    pooling: pooling ?? null,
+    normalize: normalize ?? null,
+    documentPrefix: documentPrefix ?? null,
+  }
+}
+
+/**
  * The subdirectory of a named dense part: `dense:static:glove-100d` → `dense.static-glove-100d-<hash>`
  * (the hash keeps names that differ only in replaced characters apart).
  */
@@ -133,19 +162,25 @@ export function partDirectory(part: string): string {
 }
 
 /**
- * The previous index's embedding cache of the same part, when it was embedded from the same kind
- * of text (the cache is keyed by tool content, not by text). A missing or unreadable cache gives
- * an empty one: it only saves time.
+ * The previous index's embedding cache of the same part, when its vectors were made the same way:
+ * the same kind of text and, where the previous manifest records them (`build.parts`), the same
+ * `vectorSettings` (the cache is keyed by model id and tool content: an `onnx:` model's dtype or
+ * pooling is in neither). A missing or unreadable cache gives an empty one: it only saves time.
  */
 async function loadPreviousCache(
   directory: string | undefined,
   part: string,
-  text: EmbeddingTextKind,
+  settings: DenseConfig,
   logger: Logger,
 ): Promise<EmbeddingCache> {
   const previous = directory === undefined ? undefined : await readPreviousEntry(directory, part)
-  if (directory === undefined || previous?.text !== text) return new EmbeddingCache()
-  const file = join(directory, previous.dir ?? '', EMBEDDINGS_CACHE_FILE)
+  if (directory === undefined || previous?.entry.text !== settings.text) return new EmbeddingCache()
+  const recorded = previous.settings
+  if (recorded !== undefined) {
+    const wanted = vectorSettings(settings)
+    if (!sameJson(pick(recorded, Object.keys(wanted)), wanted)) return new EmbeddingCache()
+  }
+  const file = join(directory, previous.entry.dir ?? '', EMBEDDINGS_CACHE_FILE)
   if (!existsSync(file)) return new EmbeddingCache()
   try {
     return await EmbeddingCache.load(file)
@@ -156,19 +191,33 @@ async function loadPreviousCache(
   }
 }
 
+/** The previous manifest's entry of `part`, and the build settings it records for it (if any). */
 async function readPreviousEntry(
   directory: string,
   part: string,
-): Promise<{ text?: string; dir?: string } | undefined> {
+): Promise<
+  | { entry: { text?: string; dir?: string }; settings: Record<string, unknown> | undefined }
+  | undefined
+> {
   try {
     const manifest = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as {
       retrievers?: Record<string, { text?: string; dir?: string } | undefined>
+      build?: { parts?: Record<string, Record<string, unknown> | undefined> }
     }
     const entry = manifest.retrievers?.[part]
-    return typeof entry === 'object' && entry !== null ? entry : undefined
+    if (typeof entry !== 'object' || entry === null) return undefined
+    const settings = manifest.build?.parts?.[part]
+    return {
+      entry,
+      settings: typeof settings === 'object' && settings !== null ? settings : undefined,
+    }
   } catch {
     return undefined
   }
+}
+
+function pick(record: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((key) => [key, record[key]]))
 }
 
 /**

@@ -31,6 +31,8 @@ import { HYBRID_KIND } from './hybrid-kind.ts'
 import { REGEX_KIND } from './regex-kind.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
 import { splitPartName } from './part-name.ts'
+import { sameJson } from './same-json.ts'
+import { BUILD_SETTINGS_VERSION, type BuildSettings } from '../manifest.ts'
 
 export { splitPartList, splitPartName } from './part-name.ts'
 
@@ -119,4 +121,25 @@ export function withRequirements(names: Iterable<string>, config: Config): Retri
   }
   for (const name of ['bm25', ...names]) visit(name, [])
   return ordered
+}
+
+/**
+ * What `parts` are built with (each kind's `buildSettings`), as the manifest records it: the
+ * same value for the same config, whatever order the config's keys came in.
+ */
+export function buildSettingsOf(parts: readonly RetrieverPart[], config: Config): BuildSettings {
+  return {
+    version: BUILD_SETTINGS_VERSION,
+    parts: Object.fromEntries(
+      parts.map((part) => [part.name, part.kind.buildSettings?.(part.arg, config) ?? {}]),
+    ),
+  }
+}
+
+/** Whether `saved` (a manifest's `build`, absent in older indexes) records `wanted`. */
+export function sameBuildSettings(
+  saved: BuildSettings | undefined,
+  wanted: BuildSettings,
+): boolean {
+  return saved !== undefined && sameJson(saved, wanted)
 }

@@ -79,6 +79,12 @@ export interface RetrieverKind {
    * parts). Kinds without it are named by their kind alone.
    */
   readonly takesArgument?: boolean
+  /**
+   * The config values this kind's build reads (besides the tools and usage examples), as JSON
+   * values: recorded in the manifest (`build.parts`) and compared by `buildsSameIndex`, so a
+   * change of any of them rebuilds. Query-time settings stay out. None: nothing to compare.
+   */
+  buildSettings?(arg: string | undefined, config: Config): Record<string, unknown>
   /** The parts a part of this kind is built over, when they depend on its argument or the config. */
   inputs?(arg: string | undefined, config: Config): readonly string[]
   /**
