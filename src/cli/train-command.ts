@@ -7,7 +7,7 @@
 import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
 import { readLibraryReferenceTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
-import { readJsonRecords } from '../bench/suites/read-data-file.ts'
+import { loadExamplesFile } from '../train/splits/index.ts'
 import {
   DEFAULT_MODEL_PATH,
   formatLearnedModel,
@@ -58,7 +58,8 @@ Options:
                          more (their tool-graph shapes): the one-tool requests of several
                          clauses teach it to keep one tool. Opt-in: on the benchmark suites it
                          changes little (bench/README.md, "Learned selector", round 16)
-  --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits
+  --examples <file>      Usage examples (JSON Lines) instead of the benchmark splits; unknown
+                         tool ids refuse the file (each named with its lines)
   --library <ref>        The tool library the examples' ids refer to, as select and serve take it:
                          a saved library's name (in --index-dir), a saved index directory
                          (indexes/<name>), demo, a tool file (any importable format) or a
@@ -307,46 +308,29 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   return 0
 }
 
+/**
+ * `--examples` over `--library`, read as `train-data --examples` reads it (`loadExamplesFile`: an
+ * unknown tool id refuses the file, naming each with its lines). Case ids are positions from 0,
+ * as before that reader (fold assignment hashes them: the same file trains the same model).
+ */
 async function examplesSource(
   examplesFile: string,
   libraryFile: string,
   indexDir: string,
 ): Promise<TrainingSource> {
   const tools = await readLibraryReferenceTools(libraryFile, indexDir)
-  const ids = new Set(tools.map((tool) => tool.id))
-  const records = await readJsonRecords(examplesFile, 'Examples file')
-  if (records.length > MAX_EXAMPLES) {
+  const split = await loadExamplesFile(examplesFile, { reference: libraryFile, tools })
+  if (split.examples.length > MAX_EXAMPLES) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `${examplesFile} has ${records.length} examples; at most ${MAX_EXAMPLES} are accepted.`,
+      `${examplesFile} has ${split.examples.length} examples; at most ${MAX_EXAMPLES} are accepted.`,
     )
   }
-  const cases: TrainingCase[] = records.map((record, index) => {
-    const { instruction, tools: used } = (record ?? {}) as {
-      instruction?: unknown
-      tools?: unknown
-    }
-    if (
-      typeof instruction !== 'string' ||
-      instruction.trim() === '' ||
-      !Array.isArray(used) ||
-      used.length === 0 ||
-      !used.every((id) => typeof id === 'string')
-    ) {
-      throw new ToolselError(
-        'INVALID_INPUT',
-        `${examplesFile} line ${index + 1}: expected {"instruction": "<text>", "tools": ["<tool id>", ...]}.`,
-      )
-    }
-    const missing = (used as string[]).find((id) => !ids.has(id))
-    if (missing !== undefined) {
-      throw new ToolselError(
-        'INVALID_INPUT',
-        `${examplesFile} line ${index + 1}: tool "${missing}" is not in ${libraryFile}.`,
-      )
-    }
-    return { id: String(index), instruction, gold: [...new Set(used as string[])] }
-  })
+  const cases: TrainingCase[] = split.examples.map((example, index) => ({
+    id: String(index),
+    instruction: example.instruction,
+    gold: example.gold,
+  }))
   return {
     name: 'examples',
     tools,

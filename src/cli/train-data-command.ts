@@ -39,6 +39,7 @@ Options:
   --suite <name>             Read the suite's training split from --data
   --split train              The only split records are written from (default train)
   --examples <file>          Your examples instead: JSON Lines of {"instruction", "tools": [ids]}
+                             (and an optional "id"); unknown tool ids refuse the file
   --library <ref>            The tool library the examples' ids name, as select and serve take it:
                              a saved library's name (in --index-dir), a saved index directory,
                              demo, a tool file (any supported format) or a directory of them

@@ -121,16 +121,40 @@ function* knownToolSteps(
       { details: { library: libraryName, ids } },
     )
   }
-  const where = `${from.source} ${from.places[first]}`
-  const here = examples[first].tools.filter((id) => !has(id))
-  const others = ids.filter((id) => !here.includes(id))
-  const also = others.length === 0 ? '' : ` (other unknown ids in the file: ${quoted(others)})`
+  // Every unknown id with the places that name it (at most MAX_PLACES_SHOWN each), in file order.
+  const placesOf = new Map<string, string[]>()
+  for (const [index, example] of examples.entries()) {
+    for (const id of example.tools) {
+      if (has(id)) continue
+      const places = placesOf.get(id) ?? []
+      places.push(from.places[index])
+      placesOf.set(id, places)
+    }
+  }
+  const listed = ids.slice(0, 20).map((id) => {
+    const places = placesOf.get(id)!
+    const shown = places.slice(0, MAX_PLACES_SHOWN).join(', ')
+    const more =
+      places.length > MAX_PLACES_SHOWN ? ` and ${places.length - MAX_PLACES_SHOWN} more` : ''
+    return `"${id}" (${shown}${more})`
+  })
+  const others = ids.length > 20 ? ` and ${ids.length - 20} more` : ''
   throw new ToolselError(
     'INVALID_INPUT',
-    `Invalid usage examples at ${where}: library "${libraryName}" has no tool ${quoted(here)}${also}.${hint?.(here) ?? ''} Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them.`,
-    { details: { library: libraryName, ids, source: where } },
+    `Invalid usage examples in ${from.source}: library "${libraryName}" has no tool ${listed.join(', ')}${others}.${hint?.(ids) ?? ''} Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them. None of the file was used.`,
+    {
+      details: {
+        library: libraryName,
+        ids,
+        source: `${from.source} ${from.places[first]}`,
+        places: Object.fromEntries([...placesOf].slice(0, 20)),
+      },
+    },
   )
 }
+
+/** Places named per unknown id in `assertKnownTools`'s message. */
+const MAX_PLACES_SHOWN = 5
 
 /**
  * Parses JSON Lines (`{"instruction": …, "tools": [...]}` per line) or a JSON array of the same
@@ -142,15 +166,25 @@ export function parseExamplesText(text: string, source: string): UsageExample[] 
 
 /**
  * `parseExamplesText`, with each example's place in the file (`line 4`, `item 2`) for messages
- * about its content (`assertKnownTools`).
+ * about its content (`assertKnownTools`). With `withIds` (a training examples file, `toolsel
+ * train --examples`, `train-data --examples`), a record may also carry an `id` (a string or a
+ * number), handed back in `ids` (undefined where a record has none).
  */
 export function parseExamplesWithPlaces(
   text: string,
   source: string,
-): { examples: UsageExample[]; from: ExamplePlaces } {
+  options: { withIds?: boolean } = {},
+): { examples: UsageExample[]; from: ExamplePlaces; ids: Array<string | undefined> } {
   const places: string[] = []
-  return { examples: runSteps(parseSteps(text, source, places)), from: { source, places } }
+  const ids = options.withIds ? [] : undefined
+  const examples = runSteps(parseSteps(text, source, places, ids))
+  return { examples, from: { source, places }, ids: ids ?? [] }
 }
+
+/** A training example's record: a usage example that may carry its own `id`. */
+const TrainingExampleSchema = UsageExampleSchema.extend({
+  id: z.union([z.string().min(1).max(500), z.number()]).optional(),
+}).strict()
 
 /**
  * `parseExamplesText` of a file's UTF-8 bytes (a saved index's `examples.jsonl`), yielding to the
@@ -169,7 +203,12 @@ export function parseExamplesBytesSliced(
   )
 }
 
-function* parseSteps(withBom: string, source: string, places?: string[]): Steps<UsageExample[]> {
+function* parseSteps(
+  withBom: string,
+  source: string,
+  places?: string[],
+  ids?: Array<string | undefined>,
+): Steps<UsageExample[]> {
   // A file saved by a Windows editor starts with a byte-order mark, which JSON.parse refuses.
   // (Not a regular expression: /^\uFEFF/ on a 6.7 MB string took 40-50 ms.)
   const text = withBom.charCodeAt(0) === 0xfeff ? withBom.slice(1) : withBom
@@ -182,9 +221,10 @@ function* parseSteps(withBom: string, source: string, places?: string[]): Steps<
       parsed.map((record, index) => ({ record, where: `item ${index}` })),
       source,
       places,
+      ids,
     )
   }
-  return yield* parseLineSteps(text.split('\n'), source, places)
+  return yield* parseLineSteps(text.split('\n'), source, places, ids)
 }
 
 /**
@@ -224,6 +264,7 @@ function* parseLineSteps(
   lines: Iterable<string>,
   source: string,
   places?: string[],
+  ids?: Array<string | undefined>,
 ): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   let index = 0
@@ -231,7 +272,7 @@ function* parseLineSteps(
     index += 1
     if (line.trim().length === 0) continue
     const where = `line ${index}`
-    examples.push(exampleOf(parseJson(line, `${source} ${where}`), source, where))
+    examples.push(exampleOf(parseJson(line, `${source} ${where}`), source, where, ids))
     places?.push(where)
     yield
   }
@@ -242,23 +283,32 @@ function* examplesOf(
   records: ReadonlyArray<{ record: unknown; where: string }>,
   source: string,
   places?: string[],
+  ids?: Array<string | undefined>,
 ): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   for (const { record, where } of records) {
-    examples.push(exampleOf(record, source, where))
+    examples.push(exampleOf(record, source, where, ids))
     places?.push(where)
     yield
   }
   return examples
 }
 
-function exampleOf(record: unknown, source: string, where: string): UsageExample {
-  const parsed = UsageExampleSchema.safeParse(record)
+/** One record checked and normalised; with `ids`, a training record whose `id` goes there. */
+function exampleOf(
+  record: unknown,
+  source: string,
+  where: string,
+  ids?: Array<string | undefined>,
+): UsageExample {
+  const parsed = (ids ? TrainingExampleSchema : UsageExampleSchema).safeParse(record)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const field = issue.path.length > 0 ? ` field "${issue.path.join('.')}"` : ''
     throw badExamples(`${source} ${where}`, `${field.trim() || 'record'}: ${issue.message}`)
   }
+  const { id } = parsed.data as { id?: string | number }
+  ids?.push(id === undefined ? undefined : String(id))
   return normalizeExample(parsed.data)
 }
 

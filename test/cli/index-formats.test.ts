@@ -141,7 +141,7 @@ describe('toolsel index on the common tool formats', () => {
     )
     expect(result.code).not.toBe(0)
     expect(result.stderr).toContain(
-      `Invalid usage examples at ${examples} line 3: library "stocks" has no tool "get_stock_prices". Name tools by their ids in the library, as \`toolsel select "<instruction>" --library stocks --json\` shows them.`,
+      `Invalid usage examples in ${examples}: library "stocks" has no tool "get_stock_prices" (line 3). Name tools by their ids in the library, as \`toolsel select "<instruction>" --library stocks --json\` shows them. None of the file was used.`,
     )
     expect(result.stderr).not.toContain('GET /v1/libraries')
   })

@@ -156,7 +156,14 @@ describe('toolsel train', () => {
       `${DEMO_LIBRARY_DIR}/mail.json`,
     ])
     expect(missing.code).toBe(2)
-    expect(missing.stderr).toMatch(/line 1: tool "weather.get_weather_forecast" is not in/)
+    // The rule of toolsel index --examples and POST /v1/libraries/:library/examples: refused,
+    // every unknown id named with its lines (train-data --examples reads the file the same way).
+    expect(missing.stderr).toContain(
+      `error [INVALID_INPUT]: Invalid usage examples in ${EXAMPLES}: library "${DEMO_LIBRARY_DIR}/mail.json" has no tool "weather.get_weather_forecast" (line 1`,
+    )
+    expect(missing.stderr).toContain('"music.play" (line 10)')
+    expect(missing.stderr).toContain('"rideshare.request_ride" (line 16) and 12 more.')
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1)
     const alone = await run(['train', '--examples', EXAMPLES])
     expect(alone.code).toBe(2)
     expect(alone.stderr).toContain('--examples and --library go together')

@@ -149,7 +149,7 @@ describe('parseExamplesText and assertKnownTools', () => {
     ).toThrow('Usage examples name tools that library "lib" does not have: "x", "y".')
   })
 
-  it('names the file and line of the first unknown tool id in a file of examples', () => {
+  it('names the file and the lines of every unknown tool id in a file of examples', () => {
     const lines = [
       '{"instruction":"a","tools":["ok"]}',
       '',
@@ -160,11 +160,11 @@ describe('parseExamplesText and assertKnownTools', () => {
     expect(examples).toEqual(parseExamplesText(lines, 'ex.jsonl'))
     expect(from.places).toEqual(['line 1', 'line 3', 'line 4'])
     expect(() => assertKnownTools('lib', examples, (id) => id === 'ok', from)).toThrow(
-      'Invalid usage examples at ex.jsonl line 3: library "lib" has no tool "x" (other unknown ids in the file: "y"). Name tools by their ids in the library, as `toolsel select "<instruction>" --library lib --json` shows them.',
+      'Invalid usage examples in ex.jsonl: library "lib" has no tool "x" (line 3, line 4), "y" (line 4). Name tools by their ids in the library, as `toolsel select "<instruction>" --library lib --json` shows them. None of the file was used.',
     )
     const array = parseExamplesWithPlaces('[{"instruction":"a","tools":["z"]}]', 'ex.json')
     expect(() => assertKnownTools('lib', array.examples, () => false, array.from)).toThrow(
-      'Invalid usage examples at ex.json item 0: library "lib" has no tool "z". Name tools',
+      'Invalid usage examples in ex.json: library "lib" has no tool "z" (item 0). Name tools',
     )
   })
 })

@@ -36,8 +36,6 @@ const EXAMPLES = [
   // Shares no content word with its gold tool: the lexical filter drops it.
   { instruction: 'How is AAPL doing today?', tools: ['finance.get_stock_quote'] },
   { instruction: 'Find the mail Carla sent me about the budget.', tools: ['mail.search_inbox'] },
-  // Names a tool the library lacks: counted as unmappable.
-  { instruction: 'Play some jazz', tools: ['music.play'] },
 ]
 
 let dir: string
@@ -61,11 +59,7 @@ describe('toolsel train-data over an examples file', () => {
   it('writes selector records whose prompts are byte-equal to what an llm:openai selector sends', async () => {
     const run = await runTrainData(['selector', ...source(), '--valid-fraction', '0'])
     expect(run.code, run.stderr).toBe(0)
-    expect(run.card.excluded).toMatchObject({ unmappable: 1, testFiles: [] })
-    // The data card names the first example with an unknown id (it only counted them).
-    expect(run.card.source.notes).toContain(
-      '1 example(s) name a tool id that is not in the library and are left out (first: record 6: "music.play")',
-    )
+    expect(run.card.excluded).toMatchObject({ unmappable: 0, testFiles: [] })
     expect(run.card.counts.lexicalFilter).toEqual({
       examplesIn: 5,
       goldRemoved: 1,
@@ -203,7 +197,7 @@ describe('toolsel train-data over an examples file', () => {
     await writeFile(broken, `${JSON.stringify(EXAMPLES[2])}\n{"instruction":\n`)
     const notJson = await runTrainData(['planner', '--examples', broken, '--library', libraryFile])
     expect(notJson.code).toBe(2)
-    expect(notJson.stderr).toContain(`Examples file "${broken}" line 2 is not JSON`)
+    expect(notJson.stderr).toContain(`Invalid usage examples at ${broken} line 2: not JSON`)
     // --out naming a file: was EEXIST from mkdir, exit 1, after the records were made.
     let stderr = ''
     const code = await main(
@@ -218,6 +212,29 @@ describe('toolsel train-data over an examples file', () => {
     expect(stderr).toContain(
       `Cannot write training data to "${one}": a file of that name is in the way`,
     )
+  })
+
+  it('refuses examples naming tools the library lacks, as toolsel train and index --examples do', async () => {
+    // Was: dropped and counted (unmappable) here, refused by toolsel train: one reader, one rule
+    // (POST /v1/libraries/:library/examples refuses them too).
+    const stale = join(dir, 'stale.jsonl')
+    const lines = [
+      ...EXAMPLES,
+      { instruction: 'Play some jazz', tools: ['music.play'] },
+      { instruction: 'Play it louder', tools: ['music.play', 'send_sms'] },
+    ]
+    await writeFile(stale, lines.map((item) => JSON.stringify(item)).join('\n'))
+    const run = await runTrainData(['selector', '--examples', stale, '--library', libraryFile])
+    expect(run.code).toBe(2)
+    expect(run.stderr.trim()).toBe(
+      `error [INVALID_INPUT]: Invalid usage examples in ${stale}: library "${libraryFile}" has no tool "music.play" (line 6, line 7), "send_sms" (line 7). Did you mean "sms.send_sms" for "send_sms"? Tools are called by their ids, not their names. Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryFile} --json\` shows them. None of the file was used.`,
+    )
+    expect(await readdir(run.dir)).toEqual([])
+    const empty = join(dir, 'empty.jsonl')
+    await writeFile(empty, '\n\n')
+    const none = await runTrainData(['planner', '--examples', empty, '--library', libraryFile])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain(`Examples file "${empty}" holds no examples`)
   })
 
   it('writes the records and their card together: a failed write leaves the previous set whole', async () => {

@@ -1,78 +1,59 @@
 /**
- * A user's own training examples: JSON Lines (or a JSON array) of `{instruction, tools: [ids]}`
- * over a tool library (its tools, read by the caller from the `--library` reference). Nothing is excluded (the user owns the
- * split); examples naming a tool the library lacks are dropped and counted.
+ * A user's own training examples (`toolsel train --examples`, `toolsel train-data --examples`):
+ * JSON Lines (or a JSON array) of `{instruction, tools: [ids], id?}` over a tool library (its
+ * tools, read by the caller from the `--library` reference). Read by the usage examples' own
+ * reader (examples/usage-example.ts: the same record checks, limits and normalisation as `toolsel
+ * index --examples` and `POST /v1/libraries/:library/examples`), with their rule for tool ids the
+ * library lacks: the file is refused, naming every such id with its lines. Nothing is excluded
+ * otherwise (the user owns the split).
  * @module
  */
-import { z } from 'zod'
-import { jsonRecords, readDataText } from '../../bench/suites/read-data-file.ts'
+import { readDataText } from '../../bench/suites/read-data-file.ts'
 import { ToolselError } from '../../errors.ts'
+import { assertKnownTools, parseExamplesWithPlaces } from '../../examples/usage-example.ts'
 import type { Tool } from '../../library/tool.ts'
+import { ToolLibrary } from '../../library/tool-library.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
 
-const ExampleSchema = z.object({
-  id: z.union([z.string(), z.number()]).optional(),
-  instruction: z.string().trim().min(1),
-  tools: z.array(z.string().min(1)).min(1),
-})
-
+/**
+ * The examples of `file` over `library`; an example's id is its record's `id`, else its position
+ * (1-based). INVALID_INPUT naming the place of a bad record, or every unknown tool id's lines.
+ */
 export async function loadExamplesFile(
   file: string,
   library: { reference: string; tools: readonly Tool[] },
 ): Promise<TrainSplit> {
   const { reference: libraryFile } = library
   const tools = [...library.tools]
-  const ids = new Set(tools.map((tool) => tool.id))
-  // A file of one example is JSON Lines too (was: "must be JSON Lines (or a JSON array)").
-  const records = jsonRecords(
-    await readDataText(file, 'Examples file'),
-    file,
-    'Examples file',
-    '{"instruction": "…", "tools": ["<tool id>", …]}',
-  )
-  const examples: TrainExample[] = []
-  let unmappable = 0
-  let firstUnknown: string | undefined
-  for (const [position, record] of records.entries()) {
-    const parsed = ExampleSchema.safeParse(record)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      throw new ToolselError(
-        'INVALID_INPUT',
-        `Examples file "${file}" record ${position + 1}: field "${issue.path.join('.')}": ${issue.message}. Expected {"instruction": "…", "tools": ["<tool id>", …]}.`,
-      )
-    }
-    const gold = [...new Set(parsed.data.tools)]
-    const unknown = gold.find((id) => !ids.has(id))
-    if (unknown !== undefined) {
-      unmappable += 1
-      firstUnknown ??= `record ${position + 1}: "${unknown}"`
-      continue
-    }
-    const id = parsed.data.id === undefined ? String(position + 1) : String(parsed.data.id)
-    examples.push({ id, instruction: parsed.data.instruction, gold })
-  }
-  if (examples.length === 0) {
+  const text = await readDataText(file, 'Examples file')
+  const { examples: read, from, ids } = parseExamplesWithPlaces(text, file, { withIds: true })
+  if (read.length === 0) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `No example of "${file}" names only tools of "${libraryFile}" (${unmappable} name unknown tools, first: ${firstUnknown}); tool ids must match the library's.`,
+      `Examples file "${file}" holds no examples; expected JSON Lines of {"instruction": "…", "tools": ["<tool id>", …]}.`,
+      { details: { file } },
     )
   }
+  const known = new ToolLibrary('library', tools)
+  assertKnownTools(
+    libraryFile,
+    read,
+    (id) => known.has(id),
+    from,
+    (unknown) => known.unknownIdsHint(unknown),
+  )
+  const examples: TrainExample[] = read.map((example, position) => ({
+    id: ids[position] ?? String(position + 1),
+    instruction: example.instruction,
+    gold: [...example.tools],
+  }))
   return {
     name: `examples:${file}`,
     files: [file, libraryFile],
     tools,
     examples,
-    records: records.length,
-    exclusions: { testFiles: [], byId: 0, byText: 0, unmappable, empty: 0 },
-    notes: [
-      'a user examples file: gold = its tools; nothing excluded',
-      // Which one, so a typo in an id is found without reading the whole file.
-      ...(firstUnknown === undefined
-        ? []
-        : [
-            `${unmappable} example(s) name a tool id that is not in the library and are left out (first: ${firstUnknown})`,
-          ]),
-    ],
+    records: read.length,
+    exclusions: { testFiles: [], byId: 0, byText: 0, unmappable: 0, empty: 0 },
+    notes: ['a user examples file: gold = its tools; nothing excluded'],
   }
 }
