@@ -234,12 +234,13 @@ describe('toolsel train', () => {
     expect(single.code).toBe(2)
     expect(single.stderr).toContain('[INVALID_INPUT]: No training rows')
     expect(single.stderr).toContain('toolsel index --examples')
-    // The examples file is called that (was "Benchmark file … line 2 is not JSON").
+    // The examples file's place is named (was "Benchmark file … line 2 is not JSON"); the usage
+    // examples' reader says it as toolsel index --examples does.
     const broken = join(dir, 'broken.jsonl')
     await writeFile(broken, `${(await readFile(EXAMPLES, 'utf8')).split('\n')[0]}\nnot json\n`)
     const notJson = await train(broken, join(dir, 'broken.json'))
     expect(notJson.code).toBe(2)
-    expect(notJson.stderr).toContain(`Examples file "${broken}" line 2 is not JSON`)
+    expect(notJson.stderr).toContain(`Invalid usage examples at ${broken} line 2: not JSON`)
     // An --out that is a directory is refused before training (was EISDIR after it, exit 1,
     // with <out>.<pid>.tmp left next to it).
     const folder = join(dir, 'folder')
