@@ -132,5 +132,6 @@ function defaultIO(): CommandIO {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     env: process.env,
+    stderrIsTTY: Boolean(process.stderr.isTTY),
   }
 }

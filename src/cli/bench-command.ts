@@ -25,7 +25,7 @@ import {
   type CommandIO,
   redactedConfigJson,
 } from './cli-options.ts'
-import { createProgress } from './progress.ts'
+import { createProgress, progressOutput } from './progress.ts'
 
 export const BENCH_HELP = `Usage: toolsel bench [--suite <name|all>] [options]
 
@@ -165,7 +165,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   if (values.resume) {
     io.stderr(`Resuming ${runProgress.file}: ${runProgress.resumed} queries already scored\n`)
   }
-  const progress = createProgress(`bench ${suite}`, progressStream(io))
+  const progress = createProgress(`bench ${suite}`, progressOutput(io))
   const report = await runBench({
     settings,
     config,
@@ -204,13 +204,4 @@ function positiveInteger(value: string | undefined, flag: string): number | unde
   if (!Number.isInteger(number) || number < 1)
     throw invalid(`--${flag} expects a positive integer, got "${value}"`)
   return number
-}
-
-/** The progress bar on the command's stderr; redrawn in place only on a terminal. */
-function progressStream(io: CommandIO): NodeJS.WriteStream {
-  const stream = {
-    isTTY: Boolean(process.stderr.isTTY),
-    write: (text: string) => (io.stderr(text), true),
-  }
-  return stream as unknown as NodeJS.WriteStream
 }

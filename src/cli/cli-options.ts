@@ -32,6 +32,8 @@ export interface CommandIO {
   stdout: (text: string) => void
   stderr: (text: string) => void
   env: Record<string, string | undefined>
+  /** Whether `stderr` is a terminal (progress redraws a bar there); default false. */
+  stderrIsTTY?: boolean
 }
 
 export interface ParsedCommand<T extends OptionSpec> {

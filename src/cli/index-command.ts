@@ -23,7 +23,7 @@ import {
   type CommandIO,
   redactedConfigJson,
 } from './cli-options.ts'
-import { createProgress } from './progress.ts'
+import { createProgress, progressOutput } from './progress.ts'
 import { join } from 'node:path'
 import { EMBEDDING_MODEL_USAGE } from '../models/create-embedding-model.ts'
 import {
@@ -161,7 +161,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     )
     return 0
   }
-  const progress = createProgress(`Indexing ${name}`)
+  const progress = createProgress(`Indexing ${name}`, progressOutput(io))
   const indexed = await buildIndexedLibrary(library, config, {
     ...build,
     onProgress: ({ stage, done, total }) => progress.update(done, total, stage),

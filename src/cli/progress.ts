@@ -1,18 +1,28 @@
 /**
- * Progress output for long work (index builds, benchmarks) on stderr: a redrawn bar on a
- * terminal, a line every 10% otherwise (CI logs stay short).
+ * Progress output for long work (index builds, benchmarks, training data) on the command's
+ * stderr (`CommandIO.stderr`, so a test that runs a command in process captures it): a redrawn
+ * bar on a terminal, a line every 10% otherwise (CI logs stay short).
  * @module
  */
+import type { CommandIO } from './cli-options.ts'
+
+/** Where progress goes: a write, and whether it is a terminal (a bar redrawn in place). */
+export interface ProgressOutput {
+  write(text: string): void
+  isTTY: boolean
+}
+
+/** The command's stderr; a terminal only when `io` says so (`main` does for the real stderr). */
+export function progressOutput(io: CommandIO): ProgressOutput {
+  return { write: (text) => io.stderr(text), isTTY: io.stderrIsTTY === true }
+}
 
 export interface ProgressReporter {
   update(done: number, total: number, label?: string): void
   done(message?: string): void
 }
 
-export function createProgress(
-  title: string,
-  stream: NodeJS.WriteStream = process.stderr,
-): ProgressReporter {
+export function createProgress(title: string, stream: ProgressOutput): ProgressReporter {
   const started = performance.now()
   let lastDecile = -1
   let lastDraw = 0

@@ -19,7 +19,7 @@ import {
   parseCommand,
   type CommandIO,
 } from './cli-options.ts'
-import { createProgress } from './progress.ts'
+import { createProgress, progressOutput } from './progress.ts'
 
 export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> | --examples <file> --library <ref>) [options]
 
@@ -144,7 +144,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   await components.ready()
   const teacher = values.teacher ? await createTeacher(values.teacher, config, logger) : undefined
 
-  const progress = createProgress(`train-data ${kind}`, progressStream(io))
+  const progress = createProgress(`train-data ${kind}`, progressOutput(io))
   const data = await buildTrainData({
     kind,
     split,
@@ -253,12 +253,4 @@ function integer(value: string | undefined, flag: string, min: number): number |
     throw invalid(`--${flag} expects an integer >= ${min}, got "${value}"`)
   }
   return number
-}
-
-function progressStream(io: CommandIO): NodeJS.WriteStream {
-  const stream = {
-    isTTY: Boolean(process.stderr.isTTY),
-    write: (text: string) => (io.stderr(text), true),
-  }
-  return stream as unknown as NodeJS.WriteStream
 }

@@ -92,6 +92,11 @@ describe('toolsel libraries (saved indexes)', () => {
     const rebuilt = await local('index', file, '--name', 'shop', '--rebuild')
     expect(rebuilt).toMatchObject({ code: 0 })
     expect(rebuilt.stderr).not.toContain('Unchanged')
+    // The progress goes to the command's stderr (captured here), a line per 10% off a terminal.
+    expect(rebuilt.stderr).toMatch(/^Indexing shop: 7\/7 \(100%\) [\d.]+s bm25$/m)
+    expect(rebuilt.stderr).toContain(
+      `Indexing shop: 7 tools written to ${join(indexDir, 'shop')} (retrievers: bm25) in `,
+    )
     const regex = await local('index', file, '--name', 'shop', '--retriever', 'bm25,regex')
     expect(regex.stderr).not.toContain('Unchanged')
     const shown = JSON.parse((await local('libraries', 'show', 'shop', '--json')).stdout)
