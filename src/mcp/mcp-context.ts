@@ -3,7 +3,7 @@
  * configured), token accounting and the cache of scoped library views.
  * @module
  */
-import { ToolselError } from '../errors.ts'
+import { assertKeyLibrary } from '../server/auth/api-keys.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
@@ -116,11 +116,10 @@ export async function resolveView(
   library?: string,
 ): Promise<IndexedLibrary> {
   const name = library || session.library || context.defaultLibrary()
-  if (session.libraries && session.libraries.length > 0 && !session.libraries.includes(name)) {
-    throw new ToolselError(
-      'FORBIDDEN',
-      `The API key "${session.keyName ?? 'this key'}" may not use library "${name}" (allowed: ${session.libraries.join(', ')}).`,
-    )
-  }
+  assertKeyLibrary(
+    { name: session.keyName ?? 'this key', libraries: session.libraries ?? [] },
+    name,
+    context.service.libraries,
+  )
   return context.views.view(context.service.libraries.require(name), session.scope)
 }

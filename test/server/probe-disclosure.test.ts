@@ -5,11 +5,15 @@
  * holds the index directory's absolute path) and, in gateway mode, every upstream server's
  * target (an internal URL or a command line) and last error. A caller without a key now gets the
  * status only; a key sees the libraries it may use; `/metrics`, which labels every library and
- * upstream server, needs a key that is not limited to some of them.
+ * upstream server, needs a key that is not limited to some of them. And a key limited to
+ * libraries that names one of them that is not loaded learns no other library's name (the
+ * UNKNOWN_LIBRARY message listed every loaded library).
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
@@ -17,11 +21,13 @@ import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { listenApp } from '../helpers/listen-app.ts'
+import { call, errorOf } from '../mcp/fixtures/toolsel-harness.ts'
 
 const ADMIN = 'admin-key-0123456789abcdef'
 const READ = 'read-key-0123456789abcdef'
 const DEMO_ONLY = 'demo-only-0123456789abcdef'
 const SLACK_ONLY = 'slack-only-0123456789abcdef'
+const DEMO_AND_GONE = 'demo-and-gone-0123456789abcdef'
 
 const cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -58,6 +64,7 @@ const keyed = (indexDir: string): ConfigLayer => ({
       READ,
       { key: DEMO_ONLY, name: 'demo-reader', libraries: ['demo'] },
       { key: SLACK_ONLY, name: 'slack-agent', servers: ['slack'] },
+      { key: DEMO_AND_GONE, name: 'tenant-b', libraries: ['demo', 'gone'] },
     ],
   },
 })
@@ -130,5 +137,61 @@ describe('keyless probes with API keys configured', () => {
     const body = await (await get(`${url}/readyz`)).json()
     expect(body.libraries).toEqual(['demo'])
     expect(body.failedIndexes[0].error).toContain(indexDir)
+  })
+})
+
+describe('a key limited to libraries', () => {
+  it('naming one of its libraries that is not loaded learns no other library', async () => {
+    const { url } = await serve(keyed(await indexDirWithBrokenIndex()))
+    const upload = await fetch(`${url}/v1/libraries/acme`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ id: 'acme.pay', name: 'pay', description: 'Pay an invoice.' }]),
+    })
+    expect(upload.status).toBe(201)
+    const headers = {
+      authorization: `Bearer ${DEMO_AND_GONE}`,
+      'content-type': 'application/json',
+    }
+    const requests: Array<[string, RequestInit]> = [
+      ['/v1/search-tools', { method: 'POST', headers, body: '{"query":"pay","library":"gone"}' }],
+      [
+        '/v1/select-tools',
+        { method: 'POST', headers, body: '{"instruction":"pay","library":"gone"}' },
+      ],
+      ['/v1/libraries/gone', { headers }],
+      ['/v1/libraries/gone/tools/acme.pay', { headers }],
+    ]
+    for (const [path, init] of requests) {
+      const response = await fetch(`${url}${path}`, init)
+      const body = await response.json()
+      expect(body.error.code, path).toBe('UNKNOWN_LIBRARY')
+      expect(response.status, path).toBe(404)
+      expect(body.error.message, path).toContain('"gone"')
+      expect(body.error.message, path).toContain('demo')
+      expect(body.error.message, path).not.toContain('acme')
+    }
+    // The same over MCP.
+    const client = new Client({ name: 'probe', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', url), {
+        requestInit: { headers: { authorization: `Bearer ${DEMO_AND_GONE}` } },
+      }),
+    )
+    try {
+      const error = errorOf(await call(client, 'search_tools', { query: 'pay', library: 'gone' }))
+      expect(error.code).toBe('UNKNOWN_LIBRARY')
+      expect(error.message).toContain('demo')
+      expect(error.message).not.toContain('acme')
+    } finally {
+      await client.close()
+    }
+    // An unlimited key still gets the whole list.
+    const open = await fetch(`${url}/v1/search-tools`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/json' },
+      body: '{"query":"pay","library":"gone"}',
+    })
+    expect((await open.json()).error.message).toContain('acme')
   })
 })

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthConfig } from '../../config/schema.ts'
+import { ToolselError } from '../../errors.ts'
 
 /** Who is calling. `open`: authentication is off (no key configured). */
 export interface Principal {
@@ -97,4 +98,37 @@ export function bearerKey(header: string | undefined): string | undefined {
 /** Whether `principal` may use library `name`. */
 export function canUseLibrary(principal: Principal, name: string): boolean {
   return principal.libraries.length === 0 || principal.libraries.includes(name)
+}
+
+/** The loaded libraries, as the service's registry holds them. */
+export interface LoadedLibraries {
+  get(name: string): unknown
+  names(): readonly string[]
+}
+
+/**
+ * For a key limited to libraries: FORBIDDEN for a library outside them, and, when `loaded` is
+ * given and `name` is one of them but not loaded, UNKNOWN_LIBRARY naming only those the key may
+ * use (the registry's own message lists every loaded library, other tenants' too). Nothing for a
+ * key limited to no library.
+ */
+export function assertKeyLibrary(
+  key: { name: string; libraries: readonly string[] },
+  name: string,
+  loaded?: LoadedLibraries,
+): void {
+  if (key.libraries.length === 0) return
+  if (!key.libraries.includes(name)) {
+    throw new ToolselError(
+      'FORBIDDEN',
+      `The API key "${key.name}" may not use library "${name}" (allowed: ${key.libraries.join(', ')}).`,
+    )
+  }
+  if (loaded === undefined || loaded.get(name) !== undefined) return
+  const usable = loaded.names().filter((loadedName) => key.libraries.includes(loadedName))
+  throw new ToolselError(
+    'UNKNOWN_LIBRARY',
+    `No library named "${name}" is loaded (available to the API key "${key.name}": ${usable.length > 0 ? usable.join(', ') : 'none'}).`,
+    { details: { library: name } },
+  )
 }

@@ -10,8 +10,9 @@ import { ToolselError } from '../../errors.ts'
 import {
   OPEN_PRINCIPAL,
   PUBLIC_PRINCIPAL,
+  assertKeyLibrary,
   bearerKey,
-  canUseLibrary,
+  type LoadedLibraries,
   type ApiKeys,
   type Principal,
 } from '../auth/api-keys.ts'
@@ -67,14 +68,17 @@ export function principalOf(c: Context): Principal {
   return (c.get('principal') as Principal | undefined) ?? OPEN_PRINCIPAL
 }
 
-/** Throws FORBIDDEN when the caller's key is limited to other libraries. */
-export function assertLibraryAccess(principal: Principal, name: string): void {
-  if (!canUseLibrary(principal, name)) {
-    throw new ToolselError(
-      'FORBIDDEN',
-      `The API key "${principal.name}" may not use library "${name}" (allowed: ${principal.libraries.join(', ')}).`,
-    )
-  }
+/**
+ * Throws FORBIDDEN when the caller's key is limited to other libraries; with `loaded`, also
+ * UNKNOWN_LIBRARY for one of its libraries that is not loaded, naming only the key's own
+ * (`assertKeyLibrary`).
+ */
+export function assertLibraryAccess(
+  principal: Principal,
+  name: string,
+  loaded?: LoadedLibraries,
+): void {
+  assertKeyLibrary(principal, name, loaded)
 }
 
 /** Throws FORBIDDEN for keys limited to MCP servers or tags on routes that can't apply the scope. */

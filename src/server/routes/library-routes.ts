@@ -73,7 +73,7 @@ function toolsInScope(
   ids: string[],
 ): Tool[] {
   const name = library ?? service.defaultLibraryName
-  assertLibraryAccess(principal, name)
+  assertLibraryAccess(principal, name, service.libraries)
   const scope = scopeFor(service, principal, name)
   const known = service.library(name).library
   // Before any tool is read (the scope check reads them).
@@ -144,7 +144,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
     })
     .get('/:library', pathParams(schemas.libraryParam), (c) => {
       const { library } = c.req.valid('param')
-      assertLibraryAccess(principalOf(c), library)
+      assertLibraryAccess(principalOf(c), library, service.libraries)
       service.library(library)
       return c.json(service.listLibraries().find((entry) => entry.name === library)!)
     })
@@ -197,7 +197,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       jsonBody(schemas.addExamples),
       async (c) => {
         const { library } = c.req.valid('param')
-        assertLibraryAccess(principalOf(c), library)
+        assertLibraryAccess(principalOf(c), library, service.libraries)
         assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
           signal: c.get('abort').signal,

@@ -17,7 +17,11 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
       const request = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'rewards/planner')
-      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      assertLibraryAccess(
+        principal,
+        request.library ?? service.defaultLibraryName,
+        service.libraries,
+      )
       const { indexed, retriever, k, minScore } = service.resolveRetrieval(request)
       const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
         library: indexed.library,

@@ -28,7 +28,11 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
-      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      assertLibraryAccess(
+        principal,
+        request.library ?? service.defaultLibraryName,
+        service.libraries,
+      )
       const result = await service.select(request, c.get('abort'))
       // The same bytes as c.json({ ...result, tools: [{ id, name, description, [parameters,]
       // namespace }] }) (or the tools in `toolFormat`'s shape, then toolIds), with what repeats
@@ -41,7 +45,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const { instruction, library, used } = c.req.valid('json')
       const name = library ?? service.defaultLibraryName
       c.set('library', name)
-      assertLibraryAccess(principalOf(c), name)
+      assertLibraryAccess(principalOf(c), name, service.libraries)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('abort').signal,
         beforeCommit: () => {
@@ -55,7 +59,11 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const principal = principalOf(c)
       assertUnscoped(principal, 'search-tools')
       c.set('library', request.library ?? service.defaultLibraryName)
-      assertLibraryAccess(principal, request.library ?? service.defaultLibraryName)
+      assertLibraryAccess(
+        principal,
+        request.library ?? service.defaultLibraryName,
+        service.libraries,
+      )
       return c.json(await service.search(request, c.get('abort')))
     })
 }
