@@ -255,7 +255,7 @@ const DenseSchema = z
      */
     index: z.enum(['hnsw', 'flat']).default('hnsw'),
     /** HNSW graph parameters (ignored for `flat`). */
-    hnsw: HnswSchema.default(HnswSchema.parse({})),
+    hnsw: HnswSchema.default(() => HnswSchema.parse({})),
     /**
      * Cosine threshold for dense candidates, -1 to 1. Default: none (the k nearest are kept):
      * useful cut-offs depend on the model (about 0.3 for use-lite, 0.5-0.8 for e5/bge).
@@ -372,11 +372,11 @@ const RetrieveSchema = z
     build: z.string().min(1).default('bm25'),
     /** Candidates kept per step (the paper's K). Default 15. */
     k: z.number().int().positive().default(15),
-    bm25: Bm25Schema.default(Bm25Schema.parse({})),
+    bm25: Bm25Schema.default(() => Bm25Schema.parse({})),
     /** Dense retrieval: embedder and vector index. */
-    dense: DenseSchema.default(DenseSchema.parse({})),
+    dense: DenseSchema.default(() => DenseSchema.parse({})),
     /** Hybrid retrieval: how bm25 and dense candidate lists are fused. */
-    hybrid: HybridSchema.default(HybridSchema.parse({})),
+    hybrid: HybridSchema.default(() => HybridSchema.parse({})),
   })
   .strict()
 
@@ -470,8 +470,8 @@ const OpenAiModelSchema = z
 
 const ModelsSchema = z
   .object({
-    onnx: OnnxModelSchema.default(OnnxModelSchema.parse({})),
-    openai: OpenAiModelSchema.default(OpenAiModelSchema.parse({})),
+    onnx: OnnxModelSchema.default(() => OnnxModelSchema.parse({})),
+    openai: OpenAiModelSchema.default(() => OpenAiModelSchema.parse({})),
   })
   .strict()
 
@@ -682,20 +682,20 @@ const McpSchema = z
 
 export const ConfigSchema = z
   .object({
-    server: ServerSchema.default(ServerSchema.parse({})),
-    auth: AuthSchema.default(AuthSchema.parse({})),
-    library: LibrarySchema.default(LibrarySchema.parse({})),
-    retrieve: RetrieveSchema.default(RetrieveSchema.parse({})),
-    plan: PlanSchema.default(PlanSchema.parse({})),
-    rerank: RerankSchema.default(RerankSchema.parse({})),
-    select: SelectSchema.default(SelectSchema.parse({})),
+    server: ServerSchema.default(() => ServerSchema.parse({})),
+    auth: AuthSchema.default(() => AuthSchema.parse({})),
+    library: LibrarySchema.default(() => LibrarySchema.parse({})),
+    retrieve: RetrieveSchema.default(() => RetrieveSchema.parse({})),
+    plan: PlanSchema.default(() => PlanSchema.parse({})),
+    rerank: RerankSchema.default(() => RerankSchema.parse({})),
+    select: SelectSchema.default(() => SelectSchema.parse({})),
     /** How selection uses a library's usage examples (see README, "Usage examples"). */
-    examples: ExamplesSchema.default(ExamplesSchema.parse({})),
-    models: ModelsSchema.default(ModelsSchema.parse({})),
-    bench: BenchSchema.default(BenchSchema.parse({})),
-    log: LogSchema.default(LogSchema.parse({})),
-    mcp: McpSchema.default(McpSchema.parse({})),
-    gateway: GatewaySchema.default(GatewaySchema.parse({})),
+    examples: ExamplesSchema.default(() => ExamplesSchema.parse({})),
+    models: ModelsSchema.default(() => ModelsSchema.parse({})),
+    bench: BenchSchema.default(() => BenchSchema.parse({})),
+    log: LogSchema.default(() => LogSchema.parse({})),
+    mcp: McpSchema.default(() => McpSchema.parse({})),
+    gateway: GatewaySchema.default(() => GatewaySchema.parse({})),
   })
   .strict()
 

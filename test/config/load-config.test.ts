@@ -22,6 +22,18 @@ describe('loadConfig', () => {
     expect(config.retrieve.bm25.tau).toBe(3)
   })
 
+  it('gives every parsed config its own nested default sections (no object shared between configs)', () => {
+    const first = defaultConfig()
+    const second = defaultConfig()
+    first.retrieve.bm25.k1 = 9
+    first.retrieve.dense.hnsw.efSearch = 7
+    first.models.onnx.scoreBatchSize = 3
+    expect(second.retrieve.bm25.k1).toBe(defaultConfig().retrieve.bm25.k1)
+    expect(second.retrieve.dense.hnsw.efSearch).not.toBe(7)
+    expect(second.models.onnx.scoreBatchSize).not.toBe(3)
+    expect(second.retrieve.bm25).not.toBe(first.retrieve.bm25)
+  })
+
   it('applies defaults < file < env < flags', async () => {
     const file = await configFile({ server: { port: 1000, host: '127.0.0.1' }, retrieve: { k: 5 } })
     const config = await loadConfig({
