@@ -11,7 +11,13 @@ import { ToolselError } from '../errors.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import type { IndexManifest } from '../store/manifest.ts'
 import { deleteIndex, listIndexes, readManifest } from '../store/library-lifecycle.ts'
-import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  parseCommand,
+  redactedConfigJson,
+  type CommandIO,
+} from './cli-options.ts'
 
 export const LIBRARIES_HELP = `Usage: toolsel libraries list|show <name>|delete <name> [--index-dir <dir> | --server <url>] [--json]
 
@@ -64,6 +70,8 @@ export async function librariesCommand(argv: string[], io: CommandIO): Promise<n
   const { values, positionals } = parseCommand(argv, OPTIONS, 'libraries')
   if (values.help) return (io.stdout(`${LIBRARIES_HELP}\n`), 0)
   const { config } = await commandConfig(values, { 'library.indexDir': values['index-dir'] }, io)
+  // Before the action: `libraries delete x --print-config` deleted x and printed nothing.
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const [action, name, ...rest] = positionals
   if (action === undefined || !ACTIONS.includes(action)) {
     const guess = action === undefined ? undefined : closestName(action, ACTIONS)

@@ -2,7 +2,13 @@
 import { ToolselError } from '../errors.ts'
 import { checkModelDir, formatModelCheck } from '../models/check-model-dir.ts'
 import type { OnnxDtype } from '../models/onnx/onnx-embedding-model.ts'
-import { COMMON_HELP, parseCommand, type CommandIO } from './cli-options.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  parseCommand,
+  redactedConfigJson,
+  type CommandIO,
+} from './cli-options.ts'
 
 export const MODELS_HELP = `Usage: toolsel models check <model dir> [--dtype <dtype>] [--no-cuda] [--json]
 
@@ -29,6 +35,10 @@ const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4
 export async function modelsCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommand(argv, OPTIONS, 'models')
   if (values.help) return (io.stdout(`${MODELS_HELP}\n`), 0)
+  if (values['print-config']) {
+    const { config } = await commandConfig(values, {}, io)
+    return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  }
   const [action, directory, ...rest] = positionals
   if (action !== 'check' || !directory || rest.length > 0) {
     throw new ToolselError(

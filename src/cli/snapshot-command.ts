@@ -2,7 +2,13 @@
 import { ToolselError } from '../errors.ts'
 import { pathExists } from '../store/path-exists.ts'
 import { loadSavedIndexes, restoreSnapshot, writeSnapshot } from '../store/snapshot.ts'
-import { COMMON_HELP, commandConfig, parseCommand, type CommandIO } from './cli-options.ts'
+import {
+  COMMON_HELP,
+  commandConfig,
+  parseCommand,
+  redactedConfigJson,
+  type CommandIO,
+} from './cli-options.ts'
 
 export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>]
        toolsel snapshot restore <dir> [--index-dir <dir>]
@@ -41,6 +47,8 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
     { 'library.indexDir': values['index-dir'] },
     io,
   )
+  // Before any write: `snapshot <dir> --print-config` wrote a snapshot and printed nothing.
+  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
   const { indexDir } = config.library
   if (restore) {
     const restored = await restoreSnapshot(dir, indexDir, config, logger)
