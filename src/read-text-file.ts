@@ -1,5 +1,5 @@
 /** Reading a user-named file as UTF-8, failing with one clear error. @module */
-import { readFile } from 'node:fs/promises'
+import { open, readFile } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
 
 /** The file's text, or INVALID_INPUT `Cannot read <what> "<file>": <reason>`. */
@@ -11,6 +11,28 @@ export async function readTextFile(file: string, what: string): Promise<string> 
       'INVALID_INPUT',
       `Cannot read ${what} "${file}": ${fileProblem(error)}`,
       { cause: error },
+    )
+  }
+}
+
+/**
+ * INVALID_INPUT `Cannot read <what> "<file>": <reason>` unless `file` is a file this process can
+ * open for reading (not a directory); nothing is read.
+ */
+export async function assertReadableFile(file: string, what: string): Promise<void> {
+  try {
+    const handle = await open(file, 'r')
+    try {
+      if ((await handle.stat()).isDirectory())
+        throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
+    } finally {
+      await handle.close()
+    }
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read ${what} "${file}": ${fileProblem(error)}`,
+      { cause: error, details: { file } },
     )
   }
 }

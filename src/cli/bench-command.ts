@@ -1,5 +1,9 @@
 /** `toolsel bench`: run the offline quality benchmark and write report.json, summary.md, report.html. */
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { FILE_SUITE_PREFIX } from '../bench/suites/functions-suite.ts'
+import { assertReadableFile } from '../read-text-file.ts'
+import { pathExists } from '../store/path-exists.ts'
 import { createComponents } from '../components.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
@@ -150,6 +154,10 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   if (values.resume && values.name === undefined && values.out === undefined) {
     throw invalid('--resume continues a named run; give the same --name or --out as the first run')
   }
+  // A file the user names is read, not skipped like a suite whose data is not downloaded: a
+  // missing one wrote a report of no queries (exit 1).
+  if (suite.startsWith(FILE_SUITE_PREFIX))
+    await assertReadableFile(suite.slice(FILE_SUITE_PREFIX.length), 'benchmark file')
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const request = { retriever: settings.retriever, k: settings.k }
   const runner = baseline
@@ -161,18 +169,29 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       )
 
   const dir = values.out ?? join(config.bench.outDir, name)
+  const fresh = !(await pathExists(dir))
   const runProgress = await openRunProgress(dir, settings, config, values.resume ?? false)
   if (values.resume) {
     io.stderr(`Resuming ${runProgress.file}: ${runProgress.resumed} queries already scored\n`)
   }
   const progress = createProgress(`bench ${suite}`, progressOutput(io))
+  let scored = 0
   const report = await runBench({
     settings,
     config,
     runner,
     completed: runProgress.completed,
-    onResult: runProgress.append,
+    onResult: (result) => {
+      scored += 1
+      runProgress.append(result)
+    },
     onProgress: (done, total, label) => progress.update(done, total, label),
+  }).catch(async (error: unknown) => {
+    // Failed before scoring a query (a file that does not parse): nothing to resume, so nothing
+    // is left behind (was: an output directory holding only progress.jsonl).
+    if (scored === 0 && runProgress.resumed === 0 && !values.resume)
+      await rm(fresh ? dir : runProgress.file, { recursive: true, force: true })
+    throw error
   })
   const queries = report.suites.reduce((sum, item) => sum + item.metrics.queries, 0)
   progress.done(

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
+import { pathExists } from '../../src/store/path-exists.ts'
 import { DATA_DIR, hasData } from '../helpers/data-dir.ts'
 import { FIXTURES } from './fixture-bench.ts'
 
@@ -83,6 +84,31 @@ describe('toolsel bench', () => {
     expect(await main([...args, '--out', join(dir, 'hf')], run.io)).toBe(1)
     expect(run.stdout()).toMatch(/No suite ran/)
     expect(run.stdout()).toMatch(/gorilla-huggingface\/huggingface_train: no queries available/)
+  })
+
+  it('refuses a file: suite it cannot read or parse in one line, exit 2, leaving no output directory', async () => {
+    const folder = join(dir, 'a-folder')
+    await mkdir(folder)
+    const notJson = join(dir, 'not-json.jsonl')
+    await writeFile(notJson, 'not json\n')
+    for (const [file, message] of [
+      [
+        join(dir, 'missing.jsonl'),
+        `Cannot read benchmark file "${join(dir, 'missing.jsonl')}": no such file or directory`,
+      ],
+      [folder, `Cannot read benchmark file "${folder}": it is a directory; name a file`],
+      [notJson, `Benchmark file "${notJson}" line 1 is not JSON`],
+    ]) {
+      const run = capture()
+      const out = join(dir, 'refused-run')
+      const code = await main(['bench', '--suite', `file:${file}`, '--out', out], run.io)
+      expect(code, run.stderr()).toBe(2)
+      expect(run.stderr()).toContain(`error [INVALID_INPUT]: ${message}`)
+      expect(run.stderr().trim().split('\n')).toHaveLength(1)
+      expect(run.stdout()).toBe('')
+      // Was: a report of no queries for a missing file; progress.jsonl alone for the others.
+      expect(await pathExists(out), file).toBe(false)
+    }
   })
 
   it('rejects unknown suites, bad modes and --queries with --suite all', async () => {
