@@ -475,9 +475,14 @@ async function resolveLibraryReference(
   if (await isIndexDir(reference)) return { index: reference }
   if (reference === DEMO_LIBRARY_NAME) return { path: DEMO_LIBRARY_DIR, demo: true }
   if (await pathExists(reference)) return { path: reference, demo: false }
+  // A path (a slash, or a file name's extension) is not a library name to build: say what is
+  // missing rather than suggest `--name tools/x.json`.
+  const path = reference.includes('/') || extname(reference) !== ''
   throw new ToolselError(
     'UNKNOWN_LIBRARY',
-    `Library "${reference}" not found: it is not an index in ${indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
+    path
+      ? `Library "${reference}" not found: no such tool file or directory, and no index directory there. Check the path, or name a saved library (the names in ${indexDir}/: toolsel libraries list).`
+      : `Library "${reference}" not found: it is not an index in ${indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
     { details: { library: reference } },
   )
 }

@@ -78,6 +78,17 @@ describe('toolsel libraries (saved indexes)', () => {
     expect((await runCli(['library', 'list'])).stderr).toContain('Did you mean "libraries"')
   })
 
+  it('a --library that names a missing path says so; a missing name says how to build it', async () => {
+    const path = join(indexDir, 'tools', 'missing.json')
+    const missing = await local('select', 'send an sms', '--library', path)
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toBe(
+      `error [UNKNOWN_LIBRARY]: Library "${path}" not found: no such tool file or directory, and no index directory there. Check the path, or name a saved library (the names in ${indexDir}/: toolsel libraries list).\n`,
+    )
+    const named = await local('select', 'send an sms', '--library', 'mytools')
+    expect(named.stderr).toContain('Build it with: toolsel index <file> --name mytools.')
+  })
+
   it('toolsel index of the same tools again writes nothing; --rebuild and other tools do', async () => {
     const file = fixture('postman-collection.json')
     await local('index', file, '--name', 'shop')
