@@ -12,7 +12,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
@@ -110,7 +110,16 @@ export async function readSnapshotManifest(dir: string): Promise<SnapshotManifes
   try {
     text = await readFile(file, 'utf8')
   } catch {
-    const missing = (await pathExists(dir)) ? `it has no ${SNAPSHOT_FILE}` : 'no such directory'
+    const kind = await stat(dir).then(
+      (found) => (found.isDirectory() ? 'directory' : 'file'),
+      () => undefined,
+    )
+    const missing =
+      kind === 'directory'
+        ? `it has no ${SNAPSHOT_FILE}`
+        : kind === 'file'
+          ? 'it is a file; a snapshot is the directory `toolsel snapshot <dir>` wrote'
+          : 'no such directory'
     throw new ToolselError(
       'INVALID_INPUT',
       `${dir} is not a toolsel snapshot: ${missing}. Write one with: toolsel snapshot <dir>.`,

@@ -172,6 +172,10 @@ describe('snapshots', () => {
     expect(nowhere.stderr).toContain(
       `${join(root, 'nope')} is not a toolsel snapshot: no such directory`,
     )
+    const file = join(dir, 'snapshot.json')
+    const aFile = await run(['snapshot', 'restore', file, '--index-dir', other])
+    expect(aFile.code).toBe(2)
+    expect(aFile.stderr).toContain(`${file} is not a toolsel snapshot: it is a file;`)
   }, 60_000)
 
   it('a snapshot that cannot be written, or has nothing to copy, says why (no 500 without a reason, no stack)', async () => {
