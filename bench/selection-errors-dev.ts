@@ -27,18 +27,11 @@
 import { parseArgs } from 'node:util'
 import { decideTools, type DecisionInput } from '../src/learn/count-model.ts'
 import { decideSet, mostProbableFirst } from '../src/learn/decide-set.ts'
-import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
 import type { ScoredCandidate } from '../src/learn/decide-set.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
-import {
-  decisionInput,
-  fitTrainingSets,
-  foldOf,
-  score,
-  trainingSets,
-} from '../src/learn/train-model.ts'
-import { trainingDevSetup } from './training-dev-setup.ts'
+import { decisionInput, foldOf, score } from '../src/learn/train-model.ts'
+import { shippedRecipeFit } from './training-dev-setup.ts'
 
 const { values } = parseArgs({
   options: {
@@ -47,19 +40,7 @@ const { values } = parseArgs({
   },
 })
 const seed = Number(values.seed)
-const { sources, base: recipe } = await trainingDevSetup(values.data!, seed, { shapes: false })
-const dense = await denseToolVectors()
-if (dense === undefined) throw new Error('No static word vectors (npm ci).')
-const options = { ...recipe, dense, learnDense: {}, acceptance: true }
-
-let started = performance.now()
-const rows = trainingSets(sources, options)
-console.log(`rows built in ${((performance.now() - started) / 1000).toFixed(0)} s`)
-started = performance.now()
-const model = fitTrainingSets(rows, options)
-console.log(
-  `fitted in ${((performance.now() - started) / 1000).toFixed(0)} s: rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold} / ${model.count?.extendThreshold}`,
-)
+const { rows, model } = await shippedRecipeFit(values.data!, seed)
 
 const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))
 const byProbability = (scored: readonly ScoredCandidate[]) => {
