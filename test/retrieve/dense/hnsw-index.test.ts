@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isToolselError } from '../../../src/errors.ts'
 import { FlatIndex } from '../../../src/retrieve/dense/flat-index.ts'
 import { DEFAULT_HNSW_PARAMS, HnswIndex } from '../../../src/retrieve/dense/hnsw-index.ts'
-import type { VectorIndex } from '../../../src/retrieve/dense/vector-index.ts'
 import { randomUnitVectors } from './random-vectors.ts'
 
 let directory: string
@@ -16,38 +15,24 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true })
 })
 
-function medianSearchMs(index: VectorIndex, queries: Float32Array[], k: number): number {
-  for (const query of queries.slice(0, 10)) index.search(query, k)
-  const times = queries.map((query) => {
-    const start = performance.now()
-    index.search(query, k)
-    return performance.now() - start
-  })
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]
-}
-
 describe('HnswIndex', () => {
   it('finds the exact top 15 for at least 99% of 100 queries over 10k random 64-d vectors', () => {
     const vectors = randomUnitVectors(10_000, 64, 11)
     const queries = randomUnitVectors(100, 64, 12)
     const flat = new FlatIndex(64, 'random')
     flat.add(vectors)
-    const start = performance.now()
     const hnsw = new HnswIndex(64, 'random')
     hnsw.add(vectors)
-    const buildMs = performance.now() - start
     let found = 0
     for (const query of queries) {
       const exact = new Set(flat.search(query, 15).map((hit) => hit.position))
       found += hnsw.search(query, 15).filter((hit) => exact.has(hit.position)).length
     }
     const recall = found / (15 * queries.length)
-    console.log(
-      `10k × 64-d, k 15, defaults ${JSON.stringify(DEFAULT_HNSW_PARAMS)}: recall ${recall.toFixed(4)}, ` +
-        `build ${buildMs.toFixed(0)} ms, median search hnsw ${medianSearchMs(hnsw, queries, 15).toFixed(3)} ms, ` +
-        `flat ${medianSearchMs(flat, queries, 15).toFixed(3)} ms`,
+    // (No timing here: tests assert behaviour; this one printed build and search times.)
+    expect(recall, `recall with ${JSON.stringify(DEFAULT_HNSW_PARAMS)}`).toBeGreaterThanOrEqual(
+      0.99,
     )
-    expect(recall).toBeGreaterThanOrEqual(0.99)
   })
 
   it('returns cosine scores, best first, at most size hits, and grows past its capacity', () => {
