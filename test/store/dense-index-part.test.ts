@@ -228,4 +228,33 @@ describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX
     const log = logger.lines.join('\n')
     if (!log.includes('"device":"cuda"')) expect(log).toContain('falling back to CPU')
   })
+
+  it("re-embeds after a change of an onnx model's document prefix: its model id is the same, so the cache must not answer", async () => {
+    const plain = denseConfig({ embedder: `onnx:${TINY}`, index: 'flat' })
+    const { dir } = await buildAndSave(plain, 'dense')
+    const prefixed = denseConfig({
+      embedder: `onnx:${TINY}`,
+      index: 'flat',
+      documentPrefix: 'passage: ',
+    })
+    const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+    const options = { source: { path: '/data/sample.json' }, retriever: 'dense' } as const
+    const rebuilt = await buildIndexedLibrary(library, prefixed, {
+      ...options,
+      previousIndexDir: dir,
+    })
+    const fresh = await buildIndexedLibrary(library, prefixed, options)
+    const plainBuilt = await buildIndexedLibrary(library, plain, options)
+    const hits = (indexed: typeof fresh, query: string) =>
+      indexed.retrievers.get('dense')!.retrieve(query, { k: 8 })
+    let differs = false
+    for (const query of QUERIES) {
+      // Was: the old vectors from the cache (keyed by model id and tool), as if nothing changed.
+      expect(await hits(rebuilt, query), query).toEqual(await hits(fresh, query))
+      differs ||=
+        JSON.stringify(await hits(fresh, query)) !== JSON.stringify(await hits(plainBuilt, query))
+    }
+    expect(differs, 'the prefix changes some scores').toBe(true)
+    expect(rebuilt.manifest.build?.parts.dense).toMatchObject({ documentPrefix: 'passage: ' })
+  })
 })
