@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   INDEX_CORRUPT: 'A built index could not be read.',
   LIBRARY_REPLACED:
     'The library version a request was reading was replaced and unloaded; retrying uses the current one.',
+  LIBRARY_BUSY:
+    'Another process is saving the library and did not finish in time; retrying is safe.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
   NOT_READY: 'The service is still loading.',
   TIMEOUT: 'The request took longer than its time limit.',

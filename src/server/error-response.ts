@@ -26,6 +26,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   INDEX_CORRUPT: 500,
   NOT_READY: 503,
   LIBRARY_REPLACED: 503,
+  LIBRARY_BUSY: 503,
   UPSTREAM_UNAVAILABLE: 502,
   TIMEOUT: 504,
   ABORTED: 499 as ContentfulStatusCode,

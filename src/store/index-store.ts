@@ -2,14 +2,19 @@
  * Indexes on disk: `indexes/<library>/{manifest.json, tools.jsonl, bm25.bin, …}`. Save and load
  * live together so their formats can't drift apart.
  *
- * Writes are atomic at the directory level: everything is written into `.tmp-<name>-<random>/`
+ * Writes are atomic at the directory level: everything is written into `.tmp-<name>+<pid>-<random>/`
  * and renamed into place. POSIX rename can't replace a non-empty directory, so an existing index
- * is first renamed to `.old-<name>-<random>/`; if the process dies between the two renames,
+ * is first renamed to `.old-<name>+<pid>-<random>/`; if the process dies between the two renames,
  * `recoverIndexDir` (run before every load) moves the old index back. A crash therefore leaves
  * either the old index or the new one, never a half-written one.
+ *
+ * Several processes may write one index directory (`serve --workers N`): the two renames run
+ * under the library's lock file (`.lock-<name>`, index-dir-claims.ts), so commits of one library
+ * follow one another (the last committed wins), and a recovery touches only the work
+ * directories of dead writers (the pid in their names).
  * @module
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/schema.ts'
@@ -36,6 +41,16 @@ import {
 } from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
+import {
+  claim,
+  isAbandoned,
+  parseWorkEntry,
+  release,
+  tryLibraryLock,
+  unlockLibrary,
+  withLibraryLock,
+  workDirPath,
+} from './index-dir-claims.ts'
 
 export interface SaveOptions {
   /**
@@ -49,6 +64,11 @@ export interface SaveOptions {
    * when the library's bytes are that very buffer, else made here.
    */
   toolsIndex?: PreparedToolsIndex
+  /**
+   * How long the commit waits for another process's commit of this library (its lock file),
+   * then fails with LIBRARY_BUSY. Default LIBRARY_LOCK_TIMEOUT_MS.
+   */
+  lockTimeoutMs?: number
 }
 
 export async function saveIndexedLibrary(
@@ -59,9 +79,10 @@ export async function saveIndexedLibrary(
   const name = indexed.library.name
   assertLibraryName(name)
   await mkdir(indexDir, { recursive: true })
-  const suffix = randomBytes(6).toString('hex')
-  const temporary = join(indexDir, `.tmp-${name}-${suffix}`)
+  const temporary = workDirPath(indexDir, 'tmp', name)
+  const old = workDirPath(indexDir, 'old', name)
   const target = join(indexDir, name)
+  claim(temporary)
   await mkdir(temporary)
   try {
     // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
@@ -100,21 +121,42 @@ export async function saveIndexedLibrary(
       toolsIndexFile: TOOLS_INDEX_FILE,
     }
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
-    const old = join(indexDir, `.old-${name}-${suffix}`)
-    const hadOld = await pathExists(target)
-    options.beforeCommit?.()
-    if (hadOld) await rename(target, old)
-    await rename(temporary, target)
-    // Committed: a leftover .old- directory is removed by recoverIndexDir at the next start.
+    const hadOld = await withLibraryLock(
+      indexDir,
+      name,
+      async () => {
+        const hadOld = await pathExists(target)
+        options.beforeCommit?.()
+        claim(old)
+        if (hadOld) await rename(target, old)
+        try {
+          await rename(temporary, target)
+        } catch (error) {
+          // Not committed: the old index goes back (else the next recovery moves it back).
+          if (hadOld) await rename(old, target).catch(() => undefined)
+          throw error
+        }
+        return hadOld
+      },
+      options.lockTimeoutMs,
+    )
+    // Committed: a leftover .old- directory is removed by a later recoverIndexDir.
     if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
     throw error
+  } finally {
+    release(temporary)
+    release(old)
   }
   return target
 }
 
-/** Finishes or undoes an interrupted save and removes abandoned temporary directories. */
+/**
+ * Finishes or undoes an interrupted save and removes abandoned temporary directories: those of
+ * a dead writer (the pid in their name; the names of older versions, without one, count as
+ * abandoned). A live writer's are left alone, whichever process it is.
+ */
 export async function recoverIndexDir(indexDir: string): Promise<void> {
   let entries: string[]
   try {
@@ -123,11 +165,28 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
     return
   }
   for (const entry of entries) {
-    const old = /^\.old-(.+)-[0-9a-f]{12}$/.exec(entry)
-    if (old && !entries.includes(old[1]))
-      await rename(join(indexDir, entry), join(indexDir, old[1]))
-    else if (old || entry.startsWith('.tmp-'))
-      await rm(join(indexDir, entry), { recursive: true, force: true })
+    const work = parseWorkEntry(entry)
+    const path = join(indexDir, entry)
+    if (work === undefined || !isAbandoned(path, work)) continue
+    if (work.kind === 'old' && work.name !== undefined) await restoreOld(indexDir, work.name, path)
+    else await rm(path, { recursive: true, force: true })
+  }
+}
+
+/**
+ * An abandoned `.old-` directory: back into place when its library has none (its writer died
+ * between its two renames), else removed. Under the library's lock, so that no live writer's
+ * commit runs meanwhile; when another process holds it, left for a later recovery.
+ */
+async function restoreOld(indexDir: string, name: string, path: string): Promise<void> {
+  if (!(await tryLibraryLock(indexDir, name))) return
+  try {
+    const target = join(indexDir, name)
+    if (!(await pathExists(path))) return
+    if (await pathExists(target)) await rm(path, { recursive: true, force: true })
+    else await rename(path, target)
+  } finally {
+    await unlockLibrary(indexDir, name)
   }
 }
 
@@ -152,11 +211,21 @@ export async function deleteIndex(indexDir: string, name: string): Promise<boole
   assertLibraryName(name)
   const target = join(indexDir, name)
   if (!(await pathExists(target))) return false
-  // Rename first so a concurrent reader never sees a half-deleted directory.
-  const doomed = join(indexDir, `.tmp-${name}-${randomBytes(6).toString('hex')}`)
-  await rename(target, doomed)
-  await rm(doomed, { recursive: true, force: true })
-  return true
+  // Rename first so a concurrent reader never sees a half-deleted directory; under the lock, so
+  // that it is not between another process's two renames.
+  const doomed = workDirPath(indexDir, 'tmp', name)
+  claim(doomed)
+  try {
+    const found = await withLibraryLock(indexDir, name, async () => {
+      if (!(await pathExists(target))) return false
+      await rename(target, doomed)
+      return true
+    })
+    if (found) await rm(doomed, { recursive: true, force: true })
+    return found
+  } finally {
+    release(doomed)
+  }
 }
 
 export async function isIndexDir(dir: string): Promise<boolean> {

@@ -1,0 +1,197 @@
+/**
+ * What several processes writing one index directory (`toolsel serve --workers N`, a CLI
+ * `toolsel index` next to a server) need to keep out of each other's way:
+ *
+ * - work directories (`.tmp-<name>+<pid>-<hex>`, `.old-<name>+<pid>-<hex>`) carry the writing
+ *   process's pid, so a recovery leaves those of a live writer alone (`isAbandoned`);
+ * - one lock file per library (`.lock-<name>`, made with `wx`, holding the pid) serialises the
+ *   commits of one library across processes (`withLibraryLock`). It is held only for the renames
+ *   of a commit (milliseconds), never for a build; a lock whose pid is dead is stale and broken.
+ *
+ * A pid is alive when `process.kill(pid, 0)` does not fail with ESRCH. This process's own pid is
+ * alive only for the paths it is using now (`claim`): an entry of its pid that it does not use
+ * was left by a crashed predecessor that had the same pid (a container restarts with pid 1).
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ToolselError } from '../errors.ts'
+
+/** How long a commit waits for another process's commit of the same library by default. */
+export const LIBRARY_LOCK_TIMEOUT_MS = 10_000
+
+/** A lock file still empty after this long was left by a writer that died before writing its pid. */
+const EMPTY_LOCK_STALE_MS = 5_000
+
+/** Work directories and lock files this process is using now (full paths). */
+const claimed = new Set<string>()
+
+/** `.tmp-<name>+<pid>-<hex>` / `.old-<name>+<pid>-<hex>` (`+` is in no library name). */
+const WORK_ENTRY = /^\.(tmp|old)-(.+)\+(\d+)-[0-9a-f]{12}$/
+/** The names written before work directories carried a pid. */
+const LEGACY_OLD_ENTRY = /^\.old-(.+)-[0-9a-f]{12}$/
+
+/** A new work directory's path for library `name`: `.tmp-` (being written) or `.old-` (replaced). */
+export function workDirPath(indexDir: string, kind: 'tmp' | 'old', name: string): string {
+  return join(indexDir, `.${kind}-${name}+${process.pid}-${randomBytes(6).toString('hex')}`)
+}
+
+/** Marks `path` as in use by this process until `release(path)`. */
+export function claim(path: string): void {
+  claimed.add(path)
+}
+
+export function release(path: string): void {
+  claimed.delete(path)
+}
+
+/** A work directory entry of an index directory: what it is, for which library, by which pid. */
+export interface WorkEntry {
+  kind: 'tmp' | 'old'
+  /** The library's name; undefined for a legacy `.tmp-` entry (its name can't be told apart). */
+  name: string | undefined
+  /** The writing process; undefined for the names written before pids were (abandoned). */
+  pid: number | undefined
+}
+
+export function parseWorkEntry(entry: string): WorkEntry | undefined {
+  const current = WORK_ENTRY.exec(entry)
+  if (current)
+    return { kind: current[1] as 'tmp' | 'old', name: current[2], pid: Number(current[3]) }
+  const legacyOld = LEGACY_OLD_ENTRY.exec(entry)
+  if (legacyOld) return { kind: 'old', name: legacyOld[1], pid: undefined }
+  if (entry.startsWith('.tmp-')) return { kind: 'tmp', name: undefined, pid: undefined }
+  return undefined
+}
+
+/** True when nobody uses the work entry at `path` any more: its writer is dead (or unknown). */
+export function isAbandoned(path: string, entry: WorkEntry): boolean {
+  return entry.pid === undefined || !holderAlive(entry.pid, path)
+}
+
+function holderAlive(pid: number, path: string): boolean {
+  if (pid === process.pid) return claimed.has(path)
+  return processAlive(pid)
+}
+
+/** Whether a process with this pid exists (EPERM: it does, under another user). */
+export function processAlive(pid: number): boolean {
+  // kill(0) and negative pids signal process groups: never a writer's pid.
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function lockPath(indexDir: string, name: string): string {
+  return join(indexDir, `.lock-${name}`)
+}
+
+/**
+ * Runs `work` holding library `name`'s lock in `indexDir`, waited for up to `timeoutMs` (then
+ * LIBRARY_BUSY, a 503: retry). Within one process the callers serialise their writes already;
+ * the lock orders them with other processes'.
+ */
+export async function withLibraryLock<T>(
+  indexDir: string,
+  name: string,
+  work: () => Promise<T>,
+  timeoutMs = LIBRARY_LOCK_TIMEOUT_MS,
+): Promise<T> {
+  const path = lockPath(indexDir, name)
+  const deadline = Date.now() + timeoutMs
+  let pause = 2
+  while (!(await tryLock(path))) {
+    if (Date.now() >= deadline) {
+      const holder = await readHolder(path)
+      throw new ToolselError(
+        'LIBRARY_BUSY',
+        `Library "${name}" is being saved by another process${holder?.pid === undefined ? '' : ` (pid ${holder.pid})`}: its lock ${path} was not free within ${timeoutMs} ms. Retry; a lock whose process is gone is taken over by itself.`,
+        { details: { library: name } },
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause))
+    pause = Math.min(pause * 2, 50)
+  }
+  try {
+    return await work()
+  } finally {
+    release(path)
+    await rm(path, { force: true })
+  }
+}
+
+/**
+ * One try at library `name`'s lock, taking over a stale one (dead pid) on the way; true when it
+ * is held. `withLibraryLock` waits; a recovery that finds the lock held leaves its work for later.
+ */
+export async function tryLibraryLock(indexDir: string, name: string): Promise<boolean> {
+  return tryLock(lockPath(indexDir, name))
+}
+
+/** Releases what `tryLibraryLock` took. */
+export async function unlockLibrary(indexDir: string, name: string): Promise<void> {
+  const path = lockPath(indexDir, name)
+  release(path)
+  await rm(path, { force: true })
+}
+
+async function tryLock(path: string): Promise<boolean> {
+  if (claimed.has(path)) return false
+  // A second try after taking a stale lock away.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx' })
+      claim(path)
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    if (!(await breakStale(path))) return false
+  }
+  return false
+}
+
+/** Removes the lock at `path` when it is stale; true when it did. */
+async function breakStale(path: string): Promise<boolean> {
+  const holder = await readHolder(path)
+  if (holder === undefined || !isStale(path, holder)) return false
+  // Take the stale lock away under a name of our own, then look at what was taken: another
+  // process may have broken it and locked anew in between, and its lock goes back.
+  const away = `${path}+${process.pid}-${randomBytes(6).toString('hex')}`
+  try {
+    await rename(path, away)
+  } catch {
+    return false
+  }
+  const taken = await readHolder(away)
+  const live = taken !== undefined && !isStale(path, taken)
+  if (live) await link(away, path).catch(() => undefined)
+  await rm(away, { force: true })
+  return !live
+}
+
+interface LockHolder {
+  pid: number | undefined
+  ageMs: number
+}
+
+async function readHolder(path: string): Promise<LockHolder | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)])
+    const pid = /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined
+    return { pid, ageMs: Date.now() - info.mtimeMs }
+  } catch {
+    return undefined
+  }
+}
+
+function isStale(path: string, holder: LockHolder): boolean {
+  // Empty: made with `wx` and its pid not written yet, or its writer died right there.
+  if (holder.pid === undefined) return holder.ageMs > EMPTY_LOCK_STALE_MS
+  return !holderAlive(holder.pid, path)
+}

@@ -1,0 +1,169 @@
+/**
+ * Several processes writing one index directory (`serve --workers N`): real child processes
+ * save, list and load the same library at once; work directories and locks of a live process
+ * are left alone, those of a dead one are recovered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { isToolselError } from '../../src/errors.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import {
+  buildIndexedLibrary,
+  deleteIndex,
+  listIndexes,
+  loadIndexedLibrary,
+  recoverIndexDir,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const config = defaultConfig()
+let indexDir: string
+const children: ChildProcess[] = []
+
+beforeEach(async () => {
+  indexDir = await mkdtemp(join(tmpdir(), 'toolsel-index-processes-'))
+})
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+  await rm(indexDir, { recursive: true, force: true })
+})
+
+/**
+ * A child process that saves library `shared` (`tools` tools of `SAMPLE_TOOLS`) `rounds` times,
+ * listing and loading the index directory between its saves, as a worker does after another's
+ * change. Exits 0 when every step succeeded, else prints the error and exits 1.
+ */
+const WRITER = `
+import { defaultConfig } from './src/config/schema.ts'
+import { ToolLibrary } from './src/library/tool-library.ts'
+import { buildIndexedLibrary, listIndexes, loadIndexedLibrary, saveIndexedLibrary } from './src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from './test/helpers/sample-tools.ts'
+const [indexDir, count, rounds] = process.argv.slice(-3)
+const config = defaultConfig()
+const indexed = await buildIndexedLibrary(new ToolLibrary('shared', SAMPLE_TOOLS.slice(0, Number(count))), config, { source: { path: 'child' } })
+let failures = 0
+for (let round = 0; round < Number(rounds); round++) {
+  await saveIndexedLibrary(indexDir, indexed)
+  await listIndexes(indexDir)
+  // A load may meet another writer's commit half-way (a checked load fails then); never a save.
+  await loadIndexedLibrary(indexDir + '/shared', config).catch(() => failures++)
+}
+process.stdout.write(JSON.stringify({ failures }))
+`
+
+function runWriter(count: number, rounds: number): Promise<{ code: number; out: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      WRITER,
+      indexDir,
+      String(count),
+      String(rounds),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  children.push(child)
+  let out = ''
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code: code ?? -1, out })))
+}
+
+/** A process that lives until killed: its pid is a live writer's. */
+async function liveProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+  children.push(child)
+  await new Promise((resolve) => child.once('spawn', resolve))
+  return child
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = await liveProcess()
+  child.kill('SIGKILL')
+  await new Promise((resolve) => child.once('exit', resolve))
+  return child.pid!
+}
+
+async function saveSample(count = SAMPLE_TOOLS.length) {
+  const indexed = await buildIndexedLibrary(
+    new ToolLibrary('shared', SAMPLE_TOOLS.slice(0, count)),
+    config,
+    { source: { path: 'test' } },
+  )
+  return saveIndexedLibrary(indexDir, indexed)
+}
+
+describe('index directory shared by processes', () => {
+  it('two processes saving, listing and loading one library at once all succeed, and one save is left whole', async () => {
+    const results = await Promise.all([runWriter(3, 40), runWriter(5, 40)])
+    for (const result of results) expect(result.code, result.out).toBe(0)
+    const loaded = await loadIndexedLibrary(join(indexDir, 'shared'), config)
+    expect([3, 5]).toContain(loaded.library.size)
+    expect(loaded.library.tools).toEqual(SAMPLE_TOOLS.slice(0, loaded.library.size))
+    expect(await readdir(indexDir)).toEqual(['shared'])
+  }, 120_000)
+
+  it("leaves a live process's temporary and old directories alone, and recovers a dead one's", async () => {
+    await saveSample()
+    const live = (await liveProcess()).pid!
+    const dead = await deadPid()
+    const entries = {
+      liveTmp: `.tmp-shared+${live}-0123456789ab`,
+      liveOld: `.old-other+${live}-0123456789ab`,
+      deadTmp: `.tmp-shared+${dead}-0123456789ab`,
+      legacyTmp: '.tmp-shared-ba9876543210',
+    }
+    for (const entry of Object.values(entries)) await mkdir(join(indexDir, entry))
+    // A load of the library and a listing recover the directory first.
+    await loadIndexedLibrary(join(indexDir, 'shared'), config)
+    expect(await listIndexes(indexDir)).toEqual(['shared'])
+    expect((await readdir(indexDir)).sort()).toEqual(
+      [entries.liveOld, entries.liveTmp, 'shared'].sort(),
+    )
+    // A dead writer between its two renames: its old index goes back.
+    await rename(join(indexDir, 'shared'), join(indexDir, `.old-shared+${dead}-0123456789ab`))
+    await writeFile(join(indexDir, '.lock-shared'), `${dead}\n`)
+    await recoverIndexDir(indexDir)
+    expect((await readdir(indexDir)).sort()).toEqual(
+      [entries.liveOld, entries.liveTmp, 'shared'].sort(),
+    )
+    expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(
+      SAMPLE_TOOLS.length,
+    )
+  }, 60_000)
+
+  it("takes over a dead process's lock, and says LIBRARY_BUSY when a live one keeps it", async () => {
+    await writeFile(join(indexDir, '.lock-shared'), `${await deadPid()}\n`)
+    await saveSample(2)
+    expect(await readdir(indexDir)).toEqual(['shared'])
+    const live = (await liveProcess()).pid!
+    await writeFile(join(indexDir, '.lock-shared'), `${live}\n`)
+    const indexed = await buildIndexedLibrary(new ToolLibrary('shared', SAMPLE_TOOLS), config, {
+      source: { path: 'test' },
+    })
+    const error = await saveIndexedLibrary(indexDir, indexed, { lockTimeoutMs: 200 }).catch(
+      (caught: unknown) => caught,
+    )
+    expect(isToolselError(error, 'LIBRARY_BUSY'), String(error)).toBe(true)
+    expect((error as Error).message).toContain(`pid ${live}`)
+    // Nothing changed: the saved index, and no temporary directory left.
+    expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(2)
+    expect((await readdir(indexDir)).sort()).toEqual(['.lock-shared', 'shared'])
+    await rm(join(indexDir, '.lock-shared'))
+    expect(await deleteIndex(indexDir, 'shared')).toBe(true)
+    expect(await readdir(indexDir)).toEqual([])
+  }, 60_000)
+})
