@@ -19,8 +19,11 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
-import { loadIndexedLibrary } from '../store/library-lifecycle.ts'
+import { loadIndexedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
+
+/** Tries of a relayed library's load (see `WorkerLibrarySync.#load`). */
+const LOAD_ATTEMPTS = 5
 
 /** One changed library: its saved index directory, or null when it was deleted. */
 export interface LibraryChange {
@@ -121,13 +124,29 @@ export class WorkerLibrarySync {
     for (const failure of failures) this.#logger.error(`Library change not applied: ${failure}`)
   }
 
+  /**
+   * Loads the saved index at `dir`. Another worker may commit a new version of it while this
+   * load reads it (the directory's files then come from two versions, a checked load fails): a
+   * failed load is tried again, and reads the version committed meanwhile whole.
+   */
+  async #load(dir: string): Promise<IndexedLibrary> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await loadIndexedLibrary(dir, this.#config, { logger: this.#logger })
+      } catch (error) {
+        if (attempt >= LOAD_ATTEMPTS) throw error
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
+      }
+    }
+  }
+
   async #apply(id: number, changes: LibraryChange[]): Promise<void> {
     const failures: string[] = []
     for (const { name, dir } of changes) {
       try {
         if (dir === null) this.#registry.delete(name, { replicated: true })
         else {
-          const indexed = await loadIndexedLibrary(dir, this.#config, { logger: this.#logger })
+          const indexed = await this.#load(dir)
           this.#registry.set({ ...indexed, dir }, { replicated: true })
         }
       } catch (error) {

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 let server: ChildProcess | undefined
@@ -106,5 +108,52 @@ describe('toolsel serve --workers', () => {
     await new Promise((resolve) => server!.once('exit', resolve))
     expect(server.exitCode).toBe(0)
     expect(logs).toMatch(/SIGTERM received: stopping the workers/)
+  }, 150_000)
+
+  it('answers concurrent PUTs of one library through both workers with 2xx (or a clean 503), and saves one of them whole', async () => {
+    indexDir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
+    let logs = ''
+    server = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', indexDir],
+      {
+        cwd: ROOT,
+        env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '127.0.0.1' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
+    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+    const deadline = Date.now() + 90_000
+    while (!/Ready: 2 workers/.test(logs)) {
+      if (Date.now() > deadline || server.exitCode !== null)
+        throw new Error(`serve --workers 2 did not start:\n${logs}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+    // Upload i holds i + 1 tools: the saved tool count tells which upload won.
+    const uploads = Array.from({ length: 8 }, (_, upload) =>
+      Array.from({ length: upload + 1 }, (_, tool) => ({
+        name: `tool_${upload}_${tool}`,
+        description: `Tool ${tool} of upload ${upload}.`,
+      })),
+    )
+    for (let round = 0; round < 3; round += 1) {
+      // Fresh connections alternate between the workers: both write the library at once, and
+      // each loads the other's saves (a load recovers the index directory) meanwhile.
+      const answers = await Promise.all(
+        uploads.map((tools) => call(url, 'PUT', '/v1/libraries/race', JSON.stringify(tools))),
+      )
+      for (const answer of answers) {
+        if (answer.status === 503)
+          expect(JSON.parse(answer.text).error.code, answer.text).toBe('LIBRARY_BUSY')
+        else expect([200, 201], answer.text).toContain(answer.status)
+      }
+      const saved = await loadIndexedLibrary(join(indexDir, 'race'), defaultConfig())
+      const names = saved.library.tools.map((tool) => tool.name)
+      expect(names).toEqual(uploads[names.length - 1]!.map((tool) => tool.name))
+      // Nothing of a write is left behind: no temporary or old directory, no lock.
+      expect(await readdir(indexDir)).toEqual(['race'])
+    }
+    expect(logs).not.toMatch(/Library change not applied/)
   }, 150_000)
 })
