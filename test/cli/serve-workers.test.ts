@@ -51,35 +51,47 @@ async function libraryNames(url: string): Promise<string[]> {
   )
 }
 
+/** `toolsel serve --workers 2` on a fresh index directory, started; its URL and its log so far. */
+async function startWorkers(
+  env: Record<string, string>,
+): Promise<{ url: string; logs: () => string; child: ChildProcess; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
+  indexDir = dir
+  let logs = ''
+  const child = spawn(
+    process.execPath,
+    ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', dir],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        TOOLSEL_LIBRARY: '',
+        TOOLSEL_PORT: '',
+        TOOLSEL_HOST: '127.0.0.1',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  server = child
+  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const deadline = Date.now() + 90_000
+  while (!/Ready: 2 workers/.test(logs)) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`serve --workers 2 did not start:\n${logs}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+  return { url, logs: () => logs, child, dir }
+}
+
 describe('toolsel serve --workers', () => {
   it('serves from two processes, and a PUT (imported in a worker thread) or DELETE through one is seen by every one', async () => {
-    indexDir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
-    let logs = ''
-    server = spawn(
-      process.execPath,
-      ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', indexDir],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          TOOLSEL_LIBRARY: '',
-          TOOLSEL_PORT: '',
-          TOOLSEL_HOST: '127.0.0.1',
-          // Every upload is imported in a worker thread of the server process that takes it.
-          TOOLSEL_IMPORT_WORKER_MIN_CHARS: '0',
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    )
-    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-    const deadline = Date.now() + 90_000
-    while (!/Ready: 2 workers/.test(logs)) {
-      if (Date.now() > deadline || server.exitCode !== null)
-        throw new Error(`serve --workers 2 did not start:\n${logs}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(logs.match(/Ready: libraries/g)).toHaveLength(2)
-    const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+    const { url, logs, child } = await startWorkers({
+      // Every upload is imported in a worker thread of the server process that takes it.
+      TOOLSEL_IMPORT_WORKER_MIN_CHARS: '0',
+    })
+    expect(logs().match(/Ready: libraries/g)).toHaveLength(2)
 
     const tools = [
       { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
@@ -104,32 +116,14 @@ describe('toolsel serve --workers', () => {
     for (let attempt = 0; attempt < 12; attempt += 1)
       expect(await libraryNames(url)).not.toContain('parcels')
 
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server!.once('exit', resolve))
-    expect(server.exitCode).toBe(0)
-    expect(logs).toMatch(/SIGTERM received: stopping the workers/)
+    child.kill('SIGTERM')
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(child.exitCode).toBe(0)
+    expect(logs()).toMatch(/SIGTERM received: stopping the workers/)
   }, 150_000)
 
   it('answers concurrent PUTs of one library through both workers with 2xx (or a clean 503), and saves one of them whole', async () => {
-    indexDir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
-    let logs = ''
-    server = spawn(
-      process.execPath,
-      ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', indexDir],
-      {
-        cwd: ROOT,
-        env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '127.0.0.1' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    )
-    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-    const deadline = Date.now() + 90_000
-    while (!/Ready: 2 workers/.test(logs)) {
-      if (Date.now() > deadline || server.exitCode !== null)
-        throw new Error(`serve --workers 2 did not start:\n${logs}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+    const { url, logs, dir } = await startWorkers({})
     // Upload i holds i + 1 tools: the saved tool count tells which upload won.
     const uploads = Array.from({ length: 8 }, (_, upload) =>
       Array.from({ length: upload + 1 }, (_, tool) => ({
@@ -148,12 +142,12 @@ describe('toolsel serve --workers', () => {
           expect(JSON.parse(answer.text).error.code, answer.text).toBe('LIBRARY_BUSY')
         else expect([200, 201], answer.text).toContain(answer.status)
       }
-      const saved = await loadIndexedLibrary(join(indexDir, 'race'), defaultConfig())
+      const saved = await loadIndexedLibrary(join(dir, 'race'), defaultConfig())
       const names = saved.library.tools.map((tool) => tool.name)
       expect(names).toEqual(uploads[names.length - 1]!.map((tool) => tool.name))
       // Nothing of a write is left behind: no temporary or old directory, no lock.
-      expect(await readdir(indexDir)).toEqual(['race'])
+      expect(await readdir(dir)).toEqual(['race'])
     }
-    expect(logs).not.toMatch(/Library change not applied/)
+    expect(logs()).not.toMatch(/Library change not applied/)
   }, 150_000)
 })
