@@ -6,7 +6,8 @@
  *   process's pid, so a recovery leaves those of a live writer alone (`isAbandoned`);
  * - one lock file per library (`.lock-<name>`, made with `wx`, holding the pid) serialises the
  *   commits of one library across processes (`withLibraryLock`). It is held only for the renames
- *   of a commit (milliseconds), never for a build; a lock whose pid is dead is stale and broken.
+ *   of a commit (milliseconds), never for a build; a lock whose pid is dead, or older than 5 s
+ *   (its pid reused by another process after a crash), is stale and broken.
  *
  * A pid is alive when `process.kill(pid, 0)` does not fail with ESRCH. This process's own pid is
  * alive only for the paths it is using now (`claim`): an entry of its pid that it does not use
@@ -21,8 +22,11 @@ import { ToolselError } from '../errors.ts'
 /** How long a commit waits for another process's commit of the same library by default. */
 export const LIBRARY_LOCK_TIMEOUT_MS = 10_000
 
-/** A lock file still empty after this long was left by a writer that died before writing its pid. */
-const EMPTY_LOCK_STALE_MS = 5_000
+/**
+ * A lock is held for a commit's renames (milliseconds): one older than this was left by a writer
+ * that died (also when its pid now belongs to another process, or it died before writing it).
+ */
+const LOCK_STALE_MS = 5_000
 
 /** Work directories and lock files this process is using now (full paths). */
 const claimed = new Set<string>()
@@ -191,7 +195,7 @@ async function readHolder(path: string): Promise<LockHolder | undefined> {
 }
 
 function isStale(path: string, holder: LockHolder): boolean {
-  // Empty: made with `wx` and its pid not written yet, or its writer died right there.
-  if (holder.pid === undefined) return holder.ageMs > EMPTY_LOCK_STALE_MS
-  return !holderAlive(holder.pid, path)
+  if (holder.ageMs > LOCK_STALE_MS) return true
+  // Empty: made with `wx` and its pid not written yet.
+  return holder.pid !== undefined && !holderAlive(holder.pid, path)
 }

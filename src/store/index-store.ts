@@ -167,16 +167,19 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
   for (const entry of entries) {
     const work = parseWorkEntry(entry)
     const path = join(indexDir, entry)
+    // A live writer's: being written, between its two renames, or being removed after them.
     if (work === undefined || !isAbandoned(path, work)) continue
-    if (work.kind === 'old' && work.name !== undefined) await restoreOld(indexDir, work.name, path)
+    if (work.kind === 'old' && work.name !== undefined && !entries.includes(work.name))
+      await restoreOld(indexDir, work.name, path)
     else await rm(path, { recursive: true, force: true })
   }
 }
 
 /**
- * An abandoned `.old-` directory: back into place when its library has none (its writer died
- * between its two renames), else removed. Under the library's lock, so that no live writer's
- * commit runs meanwhile; when another process holds it, left for a later recovery.
+ * An abandoned `.old-` directory of a library that has none (its writer died between its two
+ * renames): back into place, under the library's lock, so that no live writer's commit runs
+ * meanwhile; when another process holds it, left for a later recovery. Removed when the library
+ * is back meanwhile.
  */
 async function restoreOld(indexDir: string, name: string, path: string): Promise<void> {
   if (!(await tryLibraryLock(indexDir, name))) return

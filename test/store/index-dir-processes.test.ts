@@ -4,7 +4,7 @@
  * are left alone, those of a dead one are recovered.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -122,7 +122,8 @@ describe('index directory shared by processes', () => {
     const dead = await deadPid()
     const entries = {
       liveTmp: `.tmp-shared+${live}-0123456789ab`,
-      liveOld: `.old-other+${live}-0123456789ab`,
+      // A live writer's old index, being removed after its commit.
+      liveOld: `.old-shared+${live}-0123456789ab`,
       deadTmp: `.tmp-shared+${dead}-0123456789ab`,
       legacyTmp: '.tmp-shared-ba9876543210',
     }
@@ -162,7 +163,9 @@ describe('index directory shared by processes', () => {
     // Nothing changed: the saved index, and no temporary directory left.
     expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(2)
     expect((await readdir(indexDir)).sort()).toEqual(['.lock-shared', 'shared'])
-    await rm(join(indexDir, '.lock-shared'))
+    // A lock older than a commit takes: left by a crash, its pid since reused.
+    const past = new Date(Date.now() - 60_000)
+    await utimes(join(indexDir, '.lock-shared'), past, past)
     expect(await deleteIndex(indexDir, 'shared')).toBe(true)
     expect(await readdir(indexDir)).toEqual([])
   }, 60_000)
