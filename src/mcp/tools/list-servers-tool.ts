@@ -6,6 +6,7 @@ import { UpstreamStateSchema, type UpstreamState } from '../gateway/upstream-sta
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import type { ToolScope } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
+import { assertKeyLibrary } from '../../server/auth/api-keys.ts'
 
 const DESCRIPTION = `List the servers behind this gateway with their status (connected, slow, down, reconnecting, connecting), tool count, last sync time, last error and, for a down server, its reconnect attempt and when the next one starts.
 Use it when call_tool fails with UPSTREAM_UNAVAILABLE, or to see which servers exist. A down server's tools stay searchable but can't be called until it is back.`
@@ -38,6 +39,11 @@ export function registerListServers(
     (raw) =>
       guardTool(context.service.logger, 'list_servers', async () => {
         args.parse(raw)
+        // A key limited to libraries without the gateway's may not see its servers (as call_tool).
+        assertKeyLibrary(
+          { name: session.keyName ?? 'this key', libraries: session.libraries ?? [] },
+          gateway.libraryName,
+        )
         return jsonResult({
           library: gateway.libraryName,
           servers: serversInScope(gateway.servers(), session.scope),
