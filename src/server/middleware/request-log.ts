@@ -1,7 +1,8 @@
 /**
  * Request ids and the access log. Every request gets an id: the caller's `x-request-id` when it
  * is 1-128 characters of `[A-Za-z0-9._:@+=/-]`, else a new UUID. It is returned in the
- * `x-request-id` response header, available to handlers as `c.get('requestId')`, and written in
+ * `x-request-id` response header (with `x-content-type-options: nosniff`), available to
+ * handlers as `c.get('requestId')`, and written in
  * the request's access-log line: one JSON object with method, route template, path, status, ms,
  * request id, library and (for errors) the error code. Keys, headers and bodies are never logged.
  * The same observation feeds the HTTP metrics.
@@ -50,11 +51,18 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler<Reques
     // Under @hono/node-server the header goes on the node response, which writes it with the
     // handler's headers: setting it on `c.res` makes a full web Headers object of every answer
     // (about 3% of a /v1/select-tools request's CPU). Elsewhere (app.request in tests) on `c.res`.
+    // Every answer also says nosniff: an error message echoes the client's path or input, and
+    // must never be read as HTML by a browser.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
-    if (outgoing !== undefined && !outgoing.headersSent)
+    if (outgoing !== undefined && !outgoing.headersSent) {
       outgoing.setHeader(REQUEST_ID_HEADER, requestId)
+      outgoing.setHeader('x-content-type-options', 'nosniff')
+    }
     await next()
-    if (outgoing === undefined) c.res.headers.set(REQUEST_ID_HEADER, requestId)
+    if (outgoing === undefined) {
+      c.res.headers.set(REQUEST_ID_HEADER, requestId)
+      c.res.headers.set('x-content-type-options', 'nosniff')
+    }
     const seconds = (performance.now() - started) / 1000
     const { method, path } = c.req
     const route = routeTemplate(method, path)

@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 
 const PAGE = fileURLToPath(new URL('../ui/playground.html', import.meta.url))
@@ -14,10 +14,19 @@ const BASELINE_REPORT = fileURLToPath(
   new URL('../../../bench/results/default/report.html', import.meta.url),
 )
 
+/** The pages may not be framed by another site (clickjacking). */
+const noFraming: MiddlewareHandler = async (c, next) => {
+  await next()
+  c.res.headers.set('X-Frame-Options', 'DENY')
+  c.res.headers.set('Content-Security-Policy', "frame-ancestors 'none'")
+}
+
 export function playgroundRoutes(service: ToolselService) {
   let page: Promise<string> | undefined
   return new Hono()
     .get('/', (c) => c.redirect('/ui'))
+    .use('/ui', noFraming)
+    .use('/ui/*', noFraming)
     .get('/ui', async (c) => {
       // The page asks for at most server.maxK matches ("Show more" in the library browser).
       page ??= readFile(PAGE, 'utf8').then((html) =>
