@@ -27,7 +27,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
-  redactedConfigJson,
+  printConfig,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
 
@@ -119,7 +119,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const suite = values.suite ?? 'all'
   if (suite === 'all' && (values.queries || values.tools)) {
     throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")

@@ -123,6 +123,15 @@ export async function commandConfig(
   return { config, logger }
 }
 
+/**
+ * `--print-config`: the merged config on stdout, every secret replaced by `***` (the output ends up
+ * in bug reports and CI logs); the command then does nothing else (exit 0).
+ */
+export function printConfig(config: Config, io: CommandIO): number {
+  io.stdout(`${redactedConfigJson(config)}\n`)
+  return 0
+}
+
 /** The config as JSON with every secret replaced by `***`. */
 export function redactedConfigJson(config: Config): string {
   const copy = structuredClone(config)

@@ -21,7 +21,7 @@ import {
   commandConfig,
   parseCommand,
   type CommandIO,
-  redactedConfigJson,
+  printConfig,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
 import { join } from 'node:path'
@@ -106,7 +106,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const [path] = positionals
   if (!path || positionals.length > 1) {
     throw new ToolselError(

@@ -15,7 +15,7 @@ import {
   COMMON_HELP,
   commandConfig,
   parseCommand,
-  redactedConfigJson,
+  printConfig,
   type CommandIO,
 } from './cli-options.ts'
 
@@ -71,7 +71,7 @@ export async function librariesCommand(argv: string[], io: CommandIO): Promise<n
   if (values.help) return (io.stdout(`${LIBRARIES_HELP}\n`), 0)
   const { config } = await commandConfig(values, { 'library.indexDir': values['index-dir'] }, io)
   // Before the action: `libraries delete x --print-config` deleted x and printed nothing.
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const [action, name, ...rest] = positionals
   if (action === undefined || !ACTIONS.includes(action)) {
     const guess = action === undefined ? undefined : closestName(action, ACTIONS)

@@ -12,7 +12,7 @@ import {
   commandConfig,
   parseCommand,
   type CommandIO,
-  redactedConfigJson,
+  printConfig,
 } from './cli-options.ts'
 
 export const MCP_HELP = `Usage: toolsel mcp --stdio [--library <ref>] [--servers a,b] [--tags x,y] [--gateway-config <file>]
@@ -59,7 +59,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
   )
   const noUpstreams = gatewayFile && noUpstreamsWarning(gatewayFile, config.gateway)
   if (noUpstreams) logger.warn(noUpstreams)
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   if (!values.stdio) {
     throw new ToolselError(
       'INVALID_INPUT',

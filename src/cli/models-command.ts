@@ -6,7 +6,7 @@ import {
   COMMON_HELP,
   commandConfig,
   parseCommand,
-  redactedConfigJson,
+  printConfig,
   type CommandIO,
 } from './cli-options.ts'
 
@@ -35,10 +35,7 @@ const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4
 export async function modelsCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommand(argv, OPTIONS, 'models')
   if (values.help) return (io.stdout(`${MODELS_HELP}\n`), 0)
-  if (values['print-config']) {
-    const { config } = await commandConfig(values, {}, io)
-    return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
-  }
+  if (values['print-config']) return printConfig((await commandConfig(values, {}, io)).config, io)
   const [action, directory, ...rest] = positionals
   if (action !== 'check' || !directory || rest.length > 0) {
     throw new ToolselError(

@@ -13,7 +13,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
-  redactedConfigJson,
+  printConfig,
 } from './cli-options.ts'
 
 export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
@@ -79,7 +79,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const toolFormat = toolFormatFlag(values['tool-format'])
   const instruction = positionals.join(' ').trim()
   if (!instruction)

@@ -21,7 +21,7 @@ import {
   numberFlag,
   parseCommand,
   type CommandIO,
-  redactedConfigJson,
+  printConfig,
 } from './cli-options.ts'
 
 export const SERVE_HELP = `Usage: toolsel serve [--port <n>] [--host <addr>] [--library <name|file|dir>] [--index-dir <dir>]
@@ -115,7 +115,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     values['gateway-config'] && noUpstreamsWarning(values['gateway-config'], config.gateway)
   // Once: the workers of --workers N run this command too.
   if (noUpstreams && cluster.isPrimary) logger.warn(noUpstreams)
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const protection = checkBindSafety(config)
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)

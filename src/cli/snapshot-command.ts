@@ -6,7 +6,7 @@ import {
   COMMON_HELP,
   commandConfig,
   parseCommand,
-  redactedConfigJson,
+  printConfig,
   type CommandIO,
 } from './cli-options.ts'
 
@@ -48,7 +48,7 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
     io,
   )
   // Before any write: `snapshot <dir> --print-config` wrote a snapshot and printed nothing.
-  if (values['print-config']) return (io.stdout(`${redactedConfigJson(config)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const { indexDir } = config.library
   if (restore) {
     const restored = await restoreSnapshot(dir, indexDir, config, logger)

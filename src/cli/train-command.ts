@@ -29,6 +29,7 @@ import {
   dataDirFlag,
   numberFlag,
   parseCommand,
+  printConfig,
   type CommandIO,
 } from './cli-options.ts'
 
@@ -161,7 +162,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
     { 'bench.dataDir': dataDirFlag(values.data, 'train'), 'library.indexDir': values['index-dir'] },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const seed = numberFlag(values.seed, 'seed') ?? 1
   const k = numberFlag(values.k, 'k') ?? 15
   if (!Number.isInteger(seed) || !Number.isInteger(k) || k < 1 || k > 100) {

@@ -17,6 +17,7 @@ import {
   commandConfig,
   numberFlag,
   parseCommand,
+  printConfig,
   type CommandIO,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
@@ -115,7 +116,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     },
     io,
   )
-  if (values['print-config']) return (io.stdout(`${JSON.stringify(config, null, 2)}\n`), 0)
+  if (values['print-config']) return printConfig(config, io)
   const validFraction = numberFlag(values['valid-fraction'], 'valid-fraction') ?? 0.05
   if (!(validFraction >= 0 && validFraction < 1)) {
     throw invalid(`--valid-fraction must be in [0, 1), got "${values['valid-fraction']}"`)
