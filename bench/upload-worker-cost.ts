@@ -1,0 +1,72 @@
+/**
+ * CPU of the import worker's function for a same-tools re-upload (bench/README "Round 26
+ * (qa12)"): `prepareUpload` building the BM25 postings (as before round 26) and told the saved
+ * tools (`bm25Unless`: no postings), alternating, three each, on the upload-stall body (copies of
+ * the ToolBench G3 corpus up to the body limit). In process: the worker runs this very function.
+ *
+ *   node --import tsx bench/upload-worker-cost.ts [--data ../shared/data]
+ * @module
+ */
+import { loadavg } from 'node:os'
+import { parseArgs } from 'node:util'
+import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
+import { parseConfig } from '../src/config/load-config.ts'
+import { prepareUpload } from '../src/store/upload-import-worker.ts'
+import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+
+const { values } = parseArgs({
+  options: { data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' } },
+})
+const [suite] = resolveSuites('toolbench-g3')
+const { splits } = await suite.load({
+  dataDir: values.data,
+  libraryMode: 'corpus',
+  unmappable: 'drop',
+})
+const tools = splits[0].tools
+const config = parseConfig({})
+const limit = config.server.bodyLimitBytes
+const lines: string[] = []
+let bytes = 2
+outer: for (let copy = 0; ; copy += 1)
+  for (const tool of tools) {
+    const line = JSON.stringify({
+      id: copy === 0 ? tool.id : `${tool.id}~c${copy}`,
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+    })
+    if (bytes + line.length + 2 > limit) break outer
+    lines.push(line)
+    bytes += Buffer.byteLength(line) + 2
+  }
+const body = `[\n${lines.join(',\n')}\n]`
+const bm25 = bm25Settings(config)
+const first = await prepareUpload('big', body, {}, bm25)
+const unless = { count: lines.length, contentHash: first.contentHash }
+const times: Record<string, number[]> = { before: [], after: [] }
+for (let round = 0; round < 3; round += 1) {
+  for (const side of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
+    const cpu = process.cpuUsage()
+    const prepared = await prepareUpload(
+      'big',
+      body,
+      {},
+      bm25,
+      side === 'after' ? unless : undefined,
+    )
+    const used = process.cpuUsage(cpu)
+    times[side].push((used.user + used.system) / 1000)
+    if ((prepared.bm25Postings === undefined) !== (side === 'after')) throw new Error('postings?')
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]
+console.log(
+  `${lines.length} tools, ${bytes} bytes; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
+for (const side of ['before', 'after'])
+  console.log(
+    `${side}: ${times[side].map((t) => Math.round(t)).join(', ')} ms CPU, median ${Math.round(median(times[side]))}`,
+  )
