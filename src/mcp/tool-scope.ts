@@ -61,6 +61,11 @@ function narrowList(base: readonly string[], requested: readonly string[] | unde
 
 const NO_MATCH = '\u0000none'
 
+/** A stable key for caches: equal scopes give equal keys whatever the list order. */
+export function scopeKey(scope: ToolScope): string {
+  return `servers=${[...scope.servers].sort().join(',')};tags=${[...scope.tags].sort().join(',')}`
+}
+
 /** Readable form for messages: `servers github, slack; tags dev`. */
 export function describeScope(scope: ToolScope): string {
   if (isUnscoped(scope)) return 'no scope'

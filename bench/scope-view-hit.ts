@@ -1,0 +1,36 @@
+/**
+ * A scoped MCP request's view lookup when its scope was asked for before (the common case: a
+ * client keeps its `/mcp?servers=…` scope): µs per `ScopedLibraries.view` over a library of
+ * `<size>` tools of 200 servers, two scopes alternating, three rounds of 2,000 calls.
+ *
+ *   node --import tsx bench/scope-view-hit.ts [size, default 100000]
+ * @module
+ */
+import { parseConfig } from '../src/config/load-config.ts'
+import { ToolLibrary } from '../src/library/tool-library.ts'
+import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
+import { ScopedLibraries } from '../src/mcp/scoped-libraries.ts'
+const size = Number(process.argv[2] ?? 100000)
+const tools = Array.from({ length: size }, (_, i) => ({
+  id: `srv${i % 200}.op_${i}`,
+  name: `op_${i}`,
+  namespace: `srv${i % 200}`,
+  tags: [`t${i % 50}`],
+  description: `Looks up record ${i} of service ${i % 200}.`,
+  parameters: { type: 'object', properties: {} },
+}))
+const config = parseConfig({})
+const indexed = await buildIndexedLibrary(new ToolLibrary('big', tools as never), config)
+const views = new ScopedLibraries(config)
+const scopes = [
+  { servers: ['srv1'], tags: [] },
+  { servers: ['srv2', 'srv3'], tags: ['t1'] },
+]
+for (const s of scopes) await views.view(indexed, s)
+for (let round = 0; round < 3; round++) {
+  const t = process.hrtime.bigint()
+  for (let i = 0; i < 2000; i++) await views.view(indexed, scopes[i % 2])
+  console.log(
+    `${size} tools: ${(Number(process.hrtime.bigint() - t) / 2000 / 1e3).toFixed(1)} µs per cached scoped view()`,
+  )
+}
