@@ -124,8 +124,7 @@ export async function withLibraryLock<T>(
   try {
     return await work()
   } finally {
-    release(path)
-    await rm(path, { force: true })
+    await unlock(path)
   }
 }
 
@@ -139,7 +138,10 @@ export async function tryLibraryLock(indexDir: string, name: string): Promise<bo
 
 /** Releases what `tryLibraryLock` took. */
 export async function unlockLibrary(indexDir: string, name: string): Promise<void> {
-  const path = lockPath(indexDir, name)
+  await unlock(lockPath(indexDir, name))
+}
+
+async function unlock(path: string): Promise<void> {
   release(path)
   await rm(path, { force: true })
 }

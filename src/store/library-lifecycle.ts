@@ -58,6 +58,7 @@ import {
 import type { IndexManifest } from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
+import type { SavedTools } from './upload-import-worker.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
 export {
@@ -283,7 +284,7 @@ async function importUpload(
   input: { text: string | Uint8Array; fileName?: string } & ImportSettings,
   name: string,
   config: Config,
-  options: { signal?: AbortSignal; savedTools?: { count: number; contentHash: string } },
+  options: { signal?: AbortSignal; savedTools?: SavedTools },
 ): Promise<{
   library: ToolLibrary
   source: BuildIndexOptions['source']

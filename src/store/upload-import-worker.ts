@@ -23,6 +23,12 @@ import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings
 import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
 
+/** A library's tools as a saved index's manifest names them: their count and content hash. */
+export interface SavedTools {
+  count: number
+  contentHash: string
+}
+
 /** What the worker is given (its `workerData`). */
 export interface UploadImportTask {
   task: 'toolsel-upload-import'
@@ -33,7 +39,7 @@ export interface UploadImportTask {
   /** BM25 settings: the worker also builds the tools' BM25 postings with them. */
   bm25?: Bm25Settings
   /** No postings for these tools (count and content hash): see `UploadImportSettings`. */
-  bm25Unless?: { count: number; contentHash: string }
+  bm25Unless?: SavedTools
 }
 
 /** What the import of an upload makes: everything the save and the served library need. */
@@ -66,7 +72,7 @@ export async function prepareUpload(
   text: string,
   options: ImportOptions,
   bm25?: Bm25Settings,
-  bm25Unless?: UploadImportTask['bm25Unless'],
+  bm25Unless?: SavedTools,
 ): Promise<PreparedUpload> {
   const imported = await importTools(text, options)
   // Checks the name and that ids are unique, as the in-process path's ToolLibrary does.

@@ -29,7 +29,12 @@ import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule, startWorkerThread } from '../worker-thread.ts'
-import type { PreparedUpload, UploadImportTask, WorkerError } from './upload-import-worker.ts'
+import type {
+  PreparedUpload,
+  SavedTools,
+  UploadImportTask,
+  WorkerError,
+} from './upload-import-worker.ts'
 
 /** The worker's module: this directory's, as the TypeScript source (under tsx) or dist/'s .js. */
 const WORKER_MODULE = siblingModule('upload-import-worker', import.meta.url)
@@ -50,7 +55,7 @@ export interface UploadImportSettings {
    * Tools whose postings are not wanted (the saved index's, when an upload of the same tools
    * would keep it): the worker makes none when the upload's tools are these.
    */
-  bm25Unless?: { count: number; contentHash: string }
+  bm25Unless?: SavedTools
   signal?: AbortSignal
 }
 
