@@ -1,4 +1,5 @@
 /** `toolsel models check <dir>`: validate a local model directory before pointing toolsel at it. */
+import { stat } from 'node:fs/promises'
 import { ToolselError } from '../errors.ts'
 import { checkModelDir, formatModelCheck } from '../models/check-model-dir.ts'
 import type { OnnxDtype } from '../models/onnx/onnx-embedding-model.ts'
@@ -16,7 +17,8 @@ Checks a causal-LM directory in the transformers.js layout (config.json, tokeniz
 tokenizer_config.json with a chat template, onnx/model*.onnx): which weight files (dtypes) are
 present, the ONNX inputs and outputs and what they mean for toolsel, and which execution
 providers can run it here (CPU, and CUDA when a session really starts). Exits 1 when the
-directory would not load, listing each problem with its fix. See models/README.md.
+directory would not load, listing each problem with its fix; exits 2 with one error line when
+the path is not a directory. See models/README.md.
 
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present)
@@ -48,6 +50,19 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
     throw new ToolselError(
       'INVALID_INPUT',
       `Unknown --dtype "${dtype}" (available: ${DTYPES.join(', ')}).`,
+    )
+  }
+  // A path that is no directory at all is a mistyped argument, not a model with problems: one
+  // error line (exit 2), as every other command's missing path, instead of a report of eight
+  // "missing" rows around the one line that matters.
+  const found = await stat(directory).catch(() => undefined)
+  if (!found?.isDirectory()) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      found
+        ? `"${directory}" is not a directory: pass the model directory that holds config.json and onnx/ (see models/README.md).`
+        : `No such directory "${directory}": pass the model directory that holds config.json and onnx/ (see models/README.md).`,
+      { details: { directory } },
     )
   }
   const report = await checkModelDir(directory, { dtype, probeCuda: !values['no-cuda'] })

@@ -1,3 +1,6 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from './run-cli.ts'
 import { TINY_MODELS_MISSING, tinyModel } from '../models/language/tiny-models.ts'
@@ -22,17 +25,26 @@ describe('toolsel models check', () => {
   )
 
   it('exits 1 and lists the problems for a directory that would not load', async () => {
-    const { code, stdout } = await run([
-      'models',
-      'check',
-      '/nonexistent/model',
-      '--no-cuda',
-      '--json',
-    ])
+    const empty = await mkdtemp(join(tmpdir(), 'toolsel-models-empty-'))
+    const { code, stdout } = await run(['models', 'check', empty, '--no-cuda', '--json'])
     expect(code).toBe(1)
     const report = JSON.parse(stdout)
     expect(report.ok).toBe(false)
     expect(report.problems.length).toBeGreaterThan(0)
+  })
+
+  it('says in one line (exit 2) that a path is missing or no directory, instead of a report', async () => {
+    for (const json of [[], ['--json']]) {
+      const missing = await run(['models', 'check', '/nonexistent/model', '--no-cuda', ...json])
+      expect(missing.code).toBe(2)
+      expect(missing.stdout).toBe('')
+      expect(missing.stderr.trim().split('\n')).toEqual([
+        'error [INVALID_INPUT]: No such directory "/nonexistent/model": pass the model directory that holds config.json and onnx/ (see models/README.md).',
+      ])
+    }
+    const file = await run(['models', 'check', 'package.json', '--no-cuda'])
+    expect(file.code).toBe(2)
+    expect(file.stderr).toContain('"package.json" is not a directory')
   })
 
   it('explains its usage', async () => {
