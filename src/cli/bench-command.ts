@@ -59,7 +59,8 @@ Options:
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
   --selector <id>           learned | learned:<model.json> | top1 | llm:<model> (default learned)
-  --retriever <kind>        ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default bm25)
+  --retriever <kind>        auto | ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default auto: the suite library's
+                            own, bm25; the others index the suites with what they need)
   --k <n>                   Candidates per step (default 15)
   --tau <x>                 BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
                             the learned selector (the default) takes every candidate and decides itself

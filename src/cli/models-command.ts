@@ -11,6 +11,9 @@ import {
   type CommandIO,
 } from './cli-options.ts'
 
+/** The weight files (onnx/model_<dtype>.onnx) --dtype names. */
+const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4']
+
 export const MODELS_HELP = `Usage: toolsel models check <model dir> [--dtype <dtype>] [--no-cuda] [--json]
 
 Checks a causal-LM directory in the transformers.js layout (config.json, tokenizer.json,
@@ -21,7 +24,8 @@ directory would not load, listing each problem with its fix; exits 2 with one er
 the path is not a directory. See models/README.md.
 
 Options:
-  --dtype <dtype>      Weight file to inspect (default fp32 when present)
+  --dtype <dtype>      Weight file to inspect (default fp32 when present):
+                       ${DTYPES.join(' | ')}
   --no-cuda            Don't try to start a CUDA session
   --json               Print the report as JSON
 ${COMMON_HELP}`
@@ -31,8 +35,6 @@ const OPTIONS = {
   'no-cuda': { type: 'boolean' },
   json: { type: 'boolean' },
 } as const
-
-const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4']
 
 export async function modelsCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommand(argv, OPTIONS, 'models')

@@ -129,3 +129,92 @@ describe('toolsel select --explain', () => {
     expect(stdout).toMatch(/\*\s+[\d.]+\s+sms\.send_sms {2}p=0\.\d{3}/)
   }, 60_000)
 })
+
+/**
+ * Each flag (or positional) that takes one of a set of values: the command's argv with a value no
+ * set holds, and where its help lists them (`flag`: the flag's own lines; `help`: anywhere in
+ * the command's help, for a set listed apart, e.g. bench's "Suites:" line or a usage line).
+ */
+const ENUM_ARGUMENTS: Array<{ argv: string[]; flag: string; scope: 'flag' | 'help' }> = [
+  { argv: ['bench', '--suite', 'zz-none'], flag: '--suite', scope: 'help' },
+  {
+    argv: ['bench', '--suite', 'demo', '--retriever', 'zz-none'],
+    flag: '--retriever',
+    scope: 'flag',
+  },
+  { argv: ['bench', '--unmappable', 'zz-none'], flag: '--unmappable', scope: 'flag' },
+  { argv: ['bench', '--examples', 'zz-none'], flag: '--examples', scope: 'flag' },
+  { argv: ['bench', '--library-mode', 'zz-none'], flag: '--library-mode', scope: 'flag' },
+  { argv: ['bench', '--baseline', 'zz-none'], flag: '--baseline', scope: 'flag' },
+  { argv: ['bench', '--suite', 'demo', '--planner', 'zz-none'], flag: '--planner', scope: 'flag' },
+  {
+    argv: ['bench', '--suite', 'demo', '--selector', 'zz-none'],
+    flag: '--selector',
+    scope: 'flag',
+  },
+  { argv: ['select', 'x', '--retriever', 'zz-none'], flag: '--retriever', scope: 'flag' },
+  { argv: ['select', 'x', '--tool-format', 'zz-none'], flag: '--tool-format', scope: 'flag' },
+  { argv: ['select', 'x', '--planner', 'zz-none'], flag: '--planner', scope: 'flag' },
+  { argv: ['select', 'x', '--selector', 'zz-none'], flag: '--selector', scope: 'flag' },
+  { argv: ['select', 'x', '--log-level', 'zz-none'], flag: '--log-level', scope: 'flag' },
+  { argv: ['index', 'package.json', '--format', 'zz-none'], flag: '--format', scope: 'flag' },
+  { argv: ['index', 'package.json', '--retriever', 'zz-none'], flag: '--retriever', scope: 'flag' },
+  {
+    argv: ['index', 'package.json', '--format', 'canonical', '--on-duplicate', 'zz-none'],
+    flag: '--on-duplicate',
+    scope: 'flag',
+  },
+  { argv: ['train', '--model', 'zz-none'], flag: '--model', scope: 'flag' },
+  { argv: ['train', '--decision', 'zz-none'], flag: '--decision', scope: 'flag' },
+  { argv: ['models', 'check', '.', '--dtype', 'zz-none'], flag: '--dtype', scope: 'flag' },
+  { argv: ['train-data', 'zz-none'], flag: 'train-data', scope: 'help' },
+  { argv: ['libraries', 'zz-none'], flag: 'libraries', scope: 'help' },
+]
+
+/** The values an error message says are accepted ("available: a, b", "one of a, b", "a or b"). */
+function acceptedValues(message: string): string[] {
+  const list =
+    message.match(/\(available: ([^)]*)\)/)?.[1] ??
+    message.match(/one of ([^;]*?)(?:,|;) got/)?.[1] ??
+    message.match(/must be (\S+ or \S+) \(got/)?.[1] ??
+    message.match(/: toolsel \S+ (.*?)\. See/)?.[1]?.replace(/ \| /g, ', ')
+  if (list === undefined) {
+    // zod's enum message: expected one of "debug"|"info"|…
+    const zod = message.split('expected one of ')[1]
+    if (zod !== undefined) return [...zod.matchAll(/"([^"]+)"/g)].map((match) => match[1])
+    throw new Error(`no list of values in: ${message}`)
+  }
+  return list
+    .split(/, (?:or )?| or /)
+    .map((value) => value.trim().split(' ')[0])
+    .filter((value) => value.length > 0 && !value.includes('<'))
+}
+
+describe('flags that take one of a set of values', () => {
+  it('list in --help every value the parser accepts (was: bench --retriever without auto)', async () => {
+    for (const { argv, flag, scope } of ENUM_ARGUMENTS) {
+      const { code, stdout, stderr } = await run(argv)
+      // 2 for a refused value; 1 for an unknown component (UNKNOWN_COMPONENT, README: exit codes).
+      expect({ argv, refused: code === 2 || code === 1, stdout }).toEqual({
+        argv,
+        refused: true,
+        stdout: '',
+      })
+      const accepted = acceptedValues(stderr)
+      expect(accepted.length, stderr).toBeGreaterThan(0)
+      const text = await help(argv[0])
+      const lines = text.split('\n')
+      const start = lines.findIndex((line) => line.startsWith(`  ${flag} `))
+      const end = lines.findIndex((line, at) => at > start && /^ {2}-|^$/.test(line))
+      const listed = scope === 'help' ? text : lines.slice(start, end).join(' ')
+      expect(scope === 'help' || start >= 0, `${argv[0]} ${flag}`).toBe(true)
+      const missing = accepted.filter(
+        (value) =>
+          !new RegExp(
+            `(^|[^\\w:.-])${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`,
+          ).test(listed),
+      )
+      expect({ command: argv.join(' '), missing }).toEqual({ command: argv.join(' '), missing: [] })
+    }
+  }, 60_000)
+})
