@@ -55,7 +55,10 @@ export function exampleKey(example: UsageExample): string {
   return `${example.instruction.toLowerCase()}\u0000${[...example.tools].sort().join('\u0001')}`
 }
 
-/** Where a file's examples came from: the file and each example's `line N` / `item N`. */
+/**
+ * Where a file's examples came from: the file and each example's `line N` (the line an editor
+ * shows, blank lines counted) or `item N` (its place in a JSON array); N counts from 1.
+ */
 export interface ExamplePlaces {
   readonly source: string
   readonly places: readonly string[]
@@ -218,7 +221,8 @@ function* parseSteps(
     const parsed = parseJson(trimmed, `${source}`)
     if (!Array.isArray(parsed)) throw badExamples(source, 'expected a JSON array of examples')
     return yield* examplesOf(
-      parsed.map((record, index) => ({ record, where: `item ${index}` })),
+      // Counted from 1, as lines are: "item 1" is the array's first record.
+      parsed.map((record, index) => ({ record, where: `item ${index + 1}` })),
       source,
       places,
       ids,

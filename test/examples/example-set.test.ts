@@ -164,7 +164,7 @@ describe('parseExamplesText and assertKnownTools', () => {
     )
     const array = parseExamplesWithPlaces('[{"instruction":"a","tools":["z"]}]', 'ex.json')
     expect(() => assertKnownTools('lib', array.examples, () => false, array.from)).toThrow(
-      'Invalid usage examples in ex.json: library "lib" has no tool "z" (item 0). Name tools',
+      'Invalid usage examples in ex.json: library "lib" has no tool "z" (item 1). Name tools',
     )
   })
 })

@@ -214,6 +214,46 @@ describe('toolsel train-data over an examples file', () => {
     )
   })
 
+  it('numbers records without an id by their line (blank lines counted) or array item, from 1, as its messages do', async () => {
+    // Was: the position among the records (a blank line shifted every later id off its line),
+    // and "item 0" for a JSON array's first record in messages.
+    const spaced = join(dir, 'spaced.jsonl')
+    await writeFile(
+      spaced,
+      `${JSON.stringify(EXAMPLES[0])}\n\n${JSON.stringify({ ...EXAMPLES[2], id: 'rome' })}\n\n${JSON.stringify(EXAMPLES[4])}\n`,
+    )
+    const lines = await runTrainData(['grpo', '--examples', spaced, '--library', libraryFile])
+    expect(lines.code, lines.stderr).toBe(0)
+    const ids = (run: typeof lines) =>
+      [...run.files['grpo-planner.train.jsonl'], ...run.files['grpo-planner.valid.jsonl']]
+        .map((record) => record.id)
+        .sort()
+    expect(ids(lines)).toEqual(['1', '5', 'rome'])
+    const array = join(dir, 'array.json')
+    await writeFile(array, JSON.stringify([EXAMPLES[0], EXAMPLES[2]]))
+    const items = await runTrainData(['grpo', '--examples', array, '--library', libraryFile])
+    expect(items.code, items.stderr).toBe(0)
+    expect(ids(items)).toEqual(['1', '2'])
+    // The place a message names is the same number, for train and train-data alike.
+    await writeFile(array, JSON.stringify([EXAMPLES[0], { ...EXAMPLES[2], tools: ['nope.tool'] }]))
+    for (const command of ['train-data', 'train']) {
+      let stderr = ''
+      const code = await main(
+        [
+          command,
+          ...(command === 'train-data' ? ['grpo', '--out', join(dir, 'unused')] : []),
+        ].concat(['--examples', array, '--library', libraryFile]),
+        {
+          stdout: () => {},
+          stderr: (text) => (stderr += text),
+          env: { TOOLSEL_LOG_LEVEL: 'silent' },
+        },
+      )
+      expect({ command, code }).toEqual({ command, code: 2 })
+      expect(stderr).toContain('has no tool "nope.tool" (item 2)')
+    }
+  })
+
   it('refuses examples naming tools the library lacks, as toolsel train and index --examples do', async () => {
     // Was: dropped and counted (unmappable) here, refused by toolsel train: one reader, one rule
     // (POST /v1/libraries/:library/examples refuses them too).

@@ -16,8 +16,10 @@ import { ToolLibrary } from '../../library/tool-library.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
 
 /**
- * The examples of `file` over `library`; an example's id is its record's `id`, else its position
- * (1-based). INVALID_INPUT naming the place of a bad record, or every unknown tool id's lines.
+ * The examples of `file` over `library`; an example's id is its record's `id`, else the number of
+ * its place as messages name it: its line (as an editor numbers them, blank lines counted), or
+ * its item in a JSON array, from 1. INVALID_INPUT naming the place of a bad record, or every
+ * unknown tool id's lines.
  */
 export async function loadExamplesFile(
   file: string,
@@ -43,7 +45,8 @@ export async function loadExamplesFile(
     (unknown) => known.unknownIdsHint(unknown),
   )
   const examples: TrainExample[] = read.map((example, position) => ({
-    id: ids[position] ?? String(position + 1),
+    // `line 7` -> "7": the record `"id": "7#2"` came from is the line a message would name.
+    id: ids[position] ?? from.places[position].slice(from.places[position].indexOf(' ') + 1),
     instruction: example.instruction,
     gold: [...example.tools],
   }))
