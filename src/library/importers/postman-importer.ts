@@ -7,8 +7,12 @@
  * schema is inferred from the example, `urlencoded` / `formdata` fields strings, a GraphQL body
  * `{query, variables}`. Headers, auth and saved responses are not arguments and are left out.
  * A `{{variable}}` in the JSON body (`{"id": {{customerId}}}`, which is not JSON until Postman
- * substitutes it, or `"{{name}}"`) is a string value named after its variable: collection and
- * environment variables are not resolved (their values belong to whoever runs the collection).
+ * substitutes it, or `"{{name}}"`) is a value named after its variable. The collection's own
+ * `variable` list is what Postman substitutes when nothing overrides it: a variable it gives a
+ * value (not empty, not disabled) is that value's type with the value as its `default` (a
+ * `{{var}}` path segment so given is an optional parameter then), and descriptions read with it
+ * substituted. Any other variable (an environment's, or one the collection leaves empty) stays a
+ * placeholder: no value is made up for it.
  * @module
  */
 import { z } from 'zod'
@@ -55,6 +59,7 @@ const REQUEST = z.union([
 const COLLECTION = z.looseObject({
   info: z.looseObject({ name: z.string().optional() }),
   item: z.array(z.unknown()),
+  variable: z.array(z.unknown()).nullish(),
 })
 const ITEM = z.looseObject({
   name: z.string().optional(),
@@ -65,6 +70,36 @@ const ITEM = z.looseObject({
 
 type UrlObject = z.infer<typeof URL_OBJECT>
 type Request = Exclude<z.infer<typeof REQUEST>, string>
+/** The collection's variables that have a value: name → the value Postman substitutes. */
+type Values = ReadonlyMap<string, string | number | boolean>
+
+/**
+ * The collection's `variable` list as Postman substitutes it: each variable with a string (not
+ * blank), number or boolean value that is not disabled. An entry of another shape is skipped.
+ */
+function collectionValues(variables: readonly unknown[]): Values {
+  const values = new Map<string, string | number | boolean>()
+  for (const entry of variables) {
+    const parsed = KEY_VALUE.safeParse(entry)
+    if (!parsed.success || parsed.data.disabled === true || !parsed.data.key) continue
+    const { value } = parsed.data
+    if (
+      typeof value === 'string'
+        ? value.trim() !== ''
+        : typeof value === 'number' || typeof value === 'boolean'
+    )
+      values.set(parsed.data.key, value as string | number | boolean)
+  }
+  return values
+}
+
+/** `text` with each `{{name}}` the collection gives a value replaced by it. */
+function substituted(text: string, values: Values): string {
+  if (values.size === 0 || !text.includes('{{')) return text
+  return text.replace(/\{\{\s*([^{}]+?)\s*\}\}/g, (whole, name: string) =>
+    values.has(name) ? String(values.get(name)) : whole,
+  )
+}
 
 /** Whether a JSON value is a Postman collection (v2.0/v2.1): `info` and an `item` list. */
 export function isPostmanCollection(value: Record<string, unknown>): boolean {
@@ -76,6 +111,7 @@ export function isPostmanCollection(value: Record<string, unknown>): boolean {
 
 export function importPostman(parsed: unknown, context: ImportContext): Tool[] {
   const collection = parseRecord(COLLECTION, parsed, context, undefined)
+  const values = collectionValues(collection.variable ?? [])
   const tools: Tool[] = []
   // Depth-first in file order, without recursion (a deep folder tree can't exhaust the stack).
   const pending: Array<{ item: unknown; folders: string[] }> = collection.item
@@ -99,7 +135,7 @@ export function importPostman(parsed: unknown, context: ImportContext): Tool[] {
       continue
     }
     if (entry.request === undefined) continue
-    tools.push(requestTool(entry, entry.request, folders, record, context))
+    tools.push(requestTool(entry, entry.request, folders, record, context, values))
   }
   return tools
 }
@@ -110,6 +146,7 @@ function requestTool(
   folders: readonly string[],
   record: number,
   context: ImportContext,
+  values: Values,
 ): Tool {
   const request: Request = typeof given === 'string' ? { url: given } : given
   const method = (request.method ?? 'GET').toUpperCase()
@@ -123,8 +160,10 @@ function requestTool(
     method.toLowerCase()
   const prefix = folders.map(snakeCase).filter((folder) => folder !== '')
   const id = [...(context.namespace ? [context.namespace] : []), ...prefix, name].join('.')
-  const description =
-    text(request.description) || text(item.description) || item.name?.trim() || `${method} ${path}`
+  const description = substituted(
+    text(request.description) || text(item.description) || item.name?.trim() || `${method} ${path}`,
+    values,
+  )
   const source = sourceOf(context, 'postman', record)
   source.method = method
   source.path = path
@@ -133,7 +172,7 @@ function requestTool(
     id,
     name,
     description,
-    parameters: parametersOf(url, segments, request.body ?? undefined),
+    parameters: parametersOf(url, segments, request.body ?? undefined, values),
     ...(context.namespace && { namespace: context.namespace }),
     source,
   }
@@ -154,6 +193,7 @@ function parametersOf(
   url: UrlObject,
   segments: readonly string[],
   body: Request['body'],
+  values: Values,
 ): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   const required: string[] = []
@@ -164,14 +204,20 @@ function parametersOf(
   }
   const variables = new Map((url.variable ?? []).map((variable) => [variable.key ?? '', variable]))
   for (const segment of segments) {
-    const key = /^:(.+)$/.exec(segment)?.[1] ?? /^\{\{(.+)\}\}$/.exec(segment)?.[1]
+    const key = /^:(.+)$/.exec(segment)?.[1]
     if (key !== undefined) add(key, stringSchema(variables.get(key)), true)
+    const variable = /^\{\{(.+)\}\}$/.exec(segment)?.[1]
+    if (variable === undefined) continue
+    // One the collection gives a value is sent with it unless the caller gives another.
+    const value = values.get(variable.trim())
+    if (value === undefined) add(variable, stringSchema(variables.get(variable)), true)
+    else add(variable, { ...stringSchema(variables.get(variable)), default: String(value) }, false)
   }
   for (const query of url.query ?? []) {
     if (query.disabled !== true) add(query.key ?? '', stringSchema(query), false)
   }
   if (body?.mode === 'raw' && body.raw !== undefined && body.raw.trim() !== '') {
-    add('body', rawBodySchema(body.raw), true)
+    add('body', rawBodySchema(body.raw, values), true)
   } else if (body?.mode === 'urlencoded' || body?.mode === 'formdata') {
     for (const field of body[body.mode] ?? []) {
       if (field.disabled === true) continue
@@ -196,9 +242,9 @@ function stringSchema(entry: z.infer<typeof KEY_VALUE> | undefined): JsonSchema 
  * A JSON example body's schema (types of its values); text that is not JSON, even with its
  * `{{variables}}` read as strings, is a string.
  */
-function rawBodySchema(raw: string): JsonSchema {
+function rawBodySchema(raw: string, values: Values): JsonSchema {
   try {
-    const schema = exampleSchema(JSON.parse(withVariablesAsStrings(raw)), 0)
+    const schema = exampleSchema(JSON.parse(withVariablesAsStrings(raw)), 0, values)
     return { ...schema, description: schema.description ?? 'The request body (JSON).' }
   } catch {
     return { type: 'string', description: 'The request body.' }
@@ -241,29 +287,56 @@ function withVariablesAsStrings(raw: string): string {
 }
 
 /** The variable a value of the example stands for: `{{name}}`, or one outside a string. */
-function variableOf(value: string): string | undefined {
-  if (value.startsWith(VARIABLE_MARK)) return value.slice(VARIABLE_MARK.length)
-  return /^\{\{\s*([^{}]+?)\s*\}\}$/.exec(value)?.[1]
+function variableOf(value: string): { name: string; inString: boolean } | undefined {
+  if (value.startsWith(VARIABLE_MARK))
+    return { name: value.slice(VARIABLE_MARK.length), inString: false }
+  const name = /^\{\{\s*([^{}]+?)\s*\}\}$/.exec(value)?.[1]
+  return name === undefined ? undefined : { name, inString: true }
 }
 
-function exampleSchema(value: unknown, depth: number): JsonSchema {
+/**
+ * A body variable's schema: a string named after it, or, when the collection gives it a value,
+ * that value's type with the value as `default` (outside a string, `{{qty}}` of "3" is the
+ * number 3, as the JSON Postman sends has it).
+ */
+function variableSchema(
+  variable: { name: string; inString: boolean },
+  values: Values,
+  depth: number,
+): JsonSchema {
+  const description = `Postman variable {{${variable.name}}}.`
+  const value = values.get(variable.name)
+  if (value === undefined) return { type: 'string', description }
+  if (variable.inString || typeof value !== 'string')
+    return { ...exampleSchema(value, depth, values), description, default: value }
+  let parsed: unknown = value
+  try {
+    parsed = JSON.parse(value)
+  } catch {
+    // Not JSON: Postman would send a body that is not JSON either; read it as the string.
+  }
+  const schema = exampleSchema(parsed, depth, values)
+  return parsed !== null && typeof parsed === 'object'
+    ? { ...schema, description }
+    : { ...schema, description, default: parsed as string | number | boolean }
+}
+
+function exampleSchema(value: unknown, depth: number, values: Values): JsonSchema {
   if (value === null) return {}
   if (typeof value === 'string') {
     const variable = variableOf(value)
-    return variable === undefined
-      ? { type: 'string' }
-      : { type: 'string', description: `Postman variable {{${variable}}}.` }
+    return variable === undefined ? { type: 'string' } : variableSchema(variable, values, depth)
   }
   if (Array.isArray(value)) {
     return depth >= 16 || value.length === 0
       ? { type: 'array' }
-      : { type: 'array', items: exampleSchema(value[0], depth + 1) }
+      : { type: 'array', items: exampleSchema(value[0], depth + 1, values) }
   }
   if (typeof value === 'object') {
     if (depth >= 16) return { type: 'object' }
     const properties: Record<string, JsonSchema> = {}
     for (const [key, inner] of Object.entries(value))
-      properties[key] = exampleSchema(inner, depth + 1)
+      properties[key] = exampleSchema(inner, depth + 1, values)
     return { type: 'object', properties }
   }
   if (typeof value === 'number') return { type: Number.isInteger(value) ? 'integer' : 'number' }

@@ -156,4 +156,86 @@ describe('Postman collections', () => {
     })
     expect(whole.parameters.properties).toEqual({ body: variable('payload') })
   })
+
+  it("substitutes the collection's own variables (as defaults), keeps others as placeholders", async () => {
+    // A v2.1 export: the collection's variables travel with it; an environment's do not.
+    const collection = {
+      info: {
+        name: 'Shop',
+        schema: 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json',
+      },
+      variable: [
+        { key: 'baseUrl', value: 'https://api.shop.example/v2' },
+        { key: 'apiVersion', value: 'v1', type: 'string' },
+        { key: 'currency', value: 'EUR' },
+        { key: 'qty', value: '3' },
+        { key: 'express', value: true },
+        { key: 'token', value: '' },
+        { key: 'region', value: 'eu', disabled: true },
+      ],
+      item: [
+        {
+          name: 'Get user',
+          request: {
+            method: 'GET',
+            description: 'Reads a user from {{baseUrl}} (API {{apiVersion}}, {{region}}).',
+            url: {
+              raw: '{{baseUrl}}/{{apiVersion}}/users/{{userId}}?api_key={{token}}',
+              host: ['{{baseUrl}}'],
+              path: ['{{apiVersion}}', 'users', '{{userId}}'],
+              query: [{ key: 'api_key', value: '{{token}}' }],
+            },
+          },
+        },
+        {
+          name: 'Create order',
+          request: {
+            method: 'POST',
+            url: '{{baseUrl}}/orders',
+            body: {
+              mode: 'raw',
+              raw: '{"currency": "{{currency}}", "qty": {{qty}}, "express": {{express}}, "token": "{{token}}", "note": "{{envNote}}", "tag": "a {{currency}} b"}',
+            },
+          },
+        },
+      ],
+    }
+    const [getUser, createOrder] = (
+      await importTools(JSON.stringify(collection), { fileName: 'shop.json' })
+    ).tools
+    // Given values are substituted in descriptions; an empty or disabled one is not a value.
+    expect(getUser.description).toBe(
+      'Reads a user from https://api.shop.example/v2 (API v1, {{region}}).',
+    )
+    // A path variable the collection gives a value is sent with it unless the caller gives
+    // another: optional, with that default; one it does not give stays required.
+    expect(getUser.parameters).toEqual({
+      type: 'object',
+      properties: {
+        apiVersion: { type: 'string', default: 'v1' },
+        userId: { type: 'string' },
+        api_key: { type: 'string' },
+      },
+      required: ['userId'],
+    })
+    expect(getUser.source).toMatchObject({ path: '/{{apiVersion}}/users/{{userId}}' })
+    const variable = (name: string) => `Postman variable {{${name}}}.`
+    expect(createOrder.parameters.properties).toEqual({
+      body: {
+        type: 'object',
+        description: 'The request body (JSON).',
+        properties: {
+          currency: { type: 'string', description: variable('currency'), default: 'EUR' },
+          // Outside a string the value is JSON text: Postman sends the number 3.
+          qty: { type: 'integer', description: variable('qty'), default: 3 },
+          express: { type: 'boolean', description: variable('express'), default: true },
+          token: { type: 'string', description: variable('token') },
+          note: { type: 'string', description: variable('envNote') },
+          tag: { type: 'string' },
+        },
+      },
+    })
+    for (const tool of [getUser, createOrder])
+      expect(schemaErrors(tool.parameters), tool.id).toEqual([])
+  })
 })
