@@ -8,7 +8,10 @@
  *    `library.indexDir`: changes are committed to disk before they are swapped in);
  * 2. after the request, the worker sends the changed names and their index directories to the
  *    primary, which relays them to every other worker;
- * 3. each of them loads the saved index (or drops the library) and swaps it in, then says so;
+ * 3. each of them loads the index saved now (or drops the library when none is) and swaps it in,
+ *    then says so (`syncSavedLibrary`: under the library's lock, as a worker's own commits swap
+ *    theirs in, so that a worker never ends up serving an older version than the disk holds,
+ *    whatever order the relayed changes and its own commits come in);
  * 4. once all have, the primary tells the first worker, which answers the request.
  *
  * So a client that got the answer to its PUT sees the new library from whichever worker serves its
@@ -19,11 +22,9 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
-import { loadIndexedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
+import { dirname } from 'node:path'
+import { syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
-
-/** Tries of a relayed library's load (see `WorkerLibrarySync.#load`). */
-const LOAD_ATTEMPTS = 5
 
 /** One changed library: its saved index directory, or null when it was deleted. */
 export interface LibraryChange {
@@ -124,31 +125,19 @@ export class WorkerLibrarySync {
     for (const failure of failures) this.#logger.error(`Library change not applied: ${failure}`)
   }
 
-  /**
-   * Loads the saved index at `dir`. Another worker may commit a new version of it while this
-   * load reads it (the directory's files then come from two versions, a checked load fails): a
-   * failed load is tried again, and reads the version committed meanwhile whole.
-   */
-  async #load(dir: string): Promise<IndexedLibrary> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await loadIndexedLibrary(dir, this.#config, { logger: this.#logger })
-      } catch (error) {
-        if (attempt >= LOAD_ATTEMPTS) throw error
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
-      }
-    }
-  }
-
   async #apply(id: number, changes: LibraryChange[]): Promise<void> {
     const failures: string[] = []
+    const replicated = { replicated: true }
+    const slots = {
+      get: (name: string) => this.#registry.get(name),
+      set: (indexed: IndexedLibrary) => this.#registry.set(indexed, replicated),
+      delete: (name: string) => void this.#registry.delete(name, replicated),
+    }
     for (const { name, dir } of changes) {
       try {
-        if (dir === null) this.#registry.delete(name, { replicated: true })
-        else {
-          const indexed = await this.#load(dir)
-          this.#registry.set({ ...indexed, dir }, { replicated: true })
-        }
+        // Saved or deleted: what is saved now is what counts (a later change may be on disk).
+        const indexDir = dir === null ? this.#config.library.indexDir : dirname(dir)
+        await syncSavedLibrary(slots, name, indexDir, this.#config, this.#logger)
       } catch (error) {
         failures.push(`worker ${process.pid}, library "${name}": ${(error as Error).message}`)
       }

@@ -569,8 +569,10 @@ export class ToolselService {
           `Library "${name}" is the default library and can't be deleted; restart the service with another default first (library.default: serve --library <name>, TOOLSEL_LIBRARY).`,
         )
       }
-      this.libraries.delete(name)
-      await deleteIndex(this.config.library.indexDir, name)
+      // Dropped as its index is (under its lock), so that no other worker's commit comes between.
+      await deleteIndex(this.config.library.indexDir, name, {
+        onDelete: () => this.libraries.delete(name),
+      })
     })
   }
 

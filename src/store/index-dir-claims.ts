@@ -2,19 +2,26 @@
  * What several processes writing one index directory (`toolsel serve --workers N`, a CLI
  * `toolsel index` next to a server) need to keep out of each other's way:
  *
- * - work directories (`.tmp-<name>+<pid>-<hex>`, `.old-<name>+<pid>-<hex>`) carry the writing
- *   process's pid, so a recovery leaves those of a live writer alone (`isAbandoned`);
- * - one lock file per library (`.lock-<name>`, made with `wx`, holding the pid) serialises the
- *   commits of one library across processes (`withLibraryLock`). It is held only for the renames
- *   of a commit (milliseconds), never for a build; a lock whose pid is dead, or older than 5 s
- *   (its pid reused by another process after a crash), is stale and broken.
+ * - work directories (`.tmp-<name>+<pid>.<start>-<hex>`, `.old-<name>+<pid>.<start>-<hex>`) carry
+ *   the writing process's pid and start time, so a recovery leaves those of a live writer alone
+ *   (`isAbandoned`);
+ * - one lock file per library (`.lock-<name>`, made with `wx`, holding `<pid> <start>`) serialises
+ *   the commits of one library across processes (`withLibraryLock`). It is held only for the
+ *   renames of a commit (milliseconds), never for a build; a lock whose writer is gone, or older
+ *   than 5 s, is stale and broken (taken away as `.lock-<name>+<pid>.<start>-<hex>` first: one
+ *   left by a breaker that died is removed by the next recovery, `isStrayLock`).
  *
- * A pid is alive when `process.kill(pid, 0)` does not fail with ESRCH. This process's own pid is
- * alive only for the paths it is using now (`claim`): an entry of its pid that it does not use
- * was left by a crashed predecessor that had the same pid (a container restarts with pid 1).
+ * A writer is alive when `process.kill(pid, 0)` does not fail with ESRCH and, where Linux says
+ * when the process with that pid started (`/proc/<pid>/stat`), it started when the writer did:
+ * a writer that crashed and whose pid another process has since is dead. Without a start time
+ * (another system, or names written before round 27: `+<pid>-<hex>`) the pid alone decides.
+ * This process's own pid is alive only for the paths it is using now (`claim`): an entry of its
+ * pid that it does not use was left by a crashed predecessor that had the same pid (a container
+ * restarts with pid 1).
  * @module
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
@@ -31,14 +38,48 @@ const LOCK_STALE_MS = 5_000
 /** Work directories and lock files this process is using now (full paths). */
 const claimed = new Set<string>()
 
-/** `.tmp-<name>+<pid>-<hex>` / `.old-<name>+<pid>-<hex>` (`+` is in no library name). */
-const WORK_ENTRY = /^\.(tmp|old)-(.+)\+(\d+)-[0-9a-f]{12}$/
+/**
+ * `.tmp-<name>+<pid>.<start>-<hex>` / `.old-<name>+<pid>.<start>-<hex>` (`+` is in no library
+ * name); `.<start>` is absent where the start time is unknown and in names before round 27.
+ */
+const WORK_ENTRY = /^\.(tmp|old)-(.+)\+(\d+)(?:\.(\d+))?-[0-9a-f]{12}$/
+/** A lock taken away by `breakStale`: `.lock-<name>+<pid>.<start>-<hex>`. */
+const AWAY_LOCK_ENTRY = /^\.lock-.+\+(\d+)(?:\.(\d+))?-[0-9a-f]{12}$/
 /** The names written before work directories carried a pid. */
 const LEGACY_OLD_ENTRY = /^\.old-(.+)-[0-9a-f]{12}$/
 
 /** A new work directory's path for library `name`: `.tmp-` (being written) or `.old-` (replaced). */
 export function workDirPath(indexDir: string, kind: 'tmp' | 'old', name: string): string {
-  return join(indexDir, `.${kind}-${name}+${process.pid}-${randomBytes(6).toString('hex')}`)
+  return join(indexDir, `.${kind}-${name}${uniqueSuffix()}`)
+}
+
+/** `+<pid>.<start>-<hex>` (`+<pid>-<hex>` when the start time is unknown): this process's, unique. */
+function uniqueSuffix(): string {
+  const start = ownStartTime()
+  return `+${process.pid}${start === undefined ? '' : `.${start}`}-${randomBytes(6).toString('hex')}`
+}
+
+let ownStart: { value: number | undefined } | undefined
+
+function ownStartTime(): number | undefined {
+  ownStart ??= { value: startTime(process.pid) }
+  return ownStart.value
+}
+
+/**
+ * When the process `pid` started (clock ticks after boot, `/proc/<pid>/stat` field 22); undefined
+ * where there is no such file (not Linux) or no such process.
+ */
+export function startTime(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    // After the command in parentheses (which may hold spaces and parentheses): field 3 on.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[19])
+    return Number.isSafeInteger(ticks) ? ticks : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Marks `path` as in use by this process until `release(path)`. */
@@ -57,12 +98,20 @@ export interface WorkEntry {
   name: string | undefined
   /** The writing process; undefined for the names written before pids were (abandoned). */
   pid: number | undefined
+  /** When the writing process started (`startTime`); undefined when its name does not say. */
+  start?: number
 }
 
 export function parseWorkEntry(entry: string): WorkEntry | undefined {
   const current = WORK_ENTRY.exec(entry)
-  if (current)
-    return { kind: current[1] as 'tmp' | 'old', name: current[2], pid: Number(current[3]) }
+  if (current) {
+    return {
+      kind: current[1] as 'tmp' | 'old',
+      name: current[2],
+      pid: Number(current[3]),
+      ...(current[4] !== undefined && { start: Number(current[4]) }),
+    }
+  }
   const legacyOld = LEGACY_OLD_ENTRY.exec(entry)
   if (legacyOld) return { kind: 'old', name: legacyOld[1], pid: undefined }
   if (entry.startsWith('.tmp-')) return { kind: 'tmp', name: undefined, pid: undefined }
@@ -71,12 +120,26 @@ export function parseWorkEntry(entry: string): WorkEntry | undefined {
 
 /** True when nobody uses the work entry at `path` any more: its writer is dead (or unknown). */
 export function isAbandoned(path: string, entry: WorkEntry): boolean {
-  return entry.pid === undefined || !holderAlive(entry.pid, path)
+  return entry.pid === undefined || !holderAlive(entry.pid, entry.start, path)
 }
 
-function holderAlive(pid: number, path: string): boolean {
+/**
+ * True for an index directory entry that `breakStale` left: a stale lock taken away by a process
+ * that then died (within milliseconds of taking it: a live one removes it itself).
+ */
+export function isStrayLock(path: string, entry: string): boolean {
+  const away = AWAY_LOCK_ENTRY.exec(entry)
+  if (!away) return false
+  const start = away[2] === undefined ? undefined : Number(away[2])
+  return !holderAlive(Number(away[1]), start, path)
+}
+
+function holderAlive(pid: number, start: number | undefined, path: string): boolean {
   if (pid === process.pid) return claimed.has(path)
-  return processAlive(pid)
+  if (!processAlive(pid)) return false
+  // The pid's process now is another one than the writer when it started at another time.
+  const now = start === undefined ? undefined : startTime(pid)
+  return now === undefined || now === start
 }
 
 /** Whether a process with this pid exists (EPERM: it does, under another user). */
@@ -151,7 +214,10 @@ async function tryLock(path: string): Promise<boolean> {
   // A second try after taking a stale lock away.
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      await writeFile(path, `${process.pid}\n`, { flag: 'wx' })
+      const start = ownStartTime()
+      await writeFile(path, `${process.pid}${start === undefined ? '' : ` ${start}`}\n`, {
+        flag: 'wx',
+      })
       claim(path)
       return true
     } catch (error) {
@@ -168,29 +234,41 @@ async function breakStale(path: string): Promise<boolean> {
   if (holder === undefined || !isStale(path, holder)) return false
   // Take the stale lock away under a name of our own, then look at what was taken: another
   // process may have broken it and locked anew in between, and its lock goes back.
-  const away = `${path}+${process.pid}-${randomBytes(6).toString('hex')}`
+  const away = `${path}${uniqueSuffix()}`
+  claim(away)
   try {
     await rename(path, away)
   } catch {
+    release(away)
     return false
   }
-  const taken = await readHolder(away)
-  const live = taken !== undefined && !isStale(path, taken)
-  if (live) await link(away, path).catch(() => undefined)
-  await rm(away, { force: true })
-  return !live
+  try {
+    const taken = await readHolder(away)
+    const live = taken !== undefined && !isStale(path, taken)
+    if (live) await link(away, path).catch(() => undefined)
+    await rm(away, { force: true })
+    return !live
+  } finally {
+    release(away)
+  }
 }
 
 interface LockHolder {
   pid: number | undefined
+  start: number | undefined
   ageMs: number
 }
 
 async function readHolder(path: string): Promise<LockHolder | undefined> {
   try {
     const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)])
-    const pid = /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined
-    return { pid, ageMs: Date.now() - info.mtimeMs }
+    // `<pid> <start>`, or `<pid>` (no start time known; locks before round 27).
+    const held = /^(\d+)(?: (\d+))?$/.exec(text.trim())
+    return {
+      pid: held ? Number(held[1]) : undefined,
+      start: held?.[2] === undefined ? undefined : Number(held[2]),
+      ageMs: Date.now() - info.mtimeMs,
+    }
   } catch {
     return undefined
   }
@@ -199,5 +277,5 @@ async function readHolder(path: string): Promise<LockHolder | undefined> {
 function isStale(path: string, holder: LockHolder): boolean {
   if (holder.ageMs > LOCK_STALE_MS) return true
   // Empty: made with `wx` and its pid not written yet.
-  return holder.pid !== undefined && !holderAlive(holder.pid, path)
+  return holder.pid !== undefined && !holderAlive(holder.pid, holder.start, path)
 }

@@ -2,16 +2,16 @@
  * Indexes on disk: `indexes/<library>/{manifest.json, tools.jsonl, bm25.bin, …}`. Save and load
  * live together so their formats can't drift apart.
  *
- * Writes are atomic at the directory level: everything is written into `.tmp-<name>+<pid>-<random>/`
- * and renamed into place. POSIX rename can't replace a non-empty directory, so an existing index
- * is first renamed to `.old-<name>+<pid>-<random>/`; if the process dies between the two renames,
+ * Writes are atomic at the directory level: everything is written into
+ * `.tmp-<name>+<pid>.<start>-<random>/` and renamed into place. POSIX rename can't replace a
+ * non-empty directory, so an existing index is first renamed to `.old-<name>+<pid>.<start>-<random>/`; if the process dies between the two renames,
  * `recoverIndexDir` (run before every load) moves the old index back. A crash therefore leaves
  * either the old index or the new one, never a half-written one.
  *
  * Several processes may write one index directory (`serve --workers N`): the two renames run
  * under the library's lock file (`.lock-<name>`, index-dir-claims.ts), so commits of one library
  * follow one another (the last committed wins), and a recovery touches only the work
- * directories of dead writers (the pid in their names).
+ * directories of dead writers (the pid and its start time in their names).
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -44,6 +44,7 @@ import { pathExists } from './path-exists.ts'
 import {
   claim,
   isAbandoned,
+  isStrayLock,
   parseWorkEntry,
   release,
   tryLibraryLock,
@@ -69,6 +70,14 @@ export interface SaveOptions {
    * then fails with LIBRARY_BUSY. Default LIBRARY_LOCK_TIMEOUT_MS.
    */
   lockTimeoutMs?: number
+  /**
+   * Called with the index's directory once it is committed, still holding the library's lock,
+   * so that what is served changes in step with the disk: another process's load of the library
+   * swaps its version in under that lock too (`syncSavedLibrary`), and so never replaces this
+   * one with an older one. Synchronous; what it throws is thrown once the commit is done (the
+   * index stays saved).
+   */
+  onCommit?: (dir: string) => void
 }
 
 export async function saveIndexedLibrary(
@@ -84,6 +93,8 @@ export async function saveIndexedLibrary(
   const target = join(indexDir, name)
   claim(temporary)
   await mkdir(temporary)
+  // What `onCommit` threw.
+  let failed: { error: unknown } | undefined
   try {
     // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
     // slices, for an uploaded one.
@@ -136,12 +147,18 @@ export async function saveIndexedLibrary(
           if (hadOld) await rename(old, target).catch(() => undefined)
           throw error
         }
+        try {
+          options.onCommit?.(target)
+        } catch (error) {
+          failed = { error }
+        }
         return hadOld
       },
       options.lockTimeoutMs,
     )
     // Committed: a leftover .old- directory is removed by a later recoverIndexDir.
     if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
+    if (failed) throw failed.error
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
     throw error
@@ -154,8 +171,9 @@ export async function saveIndexedLibrary(
 
 /**
  * Finishes or undoes an interrupted save and removes abandoned temporary directories: those of
- * a dead writer (the pid in their name; the names of older versions, without one, count as
- * abandoned). A live writer's are left alone, whichever process it is.
+ * a dead writer (the pid and start time in their name; the names of older versions, without a
+ * pid, count as abandoned), and stale locks that a process died breaking. A live writer's are
+ * left alone, whichever process it is.
  */
 export async function recoverIndexDir(indexDir: string): Promise<void> {
   let entries: string[]
@@ -167,6 +185,7 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
   for (const entry of entries) {
     const work = parseWorkEntry(entry)
     const path = join(indexDir, entry)
+    if (work === undefined && isStrayLock(path, entry)) await rm(path, { force: true })
     // A live writer's: being written, between its two renames, or being removed after them.
     if (work === undefined || !isAbandoned(path, work)) continue
     if (work.kind === 'old' && work.name !== undefined && !entries.includes(work.name))
@@ -210,19 +229,32 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
   return names
 }
 
-export async function deleteIndex(indexDir: string, name: string): Promise<boolean> {
+/**
+ * Deletes the saved index of library `name`; false when there is none. `onDelete` is called once
+ * it is gone (or found missing), under the library's lock when there was one to delete, so that
+ * what is served changes in step with the disk (see `SaveOptions.onCommit`).
+ */
+export async function deleteIndex(
+  indexDir: string,
+  name: string,
+  options: { onDelete?: () => void } = {},
+): Promise<boolean> {
   assertLibraryName(name)
   const target = join(indexDir, name)
-  if (!(await pathExists(target))) return false
+  if (!(await pathExists(target))) {
+    options.onDelete?.()
+    return false
+  }
   // Rename first so a concurrent reader never sees a half-deleted directory; under the lock, so
   // that it is not between another process's two renames.
   const doomed = workDirPath(indexDir, 'tmp', name)
   claim(doomed)
   try {
     const found = await withLibraryLock(indexDir, name, async () => {
-      if (!(await pathExists(target))) return false
-      await rename(target, doomed)
-      return true
+      const there = await pathExists(target)
+      if (there) await rename(target, doomed)
+      options.onDelete?.()
+      return there
     })
     if (found) await rm(doomed, { recursive: true, force: true })
     return found

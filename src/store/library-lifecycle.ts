@@ -18,6 +18,7 @@
  * @module
  */
 import { basename, extname, join, resolve } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
@@ -47,6 +48,7 @@ import {
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
+import { withLibraryLock } from './index-dir-claims.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
 import { bm25Settings } from './kinds/bm25-kind.ts'
 import {
@@ -415,20 +417,104 @@ export interface LibrarySlots {
 
 /**
  * Swaps `indexed` into `slots`, after saving it atomically under `indexDir` when one is given (a
- * library without one is served from memory only). Requests that already hold the previous
- * library keep using it; the next ones get this one. Returns what was swapped in.
+ * library without one is served from memory only): swapped in as it is committed, under the
+ * library's lock (`SaveOptions.onCommit`), so that another process's commit and this one's swap
+ * can't cross. Requests that already hold the previous library keep using it; the next ones get
+ * this one. Returns what was swapped in.
  */
 export async function publishLibrary(
   slots: LibrarySlots,
   indexed: IndexedLibrary,
   options: { indexDir?: string } & SaveOptions = {},
 ): Promise<IndexedLibrary> {
-  const published =
-    options.indexDir === undefined
-      ? indexed
-      : { ...indexed, dir: await saveIndexedLibrary(options.indexDir, indexed, options) }
-  slots.set(published)
-  return published
+  if (options.indexDir === undefined) {
+    slots.set(indexed)
+    return indexed
+  }
+  let published: IndexedLibrary | undefined
+  await saveIndexedLibrary(options.indexDir, indexed, {
+    ...options,
+    onCommit: (dir) => {
+      published = { ...indexed, dir }
+      slots.set(published)
+      options.onCommit?.(dir)
+    },
+  })
+  return published!
+}
+
+/** Tries of `syncSavedLibrary`'s load (another process's commit may come in between). */
+const SYNC_ATTEMPTS = 5
+
+/**
+ * Makes what `slots` serves as library `name` the index saved now under `indexDir` (another
+ * process saved or deleted it: `serve --workers N` relays that, service/cluster-sync.ts): loads
+ * it (unless `slots` holds that very save already) and swaps it in under the library's lock
+ * once the disk still holds it, or drops the library when none is saved. Whatever order the
+ * changes of several processes come in, the last one to run leaves what was committed last:
+ * an older version loaded meanwhile is never swapped in over a newer commit. A load that meets
+ * a commit half-way (files of two versions: a checked load fails) is tried again.
+ */
+export async function syncSavedLibrary(
+  slots: LibrarySlots & { delete(name: string): void },
+  name: string,
+  indexDir: string,
+  config: Config,
+  logger?: Logger,
+): Promise<void> {
+  const dir = join(indexDir, name)
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const served = slots.get(name)
+      const saved = await savedManifest(dir)
+      const version =
+        saved === undefined
+          ? undefined
+          : served !== undefined && served.dir === dir && sameSave(served.manifest, saved)
+            ? served
+            : await loadIndexedLibrary(dir, config, { logger })
+      if (!(await pathExists(indexDir))) {
+        // No index directory, so no lock to take either: nothing is saved.
+        if (served !== undefined) slots.delete(name)
+        return
+      }
+      const installed = await withLibraryLock(indexDir, name, async () => {
+        const now = await savedManifest(dir)
+        if (version === undefined) {
+          if (now !== undefined) return false
+          if (slots.get(name) !== undefined) slots.delete(name)
+          return true
+        }
+        if (now === undefined || !sameSave(now, version.manifest)) return false
+        if (slots.get(name) !== version) slots.set({ ...version, dir })
+        return true
+      })
+      if (installed) return
+      // Committed or deleted meanwhile: the version loaded is nobody's.
+      if (version !== undefined && version !== served) version.library.release(0)
+      if (attempt >= SYNC_ATTEMPTS)
+        throw new ToolselError(
+          'LIBRARY_BUSY',
+          `Library "${name}" changed on disk ${SYNC_ATTEMPTS} times while it was loaded from ${dir}; the next change loads it again.`,
+          { details: { library: name } },
+        )
+    } catch (error) {
+      if (attempt >= SYNC_ATTEMPTS) throw error
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
+  }
+}
+
+/**
+ * Whether two manifests describe one save: all they record the same, but what only the saved
+ * copy holds (the tools file's hash and index; a published library's manifest is the built one).
+ */
+function sameSave(one: IndexManifest, other: IndexManifest): boolean {
+  const recorded = (manifest: IndexManifest): unknown => {
+    const { toolsFileHash: _hash, toolsIndexFile: _index, ...rest } = manifest
+    return JSON.parse(JSON.stringify(rest))
+  }
+  return isDeepStrictEqual(recorded(one), recorded(other))
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -150,4 +150,50 @@ describe('toolsel serve --workers', () => {
     }
     expect(logs()).not.toMatch(/Library change not applied/)
   }, 150_000)
+  it('leaves every worker serving what is on disk after concurrent PUTs and DELETEs through both', async () => {
+    const { url, logs, dir } = await startWorkers({})
+    const upload = (size: number) =>
+      JSON.stringify(
+        Array.from({ length: size }, (_, tool) => ({
+          name: `tool_${size}_${tool}`,
+          description: `Tool ${tool} of upload ${size}.`,
+        })),
+      )
+    for (let round = 0; round < 12; round += 1) {
+      // Fresh connections alternate between the workers: both change the library at once.
+      const answers = await Promise.all(
+        [1, 0, 2, 0, 3, 4, 0, 5].map((size) =>
+          size === 0
+            ? call(url, 'DELETE', '/v1/libraries/race')
+            : call(url, 'PUT', '/v1/libraries/race', upload(size)),
+        ),
+      )
+      // 404: a DELETE that found the library deleted already.
+      for (const answer of answers)
+        expect([200, 201, 204, 404, 503], answer.text).toContain(answer.status)
+      // Every change is answered once every worker has it: each must serve what is saved.
+      const manifest = await readFile(join(dir, 'race', 'manifest.json'), 'utf8').then(
+        (text) => JSON.parse(text) as { contentHash: string; createdAt: string },
+        () => undefined,
+      )
+      // Fresh connections alternate between the workers: both answer among four listings.
+      for (let listing = 0; listing < 4; listing += 1) {
+        const { status, text } = await call(url, 'GET', '/v1/libraries')
+        expect(status).toBe(200)
+        const served = (
+          JSON.parse(text) as {
+            libraries: Array<{ name: string; contentHash: string; createdAt: string }>
+          }
+        ).libraries.find((library) => library.name === 'race')
+        const where = `round ${round}, listing ${listing}`
+        if (manifest === undefined) expect(served, where).toBeUndefined()
+        else
+          expect(served, where).toMatchObject({
+            contentHash: manifest.contentHash,
+            createdAt: manifest.createdAt,
+          })
+      }
+    }
+    expect(logs()).not.toMatch(/Library change not applied/)
+  }, 240_000)
 })

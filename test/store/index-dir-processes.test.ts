@@ -17,9 +17,13 @@ import {
   deleteIndex,
   listIndexes,
   loadIndexedLibrary,
+  publishLibrary,
   recoverIndexDir,
   saveIndexedLibrary,
+  syncSavedLibrary,
+  type IndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
+import { startTime } from '../../src/store/index-dir-claims.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -167,6 +171,74 @@ describe('index directory shared by processes', () => {
     const past = new Date(Date.now() - 60_000)
     await utimes(join(indexDir, '.lock-shared'), past, past)
     expect(await deleteIndex(indexDir, 'shared')).toBe(true)
+    expect(await readdir(indexDir)).toEqual([])
+  }, 60_000)
+
+  it("restores a dead writer's old index whose pid another process has since (its start time differs)", async () => {
+    await saveSample()
+    const live = (await liveProcess()).pid!
+    const started = startTime(live)
+    expect(started, 'this test needs /proc/<pid>/stat').toBeDefined()
+    // A live process's own work directory (its pid and start time) is left alone...
+    const liveOld = `.old-other+${live}.${started}-0123456789ab`
+    await mkdir(join(indexDir, liveOld))
+    // ...but a writer that had its pid and died between its two renames started at another time.
+    await rename(
+      join(indexDir, 'shared'),
+      join(indexDir, `.old-shared+${live}.${started! + 1}-0123456789ab`),
+    )
+    expect(await listIndexes(indexDir)).toEqual(['shared'])
+    expect((await readdir(indexDir)).sort()).toEqual([liveOld, 'shared'])
+    expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(
+      SAMPLE_TOOLS.length,
+    )
+  }, 60_000)
+
+  it('removes a stale lock that a process died breaking, and keeps one a live process is breaking', async () => {
+    await saveSample()
+    const live = (await liveProcess()).pid!
+    const dead = await deadPid()
+    const kept = `.lock-shared+${live}.${startTime(live)}-0123456789ab`
+    for (const stray of [
+      `.lock-shared+${dead}.12345-0123456789ab`,
+      // Names before round 27 (no start time), and a live pid that started at another time.
+      `.lock-shared+${dead}-0123456789ab`,
+      `.lock-shared+${live}.${startTime(live)! + 1}-0123456789ab`,
+      kept,
+    ])
+      await writeFile(join(indexDir, stray), `${dead}\n`)
+    expect(await listIndexes(indexDir)).toEqual(['shared'])
+    expect((await readdir(indexDir)).sort()).toEqual([kept, 'shared'])
+  }, 60_000)
+
+  it('a relayed change leaves what is saved now served, whatever order the changes come in', async () => {
+    const served = new Map<string, IndexedLibrary>()
+    const slots = {
+      get: (name: string) => served.get(name),
+      set: (indexed: IndexedLibrary) => void served.set(indexed.library.name, indexed),
+      delete: (name: string) => void served.delete(name),
+    }
+    const own = await buildIndexedLibrary(new ToolLibrary('shared', SAMPLE_TOOLS), config, {
+      source: { path: 'test' },
+    })
+    const published = await publishLibrary(slots, own, { indexDir })
+    expect(served.get('shared')).toBe(published)
+    // A relayed change of an older save, after this process's own commit: nothing to load.
+    await syncSavedLibrary(slots, 'shared', indexDir, config)
+    expect(served.get('shared')).toBe(published)
+    // Another process commits a new version: it is loaded.
+    const writer = await runWriter(3, 1)
+    expect(writer.code, writer.out).toBe(0)
+    await syncSavedLibrary(slots, 'shared', indexDir, config)
+    expect(served.get('shared')!.library.size).toBe(3)
+    // A relayed delete that arrives after a newer commit keeps the library, as saved.
+    await saveSample(2)
+    await syncSavedLibrary(slots, 'shared', indexDir, config)
+    expect(served.get('shared')!.library.size).toBe(2)
+    // Deleted on disk: dropped.
+    expect(await deleteIndex(indexDir, 'shared')).toBe(true)
+    await syncSavedLibrary(slots, 'shared', indexDir, config)
+    expect(served.has('shared')).toBe(false)
     expect(await readdir(indexDir)).toEqual([])
   }, 60_000)
 })
