@@ -3,7 +3,7 @@
  * execution providers it can really create here. Used by `toolsel models check`.
  * @module
  */
-import { loadOnnxRuntime } from './transformers.ts'
+import { loadOnnxRuntime, missingCudaProvider } from './transformers.ts'
 
 export interface TensorInfo {
   name: string
@@ -49,14 +49,12 @@ export async function inspectOnnxModel(path: string): Promise<OnnxModelInfo> {
 export async function probeExecutionProviders(probePath: string): Promise<ProviderStatus[]> {
   const ort = await loadOnnxRuntime()
   const cuda = ort.listSupportedBackends().find((backend) => backend.name === 'cuda')
-  if (!cuda) {
+  // Without its libraries the CUDA session fails after ORT's own red stderr line; say why here.
+  const missing = cuda ? missingCudaProvider() : 'this onnxruntime-node build has no CUDA provider'
+  if (missing !== undefined) {
     return [
       { name: 'cpu', available: true },
-      {
-        name: 'cuda',
-        available: false,
-        reason: 'this onnxruntime-node build has no CUDA provider',
-      },
+      { name: 'cuda', available: false, reason: missing },
     ]
   }
   try {
