@@ -49,6 +49,11 @@ interface Case {
    * of it before the rows run.
    */
   needsMany?: true
+  /**
+   * Sends one request per path, one after another (with the same body), instead of `path`'s one;
+   * the status column then counts the answers that were `RATE_LIMITED`.
+   */
+  paths?: string[]
 }
 
 const MAX_CHARS = 8000 // server.maxInstructionChars
@@ -114,6 +119,10 @@ const MANY_TOOLS = Array.from({ length: 50_000 }, (_, index) => ({
     properties: { id: { type: 'string', description: 'The record id' } },
   },
 }))
+/** 40 distinct unions of 4 of `many`'s 20 servers (10,000 tools each): runs of 4, then with a gap. */
+const UNIONS = Array.from({ length: 40 }, (_, index) =>
+  [0, 1, 2, index < 20 ? 3 : 4].map((step) => `srv${(index + step) % 20}`).join(','),
+)
 /** 2,500 names, within the 16 KB of a request's head. */
 const MANY_NAMES = Array.from({ length: 2500 }, (_, index) => `x${index}`).join(',')
 
@@ -284,6 +293,17 @@ const cases: Case[] = [
     needsMany: true,
   },
   {
+    ...post(
+      'mcp: search_tools over 40 new unions of 4 servers, one client',
+      '40 x 10,000 tools in scope',
+      '/mcp',
+      mcpCall('search_tools', { query: 'record status' }),
+    ),
+    headers: MCP_HEADERS,
+    needsMany: true,
+    paths: UNIONS.map((union) => `/mcp?library=many&servers=${union}`),
+  },
+  {
     name: 'upload: one parameter, 60k enum values',
     size: '60,000 values',
     method: 'PUT',
@@ -398,7 +418,10 @@ if (values.list) {
   process.exit(0)
 }
 
-function send(url: string, row: Case): Promise<{ status: number; bytes: number }> {
+function send(
+  url: string,
+  row: Case,
+): Promise<{ status: number; bytes: number; limited: boolean }> {
   const target = new URL(row.path, url)
   return new Promise((resolve, reject) => {
     const request = httpRequest(
@@ -413,8 +436,12 @@ function send(url: string, row: Case): Promise<{ status: number; bytes: number }
       },
       (response) => {
         let bytes = 0
-        response.on('data', (chunk: Buffer) => (bytes += chunk.length))
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes }))
+        let limited = false
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length
+          limited ||= chunk.includes('RATE_LIMITED')
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes, limited }))
         response.on('error', reject)
       },
     )
@@ -492,7 +519,7 @@ try {
   )
   console.log('|---|---|--:|--:|--:|--:|--:|--:|')
   for (const row of selected) {
-    let status = 0
+    let status: number | string = 0
     let bytes = 0
     // The longest wait between two turns of a 1 ms timer: the wall-clock stall.
     let longest = 0
@@ -505,9 +532,20 @@ try {
     const stall = await measureStall(row.name, health, async () => {
       last = performance.now()
       longest = 0
-      const answer = await send(server.url, row)
-      status = answer.status
-      bytes = answer.bytes
+      if (row.paths === undefined) {
+        const answer = await send(server.url, row)
+        status = answer.status
+        bytes = answer.bytes
+        return
+      }
+      let limited = 0
+      for (const path of row.paths) {
+        const answer = await send(server.url, { ...row, path })
+        status = answer.status
+        bytes += answer.bytes
+        if (answer.limited) limited += 1
+      }
+      status = `${status}, ${limited} limited`
     })
     clearInterval(probe)
     console.log(

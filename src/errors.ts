@@ -26,6 +26,8 @@ export const ERROR_CODES = {
     'Another process is saving the library and did not finish in time; retrying is safe.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
   NOT_READY: 'The service is still loading.',
+  RATE_LIMITED:
+    'The API key asked for more new work of one kind than a minute allows; retry later.',
   TIMEOUT: 'The request took longer than its time limit.',
   ABORTED: 'The operation was aborted.',
   PLAN_UNPARSABLE: 'The planner model answered something that is not a list of steps.',

@@ -677,6 +677,12 @@ const McpSchema = z
     searchK: z.number().int().positive().default(10),
     /** Scoped indexes kept in memory (one per library and scope). Default 32. Sensible 4-256. */
     scopeCacheSize: z.number().int().positive().default(32),
+    /**
+     * Tools an API key may have indexed into new scoped views a minute (a scope it has not asked
+     * for lately builds its own index): a new view past it is `RATE_LIMITED`; cached scopes always
+     * answer. 0 = no limit. Default 100,000 (~11 s of CPU a minute on a 2-core machine).
+     */
+    scopeViewToolsPerMinute: z.number().int().nonnegative().default(100_000),
   })
   .strict()
 

@@ -121,5 +121,5 @@ export async function resolveView(
     name,
     context.service.libraries,
   )
-  return context.views.view(context.service.libraries.require(name), session.scope)
+  return context.views.view(context.service.libraries.require(name), session.scope, session.keyName)
 }

@@ -15,7 +15,8 @@
  * version in slices, and a view is cached by the positions it holds: scopes naming servers or
  * tags the library lacks (`?servers=nosuch1`, `nosuch2`, …) share one view and read nothing.
  * Each of them used to read the whole library in one synchronous piece (360-380 ms at 100,000
- * tools, bench/README round 26) and push a real scope's view out of the cache.
+ * tools, bench/README round 26) and push a real scope's view out of the cache. A union of real
+ * servers or tags that is new builds an index, which each client's `ViewBudget` bounds (round 27).
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -25,6 +26,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { scopedView, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { isUnscoped, scopeKey, type ToolScope } from './tool-scope.ts'
+import { ViewBudget } from './view-budget.ts'
 
 /** A scope's view key when it keeps every tool of the library (no view: the library itself). */
 const WHOLE_LIBRARY = ''
@@ -45,6 +47,7 @@ export class ScopedLibraries {
   readonly #config: Config
   readonly #capacity: number
   readonly #views = new Map<string, CachedView>()
+  readonly #budget: ViewBudget
   /** Per library version, made on its first scoped view. */
   readonly #positions = new WeakMap<ToolLibrary, Promise<ScopePositions>>()
   /**
@@ -59,10 +62,15 @@ export class ScopedLibraries {
   constructor(config: Config, capacity = config.mcp.scopeCacheSize) {
     this.#config = config
     this.#capacity = capacity
+    this.#budget = new ViewBudget(config.mcp.scopeViewToolsPerMinute)
   }
 
-  /** The library itself when the scope keeps every tool, else an indexed view of the tools in scope. */
-  async view(indexed: IndexedLibrary, scope: ToolScope): Promise<IndexedLibrary> {
+  /**
+   * The library itself when the scope keeps every tool, else an indexed view of the tools in
+   * scope. `client` (the API key's name; none over stdio): a view not cached is built only within
+   * its budget, else RATE_LIMITED.
+   */
+  async view(indexed: IndexedLibrary, scope: ToolScope, client?: string): Promise<IndexedLibrary> {
     if (isUnscoped(scope)) return indexed
     const { library } = indexed
     let positions: Int32Array | undefined
@@ -72,22 +80,34 @@ export class ScopedLibraries {
     if (key === WHOLE_LIBRARY) return indexed
     // A request that took a version before it was replaced or deleted gets a view that is not
     // kept: nothing asks for that version again.
-    if (library.released) return this.#build(indexed, await inScope())
-    let cached = this.#views.get(key)
-    if (cached && cached.library === library) {
-      this.#views.delete(key)
-    } else {
-      // A new version of the library: its older versions' views (any scope) go, so that they
-      // don't keep the replaced version (which they read their tools from) in memory. (The
-      // registry's change report does this at the swap; this covers a cache it doesn't feed.)
-      this.forget(library.name, library)
-      const view = inScope().then((held) => this.#build(indexed, held))
-      cached = { library, view }
-      const entry = cached
-      view.catch(() => {
-        if (this.#views.get(key) === entry) this.#views.delete(key)
-      })
+    if (library.released) {
+      const held = await inScope()
+      if (client !== undefined) this.#budget.take(client, held.length)
+      return this.#build(indexed, held)
     }
+    const current = () => {
+      const entry = this.#views.get(key)
+      return entry && entry.library === library ? entry : undefined
+    }
+    let cached = current()
+    if (cached === undefined) {
+      const held = await inScope()
+      // Another request may have asked for the same tools meanwhile: its view is building.
+      cached = current()
+      if (cached === undefined) {
+        if (client !== undefined) this.#budget.take(client, held.length)
+        // A new version of the library: its older versions' views (any scope) go, so that they
+        // don't keep the replaced version (which they read their tools from) in memory. (The
+        // registry's change report does this at the swap; this covers a cache it doesn't feed.)
+        this.forget(library.name, library)
+        const view = this.#build(indexed, held)
+        const entry = (cached = { library, view })
+        view.catch(() => {
+          if (this.#views.get(key) === entry) this.#views.delete(key)
+        })
+      }
+    }
+    this.#views.delete(key)
     this.#views.set(key, cached)
     while (this.#views.size > this.#capacity) {
       this.#views.delete(this.#views.keys().next().value as string)

@@ -1,0 +1,56 @@
+/**
+ * What each client (API key) may index into new scoped views: a client chooses its scope with
+ * each request (`/mcp?servers=…&tags=…`), and every union of real servers or tags it has not
+ * asked for lately builds its own BM25 index (~0.11 ms of CPU a tool plus ~50 ms, bench/README
+ * round 27), so one client naming a new union of 40 servers with each request kept a core busy.
+ * Each key has a bucket of `mcp.scopeViewToolsPerMinute` tools, refilled at that rate; a new view
+ * is built while the bucket holds anything and takes the tools it indexes (at least
+ * MIN_VIEW_CHARGE) from it, so one view larger than the bucket is still built and the key then
+ * waits. A scope whose view is cached costs nothing. Keys sharing a name share a bucket; MCP over
+ * stdio (one client per process) has none.
+ * @module
+ */
+import { ToolselError } from '../errors.ts'
+
+/** The least a new view takes from the bucket, for its fixed cost (~50 ms of CPU ~ 450 tools). */
+export const MIN_VIEW_CHARGE = 1000
+
+const MINUTE_MS = 60_000
+
+interface Bucket {
+  tools: number
+  /** When `tools` was last brought up to date (`performance.now()`). */
+  at: number
+}
+
+export class ViewBudget {
+  readonly #perMinute: number
+  readonly #buckets = new Map<string, Bucket>()
+
+  /** `perMinute`: tools a key may index into new views a minute; 0 = no limit. */
+  constructor(perMinute: number) {
+    this.#perMinute = perMinute
+  }
+
+  /**
+   * Takes a new view of `tools` tools from `client`'s bucket, or throws RATE_LIMITED (nothing
+   * taken) when the bucket is empty.
+   */
+  take(client: string, tools: number, now = performance.now()): void {
+    const perMinute = this.#perMinute
+    if (perMinute === 0) return
+    let bucket = this.#buckets.get(client)
+    if (bucket === undefined) this.#buckets.set(client, (bucket = { tools: perMinute, at: now }))
+    bucket.tools = Math.min(perMinute, bucket.tools + ((now - bucket.at) * perMinute) / MINUTE_MS)
+    bucket.at = now
+    if (bucket.tools <= 0) {
+      const seconds = Math.max(1, Math.ceil(((1 - bucket.tools) * MINUTE_MS) / perMinute / 1000))
+      throw new ToolselError(
+        'RATE_LIMITED',
+        `Too many new scopes: "${client}" has had new scoped views of ${perMinute.toLocaleString('en-US')} tools built in the last minute (mcp.scopeViewToolsPerMinute). A scope asked for before still answers; a new one can be asked for in about ${seconds} s.`,
+        { details: { retryAfterSeconds: seconds } },
+      )
+    }
+    bucket.tools -= Math.max(tools, MIN_VIEW_CHARGE)
+  }
+}

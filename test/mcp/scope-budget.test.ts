@@ -1,0 +1,104 @@
+/**
+ * A read client chooses its scope with each request (`/mcp?servers=…&tags=…`). Round 27 (sec13):
+ * every union of real servers it had not asked for lately built its own BM25 index (~0.11 ms of
+ * CPU a tool plus ~50 ms, bench/scope-union-probe.ts), so a client naming a new union with each
+ * request kept a core busy for as long as it liked. Each key now has a budget of tools indexed
+ * into new views a minute (`mcp.scopeViewToolsPerMinute`); past it a new scope is
+ * `RATE_LIMITED`, while its scopes asked for before, and other keys, answer as they did.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Tool } from '../../src/library/tool.ts'
+import { MIN_VIEW_CHARGE, ViewBudget } from '../../src/mcp/view-budget.ts'
+import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+
+function tools(count: number): Tool[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: `srv${index % 20}.op_${index}`,
+    name: `op_${index}`,
+    description: `Looks up record ${index} of service ${index % 20}: its status and owner.`,
+    parameters: { type: 'object', properties: { id: { type: 'string' } } },
+    namespace: `srv${index % 20}`,
+  }))
+}
+
+const KEYS = {
+  admin: 'admin-key-0123456789',
+  a: 'read-key-a-0123456789',
+  b: 'read-key-b-0123456789',
+}
+const SEARCH = { query: 'record status owner', k: 5 }
+
+async function start(perMinute: number): Promise<Harness> {
+  const harness = await startToolsel({
+    log: { level: 'silent' },
+    auth: { adminKey: KEYS.admin, readKeys: [KEYS.a, KEYS.b] },
+    mcp: { scopeViewToolsPerMinute: perMinute },
+  })
+  await harness.service.putLibrary('big', Buffer.from(JSON.stringify(tools(2000))), {})
+  return harness
+}
+
+describe('new scoped views a read key may have built', () => {
+  let limited: Harness
+  let unlimited: Harness
+
+  beforeAll(async () => {
+    // Two new views of 200 tools (each charged MIN_VIEW_CHARGE) and one of 1,800 leave the bucket
+    // 1,300 tools short: 31 s until a new view is built again.
+    limited = await start(2.5 * MIN_VIEW_CHARGE)
+    unlimited = await start(0)
+  })
+  afterAll(async () => {
+    await limited.close()
+    await unlimited.close()
+  })
+
+  const search = async (harness: Harness, key: string, servers: string) =>
+    call(
+      await harness.connect(`/mcp?library=big&servers=${servers}`, {
+        authorization: `Bearer ${key}`,
+      }),
+      'search_tools',
+      SEARCH,
+    )
+
+  it('refuses a new union past the budget; its scopes asked for before and other keys answer as without one', async () => {
+    const wide = Array.from({ length: 18 }, (_, index) => `srv${index + 2}`).join(',')
+    const unions = ['srv0,srv1', 'srv1,srv2', wide]
+    const answers = []
+    for (const union of unions) answers.push(dataOf(await search(limited, KEYS.a, union)))
+    const refused = errorOf(await search(limited, KEYS.a, 'srv0,srv2'))
+    expect(refused.code).toBe('RATE_LIMITED')
+    expect(refused.message).toContain('mcp.scopeViewToolsPerMinute')
+    expect(refused.message).not.toContain(KEYS.a)
+    expect(refused.details?.retryAfterSeconds).toBeGreaterThan(0)
+    // The same tools named otherwise are the same view: not new.
+    expect(dataOf(await search(limited, KEYS.a, 'srv1,srv0,nosuch'))).toEqual(answers[0])
+    for (const [index, union] of unions.entries()) {
+      expect(dataOf(await search(limited, KEYS.a, union))).toEqual(answers[index])
+      expect(dataOf(await search(unlimited, KEYS.a, union))).toEqual(answers[index])
+    }
+    // Another key has its own budget, and its answer is the one a server without budgets gives.
+    expect(dataOf(await search(limited, KEYS.b, 'srv0,srv2'))).toEqual(
+      dataOf(await search(unlimited, KEYS.b, 'srv0,srv2')),
+    )
+    // Without a budget, as before round 27: every new union is built.
+    for (const union of ['srv8,srv9', 'srv10,srv11', 'srv12,srv13', 'srv14,srv15'])
+      expect(
+        dataOf<{ tools: unknown[] }>(await search(unlimited, KEYS.a, union)).tools,
+      ).toHaveLength(5)
+  })
+})
+
+describe('ViewBudget', () => {
+  it('builds one view larger than the bucket, then refills at its rate', () => {
+    const budget = new ViewBudget(60_000)
+    budget.take('k', 100_000, 0)
+    expect(() => budget.take('k', 10, 1)).toThrow(/Too many new scopes/)
+    // 40,000 tools behind at 0 ms: above zero again after 40,000 ms (1,000 tools a second).
+    expect(() => budget.take('k', 10, 39_999)).toThrow(/about 1 s/)
+    budget.take('k', 10, 40_001)
+    budget.take('other', 60_000, 40_002)
+    expect(() => new ViewBudget(0).take('k', 1e9, 0)).not.toThrow()
+  })
+})
