@@ -33,9 +33,14 @@ export function upstreamTarget(config: UpstreamConfig): string {
       return '***'
     }
   }
+  return [config.command, ...shownArgs(config.args)].join(' ')
+}
+
+/** The command line's arguments as `upstreamTarget` shows them, one for one. */
+function shownArgs(args: readonly string[]): string[] {
   const shown: string[] = []
   let hideNext = false
-  for (const arg of config.args) {
+  for (const arg of args) {
     const flag = /^(--?[^=\s]+)(=.*)?$/s.exec(arg)
     if (hideNext && flag === null) shown.push('***')
     else if (flag !== null && SECRET_FLAG.test(flag[1]))
@@ -43,7 +48,57 @@ export function upstreamTarget(config: UpstreamConfig): string {
     else shown.push(/bearer\s/i.test(arg) ? '***' : arg)
     hideNext = flag !== null && flag[2] === undefined && SECRET_FLAG.test(flag[1])
   }
-  return [config.command, ...shown].join(' ')
+  return shown
+}
+
+/**
+ * `message` (an upstream's error, as `lastError`, `list_servers`, `/readyz`, call errors and the
+ * log show it) without the credentials its configuration holds: the SDK's and fetch's errors quote
+ * the URL whole (`Request cannot be constructed from a URL that includes credentials:
+ * http://user:pass@host/mcp?token=…`), which any read key saw (bench/README round 27). The URL
+ * as configured and as parsed shows as `upstreamTarget`; its user info, query and fragment values,
+ * header and env values, and the command line's hidden values show as `***`.
+ */
+export function redactUpstream(message: string, config: UpstreamConfig): string {
+  const replacements: Array<[string, string]> = []
+  const secret = (value: string | undefined) => {
+    // Short values (`1`, `on`) would cut ordinary words out of the message.
+    if (value !== undefined && value.length >= 4) replacements.push([value, '***'])
+  }
+  if ('url' in config) {
+    const target = upstreamTarget(config)
+    replacements.push([config.url, target])
+    try {
+      const url = new URL(config.url)
+      replacements.push([url.href, target])
+      secret(decodeURIComponent(url.username))
+      secret(url.username)
+      secret(decodeURIComponent(url.password))
+      secret(url.password)
+      secret(url.search.slice(1))
+      secret(url.hash.slice(1))
+      for (const value of url.searchParams.values()) secret(value)
+    } catch {
+      // Not a URL: only the configured string is known.
+    }
+    for (const value of Object.values(config.headers)) {
+      secret(value)
+      secret(/^\S+\s+(.+)$/.exec(value)?.[1])
+    }
+  } else {
+    for (const value of Object.values(config.env)) secret(value)
+    const shown = shownArgs(config.args)
+    config.args.forEach((arg, index) => {
+      if (shown[index] === arg) return
+      secret(arg)
+      secret(/^[^=]*=(.*)$/s.exec(arg)?.[1])
+    })
+  }
+  // Longest first: a URL before the query it holds.
+  replacements.sort((a, b) => b[0].length - a[0].length)
+  let redacted = message
+  for (const [value, shown] of replacements) redacted = redacted.split(value).join(shown)
+  return redacted
 }
 
 /**

@@ -27,6 +27,7 @@ import {
 import {
   createUpstreamTransport,
   upstreamKind,
+  redactUpstream,
   upstreamTarget,
 } from './create-upstream-transport.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
@@ -200,9 +201,14 @@ export class UpstreamConnection {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
       this.#failed(`tools/call ${name}`, error)
-      if (classifyUpstreamError(error) === 'rejected')
-        throw rejectedCallError(this.name, name, error)
-      throw unavailableError(this.state(), error)
+      const failure =
+        classifyUpstreamError(error) === 'rejected'
+          ? rejectedCallError(this.name, name, error)
+          : unavailableError(this.state(), error)
+      throw new ToolselError(failure.code, redactUpstream(failure.message, this.config), {
+        cause: error,
+        details: failure.details,
+      })
     }
   }
 
@@ -248,7 +254,7 @@ export class UpstreamConnection {
   #failed(what: string, error: unknown): void {
     const failure = classifyUpstreamError(error)
     if (failure === 'connection') return this.#markDown(error)
-    this.#lastError = `${what}: ${describeUpstreamError(error)}`
+    this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
     if (failure === 'timeout') this.#status = 'slow'
   }
 
@@ -261,7 +267,7 @@ export class UpstreamConnection {
     const firstFailure = this.#downSince === undefined
     this.#status = 'down'
     this.#downSince ??= Date.now()
-    this.#lastError = describeUpstreamError(error)
+    this.#lastError = redactUpstream(describeUpstreamError(error), this.config)
     if (firstFailure) {
       this.#options.logger.warn(`Upstream "${this.name}" is down: ${this.#lastError}`, {
         tools: this.#tools.length,

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { upstreamTarget } from '../../../src/mcp/gateway/create-upstream-transport.ts'
+import {
+  redactUpstream,
+  upstreamTarget,
+} from '../../../src/mcp/gateway/create-upstream-transport.ts'
 import type { UpstreamConfig } from '../../../src/config/schema.ts'
+import { call, dataOf, errorOf, startToolsel } from '../fixtures/toolsel-harness.ts'
 
 const stdio = (command: string, ...args: string[]) =>
   ({ command, args, env: {}, tags: [], enabled: true }) as unknown as UpstreamConfig
@@ -40,4 +44,71 @@ describe('upstreamTarget', () => {
       'npx mcp-remote https://x.example/mcp --header *** --api-key=*** --token *** --port 3000 ***',
     )
   })
+})
+
+// Round 27 (sec13): the target hid them, but the upstream's last error quoted the URL whole
+// (fetch refuses a URL with user info and says which), and every read key saw it in
+// list_servers, call_tool's error and /readyz.
+describe('an upstream error as clients see it', () => {
+  it('names the upstream without the credentials of its URL, headers, env or arguments', () => {
+    const url = 'http://ann:pw-SECRET1@127.0.0.1:1/mcp?token=SECRET2'
+    const withHeaders = {
+      ...http(url),
+      headers: { authorization: 'Bearer SECRET3' },
+    } as unknown as UpstreamConfig
+    expect(
+      redactUpstream(
+        `Request cannot be constructed from a URL that includes credentials: ${url} (sent Bearer SECRET3, SECRET3)`,
+        withHeaders,
+      ),
+    ).toBe(
+      'Request cannot be constructed from a URL that includes credentials: http://127.0.0.1:1/mcp?*** (sent ***, ***)',
+    )
+    expect(redactUpstream('GET http://127.0.0.1:1/mcp?token=SECRET2 failed', http(url))).toBe(
+      'GET http://127.0.0.1:1/mcp?*** failed',
+    )
+    const command = {
+      ...stdio('server', '--token', 'SECRET4', '--port', '3000'),
+      env: { API_KEY: 'SECRET5', DEBUG: '1' },
+    } as unknown as UpstreamConfig
+    expect(redactUpstream('exit 1: bad token SECRET4, key SECRET5 on port 3000', command)).toBe(
+      'exit 1: bad token ***, key *** on port 3000',
+    )
+  })
+
+  it('over MCP and /readyz: a read key sees the upstream down, not its credentials', async () => {
+    const read = 'read-key-0123456789abcdef'
+    const harness = await startToolsel({
+      log: { level: 'silent' },
+      auth: { adminKey: 'admin-key-0123456789abcdef', readKeys: [read] },
+      gateway: {
+        servers: {
+          web: {
+            url: 'http://ann:pw-SECRET1@127.0.0.1:1/mcp?token=SECRET2',
+            headers: { authorization: 'Bearer SECRET3' },
+          },
+        },
+        reconnectInitialMs: 60_000,
+      },
+    })
+    try {
+      const client = await harness.connect('/mcp', { authorization: `Bearer ${read}` })
+      let servers: Array<{ status: string; lastError: string | null }> = []
+      for (let tries = 0; tries < 100 && servers[0]?.lastError == null; tries += 1) {
+        servers = dataOf<{ servers: typeof servers }>(await call(client, 'list_servers')).servers
+        if (servers[0]?.lastError == null) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(servers[0].status).toBe('down')
+      expect(servers[0].lastError).toContain('http://127.0.0.1:1/mcp?***')
+      const failed = errorOf(await call(client, 'call_tool', { id: 'web.x', arguments: {} }))
+      const ready = await fetch(`${harness.baseUrl}/readyz`, {
+        headers: { authorization: `Bearer ${read}` },
+      })
+      const seen = JSON.stringify([servers, failed, await ready.text()])
+      expect(seen).toContain('down')
+      expect(seen).not.toMatch(/SECRET|pw-|ann:/)
+    } finally {
+      await harness.close()
+    }
+  }, 30_000)
 })
