@@ -13,6 +13,7 @@ import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
+import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
@@ -150,6 +151,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     },
   }) as Server
   server.maxConnections = limits.maxConnections
+  limitConnectionsPerAddress(server, limits.maxConnectionsPerAddress)
   answerClientErrors(server)
   // Responses in progress, so that shutdown can ask their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>()

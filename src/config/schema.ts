@@ -80,6 +80,12 @@ const ServerSchema = z
     workers: z.number().int().min(0).max(256).default(1),
     /** Most open client connections; further ones are closed at once. Default 1,024. */
     maxConnections: z.number().int().positive().default(1024),
+    /**
+     * Most open connections from one client address (per process of `--workers`), so that one
+     * address can't hold every connection; further ones are closed at once. Behind a proxy every
+     * client has its address: raise it to `maxConnections` or set 0 (no limit). Default 256.
+     */
+    maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
     /** Time a client has to send the request headers, in ms. Default 10,000. */
     headersTimeoutMs: z.number().int().positive().default(10_000),
     /**

@@ -192,6 +192,47 @@ describe('toolsel serve: shutdown and slow clients', () => {
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200)
   }, 60_000)
 
+  it('keeps one address from holding every connection: past maxConnectionsPerAddress its new ones close, other addresses are served', async () => {
+    // Round 27 (sec13): idle connections from one address, renewed every headersTimeoutMs, held
+    // every one of maxConnections and no other client got an answer.
+    const config = await configFile({ server: { maxConnections: 20, maxConnectionsPerAddress: 8 } })
+    const serve = await startServe(['--config', config])
+    running.push(serve)
+    const { hostname, port } = new URL(serve.url)
+    const idle: Array<{ socket: Socket; closed: boolean }> = []
+    for (let index = 0; index < 20; index += 1) {
+      const entry = { socket: connect(Number(port), hostname), closed: false }
+      entry.socket.on('error', () => undefined)
+      entry.socket.on('close', () => (entry.closed = true))
+      idle.push(entry)
+    }
+    await Promise.all(
+      idle.map(
+        ({ socket }) =>
+          new Promise<void>((resolve) => {
+            socket.once('connect', () => resolve())
+            socket.once('close', () => resolve())
+          }),
+      ),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    // A client of another loopback address is answered.
+    const status = await new Promise<number | string>((resolve) => {
+      const request = httpRequest(
+        { host: hostname, port, path: '/healthz', localAddress: '127.0.0.2', agent: false },
+        (response) => {
+          response.resume()
+          resolve(response.statusCode ?? 0)
+        },
+      )
+      request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'))
+      request.end()
+    })
+    expect(status).toBe(200)
+    expect(idle.filter((entry) => !entry.closed)).toHaveLength(8)
+    for (const { socket } of idle) socket.destroy()
+  }, 60_000)
+
   it('loads the MCP tokenizer off the ready path, and the first MCP call does not stall others', async () => {
     const serve = await startServe()
     running.push(serve)
