@@ -22,7 +22,7 @@ import {
   type LogisticModel,
 } from '../src/learn/logistic-regression.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
-import { decisionInput, foldOf } from '../src/learn/train-model.ts'
+import { candidateFitRows, decisionInput, foldOf } from '../src/learn/train-model.ts'
 import { shippedRecipeFit } from './training-dev-setup.ts'
 
 const { values } = parseArgs({
@@ -46,23 +46,9 @@ function generator(state: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
-/** The candidate fit's rows (as fitCandidates builds them) over `pick(set)`'s queries. */
+/** The candidate fit (its rows as the shipped fit builds them) over `pick(set)`'s queries. */
 function fitOn(pick: (queries: QueryRows[]) => QueryRows[]): LogisticModel {
-  const x: number[][] = []
-  const labels: number[] = []
-  const weights: number[] = []
-  for (const set of sets) {
-    const train = pick(set.queries.filter((query) => foldOf(query.id, seed) !== 0))
-    const weight = (10_000 * (set.name.endsWith('-composed') ? 0.5 : 1)) / Math.max(1, train.length)
-    for (const query of train) {
-      const gold = new Set(query.gold)
-      query.x.forEach((row, index) => {
-        x.push(row)
-        labels.push(gold.has(query.ids[index]) ? 1 : 0)
-        weights.push(weight)
-      })
-    }
-  }
+  const { rows: x, labels, weights } = candidateFitRows(sets, seed, pick)
   return fitLogistic(x, labels, { l2: 1, rowWeights: weights })
 }
 const models: LogisticModel[] = []

@@ -13,19 +13,10 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
+import { serverTools } from './server-tools.ts'
 
 const size = Number(process.argv[2] ?? 20000)
-const tools = Array.from({ length: size }, (_, i) => ({
-  id: `srv${i % 200}.op_${i}`,
-  name: `op_${i}`,
-  namespace: `srv${i % 200}`,
-  tags: [`t${i % 50}`],
-  description: `Looks up record ${i} of service ${i % 200}: its status, owner and the last ${i % 7} changes.`,
-  parameters: {
-    type: 'object',
-    properties: { id: { type: 'string', description: 'The record id' } },
-  },
-}))
+const tools = serverTools(size)
 const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-scope-probe-'))
 const server = await serveApp({ library: { default: 'demo', loadAll: false, indexDir } })
 const H = {

@@ -1,7 +1,8 @@
 /**
  * A scoped MCP request's view lookup when its scope was asked for before (the common case: a
  * client keeps its `/mcp?servers=…` scope): µs per `ScopedLibraries.view` over a library of
- * `<size>` tools of 200 servers, two scopes alternating, three rounds of 2,000 calls.
+ * `<size>` tools of 200 servers (bench/server-tools.ts, the library of bench/scope-probe.ts), two
+ * scopes alternating, three rounds of 2,000 calls.
  *
  *   node --import tsx bench/scope-view-hit.ts [size, default 100000]
  * @module
@@ -10,15 +11,10 @@ import { parseConfig } from '../src/config/load-config.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { ScopedLibraries } from '../src/mcp/scoped-libraries.ts'
+import { serverTools } from './server-tools.ts'
+
 const size = Number(process.argv[2] ?? 100000)
-const tools = Array.from({ length: size }, (_, i) => ({
-  id: `srv${i % 200}.op_${i}`,
-  name: `op_${i}`,
-  namespace: `srv${i % 200}`,
-  tags: [`t${i % 50}`],
-  description: `Looks up record ${i} of service ${i % 200}.`,
-  parameters: { type: 'object', properties: {} },
-}))
+const tools = serverTools(size)
 const config = parseConfig({})
 const indexed = await buildIndexedLibrary(new ToolLibrary('big', tools as never), config)
 const views = new ScopedLibraries(config)

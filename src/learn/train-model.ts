@@ -594,19 +594,24 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
   }
 }
 
-/** The candidate model fitted on every set's queries outside `seed`'s held-out fold. */
-function fitCandidates(
+/**
+ * The candidate fit's rows: one per candidate of every set's queries outside `seed`'s held-out
+ * fold (count-only sets have none), labelled gold or not, each set weighing the same in total;
+ * `groups`: where each query's rows start and end. `pick` chooses among a set's training queries
+ * (bench/bagged-dev.ts draws a bootstrap resample; the fit takes them all).
+ */
+export function candidateFitRows(
   sets: readonly TrainingSetRows[],
   seed: number,
-  options: TrainOptions,
-): { model: CandidateModel; rows: number } {
+  pick: (queries: QueryRows[]) => QueryRows[] = (queries) => queries,
+): { rows: number[][]; labels: number[]; weights: number[]; groups: number[] } {
   const rows: number[][] = []
   const labels: number[] = []
   const weights: number[] = []
   const groups: number[] = [0]
   for (const set of sets) {
     if (set.countOnly) continue
-    const train = set.queries.filter((query) => foldOf(query.id, seed) !== 0)
+    const train = pick(set.queries.filter((query) => foldOf(query.id, seed) !== 0))
     // Every set weighs the same in total, whatever its size.
     const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
     const weight = (10_000 * share) / Math.max(1, train.length)
@@ -620,6 +625,16 @@ function fitCandidates(
       groups.push(rows.length)
     }
   }
+  return { rows, labels, weights, groups }
+}
+
+/** The candidate model fitted on every set's queries outside `seed`'s held-out fold. */
+function fitCandidates(
+  sets: readonly TrainingSetRows[],
+  seed: number,
+  options: TrainOptions,
+): { model: CandidateModel; rows: number } {
+  const { rows, labels, weights, groups } = candidateFitRows(sets, seed)
   if (rows.length === 0) {
     // A user's few examples can all land in the held-out fifth (one example does at the default
     // seed, by its id's hash): was a bare Error, a stack trace and exit 1.
