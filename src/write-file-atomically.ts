@@ -1,14 +1,16 @@
-/** Writing a user-named output file whole or not at all. @module */
+/** Writing a user-named output file whole or not at all, and durably. @module */
 import { rmSync } from 'node:fs'
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { ToolselError } from './errors.ts'
 import { fileProblem } from './read-text-file.ts'
 
 /**
  * Writes `text` next to `file` and renames it over it, so a reader never sees half a file; a
  * failed write or rename removes the temporary file (it was left as `<file>.<pid>.tmp`) and
- * fails with INVALID_INPUT `Cannot write <what> "<file>": <reason>`.
+ * fails with INVALID_INPUT `Cannot write <what> "<file>": <reason>`. The file is flushed to the
+ * disk before the rename and its directory after it (`syncPath`): after a power loss the file is
+ * the old one or the new one, whole.
  */
 export async function writeFileAtomically(file: string, text: string, what: string): Promise<void> {
   await writeFilesAtomically([[file, text]], what)
@@ -32,11 +34,13 @@ export async function writeFilesAtomically(
       current = file
       await mkdir(dirname(file), { recursive: true })
       await writeFile(temporary(file), text)
+      await syncPath(temporary(file))
     }
     for (const [file] of files) {
       current = file
       await rename(temporary(file), file)
     }
+    for (const dir of new Set(files.map(([file]) => dirname(file)))) await syncPath(dir)
   } catch (error) {
     await Promise.all(files.map(([file]) => rm(temporary(file), { force: true }).catch(() => {})))
     throw new ToolselError(
@@ -47,6 +51,42 @@ export async function writeFilesAtomically(
   } finally {
     stopCleanup()
   }
+}
+
+/**
+ * Flushes the file or directory at `path` to the disk (fsync): a file before it is renamed into
+ * place, so the name never points at data still only in memory; a directory after a rename in
+ * it, so the rename itself survives a power loss. A directory the system won't open or flush
+ * (not every one lets a directory be fsynced) is left as it is.
+ */
+export async function syncPath(path: string): Promise<void> {
+  let handle
+  try {
+    handle = await open(path, 'r')
+  } catch (error) {
+    if (UNSYNCABLE.has((error as NodeJS.ErrnoException).code ?? '')) return
+    throw error
+  }
+  try {
+    await handle.sync()
+  } catch (error) {
+    if (!UNSYNCABLE.has((error as NodeJS.ErrnoException).code ?? '')) throw error
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Errors of a directory's open or fsync on systems that refuse them (Windows, some mounts). */
+const UNSYNCABLE = new Set(['EISDIR', 'EPERM', 'EACCES', 'EINVAL', 'ENOTSUP', 'EBADF'])
+
+/** `syncPath` of every file under `dir`, then of its directories (deepest first), `dir` last. */
+export async function syncTree(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) await syncTree(path)
+    else if (entry.isFile()) await syncPath(path)
+  }
+  await syncPath(dir)
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const

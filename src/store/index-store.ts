@@ -41,6 +41,7 @@ import {
 } from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
+import { syncPath, syncTree } from '../write-file-atomically.ts'
 import {
   claim,
   isAbandoned,
@@ -132,6 +133,8 @@ export async function saveIndexedLibrary(
       toolsIndexFile: TOOLS_INDEX_FILE,
     }
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
+    // On the disk before the renames name it: a power loss leaves the old index or the new one.
+    await syncTree(temporary)
     const hadOld = await withLibraryLock(
       indexDir,
       name,
@@ -158,6 +161,8 @@ export async function saveIndexedLibrary(
     )
     // Committed: a leftover .old- directory is removed by a later recoverIndexDir.
     if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
+    // The renames themselves on the disk.
+    await syncPath(indexDir)
     if (failed) throw failed.error
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
@@ -206,7 +211,10 @@ async function restoreOld(indexDir: string, name: string, path: string): Promise
     const target = join(indexDir, name)
     if (!(await pathExists(path))) return
     if (await pathExists(target)) await rm(path, { recursive: true, force: true })
-    else await rename(path, target)
+    else {
+      await rename(path, target)
+      await syncPath(indexDir)
+    }
   } finally {
     await unlockLibrary(indexDir, name)
   }
@@ -256,7 +264,10 @@ export async function deleteIndex(
       options.onDelete?.()
       return there
     })
-    if (found) await rm(doomed, { recursive: true, force: true })
+    if (found) {
+      await syncPath(indexDir)
+      await rm(doomed, { recursive: true, force: true })
+    }
     return found
   } finally {
     release(doomed)
