@@ -193,7 +193,11 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         },
       },
       '/healthz': {
-        get: { summary: 'Liveness', security: [], responses: { 200: { description: 'Alive' } } },
+        get: {
+          summary: 'Liveness',
+          security: [],
+          responses: { 200: ok(z.object({ status: z.literal('ok') }), 'Alive') },
+        },
       },
       '/readyz': {
         get: {
