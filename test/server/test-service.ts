@@ -15,7 +15,12 @@ export async function createTestApp(
   options: { config?: ConfigLayer; components?: Partial<Components>; start?: boolean } = {},
 ) {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-server-'))
-  const config = parseConfig({ ...options.config, library: { default: 'sample', indexDir } })
+  // The caller's library settings kept (e.g. snapshotDir: was dropped, and snapshots landed in
+  // the checkout's snapshots/), with the sample library and a fresh index directory.
+  const config = parseConfig({
+    ...options.config,
+    library: { ...(options.config?.library as ConfigLayer), default: 'sample', indexDir },
+  })
   const logger = createMemoryLogger()
   const components = { ...createComponents(config, logger), ...options.components }
   const service = new ToolselService(config, logger, components)
