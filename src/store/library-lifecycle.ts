@@ -466,7 +466,7 @@ export async function syncSavedLibrary(
   for (let attempt = 1; ; attempt += 1) {
     try {
       const served = slots.get(name)
-      const saved = await savedManifest(dir)
+      const saved = await committedManifest(dir)
       const version =
         saved === undefined
           ? undefined
@@ -479,7 +479,7 @@ export async function syncSavedLibrary(
         return
       }
       const installed = await withLibraryLock(indexDir, name, async () => {
-        const now = await savedManifest(dir)
+        const now = await committedManifest(dir)
         if (version === undefined) {
           if (now !== undefined) return false
           if (slots.get(name) !== undefined) slots.delete(name)
@@ -503,6 +503,14 @@ export async function syncSavedLibrary(
     }
     await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
   }
+}
+
+/**
+ * The manifest of the index saved at `dir`, undefined when there is none; one that can't be read
+ * fails (INDEX_CORRUPT): what is served stays as it is rather than being dropped.
+ */
+async function committedManifest(dir: string): Promise<IndexManifest | undefined> {
+  return (await isIndexDir(dir)) ? readManifest(dir) : undefined
 }
 
 /**

@@ -231,6 +231,13 @@ describe('index directory shared by processes', () => {
     expect(writer.code, writer.out).toBe(0)
     await syncSavedLibrary(slots, 'shared', indexDir, config)
     expect(served.get('shared')!.library.size).toBe(3)
+    // A manifest that can't be read fails the change, and what is served stays.
+    await writeFile(join(indexDir, 'shared', 'manifest.json'), '{ not json')
+    const failed = await syncSavedLibrary(slots, 'shared', indexDir, config).catch(
+      (error: unknown) => error,
+    )
+    expect(isToolselError(failed, 'INDEX_CORRUPT'), String(failed)).toBe(true)
+    expect(served.get('shared')!.library.size).toBe(3)
     // A relayed delete that arrives after a newer commit keeps the library, as saved.
     await saveSample(2)
     await syncSavedLibrary(slots, 'shared', indexDir, config)
