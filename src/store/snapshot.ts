@@ -21,6 +21,7 @@ import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
 import { listIndexes, loadIndexedLibrary, saveIndexedLibrary } from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
+import { syncPath } from '../write-file-atomically.ts'
 
 export const SNAPSHOT_FILE = 'snapshot.json'
 export const SNAPSHOT_FORMAT = 'toolsel-snapshot'
@@ -85,7 +86,12 @@ export async function writeSnapshot(
     }
     // The manifest goes last, then the rename: a directory without one is no snapshot.
     await writeFile(join(temporary, SNAPSHOT_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
+    // On the disk before the rename names it (each index's files were by its save), and the
+    // rename after it.
+    await syncPath(join(temporary, SNAPSHOT_FILE))
+    await syncPath(temporary)
     await rename(temporary, target)
+    await syncPath(dirname(target))
     return manifest
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
