@@ -164,6 +164,9 @@ const ENUM_ARGUMENTS: Array<{ argv: string[]; flag: string; scope: 'flag' | 'hel
     flag: '--on-duplicate',
     scope: 'flag',
   },
+  // Refused before the port is opened (the components are made first).
+  { argv: ['serve', '--port', '0', '--planner', 'zz-none'], flag: '--planner', scope: 'flag' },
+  { argv: ['serve', '--port', '0', '--selector', 'zz-none'], flag: '--selector', scope: 'flag' },
   { argv: ['train', '--model', 'zz-none'], flag: '--model', scope: 'flag' },
   { argv: ['train', '--decision', 'zz-none'], flag: '--decision', scope: 'flag' },
   { argv: ['models', 'check', '.', '--dtype', 'zz-none'], flag: '--dtype', scope: 'flag' },
