@@ -8,40 +8,14 @@
  *   node --import tsx bench/scope-probe.ts [size, default 20000]
  * @module
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { serveApp } from './serve-app.ts'
+import { loadavg } from 'node:os'
+import { serveScopeLibrary } from './scope-library.ts'
 import { measureStall } from './stall-probe.ts'
-import { serverTools } from './server-tools.ts'
 
 const size = Number(process.argv[2] ?? 20000)
-const tools = serverTools(size)
-const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-scope-probe-'))
-const server = await serveApp({ library: { default: 'demo', loadAll: false, indexDir } })
-const H = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-03-26',
-}
+const server = await serveScopeLibrary(size)
+const call = server.search
 try {
-  const put = await fetch(`${server.url}/v1/libraries/big`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(tools),
-  })
-  console.log('put', put.status, (await put.text()).slice(0, 100))
-  const call = (query: string) =>
-    fetch(`${server.url}/mcp?library=big&${query}`, {
-      method: 'POST',
-      headers: H,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: { query: 'record status' } },
-      }),
-    }).then(async (r) => ({ status: r.status, text: await r.text() }))
   await call('')
   console.log('load', loadavg()[0].toFixed(2))
   console.log(
@@ -73,5 +47,4 @@ try {
   }
 } finally {
   await server.close()
-  await rm(indexDir, { recursive: true, force: true })
 }

@@ -1,56 +1,23 @@
 /**
  * Client-chosen unions of real servers (bench/README "Round 27"): one library of `<size>` tools
- * of 200 servers, served in process; one client asks `search_tools` over `<count>` distinct
- * unions of `<width>` servers each (`/mcp?library=big&servers=srvA,srvB,…`), one after another.
+ * of 200 servers (bench/scope-library.ts), served in process; one client asks `search_tools`
+ * over `<count>` distinct unions of `<width>` servers each (`/mcp?library=big&servers=srvA,…`),
+ * one after another.
  * Per union it prints the status, the wall ms, the process's CPU ms (main thread and workers)
  * and the heap after it; then the totals. Each new union builds its own BM25 view.
  *
- *   node --import tsx bench/scope-union-probe.ts [size, default 50000] [count, default 40] [width, default 2]
+ *   node --import tsx bench/scope-union-probe.ts [size, default 50000] [count, 40] [width, 2]
  * @module
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { serveApp } from './serve-app.ts'
+import { loadavg } from 'node:os'
+import { serveScopeLibrary } from './scope-library.ts'
 
 const size = Number(process.argv[2] ?? 50000)
 const count = Number(process.argv[3] ?? 40)
 const width = Number(process.argv[4] ?? 2)
-const tools = Array.from({ length: size }, (_, i) => ({
-  id: `srv${i % 200}.op_${i}`,
-  name: `op_${i}`,
-  namespace: `srv${i % 200}`,
-  description: `Looks up record ${i} of service ${i % 200}: its status, owner and the last ${i % 7} changes.`,
-  parameters: {
-    type: 'object',
-    properties: { id: { type: 'string', description: 'The record id' } },
-  },
-}))
-const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-scope-union-probe-'))
-const server = await serveApp({ library: { default: 'demo', loadAll: false, indexDir } })
-const H = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-03-26',
-}
+const server = await serveScopeLibrary(size)
+const call = server.search
 try {
-  const put = await fetch(`${server.url}/v1/libraries/big`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(tools),
-  })
-  console.log('put', put.status)
-  const call = (query: string) =>
-    fetch(`${server.url}/mcp?library=big&${query}`, {
-      method: 'POST',
-      headers: H,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: { query: 'record status' } },
-      }),
-    }).then(async (r) => ({ status: r.status, text: await r.text() }))
   await call('servers=srv199')
   console.log(`load ${loadavg()[0].toFixed(2)}; ${size} tools, ${count} unions of ${width} servers`)
   console.log('| union | status | answer | wall ms | CPU ms | heap MB |')
@@ -80,5 +47,4 @@ try {
   )
 } finally {
   await server.close()
-  await rm(indexDir, { recursive: true, force: true })
 }
