@@ -22,19 +22,25 @@ const SECRET_FLAG = /key|token|secret|passw|auth|cred|header|bearer|cookie/i
  * env, and no credential a URL or command line carries. A URL loses its user info, and its query
  * and fragment show as `?***`; in a command line the value of a flag that names a credential
  * (`--api-key sk-…`, `--token=…`, `--header "Authorization: Bearer …"`) and any argument holding
- * `Bearer ` show as `***`.
+ * `Bearer ` show as `***`, and an argument or flag value that is a URL is shown as one.
  */
 export function upstreamTarget(config: UpstreamConfig): string {
-  if ('url' in config) {
-    try {
-      const url = new URL(config.url)
-      return `${url.origin}${url.pathname}${url.search || url.hash ? '?***' : ''}`
-    } catch {
-      return '***'
-    }
-  }
+  if ('url' in config) return shortUrl(config.url) ?? '***'
   return [config.command, ...shownArgs(config.args)].join(' ')
 }
+
+/** A URL without user info, its query and fragment as `?***`; undefined for what is no URL. */
+function shortUrl(text: string): string | undefined {
+  try {
+    const url = new URL(text)
+    return `${url.origin}${url.pathname}${url.search || url.hash ? '?***' : ''}`
+  } catch {
+    return undefined
+  }
+}
+
+/** An argument that is a URL (`mcp-remote https://host/mcp?key=…`), or a flag's value that is. */
+const URL_ARGUMENT = /^[a-z][a-z0-9+.-]*:\/\//i
 
 /** The command line's arguments as `upstreamTarget` shows them, one for one. */
 function shownArgs(args: readonly string[]): string[] {
@@ -45,7 +51,11 @@ function shownArgs(args: readonly string[]): string[] {
     if (hideNext && flag === null) shown.push('***')
     else if (flag !== null && SECRET_FLAG.test(flag[1]))
       shown.push(flag[2] === undefined ? arg : `${flag[1]}=***`)
-    else shown.push(/bearer\s/i.test(arg) ? '***' : arg)
+    else if (/bearer\s/i.test(arg)) shown.push('***')
+    else if (URL_ARGUMENT.test(arg)) shown.push(shortUrl(arg) ?? arg)
+    else if (flag?.[2] !== undefined && URL_ARGUMENT.test(flag[2].slice(1)))
+      shown.push(`${flag[1]}=${shortUrl(flag[2].slice(1)) ?? flag[2].slice(1)}`)
+    else shown.push(arg)
     hideNext = flag !== null && flag[2] === undefined && SECRET_FLAG.test(flag[1])
   }
   return shown
@@ -65,22 +75,30 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
     // Short values (`1`, `on`) would cut ordinary words out of the message.
     if (value !== undefined && value.length >= 4) replacements.push([value, '***'])
   }
-  if ('url' in config) {
-    const target = upstreamTarget(config)
-    replacements.push([config.url, target])
+  const decoded = (part: string) => {
     try {
-      const url = new URL(config.url)
-      replacements.push([url.href, target])
-      secret(decodeURIComponent(url.username))
-      secret(url.username)
-      secret(decodeURIComponent(url.password))
-      secret(url.password)
-      secret(url.search.slice(1))
-      secret(url.hash.slice(1))
-      for (const value of url.searchParams.values()) secret(value)
+      return decodeURIComponent(part)
     } catch {
-      // Not a URL: only the configured string is known.
+      return part
     }
+  }
+  // A URL: shown as `shortUrl`, its parts that hold credentials as `***`.
+  const url = (raw: string) => {
+    const shown = shortUrl(raw)
+    if (shown === undefined) return false
+    const parsed = new URL(raw)
+    replacements.push([raw, shown], [parsed.href, shown])
+    for (const part of [parsed.username, parsed.password]) {
+      secret(part)
+      secret(decoded(part))
+    }
+    secret(parsed.search.slice(1))
+    secret(parsed.hash.slice(1))
+    for (const value of parsed.searchParams.values()) secret(value)
+    return true
+  }
+  if ('url' in config) {
+    if (!url(config.url)) replacements.push([config.url, '***'])
     for (const value of Object.values(config.headers)) {
       secret(value)
       secret(/^\S+\s+(.+)$/.exec(value)?.[1])
@@ -90,8 +108,11 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
     const shown = shownArgs(config.args)
     config.args.forEach((arg, index) => {
       if (shown[index] === arg) return
+      const value = /^[^=]*=(.*)$/s.exec(arg)?.[1]
+      const hidden = shown[index] === '***' || shown[index].endsWith('=***')
+      if (!hidden && (url(arg) || (value !== undefined && url(value)))) return
       secret(arg)
-      secret(/^[^=]*=(.*)$/s.exec(arg)?.[1])
+      secret(value)
     })
   }
   // Longest first: a URL before the query it holds.

@@ -33,7 +33,7 @@ export const UpstreamStateSchema = z.object({
   target: z
     .string()
     .describe(
-      'URL (without user info; a query shows as ?***), or command line (credential flag values as ***); never headers or env.',
+      'URL (without user info; a query shows as ?***), or command line (credential flag values as ***, URLs in it as above); never headers or env.',
     ),
   status: z
     .enum(UPSTREAM_STATUSES)

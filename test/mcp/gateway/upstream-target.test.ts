@@ -44,6 +44,27 @@ describe('upstreamTarget', () => {
       'npx mcp-remote https://x.example/mcp --header *** --api-key=*** --token *** --port 3000 ***',
     )
   })
+
+  it('shows a URL in a command line as it shows the URL of an HTTP upstream', () => {
+    // Round 27 (sec13): `mcp-remote https://host/mcp?key=…` showed whole.
+    const command = stdio(
+      'npx',
+      'mcp-remote',
+      'https://ann:pw@x.example/mcp?api_key=sk-SECRET1',
+      '--url=https://x.example/sse#SECRET2',
+      '--token',
+      'https://x.example/?t=SECRET3',
+    )
+    expect(upstreamTarget(command)).toBe(
+      'npx mcp-remote https://x.example/mcp?*** --url=https://x.example/sse?*** --token ***',
+    )
+    expect(
+      redactUpstream(
+        'connect https://ann:pw@x.example/mcp?api_key=sk-SECRET1 (key sk-SECRET1), https://x.example/sse#SECRET2, https://x.example/?t=SECRET3',
+        command,
+      ),
+    ).toBe('connect https://x.example/mcp?*** (key ***), https://x.example/sse?***, ***')
+  })
 })
 
 // Round 27 (sec13): the target hid them, but the upstream's last error quoted the URL whole
