@@ -14,6 +14,11 @@
  * - `anthropic`: Anthropic Messages, `{name, description, input_schema}` (`tools` of
  *   https://docs.anthropic.com/en/api/messages).
  *
+ * The schema goes as the library holds it, in each: an OpenAPI tool that keeps its spec's shared
+ * schemas in `$defs` (openapi-defs.ts) keeps them there, as `parameters` and `input_schema` are
+ * JSON Schema objects, which have `$defs` and local `$ref`s (OpenAI documents them for strict
+ * mode too, recursion included).
+ *
  * Both providers want a tool name matching `^[a-zA-Z0-9_-]{1,64}$`; tool ids (`sms.send_sms`,
  * `The Cocktail DB::List of Cocktails`) often are not, and names repeat across namespaces
  * (`github.create_issue`, `linear.create_issue`) where ids do not. So a provider tool is named by

@@ -47,8 +47,9 @@ export const MAX_PARAMETER_DEPTH = 64
  * several times (schema rewrite, ajv; ~4-6 µs a value) and every answer that includes schemas
  * sends them. Most real tools stay far under it (Kubernetes 5,094, GitHub 1,248); the largest
  * among the 1,075 specs over 50 KB of APIs.guru's directory holds 70,442 (Google Chat). An
- * OpenAPI operation past it once its `$ref`s are resolved is cut to fit rather than refused
- * (openapi-importer.ts `inlineRecursiveRefs`; bench/README rounds 21 and 22).
+ * OpenAPI operation past it once its `$ref`s are copied inline keeps the spec's shared schemas in
+ * `$defs` instead, cut by reference level where even that passes it (openapi-defs.ts;
+ * bench/README rounds 21, 22 and 27).
  */
 export const MAX_PARAMETER_VALUES = 100_000
 

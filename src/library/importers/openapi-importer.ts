@@ -27,6 +27,7 @@ import {
   type Tool,
 } from '../tool.ts'
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
+import { chooseLevels, pointer, SharedSchemas } from './openapi-defs.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 /** Header parameters OpenAPI says to ignore: the client or the transport sets them. */
@@ -60,12 +61,13 @@ type Json = Record<string, unknown>
  * 2^levels steps (16 levels: 1 M visits, 18: 4.2 M; 30 never end). Real specs take a few visits
  * per value of the document: GitHub's (13 MB) 1.3 M, Microsoft Graph's (20 MB) 4.1 M. The
  * library calls `excludedPathMatcher` on every visit, which counts them; its own `timeoutMs` would
- * stop by wall-clock time, so the same spec would pass or fail with the machine's load.
+ * stop by wall-clock time, so the same spec would pass or fail with the machine's load. Past it
+ * the spec takes the `$defs` form, which needs no such walk.
  */
 export const MAX_DEREFERENCE_VISITS = 10_000_000
 /**
- * The most values the parameters of all of a spec's tools may hold together once `$ref`s are
- * inlined (each tool's own limit is MAX_PARAMETER_VALUES): a schema of 100,000 values used by
+ * The most values the parameters of all of a spec's tools may hold together, inlined or in the
+ * `$defs` form (each tool's own limit is MAX_PARAMETER_VALUES): a schema of 100,000 values used by
  * thousands of operations would otherwise be copied into each. Most real specs stay far under it
  * (Kubernetes 234,028, EC2 152,261, GitHub 34,218; bench/README round 21); Xero accounting holds
  * 1.19 M (23 MB of tools, the largest 1.8 MB), refused at round 21's 1,000,000. Since round 23 an
@@ -74,6 +76,8 @@ export const MAX_DEREFERENCE_VISITS = 10_000_000
  * of that size does (the body limit takes 32 MiB): Xero's upload held the loop 49 ms of CPU, its
  * first select-tools 208 ms, Google Chat's (admitted before) 358 ms (bench/README round 23). The
  * limit keeps the worker's expansion near that size: ~29 MB of tools, 2-3 s, within its heap.
+ * (Counted in values, not bytes: Microsoft Graph's 11,422 tools in `$defs` form hold 1.5 M values
+ * in 106 MB, its schemas' descriptions being long; bench/README round 27.)
  */
 export const MAX_SPEC_PARAMETER_VALUES = 1_500_000
 
@@ -86,8 +90,44 @@ export function isOpenApiDocument(value: unknown): boolean {
   return typeof value.openapi === 'string' || value.swagger === '2.0' || value.swagger === 2
 }
 
-/** Imports an OpenAPI 3.x / Swagger 2.0 document (already parsed from JSON or YAML). */
-export async function importOpenapi(parsed: unknown, context: ImportContext): Promise<Tool[]> {
+/** How `importOpenapi` writes the spec's `$ref`s into the tools' parameters. */
+export interface OpenapiImportOptions {
+  /**
+   * `auto` (default): copied inline when every tool and the spec fit the limits that way, else
+   * kept in `$defs` (openapi-defs.ts); `defs`: kept in `$defs` whatever the size (tests, bench).
+   */
+  form?: 'auto' | 'defs'
+}
+
+/** One operation of the spec, before its parameters' `$ref`s are written out. */
+interface Operation {
+  method: string
+  path: string
+  operation: Json
+  parameters: Json[]
+  /** The parameters' schema, its `$ref`s as the document (dereferenced or not) holds them. */
+  schema: JsonSchema
+  /** Parameters and request bodies left as `$ref`s (other files or URLs), quoted. */
+  unresolved: string[]
+  id: string
+  name: string
+  operationId: string | undefined
+}
+
+/**
+ * Imports an OpenAPI 3.x / Swagger 2.0 document (already parsed from JSON or YAML). Its
+ * `$ref`s are copied inline, the form function-calling APIs take best (OpenAI's strict mode,
+ * Gemini), unless a tool would then pass MAX_PARAMETER_VALUES, the spec
+ * MAX_SPEC_PARAMETER_VALUES or the parser MAX_DEREFERENCE_VISITS: then every tool of the spec
+ * keeps the schemas it reaches in `$defs` instead (openapi-defs.ts), cut by reference level where
+ * that is still too large. Of the 1,075 specs over 50 KB of APIs.guru's directory, the ones that
+ * imported before import as before; DocuSign and Microsoft Graph import in the `$defs` form.
+ */
+export async function importOpenapi(
+  parsed: unknown,
+  context: ImportContext,
+  options: OpenapiImportOptions = {},
+): Promise<Tool[]> {
   if (!isOpenApiDocument(parsed)) {
     throw importFailed(context, {
       message:
@@ -103,10 +143,57 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       message: 'the spec has no paths, so no operations to import',
     })
   }
-  let document: Json
+  if (options.form !== 'defs') {
+    const document = await dereferenceWithin(parsed, context)
+    if (document !== undefined) {
+      const operations = operationsOf(document, context)
+      const inlined = inlineAll(operations, document)
+      if (inlined !== undefined) return toolsOf(operations, inlined, [], context)
+    }
+  }
+  const document = parsed as Json
+  const operations = operationsOf(document, context)
+  const shared = new SharedSchemas(document)
+  const plans = operations.map((operation) => shared.plan(operation.schema))
+  const chosen = chooseLevels(plans, MAX_SPEC_PARAMETER_VALUES)
+  if (chosen === 'spec') {
+    throw importFailed(context, {
+      message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together, even with the schemas they share kept once per tool in "$defs" and cut to their type; import fewer operations at once; nothing was imported`,
+    })
+  }
+  if ('tool' in chosen) {
+    const { id, method, path } = operations[chosen.tool]
+    throw tooManyParameterValues(
+      id,
+      MAX_PARAMETER_VALUES,
+      ` (or nest more than ${MAX_PARAMETER_DEPTH} levels) even with the schemas it references cut to their type (${method.toUpperCase()} ${path})`,
+    )
+  }
+  const schemas = plans.map((plan, at) => shared.build(plan, chosen.levels[at]))
+  const cuts = plans.map((plan, at) => {
+    const level = chosen.levels[at]
+    if (level === plan.sizes.length - 1) return undefined
+    const { method, path } = operations[at]
+    const limit =
+      chosen.cap === MAX_PARAMETER_VALUES
+        ? `more than ${MAX_PARAMETER_VALUES.toLocaleString('en-US')} JSON values or nest more than ${MAX_PARAMETER_DEPTH} levels`
+        : `more than ${chosen.cap.toLocaleString('en-US')} JSON values (what each tool may hold for the spec's ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} together)`
+    return `${method.toUpperCase()} ${path}: with the schemas it references in "$defs" its parameters hold ${limit}, so schemas more than ${level} references deep keep only their type and description`
+  })
+  return toolsOf(operations, schemas, cuts, context)
+}
+
+/**
+ * `parsed` with its local `$ref`s resolved by the parser (circular ones left), or undefined when
+ * that walk passes MAX_DEREFERENCE_VISITS (the `$defs` form needs no such walk).
+ */
+async function dereferenceWithin(
+  parsed: unknown,
+  context: ImportContext,
+): Promise<Json | undefined> {
   let visits = 0
   try {
-    document = (await SwaggerParser.dereference(structuredClone(parsed) as never, {
+    return (await SwaggerParser.dereference(structuredClone(parsed) as never, {
       resolve: { external: false },
       dereference: {
         circular: 'ignore',
@@ -118,19 +205,20 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
       },
     })) as unknown as Json
   } catch (error) {
+    if (error instanceof DereferenceBudgetSpent) return undefined
     throw importFailed(context, {
-      message:
-        error instanceof DereferenceBudgetSpent
-          ? `its $refs expand too much: resolving them visited more than ${MAX_DEREFERENCE_VISITS.toLocaleString('en-US')} values (schemas that use others several times over grow with every level); nothing was imported`
-          : `not a usable OpenAPI document: ${(error as Error).message}`,
+      message: `not a usable OpenAPI document: ${(error as Error).message}`,
       cause: error,
     })
   }
+}
+
+/** The spec's operations in document order, each with its parameters' schema. */
+function operationsOf(document: Json, context: ImportContext): Operation[] {
   const isSwagger2 = document.swagger !== undefined
-  const tools: Tool[] = []
+  const operations: Operation[] = []
   const follow = (value: unknown) => followRef(value, document)
-  const budget: InlineBudget = { spec: MAX_SPEC_PARAMETER_VALUES }
-  // Dereferenced: an object, as the spec's paths were.
+  // An object, as the spec's paths were checked to be.
   const paths = document.paths as Json
   for (const [path, rawPathItem] of Object.entries(paths)) {
     const pathItem = follow(rawPathItem)
@@ -138,7 +226,6 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
     for (const method of METHODS) {
       const operation = follow(pathItem[method])
       if (!isObject(operation)) continue
-      const record = tools.length
       const pathParameters = followEach(pathItem.parameters, follow)
       const operationParameters = followEach(operation.parameters, follow)
       const requestBody = follow(operation.requestBody)
@@ -147,129 +234,99 @@ export async function importOpenapi(parsed: unknown, context: ImportContext): Pr
         typeof operation.operationId === 'string' ? operation.operationId : undefined
       const name = toolName(operationId, method, path)
       const namespace = context.namespace
-      const id = namespace === undefined ? name : `${namespace}.${name}`
-      const { schema, cutAtLevel } = inlineRecursiveRefs(
-        isSwagger2 ? swagger2Schema(parameters) : openapi3Schema(parameters, requestBody, follow),
-        document,
-        budget,
-        () =>
-          tooManyParameterValues(
-            id,
-            MAX_PARAMETER_VALUES,
-            ` once its $refs are resolved (${method.toUpperCase()} ${path})`,
-          ),
-        () =>
-          importFailed(context, {
-            message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together once $refs are resolved (reached at ${method.toUpperCase()} ${path}); import fewer operations at once; nothing was imported`,
-          }),
-      )
-      if (cutAtLevel !== undefined) {
-        addWarning(
-          context,
-          record,
-          `${method.toUpperCase()} ${path}: its parameters hold more than ${MAX_PARAMETER_VALUES.toLocaleString('en-US')} JSON values or nest more than ${MAX_PARAMETER_DEPTH} levels once its $refs are resolved, so objects nested more than ${cutAtLevel} levels deep keep only their type and description`,
-        )
-      }
       const unresolved = [pathParameters, operationParameters, [requestBody]]
         .flatMap((list) => (Array.isArray(list) ? list : []))
         .filter((value) => isObject(value) && typeof value.$ref === 'string')
         .map((value) => `"${(value as Json).$ref as string}"`)
-      if (unresolved.length > 0) {
-        addWarning(
-          context,
-          record,
-          `${method.toUpperCase()} ${path}: ${unresolved.join(', ')} not resolved (references to other files or URLs are never fetched); that parameter or body is left out`,
-        )
-      }
-      const undeclared = addUndeclaredPathParameters(schema, path, parameters)
-      if ((schema.required as string[]).length === 0) delete schema.required
-      const source = sourceOf(context, 'openapi', record)
-      source.method = method.toUpperCase()
-      source.path = path
-      if (operationId !== undefined) source.operationId = operationId
-      if (operation.deprecated === true) source.deprecated = true
-      const tool: Tool = {
-        id,
+      operations.push({
+        method,
+        path,
+        operation,
+        parameters,
+        schema: isSwagger2
+          ? swagger2Schema(parameters)
+          : openapi3Schema(parameters, requestBody, follow),
+        unresolved,
+        id: namespace === undefined ? name : `${namespace}.${name}`,
         name,
-        description: describe(operation),
-        parameters: schema,
-        source,
-      }
-      if (namespace !== undefined) tool.namespace = namespace
-      const tags = Array.isArray(operation.tags)
-        ? operation.tags.filter((tag): tag is string => typeof tag === 'string')
-        : []
-      if (tags.length > 0) tool.tags = tags
-      if (undeclared.length > 0) {
-        addWarning(
-          context,
-          record,
-          `${method.toUpperCase()} ${path}: path parameter(s) ${undeclared.map((name) => `"${name}"`).join(', ')} not declared in "parameters"; added as required strings`,
-        )
-      }
-      if (operationId !== undefined && name !== operationId) {
-        addWarning(context, record, `operationId "${operationId}" is used as the name "${name}"`)
-      }
-      tools.push(tool)
+        operationId,
+      })
     }
   }
-  return tools
+  return operations
+}
+
+/**
+ * Every operation's schema with the `$ref`s of the dereferenced `document` copied inline, or
+ * undefined when a tool would pass MAX_PARAMETER_VALUES or MAX_PARAMETER_DEPTH or all of them
+ * MAX_SPEC_PARAMETER_VALUES.
+ */
+function inlineAll(operations: readonly Operation[], document: Json): JsonSchema[] | undefined {
+  let specLeft = MAX_SPEC_PARAMETER_VALUES
+  const schemas: JsonSchema[] = []
+  for (const { schema } of operations) {
+    const inlined = inlineWithin(schema, document, specLeft)
+    if (typeof inlined !== 'object') return undefined
+    specLeft -= inlined.values
+    schemas.push(inlined.schema)
+  }
+  return schemas
+}
+
+/** The tools of `operations` with their parameters `schemas`; `cuts[at]`: the cut's warning. */
+function toolsOf(
+  operations: readonly Operation[],
+  schemas: readonly JsonSchema[],
+  cuts: ReadonlyArray<string | undefined>,
+  context: ImportContext,
+): Tool[] {
+  return operations.map((entry, record) => {
+    const { method, path, operation, parameters, unresolved, id, name, operationId } = entry
+    const schema = schemas[record]
+    const cut = cuts[record]
+    if (cut !== undefined) addWarning(context, record, cut)
+    if (unresolved.length > 0) {
+      addWarning(
+        context,
+        record,
+        `${method.toUpperCase()} ${path}: ${unresolved.join(', ')} not resolved (references to other files or URLs are never fetched); that parameter or body is left out`,
+      )
+    }
+    const undeclared = addUndeclaredPathParameters(schema, path, parameters)
+    if ((schema.required as string[]).length === 0) delete schema.required
+    const source = sourceOf(context, 'openapi', record)
+    source.method = method.toUpperCase()
+    source.path = path
+    if (operationId !== undefined) source.operationId = operationId
+    if (operation.deprecated === true) source.deprecated = true
+    const tool: Tool = {
+      id,
+      name,
+      description: describe(operation),
+      parameters: schema,
+      source,
+    }
+    if (context.namespace !== undefined) tool.namespace = context.namespace
+    const tags = Array.isArray(operation.tags)
+      ? operation.tags.filter((tag): tag is string => typeof tag === 'string')
+      : []
+    if (tags.length > 0) tool.tags = tags
+    if (undeclared.length > 0) {
+      addWarning(
+        context,
+        record,
+        `${method.toUpperCase()} ${path}: path parameter(s) ${undeclared.map((name) => `"${name}"`).join(', ')} not declared in "parameters"; added as required strings`,
+      )
+    }
+    if (operationId !== undefined && name !== operationId) {
+      addWarning(context, record, `operationId "${operationId}" is used as the name "${name}"`)
+    }
+    return tool
+  })
 }
 
 /** How many times one recursive schema is inlined into itself before the recursion is cut. */
 const RECURSION_DEPTH = 2
-
-/** What inlineRecursiveRefs may still write for the whole spec. */
-interface InlineBudget {
-  spec: number
-}
-
-/**
- * Circular `$ref`s are left in place by the parser; each is replaced by a copy of its target, up
- * to RECURSION_DEPTH levels of the same reference (a tree of categories keeps two levels of
- * children). A reference still left after that is removed by schema normalisation and reported.
- * The copy is a tree: an object the parser shared between several places (a schema used twice)
- * is copied for each, so it is counted as it is written.
- *
- * A tool whose copy would hold more than MAX_PARAMETER_VALUES values or nest more than
- * MAX_PARAMETER_DEPTH levels is not refused: real specs have such tools (Azure's network specs,
- * AWS QuickSight, InfluxData, Sinao: a resource that embeds its sub-resources, each embedding
- * more), so its schema is cut at the deepest nesting level that fits (each object below it
- * becomes `{type, description}` only, which accepts any members) and `cutAtLevel` says where.
- * Past the spec's remaining `budget` (whole, or even at the shallowest cut), `specTooLarge` is thrown.
- */
-function inlineRecursiveRefs(
-  schema: JsonSchema,
-  document: Json,
-  budget: InlineBudget,
-  tooLarge: () => Error,
-  specTooLarge: () => Error,
-): { schema: JsonSchema; cutAtLevel?: number } {
-  const attempt = (level: number) => inlineWithin(schema, document, budget.spec, level)
-  const kept = (inlined: Inlined) => {
-    budget.spec -= inlined.values
-    return inlined.schema
-  }
-  const whole = attempt(Number.POSITIVE_INFINITY)
-  if (whole === 'spec') throw specTooLarge()
-  if (whole !== 'tool') return { schema: kept(whole) }
-  // The values kept grow with the level, so the deepest level that fits is found by halving.
-  let best = attempt(MIN_CUT_LEVEL)
-  if (best === 'spec') throw specTooLarge()
-  if (best === 'tool') throw tooLarge()
-  let [low, high] = [MIN_CUT_LEVEL, MAX_CUT_LEVEL]
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2)
-    const cut = attempt(middle)
-    if (typeof cut === 'object') [best, low] = [cut, middle]
-    else high = middle - 1
-  }
-  return { schema: kept(best), cutAtLevel: low }
-}
-
-/** The deepest and shallowest JSON nesting levels inlineRecursiveRefs cuts a too-large tool at. */
-const MAX_CUT_LEVEL = 24
-const MIN_CUT_LEVEL = 4
 
 /** A schema with its references copied in, and how many values it holds. */
 interface Inlined {
@@ -278,15 +335,19 @@ interface Inlined {
 }
 
 /**
- * `schema` with its references copied in, objects nested deeper than `maxLevel` reduced to their
- * `type` and `description`; or what it passed: `tool` (MAX_PARAMETER_VALUES or
+ * `schema` with its references copied in, or what it passed: `tool` (MAX_PARAMETER_VALUES or
  * MAX_PARAMETER_DEPTH) or `spec` (the `specLeft` values the spec may still hold).
+ *
+ * Circular `$ref`s are left in place by the parser; each is replaced by a copy of its target, up
+ * to RECURSION_DEPTH levels of the same reference (a tree of categories keeps two levels of
+ * children). A reference still left after that is removed by schema normalisation and reported.
+ * The copy is a tree: an object the parser shared between several places (a schema used twice)
+ * is copied for each, so it is counted as it is written.
  */
 function inlineWithin(
   schema: JsonSchema,
   document: Json,
   specLeft: number,
-  maxLevel: number,
 ): Inlined | 'tool' | 'spec' {
   let values = 0
   const visit = (value: unknown, active: ReadonlyMap<string, number>, level: number): unknown => {
@@ -294,7 +355,7 @@ function inlineWithin(
     if (values > MAX_PARAMETER_VALUES) throw TOOL_TOO_LARGE
     if (values > specLeft) throw SPEC_TOO_LARGE
     if (typeof value !== 'object' || value === null) return value
-    // Deeper than a tool may nest (assertParameterShape): cut like a tool with too many values.
+    // Deeper than a tool may nest (assertParameterShape).
     if (level >= MAX_PARAMETER_DEPTH - 1) throw TOOL_TOO_LARGE
     if (Array.isArray(value)) return value.map((item) => visit(item, active, level + 1))
     if (!isObject(value)) return value
@@ -310,7 +371,6 @@ function inlineWithin(
         return visit({ ...target, ...rest }, next, level)
       }
     }
-    if (level > maxLevel) return stub(value)
     const copy: Json = {}
     for (const [key, child] of Object.entries(value)) copy[key] = visit(child, active, level + 1)
     return copy
@@ -327,14 +387,6 @@ function inlineWithin(
 /** Thrown inside inlineWithin past a tool's or the spec's limit (caught there). */
 const TOOL_TOO_LARGE = new Error('tool too large')
 const SPEC_TOO_LARGE = new Error('spec too large')
-
-/** What is kept of an object below the cut: its `type` and `description` when they are strings. */
-function stub(value: Json): Json {
-  const kept: Json = {}
-  if (typeof value.type === 'string') kept.type = value.type
-  if (typeof value.description === 'string') kept.description = value.description
-  return kept
-}
 
 /** How many `$ref` hops followRef takes before it gives up (a chain of references to references). */
 const MAX_REF_HOPS = 8
@@ -360,15 +412,6 @@ function followRef(value: unknown, document: Json): unknown {
 
 function followEach(list: unknown, follow: (value: unknown) => unknown): unknown {
   return Array.isArray(list) ? list.map(follow) : list
-}
-
-function pointer(document: Json, ref: string): unknown {
-  let current: unknown = document
-  for (const raw of ref.slice(2).split('/')) {
-    if (!isObject(current)) return undefined
-    current = current[decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')]
-  }
-  return current
 }
 
 /**

@@ -2,6 +2,9 @@
  * Checks a tool's `parameters` against the JSON Schema meta-schema with ajv: draft 2020-12 when
  * the schema says so in `$schema` (2019-09 too), otherwise draft-07, the dialect function-calling
  * APIs document. Unknown keywords (`example`, `x-…`) are allowed, as in JSON Schema itself.
+ * Draft-07 names its definitions `definitions`; `$defs` (2019-09 on, what OpenAPI imports and
+ * pydantic write) is unknown to its meta-schema, which would let anything through there, so a
+ * draft-07 check reads a root `$defs` as `definitions`.
  * @module
  */
 import { Ajv, type ErrorObject } from 'ajv'
@@ -20,6 +23,7 @@ export function schemaErrors(schema: JsonSchema): string[] {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : ''
   let valid: boolean
   let errors: ErrorObject[] | null | undefined
+  let renamedDefs = false
   if (dialect.includes('2020-12')) {
     draft2020 ??= new Ajv2020(OPTIONS)
     valid = draft2020.validateSchema(schema) as boolean
@@ -31,12 +35,20 @@ export function schemaErrors(schema: JsonSchema): string[] {
   } else {
     // draft-04/06 and unnamed dialects are checked as draft-07 (ajv has no other meta-schema loaded).
     const { $schema: _dialect, ...rest } = schema
+    if (rest.$defs !== undefined && rest.definitions === undefined) {
+      rest.definitions = rest.$defs
+      delete rest.$defs
+      renamedDefs = true
+    }
     draft07 ??= new Ajv(OPTIONS)
     valid = draft07.validateSchema(rest) as boolean
     errors = draft07.errors
   }
   if (valid) return []
-  return (errors ?? [])
-    .slice(0, 5)
-    .map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`)
+  return (errors ?? []).slice(0, 5).map((error) => {
+    const path = renamedDefs
+      ? error.instancePath.replace(/^\/definitions(?=\/|$)/, '/$defs')
+      : error.instancePath
+    return `${path || '/'} ${error.message ?? 'is invalid'}`
+  })
 }

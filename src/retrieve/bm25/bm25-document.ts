@@ -2,6 +2,7 @@
  * How a tool becomes a BM25 document: one text per weighted field.
  * @module
  */
+import { localTarget } from '../../library/schema/local-ref.ts'
 import type { JsonSchema, Tool } from '../../library/tool.ts'
 
 export const BM25_FIELDS = ['name', 'description', 'parameters', 'namespace'] as const
@@ -33,15 +34,56 @@ interface ParameterVisit {
   schema?: (schema: JsonSchema) => void
 }
 
+/** Most `$ref` hops followed from one schema (a chain of references to references). */
+const MAX_REF_HOPS = 8
+
+/**
+ * How many times one reference is read inside itself along a path: what the inline form of an
+ * OpenAPI import keeps of a recursive schema (openapi-importer.ts `RECURSION_DEPTH`).
+ */
+const MAX_SAME_REF = 2
+
+/** The references read along the path to a schema, each with how many times. */
+type Followed = ReadonlyMap<string, number>
+
+/**
+ * `schema` read as if its local `$ref` were copied in: the target's keywords under the
+ * schema's own (a `description` next to the `$ref` wins), a chain followed up to MAX_REF_HOPS,
+ * one reference at most MAX_SAME_REF times along the path. Without one, or past that, as it is.
+ */
+function followRef(
+  schema: JsonSchema,
+  root: JsonSchema,
+  followed: Followed,
+): [JsonSchema, Followed] {
+  let current = schema
+  let path = followed
+  for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
+    const ref = current.$ref
+    if (typeof ref !== 'string') break
+    const times = path.get(ref) ?? 0
+    const target = times < MAX_SAME_REF ? localTarget(root, ref) : undefined
+    if (!isSchema(target)) break
+    const { $ref: _ref, ...rest } = current
+    current = { ...target, ...rest }
+    path = new Map(path).set(ref, times + 1)
+  }
+  return [current, path]
+}
+
 /**
  * Walks the first MAX_INDEXED_PARAMETERS parameters of `schema` in schema order, depth first,
- * nested objects and array items included, four levels deep.
+ * nested objects and array items included, four levels deep. A parameter or items schema that is
+ * a local `$ref` (`#/$defs/…` of an OpenAPI import that keeps shared schemas as definitions) is
+ * read as its target (`followRef`): the text is the one the spec's inline form gives.
  */
 function walkParameters(
   schema: JsonSchema,
   visit: ParameterVisit,
   depth = 0,
   budget = { left: MAX_INDEXED_PARAMETERS },
+  root = schema,
+  followed: Followed = new Map(),
 ): void {
   const properties = schema.properties
   if (depth > 3 || properties === null || typeof properties !== 'object') return
@@ -49,19 +91,24 @@ function walkParameters(
     if (!Object.hasOwn(properties, name)) continue
     if (budget.left <= 0) return
     budget.left -= 1
-    const value = (properties as Record<string, unknown>)[name]
+    const given = (properties as Record<string, unknown>)[name]
+    if (!isSchema(given)) {
+      visit.parameter?.(name, given)
+      continue
+    }
+    const [value, path] = followRef(given, root, followed)
     visit.parameter?.(name, value)
-    if (value === null || typeof value !== 'object') continue
-    const items = (value as JsonSchema).items
-    const schemas =
-      items !== null && typeof items === 'object'
-        ? [value as JsonSchema, items as JsonSchema]
-        : [value as JsonSchema]
-    for (const part of schemas) {
+    const parts: Array<[JsonSchema, Followed]> = [[value, path]]
+    if (isSchema(value.items)) parts.push(followRef(value.items, root, path))
+    for (const [part, partPath] of parts) {
       visit.schema?.(part)
-      walkParameters(part, visit, depth + 1, budget)
+      walkParameters(part, visit, depth + 1, budget, root, partPath)
     }
   }
+}
+
+function isSchema(value: unknown): value is JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 /**

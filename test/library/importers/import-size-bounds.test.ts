@@ -21,6 +21,8 @@ import {
 } from '../../helpers/oversized-tools.ts'
 import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
 
+type Json = Record<string, unknown>
+
 const refFanOut = (levels: number) => JSON.stringify(fanOutSpec(levels))
 
 describe('the size an OpenAPI import expands to', () => {
@@ -30,45 +32,71 @@ describe('the size an OpenAPI import expands to', () => {
     expect(leaves).toHaveLength(2 ** 10)
   })
 
-  it('cuts a tool whose parameters expand past MAX_PARAMETER_VALUES at the deepest level that fits', async () => {
+  it('keeps the schemas of a fan-out past MAX_PARAMETER_VALUES in $defs, each once (cut in rounds 22-26)', async () => {
     // 2^16 leaves as a tree (Azure's network specs, QuickSight, InfluxData and Sinao have real
-    // tools like it, refused in round 21): imported, objects below the cut reduced to their type.
+    // tools like it): 17 schemas in $defs, no cut.
     const result = await importTools(refFanOut(16), { fileName: 'fan.json' })
     expect(result.tools.map((tool) => tool.id)).toEqual(['x'])
-    const cut = result.warnings.filter((warning) => warning.includes('levels deep keep only'))
-    expect(cut).toHaveLength(1)
-    expect(cut[0]).toMatch(
-      /^fan.json: record 0: POST \/x: its parameters hold more than 100,000 JSON values or nest more than 64 levels once its \$refs are resolved, so objects nested more than (\d+) levels deep keep only their type and description$/,
+    expect(result.warnings.filter((warning) => warning.includes('keep only'))).toEqual([])
+    const parameters = result.tools[0].parameters
+    expect(Object.keys(parameters.$defs as object)).toHaveLength(17)
+    expect(parameters.properties).toEqual({ body: { $ref: '#/$defs/L16' } })
+    expect((parameters.$defs as Record<string, unknown>).L3).toEqual({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/L2' }, b: { $ref: '#/$defs/L2' } },
+    })
+    expect(result.invalidSchemas).toEqual([])
+  })
+
+  it('cuts a tool past MAX_PARAMETER_VALUES even in $defs form at the deepest reference level that fits', async () => {
+    // A chain of 10 schemas of 15,003 values each: 150,000 in $defs; 6 fit.
+    const schemas: Record<string, unknown> = {}
+    for (let link = 1; link <= 10; link += 1) {
+      schemas[`S${link}`] = {
+        type: 'object',
+        description: `link ${link}`,
+        properties: {
+          code: { type: 'string', enum: Array.from({ length: 15_000 }, String) },
+          ...(link < 10 && { next: { $ref: `#/components/schemas/S${link + 1}` } }),
+        },
+      }
+    }
+    const result = await importTools(
+      JSON.stringify(postSpec({ $ref: '#/components/schemas/S1' }, schemas)),
+      { fileName: 'chain.json' },
     )
-    const level = Number(/more than (\d+) levels deep/.exec(cut[0])![1])
-    const text = JSON.stringify(result.tools[0].parameters)
-    expect(text.length).toBeLessThan(2_000_000)
-    expect(text).toContain('"a":{"type":"object","properties":{}}')
-    // Cut, but not at the shallowest level tried: most of the tree is kept.
-    expect(level).toBeGreaterThan(4)
-    expect(text.match(/"type":"object"/g)!.length).toBeGreaterThan(1_000)
+    const cut = result.warnings.filter((warning) => warning.includes('keep only'))
+    expect(cut).toEqual([
+      'chain.json: record 0: POST /x: with the schemas it references in "$defs" its parameters hold more than 100,000 JSON values or nest more than 64 levels, so schemas more than 6 references deep keep only their type and description',
+    ])
+    const defs = result.tools[0].parameters.$defs as Record<string, Record<string, Json>>
+    expect(Object.keys(defs)).toEqual(['S1', 'S2', 'S3', 'S4', 'S5', 'S6'])
+    expect(defs.S6.properties.next).toEqual({ type: 'object', description: 'link 7' })
   })
 
   it('refuses a tool that holds more than MAX_PARAMETER_VALUES values even cut, naming it', async () => {
     const spec = postSpec(
-      { type: 'object', properties: { v: { $ref: '#/components/schemas/V' } } },
-      { V: { type: 'string', enum: Array.from({ length: MAX_PARAMETER_VALUES }, String) } },
+      {
+        type: 'object',
+        properties: {
+          v: { type: 'string', enum: Array.from({ length: MAX_PARAMETER_VALUES }, String) },
+        },
+      },
+      {},
     )
     const error = await expectToolselErrorAsync(
       () => importTools(JSON.stringify(spec), { fileName: 'enum.json' }),
       'IMPORT_FAILED',
-      'Tool "x": its parameters hold more than 100,000 JSON values once its $refs are resolved (POST /x)',
+      'Tool "x": its parameters hold more than 100,000 JSON values',
+      'even with the schemas it references cut to their type (POST /x)',
     )
     expect(error.details).toMatchObject({ id: 'x', maxValues: MAX_PARAMETER_VALUES })
   })
 
-  it("stops the parser's walk of an exponential spec (30 levels never ended)", async () => {
-    await expectToolselErrorAsync(
-      () => importTools(refFanOut(30), { fileName: 'fan.json' }),
-      'IMPORT_FAILED',
-      `fan.json: its $refs expand too much: resolving them visited more than ${MAX_DEREFERENCE_VISITS.toLocaleString('en-US')} values`,
-      'nothing was imported',
-    )
+  it("imports an exponential spec in $defs form once the parser's walk passes MAX_DEREFERENCE_VISITS (30 levels never ended)", async () => {
+    const result = await importTools(refFanOut(30), { fileName: 'fan.json' })
+    expect(Object.keys(result.tools[0].parameters.$defs as object)).toHaveLength(31)
+    expect(MAX_DEREFERENCE_VISITS).toBeLessThan(2 ** 30)
   })
 
   it('imports a spec of 1.2 M values together (Xero accounting: 1.19 M, refused before round 23)', async () => {
@@ -79,22 +107,48 @@ describe('the size an OpenAPI import expands to', () => {
     )
     const imported = await importTools(JSON.stringify(spec), { fileName: 'xero-sized.json' })
     expect(imported.tools).toHaveLength(30)
+    // Inline, as before: the form function-calling APIs take best.
+    expect(imported.tools.every((tool) => tool.parameters.$defs === undefined)).toBe(true)
   }, 60_000)
 
-  it('refuses a spec whose operations together expand past MAX_SPEC_PARAMETER_VALUES', async () => {
-    // One schema of 40,003 values, under the tool limit, used by enough operations to pass the
-    // spec's limit together (1,500,000: 38 operations, 1.52 M).
-    const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_003)
+  it('keeps the shared schema in $defs and cuts the last tools when the operations together pass MAX_SPEC_PARAMETER_VALUES', async () => {
+    // One schema of 40,063 values, under the tool limit, used by enough operations to pass the
+    // spec's limit together (1,500,000: 38 operations, 1.52 M; refused in rounds 21-26).
+    const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_063)
     const spec = sharedSchemaSpec(
       operations,
-      wideTool(20_000)[0].parameters as Record<string, unknown>,
+      groupedTool(20, 1000)[0].parameters as Record<string, unknown>,
+    )
+    const result = await importTools(JSON.stringify(spec), { fileName: 'wide.json' })
+    expect(result.tools).toHaveLength(operations)
+    const kept = result.tools.filter((tool) => tool.parameters.$defs !== undefined)
+    expect(kept).toHaveLength(operations - 1)
+    const cut = result.warnings.filter((warning) => warning.includes('keep only'))
+    expect(cut).toHaveLength(1)
+    expect(cut[0]).toContain(`record ${operations - 1}: POST /op${operations - 1}: `)
+    expect(cut[0]).toContain(
+      "for the spec's 1,500,000 together), so schemas more than 0 references",
+    )
+    expect(result.tools.at(-1)!.parameters.properties).toEqual({ body: { type: 'object' } })
+  }, 60_000)
+
+  it('refuses a spec whose operations pass MAX_SPEC_PARAMETER_VALUES together without their shared schemas', async () => {
+    // The same 38 operations, each with the 40,003 values in its own body: nothing to cut.
+    const spec = sharedSchemaSpec(1, {})
+    const big = wideTool(20_000)[0].parameters as Record<string, unknown>
+    const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_003)
+    spec.paths = Object.fromEntries(
+      Array.from({ length: operations }, (_, index) => [
+        `/op${index}`,
+        { post: { requestBody: { content: { 'application/json': { schema: big } } } } },
+      ]),
     )
     await expectToolselErrorAsync(
       () => importTools(JSON.stringify(spec), { fileName: 'wide.json' }),
       'IMPORT_FAILED',
-      `wide.json: the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together once $refs are resolved`,
+      `wide.json: the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together, even with the schemas they share kept once per tool in "$defs" and cut to their type`,
     )
-  })
+  }, 60_000)
 })
 
 describe('the size of one tool, any format', () => {

@@ -1,0 +1,87 @@
+/**
+ * An OpenAPI spec's shared schemas kept in each tool's `$defs` (the form an import falls back to
+ * when copying the `$ref`s inline passes the limits: DocuSign, Microsoft Graph), on a spec with a
+ * recursive schema and a shared one (test/fixtures/formats/folders-openapi.json): what the
+ * tools hold, that ajv checks the definitions, and that BM25 indexes the same text as for the
+ * inline form the spec imports in.
+ */
+import { readFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { importTools } from '../../../src/library/importers/index.ts'
+import { createImportContext } from '../../../src/library/importers/import-context.ts'
+import { normalizeSchemas } from '../../../src/library/importers/import-tools.ts'
+import { importOpenapi } from '../../../src/library/importers/openapi-importer.ts'
+import { schemaErrors } from '../../../src/library/schema/validate-schema.ts'
+import type { Tool } from '../../../src/library/tool.ts'
+import { toolToBm25Document, enumValueText } from '../../../src/retrieve/bm25/bm25-document.ts'
+
+const FIXTURE = new URL('../../fixtures/formats/folders-openapi.json', import.meta.url)
+
+/** The fixture's tools in `$defs` form, normalised as an import does. */
+async function defsTools(): Promise<{ tools: Tool[]; warnings: string[] }> {
+  const context = createImportContext({ fileName: 'folders-openapi.json' })
+  const parsed: unknown = JSON.parse(await readFile(FIXTURE, 'utf8'))
+  const tools = await importOpenapi(parsed, context, { form: 'defs' })
+  normalizeSchemas(tools, context)
+  return { tools, warnings: context.warnings }
+}
+
+describe('OpenAPI shared schemas in $defs', () => {
+  it('imports a spec that fits the limits inline, as before', async () => {
+    const { tools } = await importTools(await readFile(FIXTURE, 'utf8'), {
+      fileName: 'folders-openapi.json',
+    })
+    expect(tools.map((tool) => tool.id)).toEqual(['createFolder', 'shareFolder', 'getPerson'])
+    expect(tools.every((tool) => tool.parameters.$defs === undefined)).toBe(true)
+    expect(JSON.stringify(tools[0].parameters)).not.toContain('$ref')
+  })
+
+  it('keeps each schema a tool reaches once, the recursive one as a $ref into $defs', async () => {
+    const { tools, warnings } = await defsTools()
+    const [createFolder, shareFolder, getPerson] = tools
+    expect(warnings.filter((warning) => !warning.includes('rewritten into JSON Schema'))).toEqual(
+      [],
+    )
+    expect(createFolder.parameters.properties).toEqual({ body: { $ref: '#/$defs/Folder' } })
+    expect(createFolder.parameters.required).toEqual(['body'])
+    const defs = createFolder.parameters.$defs as Record<string, Record<string, unknown>>
+    expect(Object.keys(defs)).toEqual(['Folder', 'Person'])
+    expect(defs.Folder.properties).toMatchObject({
+      owner: { $ref: '#/$defs/Person' },
+      children: { type: 'array', items: { $ref: '#/$defs/Folder' } },
+    })
+    // Normalised inside $defs too: OpenAPI's nullable.
+    expect(defs.Person.properties).toMatchObject({ displayName: { type: ['string', 'null'] } })
+    // The shared schema in the other operation's tool, the recursive one not (it is not reached).
+    expect(Object.keys(shareFolder.parameters.$defs as object)).toEqual(['Person'])
+    expect(shareFolder.parameters.properties).toMatchObject({
+      folderId: { type: 'string', description: 'The folder to share' },
+      body: { properties: { with: { $ref: '#/$defs/Person' } } },
+    })
+    expect(getPerson.parameters.$defs).toBeUndefined()
+  })
+
+  it('is valid JSON Schema to ajv, which checks the definitions (draft-07 reads $defs as definitions)', async () => {
+    const { tools } = await defsTools()
+    for (const tool of tools) expect(schemaErrors(tool.parameters)).toEqual([])
+    const broken = structuredClone(tools[0].parameters)
+    ;(broken.$defs as Record<string, Record<string, unknown>>).Person.type = 'objekt'
+    expect(schemaErrors(broken)[0]).toBe(
+      '/$defs/Person/type must be equal to one of the allowed values',
+    )
+  })
+
+  it('gives BM25 the documents of the inline form (references followed four levels deep)', async () => {
+    const inline = (
+      await importTools(await readFile(FIXTURE, 'utf8'), { fileName: 'folders-openapi.json' })
+    ).tools
+    const { tools } = await defsTools()
+    expect(tools.map(toolToBm25Document)).toEqual(inline.map(toolToBm25Document))
+    expect(tools.map((tool) => enumValueText(tool.parameters))).toEqual(
+      inline.map((tool) => enumValueText(tool.parameters)),
+    )
+    // Nested names and enum values are in it: the walk went into $defs.
+    expect(toolToBm25Document(tools[0]).parameters).toContain('Sign-in address')
+    expect(enumValueText(tools[0].parameters)).toBe('red green blue red green blue')
+  })
+})
