@@ -14,7 +14,12 @@
  * large ones), and what that leaves of the budget deepens the first tools that fit it.
  * @module
  */
-import { MAX_PARAMETER_DEPTH, MAX_PARAMETER_VALUES, type JsonSchema } from '../tool.ts'
+import {
+  MAX_PARAMETER_DEPTH,
+  MAX_PARAMETER_KEYS,
+  MAX_PARAMETER_VALUES,
+  type JsonSchema,
+} from '../tool.ts'
 
 type Json = Record<string, unknown>
 
@@ -48,7 +53,10 @@ interface Scan {
 /** What one tool weighs at each reference level: `sizes[level]`, the last one uncut. */
 export interface DefsPlan {
   root: JsonSchema
-  /** Values at level 0, 1, …; `Infinity` where a schema nests too deep. */
+  /**
+   * Values at level 0, 1, …; `Infinity` where a schema nests too deep or `$defs` would hold more
+   * than MAX_PARAMETER_KEYS schemas.
+   */
   sizes: number[]
   /** Targets by reference level (level 1: those the root references). */
   reached: string[][]
@@ -87,7 +95,11 @@ export class SharedSchemas {
         fresh.add(use.ref)
         next.push(use.ref)
       }
-      sizes.push(depth > MAX_PARAMETER_DEPTH ? Infinity : values + cut)
+      // Too deep, or more definitions than one object may have members: does not fit.
+      const members = seen.size - fresh.size
+      sizes.push(
+        depth > MAX_PARAMETER_DEPTH || members > MAX_PARAMETER_KEYS ? Infinity : values + cut,
+      )
       if (next.length === 0) break
       reached.push(next)
       // The `$defs` object itself once.

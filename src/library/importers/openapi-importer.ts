@@ -152,7 +152,7 @@ export async function importOpenapi(
     }
   }
   const document = parsed as Json
-  const operations = operationsOf(document, context)
+  const operations = operationsOf(document, context, true)
   const shared = new SharedSchemas(document)
   const plans = operations.map((operation) => shared.plan(operation.schema))
   const chosen = chooseLevels(plans, MAX_SPEC_PARAMETER_VALUES)
@@ -185,7 +185,8 @@ export async function importOpenapi(
 
 /**
  * `parsed` with its local `$ref`s resolved by the parser (circular ones left), or undefined when
- * that walk passes MAX_DEREFERENCE_VISITS (the `$defs` form needs no such walk).
+ * that walk passes MAX_DEREFERENCE_VISITS or overflows the stack (the `$defs` form needs no such
+ * walk).
  */
 async function dereferenceWithin(
   parsed: unknown,
@@ -205,7 +206,8 @@ async function dereferenceWithin(
       },
     })) as unknown as Json
   } catch (error) {
-    if (error instanceof DereferenceBudgetSpent) return undefined
+    // A chain of references thousands deep overflows the parser's recursion: no walk either.
+    if (error instanceof DereferenceBudgetSpent || error instanceof RangeError) return undefined
     throw importFailed(context, {
       message: `not a usable OpenAPI document: ${(error as Error).message}`,
       cause: error,
@@ -213,11 +215,16 @@ async function dereferenceWithin(
   }
 }
 
-/** The spec's operations in document order, each with its parameters' schema. */
-function operationsOf(document: Json, context: ImportContext): Operation[] {
+/**
+ * The spec's operations in document order, each with its parameters' schema. `references`: the
+ * document's `$ref`s are still there (the `$defs` form), so a parameter's or body's own
+ * description is added only when the schema it references has none, as in the inline form.
+ */
+function operationsOf(document: Json, context: ImportContext, references = false): Operation[] {
   const isSwagger2 = document.swagger !== undefined
   const operations: Operation[] = []
   const follow = (value: unknown) => followRef(value, document)
+  const described = (property: Json) => (references ? (follow(property) as Json) : property)
   // An object, as the spec's paths were checked to be.
   const paths = document.paths as Json
   for (const [path, rawPathItem] of Object.entries(paths)) {
@@ -244,8 +251,8 @@ function operationsOf(document: Json, context: ImportContext): Operation[] {
         operation,
         parameters,
         schema: isSwagger2
-          ? swagger2Schema(parameters)
-          : openapi3Schema(parameters, requestBody, follow),
+          ? swagger2Schema(parameters, described)
+          : openapi3Schema(parameters, requestBody, follow, described),
         unresolved,
         id: namespace === undefined ? name : `${namespace}.${name}`,
         name,
@@ -483,10 +490,14 @@ function mergeParameters(pathLevel: unknown, operationLevel: unknown): Json[] {
   )
 }
 
+/** What a property's schema says of itself (`described`: through its `$ref`). */
+type Described = (property: Json) => Json
+
 function openapi3Schema(
   parameters: Json[],
   requestBody: unknown,
   follow: (value: unknown) => unknown,
+  described: Described,
 ): JsonSchema {
   const schema = emptyObjectSchema()
   for (const parameter of parameters) {
@@ -495,20 +506,20 @@ function openapi3Schema(
       const media = Object.values(parameter.content).map(follow).find(isObject)
       if (media && isObject(media.schema)) property = { ...media.schema }
     }
-    addProperty(schema, String(parameter.name), property, parameter)
+    addProperty(schema, String(parameter.name), property, parameter, described)
   }
   if (isObject(requestBody) && isObject(requestBody.content)) {
     const content = requestBody.content
     const media = follow(content['application/json'] ?? Object.values(content)[0])
     if (isObject(media)) {
       const body: Json = isObject(media.schema) ? { ...media.schema } : {}
-      addProperty(schema, 'body', body, requestBody)
+      addProperty(schema, 'body', body, requestBody, described)
     }
   }
   return schema
 }
 
-function swagger2Schema(parameters: Json[]): JsonSchema {
+function swagger2Schema(parameters: Json[], described: Described): JsonSchema {
   const schema = emptyObjectSchema()
   for (const parameter of parameters) {
     if (parameter.in === 'body') {
@@ -517,6 +528,7 @@ function swagger2Schema(parameters: Json[]): JsonSchema {
         'body',
         isObject(parameter.schema) ? { ...parameter.schema } : {},
         parameter,
+        described,
       )
       continue
     }
@@ -524,14 +536,23 @@ function swagger2Schema(parameters: Json[]): JsonSchema {
     for (const key of SWAGGER2_SCHEMA_KEYS) {
       if (parameter[key] !== undefined) property[key] = parameter[key]
     }
-    addProperty(schema, String(parameter.name), property, parameter)
+    addProperty(schema, String(parameter.name), property, parameter, described)
   }
   return schema
 }
 
-function addProperty(schema: JsonSchema, name: string, property: Json, declaration: Json): void {
+function addProperty(
+  schema: JsonSchema,
+  name: string,
+  property: Json,
+  declaration: Json,
+  described: Described,
+): void {
   const properties = schema.properties as Record<string, Json>
-  if (typeof declaration.description === 'string' && property.description === undefined) {
+  if (
+    typeof declaration.description === 'string' &&
+    described(property).description === undefined
+  ) {
     property.description = declaration.description
   }
   properties[name] = property

@@ -74,6 +74,25 @@ describe('the size an OpenAPI import expands to', () => {
     expect(defs.S6.properties.next).toEqual({ type: 'object', description: 'link 7' })
   })
 
+  it('cuts a tool whose $defs would hold more than MAX_PARAMETER_KEYS schemas', async () => {
+    // A chain of 2,100 schemas, each referencing the next: small, but more definitions than one
+    // object may have members (and 2,100 levels deep inlined).
+    const links = MAX_PARAMETER_KEYS + 52
+    const schemas: Record<string, unknown> = {}
+    for (let link = 1; link <= links; link += 1) {
+      schemas[`S${link}`] = {
+        type: 'object',
+        properties: link < links ? { next: { $ref: `#/components/schemas/S${link + 1}` } } : {},
+      }
+    }
+    const result = await importTools(
+      JSON.stringify(postSpec({ $ref: '#/components/schemas/S1' }, schemas)),
+      { fileName: 'chain.json' },
+    )
+    expect(Object.keys(result.tools[0].parameters.$defs as object)).toHaveLength(MAX_PARAMETER_KEYS)
+    expect(result.warnings.filter((warning) => warning.includes('keep only'))).toHaveLength(1)
+  })
+
   it('refuses a tool that holds more than MAX_PARAMETER_VALUES values even cut, naming it', async () => {
     const spec = postSpec(
       {
