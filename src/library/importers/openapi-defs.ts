@@ -20,6 +20,7 @@ import {
   MAX_PARAMETER_VALUES,
   type JsonSchema,
 } from '../tool.ts'
+import { localTarget } from '../schema/local-ref.ts'
 
 type Json = Record<string, unknown>
 
@@ -156,7 +157,7 @@ export class SharedSchemas {
   #shared(ref: string): Shared | undefined {
     const known = this.#byRef.get(ref)
     if (known !== undefined) return known ?? undefined
-    const target = ref.startsWith('#/') ? pointer(this.#document, ref) : undefined
+    const target = ref.startsWith('#/') ? localTarget(this.#document, ref) : undefined
     if (!isObject(target)) {
       this.#byRef.set(ref, null)
       return undefined
@@ -199,7 +200,7 @@ export class SharedSchemas {
       if (!Array.isArray(current)) {
         const ref = (current as Json).$ref
         if (typeof ref === 'string' && ref.startsWith('#/')) {
-          const target = pointer(this.#document, ref)
+          const target = localTarget(this.#document, ref)
           if (isObject(target)) {
             const kept = stub(target)
             const added = Object.keys(kept).filter((key) => !Object.hasOwn(current, key)).length
@@ -274,7 +275,11 @@ export function stub(value: Json): Json {
   return kept
 }
 
-/** The value at a local JSON pointer (`#/a/b`), or undefined. */
+/**
+ * The value at a local JSON pointer (`#/a/b`) through objects only, or undefined: what the inline
+ * form has always resolved (the `$defs` form goes through arrays too, `localTarget`: DigitalOcean
+ * points into `allOf/0`).
+ */
 export function pointer(document: Json, ref: string): unknown {
   let current: unknown = document
   for (const raw of ref.slice(2).split('/')) {

@@ -27,6 +27,7 @@ import {
   type Tool,
 } from '../tool.ts'
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
+import { localTarget } from '../schema/local-ref.ts'
 import { chooseLevels, pointer, SharedSchemas } from './openapi-defs.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
@@ -223,7 +224,8 @@ async function dereferenceWithin(
 function operationsOf(document: Json, context: ImportContext, references = false): Operation[] {
   const isSwagger2 = document.swagger !== undefined
   const operations: Operation[] = []
-  const follow = (value: unknown) => followRef(value, document)
+  // The parser resolved pointers into arrays too (`…/allOf/0/…`); without it, so does this.
+  const follow = (value: unknown) => followRef(value, document, references ? localTarget : pointer)
   const described = (property: Json) => (references ? (follow(property) as Json) : property)
   // An object, as the spec's paths were checked to be.
   const paths = document.paths as Json
@@ -403,14 +405,18 @@ const MAX_REF_HOPS = 8
  * `$ref` (it does so for a whole referenced object when a schema somewhere inside it is
  * recursive) replaced by its target, so the object's fields are read rather than skipped.
  */
-function followRef(value: unknown, document: Json): unknown {
+function followRef(
+  value: unknown,
+  document: Json,
+  resolve: (document: Json, ref: string) => unknown = pointer,
+): unknown {
   let current = value
   for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
     if (!isObject(current) || typeof current.$ref !== 'string' || !current.$ref.startsWith('#/')) {
       return current
     }
     const { $ref: ref, ...rest } = current
-    const target = pointer(document, ref as string)
+    const target = resolve(document, ref as string)
     if (!isObject(target)) return current
     current = { ...target, ...rest }
   }
