@@ -17,9 +17,11 @@
  *
  * Bounded: at most `server.importWorkers` workers at once (later uploads wait, in arrival order),
  * each with a heap limit sized from `server.bodyLimitBytes`. The caller's signal (the request's
- * timeout, its client gone) terminates the worker. A worker that runs out of memory or dies
- * rejects with INTERNAL (HTTP 500); an import error is the importer's own (IMPORT_FAILED…, 4xx),
- * as in the process. Nothing is written here: a failed import leaves nothing behind.
+ * timeout, its client gone) terminates the worker. A worker that runs out of memory rejects
+ * with PAYLOAD_TOO_LARGE (HTTP 413, naming the heap limit: what one upload may expand into; the
+ * largest real spec, Microsoft Graph's 20 MB, peaked at 839 MB of the process's RSS under the
+ * default 768 MiB heap, bench/README round 27), one that dies with INTERNAL (500); an import
+ * error is the importer's own (IMPORT_FAILED…, 4xx), as in the process. Nothing is written here: a failed import leaves nothing behind.
  * @module
  */
 import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
@@ -202,8 +204,8 @@ function runWorker(
         reject(
           error.code === 'ERR_WORKER_OUT_OF_MEMORY'
             ? new ToolselError(
-                'INTERNAL',
-                `The import of library "${name}" ran out of its worker's memory (${heapLimitMb} MiB heap, sized from server.bodyLimitBytes); nothing was changed.`,
+                'PAYLOAD_TOO_LARGE',
+                `The import of library "${name}" needs more memory than its worker's heap limit (${heapLimitMb} MiB, sized from server.bodyLimitBytes): the upload expands too much once imported (an OpenAPI spec of many operations: import fewer at once); nothing was changed.`,
                 { cause: error, details: { library: name, heapLimitMb } },
               )
             : new ToolselError(

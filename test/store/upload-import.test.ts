@@ -173,14 +173,16 @@ describe('a library upload imported in a worker thread', () => {
     }
   }, 120_000)
 
-  it('a worker out of memory is INTERNAL (500), and the upload changes nothing', async () => {
+  it('a worker out of memory is PAYLOAD_TOO_LARGE (413) naming the heap limit, and the upload changes nothing', async () => {
     const body = canonicalBody('big', 40_000)
     const error = await importUploadInWorker('big', body, {}, { workers: 1, heapLimitMb: 16 }).then(
       () => undefined,
       (reason: unknown) => reason,
     )
-    expect(isToolselError(error, 'INTERNAL'), String(error)).toBe(true)
-    expect((error as Error).message).toMatch(/memory \(16 MiB heap/)
+    expect(isToolselError(error, 'PAYLOAD_TOO_LARGE'), String(error)).toBe(true)
+    expect((error as Error).message).toMatch(
+      /heap limit \(16 MiB, sized from server.bodyLimitBytes\)/,
+    )
   }, 60_000)
 
   it("hands back every tool's content hash: toolHashes reads no tool on the event loop", async () => {
