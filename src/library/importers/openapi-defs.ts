@@ -4,7 +4,8 @@
  * each once, under one name per spec), and every local `$ref` it holds becomes `#/$defs/<name>`.
  * A recursive schema stays a `$ref` into `$defs`. The form the importer falls back to when the
  * spec's `$ref`s copied inline pass the limits (openapi-importer.ts): Microsoft Graph's 11,422
- * operations hold 4.7 M values this way and > 40 M inlined, DocuSign's 0.5 M and > 1.5 M.
+ * operations hold ~4.7 M values this way before any cut (more than 4 M inlined, bench/README round
+ * 23), DocuSign's ~0.5 M (more than 1.5 M inlined).
  *
  * Too large even so (one tool past MAX_PARAMETER_VALUES, or all together past the spec's
  * budget), a tool is cut by reference level: the schemas it reaches through at most `level`
