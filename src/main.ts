@@ -107,7 +107,7 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   } catch (error) {
     if (isToolselError(error)) {
       io.stderr(`error [${error.code}]: ${error.message}\n`)
-      return error.code === 'INVALID_INPUT' || error.code === 'INVALID_CONFIG' ? 2 : 1
+      return REFUSED_INPUT.has(error.code) ? 2 : 1
     }
     // A file system error no command wrapped (a path under a file, no permission, a full disk):
     // its message names the call and the path; a stack trace would only hide it.
@@ -118,6 +118,16 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
     throw error
   }
 }
+
+/**
+ * Error codes that mean the command's input was refused (exit 2): a bad value, a bad setting, or
+ * a planner, selector, retriever or model backend of a name that does not exist.
+ */
+const REFUSED_INPUT: ReadonlySet<string> = new Set([
+  'INVALID_INPUT',
+  'INVALID_CONFIG',
+  'UNKNOWN_COMPONENT',
+])
 
 function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
   return (
