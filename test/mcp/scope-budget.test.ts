@@ -7,19 +7,9 @@
  * `RATE_LIMITED`, while its scopes asked for before, and other keys, answer as they did.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Tool } from '../../src/library/tool.ts'
 import { MIN_VIEW_CHARGE, ViewBudget } from '../../src/mcp/view-budget.ts'
+import { serverTools } from './fixtures/server-tools.ts'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
-
-function tools(count: number): Tool[] {
-  return Array.from({ length: count }, (_, index) => ({
-    id: `srv${index % 20}.op_${index}`,
-    name: `op_${index}`,
-    description: `Looks up record ${index} of service ${index % 20}: its status and owner.`,
-    parameters: { type: 'object', properties: { id: { type: 'string' } } },
-    namespace: `srv${index % 20}`,
-  }))
-}
 
 const KEYS = {
   admin: 'admin-key-0123456789',
@@ -34,7 +24,7 @@ async function start(perMinute: number): Promise<Harness> {
     auth: { adminKey: KEYS.admin, readKeys: [KEYS.a, KEYS.b] },
     mcp: { scopeViewToolsPerMinute: perMinute },
   })
-  await harness.service.putLibrary('big', Buffer.from(JSON.stringify(tools(2000))), {})
+  await harness.service.putLibrary('big', Buffer.from(JSON.stringify(serverTools(2000))), {})
   return harness
 }
 

@@ -9,24 +9,13 @@
  * the same tools share it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { ScopedLibraries } from '../../src/mcp/scoped-libraries.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIndexedLibrary, indexTools } from '../../src/store/library-lifecycle.ts'
+import { serverTools } from './fixtures/server-tools.ts'
 import { call, dataOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 import { turnsDuring } from '../helpers/event-loop-turns.ts'
-
-function tools(count: number): Tool[] {
-  return Array.from({ length: count }, (_, index) => ({
-    id: `srv${index % 20}.op_${index}`,
-    name: `op_${index}`,
-    description: `Looks up record ${index} of service ${index % 20}: its status and owner.`,
-    parameters: { type: 'object', properties: { id: { type: 'string' } } },
-    namespace: `srv${index % 20}`,
-    ...(index % 3 === 0 && { tags: [`t${index % 4}`] }),
-  }))
-}
 
 /** Makes `library.scan` (one synchronous read of every tool) throw. */
 function forbidScan(library: ToolLibrary): void {
@@ -42,7 +31,11 @@ describe('scopes a client chooses over /mcp', () => {
 
   beforeAll(async () => {
     harness = await startToolsel({ log: { level: 'silent' } })
-    await harness.service.putLibrary('big', Buffer.from(JSON.stringify(tools(2000))), {})
+    await harness.service.putLibrary(
+      'big',
+      Buffer.from(JSON.stringify(serverTools(2000, { tags: true }))),
+      {},
+    )
   })
   afterAll(() => harness.close())
 
@@ -73,7 +66,7 @@ describe('scopes a client chooses over /mcp', () => {
 describe('ScopedLibraries: finding the tools of a scope', () => {
   it('reads a large library in slices, once per version, and builds the view it did before', async () => {
     const config = defaultConfig()
-    const input = tools(20_000)
+    const input = serverTools(20_000, { tags: true })
     // A library of JSON lines, as uploaded or loaded from its index: each read parses a line.
     const lines = Buffer.from(input.map((tool) => JSON.stringify(tool)).join('\n'))
     const indexed = await buildIndexedLibrary(ToolLibrary.fromJsonLines('big', lines), config)
