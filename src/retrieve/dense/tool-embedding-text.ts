@@ -4,6 +4,7 @@
  * with their descriptions.
  * @module
  */
+import { localTarget } from '../../library/schema/local-ref.ts'
 import type { JsonSchema, Tool } from '../../library/tool.ts'
 
 /** Parameters listed at most; long schemas would push the description out of the model's window. */
@@ -39,14 +40,26 @@ function describeParameters(schema: JsonSchema): string {
   return Object.entries(properties as Record<string, unknown>)
     .slice(0, MAX_PARAMETERS)
     .map(([name, value]) => {
-      const description =
-        value !== null && typeof value === 'object'
-          ? (value as { description?: unknown }).description
-          : undefined
+      const description = parameterDescription(value, schema)
       const words = splitIdentifier(name)
       return typeof description === 'string' && description.trim() !== ''
         ? `${words} (${description.replace(/\s+/g, ' ').trim()})`
         : words
     })
     .join(', ')
+}
+
+/**
+ * A parameter's own description, else, for a local `$ref` (`#/$defs/Pet`: an OpenAPI import that
+ * keeps shared schemas as definitions, pydantic), that of the schema it points at.
+ */
+function parameterDescription(value: unknown, root: JsonSchema): unknown {
+  if (value === null || typeof value !== 'object') return undefined
+  const { description, $ref } = value as { description?: unknown; $ref?: unknown }
+  if (typeof description === 'string' && description.trim() !== '') return description
+  if (typeof $ref !== 'string') return description
+  const target = localTarget(root, $ref)
+  return target !== null && typeof target === 'object'
+    ? (target as { description?: unknown }).description
+    : undefined
 }

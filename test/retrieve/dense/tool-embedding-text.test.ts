@@ -25,6 +25,29 @@ describe('toolEmbeddingText', () => {
     )
   })
 
+  it("reads a $ref parameter's description from its $defs target (an OpenAPI import's $defs form), its own first", () => {
+    const text = toolEmbeddingText({
+      id: 'pets.create',
+      name: 'create',
+      description: 'Create a pet.',
+      parameters: {
+        type: 'object',
+        properties: {
+          body: { $ref: '#/$defs/Pet' },
+          owner: { $ref: '#/$defs/Person', description: 'Who keeps it' },
+          missing: { $ref: '#/$defs/Nothing' },
+        },
+        $defs: {
+          Pet: { type: 'object', description: 'A pet to add' },
+          Person: { type: 'object', description: 'A person' },
+        },
+      },
+    })
+    expect(text).toBe(
+      'create: Create a pet.\nParameters: body (A pet to add), owner (Who keeps it), missing',
+    )
+  })
+
   it('leaves out what a tool does not have', () => {
     expect(
       toolEmbeddingText({ id: 'x', name: 'ping', description: '', parameters: EMPTY_PARAMETERS }),
