@@ -124,7 +124,8 @@ describe('toolsel index and select with dense and hybrid retrieval', () => {
       '--index-dir',
       indexDir,
     )
-    expect(selected.code).toBe(1)
+    // UNKNOWN_COMPONENT (400 over HTTP): input refused, exit 2.
+    expect(selected.code).toBe(2)
     expect(selected.stderr).toContain(
       'Library "x" has no "hybrid" retriever (available: bm25). Rebuild it with: toolsel index <file> --name x --retriever hybrid.',
     )
