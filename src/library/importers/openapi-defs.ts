@@ -21,7 +21,7 @@ import {
   MAX_PARAMETER_VALUES,
   type JsonSchema,
 } from '../tool.ts'
-import { localTarget } from '../schema/local-ref.ts'
+import { decodePointerToken, localTarget } from '../schema/local-ref.ts'
 
 type Json = Record<string, unknown>
 
@@ -179,7 +179,7 @@ export class SharedSchemas {
   /** The last segment of the pointer (`#/components/schemas/Pet` → `Pet`), unique in the spec. */
   #nameFor(ref: string): string {
     const last = ref.slice(ref.lastIndexOf('/') + 1)
-    const base = decodeToken(last).replace(/[^A-Za-z0-9_.-]+/g, '_') || 'schema'
+    const base = decodePointerToken(last).replace(/[^A-Za-z0-9_.-]+/g, '_') || 'schema'
     let name = base
     for (let suffix = 2; this.#names.has(name); suffix += 1) name = `${base}_${suffix}`
     this.#names.add(name)
@@ -282,22 +282,7 @@ export function stub(value: Json): Json {
  * points into `allOf/0`).
  */
 export function pointer(document: Json, ref: string): unknown {
-  let current: unknown = document
-  for (const raw of ref.slice(2).split('/')) {
-    if (!isObject(current)) return undefined
-    current = current[decodeToken(raw)]
-  }
-  return current
-}
-
-function decodeToken(raw: string): string {
-  let text = raw
-  try {
-    text = decodeURIComponent(raw)
-  } catch {
-    // A lone `%`: the token as written.
-  }
-  return text.replace(/~1/g, '/').replace(/~0/g, '~')
+  return localTarget(document, ref, { arrays: false })
 }
 
 function isObject(value: unknown): value is Json {

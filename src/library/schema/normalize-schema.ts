@@ -17,6 +17,7 @@
  * @module
  */
 import type { JsonSchema } from '../tool.ts'
+import { localTarget } from './local-ref.ts'
 
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'])
 
@@ -99,7 +100,7 @@ function normalizeNode(
 ): void {
   if (depth > MAX_DEPTH) return
   const at = (key: string) => (path === '' ? key : `${path}.${key}`)
-  if (typeof node.$ref === 'string' && !resolvesInside(root, node.$ref)) {
+  if (typeof node.$ref === 'string' && localTarget(root, node.$ref) === undefined) {
     changes.push(
       `${at('$ref')}: "${node.$ref}" does not resolve inside the schema → removed (any value)`,
     )
@@ -198,20 +199,6 @@ function moveRequiredFlag(
     parent.required = list
   }
   changes.push(`${path}.required: ${String(flag)} → ${flag ? `"${name}" in required` : 'removed'}`)
-}
-
-/** Whether `#/a/b` points at something inside `root` (JSON Pointer, RFC 6901). */
-function resolvesInside(root: JsonSchema, ref: string): boolean {
-  if (ref === '#') return true
-  if (!ref.startsWith('#/')) return false
-  let current: unknown = root
-  for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
-    if (!isObject(current) && !Array.isArray(current)) return false
-    current = (current as Record<string, unknown>)[key]
-    if (current === undefined) return false
-  }
-  return true
 }
 
 function isObject(value: unknown): value is JsonSchema {

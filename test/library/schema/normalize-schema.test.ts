@@ -92,6 +92,20 @@ describe('normalizeToolSchema', () => {
     }
     expect(normalizeToolSchema(schema).changes).toEqual([])
   })
+
+  it("rewrites $refs to an inherited member or with a lone '%' as not resolving (they threw or resolved before)", () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        inherited: { $ref: '#/constructor' },
+        percent: { $ref: '#/$defs/100%' },
+      },
+      $defs: { node: { type: 'object' } },
+    }
+    const { changes } = normalizeToolSchema(schema)
+    expect(changes).toHaveLength(2)
+    expect(changes.join('\n')).toMatch(/properties\.inherited[\s\S]*properties\.percent/)
+  })
 })
 
 describe('schemaErrors (ajv)', () => {
