@@ -36,6 +36,7 @@ import {
 } from '../store/library-lifecycle.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { readTextFile } from '../read-text-file.ts'
+import { groupWarnings } from '../library/importers/group-warnings.ts'
 
 export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <kind>] [--examples <file>] [options]
 
@@ -145,9 +146,9 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   )
   // The summary below lists what these count: printed once, there.
   const summarized = new Set(imported.summarized)
-  for (const warning of imported.warnings) {
-    if (!summarized.has(warning)) logger.warn(warning)
-  }
+  const unsummarized = imported.warnings.filter((warning) => !summarized.has(warning))
+  // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted.
+  for (const warning of groupWarnings(unsummarized).warnings) logger.warn(warning)
   io.stderr(
     `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
   )

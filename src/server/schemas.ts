@@ -573,7 +573,24 @@ export const RESPONSE_SCHEMAS = {
       .describe(
         "true when the saved index already held this upload (the same tools, format, retriever parts and examples): nothing was built or written, createdAt is the index's (rebuild=true builds anyway).",
       ),
-    warnings: z.array(z.string()),
+    warnings: z
+      .array(z.string())
+      .describe(
+        'What did not stop the import. At most 20 warnings of each kind (the same words but for names, numbers, record and operation; 20 kinds, later ones counted as "other") are listed; when some are left out, a last line says how many and `warningCounts` counts them.',
+      ),
+    warningCounts: z
+      .object({
+        total: z.number().describe('How many warnings the import gave.'),
+        kinds: z.array(
+          z.object({
+            kind: z.string().describe('The warning with names as "…" and numbers as N.'),
+            count: z.number(),
+            listed: z.number().describe('How many of them `warnings` lists.'),
+          }),
+        ),
+      })
+      .optional()
+      .describe("Present when `warnings` left some out: the total and each kind's count."),
     import: z
       .object({
         format: z.string(),

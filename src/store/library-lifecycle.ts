@@ -61,6 +61,7 @@ import type { IndexManifest } from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 import type { SavedTools } from './upload-import-worker.ts'
+import { groupWarnings } from '../library/importers/group-warnings.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
 export {
@@ -610,7 +611,9 @@ async function importAndLog(
       return { examples: pruned.set.withCap(config.library.maxExamples) }
     },
   })
-  for (const warning of imported.warnings) logger.warn(warning, { library: name })
+  for (const warning of groupWarnings(imported.warnings).warnings) {
+    logger.warn(warning, { library: name })
+  }
   logger.info(`Indexed library "${name}" from ${path}`, {
     tools: indexed.library.size,
     format: imported.format,

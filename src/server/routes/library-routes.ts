@@ -4,6 +4,7 @@ import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
+import { groupWarnings } from '../../library/importers/group-warnings.ts'
 import { providerTool, providerToolIds, providerToolsAnswer } from '../../library/provider-tools.ts'
 import { MAX_EXAMPLE_TOOLS } from '../../examples/usage-example.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
@@ -173,11 +174,14 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
             if (!c.get('commit')()) throwIfAborted(c.get('abort'))
           },
         })
+        // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted.
+        const { warnings, counts } = groupWarnings(result.warnings)
         return c.json(
           {
             ...result.summary,
             unchanged: result.unchanged,
-            warnings: result.warnings,
+            warnings,
+            ...(counts && { warningCounts: counts }),
             import: result.import,
           },
           result.created ? 201 : 200,
