@@ -6,6 +6,7 @@ reward function as keyword arguments.
 """
 import json
 import os
+import urllib.error
 import urllib.request
 
 TOOLSEL_URL = os.environ.get("TOOLSEL_URL", "http://127.0.0.1:8080")
@@ -13,12 +14,44 @@ TOOLSEL_KEY = os.environ.get("TOOLSEL_API_KEY")  # a read key, when the server r
 
 
 def _post(path, body):
+    """POSTs to toolsel and returns its rewards; a failure raises ToolselRewardError naming the fix."""
     headers = {"content-type": "application/json"}
     if TOOLSEL_KEY:
         headers["authorization"] = "Bearer " + TOOLSEL_KEY
     request = urllib.request.Request(TOOLSEL_URL + path, json.dumps(body).encode(), headers)
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.load(response)["rewards"]
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.load(response)["rewards"]
+    except urllib.error.HTTPError as error:
+        raise ToolselRewardError(_http_failure(path, body, error)) from None
+    except urllib.error.URLError as error:
+        raise ToolselRewardError(
+            f"Cannot reach toolsel at {TOOLSEL_URL} ({error.reason}): start it with "
+            "`toolsel serve --library <the rows' library>` (settings as in the data card), "
+            "or set TOOLSEL_URL to where it listens."
+        ) from None
+
+
+class ToolselRewardError(RuntimeError):
+    """toolsel refused or could not be reached; the message is the server's, plus what to do."""
+
+
+def _http_failure(path, body, error):
+    try:
+        problem = json.load(error)["error"]
+        code, message = problem["code"], problem["message"]
+    except Exception:  # not toolsel's {error: {code, message}}: another server on that port
+        return (f"POST {TOOLSEL_URL}{path} answered HTTP {error.code} {error.reason}, not as toolsel "
+                "does: is TOOLSEL_URL the address of `toolsel serve`?")
+    hint = {
+        "UNKNOWN_LIBRARY": f"serve the library the rows name (\"{body.get('library')}\"): "
+                           "`toolsel serve --library <it>`, from the file or saved index the data card lists",
+        "UNKNOWN_TOOL": "the gold ids are not that library's: serve the library the data card lists "
+                        "(same file, same content hash)",
+        "UNAUTHORIZED": "set TOOLSEL_API_KEY to a read key of the server",
+        "FORBIDDEN": "set TOOLSEL_API_KEY to a read key of the server",
+    }.get(code)
+    return f"toolsel {path}: HTTP {error.code} {code}: {message}" + (f" Fix: {hint}." if hint else "")
 
 
 def toolsel_planner_reward(prompts, completions, instruction, gold, library, **kwargs):
@@ -37,7 +70,18 @@ def toolsel_planner_reward(prompts, completions, instruction, gold, library, **k
 
 
 def toolsel_selector_reward(prompts, completions, gold, candidates, **kwargs):
-    """Selector GRPO (grpo-selector.*.jsonl): 1 when a completion names the step's gold tool, else 0."""
+    """Selector GRPO (grpo-selector.*.jsonl): 1 when a completion names the step's gold tool, else 0.
+
+    The completions of one step (same gold and candidates) are scored in one request.
+    """
     texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
-    return [float(_post("/v1/rewards/selector", {"gold": g, "candidates": c, "completions": [t]})[0]["reward"])
-            for t, g, c in zip(texts, gold, candidates)]
+    groups = {}
+    for index, key in enumerate(zip(gold, map(tuple, candidates))):
+        groups.setdefault(key, []).append(index)
+    rewards = [0.0] * len(texts)
+    for (step_gold, step_candidates), indexes in groups.items():
+        body = {"gold": step_gold, "candidates": list(step_candidates),
+                "completions": [texts[i] for i in indexes]}
+        for i, scored in zip(indexes, _post("/v1/rewards/selector", body)):
+            rewards[i] = float(scored["reward"])
+    return rewards

@@ -38,11 +38,14 @@ print(json.dumps(toolsel_planner_reward(
 let server: RunningServe | undefined
 let url = ''
 
-function runPython(rows: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
+function runPython(
+  rows: unknown[],
+  toolselUrl = url,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, ['-c', DRIVER], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, TOOLSEL_URL: url, PYTHONDONTWRITEBYTECODE: '1' },
+      env: { PATH: process.env.PATH, TOOLSEL_URL: toolselUrl, PYTHONDONTWRITEBYTECODE: '1' },
     })
     let out = ''
     let err = ''
@@ -113,13 +116,33 @@ describe.skipIf(!existsSync(PYTHON))(
       const candidates = ['mail.send_email', 'sms.send_sms']
       const rows = [
         { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'mail.send_email' },
-        { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'sms.send_sms' },
         { step: 'play jazz', gold: null, candidates, completion: 'none' },
+        { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'sms.send_sms' },
         { step: 'play jazz', gold: null, candidates, completion: 'mail.send_email' },
       ]
       const { code, out, err } = await runPython(rows)
       expect(code, err).toBe(0)
-      expect(JSON.parse(out)).toEqual([1, 0, 1, 0])
+      // One request per step (same gold and candidates), the rewards back in the rows' order.
+      expect(JSON.parse(out)).toEqual([1, 1, 0, 0])
+    })
+
+    it('fails with the error toolsel answered and its fix, not a bare "HTTP Error 404"', async () => {
+      // Was: urllib.error.HTTPError: HTTP Error 404: Not Found (the body, which names the
+      // library, was lost), and a bare URLError when nothing listened at TOOLSEL_URL.
+      const row = { instruction: 'Text mom', gold: ['sms.send_sms'], completion: '["text mom"]' }
+      const unknown = await runPython([{ ...row, library: 'tools' }])
+      expect(unknown.code).not.toBe(0)
+      expect(unknown.err).toContain(
+        'ToolselRewardError: toolsel /v1/rewards/planner: HTTP 404 UNKNOWN_LIBRARY: No library named "tools" is loaded (available: demo).',
+      )
+      expect(unknown.err).toContain('`toolsel serve --library <it>`')
+      const wrongGold = await runPython([{ ...row, library: 'demo', gold: ['sms'] }])
+      expect(wrongGold.err).toContain('HTTP 404 UNKNOWN_TOOL: Library "demo" has no tool "sms"')
+      // Port 9 (discard): nothing listens there.
+      const down = await runPython([{ ...row, library: 'demo' }], 'http://127.0.0.1:9')
+      expect(down.code).not.toBe(0)
+      expect(down.err).toContain('Cannot reach toolsel at http://127.0.0.1:9')
+      expect(down.err).toContain('set TOOLSEL_URL')
     })
   },
 )
