@@ -2,7 +2,14 @@
 import { mkdtemp, readFile, readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createComponents } from '../../src/components.ts'
+import type { Config } from '../../src/config/schema.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
 import { main } from '../../src/main.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { DATA_DIR } from '../helpers/data-dir.ts'
 
 export interface TrainDataRun {
@@ -42,4 +49,42 @@ export async function runTrainData(
     }
   }
   return { code, dir, stdout, stderr, files, card }
+}
+
+/**
+ * Usage examples over SAMPLE_TOOLS for train-data runs: 4 keep their gold tools; "How is AAPL
+ * doing today?" shares no content word with its gold tool, so the lexical filter drops it.
+ */
+export const SAMPLE_EXAMPLES = [
+  {
+    instruction: "What's the weather forecast for Paris this week? Email it to Ann.",
+    tools: ['weather.get_forecast', 'mail.send_email'],
+  },
+  {
+    instruction: 'Search flights from Boston to Denver on May 3, then text Bob the details by SMS.',
+    tools: ['travel.search_flights', 'sms.send_sms'],
+  },
+  { instruction: 'Book a hotel in Rome from June 1 to June 4.', tools: ['travel.book_hotel'] },
+  { instruction: 'How is AAPL doing today?', tools: ['finance.get_stock_quote'] },
+  { instruction: 'Find the mail Carla sent me about the budget.', tools: ['mail.search_inbox'] },
+]
+
+/**
+ * The service as it serves requests (configured reranker and selector) over SAMPLE_TOOLS, with
+ * the plan fixed to one step: `select(step)` runs retrieval and the selector on that step.
+ */
+export async function fixedStepService(config: Config) {
+  const logger = createMemoryLogger()
+  let step = ''
+  const service = new ToolselService(config, logger, {
+    ...createComponents(config, logger),
+    planner: () => ({ name: 'fixed', plan: async () => ({ steps: [step], planner: 'fixed' }) }),
+  })
+  await service.start([
+    await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config),
+  ])
+  return (fixed: string) => {
+    step = fixed
+    return service.select({ instruction: 'unused: the plan is fixed' })
+  }
 }

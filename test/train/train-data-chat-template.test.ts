@@ -15,30 +15,19 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
-import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import type { ChatMessage } from '../../src/models/language-model.ts'
 import { CausalLmRuntime } from '../../src/models/onnx/causal-lm-runtime.ts'
 import { OnnxLanguageModel } from '../../src/models/onnx/onnx-language-model.ts'
 import { loadTransformers } from '../../src/models/onnx/transformers.ts'
-import { ToolselService } from '../../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { TINY_MODELS_MISSING, tinyModel } from '../models/language/tiny-models.ts'
-import { runTrainData, type TrainDataRun } from './run-train-data.ts'
-
-const EXAMPLES = [
-  {
-    instruction: "What's the weather forecast for Paris this week? Email it to Ann.",
-    tools: ['weather.get_forecast', 'mail.send_email'],
-  },
-  {
-    instruction: 'Search flights from Boston to Denver on May 3, then text Bob the details by SMS.',
-    tools: ['travel.search_flights', 'sms.send_sms'],
-  },
-  { instruction: 'Book a hotel in Rome from June 1 to June 4.', tools: ['travel.book_hotel'] },
-  { instruction: 'Find the mail Carla sent me about the budget.', tools: ['mail.search_inbox'] },
-]
+import {
+  fixedStepService,
+  runTrainData,
+  SAMPLE_EXAMPLES,
+  type TrainDataRun,
+} from './run-train-data.ts'
 
 interface Tokenizer {
   apply_chat_template(messages: ChatMessage[], options: Record<string, unknown>): string
@@ -57,7 +46,7 @@ describe.skipIf(TINY_MODELS_MISSING)(
       const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-template-'))
       const examples = join(dir, 'examples.jsonl')
       const library = join(dir, 'sample-tools.json')
-      await writeFile(examples, EXAMPLES.map((item) => JSON.stringify(item)).join('\n'))
+      await writeFile(examples, SAMPLE_EXAMPLES.map((item) => JSON.stringify(item)).join('\n'))
       await writeFile(library, JSON.stringify(SAMPLE_TOOLS))
       for (const kind of ['planner', 'selector', 'grpo'] as const) {
         runs[kind] = await runTrainData([
@@ -96,6 +85,14 @@ describe.skipIf(TINY_MODELS_MISSING)(
       tokenizer.apply_chat_template(messages, { tokenize: false })
     const ids = (text: string) => tokenizer.encode(text, { add_special_tokens: false })
 
+    const onnxPlanner = () =>
+      createComponents(
+        parseConfig({
+          plan: { planner: `llm:onnx:${tinyModel('tiny-qwen3-planner')}`, fallback: '' },
+        }),
+        createMemoryLogger(),
+      ).planner()
+
     /** The served prompt + target + end of turn, as text and as tokens. */
     function expectTrainedOn(messages: ChatMessage[], served: string) {
       const target = messages.at(-1)!.content
@@ -108,10 +105,7 @@ describe.skipIf(TINY_MODELS_MISSING)(
     }
 
     it('planner records: the prompt the ONNX planner renders, then the target plan', async () => {
-      const config = parseConfig({
-        plan: { planner: `llm:onnx:${tinyModel('tiny-qwen3-planner')}`, fallback: '' },
-      })
-      const planner = createComponents(config, createMemoryLogger()).planner()
+      const planner = onnxPlanner()
       const records = runs.planner.files['planner.train.jsonl']
       expect(records.length).toBe(4)
       for (const record of records) {
@@ -130,22 +124,12 @@ describe.skipIf(TINY_MODELS_MISSING)(
       const config = parseConfig({
         select: { selector: `llm:onnx:${tinyModel('tiny-qwen3-selector')}`, fallback: '' },
       })
-      const logger = createMemoryLogger()
-      const components = createComponents(config, logger)
-      let step = ''
-      const service = new ToolselService(config, logger, {
-        ...components,
-        planner: () => ({ name: 'fixed', plan: async () => ({ steps: [step], planner: 'fixed' }) }),
-      })
-      await service.start([
-        await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config),
-      ])
+      const select = await fixedStepService(config)
       const records = runs.selector.files['selector.train.jsonl']
       expect(records.length).toBe(6)
       for (const record of records) {
         rendered.length = 0
-        step = record.step
-        const result = await service.select({ instruction: 'unused: the plan is fixed' })
+        const result = await select(record.step)
         expect(result.steps[0].candidates.map((candidate) => candidate.id)).toEqual(
           record.candidates,
         )
@@ -158,10 +142,7 @@ describe.skipIf(TINY_MODELS_MISSING)(
     })
 
     it('GRPO prompts: rendered with enable_thinking False they are the served prompts; by default Qwen3 would think', async () => {
-      const config = parseConfig({
-        plan: { planner: `llm:onnx:${tinyModel('tiny-qwen3-planner')}`, fallback: '' },
-      })
-      const planner = createComponents(config, createMemoryLogger()).planner()
+      const planner = onnxPlanner()
       const records = runs.grpo.files['grpo-planner.train.jsonl']
       expect(records.length).toBe(4)
       for (const record of records) {

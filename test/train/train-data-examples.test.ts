@@ -8,12 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
-import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { createMemoryLogger } from '../../src/log.ts'
-import { ToolselService } from '../../src/service/toolsel-service.ts'
-import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import {
   completion,
   startFakeChatServer,
@@ -21,22 +16,9 @@ import {
 } from '../models/openai/fake-chat-server.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { main } from '../../src/main.ts'
-import { runTrainData } from './run-train-data.ts'
+import { fixedStepService, runTrainData, SAMPLE_EXAMPLES } from './run-train-data.ts'
 
-const EXAMPLES = [
-  {
-    instruction: "What's the weather forecast for Paris this week? Email it to Ann.",
-    tools: ['weather.get_forecast', 'mail.send_email'],
-  },
-  {
-    instruction: 'Search flights from Boston to Denver on May 3, then text Bob the details by SMS.',
-    tools: ['travel.search_flights', 'sms.send_sms'],
-  },
-  { instruction: 'Book a hotel in Rome from June 1 to June 4.', tools: ['travel.book_hotel'] },
-  // Shares no content word with its gold tool: the lexical filter drops it.
-  { instruction: 'How is AAPL doing today?', tools: ['finance.get_stock_quote'] },
-  { instruction: 'Find the mail Carla sent me about the budget.', tools: ['mail.search_inbox'] },
-]
+const EXAMPLES = SAMPLE_EXAMPLES
 
 let dir: string
 let examplesFile: string
@@ -77,23 +59,12 @@ describe('toolsel train-data over an examples file', () => {
       select: { selector: 'llm:openai:student', fallback: '' },
       models: { openai: { baseUrl: server.baseUrl, maxRetries: 0 } },
     })
-    // The service as it serves requests (configured reranker and selector), with the plan fixed.
-    const logger = createMemoryLogger()
-    const components = createComponents(config, logger)
-    let step = ''
-    const service = new ToolselService(config, logger, {
-      ...components,
-      planner: () => ({ name: 'fixed', plan: async () => ({ steps: [step], planner: 'fixed' }) }),
-    })
-    await service.start([
-      await buildIndexedLibrary(new ToolLibrary('sample-tools', SAMPLE_TOOLS), config),
-    ])
+    const select = await fixedStepService(config)
     for (const record of records) {
       const target = record.messages.at(-1).content as string
       expect(target).toBe(record.gold ?? 'none')
       server.reply({ body: completion(JSON.stringify({ answer: target })) })
-      step = record.step
-      const result = await service.select({ instruction: 'unused: the plan is fixed' })
+      const result = await select(record.step)
       expect(result.steps[0].candidates.map((candidate) => candidate.id)).toEqual(record.candidates)
       expect(result.steps[0].selected).toBe(record.gold)
       const sent = server.requests.at(-1)!.body.messages
