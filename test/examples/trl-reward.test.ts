@@ -2,10 +2,10 @@
  * examples/trl-reward/toolsel_reward.py, run as TRL's GRPOTrainer would call it, with the system
  * Python (standard library only) against a live `toolsel serve`.
  */
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { runPython, type PythonRun } from '../helpers/run-python.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const PYTHON = '/usr/bin/python3'
 
@@ -38,22 +38,10 @@ print(json.dumps(toolsel_planner_reward(
 let server: RunningServe | undefined
 let url = ''
 
-function runPython(
-  rows: unknown[],
-  toolselUrl = url,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, ['-c', DRIVER], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, TOOLSEL_URL: toolselUrl, PYTHONDONTWRITEBYTECODE: '1' },
-    })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, out, err }))
-    child.stdin.end(JSON.stringify(rows))
+function runDriver(rows: unknown[], toolselUrl = url): Promise<PythonRun> {
+  return runPython(PYTHON, ['-c', DRIVER], {
+    env: { PATH: process.env.PATH, TOOLSEL_URL: toolselUrl, PYTHONDONTWRITEBYTECODE: '1' },
+    stdin: JSON.stringify(rows),
   })
 }
 
@@ -87,7 +75,7 @@ describe.skipIf(!existsSync(PYTHON))(
         { ...sms, completion: '["send an SMS to mom saying I will be late"]' },
         { ...sms, completion: '["send an SMS to mom", "book a flight to Paris"]' },
       ]
-      const { code, out, err } = await runPython(rows)
+      const { code, out, err } = await runDriver(rows)
       expect(code, err).toBe(0)
       const rewards = JSON.parse(out) as number[]
       expect(rewards).toHaveLength(4)
@@ -120,7 +108,7 @@ describe.skipIf(!existsSync(PYTHON))(
         { step: 'email Ann', gold: 'mail.send_email', candidates, completion: 'sms.send_sms' },
         { step: 'play jazz', gold: null, candidates, completion: 'mail.send_email' },
       ]
-      const { code, out, err } = await runPython(rows)
+      const { code, out, err } = await runDriver(rows)
       expect(code, err).toBe(0)
       // One request per step (same gold and candidates), the rewards back in the rows' order.
       expect(JSON.parse(out)).toEqual([1, 1, 0, 0])
@@ -130,16 +118,16 @@ describe.skipIf(!existsSync(PYTHON))(
       // Was: urllib.error.HTTPError: HTTP Error 404: Not Found (the body, which names the
       // library, was lost), and a bare URLError when nothing listened at TOOLSEL_URL.
       const row = { instruction: 'Text mom', gold: ['sms.send_sms'], completion: '["text mom"]' }
-      const unknown = await runPython([{ ...row, library: 'tools' }])
+      const unknown = await runDriver([{ ...row, library: 'tools' }])
       expect(unknown.code).not.toBe(0)
       expect(unknown.err).toContain(
         'ToolselRewardError: toolsel /v1/rewards/planner: HTTP 404 UNKNOWN_LIBRARY: No library named "tools" is loaded (available: demo).',
       )
       expect(unknown.err).toContain('`toolsel serve --library <it>`')
-      const wrongGold = await runPython([{ ...row, library: 'demo', gold: ['sms'] }])
+      const wrongGold = await runDriver([{ ...row, library: 'demo', gold: ['sms'] }])
       expect(wrongGold.err).toContain('HTTP 404 UNKNOWN_TOOL: Library "demo" has no tool "sms"')
       // Port 9 (discard): nothing listens there.
-      const down = await runPython([{ ...row, library: 'demo' }], 'http://127.0.0.1:9')
+      const down = await runDriver([{ ...row, library: 'demo' }], 'http://127.0.0.1:9')
       expect(down.code).not.toBe(0)
       expect(down.err).toContain('Cannot reach toolsel at http://127.0.0.1:9')
       expect(down.err).toContain('set TOOLSEL_URL')
