@@ -1,0 +1,410 @@
+"""The Python client against a running `toolsel serve` with API keys on (standard library only).
+
+Run by test/clients/python-client.test.ts, which starts the service and sets:
+  TOOLSEL_URL            the service
+  TOOLSEL_API_KEY        its admin key (the client's default key)
+  TOOLSEL_TEST_READ_KEY  one of its read keys
+Alone: `TOOLSEL_URL=… TOOLSEL_API_KEY=… TOOLSEL_TEST_READ_KEY=… python3 -m unittest discover -s
+clients/python/tests` against a service started with those keys and the demo library as default.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import sys
+import threading
+import unittest
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any, Dict, Mapping
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import toolsel  # noqa: E402
+from toolsel import CLIENT_OPERATIONS, ToolList, ToolselClient, ToolselError  # noqa: E402
+
+URL = os.environ.get("TOOLSEL_URL", "")
+ADMIN_KEY = os.environ.get("TOOLSEL_API_KEY", "")
+READ_KEY = os.environ.get("TOOLSEL_TEST_READ_KEY", "")
+LIVE = bool(URL and ADMIN_KEY and READ_KEY)
+NO_SERVICE = (
+    "needs a toolsel serve with keys: set TOOLSEL_URL, TOOLSEL_API_KEY (admin), TOOLSEL_TEST_READ_KEY"
+)
+
+WEATHER = "What is the weather in Paris tomorrow, and email the forecast to Ann"
+FUNCTIONS = [
+    {
+        "name": "get_best_sushi_places",
+        "description": "Returns the best sushi places given the city, review rate and top number.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "top": {"type": "integer"}},
+            "required": ["city"],
+        },
+    },
+    {"name": "calculate_triangle_area", "description": "Calculate the area of a triangle."},
+]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def raw_post(path: str, body: Dict[str, Any], key: str) -> Any:
+    request = urllib.request.Request(
+        URL + path,
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", "authorization": f"Bearer {key}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+def without_timings(answer: Mapping[str, Any]) -> Dict[str, Any]:
+    return {key: value for key, value in answer.items() if key != "timings"}
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class SelectAndSearch(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = ToolselClient(URL, api_key=READ_KEY)
+
+    def test_select_answers_as_the_service_does(self) -> None:
+        answer = self.client.select(WEATHER)
+        self.assertEqual(
+            [tool["id"] for tool in answer["tools"]], ["weather.get_weather_forecast", "mail.send_email"]
+        )
+        self.assertIn("parameters", answer["tools"][0])
+        self.assertEqual(answer["components"]["library"], "demo")
+        self.assertEqual(set(answer["timings"]), {"planMs", "retrieveMs", "rerankMs", "selectMs", "totalMs"})
+        # Exactly the raw HTTP answer to the same body (timings aside).
+        raw = raw_post("/v1/select-tools", {"instruction": WEATHER}, READ_KEY)
+        self.assertEqual(without_timings(answer), without_timings(raw))
+
+    def test_select_options_go_over_the_wire_in_the_services_names(self) -> None:
+        answer = self.client.select(
+            "text Bob that I am late", library="demo", k=3, tau=0, explain=True, include_schemas=False
+        )
+        raw = raw_post(
+            "/v1/select-tools",
+            {
+                "instruction": "text Bob that I am late",
+                "library": "demo",
+                "k": 3,
+                "tau": 0,
+                "explain": True,
+                "includeSchemas": False,
+            },
+            READ_KEY,
+        )
+        self.assertEqual(without_timings(answer), without_timings(raw))
+        self.assertEqual(len(answer["steps"][0]["candidates"]), 3)
+        self.assertIn("features", answer["steps"][0]["candidates"][0])
+        self.assertNotIn("parameters", answer["tools"][0])
+        with_selector = self.client.select("text Bob that I am late", selector="top1", planner="none")
+        self.assertEqual(with_selector["components"]["selector"], "top1")
+        self.assertEqual(with_selector["components"]["planner"], "none")
+
+    def test_tool_formats(self) -> None:
+        chat = self.client.select(WEATHER, tool_format="openai")
+        self.assertEqual(chat["tools"][0]["type"], "function")
+        self.assertEqual(chat["tools"][0]["function"]["name"], "weather--get_weather_forecast")
+        self.assertEqual(chat["toolIds"]["mail--send_email"], "mail.send_email")
+        responses = self.client.select(WEATHER, tool_format="openai-responses")
+        self.assertEqual(responses["tools"][1]["name"], "mail--send_email")
+        self.assertIs(responses["tools"][1]["strict"], False)
+        anthropic = self.client.select(WEATHER, tool_format="anthropic")
+        self.assertEqual(set(anthropic["tools"][0]), {"name", "description", "input_schema"})
+
+    def test_drop_in_helpers_return_the_sdk_lists(self) -> None:
+        tools = self.client.select_openai_tools(WEATHER)
+        self.assertIsInstance(tools, list)
+        self.assertIsInstance(tools, ToolList)
+        self.assertEqual(
+            [tool["function"]["name"] for tool in tools],
+            ["weather--get_weather_forecast", "mail--send_email"],
+        )
+        self.assertEqual(tools.tool_id("mail--send_email"), "mail.send_email")
+        self.assertEqual(tools.answer["steps"][0]["selected"], "weather.get_weather_forecast")
+        # json.dumps takes it as the list it is (what an SDK sends).
+        self.assertEqual(json.loads(json.dumps(tools)), list(tools))
+        flat = self.client.select_openai_tools(WEATHER, responses_api=True)
+        self.assertEqual(flat[0]["name"], "weather--get_weather_forecast")
+        anthropic = self.client.select_anthropic_tools("text Bob that I am late", k=5)
+        self.assertEqual(
+            anthropic, [self.client.get_provider_tools("demo", ["sms.send_sms"], "anthropic")["tools"][0]]
+        )
+        self.assertEqual(anthropic.tool_ids, {"sms--send_sms": "sms.send_sms"})
+        # The module-level helpers take their client from TOOLSEL_URL / TOOLSEL_API_KEY.
+        self.assertEqual(toolsel.select_openai_tools(WEATHER), tools)
+        self.assertEqual(toolsel.select_anthropic_tools("text Bob that I am late", k=5), anthropic)
+
+    def test_search(self) -> None:
+        found = self.client.search("send an SMS text message", k=3)
+        self.assertLessEqual(len(found["results"]), 3)
+        self.assertEqual(found["results"][0]["id"], "sms.send_sms")
+        self.assertEqual(found["library"], "demo")
+        again = self.client.search("send an SMS text message", library="demo", k=3, retriever="bm25")
+        self.assertEqual(again["results"], found["results"])
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class Schemas(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = ToolselClient(URL, api_key=READ_KEY)
+
+    def test_get_tools_in_order(self) -> None:
+        tools = self.client.get_tools("demo", ["sms.send_sms", "mail.send_email"])
+        self.assertEqual([tool["id"] for tool in tools], ["sms.send_sms", "mail.send_email"])
+        self.assertEqual(tools[0]["parameters"]["type"], "object")
+
+    def test_get_tool(self) -> None:
+        tool = self.client.get_tool("demo", "sms.send_sms")
+        self.assertEqual(tool["id"], "sms.send_sms")
+
+    def test_get_provider_tools(self) -> None:
+        loaded = self.client.get_provider_tools("demo", ["sms.send_sms"], "openai")
+        self.assertEqual(loaded["toolIds"], {"sms--send_sms": "sms.send_sms"})
+        self.assertEqual(loaded["tools"][0]["function"]["name"], "sms--send_sms")
+
+    def test_unknown_tool_names_the_id_meant(self) -> None:
+        with self.assertRaises(ToolselError) as caught:
+            self.client.get_tool("demo", "sms--send_sms")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("UNKNOWN_TOOL", 404))
+        self.assertIn('"sms.send_sms"', caught.exception.message)
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class Libraries(unittest.TestCase):
+    def setUp(self) -> None:
+        self.admin = ToolselClient(URL, api_key=ADMIN_KEY)
+        self.reader = ToolselClient(URL, api_key=READ_KEY)
+
+    def test_put_get_list_delete(self) -> None:
+        name = unique("py-fns")
+        created = self.admin.put_library(name, FUNCTIONS, namespace="food")
+        self.assertEqual((created["name"], created["toolCount"]), (name, 2))
+        self.assertEqual(created["import"]["format"], "functions")
+        self.assertEqual(
+            self.reader.get_tool(name, "food.calculate_triangle_area")["name"], "calculate_triangle_area"
+        )
+        again = self.admin.put_library(name, FUNCTIONS, namespace="food")
+        self.assertIs(again["unchanged"], True)
+        rebuilt = self.admin.put_library(name, FUNCTIONS, namespace="food", rebuild=True)
+        self.assertIsNot(rebuilt.get("unchanged"), True)
+        self.assertIn(name, [library["name"] for library in self.reader.list_libraries()])
+        self.assertEqual(self.reader.get_library(name)["toolCount"], 2)
+        self.admin.delete_library(name)  # returns None
+        with self.assertRaises(ToolselError) as caught:
+            self.reader.get_library(name)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("UNKNOWN_LIBRARY", 404))
+
+    def test_put_a_file_as_it_is_with_options(self) -> None:
+        name = unique("py-jsonl")
+        jsonl = "\n".join(json.dumps(tool) for tool in FUNCTIONS + FUNCTIONS[:1]) + "\n"
+        with self.assertRaises(ToolselError) as caught:
+            self.admin.put_library(name, jsonl)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("DUPLICATE_TOOL_ID", 400))
+        created = self.admin.put_library(
+            name,
+            jsonl.encode("utf-8"),
+            format="functions",
+            on_duplicate="rename",
+            retriever="bm25,regex",
+            examples="drop",
+        )
+        self.assertEqual(created["toolCount"], 2)  # the identical copy is dropped
+        self.assertEqual(created["retrievers"], ["bm25", "regex"])
+        found = self.reader.search("^calculate_", library=name, retriever="regex")
+        self.assertEqual([result["id"] for result in found["results"]], ["calculate_triangle_area"])
+        self.admin.delete_library(name)
+
+    def test_a_read_key_may_not_write(self) -> None:
+        with self.assertRaises(ToolselError) as caught:
+            self.reader.put_library(unique("py-no"), FUNCTIONS)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("FORBIDDEN", 403))
+
+    def test_examples_and_feedback(self) -> None:
+        name = unique("py-examples")
+        self.admin.put_library(name, FUNCTIONS)
+        added = self.admin.add_examples(
+            name, [{"instruction": "sushi in Tokyo", "tools": ["get_best_sushi_places"]}]
+        )
+        self.assertEqual((added["library"], added["added"]), (name, 1))
+        recorded = self.admin.feedback("area of a 3-4-5 triangle", ["calculate_triangle_area"], library=name)
+        self.assertEqual((recorded["library"], recorded["added"], recorded["examples"]), (name, 1, 2))
+        with self.assertRaises(ToolselError) as caught:
+            self.admin.feedback("area", ["no_such_tool"], library=name)
+        self.assertEqual(caught.exception.status, 400)
+        self.admin.delete_library(name)
+
+    def test_snapshot(self) -> None:
+        snapshot = self.admin.snapshot()
+        self.assertEqual(snapshot["format"], "toolsel-snapshot")
+        with self.assertRaises(ToolselError) as caught:
+            self.reader.snapshot()
+        self.assertEqual(caught.exception.code, "FORBIDDEN")
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class RewardsAndService(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = ToolselClient(URL, api_key=READ_KEY)
+
+    def test_planner_rewards(self) -> None:
+        scored = self.client.planner_rewards(
+            WEATHER,
+            ["weather.get_weather_forecast", "mail.send_email"],
+            ['["get the weather forecast for Paris tomorrow", "email the forecast to Ann"]', "no list"],
+            library="demo",
+            k=15,
+            tau=3,
+            format_penalty=2,
+        )
+        self.assertEqual([item["reward"] for item in scored["rewards"]], [1, -2])
+
+    def test_selector_rewards(self) -> None:
+        scored = self.client.selector_rewards(
+            "mail.send_email",
+            ["mail.send_email", "sms.send_sms"],
+            candidates=["mail.send_email", "sms.send_sms"],
+        )
+        self.assertEqual([item["reward"] for item in scored["rewards"]], [1, 0])
+        none = self.client.selector_rewards(None, ["none"])
+        self.assertEqual(none["rewards"][0]["reward"], 1)
+
+    def test_components_health_ready_metrics(self) -> None:
+        self.assertIn("rule", self.client.components()["planners"]["ids"])
+        self.client.health()  # returns, or raises
+        self.assertIn("demo", self.client.ready()["libraries"])
+        self.assertIn("# TYPE", self.client.metrics())
+
+    def test_every_operation_of_openapi_has_a_method(self) -> None:
+        with urllib.request.urlopen(URL + "/openapi.json", timeout=30) as response:
+            paths = json.load(response)["paths"]
+        published = {
+            f"{method.upper()} {path}"
+            for path, item in paths.items()
+            for method in item
+            if method != "parameters"
+        }
+        self.assertEqual(set(CLIENT_OPERATIONS.values()), published)
+        for method in CLIENT_OPERATIONS:
+            self.assertTrue(callable(getattr(ToolselClient, method)), method)
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class Errors(unittest.TestCase):
+    def test_no_key_is_unauthorized(self) -> None:
+        client = ToolselClient(URL, api_key="")
+        with self.assertRaises(ToolselError) as caught:
+            client.list_libraries()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("UNAUTHORIZED", 401))
+        self.assertIn("Authorization", caught.exception.message)
+        self.assertTrue(str(caught.exception).startswith("UNAUTHORIZED (HTTP 401): "))
+
+    def test_invalid_input(self) -> None:
+        client = ToolselClient(URL, api_key=READ_KEY)
+        with self.assertRaises(ToolselError) as caught:
+            client.select("   ")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("INVALID_INPUT", 400))
+        with self.assertRaises(ToolselError) as caught:
+            client.select(WEATHER, tool_format="openai", include_schemas=False)
+        self.assertEqual(caught.exception.code, "INVALID_INPUT")
+        with self.assertRaises(ToolselError) as caught:
+            client.select(WEATHER, library="nope")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("UNKNOWN_LIBRARY", 404))
+
+    def test_not_json_numbers_are_refused_before_sending(self) -> None:
+        with self.assertRaises(ValueError):
+            ToolselClient(URL, api_key=READ_KEY).select(WEATHER, tau=float("nan"))
+
+
+class Configuration(unittest.TestCase):
+    def test_base_url_and_key_from_the_environment(self) -> None:
+        saved = {name: os.environ.get(name) for name in ("TOOLSEL_URL", "TOOLSEL_API_KEY")}
+        try:
+            os.environ["TOOLSEL_URL"] = "http://127.0.0.1:9/prefix/"
+            os.environ["TOOLSEL_API_KEY"] = "from-env"
+            client = ToolselClient()
+            self.assertEqual((client.base_url, client.api_key), ("http://127.0.0.1:9/prefix", "from-env"))
+            self.assertEqual(ToolselClient("https://example.test", api_key="given").api_key, "given")
+            del os.environ["TOOLSEL_URL"], os.environ["TOOLSEL_API_KEY"]
+            client = ToolselClient()
+            self.assertEqual((client.base_url, client.api_key), (toolsel.DEFAULT_URL, None))
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    def test_bad_arguments(self) -> None:
+        with self.assertRaises(ValueError):
+            ToolselClient("localhost:8080")
+        with self.assertRaises(ValueError):
+            ToolselClient("http://localhost:8080", timeout=0)
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """A server that is not toolsel: a proxy's HTML error page, or 200 with a body not JSON."""
+
+    def do_GET(self) -> None:  # http.server calls it so
+        status, body = (
+            (502, b"<html>Bad Gateway</html>") if self.path.endswith("/readyz") else (200, b"<html>")
+        )
+        self.send_response(status)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class Transport(unittest.TestCase):
+    def test_bad_response(self) -> None:
+        server = http.server.HTTPServer(("127.0.0.1", 0), _Answer)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            client = ToolselClient(f"http://127.0.0.1:{server.server_address[1]}")
+            with self.assertRaises(ToolselError) as caught:
+                client.ready()
+            self.assertEqual((caught.exception.code, caught.exception.status), ("BAD_RESPONSE", 502))
+            self.assertIn("Bad Gateway", caught.exception.message)
+            with self.assertRaises(ToolselError) as caught:
+                client.components()
+            self.assertEqual((caught.exception.code, caught.exception.status), ("BAD_RESPONSE", 200))
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def test_network(self) -> None:
+        with socket.socket() as probe:  # a port nothing listens on
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        with self.assertRaises(ToolselError) as caught:
+            ToolselClient(f"http://127.0.0.1:{port}").health()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK", None))
+        self.assertIn(f"is toolsel serving at http://127.0.0.1:{port}?", caught.exception.message)
+
+    def test_client_timeout(self) -> None:
+        with socket.socket() as silent:  # accepts connections (backlog) and never answers
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(1)
+            client = ToolselClient(f"http://127.0.0.1:{silent.getsockname()[1]}", timeout=30)
+            with self.assertRaises(ToolselError) as caught:
+                client.search("anything", timeout=0.2)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("CLIENT_TIMEOUT", None))
+        self.assertIn("took longer than 0.2 s", caught.exception.message)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,143 @@
+/**
+ * The Python client (clients/python, standard library only) against a real `toolsel serve` with
+ * API keys on: its unittest suite (every method, the error path), its runnable example, and the
+ * wire check: a select answer through the Python client equals the TypeScript client's and the
+ * raw HTTP answer to the same request. Needs `python3` (3.9+) on PATH; without it the suite is
+ * skipped and says so.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ToolselClient } from '../../src/client/index.ts'
+import { runPython, type PythonRun } from '../helpers/run-python.ts'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const ADMIN_KEY = 'py-admin-key-0123456789'
+const READ_KEY = 'py-read-key-0123456789'
+
+/** `python3 --version` when it is 3.9 or later, else why not. */
+function findPython(): { ok: true; version: string } | { ok: false; reason: string } {
+  const probe = spawnSync('python3', ['--version'], { encoding: 'utf8' })
+  if (probe.error || probe.status !== 0) return { ok: false, reason: 'no python3 on PATH' }
+  const version = (probe.stdout || probe.stderr).trim()
+  const [, major, minor] = /Python (\d+)\.(\d+)/.exec(version) ?? []
+  if (Number(major) !== 3 || Number(minor) < 9) {
+    return { ok: false, reason: `${version} on PATH, the client needs 3.9+` }
+  }
+  return { ok: true, version }
+}
+
+const python = findPython()
+
+let server: RunningServe | undefined
+let snapshotDir = ''
+
+/** python3 with the client importable (PYTHONPATH), the service's URL, and `env`. */
+function runClient(args: string[], env: Record<string, string> = {}): Promise<PythonRun> {
+  return runPython('python3', args, {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PYTHONDONTWRITEBYTECODE: '1',
+      PYTHONPATH: join(ROOT, 'clients/python/src'),
+      TOOLSEL_URL: server!.url,
+      ...env,
+    },
+  })
+}
+
+function withoutTimings(answer: Record<string, unknown>): Record<string, unknown> {
+  const { timings: _timings, ...rest } = answer
+  return rest
+}
+
+describe.skipIf(!python.ok)(
+  `the Python client against toolsel serve with keys${python.ok ? '' : ` (skipped: ${python.reason})`}`,
+  () => {
+    beforeAll(async () => {
+      snapshotDir = await mkdtemp(join(tmpdir(), 'toolsel-py-snapshots-'))
+      server = await startServe([], {
+        env: {
+          TOOLSEL_ADMIN_KEY: ADMIN_KEY,
+          TOOLSEL_READ_KEYS: READ_KEY,
+          TOOLSEL_SNAPSHOT_DIR: snapshotDir,
+        },
+      })
+    }, 70_000)
+    afterAll(async () => {
+      await server?.stop()
+      if (snapshotDir) await rm(snapshotDir, { recursive: true, force: true })
+    })
+
+    it('passes its unittest suite: every method and the error path, nothing skipped', async () => {
+      const { code, err } = await runClient(
+        ['-m', 'unittest', 'discover', '-v', '-s', 'clients/python/tests'],
+        { TOOLSEL_API_KEY: ADMIN_KEY, TOOLSEL_TEST_READ_KEY: READ_KEY },
+      )
+      expect(code, err).toBe(0)
+      const ran = Number(/^Ran (\d+) tests? /m.exec(err)?.[1])
+      expect(ran, err).toBeGreaterThanOrEqual(26)
+      expect(err).toMatch(/^OK$/m) // "OK (skipped=…)" would mean a class did not run
+      expect(err).not.toMatch(/skipped/)
+    }, 60_000)
+
+    it('sends the wire format as it is: the same select answer as the TS client and raw HTTP', async () => {
+      const request = {
+        instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
+        library: 'demo',
+        k: 5,
+        tau: 1,
+        explain: true,
+        toolFormat: 'anthropic' as const,
+      }
+      const script = `
+import json, sys
+from toolsel import ToolselClient
+answer = ToolselClient().select(${JSON.stringify(request.instruction)}, library="demo", k=5, tau=1,
+                                explain=True, tool_format="anthropic")
+json.dump(answer, sys.stdout)
+`
+      const { code, out, err } = await runClient(['-c', script], { TOOLSEL_API_KEY: READ_KEY })
+      expect(code, err).toBe(0)
+      const fromPython = JSON.parse(out) as Record<string, unknown>
+
+      const client = new ToolselClient({ baseUrl: server!.url, apiKey: READ_KEY })
+      const fromTs = await client.select(request)
+      const raw = await fetch(`${server!.url}/v1/select-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${READ_KEY}` },
+        body: JSON.stringify(request),
+      })
+      expect(raw.status).toBe(200)
+      const fromHttp = (await raw.json()) as Record<string, unknown>
+
+      expect(withoutTimings(fromPython)).toEqual(withoutTimings(fromTs))
+      expect(withoutTimings(fromPython)).toEqual(withoutTimings(fromHttp))
+      // k and tau were sent as given: 5 candidates per step, the provider shape with its toolIds.
+      const steps = fromPython.steps as Array<{ candidates: unknown[] }>
+      expect(steps.every((step) => step.candidates.length <= 5)).toBe(true)
+      expect(fromPython.toolIds).toMatchObject({
+        'weather--get_weather_forecast': 'weather.get_weather_forecast',
+      })
+    })
+
+    it('runs the offline agent-loop example: offered tools as openai takes them, calls mapped back', async () => {
+      const { code, out, err } = await runClient(
+        ['clients/python/examples/agent_loop_offline.py', 'text Bob that I am late'],
+        // No PYTHONPATH: the example finds the client in the checkout by itself.
+        { TOOLSEL_API_KEY: READ_KEY, PYTHONPATH: '' },
+      )
+      expect(code, err).toBe(0)
+      const result = JSON.parse(out) as {
+        tools: Array<{ type: string; function: { name: string } }>
+        calls: Array<{ name: string; id: string; required: string[] }>
+      }
+      expect(result.tools.map((tool) => tool.function.name)).toEqual(['sms--send_sms'])
+      expect(result.calls).toEqual([
+        { name: 'sms--send_sms', id: 'sms.send_sms', required: ['to', 'message'] },
+      ])
+    })
+  },
+)
