@@ -80,13 +80,13 @@ export async function syncPath(path: string): Promise<void> {
 const UNSYNCABLE = new Set(['EISDIR', 'EPERM', 'EACCES', 'EINVAL', 'ENOTSUP', 'EBADF'])
 
 /** `syncPath` of every file under `dir`, then of its directories (deepest first), `dir` last. */
-export async function syncTree(dir: string): Promise<void> {
+export async function syncTree(dir: string, sync = syncPath): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    if (entry.isDirectory()) await syncTree(path)
-    else if (entry.isFile()) await syncPath(path)
+    if (entry.isDirectory()) await syncTree(path, sync)
+    else if (entry.isFile()) await sync(path)
   }
-  await syncPath(dir)
+  await sync(dir)
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const

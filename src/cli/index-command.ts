@@ -167,7 +167,9 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     ...build,
     onProgress: ({ stage, done, total }) => progress.update(done, total, stage),
   })
-  const dir = await saveIndexedLibrary(config.library.indexDir, indexed)
+  const dir = await saveIndexedLibrary(config.library.indexDir, indexed, {
+    onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
+  })
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
   const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
   progress.done(

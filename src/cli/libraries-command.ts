@@ -97,7 +97,9 @@ export async function librariesCommand(argv: string[], io: CommandIO): Promise<n
   }
   const where =
     values.server === undefined
-      ? localLibraries(config.library.indexDir, config.library.default)
+      ? localLibraries(config.library.indexDir, config.library.default, (warning) =>
+          io.stderr(`Warning: ${warning}\n`),
+        )
       : remoteLibraries(values.server, values['api-key'] ?? io.env.TOOLSEL_API_KEY)
   if (action === 'list') {
     const libraries = await where.list()
@@ -130,7 +132,11 @@ interface Libraries {
   delete(name: string): Promise<void>
 }
 
-function localLibraries(indexDir: string, defaultName: string): Libraries {
+function localLibraries(
+  indexDir: string,
+  defaultName: string,
+  onUnsynced: (warning: string) => void,
+): Libraries {
   const entry = async (name: string): Promise<LibraryEntry> => {
     const dir = join(indexDir, name)
     let manifest: IndexManifest
@@ -180,7 +186,7 @@ function localLibraries(indexDir: string, defaultName: string): Libraries {
         )
       }
       // deleteIndex renames the directory away in one step, then removes it.
-      await deleteIndex(indexDir, name)
+      await deleteIndex(indexDir, name, { onUnsynced })
     },
   }
 }

@@ -66,7 +66,9 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
       `Index directory "${indexDir}" does not exist: nothing to snapshot. Name the directory the indexes are in with --index-dir (or TOOLSEL_INDEX_DIR).`,
     )
   }
-  const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger))
+  const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger), {
+    onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
+  })
   io.stdout(
     values.json
       ? `${JSON.stringify(manifest)}\n`

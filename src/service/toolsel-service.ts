@@ -382,6 +382,7 @@ export class ToolselService {
         try {
           await publishLibrary(this.libraries, rebuilt, {
             indexDir: this.config.library.indexDir,
+            onUnsynced: (warning) => this.logger.warn(warning),
             beforeCommit: () => {
               for (const { entry } of live) {
                 try {
@@ -520,6 +521,11 @@ export class ToolselService {
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
         toolsIndex,
+        // Saved and served: the client hears success, told that it may not survive a crash.
+        onUnsynced: (warning) => {
+          this.logger.warn(warning)
+          warnings.push(warning)
+        },
         beforeCommit: () => {
           throwIfAborted(options.signal)
           options.beforeCommit?.()
@@ -542,19 +548,19 @@ export class ToolselService {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
-    const manifest = await holding(saved, () => writeSnapshot(dir, saved)).catch(
-      (error: unknown) => {
-        if (!isToolselError(error, 'INTERNAL')) throw error
-        // The directory comes from the operator's config: say which setting to change.
-        const failed = new ToolselError(
-          'INTERNAL',
-          `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
-          { cause: error.cause },
-        )
-        this.logger.error(failed.message)
-        throw failed
-      },
-    )
+    const manifest = await holding(saved, () =>
+      writeSnapshot(dir, saved, { onUnsynced: (warning) => this.logger.warn(warning) }),
+    ).catch((error: unknown) => {
+      if (!isToolselError(error, 'INTERNAL')) throw error
+      // The directory comes from the operator's config: say which setting to change.
+      const failed = new ToolselError(
+        'INTERNAL',
+        `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
+        { cause: error.cause },
+      )
+      this.logger.error(failed.message)
+      throw failed
+    })
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, dir, ...manifest }
   }
@@ -572,6 +578,7 @@ export class ToolselService {
       // Dropped as its index is (under its lock), so that no other worker's commit comes between.
       await deleteIndex(this.config.library.indexDir, name, {
         onDelete: () => this.libraries.delete(name),
+        onUnsynced: (warning) => this.logger.warn(warning),
       })
     })
   }

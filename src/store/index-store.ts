@@ -79,6 +79,39 @@ export interface SaveOptions {
    * index stays saved).
    */
   onCommit?: (dir: string) => void
+  /**
+   * Called, instead of the save failing, when the index is committed (served, and what every
+   * later load reads) but flushing the index directory to the disk afterwards failed (an
+   * fsync's EIO): the write happened and is not undone (other processes may serve it already),
+   * but it may not survive a crash of the machine. Default: `process.emitWarning`.
+   */
+  onUnsynced?: (warning: string) => void
+}
+
+/**
+ * The file system calls of the index store that a test replaces to make one fail as a failing
+ * disk does (an fsync's EIO), which a real file system won't do on demand. Nothing else changes
+ * them.
+ */
+export const indexFs = { syncPath }
+
+/**
+ * `indexFs.syncPath(indexDir)` after a change in it is committed (`what`: "Library x's save"):
+ * a failure is reported to `onUnsynced`, never thrown, as the change has happened.
+ */
+export async function syncCommitted(
+  indexDir: string,
+  what: string,
+  onUnsynced: ((warning: string) => void) | undefined,
+): Promise<void> {
+  try {
+    await indexFs.syncPath(indexDir)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    const warning = `${what} is committed in ${indexDir}, but flushing that directory to the disk failed (${reason}): it is served and saved, and may not survive a crash of the machine. Check the disk.`
+    if (onUnsynced) onUnsynced(warning)
+    else process.emitWarning(warning, 'ToolselDurabilityWarning')
+  }
 }
 
 export async function saveIndexedLibrary(
@@ -134,7 +167,7 @@ export async function saveIndexedLibrary(
     }
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     // On the disk before the renames name it: a power loss leaves the old index or the new one.
-    await syncTree(temporary)
+    await syncTree(temporary, indexFs.syncPath)
     const hadOld = await withLibraryLock(
       indexDir,
       name,
@@ -162,7 +195,7 @@ export async function saveIndexedLibrary(
     // Committed: a leftover .old- directory is removed by a later recoverIndexDir.
     if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
     // The renames themselves on the disk.
-    await syncPath(indexDir)
+    await syncCommitted(indexDir, `Library "${name}"'s save`, options.onUnsynced)
     if (failed) throw failed.error
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
@@ -213,7 +246,7 @@ async function restoreOld(indexDir: string, name: string, path: string): Promise
     if (await pathExists(target)) await rm(path, { recursive: true, force: true })
     else {
       await rename(path, target)
-      await syncPath(indexDir)
+      await syncCommitted(indexDir, `Library "${name}"'s restore of its previous index`, undefined)
     }
   } finally {
     await unlockLibrary(indexDir, name)
@@ -245,7 +278,7 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
 export async function deleteIndex(
   indexDir: string,
   name: string,
-  options: { onDelete?: () => void } = {},
+  options: { onDelete?: () => void; onUnsynced?: (warning: string) => void } = {},
 ): Promise<boolean> {
   assertLibraryName(name)
   const target = join(indexDir, name)
@@ -265,7 +298,7 @@ export async function deleteIndex(
       return there
     })
     if (found) {
-      await syncPath(indexDir)
+      await syncCommitted(indexDir, `Library "${name}"'s deletion`, options.onUnsynced)
       await rm(doomed, { recursive: true, force: true })
     }
     return found

@@ -66,6 +66,7 @@ import { groupWarnings } from '../library/importers/group-warnings.ts'
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
 export {
   deleteIndex,
+  indexFs,
   isIndexDir,
   listIndexes,
   loadIndexedLibrary,
@@ -73,6 +74,7 @@ export {
   readManifest,
   recoverIndexDir,
   saveIndexedLibrary,
+  syncCommitted,
   type SaveOptions,
 } from './index-store.ts'
 export type { PreparedToolsIndex } from './tools-index-file.ts'

@@ -19,9 +19,14 @@ import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
-import { listIndexes, loadIndexedLibrary, saveIndexedLibrary } from './library-lifecycle.ts'
+import {
+  indexFs,
+  listIndexes,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+  syncCommitted,
+} from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
-import { syncPath } from '../write-file-atomically.ts'
 
 export const SNAPSHOT_FILE = 'snapshot.json'
 export const SNAPSHOT_FORMAT = 'toolsel-snapshot'
@@ -45,10 +50,15 @@ const SnapshotManifestSchema = z.object({
 
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>
 
-/** Writes `libraries` as a new snapshot at `dir` (which must not exist yet). */
+/**
+ * Writes `libraries` as a new snapshot at `dir` (which must not exist yet). A failure before the
+ * rename that names it leaves nothing; once it is renamed into place, a failed flush of its
+ * parent directory is reported to `onUnsynced` (see `SaveOptions.onUnsynced`), not thrown.
+ */
 export async function writeSnapshot(
   dir: string,
   libraries: readonly IndexedLibrary[],
+  options: { onUnsynced?: (warning: string) => void } = {},
 ): Promise<SnapshotManifest> {
   const target = resolve(dir)
   if (await pathExists(target)) {
@@ -69,7 +79,12 @@ export async function writeSnapshot(
   }
   try {
     for (const indexed of libraries) {
-      await saveIndexedLibrary(join(temporary, 'indexes'), indexed)
+      // Not committed yet (the snapshot is, by its rename): a failed flush fails the snapshot.
+      await saveIndexedLibrary(join(temporary, 'indexes'), indexed, {
+        onUnsynced: (warning) => {
+          throw new Error(warning)
+        },
+      })
     }
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
@@ -88,10 +103,10 @@ export async function writeSnapshot(
     await writeFile(join(temporary, SNAPSHOT_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     // On the disk before the rename names it (each index's files were by its save), and the
     // rename after it.
-    await syncPath(join(temporary, SNAPSHOT_FILE))
-    await syncPath(temporary)
+    await indexFs.syncPath(join(temporary, SNAPSHOT_FILE))
+    await indexFs.syncPath(temporary)
     await rename(temporary, target)
-    await syncPath(dirname(target))
+    await syncCommitted(dirname(target), `Snapshot ${basename(target)}`, options.onUnsynced)
     return manifest
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
