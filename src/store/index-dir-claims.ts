@@ -18,6 +18,12 @@
  * This process's own pid is alive only for the paths it is using now (`claim`): an entry of its
  * pid that it does not use was left by a crashed predecessor that had the same pid (a container
  * restarts with pid 1).
+ *
+ * Only names of this grammar (and of the versions before it) are ever touched; one that looks
+ * like a writer's but does not parse (another version's) is left alone and reported once. The
+ * marker `.toolsel-writer-protocol` names the grammar's version (`WRITER_PROTOCOL`): a writer
+ * makes it when missing and refuses to write, and a recovery to touch anything, where it names
+ * another one, so that a future change of these names can bump it and be safe from this code.
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -38,15 +44,24 @@ const LOCK_STALE_MS = 5_000
 /** Work directories and lock files this process is using now (full paths). */
 const claimed = new Set<string>()
 
+/** A library name (LIBRARY_NAME_PATTERN), as a part of the names below. */
+const NAME = '[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}'
 /**
  * `.tmp-<name>+<pid>.<start>-<hex>` / `.old-<name>+<pid>.<start>-<hex>` (`+` is in no library
  * name); `.<start>` is absent where the start time is unknown and in names before round 27.
  */
-const WORK_ENTRY = /^\.(tmp|old)-(.+)\+(\d+)(?:\.(\d+))?-[0-9a-f]{12}$/
+const WORK_ENTRY = new RegExp(`^\\.(tmp|old)-(${NAME})\\+(\\d+)(?:\\.(\\d+))?-[0-9a-f]{12}$`)
 /** A lock taken away by `breakStale`: `.lock-<name>+<pid>.<start>-<hex>`. */
-const AWAY_LOCK_ENTRY = /^\.lock-.+\+(\d+)(?:\.(\d+))?-[0-9a-f]{12}$/
-/** The names written before work directories carried a pid. */
-const LEGACY_OLD_ENTRY = /^\.old-(.+)-[0-9a-f]{12}$/
+const AWAY_LOCK_ENTRY = new RegExp(`^\\.lock-${NAME}\\+(\\d+)(?:\\.(\\d+))?-[0-9a-f]{12}$`)
+/** A library's lock: `.lock-<name>`. */
+const LOCK_ENTRY = new RegExp(`^\\.lock-${NAME}$`)
+/** The names written before work directories carried a pid: `.tmp-<name>-<hex>`, `.old-…`. */
+const LEGACY_ENTRY = new RegExp(`^\\.(tmp|old)-(${NAME})-[0-9a-f]{12}$`)
+/**
+ * Entries that look like some toolsel version's work of writing (a work directory, a lock, a
+ * marker) but that this version can't parse: another version's, left alone (`unknownEntry`).
+ */
+const WRITER_LIKE_ENTRY = /^\.(tmp|old|lock|toolsel)-/
 
 /** A new work directory's path for library `name`: `.tmp-` (being written) or `.old-` (replaced). */
 export function workDirPath(indexDir: string, kind: 'tmp' | 'old', name: string): string {
@@ -94,14 +109,18 @@ export function release(path: string): void {
 /** A work directory entry of an index directory: what it is, for which library, by which pid. */
 export interface WorkEntry {
   kind: 'tmp' | 'old'
-  /** The library's name; undefined for a legacy `.tmp-` entry (its name can't be told apart). */
-  name: string | undefined
+  /** The library's name. */
+  name: string
   /** The writing process; undefined for the names written before pids were (abandoned). */
   pid: number | undefined
   /** When the writing process started (`startTime`); undefined when its name does not say. */
   start?: number
 }
 
+/**
+ * The work directory that `entry` names, when it is one of this version's grammar (or of the
+ * versions before it); undefined for anything else, which a recovery leaves alone.
+ */
 export function parseWorkEntry(entry: string): WorkEntry | undefined {
   const current = WORK_ENTRY.exec(entry)
   if (current) {
@@ -112,10 +131,24 @@ export function parseWorkEntry(entry: string): WorkEntry | undefined {
       ...(current[4] !== undefined && { start: Number(current[4]) }),
     }
   }
-  const legacyOld = LEGACY_OLD_ENTRY.exec(entry)
-  if (legacyOld) return { kind: 'old', name: legacyOld[1], pid: undefined }
-  if (entry.startsWith('.tmp-')) return { kind: 'tmp', name: undefined, pid: undefined }
+  const legacy = LEGACY_ENTRY.exec(entry)
+  if (legacy) return { kind: legacy[1] as 'tmp' | 'old', name: legacy[2], pid: undefined }
   return undefined
+}
+
+/**
+ * True for an index directory entry that looks like a writer's (`.tmp-`, `.old-`, `.lock-`,
+ * `.toolsel-`) but is none this version knows: a newer (or other) version's work directory, lock
+ * or marker, which a recovery must leave alone whatever it holds.
+ */
+export function isUnknownWriterEntry(entry: string): boolean {
+  return (
+    WRITER_LIKE_ENTRY.test(entry) &&
+    entry !== WRITER_PROTOCOL_FILE &&
+    parseWorkEntry(entry) === undefined &&
+    !AWAY_LOCK_ENTRY.test(entry) &&
+    !LOCK_ENTRY.test(entry)
+  )
 }
 
 /** True when nobody uses the work entry at `path` any more: its writer is dead (or unknown). */
@@ -278,4 +311,82 @@ function isStale(path: string, holder: LockHolder): boolean {
   if (holder.ageMs > LOCK_STALE_MS) return true
   // Empty: made with `wx` and its pid not written yet.
   return holder.pid !== undefined && !holderAlive(holder.pid, holder.start, path)
+}
+
+/**
+ * The index directory's writer-protocol marker: which grammar of work directory and lock names
+ * (and which rules for them) its writers follow. A writer of this version makes it when it is
+ * missing and refuses to write when it names a protocol it does not know (a newer version's),
+ * so that a later change of these names can bump it and be safe from this version.
+ */
+export const WRITER_PROTOCOL_FILE = '.toolsel-writer-protocol'
+/**
+ * 1: `.tmp-/.old-<name>+<pid>.<start>-<hex>` (`+<pid>-<hex>` and `-<hex>` read as before),
+ * `.lock-<name>` holding `<pid> <start>`, taken away as `.lock-<name>+<pid>.<start>-<hex>`.
+ */
+export const WRITER_PROTOCOL = 1
+
+const PROTOCOL_TEXT = /^toolsel-writer-protocol (\d+)\n$/
+
+/**
+ * The protocol the marker in `indexDir` names: undefined when there is none (a directory no
+ * writer of round 28 or later has written), NaN when it can't be read or parsed (a format this
+ * version does not know).
+ */
+export async function writerProtocol(indexDir: string): Promise<number | undefined> {
+  const path = join(indexDir, WRITER_PROTOCOL_FILE)
+  for (let attempt = 0; ; attempt++) {
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      return Number.NaN
+    }
+    const parsed = PROTOCOL_TEXT.exec(text)
+    if (parsed) return Number(parsed[1])
+    // Empty: made with `wx` by another writer a moment ago, its line not written yet.
+    if (text !== '' || attempt >= 5) return Number.NaN
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/**
+ * Before a write to `indexDir`: makes its marker when there is none, and fails (INDEX_MISMATCH)
+ * when it names another protocol than this version's, changing nothing.
+ */
+export async function requireWriterProtocol(indexDir: string): Promise<void> {
+  let found = await writerProtocol(indexDir)
+  if (found === undefined) {
+    try {
+      await writeFile(
+        join(indexDir, WRITER_PROTOCOL_FILE),
+        `toolsel-writer-protocol ${WRITER_PROTOCOL}\n`,
+        { flag: 'wx' },
+      )
+      return
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    found = await writerProtocol(indexDir)
+  }
+  if (found === WRITER_PROTOCOL) return
+  throw new ToolselError(
+    'INDEX_MISMATCH',
+    `Index directory ${indexDir} is written by ${Number.isNaN(found) ? 'a version of toolsel whose writer protocol this one can not read' : `toolsel writer protocol ${found}`} (${WRITER_PROTOCOL_FILE}); this version writes protocol ${WRITER_PROTOCOL} and does not write there, so as not to take a newer writer's work for a crashed one's. Upgrade this toolsel, or give it another index directory (library.indexDir, TOOLSEL_INDEX_DIR).`,
+  )
+}
+
+/** Unknown entries reported already (index directory and entry), so each is reported once. */
+const reported = new Set<string>()
+
+/** Reports once per process that `entry` of `indexDir` is left alone (`isUnknownWriterEntry`). */
+export function reportUnknownEntry(indexDir: string, entry: string): void {
+  const key = join(indexDir, entry)
+  if (reported.has(key)) return
+  reported.add(key)
+  process.emitWarning(
+    `${key} looks like another toolsel version's work directory or lock (a name this version does not know): left alone. If no other toolsel version writes ${indexDir}, remove it by hand.`,
+    'ToolselWarning',
+  )
 }

@@ -46,12 +46,17 @@ import {
   claim,
   isAbandoned,
   isStrayLock,
+  isUnknownWriterEntry,
   parseWorkEntry,
   release,
+  reportUnknownEntry,
+  requireWriterProtocol,
   tryLibraryLock,
   unlockLibrary,
   withLibraryLock,
   workDirPath,
+  WRITER_PROTOCOL,
+  writerProtocol,
 } from './index-dir-claims.ts'
 
 export interface SaveOptions {
@@ -122,6 +127,7 @@ export async function saveIndexedLibrary(
   const name = indexed.library.name
   assertLibraryName(name)
   await mkdir(indexDir, { recursive: true })
+  await requireWriterProtocol(indexDir)
   const temporary = workDirPath(indexDir, 'tmp', name)
   const old = workDirPath(indexDir, 'old', name)
   const target = join(indexDir, name)
@@ -220,13 +226,17 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
   } catch {
     return
   }
+  // Another (newer) version's protocol: whatever is there may be its live work.
+  const protocol = await writerProtocol(indexDir)
+  if (protocol !== undefined && protocol !== WRITER_PROTOCOL) return
   for (const entry of entries) {
     const work = parseWorkEntry(entry)
     const path = join(indexDir, entry)
-    if (work === undefined && isStrayLock(path, entry)) await rm(path, { force: true })
+    if (isUnknownWriterEntry(entry)) reportUnknownEntry(indexDir, entry)
+    else if (work === undefined && isStrayLock(path, entry)) await rm(path, { force: true })
     // A live writer's: being written, between its two renames, or being removed after them.
     if (work === undefined || !isAbandoned(path, work)) continue
-    if (work.kind === 'old' && work.name !== undefined && !entries.includes(work.name))
+    if (work.kind === 'old' && !entries.includes(work.name))
       await restoreOld(indexDir, work.name, path)
     else await rm(path, { recursive: true, force: true })
   }
@@ -286,6 +296,7 @@ export async function deleteIndex(
     options.onDelete?.()
     return false
   }
+  await requireWriterProtocol(indexDir)
   // Rename first so a concurrent reader never sees a half-deleted directory; under the lock, so
   // that it is not between another process's two renames.
   const doomed = workDirPath(indexDir, 'tmp', name)

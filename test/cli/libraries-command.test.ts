@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp } from '../server/test-service.ts'
 import { runCli } from './run-cli.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const fixture = (name: string) => new URL(`../fixtures/formats/${name}`, import.meta.url).pathname
 
@@ -68,7 +69,7 @@ describe('toolsel libraries (saved indexes)', () => {
       stdout: `Deleted library "shop" from ${indexDir}/.\n`,
     })
     // Nothing left behind: no half-deleted directory, no temporary one.
-    expect(await readdir(indexDir)).toEqual(['fns'])
+    expect(await indexDirEntries(indexDir)).toEqual(['fns'])
   })
 
   it('says what it takes: an action, one name, a known action', async () => {

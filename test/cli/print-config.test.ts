@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { COMMANDS } from '../../src/main.ts'
 import { pathExists } from '../../src/store/path-exists.ts'
 import { runCli } from './run-cli.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const fixture = new URL('../fixtures/formats/postman-collection.json', import.meta.url).pathname
 
@@ -57,7 +58,7 @@ describe('--print-config', () => {
       })
       expect(run.stdout + run.stderr, argv.join(' ')).not.toMatch(/admin-secret|openai-secret/)
     }
-    expect(await readdir(indexDir)).toEqual(['shop'])
+    expect(await indexDirEntries(indexDir)).toEqual(['shop'])
     expect(await pathExists(untouched)).toBe(false)
   })
 })

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 let server: ChildProcess | undefined
@@ -146,7 +147,7 @@ describe('toolsel serve --workers', () => {
       const names = saved.library.tools.map((tool) => tool.name)
       expect(names).toEqual(uploads[names.length - 1]!.map((tool) => tool.name))
       // Nothing of a write is left behind: no temporary or old directory, no lock.
-      expect(await readdir(dir)).toEqual(['race'])
+      expect(await indexDirEntries(dir)).toEqual(['race'])
     }
     expect(logs()).not.toMatch(/Library change not applied/)
   }, 150_000)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { describedTool } from '../helpers/oversized-tools.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 /** An MCP tools/list body whose every tool is in namespace `version`. */
 function mcpBody(version: string, count = 6): string {
@@ -169,7 +170,7 @@ describe('library routes', () => {
       persisted: true,
       retrievers: ['bm25'],
     })
-    expect(await readdir(indexDir)).toEqual(['crm'])
+    expect(await indexDirEntries(indexDir)).toEqual(['crm'])
 
     const listed = await readJson(await app.request('/v1/libraries'))
     expect(listed.libraries.map((library: { name: string }) => library.name)).toEqual([
@@ -189,7 +190,7 @@ describe('library routes', () => {
 
     expect((await app.request('/v1/libraries/crm', { method: 'DELETE' })).status).toBe(204)
     expect((await app.request('/v1/libraries/crm')).status).toBe(404)
-    expect(await readdir(indexDir)).toEqual([])
+    expect(await indexDirEntries(indexDir)).toEqual([])
   })
 
   it.each([

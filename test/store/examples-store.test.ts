@@ -14,6 +14,7 @@ import {
 } from '../../src/store/library-lifecycle.ts'
 import { readStoredExamples } from '../../src/store/examples-part.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const EXAMPLES = [
   { instruction: 'holler at the crew about the gig', tools: ['sms.send_sms'] },
@@ -151,7 +152,7 @@ describe('an index with usage examples', () => {
       }),
     ).rejects.toThrow('crash')
     await recoverIndexDir(indexDir)
-    expect(await readdir(indexDir)).toEqual(['sample'])
+    expect(await indexDirEntries(indexDir)).toEqual(['sample'])
     expect((await loadIndexedLibrary(saved, config)).examples!.set.examples).toEqual(many)
   })
 })

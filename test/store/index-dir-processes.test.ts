@@ -4,7 +4,7 @@
  * are left alone, those of a dead one are recovered.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -23,8 +23,13 @@ import {
   syncSavedLibrary,
   type IndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
-import { startTime } from '../../src/store/index-dir-claims.ts'
+import {
+  startTime,
+  WRITER_PROTOCOL,
+  WRITER_PROTOCOL_FILE,
+} from '../../src/store/index-dir-claims.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const config = defaultConfig()
@@ -117,7 +122,7 @@ describe('index directory shared by processes', () => {
     const loaded = await loadIndexedLibrary(join(indexDir, 'shared'), config)
     expect([3, 5]).toContain(loaded.library.size)
     expect(loaded.library.tools).toEqual(SAMPLE_TOOLS.slice(0, loaded.library.size))
-    expect(await readdir(indexDir)).toEqual(['shared'])
+    expect(await indexDirEntries(indexDir)).toEqual(['shared'])
   }, 120_000)
 
   it("leaves a live process's temporary and old directories alone, and recovers a dead one's", async () => {
@@ -135,14 +140,14 @@ describe('index directory shared by processes', () => {
     // A load of the library and a listing recover the directory first.
     await loadIndexedLibrary(join(indexDir, 'shared'), config)
     expect(await listIndexes(indexDir)).toEqual(['shared'])
-    expect((await readdir(indexDir)).sort()).toEqual(
+    expect(await indexDirEntries(indexDir)).toEqual(
       [entries.liveOld, entries.liveTmp, 'shared'].sort(),
     )
     // A dead writer between its two renames: its old index goes back.
     await rename(join(indexDir, 'shared'), join(indexDir, `.old-shared+${dead}-0123456789ab`))
     await writeFile(join(indexDir, '.lock-shared'), `${dead}\n`)
     await recoverIndexDir(indexDir)
-    expect((await readdir(indexDir)).sort()).toEqual(
+    expect(await indexDirEntries(indexDir)).toEqual(
       [entries.liveOld, entries.liveTmp, 'shared'].sort(),
     )
     expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(
@@ -153,7 +158,7 @@ describe('index directory shared by processes', () => {
   it("takes over a dead process's lock, and says LIBRARY_BUSY when a live one keeps it", async () => {
     await writeFile(join(indexDir, '.lock-shared'), `${await deadPid()}\n`)
     await saveSample(2)
-    expect(await readdir(indexDir)).toEqual(['shared'])
+    expect(await indexDirEntries(indexDir)).toEqual(['shared'])
     const live = (await liveProcess()).pid!
     await writeFile(join(indexDir, '.lock-shared'), `${live}\n`)
     const indexed = await buildIndexedLibrary(new ToolLibrary('shared', SAMPLE_TOOLS), config, {
@@ -166,12 +171,12 @@ describe('index directory shared by processes', () => {
     expect((error as Error).message).toContain(`pid ${live}`)
     // Nothing changed: the saved index, and no temporary directory left.
     expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(2)
-    expect((await readdir(indexDir)).sort()).toEqual(['.lock-shared', 'shared'])
+    expect(await indexDirEntries(indexDir)).toEqual(['.lock-shared', 'shared'])
     // A lock older than a commit takes: left by a crash, its pid since reused.
     const past = new Date(Date.now() - 60_000)
     await utimes(join(indexDir, '.lock-shared'), past, past)
     expect(await deleteIndex(indexDir, 'shared')).toBe(true)
-    expect(await readdir(indexDir)).toEqual([])
+    expect(await indexDirEntries(indexDir)).toEqual([])
   }, 60_000)
 
   it("restores a dead writer's old index whose pid another process has since (its start time differs)", async () => {
@@ -188,7 +193,7 @@ describe('index directory shared by processes', () => {
       join(indexDir, `.old-shared+${live}.${started! + 1}-0123456789ab`),
     )
     expect(await listIndexes(indexDir)).toEqual(['shared'])
-    expect((await readdir(indexDir)).sort()).toEqual([liveOld, 'shared'])
+    expect(await indexDirEntries(indexDir)).toEqual([liveOld, 'shared'])
     expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(
       SAMPLE_TOOLS.length,
     )
@@ -208,7 +213,62 @@ describe('index directory shared by processes', () => {
     ])
       await writeFile(join(indexDir, stray), `${dead}\n`)
     expect(await listIndexes(indexDir)).toEqual(['shared'])
-    expect((await readdir(indexDir)).sort()).toEqual([kept, 'shared'])
+    expect(await indexDirEntries(indexDir)).toEqual([kept, 'shared'])
+  }, 60_000)
+
+  it("leaves names of another version's grammar alone (a newer writer's), warning once each", async () => {
+    await saveSample()
+    const dead = await deadPid()
+    // What a later format might name its work: more fields, other separators. A dead pid in
+    // each, so that a rule that half-parses them would take them for a crashed writer's.
+    const unknown = [
+      `.tmp-shared+${dead}.12345.7-0123456789ab`,
+      `.old-shared+${dead}.12345.7-0123456789ab`,
+      `.tmp-shared~${dead}-0123456789ab`,
+      `.old-shared+${dead}-0123456789abcdef`,
+      `.lock-shared+${dead}.12345.7-0123456789ab`,
+    ]
+    for (const entry of unknown.slice(0, 4)) await mkdir(join(indexDir, entry))
+    await writeFile(join(indexDir, unknown[4]!), `${dead}\n`)
+    // Without the library: an .old- half-parsed would be "restored" under some name.
+    await rm(join(indexDir, 'shared'), { recursive: true })
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.message)
+    process.on('warning', onWarning)
+    try {
+      expect(await listIndexes(indexDir)).toEqual([])
+      await recoverIndexDir(indexDir)
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(await indexDirEntries(indexDir)).toEqual([...unknown].sort())
+    for (const entry of unknown)
+      expect(warnings.filter((warning) => warning.includes(entry))).toHaveLength(1)
+  }, 60_000)
+
+  it('writes a writer-protocol marker, and refuses to write or recover where it names a newer one', async () => {
+    await saveSample(2)
+    const marker = join(indexDir, WRITER_PROTOCOL_FILE)
+    expect(await readFile(marker, 'utf8')).toBe(`toolsel-writer-protocol ${WRITER_PROTOCOL}\n`)
+    await writeFile(marker, `toolsel-writer-protocol ${WRITER_PROTOCOL + 1}\n`)
+    const dead = await deadPid()
+    const deadTmp = `.tmp-shared+${dead}-0123456789ab`
+    await mkdir(join(indexDir, deadTmp))
+    const refused = async (write: Promise<unknown>, says = `protocol ${WRITER_PROTOCOL + 1}`) => {
+      const error = await write.catch((caught: unknown) => caught)
+      expect(isToolselError(error, 'INDEX_MISMATCH'), String(error)).toBe(true)
+      expect((error as Error).message).toContain(says)
+    }
+    await refused(saveSample())
+    await refused(deleteIndex(indexDir, 'shared'))
+    // The newer version's rules decide what is abandoned: nothing removed, nothing changed.
+    expect(await listIndexes(indexDir)).toEqual(['shared'])
+    expect(await indexDirEntries(indexDir)).toEqual([deadTmp, 'shared'])
+    expect((await loadIndexedLibrary(join(indexDir, 'shared'), config)).library.size).toBe(2)
+    // A marker this version can't read at all is refused too.
+    await writeFile(marker, 'protocol: next\n')
+    await refused(saveSample(), 'whose writer protocol this one can not read')
   }, 60_000)
 
   it('a relayed change leaves what is saved now served, whatever order the changes come in', async () => {
@@ -246,6 +306,6 @@ describe('index directory shared by processes', () => {
     expect(await deleteIndex(indexDir, 'shared')).toBe(true)
     await syncSavedLibrary(slots, 'shared', indexDir, config)
     expect(served.has('shared')).toBe(false)
-    expect(await readdir(indexDir)).toEqual([])
+    expect(await indexDirEntries(indexDir)).toEqual([])
   }, 60_000)
 })

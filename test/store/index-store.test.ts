@@ -14,6 +14,7 @@ import {
   saveIndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const config = defaultConfig()
 let indexDir: string
@@ -109,7 +110,7 @@ describe('index store', () => {
     await saveSample()
     const { dir } = await saveSample(SAMPLE_TOOLS.slice(0, 3))
     expect((await loadIndexedLibrary(dir, config)).library.size).toBe(3)
-    expect(await readdir(indexDir)).toEqual(['sample'])
+    expect(await indexDirEntries(indexDir)).toEqual(['sample'])
   })
 
   it('recovers the old index when a save died between its two renames', async () => {
@@ -118,7 +119,7 @@ describe('index store', () => {
     await rename(dir, join(indexDir, '.old-sample-0123456789ab'))
     await mkdir(join(indexDir, '.tmp-sample-ba9876543210'))
     await recoverIndexDir(indexDir)
-    expect(await readdir(indexDir)).toEqual(['sample'])
+    expect(await indexDirEntries(indexDir)).toEqual(['sample'])
     expect((await loadIndexedLibrary(dir, config)).library.size).toBe(SAMPLE_TOOLS.length)
   })
 

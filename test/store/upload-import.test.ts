@@ -25,6 +25,7 @@ import { ExampleSet } from '../../src/examples/example-set.ts'
 import { bm25Settings } from '../../src/store/kinds/bm25-kind.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { describedTool } from '../helpers/oversized-tools.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 const work = await mkdtemp(join(tmpdir(), 'toolsel-upload-import-'))
@@ -166,7 +167,7 @@ describe('a library upload imported in a worker thread', () => {
       }
       expect(await indexFiles(join(work, 'bad-worker', 'lib'))).toEqual(before)
       expect(inWorker.service.library('lib').library.size).toBe(40)
-      expect(await readdir(join(work, 'bad-worker'))).toEqual(['lib'])
+      expect(await indexDirEntries(join(work, 'bad-worker'))).toEqual(['lib'])
     } finally {
       await inProcess.http.close()
       await inWorker.http.close()
