@@ -89,12 +89,18 @@ export function renderDataCard(card: DataCard): string {
       ? `| teacher synonymy check (${counts.synonymFilter.pairsAsked} pairs asked, ${counts.synonymFilter.failed} calls failed and kept) | ${counts.synonymFilter.examplesIn} | ${counts.synonymFilter.goldRemoved} | ${counts.synonymFilter.examplesDropped} |`
       : '| teacher synonymy check | – | – | not run (no teacher) |',
     '',
-    `Target plans (${counts.plans.source}): ${counts.plans.checked} checked, ${counts.plans.rejected} rejected because some step claims no gold tool within K` +
-      (counts.plans.source === 'teacher'
-        ? `; ${counts.plans.teacherUnparsable} teacher answers held no plan, ${counts.plans.teacherFailed} teacher calls failed.`
-        : '.'),
+    // Each kind reports the counts it made (was: "0 checked" on a GRPO card, "Selector steps: 0"
+    // on a planner card, read as everything rejected).
+    card.kind === 'grpo'
+      ? 'Target plans: none (GRPO prompt sets carry no target; the rewards score the rollouts).'
+      : `Target plans (${counts.plans.source}): ${counts.plans.checked} checked, ${counts.plans.rejected} rejected because some step claims no gold tool within K` +
+        (counts.plans.source === 'teacher'
+          ? `; ${counts.plans.teacherUnparsable} teacher answers held no plan, ${counts.plans.teacherFailed} teacher calls failed.`
+          : '.'),
     '',
-    `Selector steps: ${counts.selectorSteps.goldRetrieved} with the gold tool among the candidates, ${counts.selectorSteps.goldNotRetrieved} without (target \`none\`, \`goldRetrieved: false\`), ${counts.selectorSteps.noCandidates} with no candidate (no record: the pipeline never asks the selector).`,
+    card.kind === 'planner'
+      ? 'Selector steps: not counted (planner records only; `toolsel train-data selector` or `grpo` writes them).'
+      : `Selector steps: ${counts.selectorSteps.goldRetrieved} with the gold tool among the candidates, ${counts.selectorSteps.goldNotRetrieved} without (target \`none\`, \`goldRetrieved: false\`), ${counts.selectorSteps.noCandidates} with no candidate (no record: the pipeline never asks the selector).`,
     '',
     '## Settings the model must be served with',
     '',

@@ -107,6 +107,10 @@ describe('toolsel train-data over an examples file', () => {
     const planRequest = server.requests.find((request) => !request.body.response_format)!
     expect(JSON.stringify(planRequest.body.messages)).toContain('get_forecast')
     expect(JSON.stringify(records[0].messages)).not.toContain('Hint for this request')
+    // Was "Selector steps: 0 with the gold tool …" on a planner card.
+    const card = await readFile(join(run.dir, 'data-card.md'), 'utf8')
+    expect(card).toContain('Target plans (teacher): 2 checked, 1 rejected')
+    expect(card).toContain('Selector steps: not counted (planner records only')
   })
 
   it('writes GRPO prompt sets with the gold the rewards need, the same bytes on every run', async () => {
@@ -155,6 +159,10 @@ describe('toolsel train-data over an examples file', () => {
       'user',
     ])
     expect(selector).toHaveProperty('candidates')
+    // Was "Target plans (description): 0 checked, 0 rejected …": GRPO writes no target plans.
+    const card = await readFile(join(first.dir, 'data-card.md'), 'utf8')
+    expect(card).toContain('Target plans: none (GRPO prompt sets carry no target')
+    expect(card).toMatch(/Selector steps: [1-9]\d* with the gold tool among the candidates/)
   })
 
   it('reads a file of one example (JSON Lines of one line), and refuses an --out that is a file', async () => {
