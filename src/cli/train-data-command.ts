@@ -9,7 +9,13 @@ import { indexTools, readLibraryReferenceTools } from '../store/library-lifecycl
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import { makeDirectory, writeFilesAtomically } from '../write-file-atomically.ts'
-import { buildTrainData, TRAIN_DATA_KINDS, type TrainDataKind } from '../train/build-train-data.ts'
+import {
+  buildTrainData,
+  TRAIN_DATA_KINDS,
+  type TrainData,
+  type TrainDataCounts,
+  type TrainDataKind,
+} from '../train/build-train-data.ts'
 import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
 import { loadExamplesFile, loadTrainSplit, TRAIN_SPLITS } from '../train/splits/index.ts'
 import {
@@ -175,6 +181,16 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     }
   }
   progress.done(`${data.counts.examples} examples`)
+  const records = Object.values(files).reduce((sum, count) => sum + count, 0)
+  // Was: exit 0 and "Training data written" over an empty set (a teacher that never answered,
+  // every plan rejected), replacing the previous set.
+  if (records === 0) throw noRecords(data, config.retrieve, dir)
+  const teacherFailures = teacherFailed(data.counts)
+  if (teacherFailures.failed > 0) {
+    io.stderr(
+      `Warning: ${teacherFailures.failed} of ${teacherFailures.asked} teacher calls failed (first: ${firstError(data)}); the data card counts them.\n`,
+    )
+  }
   const fingerprints = promptFingerprints(config.plan.maxSteps)
   const card = createDataCard({
     kind,
@@ -225,6 +241,49 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   io.stdout(renderDataCard(card))
   io.stderr(`Training data written to ${dir}\n`)
   return 0
+}
+
+/** Teacher calls made (synonymy checks and plans) and how many of them failed. */
+function teacherFailed(counts: TrainDataCounts): { asked: number; failed: number } {
+  const synonym = counts.synonymFilter
+  const plans = counts.plans
+  const failed = (synonym?.failed ?? 0) + plans.teacherFailed
+  const asked =
+    (synonym?.pairsAsked ?? 0) +
+    (plans.source === 'teacher' ? plans.checked + plans.teacherUnparsable + plans.teacherFailed : 0)
+  return { asked, failed }
+}
+
+/** The first failed teacher call's message, without its final period. */
+function firstError(data: TrainData): string {
+  return (data.teacherError ?? 'unknown').replace(/\.$/, '')
+}
+
+/** Why a run made no record at all, and what to change. */
+function noRecords(
+  data: TrainData,
+  retrieve: { k: number; bm25: { tau: number } },
+  dir: string,
+): ToolselError {
+  const { counts } = data
+  const kept = `Nothing was written (the files already in ${dir}, if any, are kept).`
+  const { asked, failed } = teacherFailed(counts)
+  if (failed > 0 && failed === asked) {
+    return new ToolselError(
+      'MODEL_CALL_FAILED',
+      `No training records: ${failed} of ${asked} teacher calls failed (first: ${firstError(data)}). Check that the teacher answers: models.openai.baseUrl or TOOLSEL_OPENAI_BASE_URL, and the model name. ${kept}`,
+    )
+  }
+  const { lexicalFilter, plans } = counts
+  const why =
+    lexicalFilter.examplesIn > 0 && lexicalFilter.examplesDropped === lexicalFilter.examplesIn
+      ? 'the lexical filter dropped every example (no gold tool shares a content word with its instruction)'
+      : plans.checked > 0 && plans.rejected === plans.checked
+        ? `all ${plans.checked} target plans were rejected: some step of each claims no gold tool within k = ${retrieve.k} at tau = ${retrieve.bm25.tau} (on a small library BM25 scores stay under the default tau of 3: export and serve with a lower --tau, docs/training.md, section 3)`
+        : `no example left a record (${lexicalFilter.examplesDropped} of ${lexicalFilter.examplesIn} dropped by the lexical filter, ${plans.rejected} of ${plans.checked} target plans rejected, ${counts.selectorSteps.noCandidates} selector steps without a candidate)`
+  const teacherNote =
+    failed > 0 ? ` ${failed} of ${asked} teacher calls failed (first: ${firstError(data)}).` : ''
+  return new ToolselError('INVALID_INPUT', `No training records: ${why}.${teacherNote} ${kept}`)
 }
 
 /** `llm:openai:<model>` (or `openai:<model>`, `llm:onnx:<dir>`) → the language model. */

@@ -91,6 +91,8 @@ export interface TrainData {
   /** Output file name (`planner.train.jsonl`, …) → records, in example order. */
   files: Map<string, unknown[]>
   counts: TrainDataCounts
+  /** The first failed teacher call's error message (the counts say how many failed). */
+  teacherError?: string
 }
 
 interface PlannedExample {
@@ -130,12 +132,13 @@ export async function buildTrainData(options: BuildTrainDataOptions): Promise<Tr
     }
     return found
   }
+  const failures: TeacherFailures = {}
   const limit = pLimit(options.concurrency ?? 8)
   let done = 0
   const planned = await Promise.all(
     examples.map((example) =>
       limit(async () => {
-        const result = await planExample(example, options, byId, counts, retrieve)
+        const result = await planExample(example, options, byId, counts, retrieve, failures)
         options.onProgress?.((done += 1), examples.length)
         return result
       }),
@@ -205,7 +208,16 @@ export async function buildTrainData(options: BuildTrainDataOptions): Promise<Tr
       }
     }
   }
-  return { files, counts }
+  return {
+    files,
+    counts,
+    ...(failures.first === undefined ? {} : { teacherError: failures.first }),
+  }
+}
+
+/** The first failed teacher call's message, for the error or warning the command prints. */
+interface TeacherFailures {
+  first?: string
 }
 
 async function planExample(
@@ -214,6 +226,7 @@ async function planExample(
   byId: Map<string, Tool>,
   counts: TrainDataCounts,
   retrieve: (step: string) => Promise<Array<{ id: string; score: number }>>,
+  failures: TeacherFailures,
 ): Promise<PlannedExample | undefined> {
   const textOf = (id: string) => {
     const tool = byId.get(id)
@@ -238,6 +251,7 @@ async function planExample(
           if (!isToolselError(error)) throw error
           // A failed check keeps the pair: the lexical filter already passed it.
           synonym.failed += 1
+          failures.first ??= error.message
           return true
         }
       }),
@@ -260,7 +274,7 @@ async function planExample(
   // GRPO planner prompts need no target plan; selector records and prompts need steps.
   if (options.kind !== 'grpo' || teacher) {
     const steps = teacher
-      ? await askTeacherPlan(teacher, example, gold, byId, options, counts)
+      ? await askTeacherPlan(teacher, example, gold, byId, options, counts, failures)
       : descriptionSteps
     if (steps) {
       counts.plans.checked += 1
@@ -288,6 +302,7 @@ async function askTeacherPlan(
   byId: Map<string, Tool>,
   options: BuildTrainDataOptions,
   counts: TrainDataCounts,
+  failures: TeacherFailures,
 ): Promise<string[] | undefined> {
   const maxSteps = options.config.plan.maxSteps
   try {
@@ -303,6 +318,7 @@ async function askTeacherPlan(
   } catch (error) {
     if (!isToolselError(error)) throw error
     counts.plans.teacherFailed += 1
+    failures.first ??= error.message
     return undefined
   }
 }

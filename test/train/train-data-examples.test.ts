@@ -165,6 +165,36 @@ describe('toolsel train-data over an examples file', () => {
     expect(card).toMatch(/Selector steps: [1-9]\d* with the gold tool among the candidates/)
   })
 
+  it('writes no empty set: a teacher that never answers, or every target plan rejected, is an error naming the cause', async () => {
+    // Was: exit 0, "Training data written", and empty files over the previous set.
+    const deadTeacher = join(dir, 'dead-teacher.json')
+    await writeFile(
+      deadTeacher,
+      JSON.stringify({ models: { openai: { baseUrl: 'http://127.0.0.1:9/v1', maxRetries: 0 } } }),
+    )
+    const dead = await runTrainData([
+      'planner',
+      ...source(),
+      '--teacher',
+      'llm:openai:teacher',
+      '--config',
+      deadTeacher,
+    ])
+    expect(dead.code).toBe(1)
+    // 6 gold pairs checked for synonymy, then 4 plans asked for: every call failed.
+    expect(dead.stderr).toContain(
+      'error [MODEL_CALL_FAILED]: No training records: 10 of 10 teacher calls failed (first: http://127.0.0.1:9/v1/chat/completions is unreachable',
+    )
+    expect(dead.stderr).toContain('TOOLSEL_OPENAI_BASE_URL')
+    expect(await readdir(dead.dir)).toEqual([])
+    const rejected = await runTrainData(['planner', ...source(), '--k', '1', '--tau', '50'])
+    expect(rejected.code).toBe(2)
+    expect(rejected.stderr).toContain(
+      'No training records: all 4 target plans were rejected: some step of each claims no gold tool within k = 1 at tau = 50',
+    )
+    expect(await readdir(rejected.dir)).toEqual([])
+  })
+
   it('reads a file of one example (JSON Lines of one line), and refuses an --out that is a file', async () => {
     const one = join(dir, 'one.jsonl')
     await writeFile(one, `${JSON.stringify(EXAMPLES[2])}\n`)
