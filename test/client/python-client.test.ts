@@ -6,6 +6,8 @@
  * skipped and says so.
  */
 import { spawnSync } from 'node:child_process'
+import { createServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,6 +32,9 @@ function findPython(): { ok: true; version: string } | { ok: false; reason: stri
 }
 
 const python = findPython()
+/** The openai SDK is no dependency of the client: the agent-loop example runs where it is installed. */
+const openaiSdk =
+  python.ok && spawnSync('python3', ['-c', 'import openai'], { stdio: 'ignore' }).status === 0
 
 let server: RunningServe | undefined
 let snapshotDir = ''
@@ -139,5 +144,85 @@ json.dump(answer, sys.stdout)
         { name: 'sms--send_sms', id: 'sms.send_sms', required: ['to', 'message'] },
       ])
     })
+
+    it.skipIf(!openaiSdk)(
+      `runs the openai SDK agent loop against a stand-in Chat Completions server${openaiSdk ? '' : ' (skipped: no openai package for python3)'}`,
+      async () => {
+        // The model: calls the first tool it is offered, then answers once it has the result.
+        const requests: Array<{ tools?: unknown[]; messages: Array<Record<string, unknown>> }> = []
+        const model = createServer(async (request: IncomingMessage, response) => {
+          let text = ''
+          for await (const chunk of request) text += String(chunk)
+          const body = JSON.parse(text) as (typeof requests)[number] & {
+            tools: Array<{ function: { name: string } }>
+          }
+          requests.push(body)
+          const message =
+            requests.length === 1
+              ? {
+                  role: 'assistant',
+                  content: null,
+                  tool_calls: [
+                    {
+                      id: 'call_1',
+                      type: 'function',
+                      function: {
+                        name: body.tools[0].function.name,
+                        arguments: '{"to": ["+15550100"], "message": "I am late"}',
+                      },
+                    },
+                  ],
+                }
+              : { role: 'assistant', content: 'Texted Bob.' }
+          response.setHeader('content-type', 'application/json')
+          response.end(
+            JSON.stringify({
+              id: `chatcmpl-${requests.length}`,
+              object: 'chat.completion',
+              created: 0,
+              model: 'stand-in',
+              choices: [
+                { index: 0, message, finish_reason: message.content ? 'stop' : 'tool_calls' },
+              ],
+            }),
+          )
+        })
+        await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve))
+        try {
+          const port = (model.address() as AddressInfo).port
+          const { code, out, err } = await runClient(
+            ['clients/python/examples/openai_agent_loop.py', 'text Bob that I am late'],
+            {
+              TOOLSEL_API_KEY: READ_KEY,
+              OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+              OPENAI_API_KEY: 'stand-in',
+            },
+          )
+          expect(code, err).toBe(0)
+          expect(out.trim()).toBe('Texted Bob.')
+          expect(requests).toHaveLength(2)
+          // The SDK sent the tools toolsel selected, as the openai format has them.
+          const selected = await new ToolselClient({
+            baseUrl: server!.url,
+            apiKey: READ_KEY,
+          }).select({
+            instruction: 'text Bob that I am late',
+            toolFormat: 'openai',
+          })
+          expect(requests[0].tools).toEqual(selected.tools)
+          // The tool call went back to the model with the tool id it was mapped to.
+          const result = requests[1].messages.at(-1)!
+          expect(result).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+          expect(JSON.parse(result.content as string)).toEqual({
+            ok: true,
+            tool: 'sms.send_sms',
+            arguments: { to: ['+15550100'], message: 'I am late' },
+          })
+        } finally {
+          model.close()
+        }
+      },
+      30_000,
+    )
   },
 )

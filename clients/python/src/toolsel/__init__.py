@@ -188,12 +188,13 @@ class ToolselError(Exception):
         return f"ToolselError(code={self.code!r}, message={self.message!r}, status={self.status!r})"
 
 
-class ToolList(List[Dict[str, Any]]):
+class ToolList(List[Any]):
     """The tools of a select answer in a provider's shape: a plain list (pass it as ``tools=``),
     with ``tool_ids`` (provider tool name -> tool id, to map a model's tool call back) and the
-    whole ``answer`` (steps, timings...)."""
+    whole ``answer`` (steps, timings...). Its items are dicts, typed ``Any`` so that a type
+    checker takes the list where the SDKs' own tool types are asked for (mypy --strict does)."""
 
-    def __init__(self, tools: Iterable[Dict[str, Any]], tool_ids: Dict[str, str], answer: JSONObject):
+    def __init__(self, tools: Iterable[Any], tool_ids: Dict[str, str], answer: JSONObject):
         super().__init__(tools)
         self.tool_ids = tool_ids
         self.answer = answer
