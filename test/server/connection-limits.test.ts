@@ -1,0 +1,62 @@
+/**
+ * server.maxConnectionsPerAddress counts an IPv6 client per /64 (a host picks any address of
+ * its /64) and an IPv4 client per address, IPv4-mapped IPv6 included.
+ */
+import { createServer, type Server } from 'node:http'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { addressGroup, limitConnectionsPerAddress } from '../../src/server/connection-limits.ts'
+
+describe('addressGroup', () => {
+  it('groups IPv6 by /64 and keeps IPv4, mapped or not, per address', () => {
+    expect(addressGroup('2001:db8:0:1::5')).toBe('2001:db8:0:1::/64')
+    expect(addressGroup('2001:db8:0:1:ffff:1:2:3')).toBe('2001:db8:0:1::/64')
+    expect(addressGroup('2001:0db8:0000:0001:abcd::')).toBe('2001:db8:0:1::/64')
+    expect(addressGroup('2001:db8:0:2::5')).toBe('2001:db8:0:2::/64')
+    expect(addressGroup('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(addressGroup('::1')).toBe('0:0:0:0::/64')
+    expect(addressGroup('::ffff:127.0.0.1')).toBe('127.0.0.1')
+    expect(addressGroup('::ffff:7f00:2')).toBe('127.0.0.2')
+    expect(addressGroup('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64')
+    expect(addressGroup('203.0.113.9')).toBe('203.0.113.9')
+    expect(addressGroup('')).toBe('')
+    expect(addressGroup('not an address')).toBe('not an address')
+  })
+})
+
+let server: Server | undefined
+const sockets: Socket[] = []
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy()
+  server?.closeAllConnections()
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)))
+  server = undefined
+})
+
+/** Opens `count` connections from `localAddress`; resolves with how many are still open. */
+async function openFrom(port: number, host: string, localAddress: string, count: number) {
+  const opened = Array.from({ length: count }, () => {
+    const socket = connect({ port, host, localAddress })
+    sockets.push(socket)
+    const entry = { closed: false }
+    socket.on('error', () => undefined)
+    socket.on('close', () => (entry.closed = true))
+    return new Promise<typeof entry>((resolve) => socket.once('connect', () => resolve(entry)))
+  })
+  const entries = await Promise.all(opened)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  return entries.filter((entry) => !entry.closed).length
+}
+
+describe('limitConnectionsPerAddress on a dual-stack server, real sockets', () => {
+  it('counts each IPv4 client (seen as ::ffff:a.b.c.d) apart, and ::1 as its /64', async () => {
+    server = createServer((_, response) => response.end('ok'))
+    limitConnectionsPerAddress(server, 2)
+    await new Promise<void>((resolve) => server!.listen(0, '::', resolve))
+    const { port } = server.address() as AddressInfo
+    expect(await openFrom(port, '127.0.0.1', '127.0.0.1', 4)).toBe(2)
+    // Not one ::ffff:0:0/64 for every IPv4 client.
+    expect(await openFrom(port, '127.0.0.1', '127.0.0.2', 4)).toBe(2)
+    expect(await openFrom(port, '::1', '::1', 4)).toBe(2)
+  })
+})
