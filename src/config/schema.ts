@@ -81,8 +81,9 @@ const ServerSchema = z
     /** Most open client connections; further ones are closed at once. Default 1,024. */
     maxConnections: z.number().int().positive().default(1024),
     /**
-     * Most open connections from one client address (per process of `--workers`), so that one
-     * address can't hold every connection; further ones are closed at once. Behind a proxy every
+     * Most open connections from one client address (per process of `--workers`; an IPv6
+     * client's /64, as one host may use any address of it), so that one address can't hold
+     * every connection; further ones are closed at once. Behind a proxy every
      * client has its address: raise it to `maxConnections` or set 0 (no limit). Default 256.
      */
     maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
@@ -644,6 +645,17 @@ const GatewaySchema = z
      * tools, if any, stay). Default 50,000 (a 50,000-tool server connected in 10-11 s, 363 MiB).
      */
     maxToolsPerServer: z.number().int().positive().default(50_000),
+    /**
+     * Most bytes of one message from an upstream (a tools/call answer, a tools/list page): a
+     * stdio server's line, an HTTP server's JSON body or SSE event. Past it the answer is
+     * dropped and the call fails with an error naming this setting; a stdio server is restarted
+     * (its stream can't be resynced), an HTTP server's session stays. Default 8 MiB.
+     */
+    maxMessageBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(8 * 1024 * 1024),
     /**
      * Time limit for starting a stdio server: from spawning its process to its answer to
      * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node

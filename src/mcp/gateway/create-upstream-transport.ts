@@ -122,17 +122,42 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
   return redacted
 }
 
+/** What bounds one upstream: its messages' size, and what to do when one is over it. */
+export interface UpstreamLimits {
+  /** Most bytes of one message (`gateway.maxMessageBytes`). */
+  maxMessageBytes: number
+  /**
+   * Told when an SSE event of an HTTP server passes `maxMessageBytes` (the stream is cut there;
+   * a JSON answer's request fails with the error itself). A stdio server's is the SDK's read
+   * buffer error (`isOversizeError`), and the transport closes.
+   */
+  onOversize: (error: Error) => void
+}
+
+/** The message of an upstream answer cut at `maxMessageBytes`. */
+export function oversizeMessage(maxMessageBytes: number): string {
+  return `an upstream message was over ${maxMessageBytes.toLocaleString('en-US')} bytes (gateway.maxMessageBytes)`
+}
+
+/** The SDK's stdio read buffer past `maxBufferSize` (the upstream wrote a longer line). */
+export function isOversizeError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size')
+}
+
 /**
  * `onStderr` receives the process's stderr lines (stdio only): they go to our log instead of
- * our stderr, where in stdio mode they would mix with toolsel's own log.
+ * our stderr, where in stdio mode they would mix with toolsel's own log. A line is cut at
+ * `MAX_STDERR_LINE_CHARS` (the rest of it is never buffered).
  */
 export function createUpstreamTransport(
   config: UpstreamConfig,
   onStderr: (line: string) => void,
+  limits: UpstreamLimits,
 ): Transport {
   if ('url' in config) {
     return new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
+      fetch: boundedFetch(limits),
       // Our own backoff reconnects the whole client; the SDK's SSE retries would only add noise.
       reconnectionOptions: {
         maxReconnectionDelay: 30_000,
@@ -148,13 +173,87 @@ export function createUpstreamTransport(
     env: config.env,
     cwd: config.cwd,
     stderr: 'pipe',
+    // The SDK's read buffer holds a message until its newline: past this it errors and closes.
+    maxBufferSize: limits.maxMessageBytes,
   })
   let pending = ''
+  let cut = false
   transport.stderr?.on('data', (chunk: Buffer) => {
-    pending += chunk.toString('utf8')
-    const lines = pending.split('\n')
+    const lines = (pending + chunk.toString('utf8')).split('\n')
     pending = lines.pop() ?? ''
-    for (const line of lines) if (line.trim()) onStderr(line)
+    for (const line of lines) {
+      if (!cut && line.trim()) onStderr(clipLine(line))
+      cut = false
+    }
+    // A line without its end yet: kept up to the cap, the rest of it dropped when it comes.
+    if (pending.length > MAX_STDERR_LINE_CHARS) {
+      if (!cut) onStderr(clipLine(pending))
+      pending = ''
+      cut = true
+    }
   })
   return transport
+}
+
+/** Longest upstream stderr line logged; longer ones are cut, saying how long they were. */
+export const MAX_STDERR_LINE_CHARS = 2000
+
+function clipLine(line: string): string {
+  if (line.length <= MAX_STDERR_LINE_CHARS) return line
+  return `${line.slice(0, MAX_STDERR_LINE_CHARS)}… (line cut at ${MAX_STDERR_LINE_CHARS} characters)`
+}
+
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
+
+/**
+ * fetch whose answers are cut at `maxMessageBytes`: a JSON answer's body as a whole, an SSE
+ * stream's each event (bytes since the last blank line). Past it the body errors (the request
+ * waiting for it fails) and `onOversize` is told (the calls waiting on an SSE stream fail).
+ */
+function boundedFetch({ maxMessageBytes, onOversize }: UpstreamLimits): Fetch {
+  return async (url, init) => {
+    const response = await fetch(url, init)
+    if (response.body === null) return response
+    const events = response.headers.get('content-type')?.includes('text/event-stream') === true
+    // A JSON answer's error reaches its own request; the calls waiting on an SSE stream are told.
+    const over = () => {
+      const error = new Error(oversizeMessage(maxMessageBytes))
+      if (events) onOversize(error)
+      return error
+    }
+    const length = Number(response.headers.get('content-length') ?? 0)
+    if (length > maxMessageBytes) {
+      await response.body.cancel().catch(() => undefined)
+      throw over()
+    }
+    let size = 0
+    let lineEmpty = true
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          let start = 0
+          for (let at = 0; events && at < chunk.length; at += 1) {
+            const byte = chunk[at]
+            if (byte === 10) {
+              // A blank line ends an event: the bytes since the last one are its size.
+              if (lineEmpty) {
+                if (size + at - start > maxMessageBytes) return controller.error(over())
+                size = 0
+                start = at + 1
+              }
+              lineEmpty = true
+            } else if (byte !== 13) lineEmpty = false
+          }
+          size += chunk.length - start
+          if (size > maxMessageBytes) controller.error(over())
+          else controller.enqueue(chunk)
+        },
+      }),
+    )
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    })
+  }
 }

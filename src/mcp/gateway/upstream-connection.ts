@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { GatewayConfig, UpstreamConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
+import { groupWarnings } from '../../library/importers/group-warnings.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
@@ -26,10 +27,13 @@ import {
 } from './classify-upstream-error.ts'
 import {
   createUpstreamTransport,
+  isOversizeError,
+  oversizeMessage,
   upstreamKind,
   redactUpstream,
   upstreamTarget,
 } from './create-upstream-transport.ts'
+import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
   unavailableError,
@@ -70,11 +74,20 @@ export class UpstreamConnection {
    * exits meanwhile (a shutdown) left the child running; close() waits for them.
    */
   #closing = new Set<Promise<void>>()
+  /**
+   * The calls waiting for an answer: an answer over `gateway.maxMessageBytes` fails them with
+   * an error naming it (an SSE stream or a stdio connection cut there would leave them waiting).
+   */
+  #inFlight = new Set<AbortController>()
+  /** The last answer over `gateway.maxMessageBytes`, until the connection it closed is down. */
+  #oversize: Error | undefined
+  readonly #stderr: (line: string) => void
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
     this.name = name
     this.config = config
     this.#options = options
+    this.#stderr = upstreamStderrLog(name, config, options.logger)
   }
 
   /** The last tools listed (kept while the server is down). */
@@ -112,12 +125,26 @@ export class UpstreamConnection {
     const { settings, logger } = this.#options
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
-    client.onclose = () => {
-      if (this.#client === client) this.#markDown(new Error('the connection closed'))
+    const { maxMessageBytes } = settings
+    const oversize = (error: Error) => {
+      this.#oversize = new Error(oversizeMessage(maxMessageBytes), { cause: error })
+      for (const call of this.#inFlight) call.abort(this.#oversize)
     }
-    const transport = createUpstreamTransport(this.config, (line) =>
-      logger.debug(`[${this.name}] ${line}`),
-    )
+    client.onerror = (error) => {
+      if (!isOversizeError(error)) return
+      // A stdio line over the limit: the SDK closes the transport; down (and restarted) now.
+      oversize(error)
+      if (this.#client === client) this.#markDown(this.#oversize)
+    }
+    client.onclose = () => {
+      const error = this.#oversize ?? new Error('the connection closed')
+      this.#oversize = undefined
+      if (this.#client === client) this.#markDown(error)
+    }
+    const transport = createUpstreamTransport(this.config, this.#stderr, {
+      maxMessageBytes,
+      onOversize: oversize,
+    })
     const stdio = upstreamKind(this.config) === 'stdio'
     const handshake = stdio
       ? { timeoutMs: settings.spawnTimeoutMs, setting: 'spawnTimeoutMs' }
@@ -190,16 +217,27 @@ export class UpstreamConnection {
     if (!client || this.#status === 'down' || this.#status === 'reconnecting')
       throw unavailableError(this.state())
     const started = performance.now()
+    const call = new AbortController()
+    this.#inFlight.add(call)
     try {
       const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
         timeout: this.#options.settings.callTimeoutMs,
-        signal,
+        signal: signal ? AbortSignal.any([signal, call.signal]) : call.signal,
       })
       this.#observe(performance.now() - started)
       return result as CallToolResult
     } catch (error) {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
+      const tooLarge = call.signal.aborted ? call.signal.reason : tooLargeAnswer(error)
+      if (tooLarge !== undefined) {
+        this.#lastError = `tools/call ${name}: ${tooLarge.message}`
+        throw new ToolselError(
+          'UPSTREAM_UNAVAILABLE',
+          `Upstream "${this.name}" answered the call to "${name}" with ${tooLarge.message}; the answer was dropped.`,
+          { cause: error, details: { server: this.name, tool: name } },
+        )
+      }
       this.#failed(`tools/call ${name}`, error)
       const failure =
         classifyUpstreamError(error) === 'rejected'
@@ -209,6 +247,8 @@ export class UpstreamConnection {
         cause: error,
         details: failure.details,
       })
+    } finally {
+      this.#inFlight.delete(call)
     }
   }
 
@@ -227,18 +267,23 @@ export class UpstreamConnection {
     const started = performance.now()
     const { listTimeoutMs = this.#options.settings.connectTimeoutMs, maxToolsPerServer } =
       this.#options.settings
-    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer).catch(
-      (error: unknown) => {
+    // A page over gateway.maxMessageBytes on an SSE stream fails the listing with that error.
+    const listing = new AbortController()
+    this.#inFlight.add(listing)
+    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer, listing.signal)
+      .catch((error: unknown) => {
+        if (listing.signal.aborted) throw listing.signal.reason
         if (classifyUpstreamError(error) !== 'timeout') throw error
         // Still a timeout (the server is slow, not gone), now naming the setting to raise.
         throw new McpError(
           ErrorCode.RequestTimeout,
           `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
         )
-      },
-    )
+      })
+      .finally(() => this.#inFlight.delete(listing))
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
-    for (const warning of warnings) this.#options.logger.warn(warning)
+    // One line per skipped tool: thousands for a server whose every tool is malformed.
+    for (const warning of groupWarnings(warnings).warnings) this.#options.logger.warn(warning)
     this.#tools = tools
     this.#lastSyncAt = Date.now()
     this.#observe(performance.now() - started)
@@ -294,4 +339,10 @@ export class UpstreamConnection {
     this.#retryTimer = undefined
     this.#nextRetryAt = undefined
   }
+}
+
+/** An HTTP answer cut at `gateway.maxMessageBytes` (the request's own fetch failed with it). */
+function tooLargeAnswer(error: unknown): Error | undefined {
+  if (!(error instanceof Error)) return undefined
+  return error.message.includes('(gateway.maxMessageBytes)') ? error : undefined
 }
