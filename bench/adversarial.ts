@@ -356,6 +356,24 @@ const cases: Case[] = [
     body: json(['a', 'b', 'c', 'd'].map((id) => describedTool(`large_${id}`, 1000, 7900))),
   },
   {
+    // Round 28: each operation warned "operationId … is used as the name …" and the answer
+    // listed every warning (Microsoft Graph: 12,779 warnings, 2.4 MB); now 20 of each kind.
+    name: 'upload: OpenAPI, 10,000 dotted operationIds (a warning each)',
+    size: '10,000 operations',
+    method: 'PUT',
+    path: '/v1/libraries/dotted?format=openapi',
+    body: json({
+      openapi: '3.0.0',
+      info: { title: 'dotted', version: '1' },
+      paths: Object.fromEntries(
+        Array.from({ length: 10_000 }, (_, index) => [
+          `/items${index}`,
+          { get: { operationId: `items.item${index}.get`, summary: `Gets item ${index}.` } },
+        ]),
+      ),
+    }),
+  },
+  {
     name: 'upload: 5,000 ordinary tools',
     size: '2.0 MB',
     method: 'PUT',
