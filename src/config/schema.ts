@@ -26,6 +26,17 @@ const ServerSchema = z
       .int()
       .positive()
       .default(32 * 1024 * 1024),
+    /**
+     * Most bytes one uploaded library's tools may take as JSON (its tools file): an upload
+     * within `bodyLimitBytes` may expand on import (an OpenAPI spec's shared schemas copied
+     * into each operation: Microsoft Graph's 1.5 M values are 106 MB). Past it the upload is a
+     * 413 naming this setting and nothing changes. Default 128 MiB.
+     */
+    maxLibraryToolsBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(128 * 1024 * 1024),
     /** Longest accepted instruction or query, in characters. Default 8,000. */
     maxInstructionChars: z.number().int().positive().default(8000),
     /** Largest `k` a request may ask for. Default 100. */

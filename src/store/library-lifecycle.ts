@@ -303,6 +303,7 @@ async function importUpload(
     // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
     const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
     const { library, imported, source } = await importAsLibrary({ ...input, text }, name)
+    assertToolsBytes(name, library.toJsonLines().length, server.maxLibraryToolsBytes)
     return { library, source, warnings: imported.warnings, summary: summarizeImport(imported) }
   }
   assertLibraryName(name)
@@ -325,6 +326,7 @@ async function importUpload(
       signal: options.signal,
     },
   )
+  assertToolsBytes(name, upload.toolsIndex.toolLines.length, server.maxLibraryToolsBytes)
   return {
     library: upload.library,
     source: { format: upload.format },
@@ -333,6 +335,16 @@ async function importUpload(
     warnings: upload.warnings,
     summary: upload.summary,
   }
+}
+
+/** PAYLOAD_TOO_LARGE (413) when an upload's tools take more than `server.maxLibraryToolsBytes`. */
+function assertToolsBytes(name: string, bytes: number, maxBytes: number): void {
+  if (bytes <= maxBytes) return
+  throw new ToolselError(
+    'PAYLOAD_TOO_LARGE',
+    `The tools of library "${name}" take ${bytes.toLocaleString('en-US')} bytes as JSON once imported, more than server.maxLibraryToolsBytes (${maxBytes.toLocaleString('en-US')}); import fewer operations or tools at once. Nothing was changed.`,
+    { details: { library: name, bytes, maxBytes } },
+  )
 }
 
 /**
