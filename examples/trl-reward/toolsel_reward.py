@@ -9,7 +9,7 @@ import os
 import urllib.error
 import urllib.request
 
-TOOLSEL_URL = os.environ.get("TOOLSEL_URL", "http://127.0.0.1:8080")
+TOOLSEL_URL = os.environ.get("TOOLSEL_URL", "http://127.0.0.1:8080").rstrip("/")  # the root, no path
 TOOLSEL_KEY = os.environ.get("TOOLSEL_API_KEY")  # a read key, when the server requires keys
 
 
@@ -50,6 +50,8 @@ def _http_failure(path, body, error):
                         "(same file, same content hash)",
         "UNAUTHORIZED": "set TOOLSEL_API_KEY to a read key of the server",
         "FORBIDDEN": "set TOOLSEL_API_KEY to a read key of the server",
+        "NOT_FOUND": f"TOOLSEL_URL ({TOOLSEL_URL}) must be the server's root, as http://127.0.0.1:8080, "
+                     "without a path such as /v1",
     }.get(code)
     return f"toolsel {path}: HTTP {error.code} {code}: {message}" + (f" Fix: {hint}." if hint else "")
 

@@ -126,6 +126,12 @@ describe.skipIf(!existsSync(PYTHON))(
       expect(unknown.err).toContain('`toolsel serve --library <it>`')
       const wrongGold = await runDriver([{ ...row, library: 'demo', gold: ['sms'] }])
       expect(wrongGold.err).toContain('HTTP 404 UNKNOWN_TOOL: Library "demo" has no tool "sms"')
+      // TOOLSEL_URL with a trailing slash (was: 404 "No route for POST //v1/rewards/planner").
+      const slash = await runDriver([{ ...row, library: 'demo' }], `${url}/`)
+      expect(slash.code, slash.err).toBe(0)
+      expect(JSON.parse(slash.out)).toEqual([1])
+      const path = await runDriver([{ ...row, library: 'demo' }], `${url}/v1`)
+      expect(path.err).toContain("must be the server's root, as http://127.0.0.1:8080")
       // Port 9 (discard): nothing listens there.
       const down = await runDriver([{ ...row, library: 'demo' }], 'http://127.0.0.1:9')
       expect(down.code).not.toBe(0)
