@@ -187,6 +187,37 @@ describe('toolsel train-data over an examples file', () => {
     )
     expect(dead.stderr).toContain('TOOLSEL_OPENAI_BASE_URL')
     expect(await readdir(dead.dir)).toEqual([])
+    // A teacher that fails some calls: the set is written, with a warning counting them.
+    server.reset()
+    const flaky = join(dir, 'flaky-teacher.json')
+    await writeFile(
+      flaky,
+      JSON.stringify({ models: { openai: { baseUrl: server.baseUrl, maxRetries: 0 } } }),
+    )
+    server.reply(
+      ...Array.from({ length: 9 }, () => (request: { body: Record<string, unknown> }) => {
+        const text = JSON.stringify(request.body.messages)
+        // The plan for the Boston example fails; every other call answers.
+        return !request.body.response_format && text.includes('Boston')
+          ? { status: 400, body: { error: { message: 'context length exceeded' } } }
+          : teacherReply(request)
+      }),
+    )
+    const partly = await runTrainData([
+      'planner',
+      ...source(),
+      '--teacher',
+      'llm:openai:teacher',
+      '--config',
+      flaky,
+    ])
+    expect(partly.code, partly.stderr).toBe(0)
+    expect(partly.stderr).toMatch(
+      /Warning: 1 of 9 teacher calls failed \(first: .*context length exceeded/,
+    )
+    // 6 pairs checked (the hotel pair refused: its example has no plan asked), 3 plans asked.
+    expect(partly.card.counts.plans.teacherFailed).toBe(1)
+    server.reset()
     const rejected = await runTrainData(['planner', ...source(), '--k', '1', '--tau', '50'])
     expect(rejected.code).toBe(2)
     expect(rejected.stderr).toContain(
