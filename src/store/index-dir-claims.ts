@@ -27,8 +27,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { constants, readFileSync } from 'node:fs'
+import { copyFile, link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
 
@@ -345,32 +345,39 @@ export async function writerProtocol(indexDir: string): Promise<number | undefin
     }
     const parsed = PROTOCOL_TEXT.exec(text)
     if (parsed) return Number(parsed[1])
-    // Empty: made with `wx` by another writer a moment ago, its line not written yet.
+    // Empty: a copy (no hard links) made by another writer a moment ago, not written yet.
     if (text !== '' || attempt >= 5) return Number.NaN
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
 
 /**
- * Before a write to `indexDir`: makes its marker when there is none, and fails (INDEX_MISMATCH)
- * when it names another protocol than this version's, changing nothing.
+ * Before a write to `indexDir`: fails (INDEX_MISMATCH) when its marker names another protocol
+ * than this version's, changing nothing. With `scratch` (a save's own work directory), makes the
+ * marker when there is none: written whole there, then linked into place, so that no reader sees
+ * it half-written and none made meanwhile by another writer is replaced.
  */
-export async function requireWriterProtocol(indexDir: string): Promise<void> {
+export async function requireWriterProtocol(indexDir: string, scratch?: string): Promise<void> {
   let found = await writerProtocol(indexDir)
-  if (found === undefined) {
+  if (found === undefined && scratch !== undefined) {
+    const made = join(scratch, WRITER_PROTOCOL_FILE)
+    const target = join(indexDir, WRITER_PROTOCOL_FILE)
+    await writeFile(made, `toolsel-writer-protocol ${WRITER_PROTOCOL}\n`)
     try {
-      await writeFile(
-        join(indexDir, WRITER_PROTOCOL_FILE),
-        `toolsel-writer-protocol ${WRITER_PROTOCOL}\n`,
-        { flag: 'wx' },
-      )
+      await link(made, target).catch(async (error: NodeJS.ErrnoException) => {
+        // No hard links on this file system: a copy that never replaces one (26 bytes).
+        if (error.code !== 'EEXIST') await copyFile(made, target, constants.COPYFILE_EXCL)
+        else throw error
+      })
       return
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    } finally {
+      await rm(made, { force: true })
     }
     found = await writerProtocol(indexDir)
   }
-  if (found === WRITER_PROTOCOL) return
+  if (found === undefined || found === WRITER_PROTOCOL) return
   throw new ToolselError(
     'INDEX_MISMATCH',
     `Index directory ${indexDir} is written by ${Number.isNaN(found) ? 'a version of toolsel whose writer protocol this one can not read' : `toolsel writer protocol ${found}`} (${WRITER_PROTOCOL_FILE}); this version writes protocol ${WRITER_PROTOCOL} and does not write there, so as not to take a newer writer's work for a crashed one's. Upgrade this toolsel, or give it another index directory (library.indexDir, TOOLSEL_INDEX_DIR).`,

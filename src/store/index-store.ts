@@ -127,7 +127,6 @@ export async function saveIndexedLibrary(
   const name = indexed.library.name
   assertLibraryName(name)
   await mkdir(indexDir, { recursive: true })
-  await requireWriterProtocol(indexDir)
   const temporary = workDirPath(indexDir, 'tmp', name)
   const old = workDirPath(indexDir, 'old', name)
   const target = join(indexDir, name)
@@ -136,6 +135,7 @@ export async function saveIndexedLibrary(
   // What `onCommit` threw.
   let failed: { error: unknown } | undefined
   try {
+    await requireWriterProtocol(indexDir, temporary)
     // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
     // slices, for an uploaded one.
     const toolLines = await indexed.library.toJsonLinesSliced()
