@@ -181,7 +181,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   try {
     // The MCP token counter is not waited for: it loads in a worker thread on the first count
     // (mcp/tokens/tokenizer-thread.ts), beside the event loop.
-    await service.start()
+    // A worker: what it loaded agrees with the disk before it serves (changes made meanwhile).
+    await service.start(undefined, sync && { beforeReady: () => sync.reconcile() })
     await gateway?.start()
   } catch (error) {
     // A library or model that can't load is fatal: stop listening so the process exits.
@@ -194,7 +195,6 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
-  sync?.start()
   if (cluster.isWorker) process.send!({ toolsel: 'ready' })
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.

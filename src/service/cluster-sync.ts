@@ -15,15 +15,21 @@
  * 4. once all have, the primary tells the first worker, which answers the request.
  *
  * So a client that got the answer to its PUT sees the new library from whichever worker serves its
- * next request. Libraries that live in memory only (a gateway's, a tool file given to --library)
+ * next request. A worker that starts meanwhile (`--workers N` starting, or one the primary
+ * starts after another died) first subscribes (the primary relays to subscribed workers only,
+ * and answers the subscription); relays that reach it while it loads are answered at once (it
+ * serves nothing yet: 503 NOT_READY) and noted, and before it becomes ready it reconciles every
+ * saved library it serves, each noted one and (`library.loadAll`) each one saved now with the
+ * disk (`syncSavedLibrary`), so its start-up load, older than a commit made meanwhile, never
+ * stays served. Libraries that live in memory only (a gateway's, a tool file given to --library)
  * are each worker's own and are not relayed.
  * @module
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
-import { dirname } from 'node:path'
-import { syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
+import { dirname, join } from 'node:path'
+import { listIndexes, syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
 
 /** One changed library: its saved index directory, or null when it was deleted. */
@@ -33,6 +39,8 @@ export interface LibraryChange {
 }
 
 type SyncMessage =
+  | { toolsel: 'subscribe' }
+  | { toolsel: 'subscribed' }
   | { toolsel: 'sync'; id: number; changes: LibraryChange[] }
   | { toolsel: 'apply'; id: number; changes: LibraryChange[] }
   | { toolsel: 'applied'; id: number; failures: string[] }
@@ -52,19 +60,29 @@ export class WorkerLibrarySync {
   readonly #config: Config
   readonly #logger: Logger
   readonly #pending = new Map<string, LibraryChange>()
+  /** Changes relayed before `reconcile` is done: synced by it (the worker serves nothing yet). */
+  readonly #deferred = new Map<string, LibraryChange>()
   readonly #waiting = new Map<number, (failures: string[]) => void>()
   #nextId = 1
   #flushed: Promise<void> = Promise.resolve()
   #started = false
   #closed = false
+  /** Resolved once the primary has this worker's subscription: later relays all reach it. */
+  readonly #subscribed: Promise<void>
+  #onSubscribed: () => void = () => {}
   readonly #unsubscribe: () => void
   readonly #onMessage = (message: unknown): void => {
     if (!isSyncMessage(message)) return
-    if (message.toolsel === 'apply') void this.#apply(message.id, message.changes)
-    else if (message.toolsel === 'synced') {
+    if (message.toolsel === 'apply') {
+      if (this.#started) void this.#apply(message.id, message.changes)
+      else {
+        for (const change of message.changes) this.#deferred.set(change.name, change)
+        process.send!({ toolsel: 'applied', id: message.id, failures: [] } satisfies SyncMessage)
+      }
+    } else if (message.toolsel === 'synced') {
       this.#waiting.get(message.id)?.(message.failures)
       this.#waiting.delete(message.id)
-    }
+    } else if (message.toolsel === 'subscribed') this.#onSubscribed()
   }
 
   constructor(registry: LibraryRegistry, config: Config, logger: Logger) {
@@ -78,12 +96,58 @@ export class WorkerLibrarySync {
       if (indexed === undefined) this.#pending.set(name, { name, dir: null })
       else if (indexed.dir !== undefined) this.#pending.set(name, { name, dir: indexed.dir })
     })
+    this.#subscribed = new Promise((resolve) => (this.#onSubscribed = resolve))
     process.on('message', this.#onMessage)
+    // Listening first: every relay the primary sends from now on is heard.
+    process.send!({ toolsel: 'subscribe' } satisfies SyncMessage)
   }
 
-  /** From now on, library changes are relayed (call once the service has loaded its libraries). */
-  start(): void {
+  /**
+   * Makes what the start-up load put in the registry agree with the disk now, then relays this
+   * worker's changes and applies the others' as they come (call it once the service has loaded
+   * its libraries, before it is ready): every saved library it serves, every library relayed
+   * while it loaded, and with `library.loadAll` every library saved now goes through
+   * `syncSavedLibrary` (a failure is logged; the start-up version stays). Waits for the
+   * primary's answer to the subscription first, so that a commit either was relayed here or is
+   * on disk by then.
+   */
+  async reconcile(): Promise<void> {
+    await this.#subscribed
+    const indexDir = this.#config.library.indexDir
+    const toSync = new Map<string, string>()
+    for (const indexed of this.#registry.all())
+      if (indexed.dir !== undefined) toSync.set(indexed.library.name, dirname(indexed.dir))
+    if (this.#config.library.loadAll)
+      for (const name of await listIndexes(indexDir))
+        if (!toSync.has(name)) toSync.set(name, indexDir)
+    for (;;) {
+      for (const { name, dir } of this.#deferred.values())
+        toSync.set(name, dir === null ? indexDir : dirname(dir))
+      this.#deferred.clear()
+      // Nothing left: from here on (no turn of the event loop in between) relays are applied.
+      if (toSync.size === 0 || this.#closed) break
+      for (const [name, dir] of toSync) {
+        try {
+          await syncSavedLibrary(this.#slots(), name, dir, this.#config, this.#logger)
+        } catch (error) {
+          this.#logger.error(
+            `Library "${name}" not reconciled with ${join(dir, name)} at start: ${(error as Error).message}`,
+          )
+        }
+      }
+      toSync.clear()
+    }
     this.#started = true
+  }
+
+  /** The registry as `syncSavedLibrary` changes it: marked replicated (not relayed again). */
+  #slots() {
+    const replicated = { replicated: true }
+    return {
+      get: (name: string) => this.#registry.get(name),
+      set: (indexed: IndexedLibrary) => this.#registry.set(indexed, replicated),
+      delete: (name: string) => void this.#registry.delete(name, replicated),
+    }
   }
 
   /**
@@ -127,12 +191,7 @@ export class WorkerLibrarySync {
 
   async #apply(id: number, changes: LibraryChange[]): Promise<void> {
     const failures: string[] = []
-    const replicated = { replicated: true }
-    const slots = {
-      get: (name: string) => this.#registry.get(name),
-      set: (indexed: IndexedLibrary) => this.#registry.set(indexed, replicated),
-      delete: (name: string) => void this.#registry.delete(name, replicated),
-    }
+    const slots = this.#slots()
     for (const { name, dir } of changes) {
       try {
         // Saved or deleted: what is saved now is what counts (a later change may be on disk).
@@ -167,12 +226,22 @@ export function relayLibraryChanges(logger: Logger): void {
       } satisfies SyncMessage)
     }
   }
+  // Workers that listen for relays (`WorkerLibrarySync` made): a worker still starting up
+  // before that would never answer one.
+  const subscribed = new Set<number>()
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (!isSyncMessage(message)) return
-    if (message.toolsel === 'sync') {
+    if (message.toolsel === 'subscribe') {
+      subscribed.add(worker.id)
+      worker.send({ toolsel: 'subscribed' } satisfies SyncMessage)
+    } else if (message.toolsel === 'sync') {
       const relayId = nextRelay++
       const others = Object.values(cluster.workers ?? {}).filter(
-        (other): other is Worker => other !== undefined && other !== worker && other.isConnected(),
+        (other): other is Worker =>
+          other !== undefined &&
+          other !== worker &&
+          subscribed.has(other.id) &&
+          other.isConnected(),
       )
       relays.set(relayId, {
         origin: worker,
@@ -202,6 +271,7 @@ export function relayLibraryChanges(logger: Logger): void {
   })
   // A worker that exits owes no answer.
   cluster.on('exit', (worker: Worker) => {
+    subscribed.delete(worker.id)
     for (const [relayId, relay] of relays) {
       if (relay.awaiting.delete(worker.id)) settle(relayId)
     }

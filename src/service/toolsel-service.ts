@@ -150,9 +150,13 @@ export class ToolselService {
 
   /**
    * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
-   * default components; the service is ready after it.
+   * default components; the service is ready after it, and after `beforeReady` (a worker of
+   * `serve --workers N` reconciles what it loaded with the disk then: service/cluster-sync.ts).
    */
-  async start(preloaded?: IndexedLibrary[]): Promise<void> {
+  async start(
+    preloaded?: IndexedLibrary[],
+    options: { beforeReady?: () => Promise<void> } = {},
+  ): Promise<void> {
     const loaded =
       preloaded ??
       (await loadStartupLibraries(this.config, this.logger, (failed) =>
@@ -163,6 +167,7 @@ export class ToolselService {
     this.components.planner()
     this.components.selector()
     await this.components.ready()
+    await options.beforeReady?.()
     this.#ready = true
   }
 

@@ -5,13 +5,20 @@
  * node:cluster delivers them; what the worker sends goes to a recording `process.send` (other
  * messages still reach the test runner's channel).
  */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { WorkerLibrarySync } from '../../src/service/cluster-sync.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
-import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const config = parseConfig({ log: { level: 'silent' } })
@@ -55,6 +62,10 @@ describe('WorkerLibrarySync.close', () => {
     )
     expect(registry.listenerCount).toBe(3)
     expect(process.listenerCount('message')).toBe(listeners + 3)
+    // Each subscribes as it is made; the primary answers, and the open one starts applying.
+    expect(sent.splice(0)).toEqual(Array(3).fill({ toolsel: 'subscribe' }))
+    fromPrimary({ toolsel: 'subscribed' })
+    await syncs[0].reconcile()
     for (const sync of syncs.slice(1)) sync.close()
     syncs[1].close() // again: nothing more to give back
     expect(registry.listenerCount).toBe(1)
@@ -90,7 +101,9 @@ describe('WorkerLibrarySync.close', () => {
     const registry = new LibraryRegistry()
     const logger = createMemoryLogger()
     const sync = new WorkerLibrarySync(registry, config, logger)
-    sync.start()
+    fromPrimary({ toolsel: 'subscribed' })
+    await sync.reconcile()
+    expect(sent.splice(0)).toEqual([{ toolsel: 'subscribe' }])
     registry.set(await sampleLibrary('/saved/sample'))
     const flushed = sync.flush()
     await expect.poll(() => sent.length).toBe(1)
@@ -102,5 +115,33 @@ describe('WorkerLibrarySync.close', () => {
     registry.delete('sample')
     await sync.flush()
     expect(sent).toHaveLength(1)
+  })
+
+  it('answers relays at once while starting, and serves what is on disk once reconciled', async () => {
+    const sent = recordSends()
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-sync-start-'))
+    try {
+      const local = parseConfig({ library: { indexDir }, log: { level: 'silent' } })
+      const build = (count: number) =>
+        buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS.slice(0, count)), local, {
+          source: { path: 'test' },
+        })
+      // The start-up load: version 1, read from the disk.
+      await saveIndexedLibrary(indexDir, await build(2))
+      const registry = new LibraryRegistry()
+      registry.set(await loadIndexedLibrary(join(indexDir, 'sample'), local))
+      const sync = new WorkerLibrarySync(registry, local, createMemoryLogger())
+      // Another worker commits version 2 while this one still loads, and it is relayed here.
+      await saveIndexedLibrary(indexDir, await build(3))
+      fromPrimary({ toolsel: 'apply', id: 3, changes: [{ name: 'sample', dir: null }] })
+      expect(sent).toEqual([{ toolsel: 'subscribe' }, { toolsel: 'applied', id: 3, failures: [] }])
+      expect(registry.get('sample')!.library.size).toBe(2)
+      fromPrimary({ toolsel: 'subscribed' })
+      await sync.reconcile()
+      expect(registry.get('sample')!.library.size).toBe(3)
+      sync.close()
+    } finally {
+      await rm(indexDir, { recursive: true, force: true })
+    }
   })
 })
