@@ -87,6 +87,32 @@ async function startWorkers(
   return { url, logs: () => logs, child, dir }
 }
 
+/**
+ * `listings` listings on fresh connections (the workers answer in turn) all show library `race`
+ * as saved in `dir` now (or none when none is saved).
+ */
+async function expectServesDisk(url: string, dir: string, listings: number, where: string) {
+  const manifest = await readFile(join(dir, 'race', 'manifest.json'), 'utf8').then(
+    (text) => JSON.parse(text) as { contentHash: string; createdAt: string },
+    () => undefined,
+  )
+  for (let listing = 0; listing < listings; listing += 1) {
+    const { status, text } = await call(url, 'GET', '/v1/libraries')
+    expect(status).toBe(200)
+    const served = (
+      JSON.parse(text) as {
+        libraries: Array<{ name: string; contentHash: string; createdAt: string }>
+      }
+    ).libraries.find((library) => library.name === 'race')
+    if (manifest === undefined) expect(served, `${where}, listing ${listing}`).toBeUndefined()
+    else
+      expect(served, `${where}, listing ${listing}`).toMatchObject({
+        contentHash: manifest.contentHash,
+        createdAt: manifest.createdAt,
+      })
+  }
+}
+
 describe('toolsel serve --workers', () => {
   it('serves from two processes, and a PUT (imported in a worker thread) or DELETE through one is seen by every one', async () => {
     const { url, logs, child } = await startWorkers({
@@ -174,27 +200,7 @@ describe('toolsel serve --workers', () => {
       for (const answer of answers)
         expect([200, 201, 204, 404, 503], answer.text).toContain(answer.status)
       // Every change is answered once every worker has it: each must serve what is saved.
-      const manifest = await readFile(join(dir, 'race', 'manifest.json'), 'utf8').then(
-        (text) => JSON.parse(text) as { contentHash: string; createdAt: string },
-        () => undefined,
-      )
-      // Fresh connections alternate between the workers: both answer among four listings.
-      for (let listing = 0; listing < 4; listing += 1) {
-        const { status, text } = await call(url, 'GET', '/v1/libraries')
-        expect(status).toBe(200)
-        const served = (
-          JSON.parse(text) as {
-            libraries: Array<{ name: string; contentHash: string; createdAt: string }>
-          }
-        ).libraries.find((library) => library.name === 'race')
-        const where = `round ${round}, listing ${listing}`
-        if (manifest === undefined) expect(served, where).toBeUndefined()
-        else
-          expect(served, where).toMatchObject({
-            contentHash: manifest.contentHash,
-            createdAt: manifest.createdAt,
-          })
-      }
+      await expectServesDisk(url, dir, 4, `round ${round}`)
     }
     expect(logs()).not.toMatch(/Library change not applied/)
   }, 240_000)
@@ -265,23 +271,7 @@ describe('toolsel serve --workers', () => {
       // 503: the new worker not ready yet (NOT_READY), or LIBRARY_BUSY.
       const all = (await Promise.all(writers)).flat()
       for (const answer of all) expect([200, 201, 503], answer.text).toContain(answer.status)
-      const manifest = JSON.parse(await readFile(join(dir, 'race', 'manifest.json'), 'utf8')) as {
-        contentHash: string
-        createdAt: string
-      }
-      for (let listing = 0; listing < 6; listing += 1) {
-        const { status, text } = await call(url, 'GET', '/v1/libraries')
-        expect(status).toBe(200)
-        const served = (
-          JSON.parse(text) as {
-            libraries: Array<{ name: string; contentHash: string; createdAt: string }>
-          }
-        ).libraries.find((library) => library.name === 'race')
-        expect(served, `kill ${kill}, listing ${listing}`).toMatchObject({
-          contentHash: manifest.contentHash,
-          createdAt: manifest.createdAt,
-        })
-      }
+      await expectServesDisk(url, dir, 6, `kill ${kill}`)
     }
     expect(logs()).not.toMatch(/Library change not applied|not reconciled/)
   }, 240_000)
