@@ -79,8 +79,6 @@ export class UpstreamConnection {
    * an error naming it (an SSE stream or a stdio connection cut there would leave them waiting).
    */
   #inFlight = new Set<AbortController>()
-  /** The last answer over `gateway.maxMessageBytes`, until the connection it closed is down. */
-  #oversize: Error | undefined
   readonly #stderr: (line: string) => void
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
@@ -126,20 +124,20 @@ export class UpstreamConnection {
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
     const { maxMessageBytes } = settings
+    // Fails the calls waiting on this connection with an error naming the limit.
     const oversize = (error: Error) => {
-      this.#oversize = new Error(oversizeMessage(maxMessageBytes), { cause: error })
-      for (const call of this.#inFlight) call.abort(this.#oversize)
+      const limit = new Error(oversizeMessage(maxMessageBytes), { cause: error })
+      for (const call of this.#inFlight) call.abort(limit)
+      return limit
     }
     client.onerror = (error) => {
       if (!isOversizeError(error)) return
       // A stdio line over the limit: the SDK closes the transport; down (and restarted) now.
-      oversize(error)
-      if (this.#client === client) this.#markDown(this.#oversize)
+      const limit = oversize(error)
+      if (this.#client === client) this.#markDown(limit)
     }
     client.onclose = () => {
-      const error = this.#oversize ?? new Error('the connection closed')
-      this.#oversize = undefined
-      if (this.#client === client) this.#markDown(error)
+      if (this.#client === client) this.#markDown(new Error('the connection closed'))
     }
     const transport = createUpstreamTransport(this.config, this.#stderr, {
       maxMessageBytes,
