@@ -24,13 +24,13 @@ import { request as httpRequest } from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { describedTool, groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
 import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
 import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: { only: { type: 'string' }, list: { type: 'boolean', default: false } },
 })
 

@@ -11,7 +11,7 @@
  *   npx tsx bench/bagged-dev.ts [--data ../shared/data] [--seed 1] [--bags 8]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { decideTools } from '../src/learn/count-model.ts'
 import { mostProbableFirst, type ScoredCandidate } from '../src/learn/decide-set.ts'
 import { scoreCandidate } from '../src/learn/boosted-trees.ts'
@@ -25,7 +25,7 @@ import type { QueryRows } from '../src/learn/training-rows.ts'
 import { candidateFitRows, decisionInput, foldOf } from '../src/learn/train-model.ts'
 import { shippedRecipeFit } from './training-dev-setup.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     seed: { type: 'string', default: '1' },

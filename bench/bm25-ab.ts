@@ -16,11 +16,11 @@
  */
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { loadCheckoutDefault, type CheckoutDefault } from './perf/checkout-default.ts'
 import { bm25RequestQueries, loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     'index-dir': { type: 'string' },
@@ -29,7 +29,10 @@ const { values } = parseArgs({
   },
 })
 if (values.before === undefined || values['index-dir'] === undefined) {
-  throw new Error('--before DIR (a checkout) and --index-dir DIR (a saved index) are required.')
+  usageError(
+    import.meta.url,
+    '--before DIR (a checkout) and --index-dir DIR (a saved index) are required.',
+  )
 }
 const passes = Number(values.passes)
 const indexDir = resolve(values['index-dir'])

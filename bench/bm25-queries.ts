@@ -16,7 +16,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { defaultConfig } from '../src/config/schema.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import type { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
@@ -40,7 +40,7 @@ import {
   loadBenchmarkQueries,
 } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '5' },

@@ -23,9 +23,13 @@ import {
   saveIndexedLibrary,
 } from '../src/store/library-lifecycle.ts'
 import { buildSyntheticLibrary, loadBenchmarkQueries } from './perf/synthetic-library.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
-const size = Number(process.argv[2] ?? 100_000)
-const dataDir = process.argv[3] ?? join('..', 'shared', 'data')
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const size = Number(args[0] ?? 100_000)
+if (!Number.isFinite(size) || size < 1)
+  usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)
+const dataDir = args[1] ?? join('..', 'shared', 'data')
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined)
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(2)
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0)

@@ -14,7 +14,7 @@
  * @module
  */
 import { writeFile } from 'node:fs/promises'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { FEATURE_NAMES } from '../src/learn/candidate-features.ts'
 import { formatLearnedModel, loadDefaultModel } from '../src/learn/learned-model.ts'
@@ -31,7 +31,7 @@ interface Recipe {
   drop?: string[]
 }
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     k: { type: 'string', default: '15' },

@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { signTestP } from '../src/bench/metrics/sign-test.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
 interface Report {
   suites: Array<{
@@ -47,7 +48,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-const paths = process.argv.slice(2)
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const paths = args
 if (paths.length < 2) {
   console.error('Usage: npx tsx bench/compare-runs.ts <run> <run> [<run> …]')
   process.exit(2)

@@ -10,14 +10,14 @@
  *     [--data ../shared/data]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { decideWithExamples } from '../src/examples/example-decision.ts'
 import { heldSets } from '../src/examples/train-example-decision.ts'
 import { readLearnedModel } from '../src/learn/learned-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     before: { type: 'string' },

@@ -14,7 +14,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { defaultConfig } from '../src/config/schema.ts'
 import {
   fitDecision,
@@ -40,7 +40,7 @@ import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 import { DEFAULT_MODEL_PATH, parseLearnedModel } from '../src/learn/learned-model.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     fresh: { type: 'boolean', default: false },

@@ -14,7 +14,7 @@
  *     [--variants '{"name":{"tool":{"trees":100,"depth":4,"learningRate":0.1}}}']
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import {
   fitDecision,
@@ -26,7 +26,7 @@ import { trainLearnedModel } from '../src/learn/train-model.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     seeds: { type: 'string', default: '1,2' },

@@ -26,7 +26,7 @@
  * clause no kept tool covers, when it reaches half the probability of the next one).
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import {
   applyCount,
@@ -47,7 +47,7 @@ import { decisionInput, foldOf, score, trainingSets } from '../src/learn/train-m
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: '../shared/data' }, model: { type: 'string' } },
 })
 type Decision = (

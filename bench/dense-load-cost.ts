@@ -8,13 +8,13 @@
  *   node --expose-gc --import tsx bench/dense-load-cost.ts --model /tmp/ld.json [--sizes 10000,100000] [--data ../shared/data]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { learnedToolVectors } from '../src/learn/dense-encoder.ts'
 import { denseToolText } from '../src/learn/dense-features.ts'
 import { readLearnedModelSync } from '../src/learn/learned-model.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     model: { type: 'string' },
     sizes: { type: 'string', default: '10000,100000' },

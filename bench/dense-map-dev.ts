@@ -9,7 +9,7 @@
  *     [--settings "lr=0.002,decay=0;lr=0.0005,decay=0.01;lr=0.002,decay=0.1,temperature=0.1,batch=64"]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { defaultConfig } from '../src/config/schema.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import { denseTop1, trainDenseMap } from '../src/learn/dense-map.ts'
@@ -18,7 +18,7 @@ import { singleClauseCases } from '../src/learn/training-rows.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     epochs: { type: 'string', default: '4' },

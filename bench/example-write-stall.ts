@@ -28,7 +28,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
 import { createComponents } from '../src/components.ts'
 import { parseConfig } from '../src/config/load-config.ts'
@@ -44,7 +44,7 @@ import {
 import { listenApp } from '../test/helpers/listen-app.ts'
 import { measureStall, pause, type StallRow } from './stall-probe.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
     examples: { type: 'string' },
@@ -58,9 +58,9 @@ const writes = Number(values.writes)
 if (!Number.isInteger(writes) || writes < 1) throw new Error('--writes takes a positive number.')
 const reloads = Number(values.reloads)
 if (!Number.isInteger(reloads) || reloads < 0)
-  throw new Error('--reloads takes a number (0 or more).')
+  usageError(import.meta.url, '--reloads takes a number (0 or more).')
 if (values.client !== 'select' && values.client !== 'health')
-  throw new Error('--client takes select or health.')
+  usageError(import.meta.url, '--client takes select or health.')
 
 const [suite] = resolveSuites('toolbench-g3')
 const { splits } = await suite.load({

@@ -13,7 +13,7 @@
  * @module
  */
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { parseQrels } from '../src/bench/suites/beir-suite.ts'
 import { readDataText, readJsonRecords } from '../src/bench/suites/read-data-file.ts'
 import { createToolbenchCorpusMap } from '../src/bench/suites/toolbench-corpus.ts'
@@ -49,7 +49,7 @@ import { Top1Selector } from '../src/select/top1-selector.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import type { IndexedLibrary } from '../src/store/indexed-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     datasets: { type: 'string', default: 'g3,toollens' },

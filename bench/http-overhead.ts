@@ -22,14 +22,14 @@ import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { serve, type ServerType } from '@hono/node-server'
 import { Hono } from 'hono'
 import type { SelectToolsResult } from '../src/pipeline.ts'
 import { buildSelectLoad } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '3' },
@@ -42,7 +42,7 @@ const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  throw new Error('--size and --rounds take positive whole numbers.')
+  usageError(import.meta.url, '--size and --rounds take positive whole numbers.')
 }
 if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
 

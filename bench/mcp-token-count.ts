@@ -6,13 +6,13 @@
  *
  *   node --import tsx bench/mcp-token-count.ts --data ../shared/data --size 20000
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
 import { SAMPLE_FROM_TOOLS, TokenAccountant } from '../src/mcp/tokens/token-accountant.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: '../shared/data' }, size: { type: 'string' } },
 })
 const size = Number(values.size ?? 20_000)

@@ -12,6 +12,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
+import { benchArgs, usageError } from './bench-args.ts'
 
 interface Report {
   suites: Array<{
@@ -37,7 +38,8 @@ export function missClass(gold: readonly string[], predicted: ReadonlyArray<stri
   return got.size < want.size ? 'short-wrong' : 'long-wrong'
 }
 
-const path = process.argv[2]
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const path = args[0]
 if (path === undefined) {
   console.error('Usage: npx tsx bench/miss-classes.ts <run dir or report.json>')
   process.exit(2)

@@ -18,10 +18,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { savedBenchmarkLibrary } from './perf/in-process.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     a: { type: 'string' },
     b: { type: 'string' },
@@ -42,7 +42,10 @@ const size = Number(values.size)
 const rounds = Number(values.rounds)
 if (values.b === undefined) throw new Error('--b <model.json> is required.')
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  throw new Error('--size takes a positive number of tools, --rounds a positive whole number.')
+  usageError(
+    import.meta.url,
+    '--size takes a positive number of tools, --rounds a positive whole number.',
+  )
 }
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-model-ab-'))

@@ -17,7 +17,7 @@
  *   npx tsx bench/one-clause-dev.ts [--data ../shared/data] [--seed 1] [--no-shapes]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { decideTools } from '../src/learn/count-model.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import type { LearnedModel } from '../src/learn/learned-model.ts'
@@ -32,7 +32,7 @@ import {
 } from '../src/learn/train-model.ts'
 import { trainingDevSetup } from './training-dev-setup.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     seed: { type: 'string', default: '1' },

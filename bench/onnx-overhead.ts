@@ -11,6 +11,9 @@ import { buildPlanMessages } from '../src/plan/prompts.ts'
 import { buildSelectMessages } from '../src/select/prompts.ts'
 import type { CandidateTool } from '../src/contracts.ts'
 import { TINY_MODELS_MISSING, tinyModel } from '../test/models/language/tiny-models.ts'
+import { benchArgs } from './bench-args.ts'
+
+benchArgs(import.meta.url, { options: {} })
 
 const RUNS = 7
 

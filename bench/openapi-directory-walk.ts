@@ -20,9 +20,9 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: {
     dir: { type: 'string' },

@@ -31,14 +31,15 @@ import { dirname, join } from 'node:path'
 import { runCeilingLoad, runHttpLoad, type HttpLoadResult } from './perf/http-load.ts'
 import { formatDenseTable, measureDense, type DenseResult } from './perf/dense.ts'
 import { measureInProcess, type InProcessResult } from './perf/in-process.ts'
-import { parsePerfArgs, perfJson } from './perf/perf-options.ts'
+import { PERF_OPTIONS, parsePerfArgs, perfJson } from './perf/perf-options.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
+benchArgs(import.meta.url, { options: PERF_OPTIONS, allowPositionals: true })
 let options: ReturnType<typeof parsePerfArgs>
 try {
   options = parsePerfArgs(process.argv.slice(2))
 } catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
-  process.exit(2)
+  usageError(import.meta.url, error instanceof Error ? error.message : String(error))
 }
 
 if (options.childDense !== undefined) {

@@ -10,7 +10,7 @@
  *   npx tsx bench/plan-gap.ts --model /tmp/ld.json [--suite taskbench-huggingface] [--data ../shared/data]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { createComponents } from '../src/components.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { readLearnedModelSync } from '../src/learn/learned-model.ts'
@@ -21,7 +21,7 @@ import type { BenchRunSettings } from '../src/bench/bench-report.ts'
 import { caseComponents, type CaseRunner } from '../src/bench/case-runner.ts'
 import type { StepResult } from '../src/pipeline.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     model: { type: 'string' },
     suite: { type: 'string', default: 'taskbench-huggingface' },

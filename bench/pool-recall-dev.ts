@@ -59,7 +59,7 @@
  *   `weight`, on top of the full description.
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { Bm25Retriever, type Bm25Settings } from '../src/retrieve/bm25/bm25-retriever.ts'
 import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
@@ -173,7 +173,7 @@ function neighbourWords(text: string, per: number, least: number, own: Set<strin
   return out
 }
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     variants: { type: 'string', default: 'base' },

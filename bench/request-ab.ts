@@ -27,11 +27,11 @@ import type { ChildProcess } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     size: { type: 'string', default: '10000' },
@@ -50,7 +50,7 @@ const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
 if (values.before === undefined) throw new Error('--before DIR: the checkout to compare with.')
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  throw new Error('--size and --rounds take positive whole numbers.')
+  usageError(import.meta.url, '--size and --rounds take positive whole numbers.')
 }
 if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
 

@@ -18,12 +18,12 @@ import { spawnSync } from 'node:child_process'
 import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { selfTimes, stageShares, type CpuProfile } from './perf/cpu-profile-stages.ts'
 import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '10' },
@@ -36,7 +36,10 @@ const size = Number(values.size)
 const top = Number(values.top)
 const seconds = Number(values.duration)
 if (!Number.isInteger(size) || size < 1 || !(seconds > 0)) {
-  throw new Error('--size takes a positive whole number of tools, --duration seconds (> 0).')
+  usageError(
+    import.meta.url,
+    '--size takes a positive whole number of tools, --duration seconds (> 0).',
+  )
 }
 if (spawnSync('wrk', ['--version']).error) throw new Error('Install wrk (apt-get install wrk).')
 

@@ -16,13 +16,13 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { describedTool } from '../test/helpers/oversized-tools.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '10000' },
     large: { type: 'boolean', default: false },

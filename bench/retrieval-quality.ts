@@ -25,7 +25,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import type { BenchCase } from '../src/bench/bench-case.ts'
 import {
   candidateRecall,
@@ -50,7 +50,7 @@ import {
 } from '../src/store/library-lifecycle.ts'
 import { LibraryHybridRetriever } from '../src/store/library-hybrid-retriever.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     datasets: { type: 'string', default: 'demo,g3,g1' },
     embedder: { type: 'string', default: 'use-lite,static:glove-100d' },

@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { scorePlans } from '../src/rewards/score-plans.ts'
@@ -24,7 +24,7 @@ import { requireRetriever } from '../src/store/indexed-library.ts'
 import { G3_TRAIN_FILES, loadToolbenchG3Train } from '../src/train/splits/toolbench-g3-train.ts'
 import { descriptionStep } from '../src/train/target-plan.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     groups: { type: 'string', default: '400' },
     duration: { type: 'string', default: '10' },

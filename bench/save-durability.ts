@@ -19,10 +19,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     sizes: { type: 'string', default: '10000,100000' },
@@ -34,10 +34,10 @@ const { values } = parseArgs({
 if (values.before === undefined) throw new Error('--before DIR (a checkout) is required.')
 const rounds = Number(values.rounds)
 if (!Number.isInteger(rounds) || rounds < 1)
-  throw new Error('--rounds takes a positive whole number.')
+  usageError(import.meta.url, '--rounds takes a positive whole number.')
 const sizes = values.sizes.split(',').map(Number)
 if (sizes.some((size) => !Number.isInteger(size) || size < 1))
-  throw new Error('--sizes takes whole numbers, comma-separated.')
+  usageError(import.meta.url, '--sizes takes whole numbers, comma-separated.')
 const out =
   values.out === undefined ? await mkdtemp(join(tmpdir(), 'save-durability-')) : values.out
 

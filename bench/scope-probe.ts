@@ -11,8 +11,12 @@
 import { loadavg } from 'node:os'
 import { serveScopeLibrary } from './scope-library.ts'
 import { measureStall } from './stall-probe.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
-const size = Number(process.argv[2] ?? 20000)
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const size = Number(args[0] ?? 20000)
+if (!Number.isFinite(size) || size < 1)
+  usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)
 const server = await serveScopeLibrary(size)
 const call = server.search
 try {

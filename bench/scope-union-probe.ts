@@ -11,10 +11,24 @@
  */
 import { loadavg } from 'node:os'
 import { serveScopeLibrary } from './scope-library.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
-const size = Number(process.argv[2] ?? 50000)
-const count = Number(process.argv[3] ?? 40)
-const width = Number(process.argv[4] ?? 2)
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const size = Number(args[0] ?? 50000)
+if (!Number.isFinite(size) || size < 1)
+  usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)
+const count = Number(args[1] ?? 40)
+if (!Number.isFinite(count) || count < 1)
+  usageError(
+    import.meta.url,
+    `<count> (second argument) must be a positive number, got "${args[1]}"`,
+  )
+const width = Number(args[2] ?? 2)
+if (!Number.isFinite(width) || width < 1)
+  usageError(
+    import.meta.url,
+    `<width> (third argument) must be a positive number, got "${args[2]}"`,
+  )
 const server = await serveScopeLibrary(size)
 const call = server.search
 try {

@@ -12,8 +12,12 @@ import { ToolLibrary } from '../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
 import { ScopedLibraries } from '../src/mcp/scoped-libraries.ts'
 import { serverTools } from './server-tools.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
-const size = Number(process.argv[2] ?? 100000)
+const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+const size = Number(args[0] ?? 100000)
+if (!Number.isFinite(size) || size < 1)
+  usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)
 const tools = serverTools(size)
 const config = parseConfig({})
 const indexed = await buildIndexedLibrary(new ToolLibrary('big', tools as never), config)

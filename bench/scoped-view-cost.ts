@@ -12,9 +12,9 @@
  * @module
  */
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     'index-dir': { type: 'string' },
     server: { type: 'string' },

@@ -24,11 +24,11 @@
  */
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { loadCheckoutDefault } from './perf/checkout-default.ts'
 import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     'index-dir': { type: 'string' },
@@ -39,11 +39,14 @@ const { values } = parseArgs({
   },
 })
 if (values.before === undefined || values['index-dir'] === undefined) {
-  throw new Error('--before DIR (a checkout) and --index-dir DIR (a saved index) are required.')
+  usageError(
+    import.meta.url,
+    '--before DIR (a checkout) and --index-dir DIR (a saved index) are required.',
+  )
 }
 const rounds = Number(values.rounds)
 if (!Number.isInteger(rounds) || rounds < 1)
-  throw new Error('--rounds takes a positive whole number.')
+  usageError(import.meta.url, '--rounds takes a positive whole number.')
 const indexDir = resolve(values['index-dir'])
 const coldMiB = Number(values.cold)
 if (!(coldMiB >= 0)) throw new Error('--cold takes MiB (≥ 0).')

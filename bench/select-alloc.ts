@@ -16,11 +16,11 @@
 import { Session } from 'node:inspector/promises'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { loadCheckoutDefault } from './perf/checkout-default.ts'
 import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     'index-dir': { type: 'string' },
@@ -30,12 +30,15 @@ const { values } = parseArgs({
   },
 })
 if (values.before === undefined || values['index-dir'] === undefined) {
-  throw new Error('--before DIR (a checkout) and --index-dir DIR (a saved index) are required.')
+  usageError(
+    import.meta.url,
+    '--before DIR (a checkout) and --index-dir DIR (a saved index) are required.',
+  )
 }
 const passes = Number(values.passes)
 const top = Number(values.top)
 if (!Number.isInteger(passes) || passes < 1 || !Number.isInteger(top) || top < 0)
-  throw new Error('--passes takes a positive whole number, --top a whole number.')
+  usageError(import.meta.url, '--passes takes a positive whole number, --top a whole number.')
 const indexDir = resolve(values['index-dir'])
 
 interface SamplingNode {

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { loadDefaultModel, readLearnedModelSync } from '../src/learn/learned-model.ts'
 import { selectTools } from '../src/pipeline.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
@@ -22,7 +22,7 @@ import { Top1Selector } from '../src/select/top1-selector.ts'
 import { savedBenchmarkSelection } from './perf/in-process.ts'
 import { summarize } from './perf/measure.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '10000' },
     passes: { type: 'string', default: '3' },
@@ -34,10 +34,13 @@ const { values } = parseArgs({
 const size = Number(values.size)
 const passes = Number(values.passes)
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes < 1) {
-  throw new Error('--size takes a positive number of tools, --passes a positive whole number.')
+  usageError(
+    import.meta.url,
+    '--size takes a positive number of tools, --passes a positive whole number.',
+  )
 }
 if (values.selector !== 'learned' && values.selector !== 'top1') {
-  throw new Error(`--selector "${values.selector}": use learned or top1.`)
+  usageError(import.meta.url, `--selector "${values.selector}": use learned or top1.`)
 }
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))

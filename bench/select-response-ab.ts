@@ -13,14 +13,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { loadDefaultModel } from '../src/learn/learned-model.ts'
 import { selectTools, type SelectToolsResult } from '../src/pipeline.ts'
 import { LearnedSelector } from '../src/select/learned-selector.ts'
 import { selectResponseJson, selectResponseObject } from '../src/server/select-response.ts'
 import { savedBenchmarkSelection } from './perf/in-process.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     size: { type: 'string', default: '10000' },
     passes: { type: 'string', default: '15' },
@@ -30,7 +30,10 @@ const { values } = parseArgs({
 const size = Number(values.size)
 const passes = Number(values.passes)
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes < 1) {
-  throw new Error('--size takes a positive number of tools, --passes a positive whole number.')
+  usageError(
+    import.meta.url,
+    '--size takes a positive number of tools, --passes a positive whole number.',
+  )
 }
 
 /** What `c.json` of the route's response object wrote. */

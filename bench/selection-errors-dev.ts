@@ -24,7 +24,7 @@
  *   npx tsx bench/selection-errors-dev.ts [--data ../shared/data] [--seed 1]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { decideTools, type DecisionInput } from '../src/learn/count-model.ts'
 import { decideSet, mostProbableFirst } from '../src/learn/decide-set.ts'
 import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
@@ -33,7 +33,7 @@ import type { QueryRows } from '../src/learn/training-rows.ts'
 import { decisionInput, foldOf, score } from '../src/learn/train-model.ts'
 import { shippedRecipeFit } from './training-dev-setup.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     seed: { type: 'string', default: '1' },

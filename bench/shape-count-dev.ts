@@ -11,7 +11,7 @@
  *     [--variants '{"none":{"noShapes":true},"shapes":{}}'] [--seed 1]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { decideTools } from '../src/learn/count-model.ts'
 import {
   decisionInput,
@@ -23,7 +23,7 @@ import {
 } from '../src/learn/train-model.ts'
 import { trainingDevSetup } from './training-dev-setup.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     variants: { type: 'string', default: '{"none":{"noShapes":true},"shapes":{}}' },

@@ -22,12 +22,12 @@ import { spawnSync } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { selfTimes, stageShares, type CpuProfile } from './perf/cpu-profile-stages.ts'
 import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
 import { runWrk } from './perf/wrk-load.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     'index-dirs': { type: 'string' },
     sizes: { type: 'string' },
@@ -42,10 +42,10 @@ const seconds = Number(values.duration)
 const rounds = Number(values.rounds)
 const top = Number(values.top)
 if (!(seconds > 0) || !Number.isInteger(rounds) || rounds < 1) {
-  throw new Error('--duration takes seconds (> 0), --rounds a positive whole number.')
+  usageError(import.meta.url, '--duration takes seconds (> 0), --rounds a positive whole number.')
 }
 if ((values['index-dirs'] === undefined) === (values.sizes === undefined)) {
-  throw new Error('Give --index-dirs DIR_A,DIR_B or --sizes A,B.')
+  usageError(import.meta.url, 'Give --index-dirs DIR_A,DIR_B or --sizes A,B.')
 }
 if (spawnSync('wrk', ['--version']).error) throw new Error('Install wrk (apt-get install wrk).')
 

@@ -13,10 +13,10 @@
  */
 import { spawn } from 'node:child_process'
 import { loadavg } from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { freePort, processRssMiB, waitUntilReady } from './perf/http-load.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     library: { type: 'string' },
     'index-dir': { type: 'string' },

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -48,7 +48,7 @@ interface Row {
   select: number
 }
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     queries: { type: 'string', default: '8' },
     k: { type: 'string', default: '5' },

@@ -33,7 +33,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
 import { createComponents } from '../src/components.ts'
 import { parseConfig } from '../src/config/load-config.ts'
@@ -47,7 +47,7 @@ import { writeToolsIndexFile } from '../src/store/tools-index-file.ts'
 import { listenApp } from '../test/helpers/listen-app.ts'
 import { measureStall, pause, type StallRow } from './stall-probe.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
     bytes: { type: 'string' },
@@ -59,11 +59,11 @@ const { values } = parseArgs({
 })
 const reloads = Number(values.reloads)
 if (!Number.isInteger(reloads) || reloads < 0)
-  throw new Error('--reloads takes a number (0 or more).')
+  usageError(import.meta.url, '--reloads takes a number (0 or more).')
 const uploads = Number(values.uploads)
 if (!Number.isInteger(uploads) || uploads < 1) throw new Error('--uploads takes a positive number.')
 if (values.client !== 'select' && values.client !== 'health')
-  throw new Error('--client takes select or health.')
+  usageError(import.meta.url, '--client takes select or health.')
 const modes = { both: ['process', 'worker'], process: ['process'], worker: ['worker'] }[
   values['import-in']!
 ]

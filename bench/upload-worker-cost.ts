@@ -8,13 +8,13 @@
  * @module
  */
 import { loadavg } from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { prepareUpload } from '../src/store/upload-import-worker.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' } },
 })
 const [suite] = resolveSuites('toolbench-g3')

@@ -22,7 +22,7 @@
  *   npx tsx bench/word-order-dev.ts [--data ../shared/data] [--seed 1]
  * @module
  */
-import { parseArgs } from 'node:util'
+import { benchArgs } from './bench-args.ts'
 import { mostProbableFirst } from '../src/learn/decide-set.ts'
 import { singleClauseCases } from '../src/learn/training-rows.ts'
 import type { Tool } from '../src/library/tool.ts'
@@ -31,7 +31,7 @@ import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
 import { composeCases, foldOf, score } from '../src/learn/train-model.ts'
 import { shippedRecipeFit } from './training-dev-setup.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     seed: { type: 'string', default: '1' },

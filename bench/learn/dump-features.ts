@@ -4,7 +4,7 @@
  * retrieval. Usage: npx tsx bench/learn/dump-features.ts [--data ../shared/data] [--out file]
  */
 import { writeFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
+import { benchArgs } from '../bench-args.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { RulePlanner } from '../../src/plan/rule-planner.ts'
@@ -16,7 +16,7 @@ import { extractCandidateFeatures } from '../../src/learn/candidate-features.ts'
 import { extractStepFeatures } from './step-features.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../../src/learn/training-data.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
     out: { type: 'string', default: '/tmp/toolsel-learn-features.json' },

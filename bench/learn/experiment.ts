@@ -5,12 +5,12 @@
  * cache. Usage: npx tsx bench/learn/experiment.ts [--cache file] [--exclude toollens]
  */
 import { readFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
+import { benchArgs } from '../bench-args.ts'
 import { fitLogistic, predictProbability } from '../../src/learn/logistic-regression.ts'
 import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
 import { decideSet, type DecisionRule } from '../../src/learn/decide-set.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     cache: { type: 'string', default: '/tmp/toolsel-learn-features.json' },
     exclude: { type: 'string', default: '' },

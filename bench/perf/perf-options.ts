@@ -3,7 +3,7 @@
  * a unit test can check them.
  * @module
  */
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 
 /** Largest library `--sizes` accepts. */
 export const MAX_PERF_SIZE = 1_000_000
@@ -30,29 +30,32 @@ export interface PerfOptions {
   out?: string
 }
 
+/** bench/perf.ts's flags, with their defaults. */
+export const PERF_OPTIONS = {
+  sizes: { type: 'string', default: '10000,50000' },
+  duration: { type: 'string', default: '10' },
+  connections: { type: 'string', default: '16' },
+  generator: { type: 'string', default: 'wrk' },
+  data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+  ceiling: { type: 'boolean', default: false },
+  json: { type: 'string' },
+  child: { type: 'string' },
+  out: { type: 'string' },
+  dense: { type: 'boolean', default: false },
+  'dense-only': { type: 'boolean', default: false },
+  'dense-embedder': { type: 'string', default: 'use-lite' },
+  'dense-text': { type: 'string', default: 'full' },
+  'dense-cache': { type: 'string', default: 'bench/out/perf-dense-cache' },
+  'dense-cold': { type: 'boolean', default: false },
+  'child-dense': { type: 'string' },
+} satisfies NonNullable<ParseArgsConfig['options']>
+
 /** Parses bench/perf.ts's arguments; throws an Error naming the bad value and the fix. */
 export function parsePerfArgs(args: readonly string[]): PerfOptions {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: {
-      sizes: { type: 'string', default: '10000,50000' },
-      duration: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '16' },
-      generator: { type: 'string', default: 'wrk' },
-      data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
-      ceiling: { type: 'boolean', default: false },
-      json: { type: 'string' },
-      child: { type: 'string' },
-      out: { type: 'string' },
-      dense: { type: 'boolean', default: false },
-      'dense-only': { type: 'boolean', default: false },
-      'dense-embedder': { type: 'string', default: 'use-lite' },
-      'dense-text': { type: 'string', default: 'full' },
-      'dense-cache': { type: 'string', default: 'bench/out/perf-dense-cache' },
-      'dense-cold': { type: 'boolean', default: false },
-      'child-dense': { type: 'string' },
-    },
+    options: PERF_OPTIONS,
   })
   if (positionals.length > 0) {
     throw new Error(`Unexpected argument "${positionals[0]}"; options start with --.`)

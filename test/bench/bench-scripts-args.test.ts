@@ -1,0 +1,101 @@
+import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+
+/** bench/ files that only export code for the scripts (no main of their own), and bench-args itself. */
+const LIBRARY_ONLY = new Set([
+  'bench-args.ts',
+  'scope-library.ts',
+  'serve-app.ts',
+  'server-tools.ts',
+  'stall-probe.ts',
+  'term-weight-model.ts',
+  'training-dev-setup.ts',
+  'learn/step-features.ts',
+])
+
+function runScript(script: string, args: string[]) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+describe('bench scripts answer --help and bad flags', () => {
+  it.each([
+    ['select-cpu.ts', '--size'],
+    ['select-ab.ts', '--before'],
+    ['perf.ts', '--sizes'],
+    ['retrieval-quality.ts', '--data'],
+    ['compare-runs.ts', ''],
+  ])(
+    '%s --help prints its usage on stdout and exits 0',
+    (script, flag) => {
+      for (const help of ['--help', '-h']) {
+        const { status, stdout, stderr } = runScript(script, [help])
+        expect(status).toBe(0)
+        expect(stderr).toBe('')
+        expect(stdout).toContain(`bench/${script}`)
+        expect(stdout).toContain('--help')
+        expect(stdout).toContain(flag)
+      }
+    },
+    60_000,
+  )
+
+  it('shows each flag with its default', () => {
+    const { stdout } = runScript('select-cpu.ts', ['--help'])
+    expect(stdout).toContain('--size <value>  (default: 10000)')
+    expect(stdout).toContain('--passes <value>  (default: 3)')
+  }, 60_000)
+
+  it.each([
+    ['select-cpu.ts', ['--sise', '5'], 'unknown flag --sise (did you mean --size?)'],
+    ['select-cpu.ts', ['--size'], '--size needs a value'],
+    ['select-cpu.ts', ['--size', '0'], '--size takes a positive number'],
+    ['select-cpu.ts', ['stray'], 'unexpected argument stray'],
+    ['perf.ts', ['--generatr', 'wrk'], 'unknown flag --generatr (did you mean --generator?)'],
+    ['perf.ts', ['--generator', 'x'], '--generator must be wrk or autocannon'],
+    ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
+    ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
+  ])(
+    '%s %j: one line on stderr, exit 2, no stack',
+    (script, args, message) => {
+      const { status, stdout, stderr } = runScript(script, args)
+      expect(status).toBe(2)
+      expect(stdout).toBe('')
+      expect(stderr).toContain(message)
+      expect(stderr).toContain('(see --help)')
+      expect(stderr.trimEnd().split('\n')).toHaveLength(1)
+      expect(stderr).not.toMatch(/\n\s+at /)
+    },
+    60_000,
+  )
+
+  it('every entry script in bench/ parses its flags with bench/bench-args.ts', () => {
+    const files = [
+      ...readdirSync(join(ROOT, 'bench')).filter((name) => name.endsWith('.ts')),
+      ...readdirSync(join(ROOT, 'bench', 'learn'))
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => `learn/${name}`),
+    ]
+    const entries = files.filter((file) => !LIBRARY_ONLY.has(file))
+    expect(entries.length).toBeGreaterThan(40)
+    const missing = entries.filter((file) => {
+      const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
+      return !source.includes('benchArgs(import.meta.url')
+    })
+    expect(missing).toEqual([])
+    // A library-only file really has no main: it exports and runs nothing at the top level.
+    for (const file of LIBRARY_ONLY) {
+      const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
+      expect(source, file).toMatch(/^export /m)
+      expect(source, file).not.toMatch(/^(await |const \w+ = await |process\.argv)/m)
+    }
+  })
+})
