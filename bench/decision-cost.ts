@@ -10,7 +10,7 @@
  *     [--data ../shared/data]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { decideWithExamples } from '../src/examples/example-decision.ts'
 import { heldSets } from '../src/examples/train-example-decision.ts'
@@ -25,7 +25,8 @@ const { values } = benchArgs(import.meta.url, {
     rounds: { type: 'string', default: '7' },
   },
 })
-if (!values.before || !values.after) throw new Error('--before and --after name model files.')
+if (!values.before || !values.after)
+  usageError(import.meta.url, '--before and --after name model files.')
 const before = await readLearnedModel(values.before)
 const after = await readLearnedModel(values.after)
 if (!before.examples || !after.examples) throw new Error('Both models need an examples part.')

@@ -8,7 +8,7 @@
  *   node --expose-gc --import tsx bench/dense-load-cost.ts --model /tmp/ld.json [--sizes 10000,100000] [--data ../shared/data]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 import { learnedToolVectors } from '../src/learn/dense-encoder.ts'
 import { denseToolText } from '../src/learn/dense-features.ts'
 import { readLearnedModelSync } from '../src/learn/learned-model.ts'
@@ -21,7 +21,7 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
-if (!values.model) throw new Error('--model <file> is required')
+if (!values.model) usageError(import.meta.url, '--model <file> is required')
 const model = readLearnedModelSync(values.model)
 if (!model.denseMap) throw new Error(`${values.model} has no learned dense map`)
 const gc = (globalThis as { gc?: () => void }).gc

@@ -55,7 +55,8 @@ const { values } = benchArgs(import.meta.url, {
   },
 })
 const writes = Number(values.writes)
-if (!Number.isInteger(writes) || writes < 1) throw new Error('--writes takes a positive number.')
+if (!Number.isInteger(writes) || writes < 1)
+  usageError(import.meta.url, '--writes takes a positive number.')
 const reloads = Number(values.reloads)
 if (!Number.isInteger(reloads) || reloads < 0)
   usageError(import.meta.url, '--reloads takes a number (0 or more).')
@@ -76,7 +77,8 @@ if (!split?.training)
 // made distinct by a marker word (` v1`, ` v2`…) until there are N (16,900: the scale of #10).
 const wanted =
   values.examples === undefined ? split.training.examples.length : Number(values.examples)
-if (!Number.isInteger(wanted) || wanted < 1) throw new Error('--examples takes a positive number.')
+if (!Number.isInteger(wanted) || wanted < 1)
+  usageError(import.meta.url, '--examples takes a positive number.')
 const base = split.training.examples
 const training = Array.from({ length: wanted }, (_, position) => {
   const example = base[position % base.length]

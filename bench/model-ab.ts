@@ -40,7 +40,7 @@ const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
 const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
 const size = Number(values.size)
 const rounds = Number(values.rounds)
-if (values.b === undefined) throw new Error('--b <model.json> is required.')
+if (values.b === undefined) usageError(import.meta.url, '--b <model.json> is required.')
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
   usageError(
     import.meta.url,

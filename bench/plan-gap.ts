@@ -10,7 +10,7 @@
  *   npx tsx bench/plan-gap.ts --model /tmp/ld.json [--suite taskbench-huggingface] [--data ../shared/data]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 import { createComponents } from '../src/components.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { readLearnedModelSync } from '../src/learn/learned-model.ts'
@@ -28,7 +28,7 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
-if (!values.model) throw new Error('--model <file> is required')
+if (!values.model) usageError(import.meta.url, '--model <file> is required')
 const model = readLearnedModelSync(values.model)
 const { features: names } = model
 const { weights, scale } = model.model

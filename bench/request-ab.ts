@@ -48,11 +48,12 @@ const { values } = benchArgs(import.meta.url, {
 const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
-if (values.before === undefined) throw new Error('--before DIR: the checkout to compare with.')
+if (values.before === undefined)
+  usageError(import.meta.url, '--before DIR: the checkout to compare with.')
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
   usageError(import.meta.url, '--size and --rounds take positive whole numbers.')
 }
-if (!(seconds > 0)) throw new Error('--duration takes seconds (> 0).')
+if (!(seconds > 0)) usageError(import.meta.url, '--duration takes seconds (> 0).')
 
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 

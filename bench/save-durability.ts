@@ -31,7 +31,8 @@ const { values } = benchArgs(import.meta.url, {
     out: { type: 'string' },
   },
 })
-if (values.before === undefined) throw new Error('--before DIR (a checkout) is required.')
+if (values.before === undefined)
+  usageError(import.meta.url, '--before DIR (a checkout) is required.')
 const rounds = Number(values.rounds)
 if (!Number.isInteger(rounds) || rounds < 1)
   usageError(import.meta.url, '--rounds takes a positive whole number.')

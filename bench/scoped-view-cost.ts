@@ -12,7 +12,7 @@
  * @module
  */
 import { resolve } from 'node:path'
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -26,7 +26,8 @@ if (
   values['index-dir'] === undefined ||
   (values.server === undefined) === (values.tag === undefined)
 ) {
-  throw new Error(
+  usageError(
+    import.meta.url,
     '--index-dir DIR (a saved index) and one of --server NAME or --tag TAG are required.',
   )
 }

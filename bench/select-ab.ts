@@ -49,7 +49,7 @@ if (!Number.isInteger(rounds) || rounds < 1)
   usageError(import.meta.url, '--rounds takes a positive whole number.')
 const indexDir = resolve(values['index-dir'])
 const coldMiB = Number(values.cold)
-if (!(coldMiB >= 0)) throw new Error('--cold takes MiB (≥ 0).')
+if (!(coldMiB >= 0)) usageError(import.meta.url, '--cold takes MiB (≥ 0).')
 /** What `--cold` reads between calls: one byte of every 64-byte line. */
 const evict = new Uint8Array(coldMiB * 1024 * 1024).fill(1)
 let evictSum = 0

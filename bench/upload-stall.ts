@@ -61,13 +61,14 @@ const reloads = Number(values.reloads)
 if (!Number.isInteger(reloads) || reloads < 0)
   usageError(import.meta.url, '--reloads takes a number (0 or more).')
 const uploads = Number(values.uploads)
-if (!Number.isInteger(uploads) || uploads < 1) throw new Error('--uploads takes a positive number.')
+if (!Number.isInteger(uploads) || uploads < 1)
+  usageError(import.meta.url, '--uploads takes a positive number.')
 if (values.client !== 'select' && values.client !== 'health')
   usageError(import.meta.url, '--client takes select or health.')
 const modes = { both: ['process', 'worker'], process: ['process'], worker: ['worker'] }[
   values['import-in']!
 ]
-if (!modes) throw new Error('--import-in takes both, process or worker.')
+if (!modes) usageError(import.meta.url, '--import-in takes both, process or worker.')
 
 const [suite] = resolveSuites('toolbench-g3')
 const { splits } = await suite.load({

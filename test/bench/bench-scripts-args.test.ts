@@ -63,6 +63,7 @@ describe('bench scripts answer --help and bad flags', () => {
     ['perf.ts', ['--generator', 'x'], '--generator must be wrk or autocannon'],
     ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
     ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
+    ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
   ])(
     '%s %j: one line on stderr, exit 2, no stack',
     (script, args, message) => {
