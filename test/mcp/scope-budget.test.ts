@@ -6,6 +6,9 @@
  * into new views a minute (`mcp.scopeViewToolsPerMinute`); past it a new scope is
  * `RATE_LIMITED`, while its scopes asked for before, and other keys, answer as they did.
  */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MIN_VIEW_CHARGE, ViewBudget } from '../../src/mcp/view-budget.ts'
 import { serverTools } from './fixtures/server-tools.ts'
@@ -18,9 +21,15 @@ const KEYS = {
 }
 const SEARCH = { query: 'record status owner', k: 5 }
 
+/** The index directories the harnesses save `big` in (was the checkout's indexes/). */
+const indexDirs: string[] = []
+
 async function start(perMinute: number): Promise<Harness> {
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-scope-budget-'))
+  indexDirs.push(indexDir)
   const harness = await startToolsel({
     log: { level: 'silent' },
+    library: { default: 'demo', loadAll: false, indexDir },
     auth: { adminKey: KEYS.admin, readKeys: [KEYS.a, KEYS.b] },
     mcp: { scopeViewToolsPerMinute: perMinute },
   })
@@ -41,6 +50,7 @@ describe('new scoped views a read key may have built', () => {
   afterAll(async () => {
     await limited.close()
     await unlimited.close()
+    for (const dir of indexDirs.splice(0)) await rm(dir, { recursive: true, force: true })
   })
 
   const search = async (harness: Harness, key: string, servers: string) =>

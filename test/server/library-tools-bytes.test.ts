@@ -4,6 +4,7 @@
  * naming the setting, and nothing changes. In the process (a small body) and in the import
  * worker, over real HTTP.
  */
+import { rm } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { createTestApp } from './test-service.ts'
@@ -18,15 +19,18 @@ const tools = (count: number) =>
   }))
 
 let served: ListeningApp | undefined
+let indexDir: string | undefined
 afterEach(async () => {
   await served?.close()
   served = undefined
+  if (indexDir !== undefined) await rm(indexDir, { recursive: true, force: true })
+  indexDir = undefined
 })
 
 describe('PUT /v1/libraries/{name} past server.maxLibraryToolsBytes', () => {
   for (const worker of [false, true]) {
     it(`answers 413 naming the setting and keeps nothing (${worker ? 'import worker' : 'in the process'})`, async () => {
-      const { app } = await createTestApp({
+      const created = await createTestApp({
         config: {
           server: {
             maxLibraryToolsBytes: MAX_BYTES,
@@ -34,7 +38,9 @@ describe('PUT /v1/libraries/{name} past server.maxLibraryToolsBytes', () => {
           },
         },
       })
-      served = await listenApp(app.fetch)
+      // createTestApp's own temporary index directory: removed after the test.
+      indexDir = created.indexDir
+      served = await listenApp(created.app.fetch)
       const put = (body: unknown) =>
         fetch(`${served!.url}/v1/libraries/big`, {
           method: 'PUT',
