@@ -1,0 +1,24 @@
+/**
+ * Vitest global setup: every temporary file of the run goes under one fresh directory, removed
+ * when the run ends. Tests (and the servers, CLIs and Python processes they start) make their
+ * index directories, snapshots and sockets with `os.tmpdir()`; many never remove them, and
+ * /tmp filled with thousands of `toolsel-*` directories over the runs. `TMPDIR` is set here,
+ * before the test processes are forked, so they and their children inherit it.
+ * `TOOLSEL_KEEP_TEST_TMP=1` keeps the directory (its path is printed) to look into a failure.
+ * @module
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export default function setup(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'toolsel-tests-'))
+  const previous = process.env.TMPDIR
+  process.env.TMPDIR = dir
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = previous
+    if (process.env.TOOLSEL_KEEP_TEST_TMP) process.stderr.write(`Test files kept in ${dir}\n`)
+    else rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
+  }
+}
