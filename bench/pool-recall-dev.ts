@@ -59,7 +59,7 @@
  *   `weight`, on top of the full description.
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, usageError } from './bench-args.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
 import { Bm25Retriever, type Bm25Settings } from '../src/retrieve/bm25/bm25-retriever.ts'
 import { expandHeadVerb } from '../src/retrieve/bm25/query-expansion.ts'
@@ -481,7 +481,7 @@ async function main() {
         VARIANTS[variant] ??
         (settingsMatch || docExpansion || summary ? VARIANTS.base : undefined) ??
         parseVariant(variant)
-      if (!make) throw new Error(`unknown variant ${variant}`)
+      if (!make) usageError(import.meta.url, `--variants: unknown variant ${variant}`)
       const search = make(ctx)
       let gold = 0
       let found = 0
