@@ -79,6 +79,15 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
   })
 
+  new Counter({
+    name: 'toolsel_unsynced_commits_total',
+    help: 'Writes (uploads, usage examples, deletes, snapshots) committed and served whose directory could not be flushed to the disk afterwards (fsync failed, e.g. EIO): they may not survive a crash of the machine. Check the disk.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(service.unsyncedCommits)
+    },
+  })
   new Gauge({
     name: 'toolsel_ready',
     help: '1 once the libraries, models and gateway upstreams are loaded (what /readyz reports), else 0.',

@@ -119,6 +119,7 @@ export class ToolselService {
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
   /** Saved indexes skipped at start-up because they failed to load (`/readyz` lists them). */
   readonly failedIndexes: FailedIndex[] = []
+  #unsyncedCommits = 0
 
   constructor(config: Config, logger: Logger, components: Components) {
     this.config = config
@@ -140,6 +141,21 @@ export class ToolselService {
 
   get ready(): boolean {
     return this.#ready
+  }
+
+  /**
+   * Writes (uploads, usage examples, deletes, snapshots) committed and served whose directory
+   * could not be flushed to the disk afterwards: they may not survive a crash of the machine
+   * (`toolsel_unsynced_commits_total` in `/metrics`; each is also a logged warning).
+   */
+  get unsyncedCommits(): number {
+    return this.#unsyncedCommits
+  }
+
+  /** A committed write whose flush failed: counted and logged (see `unsyncedCommits`). */
+  readonly #warnUnsynced = (warning: string): void => {
+    this.#unsyncedCommits += 1
+    this.logger.warn(warning)
   }
 
   get defaultLibraryName(): string {
@@ -387,7 +403,7 @@ export class ToolselService {
         try {
           await publishLibrary(this.libraries, rebuilt, {
             indexDir: this.config.library.indexDir,
-            onUnsynced: (warning) => this.logger.warn(warning),
+            onUnsynced: this.#warnUnsynced,
             beforeCommit: () => {
               for (const { entry } of live) {
                 try {
@@ -528,7 +544,7 @@ export class ToolselService {
         toolsIndex,
         // Saved and served: the client hears success, told that it may not survive a crash.
         onUnsynced: (warning) => {
-          this.logger.warn(warning)
+          this.#warnUnsynced(warning)
           warnings.push(warning)
         },
         beforeCommit: () => {
@@ -554,7 +570,7 @@ export class ToolselService {
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
     const manifest = await holding(saved, () =>
-      writeSnapshot(dir, saved, { onUnsynced: (warning) => this.logger.warn(warning) }),
+      writeSnapshot(dir, saved, { onUnsynced: this.#warnUnsynced }),
     ).catch((error: unknown) => {
       if (!isToolselError(error, 'INTERNAL')) throw error
       // The directory comes from the operator's config: say which setting to change.
@@ -583,7 +599,7 @@ export class ToolselService {
       // Dropped as its index is (under its lock), so that no other worker's commit comes between.
       await deleteIndex(this.config.library.indexDir, name, {
         onDelete: () => this.libraries.delete(name),
-        onUnsynced: (warning) => this.logger.warn(warning),
+        onUnsynced: this.#warnUnsynced,
       })
     })
   }

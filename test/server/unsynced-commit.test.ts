@@ -101,6 +101,9 @@ describe('a commit whose directory fsync fails', () => {
 
     // PUT, examples, snapshot, delete: one warning each, and no error.
     expect(warned(logger.lines)).toHaveLength(4)
+    // Counted for an operator's alert.
+    const metrics = await (await fetch(`${url}/metrics`)).text()
+    expect(metrics).toMatch(/^toolsel_unsynced_commits_total 4$/m)
     expect(logger.lines.filter((line) => /"level":"error"/.test(line))).toEqual([])
   })
 
