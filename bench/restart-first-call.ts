@@ -18,6 +18,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
 import { describedTool } from '../test/helpers/oversized-tools.ts'
+import { callMcpTool } from '../test/helpers/mcp-fetch.ts'
 import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 import { serveApp } from './serve-app.ts'
 import { measureStall } from './stall-probe.ts'
@@ -38,27 +39,12 @@ const tools = values.large
     ].map(([id, description]) => describedTool(id, 1000, 7900, description))
   : (await buildSyntheticLibrary(values.data, Number(values.size))).tools
 const body = JSON.stringify(tools)
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-03-26',
-}
 
 /** A server over `indexDir` as `toolsel serve` runs (saved libraries loaded at start). */
 const serve = (indexDir: string) => serveApp({ library: { default: 'demo', indexDir } })
 
-function mcp(url: string, name: string, args: Record<string, unknown>): Promise<Response> {
-  return fetch(`${url}/mcp`, {
-    method: 'POST',
-    headers: MCP_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name, arguments: args },
-    }),
-  })
-}
+const mcp = (url: string, name: string, args: Record<string, unknown>): Promise<Response> =>
+  callMcpTool(`${url}/mcp`, name, args)
 
 const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-restart-'))
 try {

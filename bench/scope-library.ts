@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serveApp } from './serve-app.ts'
 import { serverTools } from './server-tools.ts'
+import { callMcpTool } from '../test/helpers/mcp-fetch.ts'
 
 export interface ScopeLibrary {
   url: string
@@ -36,19 +37,8 @@ export async function serveScopeLibrary(size: number): Promise<ScopeLibrary> {
     throw new Error(`uploading the library answered ${put.status}: ${answer.slice(0, 200)}`)
   }
   const search = (query: string) =>
-    fetch(`${server.url}/mcp?library=big&${query}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-03-26',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: { query: 'record status' } },
-      }),
+    callMcpTool(`${server.url}/mcp?library=big&${query}`, 'search_tools', {
+      query: 'record status',
     }).then(async (r) => ({ status: r.status, text: await r.text() }))
   return { url: server.url, search, close }
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { callMcpTool } from '../helpers/mcp-fetch.ts'
 
 const running: RunningServe[] = []
 const dirs: string[] = []
@@ -252,19 +253,8 @@ describe('toolsel serve: shutdown and slow clients', () => {
         last = now
       }
     })()
-    const response = await fetch(`${serve.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-03-26',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: { query: 'send an email' } },
-      }),
+    const response = await callMcpTool(`${serve.url}/mcp`, 'search_tools', {
+      query: 'send an email',
     })
     const answer = (await response.json()) as { result: { structuredContent: { tokens: unknown } } }
     done = true

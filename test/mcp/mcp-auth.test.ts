@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+import { callMcpTool } from '../helpers/mcp-fetch.ts'
 
 const ADMIN = 'admin-key-0123456789abcdef'
 const DEMO_ONLY = 'demo-only-0123456789abcdef'
@@ -29,21 +30,12 @@ describe('MCP with API keys', () => {
   afterAll(() => harness.close())
 
   async function callTool(key: string | undefined, args: Record<string, unknown>, query = '') {
-    const response = await fetch(`${harness.baseUrl}/mcp${query}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-03-26',
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_tools', arguments: args },
-      }),
-    })
+    const response = await callMcpTool(
+      `${harness.baseUrl}/mcp${query}`,
+      'search_tools',
+      args,
+      key ? { authorization: `Bearer ${key}` } : {},
+    )
     return { status: response.status, body: (await response.json()) as any }
   }
 

@@ -16,6 +16,7 @@ import { MAX_TOKEN_CHARS, tokenize } from '../../src/retrieve/bm25/tokenize.ts'
 import { createApp, MAX_QUERY_BODY_BYTES, MAX_REWARD_BODY_BYTES } from '../../src/server/app.ts'
 import { MAX_BODY_VALUES } from '../../src/server/validate.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { postMcp } from '../helpers/mcp-fetch.ts'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -135,19 +136,6 @@ async function longestHealthGap(url: string, work: () => Promise<unknown>): Prom
   return longest
 }
 
-/** One POST to `/mcp` (a JSON-RPC message or a batch of them). */
-function postMcp(url: string, body: unknown): Promise<Response> {
-  return fetch(`${url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-03-26',
-    },
-    body: JSON.stringify(body),
-  })
-}
-
 describe('long inputs over HTTP', () => {
   it('a 100k-character one-word description or a max-length query does not hold /healthz', async () => {
     const server = await startServer()
@@ -203,7 +191,7 @@ describe('long inputs over HTTP', () => {
         arguments: { instruction: `${'y'.repeat(7000)} ${'x'.repeat(index + 900)}` },
       },
     }))
-    const post = (body: unknown) => postMcp(server.url, body)
+    const post = (body: unknown) => postMcp(`${server.url}/mcp`, body)
     // One call first: the token counter loads its tokenizer on first use.
     await (await post(batch[0])).json()
     const start = performance.now()
@@ -242,7 +230,7 @@ describe('reward batches', () => {
       method: 'tools/call',
       params: { name: 'select_tools', arguments: { instruction } },
     })
-    const post = (body: unknown) => postMcp(server.url, body)
+    const post = (body: unknown) => postMcp(`${server.url}/mcp`, body)
     // One call first: the token counter loads its tokenizer on first use.
     await (await post(call(0))).json()
     const batch = JSON.stringify(Array.from({ length: 40 }, (_, index) => call(index + 1)))
