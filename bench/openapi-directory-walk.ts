@@ -66,20 +66,19 @@ if (values.compare) {
 }
 
 async function walk(dir: string, only: string[]): Promise<Walked[]> {
-  const root = values.root
-  const { importTools } = (await import(
-    pathToFileURL(join(root, 'src/library/importers/index.ts')).href
-  )) as typeof import('../src/library/importers/index.ts')
-  const { prepareUpload } = (await import(
-    pathToFileURL(join(root, 'src/store/upload-import-worker.ts')).href
-  )) as typeof import('../src/store/upload-import-worker.ts')
-  const { bm25Settings } = (await import(
-    pathToFileURL(join(root, 'src/store/kinds/bm25-kind.ts')).href
-  )) as typeof import('../src/store/kinds/bm25-kind.ts')
-  const { parseConfig } = (await import(
-    pathToFileURL(join(root, 'src/config/load-config.ts')).href
-  )) as typeof import('../src/config/load-config.ts')
-  const bm25Document = values.bm25 ? await bm25Documents(root) : undefined
+  const { importTools } = await fromRoot<typeof import('../src/library/importers/index.ts')>(
+    'src/library/importers/index.ts',
+  )
+  const { prepareUpload } = await fromRoot<typeof import('../src/store/upload-import-worker.ts')>(
+    'src/store/upload-import-worker.ts',
+  )
+  const { bm25Settings } = await fromRoot<typeof import('../src/store/kinds/bm25-kind.ts')>(
+    'src/store/kinds/bm25-kind.ts',
+  )
+  const { parseConfig } = await fromRoot<typeof import('../src/config/load-config.ts')>(
+    'src/config/load-config.ts',
+  )
+  const bm25Document = values.bm25 ? await bm25Documents() : undefined
   const files = only.length > 0 ? only : await largeSpecs(dir, Number(values['min-bytes']))
   const walked: Walked[] = []
   for (const file of files) {
@@ -138,19 +137,23 @@ async function walk(dir: string, only: string[]): Promise<Walked[]> {
   return walked
 }
 
-/** A tool's BM25 document as one string, and a spec's tools in the `$defs` form, of `root`. */
-async function bm25Documents(root: string) {
-  const load = async <T>(path: string) => (await import(pathToFileURL(join(root, path)).href)) as T
-  const { toolToBm25Document, enumValueText } = await load<
+/** Module `path` of the checkout at `--root` (this one or another, for a before/after walk). */
+async function fromRoot<T>(path: string): Promise<T> {
+  return (await import(pathToFileURL(join(values.root, path)).href)) as T
+}
+
+/** A tool's BM25 document as one string, and a spec's tools in the `$defs` form, of `--root`. */
+async function bm25Documents() {
+  const { toolToBm25Document, enumValueText } = await fromRoot<
     typeof import('../src/retrieve/bm25/bm25-document.ts')
   >('src/retrieve/bm25/bm25-document.ts')
-  const { importOpenapi } = await load<
+  const { importOpenapi } = await fromRoot<
     typeof import('../src/library/importers/openapi-importer.ts')
   >('src/library/importers/openapi-importer.ts')
-  const { createImportContext } = await load<
+  const { createImportContext } = await fromRoot<
     typeof import('../src/library/importers/import-context.ts')
   >('src/library/importers/import-context.ts')
-  const { normalizeSchemas } = await load<
+  const { normalizeSchemas } = await fromRoot<
     typeof import('../src/library/importers/import-tools.ts')
   >('src/library/importers/import-tools.ts')
   return {
