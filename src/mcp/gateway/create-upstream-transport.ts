@@ -139,6 +139,14 @@ export function oversizeMessage(maxMessageBytes: number): string {
   return `an upstream message was over ${maxMessageBytes.toLocaleString('en-US')} bytes (gateway.maxMessageBytes)`
 }
 
+/** An upstream HTTP answer cut at `gateway.maxMessageBytes` (`boundedFetch`). */
+export class UpstreamMessageTooLarge extends Error {
+  constructor(maxMessageBytes: number) {
+    super(oversizeMessage(maxMessageBytes))
+    this.name = 'UpstreamMessageTooLarge'
+  }
+}
+
 /** The SDK's stdio read buffer past `maxBufferSize` (the upstream wrote a longer line). */
 export function isOversizeError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size')
@@ -217,7 +225,7 @@ function boundedFetch({ maxMessageBytes, onOversize }: UpstreamLimits): Fetch {
     const events = response.headers.get('content-type')?.includes('text/event-stream') === true
     // A JSON answer's error reaches its own request; the calls waiting on an SSE stream are told.
     const over = () => {
-      const error = new Error(oversizeMessage(maxMessageBytes))
+      const error = new UpstreamMessageTooLarge(maxMessageBytes)
       if (events) onOversize(error)
       return error
     }

@@ -32,6 +32,7 @@ import {
   upstreamKind,
   redactUpstream,
   upstreamTarget,
+  UpstreamMessageTooLarge,
 } from './create-upstream-transport.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
@@ -227,7 +228,13 @@ export class UpstreamConnection {
     } catch (error) {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
-      const tooLarge = call.signal.aborted ? call.signal.reason : tooLargeAnswer(error)
+      // Cut at gateway.maxMessageBytes: an SSE stream's or stdio line's (the calls waiting were
+      // aborted with it), or this request's own JSON answer (the SDK passes fetch's error on).
+      const tooLarge = call.signal.aborted
+        ? (call.signal.reason as Error)
+        : error instanceof UpstreamMessageTooLarge
+          ? error
+          : undefined
       if (tooLarge !== undefined) {
         this.#lastError = `tools/call ${name}: ${tooLarge.message}`
         throw new ToolselError(
@@ -337,10 +344,4 @@ export class UpstreamConnection {
     this.#retryTimer = undefined
     this.#nextRetryAt = undefined
   }
-}
-
-/** An HTTP answer cut at `gateway.maxMessageBytes` (the request's own fetch failed with it). */
-function tooLargeAnswer(error: unknown): Error | undefined {
-  if (!(error instanceof Error)) return undefined
-  return error.message.includes('(gateway.maxMessageBytes)') ? error : undefined
 }
