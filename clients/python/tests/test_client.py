@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import unittest
 import urllib.request
 import uuid
@@ -73,6 +74,7 @@ def without_timings(answer: Mapping[str, Any]) -> Dict[str, Any]:
 class SelectAndSearch(unittest.TestCase):
     def setUp(self) -> None:
         self.client = ToolselClient(URL, api_key=READ_KEY)
+        self.addCleanup(self.client.close)
 
     def test_select_answers_as_the_service_does(self) -> None:
         answer = self.client.select(WEATHER)
@@ -157,6 +159,7 @@ class SelectAndSearch(unittest.TestCase):
 class Schemas(unittest.TestCase):
     def setUp(self) -> None:
         self.client = ToolselClient(URL, api_key=READ_KEY)
+        self.addCleanup(self.client.close)
 
     def test_get_tools_in_order(self) -> None:
         tools = self.client.get_tools("demo", ["sms.send_sms", "mail.send_email"])
@@ -184,6 +187,8 @@ class Libraries(unittest.TestCase):
     def setUp(self) -> None:
         self.admin = ToolselClient(URL, api_key=ADMIN_KEY)
         self.reader = ToolselClient(URL, api_key=READ_KEY)
+        self.addCleanup(self.admin.close)
+        self.addCleanup(self.reader.close)
 
     def test_put_get_list_delete(self) -> None:
         name = unique("py-fns")
@@ -255,6 +260,7 @@ class Libraries(unittest.TestCase):
 class RewardsAndService(unittest.TestCase):
     def setUp(self) -> None:
         self.client = ToolselClient(URL, api_key=READ_KEY)
+        self.addCleanup(self.client.close)
 
     def test_planner_rewards(self) -> None:
         scored = self.client.planner_rewards(
@@ -302,6 +308,7 @@ class RewardsAndService(unittest.TestCase):
 class Errors(unittest.TestCase):
     def test_no_key_is_unauthorized(self) -> None:
         client = ToolselClient(URL, api_key="")
+        self.addCleanup(client.close)
         with self.assertRaises(ToolselError) as caught:
             client.list_libraries()
         self.assertEqual((caught.exception.code, caught.exception.status), ("UNAUTHORIZED", 401))
@@ -310,6 +317,7 @@ class Errors(unittest.TestCase):
 
     def test_invalid_input(self) -> None:
         client = ToolselClient(URL, api_key=READ_KEY)
+        self.addCleanup(client.close)
         with self.assertRaises(ToolselError) as caught:
             client.select("   ")
         self.assertEqual((caught.exception.code, caught.exception.status), ("INVALID_INPUT", 400))
@@ -375,6 +383,7 @@ class Transport(unittest.TestCase):
         thread.start()
         try:
             client = ToolselClient(f"http://127.0.0.1:{server.server_address[1]}")
+            self.addCleanup(client.close)
             with self.assertRaises(ToolselError) as caught:
                 client.ready()
             self.assertEqual((caught.exception.code, caught.exception.status), ("BAD_RESPONSE", 502))
@@ -404,6 +413,157 @@ class Transport(unittest.TestCase):
                 client.search("anything", timeout=0.2)
         self.assertEqual((caught.exception.code, caught.exception.status), ("CLIENT_TIMEOUT", None))
         self.assertIn("took longer than 0.2 s", caught.exception.message)
+
+
+class _RawServer:
+    """An HTTP/1.1 server on a socket, for what a real one does not do on demand: ``plan(connection,
+    request)`` (both counted from 0) says ``answer`` (200 ``{}``, keep-alive), ``answer-close``
+    (the same, then closes the connection without saying so) or ``drop`` (closes it without
+    answering: the request was read whole). ``seen`` lists (connection, method, path)."""
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+        self.seen: list = []
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        number = 0
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._serve, args=(connection, number), daemon=True).start()
+            number += 1
+
+    def _serve(self, connection: socket.socket, number: int) -> None:
+        with connection, connection.makefile("rb") as reader:
+            for request in range(1000):
+                line = reader.readline()
+                if not line:
+                    return
+                method, path, _ = line.decode().split(" ", 2)
+                length = 0
+                while True:
+                    header = reader.readline().decode().strip()
+                    if not header:
+                        break
+                    name, _, value = header.partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value)
+                reader.read(length)
+                self.seen.append((number, method, path))
+                action = self.plan(number, request)
+                if action == "drop":
+                    return
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
+                    b"keep-alive: timeout=5\r\n\r\n{}"
+                )
+                if action == "answer-close":
+                    return
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def drop_the_second_request(connection: int, request: int) -> str:
+    return "drop" if (connection, request) == (0, 1) else "answer"
+
+
+class ConnectionReuse(unittest.TestCase):
+    def serve(self, plan: Any) -> _RawServer:
+        server = _RawServer(plan)
+        self.addCleanup(server.close)
+        return server
+
+    def client(self, url: str, **options: Any) -> ToolselClient:
+        client = ToolselClient(url, **options)
+        self.addCleanup(client.close)
+        return client
+
+    def test_calls_share_one_connection_unless_pool_size_is_0(self) -> None:
+        server = self.serve(lambda connection, request: "answer")
+        client = self.client(server.url)
+        for _ in range(3):
+            client.components()
+        client.snapshot()  # a POST as well
+        self.assertEqual([seen[0] for seen in server.seen], [0, 0, 0, 0])
+        fresh = self.client(server.url, pool_size=0)
+        fresh.components()
+        fresh.components()
+        self.assertEqual([seen[0] for seen in server.seen[4:]], [1, 2])
+
+    def test_close_and_with_close_the_idle_connections(self) -> None:
+        server = self.serve(lambda connection, request: "answer")
+        with ToolselClient(server.url) as client:
+            client.components()
+            self.assertEqual(len(client._idle), 1)
+        self.assertEqual(client._idle, [])
+        client.components()  # still usable: a new connection
+        client.close()
+        self.assertEqual([seen[0] for seen in server.seen], [0, 1])
+
+    def test_a_connection_the_service_closed_is_not_used_again(self) -> None:
+        server = self.serve(lambda connection, request: "answer-close")
+        client = self.client(server.url)
+        for _ in range(3):
+            client.snapshot()  # POSTs: none is sent on a closed connection, none fails
+            time.sleep(0.05)  # the close reaches the client
+        self.assertEqual(server.seen, [(n, "POST", "/v1/snapshots") for n in range(3)])
+
+    def test_a_get_without_an_answer_on_a_reused_connection_is_sent_once_more(self) -> None:
+        # The service closes the first connection as the second request arrives (its keep-alive
+        # timeout, say): the GET did nothing there, so it goes again on a new connection.
+        server = self.serve(drop_the_second_request)
+        client = self.client(server.url)
+        client.components()
+        self.assertEqual(client.components(), {})
+        self.assertEqual([(seen[0], seen[1]) for seen in server.seen], [(0, "GET"), (0, "GET"), (1, "GET")])
+
+    def test_a_post_written_whole_is_never_sent_twice(self) -> None:
+        server = self.serve(drop_the_second_request)
+        client = self.client(server.url)
+        client.components()
+        with self.assertRaises(ToolselError) as caught:
+            client.snapshot()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK", None))
+        self.assertEqual([(seen[0], seen[1]) for seen in server.seen], [(0, "GET"), (0, "POST")])
+        client.components()  # the next call opens a new connection
+        self.assertEqual(server.seen[-1][0], 1)
+
+    def test_a_new_connection_is_not_retried(self) -> None:
+        server = self.serve(lambda connection, request: "drop")
+        with self.assertRaises(ToolselError) as caught:
+            self.client(server.url).components()
+        self.assertEqual(caught.exception.code, "NETWORK")
+        self.assertEqual(len(server.seen), 1)
+
+    def test_threads_share_a_client(self) -> None:
+        server = self.serve(lambda connection, request: "answer")
+        client = self.client(server.url, pool_size=2)
+        errors: list = []
+
+        def calls() -> None:
+            try:
+                for _ in range(20):
+                    client.components()
+            except Exception as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=calls) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(server.seen), 80)
+        self.assertLessEqual(len(client._idle), 2)
 
 
 if __name__ == "__main__":

@@ -19,20 +19,37 @@ Example::
     print(tools.tool_ids)                                      # {'sms--send_sms': 'sms.send_sms'}
 
 Errors are :class:`ToolselError`: the service's ``{"error": {"code", "message"}}`` with the HTTP
-status, or a client-side code (``CLIENT_TIMEOUT``, ``NETWORK``, ``BAD_RESPONSE``). Like the
-TypeScript client, it never retries by itself.
+status, or a client-side code (``CLIENT_TIMEOUT``, ``NETWORK``, ``BAD_RESPONSE``).
+Connections are kept open between calls (keep-alive); a request is sent twice only where the
+service cannot have acted on it (a reused connection the service had closed), never otherwise.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import http.client
 import json
 import os
+import select
 import socket
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
-from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, TypedDict, Union, cast
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypedDict,
+    Union,
+    cast,
+)
 
 __version__ = "0.1.0"
 
@@ -44,6 +61,7 @@ __all__ = [
     "select_anthropic_tools",
     "DEFAULT_URL",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_POOL_SIZE",
     "CLIENT_OPERATIONS",
     "__version__",
 ]
@@ -52,6 +70,8 @@ DEFAULT_URL = "http://localhost:8080"
 """Where the client looks when neither ``base_url`` nor ``TOOLSEL_URL`` is given."""
 DEFAULT_TIMEOUT = 30.0
 """Seconds, as the TypeScript client's 30000 ms."""
+DEFAULT_POOL_SIZE = 4
+"""Idle keep-alive connections a client keeps."""
 
 ToolFormat = Literal["toolsel", "openai", "openai-responses", "anthropic"]
 ProviderToolFormat = Literal["openai", "openai-responses", "anthropic"]
@@ -222,8 +242,13 @@ class ToolselClient:
     :param api_key: sent as ``Authorization: Bearer <key>``. Default: ``TOOLSEL_API_KEY`` (none
         when unset or empty). Writes (libraries, examples, feedback, snapshots) need the admin key.
     :param timeout: seconds a request may wait for the connection and for each read of the answer
-        (``socket`` timeouts, as urllib has them); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
+        (socket timeouts); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
     :param headers: extra headers for every request.
+    :param pool_size: idle keep-alive connections kept for the next calls (one per thread
+        calling at once is enough); 0 opens a new connection for every call. Default 4.
+
+    Connections are reused (HTTP keep-alive) and the client is thread-safe; ``close()`` or a
+    ``with`` block closes the idle ones.
     """
 
     def __init__(
@@ -232,6 +257,7 @@ class ToolselClient:
         api_key: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         headers: Optional[Mapping[str, str]] = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         url = base_url if base_url is not None else os.environ.get("TOOLSEL_URL") or DEFAULT_URL
         if not url.startswith(("http://", "https://")):
@@ -244,6 +270,12 @@ class ToolselClient:
         self.api_key = api_key if api_key is not None else os.environ.get("TOOLSEL_API_KEY") or None
         self.timeout = timeout
         self.headers = dict(headers or {})
+        if not (isinstance(pool_size, int) and pool_size >= 0):
+            raise ValueError(f"ToolselClient: pool_size must be an int >= 0, got {pool_size!r}")
+        self.pool_size = pool_size
+        self._target = _Target(self.base_url)
+        self._lock = threading.Lock()
+        self._idle: List[Tuple[http.client.HTTPConnection, float]] = []
 
     def __repr__(self) -> str:
         return f"ToolselClient({self.base_url!r})"
@@ -499,6 +531,20 @@ class ToolselClient:
 
     # -- transport ------------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Closes the pooled connections; a later call opens a new one. ``with ToolselClient() as
+        toolsel:`` closes them on leaving the block."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection, _ in idle:
+            connection.close()
+
+    def __enter__(self) -> "ToolselClient":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
     def _json(self, method: str, path: str, **options: Any) -> JSONObject:
         return cast(JSONObject, self._request(method, path, **options))
 
@@ -513,62 +559,207 @@ class ToolselClient:
         text: bool = False,
     ) -> Any:
         seconds = self.timeout if timeout is None else timeout
-        headers = {
-            "accept": "text/plain" if text else "application/json",
-            "user-agent": f"toolsel-python/{__version__}",
-        }
-        headers.update(self.headers)
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        data: Optional[bytes] = None
-        if raw_body is not None:
-            data = raw_body
-            if not any(name.lower() == "content-type" for name in headers):
-                looks_json = raw_body.lstrip()[:1] in (b"[", b"{")
-                headers["content-type"] = "application/json" if looks_json else "text/plain"
-        elif body is not None:
-            data = _json_bytes(body)
-            headers["content-type"] = "application/json"
-        request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
-        where = f"{method} {path}"
+        headers, data = _request_headers(self.api_key, self.headers, body, raw_body, text)
         try:
-            with urllib.request.urlopen(request, timeout=seconds) as response:
-                status = response.status
-                payload = response.read()
-        except urllib.error.HTTPError as error:
-            try:
-                payload = error.read()
-            except (OSError, http.client.HTTPException) as cause:
-                raise self._transport_error(cause, method, path, seconds) from cause
-            finally:
-                error.close()
-            raise _error_from_response(error.code, payload, where) from None
-        except (OSError, http.client.HTTPException) as cause:  # URLError and timeouts are OSErrors
-            raise self._transport_error(cause, method, path, seconds) from cause
-        if text:
-            return payload.decode("utf-8", errors="replace")
-        if not payload:
-            return None
-        try:
-            return json.loads(payload.decode("utf-8"))
-        except ValueError as cause:
-            raise ToolselError(
-                "BAD_RESPONSE",
-                f"{where}: the service answered {status} with a body that is not JSON: {_excerpt(payload)}",
-                status,
-            ) from cause
+            target = self._target.prefix + path
+            status, location, payload = self._exchange(method, target, headers, data, seconds)
+        except (OSError, http.client.HTTPException) as cause:  # timeouts and resets are OSErrors
+            raise _transport_error(cause, method, path, self.base_url, seconds) from cause
+        return _answer(method, path, status, location, payload, text)
 
-    def _transport_error(self, cause: BaseException, method: str, path: str, seconds: float) -> ToolselError:
-        reason = cause.reason if isinstance(cause, urllib.error.URLError) else cause
-        if isinstance(reason, (socket.timeout, TimeoutError)):
-            return ToolselError(
-                "CLIENT_TIMEOUT",
-                f"{method} {path} took longer than {seconds:g} s; raise timeout or check the service",
-            )
-        return ToolselError(
-            "NETWORK",
-            f"{method} {self.base_url}{path} failed: {reason}; is toolsel serving at {self.base_url}?",
+    def _exchange(
+        self, method: str, target: str, headers: Dict[str, str], data: Optional[bytes], seconds: float
+    ) -> Tuple[int, Optional[str], bytes]:
+        """One request on a pooled connection (or a new one): status, Location and body.
+
+        A pooled connection the service closed in the meantime is found before it is used (its
+        socket reads as closed) and dropped. If one still fails, the request is sent again on a
+        new connection once, and only where the service cannot have acted on it: the request
+        could not be written whole (the service reads a body to its Content-Length before it
+        acts), or a GET got no byte of an answer. A POST, PUT or DELETE written whole is never
+        sent twice."""
+        for attempt in (1, 2):
+            connection, reused = self._checkout(seconds)
+            retry = reused and attempt == 1
+            try:
+                try:
+                    connection.request(method, target, body=data, headers=headers)
+                except _CONNECTION_LOST:
+                    if retry:
+                        connection.close()
+                        continue
+                    raise
+                try:
+                    response = connection.getresponse()
+                except _NO_ANSWER:
+                    if retry and method == "GET":
+                        connection.close()
+                        continue
+                    raise
+                payload = _read_body(response)
+            except BaseException:
+                connection.close()
+                raise
+            self._checkin(connection, response)
+            return response.status, response.getheader("location"), payload
+        raise AssertionError("unreachable")  # the second attempt returns or raises
+
+    def _checkout(self, seconds: float) -> Tuple[http.client.HTTPConnection, bool]:
+        """An idle pooled connection still open (the most recent first), else a new one."""
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                connection, expires = self._idle.pop()
+            if expires > now and not _closed_by_peer(connection.sock):
+                connection.timeout = seconds
+                connection.sock.settimeout(seconds)
+                return connection, True
+            connection.close()
+        target = self._target
+        if target.https:
+            connection = http.client.HTTPSConnection(target.host, target.port, timeout=seconds)
+        else:
+            connection = http.client.HTTPConnection(target.host, target.port, timeout=seconds)
+        return connection, False
+
+    def _checkin(self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse) -> None:
+        """Back to the pool unless the answer closes it, the pool is full or the client closed."""
+        expires = _keep_alive_expiry(response)
+        if response.will_close or connection.sock is None or expires is None:
+            connection.close()
+            return
+        with self._lock:
+            if len(self._idle) < self.pool_size:
+                self._idle.append((connection, expires))
+                return
+        connection.close()
+
+
+_CONNECTION_LOST = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+"""What a connection the service closed raises (http.client.RemoteDisconnected is a reset too)."""
+_NO_ANSWER = _CONNECTION_LOST + (http.client.BadStatusLine,)
+"""What reading an answer raises when none came (a closed connection, or bytes that are none)."""
+
+
+class _Target:
+    """The parts of a base URL a connection needs."""
+
+    def __init__(self, base_url: str) -> None:
+        parts = urllib.parse.urlsplit(base_url)
+        if not parts.hostname:
+            raise ValueError(f"ToolselClient: base_url has no host: {base_url!r}")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.prefix = parts.path.rstrip("/")
+
+
+def _request_headers(
+    api_key: Optional[str],
+    extra: Mapping[str, str],
+    body: Any,
+    raw_body: Optional[bytes],
+    text: bool,
+) -> Tuple[Dict[str, str], Optional[bytes]]:
+    """The headers and body of a request (both clients)."""
+    headers = {
+        "accept": "text/plain" if text else "application/json",
+        "user-agent": f"toolsel-python/{__version__}",
+    }
+    headers.update(extra)
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    data: Optional[bytes] = None
+    if raw_body is not None:
+        data = raw_body
+        if not any(name.lower() == "content-type" for name in headers):
+            looks_json = raw_body.lstrip()[:1] in (b"[", b"{")
+            headers["content-type"] = "application/json" if looks_json else "text/plain"
+    elif body is not None:
+        data = _json_bytes(body)
+        headers["content-type"] = "application/json"
+    return headers, data
+
+
+def _answer(method: str, path: str, status: int, location: Optional[str], payload: bytes, text: bool) -> Any:
+    """The value of an answer (both clients): JSON, text, None for an empty body; or the error."""
+    where = f"{method} {path}"
+    if 300 <= status < 400:
+        raise ToolselError(
+            "BAD_RESPONSE",
+            f"{where}: HTTP {status} redirect to {location or '(no Location)'}; the client does not "
+            "follow redirects: point base_url at the service itself",
+            status,
         )
+    if status >= 400:
+        raise _error_from_response(status, payload, where)
+    if text:
+        return payload.decode("utf-8", errors="replace")
+    if not payload:
+        return None
+    try:
+        return json.loads(payload.decode("utf-8"))
+    except ValueError as cause:
+        raise ToolselError(
+            "BAD_RESPONSE",
+            f"{where}: the service answered {status} with a body that is not JSON: {_excerpt(payload)}",
+            status,
+        ) from cause
+
+
+def _transport_error(
+    cause: BaseException, method: str, path: str, base_url: str, seconds: float
+) -> ToolselError:
+    """CLIENT_TIMEOUT or NETWORK for what got no answer (both clients)."""
+    if isinstance(cause, (socket.timeout, TimeoutError, asyncio.TimeoutError)):
+        return ToolselError(
+            "CLIENT_TIMEOUT",
+            f"{method} {path} took longer than {seconds:g} s; raise timeout or check the service",
+        )
+    return ToolselError(
+        "NETWORK",
+        f"{method} {base_url}{path} failed: {cause}; is toolsel serving at {base_url}?",
+    )
+
+
+def _read_body(response: http.client.HTTPResponse) -> bytes:
+    """The whole body of an answer (the one place the sync client reads one)."""
+    return response.read()
+
+
+def _keep_alive_expiry(response: http.client.HTTPResponse) -> Optional[float]:
+    """When an idle connection is to be dropped: a second before the service's own
+    ``Keep-Alive: timeout=<s>`` closes it (Node's default is 5 s), else in 4 s; None when the
+    service keeps idle connections under 2 s (not worth pooling)."""
+    seconds = 5.0
+    for part in (response.getheader("keep-alive") or "").split(","):
+        name, _, value = part.strip().partition("=")
+        if name.strip().lower() == "timeout":
+            try:
+                seconds = float(value)
+            except ValueError:
+                pass
+    if seconds < 2:
+        return None
+    return time.monotonic() + seconds - 1
+
+
+def _closed_by_peer(sock: Optional[socket.socket]) -> bool:
+    """Whether an idle connection's socket is readable: the service closed it (or sent what it
+    should not have); either way it is not to be used again."""
+    if sock is None:
+        return True
+    try:
+        if hasattr(select, "poll"):  # no limit on the descriptor's number, unlike select()
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable)
+    except (OSError, ValueError):
+        return True
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -608,8 +799,9 @@ def select_openai_tools(
 ) -> ToolList:
     """``ToolselClient().select_openai_tools(instruction, **options)``: the list the openai SDK's
     ``tools=`` takes (Chat Completions; ``responses_api=True`` for the Responses API), with
-    ``tool_ids``. The client comes from ``TOOLSEL_URL`` / ``TOOLSEL_API_KEY`` unless given."""
-    return (client or ToolselClient()).select_openai_tools(instruction, **options)
+    ``tool_ids``. The client comes from ``TOOLSEL_URL`` / ``TOOLSEL_API_KEY`` unless given (one
+    per process, so its connection is reused from call to call)."""
+    return (client or _default_client()).select_openai_tools(instruction, **options)
 
 
 def select_anthropic_tools(
@@ -617,4 +809,27 @@ def select_anthropic_tools(
 ) -> ToolList:
     """``ToolselClient().select_anthropic_tools(instruction, **options)``: the list the anthropic
     SDK's ``tools=`` takes, with ``tool_ids``."""
-    return (client or ToolselClient()).select_anthropic_tools(instruction, **options)
+    return (client or _default_client()).select_anthropic_tools(instruction, **options)
+
+
+_default: Optional[Tuple[Tuple[Optional[str], Optional[str]], ToolselClient]] = None
+_default_lock = threading.Lock()
+
+
+def _default_client() -> ToolselClient:
+    """The helpers' client: made from TOOLSEL_URL / TOOLSEL_API_KEY, made again when they change."""
+    global _default
+    environment = (os.environ.get("TOOLSEL_URL"), os.environ.get("TOOLSEL_API_KEY"))
+    with _default_lock:
+        if _default is not None and _default[0] == environment:
+            return _default[1]
+        if _default is not None:
+            _default[1].close()
+        _default = (environment, ToolselClient())
+        return _default[1]
+
+
+@atexit.register
+def _close_default_client() -> None:
+    if _default is not None:
+        _default[1].close()
