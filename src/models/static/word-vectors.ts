@@ -3,7 +3,7 @@
  * the GloVe vectors themselves are PDDL), held as int8 rows with one scale per word.
  *
  * The package ships one 307 MB JSON file; `JSON.parse` of it takes 10-30 s and 1.3 GB. The
- * first load converts it once, with a byte scanner, into a 36 MB binary file in
+ * first load converts it once, with a byte scanner, into a 42 MB binary file in
  * `node_modules/.cache/toolsel/` (else the OS temp directory), which later loads take in well
  * under a second. The file records the source's size and mtime and is rebuilt when they change.
  * @module
