@@ -4,6 +4,7 @@
  * with its data card.
  * @module
  */
+import { dirname, join, relative } from 'node:path'
 import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
 import { readLibraryReferenceTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
@@ -33,8 +34,14 @@ import {
   type CommandIO,
 } from './cli-options.ts'
 
+/**
+ * The shipped model's path inside the package (`src/learn/…` from the sources, `dist/learn/…`
+ * from the build), not the machine's absolute path: the help printed `/home/…/dist/learn/…`.
+ */
+const SHIPPED_MODEL = relative(join(dirname(DEFAULT_MODEL_PATH), '..', '..'), DEFAULT_MODEL_PATH)
+
 export const TRAIN_HELP = `Usage: toolsel train [--data <dir>] [--out <file>]
-       toolsel train --examples <file.jsonl> --library <tool file> [--out <file>]
+       toolsel train --examples <file.jsonl> --library <ref> [--out <file>]
 
 Trains the learned selector (selector "learned", the default): a logistic model over
 library-independent candidate features (BM25 ratios, ranks, gaps, word coverage, clause counts,
@@ -67,7 +74,7 @@ Options:
                          directory of them
   --index-dir <dir>      Where saved libraries live (default indexes, env TOOLSEL_INDEX_DIR)
   --out <file>           Where to write the model (default models/learned-selector.json;
-                         the shipped default is ${DEFAULT_MODEL_PATH.replace(/.*\/src\//, 'src/')})
+                         the shipped default is ${SHIPPED_MODEL})
   --seed <n>             Seed of the folds (which fifth is held out), the composed pairs and the
                          dense map's batch order (default 1; every seed gives other folds)
   --k <n>                Candidates per retrieved list (default 15)
