@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { createTestApp, readJson } from './test-service.ts'
 
@@ -45,5 +46,42 @@ describe('/openapi.json against the routes the app really has', () => {
         expect(declared.sort(), path).toEqual([...names].sort())
       }
     }
+  })
+
+  it("README's HTTP API table lists every route, and the upload's query parameters", async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('\n## HTTP API'), readme.indexOf('\n### '))
+    const cells = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split('|')[1])
+    const listed = cells.flatMap((cell) =>
+      [...cell.matchAll(/`(GET|POST|PUT|DELETE) (\/[^`[]*)/g)].map(
+        ([, method, path]) => `${method} ${path.replace(/:(\w+)/g, '{$1}')}`,
+      ),
+    )
+    const real = app.routes
+      .filter((route) => route.method !== 'ALL')
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`)
+    // Named in the text, not as rows: `/` redirects to /ui (the row's note), GET and DELETE /mcp
+    // answer 405 (the paragraph above the table).
+    const inText = ['GET /', 'GET /mcp', 'DELETE /mcp']
+    expect([...new Set(listed)].sort()).toEqual(
+      [...new Set(real)].filter((route) => !inText.includes(route)).sort(),
+    )
+    const upload = cells.find((cell) => cell.includes('`PUT /v1/libraries/:library['))
+    const queryNames = [...(upload?.match(/\[\?([^\]]*)\]/)?.[1] ?? '').matchAll(/(\w+)=/g)]
+    const parameters = document.paths['/v1/libraries/{library}'].put.parameters as Array<{
+      in: string
+      name: string
+    }>
+    expect(queryNames.map((match) => match[1]).sort()).toEqual(
+      parameters
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter) => parameter.name)
+        .sort(),
+    )
   })
 })
