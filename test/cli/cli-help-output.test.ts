@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { COMMANDS, main } from '../../src/main.ts'
@@ -110,6 +111,36 @@ describe('command help', () => {
     for (const command of ['serve', 'select', 'bench']) {
       const line = (await help(command)).match(/--selector <id>[\s\S]*?\(default (\S+?)[,)]/)
       expect(line?.[1], command).toBe(selector)
+    }
+  })
+})
+
+describe("README's Command line block", () => {
+  it("shows every command, each flag of its lines in that command's --help", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('\n## Command line'))
+    const start = section.indexOf('```sh\n') + 6
+    const block = section.slice(start, section.indexOf('\n```', start))
+    const flagsByCommand = new Map<string, Set<string>>()
+    let command = ''
+    for (const line of block.split('\n')) {
+      // A line of its own per command; an indented line goes on with the one above (bench).
+      const name = line.match(/^npx toolsel (\S+)/)?.[1]
+      if (name !== undefined) command = name.startsWith('-') ? '' : name
+      const text = line.replace(/#.*$/, '')
+      const flags = flagsByCommand.get(command) ?? new Set()
+      for (const match of text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)) flags.add(match[0])
+      flagsByCommand.set(command, flags)
+    }
+    expect([...flagsByCommand.keys()].filter((name) => name !== '').sort()).toEqual(
+      Object.keys(COMMANDS).sort(),
+    )
+    for (const [name, flags] of flagsByCommand) {
+      const text = name === '' ? (await run(['--help'])).stdout : await help(name)
+      const missing = [...flags].filter(
+        (flag) => !new RegExp(`(^|[\\s\\[(|,])${flag}(?![\\w-])`, 'm').test(text),
+      )
+      expect({ command: name, missing }).toEqual({ command: name, missing: [] })
     }
   })
 })
