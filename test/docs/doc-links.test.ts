@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const DOCS = ['README.md', 'DESIGN.md', 'docs/mcp.md', 'docs/training.md']
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as `-`. */
+function slug(heading: string): string {
+  return heading
+    .replace(/`/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-')
+}
+
+/** The anchors a markdown file has: its headings' (`-1`, `-2` for repeats) and `<a id>`s. */
+function anchors(text: string): Set<string> {
+  const found = new Set<string>()
+  const seen = new Map<string, number>()
+  let fenced = false
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced
+    if (fenced) continue
+    const heading = line.match(/^#{1,6}\s+(.*)$/)?.[1]
+    if (heading !== undefined) {
+      const base = slug(heading)
+      const count = seen.get(base) ?? 0
+      seen.set(base, count + 1)
+      found.add(count === 0 ? base : `${base}-${count}`)
+    }
+    for (const match of line.matchAll(/<a id="([^"]+)"/g)) found.add(match[1])
+  }
+  return found
+}
+
+describe('links in the docs', () => {
+  it('every relative link names a file that exists, and an anchor that file has', async () => {
+    const broken: string[] = []
+    let checked = 0
+    for (const doc of DOCS) {
+      const text = await readFile(join(ROOT, doc), 'utf8')
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue
+        const [path, anchor] = target.split('#')
+        const file = path === '' ? join(ROOT, doc) : join(ROOT, dirname(doc), path)
+        checked += 1
+        if (!existsSync(file)) {
+          broken.push(`${doc}: ${target} (no ${relative(ROOT, file)})`)
+        } else if (anchor !== undefined && file.endsWith('.md')) {
+          if (!anchors(await readFile(file, 'utf8')).has(anchor)) {
+            broken.push(`${doc}: ${target} (no such heading)`)
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20)
+    expect(broken).toEqual([])
+  })
+
+  it('makes the anchors GitHub makes', () => {
+    expect([
+      ...anchors(
+        '# A\n## Usage examples\n### Streamable HTTP\n## Learned dense space (`toolsel train --learned-dense`, round 8)\n## Usage examples\n```\n# not a heading\n```',
+      ),
+    ]).toEqual([
+      'a',
+      'usage-examples',
+      'streamable-http',
+      'learned-dense-space-toolsel-train---learned-dense-round-8',
+      'usage-examples-1',
+    ])
+  })
+})
