@@ -1,17 +1,20 @@
 """Milliseconds per ``select`` call of the Python client against a running toolsel serve: a new
 connection for every call (``pool_size=0``, what the client did before keep-alive) against
-connections reused (the default), call for call in turns, in one run. Run by bench/python-client.ts, which
+connections reused (the default) and against AsyncToolselClient (reused, one call awaited at a
+time), call for call in turns, in one run. Run by bench/python-client.ts, which
 starts the service; alone:
 
     python3 bench/python-client-latency.py --url http://127.0.0.1:8080 [--key KEY] \
         [--rounds 5] [--calls 200]
 
-Prints one row per round (each mode's median over its calls, a new pair of clients each round) and the medians of the rounds.
+Prints one row per round (each mode's median over its calls, new clients each round) and the
+medians of the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import sys
@@ -21,7 +24,7 @@ from typing import Callable, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "python" / "src"))
 
-from toolsel import ToolselClient  # noqa: E402
+from toolsel import AsyncToolselClient, ToolselClient  # noqa: E402
 
 INSTRUCTIONS = [
     "What is the weather in Paris tomorrow, and email the forecast to Ann",
@@ -61,13 +64,19 @@ def main() -> None:
         "reused": lambda: ToolselClient(args.url, api_key=args.key),
     }
     rows: List[Dict[str, float]] = []
+    loop = asyncio.new_event_loop()
     for _ in range(args.rounds):
         clients = {name: make() for name, make in modes.items()}
-        rows.append(per_call_ms({name: client.select for name, client in clients.items()}, args.calls))
+        calls: Dict[str, Callable[[str], object]] = {name: client.select for name, client in clients.items()}
+        async_client = AsyncToolselClient(args.url, api_key=args.key)
+        calls["async, reused"] = lambda text: loop.run_until_complete(async_client.select(text))
+        rows.append(per_call_ms(calls, args.calls))
         for client in clients.values():
             client.close()
+        loop.run_until_complete(async_client.close())
+    loop.close()
 
-    names = list(modes)
+    names = [*modes, "async, reused"]
     print(f"select, ms per call (median of {args.calls} calls), load average {os.getloadavg()[0]:.2f}")
     print("| round | " + " | ".join(names) + " | reused / new |")
     print("|---|" + "---|" * (len(names) + 1))

@@ -1,9 +1,10 @@
 /**
  * The Python client's milliseconds per `select` call against a local `toolsel serve` (the demo
  * library, API keys on): a new connection for every call (`pool_size=0`, what the client did
- * before keep-alive) against reused connections (the default), call for call in turns, in one
- * run. Starts the service, then runs bench/python-client-latency.py (which prints the table: one
- * row per round, each mode's median, and the medians of the rounds). Needs python3 3.9+.
+ * before keep-alive) against reused connections (the default) and AsyncToolselClient (reused,
+ * one call awaited at a time), call for call in turns, in one run. Starts the service, then runs
+ * bench/python-client-latency.py (which prints the table: one row per round, each mode's median,
+ * and the medians of the rounds). Needs python3 3.9+.
  *
  *   node --import tsx bench/python-client.ts [--rounds 5] [--calls 200]
  * @module

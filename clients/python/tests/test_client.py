@@ -10,7 +10,9 @@ clients/python/tests` against a service started with those keys and the demo lib
 
 from __future__ import annotations
 
+import asyncio
 import http.server
+import inspect
 import json
 import os
 import socket
@@ -21,12 +23,18 @@ import unittest
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import toolsel  # noqa: E402
-from toolsel import CLIENT_OPERATIONS, ToolList, ToolselClient, ToolselError  # noqa: E402
+from toolsel import (  # noqa: E402
+    CLIENT_OPERATIONS,
+    AsyncToolselClient,
+    ToolList,
+    ToolselClient,
+    ToolselError,
+)
 
 URL = os.environ.get("TOOLSEL_URL", "")
 ADMIN_KEY = os.environ.get("TOOLSEL_API_KEY", "")
@@ -418,12 +426,13 @@ class Transport(unittest.TestCase):
 class _RawServer:
     """An HTTP/1.1 server on a socket, for what a real one does not do on demand: ``plan(connection,
     request)`` (both counted from 0) says ``answer`` (200 ``{}``, keep-alive), ``answer-close``
-    (the same, then closes the connection without saying so) or ``drop`` (closes it without
-    answering: the request was read whole). ``seen`` lists (connection, method, path)."""
+    (the same, then closes the connection without saying so), ``drop`` (closes it without
+    answering: the request was read whole) or bytes (sent as the answer, then it closes).
+    ``seen`` lists (connection, method, path)."""
 
     def __init__(self, plan: Any) -> None:
         self.plan = plan
-        self.seen: list = []
+        self.seen: List[Tuple[int, str, str]] = []
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(8)
@@ -460,6 +469,9 @@ class _RawServer:
                 self.seen.append((number, method, path))
                 action = self.plan(number, request)
                 if action == "drop":
+                    return
+                if isinstance(action, bytes):  # an answer as it is, then the connection ends
+                    connection.sendall(action)
                     return
                 connection.sendall(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
@@ -547,7 +559,7 @@ class ConnectionReuse(unittest.TestCase):
     def test_threads_share_a_client(self) -> None:
         server = self.serve(lambda connection, request: "answer")
         client = self.client(server.url, pool_size=2)
-        errors: list = []
+        errors: List[Exception] = []
 
         def calls() -> None:
             try:
@@ -564,6 +576,205 @@ class ConnectionReuse(unittest.TestCase):
         self.assertEqual(errors, [])
         self.assertEqual(len(server.seen), 80)
         self.assertLessEqual(len(client._idle), 2)
+
+
+@unittest.skipUnless(LIVE, NO_SERVICE)
+class AsyncClient(unittest.IsolatedAsyncioTestCase):
+    """AsyncToolselClient against the live service: the same answers as ToolselClient."""
+
+    async def asyncSetUp(self) -> None:
+        self.client = AsyncToolselClient(URL, api_key=READ_KEY)
+        self.admin = AsyncToolselClient(URL, api_key=ADMIN_KEY)
+        self.sync = ToolselClient(URL, api_key=READ_KEY)
+
+    async def asyncTearDown(self) -> None:
+        await self.client.close()
+        await self.admin.close()
+        self.sync.close()
+
+    async def test_reads_answer_as_the_sync_client_does(self) -> None:
+        options: Dict[str, Any] = {"library": "demo", "k": 3, "tau": 0, "explain": True}
+        options["tool_format"] = "anthropic"
+        self.assertEqual(
+            without_timings(await self.client.select(WEATHER, **options)),
+            without_timings(self.sync.select(WEATHER, **options)),
+        )
+        self.assertEqual(await self.client.search("send an SMS", k=3), self.sync.search("send an SMS", k=3))
+        ids = ["sms.send_sms", "mail.send_email"]
+        self.assertEqual(await self.client.get_tools("demo", ids), self.sync.get_tools("demo", ids))
+        self.assertEqual(
+            await self.client.get_provider_tools("demo", ids, "openai"),
+            self.sync.get_provider_tools("demo", ids, "openai"),
+        )
+        self.assertEqual(await self.client.get_tool("demo", ids[0]), self.sync.get_tool("demo", ids[0]))
+        self.assertEqual(await self.client.list_libraries(), self.sync.list_libraries())
+        self.assertEqual(await self.client.get_library("demo"), self.sync.get_library("demo"))
+        self.assertEqual(await self.client.components(), self.sync.components())
+        await self.client.health()  # returns, or raises
+        self.assertIn("demo", (await self.client.ready())["libraries"])
+        self.assertIn("# TYPE", await self.client.metrics())
+
+    async def test_drop_in_tool_lists(self) -> None:
+        tools = await self.client.select_openai_tools(WEATHER)
+        self.assertIsInstance(tools, ToolList)
+        self.assertEqual(tools, self.sync.select_openai_tools(WEATHER))
+        self.assertEqual(tools.tool_id("mail--send_email"), "mail.send_email")
+        flat = await self.client.select_openai_tools(WEATHER, responses_api=True)
+        self.assertEqual(flat[0]["name"], "weather--get_weather_forecast")
+        anthropic = await self.client.select_anthropic_tools("text Bob that I am late", k=5)
+        self.assertEqual(anthropic.tool_ids, {"sms--send_sms": "sms.send_sms"})
+
+    async def test_writes_rewards_and_errors(self) -> None:
+        name = unique("py-async")
+        created = await self.admin.put_library(name, FUNCTIONS, namespace="food", rebuild=True)
+        self.assertEqual((created["name"], created["toolCount"]), (name, 2))
+        added = await self.admin.add_examples(
+            name, [{"instruction": "sushi in Tokyo", "tools": ["food.get_best_sushi_places"]}]
+        )
+        self.assertEqual(added["added"], 1)
+        used = ["food.calculate_triangle_area"]
+        recorded = await self.admin.feedback("a 3-4-5 triangle", used, library=name)
+        self.assertEqual(recorded["examples"], 2)
+        await self.admin.delete_library(name)
+        with self.assertRaises(ToolselError) as caught:
+            await self.client.get_library(name)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("UNKNOWN_LIBRARY", 404))
+        with self.assertRaises(ToolselError) as caught:
+            await self.client.snapshot()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("FORBIDDEN", 403))
+        with self.assertRaises(ToolselError) as caught:
+            await self.client.select("   ")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("INVALID_INPUT", 400))
+        with self.assertRaises(ValueError):
+            await self.client.select(WEATHER, tau=float("nan"))
+        scored = await self.client.selector_rewards("mail.send_email", ["mail.send_email", "sms.send_sms"])
+        self.assertEqual([item["reward"] for item in scored["rewards"]], [1, 0])
+        gold = ["weather.get_weather_forecast", "mail.send_email"]
+        plans = ['["get the weather forecast for Paris tomorrow", "email the forecast to Ann"]']
+        scored = await self.client.planner_rewards(WEATHER, gold, plans, k=15, tau=3)
+        self.assertEqual(scored["rewards"][0]["reward"], 1)
+        self.assertEqual((await self.admin.snapshot())["format"], "toolsel-snapshot")
+
+    async def test_calls_at_once_share_the_pool(self) -> None:
+        texts = ["text Bob that I am late", WEATHER, "send an SMS text message"] * 4
+        answers = await asyncio.gather(*(self.client.select(text) for text in texts))
+        self.assertEqual(
+            [[tool["id"] for tool in answer["tools"]] for answer in answers],
+            [[tool["id"] for tool in self.sync.select(text)["tools"]] for text in texts],
+        )
+        self.assertLessEqual(len(self.client._idle), self.client.pool_size)
+
+
+class AsyncTransport(unittest.IsolatedAsyncioTestCase):
+    """AsyncToolselClient's HTTP/1.1 against servers that do what toolsel does not on demand."""
+
+    def serve(self, plan: Any) -> _RawServer:
+        server = _RawServer(plan)
+        self.addCleanup(server.close)
+        return server
+
+    async def client(self, url: str, **options: Any) -> AsyncToolselClient:
+        client = AsyncToolselClient(url, **options)
+        self.addAsyncCleanup(client.close)
+        return client
+
+    async def test_the_same_methods_as_the_sync_client(self) -> None:
+        for name, method in inspect.getmembers(ToolselClient, inspect.isfunction):
+            if name.startswith("_") or name == "close":
+                continue
+            twin = getattr(AsyncToolselClient, name)
+            self.assertTrue(inspect.iscoroutinefunction(twin), name)
+            self.assertEqual(inspect.signature(twin), inspect.signature(method), name)
+
+    async def test_one_connection_get_retried_post_never(self) -> None:
+        server = self.serve(drop_the_second_request)
+        client = await self.client(server.url)
+        await client.components()
+        self.assertEqual(await client.components(), {})
+        await client.components()
+        expected = [(0, "GET"), (0, "GET"), (1, "GET"), (1, "GET")]  # dropped on 0: sent again on 1
+        self.assertEqual([seen[:2] for seen in server.seen], expected)
+        post = self.serve(drop_the_second_request)
+        client = await self.client(post.url)
+        await client.components()
+        with self.assertRaises(ToolselError) as caught:
+            await client.snapshot()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK", None))
+        self.assertEqual([(seen[0], seen[1]) for seen in post.seen], [(0, "GET"), (0, "POST")])
+
+    async def test_a_connection_the_service_closed_is_not_used_again(self) -> None:
+        server = self.serve(lambda connection, request: "answer-close")
+        client = await self.client(server.url)
+        for _ in range(3):
+            await client.snapshot()
+            await asyncio.sleep(0.05)
+        self.assertEqual([seen[0] for seen in server.seen], [0, 1, 2])
+
+    async def test_answers_chunked_to_the_end_or_redirected(self) -> None:
+        chunked = (
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: application/json\r\n\r\n"
+            b"5;ext=1\r\n{\"a\":\r\n2\r\n1}\r\n0\r\ntrailer: x\r\n\r\n"
+        )
+        to_the_end = b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n[1, 2]"
+        redirect = b"HTTP/1.1 302 Found\r\nlocation: http://elsewhere.test/\r\ncontent-length: 0\r\n\r\n"
+        for answer, expected in ((chunked, {"a": 1}), (to_the_end, [1, 2])):
+            server = self.serve(lambda connection, request, answer=answer: answer)
+            self.assertEqual(await (await self.client(server.url)).components(), expected)
+        server = self.serve(lambda connection, request: redirect)
+        with self.assertRaises(ToolselError) as caught:
+            await (await self.client(server.url)).components()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("BAD_RESPONSE", 302))
+        self.assertIn("http://elsewhere.test/", caught.exception.message)
+
+    async def test_bounds(self) -> None:
+        big = b"HTTP/1.1 200 OK\r\ncontent-length: 2000\r\n\r\n" + b" " * 2000
+        server = self.serve(lambda connection, request: big)
+        with self.assertRaises(ToolselError) as caught:
+            await (await self.client(server.url, max_response_bytes=1000)).components()
+        self.assertEqual(caught.exception.code, "BAD_RESPONSE")
+        self.assertIn("max_response_bytes (1000 bytes)", caught.exception.message)
+        endless = b"HTTP/1.1 200 OK\r\n" + b"x-a: b\r\n" * 200 + b"\r\n"
+        server = self.serve(lambda connection, request: endless)
+        with self.assertRaises(ToolselError) as caught:
+            await (await self.client(server.url)).components()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK", None))
+        self.assertIn("more than 100 headers", caught.exception.message)
+
+    async def test_timeout_network_and_not_json(self) -> None:
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(1)
+            client = await self.client(f"http://127.0.0.1:{silent.getsockname()[1]}")
+            with self.assertRaises(ToolselError) as caught:
+                await client.search("anything", timeout=0.2)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("CLIENT_TIMEOUT", None))
+        self.assertIn("took longer than 0.2 s", caught.exception.message)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        with self.assertRaises(ToolselError) as caught:
+            await (await self.client(f"http://127.0.0.1:{port}")).health()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK", None))
+        html = b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 24\r\n\r\n<html>Bad Gateway</html>"
+        server = self.serve(lambda connection, request: html)
+        with self.assertRaises(ToolselError) as caught:
+            await (await self.client(server.url)).ready()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("BAD_RESPONSE", 502))
+
+    async def test_a_client_outlives_its_event_loop(self) -> None:
+        server = self.serve(lambda connection, request: "answer")
+        client = AsyncToolselClient(server.url)
+        await client.components()
+
+        async def elsewhere() -> None:  # another event loop (a second asyncio.run, a thread's)
+            await client.components()  # this loop's pooled connection is not used there
+            await client.close()
+
+        await asyncio.get_running_loop().run_in_executor(None, lambda: asyncio.run(elsewhere()))
+        self.assertEqual([seen[0] for seen in server.seen], [0, 1])
+        await client.components()  # and back: a new connection again
+        await client.close()
+        self.assertEqual([seen[0] for seen in server.seen], [0, 1, 2])
 
 
 if __name__ == "__main__":

@@ -10,13 +10,16 @@ fields such as ``toolFormat``, ``toolIds``), and answers are returned as the ser
 
 Example::
 
-    from toolsel import ToolselClient, ToolselError
+    from toolsel import AsyncToolselClient, ToolselClient, ToolselError
 
     toolsel = ToolselClient("http://localhost:8080")          # or TOOLSEL_URL / TOOLSEL_API_KEY
     answer = toolsel.select("email Ann the weather in Paris")
     print([tool["id"] for tool in answer["tools"]])            # ['weather.get_weather_forecast', ...]
     tools = toolsel.select_openai_tools("text Bob that I am late")   # for openai's tools=
     print(tools.tool_ids)                                      # {'sms--send_sms': 'sms.send_sms'}
+
+    async with AsyncToolselClient() as toolsel:                # the same methods for asyncio
+        answer = await toolsel.select("email Ann the weather in Paris")
 
 Errors are :class:`ToolselError`: the service's ``{"error": {"code", "message"}}`` with the HTTP
 status, or a client-side code (``CLIENT_TIMEOUT``, ``NETWORK``, ``BAD_RESPONSE``).
@@ -33,6 +36,7 @@ import json
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -43,6 +47,7 @@ from typing import (
     List,
     Literal,
     Mapping,
+    NamedTuple,
     Optional,
     Sequence,
     Tuple,
@@ -55,6 +60,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ToolselClient",
+    "AsyncToolselClient",
     "ToolselError",
     "ToolList",
     "select_openai_tools",
@@ -62,6 +68,7 @@ __all__ = [
     "DEFAULT_URL",
     "DEFAULT_TIMEOUT",
     "DEFAULT_POOL_SIZE",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "CLIENT_OPERATIONS",
     "__version__",
 ]
@@ -72,6 +79,8 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds, as the TypeScript client's 30000 ms."""
 DEFAULT_POOL_SIZE = 4
 """Idle keep-alive connections a client keeps."""
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The largest answer body a client reads (bytes)."""
 
 ToolFormat = Literal["toolsel", "openai", "openai-responses", "anthropic"]
 ProviderToolFormat = Literal["openai", "openai-responses", "anthropic"]
@@ -234,6 +243,141 @@ def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="-_.!~*'()")
 
 
+# ---------------------------------------------------------------------------------------------
+# The requests of the API methods, made once for both clients.
+# ---------------------------------------------------------------------------------------------
+
+
+class _Call(NamedTuple):
+    """One request of an API method: what both clients send, and which field of the answer
+    the method returns (``None``: the whole answer)."""
+
+    method: str
+    path: str
+    timeout: Optional[float]
+    body: Any = None
+    raw_body: Optional[bytes] = None
+    text: bool = False
+    field: Optional[str] = None
+
+
+def _fields(arguments: Mapping[str, Any], names: str) -> Dict[str, Any]:
+    """The JSON fields of a method's ``arguments`` (its ``locals()``): ``names`` lists them,
+    ``python_name:wireName`` where the service's name differs. ``None`` is left out; sequences
+    go as lists."""
+    fields: Dict[str, Any] = {}
+    for name in names.split():
+        argument, _, wire = name.partition(":")
+        value = arguments[argument]
+        if value is None:
+            continue
+        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+            value = list(value)
+        fields[wire or argument] = value
+    return fields
+
+
+def _select_call(arguments: Mapping[str, Any]) -> _Call:
+    names = "instruction library k tau planner retriever reranker selector"
+    names += " include_schemas:includeSchemas explain tool_format:toolFormat"
+    return _Call("POST", "/v1/select-tools", arguments["timeout"], body=_fields(arguments, names))
+
+
+def _search_call(arguments: Mapping[str, Any]) -> _Call:
+    body = _fields(arguments, "query library k retriever")
+    return _Call("POST", "/v1/search-tools", arguments["timeout"], body=body)
+
+
+def _library_path(name: str) -> str:
+    return f"/v1/libraries/{_segment(name)}"
+
+
+def _get_tools_call(
+    library: str, ids: Sequence[str], tool_format: Optional[str], timeout: Optional[float]
+) -> _Call:
+    """``get_tools`` (the answer's ``tools``) or, with a tool format, ``get_provider_tools``."""
+    path = f"{_library_path(library)}/tools/batch"
+    body = _drop_none({"ids": list(ids), "toolFormat": tool_format})
+    return _Call("POST", path, timeout, body=body, field=None if tool_format else "tools")
+
+
+def _get_tool_call(library: str, id: str, timeout: Optional[float]) -> _Call:
+    return _Call("GET", f"{_library_path(library)}/tools/{_segment(id)}", timeout, field="tool")
+
+
+def _put_library_call(arguments: Mapping[str, Any]) -> _Call:
+    query = _fields(
+        arguments,
+        "format namespace on_duplicate:onDuplicate provider_names:providerNames retriever examples",
+    )
+    rebuild = arguments["rebuild"]
+    if rebuild is not None:
+        query["rebuild"] = "true" if rebuild else "false"
+    search = f"?{urllib.parse.urlencode(query)}" if query else ""
+    tools = arguments["tools"]
+    if isinstance(tools, str):
+        raw = tools.encode("utf-8")
+    elif isinstance(tools, (bytes, bytearray)):
+        raw = bytes(tools)
+    else:
+        raw = _json_bytes(tools)
+    path = f"{_library_path(arguments['name'])}{search}"
+    return _Call("PUT", path, arguments["timeout"], raw_body=raw)
+
+
+def _add_examples_call(library: str, examples: Sequence[UsageExample], timeout: Optional[float]) -> _Call:
+    path = f"{_library_path(library)}/examples"
+    return _Call("POST", path, timeout, body={"examples": list(examples)})
+
+
+def _feedback_call(arguments: Mapping[str, Any]) -> _Call:
+    body = _fields(arguments, "instruction library used")
+    return _Call("POST", "/v1/feedback", arguments["timeout"], body=body)
+
+
+def _planner_rewards_call(arguments: Mapping[str, Any]) -> _Call:
+    names = "library instruction gold completions k tau retriever format_penalty:formatPenalty"
+    return _Call("POST", "/v1/rewards/planner", arguments["timeout"], body=_fields(arguments, names))
+
+
+def _selector_rewards_call(arguments: Mapping[str, Any]) -> _Call:
+    body = {"gold": arguments["gold"], **_fields(arguments, "completions candidates")}
+    return _Call("POST", "/v1/rewards/selector", arguments["timeout"], body=body)
+
+
+def _tool_list(answer: SelectResponse) -> ToolList:
+    return ToolList(answer["tools"], dict(answer.get("toolIds", {})), dict(answer))
+
+
+def _openai_format(responses_api: bool) -> ProviderToolFormat:
+    return "openai-responses" if responses_api else "openai"
+
+
+def _configure(
+    client: Union["ToolselClient", "AsyncToolselClient"],
+    base_url: Optional[str],
+    api_key: Optional[str],
+    timeout: float,
+    headers: Optional[Mapping[str, str]],
+    pool_size: int,
+) -> None:
+    """Checks and sets the settings both clients share."""
+    who = type(client).__name__
+    url = base_url if base_url is not None else os.environ.get("TOOLSEL_URL") or DEFAULT_URL
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{who}: base_url must be an http(s) URL such as {DEFAULT_URL}, got {url!r}")
+    if not timeout > 0:
+        raise ValueError(f"{who}: timeout must be a positive number of seconds, got {timeout!r}")
+    if not (isinstance(pool_size, int) and pool_size >= 0):
+        raise ValueError(f"{who}: pool_size must be an int >= 0, got {pool_size!r}")
+    client.base_url = url.rstrip("/")
+    client.api_key = api_key if api_key is not None else os.environ.get("TOOLSEL_API_KEY") or None
+    client.timeout = timeout
+    client.headers = dict(headers or {})
+    client.pool_size = pool_size
+    client._target = _Target(client.base_url)
+
+
 class ToolselClient:
     """A client for one toolsel service.
 
@@ -259,23 +403,16 @@ class ToolselClient:
         headers: Optional[Mapping[str, str]] = None,
         pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
-        url = base_url if base_url is not None else os.environ.get("TOOLSEL_URL") or DEFAULT_URL
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"ToolselClient: base_url must be an http(s) URL such as {DEFAULT_URL}, got {url!r}"
-            )
-        if not timeout > 0:
-            raise ValueError(f"ToolselClient: timeout must be a positive number of seconds, got {timeout!r}")
-        self.base_url = url.rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("TOOLSEL_API_KEY") or None
-        self.timeout = timeout
-        self.headers = dict(headers or {})
-        if not (isinstance(pool_size, int) and pool_size >= 0):
-            raise ValueError(f"ToolselClient: pool_size must be an int >= 0, got {pool_size!r}")
-        self.pool_size = pool_size
-        self._target = _Target(self.base_url)
+        _configure(self, base_url, api_key, timeout, headers, pool_size)
         self._lock = threading.Lock()
         self._idle: List[Tuple[http.client.HTTPConnection, float]] = []
+
+    base_url: str
+    api_key: Optional[str]
+    timeout: float
+    headers: Dict[str, str]
+    pool_size: int
+    _target: "_Target"
 
     def __repr__(self) -> str:
         return f"ToolselClient({self.base_url!r})"
@@ -305,28 +442,12 @@ class ToolselClient:
         candidate's ``features``; ``k`` (candidates per step) and ``tau`` (score threshold) tune
         retrieval. Options left ``None`` are not sent (the service's defaults apply).
         """
-        body = _drop_none(
-            {
-                "instruction": instruction,
-                "library": library,
-                "k": k,
-                "tau": tau,
-                "planner": planner,
-                "retriever": retriever,
-                "reranker": reranker,
-                "selector": selector,
-                "includeSchemas": include_schemas,
-                "explain": explain,
-                "toolFormat": tool_format,
-            }
-        )
-        return cast(SelectResponse, self._request("POST", "/v1/select-tools", body=body, timeout=timeout))
+        return cast(SelectResponse, self._request(_select_call(locals())))
 
     def select_tools(self, instruction: str, tool_format: ProviderToolFormat, **options: Any) -> ToolList:
         """The selected tools in a provider's shape as a :class:`ToolList` (a list with
         ``tool_ids`` and ``answer``); ``options`` are :meth:`select`'s."""
-        answer = self.select(instruction, tool_format=tool_format, **options)
-        return ToolList(answer["tools"], dict(answer.get("toolIds", {})), dict(answer))
+        return _tool_list(self.select(instruction, tool_format=tool_format, **options))
 
     def select_openai_tools(
         self, instruction: str, *, responses_api: bool = False, **options: Any
@@ -335,7 +456,7 @@ class ToolselClient:
         Completions' ``{"type": "function", "function": {...}}``, or with ``responses_api=True``
         the Responses API's flat ``{"type": "function", "name", ...}``. ``tool_ids`` maps a
         tool call's ``function.name`` back to the tool id."""
-        return self.select_tools(instruction, "openai-responses" if responses_api else "openai", **options)
+        return self.select_tools(instruction, _openai_format(responses_api), **options)
 
     def select_anthropic_tools(self, instruction: str, **options: Any) -> ToolList:
         """The tools for an instruction as the anthropic SDK's ``tools=`` takes them
@@ -354,8 +475,7 @@ class ToolselClient:
     ) -> SearchResponse:
         """Ranked tools for a query, without planning or selection (``POST /v1/search-tools``):
         ids, names, one-line descriptions and scores, no schemas."""
-        body = _drop_none({"query": query, "library": library, "k": k, "retriever": retriever})
-        return cast(SearchResponse, self._request("POST", "/v1/search-tools", body=body, timeout=timeout))
+        return cast(SearchResponse, self._request(_search_call(locals())))
 
     # -- schemas --------------------------------------------------------------------------------
 
@@ -363,9 +483,7 @@ class ToolselClient:
         self, library: str, ids: Sequence[str], *, timeout: Optional[float] = None
     ) -> List[JSONObject]:
         """Full definitions (with parameters) of tools by id, in the order asked."""
-        path = f"/v1/libraries/{_segment(library)}/tools/batch"
-        answer = self._request("POST", path, body={"ids": list(ids)}, timeout=timeout)
-        return cast(List[JSONObject], answer["tools"])
+        return cast(List[JSONObject], self._request(_get_tools_call(library, ids, None, timeout)))
 
     def get_provider_tools(
         self,
@@ -377,23 +495,22 @@ class ToolselClient:
     ) -> ProviderTools:
         """Tools by id in the shape a model API takes (``openai``, ``openai-responses``,
         ``anthropic``), in the order asked, with ``toolIds``: provider tool name -> tool id."""
-        path = f"/v1/libraries/{_segment(library)}/tools/batch"
-        body = {"ids": list(ids), "toolFormat": tool_format}
-        return cast(ProviderTools, self._request("POST", path, body=body, timeout=timeout))
+        return cast(ProviderTools, self._request(_get_tools_call(library, ids, tool_format, timeout)))
 
     def get_tool(self, library: str, id: str, *, timeout: Optional[float] = None) -> JSONObject:
         """One tool's full definition."""
-        path = f"/v1/libraries/{_segment(library)}/tools/{_segment(id)}"
-        return cast(JSONObject, self._request("GET", path, timeout=timeout)["tool"])
+        return cast(JSONObject, self._request(_get_tool_call(library, id, timeout)))
 
     # -- libraries ------------------------------------------------------------------------------
 
     def list_libraries(self, *, timeout: Optional[float] = None) -> List[JSONObject]:
         """The loaded libraries: tool count, content hash, retrievers."""
-        return cast(List[JSONObject], self._request("GET", "/v1/libraries", timeout=timeout)["libraries"])
+        call = _Call("GET", "/v1/libraries", timeout, field="libraries")
+        return cast(List[JSONObject], self._request(call))
 
     def get_library(self, name: str, *, timeout: Optional[float] = None) -> JSONObject:
-        return self._json("GET", f"/v1/libraries/{_segment(name)}", timeout=timeout)
+        """One library: tool count, content hash, retrievers, examples."""
+        return cast(JSONObject, self._request(_Call("GET", _library_path(name), timeout)))
 
     def put_library(
         self,
@@ -413,30 +530,11 @@ class ToolselClient:
         any format the service imports: a ``str`` or ``bytes`` is sent as it is (the contents
         of a JSON, JSON Lines, CSV or OpenAPI YAML file), anything else as JSON. The keywords
         are the upload's query parameters (``on_duplicate`` is ``onDuplicate``...)."""
-        query = _drop_none(
-            {
-                "format": format,
-                "namespace": namespace,
-                "onDuplicate": on_duplicate,
-                "providerNames": provider_names,
-                "retriever": retriever,
-                "examples": examples,
-                "rebuild": None if rebuild is None else ("true" if rebuild else "false"),
-            }
-        )
-        search = f"?{urllib.parse.urlencode(query)}" if query else ""
-        if isinstance(tools, str):
-            raw = tools.encode("utf-8")
-        elif isinstance(tools, (bytes, bytearray)):
-            raw = bytes(tools)
-        else:
-            raw = _json_bytes(tools)
-        path = f"/v1/libraries/{_segment(name)}{search}"
-        return self._json("PUT", path, raw_body=raw, timeout=timeout)
+        return cast(JSONObject, self._request(_put_library_call(locals())))
 
     def delete_library(self, name: str, *, timeout: Optional[float] = None) -> None:
         """Removes a library and its index (admin key)."""
-        self._request("DELETE", f"/v1/libraries/{_segment(name)}", timeout=timeout)
+        self._request(_Call("DELETE", _library_path(name), timeout))
 
     # -- usage examples and feedback ------------------------------------------------------------
 
@@ -448,8 +546,7 @@ class ToolselClient:
         timeout: Optional[float] = None,
     ) -> JSONObject:
         """Adds usage examples ``{"instruction", "tools": [ids]}`` to a library (admin key)."""
-        path = f"/v1/libraries/{_segment(library)}/examples"
-        return self._json("POST", path, body={"examples": list(examples)}, timeout=timeout)
+        return cast(JSONObject, self._request(_add_examples_call(library, examples, timeout)))
 
     def feedback(
         self,
@@ -460,8 +557,7 @@ class ToolselClient:
         timeout: Optional[float] = None,
     ) -> JSONObject:
         """Records the tools (ids) an agent really called for an instruction (admin key)."""
-        body = _drop_none({"instruction": instruction, "library": library, "used": list(used)})
-        return self._json("POST", "/v1/feedback", body=body, timeout=timeout)
+        return cast(JSONObject, self._request(_feedback_call(locals())))
 
     # -- rewards --------------------------------------------------------------------------------
 
@@ -479,19 +575,7 @@ class ToolselClient:
         timeout: Optional[float] = None,
     ) -> JSONObject:
         """The paper's planner reward of each completion (``POST /v1/rewards/planner``)."""
-        body = _drop_none(
-            {
-                "library": library,
-                "instruction": instruction,
-                "gold": list(gold),
-                "completions": list(completions),
-                "k": k,
-                "tau": tau,
-                "retriever": retriever,
-                "formatPenalty": format_penalty,
-            }
-        )
-        return self._json("POST", "/v1/rewards/planner", body=body, timeout=timeout)
+        return cast(JSONObject, self._request(_planner_rewards_call(locals())))
 
     def selector_rewards(
         self,
@@ -502,32 +586,29 @@ class ToolselClient:
         timeout: Optional[float] = None,
     ) -> JSONObject:
         """1 for each completion that names the gold tool (``none`` for gold ``None``), else 0."""
-        body: Dict[str, Any] = {"gold": gold, "completions": list(completions)}
-        if candidates is not None:
-            body["candidates"] = list(candidates)
-        return self._json("POST", "/v1/rewards/selector", body=body, timeout=timeout)
+        return cast(JSONObject, self._request(_selector_rewards_call(locals())))
 
     # -- service --------------------------------------------------------------------------------
 
     def components(self, *, timeout: Optional[float] = None) -> JSONObject:
         """The planners, retrievers, rerankers and selectors the service can run, with defaults."""
-        return self._json("GET", "/v1/components", timeout=timeout)
+        return cast(JSONObject, self._request(_Call("GET", "/v1/components", timeout)))
 
     def health(self, *, timeout: Optional[float] = None) -> None:
         """Liveness: returns when the process answers, raises otherwise."""
-        self._request("GET", "/healthz", timeout=timeout)
+        self._request(_Call("GET", "/healthz", timeout))
 
     def ready(self, *, timeout: Optional[float] = None) -> JSONObject:
         """Readiness report (libraries, ``failedIndexes``, ``upstreams``); ``NOT_READY`` (503) before."""
-        return self._json("GET", "/readyz", timeout=timeout)
+        return cast(JSONObject, self._request(_Call("GET", "/readyz", timeout)))
 
     def metrics(self, *, timeout: Optional[float] = None) -> str:
         """Prometheus metrics as text (a read key when keys are configured)."""
-        return cast(str, self._request("GET", "/metrics", timeout=timeout, text=True))
+        return cast(str, self._request(_Call("GET", "/metrics", timeout, text=True)))
 
     def snapshot(self, *, timeout: Optional[float] = None) -> JSONObject:
         """Writes a snapshot of every saved library on the server (admin key)."""
-        return self._json("POST", "/v1/snapshots", timeout=timeout)
+        return cast(JSONObject, self._request(_Call("POST", "/v1/snapshots", timeout)))
 
     # -- transport ------------------------------------------------------------------------------
 
@@ -545,27 +626,15 @@ class ToolselClient:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def _json(self, method: str, path: str, **options: Any) -> JSONObject:
-        return cast(JSONObject, self._request(method, path, **options))
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        raw_body: Optional[bytes] = None,
-        timeout: Optional[float] = None,
-        text: bool = False,
-    ) -> Any:
-        seconds = self.timeout if timeout is None else timeout
-        headers, data = _request_headers(self.api_key, self.headers, body, raw_body, text)
+    def _request(self, call: _Call) -> Any:
+        seconds = self.timeout if call.timeout is None else call.timeout
+        headers, data = _request_headers(self.api_key, self.headers, call)
         try:
-            target = self._target.prefix + path
-            status, location, payload = self._exchange(method, target, headers, data, seconds)
+            target = self._target.prefix + call.path
+            status, location, payload = self._exchange(call.method, target, headers, data, seconds)
         except (OSError, http.client.HTTPException) as cause:  # timeouts and resets are OSErrors
-            raise _transport_error(cause, method, path, self.base_url, seconds) from cause
-        return _answer(method, path, status, location, payload, text)
+            raise _transport_error(cause, call, self.base_url, seconds) from cause
+        return _answer(call, status, location, payload)
 
     def _exchange(
         self, method: str, target: str, headers: Dict[str, str], data: Optional[bytes], seconds: float
@@ -626,7 +695,7 @@ class ToolselClient:
 
     def _checkin(self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse) -> None:
         """Back to the pool unless the answer closes it, the pool is full or the client closed."""
-        expires = _keep_alive_expiry(response)
+        expires = _keep_alive_expiry(response.getheader("keep-alive"))
         if response.will_close or connection.sock is None or expires is None:
             connection.close()
             return
@@ -635,6 +704,433 @@ class ToolselClient:
                 self._idle.append((connection, expires))
                 return
         connection.close()
+
+
+class AsyncToolselClient:
+    """The client for asyncio: :class:`ToolselClient`'s methods as coroutines (``await
+    toolsel.select(...)``), the same arguments, answers and :class:`ToolselError`\\ s.
+
+    Standard library only: HTTP/1.1 on asyncio streams, with keep-alive connections (one pool
+    per client, for the event loop that made them). ``timeout`` (seconds) bounds each call as a
+    whole, connection included (``CLIENT_TIMEOUT``); a call cancelled or out of time closes its
+    connection. A reused connection that fails is tried once more on a new one only for a
+    ``GET`` that got no byte of an answer; any other request is never sent twice. Close it with
+    ``await toolsel.close()`` or ``async with AsyncToolselClient() as toolsel:``.
+    """
+
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        headers: Optional[Mapping[str, str]] = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        _configure(self, base_url, api_key, timeout, headers, pool_size)
+        if not (isinstance(max_response_bytes, int) and max_response_bytes > 0):
+            raise ValueError(
+                f"AsyncToolselClient: max_response_bytes must be an int > 0, got {max_response_bytes!r}"
+            )
+        self.max_response_bytes = max_response_bytes
+        self._idle: List[Tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
+        self._loop: Optional[asyncio.AbstractEventLoop] = None  # the event loop of the pooled connections
+
+    base_url: str
+    api_key: Optional[str]
+    timeout: float
+    headers: Dict[str, str]
+    pool_size: int
+    _target: "_Target"
+
+    def __repr__(self) -> str:
+        return f"AsyncToolselClient({self.base_url!r})"
+
+    # -- selection ------------------------------------------------------------------------------
+
+    async def select(
+        self,
+        instruction: str,
+        *,
+        library: Optional[str] = None,
+        k: Optional[int] = None,
+        tau: Optional[float] = None,
+        planner: Optional[str] = None,
+        retriever: Optional[str] = None,
+        reranker: Optional[str] = None,
+        selector: Optional[str] = None,
+        include_schemas: Optional[bool] = None,
+        explain: Optional[bool] = None,
+        tool_format: Optional[ToolFormat] = None,
+        timeout: Optional[float] = None,
+    ) -> SelectResponse:
+        """As :meth:`ToolselClient.select`."""
+        return cast(SelectResponse, await self._request(_select_call(locals())))
+
+    async def select_tools(
+        self, instruction: str, tool_format: ProviderToolFormat, **options: Any
+    ) -> ToolList:
+        """As :meth:`ToolselClient.select_tools`."""
+        return _tool_list(await self.select(instruction, tool_format=tool_format, **options))
+
+    async def select_openai_tools(
+        self, instruction: str, *, responses_api: bool = False, **options: Any
+    ) -> ToolList:
+        """As :meth:`ToolselClient.select_openai_tools`."""
+        return await self.select_tools(instruction, _openai_format(responses_api), **options)
+
+    async def select_anthropic_tools(self, instruction: str, **options: Any) -> ToolList:
+        """As :meth:`ToolselClient.select_anthropic_tools`."""
+        return await self.select_tools(instruction, "anthropic", **options)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        library: Optional[str] = None,
+        k: Optional[int] = None,
+        retriever: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> SearchResponse:
+        """As :meth:`ToolselClient.search`."""
+        return cast(SearchResponse, await self._request(_search_call(locals())))
+
+    # -- schemas --------------------------------------------------------------------------------
+
+    async def get_tools(
+        self, library: str, ids: Sequence[str], *, timeout: Optional[float] = None
+    ) -> List[JSONObject]:
+        """As :meth:`ToolselClient.get_tools`."""
+        return cast(List[JSONObject], await self._request(_get_tools_call(library, ids, None, timeout)))
+
+    async def get_provider_tools(
+        self,
+        library: str,
+        ids: Sequence[str],
+        tool_format: ProviderToolFormat,
+        *,
+        timeout: Optional[float] = None,
+    ) -> ProviderTools:
+        """As :meth:`ToolselClient.get_provider_tools`."""
+        return cast(ProviderTools, await self._request(_get_tools_call(library, ids, tool_format, timeout)))
+
+    async def get_tool(self, library: str, id: str, *, timeout: Optional[float] = None) -> JSONObject:
+        """As :meth:`ToolselClient.get_tool`."""
+        return cast(JSONObject, await self._request(_get_tool_call(library, id, timeout)))
+
+    # -- libraries ------------------------------------------------------------------------------
+
+    async def list_libraries(self, *, timeout: Optional[float] = None) -> List[JSONObject]:
+        """As :meth:`ToolselClient.list_libraries`."""
+        call = _Call("GET", "/v1/libraries", timeout, field="libraries")
+        return cast(List[JSONObject], await self._request(call))
+
+    async def get_library(self, name: str, *, timeout: Optional[float] = None) -> JSONObject:
+        """As :meth:`ToolselClient.get_library`."""
+        return cast(JSONObject, await self._request(_Call("GET", _library_path(name), timeout)))
+
+    async def put_library(
+        self,
+        name: str,
+        tools: Union[str, bytes, Sequence[Any], Mapping[str, Any]],
+        *,
+        format: Optional[str] = None,
+        namespace: Optional[str] = None,
+        on_duplicate: Optional[Literal["error", "rename", "first", "last"]] = None,
+        provider_names: Optional[Literal["decode", "keep"]] = None,
+        retriever: Optional[str] = None,
+        examples: Optional[Literal["keep", "drop"]] = None,
+        rebuild: Optional[bool] = None,
+        timeout: Optional[float] = None,
+    ) -> JSONObject:
+        """As :meth:`ToolselClient.put_library`."""
+        return cast(JSONObject, await self._request(_put_library_call(locals())))
+
+    async def delete_library(self, name: str, *, timeout: Optional[float] = None) -> None:
+        """As :meth:`ToolselClient.delete_library`."""
+        await self._request(_Call("DELETE", _library_path(name), timeout))
+
+    # -- usage examples and feedback ------------------------------------------------------------
+
+    async def add_examples(
+        self,
+        library: str,
+        examples: Sequence[UsageExample],
+        *,
+        timeout: Optional[float] = None,
+    ) -> JSONObject:
+        """As :meth:`ToolselClient.add_examples`."""
+        return cast(JSONObject, await self._request(_add_examples_call(library, examples, timeout)))
+
+    async def feedback(
+        self,
+        instruction: str,
+        used: Sequence[str],
+        *,
+        library: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> JSONObject:
+        """As :meth:`ToolselClient.feedback`."""
+        return cast(JSONObject, await self._request(_feedback_call(locals())))
+
+    # -- rewards --------------------------------------------------------------------------------
+
+    async def planner_rewards(
+        self,
+        instruction: str,
+        gold: Sequence[str],
+        completions: Sequence[str],
+        *,
+        library: Optional[str] = None,
+        k: Optional[int] = None,
+        tau: Optional[float] = None,
+        retriever: Optional[str] = None,
+        format_penalty: Optional[float] = None,
+        timeout: Optional[float] = None,
+    ) -> JSONObject:
+        """As :meth:`ToolselClient.planner_rewards`."""
+        return cast(JSONObject, await self._request(_planner_rewards_call(locals())))
+
+    async def selector_rewards(
+        self,
+        gold: Optional[str],
+        completions: Sequence[str],
+        *,
+        candidates: Optional[Sequence[str]] = None,
+        timeout: Optional[float] = None,
+    ) -> JSONObject:
+        """As :meth:`ToolselClient.selector_rewards`."""
+        return cast(JSONObject, await self._request(_selector_rewards_call(locals())))
+
+    # -- service --------------------------------------------------------------------------------
+
+    async def components(self, *, timeout: Optional[float] = None) -> JSONObject:
+        """As :meth:`ToolselClient.components`."""
+        return cast(JSONObject, await self._request(_Call("GET", "/v1/components", timeout)))
+
+    async def health(self, *, timeout: Optional[float] = None) -> None:
+        """As :meth:`ToolselClient.health`."""
+        await self._request(_Call("GET", "/healthz", timeout))
+
+    async def ready(self, *, timeout: Optional[float] = None) -> JSONObject:
+        """As :meth:`ToolselClient.ready`."""
+        return cast(JSONObject, await self._request(_Call("GET", "/readyz", timeout)))
+
+    async def metrics(self, *, timeout: Optional[float] = None) -> str:
+        """As :meth:`ToolselClient.metrics`."""
+        return cast(str, await self._request(_Call("GET", "/metrics", timeout, text=True)))
+
+    async def snapshot(self, *, timeout: Optional[float] = None) -> JSONObject:
+        """As :meth:`ToolselClient.snapshot`."""
+        return cast(JSONObject, await self._request(_Call("POST", "/v1/snapshots", timeout)))
+
+    # -- transport ------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Closes the pooled connections; a later call opens a new one."""
+        idle, self._idle = self._idle, []
+        for _, writer, _ in idle:
+            if self._loop is asyncio.get_running_loop():
+                await _close_stream(writer)
+            elif self._loop is not None:
+                _drop_stream(writer, self._loop)
+
+    async def __aenter__(self) -> "AsyncToolselClient":
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+    async def _request(self, call: _Call) -> Any:
+        seconds = self.timeout if call.timeout is None else call.timeout
+        headers, data = _request_headers(self.api_key, self.headers, call)
+        head = _request_head(call.method, self._target, self._target.prefix + call.path, headers, data)
+        exchange = self._exchange(call.method, head, data)
+        try:
+            status, location, payload = await asyncio.wait_for(exchange, seconds)
+        except (OSError, EOFError, asyncio.TimeoutError, http.client.HTTPException) as cause:
+            raise _transport_error(cause, call, self.base_url, seconds) from cause
+        return _answer(call, status, location, payload)
+
+    async def _exchange(
+        self, method: str, head: bytes, data: Optional[bytes]
+    ) -> Tuple[int, Optional[str], bytes]:
+        """One request on a pooled connection (or a new one): status, Location and body. A
+        reused connection the service closed is dropped before use; one that fails anyway is
+        tried again on a new connection only for a GET without a byte of answer."""
+        for attempt in (1, 2):
+            reader, writer, reused = await self._checkout()
+            try:
+                try:
+                    writer.write(head + (data or b""))
+                    await writer.drain()
+                    line = await reader.readline()
+                    if not line:
+                        raise http.client.RemoteDisconnected("the connection closed without an answer")
+                except _NO_ANSWER:
+                    if reused and attempt == 1 and method == "GET":
+                        await _close_stream(writer)
+                        continue
+                    raise
+                status, headers = await _read_async_head(reader, line)
+                limit = self.max_response_bytes
+                payload, keep = await _read_async_body(reader, method, status, headers, limit)
+            except BaseException:  # cancelled or out of time too: the connection is in no known state
+                writer.close()
+                raise
+            expires = _keep_alive_expiry(headers.get("keep-alive"))
+            if keep and expires is not None and len(self._idle) < self.pool_size:
+                self._idle.append((reader, writer, expires))
+            else:
+                await _close_stream(writer)
+            return status, headers.get("location"), payload
+        raise AssertionError("unreachable")  # the second attempt returns or raises
+
+    async def _checkout(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter, bool]:
+        """An idle pooled connection still open (the most recent first), else a new one. The
+        pool belongs to one event loop: under another (a second ``asyncio.run``) it is dropped."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            for _, writer, _ in self._idle:
+                _drop_stream(writer, cast(asyncio.AbstractEventLoop, self._loop))
+            self._idle, self._loop = [], loop
+        now = time.monotonic()
+        while self._idle:
+            reader, writer, expires = self._idle.pop()
+            if expires > now and not reader.at_eof() and not writer.is_closing():
+                return reader, writer, True
+            await _close_stream(writer)
+        target = self._target
+        context = ssl.create_default_context() if target.https else None
+        reader, writer = await asyncio.open_connection(
+            target.host, target.port, ssl=context, limit=_LINE_LIMIT
+        )
+        return reader, writer, False
+
+
+_LINE_LIMIT = 65536
+"""The longest status or header line the async client reads (as http.client's 65536)."""
+_MAX_HEADERS = 100
+"""The most header lines of an answer (as http.client's)."""
+
+
+def _request_head(
+    method: str, target: _Target, path: str, headers: Mapping[str, str], data: Optional[bytes]
+) -> bytes:
+    """The request line and headers, as http.client writes them (the async client)."""
+    host = f"[{target.host}]" if ":" in target.host else target.host
+    if target.port != (443 if target.https else 80):
+        host = f"{host}:{target.port}"
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}", "Accept-Encoding: identity"]
+    for name, value in headers.items():
+        if any(character in f"{name}{value}" for character in "\r\n\0"):
+            raise ValueError(f"invalid header {name!r}: no CR, LF or NUL in a header")
+        lines.append(f"{name}: {value}")
+    if data is not None or method in ("POST", "PUT"):
+        lines.append(f"Content-Length: {len(data or b'')}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _read_async_head(reader: asyncio.StreamReader, line: bytes) -> Tuple[int, Dict[str, str]]:
+    """The status and headers (lowercase names) of an answer whose first line is ``line``;
+    1xx answers are passed over."""
+    while True:
+        version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
+        code = rest[:3]
+        if not version.startswith("HTTP/1.") or not (code.isdigit() and len(code) == 3):
+            raise http.client.BadStatusLine(line.decode("latin-1"))
+        headers: Dict[str, str] = {"http-version": version}
+        for _ in range(_MAX_HEADERS + 1):
+            header = await _read_line(reader)
+            if header in (b"\r\n", b"\n"):
+                break
+            name, colon, value = header.decode("latin-1").partition(":")
+            if not colon:
+                raise http.client.HTTPException(f"a header line without a colon: {header[:100]!r}")
+            key = name.strip().lower()
+            headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+        else:
+            raise http.client.HTTPException(f"more than {_MAX_HEADERS} headers")
+        if not 100 <= int(code) < 200:
+            return int(code), headers
+        line = await _read_line(reader)
+
+
+async def _read_async_body(
+    reader: asyncio.StreamReader, method: str, status: int, headers: Mapping[str, str], limit: int
+) -> Tuple[bytes, bool]:
+    """The body of an answer, at most ``limit`` bytes, and whether the connection may serve
+    another request (the one place the async client reads a body)."""
+    connection = headers.get("connection", "").lower()
+    keep = headers["http-version"] == "HTTP/1.1" and "close" not in connection
+    if method == "HEAD" or status in (204, 304):
+        return b"", keep
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        parts: List[bytes] = []
+        size = 0
+        while True:
+            chunk = _number((await _read_line(reader)).split(b";")[0], 16)
+            if chunk == 0:
+                while (await _read_line(reader)) not in (b"\r\n", b"\n"):
+                    pass  # trailers
+                return b"".join(parts), keep
+            size += chunk
+            _check_size(size, limit)
+            parts.append(await reader.readexactly(chunk))
+            await reader.readexactly(2)  # CRLF
+    if "content-length" in headers:
+        length = _number(headers["content-length"].encode("latin-1"), 10)
+        _check_size(length, limit)
+        return await reader.readexactly(length), keep
+    body = await reader.read(limit + 1)  # to the end: the connection ends with the answer
+    _check_size(len(body), limit)
+    return body, False
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes:
+    """A whole line (CRLF included); longer than _LINE_LIMIT or cut by the end is an error."""
+    try:
+        line = await reader.readline()
+    except ValueError as cause:  # asyncio's LimitOverrunError, as readline() reports it
+        raise http.client.LineTooLong(f"a line of the answer over {_LINE_LIMIT} bytes") from cause
+    if not line.endswith(b"\n"):
+        raise http.client.IncompleteRead(line)
+    return line
+
+
+def _number(digits: bytes, base: int) -> int:
+    """A Content-Length (base 10) or chunk size (base 16); HTTPException when it is none."""
+    text = digits.strip()
+    allowed = b"0123456789abcdefABCDEF" if base == 16 else b"0123456789"
+    if not text or len(text) > 18 or text.strip(allowed):
+        raise http.client.HTTPException(f"not a length: {digits[:40]!r}")
+    return int(text, base)
+
+
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise ToolselError(
+            "BAD_RESPONSE",
+            f"the answer is larger than max_response_bytes ({limit} bytes)",
+        )
+
+
+async def _close_stream(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass  # closed: what it says on the way does not matter
+
+
+def _drop_stream(writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
+    """Closes a connection of another event ``loop`` without waiting on it: in that loop where
+    it runs, else (it is closed) the socket itself."""
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(writer.transport.abort)
+        return
+    wrapped = writer.get_extra_info("socket")  # asyncio's TransportSocket, the socket in _sock
+    getattr(wrapped, "_sock", wrapped).close()
 
 
 _CONNECTION_LOST = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -657,35 +1153,32 @@ class _Target:
 
 
 def _request_headers(
-    api_key: Optional[str],
-    extra: Mapping[str, str],
-    body: Any,
-    raw_body: Optional[bytes],
-    text: bool,
+    api_key: Optional[str], extra: Mapping[str, str], call: _Call
 ) -> Tuple[Dict[str, str], Optional[bytes]]:
     """The headers and body of a request (both clients)."""
     headers = {
-        "accept": "text/plain" if text else "application/json",
+        "accept": "text/plain" if call.text else "application/json",
         "user-agent": f"toolsel-python/{__version__}",
     }
     headers.update(extra)
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     data: Optional[bytes] = None
-    if raw_body is not None:
-        data = raw_body
+    if call.raw_body is not None:
+        data = call.raw_body
         if not any(name.lower() == "content-type" for name in headers):
-            looks_json = raw_body.lstrip()[:1] in (b"[", b"{")
+            looks_json = data.lstrip()[:1] in (b"[", b"{")
             headers["content-type"] = "application/json" if looks_json else "text/plain"
-    elif body is not None:
-        data = _json_bytes(body)
+    elif call.body is not None:
+        data = _json_bytes(call.body)
         headers["content-type"] = "application/json"
     return headers, data
 
 
-def _answer(method: str, path: str, status: int, location: Optional[str], payload: bytes, text: bool) -> Any:
-    """The value of an answer (both clients): JSON, text, None for an empty body; or the error."""
-    where = f"{method} {path}"
+def _answer(call: _Call, status: int, location: Optional[str], payload: bytes) -> Any:
+    """What a method returns from an answer (both clients): its JSON (or the call's field of
+    it), its text, None for an empty body; or the error it is."""
+    where = f"{call.method} {call.path}"
     if 300 <= status < 400:
         raise ToolselError(
             "BAD_RESPONSE",
@@ -695,32 +1188,31 @@ def _answer(method: str, path: str, status: int, location: Optional[str], payloa
         )
     if status >= 400:
         raise _error_from_response(status, payload, where)
-    if text:
+    if call.text:
         return payload.decode("utf-8", errors="replace")
     if not payload:
         return None
     try:
-        return json.loads(payload.decode("utf-8"))
+        answer = json.loads(payload.decode("utf-8"))
     except ValueError as cause:
         raise ToolselError(
             "BAD_RESPONSE",
             f"{where}: the service answered {status} with a body that is not JSON: {_excerpt(payload)}",
             status,
         ) from cause
+    return answer[call.field] if call.field else answer
 
 
-def _transport_error(
-    cause: BaseException, method: str, path: str, base_url: str, seconds: float
-) -> ToolselError:
+def _transport_error(cause: BaseException, call: _Call, base_url: str, seconds: float) -> ToolselError:
     """CLIENT_TIMEOUT or NETWORK for what got no answer (both clients)."""
     if isinstance(cause, (socket.timeout, TimeoutError, asyncio.TimeoutError)):
         return ToolselError(
             "CLIENT_TIMEOUT",
-            f"{method} {path} took longer than {seconds:g} s; raise timeout or check the service",
+            f"{call.method} {call.path} took longer than {seconds:g} s; raise timeout or check the service",
         )
     return ToolselError(
         "NETWORK",
-        f"{method} {base_url}{path} failed: {cause}; is toolsel serving at {base_url}?",
+        f"{call.method} {base_url}{call.path} failed: {cause}; is toolsel serving at {base_url}?",
     )
 
 
@@ -729,12 +1221,12 @@ def _read_body(response: http.client.HTTPResponse) -> bytes:
     return response.read()
 
 
-def _keep_alive_expiry(response: http.client.HTTPResponse) -> Optional[float]:
+def _keep_alive_expiry(keep_alive: Optional[str]) -> Optional[float]:
     """When an idle connection is to be dropped: a second before the service's own
     ``Keep-Alive: timeout=<s>`` closes it (Node's default is 5 s), else in 4 s; None when the
     service keeps idle connections under 2 s (not worth pooling)."""
     seconds = 5.0
-    for part in (response.getheader("keep-alive") or "").split(","):
+    for part in (keep_alive or "").split(","):
         name, _, value = part.strip().partition("=")
         if name.strip().lower() == "timeout":
             try:
