@@ -70,6 +70,12 @@ export interface ToolselClientOptions {
   headers?: Record<string, string>
   /** The fetch to use (a test double, a proxy-aware fetch). Default: the global fetch. */
   fetch?: typeof fetch
+  /**
+   * The most bytes of an answer's body the client reads (an error's body: at most 1 MiB); a
+   * larger one, or one whose Content-Length says so, is BAD_RESPONSE, not read further.
+   * Default 64 MiB.
+   */
+  maxResponseBytes?: number
 }
 
 /** Per-call options. */
@@ -126,6 +132,10 @@ export const CLIENT_OPERATIONS = {
 } as const
 
 const DEFAULT_TIMEOUT_MS = 30_000
+/** What `maxResponseBytes` defaults to: far above any answer of the service (a 10k-tool list). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 ** 2
+/** The service's error bodies are a code and a message: a larger one is not the service's. */
+const MAX_ERROR_BODY_BYTES = 1024 ** 2
 
 export class ToolselClient {
   readonly #baseUrl: string
@@ -135,6 +145,12 @@ export class ToolselClient {
     if (!/^https?:\/\//.test(options.baseUrl)) {
       throw new TypeError(
         `ToolselClient: baseUrl must be an http(s) URL such as http://localhost:8080, got "${options.baseUrl}"`,
+      )
+    }
+    const limit = options.maxResponseBytes
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
+      throw new TypeError(
+        `ToolselClient: maxResponseBytes must be a positive whole number of bytes, got ${limit}`,
       )
     }
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -325,11 +341,38 @@ export class ToolselClient {
     const url = `${this.#baseUrl}${path}`
     let response: Response
     try {
-      response = await (this.#options.fetch ?? fetch)(url, { method, headers, body, signal })
+      // redirect: 'manual': a redirect is reported, never followed. Following one would send the
+      // body (a library's tools) and the `headers` (a gateway's key) to wherever it points.
+      response = await (this.#options.fetch ?? fetch)(url, {
+        method,
+        headers,
+        body,
+        signal,
+        redirect: 'manual',
+      })
     } catch (error) {
       throw this.#transportError(error, method, path, timeoutMs, options.signal, timeout)
     }
-    const text = await response.text().catch((error: unknown) => {
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {})
+      const location = response.headers.get('location') ?? '(no Location header)'
+      throw new ToolselClientError(
+        'BAD_RESPONSE',
+        `${method} ${path}: the service answered a ${response.status} redirect to ${location.slice(0, 500)}; the client does not follow redirects (the API key and the request would go along): set baseUrl to where the service really is`,
+        { status: response.status },
+      )
+    }
+    const limit = response.ok
+      ? (this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES)
+      : Math.min(MAX_ERROR_BODY_BYTES, this.#options.maxResponseBytes ?? Infinity)
+    const text = await readBounded(response, limit).catch((error: unknown) => {
+      if (error instanceof ToolselClientError) {
+        throw new ToolselClientError(
+          'BAD_RESPONSE',
+          `${method} ${path}: the service answered ${response.status} with a body ${error.message}${response.ok ? ' (maxResponseBytes)' : ' (an error body of the service is far smaller)'}`,
+          { status: response.status },
+        )
+      }
       throw this.#transportError(error, method, path, timeoutMs, options.signal, timeout)
     })
     if (!response.ok) throw errorFromResponse(response.status, text, method, path)
@@ -376,6 +419,36 @@ export class ToolselClient {
       { cause: error },
     )
   }
+}
+
+/**
+ * The body as text, read until `limit` bytes at most: a larger body (by its Content-Length, or
+ * as it arrives) is cancelled and rejected with a ToolselClientError saying so. The fetch's
+ * signal still aborts the read (the time limit covers a body that drips).
+ */
+async function readBounded(response: Response, limit: number): Promise<string> {
+  const tooLarge = () => new ToolselClientError('BAD_RESPONSE', `larger than ${limit} bytes`)
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN)
+  if (declared > limit) {
+    await response.body?.cancel().catch(() => {})
+    throw tooLarge()
+  }
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
+    }
+    text += decoder.decode(value, { stream: true })
+  }
+  return text + decoder.decode()
 }
 
 function errorFromResponse(
