@@ -77,10 +77,12 @@ DEFAULT_URL = "http://localhost:8080"
 """Where the client looks when neither ``base_url`` nor ``TOOLSEL_URL`` is given."""
 DEFAULT_TIMEOUT = 30.0
 """Seconds, as the TypeScript client's 30000 ms."""
+_MAX_ERROR_BODY_BYTES = 1024 * 1024
+"""The service's error bodies are a code and a message: a larger one is not the service's."""
 DEFAULT_POOL_SIZE = 4
 """Idle keep-alive connections a client keeps."""
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-"""The largest answer body a client reads (bytes)."""
+"""The largest answer body a client reads (bytes; ``max_response_bytes``), as the TypeScript client's."""
 
 ToolFormat = Literal["toolsel", "openai", "openai-responses", "anthropic"]
 ProviderToolFormat = Literal["openai", "openai-responses", "anthropic"]
@@ -385,9 +387,13 @@ class ToolselClient:
         kept). Default: ``TOOLSEL_URL``, else ``http://localhost:8080``.
     :param api_key: sent as ``Authorization: Bearer <key>``. Default: ``TOOLSEL_API_KEY`` (none
         when unset or empty). Writes (libraries, examples, feedback, snapshots) need the admin key.
-    :param timeout: seconds a request may wait for the connection and for each read of the answer
-        (socket timeouts); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
+    :param timeout: seconds a request may wait for the connection and for the answer's headers
+        (socket timeouts), and the most its body may take from the request's start (a body that
+        drips is cut); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
     :param headers: extra headers for every request.
+    :param max_response_bytes: the most bytes of an answer's body the client reads (an error's
+        body: at most 1 MiB); a larger one, or one whose Content-Length says so, is
+        ``BAD_RESPONSE``, not read further. Default 64 MiB.
     :param pool_size: idle keep-alive connections kept for the next calls (one per thread
         calling at once is enough); 0 opens a new connection for every call. Default 4.
 
@@ -402,8 +408,14 @@ class ToolselClient:
         timeout: float = DEFAULT_TIMEOUT,
         headers: Optional[Mapping[str, str]] = None,
         pool_size: int = DEFAULT_POOL_SIZE,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         _configure(self, base_url, api_key, timeout, headers, pool_size)
+        if not (isinstance(max_response_bytes, int) and max_response_bytes > 0):
+            raise ValueError(
+                f"ToolselClient: max_response_bytes must be an int > 0, got {max_response_bytes!r}"
+            )
+        self.max_response_bytes = max_response_bytes
         self._lock = threading.Lock()
         self._idle: List[Tuple[http.client.HTTPConnection, float]] = []
 
@@ -647,6 +659,7 @@ class ToolselClient:
         could not be written whole (the service reads a body to its Content-Length before it
         acts), or a GET got no byte of an answer. A POST, PUT or DELETE written whole is never
         sent twice."""
+        deadline = time.monotonic() + seconds
         for attempt in (1, 2):
             connection, reused = self._checkout(seconds)
             retry = reused and attempt == 1
@@ -665,7 +678,7 @@ class ToolselClient:
                         connection.close()
                         continue
                     raise
-                payload = _read_body(response)
+                payload = _read_body(response, self.max_response_bytes, deadline, f"{method} {target}")
             except BaseException:
                 connection.close()
                 raise
@@ -1216,9 +1229,43 @@ def _transport_error(cause: BaseException, call: _Call, base_url: str, seconds: 
     )
 
 
-def _read_body(response: http.client.HTTPResponse) -> bytes:
-    """The whole body of an answer (the one place the sync client reads one)."""
-    return response.read()
+def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float, where: str) -> bytes:
+    """The body of an answer (the one place the sync client reads one): ``limit`` bytes at most
+    (an error's: 1 MiB at most) and by ``deadline`` (time.monotonic()). A larger body, by its
+    Content-Length or as it arrives, is BAD_RESPONSE and read no further (the caller closes the
+    connection); a body still arriving at the deadline is a ``socket.timeout`` (CLIENT_TIMEOUT):
+    the socket's timeout bounds each read, the deadline all of them together."""
+    status = response.status
+    if status >= 400:
+        limit = min(limit, _MAX_ERROR_BODY_BYTES)
+
+    def too_large() -> ToolselError:
+        why = "max_response_bytes" if status < 400 else "an error body of the service is far smaller"
+        return ToolselError(
+            "BAD_RESPONSE", f"{where}: the service answered {status} with a body larger than {limit} bytes ({why})", status
+        )
+
+    declared = (response.getheader("content-length") or "").strip()
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large()
+    sock = getattr(getattr(response.fp, "raw", None), "_sock", None)
+    chunks: List[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("the answer's body did not arrive in time")
+        if isinstance(sock, socket.socket):
+            sock.settimeout(remaining)
+        chunk = response.read1(min(65536, limit + 1 - size))
+        if not chunk:
+            # read() of what is left (nothing) marks the answer done: its connection can be reused.
+            chunks.append(response.read())
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise too_large()
+        chunks.append(chunk)
 
 
 def _keep_alive_expiry(keep_alive: Optional[str]) -> Optional[float]:
