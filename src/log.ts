@@ -5,6 +5,8 @@
  * @module
  */
 
+import { jsonText, terminalText } from './terminal-text.ts'
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
 export interface Logger {
@@ -34,12 +36,14 @@ export function createLogger(
   ) => {
     if (RANK[at] < RANK[level]) return
     const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : ''
-    write(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`)
+    // A message can carry a tool's name or an upstream's error text: no escape sequence of theirs
+    // reaches the operator's terminal.
+    write(terminalText(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`))
   }
   return {
     record: (at, fields) => {
       if (RANK[at] < RANK[level]) return
-      write(JSON.stringify({ time: new Date().toISOString(), level: at, ...fields }))
+      write(jsonText(JSON.stringify({ time: new Date().toISOString(), level: at, ...fields })))
     },
     debug: (message, fields) => emit('debug', message, fields),
     info: (message, fields) => emit('info', message, fields),

@@ -16,6 +16,7 @@ import { snapshotCommand, SNAPSHOT_HELP } from './cli/snapshot-command.ts'
 import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
 import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
+import { terminalText } from './terminal-text.ts'
 import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
@@ -105,14 +106,15 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   try {
     return await command[0](rest, io)
   } catch (error) {
+    // A message can quote a library (a tool id) or a server (its error text): terminalText.
     if (isToolselError(error)) {
-      io.stderr(`error [${error.code}]: ${error.message}\n`)
+      io.stderr(`error [${error.code}]: ${terminalText(error.message)}\n`)
       return REFUSED_INPUT.has(error.code) ? 2 : 1
     }
     // A file system error no command wrapped (a path under a file, no permission, a full disk):
     // its message names the call and the path; a stack trace would only hide it.
     if (isSystemError(error)) {
-      io.stderr(`error [${error.code}]: ${error.message}\n`)
+      io.stderr(`error [${error.code}]: ${terminalText(error.message)}\n`)
       return 1
     }
     throw error

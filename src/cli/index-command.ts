@@ -37,6 +37,7 @@ import {
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { readTextFile } from '../read-text-file.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
+import { terminalText } from '../terminal-text.ts'
 
 export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <kind>] [--examples <file>] [options]
 
@@ -152,7 +153,8 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   io.stderr(
     `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
   )
-  io.stderr(describeImport(summarizeImport(imported, SHOWN_PER_LIST)))
+  // Ids and schema errors quote the imported file: no escape sequence of it reaches the terminal.
+  io.stderr(terminalText(describeImport(summarizeImport(imported, SHOWN_PER_LIST))))
   const examples = await libraryExamples(values.examples, previousIndexDir, library, config, io)
   const build = { source, previousIndexDir, logger, examples }
   const saved = values.rebuild ? undefined : await savedManifest(previousIndexDir)

@@ -10,6 +10,7 @@ import { closestName } from '../config/closest-name.ts'
 import { ToolselError } from '../errors.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import type { IndexManifest } from '../store/manifest.ts'
+import { terminalLine } from '../terminal-text.ts'
 import { deleteIndex, listIndexes, readManifest } from '../store/library-lifecycle.ts'
 import {
   COMMON_HELP,
@@ -238,13 +239,16 @@ function serviceError(error: unknown, server: string, withKey: boolean): unknown
 function listText(libraries: LibraryEntry[], place: string): string {
   if (libraries.length === 0)
     return `No libraries in ${place}. Build one: toolsel index <tool file> --name <library>.\n`
-  const rows = libraries.map((entry) => [
-    `${entry.name}${entry.isDefault ? ' (default)' : ''}`,
-    entry.error === undefined ? String(entry.toolCount) : '-',
-    entry.error === undefined ? (entry.retrievers ?? []).join(',') : `unreadable: ${entry.error}`,
-    entry.error === undefined ? String(entry.examples?.count ?? 0) : '',
-    entry.createdAt ?? '',
-  ])
+  // A service's answer (--server) is printed: no escape sequence of its strings reaches the terminal.
+  const rows = libraries.map((entry) =>
+    [
+      `${entry.name}${entry.isDefault ? ' (default)' : ''}`,
+      entry.error === undefined ? String(entry.toolCount) : '-',
+      entry.error === undefined ? (entry.retrievers ?? []).join(',') : `unreadable: ${entry.error}`,
+      entry.error === undefined ? String(entry.examples?.count ?? 0) : '',
+      entry.createdAt ?? '',
+    ].map(terminalLine),
+  )
   const header = ['NAME', 'TOOLS', 'RETRIEVERS', 'EXAMPLES', 'BUILT']
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column].length)),
@@ -259,7 +263,7 @@ function listText(libraries: LibraryEntry[], place: string): string {
 
 function showText(entry: LibraryEntry): string {
   if (entry.error !== undefined)
-    return `${entry.name}: unreadable index in ${entry.dir}: ${entry.error}\n`
+    return terminalLine(`${entry.name}: unreadable index in ${entry.dir}: ${entry.error}`) + '\n'
   const lines: Array<[string, string | undefined]> = [
     ['name', `${entry.name}${entry.isDefault ? ' (default)' : ''}`],
     ['tools', String(entry.toolCount)],
@@ -275,6 +279,6 @@ function showText(entry: LibraryEntry): string {
   ]
   return `${lines
     .filter(([, value]) => value !== undefined && value !== '')
-    .map(([key, value]) => `${`${key}:`.padEnd(14)}${value}`)
+    .map(([key, value]) => `${`${key}:`.padEnd(14)}${terminalLine(value!)}`)
     .join('\n')}\n`
 }

@@ -7,6 +7,7 @@ import { ToolselService } from '../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { TOOL_FORMATS, type ToolFormat } from '../library/provider-tools.ts'
 import { selectResponseObject } from '../server/select-response.ts'
+import { terminalLine } from '../terminal-text.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -113,20 +114,26 @@ function toolFormatFlag(value: string | undefined): ToolFormat | undefined {
   )
 }
 
+/** The result for a person; tool ids come from the library, so each is printed as terminalLine. */
 function formatResult(result: SelectToolsResult): string {
   const lines: string[] = []
   for (const [index, step] of result.steps.entries()) {
-    lines.push(`Step ${index + 1}${step.whole ? ' (whole instruction)' : ''}: ${step.text}`)
+    lines.push(
+      `Step ${index + 1}${step.whole ? ' (whole instruction)' : ''}: ${terminalLine(step.text)}`,
+    )
     for (const candidate of step.candidates.slice(0, 5)) {
       const mark = candidate.id === step.selected ? '*' : ' '
       // --explain: the learned selector's probability (all the features: --json --explain).
       const probability = candidate.features?.probability
       const explained = probability === undefined ? '' : `  p=${probability.toFixed(3)}`
-      lines.push(`  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${candidate.id}${explained}`)
+      lines.push(
+        `  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${terminalLine(candidate.id)}${explained}`,
+      )
     }
     if (step.candidates.length === 0) lines.push('    (no candidate above the threshold)')
   }
-  lines.push('', `Tools: ${result.tools.map((tool) => tool.id).join(', ') || '(none)'}`)
+  const tools = result.tools.map((tool) => terminalLine(tool.id))
+  lines.push('', `Tools: ${tools.join(', ') || '(none)'}`)
   const { planMs, retrieveMs, rerankMs, selectMs, totalMs } = result.timings
   lines.push(
     `Time: ${totalMs.toFixed(2)} ms (plan ${planMs.toFixed(2)}, retrieve ${retrieveMs.toFixed(2)}, rerank ${rerankMs.toFixed(2)}, select ${selectMs.toFixed(2)})`,

@@ -1,0 +1,42 @@
+/**
+ * Text that came from elsewhere (a tool library, an imported OpenAPI spec, a server's answer or
+ * error message) made safe to print on a terminal: escape sequences and control characters could
+ * otherwise clear the screen (`ESC[2J`), overwrite a line (`\r`), retitle the window or write the
+ * clipboard (OSC 52), or reorder what is shown (bidi overrides). Each such character is printed
+ * as a visible escape (`\x1b`, `\u202e`) instead. For human output only: `--json` stays exact
+ * (JSON.stringify already escapes C0 controls).
+ * @module
+ */
+
+/** C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings/overrides/isolates. */
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+/** The same and tab and newline too, for a value printed on one line (a table cell). */
+const UNSAFE_ON_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+function visible(character: string): string {
+  const code = character.charCodeAt(0)
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, '0')}`
+    : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/** `text` with every control character but `\n` and `\t` written as a visible escape. */
+export function terminalText(text: string): string {
+  return text.replace(UNSAFE, visible)
+}
+
+/**
+ * JSON text with the C1 controls and bidi characters JSON.stringify leaves as they are written
+ * as `\u` escapes: the same JSON value, nothing a terminal acts on (they can only be in strings).
+ */
+export function jsonText(json: string): string {
+  return json.replace(
+    /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+}
+
+/** `text` with every control character, `\n` and `\t` too, written as a visible escape. */
+export function terminalLine(text: string): string {
+  return text.replace(UNSAFE_ON_ONE_LINE, visible)
+}
