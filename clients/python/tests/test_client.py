@@ -23,10 +23,12 @@ import unittest
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Tuple, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import generate_types  # noqa: E402
 import toolsel  # noqa: E402
 from toolsel import (  # noqa: E402
     CLIENT_OPERATIONS,
@@ -72,6 +74,11 @@ def raw_post(path: str, body: Dict[str, Any], key: str) -> Any:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.load(response)
+
+
+def load_openapi() -> Dict[str, Any]:
+    with urllib.request.urlopen(URL + "/openapi.json", timeout=30) as response:
+        return cast(Dict[str, Any], json.load(response))
 
 
 def without_timings(answer: Mapping[str, Any]) -> Dict[str, Any]:
@@ -298,9 +305,32 @@ class RewardsAndService(unittest.TestCase):
         self.assertIn("demo", self.client.ready()["libraries"])
         self.assertIn("# TYPE", self.client.metrics())
 
+    def test_the_answers_types_are_generated_from_openapi(self) -> None:
+        # The TypedDicts between BEGIN/END GENERATED are generate_types.py's output for the
+        # service's /openapi.json as it is: a change to an answer's shape fails here until the
+        # script is run again (python3 clients/python/scripts/generate_types.py <url>).
+        document = load_openapi()
+        client_file = Path(toolsel.__file__).read_text(encoding="utf-8")
+        start = client_file.index(generate_types.BEGIN)
+        written = client_file[start : client_file.index(generate_types.END, start) + len(generate_types.END)]
+        self.assertEqual(
+            generate_types.generate(document).splitlines(),
+            written.splitlines(),
+            "the answers' types differ from /openapi.json: run clients/python/scripts/generate_types.py",
+        )
+        # Every operation's answer has its TypedDict, exported by the module.
+        operations = {
+            f"{method.upper()} {path}"
+            for path, item in document["paths"].items()
+            for method in item
+            if method != "parameters"
+        }
+        self.assertEqual(set(generate_types.OPERATIONS), operations)
+        for name in filter(None, generate_types.OPERATIONS.values()):
+            self.assertTrue(issubclass(getattr(toolsel, name), dict), name)
+
     def test_every_operation_of_openapi_has_a_method(self) -> None:
-        with urllib.request.urlopen(URL + "/openapi.json", timeout=30) as response:
-            paths = json.load(response)["paths"]
+        paths = load_openapi()["paths"]
         published = {
             f"{method.upper()} {path}"
             for path, item in paths.items()
@@ -651,8 +681,8 @@ class AsyncClient(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([item["reward"] for item in scored["rewards"]], [1, 0])
         gold = ["weather.get_weather_forecast", "mail.send_email"]
         plans = ['["get the weather forecast for Paris tomorrow", "email the forecast to Ann"]']
-        scored = await self.client.planner_rewards(WEATHER, gold, plans, k=15, tau=3)
-        self.assertEqual(scored["rewards"][0]["reward"], 1)
+        planned = await self.client.planner_rewards(WEATHER, gold, plans, k=15, tau=3)
+        self.assertEqual(planned["rewards"][0]["reward"], 1)
         self.assertEqual((await self.admin.snapshot())["format"], "toolsel-snapshot")
 
     async def test_calls_at_once_share_the_pool(self) -> None:
