@@ -762,7 +762,8 @@ class AsyncTransport(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(ToolselError) as caught:
             await (await self.client(server.url, max_response_bytes=1000)).components()
         self.assertEqual(caught.exception.code, "BAD_RESPONSE")
-        self.assertIn("max_response_bytes (1000 bytes)", caught.exception.message)
+        self.assertEqual(caught.exception.status, 200)
+        self.assertIn("a body larger than 1000 bytes (max_response_bytes)", caught.exception.message)
         endless = b"HTTP/1.1 200 OK\r\n" + b"x-a: b\r\n" * 200 + b"\r\n"
         server = self.serve(lambda connection, request: endless)
         with self.assertRaises(ToolselError) as caught:

@@ -1412,8 +1412,11 @@ async def _read_async_head(reader: asyncio.StreamReader, line: bytes) -> Tuple[i
 async def _read_async_body(
     reader: asyncio.StreamReader, method: str, status: int, headers: Mapping[str, str], limit: int
 ) -> Tuple[bytes, bool]:
-    """The body of an answer, at most ``limit`` bytes, and whether the connection may serve
-    another request (the one place the async client reads a body)."""
+    """The body of an answer, at most ``limit`` bytes (an error's: 1 MiB at most, as the sync
+    client's), and whether the connection may serve another request (the one place the async
+    client reads a body)."""
+    if status >= 400:
+        limit = min(limit, _MAX_ERROR_BODY_BYTES)
     connection = headers.get("connection", "").lower()
     keep = headers["http-version"] == "HTTP/1.1" and "close" not in connection
     if method == "HEAD" or status in (204, 304):
@@ -1428,15 +1431,15 @@ async def _read_async_body(
                     pass  # trailers
                 return b"".join(parts), keep
             size += chunk
-            _check_size(size, limit)
+            _check_size(size, limit, status)
             parts.append(await reader.readexactly(chunk))
             await reader.readexactly(2)  # CRLF
     if "content-length" in headers:
         length = _number(headers["content-length"].encode("latin-1"), 10)
-        _check_size(length, limit)
+        _check_size(length, limit, status)
         return await reader.readexactly(length), keep
     body = await reader.read(limit + 1)  # to the end: the connection ends with the answer
-    _check_size(len(body), limit)
+    _check_size(len(body), limit, status)
     return body, False
 
 
@@ -1460,12 +1463,11 @@ def _number(digits: bytes, base: int) -> int:
     return int(text, base)
 
 
-def _check_size(size: int, limit: int) -> None:
+def _check_size(size: int, limit: int, status: int) -> None:
     if size > limit:
-        raise ToolselError(
-            "BAD_RESPONSE",
-            f"the answer is larger than max_response_bytes ({limit} bytes)",
-        )
+        why = "max_response_bytes" if status < 400 else "an error body of the service is far smaller"
+        message = f"the service answered {status} with a body larger than {limit} bytes ({why})"
+        raise ToolselError("BAD_RESPONSE", message, status)
 
 
 async def _close_stream(writer: asyncio.StreamWriter) -> None:
