@@ -10,6 +10,40 @@ describe('environment variables', () => {
     expect(missing).toEqual([])
   })
 
+  it("README lists each variable under the section of the key it sets, and in every key's own doc row", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const list = readme.slice(readme.indexOf('environment variables (`src/config/env-vars.ts`'))
+    const groups = [
+      ...list
+        .slice(0, list.indexOf('A bad value'))
+        .matchAll(/((?:`[a-z]+`\/?)+):\s+((?:`TOOLSEL_\w+`(?:,\s+)?)+)/g),
+    ]
+    const placed: Record<string, string[]> = {}
+    for (const [, sections, names] of groups) {
+      for (const [, name] of names.matchAll(/`(TOOLSEL_\w+)`/g)) {
+        placed[name] = [...sections.matchAll(/`([a-z]+)`/g)].map((match) => match[1])
+      }
+    }
+    expect(Object.keys(placed).sort()).toEqual(Object.keys(ENV_VARS).sort())
+    for (const [name, { path }] of Object.entries(ENV_VARS)) {
+      expect({ name, section: path.split('.')[0] }).toEqual({
+        name,
+        section: expect.toBeOneOf(placed[name]),
+      })
+    }
+    // docs/mcp.md's configuration tables: "Env `X`" in the row of the key X sets.
+    const mcp = await readFile(new URL('../../docs/mcp.md', import.meta.url), 'utf8')
+    const section = (heading: string) => mcp.slice(mcp.indexOf(heading)).split('\n\n')[1]
+    for (const prefix of ['mcp', 'gateway']) {
+      for (const row of section(`\`${prefix}\` section:`).split('\n')) {
+        for (const [, name] of row.matchAll(/Env `(TOOLSEL_\w+)`/g)) {
+          const key = row.match(/^\| `(\w+)`/)?.[1]
+          expect({ name, path: `${prefix}.${key}` }).toEqual({ name, path: ENV_VARS[name]?.path })
+        }
+      }
+    }
+  })
+
   it('warns about a TOOLSEL_ variable that is no setting, naming the closest one', () => {
     expect(
       unknownEnvVarWarnings({
