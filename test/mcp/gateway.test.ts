@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -112,6 +113,32 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     )
     expect(hits.library).toBe('gateway')
     expect(hits.tools[0].id).toBe('weather.get_forecast')
+  })
+
+  it("docs/mcp.md's Tools table names each tool's arguments as tools/list gives them", async () => {
+    const docs = await readFile(new URL('../../docs/mcp.md', import.meta.url), 'utf8')
+    const table = docs.slice(docs.indexOf('\n## Tools\n')).split('\n\n')[1].split('\n').slice(2)
+    const documented = Object.fromEntries(
+      table.map((row) => {
+        const [tool, input] = row.split('|').slice(1, 3)
+        // `k?` optional, `ids` (1-20) required; "the options of POST /v1/select-tools" is prose.
+        const names = [...input.matchAll(/`(\w+)(\??)`/g)].map(
+          ([, name, optional]) => `${name}${optional}`,
+        )
+        return [tool.match(/`(\w+)`/)?.[1], names.sort()]
+      }),
+    )
+    const { tools } = await client.listTools()
+    const real = Object.fromEntries(
+      tools.map((tool) => {
+        const required = new Set(tool.inputSchema.required ?? [])
+        const names = Object.keys(tool.inputSchema.properties ?? {}).map((name) =>
+          required.has(name) ? name : `${name}?`,
+        )
+        return [tool.name, names.sort()]
+      }),
+    )
+    expect(documented).toEqual(real)
   })
 
   it('forwards call_tool to the owning server and returns its result unchanged', async () => {
