@@ -143,7 +143,7 @@ async function loadPhase(serve: Serve): Promise<void> {
     ),
   )
   clearInterval(sampler)
-  const window = Math.min(10, LOAD_SECONDS / 3)
+  const window = Math.round(Math.min(10, LOAD_SECONDS / 3) * 10) / 10
   const first = median(samples.filter((sample) => sample.second <= window).map((s) => s.rss))
   const last = median(
     samples.filter((sample) => sample.second >= LOAD_SECONDS - window).map((s) => s.rss),
@@ -153,11 +153,21 @@ async function loadPhase(serve: Serve): Promise<void> {
     .filter((_, index) => index % 10 === 9)
     .map((sample) => sample.rss.toFixed(0))
     .join(' ')
-  const errors = result.errors + result.timeouts + result.non2xx
+  // autocannon counts a timeout in `errors` too (onTimeout: errors++, timeouts++), which the sum
+  // counted twice; and a failed check said only "errors 40", not what they were.
+  const errors = result.errors + result.non2xx
+  const statuses = Object.entries(result.statusCodeStats ?? {})
+    .filter(([status]) => !status.startsWith('2'))
+    .map(([status, { count }]) => `${count} × ${status}`)
+  const kinds = [
+    `${result.errors - result.timeouts} connection errors`,
+    `${result.timeouts} timeouts (10 s)`,
+    ...statuses,
+  ]
   results.push({
     check: `load: ${LOAD_SECONDS} s at concurrency 64`,
     ok: errors === 0 && result.requests.total > 0,
-    detail: `${result.requests.total} requests, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, errors ${errors}`,
+    detail: `${result.requests.total} requests, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, errors ${errors}${errors > 0 ? ` (${kinds.join(', ')})` : ''}`,
   })
   results.push({
     check: 'load: memory flat',

@@ -28,6 +28,8 @@ declare module 'autocannon' {
       errors: number
       timeouts: number
       non2xx: number
+      /** Answers per HTTP status, `{"200": {count}, "503": {count}}`. */
+      statusCodeStats?: Record<string, { count: number }>
     }
   }
   function autocannon(
