@@ -224,6 +224,73 @@ describe.skipIf(BROWSER === undefined)(
       expect(errors).toEqual([])
     }, 120_000)
 
+    it('shows a hostile library, error and URL as text only; its CSP allows nothing else', async () => {
+      // A library whose names, descriptions and parameters are markup that would run as HTML.
+      const markup = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+      const tools = [
+        {
+          name: `send_sms${markup}`,
+          description: `Send an SMS text message to a phone ${markup}`,
+          parameters: {
+            type: 'object',
+            properties: { [`to${markup}`]: { type: 'string', description: markup } },
+          },
+        },
+      ]
+      const put = await fetch(`${serve.url}/v1/libraries/hostile`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(tools),
+      })
+      expect(put.status).toBe(201)
+      const page = await browser.newPage()
+      const problems: string[] = []
+      page.on('pageerror', (error) => problems.push(String(error)))
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(message.text())
+      })
+      const response = await page.goto(
+        `${serve.url}/ui?library=${encodeURIComponent(markup)}#${encodeURIComponent(markup)}`,
+        { waitUntil: 'networkidle0' },
+      )
+      const policy = response!.headers()['content-security-policy']
+      expect(policy).toMatch(/default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-/)
+      expect(policy).toContain("connect-src 'self'")
+      expect(policy).toContain("frame-ancestors 'none'")
+      await page.waitForSelector('#library option')
+      await page.select('#library', 'hostile')
+      await page.$eval('#instruction', (input) => ((input as HTMLTextAreaElement).value = ''))
+      await page.type('#instruction', 'send an sms text message')
+      await page.click('[data-testid=run]')
+      await page.waitForSelector('[data-testid=selected-tool]')
+      expect(await page.$eval('[data-testid=selected-tool]', (node) => node.textContent)).toContain(
+        markup,
+      )
+      expect(
+        await page.$eval('[data-testid=tool-definitions]', (node) => node.textContent),
+      ).toContain('onerror')
+      await page.type('#query', 'send an sms text message')
+      await page.click('#search-form button')
+      await page.waitForSelector('#search-results li button[data-id]')
+      await page.click('#search-results li button[data-id]')
+      await page.waitForSelector('[data-testid=tool-detail]:not([hidden])')
+      // An error message that quotes the request: a retriever named as markup.
+      await page.type('#retriever', markup)
+      await page.click('[data-testid=run]')
+      await page.waitForFunction(() => document.getElementById('error')!.textContent !== '')
+      expect(await page.$eval('[data-testid=error]', (node) => node.textContent)).toContain(
+        '<img src=x',
+      )
+      expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined()
+      expect(await page.$$eval('main img, main script', (nodes) => nodes.length)).toBe(0)
+      // The page's own script ran under the policy (it filled everything above); the
+      // answers to the bad retriever are its only errors.
+      expect(
+        problems.filter((problem) => !/the server responded with a status of 4/.test(problem)),
+      ).toEqual([])
+      await fetch(`${serve.url}/v1/libraries/hostile`, { method: 'DELETE' })
+    }, 120_000)
+
     it('links the latest benchmark report', async () => {
       const page = await browser.newPage()
       const response = await page.goto(`${serve.url}/ui/report`)

@@ -3,6 +3,7 @@
  * calls this service's own API; `GET /` redirects there; `GET /ui/report` serves the newest
  * benchmark report (`bench.outDir/<run>/report.html`, else the committed baseline).
  */
+import { createHash } from 'node:crypto'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,24 +19,56 @@ const BASELINE_REPORT = fileURLToPath(
 const noFraming: MiddlewareHandler = async (c, next) => {
   await next()
   c.res.headers.set('X-Frame-Options', 'DENY')
-  c.res.headers.set('Content-Security-Policy', "frame-ancestors 'none'")
+  // /ui sets its own, stricter policy (playgroundPolicy), with frame-ancestors 'none' in it.
+  if (!c.res.headers.has('Content-Security-Policy'))
+    c.res.headers.set('Content-Security-Policy', "frame-ancestors 'none'")
+}
+
+/**
+ * The playground's Content-Security-Policy: its one inline script and one inline style by hash,
+ * calls to this service only, nothing else (no other script, no eval, no plugin, no form post,
+ * no <base>). Should a tool's name or an error message ever reach the page as markup, no script
+ * of it would run.
+ */
+export function playgroundPolicy(html: string): string {
+  const hash = (tag: 'script' | 'style') => {
+    const blocks = [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))]
+    return (
+      blocks
+        .map(([, body]) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`)
+        .join(' ') || "'none'"
+    )
+  }
+  return [
+    "default-src 'none'",
+    `script-src ${hash('script')}`,
+    `style-src ${hash('style')}`,
+    "connect-src 'self'",
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
 }
 
 export function playgroundRoutes(service: ToolselService) {
-  let page: Promise<string> | undefined
+  let page: Promise<{ html: string; policy: string }> | undefined
   return new Hono()
     .get('/', (c) => c.redirect('/ui'))
     .use('/ui', noFraming)
     .use('/ui/*', noFraming)
     .get('/ui', async (c) => {
       // The page asks for at most server.maxK matches ("Show more" in the library browser).
-      page ??= readFile(PAGE, 'utf8').then((html) =>
-        html.replace(
+      page ??= readFile(PAGE, 'utf8').then((file) => {
+        const html = file.replace(
           '<body data-max-k="100">',
           `<body data-max-k="${service.config.server.maxK}">`,
-        ),
-      )
-      return c.html(await page)
+        )
+        return { html, policy: playgroundPolicy(html) }
+      })
+      const { html, policy } = await page
+      c.header('Content-Security-Policy', policy)
+      return c.html(html)
     })
     .get('/ui/report', async (c) => {
       const report = await latestReport(service.config.bench.outDir)
