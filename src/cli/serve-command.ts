@@ -15,6 +15,7 @@ import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
+import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
@@ -120,7 +121,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const protection = checkBindSafety(config)
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
-    return servePrimary(config.server.workers || availableParallelism(), logger)
+    return servePrimary(config.server.workers || availableParallelism(), config, logger)
   }
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
@@ -128,8 +129,17 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const app = createApp(service, { gateway })
   // A worker of `--workers N`: answers a request that changed libraries once every worker has them.
   const sync = cluster.isWorker
-    ? new WorkerLibrarySync(service.libraries, config, logger)
+    ? new WorkerLibrarySync(service.libraries, config, logger, {
+        pickUp: (names) => pickUpCommits(service, names, { replicated: true }),
+      })
     : undefined
+  // One process: it looks for other processes' commits itself (with --workers, the primary does).
+  const poller =
+    !cluster.isWorker && config.server.indexWatchMs > 0
+      ? new IndexDirPoller(config.library.indexDir, config.server.indexWatchMs, async (names) => {
+          for (const failure of await pickUpCommits(service, names)) logger.error(failure)
+        })
+      : undefined
   const fetch: typeof app.fetch = sync
     ? async (request, ...rest) => {
         const response = await app.fetch(request, ...rest)
@@ -182,6 +192,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // The MCP token counter is not waited for: it loads in a worker thread on the first count
     // (mcp/tokens/tokenizer-thread.ts), beside the event loop.
     // A worker: what it loaded agrees with the disk before it serves (changes made meanwhile).
+    // What is committed before the libraries load: later commits are picked up once ready.
+    await poller?.baseline()
     await service.start(undefined, sync && { beforeReady: () => sync.reconcile() })
     await gateway?.start()
   } catch (error) {
@@ -196,11 +208,13 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
   if (cluster.isWorker) process.send!({ toolsel: 'ready' })
+  poller?.start()
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info(`${signal} received: closing (grace ${config.server.shutdownGraceMs} ms)`)
+      poller?.stop()
       const force = setTimeout(() => {
         logger.warn('Grace period over: closing remaining connections')
         server.closeAllConnections()
@@ -246,12 +260,24 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
 
 /**
  * The primary of `--workers N`: forks the workers (each runs this command's single-process path),
- * relays library changes between them (service/cluster-sync.ts), replaces a worker that dies once
+ * relays library changes between them (service/cluster-sync.ts) and other processes' commits to
+ * the index directory (service/index-dir-watch.ts), replaces a worker that dies once
  * all were ready, and stops them all on SIGTERM/SIGINT. A worker that fails before it is ready
  * (a library that can't load…) stops everything: the error is in its log.
  */
-async function servePrimary(count: number, logger: Logger): Promise<number> {
-  relayLibraryChanges(logger)
+async function servePrimary(count: number, config: Config, logger: Logger): Promise<number> {
+  const relay = relayLibraryChanges(logger)
+  // Other processes' commits: the primary looks (one poll, not one per worker) and relays them.
+  const poller =
+    config.server.indexWatchMs > 0
+      ? new IndexDirPoller(config.library.indexDir, config.server.indexWatchMs, async (names) => {
+          const failures = await relay.relayCommits(names)
+          // One line per poll, however many workers failed alike.
+          if (failures.length > 0) logger.error(`Not picked up: ${failures.join('; ')}`)
+        })
+      : undefined
+  await poller?.baseline()
+  poller?.start()
   logger.info(`Starting ${count} worker processes`)
   let ready = 0
   let stopping = false
@@ -259,6 +285,7 @@ async function servePrimary(count: number, logger: Logger): Promise<number> {
   return new Promise<number>((resolve) => {
     const stopAll = () => {
       stopping = true
+      poller?.stop()
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     }
     cluster.on('message', (_worker, message: unknown) => {

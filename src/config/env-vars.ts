@@ -22,6 +22,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Server processes sharing the port (0: one per core)',
   },
+  TOOLSEL_INDEX_WATCH_MS: {
+    path: 'server.indexWatchMs',
+    type: 'integer',
+    description: 'How often a server looks for indexes other processes committed (0: never)',
+  },
   TOOLSEL_BODY_LIMIT_BYTES: {
     path: 'server.bodyLimitBytes',
     type: 'integer',

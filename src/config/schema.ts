@@ -89,6 +89,19 @@ const ServerSchema = z
      * own MCP gateway connections).
      */
     workers: z.number().int().min(0).max(256).default(1),
+    /**
+     * How often a running server looks for indexes other processes committed to
+     * `library.indexDir` (`toolsel index`, `toolsel libraries delete`, another server), in ms, and
+     * serves them as a PUT would (service/index-dir-watch.ts): one stat of the directory per
+     * poll while nothing changes. 0 = never (a restart picks them up). Default 2,000.
+     */
+    indexWatchMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .refine((ms) => ms === 0 || ms >= 100, 'indexWatchMs is 0 (off) or at least 100')
+      .default(2000),
     /** Most open client connections; further ones are closed at once. Default 1,024. */
     maxConnections: z.number().int().positive().default(1024),
     /**

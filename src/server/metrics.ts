@@ -165,7 +165,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_index_load_failed',
-    help: 'Saved indexes skipped at start-up because they failed to load (value 1; /readyz lists the errors).',
+    help: 'Saved indexes that failed to load, at start-up or when another process committed them (value 1; /readyz lists the errors).',
     labelNames: ['index'],
     registers: [registry],
     collect() {

@@ -42,7 +42,7 @@ type SyncMessage =
   | { toolsel: 'subscribe' }
   | { toolsel: 'subscribed' }
   | { toolsel: 'sync'; id: number; changes: LibraryChange[] }
-  | { toolsel: 'apply'; id: number; changes: LibraryChange[] }
+  | { toolsel: 'apply'; id: number; changes: LibraryChange[]; external?: true }
   | { toolsel: 'applied'; id: number; failures: string[] }
   | { toolsel: 'synced'; id: number; failures: string[] }
 
@@ -74,8 +74,11 @@ export class WorkerLibrarySync {
   readonly #onMessage = (message: unknown): void => {
     if (!isSyncMessage(message)) return
     if (message.toolsel === 'apply') {
-      if (this.#started) void this.#apply(message.id, message.changes)
-      else {
+      if (this.#started) void this.#apply(message.id, message.changes, message.external === true)
+      else if (message.external) {
+        // Another process's commit: `reconcile` reads the disk after this anyway.
+        process.send!({ toolsel: 'applied', id: message.id, failures: [] } satisfies SyncMessage)
+      } else {
         for (const change of message.changes) this.#deferred.set(change.name, change)
         process.send!({ toolsel: 'applied', id: message.id, failures: [] } satisfies SyncMessage)
       }
@@ -85,10 +88,26 @@ export class WorkerLibrarySync {
     } else if (message.toolsel === 'subscribed') this.#onSubscribed()
   }
 
-  constructor(registry: LibraryRegistry, config: Config, logger: Logger) {
+  /** Applies the names of libraries other processes committed (the primary's index poll). */
+  readonly #pickUp: (names: string[]) => Promise<string[]>
+
+  constructor(
+    registry: LibraryRegistry,
+    config: Config,
+    logger: Logger,
+    options: {
+      /**
+       * Makes what this worker serves of `names` what their index directory holds now, for
+       * commits of other processes that the primary saw (`pickUpCommits` with `replicated`);
+       * returns what failed. Default: none applied.
+       */
+      pickUp?: (names: string[]) => Promise<string[]>
+    } = {},
+  ) {
     this.#registry = registry
     this.#config = config
     this.#logger = logger
+    this.#pickUp = options.pickUp ?? (() => Promise.resolve([]))
     this.#unsubscribe = registry.onChange((name, indexed, replicated) => {
       // The libraries each worker loads at start are its own doing, not changes to relay, and
       // a change another worker made has been relayed already.
@@ -189,7 +208,17 @@ export class WorkerLibrarySync {
     for (const failure of failures) this.#logger.error(`Library change not applied: ${failure}`)
   }
 
-  async #apply(id: number, changes: LibraryChange[]): Promise<void> {
+  async #apply(id: number, changes: LibraryChange[], external: boolean): Promise<void> {
+    if (external) {
+      const names = changes.map((change) => change.name)
+      const failures = await this.#pickUp(names).catch((error: unknown) => [
+        `${names.join(', ')}: ${(error as Error).message}`,
+      ])
+      const mine = failures.map((failure) => `worker ${process.pid}, ${failure}`)
+      if (!this.#closed)
+        process.send!({ toolsel: 'applied', id, failures: mine } satisfies SyncMessage)
+      return
+    }
     const failures: string[] = []
     const slots = this.#slots()
     for (const { name, dir } of changes) {
@@ -206,74 +235,108 @@ export class WorkerLibrarySync {
   }
 }
 
+/** The primary's side, for what it learns itself: other processes' commits (index-dir-watch.ts). */
+export interface LibraryRelay {
+  /**
+   * Tells every ready worker that `names` were committed by another process (each applies what
+   * is on disk now; workers still starting read the disk before they are ready); resolves with
+   * what failed once all have answered.
+   */
+  relayCommits(names: string[]): Promise<string[]>
+}
+
 /** The primary side: relays each worker's changes to the others and reports back. */
-export function relayLibraryChanges(logger: Logger): void {
+export function relayLibraryChanges(logger: Logger): LibraryRelay {
   let nextRelay = 1
-  // relay id → what is still awaited
+  // relay id → what is still awaited; the origin is a worker, or the primary's own call.
   const relays = new Map<
     number,
-    { origin: Worker; originId: number; awaiting: Set<number>; failures: string[] }
+    {
+      origin: Worker | ((failures: string[]) => void)
+      originId: number
+      awaiting: Set<number>
+      failures: string[]
+    }
   >()
   const settle = (relayId: number) => {
-    const relay = relays.get(relayId)
-    if (!relay || relay.awaiting.size > 0) return
+    const done = relays.get(relayId)
+    if (!done || done.awaiting.size > 0) return
     relays.delete(relayId)
-    if (relay.origin.isConnected()) {
-      relay.origin.send({
+    if (typeof done.origin === 'function') done.origin(done.failures)
+    else if (done.origin.isConnected()) {
+      done.origin.send({
         toolsel: 'synced',
-        id: relay.originId,
-        failures: relay.failures,
+        id: done.originId,
+        failures: done.failures,
       } satisfies SyncMessage)
     }
   }
   // Workers that listen for relays (`WorkerLibrarySync` made): a worker still starting up
   // before that would never answer one.
   const subscribed = new Set<number>()
+  const relay = (
+    origin: Worker | ((failures: string[]) => void),
+    originId: number,
+    changes: LibraryChange[],
+    external: boolean,
+  ) => {
+    const relayId = nextRelay++
+    const others = Object.values(cluster.workers ?? {}).filter(
+      (other): other is Worker =>
+        other !== undefined && other !== origin && subscribed.has(other.id) && other.isConnected(),
+    )
+    relays.set(relayId, {
+      origin,
+      originId,
+      awaiting: new Set(others.map((other) => other.id)),
+      failures: [],
+    })
+    for (const other of others) {
+      other.send({
+        toolsel: 'apply',
+        id: relayId,
+        changes,
+        ...(external && { external: true as const }),
+      } satisfies SyncMessage)
+    }
+    logger.debug('Relaying library changes', {
+      libraries: changes.map((change) => change.name),
+      workers: others.length,
+      external,
+    })
+    settle(relayId)
+  }
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (!isSyncMessage(message)) return
     if (message.toolsel === 'subscribe') {
       subscribed.add(worker.id)
       worker.send({ toolsel: 'subscribed' } satisfies SyncMessage)
     } else if (message.toolsel === 'sync') {
-      const relayId = nextRelay++
-      const others = Object.values(cluster.workers ?? {}).filter(
-        (other): other is Worker =>
-          other !== undefined &&
-          other !== worker &&
-          subscribed.has(other.id) &&
-          other.isConnected(),
-      )
-      relays.set(relayId, {
-        origin: worker,
-        originId: message.id,
-        awaiting: new Set(others.map((other) => other.id)),
-        failures: [],
-      })
-      for (const other of others) {
-        other.send({
-          toolsel: 'apply',
-          id: relayId,
-          changes: message.changes,
-        } satisfies SyncMessage)
-      }
-      logger.debug('Relaying library changes', {
-        libraries: message.changes.map((change) => change.name),
-        workers: others.length,
-      })
-      settle(relayId)
+      relay(worker, message.id, message.changes, false)
     } else if (message.toolsel === 'applied') {
-      const relay = relays.get(message.id)
-      if (!relay) return
-      relay.awaiting.delete(worker.id)
-      relay.failures.push(...message.failures)
+      const pending = relays.get(message.id)
+      if (!pending) return
+      pending.awaiting.delete(worker.id)
+      pending.failures.push(...message.failures)
       settle(message.id)
     }
   })
   // A worker that exits owes no answer.
   cluster.on('exit', (worker: Worker) => {
     subscribed.delete(worker.id)
-    for (const [relayId, relay] of relays) {
-      if (relay.awaiting.delete(worker.id)) settle(relayId)
+    for (const [relayId, pending] of relays) {
+      if (pending.awaiting.delete(worker.id)) settle(relayId)
     }
   })
+  return {
+    relayCommits: (names) =>
+      new Promise((resolve) =>
+        relay(
+          resolve,
+          0,
+          names.map((name) => ({ name, dir: null })),
+          true,
+        ),
+      ),
+  }
 }

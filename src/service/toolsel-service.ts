@@ -117,7 +117,10 @@ export class ToolselService {
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
   readonly #exampleBatches = new Map<string, ExampleBatch>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
-  /** Saved indexes skipped at start-up because they failed to load (`/readyz` lists them). */
+  /**
+   * Saved indexes that failed to load (`/readyz` lists them): skipped at start-up, or committed
+   * later by another process (service/index-dir-watch.ts; the previous version stays served).
+   */
   readonly failedIndexes: FailedIndex[] = []
   #unsyncedCommits = 0
 

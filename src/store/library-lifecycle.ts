@@ -488,6 +488,9 @@ export async function syncSavedLibrary(
           : served !== undefined && served.dir === dir && sameSave(served.manifest, saved)
             ? served
             : await loadIndexedLibrary(dir, config, { logger })
+      // Served already (this process's own commit, or one applied before): nothing to swap, and
+      // no lock to wait for; a later commit is reported again.
+      if (version !== undefined && version === served) return
       if (!(await pathExists(indexDir))) {
         // No index directory, so no lock to take either: nothing is saved.
         if (served !== undefined) slots.delete(name)

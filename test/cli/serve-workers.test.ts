@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { request } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { callFresh as call } from '../helpers/fresh-request.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
@@ -18,32 +18,6 @@ afterEach(async () => {
   if (server && server.exitCode === null) server.kill('SIGKILL')
   if (indexDir) await rm(indexDir, { recursive: true, force: true })
 })
-
-/** One request on a fresh connection, so that the cluster hands it to the next worker in turn. */
-function call(
-  url: string,
-  method: string,
-  path: string,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      `${url}${path}`,
-      {
-        method,
-        agent: false,
-        headers: { connection: 'close', ...(body && { 'content-type': 'application/json' }) },
-      },
-      (response) => {
-        let text = ''
-        response.on('data', (chunk: Buffer) => (text += chunk.toString()))
-        response.on('end', () => resolve({ status: response.statusCode!, text }))
-      },
-    )
-    outgoing.on('error', reject)
-    outgoing.end(body)
-  })
-}
 
 async function libraryNames(url: string): Promise<string[]> {
   const { status, text } = await call(url, 'GET', '/v1/libraries')

@@ -1,0 +1,223 @@
+/**
+ * A running server picks up what other processes commit to its index directory (`toolsel index`,
+ * `toolsel libraries delete`, another server on the same directory): `server.indexWatchMs`.
+ *
+ * Mechanism: a poll, not fs.watch (which misses changes on network file systems and in some
+ * containers' overlay mounts, and whose events differ by platform). Every commit of a library
+ * renames a directory inside the index directory (save: `<name>` out, `.tmp-…` in; delete:
+ * `<name>` out), which changes that directory's modification time. So each tick is one stat of
+ * the index directory; only when it changed (or changed so recently that a second change could
+ * share its timestamp: SETTLE_MS) does the poll read the directory and stat each library's
+ * manifest (its inode, size and times: a commit writes a new one), and report the names whose
+ * manifest appeared, changed or went away. Idle cost at 1 and at 1,000 libraries:
+ * bench/index-watch-idle.ts. Edits made inside a library's directory in place (not a commit) are
+ * not seen.
+ *
+ * What a reported name becomes (`pickUpCommits`) goes through `syncSavedLibrary`, as a change
+ * relayed between the workers of `serve --workers N` does: loaded with the same checks, swapped in
+ * under the library's lock (in-flight requests finish on the old version), or dropped; a version
+ * the server serves already (its own PUT) is not loaded again. With `--workers N` the primary
+ * polls and relays the names to every worker (service/cluster-sync.ts).
+ * @module
+ */
+import { readdir, stat } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import type { Config } from '../config/schema.ts'
+import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
+import type { Logger } from '../log.ts'
+import { MANIFEST_FILE } from '../store/manifest.ts'
+import { syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
+import type { LibraryRegistry } from './library-registry.ts'
+import type { FailedIndex } from './load-libraries.ts'
+
+/**
+ * A change of the index directory whose timestamp is this recent may share it with a later one
+ * (file systems keep times at a few ms, some at 1-2 s): the directory is read again next tick
+ * until its timestamp is older than this.
+ */
+export const SETTLE_MS = 2500
+
+/** Manifests stat'ed at once by a scan. */
+const STAT_BATCH = 64
+
+/** What the poll compares: the index directory's identity, and each library's manifest's. */
+type Identity = string
+
+/** `path`'s identity and modification time (ms); undefined when it is not there. */
+async function identityOf(
+  path: string,
+): Promise<{ identity: Identity; mtimeMs: number } | undefined> {
+  try {
+    const found = await stat(path, { bigint: true })
+    return {
+      identity: `${found.dev}:${found.ino}:${found.size}:${found.mtimeNs}:${found.ctimeNs}`,
+      mtimeMs: Number(found.mtimeNs / 1_000_000n),
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Polls `indexDir` every `intervalMs` and calls `onChange` with the names of the libraries whose
+ * committed index appeared, changed or went away since the last poll (one call at a time: the
+ * next poll waits for it).
+ */
+export class IndexDirPoller {
+  readonly #indexDir: string
+  readonly #intervalMs: number
+  readonly #onChange: (names: string[]) => Promise<void>
+  #dir: Identity | undefined
+  /** The directory's modification time (ms) at the last scan; NaN before one. */
+  #scannedMtimeMs = Number.NaN
+  #manifests = new Map<string, Identity>()
+  #timer: NodeJS.Timeout | undefined
+  #stopped = false
+  /** Polls so far and scans among them (for the bench and the tests). */
+  readonly counts = { polls: 0, scans: 0 }
+
+  constructor(indexDir: string, intervalMs: number, onChange: (names: string[]) => Promise<void>) {
+    this.#indexDir = indexDir
+    this.#intervalMs = intervalMs
+    this.#onChange = onChange
+  }
+
+  /** Reads what is committed now without reporting it (call before the libraries load). */
+  async baseline(): Promise<void> {
+    await this.#changes()
+  }
+
+  /** Polls every `intervalMs` from now on, until `stop`. */
+  start(): void {
+    if (this.#stopped || this.#timer) return
+    const tick = async () => {
+      try {
+        await this.poll()
+      } finally {
+        if (!this.#stopped) this.#timer = setTimeout(() => void tick(), this.#intervalMs).unref()
+      }
+    }
+    this.#timer = setTimeout(() => void tick(), this.#intervalMs).unref()
+  }
+
+  stop(): void {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+  }
+
+  /** One poll: the changed names (reported to `onChange` when there are any). */
+  async poll(): Promise<string[]> {
+    const names = await this.#changes()
+    if (names.length > 0 && !this.#stopped) await this.#onChange(names)
+    return names
+  }
+
+  async #changes(): Promise<string[]> {
+    this.counts.polls += 1
+    const dir = await identityOf(this.#indexDir)
+    const settled = Date.now() - this.#scannedMtimeMs > SETTLE_MS
+    if (dir?.identity === this.#dir && settled) return []
+    this.counts.scans += 1
+    this.#dir = dir?.identity
+    // No directory: nothing to settle.
+    this.#scannedMtimeMs = dir?.mtimeMs ?? 0
+    const manifests = await this.#scan()
+    const changed: string[] = []
+    for (const [name, identity] of manifests)
+      if (this.#manifests.get(name) !== identity) changed.push(name)
+    for (const name of this.#manifests.keys()) if (!manifests.has(name)) changed.push(name)
+    this.#manifests = manifests
+    return changed.sort()
+  }
+
+  /** Each library's manifest identity: one readdir and one stat per library. */
+  async #scan(): Promise<Map<string, Identity>> {
+    const entries = await readdir(this.#indexDir).catch(() => [] as string[])
+    const names = entries.filter((entry) => LIBRARY_NAME_PATTERN.test(entry)).sort()
+    const manifests = new Map<string, Identity>()
+    for (let at = 0; at < names.length; at += STAT_BATCH) {
+      const batch = names.slice(at, at + STAT_BATCH)
+      const found = await Promise.all(
+        batch.map((name) => identityOf(join(this.#indexDir, name, MANIFEST_FILE))),
+      )
+      batch.forEach((name, index) => {
+        if (found[index] !== undefined) manifests.set(name, found[index].identity)
+      })
+    }
+    return manifests
+  }
+}
+
+/** What `pickUpCommits` reads and changes: a service's libraries. */
+export interface PickUpTarget {
+  readonly config: Config
+  readonly logger: Logger
+  readonly libraries: LibraryRegistry
+  readonly defaultLibraryName: string
+  /** Saved indexes that failed to load (`/readyz` failedIndexes): updated here. */
+  readonly failedIndexes: FailedIndex[]
+}
+
+/**
+ * Makes what `target` serves as each of `names` what is committed under `library.indexDir` now,
+ * for the libraries a restart would serve from there: one served from that very directory, or
+ * (`library.loadAll`) any saved there. Not touched: a library served from memory only (a tool
+ * file, the demo, the gateway's) or from another directory, and the default library when its
+ * index is deleted (it stays served; a warning says so). Returns one line per library that could
+ * not be loaded (its previous version stays served; `failedIndexes` lists it until a later
+ * commit loads); `registry` changes are marked `replicated` when `replicated` is given.
+ */
+export async function pickUpCommits(
+  target: PickUpTarget,
+  names: readonly string[],
+  options: { replicated?: boolean } = {},
+): Promise<string[]> {
+  const { config, logger, libraries } = target
+  const indexDir = config.library.indexDir
+  const marked = { replicated: options.replicated ?? false }
+  const slots = {
+    get: (name: string) => libraries.get(name),
+    set: (indexed: IndexedLibrary) => libraries.set(indexed, marked),
+    delete: (name: string) => void libraries.delete(name, marked),
+  }
+  const failures: string[] = []
+  for (const name of names) {
+    const dir = join(indexDir, name)
+    const served = libraries.get(name)
+    if (served !== undefined && (served.dir === undefined || resolve(served.dir) !== resolve(dir)))
+      continue
+    if (served === undefined && !config.library.loadAll) continue
+    if (served !== undefined && name === target.defaultLibraryName) {
+      const there = await identityOf(join(dir, MANIFEST_FILE))
+      if (there === undefined) {
+        logger.warn(
+          `Library "${name}" (the default) was deleted from ${indexDir} by another process; still serving the version loaded before. Restart with another default (library.default) to stop serving it.`,
+        )
+        continue
+      }
+    }
+    try {
+      await syncSavedLibrary(slots, name, indexDir, config, logger)
+      forget(target.failedIndexes, name)
+      const now = libraries.get(name)
+      if (now !== served)
+        logger.info(
+          `Library "${name}" ${now === undefined ? 'dropped: deleted' : served === undefined ? 'added: saved' : 'replaced: saved anew'} in ${indexDir} by another process`,
+          ...(now === undefined ? [] : [{ tools: now.library.size }]),
+        )
+    } catch (error) {
+      const message = (error as Error).message
+      forget(target.failedIndexes, name)
+      target.failedIndexes.push({ name, error: message })
+      failures.push(
+        `library "${name}" committed in ${indexDir} by another process not loaded${served === undefined ? '' : ' (the previous version stays served)'}: ${message}`,
+      )
+    }
+  }
+  return failures
+}
+
+function forget(failed: FailedIndex[], name: string): void {
+  const at = failed.findIndex((entry) => entry.name === name)
+  if (at !== -1) failed.splice(at, 1)
+}

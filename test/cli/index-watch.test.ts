@@ -1,0 +1,224 @@
+/**
+ * A running `toolsel serve` (one process, and --workers 2) picks up what other processes commit
+ * to its index directory: `toolsel index` and `toolsel libraries delete` run as processes of
+ * their own next to it (server.indexWatchMs, service/index-dir-watch.ts).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterEach, describe, expect, it } from 'vitest'
+import { callFresh as call } from '../helpers/fresh-request.ts'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const run = promisify(execFile)
+let server: ChildProcess | undefined
+let work: string | undefined
+
+afterEach(async () => {
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server!.once('exit', resolve))
+  }
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+const PARCELS = [
+  { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
+  { name: 'cancel_parcel', description: 'Cancel a parcel delivery.' },
+]
+const PARCELS_V2 = [
+  { name: 'track_shipment', description: 'Track a parcel shipment by its tracking number.' },
+  { name: 'book_flight', description: 'Book a flight to a city.' },
+]
+
+/** `toolsel <args>` as a process of its own, on `indexDir`. */
+async function toolsel(indexDir: string, ...args: string[]): Promise<void> {
+  await run(process.execPath, ['bin/toolsel.mjs', ...args, '--index-dir', indexDir], {
+    cwd: ROOT,
+    env: { ...process.env, TOOLSEL_LIBRARY: '' },
+  })
+}
+
+/** A fresh work directory with the tool files and an index directory holding `parcels`. */
+async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v2: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-watch-'))
+  work = dir
+  const v1 = join(dir, 'parcels.json')
+  const v2 = join(dir, 'parcels-v2.json')
+  await writeFile(v1, JSON.stringify(PARCELS))
+  await writeFile(v2, JSON.stringify(PARCELS_V2))
+  const indexDir = join(dir, 'indexes')
+  await toolsel(indexDir, 'index', v1, '--name', 'parcels')
+  return { dir, indexDir, v1, v2 }
+}
+
+async function startServe(
+  indexDir: string,
+  workers: number,
+): Promise<{ url: string; logs: () => string }> {
+  let logs = ''
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/toolsel.mjs',
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--index-dir',
+      indexDir,
+      '--workers',
+      String(workers),
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        TOOLSEL_LIBRARY: '',
+        TOOLSEL_PORT: '',
+        TOOLSEL_INDEX_WATCH_MS: '200',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  server = child
+  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const ready = workers === 1 ? /Ready:/ : new RegExp(`Ready: ${workers} workers`)
+  const deadline = Date.now() + 90_000
+  while (!ready.test(logs)) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`toolsel serve did not start:\n${logs}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
+  return { url, logs: () => logs }
+}
+
+/** The first tool `select-tools` picks for `instruction` in library `parcels`, or the error code. */
+async function firstTool(url: string, instruction: string): Promise<string> {
+  const { status, text } = await call(
+    url,
+    'POST',
+    '/v1/select-tools',
+    JSON.stringify({ instruction, library: 'parcels' }),
+  )
+  const body = JSON.parse(text) as { tools?: Array<{ name: string }>; error?: { code: string } }
+  return status === 200 ? (body.tools?.[0]?.name ?? 'none') : body.error!.code
+}
+
+async function libraryNames(url: string): Promise<string[]> {
+  const { text } = await call(url, 'GET', '/v1/libraries')
+  return (JSON.parse(text) as { libraries: Array<{ name: string }> }).libraries.map(
+    (entry) => entry.name,
+  )
+}
+
+/** Waits (20 s at most) until `probe` holds on `times` answers in a row (every worker's). */
+async function eventually(probe: () => Promise<boolean>, times: number, what: string) {
+  const deadline = Date.now() + 20_000
+  let inRow = 0
+  while (inRow < times) {
+    if (Date.now() > deadline) throw new Error(`not within 20 s: ${what}`)
+    if (await probe()) inRow += 1
+    else {
+      inRow = 0
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+/**
+ * Commits a new index of `parcels` (built elsewhere) whose tools file no longer matches its
+ * tools index, renamed into place as a commit is: no load accepts it.
+ */
+async function commitCorrupt(dir: string, indexDir: string, tools: string): Promise<void> {
+  const elsewhere = join(dir, 'elsewhere')
+  await toolsel(elsewhere, 'index', tools, '--name', 'parcels')
+  const copy = join(elsewhere, 'parcels')
+  const toolsFile = join(copy, 'tools.jsonl')
+  await writeFile(toolsFile, (await readFile(toolsFile, 'utf8')).replace('parcel', 'PARCEL'))
+  await rename(join(indexDir, 'parcels'), join(dir, 'replaced'))
+  await rename(copy, join(indexDir, 'parcels'))
+}
+
+const polls = (count: number) => new Promise((resolve) => setTimeout(resolve, 200 * count))
+
+describe('toolsel serve picks up commits of other processes to its index directory', () => {
+  it('one process: a rebuilt, a new and a deleted library; a corrupt commit keeps the old one; its own PUT is not loaded again', async () => {
+    const { dir, indexDir, v1, v2 } = await prepare()
+    const { url, logs } = await startServe(indexDir, 1)
+    expect(await firstTool(url, 'track my parcel')).toBe('lookup_parcel')
+
+    await toolsel(indexDir, 'index', v2, '--name', 'parcels')
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'track_shipment',
+      1,
+      'the rebuilt library served',
+    )
+    await toolsel(indexDir, 'index', v1, '--name', 'other')
+    await eventually(async () => (await libraryNames(url)).includes('other'), 1, 'new library')
+    await toolsel(indexDir, 'libraries', 'delete', 'other')
+    await eventually(async () => !(await libraryNames(url)).includes('other'), 1, 'deleted')
+
+    await commitCorrupt(dir, indexDir, v1)
+    await eventually(async () => /not loaded/.test(logs()), 1, 'the corrupt commit logged')
+    await polls(5)
+    expect(logs().match(/"parcels" committed in .* not loaded/g)).toHaveLength(1)
+    expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
+    const ready = JSON.parse((await call(url, 'GET', '/readyz')).text) as {
+      failedIndexes: Array<{ name: string; error: string }>
+    }
+    expect(ready.failedIndexes).toEqual([
+      {
+        name: 'parcels',
+        error: expect.stringMatching(/was changed since its index was saved/) as unknown,
+      },
+    ])
+    // A good commit after it is served, and the failure is no longer listed (--rebuild: the
+    // corrupt index's manifest is the one this build would write).
+    await toolsel(indexDir, 'index', v1, '--name', 'parcels', '--rebuild')
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'lookup_parcel',
+      1,
+      'the next good commit served',
+    )
+    expect(JSON.parse((await call(url, 'GET', '/readyz')).text).failedIndexes).toEqual([])
+
+    // The server's own commit is served as it is, not loaded again by the poll.
+    const put = await call(url, 'PUT', '/v1/libraries/mine', JSON.stringify(PARCELS_V2))
+    expect(put.status, put.text).toBe(201)
+    await polls(5)
+    expect(logs()).not.toMatch(/"mine" (added|replaced)/)
+    expect(logs()).toMatch(/"parcels" replaced: saved anew/)
+    expect(logs()).toMatch(/"other" added/)
+    expect(logs()).toMatch(/"other" dropped/)
+  }, 120_000)
+
+  it('--workers 2: every worker serves the rebuilt library and drops the deleted one; a corrupt commit is logged once and the old one stays', async () => {
+    const { dir, indexDir, v1, v2 } = await prepare()
+    const { url, logs } = await startServe(indexDir, 2)
+    await toolsel(indexDir, 'index', v2, '--name', 'parcels')
+    // Fresh connections alternate between the workers: 6 answers in a row, both workers'.
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'track_shipment',
+      6,
+      'every worker serves the rebuilt library',
+    )
+    await toolsel(indexDir, 'index', v1, '--name', 'other')
+    await eventually(async () => (await libraryNames(url)).includes('other'), 6, 'added')
+    await toolsel(indexDir, 'libraries', 'delete', 'other')
+    await eventually(async () => !(await libraryNames(url)).includes('other'), 6, 'deleted')
+
+    await commitCorrupt(dir, indexDir, v1)
+    await eventually(async () => /Not picked up/.test(logs()), 1, 'the corrupt commit logged')
+    await polls(5)
+    expect(logs().match(/Not picked up/g)).toHaveLength(1)
+    expect(logs().match(/worker \d+, library "parcels"/g)).toHaveLength(2)
+    for (let answer = 0; answer < 6; answer += 1)
+      expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
+  }, 150_000)
+})

@@ -1,0 +1,101 @@
+import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { createLogger } from '../../src/log.ts'
+import { IndexDirPoller, pickUpCommits } from '../../src/service/index-dir-watch.ts'
+import { LibraryRegistry } from '../../src/service/library-registry.ts'
+import type { FailedIndex } from '../../src/service/load-libraries.ts'
+import { indexTools, publishLibrary } from '../../src/store/library-lifecycle.ts'
+
+let root: string | undefined
+afterEach(async () => {
+  if (root) await rm(root, { recursive: true, force: true })
+})
+
+const past = (seconds: number) => new Date(Date.now() - seconds * 1000)
+
+describe('IndexDirPoller', () => {
+  it('reports added, recommitted and deleted manifests; the directory is read again while its timestamp is recent (a second change may share it), then one stat per idle poll', async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-poll-'))
+    const dir = join(root, 'indexes')
+    const commit = async (name: string, text: string) => {
+      const work = join(root!, `work-${name}-${text}`)
+      await mkdir(work)
+      await writeFile(join(work, 'manifest.json'), text)
+      await rm(join(dir, name), { recursive: true, force: true })
+      await rename(work, join(dir, name))
+    }
+    const poller = new IndexDirPoller(dir, 1000, async () => {})
+    // No directory yet: nothing, and nothing to report once there.
+    await poller.baseline()
+    await mkdir(dir)
+    await commit('a', '{"v":1}')
+    expect(await poller.poll()).toEqual(['a'])
+    await commit('b', '{}')
+    await commit('a', '{"v":2}')
+    expect(await poller.poll()).toEqual(['a', 'b'])
+    // The directory's timestamp is recent: every poll reads it until it settles, even unchanged.
+    const scans = poller.counts.scans
+    expect(await poller.poll()).toEqual([])
+    expect(await poller.poll()).toEqual([])
+    expect(poller.counts.scans).toBe(scans + 2)
+    // Settled (the timestamp is old): one stat per poll, no scan.
+    const old = past(60)
+    await utimes(dir, old, old)
+    await poller.poll()
+    const settled = poller.counts.scans
+    for (let poll = 0; poll < 5; poll += 1) expect(await poller.poll()).toEqual([])
+    expect(poller.counts.scans).toBe(settled)
+    await rm(join(dir, 'b'), { recursive: true })
+    expect(await poller.poll()).toEqual(['b'])
+  })
+})
+
+describe('pickUpCommits', () => {
+  it("keeps what is served when the poll reports the service's own commit, serves another process's, and leaves in-memory libraries alone", async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-pickup-'))
+    const config = defaultConfig()
+    config.library.indexDir = join(root, 'indexes')
+    const indexDir = config.library.indexDir
+    const libraries = new LibraryRegistry()
+    const failedIndexes: FailedIndex[] = []
+    const target = {
+      config,
+      logger: createLogger('silent'),
+      libraries,
+      defaultLibraryName: 'memory',
+      failedIndexes,
+    }
+    const tools = (name: string) => [
+      {
+        id: name,
+        name,
+        description: `Tool ${name}.`,
+        parameters: { type: 'object', properties: {} },
+      },
+    ]
+    // Served from memory only (a tool file's): an index saved under its name is not served.
+    libraries.set(await indexTools('memory', tools('m1'), config))
+    const mine = await publishLibrary(libraries, await indexTools('mine', tools('x1'), config), {
+      indexDir,
+    })
+    // Another process's commits: one served here already (replaced), one new, one in-memory's.
+    const other = new LibraryRegistry()
+    await publishLibrary(other, await indexTools('mine', tools('x2'), config), { indexDir })
+    await publishLibrary(other, await indexTools('fresh', tools('f1'), config), { indexDir })
+    await publishLibrary(other, await indexTools('memory', tools('m2'), config), { indexDir })
+    const memory = libraries.get('memory')
+    expect(await pickUpCommits(target, ['fresh', 'memory', 'mine'])).toEqual([])
+    expect(libraries.get('memory')).toBe(memory)
+    expect(libraries.get('mine')).not.toBe(mine)
+    expect(libraries.get('mine')!.library.ids).toEqual(['x2'])
+    expect(libraries.get('fresh')!.library.ids).toEqual(['f1'])
+    // Reported again (the poll saw its own swap, say): the version served is kept as it is.
+    const served = libraries.get('mine')
+    await pickUpCommits(target, ['mine'])
+    expect(libraries.get('mine')).toBe(served)
+    expect(failedIndexes).toEqual([])
+  })
+})
