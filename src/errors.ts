@@ -24,6 +24,10 @@ export const ERROR_CODES = {
     'The library version a request was reading was replaced and unloaded; retrying uses the current one.',
   LIBRARY_BUSY:
     'Another process is saving the library and did not finish in time; retrying is safe.',
+  INDEX_WRITE_FAILED:
+    'Writing an index to the index directory failed (the disk or file system refused it); nothing was changed.',
+  INSUFFICIENT_STORAGE:
+    'The index directory has no space left (or the quota is used up) for an index; nothing was changed.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
   NOT_READY: 'The service is still loading.',
   RATE_LIMITED:

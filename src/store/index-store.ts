@@ -126,12 +126,18 @@ export async function saveIndexedLibrary(
 ): Promise<string> {
   const name = indexed.library.name
   assertLibraryName(name)
-  await mkdir(indexDir, { recursive: true })
+  const failedWrite = (error: unknown) => {
+    throw writeFailed(name, indexDir, error)
+  }
+  await mkdir(indexDir, { recursive: true }).catch(failedWrite)
   const temporary = workDirPath(indexDir, 'tmp', name)
   const old = workDirPath(indexDir, 'old', name)
   const target = join(indexDir, name)
   claim(temporary)
-  await mkdir(temporary)
+  await mkdir(temporary).catch((error: unknown) => {
+    release(temporary)
+    failedWrite(error)
+  })
   // What `onCommit` threw.
   let failed: { error: unknown } | undefined
   try {
@@ -205,12 +211,31 @@ export async function saveIndexedLibrary(
     if (failed) throw failed.error
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
-    throw error
+    // What `onCommit` threw comes after the commit; anything before it changed nothing.
+    if (failed !== undefined && error === failed.error) throw error
+    failedWrite(error)
   } finally {
     release(temporary)
     release(old)
   }
   return target
+}
+
+/**
+ * A file system error met while writing library `name`'s index before its commit (nothing was
+ * changed): INSUFFICIENT_STORAGE (507) for a full disk or quota, else INDEX_WRITE_FAILED (500),
+ * naming the directory and the errno. Other errors are passed on as they are.
+ */
+export function writeFailed(name: string, indexDir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  if (error instanceof ToolselError || typeof code !== 'string') return error
+  const full = code === 'ENOSPC' || code === 'EDQUOT'
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ToolselError(
+    full ? 'INSUFFICIENT_STORAGE' : 'INDEX_WRITE_FAILED',
+    `Library "${name}" could not be saved in ${indexDir}: ${full ? 'no space left on its disk' : 'the file system refused the write'} (${reason}). Nothing was changed: the previous index, if any, stays saved and served.${full ? ' Free space there, or choose another library.indexDir (TOOLSEL_INDEX_DIR).' : ' Check the disk and the directory.'}`,
+    { cause: error, details: { library: name, indexDir, errno: code } },
+  )
 }
 
 /**

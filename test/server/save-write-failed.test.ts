@@ -1,0 +1,109 @@
+/**
+ * A save whose files can't be flushed to the disk BEFORE its commit (an fsync's EIO, or ENOSPC)
+ * changes nothing and says what failed: 500 INDEX_WRITE_FAILED, or 507 INSUFFICIENT_STORAGE for
+ * a full disk, naming the index directory and the errno (not a generic 500 INTERNAL); the
+ * previous index stays saved and served. `toolsel index` prints the same and exits 1. The
+ * failure comes through the store's file system seam (`indexFs`), over real HTTP and real files.
+ */
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { main } from '../../src/main.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { indexFs } from '../../src/store/library-lifecycle.ts'
+import { indexDirEntries } from '../helpers/index-dir-entries.ts'
+import { listenApp } from '../helpers/listen-app.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+
+const realSync = indexFs.syncPath
+let root: string
+/** The errno that an fsync inside a save's work directory fails with; none when undefined. */
+let failWith: string | undefined
+const closers: Array<() => Promise<void>> = []
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'toolsel-write-failed-'))
+  failWith = undefined
+  indexFs.syncPath = async (path) => {
+    if (failWith !== undefined && path.includes('.tmp-'))
+      throw Object.assign(new Error(`${failWith}: failed, fsync '${path}'`), { code: failWith })
+    return realSync(path)
+  }
+})
+
+afterEach(async () => {
+  indexFs.syncPath = realSync
+  for (const close of closers.splice(0)) await close()
+  await rm(root, { recursive: true, force: true })
+})
+
+describe('a save whose fsync fails before the commit', () => {
+  it('answers PUT with 500 INDEX_WRITE_FAILED (EIO) or 507 INSUFFICIENT_STORAGE (ENOSPC); nothing changes', async () => {
+    const indexDir = join(root, 'indexes')
+    const config = parseConfig({
+      library: { default: 'demo', indexDir, loadAll: true },
+      server: { indexWatchMs: 0 },
+      log: { level: 'silent' },
+    })
+    const logger = createMemoryLogger()
+    const service = new ToolselService(config, logger, createComponents(config, logger))
+    await service.start()
+    const { url, close } = await listenApp(createApp(service).fetch)
+    closers.push(close)
+    const put = (tools: unknown) =>
+      fetch(`${url}/v1/libraries/lib`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(tools),
+      })
+    expect((await put(SAMPLE_TOOLS)).status).toBe(201)
+    const served = service.library('lib')
+    const entries = await indexDirEntries(indexDir)
+
+    for (const [errno, status, code] of [
+      ['EIO', 500, 'INDEX_WRITE_FAILED'],
+      ['ENOSPC', 507, 'INSUFFICIENT_STORAGE'],
+    ] as const) {
+      failWith = errno
+      const answer = await put(SAMPLE_TOOLS.slice(0, 2))
+      const body = (await answer.json()) as { error: { code: string; message: string } }
+      expect(answer.status, JSON.stringify(body)).toBe(status)
+      expect(body.error.code).toBe(code)
+      expect(body.error.message).toContain(`could not be saved in ${indexDir}`)
+      expect(body.error.message).toContain(errno)
+      expect(body.error.message).toMatch(/Nothing was changed/)
+      // Nothing changed: the same version served, the same entries saved, no work left behind.
+      expect(service.library('lib')).toBe(served)
+      expect(await indexDirEntries(indexDir)).toEqual(entries)
+    }
+    failWith = undefined
+    expect((await put(SAMPLE_TOOLS.slice(0, 2))).status).toBe(200)
+    expect(service.library('lib').library.size).toBe(2)
+  })
+
+  it('toolsel index prints the code, the directory and the errno, and exits 1', async () => {
+    const indexDir = join(root, 'indexes')
+    const file = join(root, 'tools.json')
+    await writeFile(file, JSON.stringify(SAMPLE_TOOLS))
+    failWith = 'ENOSPC'
+    let stderr = ''
+    const code = await main(['index', file, '--name', 'lib', '--index-dir', indexDir], {
+      stdout: () => {},
+      stderr: (text) => (stderr += text),
+      env: { TOOLSEL_LOG_LEVEL: 'warn' },
+    })
+    expect(code, stderr).toBe(1)
+    expect(stderr).toMatch(
+      new RegExp(
+        `error \\[INSUFFICIENT_STORAGE\\]: Library "lib" could not be saved in ${indexDir}: no space left on its disk \\(ENOSPC`,
+      ),
+    )
+    expect(await indexDirEntries(indexDir)).toEqual([])
+    expect((await readdir(indexDir)).filter((entry) => entry.startsWith('.tmp-'))).toEqual([])
+  })
+})
