@@ -16,6 +16,7 @@ import { answerClientErrors } from '../server/client-error.ts'
 import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
+import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
@@ -118,6 +119,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Once: the workers of --workers N run this command too.
   if (noUpstreams && cluster.isPrimary) logger.warn(noUpstreams)
   if (values['print-config']) return printConfig(config, io)
+  // Entries of the index directory left alone are logged as the server logs, not printed by Node.
+  indexDirWarnings.report = (message) => logger.warn(message)
   const protection = checkBindSafety(config)
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)

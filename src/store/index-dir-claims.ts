@@ -334,21 +334,42 @@ const PROTOCOL_TEXT = /^toolsel-writer-protocol (\d+)\n$/
  * version does not know).
  */
 export async function writerProtocol(indexDir: string): Promise<number | undefined> {
+  return (await readWriterProtocol(indexDir)).protocol
+}
+
+/** `writerProtocol`, with the error that kept the marker from being read (NaN then). */
+async function readWriterProtocol(
+  indexDir: string,
+): Promise<{ protocol: number | undefined; unreadable?: NodeJS.ErrnoException }> {
   const path = join(indexDir, WRITER_PROTOCOL_FILE)
   for (let attempt = 0; ; attempt++) {
     let text: string
     try {
       text = await readFile(path, 'utf8')
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      return Number.NaN
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { protocol: undefined }
+      return { protocol: Number.NaN, unreadable: error as NodeJS.ErrnoException }
     }
     const parsed = PROTOCOL_TEXT.exec(text)
-    if (parsed) return Number(parsed[1])
+    if (parsed) return { protocol: Number(parsed[1]) }
     // Empty: a copy (no hard links) made by another writer a moment ago, not written yet.
-    if (text !== '' || attempt >= 5) return Number.NaN
+    if (text !== '' || attempt >= 5) return { protocol: Number.NaN }
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
+}
+
+/**
+ * A marker that can't be read at all (no permission, a directory in its place) says nothing of
+ * the protocol: INDEX_WRITE_FAILED naming the file and the errno, not a newer writer.
+ */
+function unreadableMarker(indexDir: string, error: NodeJS.ErrnoException): ToolselError {
+  const path = join(indexDir, WRITER_PROTOCOL_FILE)
+  const permission = error.code === 'EACCES' || error.code === 'EPERM'
+  return new ToolselError(
+    'INDEX_WRITE_FAILED',
+    `Index directory ${indexDir}: its writer-protocol marker ${path} can't be read (${error.message})${permission ? ': the user running toolsel has no permission to read it' : ''}. toolsel reads it before it writes there, and writes nothing without it; nothing was changed. ${permission ? 'Give this user read access to it' : 'Make it a readable file'} (it holds "toolsel-writer-protocol ${WRITER_PROTOCOL}" when written by this version), or give toolsel another index directory (library.indexDir, TOOLSEL_INDEX_DIR).`,
+    { cause: error, details: { indexDir, path, errno: error.code } },
+  )
 }
 
 /**
@@ -358,7 +379,8 @@ export async function writerProtocol(indexDir: string): Promise<number | undefin
  * it half-written and none made meanwhile by another writer is replaced.
  */
 export async function requireWriterProtocol(indexDir: string, scratch?: string): Promise<void> {
-  let found = await writerProtocol(indexDir)
+  let read = await readWriterProtocol(indexDir)
+  let found = read.protocol
   if (found === undefined && scratch !== undefined) {
     const made = join(scratch, WRITER_PROTOCOL_FILE)
     const target = join(indexDir, WRITER_PROTOCOL_FILE)
@@ -375,9 +397,11 @@ export async function requireWriterProtocol(indexDir: string, scratch?: string):
     } finally {
       await rm(made, { force: true })
     }
-    found = await writerProtocol(indexDir)
+    read = await readWriterProtocol(indexDir)
+    found = read.protocol
   }
   if (found === undefined || found === WRITER_PROTOCOL) return
+  if (read.unreadable) throw unreadableMarker(indexDir, read.unreadable)
   throw new ToolselError(
     'INDEX_MISMATCH',
     `Index directory ${indexDir} is written by ${Number.isNaN(found) ? 'a version of toolsel whose writer protocol this one can not read' : `toolsel writer protocol ${found}`} (${WRITER_PROTOCOL_FILE}); this version writes protocol ${WRITER_PROTOCOL} and does not write there, so as not to take a newer writer's work for a crashed one's. Upgrade this toolsel, or give it another index directory (library.indexDir, TOOLSEL_INDEX_DIR).`,
@@ -387,13 +411,21 @@ export async function requireWriterProtocol(indexDir: string, scratch?: string):
 /** Unknown entries reported already (index directory and entry), so each is reported once. */
 const reported = new Set<string>()
 
+/**
+ * Where warnings about an index directory go (an entry left alone): `process.emitWarning` by
+ * default; `toolsel serve` sends them to its logger (one process, one logger: the once-per-process
+ * record above is process-wide too).
+ */
+export const indexDirWarnings = {
+  report: (message: string): void => process.emitWarning(message, 'ToolselWarning'),
+}
+
 /** Reports once per process that `entry` of `indexDir` is left alone (`isUnknownWriterEntry`). */
 export function reportUnknownEntry(indexDir: string, entry: string): void {
   const key = join(indexDir, entry)
   if (reported.has(key)) return
   reported.add(key)
-  process.emitWarning(
+  indexDirWarnings.report(
     `${key} looks like another toolsel version's work directory or lock (a name this version does not know): left alone. If no other toolsel version writes ${indexDir}, remove it by hand.`,
-    'ToolselWarning',
   )
 }

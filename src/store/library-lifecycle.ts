@@ -49,6 +49,7 @@ import {
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
+export { indexDirWarnings } from './index-dir-claims.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
 import { bm25Settings } from './kinds/bm25-kind.ts'
 import {

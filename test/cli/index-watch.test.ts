@@ -4,7 +4,7 @@
  * their own next to it (server.indexWatchMs, service/index-dir-watch.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -196,6 +196,19 @@ describe('toolsel serve picks up commits of other processes to its index directo
     expect(logs()).toMatch(/"parcels" replaced: saved anew/)
     expect(logs()).toMatch(/"other" added/)
     expect(logs()).toMatch(/"other" dropped/)
+  }, 120_000)
+
+  it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
+    const { indexDir } = await prepare()
+    const unknown = '.tmp-parcels+1.2.3-0123456789ab'
+    await mkdir(join(indexDir, unknown))
+    const { logs } = await startServe(indexDir, 1)
+    await polls(3)
+    expect(logs().match(/looks like another toolsel version's work directory/g)).toHaveLength(1)
+    expect(logs()).toMatch(
+      new RegExp(`WARN ${join(indexDir, unknown).replace(/[.+]/g, '\\$&')} looks like`),
+    )
+    expect(logs()).not.toMatch(/ToolselWarning/)
   }, 120_000)
 
   it('--workers 2: every worker serves the rebuilt library and drops the deleted one; a corrupt commit is logged once and the old one stays', async () => {
