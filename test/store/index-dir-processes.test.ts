@@ -293,9 +293,14 @@ describe('index directory shared by processes', () => {
     })
     const published = await publishLibrary(slots, own, { indexDir })
     expect(served.get('shared')).toBe(published)
-    // A relayed change of an older save, after this process's own commit: nothing to load.
+    // A relayed change of an older save, after this process's own commit: nothing to load, and
+    // no lock taken (a directory where the lock file goes: a read-only index directory, or one
+    // whose lock is held, can't hold one; a worker's start-up reconcile of a library served
+    // from such a directory needs none while the disk holds what it loaded).
+    await mkdir(join(indexDir, '.lock-shared'))
     await syncSavedLibrary(slots, 'shared', indexDir, config)
     expect(served.get('shared')).toBe(published)
+    await rm(join(indexDir, '.lock-shared'), { recursive: true })
     // Another process commits a new version: it is loaded.
     const writer = await runWriter(3, 1)
     expect(writer.code, writer.out).toBe(0)
