@@ -145,6 +145,26 @@ json.dump(answer, sys.stdout)
       ])
     })
 
+    it('runs the asyncio example: tools for several instructions at once, as the sync client selects them', async () => {
+      const instructions = [
+        'text Bob that I am late',
+        'What is the weather in Paris tomorrow, and email the forecast to Ann',
+      ]
+      const { code, out, err } = await runClient(
+        ['clients/python/examples/async_select.py', ...instructions],
+        { TOOLSEL_API_KEY: READ_KEY, PYTHONPATH: '' },
+      )
+      expect(code, err).toBe(0)
+      const client = new ToolselClient({ baseUrl: server!.url, apiKey: READ_KEY })
+      const expected: Record<string, string[]> = {}
+      for (const instruction of instructions) {
+        const answer = await client.select({ instruction, toolFormat: 'openai' })
+        expected[instruction] = Object.values(answer.toolIds ?? {})
+      }
+      expect(JSON.parse(out)).toEqual(expected)
+      expect(expected[instructions[1]]).toEqual(['weather.get_weather_forecast', 'mail.send_email'])
+    })
+
     it.skipIf(!openaiSdk)(
       `runs the openai SDK agent loop against a stand-in Chat Completions server${openaiSdk ? '' : ' (skipped: no openai package for python3)'}`,
       async () => {
