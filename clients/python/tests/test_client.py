@@ -457,7 +457,8 @@ class _RawServer:
     """An HTTP/1.1 server on a socket, for what a real one does not do on demand: ``plan(connection,
     request)`` (both counted from 0) says ``answer`` (200 ``{}``, keep-alive), ``answer-close``
     (the same, then closes the connection without saying so), ``drop`` (closes it without
-    answering: the request was read whole) or bytes (sent as the answer, then it closes).
+    answering: the request was read whole) or bytes (sent as the answer, then it closes; a list
+    of them: sent 50 ms apart).
     ``seen`` lists (connection, method, path)."""
 
     def __init__(self, plan: Any) -> None:
@@ -502,6 +503,11 @@ class _RawServer:
                     return
                 if isinstance(action, bytes):  # an answer as it is, then the connection ends
                     connection.sendall(action)
+                    return
+                if isinstance(action, list):  # the same in parts, 50 ms apart
+                    for part in action:
+                        connection.sendall(part)
+                        time.sleep(0.05)
                     return
                 connection.sendall(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
@@ -745,7 +751,7 @@ class AsyncTransport(unittest.IsolatedAsyncioTestCase):
             b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: application/json\r\n\r\n"
             b"5;ext=1\r\n{\"a\":\r\n2\r\n1}\r\n0\r\ntrailer: x\r\n\r\n"
         )
-        to_the_end = b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n[1, 2]"
+        to_the_end = [b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n[1, ", b"2]"]
         redirect = b"HTTP/1.1 302 Found\r\nlocation: http://elsewhere.test/\r\ncontent-length: 0\r\n\r\n"
         for answer, expected in ((chunked, {"a": 1}), (to_the_end, [1, 2])):
             server = self.serve(lambda connection, request, answer=answer: answer)

@@ -1438,9 +1438,15 @@ async def _read_async_body(
         length = _number(headers["content-length"].encode("latin-1"), 10)
         _check_size(length, limit, status)
         return await reader.readexactly(length), keep
-    body = await reader.read(limit + 1)  # to the end: the connection ends with the answer
-    _check_size(len(body), limit, status)
-    return body, False
+    parts = []  # to the end: the connection ends with the answer
+    size = 0
+    while True:
+        part = await reader.read(65536)  # what has come, up to 64 KiB; b"" at the end
+        if not part:
+            return b"".join(parts), False
+        size += len(part)
+        _check_size(size, limit, status)
+        parts.append(part)
 
 
 async def _read_line(reader: asyncio.StreamReader) -> bytes:
