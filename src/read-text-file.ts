@@ -2,6 +2,41 @@
 import { open, readFile } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
 
+/** Thrown by `readFileUpTo` for a file past its limit. */
+export class FileTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`larger than ${maxBytes} bytes`)
+    this.name = 'FileTooLargeError'
+  }
+}
+
+/**
+ * The file's text (UTF-8), reading at most `maxBytes` + 1 bytes: a regular file whose size says
+ * it is larger is refused unread, and anything else that goes on past the limit (a device such
+ * as /dev/zero, a file still growing) after that many bytes, with a FileTooLargeError. Other
+ * failures are Node's (ENOENT…).
+ */
+export async function readFileUpTo(file: string, maxBytes: number): Promise<string> {
+  const handle = await open(file, 'r')
+  try {
+    const stats = await handle.stat()
+    if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, 4 * 1024 * 1024))
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
+      if (bytesRead === 0) break
+      total += bytesRead
+      if (total > maxBytes) throw new FileTooLargeError(maxBytes)
+      chunks.push(chunk.subarray(0, bytesRead))
+    }
+    return Buffer.concat(chunks, total).toString('utf8')
+  } finally {
+    await handle.close()
+  }
+}
+
 /** The file's text, or INVALID_INPUT `Cannot read <what> "<file>": <reason>`. */
 export async function readTextFile(file: string, what: string): Promise<string> {
   try {

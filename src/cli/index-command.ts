@@ -19,6 +19,7 @@ import { readStoredExamples } from '../store/examples-part.ts'
 import {
   COMMON_HELP,
   commandConfig,
+  numberFlag,
   parseCommand,
   type CommandIO,
   printConfig,
@@ -72,6 +73,9 @@ Options:
                          {"instruction": "...", "tools": ["<tool id>", ...]}; they replace the
                          index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
+  --max-file-bytes <n>   Largest tool file read, in bytes (default 268435456, 256 MiB): a larger
+                         one (or a device that never ends, /dev/zero) is refused after that many
+                         bytes, nothing written
   --rebuild              Build and write even when the saved index already holds these tools
                          (same tools, source file and format, retriever parts, examples, and each
                          part built with the same settings): such a run otherwise changes nothing
@@ -92,6 +96,7 @@ const OPTIONS = {
   device: { type: 'string' },
   examples: { type: 'string' },
   rebuild: { type: 'boolean' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 export async function indexCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -142,7 +147,14 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const started = performance.now()
   const previousIndexDir = join(config.library.indexDir, name)
   const { library, imported, source } = await importAsLibrary(
-    { path, format, namespace: values.namespace, onDuplicate, providerNames },
+    {
+      path,
+      format,
+      namespace: values.namespace,
+      onDuplicate,
+      providerNames,
+      maxFileBytes: maxFileBytesFlag(values['max-file-bytes']),
+    },
     name,
   )
   // The summary below lists what these count: printed once, there.
@@ -178,6 +190,16 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0
+}
+
+/** `--max-file-bytes <n>`: a whole number of bytes above 0. */
+function maxFileBytesFlag(value: string | undefined): number | undefined {
+  const bytes = numberFlag(value, 'max-file-bytes')
+  if (bytes === undefined || (Number.isSafeInteger(bytes) && bytes > 0)) return bytes
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `--max-file-bytes expects a whole number of bytes above 0, got "${value}".`,
+  )
 }
 
 /** `openai`; a directory of several formats: `openapi: 1 file, openai: 2 files`. */

@@ -102,6 +102,8 @@ interface ImportSettings {
   onDuplicate?: OnDuplicate
   /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (decode, default) or keep. */
   providerNames?: ProviderNames
+  /** A tool file larger than this is refused (default 256 MiB; `toolsel index --max-file-bytes`). */
+  maxFileBytes?: number
 }
 
 /** Where the tools come from: a file or directory of tool files, or the text of one file. */
@@ -121,6 +123,7 @@ export async function importAsLibrary(
     namespace: input.namespace,
     onDuplicate: input.onDuplicate,
     providerNames: input.providerNames,
+    maxFileBytes: input.maxFileBytes,
   }
   const imported =
     'path' in input

@@ -128,6 +128,12 @@ export interface ImportOptions {
   /** What to do when two records produce one id (see `OnDuplicate`). Default `error`. */
   onDuplicate?: OnDuplicate
   /**
+   * A tool file (`importToolsFromFile`, each file of a directory) larger than this many bytes is
+   * refused after reading that many, not read whole (a 20 GB file, `/dev/zero`). Default
+   * `DEFAULT_MAX_TOOL_FILE_BYTES` (256 MiB).
+   */
+  maxFileBytes?: number
+  /**
    * openai and anthropic: tool names toolsel wrote (`toolFormat`: `sms--send_sms`) are read back
    * as the ids they were written from (`decode`, the default; only when the file shows it is such
    * an export, see provider-names.ts) or kept as they are (`keep`).

@@ -68,6 +68,7 @@ export async function importToolsFromPath(
         format: options.format,
         onDuplicate: options.onDuplicate,
         providerNames: options.providerNames,
+        maxFileBytes: options.maxFileBytes,
       }),
     )
   }

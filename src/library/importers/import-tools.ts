@@ -3,7 +3,6 @@
  * that the result is a usable library (not empty, unique ids).
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import { isToolselError, ToolselError } from '../../errors.ts'
 import {
   assertParameterShape,
@@ -43,7 +42,7 @@ import { resolveDuplicates } from './resolve-duplicates.ts'
 import { importPostman } from './postman-importer.ts'
 import { importTaskbench } from './taskbench-importer.ts'
 import { importToolbench } from './toolbench-importer.ts'
-import { fileProblem } from '../../read-text-file.ts'
+import { fileProblem, FileTooLargeError, readFileUpTo } from '../../read-text-file.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
 
@@ -151,15 +150,26 @@ function otherDetectedFormat(text: string, options: ImportOptions): ImportFormat
   }
 }
 
-/** Reads a file (UTF-8) and imports it; `fileName` defaults to the path as given. */
+/** The largest tool file read by default (`maxFileBytes`): far above any real spec or dump. */
+export const DEFAULT_MAX_TOOL_FILE_BYTES = 256 * 1024 * 1024
+
+/** Reads a file (UTF-8, `maxFileBytes` at most) and imports it; `fileName` defaults to the path as given. */
 export async function importToolsFromFile(
   path: string,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   let text: string
+  const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_TOOL_FILE_BYTES
   try {
-    text = await readFile(path, 'utf8')
+    text = await readFileUpTo(path, maxBytes)
   } catch (error) {
+    if (error instanceof FileTooLargeError) {
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool file "${path}" is larger than ${maxBytes} bytes: refused without reading it whole (toolsel index --max-file-bytes <n> raises the limit).`,
+        { cause: error, details: { file: path, maxFileBytes: maxBytes } },
+      )
+    }
     throw new ToolselError(
       'IMPORT_FAILED',
       `Cannot read tool file "${path}": ${fileProblem(error)}`,

@@ -1,0 +1,101 @@
+/**
+ * `toolsel index` reads at most --max-file-bytes of a tool file (default 256 MiB), like the
+ * server bounds an upload: a larger file, or a device that never ends, is refused with a clear
+ * error after that many bytes, and nothing is written.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, open, readdir, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DEFAULT_MAX_TOOL_FILE_BYTES } from '../../src/library/importers/import-tools.ts'
+import { runCli } from './run-cli.ts'
+
+const MIB = 1024 * 1024
+
+async function indexDirEntries(dir: string): Promise<string[]> {
+  return existsSync(dir) ? readdir(dir) : []
+}
+
+describe('toolsel index --max-file-bytes', () => {
+  it('refuses a file past the limit, naming it and the flag; nothing written', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+    const file = join(dir, 'tools.json')
+    await writeFile(file, JSON.stringify([{ name: 'a', description: 'x'.repeat(2 * MIB) }]))
+    const indexDir = join(dir, 'indexes')
+    const { code, stderr } = await runCli([
+      'index',
+      file,
+      '--index-dir',
+      indexDir,
+      '--max-file-bytes',
+      String(MIB),
+    ])
+    expect(code).toBe(1)
+    expect(stderr).toContain(
+      `error [IMPORT_FAILED]: Tool file "${file}" is larger than ${MIB} bytes`,
+    )
+    expect(stderr).toContain('--max-file-bytes')
+    expect(await indexDirEntries(indexDir)).toEqual([])
+    // Within a raised limit the same file is indexed.
+    const raised = await runCli([
+      'index',
+      file,
+      '--index-dir',
+      indexDir,
+      '--max-file-bytes',
+      String(4 * MIB),
+    ])
+    expect(raised.code).toBe(0)
+  }, 60_000)
+
+  it.skipIf(!existsSync('/dev/zero'))(
+    'refuses /dev/zero after the limit, not reading on',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+      const indexDir = join(dir, 'indexes')
+      const { code, stderr } = await runCli([
+        'index',
+        '/dev/zero',
+        '--format',
+        'openai',
+        '--name',
+        'zero',
+        '--index-dir',
+        indexDir,
+        '--max-file-bytes',
+        String(MIB),
+      ])
+      expect(code).toBe(1)
+      expect(stderr).toContain(`is larger than ${MIB} bytes`)
+      expect(await indexDirEntries(indexDir)).toEqual([])
+    },
+  )
+
+  it('the default (256 MiB) refuses a larger file by its size, unread; each file of a directory too', async () => {
+    expect(DEFAULT_MAX_TOOL_FILE_BYTES).toBe(256 * MIB)
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+    const tools = join(dir, 'tools')
+    await mkdir(tools)
+    await writeFile(join(tools, 'a.json'), JSON.stringify([{ name: 'a', description: 'b' }]))
+    // A sparse file: 300 MiB by its size, no disk used; reading it would take 300 MiB of memory.
+    const handle = await open(join(tools, 'b.json'), 'w')
+    await handle.truncate(300 * MIB)
+    await handle.close()
+    const indexDir = join(dir, 'indexes')
+    for (const path of [join(tools, 'b.json'), tools]) {
+      const { code, stderr } = await runCli(['index', path, '--index-dir', indexDir, '--name', 'x'])
+      expect(code, path).toBe(1)
+      expect(stderr).toContain(`b.json" is larger than ${DEFAULT_MAX_TOOL_FILE_BYTES} bytes`)
+    }
+    expect(await indexDirEntries(indexDir)).toEqual([])
+  })
+
+  it('takes only a whole number of bytes above 0', async () => {
+    for (const bad of ['0', '-1', '1.5', 'lots']) {
+      const { code, stderr } = await runCli(['index', 'x.json', `--max-file-bytes=${bad}`])
+      expect(code, bad).toBe(2)
+      expect(stderr).toContain('--max-file-bytes expects')
+    }
+  })
+})
