@@ -471,6 +471,7 @@ class _RawServer:
     def __init__(self, plan: Any) -> None:
         self.plan = plan
         self.seen: List[Tuple[int, str, str]] = []
+        self.parts_sent = 0
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(8)
@@ -513,7 +514,11 @@ class _RawServer:
                     return
                 if isinstance(action, list):  # the same in parts, 50 ms apart
                     for part in action:
-                        connection.sendall(part)
+                        try:
+                            connection.sendall(part)
+                        except OSError:
+                            return  # the client left
+                        self.parts_sent += 1
                         time.sleep(0.05)
                     return
                 connection.sendall(
@@ -591,6 +596,17 @@ class ConnectionReuse(unittest.TestCase):
         self.assertEqual([(seen[0], seen[1]) for seen in server.seen], [(0, "GET"), (0, "POST")])
         client.components()  # the next call opens a new connection
         self.assertEqual(server.seen[-1][0], 1)
+
+    def test_the_timeout_covers_headers_that_drip(self) -> None:
+        # 98 header lines 50 ms apart (5 s): each read is quick, the call's 0.5 s are not. The
+        # call ends by its timeout, not once the headers are in (the server then sent them all).
+        drip = [b"HTTP/1.1 200 OK\r\n"] + [b"x-drip: 1\r\n"] * 98 + [b"content-length: 2\r\n\r\n{}"]
+        server = self.serve(lambda connection, request: drip)
+        with self.assertRaises(ToolselError) as caught:
+            self.client(server.url, timeout=0.5).components()
+        self.assertEqual((caught.exception.code, caught.exception.status), ("CLIENT_TIMEOUT", None))
+        self.assertIn("took longer than 0.5 s", caught.exception.message)
+        self.assertLess(server.parts_sent, len(drip) // 2)
 
     def test_a_new_connection_is_not_retried(self) -> None:
         server = self.serve(lambda connection, request: "drop")

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import http.client
+import io
 import json
 import os
 import select
@@ -1005,6 +1007,9 @@ class ToolselClient:
             retry = reused and attempt == 1
             try:
                 try:
+                    # The answer's reads, its headers too, end by the deadline (a dripping server).
+                    answer_by_deadline = functools.partial(_Response, deadline=deadline)
+                    connection.response_class = answer_by_deadline  # type: ignore[assignment]
                     connection.request(method, target, body=data, headers=headers)
                 except _CONNECTION_LOST:
                     if retry:
@@ -1492,6 +1497,40 @@ def _drop_stream(writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) 
         return
     wrapped = writer.get_extra_info("socket")  # asyncio's TransportSocket, the socket in _sock
     getattr(wrapped, "_sock", wrapped).close()
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reads, each waiting no later than ``deadline`` (time.monotonic()): the socket
+    timeout bounds one read, so a server sending a byte now and then would hold a call for ever."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._socket = sock
+        self._raw = sock.makefile("rb", buffering=0)  # holds the socket open as makefile's readers do
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> Optional[int]:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("the answer did not arrive in time")
+        self._socket.settimeout(remaining)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    """http.client's answer, read (status line, headers, body) by a deadline."""
+
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **options: Any) -> None:
+        super().__init__(sock, *args, **options)
+        self.fp.close()  # makefile's reader, not read yet
+        self.fp = io.BufferedReader(_DeadlineReader(sock, deadline))
 
 
 _CONNECTION_LOST = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
