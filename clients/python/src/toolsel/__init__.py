@@ -729,9 +729,9 @@ class ToolselClient:
         kept). Default: ``TOOLSEL_URL``, else ``http://localhost:8080``.
     :param api_key: sent as ``Authorization: Bearer <key>``. Default: ``TOOLSEL_API_KEY`` (none
         when unset or empty). Writes (libraries, examples, feedback, snapshots) need the admin key.
-    :param timeout: seconds a request may wait for the connection and for the answer's headers
-        (socket timeouts), and the most its body may take from the request's start (a body that
-        drips is cut); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
+    :param timeout: seconds a request may wait for the connection (a socket timeout), and the
+        most its answer, status line, headers and body, may take from the request's start (an
+        answer that drips is cut); ``CLIENT_TIMEOUT`` when exceeded. Default 30.
     :param headers: extra headers for every request.
     :param max_response_bytes: the most bytes of an answer's body the client reads (an error's
         body: at most 1 MiB); a larger one, or one whose Content-Length says so, is
