@@ -679,12 +679,12 @@ function allAborted(signals: ReadonlyArray<AbortSignal | undefined>): AbortSigna
 
 /**
  * For UNKNOWN_LIBRARY: an index of that name saved in the index directory but not served was
- * most likely built by `toolsel index` while the service ran (saved indexes are loaded at
- * start), or failed to load; say how to serve it. '' when there is none (or the name is not one
+ * just committed by another process (`toolsel serve` picks it up within server.indexWatchMs),
+ * failed to load, or is not followed (indexWatchMs 0, loadAll false); say how to serve it. '' when there is none (or the name is not one
  * a library can have, so no path is built from it).
  */
 function savedButNotLoaded(indexDir: string, name: string): string {
   if (!LIBRARY_NAME_PATTERN.test(name) || !existsSync(join(indexDir, name, MANIFEST_FILE)))
     return ''
-  return ` An index "${name}" is saved in library.indexDir but not served: saved indexes are loaded when the service starts (one that failed is listed in GET /readyz failedIndexes). Restart the service to serve it, or upload its tools with PUT /v1/libraries/${name}.`
+  return ` An index "${name}" is saved in library.indexDir but not served: toolsel serve loads saved indexes when it starts and those committed later within server.indexWatchMs (unless that is 0, or library.loadAll is false), and lists one that failed to load in GET /readyz failedIndexes. Retry shortly, restart the service, or upload its tools with PUT /v1/libraries/${name}.`
 }

@@ -40,7 +40,7 @@ describe('library routes', () => {
     expect((await readJson(answer)).error).toEqual({
       code: 'UNKNOWN_LIBRARY',
       message:
-        'No library named "late" is loaded (available: sample). An index "late" is saved in library.indexDir but not served: saved indexes are loaded when the service starts (one that failed is listed in GET /readyz failedIndexes). Restart the service to serve it, or upload its tools with PUT /v1/libraries/late.',
+        'No library named "late" is loaded (available: sample). An index "late" is saved in library.indexDir but not served: toolsel serve loads saved indexes when it starts and those committed later within server.indexWatchMs (unless that is 0, or library.loadAll is false), and lists one that failed to load in GET /readyz failedIndexes. Retry shortly, restart the service, or upload its tools with PUT /v1/libraries/late.',
     })
     const unknown = await app.request(
       '/v1/select-tools',
