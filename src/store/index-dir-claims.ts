@@ -254,7 +254,14 @@ async function tryLock(path: string): Promise<boolean> {
       claim(path)
       return true
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
+        throw new ToolselError(
+          'INDEX_WRITE_FAILED',
+          `The lock ${path} can't be made (${(error as Error).message}): its index directory is read-only, or not writable by the user running toolsel, and toolsel takes that lock to change a library there or to check that what it serves is what is saved there (a server's start-up re-check when the disk changed). Nothing was changed. Make the directory writable, or serve a copy of it from a writable one.`,
+          { cause: error, details: { path, errno: code } },
+        )
+      if (code !== 'EEXIST') throw error
     }
     if (!(await breakStale(path))) return false
   }

@@ -281,6 +281,46 @@ describe('index directory shared by processes', () => {
     expect(await indexDirEntries(indexDir)).toEqual([deadTmp, 'shared'])
   }, 60_000)
 
+  it('a sync on an index directory that can not be written: nothing to do while the disk holds what is served, a clear INDEX_WRITE_FAILED once it changed', async (context) => {
+    const slots = new Map<string, IndexedLibrary>()
+    const target = {
+      get: (name: string) => slots.get(name),
+      set: (indexed: IndexedLibrary) => void slots.set(indexed.library.name, indexed),
+      delete: (name: string) => void slots.delete(name),
+    }
+    const own = await buildIndexedLibrary(new ToolLibrary('shared', SAMPLE_TOOLS), config, {
+      source: { path: 'test' },
+    })
+    const served = await publishLibrary(target, own, { indexDir })
+    // Immutable (chattr +i): no entry can be made in it, as on a read-only mount. Needs
+    // CAP_LINUX_IMMUTABLE (root here); skipped where it can't be set.
+    const immutable = (flag: '+i' | '-i') =>
+      new Promise<boolean>((resolve) =>
+        spawn('chattr', [flag, indexDir])
+          .on('exit', (code) => resolve(code === 0))
+          .on('error', () => resolve(false)),
+      )
+    if (!(await immutable('+i'))) return context.skip()
+    try {
+      await syncSavedLibrary(target, 'shared', indexDir, config)
+      expect(slots.get('shared')).toBe(served)
+      await immutable('-i')
+      await saveSample(2)
+      await immutable('+i')
+      const failed = await syncSavedLibrary(target, 'shared', indexDir, config).catch(
+        (error: unknown) => error,
+      )
+      expect(isToolselError(failed, 'INDEX_WRITE_FAILED'), String(failed)).toBe(true)
+      expect((failed as Error).message).toContain(
+        `The lock ${join(indexDir, '.lock-shared')} can't be made (EPERM`,
+      )
+      expect((failed as Error).message).toContain('read-only, or not writable')
+      expect(slots.get('shared')).toBe(served)
+    } finally {
+      await immutable('-i')
+    }
+  }, 60_000)
+
   it('a relayed change leaves what is saved now served, whatever order the changes come in', async () => {
     const served = new Map<string, IndexedLibrary>()
     const slots = {
