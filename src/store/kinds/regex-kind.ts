@@ -14,7 +14,9 @@
  * slow pattern (`(.|.)*x` is exponential, `.*.*.*x` a power of the field's length), so matching
  * also runs in slices of a few milliseconds under a time limit (`MATCH_TIMEOUT_MS`): a pattern
  * that holds one slice longer is stopped and refused with INVALID_INPUT, and the event loop
- * turns between slices.
+ * turns between slices. The limit is wall time (V8's watchdog), so a slice that ran out of it
+ * while the process got little CPU (a loaded machine deschedules it; a stopped process) is run
+ * again, up to `MAX_SLICE_RETRIES` times a request, rather than refuse a plain pattern.
  * @module
  */
 import { createContext, Script, type Context } from 'node:vm'
@@ -36,6 +38,14 @@ const WEIGHTS = { name: 3, description: 1, parameters: 1, namespace: 1 } as cons
 export const MATCH_TIMEOUT_MS = 100
 /** Matching yields to the event loop once this much of it has run, in ms. */
 const SLICE_MS = 10
+/**
+ * A stopped slice is run again when the process used less than this share of its wall time in
+ * CPU: the slice was waiting for a core, not matching. A pattern that backtracks keeps a core
+ * busy for the whole limit and is refused at once (the retries add nothing to what it can cost).
+ */
+const STARVED_CPU_SHARE = 0.5
+/** How many stopped slices of one request may run again (their process starved of CPU). */
+export const MAX_SLICE_RETRIES = 3
 /**
  * `match(…)`: one slice, scoring tools from `from` on (into `scores`) until `sliceMs` have passed;
  * returns the next tool to match. Defined once in a vm context and called there (MATCH_SLICE)
@@ -97,8 +107,12 @@ export class RegexRetriever implements Retriever {
     const pattern = compile(query)
     const tools = this.#tools
     const scores = new Uint8Array(tools.length)
+    let retries = 0
     for (let from = 0; from < tools.length;) {
-      from = matchSlice(query, pattern, tools, from, scores)
+      const next = matchSlice(pattern, tools, from, scores)
+      if (next === 'starved' && retries < MAX_SLICE_RETRIES) retries += 1
+      else if (typeof next !== 'number') throw backtracks(query)
+      else from = next
       if (from < tools.length) {
         await new Promise((resolve) => setImmediate(resolve))
         throwIfAborted(options.signal)
@@ -130,27 +144,39 @@ function fail(query: string, why: string): ToolselError {
   })
 }
 
-/** Runs one slice of MATCH_SLICE; INVALID_INPUT when the pattern holds it past MATCH_TIMEOUT_MS. */
+/** INVALID_INPUT for a pattern that held a slice past MATCH_TIMEOUT_MS. */
+function backtracks(query: string): ToolselError {
+  return fail(
+    query,
+    `held the matching for more than ${MATCH_TIMEOUT_MS} ms and was stopped (it backtracks: a repetition of alternatives that can match the same text, like "(.|.)*", or several unbounded repetitions in a row, like ".*.*.*"); write it without them.`,
+  )
+}
+
+/**
+ * Runs one slice of MATCH_SLICE: the next tool to match, or, when it was stopped at
+ * MATCH_TIMEOUT_MS, `'starved'` if the process used less than STARVED_CPU_SHARE of that time in
+ * CPU (it waited for a core) and `'stopped'` if not (the pattern held it).
+ */
 function matchSlice(
-  query: string,
   pattern: RegExp,
   tools: readonly ToolFields[],
   from: number,
   scores: Uint8Array,
-): number {
+): number | 'starved' | 'stopped' {
   if (sandbox === undefined) {
     sandbox = createContext({ now: () => performance.now() })
     MATCH_FUNCTION.runInContext(sandbox)
   }
   Object.assign(sandbox, { pattern, tools, from, scores, sliceMs: SLICE_MS })
+  const startedAt = performance.now()
+  const cpuBefore = process.cpuUsage()
   try {
     return MATCH_SLICE.runInContext(sandbox, { timeout: MATCH_TIMEOUT_MS }) as number
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw error
-    throw fail(
-      query,
-      `held the matching for more than ${MATCH_TIMEOUT_MS} ms and was stopped (it backtracks: a repetition of alternatives that can match the same text, like "(.|.)*", or several unbounded repetitions in a row, like ".*.*.*"); write it without them.`,
-    )
+    const cpu = process.cpuUsage(cpuBefore)
+    const cpuMs = (cpu.user + cpu.system) / 1000
+    return cpuMs < STARVED_CPU_SHARE * (performance.now() - startedAt) ? 'starved' : 'stopped'
   } finally {
     // The context keeps no library alive between requests.
     Object.assign(sandbox, { pattern: undefined, tools: undefined, scores: undefined })
