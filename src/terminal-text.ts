@@ -8,10 +8,13 @@
  * @module
  */
 
-/** C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings/overrides/isolates. */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+/** DEL, the C1 controls and the bidi embeddings/overrides/isolates (JSON.stringify keeps them). */
+const BEYOND_C0 = '\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069'
+/** C0 controls but tab and newline, and BEYOND_C0. */
+const UNSAFE = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f${BEYOND_C0}]`, 'g')
 /** The same and tab and newline too, for a value printed on one line (a table cell). */
-const UNSAFE_ON_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+const UNSAFE_ON_ONE_LINE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'g')
+const UNSAFE_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'g')
 
 function visible(character: string): string {
   const code = character.charCodeAt(0)
@@ -31,7 +34,7 @@ export function terminalText(text: string): string {
  */
 export function jsonText(json: string): string {
   return json.replace(
-    /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    UNSAFE_IN_JSON,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
   )
 }

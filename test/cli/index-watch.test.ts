@@ -3,25 +3,22 @@
  * to its index directory: `toolsel index` and `toolsel libraries delete` run as processes of
  * their own next to it (server.indexWatchMs, service/index-dir-watch.ts).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const run = promisify(execFile)
-let server: ChildProcess | undefined
+let server: RunningServe | undefined
 let work: string | undefined
 
 afterEach(async () => {
-  if (server && server.exitCode === null) {
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server!.once('exit', resolve))
-  }
+  await server?.stop()
+  server = undefined
   if (work) await rm(work, { recursive: true, force: true })
 })
 
@@ -55,47 +52,13 @@ async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v
   return { dir, indexDir, v1, v2 }
 }
 
-async function startServe(
-  indexDir: string,
-  workers: number,
-): Promise<{ url: string; logs: () => string }> {
-  let logs = ''
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/toolsel.mjs',
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--index-dir',
-      indexDir,
-      '--workers',
-      String(workers),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        TOOLSEL_LIBRARY: '',
-        TOOLSEL_PORT: '',
-        TOOLSEL_INDEX_WATCH_MS: '200',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  server = child
-  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  const ready = workers === 1 ? /Ready:/ : new RegExp(`Ready: ${workers} workers`)
-  const deadline = Date.now() + 90_000
-  while (!ready.test(logs)) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`toolsel serve did not start:\n${logs}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
-  return { url, logs: () => logs }
+/** `toolsel serve` on `indexDir` with `workers` processes, polling it every 200 ms, started. */
+async function serveOn(indexDir: string, workers: number): Promise<RunningServe> {
+  server = await startServe(['--workers', String(workers)], {
+    indexDir,
+    env: { TOOLSEL_INDEX_WATCH_MS: '200' },
+  })
+  return server
 }
 
 /** The first tool `select-tools` picks for `instruction` in library `parcels`, or the error code. */
@@ -150,7 +113,7 @@ const polls = (count: number) => new Promise((resolve) => setTimeout(resolve, 20
 describe('toolsel serve picks up commits of other processes to its index directory', () => {
   it('one process: a rebuilt, a new and a deleted library; a corrupt commit keeps the old one; its own PUT is not loaded again', async () => {
     const { dir, indexDir, v1, v2 } = await prepare()
-    const { url, logs } = await startServe(indexDir, 1)
+    const { url, logs } = await serveOn(indexDir, 1)
     expect(await firstTool(url, 'track my parcel')).toBe('lookup_parcel')
 
     await toolsel(indexDir, 'index', v2, '--name', 'parcels')
@@ -202,7 +165,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
     const { indexDir } = await prepare()
     const unknown = '.tmp-parcels+1.2.3-0123456789ab'
     await mkdir(join(indexDir, unknown))
-    const { logs } = await startServe(indexDir, 1)
+    const { logs } = await serveOn(indexDir, 1)
     await polls(3)
     expect(logs().match(/looks like another toolsel version's work directory/g)).toHaveLength(1)
     expect(logs()).toMatch(
@@ -213,7 +176,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
 
   it('--workers 2: every worker serves the rebuilt library and drops the deleted one; a corrupt commit is logged once and the old one stays', async () => {
     const { dir, indexDir, v1, v2 } = await prepare()
-    const { url, logs } = await startServe(indexDir, 2)
+    const { url, logs } = await serveOn(indexDir, 2)
     await toolsel(indexDir, 'index', v2, '--name', 'parcels')
     // Fresh connections alternate between the workers: 6 answers in a row, both workers'.
     await eventually(

@@ -27,14 +27,22 @@ export interface StartServeOptions {
   cwd?: string
   /** More environment variables. */
   env?: Record<string, string>
+  /** The index directory to serve (kept by `stop`); default a fresh one, removed by `stop`. */
+  indexDir?: string
 }
 
-/** Resolves with the base URL once the server logs `Ready:`; 60 s at most. */
+/**
+ * Resolves with the base URL once the server logs `Ready:` (with `--workers N`, N > 1: once all
+ * N are ready); 90 s at most.
+ */
 export async function startServe(
   args: string[] = [],
-  { bin = 'bin/toolsel.mjs', cwd = ROOT, env = {} }: StartServeOptions = {},
+  { bin = 'bin/toolsel.mjs', cwd = ROOT, env = {}, indexDir: given }: StartServeOptions = {},
 ): Promise<RunningServe> {
-  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-serve-'))
+  const indexDir = given ?? (await mkdtemp(join(tmpdir(), 'toolsel-serve-')))
+  const workers = Number(args[args.indexOf('--workers') + 1] ?? 1)
+  const ready =
+    args.includes('--workers') && workers > 1 ? new RegExp(`Ready: ${workers} workers`) : /Ready:/
   let logs = ''
   const child: ChildProcess = spawn(
     process.execPath,
@@ -51,10 +59,10 @@ export async function startServe(
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
     }
-    await rm(indexDir, { recursive: true, force: true })
+    if (given === undefined) await rm(indexDir, { recursive: true, force: true })
   }
-  const deadline = Date.now() + 60_000
-  while (!/Ready:/.test(logs)) {
+  const deadline = Date.now() + 90_000
+  while (!ready.test(logs)) {
     if (Date.now() > deadline || child.exitCode !== null) {
       await stop()
       throw new Error(`toolsel serve did not start:\n${logs}`)
