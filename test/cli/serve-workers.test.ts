@@ -1,22 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-let server: ChildProcess | undefined
-let indexDir: string | undefined
+let server: RunningServe | undefined
 
 afterEach(async () => {
-  if (server && server.exitCode === null) server.kill('SIGKILL')
-  if (indexDir) await rm(indexDir, { recursive: true, force: true })
+  await server?.stop()
+  server = undefined
 })
 
 async function libraryNames(url: string): Promise<string[]> {
@@ -27,38 +23,10 @@ async function libraryNames(url: string): Promise<string[]> {
   )
 }
 
-/** `toolsel serve --workers 2` on a fresh index directory, started; its URL and its log so far. */
-async function startWorkers(
-  env: Record<string, string>,
-): Promise<{ url: string; logs: () => string; child: ChildProcess; dir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolsel-workers-'))
-  indexDir = dir
-  let logs = ''
-  const child = spawn(
-    process.execPath,
-    ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', dir],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        TOOLSEL_LIBRARY: '',
-        TOOLSEL_PORT: '',
-        TOOLSEL_HOST: '127.0.0.1',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  server = child
-  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  const deadline = Date.now() + 90_000
-  while (!/Ready: 2 workers/.test(logs)) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`serve --workers 2 did not start:\n${logs}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  const url = `http://127.0.0.1:${/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]}`
-  return { url, logs: () => logs, child, dir }
+/** `toolsel serve --workers 2` on a fresh index directory, started. */
+async function startWorkers(env: Record<string, string>): Promise<RunningServe> {
+  server = await startServe(['--workers', '2'], { env })
+  return server
 }
 
 /**
@@ -125,7 +93,7 @@ describe('toolsel serve --workers', () => {
   }, 150_000)
 
   it('answers concurrent PUTs of one library through both workers with 2xx (or a clean 503), and saves one of them whole', async () => {
-    const { url, logs, dir } = await startWorkers({})
+    const { url, logs, indexDir: dir } = await startWorkers({})
     // Upload i holds i + 1 tools: the saved tool count tells which upload won.
     const uploads = Array.from({ length: 8 }, (_, upload) =>
       Array.from({ length: upload + 1 }, (_, tool) => ({
@@ -153,7 +121,7 @@ describe('toolsel serve --workers', () => {
     expect(logs()).not.toMatch(/Library change not applied/)
   }, 150_000)
   it('leaves every worker serving what is on disk after concurrent PUTs and DELETEs through both', async () => {
-    const { url, logs, dir } = await startWorkers({})
+    const { url, logs, indexDir: dir } = await startWorkers({})
     const upload = (size: number) =>
       JSON.stringify(
         Array.from({ length: size }, (_, tool) => ({
@@ -180,7 +148,7 @@ describe('toolsel serve --workers', () => {
   }, 240_000)
 
   it('a worker started after another was killed during writes answers every write and serves what is on disk', async () => {
-    const { url, logs, child, dir } = await startWorkers({})
+    const { url, logs, child, indexDir: dir } = await startWorkers({})
     const upload = (size: number) =>
       JSON.stringify(
         Array.from({ length: size }, (_, tool) => ({

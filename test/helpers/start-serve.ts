@@ -18,6 +18,8 @@ export interface RunningServe {
   stop: () => Promise<void>
   /** The server process, for tests of signals and exit codes. */
   child: ChildProcess
+  /** The index directory it serves. */
+  indexDir: string
 }
 
 export interface StartServeOptions {
@@ -70,5 +72,5 @@ export async function startServe(
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-  return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop, child }
+  return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop, child, indexDir }
 }
