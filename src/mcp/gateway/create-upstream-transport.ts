@@ -6,7 +6,9 @@
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { UpstreamConfig } from '../../config/schema.ts'
+import { BoundedReadBuffer, type MessageId } from './bounded-read-buffer.ts'
 
 export type UpstreamKind = 'stdio' | 'http'
 
@@ -127,11 +129,12 @@ export interface UpstreamLimits {
   /** Most bytes of one message (`gateway.maxMessageBytes`). */
   maxMessageBytes: number
   /**
-   * Told when an SSE event of an HTTP server passes `maxMessageBytes` (the stream is cut there;
-   * a JSON answer's request fails with the error itself). A stdio server's is the SDK's read
-   * buffer error (`isOversizeError`), and the transport closes.
+   * Told, for the log, of each message dropped at `maxMessageBytes`: `answered` says which request
+   * it failed, if any. The request it answered is failed by the transport itself (`isOversizeReply`):
+   * a stdio line (skipped to its newline; the process goes on), an HTTP call's JSON answer or
+   * SSE stream (the SSE stream of that one POST is cut). The other calls go on.
    */
-  onOversize: (error: Error) => void
+  onOversize: (dropped: string) => void
 }
 
 /** The message of an upstream answer cut at `maxMessageBytes`. */
@@ -147,9 +150,31 @@ export class UpstreamMessageTooLarge extends Error {
   }
 }
 
-/** The SDK's stdio read buffer past `maxBufferSize` (the upstream wrote a longer line). */
-export function isOversizeError(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size')
+/**
+ * The `data` of the error the transport answers a request with when its answer was over the
+ * limit: an object no upstream can send (what arrives is parsed into new objects).
+ */
+const OVERSIZE_REPLY = Object.freeze({ limit: 'gateway.maxMessageBytes' })
+
+/** A request failed because its answer was over `gateway.maxMessageBytes` (and nothing else). */
+export function isOversizeReply(error: unknown): boolean {
+  return (
+    error instanceof UpstreamMessageTooLarge ||
+    (error instanceof McpError && error.data === OVERSIZE_REPLY)
+  )
+}
+
+/** Fails request `id` as if the upstream had answered it with `isOversizeReply`'s error. */
+function failRequest(transport: Transport, id: MessageId, maxMessageBytes: number): void {
+  transport.onmessage?.({
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: ErrorCode.InternalError,
+      message: oversizeMessage(maxMessageBytes),
+      data: OVERSIZE_REPLY,
+    },
+  })
 }
 
 /**
@@ -162,10 +187,18 @@ export function createUpstreamTransport(
   onStderr: (line: string) => void,
   limits: UpstreamLimits,
 ): Transport {
+  const { maxMessageBytes, onOversize } = limits
   if ('url' in config) {
-    return new StreamableHTTPClientTransport(new URL(config.url), {
+    const http: Transport = new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
-      fetch: boundedFetch(limits),
+      fetch: boundedFetch(maxMessageBytes, (ids) => {
+        for (const id of ids) failRequest(http, id, maxMessageBytes)
+        onOversize(
+          ids.length > 0
+            ? `the answer to request ${ids.join(', ')}, which failed`
+            : 'an event of the standalone SSE stream, which reconnects',
+        )
+      }),
       // Our own backoff reconnects the whole client; the SDK's SSE retries would only add noise.
       reconnectionOptions: {
         maxReconnectionDelay: 30_000,
@@ -174,6 +207,7 @@ export function createUpstreamTransport(
         maxRetries: 2,
       },
     })
+    return http
   }
   const transport = new StdioClientTransport({
     command: config.command,
@@ -181,9 +215,19 @@ export function createUpstreamTransport(
     env: config.env,
     cwd: config.cwd,
     stderr: 'pipe',
-    // The SDK's read buffer holds a message until its newline: past this it errors and closes.
-    maxBufferSize: limits.maxMessageBytes,
   })
+  // The SDK's read buffer would close the transport on a line over the limit (and on several
+  // small lines that arrive together past it), failing every call; this one skips the line and
+  // fails the one request it answered.
+  const lines = new BoundedReadBuffer(maxMessageBytes, (id) => {
+    if (id !== undefined) failRequest(transport, id, maxMessageBytes)
+    onOversize(
+      id !== undefined
+        ? `the answer to request ${id}, which failed`
+        : 'a message that answered no request',
+    )
+  })
+  Object.assign(transport, { _readBuffer: lines })
   let pending = ''
   let cut = false
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -214,20 +258,20 @@ function clipLine(line: string): string {
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
 
 /**
- * fetch whose answers are cut at `maxMessageBytes`: a JSON answer's body as a whole, an SSE
- * stream's each event (bytes since the last blank line). Past it the body errors (the request
- * waiting for it fails) and `onOversize` is told (the calls waiting on an SSE stream fail).
+ * fetch whose answers are cut at `maxMessageBytes`: a JSON answer's body as a whole (the request
+ * waiting for it fails with `UpstreamMessageTooLarge`), an SSE stream's each event (bytes since
+ * the last blank line). Past it an SSE stream is cut and `onOversize` told the ids of the
+ * requests its POST carried (none for the standalone GET stream): they wait on no other stream.
  */
-function boundedFetch({ maxMessageBytes, onOversize }: UpstreamLimits): Fetch {
+function boundedFetch(maxMessageBytes: number, onOversize: (ids: MessageId[]) => void): Fetch {
   return async (url, init) => {
     const response = await fetch(url, init)
     if (response.body === null) return response
     const events = response.headers.get('content-type')?.includes('text/event-stream') === true
-    // A JSON answer's error reaches its own request; the calls waiting on an SSE stream are told.
+    // A JSON answer's error reaches its own request; an SSE stream's requests are failed.
     const over = () => {
-      const error = new UpstreamMessageTooLarge(maxMessageBytes)
-      if (events) onOversize(error)
-      return error
+      if (events) onOversize(requestIds(init?.body))
+      return new UpstreamMessageTooLarge(maxMessageBytes)
     }
     const length = Number(response.headers.get('content-length') ?? 0)
     if (length > maxMessageBytes) {
@@ -263,5 +307,21 @@ function boundedFetch({ maxMessageBytes, onOversize }: UpstreamLimits): Fetch {
       statusText: response.statusText,
       headers: response.headers,
     })
+  }
+}
+
+/** The ids of the JSON-RPC requests a POST's body carried (the SDK sends it as a string). */
+function requestIds(body: RequestInit['body']): MessageId[] {
+  if (typeof body !== 'string') return []
+  try {
+    const parsed: unknown = JSON.parse(body)
+    return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((message: unknown) => {
+      const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown }
+      return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')
+        ? [id]
+        : []
+    })
+  } catch {
+    return []
   }
 }

@@ -27,12 +27,11 @@ import {
 } from './classify-upstream-error.ts'
 import {
   createUpstreamTransport,
-  isOversizeError,
+  isOversizeReply,
   oversizeMessage,
   upstreamKind,
   redactUpstream,
   upstreamTarget,
-  UpstreamMessageTooLarge,
 } from './create-upstream-transport.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
@@ -75,11 +74,6 @@ export class UpstreamConnection {
    * exits meanwhile (a shutdown) left the child running; close() waits for them.
    */
   #closing = new Set<Promise<void>>()
-  /**
-   * The calls waiting for an answer: an answer over `gateway.maxMessageBytes` fails them with
-   * an error naming it (an SSE stream or a stdio connection cut there would leave them waiting).
-   */
-  #inFlight = new Set<AbortController>()
   readonly #stderr: (line: string) => void
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
@@ -125,24 +119,16 @@ export class UpstreamConnection {
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
     const { maxMessageBytes } = settings
-    // Fails the calls waiting on this connection with an error naming the limit.
-    const oversize = (error: Error) => {
-      const limit = new Error(oversizeMessage(maxMessageBytes), { cause: error })
-      for (const call of this.#inFlight) call.abort(limit)
-      return limit
-    }
-    client.onerror = (error) => {
-      if (!isOversizeError(error)) return
-      // A stdio line over the limit: the SDK closes the transport; down (and restarted) now.
-      const limit = oversize(error)
-      if (this.#client === client) this.#markDown(limit)
-    }
     client.onclose = () => {
       if (this.#client === client) this.#markDown(new Error('the connection closed'))
     }
     const transport = createUpstreamTransport(this.config, this.#stderr, {
       maxMessageBytes,
-      onOversize: oversize,
+      // The request it answered failed on its own; the connection and other calls go on.
+      onOversize: (dropped) =>
+        logger.warn(
+          `Upstream "${this.name}" sent a message over ${maxMessageBytes.toLocaleString('en-US')} bytes (gateway.maxMessageBytes): dropped (${dropped})`,
+        ),
     })
     const stdio = upstreamKind(this.config) === 'stdio'
     const handshake = stdio
@@ -216,30 +202,24 @@ export class UpstreamConnection {
     if (!client || this.#status === 'down' || this.#status === 'reconnecting')
       throw unavailableError(this.state())
     const started = performance.now()
-    const call = new AbortController()
-    this.#inFlight.add(call)
     try {
       const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
         timeout: this.#options.settings.callTimeoutMs,
-        signal: signal ? AbortSignal.any([signal, call.signal]) : call.signal,
+        signal,
       })
       this.#observe(performance.now() - started)
       return result as CallToolResult
     } catch (error) {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
-      // Cut at gateway.maxMessageBytes: an SSE stream's or stdio line's (the calls waiting were
-      // aborted with it), or this request's own JSON answer (the SDK passes fetch's error on).
-      const tooLarge = call.signal.aborted
-        ? (call.signal.reason as Error)
-        : error instanceof UpstreamMessageTooLarge
-          ? error
-          : undefined
-      if (tooLarge !== undefined) {
-        this.#lastError = `tools/call ${name}: ${tooLarge.message}`
+      // This call's answer was over gateway.maxMessageBytes (a stdio line, a JSON body, an
+      // event of this call's SSE stream): it alone fails; the connection is fine.
+      if (isOversizeReply(error)) {
+        const tooLarge = oversizeMessage(this.#options.settings.maxMessageBytes)
+        this.#lastError = `tools/call ${name}: ${tooLarge}`
         throw new ToolselError(
           'UPSTREAM_UNAVAILABLE',
-          `Upstream "${this.name}" answered the call to "${name}" with ${tooLarge.message}; the answer was dropped.`,
+          `Upstream "${this.name}" answered the call to "${name}" with ${tooLarge}; the answer was dropped.`,
           { cause: error, details: { server: this.name, tool: name } },
         )
       }
@@ -252,8 +232,6 @@ export class UpstreamConnection {
         cause: error,
         details: failure.details,
       })
-    } finally {
-      this.#inFlight.delete(call)
     }
   }
 
@@ -272,20 +250,19 @@ export class UpstreamConnection {
     const started = performance.now()
     const { listTimeoutMs = this.#options.settings.connectTimeoutMs, maxToolsPerServer } =
       this.#options.settings
-    // A page over gateway.maxMessageBytes on an SSE stream fails the listing with that error.
-    const listing = new AbortController()
-    this.#inFlight.add(listing)
-    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer, listing.signal)
-      .catch((error: unknown) => {
-        if (listing.signal.aborted) throw listing.signal.reason
+    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer).catch(
+      (error: unknown) => {
+        // A page over gateway.maxMessageBytes: the listing fails with that error.
+        if (isOversizeReply(error))
+          throw new Error(oversizeMessage(this.#options.settings.maxMessageBytes))
         if (classifyUpstreamError(error) !== 'timeout') throw error
         // Still a timeout (the server is slow, not gone), now naming the setting to raise.
         throw new McpError(
           ErrorCode.RequestTimeout,
           `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
         )
-      })
-      .finally(() => this.#inFlight.delete(listing))
+      },
+    )
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
     // One line per skipped tool: thousands for a server whose every tool is malformed.
     for (const warning of groupWarnings(warnings).warnings) this.#options.logger.warn(warning)

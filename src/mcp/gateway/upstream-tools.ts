@@ -22,14 +22,12 @@ export async function listAllTools(
   client: Client,
   timeoutMs: number,
   maxTools = Number.POSITIVE_INFINITY,
-  signal?: AbortSignal,
 ): Promise<McpTool[]> {
   const listed: McpTool[] = []
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
       timeout: timeoutMs,
-      signal,
     })
     if (listed.length + result.tools.length > maxTools) {
       throw new Error(

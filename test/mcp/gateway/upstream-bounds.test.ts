@@ -1,7 +1,8 @@
 /**
  * What one upstream may send: a message over gateway.maxMessageBytes (stdio line, HTTP JSON body
- * or SSE event) fails its call with an error naming the setting, and the upstream recovers (a
- * stdio process is restarted, an HTTP session stays); stderr lines are cut, rate-limited and
+ * or SSE event) fails its own call with an error naming the setting, and only that call: the
+ * others in flight get their answers and the connection stays (a stdio process is not
+ * restarted); stderr lines are cut, rate-limited and
  * redacted before they reach our log. Real processes and real HTTP servers.
  */
 import { fileURLToPath } from 'node:url'
@@ -75,42 +76,67 @@ async function httpUpstream(json: boolean, register: (server: McpServer) => void
   return served
 }
 
-/** `big` ({bytes}): an answer of that many characters. */
+/** `big` ({bytes, delayMs}): an answer of that many characters, after that many ms. */
 const bigHttpUpstream = (json: boolean) =>
   httpUpstream(json, (server) =>
-    server.registerTool('big', { inputSchema: { bytes: z.number() } }, ({ bytes }) => ({
-      content: [{ type: 'text', text: 'x'.repeat(bytes) }],
-    })),
+    server.registerTool(
+      'big',
+      { inputSchema: { bytes: z.number(), delayMs: z.number().optional() } },
+      async ({ bytes, delayMs = 0 }) => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+        return { content: [{ type: 'text', text: 'x'.repeat(bytes) }] }
+      },
+    ),
   )
 
-describe('an upstream answer over gateway.maxMessageBytes', () => {
-  it('fails the stdio call naming the setting, restarts the process, and serves the next call', async () => {
-    const { upstream } = notes()
-    await upstream.connect()
-    expect(upstream.state().status).toBe('connected')
-    const failed = await upstream.callTool('big_answer', { bytes: 4 * LIMIT }).catch((e) => e)
-    expect(failed).toMatchObject({
-      code: 'UPSTREAM_UNAVAILABLE',
-      message: expect.stringContaining('bytes (gateway.maxMessageBytes)'),
+const tooLarge = (tool: string) =>
+  `Upstream "bounded" answered the call to "${tool}" with an upstream message was over 65,536 bytes (gateway.maxMessageBytes); the answer was dropped.`
+
+/**
+ * Four calls at once, the second answering over the limit while the others wait (theirs come
+ * 300 ms later): only it fails, naming the setting; the others get their answers from the same
+ * connection (never down, never restarted), and the next call works.
+ */
+async function oneLargeAmongMany(
+  upstream: UpstreamConnection,
+  tool: string,
+  args: (bytes: number, delay: number) => Record<string, unknown>,
+) {
+  await upstream.connect()
+  expect(upstream.state().status).toBe('connected')
+  const sizes = [10, 4 * LIMIT, 20, 30]
+  const settled = await Promise.allSettled(
+    sizes.map((bytes) => upstream.callTool(tool, args(bytes, bytes > LIMIT ? 0 : 300))),
+  )
+  expect(settled[1]).toMatchObject({
+    status: 'rejected',
+    reason: { code: 'UPSTREAM_UNAVAILABLE', message: tooLarge(tool) },
+  })
+  for (const index of [0, 2, 3]) {
+    expect(settled[index]).toMatchObject({
+      status: 'fulfilled',
+      value: { content: [{ type: 'text', text: 'x'.repeat(sizes[index]) }] },
     })
-    await until(() => upstream.state().status === 'connected', 'reconnected')
-    const small = await upstream.callTool('big_answer', { bytes: 10 })
-    expect(small.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }])
+  }
+  expect(upstream.state()).toMatchObject({ status: 'connected', downSince: null, attempt: 0 })
+  const next = await upstream.callTool(tool, args(10, 0))
+  expect(next.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }])
+}
+
+describe('an upstream answer over gateway.maxMessageBytes', () => {
+  it('fails only its stdio call: the line is skipped, the process goes on, the others answer', async () => {
+    const { upstream, logger } = notes()
+    await oneLargeAmongMany(upstream, 'big_answer', (bytes, delay_ms) => ({ bytes, delay_ms }))
+    expect(logger.lines.join('\n')).toContain(
+      'sent a message over 65,536 bytes (gateway.maxMessageBytes): dropped (the answer to request',
+    )
   }, 150_000)
 
   for (const json of [true, false]) {
-    it(`fails the HTTP call (${json ? 'JSON' : 'SSE'} answer) naming the setting; the next call works`, async () => {
+    it(`fails only its HTTP call (${json ? 'JSON' : 'SSE'} answers); the others and the next call work`, async () => {
       const served = await bigHttpUpstream(json)
       const { upstream } = connection({ url: `${served.url}/mcp` })
-      await upstream.connect()
-      expect(upstream.state().status).toBe('connected')
-      const failed = await upstream.callTool('big', { bytes: 4 * LIMIT }).catch((e) => e)
-      expect(failed).toMatchObject({
-        code: 'UPSTREAM_UNAVAILABLE',
-        message: `Upstream "bounded" answered the call to "big" with an upstream message was over 65,536 bytes (gateway.maxMessageBytes); the answer was dropped.`,
-      })
-      const small = await upstream.callTool('big', { bytes: 10 })
-      expect(small.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }])
+      await oneLargeAmongMany(upstream, 'big', (bytes, delayMs) => ({ bytes, delayMs }))
     }, 60_000)
   }
 })

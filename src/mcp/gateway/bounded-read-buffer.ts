@@ -1,0 +1,188 @@
+/**
+ * The read side of a stdio upstream with a size limit per message that costs one call, not the
+ * connection. Messages are newline-delimited JSON, and JSON text holds no raw newline (one in a
+ * string is written `\n`), so a line over the limit can be skipped up to its newline and the
+ * next line is the next message: the process goes on. While a line is skipped a scanner reads
+ * its top-level `"id"` (an answer names the request it answers, at its start or at its end),
+ * so the one request it answered fails and the others go on. Nothing of the line is kept.
+ * @module
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
+
+/** A JSON-RPC id: what `TopLevelId` reads. */
+export type MessageId = string | number
+
+const NEWLINE = 0x0a
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+/** Most bytes of a top-level key or of the id's value that are kept (longer: not the id). */
+const MAX_TOKEN_BYTES = 256
+
+/**
+ * Reads, chunk by chunk and keeping at most a few hundred bytes, the top-level `"id"` of one
+ * JSON object: nesting and strings (with their escapes) are followed, so an `"id"` inside the
+ * result or inside a string is not taken for it. Of two `"id"` keys the last, as `JSON.parse`.
+ */
+export class TopLevelId {
+  #depth = 0
+  #inString = false
+  #escaped = false
+  /** Bytes of the depth-1 string being read (a key, or the id's value), undefined when too long. */
+  #token: number[] | undefined
+  #readingId = false
+  #value: number[] = []
+  #id: MessageId | undefined
+  #method = false
+
+  feed(bytes: Uint8Array): void {
+    for (const byte of bytes) this.#byte(byte)
+  }
+
+  /** The id, once its value was read whole; undefined for a message with none (a notification). */
+  get id(): MessageId | undefined {
+    if (this.#readingId) this.#endValue()
+    return this.#id
+  }
+
+  /**
+   * The id of the request this message answers: undefined for a request or notification of the
+   * server (a top-level `"method"`), whose id is the server's own and names none of ours.
+   */
+  get answers(): MessageId | undefined {
+    return this.#method ? undefined : this.id
+  }
+
+  #byte(byte: number): void {
+    if (this.#inString) {
+      if (this.#readingId) this.#keep(this.#value, byte)
+      else if (this.#token !== undefined && this.#depth === 1) this.#keep(this.#token, byte)
+      if (this.#escaped) this.#escaped = false
+      else if (byte === BACKSLASH) this.#escaped = true
+      else if (byte === QUOTE) {
+        this.#inString = false
+        if (this.#token !== undefined && !this.#readingId) this.#token.pop()
+      }
+      return
+    }
+    if (byte === QUOTE) {
+      this.#inString = true
+      if (this.#readingId) this.#keep(this.#value, byte)
+      else this.#token = this.#depth === 1 ? [] : undefined
+      return
+    }
+    if (byte === 0x7b || byte === 0x5b) {
+      // `{` or `[`: an id is a string or a number, never an object or array.
+      if (this.#depth === 1 && this.#readingId) this.#readingId = false
+      this.#depth += 1
+      return
+    }
+    if (byte === 0x7d || byte === 0x5d) {
+      if (this.#depth === 1 && this.#readingId) this.#endValue()
+      this.#depth -= 1
+      return
+    }
+    if (this.#depth !== 1) return
+    if (byte === 0x3a) {
+      // `:` after a key: the value that follows is the id's when the key is "id".
+      const key = this.#token === undefined ? undefined : keyText(this.#token)
+      this.#readingId = key === 'id'
+      if (key === 'method') this.#method = true
+      this.#value = []
+      this.#token = undefined
+    } else if (byte === 0x2c) {
+      if (this.#readingId) this.#endValue()
+    } else if (this.#readingId && byte > 0x20) this.#keep(this.#value, byte)
+  }
+
+  #keep(into: number[], byte: number): void {
+    if (into.length < MAX_TOKEN_BYTES) into.push(byte)
+    else if (into === this.#value) this.#readingId = false
+    else this.#token = undefined
+  }
+
+  #endValue(): void {
+    this.#readingId = false
+    try {
+      const value: unknown = JSON.parse(Buffer.from(this.#value).toString('utf8'))
+      if (typeof value === 'string' || typeof value === 'number') this.#id = value
+    } catch {
+      // Not an id JSON-RPC allows: none.
+    }
+  }
+}
+
+/** A key's bytes as JSON reads them (`"i\u0064"` is `"id"`). */
+function keyText(bytes: number[]): string | undefined {
+  try {
+    return JSON.parse(`"${Buffer.from(bytes).toString('utf8')}"`) as string
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The SDK's `ReadBuffer` (`append`, `readMessage`, `clear`) with `maxMessageBytes` per line
+ * instead of per buffer: a line over it is skipped (never buffered past the limit) and
+ * `onOversize` told the id of the request the line answered (undefined: it answered none). The SDK's errors and closes the transport instead,
+ * failing every call in flight, and also trips on several small messages that arrive together.
+ */
+export class BoundedReadBuffer {
+  readonly #maxMessageBytes: number
+  readonly #onOversize: (id: MessageId | undefined) => void
+  #buffer: Buffer | undefined
+  /** The line being skipped, when one is. */
+  #skipping: TopLevelId | undefined
+
+  constructor(maxMessageBytes: number, onOversize: (id: MessageId | undefined) => void) {
+    this.#maxMessageBytes = maxMessageBytes
+    this.#onOversize = onOversize
+  }
+
+  append(chunk: Buffer): void {
+    let rest = chunk
+    if (this.#skipping) {
+      const end = rest.indexOf(NEWLINE)
+      this.#skipping.feed(end === -1 ? rest : rest.subarray(0, end))
+      if (end === -1) return
+      const { answers } = this.#skipping
+      this.#skipping = undefined
+      this.#onOversize(answers)
+      rest = rest.subarray(end + 1)
+    }
+    if (rest.length === 0) return
+    const buffer = this.#buffer ? Buffer.concat([this.#buffer, rest]) : rest
+    // The line without its newline yet: skipped from here on once it is over the limit.
+    const lineStart = buffer.lastIndexOf(NEWLINE) + 1
+    if (buffer.length - lineStart > this.#maxMessageBytes) {
+      this.#skipping = new TopLevelId()
+      this.#skipping.feed(buffer.subarray(lineStart))
+      this.#buffer = lineStart > 0 ? buffer.subarray(0, lineStart) : undefined
+    } else {
+      this.#buffer = buffer
+    }
+  }
+
+  readMessage(): JSONRPCMessage | null {
+    while (this.#buffer) {
+      const end = this.#buffer.indexOf(NEWLINE)
+      if (end === -1) return null
+      const line = this.#buffer.subarray(0, end)
+      this.#buffer = end + 1 < this.#buffer.length ? this.#buffer.subarray(end + 1) : undefined
+      if (line.length > this.#maxMessageBytes) {
+        // A whole line over the limit that came in one chunk.
+        const scanner = new TopLevelId()
+        scanner.feed(line)
+        this.#onOversize(scanner.answers)
+        continue
+      }
+      return deserializeMessage(line.toString('utf8').replace(/\r$/, ''))
+    }
+    return null
+  }
+
+  clear(): void {
+    this.#buffer = undefined
+    this.#skipping = undefined
+  }
+}

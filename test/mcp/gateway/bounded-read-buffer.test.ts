@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import {
+  BoundedReadBuffer,
+  TopLevelId,
+  type MessageId,
+} from '../../../src/mcp/gateway/bounded-read-buffer.ts'
+
+const LIMIT = 200
+
+/** What `line` is read as when fed `size` bytes at a time. */
+function answers(line: string, size = 7): MessageId | undefined {
+  const scanner = new TopLevelId()
+  const bytes = Buffer.from(line)
+  for (let at = 0; at < bytes.length; at += size) scanner.feed(bytes.subarray(at, at + size))
+  return scanner.answers
+}
+
+describe('TopLevelId', () => {
+  it('reads the top-level id at the start or the end of an answer, in pieces', () => {
+    const text = 'y'.repeat(500)
+    expect(answers(JSON.stringify({ jsonrpc: '2.0', id: 12, result: { text } }))).toBe(12)
+    expect(answers(JSON.stringify({ result: { text }, jsonrpc: '2.0', id: 'a"b' }))).toBe('a"b')
+    expect(answers(JSON.stringify({ error: { code: 1, message: text }, id: 3 }), 1)).toBe(3)
+    expect(answers('{"i\\u0064" : 4 , "result":{}}')).toBe(4)
+  })
+
+  it('does not take an id nested in the result or inside a string for the answer', () => {
+    const nested = { result: { id: 1, items: [{ id: 2 }], note: '"id":3,' }, jsonrpc: '2.0' }
+    expect(answers(JSON.stringify(nested))).toBeUndefined()
+    expect(answers(JSON.stringify({ ...nested, id: 9 }))).toBe(9)
+    expect(answers('{"id": {"x": 1}, "result": {}}')).toBeUndefined()
+  })
+
+  it("answers no request for the server's own requests and notifications", () => {
+    expect(answers(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'sampling/x' }))).toBe(undefined)
+    expect(answers(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message' }))).toBe(
+      undefined,
+    )
+  })
+})
+
+describe('BoundedReadBuffer', () => {
+  const message = (id: number, bytes = 10) =>
+    `${JSON.stringify({ jsonrpc: '2.0', id, result: { text: 'x'.repeat(bytes) } })}\n`
+
+  function read(chunks: string[]) {
+    const dropped: Array<MessageId | undefined> = []
+    const buffer = new BoundedReadBuffer(LIMIT, (id) => dropped.push(id))
+    const ids: unknown[] = []
+    for (const chunk of chunks) {
+      buffer.append(Buffer.from(chunk))
+      for (let next = buffer.readMessage(); next; next = buffer.readMessage())
+        ids.push((next as { id: unknown }).id)
+    }
+    return { ids, dropped }
+  }
+
+  it('skips a line over the limit to its newline and reads the lines around it', () => {
+    const stream = message(1) + message(2, 5 * LIMIT) + message(3)
+    // In one chunk, in pieces, and a byte at a time.
+    for (const size of [stream.length, 64, 1]) {
+      const chunks: string[] = []
+      for (let at = 0; at < stream.length; at += size) chunks.push(stream.slice(at, at + size))
+      expect(read(chunks)).toEqual({ ids: [1, 3], dropped: [2] })
+    }
+  })
+
+  it('takes several small lines that arrive together past the limit', () => {
+    const small = Array.from({ length: 10 }, (_, i) => message(i, 100)).join('')
+    expect(small.length).toBeGreaterThan(LIMIT)
+    expect(read([small])).toEqual({ ids: [...Array(10).keys()], dropped: [] })
+  })
+})
