@@ -32,6 +32,7 @@ import {
   buildsSameIndex,
   importAsLibrary,
   libraryNameFromPath,
+  loadIndexedLibrary,
   savedManifest,
   saveIndexedLibrary,
 } from '../store/library-lifecycle.ts'
@@ -171,10 +172,18 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const build = { source, previousIndexDir, logger, examples }
   const saved = values.rebuild ? undefined : await savedManifest(previousIndexDir)
   if (saved !== undefined && buildsSameIndex(saved, library, build, config)) {
+    // The manifest says these tools; the files beside it must still load (a truncated or
+    // overwritten file under an intact manifest is rebuilt, not kept).
+    const unloadable = await loadProblem(previousIndexDir, config)
+    if (unloadable === undefined) {
+      io.stderr(
+        `Unchanged: ${previousIndexDir} already holds these ${library.size} tools (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
+      )
+      return 0
+    }
     io.stderr(
-      `Unchanged: ${previousIndexDir} already holds these ${library.size} tools (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
+      `${previousIndexDir} records these ${library.size} tools but does not load (${terminalText(unloadable)}): building it again.\n`,
     )
-    return 0
   }
   const progress = createProgress(`Indexing ${name}`, progressOutput(io))
   const indexed = await buildIndexedLibrary(library, config, {
@@ -190,6 +199,17 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0
+}
+
+/** Why the index saved at `dir` can't be loaded (its files checked as a server loads them); undefined when it loads. */
+async function loadProblem(dir: string, config: Config): Promise<string | undefined> {
+  try {
+    const loaded = await loadIndexedLibrary(dir, config)
+    loaded.library.release(0)
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
 }
 
 /** `--max-file-bytes <n>`: a whole number of bytes above 0. */

@@ -116,6 +116,26 @@ describe('toolsel libraries (saved indexes)', () => {
   })
 })
 
+describe('toolsel index: the unchanged check loads the saved files', () => {
+  it('rebuilds the same tools over an index whose files no longer load (its manifest intact)', async () => {
+    const file = fixture('postman-collection.json')
+    expect((await local('index', file, '--name', 'shop')).code).toBe(0)
+    const dir = join(indexDir, 'shop')
+    for (const damage of ['tools.jsonl', 'bm25.bin']) {
+      // A file cut short behind the manifest's back (not a commit: the manifest stays).
+      await writeFile(join(dir, damage), '{')
+      const again = await local('index', file, '--name', 'shop')
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stderr, damage).not.toContain('Unchanged')
+      expect(again.stderr).toContain(`${dir} records these 7 tools but does not load (`)
+      expect(again.stderr).toContain(`Indexing shop: 7 tools written to ${dir}`)
+      // Whole again: the next run of the same tools writes nothing.
+      expect((await local('select', 'list the products', '--library', 'shop')).code).toBe(0)
+      expect((await local('index', file, '--name', 'shop')).stderr).toContain('Unchanged: ')
+    }
+  })
+})
+
 describe('toolsel index: the unchanged check compares how each part is built', () => {
   it('rebuilds the same tools after a change of any build setting; query-time settings change nothing', async () => {
     const file = fixture('postman-collection.json')
