@@ -16,6 +16,7 @@ import { answerClientErrors } from '../server/client-error.ts'
 import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
+import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
@@ -134,14 +135,25 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const sync = cluster.isWorker
     ? new WorkerLibrarySync(service.libraries, config, logger, {
         pickUp: (names) => pickUpCommits(service, names, { replicated: true }),
+        failedIndexes: () => service.failedIndexes,
+        onFailedIndexes: (all) => (service.sharedFailedIndexes = all),
       })
     : undefined
   // One process: it looks for other processes' commits itself (with --workers, the primary does).
   const poller =
     !cluster.isWorker && config.server.indexWatchMs > 0
-      ? new IndexDirPoller(config.library.indexDir, config.server.indexWatchMs, async (names) => {
-          for (const failure of await pickUpCommits(service, names)) logger.error(failure)
-        })
+      ? new IndexDirPoller(
+          config.library.indexDir,
+          config.server.indexWatchMs,
+          async (names, { retry }) => {
+            const failures = await pickUpCommits(service, names)
+            // Once per commit: its tries after the first are logged at debug level.
+            for (const failure of failures)
+              if (retry) logger.debug(`Tried again: ${failure}`)
+              else logger.error(failure)
+            return failedAmong(names, service.failedIndexes)
+          },
+        )
       : undefined
   const fetch: typeof app.fetch = sync
     ? async (request, ...rest) => {
@@ -211,6 +223,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
   )
   if (cluster.isWorker) process.send!({ toolsel: 'ready' })
+  // Indexes skipped at start-up are tried again as failed commits are.
+  poller?.retryLater(service.failedIndexes.map((failed) => failed.name))
   poller?.start()
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
@@ -269,15 +283,27 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * (a library that can't load…) stops everything: the error is in its log.
  */
 async function servePrimary(count: number, config: Config, logger: Logger): Promise<number> {
-  const relay = relayLibraryChanges(logger)
+  // Indexes a worker skipped at its start are tried again as failed commits are.
+  const relay = relayLibraryChanges(logger, {
+    onStartupFailures: (names) => poller?.retryLater(names),
+  })
   // Other processes' commits: the primary looks (one poll, not one per worker) and relays them.
   const poller =
     config.server.indexWatchMs > 0
-      ? new IndexDirPoller(config.library.indexDir, config.server.indexWatchMs, async (names) => {
-          const failures = await relay.relayCommits(names)
-          // One line per poll, however many workers failed alike.
-          if (failures.length > 0) logger.error(`Not picked up: ${failures.join('; ')}`)
-        })
+      ? new IndexDirPoller(
+          config.library.indexDir,
+          config.server.indexWatchMs,
+          async (names, { retry }) => {
+            const { failures, failed } = await relay.relayCommits(names)
+            // One line per poll, however many workers failed alike; once per commit (its tries
+            // after the first are logged at debug level).
+            if (failures.length > 0)
+              logger[retry ? 'debug' : 'error'](
+                `${retry ? 'Tried again, not' : 'Not'} picked up: ${failures.join('; ')}`,
+              )
+            return failed
+          },
+        )
       : undefined
   await poller?.baseline()
   poller?.start()
@@ -317,6 +343,11 @@ async function servePrimary(count: number, config: Config, logger: Logger): Prom
     }
     for (let index = 0; index < count; index += 1) cluster.fork()
   })
+}
+
+/** Which of `names` are among the `failed` indexes. */
+function failedAmong(names: readonly string[], failed: readonly FailedIndex[]): string[] {
+  return names.filter((name) => failed.some((entry) => entry.name === name))
 }
 
 /** A port that is taken or not ours to use, as a config error naming the setting to change. */

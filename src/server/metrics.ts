@@ -170,7 +170,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     registers: [registry],
     collect() {
       this.reset()
-      for (const failed of service.failedIndexes) this.set({ index: failed.name }, 1)
+      for (const failed of service.reportedFailedIndexes) this.set({ index: failed.name }, 1)
     },
   })
   new Gauge({

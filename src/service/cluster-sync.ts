@@ -23,6 +23,11 @@
  * disk (`syncSavedLibrary`), so its start-up load, older than a commit made meanwhile, never
  * stays served. Libraries that live in memory only (a gateway's, a tool file given to --library)
  * are each worker's own and are not relayed.
+ *
+ * Saved indexes that failed to load (`/readyz` failedIndexes, the index-load metric) are one list
+ * for all workers: each worker tells the primary what failed in it (at start, and with its answer
+ * to each relay of other processes' commits), and the primary sends every worker the union, which
+ * is what each reports; a load balancer gets the same answer from whichever worker it asks.
  * @module
  */
 import cluster, { type Worker } from 'node:cluster'
@@ -31,6 +36,7 @@ import type { Config } from '../config/schema.ts'
 import { dirname, join } from 'node:path'
 import { listIndexes, syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
+import type { FailedIndex } from './load-libraries.ts'
 
 /** One changed library: its saved index directory, or null when it was deleted. */
 export interface LibraryChange {
@@ -43,8 +49,12 @@ type SyncMessage =
   | { toolsel: 'subscribed' }
   | { toolsel: 'sync'; id: number; changes: LibraryChange[] }
   | { toolsel: 'apply'; id: number; changes: LibraryChange[]; external?: true }
-  | { toolsel: 'applied'; id: number; failures: string[] }
+  | { toolsel: 'applied'; id: number; failures: string[]; failedIndexes?: FailedIndex[] }
   | { toolsel: 'synced'; id: number; failures: string[] }
+  /** A worker's own failed indexes (after its start-up). */
+  | { toolsel: 'failed'; failedIndexes: FailedIndex[] }
+  /** The primary's union of every worker's, for each to report. */
+  | { toolsel: 'failedIndexes'; failedIndexes: FailedIndex[] }
 
 function isSyncMessage(message: unknown): message is SyncMessage {
   return (
@@ -86,10 +96,15 @@ export class WorkerLibrarySync {
       this.#waiting.get(message.id)?.(message.failures)
       this.#waiting.delete(message.id)
     } else if (message.toolsel === 'subscribed') this.#onSubscribed()
+    else if (message.toolsel === 'failedIndexes') this.#onFailedIndexes(message.failedIndexes)
   }
 
   /** Applies the names of libraries other processes committed (the primary's index poll). */
   readonly #pickUp: (names: string[]) => Promise<string[]>
+  /** This worker's own failed indexes, told to the primary. */
+  readonly #failedIndexes: () => readonly FailedIndex[]
+  /** Takes the primary's union of every worker's failed indexes. */
+  readonly #onFailedIndexes: (all: FailedIndex[]) => void
 
   constructor(
     registry: LibraryRegistry,
@@ -102,12 +117,18 @@ export class WorkerLibrarySync {
        * returns what failed. Default: none applied.
        */
       pickUp?: (names: string[]) => Promise<string[]>
+      /** The saved indexes that failed to load in this worker (default none). */
+      failedIndexes?: () => readonly FailedIndex[]
+      /** Called with every worker's failed indexes, the list this worker reports. */
+      onFailedIndexes?: (all: FailedIndex[]) => void
     } = {},
   ) {
     this.#registry = registry
     this.#config = config
     this.#logger = logger
     this.#pickUp = options.pickUp ?? (() => Promise.resolve([]))
+    this.#failedIndexes = options.failedIndexes ?? (() => [])
+    this.#onFailedIndexes = options.onFailedIndexes ?? (() => {})
     this.#unsubscribe = registry.onChange((name, indexed, replicated) => {
       // The libraries each worker loads at start are its own doing, not changes to relay, and
       // a change another worker made has been relayed already.
@@ -157,6 +178,12 @@ export class WorkerLibrarySync {
       toSync.clear()
     }
     this.#started = true
+    // What failed to load here at start: the primary answers with every worker's.
+    if (!this.#closed)
+      process.send!({
+        toolsel: 'failed',
+        failedIndexes: [...this.#failedIndexes()],
+      } satisfies SyncMessage)
   }
 
   /** The registry as `syncSavedLibrary` changes it: marked replicated (not relayed again). */
@@ -216,7 +243,12 @@ export class WorkerLibrarySync {
       ])
       const mine = failures.map((failure) => `worker ${process.pid}, ${failure}`)
       if (!this.#closed)
-        process.send!({ toolsel: 'applied', id, failures: mine } satisfies SyncMessage)
+        process.send!({
+          toolsel: 'applied',
+          id,
+          failures: mine,
+          failedIndexes: [...this.#failedIndexes()],
+        } satisfies SyncMessage)
       return
     }
     const failures: string[] = []
@@ -239,14 +271,40 @@ export class WorkerLibrarySync {
 export interface LibraryRelay {
   /**
    * Tells every ready worker that `names` were committed by another process (each applies what
-   * is on disk now; workers still starting read the disk before they are ready); resolves with
-   * what failed once all have answered.
+   * is on disk now; workers still starting read the disk before they are ready); resolves once
+   * all have answered with what failed (`failures`: a line per worker and library) and which of
+   * `names` failed to load in some worker (`failed`).
    */
-  relayCommits(names: string[]): Promise<string[]>
+  relayCommits(names: string[]): Promise<{ failures: string[]; failed: string[] }>
 }
 
-/** The primary side: relays each worker's changes to the others and reports back. */
-export function relayLibraryChanges(logger: Logger): LibraryRelay {
+/**
+ * The primary side: relays each worker's changes to the others and reports back, and keeps the
+ * union of the workers' failed indexes, sent to every worker whenever one reports its own.
+ * `onStartupFailures` gets the names a worker failed to load at its start (to be tried again).
+ */
+export function relayLibraryChanges(
+  logger: Logger,
+  options: { onStartupFailures?: (names: string[]) => void } = {},
+): LibraryRelay {
+  // Each worker's failed indexes (worker id → list), and their union as last sent.
+  const failedBy = new Map<number, FailedIndex[]>()
+  let union: FailedIndex[] = []
+  const reportFailed = (worker: Worker, failedIndexes: FailedIndex[] | undefined) => {
+    if (failedIndexes === undefined) return
+    failedBy.set(worker.id, failedIndexes)
+    shareFailed()
+  }
+  const shareFailed = () => {
+    const byName = new Map<string, FailedIndex>()
+    for (const list of failedBy.values())
+      for (const failed of list) if (!byName.has(failed.name)) byName.set(failed.name, failed)
+    union = [...byName.values()].sort((one, other) => one.name.localeCompare(other.name))
+    // To every worker, even when the union is unchanged: one just started has none yet.
+    for (const worker of Object.values(cluster.workers ?? {}))
+      if (worker?.isConnected())
+        worker.send({ toolsel: 'failedIndexes', failedIndexes: union } satisfies SyncMessage)
+  }
   let nextRelay = 1
   // relay id → what is still awaited; the origin is a worker, or the primary's own call.
   const relays = new Map<
@@ -313,7 +371,12 @@ export function relayLibraryChanges(logger: Logger): LibraryRelay {
       worker.send({ toolsel: 'subscribed' } satisfies SyncMessage)
     } else if (message.toolsel === 'sync') {
       relay(worker, message.id, message.changes, false)
+    } else if (message.toolsel === 'failed') {
+      reportFailed(worker, message.failedIndexes)
+      if (message.failedIndexes.length > 0)
+        options.onStartupFailures?.(message.failedIndexes.map((failed) => failed.name))
     } else if (message.toolsel === 'applied') {
+      reportFailed(worker, message.failedIndexes)
       const pending = relays.get(message.id)
       if (!pending) return
       pending.awaiting.delete(worker.id)
@@ -324,6 +387,7 @@ export function relayLibraryChanges(logger: Logger): LibraryRelay {
   // A worker that exits owes no answer.
   cluster.on('exit', (worker: Worker) => {
     subscribed.delete(worker.id)
+    if (failedBy.delete(worker.id)) shareFailed()
     for (const [relayId, pending] of relays) {
       if (pending.awaiting.delete(worker.id)) settle(relayId)
     }
@@ -332,7 +396,11 @@ export function relayLibraryChanges(logger: Logger): LibraryRelay {
     relayCommits: (names) =>
       new Promise((resolve) =>
         relay(
-          resolve,
+          (failures) =>
+            resolve({
+              failures,
+              failed: names.filter((name) => union.some((failed) => failed.name === name)),
+            }),
           0,
           names.map((name) => ({ name, dir: null })),
           true,

@@ -18,6 +18,11 @@
  * under the library's lock (in-flight requests finish on the old version), or dropped; a version
  * the server serves already (its own PUT) is not loaded again. With `--workers N` the primary
  * polls and relays the names to every worker (service/cluster-sync.ts).
+ *
+ * A commit that fails to load (a file briefly unreadable, EMFILE, a network mount half-synced) is
+ * loaded again on a backoff, `retryBackoffMs` (2 s, 4 s, 8 s, … then every minute) for as long as
+ * it stays the commit there and fails; the failure is logged once per commit, and `/readyz`
+ * failedIndexes lists it until a try loads it. Indexes skipped at start-up are tried the same way.
  * @module
  */
 import { readdir, stat } from 'node:fs/promises'
@@ -36,6 +41,19 @@ import type { FailedIndex } from './load-libraries.ts'
  * until its timestamp is older than this.
  */
 export const SETTLE_MS = 2500
+
+/**
+ * The wait before the `n`th try of a commit that failed to load (n from 1): 2 s, doubled each
+ * try, at most a minute (a failing commit costs one load a minute, not one a poll).
+ */
+export function retryBackoffMs(n: number): number {
+  return Math.min(2000 * 2 ** (n - 1), 60_000)
+}
+
+/** What the poll hands `onChange`: `retry` when the names are failed commits tried again. */
+export interface ChangeBatch {
+  retry: boolean
+}
 
 /** Manifests stat'ed at once by a scan. */
 const STAT_BATCH = 64
@@ -61,12 +79,15 @@ async function identityOf(
 /**
  * Polls `indexDir` every `intervalMs` and calls `onChange` with the names of the libraries whose
  * committed index appeared, changed or went away since the last poll (one call at a time: the
- * next poll waits for it).
+ * next poll waits for it). `onChange` answers the names that failed to load: each is handed to it
+ * again (`retry: true`) after `retryBackoffMs`, until it loads or is committed anew.
  */
 export class IndexDirPoller {
   readonly #indexDir: string
   readonly #intervalMs: number
-  readonly #onChange: (names: string[]) => Promise<void>
+  readonly #onChange: (names: string[], batch: ChangeBatch) => Promise<readonly string[] | void>
+  /** Names whose commit failed to load: tries so far and when the next is due (ms). */
+  readonly #retries = new Map<string, { tries: number; dueAt: number }>()
   #dir: Identity | undefined
   /** The directory's modification time (ms) at the last scan; NaN before one. */
   #scannedMtimeMs = Number.NaN
@@ -76,7 +97,11 @@ export class IndexDirPoller {
   /** Polls so far and scans among them (for the bench and the tests). */
   readonly counts = { polls: 0, scans: 0 }
 
-  constructor(indexDir: string, intervalMs: number, onChange: (names: string[]) => Promise<void>) {
+  constructor(
+    indexDir: string,
+    intervalMs: number,
+    onChange: (names: string[], batch: ChangeBatch) => Promise<readonly string[] | void>,
+  ) {
     this.#indexDir = indexDir
     this.#intervalMs = intervalMs
     this.#onChange = onChange
@@ -105,11 +130,53 @@ export class IndexDirPoller {
     clearTimeout(this.#timer)
   }
 
-  /** One poll: the changed names (reported to `onChange` when there are any). */
+  /**
+   * Tries `names` again after the first backoff (indexes that failed to load at start-up: the
+   * baseline holds their manifests, so no change would report them).
+   */
+  retryLater(names: Iterable<string>): void {
+    for (const name of names)
+      if (!this.#retries.has(name))
+        this.#retries.set(name, { tries: 1, dueAt: Date.now() + retryBackoffMs(1) })
+  }
+
+  /** The names waiting for another try (for the tests). */
+  retrying(): string[] {
+    return [...this.#retries.keys()].sort()
+  }
+
+  /**
+   * One poll: the changed names (reported to `onChange` when there are any), then the failed
+   * commits whose next try is due (reported apart, `retry: true`).
+   */
   async poll(): Promise<string[]> {
     const names = await this.#changes()
-    if (names.length > 0 && !this.#stopped) await this.#onChange(names)
+    if (names.length > 0 && !this.#stopped) {
+      // A new commit (or a deletion) starts its backoff afresh.
+      for (const name of names) this.#retries.delete(name)
+      this.#scheduleRetries(names, await this.#onChange(names, { retry: false }))
+    }
+    const now = Date.now()
+    const due = [...this.#retries]
+      .filter(([, retry]) => retry.dueAt <= now)
+      .map(([name]) => name)
+      .sort()
+    if (due.length > 0 && !this.#stopped)
+      this.#scheduleRetries(due, await this.#onChange(due, { retry: true }))
     return names
+  }
+
+  /** After `tried` went to `onChange`: the `failed` ones wait for their next try, the rest none. */
+  #scheduleRetries(tried: readonly string[], failed: readonly string[] | void): void {
+    const failing = new Set(failed ?? [])
+    for (const name of tried) {
+      if (!failing.has(name)) {
+        this.#retries.delete(name)
+        continue
+      }
+      const tries = (this.#retries.get(name)?.tries ?? 0) + 1
+      this.#retries.set(name, { tries, dueAt: Date.now() + retryBackoffMs(tries) })
+    }
   }
 
   async #changes(): Promise<string[]> {

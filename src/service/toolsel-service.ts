@@ -122,6 +122,16 @@ export class ToolselService {
    * later by another process (service/index-dir-watch.ts; the previous version stays served).
    */
   readonly failedIndexes: FailedIndex[] = []
+  /**
+   * A worker of `serve --workers N`: every worker's failed indexes (the primary's union,
+   * service/cluster-sync.ts), reported instead of this process's own so that all answer alike.
+   */
+  sharedFailedIndexes: readonly FailedIndex[] | undefined
+
+  /** The failed indexes `/readyz` and the metrics report: the shared list, else this process's. */
+  get reportedFailedIndexes(): readonly FailedIndex[] {
+    return this.sharedFailedIndexes ?? this.failedIndexes
+  }
   #unsyncedCommits = 0
 
   constructor(config: Config, logger: Logger, components: Components) {

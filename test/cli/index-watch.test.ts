@@ -110,6 +110,20 @@ async function commitCorrupt(dir: string, indexDir: string, tools: string): Prom
 
 const polls = (count: number) => new Promise((resolve) => setTimeout(resolve, 200 * count))
 
+/** Undoes `commitCorrupt`'s edit in place, as a file that was briefly unreadable comes back: no commit. */
+async function repairInPlace(indexDir: string): Promise<void> {
+  const toolsFile = join(indexDir, 'parcels', 'tools.jsonl')
+  await writeFile(toolsFile, (await readFile(toolsFile, 'utf8')).replace('PARCEL', 'parcel'))
+}
+
+/** `/readyz` failedIndexes' names, on a fresh connection (so from either worker). */
+async function failedNames(url: string): Promise<string[]> {
+  const ready = JSON.parse((await call(url, 'GET', '/readyz')).text) as {
+    failedIndexes: Array<{ name: string }>
+  }
+  return ready.failedIndexes.map((failed) => failed.name)
+}
+
 describe('toolsel serve picks up commits of other processes to its index directory', () => {
   it('one process: a rebuilt, a new and a deleted library; a corrupt commit keeps the old one; its own PUT is not loaded again', async () => {
     const { dir, indexDir, v1, v2 } = await prepare()
@@ -160,6 +174,72 @@ describe('toolsel serve picks up commits of other processes to its index directo
     expect(logs()).toMatch(/"other" added/)
     expect(logs()).toMatch(/"other" dropped/)
   }, 120_000)
+
+  it('one process: a commit that failed to load is tried again on a backoff, logged once, and served once it loads', async () => {
+    const { dir, indexDir, v2 } = await prepare()
+    const { url, logs } = await serveOn(indexDir, 1)
+    await commitCorrupt(dir, indexDir, v2)
+    await eventually(async () => /not loaded/.test(logs()), 1, 'the corrupt commit logged')
+    expect(await failedNames(url)).toEqual(['parcels'])
+    // The file comes back whole without a new commit (nothing for the poll to see): the next
+    // try (2 s after the failure) loads it.
+    await repairInPlace(indexDir)
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'track_shipment',
+      1,
+      'the commit served once it loads',
+    )
+    expect(await failedNames(url)).toEqual([])
+    expect(logs().match(/"parcels" committed in .* not loaded/g)).toHaveLength(1)
+    expect(logs()).toMatch(/"parcels" replaced: saved anew/)
+  }, 120_000)
+
+  it("--workers 2: /readyz failedIndexes is every worker's, the same from each; a worker started after a repair does not answer otherwise", async () => {
+    const { dir, indexDir, v2 } = await prepare()
+    server = await startServe(['--workers', '2'], {
+      indexDir,
+      env: { TOOLSEL_INDEX_WATCH_MS: '200', TOOLSEL_LOG_LEVEL: 'debug' },
+    })
+    const { url, logs } = server
+    await commitCorrupt(dir, indexDir, v2)
+    await eventually(async () => /Not picked up/.test(logs()), 1, 'the corrupt commit logged')
+    for (let answer = 0; answer < 6; answer += 1)
+      expect(await failedNames(url)).toEqual(['parcels'])
+    // Tries 2 s and 6 s after the failure fail too (logged at debug level only); the next is 8 s
+    // later. Meanwhile the file comes back whole and one worker is replaced: the new one loads
+    // the commit at its start, the other still has it failed until its next try.
+    await eventually(
+      async () => (logs().match(/Tried again, not picked up/g) ?? []).length >= 2,
+      1,
+      'two tries',
+    )
+    expect(logs().match(/^.*ERROR.*Not picked up/gm)).toHaveLength(1)
+    await repairInPlace(indexDir)
+    const pid = Number(/Not picked up: worker (\d+),/.exec(logs())![1])
+    process.kill(pid, 'SIGKILL')
+    await eventually(
+      async () => (logs().match(/Ready: libraries/g) ?? []).length === 3,
+      1,
+      'the replacement ready',
+    )
+    // Fresh connections alternate between the workers: once an answer lists nothing, none after
+    // it lists the failure again (each worker's own list would: the old one keeps it until its
+    // next try, the new one never had it).
+    const answers: string[][] = []
+    for (let answer = 0; answer < 8; answer += 1) answers.push(await failedNames(url))
+    const cleared = answers.findIndex((names) => names.length === 0)
+    if (cleared !== -1)
+      expect(answers.slice(cleared), JSON.stringify(answers)).toEqual(
+        answers.slice(cleared).map(() => []),
+      )
+    // The next try loads it in the old worker: every worker serves it, nothing listed.
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'track_shipment',
+      6,
+      'every worker serves the repaired commit',
+    )
+    await eventually(async () => (await failedNames(url)).length === 0, 6, 'nothing listed')
+  }, 150_000)
 
   it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
     const { indexDir } = await prepare()

@@ -24,11 +24,16 @@ import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 const config = parseConfig({ log: { level: 'silent' } })
 const originalSend = process.send
 
-/** Records what the worker sends to the primary (and passes anything else on). */
+/**
+ * Records what the worker sends to the primary (and passes anything else on), but its reports of
+ * failed indexes (test/cli/index-watch.test.ts follows those between real processes).
+ */
 function recordSends(): { toolsel?: string; id?: number; failures?: string[] }[] {
   const sent: { toolsel?: string; id?: number; failures?: string[] }[] = []
   process.send = ((message: unknown, ...rest: unknown[]) => {
-    if ((message as { toolsel?: unknown } | null)?.toolsel !== undefined) {
+    const kind = (message as { toolsel?: unknown } | null)?.toolsel
+    if (kind === 'failed') return true
+    if (kind !== undefined) {
       sent.push(message as (typeof sent)[number])
       return true
     }

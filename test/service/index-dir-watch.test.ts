@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
-import { IndexDirPoller, pickUpCommits } from '../../src/service/index-dir-watch.ts'
+import { IndexDirPoller, pickUpCommits, retryBackoffMs } from '../../src/service/index-dir-watch.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
 import type { FailedIndex } from '../../src/service/load-libraries.ts'
 import { indexTools, publishLibrary } from '../../src/store/library-lifecycle.ts'
@@ -50,6 +50,42 @@ describe('IndexDirPoller', () => {
     expect(poller.counts.scans).toBe(settled)
     await rm(join(dir, 'b'), { recursive: true })
     expect(await poller.poll()).toEqual(['b'])
+  })
+})
+
+describe('IndexDirPoller: failed commits', () => {
+  it('keeps a name that failed for another try, starts its backoff afresh on a new commit, forgets it once it loads', async () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map(retryBackoffMs)).toEqual([
+      2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000,
+    ])
+    root = await mkdtemp(join(tmpdir(), 'toolsel-poll-retry-'))
+    const dir = join(root, 'indexes')
+    await mkdir(join(dir, 'a'), { recursive: true })
+    const calls: Array<[string[], boolean]> = []
+    let failing = ['a']
+    const poller = new IndexDirPoller(dir, 1000, async (names, { retry }) => {
+      calls.push([names, retry])
+      return names.filter((name) => failing.includes(name))
+    })
+    await poller.baseline()
+    await writeFile(join(dir, 'a', 'manifest.json'), '{}')
+    await rename(join(dir, 'a'), join(root, 'a-old'))
+    await mkdir(join(dir, 'a'))
+    await writeFile(join(dir, 'a', 'manifest.json'), '{"v":2}')
+    expect(await poller.poll()).toEqual(['a'])
+    expect(calls).toEqual([[['a'], false]])
+    expect(poller.retrying()).toEqual(['a'])
+    // Not due yet (2 s): the next poll hands nothing over.
+    await poller.poll()
+    expect(calls).toHaveLength(1)
+    // Skipped at start-up: waits for its first try too.
+    poller.retryLater(['b'])
+    expect(poller.retrying()).toEqual(['a', 'b'])
+    // Deleted: reported as a change (a new commit of the name), loads, no more tries.
+    failing = []
+    await rm(join(dir, 'a'), { recursive: true })
+    expect(await poller.poll()).toEqual(['a'])
+    expect(poller.retrying()).toEqual(['b'])
   })
 })
 

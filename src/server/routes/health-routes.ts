@@ -66,7 +66,7 @@ function readinessReport(
   const usable = (name: string) => canUseLibrary(principal, name)
   return {
     libraries: service.libraries.names().filter(usable),
-    failedIndexes: service.failedIndexes.filter((failed) => usable(failed.name)),
+    failedIndexes: service.reportedFailedIndexes.filter((failed) => usable(failed.name)),
     ...(gateway && usable(gateway.libraryName)
       ? { upstreams: serversInScope(gateway.servers(), principal) }
       : {}),
