@@ -49,12 +49,35 @@ export function requireRetriever(
   )
     return part.kind.compose(part.arg, config, indexed.retrievers)
   const available = [...indexed.retrievers.keys()].join(', ')
-  const hint = part.kind.rebuildHint ? ` ${part.kind.rebuildHint(indexed.library.name)}` : ''
+  const hint = builtAtStart(indexed)
+    ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${builtParts(indexed)},${wanted} (retrieve.build) to build that part too.`
+    : part.kind.rebuildHint
+      ? ` ${part.kind.rebuildHint(indexed.library.name)}`
+      : ''
   throw new ToolselError(
     'UNKNOWN_COMPONENT',
     `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,
     { details: { library: indexed.library.name, retriever: wanted, available } },
   )
+}
+
+/**
+ * What a rebuild of `indexed` builds: the parts it holds, its default first (a comma list for
+ * `retrieve.build`); parts a kept part requires come again by themselves.
+ */
+export function builtParts(indexed: IndexedLibrary): string {
+  const first = indexed.manifest.defaultRetriever
+  const others = Object.keys(indexed.manifest.retrievers).filter((part) => part !== first)
+  return [first, ...others].join(',')
+}
+
+/**
+ * Whether `indexed` was imported from tool files into memory (the embedded demo, a `--library`
+ * tool file): no saved index that `toolsel index` could replace, and its files' path is this
+ * host's, not one to send a client. The service builds it at every start with `retrieve.build`.
+ */
+function builtAtStart(indexed: IndexedLibrary): boolean {
+  return indexed.dir === undefined && indexed.manifest.source.path !== undefined
 }
 
 /**

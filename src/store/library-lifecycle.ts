@@ -37,7 +37,7 @@ import type { Tool } from '../library/tool.ts'
 import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { buildIndexedLibrary, type BuildIndexOptions } from './build-index.ts'
-import type { IndexedLibrary } from './indexed-library.ts'
+import { builtParts, type IndexedLibrary } from './indexed-library.ts'
 import {
   isIndexDir,
   loadIndexedLibrary,
@@ -403,16 +403,6 @@ export function rebuildLibrary(
     signal: changes.signal,
     examples: changes.examples,
   })
-}
-
-/**
- * What a rebuild of `indexed` builds: the parts it holds, its default first (a comma list for
- * `retrieve.build`); parts a kept part requires come again by themselves.
- */
-export function builtParts(indexed: IndexedLibrary): string {
-  const first = indexed.manifest.defaultRetriever
-  const others = Object.keys(indexed.manifest.retrievers).filter((part) => part !== first)
-  return [first, ...others].join(',')
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createRequestSchemas } from '../../src/server/schemas.ts'
-import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { loadIndexedLibrary, loadLibraryReference } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 /** The sample library built with BM25, dense and hybrid, embedded by the fast hashing model. */
@@ -99,6 +99,32 @@ describe('dense and hybrid over HTTP', () => {
       message:
         'Library "sample" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name sample --retriever dense.',
     })
+  })
+
+  it('refuses a part the embedded demo lacks with the start setting that builds it, no host path', async () => {
+    const select = async (build?: string) => {
+      const { app, service, logger } = await createTestApp({
+        config: build === undefined ? {} : { retrieve: { build } },
+        start: false,
+      })
+      await service.start([await loadLibraryReference('demo', service.config, logger)])
+      return app.request(
+        '/v1/select-tools',
+        postJson({ instruction: 'weather', library: 'demo', retriever: 'regex' }),
+      )
+    }
+    const refused = await select()
+    expect(refused.status).toBe(400)
+    const { error } = await readJson(refused)
+    expect(error).toEqual({
+      code: 'UNKNOWN_COMPONENT',
+      message:
+        'Library "demo" has no "regex" retriever (available: bm25). It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=bm25,regex (retrieve.build) to build that part too.',
+    })
+    // What it says works: the demo started with that build serves the part.
+    const served = await select('bm25,regex')
+    expect(served.status).toBe(200)
+    expect((await readJson(served)).components.retriever).toBe('regex')
   })
 
   it('builds an uploaded library with ?retriever=hybrid, saves it and serves hybrid requests', async () => {
