@@ -16,7 +16,8 @@ import { snapshotCommand, SNAPSHOT_HELP } from './cli/snapshot-command.ts'
 import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
 import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
-import { terminalText } from './terminal-text.ts'
+import { indexDirWarnings } from './store/library-lifecycle.ts'
+import { terminalLine, terminalText } from './terminal-text.ts'
 import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
@@ -103,6 +104,10 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
     io.stderr(`Unknown command "${name}".${guess}\n\n${usage()}`)
     return 2
   }
+  // An index directory's entry left alone is a warning line of the CLI's own, not Node's
+  // "(node:1234) ToolselWarning: …" with its --trace-warnings hint; its name is the directory's
+  // (anyone's), so printed terminal-safe. `serve` sends these to its logger instead.
+  indexDirWarnings.report = (message) => io.stderr(`Warning: ${terminalLine(message)}\n`)
   try {
     return await command[0](rest, io)
   } catch (error) {

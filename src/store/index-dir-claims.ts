@@ -420,8 +420,9 @@ const reported = new Set<string>()
 
 /**
  * Where warnings about an index directory go (an entry left alone): `process.emitWarning` by
- * default; `toolsel serve` sends them to its logger (one process, one logger: the once-per-process
- * record above is process-wide too).
+ * default (a program that imports the store); the `toolsel` CLI prints them as its own
+ * "Warning:" lines (src/main.ts) and `toolsel serve` sends them to its logger (one process, one
+ * logger: the once-per-process record above is process-wide too).
  */
 export const indexDirWarnings = {
   report: (message: string): void => process.emitWarning(message, 'ToolselWarning'),

@@ -6,13 +6,18 @@
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
 import { createLogger } from '../../src/log.ts'
 import { jsonText, terminalLine, terminalText } from '../../src/terminal-text.ts'
+import { ROOT } from '../helpers/start-serve.ts'
+
+const runChild = promisify(execFile)
 
 /** ESC, BEL, CR, the single-byte CSI (U+009B) and a bidi override. */
 const RAW_CONTROL = /[\u0007\u000d\u001b\u009b\u202e]/
@@ -137,4 +142,43 @@ describe('the CLI prints library- and server-supplied text without escape sequen
       await new Promise((resolve) => server.close(resolve))
     }
   })
+})
+
+describe("an index directory's entry left alone, in the commands that read the directory", () => {
+  it("is a Warning: line of the CLI, once, terminal-safe; not Node's process warning", async () => {
+    const work = await mkdtemp(join(tmpdir(), 'toolsel-warn-'))
+    const indexDir = join(work, 'indexes')
+    const tools = join(work, 'tools.json')
+    await writeFile(
+      tools,
+      JSON.stringify([{ name: 'track_parcel', description: 'Track a parcel.' }]),
+    )
+    const cli = (...argv: string[]) =>
+      runChild(process.execPath, ['bin/toolsel.mjs', ...argv, '--index-dir', indexDir], {
+        cwd: ROOT,
+        env: { ...process.env, TOOLSEL_LIBRARY: '', NODE_OPTIONS: '' },
+        timeout: 60_000,
+      })
+    await cli('index', tools, '--name', 'parcels')
+    const unknown = `.tmp-parcels${EVIL}`
+    await mkdir(join(indexDir, unknown))
+    const escaped = terminalLine(join(indexDir, unknown))
+    for (const argv of [
+      ['libraries', 'list'],
+      ['select', 'track my parcel', '--library', 'parcels'],
+      ['libraries', 'show', 'parcels'],
+      ['snapshot', join(work, 'snapshot')],
+    ]) {
+      const { stderr } = await cli(...argv)
+      expect(stderr, argv.join(' ')).not.toMatch(RAW_CONTROL)
+      expect(stderr, argv.join(' ')).not.toMatch(/\(node:\d+\)|ToolselWarning|--trace-warnings/)
+      const warnings = stderr.split('\n').filter((line) => line.includes('looks like another'))
+      // `select` of a saved index reads that index, not the directory's list: nothing to say.
+      if (argv[0] === 'select') expect(warnings).toEqual([])
+      else
+        expect(warnings, argv.join(' ')).toEqual([
+          `Warning: ${escaped} looks like another toolsel version's work directory or lock (a name this version does not know): left alone. If no other toolsel version writes ${indexDir}, remove it by hand.`,
+        ])
+    }
+  }, 120_000)
 })
