@@ -2,15 +2,29 @@
  * What a user who installs the npm package gets. `npm pack` runs on a copy of this checkout's
  * sources (so it runs `prepare`, the build, as a publish would, without touching this checkout's
  * dist/), the tarball is unpacked where `npm install` puts a package, and then plain Node (no
- * tsx, no loader) runs the packaged CLI and imports `toolsel/client`, and tsc type-checks a
- * consumer against the shipped declarations. No network: the package's dependencies are links
- * to this checkout's node_modules.
+ * tsx, no loader) runs the packaged CLI (serve, index, select, libraries, mcp --stdio, bench) and
+ * imports `toolsel/client`, and tsc type-checks a consumer against the shipped declarations. No
+ * network: the package's dependencies are links to this checkout's node_modules, only those
+ * `npm install` brings (the non-dev packages of package-lock.json), so that code in dist/ that
+ * needs a devDependency fails here as it would for a user.
  */
 import { execFile } from 'node:child_process'
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, startServe } from '../helpers/start-serve.ts'
 
@@ -51,12 +65,37 @@ beforeAll(async () => {
   const installed = join(app, 'node_modules', 'toolsel')
   await mkdir(installed, { recursive: true })
   await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
-  for (const name of await readdir(join(ROOT, 'node_modules'))) {
-    if (name.startsWith('.') || name === 'toolsel') continue
+  // Besides the package's closure, the consumer's own: @types/node for tsc (`types: ['node']`)
+  // and the SDK a README example imports.
+  for (const name of new Set([...(await installedPackages()), '@types/node', 'openai'])) {
+    await mkdir(dirname(join(app, 'node_modules', name)), { recursive: true })
     await symlink(join(ROOT, 'node_modules', name), join(app, 'node_modules', name), 'dir')
   }
   await writeFile(join(app, 'package.json'), '{ "private": true, "type": "module" }\n')
 }, 300_000)
+
+/**
+ * The packages `npm install toolsel` puts in node_modules (top level): package-lock.json's entries
+ * that are not dev-only, those of another platform (optional, absent here) left out.
+ */
+async function installedPackages(): Promise<string[]> {
+  const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>
+  }
+  const names: string[] = []
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    const name = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(path)?.[1]
+    if (name === undefined || entry.dev) continue
+    if (
+      await stat(join(ROOT, path)).then(
+        () => true,
+        () => false,
+      )
+    )
+      names.push(name)
+  }
+  return names
+}
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true })
@@ -132,6 +171,57 @@ describe('the npm package, installed from its tarball', () => {
       await serve.stop()
     }
   }, 120_000)
+
+  it('indexes a tool file, selects from it, lists it and serves it over MCP stdio (README commands)', async () => {
+    const toolsel = (...args: string[]) =>
+      run(process.execPath, ['node_modules/toolsel/bin/toolsel.mjs', ...args], {
+        cwd: app,
+        env: { ...ENV, TOOLSEL_INDEX_DIR: '', TOOLSEL_LIBRARY: '' },
+        timeout: 120_000,
+      })
+    await writeFile(
+      join(app, 'tools.json'),
+      JSON.stringify([
+        { name: 'send_sms', description: 'Send a text message (SMS) to a phone number.' },
+        { name: 'get_weather', description: 'Get the weather forecast for a city.' },
+      ]),
+    )
+    const indexed = await toolsel('index', 'tools.json', '--name', 'mytools')
+    expect(indexed.stderr).toContain('2 tools written to indexes/mytools')
+    const selected = await toolsel(
+      'select',
+      "text my mom that I'm late",
+      '--library',
+      'mytools',
+      '--json',
+    )
+    expect(JSON.parse(selected.stdout).tools.map((tool: { id: string }) => tool.id)).toEqual([
+      'send_sms',
+    ])
+    expect((await toolsel('libraries', 'list')).stdout).toMatch(/^mytools\s+2\s+bm25\s/m)
+
+    const client = new Client({ name: 'npm-pack-test', version: '1' })
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['node_modules/toolsel/bin/toolsel.mjs', 'mcp', '--stdio', '--library', 'mytools'],
+        cwd: app,
+        env: { ...(ENV as Record<string, string>), TOOLSEL_INDEX_DIR: '' },
+        stderr: 'ignore',
+      }),
+    )
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toContain('search_tools')
+      const found = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'weather tomorrow', k: 1 },
+      })
+      expect(JSON.stringify(found.structuredContent)).toContain('get_weather')
+    } finally {
+      await client.close()
+    }
+  }, 180_000)
 
   it('runs the demo bench suite from the shipped queries', async () => {
     const out = join(work, 'bench-demo')
