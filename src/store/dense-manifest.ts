@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from 'zod'
+import { IndexFileNameSchema } from './manifest.ts'
 import type { Tool } from '../library/tool.ts'
 import { toolEmbeddingText } from '../retrieve/dense/tool-embedding-text.ts'
 
@@ -22,16 +23,12 @@ export const DenseManifestSchema = z.object({
   /** Which text each tool was embedded as (`retrieve.dense.text`). */
   text: z.enum(['full', 'short']),
   /** The embedding cache file inside the part's directory. */
-  cacheFile: z.string(),
+  cacheFile: IndexFileNameSchema,
   /**
    * The part's own subdirectory of the index directory (named parts, `dense:<embedder>`); absent
    * for `dense`, whose files sit in the index directory itself.
    */
-  dir: z
-    .string()
-    .regex(/^[a-zA-Z0-9._-]+$/)
-    .refine((dir) => dir !== '.' && dir !== '..')
-    .optional(),
+  dir: IndexFileNameSchema.optional(),
 })
 
 export type DenseManifest = z.infer<typeof DenseManifestSchema>

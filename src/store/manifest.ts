@@ -10,6 +10,16 @@ import { ToolselError } from '../errors.ts'
 /** Bump when the on-disk layout changes; older indexes are refused with a rebuild message. */
 export const INDEX_FORMAT_VERSION = 1
 
+/**
+ * A file (or part directory) name inside the index directory: letters, digits, `.`, `_`, `-`, not
+ * `.` or `..`. A manifest that named `../x` would have its load read, and its save (a snapshot
+ * restore) write, outside the index directory.
+ */
+export const IndexFileNameSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9._-]+$/, 'a file name inside the index directory')
+  .refine((name) => name !== '.' && name !== '..', 'a file name inside the index directory')
+
 export const Bm25ManifestSchema = z.object({
   tokenizerVersion: z.number().int(),
   k1: z.number(),
@@ -21,14 +31,14 @@ export const Bm25ManifestSchema = z.object({
    * JSON export, `bm25.json`).
    */
   fileFormat: z.enum(['binary', 'wink-json']).default('wink-json'),
-  file: z.string(),
+  file: IndexFileNameSchema,
   /** The expansion index from usage examples (`bm25-examples.bin`), when the library has examples. */
-  examplesFile: z.string().optional(),
+  examplesFile: IndexFileNameSchema.optional(),
 })
 
 /** The usage examples stored with an index (`examples.jsonl`), when it has any. */
 export const ExamplesManifestSchema = z.object({
-  file: z.string(),
+  file: IndexFileNameSchema,
   /** Examples in the file. */
   count: z.number().int().nonnegative(),
   /** 1 for the first examples, +1 on every change (add, prune after a library swap). */
@@ -67,14 +77,14 @@ export const IndexManifestSchema = z
     createdAt: z.string(),
     /** Where the tools came from, so the rebuild message can name it. */
     source: z.object({ path: z.string().optional(), format: z.string().optional() }).default({}),
-    toolsFile: z.string(),
+    toolsFile: IndexFileNameSchema,
     /** sha256 of the tools file's bytes (written on save; absent in older indexes). */
     toolsFileHash: z.string().optional(),
     /**
      * Line offsets, ids and id table of the tools file (`tools.idx`, tools-index-file.ts),
      * written on save; absent in older indexes, whose tools file is scanned at load instead.
      */
-    toolsIndexFile: z.string().optional(),
+    toolsIndexFile: IndexFileNameSchema.optional(),
     /** The retriever used when a request names none. */
     defaultRetriever: z.string(),
     /** The library's usage examples; absent when it has none. */

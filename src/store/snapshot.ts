@@ -12,11 +12,13 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
+import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
+import { FileTooLargeError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
 import {
@@ -31,6 +33,15 @@ import { pathExists } from './path-exists.ts'
 export const SNAPSHOT_FILE = 'snapshot.json'
 export const SNAPSHOT_FORMAT = 'toolsel-snapshot'
 export const SNAPSHOT_VERSION = 1
+/**
+ * Largest `snapshot.json` read (about 300 bytes a library): a larger one, or a device such as
+ * /dev/zero in its place, is refused after that many bytes, not read into memory.
+ */
+export const SNAPSHOT_MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+/** Most files and directories under one library of a snapshot (an index holds about ten). */
+const SNAPSHOT_MAX_ENTRIES = 1000
+/** Deepest directory under a library of a snapshot (a named dense part is one level down). */
+const SNAPSHOT_MAX_DEPTH = 3
 
 const SnapshotManifestSchema = z.object({
   format: z.literal(SNAPSHOT_FORMAT),
@@ -124,13 +135,19 @@ function snapshotWriteFailed(target: string, error: unknown): ToolselError {
   )
 }
 
-/** Reads and checks `<dir>/snapshot.json`. */
+/** Reads and checks `<dir>/snapshot.json` (at most SNAPSHOT_MANIFEST_MAX_BYTES of it). */
 export async function readSnapshotManifest(dir: string): Promise<SnapshotManifest> {
   const file = join(dir, SNAPSHOT_FILE)
   let text: string
   try {
-    text = await readFile(file, 'utf8')
-  } catch {
+    text = await readFileUpTo(file, SNAPSHOT_MANIFEST_MAX_BYTES)
+  } catch (error) {
+    if (error instanceof FileTooLargeError) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `${file} is not a valid snapshot manifest: it is ${error.message} (toolsel writes about 300 bytes a library); nothing was restored.`,
+      )
+    }
     const kind = await stat(dir).then(
       (found) => (found.isDirectory() ? 'directory' : 'file'),
       () => undefined,
@@ -198,6 +215,9 @@ export async function restoreSnapshot(
   logger?: Logger,
 ): Promise<string[]> {
   const manifest = await readSnapshotManifest(dir)
+  // Before anything is loaded: a name that is no library name (`../x`, `/abs`) would read an
+  // index from outside the snapshot, and a link or device inside one would be followed.
+  await checkSnapshotFiles(dir, manifest)
   const indexes: IndexedLibrary[] = []
   for (const entry of manifest.libraries) {
     const indexed = await loadIndexedLibrary(join(dir, 'indexes', entry.name), config, { logger })
@@ -207,8 +227,53 @@ export async function restoreSnapshot(
         `Snapshot ${dir}: index "${entry.name}" does not match the snapshot manifest (content hash differs); nothing was restored.`,
       )
     }
+    // The index is saved under the name in its own manifest: it must be the one listed.
+    if (indexed.library.name !== entry.name) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `Snapshot ${dir}: index "${entry.name}" holds library "${indexed.library.name}" (its manifest names another library); nothing was restored.`,
+      )
+    }
     indexes.push(indexed)
   }
   for (const indexed of indexes) await saveIndexedLibrary(indexDir, indexed)
   return indexes.map((indexed) => indexed.library.name)
+}
+
+/**
+ * INDEX_CORRUPT unless every library of `manifest` is listed once under a library name and
+ * `<dir>/indexes/<name>/` holds only plain files and directories (what `writeSnapshot` writes):
+ * no symbolic link, device or pipe, at most SNAPSHOT_MAX_ENTRIES entries SNAPSHOT_MAX_DEPTH deep.
+ */
+async function checkSnapshotFiles(dir: string, manifest: SnapshotManifest): Promise<void> {
+  const refuse = (problem: string): never => {
+    throw new ToolselError('INDEX_CORRUPT', `Snapshot ${dir}: ${problem}; nothing was restored.`)
+  }
+  const seen = new Set<string>()
+  for (const { name } of manifest.libraries) {
+    if (!LIBRARY_NAME_PATTERN.test(name)) {
+      refuse(
+        `${SNAPSHOT_FILE} lists library ${JSON.stringify(name)}, which is not a library name (1-64 letters, digits, ".", "_" or "-", starting with a letter or digit)`,
+      )
+    }
+    if (seen.has(name)) refuse(`${SNAPSHOT_FILE} lists library "${name}" twice`)
+    seen.add(name)
+  }
+  const walk = async (relative: string, depth: number, count: { entries: number }) => {
+    const found = await lstat(join(dir, relative)).catch(() => undefined)
+    if (found === undefined) return // A missing index is reported by its load.
+    if (found.isSymbolicLink())
+      refuse(`${relative} is a symbolic link (a snapshot holds only plain files and directories)`)
+    if (found.isFile()) return
+    if (!found.isDirectory()) refuse(`${relative} is not a plain file (a device, pipe or socket)`)
+    if (depth > SNAPSHOT_MAX_DEPTH) refuse(`${relative} is nested too deep for an index`)
+    for (const entry of await readdir(join(dir, relative))) {
+      if (++count.entries > SNAPSHOT_MAX_ENTRIES)
+        refuse(`${relative} holds more than ${SNAPSHOT_MAX_ENTRIES} files`)
+      await walk(join(relative, entry), depth + 1, count)
+    }
+  }
+  if ((await lstat(join(dir, 'indexes')).catch(() => undefined))?.isSymbolicLink())
+    refuse('indexes is a symbolic link (a snapshot holds only plain files and directories)')
+  for (const { name } of manifest.libraries) await walk(join('indexes', name), 1, { entries: 0 })
 }
