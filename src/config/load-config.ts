@@ -3,7 +3,6 @@
  * schema, and reports a bad value together with where it came from.
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { describeJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
@@ -11,10 +10,42 @@ import { partNameProblem, splitPartList, withRequirements } from '../store/kinds
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { closestName } from './closest-name.ts'
 import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
-import { fileProblem } from '../read-text-file.ts'
+import { FileTooLargeError, fileProblem, readFileUpTo } from '../read-text-file.ts'
 import { resolveConfigFilePaths } from './config-file-paths.ts'
 
 export type ConfigLayer = Record<string, unknown>
+
+/**
+ * Largest config file read (`--config`, `--gateway-config`): a larger one, or a device such as
+ * /dev/zero, is refused after that many bytes instead of read into memory.
+ */
+export const CONFIG_FILE_MAX_BYTES = 16 * 1024 * 1024
+/** Deepest nesting of objects in a config layer (the schema's deepest is 5). */
+const CONFIG_MAX_DEPTH = 32
+/**
+ * The key never merged: an own `__proto__` key of a parsed JSON file, merged by assignment, set
+ * Object.prototype's properties (every object of the process inherited them). `constructor` and
+ * `prototype` are assigned as own keys (a gateway server may be named so).
+ */
+const PROTO_KEY = '__proto__'
+
+/**
+ * The text of a config file (`label` names it in the error: `Config file`), at most
+ * CONFIG_FILE_MAX_BYTES; INVALID_CONFIG `<label> <file> could not be read: <reason>.`
+ */
+export async function readConfigText(file: string, label: string): Promise<string> {
+  try {
+    return await readFileUpTo(file, CONFIG_FILE_MAX_BYTES)
+  } catch (error) {
+    const reason =
+      error instanceof FileTooLargeError
+        ? `it is ${error.message} (a config file is a few KiB)`
+        : fileProblem(error)
+    throw new ToolselError('INVALID_CONFIG', `${label} ${file} could not be read: ${reason}.`, {
+      cause: error,
+    })
+  }
+}
 
 export interface LoadConfigOptions {
   /** JSON config file; defaults to `$TOOLSEL_CONFIG` when set. */
@@ -109,16 +140,7 @@ function checkRetrieverKinds(config: Config, sources: Map<string, string>): void
 }
 
 async function readConfigFile(file: string): Promise<ConfigLayer> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new ToolselError(
-      'INVALID_CONFIG',
-      `Config file ${file} could not be read: ${fileProblem(error)}.`,
-      { cause: error },
-    )
-  }
+  const text = await readConfigText(file, 'Config file')
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -204,14 +226,29 @@ function mergeLayer(
   source: string,
   sources: Map<string, string>,
   prefix = '',
+  depth = 0,
 ): void {
   for (const [key, value] of Object.entries(layer)) {
     const path = prefix ? `${prefix}.${key}` : key
+    if (key === PROTO_KEY) {
+      throw new ToolselError(
+        'INVALID_CONFIG',
+        `Unknown config key "${path}" (from ${source}); "${key}" is never a config key.`,
+        { details: { path, source } },
+      )
+    }
     if (isPlainObject(value)) {
+      if (depth >= CONFIG_MAX_DEPTH) {
+        throw new ToolselError(
+          'INVALID_CONFIG',
+          `Invalid config value at "${prefix}" (from ${source}): nested deeper than ${CONFIG_MAX_DEPTH} objects.`,
+          { details: { path: prefix, source } },
+        )
+      }
       if (!isPlainObject(target[key])) target[key] = {}
       // A section's own path too: an unknown section ({"servr": {…}}) is named with its source.
       sources.set(path, source)
-      mergeLayer(target[key] as ConfigLayer, value, source, sources, path)
+      mergeLayer(target[key] as ConfigLayer, value, source, sources, path, depth + 1)
     } else {
       target[key] = value
       sources.set(path, source)

@@ -4,11 +4,10 @@
  * can be pointed at directly. Validation happens with the rest of the config.
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 import { describeJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
-import { fileProblem } from '../../read-text-file.ts'
+import { readConfigText } from '../../config/load-config.ts'
 
 type Layer = Record<string, unknown>
 
@@ -16,18 +15,7 @@ const isObject = (value: unknown): value is Layer =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
 export async function readGatewayFile(file: string): Promise<Layer> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new ToolselError(
-      'INVALID_CONFIG',
-      `Gateway config ${file} could not be read: ${fileProblem(error)}.`,
-      {
-        cause: error,
-      },
-    )
-  }
+  const text = await readConfigText(file, 'Gateway config')
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -49,17 +37,17 @@ export async function readGatewayFile(file: string): Promise<Layer> {
       `Gateway config ${file} has neither "mcpServers" (an MCP client config such as ~/.cursor/mcp.json) nor "servers" (toolsel's gateway section)${isObject(parsed.gateway) ? '; a toolsel config file with a "gateway" section is given with --config' : ''}.`,
     )
   }
-  const servers: Layer = {}
-  for (const [name, entry] of Object.entries(parsed.mcpServers)) {
-    // Clients tag entries with a transport `type` ("stdio", "http", "streamable-http"); toolsel
-    // tells them apart by `command` vs `url`.
-    if (isObject(entry)) {
+  // fromEntries defines own keys: a server named "__proto__" is refused by the config merge
+  // (assigned, it would have replaced the prototype of `servers`).
+  const servers: Layer = Object.fromEntries(
+    Object.entries(parsed.mcpServers).map(([name, entry]) => {
+      // Clients tag entries with a transport `type` ("stdio", "http", "streamable-http");
+      // toolsel tells them apart by `command` vs `url`.
+      if (!isObject(entry)) return [name, entry]
       const { type: _type, ...rest } = entry
-      servers[name] = rest
-    } else {
-      servers[name] = entry
-    }
-  }
+      return [name, rest]
+    }),
+  )
   return { servers }
 }
 
