@@ -42,7 +42,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
   const loaded: Array<{ suite: BenchSuite; splits: BenchSplit[] }> = []
   const skipped: SkippedSplit[] = []
   for (const suite of suites) {
-    const result = await loadSuite(suite, settings, suites.length > 1)
+    const result = await loadSuite(suite, settings, config, suites.length > 1)
     skipped.push(...result.skipped)
     if (result.splits.length > 0) loaded.push({ suite, splits: result.splits })
   }
@@ -95,7 +95,12 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
  * Loads a suite. Under `--suite all` a suite that cannot load with these options (no default
  * corpus, unreadable file) is reported as skipped instead of stopping every other suite.
  */
-async function loadSuite(suite: BenchSuite, settings: BenchRunSettings, many: boolean) {
+async function loadSuite(
+  suite: BenchSuite,
+  settings: BenchRunSettings,
+  config: Config,
+  many: boolean,
+) {
   try {
     return await suite.load({
       dataDir: settings.dataDir,
@@ -104,6 +109,7 @@ async function loadSuite(suite: BenchSuite, settings: BenchRunSettings, many: bo
       libraryMode: settings.libraryMode,
       unmappable: settings.unmappable,
       examples: settings.examples,
+      maxFileBytes: config.library.maxFileBytes,
     })
   } catch (error) {
     if (!many || !isToolselError(error)) throw error
@@ -125,6 +131,10 @@ async function loadSwap(
       '--library replaces the library of every query, so it cannot be combined with --library-mode closed.',
     )
   }
-  const { indexed } = await importLibrary({ path: file }, 'bench.swap', config)
+  const { indexed } = await importLibrary(
+    { path: file, maxFileBytes: config.library.maxFileBytes },
+    'bench.swap',
+    config,
+  )
   return { file, indexed }
 }

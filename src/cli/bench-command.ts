@@ -23,6 +23,8 @@ import {
 import {
   COMMON_HELP,
   commandConfig,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
   dataDirFlag,
   numberFlag,
   parseCommand,
@@ -73,6 +75,7 @@ Options:
                             progress.jsonl are not run again; refused when the options differ
   --compact                 Leave candidate lists out of report.json (for committed baselines)
   --json                    Print report.json to stdout instead of the summary
+${maxFileBytesHelp(28)}
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -98,6 +101,7 @@ const OPTIONS = {
   'query-timeout': { type: 'string' },
   concurrency: { type: 'string' },
   resume: { type: 'boolean' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 export async function benchCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -108,6 +112,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     values,
     {
       'bench.dataDir': dataDirFlag(values.data, 'bench'),
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'retrieve.retriever': values.retriever,

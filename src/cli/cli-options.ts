@@ -89,6 +89,30 @@ export function numberFlag(value: string | undefined, flag: string): number | un
   return number
 }
 
+/** `--max-file-bytes <n>` (library.maxFileBytes): a whole number of bytes above 0. */
+export function maxFileBytesFlag(value: string | undefined): number | undefined {
+  const bytes = numberFlag(value, 'max-file-bytes')
+  if (bytes === undefined || (Number.isSafeInteger(bytes) && bytes > 0)) return bytes
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `--max-file-bytes expects a whole number of bytes above 0, got "${value}".`,
+  )
+}
+
+/**
+ * The help lines of `--max-file-bytes`, for each command that reads tool files, its text starting
+ * at `column` (the command's other options').
+ */
+export function maxFileBytesHelp(column: number, after = ''): string {
+  const flag = '  --max-file-bytes <n>'
+  const indent = ' '.repeat(column)
+  return [
+    `${flag.padEnd(column - 1)} Largest tool file read, in bytes (default 268435456, 256 MiB,`,
+    `${indent}env TOOLSEL_MAX_FILE_BYTES): a larger one (or a device that never`,
+    `${indent}ends, /dev/zero) is refused after that many bytes${after}`,
+  ].join('\n')
+}
+
 /**
  * A `--data <dir>` the user typed must be a directory: a typo otherwise skipped every suite
  * (bench exited 0 with the demo only) or failed on the first missing file (train).

@@ -19,7 +19,8 @@ import { readStoredExamples } from '../store/examples-part.ts'
 import {
   COMMON_HELP,
   commandConfig,
-  numberFlag,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
   parseCommand,
   type CommandIO,
   printConfig,
@@ -74,9 +75,7 @@ Options:
                          {"instruction": "...", "tools": ["<tool id>", ...]}; they replace the
                          index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
-  --max-file-bytes <n>   Largest tool file read, in bytes (default 268435456, 256 MiB): a larger
-                         one (or a device that never ends, /dev/zero) is refused after that many
-                         bytes, nothing written
+${maxFileBytesHelp(25, ', nothing written')}
   --rebuild              Build and write even when the saved index already holds these tools
                          (same tools, source file and format, retriever parts, examples, and each
                          part built with the same settings): such a run otherwise changes nothing
@@ -111,6 +110,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       'retrieve.dense.embedder': values.embedder,
       'retrieve.dense.index': values['dense-index'],
       'retrieve.dense.device': values.device,
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
     },
     io,
   )
@@ -154,7 +154,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       namespace: values.namespace,
       onDuplicate,
       providerNames,
-      maxFileBytes: maxFileBytesFlag(values['max-file-bytes']),
+      maxFileBytes: config.library.maxFileBytes,
     },
     name,
   )
@@ -210,16 +210,6 @@ async function loadProblem(dir: string, config: Config): Promise<string | undefi
   } catch (error) {
     return (error as Error).message
   }
-}
-
-/** `--max-file-bytes <n>`: a whole number of bytes above 0. */
-function maxFileBytesFlag(value: string | undefined): number | undefined {
-  const bytes = numberFlag(value, 'max-file-bytes')
-  if (bytes === undefined || (Number.isSafeInteger(bytes) && bytes > 0)) return bytes
-  throw new ToolselError(
-    'INVALID_INPUT',
-    `--max-file-bytes expects a whole number of bytes above 0, got "${value}".`,
-  )
 }
 
 /** `openai`; a directory of several formats: `openapi: 1 file, openai: 2 files`. */

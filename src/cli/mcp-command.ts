@@ -10,6 +10,8 @@ import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
   commandConfig,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
   parseCommand,
   type CommandIO,
   printConfig,
@@ -31,6 +33,7 @@ Options:
   --tags <x,y>              Expose only tools with one of these tags (config mcp.tags)
   --gateway-config <file>   Upstream MCP servers: a "gateway" config section, or a client config
                             with "mcpServers" (Claude Desktop / Cursor format)
+${maxFileBytesHelp(28)}
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -40,6 +43,7 @@ const OPTIONS = {
   servers: { type: 'string' },
   tags: { type: 'string' },
   'gateway-config': { type: 'string' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 export async function mcpCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -51,6 +55,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
     {
       'library.default': values.library,
       'library.indexDir': values['index-dir'],
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
       'mcp.servers': parseList(values.servers),
       'mcp.tags': parseList(values.tags),
     },

@@ -11,6 +11,8 @@ import { terminalLine } from '../terminal-text.ts'
 import {
   COMMON_HELP,
   commandConfig,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
   numberFlag,
   parseCommand,
   type CommandIO,
@@ -41,6 +43,7 @@ Options:
   --embedder <id>      Embedder for dense and hybrid queries; must be the one the index was
                        built with (default use-lite, env TOOLSEL_EMBEDDER)
   --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
+${maxFileBytesHelp(23)}
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -56,6 +59,7 @@ const OPTIONS = {
   retriever: { type: 'string' },
   embedder: { type: 'string' },
   device: { type: 'string' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 export async function selectCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -66,6 +70,7 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     {
       'library.default': values.library,
       'library.indexDir': values['index-dir'],
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'retrieve.retriever': values.retriever,

@@ -22,6 +22,8 @@ import { ToolselService } from '../service/toolsel-service.ts'
 import {
   COMMON_HELP,
   commandConfig,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
   numberFlag,
   parseCommand,
   type CommandIO,
@@ -52,6 +54,7 @@ Options:
                          is answered
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
+${maxFileBytesHelp(25)}
 ${COMMON_HELP}`
 
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
@@ -70,6 +73,7 @@ const OPTIONS = {
   selector: { type: 'string' },
   'insecure-no-auth': { type: 'boolean' },
   workers: { type: 'string' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 /**
@@ -107,6 +111,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       'server.host': values.host,
       'library.default': values.library,
       'library.indexDir': values['index-dir'],
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
       'plan.planner': values.planner,
       'select.selector': values.selector,
       'auth.insecureNoAuth': values['insecure-no-auth'],

@@ -209,7 +209,7 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         '--taskbench-shapes adds benchmark training data; it does not go with --examples.',
       )
     }
-    sources = [await examplesSource(values.examples, values.library, config.library.indexDir)]
+    sources = [await examplesSource(values.examples, values.library, config.library)]
     const few = fewExamplesWarning(values.examples, sources[0].cases.length)
     if (few) logger.warn(few)
   } else {
@@ -324,9 +324,9 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
 async function examplesSource(
   examplesFile: string,
   libraryFile: string,
-  indexDir: string,
+  { indexDir, maxFileBytes }: { indexDir: string; maxFileBytes: number },
 ): Promise<TrainingSource> {
-  const tools = await readLibraryReferenceTools(libraryFile, indexDir)
+  const tools = await readLibraryReferenceTools(libraryFile, indexDir, { maxFileBytes })
   const split = await loadExamplesFile(examplesFile, { reference: libraryFile, tools })
   if (split.examples.length > MAX_EXAMPLES) {
     throw new ToolselError(

@@ -135,7 +135,9 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     ? await loadTrainSplit(values.suite, config.bench.dataDir)
     : await loadExamplesFile(values.examples!, {
         reference: values.library!,
-        tools: await readLibraryReferenceTools(values.library!, config.library.indexDir),
+        tools: await readLibraryReferenceTools(values.library!, config.library.indexDir, {
+          maxFileBytes: config.library.maxFileBytes,
+        }),
       })
   const source = values.suite ?? basename(values.library!, extname(values.library!))
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')

@@ -77,6 +77,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Directory of built indexes',
   },
+  TOOLSEL_MAX_FILE_BYTES: {
+    path: 'library.maxFileBytes',
+    type: 'integer',
+    description: 'Largest tool file read from disk, in bytes',
+  },
   TOOLSEL_SNAPSHOT_DIR: {
     path: 'library.snapshotDir',
     type: 'string',

@@ -206,6 +206,12 @@ const LibrarySchema = z
      * Default 20,000 (a few MB of memory). Sensible 1,000-100,000.
      */
     maxExamples: z.number().int().positive().max(1_000_000).default(20_000),
+    /**
+     * Largest tool file read from disk, in bytes (`toolsel index`, a tool file or directory given
+     * to `--library` of serve, select, mcp, bench): a larger one (or a device that never ends) is
+     * refused after that many bytes. Default 268,435,456 (256 MiB). `--max-file-bytes` overrides it.
+     */
+    maxFileBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(268_435_456),
   })
   .strict()
 

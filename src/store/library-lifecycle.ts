@@ -102,7 +102,7 @@ interface ImportSettings {
   onDuplicate?: OnDuplicate
   /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (decode, default) or keep. */
   providerNames?: ProviderNames
-  /** A tool file larger than this is refused (default 256 MiB; `toolsel index --max-file-bytes`). */
+  /** A tool file larger than this is refused (default 256 MiB; `library.maxFileBytes`). */
   maxFileBytes?: number
 }
 
@@ -561,10 +561,11 @@ export async function loadLibraryReference(
 export async function readLibraryReferenceTools(
   reference: string,
   indexDir: string,
+  options: { maxFileBytes?: number } = {},
 ): Promise<Tool[]> {
   const found = await resolveLibraryReference(reference, indexDir)
   if (found.index !== undefined) return [...(await readIndexTools(found.index)).tools]
-  return (await importToolsFromPath(found.path)).tools
+  return (await importToolsFromPath(found.path, { maxFileBytes: options.maxFileBytes })).tools
 }
 
 /**
@@ -607,21 +608,26 @@ async function importAndLog(
   savedDir?: string,
 ): Promise<IndexedLibrary> {
   const started = performance.now()
-  const { indexed, imported } = await importLibrary({ path }, name, config, {
-    logger,
-    prepare: async (library) => {
-      const saved = savedDir === undefined ? undefined : await readStoredExamples(savedDir)
-      if (saved === undefined) return
-      const pruned = saved.prune((id) => library.has(id))
-      logger.info(
-        `Library "${name}": kept the ${pruned.set.size} usage examples saved in ${savedDir}` +
-          (pruned.droppedExamples > 0
-            ? ` (${pruned.droppedExamples} dropped: their tools are not in ${path})`
-            : ''),
-      )
-      return { examples: pruned.set.withCap(config.library.maxExamples) }
+  const { indexed, imported } = await importLibrary(
+    { path, maxFileBytes: config.library.maxFileBytes },
+    name,
+    config,
+    {
+      logger,
+      prepare: async (library) => {
+        const saved = savedDir === undefined ? undefined : await readStoredExamples(savedDir)
+        if (saved === undefined) return
+        const pruned = saved.prune((id) => library.has(id))
+        logger.info(
+          `Library "${name}": kept the ${pruned.set.size} usage examples saved in ${savedDir}` +
+            (pruned.droppedExamples > 0
+              ? ` (${pruned.droppedExamples} dropped: their tools are not in ${path})`
+              : ''),
+        )
+        return { examples: pruned.set.withCap(config.library.maxExamples) }
+      },
     },
-  })
+  )
   for (const warning of groupWarnings(imported.warnings).warnings) {
     logger.warn(warning, { library: name })
   }

@@ -10,6 +10,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_TOOL_FILE_BYTES } from '../../src/library/importers/import-tools.ts'
 import { runCli } from './run-cli.ts'
+import { main } from '../../src/main.ts'
+import { defaultConfig } from '../../src/config/schema.ts'
 
 const MIB = 1024 * 1024
 
@@ -98,4 +100,54 @@ describe('toolsel index --max-file-bytes', () => {
       expect(stderr).toContain('--max-file-bytes expects')
     }
   })
+})
+
+describe('library.maxFileBytes: one limit for every command that reads tool files', () => {
+  /** `toolsel <argv>` in process with `env` as its environment. */
+  async function cli(argv: string[], env: Record<string, string> = {}) {
+    const stderr: string[] = []
+    const code = await main(argv, { stdout: () => {}, stderr: (text) => stderr.push(text), env })
+    return { code, stderr: stderr.join('') }
+  }
+
+  it('the config key (or TOOLSEL_MAX_FILE_BYTES) bounds index, select, mcp, serve and bench --library; the flag overrides it; the error names both', async () => {
+    expect(defaultConfig().library.maxFileBytes).toBe(DEFAULT_MAX_TOOL_FILE_BYTES)
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+    const file = join(dir, 'tools.json')
+    await writeFile(file, JSON.stringify([{ name: 'send_sms', description: 'x'.repeat(2 * MIB) }]))
+    const config = join(dir, 'config.json')
+    await writeFile(config, JSON.stringify({ library: { maxFileBytes: MIB } }))
+    const indexDir = join(dir, 'indexes')
+    const commands: Array<[string, string[]]> = [
+      ['index', ['index', file, '--name', 'big']],
+      ['select', ['select', 'send an sms', '--library', file]],
+      ['serve', ['serve', '--port', '0', '--library', file]],
+      ['bench', ['bench', '--suite', 'demo', '--library', file, '--limit', '1']],
+    ]
+    for (const [command, argv] of commands) {
+      const args = command === 'bench' ? argv : [...argv, '--index-dir', indexDir]
+      for (const [how, run] of [
+        ['config file', () => cli([...args, '--config', config])],
+        ['env', () => cli(args, { TOOLSEL_MAX_FILE_BYTES: String(MIB) })],
+      ] as const) {
+        const refused = await run()
+        expect(refused.code, `${command}, ${how}: ${refused.stderr}`).toBe(1)
+        expect(refused.stderr).toContain(`Tool file "${file}" is larger than ${MIB} bytes`)
+        expect(refused.stderr).toContain(
+          'library.maxFileBytes, env TOOLSEL_MAX_FILE_BYTES, or --max-file-bytes <n>',
+        )
+      }
+    }
+    // The flag over the config key: the file is read (select answers; index writes it).
+    const raised = ['--config', config, '--max-file-bytes', String(4 * MIB)]
+    const selected = await cli(['select', 'send an sms', '--library', file, ...raised])
+    expect(selected.code, selected.stderr).toBe(0)
+    expect((await cli(['index', file, '--index-dir', indexDir, ...raised])).code).toBe(0)
+    // mcp reads the same key (its --library is loaded before it serves stdio).
+    const mcp = await cli(['mcp', '--stdio', '--library', file, '--index-dir', indexDir], {
+      TOOLSEL_MAX_FILE_BYTES: String(MIB),
+    })
+    expect(mcp.code, mcp.stderr).toBe(1)
+    expect(mcp.stderr).toContain(`is larger than ${MIB} bytes`)
+  }, 120_000)
 })

@@ -49,7 +49,12 @@ export function createBeirSuite(spec: BeirSuiteSpec): BenchSuite {
           skipped: [{ name, reason: `${what}not found: ${missing.join(', ')}` }],
         }
       }
-      const tools = (await importToolsFromFile(corpusFile, { format: 'beir-corpus' })).tools
+      const tools = (
+        await importToolsFromFile(corpusFile, {
+          format: 'beir-corpus',
+          maxFileBytes: options.maxFileBytes,
+        })
+      ).tools
       const toolOfCorpusId = new Map<string, string>()
       for (const tool of tools) {
         for (const corpusId of (tool.source?.corpusIds as string[] | undefined) ?? [tool.id]) {

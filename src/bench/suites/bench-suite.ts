@@ -39,6 +39,8 @@ export interface SuiteLoadOptions {
   unmappable: UnmappableGold
   /** Load the suite's training examples (`train`). Default `none`. */
   examples?: ExamplesMode
+  /** Largest tool file read (`library.maxFileBytes`; default the importer's, 256 MiB). */
+  maxFileBytes?: number
 }
 
 /** Counts an adapter reports so that nothing is dropped silently. */

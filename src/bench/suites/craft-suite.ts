@@ -32,7 +32,12 @@ export function createCraftSuite(spec: CraftSuiteSpec): BenchSuite {
       if (missing.length > 0) {
         return { splits: [], skipped: [{ name, reason: `not found: ${missing.join(', ')}` }] }
       }
-      const tools = (await importToolsFromFile(toolsFile, { format: 'craft' })).tools
+      const tools = (
+        await importToolsFromFile(toolsFile, {
+          format: 'craft',
+          maxFileBytes: options.maxFileBytes,
+        })
+      ).tools
       const cases = parseCraftQueries(await readDataText(queriesFile), queriesFile)
       const ids = new Set(tools.map((tool) => tool.id))
       const { cases: kept, stats } = finishSplit({

@@ -47,7 +47,12 @@ export function createGorillaSuite(spec: GorillaSuiteSpec): BenchSuite {
         const reason = `no queries available (not found: ${missingQuestions}); pass --queries <file>`
         return { splits: [], skipped: [{ name, reason }] }
       }
-      const tools = (await importToolsFromFile(apisFile, { format: 'gorilla' })).tools
+      const tools = (
+        await importToolsFromFile(apisFile, {
+          format: 'gorilla',
+          maxFileBytes: options.maxFileBytes,
+        })
+      ).tools
       const findGold = createGoldFinder(tools)
       const records = await readJsonRecords(questionsFile)
       const cases: BenchCase[] = []

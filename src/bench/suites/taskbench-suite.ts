@@ -33,7 +33,12 @@ export function createTaskbenchSuite(spec: TaskbenchSuiteSpec): BenchSuite {
       if (missing.length > 0) {
         return { splits: [], skipped: [{ name, reason: `not found: ${missing.join(', ')}` }] }
       }
-      const tools = (await importToolsFromFile(toolsFile, { format: 'taskbench' })).tools
+      const tools = (
+        await importToolsFromFile(toolsFile, {
+          format: 'taskbench',
+          maxFileBytes: options.maxFileBytes,
+        })
+      ).tools
       const records = await readJsonRecords(queriesFile)
       const cases: BenchCase[] = []
       for (const [position, record] of records.entries()) {

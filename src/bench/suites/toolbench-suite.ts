@@ -67,7 +67,8 @@ export function createToolbenchSuite(group: ToolbenchGroup): BenchSuite {
             skipped: parts.map((part) => ({ name: `${group.name}/${part.name}`, reason })),
           }
         }
-        corpus = (await importToolsFromFile(corpusFile)).tools
+        corpus = (await importToolsFromFile(corpusFile, { maxFileBytes: options.maxFileBytes }))
+          .tools
       }
       const training =
         options.examples === 'train' && group.training
@@ -174,7 +175,10 @@ async function loadPart(
 ): Promise<BenchSplit> {
   const queries = parseToolbenchQueries(await readJsonRecords(file), file)
   const mode: LibraryMode = options.libraryMode
-  const tools = options.corpus ?? (await importToolsFromFile(file, { format: 'toolbench' })).tools
+  const tools =
+    options.corpus ??
+    (await importToolsFromFile(file, { format: 'toolbench', maxFileBytes: options.maxFileBytes }))
+      .tools
   const corpusMap = options.corpus ? createToolbenchCorpusMap(options.corpus) : undefined
   const cases: BenchCase[] = queries.map((query) => {
     const gold = query.goldPairs.map(([tool, api]) =>

@@ -166,7 +166,7 @@ export async function importToolsFromFile(
     if (error instanceof FileTooLargeError) {
       throw new ToolselError(
         'IMPORT_FAILED',
-        `Tool file "${path}" is larger than ${maxBytes} bytes: refused without reading it whole (toolsel index --max-file-bytes <n> raises the limit).`,
+        `Tool file "${path}" is larger than ${maxBytes} bytes: refused without reading it whole (library.maxFileBytes, env TOOLSEL_MAX_FILE_BYTES, or --max-file-bytes <n> raises the limit).`,
         { cause: error, details: { file: path, maxFileBytes: maxBytes } },
       )
     }
