@@ -31,8 +31,9 @@ its HTTP API (GET and DELETE /v1/libraries…; deleting needs the admin key).
   delete <name>   Removes the library: its index directory is renamed away in one step, then
                   removed (a reader never sees half an index). The default library
                   (library.default, TOOLSEL_LIBRARY) is refused, as the HTTP API refuses it.
-                  A running service keeps serving a library deleted from disk until it
-                  restarts: delete through --server to stop serving it now.
+                  A running service on that directory stops serving it within
+                  server.indexWatchMs (the default library, or with it 0: once restarted);
+                  delete through --server to stop serving it at once.
 
 Options:
   --index-dir <dir>  Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)

@@ -18,8 +18,9 @@ snapshot <dir>: writes every saved index of the index directory into a new direc
 server writes the same from the libraries it serves with POST /v1/snapshots (admin key).
 
 snapshot restore <dir>: checks every index of the snapshot, then saves each into the index
-directory, replacing indexes of the same name (others are left alone). Restart toolsel serve
-(or start it on that index directory) to serve them.
+directory, replacing indexes of the same name (others are left alone). A toolsel serve on that
+index directory serves them within server.indexWatchMs (with it 0: once restarted), or start
+one on it.
 
 Options:
   --index-dir <dir>    Index directory (default indexes, env TOOLSEL_INDEX_DIR)

@@ -241,6 +241,22 @@ describe('toolsel serve picks up commits of other processes to its index directo
     await eventually(async () => (await failedNames(url)).length === 0, 6, 'nothing listed')
   }, 150_000)
 
+  it('one process: toolsel snapshot restore into its index directory is served without a restart', async () => {
+    const { dir, indexDir, v2 } = await prepare()
+    const snapshot = join(dir, 'snapshot')
+    await toolsel(indexDir, 'snapshot', snapshot)
+    await toolsel(indexDir, 'index', v2, '--name', 'parcels')
+    const { url, logs } = await serveOn(indexDir, 1)
+    expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
+    await toolsel(indexDir, 'snapshot', 'restore', snapshot)
+    await eventually(
+      async () => (await firstTool(url, 'track my parcel')) === 'lookup_parcel',
+      1,
+      'the restored library served',
+    )
+    expect(logs()).toMatch(/"parcels" replaced: saved anew/)
+  }, 120_000)
+
   it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
     const { indexDir } = await prepare()
     const unknown = '.tmp-parcels+1.2.3-0123456789ab'
