@@ -1,17 +1,25 @@
 /**
- * Start to ready (not a test): spawns `toolsel serve` on a built index as a user starts it
- * (`node bin/toolsel.mjs serve --library <name> --index-dir <dir>`, default configuration),
- * polls `/readyz` every 50 ms, and prints per run the seconds from spawn to the first ready
- * answer, the server's RSS then and its peak (VmHWM), and the median over the runs.
+ * Start to ready (not a test): spawns `toolsel serve` as a user starts it (`node bin/toolsel.mjs
+ * serve --library <name> --index-dir <dir>`, default configuration; without `--library`, the
+ * embedded demo library, built at start as `npm start` builds it), polls `/readyz` every 50 ms,
+ * and prints per run the seconds from spawn to the first ready answer, the CPU seconds the server
+ * had used by then (user + system, all its threads: what the load of a shared machine does not
+ * stretch), the server's RSS then and its peak (VmHWM), and the medians over the runs.
  *
  *   node --import tsx bench/start-to-ready.ts --library perf-1000000 --index-dir /tmp/p1m [--runs 3]
  *     [--config FILE]
+ *   node --import tsx bench/start-to-ready.ts --build bm25 --build hybrid --runs 5
+ *
+ * `--build <parts>` sets TOOLSEL_BUILD_RETRIEVER for the server (README: "Building the demo with
+ * hybrid at start"); given more than once, the runs alternate between them and each gets its own
+ * medians.
  *
  * The 1M index: `node --expose-gc --import tsx bench/perf.ts --child 1000000 --out /tmp/p1m
  * --data ../shared/data` (bench/README.md, "Up to 1,000,000 tools").
  * @module
  */
 import { spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { benchArgs } from './bench-args.ts'
 import { freePort, processRssMiB, waitUntilReady } from './perf/http-load.ts'
@@ -22,48 +30,74 @@ const { values } = benchArgs(import.meta.url, {
     'index-dir': { type: 'string' },
     runs: { type: 'string', default: '3' },
     config: { type: 'string' },
+    build: { type: 'string', multiple: true },
   },
 })
-if (!values.library || !values['index-dir']) {
+if ((values.library === undefined) !== (values['index-dir'] === undefined)) {
   process.stderr.write(
-    'Usage: bench/start-to-ready.ts --library <name> --index-dir <dir> [--runs 3] [--config FILE]\n',
+    'Usage: bench/start-to-ready.ts [--library <name> --index-dir <dir>] [--build <parts>]... [--runs 3] [--config FILE]\n',
   )
   process.exit(2)
 }
 const runs = Number(values.runs)
-const seconds: number[] = []
-process.stdout.write(
-  `load average at start: ${loadavg()
-    .map((load) => load.toFixed(2))
-    .join(' ')}\n`,
+const builds: Array<string | undefined> = values.build?.length ? values.build : [undefined]
+const measured = new Map(
+  builds.map((build) => [build, { seconds: [] as number[], cpu: [] as number[] }]),
 )
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100
+
+/** User + system CPU seconds of process `pid` so far, all its threads. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may hold spaces) in parentheses: utime is the 14th field.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+}
+
+function median(numbers: readonly number[]): number {
+  const sorted = [...numbers].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')
+
+process.stdout.write(`load average at start: ${load()}\n`)
 for (let run = 1; run <= runs; run += 1) {
-  const port = await freePort()
-  const args = ['bin/toolsel.mjs', 'serve', '--host', '127.0.0.1', '--port', String(port)]
-  args.push('--library', values.library, '--index-dir', values['index-dir'], '--log-level', 'warn')
-  if (values.config) args.push('--config', values.config)
-  const started = performance.now()
-  const server = spawn(process.execPath, args, {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, TOOLSEL_LIBRARY: '' },
-  })
-  try {
-    await waitUntilReady(`http://127.0.0.1:${port}`, server, 120_000, 50)
-    const elapsed = (performance.now() - started) / 1000
-    seconds.push(elapsed)
-    const rss = await processRssMiB(server.pid!)
-    const peak = await processRssMiB(server.pid!, 'VmHWM')
-    process.stdout.write(
-      `run ${run}: start to ready ${elapsed.toFixed(2)} s, RSS at ready ${rss.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB\n`,
-    )
-  } finally {
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server.once('exit', resolve))
+  for (const build of builds) {
+    const port = await freePort()
+    const args = ['bin/toolsel.mjs', 'serve', '--host', '127.0.0.1', '--port', String(port)]
+    if (values.library) args.push('--library', values.library, '--index-dir', values['index-dir']!)
+    args.push('--log-level', 'warn')
+    if (values.config) args.push('--config', values.config)
+    const env: NodeJS.ProcessEnv = { ...process.env, TOOLSEL_LIBRARY: '' }
+    if (build !== undefined) env.TOOLSEL_BUILD_RETRIEVER = build
+    else delete env.TOOLSEL_BUILD_RETRIEVER
+    const started = performance.now()
+    const server = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env })
+    try {
+      await waitUntilReady(`http://127.0.0.1:${port}`, server, 300_000, 50)
+      const elapsed = (performance.now() - started) / 1000
+      const cpu = await cpuSeconds(server.pid!)
+      measured.get(build)!.seconds.push(elapsed)
+      measured.get(build)!.cpu.push(cpu)
+      const rss = await processRssMiB(server.pid!)
+      const peak = await processRssMiB(server.pid!, 'VmHWM')
+      process.stdout.write(
+        `run ${run}${build === undefined ? '' : ` (build ${build})`}: start to ready ${elapsed.toFixed(2)} s, CPU ${cpu.toFixed(2)} s, RSS at ready ${rss.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB; load ${load()}\n`,
+      )
+    } finally {
+      server.kill('SIGTERM')
+      await new Promise((resolve) => server.once('exit', resolve))
+    }
   }
 }
-const sorted = [...seconds].sort((a, b) => a - b)
-process.stdout.write(
-  `median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)} s over ${runs} runs; load average at end: ${loadavg()
-    .map((load) => load.toFixed(2))
-    .join(' ')}\n`,
-)
+for (const [build, { seconds, cpu }] of measured) {
+  process.stdout.write(
+    `${build === undefined ? '' : `build ${build}: `}median ${median(seconds).toFixed(2)} s (CPU ${median(cpu).toFixed(2)} s) over ${runs} runs\n`,
+  )
+}
+process.stdout.write(`load average at end: ${load()}\n`)

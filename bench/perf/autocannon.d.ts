@@ -11,6 +11,8 @@ declare module 'autocannon' {
       url: string
       connections?: number
       duration?: number
+      /** Seconds a request may wait for its answer before it counts as a timeout (default 10). */
+      timeout?: number
       method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
       headers?: Record<string, string>
       body?: string

@@ -404,7 +404,7 @@ const RetrieveSchema = z
      * `hybrid` (BM25 + dense + their fusion); `hybrid:<part>+<part>` (a fusion of named parts);
      * any registered kind (with BM25 and the parts it requires).
      * Default `bm25`. Dense costs embedding every tool: about 20-60 ms a tool with use-lite on
-     * one CPU core (the 197-tool demo: a few seconds at start).
+     * one CPU core (the 197-tool demo: about 14 s at start on an idle 2-core machine).
      */
     build: z.string().min(1).default('bm25'),
     /** Candidates kept per step (the paper's K). Default 15. */
