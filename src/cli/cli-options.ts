@@ -12,6 +12,7 @@ import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { createLogger, type Logger } from '../log.ts'
+import { redactedUpstreamConfig } from '../mcp/gateway/create-upstream-transport.ts'
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>
 
@@ -162,5 +163,8 @@ export function redactedConfigJson(config: Config): string {
   if (copy.auth.adminKey) copy.auth.adminKey = '***'
   copy.auth.readKeys = copy.auth.readKeys.map((key) => ({ ...key, key: '***' }))
   if (copy.models.openai.apiKey) copy.models.openai.apiKey = '***'
+  // A gateway file's env, headers, URL credentials and credential flags (often secrets).
+  for (const [name, server] of Object.entries(copy.gateway.servers))
+    copy.gateway.servers[name] = redactedUpstreamConfig(server)
   return JSON.stringify(copy, null, 2)
 }

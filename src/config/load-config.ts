@@ -12,6 +12,7 @@ import { closestName } from './closest-name.ts'
 import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
 import { FileTooLargeError, fileProblem, readFileUpTo } from '../read-text-file.ts'
 import { resolveConfigFilePaths } from './config-file-paths.ts'
+import { configJsonProblem } from './config-json-problem.ts'
 
 export type ConfigLayer = Record<string, unknown>
 
@@ -90,8 +91,16 @@ export function parseConfig(value: ConfigLayer, sources = new Map<string, string
   const message =
     keys.length > 0
       ? `Unknown config key ${keys.map((key) => `"${key}"`).join(', ')} (from ${where}${didYouMean(issue.path, keys[0])}).`
-      : `Invalid config value at "${path}" (from ${where}): ${issue.message}.`
+      : `Invalid config value at "${shownPath(issue.path)}" (from ${where}): ${issue.message}.`
   throw new ToolselError('INVALID_CONFIG', message, { details: { path, source: where } })
+}
+
+/** A path for a message: a key (a server name in a gateway file) cut at 64 characters. */
+function shownPath(path: readonly PropertyKey[]): string {
+  return path
+    .map(String)
+    .map((part) => (part.length > 64 ? `${part.slice(0, 64)}…` : part))
+    .join('.')
 }
 
 /** `; did you mean "server.port"?` for the key of that section closest to `key`, else ''. */
@@ -157,6 +166,10 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
       'INVALID_CONFIG',
       `Config file ${file} is not a JSON object: it holds ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}; write the settings as {"server": {"port": 8080}, …}.`,
     )
+  }
+  const problem = configJsonProblem(text)
+  if (problem !== undefined) {
+    throw new ToolselError('INVALID_CONFIG', `Config file ${file} ${problem}.`)
   }
   // Relative model paths in the file are read from its directory, as a user expects.
   resolveConfigFilePaths(value as ConfigLayer, dirname(file))

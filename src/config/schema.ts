@@ -581,6 +581,12 @@ const LogSchema = z
   })
   .strict()
 
+/**
+ * Most upstream servers one gateway config lists (each is a connection, a stdio one a process,
+ * all started at once): a file generated or copied with thousands is refused, not spawned.
+ */
+export const MAX_UPSTREAM_SERVERS = 1000
+
 /** Tool namespaces in ids are `server.tool`, so a server name can't contain a dot. */
 const UPSTREAM_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/
 
@@ -609,8 +615,15 @@ const StdioUpstreamSchema = z
 /** An upstream MCP server reached over Streamable HTTP. */
 const HttpUpstreamSchema = z
   .object({
-    /** The server's MCP endpoint, e.g. `https://mcp.example.com/mcp`. Required. */
-    url: z.url(),
+    /**
+     * The server's MCP endpoint, e.g. `https://mcp.example.com/mcp`. Required. `http:` or
+     * `https:` only: a `file:` or `data:` URL would have fetch read a local file or make up the
+     * answer, and the value isn't echoed in the error (it may hold credentials).
+     */
+    url: z.url({
+      protocol: /^https?$/,
+      error: 'an http: or https: URL is expected (a server run as a process is {"command": …})',
+    }),
     /** HTTP headers sent with every request (e.g. `Authorization`). Default none. */
     headers: z.record(z.string(), z.string()).default({}),
     ...UpstreamCommonFields,
@@ -650,6 +663,10 @@ const GatewaySchema = z
           issue.code === 'invalid_key'
             ? 'server names use letters, digits, "_" and "-" only (no dots: tool ids are server.tool)'
             : undefined,
+      })
+      .refine((servers) => Object.keys(servers).length <= MAX_UPSTREAM_SERVERS, {
+        error: (issue) =>
+          `${Object.keys(issue.input as object).length.toLocaleString('en-US')} servers listed; at most ${MAX_UPSTREAM_SERVERS.toLocaleString('en-US')}`,
       })
       .default({}),
     /** Name the gateway library is registered under. Default `gateway`. */

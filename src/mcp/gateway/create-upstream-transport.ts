@@ -31,6 +31,18 @@ export function upstreamTarget(config: UpstreamConfig): string {
   return [config.command, ...shownArgs(config.args)].join(' ')
 }
 
+/**
+ * `config` as `--print-config` shows it: env and header values as `***` (their names stay), the
+ * URL and the command line's arguments as `upstreamTarget` shows them.
+ */
+export function redactedUpstreamConfig(config: UpstreamConfig): UpstreamConfig {
+  const hidden = (values: Record<string, string>) =>
+    Object.fromEntries(Object.keys(values).map((key) => [key, '***']))
+  if ('url' in config)
+    return { ...config, url: shortUrl(config.url) ?? '***', headers: hidden(config.headers) }
+  return { ...config, args: shownArgs(config.args), env: hidden(config.env) }
+}
+
 /** A URL without user info, its query and fragment as `?***`; undefined for what is no URL. */
 function shortUrl(text: string): string | undefined {
   try {

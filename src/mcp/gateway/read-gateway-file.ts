@@ -4,6 +4,7 @@
  * can be pointed at directly. Validation happens with the rest of the config.
  * @module
  */
+import { configJsonProblem } from '../../config/config-json-problem.ts'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 import { describeJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
@@ -29,6 +30,10 @@ export async function readGatewayFile(file: string): Promise<Layer> {
   }
   if (!isObject(parsed)) {
     throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} is not a JSON object.`)
+  }
+  const problem = configJsonProblem(text)
+  if (problem !== undefined) {
+    throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} ${problem}.`)
   }
   if (!isObject(parsed.mcpServers)) {
     if (isObject(parsed.servers)) return parsed

@@ -1,8 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
+import type { UpstreamConfig } from '../../../src/config/schema.ts'
+import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
+import { createMemoryLogger } from '../../../src/log.ts'
 import { readGatewayFile } from '../../../src/mcp/gateway/read-gateway-file.ts'
 import { runCli } from '../../cli/run-cli.ts'
 
@@ -124,5 +127,118 @@ describe('--gateway-config without upstream servers', () => {
     expect(off.stderr).toContain('disables all 1 of its servers')
     const quiet = await runCli(['serve', '--gateway-config', one, '--print-config'])
     expect(quiet.stderr).not.toContain('running without a gateway')
+  })
+})
+
+// Round 30 (gw3): a gateway file is often generated or copied from the internet (an
+// `mcpServers` block from a README): read as input that may be hostile, not as the operator's own.
+describe('a gateway file as untrusted input', () => {
+  const SECRET = 'SECRET-0123456789'
+  const refused = async (file: string) => {
+    const { code, stderr } = await runCli(['serve', '--gateway-config', file, '--print-config'])
+    expect(code).toBe(2)
+    return stderr
+  }
+
+  it('--print-config shows no env or header value, URL credential or credential flag value', async () => {
+    const file = write('secrets.json', {
+      mcpServers: {
+        local: {
+          command: 'node',
+          args: ['server.js', '--token', `${SECRET}-A`, `--api-key=${SECRET}-B`, '--port', '3000'],
+          env: { GITHUB_TOKEN: `${SECRET}-C` },
+        },
+        remote: {
+          url: `https://ann:${SECRET}-D@mcp.example.com/mcp?key=${SECRET}-E`,
+          headers: { Authorization: `Bearer ${SECRET}-F` },
+        },
+      },
+    })
+    const { code, stdout } = await runCli(['serve', '--gateway-config', file, '--print-config'])
+    expect(code).toBe(0)
+    expect(stdout).not.toContain(SECRET)
+    const { servers } = (JSON.parse(stdout) as { gateway: { servers: Record<string, object> } })
+      .gateway
+    expect(servers.local).toMatchObject({
+      args: ['server.js', '--token', '***', '--api-key=***', '--port', '3000'],
+      env: { GITHUB_TOKEN: '***' },
+    })
+    expect(servers.remote).toMatchObject({
+      url: 'https://mcp.example.com/mcp?***',
+      headers: { Authorization: '***' },
+    })
+  })
+
+  it('refuses a server name given twice, naming it and where (JSON keeps only the last)', async () => {
+    const file = write(
+      'twice.json',
+      '{"mcpServers": {\n  "files": {"command": "node", "args": ["reviewed.js"]},\n  "files": {"command": "node", "args": ["other.js"]}\n}}',
+    )
+    expect(await refused(file)).toContain(
+      `Gateway config ${file} has "mcpServers.files" twice (the second at line 3, column 3): JSON keeps only the last`,
+    )
+  })
+
+  it('shows a refused server name escaped and cut, not whole', async () => {
+    const name = `a\u001b[31m${'k'.repeat(100_000)}`
+    const stderr = await refused(
+      write('long-name.json', { mcpServers: { [name]: { command: 'node' } } }),
+    )
+    // Was: the whole 100,000-character name in the error line.
+    expect(stderr.length).toBeLessThan(400)
+    expect(stderr).not.toContain('\u001b')
+    expect(stderr).toContain(`"gateway.servers.a\\x1b[31m${'k'.repeat(58)}…"`)
+  })
+
+  it('refuses more than 1,000 servers (each one a process or connection, all started at once)', async () => {
+    const servers = Object.fromEntries(
+      Array.from({ length: 1001 }, (_, i) => [`s${i}`, { command: 'node' }]),
+    )
+    expect(await refused(write('many.json', { mcpServers: servers }))).toContain(
+      '"gateway.servers" (from gateway config',
+    )
+    expect(await refused(write('many.json', { mcpServers: servers }))).toContain(
+      '1,001 servers listed; at most 1,000.',
+    )
+  })
+
+  it('refuses URLs other than http: and https:, without echoing them', async () => {
+    for (const url of [
+      'file:///etc/passwd',
+      'data:application/json,{}',
+      'ftp://x.example/mcp',
+      'javascript:alert(1)',
+      `ws://ann:${SECRET}@x.example/mcp`,
+    ]) {
+      const stderr = await refused(write('scheme.json', { mcpServers: { a: { url } } }))
+      expect(stderr).toContain('"gateway.servers.a.url" (from gateway config /tmp')
+      expect(stderr).toContain('an http: or https: URL is expected')
+      expect(stderr).not.toContain(SECRET)
+    }
+  })
+
+  it('spawns the command without a shell: metacharacters are part of its name or arguments', async () => {
+    const marker = join(dir, 'shell-ran')
+    const { gateway } = parseConfig({
+      gateway: {
+        servers: { sh: { command: `touch ${marker}; node`, args: [`$(touch ${marker})`] } },
+        reconnectInitialMs: 60_000,
+      },
+    })
+    const upstream = new UpstreamConnection('sh', gateway.servers.sh as UpstreamConfig, {
+      settings: gateway,
+      logger: createMemoryLogger(),
+      onTools: () => undefined,
+    })
+    try {
+      await upstream.connect()
+      expect(upstream.state()).toMatchObject({
+        status: 'down',
+        lastError: expect.stringContaining('ENOENT'),
+      })
+      expect(existsSync(marker)).toBe(false)
+    } finally {
+      await upstream.close()
+    }
   })
 })
