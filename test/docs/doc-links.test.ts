@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const DOCS = ['README.md', 'DESIGN.md', 'docs/mcp.md', 'docs/training.md']
+const DOCS = ['README.md', 'DESIGN.md', 'docs/mcp.md', 'docs/training.md', 'bench/README.md']
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as `-`. */
 function slug(heading: string): string {
