@@ -239,7 +239,7 @@ export function createUpstreamTransport(
         : 'a message that answered no request',
     )
   })
-  Object.assign(transport, { _readBuffer: lines })
+  replaceReadBuffer(transport, lines)
   let pending = ''
   let cut = false
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -257,6 +257,25 @@ export function createUpstreamTransport(
     }
   })
   return transport
+}
+
+/**
+ * Puts `lines` in place of the SDK's read buffer, a private field of `StdioClientTransport`
+ * (SDK 1.32.2, pinned): an SDK that renamed it or changed its methods fails here, by name,
+ * not by answers over the limit closing the transport again.
+ */
+export function replaceReadBuffer(transport: StdioClientTransport, lines: BoundedReadBuffer): void {
+  const current = (transport as unknown as { _readBuffer?: Partial<BoundedReadBuffer> })._readBuffer
+  if (
+    typeof current?.append !== 'function' ||
+    typeof current.readMessage !== 'function' ||
+    typeof current.clear !== 'function'
+  ) {
+    throw new Error(
+      "@modelcontextprotocol/sdk's StdioClientTransport has no _readBuffer {append, readMessage, clear}: gateway.maxMessageBytes can't be applied per line (src/mcp/gateway/bounded-read-buffer.ts)",
+    )
+  }
+  Object.assign(transport, { _readBuffer: lines })
 }
 
 /** Longest upstream stderr line logged; longer ones are cut, saying how long they were. */

@@ -1,4 +1,10 @@
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest'
+import type { UpstreamConfig } from '../../../src/config/schema.ts'
+import {
+  createUpstreamTransport,
+  replaceReadBuffer,
+} from '../../../src/mcp/gateway/create-upstream-transport.ts'
 import {
   BoundedReadBuffer,
   TopLevelId,
@@ -69,5 +75,31 @@ describe('BoundedReadBuffer', () => {
     const small = Array.from({ length: 10 }, (_, i) => message(i, 100)).join('')
     expect(small.length).toBeGreaterThan(LIMIT)
     expect(read([small])).toEqual({ ids: [...Array(10).keys()], dropped: [] })
+  })
+})
+
+// It replaces a private field of the pinned SDK's StdioClientTransport: an SDK upgrade that
+// renames it must fail this check by name.
+describe("the SDK's stdio read buffer", () => {
+  it('is the field replaceReadBuffer expects, and a stdio upstream gets a BoundedReadBuffer', () => {
+    const sdk = new StdioClientTransport({ command: 'node' }) as unknown as {
+      _readBuffer: Record<string, unknown>
+    }
+    for (const method of ['append', 'readMessage', 'clear'])
+      expect(typeof sdk._readBuffer[method]).toBe('function')
+    const config = { command: 'node', args: [], env: {}, tags: [], enabled: true }
+    const transport = createUpstreamTransport(config as unknown as UpstreamConfig, () => {}, {
+      maxMessageBytes: LIMIT,
+      onOversize: () => {},
+    })
+    expect((transport as unknown as { _readBuffer: unknown })._readBuffer).toBeInstanceOf(
+      BoundedReadBuffer,
+    )
+    const renamed = Object.assign(new StdioClientTransport({ command: 'node' }), {
+      _readBuffer: undefined,
+    })
+    expect(() => replaceReadBuffer(renamed, new BoundedReadBuffer(LIMIT, () => {}))).toThrow(
+      /has no _readBuffer \{append, readMessage, clear\}/,
+    )
   })
 })
