@@ -1,4 +1,5 @@
 /** Reading a user-named file as UTF-8, failing with one clear error. @module */
+import { isUtf8 } from 'node:buffer'
 import { open, readFile } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
 
@@ -17,6 +18,38 @@ export class FileTooLargeError extends Error {
  * failures are Node's (ENOENT…).
  */
 export async function readFileUpTo(file: string, maxBytes: number): Promise<string> {
+  return (await readBytesUpTo(file, maxBytes)).toString('utf8')
+}
+
+/** Thrown by `readUtf8FileUpTo` for bytes that are not UTF-8 (they would be read as U+FFFD). */
+export class InvalidUtf8Error extends Error {
+  constructor(readonly line: number) {
+    super(`line ${line} is not UTF-8 text`)
+    this.name = 'InvalidUtf8Error'
+  }
+}
+
+/**
+ * `readFileUpTo`, and an InvalidUtf8Error naming the first line (from 1) whose bytes are not
+ * UTF-8, instead of their silent replacement by U+FFFD.
+ */
+export async function readUtf8FileUpTo(file: string, maxBytes: number): Promise<string> {
+  const bytes = await readBytesUpTo(file, maxBytes)
+  if (!isUtf8(bytes)) {
+    let line = 1
+    for (let start = 0; start < bytes.length; line++) {
+      const newline = bytes.indexOf(10, start)
+      const end = newline === -1 ? bytes.length : newline
+      if (!isUtf8(bytes.subarray(start, end))) break
+      start = end + 1
+    }
+    throw new InvalidUtf8Error(line)
+  }
+  return bytes.toString('utf8')
+}
+
+/** The bytes of `readFileUpTo`. */
+async function readBytesUpTo(file: string, maxBytes: number): Promise<Buffer> {
   const handle = await open(file, 'r')
   try {
     const stats = await handle.stat()
@@ -31,7 +64,7 @@ export async function readFileUpTo(file: string, maxBytes: number): Promise<stri
       if (total > maxBytes) throw new FileTooLargeError(maxBytes)
       chunks.push(chunk.subarray(0, bytesRead))
     }
-    return Buffer.concat(chunks, total).toString('utf8')
+    return Buffer.concat(chunks, total)
   } finally {
     await handle.close()
   }

@@ -38,7 +38,7 @@ import {
   saveIndexedLibrary,
 } from '../store/library-lifecycle.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
-import { readTextFile } from '../read-text-file.ts'
+import { readDataText } from '../bench/suites/read-data-file.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
 import { terminalText } from '../terminal-text.ts'
 
@@ -284,7 +284,7 @@ async function libraryExamples(
     }
     return pruned.set.withCap(cap)
   }
-  const text = await readTextFile(file, '--examples file')
+  const text = await readDataText(file, '--examples file')
   const { examples, from } = parseExamplesWithPlaces(text, file)
   assertKnownTools(
     library.name,

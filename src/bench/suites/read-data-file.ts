@@ -3,9 +3,14 @@
  * JSON Lines despite a `.json` name, e.g. Gorilla's `torchhub_train.json`).
  * @module
  */
-import { access, readFile } from 'node:fs/promises'
+import { access } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
-import { fileProblem } from '../../read-text-file.ts'
+import {
+  FileTooLargeError,
+  fileProblem,
+  InvalidUtf8Error,
+  readUtf8FileUpTo,
+} from '../../read-text-file.ts'
 
 /** The paths of `files` that do not exist or cannot be read. */
 export async function missingFiles(files: readonly string[]): Promise<string[]> {
@@ -26,20 +31,42 @@ export async function missingFiles(files: readonly string[]): Promise<string[]> 
  */
 export type DataFileKind = 'Benchmark file' | 'Examples file'
 
-/** The file's text, without the byte-order mark Windows editors put first (JSON.parse refuses it). */
+/**
+ * Largest query or examples file read (the largest benchmark file is a few MB; 200,000 usage
+ * examples are about 60 MB): a larger file is refused unread, a device such as /dev/zero after
+ * that many bytes.
+ */
+export const MAX_DATA_FILE_BYTES = 256 * 1024 * 1024
+
+/**
+ * The file's text, without the byte-order mark Windows editors put first (JSON.parse refuses it).
+ * INVALID_INPUT `Cannot read <kind> "<file>": <reason>` for a file that cannot be read, is larger
+ * than `maxBytes`, or holds bytes that are not UTF-8 (naming the line).
+ */
 export async function readDataText(
   file: string,
-  kind: DataFileKind = 'Benchmark file',
+  kind: DataFileKind | '--examples file' = 'Benchmark file',
+  maxBytes = MAX_DATA_FILE_BYTES,
 ): Promise<string> {
   try {
-    return (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
+    return (await readUtf8FileUpTo(file, maxBytes)).replace(/^\uFEFF/, '')
   } catch (error) {
+    const reason =
+      error instanceof FileTooLargeError
+        ? `it is ${error.message}, more than a ${kind === 'Benchmark file' ? 'query' : 'usage examples'} file holds; nothing was read`
+        : error instanceof InvalidUtf8Error
+          ? `${error.message} (save it as UTF-8)`
+          : fileProblem(error)
     throw new ToolselError(
       'INVALID_INPUT',
-      `Cannot read ${kind.toLowerCase()} "${file}": ${fileProblem(error)}`,
+      `Cannot read ${kind.toLowerCase()} "${file}": ${reason}`,
       {
         cause: error,
-        details: { file },
+        details: {
+          file,
+          ...(error instanceof InvalidUtf8Error && { line: error.line }),
+          ...(error instanceof FileTooLargeError && { maxBytes }),
+        },
       },
     )
   }
