@@ -5,9 +5,10 @@
  * past_key_values.N.key/value → logits, present.N.key/value) and the execution providers.
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { OnnxDtype } from './onnx/onnx-embedding-model.ts'
+import { readModelText } from './model-text-files.ts'
 import {
   layoutProblems,
   listModelFiles,
@@ -88,9 +89,9 @@ export async function checkModelDir(
     report.dtypes[0]?.dtype ??
     'fp32'
   report.problems.push(...layoutProblems(path, dtype))
-  const config = readJson(path, 'config.json', report)
+  const config = await readJson(path, 'config.json', report)
   checkConfig(config, report)
-  checkChatTemplate(path, readJson(path, 'tokenizer_config.json', report), report)
+  await checkChatTemplate(path, await readJson(path, 'tokenizer_config.json', report), report)
   if (!report.files['generation_config.json']) {
     report.notes.push(
       'No generation_config.json: end-of-turn tokens come from config.json and the tokenizer.',
@@ -129,17 +130,23 @@ function checkConfig(config: Record<string, unknown> | undefined, report: ModelC
   }
 }
 
-function checkChatTemplate(
+async function checkChatTemplate(
   path: string,
   tokenizerConfig: Record<string, unknown> | undefined,
   report: ModelCheckReport,
-): void {
+): Promise<void> {
   const inline = tokenizerConfig?.chat_template
   const template =
     typeof inline === 'string' || Array.isArray(inline)
       ? JSON.stringify(inline)
       : existsSync(join(path, 'chat_template.jinja'))
-        ? readFileSync(join(path, 'chat_template.jinja'), 'utf8')
+        ? await readModelText(join(path, 'chat_template.jinja')).catch((error: unknown) => {
+            report.problems.push({
+              message: `chat_template.jinja can't be read: ${error instanceof Error ? error.message : String(error)}`,
+              fix: 'Restore chat_template.jinja from the model repository.',
+            })
+            return ''
+          })
         : undefined
   if (template === undefined) {
     if (report.files['tokenizer_config.json']) {
@@ -214,14 +221,14 @@ async function inspect(
     report.notes.push(`${file.file} takes no position_ids (fine for some architectures).`)
 }
 
-function readJson(
+async function readJson(
   path: string,
   file: string,
   report: ModelCheckReport,
-): Record<string, unknown> | undefined {
+): Promise<Record<string, unknown> | undefined> {
   if (!existsSync(join(path, file))) return undefined
   try {
-    return JSON.parse(readFileSync(join(path, file), 'utf8')) as Record<string, unknown>
+    return JSON.parse(await readModelText(join(path, file))) as Record<string, unknown>
   } catch (error) {
     report.problems.push({
       message: `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,

@@ -7,9 +7,9 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ChatMessage } from '../language-model.ts'
+import { checkModelTextFiles, readModelText } from '../model-text-files.ts'
 import { loadTransformers, type Device } from './transformers.ts'
 
 /** The transformers.js tensor fields we read. Its full class type is slow to check. */
@@ -103,6 +103,8 @@ export class CausalLmRuntime {
 
   /** Loads `onnx/model{suffix}.onnx` for `dtype` on `device`; errors propagate unwrapped. */
   static async load(directory: string, dtype: string, device: Device): Promise<CausalLmRuntime> {
+    // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
+    await checkModelTextFiles(directory)
     const transformers = await loadTransformers()
     const [tokenizer, model] = await Promise.all([
       transformers.AutoTokenizer.from_pretrained(directory),
@@ -116,7 +118,7 @@ export class CausalLmRuntime {
     const jinja = join(directory, 'chat_template.jinja')
     const template =
       !(tokenizer as unknown as TokenizerLike).chat_template && existsSync(jinja)
-        ? await readFile(jinja, 'utf8')
+        ? await readModelText(jinja)
         : undefined
     return new CausalLmRuntime(
       tokenizer as unknown as TokenizerLike,

@@ -5,11 +5,11 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
+import { checkModelTextFiles, readModelText } from '../model-text-files.ts'
 import { embedInBatches, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
 import { createOnDevice, loadTransformers, type Device } from './transformers.ts'
 
@@ -92,6 +92,8 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     const path = resolve(directory)
     const logger = options.logger ?? SILENT_LOGGER
     const settings = await resolveSettings(path, options)
+    // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
+    await checkModelTextFiles(path)
     const transformers = await loadTransformers()
     const dtype = options.dtype ?? 'fp32'
     try {
@@ -215,8 +217,9 @@ async function readJson(directory: string, file: string): Promise<unknown> {
   const path = join(directory, file)
   if (!existsSync(path)) return undefined
   try {
-    return JSON.parse(await readFile(path, 'utf8'))
+    return JSON.parse(await readModelText(path))
   } catch (error) {
+    if (error instanceof ToolselError) throw error
     throw new ToolselError('MODEL_LOAD_FAILED', `Model file "${path}" is not valid JSON.`, {
       cause: error,
       details: { file: path },
