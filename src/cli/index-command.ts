@@ -33,7 +33,7 @@ import {
   buildsSameIndex,
   importAsLibrary,
   libraryNameFromPath,
-  loadIndexedLibrary,
+  savedIndexProblem,
   savedManifest,
   saveIndexedLibrary,
 } from '../store/library-lifecycle.ts'
@@ -174,7 +174,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   if (saved !== undefined && buildsSameIndex(saved, library, build, config)) {
     // The manifest says these tools; the files beside it must still load (a truncated or
     // overwritten file under an intact manifest is rebuilt, not kept).
-    const unloadable = await loadProblem(previousIndexDir, config)
+    const unloadable = await savedIndexProblem(previousIndexDir, config)
     if (unloadable === undefined) {
       io.stderr(
         `Unchanged: ${previousIndexDir} already holds these ${library.size} tools (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
@@ -199,17 +199,6 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0
-}
-
-/** Why the index saved at `dir` can't be loaded (its files checked as a server loads them); undefined when it loads. */
-async function loadProblem(dir: string, config: Config): Promise<string | undefined> {
-  try {
-    const loaded = await loadIndexedLibrary(dir, config)
-    loaded.library.release(0)
-    return undefined
-  } catch (error) {
-    return (error as Error).message
-  }
 }
 
 /** `openai`; a directory of several formats: `openapi: 1 file, openai: 2 files`. */

@@ -551,6 +551,15 @@ export class ToolselService {
         return { summary: listed, created: false, unchanged: true, warnings, import: summary }
       }
       const { indexed, toolsIndex } = uploaded
+      if (uploaded.damaged !== undefined) {
+        // The detail (paths of this host) goes to the log only.
+        this.logger.warn(
+          `Library "${name}": the saved index holds these tools but its files do not load as saved (${uploaded.damaged}); saving it again`,
+        )
+        warnings.push(
+          `The saved index of library "${name}" held these tools but its files did not load (damaged or replaced on disk); it was built and saved again.`,
+        )
+      }
       const created = this.libraries.get(name) === undefined
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,

@@ -243,7 +243,16 @@ export async function importUploadedLibrary(
 ): Promise<
   { warnings: string[]; summary: ImportSummary } & (
     | { unchanged: true; indexed?: undefined; toolsIndex?: undefined }
-    | { unchanged: false; indexed: IndexedLibrary; toolsIndex?: PreparedToolsIndex }
+    | {
+        unchanged: false
+        indexed: IndexedLibrary
+        toolsIndex?: PreparedToolsIndex
+        /**
+         * Why the saved index was not kept although it holds these tools: its disk copy did not
+         * load (or held another save); this build replaces it.
+         */
+        damaged?: string
+      }
   )
 > {
   const { prepare, unchangedFrom, ...buildOptions } = options
@@ -260,10 +269,39 @@ export async function importUploadedLibrary(
     ...(await prepare?.(upload.library)),
   }
   const answer = { warnings: upload.warnings, summary: upload.summary }
-  if (saved !== undefined && buildsSameIndex(saved, upload.library, settings, config))
-    return { ...answer, unchanged: true }
+  let damaged: string | undefined
+  if (saved !== undefined && buildsSameIndex(saved, upload.library, settings, config)) {
+    // The served version was whole when loaded or saved; the disk copy a restart reads may not
+    // be any more (a file cut or overwritten under it): built and saved again then.
+    const { dir, manifest } = unchangedFrom!
+    damaged = dir === undefined ? undefined : await savedIndexProblem(dir, config, manifest)
+    if (damaged === undefined) return { ...answer, unchanged: true }
+  }
   const indexed = await buildIndexedLibrary(upload.library, config, settings)
-  return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex }
+  return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex, damaged }
+}
+
+/**
+ * Why the index saved at `dir` does not load, its files checked as a server's load checks them
+ * (`loadIndexedLibrary`: manifest, tools file against its hash or index, each part, usage
+ * examples), or (`sameAs`) is another save than that manifest's; undefined when it loads (and is
+ * that save). What it loaded is let go at once. One load of the saved files: what a server's
+ * start pays for the library.
+ */
+export async function savedIndexProblem(
+  dir: string,
+  config: Config,
+  sameAs?: IndexManifest,
+): Promise<string | undefined> {
+  try {
+    const loaded = await loadIndexedLibrary(dir, config)
+    loaded.library.release(0)
+    return sameAs === undefined || sameSave(loaded.manifest, sameAs)
+      ? undefined
+      : 'it holds another save than the one served'
+  } catch (error) {
+    return (error as Error).message
+  }
 }
 
 /**
