@@ -75,3 +75,30 @@ describe('links in the docs', () => {
     ])
   })
 })
+
+describe("bench/README.md's contents", () => {
+  it('lists every ## and ### heading, in order, at its level, linking to its anchor', async () => {
+    const text = await readFile(join(ROOT, 'bench/README.md'), 'utf8')
+    const headings: string[] = []
+    const seen = new Map<string, number>()
+    let fenced = false
+    for (const line of text.split('\n')) {
+      if (line.startsWith('```')) fenced = !fenced
+      if (fenced) continue
+      const match = line.match(/^(#{1,6})\s+(.*)$/)
+      if (!match) continue
+      const base = slug(match[2])
+      const count = seen.get(base) ?? 0
+      seen.set(base, count + 1)
+      const anchor = count === 0 ? base : `${base}-${count}`
+      if ((match[1] === '##' || match[1] === '###') && match[2] !== 'Contents') {
+        headings.push(`${match[1] === '##' ? '' : '  '}- [${match[2]}](#${anchor})`)
+      }
+    }
+    const section = text.split('\n## Contents\n')[1]?.split('\n## ')[0] ?? ''
+    const listed = section.split('\n').filter((line) => /^\s*- \[/.test(line))
+    expect(headings.length).toBeGreaterThan(30)
+    // A new ## or ### section adds its line to the list under "## Contents" (as `headings` has it).
+    expect(listed, 'bench/README.md "## Contents" lists every ## and ### heading').toEqual(headings)
+  })
+})
