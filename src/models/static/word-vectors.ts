@@ -67,7 +67,7 @@ export async function loadWordVectors(
     const cached = await readBinary(file, stamp).catch(() => undefined)
     if (cached) return cached
   }
-  log(`Converting ${source} to a compact binary once (seconds to a minute)`)
+  log(`Converting ${source} to a compact binary once (about 6 s of CPU and 515 MiB)`)
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
   for (const file of candidates) {

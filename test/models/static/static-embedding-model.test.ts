@@ -13,7 +13,8 @@ import { splitIdentifiers } from '../../../src/retrieve/bm25/tokenize.ts'
 import { convertJson, loadWordVectors } from '../../../src/models/static/word-vectors.ts'
 import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
 
-// The first load on a fresh install converts the package's 307 MB JSON (10-60 s on a busy machine).
+// The first load on a fresh install converts the package's 307 MB JSON (about 6 s of CPU; a busy
+// machine can take a minute).
 let shared: Promise<EmbeddingModel> | undefined
 const glove = () => (shared ??= createEmbeddingModel('static:glove-100d'))
 beforeAll(async () => void (await glove()), 180_000)
