@@ -17,8 +17,10 @@ snapshot <dir>: writes every saved index of the index directory into a new direc
 (snapshot.json and indexes/<library>/); <dir> appears complete or not at all. A running
 server writes the same from the libraries it serves with POST /v1/snapshots (admin key).
 
-snapshot restore <dir>: checks every index of the snapshot, then saves each into the index
-directory, replacing indexes of the same name (others are left alone). A toolsel serve on that
+snapshot restore <dir>: checks every index of the snapshot, writes them all into the index
+directory beside their places (a failure writing any, a full disk say, removes them and changes
+nothing), then renames each into place, replacing indexes of the same name (others are left
+alone). A toolsel serve on that
 index directory serves them within server.indexWatchMs (with it 0: once restarted), or start
 one on it.
 

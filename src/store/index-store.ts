@@ -124,6 +124,34 @@ export async function saveIndexedLibrary(
   indexed: IndexedLibrary,
   options: SaveOptions = {},
 ): Promise<string> {
+  return (await stageIndexedLibrary(indexDir, indexed, options)).commit(options)
+}
+
+/** An index written whole into a work directory of its index directory, not committed yet. */
+export interface StagedIndex {
+  /** The library's name. */
+  readonly name: string
+  /**
+   * Renames it into place (replacing the index of its name) under the library's lock, as
+   * `saveIndexedLibrary` does; returns the index's directory. Once, and not after `discard`.
+   */
+  commit(options?: SaveOptions): Promise<string>
+  /** Removes the work directory (nothing was committed). */
+  discard(): Promise<void>
+}
+
+/**
+ * The first half of `saveIndexedLibrary`: every file of `indexed` written into a work directory
+ * (`.tmp-<name>+…`, left alone by other processes' recoveries while this one lives) and flushed
+ * to the disk. Whatever fails here (a full disk, EACCES) removes the work directory and changed
+ * nothing (INSUFFICIENT_STORAGE, INDEX_WRITE_FAILED). Several libraries staged first and then
+ * committed (a snapshot restore) change nothing when one of them can't be written.
+ */
+export async function stageIndexedLibrary(
+  indexDir: string,
+  indexed: IndexedLibrary,
+  options: Pick<SaveOptions, 'toolsIndex'> = {},
+): Promise<StagedIndex> {
   const name = indexed.library.name
   assertLibraryName(name)
   const failedWrite = (error: unknown) => {
@@ -131,15 +159,15 @@ export async function saveIndexedLibrary(
   }
   await mkdir(indexDir, { recursive: true }).catch(failedWrite)
   const temporary = workDirPath(indexDir, 'tmp', name)
-  const old = workDirPath(indexDir, 'old', name)
-  const target = join(indexDir, name)
   claim(temporary)
   await mkdir(temporary).catch((error: unknown) => {
     release(temporary)
     failedWrite(error)
   })
-  // What `onCommit` threw.
-  let failed: { error: unknown } | undefined
+  const discard = async () => {
+    await rm(temporary, { recursive: true, force: true })
+    release(temporary)
+  }
   try {
     await requireWriterProtocol(indexDir, temporary)
     // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
@@ -180,6 +208,44 @@ export async function saveIndexedLibrary(
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     // On the disk before the renames name it: a power loss leaves the old index or the new one.
     await syncTree(temporary, indexFs.syncPath)
+  } catch (error) {
+    await discard()
+    failedWrite(error)
+  }
+  let used = false
+  const commit = async (commitOptions: SaveOptions = {}): Promise<string> => {
+    if (used) throw new Error(`Library "${name}"'s staged index was committed or discarded`)
+    used = true
+    try {
+      await commitStaged(indexDir, name, temporary, commitOptions)
+    } finally {
+      release(temporary)
+    }
+    return join(indexDir, name)
+  }
+  return {
+    name,
+    commit,
+    discard: async () => {
+      if (used) return
+      used = true
+      await discard()
+    },
+  }
+}
+
+/** The second half of `saveIndexedLibrary`: the staged `temporary` renamed into place. */
+async function commitStaged(
+  indexDir: string,
+  name: string,
+  temporary: string,
+  options: SaveOptions,
+): Promise<void> {
+  const old = workDirPath(indexDir, 'old', name)
+  const target = join(indexDir, name)
+  // What `onCommit` threw.
+  let failed: { error: unknown } | undefined
+  try {
     const hadOld = await withLibraryLock(
       indexDir,
       name,
@@ -213,12 +279,10 @@ export async function saveIndexedLibrary(
     await rm(temporary, { recursive: true, force: true })
     // What `onCommit` threw comes after the commit; anything before it changed nothing.
     if (failed !== undefined && error === failed.error) throw error
-    failedWrite(error)
+    throw writeFailed(name, indexDir, error)
   } finally {
-    release(temporary)
     release(old)
   }
-  return target
 }
 
 /**

@@ -75,8 +75,10 @@ export {
   readManifest,
   recoverIndexDir,
   saveIndexedLibrary,
+  stageIndexedLibrary,
   syncCommitted,
   type SaveOptions,
+  type StagedIndex,
 } from './index-store.ts'
 export type { PreparedToolsIndex } from './tools-index-file.ts'
 export type { IndexedLibrary } from './indexed-library.ts'

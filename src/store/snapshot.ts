@@ -7,8 +7,8 @@
  * libraries held in memory (immutable once built), so every index in it is whole and of one
  * version, whatever is uploaded meanwhile; the directory is written under a temporary name next
  * to `<dir>` and renamed into place, so `<dir>` either holds a complete snapshot or does not
- * exist. Restoring loads each index (validating it), then saves it atomically into the index
- * directory, replacing an index of the same name.
+ * exist. Restoring loads each index (validating it), writes them all beside their places, then
+ * renames each into the index directory, replacing an index of the same name.
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -26,7 +26,9 @@ import {
   listIndexes,
   loadIndexedLibrary,
   saveIndexedLibrary,
+  stageIndexedLibrary,
   syncCommitted,
+  type StagedIndex,
 } from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
 
@@ -205,8 +207,11 @@ export async function loadSavedIndexes(
 
 /**
  * Restores a snapshot into `indexDir`: every index is loaded from the snapshot first (so a
- * damaged snapshot changes nothing), then each is saved atomically, replacing an index of the
- * same name. Other indexes in `indexDir` are left alone. Returns the restored library names.
+ * damaged snapshot changes nothing), then every one is written into a work directory of
+ * `indexDir` (so a full disk, or any failure writing one, removes them all and changes nothing),
+ * then each is renamed into place, replacing an index of the same name (only a failing rename
+ * leaves the ones before it restored: the error names them). Other indexes in `indexDir` are
+ * left alone. Returns the restored library names.
  */
 export async function restoreSnapshot(
   dir: string,
@@ -236,8 +241,42 @@ export async function restoreSnapshot(
     }
     indexes.push(indexed)
   }
-  for (const indexed of indexes) await saveIndexedLibrary(indexDir, indexed)
-  return indexes.map((indexed) => indexed.library.name)
+  // Every index written whole beside its place first: a full disk (or any failure) while one is
+  // written removes them all and changes nothing. Then each is renamed into place.
+  const staged: StagedIndex[] = []
+  try {
+    for (const indexed of indexes) staged.push(await stageIndexedLibrary(indexDir, indexed))
+  } catch (error) {
+    await Promise.all(staged.map((one) => one.discard()))
+    throw restoreFailed(dir, error)
+  }
+  const restored: string[] = []
+  for (const [at, one] of staged.entries()) {
+    try {
+      await one.commit()
+    } catch (error) {
+      await Promise.all(staged.slice(at + 1).map((other) => other.discard()))
+      throw restoreFailed(dir, error, restored)
+    }
+    restored.push(one.name)
+  }
+  return restored
+}
+
+/**
+ * A restore that failed writing: what was restored (`restored`: none when it failed while the
+ * indexes were written beside their places), the error's code kept (INSUFFICIENT_STORAGE…).
+ */
+function restoreFailed(dir: string, error: unknown, restored: string[] = []): unknown {
+  if (!(error instanceof ToolselError)) return error
+  const outcome =
+    restored.length === 0
+      ? 'Nothing was restored: every index in library.indexDir is as it was.'
+      : `Snapshot ${dir}: restored before it failed: ${restored.join(', ')}; the others are as they were.`
+  return new ToolselError(error.code, `${error.message} ${outcome}`, {
+    cause: error.cause ?? error,
+    details: { ...error.details, restored },
+  })
 }
 
 /**
