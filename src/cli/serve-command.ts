@@ -233,6 +233,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   poller?.start()
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
+  let stopSignals: (() => void) | undefined
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info(`${signal} received: closing (grace ${config.server.shutdownGraceMs} ms)`)
@@ -268,9 +269,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       )
       idle.unref()
     }
-    process.once('SIGTERM', () => shutdown('SIGTERM'))
-    process.once('SIGINT', () => shutdown('SIGINT'))
+    stopSignals = onStopSignal(logger, shutdown)
   })
+  stopSignals?.()
   logger.info('Stopped', {
     answeredWhileStopping: drained.answered,
     unfinished: drained.unfinished,
@@ -316,6 +317,7 @@ async function servePrimary(count: number, config: Config, logger: Logger): Prom
   let ready = 0
   let stopping = false
   let failed = false
+  let stopSignals: (() => void) | undefined
   return new Promise<number>((resolve) => {
     const stopAll = () => {
       stopping = true
@@ -340,14 +342,36 @@ async function servePrimary(count: number, config: Config, logger: Logger): Prom
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
     })
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
-        logger.info(`${signal} received: stopping the workers`)
-        stopAll()
-      })
-    }
+    stopSignals = onStopSignal(logger, (signal) => {
+      logger.info(`${signal} received: stopping the workers`)
+      stopAll()
+    })
     for (let index = 0; index < count; index += 1) cluster.fork()
-  })
+  }).finally(() => stopSignals?.())
+}
+
+/**
+ * Calls `stop` on the first SIGTERM or SIGINT, and keeps both handled until the returned function
+ * removes the handlers: a second signal while stopping is logged, not Node's default exit in the
+ * middle of the drain. One Ctrl-C can bring two: `npm start` runs the server as its child
+ * (`exec`), and npm passes the SIGINT it gets from the terminal on to it, which got its own.
+ */
+function onStopSignal(logger: Logger, stop: (signal: NodeJS.Signals) => void): () => void {
+  let stopping = false
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.info(`${signal} received again: already stopping`)
+      return
+    }
+    stopping = true
+    stop(signal)
+  }
+  process.on('SIGTERM', handle)
+  process.on('SIGINT', handle)
+  return () => {
+    process.off('SIGTERM', handle)
+    process.off('SIGINT', handle)
+  }
 }
 
 /** Which of `names` are among the `failed` indexes. */

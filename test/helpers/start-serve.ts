@@ -57,7 +57,8 @@ export async function startServe(
   )
   child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
   const stop = async () => {
-    if (child.exitCode === null) {
+    // Still running (a process ended by a signal has exitCode null too).
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
     }
