@@ -13,23 +13,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolselClient } from '../../src/client/index.ts'
-import { runPython, type PythonRun } from '../helpers/run-python.ts'
+import { findPython, runPython, type PythonRun } from '../helpers/run-python.ts'
 import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const ADMIN_KEY = 'py-admin-key-0123456789'
 const READ_KEY = 'py-read-key-0123456789'
-
-/** `python3 --version` when it is 3.9 or later, else why not. */
-function findPython(): { ok: true; version: string } | { ok: false; reason: string } {
-  const probe = spawnSync('python3', ['--version'], { encoding: 'utf8' })
-  if (probe.error || probe.status !== 0) return { ok: false, reason: 'no python3 on PATH' }
-  const version = (probe.stdout || probe.stderr).trim()
-  const [, major, minor] = /Python (\d+)\.(\d+)/.exec(version) ?? []
-  if (Number(major) !== 3 || Number(minor) < 9) {
-    return { ok: false, reason: `${version} on PATH, the client needs 3.9+` }
-  }
-  return { ok: true, version }
-}
 
 const python = findPython()
 /** The openai SDK is no dependency of the client: the agent-loop example runs where it is installed. */

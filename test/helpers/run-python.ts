@@ -3,7 +3,7 @@
  * reward example, the Python client), collecting its exit code and output.
  * @module
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { ROOT } from './start-serve.ts'
 
 export interface PythonRun {
@@ -28,4 +28,16 @@ export function runPython(
     child.on('close', (code) => resolve({ code, out, err }))
     child.stdin.end(stdin)
   })
+}
+
+/** `python3 --version` when it is 3.9 or later, else why not. */
+export function findPython(): { ok: true; version: string } | { ok: false; reason: string } {
+  const probe = spawnSync('python3', ['--version'], { encoding: 'utf8' })
+  if (probe.error || probe.status !== 0) return { ok: false, reason: 'no python3 on PATH' }
+  const version = (probe.stdout || probe.stderr).trim()
+  const [, major, minor] = /Python (\d+)\.(\d+)/.exec(version) ?? []
+  if (Number(major) !== 3 || Number(minor) < 9) {
+    return { ok: false, reason: `${version} on PATH, the client needs 3.9+` }
+  }
+  return { ok: true, version }
 }

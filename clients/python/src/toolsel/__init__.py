@@ -72,6 +72,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_POOL_SIZE",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "Verify",
     "CLIENT_OPERATIONS",
     "__version__",
 ]
@@ -90,6 +91,10 @@ DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 ToolFormat = Literal["toolsel", "openai", "openai-responses", "anthropic"]
 ProviderToolFormat = Literal["openai", "openai-responses", "anthropic"]
 ClientErrorCode = Literal["CLIENT_TIMEOUT", "NETWORK", "BAD_RESPONSE"]
+Verify = Union[bool, str, "os.PathLike[str]", ssl.SSLContext]
+"""How an ``https://`` service's certificate is checked (``verify=``), as requests and httpx take
+it: ``True`` (the system's CAs, and ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set), a CA bundle
+file or directory for a private CA, an ``ssl.SSLContext``, or ``False`` (no check at all)."""
 
 #: Each method and the operation of ``/openapi.json`` it calls (a test checks every operation has one).
 CLIENT_OPERATIONS: Dict[str, str] = {
@@ -704,6 +709,7 @@ def _configure(
     timeout: float,
     headers: Optional[Mapping[str, str]],
     pool_size: int,
+    verify: Verify,
 ) -> None:
     """Checks and sets the settings both clients share."""
     who = type(client).__name__
@@ -720,6 +726,36 @@ def _configure(
     client.headers = dict(headers or {})
     client.pool_size = pool_size
     client._target = _Target(client.base_url)
+    # Made once: a default context loads the system's CAs. Checked for http:// too (a typo in a
+    # CA path fails here, not at the first https:// URL), but only https:// connections use it.
+    context = _ssl_context(verify, who) if client._target.https or verify is not True else None
+    client._ssl = context if client._target.https else None
+
+
+def _ssl_context(verify: Verify, who: str) -> ssl.SSLContext:
+    """The TLS context of ``verify=`` (see :data:`Verify`)."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is True:
+        return ssl.create_default_context()
+    if verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    if isinstance(verify, (str, os.PathLike)):
+        path = os.fspath(verify)
+        if os.path.isdir(path):
+            return ssl.create_default_context(capath=path)
+        if os.path.isfile(path):
+            try:
+                return ssl.create_default_context(cafile=path)
+            except ssl.SSLError as error:
+                raise ValueError(f"{who}: verify={path!r} holds no PEM certificate: {error}") from error
+        raise ValueError(f"{who}: verify={path!r} is no CA bundle file or directory")
+    raise ValueError(
+        f"{who}: verify must be True, False, a CA bundle path or an ssl.SSLContext, got {verify!r}"
+    )
 
 
 class ToolselClient:
@@ -738,6 +774,10 @@ class ToolselClient:
         ``BAD_RESPONSE``, not read further. Default 64 MiB.
     :param pool_size: idle keep-alive connections kept for the next calls (one per thread
         calling at once is enough); 0 opens a new connection for every call. Default 4.
+    :param verify: how an ``https://`` service's certificate is checked, as in requests and httpx:
+        ``True`` (default: the system's CAs, or ``SSL_CERT_FILE``), the path of a CA bundle (a
+        private CA's PEM file, or a directory), an ``ssl.SSLContext``, or ``False`` (none: anyone
+        on the path can read the API key). A certificate not trusted is ``NETWORK``.
 
     Connections are reused (HTTP keep-alive) and the client is thread-safe; ``close()`` or a
     ``with`` block closes the idle ones.
@@ -751,8 +791,9 @@ class ToolselClient:
         headers: Optional[Mapping[str, str]] = None,
         pool_size: int = DEFAULT_POOL_SIZE,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        verify: Verify = True,
     ) -> None:
-        _configure(self, base_url, api_key, timeout, headers, pool_size)
+        _configure(self, base_url, api_key, timeout, headers, pool_size, verify)
         if not (isinstance(max_response_bytes, int) and max_response_bytes > 0):
             raise ValueError(
                 f"ToolselClient: max_response_bytes must be an int > 0, got {max_response_bytes!r}"
@@ -767,6 +808,7 @@ class ToolselClient:
     headers: Dict[str, str]
     pool_size: int
     _target: "_Target"
+    _ssl: Optional[ssl.SSLContext]
 
     def __repr__(self) -> str:
         return f"ToolselClient({self.base_url!r})"
@@ -1046,7 +1088,9 @@ class ToolselClient:
             connection.close()
         target = self._target
         if target.https:
-            connection = http.client.HTTPSConnection(target.host, target.port, timeout=seconds)
+            connection = http.client.HTTPSConnection(
+                target.host, target.port, timeout=seconds, context=self._ssl
+            )
         else:
             connection = http.client.HTTPConnection(target.host, target.port, timeout=seconds)
         return connection, False
@@ -1084,8 +1128,9 @@ class AsyncToolselClient:
         headers: Optional[Mapping[str, str]] = None,
         pool_size: int = DEFAULT_POOL_SIZE,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        verify: Verify = True,
     ) -> None:
-        _configure(self, base_url, api_key, timeout, headers, pool_size)
+        _configure(self, base_url, api_key, timeout, headers, pool_size, verify)
         if not (isinstance(max_response_bytes, int) and max_response_bytes > 0):
             raise ValueError(
                 f"AsyncToolselClient: max_response_bytes must be an int > 0, got {max_response_bytes!r}"
@@ -1100,6 +1145,7 @@ class AsyncToolselClient:
     headers: Dict[str, str]
     pool_size: int
     _target: "_Target"
+    _ssl: Optional[ssl.SSLContext]
 
     def __repr__(self) -> str:
         return f"AsyncToolselClient({self.base_url!r})"
@@ -1359,9 +1405,8 @@ class AsyncToolselClient:
                 return reader, writer, True
             await _close_stream(writer)
         target = self._target
-        context = ssl.create_default_context() if target.https else None
         reader, writer = await asyncio.open_connection(
-            target.host, target.port, ssl=context, limit=_LINE_LIMIT
+            target.host, target.port, ssl=self._ssl, limit=_LINE_LIMIT
         )
         return reader, writer, False
 
@@ -1609,6 +1654,12 @@ def _transport_error(cause: BaseException, call: _Call, base_url: str, seconds: 
         return ToolselError(
             "CLIENT_TIMEOUT",
             f"{call.method} {call.path} took longer than {seconds:g} s; raise timeout or check the service",
+        )
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return ToolselError(
+            "NETWORK",
+            f"{call.method} {base_url}{call.path} failed: {cause}; the service's certificate is not"
+            " trusted: for a private CA pass verify='<CA bundle file>' (or set SSL_CERT_FILE)",
         )
     return ToolselError(
         "NETWORK",
