@@ -1,6 +1,7 @@
 /** Reading a user-named file as UTF-8, failing with one clear error. @module */
 import { isUtf8 } from 'node:buffer'
-import { open, readFile } from 'node:fs/promises'
+import { constants, type Stats } from 'node:fs'
+import { type FileHandle, open, readFile } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
 
 /** Thrown by `readFileUpTo` for a file past its limit. */
@@ -11,14 +12,35 @@ export class FileTooLargeError extends Error {
   }
 }
 
+/** Thrown by the readers below, given `regularOnly`, for a device, pipe, socket or directory. */
+export class NotRegularFileError extends Error {
+  constructor() {
+    super('it is not a regular file (a device, pipe, socket or directory)')
+    this.name = 'NotRegularFileError'
+  }
+}
+
+export interface ReadUpToOptions {
+  /**
+   * Refuse anything but a regular file (links followed) with a NotRegularFileError, unread: the
+   * check is the fstat of the one handle that would read it (no swap between a check and the
+   * read), opened non-blocking so that a FIFO without a writer does not hang the open itself.
+   */
+  regularOnly?: boolean
+}
+
 /**
  * The file's text (UTF-8), reading at most `maxBytes` + 1 bytes: a regular file whose size says
  * it is larger is refused unread, and anything else that goes on past the limit (a device such
  * as /dev/zero, a file still growing) after that many bytes, with a FileTooLargeError. Other
  * failures are Node's (ENOENT…).
  */
-export async function readFileUpTo(file: string, maxBytes: number): Promise<string> {
-  return (await readBytesUpTo(file, maxBytes)).toString('utf8')
+export async function readFileUpTo(
+  file: string,
+  maxBytes: number,
+  options: ReadUpToOptions = {},
+): Promise<string> {
+  return (await readBytesUpTo(file, maxBytes, options)).toString('utf8')
 }
 
 /** Thrown by `readUtf8FileUpTo` for bytes that are not UTF-8 (they would be read as U+FFFD). */
@@ -33,8 +55,12 @@ export class InvalidUtf8Error extends Error {
  * `readFileUpTo`, and an InvalidUtf8Error naming the first line (from 1) whose bytes are not
  * UTF-8, instead of their silent replacement by U+FFFD.
  */
-export async function readUtf8FileUpTo(file: string, maxBytes: number): Promise<string> {
-  const bytes = await readBytesUpTo(file, maxBytes)
+export async function readUtf8FileUpTo(
+  file: string,
+  maxBytes: number,
+  options: ReadUpToOptions = {},
+): Promise<string> {
+  const bytes = await readBytesUpTo(file, maxBytes, options)
   if (!isUtf8(bytes)) {
     let line = 1
     for (let start = 0; start < bytes.length; line++) {
@@ -48,11 +74,36 @@ export async function readUtf8FileUpTo(file: string, maxBytes: number): Promise<
   return bytes.toString('utf8')
 }
 
-/** The bytes of `readFileUpTo`. */
-async function readBytesUpTo(file: string, maxBytes: number): Promise<Buffer> {
-  const handle = await open(file, 'r')
+/**
+ * A handle open for reading `file`; with `regularOnly`, opened non-blocking (a FIFO without a
+ * writer would block the open) and closed again, unread, unless its fstat says a regular file.
+ */
+export async function openForReading(
+  file: string,
+  { regularOnly = false }: ReadUpToOptions = {},
+): Promise<{ handle: FileHandle; stats: Stats }> {
+  const handle = await open(
+    file,
+    regularOnly ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY,
+  )
   try {
     const stats = await handle.stat()
+    if (regularOnly && !stats.isFile()) throw new NotRegularFileError()
+    return { handle, stats }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+/** The bytes of `readFileUpTo`. */
+async function readBytesUpTo(
+  file: string,
+  maxBytes: number,
+  options: ReadUpToOptions,
+): Promise<Buffer> {
+  const { handle, stats } = await openForReading(file, options)
+  try {
     if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
     const chunks: Buffer[] = []
     let total = 0
@@ -123,4 +174,55 @@ const FILE_PROBLEMS: Record<string, string> = {
 export function fileProblem(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   return (code !== undefined && FILE_PROBLEMS[code]) || (error as Error).message
+}
+
+/**
+ * The lines of a file as they are read (split at "\n"; a "\r" before it is left on the line; a
+ * byte-order mark first is dropped), each checked as UTF-8 text: an InvalidUtf8Error names the
+ * first line that is not. At most `maxBytes` are read, as `readFileUpTo` (a FileTooLargeError);
+ * only the line being read is held, so a consumer that keeps little holds little.
+ */
+export async function* readLinesUpTo(
+  file: string,
+  maxBytes: number,
+  options: ReadUpToOptions = {},
+): AsyncGenerator<string, void, void> {
+  const { handle, stats } = await openForReading(file, options)
+  try {
+    if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
+    let pending: Buffer[] = []
+    let total = 0
+    let line = 0
+    const decode = (parts: Buffer[]): string => {
+      line += 1
+      let bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts)
+      if (line === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
+        bytes = bytes.subarray(3)
+      if (!isUtf8(bytes)) throw new InvalidUtf8Error(line)
+      return bytes.toString('utf8')
+    }
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, 1024 * 1024))
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
+      if (bytesRead === 0) break
+      total += bytesRead
+      if (total > maxBytes) throw new FileTooLargeError(maxBytes)
+      const read = chunk.subarray(0, bytesRead)
+      for (let start = 0; ;) {
+        const newline = read.indexOf(10, start)
+        if (newline === -1) {
+          if (start < read.length) pending.push(read.subarray(start))
+          break
+        }
+        pending.push(read.subarray(start, newline))
+        const text = decode(pending)
+        pending = []
+        yield text
+        start = newline + 1
+      }
+    }
+    if (pending.length > 0) yield decode(pending)
+  } finally {
+    await handle.close()
+  }
 }

@@ -6,10 +6,14 @@
  * Links are followed (Hugging Face cache snapshots link every file to a blob).
  * @module
  */
-import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
-import { FileTooLargeError, readFileUpTo } from '../read-text-file.ts'
+import {
+  FileTooLargeError,
+  NotRegularFileError,
+  openForReading,
+  readFileUpTo,
+} from '../read-text-file.ts'
 
 /** Largest JSON/template file of a model directory read (a real tokenizer.json is ~10-35 MB). */
 export const MODEL_TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024
@@ -32,52 +36,58 @@ export const MODEL_TEXT_FILES = [
   'toolsel.json',
 ] as const
 
-/** Why `file` can't be read as a model text file, or undefined when it can (or is absent). */
-async function textFileProblem(file: string): Promise<string | undefined> {
-  const found = await stat(file).catch(() => undefined)
-  if (found === undefined) return undefined
-  if (!found.isFile()) return 'is not a regular file (a device, pipe or directory)'
-  if (found.size > MODEL_TEXT_FILE_MAX_BYTES) {
-    return `is ${found.size} bytes, larger than ${MODEL_TEXT_FILE_MAX_BYTES} (model config and tokenizer files are a few KiB to tens of MB)`
-  }
-  return undefined
-}
-
 /**
  * MODEL_LOAD_FAILED naming the file when one of MODEL_TEXT_FILES in `directory` is not a
  * regular file or is larger than MODEL_TEXT_FILE_MAX_BYTES: transformers.js would read it whole.
+ * Each is opened (non-blocking) and its handle's fstat checked; nothing is read.
  */
 export async function checkModelTextFiles(directory: string): Promise<void> {
   for (const name of MODEL_TEXT_FILES) {
     const file = join(directory, name)
-    const problem = await textFileProblem(file)
-    if (problem !== undefined) {
-      throw new ToolselError('MODEL_LOAD_FAILED', `Model file "${file}" ${problem}.`, {
-        details: { file },
-      })
+    let opened: Awaited<ReturnType<typeof openForReading>>
+    try {
+      opened = await openForReading(file, { regularOnly: true })
+    } catch (error) {
+      if (error instanceof NotRegularFileError) throw modelFileError(file, error)
+      continue // Absent (or unreadable): the load reports what it needs.
+    }
+    await opened.handle.close()
+    if (opened.stats.size > MODEL_TEXT_FILE_MAX_BYTES) {
+      throw modelFileError(
+        file,
+        new FileTooLargeError(MODEL_TEXT_FILE_MAX_BYTES),
+        opened.stats.size,
+      )
     }
   }
 }
 
 /**
- * The text of a model directory's file, at most MODEL_TEXT_FILE_MAX_BYTES of it; a longer one
- * (or a device) throws MODEL_LOAD_FAILED naming it. Other failures are Node's (ENOENT…).
+ * The text of a model directory's file, at most MODEL_TEXT_FILE_MAX_BYTES of it, from a regular
+ * file only; a longer one, a device or a pipe throws MODEL_LOAD_FAILED naming it, unread (a pipe
+ * without a writer does not hang). Other failures are Node's (ENOENT…).
  */
 export async function readModelText(file: string): Promise<string> {
-  const problem = await textFileProblem(file)
-  if (problem !== undefined) {
-    throw new ToolselError('MODEL_LOAD_FAILED', `Model file "${file}" ${problem}.`, {
-      details: { file },
-    })
-  }
   try {
-    return await readFileUpTo(file, MODEL_TEXT_FILE_MAX_BYTES)
+    return await readFileUpTo(file, MODEL_TEXT_FILE_MAX_BYTES, { regularOnly: true })
   } catch (error) {
-    if (!(error instanceof FileTooLargeError)) throw error
-    // Grew past the limit while read.
-    throw new ToolselError('MODEL_LOAD_FAILED', `Model file "${file}" is ${error.message}.`, {
-      cause: error,
-      details: { file },
-    })
+    if (error instanceof NotRegularFileError || error instanceof FileTooLargeError)
+      throw modelFileError(file, error)
+    throw error
   }
+}
+
+function modelFileError(
+  file: string,
+  error: NotRegularFileError | FileTooLargeError,
+  size?: number,
+): ToolselError {
+  const problem =
+    error instanceof NotRegularFileError
+      ? 'is not a regular file (a device, pipe or directory)'
+      : `is ${size === undefined ? 'larger than' : `${size} bytes, larger than`} ${MODEL_TEXT_FILE_MAX_BYTES} bytes (model config and tokenizer files are a few KiB to tens of MB)`
+  return new ToolselError('MODEL_LOAD_FAILED', `Model file "${file}" ${problem}.`, {
+    cause: error,
+    details: { file },
+  })
 }

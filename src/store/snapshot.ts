@@ -18,7 +18,7 @@ import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
-import { FileTooLargeError, readFileUpTo } from '../read-text-file.ts'
+import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
 import {
@@ -142,12 +142,17 @@ export async function readSnapshotManifest(dir: string): Promise<SnapshotManifes
   const file = join(dir, SNAPSHOT_FILE)
   let text: string
   try {
-    text = await readFileUpTo(file, SNAPSHOT_MANIFEST_MAX_BYTES)
+    // A device or pipe (a FIFO without a writer hung the restore) is refused unread.
+    text = await readFileUpTo(file, SNAPSHOT_MANIFEST_MAX_BYTES, { regularOnly: true })
   } catch (error) {
-    if (error instanceof FileTooLargeError) {
+    if (error instanceof FileTooLargeError || error instanceof NotRegularFileError) {
+      const problem =
+        error instanceof FileTooLargeError
+          ? `it is ${error.message} (toolsel writes about 300 bytes a library)`
+          : error.message
       throw new ToolselError(
         'INDEX_CORRUPT',
-        `${file} is not a valid snapshot manifest: it is ${error.message} (toolsel writes about 300 bytes a library); nothing was restored.`,
+        `${file} is not a valid snapshot manifest: ${problem}; nothing was restored.`,
       )
     }
     const kind = await stat(dir).then(

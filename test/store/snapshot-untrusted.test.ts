@@ -13,9 +13,11 @@ import {
   rename,
   rm,
   symlink,
+  truncate,
   unlink,
   writeFile,
 } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -165,17 +167,32 @@ describe('snapshot restore of an untrusted snapshot', () => {
     expect(await readdir(join(root, 'file-names', 'escaped'))).toEqual([])
   }, 30_000)
 
-  it('a snapshot.json that never ends (/dev/zero) or is larger than 16 MiB is refused after 16 MiB', async () => {
-    const run = await restoreDamaged('endless', async (dir) => {
-      await unlink(join(dir, 'snapshot.json'))
-      await symlink('/dev/zero', join(dir, 'snapshot.json'))
+  it('a snapshot.json that is a device (/dev/zero) or a FIFO is refused unread; one larger than 16 MiB by its size', async () => {
+    // Before: /dev/zero read up to 16 MiB; a FIFO without a writer hung the restore (the open).
+    for (const [name, damage] of [
+      ['endless', (file: string) => symlink('/dev/zero', file)],
+      ['fifo', async (file: string) => execFileSync('mkfifo', [file])],
+    ] as const) {
+      const run = await restoreDamaged(name, async (dir) => {
+        await unlink(join(dir, 'snapshot.json'))
+        await damage(join(dir, 'snapshot.json'))
+      })
+      expect(run.signal).toBeNull()
+      expect(run.stderr).toMatch(
+        /snapshot\.json is not a valid snapshot manifest: it is not a regular file \(a device, pipe, socket or directory\); nothing was restored/,
+      )
+      expect(run.code).toBe(1)
+      expect(run.written).toEqual([])
+    }
+    const run = await restoreDamaged('large', async (dir) => {
+      await truncate(join(dir, 'snapshot.json'), 16 * 1024 * 1024 + 1)
     })
     expect(run.stderr).toMatch(
       /snapshot\.json is not a valid snapshot manifest: it is larger than 16777216 bytes/,
     )
     expect(run.code).toBe(1)
     expect(run.written).toEqual([])
-  }, 30_000)
+  }, 60_000)
 
   it('the untouched snapshot still restores', async () => {
     const run = await restoreDamaged('good', async () => undefined)
