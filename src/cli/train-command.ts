@@ -32,6 +32,8 @@ import {
   parseCommand,
   printConfig,
   type CommandIO,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
 } from './cli-options.ts'
 
 /**
@@ -109,6 +111,7 @@ Options:
   --example-maps         The example-aware decision also reads each library's own dense space,
                          learned from its usage examples (examples.denseMap in the config serves
                          them; bench/README.md, "A library's own dense space")
+${maxFileBytesHelp(25)}
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -128,6 +131,7 @@ const OPTIONS = {
   'example-maps': { type: 'boolean' },
   'one-clause-dense': { type: 'boolean' },
   'dense-free-acceptance': { type: 'boolean' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 const ONE_CLAUSE_NOTE =
@@ -135,8 +139,6 @@ const ONE_CLAUSE_NOTE =
 
 const PLANS_NOTE =
   'plans: the training rows are planned without the rule planner\'s second-object steps ("… and a hotel …"), which the served rule planner makes (trainingPlanner, round 19)'
-
-const MAX_EXAMPLES = 200_000
 
 /**
  * Below this many usage examples `train --examples` warns: a fifth is held out, and a held-out
@@ -166,7 +168,11 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   }
   const { config, logger } = await commandConfig(
     values,
-    { 'bench.dataDir': dataDirFlag(values.data, 'train'), 'library.indexDir': values['index-dir'] },
+    {
+      'bench.dataDir': dataDirFlag(values.data, 'train'),
+      'library.indexDir': values['index-dir'],
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
+    },
     io,
   )
   if (values['print-config']) return printConfig(config, io)
@@ -328,12 +334,6 @@ async function examplesSource(
 ): Promise<TrainingSource> {
   const tools = await readLibraryReferenceTools(libraryFile, indexDir, { maxFileBytes })
   const split = await loadExamplesFile(examplesFile, { reference: libraryFile, tools })
-  if (split.examples.length > MAX_EXAMPLES) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `${examplesFile} has ${split.examples.length} examples; at most ${MAX_EXAMPLES} are accepted.`,
-    )
-  }
   const cases: TrainingCase[] = split.examples.map((example, index) => ({
     id: String(index),
     instruction: example.instruction,

@@ -25,6 +25,8 @@ import {
   parseCommand,
   printConfig,
   type CommandIO,
+  maxFileBytesFlag,
+  maxFileBytesHelp,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
 
@@ -66,6 +68,7 @@ Options:
   --concurrency <n>          Examples in flight (teacher calls), default 8
   --data <dir>               Benchmark data root (default bench.dataDir)
   --out <dir>                Output directory (default bench.outDir/train-data/<kind>-<source>)
+${maxFileBytesHelp(29)}
 ${COMMON_HELP}`
 
 const OPTIONS = {
@@ -85,6 +88,7 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   data: { type: 'string' },
   out: { type: 'string' },
+  'max-file-bytes': { type: 'string' },
 } as const
 
 export async function trainDataCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -119,6 +123,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
       'retrieve.k': numberFlag(values.k, 'k'),
       'retrieve.bm25.tau': numberFlag(values.tau, 'tau'),
       'plan.maxSteps': numberFlag(values['max-steps'], 'max-steps'),
+      'library.maxFileBytes': maxFileBytesFlag(values['max-file-bytes']),
     },
     io,
   )

@@ -184,6 +184,68 @@ export function parseExamplesWithPlaces(
   return { examples, from: { source, places }, ids: ids ?? [] }
 }
 
+/** One example of a file as it is read: its place (`line 4`, `item 2`) and its record's `id`. */
+export interface PlacedExample {
+  example: UsageExample
+  where: string
+  /** With `withIds`: the record's `id` as a string, when it has one. */
+  id?: string
+}
+
+/**
+ * Largest JSON array of examples read (it is parsed whole: JSON Lines are read a line at a time
+ * instead). 64 MiB is about 200,000 examples; JSON.parse of it peaks near 1 GB.
+ */
+export const MAX_EXAMPLES_ARRAY_CHARS = 64 * 1024 * 1024
+
+/**
+ * The examples of a file's `lines` (`readDataLines`), each handed on as its line is read, so that
+ * a reader that stops (a count cap) or keeps few (the newest) holds few: the records, checks and
+ * errors of `parseExamplesWithPlaces`. A JSON array (the first non-blank line starts with `[`)
+ * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_CHARS characters.
+ */
+export async function* readExamples(
+  lines: AsyncIterable<string>,
+  source: string,
+  options: { withIds?: boolean } = {},
+): AsyncGenerator<PlacedExample, void, void> {
+  let number = 0
+  let array: string[] | undefined
+  let jsonLines = false
+  let arrayChars = 0
+  const ids: Array<string | undefined> | undefined = options.withIds ? [] : undefined
+  const placed = (record: unknown, where: string): PlacedExample => {
+    const example = exampleOf(record, source, where, ids)
+    const id = ids?.pop()
+    return id === undefined ? { example, where } : { example, where, id }
+  }
+  for await (const line of lines) {
+    number += 1
+    if (array === undefined) {
+      if (line.trim().length === 0) continue
+      jsonLines ||= !line.trimStart().startsWith('[')
+      if (jsonLines) {
+        yield placed(parseJson(line, `${source} line ${number}`), `line ${number}`)
+        continue
+      }
+      array = []
+    }
+    arrayChars += line.length + 1
+    if (arrayChars > MAX_EXAMPLES_ARRAY_CHARS) {
+      throw badExamples(
+        source,
+        `a JSON array of examples is read whole, and this one is larger than ${MAX_EXAMPLES_ARRAY_CHARS} characters; write JSON Lines (one example a line), which are read a line at a time`,
+      )
+    }
+    array.push(line)
+  }
+  if (array === undefined) return
+  const parsed = parseJson(array.join('\n').trim(), source)
+  array = undefined
+  if (!Array.isArray(parsed)) throw badExamples(source, 'expected a JSON array of examples')
+  for (const [index, record] of parsed.entries()) yield placed(record, `item ${index + 1}`)
+}
+
 /** A training example's record: a usage example that may carry its own `id`. */
 const TrainingExampleSchema = UsageExampleSchema.extend({
   id: z.union([z.string().min(1).max(500), z.number()]).optional(),

@@ -51,6 +51,31 @@ describe('toolsel index --max-file-bytes', () => {
     expect(raised.code).toBe(0)
   }, 60_000)
 
+  it('train and train-data take --max-file-bytes for the --library tool file', async () => {
+    // Before: config and env only (`Unknown option "--max-file-bytes"`).
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+    const file = join(dir, 'tools.json')
+    await writeFile(file, JSON.stringify([{ name: 'a', description: 'x'.repeat(2 * MIB) }]))
+    const examples = join(dir, 'examples.jsonl')
+    await writeFile(examples, '{"instruction":"do a","tools":["a"]}\n')
+    for (const argv of [
+      ['train', '--out', join(dir, 'model.json')],
+      ['train-data', 'selector', '--out', join(dir, 'data')],
+    ]) {
+      const { code, stderr } = await runCli([
+        ...argv,
+        '--examples',
+        examples,
+        '--library',
+        file,
+        '--max-file-bytes',
+        String(MIB),
+      ])
+      expect(stderr).toContain(`Tool file "${file}" is larger than ${MIB} bytes`)
+      expect(code).toBe(1)
+    }
+  }, 60_000)
+
   it.skipIf(!existsSync('/dev/zero'))(
     'refuses /dev/zero after the limit, not reading on',
     async () => {

@@ -9,6 +9,8 @@ import {
   FileTooLargeError,
   fileProblem,
   InvalidUtf8Error,
+  NotRegularFileError,
+  readLinesUpTo,
   readUtf8FileUpTo,
 } from '../../read-text-file.ts'
 
@@ -49,27 +51,62 @@ export async function readDataText(
   maxBytes = MAX_DATA_FILE_BYTES,
 ): Promise<string> {
   try {
-    return (await readUtf8FileUpTo(file, maxBytes)).replace(/^\uFEFF/, '')
+    return (
+      await readUtf8FileUpTo(file, maxBytes, { regularOnly: kind === 'Benchmark file' })
+    ).replace(/^\uFEFF/, '')
   } catch (error) {
-    const reason =
-      error instanceof FileTooLargeError
-        ? `it is ${error.message}, more than a ${kind === 'Benchmark file' ? 'query' : 'usage examples'} file holds; nothing was read`
-        : error instanceof InvalidUtf8Error
-          ? `${error.message} (save it as UTF-8)`
-          : fileProblem(error)
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Cannot read ${kind.toLowerCase()} "${file}": ${reason}`,
-      {
-        cause: error,
-        details: {
-          file,
-          ...(error instanceof InvalidUtf8Error && { line: error.line }),
-          ...(error instanceof FileTooLargeError && { maxBytes }),
-        },
-      },
-    )
+    throw dataFileError(error, file, kind, maxBytes)
   }
+}
+
+/**
+ * `readDataText`'s lines, as they are read (`readLinesUpTo`: only the line being read is held):
+ * the same limit and errors, the error thrown when the reading gets there.
+ */
+export async function* readDataLines(
+  file: string,
+  kind: DataFileKind | '--examples file',
+  maxBytes = MAX_DATA_FILE_BYTES,
+): AsyncGenerator<string, void, void> {
+  try {
+    yield* readLinesUpTo(file, maxBytes, { regularOnly: kind === 'Benchmark file' })
+  } catch (error) {
+    throw dataFileError(error, file, kind, maxBytes)
+  }
+}
+
+/**
+ * INVALID_INPUT `Cannot read <kind> "<file>": <reason>`. A benchmark file is read only when it
+ * is a regular file (a benchmark data directory holds files; a FIFO in one hung the run);
+ * examples may come from a pipe (`--examples /dev/stdin`).
+ */
+function dataFileError(
+  error: unknown,
+  file: string,
+  kind: DataFileKind | '--examples file',
+  maxBytes: number,
+): unknown {
+  if (error instanceof ToolselError) return error
+  const reason =
+    error instanceof FileTooLargeError
+      ? `it is ${error.message}, more than a ${kind === 'Benchmark file' ? 'query' : 'usage examples'} file holds; nothing was read`
+      : error instanceof InvalidUtf8Error
+        ? `${error.message} (save it as UTF-8)`
+        : error instanceof NotRegularFileError
+          ? `${error.message}; nothing was read`
+          : fileProblem(error)
+  return new ToolselError(
+    'INVALID_INPUT',
+    `Cannot read ${kind.toLowerCase()} "${file}": ${reason}`,
+    {
+      cause: error,
+      details: {
+        file,
+        ...(error instanceof InvalidUtf8Error && { line: error.line }),
+        ...(error instanceof FileTooLargeError && { maxBytes }),
+      },
+    },
+  )
 }
 
 /** A JSON array (or JSON Lines) of records. */

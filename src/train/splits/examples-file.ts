@@ -8,12 +8,19 @@
  * otherwise (the user owns the split).
  * @module
  */
-import { readDataText } from '../../bench/suites/read-data-file.ts'
+import { readDataLines } from '../../bench/suites/read-data-file.ts'
 import { ToolselError } from '../../errors.ts'
-import { assertKnownTools, parseExamplesWithPlaces } from '../../examples/usage-example.ts'
+import { assertKnownTools, readExamples, type UsageExample } from '../../examples/usage-example.ts'
 import type { Tool } from '../../library/tool.ts'
 import { ToolLibrary } from '../../library/tool-library.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
+
+/**
+ * Most examples a training examples file may hold (`toolsel train`, `train-data`): the file is
+ * refused as soon as its reading passes this many, not after all of it is parsed (3,000,000
+ * lines were 1.7-2.1 GB of memory before the count was looked at).
+ */
+export const MAX_TRAIN_EXAMPLES = 200_000
 
 /**
  * The examples of `file` over `library`; an example's id is its record's `id`, else the number of
@@ -24,11 +31,30 @@ import type { TrainExample, TrainSplit } from '../train-split.ts'
 export async function loadExamplesFile(
   file: string,
   library: { reference: string; tools: readonly Tool[] },
+  { maxExamples = MAX_TRAIN_EXAMPLES }: { maxExamples?: number } = {},
 ): Promise<TrainSplit> {
   const { reference: libraryFile } = library
   const tools = [...library.tools]
-  const text = await readDataText(file, 'Examples file')
-  const { examples: read, from, ids } = parseExamplesWithPlaces(text, file, { withIds: true })
+  const read: UsageExample[] = []
+  const places: string[] = []
+  const ids: Array<string | undefined> = []
+  for await (const { example, where, id } of readExamples(
+    readDataLines(file, 'Examples file'),
+    file,
+    { withIds: true },
+  )) {
+    if (read.length === maxExamples) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `Examples file "${file}" holds more than ${maxExamples} examples (at ${where}); at most ${maxExamples} are accepted. Nothing past that was read.`,
+        { details: { file, maxExamples } },
+      )
+    }
+    read.push(example)
+    places.push(where)
+    ids.push(id)
+  }
+  const from = { source: file, places }
   if (read.length === 0) {
     throw new ToolselError(
       'INVALID_INPUT',
