@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FILE_SUITE_PREFIX } from '../bench/suites/functions-suite.ts'
 import { assertReadableFile } from '../read-text-file.ts'
+import { jsonText } from '../terminal-text.ts'
 import { pathExists } from '../store/path-exists.ts'
 import { createComponents } from '../components.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
@@ -204,7 +205,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     `${queries} queries in ${report.suites.length} suites (${report.skipped.length} splits skipped)`,
   )
   await writeReport(report, dir)
-  io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : renderSummary(report))
+  io.stdout(values.json ? `${jsonText(JSON.stringify(report, null, 2))}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)
   return report.suites.length > 0 ? 0 : 1
 }

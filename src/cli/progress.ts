@@ -4,6 +4,7 @@
  * bar on a terminal, a line every 10% otherwise (CI logs stay short).
  * @module
  */
+import { terminalText } from '../terminal-text.ts'
 import type { CommandIO } from './cli-options.ts'
 
 /** Where progress goes: a write, and whether it is a terminal (a bar redrawn in place). */
@@ -22,13 +23,17 @@ export interface ProgressReporter {
   done(message?: string): void
 }
 
-export function createProgress(title: string, stream: ProgressOutput): ProgressReporter {
+export function createProgress(titled: string, stream: ProgressOutput): ProgressReporter {
+  // A title or label names a file or a split, from elsewhere: no escape reaches the terminal.
+  const oneLine = (text: string) => terminalText(text).replace(/[\n\t]/g, ' ')
+  const title = oneLine(titled)
   const started = performance.now()
   let lastDecile = -1
   let lastDraw = 0
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)}s`
   return {
-    update(done, total, label = '') {
+    update(done, total, text = '') {
+      const label = oneLine(text)
       const fraction = total > 0 ? Math.min(1, done / total) : 1
       if (stream.isTTY) {
         const now = performance.now()

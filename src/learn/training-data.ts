@@ -58,7 +58,7 @@ function tagList(query: string, tag: string): string[] {
 
 /** ToolPlanner coarse-instruction G3 train substitute on the G3 corpus, test queries removed. */
 export async function loadToolPlannerG3(dataDir: string): Promise<TrainingSet> {
-  const tools = (await importToolsFromFile(join(dataDir, G3_CORPUS))).tools
+  const tools = (await importToolsFromFile(join(dataDir, G3_CORPUS), { regularOnly: true })).tools
   const corpusMap = createToolbenchCorpusMap(tools)
   const ids = new Set(tools.map((tool) => tool.id))
   const testIds = new Set<string>()
@@ -190,8 +190,12 @@ export async function loadTaskbenchShapes(
   domain: string,
 ): Promise<TrainingSet & { excluded: number; conflicting: number }> {
   const files = taskbenchShapeFiles(domain)
-  const tools = (await importToolsFromFile(join(dataDir, files.tools), { format: 'taskbench' }))
-    .tools
+  const tools = (
+    await importToolsFromFile(join(dataDir, files.tools), {
+      format: 'taskbench',
+      regularOnly: true,
+    })
+  ).tools
   const evaluatedIds = new Set<string>()
   const evaluatedTexts = new Set<string>()
   for (const [position, record] of (

@@ -2,10 +2,16 @@
  * summary.md: the results table, skipped splits, per-split notes and exact match by gold-set size.
  * @module
  */
+import { terminalText } from '../../terminal-text.ts'
 import type { BenchReport } from '../bench-report.ts'
 import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
 import { hasUsage, USAGE_COLUMNS, USAGE_TITLE, usageRows } from './usage-rows.ts'
 
+/**
+ * The summary, printed by `toolsel bench` and written to summary.md, with control characters
+ * shown as visible escapes (`terminalText`): split names come from file names and data that may
+ * be downloaded, and one holding `ESC]0;…` retitled the terminal that printed it.
+ */
 export function renderSummary(report: BenchReport): string {
   const lines = [`# Benchmark: ${report.settings.name}`, '', runLine(report), '']
   lines.push(
@@ -48,7 +54,7 @@ export function renderSummary(report: BenchReport): string {
     `Wall time ${(report.timings.wallMs / 1000).toFixed(1)} s. The merged config is in report.json.`,
     '',
   )
-  return lines.join('\n')
+  return terminalText(lines.join('\n'))
 }
 
 function resultsTable(report: BenchReport): string[] {

@@ -36,6 +36,7 @@ export function createCraftSuite(spec: CraftSuiteSpec): BenchSuite {
         await importToolsFromFile(toolsFile, {
           format: 'craft',
           maxFileBytes: options.maxFileBytes,
+          regularOnly: true,
         })
       ).tools
       const cases = parseCraftQueries(await readDataText(queriesFile), queriesFile)

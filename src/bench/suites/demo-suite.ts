@@ -28,7 +28,10 @@ export function createDemoSuite(): BenchSuite {
       if (missing.length > 0) {
         return { splits: [], skipped: [{ name, reason: `not found: ${missing.join(', ')}` }] }
       }
-      const { tools } = await importToolsFromPath(toolsPath, { maxFileBytes: options.maxFileBytes })
+      const { tools } = await importToolsFromPath(toolsPath, {
+        maxFileBytes: options.maxFileBytes,
+        regularOnly: true,
+      })
       const records = (await readJsonRecords(queriesFile)) as Array<Record<string, unknown>>
       const cases: BenchCase[] = []
       for (const [position, record] of records.entries()) {

@@ -78,9 +78,10 @@ export function createFunctionsSuite(path: string): BenchSuite {
       const libraryFile = (file: string): Promise<ImportedTools> => {
         let imported = libraries.get(file)
         if (imported === undefined) {
-          imported = importToolsFromFile(file, { maxFileBytes: options.maxFileBytes }).then(
-            ({ tools, warnings }) => ({ tools, warnings }),
-          )
+          imported = importToolsFromFile(file, {
+            maxFileBytes: options.maxFileBytes,
+            regularOnly: true,
+          }).then(({ tools, warnings }) => ({ tools, warnings }))
           libraries.set(file, imported)
         }
         return imported

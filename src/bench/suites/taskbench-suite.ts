@@ -37,6 +37,7 @@ export function createTaskbenchSuite(spec: TaskbenchSuiteSpec): BenchSuite {
         await importToolsFromFile(toolsFile, {
           format: 'taskbench',
           maxFileBytes: options.maxFileBytes,
+          regularOnly: true,
         })
       ).tools
       const records = await readJsonRecords(queriesFile)

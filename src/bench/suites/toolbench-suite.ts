@@ -67,8 +67,12 @@ export function createToolbenchSuite(group: ToolbenchGroup): BenchSuite {
             skipped: parts.map((part) => ({ name: `${group.name}/${part.name}`, reason })),
           }
         }
-        corpus = (await importToolsFromFile(corpusFile, { maxFileBytes: options.maxFileBytes }))
-          .tools
+        corpus = (
+          await importToolsFromFile(corpusFile, {
+            maxFileBytes: options.maxFileBytes,
+            regularOnly: true,
+          })
+        ).tools
       }
       const training =
         options.examples === 'train' && group.training
@@ -177,8 +181,13 @@ async function loadPart(
   const mode: LibraryMode = options.libraryMode
   const tools =
     options.corpus ??
-    (await importToolsFromFile(file, { format: 'toolbench', maxFileBytes: options.maxFileBytes }))
-      .tools
+    (
+      await importToolsFromFile(file, {
+        format: 'toolbench',
+        maxFileBytes: options.maxFileBytes,
+        regularOnly: true,
+      })
+    ).tools
   const corpusMap = options.corpus ? createToolbenchCorpusMap(options.corpus) : undefined
   const cases: BenchCase[] = queries.map((query) => {
     const gold = query.goldPairs.map(([tool, api]) =>

@@ -134,6 +134,12 @@ export interface ImportOptions {
    */
   maxFileBytes?: number
   /**
+   * Read a tool file only when it is a regular file (links followed): a device or pipe is refused
+   * unread (`toolsel bench`: a FIFO in a benchmark data directory hung the run). Default: a pipe
+   * is read too (`toolsel index <(curl …)`).
+   */
+  regularOnly?: boolean
+  /**
    * openai and anthropic: tool names toolsel wrote (`toolFormat`: `sms--send_sms`) are read back
    * as the ids they were written from (`decode`, the default; only when the file shows it is such
    * an export, see provider-names.ts) or kept as they are (`keep`).

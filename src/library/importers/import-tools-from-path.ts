@@ -69,6 +69,7 @@ export async function importToolsFromPath(
         onDuplicate: options.onDuplicate,
         providerNames: options.providerNames,
         maxFileBytes: options.maxFileBytes,
+        regularOnly: options.regularOnly,
       }),
     )
   }

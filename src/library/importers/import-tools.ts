@@ -42,7 +42,12 @@ import { resolveDuplicates } from './resolve-duplicates.ts'
 import { importPostman } from './postman-importer.ts'
 import { importTaskbench } from './taskbench-importer.ts'
 import { importToolbench } from './toolbench-importer.ts'
-import { fileProblem, FileTooLargeError, readFileUpTo } from '../../read-text-file.ts'
+import {
+  fileProblem,
+  FileTooLargeError,
+  NotRegularFileError,
+  readFileUpTo,
+} from '../../read-text-file.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
 
@@ -161,7 +166,7 @@ export async function importToolsFromFile(
   let text: string
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_TOOL_FILE_BYTES
   try {
-    text = await readFileUpTo(path, maxBytes)
+    text = await readFileUpTo(path, maxBytes, { regularOnly: options.regularOnly })
   } catch (error) {
     if (error instanceof FileTooLargeError) {
       throw new ToolselError(
@@ -172,7 +177,7 @@ export async function importToolsFromFile(
     }
     throw new ToolselError(
       'IMPORT_FAILED',
-      `Cannot read tool file "${path}": ${fileProblem(error)}`,
+      `Cannot read tool file "${path}": ${error instanceof NotRegularFileError ? `${error.message}; nothing was read` : fileProblem(error)}`,
       { cause: error, details: { file: path } },
     )
   }

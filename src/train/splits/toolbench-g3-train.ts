@@ -34,7 +34,7 @@ export async function loadToolbenchG3Train(dataDir: string): Promise<TrainSplit>
     tool: join(dataDir, G3_TRAIN_FILES.tool),
     corpus: join(dataDir, G3_TRAIN_FILES.corpus),
   }
-  const tools = (await importToolsFromFile(files.corpus)).tools
+  const tools = (await importToolsFromFile(files.corpus, { regularOnly: true })).tools
   const corpus = createToolbenchCorpusMap(tools)
   const ids = new Set(tools.map((tool) => tool.id))
   const apiRecords = (await readJsonRecords(files.api)) as CoarseRecord[]
