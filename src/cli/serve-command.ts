@@ -15,7 +15,7 @@ import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
-import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
+import { IndexDirPoller, pickUpCommits, RETRY_LIMIT } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
@@ -101,6 +101,9 @@ export function checkBindSafety(config: Config): string {
   return `WARNING: no API key and --insecure-no-auth: anyone who reaches ${config.server.host}:${config.server.port} can replace libraries`
 }
 
+/** How the last try of a commit that failed to load is logged (service/index-dir-watch.ts). */
+const GAVE_UP = `Gave up after ${RETRY_LIMIT} tries (a new commit of it, or a restart, loads it again; /readyz failedIndexes keeps it)`
+
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommand(argv, OPTIONS, 'serve')
   if (values.help) return (io.stdout(`${SERVE_HELP}\n`), 0)
@@ -142,6 +145,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         pickUp: (names) => pickUpCommits(service, names, { replicated: true }),
         failedIndexes: () => service.failedIndexes,
         onFailedIndexes: (all) => (service.sharedFailedIndexes = all),
+        onReconciled: (name, indexDir, error) => service.recordIndexLoad(name, indexDir, error),
       })
     : undefined
   // One process: it looks for other processes' commits itself (with --workers, the primary does).
@@ -150,11 +154,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       ? new IndexDirPoller(
           config.library.indexDir,
           config.server.indexWatchMs,
-          async (names, { retry }) => {
+          async (names, { retry, lastTry }) => {
             const failures = await pickUpCommits(service, names)
-            // Once per commit: its tries after the first are logged at debug level.
+            // Once per commit, and its last try: the tries between are logged at debug level.
             for (const failure of failures)
-              if (retry) logger.debug(`Tried again: ${failure}`)
+              if (lastTry) logger.error(`${GAVE_UP}: ${failure}`)
+              else if (retry) logger.debug(`Tried again: ${failure}`)
               else logger.error(failure)
             return failedAmong(names, service.failedIndexes)
           },
@@ -299,13 +304,13 @@ async function servePrimary(count: number, config: Config, logger: Logger): Prom
       ? new IndexDirPoller(
           config.library.indexDir,
           config.server.indexWatchMs,
-          async (names, { retry }) => {
+          async (names, { retry, lastTry }) => {
             const { failures, failed } = await relay.relayCommits(names)
-            // One line per poll, however many workers failed alike; once per commit (its tries
-            // after the first are logged at debug level).
+            // One line per poll, however many workers failed alike; once per commit, and its
+            // last try (the tries between are logged at debug level).
             if (failures.length > 0)
-              logger[retry ? 'debug' : 'error'](
-                `${retry ? 'Tried again, not' : 'Not'} picked up: ${failures.join('; ')}`,
+              logger[retry && !lastTry ? 'debug' : 'error'](
+                `${lastTry ? `${GAVE_UP}, not` : retry ? 'Tried again, not' : 'Not'} picked up: ${failures.join('; ')}`,
               )
             return failed
           },

@@ -25,9 +25,11 @@
  * are each worker's own and are not relayed.
  *
  * Saved indexes that failed to load (`/readyz` failedIndexes, the index-load metric) are one list
- * for all workers: each worker tells the primary what failed in it (at start, and with its answer
- * to each relay of other processes' commits), and the primary sends every worker the union, which
- * is what each reports; a load balancer gets the same answer from whichever worker it asks.
+ * for all workers: each worker tells the primary what failed in it (at start: its start-up load's
+ * and its reconcile's failures, and it waits for the union before it is ready; then with its
+ * answer to each relay of other processes' commits), and the primary sends every worker the
+ * union, which is what each reports with its own (listed at once: another worker's reach it one
+ * IPC round trip later); a load balancer gets the same answer from whichever worker it asks.
  * @module
  */
 import cluster, { type Worker } from 'node:cluster'
@@ -37,6 +39,12 @@ import { dirname, join } from 'node:path'
 import { listIndexes, syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
 import type { FailedIndex } from './load-libraries.ts'
+
+/**
+ * How long a starting worker waits for the primary's union of failed indexes (an answer of one
+ * IPC round trip) before it becomes ready without it.
+ */
+const UNION_WAIT_MS = 5000
 
 /** One changed library: its saved index directory, or null when it was deleted. */
 export interface LibraryChange {
@@ -96,7 +104,10 @@ export class WorkerLibrarySync {
       this.#waiting.get(message.id)?.(message.failures)
       this.#waiting.delete(message.id)
     } else if (message.toolsel === 'subscribed') this.#onSubscribed()
-    else if (message.toolsel === 'failedIndexes') this.#onFailedIndexes(message.failedIndexes)
+    else if (message.toolsel === 'failedIndexes') {
+      this.#onFailedIndexes(message.failedIndexes)
+      this.#onUnion?.()
+    }
   }
 
   /** Applies the names of libraries other processes committed (the primary's index poll). */
@@ -105,6 +116,9 @@ export class WorkerLibrarySync {
   readonly #failedIndexes: () => readonly FailedIndex[]
   /** Takes the primary's union of every worker's failed indexes. */
   readonly #onFailedIndexes: (all: FailedIndex[]) => void
+  readonly #onReconciled: (name: string, indexDir: string, error?: unknown) => Promise<void> | void
+  /** Called by the next union the primary sends (`reconcile` waits for it). */
+  #onUnion: (() => void) | undefined
 
   constructor(
     registry: LibraryRegistry,
@@ -121,6 +135,11 @@ export class WorkerLibrarySync {
       failedIndexes?: () => readonly FailedIndex[]
       /** Called with every worker's failed indexes, the list this worker reports. */
       onFailedIndexes?: (all: FailedIndex[]) => void
+      /**
+       * A library `reconcile` could not make what is saved under `indexDir` (`error`), or (no
+       * `error`) could: this worker's failed indexes list it, or no longer do. Default nothing.
+       */
+      onReconciled?: (name: string, indexDir: string, error?: unknown) => Promise<void> | void
     } = {},
   ) {
     this.#registry = registry
@@ -129,6 +148,7 @@ export class WorkerLibrarySync {
     this.#pickUp = options.pickUp ?? (() => Promise.resolve([]))
     this.#failedIndexes = options.failedIndexes ?? (() => [])
     this.#onFailedIndexes = options.onFailedIndexes ?? (() => {})
+    this.#onReconciled = options.onReconciled ?? (() => {})
     this.#unsubscribe = registry.onChange((name, indexed, replicated) => {
       // The libraries each worker loads at start are its own doing, not changes to relay, and
       // a change another worker made has been relayed already.
@@ -169,21 +189,33 @@ export class WorkerLibrarySync {
       for (const [name, dir] of toSync) {
         try {
           await syncSavedLibrary(this.#slots(), name, dir, this.#config, this.#logger)
+          await this.#onReconciled(name, dir)
         } catch (error) {
           this.#logger.error(
             `Library "${name}" not reconciled with ${join(dir, name)} at start: ${(error as Error).message}`,
           )
+          await this.#onReconciled(name, dir, error)
         }
       }
       toSync.clear()
     }
     this.#started = true
-    // What failed to load here at start: the primary answers with every worker's.
-    if (!this.#closed)
-      process.send!({
-        toolsel: 'failed',
-        failedIndexes: [...this.#failedIndexes()],
-      } satisfies SyncMessage)
+    if (this.#closed) return
+    // What failed to load here at start (the start-up load's and the reconcile's): the primary
+    // answers with every worker's, which this worker reports from before it is ready.
+    const union = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, UNION_WAIT_MS).unref()
+      this.#onUnion = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    process.send!({
+      toolsel: 'failed',
+      failedIndexes: [...this.#failedIndexes()],
+    } satisfies SyncMessage)
+    await union
+    this.#onUnion = undefined
   }
 
   /** The registry as `syncSavedLibrary` changes it: marked replicated (not relayed again). */

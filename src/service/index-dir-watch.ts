@@ -20,9 +20,10 @@
  * polls and relays the names to every worker (service/cluster-sync.ts).
  *
  * A commit that fails to load (a file briefly unreadable, EMFILE, a network mount half-synced) is
- * loaded again on a backoff, `retryBackoffMs` (2 s, 4 s, 8 s, … then every minute) for as long as
- * it stays the commit there and fails; the failure is logged once per commit, and `/readyz`
- * failedIndexes lists it until a try loads it. Indexes skipped at start-up are tried the same way.
+ * loaded again on a backoff, `retryBackoffMs` (2 s, 4 s, 8 s, … then every minute), RETRY_LIMIT
+ * times (about 6 minutes) while it stays the commit there and fails; the failure is logged once
+ * per commit, its last try's failure too ("gave up"), and `/readyz` failedIndexes lists it until a
+ * try, a new commit or a restart loads it. Indexes skipped at start-up are tried the same way.
  * @module
  */
 import { readdir, stat } from 'node:fs/promises'
@@ -33,7 +34,7 @@ import type { Logger } from '../log.ts'
 import { MANIFEST_FILE } from '../store/manifest.ts'
 import { syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import type { LibraryRegistry } from './library-registry.ts'
-import type { FailedIndex } from './load-libraries.ts'
+import { failedIndex, type FailedIndex } from './load-libraries.ts'
 
 /**
  * A change of the index directory whose timestamp is this recent may share it with a later one
@@ -50,9 +51,20 @@ export function retryBackoffMs(n: number): number {
   return Math.min(2000 * 2 ** (n - 1), 60_000)
 }
 
-/** What the poll hands `onChange`: `retry` when the names are failed commits tried again. */
+/**
+ * Tries after the first failure of a commit (`retryBackoffMs`: 2 s … 32 s, then a minute each,
+ * about 6 minutes in all); a commit that still fails then is not tried again until it is
+ * committed anew (or the server restarts): `failedIndexes` keeps it.
+ */
+export const RETRY_LIMIT = 10
+
+/**
+ * What the poll hands `onChange`: `retry` when the names are failed commits tried again,
+ * `lastTry` when this is their last (RETRY_LIMIT).
+ */
 export interface ChangeBatch {
   retry: boolean
+  lastTry?: boolean
 }
 
 /** Manifests stat'ed at once by a scan. */
@@ -157,12 +169,14 @@ export class IndexDirPoller {
       this.#scheduleRetries(names, await this.#onChange(names, { retry: false }))
     }
     const now = Date.now()
-    const due = [...this.#retries]
-      .filter(([, retry]) => retry.dueAt <= now)
-      .map(([name]) => name)
-      .sort()
-    if (due.length > 0 && !this.#stopped)
-      this.#scheduleRetries(due, await this.#onChange(due, { retry: true }))
+    const due = [...this.#retries].filter(([, retry]) => retry.dueAt <= now).sort()
+    for (const lastTry of [false, true]) {
+      const batch = due
+        .filter(([, retry]) => retry.tries >= RETRY_LIMIT === lastTry)
+        .map(([name]) => name)
+      if (batch.length > 0 && !this.#stopped)
+        this.#scheduleRetries(batch, await this.#onChange(batch, { retry: true, lastTry }))
+    }
     return names
   }
 
@@ -175,7 +189,9 @@ export class IndexDirPoller {
         continue
       }
       const tries = (this.#retries.get(name)?.tries ?? 0) + 1
-      this.#retries.set(name, { tries, dueAt: Date.now() + retryBackoffMs(tries) })
+      // Its last try failed: given up on until a new commit.
+      if (tries > RETRY_LIMIT) this.#retries.delete(name)
+      else this.#retries.set(name, { tries, dueAt: Date.now() + retryBackoffMs(tries) })
     }
   }
 
@@ -275,7 +291,7 @@ export async function pickUpCommits(
     } catch (error) {
       const message = (error as Error).message
       forget(target.failedIndexes, name)
-      target.failedIndexes.push({ name, error: message })
+      target.failedIndexes.push(await failedIndex(name, error, indexDir))
       failures.push(
         `library "${name}" committed in ${indexDir} by another process not loaded${served === undefined ? '' : ' (the previous version stays served)'}: ${message}`,
       )

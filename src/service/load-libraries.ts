@@ -4,13 +4,14 @@
  * the library lifecycle (`store/library-lifecycle.ts`).
  * @module
  */
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import type { Logger } from '../log.ts'
 import {
   listIndexes,
   loadIndexedLibrary,
   loadLibraryReference,
+  readManifest,
   type IndexedLibrary,
 } from '../store/library-lifecycle.ts'
 
@@ -37,8 +38,34 @@ export async function loadStartupLibraries(
       loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }))
     } catch (error) {
       logger.error(`Skipped index "${name}": ${(error as Error).message}`)
-      onSkipped?.({ name, error: (error as Error).message })
+      onSkipped?.(await failedIndex(name, error, config.library.indexDir))
     }
   }
   return loaded
+}
+
+/**
+ * Library `name` of `indexDir` failed to load with `error`: what `/readyz` failedIndexes shows of
+ * it. The message is written for the log and the CLI, which keep it whole; HTTP answers get it
+ * without this host's paths: the tool file the index was built from (its manifest's
+ * `source.path`, which rebuild hints name) becomes `<file>`, the library's directory
+ * `<library.indexDir>/<name>`.
+ */
+export async function failedIndex(
+  name: string,
+  error: unknown,
+  indexDir: string,
+): Promise<FailedIndex> {
+  const dir = join(indexDir, name)
+  const source = (await readManifest(dir).catch(() => undefined))?.source.path
+  const paths: Array<[string, string]> = [
+    [resolve(dir), `<library.indexDir>/${name}`],
+    [dir, `<library.indexDir>/${name}`],
+  ]
+  if (source !== undefined && source !== '') paths.push([source, '<file>'])
+  // The longest first: one path may hold another.
+  paths.sort(([one], [other]) => other.length - one.length)
+  let message = error instanceof Error ? error.message : String(error)
+  for (const [path, shown] of paths) message = message.split(path).join(shown)
+  return { name, error: message }
 }

@@ -37,7 +37,7 @@ import {
 import { MANIFEST_FILE } from '../store/manifest.ts'
 import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
 import { holding, LibraryRegistry } from './library-registry.ts'
-import { loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
+import { failedIndex, loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
 import {
   resolveRequest,
   resolveRetrieval,
@@ -128,9 +128,29 @@ export class ToolselService {
    */
   sharedFailedIndexes: readonly FailedIndex[] | undefined
 
-  /** The failed indexes `/readyz` and the metrics report: the shared list, else this process's. */
+  /**
+   * The failed indexes `/readyz` and the metrics report: the shared list and this process's own
+   * (which the shared one holds once the primary has had this process's report: until then,
+   * one IPC round trip, the own failures are listed anyway), else this process's.
+   */
   get reportedFailedIndexes(): readonly FailedIndex[] {
-    return this.sharedFailedIndexes ?? this.failedIndexes
+    const shared = this.sharedFailedIndexes
+    if (shared === undefined) return this.failedIndexes
+    const own = this.failedIndexes.filter(
+      (failed) => !shared.some((one) => one.name === failed.name),
+    )
+    if (own.length === 0) return shared
+    return [...shared, ...own].sort((one, other) => one.name.localeCompare(other.name))
+  }
+
+  /**
+   * Library `name` saved under `indexDir` failed to load with `error` (listed in `failedIndexes`,
+   * without this host's paths: `failedIndex`), or (no `error`) loaded (no longer listed).
+   */
+  async recordIndexLoad(name: string, indexDir: string, error?: unknown): Promise<void> {
+    const at = this.failedIndexes.findIndex((failed) => failed.name === name)
+    if (at !== -1) this.failedIndexes.splice(at, 1)
+    if (error !== undefined) this.failedIndexes.push(await failedIndex(name, error, indexDir))
   }
   #unsyncedCommits = 0
 

@@ -5,7 +5,7 @@
  * node:cluster delivers them; what the worker sends goes to a recording `process.send` (other
  * messages still reach the test runner's channel).
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -14,6 +14,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { WorkerLibrarySync } from '../../src/service/cluster-sync.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
+import { failedIndex, type FailedIndex } from '../../src/service/load-libraries.ts'
 import {
   buildIndexedLibrary,
   loadIndexedLibrary,
@@ -32,7 +33,12 @@ function recordSends(): { toolsel?: string; id?: number; failures?: string[] }[]
   const sent: { toolsel?: string; id?: number; failures?: string[] }[] = []
   process.send = ((message: unknown, ...rest: unknown[]) => {
     const kind = (message as { toolsel?: unknown } | null)?.toolsel
-    if (kind === 'failed') return true
+    if (kind === 'failed') {
+      // The primary's answer: the union of every worker's (here this one's).
+      const { failedIndexes } = message as { failedIndexes: unknown[] }
+      setImmediate(() => fromPrimary({ toolsel: 'failedIndexes', failedIndexes }))
+      return true
+    }
     if (kind !== undefined) {
       sent.push(message as (typeof sent)[number])
       return true
@@ -144,6 +150,58 @@ describe('WorkerLibrarySync.close', () => {
       fromPrimary({ toolsel: 'subscribed' })
       await sync.reconcile()
       expect(registry.get('sample')!.library.size).toBe(3)
+      sync.close()
+    } finally {
+      await rm(indexDir, { recursive: true, force: true })
+    }
+  })
+
+  it("lists a library its start-up reconcile could not load among its failed indexes, and is ready once it has the primary's union", async () => {
+    const reports: FailedIndex[][] = []
+    process.send = ((message: { toolsel?: string; failedIndexes?: FailedIndex[] }) => {
+      if (message.toolsel === 'failed') {
+        reports.push(message.failedIndexes!)
+        // The primary's union comes one round trip later.
+        setTimeout(() => fromPrimary({ toolsel: 'failedIndexes', failedIndexes: [] }), 50)
+      }
+      return true
+    }) as typeof process.send
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-sync-failed-'))
+    try {
+      const local = parseConfig({ library: { indexDir }, log: { level: 'silent' } })
+      const build = (count: number) =>
+        buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS.slice(0, count)), local, {
+          source: { path: join(indexDir, 'tools-on-this-host.json') },
+        })
+      await saveIndexedLibrary(indexDir, await build(2))
+      const registry = new LibraryRegistry()
+      registry.set(await loadIndexedLibrary(join(indexDir, 'sample'), local))
+      const own: FailedIndex[] = []
+      let union: FailedIndex[] | undefined
+      const sync = new WorkerLibrarySync(registry, local, createMemoryLogger(), {
+        failedIndexes: () => own,
+        onFailedIndexes: (all) => (union = all),
+        onReconciled: async (name, dir, error) => {
+          if (error !== undefined) own.push(await failedIndex(name, error, dir))
+        },
+      })
+      // Committed while this worker loaded, and damaged: its reconcile can't load it.
+      await saveIndexedLibrary(indexDir, await build(3))
+      await writeFile(join(indexDir, 'sample', 'tools.jsonl'), '{')
+      fromPrimary({ toolsel: 'subscribed' })
+      await sync.reconcile()
+      expect(registry.get('sample')!.library.size).toBe(2)
+      expect(reports).toEqual([
+        [
+          {
+            name: 'sample',
+            error: expect.stringContaining('<library.indexDir>/sample') as unknown,
+          },
+        ],
+      ])
+      expect(JSON.stringify(reports)).not.toContain(indexDir)
+      // Ready only once the union came.
+      expect(union).toEqual([])
       sync.close()
     } finally {
       await rm(indexDir, { recursive: true, force: true })

@@ -1,10 +1,15 @@
 import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
-import { IndexDirPoller, pickUpCommits, retryBackoffMs } from '../../src/service/index-dir-watch.ts'
+import {
+  IndexDirPoller,
+  pickUpCommits,
+  RETRY_LIMIT,
+  retryBackoffMs,
+} from '../../src/service/index-dir-watch.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
 import type { FailedIndex } from '../../src/service/load-libraries.ts'
 import { indexTools, publishLibrary } from '../../src/store/library-lifecycle.ts'
@@ -86,6 +91,42 @@ describe('IndexDirPoller: failed commits', () => {
     await rm(join(dir, 'a'), { recursive: true })
     expect(await poller.poll()).toEqual(['a'])
     expect(poller.retrying()).toEqual(['b'])
+  })
+
+  it('gives up on a commit after RETRY_LIMIT tries, the last marked lastTry; a new commit is tried again', async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-poll-give-up-'))
+    const dir = join(root, 'indexes')
+    await mkdir(join(dir, 'a'), { recursive: true })
+    await writeFile(join(dir, 'a', 'manifest.json'), '{}')
+    const tries: Array<{ lastTry: boolean }> = []
+    const poller = new IndexDirPoller(dir, 1000, async (names, { retry, lastTry }) => {
+      if (retry) tries.push({ lastTry: lastTry === true })
+      return names
+    })
+    await poller.baseline()
+    // The clock moves a minute a poll (no wait): every poll finds the next try due.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      poller.retryLater(['a'])
+      for (let poll = 0; poll < RETRY_LIMIT + 5; poll += 1) {
+        vi.setSystemTime(Date.now() + 61_000)
+        await poller.poll()
+      }
+      expect(tries).toHaveLength(RETRY_LIMIT)
+      expect(tries.map((one) => one.lastTry)).toEqual(
+        Array.from({ length: RETRY_LIMIT }, (_, at) => at === RETRY_LIMIT - 1),
+      )
+      expect(poller.retrying()).toEqual([])
+      // A new commit of it: handed over as a change, and tried again after it fails.
+      await rename(join(dir, 'a'), join(root, 'a-old'))
+      await mkdir(join(dir, 'a'))
+      await writeFile(join(dir, 'a', 'manifest.json'), '{"v":2}')
+      vi.setSystemTime(Date.now() + 61_000)
+      expect(await poller.poll()).toEqual(['a'])
+      expect(poller.retrying()).toEqual(['a'])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
