@@ -49,11 +49,12 @@ export function requireRetriever(
   )
     return part.kind.compose(part.arg, config, indexed.retrievers)
   const available = [...indexed.retrievers.keys()].join(', ')
+  // Both keep the parts it has, its default first: `--retriever <part>` alone would make the
+  // new part the library's default (other answers) and drop the others.
+  const parts = `${builtParts(indexed)},${wanted}`
   const hint = builtAtStart(indexed)
-    ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${builtParts(indexed)},${wanted} (retrieve.build) to build that part too.`
-    : part.kind.rebuildHint
-      ? ` ${part.kind.rebuildHint(indexed.library.name)}`
-      : ''
+    ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${parts} (retrieve.build) to build that part too.`
+    : ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${parts}.`
   throw new ToolselError(
     'UNKNOWN_COMPONENT',
     `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,

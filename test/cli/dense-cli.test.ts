@@ -111,24 +111,55 @@ describe('toolsel index and select with dense and hybrid retrieval', () => {
     )
   })
 
-  it('tells how to rebuild when a BM25-only index is asked for hybrid', async () => {
-    const indexDir = join(scratch, 'plain')
-    expect((await run('index', toolsFile, '--name', 'x', '--index-dir', indexDir)).code).toBe(0)
+  it('tells how to rebuild a BM25-only index asked for hybrid or a dense:<embedder> part, keeping its parts', async () => {
+    const indexDir = join(scratch, 'parts')
+    expect((await run('index', toolsFile, '--name', 'p', '--index-dir', indexDir)).code).toBe(0)
+    // Before: "--retriever hybrid" / "--retriever dense": the latter built the configured
+    // embedder's part, not the one asked for, and made it the library's default (other answers
+    // for every request naming no retriever).
+    for (const retriever of ['hybrid', 'dense:hashing:64']) {
+      const refused = await run(
+        'select',
+        'send an email',
+        ...['--library', 'p', '--retriever', retriever, '--index-dir', indexDir],
+      )
+      // UNKNOWN_COMPONENT (400 over HTTP): input refused, exit 2.
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain(
+        `Library "p" has no "${retriever}" retriever (available: bm25). Rebuild it with: toolsel index <file> --name p --retriever bm25,${retriever}.`,
+      )
+    }
+    const rebuilt = await run(
+      'index',
+      toolsFile,
+      '--name',
+      'p',
+      '--retriever',
+      'bm25,dense:hashing:64',
+      '--dense-index',
+      'flat',
+      '--index-dir',
+      indexDir,
+    )
+    expect(rebuilt.code, rebuilt.stderr).toBe(0)
+    const manifest = JSON.parse(await readFile(join(indexDir, 'p', 'manifest.json'), 'utf8')) as {
+      defaultRetriever: string
+      retrievers: Record<string, unknown>
+    }
+    expect(manifest.defaultRetriever).toBe('bm25')
+    expect(Object.keys(manifest.retrievers).sort()).toEqual(['bm25', 'dense:hashing:64'])
     const selected = await run(
       'select',
       'send an email',
       '--library',
-      'x',
+      'p',
       '--retriever',
-      'hybrid',
+      'dense:hashing:64',
       '--index-dir',
       indexDir,
+      '--json',
     )
-    // UNKNOWN_COMPONENT (400 over HTTP): input refused, exit 2.
-    expect(selected.code).toBe(2)
-    expect(selected.stderr).toContain(
-      'Library "x" has no "hybrid" retriever (available: bm25). Rebuild it with: toolsel index <file> --name x --retriever hybrid.',
-    )
+    expect(selected.code, selected.stderr).toBe(0)
   })
 
   it('indexes a tool file in memory with what --retriever needs', async () => {

@@ -97,7 +97,7 @@ describe('dense and hybrid over HTTP', () => {
     expect((await readJson(response)).error).toEqual({
       code: 'UNKNOWN_COMPONENT',
       message:
-        'Library "sample" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name sample --retriever dense.',
+        'Library "sample" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name sample --retriever bm25,dense.',
     })
   })
 

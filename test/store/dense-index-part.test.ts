@@ -141,7 +141,7 @@ describe('dense index part', () => {
       expect.objectContaining({
         code: 'UNKNOWN_COMPONENT',
         message:
-          'Library "plain" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name plain --retriever dense.',
+          'Library "plain" has no "dense" retriever (available: bm25). Rebuild it with: toolsel index <file> --name plain --retriever bm25,dense.',
       }),
     )
   })

@@ -123,9 +123,6 @@ export const DENSE_KIND: RetrieverKind = {
     assertSameTools(dense, library, dir)
     return new StoredDenseRetriever({ embedder, index: dense, minScore: settings.minScore })
   },
-
-  rebuildHint: (library) =>
-    `Rebuild it with: toolsel index <file> --name ${library} --retriever dense.`,
 }
 
 /** `retrieve.dense` with the part's own embedder (`dense:<embedder id>`) in place of the configured one. */

@@ -39,7 +39,4 @@ export const HYBRID_KIND: RetrieverKind = {
 
   compose: (arg, config, retrievers) =>
     new LibraryHybridRetriever(config, retrievers, hybridInputs(arg, config)),
-
-  rebuildHint: (library) =>
-    `Rebuild it with: toolsel index <file> --name ${library} --retriever hybrid.`,
 }

@@ -134,8 +134,6 @@ export const REGEX_KIND: RetrieverKind = {
   requires: [],
   build: async ({ library }) => ({ retriever: new RegexRetriever(library.tools), entry: {} }),
   load: async ({ library }) => new RegexRetriever(library.tools),
-  rebuildHint: (library) =>
-    `Rebuild it with: toolsel index <file> --name ${library} --retriever regex.`,
 }
 
 function fail(query: string, why: string): ToolselError {

@@ -101,8 +101,6 @@ export interface RetrieverKind {
   save?(retriever: Retriever, entry: unknown, dir: string): Promise<void>
   /** Restores the retriever, or throws INDEX_MISMATCH / INDEX_CORRUPT with the fix. */
   load(context: KindLoadContext): Promise<Retriever>
-  /** Appended to "no such retriever" errors: how to build a library that has it. */
-  rebuildHint?(library: string): string
 }
 
 /** Validates a kind's manifest entry, or INDEX_CORRUPT with the rebuild command. */
