@@ -163,6 +163,16 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Re-sync interval of the upstream tool lists',
   },
+  TOOLSEL_GATEWAY_LIST_DEADLINE_MS: {
+    path: 'gateway.listDeadlineMs',
+    type: 'integer',
+    description: 'Time limit for one whole tools/list of an upstream, every page',
+  },
+  TOOLSEL_GATEWAY_CONNECT_CONCURRENCY: {
+    path: 'gateway.connectConcurrency',
+    type: 'integer',
+    description: 'Most upstreams connecting at once',
+  },
   TOOLSEL_LOG_LEVEL: { path: 'log.level', type: 'string', description: 'Log level' },
   TOOLSEL_ACCESS_LOG: {
     path: 'log.access',

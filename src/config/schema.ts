@@ -687,6 +687,30 @@ const GatewaySchema = z
      */
     listTimeoutMs: z.number().int().positive().optional(),
     /**
+     * Time limit for one whole listing of a server's tools, every page together, in ms (at
+     * connect and at every re-list): past it the listing stops (its outstanding page cancelled)
+     * and none of its tools are taken, so a server that answers each page just under
+     * `listTimeoutMs`, or whose cursor never ends, holds start-up for this long at most, not up
+     * to 1,000 pages. At connect the server is then `down` (retried with backoff), at a re-list
+     * `slow` with its earlier tools kept. Default 60,000.
+     */
+    listDeadlineMs: z.number().int().positive().default(60_000),
+    /**
+     * Most upstreams connecting at once (a stdio server's process start, handshake and first
+     * listing; an HTTP server's handshake and listing), at start-up and when reconnecting: the
+     * others wait for a slot, `connecting`, and their timeouts start once they have one. Default 16.
+     */
+    connectConcurrency: z.number().int().positive().max(MAX_UPSTREAM_SERVERS).default(16),
+    /**
+     * Most time the first sync may hold readiness, in ms: past it `/readyz` is ready with the
+     * upstreams not done yet still `connecting` (they go on; their tools are added when they
+     * list them), as it is with upstreams that failed. Through a pool of `connectConcurrency`,
+     * N servers that each take their whole `spawnTimeoutMs` would otherwise hold it
+     * N / connectConcurrency times that. Default 120,000 (one server's `spawnTimeoutMs` +
+     * `listDeadlineMs` at their defaults, with room).
+     */
+    firstSyncTimeoutMs: z.number().int().positive().default(120_000),
+    /**
      * Most tools one server may list: past it the listing stops, the server is marked down with
      * an error naming this setting, and none of that listing's tools are merged (its earlier
      * tools, if any, stay). Default 50,000 (a 50,000-tool server connected in 10-11 s, 363 MiB).

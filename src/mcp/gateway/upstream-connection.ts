@@ -8,8 +8,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
-  ErrorCode,
-  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -20,6 +18,7 @@ import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
 import { backoffDelay } from './backoff-delay.ts'
+import type { ConnectSlots } from './connect-slots.ts'
 import {
   classifyUpstreamError,
   describeUpstreamError,
@@ -47,6 +46,8 @@ export interface UpstreamOptions {
   logger: Logger
   /** Called after every successful tools/list (the gateway diffs and re-indexes). */
   onTools: (server: string) => void
+  /** Shared by the gateway's upstreams: at most `gateway.connectConcurrency` connect at once. */
+  slots?: ConnectSlots
 }
 
 export class UpstreamConnection {
@@ -66,6 +67,7 @@ export class UpstreamConnection {
   #syncing: Promise<void> | undefined
   #syncAgain = false
   #closed = false
+  #waitingForSlot = false
   /** The client of an attempt still connecting (close() ends its process too). */
   #connecting: Client | undefined
   /**
@@ -106,15 +108,34 @@ export class UpstreamConnection {
   }
 
   /**
-   * Connects and lists the tools; on failure marks the server down and schedules a retry. A stdio
-   * server's start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP server's handshake
-   * `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default `connectTimeoutMs`).
+   * Connects and lists the tools; on failure marks the server down and schedules a retry. First
+   * it waits for one of the gateway's `connectConcurrency` slots (held to the end of the
+   * listing). A stdio server's start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP
+   * server's handshake `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default
+   * `connectTimeoutMs`) and the whole listing `listDeadlineMs`.
    */
   async connect(): Promise<void> {
-    if (this.#closed || this.#client) return
+    if (this.#closed || this.#client || this.#waitingForSlot) return
     this.#clearRetry()
     // A retry after an outage: `reconnecting` (attempt `#attempt`) until it succeeds or fails.
     if (this.#downSince !== undefined) this.#status = 'reconnecting'
+    // Its timeouts start once it has a slot: waiting is not the server being slow.
+    this.#waitingForSlot = true
+    const release = await (this.#options.slots?.acquire() ?? (() => undefined))
+    this.#waitingForSlot = false
+    try {
+      if (!this.#closed) await this.#connectNow()
+    } finally {
+      release()
+    }
+  }
+
+  /** Whether `connect()` is waiting for one of `gateway.connectConcurrency` slots. */
+  get waitingForSlot(): boolean {
+    return this.#waitingForSlot
+  }
+
+  async #connectNow(): Promise<void> {
     const { settings, logger } = this.#options
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
@@ -248,21 +269,16 @@ export class UpstreamConnection {
 
   async #list(client: Client): Promise<void> {
     const started = performance.now()
-    const { listTimeoutMs = this.#options.settings.connectTimeoutMs, maxToolsPerServer } =
-      this.#options.settings
-    const listed = await listAllTools(client, listTimeoutMs, maxToolsPerServer).catch(
-      (error: unknown) => {
-        // A page over gateway.maxMessageBytes: the listing fails with that error.
-        if (isOversizeReply(error))
-          throw new Error(oversizeMessage(this.#options.settings.maxMessageBytes))
-        if (classifyUpstreamError(error) !== 'timeout') throw error
-        // Still a timeout (the server is slow, not gone), now naming the setting to raise.
-        throw new McpError(
-          ErrorCode.RequestTimeout,
-          `a tools/list page did not answer within ${listTimeoutMs} ms (gateway.listTimeoutMs)`,
-        )
-      },
-    )
+    const { settings } = this.#options
+    const listed = await listAllTools(client, {
+      pageTimeoutMs: settings.listTimeoutMs ?? settings.connectTimeoutMs,
+      deadlineMs: settings.listDeadlineMs,
+      maxTools: settings.maxToolsPerServer,
+    }).catch((error: unknown) => {
+      // A page over gateway.maxMessageBytes: the listing fails with that error.
+      if (isOversizeReply(error)) throw new Error(oversizeMessage(settings.maxMessageBytes))
+      throw error
+    })
     const { tools, warnings } = upstreamTools(this.name, listed, this.config.tags)
     // One line per skipped tool: thousands for a server whose every tool is malformed.
     for (const warning of groupWarnings(warnings).warnings) this.#options.logger.warn(warning)

@@ -5,30 +5,61 @@
  * @module
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
 import type { Tool } from '../../library/tool.ts'
+import { classifyUpstreamError } from './classify-upstream-error.ts'
 
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
-const MAX_PAGES = 1000
+export const MAX_PAGES = 1000
+
+/** What bounds one listing of a server's tools (`gateway` settings). */
+export interface ListBounds {
+  /** Each page (`gateway.listTimeoutMs`, default `connectTimeoutMs`). */
+  pageTimeoutMs: number
+  /** The whole listing, every page (`gateway.listDeadlineMs`). */
+  deadlineMs: number
+  /** Most tools (`gateway.maxToolsPerServer`). */
+  maxTools: number
+}
 
 /**
- * Every page of `tools/list`, following `nextCursor`; each page gets `timeoutMs`. More than
- * `maxTools` tools stop the listing with an error naming `gateway.maxToolsPerServer` (a plain
- * Error: the connection marks the server down, and keeps none of the listing).
+ * Every page of `tools/list`, following `nextCursor`, all or nothing: a listing that fails
+ * returns no tools (the caller keeps the server's earlier ones). Each page gets
+ * `pageTimeoutMs`, and no more than what is left of `deadlineMs`: a server answering every page
+ * just under the page limit, or never ending its cursor, is stopped there (a timeout, the
+ * outstanding page cancelled) instead of holding start-up or a re-list for up to
+ * `MAX_PAGES` pages. Timeouts are `McpError` RequestTimeout naming the setting that ran out;
+ * more than `maxTools` tools, or a cursor still going after `MAX_PAGES` pages, a plain Error
+ * (the connection marks the server down).
  */
-export async function listAllTools(
-  client: Client,
-  timeoutMs: number,
-  maxTools = Number.POSITIVE_INFINITY,
-): Promise<McpTool[]> {
+export async function listAllTools(client: Client, bounds: ListBounds): Promise<McpTool[]> {
+  const { pageTimeoutMs, deadlineMs, maxTools } = bounds
+  const started = performance.now()
   const listed: McpTool[] = []
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page += 1) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      timeout: timeoutMs,
-    })
+    const left = deadlineMs - (performance.now() - started)
+    const timeout = Math.min(pageTimeoutMs, Math.max(0, Math.floor(left)))
+    const pastDeadline = () =>
+      new McpError(
+        ErrorCode.RequestTimeout,
+        `tools/list did not finish within ${deadlineMs} ms (gateway.listDeadlineMs): ${page.toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+      )
+    if (timeout <= 0) throw pastDeadline()
+    let result: Awaited<ReturnType<Client['listTools']>>
+    try {
+      result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
+    } catch (error) {
+      if (classifyUpstreamError(error) !== 'timeout') throw error
+      if (timeout < pageTimeoutMs) throw pastDeadline()
+      // Still a timeout (the server is slow, not gone), now naming the setting to raise.
+      throw new McpError(
+        ErrorCode.RequestTimeout,
+        `a tools/list page did not answer within ${pageTimeoutMs} ms (gateway.listTimeoutMs)`,
+      )
+    }
     if (listed.length + result.tools.length > maxTools) {
       throw new Error(
         `tools/list listed more than ${maxTools.toLocaleString('en-US')} tools (gateway.maxToolsPerServer); none of them were taken`,
@@ -36,9 +67,11 @@ export async function listAllTools(
     }
     listed.push(...result.tools)
     cursor = result.nextCursor
-    if (!cursor) break
+    if (!cursor) return listed
   }
-  return listed
+  throw new Error(
+    `tools/list still gave a next cursor after ${MAX_PAGES.toLocaleString('en-US')} pages; none of them were taken`,
+  )
 }
 
 export interface UpstreamTools {

@@ -31,7 +31,7 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
         return c.json(ready satisfies z.infer<typeof RESPONSE_SCHEMAS.readyz>)
       }
       const waitingFor = service.ready
-        ? 'the gateway is still syncing its upstream servers'
+        ? `the gateway is still syncing its upstream servers (${gateway?.firstSyncProgress()})`
         : 'the service is still loading its libraries'
       const starting = {
         error: { code: 'NOT_READY' as const, message: `Not ready: ${waitingFor}.` },

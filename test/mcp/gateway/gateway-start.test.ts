@@ -1,0 +1,221 @@
+/**
+ * The gateway's start-up with real stdio processes (test/mcp/fixtures/tiny-upstream.sh, a bash
+ * MCP server that starts in milliseconds): a listing is bounded as a whole by
+ * gateway.listDeadlineMs (at connect and at a re-list on list_changed), all or nothing, and at
+ * most gateway.connectConcurrency upstreams connect at once, `/readyz` saying how many are done,
+ * connecting and waiting meanwhile.
+ */
+import { readdir, readFile } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../../src/components.ts'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../../src/log.ts'
+import { McpGateway } from '../../../src/mcp/gateway/mcp-gateway.ts'
+import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
+import { createApp } from '../../../src/server/app.ts'
+import { ToolselService } from '../../../src/service/toolsel-service.ts'
+import { listenApp } from '../../helpers/listen-app.ts'
+
+const TINY = fileURLToPath(new URL('../fixtures/tiny-upstream.sh', import.meta.url))
+
+const cleanups: Array<() => Promise<unknown> | unknown> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+/** A tiny stdio upstream; `marker` (an argument the script ignores) finds its processes. */
+const tiny = (env: Record<string, string> = {}, marker = 'tiny') => ({
+  command: 'bash',
+  args: [TINY, marker],
+  env,
+})
+
+async function startGateway(gateway: Record<string, unknown>) {
+  const config = parseConfig({
+    log: { level: 'silent' },
+    library: { default: 'demo', loadAll: false },
+    gateway: {
+      syncIntervalMs: 0,
+      reconnectInitialMs: 600_000,
+      reconnectMaxMs: 600_000,
+      ...gateway,
+    },
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const made = new McpGateway(service)
+  cleanups.push(() => made.close())
+  return { service, gateway: made }
+}
+
+const stateOf = (gateway: McpGateway, name: string) =>
+  gateway.servers().find((server) => server.name === name)!
+
+const libraryIds = (service: ToolselService) =>
+  service.libraries
+    .require('gateway')
+    .library.tools.map((tool) => tool.id)
+    .sort()
+
+async function until<T>(read: () => T, check: (seen: T) => boolean, what: string): Promise<T> {
+  // Only a safety net for a hang; the error says what was seen instead.
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const seen = read()
+    if (check(seen)) return seen
+    if (Date.now() > deadline) throw new Error(`not seen: ${what}: ${JSON.stringify(seen)}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/**
+ * How many of this process's children run with `marker` in their command line (Linux
+ * /proc/<pid>/task/<tid>/children: a scan of every process took longer than the whole start-up).
+ */
+async function processesWith(marker: string): Promise<number> {
+  let count = 0
+  for (const task of await readdir(`/proc/${process.pid}/task`)) {
+    const children = await readFile(`/proc/${process.pid}/task/${task}/children`, 'utf8').catch(
+      () => '',
+    )
+    for (const child of children.split(' ').filter(Boolean)) {
+      const commandLine = await readFile(`/proc/${child}/cmdline`, 'utf8').catch(() => '')
+      if (commandLine.includes(marker)) count += 1
+    }
+  }
+  return count
+}
+
+describe('gateway.listDeadlineMs: one whole listing is bounded, all or nothing', () => {
+  it('marks an upstream whose listing never ends down at the deadline, taking none of its pages; the others are ready', async () => {
+    // Each page answers in 0.2 s, well under listTimeoutMs, and always has a next cursor:
+    // before the deadline the first sync followed 1,000 pages (200 s) and served 2,000 tools.
+    const { service, gateway } = await startGateway({
+      servers: {
+        fast: tiny({ TINY_TOOLS: '3' }),
+        endless: tiny({ TINY_ENDLESS: '1', TINY_LIST_DELAY: '0.2' }),
+      },
+      listTimeoutMs: 5000,
+      listDeadlineMs: 1500,
+    })
+    await gateway.start()
+    expect(gateway.synced).toBe(true)
+    const endless = stateOf(gateway, 'endless')
+    expect(endless).toMatchObject({ status: 'down', toolCount: 0, lastSyncAt: null })
+    expect(endless.lastError).toMatch(
+      /^MCP error -32001: tools\/list did not finish within 1500 ms \(gateway\.listDeadlineMs\): \d+ pages \(\d+ tools\) read; none of them were taken$/,
+    )
+    expect(stateOf(gateway, 'fast')).toMatchObject({ status: 'connected', toolCount: 3 })
+    expect(libraryIds(service)).toEqual(['fast.tool_0', 'fast.tool_1', 'fast.tool_2'])
+  }, 60_000)
+
+  it('bounds a re-list on list_changed the same way: the upstream is slow, its earlier tools kept', async () => {
+    const { service, gateway } = await startGateway({
+      servers: { notes: tiny({ TINY_TOOLS: '3' }) },
+      listTimeoutMs: 5000,
+      listDeadlineMs: 1500,
+    })
+    await gateway.start()
+    const before = libraryIds(service)
+    expect(before).toEqual(['notes.tool_0', 'notes.tool_1', 'notes.tool_2'])
+    // The server's listing becomes endless (0.2 s a page) and it sends list_changed.
+    const tool = service.libraries.require('gateway').library.tools[0]
+    await gateway.callTool({ ...tool, name: 'go_endless' }, { delay: '0.2' })
+    const after = await until(
+      () => stateOf(gateway, 'notes'),
+      (state: UpstreamState) => state.lastError !== null,
+      'the re-list failing',
+    )
+    expect(after).toMatchObject({ status: 'slow', toolCount: 3 })
+    expect(after.lastError).toMatch(
+      /^tools\/list: MCP error -32001: tools\/list did not finish within 1500 ms \(gateway\.listDeadlineMs\): \d+ pages \(\d+ tools\) read; none of them were taken$/,
+    )
+    await gateway.whenSynced()
+    expect(libraryIds(service)).toEqual(before)
+  }, 60_000)
+})
+
+describe('gateway.connectConcurrency: upstreams connect through a bounded pool', () => {
+  it('never runs more upstream processes than those done plus the pool, and /readyz says how many wait', async () => {
+    const marker = `pool-${randomUUID()}`
+    const servers: Record<string, unknown> = {}
+    // Each process works ~0.2 s before it reads stdin (start-up CPU, as node loading modules).
+    for (let i = 0; i < 12; i += 1) servers[`s${i}`] = tiny({ TINY_START_WORK: '200000' }, marker)
+    const { service, gateway } = await startGateway({ servers, connectConcurrency: 3 })
+    const listening = await listenApp(createApp(service, { gateway }).fetch)
+    cleanups.push(() => listening.close())
+
+    const starting = gateway.start()
+    let done = false
+    void starting.finally(() => (done = true))
+    const messages = new Set<string>()
+    let polls = 0
+    while (!done) {
+      // Processes first, then states: "done" only grows, so the bound holds for this order.
+      const alive = await processesWith(marker)
+      const states = gateway.servers()
+      const settled = states.filter((state) => state.status !== 'connecting').length
+      expect(alive, `poll ${polls}: ${settled} done`).toBeLessThanOrEqual(settled + 3)
+      const answer = await fetch(`${listening.url}/readyz`)
+      if (answer.status === 503)
+        messages.add(((await answer.json()) as { error: { message: string } }).error.message)
+      polls += 1
+    }
+    await starting
+    expect(polls).toBeGreaterThan(0)
+    // While the pool drained, /readyz (503) said where the first sync stood.
+    expect(
+      [...messages].some((message) =>
+        /^Not ready: the gateway is still syncing its upstream servers \(\d+ of 12 upstreams done, [0-3] connecting, \d+ waiting for a connect slot \(gateway\.connectConcurrency 3\)\)\.$/.test(
+          message,
+        ),
+      ),
+      [...messages].join('\n'),
+    ).toBe(true)
+    expect(gateway.servers().map((state) => state.status)).toEqual(Array(12).fill('connected'))
+    expect((await fetch(`${listening.url}/readyz`)).status).toBe(200)
+    expect(await processesWith(marker)).toBe(12)
+  }, 120_000)
+})
+
+describe('gateway.firstSyncTimeoutMs: the first sync holds readiness this long at most', () => {
+  it('is ready at the timeout with the upstreams not done yet still connecting, which go on', async () => {
+    // `stuck` never answers initialize (a process that reads nothing) and holds the only slot
+    // for its whole spawnTimeoutMs (4 s); `fast` waits behind it.
+    const { service, gateway } = await startGateway({
+      servers: {
+        stuck: { command: 'sleep', args: ['600'] },
+        fast: tiny({ TINY_TOOLS: '2' }),
+      },
+      connectConcurrency: 1,
+      spawnTimeoutMs: 4000,
+      firstSyncTimeoutMs: 1000,
+    })
+    const listening = await listenApp(createApp(service, { gateway }).fetch)
+    cleanups.push(() => listening.close())
+    await gateway.start()
+    expect(gateway.synced).toBe(true)
+    const answer = await fetch(`${listening.url}/readyz`)
+    expect(answer.status).toBe(200)
+    const body = (await answer.json()) as { upstreams: UpstreamState[] }
+    expect(body.upstreams.map((state) => [state.name, state.status, state.lastSyncAt])).toEqual([
+      ['stuck', 'connecting', null],
+      ['fast', 'connecting', null],
+    ])
+    expect(gateway.pendingReason('fast.tool_0')).toBe(
+      'server "fast" is connecting and has not listed its tools yet',
+    )
+    expect(libraryIds(service)).toEqual([])
+    // They go on: `stuck` times out, `fast` gets the slot and its tools are added.
+    await until(
+      () => gateway.servers().map((state) => state.status),
+      (statuses) => statuses[0] === 'down' && statuses[1] === 'connected',
+      'stuck down, fast connected',
+    )
+    await gateway.whenSynced()
+    expect(libraryIds(service)).toEqual(['fast.tool_0', 'fast.tool_1'])
+  }, 60_000)
+})
