@@ -21,11 +21,12 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
 import { freePort, processRssMiB } from './perf/http-load.ts'
+import { cpuSeconds, loadAverage as load, median } from './perf/process-stats.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -61,20 +62,12 @@ const variants: Variant[] = (values.gateway?.length ? values.gateway : ['{}']).m
 }))
 if (values.before) variants.push({ label: 'before', checkout: resolve(values.before), gateway: {} })
 
-/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100
-
 /** The command name and the fields after it of /proc/<pid>/stat (the name may hold spaces). */
 async function stat(pid: number): Promise<{ name: string; fields: string[] } | undefined> {
   const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
   if (text === undefined) return undefined
   const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'))
   return { name, fields: text.slice(text.lastIndexOf(')') + 2).split(' ') }
-}
-
-async function cpuSeconds(pid: number): Promise<number> {
-  const fields = (await stat(pid))?.fields ?? []
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
 }
 
 /**
@@ -93,16 +86,6 @@ async function children(pid: number): Promise<{ count: number; rssMiB: number }>
   }
   return { count, rssMiB }
 }
-
-function median(numbers: readonly number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
-
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')
 
 interface Run {
   readySeconds: number | undefined

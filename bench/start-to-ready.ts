@@ -19,10 +19,9 @@
  * @module
  */
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
-import { loadavg } from 'node:os'
 import { benchArgs } from './bench-args.ts'
 import { freePort, processRssMiB, waitUntilReady } from './perf/http-load.ts'
+import { cpuSeconds, loadAverage as load, median } from './perf/process-stats.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -44,26 +43,6 @@ const builds: Array<string | undefined> = values.build?.length ? values.build : 
 const measured = new Map(
   builds.map((build) => [build, { seconds: [] as number[], cpu: [] as number[] }]),
 )
-/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100
-
-/** User + system CPU seconds of process `pid` so far, all its threads. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name (which may hold spaces) in parentheses: utime is the 14th field.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
-}
-
-function median(numbers: readonly number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
-
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')
 
 process.stdout.write(`load average at start: ${load()}\n`)
 for (let run = 1; run <= runs; run += 1) {
