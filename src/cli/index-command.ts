@@ -282,24 +282,36 @@ async function libraryExamples(
   // /v1/libraries/:library/examples does past the cap, adding the lines in order): a file of
   // 3,000,000 lines was parsed whole first (1.7-2.1 GB of memory). Unknown tool ids refuse the
   // file, naming their lines: only the examples that name one are kept for that message.
-  const newest = new Map<string, UsageExample>()
+  // Kept in order in `queue` from `head` (a Map deleted from its front walked its holes on every
+  // first-key look-up), their keys in `kept`.
+  const kept = new Set<string>()
+  let queue: Array<{ key: string; example: UsageExample }> = []
+  let head = 0
+  let evicted = 0
   const unknown: UsageExample[] = []
   const unknownPlaces: string[] = []
   let read = 0
-  for await (const { example, where } of readExamples(
-    readDataLines(file, '--examples file'),
-    file,
-  )) {
-    read += 1
-    if (!example.tools.every((id) => library.has(id))) {
-      unknown.push(example)
-      unknownPlaces.push(where)
-      continue
+  for await (const batch of readExamples(readDataLines(file, '--examples file'), file)) {
+    for (const { example, where } of batch) {
+      read += 1
+      if (!example.tools.every((id) => library.has(id))) {
+        unknown.push(example)
+        unknownPlaces.push(where)
+        continue
+      }
+      const key = exampleKey(example)
+      if (kept.has(key)) continue
+      kept.add(key)
+      queue.push({ key, example })
+      if (kept.size > cap) {
+        kept.delete(queue[head++].key)
+        evicted += 1
+      }
+      if (head > cap) {
+        queue = queue.slice(head)
+        head = 0
+      }
     }
-    const key = exampleKey(example)
-    if (newest.has(key)) continue
-    newest.set(key, example)
-    if (newest.size > cap) newest.delete(newest.keys().next().value!)
   }
   assertKnownTools(
     library.name,
@@ -308,9 +320,12 @@ async function libraryExamples(
     { source: file, places: unknownPlaces },
     (ids) => library.unknownIdsHint(ids),
   )
-  const set = ExampleSet.of([...newest.values()], { cap, version: (previous?.version ?? 0) + 1 })
+  const set = ExampleSet.of(
+    queue.slice(head).map((entry) => entry.example),
+    { cap, version: (previous?.version ?? 0) + 1 },
+  )
   io.stderr(
-    `Read ${read} usage examples from ${file} (${set.size} kept: duplicates removed${read > set.size && set.size === cap ? `, the newest ${cap} kept` : ''})\n`,
+    `Read ${read} usage examples from ${file} (${set.size} kept: duplicates removed${evicted > 0 ? `, the newest ${cap} kept` : ''})\n`,
   )
   return set
 }

@@ -200,16 +200,16 @@ export interface PlacedExample {
 export const MAX_EXAMPLES_ARRAY_CHARS = 64 * 1024 * 1024
 
 /**
- * The examples of a file's `lines` (`readDataLines`), each handed on as its line is read, so that
- * a reader that stops (a count cap) or keeps few (the newest) holds few: the records, checks and
+ * The examples of a file's lines (`readDataLines`' batches), handed on a batch at a time as the
+ * lines are read, so that a reader that stops (a count cap) or keeps few (the newest) holds few: the records, checks and
  * errors of `parseExamplesWithPlaces`. A JSON array (the first non-blank line starts with `[`)
  * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_CHARS characters.
  */
 export async function* readExamples(
-  lines: AsyncIterable<string>,
+  batches: AsyncIterable<readonly string[]>,
   source: string,
   options: { withIds?: boolean } = {},
-): AsyncGenerator<PlacedExample, void, void> {
+): AsyncGenerator<PlacedExample[], void, void> {
   let number = 0
   let array: string[] | undefined
   let jsonLines = false
@@ -220,31 +220,35 @@ export async function* readExamples(
     const id = ids?.pop()
     return id === undefined ? { example, where } : { example, where, id }
   }
-  for await (const line of lines) {
-    number += 1
-    if (array === undefined) {
-      if (line.trim().length === 0) continue
-      jsonLines ||= !line.trimStart().startsWith('[')
-      if (jsonLines) {
-        yield placed(parseJson(line, `${source} line ${number}`), `line ${number}`)
-        continue
+  for await (const lines of batches) {
+    const examples: PlacedExample[] = []
+    for (const line of lines) {
+      number += 1
+      if (array === undefined) {
+        if (line.trim().length === 0) continue
+        jsonLines ||= !line.trimStart().startsWith('[')
+        if (jsonLines) {
+          examples.push(placed(parseJson(line, `${source} line ${number}`), `line ${number}`))
+          continue
+        }
+        array = []
       }
-      array = []
+      arrayChars += line.length + 1
+      if (arrayChars > MAX_EXAMPLES_ARRAY_CHARS) {
+        throw badExamples(
+          source,
+          `a JSON array of examples is read whole, and this one is larger than ${MAX_EXAMPLES_ARRAY_CHARS} characters; write JSON Lines (one example a line), which are read a line at a time`,
+        )
+      }
+      array.push(line)
     }
-    arrayChars += line.length + 1
-    if (arrayChars > MAX_EXAMPLES_ARRAY_CHARS) {
-      throw badExamples(
-        source,
-        `a JSON array of examples is read whole, and this one is larger than ${MAX_EXAMPLES_ARRAY_CHARS} characters; write JSON Lines (one example a line), which are read a line at a time`,
-      )
-    }
-    array.push(line)
+    if (examples.length > 0) yield examples
   }
   if (array === undefined) return
   const parsed = parseJson(array.join('\n').trim(), source)
   array = undefined
   if (!Array.isArray(parsed)) throw badExamples(source, 'expected a JSON array of examples')
-  for (const [index, record] of parsed.entries()) yield placed(record, `item ${index + 1}`)
+  yield parsed.map((record, index) => placed(record, `item ${index + 1}`))
 }
 
 /** A training example's record: a usage example that may carry its own `id`. */

@@ -60,14 +60,14 @@ export async function readDataText(
 }
 
 /**
- * `readDataText`'s lines, as they are read (`readLinesUpTo`: only the line being read is held):
+ * `readDataText`'s lines, in batches as they are read (`readLinesUpTo`: one read's lines held):
  * the same limit and errors, the error thrown when the reading gets there.
  */
 export async function* readDataLines(
   file: string,
   kind: DataFileKind | '--examples file',
   maxBytes = MAX_DATA_FILE_BYTES,
-): AsyncGenerator<string, void, void> {
+): AsyncGenerator<string[], void, void> {
   try {
     yield* readLinesUpTo(file, maxBytes, { regularOnly: kind === 'Benchmark file' })
   } catch (error) {

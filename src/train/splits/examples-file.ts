@@ -38,21 +38,21 @@ export async function loadExamplesFile(
   const read: UsageExample[] = []
   const places: string[] = []
   const ids: Array<string | undefined> = []
-  for await (const { example, where, id } of readExamples(
-    readDataLines(file, 'Examples file'),
-    file,
-    { withIds: true },
-  )) {
-    if (read.length === maxExamples) {
-      throw new ToolselError(
-        'INVALID_INPUT',
-        `Examples file "${file}" holds more than ${maxExamples} examples (at ${where}); at most ${maxExamples} are accepted. Nothing past that was read.`,
-        { details: { file, maxExamples } },
-      )
+  for await (const batch of readExamples(readDataLines(file, 'Examples file'), file, {
+    withIds: true,
+  })) {
+    for (const { example, where, id } of batch) {
+      if (read.length === maxExamples) {
+        throw new ToolselError(
+          'INVALID_INPUT',
+          `Examples file "${file}" holds more than ${maxExamples} examples (at ${where}); at most ${maxExamples} are accepted. Nothing past that was read.`,
+          { details: { file, maxExamples } },
+        )
+      }
+      read.push(example)
+      places.push(where)
+      ids.push(id)
     }
-    read.push(example)
-    places.push(where)
-    ids.push(id)
   }
   const from = { source: file, places }
   if (read.length === 0) {
