@@ -167,23 +167,6 @@ export function parseExamplesText(text: string, source: string): UsageExample[] 
   return runSteps(parseSteps(text, source))
 }
 
-/**
- * `parseExamplesText`, with each example's place in the file (`line 4`, `item 2`) for messages
- * about its content (`assertKnownTools`). With `withIds` (a training examples file, `toolsel
- * train --examples`, `train-data --examples`), a record may also carry an `id` (a string or a
- * number), handed back in `ids` (undefined where a record has none).
- */
-export function parseExamplesWithPlaces(
-  text: string,
-  source: string,
-  options: { withIds?: boolean } = {},
-): { examples: UsageExample[]; from: ExamplePlaces; ids: Array<string | undefined> } {
-  const places: string[] = []
-  const ids = options.withIds ? [] : undefined
-  const examples = runSteps(parseSteps(text, source, places, ids))
-  return { examples, from: { source, places }, ids: ids ?? [] }
-}
-
 /** One example of a file as it is read: its place (`line 4`, `item 2`) and its record's `id`. */
 export interface PlacedExample {
   example: UsageExample
@@ -202,7 +185,9 @@ export const MAX_EXAMPLES_ARRAY_CHARS = 64 * 1024 * 1024
 /**
  * The examples of a file's lines (`readDataLines`' batches), handed on a batch at a time as the
  * lines are read, so that a reader that stops (a count cap) or keeps few (the newest) holds few: the records, checks and
- * errors of `parseExamplesWithPlaces`. A JSON array (the first non-blank line starts with `[`)
+ * errors of `parseExamplesText`, each with its place for messages about its content
+ * (`assertKnownTools`). With `withIds` (a training examples file, `toolsel train --examples`,
+ * `train-data --examples`), a record may also carry an `id` (a string or a number). A JSON array (the first non-blank line starts with `[`)
  * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_CHARS characters.
  */
 export async function* readExamples(
@@ -214,12 +199,8 @@ export async function* readExamples(
   let array: string[] | undefined
   let jsonLines = false
   let arrayChars = 0
-  const ids: Array<string | undefined> | undefined = options.withIds ? [] : undefined
-  const placed = (record: unknown, where: string): PlacedExample => {
-    const example = exampleOf(record, source, where, ids)
-    const id = ids?.pop()
-    return id === undefined ? { example, where } : { example, where, id }
-  }
+  const placed = (record: unknown, where: string): PlacedExample =>
+    placedExample(record, source, where, options.withIds)
   for await (const lines of batches) {
     const examples: PlacedExample[] = []
     for (const line of lines) {
@@ -273,12 +254,7 @@ export function parseExamplesBytesSliced(
   )
 }
 
-function* parseSteps(
-  withBom: string,
-  source: string,
-  places?: string[],
-  ids?: Array<string | undefined>,
-): Steps<UsageExample[]> {
+function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
   // A file saved by a Windows editor starts with a byte-order mark, which JSON.parse refuses.
   // (Not a regular expression: /^\uFEFF/ on a 6.7 MB string took 40-50 ms.)
   const text = withBom.charCodeAt(0) === 0xfeff ? withBom.slice(1) : withBom
@@ -291,11 +267,9 @@ function* parseSteps(
       // Counted from 1, as lines are: "item 1" is the array's first record.
       parsed.map((record, index) => ({ record, where: `item ${index + 1}` })),
       source,
-      places,
-      ids,
     )
   }
-  return yield* parseLineSteps(text.split('\n'), source, places, ids)
+  return yield* parseLineSteps(text.split('\n'), source)
 }
 
 /**
@@ -331,20 +305,14 @@ function isAsciiSpace(byte: number): boolean {
  * the raw record too (16.8k raw records kept to the end were promoted to the old generation and
  * collected there).
  */
-function* parseLineSteps(
-  lines: Iterable<string>,
-  source: string,
-  places?: string[],
-  ids?: Array<string | undefined>,
-): Steps<UsageExample[]> {
+function* parseLineSteps(lines: Iterable<string>, source: string): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   let index = 0
   for (const line of lines) {
     index += 1
     if (line.trim().length === 0) continue
     const where = `line ${index}`
-    examples.push(exampleOf(parseJson(line, `${source} ${where}`), source, where, ids))
-    places?.push(where)
+    examples.push(placedExample(parseJson(line, `${source} ${where}`), source, where).example)
     yield
   }
   return examples
@@ -353,34 +321,31 @@ function* parseLineSteps(
 function* examplesOf(
   records: ReadonlyArray<{ record: unknown; where: string }>,
   source: string,
-  places?: string[],
-  ids?: Array<string | undefined>,
 ): Steps<UsageExample[]> {
   const examples: UsageExample[] = []
   for (const { record, where } of records) {
-    examples.push(exampleOf(record, source, where, ids))
-    places?.push(where)
+    examples.push(placedExample(record, source, where).example)
     yield
   }
   return examples
 }
 
-/** One record checked and normalised; with `ids`, a training record whose `id` goes there. */
-function exampleOf(
+/** One record checked and normalised, at its place; `withIds`: a training record, with its `id`. */
+function placedExample(
   record: unknown,
   source: string,
   where: string,
-  ids?: Array<string | undefined>,
-): UsageExample {
-  const parsed = (ids ? TrainingExampleSchema : UsageExampleSchema).safeParse(record)
+  withIds = false,
+): PlacedExample {
+  const parsed = (withIds ? TrainingExampleSchema : UsageExampleSchema).safeParse(record)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const field = issue.path.length > 0 ? ` field "${issue.path.join('.')}"` : ''
     throw badExamples(`${source} ${where}`, `${field.trim() || 'record'}: ${issue.message}`)
   }
+  const example = normalizeExample(parsed.data)
   const { id } = parsed.data as { id?: string | number }
-  ids?.push(id === undefined ? undefined : String(id))
-  return normalizeExample(parsed.data)
+  return withIds && id !== undefined ? { example, where, id: String(id) } : { example, where }
 }
 
 function parseJson(text: string, where: string): unknown {

@@ -4,8 +4,26 @@ import { isToolselError } from '../../src/errors.ts'
 import {
   assertKnownTools,
   parseExamplesText,
-  parseExamplesWithPlaces,
+  readExamples,
 } from '../../src/examples/usage-example.ts'
+
+/** The examples of `text` read as a file's lines are (readExamples), with their places. */
+async function examplesWithPlaces(text: string, source: string) {
+  const examples = []
+  const places = []
+  for await (const batch of readExamples(
+    (async function* () {
+      yield text.split('\n')
+    })(),
+    source,
+  )) {
+    for (const { example, where } of batch) {
+      examples.push(example)
+      places.push(where)
+    }
+  }
+  return { examples, from: { source, places } }
+}
 
 const example = (instruction: string, ...tools: string[]) => ({ instruction, tools })
 
@@ -149,20 +167,20 @@ describe('parseExamplesText and assertKnownTools', () => {
     ).toThrow('Usage examples name tools that library "lib" does not have: "x", "y".')
   })
 
-  it('names the file and the lines of every unknown tool id in a file of examples', () => {
+  it('names the file and the lines of every unknown tool id in a file of examples', async () => {
     const lines = [
       '{"instruction":"a","tools":["ok"]}',
       '',
       '{"instruction":"b","tools":["ok","x"]}',
       '{"instruction":"c","tools":["y","x"]}',
     ].join('\n')
-    const { examples, from } = parseExamplesWithPlaces(lines, 'ex.jsonl')
+    const { examples, from } = await examplesWithPlaces(lines, 'ex.jsonl')
     expect(examples).toEqual(parseExamplesText(lines, 'ex.jsonl'))
     expect(from.places).toEqual(['line 1', 'line 3', 'line 4'])
     expect(() => assertKnownTools('lib', examples, (id) => id === 'ok', from)).toThrow(
       'Invalid usage examples in ex.jsonl: library "lib" has no tool "x" (line 3, line 4), "y" (line 4). Name tools by their ids in the library, as `toolsel select "<instruction>" --library lib --json` shows them. None of the file was used.',
     )
-    const array = parseExamplesWithPlaces('[{"instruction":"a","tools":["z"]}]', 'ex.json')
+    const array = await examplesWithPlaces('[{"instruction":"a","tools":["z"]}]', 'ex.json')
     expect(() => assertKnownTools('lib', array.examples, () => false, array.from)).toThrow(
       'Invalid usage examples in ex.json: library "lib" has no tool "z" (item 1). Name tools',
     )
