@@ -301,7 +301,7 @@ export class ToolselClient {
 
   /**
    * Readiness: once libraries and models are loaded, the report (libraries, `failedIndexes`, the
-   * gateway's `upstreams`); NOT_READY (503) before.
+   * gateway's `upstreams` and `firstSync` counts); NOT_READY (503) before.
    */
   ready(options?: CallOptions): Promise<ReadyResponse> {
     return this.#request('GET', '/readyz', options)

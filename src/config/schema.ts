@@ -702,6 +702,14 @@ const GatewaySchema = z
      */
     connectConcurrency: z.number().int().positive().max(MAX_UPSTREAM_SERVERS).default(16),
     /**
+     * Most time one connect attempt holds its `connectConcurrency` slot, in ms: past it the next
+     * upstream in line gets the slot and the attempt goes on outside the pool to its own timeouts
+     * (`spawnTimeoutMs`, `listDeadlineMs`). A server that hangs at start-up would otherwise hold a
+     * slot for its whole `spawnTimeoutMs`: 16 of them first in line held every other server back
+     * 30 s, and again each retry round. Default 10,000.
+     */
+    connectSlotMs: z.number().int().positive().default(10_000),
+    /**
      * Most time the first sync may hold readiness, in ms: past it `/readyz` is ready with the
      * upstreams not done yet still `connecting` (they go on; their tools are added when they
      * list them), as it is with upstreams that failed. Through a pool of `connectConcurrency`,

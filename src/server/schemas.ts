@@ -17,7 +17,7 @@ import {
 import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
-import { UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
+import { FirstSyncCountsSchema, UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
 /** Most usage examples one request may add. */
@@ -417,6 +417,9 @@ export const READINESS_REPORT = z.object({
     .describe(
       "Gateway mode: each upstream server's status. With API keys configured: absent without a key; a key limited to servers or tags sees those.",
     ),
+  firstSync: FirstSyncCountsSchema.optional().describe(
+    'Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library.',
+  ),
 })
 
 /** A library as `GET /v1/libraries/:library` describes it; a PUT's answer adds what the import did. */

@@ -16,7 +16,7 @@ import { buildIndexedLibrary, publishLibrary } from '../../store/library-lifecyc
 import { ConnectSlots } from './connect-slots.ts'
 import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
 import { UpstreamConnection } from './upstream-connection.ts'
-import type { UpstreamState } from './upstream-state.ts'
+import type { FirstSyncCounts, UpstreamState } from './upstream-state.ts'
 
 export class McpGateway {
   readonly config: GatewayConfig
@@ -141,21 +141,42 @@ export class McpGateway {
   }
 
   /**
+   * Where the first sync stands, as counts: upstreams whose first attempt is over (`done`),
+   * running one (`connecting`; `pastSlot` of them past `connectSlotMs`, outside the pool) and
+   * waiting for a connect slot (`waiting`).
+   */
+  firstSyncCounts(): FirstSyncCounts {
+    const all = [...this.#upstreams.values()]
+    const first = all.filter((upstream) => upstream.state().status === 'connecting')
+    const waiting = first.filter((upstream) => upstream.waitingForSlot).length
+    return {
+      upstreams: all.length,
+      done: all.length - first.length,
+      connecting: first.length - waiting,
+      pastSlot: first.filter((upstream) => upstream.pastSlot).length,
+      waiting,
+      connectConcurrency: this.#slots.size,
+    }
+  }
+
+  /**
    * Where the first sync stands, for `/readyz` and call errors while it runs: `120 of 500
    * upstreams done, 16 connecting, 364 waiting for a connect slot (gateway.connectConcurrency
    * 16)`, or `every upstream done, indexing their tools`.
    */
   firstSyncProgress(): string {
-    const all = [...this.#upstreams.values()]
-    const first = all.filter((upstream) => upstream.state().status === 'connecting')
-    if (first.length === 0) return 'every upstream done, indexing their tools'
-    const waiting = first.filter((upstream) => upstream.waitingForSlot).length
+    const counts = this.firstSyncCounts()
+    if (counts.done === counts.upstreams) return 'every upstream done, indexing their tools'
     const count = (n: number) => n.toLocaleString('en-US')
-    const queue =
-      waiting > 0
-        ? `, ${count(waiting)} waiting for a connect slot (gateway.connectConcurrency ${count(this.#slots.size)})`
+    const past =
+      counts.pastSlot > 0
+        ? ` (${count(counts.pastSlot)} past gateway.connectSlotMs ${count(this.config.connectSlotMs)}, outside the pool)`
         : ''
-    return `${count(all.length - first.length)} of ${count(all.length)} upstreams done, ${count(first.length - waiting)} connecting${queue}`
+    const queue =
+      counts.waiting > 0
+        ? `, ${count(counts.waiting)} waiting for a connect slot (gateway.connectConcurrency ${count(counts.connectConcurrency)})`
+        : ''
+    return `${count(counts.done)} of ${count(counts.upstreams)} upstreams done, ${count(counts.connecting)} connecting${past}${queue}`
   }
 
   /** The upstream that owns `tool`, or undefined for a tool of no configured server. */
@@ -182,6 +203,8 @@ export class McpGateway {
 
   async close(): Promise<void> {
     clearInterval(this.#syncTimer)
+    // Upstreams still waiting for a connect slot stop waiting (none of them connects).
+    this.#slots.close()
     await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()))
   }
 

@@ -68,6 +68,7 @@ export class UpstreamConnection {
   #syncAgain = false
   #closed = false
   #waitingForSlot = false
+  #pastSlot = false
   /** The client of an attempt still connecting (close() ends its process too). */
   #connecting: Client | undefined
   /**
@@ -110,9 +111,10 @@ export class UpstreamConnection {
   /**
    * Connects and lists the tools; on failure marks the server down and schedules a retry. First
    * it waits for one of the gateway's `connectConcurrency` slots (held to the end of the
-   * listing). A stdio server's start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP
-   * server's handshake `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default
-   * `connectTimeoutMs`) and the whole listing `listDeadlineMs`.
+   * listing, or `connectSlotMs` at most: then the attempt goes on without it). A stdio server's
+   * start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP server's handshake
+   * `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default `connectTimeoutMs`)
+   * and the whole listing `listDeadlineMs`.
    */
   async connect(): Promise<void> {
     if (this.#closed || this.#client || this.#waitingForSlot) return
@@ -123,11 +125,28 @@ export class UpstreamConnection {
     this.#waitingForSlot = true
     const release = await (this.#options.slots?.acquire() ?? (() => undefined))
     this.#waitingForSlot = false
+    // Undefined: the gateway closed while this one waited.
+    if (!release || this.#closed) return release?.()
+    // A hung start-up gives its slot to the next in line after connectSlotMs and goes on.
+    const bound = setTimeout(() => {
+      this.#pastSlot = true
+      release()
+    }, this.#options.settings.connectSlotMs)
     try {
-      if (!this.#closed) await this.#connectNow()
+      await this.#connectNow()
     } finally {
+      clearTimeout(bound)
+      this.#pastSlot = false
       release()
     }
+  }
+
+  /**
+   * Whether a connect attempt still running gave its slot back after `gateway.connectSlotMs`
+   * (it goes on to its own timeouts outside the pool).
+   */
+  get pastSlot(): boolean {
+    return this.#pastSlot
   }
 
   /** Whether `connect()` is waiting for one of `gateway.connectConcurrency` slots. */

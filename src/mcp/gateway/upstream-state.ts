@@ -60,6 +60,29 @@ export const UpstreamStateSchema = z.object({
 
 export type UpstreamState = z.infer<typeof UpstreamStateSchema>
 
+/** Where the gateway's first sync stands, as `/readyz` (`firstSync`) reports it. */
+export const FirstSyncCountsSchema = z.object({
+  upstreams: z.number().int().describe('Enabled upstream servers.'),
+  done: z
+    .number()
+    .int()
+    .describe('Upstreams whose first connect attempt is over (connected, slow or down).'),
+  connecting: z
+    .number()
+    .int()
+    .describe('Upstreams running their first connect attempt (pastSlot of them outside the pool).'),
+  pastSlot: z
+    .number()
+    .int()
+    .describe(
+      'Of connecting: attempts running past gateway.connectSlotMs, which gave their connect slot to the next in line.',
+    ),
+  waiting: z.number().int().describe('Upstreams waiting for a connect slot.'),
+  connectConcurrency: z.number().int().describe('gateway.connectConcurrency: the connect slots.'),
+})
+
+export type FirstSyncCounts = z.infer<typeof FirstSyncCountsSchema>
+
 export interface UpstreamFacts {
   name: string
   transport: UpstreamKind

@@ -68,7 +68,10 @@ function readinessReport(
     libraries: service.libraries.names().filter(usable),
     failedIndexes: service.reportedFailedIndexes.filter((failed) => usable(failed.name)),
     ...(gateway && usable(gateway.libraryName)
-      ? { upstreams: serversInScope(gateway.servers(), principal) }
+      ? {
+          upstreams: serversInScope(gateway.servers(), principal),
+          firstSync: gateway.firstSyncCounts(),
+        }
       : {}),
   }
 }

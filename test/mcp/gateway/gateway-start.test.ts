@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../../src/components.ts'
-import { parseConfig } from '../../../src/config/load-config.ts'
+import { parseConfig, type ConfigLayer } from '../../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 import { McpGateway } from '../../../src/mcp/gateway/mcp-gateway.ts'
-import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
+import type { FirstSyncCounts, UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { createApp } from '../../../src/server/app.ts'
 import { ToolselService } from '../../../src/service/toolsel-service.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
@@ -32,8 +32,9 @@ const tiny = (env: Record<string, string> = {}, marker = 'tiny') => ({
   env,
 })
 
-async function startGateway(gateway: Record<string, unknown>) {
+async function startGateway(gateway: Record<string, unknown>, layer: ConfigLayer = {}) {
   const config = parseConfig({
+    ...layer,
     log: { level: 'silent' },
     library: { default: 'demo', loadAll: false },
     gateway: {
@@ -152,6 +153,7 @@ describe('gateway.connectConcurrency: upstreams connect through a bounded pool',
     let done = false
     void starting.finally(() => (done = true))
     const messages = new Set<string>()
+    const counted = new Set<string>()
     let polls = 0
     while (!done) {
       // Processes first, then states: "done" only grows, so the bound holds for this order.
@@ -160,8 +162,21 @@ describe('gateway.connectConcurrency: upstreams connect through a bounded pool',
       const settled = states.filter((state) => state.status !== 'connecting').length
       expect(alive, `poll ${polls}: ${settled} done`).toBeLessThanOrEqual(settled + 3)
       const answer = await fetch(`${listening.url}/readyz`)
-      if (answer.status === 503)
-        messages.add(((await answer.json()) as { error: { message: string } }).error.message)
+      if (answer.status === 503) {
+        const body = (await answer.json()) as {
+          error: { message: string }
+          firstSync: FirstSyncCounts
+        }
+        messages.add(body.error.message)
+        // The message's counts, as fields.
+        const { upstreams, done, connecting, pastSlot, waiting } = body.firstSync
+        expect(body.firstSync.connectConcurrency).toBe(3)
+        expect(upstreams).toBe(12)
+        expect(done + connecting + waiting).toBe(12)
+        expect(connecting).toBeLessThanOrEqual(3)
+        expect(pastSlot).toBe(0)
+        counted.add(`${done}/${connecting}/${waiting}`)
+      }
       polls += 1
     }
     await starting
@@ -175,8 +190,22 @@ describe('gateway.connectConcurrency: upstreams connect through a bounded pool',
       ),
       [...messages].join('\n'),
     ).toBe(true)
+    // Some poll saw upstreams waiting for a slot, as fields too.
+    expect(
+      [...counted].some((seen) => Number(seen.split('/')[2]) > 0),
+      [...counted].join(' '),
+    ).toBe(true)
     expect(gateway.servers().map((state) => state.status)).toEqual(Array(12).fill('connected'))
-    expect((await fetch(`${listening.url}/readyz`)).status).toBe(200)
+    const ready = await fetch(`${listening.url}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(((await ready.json()) as { firstSync: FirstSyncCounts }).firstSync).toEqual({
+      upstreams: 12,
+      done: 12,
+      connecting: 0,
+      pastSlot: 0,
+      waiting: 0,
+      connectConcurrency: 3,
+    })
     expect(await processesWith(marker)).toBe(12)
   }, 120_000)
 })
@@ -217,5 +246,95 @@ describe('gateway.firstSyncTimeoutMs: the first sync holds readiness this long a
     )
     await gateway.whenSynced()
     expect(libraryIds(service)).toEqual(['fast.tool_0', 'fast.tool_1'])
+  }, 60_000)
+})
+
+describe('gateway.connectSlotMs: a hung start-up gives its slot to the next in line', () => {
+  const READ = 'read-key-0123456789abcdef'
+
+  it('lists the healthy upstreams queued behind hung ones while those still run within spawnTimeoutMs', async () => {
+    // 4 processes that never answer initialize take the 4 slots first; 8 healthy ones queue
+    // behind them. Before connectSlotMs the healthy ones waited the hung ones' whole
+    // spawnTimeoutMs (30 s here), and found them down by then.
+    const servers: Record<string, unknown> = {}
+    for (let i = 0; i < 4; i += 1) servers[`hung${i}`] = { command: 'sleep', args: ['600'] }
+    for (let i = 0; i < 8; i += 1) servers[`ok${i}`] = tiny({ TINY_TOOLS: '2' })
+    const { service, gateway } = await startGateway(
+      {
+        servers,
+        connectConcurrency: 4,
+        connectSlotMs: 300,
+        spawnTimeoutMs: 30_000,
+        firstSyncTimeoutMs: 60_000,
+      },
+      { auth: { readKeys: [READ] } },
+    )
+    const listening = await listenApp(createApp(service, { gateway }).fetch)
+    cleanups.push(() => listening.close())
+    const starting = gateway.start()
+
+    const healthy = (states: UpstreamState[]) =>
+      states.filter((state) => state.name.startsWith('ok'))
+    const states = await until(
+      () => gateway.servers(),
+      (seen) => healthy(seen).every((state) => state.status === 'connected'),
+      'every healthy upstream connected',
+    )
+    // The hung ones are still on their first attempt: nothing timed out.
+    expect(
+      states
+        .filter((state) => state.name.startsWith('hung'))
+        .map((state) => [state.status, state.lastError]),
+    ).toEqual(Array(4).fill(['connecting', null]))
+    expect(gateway.synced).toBe(false)
+
+    // /readyz (503) with a key: the counts as fields, the 4 hung ones outside the pool.
+    const keyed = await fetch(`${listening.url}/readyz`, {
+      headers: { authorization: `Bearer ${READ}` },
+    })
+    expect(keyed.status).toBe(503)
+    const body = (await keyed.json()) as { error: { message: string }; firstSync: FirstSyncCounts }
+    expect(body.firstSync).toEqual({
+      upstreams: 12,
+      done: 8,
+      connecting: 4,
+      pastSlot: 4,
+      waiting: 0,
+      connectConcurrency: 4,
+    })
+    expect(body.error.message).toBe(
+      'Not ready: the gateway is still syncing its upstream servers (8 of 12 upstreams done, 4 connecting (4 past gateway.connectSlotMs 300, outside the pool)).',
+    )
+    // Without a key: the status and the message only, as before.
+    const keyless = await fetch(`${listening.url}/readyz`)
+    expect(keyless.status).toBe(503)
+    expect(await keyless.json()).toEqual({ error: body.error, status: 'starting' })
+    await gateway.whenSynced()
+    expect(libraryIds(service)).toHaveLength(16)
+    // Closing ends the hung attempts (and so the first sync) without waiting for their timeout.
+    await gateway.close()
+    await starting
+  }, 60_000)
+
+  it('close() ends the wait of the upstreams queued for a slot: none of them starts a process', async () => {
+    const marker = `queued-${randomUUID()}`
+    const servers: Record<string, unknown> = { hung: { command: 'sleep', args: ['600'] } }
+    for (let i = 0; i < 5; i += 1) servers[`q${i}`] = tiny({}, marker)
+    const { gateway } = await startGateway({
+      servers,
+      connectConcurrency: 1,
+      connectSlotMs: 60_000,
+      spawnTimeoutMs: 60_000,
+    })
+    const starting = gateway.start()
+    await until(
+      () => gateway.firstSyncCounts(),
+      (counts) => counts.waiting === 5,
+      'five upstreams waiting for the slot',
+    )
+    await gateway.close()
+    expect(gateway.firstSyncCounts().waiting).toBe(0)
+    await starting
+    expect(await processesWith(marker)).toBe(0)
   }, 60_000)
 })

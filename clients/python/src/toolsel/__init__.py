@@ -499,6 +499,22 @@ class UpstreamStatus(TypedDict):
     nextRetryAt: Optional[str]
 
 
+class ReadinessFirstSync(TypedDict):
+    """Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gi..."""
+    #: Enabled upstream servers.
+    upstreams: int
+    #: Upstreams whose first connect attempt is over (connected, slow or down).
+    done: int
+    #: Upstreams running their first connect attempt (pastSlot of them outside the pool).
+    connecting: int
+    #: Of connecting: attempts running past gateway.connectSlotMs, which gave their connect slot to...
+    pastSlot: int
+    #: Upstreams waiting for a connect slot.
+    waiting: int
+    #: gateway.connectConcurrency: the connect slots.
+    connectConcurrency: int
+
+
 class _ReadinessFields(TypedDict):
     status: Literal["ready"]
 
@@ -510,6 +526,8 @@ class Readiness(_ReadinessFields, total=False):
     failedIndexes: List[FailedIndex]
     #: Gateway mode: each upstream server's status. With API keys configured: absent without a key;...
     upstreams: List[UpstreamStatus]
+    #: Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gi...
+    firstSync: ReadinessFirstSync
 
 
 class SnapshotLibrary(TypedDict):
