@@ -60,6 +60,9 @@ ${COMMON_HELP}`
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
 const IDLE_DRAIN_MS = 250
 
+/** How often a server started by npm looks whether its launcher is still there, in ms. */
+const LAUNCHER_POLL_MS = 500
+
 /** `net.Server#close`: stops listening without http.Server's immediate closing of idle sockets. */
 const netClose = NetServer.prototype.close
 
@@ -107,6 +110,8 @@ const GAVE_UP = `Gave up after ${RETRY_LIMIT} tries (a new commit of it, or a re
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommand(argv, OPTIONS, 'serve')
   if (values.help) return (io.stdout(`${SERVE_HELP}\n`), 0)
+  // Before anything that takes time: a launcher that goes while the libraries load is noticed too.
+  const launcher = npmLauncher()
   const { config, logger } = await commandConfig(
     values,
     {
@@ -133,7 +138,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const protection = checkBindSafety(config)
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
-    return servePrimary(config.server.workers || availableParallelism(), config, logger)
+    return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher)
   }
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
@@ -240,8 +245,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
   let stopSignals: (() => void) | undefined
   await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      logger.info(`${signal} received: closing (grace ${config.server.shutdownGraceMs} ms)`)
+    const shutdown = (cause: string) => {
+      logger.info(`${cause}: closing (grace ${config.server.shutdownGraceMs} ms)`)
       poller?.stop()
       const force = setTimeout(() => {
         logger.warn('Grace period over: closing remaining connections')
@@ -274,7 +279,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       )
       idle.unref()
     }
-    stopSignals = onStopSignal(logger, shutdown)
+    stopSignals = onStopSignal(logger, shutdown, launcher)
   })
   stopSignals?.()
   logger.info('Stopped', {
@@ -293,7 +298,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * all were ready, and stops them all on SIGTERM/SIGINT. A worker that fails before it is ready
  * (a library that can't load…) stops everything: the error is in its log.
  */
-async function servePrimary(count: number, config: Config, logger: Logger): Promise<number> {
+async function servePrimary(
+  count: number,
+  config: Config,
+  logger: Logger,
+  launcher: Launcher | undefined,
+): Promise<number> {
   // Indexes a worker skipped at its start are tried again as failed commits are.
   const relay = relayLibraryChanges(logger, {
     onStartupFailures: (names) => poller?.retryLater(names),
@@ -347,35 +357,76 @@ async function servePrimary(count: number, config: Config, logger: Logger): Prom
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
     })
-    stopSignals = onStopSignal(logger, (signal) => {
-      logger.info(`${signal} received: stopping the workers`)
-      stopAll()
-    })
+    stopSignals = onStopSignal(
+      logger,
+      (cause) => {
+        logger.info(`${cause}: stopping the workers`)
+        stopAll()
+      },
+      launcher,
+    )
     for (let index = 0; index < count; index += 1) cluster.fork()
   }).finally(() => stopSignals?.())
 }
 
+/** The process that started the server under npm, watched by `onStopSignal`. */
+interface Launcher {
+  pid: number
+  /** npm's `npm_lifecycle_event`: `start` for `npm start`, `npx` for `npx toolsel serve`… */
+  event: string
+}
+
 /**
- * Calls `stop` on the first SIGTERM or SIGINT, and keeps both handled until the returned function
- * removes the handlers: a second signal while stopping is logged, not Node's default exit in the
- * middle of the drain. One Ctrl-C can bring two: `npm start` runs the server as its child
- * (`exec`), and npm passes the SIGINT it gets from the terminal on to it, which got its own.
+ * The parent process when npm started the server (`npm start`, `npx toolsel serve`, any npm
+ * script: npm sets `npm_lifecycle_event`): the `sh -c` (cmd.exe on Windows) npm runs the command
+ * in. npm passes the SIGTERM and SIGINT it gets to that shell only, which exits without passing
+ * them on: the server's launcher going is its stop signal then. Not for a `--workers` worker
+ * (its primary watches), nor for a server started otherwise (`nohup toolsel serve &` outlives the
+ * shell that started it).
  */
-function onStopSignal(logger: Logger, stop: (signal: NodeJS.Signals) => void): () => void {
+function npmLauncher(): Launcher | undefined {
+  const event = process.env.npm_lifecycle_event
+  if (!event || cluster.isWorker) return undefined
+  return { pid: process.ppid, event }
+}
+
+/**
+ * Calls `stop` on the first SIGTERM or SIGINT, or when the `launcher` exits (the server's parent
+ * changes: it was re-parented), and keeps both signals handled until the returned function
+ * removes the handlers: a second signal while stopping is logged, not Node's default exit in the
+ * middle of the drain. One Ctrl-C under `npm start` reaches the server, and its launcher (npm's
+ * shell) exits of it too.
+ */
+function onStopSignal(
+  logger: Logger,
+  stop: (cause: string) => void,
+  launcher: Launcher | undefined,
+): () => void {
   let stopping = false
-  const handle = (signal: NodeJS.Signals) => {
+  const handle = (cause: string, again: string) => {
     if (stopping) {
-      logger.info(`${signal} received again: already stopping`)
+      logger.info(`${again}: already stopping`)
       return
     }
     stopping = true
-    stop(signal)
+    stop(cause)
   }
-  process.on('SIGTERM', handle)
-  process.on('SIGINT', handle)
+  const signal = (name: NodeJS.Signals) => handle(`${name} received`, `${name} received again`)
+  process.on('SIGTERM', signal)
+  process.on('SIGINT', signal)
+  const watch =
+    launcher &&
+    setInterval(() => {
+      if (process.ppid === launcher.pid) return
+      clearInterval(watch)
+      const went = `Launcher exited (process ${launcher.pid}, npm's "${launcher.event}")`
+      handle(went, went)
+    }, LAUNCHER_POLL_MS)
+  watch?.unref()
   return () => {
-    process.off('SIGTERM', handle)
-    process.off('SIGINT', handle)
+    clearInterval(watch)
+    process.off('SIGTERM', signal)
+    process.off('SIGINT', signal)
   }
 }
 

@@ -1,14 +1,16 @@
 /**
- * README's quick start runs the service with `npm start`; an operator stops it with SIGTERM (a
- * process manager, `docker stop` of an image that runs npm) or Ctrl-C (SIGINT to the terminal's
- * process group). npm passes both on to the script's process only: before the start script
- * `exec`ed the server, that process was the `sh -c` npm runs scripts in, which exited and left the
- * server running, still holding its port. Real processes: npm, the shell, the server.
+ * README's quick start runs the service with `npm start`, and `npx toolsel serve` runs it through
+ * npm too; an operator stops it with SIGTERM (a process manager, `docker stop` of an image that
+ * runs npm) or Ctrl-C (SIGINT to the terminal's process group). npm passes both on to the process
+ * it started only: the `sh -c` it runs the command in, which exits without passing them on. The
+ * server notices that its launcher went and stops as on SIGTERM; a server started otherwise
+ * (`nohup toolsel serve &`) outlives the shell that started it. Real processes: npm, the shell,
+ * the server.
  * @module
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,26 +27,27 @@ const npmFound = (() => {
 })()
 const linux = process.platform === 'linux'
 
-interface NpmStart {
+interface NpmServe {
   npm: ChildProcess
   url: string
   logs: () => string
-  /** The process npm started for the script (with `exec`: the server itself). */
-  scriptPid: number
-  scriptArgs: string
+  /** The server's process (npm's child, or the child of the shell npm started). */
+  serverPid: number
   indexDir: string
 }
 
-let started: NpmStart | undefined
+let started: NpmServe | undefined
 let running: RunningServe | undefined
 let socket: Socket | undefined
+/** A server started with nohup by a shell that exited, and its index directory. */
+let orphan: { pid: number; indexDir: string } | undefined
 
 afterEach(async () => {
   socket?.destroy()
   socket = undefined
   if (started) {
     // npm, the shell if any and the server: one process group (detached), ended together.
-    if (alive(started.scriptPid) || alive(started.npm.pid!)) {
+    if (alive(started.serverPid) || alive(started.npm.pid!)) {
       try {
         process.kill(-started.npm.pid!, 'SIGKILL')
       } catch {
@@ -53,6 +56,11 @@ afterEach(async () => {
     }
     await rm(started.indexDir, { recursive: true, force: true })
     started = undefined
+  }
+  if (orphan) {
+    if (alive(orphan.pid)) process.kill(orphan.pid, 'SIGKILL')
+    await rm(orphan.indexDir, { recursive: true, force: true })
+    orphan = undefined
   }
   await running?.stop()
   running = undefined
@@ -75,39 +83,57 @@ async function until(what: string, condition: () => boolean, timeoutMs = 30_000)
   }
 }
 
-/** `npm start -- …` in this checkout, in its own process group (as a terminal's job is). */
-async function npmStart(): Promise<NpmStart> {
+/** The environment without what npm sets for a script (as in a terminal, not under `npm test`). */
+function withoutNpm(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '' }
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.toLowerCase().startsWith('npm_') && !(key in env)) env[key] = value
+  return env
+}
+
+/** The pids and command lines of a process group. */
+function group(pgid: number): { pid: number; args: string }[] {
+  return execFileSync('ps', ['-o', 'pid=,args=', '-g', String(pgid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [, pid, args] = /^\s*(\d+)\s+(.*)$/.exec(line)!
+      return { pid: Number(pid), args }
+    })
+}
+
+/**
+ * npm with `npmArgs` in this checkout, in its own process group (as a terminal's job is), its
+ * command `node bin/toolsel.mjs serve` on a free port.
+ */
+async function npmServe(npmArgs: (serve: string[]) => string[]): Promise<NpmServe> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-npm-start-'))
-  const npm = spawn(
-    'npm',
-    ['start', '--', '--port', '0', '--host', '127.0.0.1', '--index-dir', indexDir],
-    {
-      cwd: ROOT,
-      detached: true,
-      env: { ...process.env, TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
+  const serve = ['--port', '0', '--host', '127.0.0.1', '--index-dir', indexDir]
+  const npm = spawn('npm', npmArgs(serve), {
+    cwd: ROOT,
+    detached: true,
+    env: withoutNpm(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let logs = ''
   npm.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
   npm.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
   await until('Ready:', () => /Ready:/.test(logs) || npm.exitCode !== null, 90_000)
   expect(logs).toMatch(/Ready:/)
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-  const [pid, ...args] = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(npm.pid)], {
-    encoding: 'utf8',
-  })
-    .trim()
-    .split(/\s+/)
+  const server = group(npm.pid!).find(({ args }) => /^node bin\/toolsel\.mjs serve /.test(args))
+  expect(server).toBeDefined()
   return {
     npm,
     url: `http://127.0.0.1:${port}`,
     logs: () => logs,
-    scriptPid: Number(pid),
-    scriptArgs: args.join(' '),
+    serverPid: server!.pid,
     indexDir,
   }
 }
+
+/** `npm start -- …`: README's quick start. */
+const npmStart = () => npmServe((serve) => ['start', '--', ...serve])
 
 async function refused(url: string): Promise<boolean> {
   return fetch(`${url}/healthz`).then(
@@ -116,30 +142,94 @@ async function refused(url: string): Promise<boolean> {
   )
 }
 
-describe.skipIf(!npmFound || !linux)('npm start and signals', () => {
-  it('SIGTERM to npm stops the server cleanly: log lines, process gone, port free', async () => {
-    started = await npmStart()
-    const { npm, url, logs, scriptPid, scriptArgs } = started
-    // npm's child is the server (the start script execs it), not a shell around it.
-    expect(scriptArgs).toMatch(/^node bin\/toolsel\.mjs serve /)
-    expect((await fetch(`${url}/healthz`)).status).toBe(200)
-    npm.kill('SIGTERM')
-    await once(npm, 'exit')
-    await until('the server to exit', () => !alive(scriptPid))
-    expect(logs()).toContain('SIGTERM received: closing')
-    expect(logs()).toContain('Stopped')
-    expect(await refused(url)).toBe(true)
+/** How the server says it stops: the SIGTERM itself (npm's child) or its launcher gone. */
+const closing = (event: string) =>
+  new RegExp(`(SIGTERM received|Launcher exited \\(process \\d+, npm's "${event}"\\)): closing`)
+
+/** After `signal`: npm exits, then the server, which logged `closing` and a clean stop; port free. */
+async function stopsCleanly(
+  { npm, url, logs, serverPid }: NpmServe,
+  signal: () => void,
+  closing: RegExp,
+): Promise<void> {
+  signal()
+  await once(npm, 'exit')
+  await until('the server to exit', () => !alive(serverPid))
+  expect(logs()).toMatch(closing)
+  expect(logs()).toMatch(/Stopped \{"answeredWhileStopping":0,"unfinished":0\}/)
+  expect(await refused(url)).toBe(true)
+}
+
+describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 120_000 }, () => {
+  it('the start script needs no POSIX shell (cmd.exe runs it too): no `exec`', async () => {
+    const { scripts } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>
+    }
+    expect(scripts.start).toBe('node bin/toolsel.mjs serve')
   })
 
-  it("Ctrl-C (SIGINT to npm's process group: the server gets it twice) stops it cleanly", async () => {
+  it('SIGTERM to npm stops the server cleanly: log lines, process gone, port free', async () => {
     started = await npmStart()
-    const { npm, url, logs, scriptPid } = started
-    process.kill(-npm.pid!, 'SIGINT')
-    await once(npm, 'exit')
-    await until('the server to exit', () => !alive(scriptPid))
-    expect(logs()).toContain('SIGINT received: closing')
-    expect(logs()).toMatch(/Stopped \{"answeredWhileStopping":0,"unfinished":0\}/)
-    expect(await refused(url)).toBe(true)
+    expect((await fetch(`${started.url}/healthz`)).status).toBe(200)
+    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('start'))
+  })
+
+  it("Ctrl-C (SIGINT to npm's process group) stops it cleanly", async () => {
+    started = await npmStart()
+    await stopsCleanly(
+      started,
+      () => process.kill(-started!.npm.pid!, 'SIGINT'),
+      /SIGINT received: closing/,
+    )
+  })
+
+  it('npx (npm exec: the command in `sh -c`): SIGTERM to npm stops the server', async () => {
+    // What `npx toolsel serve` runs, without linking this checkout into npm's npx cache.
+    started = await npmServe((serve) => [
+      'exec',
+      '--call',
+      ['node', 'bin/toolsel.mjs', 'serve', ...serve].join(' '),
+    ])
+    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('npx'))
+  })
+
+  it('`nohup toolsel serve &` from a shell that exits keeps serving (not started by npm)', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-nohup-'))
+    const log = join(indexDir, 'serve.log')
+    const shell = spawn(
+      'sh',
+      [
+        '-c',
+        `nohup node bin/toolsel.mjs serve --port 0 --host 127.0.0.1 --index-dir "$1" > "$2" 2>&1 &
+         echo $!`,
+        'sh',
+        indexDir,
+        log,
+      ],
+      { cwd: ROOT, env: withoutNpm(), stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    let out = ''
+    shell.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    await once(shell, 'exit')
+    orphan = { pid: Number(out.trim()), indexDir }
+    let logs = ''
+    await until(
+      'Ready:',
+      () => {
+        logs = execFileSync('cat', [log], { encoding: 'utf8' })
+        return /Ready:/.test(logs) || !alive(orphan!.pid)
+      },
+      90_000,
+    )
+    expect(logs).toMatch(/Ready:/)
+    const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
+    // Its shell has gone: it was re-parented. Four of the launcher polls later it still serves.
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    expect(alive(orphan.pid)).toBe(true)
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+    process.kill(orphan.pid, 'SIGTERM')
+    await until('the server to exit', () => !alive(orphan!.pid))
+    expect(await readFile(log, 'utf8')).toContain('SIGTERM received: closing')
   })
 })
 
