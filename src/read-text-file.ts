@@ -176,22 +176,69 @@ export function fileProblem(error: unknown): string {
   return (code !== undefined && FILE_PROBLEMS[code]) || (error as Error).message
 }
 
+/** Thrown by `readLinesUpTo` for a line longer than its limit, as soon as the reading passes it. */
+export class LineTooLongError extends Error {
+  constructor(
+    readonly line: number,
+    readonly maxLineBytes: number,
+  ) {
+    super(`line ${line} is longer than ${maxLineBytes} bytes`)
+    this.name = 'LineTooLongError'
+  }
+}
+
+export interface ReadLinesOptions extends ReadUpToOptions {
+  /**
+   * Longest line, in bytes (without its "\n"): a longer one is refused with a LineTooLongError as
+   * soon as that many of its bytes are read, not gathered to `maxBytes` first (/dev/zero, a file
+   * with no line break). Or a function of the line's first bytes (LINE_HEAD_BYTES of them), asked
+   * once the line is longer than one read (1 MiB, so a limit below that is 1 MiB in effect): a
+   * format whose one form is a long line (a JSON array on one line) gives that form its own
+   * limit. Default: none.
+   */
+  maxLineBytes?: number | ((head: Buffer) => number)
+}
+
+/** The bytes of a line's start that a `maxLineBytes` function is given. */
+export const LINE_HEAD_BYTES = 64
+
+/** Size of one read of `readLinesUpTo`. */
+const LINE_READ_BYTES = 1024 * 1024
+
 /**
  * The lines of a file as they are read (split at "\n"; a "\r" before it is left on the line; a
  * byte-order mark first is dropped), each checked as UTF-8 text: an InvalidUtf8Error names the
- * first line that is not. At most `maxBytes` are read, as `readFileUpTo` (a FileTooLargeError);
- * only the lines of one read (1 MiB) are held, so a consumer that keeps little holds little.
+ * first line that is not. At most `maxBytes` are read, as `readFileUpTo` (a FileTooLargeError),
+ * and a line at most `maxLineBytes` (a LineTooLongError); only the lines of one read (1 MiB) are
+ * held, and the line being read, so a consumer that keeps little holds little.
  * Handed on in batches, the lines of each read (one await per line was half again the time).
  */
 export async function* readLinesUpTo(
   file: string,
   maxBytes: number,
-  options: ReadUpToOptions = {},
+  options: ReadLinesOptions = {},
 ): AsyncGenerator<string[], void, void> {
   const { handle, stats } = await openForReading(file, options)
   try {
     if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
+    const { maxLineBytes = Infinity } = options
+    const fixedLimit = typeof maxLineBytes === 'number' ? maxLineBytes : Infinity
     let pending: Buffer[] = []
+    let pendingBytes = 0
+    let pendingLimit = -1
+    // The limit of the line in `pending`, worked out once it is longer than one read could hold.
+    const lineLimit = (): number => {
+      if (typeof maxLineBytes === 'number') return maxLineBytes
+      if (pendingLimit < 0) {
+        const parts: Buffer[] = []
+        for (let at = 0, bytes = 0; at < pending.length && bytes < LINE_HEAD_BYTES; at++) {
+          parts.push(pending[at])
+          bytes += pending[at].length
+        }
+        pendingLimit = maxLineBytes(Buffer.concat(parts).subarray(0, LINE_HEAD_BYTES))
+      }
+      return pendingLimit
+    }
     let total = 0
     let line = 0
     const decode = (parts: Buffer[]): string => {
@@ -203,7 +250,7 @@ export async function* readLinesUpTo(
       return bytes.toString('utf8')
     }
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, 1024 * 1024))
+      const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, LINE_READ_BYTES))
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
       if (bytesRead === 0) break
       total += bytesRead
@@ -212,13 +259,22 @@ export async function* readLinesUpTo(
       const lines: string[] = []
       for (let start = 0; ;) {
         const newline = read.indexOf(10, start)
-        if (newline === -1) {
-          if (start < read.length) pending.push(read.subarray(start))
-          break
+        const end = newline === -1 ? read.length : newline
+        if (end > start) {
+          pending.push(read.subarray(start, end))
+          pendingBytes += end - start
         }
-        pending.push(read.subarray(start, newline))
+        // A line within one read is at most 1 MiB: a function limit is asked only past that.
+        if (
+          pendingBytes > fixedLimit ||
+          (pendingBytes > LINE_READ_BYTES && pendingBytes > lineLimit())
+        )
+          throw new LineTooLongError(line + 1, lineLimit())
+        if (newline === -1) break
         lines.push(decode(pending))
         pending = []
+        pendingBytes = 0
+        pendingLimit = -1
         start = newline + 1
       }
       if (lines.length > 0) yield lines

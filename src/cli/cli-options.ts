@@ -13,6 +13,7 @@ import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { createLogger, type Logger } from '../log.ts'
 import { redactedUpstreamConfig } from '../mcp/gateway/create-upstream-transport.ts'
+import { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from '../train/splits/examples-file.ts'
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>
 
@@ -111,6 +112,34 @@ export function maxFileBytesHelp(column: number, after = ''): string {
     `${flag.padEnd(column - 1)} Largest tool file read, in bytes (default 268435456, 256 MiB,`,
     `${indent}env TOOLSEL_MAX_FILE_BYTES): a larger one (or a device that never`,
     `${indent}ends, /dev/zero) is refused after that many bytes${after}`,
+  ].join('\n')
+}
+
+/**
+ * `--max-examples <n>` of train and train-data: most examples an examples file may hold, a whole
+ * number from 1 to MAX_TRAIN_EXAMPLES_LIMIT (default MAX_TRAIN_EXAMPLES).
+ */
+export function maxExamplesFlag(value: string | undefined): number | undefined {
+  const count = numberFlag(value, 'max-examples')
+  if (
+    count === undefined ||
+    (Number.isInteger(count) && count >= 1 && count <= MAX_TRAIN_EXAMPLES_LIMIT)
+  )
+    return count
+  throw new ToolselError(
+    'INVALID_INPUT',
+    `--max-examples expects a whole number from 1 to ${MAX_TRAIN_EXAMPLES_LIMIT}, got "${value}".`,
+  )
+}
+
+/** The help lines of `--max-examples`, its text starting at `column`. */
+export function maxExamplesHelp(column: number): string {
+  const flag = '  --max-examples <n>'
+  const indent = ' '.repeat(column)
+  return [
+    `${flag.padEnd(column - 1)} Most examples the --examples file may hold (default ${MAX_TRAIN_EXAMPLES},`,
+    `${indent}at most ${MAX_TRAIN_EXAMPLES_LIMIT}): a file with more is refused when the`,
+    `${indent}reading passes that many, the rest unread`,
   ].join('\n')
 }
 

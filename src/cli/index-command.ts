@@ -16,6 +16,7 @@ import { ExampleSet } from '../examples/example-set.ts'
 import {
   assertKnownTools,
   exampleKey,
+  MAX_UNKNOWN_EXAMPLES_KEPT,
   readExamples,
   type UsageExample,
 } from '../examples/usage-example.ts'
@@ -281,7 +282,8 @@ async function libraryExamples(
   // Read a line at a time, the newest `cap` distinct examples kept as they come (what POST
   // /v1/libraries/:library/examples does past the cap, adding the lines in order): a file of
   // 3,000,000 lines was parsed whole first (1.7-2.1 GB of memory). Unknown tool ids refuse the
-  // file, naming their lines: only the examples that name one are kept for that message.
+  // file, naming their lines: the first MAX_UNKNOWN_EXAMPLES_KEPT examples that name one are
+  // kept for that message, the rest counted (all of them were kept before).
   // Kept in order in `queue` from `head` (a Map deleted from its front walked its holes on every
   // first-key look-up), their keys in `kept`.
   const kept = new Set<string>()
@@ -290,13 +292,17 @@ async function libraryExamples(
   let evicted = 0
   const unknown: UsageExample[] = []
   const unknownPlaces: string[] = []
+  let unlisted = 0
   let read = 0
   for await (const batch of readExamples(readDataLines(file, '--examples file'), file)) {
     for (const { example, where } of batch) {
       read += 1
       if (!example.tools.every((id) => library.has(id))) {
-        unknown.push(example)
-        unknownPlaces.push(where)
+        if (unknown.length === MAX_UNKNOWN_EXAMPLES_KEPT) unlisted += 1
+        else {
+          unknown.push(example)
+          unknownPlaces.push(where)
+        }
         continue
       }
       const key = exampleKey(example)
@@ -317,7 +323,7 @@ async function libraryExamples(
     library.name,
     unknown,
     (id) => library.has(id),
-    { source: file, places: unknownPlaces },
+    { source: file, places: unknownPlaces, unlisted },
     (ids) => library.unknownIdsHint(ids),
   )
   const set = ExampleSet.of(

@@ -32,6 +32,8 @@ import {
   parseCommand,
   printConfig,
   type CommandIO,
+  maxExamplesFlag,
+  maxExamplesHelp,
   maxFileBytesFlag,
   maxFileBytesHelp,
 } from './cli-options.ts'
@@ -111,6 +113,7 @@ Options:
   --example-maps         The example-aware decision also reads each library's own dense space,
                          learned from its usage examples (examples.denseMap in the config serves
                          them; bench/README.md, "A library's own dense space")
+${maxExamplesHelp(25)}
 ${maxFileBytesHelp(25)}
 ${COMMON_HELP}`
 
@@ -131,6 +134,7 @@ const OPTIONS = {
   'example-maps': { type: 'boolean' },
   'one-clause-dense': { type: 'boolean' },
   'dense-free-acceptance': { type: 'boolean' },
+  'max-examples': { type: 'string' },
   'max-file-bytes': { type: 'string' },
 } as const
 
@@ -215,10 +219,21 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
         '--taskbench-shapes adds benchmark training data; it does not go with --examples.',
       )
     }
-    sources = [await examplesSource(values.examples, values.library, config.library)]
+    sources = [
+      await examplesSource(values.examples, values.library, {
+        ...config.library,
+        maxExamples: maxExamplesFlag(values['max-examples']),
+      }),
+    ]
     const few = fewExamplesWarning(values.examples, sources[0].cases.length)
     if (few) logger.warn(few)
   } else {
+    if (values['max-examples'] !== undefined) {
+      throw new ToolselError(
+        'INVALID_INPUT',
+        '--max-examples bounds an --examples file; without --examples it has nothing to bound.',
+      )
+    }
     const excluded = new Set((values.exclude ?? '').split(',').filter(Boolean))
     const known = ['toolplanner-g3', 'toollens']
     for (const name of excluded) {
@@ -330,10 +345,18 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
 async function examplesSource(
   examplesFile: string,
   libraryFile: string,
-  { indexDir, maxFileBytes }: { indexDir: string; maxFileBytes: number },
+  {
+    indexDir,
+    maxFileBytes,
+    maxExamples,
+  }: { indexDir: string; maxFileBytes: number; maxExamples?: number },
 ): Promise<TrainingSource> {
   const tools = await readLibraryReferenceTools(libraryFile, indexDir, { maxFileBytes })
-  const split = await loadExamplesFile(examplesFile, { reference: libraryFile, tools })
+  const split = await loadExamplesFile(
+    examplesFile,
+    { reference: libraryFile, tools },
+    { maxExamples },
+  )
   const cases: TrainingCase[] = split.examples.map((example, index) => ({
     id: String(index),
     instruction: example.instruction,

@@ -17,6 +17,7 @@ import {
   type TrainDataKind,
 } from '../train/build-train-data.ts'
 import { createDataCard, promptFingerprints, renderDataCard } from '../train/data-card.ts'
+import { MAX_TRAIN_EXAMPLES } from '../train/splits/examples-file.ts'
 import { loadExamplesFile, loadTrainSplit, TRAIN_SPLITS } from '../train/splits/index.ts'
 import {
   COMMON_HELP,
@@ -25,6 +26,8 @@ import {
   parseCommand,
   printConfig,
   type CommandIO,
+  maxExamplesFlag,
+  maxExamplesHelp,
   maxFileBytesFlag,
   maxFileBytesHelp,
 } from './cli-options.ts'
@@ -68,6 +71,7 @@ Options:
   --concurrency <n>          Examples in flight (teacher calls), default 8
   --data <dir>               Benchmark data root (default bench.dataDir)
   --out <dir>                Output directory (default bench.outDir/train-data/<kind>-<source>)
+${maxExamplesHelp(29)}
 ${maxFileBytesHelp(29)}
 ${COMMON_HELP}`
 
@@ -88,6 +92,7 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   data: { type: 'string' },
   out: { type: 'string' },
+  'max-examples': { type: 'string' },
   'max-file-bytes': { type: 'string' },
 } as const
 
@@ -109,6 +114,9 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
     throw invalid(
       '--examples needs --library <ref> (the library its tool ids name: a saved library, index directory or tool file)',
     )
+  }
+  if (values['max-examples'] !== undefined && values.examples === undefined) {
+    throw invalid('--max-examples bounds an --examples file; it does not go with --suite')
   }
   if ((values.split ?? 'train') !== 'train') {
     throw invalid(
@@ -135,15 +143,20 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
   const seed = integer(values.seed, 'seed', 0) ?? 0
   const limit = integer(values.limit, 'limit', 1)
   const concurrency = integer(values.concurrency, 'concurrency', 1) ?? 8
+  const maxExamples = maxExamplesFlag(values['max-examples'])
 
   const split = values.suite
     ? await loadTrainSplit(values.suite, config.bench.dataDir)
-    : await loadExamplesFile(values.examples!, {
-        reference: values.library!,
-        tools: await readLibraryReferenceTools(values.library!, config.library.indexDir, {
-          maxFileBytes: config.library.maxFileBytes,
-        }),
-      })
+    : await loadExamplesFile(
+        values.examples!,
+        {
+          reference: values.library!,
+          tools: await readLibraryReferenceTools(values.library!, config.library.indexDir, {
+            maxFileBytes: config.library.maxFileBytes,
+          }),
+        },
+        { maxExamples: maxExamples ?? MAX_TRAIN_EXAMPLES },
+      )
   const source = values.suite ?? basename(values.library!, extname(values.library!))
   const libraryName = values['library-name'] ?? source.replace(/[^a-zA-Z0-9._-]/g, '-')
   assertLibraryName(libraryName)

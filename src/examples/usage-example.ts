@@ -62,7 +62,15 @@ export function exampleKey(example: UsageExample): string {
 export interface ExamplePlaces {
   readonly source: string
   readonly places: readonly string[]
+  /**
+   * Examples of the file naming an unknown tool that were counted, not kept (`toolsel index
+   * --examples` keeps the first MAX_UNKNOWN_EXAMPLES_KEPT): the message gives their number.
+   */
+  readonly unlisted?: number
 }
+
+/** Examples naming unknown tools that a file reader keeps for the message; the rest are counted. */
+export const MAX_UNKNOWN_EXAMPLES_KEPT = 20
 
 /**
  * Throws INVALID_INPUT naming every tool id that `has` does not know (at most 20 in the message,
@@ -142,15 +150,21 @@ function* knownToolSteps(
     return `"${id}" (${shown}${more})`
   })
   const others = ids.length > 20 ? ` and ${ids.length - 20} more` : ''
+  const unlisted = from.unlisted ?? 0
+  const after =
+    unlisted > 0
+      ? ` ${unlisted} more example(s) after ${from.places.at(-1)} name tools it lacks (not listed).`
+      : ''
   throw new ToolselError(
     'INVALID_INPUT',
-    `Invalid usage examples in ${from.source}: library "${libraryName}" has no tool ${listed.join(', ')}${others}.${hint?.(ids) ?? ''} Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them. None of the file was used.`,
+    `Invalid usage examples in ${from.source}: library "${libraryName}" has no tool ${listed.join(', ')}${others}.${after}${hint?.(ids) ?? ''} Name tools by their ids in the library, as \`toolsel select "<instruction>" --library ${libraryName} --json\` shows them. None of the file was used.`,
     {
       details: {
         library: libraryName,
         ids,
         source: `${from.source} ${from.places[first]}`,
         places: Object.fromEntries([...placesOf].slice(0, 20)),
+        ...(unlisted > 0 && { unlistedExamples: unlisted }),
       },
     },
   )
@@ -176,11 +190,41 @@ export interface PlacedExample {
 }
 
 /**
- * Largest JSON array of examples read (it is parsed whole: JSON Lines are read a line at a time
- * instead). 64 MiB is about 900,000 short examples; a 94 MB array peaked at 1.4 GB RSS in
- * `toolsel index --examples` on 13088ad.
+ * Largest JSON array of examples read, in bytes (it is parsed whole: JSON Lines are read a line
+ * at a time instead); a one-line array is refused once the reading passes it (`exampleLineLimit`),
+ * not read whole first. 16 MiB is about 200,000 short examples (`toolsel train`'s cap) and
+ * peaks at about 0.3 GB in `toolsel index --examples`; 64 MiB was allowed before and a one-line
+ * 94 MB array was read whole (433 MB RSS) before it was refused.
  */
-export const MAX_EXAMPLES_ARRAY_CHARS = 64 * 1024 * 1024
+export const MAX_EXAMPLES_ARRAY_BYTES = 16 * 1024 * 1024
+
+/**
+ * Longest line of a JSON Lines examples file, in bytes. The longest valid example is about 240 KB:
+ * an instruction of MAX_EXAMPLE_INSTRUCTION_CHARS (8,000) and MAX_EXAMPLE_TOOLS (64) ids of 500
+ * characters and an `id` of 500, every character written as a 6-byte `\uXXXX` escape
+ * (8,000 × 6 + 65 × 500 × 6 + a few hundred bytes of keys and quotes); 1 MiB leaves four times
+ * that for spaces. A longer line (/dev/zero, a file without line breaks) is refused when the
+ * reading passes it, not read to the 256 MiB file limit first.
+ */
+export const MAX_EXAMPLE_LINE_BYTES = 1024 * 1024
+
+/**
+ * The longest line of an examples file that starts with `head` (`readLinesUpTo`'s
+ * `maxLineBytes`): MAX_EXAMPLES_ARRAY_BYTES for a line that starts a JSON array (`[` first,
+ * after spaces and a byte-order mark: an array written on one line), else MAX_EXAMPLE_LINE_BYTES.
+ */
+export function exampleLineLimit(head: Buffer): number {
+  let at = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0
+  while (at < head.length && isAsciiSpace(head[at])) at += 1
+  return head[at] === 0x5b ? MAX_EXAMPLES_ARRAY_BYTES : MAX_EXAMPLE_LINE_BYTES
+}
+
+/** Why a line of `exampleLineLimit` was refused, for the file's error. */
+export function longExampleLineProblem(limit: number): string {
+  return limit >= MAX_EXAMPLES_ARRAY_BYTES
+    ? `a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines (one example a line), which are read a line at a time`
+    : `more than one usage example takes (an instruction of at most ${MAX_EXAMPLE_INSTRUCTION_CHARS} characters and ${MAX_EXAMPLE_TOOLS} tool ids); nothing past it was read`
+}
 
 /**
  * The examples of a file's lines (`readDataLines`' batches), handed on a batch at a time as the
@@ -188,7 +232,8 @@ export const MAX_EXAMPLES_ARRAY_CHARS = 64 * 1024 * 1024
  * errors of `parseExamplesText`, each with its place for messages about its content
  * (`assertKnownTools`). With `withIds` (a training examples file, `toolsel train --examples`,
  * `train-data --examples`), a record may also carry an `id` (a string or a number). A JSON array (the first non-blank line starts with `[`)
- * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_CHARS characters.
+ * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_BYTES (counted as the lines' UTF-16
+ * characters here, at most their bytes; the reader refuses a longer single line).
  */
 export async function* readExamples(
   batches: AsyncIterable<readonly string[]>,
@@ -215,11 +260,8 @@ export async function* readExamples(
         array = []
       }
       arrayChars += line.length + 1
-      if (arrayChars > MAX_EXAMPLES_ARRAY_CHARS) {
-        throw badExamples(
-          source,
-          `a JSON array of examples is read whole, and this one is larger than ${MAX_EXAMPLES_ARRAY_CHARS} characters; write JSON Lines (one example a line), which are read a line at a time`,
-        )
+      if (arrayChars > MAX_EXAMPLES_ARRAY_BYTES) {
+        throw badExamples(source, longExampleLineProblem(MAX_EXAMPLES_ARRAY_BYTES))
       }
       array.push(line)
     }

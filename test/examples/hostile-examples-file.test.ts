@@ -3,11 +3,14 @@
  * `train-data --examples`): /dev/zero, a file past the limit, bytes that are not UTF-8. Run as
  * child processes: before the limit, /dev/zero was read to V8's string limit (700 MB).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_EXAMPLES_ARRAY_CHARS } from '../../src/examples/usage-example.ts'
+import {
+  MAX_EXAMPLE_LINE_BYTES,
+  MAX_EXAMPLES_ARRAY_BYTES,
+} from '../../src/examples/usage-example.ts'
 import { runToolselChild } from '../helpers/run-toolsel-child.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
@@ -35,10 +38,11 @@ const index = (examples: string) =>
   ])
 
 describe('hostile usage examples files', () => {
-  it('/dev/zero is refused after 256 MiB, naming the file and the limit', async () => {
+  it('/dev/zero is refused within its first lines of bytes: line 1 is longer than an example takes', async () => {
+    // Before: read to the 256 MiB file limit first (348 MB RSS), "larger than 268435456 bytes".
     const indexed = await index('/dev/zero')
     expect(indexed.stderr).toContain(
-      'Cannot read --examples file "/dev/zero": it is larger than 268435456 bytes, more than a usage examples file holds; nothing was read',
+      `Cannot read --examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes: more than one usage example takes (an instruction of at most 8000 characters and 64 tool ids); nothing past it was read`,
     )
     expect(indexed.code).toBe(2)
     const trained = await runToolselChild([
@@ -51,10 +55,38 @@ describe('hostile usage examples files', () => {
       join(root, 'model.json'),
     ])
     expect(trained.stderr).toContain(
-      'Cannot read examples file "/dev/zero": it is larger than 268435456 bytes',
+      `Cannot read examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`,
     )
     expect(trained.code).toBe(2)
   }, 90_000)
+
+  it('a 200 MB file without a line break is refused at its first MiB, not read whole', async () => {
+    // Before: read whole (under the 256 MiB file limit) and decoded as one 200 MB string (an
+    // external string, off the heap: no heap limit catches it; about 0.5 GB RSS), then refused
+    // as "not JSON".
+    const file = join(root, 'no-newline.jsonl')
+    await writeFile(file, '{"instruction": "')
+    await truncate(file, 200_000_000)
+    const small = { NODE_OPTIONS: '--max-old-space-size=128' }
+    for (const argv of [
+      ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'nl'), '--examples', file],
+      ['train', '--examples', file, '--library', CALENDAR, '--out', join(root, 'nl.json')],
+      [
+        'train-data',
+        'selector',
+        '--examples',
+        file,
+        '--library',
+        CALENDAR,
+        '--out',
+        join(root, 'nl'),
+      ],
+    ]) {
+      const run = await runToolselChild(argv, { env: small, timeoutMs: 60_000 })
+      expect(run.stderr).toContain(`: line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`)
+      expect(run.code).toBe(2)
+    }
+  }, 180_000)
 
   it('bytes that are not UTF-8 are refused naming the line, not read as U+FFFD', async () => {
     const file = join(root, 'latin1.jsonl')
@@ -95,7 +127,7 @@ describe('hostile usage examples files', () => {
       { env: small, timeoutMs: 60_000 },
     )
     expect(trained.stderr).toContain(
-      `Examples file "${file}" holds more than 200000 examples (at line 200001); at most 200000 are accepted. Nothing past that was read.`,
+      `Examples file "${file}" holds more than 200000 examples (at line 200001); at most 200000 are accepted (--max-examples <n> raises it, up to 1000000). Nothing past that was read.`,
     )
     expect(trained.code).toBe(2)
     const indexed = await runToolselChild(
@@ -119,15 +151,99 @@ describe('hostile usage examples files', () => {
     expect(kept.split('\n')[0]).toContain('"meet team 980000"')
   }, 240_000)
 
-  it('a JSON array of examples is read whole only up to 64 MiB; JSON Lines are asked for', async () => {
-    const file = join(root, 'array.json')
-    const bytes = Buffer.alloc(MAX_EXAMPLES_ARRAY_CHARS + 16, 0x20)
-    bytes[0] = 0x5b // "["
-    await writeFile(file, bytes)
-    const run = await index(file)
+  it('a JSON array of examples is read whole only up to 16 MiB, on one line or many; JSON Lines are asked for', async () => {
+    // Before: a one-line array was gathered whole before it was measured (94 MB: 433 MB RSS),
+    // and up to 64 MiB was parsed whole. Under a 128 MB heap the one-line one ran out of memory.
+    const oneLine = join(root, 'array.json')
+    const record = JSON.stringify({
+      instruction: 'create an event',
+      tools: ['calendar.create_event'],
+    })
+    const records = Array.from({ length: Math.ceil(40_000_000 / record.length) }, () => record)
+    await writeFile(oneLine, `[${records.join(',')}]\n`)
+    const small = { NODE_OPTIONS: '--max-old-space-size=128' }
+    const run = await runToolselChild(
+      ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'arr'), '--examples', oneLine],
+      { env: small, timeoutMs: 60_000 },
+    )
     expect(run.stderr).toContain(
-      `Invalid usage examples at ${file}: a JSON array of examples is read whole, and this one is larger than ${MAX_EXAMPLES_ARRAY_CHARS} characters; write JSON Lines (one example a line)`,
+      `Cannot read --examples file "${oneLine}": line 1 is longer than ${MAX_EXAMPLES_ARRAY_BYTES} bytes: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines (one example a line), which are read a line at a time`,
     )
     expect(run.code).toBe(2)
-  }, 60_000)
+    // The same array, one record a line: refused when the lines add up past the limit.
+    const lines = join(root, 'array-lines.json')
+    await writeFile(lines, `[\n${records.join(',\n')}\n]\n`)
+    const split = await index(lines)
+    expect(split.stderr).toContain(
+      `Invalid usage examples at ${lines}: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines`,
+    )
+    expect(split.code).toBe(2)
+    // Within the limit, a one-line array longer than an example line is read.
+    const within = join(root, 'array-small.json')
+    await writeFile(within, `[${records.slice(0, 30_000).join(',')}]`)
+    const read = await index(within)
+    expect(read.stderr).toContain(`Read 30000 usage examples from ${within} (1 kept`)
+    expect(read.code).toBe(0)
+  }, 120_000)
+
+  it('index --examples keeps the first 20 examples naming unknown tools for the error and counts the rest', async () => {
+    // Before: every such example was kept for the message (and each id with its places): a file
+    // of 1,000,000 of them ran out of a 128 MB heap.
+    const file = join(root, 'unknown.jsonl')
+    const lines: string[] = []
+    for (let at = 0; at < 1_000_000; at += 1)
+      lines.push(`{"instruction":"meet team ${at}","tools":["calendar.nope_${at}"]}`)
+    await writeFile(file, `${lines.join('\n')}\n`)
+    lines.length = 0
+    const run = await runToolselChild(
+      ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'unk'), '--examples', file],
+      { env: { NODE_OPTIONS: '--max-old-space-size=128' }, timeoutMs: 120_000 },
+    )
+    expect(run.stderr).toContain(
+      `Invalid usage examples in ${file}: library "cal" has no tool "calendar.nope_0" (line 1), "calendar.nope_1" (line 2),`,
+    )
+    expect(run.stderr).toContain(
+      '"calendar.nope_19" (line 20). 999980 more example(s) after line 20 name tools it lacks (not listed).',
+    )
+    expect(run.code).toBe(2)
+  }, 180_000)
+
+  it('train and train-data take --max-examples: the count a file may hold, 1 to 1,000,000', async () => {
+    const file = join(root, 'ten.jsonl')
+    const ids = ['calendar.create_event', 'calendar.list_events']
+    await writeFile(
+      file,
+      Array.from(
+        { length: 10 },
+        (_, at) => `{"instruction":"meet team ${at}","tools":["${ids[at % 2]}"]}\n`,
+      ).join(''),
+    )
+    const run = (command: string[], max: string, out: string) =>
+      runToolselChild([
+        ...command,
+        '--examples',
+        file,
+        '--library',
+        CALENDAR,
+        '--max-examples',
+        max,
+        '--out',
+        join(root, out),
+      ])
+    const trained = await run(['train'], '4', 'ten.json')
+    expect(trained.stderr).toContain(
+      `Examples file "${file}" holds more than 4 examples (at line 5); at most 4 are accepted (--max-examples <n> raises it, up to 1000000). Nothing past that was read.`,
+    )
+    expect(trained.code).toBe(2)
+    const data = await run(['train-data', 'selector'], '9', 'ten-data')
+    expect(data.stderr).toContain(`holds more than 9 examples (at line 10)`)
+    expect(data.code).toBe(2)
+    for (const value of ['0', '1000001']) {
+      const bad = await run(['train-data', 'selector'], value, 'ten-bad')
+      expect(bad.stderr).toContain(
+        `--max-examples expects a whole number from 1 to 1000000, got "${value}".`,
+      )
+      expect(bad.code).toBe(2)
+    }
+  }, 120_000)
 })

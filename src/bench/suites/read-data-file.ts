@@ -5,10 +5,12 @@
  */
 import { access } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
+import { exampleLineLimit, longExampleLineProblem } from '../../examples/usage-example.ts'
 import {
   FileTooLargeError,
   fileProblem,
   InvalidUtf8Error,
+  LineTooLongError,
   NotRegularFileError,
   readLinesUpTo,
   readUtf8FileUpTo,
@@ -60,16 +62,17 @@ export async function readDataText(
 }
 
 /**
- * `readDataText`'s lines, in batches as they are read (`readLinesUpTo`: one read's lines held):
- * the same limit and errors, the error thrown when the reading gets there.
+ * The lines of a usage examples file, in batches as they are read (`readLinesUpTo`: one read's
+ * lines held): `readDataText`'s limit and errors, the error thrown when the reading gets there,
+ * and lines at most `exampleLineLimit` long (1 MiB; a JSON array on one line 16 MiB).
  */
 export async function* readDataLines(
   file: string,
-  kind: DataFileKind | '--examples file',
+  kind: 'Examples file' | '--examples file',
   maxBytes = MAX_DATA_FILE_BYTES,
 ): AsyncGenerator<string[], void, void> {
   try {
-    yield* readLinesUpTo(file, maxBytes, { regularOnly: kind === 'Benchmark file' })
+    yield* readLinesUpTo(file, maxBytes, { maxLineBytes: exampleLineLimit })
   } catch (error) {
     throw dataFileError(error, file, kind, maxBytes)
   }
@@ -92,9 +95,11 @@ function dataFileError(
       ? `it is ${error.message}, more than a ${kind === 'Benchmark file' ? 'query' : 'usage examples'} file holds; nothing was read`
       : error instanceof InvalidUtf8Error
         ? `${error.message} (save it as UTF-8)`
-        : error instanceof NotRegularFileError
-          ? `${error.message}; nothing was read`
-          : fileProblem(error)
+        : error instanceof LineTooLongError
+          ? `${error.message}: ${longExampleLineProblem(error.maxLineBytes)}`
+          : error instanceof NotRegularFileError
+            ? `${error.message}; nothing was read`
+            : fileProblem(error)
   return new ToolselError(
     'INVALID_INPUT',
     `Cannot read ${kind.toLowerCase()} "${file}": ${reason}`,
@@ -102,7 +107,10 @@ function dataFileError(
       cause: error,
       details: {
         file,
-        ...(error instanceof InvalidUtf8Error && { line: error.line }),
+        ...((error instanceof InvalidUtf8Error || error instanceof LineTooLongError) && {
+          line: error.line,
+        }),
+        ...(error instanceof LineTooLongError && { maxLineBytes: error.maxLineBytes }),
         ...(error instanceof FileTooLargeError && { maxBytes }),
       },
     },

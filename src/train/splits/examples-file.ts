@@ -23,6 +23,12 @@ import type { TrainExample, TrainSplit } from '../train-split.ts'
 export const MAX_TRAIN_EXAMPLES = 200_000
 
 /**
+ * Most examples `--max-examples` may allow: every example read is kept until training (about
+ * 1 KB each with its place and id), so a million is about 1 GB.
+ */
+export const MAX_TRAIN_EXAMPLES_LIMIT = 1_000_000
+
+/**
  * The examples of `file` over `library`; an example's id is its record's `id`, else the number of
  * its place as messages name it: its line (as an editor numbers them, blank lines counted), or
  * its item in a JSON array, from 1. INVALID_INPUT naming the place of a bad record, or every
@@ -45,7 +51,7 @@ export async function loadExamplesFile(
       if (read.length === maxExamples) {
         throw new ToolselError(
           'INVALID_INPUT',
-          `Examples file "${file}" holds more than ${maxExamples} examples (at ${where}); at most ${maxExamples} are accepted. Nothing past that was read.`,
+          `Examples file "${file}" holds more than ${maxExamples} examples (at ${where}); at most ${maxExamples} are accepted (--max-examples <n> raises it, up to ${MAX_TRAIN_EXAMPLES_LIMIT}). Nothing past that was read.`,
           { details: { file, maxExamples } },
         )
       }
