@@ -37,3 +37,4 @@ export type {
   ToolFormat,
 } from '../library/provider-tools.ts'
 export { ToolselClientError, type ClientErrorCode } from './toolsel-client-error.ts'
+export type { CaCertificates } from './https-fetch.ts'

@@ -19,6 +19,7 @@ import type {
 } from '../library/importers/import-formats.ts'
 import type { ProviderTool, ProviderToolFormat, ToolFormat } from '../library/provider-tools.ts'
 import type { RESPONSE_SCHEMAS, RequestSchemas } from '../server/schemas.ts'
+import type { CaCertificates } from './https-fetch.ts'
 import { ToolselClientError } from './toolsel-client-error.ts'
 
 type Responses = typeof RESPONSE_SCHEMAS
@@ -70,6 +71,14 @@ export interface ToolselClientOptions {
   headers?: Record<string, string>
   /** The fetch to use (a test double, a proxy-aware fetch). Default: the global fetch. */
   fetch?: typeof fetch
+  /**
+   * The CA certificates (PEM text or bytes, one or several) to trust for an `https://` baseUrl
+   * served with a private CA's certificate, e.g. `ca: readFileSync('ca.pem')`; they replace
+   * Node's built-in roots for this client (as `tls.connect`'s `ca`). Requests then go through
+   * `node:https` (Node only), kept alive. Without it the global fetch trusts Node's roots and
+   * `NODE_EXTRA_CA_CERTS`.
+   */
+  ca?: CaCertificates
   /**
    * The most bytes of an answer's body the client reads (an error's body: at most 1 MiB); a
    * larger one, or one whose Content-Length says so, is BAD_RESPONSE, not read further.
@@ -140,6 +149,7 @@ const MAX_ERROR_BODY_BYTES = 1024 ** 2
 export class ToolselClient {
   readonly #baseUrl: string
   readonly #options: ToolselClientOptions
+  #caFetch: Promise<typeof fetch> | undefined
 
   constructor(options: ToolselClientOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) {
@@ -153,8 +163,17 @@ export class ToolselClient {
         `ToolselClient: maxResponseBytes must be a positive whole number of bytes, got ${limit}`,
       )
     }
+    if (options.ca !== undefined) checkCa(options)
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.#options = options
+  }
+
+  /** `options.fetch`, the https fetch of `options.ca` (loaded on the first call), or fetch. */
+  #fetch(): typeof fetch | Promise<typeof fetch> {
+    const { ca } = this.#options
+    if (ca === undefined) return this.#options.fetch ?? fetch
+    this.#caFetch ??= import('./https-fetch.ts').then(({ httpsFetch }) => httpsFetch(ca))
+    return this.#caFetch
   }
 
   /**
@@ -343,7 +362,9 @@ export class ToolselClient {
     try {
       // redirect: 'manual': a redirect is reported, never followed. Following one would send the
       // body (a library's tools) and the `headers` (a gateway's key) to wherever it points.
-      response = await (this.#options.fetch ?? fetch)(url, {
+      response = await (
+        await this.#fetch()
+      )(url, {
         method,
         headers,
         body,
@@ -415,10 +436,58 @@ export class ToolselClient {
     }
     return new ToolselClientError(
       'NETWORK',
-      `${method} ${this.#baseUrl}${path} failed: ${(error as Error).message}; is toolsel serving at ${this.#baseUrl}?`,
+      `${method} ${this.#baseUrl}${path} failed: ${networkReason(error, this.#baseUrl)}`,
       { cause: error },
     )
   }
+}
+
+/** A `ca` option the client can use: with an https baseUrl, without `fetch`, PEM certificates. */
+function checkCa({ ca, baseUrl, fetch }: ToolselClientOptions): void {
+  if (!baseUrl.startsWith('https://')) {
+    throw new TypeError(`ToolselClient: ca is for an https:// baseUrl, got "${baseUrl}"`)
+  }
+  if (fetch) {
+    throw new TypeError(
+      'ToolselClient: give ca or fetch, not both (a fetch of your own brings its own TLS settings)',
+    )
+  }
+  const all: ReadonlyArray<unknown> = Array.isArray(ca) ? ca : [ca]
+  for (const pem of all) {
+    const text =
+      typeof pem === 'string'
+        ? pem
+        : pem instanceof Uint8Array
+          ? new TextDecoder().decode(pem)
+          : undefined
+    if (text?.includes('-----BEGIN CERTIFICATE-----')) continue
+    throw new TypeError(
+      `ToolselClient: ca must be PEM certificates (a CA file's contents: "-----BEGIN CERTIFICATE-----…"), got ${
+        typeof text === 'string' ? `"${text.slice(0, 60)}"` : typeof pem
+      }${typeof pem === 'string' && !text!.includes('\n') ? ' (a file name? pass its contents: readFileSync(name))' : ''}`,
+    )
+  }
+}
+
+/**
+ * Why a request failed before an answer: what the global fetch wraps as "fetch failed" is in its
+ * `cause`. A certificate that is not trusted, or not for this host, says what to change.
+ */
+function networkReason(error: unknown, baseUrl: string): string {
+  const outer = error as Error & { code?: unknown; cause?: { message?: unknown; code?: unknown } }
+  const inner =
+    typeof outer.cause?.message === 'string'
+      ? { message: outer.cause.message, code: outer.cause.code }
+      : outer
+  const detail = inner === outer ? outer.message : `${outer.message}: ${inner.message}`
+  const code = typeof inner.code === 'string' ? inner.code : ''
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `${detail}; the service's certificate is for another host name: use the name it was issued for in baseUrl`
+  }
+  if (/CERT|ISSUER|UNABLE_TO_VERIFY/.test(code)) {
+    return `${detail} (${code}); the service's certificate is not trusted: pass its CA as the ca option (PEM: ca: readFileSync('ca.pem')), or start Node with NODE_EXTRA_CA_CERTS=<CA file>`
+  }
+  return `${detail}; is toolsel serving at ${baseUrl}?`
 }
 
 /**

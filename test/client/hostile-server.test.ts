@@ -4,13 +4,14 @@
  * never ends, is too large, or drips must fail with a named error without being read whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ToolselClient, ToolselClientError } from '../../src/client/index.ts'
+import { ToolselClient } from '../../src/client/index.ts'
 import { runCli } from '../cli/run-cli.ts'
 import {
   startHostileServer,
   startRecordingServer,
   type HostileServer,
 } from '../helpers/hostile-server.ts'
+import { failure } from '../helpers/client-failure.ts'
 
 let hostile: HostileServer
 let target: Awaited<ReturnType<typeof startRecordingServer>>
@@ -24,15 +25,6 @@ afterAll(async () => {
   await hostile?.close()
   await target?.close()
 })
-
-async function failure(call: Promise<unknown>): Promise<ToolselClientError> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  expect(error).toBeInstanceOf(ToolselClientError)
-  return error as ToolselClientError
-}
 
 const client = (attack: string, options: { maxResponseBytes?: number; timeoutMs?: number } = {}) =>
   new ToolselClient({ baseUrl: `${hostile.url}/${attack}`, apiKey: 'sk-secret', ...options })

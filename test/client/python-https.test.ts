@@ -7,87 +7,18 @@
  * TLS, and the time and size limits still hold. Both clients, sync and asyncio. Needs python3
  * (3.9+) and openssl on PATH; without them it is skipped and says why.
  */
-import { spawnSync } from 'node:child_process'
-import { once } from 'node:events'
-import { request as httpRequest } from 'node:http'
-import { createServer, type Server } from 'node:https'
-import type { AddressInfo } from 'node:net'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { opensslMissing, startHttpsProxy, type HttpsProxy } from '../helpers/https-proxy.ts'
 import { findPython, runPython, type PythonRun } from '../helpers/run-python.ts'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { ROOT } from '../helpers/start-serve.ts'
 
 const python = findPython()
-const openssl = spawnSync('openssl', ['version'], { encoding: 'utf8' })
-const skipped = !python.ok
-  ? python.reason
-  : openssl.error || openssl.status !== 0
-    ? 'no openssl on PATH to make a throwaway certificate'
-    : undefined
+const skipped = !python.ok ? python.reason : opensslMissing()
 
+let https: HttpsProxy | undefined
 let dir = ''
-let serve: RunningServe | undefined
-let proxy: Server | undefined
 let port = 0
-/** TLS connections the proxy accepted (a handshake each). */
-let handshakes = 0
-
-function run(command: string[], cwd: string): void {
-  const result = spawnSync(command[0], command.slice(1), { cwd, encoding: 'utf8' })
-  if (result.status !== 0) throw new Error(`${command.join(' ')}: ${result.stderr}`)
-}
-
-/** A CA, and a certificate for `localhost` (only) that it signed. */
-async function makeCertificates(where: string): Promise<void> {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  run(
-    ['openssl', 'req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2']
-      .concat(['-subj', '/CN=toolsel test CA'])
-      .concat(['-addext', 'basicConstraints=critical,CA:TRUE'])
-      .concat(['-addext', 'keyUsage=critical,keyCertSign,cRLSign']),
-    where,
-  )
-  run(
-    [
-      'openssl',
-      'req',
-      ...ec,
-      '-keyout',
-      'server.key',
-      '-out',
-      'server.csr',
-      '-subj',
-      '/CN=localhost',
-    ],
-    where,
-  )
-  await writeFile(
-    join(where, 'server.ext'),
-    [
-      'subjectAltName=DNS:localhost',
-      'basicConstraints=critical,CA:FALSE',
-      'keyUsage=critical,digitalSignature',
-      'extendedKeyUsage=serverAuth',
-      'subjectKeyIdentifier=hash',
-      'authorityKeyIdentifier=keyid',
-    ].join('\n'),
-  )
-  run(
-    ['openssl', 'x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key'].concat([
-      '-set_serial',
-      '1',
-      '-days',
-      '2',
-      '-extfile',
-      'server.ext',
-      '-out',
-      'server.pem',
-    ]),
-    where,
-  )
-}
 
 /** python3 with the client importable; `args` after `-c <script>`. */
 function runClient(script: string, args: string[], env: Record<string, string> = {}) {
@@ -132,56 +63,12 @@ describe.skipIf(skipped !== undefined)(
   `the Python client over HTTPS${skipped ? ` (skipped: ${skipped})` : ''}`,
   () => {
     beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'toolsel-py-https-'))
-      await makeCertificates(dir)
-      serve = await startServe()
-      const upstream = new URL(serve.url)
-      proxy = createServer(
-        {
-          key: await readFile(join(dir, 'server.key')),
-          cert: await readFile(join(dir, 'server.pem')),
-        },
-        (request, response) => {
-          // A body that drips (one byte every 100 ms, never ending) and one that is too large.
-          if (request.url!.startsWith('/drip/')) {
-            response.writeHead(200, { 'content-type': 'application/json' })
-            const timer = setInterval(() => response.write(' '), 100)
-            response.on('close', () => clearInterval(timer))
-            return
-          }
-          if (request.url!.startsWith('/huge/')) {
-            response.writeHead(200, { 'content-type': 'application/json' })
-            response.end(`[${'1,'.repeat(1_000_000)}1]`)
-            return
-          }
-          const forward = httpRequest(
-            {
-              host: upstream.hostname,
-              port: upstream.port,
-              method: request.method,
-              path: request.url,
-              headers: { ...request.headers, host: upstream.host },
-            },
-            (answer) => {
-              response.writeHead(answer.statusCode!, answer.headers)
-              answer.pipe(response)
-            },
-          )
-          forward.on('error', () => response.destroy())
-          request.pipe(forward)
-        },
-      )
-      proxy.on('secureConnection', () => (handshakes += 1))
-      proxy.listen(0, '127.0.0.1')
-      await once(proxy, 'listening')
-      port = (proxy.address() as AddressInfo).port
+      https = await startHttpsProxy()
+      ;({ dir, port } = https)
     }, 120_000)
 
     afterAll(async () => {
-      proxy?.closeAllConnections()
-      proxy?.close()
-      await serve?.stop()
-      if (dir) await rm(dir, { recursive: true, force: true })
+      await https?.close()
     })
 
     it('refuses an untrusted certificate by default, and one for another host; trusts verify=<CA>', async () => {
@@ -282,10 +169,10 @@ async def main():
 asyncio.run(main())
 print("done")
 `
-      const before = handshakes
+      const before = https!.handshakes()
       const run = await runClient(script, [`https://localhost:${port}`, join(dir, 'ca.pem')])
       expect(run.code, run.err).toBe(0)
-      expect(handshakes - before).toBe(2)
+      expect(https!.handshakes() - before).toBe(2)
     })
 
     it('the time limit and the size limit hold over TLS', async () => {
