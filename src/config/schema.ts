@@ -624,8 +624,19 @@ const HttpUpstreamSchema = z
       protocol: /^https?$/,
       error: 'an http: or https: URL is expected (a server run as a process is {"command": …})',
     }),
-    /** HTTP headers sent with every request (e.g. `Authorization`). Default none. */
-    headers: z.record(z.string(), z.string()).default({}),
+    /**
+     * HTTP headers sent with every request (e.g. `Authorization`). Default none. A value is
+     * Latin-1 text without line breaks (what HTTP can send); the value isn't echoed in the error.
+     */
+    headers: z
+      .record(
+        z.string(),
+        z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, {
+          error:
+            'a header value is Latin-1 text without line breaks (a placeholder such as "…" left in?)',
+        }),
+      )
+      .default({}),
     ...UpstreamCommonFields,
   })
   .strict()

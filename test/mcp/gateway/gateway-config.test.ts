@@ -55,6 +55,32 @@ describe('gateway config', () => {
     }
   })
 
+  it('refuses a header value HTTP can\'t send (README\'s "Bearer …" as written), not echoing it', async () => {
+    // Was: the server connected and went down with "Cannot convert argument to a ByteString
+    // because the character at index 7 has a value of 8230…", retried forever.
+    for (const value of ['Bearer …', 'Bearer secret-x\r\nX-Other: y']) {
+      const file = write('headers.json', {
+        gateway: {
+          servers: {
+            linear: { url: 'https://mcp.linear.app/mcp', headers: { Authorization: value } },
+          },
+        },
+      })
+      const { code, stderr } = await runCli(['serve', '--config', file, '--print-config'])
+      expect(code).toBe(2)
+      expect(stderr).toContain(
+        `Invalid config value at "gateway.servers.linear.headers.Authorization" (from config file ${file}): a header value is Latin-1 text without line breaks`,
+      )
+      expect(stderr).not.toContain('secret-x')
+    }
+    const latin1 = parseConfig({
+      gateway: {
+        servers: { x: { url: 'https://x.example/mcp', headers: { 'X-Name': 'café\tok' } } },
+      },
+    })
+    expect(latin1.gateway.servers.x).toMatchObject({ headers: { 'X-Name': 'café\tok' } })
+  })
+
   it('rejects server names with dots: ids are server.tool', () => {
     expect(() =>
       parseConfig({ gateway: { servers: { 'my.server': { command: 'node' } } } }),
