@@ -225,6 +225,57 @@ export async function withLibraryLock<T>(
 }
 
 /**
+ * Runs `work` holding the locks of every library in `names` at once (a snapshot restore's
+ * renames, undone together when one fails). They are taken all or none: when one is held by
+ * another process, those taken are released and all are tried again a little later (never held
+ * while waiting, where they could grow stale for others), up to `timeoutMs` (then LIBRARY_BUSY).
+ */
+export async function withLibraryLocks<T>(
+  indexDir: string,
+  names: readonly string[],
+  work: () => Promise<T>,
+  timeoutMs = LIBRARY_LOCK_TIMEOUT_MS,
+): Promise<T> {
+  const paths = [...new Set(names)].sort().map((name) => lockPath(indexDir, name))
+  const deadline = Date.now() + timeoutMs
+  let pause = 2
+  for (;;) {
+    const taken: string[] = []
+    let busy: string | undefined
+    try {
+      for (const path of paths) {
+        if (await tryLock(path)) taken.push(path)
+        else {
+          busy = path
+          break
+        }
+      }
+    } catch (error) {
+      await Promise.all(taken.map(unlock))
+      throw error
+    }
+    if (busy === undefined) {
+      try {
+        return await work()
+      } finally {
+        await Promise.all(taken.map(unlock))
+      }
+    }
+    await Promise.all(taken.map(unlock))
+    if (Date.now() >= deadline) {
+      const name = busy.slice(join(indexDir, '.lock-').length)
+      throw new ToolselError(
+        'LIBRARY_BUSY',
+        `Library "${name}" is being saved by another process: its lock was not free within ${timeoutMs} ms. Retry; a lock whose process is gone is taken over by itself.`,
+        { details: { library: name } },
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause))
+    pause = Math.min(pause * 2, 50)
+  }
+}
+
+/**
  * One try at library `name`'s lock, taking over a stale one (dead pid) on the way; true when it
  * is held. `withLibraryLock` waits; a recovery that finds the lock held leaves its work for later.
  */

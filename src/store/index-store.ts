@@ -54,6 +54,7 @@ import {
   tryLibraryLock,
   unlockLibrary,
   withLibraryLock,
+  withLibraryLocks,
   workDirPath,
   WRITER_PROTOCOL,
   writerProtocol,
@@ -213,9 +214,12 @@ export async function stageIndexedLibrary(
     failedWrite(error)
   }
   let used = false
-  const commit = async (commitOptions: SaveOptions = {}): Promise<string> => {
+  const take = () => {
     if (used) throw new Error(`Library "${name}"'s staged index was committed or discarded`)
     used = true
+  }
+  const commit = async (commitOptions: SaveOptions = {}): Promise<string> => {
+    take()
     try {
       await commitStaged(indexDir, name, temporary, commitOptions)
     } finally {
@@ -223,7 +227,7 @@ export async function stageIndexedLibrary(
     }
     return join(indexDir, name)
   }
-  return {
+  const staged: StagedIndex = {
     name,
     commit,
     discard: async () => {
@@ -232,6 +236,141 @@ export async function stageIndexedLibrary(
       await discard()
     },
   }
+  stagedWork.set(staged, { indexDir, temporary, take })
+  return staged
+}
+
+/** Where each staged index was written, for `commitStagedIndexes`. */
+const stagedWork = new WeakMap<
+  StagedIndex,
+  { indexDir: string; temporary: string; take: () => void }
+>()
+
+/**
+ * Renames library `name`'s staged `temporary` into place, its index (if any) moved to `old`
+ * first; true when there was one. A failure puts the old index back and throws.
+ */
+async function swapIn(
+  indexDir: string,
+  name: string,
+  temporary: string,
+  old: string,
+): Promise<boolean> {
+  const target = join(indexDir, name)
+  const hadOld = await pathExists(target)
+  if (hadOld) await rename(target, old)
+  try {
+    await rename(temporary, target)
+  } catch (error) {
+    // Not committed: the old index goes back (else the next recovery moves it back).
+    if (hadOld) await rename(old, target).catch(() => undefined)
+    throw error
+  }
+  return hadOld
+}
+
+/**
+ * Commits several staged indexes of `indexDir` together (a snapshot restore): under every
+ * library's lock at once, each old index is moved aside and the new one renamed in; when a
+ * rename fails (EPERM, EIO…), those renamed in before it are taken out again and their old
+ * indexes put back, so the index directory holds exactly what it held, and the error is thrown
+ * (INDEX_WRITE_FAILED, naming the library that failed; `details.notUndone` lists any library
+ * whose undo failed too, left with its new index). The old indexes are deleted only once every
+ * one is in. The staged indexes are used up either way (a failure removes their work).
+ */
+export async function commitStagedIndexes(
+  indexDir: string,
+  staged: readonly StagedIndex[],
+  options: Pick<SaveOptions, 'lockTimeoutMs' | 'onUnsynced'> = {},
+): Promise<string[]> {
+  const entries = staged.map((one) => {
+    const work = stagedWork.get(one)
+    if (work === undefined || work.indexDir !== indexDir)
+      throw new Error(`Library "${one.name}" was not staged in ${indexDir}`)
+    work.take()
+    return {
+      name: one.name,
+      temporary: work.temporary,
+      old: workDirPath(indexDir, 'old', one.name),
+    }
+  })
+  for (const { old } of entries) claim(old)
+  // Renamed in, in order, and whether each replaced an index.
+  const swapped: { name: string; temporary: string; old: string; hadOld: boolean }[] = []
+  try {
+    await withLibraryLocks(
+      indexDir,
+      entries.map(({ name }) => name),
+      async () => {
+        for (const entry of entries) {
+          try {
+            swapped.push({
+              ...entry,
+              hadOld: await swapIn(indexDir, entry.name, entry.temporary, entry.old),
+            })
+          } catch (error) {
+            const notUndone = await undoSwaps(indexDir, swapped)
+            const failed = writeFailed(entry.name, indexDir, error)
+            if (notUndone.length === 0 || !(failed instanceof ToolselError)) throw failed
+            throw new ToolselError(failed.code, failed.message, {
+              cause: error,
+              details: { ...failed.details, notUndone },
+            })
+          }
+        }
+      },
+      options.lockTimeoutMs,
+    )
+  } catch (error) {
+    await Promise.all(
+      entries.map(({ temporary }) => rm(temporary, { recursive: true, force: true })),
+    )
+    throw error
+  } finally {
+    for (const { temporary } of entries) release(temporary)
+  }
+  try {
+    for (const { old, hadOld } of swapped)
+      if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => undefined)
+    await syncCommitted(
+      indexDir,
+      `The save of ${entries.map(({ name }) => `"${name}"`).join(', ')}`,
+      options.onUnsynced,
+    )
+  } finally {
+    for (const { old } of entries) release(old)
+  }
+  return entries.map(({ name }) => name)
+}
+
+/**
+ * Takes the indexes of `swapped` out again, last first, each old one (if any) back into place;
+ * the names of those that could not be undone (left with their new index).
+ */
+async function undoSwaps(
+  indexDir: string,
+  swapped: readonly { name: string; temporary: string; old: string; hadOld: boolean }[],
+): Promise<string[]> {
+  const notUndone: string[] = []
+  for (const { name, temporary, old, hadOld } of [...swapped].reverse()) {
+    const target = join(indexDir, name)
+    try {
+      // Back where it was staged (removed with the other work directories).
+      await rename(target, temporary)
+    } catch {
+      notUndone.push(name)
+      continue
+    }
+    if (hadOld) {
+      try {
+        await rename(old, target)
+      } catch {
+        // Left as `.old-`: the next recovery (of a process after this one) moves it back.
+        notUndone.push(name)
+      }
+    }
+  }
+  return notUndone
 }
 
 /** The second half of `saveIndexedLibrary`: the staged `temporary` renamed into place. */
@@ -250,17 +389,9 @@ async function commitStaged(
       indexDir,
       name,
       async () => {
-        const hadOld = await pathExists(target)
         options.beforeCommit?.()
         claim(old)
-        if (hadOld) await rename(target, old)
-        try {
-          await rename(temporary, target)
-        } catch (error) {
-          // Not committed: the old index goes back (else the next recovery moves it back).
-          if (hadOld) await rename(old, target).catch(() => undefined)
-          throw error
-        }
+        const hadOld = await swapIn(indexDir, name, temporary, old)
         try {
           options.onCommit?.(target)
         } catch (error) {

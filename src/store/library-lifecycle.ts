@@ -66,6 +66,7 @@ import { groupWarnings } from '../library/importers/group-warnings.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
 export {
+  commitStagedIndexes,
   deleteIndex,
   indexFs,
   isIndexDir,

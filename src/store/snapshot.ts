@@ -8,7 +8,8 @@
  * version, whatever is uploaded meanwhile; the directory is written under a temporary name next
  * to `<dir>` and renamed into place, so `<dir>` either holds a complete snapshot or does not
  * exist. Restoring loads each index (validating it), writes them all beside their places, then
- * renames each into the index directory, replacing an index of the same name.
+ * renames them all into the index directory (undone when one fails), replacing indexes of the
+ * same name.
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -22,6 +23,7 @@ import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-te
 import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
 import {
+  commitStagedIndexes,
   indexFs,
   listIndexes,
   loadIndexedLibrary,
@@ -214,9 +216,9 @@ export async function loadSavedIndexes(
  * Restores a snapshot into `indexDir`: every index is loaded from the snapshot first (so a
  * damaged snapshot changes nothing), then every one is written into a work directory of
  * `indexDir` (so a full disk, or any failure writing one, removes them all and changes nothing),
- * then each is renamed into place, replacing an index of the same name (only a failing rename
- * leaves the ones before it restored: the error names them). Other indexes in `indexDir` are
- * left alone. Returns the restored library names.
+ * then all are renamed into place together, replacing indexes of the same name
+ * (`commitStagedIndexes`: a rename failing part-way is undone, and changes nothing). Other
+ * indexes in `indexDir` are left alone. Returns the restored library names.
  */
 export async function restoreSnapshot(
   dir: string,
@@ -255,17 +257,12 @@ export async function restoreSnapshot(
     await Promise.all(staged.map((one) => one.discard()))
     throw restoreFailed(dir, error)
   }
-  const restored: string[] = []
-  for (const [at, one] of staged.entries()) {
-    try {
-      await one.commit()
-    } catch (error) {
-      await Promise.all(staged.slice(at + 1).map((other) => other.discard()))
-      throw restoreFailed(dir, error, restored)
-    }
-    restored.push(one.name)
+  try {
+    return await commitStagedIndexes(indexDir, staged)
+  } catch (error) {
+    const notUndone = error instanceof ToolselError ? error.details?.notUndone : undefined
+    throw restoreFailed(dir, error, Array.isArray(notUndone) ? (notUndone as string[]) : [])
   }
-  return restored
 }
 
 /**
@@ -277,7 +274,7 @@ function restoreFailed(dir: string, error: unknown, restored: string[] = []): un
   const outcome =
     restored.length === 0
       ? 'Nothing was restored: every index in library.indexDir is as it was.'
-      : `Snapshot ${dir}: restored before it failed: ${restored.join(', ')}; the others are as they were.`
+      : `Snapshot ${dir}: renaming the indexes into place failed and could not be undone for ${restored.join(', ')} (restored, or, where its previous index could not be put back, left in a .old- directory that the next start or save moves back); the others are as they were.`
   return new ToolselError(error.code, `${error.message} ${outcome}`, {
     cause: error.cause ?? error,
     details: { ...error.details, restored },
