@@ -3,24 +3,14 @@
  * to its index directory: `toolsel index` and `toolsel libraries delete` run as processes of
  * their own next to it (server.indexWatchMs, service/index-dir-watch.ts).
  */
-import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { type RunningServe } from '../helpers/start-serve.ts'
+import { servePerTest, toolselOn as toolsel } from '../helpers/serve-per-test.ts'
 
-const run = promisify(execFile)
-let server: RunningServe | undefined
-let work: string | undefined
-
-afterEach(async () => {
-  await server?.stop()
-  server = undefined
-  if (work) await rm(work, { recursive: true, force: true })
-})
+const { workDir, serve } = servePerTest('toolsel-watch-')
 
 const PARCELS = [
   { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
@@ -31,18 +21,9 @@ const PARCELS_V2 = [
   { name: 'book_flight', description: 'Book a flight to a city.' },
 ]
 
-/** `toolsel <args>` as a process of its own, on `indexDir`. */
-async function toolsel(indexDir: string, ...args: string[]): Promise<void> {
-  await run(process.execPath, ['bin/toolsel.mjs', ...args, '--index-dir', indexDir], {
-    cwd: ROOT,
-    env: { ...process.env, TOOLSEL_LIBRARY: '' },
-  })
-}
-
 /** A fresh work directory with the tool files and an index directory holding `parcels`. */
 async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v2: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolsel-watch-'))
-  work = dir
+  const dir = await workDir()
   const v1 = join(dir, 'parcels.json')
   const v2 = join(dir, 'parcels-v2.json')
   await writeFile(v1, JSON.stringify(PARCELS))
@@ -54,11 +35,10 @@ async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v
 
 /** `toolsel serve` on `indexDir` with `workers` processes, polling it every 200 ms, started. */
 async function serveOn(indexDir: string, workers: number): Promise<RunningServe> {
-  server = await startServe(['--workers', String(workers)], {
+  return serve(['--workers', String(workers)], {
     indexDir,
     env: { TOOLSEL_INDEX_WATCH_MS: '200' },
   })
-  return server
 }
 
 /** The first tool `select-tools` picks for `instruction` in library `parcels`, or the error code. */
@@ -196,7 +176,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
 
   it("--workers 2: /readyz failedIndexes is every worker's, the same from each; a worker started after a repair does not answer otherwise", async () => {
     const { dir, indexDir, v2 } = await prepare()
-    server = await startServe(['--workers', '2'], {
+    const server = await serve(['--workers', '2'], {
       indexDir,
       env: { TOOLSEL_INDEX_WATCH_MS: '200', TOOLSEL_LOG_LEVEL: 'debug' },
     })

@@ -7,24 +7,13 @@
  * - `/readyz` failedIndexes says why an index did not load without this host's paths (the tool
  *   file of its rebuild hint, the index directory); the log keeps them.
  */
-import { execFile } from 'node:child_process'
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
 
-const run = promisify(execFile)
-let server: RunningServe | undefined
-let work: string | undefined
-
-afterEach(async () => {
-  await server?.stop()
-  server = undefined
-  if (work) await rm(work, { recursive: true, force: true })
-})
+const { workDir, serve } = servePerTest('toolsel-saved-index-http-')
 
 const PARCELS = JSON.stringify([
   { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
@@ -38,10 +27,10 @@ interface PutAnswer {
 
 describe('PUT of the same tools over a damaged disk copy', () => {
   it('builds and saves it again (with a warning naming no path); a restart then serves it', async () => {
-    work = await mkdtemp(join(tmpdir(), 'toolsel-put-damaged-'))
+    const work = await workDir()
     const indexDir = join(work, 'indexes')
     const env = { TOOLSEL_INDEX_WATCH_MS: '200' }
-    server = await startServe([], { indexDir, env })
+    let server = await serve([], { indexDir, env })
     const first = await call(server.url, 'PUT', '/v1/libraries/parcels', PARCELS)
     expect(first.status, first.text).toBe(201)
     const same = await call(server.url, 'PUT', '/v1/libraries/parcels', PARCELS)
@@ -67,8 +56,7 @@ describe('PUT of the same tools over a damaged disk copy', () => {
     )
 
     // A restart loads what the PUT saved.
-    await server.stop()
-    server = await startServe([], { indexDir, env })
+    server = await serve([], { indexDir, env })
     const ready = JSON.parse((await call(server.url, 'GET', '/readyz')).text) as {
       failedIndexes: unknown[]
     }
@@ -83,16 +71,9 @@ describe('PUT of the same tools over a damaged disk copy', () => {
   }, 120_000)
 })
 
-async function index(indexDir: string, file: string, name: string): Promise<void> {
-  await run(
-    process.execPath,
-    ['bin/toolsel.mjs', 'index', file, '--name', name, '--index-dir', indexDir],
-    {
-      cwd: ROOT,
-      env: { ...process.env, TOOLSEL_LIBRARY: '' },
-    },
-  )
-}
+/** `toolsel index <file> --name <name>` into `indexDir`, as a process of its own. */
+const index = (indexDir: string, file: string, name: string) =>
+  toolselOn(indexDir, 'index', file, '--name', name)
 
 async function failedIndexes(url: string): Promise<Array<{ name: string; error: string }>> {
   return (
@@ -104,7 +85,7 @@ async function failedIndexes(url: string): Promise<Array<{ name: string; error: 
 
 describe('/readyz failedIndexes names no path of the host', () => {
   it('at start-up and for a commit the index watch could not load', async () => {
-    work = await mkdtemp(join(tmpdir(), 'toolsel-failed-paths-'))
+    const work = await workDir()
     const indexDir = join(work, 'indexes')
     const file = join(work, 'parcels.json')
     await writeFile(
@@ -114,7 +95,7 @@ describe('/readyz failedIndexes names no path of the host', () => {
     await index(indexDir, file, 'parcels')
     await writeFile(join(indexDir, 'parcels', 'tools.jsonl'), '{')
 
-    server = await startServe([], { indexDir, env: { TOOLSEL_INDEX_WATCH_MS: '200' } })
+    const server = await serve([], { indexDir, env: { TOOLSEL_INDEX_WATCH_MS: '200' } })
     const atStart = await failedIndexes(server.url)
     expect(atStart).toEqual([
       {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runToolselChild } from '../helpers/run-toolsel-child.ts'
+import { expectExit, runToolselChild } from '../helpers/run-toolsel-child.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
 let root: string
@@ -67,24 +67,24 @@ describe('hostile config files', () => {
 
   it('/dev/zero as --config or --gateway-config is refused after 16 MiB', async () => {
     const config = await runToolselChild(['select', 'send an email', '--config', '/dev/zero'])
-    expect(config.stderr).toContain(
+    expectExit(
+      config,
       'Config file /dev/zero could not be read: it is larger than 16777216 bytes (a config file is a few KiB).',
     )
-    expect(config.code).toBe(2)
     const gateway = await runToolselChild(['mcp', '--stdio', '--gateway-config', '/dev/zero'])
-    expect(gateway.stderr).toContain(
+    expectExit(
+      gateway,
       'Gateway config /dev/zero could not be read: it is larger than 16777216 bytes',
     )
-    expect(gateway.code).toBe(2)
   }, 60_000)
 
   it('a gateway server named "__proto__" is refused, not dropped', async () => {
     const file = join(root, 'gateway.json')
     await writeFile(file, '{"mcpServers": {"__proto__": {"command": "node"}}}')
     const run = await runToolselChild(['mcp', '--stdio', '--gateway-config', file])
-    expect(run.stderr).toContain(
+    expectExit(
+      run,
       `Unknown config key "gateway.servers.__proto__" (from gateway config ${file}); "__proto__" is never a config key.`,
     )
-    expect(run.code).toBe(2)
   }, 60_000)
 })

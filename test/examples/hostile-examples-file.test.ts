@@ -11,7 +11,7 @@ import {
   MAX_EXAMPLE_LINE_BYTES,
   MAX_EXAMPLES_ARRAY_BYTES,
 } from '../../src/examples/usage-example.ts'
-import { runToolselChild } from '../helpers/run-toolsel-child.ts'
+import { expectExit, runToolselChild } from '../helpers/run-toolsel-child.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
 const CALENDAR = join(ROOT, 'src/library/demo/servers/calendar.json')
@@ -41,10 +41,10 @@ describe('hostile usage examples files', () => {
   it('/dev/zero is refused within its first lines of bytes: line 1 is longer than an example takes', async () => {
     // Before: read to the 256 MiB file limit first (348 MB RSS), "larger than 268435456 bytes".
     const indexed = await index('/dev/zero')
-    expect(indexed.stderr).toContain(
+    expectExit(
+      indexed,
       `Cannot read --examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes: more than one usage example takes (an instruction of at most 8000 characters and 64 tool ids); nothing past it was read`,
     )
-    expect(indexed.code).toBe(2)
     const trained = await runToolselChild([
       'train',
       '--examples',
@@ -54,10 +54,10 @@ describe('hostile usage examples files', () => {
       '--out',
       join(root, 'model.json'),
     ])
-    expect(trained.stderr).toContain(
+    expectExit(
+      trained,
       `Cannot read examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`,
     )
-    expect(trained.code).toBe(2)
   }, 90_000)
 
   it('a 200 MB file without a line break is refused at its first MiB, not read whole', async () => {
@@ -83,8 +83,7 @@ describe('hostile usage examples files', () => {
       ],
     ]) {
       const run = await runToolselChild(argv, { env: small, timeoutMs: 60_000 })
-      expect(run.stderr).toContain(`: line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`)
-      expect(run.code).toBe(2)
+      expectExit(run, `: line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`)
     }
   }, 180_000)
 
@@ -105,10 +104,10 @@ describe('hostile usage examples files', () => {
       ]),
     )
     const run = await index(file)
-    expect(run.stderr).toContain(
+    expectExit(
+      run,
       `Cannot read --examples file "${file}": line 3 is not UTF-8 text (save it as UTF-8)`,
     )
-    expect(run.code).toBe(2)
   }, 60_000)
 
   it('a file of 1,000,000 examples: train refuses it at the 200,001st, index keeps the newest 20,000, in bounded memory', async () => {
@@ -126,10 +125,10 @@ describe('hostile usage examples files', () => {
       ['train', '--examples', file, '--library', CALENDAR, '--out', join(root, 'million.json')],
       { env: small, timeoutMs: 60_000 },
     )
-    expect(trained.stderr).toContain(
+    expectExit(
+      trained,
       `Examples file "${file}" holds more than 200000 examples (at line 200001); at most 200000 are accepted (--max-examples <n> raises it, up to 1000000). Nothing past that was read.`,
     )
-    expect(trained.code).toBe(2)
     const indexed = await runToolselChild(
       [
         'index',
@@ -143,10 +142,11 @@ describe('hostile usage examples files', () => {
       ],
       { env: small, timeoutMs: 120_000 },
     )
-    expect(indexed.stderr).toContain(
+    expectExit(
+      indexed,
       `Read 1000000 usage examples from ${file} (20000 kept: duplicates removed, the newest 20000 kept)`,
+      0,
     )
-    expect(indexed.code).toBe(0)
     const kept = await readFile(join(root, 'million', 'cal', 'examples.jsonl'), 'utf8')
     expect(kept.split('\n')[0]).toContain('"meet team 980000"')
   }, 240_000)
@@ -166,24 +166,23 @@ describe('hostile usage examples files', () => {
       ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'arr'), '--examples', oneLine],
       { env: small, timeoutMs: 60_000 },
     )
-    expect(run.stderr).toContain(
+    expectExit(
+      run,
       `Cannot read --examples file "${oneLine}": line 1 is longer than ${MAX_EXAMPLES_ARRAY_BYTES} bytes: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines (one example a line), which are read a line at a time`,
     )
-    expect(run.code).toBe(2)
     // The same array, one record a line: refused when the lines add up past the limit.
     const lines = join(root, 'array-lines.json')
     await writeFile(lines, `[\n${records.join(',\n')}\n]\n`)
     const split = await index(lines)
-    expect(split.stderr).toContain(
+    expectExit(
+      split,
       `Invalid usage examples at ${lines}: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines`,
     )
-    expect(split.code).toBe(2)
     // Within the limit, a one-line array longer than an example line is read.
     const within = join(root, 'array-small.json')
     await writeFile(within, `[${records.slice(0, 30_000).join(',')}]`)
     const read = await index(within)
-    expect(read.stderr).toContain(`Read 30000 usage examples from ${within} (1 kept`)
-    expect(read.code).toBe(0)
+    expectExit(read, `Read 30000 usage examples from ${within} (1 kept`, 0)
   }, 120_000)
 
   it('index --examples keeps the first 20 examples naming unknown tools for the error and counts the rest', async () => {
@@ -199,13 +198,13 @@ describe('hostile usage examples files', () => {
       ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'unk'), '--examples', file],
       { env: { NODE_OPTIONS: '--max-old-space-size=128' }, timeoutMs: 120_000 },
     )
-    expect(run.stderr).toContain(
+    expectExit(
+      run,
       `Invalid usage examples in ${file}: library "cal" has no tool "calendar.nope_0" (line 1), "calendar.nope_1" (line 2),`,
     )
     expect(run.stderr).toContain(
       '"calendar.nope_19" (line 20). 999980 more example(s) after line 20 name tools it lacks (not listed).',
     )
-    expect(run.code).toBe(2)
   }, 180_000)
 
   it('train and train-data take --max-examples: the count a file may hold, 1 to 1,000,000', async () => {
@@ -231,19 +230,15 @@ describe('hostile usage examples files', () => {
         join(root, out),
       ])
     const trained = await run(['train'], '4', 'ten.json')
-    expect(trained.stderr).toContain(
+    expectExit(
+      trained,
       `Examples file "${file}" holds more than 4 examples (at line 5); at most 4 are accepted (--max-examples <n> raises it, up to 1000000). Nothing past that was read.`,
     )
-    expect(trained.code).toBe(2)
     const data = await run(['train-data', 'selector'], '9', 'ten-data')
-    expect(data.stderr).toContain(`holds more than 9 examples (at line 10)`)
-    expect(data.code).toBe(2)
+    expectExit(data, `holds more than 9 examples (at line 10)`)
     for (const value of ['0', '1000001']) {
       const bad = await run(['train-data', 'selector'], value, 'ten-bad')
-      expect(bad.stderr).toContain(
-        `--max-examples expects a whole number from 1 to 1000000, got "${value}".`,
-      )
-      expect(bad.code).toBe(2)
+      expectExit(bad, `--max-examples expects a whole number from 1 to 1000000, got "${value}".`)
     }
   }, 120_000)
 })

@@ -3,6 +3,7 @@
  * for inputs that could make an in-process run read forever (/dev/zero) or exhaust memory.
  */
 import { spawn } from 'node:child_process'
+import { expect } from 'vitest'
 import { ROOT } from './start-serve.ts'
 
 export interface ChildRun {
@@ -34,4 +35,14 @@ export function runToolselChild(
       resolve({ code, signal, stdout, stderr })
     })
   })
+}
+
+/**
+ * The run ended by itself (no signal: it did not hang until the timeout) with exit code `code`
+ * (2: refused input, the default) and said `message` on stderr.
+ */
+export function expectExit(run: ChildRun, message: string, code = 2): void {
+  expect(run.signal, run.stderr).toBeNull()
+  expect(run.stderr).toContain(message)
+  expect(run.code, run.stderr).toBe(code)
 }
