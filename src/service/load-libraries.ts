@@ -7,6 +7,7 @@
 import { join, resolve } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import type { Logger } from '../log.ts'
+import { hostDir, withoutHostPaths } from './host-paths.ts'
 import {
   listIndexes,
   loadIndexedLibrary,
@@ -58,14 +59,10 @@ export async function failedIndex(
 ): Promise<FailedIndex> {
   const dir = join(indexDir, name)
   const source = (await readManifest(dir).catch(() => undefined))?.source.path
-  const paths: Array<[string, string]> = [
-    [resolve(dir), `<library.indexDir>/${name}`],
-    [dir, `<library.indexDir>/${name}`],
+  const paths = [
+    ...hostDir(dir, `<library.indexDir>/${name}`),
+    ...(source !== undefined ? [[source, '<file>'] as const] : []),
   ]
-  if (source !== undefined && source !== '') paths.push([source, '<file>'])
-  // The longest first: one path may hold another.
-  paths.sort(([one], [other]) => other.length - one.length)
-  let message = error instanceof Error ? error.message : String(error)
-  for (const [path, shown] of paths) message = message.split(path).join(shown)
-  return { name, error: message }
+  const message = error instanceof Error ? error.message : String(error)
+  return { name, error: withoutHostPaths(message, paths) }
 }

@@ -4,6 +4,7 @@
  * `resolve()` and `selectTools()` here; nothing else calls the pipeline.
  * @module
  */
+import { hostDir, pathFreeError, withoutHostPaths, type HostPath } from './host-paths.ts'
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Components } from '../components.ts'
@@ -356,6 +357,14 @@ export class ToolselService {
       beforeCommit?: () => void
     } = {},
   ): Promise<AddExamplesResult> {
+    return this.#withoutHostPaths(() => this.#addExamples(name, examples, options))
+  }
+
+  #addExamples(
+    name: string,
+    examples: readonly UsageExample[],
+    options: { signal?: AbortSignal; beforeCommit?: () => void },
+  ): Promise<AddExamplesResult> {
     assertLibraryName(name)
     // Writes that arrive while another write to the library is being built wait for it and are
     // then applied together, in arrival order, by one rebuild (a burst of feedback costs one
@@ -530,7 +539,7 @@ export class ToolselService {
     import: ImportSummary
   }> {
     assertLibraryName(name)
-    return this.#serialise(name, async () => {
+    const put = this.#serialise(name, async () => {
       const warnings: string[] = []
       const indexDir = join(this.config.library.indexDir, name)
       const current = this.libraries.get(name)
@@ -587,7 +596,7 @@ export class ToolselService {
         // Saved and served: the client hears success, told that it may not survive a crash.
         onUnsynced: (warning) => {
           this.#warnUnsynced(warning)
-          warnings.push(warning)
+          warnings.push(withoutHostPaths(warning, this.#hostPaths()))
         },
         beforeCommit: () => {
           throwIfAborted(options.signal)
@@ -600,6 +609,7 @@ export class ToolselService {
       const listed = this.listLibraries().find((entry) => entry.name === name)!
       return { summary: listed, created, unchanged: false, warnings, import: summary }
     })
+    return this.#withoutHostPaths(() => put)
   }
 
   /**
@@ -621,8 +631,9 @@ export class ToolselService {
         `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
         { cause: error.cause },
       )
+      // The log keeps the paths; the answer names the setting instead.
       this.logger.error(failed.message)
-      throw failed
+      throw pathFreeError(failed, this.#hostPaths())
     })
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, dir, ...manifest }
@@ -630,6 +641,10 @@ export class ToolselService {
 
   async deleteLibrary(name: string): Promise<void> {
     assertLibraryName(name)
+    await this.#withoutHostPaths(() => this.#deleteLibrary(name))
+  }
+
+  async #deleteLibrary(name: string): Promise<void> {
     await this.#serialise(name, async () => {
       this.libraries.require(name)
       if (name === this.defaultLibraryName) {
@@ -670,6 +685,32 @@ export class ToolselService {
       )
     }
     return pruned.set.withCap(this.config.library.maxExamples)
+  }
+
+  /**
+   * This server's own directories (`library.indexDir`, `library.snapshotDir`), as an answer
+   * names them instead (see host-paths.ts).
+   */
+  #hostPaths(): HostPath[] {
+    return [
+      ...hostDir(this.config.library.indexDir, '<library.indexDir>'),
+      ...hostDir(this.config.library.snapshotDir, '<library.snapshotDir>'),
+    ]
+  }
+
+  /**
+   * `work`'s result, or its error without this server's directories (an INDEX_WRITE_FAILED's
+   * directory and errno path, a lock's path): written into HTTP answers. The log gets the error
+   * whole when a path was taken out.
+   */
+  async #withoutHostPaths<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw pathFreeError(error, this.#hostPaths(), (original) =>
+        this.logger.error(original.message),
+      )
+    }
   }
 
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {
