@@ -45,15 +45,32 @@ export async function readFileUpTo(
 
 /** Thrown by `readUtf8FileUpTo` for bytes that are not UTF-8 (they would be read as U+FFFD). */
 export class InvalidUtf8Error extends Error {
-  constructor(readonly line: number) {
+  constructor(
+    readonly line: number,
+    /** `readUtf8FileUpTo`: the byte offset (from 0) of the first byte that is not UTF-8. */
+    readonly offset?: number,
+  ) {
     super(`line ${line} is not UTF-8 text`)
     this.name = 'InvalidUtf8Error'
   }
 }
 
+/** The offset of the first byte of `bytes` that does not start or continue a UTF-8 character. */
+function firstInvalidUtf8(bytes: Buffer): number {
+  for (let at = 0; at < bytes.length;) {
+    const lead = bytes[at]
+    const length =
+      lead < 0x80 ? 1 : lead < 0xc2 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf5 ? 4 : 0
+    // One character checked by isUtf8 (overlong forms, surrogates and all).
+    if (length === 0 || (length > 1 && !isUtf8(bytes.subarray(at, at + length)))) return at
+    at += length
+  }
+  return bytes.length
+}
+
 /**
  * `readFileUpTo`, and an InvalidUtf8Error naming the first line (from 1) whose bytes are not
- * UTF-8, instead of their silent replacement by U+FFFD.
+ * UTF-8 and the offset of its first such byte, instead of their silent replacement by U+FFFD.
  */
 export async function readUtf8FileUpTo(
   file: string,
@@ -63,13 +80,14 @@ export async function readUtf8FileUpTo(
   const bytes = await readBytesUpTo(file, maxBytes, options)
   if (!isUtf8(bytes)) {
     let line = 1
-    for (let start = 0; start < bytes.length; line++) {
+    let start = 0
+    for (; start < bytes.length; line++) {
       const newline = bytes.indexOf(10, start)
       const end = newline === -1 ? bytes.length : newline
       if (!isUtf8(bytes.subarray(start, end))) break
       start = end + 1
     }
-    throw new InvalidUtf8Error(line)
+    throw new InvalidUtf8Error(line, start + firstInvalidUtf8(bytes.subarray(start)))
   }
   return bytes.toString('utf8')
 }

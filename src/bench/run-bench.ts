@@ -110,6 +110,7 @@ async function loadSuite(
       unmappable: settings.unmappable,
       examples: settings.examples,
       maxFileBytes: config.library.maxFileBytes,
+      maxTools: config.library.maxTools,
     })
   } catch (error) {
     if (!many || !isToolselError(error)) throw error
@@ -132,7 +133,7 @@ async function loadSwap(
     )
   }
   const { indexed } = await importLibrary(
-    { path: file, maxFileBytes: config.library.maxFileBytes },
+    { path: file, maxFileBytes: config.library.maxFileBytes, maxTools: config.library.maxTools },
     'bench.swap',
     config,
   )

@@ -161,6 +161,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       onDuplicate,
       providerNames,
       maxFileBytes: config.library.maxFileBytes,
+      maxTools: config.library.maxTools,
     },
     name,
   )

@@ -348,10 +348,11 @@ async function examplesSource(
   {
     indexDir,
     maxFileBytes,
+    maxTools,
     maxExamples,
-  }: { indexDir: string; maxFileBytes: number; maxExamples?: number },
+  }: { indexDir: string; maxFileBytes: number; maxTools: number; maxExamples?: number },
 ): Promise<TrainingSource> {
-  const tools = await readLibraryReferenceTools(libraryFile, indexDir, { maxFileBytes })
+  const tools = await readLibraryReferenceTools(libraryFile, indexDir, { maxFileBytes, maxTools })
   const split = await loadExamplesFile(
     examplesFile,
     { reference: libraryFile, tools },

@@ -153,6 +153,7 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
           reference: values.library!,
           tools: await readLibraryReferenceTools(values.library!, config.library.indexDir, {
             maxFileBytes: config.library.maxFileBytes,
+            maxTools: config.library.maxTools,
           }),
         },
         { maxExamples: maxExamples ?? MAX_TRAIN_EXAMPLES },

@@ -82,6 +82,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Largest tool file read from disk, in bytes',
   },
+  TOOLSEL_MAX_TOOLS: {
+    path: 'library.maxTools',
+    type: 'integer',
+    description: 'Most tools one import may produce (and records one tool file may hold)',
+  },
   TOOLSEL_SNAPSHOT_DIR: {
     path: 'library.snapshotDir',
     type: 'string',

@@ -212,6 +212,14 @@ const LibrarySchema = z
      * refused after that many bytes. Default 268,435,456 (256 MiB). `--max-file-bytes` overrides it.
      */
     maxFileBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(268_435_456),
+    /**
+     * Most tools one import may produce, and most records one tool file may hold (`toolsel index`,
+     * `PUT /v1/libraries/:library`, a tool file or directory given to `--library`, `bench`'s tool
+     * files): JSON Lines are refused at the record past it, unparsed beyond; a JSON document once
+     * parsed, before its records are imported. Default 2,000,000 (the project targets 1,000,000
+     * tools; 9,000,000 tiny tools under `maxFileBytes` imported for over a minute, 0.9 GB).
+     */
+    maxTools: z.number().int().positive().max(100_000_000).default(2_000_000),
   })
   .strict()
 

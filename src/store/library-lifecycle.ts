@@ -107,6 +107,8 @@ interface ImportSettings {
   providerNames?: ProviderNames
   /** A tool file larger than this is refused (default 256 MiB; `library.maxFileBytes`). */
   maxFileBytes?: number
+  /** Most tools (and tool file records) imported (default 2,000,000; `library.maxTools`). */
+  maxTools?: number
 }
 
 /** Where the tools come from: a file or directory of tool files, or the text of one file. */
@@ -127,6 +129,7 @@ export async function importAsLibrary(
     onDuplicate: input.onDuplicate,
     providerNames: input.providerNames,
     maxFileBytes: input.maxFileBytes,
+    maxTools: input.maxTools,
   }
   const imported =
     'path' in input
@@ -347,7 +350,10 @@ async function importUpload(
   if (input.text.length < server.importWorkerMinChars && !expandsOnImport(input.text)) {
     // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
     const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
-    const { library, imported, source } = await importAsLibrary({ ...input, text }, name)
+    const { library, imported, source } = await importAsLibrary(
+      { ...input, text, maxTools: config.library.maxTools },
+      name,
+    )
     assertToolsBytes(name, library.toJsonLines().length, server.maxLibraryToolsBytes)
     return { library, source, warnings: imported.warnings, summary: summarizeImport(imported) }
   }
@@ -362,6 +368,7 @@ async function importUpload(
       providerNames: input.providerNames,
       fileName: input.fileName,
       uploadName: name,
+      maxTools: config.library.maxTools,
     },
     {
       workers: server.importWorkers,
@@ -602,11 +609,12 @@ export async function loadLibraryReference(
 export async function readLibraryReferenceTools(
   reference: string,
   indexDir: string,
-  options: { maxFileBytes?: number } = {},
+  options: { maxFileBytes?: number; maxTools?: number } = {},
 ): Promise<Tool[]> {
   const found = await resolveLibraryReference(reference, indexDir)
   if (found.index !== undefined) return [...(await readIndexTools(found.index)).tools]
-  return (await importToolsFromPath(found.path, { maxFileBytes: options.maxFileBytes })).tools
+  const { maxFileBytes, maxTools } = options
+  return (await importToolsFromPath(found.path, { maxFileBytes, maxTools })).tools
 }
 
 /**
@@ -650,7 +658,7 @@ async function importAndLog(
 ): Promise<IndexedLibrary> {
   const started = performance.now()
   const { indexed, imported } = await importLibrary(
-    { path, maxFileBytes: config.library.maxFileBytes },
+    { path, maxFileBytes: config.library.maxFileBytes, maxTools: config.library.maxTools },
     name,
     config,
     {

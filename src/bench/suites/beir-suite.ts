@@ -53,6 +53,7 @@ export function createBeirSuite(spec: BeirSuiteSpec): BenchSuite {
         await importToolsFromFile(corpusFile, {
           format: 'beir-corpus',
           maxFileBytes: options.maxFileBytes,
+          maxTools: options.maxTools,
           regularOnly: true,
         })
       ).tools

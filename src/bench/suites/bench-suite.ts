@@ -41,6 +41,8 @@ export interface SuiteLoadOptions {
   examples?: ExamplesMode
   /** Largest tool file read (`library.maxFileBytes`; default the importer's, 256 MiB). */
   maxFileBytes?: number
+  /** Most tools (and tool file records) imported (`library.maxTools`; default 2,000,000). */
+  maxTools?: number
 }
 
 /** Counts an adapter reports so that nothing is dropped silently. */

@@ -36,6 +36,7 @@ export function createCraftSuite(spec: CraftSuiteSpec): BenchSuite {
         await importToolsFromFile(toolsFile, {
           format: 'craft',
           maxFileBytes: options.maxFileBytes,
+          maxTools: options.maxTools,
           regularOnly: true,
         })
       ).tools

@@ -30,6 +30,7 @@ export function createDemoSuite(): BenchSuite {
       }
       const { tools } = await importToolsFromPath(toolsPath, {
         maxFileBytes: options.maxFileBytes,
+        maxTools: options.maxTools,
         regularOnly: true,
       })
       const records = (await readJsonRecords(queriesFile)) as Array<Record<string, unknown>>

@@ -80,6 +80,7 @@ export function createFunctionsSuite(path: string): BenchSuite {
         if (imported === undefined) {
           imported = importToolsFromFile(file, {
             maxFileBytes: options.maxFileBytes,
+            maxTools: options.maxTools,
             regularOnly: true,
           }).then(({ tools, warnings }) => ({ tools, warnings }))
           libraries.set(file, imported)

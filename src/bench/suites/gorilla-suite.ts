@@ -51,6 +51,7 @@ export function createGorillaSuite(spec: GorillaSuiteSpec): BenchSuite {
         await importToolsFromFile(apisFile, {
           format: 'gorilla',
           maxFileBytes: options.maxFileBytes,
+          maxTools: options.maxTools,
           regularOnly: true,
         })
       ).tools

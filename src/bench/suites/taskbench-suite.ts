@@ -37,6 +37,7 @@ export function createTaskbenchSuite(spec: TaskbenchSuiteSpec): BenchSuite {
         await importToolsFromFile(toolsFile, {
           format: 'taskbench',
           maxFileBytes: options.maxFileBytes,
+          maxTools: options.maxTools,
           regularOnly: true,
         })
       ).tools

@@ -70,6 +70,7 @@ export function createToolbenchSuite(group: ToolbenchGroup): BenchSuite {
         corpus = (
           await importToolsFromFile(corpusFile, {
             maxFileBytes: options.maxFileBytes,
+            maxTools: options.maxTools,
             regularOnly: true,
           })
         ).tools
@@ -185,6 +186,7 @@ async function loadPart(
       await importToolsFromFile(file, {
         format: 'toolbench',
         maxFileBytes: options.maxFileBytes,
+        maxTools: options.maxTools,
         regularOnly: true,
       })
     ).tools

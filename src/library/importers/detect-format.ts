@@ -21,7 +21,12 @@
  */
 import { extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
-import { createImportContext, importFailed, type ImportContext } from './import-context.ts'
+import {
+  createImportContext,
+  importFailed,
+  tooManyTools,
+  type ImportContext,
+} from './import-context.ts'
 import { IMPORT_FORMATS, IMPORT_FORMAT_NAMES, type ImportFormat } from './import-formats.ts'
 import { isOpenApiDocument } from './openapi-importer.ts'
 import { isPostmanCollection } from './postman-importer.ts'
@@ -123,6 +128,7 @@ export function sniffText(
     parseJsonText(text, context, extension === '.jsonl' ? 'lines' : 'auto'),
   )
   context.recordLines = parsed.recordLines
+  assertRecordCount(parsed.value, context)
   if (format === undefined) return detectJsonFormat(parsed, context)
   const fitsOneRecord = ITEM_RULES.some(
     (rule) => rule.format === format && rule.matches(parsed.value as Item),
@@ -131,6 +137,22 @@ export function sniffText(
     format,
     parsed: isObject(parsed.value) && fitsOneRecord ? { value: [parsed.value] } : parsed,
   }
+}
+
+/**
+ * IMPORT_FAILED when a parsed JSON document's list of records (the array, or the `tools`,
+ * `nodes`, `functions` or `result.tools` array of an object) is longer than `context.maxTools`:
+ * refused before its records are imported (9,000,000 tiny TaskBench nodes imported for over a
+ * minute). Lists elsewhere (OpenAPI paths, Postman folders) are counted as tools, after import.
+ */
+function assertRecordCount(value: unknown, context: ImportContext): void {
+  const lists = Array.isArray(value)
+    ? [value]
+    : isObject(value)
+      ? [value.tools, value.nodes, value.functions, isObject(value.result) && value.result.tools]
+      : []
+  const longest = Math.max(0, ...lists.map((list) => (Array.isArray(list) ? list.length : 0)))
+  if (longest > context.maxTools) throw tooManyTools(context, 'records', ` (${longest})`)
 }
 
 /**

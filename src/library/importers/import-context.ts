@@ -6,7 +6,7 @@
 import { basename, extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import type { ToolSource } from '../tool.ts'
-import type { ImportFormat, ProviderNames } from './import-formats.ts'
+import { DEFAULT_MAX_TOOLS, type ImportFormat, type ProviderNames } from './import-formats.ts'
 
 /** The name used in messages when text is imported without a file name. */
 export const UNNAMED_INPUT = '<input>'
@@ -25,6 +25,8 @@ export interface ImportContext {
    * `line N`; otherwise they say `record N` with the 0-based position in the JSON array.
    */
   recordLines?: readonly number[]
+  /** Most records the file may hold and tools the import may produce (`ImportOptions.maxTools`). */
+  readonly maxTools: number
   /** Collected warnings, each already prefixed with the file name. */
   readonly warnings: string[]
   /** The first warning without the file name (`record 2: skipped …`), for the file's own error. */
@@ -36,14 +38,28 @@ export function createImportContext(options: {
   fileName?: string
   namespace?: string
   providerNames?: ProviderNames
+  maxTools?: number
 }): ImportContext {
   return {
     file: options.fileName ?? UNNAMED_INPUT,
     fileName: options.fileName,
     namespace: options.namespace,
     providerNames: options.providerNames,
+    maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS,
     warnings: [],
   }
+}
+
+/**
+ * IMPORT_FAILED: the file holds more than `context.maxTools` records or tools (`what`: `records`
+ * or `tools`, `where`: how far it was read), naming the key, env var and limit.
+ */
+export function tooManyTools(context: ImportContext, what: string, where = ''): ToolselError {
+  const error = importFailed(context, {
+    message: `more than ${context.maxTools} ${what}${where}: refused (library.maxTools, env TOOLSEL_MAX_TOOLS, raises the limit)`,
+  })
+  error.details.maxTools = context.maxTools
+  return error
 }
 
 /** `line 4` (JSON Lines, CSV: 1-based line) or `record 3` (JSON: 0-based position). */

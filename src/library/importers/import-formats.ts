@@ -103,6 +103,9 @@ export const IMPORT_FORMATS: Readonly<Record<ImportFormat, FormatInfo>> = Object
   },
 })
 
+/** Most tools (and tool file records) one import takes by default (`ImportOptions.maxTools`). */
+export const DEFAULT_MAX_TOOLS = 2_000_000
+
 /** Every format name, in the order of `IMPORT_FORMATS`. */
 export const IMPORT_FORMAT_NAMES = Object.keys(IMPORT_FORMATS) as ImportFormat[]
 
@@ -133,6 +136,13 @@ export interface ImportOptions {
    * `DEFAULT_MAX_TOOL_FILE_BYTES` (256 MiB).
    */
   maxFileBytes?: number
+  /**
+   * Most tools the import may produce, and most records the file may hold (several formats merge
+   * records into fewer tools): past it, IMPORT_FAILED naming the limit. JSON Lines are refused at
+   * the record past it without parsing the rest; a JSON document after its parse, before its
+   * records are imported. Default `DEFAULT_MAX_TOOLS` (2,000,000; `library.maxTools`).
+   */
+  maxTools?: number
   /**
    * Read a tool file only when it is a regular file (links followed): a device or pipe is refused
    * unread (`toolsel bench`: a FIFO in a benchmark data directory hung the run). Default: a pipe

@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
-import type { ImportOptions, ImportResult } from './import-formats.ts'
+import { DEFAULT_MAX_TOOLS, type ImportOptions, type ImportResult } from './import-formats.ts'
 import { importToolsFromFile } from './import-tools.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
 import { ON_DUPLICATE_FIX } from './assert-unique-ids.ts'
@@ -69,9 +69,19 @@ export async function importToolsFromPath(
         onDuplicate: options.onDuplicate,
         providerNames: options.providerNames,
         maxFileBytes: options.maxFileBytes,
+        maxTools: options.maxTools,
         regularOnly: options.regularOnly,
       }),
     )
+    const total = results.reduce((sum, result) => sum + result.tools.length, 0)
+    const maxTools = options.maxTools ?? DEFAULT_MAX_TOOLS
+    if (total > maxTools) {
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `${path}: the directory's files hold more than ${maxTools} tools (${total} up to ${name}): refused (library.maxTools, env TOOLSEL_MAX_TOOLS, raises the limit).`,
+        { details: { file: path, maxTools } },
+      )
+    }
   }
   return mergeResults(results, options)
 }

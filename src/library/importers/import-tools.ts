@@ -24,6 +24,7 @@ import {
   addWarning,
   createImportContext,
   importFailed,
+  tooManyTools,
   type ImportContext,
 } from './import-context.ts'
 import {
@@ -45,8 +46,9 @@ import { importToolbench } from './toolbench-importer.ts'
 import {
   fileProblem,
   FileTooLargeError,
+  InvalidUtf8Error,
   NotRegularFileError,
-  readFileUpTo,
+  readUtf8FileUpTo,
 } from '../../read-text-file.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
@@ -158,7 +160,10 @@ function otherDetectedFormat(text: string, options: ImportOptions): ImportFormat
 /** The largest tool file read by default (`maxFileBytes`): far above any real spec or dump. */
 export const DEFAULT_MAX_TOOL_FILE_BYTES = 256 * 1024 * 1024
 
-/** Reads a file (UTF-8, `maxFileBytes` at most) and imports it; `fileName` defaults to the path as given. */
+/**
+ * Reads a file (UTF-8, `maxFileBytes` at most; bytes that are not UTF-8 are IMPORT_FAILED naming
+ * the first one's offset and line) and imports it; `fileName` defaults to the path as given.
+ */
 export async function importToolsFromFile(
   path: string,
   options: ImportOptions = {},
@@ -166,8 +171,16 @@ export async function importToolsFromFile(
   let text: string
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_TOOL_FILE_BYTES
   try {
-    text = await readFileUpTo(path, maxBytes, { regularOnly: options.regularOnly })
+    text = await readUtf8FileUpTo(path, maxBytes, { regularOnly: options.regularOnly })
   } catch (error) {
+    if (error instanceof InvalidUtf8Error) {
+      // Read as U+FFFD before: a Latin-1 file imported with its accents silently replaced.
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool file "${path}" is not UTF-8 text at byte ${error.offset} (line ${error.line}): save it as UTF-8. Nothing was imported.`,
+        { cause: error, details: { file: path, line: error.line, byte: error.offset } },
+      )
+    }
     if (error instanceof FileTooLargeError) {
       throw new ToolselError(
         'IMPORT_FAILED',
@@ -211,6 +224,9 @@ function finish(
   context: ImportContext,
   options: ImportOptions,
 ): ImportResult {
+  if (imported.length > context.maxTools) {
+    throw tooManyTools(context, 'tools', ` (${imported.length} imported)`)
+  }
   if (imported.length === 0) {
     // Every record skipped (built-in or server tools…): say why, or the import looks like a bug.
     const skipped = context.warnings.length

@@ -3,7 +3,7 @@
  * syntax error.
  * @module
  */
-import { importFailed, type ImportContext } from './import-context.ts'
+import { importFailed, tooManyTools, type ImportContext } from './import-context.ts'
 import { findJsonSyntaxError } from './find-json-syntax-error.ts'
 
 export interface ParsedJsonText {
@@ -42,14 +42,27 @@ export function parseJsonText(
   }
 }
 
-/** One JSON value per non-blank line; blank lines are skipped (they are not records). */
+/**
+ * One JSON value per non-blank line; blank lines are skipped (they are not records). A record
+ * past `context.maxTools` is refused unparsed, and the lines after it are not looked at.
+ */
 export function parseJsonLines(text: string, context: ImportContext): ParsedJsonText {
   const records: unknown[] = []
   const recordLines: number[] = []
-  const lines = stripByteOrderMark(text).split('\n')
-  for (const [index, rawLine] of lines.entries()) {
+  const body = stripByteOrderMark(text)
+  for (let index = 0, start = 0; start <= body.length; index++) {
+    const newline = body.indexOf('\n', start)
+    const end = newline === -1 ? body.length : newline
+    const rawLine = body.slice(start, end)
+    start = end + 1
     const line = rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine
     if (line.trim() === '') continue
+    if (records.length === context.maxTools)
+      throw tooManyTools(
+        context,
+        'records',
+        ` (line ${index + 1} is one more; nothing past it was parsed)`,
+      )
     try {
       records.push(JSON.parse(line))
     } catch (error) {
