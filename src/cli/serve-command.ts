@@ -376,17 +376,22 @@ interface Launcher {
   event: string
 }
 
+/** npm's command that runs toolsel: its `toolsel` bin (npx, a user's script) or its bin file. */
+const RUNS_TOOLSEL = /(?:^|[\s'"/\\])toolsel(?:\.mjs)?(?:$|[\s'"])/
+
 /**
- * The parent process when npm started the server (`npm start`, `npx toolsel serve`, any npm
- * script: npm sets `npm_lifecycle_event`): the `sh -c` (cmd.exe on Windows) npm runs the command
- * in. npm passes the SIGTERM and SIGINT it gets to that shell only, which exits without passing
- * them on: the server's launcher going is its stop signal then. Not for a `--workers` worker
- * (its primary watches), nor for a server started otherwise (`nohup toolsel serve &` outlives the
- * shell that started it).
+ * The parent process when npm started the server (`npm start`, `npx toolsel serve`, a script
+ * `toolsel serve …`): the `sh -c` (cmd.exe on Windows) npm runs the command in. npm passes the
+ * SIGTERM and SIGINT it gets to that shell only, which exits without passing them on: the
+ * server's launcher going is its stop signal then. Only when npm's command (`npm_lifecycle_script`;
+ * npx: the bin's name, without its arguments) runs toolsel itself: a server that a program
+ * under `npm test` or `npx vitest` spawns inherits npm's variables too, and its parent is that
+ * program, which may well let it run on. Not for a `--workers` worker (its primary watches),
+ * nor for a server started otherwise (`nohup toolsel serve &` outlives the shell that started it).
  */
 function npmLauncher(): Launcher | undefined {
-  const event = process.env.npm_lifecycle_event
-  if (!event || cluster.isWorker) return undefined
+  const { npm_lifecycle_event: event, npm_lifecycle_script: script } = process.env
+  if (!event || !script || !RUNS_TOOLSEL.test(script) || cluster.isWorker) return undefined
   return { pid: process.ppid, event }
 }
 

@@ -193,7 +193,11 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('npx'))
   })
 
-  it('`nohup toolsel serve &` from a shell that exits keeps serving (not started by npm)', async () => {
+  /**
+   * `nohup node bin/toolsel.mjs serve … &` from a shell that exits once the server is ready (the
+   * server is re-parented then), with `env`.
+   */
+  async function backgrounded(env: NodeJS.ProcessEnv): Promise<{ port: string; log: string }> {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-nohup-'))
     const log = join(indexDir, 'serve.log')
     const shell = spawn(
@@ -201,35 +205,51 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
       [
         '-c',
         `nohup node bin/toolsel.mjs serve --port 0 --host 127.0.0.1 --index-dir "$1" > "$2" 2>&1 &
-         echo $!`,
+         echo $!
+         while ! grep -q Ready: "$2" && kill -0 $! 2>/dev/null; do sleep 0.1; done`,
         'sh',
         indexDir,
         log,
       ],
-      { cwd: ROOT, env: withoutNpm(), stdio: ['ignore', 'pipe', 'inherit'] },
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] },
     )
     let out = ''
     shell.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    await once(shell, 'exit')
+    await until('the shell to exit', () => shell.exitCode !== null, 90_000)
     orphan = { pid: Number(out.trim()), indexDir }
-    let logs = ''
-    await until(
-      'Ready:',
-      () => {
-        logs = execFileSync('cat', [log], { encoding: 'utf8' })
-        return /Ready:/.test(logs) || !alive(orphan!.pid)
-      },
-      90_000,
-    )
+    const logs = await readFile(log, 'utf8')
     expect(logs).toMatch(/Ready:/)
-    const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
-    // Its shell has gone: it was re-parented. Four of the launcher polls later it still serves.
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    expect(alive(orphan.pid)).toBe(true)
-    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
-    process.kill(orphan.pid, 'SIGTERM')
+    return { port: /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1], log }
+  }
+
+  const npmTest = { npm_lifecycle_event: 'test', npm_lifecycle_script: 'vitest run' }
+  for (const [started, env] of [
+    ['from a terminal', {}],
+    ["by a program under `npm test` (npm's variables inherited)", npmTest],
+  ] as const) {
+    it(`\`nohup toolsel serve &\` ${started}: the shell exits, it keeps serving`, async () => {
+      const { port, log } = await backgrounded({ ...withoutNpm(), ...env })
+      // Its shell has gone: it was re-parented. Four of the launcher polls later it still serves.
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+      expect(alive(orphan!.pid)).toBe(true)
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+      process.kill(orphan!.pid, 'SIGTERM')
+      await until('the server to exit', () => !alive(orphan!.pid))
+      expect(await readFile(log, 'utf8')).toContain('SIGTERM received: closing')
+    })
+  }
+
+  it('run by an npm script that runs toolsel (`toolsel serve &`): stops when that shell exits', async () => {
+    const { port, log } = await backgrounded({
+      ...withoutNpm(),
+      npm_lifecycle_event: 'serve:bg',
+      npm_lifecycle_script: 'toolsel serve &',
+    })
     await until('the server to exit', () => !alive(orphan!.pid))
-    expect(await readFile(log, 'utf8')).toContain('SIGTERM received: closing')
+    expect(await readFile(log, 'utf8')).toMatch(
+      /Launcher exited \(process \d+, npm's "serve:bg"\): closing[^]*Stopped/,
+    )
+    expect(await refused(`http://127.0.0.1:${port}`)).toBe(true)
   })
 })
 
