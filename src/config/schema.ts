@@ -721,9 +721,11 @@ const GatewaySchema = z
      */
     connectConcurrency: z.number().int().positive().max(MAX_UPSTREAM_SERVERS).default(16),
     /**
-     * Most time one connect attempt holds its `connectConcurrency` slot, in ms: past it the next
-     * upstream in line gets the slot and the attempt goes on outside the pool to its own timeouts
-     * (`spawnTimeoutMs`, `listDeadlineMs`). A server that hangs at start-up would otherwise hold a
+     * How long one connect attempt holds its `connectConcurrency` slot, in ms, before it steps
+     * out of the pool: the next upstream in line gets the slot and the attempt goes on to its own
+     * timeouts (`spawnTimeoutMs`, `listDeadlineMs`). At most `connectConcurrency` attempts are out
+     * at once (others keep their slot and try again this much later), so servers that are only
+     * slow to start cannot grow into a herd. A server hung at start-up would otherwise hold a
      * slot for its whole `spawnTimeoutMs`: 16 of them first in line held every other server back
      * 30 s, and again each retry round. Default 10,000.
      */

@@ -18,7 +18,7 @@ import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
 import { backoffDelay } from './backoff-delay.ts'
-import type { ConnectSlots } from './connect-slots.ts'
+import type { ConnectSlot, ConnectSlots } from './connect-slots.ts'
 import {
   classifyUpstreamError,
   describeUpstreamError,
@@ -49,6 +49,9 @@ export interface UpstreamOptions {
   /** Shared by the gateway's upstreams: at most `gateway.connectConcurrency` connect at once. */
   slots?: ConnectSlots
 }
+
+/** The slot of a connection without a pool (none to wait for or step out of). */
+const NO_POOL: ConnectSlot = { release: () => undefined, stepOut: () => false }
 
 export class UpstreamConnection {
   readonly name: string
@@ -111,7 +114,8 @@ export class UpstreamConnection {
   /**
    * Connects and lists the tools; on failure marks the server down and schedules a retry. First
    * it waits for one of the gateway's `connectConcurrency` slots (held to the end of the
-   * listing, or `connectSlotMs` at most: then the attempt goes on without it). A stdio server's
+   * listing, or `connectSlotMs`: then it steps out of the pool, when fewer than
+   * `connectConcurrency` are out, and goes on without it). A stdio server's
    * start-up and `initialize` answer get `spawnTimeoutMs`, an HTTP server's handshake
    * `connectTimeoutMs`; each tools/list page gets `listTimeoutMs` (default `connectTimeoutMs`)
    * and the whole listing `listDeadlineMs`.
@@ -123,27 +127,31 @@ export class UpstreamConnection {
     if (this.#downSince !== undefined) this.#status = 'reconnecting'
     // Its timeouts start once it has a slot: waiting is not the server being slow.
     this.#waitingForSlot = true
-    const release = await (this.#options.slots?.acquire() ?? (() => undefined))
+    const slot = this.#options.slots ? await this.#options.slots.acquire() : NO_POOL
     this.#waitingForSlot = false
     // Undefined: the gateway closed while this one waited.
-    if (!release || this.#closed) return release?.()
-    // A hung start-up gives its slot to the next in line after connectSlotMs and goes on.
-    const bound = setTimeout(() => {
-      this.#pastSlot = true
-      release()
-    }, this.#options.settings.connectSlotMs)
+    if (!slot || this.#closed) return slot?.release()
+    // A start-up still running after connectSlotMs (hung, or slow) steps out of the pool, if
+    // fewer than connectConcurrency are out already (else it tries again connectSlotMs later).
+    const { connectSlotMs } = this.#options.settings
+    let bound: NodeJS.Timeout | undefined
+    const stepOut = () => {
+      if (slot.stepOut()) this.#pastSlot = true
+      else bound = setTimeout(stepOut, connectSlotMs)
+    }
+    bound = setTimeout(stepOut, connectSlotMs)
     try {
       await this.#connectNow()
     } finally {
       clearTimeout(bound)
       this.#pastSlot = false
-      release()
+      slot.release()
     }
   }
 
   /**
-   * Whether a connect attempt still running gave its slot back after `gateway.connectSlotMs`
-   * (it goes on to its own timeouts outside the pool).
+   * Whether a connect attempt still running stepped out of the pool after
+   * `gateway.connectSlotMs` (it goes on to its own timeouts without a slot).
    */
   get pastSlot(): boolean {
     return this.#pastSlot
