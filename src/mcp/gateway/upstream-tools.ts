@@ -65,7 +65,9 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
         `tools/list listed more than ${maxTools.toLocaleString('en-US')} tools (gateway.maxToolsPerServer); none of them were taken`,
       )
     }
-    listed.push(...result.tools)
+    // Not push(...page): a page of ~150,000 tools or more (under maxMessageBytes with short
+    // tools and a raised maxToolsPerServer) overflowed the call stack as arguments.
+    for (const tool of result.tools) listed.push(tool)
     cursor = result.nextCursor
     if (!cursor) return listed
   }

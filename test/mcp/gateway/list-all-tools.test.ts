@@ -1,0 +1,57 @@
+/**
+ * listAllTools against a real stdio server (test/mcp/fixtures/node-upstream.mjs): a single
+ * tools/list page far larger than usual is taken whole. Before, its tools were appended as the
+ * arguments of one push call, and a page of ~150,000 tools or more (possible under
+ * gateway.maxMessageBytes with short tools, once maxToolsPerServer is raised) failed with
+ * "RangeError: Maximum call stack size exceeded", marking the server down for it.
+ */
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import { createUpstreamTransport } from '../../../src/mcp/gateway/create-upstream-transport.ts'
+import { listAllTools } from '../../../src/mcp/gateway/upstream-tools.ts'
+
+const UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
+
+const clients: Client[] = []
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close()
+})
+
+/** The fixture through the gateway's own stdio transport (its reads bounded by maxMessageBytes). */
+async function connect(env: Record<string, string>): Promise<Client> {
+  const maxMessageBytes = 64 * 1024 * 1024
+  const { gateway } = parseConfig({
+    gateway: { servers: { big: { command: process.execPath, args: [UPSTREAM], env } } },
+  })
+  const transport = createUpstreamTransport(gateway.servers.big, () => undefined, {
+    maxMessageBytes,
+    onOversize: () => undefined,
+  })
+  const client = new Client({ name: 'list-all-tools-test', version: '1.0.0' })
+  clients.push(client)
+  await client.connect(transport)
+  return client
+}
+
+describe('listAllTools', () => {
+  it('takes one page of 200,000 tools (10 MB) whole', async () => {
+    const client = await connect({
+      UPSTREAM_TOOLS: '200000',
+      UPSTREAM_PAGE_SIZE: '200000',
+      UPSTREAM_BARE: '1',
+    })
+    const bounds = { pageTimeoutMs: 60_000, deadlineMs: 60_000, maxTools: 200_000 }
+    const tools = await listAllTools(client, bounds)
+    expect(tools).toHaveLength(200_000)
+    expect([tools[0].name, tools[199_999].name]).toEqual(['tool_0', 'tool_199999'])
+  }, 60_000)
+
+  it('follows the cursor page by page, in order', async () => {
+    const client = await connect({ UPSTREAM_TOOLS: '2500', UPSTREAM_PAGE_SIZE: '1000' })
+    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500 }
+    const names = (await listAllTools(client, bounds)).map((tool) => tool.name)
+    expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
+  }, 60_000)
+})
