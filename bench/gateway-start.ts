@@ -1,14 +1,19 @@
 /**
  * Gateway start-up (not a test): spawns `toolsel serve --config <file>` with N stdio upstreams
- * (test/mcp/fixtures/tiny-upstream.sh: a bash MCP server, ~3 MiB, a few tools each) and,
+ * (test/mcp/fixtures/tiny-upstream.sh: a bash MCP server, ~3 MiB, a few tools each; with
+ * `--node-work S`, test/mcp/fixtures/node-upstream.mjs: a node one, ~40 MiB, that burns S seconds
+ * of its own CPU time before it reads stdin, a herd when started together), before them
+ * `--hung H` that never answer initialize (`sleep`), and,
  * with `--slow-pages`, one more upstream that lists its tools one page (2 tools) every
  * `--slow-delay` seconds, `--slow-pages` pages (endless with `--slow-endless`). Polls `/readyz` every 50 ms and prints per run the seconds from spawn to the first
  * ready answer, the server's CPU seconds then, its peak RSS (VmHWM), the most upstream processes
  * seen alive at once and their summed RSS then (sampled every 100 ms), and how many upstreams
- * `/readyz` reported connected and failed; then the medians per variant and N.
+ * `/readyz` reported connected and failed; then the medians per variant and N. It goes on polling
+ * after ready until every upstream but the hung ones is connected ("listed", seconds from spawn),
+ * and counts the upstreams `/readyz` ever showed with a `spawnTimeoutMs` error ("missed spawn").
  *
  *   node --import tsx bench/gateway-start.ts [--sizes 10,100,500] [--runs 1] [--tools 3]
- *     [--work 0] [--slow-pages 0 --slow-delay 0.9 [--slow-endless]] [--gateway '{"connectConcurrency":16}']...
+ *     [--work 0] [--node-work 0] [--hung 0] [--slow-pages 0 --slow-delay 0.9 [--slow-endless]] [--gateway '{"connectConcurrency":16}']...
  *     [--before /work/ci-base]
  *
  * `--gateway` (JSON, merged into the `gateway` section; given more than once, one variant each)
@@ -34,6 +39,8 @@ const { values } = benchArgs(import.meta.url, {
     runs: { type: 'string', default: '1' },
     tools: { type: 'string', default: '3' },
     work: { type: 'string', default: '0' },
+    'node-work': { type: 'string', default: '0' },
+    hung: { type: 'string', default: '0' },
     'slow-pages': { type: 'string', default: '0' },
     'slow-delay': { type: 'string', default: '0.9' },
     'slow-endless': { type: 'boolean', default: false },
@@ -44,6 +51,11 @@ const { values } = benchArgs(import.meta.url, {
 })
 
 const FIXTURE = fileURLToPath(new URL('../test/mcp/fixtures/tiny-upstream.sh', import.meta.url))
+const NODE_UPSTREAM = fileURLToPath(
+  new URL('../test/mcp/fixtures/node-upstream.mjs', import.meta.url),
+)
+const nodeWork = Number(values['node-work'])
+const hung = Number(values.hung)
 const HERE = fileURLToPath(new URL('..', import.meta.url))
 const sizes = values.sizes.split(',').map(Number)
 const runs = Number(values.runs)
@@ -71,24 +83,30 @@ async function stat(pid: number): Promise<{ name: string; fields: string[] } | u
 }
 
 /**
- * The upstream processes (`bash`) whose parent is `pid`, and their summed RSS in MiB (not tsx's
- * esbuild service, which a checkout without a fresh dist/ runs too).
+ * The upstream processes (`bash`, `node`, `sleep`) whose parent is `pid`, and their summed RSS in
+ * MiB (not tsx's esbuild service, which a checkout without a fresh dist/ runs too).
  */
+const UPSTREAM_COMMANDS = new Set(['bash', 'node', 'sleep'])
+
 async function children(pid: number): Promise<{ count: number; rssMiB: number }> {
   let count = 0
   let rssMiB = 0
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     const process = await stat(Number(entry))
-    if (process?.fields[1] !== String(pid) || process.name !== 'bash') continue
+    if (process?.fields[1] !== String(pid) || !UPSTREAM_COMMANDS.has(process.name)) continue
     count += 1
-    rssMiB += await processRssMiB(Number(entry)).catch(() => 0)
+    const rss = await processRssMiB(Number(entry)).catch(() => 0)
+    // A process that just exited (a zombie) has no VmRSS.
+    if (Number.isFinite(rss)) rssMiB += rss
   }
   return { count, rssMiB }
 }
 
 interface Run {
   readySeconds: number | undefined
+  listedSeconds: number | undefined
+  missedSpawn: number
   cpuSeconds: number
   peakMiB: number
   upstreamsAlive: number
@@ -100,8 +118,18 @@ interface Run {
 function servers(size: number): Record<string, unknown> {
   const upstream = (env: Record<string, string>) => ({ command: 'bash', args: [FIXTURE], env })
   const listed: Record<string, unknown> = {}
-  for (let i = 0; i < size; i += 1)
-    listed[`tiny${i}`] = upstream({ TINY_TOOLS: values.tools, TINY_START_WORK: values.work })
+  // First in line: they take the first connect slots.
+  for (let i = 0; i < hung; i += 1) listed[`hung${i}`] = { command: 'sleep', args: ['600'] }
+  for (let i = 0; i < size; i += 1) {
+    listed[`tiny${i}`] =
+      nodeWork > 0
+        ? {
+            command: process.execPath,
+            args: [NODE_UPSTREAM],
+            env: { UPSTREAM_CPU_SECONDS: String(nodeWork) },
+          }
+        : upstream({ TINY_TOOLS: values.tools, TINY_START_WORK: values.work })
+  }
   if (slowPages > 0) {
     listed.slow = upstream({
       TINY_TOOLS: String(slowPages * 2),
@@ -139,24 +167,40 @@ async function measure(variant: Variant, size: number, dir: string): Promise<Run
   })()
   try {
     let readySeconds: number | undefined
-    let report: { upstreams?: Array<{ status: string; lastSyncAt: string | null }> } = {}
+    let listedSeconds: number | undefined
+    type Upstream = { name: string; status: string; lastError: string | null }
+    let report: { upstreams?: Upstream[] } = {}
+    const missed = new Set<string>()
+    let cpu = 0
+    const ok = (status: string) => status === 'connected' || status === 'slow'
     while (performance.now() - started < timeoutMs && server.exitCode === null) {
       const answer = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined)
-      if (answer?.ok) {
-        readySeconds = (performance.now() - started) / 1000
-        report = (await answer.json()) as typeof report
-        break
+      const seen = answer
+        ? ((await answer.json().catch(() => ({}))) as { upstreams?: Upstream[] })
+        : {}
+      for (const upstream of seen.upstreams ?? [])
+        if (upstream.lastError?.includes('spawnTimeoutMs')) missed.add(upstream.name)
+      const now = (performance.now() - started) / 1000
+      if (answer?.ok && readySeconds === undefined) {
+        readySeconds = now
+        report = seen
+        cpu = await cpuSeconds(server.pid!)
       }
+      const healthy = (seen.upstreams ?? []).filter((upstream) => !upstream.name.startsWith('hung'))
+      if (listedSeconds === undefined && healthy.length > 0 && healthy.every((u) => ok(u.status)))
+        listedSeconds = now
+      if (readySeconds !== undefined && listedSeconds !== undefined) break
       await new Promise((done) => setTimeout(done, 50))
     }
-    const cpu = await cpuSeconds(server.pid!)
+    if (readySeconds === undefined) cpu = await cpuSeconds(server.pid!)
     const peakMiB = await processRssMiB(server.pid!, 'VmHWM')
     sampling = false
     await sampler
     const upstreams = report.upstreams ?? []
-    const ok = (status: string) => status === 'connected' || status === 'slow'
     return {
       readySeconds,
+      listedSeconds,
+      missedSpawn: missed.size,
       cpuSeconds: cpu,
       peakMiB,
       upstreamsAlive: alive.count,
@@ -174,6 +218,12 @@ async function measure(variant: Variant, size: number, dir: string): Promise<Run
 const dir = await mkdtemp(join(tmpdir(), 'gateway-start-'))
 const results = new Map<string, Run[]>()
 const key = (variant: Variant, size: number) => `${variant.label}\t${size}`
+/** What the N upstreams are, after N in the output. */
+const label = [
+  nodeWork > 0 ? ` node (${nodeWork} s CPU each)` : '',
+  hung > 0 ? ` + ${hung} hung` : '',
+  slowPages > 0 ? ' + slow' : '',
+].join('')
 process.stdout.write(`load average at start: ${load()}\n`)
 try {
   for (const size of sizes) {
@@ -185,12 +235,12 @@ try {
         const all = results.get(key(variant, size)) ?? []
         all.push(measured)
         results.set(key(variant, size), all)
-        const ready =
-          measured.readySeconds === undefined
-            ? `not ready in ${values.timeout} s`
-            : `${measured.readySeconds.toFixed(2)} s`
+        const seconds = (value: number | undefined, what: string) =>
+          value === undefined ? `not ${what} in ${values.timeout} s` : `${value.toFixed(2)} s`
+        const ready = seconds(measured.readySeconds, 'ready')
+        const listed = seconds(measured.listedSeconds, 'listed')
         process.stdout.write(
-          `${variant.label}, N=${size}${slowPages > 0 ? ' + slow' : ''}, run ${run}: ready ${ready}, CPU ${measured.cpuSeconds.toFixed(2)} s, peak ${measured.peakMiB.toFixed(0)} MiB, upstreams alive ${measured.upstreamsAlive} (${measured.upstreamsMiB.toFixed(0)} MiB), connected ${measured.connected}, failed ${measured.failed}; load ${load()}\n`,
+          `${variant.label}, N=${size}${label}, run ${run}: ready ${ready}, listed ${listed}, missed spawn ${measured.missedSpawn}, CPU ${measured.cpuSeconds.toFixed(2)} s, peak ${measured.peakMiB.toFixed(0)} MiB, upstreams alive ${measured.upstreamsAlive} (${measured.upstreamsMiB.toFixed(0)} MiB), connected ${measured.connected}, failed ${measured.failed}; load ${load()}\n`,
         )
       }
     }
@@ -200,15 +250,16 @@ try {
 }
 
 process.stdout.write(
-  `\n| variant | N | ready (s) | server CPU (s) | server peak RSS (MiB) | upstreams alive at once | their RSS (MiB) | connected | failed |\n|---|---|---|---|---|---|---|---|---|\n`,
+  `\n| variant | N | ready (s) | listed (s) | missed spawn | server CPU at ready (s) | server peak RSS (MiB) | upstreams alive at once | their RSS (MiB) | connected | failed |\n|---|---|---|---|---|---|---|---|---|---|---|\n`,
 )
 for (const [name, measured] of results) {
-  const [label, size] = name.split('\t')
+  const [variantLabel, size] = name.split('\t')
   const ready = measured.map((run) => run.readySeconds ?? Number.POSITIVE_INFINITY)
+  const listed = measured.map((run) => run.listedSeconds ?? Number.POSITIVE_INFINITY)
   const cell = (pick: (run: Run) => number, digits = 0) =>
     median(measured.map(pick)).toFixed(digits)
   process.stdout.write(
-    `| ${label} | ${size}${slowPages > 0 ? ' + slow' : ''} | ${median(ready).toFixed(2)} | ${cell((run) => run.cpuSeconds, 2)} | ${cell((run) => run.peakMiB)} | ${cell((run) => run.upstreamsAlive)} | ${cell((run) => run.upstreamsMiB)} | ${cell((run) => run.connected)} | ${cell((run) => run.failed)} |\n`,
+    `| ${variantLabel} | ${size}${label} | ${median(ready).toFixed(2)} | ${median(listed).toFixed(2)} | ${cell((run) => run.missedSpawn)} | ${cell((run) => run.cpuSeconds, 2)} | ${cell((run) => run.peakMiB)} | ${cell((run) => run.upstreamsAlive)} | ${cell((run) => run.upstreamsMiB)} | ${cell((run) => run.connected)} | ${cell((run) => run.failed)} |\n`,
   )
 }
 process.stdout.write(`\nmedians over ${runs} run(s); load average at end: ${load()}\n`)
