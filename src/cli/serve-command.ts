@@ -15,7 +15,7 @@ import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
-import { IndexDirPoller, pickUpCommits, RETRY_LIMIT } from '../service/index-dir-watch.ts'
+import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
@@ -105,7 +105,9 @@ export function checkBindSafety(config: Config): string {
 }
 
 /** How the last try of a commit that failed to load is logged (service/index-dir-watch.ts). */
-const GAVE_UP = `Gave up after ${RETRY_LIMIT} tries (a new commit of it, or a restart, loads it again; /readyz failedIndexes keeps it)`
+/** The log line's start when a failed commit's last try (`server.indexRetryLimit`) fails too. */
+const gaveUp = (tries: number) =>
+  `Gave up after ${tries} tries (a new commit of it, or a restart, loads it again; /readyz failedIndexes keeps it)`
 
 export async function serveCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommand(argv, OPTIONS, 'serve')
@@ -163,11 +165,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
             const failures = await pickUpCommits(service, names)
             // Once per commit, and its last try: the tries between are logged at debug level.
             for (const failure of failures)
-              if (lastTry) logger.error(`${GAVE_UP}: ${failure}`)
+              if (lastTry) logger.error(`${gaveUp(config.server.indexRetryLimit)}: ${failure}`)
               else if (retry) logger.debug(`Tried again: ${failure}`)
               else logger.error(failure)
             return failedAmong(names, service.failedIndexes)
           },
+          { retryLimit: config.server.indexRetryLimit },
         )
       : undefined
   const fetch: typeof app.fetch = sync
@@ -320,10 +323,11 @@ async function servePrimary(
             // last try (the tries between are logged at debug level).
             if (failures.length > 0)
               logger[retry && !lastTry ? 'debug' : 'error'](
-                `${lastTry ? `${GAVE_UP}, not` : retry ? 'Tried again, not' : 'Not'} picked up: ${failures.join('; ')}`,
+                `${lastTry ? `${gaveUp(config.server.indexRetryLimit)}, not` : retry ? 'Tried again, not' : 'Not'} picked up: ${failures.join('; ')}`,
               )
             return failed
           },
+          { retryLimit: config.server.indexRetryLimit },
         )
       : undefined
   await poller?.baseline()

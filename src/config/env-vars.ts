@@ -27,6 +27,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'How often a server looks for indexes other processes committed (0: never)',
   },
+  TOOLSEL_INDEX_RETRY_LIMIT: {
+    path: 'server.indexRetryLimit',
+    type: 'integer',
+    description: 'Tries again of a committed index that failed to load, before giving up',
+  },
   TOOLSEL_BODY_LIMIT_BYTES: {
     path: 'server.bodyLimitBytes',
     type: 'integer',

@@ -102,6 +102,13 @@ const ServerSchema = z
       .max(3_600_000)
       .refine((ms) => ms === 0 || ms >= 100, 'indexWatchMs is 0 (off) or at least 100')
       .default(2000),
+    /**
+     * How many times the index watch tries again an index committed by another process (or
+     * skipped at start-up) that failed to load, on its backoff (2 s, 4 s, … then every minute;
+     * 10 tries take about 6 minutes), before it gives up until a new commit of it or a restart.
+     * 0 = never tried again. Default 10.
+     */
+    indexRetryLimit: z.number().int().min(0).max(1000).default(10),
     /** Most open client connections; further ones are closed at once. Default 1,024. */
     maxConnections: z.number().int().positive().default(1024),
     /**

@@ -409,7 +409,7 @@ export const READINESS_REPORT = z.object({
     .array(z.object({ name: z.string(), error: z.string() }))
     .optional()
     .describe(
-      'Saved indexes skipped at start-up, or committed later by another process, that failed to load, with their error, naming no path of the host: <file> for the tool file it was built from, <library.indexDir>/<name> for its directory (the previous version of one stays served; it is tried again on a backoff, 10 times in about 6 minutes, and a try, a later commit or a restart that loads it removes it; with --workers N the failures of every worker, the same from each). With API keys configured: absent without a key.',
+      'Saved indexes skipped at start-up, or committed later by another process, that failed to load, with their error, naming no path of the host: <file> for the tool file it was built from, <library.indexDir>/<name> for its directory (the previous version of one stays served; it is tried again on a backoff, server.indexRetryLimit times (10 by default, about 6 minutes), and a try, a later commit or a restart that loads it removes it; with --workers N the failures of every worker, the same from each). With API keys configured: absent without a key.',
     ),
   upstreams: z
     .array(UpstreamStateSchema)

@@ -20,8 +20,8 @@
  * polls and relays the names to every worker (service/cluster-sync.ts).
  *
  * A commit that fails to load (a file briefly unreadable, EMFILE, a network mount half-synced) is
- * loaded again on a backoff, `retryBackoffMs` (2 s, 4 s, 8 s, … then every minute), RETRY_LIMIT
- * times (about 6 minutes) while it stays the commit there and fails; the failure is logged once
+ * loaded again on a backoff, `retryBackoffMs` (2 s, 4 s, 8 s, … then every minute),
+ * `server.indexRetryLimit` times (default RETRY_LIMIT, 10: about 6 minutes) while it stays the commit there and fails; the failure is logged once
  * per commit, its last try's failure too ("gave up"), and `/readyz` failedIndexes lists it until a
  * try, a new commit or a restart loads it. Indexes skipped at start-up are tried the same way.
  * @module
@@ -52,15 +52,16 @@ export function retryBackoffMs(n: number): number {
 }
 
 /**
- * Tries after the first failure of a commit (`retryBackoffMs`: 2 s … 32 s, then a minute each,
- * about 6 minutes in all); a commit that still fails then is not tried again until it is
- * committed anew (or the server restarts): `failedIndexes` keeps it.
+ * Tries after the first failure of a commit by default (`server.indexRetryLimit`;
+ * `retryBackoffMs`: 2 s … 32 s, then a minute each, about 6 minutes in all); a commit that still
+ * fails then is not tried again until it is committed anew (or the server restarts):
+ * `failedIndexes` keeps it.
  */
 export const RETRY_LIMIT = 10
 
 /**
  * What the poll hands `onChange`: `retry` when the names are failed commits tried again,
- * `lastTry` when this is their last (RETRY_LIMIT).
+ * `lastTry` when this is their last (the poller's retry limit).
  */
 export interface ChangeBatch {
   retry: boolean
@@ -108,15 +109,19 @@ export class IndexDirPoller {
   #stopped = false
   /** Polls so far and scans among them (for the bench and the tests). */
   readonly counts = { polls: 0, scans: 0 }
+  /** Tries again of a failed commit before giving up (`server.indexRetryLimit`). */
+  readonly retryLimit: number
 
   constructor(
     indexDir: string,
     intervalMs: number,
     onChange: (names: string[], batch: ChangeBatch) => Promise<readonly string[] | void>,
+    options: { retryLimit?: number } = {},
   ) {
     this.#indexDir = indexDir
     this.#intervalMs = intervalMs
     this.#onChange = onChange
+    this.retryLimit = options.retryLimit ?? RETRY_LIMIT
   }
 
   /** Reads what is committed now without reporting it (call before the libraries load). */
@@ -147,6 +152,7 @@ export class IndexDirPoller {
    * baseline holds their manifests, so no change would report them).
    */
   retryLater(names: Iterable<string>): void {
+    if (this.retryLimit === 0) return
     for (const name of names)
       if (!this.#retries.has(name))
         this.#retries.set(name, { tries: 1, dueAt: Date.now() + retryBackoffMs(1) })
@@ -172,7 +178,7 @@ export class IndexDirPoller {
     const due = [...this.#retries].filter(([, retry]) => retry.dueAt <= now).sort()
     for (const lastTry of [false, true]) {
       const batch = due
-        .filter(([, retry]) => retry.tries >= RETRY_LIMIT === lastTry)
+        .filter(([, retry]) => retry.tries >= this.retryLimit === lastTry)
         .map(([name]) => name)
       if (batch.length > 0 && !this.#stopped)
         this.#scheduleRetries(batch, await this.#onChange(batch, { retry: true, lastTry }))
@@ -190,7 +196,7 @@ export class IndexDirPoller {
       }
       const tries = (this.#retries.get(name)?.tries ?? 0) + 1
       // Its last try failed: given up on until a new commit.
-      if (tries > RETRY_LIMIT) this.#retries.delete(name)
+      if (tries > this.retryLimit) this.#retries.delete(name)
       else this.#retries.set(name, { tries, dueAt: Date.now() + retryBackoffMs(tries) })
     }
   }

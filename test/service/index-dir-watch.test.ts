@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { ENV_VARS } from '../../src/config/env-vars.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log.ts'
 import {
@@ -93,40 +95,62 @@ describe('IndexDirPoller: failed commits', () => {
     expect(poller.retrying()).toEqual(['b'])
   })
 
-  it('gives up on a commit after RETRY_LIMIT tries, the last marked lastTry; a new commit is tried again', async () => {
-    root = await mkdtemp(join(tmpdir(), 'toolsel-poll-give-up-'))
-    const dir = join(root, 'indexes')
-    await mkdir(join(dir, 'a'), { recursive: true })
-    await writeFile(join(dir, 'a', 'manifest.json'), '{}')
-    const tries: Array<{ lastTry: boolean }> = []
-    const poller = new IndexDirPoller(dir, 1000, async (names, { retry, lastTry }) => {
-      if (retry) tries.push({ lastTry: lastTry === true })
-      return names
-    })
-    await poller.baseline()
-    // The clock moves a minute a poll (no wait): every poll finds the next try due.
-    vi.useFakeTimers({ toFake: ['Date'] })
-    try {
-      poller.retryLater(['a'])
-      for (let poll = 0; poll < RETRY_LIMIT + 5; poll += 1) {
-        vi.setSystemTime(Date.now() + 61_000)
-        await poller.poll()
-      }
-      expect(tries).toHaveLength(RETRY_LIMIT)
-      expect(tries.map((one) => one.lastTry)).toEqual(
-        Array.from({ length: RETRY_LIMIT }, (_, at) => at === RETRY_LIMIT - 1),
+  it.each([
+    { limit: undefined, tried: RETRY_LIMIT },
+    { limit: 3, tried: 3 },
+    { limit: 0, tried: 0 },
+  ])(
+    'gives up on a commit after its retry limit ($limit: $tried tries), the last marked lastTry; a new commit is tried again',
+    async ({ limit, tried }) => {
+      root = await mkdtemp(join(tmpdir(), 'toolsel-poll-give-up-'))
+      const dir = join(root, 'indexes')
+      await mkdir(join(dir, 'a'), { recursive: true })
+      await writeFile(join(dir, 'a', 'manifest.json'), '{}')
+      const tries: Array<{ lastTry: boolean }> = []
+      const poller = new IndexDirPoller(
+        dir,
+        1000,
+        async (names, { retry, lastTry }) => {
+          if (retry) tries.push({ lastTry: lastTry === true })
+          return names
+        },
+        limit === undefined ? {} : { retryLimit: limit },
       )
-      expect(poller.retrying()).toEqual([])
-      // A new commit of it: handed over as a change, and tried again after it fails.
-      await rename(join(dir, 'a'), join(root, 'a-old'))
-      await mkdir(join(dir, 'a'))
-      await writeFile(join(dir, 'a', 'manifest.json'), '{"v":2}')
-      vi.setSystemTime(Date.now() + 61_000)
-      expect(await poller.poll()).toEqual(['a'])
-      expect(poller.retrying()).toEqual(['a'])
-    } finally {
-      vi.useRealTimers()
-    }
+      expect(poller.retryLimit).toBe(tried)
+      await poller.baseline()
+      // The clock moves a minute a poll (no wait): every poll finds the next try due.
+      vi.useFakeTimers({ toFake: ['Date'] })
+      try {
+        poller.retryLater(['a'])
+        for (let poll = 0; poll < RETRY_LIMIT + 5; poll += 1) {
+          vi.setSystemTime(Date.now() + 61_000)
+          await poller.poll()
+        }
+        expect(tries).toHaveLength(tried)
+        expect(tries.map((one) => one.lastTry)).toEqual(
+          Array.from({ length: tried }, (_, at) => at === tried - 1),
+        )
+        expect(poller.retrying()).toEqual([])
+        // A new commit of it: handed over as a change, and tried again after it fails (unless
+        // the limit is 0).
+        await rename(join(dir, 'a'), join(root, 'a-old'))
+        await mkdir(join(dir, 'a'))
+        await writeFile(join(dir, 'a', 'manifest.json'), '{"v":2}')
+        vi.setSystemTime(Date.now() + 61_000)
+        expect(await poller.poll()).toEqual(['a'])
+        expect(poller.retrying()).toEqual(tried === 0 ? [] : ['a'])
+      } finally {
+        vi.useRealTimers()
+      }
+    },
+  )
+
+  it('server.indexRetryLimit: 0 to 1000, default RETRY_LIMIT, env TOOLSEL_INDEX_RETRY_LIMIT', () => {
+    expect(defaultConfig().server.indexRetryLimit).toBe(RETRY_LIMIT)
+    expect(parseConfig({ server: { indexRetryLimit: 0 } }).server.indexRetryLimit).toBe(0)
+    expect(() => parseConfig({ server: { indexRetryLimit: 1001 } })).toThrow(/indexRetryLimit/)
+    expect(() => parseConfig({ server: { indexRetryLimit: 2.5 } })).toThrow(/indexRetryLimit/)
+    expect(ENV_VARS.TOOLSEL_INDEX_RETRY_LIMIT.path).toBe('server.indexRetryLimit')
   })
 })
 
