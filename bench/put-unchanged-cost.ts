@@ -4,10 +4,12 @@
  * index: store/library-lifecycle.ts). Per size, alternating in one run: the whole unchanged path
  * of an upload (`importUploadedLibrary`: the import of the body, in a worker thread above
  * server.importWorkerMinChars, the same-index test and the check) and the check alone; the path
- * without the check is about their difference. Synthetic ToolBench-named libraries (BM25, the
- * default build), as bench/perf.ts makes them.
+ * without the check is about their difference. Synthetic ToolBench-named libraries, as
+ * bench/perf.ts makes them, built with `--retriever` (default retrieve.build, BM25; a dense part,
+ * `bm25,dense:static:glove-100d`, makes the check load its vectors and HNSW graph too).
  *
  *   TOOLSEL_DATA_DIR=/work/shared/data node --import tsx bench/put-unchanged-cost.ts [--reps 7] [--data <dir>]
+ *     [--retriever bm25,dense:static:glove-100d] [--sizes 1000,10000]
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -29,15 +31,21 @@ const { values } = benchArgs(import.meta.url, {
   options: {
     reps: { type: 'string', default: '7' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    retriever: { type: 'string' },
+    sizes: { type: 'string', default: '1000,10000' },
   },
 })
 const reps = Number(values.reps)
 const dataDir = values.data
 const config = defaultConfig()
+const retriever = values.retriever ?? config.retrieve.build
+const sizes = values.sizes.split(',').map(Number)
+if (sizes.some((size) => !Number.isInteger(size) || size < 1))
+  throw new Error(`--sizes is a comma list of tool counts: ${values.sizes}`)
 const work = await mkdtemp(join(tmpdir(), 'toolsel-put-unchanged-'))
 const rows: string[] = []
 try {
-  for (const size of [1000, 10000]) {
+  for (const size of sizes) {
     const { tools } = await buildSyntheticLibrary(dataDir, size)
     const indexDir = join(work, String(size))
     const body = (await indexTools('bench', tools, config)).library.toJsonLines().toString('utf8')
@@ -46,6 +54,7 @@ try {
       { text: body, fileName: 'tools.jsonl' },
       'bench',
       config,
+      { retriever },
     )
     if (first.unchanged) throw new Error('a first upload is never unchanged')
     await saveIndexedLibrary(indexDir, first.indexed, { toolsIndex: first.toolsIndex })
@@ -58,9 +67,7 @@ try {
         { text: body, fileName: 'tools.jsonl' },
         'bench',
         config,
-        {
-          unchangedFrom: served,
-        },
+        { retriever, unchangedFrom: served },
       )
       whole.push(performance.now() - started)
       if (!upload.unchanged) throw new Error(`size ${size}: the upload was not found unchanged`)
@@ -78,7 +85,9 @@ try {
 } finally {
   await rm(work, { recursive: true, force: true })
 }
-console.log(`Unchanged upload, medians of ${reps} (load average ${loadavg()[0].toFixed(1)}):`)
+console.log(
+  `Unchanged upload (${retriever}), medians of ${reps} (load average ${loadavg()[0].toFixed(1)}):`,
+)
 console.log('| tools | body MB | unchanged PUT path ms | disk check ms | check share |')
 console.log('| --- | --- | --- | --- | --- |')
 for (const row of rows) console.log(row)
