@@ -25,17 +25,21 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
+// 90 s: on a loaded machine (the full suite beside other work) a run took past the default 30.
 const index = (examples: string) =>
-  runToolselChild([
-    'index',
-    CALENDAR,
-    '--name',
-    'cal',
-    '--index-dir',
-    join(root, 'indexes'),
-    '--examples',
-    examples,
-  ])
+  runToolselChild(
+    [
+      'index',
+      CALENDAR,
+      '--name',
+      'cal',
+      '--index-dir',
+      join(root, 'indexes'),
+      '--examples',
+      examples,
+    ],
+    { timeoutMs: 90_000 },
+  )
 
 describe('hostile usage examples files', () => {
   it('/dev/zero is refused within its first lines of bytes: line 1 is longer than an example takes', async () => {
@@ -45,20 +49,23 @@ describe('hostile usage examples files', () => {
       indexed,
       `Cannot read --examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes: more than one usage example takes (an instruction of at most 8000 characters and 64 tool ids); nothing past it was read`,
     )
-    const trained = await runToolselChild([
-      'train',
-      '--examples',
-      '/dev/zero',
-      '--library',
-      CALENDAR,
-      '--out',
-      join(root, 'model.json'),
-    ])
+    const trained = await runToolselChild(
+      [
+        'train',
+        '--examples',
+        '/dev/zero',
+        '--library',
+        CALENDAR,
+        '--out',
+        join(root, 'model.json'),
+      ],
+      { timeoutMs: 90_000 },
+    )
     expectExit(
       trained,
       `Cannot read examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`,
     )
-  }, 90_000)
+  }, 200_000)
 
   it('a 200 MB file without a line break is refused at its first MiB, not read whole', async () => {
     // Before: read whole (under the 256 MiB file limit) and decoded as one 200 MB string (an
@@ -108,7 +115,7 @@ describe('hostile usage examples files', () => {
       run,
       `Cannot read --examples file "${file}": line 3 is not UTF-8 text (save it as UTF-8)`,
     )
-  }, 60_000)
+  }, 120_000)
 
   it('a file of 1,000,000 examples: train refuses it at the 200,001st, index keeps the newest 20,000, in bounded memory', async () => {
     // Before: the whole file was parsed first (3,000,000 lines: 1.7-2.1 GB RSS); under a 256 MB
@@ -183,7 +190,7 @@ describe('hostile usage examples files', () => {
     await writeFile(within, `[${records.slice(0, 30_000).join(',')}]`)
     const read = await index(within)
     expectExit(read, `Read 30000 usage examples from ${within} (1 kept`, 0)
-  }, 120_000)
+  }, 300_000)
 
   it('index --examples keeps the first 20 examples naming unknown tools for the error and counts the rest', async () => {
     // Before: every such example was kept for the message (and each id with its places): a file
