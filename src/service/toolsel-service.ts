@@ -621,20 +621,20 @@ export class ToolselService {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
-    const manifest = await holding(saved, () =>
-      writeSnapshot(dir, saved, { onUnsynced: this.#warnUnsynced }),
-    ).catch((error: unknown) => {
-      if (!isToolselError(error, 'INTERNAL')) throw error
-      // The directory comes from the operator's config: say which setting to change.
-      const failed = new ToolselError(
-        'INTERNAL',
-        `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
-        { cause: error.cause },
-      )
-      // The log keeps the paths; the answer names the setting instead.
-      this.logger.error(failed.message)
-      throw pathFreeError(failed, this.#hostPaths())
-    })
+    // Every error without this host's directories, as PUT and DELETE (the log keeps them).
+    const manifest = await this.#withoutHostPaths(() =>
+      holding(saved, () => writeSnapshot(dir, saved, { onUnsynced: this.#warnUnsynced })).catch(
+        (error: unknown) => {
+          if (!isToolselError(error, 'INTERNAL')) throw error
+          // The directory comes from the operator's config: say which setting to change.
+          throw new ToolselError(
+            'INTERNAL',
+            `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
+            { cause: error.cause },
+          )
+        },
+      ),
+    )
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, dir, ...manifest }
   }
