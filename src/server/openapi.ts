@@ -213,7 +213,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       '/v1/snapshots': {
         post: {
           summary:
-            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); restore with toolsel snapshot restore <dir>',
+            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); answers its name there; restore with toolsel snapshot restore <library.snapshotDir>/<name>',
           responses: {
             201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
             ...errors(503, 504),

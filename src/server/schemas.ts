@@ -543,10 +543,11 @@ export const RESPONSE_SCHEMAS = {
     version: z.number().describe("The examples' version (+1 on every change)."),
   }),
   snapshot: z.object({
-    name: z.string().describe('The snapshot directory name under library.snapshotDir.'),
-    dir: z
+    name: z
       .string()
-      .describe('Its path on the server (restore with: toolsel snapshot restore <dir>).'),
+      .describe(
+        'Its directory name under library.snapshotDir: toolsel snapshot restore <snapshotDir>/<name>.',
+      ),
     format: z.literal('toolsel-snapshot'),
     version: z.number(),
     createdAt: z.string(),

@@ -615,9 +615,11 @@ export class ToolselService {
   /**
    * Writes a snapshot of every saved library as it is served now into a new directory under
    * `library.snapshotDir` (named by the time; see `store/snapshot.ts`). Libraries that were
-   * never saved (the embedded demo, the gateway library, tool files) are not included.
+   * never saved (the embedded demo, the gateway library, tool files) are not included. The
+   * answer names it by `name` only (relative to `library.snapshotDir`): like every error of it,
+   * an HTTP answer holds no path of this host. The log names the whole directory.
    */
-  async snapshot(): Promise<SnapshotManifest & { name: string; dir: string }> {
+  async snapshot(): Promise<SnapshotManifest & { name: string }> {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
@@ -636,7 +638,7 @@ export class ToolselService {
       ),
     )
     this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
-    return { name, dir, ...manifest }
+    return { name, ...manifest }
   }
 
   async deleteLibrary(name: string): Promise<void> {

@@ -540,10 +540,8 @@ class SnapshotLibrary(TypedDict):
 
 
 class Snapshot(TypedDict):
-    #: The snapshot directory name under library.snapshotDir.
+    #: Its directory name under library.snapshotDir: toolsel snapshot restore <snapshotDir>/<name>.
     name: str
-    #: Its path on the server (restore with: toolsel snapshot restore <dir>).
-    dir: str
     format: Literal["toolsel-snapshot"]
     version: float
     createdAt: str
