@@ -75,8 +75,8 @@ export interface ToolselClientOptions {
    * The CA certificates (PEM text or bytes, one or several) to trust for an `https://` baseUrl
    * served with a private CA's certificate, e.g. `ca: readFileSync('ca.pem')`; they replace
    * Node's built-in roots for this client (as `tls.connect`'s `ca`). Requests then go through
-   * `node:https` (Node only), kept alive. Without it the global fetch trusts Node's roots and
-   * `NODE_EXTRA_CA_CERTS`.
+   * the `undici` package's fetch with an Agent trusting them (Node only), kept alive. Without
+   * it the global fetch trusts Node's roots and `NODE_EXTRA_CA_CERTS`.
    */
   ca?: CaCertificates
   /**

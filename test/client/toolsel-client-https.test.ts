@@ -63,11 +63,26 @@ describe.skipIf(skipped !== undefined)(
       expect(error.message).toContain('certificate is for another host name')
     })
 
-    it('keeps one TLS connection for many calls', async () => {
+    it('keeps its TLS connections for many calls', async () => {
       const client = new ToolselClient({ baseUrl: url, ca })
       const before = https!.handshakes()
+      // Calls one right after another: undici frees a connection a tick after its answer's body
+      // has ended, so the second call, started within that tick, opens a second one (Node's
+      // global fetch, the same undici, does so too); then both are reused.
       for (let call = 0; call < 10; call += 1) await client.search({ query: 'send an SMS', k: 3 })
-      expect(https!.handshakes() - before).toBe(1)
+      const first = https!.handshakes() - before
+      expect(first).toBeGreaterThanOrEqual(1)
+      expect(first).toBeLessThanOrEqual(2)
+      for (let call = 0; call < 20; call += 1) await client.search({ query: 'send an SMS', k: 3 })
+      expect(https!.handshakes() - before).toBe(first)
+      // With a moment between calls, one connection serves them all.
+      const spaced = new ToolselClient({ baseUrl: url, ca })
+      const start = https!.handshakes()
+      for (let call = 0; call < 10; call += 1) {
+        await spaced.search({ query: 'send an SMS', k: 3 })
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      expect(https!.handshakes() - start).toBe(1)
     })
 
     it('the time limit, the size limit and an abort hold over TLS', async () => {

@@ -148,6 +148,10 @@ describe('the npm package, installed from its tarball', () => {
           '  console.log(error instanceof ToolselClientError, error.code, error.status)',
           '})',
           "console.log('resolved', import.meta.resolve('toolsel/client'))",
+          // `ca` loads dist/client/https-fetch.js and the undici package: a dependency, not dev.
+          "import { rootCertificates } from 'node:tls'",
+          "const ca = new ToolselClient({ baseUrl: 'https://127.0.0.1:2', ca: rootCertificates[0] })",
+          "await ca.health().catch((error) => console.log('with ca', error.code, error.message))",
         ].join('\n'),
       )
       const esm = await run(process.execPath, ['client.mjs', serve.url], { cwd: app, env: ENV })
@@ -155,6 +159,9 @@ describe('the npm package, installed from its tarball', () => {
       expect(esm.stdout).toContain('true UNKNOWN_LIBRARY 404')
       expect(esm.stdout).toContain('resolved file://')
       expect(esm.stdout).toContain('/node_modules/toolsel/dist/client/index.js')
+      expect(esm.stdout).toMatch(
+        /^with ca NETWORK GET https:\/\/127.0.0.1:2\/healthz failed: fetch failed: /m,
+      )
       expect(serve.logs()).toContain('node_modules/toolsel/dist/library/demo')
       // The playground's report page falls back to the shipped baseline report.
       const report = await fetch(`${serve.url}/ui/report`)
