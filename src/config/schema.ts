@@ -627,6 +627,23 @@ const StdioUpstreamSchema = z
   })
   .strict()
 
+/** A character that can't be in an HTTP header name (an RFC 9110 token's `tchar`s). */
+const HEADER_NAME_BAD = /[^!#$%&'*+\-.^_`|~0-9A-Za-z]/
+
+/** Why `name` is no header name: empty, or its character at `bad` (shown unless a letter of another script's). */
+function headerNameProblem(name: string, bad: number): string {
+  const rule = "a header name is an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~ only"
+  if (name.length === 0) return `${rule}; this one is empty`
+  const char = name.codePointAt(bad)!
+  const shown =
+    char === 0x20
+      ? 'a space'
+      : char < 0x20 || char === 0x7f
+        ? `control character U+${char.toString(16).toUpperCase().padStart(4, '0')}`
+        : `"${String.fromCodePoint(char)}"`
+  return `${rule}; character ${bad + 1} is ${shown}${char === 0x3a ? ' (a whole "Name: value" line given as the name? the value goes after the name\'s ":" in JSON)' : ''}`
+}
+
 /** An upstream MCP server reached over Streamable HTTP. */
 const HttpUpstreamSchema = z
   .object({
@@ -640,8 +657,11 @@ const HttpUpstreamSchema = z
       error: 'an http: or https: URL is expected (a server run as a process is {"command": …})',
     }),
     /**
-     * HTTP headers sent with every request (e.g. `Authorization`). Default none. A value is
-     * Latin-1 text without line breaks (what HTTP can send); the value isn't echoed in the error.
+     * HTTP headers sent with every request (e.g. `Authorization`). Default none. A name is an
+     * RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``), a value Latin-1 text without line
+     * breaks (what HTTP can send). An error names the key: a bad name up to its first bad
+     * character (a whole `"Authorization: Bearer …"` line given as a name is not echoed), a bad
+     * value by its name, the value not echoed.
      */
     headers: z
       .record(
@@ -651,6 +671,19 @@ const HttpUpstreamSchema = z
             'a header value is Latin-1 text without line breaks (a placeholder such as "…" left in?)',
         }),
       )
+      .superRefine((headers, context) => {
+        for (const name of Object.keys(headers)) {
+          const bad = name.search(HEADER_NAME_BAD)
+          if (name.length > 0 && bad < 0) continue
+          context.addIssue({
+            code: 'custom',
+            // The name as far as it is a token: what follows may be a credential.
+            path: [bad > 0 ? `${name.slice(0, bad)}…` : '…'],
+            message: headerNameProblem(name, bad),
+          })
+          return
+        }
+      })
       .default({}),
     ...UpstreamCommonFields,
   })

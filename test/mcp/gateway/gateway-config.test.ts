@@ -81,6 +81,42 @@ describe('gateway config', () => {
     expect(latin1.gateway.servers.x).toMatchObject({ headers: { 'X-Name': 'café\tok' } })
   })
 
+  it('refuses a header name that is no RFC 9110 token, naming its key up to the bad character', async () => {
+    // Was: accepted; the server then went down at its first request with fetch's "Headers.append:
+    // ... is an invalid header name", retried forever; a whole "Authorization: Bearer …" line
+    // given as the name would be echoed in a path.
+    const cases: Array<[string, string, string]> = [
+      ['Authorization: Bearer secret-x', 'Authorization…', 'character 14 is ":" (a whole'],
+      ['X Api Key', 'X…', 'character 2 is a space'],
+      ['Clé', 'Cl…', 'character 3 is "é"'],
+      ['X-Key\n', 'X-Key…', 'character 6 is control character U+000A'],
+      ['', '…', 'this one is empty'],
+    ]
+    for (const [name, shown, reason] of cases) {
+      const file = write('header-names.json', {
+        gateway: {
+          servers: { linear: { url: 'https://mcp.linear.app/mcp', headers: { [name]: 'v' } } },
+        },
+      })
+      const { code, stderr } = await runCli(['serve', '--config', file, '--print-config'])
+      expect(code).toBe(2)
+      expect(stderr).toContain(
+        `Invalid config value at "gateway.servers.linear.headers.${shown}" (from config file ${file}): a header name is an RFC 9110 token: letters, digits and !#$%&'*+-.^_\`|~ only; ${reason}`,
+      )
+      expect(stderr).not.toContain('secret-x')
+    }
+    const tokens = parseConfig({
+      gateway: {
+        servers: {
+          x: { url: 'https://x.example/mcp', headers: { "X-A!#$%&'*+-.^_`|~1": 'v' } },
+        },
+      },
+    })
+    expect(Object.keys((tokens.gateway.servers.x as { headers: object }).headers)).toEqual([
+      "X-A!#$%&'*+-.^_`|~1",
+    ])
+  })
+
   it('rejects server names with dots: ids are server.tool', () => {
     expect(() =>
       parseConfig({ gateway: { servers: { 'my.server': { command: 'node' } } } }),
