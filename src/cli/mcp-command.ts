@@ -75,7 +75,16 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
   const gateway = createMcpGateway(service)
-  await gateway?.start()
+  // The first sync goes on behind the server: MCP clients give initialize 10-60 s, and one slow
+  // or hung upstream holds the sync up to gateway.firstSyncTimeoutMs (120 s). The tools list
+  // is toolsel's own tools, the same before and after it; searches over the gateway library
+  // wait for it a little, then answer over what is listed so far with a `syncing` note.
+  await gateway?.open()
+  const syncing = gateway
+    ?.start()
+    .catch((error: unknown) =>
+      logger.error(`Gateway first sync failed: ${(error as Error).message}`),
+    )
   const context = createMcpContext(service, {
     gateway,
     // An explicit --library wins over the gateway library as the default.
@@ -86,6 +95,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
   } finally {
     await context.close()
     await gateway?.close()
+    await syncing
   }
   return 0
 }

@@ -109,13 +109,45 @@ export interface McpSession {
   turns?: CallTurns
 }
 
+/**
+ * How long a search, selection or schema load over the gateway library waits for the gateway's
+ * first sync before it answers over the tools listed so far, with a `syncing` note: long enough
+ * for upstreams that start in a few seconds (an agent's first search right after `initialize`
+ * then sees every tool), short enough that a hung upstream (the first sync then runs to
+ * `gateway.firstSyncTimeoutMs`) costs a client a few seconds, not its request timeout.
+ */
+export const FIRST_SYNC_WAIT_MS = 5000
+
+/** The library a call names, else the session's, else the default. */
+export function libraryNameOf(context: McpContext, session: McpSession, library?: string): string {
+  return library || session.library || context.defaultLibrary()
+}
+
+/**
+ * Before answering over the gateway library while its first sync runs: waits for it
+ * (`FIRST_SYNC_WAIT_MS` at most, no longer than `signal`), then says what is still missing for
+ * this session's scope (undefined when nothing is: the sync is over, or not the gateway library).
+ */
+export async function awaitGatewaySync(
+  context: McpContext,
+  session: McpSession,
+  library: string | undefined,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const { gateway } = context
+  if (!gateway || gateway.synced) return undefined
+  if (libraryNameOf(context, session, library) !== gateway.libraryName) return undefined
+  await gateway.waitForFirstSync(FIRST_SYNC_WAIT_MS, signal)
+  return gateway.syncingNote(session.scope)
+}
+
 /** The library a call names (else the session's, else the default), as seen through the scope. */
 export async function resolveView(
   context: McpContext,
   session: McpSession,
   library?: string,
 ): Promise<IndexedLibrary> {
-  const name = library || session.library || context.defaultLibrary()
+  const name = libraryNameOf(context, session, library)
   assertKeyLibrary(
     { name: session.keyName ?? 'this key', libraries: session.libraries ?? [] },
     name,

@@ -39,6 +39,14 @@ export function inScope(tool: Tool, scope: ToolScope): boolean {
   return true
 }
 
+/** Whether a server (its name and tags) is visible in `scope`, as its tools are. */
+export function serverInScope(name: string, tags: readonly string[], scope: ToolScope): boolean {
+  return (
+    (scope.servers.length === 0 || scope.servers.includes(name)) &&
+    (scope.tags.length === 0 || tags.some((tag) => scope.tags.includes(tag)))
+  )
+}
+
 /**
  * Narrows the configured scope by what a client asked for: a client can only remove servers or
  * tags, never add ones the configuration left out. An empty request list keeps the base list;

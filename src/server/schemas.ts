@@ -418,7 +418,7 @@ export const READINESS_REPORT = z.object({
       "Gateway mode: each upstream server's status. With API keys configured: absent without a key; a key limited to servers or tags sees those.",
     ),
   firstSync: FirstSyncCountsSchema.optional().describe(
-    'Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library.',
+    'Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstreams` lists them (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library (their 503 message gives no counts either); a key limited to servers or tags counts those.',
   ),
 })
 

@@ -10,6 +10,7 @@ import { call, dataOf, errorOf } from './fixtures/toolsel-harness.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
+const HUNG_FIXTURE = fileURLToPath(new URL('./fixtures/hung-upstream.mjs', import.meta.url))
 const EMPTY_INDEX_DIR = mkdtempSync(join(tmpdir(), 'toolsel-mcp-'))
 
 interface Spawned {
@@ -100,6 +101,21 @@ async function spawnToolsel(...args: string[]): Promise<Spawned> {
   return { client, stderr: () => stderr, errors }
 }
 
+interface Hits {
+  library: string
+  tools: Array<{ id: string }>
+  syncing?: string
+}
+
+/** search_tools `query` (k 1) until `done` holds for its answer (the test's limit bounds it). */
+async function searchUntil(client: Client, query: string, done: (hits: Hits) => boolean) {
+  for (;;) {
+    const hits = dataOf<Hits>(await call(client, 'search_tools', { query, k: 1 }))
+    if (done(hits)) return hits
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
 afterEach(async () => {
   for (const client of open.splice(0)) await client.close()
 })
@@ -163,15 +179,77 @@ describe('toolsel mcp --stdio', () => {
         }),
       )
       const { client } = await spawnToolsel('--gateway-config', file, '--log-level', 'warn')
-      const hits = dataOf<{ library: string; tools: Array<{ id: string }> }>(
-        await call(client, 'search_tools', { query: 'create a note', k: 1 }),
-      )
+      // initialize is answered before the first sync: the search waits for it (5 s at most),
+      // then answers with a `syncing` note; under load the notes server can take longer.
+      const hits = await searchUntil(client, 'create a note', (seen) => !seen.syncing)
       expect(hits).toMatchObject({ library: 'gateway', tools: [{ id: 'notes.create_note' }] })
       const result = await call(client, 'call_tool', {
         id: 'notes.create_note',
         arguments: { title: 'a' },
       })
       expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'answers initialize, tools/list and ping at once in gateway mode while an upstream hangs; searches say what is still syncing',
+    async () => {
+      // "hung" never answers initialize; its spawnTimeoutMs and the first sync's bound are
+      // 10 minutes. Before, toolsel mcp --stdio answered initialize only after the first sync:
+      // the client's connect (120 s here) ran out.
+      const marker = `hung-${process.pid}-${Date.now()}`
+      const file = join(EMPTY_INDEX_DIR, `hung-${marker}.json`)
+      writeFileSync(
+        file,
+        JSON.stringify({
+          gateway: {
+            servers: {
+              notes: { command: process.execPath, args: ['--import', 'tsx', NOTES_FIXTURE] },
+              hung: { command: process.execPath, args: [HUNG_FIXTURE, marker] },
+            },
+            spawnTimeoutMs: 600_000,
+            connectSlotMs: 600_000,
+            firstSyncTimeoutMs: 600_000,
+          },
+        }),
+      )
+      const { client, errors } = await spawnToolsel('--config', file, '--log-level', 'warn')
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual([
+        'search_tools',
+        'get_tool_schemas',
+        'select_tools',
+        'call_tool',
+        'list_servers',
+      ])
+      expect(await client.ping()).toEqual({})
+
+      // Once notes listed its tools: found, with a note that names what is not done yet.
+      const hits = await searchUntil(client, 'create a note', (seen) => seen.tools.length > 0)
+      expect(hits).toMatchObject({ library: 'gateway', tools: [{ id: 'notes.create_note' }] })
+      expect(hits.syncing).toBe(
+        "The gateway's first sync of its upstream servers is not over (1 of 2 upstreams done, 1 connecting): the tools of servers that have not listed them yet are missing from this answer. Ask again shortly; list_servers shows each server's status.",
+      )
+      const servers = dataOf<{ servers: Array<{ name: string; status: string }> }>(
+        await call(client, 'list_servers', {}),
+      )
+      expect(servers.servers.map(({ name, status }) => [name, status])).toEqual([
+        ['notes', 'connected'],
+        ['hung', 'connecting'],
+      ])
+      // A listed server's tool runs during the sync; one of the hung server is not there yet.
+      const result = await call(client, 'call_tool', {
+        id: 'notes.create_note',
+        arguments: { title: 'a' },
+      })
+      expect(result.content).toEqual([{ type: 'text', text: 'created n1: a' }])
+      const pending = errorOf(await call(client, 'call_tool', { id: 'hung.anything' }))
+      expect(pending.code).toBe('UPSTREAM_UNAVAILABLE')
+      expect(pending.message).toContain('first sync not done: 1 of 2 upstreams done, 1 connecting')
+      // The list the client saw never changes: toolsel's own tools, whatever the upstreams list.
+      expect((await client.listTools()).tools).toHaveLength(5)
+      expect(errors).toEqual([])
     },
     TEST_TIMEOUT_MS,
   )

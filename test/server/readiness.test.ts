@@ -80,7 +80,9 @@ describe('/readyz and the gateway first sync', () => {
       library: { default: 'demo', loadAll: false },
       gateway: {
         servers: { weather: { url: weather.url }, stuck: { url: hanging } },
-        connectTimeoutMs: 2500,
+        // Past the 5 s a call over the gateway library waits for the first sync (mcp-context
+        // FIRST_SYNC_WAIT_MS): the call below is answered while the sync still runs.
+        connectTimeoutMs: 8000,
         reconnectInitialMs: 60_000,
         reconnectMaxMs: 60_000,
       },

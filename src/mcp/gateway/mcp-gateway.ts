@@ -13,6 +13,7 @@ import type { Tool } from '../../library/tool.ts'
 import { ToolLibrary } from '../../library/tool-library.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import { buildIndexedLibrary, publishLibrary } from '../../store/library-lifecycle.ts'
+import { isUnscoped, serverInScope, UNSCOPED, type ToolScope } from '../tool-scope.ts'
 import { ConnectSlots } from './connect-slots.ts'
 import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
 import { UpstreamConnection } from './upstream-connection.ts'
@@ -28,6 +29,11 @@ export class McpGateway {
   #syncTimer: NodeJS.Timeout | undefined
   #lastDiff: ToolDiff | undefined
   #synced = false
+  #opened: Promise<void> | undefined
+  #closed = false
+  /** Resolves when the first sync is over (or the gateway closed): `waitForFirstSync`. */
+  #firstSyncOver: () => void = () => undefined
+  readonly #firstSync = new Promise<void>((resolve) => (this.#firstSyncOver = resolve))
 
   constructor(service: ToolselService, config: GatewayConfig = service.config.gateway) {
     this.#service = service
@@ -65,7 +71,26 @@ export class McpGateway {
   }
 
   /**
-   * Registers the (empty) library, connects to every upstream, `connectConcurrency` at a time,
+   * Registers the (empty) gateway library, so that the MCP tools can answer over it before the
+   * first sync: fails with INVALID_CONFIG when `gateway.library` names a loaded library of
+   * another kind. `start()` does it first; calling it again does nothing.
+   */
+  open(): Promise<void> {
+    this.#opened ??= (async () => {
+      const existing = this.#service.libraries.get(this.libraryName)
+      if (existing && existing.manifest.source.format !== 'mcp-gateway') {
+        throw new ToolselError(
+          'INVALID_CONFIG',
+          `gateway.library "${this.libraryName}" is already the name of a loaded library; choose another name.`,
+        )
+      }
+      await this.#install(new ToolLibrary(this.libraryName, []))
+    })()
+    return this.#opened
+  }
+
+  /**
+   * Registers the (empty) library (`open()`), connects to every upstream, `connectConcurrency` at a time,
    * and waits for each first attempt (bounded by `spawnTimeoutMs` for a stdio server's start-up,
    * `connectTimeoutMs` for an HTTP handshake, `listTimeoutMs` per tools/list page and
    * `listDeadlineMs` per listing, from when it has a slot), or until `firstSyncTimeoutMs`
@@ -73,14 +98,7 @@ export class McpGateway {
    * not done by then go on connecting.
    */
   async start(): Promise<void> {
-    const existing = this.#service.libraries.get(this.libraryName)
-    if (existing && existing.manifest.source.format !== 'mcp-gateway') {
-      throw new ToolselError(
-        'INVALID_CONFIG',
-        `gateway.library "${this.libraryName}" is already the name of a loaded library; choose another name.`,
-      )
-    }
-    await this.#install(new ToolLibrary(this.libraryName, []))
+    await this.open()
     const connecting = Promise.all(
       [...this.#upstreams.values()].map((upstream) => upstream.connect()),
     )
@@ -89,20 +107,54 @@ export class McpGateway {
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.config.firstSyncTimeoutMs)
     })
-    if ((await Promise.race([connecting, late])) === 'late') {
+    // close() ends the wait too: a stopping process is not held by this timer.
+    const closed = this.#firstSync.then(() => 'closed' as const)
+    const first = await Promise.race([connecting, late, closed])
+    clearTimeout(timer)
+    if (first === 'closed') return
+    if (first === 'late') {
       const pending = this.servers().filter((server) => server.status === 'connecting')
       this.#service.logger.warn(
         `Gateway ready after gateway.firstSyncTimeoutMs (${this.config.firstSyncTimeoutMs} ms) with ${pending.length} upstreams still connecting; their tools are added when they list them`,
         { servers: pending.slice(0, 20).map((server) => server.name) },
       )
     }
-    clearTimeout(timer)
     await this.whenSynced()
+    if (this.#closed) return
     this.#synced = true
+    this.#firstSyncOver()
     if (this.config.syncIntervalMs > 0) {
       this.#syncTimer = setInterval(() => void this.syncAll(), this.config.syncIntervalMs)
       this.#syncTimer.unref()
     }
+  }
+
+  /**
+   * Waits for the first sync, `timeoutMs` at most (and no longer than `signal` lasts): true once
+   * it is over, false when it is still running then (or the gateway closed).
+   */
+  async waitForFirstSync(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#synced || this.#closed) return this.#synced
+    const stop = new AbortController()
+    const timeout = delay(timeoutMs, undefined, {
+      signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal,
+    }).catch(() => undefined)
+    await Promise.race([this.#firstSync, timeout])
+    stop.abort()
+    return this.#synced
+  }
+
+  /**
+   * For answers over the gateway library while the first sync runs (MCP `syncing`): which of
+   * the upstreams `scope` may see are not done yet, and that their tools are missing until they
+   * list them. Undefined once the first sync is over, or when every upstream in scope is done
+   * and indexed.
+   */
+  syncingNote(scope: ToolScope = UNSCOPED): string | undefined {
+    if (this.#synced) return undefined
+    const counts = this.firstSyncCounts(scope)
+    if (counts.done === counts.upstreams && !this.#rebuilding) return undefined
+    return `The gateway's first sync of its upstream servers is not over (${this.firstSyncProgress(scope)}): the tools of servers that have not listed them yet are missing from this answer. Ask again shortly; list_servers shows each server's status.`
   }
 
   /** Re-lists every connected server's tools now. */
@@ -124,13 +176,13 @@ export class McpGateway {
    * Why a tool id the gateway library lacks may yet exist: the first sync is not done, or the id
    * names a configured server whose tools were never listed (down since start-up). Undefined when
    * the id is simply unknown. `perServer` false (scoped clients): only the first-sync reason,
-   * which names no server.
+   * which names no server and counts only the servers in `scope`.
    */
-  pendingReason(id: string, perServer = true): string | undefined {
+  pendingReason(id: string, scope: ToolScope = UNSCOPED): string | undefined {
     if (!this.#synced) {
-      return `the gateway is still connecting to its upstream servers (first sync not done: ${this.firstSyncProgress()})`
+      return `the gateway is still connecting to its upstream servers (first sync not done: ${this.firstSyncProgress(scope)})`
     }
-    if (!perServer) return undefined
+    if (!isUnscoped(scope)) return undefined
     const dot = id.indexOf('.')
     const upstream = dot > 0 ? this.#upstreams.get(id.slice(0, dot)) : undefined
     const state = upstream?.state()
@@ -143,10 +195,13 @@ export class McpGateway {
   /**
    * Where the first sync stands, as counts: upstreams whose first attempt is over (`done`),
    * running one (`connecting`; `pastSlot` of them past `connectSlotMs`, outside the pool) and
-   * waiting for a connect slot (`waiting`).
+   * waiting for a connect slot (`waiting`). With `scope` (a scoped MCP client, an API key
+   * limited to some servers or tags), only the upstreams it may see are counted.
    */
-  firstSyncCounts(): FirstSyncCounts {
-    const all = [...this.#upstreams.values()]
+  firstSyncCounts(scope: ToolScope = UNSCOPED): FirstSyncCounts {
+    const all = [...this.#upstreams.values()].filter((upstream) =>
+      serverInScope(upstream.name, upstream.config.tags, scope),
+    )
     const first = all.filter((upstream) => upstream.state().status === 'connecting')
     const waiting = first.filter((upstream) => upstream.waitingForSlot).length
     return {
@@ -164,10 +219,16 @@ export class McpGateway {
    * upstreams done, 16 connecting, 364 waiting for a connect slot (gateway.connectConcurrency
    * 16)`, or `every upstream done, indexing their tools`.
    */
-  firstSyncProgress(): string {
-    const counts = this.firstSyncCounts()
-    if (counts.done === counts.upstreams) return 'every upstream done, indexing their tools'
+  firstSyncProgress(scope: ToolScope = UNSCOPED): string {
+    const counts = this.firstSyncCounts(scope)
     const count = (n: number) => n.toLocaleString('en-US')
+    if (counts.done === counts.upstreams) {
+      // A scoped caller's servers may all be done while others (not its to know) are not.
+      const all = isUnscoped(scope) ? counts : this.firstSyncCounts()
+      return all.done === all.upstreams
+        ? 'every upstream done, indexing their tools'
+        : `${count(counts.done)} of ${count(counts.upstreams)} upstreams done`
+    }
     const past =
       counts.pastSlot > 0
         ? ` (${count(counts.pastSlot)} past gateway.connectSlotMs ${count(this.config.connectSlotMs)}, outside the pool)`
@@ -202,6 +263,8 @@ export class McpGateway {
   }
 
   async close(): Promise<void> {
+    this.#closed = true
+    this.#firstSyncOver()
     clearInterval(this.#syncTimer)
     // Upstreams still waiting for a connect slot stop waiting (none of them connects).
     this.#slots.close()

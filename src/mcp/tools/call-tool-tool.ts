@@ -3,7 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import type { McpGateway } from '../gateway/mcp-gateway.ts'
-import { resolveView } from '../mcp-context.ts'
+import { awaitGatewaySync, resolveView } from '../mcp-context.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, toolArguments } from '../tool-result.ts'
@@ -36,10 +36,15 @@ export function registerCallTool(
     (raw, extra) =>
       guardTool(logger, 'call_tool', async () => {
         const { id, arguments: args } = checked.parse(raw)
-        const view = await resolveView(context, session, gateway.libraryName)
+        let view = await resolveView(context, session, gateway.libraryName)
+        // A tool not listed yet while the first sync runs: wait for it a little, as searches do.
+        if (!view.library.has(id) && !gateway.synced) {
+          await awaitGatewaySync(context, session, gateway.libraryName, extra.signal)
+          view = await resolveView(context, session, gateway.libraryName)
+        }
         const tool = view.library.get(id)
         if (!tool) {
-          const pending = gateway.pendingReason(id, isUnscoped(session.scope))
+          const pending = gateway.pendingReason(id, session.scope)
           if (pending) {
             throw new ToolselError(
               'UPSTREAM_UNAVAILABLE',

@@ -2,7 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
-import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
+import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
@@ -38,15 +38,33 @@ export function registerGetToolSchemas(
       outputSchema: { library: z.string(), ...TOOLS_OUTPUT },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (raw) =>
+    (raw, extra) =>
       guardTool(
         logger,
         'get_tool_schemas',
         async () => {
           const { ids, library, toolFormat } = args.parse(raw)
-          const view = await resolveView(context, session, library)
-          const missing = [...new Set(ids.filter((id) => !view.library.has(id)))]
+          let view = await resolveView(context, session, library)
+          const unknown = (id: string) => !view.library.has(id)
+          // Ids of servers not listed yet while the gateway's first sync runs: wait a little.
+          if (ids.some(unknown) && context.gateway && !context.gateway.synced) {
+            await awaitGatewaySync(context, session, library, extra.signal)
+            view = await resolveView(context, session, library)
+          }
+          const missing = [...new Set(ids.filter(unknown))]
           if (missing.length > 0) {
+            const { gateway } = context
+            const pending =
+              gateway && !gateway.synced && view.library.name === gateway.libraryName
+                ? gateway.pendingReason(missing[0], session.scope)
+                : undefined
+            if (pending) {
+              throw new ToolselError(
+                'UPSTREAM_UNAVAILABLE',
+                `Tool ${missing.map((id) => `"${id}"`).join(', ')} not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
+                { details: { library: view.library.name, ids: missing } },
+              )
+            }
             const scoped = isUnscoped(session.scope)
               ? ''
               : ` within this client's scope (${describeScope(session.scope)})`

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { McpGateway } from '../gateway/mcp-gateway.ts'
 import { UpstreamStateSchema, type UpstreamState } from '../gateway/upstream-state.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
-import type { ToolScope } from '../tool-scope.ts'
+import { serverInScope, type ToolScope } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { assertKeyLibrary } from '../../server/auth/api-keys.ts'
 
@@ -13,11 +13,7 @@ Use it when call_tool fails with UPSTREAM_UNAVAILABLE, or to see which servers e
 
 /** Servers a scope may see: named in `servers` (when set) and sharing a tag (when set). */
 export function serversInScope(servers: UpstreamState[], scope: ToolScope): UpstreamState[] {
-  return servers.filter(
-    (server) =>
-      (scope.servers.length === 0 || scope.servers.includes(server.name)) &&
-      (scope.tags.length === 0 || server.tags.some((tag) => scope.tags.includes(tag))),
-  )
+  return servers.filter((server) => serverInScope(server.name, server.tags, scope))
 }
 
 export function registerListServers(

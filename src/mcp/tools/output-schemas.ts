@@ -13,6 +13,14 @@ import {
 import type { Tool } from '../../library/tool.ts'
 import { RESPONSE_SCHEMAS } from '../../server/schemas.ts'
 
+/** Gateway library only, while its first sync runs: what is missing and why (`syncingNote`). */
+export const SyncingSchema = z
+  .string()
+  .optional()
+  .describe(
+    'Gateway library while its first sync runs: the answer covers only the servers that listed their tools so far; ask again shortly',
+  )
+
 export const TokensSchema = z
   .object({
     counter: z.string().describe('qwen3 (real tokenizer), tokenizer:<dir>, or estimate:chars/N'),

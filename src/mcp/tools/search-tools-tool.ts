@@ -2,9 +2,9 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
-import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
+import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
-import { roundScore, serverOf, TokensSchema } from './output-schemas.ts'
+import { roundScore, serverOf, SyncingSchema, TokensSchema } from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
 
 const DESCRIPTION = `Find tools for a task in a large tool library. Returns the best matches (id, name, server, one-line description, relevance score), without input schemas, so it is cheap to call.
@@ -55,6 +55,7 @@ export function registerSearchTools(
             score: z.number(),
           }),
         ),
+        syncing: SyncingSchema,
         tokens: TokensSchema,
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -66,6 +67,7 @@ export function registerSearchTools(
         async () => {
           const { query, k, library, retriever } = args.parse(raw)
           return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+            const syncing = await awaitGatewaySync(context, session, library, signal)
             const view = await resolveView(context, session, library)
             const request = { query, retriever, k: k ?? config.mcp.searchK }
             const { results } = await service.search(request, signal, view)
@@ -73,7 +75,7 @@ export function registerSearchTools(
               const tool = view.library.require(id)
               return { id, name, ...serverOf(tool), description, score: roundScore(score) }
             })
-            const payload = { library: view.library.name, tools }
+            const payload = { library: view.library.name, tools, ...(syncing && { syncing }) }
             const tokens = await context.tokens.savings(view.library, payload)
             return jsonResult({ ...payload, tokens })
           })

@@ -7,9 +7,15 @@ import {
   toolsWithinBudget,
 } from '../../library/tool-library.ts'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
-import { resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
+import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
-import { TokensSchema, TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
+import {
+  SyncingSchema,
+  TokensSchema,
+  TOOL_FORMAT_ARGUMENT,
+  TOOLS_OUTPUT,
+  toolsPayload,
+} from './output-schemas.ts'
 import { withDeadline } from './with-deadline.ts'
 
 /** Runner-up candidates shown per step, so the agent can switch without searching again. */
@@ -68,6 +74,7 @@ export function registerSelectTools(
           })
           .optional(),
         warnings: z.array(z.string()).optional(),
+        syncing: SyncingSchema,
         tokens: TokensSchema,
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -79,6 +86,7 @@ export function registerSelectTools(
         async () => {
           const { library, toolFormat, ...request } = args.parse(raw)
           return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
+            const syncing = await awaitGatewaySync(context, session, library, signal)
             const view = await resolveView(context, session, library)
             const result = await service.select(request, signal, view)
             // Past MAX_ANSWER_TOOL_BYTES of schemas (the first tool always whole) a tool is left
@@ -101,6 +109,7 @@ export function registerSelectTools(
               ...(left.length > 0 && {
                 warnings: [schemasLeftOutWarning(left, 'load each one with get_tool_schemas')],
               }),
+              ...(syncing && { syncing }),
             }
             const tokens = await context.tokens.savings(view.library, payload)
             return jsonResult({ ...payload, tokens })

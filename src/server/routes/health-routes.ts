@@ -18,20 +18,26 @@ import type { READINESS_REPORT, RESPONSE_SCHEMAS } from '../schemas.ts'
  *
  * With API keys configured the report is the caller's key's: a caller without a valid key gets
  * the status only (the errors hold the index directory's path, upstream targets are internal
- * URLs and command lines), a key limited to some libraries, servers or tags what it may use.
+ * URLs and command lines; nor the 503 message the gateway's counts), a key limited to some
+ * libraries, servers or tags what it may use: `upstreams`, `firstSync` and the counts in the
+ * message cover only the servers it may see.
  * `/metrics` labels every library and upstream server: it needs a key limited to none.
  */
 export function healthRoutes(service: ToolselService, gateway?: McpGateway, metrics?: Metrics) {
   const routes = new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
     .get('/readyz', (c) => {
-      const report = readinessReport(service, gateway, principalOf(c))
+      const principal = principalOf(c)
+      const report = readinessReport(service, gateway, principal)
       if (service.ready && (gateway?.synced ?? true)) {
         const ready = { status: 'ready' as const, ...report }
         return c.json(ready satisfies z.infer<typeof RESPONSE_SCHEMAS.readyz>)
       }
+      // The counts are the report's: a caller that is not shown firstSync is not told them.
+      const progress =
+        report.firstSync && gateway ? ` (${gateway.firstSyncProgress(principal)})` : ''
       const waitingFor = service.ready
-        ? `the gateway is still syncing its upstream servers (${gateway?.firstSyncProgress()})`
+        ? `the gateway is still syncing its upstream servers${progress}`
         : 'the service is still loading its libraries'
       const starting = {
         error: { code: 'NOT_READY' as const, message: `Not ready: ${waitingFor}.` },
@@ -70,7 +76,7 @@ function readinessReport(
     ...(gateway && usable(gateway.libraryName)
       ? {
           upstreams: serversInScope(gateway.servers(), principal),
-          firstSync: gateway.firstSyncCounts(),
+          firstSync: gateway.firstSyncCounts(principal),
         }
       : {}),
   }

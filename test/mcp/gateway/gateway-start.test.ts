@@ -305,10 +305,16 @@ describe('gateway.connectSlotMs: a hung start-up gives its slot to the next in l
     expect(body.error.message).toBe(
       'Not ready: the gateway is still syncing its upstream servers (8 of 12 upstreams done, 4 connecting (4 past gateway.connectSlotMs 300, outside the pool)).',
     )
-    // Without a key: the status and the message only, as before.
+    // Without a key: the status and a message without the counts.
     const keyless = await fetch(`${listening.url}/readyz`)
     expect(keyless.status).toBe(503)
-    expect(await keyless.json()).toEqual({ error: body.error, status: 'starting' })
+    expect(await keyless.json()).toEqual({
+      error: {
+        code: 'NOT_READY',
+        message: 'Not ready: the gateway is still syncing its upstream servers.',
+      },
+      status: 'starting',
+    })
     await gateway.whenSynced()
     expect(libraryIds(service)).toHaveLength(16)
     // Closing ends the hung attempts (and so the first sync) without waiting for their timeout.
@@ -336,5 +342,86 @@ describe('gateway.connectSlotMs: a hung start-up gives its slot to the next in l
     expect(gateway.firstSyncCounts().waiting).toBe(0)
     await starting
     expect(await processesWith(marker)).toBe(0)
+  }, 60_000)
+})
+
+describe("/readyz during the first sync follows the caller's scope", () => {
+  const ALL = 'read-key-all-0123456789abcdef'
+  const OK_ONLY = 'read-key-ok-0123456789abcdef'
+  const LIBS_ONLY = 'read-key-demo-0123456789abcdef'
+
+  it('counts only the upstreams a scoped key may see, in firstSync and in the message', async () => {
+    // "ok" lists at once, "hung" never answers initialize. Before, a key limited to "ok" got
+    // upstreams [ok] but firstSync {upstreams: 2, done: 1, connecting: 1} and the message
+    // "1 of 2 upstreams done, 1 connecting"; a caller without a key got the counts too.
+    const { service, gateway } = await startGateway(
+      {
+        servers: { ok: tiny({ TINY_TOOLS: '2' }), hung: { command: 'sleep', args: ['600'] } },
+        connectConcurrency: 4,
+        spawnTimeoutMs: 60_000,
+        firstSyncTimeoutMs: 60_000,
+      },
+      {
+        auth: {
+          readKeys: [
+            ALL,
+            { key: OK_ONLY, servers: ['ok'] },
+            { key: LIBS_ONLY, libraries: ['demo'] },
+          ],
+        },
+      },
+    )
+    const listening = await listenApp(createApp(service, { gateway }).fetch)
+    cleanups.push(() => listening.close())
+    const starting = gateway.start()
+    await until(
+      () => stateOf(gateway, 'ok'),
+      (ok) => ok.status === 'connected',
+      'ok connected',
+    )
+    await gateway.whenSynced()
+    const readyz = async (key?: string) => {
+      const answer = await fetch(`${listening.url}/readyz`, {
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+      })
+      expect(answer.status).toBe(503)
+      return (await answer.json()) as {
+        error: { message: string }
+        upstreams?: UpstreamState[]
+        firstSync?: FirstSyncCounts
+      }
+    }
+    const pool = { pastSlot: 0, waiting: 0, connectConcurrency: 4 }
+
+    const all = await readyz(ALL)
+    expect(all.upstreams?.map((server) => server.name)).toEqual(['ok', 'hung'])
+    expect(all.firstSync).toEqual({ upstreams: 2, done: 1, connecting: 1, ...pool })
+    expect(all.error.message).toBe(
+      'Not ready: the gateway is still syncing its upstream servers (1 of 2 upstreams done, 1 connecting).',
+    )
+
+    const scoped = await readyz(OK_ONLY)
+    expect(scoped.upstreams?.map((server) => server.name)).toEqual(['ok'])
+    expect(scoped.firstSync).toEqual({ upstreams: 1, done: 1, connecting: 0, ...pool })
+    expect(scoped.error.message).toBe(
+      'Not ready: the gateway is still syncing its upstream servers (1 of 1 upstreams done).',
+    )
+
+    // A key that may not use the gateway library, and no key: no upstream detail at all.
+    for (const key of [LIBS_ONLY, undefined]) {
+      const body = await readyz(key)
+      expect(body.upstreams).toBeUndefined()
+      expect(body.firstSync).toBeUndefined()
+      expect(body.error.message).toBe(
+        'Not ready: the gateway is still syncing its upstream servers.',
+      )
+    }
+
+    // The same scope in an MCP call: a scoped client's pending reason counts its servers only.
+    expect(gateway.pendingReason('ok.nothing', { servers: ['ok'], tags: [] })).toBe(
+      'the gateway is still connecting to its upstream servers (first sync not done: 1 of 1 upstreams done)',
+    )
+    await gateway.close()
+    await starting
   }, 60_000)
 })

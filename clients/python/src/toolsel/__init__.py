@@ -500,7 +500,7 @@ class UpstreamStatus(TypedDict):
 
 
 class ReadinessFirstSync(TypedDict):
-    """Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gi..."""
+    """Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstrea..."""
     #: Enabled upstream servers.
     upstreams: int
     #: Upstreams whose first connect attempt is over (connected, slow or down).
@@ -526,7 +526,7 @@ class Readiness(_ReadinessFields, total=False):
     failedIndexes: List[FailedIndex]
     #: Gateway mode: each upstream server's status. With API keys configured: absent without a key;...
     upstreams: List[UpstreamStatus]
-    #: Gateway mode: where the first sync stands, over every upstream (the counts the 503 message gi...
+    #: Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstrea...
     firstSync: ReadinessFirstSync
 
 
