@@ -19,6 +19,7 @@ import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
+import { launcherGone, npmLauncher, type Launcher } from './npm-launcher.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -373,35 +374,9 @@ async function servePrimary(
   }).finally(() => stopSignals?.())
 }
 
-/** The process that started the server under npm, watched by `onStopSignal`. */
-interface Launcher {
-  pid: number
-  /** npm's `npm_lifecycle_event`: `start` for `npm start`, `npx` for `npx toolsel serve`… */
-  event: string
-}
-
-/** npm's command that runs toolsel: its `toolsel` bin (npx, a user's script) or its bin file. */
-const RUNS_TOOLSEL = /(?:^|[\s'"/\\])toolsel(?:\.mjs)?(?:$|[\s'"])/
-
 /**
- * The parent process when npm started the server (`npm start`, `npx toolsel serve`, a script
- * `toolsel serve …`): the `sh -c` (cmd.exe on Windows) npm runs the command in. npm passes the
- * SIGTERM and SIGINT it gets to that shell only, which exits without passing them on: the
- * server's launcher going is its stop signal then. Only when npm's command (`npm_lifecycle_script`;
- * npx: the bin's name, without its arguments) runs toolsel itself: a server that a program
- * under `npm test` or `npx vitest` spawns inherits npm's variables too, and its parent is that
- * program, which may well let it run on. Not for a `--workers` worker (its primary watches),
- * nor for a server started otherwise (`nohup toolsel serve &` outlives the shell that started it).
- */
-function npmLauncher(): Launcher | undefined {
-  const { npm_lifecycle_event: event, npm_lifecycle_script: script } = process.env
-  if (!event || !script || !RUNS_TOOLSEL.test(script) || cluster.isWorker) return undefined
-  return { pid: process.ppid, event }
-}
-
-/**
- * Calls `stop` on the first SIGTERM or SIGINT, or when the `launcher` exits (the server's parent
- * changes: it was re-parented), and keeps both signals handled until the returned function
+ * Calls `stop` on the first SIGTERM or SIGINT, or when the `launcher` exits (the server, or a
+ * process between it and npm, was re-parented: `launcherGone`), and keeps both signals handled until the returned function
  * removes the handlers: a second signal while stopping is logged, not Node's default exit in the
  * middle of the drain. One Ctrl-C under `npm start` reaches the server, and its launcher (npm's
  * shell) exits of it too.
@@ -426,9 +401,10 @@ function onStopSignal(
   const watch =
     launcher &&
     setInterval(() => {
-      if (process.ppid === launcher.pid) return
+      const gone = launcherGone(launcher)
+      if (gone === undefined) return
       clearInterval(watch)
-      const went = `Launcher exited (process ${launcher.pid}, npm's "${launcher.event}")`
+      const went = `Launcher exited (process ${gone}, npm's "${launcher.event}")`
       handle(went, went)
     }, LAUNCHER_POLL_MS)
   watch?.unref()

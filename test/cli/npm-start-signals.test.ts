@@ -193,6 +193,42 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('npx'))
   })
 
+  // npm killed outright (SIGKILL, the OOM killer) passes nothing on: its shell, re-parented,
+  // waits on the server, whose own parent is still that shell. Before round 33 it served on.
+  for (const [how, npmArgs, event] of [
+    ['npm start', (serve: string[]) => ['start', '--', ...serve], 'start'],
+    [
+      'npx (npm exec)',
+      (serve: string[]) => [
+        'exec',
+        '--call',
+        ['node', 'bin/toolsel.mjs', 'serve', ...serve].join(' '),
+      ],
+      'npx',
+    ],
+  ] as const) {
+    it(`SIGKILL to npm (${how}): the server sees npm gone and stops cleanly`, async () => {
+      started = await npmServe(npmArgs)
+      const npmPid = started.npm.pid!
+      await stopsCleanly(
+        started,
+        () => started!.npm.kill('SIGKILL'),
+        new RegExp(`Launcher exited \\(process ${npmPid}, npm's "${event}"\\): closing`),
+      )
+    })
+  }
+
+  it('a script that runs npm again (npm start inside npm exec): SIGTERM to the outer npm stops it', async () => {
+    // The outer npm's shell exits of the SIGTERM; the inner npm, re-parented, and its shell would
+    // wait on the server for ever.
+    started = await npmServe((serve) => [
+      'exec',
+      '--call',
+      ['npm', 'start', '--', ...serve].join(' '),
+    ])
+    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('start'))
+  })
+
   /**
    * `nohup node bin/toolsel.mjs serve … &` from a shell that exits once the server is ready (the
    * server is re-parented then), with `env`.
