@@ -7,6 +7,7 @@ import type { Context, Next } from 'hono'
 import type { z } from 'zod'
 import { closestName } from '../config/closest-name.ts'
 import { describeIssues, ToolselError } from '../errors.ts'
+import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
 
 function invalid(
   prefix: string,
@@ -46,8 +47,9 @@ export const MAX_BODY_VALUES = 100_000
 
 /**
  * Middleware: rejects bodies that aren't sent as JSON (so the validator doesn't see an empty
- * object), and JSON bodies holding more than `maxValues` values (413 PAYLOAD_TOO_LARGE) before
- * they are parsed. The text is read here once; the validator parses the same cached text.
+ * object), bodies that are not UTF-8 (`bodyText`), and JSON bodies holding more than `maxValues`
+ * values (413 PAYLOAD_TOO_LARGE) before they are parsed. The text is read here once; the
+ * validator parses the same cached text.
  */
 export function jsonRequest(maxValues = MAX_BODY_VALUES) {
   return async (c: Context, next: Next): Promise<void> => {
@@ -58,7 +60,7 @@ export function jsonRequest(maxValues = MAX_BODY_VALUES) {
         'Send the request body as JSON with "content-type: application/json".',
       )
     }
-    if (countJsonValues(await c.req.text(), maxValues) > maxValues) {
+    if (countJsonValues(await bodyText(c), maxValues) > maxValues) {
       throw new ToolselError(
         'PAYLOAD_TOO_LARGE',
         `The request body holds more than ${maxValues.toLocaleString('en-US')} JSON values (array items and object members); send fewer at once.`,
@@ -67,6 +69,30 @@ export function jsonRequest(maxValues = MAX_BODY_VALUES) {
     }
     await next()
   }
+}
+
+/**
+ * The request body as text, cached where `c.req.text()` and `c.req.json()` (the validator) find
+ * it, or INVALID_INPUT naming the first byte that is not UTF-8 (`decodeUtf8`, the check of tool
+ * files read from disk): `text()` alone would read such bytes as U+FFFD, silently changing an
+ * instruction or a tool id. A byte-order mark first is dropped, as `text()` drops it.
+ */
+async function bodyText(c: Context): Promise<string> {
+  const bytes = new Uint8Array(await c.req.raw.arrayBuffer())
+  let text: string
+  try {
+    text = decodeUtf8(bytes)
+  } catch (error) {
+    if (!(error instanceof InvalidUtf8Error)) throw error
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `The request body is not UTF-8 text at byte ${error.offset}: send JSON as UTF-8.`,
+      { cause: error, details: { byte: error.offset } },
+    )
+  }
+  // hono keeps the promise of each reading there (its types say the value).
+  ;(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text)
+  return text
 }
 
 /** `jsonRequest()` with MAX_BODY_VALUES: the query routes' JSON check. */

@@ -61,7 +61,7 @@ import {
 import type { IndexManifest } from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
-import type { SavedTools } from './upload-import-worker.ts'
+import { type SavedTools, uploadText } from './upload-import-worker.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
 
 export { buildIndexedLibrary, type BuildIndexOptions, type BuildProgress } from './build-index.ts'
@@ -348,8 +348,8 @@ async function importUpload(
 }> {
   const { server } = config
   if (input.text.length < server.importWorkerMinChars && !expandsOnImport(input.text)) {
-    // UTF-8 as a request's text() decodes it (a byte-order mark dropped, bad bytes replaced).
-    const text = typeof input.text === 'string' ? input.text : new TextDecoder().decode(input.text)
+    // UTF-8 as the import worker decodes it: bytes that are not UTF-8 are refused.
+    const text = typeof input.text === 'string' ? input.text : uploadText(input.text)
     const { library, imported, source } = await importAsLibrary(
       { ...input, text, maxTools: config.library.maxTools },
       name,

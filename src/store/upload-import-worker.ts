@@ -22,6 +22,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
 import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
+import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
 
 /** A library's tools as a saved index's manifest names them: their count and content hash. */
 export interface SavedTools {
@@ -33,7 +34,7 @@ export interface SavedTools {
 export interface UploadImportTask {
   task: 'toolsel-upload-import'
   name: string
-  /** The body: UTF-8 bytes (decoded here as a request's `text()` would) or a string. */
+  /** The body: UTF-8 bytes (decoded here, `uploadText`) or a string. */
   text: string | Uint8Array
   options: ImportOptions
   /** BM25 settings: the worker also builds the tools' BM25 postings with them. */
@@ -65,6 +66,25 @@ export interface PreparedUpload {
 export type WorkerError =
   | { code: ToolselError['code']; message: string; details: Record<string, unknown> }
   | { code?: undefined; message: string }
+
+/**
+ * An upload's bytes as text: UTF-8 as a request's `text()` decodes it (a byte-order mark first
+ * dropped, as the importers drop it from a tool file), or INVALID_INPUT naming the first byte
+ * that is not UTF-8 and its line (`assertUtf8`, the check of tool files read from disk), not
+ * U+FFFD saved in its place.
+ */
+export function uploadText(bytes: Uint8Array): string {
+  try {
+    return decodeUtf8(bytes)
+  } catch (error) {
+    if (!(error instanceof InvalidUtf8Error)) throw error
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `The request body is not UTF-8 text at byte ${error.offset} (line ${error.line}): send the tool file as UTF-8. Nothing was imported.`,
+      { cause: error, details: { byte: error.offset, line: error.line } },
+    )
+  }
+}
 
 /** Imports `text` as the library `name` and makes its save's tool files (see the module comment). */
 export async function prepareUpload(
@@ -141,7 +161,7 @@ if (parentPort && task?.task === 'toolsel-upload-import') {
     const { text } = task
     const prepared = await prepareUpload(
       task.name,
-      typeof text === 'string' ? text : new TextDecoder().decode(text),
+      typeof text === 'string' ? text : uploadText(text),
       task.options,
       task.bm25,
       task.bm25Unless,
