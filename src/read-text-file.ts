@@ -231,16 +231,15 @@ export interface ReadLinesOptions extends ReadUpToOptions {
   /**
    * Longest line, in bytes (without its "\n"): a longer one is refused with a LineTooLongError as
    * soon as that many of its bytes are read, not gathered to `maxBytes` first (/dev/zero, a file
-   * with no line break). Or a function of the line's first bytes (LINE_HEAD_BYTES of them), asked
-   * once the line is longer than one read (1 MiB, so a limit below that is 1 MiB in effect): a
-   * format whose one form is a long line (a JSON array on one line) gives that form its own
-   * limit. Default: none.
+   * with no line break). Or a function that decides the limit of the whole file from its first
+   * lines (a format whose one form is a long line, a JSON array, gives that form its own limit):
+   * given each line's bytes (a byte-order mark first dropped) until it answers a number, which is
+   * then the limit of that line and every later one; undefined (a blank line) asks again at the
+   * next. A line longer than one read (1 MiB) before it has answered is given to it as read so
+   * far, and with no answer still it is held to 1 MiB. Default: none.
    */
-  maxLineBytes?: number | ((head: Buffer) => number)
+  maxLineBytes?: number | ((line: Buffer) => number | undefined)
 }
-
-/** The bytes of a line's start that a `maxLineBytes` function is given. */
-export const LINE_HEAD_BYTES = 64
 
 /** Size of one read of `readLinesUpTo`. */
 const LINE_READ_BYTES = 1024 * 1024
@@ -262,30 +261,24 @@ export async function* readLinesUpTo(
   try {
     if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
     const { maxLineBytes = Infinity } = options
-    const fixedLimit = typeof maxLineBytes === 'number' ? maxLineBytes : Infinity
+    const decide = typeof maxLineBytes === 'function' ? maxLineBytes : undefined
+    // The file's limit: fixed, or once `decide` has answered; undefined until then.
+    let fileLimit: number | undefined = typeof maxLineBytes === 'number' ? maxLineBytes : undefined
     let pending: Buffer[] = []
     let pendingBytes = 0
-    let pendingLimit = -1
-    // The limit of the line in `pending`, worked out once it is longer than one read could hold.
-    const lineLimit = (): number => {
-      if (typeof maxLineBytes === 'number') return maxLineBytes
-      if (pendingLimit < 0) {
-        const parts: Buffer[] = []
-        for (let at = 0, bytes = 0; at < pending.length && bytes < LINE_HEAD_BYTES; at++) {
-          parts.push(pending[at])
-          bytes += pending[at].length
-        }
-        pendingLimit = maxLineBytes(Buffer.concat(parts).subarray(0, LINE_HEAD_BYTES))
-      }
-      return pendingLimit
-    }
+    const withoutBom = (bytes: Buffer): Buffer =>
+      line === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+        ? bytes.subarray(3)
+        : bytes
+    // The limit of the line in `pending`, once it is longer than one read could hold.
+    const lineLimit = (): number =>
+      (fileLimit ??= decide!(withoutBom(Buffer.concat(pending)))) ?? LINE_READ_BYTES
     let total = 0
     let line = 0
     const decode = (parts: Buffer[]): string => {
+      const bytes = withoutBom(parts.length === 1 ? parts[0] : Buffer.concat(parts))
       line += 1
-      let bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts)
-      if (line === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
-        bytes = bytes.subarray(3)
+      fileLimit ??= decide!(bytes)
       if (!isUtf8(bytes)) throw new InvalidUtf8Error(line)
       return bytes.toString('utf8')
     }
@@ -304,17 +297,16 @@ export async function* readLinesUpTo(
           pending.push(read.subarray(start, end))
           pendingBytes += end - start
         }
-        // A line within one read is at most 1 MiB: a function limit is asked only past that.
+        // A line within one read is at most 1 MiB: an undecided limit is asked only past that.
         if (
-          pendingBytes > fixedLimit ||
-          (pendingBytes > LINE_READ_BYTES && pendingBytes > lineLimit())
+          (fileLimit !== undefined && pendingBytes > fileLimit) ||
+          (fileLimit === undefined && pendingBytes > LINE_READ_BYTES && pendingBytes > lineLimit())
         )
           throw new LineTooLongError(line + 1, lineLimit())
         if (newline === -1) break
         lines.push(decode(pending))
         pending = []
         pendingBytes = 0
-        pendingLimit = -1
         start = newline + 1
       }
       if (lines.length > 0) yield lines

@@ -209,14 +209,34 @@ export const MAX_EXAMPLES_ARRAY_BYTES = 16 * 1024 * 1024
 export const MAX_EXAMPLE_LINE_BYTES = 1024 * 1024
 
 /**
- * The longest line of an examples file that starts with `head` (`readLinesUpTo`'s
- * `maxLineBytes`): MAX_EXAMPLES_ARRAY_BYTES for a line that starts a JSON array (`[` first,
- * after spaces and a byte-order mark: an array written on one line), else MAX_EXAMPLE_LINE_BYTES.
+ * Whether examples text (a whole file, or its lines one at a time until this answers) is a JSON
+ * array: `[` is its first character after a byte-order mark and JSON's spaces (space, tab, CR,
+ * LF; blank lines are spaces); undefined when it holds nothing else. The one decision of every
+ * reader: `readExamples`, the line limit of the reading (`exampleLineLimit`), and the examples of
+ * a saved index (`parseExamplesText`, `parseExamplesBytesSliced`).
  */
-export function exampleLineLimit(head: Buffer): number {
-  let at = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0
-  while (at < head.length && isAsciiSpace(head[at])) at += 1
-  return head[at] === 0x5b ? MAX_EXAMPLES_ARRAY_BYTES : MAX_EXAMPLE_LINE_BYTES
+export function isExamplesArray(text: string | Uint8Array): boolean | undefined {
+  const code =
+    typeof text === 'string' ? (at: number) => text.charCodeAt(at) : (at: number) => text[at]
+  let at = 0
+  if (typeof text === 'string') {
+    if (code(0) === 0xfeff) at = 1
+  } else if (code(0) === 0xef && code(1) === 0xbb && code(2) === 0xbf) at = 3
+  for (; at < text.length; at += 1) {
+    const next = code(at)
+    if (next !== 0x20 && next !== 0x0a && next !== 0x0d && next !== 0x09) return next === 0x5b
+  }
+  return undefined
+}
+
+/**
+ * The longest line of an examples file (`readLinesUpTo`'s `maxLineBytes`, given its lines until
+ * one is not blank): MAX_EXAMPLES_ARRAY_BYTES when the file is a JSON array (`isExamplesArray`),
+ * else MAX_EXAMPLE_LINE_BYTES; undefined for a blank line.
+ */
+export function exampleLineLimit(line: Buffer): number | undefined {
+  const array = isExamplesArray(line)
+  return array === undefined ? undefined : array ? MAX_EXAMPLES_ARRAY_BYTES : MAX_EXAMPLE_LINE_BYTES
 }
 
 /** Why a line of `exampleLineLimit` was refused, for the file's error. */
@@ -231,7 +251,7 @@ export function longExampleLineProblem(limit: number): string {
  * lines are read, so that a reader that stops (a count cap) or keeps few (the newest) holds few: the records, checks and
  * errors of `parseExamplesText`, each with its place for messages about its content
  * (`assertKnownTools`). With `withIds` (a training examples file, `toolsel train --examples`,
- * `train-data --examples`), a record may also carry an `id` (a string or a number). A JSON array (the first non-blank line starts with `[`)
+ * `train-data --examples`), a record may also carry an `id` (a string or a number). A JSON array (`isExamplesArray`)
  * is gathered and parsed whole, up to MAX_EXAMPLES_ARRAY_BYTES (counted as the lines' UTF-16
  * characters here, at most their bytes; the reader refuses a longer single line).
  */
@@ -251,8 +271,13 @@ export async function* readExamples(
     for (const line of lines) {
       number += 1
       if (array === undefined) {
-        if (line.trim().length === 0) continue
-        jsonLines ||= !line.trimStart().startsWith('[')
+        if (jsonLines) {
+          if (line.trim().length === 0) continue
+        } else {
+          const isArray = isExamplesArray(line)
+          if (isArray === undefined) continue
+          jsonLines = !isArray
+        }
         if (jsonLines) {
           examples.push(placed(parseJson(line, `${source} line ${number}`), `line ${number}`))
           continue
@@ -300,10 +325,10 @@ function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
   // A file saved by a Windows editor starts with a byte-order mark, which JSON.parse refuses.
   // (Not a regular expression: /^\uFEFF/ on a 6.7 MB string took 40-50 ms.)
   const text = withBom.charCodeAt(0) === 0xfeff ? withBom.slice(1) : withBom
-  const trimmed = text.trim()
-  if (trimmed.length === 0) return []
-  if (trimmed.startsWith('[')) {
-    const parsed = parseJson(trimmed, `${source}`)
+  const isArray = isExamplesArray(text)
+  if (isArray === undefined) return []
+  if (isArray) {
+    const parsed = parseJson(text.trim(), `${source}`)
     if (!Array.isArray(parsed)) throw badExamples(source, 'expected a JSON array of examples')
     return yield* examplesOf(
       // Counted from 1, as lines are: "item 1" is the array's first record.
@@ -321,11 +346,9 @@ function* parseSteps(withBom: string, source: string): Steps<UsageExample[]> {
  */
 function* parseBytesSteps(bytes: Buffer, source: string): Steps<UsageExample[]> {
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
-  let first = start
-  while (first < bytes.length && isAsciiSpace(bytes[first])) first += 1
-  if (first === bytes.length) return []
-  if (bytes[first] === 0x5b || bytes[first] >= 0x80)
-    return yield* parseSteps(bytes.toString('utf8', start), source)
+  const isArray = isExamplesArray(bytes)
+  if (isArray === undefined) return []
+  if (isArray) return yield* parseSteps(bytes.toString('utf8', start), source)
   function* lines(): Generator<string, void, void> {
     for (let at = start; ;) {
       const end = bytes.indexOf(0x0a, at)
@@ -335,11 +358,6 @@ function* parseBytesSteps(bytes: Buffer, source: string): Steps<UsageExample[]> 
     }
   }
   return yield* parseLineSteps(lines(), source)
-}
-
-/** What `String#trim` removes that is one byte in UTF-8. */
-function isAsciiSpace(byte: number): boolean {
-  return byte === 0x20 || (byte >= 0x09 && byte <= 0x0d)
 }
 
 /**

@@ -64,7 +64,7 @@ export async function readDataText(
 /**
  * The lines of a usage examples file, in batches as they are read (`readLinesUpTo`: one read's
  * lines held): `readDataText`'s limit and errors, the error thrown when the reading gets there,
- * and lines at most `exampleLineLimit` long (1 MiB; a JSON array on one line 16 MiB).
+ * and lines at most `exampleLineLimit` long (1 MiB; 16 MiB in a JSON array).
  */
 export async function* readDataLines(
   file: string,
