@@ -20,8 +20,9 @@ server writes the same from the libraries it serves with POST /v1/snapshots (adm
 snapshot restore <dir>: checks every index of the snapshot, writes them all into the index
 directory beside their places (a failure writing any, a full disk say, removes them and changes
 nothing), then renames them all into place, replacing indexes of the same name (others are left
-alone; a rename failing part-way puts back the ones renamed before it: nothing is restored). A
-toolsel serve on that
+alone; a rename failing part-way puts back the ones renamed before it: nothing is restored;
+a restore killed between its renames is undone by the next start or restore on the directory,
+through its journal .toolsel-restore+...). A toolsel serve on that
 index directory serves them within server.indexWatchMs (with it 0: once restarted), or start
 one on it.
 

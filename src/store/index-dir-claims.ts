@@ -53,6 +53,11 @@ const NAME = '[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}'
 const WORK_ENTRY = new RegExp(`^\\.(tmp|old)-(${NAME})\\+(\\d+)(?:\\.(\\d+))?-[0-9a-f]{12}$`)
 /** A lock taken away by `breakStale`: `.lock-<name>+<pid>.<start>-<hex>`. */
 const AWAY_LOCK_ENTRY = new RegExp(`^\\.lock-${NAME}\\+(\\d+)(?:\\.(\\d+))?-[0-9a-f]{12}$`)
+/**
+ * A snapshot restore's journal (restore-journal.ts): `.toolsel-restore+<pid>.<start>-<hex>`, and
+ * `….partial` while it is written.
+ */
+const JOURNAL_ENTRY = /^\.toolsel-restore\+(\d+)(?:\.(\d+))?-[0-9a-f]{12}(\.partial)?$/
 /** A library's lock: `.lock-<name>`. */
 const LOCK_ENTRY = new RegExp(`^\\.lock-${NAME}$`)
 /** The names written before work directories carried a pid: `.tmp-<name>-<hex>`, `.old-…`. */
@@ -66,6 +71,24 @@ const WRITER_LIKE_ENTRY = /^\.(tmp|old|lock|toolsel)-/
 /** A new work directory's path for library `name`: `.tmp-` (being written) or `.old-` (replaced). */
 export function workDirPath(indexDir: string, kind: 'tmp' | 'old', name: string): string {
   return join(indexDir, `.${kind}-${name}${uniqueSuffix()}`)
+}
+
+/** A new restore journal's path in `indexDir` (see JOURNAL_ENTRY). */
+export function restoreJournalPath(indexDir: string): string {
+  return join(indexDir, `.toolsel-restore${uniqueSuffix()}`)
+}
+
+/** The restore journal that `entry` names: its writer, and whether it is still being written. */
+export function parseJournalEntry(
+  entry: string,
+): { pid: number; start?: number; partial: boolean } | undefined {
+  const found = JOURNAL_ENTRY.exec(entry)
+  if (!found) return undefined
+  return {
+    pid: Number(found[1]),
+    ...(found[2] !== undefined && { start: Number(found[2]) }),
+    partial: found[3] !== undefined,
+  }
 }
 
 /** `+<pid>.<start>-<hex>` (`+<pid>-<hex>` when the start time is unknown): this process's, unique. */
@@ -146,13 +169,17 @@ export function isUnknownWriterEntry(entry: string): boolean {
     WRITER_LIKE_ENTRY.test(entry) &&
     entry !== WRITER_PROTOCOL_FILE &&
     parseWorkEntry(entry) === undefined &&
+    !JOURNAL_ENTRY.test(entry) &&
     !AWAY_LOCK_ENTRY.test(entry) &&
     !LOCK_ENTRY.test(entry)
   )
 }
 
 /** True when nobody uses the work entry at `path` any more: its writer is dead (or unknown). */
-export function isAbandoned(path: string, entry: WorkEntry): boolean {
+export function isAbandoned(
+  path: string,
+  entry: { pid: number | undefined; start?: number },
+): boolean {
   return entry.pid === undefined || !holderAlive(entry.pid, entry.start, path)
 }
 

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { assertLibraryName, ToolLibrary, type ToolLineIndex } from '../library/tool-library.ts'
@@ -43,14 +43,24 @@ import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import { syncPath, syncTree } from '../write-file-atomically.ts'
 import {
+  describeLeft,
+  journalLibraries,
+  readJournal,
+  undoRestore,
+  writeJournal,
+  type UndoLeft,
+} from './restore-journal.ts'
+import {
   claim,
   isAbandoned,
   isStrayLock,
   isUnknownWriterEntry,
+  parseJournalEntry,
   parseWorkEntry,
   release,
   reportUnknownEntry,
   requireWriterProtocol,
+  restoreJournalPath,
   tryLibraryLock,
   unlockLibrary,
   withLibraryLock,
@@ -58,6 +68,7 @@ import {
   workDirPath,
   WRITER_PROTOCOL,
   writerProtocol,
+  indexDirWarnings,
 } from './index-dir-claims.ts'
 
 export interface SaveOptions {
@@ -271,12 +282,15 @@ async function swapIn(
 
 /**
  * Commits several staged indexes of `indexDir` together (a snapshot restore): under every
- * library's lock at once, each old index is moved aside and the new one renamed in; when a
- * rename fails (EPERM, EIO…), those renamed in before it are taken out again and their old
- * indexes put back, so the index directory holds exactly what it held, and the error is thrown
- * (INDEX_WRITE_FAILED, naming the library that failed; `details.notUndone` lists any library
- * whose undo failed too, left with its new index). The old indexes are deleted only once every
- * one is in. The staged indexes are used up either way (a failure removes their work).
+ * library's lock at once, a journal naming them is written (restore-journal.ts), then each old
+ * index is moved aside and the new one renamed in; the journal's removal commits them all. When
+ * a rename fails (EPERM, EIO…), those renamed in before it are taken out again and their old
+ * indexes put back (`undoRestore`), so the index directory holds exactly what it held, and the
+ * error is thrown (INDEX_WRITE_FAILED, naming the library that failed). When that undo fails
+ * too, `details.undo` says what is left where and the journal stays, for the next recovery
+ * (`recoverIndexDir`) to finish the undo; a process killed between the renames is undone so
+ * too. The old indexes are deleted only once every one is in. The staged indexes are used up
+ * either way (a failure removes their work, unless an undo left it to the journal).
  */
 export async function commitStagedIndexes(
   indexDir: string,
@@ -295,13 +309,24 @@ export async function commitStagedIndexes(
     }
   })
   for (const { old } of entries) claim(old)
+  const journal = restoreJournalPath(indexDir)
+  claim(journal)
+  claim(`${journal}.partial`)
   // Renamed in, in order, and whether each replaced an index.
-  const swapped: { name: string; temporary: string; old: string; hadOld: boolean }[] = []
+  const swapped: { name: string; old: string; hadOld: boolean }[] = []
+  // Set when an undo failed: its work is the journal's now, left for the next recovery.
+  let left: UndoLeft | undefined
   try {
     await withLibraryLocks(
       indexDir,
       entries.map(({ name }) => name),
       async () => {
+        const libraries = await journalLibraries(indexDir, entries).catch((error: unknown) => {
+          throw writeFailed(entries[0].name, indexDir, error)
+        })
+        await writeJournal(journal, libraries, indexFs.syncPath).catch((error: unknown) => {
+          throw writeFailed(entries[0].name, indexDir, error)
+        })
         for (const entry of entries) {
           try {
             swapped.push({
@@ -309,25 +334,39 @@ export async function commitStagedIndexes(
               hadOld: await swapIn(indexDir, entry.name, entry.temporary, entry.old),
             })
           } catch (error) {
-            const notUndone = await undoSwaps(indexDir, swapped)
+            left = await undoRestore(indexDir, journal, libraries, indexFs.syncPath)
             const failed = writeFailed(entry.name, indexDir, error)
-            if (notUndone.length === 0 || !(failed instanceof ToolselError)) throw failed
-            throw new ToolselError(failed.code, failed.message, {
+            if (left === undefined || !(failed instanceof ToolselError)) throw failed
+            const errno = (error as NodeJS.ErrnoException).code ?? String(error)
+            const message = `Library "${entry.name}" could not be renamed into place in ${indexDir} (${errno}), and undoing the libraries renamed in before it failed too.`
+            throw new ToolselError(failed.code, message, {
               cause: error,
-              details: { ...failed.details, notUndone },
+              details: {
+                ...failed.details,
+                notUndone: left.libraries.map(({ name }) => name),
+                undo: describeLeft(left, journal),
+              },
             })
           }
+          stopAfterRenames(swapped.length)
         }
+        // The commit point: from here on the restore stands.
+        await rm(journal, { force: true })
       },
       options.lockTimeoutMs,
     )
   } catch (error) {
-    await Promise.all(
-      entries.map(({ temporary }) => rm(temporary, { recursive: true, force: true })),
-    )
+    if (left === undefined)
+      await Promise.all(
+        entries.map(({ temporary }) => rm(temporary, { recursive: true, force: true })),
+      )
+    await rm(`${journal}.partial`, { force: true })
+    if (left === undefined) await rm(journal, { force: true })
     throw error
   } finally {
     for (const { temporary } of entries) release(temporary)
+    release(journal)
+    release(`${journal}.partial`)
   }
   try {
     for (const { old, hadOld } of swapped)
@@ -344,33 +383,14 @@ export async function commitStagedIndexes(
 }
 
 /**
- * Takes the indexes of `swapped` out again, last first, each old one (if any) back into place;
- * the names of those that could not be undone (left with their new index).
+ * For tests of a restore killed between its renames, off unless set:
+ * `TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES=<n>` stops this process (SIGSTOP) right after the
+ * n-th library of a restore is renamed into place; the test then kills it or lets it go on.
  */
-async function undoSwaps(
-  indexDir: string,
-  swapped: readonly { name: string; temporary: string; old: string; hadOld: boolean }[],
-): Promise<string[]> {
-  const notUndone: string[] = []
-  for (const { name, temporary, old, hadOld } of [...swapped].reverse()) {
-    const target = join(indexDir, name)
-    try {
-      // Back where it was staged (removed with the other work directories).
-      await rename(target, temporary)
-    } catch {
-      notUndone.push(name)
-      continue
-    }
-    if (hadOld) {
-      try {
-        await rename(old, target)
-      } catch {
-        // Left as `.old-`: the next recovery (of a process after this one) moves it back.
-        notUndone.push(name)
-      }
-    }
-  }
-  return notUndone
+function stopAfterRenames(renamed: number): void {
+  const stopAt = process.env.TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
+  if (stopAt !== undefined && stopAt !== '' && Number(stopAt) === renamed)
+    process.kill(process.pid, 'SIGSTOP')
 }
 
 /** The second half of `saveIndexedLibrary`: the staged `temporary` renamed into place. */
@@ -449,7 +469,25 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
   // Another (newer) version's protocol: whatever is there may be its live work.
   const protocol = await writerProtocol(indexDir)
   if (protocol !== undefined && protocol !== WRITER_PROTOCOL) return
+  // A restore's journal first: the work directories it names are its to undo, not ones to
+  // finish or remove one by one below.
+  const kept = new Set<string>()
+  let undone = false
   for (const entry of entries) {
+    const journal = parseJournalEntry(entry)
+    if (journal === undefined) continue
+    const path = join(indexDir, entry)
+    if (!isAbandoned(path, journal)) continue // Live: its work directories are live too.
+    if (journal.partial) await rm(path, { force: true })
+    else {
+      const keep = await recoverRestore(indexDir, path)
+      for (const name of keep) kept.add(name)
+      undone ||= keep.length === 0
+    }
+  }
+  if (undone) entries = await readdir(indexDir).catch(() => [])
+  for (const entry of entries) {
+    if (kept.has(entry)) continue
     const work = parseWorkEntry(entry)
     const path = join(indexDir, entry)
     if (isUnknownWriterEntry(entry)) reportUnknownEntry(indexDir, entry)
@@ -460,6 +498,54 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
       await restoreOld(indexDir, work.name, path)
     else await rm(path, { recursive: true, force: true })
   }
+}
+
+/**
+ * Undoes the restore whose writer died with its journal at `journal` in place (restore-journal.ts),
+ * under the locks of all its libraries (when another process holds one, left for a later
+ * recovery); the entries of the index directory to leave alone meanwhile (its work directories
+ * and itself: none once undone). A failed undo, or a journal this version can't read, is
+ * reported once (`indexDirWarnings`), naming what is left where.
+ */
+async function recoverRestore(indexDir: string, journal: string): Promise<string[]> {
+  const libraries = await readJournal(journal)
+  if (libraries === undefined) {
+    reportOnce(
+      journal,
+      `${journal} is a restore journal this version can't read: left alone, and the work directories of its restore with it. If no other toolsel version writes ${indexDir}, look at it and remove it by hand.`,
+    )
+    // Unknown work directories: every .old- one is kept (it may be a previous index).
+    return (await readdir(indexDir).catch(() => [] as string[])).filter(
+      (entry) => parseWorkEntry(entry)?.kind === 'old',
+    )
+  }
+  const keep = [basename(journal), ...libraries.flatMap(({ staged, old }) => [staged, old])]
+  const names = [...new Set(libraries.map(({ name }) => name))]
+  const locked: string[] = []
+  try {
+    for (const name of names) {
+      if (!(await tryLibraryLock(indexDir, name))) return keep
+      locked.push(name)
+    }
+    const left = await undoRestore(indexDir, journal, libraries, indexFs.syncPath)
+    if (left === undefined) return []
+    reportOnce(
+      `${journal} ${JSON.stringify(left)}`,
+      `Index directory ${indexDir}: a snapshot restore was left half-done (its process is gone). ${describeLeft(left, journal)}`,
+    )
+    return keep
+  } finally {
+    for (const name of locked) await unlockLibrary(indexDir, name)
+  }
+}
+
+/** Restore warnings reported already (by key), so that a recovery every poll reports once. */
+const reportedRestores = new Set<string>()
+
+function reportOnce(key: string, message: string): void {
+  if (reportedRestores.has(key)) return
+  reportedRestores.add(key)
+  indexDirWarnings.report(message)
 }
 
 /**

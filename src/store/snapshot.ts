@@ -27,6 +27,7 @@ import {
   indexFs,
   listIndexes,
   loadIndexedLibrary,
+  recoverIndexDir,
   saveIndexedLibrary,
   stageIndexedLibrary,
   syncCommitted,
@@ -248,6 +249,8 @@ export async function restoreSnapshot(
     }
     indexes.push(indexed)
   }
+  // A restore left half-done before (killed between its renames) undone first.
+  await recoverIndexDir(indexDir)
   // Every index written whole beside its place first: a full disk (or any failure) while one is
   // written removes them all and changes nothing. Then each is renamed into place.
   const staged: StagedIndex[] = []
@@ -260,24 +263,25 @@ export async function restoreSnapshot(
   try {
     return await commitStagedIndexes(indexDir, staged)
   } catch (error) {
-    const notUndone = error instanceof ToolselError ? error.details?.notUndone : undefined
-    throw restoreFailed(dir, error, Array.isArray(notUndone) ? (notUndone as string[]) : [])
+    throw restoreFailed(dir, error)
   }
 }
 
 /**
- * A restore that failed writing: what was restored (`restored`: none when it failed while the
- * indexes were written beside their places), the error's code kept (INSUFFICIENT_STORAGE…).
+ * A restore that failed writing, the error's code kept (INSUFFICIENT_STORAGE…): nothing restored,
+ * or, when undoing the renames failed too (`details.undo` of `commitStagedIndexes`), what is left
+ * where and that the next recovery finishes the undo (`details.notUndone`).
  */
-function restoreFailed(dir: string, error: unknown, restored: string[] = []): unknown {
+function restoreFailed(dir: string, error: unknown): unknown {
   if (!(error instanceof ToolselError)) return error
+  const undo = error.details?.undo
   const outcome =
-    restored.length === 0
-      ? 'Nothing was restored: every index in library.indexDir is as it was.'
-      : `Snapshot ${dir}: renaming the indexes into place failed and could not be undone for ${restored.join(', ')} (restored, or, where its previous index could not be put back, left in a .old- directory that the next start or save moves back); the others are as they were.`
+    typeof undo === 'string'
+      ? `Snapshot ${dir}: ${undo}`
+      : 'Nothing was restored: every index in library.indexDir is as it was.'
   return new ToolselError(error.code, `${error.message} ${outcome}`, {
     cause: error.cause ?? error,
-    details: { ...error.details, restored },
+    details: { ...error.details },
   })
 }
 

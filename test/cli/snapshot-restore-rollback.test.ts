@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
+import { parcelAnswers } from '../helpers/parcel-answers.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
 
@@ -55,20 +56,7 @@ async function immutableRefusesRename(dir: string): Promise<boolean> {
 }
 
 /** The first tool select-tools picks for a parcel in each library. */
-async function answers(url: string): Promise<Record<string, string>> {
-  const picked: Record<string, string> = {}
-  for (const library of LIBRARIES) {
-    const { status, text } = await call(
-      url,
-      'POST',
-      '/v1/select-tools',
-      JSON.stringify({ instruction: 'look up my parcel', library }),
-    )
-    expect(status, text).toBe(200)
-    picked[library] = (JSON.parse(text) as { tools: Array<{ name: string }> }).tools[0].name
-  }
-  return picked
-}
+const answers = (url: string) => parcelAnswers(url, LIBRARIES)
 
 const manifests = (indexDir: string) =>
   Promise.all(LIBRARIES.map((name) => readFile(join(indexDir, name, 'manifest.json'), 'utf8')))

@@ -1,0 +1,190 @@
+/**
+ * A `toolsel snapshot restore` stopped between its renames is undone whole by the next start on
+ * the index directory, through the restore's journal:
+ *
+ * - killed (SIGKILL) after two of three libraries are renamed in: a `toolsel serve` started
+ *   afterwards serves all three as before the restore, and nothing of the restore is left;
+ * - a rename failing part-way whose undo fails too (a regular file where a directory must be
+ *   renamed back: ENOTDIR, which root gets too): the error names what is left where and that the
+ *   journal is kept; a server started on it serves what is on disk and logs the same; once the
+ *   file is gone the next start undoes the restore whole.
+ *
+ * The restoring process stops itself at the point under test with the test-only
+ * `TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES=<n>` (SIGSTOP after the n-th library is renamed in).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { buildIndexedLibrary } from '../../src/store/build-index.ts'
+import { saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { parcelAnswers } from '../helpers/parcel-answers.ts'
+import { ROOT } from '../helpers/start-serve.ts'
+import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
+
+const { workDir, serve } = servePerTest('toolsel-restore-killed-')
+
+const LIBRARIES = ['alpha', 'bravo', 'charlie']
+
+/** Saves every library in `edition` into `indexDir` (select-tools' pick tells the edition). */
+async function saveEdition(indexDir: string, edition: string): Promise<void> {
+  const config = parseConfig({ log: { level: 'silent' } })
+  for (const name of LIBRARIES) {
+    const tools = [
+      {
+        id: `${name}.${edition}_lookup`,
+        name: `${edition}_lookup`,
+        namespace: name,
+        description: `Look up a parcel (${edition} edition).`,
+        parameters: { type: 'object', properties: {} },
+      },
+      {
+        id: `${name}.${edition}_cancel`,
+        name: `${edition}_cancel`,
+        namespace: name,
+        description: 'Cancel a booking.',
+        parameters: { type: 'object', properties: {} },
+      },
+    ]
+    const indexed = await buildIndexedLibrary(new ToolLibrary(name, tools), config)
+    await saveIndexedLibrary(indexDir, indexed)
+  }
+}
+
+/** The first tool select-tools picks for a parcel in each library. */
+const answers = (url: string) => parcelAnswers(url, LIBRARIES)
+
+const edition = (name: string) =>
+  Object.fromEntries(LIBRARIES.map((library) => [library, `${name}_lookup`]))
+
+const manifest = (indexDir: string, name: string) =>
+  readFile(join(indexDir, name, 'manifest.json'), 'utf8')
+
+/** The restore's work left in `indexDir`: work directories, locks, journals. */
+const leftovers = async (indexDir: string) =>
+  (await readdir(indexDir)).filter((entry) => /^\.(tmp|old|lock|toolsel-restore)/.test(entry))
+
+/** `toolsel snapshot restore` as a process that stops itself after `renames` renames. */
+function restoreStoppingAfter(snapshot: string, indexDir: string, renames: number) {
+  let stderr = ''
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['bin/toolsel.mjs', 'snapshot', 'restore', snapshot, '--index-dir', indexDir],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        TOOLSEL_LIBRARY: '',
+        TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES: String(renames),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  return { child, exited, stderr: () => stderr }
+}
+
+/** Resolves once process `pid` is stopped (`T` in /proc/<pid>/stat); 60 s at most. */
+async function stopped(pid: number): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => '')
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return
+    if (stat === '' || Date.now() > deadline)
+      throw new Error(`the restore (pid ${pid}) did not stop`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** An index directory of the second edition and a snapshot of the first. */
+async function prepare() {
+  const work = await workDir()
+  const indexDir = join(work, 'indexes')
+  await saveEdition(indexDir, 'first')
+  const snapshot = join(work, 'snapshot')
+  await toolselOn(indexDir, 'snapshot', snapshot)
+  await saveEdition(indexDir, 'second')
+  const first = await Promise.all(
+    LIBRARIES.map((name) => manifest(join(snapshot, 'indexes'), name)),
+  )
+  const second = await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))
+  return { indexDir, snapshot, first, second }
+}
+
+describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped mid-way', () => {
+  it('killed (SIGKILL) between its renames: the next start undoes it whole', async () => {
+    const { indexDir, snapshot, first, second } = await prepare()
+    const restore = restoreStoppingAfter(snapshot, indexDir, 2)
+    await stopped(restore.child.pid!)
+    // Two of three renamed in, the journal naming all three on the disk.
+    expect(await manifest(indexDir, 'alpha')).toBe(first[0])
+    expect(await manifest(indexDir, 'bravo')).toBe(first[1])
+    expect(await manifest(indexDir, 'charlie')).toBe(second[2])
+    expect(
+      (await leftovers(indexDir)).filter((entry) => entry.startsWith('.toolsel-restore+')),
+    ).toHaveLength(1)
+    restore.child.kill('SIGKILL')
+    expect((await restore.exited).signal).toBe('SIGKILL')
+
+    const server = await serve([], { indexDir })
+    expect(await answers(server.url)).toEqual(edition('second'))
+    expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
+    expect(await leftovers(indexDir)).toEqual([])
+  }, 180_000)
+
+  it('an undo that fails says what is left where; the next start after the obstacle undoes it', async () => {
+    const { indexDir, snapshot, first, second } = await prepare()
+    const restore = restoreStoppingAfter(snapshot, indexDir, 1)
+    await stopped(restore.child.pid!)
+    const journalName = (await readdir(indexDir)).find((entry) =>
+      /^\.toolsel-restore\+[^.]+\.\d+-[0-9a-f]{12}$/.test(entry),
+    )!
+    const journal = JSON.parse(await readFile(join(indexDir, journalName), 'utf8')) as {
+      libraries: Array<{ name: string; staged: string; old: string }>
+    }
+    const [alpha, bravo] = journal.libraries
+    // bravo's previous index can't be moved aside (its rename fails), and alpha's restored one
+    // can't be moved back out: regular files where those directories must go.
+    const bravoBlock = join(indexDir, bravo.old)
+    const alphaBlock = join(indexDir, alpha.staged)
+    await writeFile(bravoBlock, 'in the way\n')
+    await writeFile(alphaBlock, 'in the way\n')
+    restore.child.kill('SIGCONT')
+    const { code } = await restore.exited
+    expect(code).not.toBe(0)
+    const stderr = restore.stderr()
+    expect(stderr).toContain(
+      `Library "bravo" could not be renamed into place in ${indexDir} (ENOTDIR), and undoing the libraries renamed in before it failed too.`,
+    )
+    expect(stderr).toContain(
+      `Undoing the restore failed at library "alpha" (ENOTDIR); left as it is: "alpha": the snapshot's index is in place, its previous index is in ${alpha.old}.`,
+    )
+    expect(stderr).toContain(`The restore journal ${journalName} is kept`)
+    expect(stderr).not.toContain('Nothing was restored')
+    // As the error says: alpha restored, its previous index aside; bravo and charlie as they were.
+    expect(await manifest(indexDir, 'alpha')).toBe(first[0])
+    expect(await readFile(join(indexDir, alpha.old, 'manifest.json'), 'utf8')).toBe(second[0])
+    expect(await manifest(indexDir, 'bravo')).toBe(second[1])
+    expect(await manifest(indexDir, 'charlie')).toBe(second[2])
+
+    // A server started meanwhile serves what is on disk, its undo failing the same way (logged).
+    let server = await serve([], { indexDir })
+    expect(await answers(server.url)).toEqual({ ...edition('second'), alpha: 'first_lookup' })
+    expect(server.logs()).toContain(
+      `a snapshot restore was left half-done (its process is gone). Undoing the restore failed at library "alpha" (ENOTDIR)`,
+    )
+    expect(await leftovers(indexDir)).toContain(journalName)
+
+    // The obstacle gone, the next start undoes the restore whole.
+    await rm(alphaBlock)
+    server = await serve([], { indexDir })
+    expect(await answers(server.url)).toEqual(edition('second'))
+    expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
+    expect(await leftovers(indexDir)).toEqual([])
+  }, 180_000)
+})
