@@ -838,7 +838,8 @@ const McpSchema = z
     /**
      * Tools an API key may have indexed into new scoped views a minute (a scope it has not asked
      * for lately builds its own index): a new view past it is `RATE_LIMITED`; cached scopes always
-     * answer. 0 = no limit. Default 100,000 (~11 s of CPU a minute on a 2-core machine).
+     * answer. 0 = no limit. Each key has its own budget, in each `--workers` worker. Default
+     * 100,000 (~11 s of CPU a minute on a 2-core machine).
      */
     scopeViewToolsPerMinute: z.number().int().nonnegative().default(100_000),
   })

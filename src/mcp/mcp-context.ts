@@ -13,6 +13,7 @@ import { loadTokenCounter } from './tokens/load-token-counter.ts'
 import { TokenAccountant } from './tokens/token-accountant.ts'
 import { createEstimateTokenCounter, type TokenCounter } from './tokens/token-counter.ts'
 import type { ToolScope } from './tool-scope.ts'
+import type { BudgetClient } from './view-budget.ts'
 
 export interface McpContext {
   readonly service: ToolselService
@@ -102,6 +103,11 @@ export interface McpSession {
   /** The API key's name, for messages. */
   keyName?: string
   /**
+   * The API key itself (its principal: one object per key), whose budget new scoped views are
+   * built within (`mcp.scopeViewToolsPerMinute`); absent over stdio.
+   */
+  key?: BudgetClient
+  /**
    * Over HTTP, the turns of this request's tool calls that work on the event loop (search,
    * select, schemas; `createCallTurns`): a JSON-RPC batch runs them one at a time. Absent over
    * stdio, whose process serves one client.
@@ -153,5 +159,5 @@ export async function resolveView(
     name,
     context.service.libraries,
   )
-  return context.views.view(context.service.libraries.require(name), session.scope, session.keyName)
+  return context.views.view(context.service.libraries.require(name), session.scope, session.key)
 }

@@ -81,6 +81,7 @@ export function sessionFromRequest(
     ...(library ? { library } : {}),
     libraries: principal.libraries,
     keyName: principal.name,
+    key: principal,
     turns: createCallTurns(),
   }
 }

@@ -26,7 +26,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { scopedView, type IndexedLibrary } from '../store/library-lifecycle.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { isUnscoped, scopeKey, type ToolScope } from './tool-scope.ts'
-import { ViewBudget } from './view-budget.ts'
+import { ViewBudget, type BudgetClient } from './view-budget.ts'
 
 /** A scope's view key when it keeps every tool of the library (no view: the library itself). */
 const WHOLE_LIBRARY = ''
@@ -67,10 +67,14 @@ export class ScopedLibraries {
 
   /**
    * The library itself when the scope keeps every tool, else an indexed view of the tools in
-   * scope. `client` (the API key's name; none over stdio): a view not cached is built only within
-   * its budget, else RATE_LIMITED.
+   * scope. `client` (the API key's principal; none over stdio): a view not cached is built only
+   * within its budget, else RATE_LIMITED.
    */
-  async view(indexed: IndexedLibrary, scope: ToolScope, client?: string): Promise<IndexedLibrary> {
+  async view(
+    indexed: IndexedLibrary,
+    scope: ToolScope,
+    client?: BudgetClient,
+  ): Promise<IndexedLibrary> {
     if (isUnscoped(scope)) return indexed
     const { library } = indexed
     let positions: Int32Array | undefined

@@ -6,11 +6,18 @@
  * Each key has a bucket of `mcp.scopeViewToolsPerMinute` tools, refilled at that rate; a new view
  * is built while the bucket holds anything and takes the tools it indexes (at least
  * MIN_VIEW_CHARGE) from it, so one view larger than the bucket is still built and the key then
- * waits. A scope whose view is cached costs nothing. Keys sharing a name share a bucket; MCP over
- * stdio (one client per process) has none.
+ * waits. A scope whose view is cached costs nothing. A bucket belongs to a key, not to its name
+ * (round 33: keys given one name, or a read key named "admin", shared one before); the admin key
+ * has its own; without keys every caller is the one anonymous client. Each `--workers` worker
+ * keeps its own buckets (and views). MCP over stdio (one client per process) has none.
  * @module
  */
 import { ToolselError } from '../errors.ts'
+
+/** Whose bucket: one object per API key (its principal), named in the RATE_LIMITED message. */
+export interface BudgetClient {
+  readonly name: string
+}
 
 /** The least a new view takes from the bucket, for its fixed cost (~50 ms of CPU ~ 450 tools). */
 export const MIN_VIEW_CHARGE = 1000
@@ -25,7 +32,7 @@ interface Bucket {
 
 export class ViewBudget {
   readonly #perMinute: number
-  readonly #buckets = new Map<string, Bucket>()
+  readonly #buckets = new Map<BudgetClient, Bucket>()
 
   /** `perMinute`: tools a key may index into new views a minute; 0 = no limit. */
   constructor(perMinute: number) {
@@ -36,7 +43,7 @@ export class ViewBudget {
    * Takes a new view of `tools` tools from `client`'s bucket, or throws RATE_LIMITED (nothing
    * taken) when the bucket is empty.
    */
-  take(client: string, tools: number, now = performance.now()): void {
+  take(client: BudgetClient, tools: number, now = performance.now()): void {
     const perMinute = this.#perMinute
     if (perMinute === 0) return
     let bucket = this.#buckets.get(client)
@@ -47,7 +54,7 @@ export class ViewBudget {
       const seconds = Math.max(1, Math.ceil(((1 - bucket.tools) * MINUTE_MS) / perMinute / 1000))
       throw new ToolselError(
         'RATE_LIMITED',
-        `Too many new scopes: "${client}" has had new scoped views of ${perMinute.toLocaleString('en-US')} tools built in the last minute (mcp.scopeViewToolsPerMinute). A scope asked for before still answers; a new one can be asked for in about ${seconds} s.`,
+        `Too many new scopes: "${client.name}" has had new scoped views of ${perMinute.toLocaleString('en-US')} tools built in the last minute (mcp.scopeViewToolsPerMinute). A scope asked for before still answers; a new one can be asked for in about ${seconds} s.`,
         { details: { retryAfterSeconds: seconds } },
       )
     }

@@ -18,19 +18,25 @@ const KEYS = {
   admin: 'admin-key-0123456789',
   a: 'read-key-a-0123456789',
   b: 'read-key-b-0123456789',
+  /** Two keys given one name, and a read key named "admin". */
+  bot1: 'read-key-bot1-0123456789',
+  bot2: 'read-key-bot2-0123456789',
+  namedAdmin: 'read-key-admin-0123456789',
 }
 const SEARCH = { query: 'record status owner', k: 5 }
+
+type ReadKeys = Array<string | { key: string; name: string }>
 
 /** The index directories the harnesses save `big` in (was the checkout's indexes/). */
 const indexDirs: string[] = []
 
-async function start(perMinute: number): Promise<Harness> {
+async function start(perMinute: number, readKeys: ReadKeys = [KEYS.a, KEYS.b]): Promise<Harness> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-scope-budget-'))
   indexDirs.push(indexDir)
   const harness = await startToolsel({
     log: { level: 'silent' },
     library: { default: 'demo', loadAll: false, indexDir },
-    auth: { adminKey: KEYS.admin, readKeys: [KEYS.a, KEYS.b] },
+    auth: { adminKey: KEYS.admin, readKeys },
     mcp: { scopeViewToolsPerMinute: perMinute },
   })
   await harness.service.putLibrary('big', Buffer.from(JSON.stringify(serverTools(2000))), {})
@@ -40,18 +46,35 @@ async function start(perMinute: number): Promise<Harness> {
 describe('new scoped views a read key may have built', () => {
   let limited: Harness
   let unlimited: Harness
+  let named: Harness
 
   beforeAll(async () => {
     // Two new views of 200 tools (each charged MIN_VIEW_CHARGE) and one of 1,800 leave the bucket
     // 1,300 tools short: 31 s until a new view is built again.
     limited = await start(2.5 * MIN_VIEW_CHARGE)
     unlimited = await start(0)
+    named = await start(2.5 * MIN_VIEW_CHARGE, [
+      { key: KEYS.bot1, name: 'bot' },
+      { key: KEYS.bot2, name: 'bot' },
+      { key: KEYS.namedAdmin, name: 'admin' },
+    ])
   })
   afterAll(async () => {
     await limited.close()
     await unlimited.close()
+    await named.close()
     for (const dir of indexDirs.splice(0)) await rm(dir, { recursive: true, force: true })
   })
+
+  /** Three new unions built for `key` (the budget then spent), a fourth one refused. */
+  const exhaust = async (harness: Harness, key: string, unions: string[], refused: string) => {
+    for (const union of unions) dataOf(await search(harness, key, union))
+    const error = errorOf(await search(harness, key, refused))
+    expect([error.code, error.message]).toEqual([
+      'RATE_LIMITED',
+      expect.stringContaining('mcp.scopeViewToolsPerMinute'),
+    ])
+  }
 
   const search = async (harness: Harness, key: string, servers: string) =>
     call(
@@ -88,17 +111,31 @@ describe('new scoped views a read key may have built', () => {
         dataOf<{ tools: unknown[] }>(await search(unlimited, KEYS.a, union)).tools,
       ).toHaveLength(5)
   })
+
+  it('is a key\'s, not its name\'s: two keys given one name, a read key named "admin"', async () => {
+    // Before round 33 a bucket was a name's: bot2 and then the admin key were refused here.
+    const wide = Array.from({ length: 18 }, (_, index) => `srv${index + 2}`).join(',')
+    await exhaust(named, KEYS.bot1, ['srv0,srv1', 'srv1,srv2', wide], 'srv0,srv2')
+    expect(dataOf(await search(named, KEYS.bot2, 'srv0,srv2'))).toBeDefined()
+    // Views are shared (a cached one is free to any key): other unions for the next key.
+    const rest = Array.from({ length: 14 }, (_, index) => `srv${index + 6}`).join(',')
+    await exhaust(named, KEYS.namedAdmin, ['srv3,srv4', 'srv4,srv5', rest], 'srv3,srv5')
+    // The admin key's budget is its own.
+    expect(dataOf(await search(named, KEYS.admin, 'srv3,srv5'))).toBeDefined()
+  })
 })
 
 describe('ViewBudget', () => {
   it('builds one view larger than the bucket, then refills at its rate', () => {
     const budget = new ViewBudget(60_000)
-    budget.take('k', 100_000, 0)
-    expect(() => budget.take('k', 10, 1)).toThrow(/Too many new scopes/)
+    const k = { name: 'k' }
+    budget.take(k, 100_000, 0)
+    expect(() => budget.take(k, 10, 1)).toThrow(/Too many new scopes: "k"/)
     // 40,000 tools behind at 0 ms: above zero again after 40,000 ms (1,000 tools a second).
-    expect(() => budget.take('k', 10, 39_999)).toThrow(/about 1 s/)
-    budget.take('k', 10, 40_001)
-    budget.take('other', 60_000, 40_002)
-    expect(() => new ViewBudget(0).take('k', 1e9, 0)).not.toThrow()
+    expect(() => budget.take(k, 10, 39_999)).toThrow(/about 1 s/)
+    budget.take(k, 10, 40_001)
+    // Another key, even under the same name, has its own bucket.
+    budget.take({ name: 'k' }, 60_000, 40_002)
+    expect(() => new ViewBudget(0).take(k, 1e9, 0)).not.toThrow()
   })
 })
