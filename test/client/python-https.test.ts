@@ -102,6 +102,11 @@ json.dump({
       for (const name of ['other_host', 'other_host_async']) {
         expect(result[name].code, name).toBe('NETWORK')
         expect(result[name].message, name).toMatch(/mismatch|doesn't match|not valid for/i)
+        // As the TypeScript client: the name is wrong, not the CA (verify= would not help).
+        expect(result[name].message, name).toContain(
+          "the service's certificate is for another host name: use the name it was issued for in base_url",
+        )
+        expect(result[name].message, name).not.toContain('verify=')
       }
       expect(result.ca_file.ok).toEqual(['sms.send_sms'])
       expect(

@@ -1664,12 +1664,24 @@ def _answer(call: _Call, status: int, location: Optional[str], payload: bytes) -
     return answer[call.field] if call.field else answer
 
 
+# OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH: a certificate the CA
+# vouches for, issued for other names than base_url's host.
+_NAME_MISMATCH = (62, 64)
+
+
 def _transport_error(cause: BaseException, call: _Call, base_url: str, seconds: float) -> ToolselError:
     """CLIENT_TIMEOUT or NETWORK for what got no answer (both clients)."""
     if isinstance(cause, (socket.timeout, TimeoutError, asyncio.TimeoutError)):
         return ToolselError(
             "CLIENT_TIMEOUT",
             f"{call.method} {call.path} took longer than {seconds:g} s; raise timeout or check the service",
+        )
+    if isinstance(cause, ssl.SSLCertVerificationError) and cause.verify_code in _NAME_MISMATCH:
+        # Trusting another CA would not help: the certificate names other hosts.
+        return ToolselError(
+            "NETWORK",
+            f"{call.method} {base_url}{call.path} failed: {cause}; the service's certificate is for"
+            " another host name: use the name it was issued for in base_url",
         )
     if isinstance(cause, ssl.SSLCertVerificationError):
         return ToolselError(
