@@ -1,12 +1,14 @@
 /**
  * What the disk check of an unchanged upload costs: a PUT of the tools a library holds already
- * answers "unchanged" only once its saved files load (`savedIndexProblem`, one load of the saved
- * index: store/library-lifecycle.ts). Per size, alternating in one run: the whole unchanged path
+ * answers "unchanged" only once its saved files are found whole (`savedIndexProblem`,
+ * store/library-lifecycle.ts: since round 33 the manifest and an `lstat` of each file its `files`
+ * record lists; one load of the saved index for a manifest without it, as before). Per size,
+ * alternating in one run: the whole unchanged path
  * of an upload (`importUploadedLibrary`: the import of the body, in a worker thread above
  * server.importWorkerMinChars, the same-index test and the check) and the check alone; the path
  * without the check is about their difference. Synthetic ToolBench-named libraries, as
  * bench/perf.ts makes them, built with `--retriever` (default retrieve.build, BM25; a dense part,
- * `bm25,dense:static:glove-100d`, makes the check load its vectors and HNSW graph too).
+ * `bm25,dense:static:glove-100d`, made the load-based check read its vectors and HNSW graph too).
  *
  *   TOOLSEL_DATA_DIR=/work/shared/data node --import tsx bench/put-unchanged-cost.ts [--reps 7] [--data <dir>]
  *     [--retriever bm25,dense:static:glove-100d] [--sizes 1000,10000]

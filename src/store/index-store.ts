@@ -41,6 +41,7 @@ import {
 } from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
+import { recordIndexFiles } from './index-files-record.ts'
 import { syncPath, syncTree } from '../write-file-atomically.ts'
 import {
   describeLeft,
@@ -211,11 +212,13 @@ export async function stageIndexedLibrary(
         indexed.library.knownToolHashBytes(),
       )
     }
-    // The manifest goes last: a directory without one is never mistaken for an index.
+    // The manifest goes last: a directory without one is never mistaken for an index. It
+    // records every file as written, for a check that need not read them (`filesAsRecorded`).
     const manifest = {
       ...indexed.manifest,
       toolsFileHash,
       toolsIndexFile: TOOLS_INDEX_FILE,
+      files: await recordIndexFiles(temporary, { [indexed.manifest.toolsFile]: toolsFileHash }),
     }
     await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     // On the disk before the renames name it: a power loss leaves the old index or the new one.

@@ -48,6 +48,7 @@ import {
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
+import { filesAsRecorded } from './index-files-record.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
 export { indexDirWarnings } from './index-dir-claims.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
@@ -299,6 +300,18 @@ export async function savedIndexProblem(
   config: Config,
   sameAs?: IndexManifest,
 ): Promise<string | undefined> {
+  if (sameAs !== undefined) {
+    // The manifest of that very save, its files as it recorded them (`files`, since round 33):
+    // that save, whole, without reading its files (a dense part's vectors and HNSW graph).
+    // Anything else (an older manifest, a file touched since) is checked by the load below.
+    const saved = await readManifest(dir).catch(() => undefined)
+    if (
+      saved !== undefined &&
+      sameSave(saved, sameAs) &&
+      (await filesAsRecorded(dir, saved.files)) === true
+    )
+      return undefined
+  }
   try {
     const loaded = await loadIndexedLibrary(dir, config)
     loaded.library.release(0)
@@ -579,7 +592,7 @@ async function committedManifest(dir: string): Promise<IndexManifest | undefined
  */
 function sameSave(one: IndexManifest, other: IndexManifest): boolean {
   const recorded = (manifest: IndexManifest): unknown => {
-    const { toolsFileHash: _hash, toolsIndexFile: _index, ...rest } = manifest
+    const { toolsFileHash: _hash, toolsIndexFile: _index, files: _files, ...rest } = manifest
     return JSON.parse(JSON.stringify(rest))
   }
   return isDeepStrictEqual(recorded(one), recorded(other))

@@ -67,6 +67,29 @@ export const BuildSettingsSchema = z.object({
 
 export type BuildSettings = z.infer<typeof BuildSettingsSchema>
 
+/** Bump when what `files` records changes meaning; a record of another version is not used. */
+export const FILES_RECORD_VERSION = 1
+
+/** A path inside the index directory: segments of file-name characters, at most 3 deep. */
+const RecordedPathSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9._-]+(\/[a-zA-Z0-9._-]+){0,2}$/)
+  .refine((path) => path.split('/').every((part) => part !== '.' && part !== '..'))
+
+/** `files` of a manifest (index-files-record.ts): what each file of the index was saved as. */
+export const FilesRecordSchema = z.object({
+  version: z.number().int(),
+  entries: z.record(
+    RecordedPathSchema,
+    z.object({
+      size: z.number().int().nonnegative(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+  ),
+})
+
+export type FilesRecord = z.infer<typeof FilesRecordSchema>
+
 export const IndexManifestSchema = z
   .object({
     formatVersion: z.number().int(),
@@ -91,6 +114,12 @@ export const IndexManifestSchema = z
     examples: ExamplesManifestSchema.optional(),
     /** What each part was built with (see `BuildSettingsSchema`); absent in older indexes. */
     build: BuildSettingsSchema.optional(),
+    /**
+     * Each file's size and sha256 as saved (index-files-record.ts, the manifest excepted): written
+     * on save since round 33; absent in older indexes, which are checked by a load instead.
+     * Read only through `FilesRecordSchema` where used: one it can't read never fails a load.
+     */
+    files: z.unknown().optional(),
     retrievers: z
       .object({
         bm25: Bm25ManifestSchema,
