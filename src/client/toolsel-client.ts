@@ -172,7 +172,17 @@ export class ToolselClient {
   #fetch(): typeof fetch | Promise<typeof fetch> {
     const { ca } = this.#options
     if (ca === undefined) return this.#options.fetch ?? fetch
-    this.#caFetch ??= import('./https-fetch.ts').then(({ httpsFetch }) => httpsFetch(ca))
+    this.#caFetch ??= import('./https-fetch.ts').then(
+      ({ httpsFetch }) => httpsFetch(ca),
+      (error: unknown) => {
+        // An install without toolsel's dependencies (dist/ copied alone, a bundle leaving it out).
+        throw new ToolselClientError(
+          'NETWORK',
+          `ToolselClient: the ca option needs the undici package, a dependency of toolsel, which could not be loaded (${(error as Error).message?.split('\n')[0]}): install toolsel's dependencies`,
+          { cause: error },
+        )
+      },
+    )
     return this.#caFetch
   }
 
@@ -358,13 +368,12 @@ export class ToolselClient {
       headers['content-type'] = 'application/json'
     }
     const url = `${this.#baseUrl}${path}`
+    const send = await this.#fetch()
     let response: Response
     try {
       // redirect: 'manual': a redirect is reported, never followed. Following one would send the
       // body (a library's tools) and the `headers` (a gateway's key) to wherever it points.
-      response = await (
-        await this.#fetch()
-      )(url, {
+      response = await send(url, {
         method,
         headers,
         body,

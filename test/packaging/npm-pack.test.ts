@@ -15,6 +15,7 @@ import {
   mkdtemp,
   readdir,
   readFile,
+  rename,
   rm,
   stat,
   symlink,
@@ -172,6 +173,20 @@ describe('the npm package, installed from its tarball', () => {
         join(app, 'client.cjs'),
         "const { ToolselClient } = require('toolsel/client')\nconsole.log(typeof ToolselClient, require.resolve('toolsel/client'))\n",
       )
+      // Without undici (dependencies not installed), ca says what is missing, not "is toolsel serving".
+      const undici = join(app, 'node_modules', 'undici')
+      await rename(undici, `${undici}.away`)
+      try {
+        const without = await run(process.execPath, ['client.mjs', serve.url], {
+          cwd: app,
+          env: ENV,
+        })
+        expect(without.stdout).toMatch(
+          /^with ca NETWORK ToolselClient: the ca option needs the undici package, a dependency of toolsel, which could not be loaded \(Cannot find package 'undici'.*\): install toolsel's dependencies$/m,
+        )
+      } finally {
+        await rename(`${undici}.away`, undici)
+      }
       const cjs = await run(process.execPath, ['client.cjs'], { cwd: app, env: ENV })
       expect(cjs.stdout).toMatch(/^function .*node_modules\/toolsel\/dist\/client\/index\.js$/m)
     } finally {
