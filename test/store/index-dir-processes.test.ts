@@ -247,6 +247,46 @@ describe('index directory shared by processes', () => {
       expect(warnings.filter((warning) => warning.includes(entry))).toHaveLength(1)
   }, 60_000)
 
+  it("a dead restore's journal: a partial one is removed, one it can't read keeps its .old- directories and warns once", async () => {
+    await saveSample()
+    const dead = await deadPid()
+    const partial = `.toolsel-restore+${dead}-0123456789ab.partial`
+    await writeFile(join(indexDir, partial), '{"format":')
+    await recoverIndexDir(indexDir)
+    expect(await indexDirEntries(indexDir)).toEqual(['shared'])
+
+    // A journal naming a path outside its work directories is not one this version reads: its
+    // restore's .old- directory (a previous index, its library in place) stays, with a warning.
+    const journal = `.toolsel-restore+${dead}-0123456789ab`
+    const old = `.old-shared+${dead}-0123456789ab`
+    await writeFile(
+      join(indexDir, journal),
+      JSON.stringify({
+        format: 'toolsel-restore-journal',
+        version: 1,
+        libraries: [{ name: 'shared', staged: '../../x', old, dev: '1', ino: '2' }],
+      }),
+    )
+    await mkdir(join(indexDir, old))
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.message)
+    process.on('warning', onWarning)
+    try {
+      expect(await listIndexes(indexDir)).toEqual(['shared'])
+      await recoverIndexDir(indexDir)
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(await indexDirEntries(indexDir)).toEqual([journal, old, 'shared'].sort())
+    expect(warnings.filter((warning) => warning.includes(journal))).toHaveLength(1)
+    expect(warnings[0]).toContain("is a restore journal this version can't read")
+    // Removed by hand: the .old- directory is an abandoned one again, removed (its library is there).
+    await rm(join(indexDir, journal))
+    await recoverIndexDir(indexDir)
+    expect(await indexDirEntries(indexDir)).toEqual(['shared'])
+  }, 60_000)
+
   it('writes a writer-protocol marker, and refuses to write or recover where it names a newer one', async () => {
     await saveSample(2)
     const marker = join(indexDir, WRITER_PROTOCOL_FILE)
