@@ -512,6 +512,7 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
  */
 async function recoverRestore(indexDir: string, journal: string): Promise<string[]> {
   const libraries = await readJournal(journal)
+  if (libraries === null) return []
   if (libraries === undefined) {
     reportOnce(
       journal,

@@ -106,10 +106,19 @@ export async function writeJournal(
   await sync(join(path, '..'))
 }
 
-/** The libraries of the journal at `path`; undefined when it is not one this version reads. */
-export async function readJournal(path: string): Promise<JournalLibrary[] | undefined> {
+/**
+ * The libraries of the journal at `path`; undefined when it is not one this version reads, null
+ * when it is gone (another process finished its undo meanwhile).
+ */
+export async function readJournal(path: string): Promise<JournalLibrary[] | undefined | null> {
   try {
-    const text = await readFileUpTo(path, JOURNAL_MAX_BYTES, { regularOnly: true })
+    const text = await readFileUpTo(path, JOURNAL_MAX_BYTES, { regularOnly: true }).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null
+        throw error
+      },
+    )
+    if (text === null) return null
     const parsed = JournalSchema.safeParse(JSON.parse(text))
     return parsed.success ? parsed.data.libraries : undefined
   } catch {

@@ -28,6 +28,7 @@ import {
   WRITER_PROTOCOL,
   WRITER_PROTOCOL_FILE,
 } from '../../src/store/index-dir-claims.ts'
+import { readJournal } from '../../src/store/restore-journal.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
@@ -283,6 +284,8 @@ describe('index directory shared by processes', () => {
     expect(warnings[0]).toContain("is a restore journal this version can't read")
     // Removed by hand: the .old- directory is an abandoned one again, removed (its library is there).
     await rm(join(indexDir, journal))
+    // A journal gone meanwhile (another process finished its undo) is no unreadable one.
+    expect(await readJournal(join(indexDir, journal))).toBeNull()
     await recoverIndexDir(indexDir)
     expect(await indexDirEntries(indexDir)).toEqual(['shared'])
   }, 60_000)
