@@ -32,7 +32,12 @@ import type { Config } from '../config/schema.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { MANIFEST_FILE } from '../store/manifest.ts'
-import { syncSavedLibrary, type IndexedLibrary } from '../store/library-lifecycle.ts'
+import {
+  recoverIndexDir,
+  syncSavedLibrary,
+  type IndexedLibrary,
+} from '../store/library-lifecycle.ts'
+import { parseJournalEntry } from '../store/index-dir-claims.ts'
 import type { LibraryRegistry } from './library-registry.ts'
 import { failedIndex, type FailedIndex } from './load-libraries.ts'
 
@@ -105,6 +110,8 @@ export class IndexDirPoller {
   /** The directory's modification time (ms) at the last scan; NaN before one. */
   #scannedMtimeMs = Number.NaN
   #manifests = new Map<string, Identity>()
+  /** Whether the last scan saw a snapshot restore's journal (store/restore-journal.ts). */
+  #journal = false
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   /** Polls so far and scans among them (for the bench and the tests). */
@@ -203,6 +210,10 @@ export class IndexDirPoller {
 
   async #changes(): Promise<string[]> {
     this.counts.polls += 1
+    // A snapshot restore's journal seen at the last scan: undone here once its process is gone
+    // (killed between its renames; recoverIndexDir leaves a live one alone), so that a running
+    // server does not serve its half until a restart. Its renames then change the directory.
+    if (this.#journal) await recoverIndexDir(this.#indexDir).catch(() => undefined)
     const dir = await identityOf(this.#indexDir)
     const settled = Date.now() - this.#scannedMtimeMs > SETTLE_MS
     if (dir?.identity === this.#dir && settled) return []
@@ -222,6 +233,7 @@ export class IndexDirPoller {
   /** Each library's manifest identity: one readdir and one stat per library. */
   async #scan(): Promise<Map<string, Identity>> {
     const entries = await readdir(this.#indexDir).catch(() => [] as string[])
+    this.#journal = entries.some((entry) => parseJournalEntry(entry)?.partial === false)
     const names = entries.filter((entry) => LIBRARY_NAME_PATTERN.test(entry)).sort()
     const manifests = new Map<string, Identity>()
     for (let at = 0; at < names.length; at += STAT_BATCH) {

@@ -2,8 +2,9 @@
  * A `toolsel snapshot restore` stopped between its renames is undone whole by the next start on
  * the index directory, through the restore's journal:
  *
- * - killed (SIGKILL) after two of three libraries are renamed in: a `toolsel serve` started
- *   afterwards serves all three as before the restore, and nothing of the restore is left;
+ * - killed (SIGKILL) after two of three libraries are renamed in: a running `toolsel serve`
+ *   (its index watch) and one started afterwards serve all three as before the restore, and
+ *   nothing of the restore is left; with no server running, the next start undoes it;
  * - a rename failing part-way whose undo fails too (a regular file where a directory must be
  *   renamed back: ENOTDIR, which root gets too): the error names what is left where and that the
  *   journal is kept; a server started on it serves what is on disk and logs the same; once the
@@ -117,8 +118,11 @@ async function prepare() {
 }
 
 describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped mid-way', () => {
-  it('killed (SIGKILL) between its renames: the next start undoes it whole', async () => {
+  it('killed (SIGKILL) between its renames: a running server and the next start undo it whole', async () => {
     const { indexDir, snapshot, first, second } = await prepare()
+    const env = { TOOLSEL_INDEX_WATCH_MS: '200' }
+    let server = await serve([], { indexDir, env })
+    expect(await answers(server.url)).toEqual(edition('second'))
     const restore = restoreStoppingAfter(snapshot, indexDir, 2)
     await stopped(restore.child.pid!)
     // Two of three renamed in, the journal naming all three on the disk.
@@ -131,6 +135,35 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped 
     restore.child.kill('SIGKILL')
     expect((await restore.exited).signal).toBe('SIGKILL')
 
+    // The running server's index watch undoes it (its journal's process is gone) and serves the
+    // previous indexes again.
+    const until = async (what: string, done: () => Promise<boolean>) => {
+      const deadline = Date.now() + 30_000
+      while (!(await done())) {
+        expect(Date.now(), what).toBeLessThan(deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+    }
+    await until(
+      'the running server did not undo the restore',
+      async () => (await leftovers(indexDir)).length === 0,
+    )
+    expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
+    await until(
+      'the running server did not serve the previous indexes again',
+      async () => JSON.stringify(await answers(server.url)) === JSON.stringify(edition('second')),
+    )
+    // And a start after it serves the same.
+    server = await serve([], { indexDir })
+    expect(await answers(server.url)).toEqual(edition('second'))
+  }, 180_000)
+
+  it('killed between its renames with no server running: the next start undoes it whole', async () => {
+    const { indexDir, snapshot, second } = await prepare()
+    const restore = restoreStoppingAfter(snapshot, indexDir, 1)
+    await stopped(restore.child.pid!)
+    restore.child.kill('SIGKILL')
+    expect((await restore.exited).signal).toBe('SIGKILL')
     const server = await serve([], { indexDir })
     expect(await answers(server.url)).toEqual(edition('second'))
     expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
