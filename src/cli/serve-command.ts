@@ -222,6 +222,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const port = typeof address === 'object' && address ? address.port : config.server.port
   logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
   logger.info(protection)
+  let stopSignals: (() => void) | undefined
+  let stopping = false
+  let stopped: Promise<void> | undefined
   try {
     // The MCP token counter is not waited for: it loads in a worker thread on the first count
     // (mcp/tokens/tokenizer-thread.ts), beside the event loop.
@@ -229,8 +232,15 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // What is committed before the libraries load: later commits are picked up once ready.
     await poller?.baseline()
     await service.start(undefined, sync && { beforeReady: () => sync.reconcile() })
+    // From here a stop signal is a graceful shutdown, also during the gateway's first sync (up
+    // to gateway.firstSyncTimeoutMs): Node's default exit left the upstream processes still
+    // starting (those that read no stdin yet: hung, or busy loading) running on, orphaned.
+    stopped = new Promise<void>((resolve) => {
+      stopSignals = onStopSignal(logger, (cause) => shutdown(cause, resolve), launcher)
+    })
     await gateway?.start()
   } catch (error) {
+    stopSignals?.()
     // A library or model that can't load is fatal: stop listening so the process exits.
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
@@ -238,53 +248,56 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     await app.close()
     throw error
   }
-  logger.info(
-    `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
-  )
-  if (cluster.isWorker) process.send!({ toolsel: 'ready' })
-  // Indexes skipped at start-up are tried again as failed commits are.
-  poller?.retryLater(service.failedIndexes.map((failed) => failed.name))
-  poller?.start()
+  if (!stopping) {
+    logger.info(
+      `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
+    )
+    if (cluster.isWorker) process.send!({ toolsel: 'ready' })
+    // Indexes skipped at start-up are tried again as failed commits are.
+    poller?.retryLater(service.failedIndexes.map((failed) => failed.name))
+    poller?.start()
+  }
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
-  let stopSignals: (() => void) | undefined
-  await new Promise<void>((resolve) => {
-    const shutdown = (cause: string) => {
-      logger.info(`${cause}: closing (grace ${config.server.shutdownGraceMs} ms)`)
-      poller?.stop()
-      const force = setTimeout(() => {
-        logger.warn('Grace period over: closing remaining connections')
-        server.closeAllConnections()
-      }, config.server.shutdownGraceMs)
-      force.unref()
-      // Busy connections close after their response (the client is told "connection: close"),
-      // so no request already received is reset.
-      draining = true
-      for (const response of inFlight) {
-        if (!response.headersSent) response.setHeader('connection', 'close')
-      }
-      // Stop accepting connections (new ones are refused, cleanly) but keep the open ones for a
-      // moment: http.Server#close would drop idle keep-alive connections at once, resetting a
-      // request already on its way over one. Whatever arrives meanwhile is answered with
-      // "connection: close"; the connections still idle after IDLE_DRAIN_MS are closed then,
-      // so shutdown never waits for keep-alive timeouts.
-      netClose.call(server, () => {
-        clearTimeout(force)
-        clearTimeout(idle)
-        // A worker relays and applies no more library changes.
-        sync?.close()
-        // Nothing serves any more: the app's MCP context lets go of the registry and its
-        // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
-        void Promise.allSettled([gateway?.close(), app.close()]).then(() => resolve())
-      })
-      const idle = setTimeout(
-        () => server.closeIdleConnections(),
-        Math.min(IDLE_DRAIN_MS, config.server.shutdownGraceMs),
-      )
-      idle.unref()
+  // A shutdown during the first sync closes the gateway, which ends start()'s wait.
+  function shutdown(cause: string, resolve: () => void) {
+    stopping = true
+    logger.info(`${cause}: closing (grace ${config.server.shutdownGraceMs} ms)`)
+    poller?.stop()
+    // Upstreams that serve no call (still starting, down) end now, during the drain.
+    gateway?.beginClose()
+    const force = setTimeout(() => {
+      logger.warn('Grace period over: closing remaining connections')
+      server.closeAllConnections()
+    }, config.server.shutdownGraceMs)
+    force.unref()
+    // Busy connections close after their response (the client is told "connection: close"),
+    // so no request already received is reset.
+    draining = true
+    for (const response of inFlight) {
+      if (!response.headersSent) response.setHeader('connection', 'close')
     }
-    stopSignals = onStopSignal(logger, shutdown, launcher)
-  })
+    // Stop accepting connections (new ones are refused, cleanly) but keep the open ones for a
+    // moment: http.Server#close would drop idle keep-alive connections at once, resetting a
+    // request already on its way over one. Whatever arrives meanwhile is answered with
+    // "connection: close"; the connections still idle after IDLE_DRAIN_MS are closed then,
+    // so shutdown never waits for keep-alive timeouts.
+    netClose.call(server, () => {
+      clearTimeout(force)
+      clearTimeout(idle)
+      // A worker relays and applies no more library changes.
+      sync?.close()
+      // Nothing serves any more: the app's MCP context lets go of the registry and its
+      // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
+      void Promise.allSettled([gateway?.close(), app.close()]).then(() => resolve())
+    })
+    const idle = setTimeout(
+      () => server.closeIdleConnections(),
+      Math.min(IDLE_DRAIN_MS, config.server.shutdownGraceMs),
+    )
+    idle.unref()
+  }
+  await stopped
   stopSignals?.()
   logger.info('Stopped', {
     answeredWhileStopping: drained.answered,

@@ -3,6 +3,7 @@
  * Streamable HTTP. The only gateway file that knows the two kinds apart.
  * @module
  */
+import type { ChildProcess } from 'node:child_process'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -240,6 +241,7 @@ export function createUpstreamTransport(
     )
   })
   replaceReadBuffer(transport, lines)
+  trackProcess(transport)
   let pending = ''
   let cut = false
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -257,6 +259,64 @@ export function createUpstreamTransport(
     }
   })
   return transport
+}
+
+/** How long a stdio server that never answered `initialize` has to exit on SIGTERM at close. */
+export const STARTING_KILL_MS = 1000
+
+/** Most time `processExit` waits (the SDK's close has SIGKILLed the process 4 s after stdin). */
+const EXIT_WAIT_MS = 10_000
+
+/** The process of each started stdio transport, and when it exited (the SDK keeps it private). */
+const PROCESSES = new WeakMap<Transport, { child: ChildProcess; exited: Promise<void> }>()
+
+/** Records `transport`'s process once started, for `terminateStarting` and `processExit`. */
+function trackProcess(transport: StdioClientTransport): void {
+  const start = transport.start.bind(transport)
+  transport.start = async () => {
+    await start()
+    // Without it (another SDK version) nothing is tracked: the SDK's own close goes on alone.
+    const child = (transport as unknown as { _process?: ChildProcess })._process
+    if (!child) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    PROCESSES.set(transport, { child, exited })
+  }
+}
+
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
+
+/**
+ * Ends the process of a stdio transport whose server never answered `initialize`, before the
+ * SDK's close: SIGTERM at once, SIGKILL `STARTING_KILL_MS` later if it still runs. The SDK's
+ * close ends stdin and waits 2 s for the process to exit, then SIGTERM, 2 s more, SIGKILL: a
+ * grace for a server that speaks MCP. One still starting (`npx` fetching a package, node loading
+ * its modules) or hung reads no stdin, so the grace only delayed a shutdown, 4 s for one that
+ * ignores SIGTERM. Nothing for an HTTP transport or a process already gone.
+ */
+export function terminateStarting(transport: Transport | undefined): void {
+  const tracked = transport && PROCESSES.get(transport)
+  if (!tracked || !running(tracked.child)) return
+  const { child } = tracked
+  child.kill('SIGTERM')
+  const kill = setTimeout(() => running(child) && child.kill('SIGKILL'), STARTING_KILL_MS)
+  child.once('exit', () => clearTimeout(kill))
+}
+
+/**
+ * Resolves once a stdio transport's process exited (`EXIT_WAIT_MS` at most; at once for an HTTP
+ * transport or one never started). `Client.close()` alone does not say so: when the SDK closed
+ * the transport itself (a failed `initialize`), a second close returns at once while the first
+ * one's process still runs its 2 s + 2 s.
+ */
+export async function processExit(transport: Transport): Promise<void> {
+  const tracked = PROCESSES.get(transport)
+  if (!tracked || !running(tracked.child)) return
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    tracked.exited,
+    new Promise((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS))),
+  ])
+  clearTimeout(timer)
 }
 
 /**

@@ -262,12 +262,24 @@ export class McpGateway {
     return upstream.callTool(tool.name, args, signal)
   }
 
-  async close(): Promise<void> {
+  /**
+   * The start of a shutdown (`toolsel serve` calls it when the HTTP drain begins): ends the first
+   * sync's wait and the TTL, and closes at once every upstream that serves no call (connecting,
+   * waiting for a slot, down or reconnecting), so their processes end during the drain, not after
+   * it. The connected ones stay for the requests being drained; `close()` ends them.
+   */
+  beginClose(): void {
     this.#closed = true
     this.#firstSyncOver()
     clearInterval(this.#syncTimer)
     // Upstreams still waiting for a connect slot stop waiting (none of them connects).
     this.#slots.close()
+    for (const upstream of this.#upstreams.values()) if (!upstream.serving) void upstream.close()
+  }
+
+  /** Closes every upstream; resolves once their processes ended (see `UpstreamConnection.close`). */
+  async close(): Promise<void> {
+    this.beginClose()
     await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()))
   }
 

@@ -6,6 +6,7 @@
  * @module
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolResultSchema,
   ToolListChangedNotificationSchema,
@@ -30,6 +31,8 @@ import {
   oversizeMessage,
   upstreamKind,
   redactUpstream,
+  processExit,
+  terminateStarting,
   upstreamTarget,
 } from './create-upstream-transport.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
@@ -80,6 +83,10 @@ export class UpstreamConnection {
    * exits meanwhile (a shutdown) left the child running; close() waits for them.
    */
   #closing = new Set<Promise<void>>()
+  /** The transports of the closes in `#closing` (a failed attempt's, a dropped connection's). */
+  readonly #closingTransports = new Set<Transport>()
+  /** Each client's transport (the SDK's client forgets it once closed). */
+  readonly #transports = new WeakMap<Client, Transport>()
   readonly #stderr: (line: string) => void
 
   constructor(name: string, config: UpstreamConfig, options: UpstreamOptions) {
@@ -157,6 +164,11 @@ export class UpstreamConnection {
     return this.#pastSlot
   }
 
+  /** Whether calls can go through: connected (or slow) with tools listed by this connection. */
+  get serving(): boolean {
+    return this.#client !== undefined && (this.#status === 'connected' || this.#status === 'slow')
+  }
+
   /** Whether `connect()` is waiting for one of `gateway.connectConcurrency` slots. */
   get waitingForSlot(): boolean {
     return this.#waitingForSlot
@@ -178,6 +190,7 @@ export class UpstreamConnection {
           `Upstream "${this.name}" sent a message over ${maxMessageBytes.toLocaleString('en-US')} bytes (gateway.maxMessageBytes): dropped (${dropped})`,
         ),
     })
+    this.#transports.set(client, transport)
     const stdio = upstreamKind(this.config) === 'stdio'
     const handshake = stdio
       ? { timeoutMs: settings.spawnTimeoutMs, setting: 'spawnTimeoutMs' }
@@ -212,11 +225,19 @@ export class UpstreamConnection {
     }
   }
 
-  /** Closes `client` (errors ignored); close() waits for it while it runs. */
+  /** Closes `client` (errors ignored) until its process exited; close() waits for it meanwhile. */
   #closeClient(client: Client): Promise<void> {
-    const closing = client.close().catch(() => undefined)
+    const transport = this.#transports.get(client)
+    const closing = client
+      .close()
+      .catch(() => undefined)
+      .then(() => transport && processExit(transport))
     this.#closing.add(closing)
-    void closing.finally(() => this.#closing.delete(closing))
+    if (transport) this.#closingTransports.add(transport)
+    void closing.finally(() => {
+      this.#closing.delete(closing)
+      if (transport) this.#closingTransports.delete(transport)
+    })
     return closing
   }
 
@@ -283,10 +304,18 @@ export class UpstreamConnection {
     }
   }
 
-  /** Closes the connection and the attempt still connecting; resolves once their processes ended. */
+  /**
+   * Closes the connection and the attempt still connecting; resolves once their processes ended
+   * (the SDK's close: stdin ended, 2 s, SIGTERM, 2 s, SIGKILL). A process that has not answered
+   * `initialize` yet gets SIGTERM at once (`terminateStarting`), and so do those of failed
+   * attempts and dropped connections still in the SDK's close (their 2 s for stdin).
+   */
   async close(): Promise<void> {
     this.#closed = true
     this.#clearRetry()
+    for (const transport of this.#closingTransports) terminateStarting(transport)
+    if (this.#connecting && this.#connecting !== this.#client)
+      terminateStarting(this.#transports.get(this.#connecting))
     for (const client of [this.#client, this.#connecting])
       if (client) void this.#closeClient(client)
     this.#client = undefined

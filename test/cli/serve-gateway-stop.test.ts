@@ -1,0 +1,127 @@
+/**
+ * `toolsel serve` with a gateway stops within `server.shutdownGraceMs` on SIGTERM while upstreams
+ * are still starting, and leaves none of their processes behind (real child processes, checked
+ * with `ps`): during the first sync (before: Node's default SIGTERM exit, the upstreams that read
+ * no stdin yet orphaned) and once ready with some still connecting (before: 2 s of the SDK's
+ * stdin grace for each, 4 s for one that ignores SIGTERM).
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ROOT } from '../helpers/start-serve.ts'
+
+const HUNG = fileURLToPath(new URL('../mcp/fixtures/hung-upstream.mjs', import.meta.url))
+const NODE_UPSTREAM = fileURLToPath(new URL('../mcp/fixtures/node-upstream.mjs', import.meta.url))
+const GRACE_MS = 3000
+
+const dirs: string[] = []
+const markers: string[] = []
+afterEach(async () => {
+  // A failed run's upstreams (the test's own, found by their marker) go too.
+  for (const marker of markers.splice(0))
+    for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+/** Process ids whose command line holds `marker` (`ps`: orphans have another parent). */
+function processesWith(marker: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(marker))
+    .map((line) => Number.parseInt(line.trim(), 10))
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, logs: () => string) {
+  const deadline = Date.now() + 90_000
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not seen: ${what}\n${logs()}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
+  it.each([
+    ['during the first sync', 600_000],
+    ['once ready at firstSyncTimeoutMs, upstreams still connecting', 1500],
+  ])(
+    'stops within server.shutdownGraceMs %s, no upstream process left',
+    async (_when, firstSyncTimeoutMs) => {
+      const marker = `gw-stop-${process.pid}-${Date.now()}`
+      markers.push(marker)
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-gw-stop-'))
+      dirs.push(dir)
+      const node = (script: string, env: Record<string, string> = {}) => ({
+        command: process.execPath,
+        args: [script, marker],
+        env,
+      })
+      const config = join(dir, 'config.json')
+      await writeFile(
+        config,
+        JSON.stringify({
+          library: { default: 'demo', loadAll: false },
+          server: { shutdownGraceMs: GRACE_MS },
+          gateway: {
+            servers: {
+              // Never answers; one ignores SIGTERM too. "busy" burns CPU before it reads stdin.
+              hung: node(HUNG),
+              deaf: node(HUNG, { HUNG_IGNORE_TERM: '1' }),
+              busy: node(NODE_UPSTREAM, { UPSTREAM_CPU_SECONDS: '600' }),
+              ok: node(NODE_UPSTREAM),
+            },
+            spawnTimeoutMs: 600_000,
+            connectSlotMs: 600_000,
+            firstSyncTimeoutMs,
+          },
+        }),
+      )
+      const child = spawn(
+        process.execPath,
+        ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            TOOLSEL_CONFIG: config,
+            TOOLSEL_INDEX_DIR: dir,
+            TOOLSEL_LIBRARY: '',
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      )
+      let logs = ''
+      child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.once('exit', (code, signal) => resolve([code, signal])),
+      )
+      const read = () => logs
+      await until(() => /Listening on http:\/\/[^:]+:\d+/.test(logs), 'listening', read)
+      const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
+      // "ok" listed its tools (firstSync.done 1) and the other three are running.
+      await until(
+        async () => {
+          const answer = await fetch(`http://127.0.0.1:${port}/readyz`)
+          const body = (await answer.json()) as { firstSync?: { done: number } }
+          return (body.firstSync?.done ?? 0) >= 1 && processesWith(marker).length === 4
+        },
+        'ok listed and 4 upstream processes',
+        read,
+      )
+      if (firstSyncTimeoutMs < 600_000) await until(() => /Ready:/.test(logs), 'ready', read)
+      else expect(logs).not.toContain('Ready:')
+
+      const started = Date.now()
+      child.kill('SIGTERM')
+      const [code, signal] = await exited
+      const stoppedMs = Date.now() - started
+      expect({ code, signal }).toEqual({ code: 0, signal: null })
+      expect(stoppedMs).toBeLessThan(GRACE_MS)
+      expect(logs).toContain('SIGTERM received: closing')
+      expect(processesWith(marker)).toEqual([])
+    },
+    150_000,
+  )
+})
