@@ -143,6 +143,21 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
   const openApi = createOpenApiDocument(schemas, API_VERSION)
   app.get('/openapi.json', (c) => c.json(openApi))
 
+  // Before the body limits: a chunked body is read whole there (hono's streaming check), and a
+  // query route's deadline must cover that reading too, as it covers a Content-Length body.
+  app.use(
+    '/v1/*',
+    requestTimeout({
+      timeoutMs: server.requestTimeoutMs,
+      // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
+      timeoutFor: (method, path) =>
+        (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
+        (method === 'POST' &&
+          (path.endsWith('/examples') || path === '/v1/feedback' || path === '/v1/snapshots'))
+          ? server.buildTimeoutMs
+          : undefined,
+    }),
+  )
   app.use(
     '/v1/*',
     bodyLimit({
@@ -189,19 +204,6 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
       )
     await next()
   })
-  app.use(
-    '/v1/*',
-    requestTimeout({
-      timeoutMs: server.requestTimeoutMs,
-      // Library writes rebuild the index: uploads, and usage examples (which re-index BM25).
-      timeoutFor: (method, path) =>
-        (method === 'PUT' && path.startsWith('/v1/libraries/')) ||
-        (method === 'POST' &&
-          (path.endsWith('/examples') || path === '/v1/feedback' || path === '/v1/snapshots'))
-          ? server.buildTimeoutMs
-          : undefined,
-    }),
-  )
   app.route('/v1', selectRoutes(service, schemas))
   app.route('/v1/libraries', libraryRoutes(service, schemas))
   app.route('/v1/rewards', rewardRoutes(service, schemas))

@@ -53,6 +53,14 @@ export function errorResponse(c: Context, error: ToolselError): Response {
 }
 
 /** `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500. */
+/**
+ * Node's error for a request body cut off by its client closing the connection (`Error: aborted`,
+ * ECONNRESET, from the body reading): a client that goes away mid-upload.
+ */
+function isClientGone(error: Error): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ECONNRESET' && error.message === 'aborted'
+}
+
 export function createErrorHandler(logger: Logger) {
   return (error: Error, c: Context): Response => {
     if (error instanceof ToolselError) return errorResponse(c, error)
@@ -66,6 +74,14 @@ export function createErrorHandler(logger: Logger) {
       return errorResponse(c, new ToolselError(code, error.message || 'Bad request.'))
     }
     const requestId = c.get('requestId') as string | undefined
+    if (isClientGone(error)) {
+      // Not the server's error, and any client can cause one per request: no ERROR and stack.
+      logger.debug(
+        `${c.req.method} ${c.req.path}: the client closed the connection before its request body was read`,
+        requestId ? { requestId } : undefined,
+      )
+      return errorResponse(c, new ToolselError('ABORTED', 'The client closed the request.'))
+    }
     logger.error(
       `Unhandled error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`,
       requestId ? { requestId } : undefined,

@@ -5,6 +5,7 @@
  */
 import { importFailed, tooManyTools, type ImportContext } from './import-context.ts'
 import { findJsonSyntaxError } from './find-json-syntax-error.ts'
+import { MAX_PARAMETER_DEPTH } from '../tool.ts'
 
 export interface ParsedJsonText {
   /** The document, or for JSON Lines the array of records. */
@@ -28,15 +29,19 @@ export function parseJsonText(
 ): ParsedJsonText {
   const body = stripByteOrderMark(text)
   if (mode === 'lines') return parseJsonLines(body, context)
-  if (
-    body.length >= RECORD_COUNT_MIN_CHARS &&
-    countJsonRecords(body, context.maxTools) > context.maxTools
-  )
-    throw tooManyTools(
-      context,
-      'records',
-      ' (counted before the document was parsed; nothing was parsed)',
-    )
+  if (body.length >= RECORD_COUNT_MIN_CHARS) {
+    const scan = scanJsonDocument(body, context.maxTools, MAX_DOCUMENT_DEPTH)
+    if (scan.depth > MAX_DOCUMENT_DEPTH)
+      throw importFailed(context, {
+        message: `the document nests more than ${MAX_DOCUMENT_DEPTH} arrays and objects deep (seen before it was parsed; nothing was parsed): a tool's parameters nest at most ${MAX_PARAMETER_DEPTH} levels`,
+      })
+    if (scan.records > context.maxTools)
+      throw tooManyTools(
+        context,
+        'records',
+        ' (counted before the document was parsed; nothing was parsed)',
+      )
+  }
   try {
     return { value: JSON.parse(body) as unknown }
   } catch (error) {
@@ -59,23 +64,38 @@ export function parseJsonText(
  */
 export const RECORD_COUNT_MIN_CHARS = 1024 * 1024
 
+/**
+ * The deepest nesting of arrays and objects a JSON tool document of RECORD_COUNT_MIN_CHARS or
+ * more may have (`scanJsonDocument`): a tool's parameters nest at most MAX_PARAMETER_DEPTH (64)
+ * schema levels, two or three JSON levels each, under a few levels of a file's own (OpenAPI
+ * paths, Postman folders). A 32 MB upload of 16,000,000 nested arrays inside one tool's schema was
+ * parsed whole in the import worker (17 s, 1.8 GB peak RSS) before its heap limit stopped it.
+ */
+export const MAX_DOCUMENT_DEPTH = 1000
+
 /** The object keys whose array holds a document's records (and `result.tools`). */
 export const RECORD_LIST_KEYS: readonly string[] = ['tools', 'nodes', 'functions']
 
 /**
  * The items of the longest list of records in the JSON document `text` (the array itself, or the
  * `tools`, `nodes`, `functions` or `result.tools` array of an object: the lists `detect-format`
- * counts once parsed), counted without parsing it and stopping once past `stopAbove`. Strings are
- * skipped with `indexOf`, as `countJsonValues` does; keys are compared as written (an escaped
- * key is not recognised), and text that is not JSON is counted all the same: JSON.parse then says
- * what is wrong with it.
+ * counts once parsed), and the deepest nesting of its arrays and objects, found without parsing
+ * it and stopping once past `maxRecords` or `maxDepth`. Strings are skipped with `indexOf`, as
+ * `countJsonValues` does; keys are compared as written (an escaped key is not recognised), and
+ * text that is not JSON is scanned all the same: JSON.parse then says what is wrong with it.
  */
-export function countJsonRecords(text: string, stopAbove = Infinity): number {
+export function scanJsonDocument(
+  text: string,
+  maxRecords = Infinity,
+  maxDepth = Infinity,
+): { records: number; depth: number } {
   // The open containers' kinds, `[` or `{` (only the first three levels matter), and keys.
   const kinds: number[] = []
   const keys: string[] = []
   let key = ''
   let longest = 0
+  let deepest = 0
+  const found = () => ({ records: Math.max(longest, items), depth: deepest })
   // In a list of records: its depth, its items so far, whether an item has begun.
   let listDepth = -1
   let items = 0
@@ -88,7 +108,7 @@ export function countJsonRecords(text: string, stopAbove = Infinity): number {
       let close = at
       for (;;) {
         close = text.indexOf('"', close + 1)
-        if (close === -1) return Math.max(longest, items)
+        if (close === -1) return found()
         let backslashes = 0
         while (text.charCodeAt(close - 1 - backslashes) === 92) backslashes += 1
         if (backslashes % 2 === 0) break
@@ -97,7 +117,7 @@ export function countJsonRecords(text: string, stopAbove = Infinity): number {
       if (depth <= 2) key = close - at <= 10 ? text.slice(at + 1, close) : ''
       at = close
     } else if (code === 0x2c) {
-      if (depth === listDepth && ++items > stopAbove) return items
+      if (depth === listDepth && ++items > maxRecords) return found()
     } else if (code === 0x5b || code === 0x7b) {
       if (code === 0x5b && listDepth === -1 && isRecordList(kinds, keys, key)) {
         listDepth = depth + 1
@@ -105,6 +125,7 @@ export function countJsonRecords(text: string, stopAbove = Infinity): number {
       }
       if (depth < 3) keys.push(key)
       kinds.push(code)
+      if (kinds.length > deepest && (deepest = kinds.length) > maxDepth) return found()
       key = ''
     } else if (code === 0x5d || code === 0x7d) {
       kinds.pop()
@@ -115,7 +136,7 @@ export function countJsonRecords(text: string, stopAbove = Infinity): number {
       }
     }
   }
-  return Math.max(longest, items)
+  return found()
 }
 
 /** Whether an array opened where `kinds` and `keys` say, under `key`, is a list of records. */

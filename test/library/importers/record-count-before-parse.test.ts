@@ -11,8 +11,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importToolsFromFile } from '../../../src/library/importers/index.ts'
 import {
-  countJsonRecords,
+  MAX_DOCUMENT_DEPTH,
   RECORD_COUNT_MIN_CHARS,
+  scanJsonDocument,
 } from '../../../src/library/importers/parse-json-text.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { createTestApp } from '../../server/test-service.ts'
@@ -83,6 +84,21 @@ describe('records counted before a large JSON document is parsed', () => {
     }
   })
 
+  it('a document nested deeper than MAX_DOCUMENT_DEPTH is refused before the parse', async () => {
+    // 1,000,000 arrays inside one tool's inputSchema (2 MB): the import worker parsed them whole.
+    const deep = `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`
+    const file = join(root, 'deep.json')
+    await writeFile(
+      file,
+      `{"tools":[{"name":"deep_tool","description":"d","inputSchema":{"type":"object","properties":{"a":{"type":"array","enum":${deep}}}}}]}`,
+    )
+    await expectToolselErrorAsync(
+      () => importToolsFromFile(file),
+      'IMPORT_FAILED',
+      `${file}: the document nests more than ${MAX_DOCUMENT_DEPTH} arrays and objects deep (seen before it was parsed; nothing was parsed): a tool's parameters nest at most 64 levels`,
+    )
+  })
+
   it('counts the lists the parsed check counts, and only those', () => {
     const cases: [string, number][] = [
       ['[]', 0],
@@ -97,7 +113,13 @@ describe('records counted before a large JSON document is parsed', () => {
       [String.raw`{"tools":["a\"],[","b"]}`, 2],
       ['{"nodes":[1,2],"tools":[1,2,3,4,5]}', 5],
     ]
-    expect(cases.map(([text]) => countJsonRecords(text))).toEqual(cases.map(([, count]) => count))
-    expect(countJsonRecords(`[${'1,'.repeat(100)}1]`, 10)).toBe(11)
+    expect(cases.map(([text]) => scanJsonDocument(text).records)).toEqual(
+      cases.map(([, count]) => count),
+    )
+    expect(scanJsonDocument(`[${'1,'.repeat(100)}1]`, 10).records).toBe(11)
+    expect(scanJsonDocument('{"a":[[{"b":[]}]],"c":[1]}').depth).toBe(5)
+    expect(scanJsonDocument(`${'['.repeat(5000)}${']'.repeat(5000)}`, Infinity, 100).depth).toBe(
+      101,
+    )
   })
 })
