@@ -9,7 +9,6 @@
  */
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
-  readRequestBody,
   requestBodyTooLargeMessage,
 } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -20,6 +19,7 @@ import type { McpContext, McpSession } from './mcp-context.ts'
 import { OPEN_PRINCIPAL, type Principal } from '../server/auth/api-keys.ts'
 import { principalOf } from '../server/middleware/auth.ts'
 import { countJsonValues, MAX_BODY_VALUES } from '../server/validate.ts'
+import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
 import { createCallTurns } from './tool-result.ts'
 import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
 
@@ -35,20 +35,58 @@ function rpcError(
 }
 
 /**
- * The body of a JSON POST, read with the SDK's own bounded reader (its default 4 MiB), counted
- * (`countJsonValues`, at most MAX_BODY_VALUES as on the query routes) and parsed, for the
- * transport's `parsedBody`; or the JSON-RPC error the transport would answer (413, -32700), or
- * undefined for a body that is not JSON (the transport answers 415 without reading it). The SDK
- * parses what it reads in one piece: 3.9 MB of `1,` held the event loop 91-239 ms (bench/README
- * round 22).
+ * A request body's bytes, up to `maxBytes` (the SDK's `readRequestBody` bound: a larger
+ * Content-Length is refused unread, a longer body as soon as it passes the limit), or undefined
+ * when it is larger. Bytes, not the SDK's text, so that they can be checked as UTF-8.
+ */
+async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (Number(request.headers.get('content-length')) > maxBytes) return undefined
+  if (request.body === null) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let received = 0
+  const reader = request.body.getReader()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      received += value.byteLength
+      if (received > maxBytes) return undefined
+      chunks.push(value)
+    }
+  } finally {
+    reader.releaseLock()
+  }
+  return Buffer.concat(chunks, received)
+}
+
+/**
+ * The body of a JSON POST, read within the SDK's bound (its default 4 MiB), checked as UTF-8
+ * (`decodeUtf8`, the check of the JSON routes and tool files: bytes that are not were read as
+ * U+FFFD), counted (`countJsonValues`, at most MAX_BODY_VALUES as on the query routes) and
+ * parsed, for the transport's `parsedBody`; or the JSON-RPC error the transport would answer
+ * (413, -32700), or undefined for a body that is not JSON (the transport answers 415 without
+ * reading it). The SDK parses what it reads in one piece: 3.9 MB of `1,` held the event loop
+ * 91-239 ms (bench/README round 22).
  */
 async function boundedBody(c: Context): Promise<{ parsed: unknown } | Response | undefined> {
   if (!isJsonContentType(c.req.header('content-type') ?? null)) return undefined
-  const body = await readRequestBody(c.req.raw, DEFAULT_MAX_REQUEST_BODY_SIZE)
-  if (body.tooLarge) {
+  const bytes = await readBodyBytes(c.req.raw, DEFAULT_MAX_REQUEST_BODY_SIZE)
+  if (bytes === undefined) {
     return rpcError(c, 413, requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE))
   }
-  if (countJsonValues(body.text, MAX_BODY_VALUES) > MAX_BODY_VALUES) {
+  let text: string
+  try {
+    text = decodeUtf8(bytes)
+  } catch (error) {
+    if (!(error instanceof InvalidUtf8Error)) throw error
+    return rpcError(
+      c,
+      400,
+      `Parse error: the request body is not UTF-8 text at byte ${error.offset}`,
+      -32700,
+    )
+  }
+  if (countJsonValues(text, MAX_BODY_VALUES) > MAX_BODY_VALUES) {
     return rpcError(
       c,
       413,
@@ -56,7 +94,7 @@ async function boundedBody(c: Context): Promise<{ parsed: unknown } | Response |
     )
   }
   try {
-    return { parsed: JSON.parse(body.text) as unknown }
+    return { parsed: JSON.parse(text) as unknown }
   } catch {
     return rpcError(c, 400, 'Parse error: Invalid JSON', -32700)
   }

@@ -120,6 +120,42 @@ describe('request bodies that are not UTF-8', () => {
     )
   })
 
+  it('/mcp: a JSON-RPC body that is not UTF-8 is a parse error naming the byte; UTF-8 and a BOM are read', async () => {
+    const url = await serve()
+    const mcp = (body: Buffer) =>
+      fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-03-26',
+        },
+        body: new Uint8Array(body),
+      })
+    const call = (query: Buffer) =>
+      Buffer.concat([
+        Buffer.from(
+          '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"',
+        ),
+        query,
+        Buffer.from('"}}}'),
+      ])
+    const bad = call(Buffer.from('send a message to Ren\xe9', 'latin1'))
+    const refused = await mcp(bad)
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32700,
+        message: `Parse error: the request body is not UTF-8 text at byte ${bad.indexOf(0xe9)}`,
+      },
+      id: null,
+    })
+    const good = await mcp(Buffer.concat([BOM, call(Buffer.from('envoyer un e-mail à René'))]))
+    expect(good.status).toBe(200)
+    expect(await good.text()).toContain('"result"')
+  })
+
   it('a JSON body with a byte-order mark, or with multi-byte text, is read as before', async () => {
     const url = await serve()
     const body = Buffer.concat([BOM, Buffer.from('{"instruction":"envoyer un e-mail à René 📧"}')])
