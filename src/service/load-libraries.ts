@@ -13,6 +13,7 @@ import {
   loadIndexedLibrary,
   loadLibraryReference,
   readManifest,
+  recoverIndexDir,
   type IndexedLibrary,
 } from '../store/library-lifecycle.ts'
 
@@ -31,9 +32,13 @@ export async function loadStartupLibraries(
   logger: Logger,
   onSkipped?: (failed: FailedIndex) => void,
 ): Promise<IndexedLibrary[]> {
+  // Listing (or, loading no other, recovering) the index directory first: it undoes a restore
+  // killed between its renames, which may have renamed in the default library's index too.
+  const names = config.library.loadAll
+    ? await listIndexes(config.library.indexDir)
+    : await recoverIndexDir(config.library.indexDir).then(() => [])
   const loaded = [await loadLibraryReference(config.library.default, config, logger)]
-  if (!config.library.loadAll) return loaded
-  for (const name of await listIndexes(config.library.indexDir)) {
+  for (const name of names) {
     if (loaded.some((indexed) => indexed.library.name === name)) continue
     try {
       loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }))

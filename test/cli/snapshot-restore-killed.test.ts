@@ -4,7 +4,8 @@
  *
  * - killed (SIGKILL) after two of three libraries are renamed in: a running `toolsel serve`
  *   (its index watch) and one started afterwards serve all three as before the restore, and
- *   nothing of the restore is left; with no server running, the next start undoes it;
+ *   nothing of the restore is left; with no server running, the next start undoes it, also
+ *   when the library renamed in is its default library (loaded before the others);
  * - a rename failing part-way whose undo fails too (a regular file where a directory must be
  *   renamed back: ENOTDIR, which root gets too): the error names what is left where and that the
  *   journal is kept; a server started on it serves what is on disk and logs the same; once the
@@ -165,6 +166,23 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped 
     restore.child.kill('SIGKILL')
     expect((await restore.exited).signal).toBe('SIGKILL')
     const server = await serve([], { indexDir })
+    expect(await answers(server.url)).toEqual(edition('second'))
+    expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
+    expect(await leftovers(indexDir)).toEqual([])
+  }, 180_000)
+
+  it('killed after renaming in the default library: the next start serves that library as before too', async () => {
+    // The default library is loaded first: it must be loaded after the undo, not before.
+    const { indexDir, snapshot, first, second } = await prepare()
+    const restore = restoreStoppingAfter(snapshot, indexDir, 1)
+    await stopped(restore.child.pid!)
+    expect(await manifest(indexDir, 'alpha')).toBe(first[0])
+    restore.child.kill('SIGKILL')
+    expect((await restore.exited).signal).toBe('SIGKILL')
+    const server = await serve(['--library', 'alpha'], {
+      indexDir,
+      env: { TOOLSEL_INDEX_WATCH_MS: '0' },
+    })
     expect(await answers(server.url)).toEqual(edition('second'))
     expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
     expect(await leftovers(indexDir)).toEqual([])
