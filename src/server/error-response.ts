@@ -52,7 +52,6 @@ export function errorResponse(c: Context, error: ToolselError): Response {
   return c.json(body, STATUS_BY_CODE[error.code])
 }
 
-/** `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500. */
 /**
  * Node's error for a request body cut off by its client closing the connection (`Error: aborted`,
  * ECONNRESET, from the body reading): a client that goes away mid-upload.
@@ -61,6 +60,10 @@ function isClientGone(error: Error): boolean {
   return (error as NodeJS.ErrnoException).code === 'ECONNRESET' && error.message === 'aborted'
 }
 
+/**
+ * `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500
+ * (a client gone mid-body: ABORTED, logged at debug).
+ */
 export function createErrorHandler(logger: Logger) {
   return (error: Error, c: Context): Response => {
     if (error instanceof ToolselError) return errorResponse(c, error)
