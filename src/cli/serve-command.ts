@@ -231,7 +231,14 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // A worker: what it loaded agrees with the disk before it serves (changes made meanwhile).
     // What is committed before the libraries load: later commits are picked up once ready.
     await poller?.baseline()
-    await service.start(undefined, sync && { beforeReady: () => sync.reconcile() })
+    // The gateway's (empty) library is there before the service is ready: a call naming it is
+    // "not ready" until then, never UNKNOWN_LIBRARY (its first build may load an embedder).
+    await service.start(undefined, {
+      beforeReady: async () => {
+        await sync?.reconcile()
+        await gateway?.open()
+      },
+    })
     // From here a stop signal is a graceful shutdown, also during the gateway's first sync (up
     // to gateway.firstSyncTimeoutMs): Node's default exit left the upstream processes still
     // starting (those that read no stdin yet: hung, or busy loading) running on, orphaned.

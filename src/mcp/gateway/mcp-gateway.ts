@@ -73,7 +73,9 @@ export class McpGateway {
   /**
    * Registers the (empty) gateway library, so that the MCP tools can answer over it before the
    * first sync: fails with INVALID_CONFIG when `gateway.library` names a loaded library of
-   * another kind. `start()` does it first; calling it again does nothing.
+   * another kind. `start()` does it first; calling it again does nothing. `toolsel serve` calls
+   * it before the service is ready (`toolsel mcp` before it serves), so no call finds the library
+   * missing.
    */
   open(): Promise<void> {
     this.#opened ??= (async () => {
