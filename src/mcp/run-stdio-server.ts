@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
+import { MAX_STDIO_LINE_BYTES, StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
 
 /**
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
@@ -19,16 +20,28 @@ import type { McpContext, McpSession } from './mcp-context.ts'
 export async function runStdioServer(context: McpContext, session: McpSession): Promise<void> {
   const { logger, config } = context.service
   const server = createMcpServer(context, session)
-  const transport = new StdioServerTransport()
+  // stdin reaches the transport through the gate (piped once `refuseLine` answers): whole UTF-8
+  // lines within the limit; the others are answered here and the server goes on.
+  let refuseLine: (refusal: LineRefusal) => void = () => {}
+  const gate = new StdioLineGate((refusal) => refuseLine(refusal))
+  const transport = new StdioServerTransport(gate, process.stdout, {
+    maxBufferSize: MAX_STDIO_LINE_BYTES + 1,
+  })
   const closed = new Promise<string>((resolve) => {
     transport.onclose = () => resolve('transport closed')
-    process.stdin.once('end', () => resolve('stdin closed'))
+    // The gate's end, after its last line (or its answer to an unended one) is passed on.
+    gate.once('end', () => resolve('stdin closed'))
     process.once('SIGINT', () => resolve('SIGINT'))
     process.once('SIGTERM', () => resolve('SIGTERM'))
   })
   await server.connect(transport)
   const inFlight = trackRequests(transport)
   answerUnreadableLines(transport, logger)
+  refuseLine = (refusal) => {
+    logger.warn(`MCP stdio: a line of stdin was not answered as a request (${refusal.message})`)
+    void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as never).catch(() => {})
+  }
+  process.stdin.pipe(gate)
   logger.info('MCP server ready on stdio')
   const reason = await closed
   logger.info(`MCP server stopping (${reason})`)

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { call, dataOf, errorOf } from './fixtures/toolsel-harness.ts'
+import { MAX_STDIO_LINE_BYTES } from '../../src/mcp/stdio-line-gate.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
@@ -48,12 +49,12 @@ const PIPE_GRACE_MS = 90_000
 const TEST_TIMEOUT_MS = 150_000
 
 /**
- * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once, closes
- * stdin, and waits for the exit.
+ * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once (each
+ * with its newline; a Buffer is written as it is), closes stdin, and waits for the exit.
  */
 async function pipeToolsel(
   logLevel: string,
-  lines: string[],
+  lines: string[] | Buffer,
   graceMs = PIPE_GRACE_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = join(EMPTY_INDEX_DIR, `grace-${graceMs}.json`)
@@ -78,7 +79,7 @@ async function pipeToolsel(
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-  child.stdin.end(lines.map((line) => `${line}\n`).join(''))
+  child.stdin.end(Buffer.isBuffer(lines) ? lines : lines.map((line) => `${line}\n`).join(''))
   return { code: await exited, stdout, stderr }
 }
 
@@ -318,6 +319,58 @@ describe('toolsel mcp --stdio', () => {
       expect(stderr).toMatch(
         /MCP server closing with 1 request\(s\) unanswered after server\.shutdownGraceMs \(0 ms\)/,
       )
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'answers a line over the limit, one not UTF-8 and an unended last one with errors, and goes on',
+    async () => {
+      // On e8dbfac the SDK's reading closed the transport at the long line: the process ended
+      // with only the initialize answered; the query's bad bytes were searched as U+FFFD, and
+      // the unended line was dropped without a word.
+      const line = (message: unknown) => Buffer.from(`${JSON.stringify(message)}\n`)
+      const { code, stdout, stderr } = await pipeToolsel(
+        'warn',
+        Buffer.concat([
+          line(INITIALIZE),
+          Buffer.alloc(MAX_STDIO_LINE_BYTES + 1, 'a'),
+          Buffer.from('\n'),
+          line({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+          Buffer.from(
+            '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"send m',
+          ),
+          Buffer.of(0xff, 0xc0, 0x80),
+          Buffer.from('ail"}}}\n'),
+          line({ jsonrpc: '2.0', id: 4, method: 'ping' }),
+          Buffer.from('{"jsonrpc":"2.0","id":5,"method":"pi'),
+        ]),
+      )
+      expect(code).toBe(0)
+      const answers = stdout
+        .trim()
+        .split('\n')
+        .map((text) => JSON.parse(text) as { id: number | null; error?: { message: string } })
+      expect(answers.filter((answer) => answer.id !== null).map((answer) => answer.id)).toEqual([
+        1, 2, 4,
+      ])
+      expect(answers.filter((answer) => answer.id === null).map((answer) => answer.error)).toEqual([
+        {
+          code: -32000,
+          message:
+            'Payload Too Large: a line of stdin of 10,485,760 bytes is over the limit of 10,485,759; it was skipped unread.',
+        },
+        {
+          code: -32700,
+          message: 'Parse error: a line of stdin is not UTF-8 text at byte 106; it was not read.',
+        },
+        {
+          code: -32700,
+          message:
+            'Parse error: stdin ended inside a message (36 bytes after the last newline); it was not read.',
+        },
+      ])
+      expect(stderr).toContain('a line of stdin was not answered as a request (Payload Too Large')
     },
     TEST_TIMEOUT_MS,
   )
