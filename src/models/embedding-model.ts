@@ -24,6 +24,12 @@ export interface EmbeddingModel {
   /** Length of every returned vector. */
   readonly dimensions: number
   /**
+   * The model's files by content (`sha256:<hex>`, model-fingerprint.ts) where `modelId` names
+   * only a place whose files can be replaced (`onnx:<dir>`); absent where the id is all there is
+   * (hashing; use-lite and static, whose files come with an npm package version; remote models).
+   */
+  readonly fingerprint?: string
+  /**
    * Most texts the backend runs in one forward pass. `embed` accepts more and chunks them
    * itself; callers that report progress chunk by this size too. `Infinity` when unlimited.
    */

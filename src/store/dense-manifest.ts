@@ -16,6 +16,13 @@ export const DenseManifestSchema = z.object({
   embedderId: z.string().min(1),
   /** Vector length. */
   dimensions: z.number().int().positive(),
+  /**
+   * The embedder's model files by content (`EmbeddingModel.fingerprint`, `sha256:<hex>`), where
+   * its id names only a place (`onnx:<dir>`): a load whose model has other files is refused, and a
+   * rebuild reuses no vector of the old ones. Absent for embedders whose id is all there is, and
+   * in indexes saved before round 34 (accepted as before; the next save records it).
+   */
+  modelFiles: z.string().min(1).optional(),
   /** `flat` (exact) or `hnsw` (approximate). */
   kind: z.enum(['flat', 'hnsw']),
   /** Index build parameters (HNSW's m, efConstruction, efSearch, randomSeed; none for flat). */

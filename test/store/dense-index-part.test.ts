@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
+import { copyFile, cp, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,12 +7,13 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
+import { clearEmbeddingModelCache } from '../../src/models/create-embedding-model.ts'
 import {
   buildIndexedLibrary,
   loadIndexedLibrary,
   saveIndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
-import { requireRetriever } from '../../src/store/indexed-library.ts'
+import { requireRetriever, type IndexedLibrary } from '../../src/store/indexed-library.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
@@ -208,6 +209,26 @@ describe('dense index part', () => {
   })
 })
 
+/**
+ * `rebuilt` (built over the previous index) answers as `fresh` (built from nothing) does, and
+ * `fresh` unlike `old` (the previous build) for some query: no vector of `old` was reused.
+ */
+async function expectFreshVectors(
+  built: Record<'rebuilt' | 'fresh' | 'old', IndexedLibrary>,
+  change: string,
+): Promise<void> {
+  const hits = (indexed: IndexedLibrary, query: string) =>
+    indexed.retrievers.get('dense')!.retrieve(query, { k: 8 })
+  let differs = false
+  for (const query of QUERIES) {
+    expect(await hits(built.rebuilt, query), query).toEqual(await hits(built.fresh, query))
+    differs ||=
+      JSON.stringify(await hits(built.fresh, query)) !==
+      JSON.stringify(await hits(built.old, query))
+  }
+  expect(differs, change).toBe(true)
+}
+
 describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX embedder', () => {
   it('round-trips an index built with onnx:<dir>, and falls back from cuda to cpu with a warning', async () => {
     const config = denseConfig({ embedder: `onnx:${TINY}`, index: 'flat' })
@@ -245,16 +266,66 @@ describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX
     })
     const fresh = await buildIndexedLibrary(library, prefixed, options)
     const plainBuilt = await buildIndexedLibrary(library, plain, options)
-    const hits = (indexed: typeof fresh, query: string) =>
-      indexed.retrievers.get('dense')!.retrieve(query, { k: 8 })
-    let differs = false
-    for (const query of QUERIES) {
-      // Was: the old vectors from the cache (keyed by model id and tool), as if nothing changed.
-      expect(await hits(rebuilt, query), query).toEqual(await hits(fresh, query))
-      differs ||=
-        JSON.stringify(await hits(fresh, query)) !== JSON.stringify(await hits(plainBuilt, query))
-    }
-    expect(differs, 'the prefix changes some scores').toBe(true)
+    // Was: the old vectors from the cache (keyed by model id and tool), as if nothing changed.
+    await expectFreshVectors({ rebuilt, fresh, old: plainBuilt }, 'the prefix changes some scores')
     expect(rebuilt.manifest.build?.parts.dense).toMatchObject({ documentPrefix: 'passage: ' })
+  })
+
+  it('neither loads nor reuses vectors of an onnx model whose weights changed under the same directory', async () => {
+    // A copy of the model, its weights replaced in place afterwards (a fine-tuned export
+    // written over the old one): the id `onnx:<dir>` and every config setting stay the same.
+    const model = join(await mkdtemp(join(tmpdir(), 'toolsel-model-')), 'tiny-embedder')
+    await cp(TINY, model, { recursive: true })
+    const config = denseConfig({ embedder: `onnx:${model}`, index: 'flat' })
+    const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+    const options = { source: { path: '/data/sample.json' }, retriever: 'dense' } as const
+    const old = await buildIndexedLibrary(library, config, options)
+    const dir = await saveIndexedLibrary(indexDir, old)
+    await copyFile(join(model, 'onnx/model_quantized.onnx'), join(model, 'onnx/model.onnx'))
+    clearEmbeddingModelCache() // What a restart does: the model is loaded from its files again.
+
+    // Was: loaded, its tools' old vectors searched with the new model's query vectors.
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_MISMATCH',
+      message: expect.stringContaining('model files changed'),
+    })
+    const rebuilt = await buildIndexedLibrary(library, config, {
+      ...options,
+      previousIndexDir: dir,
+    })
+    const fresh = await buildIndexedLibrary(library, config, options)
+    // Was: every tool's old vector taken from the cache, mixed with the new model's queries.
+    await expectFreshVectors({ rebuilt, fresh, old }, 'the new weights change some scores')
+    const saved = await loadIndexedLibrary(await saveIndexedLibrary(indexDir, rebuilt), config)
+    expect(saved.manifest.retrievers.dense).toMatchObject({
+      modelFiles: rebuilt.manifest.retrievers.dense?.modelFiles,
+    })
+  })
+
+  it('accepts and reuses an index saved before model files were recorded, and records them on its next save', async () => {
+    const config = denseConfig({ embedder: `onnx:${TINY}`, index: 'flat' })
+    const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+    const options = { source: { path: '/data/sample.json' }, retriever: 'dense' } as const
+    const built = await buildIndexedLibrary(library, config, options)
+    const modelFiles = built.manifest.retrievers.dense?.modelFiles
+    expect(modelFiles).toMatch(/^sha256:[0-9a-f]{64}$/)
+    const dir = await saveIndexedLibrary(indexDir, built)
+    // As round 33 wrote it: no modelFiles in the dense entry.
+    const manifestPath = join(dir, 'manifest.json')
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8'))
+    delete manifest.retrievers.dense.modelFiles
+    await writeFile(manifestPath, JSON.stringify(manifest))
+
+    expect((await loadIndexedLibrary(dir, config)).manifest.retrievers.dense).not.toHaveProperty(
+      'modelFiles',
+    )
+    const logger = createMemoryLogger()
+    const rebuilt = await buildIndexedLibrary(library, config, {
+      ...options,
+      previousIndexDir: dir,
+      logger,
+    })
+    expect(logger.lines.join('\n')).toContain(`"cachedVectorsLoaded":${SAMPLE_TOOLS.length}`)
+    expect(rebuilt.manifest.retrievers.dense).toMatchObject({ modelFiles })
   })
 })

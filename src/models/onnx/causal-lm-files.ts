@@ -1,12 +1,14 @@
 /**
- * The transformers.js directory layout of a causal LM: which files must exist and which ONNX
- * file each dtype loads (`DEFAULT_DTYPE_SUFFIX_MAPPING` in transformers.js 4.3.2
+ * The transformers.js directory layout of a causal LM (the ONNX embedder reads its weight files by
+ * it too): which files must exist and which ONNX file each dtype loads (`DEFAULT_DTYPE_SUFFIX_MAPPING` in transformers.js 4.3.2
  * src/utils/dtypes.js). Shared by the loader (fail early, with the fix) and `models check`.
  * @module
  */
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { OnnxDtype } from './onnx-embedding-model.ts'
+
+/** Weight formats transformers.js knows; each maps to a file, e.g. `q8` → `onnx/model_quantized.onnx`. */
+export type OnnxDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'q4f16' | 'bnb4'
 
 /** File name suffix of each dtype: `onnx/model{suffix}.onnx`. */
 export const DTYPE_SUFFIXES: Readonly<Record<OnnxDtype, string>> = Object.freeze({

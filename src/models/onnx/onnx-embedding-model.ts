@@ -9,15 +9,16 @@ import { basename, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
-import { checkModelTextFiles, readModelText } from '../model-text-files.ts'
+import { checkModelTextFiles, MODEL_TEXT_FILES, readModelText } from '../model-text-files.ts'
+import { modelFilesFingerprint } from '../model-fingerprint.ts'
 import { embedInBatches, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
+import { listModelFiles, modelFileName, type OnnxDtype } from './causal-lm-files.ts'
 import { createOnDevice, loadTransformers, type Device } from './transformers.ts'
 
 /** How token vectors become one sentence vector. */
 export type Pooling = 'mean' | 'cls'
 
-/** Weight formats transformers.js knows; each maps to a file, e.g. `q8` → `onnx/model_quantized.onnx`. */
-export type OnnxDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'q4f16' | 'bnb4'
+export type { OnnxDtype } from './causal-lm-files.ts'
 
 /** Settings a model directory may carry in `toolsel.json`; they override sentence-transformers files. */
 const ModelSettingsSchema = z
@@ -64,12 +65,14 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
   /** The device the session actually runs on (after any CUDA fallback). */
   readonly device: Device
   readonly settings: ResolvedOnnxSettings
+  /** The files loaded, by content (`modelFilesFingerprint`): `onnx:<dir>` names only a place. */
+  readonly fingerprint: string
   readonly #extractor: FeatureExtractor
 
   private constructor(
     fields: Pick<
       OnnxEmbeddingModel,
-      'modelId' | 'dimensions' | 'maxBatchSize' | 'device' | 'settings'
+      'modelId' | 'dimensions' | 'maxBatchSize' | 'device' | 'settings' | 'fingerprint'
     >,
     extractor: FeatureExtractor,
   ) {
@@ -78,6 +81,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     this.maxBatchSize = fields.maxBatchSize
     this.device = fields.device
     this.settings = fields.settings
+    this.fingerprint = fields.fingerprint
     this.#extractor = extractor
   }
 
@@ -96,6 +100,8 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     await checkModelTextFiles(path)
     const transformers = await loadTransformers()
     const dtype = options.dtype ?? 'fp32'
+    // Before the load: weights replaced meanwhile give another fingerprint than the vectors'.
+    const fingerprint = await modelFilesFingerprint(path, loadedFiles(path, dtype))
     try {
       const { value: extractor, device } = await createOnDevice(
         options.device ?? 'cpu',
@@ -115,7 +121,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
       const modelId = `onnx:${basename(path)}`
       logger.info('Loaded embedding model', { modelId, device, dtype, dimensions, ...settings })
       return new OnnxEmbeddingModel(
-        { modelId, dimensions, maxBatchSize, device, settings },
+        { modelId, dimensions, maxBatchSize, device, settings, fingerprint },
         extractor,
       )
     } catch (error) {
@@ -156,6 +162,15 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
       })
     }
   }
+}
+
+/**
+ * The files of the model directory a load reads: its JSON and template files, and the weights of
+ * `dtype` with any external data beside them (causal-lm-files.ts: the same layout).
+ */
+function loadedFiles(directory: string, dtype: OnnxDtype): string[] {
+  const weights = listModelFiles(directory).find((file) => file.dtype === dtype)
+  return [...MODEL_TEXT_FILES, modelFileName(dtype), ...(weights?.externalData ?? [])]
 }
 
 /** Reads pooling, normalisation and prompts from the model directory and merges the options over them. */

@@ -2,7 +2,8 @@
  * `dense`: tool vectors from the configured embedder in a flat or HNSW index. Files: `dense.json`
  * (header), `dense.hnsw` or `dense.f32` (vectors), `dense-ids.json` and `embeddings.cache`. A
  * build embeds the tools in batches, reusing the vectors of unchanged tools from the previous
- * index's `embeddings.cache`; a load refuses an index built with another embedder.
+ * index's `embeddings.cache` (none when the model's files changed: `modelFiles`); a load refuses
+ * an index built with another embedder, or with other files under the same `onnx:` id.
  *
  * `dense` uses the embedder `retrieve.dense.embedder` configures; `dense:<embedder id>`
  * (`dense:use-lite`, `dense:static:glove-100d`, `dense:onnx:<model directory>`) names its own, so
@@ -62,7 +63,7 @@ export const DENSE_KIND: RetrieverKind = {
     // A given embedder (tests, bench) stands in for the configured one, never for a named one.
     const given = arg === undefined ? context.embedder : undefined
     const embedder = given ?? (await createConfiguredEmbedder(settings, logger))
-    const cache = await loadPreviousCache(previousIndexDir, part, settings, logger)
+    const cache = await loadPreviousCache(previousIndexDir, part, settings, embedder, logger)
     const reused = cache.size
     const dense = await buildDenseIndex(library.tools, embedder, {
       kind: settings.index,
@@ -81,6 +82,7 @@ export const DENSE_KIND: RetrieverKind = {
     const entry: DenseManifest = {
       embedderId: embedder.modelId,
       dimensions: embedder.dimensions,
+      ...(embedder.fingerprint !== undefined && { modelFiles: embedder.fingerprint }),
       kind: dense.index.kind,
       params: dense.index instanceof HnswIndex ? { ...dense.index.params } : {},
       text: settings.text,
@@ -160,18 +162,28 @@ export function partDirectory(part: string): string {
 
 /**
  * The previous index's embedding cache of the same part, when its vectors were made the same way:
- * the same kind of text and, where the previous manifest records them (`build.parts`), the same
- * `vectorSettings` (the cache is keyed by model id and tool content: an `onnx:` model's dtype or
- * pooling is in neither). A missing or unreadable cache gives an empty one: it only saves time.
+ * the same kind of text, the same model files where the previous entry records them
+ * (`modelFiles`: an `onnx:` directory's weights replaced under the same id) and, where the
+ * previous manifest records them (`build.parts`), the same `vectorSettings` (the cache is keyed by
+ * model id and tool content: an `onnx:` model's dtype or pooling is in neither). A missing or
+ * unreadable cache gives an empty one: it only saves time.
  */
 async function loadPreviousCache(
   directory: string | undefined,
   part: string,
   settings: DenseConfig,
+  embedder: EmbeddingModel,
   logger: Logger,
 ): Promise<EmbeddingCache> {
   const previous = directory === undefined ? undefined : await readPreviousEntry(directory, part)
   if (directory === undefined || previous?.entry.text !== settings.text) return new EmbeddingCache()
+  const { modelFiles } = previous.entry
+  if (modelFiles !== undefined && modelFiles !== embedder.fingerprint) {
+    logger.info(
+      `Re-embedding every tool of part ${part}: the model files of ${embedder.modelId} changed since the previous index was built.`,
+    )
+    return new EmbeddingCache()
+  }
   const recorded = previous.settings
   if (recorded !== undefined) {
     const wanted = vectorSettings(settings)
@@ -193,12 +205,15 @@ async function readPreviousEntry(
   directory: string,
   part: string,
 ): Promise<
-  | { entry: { text?: string; dir?: string }; settings: Record<string, unknown> | undefined }
+  | {
+      entry: { text?: string; dir?: string; modelFiles?: string }
+      settings: Record<string, unknown> | undefined
+    }
   | undefined
 > {
   try {
     const manifest = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as {
-      retrievers?: Record<string, { text?: string; dir?: string } | undefined>
+      retrievers?: Record<string, { text?: string; dir?: string; modelFiles?: string } | undefined>
       build?: { parts?: Record<string, Record<string, unknown> | undefined> }
     }
     const entry = manifest.retrievers?.[part]
@@ -227,7 +242,10 @@ function assertSameEmbedder(
   embedder: EmbeddingModel,
   configuredId: string,
 ): void {
-  if (entry.embedderId === embedder.modelId && entry.dimensions === embedder.dimensions) return
+  if (entry.embedderId === embedder.modelId && entry.dimensions === embedder.dimensions) {
+    assertSameModelFiles(manifest, entry, embedder, configuredId)
+    return
+  }
   const asked =
     configuredId === embedder.modelId ? configuredId : `${embedder.modelId} ("${configuredId}")`
   throw new ToolselError(
@@ -243,6 +261,38 @@ function assertSameEmbedder(
       },
     },
   )
+}
+
+/**
+ * The same id names other model files (an `onnx:` directory's weights replaced since the build):
+ * its vectors are the old model's, and searching them with the new one's queries would return
+ * noise without any error. An entry without `modelFiles` (saved before round 34) is accepted.
+ */
+function assertSameModelFiles(
+  manifest: IndexManifest,
+  entry: DenseManifest,
+  embedder: EmbeddingModel,
+  configuredId: string,
+): void {
+  if (entry.modelFiles === undefined || entry.modelFiles === embedder.fingerprint) return
+  throw new ToolselError(
+    'INDEX_MISMATCH',
+    `Index "${manifest.library}" was built with embedder ${entry.embedderId}, whose model files changed since (${configuredId}: ${short(entry.modelFiles)} then, ${short(embedder.fingerprint)} now): its tool vectors are the old model's. ${rebuildCommand(manifest, configuredId)}`,
+    {
+      details: {
+        library: manifest.library,
+        builtWith: entry.embedderId,
+        builtModelFiles: entry.modelFiles,
+        configured: configuredId,
+        configuredModelFiles: embedder.fingerprint ?? null,
+      },
+    },
+  )
+}
+
+/** The first 12 hex digits of a fingerprint, for messages. */
+function short(fingerprint: string | undefined): string {
+  return fingerprint === undefined ? 'none' : `${fingerprint.slice(0, 'sha256:'.length + 12)}…`
 }
 
 function assertSameTools(dense: DenseIndex, library: ToolLibrary, dir: string): void {

@@ -1,0 +1,80 @@
+/**
+ * A model's identity by the content of the files it loads, where its id names only a place
+ * (`onnx:<dir>`): the weights in that directory can be replaced (a fine-tuned export written over
+ * the old one) while the id stays the same, and vectors made by the old weights must then not be
+ * searched with, or reused by, the new ones (store/kinds/dense-kind.ts).
+ *
+ * Each file's sha256 is computed once per process per (path, device, inode, size, mtime): model
+ * weights are tens to hundreds of MB (sha256 runs at about 0.5-2 GB/s), and a model is loaded
+ * again for each set of options and after `clearEmbeddingModelCache`.
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/** File hashes kept per process (the oldest dropped first); a model has about ten files. */
+const MAX_CACHED_FILES = 256
+
+const fileHashes = new Map<string, Promise<string>>()
+
+/** How often a file's bytes were hashed (not taken from the cache): tests count it. */
+export const fingerprintStats = { filesHashed: 0 }
+
+/**
+ * `sha256:<hex>` over the (name, size, sha256) list of the regular files among `files` (paths
+ * relative to `directory`, links followed) that exist, in the order given. Absent files are
+ * left out: they were not loaded either. Throws what reading a file throws.
+ */
+export async function modelFilesFingerprint(
+  directory: string,
+  files: readonly string[],
+): Promise<string> {
+  const listing = createHash('sha256')
+  for (const name of files) {
+    const path = join(directory, name)
+    const stats = await stat(path, { bigint: true }).catch(() => undefined)
+    if (stats === undefined || !stats.isFile()) continue
+    const sha256 = await fileSha256(path, stats)
+    listing.update(`${JSON.stringify(name)}\t${stats.size}\t${sha256}\n`)
+  }
+  return `sha256:${listing.digest('hex')}`
+}
+
+/** sha256 of the file at `path`, whose stat is `stats`; cached while they stay the same. */
+function fileSha256(
+  path: string,
+  stats: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint },
+): Promise<string> {
+  const key = `${path}\u0000${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`
+  const cached = fileHashes.get(key)
+  if (cached !== undefined) return cached
+  const hashing = hashFile(path).then(
+    async (sha256) => {
+      // Written while it was read: the hash is of neither version, and not kept.
+      const after = await stat(path, { bigint: true }).catch(() => undefined)
+      if (after?.size !== stats.size || after.mtimeNs !== stats.mtimeNs) fileHashes.delete(key)
+      return sha256
+    },
+    (error: unknown) => {
+      fileHashes.delete(key)
+      throw error
+    },
+  )
+  fileHashes.set(key, hashing)
+  if (fileHashes.size > MAX_CACHED_FILES) fileHashes.delete(fileHashes.keys().next().value!)
+  return hashing
+}
+
+/** The file's bytes streamed through sha256 (64 KiB at a time: the event loop keeps turning). */
+function hashFile(path: string): Promise<string> {
+  fingerprintStats.filesHashed++
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256')
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')))
+  })
+}
