@@ -10,16 +10,25 @@
  * server's ancestors up to the outermost npm: every process whose environment npm set
  * (`npm_lifecycle_event`, read from /proc) and the one that started it. Elsewhere (no /proc) only
  * the server's own parent is watched.
+ *
+ * pnpm and yarn set npm's variables too (run with pnpm 12, yarn 1.22 and yarn 4 in round 34):
+ * pnpm sets `npm_lifecycle_script`, runs the script in `sh -c` and passes SIGTERM on; yarn 1 sets
+ * it for a script but not for a bin it runs (`yarn toolsel serve`: the event is the bin's name);
+ * yarn 2+ never sets it (the script is read from `npm_package_json`'s `scripts`) and runs the
+ * command in a shell of its own, so the server is yarn's own child.
  * @module
  */
 import cluster from 'node:cluster'
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
 /** The process that started the server under npm, and the processes up to npm. */
 export interface Launcher {
   /** The server's parent at start: npm's shell, or npm itself. */
   pid: number
-  /** npm's `npm_lifecycle_event`: `start` for `npm start`, `npx` for `npx toolsel serve`… */
+  /**
+   * npm's `npm_lifecycle_event`: `start` for `npm start`, `npx` for `npx toolsel serve`, the bin's
+   * name for yarn 1's `yarn toolsel serve`…
+   */
   event: string
   /**
    * Linux: each ancestor from the server's parent up and the parent it had at start, up to the
@@ -34,17 +43,53 @@ const RUNS_TOOLSEL = /(?:^|[\s'"/\\])toolsel(?:\.mjs)?(?:$|[\s'"])/
 /** The most ancestors followed (npm in npm in npm… is rare beyond two). */
 const MAX_LINKS = 8
 
+/** The most of a `package.json` read for its scripts (yarn 2+); a larger one is not read. */
+const MAX_PACKAGE_JSON_BYTES = 1024 * 1024
+
 /**
- * The server's launcher when npm started it: only when npm's command (`npm_lifecycle_script`;
- * npx: the bin's name, without its arguments) runs toolsel itself. A server that a program
- * under `npm test` or `npx vitest` spawns inherits npm's variables too, and its parent is that
- * program, which may well let it run on. Not for a `--workers` worker (its primary watches),
- * nor for a server started otherwise (`nohup toolsel serve &` outlives the shell that started it).
+ * The server's launcher when npm (pnpm, yarn) started it: only when the package manager's command
+ * runs toolsel itself: `npm_lifecycle_script` (npx: the bin's name, without its arguments); without
+ * it, the script named `npm_lifecycle_event` in `npm_package_json` (yarn 2+), else the event itself
+ * (yarn 1 running a bin). A server that a program under `npm test` or `npx vitest` spawns
+ * inherits npm's variables too, and its parent is that program, which may well let it run on. Not
+ * for a `--workers` worker (its primary watches), nor for a server started otherwise (`nohup
+ * toolsel serve &` outlives the shell that started it).
  */
 export function npmLauncher(env: NodeJS.ProcessEnv = process.env): Launcher | undefined {
-  const { npm_lifecycle_event: event, npm_lifecycle_script: script } = env
-  if (!event || !script || !RUNS_TOOLSEL.test(script) || cluster.isWorker) return undefined
+  const { npm_lifecycle_event: event } = env
+  if (!event || cluster.isWorker) return undefined
+  const script = env.npm_lifecycle_script || packageScript(env.npm_package_json, event) || event
+  if (!RUNS_TOOLSEL.test(script)) return undefined
   return { pid: process.ppid, event, links: ancestorLinks(process.ppid) }
+}
+
+/**
+ * `scripts[event]` of the package.json at `path` (yarn 2+ sets `npm_package_json`, not
+ * `npm_lifecycle_script`), or undefined: no path, no such script, a file that can't be read, over
+ * 1 MiB or not JSON.
+ */
+function packageScript(path: string | undefined, event: string): string | undefined {
+  if (!path) return undefined
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    const buffer = Buffer.alloc(MAX_PACKAGE_JSON_BYTES + 1)
+    let length = 0
+    for (let read = -1; read !== 0 && length < buffer.length; length += read)
+      read = readSync(fd, buffer, length, buffer.length - length, null)
+    if (length > MAX_PACKAGE_JSON_BYTES) return undefined
+    const scripts: unknown = (
+      JSON.parse(buffer.toString('utf8', 0, length)) as { scripts?: unknown }
+    )?.scripts
+    if (typeof scripts !== 'object' || scripts === null || !Object.hasOwn(scripts, event))
+      return undefined
+    const script: unknown = (scripts as Record<string, unknown>)[event]
+    return typeof script === 'string' ? script : undefined
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 /**
