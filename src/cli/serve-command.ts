@@ -61,6 +61,9 @@ ${COMMON_HELP}`
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
 const IDLE_DRAIN_MS = 250
 
+/** The signals that stop the server: a process manager's, Ctrl-C, the terminal gone. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+
 /** How often a server started by npm looks whether its launcher is still there, in ms. */
 const LAUNCHER_POLL_MS = 500
 
@@ -395,11 +398,13 @@ async function servePrimary(
 }
 
 /**
- * Calls `stop` on the first SIGTERM or SIGINT, or when the `launcher` exits (the server, or a
- * process between it and npm, was re-parented: `launcherGone`), and keeps both signals handled until the returned function
+ * Calls `stop` on the first SIGTERM, SIGINT or SIGHUP, or when the `launcher` exits (the server, or a
+ * process between it and npm, was re-parented: `launcherGone`), and keeps the signals handled until the returned function
  * removes the handlers: a second signal while stopping is logged, not Node's default exit in the
  * middle of the drain. One Ctrl-C under `npm start` reaches the server, and its launcher (npm's
- * shell) exits of it too.
+ * shell) exits of it too. SIGHUP (the terminal closed; Node's default ends the process at once,
+ * with the requests in flight) drains as SIGTERM does; Node resets a SIGHUP that `nohup` ignored,
+ * so `nohup toolsel serve &` never outlived a closed terminal.
  */
 function onStopSignal(
   logger: Logger,
@@ -416,8 +421,7 @@ function onStopSignal(
     stop(cause)
   }
   const signal = (name: NodeJS.Signals) => handle(`${name} received`, `${name} received again`)
-  process.on('SIGTERM', signal)
-  process.on('SIGINT', signal)
+  for (const name of STOP_SIGNALS) process.on(name, signal)
   const watch =
     launcher &&
     setInterval(() => {
@@ -430,8 +434,7 @@ function onStopSignal(
   watch?.unref()
   return () => {
     clearInterval(watch)
-    process.off('SIGTERM', signal)
-    process.off('SIGINT', signal)
+    for (const name of STOP_SIGNALS) process.off(name, signal)
   }
 }
 

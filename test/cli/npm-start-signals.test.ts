@@ -289,6 +289,34 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
   })
 })
 
+describe('SIGHUP (the terminal closed, the job it ran hung up)', () => {
+  it('drains and exits as on SIGTERM: the request in flight is answered (was: killed by it)', async () => {
+    // Node's default for SIGHUP ends the process at once; it also resets a SIGHUP that `nohup`
+    // ignored, so a server run with nohup met it too when its terminal closed.
+    running = await startServe()
+    const { url, child, logs } = running
+    const body = JSON.stringify({ instruction: 'send an email to Ann' })
+    socket = connect(Number(new URL(url).port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
+    await once(socket, 'connect')
+    socket.write(
+      `POST /v1/select-tools HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nexpect: 100-continue\r\n\r\n`,
+    )
+    await until('100 Continue', () => answer.includes('100 Continue'))
+    child.kill('SIGHUP')
+    const exited = () => child.exitCode !== null || child.signalCode !== null
+    await until('SIGHUP handled', () => logs().includes('SIGHUP received: closing') || exited())
+    expect(child.signalCode).toBeNull()
+    socket.write(body)
+    const [code, signal] = await once(child, 'exit')
+    expect([code, signal]).toEqual([0, null])
+    expect(answer).toMatch(/HTTP\/1\.1 200 OK/)
+    expect(logs()).toMatch(/Stopped \{"answeredWhileStopping":1,"unfinished":0\}/)
+  })
+})
+
 describe('a second stop signal while the server drains', () => {
   it('is logged and changes nothing: the request in flight is answered, then a clean exit', async () => {
     running = await startServe()
