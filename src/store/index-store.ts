@@ -45,9 +45,13 @@ import { recordIndexFiles } from './index-files-record.ts'
 import { syncPath, syncTree } from '../write-file-atomically.ts'
 import {
   describeLeft,
+  goneStuckJournals,
   journalLibraries,
   readJournal,
+  undoDue,
+  undoFailed,
   undoRestore,
+  undoSucceeded,
   writeJournal,
   type UndoLeft,
 } from './restore-journal.ts'
@@ -489,6 +493,11 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
     }
   }
   if (undone) entries = await readdir(indexDir).catch(() => [])
+  for (const journal of goneStuckJournals(indexDir, entries)) {
+    indexDirWarnings.report(
+      `Index directory ${indexDir}: the snapshot restore left half-done is no longer there (${basename(journal)} is gone: another process undid it, or it was removed).`,
+    )
+  }
   for (const entry of entries) {
     if (kept.has(entry)) continue
     const work = parseWorkEntry(entry)
@@ -508,7 +517,8 @@ export async function recoverIndexDir(indexDir: string): Promise<void> {
  * under the locks of all its libraries (when another process holds one, left for a later
  * recovery); the entries of the index directory to leave alone meanwhile (its work directories
  * and itself: none once undone). A failed undo, or a journal this version can't read, is
- * reported once (`indexDirWarnings`), naming what is left where.
+ * reported once (`indexDirWarnings`), naming what is left where; a failed undo is tried again on
+ * a backoff (`undoDue`), and its success is reported.
  */
 async function recoverRestore(indexDir: string, journal: string): Promise<string[]> {
   const libraries = await readJournal(journal)
@@ -524,6 +534,8 @@ async function recoverRestore(indexDir: string, journal: string): Promise<string
     )
   }
   const keep = [basename(journal), ...libraries.flatMap(({ staged, old }) => [staged, old])]
+  // An undo that failed here waits for its backoff, or for a change in its way (restore-journal.ts).
+  if (!(await undoDue(indexDir, journal, libraries))) return keep
   const names = [...new Set(libraries.map(({ name }) => name))]
   const locked: string[] = []
   try {
@@ -532,11 +544,20 @@ async function recoverRestore(indexDir: string, journal: string): Promise<string
       locked.push(name)
     }
     const left = await undoRestore(indexDir, journal, libraries, indexFs.syncPath)
-    if (left === undefined) return []
+    if (left === undefined) {
+      const failed = undoSucceeded(journal)
+      if (failed > 0) {
+        indexDirWarnings.report(
+          `Index directory ${indexDir}: the snapshot restore left half-done is undone now (its undo failed ${failed} time${failed === 1 ? '' : 's'} before): every library's previous index is back in place.`,
+        )
+      }
+      return []
+    }
     reportOnce(
       `${journal} ${JSON.stringify(left)}`,
       `Index directory ${indexDir}: a snapshot restore was left half-done (its process is gone). ${describeLeft(left, journal)}`,
     )
+    await undoFailed(indexDir, journal, libraries)
     return keep
   } finally {
     for (const name of locked) await unlockLibrary(indexDir, name)

@@ -15,11 +15,14 @@
  * staged directory intact. The same undo runs in the process when a rename fails part-way.
  *
  * When the undo itself fails (a file where a directory must go back), it stops there: the
- * journal stays, and what is left where is reported (`UndoLeft`); a later recovery tries again.
+ * journal stays, and what is left where is reported (`UndoLeft`); a later recovery tries again,
+ * on a backoff (`undoBackoff`: 2 s, doubled after each failure, at most a minute) unless what is
+ * in its way changed first (`undoDue`): a server's index watch polls every 2 s, and each try
+ * takes every library's lock. The try that finally succeeds is reported too.
  * @module
  */
 import { lstat, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { basename, join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import { readFileUpTo } from '../read-text-file.ts'
@@ -219,4 +222,85 @@ async function isDirectory(path: string): Promise<boolean> {
 
 async function exists(path: string): Promise<boolean> {
   return (await lstat(path).catch(() => undefined)) !== undefined
+}
+
+/**
+ * The wait before a failed undo is tried again: `firstMs` after the first failure, doubled after
+ * each, at most `maxMs`. Tests shorten it; nothing else changes it.
+ */
+export const undoBackoff = { firstMs: 2000, maxMs: 60_000 }
+
+/** Undos that failed in this process, by journal path: tries so far, when the next is due. */
+const stuckUndos = new Map<string, { tries: number; dueAt: number; stamp: string }>()
+
+/**
+ * Whether the undo of `journal` is to be tried now: it never failed here, its backoff is over, or
+ * what is in its way changed since it last failed (`undoStamp`).
+ */
+export async function undoDue(
+  indexDir: string,
+  journal: string,
+  libraries: readonly JournalLibrary[],
+): Promise<boolean> {
+  const stuck = stuckUndos.get(journal)
+  return (
+    stuck === undefined ||
+    Date.now() >= stuck.dueAt ||
+    (await undoStamp(indexDir, journal, libraries)) !== stuck.stamp
+  )
+}
+
+/** The undo of `journal` failed (again): its next try waits (`undoBackoff`). */
+export async function undoFailed(
+  indexDir: string,
+  journal: string,
+  libraries: readonly JournalLibrary[],
+): Promise<void> {
+  const tries = (stuckUndos.get(journal)?.tries ?? 0) + 1
+  const wait = Math.min(undoBackoff.firstMs * 2 ** (tries - 1), undoBackoff.maxMs)
+  const stamp = await undoStamp(indexDir, journal, libraries)
+  stuckUndos.set(journal, { tries, dueAt: Date.now() + wait, stamp })
+}
+
+/** The undo of `journal` succeeded: the tries it failed before (0: none), forgotten. */
+export function undoSucceeded(journal: string): number {
+  const tries = stuckUndos.get(journal)?.tries ?? 0
+  stuckUndos.delete(journal)
+  return tries
+}
+
+/**
+ * The journals of `indexDir` whose undo failed here and that are gone from its `entries` (another
+ * process undid the restore, or the journal was removed), forgotten.
+ */
+export function goneStuckJournals(indexDir: string, entries: readonly string[]): string[] {
+  const gone: string[] = []
+  for (const journal of stuckUndos.keys()) {
+    if (resolve(journal, '..') === resolve(indexDir) && !entries.includes(basename(journal))) {
+      stuckUndos.delete(journal)
+      gone.push(journal)
+    }
+  }
+  return gone
+}
+
+/**
+ * What is in the way of an undo, as `lstat` sees it: the journal, each library's entry, staged
+ * and `.old-` names, and the index directory's owner and mode. Not the index directory's times:
+ * every try (this process's, another server's) takes and drops lock files there.
+ */
+async function undoStamp(
+  indexDir: string,
+  journal: string,
+  libraries: readonly JournalLibrary[],
+): Promise<string> {
+  const names = [journal, ...libraries.flatMap(({ name, staged, old }) => [name, staged, old])]
+  const stamps = await Promise.all(
+    names.map(async (name) => {
+      const found = await lstat(join(indexDir, name), { bigint: true }).catch(() => undefined)
+      return found === undefined ? '-' : `${found.ino}:${found.mode}:${found.size}:${found.ctimeNs}`
+    }),
+  )
+  const dir = await lstat(indexDir, { bigint: true }).catch(() => undefined)
+  return [`${dir?.mode}:${dir?.uid}:${dir?.gid}`, ...stamps].join(' ')
 }

@@ -9,12 +9,14 @@
  * - a rename failing part-way whose undo fails too (a regular file where a directory must be
  *   renamed back: ENOTDIR, which root gets too): the error names what is left where and that the
  *   journal is kept; a server started on it serves what is on disk and logs the same; once the
- *   file is gone the next start undoes the restore whole.
+ *   file is gone the next start undoes the restore whole; a running index watch tries the stuck
+ *   undo again on a backoff, not at every poll, at once when the obstacle goes, and says so.
  *
  * The restoring process stops itself at the point under test with the test-only
  * `TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES=<n>` (SIGSTOP after the n-th library is renamed in).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { watch } from 'node:fs'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -22,6 +24,9 @@ import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { indexDirWarnings } from '../../src/store/index-dir-claims.ts'
+import { undoBackoff } from '../../src/store/restore-journal.ts'
+import { IndexDirPoller } from '../../src/service/index-dir-watch.ts'
 import { parcelAnswers } from '../helpers/parcel-answers.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
@@ -101,6 +106,30 @@ async function stopped(pid: number): Promise<void> {
       throw new Error(`the restore (pid ${pid}) did not stop`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
+}
+
+/**
+ * A restore of `snapshot` into `indexDir` whose rename of bravo fails after alpha is renamed in,
+ * and whose undo then fails too: regular files where bravo's previous index must be moved aside
+ * and where alpha's restored one must be moved back out. Its process has exited, its journal
+ * (`journalName`) is left.
+ */
+async function stuckRestore(indexDir: string, snapshot: string) {
+  const restore = restoreStoppingAfter(snapshot, indexDir, 1)
+  await stopped(restore.child.pid!)
+  const journalName = (await readdir(indexDir)).find((entry) =>
+    /^\.toolsel-restore\+[^.]+\.\d+-[0-9a-f]{12}$/.test(entry),
+  )!
+  const journal = JSON.parse(await readFile(join(indexDir, journalName), 'utf8')) as {
+    libraries: Array<{ name: string; staged: string; old: string }>
+  }
+  const [alpha, bravo] = journal.libraries
+  const alphaBlock = join(indexDir, alpha.staged)
+  await writeFile(join(indexDir, bravo.old), 'in the way\n')
+  await writeFile(alphaBlock, 'in the way\n')
+  restore.child.kill('SIGCONT')
+  const { code } = await restore.exited
+  return { journalName, alpha, alphaBlock, code, stderr: restore.stderr() }
 }
 
 /** An index directory of the second edition and a snapshot of the first. */
@@ -190,25 +219,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped 
 
   it('an undo that fails says what is left where; the next start after the obstacle undoes it', async () => {
     const { indexDir, snapshot, first, second } = await prepare()
-    const restore = restoreStoppingAfter(snapshot, indexDir, 1)
-    await stopped(restore.child.pid!)
-    const journalName = (await readdir(indexDir)).find((entry) =>
-      /^\.toolsel-restore\+[^.]+\.\d+-[0-9a-f]{12}$/.test(entry),
-    )!
-    const journal = JSON.parse(await readFile(join(indexDir, journalName), 'utf8')) as {
-      libraries: Array<{ name: string; staged: string; old: string }>
-    }
-    const [alpha, bravo] = journal.libraries
-    // bravo's previous index can't be moved aside (its rename fails), and alpha's restored one
-    // can't be moved back out: regular files where those directories must go.
-    const bravoBlock = join(indexDir, bravo.old)
-    const alphaBlock = join(indexDir, alpha.staged)
-    await writeFile(bravoBlock, 'in the way\n')
-    await writeFile(alphaBlock, 'in the way\n')
-    restore.child.kill('SIGCONT')
-    const { code } = await restore.exited
+    const { journalName, alpha, alphaBlock, code, stderr } = await stuckRestore(indexDir, snapshot)
     expect(code).not.toBe(0)
-    const stderr = restore.stderr()
     expect(stderr).toContain(
       `Library "bravo" could not be renamed into place in ${indexDir} (ENOTDIR), and undoing the libraries renamed in before it failed too.`,
     )
@@ -237,5 +249,55 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot restore stopped 
     expect(await answers(server.url)).toEqual(edition('second'))
     expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
     expect(await leftovers(indexDir)).toEqual([])
+  }, 180_000)
+
+  it('a stuck undo is tried again on a backoff, not at every index-watch poll, and its success is reported', async () => {
+    const { indexDir, snapshot, second } = await prepare()
+    const { journalName, alphaBlock } = await stuckRestore(indexDir, snapshot)
+    const reported: string[] = []
+    const report = indexDirWarnings.report
+    const backoff = { ...undoBackoff }
+    indexDirWarnings.report = (message) => void reported.push(message)
+    // Each try takes alpha's lock: a file made and removed in the index directory.
+    let lockTakes = 0
+    const watcher = watch(indexDir, (event, file) => {
+      if (event === 'rename' && file === '.lock-alpha') lockTakes++
+    })
+    const poller = new IndexDirPoller(indexDir, 10, async () => undefined)
+    const pollFor = async (ms: number) => {
+      const end = Date.now() + ms
+      while (Date.now() < end) {
+        await poller.poll()
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    }
+    try {
+      // 100, 200, 400, then every 400 ms: about 6 tries in 2 s (was: one a poll, about 100).
+      Object.assign(undoBackoff, { firstMs: 100, maxMs: 400 })
+      await poller.baseline()
+      await pollFor(2000)
+      const tries = lockTakes / 2 // made, then removed
+      expect(poller.counts.polls).toBeGreaterThan(40)
+      expect(tries).toBeGreaterThanOrEqual(2)
+      expect(tries).toBeLessThanOrEqual(9)
+      expect(reported.filter((line) => line.includes('left half-done'))).toHaveLength(1)
+
+      // A minute's backoff now, but the obstacle gone: the next poll tries, and says it worked.
+      Object.assign(undoBackoff, { firstMs: 60_000, maxMs: 60_000 })
+      await pollFor(300)
+      await rm(alphaBlock)
+      await pollFor(500)
+      expect(await leftovers(indexDir)).toEqual([])
+      expect(await Promise.all(LIBRARIES.map((name) => manifest(indexDir, name)))).toEqual(second)
+      expect(reported.at(-1)).toMatch(
+        /the snapshot restore left half-done is undone now \(its undo failed \d+ times before\)/,
+      )
+      expect(reported.join('\n')).not.toContain(journalName + ' is gone')
+    } finally {
+      watcher.close()
+      poller.stop()
+      indexDirWarnings.report = report
+      Object.assign(undoBackoff, backoff)
+    }
   }, 180_000)
 })
