@@ -79,7 +79,7 @@ Options:
 ${maxFileBytesHelp(28)}
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   suite: { type: 'string' },
   data: { type: 'string' },
   queries: { type: 'string' },

@@ -89,7 +89,7 @@ ${maxFileBytesHelp(25, ', nothing written')}
                          retrieve.bm25 or HNSW settings) rebuilds without it.
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   name: { type: 'string' },
   format: { type: 'string' },
   namespace: { type: 'string' },

@@ -43,7 +43,7 @@ Options:
   --json             Print JSON (list: {libraries: [...]}, show: one library)
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   'index-dir': { type: 'string' },
   server: { type: 'string' },
   'api-key': { type: 'string' },

@@ -36,7 +36,7 @@ Options:
 ${maxFileBytesHelp(28)}
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   stdio: { type: 'boolean' },
   library: { type: 'string' },
   'index-dir': { type: 'string' },

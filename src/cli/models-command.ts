@@ -30,7 +30,7 @@ Options:
   --json               Print the report as JSON
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   dtype: { type: 'string' },
   'no-cuda': { type: 'boolean' },
   json: { type: 'boolean' },

@@ -46,7 +46,7 @@ Options:
 ${maxFileBytesHelp(23)}
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   library: { type: 'string' },
   'index-dir': { type: 'string' },
   json: { type: 'boolean' },

@@ -70,7 +70,7 @@ const LAUNCHER_POLL_MS = 500
 /** `net.Server#close`: stops listening without http.Server's immediate closing of idle sockets. */
 const netClose = NetServer.prototype.close
 
-const OPTIONS = {
+export const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   library: { type: 'string' },

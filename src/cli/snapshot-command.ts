@@ -31,7 +31,7 @@ Options:
   --json               Print the result as JSON
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   'index-dir': { type: 'string' },
   json: { type: 'boolean' },
 } as const

@@ -117,7 +117,7 @@ ${maxExamplesHelp(25)}
 ${maxFileBytesHelp(25)}
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   data: { type: 'string' },
   exclude: { type: 'string' },
   'taskbench-shapes': { type: 'boolean' },

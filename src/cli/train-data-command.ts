@@ -75,7 +75,7 @@ ${maxExamplesHelp(29)}
 ${maxFileBytesHelp(29)}
 ${COMMON_HELP}`
 
-const OPTIONS = {
+export const OPTIONS = {
   suite: { type: 'string' },
   split: { type: 'string' },
   examples: { type: 'string' },

@@ -2,6 +2,17 @@ import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { COMMANDS, main } from '../../src/main.ts'
+import { OPTIONS as BENCH_OPTIONS } from '../../src/cli/bench-command.ts'
+import { COMMON_OPTIONS, type OptionSpec } from '../../src/cli/cli-options.ts'
+import { OPTIONS as INDEX_OPTIONS } from '../../src/cli/index-command.ts'
+import { OPTIONS as LIBRARIES_OPTIONS } from '../../src/cli/libraries-command.ts'
+import { OPTIONS as MCP_OPTIONS } from '../../src/cli/mcp-command.ts'
+import { OPTIONS as MODELS_OPTIONS } from '../../src/cli/models-command.ts'
+import { OPTIONS as SELECT_OPTIONS } from '../../src/cli/select-command.ts'
+import { OPTIONS as SERVE_OPTIONS } from '../../src/cli/serve-command.ts'
+import { OPTIONS as SNAPSHOT_OPTIONS } from '../../src/cli/snapshot-command.ts'
+import { OPTIONS as TRAIN_DATA_OPTIONS } from '../../src/cli/train-data-command.ts'
+import { OPTIONS as TRAIN_OPTIONS } from '../../src/cli/train-command.ts'
 import packageJson from '../../package.json' with { type: 'json' }
 
 /** Runs the CLI in process: its exit code and what it wrote. */
@@ -251,4 +262,46 @@ describe('flags that take one of a set of values', () => {
       expect({ command: argv.join(' '), missing }).toEqual({ command: argv.join(' '), missing: [] })
     }
   }, 60_000)
+})
+
+describe("each command's --help against its parser", () => {
+  /** Flags a help names that belong to another command, with that command. */
+  const ELSEWHERE: Record<string, Record<string, string>> = {
+    index: { 'tool-format': 'select' },
+    train: { selector: 'select' },
+  }
+  const PARSERS: Record<string, OptionSpec> = {
+    serve: SERVE_OPTIONS,
+    index: INDEX_OPTIONS,
+    libraries: LIBRARIES_OPTIONS,
+    select: SELECT_OPTIONS,
+    mcp: MCP_OPTIONS,
+    bench: BENCH_OPTIONS,
+    models: MODELS_OPTIONS,
+    snapshot: SNAPSHOT_OPTIONS,
+    train: TRAIN_OPTIONS,
+    'train-data': TRAIN_DATA_OPTIONS,
+  }
+  const parsed = (command: string): OptionSpec => ({ ...COMMON_OPTIONS, ...PARSERS[command] })
+
+  it('lists every option the parser takes, and names no option it does not take', async () => {
+    expect(Object.keys(PARSERS).sort()).toEqual(Object.keys(COMMANDS).sort())
+    for (const command of Object.keys(COMMANDS)) {
+      const text = await help(command)
+      const named = new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]))
+      const options = parsed(command)
+      const undocumented = Object.keys(options).filter((option) => !named.has(option))
+      const elsewhere = ELSEWHERE[command] ?? {}
+      const unknown = [...named].filter((flag) => !(flag in options) && !(flag in elsewhere))
+      expect({ command, undocumented, unknown }).toEqual({ command, undocumented: [], unknown: [] })
+      for (const [flag, other] of Object.entries(elsewhere)) {
+        expect(text, `${command}: --${flag}`).toContain(`--${flag}`)
+        expect(Object.keys(parsed(other)), `${command}: --${flag} of ${other}`).toContain(flag)
+      }
+      // Short forms: each one the parser has is shown, and only those.
+      const shorts = Object.values(options).flatMap((spec) => (spec.short ? [spec.short] : []))
+      const shown = [...text.matchAll(/(?<![\w-])-([a-zA-Z]),/g)].map((m) => m[1])
+      expect({ command, shown }).toEqual({ command, shown: shorts })
+    }
+  })
 })
