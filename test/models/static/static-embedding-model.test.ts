@@ -1,6 +1,16 @@
-import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  chown,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  utimes,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEmbeddingModel } from '../../../src/models/create-embedding-model.ts'
 import type { EmbeddingModel } from '../../../src/models/embedding-model.ts'
@@ -191,6 +201,56 @@ describe('word vectors from the npm JSON', () => {
     words.forEach((word, id) => expect(vectors.word(id)).toBe(word))
     for (const absent of ['caf', 'cafe', 'caté', 'c', 'cab', 'cats2', 'CAT', ''])
       expect(vectors.wordId(absent)).toBeUndefined()
+  })
+
+  it('trusts a cache in the shared temp directory only when no other user could have written it', async () => {
+    // node_modules/.cache can't be made (a file is in the way, as in a read-only install): the
+    // cache goes to the OS temp directory, where any local user can make files.
+    const root = join(dir, 'shared')
+    const source = join(root, 'node_modules', 'vectors', 'vectors.json')
+    await mkdir(dirname(source), { recursive: true })
+    await writeFile(join(root, 'node_modules', '.cache'), 'not a directory\n')
+    const temp = join(root, 'tmp')
+    await mkdir(temp)
+    const tmpdirBefore = process.env.TMPDIR
+    process.env.TMPDIR = temp
+    try {
+      // Vectors with cat at -0.9 converted and cached for a source of that size and mtime...
+      const mtime = new Date('2026-01-02T03:04:05Z')
+      await writeFile(source, TINY.replace('"cat":[-0.1', '"cat":[-0.9'))
+      await utimes(source, mtime, mtime)
+      await loadWordVectors(source)
+      const [cacheDir] = await readdir(temp)
+      const [cacheName] = await readdir(join(temp, cacheDir))
+      const cached = join(temp, cacheDir, cacheName)
+      const planted = await readFile(cached)
+      // ...and the real source, of the same size and mtime: the cache's stamp fits it too.
+      await writeFile(source, TINY)
+      await utimes(source, mtime, mtime)
+      await writeFile(cached, planted)
+      await chmod(cached, 0o666) // Writable by anyone: it may be anyone's.
+      const messages: string[] = []
+      const loaded = await loadWordVectors(source, (message) => messages.push(message))
+      // Was: the planted vectors (cat at -0.9), read by name and stamp.
+      expect(vector(loaded, 'cat')[0]).toBeCloseTo(-0.1, 2)
+      expect(messages[0]).toMatch(/^Converting /)
+      // Written again as this user's own: taken from then on.
+      messages.length = 0
+      expect(vector(await loadWordVectors(source, (m) => messages.push(m)), 'cat')[0]).toBeCloseTo(
+        -0.1,
+        2,
+      )
+      expect(messages).toEqual([])
+      if (process.getuid?.() === 0) {
+        // Another user's file, not writable by others: not ours either.
+        await writeFile(cached, planted)
+        await chown(cached, 4242, 4242)
+        expect(vector(await loadWordVectors(source), 'cat')[0]).toBeCloseTo(-0.1, 2)
+      }
+    } finally {
+      if (tmpdirBefore === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = tmpdirBefore
+    }
   })
 
   it('names the layout problem in a file it cannot read', () => {
