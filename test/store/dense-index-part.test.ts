@@ -302,6 +302,24 @@ describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX
     })
   })
 
+  it("refuses an index whose onnx model directory's toolsel.json changed (its document prefix: not in the config)", async () => {
+    const model = join(await mkdtemp(join(tmpdir(), 'toolsel-model-')), 'tiny-embedder')
+    await cp(TINY, model, { recursive: true })
+    const config = denseConfig({ embedder: `onnx:${model}`, index: 'flat' })
+    const { dir } = await buildAndSave(config, 'dense')
+    const settings = JSON.parse(await readFile(join(model, 'toolsel.json'), 'utf8'))
+    await writeFile(
+      join(model, 'toolsel.json'),
+      JSON.stringify({ ...settings, documentPrefix: 'passage: ' }),
+    )
+    clearEmbeddingModelCache()
+    // Was: loaded; the build settings record the config's prefix only, and it did not change.
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_MISMATCH',
+      message: expect.stringContaining('model files changed'),
+    })
+  })
+
   it('accepts and reuses an index saved before model files were recorded, and records them on its next save', async () => {
     const config = denseConfig({ embedder: `onnx:${TINY}`, index: 'flat' })
     const library = new ToolLibrary('sample', SAMPLE_TOOLS)
