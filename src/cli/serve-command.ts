@@ -272,6 +272,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // A shutdown during the first sync closes the gateway, which ends start()'s wait.
   function shutdown(cause: string, resolve: () => void) {
     stopping = true
+    // The whole stop, upstream processes included, ends by then.
+    const deadline = Date.now() + config.server.shutdownGraceMs
     logger.info(`${cause}: closing (grace ${config.server.shutdownGraceMs} ms)`)
     poller?.stop()
     // Upstreams that serve no call (still starting, down) end now, during the drain.
@@ -299,7 +301,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       sync?.close()
       // Nothing serves any more: the app's MCP context lets go of the registry and its
       // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
-      void Promise.allSettled([gateway?.close(), app.close()]).then(() => resolve())
+      // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
+      void Promise.allSettled([gateway?.close(deadline), app.close()]).then(() => resolve())
     })
     const idle = setTimeout(
       () => server.closeIdleConnections(),

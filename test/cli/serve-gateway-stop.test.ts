@@ -3,7 +3,9 @@
  * are still starting, and leaves none of their processes behind (real child processes, checked
  * with `ps`): during the first sync (before: Node's default SIGTERM exit, the upstreams that read
  * no stdin yet orphaned) and once ready with some still connecting (before: 2 s of the SDK's
- * stdin grace for each, 4 s for one that ignores SIGTERM).
+ * stdin grace for each, 4 s for one that ignores SIGTERM). Connected upstreams that ignore the end
+ * of their stdin and SIGTERM are SIGKILLed at the end of the grace, and logged (before: the SDK's
+ * 2 s + 2 s after the drain, the stop taking grace + 4 s).
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -42,6 +44,56 @@ async function until(check: () => boolean | Promise<boolean>, what: string, logs
   }
 }
 
+/**
+ * A serve child: `gateway` makes its config section (`node(script, env)`: an upstream that
+ * carries the test's marker), `graceMs` is its `server.shutdownGraceMs`.
+ */
+async function serveWithGateway(
+  graceMs: number,
+  gateway: (node: (script: string, env?: Record<string, string>) => object) => object,
+) {
+  const marker = `gw-stop-${process.pid}-${Date.now()}`
+  markers.push(marker)
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-gw-stop-'))
+  dirs.push(dir)
+  const node = (script: string, env: Record<string, string> = {}) => ({
+    command: process.execPath,
+    args: [script, marker],
+    env,
+  })
+  const config = join(dir, 'config.json')
+  await writeFile(
+    config,
+    JSON.stringify({
+      library: { default: 'demo', loadAll: false },
+      server: { shutdownGraceMs: graceMs },
+      gateway: gateway(node),
+    }),
+  )
+  const child = spawn(
+    process.execPath,
+    ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, TOOLSEL_CONFIG: config, TOOLSEL_INDEX_DIR: dir, TOOLSEL_LIBRARY: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  let logs = ''
+  child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('exit', (code, signal) => resolve([code, signal])),
+  )
+  /** SIGTERM; the exit code and signal, and how long it took to exit, in ms. */
+  const stop = async () => {
+    const started = Date.now()
+    child.kill('SIGTERM')
+    const [code, signal] = await exited
+    return { code, signal, stoppedMs: Date.now() - started }
+  }
+  return { marker, logs: () => logs, stop }
+}
+
 describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
   it.each([
     ['during the first sync', 600_000],
@@ -49,57 +101,21 @@ describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
   ])(
     'stops within server.shutdownGraceMs %s, no upstream process left',
     async (_when, firstSyncTimeoutMs) => {
-      const marker = `gw-stop-${process.pid}-${Date.now()}`
-      markers.push(marker)
-      const dir = await mkdtemp(join(tmpdir(), 'toolsel-gw-stop-'))
-      dirs.push(dir)
-      const node = (script: string, env: Record<string, string> = {}) => ({
-        command: process.execPath,
-        args: [script, marker],
-        env,
-      })
-      const config = join(dir, 'config.json')
-      await writeFile(
-        config,
-        JSON.stringify({
-          library: { default: 'demo', loadAll: false },
-          server: { shutdownGraceMs: GRACE_MS },
-          gateway: {
-            servers: {
-              // Never answers; one ignores SIGTERM too. "busy" burns CPU before it reads stdin.
-              hung: node(HUNG),
-              deaf: node(HUNG, { HUNG_IGNORE_TERM: '1' }),
-              busy: node(NODE_UPSTREAM, { UPSTREAM_CPU_SECONDS: '600' }),
-              ok: node(NODE_UPSTREAM),
-            },
-            spawnTimeoutMs: 600_000,
-            connectSlotMs: 600_000,
-            firstSyncTimeoutMs,
-          },
-        }),
-      )
-      const child = spawn(
-        process.execPath,
-        ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            TOOLSEL_CONFIG: config,
-            TOOLSEL_INDEX_DIR: dir,
-            TOOLSEL_LIBRARY: '',
-          },
-          stdio: ['ignore', 'ignore', 'pipe'],
+      const { marker, logs, stop } = await serveWithGateway(GRACE_MS, (node) => ({
+        servers: {
+          // Never answers; one ignores SIGTERM too. "busy" burns CPU before it reads stdin.
+          hung: node(HUNG),
+          deaf: node(HUNG, { HUNG_IGNORE_TERM: '1' }),
+          busy: node(NODE_UPSTREAM, { UPSTREAM_CPU_SECONDS: '600' }),
+          ok: node(NODE_UPSTREAM),
         },
-      )
-      let logs = ''
-      child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-        child.once('exit', (code, signal) => resolve([code, signal])),
-      )
-      const read = () => logs
-      await until(() => /Listening on http:\/\/[^:]+:\d+/.test(logs), 'listening', read)
-      const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
+        spawnTimeoutMs: 600_000,
+        connectSlotMs: 600_000,
+        firstSyncTimeoutMs,
+      }))
+
+      await until(() => /Listening on http:\/\/[^:]+:\d+/.test(logs()), 'listening', logs)
+      const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs())![1]
       // "ok" listed its tools (firstSync.done 1) and the other three are running.
       await until(
         async () => {
@@ -108,20 +124,40 @@ describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
           return (body.firstSync?.done ?? 0) >= 1 && processesWith(marker).length === 4
         },
         'ok listed and 4 upstream processes',
-        read,
+        logs,
       )
-      if (firstSyncTimeoutMs < 600_000) await until(() => /Ready:/.test(logs), 'ready', read)
-      else expect(logs).not.toContain('Ready:')
+      if (firstSyncTimeoutMs < 600_000) await until(() => /Ready:/.test(logs()), 'ready', logs)
+      else expect(logs()).not.toContain('Ready:')
 
-      const started = Date.now()
-      child.kill('SIGTERM')
-      const [code, signal] = await exited
-      const stoppedMs = Date.now() - started
+      const { code, signal, stoppedMs } = await stop()
       expect({ code, signal }).toEqual({ code: 0, signal: null })
       expect(stoppedMs).toBeLessThan(GRACE_MS)
-      expect(logs).toContain('SIGTERM received: closing')
+      expect(logs()).toContain('SIGTERM received: closing')
       expect(processesWith(marker)).toEqual([])
     },
     150_000,
   )
+
+  it('SIGKILLs connected upstreams that ignore stdin and SIGTERM at the grace, and logs them', async () => {
+    const graceMs = 1500
+    const { marker, logs, stop } = await serveWithGateway(graceMs, (node) => ({
+      servers: {
+        deaf1: node(NODE_UPSTREAM, { UPSTREAM_DEAF: '1' }),
+        ok: node(NODE_UPSTREAM),
+        deaf2: node(NODE_UPSTREAM, { UPSTREAM_DEAF: '1' }),
+      },
+    }))
+
+    await until(() => /Ready:/.test(logs()), 'ready', logs)
+    // All three listed their tools: connected, their processes running.
+    expect(logs()).toMatch(/re-indexed.*"tools":9/)
+    expect(processesWith(marker)).toHaveLength(3)
+
+    const { code, signal, stoppedMs } = await stop()
+    expect({ code, signal }).toEqual({ code: 0, signal: null })
+    // Before: about 4.3 s (the drain, then the SDK's 2 s + 2 s); now the grace and a little.
+    expect(stoppedMs).toBeLessThan(graceMs + 2000)
+    expect(logs()).toMatch(/killed \(SIGKILL\) 2: deaf1, deaf2\n/)
+    expect(processesWith(marker)).toEqual([])
+  }, 120_000)
 })

@@ -303,6 +303,17 @@ export function terminateStarting(transport: Transport | undefined): void {
 }
 
 /**
+ * SIGKILLs a stdio transport's process that still runs (the end of a shutdown's grace); true
+ * when there was one. Nothing for an HTTP transport or a process already gone.
+ */
+export function killProcess(transport: Transport | undefined): boolean {
+  const tracked = transport && PROCESSES.get(transport)
+  if (!tracked || !running(tracked.child)) return false
+  tracked.child.kill('SIGKILL')
+  return true
+}
+
+/**
  * Resolves once a stdio transport's process exited (`EXIT_WAIT_MS` at most; at once for an HTTP
  * transport or one never started). `Client.close()` alone does not say so: when the SDK closed
  * the transport itself (a failed `initialize`), a second close returns at once while the first

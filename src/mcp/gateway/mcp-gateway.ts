@@ -279,10 +279,28 @@ export class McpGateway {
     for (const upstream of this.#upstreams.values()) if (!upstream.serving) void upstream.close()
   }
 
-  /** Closes every upstream; resolves once their processes ended (see `UpstreamConnection.close`). */
-  async close(): Promise<void> {
+  /**
+   * Closes every upstream, all at once; resolves once their processes ended (see
+   * `UpstreamConnection.close`: a connected stdio server gets the SDK's 2 s after its stdin ends,
+   * then SIGTERM and 2 s more). With `deadline` (a `Date.now()` time: `toolsel serve` passes the
+   * end of `server.shutdownGraceMs`), the processes still running then are SIGKILLed, the
+   * upstreams they belong to logged, and the wait for their exit is `KILL_WAIT_MS` at most.
+   */
+  async close(deadline?: number): Promise<void> {
     this.beginClose()
-    await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()))
+    const closing = Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()))
+    if (deadline === undefined) return void (await closing)
+    if ((await settledBy(closing, deadline - Date.now())) === 'settled') return
+    const killed = [...this.#upstreams.values()].filter((upstream) => upstream.kill())
+    if (killed.length > 0) {
+      this.#service.logger.warn(
+        `Upstream processes still running at the end of server.shutdownGraceMs (${this.#service.config.server.shutdownGraceMs} ms): killed (SIGKILL) ${killed.length}: ${killed
+          .slice(0, 20)
+          .map((upstream) => upstream.name)
+          .join(', ')}${killed.length > 20 ? ', …' : ''}`,
+      )
+    }
+    await settledBy(closing, KILL_WAIT_MS)
   }
 
   /**
@@ -346,6 +364,20 @@ export class McpGateway {
     })
     await publishLibrary(this.#service.libraries, indexed)
   }
+}
+
+/** Most time `McpGateway.close` waits for the processes it SIGKILLed to exit, in ms. */
+const KILL_WAIT_MS = 1000
+
+/** `'settled'` when `promise` settles within `ms` (at once when `ms` <= 0 and it has not), else `'late'`. */
+async function settledBy(promise: Promise<unknown>, ms: number): Promise<'settled' | 'late'> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(resolve, Math.max(0, ms), 'late')),
+  )
+  const first = await Promise.race([promise.then(() => 'settled' as const), late])
+  clearTimeout(timer)
+  return first
 }
 
 /** The gateway for `service.config.gateway`, or undefined when no upstream is enabled. */

@@ -31,6 +31,7 @@ import {
   oversizeMessage,
   upstreamKind,
   redactUpstream,
+  killProcess,
   processExit,
   terminateStarting,
   upstreamTarget,
@@ -321,6 +322,20 @@ export class UpstreamConnection {
     this.#client = undefined
     this.#connecting = undefined
     await Promise.all(this.#closing)
+  }
+
+  /**
+   * SIGKILLs this upstream's processes that still run: the connection's, the attempt's still
+   * connecting, and those of closes in progress (the SDK's 2 s + 2 s). For the end of a shutdown's
+   * grace (`McpGateway.close`); true when there was one.
+   */
+  kill(): boolean {
+    let killed = false
+    const transports = new Set(this.#closingTransports)
+    for (const client of [this.#client, this.#connecting])
+      if (client) transports.add(this.#transports.get(client)!)
+    for (const transport of transports) killed = killProcess(transport) || killed
+    return killed
   }
 
   async #list(client: Client): Promise<void> {
