@@ -270,14 +270,25 @@ const EXIT_WAIT_MS = 10_000
 /** The process of each started stdio transport, and when it exited (the SDK keeps it private). */
 const PROCESSES = new WeakMap<Transport, { child: ChildProcess; exited: Promise<void> }>()
 
-/** Records `transport`'s process once started, for `terminateStarting` and `processExit`. */
-function trackProcess(transport: StdioClientTransport): void {
+/**
+ * Records `transport`'s process once started, for `terminateStarting`, `processExit` and
+ * `killProcess`. The SDK keeps it in a private field, `_process` (SDK 1.32.2, pinned): its public
+ * `pid` can't be waited on or signalled safely (a pid is reused once the process is reaped). An
+ * SDK without that field fails the start here, by name, its process SIGKILLed by `pid`, not by
+ * processes left running at close.
+ */
+export function trackProcess(transport: StdioClientTransport): void {
   const start = transport.start.bind(transport)
   transport.start = async () => {
     await start()
-    // Without it (another SDK version) nothing is tracked: the SDK's own close goes on alone.
     const child = (transport as unknown as { _process?: ChildProcess })._process
-    if (!child) return
+    const pid: unknown = transport.pid
+    if (typeof child?.kill !== 'function' || child.pid === undefined || child.pid !== pid) {
+      if (typeof pid === 'number') process.kill(pid, 'SIGKILL')
+      throw new Error(
+        "@modelcontextprotocol/sdk's StdioClientTransport has no _process (a ChildProcess whose pid is its pid): the gateway can't end its upstream processes at close (src/mcp/gateway/create-upstream-transport.ts)",
+      )
+    }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     PROCESSES.set(transport, { child, exited })
   }
