@@ -165,7 +165,15 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   // missing one wrote a report of no queries (exit 1).
   if (suite.startsWith(FILE_SUITE_PREFIX))
     await assertReadableFile(suite.slice(FILE_SUITE_PREFIX.length), 'benchmark file')
-  const service = new ToolselService(config, logger, createComponents(config, logger))
+  const components = createComponents(config, logger)
+  // An unknown planner or selector (a typo) is refused before any query: was each of the suite's
+  // queries failing on it, then the error, and an output directory of failed results left.
+  // Model-backed ones are created lazily: nothing is loaded here.
+  if (!baseline) {
+    components.planner(settings.planner)
+    components.selector(settings.selector)
+  }
+  const service = new ToolselService(config, logger, components)
   const request = { retriever: settings.retriever, k: settings.k }
   const runner = baseline
     ? createOracleCountRunner(service, request)
@@ -207,7 +215,19 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   await writeReport(report, dir)
   io.stdout(values.json ? `${jsonText(JSON.stringify(report, null, 2))}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)
-  return report.suites.length > 0 ? 0 : 1
+  if (report.suites.length > 0) return 0
+  if (report.skipped.length > 0 && report.skipped.every(({ reason }) => /not found/.test(reason)))
+    io.stderr(noDataHint(settings.dataDir))
+  return 1
+}
+
+/** What to do when no suite ran because none of its data is under the data directory. */
+function noDataHint(dataDir: string): string {
+  return (
+    `No suite ran: none of its data is under ${JSON.stringify(dataDir)} (bench.dataDir, resolved from ${process.cwd()}). ` +
+    `Point --data (or TOOLSEL_DATA_DIR) at the directory that holds the benchmark data (bench/README.md), ` +
+    `or run --suite demo, which needs none.\n`
+  )
 }
 
 function invalid(message: string): ToolselError {

@@ -86,6 +86,19 @@ describe('toolsel bench', () => {
     expect(run.stdout()).toMatch(/gorilla-huggingface\/huggingface_train: no queries available/)
   })
 
+  it('says where it looked and what to do when no suite has its data (a wrong or empty data directory)', async () => {
+    const empty = join(dir, 'empty-data')
+    await mkdir(empty)
+    const run = capture()
+    const args = ['bench', '--suite', 'toolbench-g1', '--data', empty, '--out', join(dir, 'nodata')]
+    expect(await main(args, run.io)).toBe(1)
+    expect(run.stdout()).toMatch(/toolbench-g1\/G1_instruction: not found/)
+    // Was: the report's "Skipped" paths alone, nothing saying which setting to change.
+    expect(run.stderr()).toContain(`No suite ran: none of its data is under "${empty}"`)
+    expect(run.stderr()).toContain('Point --data (or TOOLSEL_DATA_DIR) at the directory')
+    expect(run.stderr()).toContain('or run --suite demo, which needs none')
+  })
+
   it('refuses a file: suite it cannot read or parse in one line, exit 2, leaving no output directory', async () => {
     const folder = join(dir, 'a-folder')
     await mkdir(folder)
@@ -108,6 +121,23 @@ describe('toolsel bench', () => {
       expect(run.stdout()).toBe('')
       // Was: a report of no queries for a missing file; progress.jsonl alone for the others.
       expect(await pathExists(out), file).toBe(false)
+    }
+  })
+
+  it('refuses an unknown planner or selector before any query: exit 2, one line, no output directory', async () => {
+    for (const [flag, id, kind] of [
+      ['--selector', 'lerned', 'selector'],
+      ['--planner', 'rules', 'planner'],
+    ]) {
+      const run = capture()
+      const out = join(dir, `unknown-${kind}`)
+      const code = await main(['bench', '--suite', 'demo', flag, id, '--out', out], run.io)
+      expect(code, run.stderr()).toBe(2)
+      expect(run.stderr()).toContain(`error [UNKNOWN_COMPONENT]: No such ${kind}: "${id}"`)
+      // Was: every one of the demo suite's 79 queries run and failed first (their progress
+      // lines), then the error, and progress.jsonl left in the output directory.
+      expect(run.stderr().trim().split('\n')).toHaveLength(1)
+      expect(await pathExists(out), kind).toBe(false)
     }
   })
 
