@@ -57,6 +57,16 @@ export interface UpstreamOptions {
 /** The slot of a connection without a pool (none to wait for or step out of). */
 const NO_POOL: ConnectSlot = { release: () => undefined, stepOut: () => false }
 
+/**
+ * The least time between the end of a re-list and the next one asked for meanwhile
+ * (list_changed), in ms; at least RELIST_GAP_FACTOR times the last listing's own time. An
+ * upstream sending list_changed in a loop made toolsel re-list and re-index it back to back:
+ * 20,000 tools at 50 notifications a ms held a core at 83% and stalled pings up to 863 ms
+ * (bench/README round 34, hard20). A first change after a quiet time is listed at once.
+ */
+export const RELIST_GAP_MS = 1000
+const RELIST_GAP_FACTOR = 4
+
 export class UpstreamConnection {
   readonly name: string
   readonly config: UpstreamConfig
@@ -73,6 +83,8 @@ export class UpstreamConnection {
   #nextRetryAt: number | undefined
   #syncing: Promise<void> | undefined
   #syncAgain = false
+  /** Ends the wait between two re-lists early (close()). */
+  #wakeSync: (() => void) | undefined
   #closed = false
   #waitingForSlot = false
   #pastSlot = false
@@ -244,7 +256,9 @@ export class UpstreamConnection {
 
   /**
    * Re-lists the tools (on list_changed and on the TTL). A request that arrives during a listing
-   * makes it run once more afterwards: that listing may have read its pages before the change.
+   * makes it run once more afterwards (that listing may have read its pages before the change),
+   * RELIST_GAP_MS or RELIST_GAP_FACTOR times the listing's time after it, whichever is longer:
+   * any number of requests meanwhile make one more listing.
    */
   sync(): Promise<void> {
     if (this.#syncing) {
@@ -256,10 +270,28 @@ export class UpstreamConnection {
         this.#syncAgain = false
         const client = this.#client
         if (!client || this.#closed) return
+        const started = performance.now()
         await this.#list(client).catch((error: unknown) => this.#failed('tools/list', error))
+        if (this.#syncAgain) {
+          const took = performance.now() - started
+          await this.#pause(Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * took))
+        }
       } while (this.#syncAgain)
     })().finally(() => (this.#syncing = undefined))
     return this.#syncing
+  }
+
+  /** Waits `milliseconds` (RELIST_GAP_MS), or until close(); keeps no process alive. */
+  #pause(milliseconds: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, milliseconds)
+      timer.unref()
+      this.#wakeSync = done
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+    }).finally(() => (this.#wakeSync = undefined))
   }
 
   /** Forwards `tools/call`. Throws UPSTREAM_UNAVAILABLE when the server is down or too slow. */
@@ -314,6 +346,7 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.#closed = true
     this.#clearRetry()
+    this.#wakeSync?.()
     for (const transport of this.#closingTransports) terminateStarting(transport)
     if (this.#connecting && this.#connecting !== this.#client)
       terminateStarting(this.#transports.get(this.#connecting))

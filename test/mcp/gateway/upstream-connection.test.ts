@@ -3,11 +3,12 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
-import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
+import { RELIST_GAP_MS, UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
+const NODE_FIXTURE = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 
 const open: UpstreamConnection[] = []
 afterEach(async () => {
@@ -120,6 +121,38 @@ describe('UpstreamConnection with real stdio processes', () => {
       'tools/list listed more than 3 tools (gateway.maxToolsPerServer); none of them were taken',
     )
     expect(notes.tools).toEqual([])
+  }, 150_000)
+
+  it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
+    // 20 notifications every ms after its first listing. On e8dbfac each listing was followed
+    // at once by the next: 3,733 listings in these 4 s (a 20,000-tool server held a core).
+    let listings = 0
+    const config = parseConfig({
+      gateway: {
+        servers: {
+          flood: {
+            command: process.execPath,
+            args: [NODE_FIXTURE],
+            env: { UPSTREAM_LIST_CHANGED_MS: '1' },
+          },
+        },
+        spawnTimeoutMs: 120_000,
+      },
+    })
+    const flood = new UpstreamConnection('flood', config.gateway.servers.flood as UpstreamConfig, {
+      settings: config.gateway,
+      logger: createMemoryLogger(),
+      onTools: () => (listings += 1),
+    })
+    open.push(flood)
+    await flood.connect()
+    expect(flood.state()).toMatchObject({ status: 'connected', toolCount: 3 })
+    const windowMs = 4 * RELIST_GAP_MS
+    const before = listings
+    await new Promise((resolve) => setTimeout(resolve, windowMs))
+    // One listing per gap, and the one running at each end of the window.
+    expect(listings - before).toBeGreaterThanOrEqual(2)
+    expect(listings - before).toBeLessThanOrEqual(windowMs / RELIST_GAP_MS + 2)
   }, 150_000)
 
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
