@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
-import type { Tool } from '../../library/tool.ts'
+import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
 
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
@@ -76,6 +76,46 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
   )
 }
 
+/**
+ * Longest tool name taken from an upstream, in characters: the MCP specification's "1 to 128"
+ * (the SDK warns past it). A hostile server's 10 KB names went into every answer naming them.
+ */
+export const MAX_UPSTREAM_TOOL_NAME = 128
+
+/**
+ * Control characters (C0, DEL, C1), format characters (the bidirectional overrides and
+ * isolates, zero-width ones, a byte-order mark) and lone surrogates: a tool name holding one
+ * displays as another (`rtl\u202etxt.exe` reads `rtlexe.txt`), writes terminal escapes or a
+ * line break into whatever shows it, or can't be sent back as written.
+ */
+const UNSHOWABLE = /[\p{Cc}\p{Cf}\p{Cs}]/u
+
+/** Why an upstream tool's name is not taken, or undefined when it is fine. */
+function nameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return undefined // the importer names what is missing
+  if (name.length > MAX_UPSTREAM_TOOL_NAME)
+    return `its name is ${name.length.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_TOOL_NAME}`
+  const bad = UNSHOWABLE.exec(name)
+  if (bad) {
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
+    return `its name holds U+${code} (a control or invisible formatting character) at ${bad.index}`
+  }
+  return undefined
+}
+
+/**
+ * A tool's name for a log line: cut to 64 characters and escaped (JSON, and `\uXXXX` for the
+ * format characters and lone surrogates that JSON leaves as they are).
+ */
+function shownName(name: unknown): string {
+  const text = typeof name === 'string' ? name : String(name)
+  const shown = JSON.stringify(text.slice(0, 64)).replace(
+    /[\p{Cf}\p{Cs}]/gu,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+  return text.length > 64 ? `${shown}…` : shown
+}
+
 export interface UpstreamTools {
   tools: Tool[]
   /** One line per skipped tool, naming it and why. */
@@ -92,6 +132,8 @@ export function upstreamTools(
   const seen = new Set<string>()
   for (const [position, item] of listed.entries()) {
     try {
+      const problem = nameProblem(item?.name)
+      if (problem) throw new Error(problem)
       const [tool] = importToolsFromText(JSON.stringify({ tools: [item] }), {
         format: 'mcp',
         namespace: server,
@@ -102,9 +144,15 @@ export function upstreamTools(
       tool.source = { ...tool.source, format: 'mcp', server, record: position }
       tools.push(tool)
     } catch (error) {
-      const reason = isToolselError(error) || error instanceof Error ? error.message : String(error)
+      // JSON.stringify of a schema nested past the stack: say that, not "Maximum call stack".
+      const reason =
+        error instanceof RangeError
+          ? `its inputSchema is nested too deep to read (at most ${MAX_PARAMETER_DEPTH} levels are taken)`
+          : isToolselError(error) || error instanceof Error
+            ? error.message
+            : String(error)
       warnings.push(
-        `Upstream "${server}": skipped tool #${position} (${String(item?.name)}): ${reason}`,
+        `Upstream "${server}": skipped tool #${position} (${shownName(item?.name)}): ${reason}`,
       )
     }
   }

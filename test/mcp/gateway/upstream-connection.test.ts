@@ -34,6 +34,31 @@ function notesEnv(env: Record<string, string>, gateway: Partial<GatewayConfig>) 
   )
 }
 
+/**
+ * The node fixture (node-upstream.mjs) as stdio server `name` with `env`, its start-up bounded
+ * by 120 s, logging to `logger` and calling `onTools` after each listing.
+ */
+function nodeUpstream(
+  name: string,
+  env: Record<string, string>,
+  logger = createMemoryLogger(),
+  onTools: () => void = () => undefined,
+) {
+  const config = parseConfig({
+    gateway: {
+      servers: { [name]: { command: process.execPath, args: [NODE_FIXTURE], env } },
+      spawnTimeoutMs: 120_000,
+    },
+  })
+  const made = new UpstreamConnection(name, config.gateway.servers[name] as UpstreamConfig, {
+    settings: config.gateway,
+    logger,
+    onTools,
+  })
+  open.push(made)
+  return made
+}
+
 /** The ids of the running processes whose command line holds `marker` (Linux /proc). */
 async function processesWith(marker: string): Promise<number[]> {
   const found: number[] = []
@@ -123,28 +148,36 @@ describe('UpstreamConnection with real stdio processes', () => {
     expect(notes.tools).toEqual([])
   }, 150_000)
 
+  it('skips tools whose names hold control or bidi characters or pass 128 characters, logging them escaped', async () => {
+    // On e8dbfac all were taken as ids (an ESC sequence, U+202E, a line break, 10,000 "n"s), and
+    // logged raw; the schema 100,000 deep was skipped as "Maximum call stack size exceeded".
+    const logger = createMemoryLogger()
+    const names = nodeUpstream('names', { UPSTREAM_HOSTILE_NAMES: '1' }, logger)
+    await names.connect()
+    expect(names.tools.map((tool) => tool.id)).toEqual([
+      `names.${'x'.repeat(128)}`,
+      'names.tool_0',
+      'names.tool_1',
+      'names.tool_2',
+    ])
+    const skipped = logger.lines.filter((line) => line.includes('skipped tool'))
+    expect(skipped.map((line) => line.slice(line.indexOf('Upstream')))).toEqual([
+      'Upstream "names": skipped tool #0 ("deep"): its inputSchema is nested too deep to read (at most 64 levels are taken)',
+      'Upstream "names": skipped tool #1 ("red\\u001b[31m_bell\\u0007"): its name holds U+001B (a control or invisible formatting character) at 3',
+      'Upstream "names": skipped tool #2 ("rtl\\u202etxt.exe"): its name holds U+202E (a control or invisible formatting character) at 3',
+      'Upstream "names": skipped tool #3 ("zero\\u200bwidth"): its name holds U+200B (a control or invisible formatting character) at 4',
+      'Upstream "names": skipped tool #4 ("line\\nbreak"): its name holds U+000A (a control or invisible formatting character) at 4',
+      `Upstream "names": skipped tool #5 ("${'n'.repeat(64)}"…): its name is 10,000 characters long, over 128`,
+    ])
+  }, 150_000)
+
   it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
     // 20 notifications every ms after its first listing. On e8dbfac each listing was followed
     // at once by the next: 3,733 listings in these 4 s (a 20,000-tool server held a core).
     let listings = 0
-    const config = parseConfig({
-      gateway: {
-        servers: {
-          flood: {
-            command: process.execPath,
-            args: [NODE_FIXTURE],
-            env: { UPSTREAM_LIST_CHANGED_MS: '1' },
-          },
-        },
-        spawnTimeoutMs: 120_000,
-      },
+    const flood = nodeUpstream('flood', { UPSTREAM_LIST_CHANGED_MS: '1' }, undefined, () => {
+      listings += 1
     })
-    const flood = new UpstreamConnection('flood', config.gateway.servers.flood as UpstreamConfig, {
-      settings: config.gateway,
-      logger: createMemoryLogger(),
-      onTools: () => (listings += 1),
-    })
-    open.push(flood)
     await flood.connect()
     expect(flood.state()).toMatchObject({ status: 'connected', toolCount: 3 })
     const windowMs = 4 * RELIST_GAP_MS
