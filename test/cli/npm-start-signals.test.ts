@@ -15,6 +15,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { alive, until } from '../helpers/process-wait.ts'
 import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const npmFound = (() => {
@@ -65,23 +66,6 @@ afterEach(async () => {
   await running?.stop()
   running = undefined
 })
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /** The environment without what npm sets for a script (as in a terminal, not under `npm test`). */
 function withoutNpm(): NodeJS.ProcessEnv {
