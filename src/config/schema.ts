@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
+import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import { DEFAULT_LLM_PLANNER_OPTIONS } from '../plan/llm-planner.ts'
 import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
 import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
@@ -728,8 +729,18 @@ const GatewaySchema = z
           `${Object.keys(issue.input as object).length.toLocaleString('en-US')} servers listed; at most ${MAX_UPSTREAM_SERVERS.toLocaleString('en-US')}`,
       })
       .default({}),
-    /** Name the gateway library is registered under. Default `gateway`. */
-    library: z.string().default('gateway'),
+    /**
+     * Name the gateway library is registered under: a library name (1-64 letters, digits, `.`,
+     * `_`, `-`, starting with a letter or digit), checked with the config, before anything
+     * starts. Default `gateway`.
+     */
+    library: z
+      .string()
+      .regex(LIBRARY_NAME_PATTERN, {
+        error:
+          'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      })
+      .default('gateway'),
     /** Make the gateway library the MCP tools' default library. Default true. */
     default: z.boolean().default(true),
     /** Re-list every connected server's tools this often, in ms (0 = only on list_changed). Default 300,000. */

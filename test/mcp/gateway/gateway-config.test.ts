@@ -36,6 +36,20 @@ describe('gateway config', () => {
     expect(gateway).toMatchObject({ library: 'gateway', default: true, syncIntervalMs: 300_000 })
   })
 
+  it('refuses a gateway.library that is no library name, naming the key, before anything starts', async () => {
+    // Was: accepted; serve listened, loaded its libraries, then exited with 'error [INVALID_INPUT]:
+    // Library name "my gateway" is invalid…', naming no setting.
+    for (const library of ['my gateway', '', '../x', 'x'.repeat(65)])
+      expect(() => parseConfig({ gateway: { library } })).toThrow(
+        /gateway\.library.*a library name is 1-64 letters/,
+      )
+    expect(parseConfig({ gateway: { library: 'mcp.tools-1' } }).gateway.library).toBe('mcp.tools-1')
+    const file = write('bad-library.json', { gateway: { library: 'my gateway' } })
+    const { code, stderr } = await runCli(['serve', '--config', file, '--print-config'])
+    expect(code).toBe(2)
+    expect(stderr).toContain('Invalid config value at "gateway.library"')
+  })
+
   it('rejects a server that is neither stdio nor HTTP, saying what is expected', () => {
     expect(() => parseConfig({ gateway: { servers: { x: { cmd: 'node' } } } })).toThrow(
       /gateway\.servers\.x.*"command".*"url"/,
