@@ -4,8 +4,9 @@
  * the old one) while the id stays the same, and vectors made by the old weights must then not be
  * searched with, or reused by, the new ones (store/kinds/dense-kind.ts).
  *
- * Each file's sha256 is computed once per process per (path, device, inode, size, mtime): model
- * weights are tens to hundreds of MB (sha256 runs at about 0.5-2 GB/s), and a model is loaded
+ * Each file's sha256 is computed once per process per (path, device, inode, size, mtime, ctime):
+ * the ctime moves on every write, also one whose mtime is set back (`cp -p` over the file). Model
+ * weights are tens to hundreds of MB (sha256 runs at about 0.5 GB/s), and a model is loaded
  * again for each set of options and after `clearEmbeddingModelCache`.
  * @module
  */
@@ -45,16 +46,16 @@ export async function modelFilesFingerprint(
 /** sha256 of the file at `path`, whose stat is `stats`; cached while they stay the same. */
 function fileSha256(
   path: string,
-  stats: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint },
+  stats: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint },
 ): Promise<string> {
-  const key = `${path}\u0000${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}`
+  const key = `${path}\u0000${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`
   const cached = fileHashes.get(key)
   if (cached !== undefined) return cached
   const hashing = hashFile(path).then(
     async (sha256) => {
       // Written while it was read: the hash is of neither version, and not kept.
       const after = await stat(path, { bigint: true }).catch(() => undefined)
-      if (after?.size !== stats.size || after.mtimeNs !== stats.mtimeNs) fileHashes.delete(key)
+      if (after?.size !== stats.size || after.ctimeNs !== stats.ctimeNs) fileHashes.delete(key)
       return sha256
     },
     (error: unknown) => {
