@@ -800,7 +800,8 @@ const GatewaySchema = z
      * Most bytes of one message from an upstream (a tools/call answer, a tools/list page): a
      * stdio server's line, an HTTP server's JSON body or SSE event. Past it the answer is
      * dropped and the call it answered fails with an error naming this setting; the other calls
-     * and the connection go on (a stdio line is skipped to its newline). Default 8 MiB.
+     * and the connection go on (a stdio line is skipped to its newline; one still going past 16
+     * times this closes the connection, which is made again). Default 8 MiB.
      */
     maxMessageBytes: z
       .number()

@@ -122,6 +122,27 @@ function keyText(bytes: number[]): string | undefined {
 }
 
 /**
+ * How many times `maxMessageBytes` a skipped line may run before the upstream is taken for
+ * broken: a line that never ends (a server streaming one answer forever) would otherwise hold
+ * every later answer inside it, each later call timing out at `callTimeoutMs`.
+ */
+export const MAX_SKIPPED_LINE_FACTOR = 16
+
+/**
+ * Thrown by `BoundedReadBuffer.append` once a skipped line runs past `MAX_SKIPPED_LINE_FACTOR`
+ * times the limit: the SDK's stdio transport closes on an error from its read buffer, so the
+ * calls in flight fail at once and the gateway reconnects with a new process.
+ */
+export class UpstreamLineRunaway extends Error {
+  constructor(maxMessageBytes: number) {
+    super(
+      `an upstream line ran past ${MAX_SKIPPED_LINE_FACTOR} x gateway.maxMessageBytes (${(MAX_SKIPPED_LINE_FACTOR * maxMessageBytes).toLocaleString('en-US')} bytes) without its end: the connection is closed and made again`,
+    )
+    this.name = 'UpstreamLineRunaway'
+  }
+}
+
+/**
  * The SDK's `ReadBuffer` (`append`, `readMessage`, `clear`) with `maxMessageBytes` per line
  * instead of per buffer: a line over it is skipped (never buffered past the limit) and
  * `onOversize` told the id of the request the line answered (undefined: it answered none). The SDK's errors and closes the transport instead,
@@ -133,6 +154,10 @@ export class BoundedReadBuffer {
   #buffer: Buffer | undefined
   /** The line being skipped, when one is. */
   #skipping: TopLevelId | undefined
+  /** Bytes of the line being skipped so far. */
+  #skipped = 0
+  /** Set once a line ran away (`UpstreamLineRunaway`): what comes after is dropped. */
+  #broken = false
 
   constructor(maxMessageBytes: number, onOversize: (id: MessageId | undefined) => void) {
     this.#maxMessageBytes = maxMessageBytes
@@ -140,11 +165,18 @@ export class BoundedReadBuffer {
   }
 
   append(chunk: Buffer): void {
+    if (this.#broken) return
     let rest = chunk
     if (this.#skipping) {
       const end = rest.indexOf(NEWLINE)
       this.#skipping.feed(end === -1 ? rest : rest.subarray(0, end))
-      if (end === -1) return
+      if (end === -1) {
+        this.#skipped += rest.length
+        if (this.#skipped <= MAX_SKIPPED_LINE_FACTOR * this.#maxMessageBytes) return
+        this.clear()
+        this.#broken = true
+        throw new UpstreamLineRunaway(this.#maxMessageBytes)
+      }
       const { answers } = this.#skipping
       this.#skipping = undefined
       this.#onOversize(answers)
@@ -157,6 +189,7 @@ export class BoundedReadBuffer {
     if (buffer.length - lineStart > this.#maxMessageBytes) {
       this.#skipping = new TopLevelId()
       this.#skipping.feed(buffer.subarray(lineStart))
+      this.#skipped = buffer.length - lineStart
       this.#buffer = lineStart > 0 ? buffer.subarray(0, lineStart) : undefined
     } else {
       this.#buffer = buffer

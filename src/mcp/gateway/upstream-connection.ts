@@ -36,6 +36,7 @@ import {
   terminateStarting,
   upstreamTarget,
 } from './create-upstream-transport.ts'
+import { UpstreamLineRunaway } from './bounded-read-buffer.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
@@ -192,8 +193,16 @@ export class UpstreamConnection {
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
     const { maxMessageBytes } = settings
+    // A stdio line that never ends closes the transport (bounded-read-buffer.ts): said once,
+    // and the reason the server is down.
+    let runaway: UpstreamLineRunaway | undefined
+    client.onerror = (error) => {
+      if (!(error instanceof UpstreamLineRunaway) || runaway) return
+      runaway = error
+      logger.warn(`Upstream "${this.name}": ${error.message}`)
+    }
     client.onclose = () => {
-      if (this.#client === client) this.#markDown(new Error('the connection closed'))
+      if (this.#client === client) this.#markDown(runaway ?? new Error('the connection closed'))
     }
     const transport = createUpstreamTransport(this.config, this.#stderr, {
       maxMessageBytes,

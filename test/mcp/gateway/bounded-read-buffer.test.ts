@@ -8,6 +8,7 @@ import {
 import {
   BoundedReadBuffer,
   TopLevelId,
+  UpstreamLineRunaway,
   type MessageId,
 } from '../../../src/mcp/gateway/bounded-read-buffer.ts'
 
@@ -69,6 +70,23 @@ describe('BoundedReadBuffer', () => {
       for (let at = 0; at < stream.length; at += size) chunks.push(stream.slice(at, at + size))
       expect(read(chunks)).toEqual({ ids: [1, 3], dropped: [2] })
     }
+  })
+
+  it('skips a line of up to 16 x the limit; past it throws UpstreamLineRunaway once, then drops all', () => {
+    const start = message(1, 0).slice(0, -3)
+    const piece = 'x'.repeat(LIMIT)
+    // 15 limits and its end: skipped, the next line read.
+    expect(read([start, ...Array(15).fill(piece), '"}}\n', message(2)])).toEqual({
+      ids: [2],
+      dropped: [1],
+    })
+    // Never ending: the append that takes it past 16 limits throws; what comes after is dropped.
+    const buffer = new BoundedReadBuffer(LIMIT, () => undefined)
+    buffer.append(Buffer.from(start))
+    for (let i = 0; i < 15; i += 1) buffer.append(Buffer.from(piece))
+    expect(() => buffer.append(Buffer.from(piece))).toThrow(UpstreamLineRunaway)
+    buffer.append(Buffer.from(`"}}\n${message(3)}`))
+    expect(buffer.readMessage()).toBeNull()
   })
 
   it('takes several small lines that arrive together past the limit', () => {

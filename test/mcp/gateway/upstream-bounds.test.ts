@@ -19,6 +19,7 @@ import { createMemoryLogger } from '../../../src/log.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
+const NODE_UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 const LIMIT = 64 * 1024
 const TOKEN = 'sk-upstream-secret-0123456789'
 
@@ -122,6 +123,29 @@ async function oneLargeAmongMany(
   const next = await upstream.callTool(tool, args(10, 0))
   expect(next.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }])
 }
+
+describe('an upstream stdio line that never ends', () => {
+  it('closes the connection past 16 x maxMessageBytes: the call fails at once, the server comes back', async () => {
+    const { upstream, logger } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_ENDLESS: '1' } },
+      { callTimeoutMs: 30_000, reconnectInitialMs: 50 },
+    )
+    await upstream.connect()
+    expect(upstream.state().status).toBe('connected')
+    const started = Date.now()
+    await expect(upstream.callTool('endless', {})).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+    })
+    // Before: it waited for callTimeoutMs (30 s), and so did every later call (all inside the line).
+    expect(Date.now() - started).toBeLessThan(15_000)
+    const logs = () => logger.lines.join('\n')
+    expect(logs()).toContain(
+      'Upstream "bounded" is down: an upstream line ran past 16 x gateway.maxMessageBytes (1,048,576 bytes) without its end',
+    )
+    await until(() => upstream.state().status === 'connected', 'reconnected')
+    expect((await upstream.callTool('tool_0', {})).content).toEqual([{ type: 'text', text: 'ok' }])
+  }, 120_000)
+})
 
 describe('an upstream answer over gateway.maxMessageBytes', () => {
   it('fails only its stdio call: the line is skipped, the process goes on, the others answer', async () => {
