@@ -697,17 +697,34 @@ const UPSTREAM_KEYS = new Set([
   ...Object.keys(HttpUpstreamSchema.shape),
 ])
 
+/** A union branch's issue, as zod hands it to the union's error callback. */
+interface BranchIssue {
+  path: PropertyKey[]
+  message: string
+}
+
 const UpstreamSchema = z.union([StdioUpstreamSchema, HttpUpstreamSchema], {
-  // A misspelt key ({"comand": "npx"}) is named, not only the shapes there are.
+  // A misspelt key ({"comand": "npx"}) is named, not only the shapes there are; so is the key at
+  // fault in an entry whose shape its "command" or "url" says ({"command": …, "env": {"A": 1}}).
   error: (issue) => {
     const { input } = issue
-    const unknown =
+    const entry =
       input !== null && typeof input === 'object' && !Array.isArray(input)
-        ? Object.keys(input).filter((key) => !UPSTREAM_KEYS.has(key))
-        : []
-    if (unknown.length === 0) return UPSTREAM_SHAPE
-    const keys = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)))
-    return `unknown key${unknown.length === 1 ? '' : 's'} ${keys.join(', ')}: ${UPSTREAM_SHAPE}`
+        ? (input as Record<string, unknown>)
+        : undefined
+    const unknown = entry ? Object.keys(entry).filter((key) => !UPSTREAM_KEYS.has(key)) : []
+    if (unknown.length > 0) {
+      const keys = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)))
+      return `unknown key${unknown.length === 1 ? '' : 's'} ${keys.join(', ')}: ${UPSTREAM_SHAPE}`
+    }
+    if (entry && 'command' in entry && 'url' in entry)
+      return `both "command" and "url": a server is one or the other; ${UPSTREAM_SHAPE}`
+    const branch = entry && ('command' in entry ? 0 : 'url' in entry ? 1 : undefined)
+    const errors = (issue as { errors?: BranchIssue[][] }).errors
+    const first = branch === undefined ? undefined : errors?.[branch]?.[0]
+    if (!first) return UPSTREAM_SHAPE
+    const where = first.path.map(String).join('.')
+    return `${where ? `at "${where}": ` : ''}${first.message} (${branch === 0 ? 'a stdio server: {"command", "args"?, "env"?, "cwd"?}' : 'an HTTP server: {"url", "headers"?}'})`
   },
 })
 

@@ -50,6 +50,21 @@ describe('gateway config', () => {
     expect(stderr).toContain('Invalid config value at "gateway.library"')
   })
 
+  it('names the key at fault in a stdio or HTTP entry, and an entry that is both', () => {
+    // Was: 'expected {"command", …} for a stdio server or {"url", …}', naming no key.
+    const error = (server: unknown) => () => parseConfig({ gateway: { servers: { x: server } } })
+    expect(error({ command: 'npx', env: { PORT: 8080 } })).toThrow(
+      'Invalid config value at "gateway.servers.x" (from defaults): at "env.PORT": Invalid input: expected string, received number (a stdio server:',
+    )
+    expect(error({ command: 'npx', args: '-y server' })).toThrow(/at "args": .*expected array/)
+    expect(error({ url: 'https://h/mcp', headers: { 'X-Retries': 3 } })).toThrow(
+      /at "headers\.X-Retries": .*expected string.*\(an HTTP server/,
+    )
+    expect(error({ command: 'npx', url: 'https://h/mcp' })).toThrow(
+      /both "command" and "url": a server is one or the other/,
+    )
+  })
+
   it('rejects a server that is neither stdio nor HTTP, saying what is expected', () => {
     expect(() => parseConfig({ gateway: { servers: { x: { cmd: 'node' } } } })).toThrow(
       /gateway\.servers\.x.*"command".*"url"/,
