@@ -19,7 +19,8 @@
  * @module
  */
 import cluster from 'node:cluster'
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs'
+import { basename } from 'node:path'
 
 /** The process that started the server under npm, and the processes up to npm. */
 export interface Launcher {
@@ -58,9 +59,42 @@ const MAX_PACKAGE_JSON_BYTES = 1024 * 1024
 export function npmLauncher(env: NodeJS.ProcessEnv = process.env): Launcher | undefined {
   const { npm_lifecycle_event: event } = env
   if (!event || cluster.isWorker) return undefined
-  const script = env.npm_lifecycle_script || packageScript(env.npm_package_json, event) || event
-  if (!RUNS_TOOLSEL.test(script)) return undefined
+  if (!RUNS_TOOLSEL.test(scriptOf(env, event))) return undefined
   return { pid: process.ppid, event, links: ancestorLinks(process.ppid) }
+}
+
+/** The command the package manager ran for `event` (see npmLauncher). */
+function scriptOf(env: NodeJS.ProcessEnv, event: string): string {
+  return env.npm_lifecycle_script || packageScript(env.npm_package_json, event) || event
+}
+
+/** Shells a script file of the user's runs in (`/proc/<pid>/exe`'s name). */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox', 'fish'])
+
+/**
+ * For a server npm (pnpm, yarn) started that watches no launcher because the script runs toolsel
+ * through a file of the user's (`"start": "./run.sh"`): what to change, so that stopping npm stops
+ * it. Only when the server's parent is a shell (Linux: `/proc/<ppid>/exe`), which npm's signal
+ * does not pass through; a server that a program under `npm test` spawns has that program as its
+ * parent and gets no hint.
+ */
+export function unwatchedLauncherHint(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { npm_lifecycle_event: event } = env
+  if (!event || cluster.isWorker) return undefined
+  const script = scriptOf(env, event)
+  if (RUNS_TOOLSEL.test(script)) return undefined
+  let parent: string
+  try {
+    parent = basename(readlinkSync(`/proc/${process.ppid}/exe`))
+  } catch {
+    return undefined
+  }
+  if (!SHELLS.has(parent)) return undefined
+  return (
+    `Started by the "${event}" script (${JSON.stringify(script.slice(0, 200))}) through a shell (${parent}), ` +
+    `which does not pass a SIGTERM on: stopping npm or yarn leaves this server running, and pnpm kills it without its drain. ` +
+    `Write "exec toolsel serve …" in that file and "exec <the file>" in the script (README: Operations, Shutdown)`
+  )
 }
 
 /**

@@ -19,7 +19,7 @@ import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { launcherGone, npmLauncher, type Launcher } from './npm-launcher.ts'
+import { launcherGone, npmLauncher, unwatchedLauncherHint, type Launcher } from './npm-launcher.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -139,6 +139,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Once: the workers of --workers N run this command too.
   if (noUpstreams && cluster.isPrimary) logger.warn(noUpstreams)
   if (values['print-config']) return printConfig(config, io)
+  const unwatched = launcher ? undefined : unwatchedLauncherHint()
+  if (unwatched) logger.warn(unwatched)
   // Entries of the index directory left alone are logged as the server logs, not printed by Node.
   indexDirWarnings.report = (message) => logger.warn(message)
   const protection = checkBindSafety(config)

@@ -24,9 +24,9 @@ const LAUNCHER = pathToFileURL(join(ROOT, 'src/cli/npm-launcher.ts')).href
  * `launcherGone` every 50 ms and prints `gone <pid>` when it answers.
  */
 const CHILD = `
-import { launcherGone, npmLauncher } from ${JSON.stringify(LAUNCHER)}
+import { launcherGone, npmLauncher, unwatchedLauncherHint } from ${JSON.stringify(LAUNCHER)}
 const launcher = npmLauncher()
-console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, launcher: launcher ?? null }))
+console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, launcher: launcher ?? null, hint: unwatchedLauncherHint() ?? null }))
 if (process.env.WATCH && launcher) {
   const timer = setInterval(() => {
     const gone = launcherGone(launcher)
@@ -77,18 +77,32 @@ interface Started {
   pid: number
   ppid: number
   launcher: { pid: number; event: string; links: { pid: number; parent: number }[] } | null
+  hint: string | null
   parentPid: number
   output: () => string
 }
 
-/** The child under its stand-in package manager, with `env` added to its environment. */
-async function start(env: Record<string, string>, watch = false): Promise<Started> {
+/**
+ * The child under its stand-in package manager, with `env` added to its environment; with
+ * `shell`, under `sh -c` instead (a script file of the user's, which runs toolsel and waits).
+ */
+async function start(env: Record<string, string>, watch = false, shell = false): Promise<Started> {
   const childEnv = { ...baseEnv(), ...env, ...(watch ? { WATCH: '1' } : {}) }
-  parent = spawn(process.execPath, ['-e', PARENT], {
-    cwd: ROOT,
-    env: { ...baseEnv(), CHILD_CODE: CHILD, CHILD_ENV: JSON.stringify(childEnv) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  parent = shell
+    ? spawn(
+        'sh',
+        ['-c', '"$0" --import tsx --input-type=module -e "$CHILD_CODE"; exit $?', process.execPath],
+        {
+          cwd: ROOT,
+          env: { ...childEnv, CHILD_CODE: CHILD },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      )
+    : spawn(process.execPath, ['-e', PARENT], {
+        cwd: ROOT,
+        env: { ...baseEnv(), CHILD_CODE: CHILD, CHILD_ENV: JSON.stringify(childEnv) },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
   let output = ''
   parent.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
   const deadline = Date.now() + 30_000
@@ -187,3 +201,40 @@ describe('npmLauncher: which package-manager runs are watched', { timeout: 60_00
     },
   )
 })
+
+describe(
+  "unwatchedLauncherHint: a script that runs toolsel through a file of the user's",
+  { timeout: 60_000 },
+  () => {
+    const npmRun = { npm_lifecycle_event: 'start', npm_lifecycle_script: './run.sh' }
+
+    it.skipIf(!linux)(
+      'under a shell (`"start": "./run.sh"`): says the stop will not reach it and what to write',
+      async () => {
+        const started = await start(npmRun, false, true)
+        expect(started.launcher).toBeNull()
+        expect(started.hint).toMatch(
+          /^Started by the "start" script \("\.\/run\.sh"\) through a shell \((sh|dash|bash)\)/,
+        )
+        expect(started.hint).toContain(
+          'Write "exec toolsel serve …" in that file and "exec <the file>" in the script',
+        )
+      },
+    )
+
+    it('none where the launcher is watched, where the parent is a program (a test runner), or without npm', async () => {
+      const watched = await start(
+        { npm_lifecycle_event: 'start', npm_lifecycle_script: 'toolsel serve' },
+        false,
+        true,
+      )
+      expect([watched.launcher === null, watched.hint]).toEqual([false, null])
+      // `npm test` running vitest, which spawns a server: its parent is node, not a shell.
+      expect(
+        (await start({ npm_lifecycle_event: 'test', npm_lifecycle_script: 'vitest run' })).hint,
+      ).toBeNull()
+      expect((await start(npmRun)).hint).toBeNull()
+      expect((await start({}, false, true)).hint).toBeNull()
+    })
+  },
+)
