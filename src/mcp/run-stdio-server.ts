@@ -41,9 +41,11 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${refusal.message})`)
     void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as never).catch(() => {})
   }
+  const reading = readWhileStdoutDrains(transport, gate)
   process.stdin.pipe(gate)
   logger.info('MCP server ready on stdio')
   const reason = await closed
+  reading.stop()
   logger.info(`MCP server stopping (${reason})`)
   if (reason !== 'transport closed' && inFlight.count() > 0) {
     logger.info(`MCP server answering ${inFlight.count()} request(s) received before it stopped`)
@@ -84,6 +86,33 @@ function answerUnreadableLines(transport: StdioServerTransport, logger: Logger):
         error: { code: parse ? -32700 : -32600, message },
       } as never)
       .catch(() => {})
+  }
+}
+
+/**
+ * Stops reading stdin while stdout holds answers the client has not read yet (past its buffer's
+ * high-water mark), and reads on at its 'drain'. A client that wrote requests and never read
+ * its answers grew the process without bound (60,000 `tools/list` unread: 1.1 GiB in 30 s and
+ * rising); now the unread answers stop at the pipe and stdout's buffer, and the requests wait
+ * in stdin's pipe. `stop()` (closing) reads no more.
+ */
+function readWhileStdoutDrains(transport: StdioServerTransport, gate: StdioLineGate) {
+  let stopped = false
+  const send = transport.send.bind(transport)
+  transport.send = (message: JSONRPCMessage) => {
+    const sent = send(message)
+    if (!stopped && process.stdout.writableNeedDrain && !gate.isPaused()) {
+      gate.pause()
+      process.stdout.once('drain', () => {
+        if (!stopped) gate.resume()
+      })
+    }
+    return sent
+  }
+  return {
+    stop: () => {
+      stopped = true
+    },
   }
 }
 

@@ -48,6 +48,24 @@ const PIPE_GRACE_MS = 90_000
  */
 const TEST_TIMEOUT_MS = 150_000
 
+/** `node bin/toolsel.mjs mcp --stdio` on the empty index directory, its stdio piped. */
+function spawnPiped(logLevel: string, ...args: string[]) {
+  return spawn(
+    process.execPath,
+    [
+      'bin/toolsel.mjs',
+      'mcp',
+      '--stdio',
+      '--index-dir',
+      EMPTY_INDEX_DIR,
+      ...args,
+      '--log-level',
+      logLevel,
+    ],
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+  )
+}
+
 /**
  * Runs `node bin/toolsel.mjs mcp --stdio` as a piped client would: writes `lines` at once (each
  * with its newline; a Buffer is written as it is), closes stdin, and waits for the exit.
@@ -59,21 +77,7 @@ async function pipeToolsel(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = join(EMPTY_INDEX_DIR, `grace-${graceMs}.json`)
   writeFileSync(config, JSON.stringify({ server: { shutdownGraceMs: graceMs } }))
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/toolsel.mjs',
-      'mcp',
-      '--stdio',
-      '--index-dir',
-      EMPTY_INDEX_DIR,
-      '--config',
-      config,
-      '--log-level',
-      logLevel,
-    ],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-  )
+  const child = spawnPiped(logLevel, '--config', config)
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -371,6 +375,42 @@ describe('toolsel mcp --stdio', () => {
         },
       ])
       expect(stderr).toContain('a line of stdin was not answered as a request (Payload Too Large')
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'stops reading stdin while its answers go unread, and answers everything once they are read',
+    async () => {
+      // On e8dbfac the server read all of stdin and kept every unread answer: 60,000 unread
+      // tools/list answers grew it to 1.1 GiB in 30 s. Here the client's writes back up instead.
+      const child = spawnPiped('warn')
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      let stdout = ''
+      const reading = (chunk: Buffer) => (stdout += chunk.toString())
+      child.stdout.on('data', reading)
+      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`)
+      while (!stdout.includes('\n')) await new Promise((resolve) => setTimeout(resolve, 50))
+      child.stdout.off('data', reading)
+      child.stdout.pause()
+      const count = 20_000
+      let pings = ''
+      for (let id = 2; id < count + 2; id += 1)
+        pings += `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`
+      child.stdin.write(pings)
+      // 10 s unread: the server must not have taken all of stdin meanwhile.
+      for (let waited = 0; waited < 10_000 && child.stdin.writableLength > 0; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(child.stdin.writableLength).toBeGreaterThan(0)
+      child.stdout.on('data', reading).resume()
+      child.stdin.end()
+      expect(await exited).toBe(0)
+      const ids = stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: number }).id)
+      expect(ids.length).toBe(count + 1)
+      expect(new Set(ids).size).toBe(count + 1)
     },
     TEST_TIMEOUT_MS,
   )
