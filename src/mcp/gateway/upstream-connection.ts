@@ -409,7 +409,12 @@ export class UpstreamConnection {
 
   #failed(what: string, error: unknown): void {
     const failure = classifyUpstreamError(error)
-    if (failure === 'connection') return this.#markDown(error)
+    if (failure === 'connection') {
+      // A call in flight when the connection closed: the close marked the server down, saying
+      // why (a runaway line…); the call's own "Connection closed" would only cover that up.
+      if (this.#client === undefined && this.#status === 'down') return
+      return this.#markDown(error)
+    }
     this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
     if (failure === 'timeout') this.#status = 'slow'
   }

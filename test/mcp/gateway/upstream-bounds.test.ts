@@ -138,6 +138,11 @@ describe('an upstream stdio line that never ends', () => {
     })
     // Before: it waited for callTimeoutMs (30 s), and so did every later call (all inside the line).
     expect(Date.now() - started).toBeLessThan(15_000)
+    // Down for that reason (the reconnect comes 40 ms or more later), not the call's "Connection closed".
+    expect(upstream.state()).toMatchObject({
+      status: 'down',
+      lastError: expect.stringContaining('an upstream line ran past 16 x gateway.maxMessageBytes'),
+    })
     const logs = () => logger.lines.join('\n')
     expect(logs()).toContain(
       'Upstream "bounded" is down: an upstream line ran past 16 x gateway.maxMessageBytes (1,048,576 bytes) without its end',
