@@ -89,11 +89,11 @@ export async function syncTree(dir: string, sync = syncPath): Promise<void> {
   await sync(dir)
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
- * While temporary files are being written, Ctrl-C (SIGINT) or SIGTERM removes them before the
- * process ends (a signal with no other listener ends the process as it would have, by the
+ * While temporary files are being written, Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal
+ * closed) removes them before the process ends (a signal with no other listener ends the process as it would have, by the
  * signal); returns the function that stops listening.
  */
 function removeOnSignal(paths: readonly string[]): () => void {

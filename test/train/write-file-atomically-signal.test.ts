@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-// A child process writes a large file through writeFileAtomically and is interrupted (Ctrl-C)
-// once its temporary file exists: the temporary file must be gone and the process end by SIGINT.
+// A child process writes a large file through writeFileAtomically and is interrupted (Ctrl-C,
+// SIGTERM, or SIGHUP: its terminal closed) once its temporary file exists: the temporary file
+// must be gone and the process end by that signal.
 const CHILD = `
 import { existsSync } from 'node:fs'
 import { writeFileAtomically } from ${JSON.stringify(join(process.cwd(), 'src/write-file-atomically.ts'))}
@@ -15,22 +16,27 @@ void writeFileAtomically(out, text, 'the model')
 const timer = setInterval(() => {
   if (!existsSync(out + '.' + process.pid + '.tmp')) return
   clearInterval(timer)
-  process.kill(process.pid, 'SIGINT')
+  process.kill(process.pid, process.argv[2])
 }, 1)
 `
 
-describe('writeFileAtomically on Ctrl-C', () => {
-  it('removes <out>.<pid>.tmp and ends by the signal', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolsel-signal-'))
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', CHILD, join(dir, 'model.json')],
-      { stdio: 'inherit' },
-    )
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
-      child.on('exit', (_code, exitSignal) => resolve(exitSignal)),
-    )
-    expect(signal).toBe('SIGINT')
-    expect(await readdir(dir)).toEqual([])
-  }, 60_000)
+describe('writeFileAtomically on Ctrl-C, SIGTERM or SIGHUP', () => {
+  // SIGHUP: was not handled, so a `toolsel train` whose terminal closed left <out>.<pid>.tmp.
+  it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)(
+    '%s removes <out>.<pid>.tmp and ends the process by it',
+    async (name) => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-signal-'))
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', CHILD, join(dir, 'model.json'), name],
+        { stdio: 'inherit' },
+      )
+      const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_code, exitSignal) => resolve(exitSignal)),
+      )
+      expect(signal).toBe(name)
+      expect(await readdir(dir)).toEqual([])
+    },
+    60_000,
+  )
 })
