@@ -74,10 +74,21 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger), {
     onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
   })
+  const names = manifest.libraries.map((entry) => entry.name)
   io.stdout(
     values.json
       ? `${JSON.stringify(manifest)}\n`
-      : `Snapshot ${dir}: ${manifest.libraries.length} index(es) (${manifest.libraries.map((entry) => entry.name).join(', ')})\n`,
+      : `Snapshot ${dir}: ${names.length} index(es)${names.length > 0 ? ` (${names.join(', ')})` : ''}\n`,
   )
+  // An empty snapshot looks like a backup: say why it is empty (was "0 index(es) ()" alone).
+  if (names.length === 0) io.stderr(`Warning: ${emptySnapshot(indexDir)}\n`)
   return 0
+}
+
+function emptySnapshot(indexDir: string): string {
+  return (
+    `no saved index in "${indexDir}": the snapshot holds nothing. Libraries a server builds at start ` +
+    `(the demo, a --library tool file) are not saved; save one with toolsel index <file> --name <library>, ` +
+    `or name the directory the indexes are in with --index-dir (TOOLSEL_INDEX_DIR).`
+  )
 }

@@ -4,7 +4,7 @@
  * exactly as before; `toolsel snapshot <dir>` from an index directory; a damaged snapshot
  * restores nothing.
  */
-import { appendFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listenApp } from '../helpers/listen-app.ts'
@@ -213,6 +213,17 @@ describe('snapshots', () => {
     expect(noIndexes.code).toBe(2)
     expect(noIndexes.stderr).toContain('does not exist: nothing to snapshot')
     expect(await readdir(root)).not.toContain('b')
+    // An index directory without saved indexes (a new user's first try: the demo is not saved).
+    const emptyDir = join(root, 'empty-indexes')
+    await mkdir(emptyDir)
+    const empty = await run(['snapshot', join(root, 'c'), '--index-dir', emptyDir])
+    expect(empty.code).toBe(0)
+    expect(empty.stdout).toBe(`Snapshot ${join(root, 'c')}: 0 index(es)\n`)
+    // Was: "0 index(es) ()" and nothing on stderr.
+    expect(empty.stderr).toContain(
+      `Warning: no saved index in "${emptyDir}": the snapshot holds nothing`,
+    )
+    expect(empty.stderr).toContain('save one with toolsel index <file> --name <library>')
 
     const good = join(root, 'good')
     expect((await run(['snapshot', good, '--index-dir', indexDir])).code).toBe(0)
