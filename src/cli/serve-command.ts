@@ -56,7 +56,14 @@ Options:
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
 ${maxFileBytesHelp(25)}
-${COMMON_HELP}`
+${COMMON_HELP}
+
+Stopping: SIGTERM, SIGINT (Ctrl-C) or SIGHUP (the terminal closed) answers the requests in
+flight, then exits (within server.shutdownGraceMs). Started by npm, pnpm or yarn ("start":
+"toolsel serve"), it stops when the package manager is stopped; a script that runs it through
+a file of yours needs "exec toolsel serve" in the file and "exec ./run.sh" in the script.
+To outlive the terminal: setsid toolsel serve > serve.log 2>&1 &   (nohup does not: Node
+undoes it). Under a supervisor run node bin/toolsel.mjs serve, not npm (README: Operations).`
 
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
 const IDLE_DRAIN_MS = 250

@@ -264,6 +264,15 @@ describe('flags that take one of a set of values', () => {
   }, 60_000)
 })
 
+describe('toolsel serve --help on stopping', () => {
+  it('names the stop signals and the exec advice for a script file (was: nowhere but README)', async () => {
+    const text = await help('serve')
+    expect(text).toContain('SIGTERM, SIGINT (Ctrl-C) or SIGHUP (the terminal closed)')
+    expect(text).toContain('"exec toolsel serve" in the file and "exec ./run.sh" in the script')
+    expect(text).toContain('setsid toolsel serve > serve.log 2>&1 &')
+  })
+})
+
 describe("each command's --help against its parser", () => {
   /** Flags a help names that belong to another command, with that command. */
   const ELSEWHERE: Record<string, Record<string, string>> = {
