@@ -3,7 +3,7 @@
  * configured), token accounting and the cache of scoped library views.
  * @module
  */
-import { assertKeyLibrary } from '../server/auth/api-keys.ts'
+import { assertKeyLibrary, keyDefaultLibrary } from '../server/auth/api-keys.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
 import type { McpGateway } from './gateway/mcp-gateway.ts'
@@ -22,7 +22,10 @@ export interface McpContext {
   readonly views: ScopedLibraries
   /** The configured scope (`mcp.servers`, `mcp.tags`); clients can only narrow it. */
   readonly scope: ToolScope
-  /** The library used when a call names none. */
+  /**
+   * The library used when a call names none (a session whose API key may not use it gets the
+   * key's first library: `libraryNameOf`).
+   */
   defaultLibrary(): string
   /**
    * Stops following the service's library changes, drops the cached views and stops the
@@ -124,9 +127,16 @@ export interface McpSession {
  */
 export const FIRST_SYNC_WAIT_MS = 5000
 
-/** The library a call names, else the session's, else the default. */
+/**
+ * The library a call names, else the session's, else the default when the session's API key may
+ * use it, else the key's first library (`keyDefaultLibrary`).
+ */
 export function libraryNameOf(context: McpContext, session: McpSession, library?: string): string {
-  return library || session.library || context.defaultLibrary()
+  return (
+    library ||
+    session.library ||
+    keyDefaultLibrary({ libraries: session.libraries ?? [] }, context.defaultLibrary())
+  )
 }
 
 /**

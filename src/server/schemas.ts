@@ -138,7 +138,7 @@ export function createRequestSchemas(config: Config) {
           .max(maxInstructionChars)
           .describe('What the agent has to do.'),
         library: LIBRARY_NAME.optional().describe(
-          'Library to select from. Default: the service default.',
+          "Library to select from. Default: the service default (for an API key limited to libraries without it: the key's first library).",
         ),
         ...options,
         includeSchemas: z
@@ -180,7 +180,7 @@ export function createRequestSchemas(config: Config) {
     rewardsPlanner: z
       .object({
         library: LIBRARY_NAME.optional().describe(
-          'Library whose retriever scores the plans. Default: the service default.',
+          "Library whose retriever scores the plans. Default: the service default (for an API key limited to libraries without it: the key's first library).",
         ),
         instruction: z
           .string()

@@ -8,6 +8,8 @@ import { callMcpTool } from '../helpers/mcp-fetch.ts'
 
 const ADMIN = 'admin-key-0123456789abcdef'
 const DEMO_ONLY = 'demo-only-0123456789abcdef'
+const SECRET_FIRST = 'secret-first-0123456789abcdef'
+const SECRET_AND_DEMO = 'secret-demo-0123456789abcdef'
 
 describe('MCP with API keys', () => {
   let harness: Harness
@@ -20,7 +22,14 @@ describe('MCP with API keys', () => {
         loadAll: false,
         indexDir: await mkdtemp(join(tmpdir(), 'toolsel-mcp-auth-')),
       },
-      auth: { adminKey: ADMIN, readKeys: [{ key: DEMO_ONLY, name: 'demo', libraries: ['demo'] }] },
+      auth: {
+        adminKey: ADMIN,
+        readKeys: [
+          { key: DEMO_ONLY, name: 'demo', libraries: ['demo'] },
+          { key: SECRET_FIRST, name: 'secret-reader', libraries: ['secret', 'elsewhere'] },
+          { key: SECRET_AND_DEMO, name: 'both-reader', libraries: ['secret', 'demo'] },
+        ],
+      },
     })
     await harness.service.putLibrary(
       'secret',
@@ -39,6 +48,18 @@ describe('MCP with API keys', () => {
     return { status: response.status, body: (await response.json()) as any }
   }
 
+  /** `key` naming `library`, as an argument or in the URL, answers FORBIDDEN. */
+  async function expectForbidden(key: string, library: string) {
+    for (const [args, query] of [
+      [{ query: 'send', library }, ''],
+      [{ query: 'send' }, `?library=${library}`],
+    ] as const) {
+      const other = await callTool(key, args, query)
+      expect(other.body.result.isError).toBe(true)
+      expect(other.body.result.content[0].text).toContain('FORBIDDEN')
+    }
+  }
+
   it('needs a key', async () => {
     const { status, body } = await callTool(undefined, { query: 'send' })
     expect(status).toBe(401)
@@ -49,15 +70,26 @@ describe('MCP with API keys', () => {
     const own = await callTool(DEMO_ONLY, { query: 'send an email' })
     expect(own.status).toBe(200)
     expect(own.body.result.isError).toBeFalsy()
-    for (const [args, query] of [
-      [{ query: 'send', library: 'secret' }, ''],
-      [{ query: 'send' }, '?library=secret'],
-    ] as const) {
-      const other = await callTool(DEMO_ONLY, args, query)
-      expect(other.body.result.isError).toBe(true)
-      expect(other.body.result.content[0].text).toContain('FORBIDDEN')
-    }
+    await expectForbidden(DEMO_ONLY, 'secret')
     const admin = await callTool(ADMIN, { query: 'send', library: 'secret' })
     expect(admin.body.result.isError).toBeFalsy()
+  })
+
+  it("a call naming no library uses the server's default when the key may, else the key's first library", async () => {
+    const libraryOf = (body: any) => JSON.parse(body.result.content[0].text).library
+    // The server's default is "demo": outside SECRET_FIRST's libraries, so "secret" (its first).
+    const first = await callTool(SECRET_FIRST, { query: 'send a secret thing' })
+    expect(first.status).toBe(200)
+    expect(first.body.result.isError).toBeFalsy()
+    expect(libraryOf(first.body)).toBe('secret')
+    // Naming a library outside the key stays forbidden, as an argument or in the URL.
+    await expectForbidden(SECRET_FIRST, 'demo')
+    // A key that may use the server's default gets it, whatever its order; so do keys limited to
+    // no library.
+    for (const key of [SECRET_AND_DEMO, ADMIN]) {
+      const own = await callTool(key, { query: 'send an email' })
+      expect(own.body.result.isError).toBeFalsy()
+      expect(libraryOf(own.body)).toBe('demo')
+    }
   })
 })

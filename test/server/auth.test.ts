@@ -14,6 +14,8 @@ const ADMIN = 'admin-key-0123456789abcdef'
 const READ = 'read-key-0123456789abcdef'
 const SAMPLE_ONLY = 'sample-only-0123456789abcdef'
 const MCP_SLACK = 'mcp-slack-0123456789abcdef'
+const OTHER_FIRST = 'other-first-0123456789abcdef'
+const OTHER_AND_SAMPLE = 'other-sample-0123456789abcdef'
 
 const withKey = (key: string | undefined, init: RequestInit = {}): RequestInit => ({
   ...init,
@@ -40,6 +42,8 @@ async function keyedApp() {
           READ,
           { key: SAMPLE_ONLY, name: 'sample-reader', libraries: ['sample'] },
           { key: MCP_SLACK, name: 'slack-agent', servers: ['slack'] },
+          { key: OTHER_FIRST, name: 'other-reader', libraries: ['other', 'third'] },
+          { key: OTHER_AND_SAMPLE, name: 'both-reader', libraries: ['other', 'sample'] },
         ],
       },
     },
@@ -122,6 +126,63 @@ describe('API keys', () => {
       withKey(SAMPLE_ONLY, postJson({ query: 'send an email', library: 'sample' })),
     )
     expect(own.status).toBe(200)
+  })
+
+  it("a call naming no library uses the server's default when the key may, else the key's first library", async () => {
+    const { app } = await keyedApp()
+    expect((await app.request('/v1/libraries/other', put(ADMIN))).status).toBe(201)
+    // The server's default is "sample": outside OTHER_FIRST's libraries, so "other" (its first).
+    const search = await app.request(
+      '/v1/search-tools',
+      withKey(OTHER_FIRST, postJson({ query: 'send a thing' })),
+    )
+    expect(search.status).toBe(200)
+    const found = await readJson(search)
+    expect(found.library).toBe('other')
+    expect(found.results.map((tool: { id: string }) => tool.id)).toContain('x.send')
+    const select = await app.request(
+      '/v1/select-tools',
+      withKey(OTHER_FIRST, postJson({ instruction: 'send a thing', planner: 'none' })),
+    )
+    expect(select.status).toBe(200)
+    expect((await readJson(select)).components.library).toBe('other')
+    const reward = await app.request(
+      '/v1/rewards/planner',
+      withKey(
+        OTHER_FIRST,
+        postJson({ instruction: 'send a thing', gold: ['x.send'], completions: ['send'] }),
+      ),
+    )
+    expect(reward.status).toBe(200)
+    expect((await readJson(reward)).library).toBe('other')
+    // The key is told which library that is.
+    const listed = await readJson(await app.request('/v1/libraries', withKey(OTHER_FIRST)))
+    expect(listed.libraries.map((entry: any) => [entry.name, entry.isDefault])).toEqual([
+      ['other', true],
+    ])
+    const one = await readJson(await app.request('/v1/libraries/other', withKey(OTHER_FIRST)))
+    expect(one.isDefault).toBe(true)
+    // Naming a library outside the key stays forbidden.
+    const named = await app.request(
+      '/v1/search-tools',
+      withKey(OTHER_FIRST, postJson({ query: 'send', library: 'sample' })),
+    )
+    expect(named.status).toBe(403)
+    // A key that may use the server's default gets it, whatever its order.
+    const both = await app.request(
+      '/v1/search-tools',
+      withKey(OTHER_AND_SAMPLE, postJson({ query: 'send an email' })),
+    )
+    expect((await readJson(both)).library).toBe('sample')
+    const bothListed = await readJson(await app.request('/v1/libraries', withKey(OTHER_AND_SAMPLE)))
+    expect(
+      Object.fromEntries(bothListed.libraries.map((entry: any) => [entry.name, entry.isDefault])),
+    ).toEqual({ sample: true, other: false })
+    // Keys limited to no library: the server's default, as before.
+    for (const key of [READ, ADMIN]) {
+      const plain = await app.request('/v1/search-tools', withKey(key, postJson({ query: 'send' })))
+      expect((await readJson(plain)).library).toBe('sample')
+    }
   })
 
   it('a key limited to MCP servers loads only their tools over HTTP', async () => {

@@ -100,6 +100,18 @@ export function canUseLibrary(principal: Principal, name: string): boolean {
   return principal.libraries.length === 0 || principal.libraries.includes(name)
 }
 
+/**
+ * The library a call that names none uses: the server's default when `key` may use it, else the
+ * key's first library (in its configured order). A key limited to no library: the default.
+ */
+export function keyDefaultLibrary(
+  key: { libraries: readonly string[] },
+  serverDefault: string,
+): string {
+  const { libraries } = key
+  return libraries.length === 0 || libraries.includes(serverDefault) ? serverDefault : libraries[0]
+}
+
 /** The loaded libraries, as the service's registry holds them. */
 export interface LoadedLibraries {
   get(name: string): unknown

@@ -11,6 +11,7 @@ import {
   OPEN_PRINCIPAL,
   PUBLIC_PRINCIPAL,
   assertKeyLibrary,
+  keyDefaultLibrary,
   bearerKey,
   type LoadedLibraries,
   type ApiKeys,
@@ -79,6 +80,18 @@ export function assertLibraryAccess(
   loaded?: LoadedLibraries,
 ): void {
   assertKeyLibrary(principal, name, loaded)
+}
+
+/**
+ * The library a request works on: the one it names, else the server's default when the caller's
+ * key may use it, else the key's first library (`keyDefaultLibrary`).
+ */
+export function libraryFor(
+  principal: Principal,
+  named: string | undefined,
+  serverDefault: string,
+): string {
+  return named ?? keyDefaultLibrary(principal, serverDefault)
 }
 
 /** Throws FORBIDDEN for keys limited to MCP servers or tags on routes that can't apply the scope. */

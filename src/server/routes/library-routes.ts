@@ -1,6 +1,6 @@
 /** Library management and schema loading: `/v1/libraries…`. */
 import { Hono } from 'hono'
-import type { ToolselService } from '../../service/toolsel-service.ts'
+import type { LibrarySummary, ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { Tool } from '../../library/tool.ts'
@@ -9,7 +9,7 @@ import { providerTool, providerToolIds, providerToolsAnswer } from '../../librar
 import { MAX_EXAMPLE_TOOLS } from '../../examples/usage-example.ts'
 import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
-import { assertLibraryAccess, principalOf } from '../middleware/auth.ts'
+import { assertLibraryAccess, libraryFor, principalOf } from '../middleware/auth.ts'
 import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
 import { jsonBody, jsonRequest, pathParams, queryParams, requireJson } from '../validate.ts'
 import { createTimeSlicer } from '../../time-slicer.ts'
@@ -73,7 +73,7 @@ function toolsInScope(
   library: string | undefined,
   ids: string[],
 ): Tool[] {
-  const name = library ?? service.defaultLibraryName
+  const name = libraryFor(principal, library, service.defaultLibraryName)
   assertLibraryAccess(principal, name, service.libraries)
   const scope = scopeFor(service, principal, name)
   const known = service.library(name).library
@@ -89,6 +89,21 @@ function toolsInScope(
   }
   // A hint about what an unknown id meant names only tools within the key's scope.
   return service.getTools(name, ids, (id) => inScope(known.require(id), scope))
+}
+
+/**
+ * A library as `principal` sees it: `isDefault` marks the library its calls that name none use
+ * (for a key limited to libraries without the server's default, its first library).
+ */
+function asSeenBy(
+  service: ToolselService,
+  principal: Principal,
+  entry: LibrarySummary,
+): LibrarySummary {
+  return {
+    ...entry,
+    isDefault: entry.name === libraryFor(principal, undefined, service.defaultLibraryName),
+  }
 }
 
 /** Library names that only the MCP gateway writes. */
@@ -141,13 +156,16 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       const libraries = service
         .listLibraries()
         .filter((entry) => canUseLibrary(principal, entry.name))
+        .map((entry) => asSeenBy(service, principal, entry))
       return c.json({ libraries })
     })
     .get('/:library', pathParams(schemas.libraryParam), (c) => {
       const { library } = c.req.valid('param')
-      assertLibraryAccess(principalOf(c), library, service.libraries)
+      const principal = principalOf(c)
+      assertLibraryAccess(principal, library, service.libraries)
       service.library(library)
-      return c.json(service.listLibraries().find((entry) => entry.name === library)!)
+      const entry = service.listLibraries().find((listed) => listed.name === library)!
+      return c.json(asSeenBy(service, principal, entry))
     })
     .put(
       '/:library',

@@ -9,7 +9,7 @@ import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { TimeoutEnv } from '../middleware/request-timeout.ts'
 import type { RequestSchemas } from '../schemas.ts'
 import { jsonBody, requireJson } from '../validate.ts'
-import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
+import { assertLibraryAccess, assertUnscoped, libraryFor, principalOf } from '../middleware/auth.ts'
 
 export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<TimeoutEnv>()
@@ -17,12 +17,9 @@ export function rewardRoutes(service: ToolselService, schemas: RequestSchemas) {
       const request = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'rewards/planner')
-      assertLibraryAccess(
-        principal,
-        request.library ?? service.defaultLibraryName,
-        service.libraries,
-      )
-      const { indexed, retriever, k, minScore } = service.resolveRetrieval(request)
+      const library = libraryFor(principal, request.library, service.defaultLibraryName)
+      assertLibraryAccess(principal, library, service.libraries)
+      const { indexed, retriever, k, minScore } = service.resolveRetrieval({ ...request, library })
       const rewards = await scorePlans(request.instruction, request.gold, request.completions, {
         library: indexed.library,
         retriever,

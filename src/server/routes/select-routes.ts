@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { throwIfAborted, ToolselError } from '../../errors.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 import type { AppEnv } from '../app-env.ts'
-import { assertLibraryAccess, assertUnscoped, principalOf } from '../middleware/auth.ts'
+import { assertLibraryAccess, assertUnscoped, libraryFor, principalOf } from '../middleware/auth.ts'
 import { selectToolsFastPath, type RequestSchemas } from '../schemas.ts'
 import { selectResponseJson } from '../select-response.ts'
 import { jsonBody, requireJson } from '../validate.ts'
@@ -27,13 +27,10 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertSchemasFor(toolFormat, includeSchemas)
       const principal = principalOf(c)
       assertUnscoped(principal, 'select-tools')
-      c.set('library', request.library ?? service.defaultLibraryName)
-      assertLibraryAccess(
-        principal,
-        request.library ?? service.defaultLibraryName,
-        service.libraries,
-      )
-      const result = await service.select(request, c.get('abort'))
+      const library = libraryFor(principal, request.library, service.defaultLibraryName)
+      c.set('library', library)
+      assertLibraryAccess(principal, library, service.libraries)
+      const result = await service.select({ ...request, library }, c.get('abort'))
       // The same bytes as c.json({ ...result, tools: [{ id, name, description, [parameters,]
       // namespace }] }) (or the tools in `toolFormat`'s shape, then toolIds), with what repeats
       // from request to request serialised once.
@@ -43,9 +40,10 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
     })
     .post('/feedback', requireJson, jsonBody(schemas.feedback), async (c) => {
       const { instruction, library, used } = c.req.valid('json')
-      const name = library ?? service.defaultLibraryName
+      const principal = principalOf(c)
+      const name = libraryFor(principal, library, service.defaultLibraryName)
       c.set('library', name)
-      assertLibraryAccess(principalOf(c), name, service.libraries)
+      assertLibraryAccess(principal, name, service.libraries)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('abort').signal,
         beforeCommit: () => {
@@ -58,12 +56,9 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const request = c.req.valid('json')
       const principal = principalOf(c)
       assertUnscoped(principal, 'search-tools')
-      c.set('library', request.library ?? service.defaultLibraryName)
-      assertLibraryAccess(
-        principal,
-        request.library ?? service.defaultLibraryName,
-        service.libraries,
-      )
-      return c.json(await service.search(request, c.get('abort')))
+      const library = libraryFor(principal, request.library, service.defaultLibraryName)
+      c.set('library', library)
+      assertLibraryAccess(principal, library, service.libraries)
+      return c.json(await service.search({ ...request, library }, c.get('abort')))
     })
 }
