@@ -2,6 +2,7 @@
  * `list_servers` with API keys (round 26, sec12): a key limited to libraries other than the
  * gateway library could list every upstream server (name, target, status, last error), though
  * `call_tool` and the searches refuse it that library. It now answers FORBIDDEN as they do.
+ * The same server holds the gateway case of a key's default library (round 34).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
@@ -47,5 +48,16 @@ describe('list_servers with a key limited to libraries', () => {
       )
       expect(listed.servers.map((server) => server.name)).toEqual(['weather'])
     }
+  })
+
+  it("a search naming no library uses the gateway library when the key may, else the key's first", async () => {
+    const searched = async (key: string) =>
+      dataOf<{ library: string }>(
+        await call(await connect(key), 'search_tools', { query: 'weather forecast' }),
+      ).library
+    // hard20 (round 34): DEMO_ONLY's search naming no library answered FORBIDDEN ("gateway").
+    expect(await searched(DEMO_ONLY)).toBe('demo')
+    expect(await searched(GATEWAY_TOO)).toBe('gateway')
+    expect(await searched(ADMIN)).toBe('gateway')
   })
 })
