@@ -32,6 +32,12 @@ export interface Launcher {
    */
   event: string
   /**
+   * The package manager, as `npm_config_user_agent` names it (`npm/10.8.2 node/v20…`, `pnpm/9.1.0
+   * npm/? node/…`, `yarn/1.22.22 npm/? node/…`): `npm`, `pnpm`, `yarn`…; `npm` when unset or not a
+   * plain name. For the log lines only.
+   */
+  manager: string
+  /**
    * Linux: each ancestor from the server's parent up and the parent it had at start, up to the
    * outermost npm (the first whose environment has no `npm_lifecycle_event`); empty elsewhere.
    */
@@ -60,7 +66,15 @@ export function npmLauncher(env: NodeJS.ProcessEnv = process.env): Launcher | un
   const { npm_lifecycle_event: event } = env
   if (!event || cluster.isWorker) return undefined
   if (!RUNS_TOOLSEL.test(scriptOf(env, event))) return undefined
-  return { pid: process.ppid, event, links: ancestorLinks(process.ppid) }
+  return { pid: process.ppid, event, manager: managerOf(env), links: ancestorLinks(process.ppid) }
+}
+
+/** A package manager's name: what `npm_config_user_agent` starts with, up to its `/`. */
+const MANAGER_NAME = /^([a-z][a-z0-9-]{0,31})\//i
+
+/** The package manager `npm_config_user_agent` names (see Launcher.manager). */
+function managerOf(env: NodeJS.ProcessEnv): string {
+  return MANAGER_NAME.exec(env.npm_config_user_agent ?? '')?.[1] ?? 'npm'
 }
 
 /** The command the package manager ran for `event` (see npmLauncher). */

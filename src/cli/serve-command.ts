@@ -440,7 +440,7 @@ function onStopSignal(
       const gone = launcherGone(launcher)
       if (gone === undefined) return
       clearInterval(watch)
-      const went = `Launcher exited (process ${gone}, npm's "${launcher.event}")`
+      const went = `Launcher exited (process ${gone}, ${launcher.manager}'s "${launcher.event}")`
       handle(went, went)
     }, LAUNCHER_POLL_MS)
   watch?.unref()

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { npmLauncher } from '../../src/cli/npm-launcher.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
 const linux = process.platform === 'linux'
@@ -76,7 +77,12 @@ function baseEnv(): NodeJS.ProcessEnv {
 interface Started {
   pid: number
   ppid: number
-  launcher: { pid: number; event: string; links: { pid: number; parent: number }[] } | null
+  launcher: {
+    pid: number
+    event: string
+    manager: string
+    links: { pid: number; parent: number }[]
+  } | null
   hint: string | null
   parentPid: number
   output: () => string
@@ -200,6 +206,31 @@ describe('npmLauncher: which package-manager runs are watched', { timeout: 60_00
       }
     },
   )
+})
+
+describe('npmLauncher: the package manager named in the log', () => {
+  // The server logs `Launcher exited (process <pid>, <manager>'s "<event>")`. Was: always "npm's",
+  // under pnpm and yarn too. The manager does not depend on the process tree: read in this process.
+  const managerFor = (agent?: string) =>
+    npmLauncher({
+      npm_lifecycle_event: 'start',
+      npm_lifecycle_script: 'toolsel serve',
+      ...(agent === undefined ? {} : { npm_config_user_agent: agent }),
+    })?.manager
+
+  it('is the name npm_config_user_agent starts with: npm, pnpm, yarn 1 and yarn 4 as they set it', () => {
+    expect(managerFor('npm/10.8.2 node/v20.18.0 linux x64 workspaces/false')).toBe('npm')
+    expect(managerFor('pnpm/9.15.0 npm/? node/v20.18.0 linux x64')).toBe('pnpm')
+    expect(managerFor('yarn/1.22.22 npm/? node/v20.18.0 linux x64')).toBe('yarn')
+    expect(managerFor('yarn/4.5.3 npm/? node/v20.18.0 linux x64')).toBe('yarn')
+  })
+
+  it('is npm without the variable, or when it does not start with a plain name', () => {
+    expect(managerFor()).toBe('npm')
+    expect(managerFor('')).toBe('npm')
+    for (const agent of ['pnpm', '/1.0 node', '"x"/1.0', 'a\nb/1.0', `${'p'.repeat(40)}/1.0`])
+      expect({ agent, manager: managerFor(agent) }).toEqual({ agent, manager: 'npm' })
+  })
 })
 
 describe(

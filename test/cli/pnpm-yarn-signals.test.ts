@@ -129,7 +129,9 @@ async function stops(started: Started, signal: () => void, closing?: RegExp) {
 const term = (started: Started) => () => started.pm.kill('SIGTERM')
 const kill = (started: Started) => () => started.pm.kill('SIGKILL')
 const hangUp = (started: Started) => () => process.kill(-started.pm.pid!, 'SIGHUP')
-const CLEAN = /(SIGTERM received|Launcher exited \(process \d+, npm's "[^"]+"\)): closing/
+/** A clean stop's log line: the signal, or the launcher gone (`manager`: as the log names it). */
+const clean = (manager: 'pnpm' | 'yarn') =>
+  new RegExp(`(SIGTERM received|Launcher exited \\(process \\d+, ${manager}'s "[^"]+"\\)): closing`)
 const HUP = /SIGHUP received: closing/
 
 describe.skipIf(!linux || !pnpm)(
@@ -138,7 +140,7 @@ describe.skipIf(!linux || !pnpm)(
   () => {
     it('SIGTERM to pnpm: it passes it on, the server drains and exits', async () => {
       const started = await startIn(['pnpm', 'start'], 'toolsel serve')
-      await stops(started, term(started), CLEAN)
+      await stops(started, term(started), clean('pnpm'))
     })
     it('pnpm killed outright: the server does not serve on', async () => {
       // pnpm's own reaper kills its script's process group (-9): stopped, not drained.
@@ -162,11 +164,11 @@ describe.skipIf(!linux || yarnMajor !== 1)(
     ] as const) {
       it(`${how}: SIGTERM to yarn stops the server cleanly`, async () => {
         const started = await startIn([...command], 'toolsel serve')
-        await stops(started, term(started), CLEAN)
+        await stops(started, term(started), clean('yarn'))
       })
       it(`${how}: yarn killed outright, the server sees it gone`, async () => {
         const started = await startIn([...command], 'toolsel serve')
-        await stops(started, kill(started), CLEAN)
+        await stops(started, kill(started), clean('yarn'))
       })
     }
     it('the terminal gone (SIGHUP to the group): a clean stop', async () => {
@@ -184,11 +186,15 @@ describe.skipIf(!linux || !yarnMajor || yarnMajor < 2)(
     const script = `node ${JSON.stringify(join(ROOT, 'bin', 'toolsel.mjs'))} serve`
     it('SIGTERM to yarn: it passes it on, the server drains and exits', async () => {
       const started = await startIn(['yarn', 'start'], script, true)
-      await stops(started, term(started), CLEAN)
+      await stops(started, term(started), clean('yarn'))
     })
     it('yarn killed outright: the server, its own child, sees it gone (no npm_lifecycle_script)', async () => {
       const started = await startIn(['yarn', 'start'], script, true)
-      await stops(started, kill(started), /Launcher exited \(process \d+, npm's "start"\): closing/)
+      await stops(
+        started,
+        kill(started),
+        /Launcher exited \(process \d+, yarn's "start"\): closing/,
+      )
     })
     it('the terminal gone (SIGHUP to the group): a clean stop', async () => {
       const started = await startIn(['yarn', 'start'], script, true)
