@@ -7,7 +7,7 @@ import { ToolselService } from '../service/toolsel-service.ts'
 import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { TOOL_FORMATS, type ToolFormat } from '../library/provider-tools.ts'
 import { selectResponseObject } from '../server/select-response.ts'
-import { terminalLine } from '../terminal-text.ts'
+import { jsonText, terminalLine } from '../terminal-text.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -104,9 +104,14 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     retriever: values.retriever,
     explain: values.explain,
   })
+  // jsonText: the same JSON, with the C1 controls and bidi characters a library's descriptions
+  // (or ids saved before they were refused) hold written as \u escapes, not raw to the terminal.
   if (toolFormat !== undefined)
-    io.stdout(`${JSON.stringify(selectResponseObject(result, true, toolFormat), null, 2)}\n`)
-  else io.stdout(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result))
+    io.stdout(
+      `${jsonText(JSON.stringify(selectResponseObject(result, true, toolFormat), null, 2))}\n`,
+    )
+  else
+    io.stdout(values.json ? `${jsonText(JSON.stringify(result, null, 2))}\n` : formatResult(result))
   return 0
 }
 

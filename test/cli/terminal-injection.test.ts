@@ -61,27 +61,41 @@ describe('terminalText, terminalLine, jsonText', () => {
 })
 
 describe('the CLI prints library- and server-supplied text without escape sequences', () => {
-  it('select: tool ids from a JSON tools file; --json keeps them exact', async () => {
+  it('select: a tool named with escapes is refused, the error naming it escaped', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
     const file = join(dir, 'tools.json')
     await writeFile(file, JSON.stringify([{ name: EVIL, description: 'Send an SMS text message' }]))
-    const human = await run(['select', 'send an sms text message', '--library', file])
-    expect(human.code).toBe(0)
-    expect(human.stdout).toContain('evil\\x1b]52;c;ZXZpbA==\\x07\\x0d\\x1b[2K')
-    expect(human.stdout + human.stderr).not.toMatch(RAW_CONTROL)
-    const json = await run(['select', 'send an sms text message', '--library', file, '--json'])
-    expect(JSON.parse(json.stdout).tools[0].id).toBe(EVIL)
+    const { code, stdout, stderr } = await run(['select', 'send an sms', '--library', file])
+    expect(code).toBe(1)
+    expect(stderr).toContain('error [IMPORT_FAILED]')
+    expect(stderr).toContain('record 0: field "name": tool name "evil\\u001b]52;c;')
+    expect(stderr).toContain('holds U+001B at 4')
+    expect(stdout + stderr).not.toMatch(RAW_CONTROL)
   }, 60_000)
 
-  it('an error message quoting a tool id (DUPLICATE_TOOL_ID)', async () => {
+  it('select --json and --tool-format: descriptions with escapes stay exact and inert', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
     const file = join(dir, 'tools.json')
-    const tool = { name: EVIL, description: 'Send an SMS' }
-    await writeFile(file, JSON.stringify([tool, tool]))
-    const { code, stderr } = await run(['select', 'send an sms', '--library', file])
-    expect(code).toBe(1)
-    expect(stderr).toContain('DUPLICATE_TOOL_ID')
-    expect(stderr).not.toMatch(RAW_CONTROL)
+    const description = `Send an SMS text message ${EVIL}`
+    await writeFile(file, JSON.stringify([{ name: 'send_sms', description }]))
+    for (const flags of [
+      ['--json', '--explain'],
+      ['--tool-format', 'openai'],
+    ]) {
+      const { code, stdout } = await run([
+        'select',
+        `send an sms text message ${EVIL}`,
+        '--library',
+        file,
+        ...flags,
+      ])
+      expect(code).toBe(0)
+      // Before: the C1 CSI (U+009B) and the bidi override went to the terminal raw.
+      expect(stdout).not.toMatch(RAW_CONTROL)
+      const answer = JSON.parse(stdout)
+      if (flags[0] === '--json') expect(answer.steps[0].text).toContain('\u009b31m\u202e')
+      else expect(answer.tools[0].function.description).toBe(description)
+    }
   }, 60_000)
 
   it('index: an OpenAPI spec whose operationId and parameter names carry escapes', async () => {
@@ -93,7 +107,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
       paths: {
         '/send': {
           post: {
-            operationId: `send_sms${EVIL}`,
+            operationId: 'send_sms',
             summary: `Send an SMS${EVIL}`,
             parameters: [{ name: `to${EVIL}`, in: 'query', schema: { type: `strang${EVIL}` } }],
           },

@@ -10,6 +10,8 @@ import {
   MAX_PARAMETER_VALUES,
   type Tool,
 } from '../tool.ts'
+import { refusedNameCharacter } from '../name-characters.ts'
+import { jsonText } from '../../terminal-text.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -235,6 +237,7 @@ function finish(
       message: `no tools found in this ${format} file${why}; a library needs at least one`,
     })
   }
+  assertShowableNames(imported, context)
   const { tools, duplicates } = resolveDuplicates(
     imported,
     options.onDuplicate ?? 'error',
@@ -318,6 +321,31 @@ export function normalizeSchemas(
     summarized.push(context.warnings.at(-1)!)
   }
   return { schemaChanges, invalidSchemas }
+}
+
+/**
+ * IMPORT_FAILED for the first tool whose name or id holds a control character, a bidi override
+ * or isolate, or a lone surrogate (`refusedNameCharacter`): it would display as another tool in
+ * every answer or write escapes into a terminal. The whole import is refused, as for any other
+ * bad record; names are not checked for length (real ToolBench ids exceed 128 characters).
+ */
+function assertShowableNames(tools: readonly Tool[], context: ImportContext): void {
+  for (const tool of tools) {
+    for (const field of ['name', 'id'] as const) {
+      const text = tool[field]
+      if (typeof text !== 'string') continue
+      const bad = refusedNameCharacter(text)
+      if (bad === undefined) continue
+      const shown = jsonText(JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text))
+      const error = importFailed(context, {
+        record: recordOf(tool, tools),
+        field,
+        message: `tool ${field} ${shown} holds ${bad.codePoint} at ${bad.index} (a control character, bidi override or isolate, or lone surrogate: the tool would display as another or write escapes into a terminal); rename the tool. Nothing was imported.`,
+      })
+      error.details.codePoint = bad.codePoint
+      throw error
+    }
+  }
 }
 
 function recordOf(tool: Tool, tools: readonly Tool[]): number {

@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
+import { refusedNameCharacter } from '../../library/name-characters.ts'
 import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
 
@@ -82,23 +83,16 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
  */
 export const MAX_UPSTREAM_TOOL_NAME = 128
 
-/**
- * Control characters (C0, DEL, C1), format characters (the bidirectional overrides and
- * isolates, zero-width ones, a byte-order mark) and lone surrogates: a tool name holding one
- * displays as another (`rtl\u202etxt.exe` reads `rtlexe.txt`), writes terminal escapes or a
- * line break into whatever shows it, or can't be sent back as written.
- */
-const UNSHOWABLE = /[\p{Cc}\p{Cf}\p{Cs}]/u
-
 /** Why an upstream tool's name is not taken, or undefined when it is fine. */
 function nameProblem(name: unknown): string | undefined {
   if (typeof name !== 'string') return undefined // the importer names what is missing
   if (name.length > MAX_UPSTREAM_TOOL_NAME)
     return `its name is ${name.length.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_TOOL_NAME}`
-  const bad = UNSHOWABLE.exec(name)
+  // Control, format (bidi overrides and isolates, zero-width) characters and lone surrogates:
+  // stricter than an import, which takes the other format characters.
+  const bad = refusedNameCharacter(name, { anyFormat: true })
   if (bad) {
-    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
-    return `its name holds U+${code} (a control or invisible formatting character) at ${bad.index}`
+    return `its name holds ${bad.codePoint} (a control or invisible formatting character) at ${bad.index}`
   }
   return undefined
 }

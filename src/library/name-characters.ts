@@ -1,0 +1,41 @@
+/**
+ * Characters a tool's id or name may not hold: they make it display as another tool
+ * (`rtl\u202etxt.exe` reads `rtlexe.txt`), write terminal escapes or a line break into whatever
+ * shows it (`\u001b[2J` clears the screen), or can't be sent back as written (a lone surrogate).
+ * @module
+ */
+
+/**
+ * Refused on every way in (imports, uploads, the gateway): control characters (C0, DEL, C1),
+ * the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069) and lone
+ * surrogates. Other format characters are taken: real catalogs hold them harmlessly (a ZWJ in an
+ * emoji, a U+200B pasted before an API name in ToolBench).
+ */
+const REFUSED_IN_NAME = /[\p{Cc}\u202a-\u202e\u2066-\u2069\p{Cs}]/u
+
+/**
+ * The stricter rule for an MCP upstream's tool names (a tool name is what a model calls, and
+ * the MCP specification allows only a short identifier): every format character is refused too.
+ */
+const REFUSED_IN_UPSTREAM_NAME = /[\p{Cc}\p{Cf}\p{Cs}]/u
+
+export interface RefusedCharacter {
+  /** `U+202E`. */
+  codePoint: string
+  /** Its index in the text, in UTF-16 code units. */
+  index: number
+}
+
+/**
+ * The first character of `text` that a tool id or name may not hold, or undefined when there
+ * is none; `anyFormat` refuses every format character (Cf) too, as the gateway does.
+ */
+export function refusedNameCharacter(
+  text: string,
+  options: { anyFormat?: boolean } = {},
+): RefusedCharacter | undefined {
+  const bad = (options.anyFormat ? REFUSED_IN_UPSTREAM_NAME : REFUSED_IN_NAME).exec(text)
+  if (!bad) return undefined
+  const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
+  return { codePoint: `U+${code}`, index: bad.index }
+}
