@@ -90,11 +90,15 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
     // An explicit --library wins over the gateway library as the default.
     defaultLibrary: values.library ? service.defaultLibraryName : undefined,
   })
+  // The whole stop fits server.shutdownGraceMs, as `toolsel serve`'s does: upstreams still
+  // running at its end (deaf to their stdin's end and to SIGTERM) are SIGKILLed, not given the
+  // SDK's 2 s + 2 s.
+  let deadline: number | undefined
   try {
-    await runStdioServer(context, { scope: context.scope })
+    deadline = await runStdioServer(context, { scope: context.scope })
   } finally {
     await context.close()
-    await gateway?.close()
+    await gateway?.close(deadline ?? Date.now() + config.server.shutdownGraceMs)
     await syncing
   }
   return 0

@@ -15,9 +15,11 @@ import { MAX_STDIO_LINE_BYTES, StdioLineGate, type LineRefusal } from './stdio-l
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
  * by then are answered before the server closes (as `toolsel serve` answers the requests it has
  * received when it stops), for at most `server.shutdownGraceMs`: a client that writes its
- * requests and closes stdin (`… | toolsel mcp --stdio`) gets every answer.
+ * requests and closes stdin (`… | toolsel mcp --stdio`) gets every answer. Resolves with the
+ * deadline of the whole stop (when it began stopping + `server.shutdownGraceMs`, epoch ms), for
+ * the caller's own closing (the gateway's upstreams) to fit in too.
  */
-export async function runStdioServer(context: McpContext, session: McpSession): Promise<void> {
+export async function runStdioServer(context: McpContext, session: McpSession): Promise<number> {
   const { logger, config } = context.service
   const server = createMcpServer(context, session)
   // stdin reaches the transport through the gate (piped once `refuseLine` answers): whole UTF-8
@@ -45,6 +47,7 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
   process.stdin.pipe(gate)
   logger.info('MCP server ready on stdio')
   const reason = await closed
+  const deadline = Date.now() + config.server.shutdownGraceMs
   reading.stop()
   logger.info(`MCP server stopping (${reason})`)
   if (reason !== 'transport closed' && inFlight.count() > 0) {
@@ -62,6 +65,11 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     }
   }
   await server.close()
+  // Stopped by a signal, stdin may still be open: read no more of it, or the pipe into the gate
+  // would hold the process alive (the transport's close pauses only the gate).
+  process.stdin.unpipe(gate)
+  process.stdin.pause()
+  return deadline
 }
 
 /**

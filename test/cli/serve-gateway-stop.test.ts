@@ -7,12 +7,12 @@
  * of their stdin and SIGTERM are SIGKILLed at the end of the grace, and logged (before: the SDK's
  * 2 s + 2 s after the drain, the stop taking grace + 4 s).
  */
-import { execFileSync, spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { type MarkedNode, writeGatewayStopConfig } from '../helpers/gateway-stop-config.ts'
+import { processesWith } from '../helpers/process-wait.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
 const HUNG = fileURLToPath(new URL('../mcp/fixtures/hung-upstream.mjs', import.meta.url))
@@ -28,14 +28,6 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
 })
 
-/** Process ids whose command line holds `marker` (`ps`: orphans have another parent). */
-function processesWith(marker: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.includes(marker))
-    .map((line) => Number.parseInt(line.trim(), 10))
-}
-
 async function until(check: () => boolean | Promise<boolean>, what: string, logs: () => string) {
   const deadline = Date.now() + 90_000
   while (!(await check())) {
@@ -48,28 +40,10 @@ async function until(check: () => boolean | Promise<boolean>, what: string, logs
  * A serve child: `gateway` makes its config section (`node(script, env)`: an upstream that
  * carries the test's marker), `graceMs` is its `server.shutdownGraceMs`.
  */
-async function serveWithGateway(
-  graceMs: number,
-  gateway: (node: (script: string, env?: Record<string, string>) => object) => object,
-) {
-  const marker = `gw-stop-${process.pid}-${Date.now()}`
+async function serveWithGateway(graceMs: number, gateway: (node: MarkedNode) => object) {
+  const { marker, dir, config } = await writeGatewayStopConfig('gw-stop', graceMs, gateway)
   markers.push(marker)
-  const dir = await mkdtemp(join(tmpdir(), 'toolsel-gw-stop-'))
   dirs.push(dir)
-  const node = (script: string, env: Record<string, string> = {}) => ({
-    command: process.execPath,
-    args: [script, marker],
-    env,
-  })
-  const config = join(dir, 'config.json')
-  await writeFile(
-    config,
-    JSON.stringify({
-      library: { default: 'demo', loadAll: false },
-      server: { shutdownGraceMs: graceMs },
-      gateway: gateway(node),
-    }),
-  )
   const child = spawn(
     process.execPath,
     ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],

@@ -1,4 +1,13 @@
 /** Waiting on real processes in tests: whether one is alive, and polling until a condition holds. */
+import { execFileSync } from 'node:child_process'
+
+/** Process ids whose command line holds `marker` (`ps`: orphans, with another parent, too). */
+export function processesWith(marker: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(marker))
+    .map((line) => Number.parseInt(line.trim(), 10))
+}
 
 /** Whether process `pid` exists (a signal 0 reaches it). */
 export function alive(pid: number): boolean {
