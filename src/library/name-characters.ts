@@ -1,14 +1,14 @@
 /**
- * Characters a tool's id or name may not hold: they make it display as another tool
+ * Characters a tool's id or name should not hold: they make it display as another tool
  * (`rtl\u202etxt.exe` reads `rtlexe.txt`), write terminal escapes or a line break into whatever
  * shows it (`\u001b[2J` clears the screen), or can't be sent back as written (a lone surrogate).
  * @module
  */
 
 /**
- * Refused on every way in (imports, uploads, the gateway): control characters (C0, DEL, C1),
- * the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069) and lone
- * surrogates. Other format characters are taken: real catalogs hold them harmlessly (a ZWJ in an
+ * Warned of on import (the tools are imported as they are), skipped by the gateway: control
+ * characters (C0, DEL, C1), the bidirectional embeddings, overrides and isolates (U+202A-202E,
+ * U+2066-2069) and lone surrogates. Other format characters are taken: real catalogs hold them harmlessly (a ZWJ in an
  * emoji, a U+200B pasted before an API name in ToolBench).
  */
 const REFUSED_IN_NAME = /[\p{Cc}\u202a-\u202e\u2066-\u2069\p{Cs}]/u

@@ -61,16 +61,29 @@ describe('terminalText, terminalLine, jsonText', () => {
 })
 
 describe('the CLI prints library- and server-supplied text without escape sequences', () => {
-  it('select: a tool named with escapes is refused, the error naming it escaped', async () => {
+  it('select: tool ids from a JSON tools file; --json keeps them exact', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
     const file = join(dir, 'tools.json')
     await writeFile(file, JSON.stringify([{ name: EVIL, description: 'Send an SMS text message' }]))
-    const { code, stdout, stderr } = await run(['select', 'send an sms', '--library', file])
+    const human = await run(['select', 'send an sms text message', '--library', file])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain('evil\\x1b]52;c;ZXZpbA==\\x07\\x0d\\x1b[2K')
+    expect(human.stdout + human.stderr).not.toMatch(RAW_CONTROL)
+    const json = await run(['select', 'send an sms text message', '--library', file, '--json'])
+    expect(JSON.parse(json.stdout).tools[0].id).toBe(EVIL)
+    expect(json.stdout).not.toMatch(RAW_CONTROL)
+  }, 60_000)
+
+  it('an error message quoting a tool id (DUPLICATE_TOOL_ID)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
+    const file = join(dir, 'tools.json')
+    const tool = { name: EVIL, description: 'Send an SMS' }
+    await writeFile(file, JSON.stringify([tool, tool]))
+    const { code, stderr } = await run(['select', 'send an sms', '--library', file])
     expect(code).toBe(1)
-    expect(stderr).toContain('error [IMPORT_FAILED]')
-    expect(stderr).toContain('record 0: field "name": tool name "evil\\u001b]52;c;')
-    expect(stderr).toContain('holds U+001B at 4')
-    expect(stdout + stderr).not.toMatch(RAW_CONTROL)
+    expect(stderr).toContain('error [DUPLICATE_TOOL_ID]')
+    expect(stderr).toContain('tool id "evil\\x1b]52;c;ZXZpbA==\\x07\\x0d\\x1b[2K')
+    expect(stderr).not.toMatch(RAW_CONTROL)
   }, 60_000)
 
   it('select --json and --tool-format: descriptions with escapes stay exact and inert', async () => {
@@ -119,6 +132,23 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     expect(code).toBe(0)
     expect(stderr).toContain('Parameters rewritten into JSON Schema')
     expect(stderr).toContain('\\x1b]52;c;')
+    expect(stdout + stderr).not.toMatch(RAW_CONTROL)
+  }, 60_000)
+
+  it('index: a tool named with escapes is imported, one warning naming it escaped', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
+    const file = join(dir, 'tools.json')
+    await writeFile(file, JSON.stringify([{ name: EVIL, description: 'Send an SMS text message' }]))
+    const { code, stdout, stderr } = await run(['index', file, '--index-dir', join(dir, 'idx')])
+    // Before: error [IMPORT_FAILED] ... holds U+001B at 4, nothing indexed.
+    expect(code).toBe(0)
+    expect(stderr).toContain('Imported 1 tools')
+    expect(stderr).toContain(
+      'tools.json: 1 tool(s) have an id or name holding a control character, bidi override or isolate, or lone surrogate',
+    )
+    expect(stderr).toContain(
+      '"evil\\u001b]52;c;ZXZpbA==\\u0007\\r\\u001b[2K\\u009b31m\\u202e": name holds U+001B at 4, id holds U+001B at 4',
+    )
     expect(stdout + stderr).not.toMatch(RAW_CONTROL)
   }, 60_000)
 

@@ -237,7 +237,6 @@ function finish(
       message: `no tools found in this ${format} file${why}; a library needs at least one`,
     })
   }
-  assertShowableNames(imported, context)
   const { tools, duplicates } = resolveDuplicates(
     imported,
     options.onDuplicate ?? 'error',
@@ -259,6 +258,7 @@ function finish(
     )
     summarized.push(context.warnings.at(-1)!)
   }
+  warnOfUnshowableNames(tools, context)
   const { schemaChanges, invalidSchemas } = normalizeSchemas(tools, context, summarized)
   return {
     tools,
@@ -324,28 +324,38 @@ export function normalizeSchemas(
 }
 
 /**
- * IMPORT_FAILED for the first tool whose name or id holds a control character, a bidi override
- * or isolate, or a lone surrogate (`refusedNameCharacter`): it would display as another tool in
- * every answer or write escapes into a terminal. The whole import is refused, as for any other
- * bad record; names are not checked for length (real ToolBench ids exceed 128 characters).
+ * One warning listing the tools whose name or id holds a control character, a bidi override or
+ * isolate, or a lone surrogate (`refusedNameCharacter`): such a tool may display as another one.
+ * They are imported as they are, not refused: real catalogs hold such names (a ToolBench API name
+ * with a U+0008), and refusing would fail a whole library or benchmark suite over one tool while
+ * its id stays what gold answers name. Uploads need the admin key; the MCP gateway, whose
+ * upstreams are not trusted, skips such tools instead (upstream-tools.ts). Names are not checked
+ * for length (real ToolBench ids exceed 128 characters).
  */
-function assertShowableNames(tools: readonly Tool[], context: ImportContext): void {
+function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): void {
+  const listed: string[] = []
+  let count = 0
   for (const tool of tools) {
+    const problems: string[] = []
     for (const field of ['name', 'id'] as const) {
       const text = tool[field]
       if (typeof text !== 'string') continue
       const bad = refusedNameCharacter(text)
-      if (bad === undefined) continue
-      const shown = jsonText(JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text))
-      const error = importFailed(context, {
-        record: recordOf(tool, tools),
-        field,
-        message: `tool ${field} ${shown} holds ${bad.codePoint} at ${bad.index} (a control character, bidi override or isolate, or lone surrogate: the tool would display as another or write escapes into a terminal); rename the tool. Nothing was imported.`,
-      })
-      error.details.codePoint = bad.codePoint
-      throw error
+      if (bad !== undefined) problems.push(`${field} holds ${bad.codePoint} at ${bad.index}`)
+    }
+    if (problems.length === 0) continue
+    count += 1
+    if (listed.length < LISTED_IN_WARNINGS) {
+      const id = tool.id.length > 64 ? `${tool.id.slice(0, 64)}…` : tool.id
+      listed.push(`${jsonText(JSON.stringify(id))}: ${problems.join(', ')}`)
     }
   }
+  if (count === 0) return
+  addWarning(
+    context,
+    undefined,
+    `${count} tool(s) have an id or name holding a control character, bidi override or isolate, or lone surrogate (imported as they are; such a tool may display as another one): ${listed.join('; ')}${count > LISTED_IN_WARNINGS ? '; …' : ''}. Rename them at the source; they are shown escaped in CLI output and logs.`,
+  )
 }
 
 function recordOf(tool: Tool, tools: readonly Tool[]): number {

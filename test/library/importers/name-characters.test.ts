@@ -1,8 +1,10 @@
 /**
  * Tool ids and names that display as something else (`rtl\u202etxt.exe` reads `rtlexe.txt`)
- * or write terminal escapes (`\u001b[2J`): refused on every way in, as the gateway refuses them
- * from an upstream. The format characters real catalogs hold (a ZWJ in an emoji, a U+200B
- * pasted before a ToolBench API name) and ToolBench's ids over 128 characters are taken.
+ * or write terminal escapes (`\u001b[2J`): imported as they are with one warning naming them
+ * escaped (a real ToolBench API name holds a U+0008; refusing would fail a whole suite), while the
+ * gateway skips them from an upstream. The format characters real catalogs hold (a ZWJ in an
+ * emoji, a U+200B pasted before a ToolBench API name) and ToolBench's ids over 128 characters
+ * are taken without a warning.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,7 +15,6 @@ import {
   importToolsFromText,
 } from '../../../src/library/importers/import-tools.ts'
 import { refusedNameCharacter } from '../../../src/library/name-characters.ts'
-import { isToolselError } from '../../../src/errors.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { createTestApp } from '../../server/test-service.ts'
 
@@ -26,14 +27,12 @@ const REFUSED: Array<[string, string]> = [
   ['lone\ud800surrogate', 'U+D800'],
 ]
 
-function importError(run: () => unknown): { code: string; message: string; details: object } {
-  try {
-    run()
-  } catch (error) {
-    if (isToolselError(error)) return error
-    throw error
-  }
-  throw new Error('the import went through')
+/** What no warning string may hold raw: controls, bidi controls, lone surrogates. */
+const RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/
+const WARNING = 'tool(s) have an id or name holding a control character'
+
+function nameWarnings(warnings: readonly string[]): string[] {
+  return warnings.filter((warning) => warning.includes(WARNING))
 }
 
 describe('tool names that display as something else', () => {
@@ -48,7 +47,7 @@ describe('tool names that display as something else', () => {
     })
   })
 
-  it('an import naming one refuses the whole file, naming the record, field and code point', () => {
+  it('an import naming one takes the file as it is, with one warning naming it escaped', () => {
     for (const [name, codePoint] of REFUSED) {
       const tools = [
         { name: 'fine', description: 'A fine tool' },
@@ -64,28 +63,46 @@ describe('tool names that display as something else', () => {
         ],
         ['openai', JSON.stringify(tools.map((tool) => ({ type: 'function', function: tool })))],
       ] as const) {
-        const error = importError(() => importToolsFromText(text, { format }))
-        expect(error.code).toBe('IMPORT_FAILED')
-        expect(error.message).toMatch(
-          new RegExp(
-            `^<input>: record 1: field "name": tool name ".*" holds ${codePoint.replace('+', '\\+')} at \\d+`,
-          ),
+        const result = importToolsFromText(text, { format })
+        // Ids and names unchanged: gold labels and answers still name the tool as written.
+        expect(result.tools.map((tool) => [tool.id, tool.name])).toEqual([
+          ['fine', 'fine'],
+          [name, name],
+        ])
+        const warnings = nameWarnings(result.warnings)
+        expect(warnings).toHaveLength(1)
+        const index = name.indexOf(String.fromCodePoint(parseInt(codePoint.slice(2), 16)))
+        expect(warnings[0]).toContain(
+          `<input>: 1 ${WARNING}, bidi override or isolate, or lone surrogate (imported as they are; such a tool may display as another one): `,
         )
-        expect(error.message).toContain('Nothing was imported.')
-        expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
-        expect(error.details).toMatchObject({ record: 1, field: 'name', codePoint })
+        expect(warnings[0]).toContain(
+          `: name holds ${codePoint} at ${index}, id holds ${codePoint} at ${index}. Rename them at the source`,
+        )
+        expect(warnings[0]).not.toMatch(RAW)
       }
     }
   })
 
-  it('an id made from a namespace holding one is refused as the id', () => {
-    const error = importError(() =>
-      importToolsFromText(JSON.stringify([{ name: 'send', description: 'Send' }]), {
-        format: 'functions',
-        namespace: 'mail\u202e',
-      }),
+  it('counts every such tool and lists the first three, the id escaped', () => {
+    const names = ['a\u202eb', 'c\u001bd', 'e\nf', 'g\u2066h', 'fine']
+    const { tools, warnings } = importToolsFromText(
+      JSON.stringify(names.map((name) => ({ name, description: 'A tool' }))),
+      { format: 'functions' },
     )
-    expect(error.message).toContain('field "id": tool id "mail\\u202e.send" holds U+202E at 4')
+    expect(tools).toHaveLength(5)
+    expect(nameWarnings(warnings)).toEqual([
+      `<input>: 4 ${WARNING}, bidi override or isolate, or lone surrogate (imported as they are; such a tool may display as another one): "a\\u202eb": name holds U+202E at 1, id holds U+202E at 1; "c\\u001bd": name holds U+001B at 1, id holds U+001B at 1; "e\\nf": name holds U+000A at 1, id holds U+000A at 1; …. Rename them at the source; they are shown escaped in CLI output and logs.`,
+    ])
+  })
+
+  it('an id made from a namespace holding one is named as the id', () => {
+    const { tools, warnings } = importToolsFromText(
+      JSON.stringify([{ name: 'send', description: 'Send' }]),
+      { format: 'functions', namespace: 'mail\u202e' },
+    )
+    expect(tools[0].id).toBe('mail\u202e.send')
+    expect(nameWarnings(warnings)).toHaveLength(1)
+    expect(nameWarnings(warnings)[0]).toContain('"mail\\u202e.send": id holds U+202E at 4.')
   })
 
   it('takes the format characters and the long ids real catalogs hold', () => {
@@ -94,27 +111,28 @@ describe('tool names that display as something else', () => {
       '\u200bGet Product Details(All countries)',
       `getArticles_for_${'x'.repeat(140)}`,
     ]
-    const { tools } = importToolsFromText(
+    const { tools, warnings } = importToolsFromText(
       JSON.stringify(names.map((name) => ({ name, description: 'A tool' }))),
       { format: 'functions' },
     )
     expect(tools.map((tool) => tool.name)).toEqual(names)
+    expect(nameWarnings(warnings)).toEqual([])
   })
 
-  it('toolsel index reads a file: the same refusal', async () => {
+  it('a file read (toolsel index, the bench suites): the same warning', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-names-'))
     const file = join(dir, 'tools.jsonl')
     await writeFile(
       file,
       ['ok', 'rtl\u202etxt.exe'].map((name) => JSON.stringify({ name })).join('\n') + '\n',
     )
-    await expect(importToolsFromFile(file, { format: 'functions' })).rejects.toMatchObject({
-      code: 'IMPORT_FAILED',
-      message: expect.stringContaining(': line 2: field "name": tool name "rtl\\u202etxt.exe"'),
-    })
+    const { tools, warnings } = await importToolsFromFile(file, { format: 'functions' })
+    expect(tools.map((tool) => tool.id)).toEqual(['ok', 'rtl\u202etxt.exe'])
+    expect(nameWarnings(warnings)).toEqual([expect.stringContaining(`tools.jsonl: 1 ${WARNING}`)])
+    expect(nameWarnings(warnings)[0]).toContain('"rtl\\u202etxt.exe": name holds U+202E at 3')
   })
 
-  it('PUT /v1/libraries/:library over HTTP: 400 IMPORT_FAILED and no library made', async () => {
+  it('PUT /v1/libraries/:library over HTTP: made, the warning escaped, the id as imported', async () => {
     const { app } = await createTestApp()
     const server = await listenApp(app.fetch)
     try {
@@ -127,11 +145,21 @@ describe('tool names that display as something else', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ tools }),
       })
-      expect(answer.status).toBe(400)
-      const { error } = (await answer.json()) as { error: { code: string; message: string } }
-      expect(error.code).toBe('IMPORT_FAILED')
-      expect(error.message).toContain('field "name": tool name "rtl\\u202etxt.exe" holds U+202E')
-      expect((await fetch(`${server.url}/v1/libraries/spoof`)).status).toBe(404)
+      expect(answer.status).toBe(201)
+      const text = await answer.text()
+      // The answer's own text: the warning holds `\\u202e` escaped twice over, never U+202E.
+      expect(text).not.toContain('\u202e')
+      const body = JSON.parse(text) as { warnings: string[] }
+      const warnings = nameWarnings(body.warnings)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toContain(
+        '"spoof.rtl\\u202etxt.exe": name holds U+202E at 3, id holds U+202E at 9',
+      )
+      expect(warnings[0]).not.toMatch(RAW)
+      const tool = await fetch(`${server.url}/v1/libraries/spoof/tools/spoof.rtl%E2%80%AEtxt.exe`)
+      expect(tool.status).toBe(200)
+      const { tool: served } = (await tool.json()) as { tool: { id: string; name: string } }
+      expect(served).toMatchObject({ id: 'spoof.rtl\u202etxt.exe', name: 'rtl\u202etxt.exe' })
     } finally {
       await server.close()
     }
