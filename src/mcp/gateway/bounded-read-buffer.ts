@@ -143,6 +143,30 @@ export class UpstreamLineRunaway extends Error {
 }
 
 /**
+ * Most messages of the server's own (notifications and requests: none answers a request of
+ * ours) one stdio upstream may send in a second. A real server sends a few (list_changed,
+ * progress, log lines); one sending 50 a millisecond held a core (80-88% CPU, the SDK reading
+ * and validating each) for as long as it went on. Counted as they are read, so a gateway that
+ * stalled reads a backlog at once: generous enough that a server sending 100 a second trips it
+ * only after a 50 s stall.
+ */
+export const MAX_SERVER_MESSAGES_PER_SECOND = 5000
+
+/**
+ * Thrown by `BoundedReadBuffer.readMessage` once an upstream sent more than
+ * `MAX_SERVER_MESSAGES_PER_SECOND` messages of its own within a second: the gateway closes the
+ * connection (what comes after is dropped unread) and reconnects on its backoff.
+ */
+export class UpstreamMessageFlood extends Error {
+  constructor() {
+    super(
+      `the upstream sent more than ${MAX_SERVER_MESSAGES_PER_SECOND.toLocaleString('en-US')} notifications or requests of its own within a second: the connection is closed and made again`,
+    )
+    this.name = 'UpstreamMessageFlood'
+  }
+}
+
+/**
  * The SDK's `ReadBuffer` (`append`, `readMessage`, `clear`) with `maxMessageBytes` per line
  * instead of per buffer: a line over it is skipped (never buffered past the limit) and
  * `onOversize` told the id of the request the line answered (undefined: it answered none). The SDK's errors and closes the transport instead,
@@ -156,8 +180,11 @@ export class BoundedReadBuffer {
   #skipping: TopLevelId | undefined
   /** Bytes of the line being skipped so far. */
   #skipped = 0
-  /** Set once a line ran away (`UpstreamLineRunaway`): what comes after is dropped. */
+  /** Set once a line ran away or the server flooded: what comes after is dropped. */
   #broken = false
+  /** Start of the current one-second window (ms) and the server's own messages in it. */
+  #windowStart = 0
+  #ownMessages = 0
 
   constructor(maxMessageBytes: number, onOversize: (id: MessageId | undefined) => void) {
     this.#maxMessageBytes = maxMessageBytes
@@ -209,9 +236,25 @@ export class BoundedReadBuffer {
         this.#onOversize(scanner.answers)
         continue
       }
-      return deserializeMessage(line.toString('utf8').replace(/\r$/, ''))
+      const message = deserializeMessage(line.toString('utf8').replace(/\r$/, ''))
+      if ('method' in message) this.#countOwnMessage()
+      return message
     }
     return null
+  }
+
+  /** Counts a notification or request of the server; past the cap, breaks the buffer. */
+  #countOwnMessage(): void {
+    const now = Date.now()
+    if (now - this.#windowStart >= 1000) {
+      this.#windowStart = now
+      this.#ownMessages = 0
+    }
+    this.#ownMessages += 1
+    if (this.#ownMessages <= MAX_SERVER_MESSAGES_PER_SECOND) return
+    this.clear()
+    this.#broken = true
+    throw new UpstreamMessageFlood()
   }
 
   clear(): void {

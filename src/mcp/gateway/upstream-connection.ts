@@ -36,7 +36,7 @@ import {
   terminateStarting,
   upstreamTarget,
 } from './create-upstream-transport.ts'
-import { UpstreamLineRunaway } from './bounded-read-buffer.ts'
+import { UpstreamLineRunaway, UpstreamMessageFlood } from './bounded-read-buffer.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
@@ -193,13 +193,19 @@ export class UpstreamConnection {
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
     const { maxMessageBytes } = settings
-    // A stdio line that never ends closes the transport (bounded-read-buffer.ts): said once,
-    // and the reason the server is down.
-    let runaway: UpstreamLineRunaway | undefined
+    // A stdio line that never ends closes the transport (bounded-read-buffer.ts), and so does a
+    // flood of the server's own messages (closed here: the SDK only reports a read error):
+    // said once, and the reason the server is down.
+    let runaway: UpstreamLineRunaway | UpstreamMessageFlood | undefined
     client.onerror = (error) => {
-      if (!(error instanceof UpstreamLineRunaway) || runaway) return
+      const flood = error instanceof UpstreamMessageFlood
+      if (!(error instanceof UpstreamLineRunaway || flood) || runaway) return
       runaway = error
       logger.warn(`Upstream "${this.name}": ${error.message}`)
+      // Down at once with that reason (a re-list in flight would otherwise fail first and say
+      // 'Not connected'); markDown closes the client and its transport.
+      if (flood && this.#client === client) this.#markDown(error)
+      else if (flood) void transport.close().catch(() => {})
     }
     client.onclose = () => {
       if (this.#client === client) this.#markDown(runaway ?? new Error('the connection closed'))
@@ -269,22 +275,30 @@ export class UpstreamConnection {
    * RELIST_GAP_MS or RELIST_GAP_FACTOR times the listing's time after it, whichever is longer:
    * any number of requests meanwhile make one more listing.
    */
+  /** When the last re-list ended (performance.now()), and the gap that follows it. */
+  #relistedAt = Number.NEGATIVE_INFINITY
+  #relistGap = RELIST_GAP_MS
+
   sync(): Promise<void> {
     if (this.#syncing) {
       this.#syncAgain = true
       return this.#syncing
     }
     this.#syncing = (async () => {
+      // The gap holds from the last re-list too, not only within one run of this loop: a server
+      // sending its list_changed in bursts between fast listings was otherwise listed again at
+      // once after each pause (about twice a gap).
+      const since = performance.now() - this.#relistedAt
+      if (since < this.#relistGap) await this.#pause(this.#relistGap - since)
       do {
         this.#syncAgain = false
         const client = this.#client
         if (!client || this.#closed) return
         const started = performance.now()
         await this.#list(client).catch((error: unknown) => this.#failed('tools/list', error))
-        if (this.#syncAgain) {
-          const took = performance.now() - started
-          await this.#pause(Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * took))
-        }
+        this.#relistedAt = performance.now()
+        this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
+        if (this.#syncAgain) await this.#pause(this.#relistGap)
       } while (this.#syncAgain)
     })().finally(() => (this.#syncing = undefined))
     return this.#syncing

@@ -152,6 +152,29 @@ describe('an upstream stdio line that never ends', () => {
   }, 120_000)
 })
 
+describe('an upstream flooding messages of its own', () => {
+  it('closes the connection past 5,000 notifications a second: down naming the flood, then back', async () => {
+    // 20 list_changed every millisecond, for good, from its first tools/list answer on.
+    const { upstream, logger } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_LIST_CHANGED_MS: '1' } },
+      { reconnectInitialMs: 3000 },
+    )
+    await upstream.connect()
+    // Before: connected for good, the SDK reading and validating each notification (a core).
+    await until(() => upstream.state().status === 'down', 'down', 20_000)
+    expect(upstream.state().lastError).toBe(
+      'the upstream sent more than 5,000 notifications or requests of its own within a second: the connection is closed and made again',
+    )
+    const logs = () => logger.lines.join('\n')
+    expect(logs()).toContain('Upstream "bounded": the upstream sent more than 5,000 notifications')
+    // Made again on the gateway's backoff (reconnectInitialMs, then longer).
+    expect(upstream.state()).toMatchObject({ status: 'down', attempt: 1 })
+    await until(() => upstream.state().status !== 'down', 'reconnecting', 30_000)
+    await until(() => upstream.state().status === 'down', 'closed again', 30_000)
+    expect(upstream.state().lastError).toMatch(/^the upstream sent more than 5,000/)
+  }, 120_000)
+})
+
 describe('an upstream answer over gateway.maxMessageBytes', () => {
   it('fails only its stdio call: the line is skipped, the process goes on, the others answer', async () => {
     const { upstream, logger } = notes()
