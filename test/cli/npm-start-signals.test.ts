@@ -273,30 +273,42 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
   })
 })
 
+/**
+ * A `POST /v1/select-tools` the server has received but whose body is not sent yet: with
+ * `expect: 100-continue`, the server's "100 Continue" says the request is in flight.
+ */
+async function requestInFlight(
+  url: string,
+): Promise<{ answer: () => string; sendBody: () => void }> {
+  const body = JSON.stringify({ instruction: 'send an email to Ann' })
+  const opened = connect(Number(new URL(url).port), '127.0.0.1')
+  socket = opened
+  let answer = ''
+  opened.on('data', (chunk: Buffer) => (answer += chunk.toString()))
+  await once(opened, 'connect')
+  opened.write(
+    `POST /v1/select-tools HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nexpect: 100-continue\r\n\r\n`,
+  )
+  await until('100 Continue', () => answer.includes('100 Continue'))
+  return { answer: () => answer, sendBody: () => void opened.write(body) }
+}
+
 describe('SIGHUP (the terminal closed, the job it ran hung up)', () => {
   it('drains and exits as on SIGTERM: the request in flight is answered (was: killed by it)', async () => {
     // Node's default for SIGHUP ends the process at once; it also resets a SIGHUP that `nohup`
     // ignored, so a server run with nohup met it too when its terminal closed.
     running = await startServe()
     const { url, child, logs } = running
-    const body = JSON.stringify({ instruction: 'send an email to Ann' })
-    socket = connect(Number(new URL(url).port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
-    await once(socket, 'connect')
-    socket.write(
-      `POST /v1/select-tools HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nexpect: 100-continue\r\n\r\n`,
-    )
-    await until('100 Continue', () => answer.includes('100 Continue'))
+    const request = await requestInFlight(url)
     child.kill('SIGHUP')
     const exited = () => child.exitCode !== null || child.signalCode !== null
     await until('SIGHUP handled', () => logs().includes('SIGHUP received: closing') || exited())
     expect(child.signalCode).toBeNull()
-    socket.write(body)
+    request.sendBody()
     const [code, signal] = await once(child, 'exit')
     expect([code, signal]).toEqual([0, null])
-    expect(answer).toMatch(/HTTP\/1\.1 200 OK/)
+    expect(request.answer()).toMatch(/HTTP\/1\.1 200 OK/)
     expect(logs()).toMatch(/Stopped \{"answeredWhileStopping":1,"unfinished":0\}/)
   })
 })
@@ -305,19 +317,7 @@ describe('a second stop signal while the server drains', () => {
   it('is logged and changes nothing: the request in flight is answered, then a clean exit', async () => {
     running = await startServe()
     const { url, child, logs } = running
-    const body = JSON.stringify({ instruction: 'send an email to Ann' })
-    const { port } = new URL(url)
-    socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()))
-    await once(socket, 'connect')
-    // `expect: 100-continue`: the server's "100 Continue" says the request is received (in
-    // flight) while its body is not yet sent.
-    socket.write(
-      `POST /v1/select-tools HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nexpect: 100-continue\r\n\r\n`,
-    )
-    await until('100 Continue', () => answer.includes('100 Continue'))
+    const request = await requestInFlight(url)
     child.kill('SIGTERM')
     await until('the first SIGTERM', () => logs().includes('SIGTERM received: closing'))
     child.kill('SIGTERM')
@@ -325,11 +325,11 @@ describe('a second stop signal while the server drains', () => {
     await until('the second SIGTERM', () => logs().includes('SIGTERM received again') || exited())
     expect(child.signalCode).toBeNull()
     expect(logs()).toContain('SIGTERM received again: already stopping')
-    socket.write(body)
+    request.sendBody()
     const [code, signal] = await once(child, 'exit')
     expect([code, signal]).toEqual([0, null])
-    expect(answer).toMatch(/HTTP\/1\.1 200 OK/)
-    expect(answer.toLowerCase()).toContain('connection: close')
+    expect(request.answer()).toMatch(/HTTP\/1\.1 200 OK/)
+    expect(request.answer().toLowerCase()).toContain('connection: close')
     expect(logs()).toMatch(/Stopped \{"answeredWhileStopping":1,"unfinished":0\}/)
   })
 })
