@@ -4,6 +4,7 @@
  * shows it (`\u001b[2J` clears the screen), or can't be sent back as written (a lone surrogate).
  * @module
  */
+import { jsonText } from '../terminal-text.ts'
 
 /**
  * Warned of on import (the tools are imported as they are), skipped by the gateway: control
@@ -38,4 +39,22 @@ export function refusedNameCharacter(
   if (!bad) return undefined
   const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
   return { codePoint: `U+${code}`, index: bad.index }
+}
+
+/** Longest part of a name a message shows (`shownName`), in UTF-16 code units. */
+const SHOWN_NAME_LENGTH = 64
+
+/**
+ * A tool's name or id for a warning or log line: cut to 64 characters ("…" after the quotes when
+ * cut), as a JSON string (C0 controls escaped) with the C1 controls, every format character
+ * (bidi, zero-width) and lone surrogates written as `\u` escapes too: nothing a terminal acts on,
+ * nothing invisible.
+ */
+export function shownName(name: unknown): string {
+  const text = typeof name === 'string' ? name : String(name)
+  const shown = jsonText(JSON.stringify(text.slice(0, SHOWN_NAME_LENGTH))).replace(
+    /[\p{Cf}\p{Cs}]/gu,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+  return text.length > SHOWN_NAME_LENGTH ? `${shown}…` : shown
 }

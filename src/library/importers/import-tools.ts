@@ -10,8 +10,7 @@ import {
   MAX_PARAMETER_VALUES,
   type Tool,
 } from '../tool.ts'
-import { refusedNameCharacter } from '../name-characters.ts'
-import { jsonText } from '../../terminal-text.ts'
+import { refusedNameCharacter, shownName } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -346,8 +345,7 @@ function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): 
     if (problems.length === 0) continue
     count += 1
     if (listed.length < LISTED_IN_WARNINGS) {
-      const id = tool.id.length > 64 ? `${tool.id.slice(0, 64)}…` : tool.id
-      listed.push(`${jsonText(JSON.stringify(id))}: ${problems.join(', ')}`)
+      listed.push(`${shownName(tool.id)}: ${problems.join(', ')}`)
     }
   }
   if (count === 0) return

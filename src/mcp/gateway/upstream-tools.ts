@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
-import { refusedNameCharacter } from '../../library/name-characters.ts'
+import { refusedNameCharacter, shownName } from '../../library/name-characters.ts'
 import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
 
@@ -95,19 +95,6 @@ function nameProblem(name: unknown): string | undefined {
     return `its name holds ${bad.codePoint} (a control or invisible formatting character) at ${bad.index}`
   }
   return undefined
-}
-
-/**
- * A tool's name for a log line: cut to 64 characters and escaped (JSON, and `\uXXXX` for the
- * format characters and lone surrogates that JSON leaves as they are).
- */
-function shownName(name: unknown): string {
-  const text = typeof name === 'string' ? name : String(name)
-  const shown = JSON.stringify(text.slice(0, 64)).replace(
-    /[\p{Cf}\p{Cs}]/gu,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  )
-  return text.length > 64 ? `${shown}…` : shown
 }
 
 export interface UpstreamTools {

@@ -14,7 +14,7 @@ import {
   importToolsFromFile,
   importToolsFromText,
 } from '../../../src/library/importers/import-tools.ts'
-import { refusedNameCharacter } from '../../../src/library/name-characters.ts'
+import { refusedNameCharacter, shownName } from '../../../src/library/name-characters.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { createTestApp } from '../../server/test-service.ts'
 
@@ -163,5 +163,17 @@ describe('tool names that display as something else', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('shownName (warnings and log lines)', () => {
+  it('escapes C0 and C1 controls, bidi and zero-width characters, and cuts at 64 with "…" after the quotes', () => {
+    // The gateway's own version left DEL and the C1 controls (U+009B: a terminal's CSI) raw.
+    expect(shownName('csi\u009b31m\u007f')).toBe('"csi\\u009b31m\\u007f"')
+    expect(shownName('rtl\u202etxt zero\u200bwidth\u0007')).toBe(
+      '"rtl\\u202etxt zero\\u200bwidth\\u0007"',
+    )
+    expect(shownName('n'.repeat(100))).toBe(`"${'n'.repeat(64)}"…`)
+    expect(shownName(undefined)).toBe('"undefined"')
   })
 })
