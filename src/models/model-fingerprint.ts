@@ -11,9 +11,9 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { sha256OfFile } from '../file-sha256.ts'
 
 /** File hashes kept per process (the oldest dropped first); a model has about ten files. */
 const MAX_CACHED_FILES = 256
@@ -68,14 +68,8 @@ function fileSha256(
   return hashing
 }
 
-/** The file's bytes streamed through sha256 (64 KiB at a time: the event loop keeps turning). */
+/** The file's bytes streamed through sha256, counted (`fingerprintStats`). */
 function hashFile(path: string): Promise<string> {
   fingerprintStats.filesHashed++
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256')
-    createReadStream(path)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')))
-  })
+  return sha256OfFile(path)
 }

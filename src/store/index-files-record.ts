@@ -9,9 +9,9 @@
  * files make the same manifest); the sha256 lets a reader check the bytes themselves.
  * @module
  */
-import { createHash } from 'node:crypto'
-import { lstat, readdir, readFile } from 'node:fs/promises'
+import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { sha256OfFile } from '../file-sha256.ts'
 import {
   FILES_RECORD_VERSION,
   FilesRecordSchema,
@@ -41,11 +41,7 @@ export async function recordIndexFiles(
       const found = await lstat(join(dir, path))
       entries[path] = {
         size: found.size,
-        sha256:
-          known[path] ??
-          createHash('sha256')
-            .update(await readFile(join(dir, path)))
-            .digest('hex'),
+        sha256: known[path] ?? (await sha256OfFile(join(dir, path))),
       }
     }
   }
