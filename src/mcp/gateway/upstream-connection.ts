@@ -80,6 +80,15 @@ export class UpstreamConnection {
   #lastError: string | undefined
   #downSince: number | undefined
   #attempt = 0
+  /**
+   * The backoff's exponent: unlike `#attempt` (the outage's attempts, 0 once connected) it is
+   * not reset by a connect, only by a connection that stayed up `reconnectMaxMs`: a server whose
+   * every connection ended in a flood or a crash within seconds came back every 1-2 s, listing
+   * its tools again each time (bench/README round 35, gw9).
+   */
+  #backoffStep = 0
+  /** When the current connection was made (performance.now()), while there is one. */
+  #upSince: number | undefined
   #retryTimer: NodeJS.Timeout | undefined
   #nextRetryAt: number | undefined
   #syncing: Promise<void> | undefined
@@ -241,6 +250,7 @@ export class UpstreamConnection {
       this.#client = client
       await this.#list(client)
       if (this.#downSince !== undefined) logger.info(`Upstream "${this.name}" is back`)
+      this.#upSince = performance.now()
       this.#attempt = 0
       this.#downSince = undefined
       this.#lastError = undefined
@@ -438,6 +448,11 @@ export class UpstreamConnection {
     const client = this.#client
     this.#client = undefined
     if (client) void this.#closeClient(client)
+    // A connection that stayed up as long as the longest delay was a real recovery: the backoff
+    // starts over. One that ended sooner (a flood, a crash at each start) keeps it growing.
+    const upFor = this.#upSince === undefined ? 0 : performance.now() - this.#upSince
+    this.#upSince = undefined
+    if (upFor >= this.#options.settings.reconnectMaxMs) this.#backoffStep = 0
     // Logged once an outage: a failed reconnect attempt is the same outage.
     const firstFailure = this.#downSince === undefined
     this.#status = 'down'
@@ -454,7 +469,8 @@ export class UpstreamConnection {
   #scheduleRetry(): void {
     if (this.#closed || this.#retryTimer) return
     const { reconnectInitialMs, reconnectMaxMs } = this.#options.settings
-    const delay = backoffDelay(this.#attempt, reconnectInitialMs, reconnectMaxMs)
+    const delay = backoffDelay(this.#backoffStep, reconnectInitialMs, reconnectMaxMs)
+    this.#backoffStep += 1
     this.#attempt += 1
     this.#nextRetryAt = Date.now() + delay
     this.#retryTimer = setTimeout(() => {

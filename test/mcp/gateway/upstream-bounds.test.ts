@@ -175,6 +175,34 @@ describe('an upstream flooding messages of its own', () => {
   }, 120_000)
 })
 
+describe('the reconnect backoff', () => {
+  it('keeps growing over connections that end within reconnectMaxMs; one up that long starts it over', async () => {
+    const { upstream } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM] },
+      { reconnectInitialMs: 300, reconnectMaxMs: 3000 },
+    )
+    /** Ends the process (SIGKILL) and reads the delay planned for the next attempt. */
+    const dropped = async () => {
+      expect(upstream.kill()).toBe(true)
+      await until(() => upstream.state().status === 'down', 'down')
+      const { nextRetryAt, downSince } = upstream.state()
+      // Both set by the same close: the delay itself (300 ms x 2^step, ±20%).
+      const delay = Date.parse(nextRetryAt!) - Date.parse(downSince!)
+      await until(() => upstream.state().status === 'connected', 'back')
+      return delay
+    }
+    await upstream.connect()
+    const delays = [await dropped(), await dropped(), await dropped()]
+    // Before: each connect reset the backoff, so a server closing within a second of every
+    // connect (a flood, a crash) came back every 240-360 ms here (1-2 s at the defaults).
+    expect(delays[0]).toBeLessThan(400)
+    expect(delays[1]).toBeGreaterThan(450)
+    expect(delays[2]).toBeGreaterThan(900)
+    await new Promise((resolve) => setTimeout(resolve, 3100))
+    expect(await dropped()).toBeLessThan(400)
+  }, 120_000)
+})
+
 describe('an upstream answer over gateway.maxMessageBytes', () => {
   it('fails only its stdio call: the line is skipped, the process goes on, the others answer', async () => {
     const { upstream, logger } = notes()
