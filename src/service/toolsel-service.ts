@@ -627,12 +627,13 @@ export class ToolselService {
     const manifest = await this.#withoutHostPaths(() =>
       holding(saved, () => writeSnapshot(dir, saved, { onUnsynced: this.#warnUnsynced })).catch(
         (error: unknown) => {
-          if (!isToolselError(error, 'INTERNAL')) throw error
+          if (!isToolselError(error, 'INTERNAL') && !isToolselError(error, 'INSUFFICIENT_STORAGE'))
+            throw error
           // The directory comes from the operator's config: say which setting to change.
           throw new ToolselError(
-            'INTERNAL',
+            error.code,
             `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
-            { cause: error.cause },
+            { cause: error.cause, details: error.details },
           )
         },
       ),

@@ -17,7 +17,7 @@ import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/prom
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
-import { ToolselError } from '../errors.ts'
+import { isToolselError, ToolselError } from '../errors.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
@@ -126,17 +126,34 @@ export async function writeSnapshot(
     return manifest
   } catch (error) {
     await rm(temporary, { recursive: true, force: true })
-    throw error instanceof ToolselError ? error : snapshotWriteFailed(target, error)
+    throw snapshotWriteFailed(target, error)
   }
 }
 
-/** A file system error writing a snapshot (a path under a file, no permission, a full disk). */
-function snapshotWriteFailed(target: string, error: unknown): ToolselError {
-  const reason = error instanceof Error ? error.message : String(error)
+/**
+ * A file system error writing a snapshot (a path under a file, no permission, a full disk),
+ * also one met by the save of a library into it (its INDEX_WRITE_FAILED or INSUFFICIENT_STORAGE
+ * speaks of an index directory and of the served index: not what failed here). A full disk or
+ * quota is INSUFFICIENT_STORAGE (507), the rest INTERNAL; other errors are passed on as they are.
+ */
+function snapshotWriteFailed(target: string, error: unknown): unknown {
+  const saveFailed =
+    isToolselError(error, 'INSUFFICIENT_STORAGE') || isToolselError(error, 'INDEX_WRITE_FAILED')
+  if (error instanceof ToolselError && !saveFailed) return error
+  const cause = saveFailed ? (error as ToolselError).cause : error
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  const errno = (cause as NodeJS.ErrnoException | null)?.code
+  if (errno === 'ENOSPC' || errno === 'EDQUOT') {
+    return new ToolselError(
+      'INSUFFICIENT_STORAGE',
+      `Cannot write the snapshot ${target}: no space left on its disk (${reason}). Nothing was written (its partial copy was removed); the libraries stay saved and served as they were. Free space there, or write snapshots elsewhere.`,
+      { cause, details: { errno } },
+    )
+  }
   return new ToolselError(
     'INTERNAL',
     `Cannot write the snapshot ${target}: ${reason}. Nothing was written; pick a writable directory.`,
-    { cause: error },
+    { cause },
   )
 }
 

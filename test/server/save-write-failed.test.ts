@@ -43,19 +43,36 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
+/** A service on real HTTP over `library` (indexDir, snapshotDir), its log in memory. */
+async function serve(library: { indexDir: string; snapshotDir?: string }) {
+  const config = parseConfig({
+    library: { default: 'demo', loadAll: true, ...library },
+    server: { indexWatchMs: 0 },
+    log: { level: 'silent' },
+  })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const { url, close } = await listenApp(createApp(service).fetch)
+  closers.push(close)
+  return { service, url, logger }
+}
+
+/** `toolsel <args>` in this process (the seam applies): its exit code and stderr. */
+async function cli(args: string[]) {
+  let stderr = ''
+  const code = await main(args, {
+    stdout: () => {},
+    stderr: (text) => (stderr += text),
+    env: { TOOLSEL_LOG_LEVEL: 'warn' },
+  })
+  return { code, stderr }
+}
+
 describe('a save whose fsync fails before the commit', () => {
   it('answers PUT with 500 INDEX_WRITE_FAILED (EIO) or 507 INSUFFICIENT_STORAGE (ENOSPC); nothing changes', async () => {
     const indexDir = join(root, 'indexes')
-    const config = parseConfig({
-      library: { default: 'demo', indexDir, loadAll: true },
-      server: { indexWatchMs: 0 },
-      log: { level: 'silent' },
-    })
-    const logger = createMemoryLogger()
-    const service = new ToolselService(config, logger, createComponents(config, logger))
-    await service.start()
-    const { url, close } = await listenApp(createApp(service).fetch)
-    closers.push(close)
+    const { service, url, logger } = await serve({ indexDir })
     const put = (tools: unknown) =>
       fetch(`${url}/v1/libraries/lib`, {
         method: 'PUT',
@@ -97,12 +114,7 @@ describe('a save whose fsync fails before the commit', () => {
     const file = join(root, 'tools.json')
     await writeFile(file, JSON.stringify(SAMPLE_TOOLS))
     failWith = 'ENOSPC'
-    let stderr = ''
-    const code = await main(['index', file, '--name', 'lib', '--index-dir', indexDir], {
-      stdout: () => {},
-      stderr: (text) => (stderr += text),
-      env: { TOOLSEL_LOG_LEVEL: 'warn' },
-    })
+    const { code, stderr } = await cli(['index', file, '--name', 'lib', '--index-dir', indexDir])
     expect(code, stderr).toBe(1)
     expect(stderr).toMatch(
       new RegExp(
@@ -111,5 +123,57 @@ describe('a save whose fsync fails before the commit', () => {
     )
     expect(await indexDirEntries(indexDir)).toEqual([])
     expect((await readdir(indexDir)).filter((entry) => entry.startsWith('.tmp-'))).toEqual([])
+  })
+
+  it('a snapshot on a full disk is 507 about the snapshot (its setting, not library.indexDir); nothing left; libraries served; the CLI too', async () => {
+    const indexDir = join(root, 'indexes')
+    const snapshotDir = join(root, 'snapshots')
+    const { service, url, logger } = await serve({ indexDir, snapshotDir })
+    const put = await fetch(`${url}/v1/libraries/lib`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SAMPLE_TOOLS),
+    })
+    expect(put.status).toBe(201)
+    const served = service.library('lib')
+    const entries = await indexDirEntries(indexDir)
+
+    failWith = 'ENOSPC'
+    const answer = await fetch(`${url}/v1/snapshots`, { method: 'POST' })
+    const body = (await answer.json()) as { error: { code: string; message: string } }
+    expect(answer.status, JSON.stringify(body)).toBe(507)
+    expect(body.error.code).toBe('INSUFFICIENT_STORAGE')
+    expect(body.error.message).toMatch(
+      /^Cannot write the snapshot <library\.snapshotDir>\/snapshot-[^:]+: no space left on its disk \(ENOSPC: failed, fsync/,
+    )
+    expect(body.error.message).toContain('Nothing was written (its partial copy was removed)')
+    expect(body.error.message).toContain('(library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)')
+    // Not the index save's wording: the index directory is not where it failed.
+    expect(body.error.message).not.toContain('library.indexDir')
+    expect(body.error.message).not.toContain(root)
+    expect(logger.lines.join('\n')).toContain(`Cannot write the snapshot ${snapshotDir}/snapshot-`)
+    expect(await readdir(snapshotDir)).toEqual([])
+    expect(service.library('lib')).toBe(served)
+    expect(await indexDirEntries(indexDir)).toEqual(entries)
+    const select = await fetch(`${url}/v1/search-tools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'weather', library: 'lib' }),
+    })
+    expect(select.status).toBe(200)
+
+    const target = join(root, 'backup')
+    const { code, stderr } = await cli(['snapshot', target, '--index-dir', indexDir])
+    expect(code, stderr).toBe(1)
+    expect(stderr).toMatch(
+      new RegExp(
+        `^error \\[INSUFFICIENT_STORAGE\\]: Cannot write the snapshot ${target}: no space left on its disk \\(ENOSPC`,
+      ),
+    )
+    expect((await readdir(root)).filter((entry) => entry.includes('backup'))).toEqual([])
+
+    failWith = undefined
+    const again = await fetch(`${url}/v1/snapshots`, { method: 'POST' })
+    expect(again.status).toBe(201)
   })
 })
