@@ -143,14 +143,21 @@ export class UpstreamLineRunaway extends Error {
 }
 
 /**
- * Most messages of the server's own (notifications and requests: none answers a request of
- * ours) one stdio upstream may send in a second. A real server sends a few (list_changed,
- * progress, log lines); one sending 50 a millisecond held a core (80-88% CPU, the SDK reading
- * and validating each) for as long as it went on. Counted as they are read, so a gateway that
- * stalled reads a backlog at once: generous enough that a server sending 100 a second trips it
- * only after a 50 s stall.
+ * Most messages of the server's own (notifications, requests, and answers to requests never sent
+ * or already answered: none answers a request of ours) one stdio upstream may send in a second.
+ * A real server sends a few (list_changed, progress, log lines); one sending 50 a millisecond
+ * held a core (80-88% CPU, the SDK reading and validating each; answers to ids never sent ~40%,
+ * the SDK dropping each with an error) for as long as it went on. Counted as they are read, so a
+ * gateway that stalled reads a backlog at once: generous enough that a server sending 100 a
+ * second trips it only after a 50 s stall.
  */
 export const MAX_SERVER_MESSAGES_PER_SECOND = 5000
+
+/**
+ * Most ids of requests sent and not answered yet that are remembered (`BoundedReadBuffer.sent`);
+ * past it the oldest is forgotten (its late answer then counts as one of the server's own).
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 10_000
 
 /**
  * Thrown by `BoundedReadBuffer.readMessage` once an upstream sent more than
@@ -160,7 +167,7 @@ export const MAX_SERVER_MESSAGES_PER_SECOND = 5000
 export class UpstreamMessageFlood extends Error {
   constructor() {
     super(
-      `the upstream sent more than ${MAX_SERVER_MESSAGES_PER_SECOND.toLocaleString('en-US')} notifications or requests of its own within a second: the connection is closed and made again`,
+      `the upstream sent more than ${MAX_SERVER_MESSAGES_PER_SECOND.toLocaleString('en-US')} messages of its own (notifications, requests, answers to requests never sent) within a second: the connection is closed and made again`,
     )
     this.name = 'UpstreamMessageFlood'
   }
@@ -185,10 +192,27 @@ export class BoundedReadBuffer {
   /** Start of the current one-second window (ms) and the server's own messages in it. */
   #windowStart = 0
   #ownMessages = 0
+  /** The ids (as text: the SDK matches `Number(id)`) of requests sent and not answered yet. */
+  readonly #inFlight = new Set<string>()
 
   constructor(maxMessageBytes: number, onOversize: (id: MessageId | undefined) => void) {
     this.#maxMessageBytes = maxMessageBytes
     this.#onOversize = onOversize
+  }
+
+  /** Request `id` was sent: its answer is not one of the server's own messages. */
+  sent(id: MessageId): void {
+    if (this.#inFlight.size >= MAX_REQUESTS_IN_FLIGHT)
+      this.#inFlight.delete(this.#inFlight.values().next().value!)
+    this.#inFlight.add(String(Number(id)))
+  }
+
+  /** Whether `id` names a request sent and not answered yet; it is answered from now on. */
+  #answered(id: unknown): boolean {
+    return (
+      (typeof id === 'string' || typeof id === 'number') &&
+      this.#inFlight.delete(String(Number(id)))
+    )
   }
 
   append(chunk: Buffer): void {
@@ -206,6 +230,7 @@ export class BoundedReadBuffer {
       }
       const { answers } = this.#skipping
       this.#skipping = undefined
+      this.#answered(answers)
       this.#onOversize(answers)
       rest = rest.subarray(end + 1)
     }
@@ -233,17 +258,19 @@ export class BoundedReadBuffer {
         // A whole line over the limit that came in one chunk.
         const scanner = new TopLevelId()
         scanner.feed(line)
+        this.#answered(scanner.answers)
         this.#onOversize(scanner.answers)
         continue
       }
       const message = deserializeMessage(line.toString('utf8').replace(/\r$/, ''))
-      if ('method' in message) this.#countOwnMessage()
+      // A request or notification of the server's, or an answer to no request in flight.
+      if ('method' in message || !this.#answered(message.id)) this.#countOwnMessage()
       return message
     }
     return null
   }
 
-  /** Counts a notification or request of the server; past the cap, breaks the buffer. */
+  /** Counts one of the server's own messages; past the cap, breaks the buffer. */
   #countOwnMessage(): void {
     const now = Date.now()
     if (now - this.#windowStart >= 1000) {

@@ -241,6 +241,12 @@ export function createUpstreamTransport(
     )
   })
   replaceReadBuffer(transport, lines)
+  // The ids of our requests, so that an answer to none counts toward the flood cap.
+  const send = transport.send.bind(transport)
+  transport.send = (message) => {
+    if ('method' in message && 'id' in message) lines.sent(message.id)
+    return send(message)
+  }
   trackProcess(transport)
   let pending = ''
   let cut = false

@@ -214,7 +214,11 @@ export class UpstreamConnection {
       // Down at once with that reason (a re-list in flight would otherwise fail first and say
       // 'Not connected'); markDown closes the client and its transport.
       if (flood && this.#client === client) this.#markDown(error)
-      else if (flood) void transport.close().catch(() => {})
+      // Still connecting (a flood during the handshake): the process gets no grace either.
+      else if (flood) {
+        terminateStarting(transport)
+        void transport.close().catch(() => {})
+      }
     }
     client.onclose = () => {
       if (this.#client === client) this.#markDown(runaway ?? new Error('the connection closed'))
@@ -257,7 +261,9 @@ export class UpstreamConnection {
     } catch (error) {
       if (this.#client === client) this.#client = undefined
       void this.#closeClient(client)
-      this.#markDown(error)
+      // A flood or runaway line closed it (during the handshake, or the listing): that is why,
+      // not the 'Connection closed' the request in flight failed with.
+      this.#markDown(runaway ?? error)
     } finally {
       if (this.#connecting === client) this.#connecting = undefined
     }

@@ -7,8 +7,10 @@ import {
 } from '../../../src/mcp/gateway/create-upstream-transport.ts'
 import {
   BoundedReadBuffer,
+  MAX_SERVER_MESSAGES_PER_SECOND,
   TopLevelId,
   UpstreamLineRunaway,
+  UpstreamMessageFlood,
   type MessageId,
 } from '../../../src/mcp/gateway/bounded-read-buffer.ts'
 
@@ -93,6 +95,25 @@ describe('BoundedReadBuffer', () => {
     const small = Array.from({ length: 10 }, (_, i) => message(i, 100)).join('')
     expect(small.length).toBeGreaterThan(LIMIT)
     expect(read([small])).toEqual({ ids: [...Array(10).keys()], dropped: [] })
+  })
+
+  it('counts answers to requests never sent (or answered already) toward the flood cap, not the others', () => {
+    const buffer = new BoundedReadBuffer(LIMIT, () => undefined)
+    const readAll = (from: number, to: number) => {
+      for (let id = from; id < to; id += 1) {
+        buffer.append(Buffer.from(message(id)))
+        expect(buffer.readMessage()).toMatchObject({ id })
+      }
+    }
+    // Answers to requests sent: any number within a second.
+    for (let id = 0; id < 2 * MAX_SERVER_MESSAGES_PER_SECOND; id += 1) buffer.sent(id)
+    readAll(0, 2 * MAX_SERVER_MESSAGES_PER_SECOND)
+    // The same ids again (answered already), then ids never sent: the cap's worth is read…
+    readAll(0, MAX_SERVER_MESSAGES_PER_SECOND)
+    // …and one more is the flood; what comes after is dropped.
+    buffer.append(Buffer.from(message(-1) + message(-2)))
+    expect(() => buffer.readMessage()).toThrow(UpstreamMessageFlood)
+    expect(buffer.readMessage()).toBeNull()
   })
 })
 

@@ -22,6 +22,8 @@ const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', imp
 const NODE_UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 const LIMIT = 64 * 1024
 const TOKEN = 'sk-upstream-secret-0123456789'
+const FLOOD =
+  'the upstream sent more than 5,000 messages of its own (notifications, requests, answers to requests never sent) within a second: the connection is closed and made again'
 
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
@@ -153,26 +155,46 @@ describe('an upstream stdio line that never ends', () => {
 })
 
 describe('an upstream flooding messages of its own', () => {
-  it('closes the connection past 5,000 notifications a second: down naming the flood, then back', async () => {
-    // 20 list_changed every millisecond, for good, from its first tools/list answer on.
+  /** The node fixture with `env`, connected, then closed for the flood (said in the log). */
+  async function closedForFlood(env: Record<string, string>, reconnectInitialMs: number) {
     const { upstream, logger } = connection(
-      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_LIST_CHANGED_MS: '1' } },
-      { reconnectInitialMs: 3000 },
+      { command: process.execPath, args: [NODE_UPSTREAM], env },
+      { reconnectInitialMs },
     )
     await upstream.connect()
-    // Before: connected for good, the SDK reading and validating each notification (a core).
     await until(() => upstream.state().status === 'down', 'down', 20_000)
-    expect(upstream.state().lastError).toBe(
-      'the upstream sent more than 5,000 notifications or requests of its own within a second: the connection is closed and made again',
-    )
-    const logs = () => logger.lines.join('\n')
-    expect(logs()).toContain('Upstream "bounded": the upstream sent more than 5,000 notifications')
+    expect(upstream.state().lastError).toBe(FLOOD)
+    expect(logger.lines.join('\n')).toContain(`Upstream "bounded": ${FLOOD}`)
+    return upstream
+  }
+
+  it('closes the connection past 5,000 notifications a second: down naming the flood, then back', async () => {
+    // 20 list_changed every millisecond, for good, from its first tools/list answer on. Before
+    // round 34: connected for good, the SDK reading and validating each notification (a core).
+    const upstream = await closedForFlood({ UPSTREAM_LIST_CHANGED_MS: '1' }, 3000)
     // Made again on the gateway's backoff (reconnectInitialMs, then longer).
     expect(upstream.state()).toMatchObject({ status: 'down', attempt: 1 })
     await until(() => upstream.state().status !== 'down', 'reconnecting', 30_000)
     await until(() => upstream.state().status === 'down', 'closed again', 30_000)
-    expect(upstream.state().lastError).toMatch(/^the upstream sent more than 5,000/)
+    expect(upstream.state().lastError).toBe(FLOOD)
   }, 120_000)
+
+  it('counts answers to requests never sent: past 5,000 a second it is closed the same way', async () => {
+    // 20 answers to ids from 100,000 up every millisecond, from its first tools/list answer on.
+    // Before: connected for good, the SDK dropping each one (~40% of a core at 50 a ms).
+    await closedForFlood({ UPSTREAM_STRAY_MS: '1' }, 60_000)
+  }, 60_000)
+
+  it('names the flood when it starts during the handshake', async () => {
+    // Floods from the initialize request on and answers it 2 s later: the cap closes it first.
+    const { upstream } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_FLOOD_EARLY: '1' } },
+      { reconnectInitialMs: 60_000 },
+    )
+    await upstream.connect()
+    // Before: 'Connection closed' (the connect's own failure covered the reason).
+    expect(upstream.state()).toMatchObject({ status: 'down', lastError: FLOOD })
+  }, 60_000)
 })
 
 describe('the reconnect backoff', () => {
