@@ -22,6 +22,11 @@ export const IndexFileNameSchema = z
 
 export const Bm25ManifestSchema = z.object({
   tokenizerVersion: z.number().int(),
+  /**
+   * The tokenizer's terms for a fixed text, hashed (kinds/tokenizer-probe.ts): `sha256:<16 hex>`.
+   * Absent in indexes saved before round 35, which load as before.
+   */
+  tokenizerProbe: z.string().max(100).optional(),
   k1: z.number(),
   b: z.number(),
   fieldWeights: z.record(z.string(), z.number()),

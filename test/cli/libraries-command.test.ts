@@ -198,6 +198,35 @@ describe('toolsel index: the unchanged check compares how each part is built', (
     expect((await local('index', file, '--name', 'shop')).stderr).not.toContain('Unchanged')
     expect((await local('index', file, '--name', 'shop')).stderr).toContain('Unchanged')
   })
+
+  it("an index saved before the tokenizer probe (round 35) loads and stays unchanged; another tokenizer's is refused and rebuilt", async () => {
+    const file = fixture('postman-collection.json')
+    expect((await local('index', file, '--name', 'shop')).code).toBe(0)
+    const path = join(indexDir, 'shop', 'manifest.json')
+    const saved = JSON.parse(await readFile(path, 'utf8'))
+    const probe = saved.retrievers.bm25.tokenizerProbe
+    expect(probe).toMatch(/^sha256:[0-9a-f]{16}$/)
+    const withProbe = async (value: string | undefined) => {
+      const manifest = JSON.parse(await readFile(path, 'utf8'))
+      for (const part of [manifest.retrievers.bm25, manifest.build.parts.bm25])
+        part.tokenizerProbe = value
+      await writeFile(path, JSON.stringify(manifest))
+    }
+    await withProbe(undefined)
+    const selected = await local('select', 'add an item to the cart', '--library', 'shop')
+    expect(selected.code, selected.stderr).toBe(0)
+    expect((await local('index', file, '--name', 'shop')).stderr).toContain('Unchanged')
+
+    await withProbe('sha256:0123456789abcdef')
+    const refused = await local('select', 'add an item to the cart', '--library', 'shop')
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain('INDEX_MISMATCH')
+    expect(refused.stderr).toContain(`tokenizer probe sha256:0123456789abcdef vs ${probe}`)
+    expect(refused.stderr).toContain(`Rebuild it with: toolsel index ${file} --name shop.`)
+    expect((await local('index', file, '--name', 'shop')).stderr).not.toContain('Unchanged')
+    expect(JSON.parse(await readFile(path, 'utf8')).retrievers.bm25.tokenizerProbe).toBe(probe)
+    expect((await local('select', 'add an item to the cart', '--library', 'shop')).code).toBe(0)
+  })
 })
 
 describe('toolsel libraries --server (a running service)', () => {

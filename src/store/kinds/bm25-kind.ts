@@ -2,8 +2,9 @@
  * `bm25`: the lexical retriever every index has. Files: `bm25.bin` and, with usage examples,
  * `bm25-examples.bin` (see bm25-file.ts); indexes saved before the binary format hold wink's JSON
  * export (`bm25.json`, manifest `fileFormat` absent) and still load. The manifest entry records
- * the tokenizer version and BM25 settings; a load with other settings is refused with the
- * rebuild command.
+ * the tokenizer version, the tokenizer's probe (its terms for a fixed text, tokenizer-probe.ts)
+ * and BM25 settings; a load with other settings, or whose tokenizer gives other terms, is refused
+ * with the rebuild command. An index saved before the probe (round 35) loads as before.
  * @module
  */
 import { readFile } from 'node:fs/promises'
@@ -27,6 +28,7 @@ import {
 } from '../manifest.ts'
 import { readBm25File, writeBm25File } from './bm25-file.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
+import { tokenizerProbe } from './tokenizer-probe.ts'
 
 export function bm25Settings(config: Config): Bm25Settings {
   const { k1, b, fieldWeights } = config.retrieve.bm25
@@ -43,11 +45,13 @@ export function bm25QueryOptions(config: Config): Bm25QueryOptions {
 export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
+  settingsAddedLater: ['tokenizerProbe'],
 
   buildSettings(_arg, config) {
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
     return {
       tokenizerVersion: TOKENIZER_VERSION,
+      tokenizerProbe: tokenizerProbe(),
       ...bm25Settings(config),
       examplesPerTool,
       examplesMinPerTool,
@@ -97,6 +101,7 @@ export const BM25_KIND: RetrieverKind = {
       retriever,
       entry: {
         tokenizerVersion: TOKENIZER_VERSION,
+        tokenizerProbe: tokenizerProbe(),
         ...settings,
         fileFormat: 'binary',
         file: BM25_FILE,
@@ -163,7 +168,10 @@ function sameSettings(a: Bm25Settings, b: Bm25Settings): boolean {
   )
 }
 
-/** Refuses an index built with another tokenizer or other BM25 settings than the config's. */
+/**
+ * Refuses an index built with another tokenizer (version, or probe when recorded) or other BM25
+ * settings than the config's.
+ */
 export function checkBm25Settings(manifest: IndexManifest, config: Config, rebuild: string): void {
   const built = manifest.retrievers.bm25
   const wanted = bm25Settings(config)
@@ -171,6 +179,14 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
     throw manifestMismatch(
       manifest,
       `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
+    )
+  }
+  // Absent in indexes saved before round 35: those load as before (their next save records it).
+  const probe = tokenizerProbe()
+  if (built.tokenizerProbe !== undefined && built.tokenizerProbe !== probe) {
+    throw manifestMismatch(
+      manifest,
+      `was built with a tokenizer that analyses text differently from this toolsel's (tokenizer probe ${built.tokenizerProbe} vs ${probe}, both tokenizer version ${TOKENIZER_VERSION}): its terms would not match the queries'. ${rebuild}`,
     )
   }
   const differences: string[] = []

@@ -136,10 +136,42 @@ export function buildSettingsOf(parts: readonly RetrieverPart[], config: Config)
   }
 }
 
-/** Whether `saved` (a manifest's `build`, absent in older indexes) records `wanted`. */
+/**
+ * Whether `saved` (a manifest's `build`, absent in older indexes) records `wanted`; a key a kind
+ * added later (`settingsAddedLater`) that the saved part lacks is not compared.
+ */
 export function sameBuildSettings(
   saved: BuildSettings | undefined,
   wanted: BuildSettings,
 ): boolean {
-  return saved !== undefined && sameJson(saved, wanted)
+  return (
+    saved !== undefined &&
+    sameJson(saved, { ...wanted, parts: withoutKeysAddedLater(saved, wanted) })
+  )
+}
+
+/**
+ * `wanted.parts` less each kind's `settingsAddedLater` keys that the saved part lacks (an index
+ * saved before the key existed).
+ */
+function withoutKeysAddedLater(
+  saved: BuildSettings,
+  wanted: BuildSettings,
+): BuildSettings['parts'] {
+  const parts: BuildSettings['parts'] = {}
+  for (const [name, settings] of Object.entries(wanted.parts)) {
+    const savedPart = Object.hasOwn(saved.parts, name) ? saved.parts[name] : undefined
+    const added =
+      partNameProblem(name) === undefined ? requirePart(name).kind.settingsAddedLater : undefined
+    if (savedPart === undefined || added === undefined) {
+      parts[name] = settings
+      continue
+    }
+    parts[name] = Object.fromEntries(
+      Object.entries(settings).filter(
+        ([key]) => !added.includes(key) || Object.hasOwn(savedPart, key),
+      ),
+    )
+  }
+  return parts
 }

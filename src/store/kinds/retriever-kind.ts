@@ -85,6 +85,12 @@ export interface RetrieverKind {
    * change of any of them rebuilds. Query-time settings stay out. None: nothing to compare.
    */
   buildSettings?(arg: string | undefined, config: Config): Record<string, unknown>
+  /**
+   * `buildSettings` keys that indexes saved before them lack (bm25: `tokenizerProbe`): a saved
+   * part without one compares as if it recorded the wanted value, so an upgrade rebuilds nothing
+   * by itself (the load checks what can be checked; the next save records the key).
+   */
+  readonly settingsAddedLater?: readonly string[]
   /** The parts a part of this kind is built over, when they depend on its argument or the config. */
   inputs?(arg: string | undefined, config: Config): readonly string[]
   /**

@@ -1,0 +1,53 @@
+/**
+ * What the BM25 tokenizer's probe costs (store/kinds/tokenizer-probe.ts): the first call in a
+ * process tokenizes the probe text (stemmer, ICU word breaks for the CJK and Thai lines) and
+ * hashes the terms; later calls return the kept value. Each turn is a new process (`--turns`),
+ * the tokenizer module already imported (as it is wherever an index is built or loaded), so the
+ * first call's time is what the probe adds to a process's first bm25 build or load.
+ *
+ *   node --import tsx bench/tokenizer-probe-cost.ts [--turns 7]
+ * @module
+ */
+import { execFileSync } from 'node:child_process'
+import { loadavg } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { benchArgs } from './bench-args.ts'
+import { tokenizerProbe } from '../src/store/kinds/tokenizer-probe.ts'
+
+const { values: args } = benchArgs(import.meta.url, {
+  options: {
+    turns: { type: 'string', default: '7' },
+    child: { type: 'boolean', default: false },
+  },
+})
+
+if (args.child) {
+  const started = performance.now()
+  const probe = tokenizerProbe()
+  const first = performance.now() - started
+  const again = performance.now()
+  tokenizerProbe()
+  console.log(JSON.stringify({ probe, first, cached: performance.now() - again }))
+} else {
+  const turns: { probe: string; first: number; cached: number }[] = []
+  for (let turn = 0; turn < Number(args.turns); turn++) {
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child'],
+      { encoding: 'utf8' },
+    )
+    turns.push(JSON.parse(out.trim().split('\n').at(-1)!))
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]
+  const ms = (value: number) => value.toFixed(3)
+  console.log(
+    `tokenizer probe ${turns[0].probe}: ${turns.length} processes, load ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  )
+  console.log(
+    `first call median ${ms(median(turns.map((turn) => turn.first)))} ms (turns ${turns
+      .map((turn) => ms(turn.first))
+      .join(', ')}), later calls median ${ms(median(turns.map((turn) => turn.cached)))} ms`,
+  )
+}
