@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { isLoopbackAddress } from '../server/middleware/host-check.ts'
-import { serve } from '@hono/node-server'
+import { createAdaptorServer } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
@@ -19,6 +19,7 @@ import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
+import { LISTEN_WHEN_READY_ENV } from '../config/env-vars.ts'
 import { launcherGone, npmLauncher, unwatchedLauncherHint, type Launcher } from './npm-launcher.ts'
 import {
   COMMON_HELP,
@@ -194,9 +195,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       }
     : app.fetch
   const { server: limits } = config
-  const server = serve({
+  const server = createAdaptorServer({
     fetch,
-    port: config.server.port,
     hostname: config.server.host,
     serverOptions: {
       headersTimeout: limits.headersTimeoutMs,
@@ -226,13 +226,21 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       }
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)))
-  })
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : config.server.port
-  logger.info(`Listening on http://${config.server.host}:${port} (loading libraries…)`)
+  const listen = async (what: string) => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve)
+      server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)))
+      server.listen(config.server.port, config.server.host)
+    })
+    const address = server.address()
+    const port = typeof address === 'object' && address ? address.port : config.server.port
+    logger.info(`Listening on http://${config.server.host}:${port} (${what})`)
+  }
+  // A worker that replaces one that died while others serve takes no connection before it is
+  // ready: the primary hands connections to the workers that listen, so /readyz and requests
+  // are answered by ready workers only, not 503 NOT_READY by the one loading (servePrimary).
+  const listenWhenReady = cluster.isWorker && process.env[LISTEN_WHEN_READY_ENV] === '1'
+  if (!listenWhenReady) await listen('loading libraries…')
   logger.info(protection)
   let stopSignals: (() => void) | undefined
   let stopping = false
@@ -258,11 +266,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       stopSignals = onStopSignal(logger, (cause) => shutdown(cause, resolve), launcher)
     })
     await gateway?.start()
+    if (listenWhenReady && !stopping) await listen('ready')
   } catch (error) {
     stopSignals?.()
     // A library or model that can't load is fatal: stop listening so the process exits.
     server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
+    if (server.listening) await new Promise((resolve) => server.close(resolve))
     await gateway?.close()
     await app.close()
     throw error
@@ -370,6 +379,8 @@ async function servePrimary(
   poller?.start()
   logger.info(`Starting ${count} worker processes`)
   let ready = 0
+  // The workers ready now: a replacement started while one is ready listens once it is ready.
+  const readyNow = new Set<number>()
   let stopping = false
   let failed = false
   let stopSignals: (() => void) | undefined
@@ -379,12 +390,14 @@ async function servePrimary(
       poller?.stop()
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     }
-    cluster.on('message', (_worker, message: unknown) => {
+    cluster.on('message', (worker, message: unknown) => {
       if ((message as { toolsel?: unknown } | null)?.toolsel !== 'ready') return
+      readyNow.add(worker.id)
       ready += 1
       if (ready === count) logger.info(`Ready: ${count} workers`)
     })
     cluster.on('exit', (worker, code, signal) => {
+      readyNow.delete(worker.id)
       if (!stopping && ready < count) {
         logger.error(
           `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
@@ -393,7 +406,7 @@ async function servePrimary(
         stopAll()
       } else if (!stopping) {
         logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
-        cluster.fork()
+        cluster.fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
     })

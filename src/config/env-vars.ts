@@ -195,15 +195,23 @@ export const ENV_VARS: Record<string, EnvVar> = {
 export const CONFIG_FILE_ENV = 'TOOLSEL_CONFIG'
 
 /**
+ * Set by `serve --workers N`'s primary for a worker it starts in place of one that died while
+ * another serves: that worker listens once it is ready (cli/serve-command.ts). Not a setting.
+ */
+export const LISTEN_WHEN_READY_ENV = 'TOOLSEL_WORKER_LISTEN_WHEN_READY'
+
+/**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
- * (`TOOLSEL_RUN_SOURCE`) and the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
- * their READMEs export in the shell that may also start the server.
+ * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
+ * their READMEs export in the shell that may also start the server, and a worker's
+ * LISTEN_WHEN_READY_ENV.
  */
 const OTHER_VARS = new Set([
   CONFIG_FILE_ENV,
   'TOOLSEL_RUN_SOURCE',
   'TOOLSEL_URL',
   'TOOLSEL_API_KEY',
+  LISTEN_WHEN_READY_ENV,
 ])
 
 /**

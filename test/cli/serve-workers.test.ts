@@ -55,6 +55,15 @@ async function expectServesDisk(url: string, dir: string, listings: number, wher
   }
 }
 
+/** The worker processes of the primary `pid` (Linux). */
+function workerPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+}
+
 describe('toolsel serve --workers', () => {
   it('serves from two processes, and a PUT (imported in a worker thread) or DELETE through one is seen by every one', async () => {
     const { url, logs, child } = await startWorkers({
@@ -157,12 +166,7 @@ describe('toolsel serve --workers', () => {
         })),
       )
     expect((await call(url, 'PUT', '/v1/libraries/race', upload(1))).status).toBe(201)
-    const workers = (): number[] =>
-      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number)
+    const workers = () => workerPids(child.pid!)
     // A write that waits for a worker that never answers hangs: each must be answered.
     const answered = (request: Promise<{ status: number; text: string }>) =>
       Promise.race([
@@ -217,4 +221,28 @@ describe('toolsel serve --workers', () => {
     }
     expect(logs()).not.toMatch(/Library change not applied|not reconciled/)
   }, 240_000)
+
+  it('a worker started in place of a killed one takes no connection before it is ready: /readyz and queries stay 200', async () => {
+    const { url, logs, child } = await startWorkers({})
+    const [victim] = workerPids(child.pid!)
+    process.kill(victim!, 'SIGKILL')
+    while (!logs().includes(`Worker ${victim} exited`))
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    // Fresh connections, handed to the listening workers in turn, while the new one loads.
+    const answers: Array<{ status: number; text: string }> = []
+    const deadline = Date.now() + 60_000
+    while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
+      answers.push(await call(url, 'GET', '/readyz'))
+      answers.push(
+        await call(url, 'POST', '/v1/search-tools', JSON.stringify({ query: 'send an email' })),
+      )
+    }
+    // And once it listens: both serve.
+    for (let turn = 0; turn < 6; turn += 1) answers.push(await call(url, 'GET', '/readyz'))
+    expect(answers.length).toBeGreaterThan(12)
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([])
+    expect(logs()).toMatch(/Listening on http:\/\/[^ ]+ \(ready\)/)
+    expect(workerPids(child.pid!)).toHaveLength(2)
+  }, 120_000)
 })
