@@ -52,6 +52,15 @@ const DEFAULT_SETTINGS: ResolvedOnnxSettings = {
   documentPrefix: '',
 }
 
+/** Loads of a model directory before one whose files stayed the same throughout is given up. */
+const MAX_LOAD_TRIES = 3
+
+/**
+ * Test hooks: `beforeRead` runs in each load after the files were fingerprinted, just before
+ * transformers.js reads them (a test replaces the weights there). Unset outside tests.
+ */
+export const onnxLoadHooks: { beforeRead?: (directory: string) => Promise<void> | void } = {}
+
 /** The slice of the transformers.js pipeline we use; its full generic type is very slow to check. */
 type FeatureExtractor = ((
   texts: string[],
@@ -88,6 +97,12 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
   /**
    * Loads the model in `directory` and runs one probe text to learn its dimensions, so a broken
    * model fails here (MODEL_LOAD_FAILED) rather than on the first request.
+   *
+   * The files are fingerprinted before and after the load (the second time from the per-process
+   * cache unless a file's stat changed): weights replaced while transformers.js read them would
+   * otherwise pair the vectors of one set of weights with the fingerprint of another. When the
+   * two differ the loaded model is let go and the load starts again, at most `MAX_LOAD_TRIES`
+   * times (then MODEL_LOAD_FAILED: the directory kept changing).
    */
   static async load(
     directory: string,
@@ -95,13 +110,45 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
   ): Promise<OnnxEmbeddingModel> {
     const path = resolve(directory)
     const logger = options.logger ?? SILENT_LOGGER
+    const dtype = options.dtype ?? 'fp32'
+    for (let attempt = 1; ; attempt++) {
+      // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
+      await checkModelTextFiles(path)
+      const before = await modelFilesFingerprint(path, loadedFiles(path, dtype))
+      const model = await OnnxEmbeddingModel.#loadOnce(path, options, before)
+      const after = await modelFilesFingerprint(path, loadedFiles(path, dtype)).catch(
+        async (error: unknown) => {
+          await model.dispose()
+          throw error
+        },
+      )
+      if (after === before) return model
+      await model.dispose()
+      if (attempt >= MAX_LOAD_TRIES) {
+        throw new ToolselError(
+          'MODEL_LOAD_FAILED',
+          `Embedding model "${path}" (dtype ${dtype}) could not be loaded: its files changed during each of ${MAX_LOAD_TRIES} loads. Load it once they are all written.`,
+          { details: { directory: path, dtype } },
+        )
+      }
+      logger.warn('Embedding model files changed while it loaded; loading it again', {
+        model: path,
+        attempt,
+      })
+    }
+  }
+
+  /** One load of the model in `path`, whose files were `fingerprint` just before. */
+  static async #loadOnce(
+    path: string,
+    options: OnnxEmbeddingOptions,
+    fingerprint: string,
+  ): Promise<OnnxEmbeddingModel> {
+    const logger = options.logger ?? SILENT_LOGGER
     const settings = await resolveSettings(path, options)
-    // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
-    await checkModelTextFiles(path)
     const transformers = await loadTransformers()
     const dtype = options.dtype ?? 'fp32'
-    // Before the load: weights replaced meanwhile give another fingerprint than the vectors'.
-    const fingerprint = await modelFilesFingerprint(path, loadedFiles(path, dtype))
+    await onnxLoadHooks.beforeRead?.(path)
     try {
       const { value: extractor, device } = await createOnDevice(
         options.device ?? 'cpu',
@@ -115,6 +162,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
       const probe = await extractor(['dimension probe'], settings)
       const dimensions = probe.dims.at(-1) ?? 0
       if (probe.dims.length !== 2 || dimensions === 0) {
+        await extractor.dispose()
         throw new Error(`expected pooled output [1, hidden], got [${probe.dims.join(', ')}]`)
       }
       const maxBatchSize = options.maxBatchSize ?? 32
