@@ -20,6 +20,7 @@ import { OPEN_PRINCIPAL, type Principal } from '../server/auth/api-keys.ts'
 import { principalOf } from '../server/middleware/auth.ts'
 import { countJsonValues, MAX_BODY_VALUES } from '../server/validate.ts'
 import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
+import { batchAnswer, planBody } from './jsonrpc-answers.ts'
 import { createCallTurns } from './tool-result.ts'
 import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
 
@@ -132,6 +133,9 @@ export function mcpRoutes(context: McpContext): Hono {
       }
       const body = await boundedBody(c)
       if (body instanceof Response) return body
+      // JSON-RPC's answers where the SDK's differ (jsonrpc-answers.ts); the rest is the SDK's.
+      const plan = body === undefined ? undefined : planBody(body.parsed)
+      if (plan !== undefined && 'answer' in plan) return c.json(plan.answer, plan.status)
       const server = createMcpServer(context, sessionFromRequest(context, c, principalOf(c)))
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
@@ -140,10 +144,9 @@ export function mcpRoutes(context: McpContext): Hono {
       })
       await server.connect(transport)
       try {
-        return await transport.handleRequest(
-          c.req.raw,
-          body === undefined ? undefined : { parsedBody: body.parsed },
-        )
+        if (plan === undefined) return await transport.handleRequest(c.req.raw)
+        const response = await transport.handleRequest(c.req.raw, { parsedBody: plan.forward })
+        return plan.batch ? await batchAnswer(response, plan.errors) : response
       } finally {
         void server.close()
       }

@@ -10,6 +10,7 @@ import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 import { MAX_STDIO_LINE_BYTES, StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
+import { lineAnswer, type ErrorAnswer } from './jsonrpc-answers.ts'
 
 /**
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
@@ -36,9 +37,15 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     process.once('SIGINT', () => resolve('SIGINT'))
     process.once('SIGTERM', () => resolve('SIGTERM'))
   })
+  // The line the transport is reading (the gate passes one a 'data' event): a refused one is
+  // answered from its text. Listening before the transport does, so it is set first.
+  let line: Buffer | undefined
+  gate.on('data', (chunk: Buffer) => (line = chunk))
   await server.connect(transport)
+  // And after it: a line is not held once read.
+  gate.on('data', () => (line = undefined))
   const inFlight = trackRequests(transport)
-  answerUnreadableLines(transport, logger)
+  answerUnreadableLines(transport, logger, () => line)
   refuseLine = (refusal) => {
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${refusal.message})`)
     void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as never).catch(() => {})
@@ -66,34 +73,62 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
   }
   await server.close()
   // Stopped by a signal, stdin may still be open: read no more of it, or the pipe into the gate
-  // would hold the process alive (the transport's close pauses only the gate).
+  // would hold the process alive (the transport's close pauses the gate only when no other
+  // 'data' listener is left: here the two of `line` were).
+  gate.removeAllListeners('data')
+  gate.pause()
   process.stdin.unpipe(gate)
   process.stdin.pause()
   return deadline
 }
 
 /**
- * A stdin line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer (id
- * null: -32700 parse error, -32600 invalid request) and a warning on stderr, as /mcp answers one;
- * the SDK's transport would drop it without a word, leaving the client waiting.
+ * A stdin line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer and a
+ * warning on stderr, as /mcp answers one (jsonrpc-answers.ts: -32700 parse error, -32600 invalid
+ * request with the id where it can be read, -32602 for params by position, a batch one error
+ * each); the SDK's transport would drop it without a word, leaving the client waiting.
+ * `currentLine` is the line the transport read (its text is parsed again only when refused).
  */
-function answerUnreadableLines(transport: StdioServerTransport, logger: Logger): void {
+function answerUnreadableLines(
+  transport: StdioServerTransport,
+  logger: Logger,
+  currentLine: () => Buffer | undefined,
+): void {
   const report = transport.onerror
   transport.onerror = (error: Error) => {
     report?.(error)
     const parse = error instanceof SyntaxError
     if (!parse && error.name !== 'ZodError') return
-    const message = parse
-      ? `Parse error: ${error.message.slice(0, 200)}`
-      : 'Invalid request: not a JSON-RPC 2.0 message'
-    logger.warn(`MCP stdio: a line of stdin was not answered as a request (${message})`)
-    void transport
-      .send({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: parse ? -32700 : -32600, message },
-      } as never)
-      .catch(() => {})
+    const answer = parse ? parseError(error) : refusalOf(currentLine())
+    if (answer === null) {
+      logger.warn('MCP stdio: a line of stdin was not read (notifications only, none answered)')
+      return
+    }
+    const first = Array.isArray(answer) ? answer[0] : answer
+    logger.warn(`MCP stdio: a line of stdin was not answered as a request (${first.error.message})`)
+    void transport.send(answer as never).catch(() => {})
+  }
+}
+
+function parseError(error: SyntaxError): ErrorAnswer {
+  const message = `Parse error: ${error.message.slice(0, 200)}`
+  return { jsonrpc: '2.0', id: null, error: { code: -32700, message } }
+}
+
+const NOT_A_MESSAGE: ErrorAnswer = {
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' },
+}
+
+/** `lineAnswer` of a refused line; one -32600 where its text is not at hand. */
+function refusalOf(line: Buffer | undefined): ErrorAnswer | ErrorAnswer[] | null {
+  // One line, whole (the gate's 'data'); anything else is not the refused line for sure.
+  if (line === undefined || line.indexOf(0x0a) !== line.length - 1) return NOT_A_MESSAGE
+  try {
+    return lineAnswer(JSON.parse(line.toString('utf8')) as unknown)
+  } catch {
+    return NOT_A_MESSAGE
   }
 }
 

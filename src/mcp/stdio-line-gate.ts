@@ -6,7 +6,8 @@
  * limit is skipped to its newline without keeping it, a line that is not UTF-8 is refused at
  * its first bad byte (the SDK read those as U+FFFD, /mcp refuses them), and each refusal goes
  * to `onRefused`, which answers it; the lines around it go on. JSON text holds no raw newline,
- * so the line after a skipped one is the next message.
+ * so the line after a skipped one is the next message. A blank line (or one of only whitespace)
+ * is skipped unanswered, and a byte-order mark at a line's start dropped.
  * @module
  */
 import { Transform, type TransformCallback } from 'node:stream'
@@ -22,6 +23,15 @@ const NEWLINE = 0x0a
 export interface LineRefusal {
   code: number
   message: string
+}
+
+/** Whether `line` from `start` holds only JSON whitespace (space, tab, carriage return). */
+function isBlank(line: Buffer, start: number): boolean {
+  for (let at = start; at < line.length; at += 1) {
+    const byte = line[at]
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false
+  }
+  return true
 }
 
 export class StdioLineGate extends Transform {
@@ -99,7 +109,14 @@ export class StdioLineGate extends Transform {
       })
       return
     }
-    this.push(Buffer.concat([line, Buffer.of(NEWLINE)]))
+    // A byte-order mark before the message is dropped (RFC 8259 lets a parser ignore one; /mcp
+    // does), and a line of only JSON whitespace is no message: skipped unanswered (the SDK
+    // answered it -32700, an error for nothing the client sent).
+    const start = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0
+    if (isBlank(line, start)) return
+    // One line a push, so one line a 'data' event (what `toolsel mcp --stdio` relies on to
+    // answer a refused line from its text).
+    this.push(Buffer.concat([line.subarray(start), Buffer.of(NEWLINE)]))
   }
 
   #reset(): void {

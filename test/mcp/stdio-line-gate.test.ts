@@ -25,11 +25,21 @@ const pieces = (text: string, size: number) => {
 
 describe('StdioLineGate', () => {
   it('passes whole lines, whatever the pieces, with a character cut between two of them', async () => {
-    const text = '{"a":"é€😀"}\r\n{"b":2}\n\n{"c":3}\n'
+    const text = '{"a":"é€😀"}\r\n{"b":2}\n{"c":3}\n'
     for (const size of [1, 2, 3, 7, 100]) {
       const { passed, refused } = await through(pieces(text, size), 64)
-      // An empty line too: the transport answers it (-32700), as before the gate.
       expect(passed).toBe(text)
+      expect(refused).toEqual([])
+    }
+  })
+
+  it('skips blank lines and lines of only whitespace, and drops a byte-order mark', async () => {
+    const bom = '\u{feff}'
+    const text = `\n \t\r\n${bom}{"a":1}\n${bom}\n{"b":2}\r\n${bom} {"c":3}\n`
+    for (const size of [1, 2, 100]) {
+      const { passed, refused } = await through(pieces(text, size), 64)
+      // The transport answered each blank line -32700 (and a BOM'd one: "Unexpected token").
+      expect(passed).toBe('{"a":1}\n{"b":2}\r\n {"c":3}\n')
       expect(refused).toEqual([])
     }
   })

@@ -1,0 +1,197 @@
+/**
+ * JSON-RPC 2.0's answers (section 5.1) for what is not an MCP message, which the SDK's HTTP
+ * transport answers otherwise: it refused a whole batch with -32700 for one bad element (`[1]`,
+ * `[[ping]]`), answered -32700 for valid JSON that is no request (`{"method": 1}`, an id of
+ * null), took `[]` with 202 and no body, and answered a batch of one request with a bare object.
+ * Here: -32600 (Invalid Request) for each message that is not one, with its id where it can be
+ * read; -32602 (Invalid params) for a request whose params are by position (MCP's are by name);
+ * `[]` one -32600; a batch answered with an array. MCP ids are strings or integers, never null
+ * (unlike plain JSON-RPC), as the SDK's schema says.
+ * @module
+ */
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js'
+import {
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js'
+
+export const INVALID_REQUEST = -32600
+export const INVALID_PARAMS = -32602
+
+/** A JSON-RPC error answer; `id` null where the message's id can't be read. */
+export interface ErrorAnswer {
+  jsonrpc: '2.0'
+  id: string | number | null
+  error: { code: number; message: string }
+}
+
+/** A message that is not one the SDK takes, and its answer (none for a notification). */
+export interface Refusal {
+  answer: ErrorAnswer
+  /** A notification (no id): JSON-RPC answers none, in a batch it is left out. */
+  notification: boolean
+}
+
+const MESSAGE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params'])
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isRequestId(id: unknown): id is string | number {
+  return typeof id === 'string' || Number.isSafeInteger(id)
+}
+
+function errorAnswer(id: string | number | null, code: number, message: string): ErrorAnswer {
+  return { jsonrpc: '2.0', id, error: { code, message } }
+}
+
+/** Why `value` is not a JSON-RPC message, in a few words for its -32600 answer. */
+function whyInvalid(value: unknown): string {
+  if (Array.isArray(value)) return 'a batch inside a batch'
+  if (!isRecord(value)) return 'a JSON-RPC message is an object'
+  if ('id' in value && !isRequestId(value.id)) {
+    return 'an id is a string or an integer (MCP allows no null id)'
+  }
+  if (value.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"'
+  return 'not a JSON-RPC 2.0 request, notification or response (a string "method", "params" an object, no other members)'
+}
+
+/** The message as the SDK reads it, or the answer to one it does not take. */
+export function checkMessage(value: unknown): { message: JSONRPCMessage } | { refusal: Refusal } {
+  const parsed = JSONRPCMessageSchema.safeParse(value)
+  if (parsed.success) return { message: parsed.data }
+  const record = isRecord(value) ? value : undefined
+  const notification = record !== undefined && 'method' in record && !('id' in record)
+  // Its id, where it is a request's (a response's id is the client's own, not answered).
+  const id = record && 'method' in record && isRequestId(record.id) ? record.id : null
+  if (
+    record &&
+    Array.isArray(record.params) &&
+    Object.keys(record).every((key) => MESSAGE_KEYS.has(key)) &&
+    JSONRPCMessageSchema.safeParse({ ...record, params: {} }).success
+  ) {
+    const answer = errorAnswer(
+      id,
+      INVALID_PARAMS,
+      'Invalid params: MCP methods take params by name (an object), not by position (an array)',
+    )
+    return { refusal: { answer, notification } }
+  }
+  const answer = errorAnswer(id, INVALID_REQUEST, `Invalid Request: ${whyInvalid(value)}`)
+  return { refusal: { answer, notification: false } }
+}
+
+/** How /mcp answers a parsed body: itself, or by the transport (with errors to add). */
+export type BodyPlan =
+  | { status: 200 | 400; answer: ErrorAnswer | ErrorAnswer[] }
+  | {
+      /** What the transport reads (`parsedBody`). */
+      forward: unknown
+      /** A batch: the answer is an array, with `errors` added. */
+      batch: boolean
+      errors: ErrorAnswer[]
+    }
+
+/**
+ * What /mcp does with a parsed body. A single message the SDK takes, and a batch over
+ * MAX_BATCH_SIZE (the SDK's -32600), go to the transport unchanged. A single message it does not
+ * take is answered here: 400 and -32600 (200 and -32602 for a request with params by position:
+ * a request answered, as the SDK answers -32601). A batch's messages are checked one by one (at
+ * most MAX_BATCH_SIZE), the good ones go to the transport, each bad one gets its error in the
+ * array; none good: 400 and the errors alone.
+ */
+export function planBody(parsed: unknown): BodyPlan {
+  if (!Array.isArray(parsed)) {
+    const checked = checkMessage(parsed)
+    if ('message' in checked) return { forward: parsed, batch: false, errors: [] }
+    const { answer, notification } = checked.refusal
+    const answered = answer.error.code === INVALID_PARAMS && !notification
+    return { status: answered ? 200 : 400, answer }
+  }
+  if (parsed.length === 0) {
+    return {
+      status: 400,
+      answer: errorAnswer(null, INVALID_REQUEST, 'Invalid Request: an empty batch'),
+    }
+  }
+  if (parsed.length > MAX_BATCH_SIZE) return { forward: parsed, batch: true, errors: [] }
+  const good: JSONRPCMessage[] = []
+  const errors: ErrorAnswer[] = []
+  let skipped = 0
+  for (const item of parsed) {
+    const checked = checkMessage(item)
+    if ('message' in checked) good.push(checked.message)
+    else if (checked.refusal.notification) skipped += 1
+    else errors.push(checked.refusal.answer)
+  }
+  if (good.length > 0) return { forward: good, batch: true, errors }
+  if (errors.length > 0) return { status: 400, answer: errors }
+  // Only notifications with params by position: nothing to answer, nothing taken.
+  return {
+    status: 400,
+    answer: errorAnswer(
+      null,
+      INVALID_PARAMS,
+      `Invalid params: ${skipped} notification(s) with params by position; MCP takes params by name`,
+    ),
+  }
+}
+
+/**
+ * The transport's answer to a batch's good messages as JSON-RPC answers a batch: an array (the
+ * SDK answers a batch holding one request with a bare object), the refused messages' errors
+ * added (200 with only those when the good ones were notifications, which the transport answers
+ * with 202). Its other answers (an error of the whole batch, e.g. two initialize requests) as
+ * they are.
+ */
+export async function batchAnswer(response: Response, errors: ErrorAnswer[]): Promise<Response> {
+  const headers = { 'content-type': 'application/json' }
+  if (response.status === 202) {
+    return errors.length === 0 ? response : new Response(JSON.stringify(errors), { headers })
+  }
+  const type = response.headers.get('content-type') ?? ''
+  if (response.status !== 200 || !type.startsWith('application/json')) return response
+  const text = await response.text()
+  // The SDK writes `JSON.stringify` of one answer or of an array of them.
+  const answers = text.startsWith('[') ? text.slice(1, -1) : text
+  const parts = [answers, ...errors.map((error) => JSON.stringify(error))]
+  return new Response(`[${parts.join(',')}]`, { headers })
+}
+
+/**
+ * The answer of `toolsel mcp --stdio` to a line that is JSON but not a message the SDK takes
+ * (`value`, the line parsed): as /mcp answers one, null for a notification (none). The SDK's
+ * stdio transport reads no batches, and MCP dropped them in 2025-06-18, so a batch is answered
+ * without running anything: each request -32600 with its id (the client waits for none), each
+ * invalid message its error, notifications nothing; `[]` one -32600; over MAX_BATCH_SIZE one
+ * -32600 (a 10 MiB line of `1,` would be 5 million answers).
+ */
+export function lineAnswer(value: unknown): ErrorAnswer | ErrorAnswer[] | null {
+  if (!Array.isArray(value)) {
+    const checked = checkMessage(value)
+    if ('message' in checked) return null
+    return checked.refusal.notification ? null : checked.refusal.answer
+  }
+  if (value.length === 0)
+    return errorAnswer(null, INVALID_REQUEST, 'Invalid Request: an empty batch')
+  if (value.length > MAX_BATCH_SIZE) {
+    return errorAnswer(
+      null,
+      INVALID_REQUEST,
+      `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages (and stdio takes none)`,
+    )
+  }
+  const answers = value.flatMap((item): ErrorAnswer[] => {
+    const checked = checkMessage(item)
+    if ('message' in checked) {
+      if (!isJSONRPCRequest(checked.message)) return []
+      const message =
+        'Invalid Request: stdio takes no batches (MCP 2025-06-18 dropped them); send one message a line'
+      return [errorAnswer(checked.message.id, INVALID_REQUEST, message)]
+    }
+    return checked.refusal.notification ? [] : [checked.refusal.answer]
+  })
+  return answers.length > 0 ? answers : null
+}

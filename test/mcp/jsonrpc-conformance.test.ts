@@ -1,0 +1,377 @@
+/**
+ * JSON-RPC 2.0 conformance of the MCP endpoints: the specification's own examples (section 7)
+ * adapted to MCP methods (`ping`, `tools/list`, unknown ones), sent to a real `toolsel serve`
+ * (POST /mcp with a read key) and a real `toolsel mcp --stdio` child, with what each answers.
+ * Where MCP narrows JSON-RPC: ids are strings or integers, never null; params are by name; the
+ * stdio transport reads no batches (docs/mcp.md, "Protocol conformance").
+ * @module
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MCP_HEADERS } from '../helpers/mcp-fetch.ts'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const ADMIN_KEY = 'conformance-admin-0123456789'
+const READ_KEY = 'conformance-read-0123456789ab'
+/** Start-up through the tsx loader: 3-5 s idle, 30 s and more on two busy cores. */
+const START_TIMEOUT_MS = 120_000
+
+const ANY_MESSAGE = expect.any(String) as unknown as string
+const error = (code: number, id: string | number | null = null) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message: ANY_MESSAGE },
+})
+const pong = (id: string | number) => ({ jsonrpc: '2.0', id, result: {} })
+const toolList = (id: string | number) => ({
+  jsonrpc: '2.0',
+  id,
+  result: expect.objectContaining({
+    tools: expect.arrayContaining([expect.objectContaining({ name: 'search_tools' })]),
+  }) as unknown,
+})
+const ping = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', method: 'ping', id })
+const initialize = (protocolVersion: string) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: {
+      protocolVersion,
+      capabilities: {},
+      clientInfo: { name: 'conformance', version: '1' },
+    },
+  })
+const negotiated = (protocolVersion: string) => ({
+  jsonrpc: '2.0',
+  id: 'init',
+  result: expect.objectContaining({ protocolVersion }) as unknown,
+})
+
+/** JSON-RPC 2.0 section 7's mixed batch, with MCP methods. */
+const MIXED_BATCH = `[
+  {"jsonrpc": "2.0", "method": "ping", "id": "1"},
+  {"jsonrpc": "2.0", "method": "notify_hello", "params": {"n": 7}},
+  {"jsonrpc": "2.0", "method": "tools/list", "params": {}, "id": "2"},
+  {"foo": "boo"},
+  {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},
+  {"jsonrpc": "2.0", "method": "get_data", "id": "9"}
+]`
+
+interface Case {
+  name: string
+  /** One message (a line on stdio). */
+  body: string
+  http: { status: number; answer?: unknown }
+  /** The answer lines on stdio, in any order. */
+  stdio: unknown[]
+}
+
+/**
+ * An HTTP answer `[...]` is a batch's: compared without order (JSON-RPC lets a server answer a
+ * batch in any order). `answer` undefined: no body.
+ */
+const CASES: Case[] = [
+  {
+    name: 'invalid JSON',
+    body: '{"jsonrpc": "2.0", "method": "ping", "params": "bar", "baz]',
+    http: { status: 400, answer: error(-32700) },
+    stdio: [error(-32700)],
+  },
+  {
+    name: 'an invalid Request object',
+    body: '{"jsonrpc": "2.0", "method": 1, "params": "bar"}',
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'a batch that is invalid JSON',
+    body: '[{"jsonrpc": "2.0", "method": "ping", "id": "1"}, {"jsonrpc": "2.0", "method"]',
+    http: { status: 400, answer: error(-32700) },
+    stdio: [error(-32700)],
+  },
+  {
+    name: 'an empty array',
+    body: '[]',
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'a non-empty invalid batch [1]',
+    body: '[1]',
+    http: { status: 400, answer: [error(-32600)] },
+    stdio: [[error(-32600)]],
+  },
+  {
+    name: 'an invalid batch [1,2,3]',
+    body: '[1,2,3]',
+    http: { status: 400, answer: [error(-32600), error(-32600), error(-32600)] },
+    stdio: [[error(-32600), error(-32600), error(-32600)]],
+  },
+  {
+    name: 'a batch inside a batch [[ping]]',
+    body: `[[${ping(1)}]]`,
+    http: { status: 400, answer: [error(-32600)] },
+    stdio: [[error(-32600)]],
+  },
+  {
+    name: 'a mixed batch',
+    body: MIXED_BATCH,
+    http: {
+      status: 200,
+      answer: [pong('1'), toolList('2'), error(-32600), error(-32601, '5'), error(-32601, '9')],
+    },
+    // stdio reads no batches: each request refused with its id, nothing run.
+    stdio: [
+      [
+        error(-32600, '1'),
+        error(-32600, '2'),
+        error(-32600),
+        error(-32600, '5'),
+        error(-32600, '9'),
+      ],
+    ],
+  },
+  {
+    name: 'a batch of one request',
+    body: `[${ping(1)}]`,
+    http: { status: 200, answer: [pong(1)] },
+    stdio: [[error(-32600, 1)]],
+  },
+  {
+    name: 'a batch of notifications only',
+    body: '[{"jsonrpc": "2.0", "method": "notify_sum", "params": {"a": 1}}, {"jsonrpc": "2.0", "method": "notifications/initialized"}]',
+    http: { status: 202 },
+    stdio: [],
+  },
+  {
+    name: 'params by name',
+    body: '{"jsonrpc": "2.0", "method": "tools/list", "params": {}, "id": 3}',
+    http: { status: 200, answer: toolList(3) },
+    stdio: [toolList(3)],
+  },
+  {
+    name: 'params by position',
+    body: '{"jsonrpc": "2.0", "method": "tools/list", "params": [1, 2], "id": 4}',
+    http: { status: 200, answer: error(-32602, 4) },
+    stdio: [error(-32602, 4)],
+  },
+  {
+    name: 'a method not found',
+    body: '{"jsonrpc": "2.0", "method": "foobar", "id": "1"}',
+    http: { status: 200, answer: error(-32601, '1') },
+    stdio: [error(-32601, '1')],
+  },
+  {
+    name: 'a notification',
+    body: '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+    http: { status: 202 },
+    stdio: [],
+  },
+  {
+    name: 'a string id',
+    body: ping('a-string'),
+    http: { status: 200, answer: pong('a-string') },
+    stdio: [pong('a-string')],
+  },
+  {
+    name: 'a number id',
+    body: ping(42),
+    http: { status: 200, answer: pong(42) },
+    stdio: [pong(42)],
+  },
+  {
+    name: 'a null id (MCP: never null)',
+    body: ping(null),
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'a fractional id (MCP: an integer)',
+    body: ping(1.5),
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'a request with a member JSON-RPC has not: its id is read',
+    body: '{"jsonrpc": "2.0", "method": "ping", "id": 7, "extra": 1}',
+    http: { status: 400, answer: error(-32600, 7) },
+    stdio: [error(-32600, 7)],
+  },
+  {
+    name: 'valid JSON that is no object',
+    body: '"ping"',
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'initialize with a version we take',
+    body: initialize('2025-06-18'),
+    http: { status: 200, answer: negotiated('2025-06-18') },
+    stdio: [negotiated('2025-06-18')],
+  },
+  {
+    name: 'initialize with a version we do not know: the latest',
+    body: initialize('2099-01-01'),
+    http: { status: 200, answer: negotiated('2025-11-25') },
+    stdio: [negotiated('2025-11-25')],
+  },
+]
+
+/** `actual` as `expected` says; an array without order. */
+function expectAnswer(actual: unknown, expected: unknown, name: string): void {
+  if (Array.isArray(expected)) {
+    expect(actual, name).toHaveLength(expected.length)
+    expect(actual, name).toEqual(expect.arrayContaining(expected))
+  } else {
+    expect(actual, name).toEqual(expected)
+  }
+}
+
+describe('JSON-RPC 2.0 examples against POST /mcp of a real toolsel serve (a read key)', () => {
+  let serve: RunningServe
+
+  beforeAll(async () => {
+    serve = await startServe([], {
+      env: { TOOLSEL_ADMIN_KEY: ADMIN_KEY, TOOLSEL_READ_KEYS: READ_KEY },
+    })
+  }, START_TIMEOUT_MS)
+  afterAll(() => serve?.stop())
+
+  const post = (body: string | Uint8Array<ArrayBuffer>) =>
+    fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${READ_KEY}` },
+      body,
+    })
+
+  it.each(CASES)('$name', async ({ name, body, http }) => {
+    const response = await post(body)
+    const text = await response.text()
+    expect(response.status, `${name}: ${text}`).toBe(http.status)
+    if (http.answer === undefined) {
+      expect(text).toBe('')
+    } else {
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+      expectAnswer(JSON.parse(text), http.answer, name)
+    }
+  })
+
+  it('reads a body that starts with a byte-order mark (RFC 8259 lets a parser ignore it)', async () => {
+    const bom = new Uint8Array(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(ping(7))]),
+    )
+    const response = await post(bom)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual(pong(7))
+  })
+
+  it('answers a batch over 100 messages with one -32600 (the SDK)', async () => {
+    const response = await post(`[${Array.from({ length: 101 }, (_, i) => ping(i)).join(',')}]`)
+    expect(response.status).toBe(400)
+    expect(await response.json()).toEqual(error(-32600))
+  })
+})
+
+/** A `toolsel mcp --stdio` child, read line by line. */
+class StdioChild {
+  readonly child: ChildProcessWithoutNullStreams
+  #lines: string[] = []
+  #waiting: (() => void) | undefined
+  #rest = ''
+  stderr = ''
+
+  constructor() {
+    const indexDir = mkdtempSync(join(tmpdir(), 'toolsel-conformance-'))
+    this.child = spawn(
+      process.execPath,
+      ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', indexDir, '--log-level', 'warn'],
+      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    )
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()))
+    this.child.stdout.on('data', (chunk: Buffer) => {
+      const parts = (this.#rest + chunk.toString()).split('\n')
+      this.#rest = parts.pop()!
+      this.#lines.push(...parts)
+      this.#waiting?.()
+    })
+  }
+
+  write(data: string | Buffer): void {
+    this.child.stdin.write(data)
+  }
+
+  /** The next line of stdout, parsed. */
+  async next(): Promise<unknown> {
+    while (this.#lines.length === 0) {
+      if (this.child.exitCode !== null) throw new Error(`exited:\n${this.stderr}`)
+      await new Promise<void>((resolve) => (this.#waiting = resolve))
+    }
+    return JSON.parse(this.#lines.shift()!) as unknown
+  }
+
+  /**
+   * Writes `data`, reads `count` lines, then writes a ping with id `mark` and reads up to its
+   * answer: the lines before it are answers to `data` too (so one case's extra answer fails that
+   * case, not the next). A request's answer comes before a later ping's on this quiet server.
+   */
+  async exchange(data: string | Buffer, count: number, mark: string): Promise<unknown[]> {
+    this.write(data)
+    const answers: unknown[] = []
+    for (let i = 0; i < count; i += 1) answers.push(await this.next())
+    this.write(`${ping(mark)}\n`)
+    for (;;) {
+      const line = await this.next()
+      if ((line as { id?: unknown }).id === mark) {
+        expect(line).toEqual(pong(mark))
+        return answers
+      }
+      answers.push(line)
+    }
+  }
+
+  stop(): void {
+    this.child.stdin.end()
+  }
+}
+
+describe('JSON-RPC 2.0 examples against a real toolsel mcp --stdio, one per line', () => {
+  let stdio: StdioChild
+
+  beforeAll(async () => {
+    stdio = new StdioChild()
+    // Started once its first answer comes.
+    expect(await stdio.exchange('', 0, 'started')).toEqual([])
+  }, START_TIMEOUT_MS)
+  afterAll(() => stdio?.stop())
+
+  it.each(CASES)('$name', async ({ name, body, stdio: expected }) => {
+    const answers = await stdio.exchange(`${body.replaceAll('\n', ' ')}\n`, expected.length, name)
+    expectAnswer(answers, expected, name)
+  })
+
+  it('skips a blank line and a line of only whitespace, unanswered', async () => {
+    expect(await stdio.exchange('\n', 0, 'blank')).toEqual([])
+    expect(await stdio.exchange(' \t \r\n', 0, 'whitespace')).toEqual([])
+  })
+
+  it('reads a line ended by CRLF', async () => {
+    expect(await stdio.exchange(`${ping('crlf')}\r\n`, 1, 'after-crlf')).toEqual([pong('crlf')])
+  })
+
+  it('reads a line that starts with a byte-order mark, as /mcp reads such a body', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf])
+    for (const id of ['bom', 'bom-again']) {
+      const line = Buffer.concat([bom, Buffer.from(`${ping(id)}\n`)])
+      expect(await stdio.exchange(line, 1, `after-${id}`)).toEqual([pong(id)])
+    }
+  })
+
+  it('reads a line with whitespace around its JSON', async () => {
+    const answers = await stdio.exchange(` \t${ping('spaced')} \t\n`, 1, 'after-spaced')
+    expect(answers).toEqual([pong('spaced')])
+  })
+})
