@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
+import { shownName, shownNames } from '../library/name-characters.ts'
 
 /** Longest instruction kept in an example, in characters. */
 export const MAX_EXAMPLE_INSTRUCTION_CHARS = 8000
@@ -120,15 +121,10 @@ function* knownToolSteps(
   }
   if (unknown.size === 0) return
   const ids = [...unknown]
-  const quoted = (list: readonly string[]) =>
-    list
-      .slice(0, 20)
-      .map((id) => `"${id}"`)
-      .join(', ') + (list.length > 20 ? ` and ${list.length - 20} more` : '')
   if (from === undefined) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Usage examples name tools that library "${libraryName}" does not have: ${quoted(ids)}.${hint?.(ids) ?? ''} Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
+      `Usage examples name tools that library "${libraryName}" does not have: ${shownNames(ids)}.${hint?.(ids) ?? ''} Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
       { details: { library: libraryName, ids } },
     )
   }
@@ -147,7 +143,7 @@ function* knownToolSteps(
     const shown = places.slice(0, MAX_PLACES_SHOWN).join(', ')
     const more =
       places.length > MAX_PLACES_SHOWN ? ` and ${places.length - MAX_PLACES_SHOWN} more` : ''
-    return `"${id}" (${shown}${more})`
+    return `${shownName(id)} (${shown}${more})`
   })
   const others = ids.length > 20 ? ` and ${ids.length - 20} more` : ''
   const unlisted = from.unlisted ?? 0

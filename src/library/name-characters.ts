@@ -45,10 +45,12 @@ export function refusedNameCharacter(
 const SHOWN_NAME_LENGTH = 64
 
 /**
- * A tool's name or id for a warning or log line: cut to 64 characters ("…" after the quotes when
- * cut), as a JSON string (C0 controls escaped) with the C1 controls, every format character
- * (bidi, zero-width) and lone surrogates written as `\u` escapes too: nothing a terminal acts on,
- * nothing invisible.
+ * A tool's name or id for a warning, log line or error message: cut to 64 characters ("…" after
+ * the quotes when cut), as a JSON string (C0 controls escaped) with the C1 controls, every format
+ * character (bidi, zero-width) and lone surrogates written as `\u` escapes too: nothing a
+ * terminal acts on, nothing invisible, whether it is printed or sent in a JSON body (where
+ * JSON.stringify would leave a U+202E as it is). Every message that quotes an id a client or a
+ * file gave uses it.
  */
 export function shownName(name: unknown): string {
   const text = typeof name === 'string' ? name : String(name)
@@ -57,4 +59,12 @@ export function shownName(name: unknown): string {
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   )
   return text.length > SHOWN_NAME_LENGTH ? `${shown}…` : shown
+}
+
+/**
+ * Ids for a message, each `shownName`, comma-separated: the first `limit`, then "and N more".
+ */
+export function shownNames(names: readonly unknown[], limit = 20): string {
+  const listed = names.slice(0, limit).map(shownName).join(', ')
+  return names.length > limit ? `${listed} and ${names.length - limit} more` : listed
 }

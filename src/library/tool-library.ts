@@ -19,6 +19,7 @@ import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { ToolsFile } from './tools-file.ts'
 import { ToolNameTable } from './tool-name-table.ts'
 import { toolIdOfProviderName } from './provider-tools.ts'
+import { shownName } from './name-characters.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
@@ -114,7 +115,7 @@ const NAMED_LEFT_OUT = 10
 export function schemasLeftOutWarning(left: readonly Tool[], fetch: string): string {
   const named = left
     .slice(0, NAMED_LEFT_OUT)
-    .map((tool) => `"${tool.id}" (${toolJsonBytes(tool).toLocaleString('en-US')} bytes)`)
+    .map((tool) => `${shownName(tool.id)} (${toolJsonBytes(tool).toLocaleString('en-US')} bytes)`)
   const more = left.length > NAMED_LEFT_OUT ? ` and ${left.length - NAMED_LEFT_OUT} more` : ''
   return `Schemas left out for ${left.length === 1 ? '1 tool' : `${left.length} tools`}: ${named.join(', ')}${more}. An answer holds at most ${MAX_ANSWER_TOOL_BYTES.toLocaleString('en-US')} bytes of tools with their schemas (the first selected tool always); ${fetch}.`
 }
@@ -263,7 +264,7 @@ class ToolLines {
       const where = this.file ? `the tools file ${this.file.path}` : 'its tools'
       throw new ToolselError(
         'INDEX_CORRUPT',
-        `Library "${this.#library}": line ${position + 1} of ${where} is not a valid tool "${id}" (damaged or changed since the index was saved). Rebuild the index with: toolsel index <file> --name ${this.#library}.`,
+        `Library "${this.#library}": line ${position + 1} of ${where} is not a valid tool ${shownName(id)} (damaged or changed since the index was saved). Rebuild the index with: toolsel index <file> --name ${this.#library}.`,
         { details: { library: this.#library, id, line: position + 1 } },
       )
     }
@@ -279,7 +280,7 @@ function positionsOf(name: string, ids: readonly string[]): Map<string, number> 
     if (previous !== undefined) {
       throw new ToolselError(
         'DUPLICATE_TOOL_ID',
-        `Library "${name}": tool id "${id}" appears twice (positions ${previous} and ${position}).`,
+        `Library "${name}": tool id ${shownName(id)} appears twice (positions ${previous} and ${position}).`,
         { details: { library: name, id } },
       )
     }
@@ -634,7 +635,7 @@ export class ToolLibrary {
     if (!tool) {
       throw new ToolselError(
         'UNKNOWN_TOOL',
-        `Library "${this.name}" has no tool "${id}".${this.unknownIdsHint([id])}`,
+        `Library "${this.name}" has no tool ${shownName(id)}.${this.unknownIdsHint([id])}`,
         { details: { library: this.name, id } },
       )
     }
@@ -689,8 +690,8 @@ export class ToolLibrary {
     for (const id of missing.slice(0, 3)) {
       const suggested = this.suggestIds(id, 3, accept)
       if (suggested.length === 0) continue
-      const options = suggested.map((candidate) => `"${candidate}"`).join(' or ')
-      hints.push(missing.length === 1 ? options : `${options} for "${id}"`)
+      const options = suggested.map(shownName).join(' or ')
+      hints.push(missing.length === 1 ? options : `${options} for ${shownName(id)}`)
     }
     return hints.length === 0
       ? ''

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ToolselError } from '../errors.ts'
+import { shownName } from './name-characters.ts'
 
 /** A JSON Schema object describing a tool's arguments (usually `{type:'object', properties}`). */
 export type JsonSchema = Record<string, unknown>
@@ -96,7 +97,7 @@ export function assertParameterShape(
     if (depth > MAX_PARAMETER_DEPTH) {
       throw new ToolselError(
         'IMPORT_FAILED',
-        `Tool "${id}": its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
+        `Tool ${shownName(id)}: its parameters are nested more than ${MAX_PARAMETER_DEPTH} levels deep; flatten the schema.`,
         { details: { id, maxDepth: MAX_PARAMETER_DEPTH } },
       )
     }
@@ -104,7 +105,7 @@ export function assertParameterShape(
     if (!Array.isArray(current) && inner.length > maxKeys) {
       throw new ToolselError(
         'IMPORT_FAILED',
-        `Tool "${id}": an object in its parameters has more than ${maxKeys.toLocaleString('en-US')} members (${inner.length.toLocaleString('en-US')}); split the tool or group its parameters.`,
+        `Tool ${shownName(id)}: an object in its parameters has more than ${maxKeys.toLocaleString('en-US')} members (${inner.length.toLocaleString('en-US')}); split the tool or group its parameters.`,
         { details: { id, maxKeys } },
       )
     }
@@ -116,7 +117,7 @@ export function assertParameterShape(
 export function tooManyParameterValues(id: string, limit: number, where = ''): ToolselError {
   return new ToolselError(
     'IMPORT_FAILED',
-    `Tool "${id}": its parameters hold more than ${limit.toLocaleString('en-US')} JSON values${where}; split the tool or simplify its schema.`,
+    `Tool ${shownName(id)}: its parameters hold more than ${limit.toLocaleString('en-US')} JSON values${where}; split the tool or simplify its schema.`,
     { details: { id, maxValues: limit } },
   )
 }

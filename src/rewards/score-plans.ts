@@ -14,6 +14,7 @@ import type { Retriever } from '../contracts.ts'
 import { retrieveOptions, type AbortInput } from '../lazy-abort.ts'
 import { createTimeSlicer } from '../time-slicer.ts'
 import { plannerReward } from './planner-reward.ts'
+import { shownName } from '../library/name-characters.ts'
 
 export interface ScorePlansOptions {
   library: ToolLibrary
@@ -51,10 +52,7 @@ export interface PlanScore {
 export function assertGoldInLibrary(library: ToolLibrary, gold: readonly string[]): void {
   const missing = gold.filter((id) => !library.has(id))
   if (missing.length === 0) return
-  const shown = missing
-    .slice(0, 10)
-    .map((id) => `"${id}"`)
-    .join(', ')
+  const shown = missing.slice(0, 10).map(shownName).join(', ')
   throw new ToolselError(
     'UNKNOWN_TOOL',
     `Library "${library.name}" has no tool ${shown}${missing.length > 10 ? ` (and ${missing.length - 10} more)` : ''}; gold ids must be tool ids of the library.${library.unknownIdsHint(missing)}`,

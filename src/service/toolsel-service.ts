@@ -46,6 +46,7 @@ import {
   type ResolvedRequest,
   type ResolvedRetrieval,
 } from './resolve-request.ts'
+import { shownNames } from '../library/name-characters.ts'
 
 export type { PipelineRequest, ResolvedRequest, ResolvedRetrieval } from './resolve-request.ts'
 export type { FailedIndex } from './load-libraries.ts'
@@ -307,7 +308,7 @@ export class ToolselService {
     if (missing.length > 0) {
       throw new ToolselError(
         'UNKNOWN_TOOL',
-        `Library "${library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}.${library.unknownIdsHint(missing, visible)}`,
+        `Library "${library.name}" has no tool ${shownNames(missing)}.${library.unknownIdsHint(missing, visible)}`,
         {
           details: { library: library.name, ids: missing },
         },

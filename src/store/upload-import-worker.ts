@@ -23,6 +23,7 @@ import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings
 import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
 import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
+import { shownName } from '../library/name-characters.ts'
 
 /** A library's tools as a saved index's manifest names them: their count and content hash. */
 export interface SavedTools {
@@ -133,7 +134,7 @@ function assertToolLineBytes(library: ToolLibrary, lines: Buffer): void {
       const id = library.idList.at(position)!
       throw new ToolselError(
         'IMPORT_FAILED',
-        `Tool "${id}" is ${bytes.toLocaleString('en-US')} bytes as JSON, more than ${MAX_TOOL_LINE_BYTES.toLocaleString('en-US')}; shorten its descriptions or split it. Nothing was imported.`,
+        `Tool ${shownName(id)} is ${bytes.toLocaleString('en-US')} bytes as JSON, more than ${MAX_TOOL_LINE_BYTES.toLocaleString('en-US')}; shorten its descriptions or split it. Nothing was imported.`,
         { details: { id, bytes, maxBytes: MAX_TOOL_LINE_BYTES } },
       )
     }

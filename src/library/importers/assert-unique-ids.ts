@@ -6,6 +6,7 @@
 import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
 import { recordLabel, type ImportContext } from './import-context.ts'
+import { shownName } from '../name-characters.ts'
 
 /**
  * What to do about a repeated id, said wherever an import can be told (`onDuplicate`): the CLI's
@@ -30,7 +31,7 @@ export function duplicateToolId(
   const second = withOperation(recordLabel(context, secondRecord), tools?.[1])
   return new ToolselError(
     'DUPLICATE_TOOL_ID',
-    `${context.file}: tool id "${id}" appears twice (${first} and ${second}); ${ON_DUPLICATE_FIX}.`,
+    `${context.file}: tool id ${shownName(id)} appears twice (${first} and ${second}); ${ON_DUPLICATE_FIX}.`,
     { details: { file: context.file, id, records: [firstRecord, secondRecord] } },
   )
 }

@@ -12,6 +12,7 @@ import { importToolsFromFile } from './import-tools.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
 import { ON_DUPLICATE_FIX } from './assert-unique-ids.ts'
 import { fileProblem } from '../../read-text-file.ts'
+import { shownName } from '../name-characters.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
 export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
@@ -126,7 +127,7 @@ function duplicateAcrossFiles(
   const where = ({ file, tool }: { file: string; tool: Tool }) => `${file} ${positionOf(tool)}`
   return new ToolselError(
     'DUPLICATE_TOOL_ID',
-    `Tool id "${id}" appears twice: ${where(first)} and ${where(second)}; ${ON_DUPLICATE_FIX}.`,
+    `Tool id ${shownName(id)} appears twice: ${where(first)} and ${where(second)}; ${ON_DUPLICATE_FIX}.`,
     { details: { id, files: [first.file, second.file] } },
   )
 }

@@ -18,6 +18,7 @@ import { ConnectSlots } from './connect-slots.ts'
 import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
 import { UpstreamConnection } from './upstream-connection.ts'
 import type { FirstSyncCounts, UpstreamState } from './upstream-state.ts'
+import { shownName } from '../../library/name-characters.ts'
 
 export class McpGateway {
   readonly config: GatewayConfig
@@ -257,7 +258,7 @@ export class McpGateway {
     if (!upstream) {
       throw new ToolselError(
         'UNKNOWN_TOOL',
-        `Tool "${tool.id}" does not belong to a gateway server (${[...this.#upstreams.keys()].join(', ') || 'none configured'}); call_tool only forwards tools of the "${this.libraryName}" library.`,
+        `Tool ${shownName(tool.id)} does not belong to a gateway server (${[...this.#upstreams.keys()].join(', ') || 'none configured'}); call_tool only forwards tools of the "${this.libraryName}" library.`,
         { details: { id: tool.id } },
       )
     }

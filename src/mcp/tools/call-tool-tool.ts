@@ -7,6 +7,7 @@ import { awaitGatewaySync, resolveView } from '../mcp-context.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, toolArguments } from '../tool-result.ts'
+import { shownName } from '../../library/name-characters.ts'
 
 const DESCRIPTION = `Run a tool of a connected server, by id, with its arguments. Ids come from search_tools or select_tools ("server.tool"); load the tool's schema with get_tool_schemas first so that the arguments match it.
 Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when the tool's server is down or too slow (list_servers shows each server's status).`
@@ -48,7 +49,7 @@ export function registerCallTool(
           if (pending) {
             throw new ToolselError(
               'UPSTREAM_UNAVAILABLE',
-              `Tool "${id}" is not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
+              `Tool ${shownName(id)} is not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
               { details: { library: gateway.libraryName, ids: [id] } },
             )
           }
@@ -57,7 +58,7 @@ export function registerCallTool(
             : ` within this client's scope (${describeScope(session.scope)})`
           throw new ToolselError(
             'UNKNOWN_TOOL',
-            `No tool "${id}" in the gateway library "${gateway.libraryName}"${scoped}.${view.library.unknownIdsHint([id])} Use an id exactly as search_tools returns it ("server.tool").`,
+            `No tool ${shownName(id)} in the gateway library "${gateway.libraryName}"${scoped}.${view.library.unknownIdsHint([id])} Use an id exactly as search_tools returns it ("server.tool").`,
             { details: { library: gateway.libraryName, ids: [id] } },
           )
         }

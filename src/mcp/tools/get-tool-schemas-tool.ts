@@ -6,6 +6,7 @@ import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from 
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
+import { shownNames } from '../../library/name-characters.ts'
 
 /** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
 export const MAX_SCHEMA_IDS = 20
@@ -61,7 +62,7 @@ export function registerGetToolSchemas(
             if (pending) {
               throw new ToolselError(
                 'UPSTREAM_UNAVAILABLE',
-                `Tool ${missing.map((id) => `"${id}"`).join(', ')} not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
+                `Tool ${shownNames(missing)} not available yet: ${pending}. Retry shortly; list_servers shows each server's status.`,
                 { details: { library: view.library.name, ids: missing } },
               )
             }
@@ -70,7 +71,7 @@ export function registerGetToolSchemas(
               : ` within this client's scope (${describeScope(session.scope)})`
             throw new ToolselError(
               'UNKNOWN_TOOL',
-              `Library "${view.library.name}" has no tool ${missing.map((id) => `"${id}"`).join(', ')}${scoped}.${view.library.unknownIdsHint(missing)} Use ids exactly as search_tools returns them.`,
+              `Library "${view.library.name}" has no tool ${shownNames(missing)}${scoped}.${view.library.unknownIdsHint(missing)} Use ids exactly as search_tools returns them.`,
               { details: { library: view.library.name, ids: missing } },
             )
           }

@@ -13,6 +13,7 @@ import { assertLibraryAccess, libraryFor, principalOf } from '../middleware/auth
 import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
 import { jsonBody, jsonRequest, pathParams, queryParams, requireJson } from '../validate.ts'
 import { createTimeSlicer } from '../../time-slicer.ts'
+import { shownNames } from '../../library/name-characters.ts'
 
 /**
  * A request's body as bytes in one buffer of their own (an upload's import worker takes it
@@ -83,7 +84,7 @@ function toolsInScope(
   if (hidden.length > 0) {
     throw new ToolselError(
       'UNKNOWN_TOOL',
-      `Library "${name}" has no tool ${hidden.map((id) => `"${id}"`).join(', ')} within this key's scope.`,
+      `Library "${name}" has no tool ${shownNames(hidden)} within this key's scope.`,
       { details: { library: name, ids: hidden } },
     )
   }
