@@ -41,6 +41,32 @@ export function refusedNameCharacter(
   return { codePoint: `U+${code}`, index: bad.index }
 }
 
+/** A tool's field that holds a character `refusedNameCharacter` finds. */
+export interface UnshowableField extends RefusedCharacter {
+  field: 'id' | 'name'
+}
+
+/**
+ * The tools whose id or name holds a character `refusedNameCharacter` finds, in order, each with
+ * those fields (name first): what an import warns of and lists in its summary.
+ */
+export function* unshowableTools<T extends { id: string; name?: unknown }>(
+  tools: Iterable<T>,
+): Generator<{ tool: T; position: number; fields: UnshowableField[] }> {
+  let position = -1
+  for (const tool of tools) {
+    position += 1
+    let fields: UnshowableField[] | undefined
+    for (const field of ['name', 'id'] as const) {
+      const text = tool[field]
+      if (typeof text !== 'string') continue
+      const bad = refusedNameCharacter(text)
+      if (bad !== undefined) (fields ??= []).push({ field, ...bad })
+    }
+    if (fields !== undefined) yield { tool, position, fields }
+  }
+}
+
 /** Longest part of a name a message shows (`shownName`), in UTF-16 code units. */
 const SHOWN_NAME_LENGTH = 64
 
@@ -59,6 +85,15 @@ export function shownName(name: unknown): string {
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   )
   return text.length > SHOWN_NAME_LENGTH ? `${shown}…` : shown
+}
+
+/**
+ * `shownName` without its quotes (`rtl\u202etxt.exe`, "…" at the end when cut): an id in a JSON
+ * field (the PUT answer's `import.suspiciousIds`), where the quotes would be doubled.
+ */
+export function escapedName(name: unknown): string {
+  const shown = shownName(name)
+  return shown.endsWith('…') ? `${shown.slice(1, -2)}…` : shown.slice(1, -1)
 }
 
 /**

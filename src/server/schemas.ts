@@ -606,6 +606,9 @@ export const RESPONSE_SCHEMAS = {
           identical: z.number(),
           schemaChanges: z.number(),
           invalidSchemas: z.number(),
+          suspiciousIds: z
+            .number()
+            .describe('Ids and names holding a control or bidi character (all of them).'),
         }),
         duplicates: z.array(
           z.object({
@@ -618,9 +621,26 @@ export const RESPONSE_SCHEMAS = {
         ),
         schemaChanges: z.array(z.object({ id: z.string(), changes: z.array(z.string()) })),
         invalidSchemas: z.array(z.object({ id: z.string(), errors: z.array(z.string()) })),
+        suspiciousIds: z
+          .array(
+            z.object({
+              id: z
+                .string()
+                .describe(
+                  'The tool\'s id escaped as JSON string text (`ns.rtl\\u202etxt.exe`: control, bidi and zero-width characters as \\u escapes, never raw), cut at 64 characters with "…" after.',
+                ),
+              tool: z.number().describe("The tool's position in the library (0-based)."),
+              field: z.enum(['id', 'name']).describe('The field that holds the character.'),
+              codePoint: z.string().describe('The first such character, as `U+202E`.'),
+              index: z.number().describe('Where it is in the field, in UTF-16 code units.'),
+            }),
+          )
+          .describe(
+            'Tools whose id or name holds a control character, a bidi embedding, override or isolate, or a lone surrogate: imported as they are (a warning says so), listed here so a client can rename them at the source. One entry per such field.',
+          ),
       })
       .describe(
-        'What the import did: renamed/dropped duplicates and parameters rewritten into JSON Schema (lists cut at 200 entries; counts complete).',
+        'What the import did: renamed/dropped duplicates, parameters rewritten into JSON Schema, and ids or names that could display as another tool (lists cut at 200 entries; counts complete).',
       ),
   }),
   readyz: z.object({ status: z.literal('ready'), ...READINESS_REPORT.shape }),

@@ -12,6 +12,7 @@ import type {
   InvalidSchema,
   SchemaChange,
 } from './import-formats.ts'
+import { escapedName, unshowableTools } from '../name-characters.ts'
 
 /** Entries listed per list; the counts are always complete. */
 export const IMPORT_SUMMARY_LIST_LIMIT = 200
@@ -27,11 +28,32 @@ export interface ImportSummary {
     identical: number
     schemaChanges: number
     invalidSchemas: number
+    /** Entries of `suspiciousIds`: ids and names holding a control or bidi character. */
+    suspiciousIds: number
   }
   /** The first IMPORT_SUMMARY_LIST_LIMIT entries of each list. */
   duplicates: DuplicateResolution[]
   schemaChanges: SchemaChange[]
   invalidSchemas: InvalidSchema[]
+  /**
+   * The tools whose id or name holds a control character, a bidi override or isolate, or a lone
+   * surrogate (imported as they are, with a warning; `refusedNameCharacter`): one entry per such
+   * field, the tool's id escaped (`escapedName`), so a client can act on them.
+   */
+  suspiciousIds: SuspiciousId[]
+}
+
+export interface SuspiciousId {
+  /** The tool's id, escaped: `ns.rtl\u202etxt.exe` (cut at 64 characters, "…" after). */
+  id: string
+  /** Its position among the library's tools (0-based). */
+  tool: number
+  /** The field that holds the character. */
+  field: 'id' | 'name'
+  /** `U+202E`. */
+  codePoint: string
+  /** Where in the field, in UTF-16 code units. */
+  index: number
 }
 
 export function summarizeImport(
@@ -44,8 +66,18 @@ export function summarizeImport(
     identical: 0,
     schemaChanges: result.schemaChanges.length,
     invalidSchemas: result.invalidSchemas.length,
+    suspiciousIds: 0,
   }
   for (const entry of result.duplicates) counts[entry.action] += 1
+  const suspiciousIds: SuspiciousId[] = []
+  for (const { tool, position, fields } of unshowableTools(result.tools)) {
+    counts.suspiciousIds += fields.length
+    for (const { field, codePoint, index } of fields) {
+      if (suspiciousIds.length < limit) {
+        suspiciousIds.push({ id: escapedName(tool.id), tool: position, field, codePoint, index })
+      }
+    }
+  }
   return {
     format: result.format,
     tools: result.tools.length,
@@ -54,5 +86,6 @@ export function summarizeImport(
     duplicates: result.duplicates.slice(0, limit),
     schemaChanges: result.schemaChanges.slice(0, limit),
     invalidSchemas: result.invalidSchemas.slice(0, limit),
+    suspiciousIds,
   }
 }

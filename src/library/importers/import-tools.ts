@@ -10,7 +10,7 @@ import {
   MAX_PARAMETER_VALUES,
   type Tool,
 } from '../tool.ts'
-import { refusedNameCharacter, shownName } from '../name-characters.ts'
+import { shownName, unshowableTools } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -334,17 +334,12 @@ export function normalizeSchemas(
 function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): void {
   const listed: string[] = []
   let count = 0
-  for (const tool of tools) {
-    const problems: string[] = []
-    for (const field of ['name', 'id'] as const) {
-      const text = tool[field]
-      if (typeof text !== 'string') continue
-      const bad = refusedNameCharacter(text)
-      if (bad !== undefined) problems.push(`${field} holds ${bad.codePoint} at ${bad.index}`)
-    }
-    if (problems.length === 0) continue
+  for (const { tool, fields } of unshowableTools(tools)) {
     count += 1
     if (listed.length < LISTED_IN_WARNINGS) {
+      const problems = fields.map(
+        ({ field, codePoint, index }) => `${field} holds ${codePoint} at ${index}`,
+      )
       listed.push(`${shownName(tool.id)}: ${problems.join(', ')}`)
     }
   }

@@ -14,6 +14,7 @@ import {
   importToolsFromFile,
   importToolsFromText,
 } from '../../../src/library/importers/import-tools.ts'
+import { summarizeImport } from '../../../src/library/importers/import-summary.ts'
 import { refusedNameCharacter, shownName } from '../../../src/library/name-characters.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { createTestApp } from '../../server/test-service.ts'
@@ -33,6 +34,17 @@ const WARNING = 'tool(s) have an id or name holding a control character'
 
 function nameWarnings(warnings: readonly string[]): string[] {
   return warnings.filter((warning) => warning.includes(WARNING))
+}
+
+/** PUT /v1/libraries/spoof with `tools` over HTTP: the 201 answer's text. */
+async function putSpoof(url: string, tools: unknown[]): Promise<string> {
+  const answer = await fetch(`${url}/v1/libraries/spoof`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tools }),
+  })
+  expect(answer.status).toBe(201)
+  return answer.text()
 }
 
 describe('tool names that display as something else', () => {
@@ -140,13 +152,7 @@ describe('tool names that display as something else', () => {
         { name: 'send_sms', description: 'Send an SMS', inputSchema: { type: 'object' } },
         { name: 'rtl\u202etxt.exe', description: 'Open a file', inputSchema: { type: 'object' } },
       ]
-      const answer = await fetch(`${server.url}/v1/libraries/spoof`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tools }),
-      })
-      expect(answer.status).toBe(201)
-      const text = await answer.text()
+      const text = await putSpoof(server.url, tools)
       // The answer's own text: the warning holds `\\u202e` escaped twice over, never U+202E.
       expect(text).not.toContain('\u202e')
       const body = JSON.parse(text) as { warnings: string[] }
@@ -163,6 +169,73 @@ describe('tool names that display as something else', () => {
     } finally {
       await server.close()
     }
+  })
+
+  it('PUT over HTTP: import.suspiciousIds lists each such field, the id escaped, capped', async () => {
+    const { app } = await createTestApp()
+    const server = await listenApp(app.fetch)
+    try {
+      const long = `long${'\u2066'.repeat(70)}`
+      const tools = [
+        { name: 'send_sms', description: 'Send an SMS', inputSchema: { type: 'object' } },
+        { name: 'rtl\u202etxt.exe', description: 'Open a file', inputSchema: { type: 'object' } },
+        { name: 'zero\u200bwidth', description: 'No warning', inputSchema: { type: 'object' } },
+        { name: long, description: 'A long one', inputSchema: { type: 'object' } },
+      ]
+      const text = await putSpoof(server.url, tools)
+      expect(text).not.toMatch(RAW)
+      const body = JSON.parse(text) as {
+        import: { counts: { suspiciousIds: number }; suspiciousIds: unknown[] }
+      }
+      expect(body.import.counts.suspiciousIds).toBe(4)
+      expect(body.import.suspiciousIds).toEqual([
+        { id: 'spoof.rtl\\u202etxt.exe', tool: 1, field: 'name', codePoint: 'U+202E', index: 3 },
+        { id: 'spoof.rtl\\u202etxt.exe', tool: 1, field: 'id', codePoint: 'U+202E', index: 9 },
+        {
+          id: `spoof.long${'\\u2066'.repeat(54)}…`,
+          tool: 3,
+          field: 'name',
+          codePoint: 'U+2066',
+          index: 4,
+        },
+        {
+          id: `spoof.long${'\\u2066'.repeat(54)}…`,
+          tool: 3,
+          field: 'id',
+          codePoint: 'U+2066',
+          index: 10,
+        },
+      ])
+      // The escaped id is JSON string text: parsed, it is the id the tool is served under.
+      const [first] = body.import.suspiciousIds as Array<{ id: string }>
+      const id = JSON.parse(`"${first.id}"`) as string
+      const tool = await fetch(`${server.url}/v1/libraries/spoof/tools/${encodeURIComponent(id)}`)
+      expect(tool.status).toBe(200)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('the summary lists up to its limit and counts every field', () => {
+    const imported = importToolsFromText(
+      JSON.stringify(
+        ['a\u202e', 'b\u0007', 'ok', 'c\u2069'].map((name) => ({ name, description: 'A tool' })),
+      ),
+      { format: 'functions' },
+    )
+    const summary = summarizeImport(imported, 2)
+    expect(summary.counts.suspiciousIds).toBe(6)
+    expect(summary.suspiciousIds).toEqual([
+      { id: 'a\\u202e', tool: 0, field: 'name', codePoint: 'U+202E', index: 1 },
+      { id: 'a\\u202e', tool: 0, field: 'id', codePoint: 'U+202E', index: 1 },
+    ])
+    const clean = summarizeImport(
+      importToolsFromText(JSON.stringify([{ name: 'ok', description: 'A tool' }]), {
+        format: 'functions',
+      }),
+    )
+    expect(clean.suspiciousIds).toEqual([])
+    expect(clean.counts.suspiciousIds).toBe(0)
   })
 })
 
