@@ -100,7 +100,8 @@ export type BodyPlan =
  * take is answered here: 400 and -32600 (200 and -32602 for a request with params by position:
  * a request answered, as the SDK answers -32601). A batch's messages are checked one by one (at
  * most MAX_BATCH_SIZE), the good ones go to the transport, each bad one gets its error in the
- * array; none good: 400 and the errors alone.
+ * array (a request whose id an earlier one of the batch has is a bad one); none good: 400 and
+ * the errors alone.
  */
 export function planBody(parsed: unknown): BodyPlan {
   if (!Array.isArray(parsed)) {
@@ -119,11 +120,22 @@ export function planBody(parsed: unknown): BodyPlan {
   if (parsed.length > MAX_BATCH_SIZE) return { forward: parsed, batch: true, errors: [] }
   const good: JSONRPCMessage[] = []
   const errors: ErrorAnswer[] = []
+  // The requests' ids: the SDK keeps one answer an id, so a second request with an id the batch
+  // already used went unanswered (MCP: an id is never used twice in a session).
+  const ids = new Set<string | number>()
   let skipped = 0
   for (const item of parsed) {
     const checked = checkMessage(item)
-    if ('message' in checked) good.push(checked.message)
-    else if (checked.refusal.notification) skipped += 1
+    if ('message' in checked) {
+      const { message } = checked
+      if (isJSONRPCRequest(message) && ids.has(message.id)) {
+        const why = `Invalid Request: the id ${JSON.stringify(message.id)} is used twice in this batch`
+        errors.push(errorAnswer(message.id, INVALID_REQUEST, why))
+        continue
+      }
+      if (isJSONRPCRequest(message)) ids.add(message.id)
+      good.push(message)
+    } else if (checked.refusal.notification) skipped += 1
     else errors.push(checked.refusal.answer)
   }
   if (good.length > 0) return { forward: good, batch: true, errors }

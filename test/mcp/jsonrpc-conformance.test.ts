@@ -148,6 +148,12 @@ const CASES: Case[] = [
     stdio: [],
   },
   {
+    name: 'a batch with an id used twice (one answer was lost)',
+    body: `[${ping(1)}, {"jsonrpc": "2.0", "method": "tools/list", "id": 1}, ${ping('1')}]`,
+    http: { status: 200, answer: [pong(1), error(-32600, 1), pong('1')] },
+    stdio: [[error(-32600, 1), error(-32600, 1), error(-32600, '1')]],
+  },
+  {
     name: 'params by name',
     body: '{"jsonrpc": "2.0", "method": "tools/list", "params": {}, "id": 3}',
     http: { status: 200, answer: toolList(3) },
