@@ -160,9 +160,10 @@ export const MAX_SERVER_MESSAGES_PER_SECOND = 5000
 export const MAX_REQUESTS_IN_FLIGHT = 10_000
 
 /**
- * Thrown by `BoundedReadBuffer.readMessage` once an upstream sent more than
- * `MAX_SERVER_MESSAGES_PER_SECOND` messages of its own within a second: the gateway closes the
- * connection (what comes after is dropped unread) and reconnects on its backoff.
+ * Thrown by `OwnMessageCount.read` (`BoundedReadBuffer.readMessage` for a stdio upstream) once an
+ * upstream sent more than `MAX_SERVER_MESSAGES_PER_SECOND` messages of its own within a second:
+ * the gateway closes the connection (what comes after is dropped unread) and reconnects on its
+ * backoff.
  */
 export class UpstreamMessageFlood extends Error {
   constructor() {
@@ -170,6 +171,49 @@ export class UpstreamMessageFlood extends Error {
       `the upstream sent more than ${MAX_SERVER_MESSAGES_PER_SECOND.toLocaleString('en-US')} messages of its own (notifications, requests, answers to requests never sent) within a second: the connection is closed and made again`,
     )
     this.name = 'UpstreamMessageFlood'
+  }
+}
+
+/**
+ * Counts an upstream's own messages (notifications, requests, answers to no request in flight)
+ * against `MAX_SERVER_MESSAGES_PER_SECOND`; told the ids of the requests sent (`sent`). One per
+ * connection, stdio (in its read buffer) or HTTP (on its transport's `onmessage`).
+ */
+export class OwnMessageCount {
+  /** Start of the current one-second window (ms) and the server's own messages in it. */
+  #windowStart = 0
+  #ownMessages = 0
+  /** The ids (as text: the SDK matches `Number(id)`) of requests sent and not answered yet. */
+  readonly #inFlight = new Set<string>()
+
+  /** Request `id` was sent: its answer is not one of the server's own messages. */
+  sent(id: MessageId): void {
+    if (this.#inFlight.size >= MAX_REQUESTS_IN_FLIGHT)
+      this.#inFlight.delete(this.#inFlight.values().next().value!)
+    this.#inFlight.add(String(Number(id)))
+  }
+
+  /** Whether `id` names a request sent and not answered yet; it is answered from now on. */
+  answered(id: unknown): boolean {
+    return (
+      (typeof id === 'string' || typeof id === 'number') &&
+      this.#inFlight.delete(String(Number(id)))
+    )
+  }
+
+  /**
+   * Counts `message` when it is one of the server's own (a request or notification of the
+   * server's, or an answer to no request in flight); past the cap throws UpstreamMessageFlood.
+   */
+  read(message: JSONRPCMessage): void {
+    if (!('method' in message) && this.answered(message.id)) return
+    const now = Date.now()
+    if (now - this.#windowStart >= 1000) {
+      this.#windowStart = now
+      this.#ownMessages = 0
+    }
+    this.#ownMessages += 1
+    if (this.#ownMessages > MAX_SERVER_MESSAGES_PER_SECOND) throw new UpstreamMessageFlood()
   }
 }
 
@@ -189,30 +233,17 @@ export class BoundedReadBuffer {
   #skipped = 0
   /** Set once a line ran away or the server flooded: what comes after is dropped. */
   #broken = false
-  /** Start of the current one-second window (ms) and the server's own messages in it. */
-  #windowStart = 0
-  #ownMessages = 0
-  /** The ids (as text: the SDK matches `Number(id)`) of requests sent and not answered yet. */
-  readonly #inFlight = new Set<string>()
+  /** The server's own messages, counted as they are read. */
+  readonly count: OwnMessageCount
 
-  constructor(maxMessageBytes: number, onOversize: (id: MessageId | undefined) => void) {
+  constructor(
+    maxMessageBytes: number,
+    onOversize: (id: MessageId | undefined) => void,
+    count = new OwnMessageCount(),
+  ) {
     this.#maxMessageBytes = maxMessageBytes
     this.#onOversize = onOversize
-  }
-
-  /** Request `id` was sent: its answer is not one of the server's own messages. */
-  sent(id: MessageId): void {
-    if (this.#inFlight.size >= MAX_REQUESTS_IN_FLIGHT)
-      this.#inFlight.delete(this.#inFlight.values().next().value!)
-    this.#inFlight.add(String(Number(id)))
-  }
-
-  /** Whether `id` names a request sent and not answered yet; it is answered from now on. */
-  #answered(id: unknown): boolean {
-    return (
-      (typeof id === 'string' || typeof id === 'number') &&
-      this.#inFlight.delete(String(Number(id)))
-    )
+    this.count = count
   }
 
   append(chunk: Buffer): void {
@@ -230,7 +261,7 @@ export class BoundedReadBuffer {
       }
       const { answers } = this.#skipping
       this.#skipping = undefined
-      this.#answered(answers)
+      this.count.answered(answers)
       this.#onOversize(answers)
       rest = rest.subarray(end + 1)
     }
@@ -258,30 +289,22 @@ export class BoundedReadBuffer {
         // A whole line over the limit that came in one chunk.
         const scanner = new TopLevelId()
         scanner.feed(line)
-        this.#answered(scanner.answers)
+        this.count.answered(scanner.answers)
         this.#onOversize(scanner.answers)
         continue
       }
       const message = deserializeMessage(line.toString('utf8').replace(/\r$/, ''))
-      // A request or notification of the server's, or an answer to no request in flight.
-      if ('method' in message || !this.#answered(message.id)) this.#countOwnMessage()
+      try {
+        this.count.read(message)
+      } catch (error) {
+        // The flood: what comes after is dropped unread.
+        this.clear()
+        this.#broken = true
+        throw error
+      }
       return message
     }
     return null
-  }
-
-  /** Counts one of the server's own messages; past the cap, breaks the buffer. */
-  #countOwnMessage(): void {
-    const now = Date.now()
-    if (now - this.#windowStart >= 1000) {
-      this.#windowStart = now
-      this.#ownMessages = 0
-    }
-    this.#ownMessages += 1
-    if (this.#ownMessages <= MAX_SERVER_MESSAGES_PER_SECOND) return
-    this.clear()
-    this.#broken = true
-    throw new UpstreamMessageFlood()
   }
 
   clear(): void {

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { UpstreamConfig } from '../../config/schema.ts'
-import { BoundedReadBuffer, type MessageId } from './bounded-read-buffer.ts'
+import { BoundedReadBuffer, OwnMessageCount, type MessageId } from './bounded-read-buffer.ts'
 
 export type UpstreamKind = 'stdio' | 'http'
 
@@ -220,6 +220,11 @@ export function createUpstreamTransport(
         maxRetries: 2,
       },
     })
+    // Its messages come parsed, from POSTs' answers and the standalone GET stream: counted on
+    // their way to the client.
+    const count = new OwnMessageCount()
+    trackRequests(http, count)
+    capOwnMessages(http, count)
     return http
   }
   const transport = new StdioClientTransport({
@@ -241,12 +246,7 @@ export function createUpstreamTransport(
     )
   })
   replaceReadBuffer(transport, lines)
-  // The ids of our requests, so that an answer to none counts toward the flood cap.
-  const send = transport.send.bind(transport)
-  transport.send = (message) => {
-    if ('method' in message && 'id' in message) lines.sent(message.id)
-    return send(message)
-  }
+  trackRequests(transport, lines.count)
   trackProcess(transport)
   let pending = ''
   let cut = false
@@ -265,6 +265,40 @@ export function createUpstreamTransport(
     }
   })
   return transport
+}
+
+/** Tells `count` the id of each request `transport` sends (an answer to none is the server's own). */
+function trackRequests(transport: Transport, count: OwnMessageCount): void {
+  const send = transport.send.bind(transport)
+  transport.send = (message, options) => {
+    if ('method' in message && 'id' in message) count.sent(message.id)
+    return send(message, options)
+  }
+}
+
+/**
+ * Counts each message `transport` hands to its `onmessage` (set by the client, later); past the
+ * cap it tells `onerror` the UpstreamMessageFlood (the gateway closes the connection) and drops
+ * what comes after. A stdio transport's count is in its read buffer instead, before parsing.
+ */
+function capOwnMessages(transport: Transport, count: OwnMessageCount): void {
+  let handler: Transport['onmessage']
+  let flooded = false
+  const counted: NonNullable<Transport['onmessage']> = (message, extra) => {
+    if (flooded) return
+    try {
+      count.read(message)
+    } catch (error) {
+      flooded = true
+      return transport.onerror?.(error as Error)
+    }
+    handler?.(message, extra)
+  }
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => (handler ? counted : undefined),
+    set: (next: Transport['onmessage']) => (handler = next),
+  })
 }
 
 /** How long a stdio server that never answered `initialize` has to exit on SIGTERM at close. */

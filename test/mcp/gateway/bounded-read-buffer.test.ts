@@ -106,7 +106,7 @@ describe('BoundedReadBuffer', () => {
       }
     }
     // Answers to requests sent: any number within a second.
-    for (let id = 0; id < 2 * MAX_SERVER_MESSAGES_PER_SECOND; id += 1) buffer.sent(id)
+    for (let id = 0; id < 2 * MAX_SERVER_MESSAGES_PER_SECOND; id += 1) buffer.count.sent(id)
     readAll(0, 2 * MAX_SERVER_MESSAGES_PER_SECOND)
     // The same ids again (answered already), then ids never sent: the cap's worth is read…
     readAll(0, MAX_SERVER_MESSAGES_PER_SECOND)

@@ -63,9 +63,18 @@ async function until(check: () => boolean, what: string, timeoutMs = 60_000): Pr
   }
 }
 
-/** A stateless Streamable HTTP server of the tools `register` adds; JSON answers or SSE streams. */
-async function httpUpstream(json: boolean, register: (server: McpServer) => void) {
+/**
+ * A stateless Streamable HTTP server of the tools `register` adds; JSON answers or SSE streams.
+ * `answer` may answer a request itself (undefined: the server does).
+ */
+async function httpUpstream(
+  json: boolean,
+  register: (server: McpServer) => void,
+  answer: (request: Request) => Promise<Response | undefined> = async () => undefined,
+) {
   const served = await listenApp(async (request) => {
+    const own = await answer(request)
+    if (own) return own
     const server = new McpServer({ name: 'bounds', version: '1.0.0' })
     register(server)
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -185,6 +194,56 @@ describe('an upstream flooding messages of its own', () => {
     await closedForFlood({ UPSTREAM_STRAY_MS: '1' }, 60_000)
   }, 60_000)
 
+  for (const own of ['list_changed', 'answers to ids never sent'] as const) {
+    it(`closes an HTTP upstream flooding its standalone SSE stream (${own}) the same way`, async () => {
+      // A raw Streamable HTTP server: JSON answers to POSTs, and on the GET stream 100 messages
+      // a chunk, as fast as the gateway reads them, for good.
+      let stray = 100_000
+      const chunk = () => {
+        let events = ''
+        for (let i = 0; i < 100; i += 1) {
+          const message =
+            own === 'list_changed'
+              ? { jsonrpc: '2.0', method: 'notifications/tools/list_changed' }
+              : { jsonrpc: '2.0', id: stray++, result: {} }
+          events += `event: message\ndata: ${JSON.stringify(message)}\n\n`
+        }
+        return new TextEncoder().encode(events)
+      }
+      const served = await listenApp(async (request) => {
+        if (request.method === 'GET') {
+          const stream = new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(chunk()) })
+          return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+        }
+        const { id, method, params } = (await request.json()) as {
+          id?: number
+          method: string
+          params?: { protocolVersion?: string }
+        }
+        if (id === undefined) return new Response(null, { status: 202 })
+        const result =
+          method === 'initialize'
+            ? {
+                protocolVersion: params?.protocolVersion,
+                capabilities: { tools: { listChanged: true } },
+                serverInfo: { name: 'flood', version: '1' },
+              }
+            : { tools: [{ name: 'tool_0', inputSchema: { type: 'object' } }] }
+        return Response.json({ jsonrpc: '2.0', id, result })
+      })
+      open.push(served)
+      const { upstream, logger } = connection(
+        { url: `${served.url}/mcp` },
+        { reconnectInitialMs: 60_000 },
+      )
+      await upstream.connect()
+      // Before: connected for good, the SDK parsing and validating each message.
+      await until(() => upstream.state().status === 'down', 'down', 20_000)
+      expect(upstream.state().lastError).toBe(FLOOD)
+      expect(logger.lines.join('\n')).toContain(`Upstream "bounded": ${FLOOD}`)
+    }, 60_000)
+  }
+
   it('names the flood when it starts during the handshake', async () => {
     // Floods from the initialize request on and answers it 2 s later: the cap closes it first.
     const { upstream } = connection(
@@ -239,6 +298,59 @@ describe('an upstream answer over gateway.maxMessageBytes', () => {
       const served = await bigHttpUpstream(json)
       const { upstream } = connection({ url: `${served.url}/mcp` })
       await oneLargeAmongMany(upstream, 'big', (bytes, delayMs) => ({ bytes, delayMs }))
+    }, 60_000)
+  }
+})
+
+describe('an HTTP upstream answer that never ends', () => {
+  for (const json of [true, false]) {
+    it(`fails its call at maxMessageBytes, reading a bounded part of it (${json ? 'a JSON body' : 'one SSE event'} streaming for good)`, async () => {
+      let streamed = 0
+      const chunk = new TextEncoder().encode('x'.repeat(64 * 1024))
+      const endless = (id: unknown) => {
+        const head = `${json ? '' : 'event: message\ndata: '}{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`
+        const body = new ReadableStream<Uint8Array>({
+          start: (controller) => controller.enqueue(new TextEncoder().encode(head)),
+          // Only as fast as the gateway reads: what it read is what was streamed.
+          pull: (controller) => {
+            streamed += chunk.length
+            controller.enqueue(chunk)
+          },
+        })
+        const type = json ? 'application/json' : 'text/event-stream'
+        return new Response(body, { headers: { 'content-type': type } })
+      }
+      const register = (server: McpServer) => {
+        for (const name of ['endless', 'ok'])
+          server.registerTool(name, {}, () => ({ content: [{ type: 'text', text: name }] }))
+      }
+      const served = await httpUpstream(json, register, async (request) => {
+        const text = request.method === 'POST' ? await request.clone().text() : ''
+        const message = text
+          ? (JSON.parse(text) as { id?: unknown; params?: { name?: string } })
+          : {}
+        return message.params?.name === 'endless' ? endless(message.id) : undefined
+      })
+      const { upstream } = connection({ url: `${served.url}/mcp` }, { callTimeoutMs: 30_000 })
+      await upstream.connect()
+      const started = Date.now()
+      await expect(upstream.callTool('endless', {})).rejects.toMatchObject({
+        code: 'UPSTREAM_UNAVAILABLE',
+        message: tooLarge('endless'),
+      })
+      expect(Date.now() - started).toBeLessThan(15_000)
+      // The gateway read up to the limit and cancelled the body: the stream stops (what it wrote
+      // past the limit is what the sockets' buffers held), the upstream told by the closed socket.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const after = streamed
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(streamed).toBe(after)
+      expect(streamed).toBeLessThan(32 * 1024 * 1024)
+      expect(upstream.state()).toMatchObject({
+        status: 'connected',
+        lastError: `tools/call endless: an upstream message was over 65,536 bytes (gateway.maxMessageBytes)`,
+      })
+      expect((await upstream.callTool('ok', {})).content).toEqual([{ type: 'text', text: 'ok' }])
     }, 60_000)
   }
 })
