@@ -22,6 +22,7 @@ import {
 } from '../examples/usage-example.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import { readStoredExamples } from '../store/examples-part.ts'
+import { droppedPartsWarning } from '../store/dropped-parts.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -177,7 +178,8 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   io.stderr(terminalText(describeImport(summarizeImport(imported, SHOWN_PER_LIST))))
   const examples = await libraryExamples(values.examples, previousIndexDir, library, config, io)
   const build = { source, previousIndexDir, logger, examples }
-  const saved = values.rebuild ? undefined : await savedManifest(previousIndexDir)
+  const previous = await savedManifest(previousIndexDir)
+  const saved = values.rebuild ? undefined : previous
   if (saved !== undefined && buildsSameIndex(saved, library, build, config)) {
     // The manifest says these tools; the files beside it must still load (a truncated or
     // overwritten file under an intact manifest is rebuilt, not kept).
@@ -200,6 +202,8 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const dir = await saveIndexedLibrary(config.library.indexDir, indexed, {
     onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
   })
+  const lost = droppedPartsWarning(name, previous, indexed.manifest, '--retriever ')
+  if (lost !== undefined) io.stderr(`Warning: ${terminalText(lost)}\n`)
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
   const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
   progress.done(

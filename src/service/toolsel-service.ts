@@ -37,6 +37,7 @@ import {
 } from '../store/library-lifecycle.ts'
 import { MANIFEST_FILE } from '../store/manifest.ts'
 import { writeSnapshot, type SnapshotManifest } from '../store/snapshot.ts'
+import { droppedPartsWarning } from '../store/dropped-parts.ts'
 import { holding, LibraryRegistry } from './library-registry.ts'
 import { failedIndex, loadStartupLibraries, type FailedIndex } from './load-libraries.ts'
 import {
@@ -581,6 +582,9 @@ export class ToolselService {
         return { summary: listed, created: false, unchanged: true, warnings, import: summary }
       }
       const { indexed, toolsIndex } = uploaded
+      // Built with the parts asked for: say which parts of the replaced index it lacks.
+      const lost = droppedPartsWarning(name, current?.manifest, indexed.manifest, '?retriever=')
+      if (lost !== undefined) warnings.push(lost)
       if (uploaded.damaged !== undefined) {
         // The detail (paths of this host) goes to the log only.
         this.logger.warn(
@@ -607,6 +611,7 @@ export class ToolselService {
       this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
         tools: indexed.library.size,
       })
+      if (lost !== undefined) this.logger.warn(lost)
       const listed = this.listLibraries().find((entry) => entry.name === name)!
       return { summary: listed, created, unchanged: false, warnings, import: summary }
     })
