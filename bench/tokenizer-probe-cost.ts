@@ -5,7 +5,10 @@
  * the tokenizer module already imported (as it is wherever an index is built or loaded), so the
  * first call's time is what the probe adds to a process's first bm25 build or load.
  *
- *   node --import tsx bench/tokenizer-probe-cost.ts [--turns 7]
+ * `--space`: the learned dense map's probe of the static GloVe vectors instead
+ * (learn/dense-space-probe.ts), timed after the vectors are loaded (about a second, not counted).
+ *
+ *   node --import tsx bench/tokenizer-probe-cost.ts [--turns 7] [--space]
  * @module
  */
 import { execFileSync } from 'node:child_process'
@@ -13,27 +16,39 @@ import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
 import { tokenizerProbe } from '../src/store/kinds/tokenizer-probe.ts'
+import { denseToolVectors } from '../src/learn/dense-encoder.ts'
+import { spaceProbe } from '../src/learn/dense-space-probe.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
     turns: { type: 'string', default: '7' },
     child: { type: 'boolean', default: false },
+    space: { type: 'boolean', default: false },
   },
 })
 
 if (args.child) {
+  const vectors = args.space ? await denseToolVectors() : undefined
+  if (args.space && vectors === undefined) throw new Error('static word vectors unavailable')
+  const probeOnce = () => (vectors ? spaceProbe(vectors.encoder) : tokenizerProbe())
   const started = performance.now()
-  const probe = tokenizerProbe()
+  const probe = probeOnce()
   const first = performance.now() - started
   const again = performance.now()
-  tokenizerProbe()
+  probeOnce()
   console.log(JSON.stringify({ probe, first, cached: performance.now() - again }))
 } else {
   const turns: { probe: string; first: number; cached: number }[] = []
   for (let turn = 0; turn < Number(args.turns); turn++) {
     const out = execFileSync(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child'],
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(import.meta.url),
+        '--child',
+        ...(args.space ? ['--space'] : []),
+      ],
       { encoding: 'utf8' },
     )
     turns.push(JSON.parse(out.trim().split('\n').at(-1)!))
@@ -41,7 +56,7 @@ if (args.child) {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]
   const ms = (value: number) => value.toFixed(3)
   console.log(
-    `tokenizer probe ${turns[0].probe}: ${turns.length} processes, load ${loadavg()
+    `${args.space ? 'dense space' : 'tokenizer'} probe ${turns[0].probe}: ${turns.length} processes, load ${loadavg()
       .map((value) => value.toFixed(2))
       .join(' ')}`,
   )

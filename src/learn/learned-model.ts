@@ -43,6 +43,9 @@ export function requiredFormatVersion(
 /** Where the shipped default model lives. */
 export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('./default-model.json', import.meta.url))
 
+/** The encoder a learned dense map applies to: the process' static GloVe vectors (dense-encoder.ts). */
+export const DENSE_MAP_BASE = 'static:glove-100d'
+
 const SplitMetricsSchema = z.object({
   name: z.string(),
   queries: z.number().int(),
@@ -87,7 +90,13 @@ const LearnedModelSchema = z.object({
    */
   denseMap: z
     .object({
-      base: z.literal('static:glove-100d'),
+      /** The encoder the maps apply to, by name: only `static:glove-100d` is applied. */
+      base: z.string().max(300),
+      /**
+       * The base vectors by content (dense-space-probe.ts) when the map was trained; absent in
+       * models trained before round 35 (applied as before).
+       */
+      baseProbe: z.string().max(100).optional(),
       /** The base vectors' dimension (100): the maps are size × size. */
       size: z.number().int().positive().max(1024),
       query: z.array(z.number()),
@@ -97,7 +106,7 @@ const LearnedModelSchema = z.object({
       (map) => map.query.length === map.size * map.size && map.tool.length === map.size * map.size,
       { message: 'query and tool must each hold size × size values' },
     )
-    .refine((map) => map.size === 100, {
+    .refine((map) => map.base !== DENSE_MAP_BASE || map.size === 100, {
       message: 'size must be 100, the dimension of the static:glove-100d vectors',
     })
     .optional(),
@@ -244,6 +253,12 @@ export function parseLearnedModel(text: string, source: string): LearnedModel {
     throw new ToolselError(
       'INVALID_INPUT',
       `Learned model ${source} has an acceptance model that is not over the ${FEATURE_NAMES.length} features without the dense ones, or no dense features. Retrain it with \`toolsel train --learned-dense --dense-free-acceptance\`.`,
+    )
+  }
+  if (model.denseMap !== undefined && model.denseMap.base !== DENSE_MAP_BASE) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Learned model ${source} has a dense map over ${JSON.stringify(model.denseMap.base.slice(0, 100))} vectors; this version applies dense maps to ${DENSE_MAP_BASE} vectors only. Retrain it with \`toolsel train --learned-dense\`.`,
     )
   }
   if (model.denseMap !== undefined && !usesDenseFeatures(model)) {

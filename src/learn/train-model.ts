@@ -48,6 +48,7 @@ import {
   type DenseMapSet,
 } from './dense-map.ts'
 import { queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
+import { spaceProbe } from './dense-space-probe.ts'
 
 export interface TrainingSource {
   name: string
@@ -412,6 +413,8 @@ export function trainingSets(
 export interface LearnedDenseMap {
   /** The encoder the maps apply to: the selector loads the process' static GloVe vectors. */
   base: 'static:glove-100d'
+  /** The base vectors by content (dense-space-probe.ts): the selector skips the map over others. */
+  baseProbe: string
   size: number
   query: number[]
   tool: number[]
@@ -504,6 +507,7 @@ function learnDenseMap(
   )
   const map: LearnedDenseMap = {
     base: 'static:glove-100d',
+    baseProbe: spaceProbe(dense.encoder),
     size: stored.size,
     query: Array.from(stored.query),
     tool: Array.from(stored.tool),

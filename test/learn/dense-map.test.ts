@@ -9,9 +9,10 @@ import { learnedToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
   DENSE_FEATURE_NAMES,
   denseToolText,
-  type DenseToolVectors,
+  DenseToolVectors,
   type TextEncoder,
 } from '../../src/learn/dense-features.ts'
+import { spaceProbe } from '../../src/learn/dense-space-probe.ts'
 import {
   applyMap,
   denseMapLoss,
@@ -306,5 +307,61 @@ describe('a model trained with --learned-dense', () => {
     } finally {
       await rm(directory, { recursive: true, force: true })
     }
+  }, 120_000)
+})
+
+describe('the space a learned dense map was trained over', () => {
+  let vectors: DenseToolVectors
+  beforeAll(async () => {
+    vectors = await requireDenseVectors()
+  }, DENSE_LOAD_TIMEOUT_MS)
+
+  it('is recorded by content, and a map over other vectors of the same name is skipped, saying so', async () => {
+    const trained = trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
+      bm25: BM25_SETTINGS,
+      dense: vectors,
+      learnDense: { epochs: 1 },
+    })
+    const probe = spaceProbe(vectors.encoder)
+    expect(probe).toMatch(/^sha256:[0-9a-f]{16}$/)
+    expect(trained.denseMap).toMatchObject({ base: 'static:glove-100d', baseProbe: probe })
+    // The shipped model was trained over the vectors this install loads.
+    expect(loadDefaultModel().denseMap?.baseProbe).toBe(probe)
+
+    // Other vectors under the same id and dimension (another release of the word-vector
+    // package): every value scaled and shifted, as a retrained file's would differ.
+    const other = new DenseToolVectors({
+      modelId: 'static:glove-100d',
+      embedText: (text) => vectors.encoder.embedText(text).map((value) => value * 0.5 + 0.01),
+    })
+    expect(spaceProbe(other.encoder)).not.toBe(probe)
+    const warnings: string[] = []
+    const map = parseLearnedModel(JSON.stringify(trained), 'trained').denseMap!
+    const overOther = (stored: typeof map) =>
+      learnedToolVectors(
+        stored,
+        (line) => warnings.push(line),
+        async () => other,
+      )
+    // Was: the map applied to the other vectors (tool vectors returned, nothing said).
+    expect(await overOther(map)).toBe(undefined)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('dense map skipped, dense features left neutral')
+    expect(warnings[0]).toContain(`other static:glove-100d vectors than this process loaded`)
+    expect(warnings[0]).toContain(`probe ${probe} vs ${spaceProbe(other.encoder)}`)
+
+    // A map from before round 35 records no probe: applied as before.
+    const { baseProbe: _probe, ...older } = map
+    expect(await overOther(older)).toBeInstanceOf(DenseToolVectors)
+    expect(warnings).toHaveLength(1)
+    // Another encoder by name: refused when the model is read.
+    expect(() =>
+      parseLearnedModel(
+        JSON.stringify({ ...trained, denseMap: { ...trained.denseMap, base: 'onnx:bge-small' } }),
+        'other-base.json',
+      ),
+    ).toThrow(
+      'Learned model other-base.json has a dense map over "onnx:bge-small" vectors; this version applies dense maps to static:glove-100d vectors only.',
+    )
   }, 120_000)
 })
