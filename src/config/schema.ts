@@ -826,6 +826,13 @@ const GatewaySchema = z
       .min(64 * 1024)
       .default(8 * 1024 * 1024),
     /**
+     * Most messages of its own (notifications, requests, answers to requests never sent) one
+     * upstream may send in a second; past it the connection is closed (`down`, `lastError` naming
+     * this setting) and made again on the reconnect backoff. A real server sends a few
+     * (list_changed, progress, log lines). 100 to 1,000,000; default 5,000.
+     */
+    maxServerMessagesPerSecond: z.number().int().min(100).max(1_000_000).default(5_000),
+    /**
      * Time limit for starting a stdio server: from spawning its process to its answer to
      * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node
      * loading its modules on a busy host) can take far longer than a handshake. Default 30,000.

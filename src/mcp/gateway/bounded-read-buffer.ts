@@ -143,8 +143,9 @@ export class UpstreamLineRunaway extends Error {
 }
 
 /**
- * Most messages of the server's own (notifications, requests, and answers to requests never sent
- * or already answered: none answers a request of ours) one stdio upstream may send in a second.
+ * The default of `gateway.maxServerMessagesPerSecond`: most messages of the server's own
+ * (notifications, requests, and answers to requests never sent or already answered: none
+ * answers a request of ours) one upstream may send in a second.
  * A real server sends a few (list_changed, progress, log lines); one sending 50 a millisecond
  * held a core (80-88% CPU, the SDK reading and validating each; answers to ids never sent ~40%,
  * the SDK dropping each with an error) for as long as it went on. Counted as they are read, so a
@@ -161,14 +162,14 @@ export const MAX_REQUESTS_IN_FLIGHT = 10_000
 
 /**
  * Thrown by `OwnMessageCount.read` (`BoundedReadBuffer.readMessage` for a stdio upstream) once an
- * upstream sent more than `MAX_SERVER_MESSAGES_PER_SECOND` messages of its own within a second:
+ * upstream sent more than `gateway.maxServerMessagesPerSecond` messages of its own within a second:
  * the gateway closes the connection (what comes after is dropped unread) and reconnects on its
  * backoff.
  */
 export class UpstreamMessageFlood extends Error {
-  constructor() {
+  constructor(perSecond: number) {
     super(
-      `the upstream sent more than ${MAX_SERVER_MESSAGES_PER_SECOND.toLocaleString('en-US')} messages of its own (notifications, requests, answers to requests never sent) within a second: the connection is closed and made again`,
+      `the upstream sent more than ${perSecond.toLocaleString('en-US')} messages of its own (notifications, requests, answers to requests never sent) within a second (gateway.maxServerMessagesPerSecond): the connection is closed and made again`,
     )
     this.name = 'UpstreamMessageFlood'
   }
@@ -176,7 +177,7 @@ export class UpstreamMessageFlood extends Error {
 
 /**
  * Counts an upstream's own messages (notifications, requests, answers to no request in flight)
- * against `MAX_SERVER_MESSAGES_PER_SECOND`; told the ids of the requests sent (`sent`). One per
+ * against `gateway.maxServerMessagesPerSecond`; told the ids of the requests sent (`sent`). One per
  * connection, stdio (in its read buffer) or HTTP (on its transport's `onmessage`).
  */
 export class OwnMessageCount {
@@ -185,6 +186,12 @@ export class OwnMessageCount {
   #ownMessages = 0
   /** The ids (as text: the SDK matches `Number(id)`) of requests sent and not answered yet. */
   readonly #inFlight = new Set<string>()
+  readonly #perSecond: number
+
+  /** `perSecond`: `gateway.maxServerMessagesPerSecond`. */
+  constructor(perSecond = MAX_SERVER_MESSAGES_PER_SECOND) {
+    this.#perSecond = perSecond
+  }
 
   /** Request `id` was sent: its answer is not one of the server's own messages. */
   sent(id: MessageId): void {
@@ -213,7 +220,7 @@ export class OwnMessageCount {
       this.#ownMessages = 0
     }
     this.#ownMessages += 1
-    if (this.#ownMessages > MAX_SERVER_MESSAGES_PER_SECOND) throw new UpstreamMessageFlood()
+    if (this.#ownMessages > this.#perSecond) throw new UpstreamMessageFlood(this.#perSecond)
   }
 }
 

@@ -137,10 +137,15 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
   return redacted
 }
 
-/** What bounds one upstream: its messages' size, and what to do when one is over it. */
+/** What bounds one upstream: its messages' size and rate, and what to do when one is over it. */
 export interface UpstreamLimits {
   /** Most bytes of one message (`gateway.maxMessageBytes`). */
   maxMessageBytes: number
+  /**
+   * Most messages of its own a second (`gateway.maxServerMessagesPerSecond`, default
+   * `MAX_SERVER_MESSAGES_PER_SECOND`); past it the transport reports an UpstreamMessageFlood.
+   */
+  maxServerMessagesPerSecond?: number
   /**
    * Told, for the log, of each message dropped at `maxMessageBytes`: `answered` says which request
    * it failed, if any. The request it answered is failed by the transport itself (`isOversizeReply`):
@@ -200,7 +205,8 @@ export function createUpstreamTransport(
   onStderr: (line: string) => void,
   limits: UpstreamLimits,
 ): Transport {
-  const { maxMessageBytes, onOversize } = limits
+  const { maxMessageBytes, onOversize, maxServerMessagesPerSecond } = limits
+  const count = new OwnMessageCount(maxServerMessagesPerSecond)
   if ('url' in config) {
     const http: Transport = new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
@@ -222,7 +228,6 @@ export function createUpstreamTransport(
     })
     // Its messages come parsed, from POSTs' answers and the standalone GET stream: counted on
     // their way to the client.
-    const count = new OwnMessageCount()
     trackRequests(http, count)
     capOwnMessages(http, count)
     return http
@@ -237,14 +242,18 @@ export function createUpstreamTransport(
   // The SDK's read buffer would close the transport on a line over the limit (and on several
   // small lines that arrive together past it), failing every call; this one skips the line and
   // fails the one request it answered.
-  const lines = new BoundedReadBuffer(maxMessageBytes, (id) => {
-    if (id !== undefined) failRequest(transport, id, maxMessageBytes)
-    onOversize(
-      id !== undefined
-        ? `the answer to request ${id}, which failed`
-        : 'a message that answered no request',
-    )
-  })
+  const lines = new BoundedReadBuffer(
+    maxMessageBytes,
+    (id) => {
+      if (id !== undefined) failRequest(transport, id, maxMessageBytes)
+      onOversize(
+        id !== undefined
+          ? `the answer to request ${id}, which failed`
+          : 'a message that answered no request',
+      )
+    },
+    count,
+  )
   replaceReadBuffer(transport, lines)
   trackRequests(transport, lines.count)
   trackProcess(transport)

@@ -201,7 +201,7 @@ export class UpstreamConnection {
     const { settings, logger } = this.#options
     const client = new Client(MCP_GATEWAY_CLIENT_INFO)
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
-    const { maxMessageBytes } = settings
+    const { maxMessageBytes, maxServerMessagesPerSecond } = settings
     // A stdio line that never ends closes the transport (bounded-read-buffer.ts), and so does a
     // flood of the server's own messages (closed here: the SDK only reports a read error):
     // said once, and the reason the server is down.
@@ -225,6 +225,7 @@ export class UpstreamConnection {
     }
     const transport = createUpstreamTransport(this.config, this.#stderr, {
       maxMessageBytes,
+      maxServerMessagesPerSecond,
       // The request it answered failed on its own; the connection and other calls go on.
       onOversize: (dropped) =>
         logger.warn(

@@ -23,7 +23,7 @@ const NODE_UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', imp
 const LIMIT = 64 * 1024
 const TOKEN = 'sk-upstream-secret-0123456789'
 const FLOOD =
-  'the upstream sent more than 5,000 messages of its own (notifications, requests, answers to requests never sent) within a second: the connection is closed and made again'
+  'the upstream sent more than 5,000 messages of its own (notifications, requests, answers to requests never sent) within a second (gateway.maxServerMessagesPerSecond): the connection is closed and made again'
 
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
@@ -187,6 +187,22 @@ describe('an upstream flooding messages of its own', () => {
     await until(() => upstream.state().status === 'down', 'closed again', 30_000)
     expect(upstream.state().lastError).toBe(FLOOD)
   }, 120_000)
+
+  it('takes its cap from gateway.maxServerMessagesPerSecond', async () => {
+    // 20 list_changed a millisecond (~20,000 a second): under a cap of 1,000,000 it stays up.
+    const { upstream } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_LIST_CHANGED_MS: '1' } },
+      { maxServerMessagesPerSecond: 1_000_000 },
+    )
+    await upstream.connect()
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    expect(upstream.state()).toMatchObject({ status: 'connected', lastError: null })
+    // Outside 100 to 1,000,000: a config error naming the key.
+    for (const value of [99, 1_000_001, 1.5])
+      expect(() => parseConfig({ gateway: { maxServerMessagesPerSecond: value } })).toThrow(
+        /maxServerMessagesPerSecond/,
+      )
+  }, 60_000)
 
   it('counts answers to requests never sent: past 5,000 a second it is closed the same way', async () => {
     // 20 answers to ids from 100,000 up every millisecond, from its first tools/list answer on.
