@@ -24,6 +24,10 @@ search_tools, get_tool_schemas and select_tools; with a gateway also call_tool a
 stdout carries MCP messages only; logs go to stderr. Over HTTP, "toolsel serve" serves the same
 tools at /mcp. See docs/mcp.md.
 
+It stops when its stdin ends or on SIGINT/SIGTERM: it answers the requests it has received, then
+closes its upstreams, the whole stop within server.shutdownGraceMs (default 10000 ms); upstream
+processes still running at its end are SIGKILLed.
+
 Options:
   --stdio                   Serve over stdin/stdout (required)
   --library <ref>           Default library: index name, index dir, tool file or directory

@@ -273,6 +273,16 @@ describe('toolsel serve --help on stopping', () => {
   })
 })
 
+describe('toolsel mcp --help on stopping', () => {
+  it('says how it stops and within which grace (was: nowhere but README)', async () => {
+    const text = (await help('mcp')).replace(/\s+/g, ' ')
+    expect(text).toContain('It stops when its stdin ends or on SIGINT/SIGTERM')
+    const grace = parseConfig({}).server.shutdownGraceMs
+    expect(text).toContain(`within server.shutdownGraceMs (default ${grace} ms)`)
+    expect(text).toContain('still running at its end are SIGKILLed')
+  })
+})
+
 describe("each command's --help against its parser", () => {
   /** Flags a help names that belong to another command, with that command. */
   const ELSEWHERE: Record<string, Record<string, string>> = {
