@@ -5,6 +5,7 @@
  * @module
  */
 import { jsonText } from '../terminal-text.ts'
+import type { IdList } from './id-table.ts'
 
 /**
  * Warned of on import (the tools are imported as they are), skipped by the gateway: control
@@ -65,6 +66,24 @@ export function* unshowableTools<T extends { id: string; name?: unknown }>(
     }
     if (fields !== undefined) yield { tool, position, fields }
   }
+}
+
+/**
+ * Positions (ascending) of the ids in `ids` that hold a character `refusedNameCharacter` finds:
+ * what an import would have warned of, for an index saved before imports did (a load checks it).
+ * A list of an index's bytes (`PackedIds`) names the few ids that may hold one without decoding
+ * the others; an array is checked id by id.
+ */
+export function unshowableIdPositions(ids: IdList & { suspectPositions?(): number[] }): number[] {
+  const positions: number[] = []
+  const candidates = ids.suspectPositions?.()
+  const check = (position: number) => {
+    const id = ids.at(position)
+    if (id !== undefined && refusedNameCharacter(id) !== undefined) positions.push(position)
+  }
+  if (candidates !== undefined) candidates.forEach(check)
+  else for (let position = 0; position < ids.length; position += 1) check(position)
+  return positions
 }
 
 /** Longest part of a name a message shows (`shownName`), in UTF-16 code units. */

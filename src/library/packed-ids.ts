@@ -126,6 +126,48 @@ export class PackedIds implements IdList {
     return at === last ? new PackedIds(bytes, bounds, escaped, ranks) : undefined
   }
 
+  /**
+   * Positions (ascending) whose id may hold a character `refusedNameCharacter` finds, found
+   * without decoding the ids (a load checks a million ids this way: a few native byte searches).
+   * JSON.stringify writes C0 controls and lone surrogates as `\u` escapes, so those ids are among
+   * the few decoded at load (`#escaped`); the others are raw UTF-8 with a rare lead: DEL (7F), C1
+   * (C2 80-9F), U+202A-202E (E2 80 AA-AE), U+2066-2069 (E2 81 A6-A9). The caller checks each id
+   * it gets (an escaped id is listed whatever it holds).
+   */
+  suspectPositions(): number[] {
+    const bytes = this.#bytes
+    const found = new Set<number>(this.#escaped.keys())
+    for (let at = bytes.indexOf(0x7f); at !== -1; at = bytes.indexOf(0x7f, at + 1)) {
+      found.add(this.#positionOfByte(at))
+    }
+    for (let at = bytes.indexOf(0xc2); at !== -1; at = bytes.indexOf(0xc2, at + 1)) {
+      const next = bytes[at + 1]
+      if (next >= 0x80 && next <= 0x9f) found.add(this.#positionOfByte(at))
+    }
+    for (let at = bytes.indexOf(0xe2); at !== -1; at = bytes.indexOf(0xe2, at + 1)) {
+      const [second, third] = [bytes[at + 1], bytes[at + 2]]
+      if (
+        (second === 0x80 && third >= 0xaa && third <= 0xae) ||
+        (second === 0x81 && third >= 0xa6 && third <= 0xa9)
+      )
+        found.add(this.#positionOfByte(at))
+    }
+    return [...found].sort((a, b) => a - b)
+  }
+
+  /** The position of the id whose bytes hold byte offset `at` (ids' bytes only hold ids' bytes). */
+  #positionOfByte(at: number): number {
+    const bounds = this.#bounds
+    let low = 0
+    let high = this.length - 1
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1
+      if (bounds[2 * middle] <= at) low = middle
+      else high = middle - 1
+    }
+    return low
+  }
+
   at(position: number): string | undefined {
     if (!(Number.isInteger(position) && position >= 0 && position < this.length)) return undefined
     const positions = this.#slotPositions

@@ -44,6 +44,11 @@ import { pathExists } from './path-exists.ts'
 import { recordIndexFiles } from './index-files-record.ts'
 import { syncPath, syncTree } from '../write-file-atomically.ts'
 import {
+  refusedNameCharacter,
+  shownName,
+  unshowableIdPositions,
+} from '../library/name-characters.ts'
+import {
   describeLeft,
   goneStuckJournals,
   journalLibraries,
@@ -678,6 +683,7 @@ export async function loadIndexedLibrary(
       `Index "${manifest.library}" at ${dir}: its tools file does not match its manifest (hash or count differs). ${rebuild}`,
     )
   }
+  if (options.logger !== undefined) warnOfUnshowableIds(library, dir, options.logger)
   const built = Object.keys(manifest.retrievers)
   const unknown = built.flatMap((name) => partNameProblem(name) ?? [])
   if (unknown.length > 0) {
@@ -710,6 +716,30 @@ export async function loadIndexedLibrary(
   }
   const examples = await loadExamples(dir, manifest, library, config.examples)
   return { library, manifest, retrievers, dir, ...(examples && { examples }) }
+}
+
+/** Ids a load's warning names (`warnOfUnshowableIds`); the count is complete. */
+const LISTED_UNSHOWABLE_IDS = 3
+
+/**
+ * One warning when the loaded library has tool ids holding a control character, a bidi override
+ * or isolate, or a lone surrogate (`refusedNameCharacter`): an index saved (or a snapshot taken)
+ * before imports warned of them. The library is served as it is; the ids are checked, not the
+ * names (reading those means parsing every tool; `suspectPositions` finds the ids to check with a
+ * few byte searches of a million ids, bench/README round 35).
+ */
+function warnOfUnshowableIds(library: ToolLibrary, dir: string, logger: Logger): void {
+  const positions = unshowableIdPositions(library.idList)
+  if (positions.length === 0) return
+  const listed = positions.slice(0, LISTED_UNSHOWABLE_IDS).map((position) => {
+    const id = library.idList.at(position)!
+    const { codePoint, index } = refusedNameCharacter(id)!
+    return `${shownName(id)}: ${codePoint} at ${index}`
+  })
+  logger.warn(
+    `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (saved before imports warned of them; served as they are, such a tool may display as another one): ${listed.join('; ')}${positions.length > LISTED_UNSHOWABLE_IDS ? '; …' : ''}. Rename them at the source and import the library again.`,
+    { library: library.name, unshowableIds: positions.length },
+  )
 }
 
 function isComposite(kind: RetrieverKind): boolean {

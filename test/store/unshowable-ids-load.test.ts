@@ -1,0 +1,108 @@
+/**
+ * A saved index whose tool ids hold a control character, a bidi override or isolate, or a lone
+ * surrogate (saved before imports warned of them, or a snapshot restored): the load serves it as
+ * it is and logs one warning naming the ids escaped. The check reads the ids section's bytes
+ * (`PackedIds.suspectPositions`), so it must find exactly what `refusedNameCharacter` finds.
+ */
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { refusedNameCharacter, unshowableIdPositions } from '../../src/library/name-characters.ts'
+import { PackedIds } from '../../src/library/packed-ids.ts'
+import type { Tool } from '../../src/library/tool.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import {
+  buildIndexedLibrary,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
+import { restoreSnapshot, writeSnapshot } from '../../src/store/snapshot.ts'
+
+const config = defaultConfig()
+
+/** A PackedIds over `ids` as an index's ids section holds them. */
+function packed(ids: readonly string[]): PackedIds {
+  return PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+}
+
+function tool(id: string): Tool {
+  return { id, name: id, description: `The ${id} tool`, parameters: { type: 'object' } }
+}
+
+/** What no log line may hold raw. */
+const RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/
+
+describe('ids checked at load', () => {
+  it('the byte scan finds what refusedNameCharacter finds, over every UTF-16 code unit', () => {
+    const ids: string[] = []
+    for (let code = 0; code < 0x10000; code += 1) ids.push(`id${String.fromCharCode(code)}x`)
+    ids.push('lone\ud800', 'lone\udfff', 'pair\ud83d\udd0e', 'quote"and\\slash', 'plain')
+    const expected = ids.flatMap((id, position) =>
+      refusedNameCharacter(id) === undefined ? [] : [position],
+    )
+    // C0 (32), DEL and C1 (33), U+202A-202E (5), U+2066-2069 (4), each surrogate alone (2048), 2 more.
+    expect(expected).toHaveLength(32 + 33 + 5 + 4 + 2048 + 2)
+    expect(unshowableIdPositions(packed(ids))).toEqual(expected)
+    expect(unshowableIdPositions(ids)).toEqual(expected)
+    // Harmless neighbours of the bytes it looks for are not even suspected: © (C2 A9),
+    // ’ (E2 80 99), ZWJ (E2 80 8D), U+2060 (E2 81 A0).
+    expect(packed(['a©', 'b’', 'c\u200d', 'd\u2060', 'e\u202e']).suspectPositions()).toEqual([4])
+  })
+
+  it('a saved index holding such ids loads as it is, with one warning naming them escaped', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-unshowable-'))
+    const ids = [
+      'mail.send',
+      'rtl\u202etxt.exe',
+      'clear\u001b[2J',
+      'csi\u009b31m',
+      'isolate\u2067x',
+    ]
+    const library = new ToolLibrary('spoof', ids.map(tool))
+    const dir = await saveIndexedLibrary(indexDir, await buildIndexedLibrary(library, config))
+    const logger = createMemoryLogger()
+    const loaded = await loadIndexedLibrary(dir, config, { logger })
+    expect(loaded.library.idList.length).toBe(5)
+    expect(loaded.library.require('rtl\u202etxt.exe').id).toBe('rtl\u202etxt.exe')
+    const warnings = logger.lines.filter((line) => line.includes('tool id(s) hold'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).not.toMatch(RAW)
+    expect(warnings[0]).toContain(' WARN ')
+    expect(warnings[0]).toContain('"unshowableIds":4')
+    expect(warnings[0]).toContain(`Library "spoof" (${dir}): 4 tool id(s) hold a control character`)
+    expect(warnings[0]).toContain(
+      '"rtl\\u202etxt.exe": U+202E at 3; "clear\\u001b[2J": U+001B at 5; "csi\\u009b31m": U+009B at 3; …',
+    )
+
+    // A clean library: no warning.
+    const clean = createMemoryLogger()
+    const cleanDir = await saveIndexedLibrary(
+      indexDir,
+      await buildIndexedLibrary(new ToolLibrary('clean', ['a', 'b©’'].map(tool)), config),
+    )
+    await loadIndexedLibrary(cleanDir, config, { logger: clean })
+    expect(clean.lines.filter((line) => line.includes('tool id(s) hold'))).toEqual([])
+  })
+
+  it('a snapshot holding such ids restores as it is, with the warning', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-unshowable-snapshot-'))
+    const library = new ToolLibrary('spoof', ['ok', 'rtl\u202etxt.exe'].map(tool))
+    await writeSnapshot(join(root, 'snap'), [await buildIndexedLibrary(library, config)])
+    const logger = createMemoryLogger()
+    const restored = await restoreSnapshot(
+      join(root, 'snap'),
+      join(root, 'indexes'),
+      config,
+      logger,
+    )
+    expect(restored).toEqual(['spoof'])
+    const warnings = logger.lines.filter((line) => line.includes('tool id(s) hold'))
+    expect(warnings).toEqual([expect.stringContaining('1 tool id(s) hold')])
+    expect(warnings[0]).toContain('"rtl\\u202etxt.exe": U+202E at 3. Rename them')
+    const loaded = await loadIndexedLibrary(join(root, 'indexes', 'spoof'), config)
+    expect(loaded.library.idList.at(1)).toBe('rtl\u202etxt.exe')
+  })
+})
