@@ -11,6 +11,7 @@
  */
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import {
+  isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
   type JSONRPCMessage,
@@ -95,13 +96,40 @@ export type BodyPlan =
     }
 
 /**
+ * A batch's messages checked one by one: the good ones, and the errors of the bad ones (a
+ * request whose id an earlier one of the batch has is a bad one: the SDK keeps one answer an id,
+ * so the later went unanswered; MCP never uses an id twice), and how many notifications were
+ * refused (JSON-RPC answers none). At most MAX_BATCH_SIZE items (the callers' bound).
+ */
+function splitBatch(items: unknown[]) {
+  const good: JSONRPCMessage[] = []
+  const errors: ErrorAnswer[] = []
+  const ids = new Set<string | number>()
+  let skipped = 0
+  for (const item of items) {
+    const checked = checkMessage(item)
+    if ('message' in checked) {
+      const { message } = checked
+      if (isJSONRPCRequest(message) && ids.has(message.id)) {
+        const why = `Invalid Request: the id ${JSON.stringify(message.id)} is used twice in this batch`
+        errors.push(errorAnswer(message.id, INVALID_REQUEST, why))
+        continue
+      }
+      if (isJSONRPCRequest(message)) ids.add(message.id)
+      good.push(message)
+    } else if (checked.refusal.notification) skipped += 1
+    else errors.push(checked.refusal.answer)
+  }
+  return { good, errors, skipped }
+}
+
+/**
  * What /mcp does with a parsed body. A single message the SDK takes, and a batch over
  * MAX_BATCH_SIZE (the SDK's -32600), go to the transport unchanged. A single message it does not
  * take is answered here: 400 and -32600 (200 and -32602 for a request with params by position:
  * a request answered, as the SDK answers -32601). A batch's messages are checked one by one (at
- * most MAX_BATCH_SIZE), the good ones go to the transport, each bad one gets its error in the
- * array (a request whose id an earlier one of the batch has is a bad one); none good: 400 and
- * the errors alone.
+ * most MAX_BATCH_SIZE, `splitBatch`), the good ones go to the transport, each bad one gets its
+ * error in the array; none good: 400 and the errors alone.
  */
 export function planBody(parsed: unknown): BodyPlan {
   if (!Array.isArray(parsed)) {
@@ -118,26 +146,7 @@ export function planBody(parsed: unknown): BodyPlan {
     }
   }
   if (parsed.length > MAX_BATCH_SIZE) return { forward: parsed, batch: true, errors: [] }
-  const good: JSONRPCMessage[] = []
-  const errors: ErrorAnswer[] = []
-  // The requests' ids: the SDK keeps one answer an id, so a second request with an id the batch
-  // already used went unanswered (MCP: an id is never used twice in a session).
-  const ids = new Set<string | number>()
-  let skipped = 0
-  for (const item of parsed) {
-    const checked = checkMessage(item)
-    if ('message' in checked) {
-      const { message } = checked
-      if (isJSONRPCRequest(message) && ids.has(message.id)) {
-        const why = `Invalid Request: the id ${JSON.stringify(message.id)} is used twice in this batch`
-        errors.push(errorAnswer(message.id, INVALID_REQUEST, why))
-        continue
-      }
-      if (isJSONRPCRequest(message)) ids.add(message.id)
-      good.push(message)
-    } else if (checked.refusal.notification) skipped += 1
-    else errors.push(checked.refusal.answer)
-  }
+  const { good, errors, skipped } = splitBatch(parsed)
   if (good.length > 0) return { forward: good, batch: true, errors }
   if (errors.length > 0) return { status: 400, answer: errors }
   // Only notifications with params by position: nothing to answer, nothing taken.
@@ -172,38 +181,37 @@ export async function batchAnswer(response: Response, errors: ErrorAnswer[]): Pr
   return new Response(`[${parts.join(',')}]`, { headers })
 }
 
+/** What `toolsel mcp --stdio` does with a line the SDK's transport refused: answer it, or run a batch. */
+export type LinePlan =
+  { answer: ErrorAnswer | ErrorAnswer[] | null } | { run: JSONRPCMessage[]; errors: ErrorAnswer[] }
+
 /**
- * The answer of `toolsel mcp --stdio` to a line that is JSON but not a message the SDK takes
- * (`value`, the line parsed): as /mcp answers one, null for a notification (none). The SDK's
- * stdio transport reads no batches, and MCP dropped them in 2025-06-18, so a batch is answered
- * without running anything: each request -32600 with its id (the client waits for none), each
- * invalid message its error, notifications nothing; `[]` one -32600; over MAX_BATCH_SIZE one
- * -32600 (a 10 MiB line of `1,` would be 5 million answers).
+ * What `toolsel mcp --stdio` does with a line that is JSON but not a message the SDK's transport
+ * takes (`value`, the line parsed). A message is answered as /mcp answers one (null: a
+ * notification, no answer). The transport reads no batches (MCP dropped them in 2025-06-18;
+ * 2025-03-26 has them on stdio too), so a batch is checked here as /mcp checks one: `[]` and one
+ * over MAX_BATCH_SIZE get one -32600 (a 10 MiB line of `1,` would be 5 million answers), only bad
+ * messages their errors, `initialize` with another message one -32600 (the SDK's HTTP answer);
+ * else its good messages are run and answered in one array with the errors (`run`).
  */
-export function lineAnswer(value: unknown): ErrorAnswer | ErrorAnswer[] | null {
+export function planLine(value: unknown): LinePlan {
   if (!Array.isArray(value)) {
     const checked = checkMessage(value)
-    if ('message' in checked) return null
-    return checked.refusal.notification ? null : checked.refusal.answer
+    if ('message' in checked) return { answer: null }
+    return { answer: checked.refusal.notification ? null : checked.refusal.answer }
   }
-  if (value.length === 0)
-    return errorAnswer(null, INVALID_REQUEST, 'Invalid Request: an empty batch')
+  if (value.length === 0) {
+    return { answer: errorAnswer(null, INVALID_REQUEST, 'Invalid Request: an empty batch') }
+  }
   if (value.length > MAX_BATCH_SIZE) {
-    return errorAnswer(
-      null,
-      INVALID_REQUEST,
-      `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages (and stdio takes none)`,
-    )
+    const why = `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`
+    return { answer: errorAnswer(null, INVALID_REQUEST, why) }
   }
-  const answers = value.flatMap((item): ErrorAnswer[] => {
-    const checked = checkMessage(item)
-    if ('message' in checked) {
-      if (!isJSONRPCRequest(checked.message)) return []
-      const message =
-        'Invalid Request: stdio takes no batches (MCP 2025-06-18 dropped them); send one message a line'
-      return [errorAnswer(checked.message.id, INVALID_REQUEST, message)]
-    }
-    return checked.refusal.notification ? [] : [checked.refusal.answer]
-  })
-  return answers.length > 0 ? answers : null
+  const { good, errors } = splitBatch(value)
+  if (good.length === 0) return { answer: errors.length > 0 ? errors : null }
+  if (good.length > 1 && good.some(isInitializeRequest)) {
+    const why = 'Invalid Request: Only one initialization request is allowed'
+    return { answer: errorAnswer(null, INVALID_REQUEST, why) }
+  }
+  return { run: good, errors }
 }

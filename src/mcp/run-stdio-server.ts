@@ -5,12 +5,12 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 import { MAX_STDIO_LINE_BYTES, StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
-import { lineAnswer, type ErrorAnswer } from './jsonrpc-answers.ts'
+import { planLine, type ErrorAnswer, type LinePlan } from './jsonrpc-answers.ts'
 
 /**
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
@@ -44,8 +44,10 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
   await server.connect(transport)
   // And after it: a line is not held once read.
   gate.on('data', () => (line = undefined))
+  // First, so that the others' wrappers of `send` see each answer of a batch as sent.
+  const batches = runBatches(transport)
   const inFlight = trackRequests(transport)
-  answerUnreadableLines(transport, logger, () => line)
+  answerUnreadableLines(transport, logger, () => line, batches)
   refuseLine = (refusal) => {
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${refusal.message})`)
     void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as never).catch(() => {})
@@ -85,21 +87,25 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
 /**
  * A stdin line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer and a
  * warning on stderr, as /mcp answers one (jsonrpc-answers.ts: -32700 parse error, -32600 invalid
- * request with the id where it can be read, -32602 for params by position, a batch one error
- * each); the SDK's transport would drop it without a word, leaving the client waiting.
- * `currentLine` is the line the transport read (its text is parsed again only when refused).
+ * request with the id where it can be read, -32602 for params by position); the SDK's transport
+ * would drop it without a word, leaving the client waiting. A batch, which the transport reads
+ * as no message, is run (`batches`). `currentLine` is the line the transport read (its text is
+ * parsed again only when refused).
  */
 function answerUnreadableLines(
   transport: StdioServerTransport,
   logger: Logger,
   currentLine: () => Buffer | undefined,
+  batches: (plan: { run: JSONRPCMessage[]; errors: ErrorAnswer[] }) => void,
 ): void {
   const report = transport.onerror
   transport.onerror = (error: Error) => {
     report?.(error)
     const parse = error instanceof SyntaxError
     if (!parse && error.name !== 'ZodError') return
-    const answer = parse ? parseError(error) : refusalOf(currentLine())
+    const plan = parse ? { answer: parseError(error) } : planOf(currentLine())
+    if ('run' in plan) return batches(plan)
+    const { answer } = plan
     if (answer === null) {
       logger.warn('MCP stdio: a line of stdin was not read (notifications only, none answered)')
       return
@@ -107,6 +113,40 @@ function answerUnreadableLines(
     const first = Array.isArray(answer) ? answer[0] : answer
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${first.error.message})`)
     void transport.send(answer as never).catch(() => {})
+  }
+}
+
+/**
+ * Runs a batch line's good messages (`run`) and answers its requests in one array line, with
+ * the errors of its bad messages, as JSON-RPC answers a batch (a batch of notifications only:
+ * its errors, or nothing). Each answer to one of its requests is held (an id: the batch makes
+ * its requests' ids unique; a client reusing one of them on another line while the batch runs
+ * gets that answer in the batch) until the last comes.
+ */
+function runBatches(transport: StdioServerTransport) {
+  interface Batch {
+    ids: Set<string | number>
+    answers: JSONRPCMessage[]
+    errors: ErrorAnswer[]
+  }
+  const waiting = new Map<string | number, Batch>()
+  const send = transport.send.bind(transport)
+  transport.send = (message: JSONRPCMessage) => {
+    const id = !('method' in message) && 'id' in message ? message.id : undefined
+    const batch = id === undefined ? undefined : waiting.get(id)
+    if (id === undefined || batch === undefined) return send(message)
+    waiting.delete(id)
+    batch.ids.delete(id)
+    batch.answers.push(message)
+    if (batch.ids.size > 0) return Promise.resolve()
+    return send([...batch.answers, ...batch.errors] as never)
+  }
+  return ({ run, errors }: { run: JSONRPCMessage[]; errors: ErrorAnswer[] }) => {
+    const ids = new Set(run.filter(isJSONRPCRequest).map((message) => message.id))
+    if (ids.size === 0 && errors.length > 0) void send(errors as never).catch(() => {})
+    const batch: Batch = { ids, answers: [], errors }
+    for (const id of ids) waiting.set(id, batch)
+    for (const message of run) transport.onmessage?.(message)
   }
 }
 
@@ -121,14 +161,14 @@ const NOT_A_MESSAGE: ErrorAnswer = {
   error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' },
 }
 
-/** `lineAnswer` of a refused line; one -32600 where its text is not at hand. */
-function refusalOf(line: Buffer | undefined): ErrorAnswer | ErrorAnswer[] | null {
+/** `planLine` of a refused line; one -32600 where its text is not at hand. */
+function planOf(line: Buffer | undefined): LinePlan {
   // One line, whole (the gate's 'data'); anything else is not the refused line for sure.
-  if (line === undefined || line.indexOf(0x0a) !== line.length - 1) return NOT_A_MESSAGE
+  if (line === undefined || line.indexOf(0x0a) !== line.length - 1) return { answer: NOT_A_MESSAGE }
   try {
-    return lineAnswer(JSON.parse(line.toString('utf8')) as unknown)
+    return planLine(JSON.parse(line.toString('utf8')) as unknown)
   } catch {
-    return NOT_A_MESSAGE
+    return { answer: NOT_A_MESSAGE }
   }
 }
 
