@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { UpstreamConfig } from '../../config/schema.ts'
 import { BoundedReadBuffer, OwnMessageCount, type MessageId } from './bounded-read-buffer.ts'
+import { settledBy } from './settled-by.ts'
 
 export type UpstreamKind = 'stdio' | 'http'
 
@@ -381,13 +382,7 @@ export function killProcess(transport: Transport | undefined): boolean {
  */
 export async function processExit(transport: Transport): Promise<void> {
   const tracked = PROCESSES.get(transport)
-  if (!tracked || !running(tracked.child)) return
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([
-    tracked.exited,
-    new Promise((resolve) => (timer = setTimeout(resolve, EXIT_WAIT_MS))),
-  ])
-  clearTimeout(timer)
+  if (tracked && running(tracked.child)) await settledBy(tracked.exited, EXIT_WAIT_MS)
 }
 
 /**

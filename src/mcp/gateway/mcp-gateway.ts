@@ -17,6 +17,7 @@ import { isUnscoped, serverInScope, UNSCOPED, type ToolScope } from '../tool-sco
 import { ConnectSlots } from './connect-slots.ts'
 import { diffTools, isEmptyDiff, type ToolDiff } from './diff-tools.ts'
 import { UpstreamConnection } from './upstream-connection.ts'
+import { settledBy } from './settled-by.ts'
 import type { FirstSyncCounts, UpstreamState } from './upstream-state.ts'
 import { shownName } from '../../library/name-characters.ts'
 
@@ -369,17 +370,6 @@ export class McpGateway {
 
 /** Most time `McpGateway.close` waits for the processes it SIGKILLed to exit, in ms. */
 const KILL_WAIT_MS = 1000
-
-/** `'settled'` when `promise` settles within `ms` (at once when `ms` <= 0 and it has not), else `'late'`. */
-async function settledBy(promise: Promise<unknown>, ms: number): Promise<'settled' | 'late'> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>(
-    (resolve) => (timer = setTimeout(resolve, Math.max(0, ms), 'late')),
-  )
-  const first = await Promise.race([promise.then(() => 'settled' as const), late])
-  clearTimeout(timer)
-  return first
-}
 
 /** The gateway for `service.config.gateway`, or undefined when no upstream is enabled. */
 export function createMcpGateway(service: ToolselService): McpGateway | undefined {
