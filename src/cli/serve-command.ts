@@ -20,6 +20,8 @@ import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import { LISTEN_WHEN_READY_ENV } from '../config/env-vars.ts'
+import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
+import { createMetrics, processRegistry } from '../server/metrics.ts'
 import { launcherGone, npmLauncher, unwatchedLauncherHint, type Launcher } from './npm-launcher.ts'
 import {
   COMMON_HELP,
@@ -159,7 +161,16 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
-  const app = createApp(service, { gateway })
+  // A worker's /metrics answers every worker's, summed through the primary (cluster-metrics.ts).
+  const ownMetrics = cluster.isWorker ? createMetrics(service, gateway) : undefined
+  const clusterMetrics = ownMetrics
+    ? workerClusterMetrics([processRegistry(), ownMetrics.registry])
+    : undefined
+  const app = createApp(service, {
+    gateway,
+    ...(ownMetrics &&
+      clusterMetrics && { metrics: { ...ownMetrics, scrape: clusterMetrics.scrape } }),
+  })
   // A worker of `--workers N`: answers a request that changed libraries once every worker has them.
   const sync = cluster.isWorker
     ? new WorkerLibrarySync(service.libraries, config, logger, {
@@ -320,6 +331,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       // Nothing serves any more: the app's MCP context lets go of the registry and its
       // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
       // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
+      clusterMetrics?.close()
+      ownMetrics?.close()
       void Promise.allSettled([gateway?.close(deadline), app.close()]).then(() => resolve())
     })
     const idle = setTimeout(
@@ -379,6 +392,9 @@ async function servePrimary(
   poller?.start()
   logger.info(`Starting ${count} worker processes`)
   let ready = 0
+  // Workers that died after the start and were replaced (toolsel_worker_restarts_total).
+  let restarts = 0
+  const stopMetrics = relayClusterMetrics(() => restarts)
   // The workers ready now: a replacement started while one is ready listens once it is ready.
   const readyNow = new Set<number>()
   let stopping = false
@@ -406,6 +422,7 @@ async function servePrimary(
         stopAll()
       } else if (!stopping) {
         logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
+        restarts += 1
         cluster.fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
@@ -419,7 +436,10 @@ async function servePrimary(
       launcher,
     )
     for (let index = 0; index < count; index += 1) cluster.fork()
-  }).finally(() => stopSignals?.())
+  }).finally(() => {
+    stopSignals?.()
+    stopMetrics()
+  })
 }
 
 /**

@@ -6,7 +6,10 @@
  * don't share counters; the process metrics, which describe the process, are one registry per
  * process that every app's scrape includes (see processRegistry). Labels are bounded: routes are
  * templates from ROUTE_ACCESS, never raw paths; libraries and upstreams are the loaded and
- * configured ones.
+ * configured ones. Under `serve --workers N` a scrape is every worker's metrics summed
+ * (cluster-metrics.ts): counters and histograms add up, each gauge here is the highest of the
+ * workers' (`aggregator: 'max'`: a library's tools, version and readiness as the most advanced
+ * worker has them), prom-client's process metrics by their own aggregators.
  * @module
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
@@ -90,6 +93,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_ready',
+    aggregator: 'max',
     help: '1 once the libraries, models and gateway upstreams are loaded (what /readyz reports), else 0.',
     registers: [registry],
     collect() {
@@ -98,6 +102,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_library_tools',
+    aggregator: 'max',
     help: 'Tools in each loaded library.',
     labelNames: ['library'],
     registers: [registry],
@@ -109,6 +114,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_library_info',
+    aggregator: 'max',
     help: "Each loaded library's version: its content hash, default retriever, and whether it is the default (value 1).",
     labelNames: ['library', 'content_hash', 'retriever', 'default'],
     registers: [registry],
@@ -129,6 +135,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_library_built_timestamp_seconds',
+    aggregator: 'max',
     help: "When each loaded library's index was built (Unix time).",
     labelNames: ['library'],
     registers: [registry],
@@ -141,6 +148,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_library_examples',
+    aggregator: 'max',
     help: 'Usage examples each library holds.',
     labelNames: ['library'],
     registers: [registry],
@@ -153,6 +161,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_library_examples_version',
+    aggregator: 'max',
     help: "Version of each library's usage examples (+1 per change).",
     labelNames: ['library'],
     registers: [registry],
@@ -165,6 +174,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_index_load_failed',
+    aggregator: 'max',
     help: 'Saved indexes that failed to load, at start-up or when another process committed them (value 1; /readyz lists the errors).',
     labelNames: ['index'],
     registers: [registry],
@@ -175,6 +185,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   })
   new Gauge({
     name: 'toolsel_model_loaded',
+    aggregator: 'max',
     help: 'Planners, rerankers and selectors created so far: 1 loaded, 0 still loading its model.',
     labelNames: ['kind', 'component'],
     registers: [registry],
@@ -188,6 +199,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   if (gateway) {
     new Gauge({
       name: 'toolsel_upstream_status',
+      aggregator: 'max',
       help: "Each gateway upstream's status (value 1 on its current status: connecting, connected, slow, reconnecting, down).",
       labelNames: ['server', 'status'],
       registers: [registry],
@@ -202,6 +214,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     })
     new Gauge({
       name: 'toolsel_upstream_tools',
+      aggregator: 'max',
       help: "Tools of each gateway upstream's last successful tools/list.",
       labelNames: ['server'],
       registers: [registry],

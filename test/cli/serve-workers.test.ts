@@ -245,4 +245,44 @@ describe('toolsel serve --workers', () => {
     expect(logs()).toMatch(/Listening on http:\/\/[^ ]+ \(ready\)/)
     expect(workerPids(child.pid!)).toHaveLength(2)
   }, 120_000)
+
+  it("/metrics is every worker's, summed through the primary, and counts a worker replaced", async () => {
+    const { url, logs, child } = await startWorkers({})
+    const series = async (name: string) => {
+      const { status, text } = await call(url, 'GET', '/metrics')
+      expect(status).toBe(200)
+      return text
+        .split('\n')
+        .filter((line) => line.startsWith(name))
+        .join('\n')
+    }
+    // Fresh connections: the workers take them in turn, five each.
+    for (let request = 0; request < 10; request += 1) {
+      const { status } = await call(url, 'POST', '/v1/search-tools', '{"query":"send an email"}')
+      expect(status).toBe(200)
+    }
+    for (let scrape = 0; scrape < 2; scrape += 1) {
+      expect(await series('toolsel_http_requests_total{method="POST"')).toBe(
+        'toolsel_http_requests_total{method="POST",route="/v1/search-tools",status="200"} 10',
+      )
+      expect(await series('toolsel_worker')).toBe(
+        'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 2',
+      )
+    }
+    expect(await series('toolsel_library_tools{library="demo"}')).toBe(
+      'toolsel_library_tools{library="demo"} 197',
+    )
+    expect(await series('toolsel_ready')).toBe('toolsel_ready 1')
+
+    const [victim] = workerPids(child.pid!)
+    process.kill(victim!, 'SIGKILL')
+    const deadline = Date.now() + 60_000
+    while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(await series('toolsel_worker')).toBe(
+      'toolsel_workers 2\ntoolsel_worker_restarts_total 1\ntoolsel_workers_scraped 2',
+    )
+  }, 120_000)
 })
