@@ -1,6 +1,7 @@
 /**
  * Error messages that quote an id a client sent (DUPLICATE_TOOL_ID on PUT, UNKNOWN_TOOL on a tool
- * or batch read, unknown ids in usage examples and feedback) carry it escaped as `shownName` does
+ * or batch read, unknown ids in usage examples and feedback), and the PUT answer's import warnings
+ * that quote a tool's id or name, carry it escaped as `shownName` does
  * (bidi, zero-width and control characters as `\u` text, cut at 64 characters), over real HTTP:
  * JSON.stringify keeps a U+202E raw, so the body itself would hold one.
  */
@@ -85,6 +86,39 @@ describe('error messages quote ids escaped', () => {
     const feedbackError = await errorOf(feedback)
     expect(feedbackError.code).toBe('INVALID_INPUT')
     expect(feedbackError.message).toContain(SHOWN)
+  })
+
+  it('PUT warnings quote ids, names and operationIds escaped', async () => {
+    const tools = [
+      {
+        name: SPOOF,
+        description: 'Open a file',
+        inputSchema: { type: 'object', properties: { days: { type: 'int' } } },
+      },
+    ]
+    const answer = await send('PUT', '/v1/libraries/warned?namespace=ns', { tools })
+    expect(answer.status).toBe(201)
+    // The warnings' text (`import.schemaChanges[].id` is the id itself, as data).
+    const { warnings } = (await answer.json()) as { warnings: string[] }
+    for (const warning of warnings) expect(warning).not.toMatch(RAW)
+    expect(warnings).toContainEqual(
+      expect.stringContaining(
+        'rewritten into JSON Schema: ns.rtl\\u202etxt.exe: properties.days.type: "int" → "integer"',
+      ),
+    )
+
+    const spec = {
+      openapi: '3.0.0',
+      info: { title: 'Files', version: '1' },
+      paths: { '/open': { get: { operationId: 'open\u202etxt', responses: {} } } },
+    }
+    const openapi = await send('PUT', '/v1/libraries/spec?format=openapi', spec)
+    expect(openapi.status).toBe(201)
+    const specWarnings = ((await openapi.json()) as { warnings: string[] }).warnings
+    for (const warning of specWarnings) expect(warning).not.toMatch(RAW)
+    expect(specWarnings).toContainEqual(
+      expect.stringContaining('operationId "open\\u202etxt" is used as the name'),
+    )
   })
 
   it('a long unknown id is quoted cut at 64 characters', async () => {

@@ -11,6 +11,7 @@ import { addWarning, importFailed, type ImportContext } from './import-context.t
 import { nonEmptyString, parseRecord } from './parse-record.ts'
 import { providerTools } from './provider-names.ts'
 import { toolList } from './tool-list.ts'
+import { shownName } from '../name-characters.ts'
 
 const AnthropicToolSchema = z.looseObject({
   type: z.literal('custom').optional(),
@@ -44,7 +45,7 @@ export function importAnthropic(parsed: unknown, context: ImportContext): Tool[]
       addWarning(
         context,
         record,
-        `skipped the server tool "${type}" (only client tools are imported)`,
+        `skipped the server tool ${shownName(type)} (only client tools are imported)`,
       )
       continue
     }

@@ -23,6 +23,7 @@ import {
   toolbenchParameters,
   warnParameterProblems,
 } from './toolbench-parameters.ts'
+import { shownName } from '../name-characters.ts'
 
 const DocumentSchema = z.looseObject({
   _id: z.union([nonEmptyString(), z.number().transform(String)]),
@@ -90,7 +91,7 @@ function mergeDocument(known: Tool, duplicate: Tool, record: number, context: Im
   addWarning(
     context,
     record,
-    `_id "${corpusId}" repeats "${known.id}" of ${first}; merged into one tool, keeping the first description`,
+    `_id ${shownName(corpusId)} repeats ${shownName(known.id)} of ${first}; merged into one tool, keeping the first description`,
   )
 }
 

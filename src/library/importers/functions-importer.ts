@@ -16,6 +16,7 @@ import { z } from 'zod'
 import { EMPTY_PARAMETERS, type Tool } from '../tool.ts'
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 import { describeValue, nonEmptyString, parseRecord } from './parse-record.ts'
+import { shownName } from '../name-characters.ts'
 
 const FunctionSchema = z.looseObject({
   name: nonEmptyString(),
@@ -88,7 +89,7 @@ function parametersOf(
     addWarning(
       context,
       record,
-      `"${definition.name}" has no "parameters"; its field "${unread[0]}" looks like a JSON Schema but is not read (rename it "parameters"), so the tool has no parameters`,
+      `${shownName(definition.name)} has no "parameters"; its field ${shownName(unread[0])} looks like a JSON Schema but is not read (rename it "parameters"), so the tool has no parameters`,
     )
   }
   return { ...EMPTY_PARAMETERS }

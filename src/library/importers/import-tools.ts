@@ -10,7 +10,7 @@ import {
   MAX_PARAMETER_VALUES,
   type Tool,
 } from '../tool.ts'
-import { shownName, unshowableTools } from '../name-characters.ts'
+import { escapedName, shownName, unshowableTools } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
@@ -299,7 +299,7 @@ export function normalizeSchemas(
       .slice(0, LISTED_IN_WARNINGS)
       .map(
         ({ id, changes }) =>
-          `${id}: ${changes[0]}${changes.length > 1 ? ` (+${changes.length - 1})` : ''}`,
+          `${escapedName(id)}: ${changes[0]}${changes.length > 1 ? ` (+${changes.length - 1})` : ''}`,
       )
     addWarning(
       context,
@@ -311,7 +311,7 @@ export function normalizeSchemas(
   if (invalidSchemas.length > 0) {
     const listed = invalidSchemas
       .slice(0, LISTED_IN_WARNINGS)
-      .map(({ id, errors }) => `${id}: ${errors[0]}`)
+      .map(({ id, errors }) => `${escapedName(id)}: ${errors[0]}`)
     addWarning(
       context,
       undefined,

@@ -9,6 +9,7 @@ import { addWarning, type ImportContext } from './import-context.ts'
 import { nonEmptyString, parseRecord } from './parse-record.ts'
 import { providerTools } from './provider-names.ts'
 import { toolList } from './tool-list.ts'
+import { shownName } from '../name-characters.ts'
 
 const FunctionSchema = z.looseObject({
   name: nonEmptyString(),
@@ -34,7 +35,11 @@ export function importOpenai(parsed: unknown, context: ImportContext): Tool[] {
   for (const [record, item] of toolList(parsed, context, 'openai').entries()) {
     const { type } = parseRecord(TypedSchema, item, context, record)
     if (type !== 'function') {
-      addWarning(context, record, `skipped a built-in "${type}" tool (only functions are imported)`)
+      addWarning(
+        context,
+        record,
+        `skipped a built-in ${shownName(type)} tool (only functions are imported)`,
+      )
       continue
     }
     const definition =

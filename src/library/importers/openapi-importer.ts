@@ -29,6 +29,7 @@ import {
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 import { localTarget } from '../schema/local-ref.ts'
 import { chooseLevels, pointer, SharedSchemas } from './openapi-defs.ts'
+import { shownName } from '../name-characters.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 /** Header parameters OpenAPI says to ignore: the client or the transport sets them. */
@@ -328,7 +329,11 @@ function toolsOf(
       )
     }
     if (operationId !== undefined && name !== operationId) {
-      addWarning(context, record, `operationId "${operationId}" is used as the name "${name}"`)
+      addWarning(
+        context,
+        record,
+        `operationId ${shownName(operationId)} is used as the name ${shownName(name)}`,
+      )
     }
     return tool
   })

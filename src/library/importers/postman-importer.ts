@@ -19,6 +19,7 @@ import { z } from 'zod'
 import type { JsonSchema, Tool } from '../tool.ts'
 import { addWarning, sourceOf, type ImportContext } from './import-context.ts'
 import { parseRecord } from './parse-record.ts'
+import { shownName } from '../name-characters.ts'
 
 /** Folders nested deeper than this are not walked (Postman's own UI stops far earlier). */
 const MAX_FOLDER_DEPTH = 64
@@ -126,7 +127,7 @@ export function importPostman(parsed: unknown, context: ImportContext): Tool[] {
         addWarning(
           context,
           undefined,
-          `skipped folder "${entry.name}" nested deeper than ${MAX_FOLDER_DEPTH} folders`,
+          `skipped folder ${shownName(entry.name)} nested deeper than ${MAX_FOLDER_DEPTH} folders`,
         )
         continue
       }

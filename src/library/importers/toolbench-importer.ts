@@ -19,6 +19,7 @@ import {
   toolbenchParameters,
   warnParameterProblems,
 } from './toolbench-parameters.ts'
+import { shownName } from '../name-characters.ts'
 
 const ApiSchema = z.looseObject({
   category_name: z.string().nullish(),
@@ -122,7 +123,7 @@ function mergeDuplicate(
     addWarning(
       context,
       record,
-      `"${known.tool.id}" differs from its first definition (${first}) in ${differences.join(' and ')}; kept the first`,
+      `${shownName(known.tool.id)} differs from its first definition (${first}) in ${differences.join(' and ')}; kept the first`,
     )
   }
 }

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { JsonSchema } from '../tool.ts'
 import { addWarning, type ImportContext } from './import-context.ts'
 import { nonEmptyString } from './parse-record.ts'
+import { shownName } from '../name-characters.ts'
 
 /** One entry of `required_parameters` / `optional_parameters`: `{name, type, description, default}`. */
 export const ToolbenchParameterSchema = z.looseObject({
@@ -108,13 +109,17 @@ export function warnParameterProblems(
   conversion: ParameterConversion,
 ): void {
   for (const name of new Set(conversion.duplicateNames)) {
-    addWarning(context, record, `"${id}" lists parameter "${name}" twice; kept the first`)
+    addWarning(
+      context,
+      record,
+      `${shownName(id)} lists parameter ${shownName(name)} twice; kept the first`,
+    )
   }
   for (const type of new Set(conversion.unknownTypes)) {
     addWarning(
       context,
       record,
-      `"${id}": unknown parameter type "${type}", imported without a type`,
+      `${shownName(id)}: unknown parameter type ${shownName(type)}, imported without a type`,
     )
   }
 }
