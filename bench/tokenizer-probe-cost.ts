@@ -1,5 +1,5 @@
 /**
- * What the BM25 tokenizer's probe costs (store/kinds/tokenizer-probe.ts): the first call in a
+ * What the BM25 tokenizer's probes cost (store/kinds/tokenizer-probe.ts): the first call in a
  * process tokenizes the probe text (stemmer, ICU word breaks for the CJK and Thai lines) and
  * hashes the terms; later calls return the kept value. Each turn is a new process (`--turns`),
  * the tokenizer module already imported (as it is wherever an index is built or loaded), so the
@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
-import { tokenizerProbe } from '../src/store/kinds/tokenizer-probe.ts'
+import { tokenizerProbes } from '../src/store/kinds/tokenizer-probe.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import { spaceProbe } from '../src/learn/dense-space-probe.ts'
 
@@ -30,7 +30,7 @@ const { values: args } = benchArgs(import.meta.url, {
 if (args.child) {
   const vectors = args.space ? await denseToolVectors() : undefined
   if (args.space && vectors === undefined) throw new Error('static word vectors unavailable')
-  const probeOnce = () => (vectors ? spaceProbe(vectors.encoder) : tokenizerProbe())
+  const probeOnce = () => (vectors ? spaceProbe(vectors.encoder) : tokenizerProbes().core)
   const started = performance.now()
   const probe = probeOnce()
   const first = performance.now() - started

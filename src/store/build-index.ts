@@ -110,7 +110,7 @@ export async function buildIndexedLibrary(
     toolsFile: TOOLS_FILE,
     defaultRetriever: wanted[0] ?? 'bm25',
     retrievers: entries as IndexManifest['retrievers'],
-    build: buildSettingsOf(parts, config),
+    build: buildSettingsOf(parts, config, entries),
     ...(examples &&
       examples.version > 0 && { examples: await examplesManifest(examples, options.signal) }),
   }

@@ -204,12 +204,12 @@ describe('toolsel index: the unchanged check compares how each part is built', (
     expect((await local('index', file, '--name', 'shop')).code).toBe(0)
     const path = join(indexDir, 'shop', 'manifest.json')
     const saved = JSON.parse(await readFile(path, 'utf8'))
-    const probe = saved.retrievers.bm25.tokenizerProbe
+    const probe = saved.retrievers.bm25.tokenizerCoreProbe
     expect(probe).toMatch(/^sha256:[0-9a-f]{16}$/)
     const withProbe = async (value: string | undefined) => {
       const manifest = JSON.parse(await readFile(path, 'utf8'))
       for (const part of [manifest.retrievers.bm25, manifest.build.parts.bm25])
-        part.tokenizerProbe = value
+        part.tokenizerCoreProbe = value
       await writeFile(path, JSON.stringify(manifest))
     }
     await withProbe(undefined)
@@ -224,7 +224,7 @@ describe('toolsel index: the unchanged check compares how each part is built', (
     expect(refused.stderr).toContain(`tokenizer probe sha256:0123456789abcdef vs ${probe}`)
     expect(refused.stderr).toContain(`Rebuild it with: toolsel index ${file} --name shop.`)
     expect((await local('index', file, '--name', 'shop')).stderr).not.toContain('Unchanged')
-    expect(JSON.parse(await readFile(path, 'utf8')).retrievers.bm25.tokenizerProbe).toBe(probe)
+    expect(JSON.parse(await readFile(path, 'utf8')).retrievers.bm25.tokenizerCoreProbe).toBe(probe)
     expect((await local('select', 'add an item to the cart', '--library', 'shop')).code).toBe(0)
   })
 })

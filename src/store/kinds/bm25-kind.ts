@@ -2,9 +2,11 @@
  * `bm25`: the lexical retriever every index has. Files: `bm25.bin` and, with usage examples,
  * `bm25-examples.bin` (see bm25-file.ts); indexes saved before the binary format hold wink's JSON
  * export (`bm25.json`, manifest `fileFormat` absent) and still load. The manifest entry records
- * the tokenizer version, the tokenizer's probe (its terms for a fixed text, tokenizer-probe.ts)
- * and BM25 settings; a load with other settings, or whose tokenizer gives other terms, is refused
- * with the rebuild command. An index saved before the probe (round 35) loads as before.
+ * the tokenizer version, the tokenizer's probes (its terms for a fixed text, tokenizer-probe.ts:
+ * `tokenizerCoreProbe` always, `segmenterProbe` for ICU's word breaks only when the index holds
+ * Chinese, Japanese, Korean, Thai… terms) and BM25 settings; a load with other settings, or whose
+ * tokenizer gives other terms for what the index holds, is refused with the rebuild command. An
+ * index saved before the probes (round 35) loads as before.
  * @module
  */
 import { readFile } from 'node:fs/promises'
@@ -28,7 +30,7 @@ import {
 } from '../manifest.ts'
 import { readBm25File, writeBm25File } from './bm25-file.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
-import { tokenizerProbe } from './tokenizer-probe.ts'
+import { holdsSegmentedTerms, tokenizerProbes } from './tokenizer-probe.ts'
 
 export function bm25Settings(config: Config): Bm25Settings {
   const { k1, b, fieldWeights } = config.retrieve.bm25
@@ -45,17 +47,28 @@ export function bm25QueryOptions(config: Config): Bm25QueryOptions {
 export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
-  settingsAddedLater: ['tokenizerProbe'],
+  settingsAddedLater: ['tokenizerCoreProbe', 'segmenterProbe'],
+  // Round 35's first indexes recorded one probe of the whole text: still the same build while
+  // this toolsel's tokenizer gives the same terms for it.
+  settingsDropped: { tokenizerProbe: () => tokenizerProbes().combined },
 
   buildSettings(_arg, config) {
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
     return {
       tokenizerVersion: TOKENIZER_VERSION,
-      tokenizerProbe: tokenizerProbe(),
+      tokenizerCoreProbe: tokenizerProbes().core,
+      segmenterProbe: tokenizerProbes().segmented,
       ...bm25Settings(config),
       examplesPerTool,
       examplesMinPerTool,
     }
+  },
+
+  // ICU's word breaks are recorded only for an index they made terms of (see `build`).
+  builtSettings(settings, entry) {
+    if (Object.hasOwn(entry, 'segmenterProbe')) return settings
+    const { segmenterProbe: _unused, ...rest } = settings
+    return rest
   },
 
   async build({ library, config, signal, onProgress, examples, previous, bm25Postings }) {
@@ -97,11 +110,18 @@ export const BM25_KIND: RetrieverKind = {
       }))
     ).withQueryOptions(bm25QueryOptions(config))
     const expanded = expansions !== undefined && expansions.size > 0
+    // Terms of a no-space script (cut by this Node's ICU word breaks) in the tools or examples:
+    // only then does a change of those word breaks refuse the index.
+    const segmented =
+      holdsSegmentedTerms(retriever.postings.termIndex.keys()) ||
+      (retriever.expansionPostings !== undefined &&
+        holdsSegmentedTerms(retriever.expansionPostings.termIndex.keys()))
     return {
       retriever,
       entry: {
         tokenizerVersion: TOKENIZER_VERSION,
-        tokenizerProbe: tokenizerProbe(),
+        tokenizerCoreProbe: tokenizerProbes().core,
+        ...(segmented && { segmenterProbe: tokenizerProbes().segmented }),
         ...settings,
         fileFormat: 'binary',
         file: BM25_FILE,
@@ -181,12 +201,28 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
       `was built with tokenizer version ${built.tokenizerVersion}; this version of toolsel tokenizes with version ${TOKENIZER_VERSION}. ${rebuild}`,
     )
   }
-  // Absent in indexes saved before round 35: those load as before (their next save records it).
-  const probe = tokenizerProbe()
-  if (built.tokenizerProbe !== undefined && built.tokenizerProbe !== probe) {
+  const probes = tokenizerProbes()
+  const versions = `both tokenizer version ${TOKENIZER_VERSION}`
+  if (built.tokenizerCoreProbe !== undefined) {
+    if (built.tokenizerCoreProbe !== probes.core) {
+      throw manifestMismatch(
+        manifest,
+        `was built with a tokenizer that analyses text differently from this toolsel's (tokenizer probe ${built.tokenizerCoreProbe} vs ${probes.core}, ${versions}): its terms would not match the queries'. ${rebuild}`,
+      )
+    }
+    // Recorded only by an index holding Chinese, Japanese, Korean, Thai… terms: another Node's
+    // ICU word breaks leave every other index loading.
+    if (built.segmenterProbe !== undefined && built.segmenterProbe !== probes.segmented) {
+      throw manifestMismatch(
+        manifest,
+        `holds Chinese, Japanese, Korean or Thai terms cut by other word breaks than this Node's (segmenter probe ${built.segmenterProbe} vs ${probes.segmented}; Node ${process.version}, ICU ${process.versions.icu}): a Node upgrade brought another ICU word dictionary, and its terms would not match the queries'. ${rebuild}`,
+      )
+    }
+  } else if (built.tokenizerProbe !== undefined && built.tokenizerProbe !== probes.combined) {
+    // Round 35's first indexes: one probe of the whole text. Absent before round 35: those load.
     throw manifestMismatch(
       manifest,
-      `was built with a tokenizer that analyses text differently from this toolsel's (tokenizer probe ${built.tokenizerProbe} vs ${probe}, both tokenizer version ${TOKENIZER_VERSION}): its terms would not match the queries'. ${rebuild}`,
+      `was built with a tokenizer that analyses text differently from this toolsel's (tokenizer probe ${built.tokenizerProbe} vs ${probes.combined}, ${versions}): its terms would not match the queries'. ${rebuild}`,
     )
   }
   const differences: string[] = []

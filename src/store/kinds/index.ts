@@ -125,53 +125,68 @@ export function withRequirements(names: Iterable<string>, config: Config): Retri
 
 /**
  * What `parts` are built with (each kind's `buildSettings`), as the manifest records it: the
- * same value for the same config, whatever order the config's keys came in.
+ * same value for the same config, whatever order the config's keys came in. With `entries` (the
+ * built parts' manifest entries), as each kind's `builtSettings` records them.
  */
-export function buildSettingsOf(parts: readonly RetrieverPart[], config: Config): BuildSettings {
+export function buildSettingsOf(
+  parts: readonly RetrieverPart[],
+  config: Config,
+  entries?: Readonly<Record<string, Record<string, unknown>>>,
+): BuildSettings {
   return {
     version: BUILD_SETTINGS_VERSION,
     parts: Object.fromEntries(
-      parts.map((part) => [part.name, part.kind.buildSettings?.(part.arg, config) ?? {}]),
+      parts.map((part) => {
+        const settings = part.kind.buildSettings?.(part.arg, config) ?? {}
+        const entry =
+          entries !== undefined && Object.hasOwn(entries, part.name)
+            ? entries[part.name]
+            : undefined
+        return [
+          part.name,
+          entry && part.kind.builtSettings ? part.kind.builtSettings(settings, entry) : settings,
+        ]
+      }),
     ),
   }
 }
 
 /**
  * Whether `saved` (a manifest's `build`, absent in older indexes) records `wanted`; a key a kind
- * added later (`settingsAddedLater`) that the saved part lacks is not compared.
+ * added later (`settingsAddedLater`) that the saved part lacks is not compared, nor a key it
+ * dropped (`settingsDropped`) that the saved part holds with the value still counted the same.
  */
 export function sameBuildSettings(
   saved: BuildSettings | undefined,
   wanted: BuildSettings,
 ): boolean {
-  return (
-    saved !== undefined &&
-    sameJson(saved, { ...wanted, parts: withoutKeysAddedLater(saved, wanted) })
-  )
-}
-
-/**
- * `wanted.parts` less each kind's `settingsAddedLater` keys that the saved part lacks (an index
- * saved before the key existed).
- */
-function withoutKeysAddedLater(
-  saved: BuildSettings,
-  wanted: BuildSettings,
-): BuildSettings['parts'] {
-  const parts: BuildSettings['parts'] = {}
+  if (saved === undefined) return false
+  const savedParts: BuildSettings['parts'] = { ...saved.parts }
+  const wantedParts: BuildSettings['parts'] = {}
   for (const [name, settings] of Object.entries(wanted.parts)) {
     const savedPart = Object.hasOwn(saved.parts, name) ? saved.parts[name] : undefined
-    const added =
-      partNameProblem(name) === undefined ? requirePart(name).kind.settingsAddedLater : undefined
-    if (savedPart === undefined || added === undefined) {
-      parts[name] = settings
+    const kind = partNameProblem(name) === undefined ? requirePart(name).kind : undefined
+    if (savedPart === undefined || kind === undefined) {
+      wantedParts[name] = settings
       continue
     }
-    parts[name] = Object.fromEntries(
+    const added = kind.settingsAddedLater ?? []
+    wantedParts[name] = Object.fromEntries(
       Object.entries(settings).filter(
         ([key]) => !added.includes(key) || Object.hasOwn(savedPart, key),
       ),
     )
+    const dropped = kind.settingsDropped
+    if (dropped !== undefined) {
+      savedParts[name] = Object.fromEntries(
+        Object.entries(savedPart).filter(
+          ([key, value]) =>
+            !Object.hasOwn(dropped, key) ||
+            Object.hasOwn(settings, key) ||
+            !sameJson(value, dropped[key]!()),
+        ),
+      )
+    }
   }
-  return parts
+  return sameJson({ ...saved, parts: savedParts }, { ...wanted, parts: wantedParts })
 }

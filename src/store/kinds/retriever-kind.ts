@@ -86,11 +86,27 @@ export interface RetrieverKind {
    */
   buildSettings?(arg: string | undefined, config: Config): Record<string, unknown>
   /**
-   * `buildSettings` keys that indexes saved before them lack (bm25: `tokenizerProbe`): a saved
-   * part without one compares as if it recorded the wanted value, so an upgrade rebuilds nothing
-   * by itself (the load checks what can be checked; the next save records the key).
+   * `buildSettings` keys that a saved part may lack (bm25: `tokenizerCoreProbe`, added later, and
+   * `segmenterProbe`, recorded only for an index holding no-space-script terms): a saved part
+   * without one compares as if it recorded the wanted value, so an upgrade rebuilds nothing by
+   * itself (the load checks what can be checked; the next save records the key).
    */
   readonly settingsAddedLater?: readonly string[]
+  /**
+   * Keys an older index recorded that this kind no longer writes, each with the value that still
+   * counts as the same build (bm25: round 35's first `tokenizerProbe`, the probe of the whole
+   * text); a saved part holding another value is not the same build.
+   */
+  readonly settingsDropped?: Readonly<Record<string, () => unknown>>
+  /**
+   * The build settings as the manifest records them for this built part, when they depend on what
+   * was built (`entry`, the part's manifest entry); bm25 keeps `segmenterProbe` only for an index
+   * holding terms cut by ICU's word breaks. None: `buildSettings` as they are.
+   */
+  builtSettings?(
+    settings: Record<string, unknown>,
+    entry: Record<string, unknown>,
+  ): Record<string, unknown>
   /** The parts a part of this kind is built over, when they depend on its argument or the config. */
   inputs?(arg: string | undefined, config: Config): readonly string[]
   /**

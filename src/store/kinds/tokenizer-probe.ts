@@ -2,21 +2,30 @@
  * The BM25 tokenizer's identity by what it does, not by its hand-bumped `TOKENIZER_VERSION`: the
  * sha256 of `tokenize()`'s terms for a fixed text that exercises every step (stop words, Porter2
  * stemming, identifier splits, digits, diacritics and other scripts, apostrophes, CJK bigrams,
- * Thai words, the cut of long words). An index records it (`tokenizerProbe` in its bm25 entry and
- * build settings); a load whose tokenizer gives other terms for the probe is refused, so postings
- * made by one tokenizer are never searched with another's query terms, even when a change (an
- * edit here, another stemmer release, another ICU's word breaks in a Node upgrade) came without
- * a version bump.
+ * Thai words, the cut of long words), so postings made by one tokenizer are never searched with
+ * another's query terms, even when a change (an edit here, another stemmer release, another ICU's
+ * word breaks in a Node upgrade) came without a version bump.
+ *
+ * Two probes, since one part of the tokenizer is not toolsel's: the scripts written without
+ * spaces (Chinese, Japanese, Korean, Thai…) are cut by `Intl.Segmenter`, ICU's dictionary word
+ * breaks, which a Node release may update. `core` is the probe of every other line of the text
+ * (toolsel's own code and the stemmer): every index records it (`tokenizerCoreProbe`) and a load
+ * whose `core` differs is refused. `segmented` is the probe of the no-space-script lines: an
+ * index records it (`segmenterProbe`) only when it holds terms of those scripts, and only such an
+ * index is refused when this Node's word breaks differ, so a Node upgrade leaves an English
+ * library's index loading. `combined` (the whole text) is what round 35's first indexes recorded
+ * (`tokenizerProbe`): still checked for them.
  *
  * Every field of a tool (name, description, parameters, examples) goes through the same
  * `tokenize`, and queries through `tokenizeQuery` (the same terms; tokenize.test.ts compares
- * them), so one probe covers them all. Computed once per process, at the first bm25 build or
+ * them), so the probes cover them all. Computed once per process, at the first bm25 build or
  * load: about 8 ms in a fresh process, nearly all of it the first use of the tokenizer's regular
  * expressions, stemmer and ICU word breaks, which the first tokenized text pays otherwise; later
  * calls return the kept value (bench/tokenizer-probe-cost.ts).
  * @module
  */
 import { createHash } from 'node:crypto'
+import { NO_SPACE_SCRIPT } from '../../retrieve/bm25/segment-words.ts'
 import { tokenize } from '../../retrieve/bm25/tokenize.ts'
 
 /**
@@ -37,16 +46,56 @@ export const TOKENIZER_PROBE_TEXT = [
   `${'x'.repeat(80)} supercalifragilisticexpialidocious`,
 ].join('\n')
 
-let probe: string | undefined
+const PROBE_LINES = TOKENIZER_PROBE_TEXT.split('\n')
 
-/** `sha256:<first 16 hex digits>` of the probe text's terms (JSON), computed once per process. */
-export function tokenizerProbe(): string {
-  probe ??= probeOf(tokenize)
-  return probe
+/** The probe text's lines in no-space scripts: the ones ICU's word breaks cut. */
+export const SEGMENTED_PROBE_TEXT = PROBE_LINES.filter((line) => NO_SPACE_SCRIPT.test(line)).join(
+  '\n',
+)
+
+/** The probe text's other lines: what toolsel's own code and the stemmer make of text. */
+export const CORE_PROBE_TEXT = PROBE_LINES.filter((line) => !NO_SPACE_SCRIPT.test(line)).join('\n')
+
+export interface TokenizerProbes {
+  /** The probe of `CORE_PROBE_TEXT`: recorded by every index (`tokenizerCoreProbe`). */
+  core: string
+  /** The probe of `SEGMENTED_PROBE_TEXT`: recorded by an index holding such terms (`segmenterProbe`). */
+  segmented: string
+  /** The probe of the whole text: what round 35's first indexes recorded (`tokenizerProbe`). */
+  combined: string
 }
 
-/** The probe of a tokenizer: what `tokenizerProbe` records, for any `tokenize` (tests, bench). */
-export function probeOf(tokenizeText: (text: string) => readonly string[]): string {
-  const terms = JSON.stringify(tokenizeText(TOKENIZER_PROBE_TEXT))
+let probes: TokenizerProbes | undefined
+
+/** This process's tokenizer's probes, computed once per process. */
+export function tokenizerProbes(): TokenizerProbes {
+  probes ??= probesOf(tokenize)
+  return probes
+}
+
+/** The probes of a tokenizer: what `tokenizerProbes` gives, for any `tokenize` (tests, bench). */
+export function probesOf(tokenizeText: (text: string) => readonly string[]): TokenizerProbes {
+  return {
+    core: probeOf(tokenizeText, CORE_PROBE_TEXT),
+    segmented: probeOf(tokenizeText, SEGMENTED_PROBE_TEXT),
+    combined: probeOf(tokenizeText, TOKENIZER_PROBE_TEXT),
+  }
+}
+
+/** `sha256:<first 16 hex digits>` of `text`'s terms (JSON) by `tokenizeText`. */
+export function probeOf(
+  tokenizeText: (text: string) => readonly string[],
+  text: string = TOKENIZER_PROBE_TEXT,
+): string {
+  const terms = JSON.stringify(tokenizeText(text))
   return `sha256:${createHash('sha256').update(terms).digest('hex').slice(0, 16)}`
+}
+
+/**
+ * Whether `terms` hold one of a no-space script: only `segmentWords` (ICU's word breaks) makes
+ * those, so an index without one is the same whatever this Node's word breaks are.
+ */
+export function holdsSegmentedTerms(terms: Iterable<string>): boolean {
+  for (const term of terms) if (NO_SPACE_SCRIPT.test(term)) return true
+  return false
 }
