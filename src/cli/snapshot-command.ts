@@ -10,8 +10,8 @@ import {
   type CommandIO,
 } from './cli-options.ts'
 
-export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>]
-       toolsel snapshot restore <dir> [--index-dir <dir>]
+export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>] [--embedder <id>]
+       toolsel snapshot restore <dir> [--index-dir <dir>] [--embedder <id>]
 
 snapshot <dir>: writes every saved index of the index directory into a new directory <dir>
 (snapshot.json and indexes/<library>/); <dir> appears complete or not at all. A running
@@ -28,11 +28,16 @@ one on it.
 
 Options:
   --index-dir <dir>    Index directory (default indexes, env TOOLSEL_INDEX_DIR)
+  --embedder <id>      The embedder of the indexes' dense and hybrid parts built without one
+                       named (toolsel index --retriever hybrid --embedder <id>); every index is
+                       loaded to be checked, and one built with another embedder is refused,
+                       naming it (default use-lite, env TOOLSEL_EMBEDDER)
   --json               Print the result as JSON
 ${COMMON_HELP}`
 
 export const OPTIONS = {
   'index-dir': { type: 'string' },
+  embedder: { type: 'string' },
   json: { type: 'boolean' },
 } as const
 
@@ -49,7 +54,7 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   }
   const { config, logger } = await commandConfig(
     values,
-    { 'library.indexDir': values['index-dir'] },
+    { 'library.indexDir': values['index-dir'], 'retrieve.dense.embedder': values.embedder },
     io,
   )
   // Before any write: `snapshot <dir> --print-config` wrote a snapshot and printed nothing.
