@@ -215,7 +215,7 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
     if (built.segmenterProbe !== undefined && built.segmenterProbe !== probes.segmented) {
       throw manifestMismatch(
         manifest,
-        `holds Chinese, Japanese, Korean or Thai terms cut by other word breaks than this Node's (segmenter probe ${built.segmenterProbe} vs ${probes.segmented}; Node ${process.version}, ICU ${process.versions.icu}): a Node upgrade brought another ICU word dictionary, and its terms would not match the queries'. ${rebuild}`,
+        `holds Chinese, Japanese, Korean or Thai terms cut otherwise than this toolsel cuts them on Node ${process.version} (ICU ${process.versions.icu}; segmenter probe ${built.segmenterProbe} vs ${probes.segmented}): another ICU word dictionary (a Node upgrade) or another segmentation, and its terms would not match the queries'. ${rebuild}`,
       )
     }
   } else if (built.tokenizerProbe !== undefined && built.tokenizerProbe !== probes.combined) {

@@ -179,7 +179,8 @@ describe('BM25 tokenizer probe', () => {
     expect(refused.code).toBe('INDEX_MISMATCH')
     expect(refused.message).toContain('Index "sample"')
     expect(refused.message).toContain(`segmenter probe ${tokenizerProbes().segmented} vs sha256:`)
-    expect(refused.message).toContain('a Node upgrade brought another ICU word dictionary')
+    expect(refused.message).toContain('another ICU word dictionary (a Node upgrade)')
+    expect(refused.message).toContain(`on Node ${process.version} (ICU ${process.versions.icu};`)
     expect(refused.message).toContain(
       'Rebuild it with: toolsel index /data/sample.json --name sample.',
     )
