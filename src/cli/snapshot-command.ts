@@ -28,10 +28,10 @@ one on it.
 
 Options:
   --index-dir <dir>    Index directory (default indexes, env TOOLSEL_INDEX_DIR)
-  --embedder <id>      The embedder of the indexes' dense and hybrid parts built without one
-                       named (toolsel index --retriever hybrid --embedder <id>); every index is
-                       loaded to be checked, and one built with another embedder is refused,
-                       naming it (default use-lite, env TOOLSEL_EMBEDDER)
+  --embedder <id>      The embedder of the indexes' plain dense and hybrid parts (what toolsel
+                       index was given); every index is loaded to be checked, and one built
+                       with another embedder is refused, naming it (default use-lite, env
+                       TOOLSEL_EMBEDDER)
   --json               Print the result as JSON
 ${COMMON_HELP}`
 
