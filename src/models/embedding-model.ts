@@ -25,8 +25,9 @@ export interface EmbeddingModel {
   readonly dimensions: number
   /**
    * The model's files by content (`sha256:<hex>`, model-fingerprint.ts) where `modelId` names
-   * only a place whose files can be replaced (`onnx:<dir>`); absent where the id is all there is
-   * (hashing; use-lite and static, whose files come with an npm package version; remote models).
+   * only a place whose files can be replaced (`onnx:<dir>`), or its vectors by content
+   * (`static:`, vector-probe.ts: a package's vectors behind a name); absent where the id is all
+   * there is (hashing; use-lite, whose files come with an npm package version; remote models).
    */
   readonly fingerprint?: string
   /**

@@ -61,5 +61,29 @@ describe('toolsel index and select with the static (GloVe, SIF) embedder', () =>
     expect(other.stderr).toContain(
       'error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d (100 dims); the config asks for hashing:100 (100 dims).',
     )
+
+    // The vectors are recorded by content (a probe of them), not only by the package's name:
+    // an index whose recorded vectors are not these (another release of the word-vector
+    // package, another conversion) is refused. Was: no `modelFiles` recorded for static.
+    const recorded = manifest.retrievers.dense.modelFiles
+    expect(recorded).toMatch(/^sha256:[0-9a-f]{16}$/)
+    const path = join(indexDir, 'x', 'manifest.json')
+    const edited = { ...manifest, retrievers: { ...manifest.retrievers } }
+    edited.retrievers.dense = {
+      ...manifest.retrievers.dense,
+      modelFiles: 'sha256:0123456789abcdef',
+    }
+    await writeFile(path, JSON.stringify(edited))
+    const refused = await run(
+      'select',
+      'send an email',
+      ...common,
+      '--embedder',
+      'static:glove-100d',
+    )
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(
+      `error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d, whose model files changed since (static:glove-100d: sha256:0123456789ab… then, ${recorded.slice(0, 19)}… now)`,
+    )
   }, 180_000)
 })

@@ -22,6 +22,7 @@
  * both contain it, like a BM25 term match.
  * @module
  */
+import { vectorProbe } from '../vector-probe.ts'
 import { throwIfAborted } from '../../errors.ts'
 import { splitIdentifiers } from '../../retrieve/bm25/tokenize.ts'
 import { normalizeL2, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
@@ -169,6 +170,7 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   readonly #runIds = new Int32Array(RUN)
   readonly #runWeights = new Float64Array(RUN)
   #runLength = 0
+  #fingerprint: string | undefined
 
   constructor(vectors: WordVectors, name: StaticVectorSet = 'glove-100d') {
     this.#vectors = vectors
@@ -209,6 +211,16 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     throwIfAborted(options.signal)
     return texts.map((text) => this.#embedOne(text))
+  }
+
+  /**
+   * The vectors by content (models/vector-probe.ts; computed on first use, about 1 ms): the id
+   * names a package whose release or converted cache could hold other vectors. A dense index
+   * records it (`modelFiles`) and refuses a load over other vectors.
+   */
+  get fingerprint(): string {
+    this.#fingerprint ??= vectorProbe((text) => this.#embedOne(text))
+    return this.#fingerprint
   }
 
   /** One text's unit vector, synchronously (no forward pass to wait for). */

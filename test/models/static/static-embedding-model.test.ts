@@ -151,6 +151,24 @@ describe('word vectors from the npm JSON', () => {
     expect(Array.from(converted.values.slice(9, 12))).toEqual([0, 0, 0])
   })
 
+  it("is known by its vectors: the fingerprint follows them, not the package's name", async () => {
+    const { mkdir } = await import('node:fs/promises')
+    const load = async (name: string, json: string) => {
+      const source = join(dir, name, 'node_modules', 'vectors', 'vectors.json')
+      await mkdir(dirname(source), { recursive: true })
+      await writeFile(source, json)
+      return new StaticEmbeddingModel(await loadWordVectors(source))
+    }
+    const first = await load('fingerprint-a', TINY)
+    const same = await load('fingerprint-same', TINY)
+    // Another release: one value of one word ("the", in the probe texts) differs.
+    const other = await load('fingerprint-b', TINY.replace('"the":[0.5', '"the":[0.9'))
+    expect(first.fingerprint).toMatch(/^sha256:[0-9a-f]{16}$/)
+    expect(same.fingerprint).toBe(first.fingerprint)
+    expect(other.modelId).toBe(first.modelId)
+    expect(other.fingerprint).not.toBe(first.fingerprint)
+  })
+
   it('converts once into a cache next to the package and reloads from it until the source changes', async () => {
     const source = join(dir, 'node_modules', 'vectors', 'vectors.json')
     await rm(join(dir, 'node_modules'), { recursive: true, force: true })
