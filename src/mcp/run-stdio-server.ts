@@ -119,9 +119,13 @@ function answerUnreadableLines(
 /**
  * Runs a batch line's good messages (`run`) and answers its requests in one array line, with
  * the errors of its bad messages, as JSON-RPC answers a batch (a batch of notifications only:
- * its errors, or nothing). Each answer to one of its requests is held (an id: the batch makes
- * its requests' ids unique; a client reusing one of them on another line while the batch runs
- * gets that answer in the batch) until the last comes.
+ * its errors, or nothing). Each answer to one of its requests is held until the last comes. An
+ * id is the client's to keep unique (the batch makes its own requests' ids unique): an answer
+ * goes to the first batch still waiting for its id (a client reusing one of a running batch's ids
+ * on another line gets that answer in the batch; two batches running one id each get one answer
+ * with it), and a request cancelled (`notifications/cancelled`, which MCP answers with nothing:
+ * the SDK sends no answer to an aborted request) is waited for no more. Without these, such a
+ * batch was never answered and held its answers for the life of the process.
  */
 function runBatches(transport: StdioServerTransport) {
   interface Batch {
@@ -129,23 +133,46 @@ function runBatches(transport: StdioServerTransport) {
     answers: JSONRPCMessage[]
     errors: ErrorAnswer[]
   }
-  const waiting = new Map<string | number, Batch>()
+  const waiting = new Map<string | number, Batch[]>()
   const send = transport.send.bind(transport)
+  /** The first batch waiting for `id`, no longer waiting for it. */
+  const take = (id: string | number): Batch | undefined => {
+    const queue = waiting.get(id)
+    const batch = queue?.shift()
+    if (queue?.length === 0) waiting.delete(id)
+    batch?.ids.delete(id)
+    return batch
+  }
+  const answer = (batch: Batch): Promise<void> => {
+    if (batch.ids.size > 0) return Promise.resolve()
+    const all = [...batch.answers, ...batch.errors]
+    return all.length === 0 ? Promise.resolve() : send(all as never)
+  }
   transport.send = (message: JSONRPCMessage) => {
     const id = !('method' in message) && 'id' in message ? message.id : undefined
-    const batch = id === undefined ? undefined : waiting.get(id)
-    if (id === undefined || batch === undefined) return send(message)
-    waiting.delete(id)
-    batch.ids.delete(id)
+    const batch = id === undefined || id === null ? undefined : take(id)
+    if (batch === undefined) return send(message)
     batch.answers.push(message)
-    if (batch.ids.size > 0) return Promise.resolve()
-    return send([...batch.answers, ...batch.errors] as never)
+    return answer(batch)
+  }
+  const receive = transport.onmessage
+  transport.onmessage = (message: JSONRPCMessage) => {
+    receive?.(message)
+    if (!('method' in message) || message.method !== 'notifications/cancelled') return
+    const id = (message.params as { requestId?: unknown } | undefined)?.requestId
+    if (typeof id !== 'string' && typeof id !== 'number') return
+    const batch = take(id)
+    if (batch !== undefined) void answer(batch).catch(() => {})
   }
   return ({ run, errors }: { run: JSONRPCMessage[]; errors: ErrorAnswer[] }) => {
     const ids = new Set(run.filter(isJSONRPCRequest).map((message) => message.id))
     if (ids.size === 0 && errors.length > 0) void send(errors as never).catch(() => {})
     const batch: Batch = { ids, answers: [], errors }
-    for (const id of ids) waiting.set(id, batch)
+    for (const id of ids) {
+      const queue = waiting.get(id)
+      if (queue === undefined) waiting.set(id, [batch])
+      else queue.push(batch)
+    }
     for (const message of run) transport.onmessage?.(message)
   }
 }

@@ -369,6 +369,36 @@ describe('JSON-RPC 2.0 examples against a real toolsel mcp --stdio, one per line
     }
   })
 
+  // hard21 (round 35): on 6928266 the first batch was never answered (its id taken over by the
+  // second, whose array got the first answer) and a cancelled request held its batch forever.
+  it('answers each of two running batches that reuse one id', async () => {
+    const answers = await stdio.exchange(
+      `[${ping('d')}, ${ping('e')}]\n[${ping('d')}]\n`,
+      0,
+      'after-reused',
+    )
+    expect(answers).toHaveLength(2)
+    expectAnswer(answers[0], [pong('d'), pong('e')], 'first batch')
+    expectAnswer(answers[1], [pong('d')], 'second batch')
+  })
+
+  it('answers a batch without its request cancelled in it or on a later line', async () => {
+    const cancel = (id: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id },
+      })
+    const inBatch = `[${ping('c1')}, ${cancel('c1')}, ${ping('c2')}]\n`
+    expect(await stdio.exchange(inBatch, 0, 'after-cancel')).toEqual([[pong('c2')]])
+    const later = `[${ping('l1')}, ${ping('l2')}]\n`
+    const answers = await stdio.exchange(`${later}${cancel('l1')}\n`, 0, 'after-later-cancel')
+    // l1 was answered before the cancel was read, or never: the batch comes either way.
+    expect(answers).toHaveLength(1)
+    expect((answers[0] as unknown[]).length).toBeGreaterThanOrEqual(1)
+    expect(answers[0]).toContainEqual(pong('l2'))
+  })
+
   it('reads a line with whitespace around its JSON', async () => {
     const answers = await stdio.exchange(` \t${ping('spaced')} \t\n`, 1, 'after-spaced')
     expect(answers).toEqual([pong('spaced')])
