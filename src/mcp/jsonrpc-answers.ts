@@ -16,6 +16,7 @@ import {
   JSONRPCMessageSchema,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js'
+import { shownName } from '../library/name-characters.ts'
 
 export const INVALID_REQUEST = -32600
 export const INVALID_PARAMS = -32602
@@ -111,7 +112,8 @@ function splitBatch(items: unknown[]) {
     if ('message' in checked) {
       const { message } = checked
       if (isJSONRPCRequest(message) && ids.has(message.id)) {
-        const why = `Invalid Request: the id ${JSON.stringify(message.id)} is used twice in this batch`
+        const shown = typeof message.id === 'string' ? shownName(message.id) : String(message.id)
+        const why = `Invalid Request: the id ${shown} is used twice in this batch`
         errors.push(errorAnswer(message.id, INVALID_REQUEST, why))
         continue
       }

@@ -266,6 +266,27 @@ describe('JSON-RPC 2.0 examples against POST /mcp of a real toolsel serve (a rea
     expect(await response.json()).toEqual(pong(7))
   })
 
+  // hard21 (round 35): the -32600 for an id used twice quoted the whole id raw in its message (a
+  // 30,000-character id with U+202E: each later request's error carried it twice, bidi and all).
+  it('quotes an id used twice escaped and cut at 64 characters, as error messages do', async () => {
+    const id = `\u202e${'x'.repeat(30_000)}`
+    const response = await post(`[${Array.from({ length: 100 }, () => ping(id)).join(',')}]`)
+    expect(response.status).toBe(200)
+    const text = await response.text()
+    const answers = JSON.parse(text) as { id: unknown; error?: { message: string } }[]
+    expect(answers).toHaveLength(100)
+    const errors = answers.filter((answer) => answer.error !== undefined)
+    expect(errors).toHaveLength(99)
+    for (const answer of errors) {
+      expect(answer.id).toBe(id)
+      expect(answer.error!.message).toBe(
+        `Invalid Request: the id "\\u202e${'x'.repeat(63)}"… is used twice in this batch`,
+      )
+    }
+    // The ids themselves are echoed (JSON-RPC): 100 of them, and little else.
+    expect(text.length).toBeLessThan(100 * 30_300)
+  })
+
   it('answers a batch over 100 messages with one -32600 (the SDK)', async () => {
     const response = await post(`[${Array.from({ length: 101 }, (_, i) => ping(i)).join(',')}]`)
     expect(response.status).toBe(400)
