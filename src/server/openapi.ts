@@ -18,6 +18,23 @@ function errors(...statuses: number[]) {
   )
 }
 
+/**
+ * What a write (an index save, a snapshot) answers when its files can't be written: 500
+ * (`INDEX_WRITE_FAILED`, an I/O error; a snapshot's `INTERNAL`) and 507 (`INSUFFICIENT_STORAGE`,
+ * no space left on the index directory's disk, or on `library.snapshotDir`'s for a snapshot).
+ * Nothing was changed (README, "HTTP API").
+ */
+const writeErrors = {
+  500: {
+    description: 'The files could not be written (INDEX_WRITE_FAILED); nothing was changed',
+    content: json(RESPONSE_SCHEMAS.error),
+  },
+  507: {
+    description: 'No space left on the disk written to (INSUFFICIENT_STORAGE); nothing was changed',
+    content: json(RESPONSE_SCHEMAS.error),
+  },
+}
+
 const libraryParameter = { name: 'library', in: 'path', required: true, schema: { type: 'string' } }
 
 /**
@@ -100,7 +117,11 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           summary:
             'Record the tools an agent really called for an instruction; stored as a usage example of the library',
           requestBody: { required: true, content: json(schemas.feedback) },
-          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
+          responses: {
+            200: ok(RESPONSE_SCHEMAS.addExamples),
+            ...errors(400, 404, 413, 503, 504),
+            ...writeErrors,
+          },
         },
       },
       '/v1/rewards/planner': {
@@ -150,6 +171,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
             200: ok(RESPONSE_SCHEMAS.putLibrary, 'Replaced'),
             201: ok(RESPONSE_SCHEMAS.putLibrary, 'Created'),
             ...errors(400, 413, 503, 504),
+            ...writeErrors,
           },
         },
         delete: {
@@ -163,7 +185,11 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           summary:
             'Add usage examples {instruction, tools}: stored with the index (atomic, versioned, capped, de-duplicated), used as BM25 expansion and nearest-example memory',
           requestBody: { required: true, content: json(schemas.addExamples) },
-          responses: { 200: ok(RESPONSE_SCHEMAS.addExamples), ...errors(400, 404, 413, 503, 504) },
+          responses: {
+            200: ok(RESPONSE_SCHEMAS.addExamples),
+            ...errors(400, 404, 413, 503, 504),
+            ...writeErrors,
+          },
         },
       },
       '/v1/libraries/{library}/tools/{id}': {
@@ -217,6 +243,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
           responses: {
             201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
             ...errors(503, 504),
+            ...writeErrors,
           },
         },
       },

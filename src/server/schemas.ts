@@ -580,7 +580,7 @@ export const RESPONSE_SCHEMAS = {
     warnings: z
       .array(z.string())
       .describe(
-        'What did not stop the import. At most 20 warnings of each kind (the same words but for names, numbers, record and operation; 20 kinds, later ones counted as "other") are listed; when some are left out, a last line says how many and `warningCounts` counts them.',
+        'What did not stop the import, and what the build left out: a rebuild that does not make all the retriever parts of the index it replaces says so (`Library "x" lost the retriever parts …`, naming them and the `?retriever=` list that builds them again). At most 20 warnings of each kind (the same words but for names, numbers, record and operation; 20 kinds, later ones counted as "other") are listed; when some are left out, a last line says how many and `warningCounts` counts them.',
       ),
     warningCounts: z
       .object({

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { describe, expect, it } from 'vitest'
+import { indexFs } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
 type Call = [method: string, path: string, init?: RequestInit]
@@ -23,6 +24,8 @@ const TOOL = {
   description: 'Adds a note to the notebook.',
   parameters: { type: 'object', properties: { text: { type: 'string' } } },
 }
+/** A tool whose id holds U+202E: the PUT answer lists it in `import.suspiciousIds`. */
+const SPOOF = { id: 'notes.rtl\u202etxt.exe', name: 'spoof', description: 'Opens a file.' }
 
 /** Documented path and method → the calls made of it: a success first, then errors. */
 const CALLS: Record<string, Call[]> = {
@@ -63,6 +66,9 @@ const CALLS: Record<string, Call[]> = {
   'put /v1/libraries/{library}': [
     ['PUT', '/v1/libraries/notes', put([TOOL])],
     ['PUT', '/v1/libraries/notes', put([TOOL])],
+    // import.suspiciousIds, then the warning of a rebuild that loses a retriever part.
+    ['PUT', '/v1/libraries/notes?retriever=bm25,dense:hashing', put([TOOL, SPOOF])],
+    ['PUT', '/v1/libraries/notes', put([TOOL])],
     ['PUT', '/v1/libraries/notes', put({ not: 'tools' })],
   ],
   'get /v1/libraries/{library}': [
@@ -102,6 +108,25 @@ const CALLS: Record<string, Call[]> = {
   ],
 }
 
+/**
+ * `schema` with every object that lists its properties closed to others (a copy), so a body
+ * holding a field the document does not name fails, as one lacking a required field does.
+ */
+function closed(schema: unknown): any {
+  if (Array.isArray(schema)) return schema.map(closed)
+  if (schema === null || typeof schema !== 'object') return schema
+  const copy = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, closed(v)]))
+        : closed(value),
+    ]),
+  )
+  if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false
+  return copy
+}
+
 describe('/openapi.json against real responses', () => {
   it('answers each documented endpoint with a documented status and a body its schema accepts', async () => {
     const snapshotDir = await mkdtemp(join(tmpdir(), 'toolsel-openapi-snapshots-'))
@@ -116,6 +141,7 @@ describe('/openapi.json against real responses', () => {
     )
     expect(Object.keys(CALLS).sort()).toEqual(documented.sort())
     const seen: string[] = []
+    const bodies: any[] = []
     for (const [operation, calls] of Object.entries(CALLS)) {
       const [method, path] = operation.split(' ')
       const responses = document.paths[path][method].responses as Record<string, any>
@@ -135,13 +161,22 @@ describe('/openapi.json against real responses', () => {
         expect(type.split(';')[0], where).toBe(mediaType)
         if (mediaType !== 'application/json') continue
         const body = await response.json()
-        const validate = ajv.compile(media.schema)
+        bodies.push(body)
+        const validate = ajv.compile(closed(media.schema))
         expect({ where, errors: validate(body) ? [] : validate.errors }).toEqual({
           where,
           errors: [],
         })
       }
     }
+    // The PUT answers' newer parts, each one a documented field the bodies really held.
+    const puts = bodies.slice(seen.indexOf('put /v1/libraries/{library} 201'))
+    expect(puts[2].import.suspiciousIds).toEqual([
+      { id: 'notes.rtl\\u202etxt.exe', tool: 1, field: 'id', codePoint: 'U+202E', index: 9 },
+    ])
+    expect(puts[3].warnings).toEqual([
+      expect.stringMatching(/^Library "notes" lost the retriever parts dense:hashing: /),
+    ])
     // The statuses each call really got: a success of each, and the error it was made for.
     expect(seen).toEqual([
       'post /v1/select-tools 200',
@@ -157,6 +192,8 @@ describe('/openapi.json against real responses', () => {
       'post /v1/rewards/selector 400',
       'get /v1/libraries 200',
       'put /v1/libraries/{library} 201',
+      'put /v1/libraries/{library} 200',
+      'put /v1/libraries/{library} 200',
       'put /v1/libraries/{library} 200',
       'put /v1/libraries/{library} 400',
       'get /v1/libraries/{library} 200',
@@ -209,5 +246,67 @@ describe('/openapi.json against real responses', () => {
         errors: [],
       })
     }
+  })
+
+  it('answers a write on a full disk 507 and on an I/O error 500, as documented', async () => {
+    const snapshotDir = await mkdtemp(join(tmpdir(), 'toolsel-openapi-snapshots-'))
+    const { app } = await createTestApp({ config: { library: { snapshotDir } } })
+    const document = await readJson(await app.request('/openapi.json'))
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    expect((await app.request('/v1/libraries/notes', put([TOOL]))).status).toBe(201)
+    const examples = { examples: [{ instruction: 'Note milk', tools: ['notes.add_note'] }] }
+    const cases: Array<[operation: string, url: string, init: RequestInit, errno: string]> = [
+      ['put /v1/libraries/{library}', '/v1/libraries/notes', put([TOOL, SPOOF]), 'ENOSPC'],
+      ['put /v1/libraries/{library}', '/v1/libraries/notes', put([TOOL, SPOOF]), 'EIO'],
+      [
+        'post /v1/libraries/{library}/examples',
+        '/v1/libraries/notes/examples',
+        postJson(examples),
+        'ENOSPC',
+      ],
+      [
+        'post /v1/feedback',
+        '/v1/feedback',
+        postJson({ library: 'notes', instruction: 'Note milk', used: ['notes.add_note'] }),
+        'ENOSPC',
+      ],
+      ['post /v1/snapshots', '/v1/snapshots', { method: 'POST' }, 'ENOSPC'],
+    ]
+    const realSync = indexFs.syncPath
+    const seen: string[] = []
+    try {
+      for (const [operation, url, init, errno] of cases) {
+        // The store's file system seam (test/server/save-write-failed.test.ts): each fsync of a
+        // write's temporary copy fails as a full disk or a failing one does.
+        indexFs.syncPath = async (path) => {
+          if (!path.includes('.tmp-')) return realSync(path)
+          throw Object.assign(new Error(`${errno}: failed, fsync '${path}'`), { code: errno })
+        }
+        const [method, path] = operation.split(' ')
+        const response = await app.request(url, init)
+        const body = await response.json()
+        seen.push(`${operation} ${errno} ${response.status} ${body.error?.code}`)
+        const documented = document.paths[path][method].responses[response.status]
+        expect({ operation, errno, documented: documented !== undefined }).toEqual({
+          operation,
+          errno,
+          documented: true,
+        })
+        const validate = ajv.compile(closed(documented.content['application/json'].schema))
+        expect({ operation, errors: validate(body) ? [] : validate.errors }).toEqual({
+          operation,
+          errors: [],
+        })
+      }
+    } finally {
+      indexFs.syncPath = realSync
+    }
+    expect(seen).toEqual([
+      'put /v1/libraries/{library} ENOSPC 507 INSUFFICIENT_STORAGE',
+      'put /v1/libraries/{library} EIO 500 INDEX_WRITE_FAILED',
+      'post /v1/libraries/{library}/examples ENOSPC 507 INSUFFICIENT_STORAGE',
+      'post /v1/feedback ENOSPC 507 INSUFFICIENT_STORAGE',
+      'post /v1/snapshots ENOSPC 507 INSUFFICIENT_STORAGE',
+    ])
   })
 })
