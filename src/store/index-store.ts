@@ -723,8 +723,9 @@ const LISTED_UNSHOWABLE_IDS = 3
 
 /**
  * One warning when the loaded library has tool ids holding a control character, a bidi override
- * or isolate, or a lone surrogate (`refusedNameCharacter`): an index saved (or a snapshot taken)
- * before imports warned of them. The library is served as it is; the ids are checked, not the
+ * or isolate, or a lone surrogate (`refusedNameCharacter`): imports take them with a warning, and
+ * an index saved (or a snapshot taken) before imports warned of them was never checked, so every
+ * load names them, whenever they were saved. The library is served as it is; the ids are checked, not the
  * names (reading those means parsing every tool; `suspectPositions` finds the ids to check with a
  * few byte searches of a million ids, bench/README round 35).
  */
@@ -737,7 +738,7 @@ function warnOfUnshowableIds(library: ToolLibrary, dir: string, logger: Logger):
     return `${shownName(id)}: ${codePoint} at ${index}`
   })
   logger.warn(
-    `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (saved before imports warned of them; served as they are, such a tool may display as another one): ${listed.join('; ')}${positions.length > LISTED_UNSHOWABLE_IDS ? '; …' : ''}. Rename them at the source and import the library again.`,
+    `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (imported and served as they are; such a tool may display as another one): ${listed.join('; ')}${positions.length > LISTED_UNSHOWABLE_IDS ? '; …' : ''}. Rename them at the source and import the library again.`,
     { library: library.name, unshowableIds: positions.length },
   )
 }

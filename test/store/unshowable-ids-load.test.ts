@@ -1,6 +1,6 @@
 /**
  * A saved index whose tool ids hold a control character, a bidi override or isolate, or a lone
- * surrogate (saved before imports warned of them, or a snapshot restored): the load serves it as
+ * surrogate (imported with a warning, saved before imports warned, or restored): the load serves it as
  * it is and logs one warning naming the ids escaped. The check reads the ids section's bytes
  * (`PackedIds.suspectPositions`), so it must find exactly what `refusedNameCharacter` finds.
  */
@@ -73,6 +73,8 @@ describe('ids checked at load', () => {
     expect(warnings[0]).toContain(' WARN ')
     expect(warnings[0]).toContain('"unshowableIds":4')
     expect(warnings[0]).toContain(`Library "spoof" (${dir}): 4 tool id(s) hold a control character`)
+    // True of an index saved now too (was: "saved before imports warned of them", said of every one).
+    expect(warnings[0]).toContain('surrogate (imported and served as they are; such a tool may')
     expect(warnings[0]).toContain(
       '"rtl\\u202etxt.exe": U+202E at 3; "clear\\u001b[2J": U+001B at 5; "csi\\u009b31m": U+009B at 3; …',
     )
