@@ -341,6 +341,8 @@ class ImportReportCounts(TypedDict):
     identical: float
     schemaChanges: float
     invalidSchemas: float
+    #: Ids and names holding a control or bidi character (all of them).
+    suspiciousIds: float
 
 
 class _ImportReportDuplicatesItemFields(TypedDict):
@@ -364,8 +366,21 @@ class ImportReportInvalidSchemasItem(TypedDict):
     errors: List[str]
 
 
+class ImportReportSuspiciousIdsItem(TypedDict):
+    #: The tool's id escaped as JSON string text (`ns.rtl\u202etxt.exe`: control, bidi and zero-widt...
+    id: str
+    #: The tool's position in the library (0-based).
+    tool: float
+    #: The field that holds the character.
+    field: Literal["id", "name"]
+    #: The first such character, as `U+202E`.
+    codePoint: str
+    #: Where it is in the field, in UTF-16 code units.
+    index: float
+
+
 class ImportReport(TypedDict):
-    """What the import did: renamed/dropped duplicates and parameters rewritten into JSON Schema (li..."""
+    """What the import did: renamed/dropped duplicates, parameters rewritten into JSON Schema, and i..."""
     format: str
     tools: float
     files: List[ImportReportFilesItem]
@@ -373,6 +388,8 @@ class ImportReport(TypedDict):
     duplicates: List[ImportReportDuplicatesItem]
     schemaChanges: List[ImportReportSchemaChangesItem]
     invalidSchemas: List[ImportReportInvalidSchemasItem]
+    #: Tools whose id or name holds a control character, a bidi embedding, override or isolate, or a...
+    suspiciousIds: List[ImportReportSuspiciousIdsItem]
 
 
 _LibraryUploadRequired = TypedDict(
