@@ -158,9 +158,8 @@ function runBatches(transport: StdioServerTransport) {
   const receive = transport.onmessage
   transport.onmessage = (message: JSONRPCMessage) => {
     receive?.(message)
-    if (!('method' in message) || message.method !== 'notifications/cancelled') return
-    const id = (message.params as { requestId?: unknown } | undefined)?.requestId
-    if (typeof id !== 'string' && typeof id !== 'number') return
+    const id = cancelledId(message)
+    if (id === undefined) return
     const batch = take(id)
     if (batch !== undefined) void answer(batch).catch(() => {})
   }
@@ -175,6 +174,13 @@ function runBatches(transport: StdioServerTransport) {
     }
     for (const message of run) transport.onmessage?.(message)
   }
+}
+
+/** The request id a `notifications/cancelled` names; undefined for any other message. */
+function cancelledId(message: JSONRPCMessage): string | number | undefined {
+  if (!('method' in message) || message.method !== 'notifications/cancelled') return undefined
+  const id = (message.params as { requestId?: unknown } | undefined)?.requestId
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined
 }
 
 function parseError(error: SyntaxError): ErrorAnswer {
@@ -234,6 +240,10 @@ function trackRequests(transport: StdioServerTransport) {
   transport.onmessage = (message: JSONRPCMessage) => {
     if ('method' in message && 'id' in message) pending.add(message.id)
     receive?.(message)
+    // A cancelled request is answered with nothing (the SDK drops an aborted handler's answer):
+    // not one to wait for when stopping.
+    const id = cancelledId(message)
+    if (id !== undefined && pending.delete(id) && pending.size === 0) onDrained?.()
   }
   const send = transport.send.bind(transport)
   transport.send = async (message: JSONRPCMessage) => {

@@ -442,4 +442,27 @@ describe('toolsel mcp --stdio and a batch piped before stdin closes', () => {
     },
     START_TIMEOUT_MS,
   )
+
+  // hard21 (round 35): a cancelled request stayed counted as unanswered, so stdin's end waited
+  // server.shutdownGraceMs (10 s) for it and warned of it.
+  it(
+    'exits at once after a cancelled request, without waiting for its answer',
+    async () => {
+      const stdio = new StdioChild()
+      const exited = new Promise<number | null>((resolve) => stdio.child.on('exit', resolve))
+      const cancel = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 'c1' },
+      })
+      stdio.write(`${ping('c1')}\n${cancel}\n${ping('c2')}\n`)
+      expect(await stdio.next()).toEqual(pong('c2'))
+      const stopped = Date.now()
+      stdio.stop()
+      expect(await exited).toBe(0)
+      expect(Date.now() - stopped).toBeLessThan(5_000)
+      expect(stdio.stderr).not.toContain('unanswered')
+    },
+    START_TIMEOUT_MS,
+  )
 })
