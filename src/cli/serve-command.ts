@@ -70,6 +70,8 @@ undoes it). Under a supervisor run node bin/toolsel.mjs serve, not npm (README: 
 
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
 const IDLE_DRAIN_MS = 250
+/** Longest wait before `--workers N`'s primary starts a worker again after one failed to start. */
+const REPLACE_RETRY_MAX_MS = 60_000
 
 /** The signals that stop the server: a process manager's, Ctrl-C, the terminal gone. */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -356,8 +358,11 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * The primary of `--workers N`: forks the workers (each runs this command's single-process path),
  * relays library changes between them (service/cluster-sync.ts) and other processes' commits to
  * the index directory (service/index-dir-watch.ts), replaces a worker that dies once
- * all were ready, and stops them all on SIGTERM/SIGINT. A worker that fails before it is ready
- * (a library that can't load…) stops everything: the error is in its log.
+ * all were ready, and stops them all on SIGTERM/SIGINT. A worker of the first start that fails
+ * before it is ready (a library that can't load…) stops everything, exit code 1: the error is in
+ * its log (bin/toolsel.mjs disconnects a worker whose command ended, else it hung). A replacement
+ * that fails so is started again 1 s, 2 s, 4 s, … at most REPLACE_RETRY_MAX_MS later, until one is
+ * ready; the workers still running serve meanwhile.
  */
 async function servePrimary(
   count: number,
@@ -394,6 +399,9 @@ async function servePrimary(
   let ready = 0
   // Workers that died after the start and were replaced (toolsel_worker_restarts_total).
   let restarts = 0
+  // Replacements in a row that exited before they were ready, and the one waiting to start.
+  let failedStarts = 0
+  let retryTimer: NodeJS.Timeout | undefined
   const stopMetrics = relayClusterMetrics(() => restarts)
   // The workers ready now: a replacement started while one is ready listens once it is ready.
   const readyNow = new Set<number>()
@@ -403,17 +411,20 @@ async function servePrimary(
   return new Promise<number>((resolve) => {
     const stopAll = () => {
       stopping = true
+      clearTimeout(retryTimer)
+      retryTimer = undefined
       poller?.stop()
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     }
     cluster.on('message', (worker, message: unknown) => {
       if ((message as { toolsel?: unknown } | null)?.toolsel !== 'ready') return
       readyNow.add(worker.id)
+      failedStarts = 0
       ready += 1
       if (ready === count) logger.info(`Ready: ${count} workers`)
     })
     cluster.on('exit', (worker, code, signal) => {
-      readyNow.delete(worker.id)
+      const wasReady = readyNow.delete(worker.id)
       if (!stopping && ready < count) {
         logger.error(
           `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
@@ -421,11 +432,29 @@ async function servePrimary(
         failed = true
         stopAll()
       } else if (!stopping) {
-        logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
         restarts += 1
-        cluster.fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
+        const replace = () => {
+          retryTimer = undefined
+          if (!stopping)
+            cluster.fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
+        }
+        if (wasReady) {
+          logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
+          replace()
+        } else {
+          // A replacement that fails to start (a tool file removed since, a model gone) would
+          // fail again at once: tried again 1 s, 2 s, 4 s, … then every minute, until one is ready.
+          const delayMs = Math.min(REPLACE_RETRY_MAX_MS, 1000 * 2 ** failedStarts)
+          failedStarts += 1
+          logger.error(
+            `Worker ${worker.process.pid} exited before it was ready (${signal ?? `code ${code}`}); starting another in ${delayMs / 1000} s`,
+          )
+          retryTimer = setTimeout(replace, delayMs)
+        }
       }
-      if (Object.keys(cluster.workers ?? {}).length === 0) resolve(failed ? 1 : 0)
+      // Not while a replacement waits to start: the primary lives on with no worker meanwhile.
+      if (Object.keys(cluster.workers ?? {}).length === 0 && retryTimer === undefined)
+        resolve(failed ? 1 : 0)
     })
     stopSignals = onStopSignal(
       logger,

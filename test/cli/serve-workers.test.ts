@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
-import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 let server: RunningServe | undefined
 
@@ -285,4 +287,50 @@ describe('toolsel serve --workers', () => {
       'toolsel_workers 2\ntoolsel_worker_restarts_total 1\ntoolsel_workers_scraped 2',
     )
   }, 120_000)
+
+  it('a worker that fails to start exits: at the start the server stops with 1 (it hung), a replacement is tried again 1 s, 2 s, … later', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-worker-start-'))
+    try {
+      const failed = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', root],
+          {
+            cwd: ROOT,
+            timeout: 60_000,
+            env: { ...process.env, TOOLSEL_LIBRARY: join(root, 'missing.json'), TOOLSEL_PORT: '' },
+          },
+          (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+        )
+      })
+      expect(failed.code, failed.stderr).toBe(1)
+      expect(failed.stderr).toMatch(/Worker \d+ exited before it was ready \(code 1\); stopping/)
+
+      // Served from a tool file, which is gone when a worker is replaced: not started again at once.
+      const file = join(root, 'tools.json')
+      await writeFile(file, JSON.stringify([{ name: 'ping', description: 'Ping a host.' }]))
+      server = await startServe(['--workers', '2', '--library', file])
+      const { url, logs, child } = server
+      await rename(file, `${file}.away`)
+      const [victim] = workerPids(child.pid!)
+      process.kill(victim!, 'SIGKILL')
+      const deadline = Date.now() + 60_000
+      while (!logs().includes('exited before it was ready (code 1); starting another in 2 s')) {
+        if (Date.now() > deadline) throw new Error(`no second try:\n${logs()}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(logs()).toContain('exited before it was ready (code 1); starting another in 1 s')
+      // The other worker serves meanwhile, and the metrics say one is missing.
+      expect((await call(url, 'GET', '/readyz')).status).toBe(200)
+      expect((await call(url, 'GET', '/metrics')).text).toMatch(/^toolsel_workers 1$/m)
+      await rename(`${file}.away`, file)
+      while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
+        if (Date.now() > deadline) throw new Error(`no worker once the file is back:\n${logs()}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(workerPids(child.pid!)).toHaveLength(2)
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  }, 180_000)
 })
