@@ -184,7 +184,8 @@ describe('BM25 tokenizer probe', () => {
     expect(refused.message).toContain(
       'Rebuild it with: toolsel index /data/sample.json --name sample.',
     )
-  })
+    // Two child Nodes (tsx), each bounded by loadUnderOtherIcu's 60 s: not the default 30 s.
+  }, 120_000)
 
   it("refuses an index whose ICU word breaks differ from this Node's, and takes it for another build", async () => {
     const { library, dir } = await saveSample(THAI_TOOLS)
