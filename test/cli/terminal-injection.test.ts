@@ -83,7 +83,9 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     expect(code).toBe(1)
     expect(stderr).toContain('error [DUPLICATE_TOOL_ID]')
     // The message quotes the id escaped (shownName), as an HTTP body carries it.
-    expect(stderr).toContain('tool id "evil\\u001b]52;c;ZXZpbA==\\u0007\\r\\u001b[2K\\u009b31m\\u202e"')
+    expect(stderr).toContain(
+      'tool id "evil\\u001b]52;c;ZXZpbA==\\u0007\\r\\u001b[2K\\u009b31m\\u202e"',
+    )
     expect(stderr).not.toMatch(RAW_CONTROL)
   }, 60_000)
 
