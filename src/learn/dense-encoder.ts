@@ -8,7 +8,8 @@
 import { StaticEmbeddingModel } from '../models/static/static-embedding-model.ts'
 import { DenseToolVectors } from './dense-features.ts'
 import { mappedToolVectors } from './dense-map.ts'
-import { SPACE_PROBE_TEXTS, spaceProbe } from './dense-space-probe.ts'
+import { VECTOR_PROBE_TEXTS } from '../models/vector-probe.ts'
+import { spaceProbe } from './dense-space-probe.ts'
 
 let loading: Promise<DenseToolVectors | undefined> | undefined
 
@@ -74,7 +75,7 @@ export function otherSpace(map: StoredDenseMap, vectors: DenseToolVectors): stri
   const retrain = 'Retrain the model with `toolsel train --learned-dense`.'
   if (encoder.modelId !== base)
     return `the map was trained over ${base} vectors, this process has ${encoder.modelId}. ${retrain}`
-  const dimensions = encoder.embedText(SPACE_PROBE_TEXTS[0]).length
+  const dimensions = encoder.embedText(VECTOR_PROBE_TEXTS[0]!).length
   if (dimensions !== map.size)
     return `the map is ${map.size} × ${map.size}, ${base} vectors here have ${dimensions} dimensions. ${retrain}`
   if (map.baseProbe !== undefined && map.baseProbe !== spaceProbe(encoder))

@@ -7,10 +7,8 @@
  * of its word-vector package, another conversion of the file).
  * @module
  */
-import { VECTOR_PROBE_TEXTS, vectorProbe } from '../models/vector-probe.ts'
+import { vectorProbe } from '../models/vector-probe.ts'
 import type { TextEncoder } from './dense-features.ts'
-
-export const SPACE_PROBE_TEXTS = VECTOR_PROBE_TEXTS
 
 const probes = new WeakMap<TextEncoder, string>()
 

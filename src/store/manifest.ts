@@ -26,11 +26,10 @@ export const Bm25ManifestSchema = z.object({
    * The tokenizer's terms for a fixed text, hashed (kinds/tokenizer-probe.ts): `sha256:<16 hex>`.
    * `tokenizerCoreProbe`: the text but its no-space-script lines (every index since round 35).
    * `segmenterProbe`: those lines, cut by ICU's word breaks; only in an index holding such terms.
-   * `tokenizerProbe`: the whole text, in round 35's first indexes. None before round 35: loads.
+   * None before round 35: such an index loads as before.
    */
   tokenizerCoreProbe: z.string().max(100).optional(),
   segmenterProbe: z.string().max(100).optional(),
-  tokenizerProbe: z.string().max(100).optional(),
   k1: z.number(),
   b: z.number(),
   fieldWeights: z.record(z.string(), z.number()),

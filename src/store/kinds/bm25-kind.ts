@@ -48,9 +48,6 @@ export const BM25_KIND: RetrieverKind = {
   name: 'bm25',
   requires: [],
   settingsAddedLater: ['tokenizerCoreProbe', 'segmenterProbe'],
-  // Round 35's first indexes recorded one probe of the whole text: still the same build while
-  // this toolsel's tokenizer gives the same terms for it.
-  settingsDropped: { tokenizerProbe: () => tokenizerProbes().combined },
 
   buildSettings(_arg, config) {
     const { examplesPerTool, examplesMinPerTool } = config.retrieve.bm25
@@ -218,12 +215,6 @@ export function checkBm25Settings(manifest: IndexManifest, config: Config, rebui
         `holds Chinese, Japanese, Korean or Thai terms cut otherwise than this toolsel cuts them on Node ${process.version} (ICU ${process.versions.icu}; segmenter probe ${built.segmenterProbe} vs ${probes.segmented}): another ICU word dictionary (a Node upgrade) or another segmentation, and its terms would not match the queries'. ${rebuild}`,
       )
     }
-  } else if (built.tokenizerProbe !== undefined && built.tokenizerProbe !== probes.combined) {
-    // Round 35's first indexes: one probe of the whole text. Absent before round 35: those load.
-    throw manifestMismatch(
-      manifest,
-      `was built with a tokenizer that analyses text differently from this toolsel's (tokenizer probe ${built.tokenizerProbe} vs ${probes.combined}, ${versions}): its terms would not match the queries'. ${rebuild}`,
-    )
   }
   const differences: string[] = []
   if (built.k1 !== wanted.k1) differences.push(`k1 ${built.k1} vs ${wanted.k1}`)

@@ -153,15 +153,13 @@ export function buildSettingsOf(
 
 /**
  * Whether `saved` (a manifest's `build`, absent in older indexes) records `wanted`; a key a kind
- * added later (`settingsAddedLater`) that the saved part lacks is not compared, nor a key it
- * dropped (`settingsDropped`) that the saved part holds with the value still counted the same.
+ * added later (`settingsAddedLater`) that the saved part lacks is not compared.
  */
 export function sameBuildSettings(
   saved: BuildSettings | undefined,
   wanted: BuildSettings,
 ): boolean {
   if (saved === undefined) return false
-  const savedParts: BuildSettings['parts'] = { ...saved.parts }
   const wantedParts: BuildSettings['parts'] = {}
   for (const [name, settings] of Object.entries(wanted.parts)) {
     const savedPart = Object.hasOwn(saved.parts, name) ? saved.parts[name] : undefined
@@ -176,17 +174,6 @@ export function sameBuildSettings(
         ([key]) => !added.includes(key) || Object.hasOwn(savedPart, key),
       ),
     )
-    const dropped = kind.settingsDropped
-    if (dropped !== undefined) {
-      savedParts[name] = Object.fromEntries(
-        Object.entries(savedPart).filter(
-          ([key, value]) =>
-            !Object.hasOwn(dropped, key) ||
-            Object.hasOwn(settings, key) ||
-            !sameJson(value, dropped[key]!()),
-        ),
-      )
-    }
   }
-  return sameJson({ ...saved, parts: savedParts }, { ...wanted, parts: wantedParts })
+  return sameJson(saved, { ...wanted, parts: wantedParts })
 }

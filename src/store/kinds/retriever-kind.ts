@@ -93,12 +93,6 @@ export interface RetrieverKind {
    */
   readonly settingsAddedLater?: readonly string[]
   /**
-   * Keys an older index recorded that this kind no longer writes, each with the value that still
-   * counts as the same build (bm25: round 35's first `tokenizerProbe`, the probe of the whole
-   * text); a saved part holding another value is not the same build.
-   */
-  readonly settingsDropped?: Readonly<Record<string, () => unknown>>
-  /**
    * The build settings as the manifest records them for this built part, when they depend on what
    * was built (`entry`, the part's manifest entry); bm25 keeps `segmenterProbe` only for an index
    * holding terms cut by ICU's word breaks. None: `buildSettings` as they are.

@@ -13,8 +13,7 @@
  * whose `core` differs is refused. `segmented` is the probe of the no-space-script lines: an
  * index records it (`segmenterProbe`) only when it holds terms of those scripts, and only such an
  * index is refused when this Node's word breaks differ, so a Node upgrade leaves an English
- * library's index loading. `combined` (the whole text) is what round 35's first indexes recorded
- * (`tokenizerProbe`): still checked for them.
+ * library's index loading.
  *
  * Every field of a tool (name, description, parameters, examples) goes through the same
  * `tokenize`, and queries through `tokenizeQuery` (the same terms; tokenize.test.ts compares
@@ -61,8 +60,6 @@ export interface TokenizerProbes {
   core: string
   /** The probe of `SEGMENTED_PROBE_TEXT`: recorded by an index holding such terms (`segmenterProbe`). */
   segmented: string
-  /** The probe of the whole text: what round 35's first indexes recorded (`tokenizerProbe`). */
-  combined: string
 }
 
 let probes: TokenizerProbes | undefined
@@ -78,15 +75,11 @@ export function probesOf(tokenizeText: (text: string) => readonly string[]): Tok
   return {
     core: probeOf(tokenizeText, CORE_PROBE_TEXT),
     segmented: probeOf(tokenizeText, SEGMENTED_PROBE_TEXT),
-    combined: probeOf(tokenizeText, TOKENIZER_PROBE_TEXT),
   }
 }
 
 /** `sha256:<first 16 hex digits>` of `text`'s terms (JSON) by `tokenizeText`. */
-export function probeOf(
-  tokenizeText: (text: string) => readonly string[],
-  text: string = TOKENIZER_PROBE_TEXT,
-): string {
+export function probeOf(tokenizeText: (text: string) => readonly string[], text: string): string {
   const terms = JSON.stringify(tokenizeText(text))
   return `sha256:${createHash('sha256').update(terms).digest('hex').slice(0, 16)}`
 }
