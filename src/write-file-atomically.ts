@@ -140,3 +140,8 @@ export async function makeDirectory(dir: string, what: string): Promise<void> {
     )
   }
 }
+
+/** Whether a file system error's `code` says the disk or the user's quota is full (507, not 500). */
+export function isDiskFull(code: unknown): boolean {
+  return code === 'ENOSPC' || code === 'EDQUOT'
+}

@@ -42,7 +42,7 @@ import {
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import { recordIndexFiles } from './index-files-record.ts'
-import { syncPath, syncTree } from '../write-file-atomically.ts'
+import { isDiskFull, syncPath, syncTree } from '../write-file-atomically.ts'
 import {
   refusedNameCharacter,
   shownName,
@@ -456,7 +456,7 @@ async function commitStaged(
 export function writeFailed(name: string, indexDir: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code
   if (error instanceof ToolselError || typeof code !== 'string') return error
-  const full = code === 'ENOSPC' || code === 'EDQUOT'
+  const full = isDiskFull(code)
   const reason = error instanceof Error ? error.message : String(error)
   return new ToolselError(
     full ? 'INSUFFICIENT_STORAGE' : 'INDEX_WRITE_FAILED',

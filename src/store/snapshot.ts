@@ -34,6 +34,7 @@ import {
   type StagedIndex,
 } from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
+import { isDiskFull } from '../write-file-atomically.ts'
 
 export const SNAPSHOT_FILE = 'snapshot.json'
 export const SNAPSHOT_FORMAT = 'toolsel-snapshot'
@@ -143,7 +144,7 @@ function snapshotWriteFailed(target: string, error: unknown): unknown {
   const cause = saveFailed ? (error as ToolselError).cause : error
   const reason = cause instanceof Error ? cause.message : String(cause)
   const errno = (cause as NodeJS.ErrnoException | null)?.code
-  if (errno === 'ENOSPC' || errno === 'EDQUOT') {
+  if (isDiskFull(errno)) {
     return new ToolselError(
       'INSUFFICIENT_STORAGE',
       `Cannot write the snapshot ${target}: no space left on its disk (${reason}). Nothing was written (its partial copy was removed); the libraries stay saved and served as they were. Free space there, or write snapshots elsewhere.`,
