@@ -286,16 +286,16 @@ export class UpstreamConnection {
     return closing
   }
 
+  /** When the last re-list ended (performance.now()), and the gap that follows it. */
+  #relistedAt = Number.NEGATIVE_INFINITY
+  #relistGap = RELIST_GAP_MS
+
   /**
    * Re-lists the tools (on list_changed and on the TTL). A request that arrives during a listing
    * makes it run once more afterwards (that listing may have read its pages before the change),
    * RELIST_GAP_MS or RELIST_GAP_FACTOR times the listing's time after it, whichever is longer:
    * any number of requests meanwhile make one more listing.
    */
-  /** When the last re-list ended (performance.now()), and the gap that follows it. */
-  #relistedAt = Number.NEGATIVE_INFINITY
-  #relistGap = RELIST_GAP_MS
-
   sync(): Promise<void> {
     if (this.#syncing) {
       this.#syncAgain = true
