@@ -1,5 +1,5 @@
 /** `toolsel snapshot <dir>` and `toolsel snapshot restore <dir>`: back up and restore indexes. */
-import { ToolselError } from '../errors.ts'
+import { isToolselError, ToolselError } from '../errors.ts'
 import { pathExists } from '../store/path-exists.ts'
 import { loadSavedIndexes, restoreSnapshot, writeSnapshot } from '../store/snapshot.ts'
 import {
@@ -61,7 +61,9 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   if (values['print-config']) return printConfig(config, io)
   const { indexDir } = config.library
   if (restore) {
-    const restored = await restoreSnapshot(dir, indexDir, config, logger)
+    const restored = await restoreSnapshot(dir, indexDir, config, logger).catch((error) => {
+      throw withSnapshotHint(error, `toolsel snapshot restore ${dir}`)
+    })
     io.stdout(
       values.json
         ? `${JSON.stringify({ restored, indexDir })}\n`
@@ -76,7 +78,10 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
       `Index directory "${indexDir}" does not exist: nothing to snapshot. Name the directory the indexes are in with --index-dir (or TOOLSEL_INDEX_DIR).`,
     )
   }
-  const manifest = await writeSnapshot(dir, await loadSavedIndexes(indexDir, config, logger), {
+  const saved = await loadSavedIndexes(indexDir, config, logger).catch((error) => {
+    throw withSnapshotHint(error, `toolsel snapshot ${dir}`)
+  })
+  const manifest = await writeSnapshot(dir, saved, {
     onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
   })
   const names = manifest.libraries.map((entry) => entry.name)
@@ -88,6 +93,24 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   // An empty snapshot looks like a backup: say why it is empty (was "0 index(es) ()" alone).
   if (names.length === 0) io.stderr(`Warning: ${emptySnapshot(indexDir)}\n`)
   return 0
+}
+
+/**
+ * An index built with another embedder than this command's (INDEX_MISMATCH of dense-kind.ts's
+ * `assertSameEmbedder`, the one that has `details.builtDimensions`): its message's first hint,
+ * "Rebuild it with … --embedder <the configured one>", re-embeds the library with a model it never
+ * used, which is no fix for a snapshot or a restore (they copy the vectors as they are). The hint
+ * that is true here: run `command` again with the index's embedder.
+ */
+function withSnapshotHint(error: unknown, command: string): unknown {
+  if (!isToolselError(error, 'INDEX_MISMATCH')) return error
+  const { library, builtWith, builtDimensions, configured, configuredDimensions } = error.details
+  if (typeof builtWith !== 'string' || typeof builtDimensions !== 'number') return error
+  return new ToolselError(
+    'INDEX_MISMATCH',
+    `Index "${String(library)}" was built with embedder ${builtWith} (${builtDimensions} dims); this command checks every index against ${String(configured)} (${String(configuredDimensions)} dims), and a snapshot copies an index's vectors as they are. Use the index's embedder: ${command} --embedder ${builtWith} (or TOOLSEL_EMBEDDER=${builtWith}). Nothing was written.`,
+    { cause: error, details: error.details },
+  )
 }
 
 function emptySnapshot(indexDir: string): string {

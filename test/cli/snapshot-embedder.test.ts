@@ -1,7 +1,8 @@
 /**
  * `toolsel snapshot` and `snapshot restore` load every index to check it: one whose dense part was
- * built with another embedder than the configured one is refused, and the refusal says "use the
- * index's embedder: --embedder <id>". Both commands take that option (it was an unknown option),
+ * built with another embedder than the configured one is refused, and the refusal says "Use the
+ * index's embedder: toolsel snapshot [restore] <dir> --embedder <id>" (not "Rebuild it with …
+ * --embedder use-lite", which re-embeds with a model the library never used). Both commands take that option (it was an unknown option),
  * so a backup of an index directory holding such a library can be made and restored as the error
  * says. Real files, the hashing embedder, the CLI in this process.
  */
@@ -52,8 +53,13 @@ describe('snapshot of an index built with another embedder', () => {
     const backup = join(root, 'backup')
     const refused = await toolsel('snapshot', backup, '--index-dir', indexDir)
     expect(refused.code).not.toBe(0)
-    const hint = /Or use the index's embedder: --embedder (\S+),/.exec(refused.stderr)
+    // The hint that is true for a snapshot: the index's embedder, in the command run. Rebuilding
+    // with the configured embedder (use-lite, which the library never used) is no fix.
+    const hint = new RegExp(
+      `Use the index's embedder: toolsel snapshot ${backup} --embedder (\\S+) \\(or TOOLSEL_EMBEDDER=\\1\\)\\. Nothing was written\\.`,
+    ).exec(refused.stderr)
     expect(hint, refused.stderr).not.toBeNull()
+    expect(refused.stderr).not.toMatch(/Rebuild|use-lite --|--embedder use-lite/)
 
     const made = await toolsel('snapshot', backup, '--index-dir', indexDir, '--embedder', hint![1]!)
     expect(made.code, made.stderr).toBe(0)
@@ -61,7 +67,10 @@ describe('snapshot of an index built with another embedder', () => {
 
     const other = join(root, 'restored')
     const notRestored = await toolsel('snapshot', 'restore', backup, '--index-dir', other)
-    expect(notRestored.stderr).toContain(`Or use the index's embedder: --embedder ${hint![1]}`)
+    expect(notRestored.stderr).toContain(
+      `Use the index's embedder: toolsel snapshot restore ${backup} --embedder ${hint![1]} (or TOOLSEL_EMBEDDER=${hint![1]}). Nothing was written.`,
+    )
+    expect(notRestored.stderr).not.toMatch(/Rebuild/)
     const restored = await toolsel(
       'snapshot',
       'restore',
