@@ -827,8 +827,9 @@ const GatewaySchema = z
       .default(8 * 1024 * 1024),
     /**
      * Most messages of its own (notifications, requests, answers to requests never sent) one
-     * upstream may send in a second; past it the connection is closed (`down`, `lastError` naming
-     * this setting) and made again on the reconnect backoff. A real server sends a few
+     * upstream may send a second on average, with a reserve of as many more for bursts; once the
+     * reserve is spent the connection is closed (`down`, `lastError` naming this setting) and
+     * made again on the reconnect backoff. A real server sends a few
      * (list_changed, progress, log lines). 100 to 1,000,000; default 5,000.
      */
     maxServerMessagesPerSecond: z.number().int().min(100).max(1_000_000).default(5_000),

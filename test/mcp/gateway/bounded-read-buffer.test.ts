@@ -8,6 +8,7 @@ import {
 import {
   BoundedReadBuffer,
   MAX_SERVER_MESSAGES_PER_SECOND,
+  OwnMessageCount,
   TopLevelId,
   UpstreamLineRunaway,
   UpstreamMessageFlood,
@@ -98,7 +99,9 @@ describe('BoundedReadBuffer', () => {
   })
 
   it('counts answers to requests never sent (or answered already) toward the flood cap, not the others', () => {
-    const buffer = new BoundedReadBuffer(LIMIT, () => undefined)
+    // A clock that stands still: the reserve is not refilled meanwhile.
+    const count = new OwnMessageCount(MAX_SERVER_MESSAGES_PER_SECOND, () => 0)
+    const buffer = new BoundedReadBuffer(LIMIT, () => undefined, count)
     const readAll = (from: number, to: number) => {
       for (let id = from; id < to; id += 1) {
         buffer.append(Buffer.from(message(id)))
@@ -108,12 +111,85 @@ describe('BoundedReadBuffer', () => {
     // Answers to requests sent: any number within a second.
     for (let id = 0; id < 2 * MAX_SERVER_MESSAGES_PER_SECOND; id += 1) buffer.count.sent(id)
     readAll(0, 2 * MAX_SERVER_MESSAGES_PER_SECOND)
-    // The same ids again (answered already), then ids never sent: the cap's worth is read…
+    // The same ids again (answered already), then ids never sent: the reserve's worth is read…
     readAll(0, MAX_SERVER_MESSAGES_PER_SECOND)
     // …and one more is the flood; what comes after is dropped.
     buffer.append(Buffer.from(message(-1) + message(-2)))
     expect(() => buffer.readMessage()).toThrow(UpstreamMessageFlood)
     expect(buffer.readMessage()).toBeNull()
+  })
+})
+
+describe('OwnMessageCount (the flood cap)', () => {
+  const CAP = MAX_SERVER_MESSAGES_PER_SECOND
+  const NOTE = { jsonrpc: '2.0', method: 'notifications/message' } as const
+
+  /**
+   * Reads `perBurst` messages of the server's own at once every interval of `intervals` (ms, in
+   * turn) on a clock of its own, for `seconds`; also a `stall` (ms) every 5 s, its backlog read at
+   * once after it. The clock time (ms) of the message that tripped the cap, or undefined. Also the
+   * most messages read within one second (a one-second window, fixed or sliding, trips past CAP).
+   */
+  function run(perBurst: number, intervals: number[], seconds: number, stall = 0) {
+    let now = 0
+    const count = new OwnMessageCount(CAP, () => now)
+    const times: number[] = []
+    let trippedAt: number | undefined
+    let due = 0
+    let stalledUntil = 0
+    for (let burst = 0; due < seconds * 1000 && trippedAt === undefined; burst += 1) {
+      if (stall > 0 && due >= stalledUntil + 5000) stalledUntil = due + stall
+      // Read when it comes, or once the stall is over (with the bursts that came during it).
+      now = Math.max(due, stalledUntil)
+      for (let i = 0; i < perBurst && trippedAt === undefined; i += 1) {
+        times.push(now)
+        try {
+          count.read(NOTE)
+        } catch (error) {
+          expect(error).toBeInstanceOf(UpstreamMessageFlood)
+          trippedAt = now
+        }
+      }
+      due += intervals[burst % intervals.length]
+    }
+    let mostInASecond = 0
+    for (let from = 0, to = 0; to < times.length; to += 1) {
+      while (times[to] - times[from] >= 1000) from += 1
+      mostInASecond = Math.max(mostInASecond, to - from + 1)
+    }
+    return { trippedAt, mostInASecond }
+  }
+
+  it('never trips on a steady rate under the cap, however it is spaced', () => {
+    // 98% in bursts every 100 ms on average, unevenly (40, 130, 130 ms): 11 bursts fall within a
+    // second now and then, so a one-second window (round 35's) trips, a sliding one too.
+    // Before: tripped (round 35's window, on the real clock, at message 5,001).
+    const uneven = run(490, [40, 130, 130], 30)
+    expect(uneven.mostInASecond).toBeGreaterThan(CAP)
+    expect(uneven.trippedAt).toBeUndefined()
+    // 90%, one message at a time; 95% in bursts of 95 every 20 ms with a 1 s stall every 5 s
+    // (its backlog of 4,750 read at once).
+    expect(run(1, [1000 / (0.9 * CAP)], 30).trippedAt).toBeUndefined()
+    expect(run(95, [20], 30, 1000).trippedAt).toBeUndefined()
+  })
+
+  it('trips on a rate over the cap once its reserve of the cap is spent', () => {
+    // 1.2 x the cap in bursts of 600 every 100 ms: 1,000 a second more than the reserve gets
+    // back, so it lasts ~5 s. Before: tripped at 0.8 s (the 5,001st message within a second).
+    const over = run(600, [100], 30).trippedAt
+    expect(over).toBeGreaterThanOrEqual(4500)
+    expect(over).toBeLessThanOrEqual(5500)
+    // 2 x: within ~1 s; a flood of 10 x (50 a ms): within ~0.11 s (after ~5,500 messages).
+    const twice = run(1000, [100], 30).trippedAt
+    expect(twice).toBeGreaterThanOrEqual(900)
+    expect(twice).toBeLessThanOrEqual(1100)
+    expect(run(50, [1], 30).trippedAt).toBeLessThanOrEqual(112)
+    // The same rate trips just as well after a quiet hour (the reserve holds at most the cap).
+    let now = 0
+    const count = new OwnMessageCount(CAP, () => now)
+    now = 3_600_000
+    for (let i = 0; i < CAP; i += 1) count.read(NOTE)
+    expect(() => count.read(NOTE)).toThrow(UpstreamMessageFlood)
   })
 })
 

@@ -23,7 +23,7 @@ const NODE_UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', imp
 const LIMIT = 64 * 1024
 const TOKEN = 'sk-upstream-secret-0123456789'
 const FLOOD =
-  'the upstream sent more than 5,000 messages of its own (notifications, requests, answers to requests never sent) within a second (gateway.maxServerMessagesPerSecond): the connection is closed and made again'
+  'the upstream sent messages of its own (notifications, requests, answers to requests never sent) faster than 5,000 a second until its reserve of 5,000 ran out (gateway.maxServerMessagesPerSecond): the connection is closed and made again'
 
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
@@ -202,6 +202,31 @@ describe('an upstream flooding messages of its own', () => {
       expect(() => parseConfig({ gateway: { maxServerMessagesPerSecond: value } })).toThrow(
         /maxServerMessagesPerSecond/,
       )
+  }, 60_000)
+
+  it('keeps a server steady under the cap however uneven its bursts; one over the cap is closed', async () => {
+    // 19 log notifications at once, then 40, 130, 130 ms later and so on: 190 a second (95% of a
+    // cap of 200), 11 bursts (209) within 940 ms now and then.
+    const steady = connection(
+      {
+        command: process.execPath,
+        args: [NODE_UPSTREAM],
+        env: { UPSTREAM_BURSTS: '19:40,130,130' },
+      },
+      { maxServerMessagesPerSecond: 200 },
+    ).upstream
+    // 30 every 100 ms: 1.5 x the cap, its reserve of 200 spent in ~2 s.
+    const over = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_BURSTS: '30:100' } },
+      { maxServerMessagesPerSecond: 200, reconnectInitialMs: 60_000 },
+    ).upstream
+    await Promise.all([steady.connect(), over.connect()])
+    const started = Date.now()
+    await until(() => over.state().status === 'down', 'the one over the cap down', 20_000)
+    expect(over.state().lastError).toContain('faster than 200 a second until its reserve of 200')
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5000 - (Date.now() - started))))
+    // Before: closed within 1-3 s (round 35's window from the first message after the last).
+    expect(steady.state()).toMatchObject({ status: 'connected', lastError: null })
   }, 60_000)
 
   it('counts answers to requests never sent: past 5,000 a second it is closed the same way', async () => {
