@@ -79,14 +79,16 @@ export class UpstreamConnection {
   #lastLatencyMs: number | undefined
   #lastError: string | undefined
   #downSince: number | undefined
-  #attempt = 0
   /**
-   * The backoff's exponent: unlike `#attempt` (the outage's attempts, 0 once connected) it is
-   * not reset by a connect, only by a connection that stayed up `reconnectMaxMs`: a server whose
-   * every connection ended in a flood or a crash within seconds came back every 1-2 s, listing
-   * its tools again each time (bench/README round 35, gw9).
+   * The backoff's exponent, and the reconnect attempt `state()` reports while down: not reset by
+   * a connect, only by a connection that stayed up `reconnectMaxMs`: a server whose every
+   * connection ended in a flood or a crash within seconds came back every 1-2 s, listing its
+   * tools again each time (bench/README round 35, gw9). Until round 36 the reported attempt
+   * started over at 1 each outage, so "attempt 1" could wait 16 s.
    */
   #backoffStep = 0
+  /** Times it went down since the gateway started (each outage once, however many attempts). */
+  #outages = 0
   /** When the current connection was made (performance.now()), while there is one. */
   #upSince: number | undefined
   #retryTimer: NodeJS.Timeout | undefined
@@ -136,7 +138,8 @@ export class UpstreamConnection {
       lastLatencyMs: this.#lastLatencyMs,
       lastError: this.#lastError,
       downSince: this.#downSince,
-      attempt: this.#attempt,
+      attempt: this.#status === 'down' || this.#status === 'reconnecting' ? this.#backoffStep : 0,
+      outages: this.#outages,
       nextRetryAt: this.#nextRetryAt,
     })
   }
@@ -153,7 +156,7 @@ export class UpstreamConnection {
   async connect(): Promise<void> {
     if (this.#closed || this.#client || this.#waitingForSlot) return
     this.#clearRetry()
-    // A retry after an outage: `reconnecting` (attempt `#attempt`) until it succeeds or fails.
+    // A retry after an outage: `reconnecting` (attempt `#backoffStep`) until it succeeds or fails.
     if (this.#downSince !== undefined) this.#status = 'reconnecting'
     // Its timeouts start once it has a slot: waiting is not the server being slow.
     this.#waitingForSlot = true
@@ -254,9 +257,13 @@ export class UpstreamConnection {
       if (this.#closed) return void (await this.#closeClient(client))
       this.#client = client
       await this.#list(client)
-      if (this.#downSince !== undefined) logger.info(`Upstream "${this.name}" is back`)
+      if (this.#downSince !== undefined)
+        logger.info(`Upstream "${this.name}" is back`, {
+          downForMs: Date.now() - this.#downSince,
+          attempt: this.#backoffStep,
+          outages: this.#outages,
+        })
       this.#upSince = performance.now()
-      this.#attempt = 0
       this.#downSince = undefined
       this.#lastError = undefined
     } catch (error) {
@@ -465,12 +472,16 @@ export class UpstreamConnection {
     this.#status = 'down'
     this.#downSince ??= Date.now()
     this.#lastError = redactUpstream(describeUpstreamError(error), this.config)
+    if (firstFailure) this.#outages += 1
+    this.#scheduleRetry()
     if (firstFailure) {
       this.#options.logger.warn(`Upstream "${this.name}" is down: ${this.#lastError}`, {
         tools: this.#tools.length,
+        outages: this.#outages,
+        attempt: this.#backoffStep,
+        nextRetryInMs: this.#nextRetryAt === undefined ? null : this.#nextRetryAt - Date.now(),
       })
     }
-    this.#scheduleRetry()
   }
 
   #scheduleRetry(): void {
@@ -478,7 +489,6 @@ export class UpstreamConnection {
     const { reconnectInitialMs, reconnectMaxMs } = this.#options.settings
     const delay = backoffDelay(this.#backoffStep, reconnectInitialMs, reconnectMaxMs)
     this.#backoffStep += 1
-    this.#attempt += 1
     this.#nextRetryAt = Date.now() + delay
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined

@@ -12,7 +12,8 @@ import type { UpstreamKind } from './create-upstream-transport.ts'
  * `connecting`: first connection in progress. `connected`: answering within `gateway.slowMs`.
  * `slow`: connected, but the last request took longer or timed out. `down`: unreachable, waiting
  * for the next reconnect attempt (`attempt`, at `nextRetryAt`). `reconnecting`: down, with
- * reconnect attempt `attempt` running. Down or reconnecting, its last known tools stay searchable.
+ * reconnect attempt `attempt` running (counted since the server last stayed up
+ * `reconnectMaxMs`, as the backoff is). Down or reconnecting, its last known tools stay searchable.
  */
 export const UPSTREAM_STATUSES = [
   'connecting',
@@ -50,7 +51,12 @@ export const UpstreamStateSchema = z.object({
   attempt: z
     .number()
     .describe(
-      'Reconnect attempt since it went down (1 = the first): the one running while reconnecting, the next one while down; 0 while up or connecting for the first time.',
+      'Reconnect attempt (1 = the first) since the server last stayed up gateway.reconnectMaxMs: the one running while reconnecting, the next one while down; 0 while up or connecting for the first time. It counts on over connections that end sooner (a crash or a flood after each start), as the backoff does: attempt n waits about reconnectInitialMs x 2^(n-1) (at most reconnectMaxMs).',
+    ),
+  outages: z
+    .number()
+    .describe(
+      'Times the server went down since the gateway started (a first connect that failed counts), each outage once however many attempts it took; 0 = never.',
     ),
   nextRetryAt: nullable(
     z.string(),
@@ -95,6 +101,7 @@ export interface UpstreamFacts {
   lastError?: string
   downSince?: number
   attempt?: number
+  outages?: number
   nextRetryAt?: number
 }
 
@@ -114,6 +121,7 @@ export function upstreamState(facts: UpstreamFacts, now = Date.now()): UpstreamS
     downSince: iso(facts.downSince),
     downForMs: facts.downSince === undefined ? null : now - facts.downSince,
     attempt: facts.attempt ?? 0,
+    outages: facts.outages ?? 0,
     nextRetryAt: iso(facts.nextRetryAt),
   }
 }

@@ -299,22 +299,26 @@ describe('an upstream flooding messages of its own', () => {
 })
 
 describe('the reconnect backoff', () => {
-  it('keeps growing over connections that end within reconnectMaxMs; one up that long starts it over', async () => {
+  it('keeps growing over connections that end within reconnectMaxMs, and so does the attempt reported; one up that long starts both over', async () => {
     const { upstream } = connection(
       { command: process.execPath, args: [NODE_UPSTREAM] },
       { reconnectInitialMs: 300, reconnectMaxMs: 3000 },
     )
+    const reported: Array<{ attempt: number; outages: number }> = []
     /** Ends the process (SIGKILL) and reads the delay planned for the next attempt. */
     const dropped = async () => {
       expect(upstream.kill()).toBe(true)
       await until(() => upstream.state().status === 'down', 'down')
-      const { nextRetryAt, downSince } = upstream.state()
+      const { nextRetryAt, downSince, attempt, outages } = upstream.state()
+      reported.push({ attempt, outages })
       // Both set by the same close: the delay itself (300 ms x 2^step, ±20%).
       const delay = Date.parse(nextRetryAt!) - Date.parse(downSince!)
       await until(() => upstream.state().status === 'connected', 'back')
+      expect(upstream.state()).toMatchObject({ attempt: 0, outages, downSince: null })
       return delay
     }
     await upstream.connect()
+    expect(upstream.state()).toMatchObject({ attempt: 0, outages: 0 })
     const delays = [await dropped(), await dropped(), await dropped()]
     // Before: each connect reset the backoff, so a server closing within a second of every
     // connect (a flood, a crash) came back every 240-360 ms here (1-2 s at the defaults).
@@ -323,6 +327,14 @@ describe('the reconnect backoff', () => {
     expect(delays[2]).toBeGreaterThan(900)
     await new Promise((resolve) => setTimeout(resolve, 3100))
     expect(await dropped()).toBeLessThan(400)
+    // The attempt reported is the backoff's: attempt 3 waits 4 x reconnectInitialMs. Before: 1
+    // at each outage ("attempt 1" waiting 16 s at the defaults), and no count of the outages.
+    expect(reported).toEqual([
+      { attempt: 1, outages: 1 },
+      { attempt: 2, outages: 2 },
+      { attempt: 3, outages: 3 },
+      { attempt: 1, outages: 4 },
+    ])
   }, 120_000)
 })
 

@@ -510,8 +510,10 @@ class UpstreamStatus(TypedDict):
     downSince: Optional[str]
     #: Milliseconds it has been down; null while it is up.
     downForMs: Optional[float]
-    #: Reconnect attempt since it went down (1 = the first): the one running while reconnecting, the...
+    #: Reconnect attempt (1 = the first) since the server last stayed up gateway.reconnectMaxMs: the...
     attempt: float
+    #: Times the server went down since the gateway started (a first connect that failed counts), ea...
+    outages: float
     #: ISO time of the next reconnect attempt while down; null otherwise (none is planned).
     nextRetryAt: Optional[str]
 
