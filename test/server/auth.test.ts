@@ -74,20 +74,42 @@ describe('API keys', () => {
 
   it('a path or method no route serves: 404 for a read key as for the admin key, 401 without a key', async () => {
     const { app } = await keyedApp()
-    for (const [method, path] of [
-      ['GET', '/v1/select-tools'],
-      ['GET', '/v1/libraries/sample/tools'],
-      ['POST', '/v1/selectTools'],
+    for (const [method, path, hint] of [
+      ['GET', '/v1/select-tools', ' /v1/select-tools takes POST, not GET.'],
+      ['GET', '/v1/libraries/sample/tools', ''],
+      ['POST', '/v1/selectTools', ''],
     ]) {
       for (const key of [READ, ADMIN]) {
         const response = await app.request(path, withKey(key, { method }))
         expect(response.status, `${method} ${path}`).toBe(404)
         expect((await readJson(response)).error).toEqual({
           code: 'NOT_FOUND',
-          message: `No route for ${method} ${path}. See /openapi.json.`,
+          message: `No route for ${method} ${path}.${hint} See /openapi.json.`,
         })
       }
       expect((await app.request(path, { method })).status).toBe(401)
+    }
+  })
+
+  it("a route's path with another method or a trailing slash: the 404 names the methods or the path it serves", async () => {
+    // Was: "No route for GET /v1/select-tools. See /openapi.json.", which leaves a new user
+    // guessing whether the path or the method is wrong.
+    const { app } = await createTestApp()
+    const cases: Array<[string, string, string]> = [
+      ['GET', '/v1/search-tools', ' /v1/search-tools takes POST, not GET.'],
+      ['PATCH', '/v1/libraries/sample', ' /v1/libraries/sample takes GET, PUT, DELETE, not PATCH.'],
+      ['POST', '/v1/libraries', ' /v1/libraries takes GET, not POST.'],
+      ['GET', '/v1/libraries/', ' Did you mean GET /v1/libraries (no trailing slash)?'],
+      ['POST', '/v1/select-tools/', ' Did you mean POST /v1/select-tools (no trailing slash)?'],
+      ['GET', '/v1/nope', ''],
+    ]
+    for (const [method, path, hint] of cases) {
+      const response = await app.request(path, { method })
+      expect(response.status, `${method} ${path}`).toBe(404)
+      expect((await readJson(response)).error, `${method} ${path}`).toEqual({
+        code: 'NOT_FOUND',
+        message: `No route for ${method} ${path}.${hint} See /openapi.json.`,
+      })
     }
   })
 

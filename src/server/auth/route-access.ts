@@ -103,6 +103,15 @@ export function accessFor(method: string, path: string, table = ROUTE_ACCESS): A
 }
 
 /**
+ * The methods ROUTE_ACCESS serves `path` with, as written (a trailing slash is not trimmed, as
+ * the router does not trim it): for the 404 of a method or a slash no route serves.
+ */
+export function methodsOf(path: string): string[] {
+  const got = path.split('/')
+  return ROUTE_ACCESS.filter((row) => matches(row.path, got)).map((row) => row.method)
+}
+
+/**
  * The route template of a request (`/v1/libraries/:library`), for metrics labels and the access
  * log: never the raw path, so label values stay bounded. `unmatched` for paths of no route.
  */
