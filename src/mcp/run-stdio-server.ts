@@ -3,14 +3,15 @@
  * messages only; everything else (logs, upstream stderr) goes to stderr.
  * @module
  */
+import { PassThrough } from 'node:stream'
 import { setTimeout as delay } from 'node:timers/promises'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
-import { MAX_STDIO_LINE_BYTES, StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
-import { planLine, type ErrorAnswer, type LinePlan } from './jsonrpc-answers.ts'
+import { StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
+import { checkMessage, planLine, type ErrorAnswer } from './jsonrpc-answers.ts'
 
 /**
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
@@ -23,13 +24,14 @@ import { planLine, type ErrorAnswer, type LinePlan } from './jsonrpc-answers.ts'
 export async function runStdioServer(context: McpContext, session: McpSession): Promise<number> {
   const { logger, config } = context.service
   const server = createMcpServer(context, session)
-  // stdin reaches the transport through the gate (piped once `refuseLine` answers): whole UTF-8
-  // lines within the limit; the others are answered here and the server goes on.
+  // stdin's lines are read here, through the gate (piped once `refuseLine` answers): whole UTF-8
+  // lines within the limit; the others are answered here and the server goes on. The transport
+  // only writes: its stdin is one that never ends or speaks. Its own reading parsed each line,
+  // and a line it refused (a batch, a message that is not one) was parsed again here to be
+  // answered: a 10 MiB batch line twice. Each line is parsed once (`readLines`).
   let refuseLine: (refusal: LineRefusal) => void = () => {}
   const gate = new StdioLineGate((refusal) => refuseLine(refusal))
-  const transport = new StdioServerTransport(gate, process.stdout, {
-    maxBufferSize: MAX_STDIO_LINE_BYTES + 1,
-  })
+  const transport = new StdioServerTransport(new PassThrough(), process.stdout)
   const closed = new Promise<string>((resolve) => {
     transport.onclose = () => resolve('transport closed')
     // The gate's end, after its last line (or its answer to an unended one) is passed on.
@@ -37,17 +39,13 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
     process.once('SIGINT', () => resolve('SIGINT'))
     process.once('SIGTERM', () => resolve('SIGTERM'))
   })
-  // The line the transport is reading (the gate passes one a 'data' event): a refused one is
-  // answered from its text. Listening before the transport does, so it is set first.
-  let line: Buffer | undefined
-  gate.on('data', (chunk: Buffer) => (line = chunk))
   await server.connect(transport)
-  // And after it: a line is not held once read.
-  gate.on('data', () => (line = undefined))
-  // First, so that the others' wrappers of `send` see each answer of a batch as sent.
+  // First, so that every answer is written in turn and the others' wrappers see each as sent;
+  // then the batches', so that the others' see each answer of a batch as sent.
+  sendInTurn(transport)
   const batches = runBatches(transport)
   const inFlight = trackRequests(transport)
-  answerUnreadableLines(transport, logger, () => line, batches)
+  readLines(gate, transport, logger, batches)
   refuseLine = (refusal) => {
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${refusal.message})`)
     void transport.send({ jsonrpc: '2.0', id: null, error: refusal } as never).catch(() => {})
@@ -75,8 +73,7 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
   }
   await server.close()
   // Stopped by a signal, stdin may still be open: read no more of it, or the pipe into the gate
-  // would hold the process alive (the transport's close pauses the gate only when no other
-  // 'data' listener is left: here the two of `line` were).
+  // would hold the process alive.
   gate.removeAllListeners('data')
   gate.pause()
   process.stdin.unpipe(gate)
@@ -85,27 +82,37 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
 }
 
 /**
- * A stdin line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer and a
+ * Reads the gate's lines (one a 'data' event), each parsed once: a JSON-RPC message goes to the
+ * server (`transport.onmessage`, as the SDK's transport passes one), a batch is run (`batches`);
+ * a line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer and a
  * warning on stderr, as /mcp answers one (jsonrpc-answers.ts: -32700 parse error, -32600 invalid
  * request with the id where it can be read, -32602 for params by position); the SDK's transport
- * would drop it without a word, leaving the client waiting. A batch, which the transport reads
- * as no message, is run (`batches`). `currentLine` is the line the transport read (its text is
- * parsed again only when refused).
+ * would drop it without a word, leaving the client waiting.
  */
-function answerUnreadableLines(
+function readLines(
+  gate: StdioLineGate,
   transport: StdioServerTransport,
   logger: Logger,
-  currentLine: () => Buffer | undefined,
   batches: (plan: { run: JSONRPCMessage[]; errors: ErrorAnswer[] }) => void,
 ): void {
-  const report = transport.onerror
-  transport.onerror = (error: Error) => {
-    report?.(error)
-    const parse = error instanceof SyntaxError
-    if (!parse && error.name !== 'ZodError') return
-    const plan = parse ? { answer: parseError(error) } : planOf(currentLine())
+  gate.on('data', (line: Buffer) => {
+    let value: unknown
+    try {
+      value = JSON.parse(line.toString('utf8'))
+    } catch (error) {
+      return answer(parseError(error as Error))
+    }
+    if (!Array.isArray(value)) {
+      const checked = checkMessage(value)
+      if ('message' in checked) return transport.onmessage?.(checked.message)
+    }
+    const plan = planLine(value)
     if ('run' in plan) return batches(plan)
-    const { answer } = plan
+    answer(plan.answer)
+  })
+  // As the SDK's transport took its stdin's errors (the server's onerror).
+  gate.on('error', (error: Error) => transport.onerror?.(error))
+  const answer = (answer: ErrorAnswer | ErrorAnswer[] | null) => {
     if (answer === null) {
       logger.warn('MCP stdio: a line of stdin was not read (notifications only, none answered)')
       return
@@ -113,6 +120,39 @@ function answerUnreadableLines(
     const first = Array.isArray(answer) ? answer[0] : answer
     logger.warn(`MCP stdio: a line of stdin was not answered as a request (${first.error.message})`)
     void transport.send(answer as never).catch(() => {})
+  }
+}
+
+/**
+ * Writes the transport's answers one after another while stdout holds unread ones: the SDK's
+ * `send` adds a 'drain' listener to stdout for each write past its buffer's high-water mark, and
+ * the answers of one stdin chunk's lines (a 64 KiB chunk holds ~11 batch lines of 100 requests)
+ * were written before the gate paused, so Node warned of a leak ("11 drain listeners added to
+ * [Socket]"). Now an answer sent while stdout needs draining waits for the one before it and for
+ * stdout's drain: one such listener at a time, in order; the waiting answers are the ones the
+ * SDK's listeners held before (their count bounded by what the gate passes before it pauses).
+ */
+function sendInTurn(transport: StdioServerTransport): void {
+  const send = transport.send.bind(transport)
+  let waiting = 0
+  let last: Promise<void> = Promise.resolve()
+  let drain: Promise<void> | undefined
+  const drained = () => {
+    if (!process.stdout.writableNeedDrain) return Promise.resolve()
+    drain ??= new Promise<void>((resolve) => process.stdout.once('drain', resolve)).finally(() => {
+      drain = undefined
+    })
+    return drain
+  }
+  transport.send = (message: JSONRPCMessage) => {
+    if (waiting === 0 && !process.stdout.writableNeedDrain) return send(message)
+    waiting += 1
+    const sent = last.then(drained).then(() => send(message))
+    last = sent.then(
+      () => void (waiting -= 1),
+      () => void (waiting -= 1),
+    )
+    return sent
   }
 }
 
@@ -183,26 +223,9 @@ function cancelledId(message: JSONRPCMessage): string | number | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined
 }
 
-function parseError(error: SyntaxError): ErrorAnswer {
+function parseError(error: Error): ErrorAnswer {
   const message = `Parse error: ${error.message.slice(0, 200)}`
   return { jsonrpc: '2.0', id: null, error: { code: -32700, message } }
-}
-
-const NOT_A_MESSAGE: ErrorAnswer = {
-  jsonrpc: '2.0',
-  id: null,
-  error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' },
-}
-
-/** `planLine` of a refused line; one -32600 where its text is not at hand. */
-function planOf(line: Buffer | undefined): LinePlan {
-  // One line, whole (the gate's 'data'); anything else is not the refused line for sure.
-  if (line === undefined || line.indexOf(0x0a) !== line.length - 1) return { answer: NOT_A_MESSAGE }
-  try {
-    return planLine(JSON.parse(line.toString('utf8')) as unknown)
-  } catch {
-    return { answer: NOT_A_MESSAGE }
-  }
 }
 
 /**

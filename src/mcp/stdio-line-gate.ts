@@ -1,8 +1,9 @@
 /**
- * What `toolsel mcp --stdio` lets through from stdin to the SDK's stdio transport: whole lines
- * of UTF-8 text, each at most MAX_STDIO_LINE_BYTES. The SDK's own reading keeps an unended line
- * whole and, past its 10 MiB buffer, closes the transport: one long line (or one that never
- * ends) ended the server without a word, dropping the requests after it. Here a line over the
+ * What `toolsel mcp --stdio` lets through from stdin to its reading of messages: whole lines
+ * of UTF-8 text, each at most MAX_STDIO_LINE_BYTES. The SDK's stdio reading (toolsel's before
+ * round 36) keeps an unended line whole and, past its 10 MiB buffer, closes the transport: one
+ * long line (or one that never ends) ended the server without a word, dropping the requests
+ * after it. Here a line over the
  * limit is skipped to its newline without keeping it, a line that is not UTF-8 is refused at
  * its first bad byte (the SDK read those as U+FFFD, /mcp refuses them), and each refusal goes
  * to `onRefused`, which answers it; the lines around it go on. JSON text holds no raw newline,
@@ -114,8 +115,7 @@ export class StdioLineGate extends Transform {
     // answered it -32700, an error for nothing the client sent).
     const start = line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? 3 : 0
     if (isBlank(line, start)) return
-    // One line a push, so one line a 'data' event (what `toolsel mcp --stdio` relies on to
-    // answer a refused line from its text).
+    // One line a push, so one line a 'data' event (what `toolsel mcp --stdio` parses).
     this.push(Buffer.concat([line.subarray(start), Buffer.of(NEWLINE)]))
   }
 

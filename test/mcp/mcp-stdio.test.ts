@@ -416,6 +416,52 @@ describe('toolsel mcp --stdio', () => {
   )
 
   it(
+    'writes the answers of batch lines read unread one after another, without a listener warning',
+    async () => {
+      // On 556d92b each answer written past stdout's buffer added a 'drain' listener (the SDK's
+      // send), and one 64 KiB stdin chunk holds ~11 of these lines: Node printed
+      // "MaxListenersExceededWarning: ... 11 drain listeners added to [Socket]".
+      const child = spawnPiped('warn')
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      child.stdout.pause()
+      // 20 lines of 100 tools/list: 23 MB of answers, 1.2 MB a line.
+      const lines = 20
+      let batches = ''
+      for (let line = 1; line <= lines; line += 1) {
+        const batch = Array.from({ length: 100 }, (_, at) => ({
+          jsonrpc: '2.0',
+          id: line * 100 + at,
+          method: 'tools/list',
+        }))
+        batches += `${JSON.stringify(batch)}\n`
+      }
+      child.stdin.write(batches)
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+      // Each answer line's first id and length, read as it comes (not kept whole).
+      const answers: Array<{ first: number; count: number }> = []
+      let rest = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        const parts = (rest + chunk).split('\n')
+        rest = parts.pop()!
+        for (const part of parts) {
+          const batch = JSON.parse(part) as Array<{ id: number }>
+          answers.push({ first: batch[0].id, count: batch.length })
+        }
+      })
+      child.stdout.resume()
+      child.stdin.end()
+      expect(await exited).toBe(0)
+      expect(answers).toEqual(
+        Array.from({ length: lines }, (_, at) => ({ first: (at + 1) * 100, count: 100 })),
+      )
+      expect(stderr).not.toContain('MaxListenersExceededWarning')
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
     'answers a stdin line that is not a JSON-RPC message with the JSON-RPC error, and goes on',
     async () => {
       const { code, stdout, stderr } = await pipeToolsel('warn', [
