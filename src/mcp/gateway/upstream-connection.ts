@@ -89,6 +89,8 @@ export class UpstreamConnection {
   #backoffStep = 0
   /** Times it went down since the gateway started (each outage once, however many attempts). */
   #outages = 0
+  /** Why the last connection was dropped (for a call that went through it and fails late). */
+  #droppedFor: string | undefined
   /** When the current connection was made (performance.now()), while there is one. */
   #upSince: number | undefined
   #retryTimer: NodeJS.Timeout | undefined
@@ -319,7 +321,9 @@ export class UpstreamConnection {
         const client = this.#client
         if (!client || this.#closed) return
         const started = performance.now()
-        await this.#list(client).catch((error: unknown) => this.#failed('tools/list', error))
+        await this.#list(client).catch((error: unknown) =>
+          this.#failed('tools/list', error, client),
+        )
         this.#relistedAt = performance.now()
         this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
         if (this.#syncAgain) await this.#pause(this.#relistGap)
@@ -356,7 +360,7 @@ export class UpstreamConnection {
         timeout: this.#options.settings.callTimeoutMs,
         signal,
       })
-      this.#observe(performance.now() - started)
+      this.#observe(performance.now() - started, client)
       return result as CallToolResult
     } catch (error) {
       if (signal?.aborted)
@@ -372,7 +376,21 @@ export class UpstreamConnection {
           { cause: error, details: { server: this.name, tool: name } },
         )
       }
-      this.#failed(`tools/call ${name}`, error)
+      // The connection this call went through was dropped (and said why) and another made since:
+      // a stdio process ignoring the end of its stdin and SIGTERM fails its calls only when
+      // SIGKILLed 4 s later, by when the new one may be up; that one is fine.
+      const stale = client !== this.#client && this.#client !== undefined
+      if (stale && classifyUpstreamError(error) !== 'rejected') {
+        throw new ToolselError(
+          'UPSTREAM_UNAVAILABLE',
+          redactUpstream(
+            `Upstream server "${this.name}" dropped the connection this call went through (${this.#droppedFor ?? describeUpstreamError(error)}); it is connected again: retry the call.`,
+            this.config,
+          ),
+          { cause: error, details: { server: this.name, tool: name } },
+        )
+      }
+      this.#failed(`tools/call ${name}`, error, client)
       const failure =
         classifyUpstreamError(error) === 'rejected'
           ? rejectedCallError(this.name, name, error)
@@ -435,24 +453,31 @@ export class UpstreamConnection {
     for (const warning of groupWarnings(warnings).warnings) this.#options.logger.warn(warning)
     this.#tools = tools
     this.#lastSyncAt = Date.now()
-    this.#observe(performance.now() - started)
+    this.#observe(performance.now() - started, client)
     this.#options.onTools(this.name)
   }
 
-  /** A request went through: latency decides between connected and slow. */
-  #observe(milliseconds: number): void {
+  /**
+   * A request went through `client`: latency decides between connected and slow. Not when that
+   * connection was dropped meanwhile (an answer read just before the flood that closed it).
+   */
+  #observe(milliseconds: number, client: Client): void {
+    if (client !== this.#client) return
     this.#lastLatencyMs = Math.round(milliseconds)
     this.#status = milliseconds > this.#options.settings.slowMs ? 'slow' : 'connected'
   }
 
-  #failed(what: string, error: unknown): void {
+  /**
+   * A request through `client` failed. Nothing when that connection was dropped already: its
+   * drop marked the server down saying why (a runaway line, a flood…), the request's own
+   * "Connection closed" would only cover that up, and a connection made since (or an attempt
+   * running) is not the one that failed: before round 36 a call failing 4 s after its process
+   * was dropped (a process ignoring SIGTERM) took down the healthy connection made meanwhile.
+   */
+  #failed(what: string, error: unknown, client: Client): void {
+    if (client !== this.#client) return
     const failure = classifyUpstreamError(error)
-    if (failure === 'connection') {
-      // A call in flight when the connection closed: the close marked the server down, saying
-      // why (a runaway line…); the call's own "Connection closed" would only cover that up.
-      if (this.#client === undefined && this.#status === 'down') return
-      return this.#markDown(error)
-    }
+    if (failure === 'connection') return this.#markDown(error)
     this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
     if (failure === 'timeout') this.#status = 'slow'
   }
@@ -461,6 +486,7 @@ export class UpstreamConnection {
     if (this.#closed) return
     const client = this.#client
     this.#client = undefined
+    if (client) this.#droppedFor = redactUpstream(describeUpstreamError(error), this.config)
     if (client) void this.#closeClient(client)
     // A connection that stayed up as long as the longest delay was a real recovery: the backoff
     // starts over. One that ended sooner (a flood, a crash at each start) keeps it growing.

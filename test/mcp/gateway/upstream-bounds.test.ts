@@ -298,6 +298,39 @@ describe('an upstream flooding messages of its own', () => {
   }, 60_000)
 })
 
+describe('a call still in flight on a dropped connection', () => {
+  it('fails that call without taking down the connection made since', async () => {
+    // A process that ignores the end of its stdin and SIGTERM (the SDK's close SIGKILLs it 4 s
+    // later) floods while a call is in flight: the gateway drops it and reconnects within
+    // ~0.3 s; the old call fails only when the old process is gone, with the new one up.
+    const { upstream, logger } = connection(
+      {
+        command: process.execPath,
+        args: [NODE_UPSTREAM],
+        env: { UPSTREAM_DEAF: '1', UPSTREAM_FLOOD_ON_CALL: '1' },
+      },
+      { maxServerMessagesPerSecond: 100, reconnectInitialMs: 200, callTimeoutMs: 30_000 },
+    )
+    await upstream.connect()
+    const call = upstream.callTool('flood', {}).catch((error: unknown) => error)
+    await until(() => upstream.state().status === 'down', 'down', 20_000)
+    await until(() => upstream.state().status === 'connected', 'back', 20_000)
+    const failed = await call
+    expect(failed).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: expect.stringMatching(
+        /^Upstream server "bounded" dropped the connection this call went through \(the upstream sent messages of its own .*\); it is connected again: retry the call\.$/,
+      ),
+    })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Before: the old call's "Connection closed" marked the new connection down and closed it
+    // ('is down' logged twice, outages 2).
+    expect(upstream.state()).toMatchObject({ status: 'connected', outages: 1, lastError: null })
+    expect(logger.lines.filter((line) => line.includes('"bounded" is down'))).toHaveLength(1)
+    expect((await upstream.callTool('tool_0', {})).content).toEqual([{ type: 'text', text: 'ok' }])
+  }, 60_000)
+})
+
 describe('the reconnect backoff', () => {
   it('keeps growing over connections that end within reconnectMaxMs, and so does the attempt reported; one up that long starts both over', async () => {
     const { upstream } = connection(
