@@ -1,0 +1,99 @@
+/**
+ * `GET /metrics` under a real `toolsel serve --workers 2` when a worker's part of a scrape goes
+ * wrong: its metrics fail, never come, or cannot be summed; or the primary answers nothing. Each
+ * scrape ends (200 with the workers that answered, `toolsel_workers_scraped` counting them; a
+ * 500 `{error:{code,message}}` when the primary does not answer), and no process dies: the same
+ * two workers and the primary serve on. The faults are made by the test-only
+ * TOOLSEL_TEST_METRICS_FAULT_FILE (cluster-metrics.ts), read at each scrape by the real processes.
+ * Before cluster-metrics.ts handled them, a failing worker died of the unhandled rejection (and was
+ * replaced), and metrics that could not be summed stopped the primary.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { callFresh as call } from '../helpers/fresh-request.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+let server: RunningServe | undefined
+let root: string | undefined
+
+afterAll(async () => {
+  await server?.stop()
+  if (root) await rm(root, { recursive: true, force: true })
+})
+
+describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
+  it('always ends: 200 with the workers that answered, or a 500 error; no process dies', async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-metrics-fault-'))
+    const faultFile = join(root, 'fault')
+    await writeFile(faultFile, '')
+    server = await startServe(['--workers', '2'], {
+      env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile },
+    })
+    const { url, logs, child } = server
+    const workerSeries = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('toolsel_worker'))
+        .join('\n')
+    /** Two scrapes on fresh connections (one taken by each worker), each timed. */
+    const scrapeTwice = async () => {
+      const scrapes = []
+      for (let scrape = 0; scrape < 2; scrape += 1) {
+        const started = Date.now()
+        const { status, text } = await call(url, 'GET', '/metrics')
+        scrapes.push({ status, text, ms: Date.now() - started })
+      }
+      return scrapes
+    }
+
+    for (const scrape of await scrapeTwice()) {
+      expect(scrape.status, scrape.text).toBe(200)
+      expect(workerSeries(scrape.text)).toBe(
+        'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 2',
+      )
+    }
+
+    // Worker 2's metrics fail (reject), never come (hang), or cannot be summed (malformed): the
+    // scrape answers the others'. A failure is answered at once; a worker that never answers is
+    // waited for 2 s.
+    for (const fault of ['reject', 'malformed', 'hang']) {
+      await writeFile(faultFile, fault)
+      for (const scrape of await scrapeTwice()) {
+        expect(scrape.status, `${fault}: ${scrape.text}`).toBe(200)
+        expect(workerSeries(scrape.text), fault).toBe(
+          'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 1',
+        )
+        expect(scrape.text, fault).toMatch(/^toolsel_ready 1$/m)
+        if (fault === 'hang') expect(scrape.ms).toBeGreaterThanOrEqual(1900)
+        else expect(scrape.ms, fault).toBeLessThan(1900)
+      }
+    }
+
+    // The primary answers no worker: the scrape ends after 5 s with a 500 and a JSON error.
+    await writeFile(faultFile, 'primary-silent')
+    for (const scrape of await scrapeTwice()) {
+      expect(scrape.status, scrape.text).toBe(500)
+      expect(JSON.parse(scrape.text)).toEqual({
+        error: {
+          code: 'INTERNAL',
+          message:
+            "The primary process did not answer with the workers' metrics within 5 s; the next scrape tries again.",
+        },
+      })
+      expect(scrape.ms).toBeGreaterThanOrEqual(4900)
+    }
+
+    // All well again: every worker answers, none was replaced, the primary is the same process.
+    await writeFile(faultFile, '')
+    for (const scrape of await scrapeTwice()) {
+      expect(scrape.status, scrape.text).toBe(200)
+      expect(workerSeries(scrape.text)).toBe(
+        'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 2',
+      )
+    }
+    expect(child.exitCode).toBeNull()
+    expect(logs()).not.toMatch(/exited|Unhandled|unhandled/)
+  }, 120_000)
+})
