@@ -108,11 +108,12 @@ export const BM25_KIND: RetrieverKind = {
     ).withQueryOptions(bm25QueryOptions(config))
     const expanded = expansions !== undefined && expansions.size > 0
     // Terms of a no-space script (cut by this Node's ICU word breaks) in the tools or examples:
-    // only then does a change of those word breaks refuse the index.
+    // only then does a change of those word breaks refuse the index. The scan yields as the
+    // build does (1M terms: 10-50 ms).
     const segmented =
-      holdsSegmentedTerms(retriever.postings.termIndex.keys()) ||
+      (await holdsSegmentedTerms(retriever.postings.termIndex.keys(), signal)) ||
       (retriever.expansionPostings !== undefined &&
-        holdsSegmentedTerms(retriever.expansionPostings.termIndex.keys()))
+        (await holdsSegmentedTerms(retriever.expansionPostings.termIndex.keys(), signal)))
     return {
       retriever,
       entry: {

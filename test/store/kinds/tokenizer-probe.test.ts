@@ -16,6 +16,7 @@ import { defaultConfig } from '../../../src/config/schema.ts'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
 import { tokenize, tokenizeText } from '../../../src/retrieve/bm25/tokenize.ts'
 import {
+  holdsSegmentedTerms,
   probeOf,
   probesOf,
   tokenizerProbes,
@@ -213,5 +214,30 @@ describe('BM25 tokenizer probe', () => {
       expect(message).toContain(`tokenizer probe sha256:0123456789abcdef vs ${tokenizerProbe()}`)
       expect(buildsSameIndex(await readManifest(dir), library, { source }, config)).toBe(false)
     }
+  })
+})
+
+describe('holdsSegmentedTerms (the scan that decides whether an index records segmenterProbe)', () => {
+  it('finds a term of a no-space script among a million others, yielding to the event loop', async () => {
+    const terms = Array.from({ length: 1_000_000 }, (_, at) => `term${at.toString(36)}`)
+    terms.push('привет', 'σήμερα', 'πρόγνωση')
+    let ticks = 0
+    const tick = () => {
+      ticks++
+      if (ticks < 1000) setImmediate(tick)
+    }
+    setImmediate(tick)
+    // Was: one synchronous scan (20-50 ms for 1M terms); the event loop ran nothing meanwhile.
+    expect(await holdsSegmentedTerms(terms, undefined, 0)).toBe(false)
+    expect(ticks).toBeGreaterThan(10)
+    terms.push('กรุงเทพ')
+    expect(await holdsSegmentedTerms(terms, undefined, 0)).toBe(true)
+    expect(await holdsSegmentedTerms(['東京', 'weather'])).toBe(true)
+    expect(await holdsSegmentedTerms(['abc', '𠀋'])).toBe(true)
+    const aborted = new AbortController()
+    aborted.abort()
+    await expect(holdsSegmentedTerms(terms, aborted.signal, 0)).rejects.toMatchObject({
+      code: 'ABORTED',
+    })
   })
 })
