@@ -101,7 +101,7 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
       closest === undefined
         ? ''
         : ` Did you mean "${closest}"${synonym === undefined ? '' : ` (${COMMANDS[synonym][1].toLowerCase()})`}?`
-    io.stderr(`Unknown command "${name}".${guess}\n\n${usage()}`)
+    io.stderr(`Unknown command "${name}".${guess}${optionFirstHint(argv)}\n\n${usage()}`)
     return 2
   }
   // An index directory's entry left alone is a warning line of the CLI's own, not Node's
@@ -124,6 +124,26 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
     }
     throw error
   }
+}
+
+/**
+ * For options typed before the command (`toolsel --log-level debug select hi`): options go after
+ * it; the command line again with the command first when one is there (terminal-safe: the words
+ * are the user's).
+ */
+function optionFirstHint(argv: readonly string[]): string {
+  if (!argv[0].startsWith('-')) return ''
+  const at = argv.findIndex((word) => Object.hasOwn(COMMANDS, word))
+  const words =
+    at < 0
+      ? ['<command>', shellWord(argv[0])]
+      : [argv[at], ...argv.slice(0, at), ...argv.slice(at + 1)].map(shellWord)
+  return terminalLine(` Options go after the command: toolsel ${words.join(' ')}`)
+}
+
+/** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 }
 
 /**

@@ -76,6 +76,22 @@ describe('command help', () => {
     )
   })
 
+  it('options typed before the command: says they go after it, with the command line reordered', async () => {
+    // Was only: Unknown command "--log-level". and the usage, which reads as if --log-level
+    // were not an option at all (README: "Every command takes --config, --print-config and --log-level").
+    const before = await run(['--log-level', 'debug', 'select', "it's late", '--json'])
+    expect(before).toMatchObject({ code: 2, stdout: '' })
+    expect(before.stderr).toMatch(
+      /^Unknown command "--log-level"\. Options go after the command: toolsel select --log-level debug 'it'\\''s late' --json\n\nUsage: toolsel <command>/,
+    )
+    expect((await run(['--print-config'])).stderr).toMatch(
+      /^Unknown command "--print-config"\. Options go after the command: toolsel <command> --print-config\n/,
+    )
+    expect((await run(['--config', 'a\u001bb.json', 'serve'])).stderr).toMatch(
+      /^Unknown command "--config"\. Options go after the command: toolsel serve --config 'a\\x1bb\.json'\n/,
+    )
+  })
+
   it('prints the version (was: Unknown command "--version", exit code 2)', async () => {
     for (const flag of ['--version', '-v', 'version']) {
       expect(await run([flag])).toEqual({
