@@ -241,7 +241,7 @@ function unknownFormat(context: ImportContext, seen: string): ToolselError {
   return new ToolselError(
     'UNKNOWN_FORMAT',
     `${context.file}: cannot tell the tool format; saw ${seen}. Known formats:\n  ` +
-      `${formats.join('\n  ')}\nPass the format explicitly (one of ${IMPORT_FORMAT_NAMES.join(', ')}).`,
+      `${formats.join('\n  ')}\nPass the format explicitly, one of ${IMPORT_FORMAT_NAMES.join(', ')}: toolsel index --format <format>, or ?format=<format> on an upload (PUT /v1/libraries/<name>).`,
     { details: { file: context.file, seen, formats: IMPORT_FORMAT_NAMES } },
   )
 }

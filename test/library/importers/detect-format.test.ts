@@ -60,7 +60,11 @@ describe('detectFormat', () => {
       () => detectFormat(json({ hello: 'world' }), 'mystery.json'),
       'UNKNOWN_FORMAT',
       'mystery.json: cannot tell the tool format; saw a JSON object with keys "hello"',
-      'Pass the format explicitly (one of canonical, functions, openai, anthropic, mcp, openapi, postman, toolbench, beir-corpus, gorilla, craft, taskbench)',
+      'Pass the format explicitly, one of canonical, functions, openai, anthropic, mcp, openapi, postman, toolbench, beir-corpus, gorilla, craft, taskbench',
+    )
+    // How to pass it, from the CLI and over HTTP (was only "Pass the format explicitly").
+    expect(error.message).toMatch(
+      /: toolsel index --format <format>, or \?format=<format> on an upload \(PUT \/v1\/libraries\/<name>\)\.$/,
     )
     for (const info of Object.values(IMPORT_FORMATS))
       expect(error.message).toContain(info.description)
