@@ -21,6 +21,12 @@ const REFUSED_IN_NAME = /[\p{Cc}\u202a-\u202e\u2066-\u2069\p{Cs}]/u
  */
 const REFUSED_IN_UPSTREAM_NAME = /[\p{Cc}\p{Cf}\p{Cs}]/u
 
+/**
+ * The longest MCP tool name, in characters: the MCP specification's "1 to 128" (the SDK warns
+ * past it). What the gateway takes from an upstream, and what a `tools/call` may name.
+ */
+export const MAX_TOOL_NAME_LENGTH = 128
+
 export interface RefusedCharacter {
   /** `U+202E`. */
   codePoint: string

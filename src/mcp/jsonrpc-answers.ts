@@ -16,7 +16,7 @@ import {
   JSONRPCMessageSchema,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js'
-import { shownName } from '../library/name-characters.ts'
+import { MAX_TOOL_NAME_LENGTH, shownName } from '../library/name-characters.ts'
 
 export const INVALID_REQUEST = -32600
 export const INVALID_PARAMS = -32602
@@ -60,10 +60,26 @@ function whyInvalid(value: unknown): string {
   return 'not a JSON-RPC 2.0 request, notification or response (a string "method", "params" an object, no other members)'
 }
 
+/**
+ * The -32602 of a `tools/call` naming a tool past MAX_TOOL_NAME_LENGTH (MCP: "1 to 128"
+ * characters), which no toolsel server has; the SDK answered "Tool <the whole name> not found",
+ * a 4 MB name echoed whole. Undefined for any other message.
+ */
+function toolNameTooLong(message: JSONRPCMessage): ErrorAnswer | undefined {
+  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined
+  const name = (message.params as { name?: unknown } | undefined)?.name
+  if (typeof name !== 'string' || name.length <= MAX_TOOL_NAME_LENGTH) return undefined
+  const why = `Invalid params: the tool name ${shownName(name)} is ${name.length.toLocaleString('en-US')} characters long; MCP tool names are at most ${MAX_TOOL_NAME_LENGTH}`
+  return errorAnswer(message.id, INVALID_PARAMS, why)
+}
+
 /** The message as the SDK reads it, or the answer to one it does not take. */
 export function checkMessage(value: unknown): { message: JSONRPCMessage } | { refusal: Refusal } {
   const parsed = JSONRPCMessageSchema.safeParse(value)
-  if (parsed.success) return { message: parsed.data }
+  if (parsed.success) {
+    const answer = toolNameTooLong(parsed.data)
+    return answer ? { refusal: { answer, notification: false } } : { message: parsed.data }
+  }
   const record = isRecord(value) ? value : undefined
   const notification = record !== undefined && 'method' in record && !('id' in record)
   // Its id, where it is a request's (a response's id is the client's own, not answered).

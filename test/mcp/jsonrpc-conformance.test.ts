@@ -51,6 +51,16 @@ const negotiated = (protocolVersion: string) => ({
   result: expect.objectContaining({ protocolVersion }) as unknown,
 })
 
+/** The answer to a tools/call naming 'a' 100,000 times: the name cut at 64 characters. */
+const LONG_NAME_ERROR = {
+  jsonrpc: '2.0',
+  id: 'long',
+  error: {
+    code: -32602,
+    message: `Invalid params: the tool name "${'a'.repeat(64)}"… is 100,000 characters long; MCP tool names are at most 128`,
+  },
+}
+
 /** JSON-RPC 2.0 section 7's mixed batch, with MCP methods. */
 const MIXED_BATCH = `[
   {"jsonrpc": "2.0", "method": "ping", "id": "1"},
@@ -197,6 +207,18 @@ const CASES: Case[] = [
     body: '{"jsonrpc": "2.0", "method": "ping", "id": 7, "extra": 1}',
     http: { status: 400, answer: error(-32600, 7) },
     stdio: [error(-32600, 7)],
+  },
+  {
+    // A 100,000-character name: the SDK answered "Tool aaa…(all of it) not found".
+    name: 'tools/call naming a tool past 128 characters (MCP names are 1 to 128)',
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'long',
+      method: 'tools/call',
+      params: { name: 'a'.repeat(100_000), arguments: {} },
+    }),
+    http: { status: 200, answer: LONG_NAME_ERROR },
+    stdio: [LONG_NAME_ERROR],
   },
   {
     name: 'valid JSON that is no object',

@@ -8,7 +8,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
-import { refusedNameCharacter, shownName } from '../../library/name-characters.ts'
+import {
+  MAX_TOOL_NAME_LENGTH,
+  refusedNameCharacter,
+  shownName,
+} from '../../library/name-characters.ts'
 import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
 
@@ -78,10 +82,10 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
 }
 
 /**
- * Longest tool name taken from an upstream, in characters: the MCP specification's "1 to 128"
- * (the SDK warns past it). A hostile server's 10 KB names went into every answer naming them.
+ * Longest tool name taken from an upstream, in characters (MAX_TOOL_NAME_LENGTH). A hostile
+ * server's 10 KB names went into every answer naming them.
  */
-export const MAX_UPSTREAM_TOOL_NAME = 128
+export const MAX_UPSTREAM_TOOL_NAME = MAX_TOOL_NAME_LENGTH
 
 /** Why an upstream tool's name is not taken, or undefined when it is fine. */
 function nameProblem(name: unknown): string | undefined {
