@@ -2,6 +2,11 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 import { callMcpTool } from '../helpers/mcp-fetch.ts'
@@ -64,6 +69,22 @@ describe('MCP with API keys', () => {
     const { status, body } = await callTool(undefined, { query: 'send' })
     expect(status).toBe(401)
     expect(body.error.code).toBe('UNAUTHORIZED')
+  })
+
+  // The 401 stays the service's {error:{code,message}} (docs/mcp.md, Streamable HTTP): MCP's
+  // authorization speaks through the status and WWW-Authenticate, and the SDK's client reads
+  // no JSON-RPC body from a 401; it shows the status and the body's text.
+  it('answers an MCP client without a key 401 with WWW-Authenticate; the SDK client shows why', async () => {
+    const response = await callMcpTool(`${harness.baseUrl}/mcp`, 'search_tools', { query: 'x' })
+    expect(response.status).toBe(401)
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="toolsel"')
+    const client = new Client({ name: 'no-key', version: '1' })
+    const transport = new StreamableHTTPClientTransport(new URL(`${harness.baseUrl}/mcp`))
+    const error = (await client.connect(transport).catch((caught: unknown) => caught)) as Error
+    expect(error).toBeInstanceOf(StreamableHTTPError)
+    expect((error as StreamableHTTPError).code).toBe(401)
+    expect(error.message).toContain('"code":"UNAUTHORIZED"')
+    expect(error.message).toContain('needs an API key')
   })
 
   it('a key limited to libraries cannot name another one, as an argument or in the URL', async () => {
