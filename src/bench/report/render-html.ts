@@ -8,7 +8,7 @@ import type { BenchReport } from '../bench-report.ts'
 import type { AggregateMetrics } from '../metrics/aggregate-metrics.ts'
 import { RECALL_KS } from '../metrics/query-metrics.ts'
 import { barChart, escapeXml, lineChart } from './svg-charts.ts'
-import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
+import { rowCells, runLine, splitCounts, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
 import { USAGE_COLUMNS, USAGE_TITLE, usageRows } from './usage-rows.ts'
 
 /** The chart titles; tests look for them. */
@@ -124,7 +124,7 @@ function notesSection(report: BenchReport): string {
   const items = report.suites.flatMap((suite) =>
     suite.splits.map(
       (split) =>
-        `<li><b>${escapeXml(split.name)}</b> (${split.stats.queries} of ${split.stats.records} records)<ul>${split.notes
+        `<li><b>${escapeXml(split.name)}</b> (${splitCounts(split)})<ul>${split.notes
           .map((note) => `<li>${escapeXml(note)}</li>`)
           .join('')}</ul></li>`,
     ),

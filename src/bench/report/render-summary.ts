@@ -4,7 +4,7 @@
  */
 import { terminalText } from '../../terminal-text.ts'
 import type { BenchReport } from '../bench-report.ts'
-import { rowCells, runLine, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
+import { rowCells, runLine, splitCounts, SUMMARY_COLUMNS, summaryRows } from './summary-rows.ts'
 import { hasUsage, USAGE_COLUMNS, USAGE_TITLE, usageRows } from './usage-rows.ts'
 
 /**
@@ -27,9 +27,9 @@ export function renderSummary(report: BenchReport): string {
   lines.push('', '## Splits', '')
   for (const suite of report.suites) {
     for (const split of suite.splits) {
-      const { stats, metrics } = split
+      const { metrics } = split
       const facts = [
-        `${stats.queries} of ${stats.records} records`,
+        splitCounts(split),
         `library ${split.library.name} (${split.library.tools} tools, matched by ${split.library.matchBy})`,
         `components ${split.components.planner} → ${split.components.retriever} → ${split.components.selector}`,
         `fallbacks: planner ${metrics.fallbacks.planner}, selector ${metrics.fallbacks.selector}`,

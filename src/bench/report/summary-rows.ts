@@ -120,3 +120,14 @@ export function runLine(report: BenchReport): string {
   if (settings.limit !== undefined) parts.push(`first ${settings.limit} queries per split`)
   return parts.join(' · ')
 }
+
+/**
+ * A split's query count for the reports: queries kept of the records read, and with --limit the
+ * queries run (so "837 of 837 records" under a 20-query run does not read as 837 queries scored).
+ */
+export function splitCounts(split: BenchReport['suites'][number]['splits'][number]): string {
+  const { stats, metrics } = split
+  return metrics.queries < stats.queries
+    ? `first ${metrics.queries} of ${stats.queries} queries run (--limit), from ${stats.records} records`
+    : `${stats.queries} of ${stats.records} records`
+}

@@ -74,6 +74,22 @@ describe('renderSummary', () => {
     expect(summary).toMatch(/\| \*\*mean of suites\*\* \| 4 \|/)
     expect(summary).toMatch(/## Exact match by gold-set size/)
     expect(summary).toMatch(/- toolbench-g2\/G2_category: not found: /)
+    expect(summary).toMatch(/- \*\*gorilla-tensorflow\/tensorflowhub_eval\*\*: 2 of 2 records;/)
+  })
+
+  it('a --limit run says how many queries of the split it ran (was: "2 of 2 records" for 1 run)', async () => {
+    const limited = await runFixtureBench({
+      suite: 'gorilla-tensorflow',
+      queries: `${FIXTURES}/gorilla/tensorflowhub_eval.jsonl`,
+      tools: `${FIXTURES}/gorilla/tensorflowhub_api.jsonl`,
+      limit: 1,
+    })
+    expect(renderSummary(limited)).toMatch(
+      /- \*\*gorilla-tensorflow\/tensorflowhub_eval\*\*: first 1 of 2 queries run \(--limit\), from 2 records;/,
+    )
+    expect(renderHtml(limited)).toContain(
+      '<b>gorilla-tensorflow/tensorflowhub_eval</b> (first 1 of 2 queries run (--limit), from 2 records)',
+    )
   })
 })
 
