@@ -53,6 +53,22 @@ export function createLogger(
   }
 }
 
+/**
+ * `logger` with `fields` on every line it writes (a line's own fields win): a request's id on the
+ * log lines its work causes (the write paths' errors and warnings), as on its access-log line.
+ */
+export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  const add = (own?: Record<string, unknown>) => ({ ...fields, ...own })
+  return {
+    record: (at, own) => logger.record(at, add(own)),
+    debug: (message, own) => logger.debug(message, add(own)),
+    info: (message, own) => logger.info(message, add(own)),
+    warn: (message, own) => logger.warn(message, add(own)),
+    error: (message, own) => logger.error(message, add(own)),
+    enabled: (at) => logger.enabled(at),
+  }
+}
+
 /** A logger that drops everything (library default when the caller passes none). */
 export const SILENT_LOGGER: Logger = createLogger('silent')
 

@@ -23,7 +23,7 @@ import {
   LIBRARY_NAME_PATTERN,
   type ToolLibrary,
 } from '../library/tool-library.ts'
-import type { Logger } from '../log.ts'
+import { withFields, type Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
@@ -189,9 +189,22 @@ export class ToolselService {
   }
 
   /** A committed write whose flush failed: counted and logged (see `unsyncedCommits`). */
-  readonly #warnUnsynced = (warning: string): void => {
+  readonly #warnUnsynced = (warning: string, logger: Logger = this.logger): void => {
     this.#unsyncedCommits += 1
-    this.logger.warn(warning)
+    logger.warn(warning)
+  }
+
+  /**
+   * The logger for the lines a request's write causes: with its `requestId` (`requestIds` for a
+   * batch of several), as its access-log line has it.
+   */
+  #requestLogger(ids: ReadonlyArray<string | undefined>): Logger {
+    const known = ids.filter((id): id is string => id !== undefined)
+    if (known.length === 0) return this.logger
+    return withFields(
+      this.logger,
+      known.length === 1 ? { requestId: known[0] } : { requestIds: known },
+    )
   }
 
   get defaultLibraryName(): string {
@@ -357,15 +370,20 @@ export class ToolselService {
        * when other writes of its batch are.
        */
       beforeCommit?: () => void
+      /** The request's id (`x-request-id`), for the log lines this write causes. */
+      requestId?: string
     } = {},
   ): Promise<AddExamplesResult> {
-    return this.#withoutHostPaths(() => this.#addExamples(name, examples, options))
+    return this.#withoutHostPaths(
+      () => this.#addExamples(name, examples, options),
+      this.#requestLogger([options.requestId]),
+    )
   }
 
   #addExamples(
     name: string,
     examples: readonly UsageExample[],
-    options: { signal?: AbortSignal; beforeCommit?: () => void },
+    options: { signal?: AbortSignal; beforeCommit?: () => void; requestId?: string },
   ): Promise<AddExamplesResult> {
     assertLibraryName(name)
     // Writes that arrive while another write to the library is being built wait for it and are
@@ -440,14 +458,15 @@ export class ToolselService {
         }
         // The rebuild stops only when every request waiting on it is gone.
         const signal = allAborted(live.map(({ entry }) => entry.signal))
+        const logger = this.#requestLogger(live.map(({ entry }) => entry.requestId))
         const rebuilt = await holding(indexed, () =>
-          rebuildLibrary(indexed, this.config, { logger: this.logger, signal, examples: set }),
+          rebuildLibrary(indexed, this.config, { logger, signal, examples: set }),
         )
         const dropped = new Map<ExampleBatchEntry, unknown>()
         try {
           await publishLibrary(this.libraries, rebuilt, {
             indexDir: this.config.library.indexDir,
-            onUnsynced: this.#warnUnsynced,
+            onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
             beforeCommit: () => {
               for (const { entry } of live) {
                 try {
@@ -467,18 +486,15 @@ export class ToolselService {
           live = live.filter(({ entry }) => !dropped.has(entry))
           if (live.length === 0) return
           pending = live.map(({ entry }) => entry)
-          this.logger.info(
-            `Library "${name}": usage-example write rebuilt without abandoned requests`,
-            {
-              dropped: dropped.size,
-              writes: pending.length,
-            },
-          )
+          logger.info(`Library "${name}": usage-example write rebuilt without abandoned requests`, {
+            dropped: dropped.size,
+            writes: pending.length,
+          })
           continue
         }
         const total = (key: 'added' | 'duplicates' | 'evicted') =>
           live.reduce((sum, { change }) => sum + change[key], 0)
-        this.logger.info(`Library "${name}": usage examples updated`, {
+        logger.info(`Library "${name}": usage examples updated`, {
           writes: live.length,
           added: total('added'),
           duplicates: total('duplicates'),
@@ -531,6 +547,8 @@ export class ToolselService {
        * (timeout, client gone) never commits.
        */
       beforeCommit?: () => void
+      /** The request's id (`x-request-id`), for the log lines this upload causes. */
+      requestId?: string
     } = {},
   ): Promise<{
     summary: LibrarySummary
@@ -541,6 +559,7 @@ export class ToolselService {
     import: ImportSummary
   }> {
     assertLibraryName(name)
+    const logger = this.#requestLogger([options.requestId])
     const put = this.#serialise(name, async () => {
       const warnings: string[] = []
       const indexDir = join(this.config.library.indexDir, name)
@@ -566,7 +585,7 @@ export class ToolselService {
           retriever: options.retriever,
           // The index being replaced: its embedding cache spares re-embedding unchanged tools.
           previousIndexDir: indexDir,
-          logger: this.logger,
+          logger,
           prepare: (library) => ({ examples: this.#carriedExamples(library, options, warnings) }),
           unchangedFrom: options.rebuild === true ? undefined : saved,
         },
@@ -575,7 +594,7 @@ export class ToolselService {
       warnings.unshift(...uploaded.warnings)
       throwIfAborted(options.signal)
       if (uploaded.unchanged) {
-        this.logger.info(`Library "${name}" unchanged: the saved index holds these tools`, {
+        logger.info(`Library "${name}" unchanged: the saved index holds these tools`, {
           tools: summary.tools,
         })
         const listed = this.listLibraries().find((entry) => entry.name === name)!
@@ -587,7 +606,7 @@ export class ToolselService {
       if (lost !== undefined) warnings.push(lost)
       if (uploaded.damaged !== undefined) {
         // The detail (paths of this host) goes to the log only.
-        this.logger.warn(
+        logger.warn(
           `Library "${name}": the saved index holds these tools but its files do not load as saved (${uploaded.damaged}); saving it again`,
         )
         warnings.push(
@@ -600,7 +619,7 @@ export class ToolselService {
         toolsIndex,
         // Saved and served: the client hears success, told that it may not survive a crash.
         onUnsynced: (warning) => {
-          this.#warnUnsynced(warning)
+          this.#warnUnsynced(warning, logger)
           warnings.push(withoutHostPaths(warning, this.#hostPaths()))
         },
         beforeCommit: () => {
@@ -608,14 +627,14 @@ export class ToolselService {
           options.beforeCommit?.()
         },
       })
-      this.logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
+      logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
         tools: indexed.library.size,
       })
-      if (lost !== undefined) this.logger.warn(lost)
+      if (lost !== undefined) logger.warn(lost)
       const listed = this.listLibraries().find((entry) => entry.name === name)!
       return { summary: listed, created, unchanged: false, warnings, import: summary }
     })
-    return this.#withoutHostPaths(() => put)
+    return this.#withoutHostPaths(() => put, logger)
   }
 
   /**
@@ -625,14 +644,24 @@ export class ToolselService {
    * answer names it by `name` only (relative to `library.snapshotDir`): like every error of it,
    * an HTTP answer holds no path of this host. The log names the whole directory.
    */
-  async snapshot(): Promise<SnapshotManifest & { name: string }> {
+  async snapshot(
+    options: {
+      /** The request's id (`x-request-id`), for the log lines this snapshot causes. */
+      requestId?: string
+    } = {},
+  ): Promise<SnapshotManifest & { name: string }> {
+    const logger = this.#requestLogger([options.requestId])
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
     // Every error without this host's directories, as PUT and DELETE (the log keeps them).
-    const manifest = await this.#withoutHostPaths(() =>
-      holding(saved, () => writeSnapshot(dir, saved, { onUnsynced: this.#warnUnsynced })).catch(
-        (error: unknown) => {
+    const manifest = await this.#withoutHostPaths(
+      () =>
+        holding(saved, () =>
+          writeSnapshot(dir, saved, {
+            onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
+          }),
+        ).catch((error: unknown) => {
           if (!isToolselError(error, 'INTERNAL') && !isToolselError(error, 'INSUFFICIENT_STORAGE'))
             throw error
           // The directory comes from the operator's config: say which setting to change.
@@ -641,19 +670,26 @@ export class ToolselService {
             `${error.message} (library.snapshotDir, env TOOLSEL_SNAPSHOT_DIR)`,
             { cause: error.cause, details: error.details },
           )
-        },
-      ),
+        }),
+      logger,
     )
-    this.logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
+    logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, ...manifest }
   }
 
-  async deleteLibrary(name: string): Promise<void> {
+  async deleteLibrary(
+    name: string,
+    options: {
+      /** The request's id (`x-request-id`), for the log lines this delete causes. */
+      requestId?: string
+    } = {},
+  ): Promise<void> {
     assertLibraryName(name)
-    await this.#withoutHostPaths(() => this.#deleteLibrary(name))
+    const logger = this.#requestLogger([options.requestId])
+    await this.#withoutHostPaths(() => this.#deleteLibrary(name, logger), logger)
   }
 
-  async #deleteLibrary(name: string): Promise<void> {
+  async #deleteLibrary(name: string, logger: Logger): Promise<void> {
     await this.#serialise(name, async () => {
       this.libraries.require(name)
       if (name === this.defaultLibraryName) {
@@ -665,7 +701,7 @@ export class ToolselService {
       // Dropped as its index is (under its lock), so that no other worker's commit comes between.
       await deleteIndex(this.config.library.indexDir, name, {
         onDelete: () => this.libraries.delete(name),
-        onUnsynced: this.#warnUnsynced,
+        onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
       })
     })
   }
@@ -712,13 +748,11 @@ export class ToolselService {
    * directory and errno path, a lock's path): written into HTTP answers. The log gets the error
    * whole when a path was taken out.
    */
-  async #withoutHostPaths<T>(work: () => Promise<T>): Promise<T> {
+  async #withoutHostPaths<T>(work: () => Promise<T>, logger: Logger = this.logger): Promise<T> {
     try {
       return await work()
     } catch (error) {
-      throw pathFreeError(error, this.#hostPaths(), (original) =>
-        this.logger.error(original.message),
-      )
+      throw pathFreeError(error, this.#hostPaths(), (original) => logger.error(original.message))
     }
   }
 
@@ -738,6 +772,7 @@ interface ExampleBatchEntry {
   examples: readonly UsageExample[]
   signal?: AbortSignal
   beforeCommit?: () => void
+  requestId?: string
   resolve(result: AddExamplesResult): void
   reject(error: unknown): void
 }

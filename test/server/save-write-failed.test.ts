@@ -5,6 +5,7 @@
  * `<library.indexDir>` in the HTTP answer, by its path in the log and the CLI); the
  * previous index stays saved and served. `toolsel index` prints the same and exits 1. The
  * failure comes through the store's file system seam (`indexFs`), over real HTTP and real files.
+ * The log lines a failed write request causes carry its `requestId`, as its access-log line does.
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -175,5 +176,52 @@ describe('a save whose fsync fails before the commit', () => {
     failWith = undefined
     const again = await fetch(`${url}/v1/snapshots`, { method: 'POST' })
     expect(again.status).toBe(201)
+  })
+
+  it('logs each failed write with its request id (PUT library, examples, feedback, snapshot; 507 and 500)', async () => {
+    const { url, logger } = await serve({
+      indexDir: join(root, 'indexes'),
+      snapshotDir: join(root, 'snapshots'),
+    })
+    const send = (method: string, path: string, requestId: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      })
+    expect((await send('PUT', '/v1/libraries/lib', 'setup', SAMPLE_TOOLS)).status).toBe(201)
+
+    const writes: Array<[string, string, unknown]> = [
+      ['PUT', '/v1/libraries/lib', SAMPLE_TOOLS.slice(0, 2)],
+      [
+        'POST',
+        '/v1/libraries/lib/examples',
+        { examples: [{ instruction: 'forecast for Oslo', tools: [SAMPLE_TOOLS[0]!.id] }] },
+      ],
+      [
+        'POST',
+        '/v1/feedback',
+        { instruction: 'weather in Rome', library: 'lib', used: [SAMPLE_TOOLS[1]!.id] },
+      ],
+      ['POST', '/v1/snapshots', undefined],
+    ]
+    for (const [errno, status] of [
+      ['ENOSPC', 507],
+      ['EIO', 500],
+    ] as const) {
+      failWith = errno
+      for (const [method, path, body] of writes) {
+        const requestId = `${errno}-${method}-${path.replaceAll('/', '.')}`
+        const before = logger.lines.length
+        const answer = await send(method, path, requestId, body)
+        expect(answer.status, `${method} ${path}: ${await answer.text()}`).toBe(status)
+        const caused = logger.lines.slice(before).filter((line) => / (ERROR|WARN) /.test(line))
+        expect(caused.length, `${method} ${path}`).toBeGreaterThan(0)
+        for (const line of caused) {
+          expect(line, `${method} ${path}`).toContain(errno)
+          expect(line, `${method} ${path}`).toContain(`"requestId":"${requestId}"`)
+        }
+      }
+    }
   })
 })

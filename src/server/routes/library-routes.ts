@@ -189,6 +189,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           examples,
           rebuild: rebuild === 'true',
           signal: c.get('abort').signal,
+          requestId: c.get('requestId'),
           beforeCommit: () => {
             if (!c.get('commit')()) throwIfAborted(c.get('abort'))
           },
@@ -209,7 +210,9 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
     )
     .delete('/:library', pathParams(schemas.libraryParam), async (c) => {
       assertWritable(service, c.req.valid('param').library)
-      await service.deleteLibrary(c.req.valid('param').library)
+      await service.deleteLibrary(c.req.valid('param').library, {
+        requestId: c.get('requestId'),
+      })
       return c.body(null, 204)
     })
     .post(
@@ -224,6 +227,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
           signal: c.get('abort').signal,
+          requestId: c.get('requestId'),
           beforeCommit: () => {
             if (!c.get('commit')()) throwIfAborted(c.get('abort'))
           },

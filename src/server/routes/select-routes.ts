@@ -46,6 +46,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       assertLibraryAccess(principal, name, service.libraries)
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('abort').signal,
+        requestId: c.get('requestId'),
         beforeCommit: () => {
           if (!c.get('commit')()) throwIfAborted(c.get('abort'))
         },

@@ -8,6 +8,6 @@ export function snapshotRoutes(service: ToolselService) {
   // No body: the directory comes from the config (library.snapshotDir), never from a request.
   return new Hono<AppEnv>().post('/', async (c) => {
     assertUnscoped(principalOf(c), 'snapshots')
-    return c.json(await service.snapshot(), 201)
+    return c.json(await service.snapshot({ requestId: c.get('requestId') }), 201)
   })
 }
