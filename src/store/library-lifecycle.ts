@@ -17,7 +17,7 @@
  * ```
  * @module
  */
-import { basename, extname, join, resolve } from 'node:path'
+import { basename, extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
@@ -648,11 +648,16 @@ async function resolveLibraryReference(
   // A path (a slash, or a file name's extension) is not a library name to build: say what is
   // missing rather than suggest `--name tools/x.json`.
   const path = reference.includes('/') || extname(reference) !== ''
+  // A relative index directory is the current directory's: an MCP client starts the server in a
+  // directory of its own (Claude Desktop: /), where "indexes/" is not the checkout's.
+  const where = isAbsolute(indexDir)
+    ? `${indexDir}/`
+    : `${indexDir}/ (${resolve(indexDir)}, from the current directory)`
   throw new ToolselError(
     'UNKNOWN_LIBRARY',
     path
-      ? `Library "${reference}" not found: no such tool file or directory, and no index directory there. Check the path, or name a saved library (the names in ${indexDir}/: toolsel libraries list).`
-      : `Library "${reference}" not found: it is not an index in ${indexDir}/, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
+      ? `Library "${reference}" not found: no such tool file or directory, and no index directory there. Check the path, or name a saved library (the names in ${where}: toolsel libraries list).`
+      : `Library "${reference}" not found: it is not an index in ${where}, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
     { details: { library: reference } },
   )
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative as relativePath } from 'node:path'
 import { serve } from '@hono/node-server'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp } from '../server/test-service.ts'
@@ -88,6 +88,24 @@ describe('toolsel libraries (saved indexes)', () => {
     )
     const named = await local('select', 'send an sms', '--library', 'mytools')
     expect(named.stderr).toContain('Build it with: toolsel index <file> --name mytools.')
+  })
+
+  it('a missing name under a relative --index-dir names the directory it resolved to', async () => {
+    // Was: 'not an index in indexes/', which does not show that an MCP client started the
+    // server in a directory of its own (Claude Desktop: /), where indexes/ is another one.
+    const relative = relativePath(process.cwd(), indexDir)
+    const named = await runCli([
+      'select',
+      'send an sms',
+      '--library',
+      'mytools',
+      '--index-dir',
+      relative,
+    ])
+    expect(named.code).toBe(1)
+    expect(named.stderr).toContain(
+      `Library "mytools" not found: it is not an index in ${relative}/ (${indexDir}, from the current directory), an index directory, or a tool file.`,
+    )
   })
 
   it('toolsel index of the same tools again writes nothing; --rebuild and other tools do', async () => {
