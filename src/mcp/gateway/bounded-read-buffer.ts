@@ -177,6 +177,23 @@ export class UpstreamMessageFlood extends Error {
 }
 
 /**
+ * Thrown by a stdio transport's `send` while more than `gateway.maxMessageBytes` already wait to
+ * be written to the process's stdin: a server that stops reading its input (hung, or hostile)
+ * made the SDK's `send` queue every later message in our memory (the socket and the process's
+ * stream hold a few hundred KiB; node's stream took the rest, however much), each call only
+ * timing out. The request is not sent and fails at once; the server is marked slow, not
+ * dropped (a live one reading a large call's arguments can hold a backlog for a moment).
+ */
+export class UpstreamInputBacklog extends Error {
+  constructor(waiting: number, maxMessageBytes: number) {
+    super(
+      `the upstream is not reading its input: ${waiting.toLocaleString('en-US')} bytes wait to be written to its stdin, over gateway.maxMessageBytes (${maxMessageBytes.toLocaleString('en-US')}); the request was not sent`,
+    )
+    this.name = 'UpstreamInputBacklog'
+  }
+}
+
+/**
  * Counts an upstream's own messages (notifications, requests, answers to no request in flight)
  * against `gateway.maxServerMessagesPerSecond`; told the ids of the requests sent (`sent`). One per
  * connection, stdio (in its read buffer) or HTTP (on its transport's `onmessage`).

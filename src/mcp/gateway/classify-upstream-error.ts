@@ -6,10 +6,13 @@
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { ToolselError } from '../../errors.ts'
+import { UpstreamInputBacklog } from './bounded-read-buffer.ts'
 
 export type UpstreamFailure = 'timeout' | 'connection' | 'rejected'
 
 export function classifyUpstreamError(error: unknown): UpstreamFailure {
+  // Its stdin holds a backlog: slow (or hung), not gone.
+  if (error instanceof UpstreamInputBacklog) return 'timeout'
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return 'timeout'
     if (error.code === ErrorCode.ConnectionClosed) return 'connection'

@@ -9,7 +9,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { UpstreamConfig } from '../../config/schema.ts'
-import { BoundedReadBuffer, OwnMessageCount, type MessageId } from './bounded-read-buffer.ts'
+import {
+  BoundedReadBuffer,
+  OwnMessageCount,
+  UpstreamInputBacklog,
+  type MessageId,
+} from './bounded-read-buffer.ts'
 import { settledBy } from './settled-by.ts'
 
 export type UpstreamKind = 'stdio' | 'http'
@@ -257,6 +262,7 @@ export function createUpstreamTransport(
   )
   replaceReadBuffer(transport, lines)
   trackRequests(transport, lines.count)
+  boundUnreadInput(transport, maxMessageBytes)
   trackProcess(transport)
   let pending = ''
   let cut = false
@@ -275,6 +281,16 @@ export function createUpstreamTransport(
     }
   })
   return transport
+}
+
+/** Refuses `transport`'s sends (UpstreamInputBacklog) while its stdin holds over `maxBytes` unwritten. */
+function boundUnreadInput(transport: StdioClientTransport, maxBytes: number): void {
+  const send = transport.send.bind(transport)
+  transport.send = (message) => {
+    const waiting = PROCESSES.get(transport)?.child.stdin?.writableLength ?? 0
+    if (waiting > maxBytes) return Promise.reject(new UpstreamInputBacklog(waiting, maxBytes))
+    return send(message)
+  }
 }
 
 /** Tells `count` the id of each request `transport` sends (an answer to none is the server's own). */

@@ -36,7 +36,11 @@ import {
   terminateStarting,
   upstreamTarget,
 } from './create-upstream-transport.ts'
-import { UpstreamLineRunaway, UpstreamMessageFlood } from './bounded-read-buffer.ts'
+import {
+  UpstreamInputBacklog,
+  UpstreamLineRunaway,
+  UpstreamMessageFlood,
+} from './bounded-read-buffer.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
@@ -391,6 +395,13 @@ export class UpstreamConnection {
         )
       }
       this.#failed(`tools/call ${name}`, error, client)
+      if (error instanceof UpstreamInputBacklog) {
+        throw new ToolselError(
+          'UPSTREAM_UNAVAILABLE',
+          `Upstream server "${this.name}": ${error.message}; it is marked slow. Retry later.`,
+          { cause: error, details: { server: this.name, tool: name } },
+        )
+      }
       const failure =
         classifyUpstreamError(error) === 'rejected'
           ? rejectedCallError(this.name, name, error)

@@ -298,6 +298,44 @@ describe('an upstream flooding messages of its own', () => {
   }, 60_000)
 })
 
+describe('an upstream that stops reading its stdin', () => {
+  it('gets no more than maxMessageBytes queued for it: later calls fail at once, marked slow', async () => {
+    const { upstream } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_STOP_READING: '1' } },
+      { callTimeoutMs: 3000, reconnectInitialMs: 60_000 },
+    )
+    await upstream.connect()
+    // 64 calls of 32 KiB each (2 MiB): the socket and the process's stream hold a few hundred
+    // KiB, our side the rest.
+    const text = 'x'.repeat(32 * 1024)
+    const started = Date.now()
+    const settled = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        upstream.callTool('tool_0', { text }).then(
+          () => 'answered',
+          (error: unknown) => ({ message: (error as Error).message, at: Date.now() - started }),
+        ),
+      ),
+    )
+    // Before: all 64 queued (2 MiB in our memory, and so on for every later call), each timing
+    // out at callTimeoutMs: 'did not answer in time (Request timed out)'.
+    const refused = settled.filter(
+      (result) => typeof result === 'object' && result.message.includes('not reading its input'),
+    )
+    expect(refused.length).toBeGreaterThan(32)
+    for (const result of refused) {
+      expect(result).toMatchObject({
+        message: expect.stringMatching(
+          /^Upstream server "bounded": the upstream is not reading its input: [\d,]+ bytes wait to be written to its stdin, over gateway\.maxMessageBytes \(65,536\); the request was not sent; it is marked slow\. Retry later\.$/,
+        ),
+      })
+      expect((result as { at: number }).at).toBeLessThan(2000)
+    }
+    // Slow, not dropped: the calls that went out time out as before.
+    expect(upstream.state()).toMatchObject({ status: 'slow' })
+  }, 60_000)
+})
+
 describe('a call still in flight on a dropped connection', () => {
   it('fails that call without taking down the connection made since', async () => {
     // A process that ignores the end of its stdin and SIGTERM (the SDK's close SIGKILLs it 4 s
