@@ -21,12 +21,14 @@ export const COMPONENT_ID = z.string().min(1).max(500)
 
 /**
  * A retriever part of a library, by a kind of the registry (`store/kinds/`): `bm25`, `dense`,
- * `dense:static:glove-100d`, `hybrid`, `hybrid:bm25+dense:use-lite`, `regex`, …
+ * `dense:static:glove-100d`, `hybrid`, `hybrid:bm25+dense:use-lite`, `regex`, …, or `auto`, the
+ * library's own default (what `GET /v1/components` names as the default, and the CLI takes).
  */
 export const RETRIEVER_KIND = z
   .string()
   .max(MAX_PART_NAME_CHARS)
   .superRefine((name, context) => {
+    if (name === 'auto') return
     const problem = partNameProblem(name)
     if (problem !== undefined) context.addIssue({ code: 'custom', message: problem })
   })
@@ -152,7 +154,7 @@ export function pipelineOptionFields(config: Config) {
       .optional()
       .describe(`Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`),
     retriever: RETRIEVER_KIND.optional().describe(
-      `Retriever of the library (${kinds}). Default: ${config.retrieve.retriever === 'auto' ? "the library's own" : `${config.retrieve.retriever} when the library has it`}.`,
+      `Retriever of the library (${kinds}; auto: the library's own). Default: ${config.retrieve.retriever === 'auto' ? "the library's own" : `${config.retrieve.retriever} when the library has it`}.`,
     ),
     reranker: componentId('reranker')
       .optional()

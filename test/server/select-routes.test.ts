@@ -339,6 +339,28 @@ describe('POST /v1/search-tools', () => {
       expect(Object.keys(result).sort()).toEqual(['description', 'id', 'name', 'score'])
   })
 
+  it('takes retriever "auto", the default GET /v1/components names: the library\'s own', async () => {
+    // Was 400 'no retriever kind "auto"' though /v1/components answers {default: "auto"}.
+    const { app } = await createTestApp()
+    const components = await readJson(await app.request('/v1/components'))
+    expect(components.retrievers.default).toBe('auto')
+    const search = await app.request(
+      '/v1/search-tools',
+      postJson({ query: 'weather', k: 3, retriever: 'auto' }),
+    )
+    expect(search.status).toBe(200)
+    const plain = await readJson(
+      await app.request('/v1/search-tools', postJson({ query: 'weather', k: 3 })),
+    )
+    expect(await readJson(search)).toEqual(plain)
+    const select = await app.request(
+      '/v1/select-tools',
+      postJson({ instruction: 'weather in Paris', retriever: 'auto' }),
+    )
+    expect(select.status).toBe(200)
+    expect((await readJson(select)).components.retriever).toBe('bm25')
+  })
+
   it('makes no AbortSignal for a BM25 search', async () => {
     const made = await signalsMade(async () => {
       const { app } = await createTestApp()
