@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -17,27 +17,41 @@ const LIBRARY_ONLY = new Set([
   'learn/step-features.ts',
 ])
 
-function runScript(script: string, args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: '' },
+/** `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. */
+function runScript(
+  script: string,
+  args: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.once('error', reject)
+    child.once('close', (status) => resolve({ status, stdout, stderr }))
   })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
-describe('bench scripts answer --help and bad flags', () => {
-  it.each([
+// Each test runs its own script processes, which share nothing: they run side by side (about
+// a second of tsx start-up each), each test asserting through its own `expect`.
+describe.concurrent('bench scripts answer --help and bad flags', () => {
+  it.for([
     ['select-cpu.ts', '--size'],
     ['select-ab.ts', '--before'],
     ['perf.ts', '--sizes'],
     ['retrieval-quality.ts', '--data'],
     ['compare-runs.ts', ''],
-  ])(
+  ] as const)(
     '%s --help prints its usage on stdout and exits 0',
-    (script, flag) => {
-      for (const help of ['--help', '-h']) {
-        const { status, stdout, stderr } = runScript(script, [help])
+    { timeout: 60_000 },
+    async ([script, flag], { expect }) => {
+      const runs = await Promise.all(['--help', '-h'].map((help) => runScript(script, [help])))
+      for (const { status, stdout, stderr } of runs) {
         expect(status).toBe(0)
         expect(stderr).toBe('')
         expect(stdout).toContain(`bench/${script}`)
@@ -45,16 +59,15 @@ describe('bench scripts answer --help and bad flags', () => {
         expect(stdout).toContain(flag)
       }
     },
-    60_000,
   )
 
-  it('shows each flag with its default', () => {
-    const { stdout } = runScript('select-cpu.ts', ['--help'])
+  it('shows each flag with its default', async ({ expect }) => {
+    const { stdout } = await runScript('select-cpu.ts', ['--help'])
     expect(stdout).toContain('--size <value>  (default: 10000)')
     expect(stdout).toContain('--passes <value>  (default: 3)')
   }, 60_000)
 
-  it.each([
+  it.for([
     ['select-cpu.ts', ['--sise', '5'], 'unknown flag --sise (did you mean --size?)'],
     ['select-cpu.ts', ['--size'], '--size needs a value'],
     ['select-cpu.ts', ['--size', '0'], '--size takes a positive number'],
@@ -64,10 +77,11 @@ describe('bench scripts answer --help and bad flags', () => {
     ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
     ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
-  ])(
+  ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',
-    (script, args, message) => {
-      const { status, stdout, stderr } = runScript(script, args)
+    { timeout: 60_000 },
+    async ([script, args, message], { expect }) => {
+      const { status, stdout, stderr } = await runScript(script, [...args])
       expect(status).toBe(2)
       expect(stdout).toBe('')
       expect(stderr).toContain(message)
@@ -75,10 +89,9 @@ describe('bench scripts answer --help and bad flags', () => {
       expect(stderr.trimEnd().split('\n')).toHaveLength(1)
       expect(stderr).not.toMatch(/\n\s+at /)
     },
-    60_000,
   )
 
-  it('every entry script in bench/ parses its flags with bench/bench-args.ts', () => {
+  it('every entry script in bench/ parses its flags with bench/bench-args.ts', ({ expect }) => {
     const files = [
       ...readdirSync(join(ROOT, 'bench')).filter((name) => name.endsWith('.ts')),
       ...readdirSync(join(ROOT, 'bench', 'learn'))
