@@ -215,9 +215,10 @@ describe('an upstream flooding messages of its own', () => {
       },
       { maxServerMessagesPerSecond: 200 },
     ).upstream
-    // 30 every 100 ms: 1.5 x the cap, its reserve of 200 spent in ~2 s.
+    // 60 every 100 ms: 3 x the cap, its reserve of 200 spent in ~0.5 s (over the cap even if a
+    // loaded machine stretches its timers to twice as long).
     const over = connection(
-      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_BURSTS: '30:100' } },
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_BURSTS: '60:100' } },
       { maxServerMessagesPerSecond: 200, reconnectInitialMs: 60_000 },
     ).upstream
     await Promise.all([steady.connect(), over.connect()])
