@@ -76,7 +76,7 @@ describe('API keys', () => {
     const { app } = await keyedApp()
     for (const [method, path, hint] of [
       ['GET', '/v1/select-tools', ' /v1/select-tools takes POST, not GET.'],
-      ['GET', '/v1/libraries/sample/tools', ''],
+      ['GET', '/v1/libraries/sample/tools', ' Did you mean GET /v1/libraries/sample/tools/<id>?'],
       ['POST', '/v1/selectTools', ''],
     ]) {
       for (const key of [READ, ADMIN]) {
@@ -102,6 +102,17 @@ describe('API keys', () => {
       ['GET', '/v1/libraries/', ' Did you mean GET /v1/libraries (no trailing slash)?'],
       ['POST', '/v1/select-tools/', ' Did you mean POST /v1/select-tools (no trailing slash)?'],
       ['GET', '/v1/nope', ''],
+      // A path that stops short: the routes one segment below it.
+      [
+        'POST',
+        '/v1/libraries/sample/tools',
+        ' Did you mean POST /v1/libraries/sample/tools/batch?',
+      ],
+      [
+        'POST',
+        '/v1/rewards',
+        ' Did you mean POST /v1/rewards/planner or POST /v1/rewards/selector?',
+      ],
     ]
     for (const [method, path, hint] of cases) {
       const response = await app.request(path, { method })

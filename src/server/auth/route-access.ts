@@ -112,6 +112,26 @@ export function methodsOf(path: string): string[] {
 }
 
 /**
+ * The paths one segment below `path` that ROUTE_ACCESS serves with `method`, the last segment as
+ * the route writes it (`batch`) or a placeholder (`<id>`, `<library>`): for the 404 of a path
+ * that stops short (`GET /v1/libraries/demo/tools`).
+ */
+export function childPathsOf(method: string, path: string): string[] {
+  const wanted = method === 'HEAD' ? 'GET' : method
+  const got = path.split('/')
+  const children: string[] = []
+  for (const row of ROUTE_ACCESS) {
+    const want = segmentsOf(row.path)
+    if (row.method !== wanted || want.length !== got.length + 1) continue
+    if (!matches(want.slice(0, -1).join('/'), got)) continue
+    const last = want[want.length - 1]
+    const shown = last === '*' ? '<id>' : last.startsWith(':') ? `<${last.slice(1)}>` : last
+    children.push(`${path}/${shown}`)
+  }
+  return children
+}
+
+/**
  * The route template of a request (`/v1/libraries/:library`), for metrics labels and the access
  * log: never the raw path, so label values stay bounded. `unmatched` for paths of no route.
  */

@@ -17,7 +17,7 @@ import {
   type ApiKeys,
   type Principal,
 } from '../auth/api-keys.ts'
-import { accessFor, methodsOf, routeTemplate } from '../auth/route-access.ts'
+import { accessFor, childPathsOf, methodsOf, routeTemplate } from '../auth/route-access.ts'
 
 export type AuthEnv = { Variables: { principal: Principal } }
 
@@ -61,19 +61,23 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
 
 /**
  * NOT_FOUND for a method and path no route serves (the app's not-found answer), naming the
- * methods the path takes (`GET /v1/select-tools`: it takes POST) or the path without its
- * trailing slash when that one is served.
+ * methods the path takes (`GET /v1/select-tools`: it takes POST), the path without its
+ * trailing slash when that one is served, or the routes one segment below a path that stops short
+ * (`GET /v1/libraries/demo/tools`: `…/tools/<id>`).
  */
 export function noRouteError(method: string, path: string): ToolselError {
   const methods = [...new Set(methodsOf(path))]
   const slashless = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : undefined
   const wanted = method === 'HEAD' ? 'GET' : method
+  const children = slashless === undefined ? childPathsOf(method, path) : []
   const hint =
     methods.length > 0
       ? ` ${path} takes ${methods.join(', ')}, not ${method}.`
       : slashless !== undefined && methodsOf(slashless).includes(wanted)
         ? ` Did you mean ${method} ${slashless} (no trailing slash)?`
-        : ''
+        : children.length > 0
+          ? ` Did you mean ${children.map((child) => `${method} ${child}`).join(' or ')}?`
+          : ''
   return new ToolselError('NOT_FOUND', `No route for ${method} ${path}.${hint} See /openapi.json.`)
 }
 
