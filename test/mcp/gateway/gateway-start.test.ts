@@ -287,6 +287,14 @@ describe('gateway.connectSlotMs: a hung start-up gives its slot to the next in l
         .map((state) => [state.status, state.lastError]),
     ).toEqual(Array(4).fill(['connecting', null]))
     expect(gateway.synced).toBe(false)
+    // The healthy ones can all pass through the slots of the first 3 hung ones to step out,
+    // before the 4th one's connectSlotMs timer fires (a loaded machine stretches it): wait
+    // for all 4 to be outside the pool rather than race the last one.
+    await until(
+      () => gateway.firstSyncCounts(),
+      (counts) => counts.pastSlot === 4,
+      'the 4 hung upstreams past connectSlotMs',
+    )
 
     // /readyz (503) with a key: the counts as fields, the 4 hung ones outside the pool.
     const keyed = await fetch(`${listening.url}/readyz`, {
