@@ -94,7 +94,11 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
       'Give an instruction: toolsel select "<instruction>". See: toolsel select --help',
     )
 
-  const indexed = await loadLibraryReference(config.library.default, config, logger)
+  // The odd-id warning of a saved index at debug: a command run again and again would repeat it
+  // on every run (shown with --log-level debug; the import or PUT that took the ids warned).
+  const indexed = await loadLibraryReference(config.library.default, config, logger, {
+    unshowableIds: 'debug',
+  })
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start([indexed])
   // Planner, selector, k and tau are in the config (the flags set them); the retriever is the

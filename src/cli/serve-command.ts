@@ -17,9 +17,9 @@ import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
-import { indexDirWarnings } from '../store/library-lifecycle.ts'
+import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { LISTEN_WHEN_READY_ENV } from '../config/env-vars.ts'
+import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV } from '../config/env-vars.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
 import { createMetrics, processRegistry } from '../server/metrics.ts'
 import { launcherGone, npmLauncher, unwatchedLauncherHint, type Launcher } from './npm-launcher.ts'
@@ -161,6 +161,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher)
   }
 
+  // N workers load the same libraries: one of them (LOAD_WARNINGS_ENV) warns of odd tool ids.
+  if (cluster.isWorker && process.env[LOAD_WARNINGS_ENV] !== '1')
+    unshowableIdWarnings.level = 'debug'
   const service = new ToolselService(config, logger, createComponents(config, logger))
   const gateway = createMcpGateway(service)
   // A worker's /metrics answers every worker's, summed through the primary (cluster-metrics.ts).
@@ -408,6 +411,12 @@ async function servePrimary(
   let stopping = false
   let failed = false
   let stopSignals: (() => void) | undefined
+  // The worker that logs the load warnings all would repeat; its replacement takes it over.
+  let warner: number | undefined
+  const fork = (env: Record<string, string> = {}) => {
+    const worker = cluster.fork({ ...env, [LOAD_WARNINGS_ENV]: warner === undefined ? '1' : '0' })
+    warner ??= worker.id
+  }
   return new Promise<number>((resolve) => {
     const stopAll = () => {
       stopping = true
@@ -425,6 +434,7 @@ async function servePrimary(
     })
     cluster.on('exit', (worker, code, signal) => {
       const wasReady = readyNow.delete(worker.id)
+      if (worker.id === warner) warner = undefined
       if (!stopping && ready < count) {
         logger.error(
           `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
@@ -435,8 +445,7 @@ async function servePrimary(
         restarts += 1
         const replace = () => {
           retryTimer = undefined
-          if (!stopping)
-            cluster.fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
+          if (!stopping) fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
         }
         if (wasReady) {
           logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
@@ -464,7 +473,7 @@ async function servePrimary(
       },
       launcher,
     )
-    for (let index = 0; index < count; index += 1) cluster.fork()
+    for (let index = 0; index < count; index += 1) fork()
   }).finally(() => {
     stopSignals?.()
     stopMetrics()

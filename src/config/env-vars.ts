@@ -201,10 +201,18 @@ export const CONFIG_FILE_ENV = 'TOOLSEL_CONFIG'
 export const LISTEN_WHEN_READY_ENV = 'TOOLSEL_WORKER_LISTEN_WHEN_READY'
 
 /**
+ * Set to `1` by `serve --workers N`'s primary for one worker at a time (the first, then the
+ * replacement of that one): it logs the load warnings that every worker would repeat (odd tool
+ * ids); the others log them at debug (cli/serve-command.ts). Not a setting.
+ */
+export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
+
+/**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
- * LISTEN_WHEN_READY_ENV.
+ * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
+ * (server/cluster-metrics.ts).
  */
 const OTHER_VARS = new Set([
   CONFIG_FILE_ENV,
@@ -212,6 +220,8 @@ const OTHER_VARS = new Set([
   'TOOLSEL_URL',
   'TOOLSEL_API_KEY',
   LISTEN_WHEN_READY_ENV,
+  LOAD_WARNINGS_ENV,
+  'TOOLSEL_TEST_METRICS_FAULT_FILE',
 ])
 
 /**

@@ -666,7 +666,14 @@ export async function readIndexTools(dir: string): Promise<ToolLibrary> {
 export async function loadIndexedLibrary(
   dir: string,
   config: Config,
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger
+    /**
+     * The level of the warning of odd tool ids (`warnOfUnshowableIds`): default
+     * `unshowableIdWarnings.level`; `toolsel select` asks for `debug` (quiet unless --log-level debug).
+     */
+    unshowableIds?: UnshowableIdsLevel
+  } = {},
 ): Promise<IndexedLibrary> {
   const manifest = await readManifest(dir)
   const rebuild = rebuildHint(manifest)
@@ -683,7 +690,8 @@ export async function loadIndexedLibrary(
       `Index "${manifest.library}" at ${dir}: its tools file does not match its manifest (hash or count differs). ${rebuild}`,
     )
   }
-  if (options.logger !== undefined) warnOfUnshowableIds(library, dir, options.logger)
+  if (options.logger !== undefined)
+    warnOfUnshowableIds(library, dir, options.logger, options.unshowableIds)
   const built = Object.keys(manifest.retrievers)
   const unknown = built.flatMap((name) => partNameProblem(name) ?? [])
   if (unknown.length > 0) {
@@ -721,6 +729,18 @@ export async function loadIndexedLibrary(
 /** Ids a load's warning names (`warnOfUnshowableIds`); the count is complete. */
 const LISTED_UNSHOWABLE_IDS = 3
 
+export type UnshowableIdsLevel = 'warn' | 'info' | 'debug'
+
+/**
+ * The level of this process's warning of odd tool ids at load: `warn`; `toolsel serve --workers N`
+ * sets `debug` in every worker but one (cli/serve-command.ts), so that N processes loading one
+ * library log it once.
+ */
+export const unshowableIdWarnings: { level: UnshowableIdsLevel } = { level: 'warn' }
+
+/** The libraries (name and content hash) whose odd ids this process has warned of. */
+const warnedUnshowable = new Set<string>()
+
 /**
  * One warning when the loaded library has tool ids holding a control character, a bidi override
  * or isolate, or a lone surrogate (`refusedNameCharacter`): imports take them with a warning, and
@@ -729,15 +749,25 @@ const LISTED_UNSHOWABLE_IDS = 3
  * names (reading those means parsing every tool; `suspectPositions` finds the ids to check with a
  * few byte searches of a million ids, bench/README round 35).
  */
-function warnOfUnshowableIds(library: ToolLibrary, dir: string, logger: Logger): void {
+function warnOfUnshowableIds(
+  library: ToolLibrary,
+  dir: string,
+  logger: Logger,
+  asked: UnshowableIdsLevel = unshowableIdWarnings.level,
+): void {
+  // Once per process for one content (a reload of the same tools, a restore of them): debug after.
+  const key = `${library.name}\u0000${library.contentHash}`
+  const level = warnedUnshowable.has(key) ? 'debug' : asked
+  if (!logger.enabled(level)) return
   const positions = unshowableIdPositions(library.idList)
   if (positions.length === 0) return
+  if (level !== 'debug') warnedUnshowable.add(key)
   const listed = positions.slice(0, LISTED_UNSHOWABLE_IDS).map((position) => {
     const id = library.idList.at(position)!
     const { codePoint, index } = refusedNameCharacter(id)!
     return `${shownName(id)}: ${codePoint} at ${index}`
   })
-  logger.warn(
+  logger[level](
     `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (imported and served as they are; such a tool may display as another one): ${listed.join('; ')}${positions.length > LISTED_UNSHOWABLE_IDS ? '; …' : ''}. Rename them at the source and import the library again.`,
     { library: library.name, unshowableIds: positions.length },
   )

@@ -45,6 +45,7 @@ import {
   readManifest,
   saveIndexedLibrary,
   type SaveOptions,
+  type UnshowableIdsLevel,
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
@@ -79,6 +80,7 @@ export {
   saveIndexedLibrary,
   stageIndexedLibrary,
   syncCommitted,
+  unshowableIdWarnings,
   type SaveOptions,
   type StagedIndex,
 } from './index-store.ts'
@@ -606,9 +608,11 @@ export async function loadLibraryReference(
   reference: string,
   config: Config,
   logger: Logger,
+  options: { unshowableIds?: UnshowableIdsLevel } = {},
 ): Promise<IndexedLibrary> {
   const found = await resolveLibraryReference(reference, config.library.indexDir)
-  if (found.index !== undefined) return loadIndexedLibrary(found.index, config, { logger })
+  if (found.index !== undefined)
+    return loadIndexedLibrary(found.index, config, { logger, ...options })
   if (found.demo) return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
   const name = libraryNameFromPath(found.path)
   return importAndLog(found.path, name, config, logger, join(config.library.indexDir, name))

@@ -7,11 +7,17 @@
  * TOOLSEL_TEST_METRICS_FAULT_FILE (cluster-metrics.ts), read at each scrape by the real processes.
  * Before cluster-metrics.ts handled them, a failing worker died of the unhandled rejection (and was
  * replaced), and metrics that could not be summed stopped the primary.
+ *
+ * The same server (one start: these tests are slow) serves an index whose tool ids hold a bidi
+ * override: the load warning of it is logged once, not once per worker.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { defaultConfig } from '../../src/config/schema.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
@@ -28,8 +34,20 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
     root = await mkdtemp(join(tmpdir(), 'toolsel-metrics-fault-'))
     const faultFile = join(root, 'fault')
     await writeFile(faultFile, '')
+    const indexDir = join(root, 'indexes')
+    const odd = new ToolLibrary(
+      'odd',
+      ['ok', 'rtl\u202etxt.exe'].map((id) => ({
+        id,
+        name: id,
+        description: `The ${id} tool`,
+        parameters: { type: 'object' },
+      })),
+    )
+    await saveIndexedLibrary(indexDir, await buildIndexedLibrary(odd, defaultConfig()))
     server = await startServe(['--workers', '2'], {
       env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile },
+      indexDir,
     })
     const { url, logs, child } = server
     const workerSeries = (text: string) =>
@@ -96,4 +114,9 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
     expect(child.exitCode).toBeNull()
     expect(logs()).not.toMatch(/exited|Unhandled|unhandled/)
   }, 120_000)
+
+  it('logs the load warning of odd tool ids once, not once per worker', () => {
+    const warnings = server!.logs().match(/ WARN Library "odd" \([^)]*\): 1 tool id\(s\) hold/g)
+    expect(warnings, server!.logs()).toHaveLength(1)
+  })
 })

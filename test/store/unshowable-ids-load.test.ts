@@ -14,6 +14,7 @@ import { PackedIds } from '../../src/library/packed-ids.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
+import { main } from '../../src/main.ts'
 import {
   buildIndexedLibrary,
   loadIndexedLibrary,
@@ -107,4 +108,45 @@ describe('ids checked at load', () => {
     const loaded = await loadIndexedLibrary(join(root, 'indexes', 'spoof'), config)
     expect(loaded.library.idList.at(1)).toBe('rtl\u202etxt.exe')
   })
+
+  it('warns once per process for one library content (debug after), at the level asked; toolsel select only with --log-level debug', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-unshowable-once-'))
+    const ids = ['ok', 'once\u202etxt.exe']
+    const dir = await saveIndexedLibrary(
+      join(root, 'indexes'),
+      await buildIndexedLibrary(new ToolLibrary('once', ids.map(tool)), config),
+    )
+    const levels = (logger: { lines: string[] }) =>
+      logger.lines
+        .filter((line) => line.includes('tool id(s) hold'))
+        .map((line) => line.split(' ')[1])
+    // A reload of the same tools (a server reloading, a second restore) repeats nothing.
+    const logger = createMemoryLogger()
+    await loadIndexedLibrary(dir, config, { logger })
+    await loadIndexedLibrary(dir, config, { logger })
+    expect(levels(logger)).toEqual(['WARN', 'DEBUG'])
+
+    // `toolsel select --library` runs again and again: quiet unless --log-level debug (a library
+    // this process never warned of).
+    await saveIndexedLibrary(
+      join(root, 'indexes'),
+      await buildIndexedLibrary(
+        new ToolLibrary('cli', ['ok', 'cli\u202etxt.exe'].map(tool)),
+        config,
+      ),
+    )
+    const select = async (...extra: string[]) => {
+      let stderr = ''
+      const code = await main(
+        ['select', 'send mail', '--library', 'cli', '--index-dir', join(root, 'indexes'), ...extra],
+        { stdout: () => {}, stderr: (text) => (stderr += text), env: {} },
+      )
+      expect(code, stderr).toBe(0)
+      return stderr
+    }
+    expect(await select()).not.toContain('tool id(s) hold')
+    expect(await select('--log-level', 'debug')).toMatch(
+      / DEBUG Library "cli" \([^)]*\): 1 tool id\(s\) hold/,
+    )
+  }, 60_000)
 })
