@@ -172,7 +172,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted.
   for (const warning of groupWarnings(unsummarized).warnings) logger.warn(warning)
   io.stderr(
-    `Imported ${library.size} tools (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
+    `Imported ${tools(library.size)} (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
   )
   // Ids and schema errors quote the imported file: no escape sequence of it reaches the terminal.
   io.stderr(terminalText(describeImport(summarizeImport(imported, SHOWN_PER_LIST))))
@@ -186,12 +186,12 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     const unloadable = await savedIndexProblem(previousIndexDir, config)
     if (unloadable === undefined) {
       io.stderr(
-        `Unchanged: ${previousIndexDir} already holds these ${library.size} tools (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
+        `Unchanged: ${previousIndexDir} already holds ${these(library.size)} (retrievers: ${Object.keys(saved.retrievers).join(', ')}, built ${saved.createdAt}); nothing written. --rebuild builds it again.\n`,
       )
       return 0
     }
     io.stderr(
-      `${previousIndexDir} records these ${library.size} tools but does not load (${terminalText(unloadable)}): building it again.\n`,
+      `${previousIndexDir} records ${these(library.size)} but does not load (${terminalText(unloadable)}): building it again.\n`,
     )
   }
   const progress = createProgress(`Indexing ${name}`, progressOutput(io))
@@ -205,11 +205,23 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   const lost = droppedPartsWarning(name, previous, indexed.manifest, '--retriever ')
   if (lost !== undefined) io.stderr(`Warning: ${terminalText(lost)}\n`)
   const retrievers = [...indexed.retrievers.values()].map((retriever) => retriever.name)
-  const withExamples = indexed.examples ? `, ${indexed.examples.set.size} usage examples` : ''
+  const withExamples = indexed.examples
+    ? `, ${indexed.examples.set.size} usage example${indexed.examples.set.size === 1 ? '' : 's'}`
+    : ''
   progress.done(
-    `${library.size} tools${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
+    `${tools(library.size)}${withExamples} written to ${dir} (retrievers: ${retrievers.join(', ')})`,
   )
   return 0
+}
+
+/** `1 tool`, `7 tools`. */
+function tools(count: number): string {
+  return `${count} tool${count === 1 ? '' : 's'}`
+}
+
+/** `this 1 tool`, `these 7 tools`. */
+function these(count: number): string {
+  return `${count === 1 ? 'this' : 'these'} ${tools(count)}`
 }
 
 /** `openai`; a directory of several formats: `openapi: 1 file, openai: 2 files`. */

@@ -285,3 +285,19 @@ async function configFile(settings: object): Promise<string> {
   await writeFile(path, JSON.stringify(settings))
   return path
 }
+
+describe('toolsel index: counts of one', () => {
+  it('says "1 tool" for a one-tool file, not "1 tools"', async () => {
+    const file = join(indexDir, 'one.json')
+    const tool = { name: 'get_weather', description: 'The weather of a city', parameters: {} }
+    await writeFile(file, JSON.stringify([{ type: 'function', function: tool }]))
+    const built = await local('index', file, '--name', 'one')
+    expect(built.code, built.stderr).toBe(0)
+    expect(built.stderr).toContain('Imported 1 tool (openai) from ')
+    expect(built.stderr).toContain(`Indexing one: 1 tool written to ${join(indexDir, 'one')} (`)
+    const again = await local('index', file, '--name', 'one')
+    expect(again.stderr).toContain(
+      `Unchanged: ${join(indexDir, 'one')} already holds this 1 tool (`,
+    )
+  })
+})

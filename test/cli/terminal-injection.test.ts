@@ -145,7 +145,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     const { code, stdout, stderr } = await run(['index', file, '--index-dir', join(dir, 'idx')])
     // Before: error [IMPORT_FAILED] ... holds U+001B at 4, nothing indexed.
     expect(code).toBe(0)
-    expect(stderr).toContain('Imported 1 tools')
+    expect(stderr).toContain('Imported 1 tool ')
     expect(stderr).toContain(
       'tools.json: 1 tool(s) have an id or name holding a control character, bidi override or isolate, or lone surrogate',
     )
