@@ -54,16 +54,59 @@ export function learnedToolVectors(
   warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
   base: () => Promise<DenseToolVectors | undefined> = denseToolVectors,
 ): Promise<DenseToolVectors | undefined> {
-  let vectors = learned.get(map)
+  return checkedOnce(learned, map, base, warn, (vectors) => {
+    const problem = otherSpace(map, vectors)
+    return problem === undefined
+      ? mappedToolVectors(vectors, map)
+      : `learned selector: dense map skipped, dense features left neutral: ${problem}`
+  })
+}
+
+const probed = new Map<string, Promise<DenseToolVectors | undefined>>()
+
+/**
+ * The process' dense tool vectors for a model whose plain dense features (no map) were computed
+ * over vectors of probe `probe` (learned-model.ts `denseProbe`): undefined, said once on stderr,
+ * when the vectors loaded here are others (another release or conversion of the word vectors),
+ * so the dense features are left neutral instead of computed in another space.
+ */
+export function probedToolVectors(
+  probe: string,
+  warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+  base: () => Promise<DenseToolVectors | undefined> = denseToolVectors,
+): Promise<DenseToolVectors | undefined> {
+  return checkedOnce(probed, probe, base, warn, (vectors) => {
+    const here = spaceProbe(vectors.encoder)
+    return here === probe
+      ? vectors
+      : `learned selector: dense features left neutral: the model was trained over other ${vectors.encoder.modelId} vectors than this process loaded (probe ${probe} vs ${here}: another release or conversion of the word vectors). Retrain the model with \`toolsel train --dense\`.`
+  })
+}
+
+/**
+ * `base()`'s vectors as `use` makes them, once per `key` (kept in `cache`); undefined when there
+ * are none or `use` says why they don't apply (its message, given to `warn` once).
+ */
+function checkedOnce<K>(
+  cache: {
+    get(key: K): Promise<DenseToolVectors | undefined> | undefined
+    set(key: K, value: Promise<DenseToolVectors | undefined>): unknown
+  },
+  key: K,
+  base: () => Promise<DenseToolVectors | undefined>,
+  warn: (message: string) => void,
+  use: (vectors: DenseToolVectors) => DenseToolVectors | string,
+): Promise<DenseToolVectors | undefined> {
+  let vectors = cache.get(key)
   if (vectors === undefined) {
     vectors = base().then((vectors) => {
       if (vectors === undefined) return undefined
-      const problem = otherSpace(map, vectors)
-      if (problem === undefined) return mappedToolVectors(vectors, map)
-      warn(`learned selector: dense map skipped, dense features left neutral: ${problem}`)
+      const used = use(vectors)
+      if (typeof used !== 'string') return used
+      warn(used)
       return undefined
     })
-    learned.set(map, vectors)
+    cache.set(key, vectors)
   }
   return vectors
 }

@@ -118,6 +118,13 @@ const LearnedModelSchema = z.object({
    */
   oneClauseDense: z.literal('instruction').optional(),
   /**
+   * Dense features without a `denseMap` (`toolsel train --dense`): the static GloVe vectors they
+   * were computed over, by content (dense-space-probe.ts, as `denseMap.baseProbe`); the selector
+   * leaves the dense features neutral over other vectors (dense-encoder.ts). Absent in models
+   * trained before round 36 (the vectors at hand are used, as before) and beside a `denseMap`.
+   */
+  denseProbe: z.string().max(100).optional(),
+  /**
    * A dense-free candidate model (logistic, over the first `weights.length` features, none of them
    * dense; `toolsel train --dense-free-acceptance`): whether a clause that got no tool gets its
    * most probable candidate by the rule's `stepFloor` is this model's probability's call, which

@@ -572,6 +572,8 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
     ...(model.acceptance && { acceptance: model.acceptance }),
     rule,
     ...(denseMap && { denseMap }),
+    ...(options.dense !== undefined &&
+      denseMap === undefined && { denseProbe: spaceProbe(options.dense.encoder) }),
     ...(count && {
       count: {
         ...count,

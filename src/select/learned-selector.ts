@@ -19,7 +19,7 @@ import {
 } from '../learn/decide-set.ts'
 import { usesDenseFeatures, type LearnedModel } from '../learn/learned-model.ts'
 import { scoreCandidate } from '../learn/boosted-trees.ts'
-import { denseToolVectors, learnedToolVectors } from '../learn/dense-encoder.ts'
+import { denseToolVectors, learnedToolVectors, probedToolVectors } from '../learn/dense-encoder.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { Selection, SelectionRequest, SelectOptions, Selector } from '../contracts.ts'
 import type { ExampleDecisionModel } from '../examples/example-decision.ts'
@@ -44,7 +44,9 @@ export class LearnedSelector implements Selector {
     name = 'learned',
     dense: () => Promise<DenseToolVectors | undefined> = model.denseMap
       ? () => learnedToolVectors(model.denseMap!)
-      : denseToolVectors,
+      : model.denseProbe !== undefined
+        ? () => probedToolVectors(model.denseProbe!)
+        : denseToolVectors,
   ) {
     this.model = model
     this.exampleDecision = model.examples

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
-import { learnedToolVectors } from '../../src/learn/dense-encoder.ts'
+import { learnedToolVectors, probedToolVectors } from '../../src/learn/dense-encoder.ts'
 import {
   DENSE_FEATURE_NAMES,
   denseToolText,
@@ -363,5 +363,57 @@ describe('the space a learned dense map was trained over', () => {
     ).toThrow(
       'Learned model other-base.json has a dense map over "onnx:bge-small" vectors; this version applies dense maps to static:glove-100d vectors only.',
     )
+  }, 120_000)
+
+  it('is recorded for plain dense features too (--dense, no map); other vectors leave them neutral', async () => {
+    const trained = trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
+      bm25: BM25_SETTINGS,
+      dense: vectors,
+    })
+    const probe = spaceProbe(vectors.encoder)
+    // Was: nothing recorded about the vectors the plain dense features were computed over.
+    expect(trained.denseMap).toBe(undefined)
+    expect(trained.denseProbe).toBe(probe)
+    const model = parseLearnedModel(JSON.stringify(trained), 'trained')
+    expect(model.denseProbe).toBe(probe)
+    const withMap = trainLearnedModel([sampleSource(DENSE_SAMPLE_CASES)], {
+      bm25: BM25_SETTINGS,
+      dense: vectors,
+      learnDense: { epochs: 1 },
+    })
+    expect(withMap).not.toHaveProperty('denseProbe')
+
+    const other = new DenseToolVectors({
+      modelId: 'static:glove-100d',
+      embedText: (text) => vectors.encoder.embedText(text).map((value) => value * 0.5 + 0.01),
+    })
+    const warnings: string[] = []
+    const warn = (line: string) => warnings.push(line)
+    expect(await probedToolVectors(probe, warn, async () => vectors)).toBe(vectors)
+    expect(warnings).toEqual([])
+    const otherProbe = spaceProbe(other.encoder)
+    // A model trained over other vectors (its probe is the other one's) than this process has.
+    expect(await probedToolVectors(otherProbe, warn, async () => vectors)).toBe(undefined)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('dense features left neutral')
+    expect(warnings[0]).toContain(`probe ${otherProbe} vs ${probe}`)
+    expect(warnings[0]).toContain('toolsel train --dense')
+
+    // The selector reads the model's probe (its default vectors: this process' GloVe): a model
+    // whose probe is another's gets neutral dense features, as with no vectors at all.
+    const request = {
+      step: 'send an SMS text message to Bob',
+      candidates: SAMPLE_TOOLS.map((tool, rank) => ({
+        id: tool.id,
+        name: tool.name,
+        score: 1 - rank / 10,
+      })),
+    } as SelectionRequest
+    const select = (selector: LearnedSelector) => selector.select([request], { tool: sampleTool })
+    const neutral = await select(new LearnedSelector(model, 'learned', async () => undefined))
+    const overOther = await select(new LearnedSelector({ ...model, denseProbe: otherProbe }))
+    expect(overOther).toEqual(neutral)
+    // Over its own vectors the dense features count (the answer is not the neutral one).
+    expect(await select(new LearnedSelector(model))).not.toEqual(neutral)
   }, 120_000)
 })
