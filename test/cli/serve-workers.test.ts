@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
@@ -103,190 +103,211 @@ describe('toolsel serve --workers', () => {
     expect(logs()).toMatch(/SIGTERM received: stopping the workers/)
   }, 150_000)
 
-  it('answers concurrent PUTs of one library through both workers with 2xx (or a clean 503), and saves one of them whole', async () => {
-    const { url, logs, indexDir: dir } = await startWorkers({})
-    // Upload i holds i + 1 tools: the saved tool count tells which upload won.
-    const uploads = Array.from({ length: 8 }, (_, upload) =>
-      Array.from({ length: upload + 1 }, (_, tool) => ({
-        name: `tool_${upload}_${tool}`,
-        description: `Tool ${tool} of upload ${upload}.`,
-      })),
-    )
-    for (let round = 0; round < 3; round += 1) {
-      // Fresh connections alternate between the workers: both write the library at once, and
-      // each loads the other's saves (a load recovers the index directory) meanwhile.
-      const answers = await Promise.all(
-        uploads.map((tools) => call(url, 'PUT', '/v1/libraries/race', JSON.stringify(tools))),
-      )
-      for (const answer of answers) {
-        if (answer.status === 503)
-          expect(JSON.parse(answer.text).error.code, answer.text).toBe('LIBRARY_BUSY')
-        else expect([200, 201], answer.text).toContain(answer.status)
-      }
-      const saved = await loadIndexedLibrary(join(dir, 'race'), defaultConfig())
-      const names = saved.library.tools.map((tool) => tool.name)
-      expect(names).toEqual(uploads[names.length - 1]!.map((tool) => tool.name))
-      // Nothing of a write is left behind: no temporary or old directory, no lock.
-      expect(await indexDirEntries(dir)).toEqual(['race'])
-    }
-    expect(logs()).not.toMatch(/Library change not applied/)
-  }, 150_000)
-  it('leaves every worker serving what is on disk after concurrent PUTs and DELETEs through both', async () => {
-    const { url, logs, indexDir: dir } = await startWorkers({})
-    const upload = (size: number) =>
-      JSON.stringify(
-        Array.from({ length: size }, (_, tool) => ({
-          name: `tool_${size}_${tool}`,
-          description: `Tool ${tool} of upload ${size}.`,
-        })),
-      )
-    for (let round = 0; round < 12; round += 1) {
-      // Fresh connections alternate between the workers: both change the library at once.
-      const answers = await Promise.all(
-        [1, 0, 2, 0, 3, 4, 0, 5].map((size) =>
-          size === 0
-            ? call(url, 'DELETE', '/v1/libraries/race')
-            : call(url, 'PUT', '/v1/libraries/race', upload(size)),
-        ),
-      )
-      // 404: a DELETE that found the library deleted already.
-      for (const answer of answers)
-        expect([200, 201, 204, 404, 503], answer.text).toContain(answer.status)
-      // Every change is answered once every worker has it: each must serve what is saved.
-      await expectServesDisk(url, dir, 4, `round ${round}`)
-    }
-    expect(logs()).not.toMatch(/Library change not applied/)
-  }, 240_000)
+  // One `serve --workers 2` (no setting of its own) for these tests, in this order: starting one
+  // per test cost 5-9 s each under load. Each test states what it needs of the server's state.
+  describe('one server for the tests that set nothing', () => {
+    let shared: RunningServe
+    /** Its `Ready: libraries` lines: one per worker started. */
+    const readyLines = () => (shared.logs().match(/Ready: libraries/g) ?? []).length
 
-  it('a worker started after another was killed during writes answers every write and serves what is on disk', async () => {
-    const { url, logs, child, indexDir: dir } = await startWorkers({})
-    const upload = (size: number) =>
-      JSON.stringify(
-        Array.from({ length: size }, (_, tool) => ({
-          name: `tool_${size}_${tool}`,
-          description: `Tool ${tool} of upload ${size}.`,
-        })),
-      )
-    expect((await call(url, 'PUT', '/v1/libraries/race', upload(1))).status).toBe(201)
-    const workers = () => workerPids(child.pid!)
-    // A write that waits for a worker that never answers hangs: each must be answered.
-    const answered = (request: Promise<{ status: number; text: string }>) =>
-      Promise.race([
-        request.catch((error: Error) => ({ status: 0, text: error.message })),
-        new Promise<{ status: number; text: string }>((resolve) =>
-          setTimeout(() => resolve({ status: -1, text: 'no answer within 20 s' }), 20_000),
-        ),
-      ])
-    for (let kill = 1; kill <= 2; kill += 1) {
-      let writing = true
-      // Held while the worker is killed: a connection handed to a worker as it dies is node's
-      // matter, not this test's.
-      let paused = false
-      let inFlight = 0
-      // Two writers: fresh connections, so both workers (and the new one once it listens).
-      const writer = async (offset: number) => {
-        const answers: { status: number; text: string }[] = []
-        for (let size = offset; writing; size += 2) {
-          if (paused) {
-            await new Promise((resolve) => setTimeout(resolve, 5))
-            continue
-          }
-          inFlight += 1
-          answers.push(
-            await answered(call(url, 'PUT', '/v1/libraries/race', upload(2 + (size % 9)))),
-          )
-          inFlight -= 1
-        }
-        return answers
+    beforeAll(async () => {
+      shared = await startServe(['--workers', '2'])
+    }, 120_000)
+    afterAll(async () => {
+      await shared?.stop()
+    })
+
+    it("/metrics is every worker's, summed through the primary, and counts a worker replaced", async () => {
+      const { url, logs, child } = shared
+      // First on this server: no request, no worker replaced before.
+      const series = async (name: string) => {
+        const { status, text } = await call(url, 'GET', '/metrics')
+        expect(status).toBe(200)
+        return text
+          .split('\n')
+          .filter((line) => line.startsWith(name))
+          .join('\n')
       }
-      const writers = [writer(0), writer(1)]
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      paused = true
-      while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5))
-      const [victim] = workers()
+      // Fresh connections: the workers take them in turn, five each.
+      for (let request = 0; request < 10; request += 1) {
+        const { status } = await call(url, 'POST', '/v1/search-tools', '{"query":"send an email"}')
+        expect(status).toBe(200)
+      }
+      for (let scrape = 0; scrape < 2; scrape += 1) {
+        expect(await series('toolsel_http_requests_total{method="POST"')).toBe(
+          'toolsel_http_requests_total{method="POST",route="/v1/search-tools",status="200"} 10',
+        )
+        expect(await series('toolsel_worker')).toBe(
+          'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 2',
+        )
+      }
+      expect(await series('toolsel_library_tools{library="demo"}')).toBe(
+        'toolsel_library_tools{library="demo"} 197',
+      )
+      expect(await series('toolsel_ready')).toBe('toolsel_ready 1')
+
+      const [victim] = workerPids(child.pid!)
       process.kill(victim!, 'SIGKILL')
-      while (!logs().includes(`Worker ${victim} exited`))
-        await new Promise((resolve) => setTimeout(resolve, 5))
-      paused = false
-      // The primary starts another; writes go on while it loads, and after it is ready.
       const deadline = Date.now() + 60_000
-      while ((logs().match(/Ready: libraries/g) ?? []).length < 2 + kill) {
+      while (readyLines() < 3) {
         if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
-      await new Promise((resolve) => setTimeout(resolve, 500))
-      writing = false
-      // 503: the new worker not ready yet (NOT_READY), or LIBRARY_BUSY.
-      const all = (await Promise.all(writers)).flat()
-      for (const answer of all) expect([200, 201, 503], answer.text).toContain(answer.status)
-      await expectServesDisk(url, dir, 6, `kill ${kill}`)
-    }
-    expect(logs()).not.toMatch(/Library change not applied|not reconciled/)
-  }, 240_000)
-
-  it('a worker started in place of a killed one takes no connection before it is ready: /readyz and queries stay 200', async () => {
-    const { url, logs, child } = await startWorkers({})
-    const [victim] = workerPids(child.pid!)
-    process.kill(victim!, 'SIGKILL')
-    while (!logs().includes(`Worker ${victim} exited`))
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    // Fresh connections, handed to the listening workers in turn, while the new one loads.
-    const answers: Array<{ status: number; text: string }> = []
-    const deadline = Date.now() + 60_000
-    while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
-      if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
-      answers.push(await call(url, 'GET', '/readyz'))
-      answers.push(
-        await call(url, 'POST', '/v1/search-tools', JSON.stringify({ query: 'send an email' })),
-      )
-    }
-    // And once it listens: both serve.
-    for (let turn = 0; turn < 6; turn += 1) answers.push(await call(url, 'GET', '/readyz'))
-    expect(answers.length).toBeGreaterThan(12)
-    expect(answers.filter((answer) => answer.status !== 200)).toEqual([])
-    expect(logs()).toMatch(/Listening on http:\/\/[^ ]+ \(ready\)/)
-    expect(workerPids(child.pid!)).toHaveLength(2)
-  }, 120_000)
-
-  it("/metrics is every worker's, summed through the primary, and counts a worker replaced", async () => {
-    const { url, logs, child } = await startWorkers({})
-    const series = async (name: string) => {
-      const { status, text } = await call(url, 'GET', '/metrics')
-      expect(status).toBe(200)
-      return text
-        .split('\n')
-        .filter((line) => line.startsWith(name))
-        .join('\n')
-    }
-    // Fresh connections: the workers take them in turn, five each.
-    for (let request = 0; request < 10; request += 1) {
-      const { status } = await call(url, 'POST', '/v1/search-tools', '{"query":"send an email"}')
-      expect(status).toBe(200)
-    }
-    for (let scrape = 0; scrape < 2; scrape += 1) {
-      expect(await series('toolsel_http_requests_total{method="POST"')).toBe(
-        'toolsel_http_requests_total{method="POST",route="/v1/search-tools",status="200"} 10',
-      )
       expect(await series('toolsel_worker')).toBe(
-        'toolsel_workers 2\ntoolsel_worker_restarts_total 0\ntoolsel_workers_scraped 2',
+        'toolsel_workers 2\ntoolsel_worker_restarts_total 1\ntoolsel_workers_scraped 2',
       )
-    }
-    expect(await series('toolsel_library_tools{library="demo"}')).toBe(
-      'toolsel_library_tools{library="demo"} 197',
-    )
-    expect(await series('toolsel_ready')).toBe('toolsel_ready 1')
+    }, 120_000)
 
-    const [victim] = workerPids(child.pid!)
-    process.kill(victim!, 'SIGKILL')
-    const deadline = Date.now() + 60_000
-    while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
-      if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    expect(await series('toolsel_worker')).toBe(
-      'toolsel_workers 2\ntoolsel_worker_restarts_total 1\ntoolsel_workers_scraped 2',
-    )
-  }, 120_000)
+    it('answers concurrent PUTs of one library through both workers with 2xx (or a clean 503), and saves one of them whole', async () => {
+      const { url, logs, indexDir: dir } = shared
+      // Upload i holds i + 1 tools: the saved tool count tells which upload won.
+      const uploads = Array.from({ length: 8 }, (_, upload) =>
+        Array.from({ length: upload + 1 }, (_, tool) => ({
+          name: `tool_${upload}_${tool}`,
+          description: `Tool ${tool} of upload ${upload}.`,
+        })),
+      )
+      for (let round = 0; round < 3; round += 1) {
+        // Fresh connections alternate between the workers: both write the library at once, and
+        // each loads the other's saves (a load recovers the index directory) meanwhile.
+        const answers = await Promise.all(
+          uploads.map((tools) => call(url, 'PUT', '/v1/libraries/race', JSON.stringify(tools))),
+        )
+        for (const answer of answers) {
+          if (answer.status === 503)
+            expect(JSON.parse(answer.text).error.code, answer.text).toBe('LIBRARY_BUSY')
+          else expect([200, 201], answer.text).toContain(answer.status)
+        }
+        const saved = await loadIndexedLibrary(join(dir, 'race'), defaultConfig())
+        const names = saved.library.tools.map((tool) => tool.name)
+        expect(names).toEqual(uploads[names.length - 1]!.map((tool) => tool.name))
+        // Nothing of a write is left behind: no temporary or old directory, no lock.
+        expect(await indexDirEntries(dir)).toEqual(['race'])
+      }
+      expect(logs()).not.toMatch(/Library change not applied/)
+    }, 150_000)
+    it('leaves every worker serving what is on disk after concurrent PUTs and DELETEs through both', async () => {
+      const { url, logs, indexDir: dir } = shared
+      const upload = (size: number) =>
+        JSON.stringify(
+          Array.from({ length: size }, (_, tool) => ({
+            name: `tool_${size}_${tool}`,
+            description: `Tool ${tool} of upload ${size}.`,
+          })),
+        )
+      for (let round = 0; round < 12; round += 1) {
+        // Fresh connections alternate between the workers: both change the library at once.
+        const answers = await Promise.all(
+          [1, 0, 2, 0, 3, 4, 0, 5].map((size) =>
+            size === 0
+              ? call(url, 'DELETE', '/v1/libraries/race')
+              : call(url, 'PUT', '/v1/libraries/race', upload(size)),
+          ),
+        )
+        // 404: a DELETE that found the library deleted already.
+        for (const answer of answers)
+          expect([200, 201, 204, 404, 503], answer.text).toContain(answer.status)
+        // Every change is answered once every worker has it: each must serve what is saved.
+        await expectServesDisk(url, dir, 4, `round ${round}`)
+      }
+      expect(logs()).not.toMatch(/Library change not applied/)
+    }, 240_000)
+
+    it('a worker started after another was killed during writes answers every write and serves what is on disk', async () => {
+      const { url, logs, child, indexDir: dir } = shared
+      const readyBefore = readyLines()
+      const upload = (size: number) =>
+        JSON.stringify(
+          Array.from({ length: size }, (_, tool) => ({
+            name: `tool_${size}_${tool}`,
+            description: `Tool ${tool} of upload ${size}.`,
+          })),
+        )
+      // The tests before leave library `race` saved or deleted: none from here.
+      expect([204, 404]).toContain((await call(url, 'DELETE', '/v1/libraries/race')).status)
+      expect((await call(url, 'PUT', '/v1/libraries/race', upload(1))).status).toBe(201)
+      const workers = () => workerPids(child.pid!)
+      // A write that waits for a worker that never answers hangs: each must be answered.
+      const answered = (request: Promise<{ status: number; text: string }>) =>
+        Promise.race([
+          request.catch((error: Error) => ({ status: 0, text: error.message })),
+          new Promise<{ status: number; text: string }>((resolve) =>
+            setTimeout(() => resolve({ status: -1, text: 'no answer within 20 s' }), 20_000),
+          ),
+        ])
+      for (let kill = 1; kill <= 2; kill += 1) {
+        let writing = true
+        // Held while the worker is killed: a connection handed to a worker as it dies is node's
+        // matter, not this test's.
+        let paused = false
+        let inFlight = 0
+        // Two writers: fresh connections, so both workers (and the new one once it listens).
+        const writer = async (offset: number) => {
+          const answers: { status: number; text: string }[] = []
+          for (let size = offset; writing; size += 2) {
+            if (paused) {
+              await new Promise((resolve) => setTimeout(resolve, 5))
+              continue
+            }
+            inFlight += 1
+            answers.push(
+              await answered(call(url, 'PUT', '/v1/libraries/race', upload(2 + (size % 9)))),
+            )
+            inFlight -= 1
+          }
+          return answers
+        }
+        const writers = [writer(0), writer(1)]
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        paused = true
+        while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+        const [victim] = workers()
+        process.kill(victim!, 'SIGKILL')
+        while (!logs().includes(`Worker ${victim} exited`))
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        paused = false
+        // The primary starts another; writes go on while it loads, and after it is ready.
+        const deadline = Date.now() + 60_000
+        while (readyLines() < readyBefore + kill) {
+          if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        writing = false
+        // 503: the new worker not ready yet (NOT_READY), or LIBRARY_BUSY.
+        const all = (await Promise.all(writers)).flat()
+        for (const answer of all) expect([200, 201, 503], answer.text).toContain(answer.status)
+        await expectServesDisk(url, dir, 6, `kill ${kill}`)
+      }
+      expect(logs()).not.toMatch(/Library change not applied|not reconciled/)
+    }, 240_000)
+
+    it('a worker started in place of a killed one takes no connection before it is ready: /readyz and queries stay 200', async () => {
+      const { url, logs, child } = shared
+      const readyBefore = readyLines()
+      const [victim] = workerPids(child.pid!)
+      const logsBefore = logs().length
+      process.kill(victim!, 'SIGKILL')
+      while (!logs().includes(`Worker ${victim} exited`))
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      // Fresh connections, handed to the listening workers in turn, while the new one loads.
+      const answers: Array<{ status: number; text: string }> = []
+      const deadline = Date.now() + 60_000
+      while (readyLines() < readyBefore + 1) {
+        if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
+        answers.push(await call(url, 'GET', '/readyz'))
+        answers.push(
+          await call(url, 'POST', '/v1/search-tools', JSON.stringify({ query: 'send an email' })),
+        )
+      }
+      // And once it listens: both serve.
+      for (let turn = 0; turn < 6; turn += 1) answers.push(await call(url, 'GET', '/readyz'))
+      expect(answers.length).toBeGreaterThan(12)
+      expect(answers.filter((answer) => answer.status !== 200)).toEqual([])
+      expect(logs().slice(logsBefore)).toMatch(/Listening on http:\/\/[^ ]+ \(ready\)/)
+      expect(workerPids(child.pid!)).toHaveLength(2)
+    }, 120_000)
+  })
 
   it('a worker that fails to start exits: at the start the server stops with 1 (it hung), a replacement is tried again 1 s, 2 s, … later', async () => {
     const root = await mkdtemp(join(tmpdir(), 'toolsel-worker-start-'))
