@@ -102,7 +102,9 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
    * cache unless a file's stat changed): weights replaced while transformers.js read them would
    * otherwise pair the vectors of one set of weights with the fingerprint of another. When the
    * two differ the loaded model is let go and the load starts again, at most `MAX_LOAD_TRIES`
-   * times (then MODEL_LOAD_FAILED: the directory kept changing).
+   * times (then MODEL_LOAD_FAILED: the directory kept changing). Weights replaced and put back
+   * during one load (A, B, A) are not seen: the two fingerprints agree though B may have been
+   * read (comparing the files' stat identity, inode and ctime, before and after would see it).
    */
   static async load(
     directory: string,
