@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   UNKNOWN_LIBRARY: 'No library of that name is loaded.',
   UNKNOWN_TOOL: 'No tool of that id is in the library.',
   NOT_FOUND: 'No such route.',
+  METHOD_NOT_ALLOWED:
+    'The path is served, but not with that method (the `Allow` header lists its methods).',
   UNAUTHORIZED: 'The request carries no valid API key.',
   FORBIDDEN: 'The API key (or the Host or Origin) does not allow this request.',
   UNKNOWN_COMPONENT: 'No planner, retriever, selector or model of that id exists.',

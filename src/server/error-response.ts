@@ -19,6 +19,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   UNKNOWN_LIBRARY: 404,
   UNKNOWN_TOOL: 404,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   PAYLOAD_TOO_LARGE: 413,
@@ -48,6 +49,10 @@ export interface ErrorBody {
 export function errorResponse(c: Context, error: ToolselError): Response {
   // For the access log line (see request-log.ts).
   c.set('errorCode', error.code)
+  // RFC 9110 section 15.5.6: a 405 names the methods the path takes.
+  const allow = error.details.allow
+  if (error.code === 'METHOD_NOT_ALLOWED' && Array.isArray(allow))
+    c.header('Allow', allow.join(', '))
   const body: ErrorBody = { error: { code: error.code, message: boundedMessage(error.message) } }
   return c.json(body, STATUS_BY_CODE[error.code])
 }

@@ -72,18 +72,23 @@ describe('API keys', () => {
     expect((await remove(ADMIN)).status).toBe(204)
   })
 
-  it('a path or method no route serves: 404 for a read key as for the admin key, 401 without a key', async () => {
+  it('a path or method no route serves: 404/405 for a read key as for the admin key, 401 without a key', async () => {
     const { app } = await keyedApp()
-    for (const [method, path, hint] of [
-      ['GET', '/v1/select-tools', ' /v1/select-tools takes POST, not GET.'],
-      ['GET', '/v1/libraries/sample/tools', ' Did you mean GET /v1/libraries/sample/tools/<id>?'],
-      ['POST', '/v1/selectTools', ''],
-    ]) {
+    for (const [method, path, hint, status] of [
+      ['GET', '/v1/select-tools', ' /v1/select-tools takes POST, not GET.', 405],
+      [
+        'GET',
+        '/v1/libraries/sample/tools',
+        ' Did you mean GET /v1/libraries/sample/tools/<id>?',
+        404,
+      ],
+      ['POST', '/v1/selectTools', '', 404],
+    ] as const) {
       for (const key of [READ, ADMIN]) {
         const response = await app.request(path, withKey(key, { method }))
-        expect(response.status, `${method} ${path}`).toBe(404)
+        expect(response.status, `${method} ${path}`).toBe(status)
         expect((await readJson(response)).error).toEqual({
-          code: 'NOT_FOUND',
+          code: status === 405 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND',
           message: `No route for ${method} ${path}.${hint} See /openapi.json.`,
         })
       }
@@ -91,14 +96,32 @@ describe('API keys', () => {
     }
   })
 
-  it("a route's path with another method or a trailing slash: the 404 names the methods or the path it serves", async () => {
-    // Was: "No route for GET /v1/select-tools. See /openapi.json.", which leaves a new user
+  it("a route's path with another method: 405 naming its methods, in the message and in Allow", async () => {
+    // Was a 404 NOT_FOUND: RFC 9110 (15.5.6) answers a method the path does not take with 405
+    // and an Allow header, which clients and proxies read.
+    const { app } = await createTestApp()
+    const cases: Array<[string, string, string, string]> = [
+      ['GET', '/v1/search-tools', 'POST', 'POST'],
+      ['PATCH', '/v1/libraries/sample', 'GET, PUT, DELETE', 'GET, PUT, DELETE, HEAD'],
+      ['POST', '/v1/libraries', 'GET', 'GET, HEAD'],
+      ['DELETE', '/v1/select-tools', 'POST', 'POST'],
+    ]
+    for (const [method, path, takes, allow] of cases) {
+      const response = await app.request(path, { method })
+      expect(response.status, `${method} ${path}`).toBe(405)
+      expect(response.headers.get('allow'), `${method} ${path}`).toBe(allow)
+      expect((await readJson(response)).error, `${method} ${path}`).toEqual({
+        code: 'METHOD_NOT_ALLOWED',
+        message: `No route for ${method} ${path}. ${path} takes ${takes}, not ${method}. See /openapi.json.`,
+      })
+    }
+  })
+
+  it('a path with a trailing slash or one that stops short: the 404 names the path it serves', async () => {
+    // Was: "No route for GET /v1/libraries/. See /openapi.json.", which leaves a new user
     // guessing whether the path or the method is wrong.
     const { app } = await createTestApp()
     const cases: Array<[string, string, string]> = [
-      ['GET', '/v1/search-tools', ' /v1/search-tools takes POST, not GET.'],
-      ['PATCH', '/v1/libraries/sample', ' /v1/libraries/sample takes GET, PUT, DELETE, not PATCH.'],
-      ['POST', '/v1/libraries', ' /v1/libraries takes GET, not POST.'],
       ['GET', '/v1/libraries/', ' Did you mean GET /v1/libraries (no trailing slash)?'],
       ['POST', '/v1/select-tools/', ' Did you mean POST /v1/select-tools (no trailing slash)?'],
       ['GET', '/v1/nope', ''],

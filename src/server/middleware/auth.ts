@@ -45,8 +45,8 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
       )
     }
     if (access === 'admin' && principal.role !== 'admin') {
-      // No route at all (a typo, a wrong method): the 404 the admin key gets, not a 403 that
-      // sends a reader after the admin key. Still refused: the route table's safety net holds.
+      // No route at all (a typo, a wrong method): the 404 or 405 the admin key gets, not a 403
+      // that sends a reader after the admin key. Still refused: the route table's safety net holds.
       if (routeTemplate(c.req.method, c.req.path) === 'unmatched') {
         throw noRouteError(c.req.method, c.req.path)
       }
@@ -60,24 +60,32 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
 }
 
 /**
- * NOT_FOUND for a method and path no route serves (the app's not-found answer), naming the
- * methods the path takes (`GET /v1/select-tools`: it takes POST), the path without its
- * trailing slash when that one is served, or the routes one segment below a path that stops short
- * (`GET /v1/libraries/demo/tools`: `…/tools/<id>`).
+ * The app's answer for a method and path no route serves. A path served with other methods:
+ * METHOD_NOT_ALLOWED (405) naming them, with an `Allow` header (`GET /v1/select-tools`: it takes
+ * POST). Otherwise NOT_FOUND, naming the path without its trailing slash when that one is served,
+ * or the routes one segment below a path that stops short (`GET /v1/libraries/demo/tools`:
+ * `…/tools/<id>`).
  */
 export function noRouteError(method: string, path: string): ToolselError {
   const methods = [...new Set(methodsOf(path))]
+  if (methods.length > 0) {
+    const allow =
+      methods.includes('GET') && !methods.includes('HEAD') ? [...methods, 'HEAD'] : methods
+    return new ToolselError(
+      'METHOD_NOT_ALLOWED',
+      `No route for ${method} ${path}. ${path} takes ${methods.join(', ')}, not ${method}. See /openapi.json.`,
+      { details: { allow } },
+    )
+  }
   const slashless = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : undefined
   const wanted = method === 'HEAD' ? 'GET' : method
   const children = slashless === undefined ? childPathsOf(method, path) : []
   const hint =
-    methods.length > 0
-      ? ` ${path} takes ${methods.join(', ')}, not ${method}.`
-      : slashless !== undefined && methodsOf(slashless).includes(wanted)
-        ? ` Did you mean ${method} ${slashless} (no trailing slash)?`
-        : children.length > 0
-          ? ` Did you mean ${children.map((child) => `${method} ${child}`).join(' or ')}?`
-          : ''
+    slashless !== undefined && methodsOf(slashless).includes(wanted)
+      ? ` Did you mean ${method} ${slashless} (no trailing slash)?`
+      : children.length > 0
+        ? ` Did you mean ${children.map((child) => `${method} ${child}`).join(' or ')}?`
+        : ''
   return new ToolselError('NOT_FOUND', `No route for ${method} ${path}.${hint} See /openapi.json.`)
 }
 
