@@ -247,6 +247,13 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     expect(result.isError).toBeFalsy()
   })
 
+  it('refuses a call_tool id longer than any gateway id (64 + 1 + 128 characters)', async () => {
+    const error = errorOf(await call(client, 'call_tool', { id: `weather.${'a'.repeat(100_000)}` }))
+    expect(error.code).toBe('INVALID_INPUT')
+    expect(error.message).toContain('193')
+    expect(error.message.length).toBeLessThan(1000)
+  })
+
   it('marks a server slow when a call times out, without marking it down', async () => {
     const error = errorOf(
       await call(client, 'call_tool', { id: 'weather.sleep', arguments: { ms: 5000 } }),

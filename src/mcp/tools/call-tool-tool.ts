@@ -7,10 +7,17 @@ import { awaitGatewaySync, resolveView } from '../mcp-context.ts'
 import type { McpContext, McpSession } from '../mcp-context.ts'
 import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, toolArguments } from '../tool-result.ts'
-import { shownName } from '../../library/name-characters.ts'
+import { MAX_TOOL_NAME_LENGTH, shownName } from '../../library/name-characters.ts'
 
 const DESCRIPTION = `Run a tool of a connected server, by id, with its arguments. Ids come from search_tools or select_tools ("server.tool"); load the tool's schema with get_tool_schemas first so that the arguments match it.
 Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when the tool's server is down or too slow (list_servers shows each server's status).`
+
+/**
+ * The longest id call_tool takes: a gateway tool's `server.name`, a server name at most 64
+ * characters (the config's rule) and a tool name at most MAX_TOOL_NAME_LENGTH (the gateway's).
+ * A longer one names no tool; it was looked up and answered UNKNOWN_TOOL whatever its size.
+ */
+export const MAX_CALL_TOOL_ID_LENGTH = 64 + 1 + MAX_TOOL_NAME_LENGTH
 
 export function registerCallTool(
   server: McpServer,
@@ -20,7 +27,11 @@ export function registerCallTool(
 ): void {
   const { logger } = context.service
   const checked = toolArguments('call_tool', {
-    id: z.string().min(1).describe('Tool id, e.g. "github.create_issue"'),
+    id: z
+      .string()
+      .min(1)
+      .max(MAX_CALL_TOOL_ID_LENGTH)
+      .describe('Tool id, e.g. "github.create_issue"'),
     arguments: z
       .record(z.string(), z.unknown())
       .optional()
