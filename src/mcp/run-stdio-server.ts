@@ -95,7 +95,7 @@ function readLines(
   logger: Logger,
   batches: (plan: { run: JSONRPCMessage[]; errors: ErrorAnswer[] }) => void,
 ): void {
-  gate.on('data', (line: Buffer) => {
+  const read = (line: Buffer) => {
     let value: unknown
     try {
       value = JSON.parse(line.toString('utf8'))
@@ -109,6 +109,17 @@ function readLines(
     const plan = planLine(value)
     if ('run' in plan) return batches(plan)
     answer(plan.answer)
+  }
+  gate.on('data', (line: Buffer) => {
+    // A throw here would be an uncaught exception in a stream's 'data' event: the process gone.
+    // The SDK's own reading caught it (the server's onerror); so here. One is a response for an
+    // unknown id nested some thousands deep: the SDK's JSON.stringify of it, for its error message,
+    // overflows the stack.
+    try {
+      read(line)
+    } catch (error) {
+      transport.onerror?.(error instanceof Error ? error : new Error(String(error)))
+    }
   })
   // As the SDK's transport took its stdin's errors (the server's onerror).
   gate.on('error', (error: Error) => transport.onerror?.(error))

@@ -296,6 +296,29 @@ describe('toolsel mcp --stdio', () => {
   )
 
   it(
+    'lives through a response for no request nested 20,000 deep, and answers the line after it',
+    async () => {
+      // The SDK's error for a response to an unknown id JSON.stringifies it: past the stack for
+      // this one. Round 36's own line reading let that throw out of a 'data' event: exit 1.
+      const depth = 20_000
+      const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+      const { code, stdout, stderr } = await pipeToolsel('warn', [
+        `{"jsonrpc":"2.0","id":"r","result":${deep}}`,
+        `[{"jsonrpc":"2.0","id":"r2","result":${deep}}]`,
+        '{"jsonrpc":"2.0","id":"after","method":"ping"}',
+      ])
+      expect(stderr).not.toContain('Maximum call stack size exceeded\n    at')
+      expect(code).toBe(0)
+      const answers = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: unknown })
+      expect(answers.map((answer) => answer.id)).toEqual(['after'])
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
     'stops after server.shutdownGraceMs with the requests still unanswered, and says so',
     async () => {
       // The select waits for the token counter (a worker thread loading the tokenizer): far longer
