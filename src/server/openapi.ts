@@ -41,11 +41,13 @@ const libraryParameter = { name: 'library', in: 'path', required: true, schema: 
  * What the middleware in front of every route answers (src/server/app.ts): 403 from the
  * Host/Origin check (middleware/host-check.ts) on every route, the probes included, and, where an
  * API key is required once keys are configured (every route not marked `security: []`), 401 for
- * a missing or unknown key and 403 for a key that may not do this.
+ * a missing or unknown key and 403 for a key that may not do this; and, on every route, the 429 of
+ * a connection past `server.maxConnectionsPerAddress` (src/server/connection-limits.ts, round 36).
  */
 const SHARED_ERRORS = {
   401: 'Unauthorized: no valid API key (only when keys are configured)',
   403: 'Forbidden: the Host or Origin is not allowed (server.allowedHosts, server.corsOrigins), or the API key may not do this',
+  429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close; the request is not served)',
 } as const
 
 interface Operation {
@@ -53,14 +55,14 @@ interface Operation {
   responses: Record<string, unknown>
 }
 
-/** Adds SHARED_ERRORS to every operation of `paths` that does not list them itself. */
+/** Adds SHARED_ERRORS to every operation of `paths` that does not list them itself (401 where keyed). */
 function withSharedErrors<T extends Record<string, Record<string, unknown>>>(paths: T): T {
   for (const item of Object.values(paths)) {
     for (const [method, operation] of Object.entries(item)) {
       if (method === 'parameters') continue
       const { security, responses } = operation as Operation
       const keyed = security === undefined || security.length > 0
-      for (const status of keyed ? ([401, 403] as const) : ([403] as const)) {
+      for (const status of keyed ? ([401, 403, 429] as const) : ([403, 429] as const)) {
         responses[status] ??= {
           description: SHARED_ERRORS[status],
           content: json(RESPONSE_SCHEMAS.error),

@@ -4,10 +4,13 @@
  * documented for that status (ajv, JSON Schema 2020-12 as OpenAPI 3.1 has it).
  */
 import { mkdtemp } from 'node:fs/promises'
+import { createServer, request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { describe, expect, it } from 'vitest'
+import { limitConnectionsPerAddress } from '../../src/server/connection-limits.ts'
 import { indexFs } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
@@ -245,6 +248,59 @@ describe('/openapi.json against real responses', () => {
         operation,
         errors: [],
       })
+    }
+  })
+
+  it('documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets', async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    // The limit as serve installs it, on a real server: one connection held, a second answered.
+    const held: Array<() => void> = []
+    const server = createServer((_, response) => void held.push(() => response.end('ok')))
+    limitConnectionsPerAddress(server, 1, 1500)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const get = () =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest({ port, host: '127.0.0.1', path: '/healthz', agent: false })
+        request.on('error', reject)
+        request.on('response', (response) => {
+          let body = ''
+          response.on('data', (chunk) => (body += chunk))
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }))
+        })
+        request.end()
+      })
+    try {
+      const within = get()
+      within.catch(() => undefined) // a failure below closes it unanswered
+      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      const over = await get()
+      expect(over.status).toBe(429)
+      const body = JSON.parse(over.body)
+      const missing: string[] = []
+      for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
+        for (const [method, operation] of Object.entries<any>(item)) {
+          if (method === 'parameters') continue
+          const documented = operation.responses['429']
+          if (documented === undefined) {
+            missing.push(`${method} ${path}`)
+            continue
+          }
+          const validate = ajv.compile(documented.content['application/json'].schema)
+          expect({ path, errors: validate(body) ? [] : validate.errors }).toEqual({
+            path,
+            errors: [],
+          })
+        }
+      }
+      expect(missing).toEqual([])
+      for (const release of held) release()
+      expect((await within).status).toBe(200)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
     }
   })
 
