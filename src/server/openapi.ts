@@ -42,12 +42,15 @@ const libraryParameter = { name: 'library', in: 'path', required: true, schema: 
  * Host/Origin check (middleware/host-check.ts) on every route, the probes included, and, where an
  * API key is required once keys are configured (every route not marked `security: []`), 401 for
  * a missing or unknown key and 403 for a key that may not do this; and, on every route, the 429 of
- * a connection past `server.maxConnectionsPerAddress` (src/server/connection-limits.ts, round 36).
+ * a connection past `server.maxConnectionsPerAddress` (src/server/connection-limits.ts, round 36)
+ * and the 408 and 431 of a request Node's parser rejects (src/server/client-error.ts).
  */
 const SHARED_ERRORS = {
   401: 'Unauthorized: no valid API key (only when keys are configured)',
   403: 'Forbidden: the Host or Origin is not allowed (server.allowedHosts, server.corsOrigins), or the API key may not do this',
+  408: 'Request Timeout (TIMEOUT): the request not received in time (server.headersTimeoutMs, server.requestReceiveTimeoutMs); the connection closes',
   429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close; the request is not served)',
+  431: "Request Header Fields Too Large (PAYLOAD_TOO_LARGE): the request line and headers over Node's 16 KiB",
 } as const
 
 interface Operation {
@@ -62,7 +65,14 @@ function withSharedErrors<T extends Record<string, Record<string, unknown>>>(pat
       if (method === 'parameters') continue
       const { security, responses } = operation as Operation
       const keyed = security === undefined || security.length > 0
-      for (const status of keyed ? ([401, 403, 429] as const) : ([403, 429] as const)) {
+      const statuses = [
+        ...(keyed ? [401 as const] : []),
+        403 as const,
+        408 as const,
+        429 as const,
+        431 as const,
+      ]
+      for (const status of statuses) {
         responses[status] ??= {
           description: SHARED_ERRORS[status],
           content: json(RESPONSE_SCHEMAS.error),

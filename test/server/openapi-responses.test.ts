@@ -5,11 +5,12 @@
  */
 import { mkdtemp } from 'node:fs/promises'
 import { createServer, request as httpRequest } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { describe, expect, it } from 'vitest'
+import { answerClientErrors, clientErrorAnswer } from '../../src/server/client-error.ts'
 import { limitConnectionsPerAddress } from '../../src/server/connection-limits.ts'
 import { indexFs } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
@@ -251,7 +252,7 @@ describe('/openapi.json against real responses', () => {
     }
   })
 
-  it('documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets', async () => {
+  it("documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets, and Node's parser's 408 and 431", async () => {
     const { app } = await createTestApp()
     const document = await readJson(await app.request('/openapi.json'))
     const ajv = new Ajv2020({ strict: false, allErrors: true })
@@ -259,6 +260,7 @@ describe('/openapi.json against real responses', () => {
     const held: Array<() => void> = []
     const server = createServer((_, response) => void held.push(() => response.end('ok')))
     limitConnectionsPerAddress(server, 1, 1500)
+    answerClientErrors(server)
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
     const get = () =>
@@ -278,26 +280,45 @@ describe('/openapi.json against real responses', () => {
       while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
       const over = await get()
       expect(over.status).toBe(429)
-      const body = JSON.parse(over.body)
+      for (const release of held) release()
+      expect((await within).status).toBe(200)
+      // Headers over Node's 16 KiB, on a connection of its own (the first has closed).
+      const huge = await new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(`GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+        )
+        let received = ''
+        socket.on('data', (chunk) => (received += chunk.toString()))
+        socket.on('error', () => undefined)
+        socket.on('close', () => resolve(received))
+      })
+      expect(huge.split(' ')[1]).toBe('431')
+      const timeout = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
+      const bodies: Record<string, unknown> = {
+        408: clientErrorAnswer(timeout).body,
+        429: JSON.parse(over.body),
+        431: JSON.parse(huge.split('\r\n\r\n')[1]),
+      }
       const missing: string[] = []
       for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
         for (const [method, operation] of Object.entries<any>(item)) {
           if (method === 'parameters') continue
-          const documented = operation.responses['429']
-          if (documented === undefined) {
-            missing.push(`${method} ${path}`)
-            continue
+          for (const [status, body] of Object.entries(bodies)) {
+            const documented = operation.responses[status]
+            if (documented === undefined) {
+              missing.push(`${method} ${path} ${status}`)
+              continue
+            }
+            const validate = ajv.compile(documented.content['application/json'].schema)
+            expect({ path, status, errors: validate(body) ? [] : validate.errors }).toEqual({
+              path,
+              status,
+              errors: [],
+            })
           }
-          const validate = ajv.compile(documented.content['application/json'].schema)
-          expect({ path, errors: validate(body) ? [] : validate.errors }).toEqual({
-            path,
-            errors: [],
-          })
         }
       }
       expect(missing).toEqual([])
-      for (const release of held) release()
-      expect((await within).status).toBe(200)
     } finally {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
