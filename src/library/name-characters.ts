@@ -104,12 +104,16 @@ const SHOWN_NAME_LENGTH = 64
  * file gave uses it.
  */
 export function shownName(name: unknown): string {
-  const text = typeof name === 'string' ? name : String(name)
-  const shown = jsonText(JSON.stringify(text.slice(0, SHOWN_NAME_LENGTH))).replace(
+  return shownText(typeof name === 'string' ? name : String(name), SHOWN_NAME_LENGTH)
+}
+
+/** `text` cut at `length`, quoted and escaped as `shownName` says. */
+function shownText(text: string, length: number): string {
+  const shown = jsonText(JSON.stringify(text.slice(0, length))).replace(
     /[\p{Cf}\p{Cs}]/gu,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   )
-  return text.length > SHOWN_NAME_LENGTH ? `${shown}…` : shown
+  return text.length > length ? `${shown}…` : shown
 }
 
 /**
@@ -118,6 +122,16 @@ export function shownName(name: unknown): string {
  */
 export function escapedName(name: unknown): string {
   const shown = shownName(name)
+  return shown.endsWith('…') ? `${shown.slice(1, -2)}…` : shown.slice(1, -1)
+}
+
+/**
+ * A request path as an HTTP error message quotes it: escaped as `escapedName` (controls, bidi and
+ * zero-width characters, which a client may send percent-encoded, as `\u` text), cut at 1,024
+ * characters, so a message shows the path as it is, not as a terminal would reorder it.
+ */
+export function escapedPath(path: string): string {
+  const shown = shownText(path, 1024)
   return shown.endsWith('…') ? `${shown.slice(1, -2)}…` : shown.slice(1, -1)
 }
 

@@ -72,6 +72,28 @@ describe('API keys', () => {
     expect((await remove(ADMIN)).status).toBe(204)
   })
 
+  it('a path with bidi or control characters is quoted escaped in the 401, 403 and 404 messages', async () => {
+    // Was: the decoded path as it came (a raw U+202E reorders what a terminal or log viewer shows).
+    const { app } = await keyedApp()
+    const tail = 'x%E2%80%AEexe.txt%1B[2J'
+    const shownTail = 'x\\u202eexe.txt\\u001b[2J'
+    const cases: Array<[string | undefined, string, string, number]> = [
+      [undefined, 'DELETE', '/v1/libraries/', 401],
+      [READ, 'DELETE', '/v1/libraries/', 403],
+      [READ, 'POST', '/v1/libraries/', 405],
+      [ADMIN, 'GET', '/v1/nope/', 404],
+    ]
+    for (const [key, method, route, status] of cases) {
+      const path = route + tail
+      const shown = route + shownTail
+      const response = await app.request(path, withKey(key, { method }))
+      expect(response.status, `${method} ${key}`).toBe(status)
+      const { message } = (await readJson(response)).error
+      expect(message, `${method} ${key}`).toContain(`${method} ${shown}`)
+      expect(message).not.toMatch(/[\u202e\u001b]/)
+    }
+  })
+
   it('a path or method no route serves: 404/405 for a read key as for the admin key, 401 without a key', async () => {
     const { app } = await keyedApp()
     for (const [method, path, hint, status] of [

@@ -7,6 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
+import { escapedPath } from '../../library/name-characters.ts'
 import {
   OPEN_PRINCIPAL,
   PUBLIC_PRINCIPAL,
@@ -40,7 +41,7 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
       throw new ToolselError(
         'UNAUTHORIZED',
         key === undefined
-          ? `${c.req.method} ${c.req.path} needs an API key: send "Authorization: Bearer <key>".`
+          ? `${c.req.method} ${escapedPath(c.req.path)} needs an API key: send "Authorization: Bearer <key>".`
           : 'The API key is not valid.',
       )
     }
@@ -52,7 +53,7 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
       }
       throw new ToolselError(
         'FORBIDDEN',
-        `${c.req.method} ${c.req.path} needs the admin key; the key "${principal.name}" can only read.`,
+        `${c.req.method} ${escapedPath(c.req.path)} needs the admin key; the key "${principal.name}" can only read.`,
       )
     }
     return next()
@@ -67,13 +68,14 @@ export function authenticate(keys: ApiKeys): MiddlewareHandler<AuthEnv> {
  * `…/tools/<id>`).
  */
 export function noRouteError(method: string, path: string): ToolselError {
+  const shown = escapedPath(path)
   const methods = [...new Set(methodsOf(path))]
   if (methods.length > 0) {
     const allow =
       methods.includes('GET') && !methods.includes('HEAD') ? [...methods, 'HEAD'] : methods
     return new ToolselError(
       'METHOD_NOT_ALLOWED',
-      `No route for ${method} ${path}. ${path} takes ${methods.join(', ')}, not ${method}. See /openapi.json.`,
+      `No route for ${method} ${shown}. ${shown} takes ${methods.join(', ')}, not ${method}. See /openapi.json.`,
       { details: { allow } },
     )
   }
@@ -82,11 +84,11 @@ export function noRouteError(method: string, path: string): ToolselError {
   const children = slashless === undefined ? childPathsOf(method, path) : []
   const hint =
     slashless !== undefined && methodsOf(slashless).includes(wanted)
-      ? ` Did you mean ${method} ${slashless} (no trailing slash)?`
+      ? ` Did you mean ${method} ${escapedPath(slashless)} (no trailing slash)?`
       : children.length > 0
-        ? ` Did you mean ${children.map((child) => `${method} ${child}`).join(' or ')}?`
+        ? ` Did you mean ${children.map((child) => `${method} ${escapedPath(child)}`).join(' or ')}?`
         : ''
-  return new ToolselError('NOT_FOUND', `No route for ${method} ${path}.${hint} See /openapi.json.`)
+  return new ToolselError('NOT_FOUND', `No route for ${method} ${shown}.${hint} See /openapi.json.`)
 }
 
 /** The caller, as the auth middleware found it (open when the app runs without it). */
