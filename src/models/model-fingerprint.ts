@@ -32,23 +32,51 @@ export async function modelFilesFingerprint(
   directory: string,
   files: readonly string[],
 ): Promise<string> {
+  return (await modelFilesState(directory, files)).fingerprint
+}
+
+/** A model directory's files by content and by where they are on disk (`modelFilesState`). */
+export interface ModelFilesState {
+  /** As `modelFilesFingerprint` returns it. */
+  fingerprint: string
+  /**
+   * Each file's (device, inode, size, mtime, ctime) as stat saw it just before it was hashed,
+   * `-` where absent: any write or replacement moves the ctime or the inode, also one that puts
+   * the same bytes back, which the fingerprint cannot tell apart.
+   */
+  identity: string
+}
+
+/** `modelFilesFingerprint` and, from the same stats, the files' identity on disk. */
+export async function modelFilesState(
+  directory: string,
+  files: readonly string[],
+): Promise<ModelFilesState> {
   const listing = createHash('sha256')
+  const identity: string[] = []
   for (const name of files) {
     const path = join(directory, name)
     const stats = await stat(path, { bigint: true }).catch(() => undefined)
-    if (stats === undefined || !stats.isFile()) continue
+    if (stats === undefined || !stats.isFile()) {
+      identity.push(`${JSON.stringify(name)}\t-`)
+      continue
+    }
+    identity.push(`${JSON.stringify(name)}\t${statKey(stats)}`)
     const sha256 = await fileSha256(path, stats)
     listing.update(`${JSON.stringify(name)}\t${stats.size}\t${sha256}\n`)
   }
-  return `sha256:${listing.digest('hex')}`
+  return { fingerprint: `sha256:${listing.digest('hex')}`, identity: identity.join('\n') }
+}
+
+type FileStats = { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }
+
+function statKey(stats: FileStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`
 }
 
 /** sha256 of the file at `path`, whose stat is `stats`; cached while they stay the same. */
-function fileSha256(
-  path: string,
-  stats: { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint },
-): Promise<string> {
-  const key = `${path}\u0000${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`
+function fileSha256(path: string, stats: FileStats): Promise<string> {
+  const key = `${path}\u0000${statKey(stats)}`
   const cached = fileHashes.get(key)
   if (cached !== undefined) return cached
   const hashing = hashFile(path).then(

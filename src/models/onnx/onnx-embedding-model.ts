@@ -10,7 +10,7 @@ import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { checkModelTextFiles, MODEL_TEXT_FILES, readModelText } from '../model-text-files.ts'
-import { modelFilesFingerprint } from '../model-fingerprint.ts'
+import { modelFilesState } from '../model-fingerprint.ts'
 import { embedInBatches, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
 import { listModelFiles, modelFileName, type OnnxDtype } from './causal-lm-files.ts'
 import { createOnDevice, loadTransformers, type Device } from './transformers.ts'
@@ -57,9 +57,14 @@ const MAX_LOAD_TRIES = 3
 
 /**
  * Test hooks: `beforeRead` runs in each load after the files were fingerprinted, just before
- * transformers.js reads them (a test replaces the weights there). Unset outside tests.
+ * transformers.js reads them (a test replaces the weights there); `afterRead` runs after the
+ * model was loaded and probed, before the files are fingerprinted again (a test puts the old
+ * weights back there). Unset outside tests.
  */
-export const onnxLoadHooks: { beforeRead?: (directory: string) => Promise<void> | void } = {}
+export const onnxLoadHooks: {
+  beforeRead?: (directory: string) => Promise<void> | void
+  afterRead?: (directory: string) => Promise<void> | void
+} = {}
 
 /** The slice of the transformers.js pipeline we use; its full generic type is very slow to check. */
 type FeatureExtractor = ((
@@ -99,12 +104,12 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
    * model fails here (MODEL_LOAD_FAILED) rather than on the first request.
    *
    * The files are fingerprinted before and after the load (the second time from the per-process
-   * cache unless a file's stat changed): weights replaced while transformers.js read them would
-   * otherwise pair the vectors of one set of weights with the fingerprint of another. When the
-   * two differ the loaded model is let go and the load starts again, at most `MAX_LOAD_TRIES`
-   * times (then MODEL_LOAD_FAILED: the directory kept changing). Weights replaced and put back
-   * during one load (A, B, A) are not seen: the two fingerprints agree though B may have been
-   * read (comparing the files' stat identity, inode and ctime, before and after would see it).
+   * cache unless a file's stat changed), and their stat identity (device, inode, size, mtime,
+   * ctime) taken with it: weights replaced while transformers.js read them would otherwise pair
+   * the vectors of one set of weights with the fingerprint of another. When either differs the
+   * loaded model is let go and the load starts again, at most `MAX_LOAD_TRIES` times (then
+   * MODEL_LOAD_FAILED: the directory kept changing). The identity sees weights replaced and put
+   * back during one load (A, B, A), where the two fingerprints agree though B may have been read.
    */
   static async load(
     directory: string,
@@ -116,15 +121,18 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     for (let attempt = 1; ; attempt++) {
       // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
       await checkModelTextFiles(path)
-      const before = await modelFilesFingerprint(path, loadedFiles(path, dtype))
-      const model = await OnnxEmbeddingModel.#loadOnce(path, options, before)
-      const after = await modelFilesFingerprint(path, loadedFiles(path, dtype)).catch(
-        async (error: unknown) => {
-          await model.dispose()
-          throw error
-        },
-      )
-      if (after === before) return model
+      const before = await modelFilesState(path, loadedFiles(path, dtype))
+      const model = await OnnxEmbeddingModel.#loadOnce(path, options, before.fingerprint)
+      const after = await (async () => {
+        await onnxLoadHooks.afterRead?.(path)
+        return modelFilesState(path, loadedFiles(path, dtype))
+      })().catch(async (error: unknown) => {
+        await model.dispose()
+        throw error
+      })
+      if (after.fingerprint === before.fingerprint && after.identity === before.identity) {
+        return model
+      }
       await model.dispose()
       if (attempt >= MAX_LOAD_TRIES) {
         throw new ToolselError(

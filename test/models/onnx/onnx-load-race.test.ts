@@ -2,7 +2,8 @@
  * Weights replaced while an `onnx:<dir>` model loads: the fingerprint a load reports
  * (`OnnxEmbeddingModel.fingerprint`, recorded by a dense index as `modelFiles`) must be that of
  * the weights the model embeds with. A real file swap (the q8 weights copied over `model.onnx`)
- * runs between the fingerprint and transformers.js's read of the files (`onnxLoadHooks`).
+ * runs between the fingerprint and transformers.js's read of the files (`onnxLoadHooks`), and a
+ * copy of the old weights puts them back after the read.
  */
 import { existsSync } from 'node:fs'
 import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises'
@@ -25,17 +26,21 @@ const FILES = ['onnx/model.onnx']
 describe.skipIf(MISSING !== undefined)('onnx model files replaced during a load', () => {
   let scratch: string
   let swapped: OnnxEmbeddingModel // the q8 weights as model.onnx, loaded from their own directory
+  let original: OnnxEmbeddingModel // the fixture's own weights, loaded from a copy
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'toolsel-onnx-race-'))
     const dir = await copyOfTiny('reference')
     await copyFile(join(dir, 'onnx/model_quantized.onnx'), join(dir, 'onnx/model.onnx'))
     swapped = await OnnxEmbeddingModel.load(dir)
+    original = await OnnxEmbeddingModel.load(await copyOfTiny('original'))
   })
   afterEach(() => {
     delete onnxLoadHooks.beforeRead
+    delete onnxLoadHooks.afterRead
   })
   afterAll(async () => {
     await swapped?.dispose()
+    await original?.dispose()
     await rm(scratch, { recursive: true, force: true })
   })
 
@@ -64,6 +69,38 @@ describe.skipIf(MISSING !== undefined)('onnx model files replaced during a load'
       await again.dispose()
       expect(await model.embed(TEXTS)).toEqual(await swapped.embed(TEXTS))
       expect(swaps).toBe(2) // the swap, then the second load's hook call
+      expect(logger.lines.join('\n')).toContain(
+        'Embedding model files changed while it loaded; loading it again',
+      )
+    } finally {
+      await model.dispose()
+    }
+  })
+
+  it('loads again when the weights were replaced and put back during the load (A, B, A)', async () => {
+    const dir = await copyOfTiny('replaced-and-put-back')
+    const old = await modelFilesFingerprint(dir, FILES)
+    let swaps = 0
+    let putBack = 0
+    onnxLoadHooks.beforeRead = async (directory) => {
+      if (directory !== dir || swaps++ > 0) return
+      await copyFile(join(dir, 'onnx/model_quantized.onnx'), join(dir, 'onnx/model.onnx'))
+    }
+    onnxLoadHooks.afterRead = async (directory) => {
+      if (directory !== dir || putBack++ > 0) return
+      await copyFile(join(TINY, 'onnx/model.onnx'), join(dir, 'onnx/model.onnx'))
+    }
+    const logger = createMemoryLogger()
+    const model = await OnnxEmbeddingModel.load(dir, { logger })
+    try {
+      // The same bytes as before the load: the fingerprints agree, the files' ctimes do not.
+      expect(await modelFilesFingerprint(dir, FILES)).toBe(old)
+      expect(model.fingerprint).toBe(original.fingerprint)
+      // Was: the q8 weights' vectors under the fp32 weights' fingerprint.
+      const vectors = await model.embed(TEXTS)
+      expect(vectors).toEqual(await original.embed(TEXTS))
+      expect(vectors).not.toEqual(await swapped.embed(TEXTS))
+      expect([swaps, putBack]).toEqual([2, 2])
       expect(logger.lines.join('\n')).toContain(
         'Embedding model files changed while it loaded; loading it again',
       )
