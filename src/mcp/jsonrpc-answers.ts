@@ -49,6 +49,42 @@ function errorAnswer(id: string | number | null, code: number, message: string):
   return { jsonrpc: '2.0', id, error: { code, message } }
 }
 
+/**
+ * Deepest nesting of arrays and objects in a message (or a batch) that /mcp and `mcp --stdio`
+ * take. A tool's parameters nest at most 64 levels (MAX_PARAMETER_DEPTH), a message's envelope
+ * adds three; past a few thousand, the SDK's own handling (JSON.stringify of a response it did
+ * not expect, for its error) overflowed the stack, which /mcp answered -32700 "Parse error".
+ */
+export const MAX_MESSAGE_DEPTH = 256
+
+/**
+ * Whether `value` nests arrays and objects more than `limit` levels (`[1]` and `{}` are 1,
+ * `[{}]` 2). One iterative pass, never overflows, stops at the first value past the limit; it
+ * visits no more values than the parse made (bounded by the body's or the line's limits).
+ */
+export function nestedPast(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (current === null || typeof current !== 'object') continue
+    if (depth > limit) return true
+    for (const inner of Object.values(current)) stack.push([inner, depth + 1])
+  }
+  return false
+}
+
+/**
+ * The -32600 for a parsed message (or batch) nesting arrays and objects past MAX_MESSAGE_DEPTH:
+ * valid JSON that toolsel does not take, not a parse error. The id is a request's where it can
+ * be read (a batch's: null). Undefined for a message within the limit.
+ */
+export function tooDeep(value: unknown): ErrorAnswer | undefined {
+  if (!nestedPast(value, MAX_MESSAGE_DEPTH)) return undefined
+  const id = isRecord(value) && 'method' in value && isRequestId(value.id) ? value.id : null
+  const why = `Invalid Request: the message nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep; toolsel takes at most ${MAX_MESSAGE_DEPTH}`
+  return errorAnswer(id, INVALID_REQUEST, why)
+}
+
 /** Why `value` is not a JSON-RPC message, in a few words for its -32600 answer. */
 function whyInvalid(value: unknown): string {
   if (Array.isArray(value)) return 'a batch inside a batch'

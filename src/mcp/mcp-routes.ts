@@ -20,7 +20,7 @@ import { OPEN_PRINCIPAL, type Principal } from '../server/auth/api-keys.ts'
 import { principalOf } from '../server/middleware/auth.ts'
 import { countJsonValues, MAX_BODY_VALUES } from '../server/validate.ts'
 import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
-import { batchAnswer, planBody } from './jsonrpc-answers.ts'
+import { batchAnswer, planBody, tooDeep } from './jsonrpc-answers.ts'
 import { createCallTurns } from './tool-result.ts'
 import { narrowScope, parseList, SCOPE_HEADERS } from './tool-scope.ts'
 
@@ -65,7 +65,7 @@ async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8A
  * (`decodeUtf8`, the check of the JSON routes and tool files: bytes that are not were read as
  * U+FFFD), counted (`countJsonValues`, at most MAX_BODY_VALUES as on the query routes) and
  * parsed, for the transport's `parsedBody`; or the JSON-RPC error the transport would answer
- * (413, -32700), or undefined for a body that is not JSON (the transport answers 415 without
+ * (413, -32700), or -32600 for valid JSON nested past MAX_MESSAGE_DEPTH (`tooDeep`), or undefined for a body that is not JSON (the transport answers 415 without
  * reading it). The SDK parses what it reads in one piece: 3.9 MB of `1,` held the event loop
  * 91-239 ms (bench/README round 22).
  */
@@ -94,11 +94,14 @@ async function boundedBody(c: Context): Promise<{ parsed: unknown } | Response |
       `Payload Too Large: the request body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values (array items and object members); send fewer at once.`,
     )
   }
+  let parsed: unknown
   try {
-    return { parsed: JSON.parse(text) as unknown }
+    parsed = JSON.parse(text) as unknown
   } catch {
     return rpcError(c, 400, 'Parse error: Invalid JSON', -32700)
   }
+  const deep = tooDeep(parsed)
+  return deep ? c.json(deep, 400) : { parsed }
 }
 
 /**

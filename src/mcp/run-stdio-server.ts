@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts'
 import { createMcpServer } from './create-mcp-server.ts'
 import type { McpContext, McpSession } from './mcp-context.ts'
 import { StdioLineGate, type LineRefusal } from './stdio-line-gate.ts'
-import { checkMessage, planLine, type ErrorAnswer } from './jsonrpc-answers.ts'
+import { checkMessage, planLine, tooDeep, type ErrorAnswer } from './jsonrpc-answers.ts'
 
 /**
  * Serves until the client closes stdin or the process gets SIGINT/SIGTERM. Requests received
@@ -86,7 +86,8 @@ export async function runStdioServer(context: McpContext, session: McpSession): 
  * server (`transport.onmessage`, as the SDK's transport passes one), a batch is run (`batches`);
  * a line that is not JSON, or not a JSON-RPC message, gets the JSON-RPC error answer and a
  * warning on stderr, as /mcp answers one (jsonrpc-answers.ts: -32700 parse error, -32600 invalid
- * request with the id where it can be read, -32602 for params by position); the SDK's transport
+ * request with the id where it can be read or nested past MAX_MESSAGE_DEPTH, -32602 for params by
+ * position); the SDK's transport
  * would drop it without a word, leaving the client waiting.
  */
 function readLines(
@@ -102,6 +103,8 @@ function readLines(
     } catch (error) {
       return answer(parseError(error as Error))
     }
+    const deep = tooDeep(value)
+    if (deep) return answer(deep)
     if (!Array.isArray(value)) {
       const checked = checkMessage(value)
       if ('message' in checked) return transport.onmessage?.(checked.message)

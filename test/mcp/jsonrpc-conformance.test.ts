@@ -61,6 +61,17 @@ const LONG_NAME_ERROR = {
   },
 }
 
+/** The answer to a request nested past MAX_MESSAGE_DEPTH (256). */
+const DEEP_REQUEST_ERROR = {
+  jsonrpc: '2.0',
+  id: 'deep',
+  error: {
+    code: -32600,
+    message:
+      'Invalid Request: the message nests arrays and objects more than 256 levels deep; toolsel takes at most 256',
+  },
+}
+
 /** JSON-RPC 2.0 section 7's mixed batch, with MCP methods. */
 const MIXED_BATCH = `[
   {"jsonrpc": "2.0", "method": "ping", "id": "1"},
@@ -70,6 +81,9 @@ const MIXED_BATCH = `[
   {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},
   {"jsonrpc": "2.0", "method": "get_data", "id": "9"}
 ]`
+
+/** An object nesting `levels` objects: `{"a":{"a":…1…}}`. */
+const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
 
 interface Case {
   name: string
@@ -219,6 +233,32 @@ const CASES: Case[] = [
     }),
     http: { status: 200, answer: LONG_NAME_ERROR },
     stdio: [LONG_NAME_ERROR],
+  },
+  {
+    // Round 36: /mcp answered -32700 "Parse error" (the SDK's JSON.stringify of a response it
+    // did not expect overflowed the stack); stdio answered nothing.
+    name: 'valid JSON nested 5,000 levels deep (a response): -32600, not a parse error',
+    body: `{"jsonrpc": "2.0", "id": "r", "result": ${nested(5_000)}}`,
+    http: { status: 400, answer: error(-32600) },
+    stdio: [error(-32600)],
+  },
+  {
+    name: 'a request nested past 256 levels: -32600 naming the limit, with its id',
+    body: `{"jsonrpc": "2.0", "id": "deep", "method": "tools/call", "params": {"name": "search_tools", "arguments": ${nested(300)}}}`,
+    http: { status: 400, answer: DEEP_REQUEST_ERROR },
+    stdio: [DEEP_REQUEST_ERROR],
+  },
+  {
+    name: 'a request nested 256 levels: answered',
+    body: `{"jsonrpc": "2.0", "id": "d256", "method": "ping", "params": {"_meta": ${nested(254)}}}`,
+    http: { status: 200, answer: pong('d256') },
+    stdio: [pong('d256')],
+  },
+  {
+    name: 'invalid JSON nested deep: a parse error',
+    body: '['.repeat(5_000),
+    http: { status: 400, answer: error(-32700) },
+    stdio: [error(-32700)],
   },
   {
     name: 'valid JSON that is no object',
