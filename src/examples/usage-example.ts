@@ -78,6 +78,8 @@ export const MAX_UNKNOWN_EXAMPLES_KEPT = 20
  * all in `details.ids`). With `from` (examples read from a file), the message names the file and
  * the line of the first example with an unknown id, and says how to find the library's ids.
  * `hint`: a sentence about the ids the unknown ones may have meant (ToolLibrary.unknownIdsHint).
+ * `subject`: what the message says named the ids when they were not read from a file, with its
+ * verb (`POST /v1/feedback` passes "The feedback's `used` names"); "Usage examples name" by default.
  */
 export function assertKnownTools(
   libraryName: string,
@@ -85,8 +87,9 @@ export function assertKnownTools(
   has: (id: string) => boolean,
   from?: ExamplePlaces,
   hint?: (unknown: readonly string[]) => string,
+  subject?: string,
 ): void {
-  runSteps(knownToolSteps(libraryName, examples, has, from, hint))
+  runSteps(knownToolSteps(libraryName, examples, has, from, hint, subject))
 }
 
 /**
@@ -108,6 +111,7 @@ function* knownToolSteps(
   has: (id: string) => boolean,
   from?: ExamplePlaces,
   hint?: (unknown: readonly string[]) => string,
+  subject = 'Usage examples name',
 ): Steps<void> {
   const unknown = new Set<string>()
   let first = -1
@@ -124,7 +128,7 @@ function* knownToolSteps(
   if (from === undefined) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Usage examples name tools that library "${libraryName}" does not have: ${shownNames(ids)}.${hint?.(ids) ?? ''} Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
+      `${subject} tools that library "${libraryName}" does not have: ${shownNames(ids)}.${hint?.(ids) ?? ''} Use the ids of GET /v1/libraries/${libraryName}/tools/<id> (or search-tools).`,
       { details: { library: libraryName, ids } },
     )
   }

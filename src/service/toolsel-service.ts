@@ -372,6 +372,11 @@ export class ToolselService {
       beforeCommit?: () => void
       /** The request's id (`x-request-id`), for the log lines this write causes. */
       requestId?: string
+      /**
+       * What an unknown tool id's message says named it, with its verb ("Usage examples name" by
+       * default; `POST /v1/feedback` says "The feedback's `used` names").
+       */
+      subject?: string
     } = {},
   ): Promise<AddExamplesResult> {
     return this.#withoutHostPaths(
@@ -383,7 +388,12 @@ export class ToolselService {
   #addExamples(
     name: string,
     examples: readonly UsageExample[],
-    options: { signal?: AbortSignal; beforeCommit?: () => void; requestId?: string },
+    options: {
+      signal?: AbortSignal
+      beforeCommit?: () => void
+      requestId?: string
+      subject?: string
+    },
   ): Promise<AddExamplesResult> {
     assertLibraryName(name)
     // Writes that arrive while another write to the library is being built wait for it and are
@@ -439,6 +449,7 @@ export class ToolselService {
               (id) => indexed.library.has(id),
               undefined,
               (unknown) => indexed.library.unknownIdsHint(unknown),
+              entry.subject,
             )
             const next = set.with(entry.examples)
             live.push({ entry, change: next.change })
@@ -773,6 +784,7 @@ interface ExampleBatchEntry {
   signal?: AbortSignal
   beforeCommit?: () => void
   requestId?: string
+  subject?: string
   resolve(result: AddExamplesResult): void
   reject(error: unknown): void
 }

@@ -229,6 +229,14 @@ describe('usage examples over HTTP', () => {
     const bad = await post(`${server.url}/v1/feedback`, { instruction: 'x', used: ['nope.tool'] })
     expect(bad.status).toBe(400)
     expect(bad.json.error.message).toContain('"nope.tool"')
+    // The message speaks of the field the client sent, not of "usage examples".
+    expect(bad.json.error.message).toMatch(
+      /^The feedback's `used` names tools that library "sample" does not have: "nope\.tool"\./,
+    )
+    const badExamples = await post(`${server.url}/v1/libraries/sample/examples`, {
+      examples: [{ instruction: 'x', tools: ['nope.tool'] }],
+    })
+    expect(badExamples.json.error.message).toMatch(/^Usage examples name tools that library/)
     expect((await post(`${server.url}/v1/feedback`, { instruction: 'x', used: [] })).status).toBe(
       400,
     )

@@ -47,6 +47,7 @@ export function selectRoutes(service: ToolselService, schemas: RequestSchemas) {
       const result = await service.addExamples(name, [{ instruction, tools: used }], {
         signal: c.get('abort').signal,
         requestId: c.get('requestId'),
+        subject: "The feedback's `used` names",
         beforeCommit: () => {
           if (!c.get('commit')()) throwIfAborted(c.get('abort'))
         },
