@@ -39,7 +39,8 @@ describe('hostile benchmark data', () => {
     expect(tools.stderr).toContain(
       `Cannot read tool file "${fifo}": it is not a regular file (a device, pipe, socket or directory); nothing was read`,
     )
-    expect(tools.code).toBe(1)
+    // The same exit as the query file (was 1: a tool file that cannot be read was IMPORT_FAILED).
+    expect(tools.code).toBe(2)
   }, 90_000)
 
   it('escape sequences in a file name reach neither the terminal nor summary.md; the HTML escapes it', async () => {

@@ -34,7 +34,7 @@ export async function importToolsFromPath(
     isDirectory = (await stat(path)).isDirectory()
   } catch (error) {
     throw new ToolselError(
-      'IMPORT_FAILED',
+      'INVALID_INPUT',
       `Cannot read tool path "${path}": ${fileProblem(error)}`,
       {
         cause: error,

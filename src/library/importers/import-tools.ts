@@ -164,6 +164,7 @@ export const DEFAULT_MAX_TOOL_FILE_BYTES = 256 * 1024 * 1024
 /**
  * Reads a file (UTF-8, `maxFileBytes` at most; bytes that are not UTF-8 are IMPORT_FAILED naming
  * the first one's offset and line) and imports it; `fileName` defaults to the path as given.
+ * A file that cannot be read (missing, a directory, a FIFO, no permission) is INVALID_INPUT.
  */
 export async function importToolsFromFile(
   path: string,
@@ -189,8 +190,10 @@ export async function importToolsFromFile(
         { cause: error, details: { file: path, maxFileBytes: maxBytes } },
       )
     }
+    // A path that names no readable file is input refused (exit 2), like an --examples or a
+    // benchmark file that is not there; a file read whose tools do not import is IMPORT_FAILED.
     throw new ToolselError(
-      'IMPORT_FAILED',
+      'INVALID_INPUT',
       `Cannot read tool file "${path}": ${error instanceof NotRegularFileError ? `${error.message}; nothing was read` : fileProblem(error)}`,
       { cause: error, details: { file: path } },
     )

@@ -62,10 +62,12 @@ describe('importToolsFromFile errors', () => {
     expect(error.details).toMatchObject({ id: 'weather.get', records: [0, 2] })
   })
 
-  it('fails with IMPORT_FAILED when the file cannot be read', async () => {
+  it('fails with INVALID_INPUT when the file cannot be read', async () => {
+    // Was IMPORT_FAILED (exit 1) while a missing --examples or benchmark file is INVALID_INPUT
+    // (exit 2): a path that names no readable file is input refused, whatever the file is for.
     const error = await expectToolselErrorAsync(
       () => importToolsFromFile(fixture('no-such-file.json')),
-      'IMPORT_FAILED',
+      'INVALID_INPUT',
       'Cannot read tool file',
       'no-such-file.json',
     )
@@ -76,7 +78,7 @@ describe('importToolsFromFile errors', () => {
     )
     const directory = await expectToolselErrorAsync(
       () => importToolsFromFile(fixture('.')),
-      'IMPORT_FAILED',
+      'INVALID_INPUT',
     )
     expect(directory.message).toMatch(/: it is a directory; name a file$/)
   })
@@ -291,7 +293,7 @@ describe('importToolsFromPath', () => {
   it('fails for a path that does not exist', async () => {
     await expectToolselErrorAsync(
       () => importToolsFromPath(join(directory, 'missing')),
-      'IMPORT_FAILED',
+      'INVALID_INPUT',
       'Cannot read tool path',
     )
   })
