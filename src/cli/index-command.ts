@@ -79,7 +79,8 @@ Options:
   --device <device>      cpu or cuda, for onnx:<dir> embedders; cuda falls back to cpu with a
                          warning when unavailable (default cpu, env TOOLSEL_DEVICE)
   --examples <file>      Usage examples of the library, JSON Lines (or a JSON array) of
-                         {"instruction": "...", "tools": ["<tool id>", ...]}; they replace the
+                         {"instruction": "...", "tools": ["<tool id>", ...]} (an "id" too, as
+                         in toolsel train --examples files, is allowed and not kept); they replace the
                          index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
 ${maxFileBytesHelp(25, ', nothing written')}
@@ -311,7 +312,10 @@ async function libraryExamples(
   const unknownPlaces: string[] = []
   let unlisted = 0
   let read = 0
-  for await (const batch of readExamples(readDataLines(file, '--examples file'), file)) {
+  // `withIds`: a record may carry an `id`, as in the files of `toolsel train --examples` and
+  // `train-data --examples` (read, not kept): one file serves all three (was: "Unrecognized key").
+  const lines = readDataLines(file, '--examples file')
+  for await (const batch of readExamples(lines, file, { withIds: true })) {
     for (const { example, where } of batch) {
       read += 1
       if (!example.tools.every((id) => library.has(id))) {
@@ -348,7 +352,7 @@ async function libraryExamples(
     { cap, version: (previous?.version ?? 0) + 1 },
   )
   io.stderr(
-    `Read ${read} usage examples from ${file} (${set.size} kept: duplicates removed${evicted > 0 ? `, the newest ${cap} kept` : ''})\n`,
+    `Read ${read} usage example${read === 1 ? '' : 's'} from ${file} (${set.size} kept: duplicates removed${evicted > 0 ? `, the newest ${cap} kept` : ''})\n`,
   )
   return set
 }

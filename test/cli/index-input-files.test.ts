@@ -1,10 +1,11 @@
 /**
  * `toolsel index`'s input files. A path that names no file: the tool path and the --examples file
  * are refused alike, INVALID_INPUT and exit 2 (README: "exits 2 for input it refuses"), nothing
- * written; a tool file that is read but does not import stays IMPORT_FAILED, exit 1.
+ * written; a tool file that is read but does not import stays IMPORT_FAILED, exit 1. And an
+ * --examples file of `toolsel train --examples` (records with an `id`) is read as it is.
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -59,5 +60,37 @@ describe('toolsel index with a missing input file', () => {
     const good = await runCli(['index', toolFile, '--index-dir', indexDir])
     expect(good.code).toBe(0)
     expect(good.stderr).toContain(`1 tool written to ${join(indexDir, 'tools')}`)
+  })
+
+  it('reads an examples file whose records carry an id, as toolsel train --examples does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-index-ids-'))
+    const toolFile = join(dir, 'tools.json')
+    await writeFile(toolFile, JSON.stringify([TOOL]))
+    const examples = join(dir, 'train.jsonl')
+    await writeFile(
+      examples,
+      `${JSON.stringify({ id: 'q1', instruction: 'text mom I am late', tools: ['send_sms'] })}\n`,
+    )
+    const indexDir = join(dir, 'indexes')
+    // Before: exit 2, 'train.jsonl line 1: record: Unrecognized key: "id"', while the warning of
+    // `toolsel train` on that very file says to give few examples to `toolsel index --examples`.
+    const run = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', examples])
+    expect(run.stderr).toContain(`Read 1 usage example from ${examples} (1 kept`)
+    expect(run.code).toBe(0)
+    const saved = await readFile(join(indexDir, 'tools', 'examples.jsonl'), 'utf8')
+    expect(
+      saved
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ instruction: 'text mom I am late', tools: ['send_sms'] }])
+    // Another key is still refused, naming it.
+    await writeFile(
+      examples,
+      `${JSON.stringify({ instruction: 'x', tools: ['send_sms'], why: 1 })}\n`,
+    )
+    const other = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', examples])
+    expect(other.stderr).toContain('Unrecognized key: "why"')
+    expect(other.code).toBe(2)
   })
 })
