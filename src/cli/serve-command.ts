@@ -13,7 +13,7 @@ import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
-import { limitConnectionsPerAddress } from '../server/connection-limits.ts'
+import { createConnectionLimit } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
@@ -171,8 +171,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const clusterMetrics = ownMetrics
     ? workerClusterMetrics([processRegistry(), ownMetrics.registry])
     : undefined
+  const { server: limits } = config
+  // Counted by the server's 'connection' listener; over it, the app answers 429 (refuseOverLimit).
+  const connectionLimit = createConnectionLimit(limits.maxConnectionsPerAddress)
   const app = createApp(service, {
     gateway,
+    connectionLimit,
     ...(ownMetrics &&
       clusterMetrics && { metrics: { ...ownMetrics, scrape: clusterMetrics.scrape } }),
   })
@@ -210,7 +214,6 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         return response
       }
     : app.fetch
-  const { server: limits } = config
   const server = createAdaptorServer({
     fetch,
     hostname: config.server.host,
@@ -223,7 +226,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     },
   }) as Server
   server.maxConnections = limits.maxConnections
-  limitConnectionsPerAddress(server, limits.maxConnectionsPerAddress)
+  if (connectionLimit) server.on('connection', connectionLimit.admit)
   answerClientErrors(server)
   // Responses in progress, so that shutdown can ask their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>()

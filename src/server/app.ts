@@ -10,6 +10,7 @@ import { createMcpContext, type McpContext } from '../mcp/mcp-context.ts'
 import { mcpRoutes } from '../mcp/mcp-routes.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { AppEnv } from './app-env.ts'
+import { refuseOverLimit, type ConnectionLimit } from './connection-limits.ts'
 import { createErrorHandler, errorResponse } from './error-response.ts'
 import { cors } from 'hono/cors'
 import { ApiKeys } from './auth/api-keys.ts'
@@ -45,6 +46,12 @@ export interface AppOptions {
    * app, closed by the app's `close()`.
    */
   metrics?: Metrics
+  /**
+   * The per-address connection limit of the server serving the app (`toolsel serve`): a request
+   * on a connection past it is answered 429 RATE_LIMITED before anything else but its request id
+   * and access-log line (`refuseOverLimit`).
+   */
+  connectionLimit?: ConnectionLimit
 }
 
 /** The hono app, and the `close()` that lets go of what `createApp` made for it. */
@@ -103,6 +110,7 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
       onResponse: (observation) => metrics.observeRequest(observation),
     }),
   )
+  if (options.connectionLimit) app.use('*', refuseOverLimit(options.connectionLimit))
   app.use('*', rejectDotSegments())
   // Before any route: Host/Origin checks, CORS (answers preflights), then API keys.
   app.use(

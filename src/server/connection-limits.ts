@@ -2,13 +2,16 @@
  * Open connections per client address. `server.maxConnections` bounds them all, so one address
  * holding every slot (idle connections renewed every `headersTimeoutMs`, ~100 new connections a
  * second at the defaults, no key needed) locked every other client out (bench/README round 27).
- * A connection from an address that already holds `perAddress` open ones is answered 429 (or,
- * past a bound, closed at once: `limitConnectionsPerAddress`). IPv6 clients count per /64 (`addressGroup`): one host
+ * A connection from an address that already holds `perAddress` open ones has its requests
+ * answered 429 by the app (`refuseOverLimit`), or, past a bound, is closed at once
+ * (`createConnectionLimit`). IPv6 clients count per /64 (`addressGroup`): one host
  * is given a /64 and picks any address of it, so per address it held every slot all the same.
  * @module
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { isIPv4, isIPv6, type Socket } from 'node:net'
+import type { MiddlewareHandler } from 'hono'
+import { ToolselError } from '../errors.ts'
 
 /**
  * What the limit counts `address` in: an IPv4 address itself (IPv4-mapped IPv6, `::ffff:1.2.3.4`,
@@ -54,22 +57,42 @@ function ipv6Groups(address: string): number[] {
 export const OVER_LIMIT_ANSWER_MS = 5000
 
 /**
- * Installs the limit on `server` (0: none). A connection over it gets a 429 RATE_LIMITED with
- * `Retry-After: 1` and `Connection: close` to its first request (`{error:{code,message}}`, not a
- * reset: round 35 saw 745 of 1,000 concurrent POSTs from one address reset), while the address
- * has fewer than `perAddress` of those being answered; each is held at most
- * `answerMs` (OVER_LIMIT_ANSWER_MS), and its request is never served. So one address holds at most twice
- * `perAddress` connections, and over that a connection is closed at once, as Node closes one
- * past `maxConnections`.
+ * How much of an over-limit request's body is read (and dropped) before its 429, so that a client
+ * uploading it sees the answer: closing a connection with unread bytes resets it (RST), and the
+ * reset can overtake the 429.
  */
-export function limitConnectionsPerAddress(
-  server: Server,
+export const OVER_LIMIT_DISCARD_BYTES = 64 * 1024
+
+/** The connections over the limit: their requests are answered 429 (`refuseOverLimit`). */
+export interface ConnectionLimit {
+  /** The connection's per-address limit, as configured. */
+  readonly perAddress: number
+  /** How many connections past it one address may have answered at once. */
+  readonly answering: number
+  /** The server's 'connection' listener: counts `socket`, marks or closes it past the limit. */
+  admit(socket: Socket): void
+  /** Whether `socket` came past the limit: its requests get 429, never the app's routes. */
+  isOverLimit(socket: Socket): boolean
+}
+
+/**
+ * The per-address limit (0: none, undefined returned). A connection from an address that holds
+ * `perAddress` open ones is marked over the limit (its requests are answered 429 RATE_LIMITED by
+ * `refuseOverLimit`, in the app) while the address has fewer than `answering` of those (default
+ * a quarter of `perAddress`, at least 1); each is held at most `answerMs` (OVER_LIMIT_ANSWER_MS).
+ * Past them a connection is closed at once, as Node closes one past `maxConnections`. So one
+ * address holds at most `perAddress + answering` connections (320 at the default 256).
+ */
+export function createConnectionLimit(
   perAddress: number,
-  answerMs = OVER_LIMIT_ANSWER_MS,
-): void {
-  if (perAddress === 0) return
+  {
+    answerMs = OVER_LIMIT_ANSWER_MS,
+    answering = Math.max(1, Math.floor(perAddress / 4)),
+  }: { answerMs?: number; answering?: number } = {},
+): ConnectionLimit | undefined {
+  if (perAddress === 0) return undefined
   const open = new Map<string, number>()
-  const answering = new Map<string, number>()
+  const answered = new Map<string, number>()
   const overLimit = new WeakSet<Socket>()
   const count = (counts: Map<string, number>, address: string, socket: Socket) => {
     counts.set(address, (counts.get(address) ?? 0) + 1)
@@ -79,43 +102,62 @@ export function limitConnectionsPerAddress(
       else counts.set(address, left)
     })
   }
-  server.on('connection', (socket: Socket) => {
-    const address = addressGroup(socket.remoteAddress ?? '')
-    if ((open.get(address) ?? 0) < perAddress) return count(open, address, socket)
-    if ((answering.get(address) ?? 0) >= perAddress) {
-      socket.destroy()
-      return
+  return {
+    perAddress,
+    answering,
+    admit(socket) {
+      const address = addressGroup(socket.remoteAddress ?? '')
+      if ((open.get(address) ?? 0) < perAddress) return count(open, address, socket)
+      if ((answered.get(address) ?? 0) >= answering) {
+        socket.destroy()
+        return
+      }
+      count(answered, address, socket)
+      overLimit.add(socket)
+      const timer = setTimeout(() => socket.destroy(), answerMs)
+      timer.unref()
+      socket.once('close', () => clearTimeout(timer))
+    },
+    isOverLimit: (socket) => overLimit.has(socket),
+  }
+}
+
+/**
+ * The app's first check after the request id and access log: a request on a connection over
+ * `limit` is answered 429 RATE_LIMITED (`{error:{code,message}}` through the app's error handler,
+ * `Retry-After: 1`, `Connection: close`) and goes no further. Up to OVER_LIMIT_DISCARD_BYTES of
+ * its body are read and dropped first. Requests not served by `@hono/node-server` (no socket in
+ * `c.env`) pass.
+ */
+export function refuseOverLimit(limit: ConnectionLimit): MiddlewareHandler {
+  return async (c, next) => {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+    if (incoming === undefined || !limit.isOverLimit(incoming.socket)) return next()
+    await discardBody(incoming, OVER_LIMIT_DISCARD_BYTES)
+    c.header('retry-after', '1')
+    c.header('connection', 'close')
+    throw new ToolselError(
+      'RATE_LIMITED',
+      `This client address has ${limit.perAddress} connections open (server.maxConnectionsPerAddress); send on one of them, or retry once some have closed.`,
+    )
+  }
+}
+
+/** Reads `incoming`'s body until it ends, `bytes` of it were read, or the request closes. */
+async function discardBody(incoming: IncomingMessage, bytes: number): Promise<void> {
+  if (incoming.readableEnded || incoming.destroyed) return
+  await new Promise<void>((resolve) => {
+    let read = 0
+    const done = () => {
+      incoming.off('data', onData).off('end', done).off('close', done).off('error', done)
+      incoming.pause()
+      resolve()
     }
-    count(answering, address, socket)
-    overLimit.add(socket)
-    const timer = setTimeout(() => socket.destroy(), answerMs)
-    timer.unref()
-    socket.once('close', () => clearTimeout(timer))
-  })
-  // The app's listeners serve the requests of connections within the limit only.
-  const serve = server.listeners('request') as Array<(...args: unknown[]) => void>
-  server.removeAllListeners('request')
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!overLimit.has(request.socket)) {
-      for (const listener of serve) listener.call(server, request, response)
-      return
+    const onData = (chunk: Buffer) => {
+      read += chunk.length
+      if (read >= bytes) done()
     }
-    // After the listeners added later (serve's own, which may set a header) have run.
-    setImmediate(() => {
-      if (response.headersSent) return
-      const body = JSON.stringify({
-        error: {
-          code: 'RATE_LIMITED',
-          message: `This client address has ${perAddress} connections open (server.maxConnectionsPerAddress); send on one of them, or retry once some have closed.`,
-        },
-      })
-      response.writeHead(429, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'retry-after': '1',
-        connection: 'close',
-      })
-      response.end(body)
-    })
+    incoming.on('data', onData).on('end', done).on('close', done).on('error', done)
+    incoming.resume()
   })
 }

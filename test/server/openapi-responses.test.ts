@@ -4,14 +4,15 @@
  * documented for that status (ajv, JSON Schema 2020-12 as OpenAPI 3.1 has it).
  */
 import { mkdtemp } from 'node:fs/promises'
-import { createServer, request as httpRequest } from 'node:http'
+import { request as httpRequest, type Server } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import { createAdaptorServer } from '@hono/node-server'
 import { describe, expect, it } from 'vitest'
 import { answerClientErrors, clientErrorAnswer } from '../../src/server/client-error.ts'
-import { limitConnectionsPerAddress } from '../../src/server/connection-limits.ts'
+import { createConnectionLimit } from '../../src/server/connection-limits.ts'
 import { indexFs } from '../../src/store/library-lifecycle.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 
@@ -253,13 +254,13 @@ describe('/openapi.json against real responses', () => {
   })
 
   it("documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets, and Node's parser's 408 and 431", async () => {
-    const { app } = await createTestApp()
+    // The limit as serve installs it, on a real server: one connection held, a second answered.
+    const limit = createConnectionLimit(1, { answerMs: 1500 })!
+    const { app } = await createTestApp({ app: { connectionLimit: limit } })
     const document = await readJson(await app.request('/openapi.json'))
     const ajv = new Ajv2020({ strict: false, allErrors: true })
-    // The limit as serve installs it, on a real server: one connection held, a second answered.
-    const held: Array<() => void> = []
-    const server = createServer((_, response) => void held.push(() => response.end('ok')))
-    limitConnectionsPerAddress(server, 1, 1500)
+    const server = createAdaptorServer({ fetch: app.fetch }) as Server
+    server.on('connection', limit.admit)
     answerClientErrors(server)
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
@@ -274,14 +275,18 @@ describe('/openapi.json against real responses', () => {
         })
         request.end()
       })
+    const within = connect(port, '127.0.0.1')
+    within.on('error', () => undefined)
     try {
-      const within = get()
-      within.catch(() => undefined) // a failure below closes it unanswered
-      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      await new Promise((resolve) => within.once('connect', resolve))
       const over = await get()
       expect(over.status).toBe(429)
-      for (const release of held) release()
-      expect((await within).status).toBe(200)
+      within.destroy()
+      // Until the server has seen both close (the 429's connection closes after it).
+      const open = () =>
+        new Promise<number>((resolve) => server.getConnections((_, n) => resolve(n)))
+      while ((await open()) > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect((await get()).status).toBe(200)
       // Headers over Node's 16 KiB, on a connection of its own (the first has closed).
       const huge = await new Promise<string>((resolve) => {
         const socket = connect(port, '127.0.0.1', () =>
@@ -320,8 +325,10 @@ describe('/openapi.json against real responses', () => {
       }
       expect(missing).toEqual([])
     } finally {
+      within.destroy()
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
+      await app.close()
     }
   })
 

@@ -6,13 +6,19 @@ import { createComponents, type Components } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
-import { createApp } from '../../src/server/app.ts'
+import { createApp, type AppOptions } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { buildIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 export async function createTestApp(
-  options: { config?: ConfigLayer; components?: Partial<Components>; start?: boolean } = {},
+  options: {
+    config?: ConfigLayer
+    components?: Partial<Components>
+    start?: boolean
+    /** Options of `createApp` (a connection limit, …). */
+    app?: AppOptions
+  } = {},
 ) {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-server-'))
   // The caller's library settings kept (e.g. snapshotDir: was dropped, and snapshots landed in
@@ -29,7 +35,7 @@ export async function createTestApp(
       await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config),
     ])
   }
-  return { app: createApp(service), service, logger, indexDir }
+  return { app: createApp(service, options.app), service, logger, indexDir }
 }
 
 export function postJson(body: unknown, init: RequestInit = {}): RequestInit {
