@@ -841,7 +841,10 @@ const GatewaySchema = z
      * loading its modules on a busy host) can take far longer than a handshake. Default 30,000.
      */
     spawnTimeoutMs: z.number().int().positive().default(30_000),
-    /** Time limit for a forwarded tools/call, in ms. Default 60,000. */
+    /**
+     * Time limit for a forwarded tools/call, in ms; also how long a stdio server's stdin backlog
+     * over `maxMessageBytes` may go without a byte read before it is restarted. Default 60,000.
+     */
     callTimeoutMs: z.number().int().positive().default(60_000),
     /** A request slower than this marks the server `slow`, in ms. Default 5,000. */
     slowMs: z.number().int().positive().default(5_000),

@@ -283,11 +283,16 @@ export function createUpstreamTransport(
   return transport
 }
 
+/** The bytes waiting to be written to the stdin of `transport`'s process (0: none, or no process). */
+export function unwrittenInput(transport: Transport | undefined): number {
+  return (transport && PROCESSES.get(transport)?.child.stdin?.writableLength) ?? 0
+}
+
 /** Refuses `transport`'s sends (UpstreamInputBacklog) while its stdin holds over `maxBytes` unwritten. */
 function boundUnreadInput(transport: StdioClientTransport, maxBytes: number): void {
   const send = transport.send.bind(transport)
   transport.send = (message) => {
-    const waiting = PROCESSES.get(transport)?.child.stdin?.writableLength ?? 0
+    const waiting = unwrittenInput(transport)
     if (waiting > maxBytes) return Promise.reject(new UpstreamInputBacklog(waiting, maxBytes))
     return send(message)
   }

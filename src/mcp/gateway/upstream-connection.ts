@@ -34,10 +34,12 @@ import {
   killProcess,
   processExit,
   terminateStarting,
+  unwrittenInput,
   upstreamTarget,
 } from './create-upstream-transport.ts'
 import {
   UpstreamInputBacklog,
+  UpstreamInputStalled,
   UpstreamLineRunaway,
   UpstreamMessageFlood,
 } from './bounded-read-buffer.ts'
@@ -98,6 +100,8 @@ export class UpstreamConnection {
   /** When the current connection was made (performance.now()), while there is one. */
   #upSince: number | undefined
   #retryTimer: NodeJS.Timeout | undefined
+  /** Watches a stdin backlog that refused a request (`#watchInput`), while one runs. */
+  #inputWatch: NodeJS.Timeout | undefined
   #nextRetryAt: number | undefined
   #syncing: Promise<void> | undefined
   #syncAgain = false
@@ -422,6 +426,7 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.#closed = true
     this.#clearRetry()
+    clearTimeout(this.#inputWatch)
     this.#wakeSync?.()
     for (const transport of this.#closingTransports) terminateStarting(transport)
     if (this.#connecting && this.#connecting !== this.#client)
@@ -491,10 +496,42 @@ export class UpstreamConnection {
     if (failure === 'connection') return this.#markDown(error)
     this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
     if (failure === 'timeout') this.#status = 'slow'
+    if (error instanceof UpstreamInputBacklog) this.#watchInput(client)
+  }
+
+  /**
+   * After a request was refused for the backlog on `client`'s stdin (UpstreamInputBacklog):
+   * every `callTimeoutMs`, a backlog that did not shrink at all since the last look (not one byte
+   * read: a hung or hostile process) drops the connection (UpstreamInputStalled), which is made
+   * again with the usual backoff; one that shrank is looked at again; one back under
+   * `maxMessageBytes` ends the watch (the server reads again; sends are taken). While over the
+   * bound nothing is added to it (sends are refused), so "not smaller" is "nothing read".
+   */
+  #watchInput(client: Client): void {
+    if (this.#inputWatch) return
+    const { callTimeoutMs, maxMessageBytes } = this.#options.settings
+    const transport = this.#transports.get(client)
+    let last = unwrittenInput(transport)
+    const look = () => {
+      this.#inputWatch = undefined
+      if (client !== this.#client || this.#closed) return
+      const waiting = unwrittenInput(transport)
+      if (waiting <= maxMessageBytes) return
+      // Logged by markDown ('is down: <why>').
+      if (waiting >= last)
+        return this.#markDown(new UpstreamInputStalled(waiting, maxMessageBytes, callTimeoutMs))
+      last = waiting
+      this.#inputWatch = setTimeout(look, callTimeoutMs)
+      this.#inputWatch.unref()
+    }
+    this.#inputWatch = setTimeout(look, callTimeoutMs)
+    this.#inputWatch.unref()
   }
 
   #markDown(error: unknown): void {
     if (this.#closed) return
+    clearTimeout(this.#inputWatch)
+    this.#inputWatch = undefined
     const client = this.#client
     this.#client = undefined
     if (client) this.#droppedFor = redactUpstream(describeUpstreamError(error), this.config)

@@ -300,41 +300,78 @@ describe('an upstream flooding messages of its own', () => {
 })
 
 describe('an upstream that stops reading its stdin', () => {
-  it('gets no more than maxMessageBytes queued for it: later calls fail at once, marked slow', async () => {
-    const { upstream } = connection(
-      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_STOP_READING: '1' } },
-      { callTimeoutMs: 3000, reconnectInitialMs: 60_000 },
-    )
-    await upstream.connect()
-    // 64 calls of 32 KiB each (2 MiB): the socket and the process's stream hold a few hundred
-    // KiB, our side the rest.
+  /** 64 calls of 32 KiB each (2 MiB): the socket and the process's stream hold a few hundred KiB, our side the rest. */
+  async function callMany(upstream: UpstreamConnection) {
     const text = 'x'.repeat(32 * 1024)
     const started = Date.now()
-    const settled = await Promise.all(
+    return Promise.all(
       Array.from({ length: 64 }, () =>
         upstream.callTool('tool_0', { text }).then(
-          () => 'answered',
+          () => 'answered' as const,
           (error: unknown) => ({ message: (error as Error).message, at: Date.now() - started }),
         ),
       ),
     )
-    // Before: all 64 queued (2 MiB in our memory, and so on for every later call), each timing
-    // out at callTimeoutMs: 'did not answer in time (Request timed out)'.
-    const refused = settled.filter(
-      (result) => typeof result === 'object' && result.message.includes('not reading its input'),
+  }
+  const isRefusal = (result: unknown): result is { message: string; at: number } =>
+    typeof result === 'object' &&
+    (result as { message: string }).message.includes('not reading its input')
+
+  it('gets no more than maxMessageBytes queued for it: later calls fail at once, marked slow; after callTimeoutMs with none of it read, it is closed and made again', async () => {
+    const { upstream, logger } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_STOP_READING: '1' } },
+      { callTimeoutMs: 3000, reconnectInitialMs: 200 },
     )
+    await upstream.connect()
+    const calls = callMany(upstream)
+    // Slow, not dropped at once (a live server reading a large call can hold a backlog).
+    await until(() => upstream.state().status === 'slow', 'slow', 10_000)
+    const settled = await calls
+    // Before round 36: all 64 queued (2 MiB in our memory, and so on for every later call), each
+    // timing out at callTimeoutMs: 'did not answer in time (Request timed out)'.
+    const refused = settled.filter(isRefusal)
     expect(refused.length).toBeGreaterThan(32)
     for (const result of refused) {
-      expect(result).toMatchObject({
-        message: expect.stringMatching(
-          /^Upstream server "bounded": the upstream is not reading its input: [\d,]+ bytes wait to be written to its stdin, over gateway\.maxMessageBytes \(65,536\); the request was not sent; it is marked slow\. Retry later\.$/,
-        ),
-      })
-      expect((result as { at: number }).at).toBeLessThan(2000)
+      expect(result.message).toMatch(
+        /^Upstream server "bounded": the upstream is not reading its input: [\d,]+ bytes wait to be written to its stdin, over gateway\.maxMessageBytes \(65,536\); the request was not sent; it is marked slow\. Retry later\.$/,
+      )
+      expect(result.at).toBeLessThan(2000)
     }
-    // Slow, not dropped: the calls that went out time out as before.
-    expect(upstream.state()).toMatchObject({ status: 'slow' })
-  }, 60_000)
+    // Round 37: none of the backlog read for callTimeoutMs: down with that reason, then a new
+    // process (this one stops reading again after its first listing, but is connected). Before,
+    // it stayed slow for good: 'not seen in 20000 ms: down'.
+    await until(() => upstream.state().status === 'down', 'down', 20_000)
+    expect(upstream.state().lastError).toMatch(
+      /^the upstream read none of its input for 3,000 ms \(gateway\.callTimeoutMs\): [\d,]+ bytes wait to be written to its stdin, over gateway\.maxMessageBytes \(65,536\); the connection is closed and made again$/,
+    )
+    await until(() => upstream.state().status === 'connected', 'connected again', 30_000)
+    expect(upstream.state()).toMatchObject({ outages: 1, toolCount: 3 })
+    const down = logger.lines.filter((line) => line.includes('is down'))
+    expect(down).toHaveLength(1)
+    expect(down[0]).toContain('read none of its input for 3,000 ms')
+  }, 90_000)
+
+  it('is kept when it reads again within callTimeoutMs: the calls sent are answered, no restart', async () => {
+    const { upstream, logger } = connection(
+      {
+        command: process.execPath,
+        args: [NODE_UPSTREAM],
+        env: { UPSTREAM_STOP_READING_MS: '1000' },
+      },
+      { callTimeoutMs: 3000, reconnectInitialMs: 200 },
+    )
+    await upstream.connect()
+    const settled = await callMany(upstream)
+    expect(settled.filter(isRefusal).length).toBeGreaterThan(0)
+    expect(settled.filter((result) => result === 'answered').length).toBeGreaterThan(0)
+    // Past two looks of the watch (callTimeoutMs each): still the first process, serving.
+    await new Promise((resolve) => setTimeout(resolve, 7000))
+    await expect(upstream.callTool('tool_0', {})).resolves.toMatchObject({
+      content: [{ text: 'ok' }],
+    })
+    expect(upstream.state()).toMatchObject({ status: 'connected', outages: 0 })
+    expect(logger.lines.filter((line) => line.includes('is down'))).toEqual([])
+  }, 90_000)
 })
 
 describe('a call still in flight on a dropped connection', () => {
