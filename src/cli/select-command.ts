@@ -155,5 +155,29 @@ function formatResult(result: SelectToolsResult): string {
   lines.push(
     `Components: ${result.components.planner} → ${result.components.retriever} → ${result.components.selector}`,
   )
+  const fallbacks = fallbackLine(result)
+  if (fallbacks !== undefined) lines.push(fallbacks)
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * `Fallbacks: planner llm(…) → rule (MODEL_CALL_FAILED); selector llm(…) → top1 on 2 steps
+ * (UPSTREAM_UNAVAILABLE)`, or undefined when every component answered. The Components line names
+ * the configured selector even when every step fell back (the selector falls back per step), so
+ * without this line a model that never answered looked as if it had chosen the tools.
+ */
+function fallbackLine(result: SelectToolsResult): string | undefined {
+  const { fallbacks } = result.components
+  if (fallbacks.length === 0) return undefined
+  const groups = new Map<string, number>()
+  for (const { stage, from, to, code } of fallbacks) {
+    const key = `${stage} ${terminalLine(from)} → ${terminalLine(to)}\u0000${terminalLine(code)}`
+    groups.set(key, (groups.get(key) ?? 0) + 1)
+  }
+  const parts = [...groups].map(([key, count]) => {
+    const [what, code] = key.split('\u0000')
+    const steps = what.startsWith('selector ') ? ` on ${count} step${count === 1 ? '' : 's'}` : ''
+    return `${what}${steps} (${code})`
+  })
+  return `Fallbacks: ${parts.join('; ')} (the messages: --json, components.fallbacks)`
 }

@@ -101,7 +101,7 @@ export class ChatCompletionsClient {
       if (timeout.aborted) {
         throw new ToolselError(
           'TIMEOUT',
-          `${this.url} did not answer within ${this.#options.timeoutMs} ms. Check the server or raise the timeout.`,
+          `${this.url} did not answer within ${this.#options.timeoutMs} ms (models.openai.timeoutMs; a call that times out is not retried). Check the server or raise models.openai.timeoutMs.`,
           { cause: error, details: { url: this.url, timeoutMs: this.#options.timeoutMs } },
         )
       }

@@ -1,0 +1,94 @@
+/**
+ * `toolsel select` with an OpenAI-compatible planner and selector that fail, over real HTTP (a
+ * local chat-completions server): an answer that is not JSON falls back to the rule planner and
+ * the top1 selector, and the person reading the output is told so; an endpoint that does not
+ * answer fails the command with TIMEOUT naming the setting to raise.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  completion,
+  startFakeChatServer,
+  type FakeChatServer,
+  type RecordedRequest,
+} from '../models/openai/fake-chat-server.ts'
+import { runCli } from './run-cli.ts'
+
+const TOOLS = [
+  { name: 'get_weather', description: 'Get the current weather forecast for a city' },
+  { name: 'send_sms', description: 'Send an SMS text message to a phone number' },
+]
+
+let server: FakeChatServer
+let dir: string
+beforeAll(async () => {
+  server = await startFakeChatServer()
+  dir = await mkdtemp(join(tmpdir(), 'toolsel-select-openai-'))
+  await writeFile(join(dir, 'tools.json'), JSON.stringify(TOOLS))
+})
+afterAll(() => server.close())
+beforeEach(() => server.reset())
+
+async function select(openai: Record<string, unknown>): ReturnType<typeof runCli> {
+  const config = join(dir, `config-${Math.random().toString(36).slice(2)}.json`)
+  const settings = { baseUrl: server.baseUrl, maxRetries: 0, ...openai }
+  await writeFile(config, JSON.stringify({ models: { openai: settings } }))
+  return runCli([
+    'select',
+    'check the weather in Oslo and text it to Dan',
+    '--library',
+    join(dir, 'tools.json'),
+    '--index-dir',
+    join(dir, 'indexes'),
+    '--planner',
+    'llm:openai:fake',
+    '--selector',
+    'llm:openai:fake',
+    '--config',
+    config,
+    '--log-level',
+    'silent',
+  ])
+}
+
+describe('toolsel select over an OpenAI-compatible endpoint that fails', () => {
+  it('says which components fell back when the answers are not JSON', async () => {
+    for (let reply = 0; reply < 10; reply++) server.reply({ body: '{"choices": [' })
+    const run = await select({})
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('Components: rule → bm25 → llm(openai:fake)')
+    // Before: no such line; the Components line named the LLM selector although top1 chose.
+    expect(run.stdout).toMatch(
+      /\nFallbacks: planner llm\(openai:fake\) → rule \(MODEL_CALL_FAILED\); selector llm\(openai:fake\) → top1 on \d+ steps? \(MODEL_CALL_FAILED\)/,
+    )
+    expect(server.requests.length).toBeGreaterThan(1)
+  })
+
+  it('prints no Fallbacks line when the model answers', async () => {
+    // The planner gets the instruction as one step; the selector the first id of its enum.
+    const answer = (request: RecordedRequest) => {
+      const format = request.body.response_format as
+        { json_schema: { schema: { properties: { answer: { enum: string[] } } } } } | undefined
+      const content = format
+        ? JSON.stringify({ answer: format.json_schema.schema.properties.answer.enum[0] })
+        : JSON.stringify(['check the weather in Oslo and text it to Dan'])
+      return { body: completion(content) }
+    }
+    for (let reply = 0; reply < 10; reply++) server.reply(answer)
+    const run = await select({})
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('Components: llm(openai:fake) → bm25 → llm(openai:fake)')
+    expect(run.stdout).not.toContain('Fallbacks:')
+  })
+
+  it('fails with TIMEOUT naming models.openai.timeoutMs when the endpoint does not answer', async () => {
+    server.reply({ delayMs: Infinity, body: {} })
+    const run = await select({ timeoutMs: 200 })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(
+      `error [TIMEOUT]: ${server.baseUrl}/chat/completions did not answer within 200 ms (models.openai.timeoutMs; a call that times out is not retried). Check the server or raise models.openai.timeoutMs.`,
+    )
+  })
+})
