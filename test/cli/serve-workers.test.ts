@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -8,7 +7,7 @@ import { callFresh as call } from '../helpers/fresh-request.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { ROOT, startServe, workerPids, type RunningServe } from '../helpers/start-serve.ts'
 
 let server: RunningServe | undefined
 
@@ -55,15 +54,6 @@ async function expectServesDisk(url: string, dir: string, listings: number, wher
         createdAt: manifest.createdAt,
       })
   }
-}
-
-/** The worker processes of the primary `pid` (Linux). */
-function workerPids(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number)
 }
 
 describe('toolsel serve --workers', () => {

@@ -4,6 +4,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -74,4 +75,13 @@ export async function startServe(
   }
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
   return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop, child, indexDir }
+}
+
+/** The worker processes of the `serve --workers N` primary `pid` (Linux). */
+export function workerPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
 }
