@@ -223,6 +223,15 @@ async function libraryOf(
     if (!Array.isArray(list) || list.length === 0 || list.length > MAX_RECORD_TOOLS) {
       throw badRecord(file, record, `"${key}" must be a list of 1 to ${MAX_RECORD_TOOLS} tools`)
     }
+    if (list.every((item) => typeof item === 'string')) {
+      // A usage-examples or training file ({instruction, tools: [ids]}) given as a benchmark file:
+      // the importer's "cannot tell the tool format" and its list of formats did not say so.
+      throw badRecord(
+        file,
+        record,
+        `"${key}" is a list of strings, as the tool ids of a usage-examples file are; here "${key}" holds the query's tool definitions. Write the ids the query should select as "gold" and give the tools as "library": "<tool file>" (relative to this file) or --tools <tool file>`,
+      )
+    }
     try {
       const { tools, warnings } = importToolsFromText(JSON.stringify(list), {
         fileName: `${file}#${record}`,
