@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { shownName, shownNames } from '../library/name-characters.ts'
+import { ToolIdSchema } from '../library/tool-id-limit.ts'
 
 /** Longest instruction kept in an example, in characters. */
 export const MAX_EXAMPLE_INSTRUCTION_CHARS = 8000
@@ -30,7 +31,7 @@ export const UsageExampleSchema = z
       .max(MAX_EXAMPLE_INSTRUCTION_CHARS)
       .describe('The instruction as it was asked.'),
     tools: z
-      .array(z.string().min(1).max(500))
+      .array(ToolIdSchema)
       .min(1)
       .max(MAX_EXAMPLE_TOOLS)
       .describe('Ids of the tools that served it (the tools really called).'),

@@ -15,6 +15,7 @@ import {
   type ProviderNames,
 } from '../library/importers/index.ts'
 import { UsageExampleSchema } from '../examples/usage-example.ts'
+import { ToolIdSchema } from '../library/tool-id-limit.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import { FirstSyncCountsSchema, UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
@@ -30,7 +31,7 @@ const LIBRARY_NAME = z
     'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
   )
 
-const TOOL_ID = z.string().min(1).max(500)
+const TOOL_ID = ToolIdSchema
 /** Most gold tools per reward request (ToolBench G3 queries have at most 10). */
 const MAX_GOLD_TOOLS = 100
 /** Most completions per reward request: a GRPO batch for one prompt is typically 8-64. */
@@ -170,7 +171,7 @@ export function createRequestSchemas(config: Config) {
     batchTools: z
       .object({
         ids: z
-          .array(z.string().min(1))
+          .array(TOOL_ID)
           .min(1)
           .max(maxK * 10)
           .describe('Tool ids to load; a repeated id is answered once.'),
@@ -259,7 +260,7 @@ export function createRequestSchemas(config: Config) {
           'Library the tools are from. Default: the service default.',
         ),
         used: z
-          .array(z.string().min(1).max(500))
+          .array(TOOL_ID)
           .min(1)
           .max(64)
           .describe('Ids of the tools the agent really called for it (1-64).'),

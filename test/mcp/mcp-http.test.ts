@@ -236,12 +236,31 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   })
 
   it('a tool error message quotes a long id cut, as the HTTP bodies', async () => {
-    const error = errorOf(await call(client, 'get_tool_schemas', { ids: ['x'.repeat(10_000)] }))
+    // As long as an id may be (MAX_TOOL_ID_CHARS, 500).
+    const error = errorOf(await call(client, 'get_tool_schemas', { ids: ['x'.repeat(500)] }))
     expect(error.code).toBe('UNKNOWN_TOOL')
     // The message quoted the whole id (and details repeated it): 20,000+ characters. Now the id
     // is cut at 64 (shownName); boundedMessage still cuts any message at 4,000.
     expect(error.message.length).toBeLessThan(400)
     expect(error.message).toContain(`has no tool "${'x'.repeat(64)}"…`)
+  })
+
+  it('get_tool_schemas refuses an id longer than 500 characters, naming it and the limit', async () => {
+    const long = `\u202e${'x'.repeat(10_000)}`
+    const error = errorOf(
+      await call(client, 'get_tool_schemas', { ids: ['mail.send_email', long] }),
+    )
+    // Was: UNKNOWN_TOOL after the library was searched for it (ids had no length bound).
+    expect(error.code).toBe('INVALID_INPUT')
+    expect(error.message).toContain(
+      `tool id "\\u202e${'x'.repeat(63)}"… is 10001 characters long; a tool id has at most 500`,
+    )
+    expect(error.message.length).toBeLessThan(400)
+    const { tools } = await client.listTools()
+    const schemas = tools.find((tool) => tool.name === 'get_tool_schemas')!
+    expect(schemas.inputSchema.properties?.ids).toMatchObject({
+      items: { type: 'string', minLength: 1, maxLength: 500 },
+    })
   })
 
   it('counts the JSON values of a body before parsing it: 413 past 100,000, -32700 for bad JSON', async () => {

@@ -3,9 +3,12 @@
  * or batch read, unknown ids in usage examples and feedback), and the PUT answer's import warnings
  * that quote a tool's id or name, carry it escaped as `shownName` does
  * (bidi, zero-width and control characters as `\u` text, cut at 64 characters), over real HTTP:
- * JSON.stringify keeps a U+202E raw, so the body itself would hold one.
+ * JSON.stringify keeps a U+202E raw, so the body itself would hold one. Tool ids longer than
+ * MAX_TOOL_ID_CHARS are refused wherever they enter (PUT, tool and batch reads, examples,
+ * feedback), naming the id so quoted and the limit; one of exactly 500 goes through.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_TOOL_ID_CHARS } from '../../src/library/tool-id-limit.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { createTestApp } from './test-service.ts'
 
@@ -14,6 +17,16 @@ const RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]
 const SPOOF = 'rtl\u202etxt.exe'
 /** The id as a message quotes it: `"rtl\u202etxt.exe"` with the backslash as text. */
 const SHOWN = '"rtl\\u202etxt.exe"'
+
+/* Tool ids past MAX_TOOL_ID_CHARS (500), refused wherever they enter over HTTP. */
+const LIMIT = `is ${MAX_TOOL_ID_CHARS + 1} characters long; a tool id has at most ${MAX_TOOL_ID_CHARS}`
+/** `ns.` and a name: an id of exactly `length` characters once imported with ?namespace=ns. */
+const nameFor = (length: number, char: string) => char.repeat(length - 'ns.'.length)
+const LONG_ID = `ns.${nameFor(MAX_TOOL_ID_CHARS + 1, 'a')}`
+const EDGE_ID = `ns.${nameFor(MAX_TOOL_ID_CHARS, 'b')}`
+/** A bidi override in a long id: quoted as `\u202e` text, cut at 64 characters. */
+const SPOOF_ID = `\u202e${'c'.repeat(MAX_TOOL_ID_CHARS)}`
+const SPOOF_SHOWN = `"\\u202e${'c'.repeat(63)}"…`
 
 let server: ListeningApp
 
@@ -33,11 +46,11 @@ async function errorOf(answer: Response): Promise<{ code: string; message: strin
   return (JSON.parse(text) as { error: { code: string; message: string } }).error
 }
 
-function send(method: string, path: string, body: unknown): Promise<Response> {
+function send(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${server.url}${path}`, {
     method,
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
 }
 
@@ -122,12 +135,87 @@ describe('error messages quote ids escaped', () => {
   })
 
   it('a long unknown id is quoted cut at 64 characters', async () => {
-    const long = `x${'\u202e'.repeat(20_000)}`
+    // As long as an id may be (MAX_TOOL_ID_CHARS); a longer one is refused as such.
+    const long = `x${'\u202e'.repeat(499)}`
     const answer = await send('POST', '/v1/libraries/sample/tools/batch', { ids: [long] })
     expect(answer.status).toBe(404)
     const error = await errorOf(answer)
     expect(error.code).toBe('UNKNOWN_TOOL')
     expect(error.message).toContain(`has no tool "x${'\\u202e'.repeat(63)}"….`)
     expect(error.message.length).toBeLessThan(1000)
+  })
+})
+
+const tool = (name: string) => ({
+  name,
+  description: 'Open a file',
+  inputSchema: { type: 'object' },
+})
+
+describe('tool ids longer than 500 characters', () => {
+  it('PUT refuses a library with one (IMPORT_FAILED naming it and its record); 500 is taken', async () => {
+    const refused = await send('PUT', '/v1/libraries/long?namespace=ns', {
+      tools: [tool('short'), tool(nameFor(MAX_TOOL_ID_CHARS + 1, 'a'))],
+    })
+    // Was: 201, a library holding an id no request can name.
+    expect(refused.status).toBe(400)
+    const error = await errorOf(refused)
+    expect(error.code).toBe('IMPORT_FAILED')
+    expect(error.message).toContain(`record 1: tool id "ns.${'a'.repeat(61)}"… ${LIMIT}`)
+    expect(error.message.length).toBeLessThan(500)
+    expect((await send('GET', '/v1/libraries/long')).status).toBe(404)
+
+    const taken = await send('PUT', '/v1/libraries/edge?namespace=ns', {
+      tools: [tool('short'), tool(nameFor(MAX_TOOL_ID_CHARS, 'b'))],
+    })
+    expect(taken.status).toBe(201)
+    const read = await send('GET', `/v1/libraries/edge/tools/${EDGE_ID}`)
+    expect(read.status).toBe(200)
+    expect(((await read.json()) as { tool: { id: string } }).tool.id).toBe(EDGE_ID)
+    const batch = await send('POST', '/v1/libraries/edge/tools/batch', { ids: [EDGE_ID] })
+    expect(batch.status).toBe(200)
+    const examples = await send('POST', '/v1/libraries/edge/examples', {
+      examples: [{ instruction: 'open the file', tools: [EDGE_ID] }],
+    })
+    expect(examples.status).toBe(200)
+  })
+
+  it('a tool read and a batch read refuse one (INVALID_INPUT), not UNKNOWN_TOOL', async () => {
+    const one = await send('GET', `/v1/libraries/sample/tools/${encodeURIComponent(SPOOF_ID)}`)
+    // Was: 404 UNKNOWN_TOOL, after the library was searched for it.
+    expect(one.status).toBe(400)
+    const error = await errorOf(one)
+    expect(error.code).toBe('INVALID_INPUT')
+    expect(error.message).toBe(
+      `The tool id ${SPOOF_SHOWN} is ${MAX_TOOL_ID_CHARS + 1} characters long; a tool id has at most ${MAX_TOOL_ID_CHARS}.`,
+    )
+
+    const batch = await send('POST', '/v1/libraries/sample/tools/batch', {
+      ids: ['sms.send_sms', SPOOF_ID],
+    })
+    expect(batch.status).toBe(400)
+    const batchError = await errorOf(batch)
+    expect(batchError.code).toBe('INVALID_INPUT')
+    expect(batchError.message).toContain(`"ids.1": tool id ${SPOOF_SHOWN} ${LIMIT}`)
+  })
+
+  it('usage examples and feedback name it and the limit', async () => {
+    const examples = await send('POST', '/v1/libraries/sample/examples', {
+      examples: [{ instruction: 'open the file', tools: ['sms.send_sms', LONG_ID] }],
+    })
+    expect(examples.status).toBe(400)
+    const error = await errorOf(examples)
+    expect(error.code).toBe('INVALID_INPUT')
+    // Was: "Too big: expected string to have <=500 characters", naming neither the id nor its length.
+    expect(error.message).toContain(`tool id "ns.${'a'.repeat(61)}"… ${LIMIT}`)
+
+    const feedback = await send('POST', '/v1/feedback', {
+      instruction: 'open the file',
+      used: [LONG_ID],
+    })
+    expect(feedback.status).toBe(400)
+    const feedbackError = await errorOf(feedback)
+    expect(feedbackError.code).toBe('INVALID_INPUT')
+    expect(feedbackError.message).toContain(`"used.0": tool id "ns.${'a'.repeat(61)}"… ${LIMIT}`)
   })
 })

@@ -8,11 +8,12 @@ import { extname, join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import type { Tool } from '../tool.ts'
 import { DEFAULT_MAX_TOOLS, type ImportOptions, type ImportResult } from './import-formats.ts'
-import { importToolsFromFile } from './import-tools.ts'
+import { importToolsFromFile, RENAMED } from './import-tools.ts'
 import { resolveDuplicates } from './resolve-duplicates.ts'
 import { ON_DUPLICATE_FIX } from './assert-unique-ids.ts'
 import { fileProblem } from '../../read-text-file.ts'
 import { shownName } from '../name-characters.ts'
+import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
 export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
@@ -99,6 +100,15 @@ function mergeResults(results: readonly ImportResult[], options: ImportOptions):
     (tool) => fileOfTool.get(tool)!,
     (id, first, second) => duplicateAcrossFiles(id, where(first), where(second)),
   )
+  // Each file's ids were checked; a rename across files (`<id>_2`) can make one longer.
+  const long = tools.find((tool) => tool.id.length > MAX_TOOL_ID_CHARS)
+  if (long !== undefined) {
+    throw new ToolselError(
+      'IMPORT_FAILED',
+      `${long.source?.file ?? 'a tool file'}: ${toolIdTooLong(long.id)}${RENAMED}: shorten the name or id it is made from`,
+      { details: { file: long.source?.file, maxToolIdChars: MAX_TOOL_ID_CHARS } },
+    )
+  }
   const warnings = results.flatMap((result) => result.warnings)
   const summarized = results.flatMap((result) => result.summarized)
   if (duplicates.length > 0) {

@@ -14,6 +14,7 @@ import { escapedName, shownName, unshowableTools } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
+import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
 import { importAnthropic } from './anthropic-importer.ts'
 import { importBeirCorpus } from './beir-corpus-importer.ts'
 import { importCanonical } from './canonical-importer.ts'
@@ -249,6 +250,7 @@ function finish(
         second,
       ]),
   )
+  assertIdLengths(tools, imported, context)
   const summarized: string[] = []
   if (duplicates.length > 0) {
     const counts = { renamed: 0, dropped: 0, identical: 0 }
@@ -352,6 +354,30 @@ function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): 
     undefined,
     `${count} tool(s) have an id or name holding a control character, bidi override or isolate, or lone surrogate (imported as they are; such a tool may display as another one): ${listed.join('; ')}${count > LISTED_IN_WARNINGS ? '; …' : ''}. Rename them at the source; they are shown escaped in CLI output and logs.`,
   )
+}
+
+/**
+ * IMPORT_FAILED for the first tool whose id (after any `onDuplicate` rename) is longer than
+ * MAX_TOOL_ID_CHARS: no request could name it (tool-id-limit.ts). Ids are never cut: two long
+ * ids cut alike would become one.
+ */
+/** Said of a too long id that `onDuplicate: rename` made. */
+export const RENAMED = ' once renamed (--on-duplicate rename adds _N to a repeated id)'
+
+function assertIdLengths(
+  tools: readonly Tool[],
+  imported: readonly Tool[],
+  context: ImportContext,
+) {
+  const long = tools.find((tool) => tool.id.length > MAX_TOOL_ID_CHARS)
+  if (long === undefined) return
+  const record = recordOf(long, imported)
+  const error = importFailed(context, {
+    record: record >= 0 ? record : undefined,
+    message: `${toolIdTooLong(long.id)}${imported.includes(long) ? '' : RENAMED}: shorten the name or id it is made from`,
+  })
+  error.details.maxToolIdChars = MAX_TOOL_ID_CHARS
+  throw error
 }
 
 function recordOf(tool: Tool, tools: readonly Tool[]): number {

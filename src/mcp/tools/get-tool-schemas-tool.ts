@@ -7,6 +7,7 @@ import { describeScope, isUnscoped } from '../tool-scope.ts'
 import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
 import { TOOL_FORMAT_ARGUMENT, TOOLS_OUTPUT, toolsPayload } from './output-schemas.ts'
 import { shownNames } from '../../library/name-characters.ts'
+import { ToolIdSchema } from '../../library/tool-id-limit.ts'
 
 /** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
 export const MAX_SCHEMA_IDS = 20
@@ -23,7 +24,7 @@ export function registerGetToolSchemas(
   const { logger } = context.service
   const args = toolArguments('get_tool_schemas', {
     ids: z
-      .array(z.string().min(1))
+      .array(ToolIdSchema)
       .min(1)
       .max(MAX_SCHEMA_IDS)
       .describe('Tool ids from search_tools, e.g. ["slack.post_message"]'),

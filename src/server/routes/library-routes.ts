@@ -14,6 +14,7 @@ import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
 import { jsonBody, jsonRequest, pathParams, queryParams, requireJson } from '../validate.ts'
 import { createTimeSlicer } from '../../time-slicer.ts'
 import { shownNames } from '../../library/name-characters.ts'
+import { assertToolIdLengths } from '../../library/tool-id-limit.ts'
 
 /**
  * A request's body as bytes in one buffer of their own (an upload's import worker takes it
@@ -76,6 +77,8 @@ function toolsInScope(
 ): Tool[] {
   const name = libraryFor(principal, library, service.defaultLibraryName)
   assertLibraryAccess(principal, name, service.libraries)
+  // GET …/tools/:id takes the id from the path, unbounded by any schema.
+  assertToolIdLengths(ids)
   const scope = scopeFor(service, principal, name)
   const known = service.library(name).library
   // Before any tool is read (the scope check reads them).

@@ -1,0 +1,39 @@
+/**
+ * How long a tool id may be, wherever one enters: imports (PUT /v1/libraries, `toolsel index`),
+ * usage examples and feedback, rewards requests, `POST …/tools/batch`, `GET …/tools/:id` and
+ * MCP `get_tool_schemas`.
+ *
+ * The longest id in the benchmark data is 144 characters (a ToolBench `tool::api` id whose API
+ * name is its URL path, StableToolBench G1); gateway ids are at most 64 + 1 + 128 = 193 (server
+ * and upstream tool name bounds). 500 leaves more than three times the longest real id, and was
+ * already the bound of ids in examples, feedback and rewards requests.
+ * @module
+ */
+import { z } from 'zod'
+import { ToolselError } from '../errors.ts'
+import { shownName } from './name-characters.ts'
+
+/** Most UTF-16 code units in a tool id. */
+export const MAX_TOOL_ID_CHARS = 500
+
+/** `tool id "abc…" is 612 characters long; a tool id has at most 500`: the id escaped and cut. */
+export function toolIdTooLong(id: string): string {
+  return `tool id ${shownName(id)} is ${id.length} characters long; a tool id has at most ${MAX_TOOL_ID_CHARS}`
+}
+
+/** A tool id in a request: 1 to MAX_TOOL_ID_CHARS characters, a longer one named in the error. */
+export const ToolIdSchema = z
+  .string()
+  .min(1)
+  .max(MAX_TOOL_ID_CHARS, {
+    error: (issue) => (typeof issue.input === 'string' ? toolIdTooLong(issue.input) : undefined),
+  })
+
+/** Throws INVALID_INPUT naming the first id of `ids` longer than MAX_TOOL_ID_CHARS. */
+export function assertToolIdLengths(ids: readonly string[]): void {
+  const long = ids.find((id) => id.length > MAX_TOOL_ID_CHARS)
+  if (long === undefined) return
+  throw new ToolselError('INVALID_INPUT', `The ${toolIdTooLong(long)}.`, {
+    details: { length: long.length, maxChars: MAX_TOOL_ID_CHARS },
+  })
+}
