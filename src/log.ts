@@ -25,16 +25,38 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
+/** How lines are written: `text` (`<time> <LEVEL> <message> {fields}`) or one JSON object each. */
+export type LogFormat = 'text' | 'json'
+
+export interface LoggerOptions {
+  format?: LogFormat
+  /** Fields on every `json` line (a `serve --workers` worker's `worker` id). */
+  fields?: Record<string, unknown>
+}
+
 export function createLogger(
   level: LogLevel = 'info',
   write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  { format = 'text', fields: always = {} }: LoggerOptions = {},
 ): Logger {
+  /** `{time, level, msg}` first; no field replaces them. */
+  const jsonLine = (
+    at: string,
+    head: Record<string, unknown>,
+    fields?: Record<string, unknown>,
+  ) => {
+    const line: Record<string, unknown> = { time: new Date().toISOString(), level: at, ...head }
+    for (const [key, value] of Object.entries({ ...always, ...fields }))
+      if (!(key in line)) line[key] = value
+    return jsonText(JSON.stringify(line))
+  }
   const emit = (
     at: Exclude<LogLevel, 'silent'>,
     message: string,
     fields?: Record<string, unknown>,
   ) => {
     if (RANK[at] < RANK[level]) return
+    if (format === 'json') return write(jsonLine(at, { msg: message }, fields))
     const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : ''
     // A message can carry a tool's name or an upstream's error text: no escape sequence of theirs
     // reaches the operator's terminal.
@@ -43,6 +65,7 @@ export function createLogger(
   return {
     record: (at, fields) => {
       if (RANK[at] < RANK[level]) return
+      if (format === 'json') return write(jsonLine(at, {}, fields))
       write(jsonText(JSON.stringify({ time: new Date().toISOString(), level: at, ...fields })))
     },
     debug: (message, fields) => emit('debug', message, fields),

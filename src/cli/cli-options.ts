@@ -171,10 +171,37 @@ export async function commandConfig(
     flags: { ...flags, 'log.level': values['log-level'] },
     files,
   })
-  const logger = createLogger(config.log.level, (line) => io.stderr(`${line}\n`))
+  const logger = createLogger(config.log.level, (line) => io.stderr(`${line}\n`), {
+    format: config.log.format,
+    fields: cluster.isWorker ? { worker: cluster.worker!.id } : undefined,
+  })
+  if (config.log.format === 'json') logProcessEventsAsJson(logger)
   // Once per command: `serve --workers N` workers inherit the environment the primary checked.
   if (!cluster.isWorker) for (const warning of unknownEnvVarWarnings(io.env)) logger.warn(warning)
   return { config, logger }
+}
+
+let processEventsLogged = false
+
+/**
+ * `log.format: json`: Node's warnings (its default prints `(node:<pid>) Name: message` and more
+ * lines) and an uncaught exception's stack (printed over several lines, then exit code 1) become
+ * one JSON line each through `logger`, so a log shipper reading JSON lines loses none of them.
+ * Once per process.
+ */
+function logProcessEventsAsJson(logger: Logger): void {
+  if (processEventsLogged) return
+  processEventsLogged = true
+  process.removeAllListeners('warning')
+  process.on('warning', (warning) =>
+    logger.warn(`${warning.name}: ${warning.message}`, { warning: warning.name }),
+  )
+  process.on('uncaughtException', (error) => {
+    logger.error(`Uncaught exception: ${error instanceof Error ? error.message : String(error)}`, {
+      stack: error instanceof Error ? error.stack : undefined,
+    })
+    process.exit(1)
+  })
 }
 
 /**

@@ -189,6 +189,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Access log: off, or the level of its one JSON line per request (info, debug)',
   },
+  TOOLSEL_LOG_FORMAT: {
+    path: 'log.format',
+    type: 'string',
+    description: 'Log lines as text (default) or json (one JSON object each)',
+  },
 }
 
 /** The variable naming a JSON config file (read before the other variables are applied). */

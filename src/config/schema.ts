@@ -596,6 +596,12 @@ const LogSchema = z
      * request id, library; never keys or bodies) at this level, or `off`. Default `info`.
      */
     access: z.enum(['off', 'info', 'debug']).default('info'),
+    /**
+     * `text` (default): `<time> <LEVEL> <message> {fields}`. `json`: every line one JSON object
+     * `{"time","level","msg",…fields}` (a `serve --workers` worker's with `worker`, its cluster
+     * id; Node's warnings and an uncaught exception's stack too), for log shippers.
+     */
+    format: z.enum(['text', 'json']).default('text'),
   })
   .strict()
 
