@@ -35,6 +35,10 @@ export function renderSummary(report: BenchReport): string {
         `fallbacks: planner ${metrics.fallbacks.planner}, selector ${metrics.fallbacks.selector}`,
         `tokens/query ${metrics.tokens.perQuery}`,
       ]
+      if (split.examples)
+        facts.push(
+          `usage examples: ${split.examples.source} (${exampleCounts(split.examples.counts)})`,
+        )
       if (metrics.errors > 0) facts.push(`**${metrics.errors} queries failed** (counted as misses)`)
       const swapped = split.library.swapped
       if (swapped)
@@ -124,4 +128,12 @@ function bySizeTable(report: BenchReport): string[] {
 
 function tableLine(cells: string[]): string {
   return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`
+}
+
+/** `24 in the library` (one training split), else `8-9 in each fold's library`. */
+function exampleCounts(counts: readonly number[]): string {
+  if (counts.length === 1) return `${counts[0]} in the library`
+  const low = Math.min(...counts)
+  const high = Math.max(...counts)
+  return `${low === high ? low : `${low}-${high}`} in each fold's library`
 }

@@ -117,6 +117,9 @@ export function runLine(report: BenchReport): string {
     `unmappable gold: ${settings.unmappable}`,
   ]
   if (settings.swapLibrary) parts.push(`library swapped for \`${settings.swapLibrary}\``)
+  // The same library with and without usage examples scores far apart: say which ran (it was
+  // only in report.json's settings).
+  if (settings.examples === 'train') parts.push('usage examples: train (per split below)')
   if (settings.limit !== undefined) parts.push(`first ${settings.limit} queries per split`)
   return parts.join(' · ')
 }

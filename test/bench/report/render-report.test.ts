@@ -93,6 +93,25 @@ describe('renderSummary', () => {
   })
 })
 
+describe('renderSummary with --examples train', () => {
+  it('says that the libraries had usage examples, and where they came from', async () => {
+    // Before: only report.json's settings said so; summary.md of a run with examples read like
+    // one without.
+    const withExamples = await runFixtureBench({
+      suite: 'gorilla-tensorflow',
+      queries: `${FIXTURES}/gorilla/tensorflowhub_eval.jsonl`,
+      tools: `${FIXTURES}/gorilla/tensorflowhub_api.jsonl`,
+      examples: 'train',
+    })
+    const summary = renderSummary(withExamples)
+    expect(summary).toContain(' · usage examples: train (per split below)')
+    expect(summary).toMatch(
+      /; usage examples: 5-fold by query: each query's library holds the other folds' queries and gold \(\d+(-\d+)? in each fold's library\)/,
+    )
+    expect(renderSummary(report)).not.toContain('usage examples')
+  })
+})
+
 describe.skipIf(!existsSync(CHROMIUM))(
   'report.html in headless Chromium (skipped: no /usr/bin/chromium)',
   () => {
