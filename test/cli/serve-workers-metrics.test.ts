@@ -9,17 +9,20 @@
  * replaced), and metrics that could not be summed stopped the primary.
  *
  * The same server (one start: these tests are slow) serves an index whose tool ids hold a bidi
- * override: the load warning of it is logged once, not once per worker.
+ * override: the load warning of it is logged once, not once per worker, and again by the worker
+ * that replaces the one that logged it (a new process), not by the other.
  */
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { LOAD_WARNINGS_ENV } from '../../src/config/env-vars.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { callFresh as call } from '../helpers/fresh-request.ts'
-import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { startServe, workerPids, type RunningServe } from '../helpers/start-serve.ts'
 
 let server: RunningServe | undefined
 let root: string | undefined
@@ -116,7 +119,38 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
   }, 120_000)
 
   it('logs the load warning of odd tool ids once, not once per worker', () => {
-    const warnings = server!.logs().match(/ WARN Library "odd" \([^)]*\): 1 tool id\(s\) hold/g)
+    const warnings = server!.logs().match(WARNING)
     expect(warnings, server!.logs()).toHaveLength(1)
   })
+
+  it('gives the warning role to the worker that replaces the one holding it', async () => {
+    const { child, logs } = server!
+    const [warner, other] = workerPids(child.pid!).sort(
+      (one, two) => Number(warnsLoad(two)) - Number(warnsLoad(one)),
+    )
+    expect([warnsLoad(warner!), warnsLoad(other!)]).toEqual([true, false])
+    const readyBefore = readyLines(logs())
+    process.kill(warner!, 'SIGKILL')
+    const deadline = Date.now() + 60_000
+    while (readyLines(logs()) <= readyBefore) {
+      if (Date.now() > deadline) throw new Error(`no worker after the kill:\n${logs()}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const now = workerPids(child.pid!)
+    expect(now).toHaveLength(2)
+    expect(now).toContain(other)
+    const replacement = now.find((pid) => pid !== other)!
+    // The replacement warns (a new process, the same library), the other worker still does not.
+    expect(warnsLoad(replacement)).toBe(true)
+    expect(logs().match(WARNING), logs()).toHaveLength(2)
+  }, 90_000)
 })
+
+const WARNING = / WARN Library "odd" \([^)]*\): 1 tool id\(s\) hold/g
+
+const readyLines = (logs: string) => (logs.match(/Ready: libraries/g) ?? []).length
+
+/** Whether the worker `pid` was started with the load-warning role (its environment, Linux). */
+function warnsLoad(pid: number): boolean {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${LOAD_WARNINGS_ENV}=1`)
+}
