@@ -3,7 +3,8 @@
  * (store/create-configured-embedder.ts: the weights, then one warm-up forward pass), and what
  * the first query embedded after it costs. Since round 36 the load also probes the weights'
  * vectors (models/vector-probe.ts: the probe texts in one forward pass, once per process): run
- * it with `--root` on a checkout from before to see what the probe adds. Each turn is a new
+ * it with `--root` on a checkout from before to see what the probe adds. Since round 37 a load
+ * that probed is not warmed up again (`warmedUp`): `--before` on a round-36 checkout shows it. Each turn is a new
  * process (`--turns`); the two checkouts alternate when `--before` is given. "probe texts, warm"
  * is the probe's forward pass timed again after the load: what it costs once warm.
  *

