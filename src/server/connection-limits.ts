@@ -63,12 +63,21 @@ export const OVER_LIMIT_ANSWER_MS = 5000
  */
 export const OVER_LIMIT_DISCARD_BYTES = 64 * 1024
 
+/**
+ * How long that reading may wait for the body, at most (and at most half the connection's hold,
+ * `answerMs`): a body that comes slowly, or not at all (`Expect: 100-continue` with none sent),
+ * is answered 429 then, not closed unanswered when the hold ends.
+ */
+export const OVER_LIMIT_DISCARD_MS = 1000
+
 /** The connections over the limit: their requests are answered 429 (`refuseOverLimit`). */
 export interface ConnectionLimit {
   /** The connection's per-address limit, as configured. */
   readonly perAddress: number
   /** How many connections past it one address may have answered at once. */
   readonly answering: number
+  /** How long a connection past it is held for its answer, at most (ms). */
+  readonly answerMs: number
   /** The server's 'connection' listener: counts `socket`, marks or closes it past the limit. */
   admit(socket: Socket): void
   /** Whether `socket` came past the limit: its requests get 429, never the app's routes. */
@@ -105,6 +114,7 @@ export function createConnectionLimit(
   return {
     perAddress,
     answering,
+    answerMs,
     admit(socket) {
       const address = addressGroup(socket.remoteAddress ?? '')
       if ((open.get(address) ?? 0) < perAddress) return count(open, address, socket)
@@ -126,14 +136,19 @@ export function createConnectionLimit(
  * The app's first check after the request id and access log: a request on a connection over
  * `limit` is answered 429 RATE_LIMITED (`{error:{code,message}}` through the app's error handler,
  * `Retry-After: 1`, `Connection: close`) and goes no further. Up to OVER_LIMIT_DISCARD_BYTES of
- * its body are read and dropped first. Requests not served by `@hono/node-server` (no socket in
+ * its body are read and dropped first, for at most OVER_LIMIT_DISCARD_MS (half the hold at most).
+ * Requests not served by `@hono/node-server` (no socket in
  * `c.env`) pass.
  */
 export function refuseOverLimit(limit: ConnectionLimit): MiddlewareHandler {
   return async (c, next) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
     if (incoming === undefined || !limit.isOverLimit(incoming.socket)) return next()
-    await discardBody(incoming, OVER_LIMIT_DISCARD_BYTES)
+    await discardBody(
+      incoming,
+      OVER_LIMIT_DISCARD_BYTES,
+      Math.min(OVER_LIMIT_DISCARD_MS, limit.answerMs / 2),
+    )
     c.header('retry-after', '1')
     c.header('connection', 'close')
     throw new ToolselError(
@@ -143,12 +158,17 @@ export function refuseOverLimit(limit: ConnectionLimit): MiddlewareHandler {
   }
 }
 
-/** Reads `incoming`'s body until it ends, `bytes` of it were read, or the request closes. */
-async function discardBody(incoming: IncomingMessage, bytes: number): Promise<void> {
+/**
+ * Reads `incoming`'s body until it ends, `bytes` of it were read, the request closes, or `ms`
+ * passed.
+ */
+async function discardBody(incoming: IncomingMessage, bytes: number, ms: number): Promise<void> {
   if (incoming.readableEnded || incoming.destroyed) return
   await new Promise<void>((resolve) => {
     let read = 0
+    const timer = setTimeout(() => done(), ms)
     const done = () => {
+      clearTimeout(timer)
       incoming.off('data', onData).off('end', done).off('close', done).off('error', done)
       incoming.pause()
       resolve()

@@ -209,6 +209,42 @@ for i in range(16):
     },
   )
 
+  // Round 37's read of the body before the 429 waited for all of it (or 64 KiB): a body sent
+  // slowly, or not at all after `Expect: 100-continue`, got no answer, its connection closed
+  // when the hold ended (round 36 answered it at once).
+  it('answers 429 to a request past the limit whose body comes slowly or not at all, before the hold ends', async () => {
+    const limit = createConnectionLimit(2, { answerMs: ANSWER_MS, answering: 2 })!
+    const { port } = await appPast(limit, 2)
+    const head = (extra: string) =>
+      `PUT /v1/libraries/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n${extra}\r\n`
+    const answers = await Promise.all(
+      [head('') + '{"tools":', head('Expect: 100-continue\r\n')].map(
+        (sent) =>
+          new Promise<{ text: string; ms: number }>((resolve) => {
+            const start = performance.now()
+            const socket = connect({ port, host: '127.0.0.1' })
+            sockets.push(socket)
+            let text = ''
+            socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+            socket.on('error', () => undefined)
+            socket.on('close', () => resolve({ text, ms: performance.now() - start }))
+            socket.write(sent)
+          }),
+      ),
+    )
+    for (const { text, ms } of answers) {
+      const answer = text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 429 Too Many Requests')
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+        error: {
+          code: 'RATE_LIMITED',
+          message: expect.stringContaining('maxConnectionsPerAddress'),
+        },
+      })
+      expect(ms).toBeLessThan(ANSWER_MS)
+    }
+  })
+
   it('lets a connection within the limit through to the app', async () => {
     const limit = createConnectionLimit(2, { answerMs: ANSWER_MS })!
     const { port } = await appPast(limit, 1)
