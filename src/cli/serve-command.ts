@@ -23,6 +23,7 @@ import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV } from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
 import { createMetrics, processRegistry } from '../server/metrics.ts'
+import { REQUEST_ID_HEADER } from '../server/middleware/request-log.ts'
 import { launcherGone, npmLauncher, unwatchedLauncherHint, type Launcher } from './npm-launcher.ts'
 import {
   COMMON_HELP,
@@ -211,7 +212,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const fetch: typeof app.fetch = sync
     ? async (request, ...rest) => {
         const response = await app.fetch(request, ...rest)
-        if (request.method !== 'GET' && request.method !== 'HEAD') await sync.flush()
+        if (request.method !== 'GET' && request.method !== 'HEAD')
+          await sync.flush(requestIdOf(response, rest[0]))
         return response
       }
     : app.fetch
@@ -557,4 +559,14 @@ function listenError(error: NodeJS.ErrnoException, config: Config): Error {
     )
   }
   return error
+}
+
+/**
+ * The request id of an answered request (request-log.ts): on the node response under
+ * @hono/node-server (`env.outgoing`), else on the answer.
+ */
+function requestIdOf(response: Response, env: unknown): string | undefined {
+  const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing
+  const id = outgoing?.getHeader(REQUEST_ID_HEADER) ?? response.headers.get(REQUEST_ID_HEADER)
+  return typeof id === 'string' ? id : undefined
 }

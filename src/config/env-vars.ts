@@ -213,6 +213,12 @@ export const LISTEN_WHEN_READY_ENV = 'TOOLSEL_WORKER_LISTEN_WHEN_READY'
 export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 
 /**
+ * For tests, off unless set: a worker of `serve --workers N` applying another worker's change to
+ * the library this names fails to (as a disk or load failure would; service/cluster-sync.ts).
+ */
+export const TEST_SYNC_FAULT_ENV = 'TOOLSEL_TEST_SYNC_FAULT'
+
+/**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
@@ -227,6 +233,7 @@ const OTHER_VARS = new Set([
   LISTEN_WHEN_READY_ENV,
   LOAD_WARNINGS_ENV,
   'TOOLSEL_TEST_METRICS_FAULT_FILE',
+  TEST_SYNC_FAULT_ENV,
 ])
 
 /**

@@ -33,6 +33,7 @@
  * @module
  */
 import cluster, { type Worker } from 'node:cluster'
+import { TEST_SYNC_FAULT_ENV } from '../config/env-vars.ts'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
 import { dirname, join } from 'node:path'
@@ -247,24 +248,29 @@ export class WorkerLibrarySync {
   /**
    * Sends the changes made here since the last flush and waits until every worker has them, and
    * has the ones sent before (another request's flush may have taken this request's changes).
+   * `requestId`: the request whose answer waits for this flush; a worker that could not apply
+   * what it sends is logged with it ("Library change not applied", with the library's name: a
+   * change another request made meanwhile goes with it).
    */
-  flush(): Promise<void> {
+  flush(requestId?: string): Promise<void> {
     if (this.#pending.size > 0) {
       const changes = [...this.#pending.values()]
       this.#pending.clear()
-      this.#flushed = this.#flushed.then(() => this.#send(changes))
+      this.#flushed = this.#flushed.then(() => this.#send(changes, requestId))
     }
     return this.#flushed
   }
 
-  async #send(changes: LibraryChange[]): Promise<void> {
+  async #send(changes: LibraryChange[], requestId: string | undefined): Promise<void> {
     if (this.#closed) return
     const id = this.#nextId++
     const failures = await new Promise<string[]>((resolve) => {
       this.#waiting.set(id, resolve)
       process.send!({ toolsel: 'sync', id, changes } satisfies SyncMessage)
     })
-    for (const failure of failures) this.#logger.error(`Library change not applied: ${failure}`)
+    const fields = requestId === undefined ? undefined : { requestId }
+    for (const failure of failures)
+      this.#logger.error(`Library change not applied: ${failure}`, fields)
   }
 
   async #apply(id: number, changes: LibraryChange[], external: boolean): Promise<void> {
@@ -287,6 +293,8 @@ export class WorkerLibrarySync {
     const slots = this.#slots()
     for (const { name, dir } of changes) {
       try {
+        if (process.env[TEST_SYNC_FAULT_ENV] === name)
+          throw new Error(`test fault: ${TEST_SYNC_FAULT_ENV} names it`)
         // Saved or deleted: what is saved now is what counts (a later change may be on disk).
         const indexDir = dir === null ? this.#config.library.indexDir : dirname(dir)
         await syncSavedLibrary(slots, name, indexDir, this.#config, this.#logger)

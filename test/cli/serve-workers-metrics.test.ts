@@ -10,14 +10,15 @@
  *
  * The same server (one start: these tests are slow) serves an index whose tool ids hold a bidi
  * override: the load warning of it is logged once, not once per worker, and again by the worker
- * that replaces the one that logged it (a new process), not by the other.
+ * that replaces the one that logged it (a new process), not by the other. A PUT the other worker
+ * fails to apply (the test-only TOOLSEL_TEST_SYNC_FAULT) is logged with the PUT's request id.
  */
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { LOAD_WARNINGS_ENV } from '../../src/config/env-vars.ts'
+import { LOAD_WARNINGS_ENV, TEST_SYNC_FAULT_ENV } from '../../src/config/env-vars.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
@@ -49,7 +50,7 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
     )
     await saveIndexedLibrary(indexDir, await buildIndexedLibrary(odd, defaultConfig()))
     server = await startServe(['--workers', '2'], {
-      env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile },
+      env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile, [TEST_SYNC_FAULT_ENV]: 'faulty' },
       indexDir,
     })
     const { url, logs, child } = server
@@ -121,6 +122,30 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
   it('logs the load warning of odd tool ids once, not once per worker', () => {
     const warnings = server!.logs().match(WARNING)
     expect(warnings, server!.logs()).toHaveLength(1)
+  })
+
+  // The other worker fails to apply a PUT of library "faulty" (TOOLSEL_TEST_SYNC_FAULT): the
+  // ERROR line of the worker that took the PUT names its request. Before round 37 it had none.
+  it('names the request whose library change another worker could not apply', async () => {
+    const { url, logs } = server!
+    const tools = [{ name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' }]
+    const put = await call(url, 'PUT', '/v1/libraries/faulty', JSON.stringify(tools), {
+      'x-request-id': 'sync-fault-put',
+    })
+    expect(put.status, put.text).toBe(201)
+    const notApplied = () =>
+      logs()
+        .split('\n')
+        .filter((line) => line.includes('not applied'))
+    const deadline = Date.now() + 10_000
+    while (notApplied().length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    const lines = notApplied()
+    expect(lines, logs()).toHaveLength(1)
+    expect(lines[0]).toMatch(
+      /ERROR Library change not applied: worker \d+, library "faulty": test fault: TOOLSEL_TEST_SYNC_FAULT names it/,
+    )
+    expect(lines[0]).toContain('"requestId":"sync-fault-put"')
   })
 
   it('gives the warning role to the worker that replaces the one holding it', async () => {

@@ -10,6 +10,7 @@ export function callFresh(
   method: string,
   path: string,
   body?: string,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const outgoing = request(
@@ -17,7 +18,11 @@ export function callFresh(
       {
         method,
         agent: false,
-        headers: { connection: 'close', ...(body && { 'content-type': 'application/json' }) },
+        headers: {
+          connection: 'close',
+          ...(body && { 'content-type': 'application/json' }),
+          ...headers,
+        },
       },
       (response) => {
         let text = ''
