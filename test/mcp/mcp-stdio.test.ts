@@ -299,7 +299,9 @@ describe('toolsel mcp --stdio', () => {
     'lives through a response for no request nested 20,000 deep, and answers the line after it',
     async () => {
       // The SDK's error for a response to an unknown id JSON.stringifies it: past the stack for
-      // this one. Round 36's own line reading let that throw out of a 'data' event: exit 1.
+      // this one. Round 36's own line reading let that throw out of a 'data' event: exit 1. Since
+      // round 37 a message nested past MAX_MESSAGE_DEPTH is refused before the SDK sees it: -32600
+      // with id null (a response and a batch have no id to answer).
       const depth = 20_000
       const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
       const { code, stdout, stderr } = await pipeToolsel('warn', [
@@ -312,8 +314,12 @@ describe('toolsel mcp --stdio', () => {
       const answers = stdout
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { id: unknown })
-      expect(answers.map((answer) => answer.id)).toEqual(['after'])
+        .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number } })
+      expect(answers.map((answer) => [answer.id, answer.error?.code])).toEqual([
+        [null, -32600],
+        [null, -32600],
+        ['after', undefined],
+      ])
     },
     TEST_TIMEOUT_MS,
   )
