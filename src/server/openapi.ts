@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { RESPONSE_SCHEMAS, type RequestSchemas } from './schemas.ts'
+import { ToolIdSchema } from '../library/tool-id-limit.ts'
 
 const json = (schema: z.ZodType) => ({
   'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) },
@@ -35,7 +36,14 @@ const writeErrors = {
   },
 }
 
-const libraryParameter = { name: 'library', in: 'path', required: true, schema: { type: 'string' } }
+/**
+ * A path parameter with the bounds its route checks: a library name's pattern and 64 characters,
+ * a tool id's 500 (a longer one is a 400 naming it, not looked up).
+ */
+function pathParameter(name: string, schema: z.ZodType) {
+  const { $schema: _, ...bounds } = z.toJSONSchema(schema)
+  return { name, in: 'path', required: true, schema: bounds }
+}
 
 /**
  * What the middleware in front of every route answers (src/server/app.ts): 403 from the
@@ -96,6 +104,7 @@ function queryParameters(query: z.ZodObject) {
 
 export function createOpenApiDocument(schemas: RequestSchemas, version: string) {
   const ok = (schema: z.ZodType, description = 'OK') => ({ description, content: json(schema) })
+  const libraryParameter = pathParameter('library', schemas.libraryParam.shape.library)
   return {
     openapi: '3.1.0',
     info: {
@@ -205,10 +214,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
         },
       },
       '/v1/libraries/{library}/tools/{id}': {
-        parameters: [
-          libraryParameter,
-          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
-        ],
+        parameters: [libraryParameter, pathParameter('id', ToolIdSchema)],
         get: {
           summary: "Load one tool's full schema",
           parameters: queryParameters(schemas.toolQuery),

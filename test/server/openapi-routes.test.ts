@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { describe, expect, it } from 'vitest'
 import { createTestApp, readJson } from './test-service.ts'
+import { LIBRARY_NAME_PATTERN } from '../../src/library/tool-library.ts'
 
 /**
  * Routes /openapi.json leaves out on purpose: the document itself, the playground's HTML pages
@@ -84,6 +85,33 @@ describe('/openapi.json against the routes the app really has', () => {
         .map((parameter) => parameter.name)
         .sort(),
     )
+  })
+
+  it('bounds the path parameters as the routes do: a library name, a tool id of 500 characters', async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    const [library, id] = document.paths['/v1/libraries/{library}/tools/{id}'].parameters
+    expect(id).toMatchObject({ name: 'id', schema: { type: 'string', maxLength: 500 } })
+    expect(library).toMatchObject({
+      name: 'library',
+      schema: { type: 'string', pattern: LIBRARY_NAME_PATTERN.source },
+    })
+    for (const path of ['/v1/libraries/{library}', '/v1/libraries/{library}/tools/batch']) {
+      expect(document.paths[path].parameters[0], path).toEqual(library)
+    }
+    // The bounds the document states are the routes': the longest id is looked up, one more
+    // character is a 400 before any lookup; a name the pattern refuses is a 400 too.
+    const longest = await app.request(`/v1/libraries/sample/tools/${'a'.repeat(500)}`)
+    expect(longest.status).toBe(404)
+    expect((await readJson(longest)).error.code).toBe('UNKNOWN_TOOL')
+    const tooLong = await app.request(`/v1/libraries/sample/tools/${'a'.repeat(501)}`)
+    expect(tooLong.status).toBe(400)
+    expect((await readJson(tooLong)).error.code).toBe('INVALID_INPUT')
+    for (const name of ['a'.repeat(65), '-sample', 'sam ple']) {
+      expect(new RegExp(library.schema.pattern).test(name), name).toBe(false)
+      const answer = await app.request(`/v1/libraries/${encodeURIComponent(name)}`)
+      expect(answer.status, name).toBe(400)
+    }
   })
 
   it("is a valid OpenAPI 3.1 document (the specification's own schema, through swagger-parser)", async () => {
