@@ -68,7 +68,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Confi
   const merged: ConfigLayer = {}
   const file = options.file ?? env[CONFIG_FILE_ENV]
   if (file) mergeLayer(merged, await readConfigFile(file), `config file ${file}`, sources)
-  mergeLayer(merged, envLayer(env), 'environment', sources)
+  for (const { source, layer } of envLayers(env)) mergeLayer(merged, layer, source, sources)
   for (const { source, layer } of options.files ?? []) mergeLayer(merged, layer, source, sources)
   mergeLayer(merged, expandDotted(options.flags ?? {}), 'command-line flag', sources)
   return parseConfig(merged, sources)
@@ -176,14 +176,21 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
   return value as ConfigLayer
 }
 
-function envLayer(env: Record<string, string | undefined>): ConfigLayer {
-  const layer: ConfigLayer = {}
+/**
+ * One layer per variable set, named by it: a value the schema refuses is an error naming the
+ * variable (`(from environment variable TOOLSEL_LOG_FORMAT)`), as README says, not only its key.
+ */
+function envLayers(
+  env: Record<string, string | undefined>,
+): Array<{ source: string; layer: ConfigLayer }> {
+  const layers: Array<{ source: string; layer: ConfigLayer }> = []
   for (const [name, spec] of Object.entries(ENV_VARS)) {
     const raw = env[name]
     if (raw === undefined || raw === '') continue
-    layer[spec.path] = coerce(raw, spec.type, name)
+    const layer = expandDotted({ [spec.path]: coerce(raw, spec.type, name) })
+    layers.push({ source: `environment variable ${name}`, layer })
   }
-  return expandDotted(layer)
+  return layers
 }
 
 function coerce(raw: string, type: EnvValueType, name: string): unknown {

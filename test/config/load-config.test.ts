@@ -57,6 +57,20 @@ describe('loadConfig', () => {
       code: 'INVALID_CONFIG',
       message: 'Environment variable TOOLSEL_K="abc" is not a valid integer.',
     })
+    // A value of the right type that the schema refuses: named by its variable too, not only
+    // its key (README: "A bad value is an error naming the variable").
+    for (const [name, path] of [
+      ['TOOLSEL_LOG_FORMAT', 'log.format'],
+      ['TOOLSEL_PORT', 'server.port'],
+      ['TOOLSEL_ACCESS_LOG', 'log.access'],
+    ]) {
+      const value = name === 'TOOLSEL_PORT' ? '70000' : 'xml'
+      await expect(loadConfig({ env: { [name]: value } }), name).rejects.toMatchObject({
+        message: expect.stringContaining(
+          `Invalid config value at "${path}" (from environment variable ${name}): `,
+        ),
+      })
+    }
   })
 
   it('names the file and key of an unknown setting', async () => {
@@ -107,7 +121,7 @@ describe('loadConfig', () => {
     await expect(loadConfig({ env: { TOOLSEL_RETRIEVER: 'splade' } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message:
-        'Invalid config value at "retrieve.retriever" (from environment): no retriever kind "splade" (available: auto, bm25, dense, hybrid, regex).',
+        'Invalid config value at "retrieve.retriever" (from environment variable TOOLSEL_RETRIEVER): no retriever kind "splade" (available: auto, bm25, dense, hybrid, regex).',
     })
   })
 
@@ -117,7 +131,7 @@ describe('loadConfig', () => {
     ).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message:
-        'Invalid config value at "auth.readKeys.1" (from environment): API keys are 16 characters or more.',
+        'Invalid config value at "auth.readKeys.1" (from environment variable TOOLSEL_READ_KEYS): API keys are 16 characters or more.',
     })
     const file = await configFile({ auth: { readKeys: [{ key: 'short', libraries: ['a'] }] } })
     await expect(loadConfig({ file })).rejects.toMatchObject({
