@@ -223,9 +223,10 @@ export const TEST_SYNC_FAULT_ENV = 'TOOLSEL_TEST_SYNC_FAULT'
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
  * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
- * (server/cluster-metrics.ts).
+ * (server/cluster-metrics.ts) and TEST_SYNC_FAULT_ENV (service/cluster-sync.ts). README ("Command
+ * line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
-const OTHER_VARS = new Set([
+export const OTHER_VARS: ReadonlySet<string> = new Set([
   CONFIG_FILE_ENV,
   'TOOLSEL_RUN_SOURCE',
   'TOOLSEL_URL',

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { ENV_VARS, unknownEnvVarWarnings } from '../../src/config/env-vars.ts'
+import { ENV_VARS, OTHER_VARS, unknownEnvVarWarnings } from '../../src/config/env-vars.ts'
 import { main } from '../../src/main.ts'
 
 describe('environment variables', () => {
@@ -8,6 +8,21 @@ describe('environment variables', () => {
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
     const missing = Object.keys(ENV_VARS).filter((name) => !readme.includes(`\`${name}\``))
     expect(missing).toEqual([])
+  })
+
+  it('README names the TOOLSEL_ variables that are no setting and get no warning, the internal ones by prefix', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const paragraph = readme.slice(readme.indexOf('Any other `TOOLSEL_` variable'))
+    const named = paragraph.slice(0, paragraph.indexOf('gets a warning'))
+    const unnamed = [...OTHER_VARS].filter(
+      (name) =>
+        !named.includes(`\`${name}\``) &&
+        ![...named.matchAll(/`(TOOLSEL_\w+_)…`/g)].some(([, prefix]) => name.startsWith(prefix)),
+    )
+    expect(unnamed).toEqual([])
+    expect(
+      unknownEnvVarWarnings(Object.fromEntries([...OTHER_VARS].map((name) => [name, '1']))),
+    ).toEqual([])
   })
 
   it("README lists each variable under the section of the key it sets, and in every key's own doc row", async () => {
