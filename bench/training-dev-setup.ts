@@ -3,17 +3,24 @@
  * bench/one-clause-dev.ts): `toolsel train`'s sources (ToolPlanner G3 and ToolLens train, plus
  * TaskBench's count-only shape requests unless `shapes: false`) and its recipe's base options;
  * and the shipped recipe fitted on folds 1-4 (`shippedRecipeFit`: bench/selection-errors-dev.ts,
- * bench/word-order-dev.ts, bench/bagged-dev.ts).
+ * bench/word-order-dev.ts, bench/bagged-dev.ts), its rows alone (`shippedRecipeRows`: bench/ql-dev.ts)
+ * and every set's cases (`trainingSetCases`).
  * @module
  */
 import { parseConfig } from '../src/config/load-config.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import {
+  composeCases,
   fitTrainingSets,
+  foldOf,
+  score,
   taskbenchShapeSources,
   trainingSets,
   type TrainingSource,
 } from '../src/learn/train-model.ts'
+import { mostProbableFirst } from '../src/learn/decide-set.ts'
+import { singleClauseCases } from '../src/learn/training-rows.ts'
+import { trainingPlanner } from '../src/plan/rule-planner.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
@@ -35,22 +42,115 @@ export async function trainingDevSetup(dataDir: string, seed: number, { shapes =
 }
 
 /**
- * The shipped recipe (`toolsel train --learned-dense --dense-free-acceptance`, no TaskBench
- * shapes) on the training sources: every set's rows, and the model fitted on folds 1-4 of `seed`
- * (its decision rule and count chosen on fold 0, as `toolsel train` does). Prints both timings.
+ * The shipped recipe's options (`toolsel train --learned-dense --dense-free-acceptance`, no
+ * TaskBench shapes) and every training set's rows on the training sources (bench/ql-dev.ts adds
+ * columns to them before fitting). Prints the timing.
  */
-export async function shippedRecipeFit(dataDir: string, seed: number) {
+export async function shippedRecipeRows(dataDir: string, seed: number) {
   const { sources, base } = await trainingDevSetup(dataDir, seed, { shapes: false })
   const dense = await denseToolVectors()
   if (dense === undefined) throw new Error('No static word vectors (npm ci).')
   const options = { ...base, dense, learnDense: {}, acceptance: true }
-  let started = performance.now()
+  const started = performance.now()
   const rows = trainingSets(sources, options)
   console.log(`rows built in ${((performance.now() - started) / 1000).toFixed(0)} s`)
-  started = performance.now()
+  return { sources, base, options, rows }
+}
+
+/**
+ * The shipped recipe on the training sources (`shippedRecipeRows`): every set's rows, and the
+ * model fitted on folds 1-4 of `seed` (its decision rule and count chosen on fold 0, as
+ * `toolsel train` does). Prints both timings.
+ */
+export async function shippedRecipeFit(dataDir: string, seed: number) {
+  const { sources, base, options, rows } = await shippedRecipeRows(dataDir, seed)
+  const started = performance.now()
   const model = fitTrainingSets(rows, options)
   console.log(
     `fitted in ${((performance.now() - started) / 1000).toFixed(0)} s: rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold} / ${model.count?.extendThreshold}`,
   )
   return { sources, base, rows, model }
+}
+
+/**
+ * The cases of every training set `trainingSets` makes from `sources` (each source's own, and for
+ * a source with `singleClauses` its single-clause and composed sets), by set name, with the
+ * source they came from: the instruction texts the held-out scripts look at.
+ */
+export function trainingSetCases(
+  sources: readonly TrainingSource[],
+  recipe: Awaited<ReturnType<typeof trainingDevSetup>>['base'],
+): Map<
+  string,
+  { source: TrainingSource; cases: ReadonlyArray<{ id: string; instruction: string }> }
+> {
+  const sets = new Map<
+    string,
+    { source: TrainingSource; cases: ReadonlyArray<{ id: string; instruction: string }> }
+  >()
+  for (const source of sources) {
+    sets.set(source.name, { source, cases: source.cases })
+    if (!source.singleClauses) continue
+    const single = singleClauseCases(source.tools, source.cases, {
+      bm25: recipe.bm25,
+      k: recipe.k,
+      maxSteps: recipe.maxSteps,
+      tau: recipe.tau,
+    })
+    sets.set(`${source.name}-single`, { source, cases: single })
+    sets.set(`${source.name}-composed`, { source, cases: composeCases(single, recipe.seed) })
+  }
+  return sets
+}
+
+/** A clause's two most probable candidates when exactly one of them is a gold tool. */
+export interface RankedPair {
+  /** The planner's clause the two were candidates of. */
+  clause: string
+  /** The gold tool of the two, and the other. */
+  gold: string
+  other: string
+  /** `hit`: the model ranks the gold one first; `miss`: the other. */
+  kind: 'hit' | 'miss'
+  /** Whether their log-odds differ by less than 1 (a feature could flip them). */
+  near: boolean
+}
+
+/**
+ * Round 26's near-miss screen (bench/word-order-dev.ts, bench/ql-dev.ts): for `set`'s held-out
+ * queries (fold 0 of `seed`) whose instruction (`instructionOf`) the planner splits into as many
+ * clauses as the query has steps, each clause whose two most probable candidates under `model`
+ * hold exactly one gold tool. `onQuery` sees every held-out query, with whether its clauses matched.
+ */
+export function* rankedPairs(
+  set: ReturnType<typeof trainingSets>['sets'][number],
+  model: ReturnType<typeof fitTrainingSets>,
+  { seed, maxSteps }: { seed: number; maxSteps: number },
+  instructionOf: (id: string) => string,
+  onQuery: (matched: boolean) => void = () => {},
+): Generator<RankedPair> {
+  const planner = trainingPlanner(maxSteps)
+  const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))
+  for (const query of set.queries) {
+    if (foldOf(query.id, seed) !== 0) continue
+    const clauses = planner.split(instructionOf(query.id))
+    onQuery(clauses.length === query.steps)
+    if (clauses.length !== query.steps) continue
+    const p = new Map(score(model, query).map((c) => [c.id, c.p]))
+    const gold = new Set(query.gold)
+    for (const [index, list] of query.lists.slice(0, query.steps).entries()) {
+      const [first, second] = [...new Set(list)].sort((a, b) =>
+        mostProbableFirst({ id: a, p: p.get(a)! }, { id: b, p: p.get(b)! }),
+      )
+      if (second === undefined || gold.has(first) === gold.has(second)) continue
+      const hit = gold.has(first)
+      yield {
+        clause: clauses[index],
+        gold: hit ? first : second,
+        other: hit ? second : first,
+        kind: hit ? 'hit' : 'miss',
+        near: Math.abs(logit(p.get(first)!) - logit(p.get(second)!)) < 1,
+      }
+    }
+  }
 }

@@ -23,13 +23,9 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { mostProbableFirst } from '../src/learn/decide-set.ts'
-import { singleClauseCases } from '../src/learn/training-rows.ts'
 import type { Tool } from '../src/library/tool.ts'
-import { trainingPlanner } from '../src/plan/rule-planner.ts'
 import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
-import { composeCases, foldOf, score } from '../src/learn/train-model.ts'
-import { shippedRecipeFit } from './training-dev-setup.ts'
+import { rankedPairs, shippedRecipeFit, trainingSetCases } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -43,26 +39,11 @@ const { sources, base: recipe, rows, model } = await shippedRecipeFit(values.dat
 // Instruction text and tools of every set's queries (the same cases trainingSets makes).
 const texts = new Map<string, Map<string, string>>()
 const toolsOf = new Map<string, Map<string, Tool>>()
-for (const source of sources) {
-  const byId = new Map(source.tools.map((tool) => [tool.id, tool]))
-  const add = (name: string, cases: ReadonlyArray<{ id: string; instruction: string }>) => {
-    texts.set(name, new Map(cases.map((c) => [c.id, c.instruction])))
-    toolsOf.set(name, byId)
-  }
-  add(source.name, source.cases)
-  if (source.singleClauses) {
-    const single = singleClauseCases(source.tools, source.cases, {
-      bm25: recipe.bm25,
-      k: recipe.k,
-      maxSteps: recipe.maxSteps,
-      tau: recipe.tau,
-    })
-    add(`${source.name}-single`, single)
-    add(`${source.name}-composed`, composeCases(single, seed))
-  }
+for (const [name, { source, cases }] of trainingSetCases(sources, recipe)) {
+  texts.set(name, new Map(cases.map((c) => [c.id, c.instruction])))
+  toolsOf.set(name, new Map(source.tools.map((tool) => [tool.id, tool])))
 }
 
-const planner = trainingPlanner(recipe.maxSteps)
 const toolTerms = new Map<Tool, { name: string[]; text: string[] }>()
 function termsOf(tool: Tool) {
   let terms = toolTerms.get(tool)
@@ -118,7 +99,6 @@ function features(clause: readonly string[], tool: Tool) {
   }
 }
 const FEATURES = ['name_bigram', 'text_bigram3', 'name_order', 'name_head', 'name_verb'] as const
-const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))
 
 for (const set of rows.sets) {
   if (set.countOnly) continue
@@ -127,40 +107,31 @@ for (const set of rows.sets) {
   const counts: Record<string, number> = {}
   const bump = (key: string) => (counts[key] = (counts[key] ?? 0) + 1)
   let queries = 0
-  for (const query of set.queries) {
-    if (foldOf(query.id, seed) !== 0) continue
-    queries += 1
-    const instruction = text.get(query.id)!
-    const clauses = planner.split(instruction)
-    if (clauses.length !== query.steps) {
-      bump('clause-mismatch')
-      continue
-    }
-    const scored = score(model, query)
-    const p = new Map(scored.map((c) => [c.id, c.p]))
-    const gold = new Set(query.gold)
-    query.lists.slice(0, query.steps).forEach((list, index) => {
-      const [first, second] = [...new Set(list)].sort((a, b) =>
-        mostProbableFirst({ id: a, p: p.get(a)! }, { id: b, p: p.get(b)! }),
-      )
-      if (second === undefined || gold.has(first) === gold.has(second)) return
-      const kind = gold.has(first) ? 'hit' : 'miss'
-      const near = Math.abs(logit(p.get(first)!) - logit(p.get(second)!)) < 1
-      const clause = tokenize(clauses[index])
-      const g = features(clause, tools.get(gold.has(first) ? first : second)!)
-      const o = features(clause, tools.get(gold.has(first) ? second : first)!)
-      for (const scope of near ? ['all', 'near'] : ['all']) {
-        bump(`${kind}:${scope}`)
-        const bagTie = Math.abs(g.cover - o.cover) < 1e-9
-        if (bagTie) bump(`${kind}:${scope}:bag_tie`)
-        for (const feature of FEATURES) {
-          const d = g[feature] - o[feature]
-          const side = d > 1e-9 ? 'right' : d < -1e-9 ? 'wrong' : 'tie'
-          bump(`${kind}:${scope}:${feature}:${side}`)
-          if (bagTie) bump(`${kind}:${scope}:bag_tie:${feature}:${side}`)
-        }
+  const pairs = rankedPairs(
+    set,
+    model,
+    { seed, maxSteps: recipe.maxSteps },
+    (id) => text.get(id)!,
+    (matched) => {
+      queries += 1
+      if (!matched) bump('clause-mismatch')
+    },
+  )
+  for (const { clause: words, gold, other, kind, near } of pairs) {
+    const clause = tokenize(words)
+    const g = features(clause, tools.get(gold)!)
+    const o = features(clause, tools.get(other)!)
+    for (const scope of near ? ['all', 'near'] : ['all']) {
+      bump(`${kind}:${scope}`)
+      const bagTie = Math.abs(g.cover - o.cover) < 1e-9
+      if (bagTie) bump(`${kind}:${scope}:bag_tie`)
+      for (const feature of FEATURES) {
+        const d = g[feature] - o[feature]
+        const side = d > 1e-9 ? 'right' : d < -1e-9 ? 'wrong' : 'tie'
+        bump(`${kind}:${scope}:${feature}:${side}`)
+        if (bagTie) bump(`${kind}:${scope}:bag_tie:${feature}:${side}`)
       }
-    })
+    }
   }
   console.log(`== ${set.name} (fold 0: ${queries} queries)`)
   for (const key of Object.keys(counts).sort()) console.log(`  ${key} ${counts[key]}`)
