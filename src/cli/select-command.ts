@@ -148,6 +148,13 @@ function formatResult(result: SelectToolsResult): string {
   }
   const tools = result.tools.map((tool) => terminalLine(tool.id))
   lines.push('', `Tools: ${tools.join(', ') || '(none)'}`)
+  // The tools then come from the library's usage examples, not from the steps above (which may
+  // show no candidate at all): say so, as the HTTP answer's `examples` does.
+  if (result.examples?.applied === true) {
+    lines.push(
+      `  (from the library's usage examples: the nearest, similarity ${result.examples.similarity.toFixed(2)}, not the steps' selections)`,
+    )
+  }
   const { planMs, retrieveMs, rerankMs, selectMs, totalMs } = result.timings
   lines.push(
     `Time: ${totalMs.toFixed(2)} ms (plan ${planMs.toFixed(2)}, retrieve ${retrieveMs.toFixed(2)}, rerank ${rerankMs.toFixed(2)}, select ${selectMs.toFixed(2)})`,

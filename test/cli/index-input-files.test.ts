@@ -2,7 +2,8 @@
  * `toolsel index`'s input files. A path that names no file: the tool path and the --examples file
  * are refused alike, INVALID_INPUT and exit 2 (README: "exits 2 for input it refuses"), nothing
  * written; a tool file that is read but does not import stays IMPORT_FAILED, exit 1. And an
- * --examples file of `toolsel train --examples` (records with an `id`) is read as it is.
+ * --examples file of `toolsel train --examples` (records with an `id`) is read as it is; `toolsel
+ * select` over the index then says when its tools are the usage examples' rather than the steps'.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
@@ -18,6 +19,16 @@ const TOOL = {
     description: 'Send an SMS text message',
     parameters: { type: 'object', properties: { to: { type: 'string' } } },
   },
+}
+
+/** A temporary directory holding TOOL in tools.json and `record` as the examples file `name`. */
+async function toolAndExamples(name: string, record: object) {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-index-examples-'))
+  const toolFile = join(dir, 'tools.json')
+  await writeFile(toolFile, JSON.stringify([TOOL]))
+  const examples = join(dir, name)
+  await writeFile(examples, `${JSON.stringify(record)}\n`)
+  return { toolFile, examples, indexDir: join(dir, 'indexes') }
 }
 
 describe('toolsel index with a missing input file', () => {
@@ -63,15 +74,11 @@ describe('toolsel index with a missing input file', () => {
   })
 
   it('reads an examples file whose records carry an id, as toolsel train --examples does', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'toolsel-index-ids-'))
-    const toolFile = join(dir, 'tools.json')
-    await writeFile(toolFile, JSON.stringify([TOOL]))
-    const examples = join(dir, 'train.jsonl')
-    await writeFile(
-      examples,
-      `${JSON.stringify({ id: 'q1', instruction: 'text mom I am late', tools: ['send_sms'] })}\n`,
-    )
-    const indexDir = join(dir, 'indexes')
+    const { toolFile, examples, indexDir } = await toolAndExamples('train.jsonl', {
+      id: 'q1',
+      instruction: 'text mom I am late',
+      tools: ['send_sms'],
+    })
     // Before: exit 2, 'train.jsonl line 1: record: Unrecognized key: "id"', while the warning of
     // `toolsel train` on that very file says to give few examples to `toolsel index --examples`.
     const run = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', examples])
@@ -93,4 +100,39 @@ describe('toolsel index with a missing input file', () => {
     expect(other.stderr).toContain('Unrecognized key: "why"')
     expect(other.code).toBe(2)
   })
+})
+
+describe('toolsel select over a library with usage examples', () => {
+  it('says when the tools come from the usage examples, not from the steps', async () => {
+    const { toolFile, examples, indexDir } = await toolAndExamples('examples.jsonl', {
+      instruction: 'holler at the crew',
+      tools: ['send_sms'],
+    })
+    const index = await runCli([
+      'index',
+      toolFile,
+      '--name',
+      'crew',
+      '--index-dir',
+      indexDir,
+      '--examples',
+      examples,
+    ])
+    expect(index.code, index.stderr).toBe(0)
+    const args = ['select', 'holler at the crew', '--library', 'crew', '--index-dir', indexDir]
+    const json = JSON.parse((await runCli([...args, '--json'])).stdout)
+    // The step retrieves nothing ("holler" and "crew" are no word of the tool); the example does.
+    expect(json.steps[0].candidates).toEqual([])
+    expect(json.examples).toMatchObject({ similarity: 1, applied: true })
+    const select = await runCli(args)
+    expect(select.code).toBe(0)
+    expect(select.stdout).toContain('Tools: send_sms\n')
+    expect(select.stdout).toContain(
+      "(from the library's usage examples: the nearest, similarity 1.00, not the steps' selections)",
+    )
+    // A request the examples do not answer prints no such line.
+    const plain = await runCli(['select', 'send an SMS text message', ...args.slice(2)])
+    expect(plain.stdout).toContain('Tools: send_sms\n')
+    expect(plain.stdout).not.toContain('usage examples')
+  }, 60_000)
 })
