@@ -12,6 +12,21 @@ import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
 import { DEFAULT_HYBRID_OPTIONS } from '../retrieve/hybrid/hybrid-retriever.ts'
 import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
 
+/** Most milliseconds Node's timers take: a longer delay (`setTimeout`) fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647
+
+/**
+ * A duration setting in whole milliseconds, at most MAX_TIMER_MS (~24.8 days): a larger one, meant
+ * as "never", made its timer fire at once (a `gateway.callTimeoutMs` of 1e10 dropped an upstream
+ * after 1 ms).
+ */
+function durationMs() {
+  return z
+    .number()
+    .int()
+    .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days: the longest timer Node keeps)`)
+}
+
 const ServerSchema = z
   .object({
     /**
@@ -43,9 +58,9 @@ const ServerSchema = z
     /** Largest `k` a request may ask for. Default 100. */
     maxK: z.number().int().positive().default(100),
     /** Time limit per request in milliseconds; the request's AbortSignal fires then. Default 30,000. */
-    requestTimeoutMs: z.number().int().positive().default(30_000),
+    requestTimeoutMs: durationMs().positive().default(30_000),
     /** Time limit for a library upload (import + index build), in milliseconds. Default 600,000. */
-    buildTimeoutMs: z.number().int().positive().default(600_000),
+    buildTimeoutMs: durationMs().positive().default(600_000),
     /**
      * A library upload whose body has at least this many characters is parsed and imported in a worker
      * thread (with its tools file and tools index), so the event loop keeps answering; a smaller
@@ -64,7 +79,7 @@ const ServerSchema = z
      */
     importWorkers: z.number().int().positive().max(64).default(1),
     /** Milliseconds to wait for in-flight requests on shutdown before closing anyway. Default 10,000. */
-    shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+    shutdownGraceMs: durationMs().nonnegative().default(10_000),
     /**
      * Host names (the `Host` header, port ignored) the server answers; others get 403, which stops
      * DNS-rebinding attacks from web pages. `*` allows any. Default: `localhost`, `127.0.0.1` and
@@ -96,9 +111,7 @@ const ServerSchema = z
      * serves them as a PUT would (service/index-dir-watch.ts): one stat of the directory per
      * poll while nothing changes. 0 = never (a restart picks them up). Default 2,000.
      */
-    indexWatchMs: z
-      .number()
-      .int()
+    indexWatchMs: durationMs()
       .min(0)
       .max(3_600_000)
       .refine((ms) => ms === 0 || ms >= 100, 'indexWatchMs is 0 (off) or at least 100')
@@ -122,14 +135,14 @@ const ServerSchema = z
      */
     maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
     /** Time a client has to send the request headers, in ms. Default 10,000. */
-    headersTimeoutMs: z.number().int().positive().default(10_000),
+    headersTimeoutMs: durationMs().positive().default(10_000),
     /**
      * Time a client has to send a whole request (headers and body), in ms; slower ones get 408.
      * Default 300,000 (uploads of 32 MiB over slow links).
      */
-    requestReceiveTimeoutMs: z.number().int().positive().default(300_000),
+    requestReceiveTimeoutMs: durationMs().positive().default(300_000),
     /** An idle keep-alive connection is closed after this, in ms. Default 5,000. */
-    keepAliveTimeoutMs: z.number().int().positive().default(5_000),
+    keepAliveTimeoutMs: durationMs().positive().default(5_000),
   })
   .strict()
 
@@ -504,11 +517,11 @@ const OpenAiModelSchema = z
     /** Bearer token; empty for none. Prefer the TOOLSEL_OPENAI_API_KEY variable to a file. */
     apiKey: z.string().default(''),
     /** Time limit per attempt in ms. Default 30,000. */
-    timeoutMs: z.number().int().positive().default(30_000),
+    timeoutMs: durationMs().positive().default(30_000),
     /** Retries on 429, 5xx and network errors. Default 2. Sensible 0-5. */
     maxRetries: z.number().int().min(0).max(10).default(2),
     /** First backoff in ms, doubled per retry. Default 500. */
-    retryDelayMs: z.number().int().min(0).default(500),
+    retryDelayMs: durationMs().min(0).default(500),
     /**
      * How the selector's answer is constrained: `json_schema` (an enum in response_format, the
      * default), `structured_outputs` (vLLM ≥ 0.10), `guided_choice` (older vLLM) or `logprobs`.
@@ -769,18 +782,18 @@ const GatewaySchema = z
     /** Make the gateway library the MCP tools' default library. Default true. */
     default: z.boolean().default(true),
     /** Re-list every connected server's tools this often, in ms (0 = only on list_changed). Default 300,000. */
-    syncIntervalMs: z.number().int().nonnegative().default(300_000),
+    syncIntervalMs: durationMs().nonnegative().default(300_000),
     /**
      * Time limit for an HTTP server's handshake (`initialize`), in ms; also each `tools/list`
      * page's when `listTimeoutMs` is not set. Default 10,000.
      */
-    connectTimeoutMs: z.number().int().positive().default(10_000),
+    connectTimeoutMs: durationMs().positive().default(10_000),
     /**
      * Time limit for each `tools/list` page of any server (at connect and at every re-list), in
      * ms: raise it for a server that starts fast but lists its tools slowly, without waiting
      * longer for handshakes. Default: `connectTimeoutMs`.
      */
-    listTimeoutMs: z.number().int().positive().optional(),
+    listTimeoutMs: durationMs().positive().optional(),
     /**
      * Time limit for one whole listing of a server's tools, every page together, in ms (at
      * connect and at every re-list): past it the listing stops (its outstanding page cancelled)
@@ -789,7 +802,7 @@ const GatewaySchema = z
      * to 1,000 pages. At connect the server is then `down` (retried with backoff), at a re-list
      * `slow` with its earlier tools kept. Default 60,000.
      */
-    listDeadlineMs: z.number().int().positive().default(60_000),
+    listDeadlineMs: durationMs().positive().default(60_000),
     /**
      * Most upstreams connecting at once (a stdio server's process start, handshake and first
      * listing; an HTTP server's handshake and listing), at start-up and when reconnecting: the
@@ -805,7 +818,7 @@ const GatewaySchema = z
      * slot for its whole `spawnTimeoutMs`: 16 of them first in line held every other server back
      * 30 s, and again each retry round. Default 10,000.
      */
-    connectSlotMs: z.number().int().positive().default(10_000),
+    connectSlotMs: durationMs().positive().default(10_000),
     /**
      * Most time the first sync may hold readiness, in ms: past it `/readyz` is ready with the
      * upstreams not done yet still `connecting` (they go on; their tools are added when they
@@ -814,7 +827,7 @@ const GatewaySchema = z
      * N / connectConcurrency times that. Default 120,000 (one server's `spawnTimeoutMs` +
      * `listDeadlineMs` at their defaults, with room).
      */
-    firstSyncTimeoutMs: z.number().int().positive().default(120_000),
+    firstSyncTimeoutMs: durationMs().positive().default(120_000),
     /**
      * Most tools one server may list: past it the listing stops, the server is marked down with
      * an error naming this setting, and none of that listing's tools are merged (its earlier
@@ -846,18 +859,18 @@ const GatewaySchema = z
      * `initialize`, in ms. Its own bound because start-up (`npx -y` fetching a package, node
      * loading its modules on a busy host) can take far longer than a handshake. Default 30,000.
      */
-    spawnTimeoutMs: z.number().int().positive().default(30_000),
+    spawnTimeoutMs: durationMs().positive().default(30_000),
     /**
      * Time limit for a forwarded tools/call, in ms; also how long a stdio server's stdin backlog
      * over `maxMessageBytes` may go without a byte read before it is restarted. Default 60,000.
      */
-    callTimeoutMs: z.number().int().positive().default(60_000),
+    callTimeoutMs: durationMs().positive().default(60_000),
     /** A request slower than this marks the server `slow`, in ms. Default 5,000. */
-    slowMs: z.number().int().positive().default(5_000),
+    slowMs: durationMs().positive().default(5_000),
     /** First reconnect delay after a server goes down, in ms; doubles per failure. Default 1,000. */
-    reconnectInitialMs: z.number().int().positive().default(1_000),
+    reconnectInitialMs: durationMs().positive().default(1_000),
     /** Longest reconnect delay, in ms. Default 60,000. */
-    reconnectMaxMs: z.number().int().positive().default(60_000),
+    reconnectMaxMs: durationMs().positive().default(60_000),
   })
   .strict()
 

@@ -149,6 +149,30 @@ describe('loadConfig', () => {
     })
   })
 
+  it('refuses a duration past the longest timer Node keeps, in every *Ms setting', async () => {
+    // Node fires a setTimeout longer than 2^31 - 1 ms after 1 ms: a gateway.callTimeoutMs meant as
+    // "never" dropped a stdio upstream whose stdin backlog went unread at once.
+    const file = await configFile({ gateway: { callTimeoutMs: 1e10 } })
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(
+        /^Invalid config value at "gateway\.callTimeoutMs" \(from .*config\.json\): at most 2147483647 ms/,
+      ),
+    })
+    const longest = await loadConfig({ flags: { 'server.requestTimeoutMs': 2 ** 31 - 1 } })
+    expect(longest.server.requestTimeoutMs).toBe(2 ** 31 - 1)
+    const durations = Object.entries(defaultConfig().server).filter(([key]) => key.endsWith('Ms'))
+    expect(durations.length).toBeGreaterThan(5)
+    for (const [key] of durations) {
+      await expect(
+        loadConfig({ flags: { [`server.${key}`]: 2 ** 31 } }),
+        key,
+      ).rejects.toMatchObject({
+        code: 'INVALID_CONFIG',
+      })
+    }
+  })
+
   it('refuses a config file that is not a JSON object', async () => {
     const file = await configFile('{\n  "server": {"port": 1},\n  nope\n}')
     await expect(loadConfig({ file })).rejects.toMatchObject({
