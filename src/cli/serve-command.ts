@@ -419,11 +419,14 @@ async function servePrimary(
   let stopSignals: (() => void) | undefined
   // The worker that logs the load warnings all would repeat; its replacement takes it over.
   let warner: number | undefined
-  // Per worker: how many connections handed to it it never took were closed when it exited.
-  const handoffs = new Map<number, () => number>()
   const fork = (env: Record<string, string> = {}) => {
     const worker = cluster.fork({ ...env, [LOAD_WARNINGS_ENV]: warner === undefined ? '1' : '0' })
-    handoffs.set(worker.id, closeUnansweredHandoffs(worker))
+    const pid = worker.process.pid
+    closeUnansweredHandoffs(worker, (closed) =>
+      logger.warn(
+        `Worker ${pid} had ${closed} connection(s) handed to it and not taken: closed (their clients see a reset and can retry)`,
+      ),
+    )
     warner ??= worker.id
   }
   return new Promise<number>((resolve) => {
@@ -443,10 +446,6 @@ async function servePrimary(
     })
     cluster.on('exit', (worker, code, signal) => {
       const wasReady = readyNow.delete(worker.id)
-      const closed = handoffs.get(worker.id)?.() ?? 0
-      handoffs.delete(worker.id)
-      const closedNote =
-        closed > 0 ? `; ${closed} connection(s) handed to it, not taken, closed` : ''
       if (worker.id === warner) warner = undefined
       if (!stopping && ready < count) {
         logger.error(
@@ -461,9 +460,7 @@ async function servePrimary(
           if (!stopping) fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
         }
         if (wasReady) {
-          logger.warn(
-            `Worker ${worker.process.pid} exited (${signal ?? code})${closedNote}; starting another`,
-          )
+          logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
           replace()
         } else {
           // A replacement that fails to start (a tool file removed since, a model gone) would

@@ -37,12 +37,15 @@ function answeredSeq(message: unknown): number | undefined {
 
 /**
  * Watches what the primary hands `worker` (call it right after `cluster.fork()`): the connections
- * it has not answered for are closed when it exits. Returns how many it closed so far (tests).
+ * it has not answered for are closed once it has exited and its IPC channel has been read to its
+ * end; `onClosed` is told how many, when any.
  */
-export function closeUnansweredHandoffs(worker: Worker): () => number {
+export function closeUnansweredHandoffs(
+  worker: Worker,
+  onClosed: (count: number) => void = () => {},
+): void {
   const child = worker.process
   const pending = new Map<number, ConnectionHandle>()
-  let closed = 0
   const send = child.send.bind(child) as (...args: unknown[]) => boolean
   child.send = ((message: unknown, handle?: unknown, ...rest: unknown[]) => {
     const seq = handoffSeq(message)
@@ -55,9 +58,10 @@ export function closeUnansweredHandoffs(worker: Worker): () => number {
     const seq = answeredSeq(message)
     if (seq !== undefined) pending.delete(seq)
   })
-  worker.once('exit', () => {
+  const closeAll = () => {
     // A worker that took a connection and then died closed its own copy; the primary's copy is
-    // closed here if its answer is not read yet (closing a closed handle does nothing).
+    // closed here if its answer never came (closing a closed handle does nothing).
+    let closed = 0
     for (const handle of pending.values()) {
       try {
         handle.close()
@@ -67,6 +71,11 @@ export function closeUnansweredHandoffs(worker: Worker): () => number {
       }
     }
     pending.clear()
-  })
-  return () => closed
+    if (closed > 0) onClosed(closed)
+  }
+  // Node emits 'exit' before 'disconnect' when the process ended before its IPC channel was read
+  // to the end: an answer still in the channel (`accepted: false` from a worker closing its
+  // server makes the primary hand that connection to another worker) is read before
+  // 'disconnect', so a copy is closed only once both have happened.
+  child.once('exit', () => (child.connected ? child.once('disconnect', closeAll) : closeAll()))
 }
