@@ -29,6 +29,11 @@ export const ToolIdSchema = z
     error: (issue) => (typeof issue.input === 'string' ? toolIdTooLong(issue.input) : undefined),
   })
 
+/** The first of `items` whose `id` is longer than MAX_TOOL_ID_CHARS. */
+export function firstTooLongId<T extends { id: string }>(items: readonly T[]): T | undefined {
+  return items.find((item) => item.id.length > MAX_TOOL_ID_CHARS)
+}
+
 /** Throws INVALID_INPUT naming the first id of `ids` longer than MAX_TOOL_ID_CHARS. */
 export function assertToolIdLengths(ids: readonly string[]): void {
   const long = ids.find((id) => id.length > MAX_TOOL_ID_CHARS)

@@ -13,7 +13,7 @@ import { resolveDuplicates } from './resolve-duplicates.ts'
 import { ON_DUPLICATE_FIX } from './assert-unique-ids.ts'
 import { fileProblem } from '../../read-text-file.ts'
 import { shownName } from '../name-characters.ts'
-import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
+import { firstTooLongId, MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
 
 /** The file kinds a directory import reads; anything else in the directory is left alone. */
 export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
@@ -101,7 +101,7 @@ function mergeResults(results: readonly ImportResult[], options: ImportOptions):
     (id, first, second) => duplicateAcrossFiles(id, where(first), where(second)),
   )
   // Each file's ids were checked; a rename across files (`<id>_2`) can make one longer.
-  const long = tools.find((tool) => tool.id.length > MAX_TOOL_ID_CHARS)
+  const long = firstTooLongId(tools)
   if (long !== undefined) {
     throw new ToolselError(
       'IMPORT_FAILED',

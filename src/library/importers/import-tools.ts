@@ -14,7 +14,7 @@ import { escapedName, shownName, unshowableTools } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
-import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
+import { firstTooLongId, MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
 import { importAnthropic } from './anthropic-importer.ts'
 import { importBeirCorpus } from './beir-corpus-importer.ts'
 import { importCanonical } from './canonical-importer.ts'
@@ -356,20 +356,20 @@ function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): 
   )
 }
 
+/** Said of a too long id that `onDuplicate: rename` made. */
+export const RENAMED = ' once renamed (--on-duplicate rename adds _N to a repeated id)'
+
 /**
  * IMPORT_FAILED for the first tool whose id (after any `onDuplicate` rename) is longer than
  * MAX_TOOL_ID_CHARS: no request could name it (tool-id-limit.ts). Ids are never cut: two long
  * ids cut alike would become one.
  */
-/** Said of a too long id that `onDuplicate: rename` made. */
-export const RENAMED = ' once renamed (--on-duplicate rename adds _N to a repeated id)'
-
 function assertIdLengths(
   tools: readonly Tool[],
   imported: readonly Tool[],
   context: ImportContext,
 ) {
-  const long = tools.find((tool) => tool.id.length > MAX_TOOL_ID_CHARS)
+  const long = firstTooLongId(tools)
   if (long === undefined) return
   const record = recordOf(long, imported)
   const error = importFailed(context, {
