@@ -135,7 +135,7 @@ describe('requests on connections over the limit, a real app over real sockets',
     const port = await listen(limit, '127.0.0.1', app as never)
     // `within` connections held open (idle), so that the next ones are over the limit.
     const held = await Promise.all(Array.from({ length: within }, () => idle(port)))
-    return { port, held, logger }
+    return { port, held, logger, app }
   }
 
   // Round 35: of 1,000 concurrent POSTs from one address ~745 were reset by the limit (no answer).
@@ -243,6 +243,36 @@ for i in range(16):
       })
       expect(ms).toBeLessThan(ANSWER_MS)
     }
+  })
+
+  // Round 37 logged and counted these as 429s, answers nobody received.
+  it('logs and counts a 429 whose connection closed before it was written as 499, `unsent` 429', async () => {
+    const limit = createConnectionLimit(1, { answerMs: ANSWER_MS, answering: 2 })!
+    const { port, logger, app } = await appPast(limit, 1)
+    // Past the limit: the head is read (Node sends 100 Continue), the app waits for the body,
+    // and the client goes away before it comes.
+    const socket = connect({ port, host: '127.0.0.1' })
+    sockets.push(socket)
+    socket.on('error', () => undefined)
+    socket.write(
+      'PUT /v1/libraries/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
+    )
+    await new Promise((resolve) => socket.once('data', resolve))
+    socket.destroy()
+    const requestLines = () =>
+      logger.lines
+        .map((line) => JSON.parse(line) as { msg?: string; status?: number; unsent?: number })
+        .filter((line) => line.msg === 'request')
+    for (let waited = 0; requestLines().length === 0 && waited < 5000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(requestLines()).toEqual([
+      expect.objectContaining({ status: 499, unsent: 429, error: 'RATE_LIMITED' }),
+    ])
+    const scraped = await (await app.request('/metrics')).text()
+    expect(scraped).toContain(
+      'toolsel_http_requests_total{method="PUT",route="/v1/libraries/:library",status="499"} 1',
+    )
+    expect(scraped).not.toContain('status="429"')
   })
 
   it('lets a connection within the limit through to the app', async () => {

@@ -5,7 +5,9 @@
  * handlers as `c.get('requestId')`, and written in
  * the request's access-log line: one JSON object with method, route template, path, status, ms,
  * request id, library and (for errors) the error code. Keys, headers and bodies are never logged.
- * The same observation feeds the HTTP metrics.
+ * The same observation feeds the HTTP metrics. An answer whose connection closed before it could be
+ * written (the client went away, or the per-address limit's hold ended) is logged and counted as
+ * status 499, the line's `unsent` naming the status the app had (`connection-limits.ts`).
  * @module
  */
 import { randomUUID } from 'node:crypto'
@@ -17,6 +19,8 @@ import type { RequestObservation } from '../metrics.ts'
 
 export const REQUEST_ID_HEADER = 'x-request-id'
 const REQUEST_ID = /^[A-Za-z0-9._:@+=/-]{1,128}$/
+/** Status logged and counted for an answer whose connection closed first (nginx's, and ABORTED's). */
+export const CLOSED_BEFORE_ANSWER = 499
 /** Longest path written to the log; longer ones are cut (the route template is always whole). */
 const MAX_LOGGED_PATH = 256
 
@@ -66,7 +70,13 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler<Reques
     const seconds = (performance.now() - started) / 1000
     const { method, path } = c.req
     const route = routeTemplate(method, path)
-    const status = c.res.status
+    // Under @hono/node-server the answer is written after this returns: a connection already
+    // closed will never carry it.
+    const unsent =
+      outgoing !== undefined && (outgoing.destroyed || outgoing.socket?.destroyed === true)
+        ? c.res.status
+        : undefined
+    const status = unsent === undefined ? c.res.status : CLOSED_BEFORE_ANSWER
     onResponse?.({ method, route, status, seconds })
     if (level === 'off' || !logger.enabled(level)) return
     const library =
@@ -78,6 +88,7 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler<Reques
       route,
       path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
       status,
+      ...(unsent !== undefined && unsent !== status && { unsent }),
       ms: Math.round(seconds * 10_000) / 10,
       requestId,
       ...(library !== undefined && { library }),
