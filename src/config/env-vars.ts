@@ -142,6 +142,27 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'string',
     description: 'Bearer token for it',
   },
+  TOOLSEL_OPENAI_TIMEOUT_MS: {
+    path: 'models.openai.timeoutMs',
+    type: 'integer',
+    description: 'Time limit per call to it, in ms (a call that times out fails the request)',
+  },
+  TOOLSEL_OPENAI_MAX_RETRIES: {
+    path: 'models.openai.maxRetries',
+    type: 'integer',
+    description: 'Retries of a call on 429, 5xx and network errors',
+  },
+  TOOLSEL_OPENAI_CHOICE_MODE: {
+    path: 'models.openai.choiceMode',
+    type: 'string',
+    description:
+      "How the selector's answer is constrained: json_schema, structured_outputs, guided_choice or logprobs",
+  },
+  TOOLSEL_OPENAI_SEND_THINKING_SWITCH: {
+    path: 'models.openai.sendThinkingSwitch',
+    type: 'boolean',
+    description: "Send Qwen3's thinking switch (off for servers that refuse unknown fields)",
+  },
   TOOLSEL_ONNX_DEVICE: {
     path: 'models.onnx.device',
     type: 'string',
@@ -151,6 +172,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     path: 'models.onnx.dtype',
     type: 'string',
     description: 'Weight file of onnx: language models',
+  },
+  TOOLSEL_ONNX_SCORE_BATCH_SIZE: {
+    path: 'models.onnx.scoreBatchSize',
+    type: 'integer',
+    description: 'Choices scored per forward pass of onnx: language models',
   },
   TOOLSEL_DATA_DIR: { path: 'bench.dataDir', type: 'string', description: 'Benchmark data root' },
   TOOLSEL_MCP_LIBRARY: {

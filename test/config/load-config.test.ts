@@ -47,6 +47,28 @@ describe('loadConfig', () => {
     expect(config.retrieve.bm25.k1).toBe(1.2)
   })
 
+  it('sets the per-deployment model settings from the environment', async () => {
+    const config = await loadConfig({
+      env: {
+        TOOLSEL_OPENAI_TIMEOUT_MS: '120000',
+        TOOLSEL_OPENAI_MAX_RETRIES: '0',
+        TOOLSEL_OPENAI_CHOICE_MODE: 'guided_choice',
+        TOOLSEL_OPENAI_SEND_THINKING_SWITCH: 'false',
+        TOOLSEL_ONNX_SCORE_BATCH_SIZE: '4',
+      },
+    })
+    expect(config.models.openai).toMatchObject({
+      timeoutMs: 120_000,
+      maxRetries: 0,
+      choiceMode: 'guided_choice',
+      sendThinkingSwitch: false,
+    })
+    expect(config.models.onnx.scoreBatchSize).toBe(4)
+    await expect(loadConfig({ env: { TOOLSEL_OPENAI_CHOICE_MODE: 'regex' } })).rejects.toThrow(
+      /"models\.openai\.choiceMode" \(from environment variable TOOLSEL_OPENAI_CHOICE_MODE\)/,
+    )
+  })
+
   it('reads the file named by TOOLSEL_CONFIG', async () => {
     const file = await configFile({ plan: { planner: 'none' } })
     expect((await loadConfig({ env: { TOOLSEL_CONFIG: file } })).plan.planner).toBe('none')
