@@ -16,6 +16,7 @@ import {
 } from '../learn/learned-model.ts'
 import {
   GBT_SETTINGS,
+  queryCount,
   taskbenchShapeSources,
   trainLearnedModel,
   type TrainingSource,
@@ -322,14 +323,14 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
           // exact match: "0% (0 queries)" read as a model that gets none right.
           split.queries === 0
             ? `  held-out ${split.name}: no held-out queries (nothing measured)\n`
-            : `  held-out ${split.name}: ${split.exactMatch}% exact match (${split.queries} queries)\n`,
+            : `  held-out ${split.name}: ${split.exactMatch}% exact match (${queryCount(split.queries)})\n`,
         )
         .join('') +
       (model.examples?.heldOut ?? [])
         .map((split) =>
           split.queries === 0
             ? `  held-out ${split.name} with the other queries as usage examples: no held-out queries (nothing measured)\n`
-            : `  held-out ${split.name} with the other queries as usage examples: ${split.memory}% exact match, ${split.decision}% with the example-aware decision (${split.queries} queries)\n`,
+            : `  held-out ${split.name} with the other queries as usage examples: ${split.memory}% exact match, ${split.decision}% with the example-aware decision (${queryCount(split.queries)})\n`,
         )
         .join('') +
       `Wrote ${out}\n`,

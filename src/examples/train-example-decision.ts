@@ -335,7 +335,7 @@ export async function heldSets(
         const name = `${source.name}${kind}${regime}`
         sets.push({ name, queries, examples })
         options.onProgress?.(
-          `example decision, ${name}: ${queries.length} held-out queries, the memory's set for ${queries.filter((query) => query.input?.proposal).length}`,
+          `example decision, ${name}: ${queries.length} held-out quer${queries.length === 1 ? 'y' : 'ies'}, the memory's set for ${queries.filter((query) => query.input?.proposal).length}`,
         )
       }
     }
@@ -417,7 +417,7 @@ export async function trainExampleDecision(
   options.onProgress?.(
     minExamples === undefined
       ? 'example decision: it lost to the memory at every example count; not used'
-      : `example decision: used from ${minExamples} examples`,
+      : `example decision: used from ${minExamples} example${minExamples === 1 ? '' : 's'}`,
   )
   if (!fitted || minExamples === undefined) return undefined
   return {

@@ -295,6 +295,11 @@ export function composeCases(single: readonly TrainingCase[], seed: number): Tra
   return out
 }
 
+/** "1 query", "5 queries": a count of training or held-out queries in the data card and output. */
+export function queryCount(count: number): string {
+  return `${count} ${count === 1 ? 'query' : 'queries'}`
+}
+
 function exactMatch(predicted: readonly string[], gold: readonly string[]): number {
   const goldSet = new Set(gold)
   return new Set(predicted).size === goldSet.size && predicted.every((id) => goldSet.has(id))
@@ -384,7 +389,7 @@ export function trainingSets(
       queries: queryRows(source.tools, source.cases, rowOptions),
       ...(source.countOnly && { countOnly: true }),
     })
-    options.onProgress?.(`${source.name}: ${source.cases.length} queries`)
+    options.onProgress?.(`${source.name}: ${queryCount(source.cases.length)}`)
     const single = singles[index]
     if (single) {
       sets.push({
@@ -394,7 +399,7 @@ export function trainingSets(
       notes.push(
         `${source.name}-single: ${single.length} single-clause queries made from ${source.name}`,
       )
-      options.onProgress?.(`${source.name}-single: ${single.length} queries`)
+      options.onProgress?.(`${source.name}-single: ${queryCount(single.length)}`)
       const composed = composeCases(single, seed)
       sets.push({
         name: `${source.name}-composed`,
@@ -403,7 +408,7 @@ export function trainingSets(
       notes.push(
         `${source.name}-composed: ${composed.length} two-clause requests, each joining two single-clause queries of different ${source.name} queries (gold: both tools)`,
       )
-      options.onProgress?.(`${source.name}-composed: ${composed.length} queries`)
+      options.onProgress?.(`${source.name}-composed: ${queryCount(composed.length)}`)
     }
   })
   return { sets, notes, ...(denseMap && { denseMap }) }
@@ -584,7 +589,7 @@ export function fitTrainingSets(training: TrainingSets, options: TrainOptions): 
     dataCard: {
       trainedAt: new Date(0).toISOString(),
       seed,
-      trainedOn: sets.map((set) => `${set.name} (${set.queries.length} queries)`),
+      trainedOn: sets.map((set) => `${set.name} (${queryCount(set.queries.length)})`),
       notes: model.trees
         ? [
             ...notes,

@@ -59,6 +59,12 @@ describe('toolsel train', () => {
     expect(few.stderr).toContain('example decision: fitting every query: set model')
     // A split without held-out queries says so (was "0% exact match (0 queries)").
     expect(few.stdout).not.toMatch(/% exact match \(0 queries\)/)
+    // One query is "1 query", in the output and in the model's data card (was "1 queries").
+    expect(few.stdout).toContain('examples-composed (1 query)')
+    expect(few.stdout).toContain('held-out examples-single: 100% exact match (1 query)')
+    expect(`${few.stdout}${few.stderr}`).not.toMatch(/\b1 (queries|held-out queries|examples)\b/)
+    const card = JSON.parse(await readFile(join(dir, 'm.json'), 'utf8')).dataCard
+    expect(card.trainedOn).toContain('examples-composed (1 query)')
   })
 
   /** `toolsel select` with the model at `out` answers a weather request with the forecast tool. */
