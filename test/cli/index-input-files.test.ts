@@ -1,14 +1,15 @@
 /**
  * `toolsel index`'s input files. A path that names no file: the tool path and the --examples file
  * are refused alike, INVALID_INPUT and exit 2 (README: "exits 2 for input it refuses"), nothing
- * written; a tool file that is read but does not import stays IMPORT_FAILED, exit 1. And an
+ * written, and so is a tool directory it may not read; a tool file that is read but does not import stays IMPORT_FAILED, exit 1. And an
  * --examples file of `toolsel train --examples` (records with an `id`) is read as it is; `toolsel
  * select` over the index then says when its tools are the usage examples' rather than the steps'.
  */
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from './run-cli.ts'
 
@@ -71,6 +72,43 @@ describe('toolsel index with a missing input file', () => {
     const good = await runCli(['index', toolFile, '--index-dir', indexDir])
     expect(good.code).toBe(0)
     expect(good.stderr).toContain(`1 tool written to ${join(indexDir, 'tools')}`)
+  })
+
+  it('exits 2 with INVALID_INPUT naming a tool directory it may not read (was a raw EACCES, exit 1)', async () => {
+    // root reads any directory: then the command runs as the user nobody, who may not, in a
+    // directory that user can reach (the tests' own temporary directory is root's alone).
+    const asRoot = process.getuid?.() === 0
+    const dir = await mkdtemp(join(asRoot ? '/tmp' : tmpdir(), 'toolsel-index-unreadable-'))
+    try {
+      const tools = join(dir, 'tools')
+      await mkdir(tools)
+      await writeFile(join(tools, 'tools.json'), JSON.stringify([TOOL]))
+      await chmod(tools, 0o000)
+      const indexDir = join(dir, 'indexes')
+      const argv = ['index', tools, '--index-dir', indexDir]
+      let result: { code: number | null; stderr: string }
+      if (asRoot) {
+        await chmod(dir, 0o755)
+        const run = spawnSync(process.execPath, [resolve('bin/toolsel.mjs'), ...argv], {
+          uid: 65534,
+          gid: 65534,
+          cwd: dir,
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH },
+        })
+        result = { code: run.status, stderr: run.stderr }
+      } else {
+        result = await runCli(argv)
+      }
+      await chmod(tools, 0o755)
+      expect(result.stderr).toContain(
+        `error [INVALID_INPUT]: Cannot read tool directory "${tools}": permission denied`,
+      )
+      expect(result.code).toBe(2)
+      expect(existsSync(indexDir)).toBe(false)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it('reads an examples file whose records carry an id, as toolsel train --examples does', async () => {

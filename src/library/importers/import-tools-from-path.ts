@@ -51,7 +51,18 @@ export async function importToolsFromPath(
       { details: { file: path, namespace: options.namespace } },
     )
   }
-  const names = (await readdir(path, { withFileTypes: true }))
+  let entries
+  try {
+    entries = await readdir(path, { withFileTypes: true })
+  } catch (error) {
+    // Like an unreadable tool file: the input is refused (exit 2), not a failed import.
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read tool directory "${path}": ${fileProblem(error)}`,
+      { cause: error, details: { file: path } },
+    )
+  }
+  const names = entries
     .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
     .map((entry) => entry.name)
     .filter((name) => TOOL_FILE_EXTENSIONS.includes(extname(name).toLowerCase()))
