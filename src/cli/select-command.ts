@@ -114,9 +114,48 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     io.stdout(
       `${jsonText(JSON.stringify(selectResponseObject(result, true, toolFormat), null, 2))}\n`,
     )
-  else
-    io.stdout(values.json ? `${jsonText(JSON.stringify(result, null, 2))}\n` : formatResult(result))
+  else if (values.json) io.stdout(`${jsonText(JSON.stringify(result, null, 2))}\n`)
+  else {
+    const empty = await emptyStepLines(service, result, values.retriever, config.retrieve.bm25.tau)
+    io.stdout(formatResult(result, empty))
+  }
   return 0
+}
+
+/**
+ * For each step that got no candidate, the line that says why: the retriever found no tool at
+ * all for its words, or it did and a threshold cut them (the best one and its score, looked up
+ * again without a threshold, as `POST /v1/search` does, and which threshold: BM25's tau under
+ * top1/llm, the learned selector's floor of 0). Before, every empty step read "no candidate
+ * above the threshold", also when nothing matched and under the learned selector.
+ */
+async function emptyStepLines(
+  service: ToolselService,
+  result: SelectToolsResult,
+  retriever: string | undefined,
+  tau: number,
+): Promise<Map<number, string>> {
+  const lines = new Map<number, string>()
+  for (const [index, step] of result.steps.entries()) {
+    if (step.candidates.length > 0) continue
+    const { results } = await service.search({ query: step.text, k: 1, retriever })
+    const best = results[0]
+    if (best === undefined) {
+      lines.set(index, '    (no candidate: no tool of the library matches this step)')
+      continue
+    }
+    const { selector, retriever: used } = result.components
+    const [threshold, hint] = selector.startsWith('learned')
+      ? ["the learned selector's retrieval floor, 0", '']
+      : used === 'bm25'
+        ? [`the threshold retrieve.bm25.tau = ${tau}`, ': --tau lowers it']
+        : [`the ${terminalLine(used)} retriever's threshold`, '']
+    lines.set(
+      index,
+      `    (no candidate above ${threshold}; the best, ${terminalLine(best.id)}, scored ${best.score.toFixed(2)}${hint})`,
+    )
+  }
+  return lines
 }
 
 function toolFormatFlag(value: string | undefined): ToolFormat | undefined {
@@ -129,7 +168,7 @@ function toolFormatFlag(value: string | undefined): ToolFormat | undefined {
 }
 
 /** The result for a person; tool ids come from the library, so each is printed as terminalLine. */
-function formatResult(result: SelectToolsResult): string {
+function formatResult(result: SelectToolsResult, emptySteps: Map<number, string>): string {
   const lines: string[] = []
   for (const [index, step] of result.steps.entries()) {
     lines.push(
@@ -144,7 +183,8 @@ function formatResult(result: SelectToolsResult): string {
         `  ${mark} ${candidate.score.toFixed(2).padStart(7)}  ${terminalLine(candidate.id)}${explained}`,
       )
     }
-    if (step.candidates.length === 0) lines.push('    (no candidate above the threshold)')
+    const empty = emptySteps.get(index)
+    if (empty !== undefined) lines.push(empty)
   }
   const tools = result.tools.map((tool) => terminalLine(tool.id))
   lines.push('', `Tools: ${tools.join(', ') || '(none)'}`)
