@@ -4,6 +4,7 @@
  * @module
  */
 import type { z } from 'zod'
+import { escapedControls } from './terminal-text.ts'
 
 /** Every error code, with what it means. Codes are stable: clients and tests match on them. */
 export const ERROR_CODES = {
@@ -53,8 +54,13 @@ export type ErrorCode = keyof typeof ERROR_CODES
  */
 export const MAX_ERROR_MESSAGE_CHARS = 4000
 
-/** `message`, cut at MAX_ERROR_MESSAGE_CHARS with a note of how much was left out. */
-export function boundedMessage(message: string): string {
+/**
+ * `message` as answered: controls, bidi and zero-width characters of a quoted header, path or key
+ * written as `\u` text (`escapedControls`, as `shownName` does for ids), cut at
+ * MAX_ERROR_MESSAGE_CHARS with a note of how much was left out.
+ */
+export function boundedMessage(text: string): string {
+  const message = escapedControls(text)
   if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message
   return `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}… (${message.length - MAX_ERROR_MESSAGE_CHARS} more characters)`
 }

@@ -43,3 +43,24 @@ export function jsonText(json: string): string {
 export function terminalLine(text: string): string {
   return text.replace(UNSAFE_ON_ONE_LINE, visible)
 }
+
+/**
+ * C0 controls but tab and newline, DEL, C1 controls, every format character (bidi, zero-width) and
+ * lone surrogates: what `escapedControls` writes as `\u` text.
+ */
+const UNSAFE_IN_MESSAGE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Cs}]/gu
+
+/**
+ * `text` with the characters `shownName` escapes in a quoted id (controls but `\n` and `\t`,
+ * bidi and zero-width characters, lone surrogates) written as `\u` text: an error message that
+ * quotes a header, a path or a key a client sent, answered in a JSON body (JSON.stringify keeps a
+ * U+202E or a C1 control raw) or printed, shows it as sent, not as a terminal would act on it.
+ */
+export function escapedControls(text: string): string {
+  return text.replace(UNSAFE_IN_MESSAGE, (character) =>
+    Array.from(
+      { length: character.length },
+      (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`,
+    ).join(''),
+  )
+}

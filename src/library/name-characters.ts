@@ -4,7 +4,7 @@
  * shows it (`\u001b[2J` clears the screen), or can't be sent back as written (a lone surrogate).
  * @module
  */
-import { jsonText } from '../terminal-text.ts'
+import { escapedControls } from '../terminal-text.ts'
 import type { IdList } from './id-table.ts'
 
 /**
@@ -109,10 +109,7 @@ export function shownName(name: unknown): string {
 
 /** `text` cut at `length`, quoted and escaped as `shownName` says. */
 function shownText(text: string, length: number): string {
-  const shown = jsonText(JSON.stringify(text.slice(0, length))).replace(
-    /[\p{Cf}\p{Cs}]/gu,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  )
+  const shown = escapedControls(JSON.stringify(text.slice(0, length)))
   return text.length > length ? `${shown}…` : shown
 }
 

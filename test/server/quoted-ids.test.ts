@@ -7,6 +7,7 @@
  * MAX_TOOL_ID_CHARS are refused wherever they enter (PUT, tool and batch reads, examples,
  * feedback), naming the id so quoted and the limit; one of exactly 500 goes through.
  */
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_TOOL_ID_CHARS } from '../../src/library/tool-id-limit.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
@@ -143,6 +144,62 @@ describe('error messages quote ids escaped', () => {
     expect(error.code).toBe('UNKNOWN_TOOL')
     expect(error.message).toContain(`has no tool "x${'\\u202e'.repeat(63)}"….`)
     expect(error.message.length).toBeLessThan(1000)
+  })
+})
+
+/** The answer to `bytes` sent on a new connection, as text (head and body). */
+function rawAnswer(bytes: Buffer): Promise<string> {
+  const { port } = new URL(server.url)
+  return new Promise((resolve) => {
+    const socket = connect({ port: Number(port), host: '127.0.0.1' })
+    let text = ''
+    socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+    socket.on('error', () => undefined)
+    socket.on('close', () => resolve(text))
+    socket.write(bytes)
+  })
+}
+
+// Round 38: these quoted what the client sent as it came. A header value's bytes 0x80-0xff
+// arrive as U+0080-U+00FF (C1 controls: \x9b is a terminal's CSI); a path's percent-encoding
+// and a JSON key or value can hold anything.
+describe('error messages quote headers, paths and keys a client sent escaped', () => {
+  const C1 = '\u009b'
+  const SHOWN_C1 = '\\u009b'
+  it('a disallowed Origin, an unsupported Content-Encoding or charset', async () => {
+    const cases: Array<[headers: Record<string, string>, status: number, shown: string]> = [
+      [{ origin: `http://e${C1}vil.example` }, 403, `Origin "http://e${SHOWN_C1}vil.example"`],
+      [{ 'content-encoding': `g${C1}zip` }, 400, `Content-Encoding "g${SHOWN_C1}zip"`],
+      [
+        { 'content-type': `application/json; charset=utf-16${C1}` },
+        400,
+        `charset "utf-16${SHOWN_C1}"`,
+      ],
+    ]
+    for (const [headers, status, shown] of cases) {
+      const answer = await fetch(`${server.url}/v1/select-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ instruction: 'Email Ann' }),
+      })
+      expect(answer.status).toBe(status)
+      expect((await errorOf(answer)).message).toContain(shown)
+    }
+  })
+
+  it('a request path over its body limit, a retriever kind, an unknown key', async () => {
+    const head = `PUT /v1/rewards/x%E2%80%AE HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\nConnection: close\r\n\r\n`
+    const text = await rawAnswer(Buffer.from(head))
+    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large')
+    const body = text.slice(text.indexOf('\r\n\r\n') + 4)
+    expect(body).not.toMatch(RAW)
+    expect(body).toContain('/v1/rewards/x\\\\u202e')
+    const kind = await send('POST', '/v1/search-tools', { query: 'mail', retriever: SPOOF })
+    expect(kind.status).toBe(400)
+    expect((await errorOf(kind)).message).toContain(SHOWN)
+    const key = await send('POST', '/v1/select-tools', { instruction: 'Email Ann', [SPOOF]: 1 })
+    expect(key.status).toBe(400)
+    expect((await errorOf(key)).message).toContain(SHOWN)
   })
 })
 
