@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/setup/tmp-dir.ts', 'test/setup/models.ts'],
+    setupFiles: ['test/setup/end-children.ts'],
   },
 })

@@ -5,6 +5,7 @@
  * /tmp filled with thousands of `toolsel-*` directories over the runs. `TMPDIR` is set here,
  * before the test processes are forked, so they and their children inherit it.
  * `TOOLSEL_KEEP_TEST_TMP=1` keeps the directory (its path is printed) to look into a failure.
+ * A vitest killed by SIGTERM runs no teardown: test/setup/end-children.ts removes it then.
  * @module
  */
 import { mkdtempSync, rmSync } from 'node:fs'
