@@ -427,9 +427,18 @@ describe('toolsel mcp --stdio', () => {
       for (let id = 2; id < count + 2; id += 1)
         pings += `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`
       child.stdin.write(pings)
-      // 10 s unread: the server must not have taken all of stdin meanwhile.
-      for (let waited = 0; waited < 10_000 && child.stdin.writableLength > 0; waited += 100)
+      // Unread: the server must stop taking stdin, not take all of it. Waited for until it has
+      // answered (so it is reading) and what it left unread stayed the same for 2 s: it stopped
+      // (10 s at most; was a fixed 10 s).
+      let left = child.stdin.writableLength
+      let sameSince = Date.now()
+      for (const started = Date.now(); left > 0 && Date.now() - started < 10_000;) {
         await new Promise((resolve) => setTimeout(resolve, 100))
+        if (child.stdin.writableLength !== left || child.stdout.readableLength === 0) {
+          left = child.stdin.writableLength
+          sameSince = Date.now()
+        } else if (Date.now() - sameSince >= 2000) break
+      }
       expect(child.stdin.writableLength).toBeGreaterThan(0)
       child.stdout.on('data', reading).resume()
       child.stdin.end()
