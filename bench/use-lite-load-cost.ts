@@ -1,14 +1,18 @@
 /**
- * What loading the use-lite embedder costs a process, as a dense index build or load pays it
- * (store/create-configured-embedder.ts: the weights, then one warm-up forward pass), and what
- * the first query embedded after it costs. Since round 36 the load also probes the weights'
+ * What loading the use-lite embedder (or `--embedder onnx:<dir>`) costs a process, as a dense
+ * index build or load pays it (store/create-configured-embedder.ts: the weights, then one warm-up
+ * forward pass unless the load ran one), what the first query embedded after it costs, and the
+ * first documents after that (4 passes' worth: with use-lite `--threads N` > 0 they go to the
+ * worker threads, which start then and take their first pass; a query never does). Since round 36 the load also probes the weights'
  * vectors (models/vector-probe.ts: the probe texts in one forward pass, once per process): run
  * it with `--root` on a checkout from before to see what the probe adds. Since round 37 a load
- * that probed is not warmed up again (`warmedUp`): `--before` on a round-36 checkout shows it. Each turn is a new
+ * that probed is not warmed up again (`warmedUp`): `--before` on a round-36 checkout shows it;
+ * since round 38 neither is an onnx load (its dimension probe is a pass). Each turn is a new
  * process (`--turns`); the two checkouts alternate when `--before` is given. "probe texts, warm"
  * is the probe's forward pass timed again after the load: what it costs once warm.
  *
  *   node --import tsx bench/use-lite-load-cost.ts [--turns 7] [--before /work/ci-base]
+ *     [--embedder use-lite | onnx:<dir>] [--threads 0]
  * @module
  */
 import { execFileSync } from 'node:child_process'
@@ -22,14 +26,24 @@ const { values: args } = benchArgs(import.meta.url, {
     turns: { type: 'string', default: '7' },
     before: { type: 'string' },
     child: { type: 'string' },
+    embedder: { type: 'string', default: 'use-lite' },
+    threads: { type: 'string', default: '0' },
   },
 })
+
+/** 64 tool descriptions (4 use-lite passes), embedded as documents after the first query. */
+const DOCUMENTS = Array.from(
+  { length: 64 },
+  (_, index) => `tool ${index}: sends a message of kind ${index % 7} to a contact list`,
+)
 
 interface Turn {
   load: number
   firstQuery: number
   /** The probe texts embedded once more after the load (what the probe's pass costs warm). */
   probePass: number
+  /** DOCUMENTS embedded as documents, after the first query (the worker pool's first use). */
+  firstDocuments: number
   fingerprint: string | null
 }
 
@@ -43,25 +57,39 @@ if (args.child !== undefined) {
       module('src/models/vector-probe.ts'),
     ],
   )
-  const dense = parseConfig({ retrieve: { dense: { embedder: 'use-lite' } } }).retrieve.dense
+  const embedderId = resolveEmbedder(args.embedder)
+  const threads = Number(args.threads)
+  const dense = parseConfig({
+    retrieve: {
+      dense: { embedder: embedderId, ...(embedderId === 'use-lite' && { threads }) },
+    },
+  }).retrieve.dense
   const started = performance.now()
   const embedder = await createConfiguredEmbedder(dense)
   const load = performance.now() - started
   const query = performance.now()
   await embedder.embed(['send an email to the whole team about the launch'], { kind: 'query' })
   const firstQuery = performance.now() - query
+  const documents = performance.now()
+  await embedder.embed(DOCUMENTS, { kind: 'document' })
+  const firstDocuments = performance.now() - documents
   const pass = performance.now()
   await embedder.embed(VECTOR_PROBE_TEXTS, { kind: 'query' })
   const turn: Turn = {
     load,
     firstQuery,
     probePass: performance.now() - pass,
+    firstDocuments,
     fingerprint: embedder.fingerprint ?? null,
   }
+  await (embedder as { close?: () => Promise<void> }).close?.()
   console.log(JSON.stringify(turn))
 } else {
   const turns = Number(args.turns)
   if (!Number.isInteger(turns) || turns < 1) throw new Error('--turns takes a positive integer')
+  const threads = Number(args.threads)
+  if (!Number.isInteger(threads) || threads < 0 || threads > 16)
+    throw new Error('--threads takes an integer from 0 to 16')
   const roots = [
     { name: 'this checkout', root: resolve(fileURLToPath(new URL('..', import.meta.url))) },
     ...(args.before !== undefined ? [{ name: 'before', root: resolve(args.before) }] : []),
@@ -71,7 +99,17 @@ if (args.child !== undefined) {
     for (const { name, root } of roots) {
       const out = execFileSync(
         process.execPath,
-        ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root],
+        [
+          '--import',
+          'tsx',
+          fileURLToPath(import.meta.url),
+          '--child',
+          root,
+          '--embedder',
+          resolveEmbedder(args.embedder),
+          '--threads',
+          args.threads,
+        ],
         { encoding: 'utf8', cwd: root },
       )
       results.get(name)!.push(JSON.parse(out.trim().split('\n').at(-1)!))
@@ -81,7 +119,7 @@ if (args.child !== undefined) {
   const ms = (values: number[]) =>
     `median ${median(values).toFixed(1)} ms (${values.map((value) => value.toFixed(1)).join(', ')})`
   console.log(
-    `use-lite load, ${turns} processes each, load ${loadavg()
+    `${args.embedder} load (threads ${args.threads}), ${turns} processes each, load ${loadavg()
       .map((value) => value.toFixed(2))
       .join(' ')}`,
   )
@@ -90,5 +128,11 @@ if (args.child !== undefined) {
     console.log(`  load + warm-up: ${ms(list.map((turn) => turn.load))}`)
     console.log(`  first query:    ${ms(list.map((turn) => turn.firstQuery))}`)
     console.log(`  probe texts, warm: ${ms(list.map((turn) => turn.probePass))}`)
+    console.log(`  first documents: ${ms(list.map((turn) => turn.firstDocuments))}`)
   }
+}
+
+/** `onnx:<dir>` with the directory made absolute (the children run in each checkout's root). */
+function resolveEmbedder(id: string): string {
+  return id.startsWith('onnx:') ? `onnx:${resolve(id.slice('onnx:'.length))}` : id
 }

@@ -37,8 +37,8 @@ export interface EmbeddingModel {
   readonly maxBatchSize: number
   /**
    * True when loading this instance already ran a forward pass through it (use-lite's vector
-   * probe, the first load of a process): a warm-up pass (store/create-configured-embedder.ts)
-   * would only repeat it.
+   * probe, the first load of a process; an onnx model's dimension probe, every load): a warm-up
+   * pass (store/create-configured-embedder.ts) would only repeat it.
    */
   readonly warmedUp?: boolean
   /** One vector per text, in input order. Unit length unless the model's docs say otherwise. */

@@ -25,7 +25,7 @@ export async function createConfiguredEmbedder(
     warmed.add(embedder)
     // The first forward pass sets up kernels and buffers (about 100 ms for use-lite): pay it
     // while loading, so that a server's first request does not. A load that ran one already
-    // (use-lite's vector probe: `warmedUp`) is not warmed up again.
+    // (`warmedUp`: use-lite's vector probe, an onnx model's dimension probe) is not warmed up again.
     if (embedder.warmedUp !== true) await embedder.embed(['warm up'], { kind: 'query' })
   }
   return embedder

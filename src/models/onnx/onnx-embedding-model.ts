@@ -66,6 +66,9 @@ export const onnxLoadHooks: {
   afterRead?: (directory: string) => Promise<void> | void
 } = {}
 
+/** Forward passes run (the load's dimension probe, then each batch embedded): tests count them. */
+export const onnxStats = { passes: 0 }
+
 /** The slice of the transformers.js pipeline we use; its full generic type is very slow to check. */
 type FeatureExtractor = ((
   texts: string[],
@@ -81,6 +84,8 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
   readonly settings: ResolvedOnnxSettings
   /** The files loaded, by content (`modelFilesFingerprint`): `onnx:<dir>` names only a place. */
   readonly fingerprint: string
+  /** Every load runs a forward pass (the dimension probe): a warm-up pass would only repeat it. */
+  readonly warmedUp = true
   readonly #extractor: FeatureExtractor
 
   private constructor(
@@ -169,6 +174,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
           })) as unknown as FeatureExtractor,
         (message) => logger.warn(message, { model: path }),
       )
+      onnxStats.passes++
       const probe = await extractor(['dimension probe'], settings)
       const dimensions = probe.dims.at(-1) ?? 0
       if (probe.dims.length !== 2 || dimensions === 0) {
@@ -210,6 +216,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
 
   async #embedBatch(batch: string[]): Promise<Float32Array[]> {
     try {
+      onnxStats.passes++
       const { data } = await this.#extractor(batch, this.settings)
       const rows = Float32Array.from(data)
       return batch.map((_, row) => rows.slice(row * this.dimensions, (row + 1) * this.dimensions))
