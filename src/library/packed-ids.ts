@@ -155,6 +155,20 @@ export class PackedIds implements IdList {
     return [...found].sort((a, b) => a - b)
   }
 
+  /**
+   * Positions (ascending) whose id's bytes (as saved: UTF-8, or JSON escapes) are more than
+   * `bytes`, without decoding any: an id is never longer in UTF-16 code units than in those bytes,
+   * so every id longer than `bytes` characters is among them (the caller checks each).
+   */
+  longerThan(bytes: number): number[] {
+    const bounds = this.#bounds
+    const found: number[] = []
+    for (let position = 0; position < this.length; position += 1) {
+      if (bounds[2 * position + 1] - bounds[2 * position] > bytes) found.push(position)
+    }
+    return found
+  }
+
   /** The position of the id whose bytes hold byte offset `at` (ids' bytes only hold ids' bytes). */
   #positionOfByte(at: number): number {
     const bounds = this.#bounds

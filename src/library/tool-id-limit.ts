@@ -11,6 +11,7 @@
  */
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
+import type { IdList } from './id-table.ts'
 import { shownName } from './name-characters.ts'
 
 /** Most UTF-16 code units in a tool id. */
@@ -41,4 +42,17 @@ export function assertToolIdLengths(ids: readonly string[]): void {
   throw new ToolselError('INVALID_INPUT', `The ${toolIdTooLong(long)}.`, {
     details: { length: long.length, maxChars: MAX_TOOL_ID_CHARS },
   })
+}
+
+/**
+ * Positions (ascending) of the ids in `ids` longer than MAX_TOOL_ID_CHARS: a saved index imported
+ * before ids were bounded (a load warns of them). A list of an index's bytes (`PackedIds`) names
+ * the few candidates by their bytes without decoding the others; an array is checked id by id.
+ */
+export function overlongIdPositions(
+  ids: IdList & { longerThan?(bytes: number): number[] },
+): number[] {
+  const candidates =
+    ids.longerThan?.(MAX_TOOL_ID_CHARS) ?? Array.from({ length: ids.length }, (_, at) => at)
+  return candidates.filter((position) => (ids.at(position)?.length ?? 0) > MAX_TOOL_ID_CHARS)
 }

@@ -43,6 +43,7 @@ import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import { recordIndexFiles } from './index-files-record.ts'
 import { isDiskFull, syncPath, syncTree } from '../write-file-atomically.ts'
+import { MAX_TOOL_ID_CHARS, overlongIdPositions } from '../library/tool-id-limit.ts'
 import {
   refusedNameCharacter,
   shownName,
@@ -747,7 +748,9 @@ const warnedUnshowable = new Set<string>()
  * an index saved (or a snapshot taken) before imports warned of them was never checked, so every
  * load names them, whenever they were saved. The library is served as it is; the ids are checked, not the
  * names (reading those means parsing every tool; `suspectPositions` finds the ids to check with a
- * few byte searches of a million ids, bench/README round 35).
+ * few byte searches of a million ids, bench/README round 35). A second warning names ids longer
+ * than MAX_TOOL_ID_CHARS (imported before round 37 bounded them; no request can name such a
+ * tool): refusing the load would break an index that served until then.
  */
 function warnOfUnshowableIds(
   library: ToolLibrary,
@@ -760,17 +763,31 @@ function warnOfUnshowableIds(
   const level = warnedUnshowable.has(key) ? 'debug' : asked
   if (!logger.enabled(level)) return
   const positions = unshowableIdPositions(library.idList)
-  if (positions.length === 0) return
+  const overlong = overlongIdPositions(library.idList)
+  if (positions.length === 0 && overlong.length === 0) return
   if (level !== 'debug') warnedUnshowable.add(key)
-  const listed = positions.slice(0, LISTED_UNSHOWABLE_IDS).map((position) => {
-    const id = library.idList.at(position)!
-    const { codePoint, index } = refusedNameCharacter(id)!
-    return `${shownName(id)}: ${codePoint} at ${index}`
-  })
-  logger[level](
-    `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (imported and served as they are; such a tool may display as another one): ${listed.join('; ')}${positions.length > LISTED_UNSHOWABLE_IDS ? '; …' : ''}. Rename them at the source and import the library again.`,
-    { library: library.name, unshowableIds: positions.length },
-  )
+  const more = (count: number) => (count > LISTED_UNSHOWABLE_IDS ? '; …' : '')
+  if (positions.length > 0) {
+    const listed = positions.slice(0, LISTED_UNSHOWABLE_IDS).map((position) => {
+      const id = library.idList.at(position)!
+      const { codePoint, index } = refusedNameCharacter(id)!
+      return `${shownName(id)}: ${codePoint} at ${index}`
+    })
+    logger[level](
+      `Library "${library.name}" (${dir}): ${positions.length} tool id(s) hold a control character, bidi override or isolate, or lone surrogate (imported and served as they are; such a tool may display as another one): ${listed.join('; ')}${more(positions.length)}. Rename them at the source and import the library again.`,
+      { library: library.name, unshowableIds: positions.length },
+    )
+  }
+  if (overlong.length > 0) {
+    const listed = overlong.slice(0, LISTED_UNSHOWABLE_IDS).map((position) => {
+      const id = library.idList.at(position)!
+      return `${shownName(id)}: ${id.length} characters`
+    })
+    logger[level](
+      `Library "${library.name}" (${dir}): ${overlong.length} tool id(s) are longer than ${MAX_TOOL_ID_CHARS} characters (imported before imports refused them; served as they are, but no request can name such a tool: GET …/tools/:id, tools/batch, MCP get_tool_schemas, usage examples and feedback take ids of at most ${MAX_TOOL_ID_CHARS}): ${listed.join('; ')}${more(overlong.length)}. Shorten them at the source and import the library again.`,
+      { library: library.name, overlongIds: overlong.length },
+    )
+  }
 }
 
 function isComposite(kind: RetrieverKind): boolean {

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { refusedNameCharacter, unshowableIdPositions } from '../../src/library/name-characters.ts'
 import { PackedIds } from '../../src/library/packed-ids.ts'
+import { MAX_TOOL_ID_CHARS, overlongIdPositions } from '../../src/library/tool-id-limit.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
@@ -149,4 +150,36 @@ describe('ids checked at load', () => {
       / DEBUG Library "cli" \([^)]*\): 1 tool id\(s\) hold/,
     )
   }, 60_000)
+
+  it('a saved index holding an id past 500 characters loads as it is, with a warning naming it', async () => {
+    // Imported before round 37 bounded ids (3780606): no request can name such a tool.
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-overlong-'))
+    const long = `long.${'x'.repeat(607)}`
+    // 520 UTF-16 units (260 surrogate pairs); 300 characters in 600 UTF-8 bytes (not too long);
+    // 501 characters written with JSON escapes.
+    const pairs = '\u{1f50e}'.repeat(260)
+    const wide = 'é'.repeat(300)
+    const escaped = `q"${'\\'.repeat(499)}`
+    const ids = ['mail.send', long, wide, pairs, escaped, 'y'.repeat(MAX_TOOL_ID_CHARS)]
+    // The byte scan of a saved ids section finds what the lengths say.
+    expect(overlongIdPositions(packed(ids))).toEqual([1, 3, 4])
+    expect(overlongIdPositions(ids)).toEqual([1, 3, 4])
+    const library = new ToolLibrary('long', ids.map(tool))
+    const dir = await saveIndexedLibrary(indexDir, await buildIndexedLibrary(library, config))
+    const logger = createMemoryLogger()
+    const loaded = await loadIndexedLibrary(dir, config, { logger })
+    expect(loaded.library.require(long).id).toBe(long)
+    const warnings = logger.lines.filter((line) => line.includes('characters ('))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(' WARN ')
+    expect(warnings[0]).toContain('"overlongIds":3')
+    expect(warnings[0]).toContain(
+      `Library "long" (${dir}): 3 tool id(s) are longer than 500 characters (imported before imports refused them; served as they are, but no request can name such a tool:`,
+    )
+    expect(warnings[0]).toContain(
+      `"long.${'x'.repeat(59)}"…: 612 characters; "${'\u{1f50e}'.repeat(32)}"…: 520 characters; "q\\"${'\\\\'.repeat(62)}"…: 501 characters. Shorten them at the source and import the library again.`,
+    )
+    // No other warning: these ids hold no odd character.
+    expect(logger.lines.filter((line) => line.includes(' WARN '))).toHaveLength(1)
+  })
 })
