@@ -83,6 +83,8 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   })
   const manifest = await writeSnapshot(dir, saved, {
     onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
+    onSwept: (removed) =>
+      io.stderr(`Removed ${removed}: a snapshot left half-written by a process that is gone\n`),
   })
   const names = manifest.libraries.map((entry) => entry.name)
   io.stdout(

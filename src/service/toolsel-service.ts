@@ -671,6 +671,10 @@ export class ToolselService {
         holding(saved, () =>
           writeSnapshot(dir, saved, {
             onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
+            onSwept: (removed) =>
+              logger.info(
+                `Removed ${removed}: a snapshot left half-written by a process that is gone`,
+              ),
           }),
         ).catch((error: unknown) => {
           if (!isToolselError(error, 'INTERNAL') && !isToolselError(error, 'INSUFFICIENT_STORAGE'))

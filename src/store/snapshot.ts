@@ -7,13 +7,15 @@
  * libraries held in memory (immutable once built), so every index in it is whole and of one
  * version, whatever is uploaded meanwhile; the directory is written under a temporary name next
  * to `<dir>` and renamed into place, so `<dir>` either holds a complete snapshot or does not
- * exist. Restoring loads each index (validating it), writes them all beside their places, then
+ * exist (one a killed writer left there is removed by the next snapshot written beside it:
+ * `sweepSnapshotTemporaries`). Restoring loads each index (validating it), writes them all beside their places, then
  * renames them all into the index directory (undone when one fails), replacing indexes of the
  * same name.
  * @module
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
@@ -34,6 +36,7 @@ import {
   type StagedIndex,
 } from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
+import { claim, isAbandoned, release, startTime } from './index-dir-claims.ts'
 import { isDiskFull } from '../write-file-atomically.ts'
 
 export const SNAPSHOT_FILE = 'snapshot.json'
@@ -68,14 +71,87 @@ const SnapshotManifestSchema = z.object({
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>
 
 /**
+ * A snapshot being written, next to its target: `.snapshot-tmp-<name>+<pid>.<start>@<host>-<hex>`
+ * (`<name>` the target's, cut to 100 characters; `.<start>` absent where the writer's start time
+ * is unknown, see index-dir-claims.ts `startTime`; `<host>` the first 8 hex digits of the SHA-256
+ * of the writer's host name). A writer killed before its rename (SIGKILL, a power loss) leaves it;
+ * the next snapshot written into the same directory removes it (`sweepSnapshotTemporaries`).
+ */
+const SNAPSHOT_TEMPORARY = /^\.snapshot-tmp-.+\+(\d+)(?:\.(\d+))?@([0-9a-f]{8})-[0-9a-f]{12}$/
+
+let ownIdentity: { start: number | undefined; host: string } | undefined
+
+/** This process's start time and host key, as its snapshot temporary names carry them. */
+function identity(): { start: number | undefined; host: string } {
+  ownIdentity ??= {
+    start: startTime(process.pid),
+    host: createHash('sha256').update(hostname()).digest('hex').slice(0, 8),
+  }
+  return ownIdentity
+}
+
+function snapshotTemporaryPath(target: string): string {
+  const { start, host } = identity()
+  const name = basename(target).slice(0, 100)
+  return join(
+    dirname(target),
+    `.snapshot-tmp-${name}+${process.pid}${start === undefined ? '' : `.${start}`}@${host}-${randomBytes(6).toString('hex')}`,
+  )
+}
+
+/**
+ * Removes the temporary directories (SNAPSHOT_TEMPORARY) in `parent` whose writer is provably
+ * gone: written on this host (same host key) by a process that is no longer alive, or whose pid
+ * now belongs to a process that started at another time (index-dir-claims.ts `isAbandoned`; one
+ * of this process's own pid only when this process is not writing it now). Left alone: a live
+ * writer's, another host's (a shared disk: its processes can't be seen from here), names of any
+ * other shape (the `.tmp-<name>-<hex>` of versions before round 38 carry no pid), and anything
+ * that is not a directory. Answers the paths removed; a directory that can't be read or an entry
+ * that can't be removed is left for the next sweep, never an error.
+ */
+export async function sweepSnapshotTemporaries(parent: string): Promise<string[]> {
+  let entries: string[]
+  try {
+    entries = await readdir(parent)
+  } catch {
+    return []
+  }
+  const removed: string[] = []
+  for (const entry of entries) {
+    const found = SNAPSHOT_TEMPORARY.exec(entry)
+    if (!found || found[3] !== identity().host) continue
+    const path = join(parent, entry)
+    const writer = {
+      pid: Number(found[1]),
+      ...(found[2] !== undefined && { start: Number(found[2]) }),
+    }
+    if (!isAbandoned(path, writer)) continue
+    const info = await lstat(path).catch(() => undefined)
+    if (!info?.isDirectory()) continue
+    try {
+      await rm(path, { recursive: true, force: true })
+      removed.push(path)
+    } catch {
+      // Left for the next sweep.
+    }
+  }
+  return removed
+}
+
+/**
  * Writes `libraries` as a new snapshot at `dir` (which must not exist yet). A failure before the
  * rename that names it leaves nothing; once it is renamed into place, a failed flush of its
  * parent directory is reported to `onUnsynced` (see `SaveOptions.onUnsynced`), not thrown.
+ * First removes what writers that died left in `dir`'s parent (`sweepSnapshotTemporaries`),
+ * reporting each path to `onSwept`.
  */
 export async function writeSnapshot(
   dir: string,
   libraries: readonly IndexedLibrary[],
-  options: { onUnsynced?: (warning: string) => void } = {},
+  options: {
+    onUnsynced?: (warning: string) => void
+    onSwept?: (removed: string) => void
+  } = {},
 ): Promise<SnapshotManifest> {
   const target = resolve(dir)
   if (await pathExists(target)) {
@@ -84,10 +160,23 @@ export async function writeSnapshot(
       `Snapshot directory ${target} already exists; name a new one (a snapshot never overwrites another).`,
     )
   }
-  const temporary = join(
-    dirname(target),
-    `.tmp-${basename(target)}-${randomBytes(6).toString('hex')}`,
-  )
+  for (const removed of await sweepSnapshotTemporaries(dirname(target))) options.onSwept?.(removed)
+  const temporary = snapshotTemporaryPath(target)
+  // Ours while this write lasts: a sweep of this process leaves it alone.
+  claim(temporary)
+  try {
+    return await writeSnapshotAt(target, temporary, libraries, options)
+  } finally {
+    release(temporary)
+  }
+}
+
+async function writeSnapshotAt(
+  target: string,
+  temporary: string,
+  libraries: readonly IndexedLibrary[],
+  options: { onUnsynced?: (warning: string) => void },
+): Promise<SnapshotManifest> {
   try {
     await mkdir(dirname(target), { recursive: true })
     await mkdir(temporary)
@@ -102,6 +191,7 @@ export async function writeSnapshot(
           throw new Error(warning)
         },
       })
+      if (indexed === libraries[0]) stopInSnapshotWrite()
     }
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
@@ -129,6 +219,15 @@ export async function writeSnapshot(
     await rm(temporary, { recursive: true, force: true })
     throw snapshotWriteFailed(target, error)
   }
+}
+
+/**
+ * For tests of a snapshot writer killed mid-write, off unless set:
+ * `TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE=1` stops this process (SIGSTOP) once the first library
+ * is written into the snapshot's temporary directory; the test then kills it or lets it go on.
+ */
+function stopInSnapshotWrite(): void {
+  if (process.env.TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE === '1') process.kill(process.pid, 'SIGSTOP')
 }
 
 /**
