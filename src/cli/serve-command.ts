@@ -9,6 +9,7 @@ import { ToolselError } from '../errors.ts'
 import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { createAdaptorServer } from '@hono/node-server'
 import { createComponents } from '../components.ts'
+import { checkOpenAiApiKey, openAiModelUsers } from '../models/openai/check-api-key.ts'
 import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
@@ -273,6 +274,15 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // A worker: what it loaded agrees with the disk before it serves (changes made meanwhile).
     // What is committed before the libraries load: later commits are picked up once ready.
     await poller?.baseline()
+    // A wrong API key fails the start, not every request (each of which would fall back).
+    const users = openAiModelUsers([
+      config.plan.planner,
+      config.plan.fallback,
+      config.select.selector,
+      config.select.fallback,
+    ])
+    if (users.length > 0 && config.models.openai.baseUrl)
+      await checkOpenAiApiKey({ ...config.models.openai, users, logger })
     // The gateway's (empty) library is there before the service is ready: a call naming it is
     // "not ready" until then, never UNKNOWN_LIBRARY (its first build may load an embedder).
     await service.start(undefined, {
