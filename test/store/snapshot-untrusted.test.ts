@@ -46,6 +46,15 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
+/**
+ * How long a restore may run before it is taken for hung (SIGKILL: `run.signal` set, and the
+ * test fails). A hang (reading /dev/zero, opening a FIFO without a writer) is forever, so the
+ * bound only has to be well past a slow start: 20 s was passed by a restore that worked, on a
+ * machine at load 15-19 (round 37). A passing run never waits for it. Each test's timeout is
+ * its restores times this, and 30 s.
+ */
+const RUN_BOUND_MS = 90_000
+
 /** A copy of the good snapshot, changed by `damage`, restored into a new index directory. */
 async function restoreDamaged(case_: string, damage: (dir: string) => Promise<void>) {
   const dir = join(root, case_, 'snapshot')
@@ -53,7 +62,7 @@ async function restoreDamaged(case_: string, damage: (dir: string) => Promise<vo
   await damage(dir)
   const indexDir = join(root, case_, 'restored')
   const run = await runToolselChild(['snapshot', 'restore', dir, '--index-dir', indexDir], {
-    timeoutMs: 20_000,
+    timeoutMs: RUN_BOUND_MS,
   })
   const written = await readdir(indexDir).catch(() => [])
   return { ...run, written: written.filter((entry) => !entry.startsWith('.')) }
@@ -94,7 +103,7 @@ describe('snapshot restore of an untrusted snapshot', () => {
       expect(run.code).toBe(1)
       expect(run.written).toEqual([])
     }
-  }, 120_000)
+  }, 390_000)
 
   it('an index listed under one name that holds another library', async () => {
     const run = await restoreDamaged('renamed', async (dir) => {
@@ -105,7 +114,7 @@ describe('snapshot restore of an untrusted snapshot', () => {
     expect(run.stderr).toMatch(/index "three" holds library "two"/)
     expect(run.code).toBe(1)
     expect(run.written).toEqual([])
-  }, 30_000)
+  }, 120_000)
 
   it('symbolic links inside an index (to a file outside, to /dev/zero, the directory itself)', async () => {
     const outsideTools = join(root, 'links-outside-tools.jsonl')
@@ -147,7 +156,7 @@ describe('snapshot restore of an untrusted snapshot', () => {
       expect(run.code).toBe(1)
       expect(run.written).toEqual([])
     }
-  }, 120_000)
+  }, 300_000)
 
   it('a file name in an index manifest that leaves the index directory is neither read nor written', async () => {
     const run = await restoreDamaged('file-names', async (dir) => {
@@ -165,7 +174,7 @@ describe('snapshot restore of an untrusted snapshot', () => {
     expect(run.code).toBe(1)
     expect(run.written).toEqual([])
     expect(await readdir(join(root, 'file-names', 'escaped'))).toEqual([])
-  }, 30_000)
+  }, 120_000)
 
   it('a snapshot.json that is a device (/dev/zero) or a FIFO is refused unread; one larger than 16 MiB by its size', async () => {
     // Before: /dev/zero read up to 16 MiB; a FIFO without a writer hung the restore (the open).
@@ -192,12 +201,12 @@ describe('snapshot restore of an untrusted snapshot', () => {
     )
     expect(run.code).toBe(1)
     expect(run.written).toEqual([])
-  }, 60_000)
+  }, 300_000)
 
   it('the untouched snapshot still restores', async () => {
     const run = await restoreDamaged('good', async () => undefined)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(run.written.sort()).toEqual(['one', 'two'])
-  }, 30_000)
+  }, 120_000)
 })
