@@ -194,15 +194,15 @@ export class UpstreamInputBacklog extends Error {
 }
 
 /**
- * Why a stdio server whose stdin held a backlog (UpstreamInputBacklog) was dropped: not one byte
- * of it was read for `windowMs` (`gateway.callTimeoutMs`). Until round 37 such a server stayed
+ * Why a stdio server whose stdin held a backlog (UpstreamInputBacklog, or any after a call timed
+ * out) was dropped: not one byte of it was read for `windowMs` (`gateway.callTimeoutMs`). Until round 37 such a server stayed
  * `slow` for good, every later call refused at once; now it is closed and made again with the
  * usual backoff (a new process). One that reads again, however slowly, is kept.
  */
 export class UpstreamInputStalled extends Error {
   constructor(waiting: number, maxMessageBytes: number, windowMs: number) {
     super(
-      `the upstream read none of its input for ${windowMs.toLocaleString('en-US')} ms (gateway.callTimeoutMs): ${waiting.toLocaleString('en-US')} bytes wait to be written to its stdin, over gateway.maxMessageBytes (${maxMessageBytes.toLocaleString('en-US')}); the connection is closed and made again`,
+      `the upstream read none of its input for ${windowMs.toLocaleString('en-US')} ms (gateway.callTimeoutMs): ${waiting.toLocaleString('en-US')} bytes wait to be written to its stdin${waiting > maxMessageBytes ? `, over gateway.maxMessageBytes (${maxMessageBytes.toLocaleString('en-US')})` : ''}; the connection is closed and made again`,
     )
     this.name = 'UpstreamInputStalled'
   }

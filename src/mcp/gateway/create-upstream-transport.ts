@@ -4,6 +4,7 @@
  * @module
  */
 import type { ChildProcess } from 'node:child_process'
+import type { Writable } from 'node:stream'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -286,6 +287,17 @@ export function createUpstreamTransport(
 /** The bytes waiting to be written to the stdin of `transport`'s process (0: none, or no process). */
 export function unwrittenInput(transport: Transport | undefined): number {
   return (transport && PROCESSES.get(transport)?.child.stdin?.writableLength) ?? 0
+}
+
+/**
+ * The bytes written to the stdin of `transport`'s process so far, those waiting (`unwrittenInput`)
+ * not counted: what the process has taken into its pipe (0: no process).
+ */
+export function writtenInput(transport: Transport | undefined): number {
+  // A pipe's net.Socket counts them (`bytesWritten`: those written and those waiting).
+  const stdin = (transport && PROCESSES.get(transport)?.child.stdin) as
+    (Writable & { bytesWritten?: number }) | null | undefined
+  return stdin ? (stdin.bytesWritten ?? 0) - stdin.writableLength : 0
 }
 
 /** Refuses `transport`'s sends (UpstreamInputBacklog) while its stdin holds over `maxBytes` unwritten. */

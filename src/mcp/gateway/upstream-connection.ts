@@ -35,6 +35,7 @@ import {
   processExit,
   terminateStarting,
   unwrittenInput,
+  writtenInput,
   upstreamTarget,
 } from './create-upstream-transport.ts'
 import {
@@ -496,31 +497,34 @@ export class UpstreamConnection {
     if (failure === 'connection') return this.#markDown(error)
     this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
     if (failure === 'timeout') this.#status = 'slow'
-    if (error instanceof UpstreamInputBacklog) this.#watchInput(client)
+    if (failure === 'timeout' || error instanceof UpstreamInputBacklog) this.#watchInput(client)
   }
 
   /**
-   * After a request was refused for the backlog on `client`'s stdin (UpstreamInputBacklog):
-   * every `callTimeoutMs`, a backlog that did not shrink at all since the last look (not one byte
-   * read: a hung or hostile process) drops the connection (UpstreamInputStalled), which is made
-   * again with the usual backoff; one that shrank is looked at again; one back under
-   * `maxMessageBytes` ends the watch (the server reads again; sends are taken). While over the
-   * bound nothing is added to it (sends are refused), so "not smaller" is "nothing read".
+   * After a request was refused for the backlog on `client`'s stdin (UpstreamInputBacklog), or
+   * timed out while some of its input still waited to be written (a process that stopped reading
+   * before its backlog reached `maxMessageBytes`: light traffic may never get it there, and every
+   * call would wait `callTimeoutMs` for good): every `callTimeoutMs`, a backlog of which not one
+   * byte was taken since the last look (a hung or hostile process) drops the connection
+   * (UpstreamInputStalled), which is made again with the usual backoff; one that was read from is
+   * looked at again; an empty one ends the watch (the server reads again). Progress is counted in
+   * bytes written to the pipe, so sends added meanwhile don't hide a stall.
    */
   #watchInput(client: Client): void {
     if (this.#inputWatch) return
     const { callTimeoutMs, maxMessageBytes } = this.#options.settings
     const transport = this.#transports.get(client)
-    let last = unwrittenInput(transport)
+    if (unwrittenInput(transport) === 0) return
+    let written = writtenInput(transport)
     const look = () => {
       this.#inputWatch = undefined
       if (client !== this.#client || this.#closed) return
       const waiting = unwrittenInput(transport)
-      if (waiting <= maxMessageBytes) return
+      if (waiting === 0) return
       // Logged by markDown ('is down: <why>').
-      if (waiting >= last)
+      if (writtenInput(transport) <= written)
         return this.#markDown(new UpstreamInputStalled(waiting, maxMessageBytes, callTimeoutMs))
-      last = waiting
+      written = writtenInput(transport)
       this.#inputWatch = setTimeout(look, callTimeoutMs)
       this.#inputWatch.unref()
     }

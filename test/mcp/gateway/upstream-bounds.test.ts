@@ -357,6 +357,35 @@ describe('an upstream that stops reading its stdin', () => {
     expect(down[0]).toContain('read none of its input for 3,000 ms')
   }, 90_000)
 
+  // rpc4 (round 37): the watch started at the first refusal only. A process that stops reading
+  // under light traffic never gets a backlog over maxMessageBytes (here 8 MiB), so nothing was
+  // refused and every call waited callTimeoutMs, the server `slow` for good.
+  it('is closed and made again when it stops reading before its backlog reaches maxMessageBytes: a call times out, none of what waits is read for callTimeoutMs', async () => {
+    const { upstream, logger } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_STOP_READING: '1' } },
+      { callTimeoutMs: 2000, reconnectInitialMs: 200, maxMessageBytes: 8 * 1024 * 1024 },
+    )
+    await upstream.connect()
+    // 8 calls of 64 KiB: more than the pipe and the process's stream take, far under the bound.
+    const text = 'x'.repeat(64 * 1024)
+    const settled = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        upstream.callTool('tool_0', { text }).then(
+          () => 'answered',
+          (error: unknown) => (error as Error).message,
+        ),
+      ),
+    )
+    for (const result of settled) expect(result).toMatch(/did not answer in time/)
+    await until(() => upstream.state().status === 'down', 'down', 20_000)
+    expect(upstream.state().lastError).toMatch(
+      /^the upstream read none of its input for 2,000 ms \(gateway\.callTimeoutMs\): [\d,]+ bytes wait to be written to its stdin; the connection is closed and made again$/,
+    )
+    await until(() => upstream.state().status === 'connected', 'connected again', 30_000)
+    expect(upstream.state()).toMatchObject({ outages: 1, toolCount: 3 })
+    expect(logger.lines.filter((line) => line.includes('is down'))).toHaveLength(1)
+  }, 90_000)
+
   it('is kept when it reads again within callTimeoutMs: the calls sent are answered, no restart', async () => {
     const { upstream, logger } = connection(
       {
