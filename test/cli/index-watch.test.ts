@@ -6,6 +6,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { main } from '../../src/main.ts'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { type RunningServe } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn as toolsel } from '../helpers/serve-per-test.ts'
@@ -21,6 +22,19 @@ const PARCELS_V2 = [
   { name: 'book_flight', description: 'Book a flight to a city.' },
 ]
 
+/**
+ * `toolsel index <tools> --name <name>` into `indexDir`, in this process: for the indexes made
+ * before the server starts or away from the directory it watches (a process of its own is
+ * what the tests' commits to the watched directory are; here it would only cost a start, which
+ * took seconds a test on a loaded machine).
+ */
+async function indexHere(indexDir: string, tools: string, name: string): Promise<void> {
+  let stderr = ''
+  const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text), env: {} }
+  const code = await main(['index', tools, '--name', name, '--index-dir', indexDir], io)
+  expect(code, stderr).toBe(0)
+}
+
 /** A fresh work directory with the tool files and an index directory holding `parcels`. */
 async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v2: string }> {
   const dir = await workDir()
@@ -29,7 +43,7 @@ async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v
   await writeFile(v1, JSON.stringify(PARCELS))
   await writeFile(v2, JSON.stringify(PARCELS_V2))
   const indexDir = join(dir, 'indexes')
-  await toolsel(indexDir, 'index', v1, '--name', 'parcels')
+  await indexHere(indexDir, v1, 'parcels')
   return { dir, indexDir, v1, v2 }
 }
 
@@ -80,7 +94,7 @@ async function eventually(probe: () => Promise<boolean>, times: number, what: st
  */
 async function commitCorrupt(dir: string, indexDir: string, tools: string): Promise<void> {
   const elsewhere = join(dir, 'elsewhere')
-  await toolsel(elsewhere, 'index', tools, '--name', 'parcels')
+  await indexHere(elsewhere, tools, 'parcels')
   const copy = join(elsewhere, 'parcels')
   const toolsFile = join(copy, 'tools.jsonl')
   await writeFile(toolsFile, (await readFile(toolsFile, 'utf8')).replace('parcel', 'PARCEL'))
