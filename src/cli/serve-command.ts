@@ -377,7 +377,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * The primary of `--workers N`: forks the workers (each runs this command's single-process path),
  * relays library changes between them (service/cluster-sync.ts) and other processes' commits to
  * the index directory (service/index-dir-watch.ts), replaces a worker that dies once
- * all were ready, and stops them all on SIGTERM/SIGINT. A worker of the first start that fails
+ * all were ready, and stops them all on SIGTERM/SIGINT, then logs its own last line (why, and
+ * the exit code) after theirs. A worker of the first start that fails
  * before it is ready (a library that can't load…) stops everything, exit code 1: the error is in
  * its log (bin/toolsel.mjs disconnects a worker whose command ended, else it hung). A replacement
  * that fails so is started again 1 s, 2 s, 4 s, … at most REPLACE_RETRY_MAX_MS later, until one is
@@ -426,6 +427,10 @@ async function servePrimary(
   const readyNow = new Set<number>()
   let stopping = false
   let failed = false
+  // Why the workers were stopped, for the primary's last line.
+  let stopCause = 'no worker left'
+  // Workers that exited otherwise than with code 0 once the stop began (killed, crashed).
+  const unclean: string[] = []
   let stopSignals: (() => void) | undefined
   // The worker that logs the load warnings all would repeat; its replacement takes it over.
   let warner: number | undefined
@@ -457,11 +462,14 @@ async function servePrimary(
     cluster.on('exit', (worker, code, signal) => {
       const wasReady = readyNow.delete(worker.id)
       if (worker.id === warner) warner = undefined
+      if (stopping && (signal !== null || code !== 0))
+        unclean.push(`${worker.process.pid}: ${signal ?? `code ${code}`}`)
       if (!stopping && ready < count) {
         logger.error(
           `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
         )
         failed = true
+        stopCause = `worker ${worker.process.pid} exited before it was ready, code ${code}`
         stopAll()
       } else if (!stopping) {
         restarts += 1
@@ -491,15 +499,25 @@ async function servePrimary(
       logger,
       (cause) => {
         logger.info(`${cause}: stopping the workers`)
+        stopCause = cause
         stopAll()
       },
       launcher,
     )
     for (let index = 0; index < count; index += 1) fork()
-  }).finally(() => {
-    stopSignals?.()
-    stopMetrics()
   })
+    .then((code) => {
+      // The primary's own last line, after every worker's (each logs its "Stopped").
+      logger[code === 0 ? 'info' : 'error'](
+        `Stopped: every worker has exited (${stopCause}); exit code ${code}`,
+        { restarts, ...(unclean.length > 0 && { uncleanExits: unclean }) },
+      )
+      return code
+    })
+    .finally(() => {
+      stopSignals?.()
+      stopMetrics()
+    })
 }
 
 /**

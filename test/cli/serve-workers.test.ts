@@ -91,6 +91,29 @@ describe('toolsel serve --workers', () => {
     await new Promise((resolve) => child.once('exit', resolve))
     expect(child.exitCode).toBe(0)
     expect(logs()).toMatch(/SIGTERM received: stopping the workers/)
+    // The primary's own last line, after the workers' (it wrote none before round 38).
+    expect(logs().trimEnd().split('\n').at(-1)).toMatch(
+      /INFO Stopped: every worker has exited \(SIGTERM received\); exit code 0 \{"restarts":0\}$/,
+    )
+  }, 150_000)
+
+  it('on SIGINT stops every worker, a replaced one too, and its last line says why and the exit code', async () => {
+    const { logs, child } = await startWorkers({})
+    const [victim] = workerPids(child.pid!)
+    process.kill(victim!, 'SIGKILL')
+    const deadline = Date.now() + 60_000
+    while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no replacement:\n${logs()}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    child.kill('SIGINT')
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(child.exitCode, logs()).toBe(0)
+    const lines = logs().trimEnd().split('\n')
+    expect(lines.filter((line) => / INFO Stopped \{/.test(line))).toHaveLength(2)
+    expect(lines.at(-1)).toMatch(
+      /INFO Stopped: every worker has exited \(SIGINT received\); exit code 0 \{"restarts":1\}$/,
+    )
   }, 150_000)
 
   // One `serve --workers 2` (no setting of its own) for these tests, in this order: starting one
@@ -316,6 +339,9 @@ describe('toolsel serve --workers', () => {
       })
       expect(failed.code, failed.stderr).toBe(1)
       expect(failed.stderr).toMatch(/Worker \d+ exited before it was ready \(code 1\); stopping/)
+      expect(failed.stderr).toMatch(
+        /ERROR Stopped: every worker has exited \(worker \d+ exited before it was ready, code 1\); exit code 1/,
+      )
 
       // Served from a tool file, which is gone when a worker is replaced: not started again at once.
       const file = join(root, 'tools.json')
