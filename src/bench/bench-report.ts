@@ -41,6 +41,11 @@ export interface BenchRunSettings {
   /** `--examples`: `train` gives each split's library its training usage examples. Default `none`. */
   examples?: ExamplesMode
   /**
+   * `--examples file:<path>` (with `examples: 'train'`): this file is every split's training
+   * split, less the examples whose instruction is an evaluated query (bench/examples-from-file.ts).
+   */
+  examplesFile?: string
+  /**
    * Trimmed per-query records for committed baselines: no candidate lists, query texts or
    * per-query timings; `filteredGold` and step texts only where they add something.
    */

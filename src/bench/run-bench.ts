@@ -19,6 +19,7 @@ import {
   summarizeLatency,
   type ScoredQuery,
 } from './metrics/aggregate-metrics.ts'
+import { trainingFromFile } from './examples-from-file.ts'
 import { runSplit, type CaseResult, type SplitRunOptions } from './run-split.ts'
 import type { BenchSplit, BenchSuite, SkippedSplit } from './suites/bench-suite.ts'
 import { resolveSuites } from './suites/suite-registry.ts'
@@ -33,6 +34,8 @@ export interface RunBenchOptions {
   completed?: ReadonlyMap<string, ReadonlyMap<string, CaseResult>>
   /** Called with each newly scored query (a resumable run appends it to its progress file). */
   onResult?: SplitRunOptions['onResult']
+  /** A line for the person running it (`--examples file:` examples dropped as evaluated queries). */
+  onNote?: (text: string) => void
 }
 
 export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
@@ -45,6 +48,17 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
     const result = await loadSuite(suite, settings, config, suites.length > 1)
     skipped.push(...result.skipped)
     if (result.splits.length > 0) loaded.push({ suite, splits: result.splits })
+  }
+  if (settings.examplesFile !== undefined) {
+    for (const split of loaded.flatMap(({ splits }) => splits)) {
+      const { training, dropped } = await trainingFromFile(
+        split,
+        settings.examplesFile,
+        config.library.maxExamples,
+      )
+      split.training = training
+      if (dropped > 0) options.onNote?.(`${split.name}: ${training.notes[0]}`)
+    }
   }
   const swap = settings.swapLibrary ? await loadSwap(settings, config) : undefined
   const loadMs = performance.now() - started
@@ -108,7 +122,8 @@ async function loadSuite(
       tools: settings.tools,
       libraryMode: settings.libraryMode,
       unmappable: settings.unmappable,
-      examples: settings.examples,
+      // `--examples file:<path>` replaces the suite's own training split (read afterwards).
+      examples: settings.examplesFile === undefined ? settings.examples : 'none',
       maxFileBytes: config.library.maxFileBytes,
       maxTools: config.library.maxTools,
     })

@@ -2,6 +2,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FILE_SUITE_PREFIX } from '../bench/suites/functions-suite.ts'
+import { EXAMPLES_FILE_PREFIX } from '../bench/examples-from-file.ts'
 import { assertReadableFile } from '../read-text-file.ts'
 import { jsonText } from '../terminal-text.ts'
 import { pathExists } from '../store/path-exists.ts'
@@ -55,10 +56,14 @@ Options:
   --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default), corpus
   --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or keep
   --library <file>          Evaluate against this tool library instead (library swap; missing gold = misses)
-  --examples <none|train>   train: each library gets usage examples from its suite's training split
+  --examples <none|train|file:<path>>
+                            train: each library gets usage examples from its suite's training split
                             (ToolBench G3: ToolPlanner train minus the test queries; ToolLens: its
                             train qrels; other suites: 5-fold by query, never from the evaluated
-                            fold). Default none
+                            fold). file:<path>: your own training split (JSON Lines of
+                            {instruction, tools, id?} over the library's ids; one suite only); an
+                            example whose instruction is an evaluated query is dropped, and said so.
+                            Default none
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
   --selector <id>           learned | learned:<model.json> | top1 | llm:<model> (default learned)
@@ -131,6 +136,14 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   if (suite === 'all' && (values.queries || values.tools)) {
     throw invalid("--queries and --tools name one suite's files; use them with --suite <name>")
   }
+  const examplesFile = values.examples?.startsWith(EXAMPLES_FILE_PREFIX)
+    ? values.examples.slice(EXAMPLES_FILE_PREFIX.length)
+    : undefined
+  if (examplesFile !== undefined) {
+    if (suite === 'all')
+      throw invalid("--examples file:<path> names one library's ids; use it with --suite <name>")
+    await assertReadableFile(examplesFile, '--examples file')
+  }
   const baseline = oneOf(values.baseline, ['oracle-count'] as const, 'baseline')
   const name =
     values.name ??
@@ -153,7 +166,11 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     tau: config.retrieve.bm25.tau,
     limit: positiveInteger(values.limit, 'limit'),
     swapLibrary: values.library,
-    examples: oneOf(values.examples, EXAMPLES_MODES, 'examples') ?? 'none',
+    examples:
+      examplesFile !== undefined
+        ? 'train'
+        : (oneOf(values.examples, EXAMPLES_MODES, 'examples') ?? 'none'),
+    ...(examplesFile !== undefined && { examplesFile }),
     compact: values.compact ?? false,
     queryTimeoutMs: positiveInteger(values['query-timeout'], 'query-timeout'),
     concurrency: positiveInteger(values.concurrency, 'concurrency') ?? 1,
@@ -201,6 +218,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       runProgress.append(result)
     },
     onProgress: (done, total, label) => progress.update(done, total, label),
+    onNote: (text) => io.stderr(`${text}\n`),
   }).catch(async (error: unknown) => {
     // Failed before scoring a query (a file that does not parse): nothing to resume, so nothing
     // is left behind (was: an output directory holding only progress.jsonl).

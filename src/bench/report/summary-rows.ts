@@ -119,7 +119,9 @@ export function runLine(report: BenchReport): string {
   if (settings.swapLibrary) parts.push(`library swapped for \`${settings.swapLibrary}\``)
   // The same library with and without usage examples scores far apart: say which ran (it was
   // only in report.json's settings).
-  if (settings.examples === 'train') parts.push('usage examples: train (per split below)')
+  if (settings.examplesFile !== undefined)
+    parts.push(`usage examples: file \`${settings.examplesFile}\` (per split below)`)
+  else if (settings.examples === 'train') parts.push('usage examples: train (per split below)')
   if (settings.limit !== undefined) parts.push(`first ${settings.limit} queries per split`)
   return parts.join(' · ')
 }
