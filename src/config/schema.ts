@@ -129,8 +129,8 @@ const ServerSchema = z
      * Most open connections from one client address (per process of `--workers`; an IPv6
      * client's /64, as one host may use any address of it), so that one address can't hold
      * every connection; a further one's request is answered 429 RATE_LIMITED (Retry-After 1),
-     * for at most a quarter as many more at once, each held at most 5 s; past those they are
-     * closed at once.
+     * for at most a quarter as many more at once (at least 4), each held at most 5 s; past
+     * those they are closed at once.
      * Behind a proxy every client has its address: raise it to `maxConnections` or set 0 (no limit). Default 256.
      */
     maxConnectionsPerAddress: z.number().int().nonnegative().default(256),

@@ -70,6 +70,13 @@ export const OVER_LIMIT_DISCARD_BYTES = 64 * 1024
  */
 export const OVER_LIMIT_DISCARD_MS = 1000
 
+/**
+ * The fewest connections past the limit an address may have answered at once, whatever the limit:
+ * with 1 (a quarter of a limit under 8), a client's next request past the limit was reset while
+ * the previous 429's connection was still closing, and of two at once one was reset.
+ */
+export const MIN_ANSWERING = 4
+
 /** The connections over the limit: their requests are answered 429 (`refuseOverLimit`). */
 export interface ConnectionLimit {
   /** The connection's per-address limit, as configured. */
@@ -88,15 +95,17 @@ export interface ConnectionLimit {
  * The per-address limit (0: none, undefined returned). A connection from an address that holds
  * `perAddress` open ones is marked over the limit (its requests are answered 429 RATE_LIMITED by
  * `refuseOverLimit`, in the app) while the address has fewer than `answering` of those (default
- * a quarter of `perAddress`, at least 1); each is held at most `answerMs` (OVER_LIMIT_ANSWER_MS).
- * Past them a connection is closed at once, as Node closes one past `maxConnections`. So one
- * address holds at most `perAddress + answering` connections (320 at the default 256).
+ * a quarter of `perAddress`, at least MIN_ANSWERING); each is held at most `answerMs`
+ * (OVER_LIMIT_ANSWER_MS). Past them a connection is closed at once, as Node closes one past
+ * `maxConnections`. So one address holds at most `perAddress + answering` connections (320 at the
+ * default 256, 5 at 1). Not a setting: the quarter bounds what one address holds past its limit,
+ * and tests pass `answering` here.
  */
 export function createConnectionLimit(
   perAddress: number,
   {
     answerMs = OVER_LIMIT_ANSWER_MS,
-    answering = Math.max(1, Math.floor(perAddress / 4)),
+    answering = Math.max(MIN_ANSWERING, Math.floor(perAddress / 4)),
   }: { answerMs?: number; answering?: number } = {},
 ): ConnectionLimit | undefined {
   if (perAddress === 0) return undefined

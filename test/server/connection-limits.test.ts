@@ -172,17 +172,35 @@ describe('requests on connections over the limit, a real app over real sockets',
 
   it('holds at most `answering` idle connections past the limit, each at most answerMs; closes the next at once', async () => {
     const limit = createConnectionLimit(4, { answerMs: ANSWER_MS })!
-    // A quarter of the limit by default.
-    expect(limit.answering).toBe(1)
+    // A quarter of the limit by default, at least MIN_ANSWERING (4).
+    expect(limit.answering).toBe(4)
+    expect([256, 40, 16, 1].map((cap) => createConnectionLimit(cap)!.answering)).toEqual([
+      64, 10, 4, 4,
+    ])
     const { port, held } = await appPast(limit, 4)
-    const past = [await idle(port), await idle(port)]
+    const past = []
+    for (let count = 0; count < 5; count += 1) past.push(await idle(port))
     const start = performance.now()
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(past.map((entry) => entry.closed)).toEqual([false, true])
+    expect(past.map((entry) => entry.closed)).toEqual([false, false, false, false, true])
     await new Promise((resolve) => setTimeout(resolve, ANSWER_MS + 500))
-    expect(past[0].closed && past[0].closedAt - start < 3 * ANSWER_MS).toBe(true)
+    for (const entry of past.slice(0, 4))
+      expect(entry.closed && entry.closedAt - start < 3 * ANSWER_MS).toBe(true)
     // Those within the limit are not held to answerMs.
     expect(held.some((entry) => entry.closed)).toBe(false)
+  })
+
+  // Round 37: a limit under 8 could have one such connection answered at once (a quarter, at
+  // least 1): of several requests past it at once all but one were reset, unanswered.
+  it('answers 429 to 4 requests at once past a limit of 1, none reset', async () => {
+    const limit = createConnectionLimit(1, { answerMs: ANSWER_MS })!
+    const { port } = await appPast(limit, 1)
+    const over = await Promise.all(
+      Array.from({ length: 4 }, () => post(port, '/v1/select-tools', SELECT)),
+    )
+    expect(over.map((answer) => (typeof answer === 'string' ? answer : answer.status))).toEqual([
+      429, 429, 429, 429,
+    ])
   })
 
   // As Python's urllib does: the whole body is sent, then the answer read; a reset meanwhile
