@@ -2,6 +2,7 @@
 import { isToolselError, ToolselError } from '../errors.ts'
 import { pathExists } from '../store/path-exists.ts'
 import { loadSavedIndexes, restoreSnapshot, writeSnapshot } from '../store/snapshot.ts'
+import { terminalLine } from '../terminal-text.ts'
 import {
   COMMON_HELP,
   commandConfig,
@@ -84,7 +85,9 @@ export async function snapshotCommand(argv: string[], io: CommandIO): Promise<nu
   const manifest = await writeSnapshot(dir, saved, {
     onUnsynced: (warning) => io.stderr(`Warning: ${warning}\n`),
     onSwept: (removed) =>
-      io.stderr(`Removed ${removed}: a snapshot left half-written by a process that is gone\n`),
+      io.stderr(
+        `Removed ${terminalLine(removed)}: a snapshot left half-written by a process that is gone\n`,
+      ),
   })
   const names = manifest.libraries.map((entry) => entry.name)
   io.stdout(

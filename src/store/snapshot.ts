@@ -105,8 +105,9 @@ function snapshotTemporaryPath(target: string): string {
  * now belongs to a process that started at another time (index-dir-claims.ts `isAbandoned`; one
  * of this process's own pid only when this process is not writing it now). Left alone: a live
  * writer's, another host's (a shared disk: its processes can't be seen from here), names of any
- * other shape (the `.tmp-<name>-<hex>` of versions before round 38 carry no pid), and anything
- * that is not a directory. Answers the paths removed; a directory that can't be read or an entry
+ * other shape (the `.tmp-<name>-<hex>` of versions before round 38 carry no pid), anything
+ * that is not a directory, and a directory another user owns (its name proves nothing: anyone
+ * who can write in `parent` can make one, and rm's walk of it could be turned by its owner). Answers the paths removed; a directory that can't be read or an entry
  * that can't be removed is left for the next sweep, never an error.
  */
 export async function sweepSnapshotTemporaries(parent: string): Promise<string[]> {
@@ -128,6 +129,9 @@ export async function sweepSnapshotTemporaries(parent: string): Promise<string[]
     if (!isAbandoned(path, writer)) continue
     const info = await lstat(path).catch(() => undefined)
     if (!info?.isDirectory()) continue
+    // Another user's (a shared directory such as /tmp): not this user's to remove, and one whose
+    // owner can still write in it could swap a subdirectory for a symlink while `rm` walks it.
+    if (process.getuid !== undefined && info.uid !== process.getuid()) continue
     try {
       await rm(path, { recursive: true, force: true })
       removed.push(path)
