@@ -12,6 +12,7 @@ import type { LanguageModel } from '../models/language-model.ts'
 import { parsePlan } from './parse-plan.ts'
 import type { CallOptions, Planner, PlanResult, Usage } from '../contracts.ts'
 import { buildPlanMessages } from './prompts.ts'
+import { RepeatedWarning } from '../repeated-warning.ts'
 
 export interface LlmPlannerOptions {
   model: LanguageModel
@@ -44,6 +45,8 @@ export class LlmPlanner implements Planner {
   readonly #thinking: boolean
   readonly #fallback: Planner | undefined
   readonly #logger: Logger
+  /** The fallback warning, once a minute per kind while it repeats (repeated-warning.ts). */
+  readonly #warnings: RepeatedWarning
 
   constructor(options: LlmPlannerOptions) {
     this.name = `llm(${options.model.modelId})`
@@ -55,6 +58,7 @@ export class LlmPlanner implements Planner {
       options.maxTokens ?? (this.#thinking ? defaults.thinkingMaxTokens : defaults.maxTokens)
     this.#fallback = options.fallback
     this.#logger = options.logger ?? SILENT_LOGGER
+    this.#warnings = new RepeatedWarning(this.#logger)
   }
 
   async plan(instruction: string, options: CallOptions = {}): Promise<PlanResult> {
@@ -80,12 +84,16 @@ export class LlmPlanner implements Planner {
       const error = asToolselError(caught, this.name)
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
-      this.#logger.warn('Planner failed; using the fallback planner', {
-        from: this.name,
-        to: this.#fallback.name,
-        code: error.code,
-        message: error.message,
-      })
+      this.#warnings.warn(
+        `${error.code} ${String(error.details.status ?? '')}`,
+        'Planner failed; using the fallback planner',
+        {
+          from: this.name,
+          to: this.#fallback.name,
+          code: error.code,
+          message: error.message,
+        },
+      )
       const result = await this.#fallback.plan(instruction, options)
       return {
         ...result,

@@ -17,6 +17,7 @@ import type {
   Selector,
 } from '../contracts.ts'
 import { buildSelectMessages } from './prompts.ts'
+import { RepeatedWarning } from '../repeated-warning.ts'
 
 export interface LlmSelectorOptions {
   model: LanguageModel
@@ -40,6 +41,8 @@ export class LlmSelector implements Selector {
   readonly #margin: number
   readonly #fallback: Selector | undefined
   readonly #logger: Logger
+  /** The fallback warning, once a minute per kind while it repeats (repeated-warning.ts). */
+  readonly #warnings: RepeatedWarning
 
   constructor(options: LlmSelectorOptions) {
     this.name = `llm(${options.model.modelId})`
@@ -47,6 +50,7 @@ export class LlmSelector implements Selector {
     this.#margin = options.margin ?? DEFAULT_LLM_SELECTOR_OPTIONS.margin
     this.#fallback = options.fallback
     this.#logger = options.logger ?? SILENT_LOGGER
+    this.#warnings = new RepeatedWarning(this.#logger)
   }
 
   /**
@@ -69,12 +73,16 @@ export class LlmSelector implements Selector {
             })
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
-      this.#logger.warn('Selector failed; using the fallback selector', {
-        from: this.name,
-        to: this.#fallback.name,
-        code: error.code,
-        message: error.message,
-      })
+      this.#warnings.warn(
+        `${error.code} ${String(error.details.status ?? '')}`,
+        'Selector failed; using the fallback selector',
+        {
+          from: this.name,
+          to: this.#fallback.name,
+          code: error.code,
+          message: error.message,
+        },
+      )
       const [selection] = await this.#fallback.select([request], options)
       const raw = error.details.raw
       return {
