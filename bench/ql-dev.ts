@@ -25,7 +25,12 @@ import type { Tool } from '../src/library/tool.ts'
 import { trainingPlanner } from '../src/plan/rule-planner.ts'
 import { parameterText } from '../src/retrieve/bm25/bm25-document.ts'
 import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
-import { rankedPairs, shippedRecipeRows, trainingSetCases } from './training-dev-setup.ts'
+import {
+  rankedPairs,
+  reportFit,
+  shippedRecipeRows,
+  trainingSetCases,
+} from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -133,23 +138,8 @@ for (const [name, { source, cases }] of trainingSetCases(sources, base)) {
 }
 const planner = trainingPlanner(base.maxSteps)
 
-function report(label: string, model: ReturnType<typeof fitTrainingSets>) {
-  const { weights } = model.model
-  const width = rows.sets
-    .find((set) => set.queries.some((q) => q.x.length > 0))!
-    .queries.find((q) => q.x.length > 0)!.x[0].length
-  if (weights.length === width && width > model.features.length)
-    console.log(
-      `  appended features' standardised weights: ${weights.slice(model.features.length).join(', ')}`,
-    )
-  const splits = model.dataCard.heldOut.splits
-    .map((split) => `${split.name} ${split.exactMatch.toFixed(2)} (${split.queries})`)
-    .join(' | ')
-  console.log(
-    `${label}: rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold} / ${model.count?.extendThreshold}`,
-  )
-  console.log(`  held-out EM: ${splits}`)
-}
+const report = (label: string, model: ReturnType<typeof fitTrainingSets>) =>
+  reportFit(label, model, rows)
 
 if (!values['skip-base'] || values.ceiling) {
   started = performance.now()

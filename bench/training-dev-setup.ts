@@ -4,7 +4,7 @@
  * TaskBench's count-only shape requests unless `shapes: false`) and its recipe's base options;
  * and the shipped recipe fitted on folds 1-4 (`shippedRecipeFit`: bench/selection-errors-dev.ts,
  * bench/word-order-dev.ts, bench/bagged-dev.ts), its rows alone (`shippedRecipeRows`: bench/ql-dev.ts)
- * and every set's cases (`trainingSetCases`).
+ * every set's cases (`trainingSetCases`) and a fit's held-out report (`reportFit`).
  * @module
  */
 import { parseConfig } from '../src/config/load-config.ts'
@@ -16,6 +16,7 @@ import {
   score,
   taskbenchShapeSources,
   trainingSets,
+  type TrainOptions,
   type TrainingSource,
 } from '../src/learn/train-model.ts'
 import { mostProbableFirst } from '../src/learn/decide-set.ts'
@@ -46,11 +47,15 @@ export async function trainingDevSetup(dataDir: string, seed: number, { shapes =
  * TaskBench shapes) and every training set's rows on the training sources (bench/ql-dev.ts adds
  * columns to them before fitting). Prints the timing.
  */
-export async function shippedRecipeRows(dataDir: string, seed: number) {
+export async function shippedRecipeRows(
+  dataDir: string,
+  seed: number,
+  extra: Pick<TrainOptions, 'described'> = {},
+) {
   const { sources, base } = await trainingDevSetup(dataDir, seed, { shapes: false })
   const dense = await denseToolVectors()
   if (dense === undefined) throw new Error('No static word vectors (npm ci).')
-  const options = { ...base, dense, learnDense: {}, acceptance: true }
+  const options = { ...base, dense, learnDense: {}, acceptance: true, ...extra }
   const started = performance.now()
   const rows = trainingSets(sources, options)
   console.log(`rows built in ${((performance.now() - started) / 1000).toFixed(0)} s`)
@@ -153,4 +158,31 @@ export function* rankedPairs(
       }
     }
   }
+}
+
+/**
+ * Prints a fit's rule, count thresholds and held-out exact match per set, as `toolsel train`'s
+ * data card reports it; with `rows` whose vectors are wider than the model's named features, the
+ * appended features' standardised weights too (bench/ql-dev.ts, bench/described-dev.ts).
+ */
+export function reportFit(
+  label: string,
+  model: ReturnType<typeof fitTrainingSets>,
+  rows?: ReturnType<typeof trainingSets>,
+) {
+  const { weights } = model.model
+  const width = rows?.sets
+    .find((set) => set.queries.some((q) => q.x.length > 0))
+    ?.queries.find((q) => q.x.length > 0)?.x[0].length
+  if (width !== undefined && weights.length === width && width > model.features.length)
+    console.log(
+      `  appended features' standardised weights: ${weights.slice(model.features.length).join(', ')}`,
+    )
+  const splits = model.dataCard.heldOut.splits
+    .map((split) => `${split.name} ${split.exactMatch.toFixed(2)} (${split.queries})`)
+    .join(' | ')
+  console.log(
+    `${label}: rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold} / ${model.count?.extendThreshold}`,
+  )
+  console.log(`  held-out EM: ${splits}`)
 }

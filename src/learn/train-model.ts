@@ -47,7 +47,8 @@ import {
   type DenseMapOptions,
   type DenseMapSet,
 } from './dense-map.ts'
-import { queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
+import { describedCases, queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
+import { tokenize } from '../retrieve/bm25/tokenize.ts'
 import { spaceProbe } from './dense-space-probe.ts'
 
 export interface TrainingSource {
@@ -133,6 +134,12 @@ export interface TrainOptions {
    * the linear model's log-odds, splitting only on TREE_FEATURES (bounded ones).
    */
   trees?: TreeSettings
+  /**
+   * Also train the candidate model on `describedCases` of every gold-labelled source (at most
+   * `perSource` each, outside the held-out fold), their set weighing `weight` of a source set
+   * (bench/described-dev.ts, round 38).
+   */
+  described?: { perSource: number; weight: number; from?: 'description' | 'name' }
   onProgress?: (message: string) => void
 }
 
@@ -312,6 +319,8 @@ export interface TrainingSetRows {
   name: string
   queries: QueryRows[]
   countOnly?: boolean
+  /** The set's weight in the candidate fit relative to a source set (default: 1, composed 0.5). */
+  share?: number
 }
 
 /**
@@ -409,6 +418,24 @@ export function trainingSets(
         `${source.name}-composed: ${composed.length} two-clause requests, each joining two single-clause queries of different ${source.name} queries (gold: both tools)`,
       )
       options.onProgress?.(`${source.name}-composed: ${queryCount(composed.length)}`)
+    }
+    if (options.described && !source.countOnly) {
+      const described = describedCases(source.tools, {
+        limit: options.described.perSource,
+        order: (id) => foldHash(id, seed + 13),
+        keep: (id) => foldOf(id, seed) !== 0,
+        terms: (text) => tokenize(text).length,
+        ...(options.described.from && { from: options.described.from }),
+      })
+      sets.push({
+        name: `${source.name}-described`,
+        queries: queryRows(source.tools, described, rowOptions),
+        share: options.described.weight,
+      })
+      notes.push(
+        `${source.name}-described: ${described.length} single-need requests made from ${source.name} tools' own ${options.described.from === 'name' ? 'names (their words)' : 'descriptions (first clause)'} (gold: that tool; none in the held-out fold)`,
+      )
+      options.onProgress?.(`${source.name}-described: ${described.length} queries`)
     }
   })
   return { sets, notes, ...(denseMap && { denseMap }) }
@@ -624,7 +651,7 @@ export function candidateFitRows(
     if (set.countOnly) continue
     const train = pick(set.queries.filter((query) => foldOf(query.id, seed) !== 0))
     // Every set weighs the same in total, whatever its size.
-    const share = set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1
+    const share = set.share ?? (set.name.endsWith('-composed') ? COMPOSED_WEIGHT : 1)
     const weight = (10_000 * share) / Math.max(1, train.length)
     for (const query of train) {
       const gold = new Set(query.gold)

@@ -114,3 +114,60 @@ export function singleClauseCases(
   }
   return out
 }
+
+/** A tool description's first clause: up to its first sentence or clause stop, at most 24 words. */
+export function firstClause(description: string): string {
+  const head = description.trim().split(/[.!?;:\n](?:\s|$)|\n/u, 1)[0] ?? ''
+  return head.split(/\s+/u).filter(Boolean).slice(0, 24).join(' ')
+}
+
+/** A tool name's words: "getUserByName" → "get User By Name", "songs/get-related" → "songs get related". */
+export function nameWords(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/gu, '$1 $2')
+    .replace(/[_\-/.:()]+/gu, ' ')
+    .split(/\s+/u)
+    .filter(Boolean)
+    .join(' ')
+}
+
+/**
+ * Self-supervised single-need queries made from a library's own tools (#10, round 38): each tool's
+ * description's first clause (`firstClause`), or its name's words (`from: 'name'`), as a request
+ * whose gold is that tool, for tools whose text has at least three BM25 terms and is no other tool's. At most `limit` of them, a seeded
+ * choice by the id hash `order` gives; `keep` filters ids (the caller leaves the held-out fold out).
+ */
+export function describedCases(
+  tools: readonly Tool[],
+  options: {
+    limit: number
+    order: (id: string) => number
+    keep: (id: string) => boolean
+    terms: (text: string) => number
+    from?: 'description' | 'name'
+  },
+): TrainingCase[] {
+  const textOf = (tool: Tool) =>
+    options.from === 'name' ? nameWords(tool.name) : firstClause(tool.description)
+  const byText = new Map<string, Tool[]>()
+  for (const tool of tools) {
+    const text = textOf(tool)
+    if (options.terms(text) < 3) continue
+    const key = text.toLowerCase()
+    const list = byText.get(key) ?? []
+    list.push(tool)
+    byText.set(key, list)
+  }
+  const cases: TrainingCase[] = []
+  for (const list of byText.values()) {
+    if (list.length !== 1) continue
+    const id = `described:${list[0].id.replaceAll('#', '_')}`
+    if (!options.keep(id)) continue
+    cases.push({ id, instruction: textOf(list[0]), gold: [list[0].id] })
+  }
+  return cases
+    .map((trainingCase) => ({ trainingCase, key: options.order(trainingCase.id) }))
+    .sort((a, b) => a.key - b.key || (a.trainingCase.id < b.trainingCase.id ? -1 : 1))
+    .slice(0, options.limit)
+    .map(({ trainingCase }) => trainingCase)
+}
