@@ -50,7 +50,10 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
       signal: AbortSignal.timeout(limitMs),
     })
     status = response.status
-    body = (await response.text()).slice(0, MAX_BODY_CHARS)
+    // Only a refusal's answer is quoted, and only its start: a body that never ends (or ends
+    // after gigabytes) must neither fill the memory nor hide the status it came with.
+    if (status === 401 || status === 403) body = await leadingText(response, MAX_BODY_CHARS)
+    else await response.body?.cancel().catch(() => {})
   } catch (error) {
     const reason =
       error instanceof Error && error.name === 'TimeoutError'
@@ -77,4 +80,29 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
     )
   }
   return status
+}
+
+/**
+ * The first `maxChars` characters of `response`'s body (at most 4 bytes each are read), then the
+ * rest is cancelled; what arrived before a failed or timed-out read, never an error.
+ */
+async function leadingText(response: Response, maxChars: number): Promise<string> {
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  let size = 0
+  try {
+    while (size < maxChars * 4) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      text += decoder.decode(value, { stream: true })
+    }
+  } catch {
+    // What arrived so far.
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+  return text.slice(0, maxChars)
 }

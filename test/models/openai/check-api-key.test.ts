@@ -1,0 +1,73 @@
+/**
+ * serve's start-up check of an `openai:` endpoint's API key (`checkOpenAiApiKey`) against a real
+ * HTTP endpoint whose `/models` answer never ends (the endpoint is whatever `models.openai.baseUrl`
+ * names: a config a user was tricked into loading can name one). Before, the check read the whole
+ * body and then kept 200 characters: memory grew with the body until the time limit (hundreds of
+ * MiB in 5 s here), and the status was lost to that limit (a 401 warned "no answer" and the server
+ * started; a 200 warned too). Now it reads a refusal's first characters only and no other body.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createLogger } from '../../../src/log.ts'
+import { checkOpenAiApiKey } from '../../../src/models/openai/check-api-key.ts'
+
+let server: Server | undefined
+afterEach(async () => {
+  server?.closeAllConnections()
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined))
+  server = undefined
+})
+
+/** An endpoint answering `status` and then 1 MiB chunks of `'denied '` for as long as it is read. */
+async function endlessEndpoint(status: number): Promise<{ baseUrl: string; sent: () => number }> {
+  let sent = 0
+  const chunk = Buffer.from('denied '.repeat(150_000))
+  server = createServer((_request, response) => {
+    response.writeHead(status, { 'content-type': 'text/plain' })
+    const pump = () => {
+      while (!response.destroyed) {
+        sent += chunk.length
+        if (!response.write(chunk)) return void response.once('drain', pump)
+      }
+    }
+    pump()
+  })
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return { baseUrl: `http://127.0.0.1:${port}/v1`, sent: () => sent }
+}
+
+function check(baseUrl: string, warnings: string[]): Promise<number> {
+  return checkOpenAiApiKey({
+    baseUrl,
+    apiKey: 'sk-wrong',
+    timeoutMs: 3_000,
+    users: ['openai:gpt-test'],
+    logger: createLogger('warn', (line) => warnings.push(line)),
+  })
+}
+
+describe('checkOpenAiApiKey against an endless answer', () => {
+  it('refuses a 401 with the start of its body, not reading the rest', async () => {
+    const endpoint = await endlessEndpoint(401)
+    const warnings: string[] = []
+    const error = await check(endpoint.baseUrl, warnings).catch((caught: unknown) => caught)
+    expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
+    expect((error as Error).message).toMatch(
+      /refuses the API key: GET http:\/\/127\.0\.0\.1:\d+\/v1\/models answered HTTP 401 \(denied denied/,
+    )
+    expect((error as Error).message.length).toBeLessThan(600)
+    expect(warnings).toEqual([])
+    // What the server could write before the client stopped reading: socket buffers, not the body.
+    expect(endpoint.sent()).toBeLessThan(64 * 2 ** 20)
+  }, 20_000)
+
+  it('answers a 200 at once without reading its body', async () => {
+    const endpoint = await endlessEndpoint(200)
+    const warnings: string[] = []
+    expect(await check(endpoint.baseUrl, warnings)).toBe(200)
+    expect(warnings).toEqual([])
+    expect(endpoint.sent()).toBeLessThan(64 * 2 ** 20)
+  }, 20_000)
+})
