@@ -17,6 +17,9 @@ export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>] 
 snapshot <dir>: writes every saved index of the index directory into a new directory <dir>
 (snapshot.json and indexes/<library>/); <dir> appears complete or not at all. A running
 server writes the same from the libraries it serves with POST /v1/snapshots (admin key).
+First it removes the temporary directories (.snapshot-tmp-<name>+<pid>…) that snapshots killed
+mid-write on this host left beside <dir>, saying so on stderr; never a live writer's, one of
+another host or one another user owns.
 
 snapshot restore <dir>: checks every index of the snapshot, writes them all into the index
 directory beside their places (a failure writing any, a full disk say, removes them and changes
