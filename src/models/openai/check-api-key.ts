@@ -40,6 +40,7 @@ export function openAiModelUsers(ids: Array<string | undefined>): string[] {
  */
 export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<number> {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/models`
+  const shown = shownMessage(url, options.apiKey)
   const limitMs = Math.min(options.timeoutMs, API_KEY_CHECK_MAX_MS)
   const users = options.users.join(', ')
   let status = 0
@@ -62,7 +63,9 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
           ? error.cause.message
           : String(error)
     options.logger.warn(
-      `Could not check the OpenAI-compatible endpoint of ${users}: GET ${url}: ${reason}. Starting anyway; its calls fall back while it fails.`,
+      shown(
+        `Could not check the OpenAI-compatible endpoint of ${users}: GET ${url}: ${reason}. Starting anyway; its calls fall back while it fails.`,
+      ),
     )
     return 0
   }
@@ -70,13 +73,17 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
     const key = options.apiKey ? 'refuses the API key' : 'wants an API key and none is set'
     throw new ToolselError(
       'INVALID_CONFIG',
-      `The OpenAI-compatible endpoint of ${users} ${key}: GET ${url} answered HTTP ${status}${body ? ` (${body.replace(/\s+/g, ' ').trim()})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts; every call would fail and fall back.`,
-      { details: { url, status, users: options.users } },
+      shown(
+        `The OpenAI-compatible endpoint of ${users} ${key}: GET ${url} answered HTTP ${status}${body ? ` (${body.replace(/\s+/g, ' ').trim()})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts; every call would fail and fall back.`,
+      ),
+      { details: { url: shown(url), status, users: options.users } },
     )
   }
   if (status < 200 || status >= 300) {
     options.logger.warn(
-      `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
+      shown(
+        `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
+      ),
     )
   }
   return status
@@ -105,4 +112,41 @@ async function leadingText(response: Response, maxChars: number): Promise<string
     await reader.cancel().catch(() => {})
   }
   return text.slice(0, maxChars)
+}
+
+/**
+ * What rewrites a message of the check for the log and the error: the endpoint's user info (a
+ * `https://user:password@host` base URL; fetch refuses it and quotes the URL whole) and its query
+ * as `***`, and the API key as `***` wherever it is (an endpoint's answer may echo it).
+ */
+function shownMessage(url: string, apiKey: string): (message: string) => string {
+  const secrets: string[] = []
+  const secret = (value: string) => {
+    // Short values (`1`, `a`) would cut ordinary words out of the message.
+    if (value.length >= 4) secrets.push(value)
+  }
+  secret(apiKey)
+  let replaced: Array<[string, string]> = []
+  try {
+    const parsed = new URL(url)
+    const short = `${parsed.protocol}//${parsed.username || parsed.password ? '***@' : ''}${parsed.host}${parsed.pathname}${parsed.search || parsed.hash ? '?***' : ''}`
+    replaced = [
+      [url, short],
+      [parsed.href, short],
+    ]
+    for (const part of [parsed.username, parsed.password, parsed.search.slice(1)]) {
+      secret(part)
+      try {
+        secret(decodeURIComponent(part))
+      } catch {
+        // Not %-encoded text: the part as written is enough.
+      }
+    }
+  } catch {
+    // Not a URL: fetch's error says so, nothing in it to hide but the key.
+  }
+  const all = [...replaced, ...secrets.map((value): [string, string] => [value, '***'])].sort(
+    (a, b) => b[0].length - a[0].length,
+  )
+  return (message) => all.reduce((text, [value, by]) => text.split(value).join(by), message)
 }

@@ -71,3 +71,40 @@ describe('checkOpenAiApiKey against an endless answer', () => {
     expect(endpoint.sent()).toBeLessThan(64 * 2 ** 20)
   }, 20_000)
 })
+
+describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
+  it('shows a base URL’s user info and query as ***, whatever fetch quotes', async () => {
+    const warnings: string[] = []
+    const status = await checkOpenAiApiKey({
+      baseUrl: 'http://proxy-user:hunter2-secret@127.0.0.1:9/v1?token=tok-secret-1',
+      apiKey: 'sk-right-key-0123',
+      timeoutMs: 2_000,
+      users: ['openai:gpt-test'],
+      logger: createLogger('warn', (line) => warnings.push(line)),
+    })
+    expect(status).toBe(0)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('GET http://***@127.0.0.1:9/v1?***:')
+    for (const secret of ['proxy-user', 'hunter2-secret', 'tok-secret-1', 'sk-right-key-0123'])
+      expect(warnings[0]).not.toContain(secret)
+  })
+
+  it('shows the API key an endpoint’s refusal echoes as ***', async () => {
+    server = createServer((_request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' })
+      response.end('{"error":{"message":"Incorrect API key provided: sk-wrong-key-0123"}}')
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const error = await checkOpenAiApiKey({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-wrong-key-0123',
+      timeoutMs: 2_000,
+      users: ['openai:gpt-test'],
+      logger: createLogger('silent'),
+    }).catch((caught: unknown) => caught as Error)
+    expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
+    expect((error as Error).message).toContain('Incorrect API key provided: ***')
+    expect((error as Error).message).not.toContain('sk-wrong-key-0123')
+  })
+})
