@@ -19,6 +19,7 @@ import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
+import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV } from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
@@ -161,6 +162,11 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Entries of the index directory left alone are logged as the server logs, not printed by Node.
   indexDirWarnings.report = (message) => logger.warn(message)
   const protection = checkBindSafety(config)
+  // Once (not per worker): a snapshot a killed process left half-written goes at the start, not
+  // only at the next snapshot (one readdir of library.snapshotDir).
+  if (cluster.isPrimary)
+    for (const removed of await sweepSnapshotTemporaries(config.library.snapshotDir))
+      logger.info(`Removed ${removed}: a snapshot left half-written by a process that is gone`)
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
     return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher)

@@ -21,7 +21,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { readSnapshotManifest } from '../../src/store/snapshot.ts'
-import { ROOT } from '../helpers/start-serve.ts'
+import { ROOT, startServe } from '../helpers/start-serve.ts'
 
 const CLI = join(ROOT, 'bin/toolsel.mjs')
 
@@ -132,6 +132,28 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot killed mid-write
       expect((await readdir(parent)).sort()).toEqual([...foreign, 'b', 'c'].sort())
     } finally {
       for (const child of [killed, live]) if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }, 90_000)
+
+  it('is removed by `toolsel serve` when it starts (library.snapshotDir), a live writer’s not', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'toolsel-snapshot-killed-serve-'))
+    const indexDir = join(work, 'indexes')
+    const parent = join(work, 'snapshots')
+    await saveLibraries(indexDir)
+    const killed = await stoppedWriter(join(parent, 'a'), indexDir)
+    const live = await stoppedWriter(join(parent, 'b'), indexDir)
+    const [killedTemp, liveTemp] = await temporaries(parent)
+    killed.kill('SIGKILL')
+    await exited(killed)
+    const server = await startServe([], { env: { TOOLSEL_SNAPSHOT_DIR: parent } })
+    try {
+      expect(server.logs()).toContain(
+        `INFO Removed ${join(parent, killedTemp!)}: a snapshot left half-written by a process that is gone`,
+      )
+      expect(await temporaries(parent)).toEqual([liveTemp])
+    } finally {
+      await server.stop()
+      live.kill('SIGKILL')
     }
   }, 90_000)
 })
