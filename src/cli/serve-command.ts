@@ -1,4 +1,5 @@
 /** `toolsel serve`: start the HTTP service. */
+import { existsSync } from 'node:fs'
 import cluster from 'node:cluster'
 import type { Server, ServerResponse } from 'node:http'
 import { Server as NetServer } from 'node:net'
@@ -21,7 +22,11 @@ import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV } from '../config/env-vars.ts'
+import {
+  LISTEN_WHEN_READY_ENV,
+  LOAD_WARNINGS_ENV,
+  TEST_CRASH_AFTER_READY_ENV,
+} from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
 import { createMetrics, processRegistry } from '../server/metrics.ts'
@@ -78,6 +83,13 @@ undoes it). Under a supervisor run node bin/toolsel.mjs serve, not npm (README: 
 const IDLE_DRAIN_MS = 250
 /** Longest wait before `--workers N`'s primary starts a worker again after one failed to start. */
 const REPLACE_RETRY_MAX_MS = 60_000
+/**
+ * The window over which `--workers N`'s primary counts workers that died after they were ready:
+ * the first in it is replaced at once, each further one 1 s, 2 s, 4 s, … (at most
+ * REPLACE_RETRY_MAX_MS) later, so a worker that crashes on every request, or at once after it is
+ * ready, is not restarted in a busy loop.
+ */
+const CRASH_WINDOW_MS = 5 * 60_000
 
 /** The signals that stop the server: a process manager's, Ctrl-C, the terminal gone. */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -320,7 +332,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     logger.info(
       `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
     )
-    if (cluster.isWorker) process.send!({ toolsel: 'ready' })
+    if (cluster.isWorker)
+      process.send!({ toolsel: 'ready' }, undefined, {}, crashAfterReadyForTests)
     // Indexes skipped at start-up are tried again as failed commits are.
     poller?.retryLater(service.failedIndexes.map((failed) => failed.name))
     poller?.start()
@@ -390,7 +403,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * before it is ready (a library that can't load…) stops everything, exit code 1: the error is in
  * its log (bin/toolsel.mjs disconnects a worker whose command ended, else it hung). A replacement
  * that fails so is started again 1 s, 2 s, 4 s, … at most REPLACE_RETRY_MAX_MS later, until one is
- * ready; the workers still running serve meanwhile.
+ * ready; the workers still running serve meanwhile. A worker that dies after it was ready is
+ * replaced at once the first time in CRASH_WINDOW_MS, then on the same backoff (an ERROR line
+ * each): never given up on, as the workers still up serve.
  */
 async function servePrimary(
   count: number,
@@ -427,9 +442,12 @@ async function servePrimary(
   let ready = 0
   // Workers that died after the start and were replaced (toolsel_worker_restarts_total).
   let restarts = 0
-  // Replacements in a row that exited before they were ready, and the one waiting to start.
+  // Replacements in a row that exited before they were ready.
   let failedStarts = 0
-  let retryTimer: NodeJS.Timeout | undefined
+  // When ready workers died within the last CRASH_WINDOW_MS (at most one entry per death).
+  const crashes: number[] = []
+  // Replacements waiting for their backoff to pass before they start.
+  const waiting = new Set<NodeJS.Timeout>()
   const stopMetrics = relayClusterMetrics(() => restarts)
   // The workers ready now: a replacement started while one is ready listens once it is ready.
   const readyNow = new Set<number>()
@@ -455,8 +473,8 @@ async function servePrimary(
   return new Promise<number>((resolve) => {
     const stopAll = () => {
       stopping = true
-      clearTimeout(retryTimer)
-      retryTimer = undefined
+      for (const timer of waiting) clearTimeout(timer)
+      waiting.clear()
       poller?.stop()
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     }
@@ -482,25 +500,45 @@ async function servePrimary(
       } else if (!stopping) {
         restarts += 1
         const replace = () => {
-          retryTimer = undefined
           if (!stopping) fork(readyNow.size > 0 ? { [LISTEN_WHEN_READY_ENV]: '1' } : undefined)
         }
+        const later = (delayMs: number) => {
+          const timer = setTimeout(() => {
+            waiting.delete(timer)
+            replace()
+          }, delayMs)
+          waiting.add(timer)
+        }
+        const exit = signal ?? `code ${code}`
         if (wasReady) {
-          logger.warn(`Worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
-          replace()
+          const now = Date.now()
+          while (crashes.length > 0 && crashes[0]! <= now - CRASH_WINDOW_MS) crashes.shift()
+          crashes.push(now)
+          if (crashes.length === 1) {
+            logger.warn(`Worker ${worker.process.pid} exited (${exit}); starting another`)
+            replace()
+          } else {
+            // Dying again and again once ready (a request that crashes it, a fault right after
+            // the start): replaced 1 s, 2 s, 4 s, … then every minute later, not in a busy loop.
+            const delayMs = Math.min(REPLACE_RETRY_MAX_MS, 1000 * 2 ** (crashes.length - 2))
+            logger.error(
+              `Worker ${worker.process.pid} exited (${exit}), ${crashes.length} workers in the last ${CRASH_WINDOW_MS / 60_000} min after they were ready; starting another in ${delayMs / 1000} s`,
+            )
+            later(delayMs)
+          }
         } else {
           // A replacement that fails to start (a tool file removed since, a model gone) would
           // fail again at once: tried again 1 s, 2 s, 4 s, … then every minute, until one is ready.
           const delayMs = Math.min(REPLACE_RETRY_MAX_MS, 1000 * 2 ** failedStarts)
           failedStarts += 1
           logger.error(
-            `Worker ${worker.process.pid} exited before it was ready (${signal ?? `code ${code}`}); starting another in ${delayMs / 1000} s`,
+            `Worker ${worker.process.pid} exited before it was ready (${exit}); starting another in ${delayMs / 1000} s`,
           )
-          retryTimer = setTimeout(replace, delayMs)
+          later(delayMs)
         }
       }
       // Not while a replacement waits to start: the primary lives on with no worker meanwhile.
-      if (Object.keys(cluster.workers ?? {}).length === 0 && retryTimer === undefined)
+      if (Object.keys(cluster.workers ?? {}).length === 0 && waiting.size === 0)
         resolve(failed ? 1 : 0)
     })
     stopSignals = onStopSignal(
@@ -602,4 +640,13 @@ function requestIdOf(response: Response, env: unknown): string | undefined {
   const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing
   const id = outgoing?.getHeader(REQUEST_ID_HEADER) ?? response.headers.get(REQUEST_ID_HEADER)
   return typeof id === 'string' ? id : undefined
+}
+
+/**
+ * For tests of a worker that crashes once it is ready (TEST_CRASH_AFTER_READY_ENV, off unless
+ * set): exits with code 70 when the file it names exists, once the primary has the ready message.
+ */
+function crashAfterReadyForTests(): void {
+  const file = process.env[TEST_CRASH_AFTER_READY_ENV]
+  if (file !== undefined && file !== '' && existsSync(file)) process.exit(70)
 }

@@ -245,11 +245,19 @@ export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 export const TEST_SYNC_FAULT_ENV = 'TOOLSEL_TEST_SYNC_FAULT'
 
 /**
+ * For tests, off unless set: a worker of `serve --workers N` that is ready while the file this
+ * names exists exits (code 70) right after it said so (cli/serve-command.ts), as a worker that
+ * crashes once it is ready would.
+ */
+export const TEST_CRASH_AFTER_READY_ENV = 'TOOLSEL_TEST_CRASH_AFTER_READY_FILE'
+
+/**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
  * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
- * (server/cluster-metrics.ts) and TEST_SYNC_FAULT_ENV (service/cluster-sync.ts). README ("Command
+ * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts) and
+ * TEST_CRASH_AFTER_READY_ENV (cli/serve-command.ts). README ("Command
  * line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
 export const OTHER_VARS: ReadonlySet<string> = new Set([
@@ -261,6 +269,7 @@ export const OTHER_VARS: ReadonlySet<string> = new Set([
   LOAD_WARNINGS_ENV,
   'TOOLSEL_TEST_METRICS_FAULT_FILE',
   TEST_SYNC_FAULT_ENV,
+  TEST_CRASH_AFTER_READY_ENV,
 ])
 
 /**
