@@ -256,9 +256,10 @@ export const TEST_CRASH_AFTER_READY_ENV = 'TOOLSEL_TEST_CRASH_AFTER_READY_FILE'
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
  * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
- * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts) and
- * TEST_CRASH_AFTER_READY_ENV (cli/serve-command.ts). README ("Command
- * line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
+ * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts),
+ * TEST_CRASH_AFTER_READY_ENV (cli/serve-command.ts), TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
+ * (store/index-store.ts) and TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE (store/snapshot.ts). README
+ * ("Command line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
 export const OTHER_VARS: ReadonlySet<string> = new Set([
   CONFIG_FILE_ENV,
@@ -270,6 +271,8 @@ export const OTHER_VARS: ReadonlySet<string> = new Set([
   'TOOLSEL_TEST_METRICS_FAULT_FILE',
   TEST_SYNC_FAULT_ENV,
   TEST_CRASH_AFTER_READY_ENV,
+  'TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES',
+  'TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE',
 ])
 
 /**

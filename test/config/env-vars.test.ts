@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { ENV_VARS, OTHER_VARS, unknownEnvVarWarnings } from '../../src/config/env-vars.ts'
 import { main } from '../../src/main.ts'
@@ -57,6 +57,25 @@ describe('environment variables', () => {
         }
       }
     }
+  })
+
+  it("warns about no TOOLSEL_ variable the source reads by name (the tests' switches included)", async () => {
+    const root = new URL('../../', import.meta.url)
+    const files = [
+      'bin/toolsel.mjs',
+      ...(await readdir(new URL('src/', root), { recursive: true }))
+        .filter((name) => /\.(ts|mjs)$/.test(name))
+        .map((name) => `src/${name}`),
+    ]
+    const read = new Set<string>()
+    for (const file of files) {
+      const text = await readFile(new URL(file, root), 'utf8')
+      for (const [, name] of text.matchAll(/process\.env\.(TOOLSEL_\w+)/g)) read.add(name)
+    }
+    expect(read.size).toBeGreaterThan(3)
+    expect(unknownEnvVarWarnings(Object.fromEntries([...read].map((name) => [name, '1'])))).toEqual(
+      [],
+    )
   })
 
   it('warns about a TOOLSEL_ variable that is no setting, naming the closest one', () => {
