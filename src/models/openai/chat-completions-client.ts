@@ -7,6 +7,7 @@
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
+import { readResponseText } from './read-response-text.ts'
 
 export interface ChatCompletionsClientOptions {
   /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. `/chat/completions` is appended. */
@@ -28,6 +29,11 @@ export interface ChatCompletionsClientOptions {
 const MAX_RETRY_DELAY_MS = 30_000
 /** Raw bodies kept on errors are cut here so one bad response can't flood the logs. */
 const MAX_RAW_CHARS = 8_000
+/**
+ * Longest answer read (8 MiB): a chat completion, even with top_logprobs for every choice, is a
+ * few KiB; past this the rest is not read and the call fails (MODEL_CALL_FAILED, not retried).
+ */
+export const MAX_COMPLETION_BYTES = 8 * 1024 * 1024
 
 type Attempt =
   | { ok: true; completion: ChatCompletion; raw: string }
@@ -82,6 +88,7 @@ export class ChatCompletionsClient {
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
     let status = 0
     let raw = ''
+    let cut = false
     let retryAfterMs: number | undefined
     try {
       const response = await this.#options.fetch(this.url, {
@@ -95,7 +102,9 @@ export class ChatCompletionsClient {
       })
       status = response.status
       retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
-      raw = await response.text()
+      const answer = await readResponseText(response, MAX_COMPLETION_BYTES)
+      raw = answer.text
+      cut = answer.cut
     } catch (error) {
       throwIfAborted(signal)
       if (timeout.aborted) {
@@ -119,6 +128,17 @@ export class ChatCompletionsClient {
           0,
           '',
           error,
+        ),
+      }
+    }
+    if (cut) {
+      return {
+        ok: false,
+        error: this.#error(
+          'MODEL_CALL_FAILED',
+          `${this.url} answered HTTP ${status} with more than ${MAX_COMPLETION_BYTES.toLocaleString('en-US')} bytes; a chat completion is far smaller, so the rest was not read. Check models.openai.baseUrl.`,
+          status,
+          raw,
         ),
       }
     }

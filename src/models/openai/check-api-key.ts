@@ -10,6 +10,7 @@
  */
 import { ToolselError } from '../../errors.ts'
 import type { Logger } from '../../log.ts'
+import { readResponseText } from './read-response-text.ts'
 
 /** The check waits at most this long (or `timeoutMs`, if shorter) before warning and starting. */
 export const API_KEY_CHECK_MAX_MS = 5_000
@@ -94,23 +95,7 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
  * rest is cancelled; what arrived before a failed or timed-out read, never an error.
  */
 async function leadingText(response: Response, maxChars: number): Promise<string> {
-  if (!response.body) return ''
-  const reader = response.body.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  let size = 0
-  try {
-    while (size < maxChars * 4) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      text += decoder.decode(value, { stream: true })
-    }
-  } catch {
-    // What arrived so far.
-  } finally {
-    await reader.cancel().catch(() => {})
-  }
+  const { text } = await readResponseText(response, maxChars * 4, { partial: true })
   return text.slice(0, maxChars)
 }
 

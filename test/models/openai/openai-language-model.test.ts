@@ -5,6 +5,7 @@ import {
   OpenAiLanguageModel,
   type OpenAiLanguageModelOptions,
 } from '../../../src/models/openai/openai-language-model.ts'
+import { MAX_COMPLETION_BYTES } from '../../../src/models/openai/chat-completions-client.ts'
 import { completion, startFakeChatServer, type FakeChatServer } from './fake-chat-server.ts'
 
 const ASK: ChatMessage[] = [{ role: 'user', content: 'Which tool gets a weather forecast?' }]
@@ -285,4 +286,76 @@ describe('OpenAiLanguageModel.scoreChoices', () => {
       message: expect.stringContaining('returned no logprobs'),
     })
   })
+})
+
+describe('OpenAiLanguageModel answer size', () => {
+  // A real server whose answer never ends (64 KiB chunks while the client reads), as an endpoint
+  // a tricked-into config names could send; counted so the test sees the client stopped reading.
+  async function endlessServer(): Promise<{
+    baseUrl: string
+    sent: () => number
+    close: () => Promise<void>
+  }> {
+    let sent = 0
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    const sockets = new Set<import('node:net').Socket>()
+    const http = await import('node:http')
+    const endless = http.createServer((request, response) => {
+      request.resume()
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{"id":"')
+      const pump = () => {
+        while (!response.destroyed && response.write(chunk)) sent += chunk.length
+        if (!response.destroyed) response.once('drain', pump)
+      }
+      pump()
+    })
+    endless.on('connection', (socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve))
+    const { port } = endless.address() as import('node:net').AddressInfo
+    return {
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      sent: () => sent,
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy()
+          endless.close(() => resolve())
+        }),
+    }
+  }
+
+  it('stops reading an answer past MAX_COMPLETION_BYTES: MODEL_CALL_FAILED, not retried, not a timeout', async () => {
+    const endless = await endlessServer()
+    try {
+      let attempts = 0
+      const counting: typeof fetch = (input, init) => {
+        attempts++
+        return fetch(input, init)
+      }
+      const error = await new OpenAiLanguageModel('m', {
+        baseUrl: endless.baseUrl,
+        timeoutMs: 60_000,
+        maxRetries: 2,
+        retryDelayMs: 1,
+        fetch: counting,
+      })
+        .generate(ASK, { maxTokens: 8 })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught as ToolselError,
+        )
+      // Before: the whole answer was read (`response.text()`), so this ended only at the timeout.
+      expect(error).toBeInstanceOf(ToolselError)
+      if (!error) return
+      expect(error.code).toBe('MODEL_CALL_FAILED')
+      expect(error.message).toMatch(/with more than 8,388,608 bytes; .*the rest was not read/)
+      expect(error.details).toMatchObject({ status: 200 })
+      expect(String((error.details as { raw: string }).raw).length).toBeLessThanOrEqual(8_000)
+      expect(attempts).toBe(1)
+      // The server could write ahead into socket buffers, but not far past the bound.
+      expect(endless.sent()).toBeLessThan(MAX_COMPLETION_BYTES + 16 * 1024 * 1024)
+    } finally {
+      await endless.close()
+    }
+  }, 60_000)
 })
