@@ -1,19 +1,32 @@
 /** Writing a user-named output file whole or not at all, and durably. @module */
 import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { ToolselError } from './errors.ts'
+import { sweepDeadWriters, WRITER_TAG_SOURCE, writerTag } from './store/dead-writers.ts'
+import { claim, release } from './store/index-dir-claims.ts'
 import { fileProblem } from './read-text-file.ts'
 
 /**
  * Writes `text` next to `file` and renames it over it, so a reader never sees half a file; a
- * failed write or rename removes the temporary file (it was left as `<file>.<pid>.tmp`) and
+ * failed write or rename removes the temporary file (`<file>.<pid>.<start>@<host>.tmp`, see
+ * store/dead-writers.ts; one a killed writer left is removed by the next write of `<file>`) and
  * fails with INVALID_INPUT `Cannot write <what> "<file>": <reason>`. The file is flushed to the
  * disk before the rename and its directory after it (`syncPath`): after a power loss the file is
  * the old one or the new one, whole.
  */
-export async function writeFileAtomically(file: string, text: string, what: string): Promise<void> {
-  await writeFilesAtomically([[file, text]], what)
+export async function writeFileAtomically(
+  file: string,
+  text: string,
+  what: string,
+  options: WriteOptions = {},
+): Promise<void> {
+  await writeFilesAtomically([[file, text]], what, options)
+}
+
+export interface WriteOptions {
+  /** Told each temporary file of a killed writer that was removed (`sweepDeadWriters`). */
+  onSwept?: (removed: string) => void
 }
 
 /**
@@ -25,9 +38,21 @@ export async function writeFileAtomically(file: string, text: string, what: stri
 export async function writeFilesAtomically(
   files: ReadonlyArray<readonly [file: string, text: string]>,
   what: string,
+  options: WriteOptions = {},
 ): Promise<void> {
-  const temporary = (file: string) => `${file}.${process.pid}.tmp`
+  const tag = writerTag()
+  const temporary = (file: string) => `${file}.${tag}.tmp`
+  // What a writer of these files killed before its rename left (SIGKILL, a power loss).
+  for (const dir of new Set(files.map(([file]) => dirname(file)))) {
+    const names = files.filter(([file]) => dirname(file) === dir).map(([file]) => basename(file))
+    const pattern = new RegExp(
+      `^(?:${names.map(escapeRegExp).join('|')})\\.${WRITER_TAG_SOURCE}\\.tmp$`,
+    )
+    for (const removed of await sweepDeadWriters(dir, pattern, 'file')) options.onSwept?.(removed)
+  }
   let current = files[0]?.[0] ?? ''
+  // Ours while this write lasts: a sweep of this process leaves them alone.
+  for (const [file] of files) claim(temporary(file))
   const stopCleanup = removeOnSignal(files.map(([file]) => temporary(file)))
   try {
     for (const [file, text] of files) {
@@ -36,6 +61,7 @@ export async function writeFilesAtomically(
       await writeFile(temporary(file), text)
       await syncPath(temporary(file))
     }
+    stopInFileWrite()
     for (const [file] of files) {
       current = file
       await rename(temporary(file), file)
@@ -50,7 +76,21 @@ export async function writeFilesAtomically(
     )
   } finally {
     stopCleanup()
+    for (const [file] of files) release(temporary(file))
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/**
+ * For tests of a writer killed mid-write, off unless set: `TOOLSEL_TEST_STOP_IN_FILE_WRITE=1`
+ * stops this process (SIGSTOP) once its temporary files are written, before their renames; the
+ * test then kills it or lets it go on.
+ */
+function stopInFileWrite(): void {
+  if (process.env.TOOLSEL_TEST_STOP_IN_FILE_WRITE === '1') process.kill(process.pid, 'SIGSTOP')
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { dirname, join, relative } from 'node:path'
 import { assertWritableFile, writeFileAtomically } from '../write-file-atomically.ts'
+import { terminalLine } from '../terminal-text.ts'
 import { readLibraryReferenceTools } from '../store/library-lifecycle.ts'
 import { ToolselError } from '../errors.ts'
 import { loadExamplesFile } from '../train/splits/index.ts'
@@ -54,7 +55,7 @@ namespace coherence) and the decision how many tools to take; then the example-a
 (how a library's usage examples change the answer), from the held-out queries answered with
 the other training queries as usage examples. Deterministic for a given --seed.
 Writes a small JSON file with a data card (sources, feature list, held-out exact match), whole
-or not at all (Ctrl-C leaves no <file>.<pid>.tmp). Use it with --selector learned:<file> (a
+or not at all (Ctrl-C leaves no <file>.<pid>…tmp). Use it with --selector learned:<file> (a
 relative path: from the current directory) or select.selector in a config file (from the
 config file's directory).
 
@@ -313,7 +314,10 @@ export async function trainCommand(argv: string[], io: CommandIO): Promise<numbe
   if (examples) model.examples = examples
   // Trees in the decision need a version-2 file (older binaries refuse it instead of ignoring them).
   model.formatVersion = requiredFormatVersion(model)
-  await writeFileAtomically(out, formatLearnedModel(model), 'the model')
+  await writeFileAtomically(out, formatLearnedModel(model), 'the model', {
+    onSwept: (removed) =>
+      io.stderr(`Removed ${terminalLine(removed)}: left half-written by a process that is gone\n`),
+  })
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   io.stdout(
     `Trained on ${model.dataCard.trainedOn.join(', ')} in ${seconds} s; rule ${JSON.stringify(model.rule)}\n` +

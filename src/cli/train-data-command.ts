@@ -9,6 +9,7 @@ import { indexTools, readLibraryReferenceTools } from '../store/library-lifecycl
 import { resolveRetrieval } from '../service/resolve-request.ts'
 import { assertLibraryName } from '../library/tool-library.ts'
 import { makeDirectory, writeFilesAtomically } from '../write-file-atomically.ts'
+import { terminalLine } from '../terminal-text.ts'
 import {
   buildTrainData,
   TRAIN_DATA_KINDS,
@@ -258,6 +259,12 @@ export async function trainDataCommand(argv: string[], io: CommandIO): Promise<n
       [join(dir, 'data-card.md'), renderDataCard(card)],
     ],
     'training data',
+    {
+      onSwept: (removed) =>
+        io.stderr(
+          `Removed ${terminalLine(removed)}: left half-written by a process that is gone\n`,
+        ),
+    },
   )
   io.stdout(renderDataCard(card))
   io.stderr(`Training data written to ${dir}\n`)

@@ -13,9 +13,8 @@
  * same name.
  * @module
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { hostname } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
@@ -36,7 +35,8 @@ import {
   type StagedIndex,
 } from './library-lifecycle.ts'
 import { pathExists } from './path-exists.ts'
-import { claim, isAbandoned, release, startTime } from './index-dir-claims.ts'
+import { claim, release } from './index-dir-claims.ts'
+import { sweepDeadWriters, WRITER_TAG_SOURCE, writerTag } from './dead-writers.ts'
 import { isDiskFull } from '../write-file-atomically.ts'
 
 export const SNAPSHOT_FILE = 'snapshot.json'
@@ -77,69 +77,26 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>
  * of the writer's host name). A writer killed before its rename (SIGKILL, a power loss) leaves it;
  * the next snapshot written into the same directory removes it (`sweepSnapshotTemporaries`).
  */
-const SNAPSHOT_TEMPORARY = /^\.snapshot-tmp-.+\+(\d+)(?:\.(\d+))?@([0-9a-f]{8})-[0-9a-f]{12}$/
-
-let ownIdentity: { start: number | undefined; host: string } | undefined
-
-/** This process's start time and host key, as its snapshot temporary names carry them. */
-function identity(): { start: number | undefined; host: string } {
-  ownIdentity ??= {
-    start: startTime(process.pid),
-    host: createHash('sha256').update(hostname()).digest('hex').slice(0, 8),
-  }
-  return ownIdentity
-}
+const SNAPSHOT_TEMPORARY = new RegExp(
+  String.raw`^\.snapshot-tmp-.+\+${WRITER_TAG_SOURCE}-[0-9a-f]{12}$`,
+)
 
 function snapshotTemporaryPath(target: string): string {
-  const { start, host } = identity()
   const name = basename(target).slice(0, 100)
   return join(
     dirname(target),
-    `.snapshot-tmp-${name}+${process.pid}${start === undefined ? '' : `.${start}`}@${host}-${randomBytes(6).toString('hex')}`,
+    `.snapshot-tmp-${name}+${writerTag()}-${randomBytes(6).toString('hex')}`,
   )
 }
 
 /**
  * Removes the temporary directories (SNAPSHOT_TEMPORARY) in `parent` whose writer is provably
- * gone: written on this host (same host key) by a process that is no longer alive, or whose pid
- * now belongs to a process that started at another time (index-dir-claims.ts `isAbandoned`; one
- * of this process's own pid only when this process is not writing it now). Left alone: a live
- * writer's, another host's (a shared disk: its processes can't be seen from here), names of any
- * other shape (the `.tmp-<name>-<hex>` of versions before round 38 carry no pid), anything
- * that is not a directory, and a directory another user owns (its name proves nothing: anyone
- * who can write in `parent` can make one, and rm's walk of it could be turned by its owner). Answers the paths removed; a directory that can't be read or an entry
- * that can't be removed is left for the next sweep, never an error.
+ * gone (dead-writers.ts `sweepDeadWriters`: this host's, this user's, its process gone; never a
+ * live writer's). Left alone too: names of any other shape (the `.tmp-<name>-<hex>` of versions
+ * before round 38 carry no pid). Answers the paths removed; never fails.
  */
 export async function sweepSnapshotTemporaries(parent: string): Promise<string[]> {
-  let entries: string[]
-  try {
-    entries = await readdir(parent)
-  } catch {
-    return []
-  }
-  const removed: string[] = []
-  for (const entry of entries) {
-    const found = SNAPSHOT_TEMPORARY.exec(entry)
-    if (!found || found[3] !== identity().host) continue
-    const path = join(parent, entry)
-    const writer = {
-      pid: Number(found[1]),
-      ...(found[2] !== undefined && { start: Number(found[2]) }),
-    }
-    if (!isAbandoned(path, writer)) continue
-    const info = await lstat(path).catch(() => undefined)
-    if (!info?.isDirectory()) continue
-    // Another user's (a shared directory such as /tmp): not this user's to remove, and one whose
-    // owner can still write in it could swap a subdirectory for a symlink while `rm` walks it.
-    if (process.getuid !== undefined && info.uid !== process.getuid()) continue
-    try {
-      await rm(path, { recursive: true, force: true })
-      removed.push(path)
-    } catch {
-      // Left for the next sweep.
-    }
-  }
-  return removed
+  return sweepDeadWriters(parent, SNAPSHOT_TEMPORARY, 'directory')
 }
 
 /**

@@ -1,0 +1,98 @@
+/**
+ * `toolsel train --out <file>` killed (SIGKILL) between writing `<file>.<pid>.<start>@<host>.tmp`
+ * and renaming it left that file for good: the next write of `<file>` removes it, and says so,
+ * never a live writer's. The writers stop themselves there with the test-only
+ * `TOOLSEL_TEST_STOP_IN_FILE_WRITE=1` (SIGSTOP once the temporary file is written).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, readdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
+import { ROOT } from '../helpers/start-serve.ts'
+
+const CLI = join(ROOT, 'bin/toolsel.mjs')
+const EXAMPLES = join(ROOT, 'test/fixtures/learn/demo-usage-examples.jsonl')
+
+const train = (out: string) => [
+  CLI,
+  'train',
+  '--examples',
+  EXAMPLES,
+  '--library',
+  DEMO_LIBRARY_DIR,
+  '--seed',
+  '7',
+  '--out',
+  out,
+]
+
+function state(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0]
+  } catch {
+    return undefined
+  }
+}
+
+async function stoppedWriter(out: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, train(out), {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, TOOLSEL_TEST_STOP_IN_FILE_WRITE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const deadline = Date.now() + 60_000
+  while (state(child.pid!) !== 'T') {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the writer did not stop mid-write (exit ${child.exitCode}): ${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return child
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+describe.skipIf(process.platform !== 'linux')('toolsel train --out killed mid-write', () => {
+  it('leaves <file>.<pid>.<start>@<host>.tmp that the next write of the file removes, never a live writer’s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-killed-'))
+    const out = join(dir, 'model.json')
+    const [killed, live] = await Promise.all([stoppedWriter(out), stoppedWriter(out)])
+    try {
+      const temporaries = (await readdir(dir)).sort()
+      const killedTemp = temporaries.find((entry) => entry.startsWith(`model.json.${killed.pid}.`))
+      const liveTemp = temporaries.find((entry) => entry.startsWith(`model.json.${live.pid}.`))
+      expect(killedTemp).toMatch(/^model\.json\.\d+\.\d+@[0-9a-f]{8}\.tmp$/)
+      expect(liveTemp).toMatch(/^model\.json\.\d+\.\d+@[0-9a-f]{8}\.tmp$/)
+      killed.kill('SIGKILL')
+      await exited(killed)
+
+      const next = spawnSync(process.execPath, train(out), {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH },
+        encoding: 'utf8',
+      })
+      expect(next.status, next.stderr).toBe(0)
+      expect(next.stderr).toContain(
+        `Removed ${join(dir, killedTemp!)}: left half-written by a process that is gone`,
+      )
+      expect((await readdir(dir)).sort()).toEqual([liveTemp, 'model.json'].sort())
+
+      // The live writer, let go on, finishes whole.
+      live.kill('SIGCONT')
+      expect(await exited(live)).toBe(0)
+      expect(await readdir(dir)).toEqual(['model.json'])
+      expect(JSON.parse(readFileSync(out, 'utf8')).dataCard.seed).toBe(7)
+    } finally {
+      for (const child of [killed, live]) if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }, 120_000)
+})
