@@ -258,7 +258,8 @@ export const TEST_CRASH_AFTER_READY_ENV = 'TOOLSEL_TEST_CRASH_AFTER_READY_FILE'
  * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
  * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts),
  * TEST_CRASH_AFTER_READY_ENV (cli/serve-command.ts), TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
- * (store/index-store.ts) and TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE (store/snapshot.ts). README
+ * (store/index-store.ts), TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE (store/snapshot.ts) and
+ * TOOLSEL_TEST_STOP_IN_FILE_WRITE (write-file-atomically.ts). README
  * ("Command line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
 export const OTHER_VARS: ReadonlySet<string> = new Set([
@@ -273,6 +274,7 @@ export const OTHER_VARS: ReadonlySet<string> = new Set([
   TEST_CRASH_AFTER_READY_ENV,
   'TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES',
   'TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE',
+  'TOOLSEL_TEST_STOP_IN_FILE_WRITE',
 ])
 
 /**
