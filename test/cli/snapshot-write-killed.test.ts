@@ -9,9 +9,8 @@
  * (SIGSTOP once the first library is in the temporary directory). Before round 38 the temporary
  * name carried no pid and nothing removed it: the killed writer's directory stayed for good.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +20,7 @@ import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary } from '../../src/store/build-index.ts'
 import { saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { readSnapshotManifest } from '../../src/store/snapshot.ts'
+import { exited, stoppedWriter } from '../helpers/process-wait.ts'
 import { ROOT, startServe } from '../helpers/start-serve.ts'
 
 const CLI = join(ROOT, 'bin/toolsel.mjs')
@@ -44,38 +44,11 @@ async function saveLibraries(indexDir: string): Promise<void> {
   }
 }
 
-/** `/proc/<pid>/stat`'s state letter ('T' once the process has stopped itself). */
-function state(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0]
-  } catch {
-    return undefined
-  }
-}
-
 /** A snapshot writer started to stop itself mid-write, once it has (its temporary dir written). */
-async function stoppedWriter(dir: string, indexDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'snapshot', dir, '--index-dir', indexDir], {
-    env: { PATH: process.env.PATH, TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const stoppedSnapshotWriter = (dir: string, indexDir: string) =>
+  stoppedWriter([CLI, 'snapshot', dir, '--index-dir', indexDir], {
+    env: { TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE: '1' },
   })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const deadline = Date.now() + 30_000
-  while (state(child.pid!) !== 'T') {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`the writer did not stop mid-write (exit ${child.exitCode}): ${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return child
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}
 
 const temporaries = async (parent: string) =>
   (await readdir(parent)).filter((entry) => entry.startsWith('.snapshot-tmp-')).sort()
@@ -87,8 +60,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot killed mid-write
     const parent = join(work, 'snapshots')
     await saveLibraries(indexDir)
 
-    const killed = await stoppedWriter(join(parent, 'a'), indexDir)
-    const live = await stoppedWriter(join(parent, 'b'), indexDir)
+    const killed = await stoppedSnapshotWriter(join(parent, 'a'), indexDir)
+    const live = await stoppedSnapshotWriter(join(parent, 'b'), indexDir)
     try {
       const [killedTemp, liveTemp] = await temporaries(parent)
       expect(killedTemp).toMatch(
@@ -140,8 +113,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel snapshot killed mid-write
     const indexDir = join(work, 'indexes')
     const parent = join(work, 'snapshots')
     await saveLibraries(indexDir)
-    const killed = await stoppedWriter(join(parent, 'a'), indexDir)
-    const live = await stoppedWriter(join(parent, 'b'), indexDir)
+    const killed = await stoppedSnapshotWriter(join(parent, 'a'), indexDir)
+    const live = await stoppedSnapshotWriter(join(parent, 'b'), indexDir)
     const [killedTemp, liveTemp] = await temporaries(parent)
     killed.kill('SIGKILL')
     await exited(killed)

@@ -4,13 +4,14 @@
  * never a live writer's. The writers stop themselves there with the test-only
  * `TOOLSEL_TEST_STOP_IN_FILE_WRITE=1` (SIGSTOP once the temporary file is written).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEMO_LIBRARY_DIR } from '../../src/store/library-lifecycle.ts'
+import { exited, stoppedWriter } from '../helpers/process-wait.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 
 const CLI = join(ROOT, 'bin/toolsel.mjs')
@@ -29,43 +30,18 @@ const train = (out: string) => [
   out,
 ]
 
-function state(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0]
-  } catch {
-    return undefined
-  }
-}
-
-async function stoppedWriter(out: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, train(out), {
+const stoppedTrainWriter = (out: string) =>
+  stoppedWriter(train(out), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, TOOLSEL_TEST_STOP_IN_FILE_WRITE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { TOOLSEL_TEST_STOP_IN_FILE_WRITE: '1' },
+    timeoutMs: 60_000,
   })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const deadline = Date.now() + 60_000
-  while (state(child.pid!) !== 'T') {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`the writer did not stop mid-write (exit ${child.exitCode}): ${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return child
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}
 
 describe.skipIf(process.platform !== 'linux')('toolsel train --out killed mid-write', () => {
   it('leaves <file>.<pid>.<start>@<host>.tmp that the next write of the file removes, never a live writer’s', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-train-killed-'))
     const out = join(dir, 'model.json')
-    const [killed, live] = await Promise.all([stoppedWriter(out), stoppedWriter(out)])
+    const [killed, live] = await Promise.all([stoppedTrainWriter(out), stoppedTrainWriter(out)])
     try {
       const temporaries = (await readdir(dir)).sort()
       const killedTemp = temporaries.find((entry) => entry.startsWith(`model.json.${killed.pid}.`))
