@@ -58,7 +58,9 @@ describe('new scoped views a read key may have built', () => {
       { key: KEYS.bot2, name: 'bot' },
       { key: KEYS.namedAdmin, name: 'admin' },
     ])
-  })
+    // Three servers over a saved 2,000-tool library: seconds when quiet; past the 60 s hook
+    // timeout in a full run at load ~18 (round 38).
+  }, 180_000)
   afterAll(async () => {
     await limited.close()
     await unlimited.close()
