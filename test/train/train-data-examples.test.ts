@@ -16,6 +16,7 @@ import {
 } from '../models/openai/fake-chat-server.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { main } from '../../src/main.ts'
+import { writerTag } from '../../src/store/dead-writers.ts'
 import { fixedStepService, runTrainData, SAMPLE_EXAMPLES } from './run-train-data.ts'
 
 const EXAMPLES = SAMPLE_EXAMPLES
@@ -328,7 +329,7 @@ describe('toolsel train-data over an examples file', () => {
     expect(await main(['train-data', ...args], io({ stderr: '' }))).toBe(0)
     const before = await readFile(join(out, 'planner.train.jsonl'), 'utf8')
     // The card's temporary file cannot be written (a directory of that name): the run fails.
-    await mkdir(join(out, `data-card.md.${process.pid}.tmp`))
+    await mkdir(join(out, `data-card.md.${writerTag()}.tmp`))
     const failed = { stderr: '' }
     expect(await main(['train-data', ...args, '--limit', '1'], io(failed))).toBe(2)
     expect(failed.stderr).toContain(`Cannot write training data "${join(out, 'data-card.md')}"`)
