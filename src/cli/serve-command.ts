@@ -179,6 +179,18 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   if (cluster.isPrimary)
     for (const removed of await sweepSnapshotTemporaries(config.library.snapshotDir))
       logger.info(`Removed ${removed}: a snapshot left half-written by a process that is gone`)
+  // Once, before any worker starts: a wrong API key fails the start (exit 2), not every request
+  // (each of which would fall back), nor N workers each asking the endpoint.
+  if (cluster.isPrimary) {
+    const users = openAiModelUsers([
+      config.plan.planner,
+      config.plan.fallback,
+      config.select.selector,
+      config.select.fallback,
+    ])
+    if (users.length > 0 && config.models.openai.baseUrl)
+      await checkOpenAiApiKey({ ...config.models.openai, users, logger })
+  }
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
     return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher)
@@ -294,15 +306,6 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // A worker: what it loaded agrees with the disk before it serves (changes made meanwhile).
     // What is committed before the libraries load: later commits are picked up once ready.
     await poller?.baseline()
-    // A wrong API key fails the start, not every request (each of which would fall back).
-    const users = openAiModelUsers([
-      config.plan.planner,
-      config.plan.fallback,
-      config.select.selector,
-      config.select.fallback,
-    ])
-    if (users.length > 0 && config.models.openai.baseUrl)
-      await checkOpenAiApiKey({ ...config.models.openai, users, logger })
     // The gateway's (empty) library is there before the service is ready: a call naming it is
     // "not ready" until then, never UNKNOWN_LIBRARY (its first build may load an embedder).
     await service.start(undefined, {

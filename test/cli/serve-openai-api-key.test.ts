@@ -63,34 +63,39 @@ afterEach(async () => {
 })
 
 describe('toolsel serve with an OpenAI-compatible planner', () => {
-  it('refuses to start when the endpoint refuses the key, naming the status and the endpoint', async () => {
-    child = spawn(
-      process.execPath,
-      ['bin/toolsel.mjs', 'serve', '--port', '0', '--planner', 'llm:openai:fake'],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          TOOLSEL_LIBRARY: '',
-          TOOLSEL_PORT: '',
-          TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`,
-          TOOLSEL_OPENAI_API_KEY: 'sk-wrong',
+  // With --workers 2 the primary checks once before forking: before, each worker checked (two
+  // GETs), printed the error, and the server exited 1 as for any worker failing its first start.
+  it.each([[[]], [['--workers', '2']]])(
+    'refuses to start when the endpoint refuses the key, naming the status and the endpoint (%j)',
+    async (extra: string[]) => {
+      child = spawn(
+        process.execPath,
+        ['bin/toolsel.mjs', 'serve', '--port', '0', '--planner', 'llm:openai:fake', ...extra],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            TOOLSEL_LIBRARY: '',
+            TOOLSEL_PORT: '',
+            TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`,
+            TOOLSEL_OPENAI_API_KEY: 'sk-wrong',
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
         },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    )
-    let stderr = ''
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const [code] = await once(child, 'exit')
-    expect(code).toBe(2)
-    expect(stderr).toContain('error [INVALID_CONFIG]')
-    expect(stderr).toContain(
-      `The OpenAI-compatible endpoint of llm:openai:fake refuses the API key: GET ${baseUrl}/v1/models answered HTTP 401`,
-    )
-    expect(stderr).toContain('TOOLSEL_OPENAI_API_KEY')
-    expect(stderr).not.toContain('Ready:')
-    expect(seen).toEqual([`GET /v1/models Bearer sk-wrong`])
-  })
+      )
+      let stderr = ''
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const [code] = await once(child, 'exit')
+      expect(code).toBe(2)
+      expect(stderr).toContain('error [INVALID_CONFIG]')
+      expect(stderr).toContain(
+        `The OpenAI-compatible endpoint of llm:openai:fake refuses the API key: GET ${baseUrl}/v1/models answered HTTP 401`,
+      )
+      expect(stderr).toContain('TOOLSEL_OPENAI_API_KEY')
+      expect(stderr).not.toContain('Ready:')
+      expect(seen).toEqual([`GET /v1/models Bearer sk-wrong`])
+    },
+  )
 
   it('starts with the right key, and the model plans the requests', async () => {
     running = await startServe(['--planner', 'llm:openai:fake'], {
