@@ -5,6 +5,7 @@
  * (`repeated`). Before, a revoked key wrote one WARN per step of every request.
  * @module
  */
+import type { ToolselError } from './errors.ts'
 import type { Logger } from './log.ts'
 
 /** How long a kind of warning stays quiet after it was logged. */
@@ -21,6 +22,19 @@ export class RepeatedWarning {
     this.#logger = logger
     this.#intervalMs = intervalMs
     this.#now = now
+  }
+
+  /**
+   * A component's fallback warning: `from` failed with `error` and `to` answers instead; its kind
+   * is the error's code and HTTP status (a refused key, an endpoint down).
+   */
+  fallback(message: string, error: ToolselError, from: string, to: string): void {
+    this.warn(`${error.code} ${String(error.details.status ?? '')}`, message, {
+      from,
+      to,
+      code: error.code,
+      message: error.message,
+    })
   }
 
   /** Logs `message` unless a warning of `kind` was logged less than the interval ago. */

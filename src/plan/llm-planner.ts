@@ -84,15 +84,11 @@ export class LlmPlanner implements Planner {
       const error = asToolselError(caught, this.name)
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
-      this.#warnings.warn(
-        `${error.code} ${String(error.details.status ?? '')}`,
+      this.#warnings.fallback(
         'Planner failed; using the fallback planner',
-        {
-          from: this.name,
-          to: this.#fallback.name,
-          code: error.code,
-          message: error.message,
-        },
+        error,
+        this.name,
+        this.#fallback.name,
       )
       const result = await this.#fallback.plan(instruction, options)
       return {

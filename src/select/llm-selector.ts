@@ -73,15 +73,11 @@ export class LlmSelector implements Selector {
             })
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
-      this.#warnings.warn(
-        `${error.code} ${String(error.details.status ?? '')}`,
+      this.#warnings.fallback(
         'Selector failed; using the fallback selector',
-        {
-          from: this.name,
-          to: this.#fallback.name,
-          code: error.code,
-          message: error.message,
-        },
+        error,
+        this.name,
+        this.#fallback.name,
       )
       const [selection] = await this.#fallback.select([request], options)
       const raw = error.details.raw
