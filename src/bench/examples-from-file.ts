@@ -9,16 +9,12 @@
  * @module
  */
 import { loadExamplesFile } from '../train/splits/examples-file.ts'
+import { normalizeQueryText } from '../train/train-split.ts'
 import type { UsageExample } from '../examples/usage-example.ts'
 import type { BenchSplit } from './suites/bench-suite.ts'
 
 /** `--examples file:<path>`: the prefix that names a user's examples file. */
 export const EXAMPLES_FILE_PREFIX = 'file:'
-
-/** Instructions compared as the usage examples' duplicates rule does: case and whitespace aside. */
-function sameText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().toLowerCase()
-}
 
 /**
  * `split.training` from `file` over the split's library, without the examples whose instruction
@@ -34,9 +30,9 @@ export async function trainingFromFile(
     { reference: `the library of ${split.name}`, tools: split.tools },
     { maxExamples },
   )
-  const queries = new Set(split.cases.map((benchCase) => sameText(benchCase.instruction)))
+  const queries = new Set(split.cases.map((benchCase) => normalizeQueryText(benchCase.instruction)))
   const examples: UsageExample[] = loaded.examples
-    .filter((example) => !queries.has(sameText(example.instruction)))
+    .filter((example) => !queries.has(normalizeQueryText(example.instruction)))
     .map((example) => ({ instruction: example.instruction, tools: example.gold }))
   const dropped = loaded.examples.length - examples.length
   const notes = [
