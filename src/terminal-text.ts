@@ -33,10 +33,15 @@ export function terminalText(text: string): string {
  * as `\u` escapes: the same JSON value, nothing a terminal acts on (they can only be in strings).
  */
 export function jsonText(json: string): string {
-  return json.replace(
-    UNSAFE_IN_JSON,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  )
+  return json.replace(UNSAFE_IN_JSON, unicodeEscapes)
+}
+
+/** `character` as `\u` escapes, one per UTF-16 code unit (a lone surrogate is one, a pair two). */
+function unicodeEscapes(character: string): string {
+  let escaped = ''
+  for (let index = 0; index < character.length; index += 1)
+    escaped += `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`
+  return escaped
 }
 
 /** `text` with every control character, `\n` and `\t` too, written as a visible escape. */
@@ -57,10 +62,5 @@ const UNSAFE_IN_MESSAGE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Cs}]
  * U+202E or a C1 control raw) or printed, shows it as sent, not as a terminal would act on it.
  */
 export function escapedControls(text: string): string {
-  return text.replace(UNSAFE_IN_MESSAGE, (character) =>
-    Array.from(
-      { length: character.length },
-      (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`,
-    ).join(''),
-  )
+  return text.replace(UNSAFE_IN_MESSAGE, unicodeEscapes)
 }
