@@ -18,7 +18,8 @@ import { parseQrels } from '../src/bench/suites/beir-suite.ts'
 import { readDataText, readJsonRecords } from '../src/bench/suites/read-data-file.ts'
 import { createToolbenchCorpusMap } from '../src/bench/suites/toolbench-corpus.ts'
 import { parseToolbenchQueries } from '../src/bench/suites/toolbench-queries.ts'
-import { loadToolplannerTraining, normalizeText } from '../src/bench/suites/toolplanner-training.ts'
+import { loadToolplannerTraining } from '../src/bench/suites/toolplanner-training.ts'
+import { normalizeQueryText } from '../src/train/train-split.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
 import { ExampleSet } from '../src/examples/example-set.ts'
@@ -84,7 +85,7 @@ async function g3(): Promise<DevSet> {
     const path = join(dataDir, file)
     for (const query of parseToolbenchQueries(await readJsonRecords(path), path)) {
       ids.add(query.id)
-      texts.add(normalizeText(query.query))
+      texts.add(normalizeQueryText(query.query))
     }
   }
   const coarse = join(dataDir, 'toolbench/toolplanner/data/category/coarse_instruction')

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { ToolselError } from './errors.ts'
+import { escapeRegExp } from './escape-regexp.ts'
 import { sweepDeadWriters, WRITER_TAG_SOURCE, writerTag } from './store/dead-writers.ts'
 import { claim, release } from './store/index-dir-claims.ts'
 import { fileProblem } from './read-text-file.ts'
@@ -78,10 +79,6 @@ export async function writeFilesAtomically(
     stopCleanup()
     for (const [file] of files) release(temporary(file))
   }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 /**

@@ -12,6 +12,7 @@ import { createBeirSuite } from '../bench/suites/beir-suite.ts'
 import { readDataText, readJsonRecords } from '../bench/suites/read-data-file.ts'
 import { parseTaskbenchRecord } from '../bench/suites/taskbench-suite.ts'
 import { createToolbenchCorpusMap } from '../bench/suites/toolbench-corpus.ts'
+import { normalizeQueryText } from '../train/train-split.ts'
 
 export interface TrainingCase {
   id: string
@@ -44,8 +45,6 @@ export const G3_TEST_FILES = [
 ]
 export const TOOLLENS_DIR = 'toollens/COLT/datasets/ToolLens'
 
-export const normalizeText = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim()
-
 function tagList(query: string, tag: string): string[] {
   const at = query.lastIndexOf(`\n${tag}: `)
   if (at < 0) return []
@@ -68,7 +67,7 @@ export async function loadToolPlannerG3(dataDir: string): Promise<TrainingSet> {
       Record<string, unknown>
     >) {
       testIds.add(String(record.query_id))
-      if (typeof record.query === 'string') testTexts.add(normalizeText(record.query))
+      if (typeof record.query === 'string') testTexts.add(normalizeQueryText(record.query))
     }
   }
   const byPath = new Map<string, { tools?: string[]; apis?: string[]; query?: string }>()
@@ -92,7 +91,7 @@ export async function loadToolPlannerG3(dataDir: string): Promise<TrainingSet> {
   for (const [path, entry] of byPath) {
     const id = /^(\d+)/.exec(path)?.[1] ?? path
     const instruction = entry.query ?? ''
-    if (testIds.has(id) || testTexts.has(normalizeText(instruction))) {
+    if (testIds.has(id) || testTexts.has(normalizeQueryText(instruction))) {
       excluded += 1
       continue
     }
@@ -205,7 +204,7 @@ export async function loadTaskbenchShapes(
     const fields = (record ?? {}) as Record<string, unknown>
     const text = fields.instruction ?? fields.user_request
     evaluatedIds.add(parsed?.id ?? String(fields.id ?? position))
-    if (typeof text === 'string') evaluatedTexts.add(normalizeText(text))
+    if (typeof text === 'string') evaluatedTexts.add(normalizeQueryText(text))
   }
   const shapes = taskbenchShapes(JSON.parse(await readDataText(join(dataDir, files.shapes))))
   const cases: TrainingCase[] = []
@@ -217,7 +216,7 @@ export async function loadTaskbenchShapes(
     const id = String(fields.id ?? '')
     const instruction = fields.user_request ?? fields.instruction
     if (id === '' || typeof instruction !== 'string' || instruction.trim() === '') continue
-    if (evaluatedIds.has(id) || evaluatedTexts.has(normalizeText(instruction))) {
+    if (evaluatedIds.has(id) || evaluatedTexts.has(normalizeQueryText(instruction))) {
       excluded += 1
       continue
     }

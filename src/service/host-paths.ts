@@ -7,6 +7,7 @@
  */
 import { isAbsolute, resolve, sep } from 'node:path'
 import { ToolselError } from '../errors.ts'
+import { escapeRegExp } from '../escape-regexp.ts'
 
 /** A directory of this host and what an answer says instead (`<library.indexDir>`). */
 export type HostPath = readonly [path: string, shown: string]
@@ -28,7 +29,7 @@ export function withoutHostPaths(text: string, paths: readonly HostPath[]): stri
     .sort(([one], [other]) => other.length - one.length)
   let shown = text
   for (const [path, instead] of sorted) {
-    const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    const escaped = escapeRegExp(path)
     // A one-word relative path is a path only where one goes on under it.
     const word = !isAbsolute(path) && !path.includes(sep)
     const end = word ? '(?=/)' : `(?=$|/|[\\s'"):,;\`]|\\.(?:\\s|$))`

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import type { CaseRunner } from '../../src/bench/case-runner.ts'
 import { createPipelineRunner } from '../../src/bench/case-runner.ts'
 import { runBench } from '../../src/bench/run-bench.ts'
-import { normalizeText } from '../../src/bench/suites/toolplanner-training.ts'
+import { normalizeQueryText } from '../../src/train/train-split.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createComponents } from '../../src/components.ts'
 import { createLogger } from '../../src/log.ts'
@@ -30,9 +30,9 @@ function leakCheckingRunner(seen: {
       seen.queries += 1
       if (target.examples) {
         seen.withExamples += 1
-        const own = normalizeText(instruction)
+        const own = normalizeQueryText(instruction)
         for (const { example } of target.examples.memory.neighbors(instruction, 50)) {
-          if (normalizeText(example.instruction) === own) seen.leaks.push(instruction)
+          if (normalizeQueryText(example.instruction) === own) seen.leaks.push(instruction)
         }
       }
       return pipeline.run(instruction, gold, target)

@@ -20,11 +20,8 @@ import { finishSplit, unmappableNote } from './finish-split.ts'
 import { missingFiles, readJsonRecords } from './read-data-file.ts'
 import { createToolbenchCorpusMap } from './toolbench-corpus.ts'
 import { parseToolbenchQueries } from './toolbench-queries.ts'
-import {
-  loadToolplannerTraining,
-  normalizeText,
-  type ToolplannerTraining,
-} from './toolplanner-training.ts'
+import { normalizeQueryText } from '../../train/train-split.ts'
+import { loadToolplannerTraining, type ToolplannerTraining } from './toolplanner-training.ts'
 
 export interface ToolbenchPart {
   /** The split's part name, e.g. `G1_instruction`. */
@@ -125,7 +122,7 @@ async function loadTraining(
     if ((await missingFiles([file])).length > 0) continue
     for (const query of parseToolbenchQueries(await readJsonRecords(file), file)) {
       ids.add(query.id)
-      texts.add(normalizeText(query.query))
+      texts.add(normalizeQueryText(query.query))
     }
   }
   return { data: await loadToolplannerTraining({ api, tool }, { ids, texts }), files: [api, tool] }

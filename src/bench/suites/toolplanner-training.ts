@@ -8,6 +8,7 @@
  * `excludeIds` and `excludeTexts` (the test files' query ids and texts) take them out.
  * @module
  */
+import { normalizeQueryText } from '../../train/train-split.ts'
 import { readJsonRecords } from './read-data-file.ts'
 
 export interface ToolplannerExample {
@@ -58,7 +59,7 @@ export async function loadToolplannerTraining(
       unusable += 1
       continue
     }
-    if (exclude.ids.has(id) || exclude.texts.has(normalizeText(instruction))) {
+    if (exclude.ids.has(id) || exclude.texts.has(normalizeQueryText(instruction))) {
       excluded += 1
       continue
     }
@@ -73,11 +74,6 @@ export async function loadToolplannerTraining(
     examples.push({ id, instruction, pairs })
   }
   return { examples, records: apiRecords.length, excluded, unusable }
-}
-
-/** Case and spacing folded, for comparing query texts. */
-export function normalizeText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().toLowerCase()
 }
 
 /** `"<sentence>\nAPI: a, b, c."` → `[a, b, c]`. */
