@@ -5,7 +5,7 @@
  * @module
  */
 
-import { jsonText, terminalText } from './terminal-text.ts'
+import { jsonText, logLineText } from './terminal-text.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -58,9 +58,9 @@ export function createLogger(
     if (RANK[at] < RANK[level]) return
     if (format === 'json') return write(jsonLine(at, { msg: message }, fields))
     const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : ''
-    // A message can carry a tool's name or an upstream's error text: no escape sequence of theirs
-    // reaches the operator's terminal.
-    write(terminalText(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`))
+    // A message can carry a tool's name, a request's path or an upstream's error text: no escape
+    // sequence of theirs reaches the operator's terminal, no line break of theirs starts a line.
+    write(logLineText(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`))
   }
   return {
     record: (at, fields) => {

@@ -64,3 +64,19 @@ const UNSAFE_IN_MESSAGE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Cs}]
 export function escapedControls(text: string): string {
   return text.replace(UNSAFE_IN_MESSAGE, unicodeEscapes)
 }
+
+/** Line and paragraph separators, which some viewers break a line at. */
+const SEPARATORS = /[\u2028\u2029]/g
+
+/**
+ * A text-format log line (`<time> <LEVEL> <message>`): `terminalText`, then `escapedControls` (the
+ * zero-width and other format characters and lone surrogates), and every further line of the
+ * message (a stack's frames, a line break a client put in a path as `%0A` or an upstream in its
+ * error) indented two spaces: only an event's own first line starts with a time, so no text a
+ * client or upstream sends can forge a log line.
+ */
+export function logLineText(text: string): string {
+  return escapedControls(terminalText(text))
+    .replace(SEPARATORS, unicodeEscapes)
+    .replaceAll('\n', '\n  ')
+}
