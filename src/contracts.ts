@@ -34,8 +34,24 @@ export interface Fallback {
   /** The error code and message of the failure. */
   code: string
   message: string
+  /** The HTTP status the model's endpoint answered with, when it answered (401: key refused). */
+  status?: number
   /** The raw model output that could not be used, when there was one. */
   raw?: string
+}
+
+/** A `Fallback`'s fields that describe the failure `error`: its code, message and HTTP status. */
+export function fallbackFailure(error: {
+  code: string
+  message: string
+  details: Readonly<Record<string, unknown>>
+}): Pick<Fallback, 'code' | 'message' | 'status'> {
+  const { status } = error.details
+  return {
+    code: error.code,
+    message: error.message,
+    ...(typeof status === 'number' && status > 0 ? { status } : {}),
+  }
 }
 
 /** A retrieved candidate with what a reranker or selector needs to judge it. */

@@ -330,7 +330,8 @@ export class ToolselClient {
 
   /**
    * Readiness: once libraries and models are loaded, the report (libraries, `failedIndexes`, the
-   * gateway's `upstreams` and `firstSync` counts); NOT_READY (503) before.
+   * model components that fall back now, `degraded`, the gateway's `upstreams` and `firstSync`
+   * counts); NOT_READY (503) before.
    */
   ready(options?: CallOptions): Promise<ReadyResponse> {
     return this.#request('GET', '/readyz', options)

@@ -10,7 +10,13 @@ import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { LanguageModel } from '../models/language-model.ts'
 import { parsePlan } from './parse-plan.ts'
-import type { CallOptions, Planner, PlanResult, Usage } from '../contracts.ts'
+import {
+  fallbackFailure,
+  type CallOptions,
+  type Planner,
+  type PlanResult,
+  type Usage,
+} from '../contracts.ts'
 import { buildPlanMessages } from './prompts.ts'
 import { RepeatedWarning } from '../repeated-warning.ts'
 
@@ -98,8 +104,7 @@ export class LlmPlanner implements Planner {
           stage: 'planner',
           from: this.name,
           to: this.#fallback.name,
-          code: error.code,
-          message: error.message,
+          ...fallbackFailure(error),
           ...(raw === undefined ? {} : { raw }),
         },
       }

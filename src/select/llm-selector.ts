@@ -9,12 +9,13 @@
 import { ToolselError, throwIfAborted } from '../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import { argmax, type ChatMessage, type LanguageModel } from '../models/language-model.ts'
-import type {
-  CallOptions,
-  CandidateTool,
-  Selection,
-  SelectionRequest,
-  Selector,
+import {
+  fallbackFailure,
+  type CallOptions,
+  type CandidateTool,
+  type Selection,
+  type SelectionRequest,
+  type Selector,
 } from '../contracts.ts'
 import { buildSelectMessages } from './prompts.ts'
 import { RepeatedWarning } from '../repeated-warning.ts'
@@ -87,8 +88,7 @@ export class LlmSelector implements Selector {
           stage: 'selector',
           from: this.name,
           to: this.#fallback.name,
-          code: error.code,
-          message: error.message,
+          ...fallbackFailure(error),
           ...(typeof raw === 'string' ? { raw } : {}),
         },
       }

@@ -78,8 +78,22 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   })
-  const stopObserving = service.onSelect(({ timings }) => {
+  const fallbacks = new Counter({
+    name: 'toolsel_model_fallbacks_total',
+    help: 'Planner and selector calls that failed and fell back (components.fallbacks of every selection), by stage, failed component, error code and the HTTP status its endpoint answered (401/403: API key refused; empty when it did not answer, e.g. UPSTREAM_UNAVAILABLE).',
+    labelNames: ['stage', 'component', 'code', 'status'],
+    registers: [registry],
+  })
+  const stopObserving = service.onSelect(({ timings, components }) => {
     for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
+    for (const { stage, from, code, status } of components.fallbacks) {
+      fallbacks.inc({
+        stage,
+        component: from,
+        code,
+        status: status === undefined ? '' : String(status),
+      })
+    }
   })
 
   new Counter({
@@ -194,6 +208,18 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
       for (const entry of service.components.states?.() ?? []) {
         this.set({ kind: entry.kind, component: entry.id }, entry.state === 'loaded' ? 1 : 0)
       }
+    },
+  })
+  new Gauge({
+    name: 'toolsel_model_degraded',
+    aggregator: 'max',
+    help: 'Planners and selectors whose latest use failed and fell back (value 1; /readyz lists them as degraded, with the error), until a use without a fallback.',
+    labelNames: ['stage', 'component'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of service.modelHealth.degraded())
+        this.set({ stage: entry.stage, component: entry.component }, 1)
     },
   })
   if (gateway) {

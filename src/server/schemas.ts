@@ -418,6 +418,24 @@ export const READINESS_REPORT = z.object({
     .describe(
       "Gateway mode: each upstream server's status. With API keys configured: absent without a key; a key limited to servers or tags sees those.",
     ),
+  degraded: z
+    .array(
+      z.object({
+        stage: z.enum(['planner', 'selector']),
+        component: z.string(),
+        fallback: z.string(),
+        code: z.string(),
+        status: z.number().int().optional(),
+        message: z.string(),
+        since: z.string(),
+        lastFailure: z.string(),
+        failures: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe(
+      "Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell back, e.g. an endpoint that refuses the API key (`status` 401) or is unreachable (`code` UPSTREAM_UNAVAILABLE, no `status`): the fallback answers meanwhile, so the service stays ready; `since` and `failures` count from when it last worked, and a use without a fallback removes it. Present only when some is. This process's selections (with --workers N, the answering worker's). With API keys configured: absent without a key.",
+    ),
   firstSync: FirstSyncCountsSchema.optional().describe(
     'Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstreams` lists them (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library (their 503 message gives no counts either); a key limited to servers or tags counts those.',
   ),

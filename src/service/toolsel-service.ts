@@ -27,6 +27,7 @@ import { withFields, type Logger } from '../log.ts'
 import { ExampleSet, type ExampleSetChange } from '../examples/example-set.ts'
 import { assertKnownTools, type UsageExample } from '../examples/usage-example.ts'
 import { selectTools, type SelectToolsResult } from '../pipeline.ts'
+import { ModelHealth } from './model-health.ts'
 import { prepareExampleMemory } from '../examples/memory-selection.ts'
 import {
   deleteIndex,
@@ -120,6 +121,11 @@ export class ToolselService {
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
   readonly #exampleBatches = new Map<string, ExampleBatch>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
+  /**
+   * The model-backed planners and selectors whose latest use fell back (`/readyz` `degraded`,
+   * `toolsel_model_degraded`): this process's selections.
+   */
+  readonly modelHealth = new ModelHealth()
   /**
    * Saved indexes that failed to load (`/readyz` lists them): skipped at start-up, or committed
    * later by another process (service/index-dir-watch.ts; the previous version stays served).
@@ -268,6 +274,7 @@ export class ToolselService {
         signal,
       }),
     )
+    this.modelHealth.observe(result)
     for (const listener of this.#selectListeners) listener(result)
     return result
   }

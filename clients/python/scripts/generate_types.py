@@ -66,6 +66,7 @@ NAMES: Dict[str, str] = {
     "ComponentsPlanners": "ComponentChoices",
     "ReadinessFailedIndexesItem": "FailedIndex",
     "ReadinessUpstreamsItem": "UpstreamStatus",
+    "ReadinessDegradedItem": "DegradedModel",
     "SnapshotLibrariesItem": "SnapshotLibrary",
     "LibraryUploadImport": "ImportReport",
 }

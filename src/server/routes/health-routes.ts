@@ -12,9 +12,11 @@ import type { READINESS_REPORT, RESPONSE_SCHEMAS } from '../schemas.ts'
 
 /**
  * `/readyz` is 503 until the libraries and models are loaded and the gateway (when configured)
- * has synced its upstreams once. Then it is 200, also while some upstreams are down or some saved
- * indexes failed to load (the rest keeps working): `upstreams` reports each server's status and
- * `failedIndexes` each skipped index with its error, so monitoring can alert on them.
+ * has synced its upstreams once. Then it is 200, also while some upstreams are down, some saved
+ * indexes failed to load or a model endpoint fails (the rest keeps working, fallbacks answer for
+ * the model): `upstreams` reports each server's status, `failedIndexes` each skipped index with
+ * its error and `degraded` each planner or selector that fell back (service/model-health.ts), so
+ * monitoring can alert on them.
  *
  * With API keys configured the report is the caller's key's: a caller without a valid key gets
  * the status only (the errors hold the index directory's path, upstream targets are internal
@@ -70,9 +72,11 @@ function readinessReport(
 ): z.infer<typeof READINESS_REPORT> {
   if (principal === PUBLIC_PRINCIPAL) return {}
   const usable = (name: string) => canUseLibrary(principal, name)
+  const degraded = service.modelHealth.degraded()
   return {
     libraries: service.libraries.names().filter(usable),
     failedIndexes: service.reportedFailedIndexes.filter((failed) => usable(failed.name)),
+    ...(degraded.length > 0 ? { degraded } : {}),
     ...(gateway && usable(gateway.libraryName)
       ? {
           upstreams: serversInScope(gateway.servers(), principal),

@@ -518,6 +518,21 @@ class UpstreamStatus(TypedDict):
     nextRetryAt: Optional[str]
 
 
+class _DegradedModelFields(TypedDict):
+    stage: Literal["planner", "selector"]
+    component: str
+    fallback: str
+    code: str
+    message: str
+    since: str
+    lastFailure: str
+    failures: int
+
+
+class DegradedModel(_DegradedModelFields, total=False):
+    status: int
+
+
 class ReadinessFirstSync(TypedDict):
     """Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstrea..."""
     #: Enabled upstream servers.
@@ -545,6 +560,8 @@ class Readiness(_ReadinessFields, total=False):
     failedIndexes: List[FailedIndex]
     #: Gateway mode: each upstream server's status. With API keys configured: absent without a key;...
     upstreams: List[UpstreamStatus]
+    #: Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell bac...
+    degraded: List[DegradedModel]
     #: Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstrea...
     firstSync: ReadinessFirstSync
 

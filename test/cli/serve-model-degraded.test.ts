@@ -1,0 +1,136 @@
+/**
+ * A key revoked while `toolsel serve` runs (its start-up check passed): every planner and selector
+ * call is refused (401) and falls back. `/readyz` stays ready (the fallbacks answer) but lists the
+ * failing components under `degraded` with the status, and `/metrics` counts the fallbacks and
+ * marks them degraded, until a call works again. Over real HTTP: a real serve process and a local
+ * OpenAI-compatible endpoint whose key can be revoked. Before, /readyz and /metrics showed nothing.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const KEY = 'sk-right-key-0123456789'
+
+let endpoint: Server
+let baseUrl: string
+let revoked = false
+beforeAll(async () => {
+  endpoint = createServer(async (request, response) => {
+    let body = ''
+    for await (const chunk of request) body += chunk
+    const send = (status: number, value: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' })
+      response.end(JSON.stringify(value))
+    }
+    if (revoked || request.headers.authorization !== `Bearer ${KEY}`)
+      return send(401, { error: { message: 'Incorrect API key provided', type: 'auth' } })
+    if (request.url?.endsWith('/models'))
+      return send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
+    const parsed = JSON.parse(body) as {
+      messages: Array<{ content: string }>
+      response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
+    }
+    // The selector asks with a JSON schema of the choices (the first is taken); the planner
+    // gets the instruction back as its one step.
+    const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
+    const content = choices
+      ? JSON.stringify({ answer: choices[0] })
+      : JSON.stringify([parsed.messages.at(-1)?.content])
+    send(200, {
+      id: 'x',
+      object: 'chat.completion',
+      model: 'fake',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    })
+  })
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
+  baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`
+})
+
+let running: RunningServe | undefined
+afterAll(async () => {
+  await running?.stop()
+  await new Promise<void>((resolve) => endpoint.close(() => resolve()))
+})
+
+interface Fallback {
+  stage: string
+  from: string
+  to: string
+  code: string
+  status?: number
+}
+
+async function select(): Promise<Fallback[]> {
+  const response = await fetch(`${running!.url}/v1/select-tools`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ instruction: 'send an email to Ann' }),
+  })
+  expect(response.status).toBe(200)
+  const body = (await response.json()) as { components: { fallbacks: Fallback[] } }
+  return body.components.fallbacks
+}
+
+async function readyz(): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${running!.url}/readyz`)
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+async function metrics(): Promise<string[]> {
+  const text = await (await fetch(`${running!.url}/metrics`)).text()
+  return text.split('\n').filter((line) => /^toolsel_model_(fallbacks_total|degraded)\{/.test(line))
+}
+
+describe('toolsel serve when the model endpoint refuses the key after the start', () => {
+  it('stays ready, and /readyz and /metrics name the refused planner and selector until it works', async () => {
+    running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake'], {
+      env: { TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+    })
+    expect(await select()).toEqual([])
+    expect((await readyz()).body).not.toHaveProperty('degraded')
+    expect(await metrics()).toEqual([])
+
+    revoked = true
+    const fallbacks = await select()
+    await select()
+    expect(fallbacks.map(({ stage, to, code, status }) => ({ stage, to, code, status }))).toEqual([
+      { stage: 'planner', to: 'rule', code: 'MODEL_CALL_FAILED', status: 401 },
+      { stage: 'selector', to: 'top1', code: 'MODEL_CALL_FAILED', status: 401 },
+    ])
+    const planner = fallbacks[0].from
+    const selector = fallbacks[1].from
+
+    const { status, body } = await readyz()
+    expect(status).toBe(200)
+    expect(body.status).toBe('ready')
+    const degraded = body.degraded as Array<Record<string, unknown>>
+    expect(degraded).toHaveLength(2)
+    expect(degraded[0]).toMatchObject({
+      stage: 'planner',
+      component: planner,
+      fallback: 'rule',
+      code: 'MODEL_CALL_FAILED',
+      status: 401,
+      failures: 2,
+    })
+    expect(degraded[0].message).toMatch(/HTTP 401.*Incorrect API key provided/)
+    expect(degraded[1]).toMatchObject({ stage: 'selector', component: selector, status: 401 })
+    expect(Date.parse(String(degraded[0].since))).not.toBeNaN()
+    expect(await metrics()).toEqual([
+      `toolsel_model_fallbacks_total{stage="planner",component="${planner}",code="MODEL_CALL_FAILED",status="401"} 2`,
+      `toolsel_model_fallbacks_total{stage="selector",component="${selector}",code="MODEL_CALL_FAILED",status="401"} 2`,
+      `toolsel_model_degraded{stage="planner",component="${planner}"} 1`,
+      `toolsel_model_degraded{stage="selector",component="${selector}"} 1`,
+    ])
+
+    revoked = false
+    expect(await select()).toEqual([])
+    expect((await readyz()).body).not.toHaveProperty('degraded')
+    expect((await metrics()).filter((line) => line.startsWith('toolsel_model_degraded'))).toEqual(
+      [],
+    )
+  })
+})
