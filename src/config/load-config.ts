@@ -6,6 +6,7 @@
 import { dirname } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { describeJsonSyntaxError } from '../library/importers/find-json-syntax-error.ts'
+import { shownName } from '../library/name-characters.ts'
 import { partNameProblem, splitPartList, withRequirements } from '../store/kinds/index.ts'
 import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { closestName } from './closest-name.ts'
@@ -193,6 +194,15 @@ function envLayers(
   return layers
 }
 
+/** An integer variable's text: decimal digits, a sign (`0x10`, `1e3`, `1_000` are refused). */
+const INTEGER_TEXT = /^[-+]?\d+$/
+/** A number variable's text: decimal, with a fraction or an exponent (`0x10`, `Infinity` refused). */
+const NUMBER_TEXT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i
+
+/**
+ * `raw` as `type`. A number is decimal (Number() would take `0x10` as 16 and `0b11` as 3) and an
+ * integer a safe one (`9007199254740993` is not what it says), surrounding spaces aside.
+ */
 function coerce(raw: string, type: EnvValueType, name: string): unknown {
   if (type === 'string') return raw
   if (type === 'list') {
@@ -205,17 +215,19 @@ function coerce(raw: string, type: EnvValueType, name: string): unknown {
     if (/^(1|true|yes|on)$/i.test(raw)) return true
     if (/^(0|false|no|off)$/i.test(raw)) return false
   } else {
-    const number = Number(raw)
+    const text = raw.trim()
+    const number = Number(text)
     if (
-      raw.trim() !== '' &&
-      Number.isFinite(number) &&
-      (type === 'number' || Number.isInteger(number))
+      type === 'integer'
+        ? INTEGER_TEXT.test(text) && Number.isSafeInteger(number)
+        : NUMBER_TEXT.test(text) && Number.isFinite(number)
     )
       return number
   }
+  // The value as shownName quotes an id: cut at 64 characters, no control character raw.
   throw new ToolselError(
     'INVALID_CONFIG',
-    `Environment variable ${name}="${raw}" is not a valid ${type}.`,
+    `Environment variable ${name}=${shownName(raw)} is not a valid ${type === 'integer' ? 'integer (decimal digits)' : type === 'number' ? 'number (decimal)' : type}.`,
     { details: { variable: name } },
   )
 }

@@ -77,7 +77,7 @@ describe('loadConfig', () => {
   it('names the environment variable holding a bad value', async () => {
     await expect(loadConfig({ env: { TOOLSEL_K: 'abc' } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: 'Environment variable TOOLSEL_K="abc" is not a valid integer.',
+      message: 'Environment variable TOOLSEL_K="abc" is not a valid integer (decimal digits).',
     })
     // A value of the right type that the schema refuses: named by its variable too, not only
     // its key (README: "A bad value is an error naming the variable").
@@ -93,6 +93,39 @@ describe('loadConfig', () => {
         ),
       })
     }
+  })
+
+  it('takes decimal numbers only, an empty variable as unset, and quotes a bad value cut and escaped', async () => {
+    // Number() read `0x10` as 16, `0b11` as 3 and `1e3` as 1000, and a value that is not what it
+    // says (`9007199254740993` is 9007199254740992 as a double): each is refused now.
+    for (const [name, value] of [
+      ['TOOLSEL_PORT', '0x1f90'],
+      ['TOOLSEL_OPENAI_TIMEOUT_MS', '0x10'],
+      ['TOOLSEL_OPENAI_MAX_RETRIES', '0b11'],
+      ['TOOLSEL_ONNX_SCORE_BATCH_SIZE', '1e3'],
+      ['TOOLSEL_K', '9007199254740993'],
+      ['TOOLSEL_TAU', '0x10'],
+      ['TOOLSEL_TAU', 'Infinity'],
+    ]) {
+      const error = await loadConfig({ env: { [name]: value } }).catch((caught) => caught)
+      expect(error.code, `${name}=${value}`).toBe('INVALID_CONFIG')
+      expect(error.message).toMatch(
+        new RegExp(`^Environment variable ${name}="${value}" is not a valid`),
+      )
+    }
+    const config = await loadConfig({
+      env: { TOOLSEL_OPENAI_TIMEOUT_MS: ' 45000 ', TOOLSEL_TAU: '2.5e0', TOOLSEL_K: '' },
+    })
+    expect(config.models.openai.timeoutMs).toBe(45_000)
+    expect(config.retrieve.bm25.tau).toBe(2.5)
+    expect(config.retrieve.k).toBe(defaultConfig().retrieve.k)
+    // A 100,000-character value was quoted whole, its escape sequences raw.
+    const long = await loadConfig({
+      env: { TOOLSEL_PORT: `\u001b[2J${'9'.repeat(100_000)}` },
+    }).catch((caught) => caught)
+    expect(long.message).toBe(
+      `Environment variable TOOLSEL_PORT="\\u001b[2J${'9'.repeat(60)}"… is not a valid integer (decimal digits).`,
+    )
   })
 
   it('names the file and key of an unknown setting', async () => {
