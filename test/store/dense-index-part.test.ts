@@ -287,7 +287,7 @@ describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX
     // Was: loaded, its tools' old vectors searched with the new model's query vectors.
     await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
       code: 'INDEX_MISMATCH',
-      message: expect.stringContaining('model files changed'),
+      message: expect.stringMatching(/the model files of \S+ changed since the index was built/),
     })
     const rebuilt = await buildIndexedLibrary(library, config, {
       ...options,
@@ -316,7 +316,7 @@ describe.skipIf(TINY_MISSING !== undefined)('dense index part with the tiny ONNX
     // Was: loaded; the build settings record the config's prefix only, and it did not change.
     await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
       code: 'INDEX_MISMATCH',
-      message: expect.stringContaining('model files changed'),
+      message: expect.stringMatching(/the model files of \S+ changed since the index was built/),
     })
   })
 

