@@ -81,18 +81,42 @@ function testFault(): string | undefined {
 }
 
 /**
- * The aggregate of `answers` (one per worker) and the primary's `own` series, as Prometheus text.
- * When they cannot be summed together, every answer that can be summed with the ones before it
- * (an answer that makes `aggregate` or its text throw is left out); `scraped` counts those kept.
+ * The primary's own series for one scrape, in a registry made for it: `toolsel_workers` (live now),
+ * `toolsel_worker_restarts_total` (`restarts`) and `toolsel_workers_scraped` (`scraped`). Made
+ * afresh for each scrape, so two scrapes summed at once each say their own count.
  */
-async function aggregateAnswers(
+function primarySeries(scraped: number, restarts: number): Registry {
+  const own = new Registry()
+  new Gauge({
+    name: 'toolsel_workers',
+    help: 'Worker processes of serve --workers N alive now (the primary replaces one that dies).',
+    registers: [own],
+  }).set(Object.keys(cluster.workers ?? {}).length)
+  new Counter({
+    name: 'toolsel_worker_restarts_total',
+    help: 'Workers of serve --workers N that exited after the start (killed, crashed) and were replaced.',
+    registers: [own],
+  }).inc(restarts)
+  new Gauge({
+    name: 'toolsel_workers_scraped',
+    help: `Workers whose metrics this scrape sums (one that does not answer within ${WORKER_METRICS_TIMEOUT_MS} ms, or whose metrics fail, is left out).`,
+    registers: [own],
+  }).set(scraped)
+  return own
+}
+
+/**
+ * The aggregate of `answers` (one per worker) and the primary's own series (primarySeries, with
+ * `restarts` so far), as Prometheus text. When they cannot be summed together, every answer that
+ * can be summed with the ones before it (an answer that makes `aggregate` or its text throw is left
+ * out); `toolsel_workers_scraped` counts those kept. Exported for its test.
+ */
+export async function aggregateAnswers(
   answers: readonly MetricsJson[],
-  own: Registry,
-  scraped: Gauge,
+  restarts: number,
 ): Promise<string> {
   const render = async (kept: readonly MetricsJson[]) => {
-    scraped.set(kept.length)
-    const mine = await own.getMetricsAsJSON()
+    const mine = await primarySeries(kept.length, restarts).getMetricsAsJSON()
     return AggregatorRegistry.aggregate([...kept, mine]).metrics()
   }
   try {
@@ -116,29 +140,6 @@ async function aggregateAnswers(
  * Returns the function that stops it.
  */
 export function relayClusterMetrics(restarts: () => number): () => void {
-  const own = new Registry()
-  new Gauge({
-    name: 'toolsel_workers',
-    help: 'Worker processes of serve --workers N alive now (the primary replaces one that dies).',
-    registers: [own],
-    collect() {
-      this.set(Object.keys(cluster.workers ?? {}).length)
-    },
-  })
-  new Counter({
-    name: 'toolsel_worker_restarts_total',
-    help: 'Workers of serve --workers N that exited after the start (killed, crashed) and were replaced.',
-    registers: [own],
-    collect() {
-      this.reset()
-      this.inc(restarts())
-    },
-  })
-  const scraped = new Gauge({
-    name: 'toolsel_workers_scraped',
-    help: `Workers whose metrics this scrape sums (one that does not answer within ${WORKER_METRICS_TIMEOUT_MS} ms, or whose metrics fail, is left out).`,
-    registers: [own],
-  })
   let next = 0
   const pending = new Map<
     number,
@@ -167,7 +168,7 @@ export function relayClusterMetrics(restarts: () => number): () => void {
     const done = () => {
       clearTimeout(timer)
       if (!pending.delete(id)) return
-      aggregateAnswers(answers, own, scraped).then(
+      aggregateAnswers(answers, restarts()).then(
         (text) => answer({ toolsel: ANSWER, text }),
         (error: unknown) =>
           answer({
