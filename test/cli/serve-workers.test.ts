@@ -323,6 +323,10 @@ describe('toolsel serve --workers', () => {
   })
 
   it('a worker that fails to start exits: at the start the server stops with 1 (it hung), a replacement is tried again 1 s, 2 s, … later', async () => {
+    // Each wait below is bounded as a serve's start is (startServe: 90 s), from its own start:
+    // with two busy loops on this 2-core machine a worker took 10-20 s from its fork to ready or
+    // to its failure, and one 60 s bound from the kill to the third start's end ran out (round 39).
+    const START_MS = 90_000
     const root = await mkdtemp(join(tmpdir(), 'toolsel-worker-start-'))
     try {
       const failed = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -331,7 +335,7 @@ describe('toolsel serve --workers', () => {
           ['bin/toolsel.mjs', 'serve', '--workers', '2', '--port', '0', '--index-dir', root],
           {
             cwd: ROOT,
-            timeout: 60_000,
+            timeout: START_MS,
             env: { ...process.env, TOOLSEL_LIBRARY: join(root, 'missing.json'), TOOLSEL_PORT: '' },
           },
           (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
@@ -351,7 +355,8 @@ describe('toolsel serve --workers', () => {
       await rename(file, `${file}.away`)
       const [victim] = workerPids(child.pid!)
       process.kill(victim!, 'SIGKILL')
-      const deadline = Date.now() + 60_000
+      // Two replacements' starts, both failing, and the 1 s between them.
+      let deadline = Date.now() + START_MS
       while (!logs().includes('exited before it was ready (code 1); starting another in 2 s')) {
         if (Date.now() > deadline) throw new Error(`no second try:\n${logs()}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
@@ -361,6 +366,8 @@ describe('toolsel serve --workers', () => {
       expect((await call(url, 'GET', '/readyz')).status).toBe(200)
       expect((await call(url, 'GET', '/metrics')).text).toMatch(/^toolsel_workers 1$/m)
       await rename(`${file}.away`, file)
+      // The next try's start (2 s later, or 4 s if it began before the file came back).
+      deadline = Date.now() + START_MS
       while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
         if (Date.now() > deadline) throw new Error(`no worker once the file is back:\n${logs()}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
@@ -369,5 +376,6 @@ describe('toolsel serve --workers', () => {
     } finally {
       await rm(root, { recursive: true, force: true })
     }
-  }, 180_000)
+    // The three waits and the server's start (startServe: 90 s), and some.
+  }, 400_000)
 })
