@@ -26,6 +26,7 @@ import { trainingPlanner } from '../src/plan/rule-planner.ts'
 import { parameterText } from '../src/retrieve/bm25/bm25-document.ts'
 import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
 import {
+  appendColumns,
   rankedPairs,
   reportFit,
   shippedRecipeRows,
@@ -185,25 +186,19 @@ function ceiling(model: ReturnType<typeof fitTrainingSets>) {
 
 const original = rows.sets.map((set) => set.queries.map((query) => query.x))
 for (const mu of values.ceiling ? [] : values.dfr ? [...mus, 0] : mus) {
-  rows.sets.forEach((set, s) => {
+  appendColumns(rows, original, 2, (set, query) => {
     const lib = libraryOf.get(set.name)
-    set.queries.forEach((query, q) => {
-      const x = original[s][q]
-      if (lib === undefined || x.length === 0) {
-        query.x = x.map((row) => [...row, 0, 0])
-        return
-      }
-      const instruction = texts.get(set.name)!.get(query.id)!
-      const m = lib.meanLength * mu // 0: DFR
-      const whole = relative(lib, instruction, query.ids, m)
-      const step = query.ids.map(() => -Infinity)
-      for (const clause of planner.split(instruction)) {
-        relative(lib, clause, query.ids, m).forEach((value, i) => {
-          if (value > step[i]) step[i] = value
-        })
-      }
-      query.x = x.map((row, i) => [...row, whole[i], Number.isFinite(step[i]) ? step[i] : 0])
-    })
+    if (lib === undefined) return undefined
+    const instruction = texts.get(set.name)!.get(query.id)!
+    const m = lib.meanLength * mu // 0: DFR
+    const whole = relative(lib, instruction, query.ids, m)
+    const step = query.ids.map(() => -Infinity)
+    for (const clause of planner.split(instruction)) {
+      relative(lib, clause, query.ids, m).forEach((value, i) => {
+        if (value > step[i]) step[i] = value
+      })
+    }
+    return query.ids.map((_id, i) => [whole[i], Number.isFinite(step[i]) ? step[i] : 0])
   })
   started = performance.now()
   report(mu === 0 ? 'dfr In_expB2' : `ql mu=${mu}*mean`, fitTrainingSets(rows, options))

@@ -4,7 +4,8 @@
  * TaskBench's count-only shape requests unless `shapes: false`) and its recipe's base options;
  * and the shipped recipe fitted on folds 1-4 (`shippedRecipeFit`: bench/selection-errors-dev.ts,
  * bench/word-order-dev.ts, bench/bagged-dev.ts), its rows alone (`shippedRecipeRows`: bench/ql-dev.ts)
- * every set's cases (`trainingSetCases`) and a fit's held-out report (`reportFit`).
+ * every set's cases (`trainingSetCases`), candidate columns appended to the rows (`appendColumns`:
+ * bench/ql-dev.ts, bench/coherence-dev.ts) and a fit's held-out report (`reportFit`).
  * @module
  */
 import { parseConfig } from '../src/config/load-config.ts'
@@ -185,4 +186,29 @@ export function reportFit(
     `${label}: rule ${JSON.stringify(model.rule)}, count ${model.count?.threshold} / ${model.count?.extendThreshold}`,
   )
   console.log(`  held-out EM: ${splits}`)
+}
+
+/**
+ * Sets every query's candidate vectors to its vectors in `original` (the rows before any
+ * appending, `set` by `set`, query by query) with `width` more columns each: `columnsOf`'s, or
+ * zeros where it returns undefined (a set it has no data for, a query without candidates).
+ * Called once per variant, so each variant appends to the shipped rows, not to the last one's.
+ */
+export function appendColumns(
+  rows: ReturnType<typeof trainingSets>,
+  original: ReadonlyArray<ReadonlyArray<ReadonlyArray<readonly number[]>>>,
+  width: number,
+  columnsOf: (
+    set: ReturnType<typeof trainingSets>['sets'][number],
+    query: ReturnType<typeof trainingSets>['sets'][number]['queries'][number],
+  ) => ReadonlyArray<readonly number[]> | undefined,
+): void {
+  const zeros = new Array<number>(width).fill(0)
+  rows.sets.forEach((set, s) => {
+    set.queries.forEach((query, q) => {
+      const x = original[s][q]
+      const columns = x.length === 0 ? undefined : columnsOf(set, query)
+      query.x = x.map((row, i) => [...row, ...(columns?.[i] ?? zeros)])
+    })
+  })
 }
