@@ -72,6 +72,9 @@ const NO_POOL: ConnectSlot = { release: () => undefined, stepOut: () => false }
  * 20,000 tools at 50 notifications a ms held a core at 83% and stalled pings up to 863 ms
  * (bench/README round 34, hard20). A first change after a quiet time is listed at once.
  */
+/** Longest upstream error text kept (`lastError`) and logged, in UTF-16 code units. */
+export const MAX_UPSTREAM_ERROR_CHARS = 2000
+
 export const RELIST_GAP_MS = 1000
 const RELIST_GAP_FACTOR = 4
 
@@ -495,7 +498,7 @@ export class UpstreamConnection {
     if (client !== this.#client) return
     const failure = classifyUpstreamError(error)
     if (failure === 'connection') return this.#markDown(error)
-    this.#lastError = redactUpstream(`${what}: ${describeUpstreamError(error)}`, this.config)
+    this.#lastError = this.#errorText(`${what}: ${describeUpstreamError(error)}`)
     if (failure === 'timeout') this.#status = 'slow'
     if (failure === 'timeout' || error instanceof UpstreamInputBacklog) this.#watchInput(client)
   }
@@ -532,13 +535,26 @@ export class UpstreamConnection {
     this.#inputWatch.unref()
   }
 
+  /**
+   * An upstream's error as kept (`lastError`, in list_servers and the log line saying it is
+   * down): its credentials redacted, then cut at MAX_UPSTREAM_ERROR_CHARS (cut after redacting,
+   * so no secret is cut in half and shown in part). A server's error message can be as long as
+   * gateway.maxMessageBytes (8 MiB): a 4 MiB one was kept whole and logged as one 5 MB line.
+   */
+  #errorText(text: string): string {
+    const redacted = redactUpstream(text, this.config)
+    if (redacted.length <= MAX_UPSTREAM_ERROR_CHARS) return redacted
+    const more = redacted.length - MAX_UPSTREAM_ERROR_CHARS
+    return `${redacted.slice(0, MAX_UPSTREAM_ERROR_CHARS)}… (${more.toLocaleString('en-US')} more characters)`
+  }
+
   #markDown(error: unknown): void {
     if (this.#closed) return
     clearTimeout(this.#inputWatch)
     this.#inputWatch = undefined
     const client = this.#client
     this.#client = undefined
-    if (client) this.#droppedFor = redactUpstream(describeUpstreamError(error), this.config)
+    if (client) this.#droppedFor = this.#errorText(describeUpstreamError(error))
     if (client) void this.#closeClient(client)
     // A connection that stayed up as long as the longest delay was a real recovery: the backoff
     // starts over. One that ended sooner (a flood, a crash at each start) keeps it growing.
@@ -549,7 +565,7 @@ export class UpstreamConnection {
     const firstFailure = this.#downSince === undefined
     this.#status = 'down'
     this.#downSince ??= Date.now()
-    this.#lastError = redactUpstream(describeUpstreamError(error), this.config)
+    this.#lastError = this.#errorText(describeUpstreamError(error))
     if (firstFailure) this.#outages += 1
     this.#scheduleRetry()
     if (firstFailure) {

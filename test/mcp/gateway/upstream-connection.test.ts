@@ -3,7 +3,11 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
-import { RELIST_GAP_MS, UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
+import {
+  MAX_UPSTREAM_ERROR_CHARS,
+  RELIST_GAP_MS,
+  UpstreamConnection,
+} from '../../../src/mcp/gateway/upstream-connection.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
@@ -170,6 +174,24 @@ describe('UpstreamConnection with real stdio processes', () => {
       `Upstream "names": skipped tool #5 ("${'n'.repeat(64)}"…): its name is 10,000 characters long, over 128`,
     ])
   }, 150_000)
+
+  it("keeps and logs a server's 4 MiB error cut at MAX_UPSTREAM_ERROR_CHARS", async () => {
+    // Before: kept whole in lastError (list_servers, /readyz) and logged as one 5 MB line.
+    const logger = createMemoryLogger()
+    const big = nodeUpstream(
+      'big',
+      { UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'), UPSTREAM_INIT_ERROR_REPEAT: '524288' },
+      logger,
+    )
+    await big.connect().catch(() => undefined)
+    const { lastError } = await until(big, (state) => state.status === 'down')
+    expect(lastError).toMatch(/^MCP error -32603: failed!\nfailed!\n/)
+    expect(lastError!.length).toBeLessThan(MAX_UPSTREAM_ERROR_CHARS + 40)
+    expect(lastError).toMatch(/… \(4,192,\d{3} more characters\)$/)
+    const down = logger.lines.filter((line) => line.includes('"big" is down'))
+    expect(down).toHaveLength(1)
+    expect(down[0].length).toBeLessThan(MAX_UPSTREAM_ERROR_CHARS * 2)
+  })
 
   it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
     // 20 notifications every 5 ms after its first listing (4,000 a second: under the 5,000
