@@ -8,7 +8,6 @@
  * @module
  */
 import { readFile } from 'node:fs/promises'
-import { signTestP } from '../src/bench/metrics/sign-test.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 interface Report {
@@ -54,6 +53,8 @@ if (paths.length < 2) {
   console.error('Usage: npx tsx bench/compare-runs.ts <run> <run> [<run> …]')
   process.exit(2)
 }
+// The statistics only once the arguments are good: --help answers without them.
+const { signTestP } = await import('../src/bench/metrics/sign-test.ts')
 const reports = await Promise.all(paths.map(readReport))
 const suites = [...new Set(reports.flatMap((report) => report.suites.map((suite) => suite.name)))]
 const em = (report: Report, suite: string) =>

@@ -28,9 +28,9 @@ import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { runCeilingLoad, runHttpLoad, type HttpLoadResult } from './perf/http-load.ts'
-import { formatDenseTable, measureDense, type DenseResult } from './perf/dense.ts'
-import { measureInProcess, type InProcessResult } from './perf/in-process.ts'
+import type { HttpLoadResult } from './perf/http-load.ts'
+import type { DenseResult } from './perf/dense.ts'
+import type { InProcessResult } from './perf/in-process.ts'
 import { PERF_OPTIONS, parsePerfArgs, perfJson } from './perf/perf-options.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
@@ -41,6 +41,11 @@ try {
 } catch (error) {
   usageError(import.meta.url, error instanceof Error ? error.message : String(error))
 }
+// The measuring code only once the flags are good: --help and a bad flag answer without it.
+// Every mode (a size's child included) loads all three, as before, so its memory figures hold.
+const { runCeilingLoad, runHttpLoad } = await import('./perf/http-load.ts')
+const { formatDenseTable, measureDense } = await import('./perf/dense.ts')
+const { measureInProcess } = await import('./perf/in-process.ts')
 
 if (options.childDense !== undefined) {
   const result = await measureDense(options.dataDir, options.childDense, {

@@ -27,28 +27,10 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
 import type { BenchCase } from '../src/bench/bench-case.ts'
-import {
-  candidateRecall,
-  exactMatch,
-  mergeRankedCandidates,
-  recallAtK,
-} from '../src/bench/metrics/index.ts'
-import { resolveSuites } from '../src/bench/suites/index.ts'
-import { parseConfig, type ConfigLayer } from '../src/config/load-config.ts'
+import type { ConfigLayer } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
-import { importToolsFromPath } from '../src/library/importers/index.ts'
 import type { Tool } from '../src/library/tool.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { selectTools } from '../src/pipeline.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Retriever } from '../src/contracts.ts'
-import { Top1Selector } from '../src/select/top1-selector.ts'
-import {
-  DEMO_LIBRARY_DIR,
-  buildIndexedLibrary,
-  saveIndexedLibrary,
-} from '../src/store/library-lifecycle.ts'
-import { LibraryHybridRetriever } from '../src/store/library-hybrid-retriever.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -62,6 +44,19 @@ const { values } = benchArgs(import.meta.url, {
     cache: { type: 'string', default: 'bench/out/quality-cache' },
   },
 })
+// The retrieval code only once the flags are good: --help and a bad flag answer without it.
+const { candidateRecall, exactMatch, mergeRankedCandidates, recallAtK } =
+  await import('../src/bench/metrics/index.ts')
+const { resolveSuites } = await import('../src/bench/suites/index.ts')
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { importToolsFromPath } = await import('../src/library/importers/index.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { selectTools } = await import('../src/pipeline.ts')
+const { RulePlanner } = await import('../src/plan/rule-planner.ts')
+const { Top1Selector } = await import('../src/select/top1-selector.ts')
+const { DEMO_LIBRARY_DIR, buildIndexedLibrary, saveIndexedLibrary } =
+  await import('../src/store/library-lifecycle.ts')
+const { LibraryHybridRetriever } = await import('../src/store/library-hybrid-retriever.ts')
 
 const K = 15
 const RETRIEVERS = ['bm25', 'dense', 'hybrid'] as const
@@ -251,7 +246,7 @@ async function evaluateSplit(
 }
 
 async function score(
-  library: ToolLibrary,
+  library: InstanceType<typeof ToolLibrary>,
   retriever: Retriever,
   cases: readonly BenchCase[],
   minScore: number | undefined,

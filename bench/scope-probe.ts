@@ -9,7 +9,6 @@
  * @module
  */
 import { loadavg } from 'node:os'
-import { serveScopeLibrary } from './scope-library.ts'
 import { measureStall } from './stall-probe.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
@@ -17,6 +16,8 @@ const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPos
 const size = Number(args[0] ?? 20000)
 if (!Number.isFinite(size) || size < 1)
   usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)
+// The server code only once the argument is good: --help and a bad argument answer without it.
+const { serveScopeLibrary } = await import('./scope-library.ts')
 const server = await serveScopeLibrary(size)
 const call = server.search
 try {

@@ -25,8 +25,6 @@
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { loadCheckoutDefault } from './perf/checkout-default.ts'
-import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -57,6 +55,9 @@ const evictCaches = () => {
   for (let at = 0; at < evict.length; at += 64) evictSum += evict[at]
 }
 
+// The code to compare only once the flags are good: --help and a bad flag answer without it.
+const { loadCheckoutDefault } = await import('./perf/checkout-default.ts')
+const { loadBenchmarkQueries } = await import('./perf/synthetic-library.ts')
 const instructions = await loadBenchmarkQueries(values.data)
 const sides = [
   await loadCheckoutDefault(values.before, indexDir, values.model && resolve(values.model)),

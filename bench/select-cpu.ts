@@ -15,12 +15,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { loadDefaultModel, readLearnedModelSync } from '../src/learn/learned-model.ts'
-import { selectTools } from '../src/pipeline.ts'
-import { LearnedSelector } from '../src/select/learned-selector.ts'
-import { Top1Selector } from '../src/select/top1-selector.ts'
-import { savedBenchmarkSelection } from './perf/in-process.ts'
-import { summarize } from './perf/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -42,6 +36,13 @@ if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes <
 if (values.selector !== 'learned' && values.selector !== 'top1') {
   usageError(import.meta.url, `--selector "${values.selector}": use learned or top1.`)
 }
+// The selection code only once the flags are good: --help and a bad flag answer without it.
+const { loadDefaultModel, readLearnedModelSync } = await import('../src/learn/learned-model.ts')
+const { selectTools } = await import('../src/pipeline.ts')
+const { LearnedSelector } = await import('../src/select/learned-selector.ts')
+const { Top1Selector } = await import('../src/select/top1-selector.ts')
+const { savedBenchmarkSelection } = await import('./perf/in-process.ts')
+const { summarize } = await import('./perf/measure.ts')
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))
 try {

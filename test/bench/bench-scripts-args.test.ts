@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -17,17 +20,26 @@ const LIBRARY_ONLY = new Set([
   'learn/step-features.ts',
 ])
 
-/** `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. */
+/**
+ * `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. With
+ * `recordLoads` (a file), test/fixtures/record-loads.mjs writes there every module it loads.
+ */
 function runScript(
   script: string,
   args: string[],
+  recordLoads?: string,
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const record = recordLoads === undefined ? [] : ['--import', './test/fixtures/record-loads.mjs']
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${script}`, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', ...record, `bench/${script}`, ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, NODE_OPTIONS: '', TOOLSEL_TEST_RECORD_LOADS: recordLoads ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -46,17 +58,37 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['perf.ts', '--sizes'],
     ['retrieval-quality.ts', '--data'],
     ['compare-runs.ts', ''],
+    ['scope-probe.ts', 'size'],
   ] as const)(
-    '%s --help prints its usage on stdout and exits 0',
+    '%s --help prints its usage on stdout and exits 0, loading none of the code it measures',
     { timeout: 60_000 },
     async ([script, flag], { expect }) => {
-      const runs = await Promise.all(['--help', '-h'].map((help) => runScript(script, [help])))
-      for (const { status, stdout, stderr } of runs) {
-        expect(status).toBe(0)
-        expect(stderr).toBe('')
-        expect(stdout).toContain(`bench/${script}`)
-        expect(stdout).toContain('--help')
-        expect(stdout).toContain(flag)
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-bench-help-'))
+      try {
+        const loads = join(dir, 'loads.txt')
+        const runs = await Promise.all([
+          runScript(script, ['--help'], loads),
+          runScript(script, ['-h']),
+        ])
+        for (const { status, stdout, stderr } of runs) {
+          expect(status).toBe(0)
+          expect(stderr).toBe('')
+          expect(stdout).toContain(`bench/${script}`)
+          expect(stdout).toContain('--help')
+          expect(stdout).toContain(flag)
+        }
+        // The flags are parsed before the script's graph is imported (each took seconds of a
+        // loaded machine's tsx start, perf.ts 274 modules): of src/, only bench-args.ts's own.
+        const loaded = (await readFile(loads, 'utf8'))
+          .split('\n')
+          .filter((url) => url.startsWith('file:'))
+          .map((url) => relative(ROOT, fileURLToPath(url)))
+        expect(loaded).toContain(`bench/${script}`)
+        expect(loaded.filter((path) => path.startsWith('src/'))).toEqual([
+          'src/config/closest-name.ts',
+        ])
+      } finally {
+        await rm(dir, { recursive: true, force: true })
       }
     },
   )
