@@ -621,20 +621,28 @@ describe("an upstream process's stderr", () => {
     // names how many; between two such notes there is at most one full window of the flood's.
     const dropNote = /\((\d+) earlier stderr line\(s\) dropped: over (\d+) a second\)/
     const dropNotes = logged.map((line) => dropNote.exec(line))
+    // How the lines came, for a failure's message (a load failure of round 38 lost it): each
+    // logged line's time, flood or short, and the drops its note names.
+    const arrivals = `${shorts.length} short(s) sent; logged: ${logged
+      .map(
+        (line, index) =>
+          `${line.slice(11, 23)} ${line.includes('line cut at') ? 'flood' : 'short'}${dropNotes[index] ? ` +${dropNotes[index][1]} dropped` : ''}`,
+      )
+      .join(', ')}`
     let sinceNote = 0
     for (const [index, line] of logged.entries()) {
       if (!line.includes('line cut at')) continue
       sinceNote = dropNotes[index] ? 1 : sinceNote + 1
-      expect(sinceNote).toBeLessThanOrEqual(MAX_STDERR_LINES_PER_SECOND)
+      expect(sinceNote, arrivals).toBeLessThanOrEqual(MAX_STDERR_LINES_PER_SECOND)
     }
     // At least its first window's (less the start-up line), never all of it.
-    expect(flood.length).toBeGreaterThanOrEqual(MAX_STDERR_LINES_PER_SECOND - 1)
-    expect(flood.length).toBeLessThan(200)
+    expect(flood.length, arrivals).toBeGreaterThanOrEqual(MAX_STDERR_LINES_PER_SECOND - 1)
+    expect(flood.length, arrivals).toBeLessThan(200)
     const dropped = dropNotes.reduce((sum, note) => sum + (note ? Number(note[1]) : 0), 0)
     // The flood's lines not logged, and the short lines that came while its last window lasted
     // (the one logged came after them; any sent after it are not in these notes).
-    expect(dropped - (200 - flood.length)).toBeGreaterThanOrEqual(0)
-    expect(dropped - (200 - flood.length)).toBeLessThan(shorts.length)
+    expect(dropped - (200 - flood.length), arrivals).toBeGreaterThanOrEqual(0)
+    expect(dropped - (200 - flood.length), arrivals).toBeLessThan(shorts.length)
     for (const line of logged) {
       expect(line).not.toContain(TOKEN)
       expect(line.length).toBeLessThan(MAX_STDERR_LINE_CHARS + 200)
