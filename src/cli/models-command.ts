@@ -1,7 +1,17 @@
-/** `toolsel models check <dir>`: validate a local model directory before pointing toolsel at it. */
+/**
+ * `toolsel models check <dir>`: validate a local model directory before pointing toolsel at it;
+ * `toolsel models check openai:<model>`: ask its OpenAI-compatible endpoint whether it takes the
+ * key and serves the model (the request `toolsel serve` checks at start-up).
+ */
 import { stat } from 'node:fs/promises'
 import { ToolselError } from '../errors.ts'
 import { checkModelDir, formatModelCheck } from '../models/check-model-dir.ts'
+import {
+  modelOf,
+  probeOpenAiEndpoint,
+  unlistedModel,
+  type EndpointProbe,
+} from '../models/openai/check-api-key.ts'
 import type { OnnxDtype } from '../models/onnx/onnx-embedding-model.ts'
 import {
   COMMON_HELP,
@@ -15,6 +25,7 @@ import {
 const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4']
 
 export const MODELS_HELP = `Usage: toolsel models check <model dir> [--dtype <dtype>] [--no-cuda] [--json]
+       toolsel models check openai:<model> [--json]
 
 Checks a causal-LM directory in the transformers.js layout (config.json, tokenizer.json,
 tokenizer_config.json with a chat template, onnx/model*.onnx): which weight files (dtypes) are
@@ -22,6 +33,13 @@ present, the ONNX inputs and outputs and what they mean for toolsel, and which e
 providers can run it here (CPU, and CUDA when a session really starts). Exits 1 when the
 directory would not load, listing each problem with its fix; exits 2 with one error line when
 the path is not a directory. See models/README.md.
+
+With openai:<model> (or llm:openai:<model>) it sends the request toolsel serve checks the API
+key with: GET <models.openai.baseUrl>/models with models.openai.apiKey (env
+TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.timeoutMs, 5 s).
+Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
+no list); 1 when it refuses the key (401/403), is unreachable, answers another status, or lists
+models but not this one (a chat call would answer 404); 2 when no base URL is set.
 
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present):
@@ -47,6 +65,27 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
       'Usage: toolsel models check <model dir>. See: toolsel models --help',
     )
   }
+  if (/^(llm:)?openai:/.test(directory)) {
+    const model = modelOf(directory)
+    const { config } = await commandConfig(values, {}, io)
+    const { baseUrl, apiKey, timeoutMs } = config.models.openai
+    if (!model || !baseUrl) {
+      throw new ToolselError(
+        'INVALID_CONFIG',
+        model
+          ? `${directory} needs the server's base URL. Set models.openai.baseUrl or TOOLSEL_OPENAI_BASE_URL (e.g. http://localhost:8000/v1 for vLLM).`
+          : `"${directory}" names no model. Use openai:<model>, the name the server gives it.`,
+      )
+    }
+    const probe = await probeOpenAiEndpoint({ baseUrl, apiKey, timeoutMs })
+    const report = endpointReport(probe, model, apiKey !== '')
+    io.stdout(
+      values.json
+        ? `${JSON.stringify(report, null, 2)}\n`
+        : `Endpoint: GET ${report.endpoint}\nResult: ${report.result}: ${report.message}\n`,
+    )
+    return report.result === 'ok' ? 0 : 1
+  }
   const dtype = values.dtype as OnnxDtype | undefined
   if (dtype !== undefined && !DTYPES.includes(dtype)) {
     throw new ToolselError(
@@ -70,4 +109,30 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
   const report = await checkModelDir(directory, { dtype, probeCuda: !values['no-cuda'] })
   io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatModelCheck(report)}\n`)
   return report.ok ? 0 : 1
+}
+
+/** What `models check openai:<model>` prints: `result` is the outcome, or `unknown-model`. */
+function endpointReport(probe: EndpointProbe, model: string, keySet: boolean) {
+  const unlisted = probe.outcome === 'ok' ? unlistedModel(probe, model) : undefined
+  const result = unlisted ? 'unknown-model' : probe.outcome
+  const message = probe.shown(
+    unlisted ??
+      {
+        ok: probe.models
+          ? `the endpoint accepts the key and serves "${model}" (HTTP ${probe.status}).`
+          : `the endpoint accepts the key (HTTP ${probe.status}); it lists no models, so "${model}" is not confirmed.`,
+        refused: `the endpoint ${keySet ? 'refuses the API key' : 'wants an API key and none is set'}: HTTP ${probe.status}${probe.detail ? ` (${probe.detail})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts.`,
+        unreachable: `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
+        status: `the endpoint answered HTTP ${probe.status}, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?`,
+      }[probe.outcome],
+  )
+  return {
+    ok: result === 'ok',
+    endpoint: probe.url,
+    model,
+    result,
+    status: probe.status,
+    message,
+    ...(probe.models && { models: probe.models.slice(0, 100) }),
+  }
 }

@@ -5,54 +5,17 @@
  * marks them degraded, until a call works again. Over real HTTP: a real serve process and a local
  * OpenAI-compatible endpoint whose key can be revoked. Before, /readyz and /metrics showed nothing.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const KEY = 'sk-right-key-0123456789'
 
-let endpoint: Server
-let baseUrl: string
-let revoked = false
-beforeAll(async () => {
-  endpoint = createServer(async (request, response) => {
-    let body = ''
-    for await (const chunk of request) body += chunk
-    const send = (status: number, value: unknown) => {
-      response.writeHead(status, { 'content-type': 'application/json' })
-      response.end(JSON.stringify(value))
-    }
-    if (revoked || request.headers.authorization !== `Bearer ${KEY}`)
-      return send(401, { error: { message: 'Incorrect API key provided', type: 'auth' } })
-    if (request.url?.endsWith('/models'))
-      return send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
-    const parsed = JSON.parse(body) as {
-      messages: Array<{ content: string }>
-      response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
-    }
-    // The selector asks with a JSON schema of the choices (the first is taken); the planner
-    // gets the instruction back as its one step.
-    const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
-    const content = choices
-      ? JSON.stringify({ answer: choices[0] })
-      : JSON.stringify([parsed.messages.at(-1)?.content])
-    send(200, {
-      id: 'x',
-      object: 'chat.completion',
-      model: 'fake',
-      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-    })
-  })
-  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
-  baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`
-})
+const endpoint = useKeyEndpoint(KEY)
 
 let running: RunningServe | undefined
 afterAll(async () => {
   await running?.stop()
-  await new Promise<void>((resolve) => endpoint.close(() => resolve()))
 })
 
 interface Fallback {
@@ -87,13 +50,13 @@ async function metrics(): Promise<string[]> {
 describe('toolsel serve when the model endpoint refuses the key after the start', () => {
   it('stays ready, and /readyz and /metrics name the refused planner and selector until it works', async () => {
     running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake'], {
-      env: { TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+      env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
     })
     expect(await select()).toEqual([])
     expect((await readyz()).body).not.toHaveProperty('degraded')
     expect(await metrics()).toEqual([])
 
-    revoked = true
+    endpoint.revoked = true
     const fallbacks = await select()
     await select()
     expect(fallbacks.map(({ stage, to, code, status }) => ({ stage, to, code, status }))).toEqual([
@@ -126,7 +89,7 @@ describe('toolsel serve when the model endpoint refuses the key after the start'
       `toolsel_model_degraded{stage="selector",component="${selector}"} 1`,
     ])
 
-    revoked = false
+    endpoint.revoked = false
     expect(await select()).toEqual([])
     expect((await readyz()).body).not.toHaveProperty('degraded')
     expect((await metrics()).filter((line) => line.startsWith('toolsel_model_degraded'))).toEqual(

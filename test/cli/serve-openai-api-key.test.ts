@@ -6,51 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
 import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const KEY = 'sk-right-key-0123456789'
 
-let endpoint: Server
-let baseUrl: string
-const seen: string[] = []
-beforeAll(async () => {
-  // Answers like an OpenAI-compatible server that wants KEY; /nomodels/v1 has no /models.
-  endpoint = createServer(async (request, response) => {
-    let body = ''
-    for await (const chunk of request) body += chunk
-    seen.push(`${request.method} ${request.url} ${request.headers.authorization ?? '-'}`)
-    const send = (status: number, value: unknown) => {
-      response.writeHead(status, { 'content-type': 'application/json' })
-      response.end(JSON.stringify(value))
-    }
-    if (request.headers.authorization !== `Bearer ${KEY}`)
-      return send(401, { error: { message: 'Incorrect API key provided', type: 'auth' } })
-    if (request.url?.endsWith('/models'))
-      return request.url.startsWith('/nomodels')
-        ? send(404, { error: { message: 'not found' } })
-        : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
-    const { messages } = JSON.parse(body) as { messages: Array<{ content: string }> }
-    send(200, {
-      id: 'x',
-      object: 'chat.completion',
-      model: 'fake',
-      choices: [
-        {
-          index: 0,
-          finish_reason: 'stop',
-          message: { role: 'assistant', content: JSON.stringify([messages.at(-1)?.content]) },
-        },
-      ],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-    })
-  })
-  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
-  baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`
-})
-afterAll(() => new Promise<void>((resolve) => endpoint.close(() => resolve())))
+const endpoint = useKeyEndpoint(KEY)
 
 let running: RunningServe | undefined
 let child: ChildProcess | undefined
@@ -59,7 +21,7 @@ afterEach(async () => {
   child = undefined
   await running?.stop()
   running = undefined
-  seen.length = 0
+  endpoint.seen.length = 0
 })
 
 describe('toolsel serve with an OpenAI-compatible planner', () => {
@@ -77,7 +39,7 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
             ...process.env,
             TOOLSEL_LIBRARY: '',
             TOOLSEL_PORT: '',
-            TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`,
+            TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`,
             TOOLSEL_OPENAI_API_KEY: 'sk-wrong',
           },
           stdio: ['ignore', 'ignore', 'pipe'],
@@ -89,17 +51,17 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
       expect(code).toBe(2)
       expect(stderr).toContain('error [INVALID_CONFIG]')
       expect(stderr).toContain(
-        `The OpenAI-compatible endpoint of llm:openai:fake refuses the API key: GET ${baseUrl}/v1/models answered HTTP 401`,
+        `The OpenAI-compatible endpoint of llm:openai:fake refuses the API key: GET ${endpoint.baseUrl}/v1/models answered HTTP 401`,
       )
       expect(stderr).toContain('TOOLSEL_OPENAI_API_KEY')
       expect(stderr).not.toContain('Ready:')
-      expect(seen).toEqual([`GET /v1/models Bearer sk-wrong`])
+      expect(endpoint.seen).toEqual([`GET /v1/models Bearer sk-wrong`])
     },
   )
 
   it('starts with the right key, and the model plans the requests', async () => {
     running = await startServe(['--planner', 'llm:openai:fake'], {
-      env: { TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+      env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
     })
     const response = await fetch(`${running.url}/v1/select-tools`, {
       method: 'POST',
@@ -111,15 +73,29 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
       components: { planner: string; fallbacks: unknown[] }
     }
     expect(body.components).toMatchObject({ planner: 'llm(openai:fake)', fallbacks: [] })
-    expect(seen[0]).toBe(`GET /v1/models Bearer ${KEY}`)
+    expect(endpoint.seen[0]).toBe(`GET /v1/models Bearer ${KEY}`)
+  })
+
+  // Before, a served-model name the endpoint does not know started silently; every call then
+  // answered 404 and fell back.
+  it('starts with a warning when the endpoint does not list the configured model', async () => {
+    running = await startServe(['--planner', 'llm:openai:Qwen/Qwen3-8B'], {
+      env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+    })
+    expect(running.logs()).toContain(
+      `llm:openai:Qwen/Qwen3-8B: GET ${endpoint.baseUrl}/v1/models lists no model "Qwen/Qwen3-8B" (it serves "fake"): its calls would answer 404 and fall back.`,
+    )
   })
 
   it('starts with a warning when the endpoint has no /models to check the key with', async () => {
     running = await startServe(['--planner', 'llm:openai:fake'], {
-      env: { TOOLSEL_OPENAI_BASE_URL: `${baseUrl}/nomodels/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+      env: {
+        TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/nomodels/v1`,
+        TOOLSEL_OPENAI_API_KEY: KEY,
+      },
     })
     expect(running.logs()).toContain(
-      `Could not check the API key of the OpenAI-compatible endpoint of llm:openai:fake: GET ${baseUrl}/nomodels/v1/models answered HTTP 404. Starting anyway.`,
+      `Could not check the API key of the OpenAI-compatible endpoint of llm:openai:fake: GET ${endpoint.baseUrl}/nomodels/v1/models answered HTTP 404. Starting anyway.`,
     )
   })
 })

@@ -5,7 +5,8 @@
  * says so), so the server refuses to start with the status and the endpoint instead. Anything
  * else the check can't confirm (unreachable, no answer in time, another status: some servers
  * have no `/models`) is a warning only: the endpoint may come up later, and the fallbacks cover
- * it meanwhile.
+ * it meanwhile. A model list that lacks a configured model name warns too (each call would answer
+ * 404). `toolsel models check openai:<model>` sends the same request (`probeOpenAiEndpoint`).
  * @module
  */
 import { ToolselError } from '../../errors.ts'
@@ -35,27 +36,48 @@ export function openAiModelUsers(ids: Array<string | undefined>): string[] {
   return [...new Set(users)]
 }
 
+/** What one `GET <baseUrl>/models` with the key found (see `probeOpenAiEndpoint`). */
+export interface EndpointProbe {
+  /**
+   * `ok`: a 2xx answer; `refused`: 401 or 403 (the key is wrong or missing); `unreachable`: no
+   * answer (connection failed, or none within the time); `status`: another HTTP status (404 where
+   * a server has no `/models`).
+   */
+  outcome: 'ok' | 'refused' | 'unreachable' | 'status'
+  /** The URL asked, with user info, query and key shown as `***`. */
+  url: string
+  /** The HTTP status (0 when none). */
+  status: number
+  /** `unreachable`: why; `refused`: the start of the endpoint's answer (may be empty). */
+  detail: string
+  /** `ok`: the model ids the answer lists (`data[].id`), when it is such a list. */
+  models?: string[]
+  /** Rewrites a message for the log or an error: hides the key and the URL's secrets. */
+  shown: (message: string) => string
+  /** How long it waited at most. */
+  limitMs: number
+}
+
+/** Bytes of a 2xx `/models` answer read for its model list (vLLM lists a few hundred bytes each). */
+const MAX_MODELS_BYTES = 1 << 20
+
 /**
- * Throws INVALID_CONFIG when the endpoint answers 401 or 403; warns when it can't tell.
- * Returns the HTTP status it got (0 when none).
+ * One `GET <baseUrl>/models` with the key (at most min(timeoutMs, 5 s)): what `toolsel serve`'s
+ * start-up check and `toolsel models check openai:<model>` both judge.
  */
-export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<number> {
+export async function probeOpenAiEndpoint(
+  options: Omit<ApiKeyCheckOptions, 'users' | 'logger'>,
+): Promise<EndpointProbe> {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/models`
   const shown = shownMessage(url, options.apiKey)
   const limitMs = Math.min(options.timeoutMs, API_KEY_CHECK_MAX_MS)
-  const users = options.users.join(', ')
-  let status = 0
-  let body = ''
+  const base = { url: shown(url), shown, limitMs }
+  let response: Response
   try {
-    const response = await (options.fetch ?? globalThis.fetch)(url, {
+    response = await (options.fetch ?? globalThis.fetch)(url, {
       headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
       signal: AbortSignal.timeout(limitMs),
     })
-    status = response.status
-    // Only a refusal's answer is quoted, and only its start: a body that never ends (or ends
-    // after gigabytes) must neither fill the memory nor hide the status it came with.
-    if (status === 401 || status === 403) body = await leadingText(response, MAX_BODY_CHARS)
-    else await response.body?.cancel().catch(() => {})
   } catch (error) {
     const reason =
       error instanceof Error && error.name === 'TimeoutError'
@@ -63,31 +85,95 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
         : error instanceof Error && error.cause instanceof Error
           ? error.cause.message
           : String(error)
-    options.logger.warn(
-      shown(
-        `Could not check the OpenAI-compatible endpoint of ${users}: GET ${url}: ${reason}. Starting anyway; its calls fall back while it fails.`,
-      ),
-    )
-    return 0
+    return { ...base, outcome: 'unreachable', status: 0, detail: shown(reason) }
   }
+  const { status } = response
+  // Only a refusal's answer is quoted, and only its start: a body that never ends (or ends
+  // after gigabytes) must neither fill the memory nor hide the status it came with.
   if (status === 401 || status === 403) {
-    const key = options.apiKey ? 'refuses the API key' : 'wants an API key and none is set'
-    throw new ToolselError(
-      'INVALID_CONFIG',
-      shown(
-        `The OpenAI-compatible endpoint of ${users} ${key}: GET ${url} answered HTTP ${status}${body ? ` (${body.replace(/\s+/g, ' ').trim()})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts; every call would fail and fall back.`,
-      ),
-      { details: { url: shown(url), status, users: options.users } },
-    )
+    const body = await leadingText(response, MAX_BODY_CHARS)
+    return { ...base, outcome: 'refused', status, detail: shown(body.replace(/\s+/g, ' ').trim()) }
   }
   if (status < 200 || status >= 300) {
-    options.logger.warn(
-      shown(
-        `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
-      ),
-    )
+    await response.body?.cancel().catch(() => {})
+    return { ...base, outcome: 'status', status, detail: '' }
   }
-  return status
+  const models = await modelIds(response)
+  return { ...base, outcome: 'ok', status, detail: '', ...(models && { models }) }
+}
+
+/**
+ * Throws INVALID_CONFIG when the endpoint answers 401 or 403; warns when it can't tell, and when
+ * its model list lacks a configured model (each call of it would answer 404 and fall back).
+ * Returns the HTTP status it got (0 when none).
+ */
+export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<number> {
+  const probe = await probeOpenAiEndpoint(options)
+  const { shown, url, status } = probe
+  const users = options.users.join(', ')
+  switch (probe.outcome) {
+    case 'unreachable':
+      options.logger.warn(
+        shown(
+          `Could not check the OpenAI-compatible endpoint of ${users}: GET ${url}: ${probe.detail}. Starting anyway; its calls fall back while it fails.`,
+        ),
+      )
+      return 0
+    case 'refused': {
+      const key = options.apiKey ? 'refuses the API key' : 'wants an API key and none is set'
+      throw new ToolselError(
+        'INVALID_CONFIG',
+        shown(
+          `The OpenAI-compatible endpoint of ${users} ${key}: GET ${url} answered HTTP ${status}${probe.detail ? ` (${probe.detail})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts; every call would fail and fall back.`,
+        ),
+        { details: { url, status, users: options.users } },
+      )
+    }
+    case 'status':
+      options.logger.warn(
+        shown(
+          `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
+        ),
+      )
+      return status
+    case 'ok':
+      for (const user of options.users) {
+        const message = unlistedModel(probe, modelOf(user))
+        if (message) options.logger.warn(shown(`${user}: ${message} Starting anyway.`))
+      }
+      return status
+  }
+}
+
+/** The served model name of an `openai:<model>` or `llm:openai:<model>` id. */
+export function modelOf(id: string): string {
+  return id.trim().replace(/^(llm:)?openai:/, '')
+}
+
+/**
+ * Why `model` looks wrong for an endpoint whose `/models` answered `probe`: it lists models, none
+ * of them `model` (a chat call would answer 404). Undefined when it is listed or there is no list.
+ */
+export function unlistedModel(probe: EndpointProbe, model: string): string | undefined {
+  if (!probe.models || probe.models.includes(model)) return undefined
+  const listed = probe.models.slice(0, 10).map((id) => JSON.stringify(id))
+  const more = probe.models.length > 10 ? ` and ${probe.models.length - 10} more` : ''
+  return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404 and fall back. Use the name the server gives it (vLLM: --served-model-name).`
+}
+
+/** The `data[].id` of an OpenAI model list, or undefined when the answer is no such list. */
+async function modelIds(response: Response): Promise<string[] | undefined> {
+  const { text, cut } = await readResponseText(response, MAX_MODELS_BYTES, { partial: true })
+  if (cut) return undefined
+  try {
+    const parsed: unknown = JSON.parse(text)
+    const data = (parsed as { data?: unknown })?.data
+    if (!Array.isArray(data)) return undefined
+    const ids = data.map((entry) => (entry as { id?: unknown })?.id)
+    return ids.every((id) => typeof id === 'string') ? ids : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -1,0 +1,70 @@
+/**
+ * A local OpenAI-compatible endpoint over real HTTP that wants one API key, for the tests of what
+ * toolsel does with a key (serve's start-up check, `models check openai:`, a key revoked while
+ * serving): 401 for any other key (or all while `revoked`); `GET …/models` lists the model
+ * "fake" (404 under `/nomodels`, a server without a list); a chat completion answers a JSON
+ * schema's first choice (the selector) or the last message as the one step of a plan.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll } from 'vitest'
+
+export interface KeyEndpoint {
+  /** `http://127.0.0.1:<port>` (append `/v1`, or `/nomodels/v1`). */
+  baseUrl: string
+  /** `<method> <url> <authorization or ->` of every request so far. */
+  seen: string[]
+  /** While true every request is refused (401), as after the key was revoked. */
+  revoked: boolean
+  close(): Promise<void>
+}
+
+interface ChatBody {
+  messages: Array<{ content: string }>
+  response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
+}
+
+/** One for the test file: started before its tests (`baseUrl` is set then), closed after them. */
+export function useKeyEndpoint(key: string): KeyEndpoint {
+  let server: Server | undefined
+  const endpoint: KeyEndpoint = {
+    baseUrl: '',
+    seen: [],
+    revoked: false,
+    close: () =>
+      new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())),
+  }
+  beforeAll(async () => {
+    server = createServer(async (request, response) => {
+      let body = ''
+      for await (const chunk of request) body += chunk
+      endpoint.seen.push(`${request.method} ${request.url} ${request.headers.authorization ?? '-'}`)
+      const send = (status: number, value: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' })
+        response.end(JSON.stringify(value))
+      }
+      if (endpoint.revoked || request.headers.authorization !== `Bearer ${key}`)
+        return send(401, { error: { message: 'Incorrect API key provided', type: 'auth' } })
+      if (request.url?.endsWith('/models'))
+        return request.url.startsWith('/nomodels')
+          ? send(404, { error: { message: 'not found' } })
+          : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
+      const parsed = JSON.parse(body) as ChatBody
+      const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
+      const content = choices
+        ? JSON.stringify({ answer: choices[0] })
+        : JSON.stringify([parsed.messages.at(-1)?.content])
+      send(200, {
+        id: 'x',
+        object: 'chat.completion',
+        model: 'fake',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      })
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    endpoint.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(() => endpoint.close())
+  return endpoint
+}
