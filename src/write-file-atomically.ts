@@ -1,10 +1,9 @@
 /** Writing a user-named output file whole or not at all, and durably. @module */
 import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { ToolselError } from './errors.ts'
-import { escapeRegExp } from './escape-regexp.ts'
-import { sweepDeadWriters, WRITER_TAG_SOURCE, writerTag } from './store/dead-writers.ts'
+import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from './store/dead-writers.ts'
 import { claim, release } from './store/index-dir-claims.ts'
 import { fileProblem } from './read-text-file.ts'
 
@@ -41,16 +40,11 @@ export async function writeFilesAtomically(
   what: string,
   options: WriteOptions = {},
 ): Promise<void> {
-  const tag = writerTag()
-  const temporary = (file: string) => `${file}.${tag}.tmp`
+  const temporaries = new Map(files.map(([file]) => [file, temporaryFile(file)]))
+  const temporary = (file: string) => temporaries.get(file)!
   // What a writer of these files killed before its rename left (SIGKILL, a power loss).
-  for (const dir of new Set(files.map(([file]) => dirname(file)))) {
-    const names = files.filter(([file]) => dirname(file) === dir).map(([file]) => basename(file))
-    const pattern = new RegExp(
-      `^(?:${names.map(escapeRegExp).join('|')})\\.${WRITER_TAG_SOURCE}\\.tmp$`,
-    )
-    for (const removed of await sweepDeadWriters(dir, pattern, 'file')) options.onSwept?.(removed)
-  }
+  for (const removed of await sweepTemporaryFiles(files.map(([file]) => file)))
+    options.onSwept?.(removed)
   let current = files[0]?.[0] ?? ''
   // Ours while this write lasts: a sweep of this process leaves them alone.
   for (const [file] of files) claim(temporary(file))
@@ -79,15 +73,6 @@ export async function writeFilesAtomically(
     stopCleanup()
     for (const [file] of files) release(temporary(file))
   }
-}
-
-/**
- * For tests of a writer killed mid-write, off unless set: `TOOLSEL_TEST_STOP_IN_FILE_WRITE=1`
- * stops this process (SIGSTOP) once its temporary files are written, before their renames; the
- * test then kills it or lets it go on.
- */
-function stopInFileWrite(): void {
-  if (process.env.TOOLSEL_TEST_STOP_IN_FILE_WRITE === '1') process.kill(process.pid, 'SIGSTOP')
 }
 
 /**

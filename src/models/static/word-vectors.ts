@@ -11,12 +11,13 @@
  * their own there under the stamp of the installed package (its size and mtime are public).
  * @module
  */
-import { randomUUID } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { idHash } from '../../library/id-table.ts'
+import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
+import { claim, release } from '../../store/index-dir-claims.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -74,7 +75,7 @@ export async function loadWordVectors(
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
   for (const { file } of candidates) {
-    if (await writeAtomically(file, binary)) {
+    if (await writeAtomically(file, binary, log)) {
       log(`Word vectors cached in ${file}`)
       break
     }
@@ -98,17 +99,34 @@ function cacheFiles(source: string): { file: string; shared: boolean }[] {
   ]
 }
 
-async function writeAtomically(file: string, data: Uint8Array): Promise<boolean> {
-  const temporary = `${file}.${randomUUID()}.tmp`
+/**
+ * Writes `data` to `file` through `<file>.<pid>.<start>@<host>-<hex>.tmp` (store/dead-writers.ts
+ * `temporaryFile`), renamed over it; false when it can't be written. The temp file (tens of MB) a
+ * writer killed mid-write left is removed by the next write of `file` (`sweepTemporaryFiles`:
+ * this host's and user's, its process gone; never a live writer's), and `log` says so.
+ */
+async function writeAtomically(
+  file: string,
+  data: Uint8Array,
+  log: (message: string) => void,
+): Promise<boolean> {
+  const temporary = temporaryFile(file, { unique: true })
+  // Ours while this write lasts: a sweep of this process leaves it alone.
+  claim(temporary)
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+    for (const removed of await sweepTemporaryFiles([file]))
+      log(`Removed ${removed}: left half-written by a process that is gone`)
     // Never writable by group or others, whatever the umask: a shared cache is read only so.
     await writeFile(temporary, data, { mode: 0o644 })
+    stopInFileWrite()
     await rename(temporary, file)
     return true
   } catch {
     await rm(temporary, { force: true }).catch(() => {})
     return false
+  } finally {
+    release(temporary)
   }
 }
 

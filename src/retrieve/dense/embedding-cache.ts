@@ -5,8 +5,10 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
+import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
+import { claim, release } from '../../store/index-dir-claims.ts'
 
 /** Bump when the file layout changes; older files are ignored (the cache is rebuilt). */
 export const EMBEDDING_CACHE_FORMAT = 1
@@ -40,8 +42,13 @@ export class EmbeddingCache {
     }
   }
 
-  /** Writes the cache to `file` atomically (temp file, then rename). */
-  async save(file: string): Promise<void> {
+  /**
+   * Writes the cache to `file` atomically (temp file `<file>.<pid>.<start>@<host>-<hex>.tmp`,
+   * store/dead-writers.ts `temporaryFile`, then rename); a failed write removes the temp file,
+   * and one a writer killed mid-write left (SIGKILL, a power loss) is removed by the next save of
+   * `file` (`sweepTemporaryFiles`: never a live writer's); answers the paths so removed.
+   */
+  async save(file: string): Promise<string[]> {
     const entries: CacheFileHeader['entries'] = []
     const chunks: Uint8Array[] = []
     for (const [key, vector] of this.#vectors) {
@@ -54,12 +61,24 @@ export class EmbeddingCache {
     const padding = (4 - ((4 + header.byteLength) % 4)) % 4
     const prefix = Buffer.alloc(4)
     prefix.writeUInt32LE(header.byteLength + padding)
-    const temporary = `${file}.tmp-${process.pid}`
-    await writeFile(
-      temporary,
-      Buffer.concat([prefix, header, Buffer.alloc(padding, 0x20), ...chunks]),
-    )
-    await rename(temporary, file)
+    const swept = await sweepTemporaryFiles([file])
+    const temporary = temporaryFile(file, { unique: true })
+    // Ours while this write lasts: a sweep of this process leaves it alone.
+    claim(temporary)
+    try {
+      await writeFile(
+        temporary,
+        Buffer.concat([prefix, header, Buffer.alloc(padding, 0x20), ...chunks]),
+      )
+      stopInFileWrite()
+      await rename(temporary, file)
+    } catch (error) {
+      await rm(temporary, { force: true }).catch(() => {})
+      throw error
+    } finally {
+      release(temporary)
+    }
+    return swept
   }
 
   /**
