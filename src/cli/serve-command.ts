@@ -1,5 +1,5 @@
 /** `toolsel serve`: start the HTTP service. */
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import cluster from 'node:cluster'
 import type { Server, ServerResponse } from 'node:http'
 import { Server as NetServer } from 'node:net'
@@ -26,6 +26,7 @@ import {
   LISTEN_WHEN_READY_ENV,
   LOAD_WARNINGS_ENV,
   TEST_CRASH_AFTER_READY_ENV,
+  TEST_STOP_BEFORE_READY_ENV,
 } from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
@@ -332,6 +333,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     throw error
   }
   if (!stopping) {
+    if (cluster.isWorker) stopBeforeReadyForTests()
     logger.info(
       `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
     )
@@ -404,7 +406,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
  * all were ready, and stops them all on SIGTERM/SIGINT, then logs its own last line (why, and
  * the exit code) after theirs. A worker of the first start that fails
  * before it is ready (a library that can't load…) stops everything, exit code 1: the error is in
- * its log (bin/toolsel.mjs disconnects a worker whose command ended, else it hung). A replacement
+ * its log; one that was ready and died, even while others of the first start still load, is a
+ * worker that died after it was ready (below), never a failed start (bin/toolsel.mjs disconnects a worker whose command ended, else it hung). A replacement
  * that fails so is started again 1 s, 2 s, 4 s, … at most REPLACE_RETRY_MAX_MS later, until one is
  * ready; the workers still running serve meanwhile. A worker that dies after it was ready is
  * replaced at once the first time in CRASH_WINDOW_MS, then on the same backoff (an ERROR line
@@ -442,7 +445,10 @@ async function servePrimary(
   await poller?.baseline()
   poller?.start()
   logger.info(`Starting ${count} worker processes`)
-  let ready = 0
+  // The workers of the first start that have not been ready yet: one that exits is a failed start.
+  const starting = new Set<number>()
+  // Whether `Ready: <count> workers` was logged (once, when that many are ready at once).
+  let announced = false
   // Workers that died after the start and were replaced (toolsel_worker_restarts_total).
   let restarts = 0
   // Replacements in a row that exited before they were ready.
@@ -472,6 +478,7 @@ async function servePrimary(
       ),
     )
     warner ??= worker.id
+    return worker
   }
   return new Promise<number>((resolve) => {
     const stopAll = () => {
@@ -484,16 +491,21 @@ async function servePrimary(
     cluster.on('message', (worker, message: unknown) => {
       if ((message as { toolsel?: unknown } | null)?.toolsel !== 'ready') return
       readyNow.add(worker.id)
+      starting.delete(worker.id)
       failedStarts = 0
-      ready += 1
-      if (ready === count) logger.info(`Ready: ${count} workers`)
+      if (!announced && readyNow.size === count) {
+        announced = true
+        logger.info(`Ready: ${count} workers`)
+      }
     })
     cluster.on('exit', (worker, code, signal) => {
       const wasReady = readyNow.delete(worker.id)
       if (worker.id === warner) warner = undefined
       if (stopping && (signal !== null || code !== 0))
         unclean.push(`${worker.process.pid}: ${signal ?? `code ${code}`}`)
-      if (!stopping && ready < count) {
+      // Only a worker of the first start that was never ready: one that was ready once (also
+      // while others of the first start still load) is replaced as below, not a failed start.
+      if (starting.delete(worker.id) && !stopping) {
         logger.error(
           `Worker ${worker.process.pid} exited before it was ready (code ${code}); stopping`,
         )
@@ -553,7 +565,7 @@ async function servePrimary(
       },
       launcher,
     )
-    for (let index = 0; index < count; index += 1) fork()
+    for (let index = 0; index < count; index += 1) starting.add(fork().id)
   })
     .then((code) => {
       // The primary's own last line, after every worker's (each logs its "Stopped").
@@ -643,6 +655,22 @@ function requestIdOf(response: Response, env: unknown): string | undefined {
   const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing
   const id = outgoing?.getHeader(REQUEST_ID_HEADER) ?? response.headers.get(REQUEST_ID_HEADER)
   return typeof id === 'string' ? id : undefined
+}
+
+/**
+ * For tests of a worker that is slow to get ready (TEST_STOP_BEFORE_READY_ENV, off unless set):
+ * the one worker that removes the file it names stops itself (SIGSTOP) before it says it is
+ * ready, until the test lets it go on (SIGCONT).
+ */
+function stopBeforeReadyForTests(): void {
+  const file = process.env[TEST_STOP_BEFORE_READY_ENV]
+  if (file === undefined || file === '') return
+  try {
+    rmSync(file)
+  } catch {
+    return
+  }
+  process.kill(process.pid, 'SIGSTOP')
 }
 
 /**

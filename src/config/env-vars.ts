@@ -252,12 +252,20 @@ export const TEST_SYNC_FAULT_ENV = 'TOOLSEL_TEST_SYNC_FAULT'
 export const TEST_CRASH_AFTER_READY_ENV = 'TOOLSEL_TEST_CRASH_AFTER_READY_FILE'
 
 /**
+ * For tests, off unless set: of the workers of `serve --workers N`, the one that removes the file
+ * this names stops itself (SIGSTOP) before it says it is ready (cli/serve-command.ts), as a
+ * worker slow to load would be, until the test lets it go on (SIGCONT).
+ */
+export const TEST_STOP_BEFORE_READY_ENV = 'TOOLSEL_TEST_STOP_BEFORE_READY_FILE'
+
+/**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
  * their READMEs export in the shell that may also start the server, and a worker's
  * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
  * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts),
- * TEST_CRASH_AFTER_READY_ENV (cli/serve-command.ts), TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
+ * TEST_CRASH_AFTER_READY_ENV and TEST_STOP_BEFORE_READY_ENV (cli/serve-command.ts),
+ * TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
  * (store/index-store.ts), TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE (store/snapshot.ts) and
  * TOOLSEL_TEST_STOP_IN_FILE_WRITE (write-file-atomically.ts). README
  * ("Command line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
@@ -272,6 +280,7 @@ export const OTHER_VARS: ReadonlySet<string> = new Set([
   'TOOLSEL_TEST_METRICS_FAULT_FILE',
   TEST_SYNC_FAULT_ENV,
   TEST_CRASH_AFTER_READY_ENV,
+  TEST_STOP_BEFORE_READY_ENV,
   'TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES',
   'TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE',
   'TOOLSEL_TEST_STOP_IN_FILE_WRITE',

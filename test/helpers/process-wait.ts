@@ -34,7 +34,7 @@ export async function until(
 }
 
 /** `/proc/<pid>/stat`'s state letter ('T' once the process has stopped itself), if it still runs. */
-function procState(pid: number): string | undefined {
+export function procState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
     return stat.slice(stat.lastIndexOf(')') + 2)[0]
