@@ -19,6 +19,27 @@ import { classifyUpstreamError } from './classify-upstream-error.ts'
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
 export const MAX_PAGES = 1000
 
+/**
+ * Longest description taken from an upstream tool, in characters: a longer one is cut as its
+ * page arrives ("…" at the end) and named in a warning. A hostile server's 1 MiB descriptions
+ * were kept whole: 100 tools held 100 MB, indexed and served, and maxToolsPerServer (50,000)
+ * of them would not fit in memory.
+ */
+export const MAX_UPSTREAM_DESCRIPTION_CHARS = 16_384
+
+/** The tools listAllTools cut the description of, and how long it was (for upstreamTools). */
+const cutDescriptions = new WeakMap<McpTool, number>()
+
+/** `tool` with its description cut at MAX_UPSTREAM_DESCRIPTION_CHARS, or `tool` itself. */
+function descriptionCut(tool: McpTool): McpTool {
+  const description: unknown = tool?.description
+  if (typeof description !== 'string' || description.length <= MAX_UPSTREAM_DESCRIPTION_CHARS)
+    return tool
+  const cut = { ...tool, description: `${description.slice(0, MAX_UPSTREAM_DESCRIPTION_CHARS)}…` }
+  cutDescriptions.set(cut, description.length)
+  return cut
+}
+
 /** What bounds one listing of a server's tools (`gateway` settings). */
 export interface ListBounds {
   /** Each page (`gateway.listTimeoutMs`, default `connectTimeoutMs`). */
@@ -72,7 +93,8 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
     }
     // Not push(...page): a page of ~150,000 tools or more (under maxMessageBytes with short
     // tools and a raised maxToolsPerServer) overflowed the call stack as arguments.
-    for (const tool of result.tools) listed.push(tool)
+    // Long descriptions are cut here, page by page: the listing never holds them whole.
+    for (const tool of result.tools) listed.push(descriptionCut(tool))
     cursor = result.nextCursor
     if (!cursor) return listed
   }
@@ -125,6 +147,12 @@ export function upstreamTools(
       }).tools
       if (seen.has(tool.id)) throw new Error(`a second tool named "${tool.name}"`)
       seen.add(tool.id)
+      const long = cutDescriptions.get(item)
+      if (long !== undefined) {
+        warnings.push(
+          `Upstream "${server}": tool #${position} (${shownName(item.name)}): its description is ${long.toLocaleString('en-US')} characters long: cut at ${MAX_UPSTREAM_DESCRIPTION_CHARS.toLocaleString('en-US')}`,
+        )
+      }
       if (tags.length > 0) tool.tags = [...tags]
       tool.source = { ...tool.source, format: 'mcp', server, record: position }
       tools.push(tool)

@@ -8,6 +8,7 @@ import {
   RELIST_GAP_MS,
   UpstreamConnection,
 } from '../../../src/mcp/gateway/upstream-connection.ts'
+import { MAX_UPSTREAM_DESCRIPTION_CHARS } from '../../../src/mcp/gateway/upstream-tools.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
@@ -191,6 +192,28 @@ describe('UpstreamConnection with real stdio processes', () => {
     const down = logger.lines.filter((line) => line.includes('"big" is down'))
     expect(down).toHaveLength(1)
     expect(down[0].length).toBeLessThan(MAX_UPSTREAM_ERROR_CHARS * 2)
+  })
+
+  it('takes a tool description of 1 MiB cut at MAX_UPSTREAM_DESCRIPTION_CHARS, naming it', async () => {
+    // Before: kept whole, indexed and served (100 such tools held 100 MB).
+    const logger = createMemoryLogger()
+    const long = nodeUpstream(
+      'long',
+      { UPSTREAM_TOOLS: '3', UPSTREAM_DESCRIPTION_CHARS: String(2 ** 20) },
+      logger,
+    )
+    await long.connect()
+    expect(long.tools.map((tool) => tool.description.length)).toEqual(
+      Array(3).fill(MAX_UPSTREAM_DESCRIPTION_CHARS + 1),
+    )
+    expect(long.tools[0].description).toMatch(/^Fixture tool number 0 ledger record text .*…$/)
+    expect(logger.lines.filter((line) => line.includes('its description is'))).toEqual([
+      expect.stringContaining(
+        'Upstream "long": tool #0 ("tool_0"): its description is 1,048,576 characters long: cut at 16,384',
+      ),
+      expect.stringContaining('tool #1 ("tool_1")'),
+      expect.stringContaining('tool #2 ("tool_2")'),
+    ])
   })
 
   it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
