@@ -47,14 +47,49 @@ function commonDirections(vectors: WordVectors, count: number): [Float64Array, F
   const mean = new Float64Array(d)
   for (let id = 0; id < n; id++) vectors.addScaled(mean, id, 1 / n)
   const covariance = new Float64Array(d * d)
-  const row = new Float64Array(d)
-  for (let id = 0; id < n; id++) {
+  const [r0, r1, r2, r3] = [0, 1, 2, 3].map(() => new Float64Array(d)) as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ]
+  const centred = (row: Float64Array, id: number) => {
     row.fill(0)
     vectors.addScaled(row, id, 1)
     for (let i = 0; i < d; i++) row[i] -= mean[i]
+  }
+  // The upper triangle of the sum of the rows' outer products, four rows per pass over it: each
+  // entry gets the same additions in the same order as one row at a time (the same sums to the
+  // bit), but is read and written once per four rows. A server start pays this (the learned
+  // selector's dense features embed with this model): 250 M multiply-adds, about 1.7 times
+  // faster so.
+  let id = 0
+  for (; id + 4 <= n; id += 4) {
+    centred(r0, id)
+    centred(r1, id + 1)
+    centred(r2, id + 2)
+    centred(r3, id + 3)
     for (let i = 0; i < d; i++) {
-      const value = row[i]
-      for (let j = i; j < d; j++) covariance[i * d + j] += value * row[j]
+      const v0 = r0[i]
+      const v1 = r1[i]
+      const v2 = r2[i]
+      const v3 = r3[i]
+      const at = i * d
+      for (let j = i; j < d; j++) {
+        let sum = covariance[at + j]
+        sum += v0 * r0[j]
+        sum += v1 * r1[j]
+        sum += v2 * r2[j]
+        sum += v3 * r3[j]
+        covariance[at + j] = sum
+      }
+    }
+  }
+  for (; id < n; id++) {
+    centred(r0, id)
+    for (let i = 0; i < d; i++) {
+      const value = r0[i]
+      for (let j = i; j < d; j++) covariance[i * d + j] += value * r0[j]
     }
   }
   for (let i = 0; i < d; i++)
