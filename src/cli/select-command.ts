@@ -1,4 +1,5 @@
 /** `toolsel select`: run Plan-Retrieve-Select once from the command line. */
+import { emptyStepReason } from '../service/empty-step-reason.ts'
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
@@ -140,20 +141,15 @@ async function emptyStepLines(
     if (step.candidates.length > 0) continue
     const { results } = await service.search({ query: step.text, k: 1, retriever })
     const best = results[0]
-    if (best === undefined) {
-      lines.set(index, '    (no candidate: no tool of the library matches this step)')
-      continue
-    }
     const { selector, retriever: used } = result.components
-    const [threshold, hint] = selector.startsWith('learned')
-      ? ["the learned selector's retrieval floor, 0", '']
-      : used === 'bm25'
-        ? [`the threshold retrieve.bm25.tau = ${tau}`, ': --tau lowers it']
-        : [`the ${terminalLine(used)} retriever's threshold`, '']
-    lines.set(
-      index,
-      `    (no candidate above ${threshold}; the best, ${terminalLine(best.id)}, scored ${best.score.toFixed(2)}${hint})`,
-    )
+    const reason = emptyStepReason({
+      ...(best && { best: { id: terminalLine(best.id), score: best.score.toFixed(2) } }),
+      selector,
+      retriever: terminalLine(used),
+      tau: String(tau),
+      tauHint: '--tau',
+    })
+    lines.set(index, `    (${reason})`)
   }
   return lines
 }

@@ -291,6 +291,39 @@ describe.skipIf(BROWSER === undefined)(
       await fetch(`${serve.url}/v1/libraries/hostile`, { method: 'DELETE' })
     }, 120_000)
 
+    // Before, every empty step read "no candidate above the score threshold", also when nothing
+    // matched; now the page says why, in the words `toolsel select` prints
+    // (service/empty-step-reason.ts, test/cli/select-empty-step.test.ts).
+    it('says why a step has no candidate: nothing matches, or which threshold cut the best', async () => {
+      const strict = await startServe([], { env: { TOOLSEL_TAU: '500' } })
+      try {
+        const page = await browser.newPage()
+        const errors: string[] = []
+        page.on('pageerror', (error) => errors.push(String(error)))
+        await page.goto(`${strict.url}/ui`, { waitUntil: 'networkidle0' })
+        await page.waitForSelector('#library option')
+        const run = async (instruction: string) => {
+          await page.$eval('#instruction', (input) => ((input as HTMLInputElement).value = ''))
+          await page.type('#instruction', instruction)
+          await page.$eval('#planner', (input) => ((input as HTMLInputElement).value = 'none'))
+          await page.$eval('#selector', (input) => ((input as HTMLInputElement).value = 'top1'))
+          await page.$eval('#result', (node) => ((node as HTMLElement).hidden = true))
+          await page.click('[data-testid=run]')
+          await page.waitForSelector('#result:not([hidden]) [data-testid=empty-step]')
+          return page.$eval('[data-testid=empty-step]', (node) => node.textContent)
+        }
+        expect(await run('frobnicate the wibble')).toBe(
+          'no candidate: no tool of the library matches this step',
+        )
+        expect(await run('weather forecast for Oslo')).toMatch(
+          /^no candidate above the threshold retrieve\.bm25\.tau = 500; the best, weather\.\w+, scored \d+\.\d\d$/,
+        )
+        expect(errors).toEqual([])
+      } finally {
+        await strict.stop()
+      }
+    })
+
     it('links the latest benchmark report', async () => {
       const page = await browser.newPage()
       const response = await page.goto(`${serve.url}/ui/report`)

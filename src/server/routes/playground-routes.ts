@@ -8,6 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Hono, type MiddlewareHandler } from 'hono'
+import { emptyStepTemplates } from '../../service/empty-step-reason.ts'
 import type { ToolselService } from '../../service/toolsel-service.ts'
 
 const PAGE = fileURLToPath(new URL('../ui/playground.html', import.meta.url))
@@ -60,9 +61,11 @@ export function playgroundRoutes(service: ToolselService) {
     .get('/ui', async (c) => {
       // The page asks for at most server.maxK matches ("Show more" in the library browser).
       page ??= readFile(PAGE, 'utf8').then((file) => {
+        // And the sentences of a step without candidates, as the CLI words them.
+        const emptyStep = JSON.stringify(emptyStepTemplates(service.config.retrieve.bm25.tau))
         const html = file.replace(
-          '<body data-max-k="100">',
-          `<body data-max-k="${service.config.server.maxK}">`,
+          '<body data-max-k="100" data-empty-step="{}">',
+          `<body data-max-k="${service.config.server.maxK}" data-empty-step="${attribute(emptyStep)}">`,
         )
         return { html, policy: playgroundPolicy(html) }
       })
@@ -77,6 +80,15 @@ export function playgroundRoutes(service: ToolselService) {
       }
       return c.html(await readFile(report, 'utf8'))
     })
+}
+
+/** `text` as an HTML attribute's value between double quotes. */
+function attribute(text: string): string {
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('"', '&quot;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
 }
 
 /** The most recently written `<outDir>/<run>/report.html`, else the committed baseline. */
