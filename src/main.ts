@@ -34,7 +34,11 @@ export const COMMANDS: Record<string, [Command, string, string]> = {
   select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
   mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
   bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
-  models: [modelsCommand, 'Check a local model directory', MODELS_HELP],
+  models: [
+    modelsCommand,
+    'Check a local model directory, or an OpenAI-compatible endpoint (openai:<model>)',
+    MODELS_HELP,
+  ],
   snapshot: [
     snapshotCommand,
     'Write a snapshot of the saved indexes, or restore one (snapshot restore <dir>)',
