@@ -2,12 +2,15 @@
  * POST /chat/completions to an OpenAI-compatible server with `fetch`: a time limit per attempt,
  * bounded retries with exponential backoff on 429, 5xx and network errors (never on other 4xx,
  * which a retry can't fix), and every failure mapped to a ToolselError that keeps the raw body.
+ * Its messages (the log, `components.fallbacks`, `/readyz` `degraded`) show the URL without its
+ * user info and the API key as `***`, also where the endpoint's answer echoes it.
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
 import { readResponseText } from './read-response-text.ts'
+import { shownMessage } from './shown-message.ts'
 
 export interface ChatCompletionsClientOptions {
   /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. `/chat/completions` is appended. */
@@ -41,10 +44,16 @@ type Attempt =
 
 export class ChatCompletionsClient {
   readonly url: string
+  /** `url` without its user info and query (`***`), for messages. */
+  readonly shownUrl: string
+  /** Hides the URL's secrets and the API key in a message (shown-message.ts). */
+  readonly #shown: (message: string) => string
   readonly #options: Required<Omit<ChatCompletionsClientOptions, 'apiKey'>> & { apiKey?: string }
 
   constructor(options: ChatCompletionsClientOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`
+    this.#shown = shownMessage(this.url, options.apiKey ?? '')
+    this.shownUrl = this.#shown(this.url)
     this.#options = {
       timeoutMs: 30_000,
       maxRetries: 2,
@@ -73,7 +82,7 @@ export class ChatCompletionsClient {
         Math.max(this.#options.retryDelayMs * 2 ** attempt, result.retryAfterMs ?? 0),
       )
       this.#options.logger.warn('Retrying chat completion', {
-        url: this.url,
+        url: this.shownUrl,
         attempt: attempt + 1,
         delayMs: delay,
         reason: result.error.message,
@@ -110,8 +119,8 @@ export class ChatCompletionsClient {
       if (timeout.aborted) {
         throw new ToolselError(
           'TIMEOUT',
-          `${this.url} did not answer within ${this.#options.timeoutMs} ms (models.openai.timeoutMs; a call that times out is not retried). Check the server or raise models.openai.timeoutMs.`,
-          { cause: error, details: { url: this.url, timeoutMs: this.#options.timeoutMs } },
+          `${this.shownUrl} did not answer within ${this.#options.timeoutMs} ms (models.openai.timeoutMs; a call that times out is not retried). Check the server or raise models.openai.timeoutMs.`,
+          { cause: error, details: { url: this.shownUrl, timeoutMs: this.#options.timeoutMs } },
         )
       }
       const reason =
@@ -208,9 +217,11 @@ export class ChatCompletionsClient {
     raw: string,
     cause?: unknown,
   ): ToolselError {
-    return new ToolselError(code, message, {
+    // The message quotes the URL (and fetch's error may quote it whole, user info and all) and
+    // may quote the answer, which may echo the key.
+    return new ToolselError(code, this.#shown(message), {
       cause,
-      details: { url: this.url, status, raw: raw.slice(0, MAX_RAW_CHARS) },
+      details: { url: this.shownUrl, status, raw: this.#shown(raw.slice(0, MAX_RAW_CHARS)) },
     })
   }
 }

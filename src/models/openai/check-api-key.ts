@@ -12,6 +12,7 @@
 import { ToolselError } from '../../errors.ts'
 import type { Logger } from '../../log.ts'
 import { readResponseText } from './read-response-text.ts'
+import { shownMessage } from './shown-message.ts'
 
 /** The check waits at most this long (or `timeoutMs`, if shorter) before warning and starting. */
 export const API_KEY_CHECK_MAX_MS = 5_000
@@ -183,41 +184,4 @@ async function modelIds(response: Response): Promise<string[] | undefined> {
 async function leadingText(response: Response, maxChars: number): Promise<string> {
   const { text } = await readResponseText(response, maxChars * 4, { partial: true })
   return text.slice(0, maxChars)
-}
-
-/**
- * What rewrites a message of the check for the log and the error: the endpoint's user info (a
- * `https://user:password@host` base URL; fetch refuses it and quotes the URL whole) and its query
- * as `***`, and the API key as `***` wherever it is (an endpoint's answer may echo it).
- */
-function shownMessage(url: string, apiKey: string): (message: string) => string {
-  const secrets: string[] = []
-  const secret = (value: string) => {
-    // Short values (`1`, `a`) would cut ordinary words out of the message.
-    if (value.length >= 4) secrets.push(value)
-  }
-  secret(apiKey)
-  let replaced: Array<[string, string]> = []
-  try {
-    const parsed = new URL(url)
-    const short = `${parsed.protocol}//${parsed.username || parsed.password ? '***@' : ''}${parsed.host}${parsed.pathname}${parsed.search || parsed.hash ? '?***' : ''}`
-    replaced = [
-      [url, short],
-      [parsed.href, short],
-    ]
-    for (const part of [parsed.username, parsed.password, parsed.search.slice(1)]) {
-      secret(part)
-      try {
-        secret(decodeURIComponent(part))
-      } catch {
-        // Not %-encoded text: the part as written is enough.
-      }
-    }
-  } catch {
-    // Not a URL: fetch's error says so, nothing in it to hide but the key.
-  }
-  const all = [...replaced, ...secrets.map((value): [string, string] => [value, '***'])].sort(
-    (a, b) => b[0].length - a[0].length,
-  )
-  return (message) => all.reduce((text, [value, by]) => text.split(value).join(by), message)
 }

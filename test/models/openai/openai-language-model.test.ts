@@ -27,6 +27,16 @@ function model(options: Partial<OpenAiLanguageModelOptions> = {}): OpenAiLanguag
   })
 }
 
+/** The error `promise` rejects with (it must reject). */
+async function failure(promise: Promise<unknown>): Promise<ToolselError> {
+  try {
+    await promise
+  } catch (caught) {
+    return caught as ToolselError
+  }
+  throw new Error('expected a rejection')
+}
+
 describe('OpenAiLanguageModel.generate', () => {
   it('posts a greedy chat completion and reports text, usage and finish reason', async () => {
     server.reply({ body: completion('["get the forecast"]') })
@@ -134,6 +144,29 @@ describe('OpenAiLanguageModel retries and limits', () => {
       code: 'UPSTREAM_UNAVAILABLE',
       message: expect.stringContaining('is unreachable'),
     })
+  })
+
+  it("hides the base URL's user info and the API key, also where the answer echoes the key", async () => {
+    // A 4xx body that quotes the Authorization header it got: the message goes to the log,
+    // components.fallbacks and /readyz degraded, so the key must not be in it.
+    server.reply((request) => ({
+      status: 400,
+      body: `{"error":{"message":"bad request with ${request.headers.authorization}"}}`,
+    }))
+    const echoed = await failure(
+      model({ apiKey: 'sk-secret-0123456789' }).generate(ASK, { maxTokens: 8 }),
+    )
+    expect(echoed.message).toMatch(/HTTP 400: .*bad request with Bearer \*\*\*/)
+    expect(JSON.stringify([echoed.message, echoed.details])).not.toContain('sk-secret')
+    // fetch refuses a URL with user info and quotes it whole in its error.
+    const withUserInfo = new OpenAiLanguageModel('m', {
+      baseUrl: server.baseUrl.replace('http://', 'http://alice:pa55word-x@'),
+      maxRetries: 0,
+    })
+    const refused = await failure(withUserInfo.generate(ASK, { maxTokens: 8 }))
+    expect(refused.code).toBe('UPSTREAM_UNAVAILABLE')
+    expect(refused.message).toContain('http://***@127.0.0.1:')
+    expect(JSON.stringify([refused.message, refused.details])).not.toMatch(/alice|pa55word/)
   })
 
   it('times out a slow attempt with TIMEOUT and does not retry it', async () => {
