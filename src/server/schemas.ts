@@ -434,7 +434,7 @@ export const READINESS_REPORT = z.object({
     )
     .optional()
     .describe(
-      "Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell back, e.g. an endpoint that refuses the API key (`status` 401) or is unreachable (`code` UPSTREAM_UNAVAILABLE, no `status`): the fallback answers meanwhile, so the service stays ready; `since` and `failures` count from when it last worked, and a use without a fallback removes it. Present only when some is. This process's selections (with --workers N, the answering worker's). With API keys configured: absent without a key.",
+      "Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell back, e.g. an endpoint that refuses the API key (`status` 401) or is unreachable (`code` UPSTREAM_UNAVAILABLE, no `status`): the fallback answers meanwhile, so the service stays ready; `since` and `failures` count from when it last worked, and a use without a fallback removes it. Present only when some is. This process's selections (with --workers N, the answering worker's). With API keys configured: absent without a key; a key limited to some libraries, servers or tags gets each `message` replaced by a note (it may quote another library's request).",
     ),
   firstSync: FirstSyncCountsSchema.optional().describe(
     'Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstreams` lists them (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library (their 503 message gives no counts either); a key limited to servers or tags counts those.',

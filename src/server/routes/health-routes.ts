@@ -22,7 +22,8 @@ import type { READINESS_REPORT, RESPONSE_SCHEMAS } from '../schemas.ts'
  * the status only (the errors hold the index directory's path, upstream targets are internal
  * URLs and command lines; nor the 503 message the gateway's counts), a key limited to some
  * libraries, servers or tags what it may use: `upstreams`, `firstSync` and the counts in the
- * message cover only the servers it may see.
+ * message cover only the servers it may see, and `degraded` without its messages (one quotes the
+ * model's or its endpoint's answer to a request for any library: `DEGRADED_MESSAGE_HIDDEN`).
  * `/metrics` labels every library and upstream server: it needs a key limited to none.
  */
 export function healthRoutes(service: ToolselService, gateway?: McpGateway, metrics?: Metrics) {
@@ -64,6 +65,15 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
   return routes
 }
 
+/**
+ * The `message` of a `degraded` entry that `/readyz` shows a key limited to some libraries,
+ * servers or tags: the planners and selectors serve every library, and a failure's message may
+ * quote the model's answer (PLAN_UNPARSABLE) or its endpoint's (a 4xx body that echoes the
+ * prompt), i.e. another library's request.
+ */
+export const DEGRADED_MESSAGE_HIDDEN =
+  'Not shown to a key limited to some libraries, servers or tags: it may quote a request to another library. See the log, or use a read key limited to none.'
+
 /** What `/readyz` reports to `principal` (see `healthRoutes`). */
 function readinessReport(
   service: ToolselService,
@@ -72,7 +82,9 @@ function readinessReport(
 ): z.infer<typeof READINESS_REPORT> {
   if (principal === PUBLIC_PRINCIPAL) return {}
   const usable = (name: string) => canUseLibrary(principal, name)
-  const degraded = service.modelHealth.degraded()
+  const degraded = service.modelHealth
+    .degraded()
+    .map((entry) => (isLimited(principal) ? { ...entry, message: DEGRADED_MESSAGE_HIDDEN } : entry))
   return {
     libraries: service.libraries.names().filter(usable),
     failedIndexes: service.reportedFailedIndexes.filter((failed) => usable(failed.name)),
