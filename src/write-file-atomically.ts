@@ -2,8 +2,9 @@
 import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { testStopPoint } from './config/env-vars.ts'
 import { ToolselError } from './errors.ts'
-import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from './store/dead-writers.ts'
+import { sweepTemporaryFiles, temporaryFile } from './store/dead-writers.ts'
 import { claim, release } from './store/index-dir-claims.ts'
 import { fileProblem } from './read-text-file.ts'
 
@@ -56,7 +57,7 @@ export async function writeFilesAtomically(
       await writeFile(temporary(file), text)
       await syncPath(temporary(file))
     }
-    stopInFileWrite()
+    testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
     for (const [file] of files) {
       current = file
       await rename(temporary(file), file)

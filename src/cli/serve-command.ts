@@ -22,12 +22,7 @@ import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import {
-  LISTEN_WHEN_READY_ENV,
-  LOAD_WARNINGS_ENV,
-  TEST_CRASH_AFTER_READY_ENV,
-  TEST_STOP_BEFORE_READY_ENV,
-} from '../config/env-vars.ts'
+import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV, testSwitch } from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
 import { createMetrics, processRegistry } from '../server/metrics.ts'
@@ -658,13 +653,13 @@ function requestIdOf(response: Response, env: unknown): string | undefined {
 }
 
 /**
- * For tests of a worker that is slow to get ready (TEST_STOP_BEFORE_READY_ENV, off unless set):
- * the one worker that removes the file it names stops itself (SIGSTOP) before it says it is
+ * For tests of a worker that is slow to get ready (TOOLSEL_TEST_STOP_BEFORE_READY_FILE, off unless
+ * set): the one worker that removes the file it names stops itself (SIGSTOP) before it says it is
  * ready, until the test lets it go on (SIGCONT).
  */
 function stopBeforeReadyForTests(): void {
-  const file = process.env[TEST_STOP_BEFORE_READY_ENV]
-  if (file === undefined || file === '') return
+  const file = testSwitch('TOOLSEL_TEST_STOP_BEFORE_READY_FILE')
+  if (file === undefined) return
   try {
     rmSync(file)
   } catch {
@@ -674,10 +669,11 @@ function stopBeforeReadyForTests(): void {
 }
 
 /**
- * For tests of a worker that crashes once it is ready (TEST_CRASH_AFTER_READY_ENV, off unless
- * set): exits with code 70 when the file it names exists, once the primary has the ready message.
+ * For tests of a worker that crashes once it is ready (TOOLSEL_TEST_CRASH_AFTER_READY_FILE, off
+ * unless set): exits with code 70 when the file it names exists, once the primary has the ready
+ * message.
  */
 function crashAfterReadyForTests(): void {
-  const file = process.env[TEST_CRASH_AFTER_READY_ENV]
-  if (file !== undefined && file !== '' && existsSync(file)) process.exit(70)
+  const file = testSwitch('TOOLSEL_TEST_CRASH_AFTER_READY_FILE')
+  if (file !== undefined && existsSync(file)) process.exit(70)
 }

@@ -239,36 +239,53 @@ export const LISTEN_WHEN_READY_ENV = 'TOOLSEL_WORKER_LISTEN_WHEN_READY'
 export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 
 /**
- * For tests, off unless set: a worker of `serve --workers N` applying another worker's change to
- * the library this names fails to (as a disk or load failure would; service/cluster-sync.ts).
+ * Test-only switches, all in one place (name → what setting it does): each makes a process stop
+ * (SIGSTOP), crash or fail at one chosen point, so that a test can see what a kill or a fault
+ * there leaves. Each is off unless set (unset or empty: off), and is read from this process's
+ * environment only, through testSwitch or testStopPoint: never from a request, a config file or
+ * an argument. README ("Command line") names them by their prefix (`TOOLSEL_TEST_…`, not for use).
  */
-export const TEST_SYNC_FAULT_ENV = 'TOOLSEL_TEST_SYNC_FAULT'
+export const TEST_SWITCHES = {
+  TOOLSEL_TEST_STOP_IN_FILE_WRITE:
+    '`1`: writeFilesAtomically stops once its temporary files are written, before their renames (write-file-atomically.ts).',
+  TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE:
+    '`1`: a snapshot write stops once its first library is in the temporary directory (store/snapshot.ts).',
+  TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES:
+    '`<n>`: a restore stops right after its n-th library is renamed into place (store/index-store.ts).',
+  TOOLSEL_TEST_STOP_BEFORE_READY_FILE:
+    '`<file>`: of the workers of `serve --workers N`, the one that removes the file stops before it says it is ready, as a worker slow to load would, until the test lets it go on (SIGCONT; cli/serve-command.ts).',
+  TOOLSEL_TEST_CRASH_AFTER_READY_FILE:
+    '`<file>`: a worker of `serve --workers N` that is ready while the file exists exits (code 70) once it said so (cli/serve-command.ts).',
+  TOOLSEL_TEST_SYNC_FAULT:
+    "`<library>`: a worker of `serve --workers N` applying another worker's change to that library fails to, as a disk or load failure would (service/cluster-sync.ts).",
+  TOOLSEL_TEST_METRICS_FAULT_FILE:
+    "`<file>`, read at each scrape: `reject`, `hang` or `malformed` (worker 2's metrics) or `primary-silent` (server/cluster-metrics.ts).",
+} as const
+
+/** The name of a test-only switch (TEST_SWITCHES). */
+export type TestSwitch = keyof typeof TEST_SWITCHES
+
+/** The value of test switch `name`, or undefined when it is off (unset or empty). */
+export function testSwitch(name: TestSwitch): string | undefined {
+  const value = process.env[name]
+  return value === undefined || value === '' ? undefined : value
+}
 
 /**
- * For tests, off unless set: a worker of `serve --workers N` that is ready while the file this
- * names exists exits (code 70) right after it said so (cli/serve-command.ts), as a worker that
- * crashes once it is ready would.
+ * A point where a test stops this process (SIGSTOP) to kill it there or let it go on: when test
+ * switch `name` is `at` (`1` by default; a restore's rename count for
+ * TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES). Does nothing while the switch is off.
  */
-export const TEST_CRASH_AFTER_READY_ENV = 'TOOLSEL_TEST_CRASH_AFTER_READY_FILE'
-
-/**
- * For tests, off unless set: of the workers of `serve --workers N`, the one that removes the file
- * this names stops itself (SIGSTOP) before it says it is ready (cli/serve-command.ts), as a
- * worker slow to load would be, until the test lets it go on (SIGCONT).
- */
-export const TEST_STOP_BEFORE_READY_ENV = 'TOOLSEL_TEST_STOP_BEFORE_READY_FILE'
+export function testStopPoint(name: TestSwitch, at: string = '1'): void {
+  if (testSwitch(name) === at) process.kill(process.pid, 'SIGSTOP')
+}
 
 /**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
- * their READMEs export in the shell that may also start the server, and a worker's
- * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV; and the test-only TOOLSEL_TEST_METRICS_FAULT_FILE
- * (server/cluster-metrics.ts), TEST_SYNC_FAULT_ENV (service/cluster-sync.ts),
- * TEST_CRASH_AFTER_READY_ENV and TEST_STOP_BEFORE_READY_ENV (cli/serve-command.ts),
- * TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
- * (store/index-store.ts), TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE (store/snapshot.ts) and
- * TOOLSEL_TEST_STOP_IN_FILE_WRITE (write-file-atomically.ts). README
- * ("Command line") names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
+ * their READMEs export in the shell that may also start the server, a worker's
+ * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV, and the TEST_SWITCHES. README ("Command line")
+ * names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
 export const OTHER_VARS: ReadonlySet<string> = new Set([
   CONFIG_FILE_ENV,
@@ -277,13 +294,7 @@ export const OTHER_VARS: ReadonlySet<string> = new Set([
   'TOOLSEL_API_KEY',
   LISTEN_WHEN_READY_ENV,
   LOAD_WARNINGS_ENV,
-  'TOOLSEL_TEST_METRICS_FAULT_FILE',
-  TEST_SYNC_FAULT_ENV,
-  TEST_CRASH_AFTER_READY_ENV,
-  TEST_STOP_BEFORE_READY_ENV,
-  'TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES',
-  'TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE',
-  'TOOLSEL_TEST_STOP_IN_FILE_WRITE',
+  ...Object.keys(TEST_SWITCHES),
 ])
 
 /**

@@ -20,6 +20,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client'
+import { testSwitch } from '../config/env-vars.ts'
 import { ToolselError } from '../errors.ts'
 
 /** One registry's metrics as `getMetricsAsJSON` gives them (what `aggregate` takes). */
@@ -71,8 +72,8 @@ function sendQuietly(
  * (the primary answers no worker).
  */
 function testFault(): string | undefined {
-  const file = process.env.TOOLSEL_TEST_METRICS_FAULT_FILE
-  if (file === undefined || file === '') return undefined
+  const file = testSwitch('TOOLSEL_TEST_METRICS_FAULT_FILE')
+  if (file === undefined) return undefined
   try {
     return readFileSync(file, 'utf8').trim()
   } catch {

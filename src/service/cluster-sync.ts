@@ -33,7 +33,7 @@
  * @module
  */
 import cluster, { type Worker } from 'node:cluster'
-import { TEST_SYNC_FAULT_ENV } from '../config/env-vars.ts'
+import { testSwitch } from '../config/env-vars.ts'
 import type { Logger } from '../log.ts'
 import type { Config } from '../config/schema.ts'
 import { dirname, join } from 'node:path'
@@ -293,8 +293,8 @@ export class WorkerLibrarySync {
     const slots = this.#slots()
     for (const { name, dir } of changes) {
       try {
-        if (process.env[TEST_SYNC_FAULT_ENV] === name)
-          throw new Error(`test fault: ${TEST_SYNC_FAULT_ENV} names it`)
+        if (testSwitch('TOOLSEL_TEST_SYNC_FAULT') === name)
+          throw new Error('test fault: TOOLSEL_TEST_SYNC_FAULT names it')
         // Saved or deleted: what is saved now is what counts (a later change may be on disk).
         const indexDir = dir === null ? this.#config.library.indexDir : dirname(dir)
         await syncSavedLibrary(slots, name, indexDir, this.#config, this.#logger)

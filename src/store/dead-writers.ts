@@ -133,12 +133,3 @@ export async function sweepTemporaryFiles(files: readonly string[]): Promise<str
   }
   return removed
 }
-
-/**
- * For tests of a writer killed mid-write, off unless set: `TOOLSEL_TEST_STOP_IN_FILE_WRITE=1`
- * stops this process (SIGSTOP) once its temporary files are written, before their renames; the
- * test then kills it or lets it go on.
- */
-export function stopInFileWrite(): void {
-  if (process.env.TOOLSEL_TEST_STOP_IN_FILE_WRITE === '1') process.kill(process.pid, 'SIGSTOP')
-}

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
+import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { assertLibraryName, ToolLibrary, type ToolLineIndex } from '../library/tool-library.ts'
@@ -361,7 +362,7 @@ export async function commitStagedIndexes(
               },
             })
           }
-          stopAfterRenames(swapped.length)
+          testStopPoint('TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES', String(swapped.length))
         }
         // The commit point: from here on the restore stands.
         await rm(journal, { force: true })
@@ -393,17 +394,6 @@ export async function commitStagedIndexes(
     for (const { old } of entries) release(old)
   }
   return entries.map(({ name }) => name)
-}
-
-/**
- * For tests of a restore killed between its renames, off unless set:
- * `TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES=<n>` stops this process (SIGSTOP) right after the
- * n-th library of a restore is renamed into place; the test then kills it or lets it go on.
- */
-function stopAfterRenames(renamed: number): void {
-  const stopAt = process.env.TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES
-  if (stopAt !== undefined && stopAt !== '' && Number(stopAt) === renamed)
-    process.kill(process.pid, 'SIGSTOP')
 }
 
 /** The second half of `saveIndexedLibrary`: the staged `temporary` renamed into place. */

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto'
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
+import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
 import { isToolselError, ToolselError } from '../errors.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
@@ -152,7 +153,7 @@ async function writeSnapshotAt(
           throw new Error(warning)
         },
       })
-      if (indexed === libraries[0]) stopInSnapshotWrite()
+      if (indexed === libraries[0]) testStopPoint('TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE')
     }
     const manifest: SnapshotManifest = {
       format: SNAPSHOT_FORMAT,
@@ -180,15 +181,6 @@ async function writeSnapshotAt(
     await rm(temporary, { recursive: true, force: true })
     throw snapshotWriteFailed(target, error)
   }
-}
-
-/**
- * For tests of a snapshot writer killed mid-write, off unless set:
- * `TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE=1` stops this process (SIGSTOP) once the first library
- * is written into the snapshot's temporary directory; the test then kills it or lets it go on.
- */
-function stopInSnapshotWrite(): void {
-  if (process.env.TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE === '1') process.kill(process.pid, 'SIGSTOP')
 }
 
 /**

@@ -18,7 +18,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { LOAD_WARNINGS_ENV, TEST_SYNC_FAULT_ENV } from '../../src/config/env-vars.ts'
+import { LOAD_WARNINGS_ENV } from '../../src/config/env-vars.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
@@ -50,7 +50,7 @@ describe('toolsel serve --workers 2: a scrape that goes wrong', () => {
     )
     await saveIndexedLibrary(indexDir, await buildIndexedLibrary(odd, defaultConfig()))
     server = await startServe(['--workers', '2'], {
-      env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile, [TEST_SYNC_FAULT_ENV]: 'faulty' },
+      env: { TOOLSEL_TEST_METRICS_FAULT_FILE: faultFile, TOOLSEL_TEST_SYNC_FAULT: 'faulty' },
       indexDir,
     })
     const { url, logs, child } = server

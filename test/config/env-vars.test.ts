@@ -70,7 +70,11 @@ describe('environment variables', () => {
     const read = new Set<string>()
     for (const file of files) {
       const text = await readFile(new URL(file, root), 'utf8')
-      for (const [, name] of text.matchAll(/process\.env\.(TOOLSEL_\w+)/g)) read.add(name)
+      // By name: process.env.X, or a test switch through testSwitch('X') / testStopPoint('X').
+      for (const [, name] of text.matchAll(
+        /(?:process\.env\.|\btest(?:Switch|StopPoint)\(\s*')(TOOLSEL_\w+)/g,
+      ))
+        read.add(name)
     }
     expect(read.size).toBeGreaterThan(3)
     expect(unknownEnvVarWarnings(Object.fromEntries([...read].map((name) => [name, '1'])))).toEqual(

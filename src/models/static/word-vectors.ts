@@ -16,7 +16,8 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { idHash } from '../../library/id-table.ts'
-import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
+import { testStopPoint } from '../../config/env-vars.ts'
+import { sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
 import { claim, release } from '../../store/index-dir-claims.ts'
 
 const require = createRequire(import.meta.url)
@@ -119,7 +120,7 @@ async function writeAtomically(
       log(`Removed ${removed}: left half-written by a process that is gone`)
     // Never writable by group or others, whatever the umask: a shared cache is read only so.
     await writeFile(temporary, data, { mode: 0o644 })
-    stopInFileWrite()
+    testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
     await rename(temporary, file)
     return true
   } catch {

@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs'
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
-import { stopInFileWrite, sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
+import { testStopPoint } from '../../config/env-vars.ts'
+import { sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
 import { claim, release } from '../../store/index-dir-claims.ts'
 
 /** Bump when the file layout changes; older files are ignored (the cache is rebuilt). */
@@ -70,7 +71,7 @@ export class EmbeddingCache {
         temporary,
         Buffer.concat([prefix, header, Buffer.alloc(padding, 0x20), ...chunks]),
       )
-      stopInFileWrite()
+      testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
       await rename(temporary, file)
     } catch (error) {
       await rm(temporary, { force: true }).catch(() => {})
