@@ -99,6 +99,25 @@ export interface AddExamplesResult extends ExampleSetChange {
   version: number
 }
 
+/** How `addExamples` applies one write (each entry of a batch keeps its own). */
+export interface AddExamplesOptions {
+  signal?: AbortSignal
+  /**
+   * Called at the commit point of the rebuild that would save this write (just before the
+   * index is renamed into place); throw to leave this write out. The HTTP routes use it so
+   * that a request already answered with an error (timeout, client gone) is never saved, even
+   * when other writes of its batch are.
+   */
+  beforeCommit?: () => void
+  /** The request's id (`x-request-id`), for the log lines this write causes. */
+  requestId?: string
+  /**
+   * What an unknown tool id's message says named it, with its verb ("Usage examples name" by
+   * default; `POST /v1/feedback` says "The feedback's `used` names").
+   */
+  subject?: string
+}
+
 /**
  * The service: loaded libraries, components, and the operations on them.
  *
@@ -368,23 +387,7 @@ export class ToolselService {
   async addExamples(
     name: string,
     examples: readonly UsageExample[],
-    options: {
-      signal?: AbortSignal
-      /**
-       * Called at the commit point of the rebuild that would save this write (just before the
-       * index is renamed into place); throw to leave this write out. The HTTP routes use it so
-       * that a request already answered with an error (timeout, client gone) is never saved, even
-       * when other writes of its batch are.
-       */
-      beforeCommit?: () => void
-      /** The request's id (`x-request-id`), for the log lines this write causes. */
-      requestId?: string
-      /**
-       * What an unknown tool id's message says named it, with its verb ("Usage examples name" by
-       * default; `POST /v1/feedback` says "The feedback's `used` names").
-       */
-      subject?: string
-    } = {},
+    options: AddExamplesOptions = {},
   ): Promise<AddExamplesResult> {
     return this.#withoutHostPaths(
       () => this.#addExamples(name, examples, options),
@@ -395,12 +398,7 @@ export class ToolselService {
   #addExamples(
     name: string,
     examples: readonly UsageExample[],
-    options: {
-      signal?: AbortSignal
-      beforeCommit?: () => void
-      requestId?: string
-      subject?: string
-    },
+    options: AddExamplesOptions,
   ): Promise<AddExamplesResult> {
     assertLibraryName(name)
     // Writes that arrive while another write to the library is being built wait for it and are
@@ -790,12 +788,9 @@ export class ToolselService {
   }
 }
 
-interface ExampleBatchEntry {
+/** A write waiting in a batch: its examples and options, and how to answer its caller. */
+interface ExampleBatchEntry extends AddExamplesOptions {
   examples: readonly UsageExample[]
-  signal?: AbortSignal
-  beforeCommit?: () => void
-  requestId?: string
-  subject?: string
   resolve(result: AddExamplesResult): void
   reject(error: unknown): void
 }
