@@ -3,6 +3,7 @@
  * `use-lite`), resolved through plain lookup tables by planners, selectors and model factories.
  * @module
  */
+import { ToolselError } from './errors.ts'
 
 /** Splits at the first colon: `llm:onnx:/m` → backend `llm`, argument `onnx:/m`. */
 export function parseComponentId(id: string): { backend: string; argument: string } {
@@ -15,4 +16,22 @@ export function parseComponentId(id: string): { backend: string; argument: strin
 /** The table entry for `key`, ignoring inherited properties (`toString`, `__proto__`…). */
 export function lookupBackend<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(table, key) ? table[key] : undefined
+}
+
+/**
+ * The UNKNOWN_COMPONENT error for `id`, whose backend `backend` no table of `what` (`embedding`,
+ * `language-model`) has: it lists each backend's `usage` (`onnx:<model directory>`), not only
+ * its name, so the message shows what an id looks like.
+ */
+export function unknownBackend(
+  what: string,
+  backend: string,
+  id: string,
+  usage: readonly string[],
+): ToolselError {
+  return new ToolselError(
+    'UNKNOWN_COMPONENT',
+    `No such ${what} backend: ${backend} (available: ${usage.join(', ')})`,
+    { details: { id, available: usage } },
+  )
 }

@@ -3,7 +3,7 @@
  * plain lookup table, and shares one instance per id and options.
  * @module
  */
-import { lookupBackend, parseComponentId } from '../component-id.ts'
+import { lookupBackend, parseComponentId, unknownBackend } from '../component-id.ts'
 import { ToolselError } from '../errors.ts'
 import type { EmbeddingModel } from './embedding-model.ts'
 import { DEFAULT_HASHING_DIMENSIONS, HashingEmbeddingModel } from './hashing-embedding-model.ts'
@@ -75,13 +75,7 @@ export function createEmbeddingModel(
   const { backend: backendName, argument } = parseComponentId(id)
   const backend = lookupBackend(EMBEDDING_BACKENDS, backendName)
   if (!backend) {
-    return Promise.reject(
-      new ToolselError(
-        'UNKNOWN_COMPONENT',
-        `No such embedding backend: ${backendName} (available: ${EMBEDDING_MODEL_USAGE.join(', ')})`,
-        { details: { id, available: EMBEDDING_MODEL_USAGE } },
-      ),
-    )
+    return Promise.reject(unknownBackend('embedding', backendName, id, EMBEDDING_MODEL_USAGE))
   }
   const key = cacheKey(id, options)
   let instance = instances.get(key)

@@ -3,7 +3,7 @@
  * table: `onnx:<model directory>` or `openai:<served model name>`.
  * @module
  */
-import { lookupBackend, parseComponentId } from '../component-id.ts'
+import { lookupBackend, parseComponentId, unknownBackend } from '../component-id.ts'
 import { ToolselError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { LanguageModel } from './language-model.ts'
@@ -68,13 +68,7 @@ export async function createLanguageModel(
 ): Promise<LanguageModel> {
   const { backend: backendName, argument } = parseComponentId(id)
   const backend = lookupBackend(LANGUAGE_MODEL_BACKENDS, backendName)
-  if (!backend) {
-    throw new ToolselError(
-      'UNKNOWN_COMPONENT',
-      `No such language-model backend: ${backendName} (available: ${Object.keys(LANGUAGE_MODEL_BACKENDS).join(', ')})`,
-      { details: { id, available: LANGUAGE_MODEL_USAGE } },
-    )
-  }
+  if (!backend) throw unknownBackend('language-model', backendName, id, LANGUAGE_MODEL_USAGE)
   if (argument === '') {
     throw new ToolselError(
       'INVALID_CONFIG',

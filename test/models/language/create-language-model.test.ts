@@ -10,7 +10,10 @@ describe('createLanguageModel', () => {
   it('rejects an unknown backend with UNKNOWN_COMPONENT listing the available ones', async () => {
     await expect(createLanguageModel('llama:7b')).rejects.toMatchObject({
       code: 'UNKNOWN_COMPONENT',
-      message: 'No such language-model backend: llama (available: onnx, openai)',
+      // Was "(available: onnx, openai)": the backends' names, where the embedding backends'
+      // message gave their usage.
+      message:
+        'No such language-model backend: llama (available: onnx:<model directory>, openai:<model name>)',
     })
   })
 
