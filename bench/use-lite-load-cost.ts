@@ -12,7 +12,7 @@
  * is the probe's forward pass timed again after the load: what it costs once warm.
  *
  *   node --import tsx bench/use-lite-load-cost.ts [--turns 7] [--before /work/ci-base]
- *     [--embedder use-lite | onnx:<dir>] [--threads 0]
+ *     [--embedder use-lite | onnx:<dir> | static:glove-100d] [--threads 0]
  * @module
  */
 import { execFileSync } from 'node:child_process'
