@@ -161,7 +161,7 @@ export class ChatCompletionsClient {
       return { ok: false, error, retryAfterMs }
     }
     if (status < 200 || status >= 300) {
-      const hint = status === 401 || status === 403 ? ' Check the API key.' : ''
+      const hint = failureHint(status, raw, body.model)
       return {
         ok: false,
         error: this.#error(
@@ -252,4 +252,19 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) onAbort()
     else signal?.addEventListener('abort', onAbort, { once: true })
   })
+}
+
+/**
+ * What to check for a refused call, where the status and answer tell: the key (401/403); the
+ * model name or the base URL (404: vLLM answers it for a model it does not serve, by its
+ * --served-model-name, not the Hugging Face id); the thinking switch (400 naming
+ * chat_template_kwargs: api.openai.com refuses fields it does not know).
+ */
+function failureHint(status: number, raw: string, model: unknown): string {
+  if (status === 401 || status === 403) return ' Check the API key.'
+  if (status === 404)
+    return ` Check the model name (${JSON.stringify(String(model)).slice(0, 200)}: the name the server serves it by; \`toolsel models check openai:<model>\` lists them) and models.openai.baseUrl (the API root, e.g. http://localhost:8000/v1).`
+  if (status === 400 && raw.includes('chat_template_kwargs'))
+    return " The server refuses chat_template_kwargs (Qwen3's thinking switch): set models.openai.sendThinkingSwitch to false (TOOLSEL_OPENAI_SEND_THINKING_SWITCH=false)."
+  return ''
 }

@@ -132,6 +132,27 @@ describe('OpenAiLanguageModel retries and limits', () => {
     await expect(model().generate(ASK, { maxTokens: 8 })).rejects.toThrow(/Check the API key/)
   })
 
+  // Before, neither said what to check: a wrong served-model name (vLLM answers 404) and a server
+  // that refuses the thinking switch (api.openai.com: 400) only quoted the answer.
+  it('says to check the model name on a 404, and the thinking switch on a 400 naming it', async () => {
+    server.reply({
+      status: 404,
+      body: '{"object":"error","message":"The model `qwen3-8b` does not exist.","type":"NotFoundError","code":404}',
+    })
+    const missing = model().generate(ASK, { maxTokens: 8 })
+    await expect(missing).rejects.toThrow(
+      /HTTP 404: .*does not exist\.".* Check the model name \("qwen3-8b": the name the server serves it by; `toolsel models check openai:<model>` lists them\)/,
+    )
+    server.reply({
+      status: 400,
+      body: '{"error":{"message":"Unrecognized request argument supplied: chat_template_kwargs"}}',
+    })
+    await expect(model().generate(ASK, { maxTokens: 8 })).rejects.toThrow(
+      /set models\.openai\.sendThinkingSwitch to false \(TOOLSEL_OPENAI_SEND_THINKING_SWITCH=false\)/,
+    )
+    expect(server.requests).toHaveLength(2)
+  })
+
   it('retries network errors and then reports UPSTREAM_UNAVAILABLE', async () => {
     const closed = await startFakeChatServer()
     await closed.close()
