@@ -54,7 +54,11 @@ export async function writeFilesAtomically(
     for (const [file, text] of files) {
       current = file
       await mkdir(dirname(file), { recursive: true })
-      await writeFile(temporary(file), text)
+      // `wx`: a new file, never through what is already there. The name is predictable (pid
+      // and start time show in /proc), so in a directory another user can write in, a symlink
+      // planted there would otherwise have this write overwrite its target and the rename
+      // put the symlink in place of `file`.
+      await writeFile(temporary(file), text, { flag: 'wx' })
       await syncPath(temporary(file))
     }
     testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
