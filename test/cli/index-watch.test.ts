@@ -175,7 +175,9 @@ describe('toolsel serve picks up commits of other processes to its index directo
     expect(logs()).toMatch(/"parcels" replaced: saved anew/)
     expect(logs()).toMatch(/"other" added/)
     expect(logs()).toMatch(/"other" dropped/)
-  }, 120_000)
+    // Five process starts (the server, four `toolsel` commands): 120 s ran out with two busy
+    // loops and the children run through tsx (dist/ older than src/; round 39).
+  }, 240_000)
 
   it('one process: a commit that failed to load is tried again on a backoff, logged once, and served once it loads', async () => {
     const { dir, indexDir, v2 } = await prepare()
@@ -260,7 +262,9 @@ describe('toolsel serve picks up commits of other processes to its index directo
       'the restored library served',
     )
     expect(logs()).toMatch(/"parcels" replaced: saved anew/)
-  }, 120_000)
+    // Four process starts (three `toolsel` commands, the server): 120 s ran out with two busy
+    // loops and the children run through tsx (dist/ older than src/; round 39).
+  }, 240_000)
 
   it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
     const { indexDir } = await prepare()
@@ -297,5 +301,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
     expect(logs().match(/worker \d+, library "parcels"/g)).toHaveLength(2)
     for (let answer = 0; answer < 6; answer += 1)
       expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
-  }, 150_000)
+    // Six process starts (the server, its two workers, three `toolsel` commands): 150 s ran out
+    // with two busy loops and the children run through tsx (dist/ older than src/; round 39).
+  }, 300_000)
 })
