@@ -490,7 +490,23 @@ export const RESPONSE_SCHEMAS = {
       retriever: z.string(),
       reranker: z.string(),
       selector: z.string(),
-      fallbacks: z.array(z.record(z.string(), z.unknown())),
+      fallbacks: z
+        .array(
+          z
+            .object({
+              stage: z.enum(['planner', 'selector']),
+              from: z.string(),
+              to: z.string(),
+              code: z.string(),
+              message: z.string(),
+              status: z.number().int().optional(),
+              raw: z.string().optional(),
+            })
+            .describe('A planner or selector call that failed, and what stood in for it.'),
+        )
+        .describe(
+          "Each planner or selector call that failed and what stood in for it (`from`, `to`): the error's `code` and `message`, the model endpoint's HTTP `status` when it answered (401/403: the API key was refused), and `raw`, the model's output that could not be used, when there was one. Counted by /metrics toolsel_model_fallbacks_total; /readyz `degraded` lists the components whose latest use fell back.",
+        ),
     }),
     usage: UsageSchema,
     examples: z

@@ -37,6 +37,25 @@ async function select(): Promise<Fallback[]> {
   return body.components.fallbacks
 }
 
+interface ObjectSchema {
+  properties?: Record<string, ObjectSchema>
+  items?: ObjectSchema
+  required?: string[]
+}
+
+/** The /openapi.json schema of a select-tools answer's `components.fallbacks` item. */
+async function fallbackSchema(): Promise<ObjectSchema> {
+  const document = (await (await fetch(`${running!.url}/openapi.json`)).json()) as {
+    paths: Record<
+      string,
+      { post: { responses: Record<string, { content: Record<string, { schema: ObjectSchema }> }> } }
+    >
+  }
+  const answer =
+    document.paths['/v1/select-tools'].post.responses['200'].content['application/json']
+  return answer.schema.properties?.components.properties?.fallbacks.items ?? {}
+}
+
 async function readyz(): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${running!.url}/readyz`)
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
@@ -63,6 +82,14 @@ describe('toolsel serve when the model endpoint refuses the key after the start'
       { stage: 'planner', to: 'rule', code: 'MODEL_CALL_FAILED', status: 401 },
       { stage: 'selector', to: 'top1', code: 'MODEL_CALL_FAILED', status: 401 },
     ])
+    // /openapi.json describes every field of a real fallback, `status` included (before: any object).
+    const schema = await fallbackSchema()
+    for (const fallback of fallbacks) {
+      expect(Object.keys(schema.properties ?? {})).toEqual(
+        expect.arrayContaining(Object.keys(fallback)),
+      )
+      expect(Object.keys(fallback)).toEqual(expect.arrayContaining(schema.required ?? []))
+    }
     const planner = fallbacks[0].from
     const selector = fallbacks[1].from
 

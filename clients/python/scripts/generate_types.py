@@ -54,6 +54,7 @@ NAMES: Dict[str, str] = {
     "SelectResponseToolsOption2Item": "OpenAIChatTool",
     "SelectResponseToolsOption3Item": "OpenAIResponsesTool",
     "SelectResponseToolsOption4Item": "AnthropicTool",
+    "SelectResponseComponentsFallbacksItem": "Fallback",
     "SelectResponseStepsItem": "Step",
     "StepCandidatesItem": "Candidate",
     "SearchResponseResultsItem": "SearchResult",

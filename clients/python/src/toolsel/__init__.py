@@ -192,13 +192,39 @@ class SelectResponseTimings(TypedDict):
     totalMs: float
 
 
+_FallbackRequired = TypedDict(
+    "_FallbackRequired",
+    {
+        "stage": Literal["planner", "selector"],
+        "from": str,
+        "to": str,
+        "code": str,
+        "message": str,
+    },
+)
+
+
+_FallbackOptional = TypedDict(
+    "_FallbackOptional",
+    {
+        "status": int,
+        "raw": str,
+    }, total=False,
+)
+
+
+class Fallback(_FallbackRequired, _FallbackOptional):
+    """A planner or selector call that failed, and what stood in for it."""
+
+
 class SelectResponseComponents(TypedDict):
     library: str
     planner: str
     retriever: str
     reranker: str
     selector: str
-    fallbacks: List[Dict[str, Any]]
+    #: Each planner or selector call that failed and what stood in for it (`from`, `to`): the error'...
+    fallbacks: List[Fallback]
 
 
 class SelectResponseUsage(TypedDict):
