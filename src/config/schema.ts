@@ -510,10 +510,32 @@ const OnnxModelSchema = z
   })
   .strict()
 
+/** Empty (no endpoint), or an http(s) URL that fetch can request: no user info. */
+function isModelEndpointUrl(value: string): boolean {
+  if (value === '') return true
+  const url = URL.parse(value)
+  return (
+    url !== null &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === ''
+  )
+}
+
 const OpenAiModelSchema = z
   .object({
-    /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. Required for `openai:` ids. */
-    baseUrl: z.string().default(''),
+    /**
+     * The server's OpenAI API root, e.g. `http://localhost:8000/v1`. Required for `openai:` ids.
+     * An http(s) URL without user info: Node's fetch refuses `https://user:password@host/v1`, so
+     * every call with it failed and fell back (the key goes in `apiKey`).
+     */
+    baseUrl: z
+      .string()
+      .refine(
+        isModelEndpointUrl,
+        'an http:// or https:// URL without user info (such as http://localhost:8000/v1; fetch refuses user:password@, put the key in models.openai.apiKey)',
+      )
+      .default(''),
     /** Bearer token; empty for none. Prefer the TOOLSEL_OPENAI_API_KEY variable to a file. */
     apiKey: z.string().default(''),
     /** Time limit per attempt in ms. Default 30,000. */

@@ -195,6 +195,26 @@ describe('loadConfig', () => {
     })
   })
 
+  it('refuses a model base URL fetch cannot request (user info, no http scheme), not quoting it', async () => {
+    // Before, both loaded: the start-up key check only warned and every chat call fell back,
+    // "Request cannot be constructed from a URL that includes credentials".
+    for (const baseUrl of ['http://proxy:hunter2-secret@127.0.0.1:8000/v1', 'localhost:8000/v1']) {
+      const error = await loadConfig({ env: { TOOLSEL_OPENAI_BASE_URL: baseUrl } }).then(
+        () => undefined,
+        (thrown: unknown) => thrown as { code: string; message: string },
+      )
+      expect(error?.code).toBe('INVALID_CONFIG')
+      expect(error?.message).toMatch(
+        /^Invalid config value at "models\.openai\.baseUrl" \(from environment variable TOOLSEL_OPENAI_BASE_URL\): an http:\/\/ or https:\/\/ URL without user info/,
+      )
+      expect(error?.message).not.toContain('hunter2')
+    }
+    const config = await loadConfig({
+      env: { TOOLSEL_OPENAI_BASE_URL: 'https://api.example.com/v1' },
+    })
+    expect(config.models.openai.baseUrl).toBe('https://api.example.com/v1')
+  })
+
   it('names the source of an out-of-range value', async () => {
     await expect(loadConfig({ flags: { 'retrieve.bm25.b': 2 } })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
