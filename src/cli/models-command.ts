@@ -39,8 +39,8 @@ key with: GET <models.openai.baseUrl>/models with models.openai.apiKey (env
 TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.timeoutMs, 5 s).
 Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
 no list); 1 when it refuses the key (401/403), is unreachable, answers another status, or lists
-models but not this one (a chat call would answer 404); 2 when no base URL is set or the
-argument names no model (openai: alone).
+models but not this one (a chat call would answer 404); 2 when no base URL is set, it is not an
+http(s) URL without user info, or the argument names no model (openai: alone).
 
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present):
