@@ -59,6 +59,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['retrieval-quality.ts', '--data'],
     ['compare-runs.ts', ''],
     ['scope-probe.ts', 'size'],
+    ['hostile-upstream.ts', '--case'],
   ] as const)(
     '%s --help prints its usage on stdout and exits 0, loading none of the code it measures',
     { timeout: 60_000 },
@@ -108,6 +109,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['perf.ts', ['--generator', 'x'], '--generator must be wrk or autocannon'],
     ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
     ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
+    ['hostile-upstream.ts', ['--case', 'x'], '--case must be init-error or descriptions, got "x"'],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
   ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',

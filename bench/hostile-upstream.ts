@@ -1,0 +1,104 @@
+/**
+ * What a hostile MCP upstream puts into the gateway's process and log (bench/README "Round 39:
+ * what a hostile upstream, a request path and the environment reach"): a stdio upstream (the
+ * node fixture test/mcp/fixtures/node-upstream.mjs) connected through `UpstreamConnection` with
+ * a memory logger, as test/mcp/gateway/upstream-connection.test.ts does.
+ *
+ * - `--case init-error`: it answers `initialize` with an error of `--repeat` x "failed!\n"
+ *   (default 524,288: 4 MiB): prints the status, the kept `lastError`'s length and each log
+ *   line's length.
+ * - `--case descriptions`: it lists `--tools` tools with `--chars`-character descriptions,
+ *   `--page` a page: prints the time, what description text is kept, heap and RSS (run node with
+ *   `--expose-gc` for the heap figure).
+ *
+ * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
+ * checkout's (it has the knobs).
+ *
+ *   node --expose-gc --import tsx bench/hostile-upstream.ts --case init-error [--repeat 524288]
+ *   node --expose-gc --import tsx bench/hostile-upstream.ts --case descriptions [--tools 100]
+ *     [--chars 1048576] [--page 7] [--root /work/ci-base]
+ * @module
+ */
+import { resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { benchArgs, usageError } from './bench-args.ts'
+
+const { values: args } = benchArgs(import.meta.url, {
+  options: {
+    case: { type: 'string', default: 'init-error' },
+    repeat: { type: 'string', default: String((4 * 1024 * 1024) / 8) },
+    tools: { type: 'string', default: '100' },
+    chars: { type: 'string', default: String(1 << 20) },
+    page: { type: 'string', default: '7' },
+    root: { type: 'string' },
+  },
+})
+if (args.case !== 'init-error' && args.case !== 'descriptions') {
+  usageError(import.meta.url, `--case must be init-error or descriptions, got "${args.case}"`)
+}
+for (const flag of ['repeat', 'tools', 'chars', 'page'] as const) {
+  if (!/^[1-9]\d*$/.test(args[flag])) {
+    usageError(import.meta.url, `--${flag} must be a positive number, got "${args[flag]}"`)
+  }
+}
+
+const here = resolve(fileURLToPath(import.meta.url), '../..')
+const root = resolve(args.root ?? here)
+const from = (path: string) => import(pathToFileURL(resolve(root, path)).href)
+const { parseConfig } = await from('src/config/load-config.ts')
+const { createMemoryLogger } = await from('src/log.ts')
+const { UpstreamConnection } = await from('src/mcp/gateway/upstream-connection.ts')
+
+const env: Record<string, string> =
+  args.case === 'init-error'
+    ? { UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'), UPSTREAM_INIT_ERROR_REPEAT: args.repeat }
+    : {
+        UPSTREAM_TOOLS: args.tools,
+        UPSTREAM_DESCRIPTION_CHARS: args.chars,
+        UPSTREAM_PAGE_SIZE: args.page,
+      }
+const config = parseConfig({
+  gateway: {
+    spawnTimeoutMs: 120_000,
+    servers: {
+      hostile: {
+        command: process.execPath,
+        args: [resolve(here, 'test/mcp/fixtures/node-upstream.mjs')],
+        env,
+      },
+    },
+  },
+})
+const logger = createMemoryLogger()
+let tools: ReadonlyArray<{ description?: string }> = []
+const upstream = new UpstreamConnection('hostile', config.gateway.servers.hostile, {
+  settings: config.gateway,
+  logger,
+  onTools: () => {
+    tools = upstream.tools
+  },
+})
+const before = process.memoryUsage()
+const started = performance.now()
+await upstream.connect().catch((error: Error) => {
+  console.log(`connect failed: ${String(error.message).length} characters of message`)
+})
+const ms = Math.round(performance.now() - started)
+if (args.case === 'init-error') await new Promise((settle) => setTimeout(settle, 500))
+globalThis.gc?.()
+const after = process.memoryUsage()
+const state = upstream.state()
+console.log(`root: ${root}`)
+if (args.case === 'init-error') {
+  console.log(`status ${state.status}, lastError ${state.lastError?.length ?? 0} characters`)
+  console.log(
+    `log lines (characters): ${logger.lines.map((line: string) => line.length).join(', ')}`,
+  )
+} else {
+  const kept = tools.reduce((sum, tool) => sum + (tool.description?.length ?? 0), 0)
+  console.log(
+    `${args.tools} tools x ${args.chars} characters, ${args.page} a page: ${ms} ms, status ${state.status}, ` +
+      `${tools.length} tools, ${kept} description characters kept, heap +${Math.round((after.heapUsed - before.heapUsed) / 2 ** 20)} MiB, RSS ${Math.round(after.rss / 2 ** 20)} MiB`,
+  )
+}
+await upstream.close()
