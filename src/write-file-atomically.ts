@@ -31,6 +31,40 @@ export interface WriteOptions {
 }
 
 /**
+ * A cache file (the embedding cache, the word-vectors cache) replaced whole: `data` goes to a
+ * temporary file of this writer's (store/dead-writers.ts `temporaryFile`, unique: two writes of
+ * one file at once keep apart), created new (`wx`: never written through what a symlink planted at
+ * the name points at), then renamed over `file`. What a writer of `file` killed before its rename
+ * left is removed first (`sweepTemporaryFiles`: never a live writer's); a failed write removes its
+ * temporary file and throws the error as it came. Not flushed to the disk (a cache lost at a
+ * power loss is rebuilt). Answers the paths swept.
+ */
+export async function replaceCacheFile(
+  file: string,
+  data: Uint8Array,
+  options: { mode?: number } = {},
+): Promise<string[]> {
+  const swept = await sweepTemporaryFiles([file])
+  const temporary = temporaryFile(file, { unique: true })
+  // Ours while this write lasts: a sweep of this process leaves it alone.
+  claim(temporary)
+  try {
+    await writeFile(temporary, data, {
+      flag: 'wx',
+      ...(options.mode !== undefined && { mode: options.mode }),
+    })
+    testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
+    await rename(temporary, file)
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => {})
+    throw error
+  } finally {
+    release(temporary)
+  }
+  return swept
+}
+
+/**
  * Several files that belong together (training records and their data card): every one is
  * written to its temporary file first, and only then are they renamed over the targets, so a
  * failed (or interrupted) write leaves the old set whole instead of new records next to an old

@@ -11,14 +11,12 @@
  * their own there under the stamp of the installed package (its size and mtime are public).
  * @module
  */
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { idHash } from '../../library/id-table.ts'
-import { testStopPoint } from '../../config/env-vars.ts'
-import { sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
-import { claim, release } from '../../store/index-dir-claims.ts'
+import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -101,33 +99,23 @@ function cacheFiles(source: string): { file: string; shared: boolean }[] {
 }
 
 /**
- * Writes `data` to `file` through `<file>.<pid>.<start>@<host>-<hex>.tmp` (store/dead-writers.ts
- * `temporaryFile`), renamed over it; false when it can't be written. The temp file (tens of MB) a
- * writer killed mid-write left is removed by the next write of `file` (`sweepTemporaryFiles`:
- * this host's and user's, its process gone; never a live writer's), and `log` says so.
+ * Writes `data` to `file` (write-file-atomically.ts `replaceCacheFile`: a temporary file renamed
+ * over it; the temp file (tens of MB) a writer killed mid-write left is removed, and `log` says
+ * so); false when it can't be written.
  */
 async function writeAtomically(
   file: string,
   data: Uint8Array,
   log: (message: string) => void,
 ): Promise<boolean> {
-  const temporary = temporaryFile(file, { unique: true })
-  // Ours while this write lasts: a sweep of this process leaves it alone.
-  claim(temporary)
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 })
-    for (const removed of await sweepTemporaryFiles([file]))
-      log(`Removed ${removed}: left half-written by a process that is gone`)
     // Never writable by group or others, whatever the umask: a shared cache is read only so.
-    await writeFile(temporary, data, { mode: 0o644 })
-    testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
-    await rename(temporary, file)
+    for (const removed of await replaceCacheFile(file, data, { mode: 0o644 }))
+      log(`Removed ${removed}: left half-written by a process that is gone`)
     return true
   } catch {
-    await rm(temporary, { force: true }).catch(() => {})
     return false
-  } finally {
-    release(temporary)
   }
 }
 

@@ -5,11 +5,9 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
-import { testStopPoint } from '../../config/env-vars.ts'
-import { sweepTemporaryFiles, temporaryFile } from '../../store/dead-writers.ts'
-import { claim, release } from '../../store/index-dir-claims.ts'
+import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 /** Bump when the file layout changes; older files are ignored (the cache is rebuilt). */
 export const EMBEDDING_CACHE_FORMAT = 1
@@ -44,10 +42,9 @@ export class EmbeddingCache {
   }
 
   /**
-   * Writes the cache to `file` atomically (temp file `<file>.<pid>.<start>@<host>-<hex>.tmp`,
-   * store/dead-writers.ts `temporaryFile`, then rename); a failed write removes the temp file,
-   * and one a writer killed mid-write left (SIGKILL, a power loss) is removed by the next save of
-   * `file` (`sweepTemporaryFiles`: never a live writer's); answers the paths so removed.
+   * Writes the cache to `file` atomically (write-file-atomically.ts `replaceCacheFile`: a
+   * temporary file renamed over it; one a writer killed mid-write left is removed by the next
+   * save of `file`); answers the paths so removed.
    */
   async save(file: string): Promise<string[]> {
     const entries: CacheFileHeader['entries'] = []
@@ -62,24 +59,10 @@ export class EmbeddingCache {
     const padding = (4 - ((4 + header.byteLength) % 4)) % 4
     const prefix = Buffer.alloc(4)
     prefix.writeUInt32LE(header.byteLength + padding)
-    const swept = await sweepTemporaryFiles([file])
-    const temporary = temporaryFile(file, { unique: true })
-    // Ours while this write lasts: a sweep of this process leaves it alone.
-    claim(temporary)
-    try {
-      await writeFile(
-        temporary,
-        Buffer.concat([prefix, header, Buffer.alloc(padding, 0x20), ...chunks]),
-      )
-      testStopPoint('TOOLSEL_TEST_STOP_IN_FILE_WRITE')
-      await rename(temporary, file)
-    } catch (error) {
-      await rm(temporary, { force: true }).catch(() => {})
-      throw error
-    } finally {
-      release(temporary)
-    }
-    return swept
+    return replaceCacheFile(
+      file,
+      Buffer.concat([prefix, header, Buffer.alloc(padding, 0x20), ...chunks]),
+    )
   }
 
   /**
