@@ -60,6 +60,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['compare-runs.ts', ''],
     ['scope-probe.ts', 'size'],
     ['hostile-upstream.ts', '--case'],
+    ['perf-ratio.ts', '--turns'],
   ] as const)(
     '%s --help prints its usage on stdout and exits 0, loading none of the code it measures',
     { timeout: 60_000 },
@@ -111,6 +112,9 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
     ['hostile-upstream.ts', ['--case', 'x'], '--case must be init-error or descriptions, got "x"'],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
+    ['perf-ratio.ts', [], '--before DIR: the checkout to compare with'],
+    ['perf-ratio.ts', ['--before', '.', '--turns', '0'], '--turns takes a whole number'],
+    ['perf-ratio.ts', ['--before', '.', '--sizes', '100,10'], '--sizes takes two sizes'],
   ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',
     { timeout: 60_000 },

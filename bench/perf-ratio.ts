@@ -1,0 +1,178 @@
+/**
+ * Issue #12's ratio (HTTP req/s at the large size ÷ req/s at the small size) for two checkouts,
+ * measured in alternating turns: each turn runs `bench/perf.ts --sizes SMALL,LARGE --ceiling
+ * --json F` once in `--before DIR` (another checkout with its node_modules, e.g. a built clean
+ * clone of an older commit) and once in this checkout, in a fresh process each, the side that
+ * goes first swapping every turn. Prints one row per run (req/s at each size, the ratio, the bare
+ * hono ceiling, toolsel ÷ ceiling, selectTools p50 at each size, the load average when the run
+ * started) and each side's medians and ranges: on a shared machine the load moves between runs,
+ * so only turns taken side by side compare.
+ *
+ *   node --import tsx bench/perf-ratio.ts --before DIR [--turns 4] [--sizes 10000,100000]
+ *     [--data DIR] [--duration 10] [--json FILE]
+ *
+ * `--before .` compares this checkout with itself (the run-to-run spread). Each run's own log
+ * (bench/perf.ts's stderr) goes to a temporary folder, named when a run fails. `--json FILE`
+ * writes every run's bench/perf.ts JSON with its side, turn and load.
+ * @module
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { createWriteStream } from 'node:fs'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { basename, dirname, join, resolve } from 'node:path'
+import type { PerfJson } from './perf/perf-options.ts'
+import { benchArgs, usageError } from './bench-args.ts'
+
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    before: { type: 'string' },
+    turns: { type: 'string', default: '4' },
+    sizes: { type: 'string', default: '10000,100000' },
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    duration: { type: 'string', default: '10' },
+    json: { type: 'string' },
+  },
+})
+if (values.before === undefined) {
+  usageError(import.meta.url, '--before DIR: the checkout to compare with (. for this one).')
+}
+const turns = Number(values.turns)
+if (!Number.isInteger(turns) || turns < 1 || turns > 50) {
+  usageError(import.meta.url, `--turns takes a whole number from 1 to 50, got "${values.turns}"`)
+}
+const sizes = values.sizes.split(',').map(Number)
+if (
+  sizes.length !== 2 ||
+  !sizes.every((n) => Number.isInteger(n) && n > 0) ||
+  sizes[0] >= sizes[1]
+) {
+  usageError(import.meta.url, `--sizes takes two sizes, small then large, got "${values.sizes}"`)
+}
+const duration = Number(values.duration)
+if (!(duration > 0 && duration <= 600)) {
+  usageError(import.meta.url, `--duration takes seconds from 1 to 600, got "${values.duration}"`)
+}
+
+const here = resolve(import.meta.dirname, '..')
+const sides = [
+  { root: resolve(values.before), name: label(resolve(values.before)) },
+  { root: here, name: label(here) },
+]
+if (sides[0].name === sides[1].name) sides[0].name += ' (before)'
+const data = resolve(values.data)
+
+interface Run {
+  side: string
+  turn: number
+  load1: number
+  perf: PerfJson
+}
+
+const work = await mkdtemp(join(tmpdir(), 'toolsel-perf-ratio-'))
+const runs: Run[] = []
+try {
+  for (let turn = 1; turn <= turns; turn++) {
+    const order = turn % 2 === 1 ? sides : [sides[1], sides[0]]
+    for (const side of order) {
+      const load1 = loadavg()[0]
+      const perf = await runPerf(side.root, join(work, `${runs.length + 1}`))
+      runs.push({ side: side.name, turn, load1, perf })
+      process.stderr.write(`${side.name} turn ${turn}: ${row(runs.at(-1)!).join(' | ')}\n`)
+    }
+  }
+} finally {
+  // Keep the logs when a run failed (the error names them); otherwise nothing is left behind.
+  if (runs.length === turns * 2) await rm(work, { recursive: true, force: true })
+}
+process.stdout.write(table())
+if (values.json !== undefined) {
+  await mkdir(dirname(resolve(values.json)), { recursive: true })
+  await writeFile(values.json, `${JSON.stringify({ sizes, runs }, null, 2)}\n`)
+  process.stderr.write(`Wrote ${values.json}\n`)
+}
+
+/** The checkout's short commit id (with `+` when its tracked files differ), else its folder name. */
+function label(root: string): string {
+  try {
+    const git = (args: string[]) =>
+      execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: 'pipe' }).trim()
+    const dirty = git(['status', '--short', '--untracked-files=no']) !== ''
+    return `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? '+' : ''}`
+  } catch {
+    return basename(root)
+  }
+}
+
+/** One bench/perf.ts run in `root` (its own node_modules and code); its JSON. */
+async function runPerf(root: string, prefix: string): Promise<PerfJson> {
+  const json = `${prefix}.json`
+  const log = `${prefix}.log`
+  const args = ['--expose-gc', '--import', 'tsx', 'bench/perf.ts', '--sizes', sizes.join(',')]
+  args.push('--ceiling', '--data', data, '--duration', String(duration), '--json', json)
+  const status = await new Promise<number | null>((done, fail) => {
+    const out = createWriteStream(log)
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.pipe(out, { end: false })
+    child.stderr.pipe(out, { end: false })
+    child.once('error', fail)
+    child.once('close', (code) => out.end(() => done(code)))
+  })
+  if (status !== 0) throw new Error(`bench/perf.ts in ${root} exited with ${status}; log: ${log}`)
+  return JSON.parse(await readFile(json, 'utf8')) as PerfJson
+}
+
+function ratio(run: Run): number {
+  return run.perf.rows[1].httpReqPerS / run.perf.rows[0].httpReqPerS
+}
+
+function row(run: Run): string[] {
+  const [small, large] = run.perf.rows
+  const ceiling = run.perf.ceiling?.httpReqPerS ?? NaN
+  return [
+    run.side,
+    String(run.turn),
+    small.httpReqPerS.toFixed(0),
+    large.httpReqPerS.toFixed(0),
+    ratio(run).toFixed(3),
+    ceiling.toFixed(0),
+    (small.httpReqPerS / ceiling).toFixed(3),
+    `${small.selectP50Ms.toFixed(3)} / ${large.selectP50Ms.toFixed(3)}`,
+    run.load1.toFixed(2),
+  ]
+}
+
+function median(list: number[]): number {
+  const sorted = [...list].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+function table(): string {
+  const [small, large] = sizes.map((n) => (n % 1000 === 0 ? `${n / 1000}k` : String(n)))
+  const header = ['code', 'turn', `${small} req/s`, `${large} req/s`, `${large} ÷ ${small}`]
+  header.push(
+    'ceiling (bare hono)',
+    'toolsel ÷ ceiling',
+    `selectTools p50 ${small} / ${large} (ms)`,
+  )
+  header.push('load (1 min)')
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`]
+  for (const run of runs) lines.push(`| ${row(run).join(' | ')} |`)
+  const summary = sides.map((side) => {
+    const mine = runs.filter((run) => run.side === side.name)
+    const spread = (values: number[], digits: number) =>
+      `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`
+    return (
+      `- ${side.name} (${side.root}), ${mine.length} runs: median (range) ${small} ` +
+      `${spread(
+        mine.map((run) => run.perf.rows[0].httpReqPerS),
+        0,
+      )} req/s, ${large} ${spread(
+        mine.map((run) => run.perf.rows[1].httpReqPerS),
+        0,
+      )} req/s, ${large} ÷ ${small} ${spread(mine.map(ratio), 3)}`
+    )
+  })
+  return `\n${lines.join('\n')}\n\n${summary.join('\n')}\n`
+}
