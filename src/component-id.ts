@@ -35,3 +35,16 @@ export function unknownBackend(
     { details: { id, available: usage } },
   )
 }
+
+/**
+ * The name a planner or selector of config id `id` has in a selection's `components` (and so in
+ * `components.fallbacks`, `/readyz` `degraded` and the model metrics): `llm(<model id>)` for a
+ * model-backed one (`llm:openai:m`, `openai:m` → `llm(openai:m)`), the id itself otherwise
+ * (`rule`, `top1`, `learned`).
+ */
+export function componentName(id: string): string {
+  const { backend, argument } = parseComponentId(id.trim())
+  if (backend === 'llm') return `llm(${argument})`
+  if (backend === 'openai' || backend === 'onnx') return `llm(${backend}:${argument})`
+  return id.trim()
+}

@@ -18,6 +18,8 @@ import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
+import { startupFallbacks } from '../service/model-health.ts'
+import type { Fallback } from '../contracts.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
@@ -177,6 +179,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       logger.info(`Removed ${removed}: a snapshot left half-written by a process that is gone`)
   // Once, before any worker starts: a wrong API key fails the start (exit 2), not every request
   // (each of which would fall back), nor N workers each asking the endpoint.
+  // What it finds failing (unreachable, a model not listed) is `degraded` from the start.
+  let failingAtStart: Fallback[] = []
   if (cluster.isPrimary) {
     const users = openAiModelUsers([
       config.plan.planner,
@@ -184,8 +188,10 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       config.select.selector,
       config.select.fallback,
     ])
-    if (users.length > 0 && config.models.openai.baseUrl)
-      await checkOpenAiApiKey({ ...config.models.openai, users, logger })
+    if (users.length > 0 && config.models.openai.baseUrl) {
+      const { failing } = await checkOpenAiApiKey({ ...config.models.openai, users, logger })
+      failingAtStart = startupFallbacks(failing, config)
+    }
   }
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
@@ -196,6 +202,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   if (cluster.isWorker && process.env[LOAD_WARNINGS_ENV] !== '1')
     unshowableIdWarnings.level = 'debug'
   const service = new ToolselService(config, logger, createComponents(config, logger))
+  for (const fallback of failingAtStart) service.modelHealth.markFailing(fallback)
   const gateway = createMcpGateway(service)
   // A worker's /metrics answers every worker's, summed through the primary (cluster-metrics.ts).
   const ownMetrics = cluster.isWorker ? createMetrics(service, gateway) : undefined

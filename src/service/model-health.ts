@@ -9,7 +9,10 @@
  * counted by status in `toolsel_http_requests_total`) and are not tracked here.
  * @module
  */
+import { componentName } from '../component-id.ts'
+import type { Config } from '../config/schema.ts'
 import type { Fallback } from '../contracts.ts'
+import type { StartupFailure } from '../models/openai/check-api-key.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
 
 /** Characters of the failure's message kept (it quotes the endpoint's answer). */
@@ -59,6 +62,14 @@ export class ModelHealth {
       this.#degraded.delete(keyOf('selector', selector))
   }
 
+  /**
+   * Marks `fallback.from` failing as a selection that fell back would (the start-up check's
+   * findings, `startupFallbacks`): until a use works.
+   */
+  markFailing(fallback: Fallback): void {
+    this.#fail(keyOf(fallback.stage, fallback.from), fallback)
+  }
+
   /** The components whose latest use fell back, oldest failure first. */
   degraded(): DegradedModel[] {
     return [...this.#degraded.values()].map((entry) => ({ ...entry }))
@@ -92,6 +103,33 @@ export class ModelHealth {
       failures: 1,
     })
   }
+}
+
+/**
+ * The configured planner and selector that `toolsel serve`'s start-up check found failing (an
+ * endpoint unreachable, a model it does not list), as the fallbacks each of their calls would
+ * report: `/readyz` `degraded` shows them from the start, not from the first request that falls
+ * back. One with no fallback configured is left out (its requests fail instead).
+ */
+export function startupFallbacks(failing: readonly StartupFailure[], config: Config): Fallback[] {
+  const stages = [
+    ['planner', config.plan.planner, config.plan.fallback],
+    ['selector', config.select.selector, config.select.fallback],
+  ] as const
+  const fallbacks: Fallback[] = []
+  for (const [stage, id, fallback] of stages) {
+    const failure = failing.find((each) => each.user === id)
+    if (!failure || !fallback) continue
+    fallbacks.push({
+      stage,
+      from: componentName(id),
+      to: componentName(fallback),
+      code: failure.code,
+      message: failure.message,
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+    })
+  }
+  return fallbacks
 }
 
 function keyOf(stage: string, component: string): string {

@@ -103,23 +103,45 @@ export async function probeOpenAiEndpoint(
   return { ...base, outcome: 'ok', status, detail: '', ...(models && { models }) }
 }
 
+/** A configured model that the start-up check found failing: each call of it would fall back. */
+export interface StartupFailure {
+  /** The configured id (one of `users`). */
+  user: string
+  /** What its calls would fail with: UPSTREAM_UNAVAILABLE (unreachable) or MODEL_CALL_FAILED. */
+  code: 'UPSTREAM_UNAVAILABLE' | 'MODEL_CALL_FAILED'
+  /** The HTTP status its calls would get (404 for a model the endpoint does not list). */
+  status?: number
+  message: string
+}
+
 /**
  * Throws INVALID_CONFIG when the endpoint answers 401 or 403; warns when it can't tell, and when
  * its model list lacks a configured model (each call of it would answer 404 and fall back).
- * Returns the HTTP status it got (0 when none).
+ * Returns the HTTP status it got (0 when none) and the users it found failing (unreachable, or
+ * a model the list lacks: `/readyz` `degraded` starts with them; an endpoint with no `/models`
+ * is not counted as failing).
  */
-export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<number> {
+export async function checkOpenAiApiKey(
+  options: ApiKeyCheckOptions,
+): Promise<{ status: number; failing: StartupFailure[] }> {
   const probe = await probeOpenAiEndpoint(options)
   const { shown, url, status } = probe
   const users = options.users.join(', ')
   switch (probe.outcome) {
-    case 'unreachable':
+    case 'unreachable': {
       options.logger.warn(
         shown(
           `Could not check the OpenAI-compatible endpoint of ${users}: GET ${url}: ${probe.detail}. Starting anyway; its calls fall back while it fails.`,
         ),
       )
-      return 0
+      const message = shown(
+        `The start-up check could not reach the OpenAI-compatible endpoint: GET ${url}: ${probe.detail}.`,
+      )
+      return {
+        status: 0,
+        failing: options.users.map((user) => ({ user, code: 'UPSTREAM_UNAVAILABLE', message })),
+      }
+    }
     case 'refused': {
       const key = options.apiKey ? 'refuses the API key' : 'wants an API key and none is set'
       throw new ToolselError(
@@ -136,13 +158,22 @@ export async function checkOpenAiApiKey(options: ApiKeyCheckOptions): Promise<nu
           `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
         ),
       )
-      return status
-    case 'ok':
+      return { status, failing: [] }
+    case 'ok': {
+      const failing: StartupFailure[] = []
       for (const user of options.users) {
         const message = unlistedModel(probe, modelOf(user))
-        if (message) options.logger.warn(shown(`${user}: ${message} Starting anyway.`))
+        if (!message) continue
+        options.logger.warn(shown(`${user}: ${message} Starting anyway.`))
+        failing.push({
+          user,
+          code: 'MODEL_CALL_FAILED',
+          status: 404,
+          message: shown(`The start-up check: ${message}`),
+        })
       }
-      return status
+      return { status, failing }
+    }
   }
 }
 

@@ -38,14 +38,15 @@ async function endlessEndpoint(status: number): Promise<{ baseUrl: string; sent:
   return { baseUrl: `http://127.0.0.1:${port}/v1`, sent: () => sent }
 }
 
-function check(baseUrl: string, warnings: string[]): Promise<number> {
-  return checkOpenAiApiKey({
+async function check(baseUrl: string, warnings: string[]): Promise<number> {
+  const { status } = await checkOpenAiApiKey({
     baseUrl,
     apiKey: 'sk-wrong',
     timeoutMs: 3_000,
     users: ['openai:gpt-test'],
     logger: createLogger('warn', (line) => warnings.push(line)),
   })
+  return status
 }
 
 describe('checkOpenAiApiKey against an endless answer', () => {
@@ -75,7 +76,7 @@ describe('checkOpenAiApiKey against an endless answer', () => {
 describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
   it('shows a base URL’s user info and query as ***, whatever fetch quotes', async () => {
     const warnings: string[] = []
-    const status = await checkOpenAiApiKey({
+    const { status } = await checkOpenAiApiKey({
       baseUrl: 'http://proxy-user:hunter2-secret@127.0.0.1:9/v1?token=tok-secret-1',
       apiKey: 'sk-right-key-0123',
       timeoutMs: 2_000,

@@ -1,0 +1,109 @@
+/**
+ * `toolsel serve` whose start-up check finds the model endpoint failing (unreachable, or not
+ * listing the configured model) starts, with a warning, and `/readyz` `degraded` and
+ * `toolsel_model_degraded` name the failing planner and selector from the start, before any
+ * request falls back; a use that works clears them, as after a fallback. Over real HTTP: a real
+ * serve process, a local OpenAI-compatible endpoint, a port where nothing listens. Before, both
+ * were empty until the first request fell back.
+ */
+import { createServer } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+const KEY = 'sk-right-key-0123456789'
+
+const endpoint = useKeyEndpoint(KEY)
+
+let running: RunningServe | undefined
+afterEach(async () => {
+  await running?.stop()
+  running = undefined
+})
+
+/** A port nothing listens on (taken, then given back). */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+async function degraded(): Promise<Array<Record<string, unknown>> | undefined> {
+  const response = await fetch(`${running!.url}/readyz`)
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { degraded?: Array<Record<string, unknown>> }).degraded
+}
+
+async function degradedGauges(): Promise<string[]> {
+  const text = await (await fetch(`${running!.url}/metrics`)).text()
+  return text.split('\n').filter((line) => line.startsWith('toolsel_model_degraded{'))
+}
+
+async function select(): Promise<unknown[]> {
+  const response = await fetch(`${running!.url}/v1/select-tools`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ instruction: 'send an email to Ann' }),
+  })
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { components: { fallbacks: unknown[] } }).components.fallbacks
+}
+
+describe('toolsel serve when the start-up check finds the model endpoint failing', () => {
+  it('lists an unreachable endpoint’s planner and selector under degraded from the start', async () => {
+    const port = await closedPort()
+    running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'openai:fake'], {
+      env: {
+        TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        TOOLSEL_OPENAI_API_KEY: KEY,
+      },
+    })
+    expect(running.logs()).toMatch(/Could not check the OpenAI-compatible endpoint/)
+    const entries = await degraded()
+    expect(entries).toHaveLength(2)
+    expect(entries![0]).toMatchObject({
+      stage: 'planner',
+      component: 'llm(openai:fake)',
+      fallback: 'rule',
+      code: 'UPSTREAM_UNAVAILABLE',
+      failures: 1,
+    })
+    expect(entries![0]).not.toHaveProperty('status')
+    expect(String(entries![0].message)).toMatch(
+      new RegExp(`start-up check could not reach .*GET http://127\\.0\\.0\\.1:${port}/v1/models`),
+    )
+    expect(entries![1]).toMatchObject({
+      stage: 'selector',
+      component: 'llm(openai:fake)',
+      fallback: 'top1',
+      code: 'UPSTREAM_UNAVAILABLE',
+    })
+    expect(await degradedGauges()).toEqual([
+      'toolsel_model_degraded{stage="planner",component="llm(openai:fake)"} 1',
+      'toolsel_model_degraded{stage="selector",component="llm(openai:fake)"} 1',
+    ])
+  }, 120_000)
+
+  it('lists a model the endpoint does not list (404), until a use of it works', async () => {
+    // The endpoint lists only "fake" but answers any model's chat: the first use works.
+    running = await startServe(['--planner', 'llm:openai:alias', '--selector', 'top1'], {
+      env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+    })
+    expect(running.logs()).toMatch(/lists no model "alias"/)
+    const entries = await degraded()
+    expect(entries).toHaveLength(1)
+    expect(entries![0]).toMatchObject({
+      stage: 'planner',
+      component: 'llm(openai:alias)',
+      fallback: 'rule',
+      code: 'MODEL_CALL_FAILED',
+      status: 404,
+    })
+    expect(String(entries![0].message)).toMatch(/lists no model "alias" \(it serves "fake"\)/)
+    expect(await select()).toEqual([])
+    expect(await degraded()).toBeUndefined()
+    expect(await degradedGauges()).toEqual([])
+  }, 120_000)
+})
