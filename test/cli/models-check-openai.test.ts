@@ -4,10 +4,9 @@
  * status or unreachable with exit 0 or 1, over real HTTP (a local OpenAI-compatible server).
  * Before, it took `openai:fake` for a directory: "No such directory", exit 2.
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
+import { deadPort } from '../helpers/dead-port.ts'
 import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
 
 const KEY = 'sk-right-key-0123456789'
@@ -67,11 +66,7 @@ describe('toolsel models check openai:<model>', () => {
     })
     expect(missing.code).toBe(1)
     expect(missing.report).toMatchObject({ result: 'status', status: 404 })
-    // A port just freed: nothing listens there.
-    const closed = createServer()
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-    const port = (closed.address() as AddressInfo).port
-    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const port = await deadPort()
     const down = await check('openai:fake', {
       TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
     })

@@ -6,8 +6,8 @@
  * serve process, a local OpenAI-compatible endpoint, a port where nothing listens. Before, both
  * were empty until the first request fell back.
  */
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { deadPort } from '../helpers/dead-port.ts'
 import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
@@ -20,15 +20,6 @@ afterEach(async () => {
   await running?.stop()
   running = undefined
 })
-
-/** A port nothing listens on (taken, then given back). */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 async function degraded(): Promise<Array<Record<string, unknown>> | undefined> {
   const response = await fetch(`${running!.url}/readyz`)
@@ -53,7 +44,7 @@ async function select(): Promise<unknown[]> {
 
 describe('toolsel serve when the start-up check finds the model endpoint failing', () => {
   it('lists an unreachable endpoint’s planner and selector under degraded from the start', async () => {
-    const port = await closedPort()
+    const port = await deadPort()
     running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'openai:fake'], {
       env: {
         TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,

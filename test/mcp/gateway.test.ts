@@ -1,23 +1,14 @@
 import { readFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { UpstreamState } from '../../src/mcp/gateway/upstream-state.ts'
 import { RESPONSE_SCHEMAS } from '../../src/server/schemas.ts'
+import { deadPort } from '../helpers/dead-port.ts'
 import { call, dataOf, errorOf, startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 import { startWeatherUpstream, type WeatherUpstream } from './fixtures/weather-upstream.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
-
-/** A port nothing listens on: bound once, then released. */
-async function deadPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 /**
  * Polls `check` until it holds. `timeoutMs` is only a safety net for a hang: the tests wait for the
