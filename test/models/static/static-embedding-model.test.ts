@@ -21,6 +21,7 @@ import {
 } from '../../../src/models/static/static-embedding-model.ts'
 import { splitIdentifiers } from '../../../src/retrieve/bm25/tokenize.ts'
 import { convertJson, loadWordVectors } from '../../../src/models/static/word-vectors.ts'
+import { inSharedTempCache } from '../../helpers/shared-temp-cache.ts'
 import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
 
 // The first load on a fresh install converts the package's 307 MB JSON (about 6 s of CPU; a busy
@@ -221,18 +222,8 @@ describe('word vectors from the npm JSON', () => {
       expect(vectors.wordId(absent)).toBeUndefined()
   })
 
-  it('trusts a cache in the shared temp directory only when no other user could have written it', async () => {
-    // node_modules/.cache can't be made (a file is in the way, as in a read-only install): the
-    // cache goes to the OS temp directory, where any local user can make files.
-    const root = join(dir, 'shared')
-    const source = join(root, 'node_modules', 'vectors', 'vectors.json')
-    await mkdir(dirname(source), { recursive: true })
-    await writeFile(join(root, 'node_modules', '.cache'), 'not a directory\n')
-    const temp = join(root, 'tmp')
-    await mkdir(temp)
-    const tmpdirBefore = process.env.TMPDIR
-    process.env.TMPDIR = temp
-    try {
+  it('trusts a cache in the shared temp directory only when no other user could have written it', async () =>
+    inSharedTempCache(join(dir, 'shared'), async ({ source, temp }) => {
       // Vectors with cat at -0.9 converted and cached for a source of that size and mtime...
       const mtime = new Date('2026-01-02T03:04:05Z')
       await writeFile(source, TINY.replace('"cat":[-0.1', '"cat":[-0.9'))
@@ -265,11 +256,7 @@ describe('word vectors from the npm JSON', () => {
         await chown(cached, 4242, 4242)
         expect(vector(await loadWordVectors(source), 'cat')[0]).toBeCloseTo(-0.1, 2)
       }
-    } finally {
-      if (tmpdirBefore === undefined) delete process.env.TMPDIR
-      else process.env.TMPDIR = tmpdirBefore
-    }
-  })
+    }))
 
   it('names the layout problem in a file it cannot read', () => {
     expect(() => convertJson(Buffer.from('{"dimensions":3}'))).toThrow(/unexpected file layout/)
