@@ -103,25 +103,17 @@ export function exampleMemoryFor(
   config: ExamplesConfig,
 ): { memory: ExampleMemory; options: ExampleMemoryOptions; dense?: ExampleDenseSpace } | undefined {
   if (!examples || !config.memory || examples.memory.size === 0) return undefined
-  const {
-    neighbors,
-    minSimilarity,
-    minAgreement,
-    aloneSimilarity,
-    minPrecision,
-    voteWeight,
-    voteNeighbors,
-  } = config
   return {
     memory: examples.memory,
+    // The memory's own fields of the section, not the rest of it.
     options: {
-      neighbors,
-      minSimilarity,
-      minAgreement,
-      aloneSimilarity,
-      minPrecision,
-      voteWeight,
-      voteNeighbors,
+      neighbors: config.neighbors,
+      minSimilarity: config.minSimilarity,
+      minAgreement: config.minAgreement,
+      aloneSimilarity: config.aloneSimilarity,
+      minPrecision: config.minPrecision,
+      voteWeight: config.voteWeight,
+      voteNeighbors: config.voteNeighbors,
     },
     ...(examples.dense && { dense: examples.dense }),
   }
