@@ -519,13 +519,8 @@ export function searchWindowed(
         } else {
           windowExpansion[slot] = tool
           windowTool[slot] = -Infinity
-          let place = kept
+          keepInOrder(windowTouched, kept, slot)
           kept += 1
-          while (place > 0 && windowTouched[place - 1] > slot) {
-            windowTouched[place] = windowTouched[place - 1]
-            place -= 1
-          }
-          windowTouched[place] = slot
         }
       }
     }
@@ -542,13 +537,8 @@ export function searchWindowed(
       const tool = windowTool[slot]
       const expansion = anyExpansion ? windowExpansion[slot] : 0
       if (scored > 0 && tool + expansionWeight * expansion + unsummed >= limit) {
-        let at = kept
+        keepInOrder(windowTouched, kept, slot)
         kept += 1
-        while (at > 0 && windowTouched[at - 1] > slot) {
-          windowTouched[at] = windowTouched[at - 1]
-          at -= 1
-        }
-        windowTouched[at] = slot
         continue
       }
       windowTool[slot] = 0
@@ -674,4 +664,17 @@ function advance(docs: Int32Array, from: number, length: number, target: number)
     else high = middle
   }
   return high
+}
+
+/**
+ * Puts `slot` into `slots[0..count)`, kept in ascending order (insertion: the slots kept in a
+ * window are few, and mostly arrive in order); the caller counts it (`count + 1` are then used).
+ */
+function keepInOrder(slots: Int32Array, count: number, slot: number): void {
+  let at = count
+  while (at > 0 && slots[at - 1] > slot) {
+    slots[at] = slots[at - 1]
+    at -= 1
+  }
+  slots[at] = slot
 }
