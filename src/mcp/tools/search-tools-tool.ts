@@ -2,10 +2,10 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
-import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
-import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
+import type { McpContext, McpSession } from '../mcp-context.ts'
+import { toolArguments } from '../tool-result.ts'
+import { libraryToolHandler } from './library-tool.ts'
 import { roundScore, serverOf, SyncingSchema, TokensSchema } from './output-schemas.ts'
-import { withDeadline } from './with-deadline.ts'
 
 const DESCRIPTION = `Find tools for a task in a large tool library. Returns the best matches (id, name, server, one-line description, relevance score), without input schemas, so it is cheap to call.
 Use it whenever you need a capability you don't have a schema for yet; search again with other words if nothing fits. Then load the schemas of only the tools you are about to call with get_tool_schemas, passing their ids.
@@ -17,7 +17,7 @@ export function registerSearchTools(
   session: McpSession,
 ): void {
   const { service } = context
-  const { config, logger } = service
+  const { config } = service
   // The same options as POST /v1/search-tools (k's default is mcp.searchK here).
   const { retriever } = pipelineOptionFields(config)
   const args = toolArguments('search_tools', {
@@ -60,27 +60,15 @@ export function registerSearchTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (raw, extra) =>
-      guardTool(
-        logger,
-        'search_tools',
-        async () => {
-          const { query, k, library, retriever } = args.parse(raw)
-          return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
-            const syncing = await awaitGatewaySync(context, session, library, signal)
-            const view = await resolveView(context, session, library)
-            const request = { query, retriever, k: k ?? config.mcp.searchK }
-            const { results } = await service.search(request, signal, view)
-            const tools = results.map(({ id, name, description, score }) => {
-              const tool = view.library.require(id)
-              return { id, name, ...serverOf(tool), description, score: roundScore(score) }
-            })
-            const payload = { library: view.library.name, tools, ...(syncing && { syncing }) }
-            const tokens = await context.tokens.savings(view.library, payload)
-            return jsonResult({ ...payload, tokens })
-          })
-        },
-        session.turns,
-      ),
+    libraryToolHandler(context, session, 'search_tools', args, async (request, view, signal) => {
+      const { query, retriever, k } = request
+      const search = { query, retriever, k: k ?? config.mcp.searchK }
+      const { results } = await service.search(search, signal, view)
+      const tools = results.map(({ id, name, description, score }) => {
+        const tool = view.library.require(id)
+        return { id, name, ...serverOf(tool), description, score: roundScore(score) }
+      })
+      return { library: view.library.name, tools }
+    }),
   )
 }

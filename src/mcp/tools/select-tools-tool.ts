@@ -7,8 +7,9 @@ import {
   toolsWithinBudget,
 } from '../../library/tool-library.ts'
 import { pipelineOptionFields } from '../../service/request-fields.ts'
-import { awaitGatewaySync, resolveView, type McpContext, type McpSession } from '../mcp-context.ts'
-import { guardTool, jsonResult, toolArguments } from '../tool-result.ts'
+import type { McpContext, McpSession } from '../mcp-context.ts'
+import { toolArguments } from '../tool-result.ts'
+import { libraryToolHandler } from './library-tool.ts'
 import {
   SyncingSchema,
   TokensSchema,
@@ -16,7 +17,6 @@ import {
   TOOLS_OUTPUT,
   toolsPayload,
 } from './output-schemas.ts'
-import { withDeadline } from './with-deadline.ts'
 
 /** Runner-up candidates shown per step, so the agent can switch without searching again. */
 const ALTERNATIVES = 3
@@ -30,7 +30,7 @@ export function registerSelectTools(
   session: McpSession,
 ): void {
   const { service } = context
-  const { config, logger } = service
+  const { config } = service
   // The same per-request options as POST /v1/select-tools.
   const { k, tau, planner, retriever, reranker, selector } = pipelineOptionFields(config)
   const args = toolArguments('select_tools', {
@@ -79,43 +79,35 @@ export function registerSelectTools(
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (raw, extra) =>
-      guardTool(
-        logger,
-        'select_tools',
-        async () => {
-          const { library, toolFormat, ...request } = args.parse(raw)
-          return withDeadline(extra.signal, config.server.requestTimeoutMs, async (signal) => {
-            const syncing = await awaitGatewaySync(context, session, library, signal)
-            const view = await resolveView(context, session, library)
-            const result = await service.select(request, signal, view)
-            // Past MAX_ANSWER_TOOL_BYTES of schemas (the first tool always whole) a tool is left
-            // out of `tools`, named in `warnings`: the steps still name it as selected.
-            const left = schemasPastBudget(result.tools)
-            const tools = toolsWithinBudget(result.tools, left)
-            const payload = {
-              library: view.library.name,
-              ...toolsPayload(tools, toolFormat),
-              steps: result.steps.map((step) => ({
-                text: step.text,
-                selected: step.selected,
-                alternatives: step.candidates
-                  .map((candidate) => candidate.id)
-                  .filter((id) => id !== step.selected)
-                  .slice(0, ALTERNATIVES),
-              })),
-              // Without it an agent saw a step's selected tool missing from tools, unexplained.
-              ...(result.examples && { examples: result.examples }),
-              ...(left.length > 0 && {
-                warnings: [schemasLeftOutWarning(left, 'load each one with get_tool_schemas')],
-              }),
-              ...(syncing && { syncing }),
-            }
-            const tokens = await context.tokens.savings(view.library, payload)
-            return jsonResult({ ...payload, tokens })
-          })
-        },
-        session.turns,
-      ),
+    libraryToolHandler(
+      context,
+      session,
+      'select_tools',
+      args,
+      async ({ toolFormat, ...request }, view, signal) => {
+        const result = await service.select(request, signal, view)
+        // Past MAX_ANSWER_TOOL_BYTES of schemas (the first tool always whole) a tool is left
+        // out of `tools`, named in `warnings`: the steps still name it as selected.
+        const left = schemasPastBudget(result.tools)
+        const tools = toolsWithinBudget(result.tools, left)
+        return {
+          library: view.library.name,
+          ...toolsPayload(tools, toolFormat),
+          steps: result.steps.map((step) => ({
+            text: step.text,
+            selected: step.selected,
+            alternatives: step.candidates
+              .map((candidate) => candidate.id)
+              .filter((id) => id !== step.selected)
+              .slice(0, ALTERNATIVES),
+          })),
+          // Without it an agent saw a step's selected tool missing from tools, unexplained.
+          ...(result.examples && { examples: result.examples }),
+          ...(left.length > 0 && {
+            warnings: [schemasLeftOutWarning(left, 'load each one with get_tool_schemas')],
+          }),
+        }
+      },
+    ),
   )
 }
