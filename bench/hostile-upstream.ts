@@ -10,6 +10,10 @@
  * - `--case descriptions`: it lists `--tools` tools with `--chars`-character descriptions,
  *   `--page` a page: prints the time, what description text is kept, heap and RSS (run node with
  *   `--expose-gc` for the heap figure).
+ * - `--case schemas`: it lists `--tools` tools whose inputSchema holds a `--chars`-character
+ *   property description, `--page` a page: prints the time, the status, the tools and schema
+ *   text kept, the last error, heap and the process's peak RSS (what one listing held at its
+ *   height: gateway.maxListChars and MAX_UPSTREAM_SCHEMA_CHARS bound it).
  *
  * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
  * checkout's (it has the knobs).
@@ -17,6 +21,8 @@
  *   node --expose-gc --import tsx bench/hostile-upstream.ts --case init-error [--repeat 524288]
  *   node --expose-gc --import tsx bench/hostile-upstream.ts --case descriptions [--tools 100]
  *     [--chars 1048576] [--page 7] [--root /work/ci-base]
+ *   node --expose-gc --import tsx bench/hostile-upstream.ts --case schemas --tools 2000
+ *     --chars 60000 --page 130 [--root /work/ci-base]
  * @module
  */
 import { resolve } from 'node:path'
@@ -33,8 +39,11 @@ const { values: args } = benchArgs(import.meta.url, {
     root: { type: 'string' },
   },
 })
-if (args.case !== 'init-error' && args.case !== 'descriptions') {
-  usageError(import.meta.url, `--case must be init-error or descriptions, got "${args.case}"`)
+if (!['init-error', 'descriptions', 'schemas'].includes(args.case)) {
+  usageError(
+    import.meta.url,
+    `--case must be init-error, descriptions or schemas, got "${args.case}"`,
+  )
 }
 for (const flag of ['repeat', 'tools', 'chars', 'page'] as const) {
   if (!/^[1-9]\d*$/.test(args[flag])) {
@@ -54,7 +63,8 @@ const env: Record<string, string> =
     ? { UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'), UPSTREAM_INIT_ERROR_REPEAT: args.repeat }
     : {
         UPSTREAM_TOOLS: args.tools,
-        UPSTREAM_DESCRIPTION_CHARS: args.chars,
+        [args.case === 'schemas' ? 'UPSTREAM_SCHEMA_CHARS' : 'UPSTREAM_DESCRIPTION_CHARS']:
+          args.chars,
         UPSTREAM_PAGE_SIZE: args.page,
       }
 const config = parseConfig({
@@ -70,7 +80,7 @@ const config = parseConfig({
   },
 })
 const logger = createMemoryLogger()
-let tools: ReadonlyArray<{ description?: string }> = []
+let tools: ReadonlyArray<{ description?: string; parameters?: unknown }> = []
 const upstream = new UpstreamConnection('hostile', config.gateway.servers.hostile, {
   settings: config.gateway,
   logger,
@@ -94,6 +104,14 @@ if (args.case === 'init-error') {
   console.log(
     `log lines (characters): ${logger.lines.map((line: string) => line.length).join(', ')}`,
   )
+} else if (args.case === 'schemas') {
+  const kept = tools.reduce((sum, tool) => sum + JSON.stringify(tool.parameters ?? {}).length, 0)
+  const peak = Math.round(process.resourceUsage().maxRSS / 1024)
+  console.log(
+    `${args.tools} tools x ${args.chars}-character schemas, ${args.page} a page: ${ms} ms, status ${state.status}, ` +
+      `${tools.length} tools, ${kept} schema characters kept, heap +${Math.round((after.heapUsed - before.heapUsed) / 2 ** 20)} MiB, peak RSS ${peak} MiB`,
+  )
+  if (state.lastError) console.log(`lastError: ${state.lastError}`)
 } else {
   const kept = tools.reduce((sum, tool) => sum + (tool.description?.length ?? 0), 0)
   console.log(

@@ -857,6 +857,20 @@ const GatewaySchema = z
      */
     maxToolsPerServer: z.number().int().positive().default(50_000),
     /**
+     * Most characters of tools one listing of a server may keep, every page together (each
+     * tool's JSON as kept: its description cut at 16,384 characters; a tool whose inputSchema
+     * passes 65,536 is skipped with a warning and counts only its name): past it the listing
+     * stops, the server is marked down with an error naming this setting, and none of that
+     * listing's tools are merged (its earlier tools, if any, stay). Each page is bounded by
+     * `maxMessageBytes` alone, so 1,000 pages of 8 MiB were all held for one listing (~1 GB).
+     * At least 65,536; default 67,108,864 (64 Mi: 50,000 tools of 1,342 characters).
+     */
+    maxListChars: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(64 * 1024 * 1024),
+    /**
      * Most bytes of one message from an upstream (a tools/call answer, a tools/list page): a
      * stdio server's line, an HTTP server's JSON body or SSE event. Past it the answer is
      * dropped and the call it answered fails with an error naming this setting; the other calls

@@ -463,6 +463,7 @@ export class UpstreamConnection {
       pageTimeoutMs: settings.listTimeoutMs ?? settings.connectTimeoutMs,
       deadlineMs: settings.listDeadlineMs,
       maxTools: settings.maxToolsPerServer,
+      maxChars: settings.maxListChars,
     }).catch((error: unknown) => {
       // A page over gateway.maxMessageBytes: the listing fails with that error.
       if (isOversizeReply(error)) throw new Error(oversizeMessage(settings.maxMessageBytes))

@@ -40,6 +40,63 @@ function descriptionCut(tool: McpTool): McpTool {
   return cut
 }
 
+/**
+ * Longest inputSchema taken from an upstream tool, in characters of its JSON: a tool with a
+ * longer one is dropped as its page arrives and named in a warning (a schema cannot be cut and
+ * still mean what it said). With descriptions cut, a hostile server put its megabytes in the
+ * schemas instead: 1,000 pages of maxMessageBytes (8 MiB) each were all held for one listing.
+ */
+export const MAX_UPSTREAM_SCHEMA_CHARS = 65_536
+
+/**
+ * The tools listAllTools refused as their page arrived (an inputSchema over
+ * MAX_UPSTREAM_SCHEMA_CHARS, or nested past the stack), and why: upstreamTools skips them with
+ * that reason. What stands for them in the listing holds their name (cut) and nothing else.
+ */
+const refusedTools = new WeakMap<McpTool, string>()
+
+/** A stand-in for `tool`, refused for `reason` (its name cut at MAX_TOOL_NAME_LENGTH + 1). */
+function refused(tool: McpTool, reason: string): McpTool {
+  const name: unknown = tool?.name
+  const stub = {
+    name: typeof name === 'string' ? name.slice(0, MAX_TOOL_NAME_LENGTH + 1) : '',
+    inputSchema: { type: 'object' as const },
+  }
+  refusedTools.set(stub, reason)
+  return stub
+}
+
+/**
+ * `tool` as the listing keeps it (its description cut, or a stand-in when it is refused), and
+ * how many characters that counts against `gateway.maxListChars`: the length of its JSON.
+ */
+function kept(tool: McpTool): { tool: McpTool; chars: number } {
+  const cut = descriptionCut(tool)
+  let chars: number
+  try {
+    chars = JSON.stringify(cut)?.length ?? 0
+    if (chars > MAX_UPSTREAM_SCHEMA_CHARS) {
+      // The schema's length without a second pass over it: the rest of the tool is small.
+      const schema = chars - JSON.stringify({ ...cut, inputSchema: null }).length + 'null'.length
+      if (schema > MAX_UPSTREAM_SCHEMA_CHARS) {
+        const stub = refused(
+          tool,
+          `its inputSchema is ${schema.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
+        )
+        return { tool: stub, chars: JSON.stringify(stub).length }
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error
+    const stub = refused(tool, NESTED_TOO_DEEP)
+    return { tool: stub, chars: JSON.stringify(stub).length }
+  }
+  return { tool: cut, chars }
+}
+
+/** Why a tool whose JSON.stringify overflowed the stack is skipped. */
+const NESTED_TOO_DEEP = `its inputSchema is nested too deep to read (at most ${MAX_PARAMETER_DEPTH} levels are taken)`
+
 /** What bounds one listing of a server's tools (`gateway` settings). */
 export interface ListBounds {
   /** Each page (`gateway.listTimeoutMs`, default `connectTimeoutMs`). */
@@ -48,6 +105,8 @@ export interface ListBounds {
   deadlineMs: number
   /** Most tools (`gateway.maxToolsPerServer`). */
   maxTools: number
+  /** Most characters of tools kept, every page together (`gateway.maxListChars`). */
+  maxChars: number
 }
 
 /**
@@ -57,13 +116,15 @@ export interface ListBounds {
  * just under the page limit, or never ending its cursor, is stopped there (a timeout, the
  * outstanding page cancelled) instead of holding start-up or a re-list for up to
  * `MAX_PAGES` pages. Timeouts are `McpError` RequestTimeout naming the setting that ran out;
- * more than `maxTools` tools, or a cursor still going after `MAX_PAGES` pages, a plain Error
- * (the connection marks the server down).
+ * more than `maxTools` tools, more than `maxChars` characters of them (each tool's JSON, as
+ * kept: its description cut, a tool refused for its schema as a stand-in), or a cursor still
+ * going after `MAX_PAGES` pages, a plain Error (the connection marks the server down).
  */
 export async function listAllTools(client: Client, bounds: ListBounds): Promise<McpTool[]> {
-  const { pageTimeoutMs, deadlineMs, maxTools } = bounds
+  const { pageTimeoutMs, deadlineMs, maxTools, maxChars } = bounds
   const started = performance.now()
   const listed: McpTool[] = []
+  let chars = 0
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const left = deadlineMs - (performance.now() - started)
@@ -93,8 +154,19 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
     }
     // Not push(...page): a page of ~150,000 tools or more (under maxMessageBytes with short
     // tools and a raised maxToolsPerServer) overflowed the call stack as arguments.
-    // Long descriptions are cut here, page by page: the listing never holds them whole.
-    for (const tool of result.tools) listed.push(descriptionCut(tool))
+    // Long descriptions are cut here, page by page: the listing never holds them whole, nor a
+    // schema over MAX_UPSTREAM_SCHEMA_CHARS, nor more than maxChars across its pages (1,000
+    // pages of maxMessageBytes each were all held: ~1 GB for one listing).
+    for (const tool of result.tools) {
+      const keep = kept(tool)
+      chars += keep.chars
+      if (chars > maxChars) {
+        throw new Error(
+          `tools/list sent more than ${maxChars.toLocaleString('en-US')} characters of tools (gateway.maxListChars): ${(page + 1).toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+        )
+      }
+      listed.push(keep.tool)
+    }
     cursor = result.nextCursor
     if (!cursor) return listed
   }
@@ -139,7 +211,7 @@ export function upstreamTools(
   const seen = new Set<string>()
   for (const [position, item] of listed.entries()) {
     try {
-      const problem = nameProblem(item?.name)
+      const problem = refusedTools.get(item) ?? nameProblem(item?.name)
       if (problem) throw new Error(problem)
       const [tool] = importToolsFromText(JSON.stringify({ tools: [item] }), {
         format: 'mcp',
@@ -160,7 +232,7 @@ export function upstreamTools(
       // JSON.stringify of a schema nested past the stack: say that, not "Maximum call stack".
       const reason =
         error instanceof RangeError
-          ? `its inputSchema is nested too deep to read (at most ${MAX_PARAMETER_DEPTH} levels are taken)`
+          ? NESTED_TOO_DEEP
           : isToolselError(error) || error instanceof Error
             ? error.message
             : String(error)

@@ -42,7 +42,12 @@ describe('listAllTools', () => {
       UPSTREAM_PAGE_SIZE: '200000',
       UPSTREAM_BARE: '1',
     })
-    const bounds = { pageTimeoutMs: 60_000, deadlineMs: 60_000, maxTools: 200_000 }
+    const bounds = {
+      pageTimeoutMs: 60_000,
+      deadlineMs: 60_000,
+      maxTools: 200_000,
+      maxChars: 2 ** 26,
+    }
     const tools = await listAllTools(client, bounds)
     expect(tools).toHaveLength(200_000)
     expect([tools[0].name, tools[199_999].name]).toEqual(['tool_0', 'tool_199999'])
@@ -50,7 +55,7 @@ describe('listAllTools', () => {
 
   it('follows the cursor page by page, in order', async () => {
     const client = await connect({ UPSTREAM_TOOLS: '2500', UPSTREAM_PAGE_SIZE: '1000' })
-    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500 }
+    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500, maxChars: 2 ** 26 }
     const names = (await listAllTools(client, bounds)).map((tool) => tool.name)
     expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
   }, 60_000)

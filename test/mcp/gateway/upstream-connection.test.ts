@@ -8,7 +8,10 @@ import {
   RELIST_GAP_MS,
   UpstreamConnection,
 } from '../../../src/mcp/gateway/upstream-connection.ts'
-import { MAX_UPSTREAM_DESCRIPTION_CHARS } from '../../../src/mcp/gateway/upstream-tools.ts'
+import {
+  MAX_UPSTREAM_DESCRIPTION_CHARS,
+  MAX_UPSTREAM_SCHEMA_CHARS,
+} from '../../../src/mcp/gateway/upstream-tools.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
@@ -48,11 +51,13 @@ function nodeUpstream(
   env: Record<string, string>,
   logger = createMemoryLogger(),
   onTools: () => void = () => undefined,
+  gateway: Partial<GatewayConfig> = {},
 ) {
   const config = parseConfig({
     gateway: {
       servers: { [name]: { command: process.execPath, args: [NODE_FIXTURE], env } },
       spawnTimeoutMs: 120_000,
+      ...gateway,
     },
   })
   const made = new UpstreamConnection(name, config.gateway.servers[name] as UpstreamConfig, {
@@ -214,6 +219,68 @@ describe('UpstreamConnection with real stdio processes', () => {
       expect.stringContaining('tool #1 ("tool_1")'),
       expect.stringContaining('tool #2 ("tool_2")'),
     ])
+  })
+
+  it('drops a tool whose inputSchema passes MAX_UPSTREAM_SCHEMA_CHARS as its page arrives, naming it', async () => {
+    // Before: kept whole (descriptions were cut, schemas not: a hostile server's bulk moved there).
+    const logger = createMemoryLogger()
+    const wide = nodeUpstream(
+      'wide',
+      { UPSTREAM_TOOLS: '3', UPSTREAM_SCHEMA_CHARS: String(2 ** 20) },
+      logger,
+    )
+    await wide.connect()
+    expect(wide.state()).toMatchObject({ status: 'connected', toolCount: 0 })
+    expect(wide.tools).toEqual([])
+    const skipped = logger.lines.filter((line) => line.includes('its inputSchema is'))
+    expect(skipped).toHaveLength(3)
+    expect(skipped[0]).toContain(
+      `Upstream "wide": skipped tool #0 ("tool_0"): its inputSchema is 1,048,6`,
+    )
+    expect(skipped[0]).toContain(
+      `characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
+    )
+  })
+
+  it('marks a server whose listing passes maxListChars down, naming it, and takes none', async () => {
+    // 2 tools of ~10,200 characters a page: the 7th tool, on the 4th page, passes 65,536.
+    // Before: all 50 taken (each page was bounded by maxMessageBytes alone).
+    const big = nodeUpstream(
+      'big',
+      { UPSTREAM_TOOLS: '50', UPSTREAM_PAGE_SIZE: '2', UPSTREAM_SCHEMA_CHARS: '10000' },
+      undefined,
+      undefined,
+      { maxListChars: 65_536, reconnectInitialMs: 600_000, reconnectMaxMs: 600_000 },
+    )
+    await big.connect()
+    const down = big.state()
+    expect(down).toMatchObject({ status: 'down', attempt: 1, toolCount: 0, lastSyncAt: null })
+    expect(down.lastError).toBe(
+      'tools/list sent more than 65,536 characters of tools (gateway.maxListChars): 4 pages (6 tools) read; none of them were taken',
+    )
+    expect(big.tools).toEqual([])
+  })
+
+  it('keeps serving the earlier tools when a re-list passes maxListChars', async () => {
+    // 3 tools of ~10,200 characters fit in 65,536; the re-list's 50 do not.
+    const logger = createMemoryLogger()
+    const grown = nodeUpstream(
+      'grown',
+      { UPSTREAM_TOOLS: '3', UPSTREAM_RELIST_TOOLS: '50', UPSTREAM_SCHEMA_CHARS: '10000' },
+      logger,
+      undefined,
+      { maxListChars: 65_536, reconnectInitialMs: 600_000, reconnectMaxMs: 600_000 },
+    )
+    await grown.connect()
+    expect(grown.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1', 'tool_2'])
+    await grown.sync()
+    const state = grown.state()
+    expect(state).toMatchObject({ status: 'down', toolCount: 3 })
+    expect(state.lastError).toMatch(
+      /^tools\/list sent more than 65,536 characters of tools \(gateway\.maxListChars\): 1 pages \(6 tools\) read; none of them were taken$/,
+    )
+    expect(grown.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1', 'tool_2'])
+    expect(logger.lines.join('\n')).toContain('gateway.maxListChars')
   })
 
   it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
