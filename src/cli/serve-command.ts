@@ -18,7 +18,8 @@ import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
-import { startupFallbacks } from '../service/model-health.ts'
+import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
+import { ModelHealth, startupFallbacks } from '../service/model-health.ts'
 import type { Fallback } from '../contracts.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
@@ -195,7 +196,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   }
   if (cluster.isPrimary && config.server.workers !== 1) {
     logger.info(protection)
-    return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher)
+    return servePrimary(config.server.workers || availableParallelism(), config, logger, launcher, {
+      failingAtStart,
+    })
   }
 
   // N workers load the same libraries: one of them (LOAD_WARNINGS_ENV) warns of odd tool ids.
@@ -203,6 +206,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     unshowableIdWarnings.level = 'debug'
   const service = new ToolselService(config, logger, createComponents(config, logger))
   for (const fallback of failingAtStart) service.modelHealth.markFailing(fallback)
+  // A worker's `degraded` is every worker's, kept by the primary (cluster-model-health.ts).
+  const stopHealth = cluster.isWorker ? shareModelHealth(service.modelHealth) : undefined
   const gateway = createMcpGateway(service)
   // A worker's /metrics answers every worker's, summed through the primary (cluster-metrics.ts).
   const ownMetrics = cluster.isWorker ? createMetrics(service, gateway) : undefined
@@ -377,6 +382,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       clearTimeout(idle)
       // A worker relays and applies no more library changes.
       sync?.close()
+      stopHealth?.()
       // Nothing serves any more: the app's MCP context lets go of the registry and its
       // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
       // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
@@ -420,6 +426,7 @@ async function servePrimary(
   config: Config,
   logger: Logger,
   launcher: Launcher | undefined,
+  { failingAtStart }: { failingAtStart: readonly Fallback[] },
 ): Promise<number> {
   // Indexes a worker skipped at its start are tried again as failed commits are.
   const relay = relayLibraryChanges(logger, {
@@ -460,6 +467,10 @@ async function servePrimary(
   // Replacements waiting for their backoff to pass before they start.
   const waiting = new Set<NodeJS.Timeout>()
   const stopMetrics = relayClusterMetrics(() => restarts)
+  // The workers' `degraded`, from the start-up check's findings and every worker's selections.
+  const health = new ModelHealth()
+  for (const fallback of failingAtStart) health.markFailing(fallback)
+  const stopHealth = relayModelHealth(health)
   // The workers ready now: a replacement started while one is ready listens once it is ready.
   const readyNow = new Set<number>()
   let stopping = false
@@ -580,6 +591,7 @@ async function servePrimary(
     .finally(() => {
       stopSignals?.()
       stopMetrics()
+      stopHealth()
     })
 }
 

@@ -37,9 +37,21 @@ export interface DegradedModel {
   failures: number
 }
 
+/**
+ * What one selection showed of its components (`ModelHealth.observe`): the fallbacks (without
+ * `raw`, messages cut), and the degraded components it used without a fallback. Under
+ * `serve --workers N` each worker sends its reports to the primary (cluster-model-health.ts).
+ */
+export interface HealthReport {
+  failed: Fallback[]
+  worked: Array<{ stage: Fallback['stage']; component: string }>
+}
+
 export class ModelHealth {
   readonly #degraded = new Map<string, DegradedModel>()
   readonly #now: () => Date
+  /** Given every report that changes something (a worker of `--workers N`: to the primary). */
+  onReport: ((report: HealthReport) => void) | undefined
 
   constructor(now = () => new Date()) {
     this.#now = now
@@ -47,19 +59,30 @@ export class ModelHealth {
 
   /** Records what `result` shows of its planner and selector. */
   observe(result: SelectToolsResult): void {
+    const report: HealthReport = { failed: [], worked: [] }
     const failed = new Set<string>()
-    for (const fallback of result.components.fallbacks) {
-      const key = keyOf(fallback.stage, fallback.from)
-      failed.add(key)
-      this.#fail(key, fallback)
+    for (const { raw: _raw, ...fallback } of result.components.fallbacks) {
+      failed.add(keyOf(fallback.stage, fallback.from))
+      report.failed.push({ ...fallback, message: fallback.message.slice(0, MAX_MESSAGE_CHARS) })
     }
     // The planner worked when the result names it with no planner fallback; the selector when
     // some step had candidates to ask it about and none of its steps fell back.
     const { planner, selector } = result.components
-    if (!failed.has(keyOf('planner', planner))) this.#degraded.delete(keyOf('planner', planner))
-    const asked = result.steps.some((step) => step.candidates.length > 0)
-    if (asked && !failed.has(keyOf('selector', selector)))
-      this.#degraded.delete(keyOf('selector', selector))
+    const worked = (stage: Fallback['stage'], component: string) => {
+      const key = keyOf(stage, component)
+      if (!failed.has(key) && this.#degraded.has(key)) report.worked.push({ stage, component })
+    }
+    worked('planner', planner)
+    if (result.steps.some((step) => step.candidates.length > 0)) worked('selector', selector)
+    if (report.failed.length === 0 && report.worked.length === 0) return
+    this.apply(report)
+    this.onReport?.(report)
+  }
+
+  /** Records a report: its fallbacks' components are degraded, its worked ones no longer. */
+  apply(report: HealthReport): void {
+    for (const fallback of report.failed) this.markFailing(fallback)
+    for (const { stage, component } of report.worked) this.#degraded.delete(keyOf(stage, component))
   }
 
   /**
@@ -68,6 +91,16 @@ export class ModelHealth {
    */
   markFailing(fallback: Fallback): void {
     this.#fail(keyOf(fallback.stage, fallback.from), fallback)
+  }
+
+  /**
+   * Takes `entries` as the degraded components (a worker of `--workers N`: the primary's, which
+   * every worker's reports make), at most MAX_TRACKED of them.
+   */
+  replace(entries: readonly DegradedModel[]): void {
+    this.#degraded.clear()
+    for (const entry of entries.slice(-MAX_TRACKED))
+      this.#degraded.set(keyOf(entry.stage, entry.component), { ...entry })
   }
 
   /** The components whose latest use fell back, oldest failure first. */

@@ -142,7 +142,8 @@ export class ToolselService {
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
   /**
    * The model-backed planners and selectors whose latest use fell back (`/readyz` `degraded`,
-   * `toolsel_model_degraded`): this process's selections.
+   * `toolsel_model_degraded`): this process's selections; a worker of `--workers N` every
+   * worker's (the primary's list, service/cluster-model-health.ts).
    */
   readonly modelHealth = new ModelHealth()
   /**
