@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
-import type { Tool } from '../../src/library/tool.ts'
+import { toolContentHash, type Tool } from '../../src/library/tool.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { EmbeddingCache } from '../../src/retrieve/dense/embedding-cache.ts'
@@ -96,6 +96,40 @@ describe('embedding cache reuse', () => {
     const logger = createMemoryLogger()
     expect((await rebuild(SAMPLE_TOOLS, { logger })).embedded).toBe(SAMPLE_TOOLS.length)
     expect(logger.lines.join('\n')).toContain('Ignoring the previous embedding cache')
+  })
+
+  it.skipIf(process.platform === 'win32')(
+    'ignores a cache group or others can write, with a warning, and embeds every tool',
+    async () => {
+      const { dir } = await rebuild(SAMPLE_TOOLS)
+      await chmod(join(dir, 'embeddings.cache'), 0o666)
+      const logger = createMemoryLogger()
+      expect((await rebuild(SAMPLE_TOOLS, { logger })).embedded).toBe(SAMPLE_TOOLS.length)
+      expect(logger.lines.join('\n')).toMatch(/Ignoring the embedding cache .*mode 666/)
+      // The rebuild wrote its own (0644): the next one trusts it.
+      expect((await rebuild(SAMPLE_TOOLS)).embedded).toBe(0)
+    },
+  )
+
+  it("ignores a cache whose vectors of this embedder have another length than the embedder's", async () => {
+    const { dir } = await rebuild(SAMPLE_TOOLS)
+    const file = join(dir, 'embeddings.cache')
+    // Every hash of the library, under the embedder's id, with vectors one shorter: a poisoned
+    // (or stale) file whose header looks right.
+    const saved = await EmbeddingCache.load(file)
+    const poisoned = new EmbeddingCache()
+    const embedder = createHashingEmbeddingModel()
+    for (const tool of SAMPLE_TOOLS) {
+      const hash = toolContentHash(tool)
+      const vector = saved.get(embedder.modelId, hash)!
+      poisoned.set(embedder.modelId, hash, vector.slice(1))
+    }
+    await poisoned.save(file)
+    const logger = createMemoryLogger()
+    expect((await rebuild(SAMPLE_TOOLS, { logger })).embedded).toBe(SAMPLE_TOOLS.length)
+    expect(logger.lines.join('\n')).toMatch(
+      new RegExp(`holds ${embedder.dimensions - 1}-dimension vectors of ${embedder.modelId}`),
+    )
   })
 
   it('reports dense progress from the first to the last tool', async () => {

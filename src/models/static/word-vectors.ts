@@ -12,6 +12,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { constants } from 'node:fs'
 import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -20,6 +21,12 @@ import { idHash } from '../../library/id-table.ts'
 import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 const require = createRequire(import.meta.url)
+
+/**
+ * Largest converted file read (GloVe's is 42 MB): a larger one at the cache's name is not read
+ * into memory but converted again.
+ */
+const WORD_VECTORS_MAX_BYTES = 512 * 1024 * 1024
 
 /** Bump when the binary layout or the conversion changes. */
 const FORMAT_VERSION = 2
@@ -331,38 +338,31 @@ async function readBinary(
   stamp: Stamp,
   shared: boolean,
 ): Promise<WordVectors | undefined> {
-  const bytes = await readCacheFile(file, shared)
+  const bytes = await readCacheFile(file, shared, WORD_VECTORS_MAX_BYTES)
   return bytes && decodeBinary(bytes, stamp)
 }
 
 /**
- * The bytes of cache file `file`; with `shared`, only of a regular file this user owns that
- * neither group nor others can write (checked on the handle that is read). With `maxBytes`,
- * undefined for a larger file, and no more than its size at the check is read.
+ * The bytes of cache file `file`, a regular file of at most `maxBytes` (else undefined, unread:
+ * opened non-blocking, so a FIFO at the name does not hang the open); with `shared`, only of one
+ * this user owns that neither group nor others can write (checked on the handle that is read).
+ * No more than its size at the check is read.
  */
 async function readCacheFile(
   file: string,
   shared: boolean,
-  maxBytes?: number,
+  maxBytes: number,
 ): Promise<Buffer | undefined> {
-  const handle = await open(file, 'r')
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
-    if (shared || maxBytes !== undefined) {
-      const info = await handle.stat()
-      const uid = process.getuid?.()
-      if (
-        shared &&
-        (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0)
-      )
-        return undefined
-      if (maxBytes !== undefined) {
-        if (!info.isFile() || info.size > maxBytes) return undefined
-        const bytes = Buffer.alloc(info.size)
-        const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
-        return bytesRead === info.size ? bytes : undefined
-      }
-    }
-    return await handle.readFile()
+    const info = await handle.stat()
+    if (!info.isFile() || info.size > maxBytes) return undefined
+    const uid = process.getuid?.()
+    if (shared && ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0))
+      return undefined
+    const bytes = Buffer.alloc(info.size)
+    const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
+    return bytesRead === info.size ? bytes : undefined
   } finally {
     await handle.close()
   }
@@ -405,6 +405,7 @@ function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined 
     size * dimensions,
   )
   if (buffer.length !== position + offsets[size]) return undefined
+  if (!wellFormed(offsets, table, size)) return undefined
   const words = buffer.subarray(position)
   return new QuantizedWordVectors(
     dimensions,
@@ -413,6 +414,25 @@ function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined 
     { offsets, table, words },
     header.meanNorm,
   )
+}
+
+/**
+ * Whether a decoded file's vocabulary can be searched: word offsets that start at 0 and never go
+ * back, a power-of-two hash table larger than the vocabulary whose slots are -1 or word ids. A
+ * table with no free slot, or a word id past the vocabulary, would make a lookup of a word not in
+ * it loop forever (a file the stamp fits but the converter did not write). About 1 ms for GloVe.
+ */
+function wellFormed(offsets: Uint32Array, table: Int32Array, size: number): boolean {
+  const tableSize = table.length
+  if (tableSize <= size || (tableSize & (tableSize - 1)) !== 0 || offsets[0] !== 0) return false
+  for (let id = 0; id < size; id++) if (offsets[id + 1] < offsets[id]) return false
+  let free = 0
+  for (let slot = 0; slot < tableSize; slot++) {
+    const id = table[slot]
+    if (id === -1) free += 1
+    else if (id < 0 || id >= size) return false
+  }
+  return free > 0
 }
 
 function align4(offset: number): number {

@@ -166,7 +166,9 @@ export function partDirectory(part: string): string {
  * (`modelFiles`: an `onnx:` directory's weights replaced under the same id) and, where the
  * previous manifest records them (`build.parts`), the same `vectorSettings` (the cache is keyed by
  * model id and tool content: an `onnx:` model's dtype or pooling is in neither). A missing or
- * unreadable cache gives an empty one: it only saves time.
+ * unreadable cache gives an empty one: it only saves time; so does one `EmbeddingCache.load`
+ * does not trust (another user's, writable by others, larger than it says, vectors of this
+ * embedder of another length), with a warning.
  */
 async function loadPreviousCache(
   directory: string | undefined,
@@ -192,7 +194,11 @@ async function loadPreviousCache(
   const file = join(directory, previous.entry.dir ?? '', EMBEDDINGS_CACHE_FILE)
   if (!existsSync(file)) return new EmbeddingCache()
   try {
-    return await EmbeddingCache.load(file)
+    return await EmbeddingCache.load(file, {
+      modelId: embedder.modelId,
+      dimensions: embedder.dimensions,
+      warn: (message) => logger.warn(message),
+    })
   } catch (error) {
     if (!isToolselError(error)) throw error
     logger.warn(`Ignoring the previous embedding cache: ${error.message}`)

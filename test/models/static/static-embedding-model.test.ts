@@ -199,6 +199,33 @@ describe('word vectors from the npm JSON', () => {
     expect(vector(changed, 'cat')[0]).toBeCloseTo(-0.9, 2)
   })
 
+  it('converts again over a cache whose word table has no free slot (a lookup would never end)', async () => {
+    const source = join(dir, 'node_modules', 'full-table', 'vectors.json')
+    await mkdir(dirname(source), { recursive: true })
+    await writeFile(source, TINY)
+    await loadWordVectors(source)
+    const cacheDir = join(dir, 'node_modules', '.cache', 'toolsel')
+    const [name] = await readdir(cacheDir)
+    const cached = join(cacheDir, name)
+    // Layout: "TSWV", u32 header length, header, padding to 4, f32 scales[size], u32
+    // offsets[size + 1], i32 table[tableSize]. Every slot made word 0: the stamp still fits.
+    const bytes = await readFile(cached)
+    const headerLength = bytes.readUInt32LE(4)
+    const header = JSON.parse(bytes.toString('utf8', 8, 8 + headerLength)) as {
+      size: number
+      tableSize: number
+    }
+    const table = ((8 + headerLength + 3) & ~3) + header.size * 4 + (header.size + 1) * 4
+    bytes.fill(0, table, table + header.tableSize * 4)
+    await writeFile(cached, bytes)
+    const messages: string[] = []
+    const loaded = await loadWordVectors(source, (message) => messages.push(message))
+    // Was: the file taken, and wordId('zebra') looping forever over slots that all hold word 0.
+    expect(messages[0]).toMatch(/^Converting /)
+    expect(loaded.wordId('zebra')).toBeUndefined()
+    expect(loaded.wordId('cat')).toBeDefined()
+  })
+
   it('finds ASCII and other words alike, by their exact bytes, and names them back', async () => {
     const words = ['the', 'café', 'cat', 'cats', 'cafe\u0301', 'ca']
     const file = JSON.stringify({
