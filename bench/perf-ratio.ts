@@ -11,6 +11,8 @@
  *   node --import tsx bench/perf-ratio.ts --before DIR [--turns 4] [--sizes 10000,100000]
  *     [--data DIR] [--duration 10] [--json FILE]
  *
+ * Build dist/ in both checkouts first (`npm run build`): bin/toolsel.mjs serves src/ through tsx
+ * otherwise, and the side is then named "(src via tsx …)" in the table.
  * `--before .` compares this checkout with itself (the run-to-run spread). Each run's own log
  * (bench/perf.ts's stderr) goes to a temporary folder, named when a run fails. `--json FILE`
  * writes every run's bench/perf.ts JSON with its side, turn and load.
@@ -21,6 +23,7 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import type { PerfJson } from './perf/perf-options.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
@@ -60,6 +63,14 @@ const sides = [
   { root: here, name: label(here) },
 ]
 if (sides[0].name === sides[1].name) sides[0].name += ' (before)'
+// bin/toolsel.mjs serves from dist/ only while it matches src/, else through tsx's loader (about
+// 30 MiB and slower first requests): a side without a fresh build is named so.
+for (const side of sides) {
+  const fresh = (await import(pathToFileURL(join(side.root, 'bin', 'dist-freshness.mjs')).href)
+    .then(({ isDistFresh }) => isDistFresh(join(side.root, 'src'), join(side.root, 'dist')))
+    .catch(() => false)) as boolean
+  if (!fresh) side.name += ' (src via tsx: npm run build there)'
+}
 const data = resolve(values.data)
 
 interface Run {
