@@ -115,6 +115,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['perf-ratio.ts', [], '--before DIR: the checkout to compare with'],
     ['perf-ratio.ts', ['--before', '.', '--turns', '0'], '--turns takes a whole number'],
     ['perf-ratio.ts', ['--before', '.', '--sizes', '100,10'], '--sizes takes two sizes'],
+    ['perf-ratio.ts', ['--before', '.', '--index-dirs', 'a,b'], 'with --paired'],
   ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',
     { timeout: 60_000 },
