@@ -148,8 +148,10 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
   // reader and counts its values before parsing it; the transport answers protocol errors itself;
   // tool handlers apply server.requestTimeoutMs.
   if (mcp) app.route('/mcp', mcpRoutes(mcp))
-  const openApi = createOpenApiDocument(schemas, API_VERSION)
-  app.get('/openapi.json', (c) => c.json(openApi))
+  // Made on the first request, not at every start (about 0.1 s of zod-to-JSON-Schema work that a
+  // server no one asks for the document would pay for nothing); the same document after.
+  let openApi: ReturnType<typeof createOpenApiDocument> | undefined
+  app.get('/openapi.json', (c) => c.json((openApi ??= createOpenApiDocument(schemas, API_VERSION))))
 
   // Before the body limits: a chunked body is read whole there (hono's streaming check), and a
   // query route's deadline must cover that reading too, as it covers a Content-Length body.
