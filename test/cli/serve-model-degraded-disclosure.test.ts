@@ -3,9 +3,11 @@
  * The planner and selector serve every library, and a failure's message quotes the endpoint's
  * answer: here a hostile or careless OpenAI-compatible endpoint answers 400 echoing the prompt's
  * last message (a request's instruction, for whichever library) and the Authorization header.
- * Without a key: the status alone. A key limited to another library: the entries, without their
- * messages (before, it read the other library's instruction and tool candidates). A read key
- * limited to none: the message, the API key hidden. Real HTTP: a serve process, an endpoint.
+ * Without a key: the status alone. A read key, limited to another library or to none: the
+ * entries, without their messages (before round 39 the limited one read the other library's
+ * instruction and tool candidates; before round 40 the one limited to none read another
+ * caller's instruction). The admin key: the message, the API key hidden. Real HTTP: a serve
+ * process, an endpoint.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -83,7 +85,7 @@ async function readyz(key?: string): Promise<{ text: string; body: Record<string
 }
 
 describe('/readyz degraded when the endpoint echoes the prompt and the key', () => {
-  it('shows the messages only to a key limited to none, without the API key', async () => {
+  it('shows the messages only to the admin key, without the API key', async () => {
     const selected = await fetch(`${running!.url}/v1/select-tools`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` },
@@ -107,10 +109,22 @@ describe('/readyz degraded when the endpoint echoes the prompt and the key', () 
     expect(tenant.text).not.toContain('Ann Example')
     expect(tenant.text).not.toContain(API_KEY)
 
+    // A read key limited to none may use every library, not read other callers' requests.
     const reader = await readyz(FULL_READER)
-    const full = reader.body.degraded as Array<Record<string, unknown>>
+    const hidden = reader.body.degraded as Array<Record<string, unknown>>
+    expect(hidden.map(({ stage, status }) => ({ stage, status }))).toEqual([
+      { stage: 'planner', status: 400 },
+      { stage: 'selector', status: 400 },
+    ])
+    for (const entry of hidden) expect(entry.message).toBe(DEGRADED_MESSAGE_HIDDEN)
+    expect(reader.text).not.toContain('Ann Example')
+    expect(reader.text).not.toContain(API_KEY)
+
+    const admin = await readyz(ADMIN_KEY)
+    const full = admin.body.degraded as Array<Record<string, unknown>>
     expect(full).toHaveLength(2)
     expect(String(full[0].message)).toMatch(/HTTP 400: .*rejected \(Bearer \*\*\*\)/)
-    expect(reader.text).not.toContain(API_KEY)
+    expect(admin.text).toContain('Ann Example')
+    expect(admin.text).not.toContain(API_KEY)
   })
 })

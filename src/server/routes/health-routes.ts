@@ -22,9 +22,12 @@ import type { READINESS_REPORT, RESPONSE_SCHEMAS } from '../schemas.ts'
  * the status only (the errors hold the index directory's path, upstream targets are internal
  * URLs and command lines; nor the 503 message the gateway's counts), a key limited to some
  * libraries, servers or tags what it may use: `upstreams`, `firstSync` and the counts in the
- * message cover only the servers it may see, and `degraded` without its messages (one quotes the
- * model's or its endpoint's answer to a request for any library: `DEGRADED_MESSAGE_HIDDEN`).
- * `/metrics` labels every library and upstream server: it needs a key limited to none.
+ * message cover only the servers it may see. `degraded` shows its messages to the admin key alone
+ * (and to every caller when no key is configured): one quotes the model's or its endpoint's answer
+ * to another caller's request, whatever its library; a read key, limited or not, gets the
+ * entries with `DEGRADED_MESSAGE_HIDDEN`. `/metrics` labels every library and upstream server:
+ * it needs a key limited to none; its labels carry no request text (route templates, configured
+ * names, error codes).
  */
 export function healthRoutes(service: ToolselService, gateway?: McpGateway, metrics?: Metrics) {
   const routes = new Hono()
@@ -66,13 +69,14 @@ export function healthRoutes(service: ToolselService, gateway?: McpGateway, metr
 }
 
 /**
- * The `message` of a `degraded` entry that `/readyz` shows a key limited to some libraries,
- * servers or tags: the planners and selectors serve every library, and a failure's message may
- * quote the model's answer (PLAN_UNPARSABLE) or its endpoint's (a 4xx body that echoes the
- * prompt), i.e. another library's request.
+ * The `message` of a `degraded` entry that `/readyz` shows a read key: the planners and
+ * selectors serve every caller, and a failure's message may quote the model's answer
+ * (PLAN_UNPARSABLE) or its endpoint's (a 4xx body that echoes the prompt), i.e. another caller's
+ * instruction. Before round 40 a read key limited to none saw it: no other route shows one
+ * caller's request to another.
  */
 export const DEGRADED_MESSAGE_HIDDEN =
-  'Not shown to a key limited to some libraries, servers or tags: it may quote a request to another library. See the log, or use a read key limited to none.'
+  "Shown to the admin key only: it may quote another caller's request. See the log, or use the admin key."
 
 /** What `/readyz` reports to `principal` (see `healthRoutes`). */
 function readinessReport(
@@ -84,7 +88,9 @@ function readinessReport(
   const usable = (name: string) => canUseLibrary(principal, name)
   const degraded = service.modelHealth
     .degraded()
-    .map((entry) => (isLimited(principal) ? { ...entry, message: DEGRADED_MESSAGE_HIDDEN } : entry))
+    .map((entry) =>
+      principal.role === 'read' ? { ...entry, message: DEGRADED_MESSAGE_HIDDEN } : entry,
+    )
   return {
     libraries: service.libraries.names().filter(usable),
     failedIndexes: service.reportedFailedIndexes.filter((failed) => usable(failed.name)),
