@@ -188,7 +188,11 @@ function envLayers(
   for (const [name, spec] of Object.entries(ENV_VARS)) {
     const raw = env[name]
     if (raw === undefined || raw === '') continue
-    const layer = expandDotted({ [spec.path]: coerce(raw, spec.type, name) })
+    const value = coerce(raw, spec.type, name)
+    // A list of no items (` `, ` , `) counts as unset, as an empty value does: it never replaces
+    // the config file's list with none (for server.allowedHosts, none means the default).
+    if (Array.isArray(value) && value.length === 0) continue
+    const layer = expandDotted({ [spec.path]: value })
     layers.push({ source: `environment variable ${name}`, layer })
   }
   return layers

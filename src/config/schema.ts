@@ -3,6 +3,7 @@
  * defaults < config file < environment < CLI flags and validates the result against it.
  * @module
  */
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
@@ -11,6 +12,30 @@ import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
 import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
 import { DEFAULT_HYBRID_OPTIONS } from '../retrieve/hybrid/hybrid-retriever.ts'
 import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
+
+/**
+ * Largest request body (`server.bodyLimitBytes`) and import-worker threshold: 512 MiB. A body is
+ * parsed as one string, and Node's longest string is about 512 M characters; an import worker's
+ * heap limit is 24x the body limit.
+ */
+export const MAX_BODY_LIMIT_BYTES = 512 * 1024 * 1024
+
+/** Largest `retrieve.k`: more candidates per step than any selector reads. */
+export const MAX_RETRIEVE_K = 10_000
+
+/** Largest `models.onnx.scoreBatchSize` (choices per forward pass). */
+export const MAX_SCORE_BATCH_SIZE = 1024
+
+/**
+ * An interface `server.host` may name: an IP address (`127.0.0.1`, `::`, `fe80::1%eth0`) or a
+ * host name (labels of letters, digits, `-` and `_`, up to 63 characters each, 253 in all).
+ * Anything else (spaces, a URL, `[::1]` in brackets, a port) failed only at listen.
+ */
+export function isListenHost(host: string): boolean {
+  return isIP(host) !== 0 || HOST_NAME.test(host)
+}
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/
 
 /** Most milliseconds Node's timers take: a longer delay (`setTimeout`) fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647
@@ -33,14 +58,27 @@ const ServerSchema = z
      * Interface to listen on. Default `127.0.0.1` (this machine only). Any other address needs an
      * API key (`auth.adminKey`) or `auth.insecureNoAuth`.
      */
-    host: z.string().default('127.0.0.1'),
+    host: z
+      .string()
+      .refine(
+        isListenHost,
+        'a host name (letters, digits, -, _ and .) or an IP address such as 127.0.0.1 or ::1, with no port or brackets',
+      )
+      .default('127.0.0.1'),
     /** TCP port. Default `8080`. */
     port: z.number().int().min(0).max(65535).default(8080),
-    /** Largest accepted request body in bytes (library uploads included). Default 32 MiB. */
+    /**
+     * Largest accepted request body in bytes (library uploads included), at most
+     * MAX_BODY_LIMIT_BYTES (512 MiB). Default 32 MiB.
+     */
     bodyLimitBytes: z
       .number()
       .int()
       .positive()
+      .max(
+        MAX_BODY_LIMIT_BYTES,
+        `at most ${MAX_BODY_LIMIT_BYTES} (512 MiB: a body is parsed as one string)`,
+      )
       .default(32 * 1024 * 1024),
     /**
      * Most bytes one uploaded library's tools may take as JSON (its tools file): an upload
@@ -65,13 +103,18 @@ const ServerSchema = z
      * A library upload whose body has at least this many characters is parsed and imported in a worker
      * thread (with its tools file and tools index), so the event loop keeps answering; a smaller
      * one is imported in the process (a worker's start costs more than its import) unless it holds
-     * a `$ref` or more than 5,000 objects (`expandsOnImport`). 0 = every upload in a worker.
+     * a `$ref` or more than 5,000 objects (`expandsOnImport`). 0 = every upload in a worker; at
+     * most MAX_BODY_LIMIT_BYTES (a value over `bodyLimitBytes` puts only those in a worker).
      * Default 1,048,576.
      */
     importWorkerMinChars: z
       .number()
       .int()
       .nonnegative()
+      .max(
+        MAX_BODY_LIMIT_BYTES,
+        `at most ${MAX_BODY_LIMIT_BYTES} (the largest server.bodyLimitBytes)`,
+      )
       .default(1024 * 1024),
     /**
      * Import worker threads running at once (each holds one upload's tools, its heap limited to
@@ -438,8 +481,8 @@ const RetrieveSchema = z
      * one CPU core (the 197-tool demo: about 14 s at start on an idle 2-core machine).
      */
     build: z.string().min(1).default('bm25'),
-    /** Candidates kept per step (the paper's K). Default 15. */
-    k: z.number().int().positive().default(15),
+    /** Candidates kept per step (the paper's K), at most MAX_RETRIEVE_K (10,000). Default 15. */
+    k: z.number().int().positive().max(MAX_RETRIEVE_K).default(15),
     bm25: Bm25Schema.default(() => Bm25Schema.parse({})),
     /** Dense retrieval: embedder and vector index. */
     dense: DenseSchema.default(() => DenseSchema.parse({})),
@@ -505,8 +548,11 @@ const OnnxModelSchema = z
     dtype: z.enum(['fp32', 'fp16', 'q8', 'q4', 'q4f16']).default('fp32'),
     /** `cpu` or `cuda` (falls back to cpu with a warning when CUDA can't load). Default cpu. */
     device: z.enum(['cpu', 'cuda']).default('cpu'),
-    /** Choices scored per batched forward pass. Default 16. Lower it for long prompts on small GPUs. */
-    scoreBatchSize: z.number().int().positive().default(16),
+    /**
+     * Choices scored per batched forward pass, at most MAX_SCORE_BATCH_SIZE (1,024). Default 16.
+     * Lower it for long prompts on small GPUs.
+     */
+    scoreBatchSize: z.number().int().positive().max(MAX_SCORE_BATCH_SIZE).default(16),
   })
   .strict()
 

@@ -117,4 +117,17 @@ describe('environment variables', () => {
       'WARN Environment variable TOOLSEL_PROT is not a toolsel setting and is ignored (did you mean TOOLSEL_PORT?)',
     )
   })
+
+  it('serve refuses a TOOLSEL_HOST that is no host name or IP address: INVALID_CONFIG, exit 2', async () => {
+    const stderr: string[] = []
+    const code = await main(['serve', '--library', 'none'], {
+      stdout: () => {},
+      stderr: (text) => stderr.push(text),
+      env: { TOOLSEL_HOST: 'localhost:8080' },
+    })
+    expect(code).toBe(2)
+    expect(stderr.join('')).toMatch(
+      /error \[INVALID_CONFIG\]: Invalid config value at "server\.host" \(from environment variable TOOLSEL_HOST\): a host name/,
+    )
+  })
 })

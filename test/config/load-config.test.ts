@@ -224,6 +224,99 @@ describe('loadConfig', () => {
     })
   })
 
+  it('bounds each count setting by one schema limit, the same from a variable and from the file', async () => {
+    // Up to 2^53 - 1 was taken: TOOLSEL_BODY_LIMIT_BYTES=9007199254740991 sized import workers'
+    // heaps at 24x that; a k or a score batch of billions.
+    for (const [name, path, largest] of [
+      ['TOOLSEL_K', 'retrieve.k', 10_000],
+      ['TOOLSEL_ONNX_SCORE_BATCH_SIZE', 'models.onnx.scoreBatchSize', 1024],
+      ['TOOLSEL_BODY_LIMIT_BYTES', 'server.bodyLimitBytes', 512 * 1024 * 1024],
+      ['TOOLSEL_IMPORT_WORKER_MIN_CHARS', 'server.importWorkerMinChars', 512 * 1024 * 1024],
+    ] as const) {
+      const nested = path
+        .split('.')
+        .reduceRight((value: unknown, part) => ({ [part]: value }), largest + 1)
+      const file = await configFile(nested)
+      const fromFile = await loadConfig({ file }).catch((caught) => caught)
+      const fromEnv = await loadConfig({ env: { [name]: String(largest + 1) } }).catch(
+        (caught) => caught,
+      )
+      for (const [error, source] of [
+        [fromFile, `config file ${file}`],
+        [fromEnv, `environment variable ${name}`],
+      ]) {
+        expect(error.code, `${name} from ${source}`).toBe('INVALID_CONFIG')
+        expect(error.message).toMatch(
+          new RegExp(
+            `^Invalid config value at "${path.replaceAll('.', '\\.')}" \\(from ${source}\\): .*${largest}`,
+          ),
+        )
+      }
+      const config = await loadConfig({ env: { [name]: String(largest) } })
+      expect(path.split('.').reduce((value: any, part) => value[part], config)).toBe(largest)
+    }
+  })
+
+  it('takes a host name or an IP address as server.host, nothing else', async () => {
+    for (const host of [
+      '127.0.0.1',
+      '0.0.0.0',
+      '::',
+      '::1',
+      'fe80::1%eth0',
+      'localhost',
+      'api.example.com',
+      'my_service',
+      'host.',
+    ])
+      expect((await loadConfig({ env: { TOOLSEL_HOST: host } })).server.host, host).toBe(host)
+    // Each was taken and failed only at listen (or listened where the user did not mean).
+    for (const host of [
+      ' ',
+      'localhost:8080',
+      '[::1]',
+      'http://localhost',
+      'a b',
+      'bad\u001bhost',
+      'x'.repeat(100_000),
+      '-lead.example',
+      'a..b',
+    ]) {
+      const error = await loadConfig({ env: { TOOLSEL_HOST: host } }).catch((caught) => caught)
+      expect(error.code, JSON.stringify(host.slice(0, 20))).toBe('INVALID_CONFIG')
+      expect(error.message).toMatch(
+        /^Invalid config value at "server\.host" \(from environment variable TOOLSEL_HOST\): a host name .* or an IP address/,
+      )
+    }
+    const file = await configFile({ server: { host: 'localhost:8080' } })
+    await expect(loadConfig({ file })).rejects.toThrow(/server\.host.*a host name/)
+  })
+
+  it('reads a list variable of no items (spaces, commas) as unset: the file keeps its list', async () => {
+    const file = await configFile({
+      server: { allowedHosts: ['api.example.com'], corsOrigins: ['https://app.example'] },
+    })
+    for (const blank of [' ', ' , ', ',']) {
+      const config = await loadConfig({
+        file,
+        env: {
+          TOOLSEL_ALLOWED_HOSTS: blank,
+          TOOLSEL_CORS_ORIGINS: blank,
+          TOOLSEL_READ_KEYS: blank,
+        },
+      })
+      // Was []: for allowedHosts, "the default" (any host, off loopback).
+      expect(config.server.allowedHosts, JSON.stringify(blank)).toEqual(['api.example.com'])
+      expect(config.server.corsOrigins).toEqual(['https://app.example'])
+      expect(config.auth.readKeys).toEqual([])
+    }
+    const set = await loadConfig({
+      file,
+      env: { TOOLSEL_ALLOWED_HOSTS: ' a.example , ,b.example' },
+    })
+    expect(set.server.allowedHosts).toEqual(['a.example', 'b.example'])
+  })
+
   it('refuses a duration past the longest timer Node keeps, in every *Ms setting', async () => {
     // Node fires a setTimeout longer than 2^31 - 1 ms after 1 ms: a gateway.callTimeoutMs meant as
     // "never" dropped a stdio upstream whose stdin backlog went unread at once.
