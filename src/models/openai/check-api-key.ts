@@ -188,9 +188,21 @@ export function modelOf(id: string): string {
  */
 export function unlistedModel(probe: EndpointProbe, model: string): string | undefined {
   if (!probe.models || probe.models.includes(model)) return undefined
-  const listed = probe.models.slice(0, 10).map((id) => JSON.stringify(id))
+  // The endpoint names them: each is cut, so its answer (up to 1 MiB) can't make one log line,
+  // `/readyz` message or error of that size.
+  const listed = probe.models.slice(0, 10).map(shownModelId)
   const more = probe.models.length > 10 ? ` and ${probe.models.length - 10} more` : ''
   return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404 and fall back. Use the name the server gives it (vLLM: --served-model-name).`
+}
+
+/** Characters of each model id the endpoint lists that a message quotes (vLLM's are paths). */
+const MAX_SHOWN_MODEL_ID_CHARS = 200
+
+/** `id` quoted (JSON), cut at MAX_SHOWN_MODEL_ID_CHARS with `…` and its length when longer. */
+function shownModelId(id: string): string {
+  if (id.length <= MAX_SHOWN_MODEL_ID_CHARS) return JSON.stringify(id)
+  const cut = JSON.stringify(`${id.slice(0, MAX_SHOWN_MODEL_ID_CHARS)}…`)
+  return `${cut} (${id.length.toLocaleString('en-US')} characters)`
 }
 
 /** The `data[].id` of an OpenAI model list, or undefined when the answer is no such list. */

@@ -109,3 +109,39 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
     expect((error as Error).message).not.toContain('sk-wrong-key-0123')
   })
 })
+
+describe('checkOpenAiApiKey quotes the model ids an endpoint lists, cut', () => {
+  // A hostile endpoint's /models (up to 1 MiB is read) lists ids of 300,000 characters: before,
+  // each was quoted whole, so the start-up warning was one log line of 900,000+ characters
+  // (and `models check`'s message, and the check's `/readyz` message before it was cut).
+  it('cuts each listed id at 200 characters and says how long it was', async () => {
+    const long = 'm'.repeat(300_000)
+    const ids = [
+      `${long}1`,
+      `${long}2`,
+      `${long}3`,
+      ...Array.from({ length: 9 }, (_, i) => `m${i}`),
+    ]
+    server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id })) }))
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const warnings: string[] = []
+    const { failing } = await checkOpenAiApiKey({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-right-key-0123',
+      timeoutMs: 3_000,
+      users: ['openai:gpt-test'],
+      logger: createLogger('warn', (line) => warnings.push(line)),
+    })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0].length).toBeLessThan(2_000)
+    expect(warnings[0]).toContain(`"${'m'.repeat(200)}…" (300,001 characters), `)
+    expect(warnings[0]).toContain('"m6" and 2 more): its calls would answer 404')
+    expect(failing).toHaveLength(1)
+    expect(failing[0].message.length).toBeLessThan(2_000)
+    expect(failing[0].message).toContain('(300,001 characters)')
+  })
+})
