@@ -86,8 +86,8 @@ export async function loadWordVectors(
   log(`Converting ${source} to a compact binary once (about 6 s of CPU and 515 MiB)`)
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
-  for (const { file } of candidates) {
-    if (await writeAtomically(file, binary, log)) {
+  for (const { file, shared } of candidates) {
+    if (await writeAtomically(file, binary, log, shared)) {
       log(`Word vectors cached in ${file}`)
       break
     }
@@ -138,22 +138,27 @@ export async function cachedBesideVectors<T>(
   }
   const value = cache.compute()
   const bytes = cache.encode(value)
-  for (const { file } of candidates) if (await writeAtomically(file, bytes, log)) break
+  for (const { file, shared } of candidates)
+    if (await writeAtomically(file, bytes, log, shared)) break
   return value
 }
 
 /**
  * Writes `data` to `file` (write-file-atomically.ts `replaceCacheFile`: a temporary file renamed
  * over it; the temp file (tens of MB) a writer killed mid-write left is removed, and `log` says
- * so); false when it can't be written.
+ * so); false when it can't be written. The per-user directory in the OS temp directory (`shared`)
+ * is made 0700; the one next to the package as the umask has it, so that a service running as
+ * another user than the installer (the Docker image converts as root and serves as `node`) can
+ * read what was converted for it, instead of converting again at every start.
  */
 async function writeAtomically(
   file: string,
   data: Uint8Array,
   log: (message: string) => void,
+  shared: boolean,
 ): Promise<boolean> {
   try {
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+    await mkdir(dirname(file), { recursive: true, ...(shared && { mode: 0o700 }) })
     // Never writable by group or others, whatever the umask: a shared cache is read only so.
     for (const removed of await replaceCacheFile(file, data, { mode: 0o644 }))
       log(`Removed ${removed}: left half-written by a process that is gone`)
