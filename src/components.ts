@@ -130,6 +130,8 @@ export interface Components {
 export interface ComponentState {
   kind: 'planner' | 'reranker' | 'selector'
   id: string
+  /** Its name in a selection's `components` (`llm(openai:m)` for `llm:openai:m`). */
+  name: string
   state: 'loading' | 'loaded' | 'failed'
 }
 
@@ -176,6 +178,7 @@ export function createComponents(config: Config, logger: Logger): Components {
         [...cache.entries()].map(([id, component]) => ({
           kind,
           id,
+          name: component.name,
           state: isLazy(component) ? component.state : ('loaded' as const),
         })),
       ),

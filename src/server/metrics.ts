@@ -200,13 +200,13 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   new Gauge({
     name: 'toolsel_model_loaded',
     aggregator: 'max',
-    help: 'Planners, rerankers and selectors created so far: 1 loaded, 0 still loading its model.',
+    help: 'Planners, rerankers and selectors created so far, by the name a selection gives them (llm(openai:m)): 1 loaded, 0 still loading its model.',
     labelNames: ['kind', 'component'],
     registers: [registry],
     collect() {
       this.reset()
       for (const entry of service.components.states?.() ?? []) {
-        this.set({ kind: entry.kind, component: entry.id }, entry.state === 'loaded' ? 1 : 0)
+        this.set({ kind: entry.kind, component: entry.name }, entry.state === 'loaded' ? 1 : 0)
       }
     },
   })

@@ -27,9 +27,9 @@ async function degraded(): Promise<Array<Record<string, unknown>> | undefined> {
   return ((await response.json()) as { degraded?: Array<Record<string, unknown>> }).degraded
 }
 
-async function degradedGauges(): Promise<string[]> {
+async function gauges(name = 'toolsel_model_degraded'): Promise<string[]> {
   const text = await (await fetch(`${running!.url}/metrics`)).text()
-  return text.split('\n').filter((line) => line.startsWith('toolsel_model_degraded{'))
+  return text.split('\n').filter((line) => line.startsWith(`${name}{`))
 }
 
 async function select(): Promise<unknown[]> {
@@ -71,10 +71,18 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
       fallback: 'top1',
       code: 'UPSTREAM_UNAVAILABLE',
     })
-    expect(await degradedGauges()).toEqual([
+    expect(await gauges()).toEqual([
       'toolsel_model_degraded{stage="planner",component="llm(openai:fake)"} 1',
       'toolsel_model_degraded{stage="selector",component="llm(openai:fake)"} 1',
     ])
+    // The same component label as the loaded gauge's (before: the configured ids, `llm:openai:fake`
+    // and `openai:fake`).
+    expect(await gauges('toolsel_model_loaded')).toEqual(
+      expect.arrayContaining([
+        'toolsel_model_loaded{kind="planner",component="llm(openai:fake)"} 1',
+        'toolsel_model_loaded{kind="selector",component="llm(openai:fake)"} 1',
+      ]),
+    )
   }, 120_000)
 
   it('lists a model the endpoint does not list (404), until a use of it works', async () => {
@@ -95,6 +103,6 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
     expect(String(entries![0].message)).toMatch(/lists no model "alias" \(it serves "fake"\)/)
     expect(await select()).toEqual([])
     expect(await degraded()).toBeUndefined()
-    expect(await degradedGauges()).toEqual([])
+    expect(await gauges()).toEqual([])
   }, 120_000)
 })
