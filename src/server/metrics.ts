@@ -213,7 +213,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   new Gauge({
     name: 'toolsel_model_degraded',
     aggregator: 'max',
-    help: 'Planners and selectors whose latest use failed and fell back (value 1; /readyz lists them as degraded, with the error), until a use without a fallback.',
+    help: 'Planners and selectors whose latest use failed and fell back, or that the start-up check found failing (value 1; /readyz lists them as degraded, with the error), until a use without a fallback.',
     labelNames: ['stage', 'component'],
     registers: [registry],
     collect() {

@@ -75,6 +75,9 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
       'toolsel_model_degraded{stage="planner",component="llm(openai:fake)"} 1',
       'toolsel_model_degraded{stage="selector",component="llm(openai:fake)"} 1',
     ])
+    // Its HELP, which a scrape shows, says so too (before: only "whose latest use failed").
+    const scrape = await (await fetch(`${running!.url}/metrics`)).text()
+    expect(scrape).toMatch(/^# HELP toolsel_model_degraded .*start-up check found failing/m)
     // The same component label as the loaded gauge's (before: the configured ids, `llm:openai:fake`
     // and `openai:fake`).
     expect(await gauges('toolsel_model_loaded')).toEqual(
