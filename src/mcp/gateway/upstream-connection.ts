@@ -8,6 +8,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
+  McpError,
   CallToolResultSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -499,7 +500,15 @@ export class UpstreamConnection {
     if (client !== this.#client) return
     const failure = classifyUpstreamError(error)
     if (failure === 'connection') return this.#markDown(error)
-    this.#lastError = this.#errorText(`${what}: ${describeUpstreamError(error)}`)
+    // A call the server answered with a JSON-RPC error: its message may echo the call's
+    // arguments (another caller's), and every key that sees this server reads lastError
+    // (list_servers, /readyz): only its code is kept; the caller got the message.
+    const rejectedCall = failure === 'rejected' && what.startsWith('tools/call ')
+    this.#lastError = this.#errorText(
+      rejectedCall
+        ? `${what}: rejected with JSON-RPC error ${error instanceof McpError ? error.code : 'unknown'} (its message went to that call's caller only)`
+        : `${what}: ${describeUpstreamError(error)}`,
+    )
     if (failure === 'timeout') this.#status = 'slow'
     if (failure === 'timeout' || error instanceof UpstreamInputBacklog) this.#watchInput(client)
   }
