@@ -110,7 +110,11 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['perf.ts', ['--generator', 'x'], '--generator must be wrk or autocannon'],
     ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
     ['scope-probe.ts', ['many'], 'must be a positive number, got "many"'],
-    ['hostile-upstream.ts', ['--case', 'x'], '--case must be init-error or descriptions, got "x"'],
+    [
+      'hostile-upstream.ts',
+      ['--case', 'x'],
+      '--case must be init-error, descriptions or schemas, got "x"',
+    ],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
     ['perf-ratio.ts', [], '--before DIR: the checkout to compare with'],
     ['perf-ratio.ts', ['--before', '.', '--turns', '0'], '--turns takes a whole number'],
