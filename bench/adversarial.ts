@@ -25,14 +25,16 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { describedTool, groupedTool, refFanOut, wideTool } from '../test/helpers/oversized-tools.ts'
-import { SAMPLE_TOOLS } from '../test/helpers/sample-tools.ts'
-import { serveApp } from './serve-app.ts'
-import { measureStall } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: { only: { type: 'string' }, list: { type: 'boolean', default: false } },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { describedTool, groupedTool, refFanOut, wideTool } =
+  await import('../test/helpers/oversized-tools.ts')
+const { SAMPLE_TOOLS } = await import('../test/helpers/sample-tools.ts')
+const { serveApp } = await import('./serve-app.ts')
+const { measureStall } = await import('./stall-probe.ts')
 
 interface Case {
   name: string

@@ -12,18 +12,9 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { decideTools } from '../src/learn/count-model.ts'
-import { mostProbableFirst, type ScoredCandidate } from '../src/learn/decide-set.ts'
-import { scoreCandidate } from '../src/learn/boosted-trees.ts'
-import {
-  fitLogistic,
-  predictLogit,
-  sigmoid,
-  type LogisticModel,
-} from '../src/learn/logistic-regression.ts'
+import type { ScoredCandidate } from '../src/learn/decide-set.ts'
+import type { LogisticModel } from '../src/learn/logistic-regression.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
-import { candidateFitRows, decisionInput, foldOf } from '../src/learn/train-model.ts'
-import { shippedRecipeFit } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -32,6 +23,13 @@ const { values } = benchArgs(import.meta.url, {
     bags: { type: 'string', default: '8' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { decideTools } = await import('../src/learn/count-model.ts')
+const { mostProbableFirst } = await import('../src/learn/decide-set.ts')
+const { scoreCandidate } = await import('../src/learn/boosted-trees.ts')
+const { fitLogistic, predictLogit, sigmoid } = await import('../src/learn/logistic-regression.ts')
+const { candidateFitRows, decisionInput, foldOf } = await import('../src/learn/train-model.ts')
+const { shippedRecipeFit } = await import('./training-dev-setup.ts')
 const seed = Number(values.seed)
 const bags = Number(values.bags)
 const { rows, model: shipped } = await shippedRecipeFit(values.data!, seed)

@@ -17,8 +17,7 @@
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { loadCheckoutDefault, type CheckoutDefault } from './perf/checkout-default.ts'
-import { bm25RequestQueries, loadBenchmarkQueries } from './perf/synthetic-library.ts'
+import type { CheckoutDefault } from './perf/checkout-default.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -28,6 +27,9 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { loadCheckoutDefault } = await import('./perf/checkout-default.ts')
+const { bm25RequestQueries, loadBenchmarkQueries } = await import('./perf/synthetic-library.ts')
 if (values.before === undefined || values['index-dir'] === undefined) {
   usageError(
     import.meta.url,

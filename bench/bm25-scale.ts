@@ -13,19 +13,17 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { defaultConfig } from '../src/config/schema.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
-import {
-  buildIndexedLibrary,
-  loadIndexedLibrary,
-  saveIndexedLibrary,
-} from '../src/store/library-lifecycle.ts'
-import { buildSyntheticLibrary, loadBenchmarkQueries } from './perf/synthetic-library.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { defaultConfig } = await import('../src/config/schema.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { RulePlanner } = await import('../src/plan/rule-planner.ts')
+const { buildIndexedLibrary, loadIndexedLibrary, saveIndexedLibrary } =
+  await import('../src/store/library-lifecycle.ts')
+const { buildSyntheticLibrary, loadBenchmarkQueries } = await import('./perf/synthetic-library.ts')
 const size = Number(args[0] ?? 100_000)
 if (!Number.isFinite(size) || size < 1)
   usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)

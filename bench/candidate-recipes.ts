@@ -15,12 +15,7 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { benchArgs } from './bench-args.ts'
-import { loadConfig } from '../src/config/load-config.ts'
-import { FEATURE_NAMES } from '../src/learn/candidate-features.ts'
-import { formatLearnedModel, loadDefaultModel } from '../src/learn/learned-model.ts'
-import { fitTrainingSets, trainingSets, type TrainOptions } from '../src/learn/train-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+import type { TrainOptions } from '../src/learn/train-model.ts'
 
 interface Recipe {
   l2?: number
@@ -41,6 +36,13 @@ const { values, positionals } = benchArgs(import.meta.url, {
   },
   allowPositionals: true,
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { loadConfig } = await import('../src/config/load-config.ts')
+const { FEATURE_NAMES } = await import('../src/learn/candidate-features.ts')
+const { formatLearnedModel, loadDefaultModel } = await import('../src/learn/learned-model.ts')
+const { fitTrainingSets, trainingSets } = await import('../src/learn/train-model.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
 const recipes = JSON.parse(positionals[0] ?? '[{}]') as Recipe[]
 for (const name of recipes.flatMap((recipe) => recipe.drop ?? [])) {
   if (!(FEATURE_NAMES as readonly string[]).includes(name)) {

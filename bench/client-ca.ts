@@ -13,8 +13,6 @@
 import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { ToolselClient } from '../src/client/index.ts'
-import { startHttpsProxy } from '../test/helpers/https-proxy.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -24,6 +22,10 @@ const { values } = benchArgs(import.meta.url, {
     together: { type: 'string', default: '8' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { ToolselClient } = await import('../src/client/index.ts')
+type ToolselClient = import('../src/client/index.ts').ToolselClient
+const { startHttpsProxy } = await import('../test/helpers/https-proxy.ts')
 const counts = { rounds: 0, calls: 0, together: 0 }
 for (const name of ['rounds', 'calls', 'together'] as const) {
   const value = Number(values[name])

@@ -24,8 +24,6 @@
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
-import { fitTrainingSets, foldOf } from '../src/learn/train-model.ts'
-import { appendColumns, reportFit, shippedRecipeRows } from './training-dev-setup.ts'
 
 const VARIANTS: Record<string, readonly string[]> = {
   ns: ['ns_other_step'],
@@ -40,6 +38,9 @@ const { values } = benchArgs(import.meta.url, {
     'skip-base': { type: 'boolean', default: false },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { fitTrainingSets, foldOf } = await import('../src/learn/train-model.ts')
+const { appendColumns, reportFit, shippedRecipeRows } = await import('./training-dev-setup.ts')
 const seed = Number(values.seed)
 const variants = values.variants!.split(',')
 for (const variant of variants)

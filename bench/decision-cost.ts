@@ -11,11 +11,6 @@
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { decideWithExamples } from '../src/examples/example-decision.ts'
-import { heldSets } from '../src/examples/train-example-decision.ts'
-import { readLearnedModel } from '../src/learn/learned-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -25,6 +20,12 @@ const { values } = benchArgs(import.meta.url, {
     rounds: { type: 'string', default: '7' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { decideWithExamples } = await import('../src/examples/example-decision.ts')
+const { heldSets } = await import('../src/examples/train-example-decision.ts')
+const { readLearnedModel } = await import('../src/learn/learned-model.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
 if (!values.before || !values.after)
   usageError(import.meta.url, '--before and --after name model files.')
 const before = await readLearnedModel(values.before)

@@ -15,30 +15,9 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { defaultConfig } from '../src/config/schema.ts'
-import {
-  fitDecision,
-  heldSets,
-  type HeldQuery,
-  type HeldSet,
-} from '../src/examples/train-example-decision.ts'
-import {
-  DENSE_POOL,
-  exampleDecisionRows,
-  type ExampleDecisionInput,
-} from '../src/examples/example-decision.ts'
-import { toolCooccurrence, type ToolCooccurrence } from '../src/examples/example-cooccurrence.ts'
-import { ExampleMemory } from '../src/examples/example-memory.ts'
-import { ExampleSet } from '../src/examples/example-set.ts'
-import { ExampleDenseSpace, learnExampleMap } from '../src/examples/example-dense-map.ts'
-import { EXAMPLE_REGIMES, regimeExamples } from '../src/examples/train-example-decision.ts'
-import { denseToolVectors } from '../src/learn/dense-encoder.ts'
-import { foldOf } from '../src/learn/train-model.ts'
-import { singleClauseCases } from '../src/learn/training-rows.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
-import { DEFAULT_MODEL_PATH, parseLearnedModel } from '../src/learn/learned-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
+import type { HeldQuery, HeldSet } from '../src/examples/train-example-decision.ts'
+import type { ExampleDecisionInput } from '../src/examples/example-decision.ts'
+import type { ToolCooccurrence } from '../src/examples/example-cooccurrence.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -49,6 +28,24 @@ const { values } = benchArgs(import.meta.url, {
     map: { type: 'string', default: '' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { defaultConfig } = await import('../src/config/schema.ts')
+const { fitDecision, heldSets } = await import('../src/examples/train-example-decision.ts')
+const { DENSE_POOL, exampleDecisionRows } = await import('../src/examples/example-decision.ts')
+const { toolCooccurrence } = await import('../src/examples/example-cooccurrence.ts')
+const { ExampleMemory } = await import('../src/examples/example-memory.ts')
+const { ExampleSet } = await import('../src/examples/example-set.ts')
+const { ExampleDenseSpace, learnExampleMap } = await import('../src/examples/example-dense-map.ts')
+type ExampleDenseSpace = import('../src/examples/example-dense-map.ts').ExampleDenseSpace
+const { EXAMPLE_REGIMES, regimeExamples } =
+  await import('../src/examples/train-example-decision.ts')
+const { denseToolVectors } = await import('../src/learn/dense-encoder.ts')
+const { foldOf } = await import('../src/learn/train-model.ts')
+const { singleClauseCases } = await import('../src/learn/training-rows.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
+const { DEFAULT_MODEL_PATH, parseLearnedModel } = await import('../src/learn/learned-model.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
 const seed = 1
 
 /** A held query without its Map, Set and function fields, as JSON stores it. */

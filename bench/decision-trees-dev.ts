@@ -15,16 +15,7 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import {
-  fitDecision,
-  heldSets,
-  type DecisionTreeSettings,
-} from '../src/examples/train-example-decision.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
-import { trainLearnedModel } from '../src/learn/train-model.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
+import type { DecisionTreeSettings } from '../src/examples/train-example-decision.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -33,6 +24,13 @@ const { values } = benchArgs(import.meta.url, {
     variants: { type: 'string' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { fitDecision, heldSets } = await import('../src/examples/train-example-decision.ts')
+const { loadDefaultModel } = await import('../src/learn/learned-model.ts')
+const { trainLearnedModel } = await import('../src/learn/train-model.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
 const variants: Record<string, DecisionTreeSettings> = {
   logistic: {},
   ...(values.variants

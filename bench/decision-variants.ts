@@ -27,8 +27,15 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { loadConfig } from '../src/config/load-config.ts'
-import {
+import type { CountModel, DecisionInput } from '../src/learn/count-model.ts'
+import type { DecisionRule } from '../src/learn/decide-set.ts'
+
+const { values } = benchArgs(import.meta.url, {
+  options: { data: { type: 'string', default: '../shared/data' }, model: { type: 'string' } },
+})
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { loadConfig } = await import('../src/config/load-config.ts')
+const {
   applyCount,
   byProbability,
   countAndPlace,
@@ -38,18 +45,12 @@ import {
   extensionRoom,
   oneNeed,
   predictCount,
-  type CountModel,
-  type DecisionInput,
-} from '../src/learn/count-model.ts'
-import { decideSet, placeTools, type DecisionRule } from '../src/learn/decide-set.ts'
-import { loadDefaultModel, readLearnedModel } from '../src/learn/learned-model.ts'
-import { decisionInput, foldOf, score, trainingSets } from '../src/learn/train-model.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
-
-const { values } = benchArgs(import.meta.url, {
-  options: { data: { type: 'string', default: '../shared/data' }, model: { type: 'string' } },
-})
+} = await import('../src/learn/count-model.ts')
+const { decideSet, placeTools } = await import('../src/learn/decide-set.ts')
+const { loadDefaultModel, readLearnedModel } = await import('../src/learn/learned-model.ts')
+const { decisionInput, foldOf, score, trainingSets } = await import('../src/learn/train-model.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
 type Decision = (
   input: DecisionInput,
   rule: DecisionRule,

@@ -9,10 +9,6 @@
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
-import { learnedToolVectors } from '../src/learn/dense-encoder.ts'
-import { denseToolText } from '../src/learn/dense-features.ts'
-import { readLearnedModelSync } from '../src/learn/learned-model.ts'
-import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -21,6 +17,11 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { learnedToolVectors } = await import('../src/learn/dense-encoder.ts')
+const { denseToolText } = await import('../src/learn/dense-features.ts')
+const { readLearnedModelSync } = await import('../src/learn/learned-model.ts')
+const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
 if (!values.model) usageError(import.meta.url, '--model <file> is required')
 const model = readLearnedModelSync(values.model)
 if (!model.denseMap) throw new Error(`${values.model} has no learned dense map`)

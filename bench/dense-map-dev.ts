@@ -10,13 +10,7 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { defaultConfig } from '../src/config/schema.ts'
-import { denseToolVectors } from '../src/learn/dense-encoder.ts'
-import { denseTop1, trainDenseMap } from '../src/learn/dense-map.ts'
-import { denseMapSets, type TrainingSource } from '../src/learn/train-model.ts'
-import { singleClauseCases } from '../src/learn/training-rows.ts'
-import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
+import type { TrainingSource } from '../src/learn/train-model.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -25,6 +19,14 @@ const { values } = benchArgs(import.meta.url, {
     settings: { type: 'string', default: 'lr=0.002,decay=0;lr=0.0005,decay=0;lr=0.002,decay=0.05' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { defaultConfig } = await import('../src/config/schema.ts')
+const { denseToolVectors } = await import('../src/learn/dense-encoder.ts')
+const { denseTop1, trainDenseMap } = await import('../src/learn/dense-map.ts')
+const { denseMapSets } = await import('../src/learn/train-model.ts')
+const { singleClauseCases } = await import('../src/learn/training-rows.ts')
+const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
 const seed = 1
 const config = defaultConfig()
 const dense = await denseToolVectors()

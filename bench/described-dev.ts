@@ -16,8 +16,6 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { fitTrainingSets } from '../src/learn/train-model.ts'
-import { reportFit, shippedRecipeRows } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -29,6 +27,9 @@ const { values } = benchArgs(import.meta.url, {
     'skip-base': { type: 'boolean', default: false },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { fitTrainingSets } = await import('../src/learn/train-model.ts')
+const { reportFit, shippedRecipeRows } = await import('./training-dev-setup.ts')
 const weights = values.weight!.split(',').map(Number)
 const { options, rows } = await shippedRecipeRows(values.data!, Number(values.seed), {
   described: {

@@ -29,20 +29,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
-import { createComponents } from '../src/components.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { ExampleSet } from '../src/examples/example-set.ts'
-import { createMemoryLogger } from '../src/log.ts'
-import { createApp } from '../src/server/app.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
-import {
-  indexTools,
-  loadIndexedLibrary,
-  saveIndexedLibrary,
-} from '../src/store/library-lifecycle.ts'
-import { listenApp } from '../test/helpers/listen-app.ts'
-import { measureStall, pause, type StallRow } from './stall-probe.ts'
+import type { StallRow } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -54,6 +41,18 @@ const { values } = benchArgs(import.meta.url, {
     reloads: { type: 'string', default: '2' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { resolveSuites } = await import('../src/bench/suites/suite-registry.ts')
+const { createComponents } = await import('../src/components.ts')
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { ExampleSet } = await import('../src/examples/example-set.ts')
+const { createMemoryLogger } = await import('../src/log.ts')
+const { createApp } = await import('../src/server/app.ts')
+const { ToolselService } = await import('../src/service/toolsel-service.ts')
+const { indexTools, loadIndexedLibrary, saveIndexedLibrary } =
+  await import('../src/store/library-lifecycle.ts')
+const { listenApp } = await import('../test/helpers/listen-app.ts')
+const { measureStall, pause } = await import('./stall-probe.ts')
 const writes = Number(values.writes)
 if (!Number.isInteger(writes) || writes < 1)
   usageError(import.meta.url, '--writes takes a positive number.')

@@ -14,40 +14,11 @@
  */
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { parseQrels } from '../src/bench/suites/beir-suite.ts'
-import { readDataText, readJsonRecords } from '../src/bench/suites/read-data-file.ts'
-import { createToolbenchCorpusMap } from '../src/bench/suites/toolbench-corpus.ts'
-import { parseToolbenchQueries } from '../src/bench/suites/toolbench-queries.ts'
-import { loadToolplannerTraining } from '../src/bench/suites/toolplanner-training.ts'
-import { normalizeQueryText } from '../src/train/train-split.ts'
-import { parseConfig } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
-import { ExampleSet } from '../src/examples/example-set.ts'
 import type { UsageExample } from '../src/examples/usage-example.ts'
-import { importToolsFromFile } from '../src/library/importers/index.ts'
 import type { Tool } from '../src/library/tool.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { selectTools } from '../src/pipeline.ts'
-import { RulePlanner } from '../src/plan/rule-planner.ts'
 import type { Candidate, Retriever, Selector } from '../src/contracts.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
-import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
-import { bestNeighborSet } from '../src/examples/example-memory.ts'
-import { DEFAULT_EXAMPLE_MEMORY_OPTIONS, proposeToolSet } from '../src/examples/memory-selection.ts'
-import {
-  candidateSets,
-  DECISION_NEIGHBORS,
-  exampleDecisionRows,
-  instructionWords,
-  pickSet,
-  rankTools,
-  type DecisionRows,
-  type ExampleDecisionInput,
-} from '../src/examples/example-decision.ts'
-import { capturingProbabilities } from '../src/examples/train-example-decision.ts'
-import { LearnedSelector } from '../src/select/learned-selector.ts'
-import { Top1Selector } from '../src/select/top1-selector.ts'
-import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
+import type { DecisionRows, ExampleDecisionInput } from '../src/examples/example-decision.ts'
 import type { IndexedLibrary } from '../src/store/indexed-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -62,6 +33,36 @@ const { values } = benchArgs(import.meta.url, {
     weight: { type: 'string', default: '0.25' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { parseQrels } = await import('../src/bench/suites/beir-suite.ts')
+const { readDataText, readJsonRecords } = await import('../src/bench/suites/read-data-file.ts')
+const { createToolbenchCorpusMap } = await import('../src/bench/suites/toolbench-corpus.ts')
+const { parseToolbenchQueries } = await import('../src/bench/suites/toolbench-queries.ts')
+const { loadToolplannerTraining } = await import('../src/bench/suites/toolplanner-training.ts')
+const { normalizeQueryText } = await import('../src/train/train-split.ts')
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { ExampleSet } = await import('../src/examples/example-set.ts')
+const { importToolsFromFile } = await import('../src/library/importers/index.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { selectTools } = await import('../src/pipeline.ts')
+const { RulePlanner } = await import('../src/plan/rule-planner.ts')
+const { loadDefaultModel } = await import('../src/learn/learned-model.ts')
+const { fitLogistic, predictProbability } = await import('../src/learn/logistic-regression.ts')
+const { bestNeighborSet } = await import('../src/examples/example-memory.ts')
+const { DEFAULT_EXAMPLE_MEMORY_OPTIONS, proposeToolSet } =
+  await import('../src/examples/memory-selection.ts')
+const {
+  candidateSets,
+  DECISION_NEIGHBORS,
+  exampleDecisionRows,
+  instructionWords,
+  pickSet,
+  rankTools,
+} = await import('../src/examples/example-decision.ts')
+const { capturingProbabilities } = await import('../src/examples/train-example-decision.ts')
+const { LearnedSelector } = await import('../src/select/learned-selector.ts')
+const { Top1Selector } = await import('../src/select/top1-selector.ts')
+const { buildIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
 const dataDir = values.data!
 const limit = values.limit ? Number(values.limit) : Infinity
 

@@ -30,8 +30,6 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
-import { freePort, processRssMiB } from './perf/http-load.ts'
-import { cpuSeconds, loadAverage as load, median } from './perf/process-stats.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -49,6 +47,9 @@ const { values } = benchArgs(import.meta.url, {
     timeout: { type: 'string', default: '600' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { freePort, processRssMiB } = await import('./perf/http-load.ts')
+const { cpuSeconds, loadAverage: load, median } = await import('./perf/process-stats.ts')
 
 const FIXTURE = fileURLToPath(new URL('../test/mcp/fixtures/tiny-upstream.sh', import.meta.url))
 const NODE_UPSTREAM = fileURLToPath(

@@ -23,11 +23,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { serve, type ServerType } from '@hono/node-server'
-import { Hono } from 'hono'
+import type { ServerType } from '@hono/node-server'
 import type { SelectToolsResult } from '../src/pipeline.ts'
-import { buildSelectLoad } from './perf/serve-process.ts'
-import { runWrk } from './perf/wrk-load.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -38,6 +35,12 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { serve } = await import('@hono/node-server')
+const { Hono } = await import('hono')
+type Hono = import('hono').Hono
+const { buildSelectLoad } = await import('./perf/serve-process.ts')
+const { runWrk } = await import('./perf/wrk-load.ts')
 const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)

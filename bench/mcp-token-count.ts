@@ -7,14 +7,15 @@
  *   node --import tsx bench/mcp-token-count.ts --data ../shared/data --size 20000
  */
 import { benchArgs } from './bench-args.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
-import { SAMPLE_FROM_TOOLS, TokenAccountant } from '../src/mcp/tokens/token-accountant.ts'
-import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: '../shared/data' }, size: { type: 'string' } },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { loadTokenCounter } = await import('../src/mcp/tokens/load-token-counter.ts')
+const { SAMPLE_FROM_TOOLS, TokenAccountant } = await import('../src/mcp/tokens/token-accountant.ts')
+const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
 const size = Number(values.size ?? 20_000)
 const { tools } = await buildSyntheticLibrary(values.data!, size)
 const library = new ToolLibrary('bench', tools)

@@ -21,11 +21,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { benchArgs } from './bench-args.ts'
-import { processRssMiB } from './perf/http-load.ts'
-import { loadAverage as load, median } from './perf/process-stats.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -38,6 +34,11 @@ const { values } = benchArgs(import.meta.url, {
     timeout: { type: 'string', default: '600' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+const { processRssMiB } = await import('./perf/http-load.ts')
+const { loadAverage: load, median } = await import('./perf/process-stats.ts')
 
 const BIN = fileURLToPath(new URL('../bin/toolsel.mjs', import.meta.url))
 const UPSTREAM = fileURLToPath(new URL('../test/mcp/fixtures/node-upstream.mjs', import.meta.url))

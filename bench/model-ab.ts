@@ -19,7 +19,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { savedBenchmarkLibrary } from './perf/in-process.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -31,6 +30,8 @@ const { values } = benchArgs(import.meta.url, {
     checkout: { type: 'string', default: '.' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { savedBenchmarkLibrary } = await import('./perf/in-process.ts')
 const source = resolve(values.checkout, 'src')
 const { defaultConfig } = await import(`${source}/config/schema.ts`)
 const { loadDefaultModel, readLearnedModelSync } = await import(`${source}/learn/learned-model.ts`)

@@ -17,7 +17,6 @@ import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
-import { modelFilesFingerprint } from '../src/models/model-fingerprint.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -26,6 +25,8 @@ const { values: args } = benchArgs(import.meta.url, {
     child: { type: 'boolean', default: false },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { modelFilesFingerprint } = await import('../src/models/model-fingerprint.ts')
 const dir =
   args.dir ??
   dirname(

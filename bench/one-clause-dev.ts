@@ -18,19 +18,8 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { decideTools } from '../src/learn/count-model.ts'
-import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import type { LearnedModel } from '../src/learn/learned-model.ts'
-import {
-  decisionInput,
-  fitTrainingSets,
-  foldOf,
-  score,
-  shapeMatch,
-  trainingSets,
-  type TrainingSets,
-} from '../src/learn/train-model.ts'
-import { trainingDevSetup } from './training-dev-setup.ts'
+import type { TrainingSets } from '../src/learn/train-model.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -39,6 +28,12 @@ const { values } = benchArgs(import.meta.url, {
     'no-shapes': { type: 'boolean' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { decideTools } = await import('../src/learn/count-model.ts')
+const { denseToolVectors } = await import('../src/learn/dense-encoder.ts')
+const { decisionInput, fitTrainingSets, foldOf, score, shapeMatch, trainingSets } =
+  await import('../src/learn/train-model.ts')
+const { trainingDevSetup } = await import('./training-dev-setup.ts')
 const dataDir = values.data!
 const seed = Number(values.seed)
 const { sources, base: recipe } = await trainingDevSetup(dataDir, seed, {

@@ -4,16 +4,17 @@
  * plumbing, log-softmax over Qwen3's 151,936-token vocabulary, tokenizer and chat template.
  * (A measurement, not a test: it used to be a unit test and timed out on loaded machines.)
  */
-import { tokenLogProbs } from '../src/models/onnx/causal-lm-log-probs.ts'
-import { CausalLmRuntime } from '../src/models/onnx/causal-lm-runtime.ts'
-import { OnnxLanguageModel } from '../src/models/onnx/onnx-language-model.ts'
-import { buildPlanMessages } from '../src/plan/prompts.ts'
-import { buildSelectMessages } from '../src/select/prompts.ts'
 import type { CandidateTool } from '../src/contracts.ts'
-import { TINY_MODELS_MISSING, tinyModel } from '../test/models/language/tiny-models.ts'
 import { benchArgs } from './bench-args.ts'
 
 benchArgs(import.meta.url, { options: {} })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { tokenLogProbs } = await import('../src/models/onnx/causal-lm-log-probs.ts')
+const { CausalLmRuntime } = await import('../src/models/onnx/causal-lm-runtime.ts')
+const { OnnxLanguageModel } = await import('../src/models/onnx/onnx-language-model.ts')
+const { buildPlanMessages } = await import('../src/plan/prompts.ts')
+const { buildSelectMessages } = await import('../src/select/prompts.ts')
+const { TINY_MODELS_MISSING, tinyModel } = await import('../test/models/language/tiny-models.ts')
 
 const RUNS = 7
 

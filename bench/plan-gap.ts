@@ -11,14 +11,8 @@
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
-import { createComponents } from '../src/components.ts'
-import { loadConfig } from '../src/config/load-config.ts'
-import { readLearnedModelSync } from '../src/learn/learned-model.ts'
-import { createLogger } from '../src/log.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
-import { runBench } from '../src/bench/run-bench.ts'
 import type { BenchRunSettings } from '../src/bench/bench-report.ts'
-import { caseComponents, type CaseRunner } from '../src/bench/case-runner.ts'
+import type { CaseRunner } from '../src/bench/case-runner.ts'
 import type { StepResult } from '../src/pipeline.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -28,6 +22,14 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { createComponents } = await import('../src/components.ts')
+const { loadConfig } = await import('../src/config/load-config.ts')
+const { readLearnedModelSync } = await import('../src/learn/learned-model.ts')
+const { createLogger } = await import('../src/log.ts')
+const { ToolselService } = await import('../src/service/toolsel-service.ts')
+const { runBench } = await import('../src/bench/run-bench.ts')
+const { caseComponents } = await import('../src/bench/case-runner.ts')
 if (!values.model) usageError(import.meta.url, '--model <file> is required')
 const model = readLearnedModelSync(values.model)
 const { features: names } = model

@@ -18,16 +18,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { defaultConfig } from '../src/config/schema.ts'
-import {
-  importUploadedLibrary,
-  indexTools,
-  loadIndexedLibrary,
-  saveIndexedLibrary,
-  savedIndexProblem,
-} from '../src/store/library-lifecycle.ts'
-import { summarize } from './perf/measure.ts'
-import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -37,6 +27,17 @@ const { values } = benchArgs(import.meta.url, {
     sizes: { type: 'string', default: '1000,10000' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { defaultConfig } = await import('../src/config/schema.ts')
+const {
+  importUploadedLibrary,
+  indexTools,
+  loadIndexedLibrary,
+  saveIndexedLibrary,
+  savedIndexProblem,
+} = await import('../src/store/library-lifecycle.ts')
+const { summarize } = await import('./perf/measure.ts')
+const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
 const reps = Number(values.reps)
 const dataDir = values.data
 const config = defaultConfig()

@@ -28,8 +28,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
-import { runWrk } from './perf/wrk-load.ts'
+import type { ServeProcess } from './perf/serve-process.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -45,6 +44,9 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
+const { runWrk } = await import('./perf/wrk-load.ts')
 const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)

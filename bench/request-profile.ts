@@ -19,9 +19,7 @@ import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { selfTimes, stageShares, type CpuProfile } from './perf/cpu-profile-stages.ts'
-import { buildSelectLoad, cpuMillis, startServe } from './perf/serve-process.ts'
-import { runWrk } from './perf/wrk-load.ts'
+import type { CpuProfile } from './perf/cpu-profile-stages.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -32,6 +30,10 @@ const { values } = benchArgs(import.meta.url, {
     save: { type: 'string' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { selfTimes, stageShares } = await import('./perf/cpu-profile-stages.ts')
+const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
+const { runWrk } = await import('./perf/wrk-load.ts')
 const size = Number(values.size)
 const top = Number(values.top)
 const seconds = Number(values.duration)

@@ -17,11 +17,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { describedTool } from '../test/helpers/oversized-tools.ts'
-import { callMcpTool } from '../test/helpers/mcp-fetch.ts'
-import { buildSyntheticLibrary } from './perf/synthetic-library.ts'
-import { serveApp } from './serve-app.ts'
-import { measureStall } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -30,6 +25,12 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { describedTool } = await import('../test/helpers/oversized-tools.ts')
+const { callMcpTool } = await import('../test/helpers/mcp-fetch.ts')
+const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
+const { serveApp } = await import('./serve-app.ts')
+const { measureStall } = await import('./stall-probe.ts')
 
 const tools = values.large
   ? [

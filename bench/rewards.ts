@@ -16,13 +16,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { scorePlans } from '../src/rewards/score-plans.ts'
-import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
-import { requireRetriever } from '../src/store/indexed-library.ts'
-import { G3_TRAIN_FILES, loadToolbenchG3Train } from '../src/train/splits/toolbench-g3-train.ts'
-import { descriptionStep } from '../src/train/target-plan.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -33,6 +26,15 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { scorePlans } = await import('../src/rewards/score-plans.ts')
+const { buildIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
+const { requireRetriever } = await import('../src/store/indexed-library.ts')
+const { G3_TRAIN_FILES, loadToolbenchG3Train } =
+  await import('../src/train/splits/toolbench-g3-train.ts')
+const { descriptionStep } = await import('../src/train/target-plan.ts')
 
 interface Group {
   library: string

@@ -9,10 +9,11 @@
  * @module
  */
 import { loadavg } from 'node:os'
-import { measureStall } from './stall-probe.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { measureStall } = await import('./stall-probe.ts')
 const size = Number(args[0] ?? 20000)
 if (!Number.isFinite(size) || size < 1)
   usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)

@@ -10,10 +10,11 @@
  * @module
  */
 import { loadavg } from 'node:os'
-import { serveScopeLibrary } from './scope-library.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { serveScopeLibrary } = await import('./scope-library.ts')
 const size = Number(args[0] ?? 50000)
 if (!Number.isFinite(size) || size < 1)
   usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)

@@ -7,14 +7,15 @@
  *   node --import tsx bench/scope-view-hit.ts [size, default 100000]
  * @module
  */
-import { parseConfig } from '../src/config/load-config.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
-import { ScopedLibraries } from '../src/mcp/scoped-libraries.ts'
-import { serverTools } from './server-tools.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 const { positionals: args } = benchArgs(import.meta.url, { options: {}, allowPositionals: true })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { buildIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
+const { ScopedLibraries } = await import('../src/mcp/scoped-libraries.ts')
+const { serverTools } = await import('./server-tools.ts')
 const size = Number(args[0] ?? 100000)
 if (!Number.isFinite(size) || size < 1)
   usageError(import.meta.url, `<size> (first argument) must be a positive number, got "${args[0]}"`)

@@ -17,8 +17,6 @@ import { Session } from 'node:inspector/promises'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { loadCheckoutDefault } from './perf/checkout-default.ts'
-import { loadBenchmarkQueries } from './perf/synthetic-library.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -29,6 +27,9 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { loadCheckoutDefault } = await import('./perf/checkout-default.ts')
+const { loadBenchmarkQueries } = await import('./perf/synthetic-library.ts')
 if (values.before === undefined || values['index-dir'] === undefined) {
   usageError(
     import.meta.url,

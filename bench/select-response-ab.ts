@@ -14,11 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { loadDefaultModel } from '../src/learn/learned-model.ts'
-import { selectTools, type SelectToolsResult } from '../src/pipeline.ts'
-import { LearnedSelector } from '../src/select/learned-selector.ts'
-import { selectResponseJson, selectResponseObject } from '../src/server/select-response.ts'
-import { savedBenchmarkSelection } from './perf/in-process.ts'
+import type { SelectToolsResult } from '../src/pipeline.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -27,6 +23,13 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { loadDefaultModel } = await import('../src/learn/learned-model.ts')
+const { selectTools } = await import('../src/pipeline.ts')
+const { LearnedSelector } = await import('../src/select/learned-selector.ts')
+const { selectResponseJson, selectResponseObject } =
+  await import('../src/server/select-response.ts')
+const { savedBenchmarkSelection } = await import('./perf/in-process.ts')
 const size = Number(values.size)
 const passes = Number(values.passes)
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(passes) || passes < 1) {

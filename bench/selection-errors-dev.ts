@@ -25,13 +25,9 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { decideTools, type DecisionInput } from '../src/learn/count-model.ts'
-import { decideSet, mostProbableFirst } from '../src/learn/decide-set.ts'
-import { fitLogistic, predictProbability } from '../src/learn/logistic-regression.ts'
+import type { DecisionInput } from '../src/learn/count-model.ts'
 import type { ScoredCandidate } from '../src/learn/decide-set.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
-import { decisionInput, foldOf, score } from '../src/learn/train-model.ts'
-import { shippedRecipeFit } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -39,6 +35,12 @@ const { values } = benchArgs(import.meta.url, {
     seed: { type: 'string', default: '1' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { decideTools } = await import('../src/learn/count-model.ts')
+const { decideSet, mostProbableFirst } = await import('../src/learn/decide-set.ts')
+const { fitLogistic, predictProbability } = await import('../src/learn/logistic-regression.ts')
+const { decisionInput, foldOf, score } = await import('../src/learn/train-model.ts')
+const { shippedRecipeFit } = await import('./training-dev-setup.ts')
 const seed = Number(values.seed)
 const { rows, model } = await shippedRecipeFit(values.data!, seed)
 

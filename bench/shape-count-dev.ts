@@ -12,16 +12,6 @@
  * @module
  */
 import { benchArgs } from './bench-args.ts'
-import { decideTools } from '../src/learn/count-model.ts'
-import {
-  decisionInput,
-  fitTrainingSets,
-  foldOf,
-  score,
-  shapeMatch,
-  trainingSets,
-} from '../src/learn/train-model.ts'
-import { trainingDevSetup } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -30,6 +20,11 @@ const { values } = benchArgs(import.meta.url, {
     seed: { type: 'string', default: '1' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { decideTools } = await import('../src/learn/count-model.ts')
+const { decisionInput, fitTrainingSets, foldOf, score, shapeMatch, trainingSets } =
+  await import('../src/learn/train-model.ts')
+const { trainingDevSetup } = await import('./training-dev-setup.ts')
 const dataDir = values.data!
 const seed = Number(values.seed)
 const { sources, base } = await trainingDevSetup(dataDir, seed)

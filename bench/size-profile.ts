@@ -23,9 +23,8 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { selfTimes, stageShares, type CpuProfile } from './perf/cpu-profile-stages.ts'
-import { buildSelectLoad, cpuMillis, startServe, type ServeProcess } from './perf/serve-process.ts'
-import { runWrk } from './perf/wrk-load.ts'
+import type { CpuProfile } from './perf/cpu-profile-stages.ts'
+import type { ServeProcess } from './perf/serve-process.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -38,6 +37,10 @@ const { values } = benchArgs(import.meta.url, {
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { selfTimes, stageShares } = await import('./perf/cpu-profile-stages.ts')
+const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
+const { runWrk } = await import('./perf/wrk-load.ts')
 const seconds = Number(values.duration)
 const rounds = Number(values.rounds)
 const top = Number(values.top)

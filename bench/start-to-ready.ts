@@ -20,8 +20,6 @@
  */
 import { spawn } from 'node:child_process'
 import { benchArgs } from './bench-args.ts'
-import { freePort, processRssMiB, waitUntilReady } from './perf/http-load.ts'
-import { cpuSeconds, loadAverage as load, median } from './perf/process-stats.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -32,6 +30,9 @@ const { values } = benchArgs(import.meta.url, {
     build: { type: 'string', multiple: true },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { freePort, processRssMiB, waitUntilReady } = await import('./perf/http-load.ts')
+const { cpuSeconds, loadAverage: load, median } = await import('./perf/process-stats.ts')
 if ((values.library === undefined) !== (values['index-dir'] === undefined)) {
   process.stderr.write(
     'Usage: bench/start-to-ready.ts [--library <name> --index-dir <dir>] [--build <parts>]... [--runs 3] [--config FILE]\n',

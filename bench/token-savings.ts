@@ -13,23 +13,9 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { createComponents } from '../src/components.ts'
-import { loadConfig } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
-import { importToolsFromPath } from '../src/library/importers/index.ts'
-import { ToolLibrary } from '../src/library/tool-library.ts'
-import { createLogger } from '../src/log.ts'
-import { createMcpServer } from '../src/mcp/create-mcp-server.ts'
-import { createMcpContext } from '../src/mcp/mcp-context.ts'
-import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
-import { toolListingText } from '../src/mcp/tokens/token-accountant.ts'
-import { createEstimateTokenCounter, type TokenCounter } from '../src/mcp/tokens/token-counter.ts'
-import { UNSCOPED } from '../src/mcp/tool-scope.ts'
-import { DEMO_LIBRARY_DIR, buildIndexedLibrary } from '../src/store/library-lifecycle.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
+import type { TokenCounter } from '../src/mcp/tokens/token-counter.ts'
 
 interface LibraryCase {
   name: string
@@ -55,6 +41,22 @@ const { values } = benchArgs(import.meta.url, {
     load: { type: 'string', default: '2' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+const { createComponents } = await import('../src/components.ts')
+const { loadConfig } = await import('../src/config/load-config.ts')
+const { importToolsFromPath } = await import('../src/library/importers/index.ts')
+const { ToolLibrary } = await import('../src/library/tool-library.ts')
+const { createLogger } = await import('../src/log.ts')
+const { createMcpServer } = await import('../src/mcp/create-mcp-server.ts')
+const { createMcpContext } = await import('../src/mcp/mcp-context.ts')
+const { loadTokenCounter } = await import('../src/mcp/tokens/load-token-counter.ts')
+const { toolListingText } = await import('../src/mcp/tokens/token-accountant.ts')
+const { createEstimateTokenCounter } = await import('../src/mcp/tokens/token-counter.ts')
+const { UNSCOPED } = await import('../src/mcp/tool-scope.ts')
+const { DEMO_LIBRARY_DIR, buildIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
+const { ToolselService } = await import('../src/service/toolsel-service.ts')
 const QUERIES = Number(values.queries)
 const K = Number(values.k)
 const LOAD = Number(values.load)

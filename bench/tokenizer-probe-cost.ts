@@ -15,9 +15,6 @@ import { execFileSync } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
-import { tokenizerProbes } from '../src/store/kinds/tokenizer-probe.ts'
-import { denseToolVectors } from '../src/learn/dense-encoder.ts'
-import { spaceProbe } from '../src/learn/dense-space-probe.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -26,6 +23,10 @@ const { values: args } = benchArgs(import.meta.url, {
     space: { type: 'boolean', default: false },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { tokenizerProbes } = await import('../src/store/kinds/tokenizer-probe.ts')
+const { denseToolVectors } = await import('../src/learn/dense-encoder.ts')
+const { spaceProbe } = await import('../src/learn/dense-space-probe.ts')
 
 if (args.child) {
   const vectors = args.space ? await denseToolVectors() : undefined

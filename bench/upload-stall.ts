@@ -34,18 +34,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
-import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
-import { createComponents } from '../src/components.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { createMemoryLogger } from '../src/log.ts'
-import { createApp } from '../src/server/app.ts'
-import { ToolselService } from '../src/service/toolsel-service.ts'
-import { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
-import { writeBm25File } from '../src/store/kinds/bm25-file.ts'
-import { loadIndexedLibrary } from '../src/store/library-lifecycle.ts'
-import { writeToolsIndexFile } from '../src/store/tools-index-file.ts'
-import { listenApp } from '../test/helpers/listen-app.ts'
-import { measureStall, pause, type StallRow } from './stall-probe.ts'
+import type { StallRow } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -57,6 +46,20 @@ const { values } = benchArgs(import.meta.url, {
     reloads: { type: 'string', default: '0' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { resolveSuites } = await import('../src/bench/suites/suite-registry.ts')
+const { createComponents } = await import('../src/components.ts')
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { createMemoryLogger } = await import('../src/log.ts')
+const { createApp } = await import('../src/server/app.ts')
+const { ToolselService } = await import('../src/service/toolsel-service.ts')
+const { Bm25Retriever } = await import('../src/retrieve/bm25/bm25-retriever.ts')
+type Bm25Retriever = import('../src/retrieve/bm25/bm25-retriever.ts').Bm25Retriever
+const { writeBm25File } = await import('../src/store/kinds/bm25-file.ts')
+const { loadIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
+const { writeToolsIndexFile } = await import('../src/store/tools-index-file.ts')
+const { listenApp } = await import('../test/helpers/listen-app.ts')
+const { measureStall, pause } = await import('./stall-probe.ts')
 const reloads = Number(values.reloads)
 if (!Number.isInteger(reloads) || reloads < 0)
   usageError(import.meta.url, '--reloads takes a number (0 or more).')

@@ -9,14 +9,15 @@
  */
 import { loadavg } from 'node:os'
 import { benchArgs } from './bench-args.ts'
-import { resolveSuites } from '../src/bench/suites/suite-registry.ts'
-import { parseConfig } from '../src/config/load-config.ts'
-import { prepareUpload } from '../src/store/upload-import-worker.ts'
-import { bm25Settings } from '../src/store/kinds/bm25-kind.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' } },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { resolveSuites } = await import('../src/bench/suites/suite-registry.ts')
+const { parseConfig } = await import('../src/config/load-config.ts')
+const { prepareUpload } = await import('../src/store/upload-import-worker.ts')
+const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
 const [suite] = resolveSuites('toolbench-g3')
 const { splits } = await suite.load({
   dataDir: values.data,

@@ -24,8 +24,6 @@
  */
 import { benchArgs } from './bench-args.ts'
 import type { Tool } from '../src/library/tool.ts'
-import { tokenize } from '../src/retrieve/bm25/tokenize.ts'
-import { rankedPairs, shippedRecipeFit, trainingSetCases } from './training-dev-setup.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -33,6 +31,9 @@ const { values } = benchArgs(import.meta.url, {
     seed: { type: 'string', default: '1' },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { tokenize } = await import('../src/retrieve/bm25/tokenize.ts')
+const { rankedPairs, shippedRecipeFit, trainingSetCases } = await import('./training-dev-setup.ts')
 const seed = Number(values.seed)
 const { sources, base: recipe, rows, model } = await shippedRecipeFit(values.data!, seed)
 

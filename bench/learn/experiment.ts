@@ -6,9 +6,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { benchArgs } from '../bench-args.ts'
-import { fitLogistic, predictProbability } from '../../src/learn/logistic-regression.ts'
-import { FEATURE_NAMES } from '../../src/learn/candidate-features.ts'
-import { decideSet, type DecisionRule } from '../../src/learn/decide-set.ts'
+import type { DecisionRule } from '../../src/learn/decide-set.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -22,6 +20,10 @@ const { values } = benchArgs(import.meta.url, {
     stepwise: { type: 'boolean', default: false },
   },
 })
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { fitLogistic, predictProbability } = await import('../../src/learn/logistic-regression.ts')
+const { FEATURE_NAMES } = await import('../../src/learn/candidate-features.ts')
+const { decideSet } = await import('../../src/learn/decide-set.ts')
 interface QueryRow {
   id: string
   gold: string[]

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join, posix, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 
@@ -19,6 +19,12 @@ const LIBRARY_ONLY = new Set([
   'training-dev-setup.ts',
   'learn/step-features.ts',
 ])
+
+/** A static import of values (not `import type`) at the start of a line: its module. */
+const STATIC_IMPORT = /^import\s+(?!type\s)[^']*?\sfrom\s+'([^']+)'/gm
+
+/** What an entry script may import before its flags are parsed (under bench/). */
+const FLAG_MODULES = new Set(['bench-args.ts', 'perf/perf-options.ts'])
 
 /**
  * `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. With
@@ -148,6 +154,22 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
       return !source.includes('benchArgs(import.meta.url')
     })
     expect(missing).toEqual([])
+    // Each parses its flags before it imports what it measures (the --help case above, for all):
+    // a value imported statically is node's, bench-args.ts or perf.ts's flag list.
+    const loadsFirst = entries.flatMap((file) =>
+      [...readFileSync(join(ROOT, 'bench', file), 'utf8').matchAll(STATIC_IMPORT)]
+        .map((match) => match[1])
+        .filter(
+          (from) =>
+            !from.startsWith('node:') && !FLAG_MODULES.has(posix.join(posix.dirname(file), from)),
+        )
+        .map((from) => `${file}: ${from}`),
+    )
+    expect(loadsFirst).toEqual([])
+    // bench-args.ts's own imports are the --help case's; the flag list imports node's only.
+    const flagList = readFileSync(join(ROOT, 'bench', 'perf', 'perf-options.ts'), 'utf8')
+    const fromFlagList = [...flagList.matchAll(STATIC_IMPORT)].map((match) => match[1])
+    expect(fromFlagList.filter((from) => !from.startsWith('node:'))).toEqual([])
     // A library-only file really has no main: it exports and runs nothing at the top level.
     for (const file of LIBRARY_ONLY) {
       const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
