@@ -905,7 +905,7 @@ const GatewaySchema = z
     /**
      * Most characters of tools one listing of a server may keep, every page together (each
      * tool's JSON as kept: its description cut at 16,384 characters; a tool whose inputSchema
-     * passes 65,536 is skipped with a warning and counts only its name): past it the listing
+     * (outputSchema, annotations, title) passes 65,536 is skipped with a warning and counts only its name): past it the listing
      * stops, the server is marked down with an error naming this setting, and none of that
      * listing's tools are merged (its earlier tools, if any, stay). Each page is bounded by
      * `maxMessageBytes` alone, so 1,000 pages of 8 MiB were all held for one listing (~1 GB).

@@ -41,15 +41,15 @@ function descriptionCut(tool: McpTool): McpTool {
 }
 
 /**
- * Longest inputSchema taken from an upstream tool, in characters of its JSON: a tool with a
- * longer one is dropped as its page arrives and named in a warning (a schema cannot be cut and
- * still mean what it said). With descriptions cut, a hostile server put its megabytes in the
+ * Longest inputSchema (and outputSchema, annotations, title: KEPT_LARGE_FIELDS) taken from an
+ * upstream tool, in characters of its JSON: a tool with a longer one is dropped as its page
+ * arrives and named in a warning (a schema cannot be cut and still mean what it said). With descriptions cut, a hostile server put its megabytes in the
  * schemas instead: 1,000 pages of maxMessageBytes (8 MiB) each were all held for one listing.
  */
 export const MAX_UPSTREAM_SCHEMA_CHARS = 65_536
 
 /**
- * The tools listAllTools refused as their page arrived (an inputSchema over
+ * The tools listAllTools refused as their page arrived (an inputSchema or another kept field over
  * MAX_UPSTREAM_SCHEMA_CHARS, or nested past the stack), and why: upstreamTools skips them with
  * that reason. What stands for them in the listing holds their name (cut) and nothing else.
  */
@@ -75,15 +75,17 @@ function kept(tool: McpTool): { tool: McpTool; chars: number } {
   let chars: number
   try {
     chars = JSON.stringify(cut)?.length ?? 0
+    // Only a tool this long can have a field that long: most are never measured again.
     if (chars > MAX_UPSTREAM_SCHEMA_CHARS) {
-      // The schema's length without a second pass over it: the rest of the tool is small.
-      const schema = chars - JSON.stringify({ ...cut, inputSchema: null }).length + 'null'.length
-      if (schema > MAX_UPSTREAM_SCHEMA_CHARS) {
-        const stub = refused(
-          tool,
-          `its inputSchema is ${schema.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
-        )
-        return { tool: stub, chars: JSON.stringify(stub).length }
+      for (const field of KEPT_LARGE_FIELDS) {
+        const length = JSON.stringify((cut as Record<string, unknown>)[field])?.length ?? 0
+        if (length > MAX_UPSTREAM_SCHEMA_CHARS) {
+          const stub = refused(
+            tool,
+            `its ${field} is ${length.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
+          )
+          return { tool: stub, chars: JSON.stringify(stub).length }
+        }
       }
     }
   } catch (error) {
@@ -93,6 +95,15 @@ function kept(tool: McpTool): { tool: McpTool; chars: number } {
   }
   return { tool: cut, chars }
 }
+
+/**
+ * The fields of an upstream tool the gateway keeps besides its name and (cut) description: the
+ * MCP importer keeps `inputSchema` as the parameters and `outputSchema`, `annotations` and
+ * `title` in the tool's source. Each is held to MAX_UPSTREAM_SCHEMA_CHARS: with only the
+ * inputSchema capped, a hostile server moved its bulk to the outputSchema, and kept up to
+ * gateway.maxListChars (64 Mi characters) in the served library.
+ */
+const KEPT_LARGE_FIELDS = ['inputSchema', 'outputSchema', 'annotations', 'title'] as const
 
 /** Why a tool whose JSON.stringify overflowed the stack is skipped. */
 const NESTED_TOO_DEEP = `its inputSchema is nested too deep to read (at most ${MAX_PARAMETER_DEPTH} levels are taken)`

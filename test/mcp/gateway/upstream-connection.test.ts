@@ -221,26 +221,30 @@ describe('UpstreamConnection with real stdio processes', () => {
     ])
   })
 
-  it('drops a tool whose inputSchema passes MAX_UPSTREAM_SCHEMA_CHARS as its page arrives, naming it', async () => {
-    // Before: kept whole (descriptions were cut, schemas not: a hostile server's bulk moved there).
-    const logger = createMemoryLogger()
-    const wide = nodeUpstream(
-      'wide',
-      { UPSTREAM_TOOLS: '3', UPSTREAM_SCHEMA_CHARS: String(2 ** 20) },
-      logger,
-    )
-    await wide.connect()
-    expect(wide.state()).toMatchObject({ status: 'connected', toolCount: 0 })
-    expect(wide.tools).toEqual([])
-    const skipped = logger.lines.filter((line) => line.includes('its inputSchema is'))
-    expect(skipped).toHaveLength(3)
-    expect(skipped[0]).toContain(
-      `Upstream "wide": skipped tool #0 ("tool_0"): its inputSchema is 1,048,6`,
-    )
-    expect(skipped[0]).toContain(
-      `characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
-    )
-  })
+  // inputSchema before f604b5d: kept whole (descriptions were cut, schemas not: a hostile
+  // server's bulk moved there); outputSchema before hard29: kept whole in the tool's source (only
+  // inputSchema was capped).
+  it.each([
+    ['inputSchema', 'UPSTREAM_SCHEMA_CHARS'],
+    ['outputSchema', 'UPSTREAM_OUTPUT_SCHEMA_CHARS'],
+  ])(
+    'drops a tool whose %s passes MAX_UPSTREAM_SCHEMA_CHARS as its page arrives, naming it',
+    async (field, knob) => {
+      const logger = createMemoryLogger()
+      const wide = nodeUpstream('wide', { UPSTREAM_TOOLS: '3', [knob]: String(2 ** 20) }, logger)
+      await wide.connect()
+      expect(wide.state()).toMatchObject({ status: 'connected', toolCount: 0 })
+      expect(wide.tools).toEqual([])
+      const skipped = logger.lines.filter((line) => line.includes(`its ${field} is`))
+      expect(skipped).toHaveLength(3)
+      expect(skipped[0]).toContain(
+        `Upstream "wide": skipped tool #0 ("tool_0"): its ${field} is 1,048,6`,
+      )
+      expect(skipped[0]).toContain(
+        `characters long, over ${MAX_UPSTREAM_SCHEMA_CHARS.toLocaleString('en-US')}`,
+      )
+    },
+  )
 
   it('marks a server whose listing passes maxListChars down, naming it, and takes none', async () => {
     // 2 tools of ~10,200 characters a page: the 7th tool, on the 4th page, passes 65,536.
