@@ -39,6 +39,18 @@ export interface ComponentContext {
 
 /** `onnx:<dir>` / `openai:<model>` from the config's model settings. */
 function languageModel(id: string, { config, logger }: ComponentContext): Promise<LanguageModel> {
+  return configuredLanguageModel(id, config, logger)
+}
+
+/**
+ * The language model `id` built from `config.models` as serve builds its planner's and selector's
+ * (`toolsel models check openai:<model> --chat` sends its one call through it).
+ */
+export function configuredLanguageModel(
+  id: string,
+  config: Config,
+  logger: Logger,
+): Promise<LanguageModel> {
   const { onnx, openai } = config.models
   return createLanguageModel(id, {
     onnx,

@@ -1,10 +1,14 @@
 /**
  * `toolsel models check <dir>`: validate a local model directory before pointing toolsel at it;
  * `toolsel models check openai:<model>`: ask its OpenAI-compatible endpoint whether it takes the
- * key and serves the model (the request `toolsel serve` checks at start-up).
+ * key and serves the model (the request `toolsel serve` checks at start-up); with `--chat`, also
+ * send one choice call the way serve's selector does.
  */
 import { stat } from 'node:fs/promises'
+import type { Config } from '../config/schema.ts'
+import type { SelectionRequest } from '../contracts.ts'
 import { ToolselError } from '../errors.ts'
+import { SILENT_LOGGER } from '../log.ts'
 import { checkModelDir, formatModelCheck } from '../models/check-model-dir.ts'
 import {
   modelOf,
@@ -25,7 +29,7 @@ import {
 const DTYPES: readonly OnnxDtype[] = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4']
 
 export const MODELS_HELP = `Usage: toolsel models check <model dir> [--dtype <dtype>] [--no-cuda] [--json]
-       toolsel models check openai:<model> [--json]
+       toolsel models check openai:<model> [--chat] [--json]
 
 Checks a causal-LM directory in the transformers.js layout (config.json, tokenizer.json,
 tokenizer_config.json with a chat template, onnx/model*.onnx): which weight files (dtypes) are
@@ -42,10 +46,18 @@ no list); 1 when it refuses the key (401/403), is unreachable, answers another s
 models but not this one (a chat call would answer 404); 2 when no base URL is set, it is not an
 http(s) URL without user info, or the argument names no model (openai: alone).
 
+--chat then sends one chat completion (it costs a few tokens: two short tool descriptions in, at
+most ~40 tokens out): the choice call toolsel's selector makes, built from models.openai as serve
+builds it (choiceMode, sendThinkingSwitch, timeoutMs, maxRetries), over two fixed candidates. It
+says "Chat: ok", or "Chat: failed" with the error code, HTTP status and message (a server that
+lists the model but refuses the call's response_format or chat_template_kwargs, or answers
+outside the choices); a failure exits 1. It is skipped when the /models check did not say ok.
+
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present):
                        ${DTYPES.join(' | ')}
   --no-cuda            Don't try to start a CUDA session
+  --chat               openai:<model> only: also send one choice call (a few tokens)
   --json               Print the report as JSON
 ${COMMON_HELP}`
 
@@ -53,6 +65,7 @@ export const OPTIONS = {
   dtype: { type: 'string' },
   'no-cuda': { type: 'boolean' },
   json: { type: 'boolean' },
+  chat: { type: 'boolean' },
 } as const
 
 export async function modelsCommand(argv: string[], io: CommandIO): Promise<number> {
@@ -79,13 +92,25 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
       )
     }
     const probe = await probeOpenAiEndpoint({ baseUrl, apiKey, timeoutMs })
-    const report = endpointReport(probe, model, apiKey !== '')
+    const endpoint = endpointReport(probe, model, apiKey !== '')
+    const chat = values.chat
+      ? endpoint.ok
+        ? await chatCheck(model, config, probe.shown)
+        : { result: 'skipped', message: `the /models check said ${endpoint.result}.` }
+      : undefined
+    const report = { ...endpoint, ...(chat && { ok: endpoint.ok && chat.result === 'ok', chat }) }
     io.stdout(
       values.json
         ? `${JSON.stringify(report, null, 2)}\n`
-        : `Endpoint: GET ${report.endpoint}\nResult: ${report.result}: ${report.message}\n`,
+        : `Endpoint: GET ${report.endpoint}\nResult: ${report.result}: ${report.message}\n${chat ? `Chat: ${chat.result}: ${chat.message}\n` : ''}`,
     )
-    return report.result === 'ok' ? 0 : 1
+    return report.ok ? 0 : 1
+  }
+  if (values.chat) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      '--chat checks an openai:<model>, not a model directory.',
+    )
   }
   const dtype = values.dtype as OnnxDtype | undefined
   if (dtype !== undefined && !DTYPES.includes(dtype)) {
@@ -135,5 +160,49 @@ function endpointReport(probe: EndpointProbe, model: string, keySet: boolean) {
     status: probe.status,
     message,
     ...(probe.models && { models: probe.models.slice(0, 100) }),
+  }
+}
+
+/** `--chat`'s one call: a step and two candidates, so the answer is a few tokens. */
+const CHAT_CHECK: SelectionRequest = {
+  step: 'Add 2 and 3',
+  candidates: [
+    { id: 'add', name: 'add', description: 'Adds two numbers.', score: 1 },
+    { id: 'weather', name: 'weather', description: 'Tells the weather in a city.', score: 0.5 },
+  ],
+}
+
+/**
+ * One choice call of `openai:<model>` through the selector serve builds (no fallback, so its
+ * error is what a request's `components.fallbacks` would report).
+ */
+async function chatCheck(model: string, config: Config, shown: (message: string) => string) {
+  const { choiceMode } = config.models.openai
+  try {
+    // Imported here: the selection code is loaded only for --chat.
+    const { configuredLanguageModel } = await import('../components.ts')
+    const { LlmSelector } = await import('../select/llm-selector.ts')
+    const selector = new LlmSelector({
+      model: await configuredLanguageModel(`openai:${model}`, config, SILENT_LOGGER),
+    })
+    const [selection] = await selector.select([CHAT_CHECK])
+    return {
+      result: 'ok',
+      message: `one choice call (choiceMode ${choiceMode}) answered ${JSON.stringify(selection.toolId ?? 'none')}.`,
+    }
+  } catch (caught) {
+    const error =
+      caught instanceof ToolselError
+        ? caught
+        : new ToolselError('MODEL_CALL_FAILED', String(caught), { cause: caught })
+    const status = error.details.status
+    return {
+      result: 'failed',
+      code: error.code,
+      ...(typeof status === 'number' && { status }),
+      message: shown(
+        `one choice call (choiceMode ${choiceMode}) failed: ${error.code}${typeof status === 'number' ? ` (HTTP ${status})` : ''}: ${error.message}`,
+      ),
+    }
   }
 }

@@ -3,6 +3,9 @@
  * (GET <baseUrl>/models with the key, one shared probe) and says ok, refused, unknown-model,
  * status or unreachable with exit 0 or 1, over real HTTP (a local OpenAI-compatible server).
  * Before, it took `openai:fake` for a directory: "No such directory", exit 2.
+ * With --chat it also sends one choice call as serve's selector does: a server whose /models
+ * works but whose chat call fails is no longer "ok". Before, `--chat` was an unknown option
+ * (exit 2) and such a server passed the check (exit 0, shown below).
  */
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
@@ -13,10 +16,10 @@ const KEY = 'sk-right-key-0123456789'
 
 const endpoint = useKeyEndpoint(KEY)
 
-async function check(spec: string, env: Record<string, string>, json = true) {
+async function check(spec: string, env: Record<string, string>, json = true, extra: string[] = []) {
   const stdout: string[] = []
   const stderr: string[] = []
-  const code = await main(['models', 'check', spec, ...(json ? ['--json'] : [])], {
+  const code = await main(['models', 'check', spec, ...(json ? ['--json'] : []), ...extra], {
     stdout: (text) => stdout.push(text),
     stderr: (text) => stderr.push(text),
     env,
@@ -80,5 +83,79 @@ describe('toolsel models check openai:<model>', () => {
     expect(code).toBe(2)
     expect(text).toBe('')
     expect(stderr).toContain('TOOLSEL_OPENAI_BASE_URL')
+  })
+})
+
+describe('toolsel models check openai:<model> --chat', () => {
+  const at = (prefix: string, more: Record<string, string> = {}) => ({
+    TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}${prefix}/v1`,
+    TOOLSEL_OPENAI_API_KEY: KEY,
+    // One attempt: a refused call is not retried anyway (4xx), this keeps a failure quick.
+    TOOLSEL_OPENAI_MAX_RETRIES: '0',
+    ...more,
+  })
+  const chat = (env: Record<string, string>, json = true) =>
+    check('openai:fake', env, json, ['--chat'])
+
+  it('sends one choice call after /models and says chat: ok (exit 0)', async () => {
+    endpoint.seen.length = 0
+    const { code, text } = await chat(at(''), false)
+    expect(code).toBe(0)
+    expect(text).toBe(
+      `Endpoint: GET ${endpoint.baseUrl}/v1/models\nResult: ok: the endpoint accepts the key and serves "fake" (HTTP 200).\nChat: ok: one choice call (choiceMode json_schema) answered "add".\n`,
+    )
+    expect(endpoint.seen).toEqual([
+      `GET /v1/models Bearer ${KEY}`,
+      `POST /v1/chat/completions Bearer ${KEY}`,
+    ])
+  })
+
+  it('fails (exit 1) where /models works but the server refuses response_format', async () => {
+    // Without --chat the check cannot tell: /models lists the model.
+    expect((await check('openai:fake', at('/noschema'))).code).toBe(0)
+    const { code, report, text } = await chat(at('/noschema'))
+    expect(code).toBe(1)
+    expect(report).toMatchObject({
+      ok: false,
+      result: 'ok',
+      chat: { result: 'failed', code: 'MODEL_CALL_FAILED', status: 400 },
+    })
+    expect(report.chat.message).toMatch(
+      /choiceMode json_schema\) failed: MODEL_CALL_FAILED \(HTTP 400\)/,
+    )
+    expect(report.chat.message).toMatch(/'response_format' is not supported/)
+    expect(text).not.toContain(KEY)
+  })
+
+  it('names sendThinkingSwitch for a 400 on chat_template_kwargs, and is ok with it off', async () => {
+    expect((await check('openai:fake', at('/nokwargs'))).code).toBe(0)
+    const refused = await chat(at('/nokwargs'))
+    expect(refused.code).toBe(1)
+    expect(refused.report.chat).toMatchObject({ result: 'failed', status: 400 })
+    expect(refused.report.chat.message).toMatch(
+      /set models\.openai\.sendThinkingSwitch to false \(TOOLSEL_OPENAI_SEND_THINKING_SWITCH=false\)/,
+    )
+    const off = await chat(at('/nokwargs', { TOOLSEL_OPENAI_SEND_THINKING_SWITCH: 'false' }))
+    expect(off.code).toBe(0)
+    expect(off.report).toMatchObject({ ok: true, chat: { result: 'ok' } })
+  })
+
+  it('fails (exit 1) for a model that answers prose instead of a choice', async () => {
+    expect((await check('openai:fake', at('/garbage'))).code).toBe(0)
+    const { code, report } = await chat(at('/garbage'))
+    expect(code).toBe(1)
+    expect(report.chat).toMatchObject({ result: 'failed', code: 'SELECTION_OUTSIDE_CANDIDATES' })
+    expect(report.chat.message).toMatch(/answered "I would use the first tool\.", which is none/)
+  })
+
+  it('sends no chat call when /models fails, and refuses --chat for a directory (exit 2)', async () => {
+    endpoint.seen.length = 0
+    const refused = await chat(at('', { TOOLSEL_OPENAI_API_KEY: 'sk-wrong-key' }), false)
+    expect(refused.code).toBe(1)
+    expect(refused.text).toContain('Chat: skipped: the /models check said refused.\n')
+    expect(endpoint.seen).toEqual(['GET /v1/models Bearer sk-wrong-key'])
+    const directory = await check('.', {}, false, ['--chat'])
+    expect(directory.code).toBe(2)
+    expect(directory.stderr).toContain('--chat checks an openai:<model>')
   })
 })

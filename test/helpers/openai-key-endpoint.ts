@@ -3,7 +3,10 @@
  * toolsel does with a key (serve's start-up check, `models check openai:`, a key revoked while
  * serving): 401 for any other key (or all while `revoked`); `GET …/models` lists the model
  * "fake" (404 under `/nomodels`, a server without a list); a chat completion answers a JSON
- * schema's first choice (the selector) or the last message as the one step of a plan.
+ * schema's first choice (the selector) or the last message as the one step of a plan. Servers
+ * whose chat calls fail while `/models` works: under `/noschema` a call with `response_format` is
+ * refused (400), under `/nokwargs` one with `chat_template_kwargs` (400, as api.openai.com), and
+ * under `/garbage` every call answers prose instead of JSON.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -21,6 +24,7 @@ export interface KeyEndpoint {
 
 interface ChatBody {
   messages: Array<{ content: string }>
+  chat_template_kwargs?: unknown
   response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
 }
 
@@ -50,10 +54,23 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
           ? send(404, { error: { message: 'not found' } })
           : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
       const parsed = JSON.parse(body) as ChatBody
+      if (request.url?.startsWith('/noschema') && parsed.response_format)
+        return send(400, {
+          error: { message: "'response_format' is not supported", type: 'invalid_request_error' },
+        })
+      if (request.url?.startsWith('/nokwargs') && parsed.chat_template_kwargs)
+        return send(400, {
+          error: {
+            message: 'Unrecognized request argument supplied: chat_template_kwargs',
+            type: 'invalid_request_error',
+          },
+        })
       const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
-      const content = choices
-        ? JSON.stringify({ answer: choices[0] })
-        : JSON.stringify([parsed.messages.at(-1)?.content])
+      const content = request.url?.startsWith('/garbage')
+        ? 'I would use the first tool.'
+        : choices
+          ? JSON.stringify({ answer: choices[0] })
+          : JSON.stringify([parsed.messages.at(-1)?.content])
       send(200, {
         id: 'x',
         object: 'chat.completion',
