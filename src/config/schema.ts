@@ -103,18 +103,15 @@ const ServerSchema = z
      * A library upload whose body has at least this many characters is parsed and imported in a worker
      * thread (with its tools file and tools index), so the event loop keeps answering; a smaller
      * one is imported in the process (a worker's start costs more than its import) unless it holds
-     * a `$ref` or more than 5,000 objects (`expandsOnImport`). 0 = every upload in a worker; at
-     * most MAX_BODY_LIMIT_BYTES (a value over `bodyLimitBytes` puts only those in a worker).
-     * Default 1,048,576.
+     * a `$ref` or more than 5,000 objects (`expandsOnImport`). 0 = every upload in a worker; a
+     * value over `bodyLimitBytes` (any safe integer: a threshold, it sizes nothing) puts only
+     * those in a worker. Default 1,048,576.
      */
     importWorkerMinChars: z
       .number()
       .int()
       .nonnegative()
-      .max(
-        MAX_BODY_LIMIT_BYTES,
-        `at most ${MAX_BODY_LIMIT_BYTES} (the largest server.bodyLimitBytes)`,
-      )
+      .max(Number.MAX_SAFE_INTEGER)
       .default(1024 * 1024),
     /**
      * Import worker threads running at once (each holds one upload's tools, its heap limited to

@@ -231,7 +231,6 @@ describe('loadConfig', () => {
       ['TOOLSEL_K', 'retrieve.k', 10_000],
       ['TOOLSEL_ONNX_SCORE_BATCH_SIZE', 'models.onnx.scoreBatchSize', 1024],
       ['TOOLSEL_BODY_LIMIT_BYTES', 'server.bodyLimitBytes', 512 * 1024 * 1024],
-      ['TOOLSEL_IMPORT_WORKER_MIN_CHARS', 'server.importWorkerMinChars', 512 * 1024 * 1024],
     ] as const) {
       const nested = path
         .split('.')
@@ -255,6 +254,16 @@ describe('loadConfig', () => {
       const config = await loadConfig({ env: { [name]: String(largest) } })
       expect(path.split('.').reduce((value: any, part) => value[part], config)).toBe(largest)
     }
+  })
+
+  it('takes any safe integer as server.importWorkerMinChars: a threshold, not a size', async () => {
+    // ed3ad53 bounded it at 512 MiB like the body limit; a value over every body ("never in a
+    // worker", as tests and users write Number.MAX_SAFE_INTEGER) then refused to start.
+    const largest = Number.MAX_SAFE_INTEGER
+    const file = await configFile({ server: { importWorkerMinChars: largest } })
+    expect((await loadConfig({ file })).server.importWorkerMinChars).toBe(largest)
+    const config = await loadConfig({ env: { TOOLSEL_IMPORT_WORKER_MIN_CHARS: String(largest) } })
+    expect(config.server.importWorkerMinChars).toBe(largest)
   })
 
   it('takes a host name or an IP address as server.host, nothing else', async () => {
