@@ -18,7 +18,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { idHash } from '../../library/id-table.ts'
-import { replaceCacheFile } from '../../write-file-atomically.ts'
+import { cacheFileOwnerProblem, replaceCacheFile } from '../../write-file-atomically.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -362,9 +362,7 @@ async function readCacheFile(
   try {
     const info = await handle.stat()
     if (!info.isFile() || info.size > maxBytes) return undefined
-    const uid = process.getuid?.()
-    if (shared && ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0))
-      return undefined
+    if (shared && cacheFileOwnerProblem(info) !== undefined) return undefined
     const bytes = Buffer.alloc(info.size)
     const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
     return bytesRead === info.size ? bytes : undefined

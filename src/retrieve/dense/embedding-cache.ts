@@ -7,7 +7,7 @@
 import { constants, existsSync, type Stats } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
-import { replaceCacheFile } from '../../write-file-atomically.ts'
+import { cacheFileOwnerProblem, replaceCacheFile } from '../../write-file-atomically.ts'
 
 /** Bump when the file layout changes; older files are ignored (the cache is rebuilt). */
 export const EMBEDDING_CACHE_FORMAT = 1
@@ -171,21 +171,14 @@ export const EMBEDDING_CACHE_MAX_BYTES = 2 ** 30
 const MAX_DIMENSIONS = 65_536
 
 /**
- * Why a cache file is not trusted, or undefined: one not a regular file, one another user owns
- * or one group or others can write (`save` writes 0644 whatever the umask), as another user
- * could have put vectors of their own in it under the hashes of this library's tools, and the
- * answers would change with no error (a rebuild would carry them on). Not checked where the
- * system has no uids (Windows).
+ * Why a cache file is not trusted, or undefined: one not a regular file, or one another user
+ * could have put vectors of their own in under the hashes of this library's tools
+ * (`cacheFileOwnerProblem`): the answers would change with no error, and a rebuild would carry
+ * them on.
  */
 function ownerProblem(info: Stats): string | undefined {
   if (!info.isFile()) return 'it is not a regular file'
-  const uid = process.getuid?.()
-  if (uid === undefined) return undefined
-  if (info.uid !== uid)
-    return `it belongs to another user (uid ${info.uid}, this process is ${uid})`
-  if ((info.mode & 0o022) !== 0)
-    return `group or others can write it (mode ${(info.mode & 0o777).toString(8).padStart(3, '0')})`
-  return undefined
+  return cacheFileOwnerProblem(info)
 }
 
 function ignored(
