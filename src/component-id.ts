@@ -44,7 +44,12 @@ export function unknownBackend(
  */
 export function componentName(id: string): string {
   const { backend, argument } = parseComponentId(id.trim())
-  if (backend === 'llm') return `llm(${argument})`
-  if (backend === 'openai' || backend === 'onnx') return `llm(${backend}:${argument})`
+  if (backend === 'llm') return llmComponentName(argument)
+  if (backend === 'openai' || backend === 'onnx') return llmComponentName(`${backend}:${argument}`)
   return id.trim()
+}
+
+/** A model-backed planner's or selector's name: `llm(<model id>)` (`llm(openai:m)`). */
+export function llmComponentName(modelId: string): string {
+  return `llm(${modelId})`
 }

@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { lookupBackend, parseComponentId } from './component-id.ts'
+import { llmComponentName, lookupBackend, parseComponentId } from './component-id.ts'
 import type { Config } from './config/schema.ts'
 import { loadDefaultModel, readLearnedModelSync } from './learn/learned-model.ts'
 import { ToolselError } from './errors.ts'
@@ -37,13 +37,8 @@ export interface ComponentContext {
   selector(id: string): Selector
 }
 
-/** `onnx:<dir>` / `openai:<model>` from the config's model settings. */
-function languageModel(id: string, { config, logger }: ComponentContext): Promise<LanguageModel> {
-  return configuredLanguageModel(id, config, logger)
-}
-
 /**
- * The language model `id` built from `config.models` as serve builds its planner's and selector's
+ * The language model `id` (`onnx:<dir>` / `openai:<model>`) built from `config.models` as serve builds its planner's and selector's
  * (`toolsel models check openai:<model> --chat` sends its one call through it).
  */
 export function configuredLanguageModel(
@@ -61,8 +56,8 @@ export function configuredLanguageModel(
 
 function llmPlanner(modelId: string, context: ComponentContext): Planner {
   const { plan } = context.config
-  return new LazyPlanner(`llm(${modelId})`, async () => {
-    const model = await languageModel(modelId, context)
+  return new LazyPlanner(llmComponentName(modelId), async () => {
+    const model = await configuredLanguageModel(modelId, context.config, context.logger)
     return new LlmPlanner({
       model,
       maxSteps: plan.maxSteps,
@@ -76,8 +71,8 @@ function llmPlanner(modelId: string, context: ComponentContext): Planner {
 
 function llmSelector(modelId: string, context: ComponentContext): Selector {
   const { select } = context.config
-  return new LazySelector(`llm(${modelId})`, async () => {
-    const model = await languageModel(modelId, context)
+  return new LazySelector(llmComponentName(modelId), async () => {
+    const model = await configuredLanguageModel(modelId, context.config, context.logger)
     return new LlmSelector({
       model,
       margin: select.margin,

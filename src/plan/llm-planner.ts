@@ -7,6 +7,7 @@
  */
 import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
+import { llmComponentName } from '../component-id.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { LanguageModel } from '../models/language-model.ts'
 import { parsePlan } from './parse-plan.ts'
@@ -55,7 +56,7 @@ export class LlmPlanner implements Planner {
   readonly #warnings: RepeatedWarning
 
   constructor(options: LlmPlannerOptions) {
-    this.name = `llm(${options.model.modelId})`
+    this.name = llmComponentName(options.model.modelId)
     this.#model = options.model
     const defaults = DEFAULT_LLM_PLANNER_OPTIONS
     this.#maxSteps = options.maxSteps ?? defaults.maxSteps

@@ -7,6 +7,7 @@
  * @module
  */
 import { ToolselError, throwIfAborted } from '../errors.ts'
+import { llmComponentName } from '../component-id.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import { argmax, type ChatMessage, type LanguageModel } from '../models/language-model.ts'
 import {
@@ -46,7 +47,7 @@ export class LlmSelector implements Selector {
   readonly #warnings: RepeatedWarning
 
   constructor(options: LlmSelectorOptions) {
-    this.name = `llm(${options.model.modelId})`
+    this.name = llmComponentName(options.model.modelId)
     this.#model = options.model
     this.#margin = options.margin ?? DEFAULT_LLM_SELECTOR_OPTIONS.margin
     this.#fallback = options.fallback
