@@ -59,6 +59,8 @@ export class ModelHealth {
 
   /** Records what `result` shows of its planner and selector. */
   observe(result: SelectToolsResult): void {
+    // The common case (every request with no model endpoint): nothing failed, nothing to clear.
+    if (result.components.fallbacks.length === 0 && this.#degraded.size === 0) return
     const report: HealthReport = { failed: [], worked: [] }
     const failed = new Set<string>()
     for (const { raw: _raw, ...fallback } of result.components.fallbacks) {
