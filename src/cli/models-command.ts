@@ -51,7 +51,10 @@ most ~40 tokens out): the choice call toolsel's selector makes, built from model
 builds it (choiceMode, sendThinkingSwitch, timeoutMs, maxRetries), over two fixed candidates. It
 says "Chat: ok", or "Chat: failed" with the error code, HTTP status and message (a server that
 lists the model but refuses the call's response_format or chat_template_kwargs, or answers
-outside the choices); a failure exits 1. It is skipped when the /models check did not say ok.
+outside the choices); a failure exits 1. It is sent too when /models answers another status,
+and where /models is merely absent (404 or 405, as on some vLLM or llama.cpp servers) the chat
+alone decides the exit code. It is skipped (no call) when the key is refused, the endpoint is
+unreachable, or it lists models but not this one.
 
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present):
@@ -93,12 +96,21 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
     }
     const probe = await probeOpenAiEndpoint({ baseUrl, apiKey, timeoutMs })
     const endpoint = endpointReport(probe, model, apiKey !== '')
+    // Another status (a vLLM or llama.cpp server without /models answers 404) says nothing of the
+    // chat, which --chat asked about: it is tried; when /models is merely absent (404, 405) the
+    // chat alone decides the exit code.
+    const absent = probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
     const chat = values.chat
-      ? endpoint.ok
+      ? endpoint.ok || probe.outcome === 'status'
         ? await chatCheck(model, config, probe.shown)
         : { result: 'skipped', message: `the /models check said ${endpoint.result}.` }
       : undefined
-    const report = { ...endpoint, ...(chat && { ok: endpoint.ok && chat.result === 'ok', chat }) }
+    if (chat?.result === 'ok' && probe.outcome === 'status')
+      chat.message += absent
+        ? ` The key and the model work; the server has no /models (HTTP ${probe.status}).`
+        : ` But GET /models answered HTTP ${probe.status}, so the check fails.`
+    const ok = chat ? (endpoint.ok || absent) && chat.result === 'ok' : endpoint.ok
+    const report = { ...endpoint, ...(chat && { ok, chat }) }
     io.stdout(
       values.json
         ? `${JSON.stringify(report, null, 2)}\n`

@@ -148,6 +148,38 @@ describe('toolsel models check openai:<model> --chat', () => {
     expect(report.chat.message).toMatch(/answered "I would use the first tool\.", which is none/)
   })
 
+  it('still sends the chat call when /models is absent (404): the chat decides, exit 0', async () => {
+    // Before: "Chat: skipped: the /models check said status." and exit 1 without a call.
+    endpoint.seen.length = 0
+    const { code, text } = await chat(at('/nomodels'), false)
+    expect(text).toBe(
+      `Endpoint: GET ${endpoint.baseUrl}/nomodels/v1/models\nResult: status: the endpoint answered HTTP 404, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?\nChat: ok: one choice call (choiceMode json_schema) answered "add". The key and the model work; the server has no /models (HTTP 404).\n`,
+    )
+    expect(code).toBe(0)
+    expect(endpoint.seen).toEqual([
+      `GET /nomodels/v1/models Bearer ${KEY}`,
+      `POST /nomodels/v1/chat/completions Bearer ${KEY}`,
+    ])
+    // Without --chat nothing confirms the endpoint: still exit 1.
+    expect((await check('openai:fake', at('/nomodels'))).code).toBe(1)
+    // A chat that fails there fails the check, with both results in the report.
+    const prose = await chat(at('/nomodels/garbage'))
+    expect(prose.code).toBe(1)
+    expect(prose.report).toMatchObject({ ok: false, result: 'status', status: 404 })
+    expect(prose.report.chat).toMatchObject({
+      result: 'failed',
+      code: 'SELECTION_OUTSIDE_CANDIDATES',
+    })
+  })
+
+  it('sends the chat call when /models answers 500 too, but exits 1 for the 500', async () => {
+    const { code, report } = await chat(at('/brokenlist'))
+    expect(code).toBe(1)
+    expect(report).toMatchObject({ ok: false, result: 'status', status: 500 })
+    expect(report.chat).toMatchObject({ result: 'ok' })
+    expect(report.chat.message).toMatch(/But GET \/models answered HTTP 500, so the check fails\.$/)
+  })
+
   it('sends no chat call when /models fails, and refuses --chat for a directory (exit 2)', async () => {
     endpoint.seen.length = 0
     const refused = await chat(at('', { TOOLSEL_OPENAI_API_KEY: 'sk-wrong-key' }), false)

@@ -2,11 +2,12 @@
  * A local OpenAI-compatible endpoint over real HTTP that wants one API key, for the tests of what
  * toolsel does with a key (serve's start-up check, `models check openai:`, a key revoked while
  * serving): 401 for any other key (or all while `revoked`); `GET …/models` lists the model
- * "fake" (404 under `/nomodels`, a server without a list); a chat completion answers a JSON
+ * "fake" (404 under `/nomodels`, a server without a list; 500 under `/brokenlist`); a chat completion answers a JSON
  * schema's first choice (the selector) or the last message as the one step of a plan. Servers
  * whose chat calls fail while `/models` works: under `/noschema` a call with `response_format` is
  * refused (400), under `/nokwargs` one with `chat_template_kwargs` (400, as api.openai.com), and
- * under `/garbage` every call answers prose instead of JSON.
+ * under `/garbage` every call answers prose instead of JSON. Prefixes combine
+ * (`/nomodels/garbage/v1`).
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -49,16 +50,21 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
       }
       if (endpoint.revoked || request.headers.authorization !== `Bearer ${key}`)
         return send(401, { error: { message: 'Incorrect API key provided', type: 'auth' } })
-      if (request.url?.endsWith('/models'))
-        return request.url.startsWith('/nomodels')
+      // The path segments before `/v1` say how the server misbehaves (`/nomodels/garbage/v1`).
+      const url = request.url ?? ''
+      const under = new Set(url.slice(0, url.indexOf('/v1')).split('/'))
+      if (url.endsWith('/models'))
+        return under.has('nomodels')
           ? send(404, { error: { message: 'not found' } })
-          : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
+          : under.has('brokenlist')
+            ? send(500, { error: { message: 'internal error' } })
+            : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
       const parsed = JSON.parse(body) as ChatBody
-      if (request.url?.startsWith('/noschema') && parsed.response_format)
+      if (under.has('noschema') && parsed.response_format)
         return send(400, {
           error: { message: "'response_format' is not supported", type: 'invalid_request_error' },
         })
-      if (request.url?.startsWith('/nokwargs') && parsed.chat_template_kwargs)
+      if (under.has('nokwargs') && parsed.chat_template_kwargs)
         return send(400, {
           error: {
             message: 'Unrecognized request argument supplied: chat_template_kwargs',
@@ -66,7 +72,7 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
           },
         })
       const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
-      const content = request.url?.startsWith('/garbage')
+      const content = under.has('garbage')
         ? 'I would use the first tool.'
         : choices
           ? JSON.stringify({ answer: choices[0] })
