@@ -15,13 +15,7 @@ import { createOracleCountRunner, createPipelineRunner } from '../bench/case-run
 import { renderSummary, writeReport } from '../bench/report/index.ts'
 import { runBench } from '../bench/run-bench.ts'
 import { openRunProgress } from '../bench/run-progress.ts'
-import {
-  EXAMPLES_MODES,
-  LIBRARY_MODES,
-  SUITES,
-  type LibraryMode,
-  type UnmappableGold,
-} from '../bench/suites/index.ts'
+import { EXAMPLES_MODES, LIBRARY_MODES, SUITES } from '../bench/suites/index.ts'
 import {
   COMMON_HELP,
   commandConfig,

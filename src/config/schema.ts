@@ -1007,12 +1007,9 @@ export const ConfigSchema = z
 export type Config = z.infer<typeof ConfigSchema>
 export type DenseConfig = Config['retrieve']['dense']
 export type ExamplesConfig = Config['examples']
-export type HybridConfig = Config['retrieve']['hybrid']
 /** Which retriever parts a build makes, a comma list: `bm25`, `dense`, `bm25,dense:static:glove-100d`, `hybrid`… */
 export type BuildRetriever = Config['retrieve']['build']
-export type McpConfig = Config['mcp']
 export type AuthConfig = Config['auth']
-export type ReadKey = AuthConfig['readKeys'][number]
 export type GatewayConfig = Config['gateway']
 export type UpstreamConfig = GatewayConfig['servers'][string]
 

@@ -4,7 +4,7 @@
  * the library lifecycle (`store/library-lifecycle.ts`).
  * @module
  */
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Config } from '../config/schema.ts'
 import type { Logger } from '../log.ts'
 import { hostDir, withoutHostPaths } from './host-paths.ts'

@@ -187,16 +187,13 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
 }
 
 /**
- * Longest tool name taken from an upstream, in characters (MAX_TOOL_NAME_LENGTH). A hostile
- * server's 10 KB names went into every answer naming them.
+ * Why an upstream tool's name is not taken, or undefined when it is fine. A name is at most
+ * MAX_TOOL_NAME_LENGTH characters: a hostile server's 10 KB names went into every answer naming them.
  */
-export const MAX_UPSTREAM_TOOL_NAME = MAX_TOOL_NAME_LENGTH
-
-/** Why an upstream tool's name is not taken, or undefined when it is fine. */
 function nameProblem(name: unknown): string | undefined {
   if (typeof name !== 'string') return undefined // the importer names what is missing
-  if (name.length > MAX_UPSTREAM_TOOL_NAME)
-    return `its name is ${name.length.toLocaleString('en-US')} characters long, over ${MAX_UPSTREAM_TOOL_NAME}`
+  if (name.length > MAX_TOOL_NAME_LENGTH)
+    return `its name is ${name.length.toLocaleString('en-US')} characters long, over ${MAX_TOOL_NAME_LENGTH}`
   // Control, format (bidi overrides and isolates, zero-width) characters and lone surrogates:
   // stricter than an import, which takes the other format characters.
   const bad = refusedNameCharacter(name, { anyFormat: true })
