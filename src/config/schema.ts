@@ -6,7 +6,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
-import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
+import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { DEFAULT_LLM_PLANNER_OPTIONS } from '../plan/llm-planner.ts'
 import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
 import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
@@ -839,10 +839,7 @@ const GatewaySchema = z
      */
     library: z
       .string()
-      .regex(LIBRARY_NAME_PATTERN, {
-        error:
-          'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
-      })
+      .regex(LIBRARY_NAME_PATTERN, { error: `a library name is ${LIBRARY_NAME_RULE}` })
       .default('gateway'),
     /** Make the gateway library the MCP tools' default library. Default true. */
     default: z.boolean().default(true),

@@ -23,12 +23,15 @@ import { shownName } from './name-characters.ts'
 
 /** Library names become directory names under `indexes/` and URL path segments. */
 export const LIBRARY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/
+/** LIBRARY_NAME_PATTERN in words, for the messages that refuse a name. */
+export const LIBRARY_NAME_RULE =
+  '1-64 letters, digits, ".", "_" or "-", starting with a letter or digit'
 
 export function assertLibraryName(name: string): void {
   if (!LIBRARY_NAME_PATTERN.test(name)) {
     throw new ToolselError(
       'INVALID_INPUT',
-      `Library name "${name}" is invalid: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit.`,
+      `Library name "${name}" is invalid: use ${LIBRARY_NAME_RULE}.`,
       { details: { library: name } },
     )
   }

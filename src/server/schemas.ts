@@ -17,7 +17,7 @@ import {
 import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { ToolIdSchema } from '../library/tool-id-limit.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
-import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
+import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { FirstSyncCountsSchema, UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
@@ -26,10 +26,7 @@ export const MAX_EXAMPLES_PER_REQUEST = 10_000
 
 const LIBRARY_NAME = z
   .string()
-  .regex(
-    LIBRARY_NAME_PATTERN,
-    'a library name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
-  )
+  .regex(LIBRARY_NAME_PATTERN, `a library name is ${LIBRARY_NAME_RULE}`)
 
 const TOOL_ID = ToolIdSchema
 /** Most gold tools per reward request (ToolBench G3 queries have at most 10). */

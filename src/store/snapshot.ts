@@ -20,7 +20,7 @@ import { z } from 'zod'
 import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
 import { isToolselError, ToolselError } from '../errors.ts'
-import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
+import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
 import type { IndexedLibrary } from './library-lifecycle.ts'
@@ -368,7 +368,7 @@ async function checkSnapshotFiles(dir: string, manifest: SnapshotManifest): Prom
   for (const { name } of manifest.libraries) {
     if (!LIBRARY_NAME_PATTERN.test(name)) {
       refuse(
-        `${SNAPSHOT_FILE} lists library ${JSON.stringify(name)}, which is not a library name (1-64 letters, digits, ".", "_" or "-", starting with a letter or digit)`,
+        `${SNAPSHOT_FILE} lists library ${JSON.stringify(name)}, which is not a library name (${LIBRARY_NAME_RULE})`,
       )
     }
     if (seen.has(name)) refuse(`${SNAPSHOT_FILE} lists library "${name}" twice`)
