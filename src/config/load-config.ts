@@ -35,7 +35,7 @@ const PROTO_KEY = '__proto__'
  * The text of a config file (`label` names it in the error: `Config file`), at most
  * CONFIG_FILE_MAX_BYTES; INVALID_CONFIG `<label> <file> could not be read: <reason>.`
  */
-export async function readConfigText(file: string, label: string): Promise<string> {
+async function readConfigText(file: string, label: string): Promise<string> {
   try {
     return await readFileUpTo(file, CONFIG_FILE_MAX_BYTES)
   } catch (error) {
@@ -149,8 +149,20 @@ function checkRetrieverKinds(config: Config, sources: Map<string, string>): void
   withRequirements(splitPartList(config.retrieve.build), config)
 }
 
-async function readConfigFile(file: string): Promise<ConfigLayer> {
-  const text = await readConfigText(file, 'Config file')
+/**
+ * The JSON object of a config file (`--config`, `--gateway-config`; `label` names it in errors:
+ * `Config file`, `Gateway config`): read as readConfigText reads it, parsed, an object, no key
+ * given twice (`configJsonProblem`). Otherwise INVALID_CONFIG naming the file and what is wrong:
+ * `<label> <file> is not valid JSON (line 3, column 3: …); the <label> is JSON, not YAML.`,
+ * `… is not a JSON object: it holds an array; write <shape>.` (`shape`: `the settings as {…}`),
+ * `… has "a.b" twice (…)`.
+ */
+export async function readConfigObject(
+  file: string,
+  label: string,
+  shape: string,
+): Promise<ConfigLayer> {
+  const text = await readConfigText(file, label)
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -158,23 +170,32 @@ async function readConfigFile(file: string): Promise<ConfigLayer> {
     const where = describeJsonSyntaxError(text, error)
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Config file ${file} is not valid JSON (${where}); the config file is JSON, not YAML.`,
+      `${label} ${file} is not valid JSON (${where}); the ${label.toLowerCase()} is JSON, not YAML.`,
       { cause: error },
     )
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ToolselError(
       'INVALID_CONFIG',
-      `Config file ${file} is not a JSON object: it holds ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}; write the settings as {"server": {"port": 8080}, …}.`,
+      `${label} ${file} is not a JSON object: it holds ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}; write ${shape}.`,
     )
   }
   const problem = configJsonProblem(text)
   if (problem !== undefined) {
-    throw new ToolselError('INVALID_CONFIG', `Config file ${file} ${problem}.`)
+    throw new ToolselError('INVALID_CONFIG', `${label} ${file} ${problem}.`)
   }
-  // Relative model paths in the file are read from its directory, as a user expects.
-  resolveConfigFilePaths(value as ConfigLayer, dirname(file))
   return value as ConfigLayer
+}
+
+async function readConfigFile(file: string): Promise<ConfigLayer> {
+  const value = await readConfigObject(
+    file,
+    'Config file',
+    'the settings as {"server": {"port": 8080}, …}',
+  )
+  // Relative model paths in the file are read from its directory, as a user expects.
+  resolveConfigFilePaths(value, dirname(file))
+  return value
 }
 
 /**

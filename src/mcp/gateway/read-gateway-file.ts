@@ -4,11 +4,9 @@
  * can be pointed at directly. Validation happens with the rest of the config.
  * @module
  */
-import { configJsonProblem } from '../../config/config-json-problem.ts'
 import type { GatewayConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
-import { describeJsonSyntaxError } from '../../library/importers/find-json-syntax-error.ts'
-import { readConfigText } from '../../config/load-config.ts'
+import { readConfigObject } from '../../config/load-config.ts'
 
 type Layer = Record<string, unknown>
 
@@ -16,25 +14,11 @@ const isObject = (value: unknown): value is Layer =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
 export async function readGatewayFile(file: string): Promise<Layer> {
-  const text = await readConfigText(file, 'Gateway config')
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (error) {
-    const where = describeJsonSyntaxError(text, error)
-    throw new ToolselError(
-      'INVALID_CONFIG',
-      `Gateway config ${file} could not be read as JSON (${where}).`,
-      { cause: error },
-    )
-  }
-  if (!isObject(parsed)) {
-    throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} is not a JSON object.`)
-  }
-  const problem = configJsonProblem(text)
-  if (problem !== undefined) {
-    throw new ToolselError('INVALID_CONFIG', `Gateway config ${file} ${problem}.`)
-  }
+  const parsed = await readConfigObject(
+    file,
+    'Gateway config',
+    'the servers as {"mcpServers": {"files": {"command": "npx", …}}}',
+  )
   if (!isObject(parsed.mcpServers)) {
     if (isObject(parsed.servers)) return parsed
     throw new ToolselError(

@@ -176,9 +176,19 @@ describe('gateway config', () => {
     await expect(readGatewayFile(bad)).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       // Where, as a line and column (V8 gives an offset at most).
-      message: expect.stringContaining(
-        `Gateway config ${bad} could not be read as JSON (line 3, column `,
-      ),
+      message: expect.stringContaining(`Gateway config ${bad} is not valid JSON (line 3, column `),
+    })
+    // Said as the config file says it (readConfigObject), not as "could not be read" (which is
+    // what a missing file gets, below): a YAML file, or JSON that holds no object.
+    const yaml = write('gateway.yaml', 'mcpServers:\n  a:\n    command: node\n')
+    const yamlError = await readGatewayFile(yaml).catch((error: Error) => error)
+    expect((yamlError as Error).message).toMatch(
+      /^Gateway config .* is not valid JSON \(.*\); the gateway config is JSON, not YAML\.$/,
+    )
+    const array = write('array.json', [{ command: 'node' }])
+    await expect(readGatewayFile(array)).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `Gateway config ${array} is not a JSON object: it holds an array; write the servers as {"mcpServers": {"files": {"command": "npx", …}}}.`,
     })
     const missing = join(dir, 'missing.json')
     await expect(readGatewayFile(missing)).rejects.toMatchObject({
