@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { hasWrk, runWrk, type LoadResult } from './wrk-load.ts'
+import { hasWrk, runWrk, warmUpUntil, type LoadResult } from './wrk-load.ts'
 
 export interface HttpLoadOptions {
   indexDir: string
@@ -149,7 +149,7 @@ async function runServerLoad(
             // At least 3 passes of the instructions before the measure (see runWrk).
             warmUpRequests: 3 * bodies.length,
           })
-        : await runAutocannon(target, bodies, options)
+        : await runAutocannon(target, bodies, options, 3 * bodies.length)
     return {
       ...load,
       serverRssMiB: await processRssMiB(server.pid!),
@@ -184,6 +184,7 @@ async function runAutocannon(
   url: string,
   bodies: string[],
   options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  warmUpRequests: number,
 ): Promise<LoadResult> {
   let next = 0
   const load = {
@@ -200,7 +201,11 @@ async function runAutocannon(
       },
     ],
   }
-  await run({ ...load, duration: 2 }) // warm-up: JIT, caches
+  // Warm-up (JIT, caches): 2 s runs until `warmUpRequests` are sent, as runWrk's.
+  await warmUpUntil(
+    async () => (await run({ ...load, duration: 2 })).requests.total,
+    warmUpRequests,
+  )
   const result = await run({ ...load, duration: options.durationSeconds })
   return {
     generator: 'autocannon',

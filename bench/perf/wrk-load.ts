@@ -80,13 +80,32 @@ export async function runWrk(options: {
   ]
   if (options.warmUp !== false) {
     // Warm-up: JIT, caches.
-    const wanted = options.warmUpRequests ?? 0
-    let sent = parseWrkOutput((await run('wrk', args(2))).stdout).requests
-    for (let again = 1; sent < wanted && again < 10; again += 1)
-      sent += parseWrkOutput((await run('wrk', args(2))).stdout).requests
+    await warmUpUntil(
+      async () => parseWrkOutput((await run('wrk', args(2))).stdout).requests,
+      options.warmUpRequests ?? 0,
+    )
   }
   const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
   return parseWrkOutput(stdout)
+}
+
+/** Most warm-up runs of `warmUpUntil`. */
+export const MOST_WARM_UP_RUNS = 10
+
+/**
+ * The warm-up of a load generator (JIT, caches): `warmUpRun` (one run of load, answering the
+ * requests it sent) once, then again until `wanted` requests are sent in all, at most
+ * MOST_WARM_UP_RUNS runs. Answers the requests sent. wrk's and autocannon's warm-ups both use it,
+ * so that a 100k server on a loaded machine is past its first passes of the instructions whichever
+ * generator drives it (bench/README.md, rounds 17 and 41).
+ */
+export async function warmUpUntil(
+  warmUpRun: () => Promise<number>,
+  wanted: number,
+): Promise<number> {
+  let sent = await warmUpRun()
+  for (let runs = 1; sent < wanted && runs < MOST_WARM_UP_RUNS; runs += 1) sent += await warmUpRun()
+  return sent
 }
 
 /**

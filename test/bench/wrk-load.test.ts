@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseWrkOutput } from '../../bench/perf/wrk-load.ts'
+import { MOST_WARM_UP_RUNS, parseWrkOutput, warmUpUntil } from '../../bench/perf/wrk-load.ts'
 
 // wrk 4's report for `-t1 -c16 -d10s --latency`; the thread stats' `+/- Stdev` column ends in
 // `95.50%` and `70.99%`, which an unanchored `50%` / `99%` would read as the percentiles.
@@ -42,5 +42,38 @@ describe('parseWrkOutput', () => {
     expect(result.p50).toBeNaN()
     expect(result.p99).toBe(5.12)
     expect(parseWrkOutput('Requests/sec:  10.00\n')).toMatchObject({ errors: 0, non2xx: 0 })
+  })
+})
+
+describe('warmUpUntil', () => {
+  // Each run stands for 2 s of load that sent `perRun` requests.
+  const counting = (perRun: number) => {
+    const runs: number[] = []
+    return {
+      runs,
+      warmUpRun: async () => {
+        runs.push(perRun)
+        return perRun
+      },
+    }
+  }
+
+  it('runs once, then again until the requests wanted are sent', async () => {
+    const once = counting(2_000)
+    expect(await warmUpUntil(once.warmUpRun, 1_605)).toBe(2_000)
+    expect(once.runs).toHaveLength(1)
+    // A 100k server on a loaded machine: 600 requests per 2 s run, 3 passes of 535 wanted.
+    const slow = counting(600)
+    expect(await warmUpUntil(slow.warmUpRun, 1_605)).toBe(1_800)
+    expect(slow.runs).toHaveLength(3)
+    const none = counting(5)
+    expect(await warmUpUntil(none.warmUpRun, 0)).toBe(5)
+    expect(none.runs).toHaveLength(1)
+  })
+
+  it('stops after MOST_WARM_UP_RUNS runs however few requests they sent', async () => {
+    const stalled = counting(0)
+    expect(await warmUpUntil(stalled.warmUpRun, 1_605)).toBe(0)
+    expect(stalled.runs).toHaveLength(MOST_WARM_UP_RUNS)
   })
 })
