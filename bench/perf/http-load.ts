@@ -37,6 +37,13 @@ export interface HttpLoadResult extends LoadResult {
   responseSample: string
 }
 
+/**
+ * Passes of the instructions sent before the measure (see runWrk): a fresh server's CPU per
+ * request kept falling over its first 4-6 passes at 10k and 100k tools (JIT and per-library
+ * caches; bench/warm-up-curve.ts, bench/README.md "Round 41"), where 3 were sent before.
+ */
+export const WARM_UP_PASSES = 6
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
@@ -146,10 +153,9 @@ async function runServerLoad(
             connections: options.connections,
             durationSeconds: options.durationSeconds,
             scriptDir: tmpdir(),
-            // At least 3 passes of the instructions before the measure (see runWrk).
-            warmUpRequests: 3 * bodies.length,
+            warmUpRequests: WARM_UP_PASSES * bodies.length,
           })
-        : await runAutocannon(target, bodies, options, 3 * bodies.length)
+        : await runAutocannon(target, bodies, options, WARM_UP_PASSES * bodies.length)
     return {
       ...load,
       serverRssMiB: await processRssMiB(server.pid!),

@@ -63,7 +63,8 @@ export async function runWrk(options: {
   /**
    * Repeat the 2 s warm-up until it has sent this many requests (at most 10 times): a server
    * derives its candidates' data over the first passes of the instructions, which at 100k tools
-   * take 3 passes, more than 2 s on a loaded machine. Default 0 (one warm-up).
+   * take 3 passes, and its CPU per request falls over the first 4-6 (JIT; bench/warm-up-curve.ts):
+   * more than 2 s on a loaded machine. Default 0 (one warm-up).
    */
   warmUpRequests?: number
 }): Promise<LoadResult> {
