@@ -5,7 +5,7 @@
  * they stay searchable; only calls fail.
  * @module
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   McpError,
@@ -18,7 +18,6 @@ import { ToolselError } from '../../errors.ts'
 import { groupWarnings } from '../../library/importers/group-warnings.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
-import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
 import { backoffDelay } from './backoff-delay.ts'
 import type { ConnectSlot, ConnectSlots } from './connect-slots.ts'
 import {
@@ -46,6 +45,7 @@ import {
   UpstreamMessageFlood,
 } from './bounded-read-buffer.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
+import { newUpstreamClient } from './upstream-output-schemas.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
   unavailableError,
@@ -217,7 +217,7 @@ export class UpstreamConnection {
 
   async #connectNow(): Promise<void> {
     const { settings, logger } = this.#options
-    const client = new Client(MCP_GATEWAY_CLIENT_INFO)
+    const client = newUpstreamClient()
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.sync())
     const { maxMessageBytes, maxServerMessagesPerSecond } = settings
     // A stdio line that never ends closes the transport (bounded-read-buffer.ts), and so does a

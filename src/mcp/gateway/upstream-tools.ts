@@ -5,16 +5,29 @@
  * @module
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  ListToolsResultSchema,
+  McpError,
+  ToolSchema,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import { isToolselError } from '../../errors.ts'
 import { importToolsFromText } from '../../library/importers/index.ts'
 import {
+  escapedName,
   MAX_TOOL_NAME_LENGTH,
   refusedNameCharacter,
   shownName,
 } from '../../library/name-characters.ts'
 import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
+import {
+  cacheToolMetadata,
+  type OutputSchemaCompiler,
+  outputSchemaCompiler,
+} from './upstream-output-schemas.ts'
 
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
 export const MAX_PAGES = 1000
@@ -56,8 +69,8 @@ export const MAX_UPSTREAM_SCHEMA_CHARS = 65_536
 const refusedTools = new WeakMap<McpTool, string>()
 
 /** A stand-in for `tool`, refused for `reason` (its name cut at MAX_TOOL_NAME_LENGTH + 1). */
-function refused(tool: McpTool, reason: string): McpTool {
-  const name: unknown = tool?.name
+function refused(tool: unknown, reason: string): McpTool {
+  const name: unknown = (tool as { name?: unknown } | null | undefined)?.name
   const stub = {
     name: typeof name === 'string' ? name.slice(0, MAX_TOOL_NAME_LENGTH + 1) : '',
     inputSchema: { type: 'object' as const },
@@ -67,10 +80,40 @@ function refused(tool: McpTool, reason: string): McpTool {
 }
 
 /**
- * `tool` as the listing keeps it (its description cut, or a stand-in when it is refused), and
- * how many characters that counts against `gateway.maxListChars`: the length of its JSON.
+ * A page as listAllTools reads it: the SDK's ListToolsResultSchema with each tool left as it came.
+ * The SDK's own parse failed the whole page, and so the whole listing, for one tool that is not
+ * an MCP tool (no inputSchema, a name that is no string): each is parsed by itself in `kept`.
  */
-function kept(tool: McpTool): { tool: McpTool; chars: number } {
+const LISTED_PAGE = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) })
+
+/** Longest problem ToolSchema states quoted in a warning (its messages are short). */
+const MAX_ISSUE_CHARS = 120
+
+/**
+ * Why ToolSchema refused a listed tool: the first problem's field (escaped and cut as a name: a
+ * path can hold the server's property names) and what is wrong with it.
+ */
+function notATool(error: z.ZodError): string {
+  const issue = error.issues[0]
+  const path = issue.path.map(String).join('.')
+  const where = path === '' ? 'it is not an MCP tool' : `its ${escapedName(path)} is not valid`
+  return `${where}: ${issue.message.slice(0, MAX_ISSUE_CHARS)}`
+}
+
+/**
+ * `raw` (one tool of a listed page) as the listing keeps it: parsed as an MCP tool (ToolSchema:
+ * fields it does not know are dropped, as the SDK's parse did), its description cut, or a
+ * stand-in when it is refused (not an MCP tool; a kept field over MAX_UPSTREAM_SCHEMA_CHARS or
+ * nested past the stack; an outputSchema that does not compile); and how many characters that
+ * counts against `gateway.maxListChars`: the length of its JSON.
+ */
+function kept(raw: unknown, schemas: OutputSchemaCompiler): { tool: McpTool; chars: number } {
+  const parsed = ToolSchema.safeParse(raw)
+  if (!parsed.success) {
+    const stub = refused(raw, notATool(parsed.error))
+    return { tool: stub, chars: JSON.stringify(stub).length }
+  }
+  const tool = parsed.data
   const cut = descriptionCut(tool)
   let chars: number
   try {
@@ -90,7 +133,14 @@ function kept(tool: McpTool): { tool: McpTool; chars: number } {
     }
   } catch (error) {
     if (!(error instanceof RangeError)) throw error
-    const stub = refused(tool, NESTED_TOO_DEEP)
+    const stub = refused(tool, nestedTooDeep(tool))
+    return { tool: stub, chars: JSON.stringify(stub).length }
+  }
+  // Compiled now, by itself (the SDK compiled a page's schemas together, and one failing failed
+  // the listing); the SDK's cache takes this compiled validator once the listing is complete.
+  const problem = cut.outputSchema && schemas.problem(cut.outputSchema)
+  if (problem) {
+    const stub = refused(tool, `its outputSchema ${problem}`)
     return { tool: stub, chars: JSON.stringify(stub).length }
   }
   return { tool: cut, chars }
@@ -105,8 +155,23 @@ function kept(tool: McpTool): { tool: McpTool; chars: number } {
  */
 const KEPT_LARGE_FIELDS = ['inputSchema', 'outputSchema', 'annotations', 'title'] as const
 
-/** Why a tool whose JSON.stringify overflowed the stack is skipped. */
-const NESTED_TOO_DEEP = `its inputSchema is nested too deep to read (at most ${MAX_PARAMETER_DEPTH} levels are taken)`
+/**
+ * Why `tool`, whose JSON.stringify overflowed the stack, is skipped: naming its field that does
+ * (its inputSchema, outputSchema or _meta: the fields ToolSchema keeps whatever they hold).
+ */
+function nestedTooDeep(tool: unknown): string {
+  for (const [field, value] of Object.entries(tool as object)) {
+    try {
+      JSON.stringify(value)
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error
+      const taken =
+        field === 'inputSchema' ? ` (at most ${MAX_PARAMETER_DEPTH} levels are taken)` : ''
+      return `its ${escapedName(field)} is nested too deep to read${taken}`
+    }
+  }
+  return 'it is nested too deep to read'
+}
 
 /** What bounds one listing of a server's tools (`gateway` settings). */
 export interface ListBounds {
@@ -129,10 +194,15 @@ export interface ListBounds {
  * `MAX_PAGES` pages. Timeouts are `McpError` RequestTimeout naming the setting that ran out;
  * more than `maxTools` tools, more than `maxChars` characters of them (each tool's JSON, as
  * kept: its description cut, a tool refused for its schema as a stand-in), or a cursor still
- * going after `MAX_PAGES` pages, a plain Error (the connection marks the server down).
+ * going after `MAX_PAGES` pages, a plain Error (the connection marks the server down). A tool
+ * that is not an MCP tool, or whose outputSchema does not compile, is only skipped (upstreamTools
+ * names it). `client` comes from newUpstreamClient; a complete listing's tools are handed to the
+ * SDK's cache (their output validators) as its listTools did.
  */
 export async function listAllTools(client: Client, bounds: ListBounds): Promise<McpTool[]> {
   const { pageTimeoutMs, deadlineMs, maxTools, maxChars } = bounds
+  const schemas = outputSchemaCompiler(client)
+  schemas.restart()
   const started = performance.now()
   const listed: McpTool[] = []
   let chars = 0
@@ -146,9 +216,12 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
         `tools/list did not finish within ${deadlineMs} ms (gateway.listDeadlineMs): ${page.toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
       )
     if (timeout <= 0) throw pastDeadline()
-    let result: Awaited<ReturnType<Client['listTools']>>
+    let result: z.infer<typeof LISTED_PAGE>
     try {
-      result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
+      // Not client.listTools: its parse and its compile of the output schemas fail the whole
+      // listing for one tool; each is checked by itself in `kept`.
+      const params = cursor === undefined ? undefined : { cursor }
+      result = await client.request({ method: 'tools/list', params }, LISTED_PAGE, { timeout })
     } catch (error) {
       if (classifyUpstreamError(error) !== 'timeout') throw error
       if (timeout < pageTimeoutMs) throw pastDeadline()
@@ -169,7 +242,7 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
     // schema over MAX_UPSTREAM_SCHEMA_CHARS, nor more than maxChars across its pages (1,000
     // pages of maxMessageBytes each were all held: ~1 GB for one listing).
     for (const tool of result.tools) {
-      const keep = kept(tool)
+      const keep = kept(tool, schemas)
       chars += keep.chars
       if (chars > maxChars) {
         throw new Error(
@@ -179,7 +252,10 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
       listed.push(keep.tool)
     }
     cursor = result.nextCursor
-    if (!cursor) return listed
+    if (!cursor) {
+      cacheToolMetadata(client, listed)
+      return listed
+    }
   }
   throw new Error(
     `tools/list still gave a next cursor after ${MAX_PAGES.toLocaleString('en-US')} pages; none of them were taken`,
@@ -240,7 +316,7 @@ export function upstreamTools(
       // JSON.stringify of a schema nested past the stack: say that, not "Maximum call stack".
       const reason =
         error instanceof RangeError
-          ? NESTED_TOO_DEEP
+          ? nestedTooDeep(item)
           : isToolselError(error) || error instanceof Error
             ? error.message
             : String(error)

@@ -6,10 +6,11 @@
  * "RangeError: Maximum call stack size exceeded", marking the server down for it.
  */
 import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { createUpstreamTransport } from '../../../src/mcp/gateway/create-upstream-transport.ts'
+import { newUpstreamClient } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import { listAllTools } from '../../../src/mcp/gateway/upstream-tools.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
@@ -29,7 +30,7 @@ async function connect(env: Record<string, string>): Promise<Client> {
     maxMessageBytes,
     onOversize: () => undefined,
   })
-  const client = new Client({ name: 'list-all-tools-test', version: '1.0.0' })
+  const client = newUpstreamClient()
   clients.push(client)
   await client.connect(transport)
   return client
@@ -58,5 +59,15 @@ describe('listAllTools', () => {
     const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500, maxChars: 2 ** 26 }
     const names = (await listAllTools(client, bounds)).map((tool) => tool.name)
     expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
+  }, 60_000)
+
+  it("fails by name on an SDK whose Client has no cacheToolMetadata (callTool's output checks)", async () => {
+    const client = await connect({ UPSTREAM_TOOLS: '3', UPSTREAM_OUTPUT_SCHEMA_CHARS: '10' })
+    // An SDK that renamed the private method the listing hands its tools to.
+    Object.defineProperty(client, 'cacheToolMetadata', { value: undefined })
+    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 10, maxChars: 2 ** 26 }
+    await expect(listAllTools(client, bounds)).rejects.toThrow(
+      /the MCP SDK's Client has no cacheToolMetadata method/,
+    )
   }, 60_000)
 })

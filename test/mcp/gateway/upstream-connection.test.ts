@@ -181,6 +181,52 @@ describe('UpstreamConnection with real stdio processes', () => {
     ])
   }, 150_000)
 
+  it('skips one tool whose outputSchema, inputSchema or _meta is hostile, naming the field, and serves the others', async () => {
+    // On a156677 the whole listing failed (the server down, none of its tools served): the SDK's
+    // listTools compiled every outputSchema (RangeError at 1,000 levels, "type must be JSONType"
+    // for "bogus") and parsed the page as a whole (no inputSchema, a property that is no schema).
+    const logger = createMemoryLogger()
+    const schemas = nodeUpstream('schemas', { UPSTREAM_HOSTILE_SCHEMAS: '1' }, logger)
+    await schemas.connect()
+    expect(schemas.state()).toMatchObject({ status: 'connected', toolCount: 4, lastError: null })
+    expect(schemas.tools.map((tool) => tool.id)).toEqual([
+      'schemas.deep_annotations',
+      'schemas.tool_0',
+      'schemas.tool_1',
+      'schemas.tool_2',
+    ])
+    // Annotations keep the fields MCP defines; one it does not (nested 20,000 deep) is dropped,
+    // as the SDK's parse dropped it.
+    expect(schemas.tools[0].source?.annotations).toEqual({ readOnlyHint: true })
+    const skipped = logger.lines.filter((line) => line.includes('skipped tool'))
+    expect(skipped.map((line) => line.slice(line.indexOf('Upstream')))).toEqual([
+      'Upstream "schemas": skipped tool #0 ("deep_output"): its outputSchema is nested too deep to read',
+      'Upstream "schemas": skipped tool #1 ("deepish_output"): its outputSchema is nested too deep to compile',
+      'Upstream "schemas": skipped tool #2 ("bogus_output"): its outputSchema does not compile: "type must be JSONType or JSONType[]: bogus"',
+      'Upstream "schemas": skipped tool #3 ("no_input"): its inputSchema is not valid: Invalid input: expected object, received undefined',
+      'Upstream "schemas": skipped tool #4 ("not_a_property"): its inputSchema.properties.rtl\\u202e is not valid: Invalid input',
+      'Upstream "schemas": skipped tool #5 ("deep_meta"): its _meta is nested too deep to read',
+    ])
+  }, 150_000)
+
+  it("checks a call's structuredContent against the outputSchema of a tool on any page", async () => {
+    // Each tool has an outputSchema and the fixture answers calls without structuredContent. On
+    // a156677 only the last page's tools were checked (the SDK's cache is cleared at each page):
+    // tool_0's call, on page 1 of 3, went through.
+    const paged = nodeUpstream('paged', {
+      UPSTREAM_TOOLS: '3',
+      UPSTREAM_PAGE_SIZE: '1',
+      UPSTREAM_OUTPUT_SCHEMA_CHARS: '10',
+    })
+    await paged.connect()
+    expect(paged.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1', 'tool_2'])
+    for (const name of ['tool_0', 'tool_2']) {
+      await expect(paged.callTool(name, {})).rejects.toThrow(
+        /has an output schema but did not return structured content/,
+      )
+    }
+  }, 150_000)
+
   it("keeps and logs a server's 4 MiB error cut at MAX_UPSTREAM_ERROR_CHARS", async () => {
     // Before: kept whole in lastError (list_servers, /readyz) and logged as one 5 MB line.
     const logger = createMemoryLogger()
