@@ -29,11 +29,14 @@ export const MAX_SCORE_BATCH_SIZE = 1024
 /**
  * An interface `server.host` may name: an IP address (`127.0.0.1`, `::`, `fe80::1%eth0`) or a
  * host name (labels of letters, digits, `-` and `_`, up to 63 characters each, 253 in all).
- * Anything else (spaces, a URL, `[::1]` in brackets, a port) failed only at listen.
+ * Anything else (spaces, a URL, `[::1]` in brackets, a port) failed only at listen. A name whose
+ * last label is a number (`127.0.0.256`, `127.1`, `0x7f000001`) is no host name (URLs read it as
+ * an IPv4 address): `127.0.0.256` was taken, and looked up as a name at listen.
  */
 export function isListenHost(host: string): boolean {
-  return isIP(host) !== 0 || HOST_NAME.test(host)
+  return isIP(host) !== 0 || (HOST_NAME.test(host) && !ENDS_IN_A_NUMBER.test(host))
 }
+const ENDS_IN_A_NUMBER = /(?:^|\.)(?:\d+|0x[0-9a-f]*)\.?$/i
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/
 

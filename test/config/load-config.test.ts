@@ -277,6 +277,8 @@ describe('loadConfig', () => {
       'api.example.com',
       'my_service',
       'host.',
+      '1password.example',
+      'a.b1',
     ])
       expect((await loadConfig({ env: { TOOLSEL_HOST: host } })).server.host, host).toBe(host)
     // Each was taken and failed only at listen (or listened where the user did not mean).
@@ -290,6 +292,12 @@ describe('loadConfig', () => {
       'x'.repeat(100_000),
       '-lead.example',
       'a..b',
+      // No IPv4 address, and no host name: taken before round 41 (127.0.0.256 as loopback).
+      '127.0.0.256',
+      '256.1.1.1',
+      '127.1',
+      '0x7f000001',
+      'example.123',
     ]) {
       const error = await loadConfig({ env: { TOOLSEL_HOST: host } }).catch((caught) => caught)
       expect(error.code, JSON.stringify(host.slice(0, 20))).toBe('INVALID_CONFIG')

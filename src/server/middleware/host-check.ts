@@ -6,14 +6,19 @@
  * loopback address.
  * @module
  */
+import { isIPv4 } from 'node:net'
 import type { MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
 
 const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', 'localhost', '[::1]'])
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]']
 
+/**
+ * Whether `host` (`server.host`) is this machine only: `localhost`, `::1` or an IPv4 address in
+ * 127.0.0.0/8. Exact: `127.0.0.256` (an octet over 255, no IPv4 address) was taken as one.
+ */
 export function isLoopbackAddress(host: string): boolean {
-  return LOOPBACK_ADDRESSES.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
+  return LOOPBACK_ADDRESSES.has(host) || (isIPv4(host) && host.startsWith('127.'))
 }
 
 /** The host names answered for `server.allowedHosts` and `server.host`; undefined = any. */
