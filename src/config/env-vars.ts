@@ -209,6 +209,16 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Most upstreams connecting at once',
   },
+  TOOLSEL_GATEWAY_MAX_TOOLS_PER_SERVER: {
+    path: 'gateway.maxToolsPerServer',
+    type: 'integer',
+    description: 'Most tools one upstream may list',
+  },
+  TOOLSEL_GATEWAY_MAX_LIST_CHARS: {
+    path: 'gateway.maxListChars',
+    type: 'integer',
+    description: 'Most characters of tools one listing of an upstream keeps, every page together',
+  },
   TOOLSEL_LOG_LEVEL: { path: 'log.level', type: 'string', description: 'Log level' },
   TOOLSEL_ACCESS_LOG: {
     path: 'log.access',

@@ -906,6 +906,7 @@ const GatewaySchema = z
      * stops, the server is marked down with an error naming this setting, and none of that
      * listing's tools are merged (its earlier tools, if any, stay). Each page is bounded by
      * `maxMessageBytes` alone, so 1,000 pages of 8 MiB were all held for one listing (~1 GB).
+     * The page being read (at most `maxMessageBytes`) comes on top of this budget.
      * At least 65,536; default 67,108,864 (64 Mi: 50,000 tools of 1,342 characters).
      */
     maxListChars: z

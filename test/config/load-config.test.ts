@@ -256,6 +256,34 @@ describe('loadConfig', () => {
     }
   })
 
+  it('sets gateway.maxToolsPerServer and gateway.maxListChars from their variables, with the one schema bound', async () => {
+    // Before round 41 neither had a variable (each was warned about as unknown, and ignored).
+    const config = await loadConfig({
+      env: {
+        TOOLSEL_GATEWAY_MAX_TOOLS_PER_SERVER: '200000',
+        TOOLSEL_GATEWAY_MAX_LIST_CHARS: '268435456',
+      },
+    })
+    expect(config.gateway).toMatchObject({ maxToolsPerServer: 200_000, maxListChars: 268_435_456 })
+    for (const [name, path, refused] of [
+      ['TOOLSEL_GATEWAY_MAX_TOOLS_PER_SERVER', 'gateway.maxToolsPerServer', 0],
+      ['TOOLSEL_GATEWAY_MAX_LIST_CHARS', 'gateway.maxListChars', 65_535],
+    ] as const) {
+      const file = await configFile({ gateway: { [path.split('.')[1]]: refused } })
+      const fromFile = await loadConfig({ file }).catch((caught) => caught)
+      const fromEnv = await loadConfig({ env: { [name]: String(refused) } }).catch(
+        (caught) => caught,
+      )
+      expect([fromFile.code, fromEnv.code]).toEqual(['INVALID_CONFIG', 'INVALID_CONFIG'])
+      expect(fromFile.message).toMatch(`Invalid config value at "${path}" (from config file`)
+      expect(fromEnv.message).toMatch(
+        `Invalid config value at "${path}" (from environment variable ${name})`,
+      )
+      // The same bound said the same way.
+      expect(fromEnv.message.split('): ')[1]).toBe(fromFile.message.split('): ')[1])
+    }
+  })
+
   it('takes any safe integer as server.importWorkerMinChars: a threshold, not a size', async () => {
     // ed3ad53 bounded it at 512 MiB like the body limit; a value over every body ("never in a
     // worker", as tests and users write Number.MAX_SAFE_INTEGER) then refused to start.
