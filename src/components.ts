@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { llmComponentName, lookupBackend, parseComponentId } from './component-id.ts'
+import { componentName, llmComponentName, lookupBackend, parseComponentId } from './component-id.ts'
 import type { Config } from './config/schema.ts'
 import { loadDefaultModel, readLearnedModelSync } from './learn/learned-model.ts'
 import { ToolselError } from './errors.ts'
@@ -54,16 +54,27 @@ export function configuredLanguageModel(
   })
 }
 
+/**
+ * The configured `fallback` id for the model-backed component `modelId`, unless it names that
+ * component itself (`plan.fallback` `openai:b` builds `llm(openai:b)`, whose fallback would be
+ * itself): a fallback that fails then fails the request, where it used to call itself again
+ * and again (an HTTP call each time) until the request's deadline, or forever without one.
+ */
+function fallbackFor(modelId: string, fallback: string): string | undefined {
+  return fallback && componentName(fallback) !== llmComponentName(modelId) ? fallback : undefined
+}
+
 function llmPlanner(modelId: string, context: ComponentContext): Planner {
   const { plan } = context.config
   return new LazyPlanner(llmComponentName(modelId), async () => {
     const model = await configuredLanguageModel(modelId, context.config, context.logger)
+    const fallback = fallbackFor(modelId, plan.fallback)
     return new LlmPlanner({
       model,
       maxSteps: plan.maxSteps,
       maxTokens: plan.maxTokens,
       thinking: plan.thinking,
-      fallback: plan.fallback ? context.planner(plan.fallback) : undefined,
+      fallback: fallback ? context.planner(fallback) : undefined,
       logger: context.logger,
     })
   })
@@ -73,10 +84,11 @@ function llmSelector(modelId: string, context: ComponentContext): Selector {
   const { select } = context.config
   return new LazySelector(llmComponentName(modelId), async () => {
     const model = await configuredLanguageModel(modelId, context.config, context.logger)
+    const fallback = fallbackFor(modelId, select.fallback)
     return new LlmSelector({
       model,
       margin: select.margin,
-      fallback: select.fallback ? context.selector(select.fallback) : undefined,
+      fallback: fallback ? context.selector(fallback) : undefined,
       logger: context.logger,
     })
   })

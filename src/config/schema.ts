@@ -507,7 +507,8 @@ const PlanSchema = z
     thinking: z.boolean().default(DEFAULT_LLM_PLANNER_OPTIONS.thinking),
     /**
      * LLM planner: planner that stands in when the model's answer is unusable, reported in the
-     * response's `components.fallbacks`. `rule`, `none`, or empty for no fallback. Default `rule`.
+     * response's `components.fallbacks`. `rule`, `none`, a model (which has no fallback of its
+     * own: when it fails too, the request fails), or empty for no fallback. Default `rule`.
      */
     fallback: z.string().default('rule'),
   })
@@ -537,7 +538,10 @@ const SelectSchema = z
      * selects none. Default 0 (plain argmax). Sensible 0-5.
      */
     margin: z.number().min(0).default(DEFAULT_LLM_SELECTOR_OPTIONS.margin),
-    /** LLM selector: selector for a step whose model call fails (`top1`, or empty). Default `top1`. */
+    /**
+     * LLM selector: selector for a step whose model call fails (`top1`, a model with no fallback
+     * of its own, or empty). Default `top1`.
+     */
     fallback: z.string().default('top1'),
   })
   .strict()

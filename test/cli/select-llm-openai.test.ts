@@ -31,10 +31,14 @@ beforeAll(async () => {
 afterAll(() => server.close())
 beforeEach(() => server.reset())
 
-async function select(openai: Record<string, unknown>): ReturnType<typeof runCli> {
+async function select(
+  openai: Record<string, unknown>,
+  more: Record<string, unknown> = {},
+  selector = 'llm:openai:fake',
+): ReturnType<typeof runCli> {
   const config = join(dir, `config-${Math.random().toString(36).slice(2)}.json`)
   const settings = { baseUrl: server.baseUrl, maxRetries: 0, ...openai }
-  await writeFile(config, JSON.stringify({ models: { openai: settings } }))
+  await writeFile(config, JSON.stringify({ models: { openai: settings }, ...more }))
   return runCli([
     'select',
     'check the weather in Oslo and text it to Dan',
@@ -45,7 +49,7 @@ async function select(openai: Record<string, unknown>): ReturnType<typeof runCli
     '--planner',
     'llm:openai:fake',
     '--selector',
-    'llm:openai:fake',
+    selector,
     '--config',
     config,
     '--log-level',
@@ -81,6 +85,31 @@ describe('toolsel select over an OpenAI-compatible endpoint that fails', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toContain('Components: llm(openai:fake) → bm25 → llm(openai:fake)')
     expect(run.stdout).not.toContain('Fallbacks:')
+  })
+
+  it('fails once a fallback that is a model of the endpoint fails too (one call each)', async () => {
+    // Before: llm(openai:other), built as the fallback, had itself as its fallback and called
+    // the endpoint again and again (here 20 refused calls, then the default answer, which the
+    // selector rejects forever; nothing but a deadline ended it).
+    const refused = { status: 400, body: { error: { message: 'bad request' } } }
+    for (let reply = 0; reply < 20; reply++) server.reply(refused)
+    const planner = await select({}, { plan: { fallback: 'openai:other' } }, 'top1')
+    expect(planner.code).toBe(1)
+    expect(planner.stderr).toMatch(/^error \[MODEL_CALL_FAILED\]: .*bad request/)
+    expect(server.requests.map((request) => request.body.model)).toEqual(['fake', 'other'])
+    server.reset()
+    for (let reply = 0; reply < 20; reply++) server.reply(refused)
+    const selector = await select(
+      {},
+      { plan: { planner: 'rule' }, select: { fallback: 'openai:other' } },
+    )
+    expect(selector.code).toBe(1)
+    expect(selector.stderr).toMatch(/^error \[MODEL_CALL_FAILED\]: .*bad request/)
+    // The rule planner's two steps each ask llm(openai:fake); the first refused fallback call ends it.
+    const models = server.requests.map((request) => request.body.model)
+    expect(models.length).toBeLessThanOrEqual(4)
+    expect(models.filter((model) => model === 'other').length).toBeGreaterThanOrEqual(1)
+    expect(models.filter((model) => model === 'other').length).toBeLessThanOrEqual(2)
   })
 
   it('fails with TIMEOUT naming models.openai.timeoutMs when the endpoint does not answer', async () => {
