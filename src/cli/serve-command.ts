@@ -19,8 +19,7 @@ import { createConnectionLimit } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
 import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
-import { ModelHealth, startupFallbacks } from '../service/model-health.ts'
-import type { Fallback } from '../contracts.ts'
+import { ModelHealth, startupFallbacks, type StartupFallback } from '../service/model-health.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
@@ -181,7 +180,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // Once, before any worker starts: a wrong API key fails the start (exit 2), not every request
   // (each of which would fall back), nor N workers each asking the endpoint.
   // What it finds failing (unreachable, a model not listed) is `degraded` from the start.
-  let failingAtStart: Fallback[] = []
+  let failingAtStart: StartupFallback[] = []
   if (cluster.isPrimary) {
     const users = openAiModelUsers([
       config.plan.planner,
@@ -426,7 +425,7 @@ async function servePrimary(
   config: Config,
   logger: Logger,
   launcher: Launcher | undefined,
-  { failingAtStart }: { failingAtStart: readonly Fallback[] },
+  { failingAtStart }: { failingAtStart: readonly StartupFallback[] },
 ): Promise<number> {
   // Indexes a worker skipped at its start are tried again as failed commits are.
   const relay = relayLibraryChanges(logger, {

@@ -420,7 +420,7 @@ export const READINESS_REPORT = z.object({
       z.object({
         stage: z.enum(['planner', 'selector']),
         component: z.string(),
-        fallback: z.string(),
+        fallback: z.string().optional(),
         code: z.string(),
         status: z.number().int().optional(),
         message: z.string(),
@@ -431,7 +431,7 @@ export const READINESS_REPORT = z.object({
     )
     .optional()
     .describe(
-      "Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell back, e.g. an endpoint that refuses the API key (`status` 401) or is unreachable (`code` UPSTREAM_UNAVAILABLE, no `status`): the fallback answers meanwhile, so the service stays ready; `since` and `failures` count from when it last worked, and a use without a fallback removes it. The start-up check of an `openai:` endpoint adds those it finds unreachable or not listing the model (`failures` 1, the check's message). Present only when some is. With --workers N, every worker's selections (the same list from each). With API keys configured: absent without a key; only the admin key reads each `message`; a read key, limited or not, gets it replaced by a note (it may quote another caller's request).",
+      "Model-backed planners and selectors (`openai:`, `onnx:`) whose latest use failed and fell back, e.g. an endpoint that refuses the API key (`status` 401) or is unreachable (`code` UPSTREAM_UNAVAILABLE, no `status`): the fallback answers meanwhile, so the service stays ready; `since` and `failures` count from when it last worked, and a use without a fallback removes it. The start-up check of an `openai:` endpoint adds those it finds unreachable or not listing the model (`failures` 1, the check's message), also a configured fallback that is such a model (no `fallback`: nothing stands in for it; it is removed once it answers). Present only when some is. With --workers N, every worker's selections (the same list from each). With API keys configured: absent without a key; only the admin key reads each `message`; a read key, limited or not, gets it replaced by a note (it may quote another caller's request).",
     ),
   firstSync: FirstSyncCountsSchema.optional().describe(
     'Gateway mode: where the first sync stands, over the upstreams the caller may see, as `upstreams` lists them (the counts the 503 message gives): e.g. 120 done, 16 connecting, 364 waiting of 500; once every first attempt is over, done equals upstreams. With API keys configured: absent without a key or for a key that may not use the gateway library (their 503 message gives no counts either); a key limited to servers or tags counts those.',

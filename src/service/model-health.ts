@@ -24,8 +24,12 @@ export interface DegradedModel {
   stage: Fallback['stage']
   /** The component that fell back, as `components.fallbacks[].from` names it. */
   component: string
-  /** The component that answered instead. */
-  fallback: string
+  /**
+   * The component that answered instead; absent for a configured fallback that is a model and
+   * that the start-up check found failing (nothing stands in for it: a request whose planner or
+   * selector fails while it does fails).
+   */
+  fallback?: string
   code: string
   /** The HTTP status its endpoint answered with (absent when it did not answer). */
   status?: number
@@ -42,6 +46,12 @@ export interface DegradedModel {
  * `raw`, messages cut), and the degraded components it used without a fallback. Under
  * `serve --workers N` each worker sends its reports to the primary (cluster-model-health.ts).
  */
+/**
+ * A component the start-up check found failing, as a fallback of it would report it
+ * (`startupFallbacks`); `to` is absent for a failing fallback, which has none.
+ */
+export type StartupFallback = Omit<Fallback, 'to'> & { to?: string }
+
 export interface HealthReport {
   failed: Fallback[]
   worked: Array<{ stage: Fallback['stage']; component: string }>
@@ -76,6 +86,8 @@ export class ModelHealth {
     }
     worked('planner', planner)
     if (result.steps.some((step) => step.candidates.length > 0)) worked('selector', selector)
+    // A fallback that answered worked too (a selector's fallback is named only here).
+    for (const fallback of result.components.fallbacks) worked(fallback.stage, fallback.to)
     if (report.failed.length === 0 && report.worked.length === 0) return
     this.apply(report)
     this.onReport?.(report)
@@ -91,7 +103,7 @@ export class ModelHealth {
    * Marks `fallback.from` failing as a selection that fell back would (the start-up check's
    * findings, `startupFallbacks`): until a use works.
    */
-  markFailing(fallback: Fallback): void {
+  markFailing(fallback: StartupFallback): void {
     this.#fail(keyOf(fallback.stage, fallback.from), fallback)
   }
 
@@ -110,11 +122,11 @@ export class ModelHealth {
     return [...this.#degraded.values()].map((entry) => ({ ...entry }))
   }
 
-  #fail(key: string, fallback: Fallback): void {
+  #fail(key: string, fallback: StartupFallback): void {
     const at = this.#now().toISOString()
     const entry = this.#degraded.get(key)
     const failure = {
-      fallback: fallback.to,
+      ...(fallback.to === undefined ? {} : { fallback: fallback.to }),
       code: fallback.code,
       ...(fallback.status === undefined ? {} : { status: fallback.status }),
       message: fallback.message.slice(0, MAX_MESSAGE_CHARS),
@@ -123,6 +135,7 @@ export class ModelHealth {
     if (entry) {
       // The latest failure's fields replace the previous one's (a status may change).
       delete entry.status
+      delete entry.fallback
       Object.assign(entry, failure, { failures: entry.failures + 1 })
       return
     }
@@ -141,31 +154,43 @@ export class ModelHealth {
 }
 
 /**
- * The configured planner and selector that `toolsel serve`'s start-up check found failing (an
+ * The configured planners and selectors that `toolsel serve`'s start-up check found failing (an
  * endpoint unreachable, a model it does not list), as the fallbacks each of their calls would
  * report: `/readyz` `degraded` shows them from the start, not from the first request that falls
- * back. One with no fallback configured is left out (its requests fail instead).
+ * back. One with no fallback configured is left out (its requests fail instead). So is a
+ * configured fallback that is a model (`plan.fallback` `openai:b`) found failing, keyed as the
+ * rest by its stage and component name, with no `to` (it has no fallback of its own): when the
+ * configured component is a model too (one that uses its fallback) and is another one.
  */
-export function startupFallbacks(failing: readonly StartupFailure[], config: Config): Fallback[] {
+export function startupFallbacks(
+  failing: readonly StartupFailure[],
+  config: Config,
+): StartupFallback[] {
   const stages = [
     ['planner', config.plan.planner, config.plan.fallback],
     ['selector', config.select.selector, config.select.fallback],
   ] as const
-  const fallbacks: Fallback[] = []
+  const fallbacks: StartupFallback[] = []
+  const entry = (stage: Fallback['stage'], from: string, failure: StartupFailure) => ({
+    stage,
+    from: componentName(from),
+    code: failure.code,
+    message: failure.message,
+    ...(failure.status === undefined ? {} : { status: failure.status }),
+  })
   for (const [stage, id, fallback] of stages) {
+    if (!fallback) continue
     const failure = failing.find((each) => each.user === id)
-    if (!failure || !fallback) continue
-    fallbacks.push({
-      stage,
-      from: componentName(id),
-      to: componentName(fallback),
-      code: failure.code,
-      message: failure.message,
-      ...(failure.status === undefined ? {} : { status: failure.status }),
-    })
+    if (failure) fallbacks.push({ ...entry(stage, id, failure), to: componentName(fallback) })
+    const own = failing.find((each) => each.user === fallback)
+    if (own && MODEL_BACKED.test(id.trim()) && componentName(fallback) !== componentName(id))
+      fallbacks.push(entry(stage, fallback, own))
   }
   return fallbacks
 }
+
+/** Ids of the planners and selectors that call a model and so use their fallback. */
+const MODEL_BACKED = /^(llm|onnx|openai):/
 
 function keyOf(stage: string, component: string): string {
   return `${stage}\u0000${component}`

@@ -6,6 +6,9 @@
  * serve process, a local OpenAI-compatible endpoint, a port where nothing listens. Before, both
  * were empty until the first request fell back.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadPort } from '../helpers/dead-port.ts'
 import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
@@ -32,14 +35,15 @@ async function gauges(name = 'toolsel_model_degraded'): Promise<string[]> {
   return text.split('\n').filter((line) => line.startsWith(`${name}{`))
 }
 
-async function select(): Promise<unknown[]> {
+async function select(): Promise<Array<Record<string, unknown>>> {
   const response = await fetch(`${running!.url}/v1/select-tools`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ instruction: 'send an email to Ann' }),
   })
   expect(response.status).toBe(200)
-  return ((await response.json()) as { components: { fallbacks: unknown[] } }).components.fallbacks
+  return ((await response.json()) as { components: { fallbacks: Array<Record<string, unknown>> } })
+    .components.fallbacks
 }
 
 describe('toolsel serve when the start-up check finds the model endpoint failing', () => {
@@ -107,5 +111,56 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
     expect(await select()).toEqual([])
     expect(await degraded()).toBeUndefined()
     expect(await gauges()).toEqual([])
+  }, 120_000)
+
+  it('lists a model fallback the endpoint does not list under its own name, until it answers', async () => {
+    // Before: only the configured planner and selector were seeded; the fallbacks, checked too,
+    // were not listed. "prose" answers outside the choices, so its fallback answers.
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-degraded-fallback-'))
+    const config = join(dir, 'config.json')
+    const fallbacks = { plan: { fallback: 'openai:other' }, select: { fallback: 'openai:other2' } }
+    await writeFile(config, JSON.stringify(fallbacks))
+    try {
+      running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'openai:prose'], {
+        env: {
+          TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`,
+          TOOLSEL_OPENAI_API_KEY: KEY,
+          TOOLSEL_CONFIG: config,
+        },
+      })
+      const notListed = { code: 'MODEL_CALL_FAILED', status: 404, failures: 1 }
+      const entries = await degraded()
+      expect(entries).toEqual([
+        expect.objectContaining({ stage: 'planner', component: 'llm(openai:other)', ...notListed }),
+        expect.objectContaining({
+          stage: 'selector',
+          component: 'llm(openai:prose)',
+          fallback: 'llm(openai:other2)',
+          ...notListed,
+        }),
+        expect.objectContaining({
+          stage: 'selector',
+          component: 'llm(openai:other2)',
+          ...notListed,
+        }),
+      ])
+      // Nothing stands in for a fallback.
+      expect(entries![0]).not.toHaveProperty('fallback')
+      expect(entries![2]).not.toHaveProperty('fallback')
+      expect(String(entries![2].message)).toMatch(/lists no model "other2" \(it serves "fake"\)/)
+      expect(await gauges()).toEqual([
+        'toolsel_model_degraded{stage="planner",component="llm(openai:other)"} 1',
+        'toolsel_model_degraded{stage="selector",component="llm(openai:prose)"} 1',
+        'toolsel_model_degraded{stage="selector",component="llm(openai:other2)"} 1',
+      ])
+      // The selector's fallback answers: it is removed; the planner's, never used, stays.
+      expect((await select()).map((fallback) => fallback.to)).toContain('llm(openai:other2)')
+      expect(await degraded()).toEqual([
+        expect.objectContaining({ stage: 'planner', component: 'llm(openai:other)' }),
+        expect.objectContaining({ stage: 'selector', component: 'llm(openai:prose)', failures: 2 }),
+      ])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   }, 120_000)
 })

@@ -6,7 +6,8 @@
  * schema's first choice (the selector) or the last message as the one step of a plan. Servers
  * whose chat calls fail while `/models` works: under `/noschema` a call with `response_format` is
  * refused (400), under `/nokwargs` one with `chat_template_kwargs` (400, as api.openai.com), and
- * under `/garbage` every call answers prose instead of JSON. Prefixes combine
+ * under `/garbage` every call answers prose instead of JSON (anywhere, a call of the model
+ * "prose" does). Prefixes combine
  * (`/nomodels/garbage/v1`).
  */
 import { createServer, type Server } from 'node:http'
@@ -24,6 +25,7 @@ export interface KeyEndpoint {
 }
 
 interface ChatBody {
+  model?: string
   messages: Array<{ content: string }>
   chat_template_kwargs?: unknown
   response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
@@ -72,11 +74,12 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
           },
         })
       const choices = parsed.response_format?.json_schema.schema.properties.answer.enum
-      const content = under.has('garbage')
-        ? 'I would use the first tool.'
-        : choices
-          ? JSON.stringify({ answer: choices[0] })
-          : JSON.stringify([parsed.messages.at(-1)?.content])
+      const content =
+        under.has('garbage') || parsed.model === 'prose'
+          ? 'I would use the first tool.'
+          : choices
+            ? JSON.stringify({ answer: choices[0] })
+            : JSON.stringify([parsed.messages.at(-1)?.content])
       send(200, {
         id: 'x',
         object: 'chat.completion',
