@@ -7,7 +7,11 @@
  * (`explain`), so two versions of the code can be checked for identical answers.
  *
  *   node --import tsx bench/select-cpu.ts [--size 10000] [--passes 3] [--selector learned|top1]
- *     [--model <learned model.json>]   (default: the shipped model)
+ *     [--model <learned model.json>]   (default: the shipped model) [--by-pass]
+ *
+ * `--by-pass` also prints the CPU per call of each pass from the process's first call: the
+ * warm-up pass (with `explain`, for the digest) first, then each measured one (how many passes
+ * the selection takes to settle; bench/warm-up-curve.ts shows the served request's).
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -23,6 +27,7 @@ const { values } = benchArgs(import.meta.url, {
     selector: { type: 'string', default: 'learned' },
     model: { type: 'string' },
     data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    'by-pass': { type: 'boolean', default: false },
   },
 })
 const size = Number(values.size)
@@ -54,19 +59,29 @@ try {
       ? new Top1Selector()
       : new LearnedSelector(values.model ? readLearnedModelSync(values.model) : loadDefaultModel()),
   )
+  // CPU ms per call since `from` (a process.cpuUsage() reading), for `calls` calls.
+  const cpuPerCall = (from: NodeJS.CpuUsage, calls: number) => {
+    const used = process.cpuUsage(from)
+    return (used.user + used.system) / 1000 / calls
+  }
   const digest = createHash('sha256')
+  const byPass: number[] = []
+  let passFrom = process.cpuUsage()
   for (const instruction of instructions) {
     const result = await selectTools(instruction, { ...options, explain: true })
     digest.update(`${JSON.stringify(result.steps)}\n`)
   }
+  byPass.push(cpuPerCall(passFrom, instructions.length))
   const samples: number[] = []
   const cpuBefore = process.cpuUsage()
   for (let pass = 0; pass < passes; pass += 1) {
+    passFrom = process.cpuUsage()
     for (const instruction of instructions) {
       const started = performance.now()
       await selectTools(instruction, options)
       samples.push(performance.now() - started)
     }
+    byPass.push(cpuPerCall(passFrom, instructions.length))
   }
   const cpu = process.cpuUsage(cpuBefore)
   const wall = summarize(samples)
@@ -77,6 +92,12 @@ try {
       `wall p50 ${wall.p50.toFixed(3)} / p99 ${wall.p99.toFixed(3)} ms; ` +
       `answers digest ${digest.digest('hex').slice(0, 16)}; load average ${load}\n`,
   )
+  if (values['by-pass']) {
+    const [first, ...measured] = byPass.map((ms) => ms.toFixed(3))
+    process.stdout.write(
+      `CPU ms per call by pass: ${first} (warm-up, explain), ${measured.join(', ')}\n`,
+    )
+  }
 } finally {
   await rm(work, { recursive: true, force: true })
 }

@@ -112,6 +112,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['select-cpu.ts', ['--size'], '--size needs a value'],
     ['select-cpu.ts', ['--size', '0'], '--size takes a positive number'],
     ['select-cpu.ts', ['stray'], 'unexpected argument stray'],
+    ['select-cpu.ts', ['--by-pass=yes'], '--by-pass takes no value'],
     ['perf.ts', ['--generatr', 'wrk'], 'unknown flag --generatr (did you mean --generator?)'],
     ['perf.ts', ['--generator', 'x'], '--generator must be wrk or autocannon'],
     ['perf.ts', ['--ceiling=yes'], '--ceiling takes no value'],
