@@ -53,3 +53,22 @@ export function componentName(id: string): string {
 export function llmComponentName(modelId: string): string {
   return `llm(${modelId})`
 }
+
+/**
+ * The planner, reranker and selector ids the config names: the defaults and the fallbacks
+ * (an unset fallback is ''). The components never evicted from the cache, and ones a request
+ * may name. (The config's shape, not its type: config/schema.ts's imports lead back here.)
+ */
+export function configuredComponentIds(config: {
+  plan: { planner: string; fallback: string }
+  rerank: { reranker: string }
+  select: { selector: string; fallback: string }
+}): string[] {
+  return [
+    config.plan.planner,
+    config.plan.fallback,
+    config.rerank.reranker,
+    config.select.selector,
+    config.select.fallback,
+  ]
+}

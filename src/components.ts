@@ -12,7 +12,13 @@
  * ```
  * @module
  */
-import { componentName, llmComponentName, lookupBackend, parseComponentId } from './component-id.ts'
+import {
+  componentName,
+  configuredComponentIds,
+  llmComponentName,
+  lookupBackend,
+  parseComponentId,
+} from './component-id.ts'
 import type { Config } from './config/schema.ts'
 import { loadDefaultModel, readLearnedModelSync } from './learn/learned-model.ts'
 import { ToolselError } from './errors.ts'
@@ -163,13 +169,7 @@ export const COMPONENT_CACHE_SIZE = 16
 
 /** Creates components on first use and reuses them (model-backed ones are expensive to load). */
 export function createComponents(config: Config, logger: Logger): Components {
-  const pinned = new Set([
-    config.plan.planner,
-    config.plan.fallback,
-    config.rerank.reranker,
-    config.select.selector,
-    config.select.fallback,
-  ])
+  const pinned = new Set(configuredComponentIds(config))
   const planners = new ComponentCache<Planner>(pinned)
   const rerankers = new ComponentCache<Reranker>(pinned)
   const selectors = new ComponentCache<Selector>(pinned)

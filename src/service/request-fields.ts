@@ -7,6 +7,7 @@
  */
 import { z } from 'zod'
 import type { Config } from '../config/schema.ts'
+import { configuredComponentIds } from '../component-id.ts'
 import { validHashingDimensions } from '../models/hashing-embedding-model.ts'
 import {
   MAX_PART_NAME_CHARS,
@@ -108,11 +109,7 @@ export function requestableComponents(config: Config): string[] {
     'none',
     'identity',
     'top1',
-    config.plan.planner,
-    config.plan.fallback,
-    config.rerank.reranker,
-    config.select.selector,
-    config.select.fallback,
+    ...configuredComponentIds(config),
     ...config.server.allowedComponents,
   ]
   return [...new Set(ids.filter((id) => id !== ''))]
