@@ -214,7 +214,7 @@ export function printConfig(config: Config, io: CommandIO): number {
 }
 
 /** The config as JSON with every secret replaced by `***`. */
-export function redactedConfigJson(config: Config): string {
+function redactedConfigJson(config: Config): string {
   const copy = structuredClone(config)
   if (copy.auth.adminKey) copy.auth.adminKey = '***'
   copy.auth.readKeys = copy.auth.readKeys.map((key) => ({ ...key, key: '***' }))

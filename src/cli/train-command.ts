@@ -151,7 +151,7 @@ const PLANS_NOTE =
  * fold of fewer than 20 queries measures exact match within about ±20 points (95%), so it cannot
  * tell the model from the shipped default, which it replaces as a whole.
  */
-export const MIN_TRAINING_EXAMPLES = 100
+const MIN_TRAINING_EXAMPLES = 100
 
 function fewExamplesWarning(file: string, count: number): string | undefined {
   if (count >= MIN_TRAINING_EXAMPLES) return undefined

@@ -21,7 +21,7 @@ export type ConfigLayer = Record<string, unknown>
  * Largest config file read (`--config`, `--gateway-config`): a larger one, or a device such as
  * /dev/zero, is refused after that many bytes instead of read into memory.
  */
-export const CONFIG_FILE_MAX_BYTES = 16 * 1024 * 1024
+const CONFIG_FILE_MAX_BYTES = 16 * 1024 * 1024
 /** Deepest nesting of objects in a config layer (the schema's deepest is 5). */
 const CONFIG_MAX_DEPTH = 32
 /**
@@ -258,7 +258,7 @@ function coerce(raw: string, type: EnvValueType, name: string): unknown {
 }
 
 /** `{'a.b': 1}` → `{a: {b: 1}}`; nested objects pass through. */
-export function expandDotted(layer: ConfigLayer): ConfigLayer {
+function expandDotted(layer: ConfigLayer): ConfigLayer {
   const result: ConfigLayer = {}
   for (const [key, value] of Object.entries(layer)) {
     if (value === undefined) continue

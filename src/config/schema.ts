@@ -18,13 +18,13 @@ import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
  * parsed as one string, and Node's longest string is about 512 M characters; an import worker's
  * heap limit is 24x the body limit.
  */
-export const MAX_BODY_LIMIT_BYTES = 512 * 1024 * 1024
+const MAX_BODY_LIMIT_BYTES = 512 * 1024 * 1024
 
 /** Largest `retrieve.k`: more candidates per step than any selector reads. */
-export const MAX_RETRIEVE_K = 10_000
+const MAX_RETRIEVE_K = 10_000
 
 /** Largest `models.onnx.scoreBatchSize` (choices per forward pass). */
-export const MAX_SCORE_BATCH_SIZE = 1024
+const MAX_SCORE_BATCH_SIZE = 1024
 
 /**
  * An interface `server.host` may name: an IP address (`127.0.0.1`, `::`, `fe80::1%eth0`) or a
@@ -33,7 +33,7 @@ export const MAX_SCORE_BATCH_SIZE = 1024
  * last label is a number (`127.0.0.256`, `127.1`, `0x7f000001`) is no host name (URLs read it as
  * an IPv4 address): `127.0.0.256` was taken, and looked up as a name at listen.
  */
-export function isListenHost(host: string): boolean {
+function isListenHost(host: string): boolean {
   return isIP(host) !== 0 || (HOST_NAME.test(host) && !ENDS_IN_A_NUMBER.test(host))
 }
 const ENDS_IN_A_NUMBER = /(?:^|\.)(?:\d+|0x[0-9a-f]*)\.?$/i
@@ -41,7 +41,7 @@ const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/
 
 /** Most milliseconds Node's timers take: a longer delay (`setTimeout`) fires after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647
+const MAX_TIMER_MS = 2_147_483_647
 
 /**
  * A duration setting in whole milliseconds, at most MAX_TIMER_MS (~24.8 days): a larger one, meant
@@ -694,7 +694,7 @@ const LogSchema = z
  * Most upstream servers one gateway config lists (each is a connection, a stdio one a process,
  * all started at once): a file generated or copied with thousands is refused, not spawned.
  */
-export const MAX_UPSTREAM_SERVERS = 1000
+const MAX_UPSTREAM_SERVERS = 1000
 
 /** Tool namespaces in ids are `server.tool`, so a server name can't contain a dot. */
 const UPSTREAM_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/

@@ -70,7 +70,7 @@ const jsonBytesOf = new WeakMap<Tool, number>()
  * (known from the line index, nothing serialised), else `JSON.stringify` of it, measured once per
  * tool object.
  */
-export function toolJsonBytes(tool: Tool): number {
+function toolJsonBytes(tool: Tool): number {
   let bytes = jsonBytesOf.get(tool)
   if (bytes === undefined) {
     bytes = Buffer.byteLength(JSON.stringify(tool))

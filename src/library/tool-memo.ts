@@ -26,7 +26,7 @@ import type { Tool } from './tool.ts'
 import type { ToolLibrary } from './tool-library.ts'
 
 /** Entries per generation; a library keeps up to twice as many. */
-export const TOOL_MEMO_GENERATION = 16_384
+const TOOL_MEMO_GENERATION = 16_384
 
 /** Positions per page of the positional store (pages are made when a position in them is used). */
 const PAGE_BITS = 12

@@ -18,8 +18,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { MAX_TOOL_NAME_LENGTH, shownName } from '../library/name-characters.ts'
 
-export const INVALID_REQUEST = -32600
-export const INVALID_PARAMS = -32602
+const INVALID_REQUEST = -32600
+const INVALID_PARAMS = -32602
 
 /** A JSON-RPC error answer; `id` null where the message's id can't be read. */
 export interface ErrorAnswer {

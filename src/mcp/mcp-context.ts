@@ -131,7 +131,7 @@ export const FIRST_SYNC_WAIT_MS = 5000
  * The library a call names, else the session's, else the default when the session's API key may
  * use it, else the key's first library (`keyDefaultLibrary`).
  */
-export function libraryNameOf(context: McpContext, session: McpSession, library?: string): string {
+function libraryNameOf(context: McpContext, session: McpSession, library?: string): string {
   return (
     library ||
     session.library ||

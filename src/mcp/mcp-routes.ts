@@ -109,7 +109,7 @@ async function boundedBody(c: Context): Promise<{ parsed: unknown } | Response |
  * configuration and the client's API key allow (a key limited to servers, tags or libraries
  * can't widen them).
  */
-export function sessionFromRequest(
+function sessionFromRequest(
   context: McpContext,
   c: Context,
   principal: Principal = OPEN_PRINCIPAL,

@@ -24,7 +24,7 @@ export function jsonResult(payload: Record<string, unknown>): CallToolResult {
  * `{error: {code, message, details?}}` as text, the same body the HTTP API returns. No
  * `structuredContent`: it would have to match the success `outputSchema`.
  */
-export function errorResult(error: ToolselError): CallToolResult {
+function errorResult(error: ToolselError): CallToolResult {
   const { code, details } = error
   // Bounded as the HTTP bodies are; details that quote long request values are left out.
   const message = boundedMessage(error.message)

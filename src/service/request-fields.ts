@@ -18,14 +18,14 @@ import {
 } from '../store/kinds/index.ts'
 
 /** Component ids (`rule`, `llm:onnx:models/qwen3`, …) are looked up, not enumerated here. */
-export const COMPONENT_ID = z.string().min(1).max(500)
+const COMPONENT_ID = z.string().min(1).max(500)
 
 /**
  * A retriever part of a library, by a kind of the registry (`store/kinds/`): `bm25`, `dense`,
  * `dense:static:glove-100d`, `hybrid`, `hybrid:bm25+dense:use-lite`, `regex`, …, or `auto`, the
  * library's own default (what `GET /v1/components` names as the default, and the CLI takes).
  */
-export const RETRIEVER_KIND = z
+const RETRIEVER_KIND = z
   .string()
   .max(MAX_PART_NAME_CHARS)
   .superRefine((name, context) => {
@@ -103,7 +103,7 @@ function partEmbedders(part: string): string[] {
  * defaults and fallbacks, and `server.allowedComponents`. A request can't name any other model,
  * so it can't make the server read a path or load (and cache) a component nobody configured.
  */
-export function requestableComponents(config: Config): string[] {
+function requestableComponents(config: Config): string[] {
   const ids = [
     'rule',
     'none',

@@ -58,7 +58,7 @@ const TFHUB_HANDLE = /tfhub\.dev\/[^/'"\s]+\/([^'"\s)]+)/
  * (`…/google/imagenet/inception_v3/classification/5` → `imagenet_inception_v3_classification`,
  * like `imagenet_mobilenet_v2_100_224_classification`). Other names are kept as they are.
  */
-export function gorillaToolName(apiName: string, apiCall: string): string {
+function gorillaToolName(apiName: string, apiCall: string): string {
   if (!PLACEHOLDER_NAMES.has(normalizedName(apiName))) return apiName
   const handle = TFHUB_HANDLE.exec(apiCall)
   if (handle === null) return apiName

@@ -9,7 +9,7 @@ import type { ToolSource } from '../tool.ts'
 import { DEFAULT_MAX_TOOLS, type ImportFormat, type ProviderNames } from './import-formats.ts'
 
 /** The name used in messages when text is imported without a file name. */
-export const UNNAMED_INPUT = '<input>'
+const UNNAMED_INPUT = '<input>'
 
 export interface ImportContext {
   /** The file name for messages: the given file name, else `<input>`. */

@@ -74,7 +74,7 @@ export const RECORD_COUNT_MIN_CHARS = 1024 * 1024
 export const MAX_DOCUMENT_DEPTH = 1000
 
 /** The object keys whose array holds a document's records (and `result.tools`). */
-export const RECORD_LIST_KEYS: readonly string[] = ['tools', 'nodes', 'functions']
+const RECORD_LIST_KEYS: readonly string[] = ['tools', 'nodes', 'functions']
 
 /**
  * The items of the longest list of records in the JSON document `text` (the array itself, or the
@@ -156,7 +156,7 @@ function isRecordList(kinds: readonly number[], keys: readonly string[], key: st
  * One JSON value per non-blank line; blank lines are skipped (they are not records). A record
  * past `context.maxTools` is refused unparsed, and the lines after it are not looked at.
  */
-export function parseJsonLines(text: string, context: ImportContext): ParsedJsonText {
+function parseJsonLines(text: string, context: ImportContext): ParsedJsonText {
   const records: unknown[] = []
   const recordLines: number[] = []
   const body = stripByteOrderMark(text)

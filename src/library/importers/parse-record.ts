@@ -58,7 +58,7 @@ function withArticle(type: string): string {
 }
 
 /** `api_list[2].required_parameters[0].name` */
-export function fieldPath(path: readonly PropertyKey[]): string {
+function fieldPath(path: readonly PropertyKey[]): string {
   let text = ''
   for (const key of path) {
     text += typeof key === 'number' ? `[${key}]` : `${text === '' ? '' : '.'}${String(key)}`

@@ -126,7 +126,7 @@ function keyText(bytes: number[]): string | undefined {
  * broken: a line that never ends (a server streaming one answer forever) would otherwise hold
  * every later answer inside it, each later call timing out at `callTimeoutMs`.
  */
-export const MAX_SKIPPED_LINE_FACTOR = 16
+const MAX_SKIPPED_LINE_FACTOR = 16
 
 /**
  * Thrown by `BoundedReadBuffer.append` once a skipped line runs past `MAX_SKIPPED_LINE_FACTOR`
@@ -158,7 +158,7 @@ export const MAX_SERVER_MESSAGES_PER_SECOND = 5000
  * Most ids of requests sent and not answered yet that are remembered (`BoundedReadBuffer.sent`);
  * past it the oldest is forgotten (its late answer then counts as one of the server's own).
  */
-export const MAX_REQUESTS_IN_FLIGHT = 10_000
+const MAX_REQUESTS_IN_FLIGHT = 10_000
 
 /**
  * Thrown by `OwnMessageCount.read` (`BoundedReadBuffer.readMessage` for a stdio upstream) once an

@@ -168,7 +168,7 @@ export function oversizeMessage(maxMessageBytes: number): string {
 }
 
 /** An upstream HTTP answer cut at `gateway.maxMessageBytes` (`boundedFetch`). */
-export class UpstreamMessageTooLarge extends Error {
+class UpstreamMessageTooLarge extends Error {
   constructor(maxMessageBytes: number) {
     super(oversizeMessage(maxMessageBytes))
     this.name = 'UpstreamMessageTooLarge'
@@ -345,7 +345,7 @@ function capOwnMessages(transport: Transport, count: OwnMessageCount): void {
 }
 
 /** How long a stdio server that never answered `initialize` has to exit on SIGTERM at close. */
-export const STARTING_KILL_MS = 1000
+const STARTING_KILL_MS = 1000
 
 /** Most time `processExit` waits (the SDK's close has SIGKILLed the process 4 s after stdin). */
 const EXIT_WAIT_MS = 10_000

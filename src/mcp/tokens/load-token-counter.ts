@@ -84,10 +84,10 @@ export async function countHead(encoder: ThreadEncoder, text: string): Promise<n
  * word's length (an 8,000-character word took 200 ms); longer runs are counted in pieces of this
  * size, which adds at most a token per piece to the count.
  */
-export const MAX_PIECE_CHARS = 256
+const MAX_PIECE_CHARS = 256
 
 /** `text` cut inside every run of non-space characters longer than MAX_PIECE_CHARS. */
-export function boundedPieces(text: string): string[] {
+function boundedPieces(text: string): string[] {
   const pieces: string[] = []
   let pieceStart = 0
   let run = 0

@@ -17,7 +17,7 @@ Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when th
  * characters (the config's rule) and a tool name at most MAX_TOOL_NAME_LENGTH (the gateway's).
  * A longer one names no tool; it was looked up and answered UNKNOWN_TOOL whatever its size.
  */
-export const MAX_CALL_TOOL_ID_LENGTH = 64 + 1 + MAX_TOOL_NAME_LENGTH
+const MAX_CALL_TOOL_ID_LENGTH = 64 + 1 + MAX_TOOL_NAME_LENGTH
 
 export function registerCallTool(
   server: McpServer,

@@ -10,7 +10,7 @@ import { shownNames } from '../../library/name-characters.ts'
 import { ToolIdSchema } from '../../library/tool-id-limit.ts'
 
 /** Most ids per call: loading many schemas at once defeats the point of loading on demand. */
-export const MAX_SCHEMA_IDS = 20
+const MAX_SCHEMA_IDS = 20
 
 const DESCRIPTION = `Load the full description and input schema (JSON Schema of the arguments) of specific tools, by id.
 Ids come from search_tools or select_tools results; don't guess them. Load only the tools you are about to call: every schema costs context tokens.

@@ -35,7 +35,7 @@ export const TokensSchema = z
   })
   .describe('Context tokens saved by loading tools on demand')
 
-export const ToolSchemaSchema = z.object({
+const ToolSchemaSchema = z.object({
   id: z.string(),
   name: z.string(),
   server: z.string().optional(),
@@ -46,7 +46,7 @@ export const ToolSchemaSchema = z.object({
 export type ToolSchemaPayload = z.infer<typeof ToolSchemaSchema>
 
 /** A tool as get_tool_schemas and select_tools return it: everything needed to call it. */
-export function toolSchemaPayload(tool: Tool): ToolSchemaPayload {
+function toolSchemaPayload(tool: Tool): ToolSchemaPayload {
   return {
     id: tool.id,
     name: tool.name,
