@@ -62,6 +62,8 @@ async function startServe(indexDir: string): Promise<Serve> {
         TOOLSEL_ACCESS_LOG: 'off',
         TOOLSEL_LIBRARY: 'demo',
         TOOLSEL_PORT: '',
+        // The swap phase PUTs as fast as the server answers: past the default 120 a minute.
+        TOOLSEL_WRITES_PER_MINUTE: '0',
         // V8 grows its heap lazily under load (RSS rose 300 -> 490 MiB in 60 s with no leak: the
         // same load under this cap stayed at 285 MiB). Capped, RSS shows live memory, and a leak
         // of even 1 KB per request (90 MB in the load phase) ends in an out-of-memory crash.

@@ -47,6 +47,16 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Per-request time limit',
   },
+  TOOLSEL_READS_PER_MINUTE: {
+    path: 'server.readsPerMinute',
+    type: 'integer',
+    description: 'Requests a minute one client may send to the read routes (0: no limit)',
+  },
+  TOOLSEL_WRITES_PER_MINUTE: {
+    path: 'server.writesPerMinute',
+    type: 'integer',
+    description: 'Requests a minute one client may send to the write (admin) routes (0: no limit)',
+  },
   TOOLSEL_ADMIN_KEY: {
     path: 'auth.adminKey',
     type: 'string',

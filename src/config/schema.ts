@@ -177,6 +177,23 @@ const ServerSchema = z
      * Behind a proxy every client has its address: raise it to `maxConnections` or set 0 (no limit). Default 256.
      */
     maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
+    /**
+     * Requests a minute one client may send to the read routes (queries: select, search, tool
+     * schemas, rewards, `/mcp`, listings, `/metrics`) and to paths of no route, per process of
+     * `--workers`: a token bucket of that many, refilled at that rate; past it 429 RATE_LIMITED
+     * with `Retry-After`. A client is its API key when keys are configured, else its address (an
+     * IPv6 client's /64). 0 = no limit. Default 0: one process answers a few thousand queries a
+     * second (bench:perf, 16 connections from one address), so any lower default would cut a
+     * single busy client (or a proxy) below what the server can give it.
+     */
+    readsPerMinute: z.number().int().nonnegative().max(100_000_000).default(0),
+    /**
+     * Requests a minute one client may send to the write routes (everything that needs the admin
+     * key: library uploads and deletes, usage examples, feedback, snapshots), counted as
+     * `readsPerMinute` is: each of them may rebuild an index. 0 = no limit. Default 120 (a
+     * script may send 120 at once, then 2 a second).
+     */
+    writesPerMinute: z.number().int().nonnegative().max(100_000_000).default(120),
     /** Time a client has to send the request headers, in ms. Default 10,000. */
     headersTimeoutMs: durationMs().positive().default(10_000),
     /**

@@ -13,6 +13,7 @@
  * @module
  */
 import { ToolselError } from '../errors.ts'
+import { TokenBuckets } from '../token-buckets.ts'
 
 /** Whose bucket: one object per API key (its principal), named in the RATE_LIMITED message. */
 export interface BudgetClient {
@@ -22,21 +23,14 @@ export interface BudgetClient {
 /** The least a new view takes from the bucket, for its fixed cost (~50 ms of CPU ~ 450 tools). */
 export const MIN_VIEW_CHARGE = 1000
 
-const MINUTE_MS = 60_000
-
-interface Bucket {
-  tools: number
-  /** When `tools` was last brought up to date (`performance.now()`). */
-  at: number
-}
-
 export class ViewBudget {
   readonly #perMinute: number
-  readonly #buckets = new Map<BudgetClient, Bucket>()
+  readonly #buckets: TokenBuckets<BudgetClient>
 
   /** `perMinute`: tools a key may index into new views a minute; 0 = no limit. */
   constructor(perMinute: number) {
     this.#perMinute = perMinute
+    this.#buckets = new TokenBuckets(perMinute)
   }
 
   /**
@@ -44,20 +38,13 @@ export class ViewBudget {
    * taken) when the bucket is empty.
    */
   take(client: BudgetClient, tools: number, now = performance.now()): void {
-    const perMinute = this.#perMinute
-    if (perMinute === 0) return
-    let bucket = this.#buckets.get(client)
-    if (bucket === undefined) this.#buckets.set(client, (bucket = { tools: perMinute, at: now }))
-    bucket.tools = Math.min(perMinute, bucket.tools + ((now - bucket.at) * perMinute) / MINUTE_MS)
-    bucket.at = now
-    if (bucket.tools <= 0) {
-      const seconds = Math.max(1, Math.ceil(((1 - bucket.tools) * MINUTE_MS) / perMinute / 1000))
+    const seconds = this.#buckets.take(client, Math.max(tools, MIN_VIEW_CHARGE), now)
+    if (seconds > 0) {
       throw new ToolselError(
         'RATE_LIMITED',
-        `Too many new scopes: "${client.name}" has had new scoped views of ${perMinute.toLocaleString('en-US')} tools built in the last minute (mcp.scopeViewToolsPerMinute). A scope asked for before still answers; a new one can be asked for in about ${seconds} s.`,
+        `Too many new scopes: "${client.name}" has had new scoped views of ${this.#perMinute.toLocaleString('en-US')} tools built in the last minute (mcp.scopeViewToolsPerMinute). A scope asked for before still answers; a new one can be asked for in about ${seconds} s.`,
         { details: { retryAfterSeconds: seconds } },
       )
     }
-    bucket.tools -= Math.max(tools, MIN_VIEW_CHARGE)
   }
 }

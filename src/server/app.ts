@@ -19,6 +19,7 @@ import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
+import { limitRequestRate } from './rate-limit.ts'
 import { rejectDotSegments } from './middleware/raw-path.ts'
 import { requestLog } from './middleware/request-log.ts'
 import { createOpenApiDocument } from './openapi.ts'
@@ -140,6 +141,13 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
     )
   }
   app.use('*', authenticate(new ApiKeys(service.config.auth)))
+  // After the key (a client is its key when keys are on), before any body is read.
+  const rateLimit = limitRequestRate({
+    readsPerMinute: server.readsPerMinute,
+    writesPerMinute: server.writesPerMinute,
+    onLimited: (routeClass) => metrics.observeRateLimited(routeClass),
+  })
+  if (rateLimit) app.use('*', rateLimit)
   app.notFound((c) => errorResponse(c, noRouteError(c.req.method, c.req.path)))
 
   app.route('/', healthRoutes(service, options.gateway, metrics))

@@ -17,6 +17,7 @@ import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import type { StageTimings } from '../pipeline.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import { UPSTREAM_STATUSES } from '../mcp/gateway/upstream-state.ts'
+import type { RateClass } from './rate-limit.ts'
 
 /** Latency buckets in seconds: 1 ms to 30 s (the default request deadline). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -34,6 +35,8 @@ export interface Metrics {
   /** This app's metrics; a scrape also has the process's (processRegistry). */
   readonly registry: Registry
   observeRequest(observation: RequestObservation): void
+  /** A request refused by the request-rate limit (server/rate-limit.ts), by route class. */
+  observeRateLimited(routeClass: RateClass): void
   /** The text `GET /metrics` answers, and its content type. */
   scrape(): Promise<{ text: string; contentType: string }>
   /** Stops observing the service's selections (the app that made these metrics closes them). */
@@ -84,6 +87,13 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
     labelNames: ['stage', 'component', 'code', 'status'],
     registers: [registry],
   })
+  const rateLimited = new Counter({
+    name: 'toolsel_rate_limited_total',
+    help: 'Requests refused 429 RATE_LIMITED by the request-rate limit (server.readsPerMinute, server.writesPerMinute), by route class (read, write); not by client.',
+    labelNames: ['class'],
+    registers: [registry],
+  })
+  for (const routeClass of ['read', 'write']) rateLimited.inc({ class: routeClass }, 0)
   const stopObserving = service.onSelect(({ timings, components }) => {
     for (const stage of STAGES) stages.observe({ stage }, stageMs(timings, stage) / 1000)
     for (const { stage, from, code, status } of components.fallbacks) {
@@ -261,6 +271,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
       requests.inc(labels)
       latency.observe(labels, seconds)
     },
+    observeRateLimited: (routeClass) => rateLimited.inc({ class: routeClass }),
     async scrape() {
       return { text: await scraped.metrics(), contentType: scraped.contentType }
     },

@@ -51,13 +51,14 @@ function pathParameter(name: string, schema: z.ZodType) {
  * API key is required once keys are configured (every route not marked `security: []`), 401 for
  * a missing or unknown key and 403 for a key that may not do this; and, on every route, the 429 of
  * a connection past `server.maxConnectionsPerAddress` (src/server/connection-limits.ts, round 36)
+ * or a client past its request rate (src/server/rate-limit.ts, round 41; not on the public routes)
  * and the 408 and 431 of a request Node's parser rejects (src/server/client-error.ts).
  */
 const SHARED_ERRORS = {
   401: 'Unauthorized: no valid API key (only when keys are configured)',
   403: 'Forbidden: the Host or Origin is not allowed (server.allowedHosts, server.corsOrigins), or the API key may not do this',
   408: 'Request Timeout (TIMEOUT): the request not received in time (server.headersTimeoutMs, server.requestReceiveTimeoutMs); the connection closes',
-  429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close; the request is not served)',
+  429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close), or a client past server.readsPerMinute or server.writesPerMinute (Retry-After: the seconds until its next request); the request is not served',
   431: "Request Header Fields Too Large (PAYLOAD_TOO_LARGE): the request line and headers over Node's 16 KiB",
 } as const
 

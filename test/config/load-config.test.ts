@@ -231,6 +231,8 @@ describe('loadConfig', () => {
       ['TOOLSEL_K', 'retrieve.k', 10_000],
       ['TOOLSEL_ONNX_SCORE_BATCH_SIZE', 'models.onnx.scoreBatchSize', 1024],
       ['TOOLSEL_BODY_LIMIT_BYTES', 'server.bodyLimitBytes', 512 * 1024 * 1024],
+      ['TOOLSEL_READS_PER_MINUTE', 'server.readsPerMinute', 100_000_000],
+      ['TOOLSEL_WRITES_PER_MINUTE', 'server.writesPerMinute', 100_000_000],
     ] as const) {
       const nested = path
         .split('.')

@@ -1,0 +1,85 @@
+/**
+ * The request-rate limit (`server.readsPerMinute`, `server.writesPerMinute`): one keep-alive
+ * connection could send requests as fast as the process answers them, writes that rebuild an
+ * index included, and so starve every other client. Each client has a token bucket per route
+ * class (TokenBuckets); a request past it is answered 429 RATE_LIMITED with `Retry-After`, before
+ * its body is read. A client is the caller's API key (its principal object: never the key, and
+ * keys given one name are still two clients) when keys are configured, else its address as the
+ * connection limit groups it (`addressGroup`: an IPv6 client's /64). The public routes (probes,
+ * the API description, static pages) and CORS preflights are not limited. Each `--workers` worker
+ * keeps its own buckets: a client may get N times the limit across the workers.
+ * @module
+ */
+import type { IncomingMessage } from 'node:http'
+import type { MiddlewareHandler } from 'hono'
+import { ToolselError } from '../errors.ts'
+import { TokenBuckets } from '../token-buckets.ts'
+import { OPEN_PRINCIPAL, type Principal } from './auth/api-keys.ts'
+import { accessFor, routeTemplate } from './auth/route-access.ts'
+import { addressGroup } from './connection-limits.ts'
+import { principalOf } from './middleware/auth.ts'
+
+/** The route classes counted apart (and the metric's `class` label). */
+export type RateClass = 'read' | 'write'
+
+/**
+ * Clients with a bucket, per class: past it the one seen least recently is forgotten, so a
+ * flood from a million addresses holds 10,000 buckets (about 1 MB), not a million.
+ */
+export const MAX_RATE_CLIENTS = 10_000
+
+export interface RateLimitOptions {
+  readsPerMinute: number
+  writesPerMinute: number
+  /** Clients kept per class (default MAX_RATE_CLIENTS). */
+  maxClients?: number
+  /** Called for every request refused, with its class (the metric). */
+  onLimited?: (routeClass: RateClass) => void
+}
+
+/** The class a request counts in: admin routes are writes; public ones are not counted. */
+export function rateClassOf(method: string, path: string): RateClass | undefined {
+  const access = accessFor(method, path)
+  if (access === 'public') return undefined
+  // A path of no route needs "admin" in the route table, but costs no more than a read.
+  if (access === 'admin' && routeTemplate(method, path) !== 'unmatched') return 'write'
+  return 'read'
+}
+
+/**
+ * The middleware, after authentication (it reads the principal). Nothing when both limits are 0.
+ * Requests not served by `@hono/node-server` (no socket in `c.env`) without keys have no address:
+ * they pass.
+ */
+export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler | undefined {
+  const { readsPerMinute, writesPerMinute, maxClients = MAX_RATE_CLIENTS, onLimited } = options
+  if (readsPerMinute === 0 && writesPerMinute === 0) return undefined
+  const perMinute = { read: readsPerMinute, write: writesPerMinute }
+  const buckets = {
+    read: new TokenBuckets<Principal | string>(readsPerMinute, { maxClients }),
+    write: new TokenBuckets<Principal | string>(writesPerMinute, { maxClients }),
+  }
+  return async (c, next) => {
+    const routeClass = rateClassOf(c.req.method, c.req.path)
+    if (routeClass === undefined || perMinute[routeClass] === 0) return next()
+    const principal = principalOf(c)
+    let client: Principal | string
+    if (principal === OPEN_PRINCIPAL) {
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+      const address = incoming?.socket.remoteAddress
+      if (address === undefined) return next()
+      client = addressGroup(address)
+    } else client = principal
+    const seconds = buckets[routeClass].take(client, 1)
+    if (seconds === 0) return next()
+    onLimited?.(routeClass)
+    c.header('retry-after', String(seconds))
+    const who = typeof client === 'string' ? 'This client address' : `The API key "${client.name}"`
+    const setting = routeClass === 'read' ? 'server.readsPerMinute' : 'server.writesPerMinute'
+    throw new ToolselError(
+      'RATE_LIMITED',
+      `${who} has no ${routeClass} requests left of its ${perMinute[routeClass].toLocaleString('en-US')} a minute (${setting}); retry in ${seconds} s.`,
+      { details: { retryAfterSeconds: seconds } },
+    )
+  }
+}

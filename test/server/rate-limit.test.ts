@@ -1,0 +1,214 @@
+/**
+ * The request-rate limit (server.readsPerMinute, server.writesPerMinute): a real app on a real
+ * server, real requests. A client is its API key when keys are on, else its address; past its
+ * budget a request is answered 429 RATE_LIMITED with Retry-After, counted by route class.
+ */
+import { request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { ConfigLayer } from '../../src/config/load-config.ts'
+import { rateClassOf } from '../../src/server/rate-limit.ts'
+import { TokenBuckets } from '../../src/token-buckets.ts'
+import { createTestApp } from './test-service.ts'
+
+let server: Server | undefined
+let closeApp: (() => Promise<void>) | undefined
+afterEach(async () => {
+  server?.closeAllConnections()
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)))
+  server = undefined
+  await closeApp?.()
+  closeApp = undefined
+})
+
+/** The test app with `config`, served on 127.0.0.1; its base URL. */
+async function serve(config: ConfigLayer): Promise<string> {
+  const { app } = await createTestApp({ config })
+  closeApp = () => app.close()
+  server = createAdaptorServer({ fetch: app.fetch }) as Server
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+interface Answer {
+  status: number
+  retryAfter: string | undefined
+  body: string
+}
+
+/** One request on a keep-alive connection of the shared agent, from 127.0.0.1 unless `from`. */
+function call(
+  url: string,
+  method: string,
+  path: string,
+  { body, key, from }: { body?: string; key?: string; from?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      `${url}${path}`,
+      {
+        method,
+        ...(from && { localAddress: from, agent: false }),
+        headers: {
+          ...(body && { 'content-type': 'application/json' }),
+          ...(key && { authorization: `Bearer ${key}` }),
+        },
+      },
+      (response) => {
+        let text = ''
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode!,
+            retryAfter: response.headers['retry-after'] as string | undefined,
+            body: text,
+          }),
+        )
+      },
+    )
+    outgoing.on('error', reject)
+    outgoing.end(body)
+  })
+}
+
+const SELECT = JSON.stringify({ instruction: 'Email Ann the weather in Paris' })
+const ADMIN_KEY = 'admin-key-0123456789'
+const READ_KEY_A = 'read-key-a-0123456789'
+const READ_KEY_B = 'read-key-b-0123456789'
+
+/** The `toolsel_rate_limited_total` samples of a scrape, by class. */
+async function limitedCounts(url: string, key?: string): Promise<Record<string, number>> {
+  const { body } = await call(url, 'GET', '/metrics', { key })
+  return Object.fromEntries(
+    [...body.matchAll(/^toolsel_rate_limited_total\{class="(\w+)"\} (\d+)$/gm)].map(
+      ([, routeClass, count]) => [routeClass, Number(count)],
+    ),
+  )
+}
+
+describe('the request-rate limit over real HTTP', () => {
+  it('answers a write past server.writesPerMinute 429 with Retry-After; reads and probes, unlimited by default, pass', async () => {
+    const url = await serve({ server: { writesPerMinute: 2 } })
+    const writes = []
+    for (let index = 0; index < 3; index += 1) {
+      writes.push(await call(url, 'DELETE', '/v1/libraries/nowhere'))
+    }
+    expect(writes.map((answer) => answer.status)).toEqual([404, 404, 429])
+    // 2 a minute: the next token in 30 s.
+    expect(writes[2].retryAfter).toBe('30')
+    const error = JSON.parse(writes[2].body).error
+    expect(error.code).toBe('RATE_LIMITED')
+    expect(error.message).toMatch(/server\.writesPerMinute.*retry in 30 s/)
+    // The other classes go on: reads (server.readsPerMinute is 0 by default), the probes.
+    for (let index = 0; index < 50; index += 1) {
+      expect((await call(url, 'POST', '/v1/select-tools', { body: SELECT })).status).toBe(200)
+    }
+    expect((await call(url, 'GET', '/healthz')).status).toBe(200)
+    // Another client address has its own bucket.
+    expect((await call(url, 'DELETE', '/v1/libraries/nowhere', { from: '127.0.0.2' })).status).toBe(
+      404,
+    )
+    expect((await call(url, 'DELETE', '/v1/libraries/nowhere')).status).toBe(429)
+    expect(await limitedCounts(url)).toEqual({ read: 0, write: 2 })
+  })
+
+  it('answers an upload past the limit 429 before reading it, and the next request is served', async () => {
+    const url = await serve({ server: { writesPerMinute: 1 } })
+    expect((await call(url, 'DELETE', '/v1/libraries/nowhere')).status).toBe(404)
+    const upload = await call(url, 'PUT', '/v1/libraries/big', {
+      body: JSON.stringify({ tools: [{ name: 'x'.repeat(8 * 1024 * 1024) }] }),
+    })
+    expect(upload.status).toBe(429)
+    expect(JSON.parse(upload.body).error.code).toBe('RATE_LIMITED')
+    expect((await call(url, 'POST', '/v1/select-tools', { body: SELECT })).status).toBe(200)
+  })
+
+  it('with keys, a client is its key: keys sharing a name have a bucket each, the admin key its own; probes are never limited', async () => {
+    const url = await serve({
+      server: { readsPerMinute: 3 },
+      auth: {
+        adminKey: ADMIN_KEY,
+        readKeys: [
+          { key: READ_KEY_A, name: 'shared' },
+          { key: READ_KEY_B, name: 'shared' },
+        ],
+      },
+    })
+    const statuses = async (key: string, count: number) => {
+      const got: number[] = []
+      for (let index = 0; index < count; index += 1) {
+        got.push((await call(url, 'POST', '/v1/select-tools', { body: SELECT, key })).status)
+      }
+      return got
+    }
+    expect(await statuses(READ_KEY_A, 4)).toEqual([200, 200, 200, 429])
+    const refused = await call(url, 'POST', '/v1/select-tools', { body: SELECT, key: READ_KEY_A })
+    expect(refused.retryAfter).toBe('20')
+    expect(JSON.parse(refused.body).error.message).toMatch(
+      /^The API key "shared" has no read requests left of its 3 a minute \(server\.readsPerMinute\)/,
+    )
+    expect(refused.body).not.toContain(READ_KEY_A)
+    expect(await statuses(READ_KEY_B, 3)).toEqual([200, 200, 200])
+    // The admin key: its own bucket (the scrape below takes its third token).
+    expect(await statuses(ADMIN_KEY, 2)).toEqual([200, 200])
+    // No key: 401 before any bucket; public routes are not counted.
+    expect((await call(url, 'POST', '/v1/select-tools', { body: SELECT })).status).toBe(401)
+    for (let index = 0; index < 10; index += 1) {
+      expect((await call(url, 'GET', '/readyz')).status).toBe(200)
+    }
+    expect(await limitedCounts(url, ADMIN_KEY)).toEqual({ read: 2, write: 0 })
+  })
+})
+
+describe('rateClassOf', () => {
+  it('counts admin routes as writes, the rest but public routes and preflights as reads', () => {
+    const classes: Array<[method: string, path: string, routeClass: string | undefined]> = [
+      ['PUT', '/v1/libraries/demo', 'write'],
+      ['POST', '/v1/feedback', 'write'],
+      ['POST', '/v1/snapshots', 'write'],
+      ['POST', '/v1/libraries/demo/examples', 'write'],
+      ['POST', '/v1/select-tools', 'read'],
+      ['POST', '/mcp', 'read'],
+      ['GET', '/no/such/route', 'read'],
+      ['GET', '/healthz', undefined],
+      ['OPTIONS', '/v1/feedback', undefined],
+    ]
+    for (const [method, path, routeClass] of classes) {
+      expect(rateClassOf(method, path), `${method} ${path}`).toBe(routeClass)
+    }
+  })
+})
+
+describe('TokenBuckets', () => {
+  it('keeps at most maxClients buckets, forgetting the one seen least recently', () => {
+    const buckets = new TokenBuckets<string>(1, { maxClients: 1000 })
+    // A flood from a million addresses, each spending its one token.
+    let refused = 0
+    for (let client = 0; client < 1_000_000; client += 1) {
+      if (buckets.take(`10.${client}`, 1, 0) !== 0) refused += 1
+    }
+    expect({ refused, size: buckets.size }).toEqual({ refused: 0, size: 1000 })
+    // A client kept busy stays limited through another flood.
+    expect(buckets.take('busy', 1, 0)).toBe(0)
+    const waits = new Set<number>()
+    for (let client = 0; client < 5000; client += 1) {
+      waits.add(buckets.take('busy', 1, 0))
+      buckets.take(`flood-${client}`, 1, 0)
+    }
+    expect([...waits]).toEqual([60])
+    expect(buckets.size).toBe(1000)
+  })
+
+  it('refills perMinute a minute, up to perMinute', () => {
+    const buckets = new TokenBuckets<string>(60)
+    for (let index = 0; index < 60; index += 1) expect(buckets.take('a', 1, 0)).toBe(0)
+    expect(buckets.take('a', 1, 0)).toBe(1)
+    expect(buckets.take('a', 1, 1000)).toBe(0)
+    expect(buckets.take('a', 1, 1000)).toBe(1)
+    // An hour idle: a full bucket again, no more.
+    for (let index = 0; index < 60; index += 1) expect(buckets.take('a', 1, 3_600_000)).toBe(0)
+    expect(buckets.take('a', 1, 3_600_000)).toBe(1)
+    expect(new TokenBuckets<string>(0).take('a', 1e9, 0)).toBe(0)
+  })
+})
