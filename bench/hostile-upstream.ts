@@ -14,6 +14,11 @@
  *   property description, `--page` a page: prints the time, the status, the tools and schema
  *   text kept, the last error, heap and the process's peak RSS (what one listing held at its
  *   height: gateway.maxListChars and MAX_UPSTREAM_SCHEMA_CHARS bound it).
+ * - `--case relists`: it lists `--tools` tools each with an outputSchema (a `--chars`-character
+ *   property description), `--page` a page, and the gateway lists them again `--relists` times
+ *   (as on list_changed or the sync TTL, RELIST_GAP_MS apart): prints the heap after the first
+ *   listing and after the re-lists (run node with `--expose-gc`), and the status. Before round
+ *   41 the client's one Ajv kept every output schema it compiled: it grew at each re-list.
  *
  * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
  * checkout's (it has the knobs).
@@ -23,6 +28,8 @@
  *     [--chars 1048576] [--page 7] [--root /work/ci-base]
  *   node --expose-gc --import tsx bench/hostile-upstream.ts --case schemas --tools 2000
  *     --chars 60000 --page 130 [--root /work/ci-base]
+ *   node --expose-gc --import tsx bench/hostile-upstream.ts --case relists --tools 1000
+ *     --chars 200 --page 1000 --relists 20 [--root /work/ci-base]
  * @module
  */
 import { resolve } from 'node:path'
@@ -36,16 +43,17 @@ const { values: args } = benchArgs(import.meta.url, {
     tools: { type: 'string', default: '100' },
     chars: { type: 'string', default: String(1 << 20) },
     page: { type: 'string', default: '7' },
+    relists: { type: 'string', default: '20' },
     root: { type: 'string' },
   },
 })
-if (!['init-error', 'descriptions', 'schemas'].includes(args.case)) {
+if (!['init-error', 'descriptions', 'schemas', 'relists'].includes(args.case)) {
   usageError(
     import.meta.url,
-    `--case must be init-error, descriptions or schemas, got "${args.case}"`,
+    `--case must be init-error, descriptions, schemas or relists, got "${args.case}"`,
   )
 }
-for (const flag of ['repeat', 'tools', 'chars', 'page'] as const) {
+for (const flag of ['repeat', 'tools', 'chars', 'page', 'relists'] as const) {
   if (!/^[1-9]\d*$/.test(args[flag])) {
     usageError(import.meta.url, `--${flag} must be a positive number, got "${args[flag]}"`)
   }
@@ -63,8 +71,11 @@ const env: Record<string, string> =
     ? { UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'), UPSTREAM_INIT_ERROR_REPEAT: args.repeat }
     : {
         UPSTREAM_TOOLS: args.tools,
-        [args.case === 'schemas' ? 'UPSTREAM_SCHEMA_CHARS' : 'UPSTREAM_DESCRIPTION_CHARS']:
-          args.chars,
+        [args.case === 'schemas'
+          ? 'UPSTREAM_SCHEMA_CHARS'
+          : args.case === 'relists'
+            ? 'UPSTREAM_OUTPUT_SCHEMA_CHARS'
+            : 'UPSTREAM_DESCRIPTION_CHARS']: args.chars,
         UPSTREAM_PAGE_SIZE: args.page,
       }
 const config = parseConfig({
@@ -103,6 +114,22 @@ if (args.case === 'init-error') {
   console.log(`status ${state.status}, lastError ${state.lastError?.length ?? 0} characters`)
   console.log(
     `log lines (characters): ${logger.lines.map((line: string) => line.length).join(', ')}`,
+  )
+} else if (args.case === 'relists') {
+  const heap = () => Math.round(process.memoryUsage().heapUsed / 2 ** 20)
+  const first = heap()
+  const relisted = performance.now()
+  const listings: number[] = []
+  for (let turn = 0; turn < Number(args.relists); turn += 1) {
+    await upstream.sync()
+    listings.push(upstream.state().lastLatencyMs ?? Number.NaN)
+  }
+  const each = Math.round((performance.now() - relisted) / Number(args.relists))
+  const median = listings.sort((a, b) => a - b)[Math.floor(listings.length / 2)]
+  globalThis.gc?.()
+  console.log(
+    `${args.tools} tools with outputSchemas (${args.chars} characters), ${args.page} a page: connect ${ms} ms, heap ${first} MiB; ` +
+      `after ${args.relists} re-lists (each: listing median ${median} ms, ${each} ms with the gap) heap ${heap()} MiB, status ${upstream.state().status}, ${tools.length} tools`,
   )
 } else if (args.case === 'schemas') {
   const kept = tools.reduce((sum, tool) => sum + JSON.stringify(tool.parameters ?? {}).length, 0)
