@@ -713,8 +713,10 @@ const LogSchema = z
  */
 const MAX_UPSTREAM_SERVERS = 1000
 
+/** Longest upstream server name (the namespace of its tools' ids, `server.tool`). */
+export const MAX_UPSTREAM_NAME_LENGTH = 64
 /** Tool namespaces in ids are `server.tool`, so a server name can't contain a dot. */
-const UPSTREAM_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/
+const UPSTREAM_NAME = new RegExp(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,${MAX_UPSTREAM_NAME_LENGTH - 1}}$`)
 
 const UpstreamCommonFields = {
   /** Labels given to every tool of this server, for scoping (`?tags=`). Default none. */
@@ -842,13 +844,13 @@ const GatewaySchema = z
   .object({
     /**
      * Upstream MCP servers by name; the name becomes the namespace of their tools (`github.create_issue`).
-     * Names: letters, digits, `_`, `-` (no dots). Default none (gateway off).
+     * Names: 1-64 letters, digits, `_`, `-`, starting with a letter or digit (no dots). Default none (gateway off).
      */
     servers: z
       .record(z.string().regex(UPSTREAM_NAME), UpstreamSchema, {
         error: (issue) =>
           issue.code === 'invalid_key'
-            ? 'server names use letters, digits, "_" and "-" only (no dots: tool ids are server.tool)'
+            ? `a server name is 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, "_" or "-", starting with a letter or digit (no dots: tool ids are server.tool)`
             : undefined,
       })
       .refine((servers) => Object.keys(servers).length <= MAX_UPSTREAM_SERVERS, {

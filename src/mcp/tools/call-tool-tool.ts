@@ -1,6 +1,7 @@
 /** `call_tool` (gateway mode): forwards a call to the upstream server that owns the tool. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
+import { MAX_UPSTREAM_NAME_LENGTH } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 import type { McpGateway } from '../gateway/mcp-gateway.ts'
 import { awaitGatewaySync, resolveView } from '../mcp-context.ts'
@@ -13,11 +14,12 @@ const DESCRIPTION = `Run a tool of a connected server, by id, with its arguments
 Returns the tool's own result unchanged. Fails with UPSTREAM_UNAVAILABLE when the tool's server is down or too slow (list_servers shows each server's status).`
 
 /**
- * The longest id call_tool takes: a gateway tool's `server.name`, a server name at most 64
- * characters (the config's rule) and a tool name at most MAX_TOOL_NAME_LENGTH (the gateway's).
- * A longer one names no tool; it was looked up and answered UNKNOWN_TOOL whatever its size.
+ * The longest id call_tool takes: a gateway tool's `server.name`, a server name at most
+ * MAX_UPSTREAM_NAME_LENGTH characters (the config's rule) and a tool name at most
+ * MAX_TOOL_NAME_LENGTH (the gateway's). A longer one names no tool; it was looked up and
+ * answered UNKNOWN_TOOL whatever its size.
  */
-const MAX_CALL_TOOL_ID_LENGTH = 64 + 1 + MAX_TOOL_NAME_LENGTH
+const MAX_CALL_TOOL_ID_LENGTH = MAX_UPSTREAM_NAME_LENGTH + 1 + MAX_TOOL_NAME_LENGTH
 
 export function registerCallTool(
   server: McpServer,

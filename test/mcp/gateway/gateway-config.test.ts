@@ -152,6 +152,17 @@ describe('gateway config', () => {
     ).toThrow(/letters, digits/)
   })
 
+  it('says that a server name is at most 64 characters when one is longer', () => {
+    const servers = (name: string) => ({ gateway: { servers: { [name]: { command: 'node' } } } })
+    expect(Object.keys(parseConfig(servers('s'.repeat(64))).gateway.servers)).toEqual([
+      's'.repeat(64),
+    ])
+    // Was: "server names use letters, digits, "_" and "-" only", which a 65-letter name does.
+    expect(() => parseConfig(servers('s'.repeat(65)))).toThrow(
+      /a server name is 1-64 letters, digits, "_" or "-", starting with a letter or digit \(no dots/,
+    )
+  })
+
   it('reads a client config in the mcpServers shape, dropping the transport type', async () => {
     const file = write('claude.json', {
       mcpServers: {
