@@ -180,6 +180,20 @@ describe('toolsel models check openai:<model> --chat', () => {
     expect(report.chat.message).toMatch(/But GET \/models answered HTTP 500, so the check fails\.$/)
   })
 
+  it('scores the choices from top_logprobs with choiceMode logprobs, and fails without them', async () => {
+    const logprobs = { TOOLSEL_OPENAI_CHOICE_MODE: 'logprobs' }
+    const { code, text } = await chat(at('', logprobs), false)
+    expect(text).toContain('Chat: ok: one choice call (choiceMode logprobs) answered "add".\n')
+    expect(code).toBe(0)
+    // A server that ignores `logprobs` (lists the model, answers text only).
+    const ignored = await chat(at('/nologprobs', logprobs))
+    expect(ignored.code).toBe(1)
+    expect(ignored.report.chat).toMatchObject({ result: 'failed', code: 'MODEL_CALL_FAILED' })
+    expect(ignored.report.chat.message).toMatch(
+      /\(choiceMode logprobs\) failed: MODEL_CALL_FAILED: openai:fake returned no logprobs/,
+    )
+  })
+
   it('sends no chat call when /models fails, and refuses --chat for a directory (exit 2)', async () => {
     endpoint.seen.length = 0
     const refused = await chat(at('', { TOOLSEL_OPENAI_API_KEY: 'sk-wrong-key' }), false)

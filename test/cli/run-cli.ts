@@ -1,15 +1,16 @@
 import { main } from '../../src/main.ts'
 
-/** Runs `toolsel <argv>` in process with an empty environment; what it printed, as text. */
+/** Runs `toolsel <argv>` in process with `env` (default empty); what it printed, as text. */
 export async function runCli(
   argv: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout: string[] = []
   const stderr: string[] = []
   const code = await main(argv, {
     stdout: (text) => stdout.push(text),
     stderr: (text) => stderr.push(text),
-    env: {},
+    env,
   })
   return { code, stdout: stdout.join(''), stderr: stderr.join('') }
 }

@@ -8,7 +8,11 @@
  * refused (400), under `/nokwargs` one with `chat_template_kwargs` (400, as api.openai.com), and
  * under `/garbage` every call answers prose instead of JSON (anywhere, a call of the model
  * "prose" does). Prefixes combine
- * (`/nomodels/garbage/v1`).
+ * (`/nomodels/garbage/v1`). A call with `logprobs: true` (choiceMode logprobs: no constraint)
+ * answers the first candidate's id of the selector's prompt with `choices[0].logprobs.content`,
+ * as api.openai.com shapes it (each token with `bytes` and `top_logprobs`, the first listing "none"
+ * as the runner-up); under `/nologprobs` it answers without `logprobs`, as a server that ignores
+ * the parameter.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -26,6 +30,8 @@ export interface KeyEndpoint {
 
 interface ChatBody {
   model?: string
+  logprobs?: boolean
+  top_logprobs?: number
   messages: Array<{ content: string }>
   chat_template_kwargs?: unknown
   response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
@@ -80,6 +86,26 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
           : choices
             ? JSON.stringify({ answer: choices[0] })
             : JSON.stringify([parsed.messages.at(-1)?.content])
+      if (parsed.logprobs === true) {
+        const first = /\nCandidates:\n([^:\n]+):/.exec(parsed.messages.at(-1)?.content ?? '')
+        const answer = under.has('garbage') ? content : (first?.[1] ?? 'none')
+        return send(200, {
+          id: 'x',
+          object: 'chat.completion',
+          model: 'fake',
+          choices: [
+            {
+              index: 0,
+              finish_reason: 'stop',
+              message: { role: 'assistant', content: answer },
+              logprobs: under.has('nologprobs')
+                ? null
+                : { content: tokenLogprobs(answer, parsed.top_logprobs ?? 0), refusal: null },
+            },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        })
+      }
       send(200, {
         id: 'x',
         object: 'chat.completion',
@@ -93,4 +119,20 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
   })
   afterAll(() => endpoint.close())
   return endpoint
+}
+
+/**
+ * `text` as OpenAI's `logprobs.content`: tokens of up to 3 characters, each likely (-0.01), with
+ * `top` alternatives at most (itself first; at the first token "none" too, far less likely).
+ */
+function tokenLogprobs(text: string, top: number) {
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob,
+    bytes: [...Buffer.from(token)],
+  })
+  return (text.match(/[\s\S]{1,3}/g) ?? []).map((token, index) => ({
+    ...entry(token, -0.01),
+    top_logprobs: [entry(token, -0.01), ...(index === 0 ? [entry('none', -5)] : [])].slice(0, top),
+  }))
 }
