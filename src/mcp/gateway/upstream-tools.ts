@@ -173,6 +173,9 @@ function nestedTooDeep(tool: unknown): string {
   return 'it is nested too deep to read'
 }
 
+/** Work on a page's tools between two yields to the event loop, in ms. */
+const SLICE_MS = 10
+
 /** What bounds one listing of a server's tools (`gateway` settings). */
 export interface ListBounds {
   /** Each page (`gateway.listTimeoutMs`, default `connectTimeoutMs`). */
@@ -196,8 +199,9 @@ export interface ListBounds {
  * kept: its description cut, a tool refused for its schema as a stand-in), or a cursor still
  * going after `MAX_PAGES` pages, a plain Error (the connection marks the server down). A tool
  * that is not an MCP tool, or whose outputSchema does not compile, is only skipped (upstreamTools
- * names it). `client` comes from newUpstreamClient; a complete listing's tools are handed to the
- * SDK's cache (their output validators) as its listTools did.
+ * names it). A page's tools are checked (their output schemas compiled) in slices of the event
+ * loop, the deadline checked between them. `client` comes from newUpstreamClient; a complete
+ * listing's tools are handed to the SDK's cache (their output validators) as its listTools did.
  */
 export async function listAllTools(client: Client, bounds: ListBounds): Promise<McpTool[]> {
   const { pageTimeoutMs, deadlineMs, maxTools, maxChars } = bounds
@@ -231,6 +235,7 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
         `a tools/list page did not answer within ${pageTimeoutMs} ms (gateway.listTimeoutMs)`,
       )
     }
+    let sliceStart = performance.now()
     if (listed.length + result.tools.length > maxTools) {
       throw new Error(
         `tools/list listed more than ${maxTools.toLocaleString('en-US')} tools (gateway.maxToolsPerServer); none of them were taken`,
@@ -242,6 +247,14 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
     // schema over MAX_UPSTREAM_SCHEMA_CHARS, nor more than maxChars across its pages (1,000
     // pages of maxMessageBytes each were all held: ~1 GB for one listing).
     for (const tool of result.tools) {
+      // Compiling an outputSchema is slow (~25-50 µs a character on a loaded host): a page of
+      // 8 MiB of them held the event loop, every request of the server, for minutes. Between
+      // tools, a yield once SLICE_MS have passed, and the deadline then, as between pages.
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve))
+        if (performance.now() - started >= deadlineMs) throw pastDeadline()
+        sliceStart = performance.now()
+      }
       const keep = kept(tool, schemas)
       chars += keep.chars
       if (chars > maxChars) {

@@ -61,6 +61,34 @@ describe('listAllTools', () => {
     expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
   }, 60_000)
 
+  it('compiles a page of slow output schemas in slices: the event loop runs, the deadline holds', async () => {
+    // 120 tools, each outputSchema 1,000 properties (~48,000 characters, under the 65,536 cap):
+    // ~0.2-1.5 s of Ajv compile each. Before, the whole page compiled in one turn of the event
+    // loop (every request of the server waited 24-180 s) and the deadline was only checked
+    // between pages.
+    const client = await connect({
+      UPSTREAM_TOOLS: '120',
+      UPSTREAM_PAGE_SIZE: '120',
+      UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
+    })
+    const bounds = { pageTimeoutMs: 30_000, deadlineMs: 3_000, maxTools: 200, maxChars: 2 ** 26 }
+    let last = performance.now()
+    let longestGap = 0
+    const tick = setInterval(() => {
+      longestGap = Math.max(longestGap, performance.now() - last)
+      last = performance.now()
+    }, 20)
+    try {
+      await expect(listAllTools(client, bounds)).rejects.toThrow(
+        /tools\/list did not finish within 3000 ms \(gateway\.listDeadlineMs\)/,
+      )
+    } finally {
+      clearInterval(tick)
+    }
+    // One schema's compile at most (an order of magnitude under the page's).
+    expect(longestGap).toBeLessThan(8_000)
+  }, 60_000)
+
   it("fails by name on an SDK whose Client has no cacheToolMetadata (callTool's output checks)", async () => {
     const client = await connect({ UPSTREAM_TOOLS: '3', UPSTREAM_OUTPUT_SCHEMA_CHARS: '10' })
     // An SDK that renamed the private method the listing hands its tools to.
