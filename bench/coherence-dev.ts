@@ -23,7 +23,7 @@
  *   npx tsx bench/coherence-dev.ts [--data ../shared/data] [--seed 1] [--variants both,tag]
  * @module
  */
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs } from './bench-args.ts'
 
 const VARIANTS: Record<string, readonly string[]> = {
   ns: ['ns_other_step'],
@@ -39,16 +39,10 @@ const { values } = benchArgs(import.meta.url, {
   },
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
-const { fitTrainingSets, foldOf } = await import('../src/learn/train-model.ts')
-const { appendColumns, reportFit, shippedRecipeRows } = await import('./training-dev-setup.ts')
+const { foldZeroColumnMeans, fitVariants, pickVariants, shippedRecipeRows } =
+  await import('./training-dev-setup.ts')
 const seed = Number(values.seed)
-const variants = values.variants!.split(',')
-for (const variant of variants)
-  if (VARIANTS[variant] === undefined)
-    usageError(
-      import.meta.url,
-      `--variants: unknown variant ${JSON.stringify(variant)} (${Object.keys(VARIANTS).join(', ')})`,
-    )
+const variants = pickVariants(import.meta.url, values.variants!, VARIANTS, VARIANTS.both)
 const { sources, options, rows } = await shippedRecipeRows(values.data!, seed)
 
 /** Each tool's category tags as one key (undefined: none), per source. */
@@ -154,38 +148,12 @@ for (const set of rows.sets) {
       )
 }
 // How often the features fire for gold and for other candidates (fold 0, gold-labelled sets).
-for (const set of rows.sets) {
-  if (set.countOnly) continue
-  const fired = { gold: NAMES.map(() => 0), other: NAMES.map(() => 0) }
-  const total = { gold: 0, other: 0 }
-  for (const query of set.queries) {
-    if (foldOf(query.id, seed) !== 0 || !columns.has(query)) continue
-    const gold = new Set(query.gold)
-    query.ids.forEach((id, i) => {
-      const side = gold.has(id) ? 'gold' : 'other'
-      total[side] += 1
-      columns.get(query)![i].forEach((value, f) => (fired[side][f] += value))
-    })
-  }
-  const share = (side: 'gold' | 'other', f: number) =>
-    ((100 * fired[side][f]) / Math.max(1, total[side])).toFixed(1)
+for (const { set, gold, other, means } of foldZeroColumnMeans(rows, columns, seed, NAMES.length)) {
+  const share = (side: 'gold' | 'other', f: number) => (100 * means[side][f]).toFixed(1)
   console.log(
-    `${set.name} fold 0 (${total.gold} gold / ${total.other} other candidates): ` +
+    `${set} fold 0 (${gold} gold / ${other} other candidates): ` +
       NAMES.map((name, f) => `${name} ${share('gold', f)}% / ${share('other', f)}%`).join(', '),
   )
 }
 
-const fit = (label: string) => {
-  const started = performance.now()
-  reportFit(label, fitTrainingSets(rows, options), rows)
-  console.log(`fitted in ${((performance.now() - started) / 1000).toFixed(0)} s`)
-}
-if (!values['skip-base']) fit('shipped features')
-const original = rows.sets.map((set) => set.queries.map((query) => query.x))
-for (const variant of variants) {
-  const picked = VARIANTS[variant].map((name) => NAMES.indexOf(name))
-  appendColumns(rows, original, picked.length, (_set, query) =>
-    columns.get(query)?.map((values) => picked.map((f) => values[f])),
-  )
-  fit(`+ ${VARIANTS[variant].join(', ')}`)
-}
+fitVariants(rows, options, columns, variants, { skipBase: values['skip-base'] })

@@ -5,9 +5,12 @@
  * and the shipped recipe fitted on folds 1-4 (`shippedRecipeFit`: bench/selection-errors-dev.ts,
  * bench/word-order-dev.ts, bench/bagged-dev.ts), its rows alone (`shippedRecipeRows`: bench/ql-dev.ts)
  * every set's cases (`trainingSetCases`), candidate columns appended to the rows (`appendColumns`:
- * bench/ql-dev.ts, bench/coherence-dev.ts) and a fit's held-out report (`reportFit`).
+ * bench/ql-dev.ts; `fitVariants`, which fits once per set of appended columns, and
+ * `foldZeroColumnMeans`: bench/coherence-dev.ts, bench/library-prior-dev.ts) and a fit's held-out
+ * report (`reportFit`).
  * @module
  */
+import { usageError } from './bench-args.ts'
 import { parseConfig } from '../src/config/load-config.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import {
@@ -210,5 +213,101 @@ export function appendColumns(
       const columns = x.length === 0 ? undefined : columnsOf(set, query)
       query.x = x.map((row, i) => [...row, ...(columns?.[i] ?? zeros)])
     })
+  })
+}
+
+/**
+ * Each gold-labelled set's appended columns (`columns`, `width` of them per candidate) averaged
+ * over fold 0's gold candidates and over its other candidates (bench/coherence-dev.ts,
+ * bench/library-prior-dev.ts): how far a feature tells the two apart before any fit.
+ */
+export function foldZeroColumnMeans(
+  rows: ReturnType<typeof trainingSets>,
+  columns: ReadonlyMap<
+    ReturnType<typeof trainingSets>['sets'][number]['queries'][number],
+    ReadonlyArray<readonly number[]>
+  >,
+  seed: number,
+  width: number,
+): Array<{ set: string; gold: number; other: number; means: { gold: number[]; other: number[] } }> {
+  return rows.sets
+    .filter((set) => !set.countOnly)
+    .map((set) => {
+      const sum = {
+        gold: new Array<number>(width).fill(0),
+        other: new Array<number>(width).fill(0),
+      }
+      const total = { gold: 0, other: 0 }
+      for (const query of set.queries) {
+        const values = columns.get(query)
+        if (foldOf(query.id, seed) !== 0 || values === undefined) continue
+        const gold = new Set(query.gold)
+        query.ids.forEach((id, i) => {
+          const side = gold.has(id) ? 'gold' : 'other'
+          total[side] += 1
+          values[i].forEach((value, f) => (sum[side][f] += value))
+        })
+      }
+      const mean = (side: 'gold' | 'other') => sum[side].map((s) => s / Math.max(1, total[side]))
+      return { set: set.name, ...total, means: { gold: mean('gold'), other: mean('other') } }
+    })
+}
+
+/**
+ * The shipped recipe fitted on `rows` as they are (unless `skipBase`; `afterBase` sees that model),
+ * then once per variant with its picked `columns` appended (`appendColumns`), each fit reported
+ * (`reportFit`) with its timing (bench/coherence-dev.ts, bench/library-prior-dev.ts).
+ */
+export function fitVariants(
+  rows: ReturnType<typeof trainingSets>,
+  options: TrainOptions,
+  columns: ReadonlyMap<
+    ReturnType<typeof trainingSets>['sets'][number]['queries'][number],
+    ReadonlyArray<readonly number[]>
+  >,
+  variants: ReadonlyArray<{ label: string; picked: readonly number[] }>,
+  {
+    skipBase = false,
+    afterBase,
+  }: { skipBase?: boolean; afterBase?: (model: ReturnType<typeof fitTrainingSets>) => void } = {},
+): void {
+  const fit = (label: string) => {
+    const started = performance.now()
+    const model = fitTrainingSets(rows, options)
+    reportFit(label, model, rows)
+    console.log(`fitted in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    return model
+  }
+  if (!skipBase) afterBase?.(fit('shipped features'))
+  const original = rows.sets.map((set) => set.queries.map((query) => query.x))
+  for (const { label, picked } of variants) {
+    appendColumns(rows, original, picked.length, (_set, query) =>
+      columns.get(query)?.map((values) => picked.map((f) => values[f])),
+    )
+    fit(label)
+  }
+}
+
+/**
+ * `--variants` (a comma-separated list of `variants`' keys), checked (a bad one is a usage error):
+ * each variant's label and the places of its features in `names`, as `fitVariants` takes them.
+ */
+export function pickVariants(
+  scriptUrl: string,
+  list: string,
+  variants: Readonly<Record<string, readonly string[]>>,
+  names: readonly string[],
+): Array<{ label: string; picked: number[] }> {
+  return list.split(',').map((variant) => {
+    const features = variants[variant]
+    if (features === undefined)
+      usageError(
+        scriptUrl,
+        `--variants: unknown variant ${JSON.stringify(variant)} (${Object.keys(variants).join(', ')})`,
+      )
+    return {
+      label: `+ ${features.join(', ')}`,
+      picked: features.map((name) => names.indexOf(name)),
+    }
   })
 }
