@@ -6,10 +6,10 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { main } from '../../src/main.ts'
 import { callFresh as call } from '../helpers/fresh-request.ts'
 import { type RunningServe } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn as toolsel } from '../helpers/serve-per-test.ts'
+import { toolselHere } from '../helpers/toolsel-here.ts'
 
 const { workDir, serve } = servePerTest('toolsel-watch-')
 
@@ -28,12 +28,8 @@ const PARCELS_V2 = [
  * what the tests' commits to the watched directory are; here it would only cost a start, which
  * took seconds a test on a loaded machine).
  */
-async function indexHere(indexDir: string, tools: string, name: string): Promise<void> {
-  let stderr = ''
-  const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text), env: {} }
-  const code = await main(['index', tools, '--name', name, '--index-dir', indexDir], io)
-  expect(code, stderr).toBe(0)
-}
+const indexHere = (indexDir: string, tools: string, name: string) =>
+  toolselHere(indexDir, 'index', tools, '--name', name)
 
 /** A fresh work directory with the tool files and an index directory holding `parcels`. */
 async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v2: string }> {

@@ -11,7 +11,8 @@ import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
-import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
+import { servePerTest } from '../helpers/serve-per-test.ts'
+import { toolselHere } from '../helpers/toolsel-here.ts'
 
 const { workDir, serve } = servePerTest('toolsel-saved-index-http-')
 
@@ -71,9 +72,9 @@ describe('PUT of the same tools over a damaged disk copy', () => {
   }, 120_000)
 })
 
-/** `toolsel index <file> --name <name>` into `indexDir`, as a process of its own. */
+/** `toolsel index <file> --name <name>` into `indexDir` (in this process: the index is set-up). */
 const index = (indexDir: string, file: string, name: string) =>
-  toolselOn(indexDir, 'index', file, '--name', name)
+  toolselHere(indexDir, 'index', file, '--name', name)
 
 async function failedIndexes(url: string): Promise<Array<{ name: string; error: string }>> {
   return (

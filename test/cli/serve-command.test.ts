@@ -1,58 +1,65 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 let server: ChildProcess | undefined
-let running: RunningServe | undefined
 
 afterEach(async () => {
   if (server && server.exitCode === null) server.kill('SIGKILL')
-  await running?.stop()
-  running = undefined
 })
 
 describe('toolsel serve', () => {
-  it('serves the demo library: the README request returns a tool for each request, with candidates', async () => {
-    running = await startServe()
-    const { url } = running
-    expect((await fetch(`${url}/readyz`)).status).toBe(200)
-    const response = await fetch(`${url}/v1/select-tools`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
-      }),
+  // One server on the demo library for these two, in this order: the second stops it (a start
+  // is seconds on a loaded machine).
+  describe('on the demo library', () => {
+    let demo: RunningServe
+    beforeAll(async () => {
+      demo = await startServe()
+    }, 120_000)
+    afterAll(async () => {
+      await demo?.stop()
     })
-    expect(response.status).toBe(200)
-    const body = (await response.json()) as {
-      tools: Array<{ id: string; parameters: unknown }>
-      steps: Array<{ text: string; selected: string; candidates: Array<{ id: string }> }>
-    }
-    expect(body.tools.map((tool) => tool.id)).toEqual([
-      'weather.get_weather_forecast',
-      'mail.send_email',
-    ])
-    expect(body.tools.every((tool) => typeof tool.parameters === 'object')).toBe(true)
-    // The two clauses and the whole instruction (read by the default learned selector).
-    expect(body.steps).toHaveLength(3)
-    for (const step of body.steps) expect(step.candidates.length).toBeGreaterThan(1)
-  })
 
-  it('shuts down gracefully on SIGTERM', async () => {
-    running = await startServe()
-    const { url, logs, child } = running
-    const search = await fetch(`${url}/v1/search-tools`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'send an email' }),
+    it('serves the demo library: the README request returns a tool for each request, with candidates', async () => {
+      const { url } = demo
+      expect((await fetch(`${url}/readyz`)).status).toBe(200)
+      const response = await fetch(`${url}/v1/select-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          instruction: 'What is the weather in Paris tomorrow, and email the forecast to Ann',
+        }),
+      })
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as {
+        tools: Array<{ id: string; parameters: unknown }>
+        steps: Array<{ text: string; selected: string; candidates: Array<{ id: string }> }>
+      }
+      expect(body.tools.map((tool) => tool.id)).toEqual([
+        'weather.get_weather_forecast',
+        'mail.send_email',
+      ])
+      expect(body.tools.every((tool) => typeof tool.parameters === 'object')).toBe(true)
+      // The two clauses and the whole instruction (read by the default learned selector).
+      expect(body.steps).toHaveLength(3)
+      for (const step of body.steps) expect(step.candidates.length).toBeGreaterThan(1)
     })
-    expect(search.status).toBe(200)
-    child.kill('SIGTERM')
-    const [code] = await once(child, 'exit')
-    expect(code).toBe(0)
-    expect(logs()).toContain('SIGTERM received')
-    expect(logs()).toContain('Stopped')
+
+    it('shuts down gracefully on SIGTERM', async () => {
+      const { url, logs, child } = demo
+      const search = await fetch(`${url}/v1/search-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'send an email' }),
+      })
+      expect(search.status).toBe(200)
+      child.kill('SIGTERM')
+      const [code] = await once(child, 'exit')
+      expect(code).toBe(0)
+      expect(logs()).toContain('SIGTERM received')
+      expect(logs()).toContain('Stopped')
+    })
   })
 
   it('refuses to start on an unknown library, saying how to build it', async () => {

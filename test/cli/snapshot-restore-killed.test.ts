@@ -29,7 +29,8 @@ import { undoBackoff } from '../../src/store/restore-journal.ts'
 import { IndexDirPoller } from '../../src/service/index-dir-watch.ts'
 import { parcelAnswers } from '../helpers/parcel-answers.ts'
 import { ROOT } from '../helpers/start-serve.ts'
-import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
+import { servePerTest } from '../helpers/serve-per-test.ts'
+import { toolselHere } from '../helpers/toolsel-here.ts'
 
 const { workDir, serve } = servePerTest('toolsel-restore-killed-')
 
@@ -138,7 +139,7 @@ async function prepare() {
   const indexDir = join(work, 'indexes')
   await saveEdition(indexDir, 'first')
   const snapshot = join(work, 'snapshot')
-  await toolselOn(indexDir, 'snapshot', snapshot)
+  await toolselHere(indexDir, 'snapshot', snapshot)
   await saveEdition(indexDir, 'second')
   const first = await Promise.all(
     LIBRARIES.map((name) => manifest(join(snapshot, 'indexes'), name)),

@@ -14,6 +14,7 @@ import { callFresh as call } from '../helpers/fresh-request.ts'
 import { parcelAnswers } from '../helpers/parcel-answers.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn } from '../helpers/serve-per-test.ts'
+import { toolselHere } from '../helpers/toolsel-here.ts'
 
 const run = promisify(execFile)
 const { workDir, serve } = servePerTest('toolsel-restore-rollback-')
@@ -77,7 +78,7 @@ describe('toolsel snapshot restore: a rename failing part-way is undone', () => 
     }
     await put('first')
     const snapshot = join(work, 'snapshot')
-    await toolselOn(indexDir, 'snapshot', snapshot)
+    await toolselHere(indexDir, 'snapshot', snapshot)
     await put('second')
     const before = await answers(server.url)
     expect(before).toEqual(
