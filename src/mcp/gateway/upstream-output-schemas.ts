@@ -7,11 +7,20 @@
  * down. listAllTools (upstream-tools.ts) compiles each kept tool's schema here as its page
  * arrives, skipping a tool whose schema does not compile, then hands the kept tools of the whole
  * listing to the SDK's cache (`cacheToolMetadata`), which finds them compiled.
+ *
+ * The schemas' `pattern` and `patternProperties` run on RE2 (re2js), not JavaScript's
+ * backtracking RegExp: an upstream's `"pattern": "^(a+)+$"` and a 40-character result held the
+ * event loop for hours in Ajv's default engine. RE2 runs in time linear in the input; a pattern
+ * it cannot run (look-around, back-references) does not compile, and the tool is skipped with a
+ * warning as for any schema that does not compile.
  * @module
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { Ajv, type Options as AjvOptions } from 'ajv'
+import ajvFormats from 'ajv-formats'
+import { RE2JS } from 're2js'
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
@@ -29,7 +38,7 @@ const MAX_COMPILE_ERROR_CHARS = 200
  * schemas at each re-list.
  */
 export class OutputSchemaCompiler implements jsonSchemaValidator {
-  #ajv = new AjvJsonSchemaValidator()
+  #ajv = newValidator()
   #compiled = new WeakMap<object, JsonSchemaValidator<unknown>>()
 
   /**
@@ -37,7 +46,7 @@ export class OutputSchemaCompiler implements jsonSchemaValidator {
    * until a listing completes).
    */
   restart(): void {
-    this.#ajv = new AjvJsonSchemaValidator()
+    this.#ajv = newValidator()
     this.#compiled = new WeakMap()
   }
 
@@ -64,6 +73,40 @@ export class OutputSchemaCompiler implements jsonSchemaValidator {
     this.#compiled.set(schema, made as JsonSchemaValidator<unknown>)
     return made
   }
+}
+
+/** `\\uXXXX` and `\\u{X…}` (JavaScript's escapes, common in JSON Schema patterns) as RE2's `\\x{…}`. */
+function re2Syntax(pattern: string): string {
+  return pattern.replace(
+    /(?<!\\)((?:\\\\)*)\\u(?:\{([0-9a-fA-F]{1,6})\}|([0-9a-fA-F]{4}))/g,
+    (_match, slashes: string, braced: string | undefined, four: string | undefined) =>
+      `${slashes}\\x{${braced ?? four}}`,
+  )
+}
+
+/** Ajv's engine for `pattern` and `patternProperties`: RE2, which finds a match in linear time. */
+const re2Engine: NonNullable<NonNullable<AjvOptions['code']>['regExp']> = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(re2Syntax(pattern))
+    return { test: (text: string) => compiled.matcher(text).find(), toString: () => pattern }
+  },
+  { code: 're2js' },
+)
+
+/** ajv-formats is CommonJS: its default export is the plugin itself at run time. */
+const addFormats = ajvFormats as unknown as typeof ajvFormats.default
+
+/** The SDK's validator on an Ajv as the SDK makes its own, but for the pattern engine. */
+function newValidator(): AjvJsonSchemaValidator {
+  const ajv = new Ajv({
+    strict: false,
+    validateFormats: true,
+    validateSchema: false,
+    allErrors: true,
+    code: { regExp: re2Engine },
+  })
+  addFormats(ajv)
+  return new AjvJsonSchemaValidator(ajv)
 }
 
 const compilers = new WeakMap<Client, OutputSchemaCompiler>()

@@ -227,6 +227,44 @@ describe('UpstreamConnection with real stdio processes', () => {
     }
   }, 150_000)
 
+  it("checks a result against its outputSchema's pattern in linear time (RE2, no backtracking)", async () => {
+    // ^(a+)+$ against 40 a's and a "!": JavaScript's RegExp backtracks 2^40 times, so on
+    // a156677 the call's check held the event loop (the whole server) for hours (24 a's: 0.2 s,
+    // x4 for every 2 more). Ajv now runs the schemas' patterns on re2js.
+    const hostile = nodeUpstream('redos', {
+      UPSTREAM_TOOLS: '2',
+      UPSTREAM_OUTPUT_PATTERN: '^(a+)+$',
+      UPSTREAM_OUTPUT_VALUE: `${'a'.repeat(40)}!`,
+    })
+    await hostile.connect()
+    expect(hostile.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1'])
+    await expect(hostile.callTool('tool_0', {})).rejects.toThrow(/must match pattern/)
+    // A value the pattern matches goes through, and a JavaScript \\u escape means what it says.
+    const fine = nodeUpstream('fine', {
+      UPSTREAM_TOOLS: '1',
+      UPSTREAM_OUTPUT_PATTERN: '^\\u00e9(a+)+$',
+      UPSTREAM_OUTPUT_VALUE: `\u00e9${'a'.repeat(40)}`,
+    })
+    await fine.connect()
+    await expect(fine.callTool('tool_0', {})).resolves.toMatchObject({
+      structuredContent: { value: `\u00e9${'a'.repeat(40)}` },
+    })
+  }, 150_000)
+
+  it('skips a tool whose outputSchema has a pattern RE2 cannot run, naming it', async () => {
+    const logger = createMemoryLogger()
+    const lookahead = nodeUpstream(
+      'lookahead',
+      { UPSTREAM_TOOLS: '1', UPSTREAM_OUTPUT_PATTERN: '^(?=a)a+$' },
+      logger,
+    )
+    await lookahead.connect()
+    expect(lookahead.tools).toEqual([])
+    expect(logger.lines.join('\n')).toMatch(
+      /skipped tool #0 \("tool_0"\): its outputSchema does not compile: .*unsupported Perl syntax/,
+    )
+  }, 150_000)
+
   it("keeps and logs a server's 4 MiB error cut at MAX_UPSTREAM_ERROR_CHARS", async () => {
     // Before: kept whole in lastError (list_servers, /readyz) and logged as one 5 MB line.
     const logger = createMemoryLogger()
