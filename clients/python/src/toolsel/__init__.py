@@ -547,7 +547,6 @@ class UpstreamStatus(TypedDict):
 class _DegradedModelFields(TypedDict):
     stage: Literal["planner", "selector"]
     component: str
-    fallback: str
     code: str
     message: str
     since: str
@@ -556,6 +555,7 @@ class _DegradedModelFields(TypedDict):
 
 
 class DegradedModel(_DegradedModelFields, total=False):
+    fallback: str
     status: int
 
 
