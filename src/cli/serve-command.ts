@@ -188,8 +188,16 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       config.select.selector,
       config.select.fallback,
     ])
+    // A fallback model's failing call fails the request (it has no fallback of its own).
+    const configured = openAiModelUsers([config.plan.planner, config.select.selector])
+    const fallbackOnly = users.filter((user) => !configured.includes(user))
     if (users.length > 0 && config.models.openai.baseUrl) {
-      const { failing } = await checkOpenAiApiKey({ ...config.models.openai, users, logger })
+      const { failing } = await checkOpenAiApiKey({
+        ...config.models.openai,
+        users,
+        fallbackOnly,
+        logger,
+      })
       failingAtStart = startupFallbacks(failing, config)
     }
   }

@@ -148,6 +148,11 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
       expect(entries![0]).not.toHaveProperty('fallback')
       expect(entries![2]).not.toHaveProperty('fallback')
       expect(String(entries![2].message)).toMatch(/lists no model "other2" \(it serves "fake"\)/)
+      // A fallback's failing call fails the request (e1f350c); the message said "and fall back".
+      expect(String(entries![2].message)).toMatch(
+        /its calls would answer 404, and a request falling back to it would fail\./,
+      )
+      expect(String(entries![1].message)).toMatch(/its calls would answer 404 and fall back\./)
       expect(await gauges()).toEqual([
         'toolsel_model_degraded{stage="planner",component="llm(openai:other)"} 1',
         'toolsel_model_degraded{stage="selector",component="llm(openai:prose)"} 1',

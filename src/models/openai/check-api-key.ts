@@ -25,6 +25,11 @@ export interface ApiKeyCheckOptions {
   timeoutMs: number
   /** The configured ids that call the endpoint, named in the message. */
   users: string[]
+  /**
+   * Those of `users` that are only a fallback (plan.fallback / select.fallback, not a configured
+   * planner or selector): a failing call of theirs fails the request, it does not fall back.
+   */
+  fallbackOnly?: string[]
   logger: Logger
   fetch?: typeof fetch
 }
@@ -162,7 +167,8 @@ export async function checkOpenAiApiKey(
     case 'ok': {
       const failing: StartupFailure[] = []
       for (const user of options.users) {
-        const message = unlistedModel(probe, modelOf(user))
+        const fallsBack = !options.fallbackOnly?.includes(user)
+        const message = unlistedModel(probe, modelOf(user), fallsBack)
         if (!message) continue
         options.logger.warn(shown(`${user}: ${message} Starting anyway.`))
         failing.push({
@@ -185,14 +191,19 @@ export function modelOf(id: string): string {
 /**
  * Why `model` looks wrong for an endpoint whose `/models` answered `probe`: it lists models, none
  * of them `model` (a chat call would answer 404). Undefined when it is listed or there is no list.
+ * `fallsBack` false: `model` is only a fallback, whose failing call fails the request.
  */
-export function unlistedModel(probe: EndpointProbe, model: string): string | undefined {
+export function unlistedModel(
+  probe: EndpointProbe,
+  model: string,
+  fallsBack = true,
+): string | undefined {
   if (!probe.models || probe.models.includes(model)) return undefined
   // The endpoint names them: each is cut, so its answer (up to 1 MiB) can't make one log line,
   // `/readyz` message or error of that size.
   const listed = probe.models.slice(0, 10).map(shownModelId)
   const more = probe.models.length > 10 ? ` and ${probe.models.length - 10} more` : ''
-  return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404 and fall back. Use the name the server gives it (vLLM: --served-model-name).`
+  return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404${fallsBack ? ' and fall back' : ', and a request falling back to it would fail'}. Use the name the server gives it (vLLM: --served-model-name).`
 }
 
 /** Characters of each model id the endpoint lists that a message quotes (vLLM's are paths). */
