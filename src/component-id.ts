@@ -45,8 +45,20 @@ export function unknownBackend(
 export function componentName(id: string): string {
   const { backend, argument } = parseComponentId(id.trim())
   if (backend === 'llm') return llmComponentName(argument)
-  if (backend === 'openai' || backend === 'onnx') return llmComponentName(`${backend}:${argument}`)
+  if (MODEL_BACKENDS.has(backend)) return llmComponentName(`${backend}:${argument}`)
   return id.trim()
+}
+
+/**
+ * The backends of a model-backed planner or selector (`llm:<model id>`, `openai:<model>`,
+ * `onnx:<dir>`): the registry keys that need an argument, and the components that use their
+ * configured fallback.
+ */
+export const MODEL_BACKENDS: ReadonlySet<string> = new Set(['llm', 'onnx', 'openai'])
+
+/** Whether planner or selector id `id` calls a model (and so uses its fallback). */
+export function isModelBacked(id: string): boolean {
+  return MODEL_BACKENDS.has(parseComponentId(id.trim()).backend)
 }
 
 /** A model-backed planner's or selector's name: `llm(<model id>)` (`llm(openai:m)`). */

@@ -17,6 +17,7 @@ import {
   configuredComponentIds,
   llmComponentName,
   lookupBackend,
+  MODEL_BACKENDS,
   parseComponentId,
 } from './component-id.ts'
 import type { Config } from './config/schema.ts'
@@ -103,7 +104,7 @@ function llmSelector(modelId: string, context: ComponentContext): Selector {
 type Factory<T> = (argument: string, context: ComponentContext) => T
 
 /** Registry keys that need an argument (`llm:<model>`, `onnx:<dir>`, `openai:<model>`). */
-export const NEEDS_ARGUMENT: ReadonlySet<string> = new Set(['llm', 'onnx', 'openai'])
+export const NEEDS_ARGUMENT: ReadonlySet<string> = MODEL_BACKENDS
 
 /** What a registry offers, as ids are written: `rule, none, llm:onnx:<dir>, llm:openai:<model>`. */
 function availableIds(table: Record<string, unknown>): string {

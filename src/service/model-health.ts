@@ -9,7 +9,7 @@
  * counted by status in `toolsel_http_requests_total`) and are not tracked here.
  * @module
  */
-import { componentName } from '../component-id.ts'
+import { componentName, isModelBacked } from '../component-id.ts'
 import type { Config } from '../config/schema.ts'
 import type { Fallback } from '../contracts.ts'
 import type { StartupFailure } from '../models/openai/check-api-key.ts'
@@ -42,16 +42,16 @@ export interface DegradedModel {
 }
 
 /**
- * What one selection showed of its components (`ModelHealth.observe`): the fallbacks (without
- * `raw`, messages cut), and the degraded components it used without a fallback. Under
- * `serve --workers N` each worker sends its reports to the primary (cluster-model-health.ts).
- */
-/**
  * A component the start-up check found failing, as a fallback of it would report it
  * (`startupFallbacks`); `to` is absent for a failing fallback, which has none.
  */
 export type StartupFallback = Omit<Fallback, 'to'> & { to?: string }
 
+/**
+ * What one selection showed of its components (`ModelHealth.observe`): the fallbacks (without
+ * `raw`, messages cut), and the degraded components it used without a fallback. Under
+ * `serve --workers N` each worker sends its reports to the primary (cluster-model-health.ts).
+ */
 export interface HealthReport {
   failed: Fallback[]
   worked: Array<{ stage: Fallback['stage']; component: string }>
@@ -183,14 +183,11 @@ export function startupFallbacks(
     const failure = failing.find((each) => each.user === id)
     if (failure) fallbacks.push({ ...entry(stage, id, failure), to: componentName(fallback) })
     const own = failing.find((each) => each.user === fallback)
-    if (own && MODEL_BACKED.test(id.trim()) && componentName(fallback) !== componentName(id))
+    if (own && isModelBacked(id) && componentName(fallback) !== componentName(id))
       fallbacks.push(entry(stage, fallback, own))
   }
   return fallbacks
 }
-
-/** Ids of the planners and selectors that call a model and so use their fallback. */
-const MODEL_BACKED = /^(llm|onnx|openai):/
 
 function keyOf(stage: string, component: string): string {
   return `${stage}\u0000${component}`
