@@ -43,7 +43,8 @@ key with: GET <models.openai.baseUrl>/models with models.openai.apiKey (env
 TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.timeoutMs, 5 s).
 Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
 no list); 1 when it refuses the key (401/403), is unreachable, answers another status, or lists
-models but not this one (a chat call would answer 404); 2 when no base URL is set, it is not an
+models but not this one (a chat call would answer 404); 1 too when /models answers 404 or 405
+(not served: nothing was checked, and the message says to run again with --chat); 2 when no base URL is set, it is not an
 http(s) URL without user info, or the argument names no model (openai: alone).
 
 --chat then sends one chat completion (it costs a few tokens: two short tool descriptions in, at
@@ -95,11 +96,12 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
       )
     }
     const probe = await probeOpenAiEndpoint({ baseUrl, apiKey, timeoutMs })
-    const endpoint = endpointReport(probe, model, apiKey !== '')
     // Another status (a vLLM or llama.cpp server without /models answers 404) says nothing of the
     // chat, which --chat asked about: it is tried; when /models is merely absent (404, 405) the
-    // chat alone decides the exit code.
+    // chat alone decides the exit code. Without --chat nothing was checked (exit 1), and the
+    // message says so and what checks it.
     const absent = probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
+    const endpoint = endpointReport(probe, model, apiKey !== '', absent && !values.chat)
     const chat = values.chat
       ? endpoint.ok || probe.outcome === 'status'
         ? await chatCheck(model, config, probe.shown)
@@ -150,7 +152,12 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
 }
 
 /** What `models check openai:<model>` prints: `result` is the outcome, or `unknown-model`. */
-function endpointReport(probe: EndpointProbe, model: string, keySet: boolean) {
+function endpointReport(
+  probe: EndpointProbe,
+  model: string,
+  keySet: boolean,
+  suggestChat: boolean,
+) {
   const unlisted = probe.outcome === 'ok' ? unlistedModel(probe, model) : undefined
   const result = unlisted ? 'unknown-model' : probe.outcome
   const message = probe.shown(
@@ -162,7 +169,10 @@ function endpointReport(probe: EndpointProbe, model: string, keySet: boolean) {
         refused: `the endpoint ${keySet ? 'refuses the API key' : 'wants an API key and none is set'}: HTTP ${probe.status}${probe.detail ? ` (${probe.detail})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts.`,
         unreachable: `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
         status: `the endpoint answered HTTP ${probe.status}, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?`,
-      }[probe.outcome],
+      }[probe.outcome] +
+        (suggestChat
+          ? ` Nothing was checked: many OpenAI-compatible servers serve no /models. Run again with --chat to send one choice call (a few tokens), which checks the key and "${model}".`
+          : ''),
   )
   return {
     ok: result === 'ok',

@@ -69,6 +69,22 @@ describe('toolsel models check openai:<model>', () => {
     })
     expect(missing.code).toBe(1)
     expect(missing.report).toMatchObject({ result: 'status', status: 404 })
+    // Before round 42 the message ended at "…its API root (…/v1)?": nothing said that many
+    // servers serve no /models, that nothing was checked, nor what checks it.
+    expect(missing.report.message).toMatch(
+      /answered HTTP 404, .* Nothing was checked: many OpenAI-compatible servers serve no \/models\. Run again with --chat to send one choice call \(a few tokens\), which checks the key and "fake"\.$/,
+    )
+    // With --chat the chat call is the check; its message does not suggest --chat again.
+    const chatted = await check(
+      'openai:fake',
+      {
+        TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/nomodels/v1`,
+        TOOLSEL_OPENAI_API_KEY: KEY,
+      },
+      true,
+      ['--chat'],
+    )
+    expect(chatted.report.message).not.toContain('Run again with --chat')
     const port = await deadPort()
     const down = await check('openai:fake', {
       TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
