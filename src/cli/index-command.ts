@@ -351,8 +351,16 @@ async function libraryExamples(
     queue.slice(head).map((entry) => entry.example),
     { cap, version: (previous?.version ?? 0) + 1 },
   )
+  // Every example read (none names an unknown tool by now) is kept, a duplicate of one kept, or
+  // evicted past the cap (a duplicate of an evicted one is taken again). Was always "(n kept:
+  // duplicates removed)", also when there was none.
+  const duplicates = read - set.size - evicted
+  const dropped = [
+    duplicates > 0 && `${duplicates} duplicate${duplicates === 1 ? '' : 's'} removed`,
+    evicted > 0 && `${evicted} older past library.maxExamples (${cap}) dropped`,
+  ].filter(Boolean)
   io.stderr(
-    `Read ${read} usage example${read === 1 ? '' : 's'} from ${file} (${set.size} kept: duplicates removed${evicted > 0 ? `, the newest ${cap} kept` : ''})\n`,
+    `Read ${read} usage example${read === 1 ? '' : 's'} from ${file} (${set.size} kept${dropped.length > 0 ? `: ${dropped.join(', ')}` : ''})\n`,
   )
   return set
 }

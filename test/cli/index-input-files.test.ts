@@ -111,6 +111,26 @@ describe('toolsel index with a missing input file', () => {
     }
   })
 
+  it('says how many duplicate examples it removed, and none when there were none', async () => {
+    const { toolFile, examples, indexDir } = await toolAndExamples('examples.jsonl', {
+      instruction: 'text mom I am late',
+      tools: ['send_sms'],
+    })
+    // Before: "(1 kept: duplicates removed)" for a file without any duplicate.
+    const one = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', examples])
+    expect(one.stderr).toContain(`Read 1 usage example from ${examples} (1 kept)\n`)
+    expect(one.code).toBe(0)
+    const lines = ['text mom I am late', 'Text  mom I am LATE', 'sms Bob'].map((instruction) =>
+      JSON.stringify({ instruction, tools: ['send_sms'] }),
+    )
+    await writeFile(examples, `${lines.join('\n')}\n`)
+    const three = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', examples])
+    expect(three.stderr).toContain(
+      `Read 3 usage examples from ${examples} (2 kept: 1 duplicate removed)\n`,
+    )
+    expect(three.code).toBe(0)
+  })
+
   it('reads an examples file whose records carry an id, as toolsel train --examples does', async () => {
     const { toolFile, examples, indexDir } = await toolAndExamples('train.jsonl', {
       id: 'q1',

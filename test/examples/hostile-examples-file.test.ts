@@ -151,7 +151,7 @@ describe('hostile usage examples files', () => {
     )
     expectExit(
       indexed,
-      `Read 1000000 usage examples from ${file} (20000 kept: duplicates removed, the newest 20000 kept)`,
+      `Read 1000000 usage examples from ${file} (20000 kept: 980000 older past library.maxExamples (20000) dropped)`,
       0,
     )
     const kept = await readFile(join(root, 'million', 'cal', 'examples.jsonl'), 'utf8')
