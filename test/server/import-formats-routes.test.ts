@@ -36,6 +36,38 @@ describe('PUT /v1/libraries/{name} with other tool formats', () => {
     expect((await app.request('/v1/libraries/fns')).status).toBe(404)
   })
 
+  it('says curl -d removed the line breaks when a one-line form body does not import', async () => {
+    // `curl -X PUT …/v1/libraries/x -d @tools.jsonl` sends the file as a form without its line
+    // breaks. Before: only 'invalid JSON at line 1, column 94: unexpected "{" after the end of
+    // the JSON value', about a line the user's file does not have.
+    const { app } = await createTestApp()
+    const record = (at: number) =>
+      JSON.stringify({ id: `a.t${at}`, name: `t${at}`, description: `tool ${at}` })
+    const form = 'application/x-www-form-urlencoded'
+    const hint =
+      'The body came as a form (content-type: application/x-www-form-urlencoded) without a line break, as curl -d @<file> sends a file: -d removes its line breaks. Send the file as it is: curl --data-binary @<file>.'
+    const small = await app.request('/v1/libraries/jl', put(record(1) + record(2), form))
+    expect(small.status).toBe(400)
+    const error = (await readJson(small)).error
+    expect(error.code).toBe('IMPORT_FAILED')
+    expect(error.message).toContain('after the end of the JSON value')
+    expect(error.message.endsWith(hint)).toBe(true)
+    // Over server.importWorkerMinChars the bytes go to the import worker; the hint still comes.
+    const many = Array.from({ length: 20_000 }, (_, at) => record(at)).join('')
+    expect(many.length).toBeGreaterThan(1_048_576)
+    const large = await app.request('/v1/libraries/jl', put(many, form))
+    expect(large.status).toBe(400)
+    expect((await readJson(large)).error.message.endsWith(hint)).toBe(true)
+    // The same text sent as JSON, or a form with line breaks, gets the import's error alone.
+    const json = await app.request('/v1/libraries/jl', put(record(1) + record(2)))
+    expect((await readJson(json)).error.message).not.toContain('curl')
+    const broken = await app.request('/v1/libraries/jl', put(`${record(1)}\n{`, form))
+    expect((await readJson(broken)).error.message).not.toContain('curl')
+    // A form that imports is taken as before (a JSON array keeps its meaning without breaks).
+    const ok = await app.request('/v1/libraries/jl', put(`[${record(1)},${record(2)}]`, form))
+    expect(ok.status).toBe(201)
+  })
+
   it('imports a plain function list with repeated names under ?onDuplicate=rename', async () => {
     const { app } = await createTestApp()
     const body = await fixture('functions.json')

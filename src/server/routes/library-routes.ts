@@ -153,6 +153,30 @@ function assertNotMultipart(contentType: string | undefined): void {
   )
 }
 
+/**
+ * `curl -d @tools.jsonl` (`--data`) sends a file as a form, `application/x-www-form-urlencoded`,
+ * with its line breaks removed: JSON Lines become one line ("unexpected \"{\" after the end of
+ * the JSON value"), YAML and CSV another text. Whether `body` came so (checked before the import,
+ * which may transfer the bytes to its worker).
+ */
+function isOneLineForm(contentType: string | undefined, body: Uint8Array): boolean {
+  return (
+    contentType !== undefined &&
+    /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType) &&
+    !body.includes(0x0a)
+  )
+}
+
+/** An import of a body `isOneLineForm` that failed: its error, saying why and what to send. */
+function withFormBodyHint(error: unknown): unknown {
+  if (!(error instanceof ToolselError) || error.code !== 'IMPORT_FAILED') return error
+  return new ToolselError(
+    'IMPORT_FAILED',
+    `${error.message} The body came as a form (content-type: application/x-www-form-urlencoded) without a line break, as curl -d @<file> sends a file: -d removes its line breaks. Send the file as it is: curl --data-binary @<file>.`,
+    { details: error.details, cause: error },
+  )
+}
+
 export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) {
   return new Hono<AppEnv>()
     .get('/', (c) => {
@@ -183,20 +207,25 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         assertNotMultipart(c.req.header('content-type'))
         // The body's bytes: a large one is decoded and parsed in the import worker, not here.
         const body = await bodyBytes(c.req.raw, c.req.header('content-length'))
-        const result = await service.putLibrary(library, body, {
-          format,
-          namespace,
-          retriever,
-          onDuplicate,
-          providerNames,
-          examples,
-          rebuild: rebuild === 'true',
-          signal: c.get('abort').signal,
-          requestId: c.get('requestId'),
-          beforeCommit: () => {
-            if (!c.get('commit')()) throwIfAborted(c.get('abort'))
-          },
-        })
+        const oneLineForm = isOneLineForm(c.req.header('content-type'), body)
+        const result = await service
+          .putLibrary(library, body, {
+            format,
+            namespace,
+            retriever,
+            onDuplicate,
+            providerNames,
+            examples,
+            rebuild: rebuild === 'true',
+            signal: c.get('abort').signal,
+            requestId: c.get('requestId'),
+            beforeCommit: () => {
+              if (!c.get('commit')()) throwIfAborted(c.get('abort'))
+            },
+          })
+          .catch((error: unknown) => {
+            throw oneLineForm ? withFormBodyHint(error) : error
+          })
         // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted.
         const { warnings, counts } = groupWarnings(result.warnings)
         return c.json(
