@@ -227,18 +227,37 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   await writeReport(report, dir)
   io.stdout(values.json ? `${jsonText(JSON.stringify(report, null, 2))}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)
-  if (report.suites.length > 0) return 0
-  if (report.skipped.length > 0 && report.skipped.every(({ reason }) => /not found/.test(reason)))
-    io.stderr(noDataHint(settings.dataDir))
+  const noData =
+    report.skipped.length > 0 && report.skipped.every(({ reason }) => /not found/.test(reason))
+  if (report.suites.length > 0) {
+    // `--suite all` without the data (a fresh clone, `../shared/data` absent) ran the demo alone
+    // and exited 0 after 20 "not found" lines, nothing saying which setting to change.
+    if (noData && report.suites.every((suite) => suite.name === 'demo'))
+      io.stderr(
+        noDataHint(
+          settings.dataDir,
+          "Only the demo suite ran: none of the other suites' data is",
+          '.',
+        ),
+      )
+    return 0
+  }
+  if (noData)
+    io.stderr(
+      noDataHint(
+        settings.dataDir,
+        'No suite ran: none of its data is',
+        ', or run --suite demo, which needs none.',
+      ),
+    )
   return 1
 }
 
-/** What to do when no suite ran because none of its data is under the data directory. */
-function noDataHint(dataDir: string): string {
+/** What to do when no suite that needs data ran because none of it is under the data directory. */
+function noDataHint(dataDir: string, lead: string, end: string): string {
   return (
-    `No suite ran: none of its data is under ${JSON.stringify(dataDir)} (bench.dataDir, resolved from ${process.cwd()}). ` +
-    `Point --data (or TOOLSEL_DATA_DIR) at the directory that holds the benchmark data (bench/README.md), ` +
-    `or run --suite demo, which needs none.\n`
+    `${lead} under ${JSON.stringify(dataDir)} (bench.dataDir, resolved from ${process.cwd()}). ` +
+    `Point --data (or TOOLSEL_DATA_DIR) at the directory that holds the benchmark data (bench/README.md)${end}\n`
   )
 }
 

@@ -99,6 +99,19 @@ describe('toolsel bench', () => {
     expect(run.stderr()).toContain('or run --suite demo, which needs none')
   })
 
+  it('says so when --suite all found no data and ran the demo alone', async () => {
+    const empty = join(dir, 'empty-data-all')
+    await mkdir(empty)
+    const run = capture()
+    const args = ['bench', '--suite', 'all', '--data', empty, '--out', join(dir, 'alldemo')]
+    expect(await main(args, run.io)).toBe(0)
+    expect(run.stdout()).toMatch(/toolbench-g1\/G1_instruction: not found/)
+    // Was: the demo's scores and 20 "not found" lines, exit 0, nothing naming the setting.
+    expect(run.stderr()).toContain(
+      `Only the demo suite ran: none of the other suites' data is under "${empty}" (bench.dataDir, resolved from ${process.cwd()}). Point --data (or TOOLSEL_DATA_DIR) at the directory that holds the benchmark data (bench/README.md).\n`,
+    )
+  })
+
   it('refuses a file: suite it cannot read or parse in one line, exit 2, leaving no output directory', async () => {
     const folder = join(dir, 'a-folder')
     await mkdir(folder)
