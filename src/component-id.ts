@@ -61,6 +61,37 @@ export function isModelBacked(id: string): boolean {
   return MODEL_BACKENDS.has(parseComponentId(id.trim()).backend)
 }
 
+/**
+ * The component that stands in when `id` fails, from `chain` (`plan.fallback` /
+ * `select.fallback`, tried in order): the entry after `id`'s last place in it, or the first when
+ * `id` is not in it (the configured planner or selector, or one a request names); undefined when
+ * none is left. Each model's next stand-in lies further down the list, so a chain never calls a
+ * model twice (before round 42 a fallback was one id, and a model fallback had none of its own).
+ */
+export function nextFallback(id: string, chain: readonly string[]): string | undefined {
+  const name = componentName(id)
+  const at = chain.findLastIndex((entry) => componentName(entry) === name)
+  return chain[at + 1]
+}
+
+/**
+ * Why a `plan.fallback` / `select.fallback` list is wrong, or undefined: an entry after one that
+ * calls no model is never tried (`rule`, `top1`, `learned` answer every time), and an entry
+ * listed twice is tried once.
+ */
+export function fallbackChainProblem(chain: readonly string[]): string | undefined {
+  const names = chain.map(componentName)
+  const twice = names.find((name, index) => names.indexOf(name) !== index)
+  if (twice !== undefined) return `"${twice}" is listed twice; each entry is tried once.`
+  const embedded = chain.findIndex((entry) => !isModelBacked(entry))
+  if (embedded >= 0 && embedded < chain.length - 1)
+    return `"${chain[embedded]}" calls no model and always answers, so the entries after it (${chain
+      .slice(embedded + 1)
+      .map((entry) => `"${entry}"`)
+      .join(', ')}) would never be tried; end the list with it.`
+  return undefined
+}
+
 /** A model-backed planner's or selector's name: `llm(<model id>)` (`llm(openai:m)`). */
 export function llmComponentName(modelId: string): string {
   return `llm(${modelId})`
@@ -68,19 +99,19 @@ export function llmComponentName(modelId: string): string {
 
 /**
  * The planner, reranker and selector ids the config names: the defaults and the fallbacks
- * (an unset fallback is ''). The components never evicted from the cache, and ones a request
+ * (every entry of each list; none when unset). The components never evicted from the cache, and ones a request
  * may name. (The config's shape, not its type: config/schema.ts's imports lead back here.)
  */
 export function configuredComponentIds(config: {
-  plan: { planner: string; fallback: string }
+  plan: { planner: string; fallback: readonly string[] }
   rerank: { reranker: string }
-  select: { selector: string; fallback: string }
+  select: { selector: string; fallback: readonly string[] }
 }): string[] {
   return [
     config.plan.planner,
-    config.plan.fallback,
+    ...config.plan.fallback,
     config.rerank.reranker,
     config.select.selector,
-    config.select.fallback,
+    ...config.select.fallback,
   ]
 }

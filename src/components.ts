@@ -13,11 +13,11 @@
  * @module
  */
 import {
-  componentName,
   configuredComponentIds,
   llmComponentName,
   lookupBackend,
   MODEL_BACKENDS,
+  nextFallback,
   parseComponentId,
 } from './component-id.ts'
 import type { Config } from './config/schema.ts'
@@ -62,13 +62,14 @@ export function configuredLanguageModel(
 }
 
 /**
- * The configured `fallback` id for the model-backed component `modelId`, unless it names that
- * component itself (`plan.fallback` `openai:b` builds `llm(openai:b)`, whose fallback would be
- * itself): a fallback that fails then fails the request, where it used to call itself again
- * and again (an HTTP call each time) until the request's deadline, or forever without one.
+ * The id that stands in for the model-backed component `modelId` when its call fails: the next
+ * entry of the configured fallback list (`nextFallback`). A model in the list falls back to the
+ * entry after it (`plan.fallback` `["openai:b", "rule"]`: `llm(openai:b)` falls back to `rule`);
+ * the last has none, and its failure fails the request. Never `modelId` itself, which used to call
+ * itself again and again (an HTTP call each time) until the request's deadline.
  */
-function fallbackFor(modelId: string, fallback: string): string | undefined {
-  return fallback && componentName(fallback) !== llmComponentName(modelId) ? fallback : undefined
+function fallbackFor(modelId: string, chain: readonly string[]): string | undefined {
+  return nextFallback(`llm:${modelId}`, chain)
 }
 
 function llmPlanner(modelId: string, context: ComponentContext): Planner {

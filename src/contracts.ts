@@ -75,6 +75,11 @@ export interface PlanResult {
   planner: string
   usage?: Usage
   fallback?: Fallback
+  /**
+   * The fallbacks after `fallback`, in order, when the planner that stood in fell back too (a
+   * `plan.fallback` list: `llm(openai:b)` failed as well, and `rule` answered).
+   */
+  chained?: Fallback[]
 }
 
 /** An instruction in, short one-capability sub-steps out. */
@@ -157,6 +162,8 @@ export interface Selection {
   score?: number
   usage?: Usage
   fallback?: Fallback
+  /** The fallbacks after `fallback`, in order, when the selector that stood in fell back too. */
+  chained?: Fallback[]
   /** With `explain`: the features the selector judged each candidate by, by candidate id. */
   features?: Record<string, Record<string, number>>
   /**

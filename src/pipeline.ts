@@ -193,7 +193,7 @@ export async function selectTools(
   const selectedAt = performance.now()
 
   const usage: Usage = { inputTokens: 0, outputTokens: 0 }
-  const fallbacks: Fallback[] = plan.fallback ? [plan.fallback] : []
+  const fallbacks: Fallback[] = plan.fallback ? [plan.fallback, ...(plan.chained ?? [])] : []
   addUsage(usage, plan.usage)
   const steps: StepResult[] = requests.map((request, index) => {
     const selection = selections[index]
@@ -206,7 +206,7 @@ export async function selectTools(
       )
     }
     addUsage(usage, selection.usage)
-    if (selection.fallback) fallbacks.push(selection.fallback)
+    if (selection.fallback) fallbacks.push(selection.fallback, ...(selection.chained ?? []))
     return {
       text: request.step,
       candidates: request.candidates.map(({ id, name, score }) => {

@@ -184,13 +184,19 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   if (cluster.isPrimary) {
     const users = openAiModelUsers([
       config.plan.planner,
-      config.plan.fallback,
+      ...config.plan.fallback,
       config.select.selector,
-      config.select.fallback,
+      ...config.select.fallback,
     ])
-    // A fallback model's failing call fails the request (it has no fallback of its own).
+    // A fallback model with nothing after it in its list: its failing call fails the request.
     const configured = openAiModelUsers([config.plan.planner, config.select.selector])
-    const fallbackOnly = users.filter((user) => !configured.includes(user))
+    const lastResort = openAiModelUsers([
+      config.plan.fallback.at(-1),
+      config.select.fallback.at(-1),
+    ])
+    const fallbackOnly = users.filter(
+      (user) => !configured.includes(user) && lastResort.includes(user),
+    )
     if (users.length > 0 && config.models.openai.baseUrl) {
       const { failing } = await checkOpenAiApiKey({
         ...config.models.openai,

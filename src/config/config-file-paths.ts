@@ -63,6 +63,9 @@ export function resolveConfigFilePaths(
       if (values === null || typeof values !== 'object' || Array.isArray(values)) continue
       const record = values as Record<string, unknown>
       if (typeof record[key] === 'string') record[key] = map(record[key])
+      // A fallback list (`plan.fallback: ["onnx:models/small", "rule"]`): each id.
+      else if (Array.isArray(record[key]))
+        record[key] = record[key].map((entry) => (typeof entry === 'string' ? map(entry) : entry))
     }
   }
   rewrite(COMPONENT_KEYS, (id) => resolveComponentPath(id, baseDir, cwd))

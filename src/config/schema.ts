@@ -6,6 +6,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
+import { fallbackChainProblem } from '../component-id.ts'
 import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { DEFAULT_LLM_PLANNER_OPTIONS } from '../plan/llm-planner.ts'
 import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
@@ -508,6 +509,22 @@ const RetrieveSchema = z
   })
   .strict()
 
+/**
+ * `plan.fallback` / `select.fallback`: one id or a list tried in order, read as the list (`""`
+ * is none); a list with an entry that can never be tried is refused (`fallbackChainProblem`).
+ */
+function fallbackChain(defaults: string[]) {
+  return z
+    .union([z.string(), z.array(z.string().trim().min(1))])
+    .transform((value, context) => {
+      const chain = typeof value === 'string' ? (value.trim() === '' ? [] : [value]) : value
+      const problem = fallbackChainProblem(chain)
+      if (problem) context.addIssue({ code: 'custom', message: problem, input: value })
+      return chain
+    })
+    .default(() => [...defaults])
+}
+
 const PlanSchema = z
   .object({
     /**
@@ -524,10 +541,12 @@ const PlanSchema = z
     thinking: z.boolean().default(DEFAULT_LLM_PLANNER_OPTIONS.thinking),
     /**
      * LLM planner: planner that stands in when the model's answer is unusable, reported in the
-     * response's `components.fallbacks`. `rule`, `none`, a model (which has no fallback of its
-     * own: when it fails too, the request fails), or empty for no fallback. Default `rule`.
+     * response's `components.fallbacks`. `rule`, `none`, a model, or a list of them tried in
+     * order (`["openai:small", "rule"]`: when the small model fails too, the rule planner
+     * answers; a list that ends at a model fails the request when that one fails too), or empty
+     * (`""`, `[]`) for no fallback. Read as a list. Default `rule`.
      */
-    fallback: z.string().default('rule'),
+    fallback: fallbackChain(['rule']),
   })
   .strict()
 
@@ -556,10 +575,11 @@ const SelectSchema = z
      */
     margin: z.number().min(0).default(DEFAULT_LLM_SELECTOR_OPTIONS.margin),
     /**
-     * LLM selector: selector for a step whose model call fails (`top1`, a model with no fallback
-     * of its own, or empty). Default `top1`.
+     * LLM selector: selector for a step whose model call fails: `top1`, `learned`, a model, or a
+     * list of them tried in order (`["openai:small", "top1"]`), or empty (`""`, `[]`) for none. As
+     * `plan.fallback`. Default `top1`.
      */
-    fallback: z.string().default('top1'),
+    fallback: fallbackChain(['top1']),
   })
   .strict()
 

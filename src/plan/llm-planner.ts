@@ -97,10 +97,12 @@ export class LlmPlanner implements Planner {
         this.name,
         this.#fallback.name,
       )
-      const result = await this.#fallback.plan(instruction, options)
+      const { fallback, chained, ...result } = await this.#fallback.plan(instruction, options)
       return {
         ...result,
         usage: addUsage(usage, result.usage),
+        // The planner that stood in fell back too (a fallback list): its fallbacks follow.
+        ...(fallback && { chained: [fallback, ...(chained ?? [])] }),
         fallback: {
           stage: 'planner',
           from: this.name,

@@ -81,10 +81,12 @@ export class LlmSelector implements Selector {
         this.name,
         this.#fallback.name,
       )
-      const [selection] = await this.#fallback.select([request], options)
+      const [{ fallback, chained, ...selection }] = await this.#fallback.select([request], options)
       const raw = error.details.raw
       return {
         ...selection,
+        // The selector that stood in fell back too (a fallback list): its fallbacks follow.
+        ...(fallback && { chained: [fallback, ...(chained ?? [])] }),
         fallback: {
           stage: 'selector',
           from: this.name,

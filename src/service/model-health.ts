@@ -9,7 +9,7 @@
  * counted by status in `toolsel_http_requests_total`) and are not tracked here.
  * @module
  */
-import { componentName, isModelBacked } from '../component-id.ts'
+import { componentName, isModelBacked, nextFallback } from '../component-id.ts'
 import type { Config } from '../config/schema.ts'
 import type { Fallback } from '../contracts.ts'
 import type { StartupFailure } from '../models/openai/check-api-key.ts'
@@ -159,8 +159,9 @@ export class ModelHealth {
  * report: `/readyz` `degraded` shows them from the start, not from the first request that falls
  * back. One with no fallback configured is left out (its requests fail instead). So is a
  * configured fallback that is a model (`plan.fallback` `openai:b`) found failing, keyed as the
- * rest by its stage and component name, with no `to` (it has no fallback of its own): when the
- * configured component is a model too (one that uses its fallback) and is another one.
+ * rest by its stage and component name, with `to` the next entry of its list (none for the last,
+ * whose failure fails the request): when the configured component is a model too (one that uses
+ * its fallbacks) and is another one.
  */
 export function startupFallbacks(
   failing: readonly StartupFailure[],
@@ -171,20 +172,29 @@ export function startupFallbacks(
     ['selector', config.select.selector, config.select.fallback],
   ] as const
   const fallbacks: StartupFallback[] = []
-  const entry = (stage: Fallback['stage'], from: string, failure: StartupFailure) => ({
-    stage,
-    from: componentName(from),
-    code: failure.code,
-    message: failure.message,
-    ...(failure.status === undefined ? {} : { status: failure.status }),
-  })
-  for (const [stage, id, fallback] of stages) {
-    if (!fallback) continue
+  const chainOf = (stage: Fallback['stage']) =>
+    stage === 'planner' ? config.plan.fallback : config.select.fallback
+  const entry = (stage: Fallback['stage'], from: string, failure: StartupFailure) => {
+    const to = nextFallback(from, chainOf(stage))
+    return {
+      stage,
+      from: componentName(from),
+      ...(to === undefined ? {} : { to: componentName(to) }),
+      code: failure.code,
+      message: failure.message,
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+    }
+  }
+  for (const [stage, id, chain] of stages) {
+    if (chain.length === 0) continue
     const failure = failing.find((each) => each.user === id)
-    if (failure) fallbacks.push({ ...entry(stage, id, failure), to: componentName(fallback) })
-    const own = failing.find((each) => each.user === fallback)
-    if (own && isModelBacked(id) && componentName(fallback) !== componentName(id))
-      fallbacks.push(entry(stage, fallback, own))
+    if (failure) fallbacks.push(entry(stage, id, failure))
+    if (!isModelBacked(id)) continue
+    for (const fallback of chain) {
+      const own = failing.find((each) => each.user === fallback)
+      if (own && componentName(fallback) !== componentName(id))
+        fallbacks.push(entry(stage, fallback, own))
+    }
   }
   return fallbacks
 }

@@ -122,9 +122,9 @@ export function pipelineOptionFields(config: Config) {
   // The message names the ids of the field's own kind (the check takes any requestable id; a
   // planner named as a selector fails later with UNKNOWN_COMPONENT).
   const ofKind: Record<string, string[]> = {
-    planner: ['rule', 'none', config.plan.planner, config.plan.fallback],
+    planner: ['rule', 'none', config.plan.planner, ...config.plan.fallback],
     reranker: ['identity', config.rerank.reranker],
-    selector: ['learned', 'top1', config.select.selector, config.select.fallback],
+    selector: ['learned', 'top1', config.select.selector, ...config.select.fallback],
   }
   const allowed = (kind: string) =>
     [...new Set([...(ofKind[kind] ?? []), ...config.server.allowedComponents])]

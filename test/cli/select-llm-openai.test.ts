@@ -112,6 +112,49 @@ describe('toolsel select over an OpenAI-compatible endpoint that fails', () => {
     expect(models.filter((model) => model === 'other').length).toBeLessThanOrEqual(2)
   })
 
+  it('goes down a fallback list, model by model, to the embedded one at its end (one call each)', async () => {
+    // Before round 42 a fallback was one id: ["openai:other", "rule"] was refused as a config
+    // (expected string, received array), and `openai:other` alone failed the request when it
+    // failed too (the test above).
+    const refused = { status: 400, body: { error: { message: 'bad request' } } }
+    for (let reply = 0; reply < 20; reply++) server.reply(refused)
+    const planner = await select({}, { plan: { fallback: ['openai:other', 'rule'] } }, 'top1')
+    expect(planner.stderr).toBe('')
+    expect(planner.code).toBe(0)
+    expect(planner.stdout).toContain('Components: rule → bm25 → top1')
+    expect(planner.stdout).toContain(
+      'Fallbacks: planner llm(openai:fake) → llm(openai:other) (MODEL_CALL_FAILED); planner llm(openai:other) → rule (MODEL_CALL_FAILED)',
+    )
+    expect(server.requests.map((request) => request.body.model)).toEqual(['fake', 'other'])
+
+    server.reset()
+    for (let reply = 0; reply < 20; reply++) server.reply(refused)
+    const selector = await select(
+      {},
+      { plan: { planner: 'rule' }, select: { fallback: ['openai:other', 'top1'] } },
+    )
+    expect(selector.stderr).toBe('')
+    expect(selector.code).toBe(0)
+    expect(selector.stdout).toMatch(
+      /; selector llm\(openai:fake\) → llm\(openai:other\) on (\d+) steps? \(MODEL_CALL_FAILED\); selector llm\(openai:other\) → top1 on \1 steps? \(MODEL_CALL_FAILED\)/,
+    )
+    // --planner is the model: one call of fake, then rule. Each step with candidates asks fake,
+    // then other, once each; top1 answers without a call.
+    const models = server.requests.map((request) => request.body.model)
+    const other = models.filter((model) => model === 'other').length
+    expect(other).toBeGreaterThanOrEqual(1)
+    expect(models.filter((model) => model === 'fake').length).toBe(other + 1)
+  })
+
+  it('refuses a fallback list with an entry that can never be tried (exit 2)', async () => {
+    const run = await select({}, { plan: { fallback: ['rule', 'openai:other'] } }, 'top1')
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(
+      '"rule" calls no model and always answers, so the entries after it ("openai:other") would never be tried; end the list with it.',
+    )
+    expect(server.requests).toEqual([])
+  })
+
   it('fails with TIMEOUT naming models.openai.timeoutMs when the endpoint does not answer', async () => {
     server.reply({ delayMs: Infinity, body: {} })
     const run = await select({ timeoutMs: 200 })

@@ -426,10 +426,25 @@ describe('loadConfig', () => {
       const dir = dirname(file)
       const config = await loadConfig({ file })
       expect(config.plan.planner).toBe(`llm:onnx:${join(dir, 'models/planner')}`)
-      expect(config.plan.fallback).toBe('rule')
+      expect(config.plan.fallback).toEqual(['rule'])
       expect(config.select.selector).toBe(`learned:${join(dir, 'model.json')}`)
-      expect(config.select.fallback).toBe('onnx:/abs/selector')
+      expect(config.select.fallback).toEqual(['onnx:/abs/selector'])
       expect(config.mcp.tokenizerDir).toBe(join(dir, 'tok'))
+    })
+
+    it('rewrites each entry of a fallback list, which is read as a list ("" as none)', async () => {
+      const file = await configFile({
+        plan: { fallback: ['onnx:models/small', 'rule'] },
+        select: { fallback: '' },
+      })
+      const config = await loadConfig({ file })
+      expect(config.plan.fallback).toEqual([`onnx:${join(dirname(file), 'models/small')}`, 'rule'])
+      expect(config.select.fallback).toEqual([])
+      const twice = await configFile({ select: { fallback: ['openai:b', 'llm:openai:b', 'top1'] } })
+      await expect(loadConfig({ file: twice })).rejects.toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('"llm(openai:b)" is listed twice'),
+      })
     })
 
     it('keeps a flag or environment value relative to the current directory', async () => {

@@ -192,8 +192,25 @@ describe('startupFallbacks seeds ModelHealth from the start-up check', () => {
 
   it('does not list a model twice when it is its own fallback', () => {
     const config = parseConfig({ plan: { planner: 'openai:a', fallback: 'llm:openai:a' } })
-    expect(startupFallbacks([unlisted('openai:a'), unlisted('llm:openai:a')], config)).toEqual([
-      expect.objectContaining({ from: PLANNER, to: PLANNER }),
+    // Since round 42 without `to`: nothing stands in (before: `to` itself, which it never was).
+    const seeded = startupFallbacks([unlisted('openai:a'), unlisted('llm:openai:a')], config)
+    expect(seeded).toEqual([expect.objectContaining({ from: PLANNER })])
+    expect(seeded[0]).not.toHaveProperty('to')
+  })
+
+  it('seeds each failing model of a fallback list with the next entry as its fallback', () => {
+    const config = parseConfig({
+      plan: { planner: 'openai:a', fallback: ['openai:b', 'openai:c', 'rule'] },
+      select: { selector: 'openai:a', fallback: ['openai:c'] },
+    })
+    const failing = ['openai:a', 'openai:b', 'openai:c'].map(unlisted)
+    expect(startupFallbacks(failing, config)).toEqual([
+      seed(PLANNER, 'openai:a', 'llm(openai:b)'),
+      seed('llm(openai:b)', 'openai:b', 'llm(openai:c)'),
+      seed('llm(openai:c)', 'openai:c', 'rule'),
+      { ...seed(PLANNER, 'openai:a', 'llm(openai:c)'), stage: 'selector' },
+      // The last of its list: nothing stands in for it.
+      { ...seed('llm(openai:c)', 'openai:c'), stage: 'selector' },
     ])
   })
 })

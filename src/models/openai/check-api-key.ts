@@ -26,8 +26,9 @@ export interface ApiKeyCheckOptions {
   /** The configured ids that call the endpoint, named in the message. */
   users: string[]
   /**
-   * Those of `users` that are only a fallback (plan.fallback / select.fallback, not a configured
-   * planner or selector): a failing call of theirs fails the request, it does not fall back.
+   * Those of `users` that are only a fallback, the last of their list (plan.fallback /
+   * select.fallback, not a configured planner or selector): a failing call of theirs fails the
+   * request, it does not fall back.
    */
   fallbackOnly?: string[]
   logger: Logger
