@@ -17,7 +17,7 @@ import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
-import { IndexDirPoller, pickUpCommits } from '../service/index-dir-watch.ts'
+import { IndexDirPoller, pickUpCommits, retryTestOptions } from '../service/index-dir-watch.ts'
 import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
 import { ModelHealth, startupFallbacks, type StartupFallback } from '../service/model-health.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
@@ -260,7 +260,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
               else logger.error(failure)
             return failedAmong(names, service.failedIndexes)
           },
-          { retryLimit: config.server.indexRetryLimit },
+          { retryLimit: config.server.indexRetryLimit, ...retryTestOptions() },
         )
       : undefined
   const fetch: typeof app.fetch = sync
@@ -461,7 +461,7 @@ async function servePrimary(
               )
             return failed
           },
-          { retryLimit: config.server.indexRetryLimit },
+          { retryLimit: config.server.indexRetryLimit, ...retryTestOptions() },
         )
       : undefined
   await poller?.baseline()

@@ -261,7 +261,8 @@ export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 /**
  * Test-only switches, all in one place (name → what setting it does): each makes a process stop
  * (SIGSTOP), crash or fail at one chosen point, so that a test can see what a kill or a fault
- * there leaves. Each is off unless set (unset or empty: off), and is read from this process's
+ * there leaves, or shortens a wait that a test would otherwise sit through in real time (bounded:
+ * never beyond its default) or holds it until the test lets it go on. Each is off unless set (unset or empty: off), and is read from this process's
  * environment only, through testSwitch or testStopPoint: never from a request, a config file or
  * an argument. README ("Command line") names them by their prefix (`TOOLSEL_TEST_…`, not for use).
  */
@@ -278,6 +279,10 @@ export const TEST_SWITCHES = {
     '`<file>`: a worker of `serve --workers N` that is ready while the file exists exits (code 70) once it said so (cli/serve-command.ts).',
   TOOLSEL_TEST_SYNC_FAULT:
     "`<library>`: a worker of `serve --workers N` applying another worker's change to that library fails to, as a disk or load failure would (service/cluster-sync.ts).",
+  TOOLSEL_TEST_INDEX_RETRY_BASE_MS:
+    '`<ms>`, an integer 100-2,000 (another value fails the start): the first wait before a committed index that failed to load is tried again, doubled each try as always, in place of 2 s (service/index-dir-watch.ts).',
+  TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE:
+    "`<file>`: while the file exists, a server's tries again of committed indexes that failed to load wait, untried and uncounted, and a poll that holds them writes `held` into it (so a test knows no try is under way); the first poll after its removal makes those due (service/index-dir-watch.ts).",
   TOOLSEL_TEST_METRICS_FAULT_FILE:
     "`<file>`, read at each scrape: `reject`, `hang` or `malformed` (worker 2's metrics) or `primary-silent` (server/cluster-metrics.ts).",
 } as const

@@ -26,8 +26,9 @@
  * try, a new commit or a restart loads it. Indexes skipped at start-up are tried the same way.
  * @module
  */
-import { readdir, stat } from 'node:fs/promises'
+import { readdir, stat, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { testSwitch } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
@@ -48,12 +49,62 @@ import { failedIndex, type FailedIndex } from './load-libraries.ts'
  */
 export const SETTLE_MS = 2500
 
+/** The wait before the first try of a commit that failed to load (retryBackoffMs). */
+export const RETRY_BASE_MS = 2000
+
 /**
- * The wait before the `n`th try of a commit that failed to load (n from 1): 2 s, doubled each
- * try, at most a minute (a failing commit costs one load a minute, not one a poll).
+ * The wait before the `n`th try of a commit that failed to load (n from 1): `baseMs` (2 s),
+ * doubled each try, at most a minute (a failing commit costs one load a minute, not one a poll).
  */
-export function retryBackoffMs(n: number): number {
-  return Math.min(2000 * 2 ** (n - 1), 60_000)
+export function retryBackoffMs(n: number, baseMs: number = RETRY_BASE_MS): number {
+  return Math.min(baseMs * 2 ** (n - 1), 60_000)
+}
+
+/** The bounds of TOOLSEL_TEST_INDEX_RETRY_BASE_MS: it can only shorten the first wait. */
+const TEST_RETRY_BASE_MS = { min: 100, max: RETRY_BASE_MS }
+
+/**
+ * What the test-only switches make of a server's poller (config/env-vars.ts TEST_SWITCHES; none
+ * set: `{}`, the defaults): TOOLSEL_TEST_INDEX_RETRY_BASE_MS, the first wait of the backoff (an
+ * integer 100-2,000; another value is an error, not ignored), and
+ * TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE, a file whose existence holds the tries back (a poll that
+ * holds them writes `held` into it). So that a test
+ * of the retries waits tenths of a second, not the 2, 6 and 14 s a failure's first tries take.
+ */
+export function retryTestOptions(): Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> {
+  const options: Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> = {}
+  const base = testSwitch('TOOLSEL_TEST_INDEX_RETRY_BASE_MS')
+  if (base !== undefined) {
+    const ms = Number(base)
+    if (!Number.isInteger(ms) || ms < TEST_RETRY_BASE_MS.min || ms > TEST_RETRY_BASE_MS.max)
+      throw new Error(
+        `TOOLSEL_TEST_INDEX_RETRY_BASE_MS is ${JSON.stringify(base)}: an integer ${TEST_RETRY_BASE_MS.min}-${TEST_RETRY_BASE_MS.max} (ms) is expected (a test-only switch)`,
+      )
+    options.retryBaseMs = ms
+  }
+  const hold = testSwitch('TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE')
+  // Written only where it exists (r+): the test sees that a poll held the tries back, and as
+  // polls run one at a time, that none is under way.
+  if (hold !== undefined)
+    options.holdRetries = () =>
+      writeFile(hold, 'held', { flag: 'r+' }).then(
+        () => true,
+        () => false,
+      )
+  return options
+}
+
+/** IndexDirPoller's options. */
+export interface PollerOptions {
+  /** Tries again of a failed commit before giving up (default RETRY_LIMIT). */
+  retryLimit?: number
+  /** retryBackoffMs's first wait (default RETRY_BASE_MS; tests only: retryTestOptions). */
+  retryBaseMs?: number
+  /**
+   * Asked at a poll that has tries due: while it answers true they wait, untried and uncounted
+   * (tests only: retryTestOptions).
+   */
+  holdRetries?: () => Promise<boolean>
 }
 
 /**
@@ -118,17 +169,21 @@ export class IndexDirPoller {
   readonly counts = { polls: 0, scans: 0 }
   /** Tries again of a failed commit before giving up (`server.indexRetryLimit`). */
   readonly retryLimit: number
+  readonly #retryBaseMs: number
+  readonly #holdRetries: (() => Promise<boolean>) | undefined
 
   constructor(
     indexDir: string,
     intervalMs: number,
     onChange: (names: string[], batch: ChangeBatch) => Promise<readonly string[] | void>,
-    options: { retryLimit?: number } = {},
+    options: PollerOptions = {},
   ) {
     this.#indexDir = indexDir
     this.#intervalMs = intervalMs
     this.#onChange = onChange
     this.retryLimit = options.retryLimit ?? RETRY_LIMIT
+    this.#retryBaseMs = options.retryBaseMs ?? RETRY_BASE_MS
+    this.#holdRetries = options.holdRetries
   }
 
   /** Reads what is committed now without reporting it (call before the libraries load). */
@@ -162,7 +217,10 @@ export class IndexDirPoller {
     if (this.retryLimit === 0) return
     for (const name of names)
       if (!this.#retries.has(name))
-        this.#retries.set(name, { tries: 1, dueAt: Date.now() + retryBackoffMs(1) })
+        this.#retries.set(name, {
+          tries: 1,
+          dueAt: Date.now() + retryBackoffMs(1, this.#retryBaseMs),
+        })
   }
 
   /** The names waiting for another try (for the tests). */
@@ -182,7 +240,8 @@ export class IndexDirPoller {
       this.#scheduleRetries(names, await this.#onChange(names, { retry: false }))
     }
     const now = Date.now()
-    const due = [...this.#retries].filter(([, retry]) => retry.dueAt <= now).sort()
+    let due = [...this.#retries].filter(([, retry]) => retry.dueAt <= now).sort()
+    if (due.length > 0 && (await this.#holdRetries?.())) due = []
     for (const lastTry of [false, true]) {
       const batch = due
         .filter(([, retry]) => retry.tries >= this.retryLimit === lastTry)
@@ -204,7 +263,11 @@ export class IndexDirPoller {
       const tries = (this.#retries.get(name)?.tries ?? 0) + 1
       // Its last try failed: given up on until a new commit.
       if (tries > this.retryLimit) this.#retries.delete(name)
-      else this.#retries.set(name, { tries, dueAt: Date.now() + retryBackoffMs(tries) })
+      else
+        this.#retries.set(name, {
+          tries,
+          dueAt: Date.now() + retryBackoffMs(tries, this.#retryBaseMs),
+        })
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -11,6 +11,7 @@ import {
   pickUpCommits,
   RETRY_LIMIT,
   retryBackoffMs,
+  retryTestOptions,
 } from '../../src/service/index-dir-watch.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
 import type { FailedIndex } from '../../src/service/load-libraries.ts'
@@ -62,7 +63,7 @@ describe('IndexDirPoller', () => {
 
 describe('IndexDirPoller: failed commits', () => {
   it('keeps a name that failed for another try, starts its backoff afresh on a new commit, forgets it once it loads', async () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 20].map(retryBackoffMs)).toEqual([
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => retryBackoffMs(n))).toEqual([
       2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000,
     ])
     root = await mkdtemp(join(tmpdir(), 'toolsel-poll-retry-'))
@@ -144,6 +145,73 @@ describe('IndexDirPoller: failed commits', () => {
       }
     },
   )
+
+  it('test switches: the first wait shortened (100-2,000 ms, else an error) and the tries held while the hold file exists, untried and uncounted', async () => {
+    expect([1, 2, 3, 7].map((n) => retryBackoffMs(n, 100))).toEqual([100, 200, 400, 6400])
+    root = await mkdtemp(join(tmpdir(), 'toolsel-poll-test-switches-'))
+    const hold = join(root, 'hold')
+    const env = (base?: string, file?: string) => {
+      vi.stubEnv('TOOLSEL_TEST_INDEX_RETRY_BASE_MS', base)
+      vi.stubEnv('TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE', file)
+    }
+    try {
+      env()
+      expect(retryTestOptions()).toEqual({})
+      for (const wrong of ['99', '2001', '150.5', 'fast'])
+        expect(() => (env(wrong), retryTestOptions())).toThrow(
+          /TOOLSEL_TEST_INDEX_RETRY_BASE_MS .* an integer 100-2000/,
+        )
+      env('100', hold)
+      const options = retryTestOptions()
+      expect(options.retryBaseMs).toBe(100)
+      const dir = join(root, 'indexes')
+      await mkdir(dir)
+      const tries: number[] = []
+      const poller = new IndexDirPoller(
+        dir,
+        1000,
+        async (names, { retry }) => {
+          if (retry) tries.push(Date.now())
+          return names
+        },
+        options,
+      )
+      await poller.baseline()
+      vi.useFakeTimers({ toFake: ['Date'] })
+      poller.retryLater(['a'])
+      // Due after 100 ms (not 2 s).
+      vi.setSystemTime(Date.now() + 99)
+      await poller.poll()
+      expect(tries).toHaveLength(0)
+      vi.setSystemTime(Date.now() + 1)
+      await poller.poll()
+      expect(tries).toHaveLength(1)
+      // Held: due (200 ms later) but not tried, and the file says so.
+      await writeFile(hold, '')
+      vi.setSystemTime(Date.now() + 60_000)
+      await poller.poll()
+      await poller.poll()
+      expect(tries).toHaveLength(1)
+      expect(await readFile(hold, 'utf8')).toBe('held')
+      // Let go: tried at the next poll, the third try 400 ms after it (uncounted while held).
+      await rm(hold)
+      await poller.poll()
+      expect(tries).toHaveLength(2)
+      vi.setSystemTime(Date.now() + 399)
+      await poller.poll()
+      expect(tries).toHaveLength(2)
+      vi.setSystemTime(Date.now() + 1)
+      await poller.poll()
+      expect(tries).toHaveLength(3)
+      // The hold file is not made by a poll that has nothing due.
+      expect(await readFile(hold, 'utf8').catch((error: NodeJS.ErrnoException) => error.code)).toBe(
+        'ENOENT',
+      )
+    } finally {
+      vi.useRealTimers()
+      vi.unstubAllEnvs()
+    }
+  })
 
   it('server.indexRetryLimit: 0 to 1000, default RETRY_LIMIT, env TOOLSEL_INDEX_RETRY_LIMIT', () => {
     expect(defaultConfig().server.indexRetryLimit).toBe(RETRY_LIMIT)
