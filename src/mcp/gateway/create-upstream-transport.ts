@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
@@ -300,13 +301,31 @@ export function writtenInput(transport: Transport | undefined): number {
   return stdin ? (stdin.bytesWritten ?? 0) - stdin.writableLength : 0
 }
 
-/** Refuses `transport`'s sends (UpstreamInputBacklog) while its stdin holds over `maxBytes` unwritten. */
+/**
+ * Refuses `transport`'s sends (UpstreamInputBacklog) while its stdin holds over `maxBytes`
+ * unwritten, and writes the others as the SDK's `send` does (at once; settled once written or,
+ * past the pipe's high-water mark, at its next 'drain'), but with one 'drain' listener for all the
+ * sends waiting. The SDK's adds one per such write: an upstream that reads none of its input got
+ * one for each call and each cancellation (a timed-out request's notifications/cancelled) sent
+ * meanwhile, and Node warned "MaxListenersExceededWarning: 11 drain listeners added to [Socket]"
+ * (the gateway's tests, upstream-bounds). Their count is bounded only by `maxBytes` (about 100
+ * bytes a cancellation), so a higher listener limit would only hide them.
+ */
 function boundUnreadInput(transport: StdioClientTransport, maxBytes: number): void {
   const send = transport.send.bind(transport)
+  let drained: Promise<void> | undefined
   transport.send = (message) => {
     const waiting = unwrittenInput(transport)
     if (waiting > maxBytes) return Promise.reject(new UpstreamInputBacklog(waiting, maxBytes))
-    return send(message)
+    const stdin = PROCESSES.get(transport)?.child.stdin
+    // Not started, or closed (the SDK's `pid` is its process's, none then): the SDK's, which
+    // fails it ("Not connected").
+    if (!stdin || transport.pid === null) return send(message)
+    if (stdin.write(serializeMessage(message))) return Promise.resolve()
+    drained ??= new Promise<void>((resolve) => stdin.once('drain', resolve)).finally(() => {
+      drained = undefined
+    })
+    return drained
   }
 }
 

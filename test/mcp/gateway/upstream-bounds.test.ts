@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
@@ -319,6 +319,22 @@ describe('an upstream flooding messages of its own', () => {
 })
 
 describe('an upstream that stops reading its stdin', () => {
+  // Round 42: the SDK's `send` added a 'drain' listener to the process's stdin for each message
+  // waiting (each call and each timed-out call's cancellation): "MaxListenersExceededWarning: 11
+  // drain listeners added to [Socket]" in this test process. One listener now (boundUnreadInput).
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`)
+  beforeEach(() => {
+    warnings.length = 0
+    process.on('warning', onWarning)
+  })
+  afterEach(() => void process.off('warning', onWarning))
+  /** Node emits a warning on the next tick: one later, what came. */
+  const listenerWarnings = async () => {
+    await new Promise((resolve) => setImmediate(resolve))
+    return warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))
+  }
+
   /** 64 calls of 32 KiB each (2 MiB): the socket and the process's stream hold a few hundred KiB, our side the rest. */
   async function callMany(upstream: UpstreamConnection) {
     const text = 'x'.repeat(32 * 1024)
@@ -368,6 +384,7 @@ describe('an upstream that stops reading its stdin', () => {
     const down = logger.lines.filter((line) => line.includes('is down'))
     expect(down).toHaveLength(1)
     expect(down[0]).toContain('read none of its input for 3,000 ms')
+    expect(await listenerWarnings()).toEqual([])
   }, 90_000)
 
   // rpc4 (round 37): the watch started at the first refusal only. A process that stops reading
@@ -397,6 +414,7 @@ describe('an upstream that stops reading its stdin', () => {
     await until(() => upstream.state().status === 'connected', 'connected again', 30_000)
     expect(upstream.state()).toMatchObject({ outages: 1, toolCount: 3 })
     expect(logger.lines.filter((line) => line.includes('is down'))).toHaveLength(1)
+    expect(await listenerWarnings()).toEqual([])
   }, 90_000)
 
   it('is kept when it reads again within callTimeoutMs: the calls sent are answered, no restart', async () => {
