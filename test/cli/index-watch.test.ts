@@ -256,8 +256,9 @@ describe('toolsel serve picks up commits of other processes to its index directo
   it('one process: toolsel snapshot restore into its index directory is served without a restart', async () => {
     const { dir, indexDir, v2 } = await prepare()
     const snapshot = join(dir, 'snapshot')
-    await toolsel(indexDir, 'snapshot', snapshot)
-    await toolsel(indexDir, 'index', v2, '--name', 'parcels')
+    // Before the server starts: made in this process (the restore is the other process).
+    await toolselHere(indexDir, 'snapshot', snapshot)
+    await indexHere(indexDir, v2, 'parcels')
     const { url, logs } = await serveOn(indexDir, 1)
     expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
     await toolsel(indexDir, 'snapshot', 'restore', snapshot)
@@ -267,8 +268,8 @@ describe('toolsel serve picks up commits of other processes to its index directo
       'the restored library served',
     )
     expect(logs()).toMatch(/"parcels" replaced: saved anew/)
-    // Four process starts (three `toolsel` commands, the server): 120 s ran out with two busy
-    // loops and the children run through tsx (dist/ older than src/; round 39).
+    // Two process starts (the server, the restore; four before round 42): 120 s ran out with
+    // four, two busy loops and the children run through tsx (dist/ older than src/; round 39).
   }, 240_000)
 
   it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
