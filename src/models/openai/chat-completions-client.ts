@@ -99,6 +99,7 @@ export class ChatCompletionsClient {
     let raw = ''
     let cut = false
     let retryAfterMs: number | undefined
+    let contentType = ''
     try {
       const response = await this.#options.fetch(this.url, {
         method: 'POST',
@@ -111,6 +112,7 @@ export class ChatCompletionsClient {
       })
       status = response.status
       retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
+      contentType = response.headers.get('content-type') ?? ''
       const answer = await readResponseText(response, MAX_COMPLETION_BYTES)
       raw = answer.text
       cut = answer.cut
@@ -172,10 +174,10 @@ export class ChatCompletionsClient {
         ),
       }
     }
-    return this.#parse(raw, status)
+    return this.#parse(raw, status, contentType)
   }
 
-  #parse(raw: string, status: number): Attempt {
+  #parse(raw: string, status: number, contentType: string): Attempt {
     let json: unknown
     try {
       json = JSON.parse(raw)
@@ -184,7 +186,7 @@ export class ChatCompletionsClient {
         ok: false,
         error: this.#error(
           'MODEL_CALL_FAILED',
-          `${this.url} answered with invalid JSON.`,
+          `${this.url} answered with invalid JSON${notJsonHint(contentType, raw)}.`,
           status,
           raw,
           error,
@@ -224,6 +226,24 @@ export class ChatCompletionsClient {
       details: { url: this.shownUrl, status, raw: this.#shown(raw.slice(0, MAX_RAW_CHARS)) },
     })
   }
+}
+
+/**
+ * What an answer that is not JSON looks like, where it tells: a stream of server-sent events
+ * (toolsel asks for none: a proxy or gateway that streams every answer), or a web page (a login
+ * page or another site at models.openai.baseUrl). Before round 42 the message said "invalid JSON"
+ * only, for an answer the message does not quote (it stays in `details.raw`).
+ */
+function notJsonHint(contentType: string, raw: string): string {
+  const type = contentType.split(';')[0].trim().toLowerCase()
+  const start = raw.trimStart().slice(0, 15).toLowerCase()
+  if (type === 'text/event-stream' || start.startsWith('data:'))
+    return ` (${type || 'no content-type'}: a stream of server-sent events, though toolsel asks for none; point models.openai.baseUrl at the server itself, not a proxy that streams every answer)`
+  if (type === 'text/html' || start.startsWith('<!doctype html') || start.startsWith('<html'))
+    return ` (${type || 'no content-type'}: a web page, not the API; check models.openai.baseUrl, the API root such as http://localhost:8000/v1, and any login page or proxy in front of it)`
+  return type && type !== 'application/json'
+    ? ` (content-type ${JSON.stringify(type.slice(0, 100))})`
+    : ''
 }
 
 /** `Retry-After` in ms: delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */

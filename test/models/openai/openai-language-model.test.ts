@@ -90,6 +90,38 @@ describe('OpenAiLanguageModel.generate', () => {
       details: { raw: typeof body === 'string' ? body : JSON.stringify(body) },
     })
   })
+
+  it.each([
+    [
+      'a stream of server-sent events',
+      'text/event-stream',
+      `data: ${JSON.stringify(completion('x'))}\n\ndata: [DONE]\n\n`,
+      /invalid JSON \(text\/event-stream: a stream of server-sent events, though toolsel asks for none; point models\.openai\.baseUrl at the server itself, not a proxy that streams every answer\)\.$/,
+    ],
+    [
+      'a web page',
+      'text/html; charset=utf-8',
+      '<!DOCTYPE html><html><body>Sign in</body></html>',
+      /invalid JSON \(text\/html: a web page, not the API; check models\.openai\.baseUrl, .*login page or proxy in front of it\)\.$/,
+    ],
+    [
+      'another content type',
+      'text/plain',
+      'upstream says hi',
+      /invalid JSON \(content-type "text\/plain"\)\.$/,
+    ],
+  ])('says what an answer that is not JSON is: %s', async (_, type, body, expected) => {
+    // Before round 42: "…/chat/completions answered with invalid JSON." for each.
+    server.reply({ body, headers: { 'content-type': type } })
+    const error = await model()
+      .generate(ASK, { maxTokens: 8 })
+      .catch((caught: unknown) => caught)
+    expect(error).toMatchObject({
+      code: 'MODEL_CALL_FAILED',
+      message: expect.stringMatching(expected),
+      details: { raw: body },
+    })
+  })
 })
 
 describe('OpenAiLanguageModel retries and limits', () => {
