@@ -5,6 +5,9 @@
  * marks them degraded, until a call works again. Over real HTTP: a real serve process and a local
  * OpenAI-compatible endpoint whose key can be revoked. Before, /readyz and /metrics showed nothing.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { useKeyEndpoint } from '../helpers/openai-key-endpoint.ts'
 import { startServe, type RunningServe } from '../helpers/start-serve.ts'
@@ -17,6 +20,11 @@ let running: RunningServe | undefined
 afterAll(async () => {
   await running?.stop()
 })
+
+async function stopRunning(): Promise<void> {
+  await running?.stop()
+  running = undefined
+}
 
 interface Fallback {
   stage: string
@@ -122,5 +130,83 @@ describe('toolsel serve when the model endpoint refuses the key after the start'
     expect((await metrics()).filter((line) => line.startsWith('toolsel_model_degraded'))).toEqual(
       [],
     )
+  })
+})
+
+describe('toolsel serve with fallback lists when the key is revoked (round 42)', () => {
+  it('reports each model down the list, in /readyz and /metrics, and the embedded end answers', async () => {
+    await stopRunning()
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-fallback-list-'))
+    const config = join(dir, 'toolsel.json')
+    await writeFile(
+      config,
+      JSON.stringify({
+        plan: { fallback: ['openai:other', 'rule'] },
+        select: { fallback: ['openai:other', 'top1'] },
+        models: { openai: { maxRetries: 0 } },
+      }),
+    )
+    try {
+      // `/nomodels`: no list, so the start-up check finds nothing failing ("other" is unlisted).
+      running = await startServe(
+        ['--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake', '--config', config],
+        {
+          env: {
+            TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/nomodels/v1`,
+            TOOLSEL_OPENAI_API_KEY: KEY,
+          },
+        },
+      )
+      expect(await select()).toEqual([])
+      endpoint.revoked = true
+      const fallbacks = await select()
+      const hops = fallbacks.map(
+        ({ stage, from, to, status }) => `${stage} ${from}→${to} ${status}`,
+      )
+      // Before round 42 the list was INVALID_CONFIG (exit 2); a single `openai:other` failed the
+      // request (500) here.
+      expect(hops.slice(0, 2)).toEqual([
+        'planner llm(openai:fake)→llm(openai:other) 401',
+        'planner llm(openai:other)→rule 401',
+      ])
+      expect(new Set(hops.slice(2))).toEqual(
+        new Set([
+          'selector llm(openai:fake)→llm(openai:other) 401',
+          'selector llm(openai:other)→top1 401',
+        ]),
+      )
+      const degraded = (await readyz()).body.degraded as Array<Record<string, unknown>>
+      expect(
+        degraded.map(({ stage, component, fallback }) => `${stage} ${component}→${fallback}`),
+      ).toEqual([
+        'planner llm(openai:fake)→llm(openai:other)',
+        'planner llm(openai:other)→rule',
+        'selector llm(openai:fake)→llm(openai:other)',
+        'selector llm(openai:other)→top1',
+      ])
+      const lines = await metrics()
+      for (const [stage, component] of [
+        ['planner', 'llm(openai:fake)'],
+        ['planner', 'llm(openai:other)'],
+        ['selector', 'llm(openai:fake)'],
+        ['selector', 'llm(openai:other)'],
+      ])
+        expect(lines).toContain(
+          `toolsel_model_degraded{stage="${stage}",component="${component}"} 1`,
+        )
+      endpoint.revoked = false
+      expect(await select()).toEqual([])
+      // The configured models work again; the fallback model stays listed until it is used and
+      // answers (it is asked only when the configured one fails), as a single model fallback.
+      const after = (await readyz()).body.degraded as Array<Record<string, unknown>>
+      expect(after.map(({ stage, component }) => `${stage} ${component}`)).toEqual([
+        'planner llm(openai:other)',
+        'selector llm(openai:other)',
+      ])
+    } finally {
+      endpoint.revoked = false
+      await stopRunning()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
