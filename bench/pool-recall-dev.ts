@@ -57,6 +57,12 @@
  * - `sum-w<weight>-n<words>` (round 25): the description's first sentence, cut to `words`
  *   words, as a field of its own (the expansion postings: own length normalisation and idf) at
  *   `weight`, on top of the full description.
+ * - `res-t<top>-m<more>[-l<least>]` (round 42): a second retrieval round with the words the first
+ *   picks leave: the text's words whose stems no document of the plain list's first `top`
+ *   candidates holds are searched again (when at least `least` such stems remain, default 1), and
+ *   up to `more` candidates only that search found follow the plain K; `resw-…`: the whole
+ *   instruction's list only. `deep-m<more>` / `deepw-m<more>`: the plain list `more` deeper (every
+ *   list / the whole instruction's only), the same pool growth without a second search.
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
@@ -609,6 +615,27 @@ function prfPostings(docs: number, terms: number, beta: number, clausesOnly: boo
 }
 
 function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
+  const residual = /^res(w?)-t(\d+)-m(\d+)(?:-l(\d+))?$/.exec(name)
+  if (residual)
+    return residualRequery(
+      Number(residual[2]),
+      Number(residual[3]),
+      Number(residual[4] ?? 1),
+      residual[1] === 'w',
+    )
+  const deep = /^deep(w?)-m(\d+)$/.exec(name)
+  if (deep) {
+    // The plain list m deeper (`deepw-`: only the whole instruction's): the pool size a residual
+    // variant's appended candidates are compared with.
+    const more = Number(deep[2])
+    const wholeOnly = deep[1] === 'w'
+    return (ctx) => (text) =>
+      ctx.retriever.search(
+        expandHeadVerb(text),
+        wholeOnly && text !== ctx.instruction ? K : K + more,
+        0,
+      )
+  }
   if (name === 'swceil') return subwordCeiling
   const sw = /^sw(o?)-l(\d+)-b(\d+(?:\.\d+)?)$/.exec(name)
   if (sw) return subwordPrefix(Number(sw[2]), Number(sw[3]), sw[1] === 'o')
@@ -1123,3 +1150,37 @@ function ngramFused(n: number, alpha: number, append: boolean) {
 }
 
 await main()
+
+/**
+ * Round 42 (explore11): a second retrieval round with the words the first picks leave. For each
+ * list's text (or only the whole instruction's, `resw-`), the plain top K; then the text's words
+ * whose stem no document of the list's first `top` candidates holds (stop words aside) are
+ * searched again when at least `least` remain, and up to `more` candidates only that second
+ * search found are appended (after the plain K, as `rma-` does). Compare with `deep-m<more>`, the
+ * plain list `more` deeper, which adds as many candidates without a second search.
+ */
+function residualRequery(top: number, more: number, least: number, wholeOnly: boolean) {
+  return (ctx: Context): Search =>
+    (text) => {
+      const plain = ctx.retriever.search(expandHeadVerb(text), K, 0)
+      if (wholeOnly && text !== ctx.instruction) return plain
+      const covered = new Set<string>()
+      for (const hit of plain.slice(0, top))
+        for (const term of ctx.docTerms.get(hit.id)!.keys()) covered.add(term)
+      const left: string[] = []
+      for (const word of text.split(/\s+/)) {
+        const stems = tokenize(word)
+        if (stems.length > 0 && stems.some((stem) => !covered.has(stem))) left.push(word)
+      }
+      const stems = new Set(left.flatMap((word) => tokenize(word)).filter((s) => !covered.has(s)))
+      if (stems.size < least) return plain
+      const have = new Set(plain.map((hit) => hit.id))
+      return [
+        ...plain,
+        ...ctx.retriever
+          .search(left.join(' '), K + more, 0)
+          .filter((hit) => !have.has(hit.id))
+          .slice(0, more),
+      ]
+    }
+}
