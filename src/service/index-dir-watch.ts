@@ -339,10 +339,19 @@ export async function pickUpCommits(
   const { config, logger, libraries } = target
   const indexDir = config.library.indexDir
   const marked = { replicated: options.replicated ?? false }
+  // A failure is forgotten in the same step as the swap that ends it: syncSavedLibrary returns
+  // only after the library's lock is released, and a request in between must not see the new
+  // version served and the old failure still listed (/readyz failedIndexes).
   const slots = {
     get: (name: string) => libraries.get(name),
-    set: (indexed: IndexedLibrary) => libraries.set(indexed, marked),
-    delete: (name: string) => void libraries.delete(name, marked),
+    set: (indexed: IndexedLibrary) => {
+      libraries.set(indexed, marked)
+      forget(target.failedIndexes, indexed.library.name)
+    },
+    delete: (name: string) => {
+      libraries.delete(name, marked)
+      forget(target.failedIndexes, name)
+    },
   }
   const failures: string[] = []
   for (const name of names) {

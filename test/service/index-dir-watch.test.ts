@@ -267,4 +267,48 @@ describe('pickUpCommits', () => {
     expect(libraries.get('mine')).toBe(served)
     expect(failedIndexes).toEqual([])
   })
+
+  it('forgets a failed commit in the same step as it serves the repaired one (no moment with the new version served and the old failure listed)', async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-pickup-'))
+    const config = defaultConfig()
+    config.library.indexDir = join(root, 'indexes')
+    const indexDir = config.library.indexDir
+    const libraries = new LibraryRegistry()
+    const tool = (id: string) => ({
+      id,
+      name: id,
+      description: `Tool ${id}.`,
+      parameters: { type: 'object', properties: {} },
+    })
+    const failedIndexes: FailedIndex[] = [
+      { name: 'parcels', error: 'an earlier commit failed' },
+      { name: 'other', error: 'an earlier commit failed' },
+    ]
+    const target = {
+      config,
+      logger: createLogger('silent'),
+      libraries,
+      defaultLibraryName: 'memory',
+      failedIndexes,
+    }
+    const served = await publishLibrary(
+      libraries,
+      await indexTools('parcels', [tool('p1')], config),
+      {
+        indexDir,
+      },
+    )
+    // Another process commits a repaired version: what a request sees right after the swap.
+    const other = new LibraryRegistry()
+    await publishLibrary(other, await indexTools('parcels', [tool('p2')], config), { indexDir })
+    const seenAtSwap: string[][] = []
+    libraries.onChange(() => {
+      // The next microtask: before syncSavedLibrary's lock release lets pickUpCommits go on.
+      queueMicrotask(() => seenAtSwap.push(failedIndexes.map((entry) => entry.name)))
+    })
+    expect(await pickUpCommits(target, ['parcels'])).toEqual([])
+    expect(libraries.get('parcels')).not.toBe(served)
+    expect(seenAtSwap).toEqual([['other']])
+    expect(failedIndexes.map((entry) => entry.name)).toEqual(['other'])
+  })
 })
