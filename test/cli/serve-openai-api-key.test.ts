@@ -95,7 +95,7 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
       },
     })
     expect(running.logs()).toContain(
-      `Could not check the API key of the OpenAI-compatible endpoint of llm:openai:fake: GET ${endpoint.baseUrl}/nomodels/v1/models answered HTTP 404. Starting anyway.`,
+      `Could not check the API key of the OpenAI-compatible endpoint of llm:openai:fake: GET ${endpoint.baseUrl}/nomodels/v1/models answered HTTP 404. Starting anyway. Many OpenAI-compatible servers serve no /models: \`toolsel models check llm:openai:fake --chat\` checks the key and the model with one chat call (a few tokens).`,
     )
   })
 })

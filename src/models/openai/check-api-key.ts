@@ -161,7 +161,7 @@ export async function checkOpenAiApiKey(
     case 'status':
       options.logger.warn(
         shown(
-          `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.`,
+          `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.${status === 404 || status === 405 ? ` Many OpenAI-compatible servers serve no /models: \`toolsel models check ${options.users[0]} --chat\` checks the key and the model with one chat call (a few tokens).` : ''}`,
         ),
       )
       return { status, failing: [] }
