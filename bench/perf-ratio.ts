@@ -19,7 +19,7 @@
  *
  * `--paired` measures the ratio another way, steadier on a busy machine: per turn and side, that
  * checkout serves both libraries at once and one autocannon load (16 connections each, the
- * benchmark instructions in rotation, `includeSchemas: true`, at least 4 passes of warm-up) drives
+ * benchmark instructions in rotation, `includeSchemas: true`, WARM_UP_PASSES passes of warm-up as bench:perf) drives
  * both together, so both sizes share whatever else the machine runs; the ratio is the small
  * library's CPU per request (from /proc) ÷ the large one's, the req/s ratio of a server bound by
  * its CPU. `--index-dirs` takes two saved libraries (`bench/perf.ts --child N --out OUT` leaves one
@@ -152,6 +152,7 @@ interface PairedRun {
 async function pairedTurns(): Promise<void> {
   const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
   const { default: autocannon } = await import('autocannon')
+  const { WARM_UP_PASSES, warmUpTogether } = await import('./perf/wrk-load.ts')
   const run = (options: Parameters<typeof autocannon>[0]) =>
     new Promise<Parameters<Parameters<typeof autocannon>[1]>[1]>((done, fail) =>
       autocannon(options, (error, result) => (error ? fail(error) : done(result))),
@@ -209,13 +210,15 @@ async function pairedTurns(): Promise<void> {
           ),
         )
         try {
-          // JIT and per-library caches (a 100k library derives its candidates' data over the
-          // first passes of the instructions): at least 4 passes on each, loaded together.
-          const warmed = servers.map(() => 0)
-          while (warmed.some((requests) => requests < 4 * bodies.length)) {
-            const results = await Promise.all(servers.map(({ url }) => load(url, 3)))
-            results.forEach((result, at) => (warmed[at] += result.requests))
-          }
+          // JIT and per-library caches: runs of 3 s on each, loaded together, until each has
+          // been sent WARM_UP_PASSES passes of the instructions (as bench:perf).
+          await warmUpTogether(
+            async () =>
+              (await Promise.all(servers.map(({ url }) => load(url, 3)))).map(
+                (result) => result.requests,
+              ),
+            WARM_UP_PASSES * bodies.length,
+          )
           const load1 = loadavg()[0]
           const pids = servers.map(({ server }) => server.pid!)
           const before = await Promise.all(pids.map((pid) => cpuMillis(pid)))

@@ -4,7 +4,7 @@
  * checkout, e.g. `git worktree add /tmp/before <commit>` with its dist built) on the same saved
  * index, then loads them alternately with wrk (16 connections, the benchmark instructions in
  * rotation, `includeSchemas: true`) for `--rounds` rounds of `--duration` seconds each, after a
- * warm-up of each. Prints each server's req/s and CPU per request (from /proc) per round and the
+ * warm-up of each (WARM_UP_PASSES passes of the instructions, as bench:perf). Prints each server's req/s and CPU per request (from /proc) per round and the
  * medians: on a shared machine the load moves between rounds, so only turns taken side by side
  * compare.
  *
@@ -46,7 +46,7 @@ const { values } = benchArgs(import.meta.url, {
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
-const { runWrk } = await import('./perf/wrk-load.ts')
+const { runWrk, WARM_UP_PASSES, warmUpUntil } = await import('./perf/wrk-load.ts')
 const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
@@ -102,20 +102,23 @@ try {
     servers.push(started.server)
     running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
   }
-  // JIT and per-library caches: at least 3 s and 4 passes of the instructions on each side (a
-  // 100k library's candidates are derived over the first two or three passes).
+  // JIT and per-library caches: runs of 3 s on each side in turn until it has been sent
+  // WARM_UP_PASSES passes of the instructions (as bench:perf).
   for (const side of running) {
-    for (let served = 0; served < 4 * bodies.length;) {
-      const result = await runWrk({
-        url: `${side.url}/v1/select-tools`,
-        bodies,
-        connections: 16,
-        durationSeconds: 3,
-        scriptDir: work,
-        warmUp: false,
-      })
-      served += result.requests
-    }
+    await warmUpUntil(
+      async () =>
+        (
+          await runWrk({
+            url: `${side.url}/v1/select-tools`,
+            bodies,
+            connections: 16,
+            durationSeconds: 3,
+            scriptDir: work,
+            warmUp: false,
+          })
+        ).requests,
+      WARM_UP_PASSES * bodies.length,
+    )
   }
   const loadAverage = async () =>
     (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')

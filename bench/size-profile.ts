@@ -40,7 +40,7 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { selfTimes, stageShares } = await import('./perf/cpu-profile-stages.ts')
 const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
-const { runWrk } = await import('./perf/wrk-load.ts')
+const { runWrk, WARM_UP_PASSES, warmUpTogether } = await import('./perf/wrk-load.ts')
 const seconds = Number(values.duration)
 const rounds = Number(values.rounds)
 const top = Number(values.top)
@@ -127,13 +127,13 @@ try {
       scriptDir: join(work),
       warmUp: false,
     })
-  // JIT and per-library caches (a 100k library's candidates are derived over the first two or
-  // three passes of the instructions): at least 3 s and 4 passes on each side, loaded together.
-  const warmed = sides.map(() => 0)
-  while (warmed.some((requests) => requests < 4 * bodies.length)) {
-    const results = await Promise.all(sides.map((side) => load(side, 3)))
-    results.forEach((result, at) => (warmed[at] += result.requests))
-  }
+  // JIT and per-library caches: runs of 3 s on each side, loaded together, until each has been
+  // sent WARM_UP_PASSES passes of the instructions (as bench:perf).
+  const warmed = await warmUpTogether(
+    async () =>
+      (await Promise.all(sides.map((side) => load(side, 3)))).map((result) => result.requests),
+    WARM_UP_PASSES * bodies.length,
+  )
   process.stderr.write(`warm-up: ${warmed.join(' / ')} requests\n`)
   const measuredFrom = performance.timeOrigin + performance.now()
   for (let round = 0; round < rounds; round += 1) {

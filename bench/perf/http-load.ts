@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { hasWrk, runWrk, warmUpUntil, type LoadResult } from './wrk-load.ts'
+import { hasWrk, runWrk, WARM_UP_PASSES, warmUpUntil, type LoadResult } from './wrk-load.ts'
 
 export interface HttpLoadOptions {
   indexDir: string
@@ -36,13 +36,6 @@ export interface HttpLoadResult extends LoadResult {
   /** The one of those responses closest to the mean size. */
   responseSample: string
 }
-
-/**
- * Passes of the instructions sent before the measure (see runWrk): a fresh server's CPU per
- * request kept falling over its first 4-6 passes at 10k and 100k tools (JIT and per-library
- * caches; bench/warm-up-curve.ts, bench/README.md "Round 41"), where 3 were sent before.
- */
-export const WARM_UP_PASSES = 6
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -90,8 +90,17 @@ export async function runWrk(options: {
   return parseWrkOutput(stdout)
 }
 
-/** Most warm-up runs of `warmUpUntil`. */
+/** Most warm-up runs of `warmUpUntil` and `warmUpTogether`. */
 export const MOST_WARM_UP_RUNS = 10
+
+/**
+ * Passes of the instructions sent to a fresh server before a measure, by every bench script that
+ * loads one (bench:perf, bench/perf-ratio.ts with or without `--paired`, bench/request-ab.ts,
+ * bench/size-profile.ts): its CPU per request kept falling over its first 4-6 passes at 10k and
+ * 100k tools (JIT and per-library caches; bench/warm-up-curve.ts, bench/README.md "Round 41"),
+ * where 3 (bench:perf) or 4 (the others) were sent before.
+ */
+export const WARM_UP_PASSES = 6
 
 /**
  * The warm-up of a load generator (JIT, caches): `warmUpRun` (one run of load, answering the
@@ -106,6 +115,24 @@ export async function warmUpUntil(
 ): Promise<number> {
   let sent = await warmUpRun()
   for (let runs = 1; sent < wanted && runs < MOST_WARM_UP_RUNS; runs += 1) sent += await warmUpRun()
+  return sent
+}
+
+/**
+ * `warmUpUntil` for servers loaded together (each its own generator, at the same time, so that
+ * all share whatever else the machine runs): `warmUpRun` loads them all once, answering the
+ * requests each was sent; again until each has been sent `wanted`, at most MOST_WARM_UP_RUNS
+ * runs. Answers the requests each was sent.
+ */
+export async function warmUpTogether(
+  warmUpRun: () => Promise<number[]>,
+  wanted: number,
+): Promise<number[]> {
+  let sent = await warmUpRun()
+  for (let runs = 1; sent.some((count) => count < wanted) && runs < MOST_WARM_UP_RUNS; runs += 1) {
+    const more = await warmUpRun()
+    sent = sent.map((count, at) => count + more[at])
+  }
   return sent
 }
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { MOST_WARM_UP_RUNS, parseWrkOutput, warmUpUntil } from '../../bench/perf/wrk-load.ts'
+import {
+  MOST_WARM_UP_RUNS,
+  parseWrkOutput,
+  WARM_UP_PASSES,
+  warmUpTogether,
+  warmUpUntil,
+} from '../../bench/perf/wrk-load.ts'
 
 // wrk 4's report for `-t1 -c16 -d10s --latency`; the thread stats' `+/- Stdev` column ends in
 // `95.50%` and `70.99%`, which an unanchored `50%` / `99%` would read as the percentiles.
@@ -75,5 +81,29 @@ describe('warmUpUntil', () => {
     const stalled = counting(0)
     expect(await warmUpUntil(stalled.warmUpRun, 1_605)).toBe(0)
     expect(stalled.runs).toHaveLength(MOST_WARM_UP_RUNS)
+  })
+})
+
+describe('warmUpTogether', () => {
+  it('loads all sides again until each has been sent the requests wanted', async () => {
+    const runs: number[][] = []
+    // A 10k and a 100k server loaded together: 1,500 and 600 requests per run.
+    const warmUpRun = async () => {
+      runs.push([1_500, 600])
+      return [1_500, 600]
+    }
+    const wanted = WARM_UP_PASSES * 535
+    expect(await warmUpTogether(warmUpRun, wanted)).toEqual([9_000, 3_600])
+    expect(runs).toHaveLength(6)
+  })
+
+  it('stops after MOST_WARM_UP_RUNS runs however few requests one side was sent', async () => {
+    let runs = 0
+    const warmUpRun = async () => {
+      runs += 1
+      return [2_000, 0]
+    }
+    expect(await warmUpTogether(warmUpRun, 3_210)).toEqual([2_000 * MOST_WARM_UP_RUNS, 0])
+    expect(runs).toBe(MOST_WARM_UP_RUNS)
   })
 })
