@@ -121,6 +121,14 @@ export const WINDOW_DOCUMENTS = 8192
 const NON_ESSENTIAL_SUM_SHARE = 2
 
 /**
+ * `NON_ESSENTIAL_SUM_SHARE` of a plain window, where a non-essential term is summed into the
+ * documents seen only and leaves nothing to clear (round 12, after the share was chosen), into
+ * 32-bit sums (round 42): 4 measured 0.95-0.98 of 2 at 100k tools and 0.98-1.0 at 10k
+ * (bench/README.md, round 42; 1 was 1.11, 8 0.93, 16 1.22 at 100k).
+ */
+const PLAIN_NON_ESSENTIAL_SUM_SHARE = 4
+
+/**
  * Until the top k is full (the first window), a threshold is seeded from the window's own sums:
  * the essential terms are summed highest bound first, and before a term with at least this many
  * postings in the window per document seen so far, the k-th largest sum of those documents (a
@@ -128,6 +136,20 @@ const NON_ESSENTIAL_SUM_SHARE = 2
  * (BM25 search 0.95-0.96 of without at 100k tools, 0.84-0.87 at 10k; bench/README.md, round 11).
  */
 const SEED_CHECK_SHARE = 2
+
+/**
+ * The most the bounds of a query's terms may add up to for its windows to be plain (in
+ * millionths; `SearchScratch.windowSums` holds 32-bit integers). A term's bound is about 14 × 10^6
+ * at 100k tools, so a query of 24 terms stays far below it; one above it takes the other windows,
+ * with the same answers.
+ */
+const MOST_PLAIN_BOUND = 0x7fffffff
+
+/**
+ * Stands in `windowSums` for a document kept in a plain window (its sum put aside): any later hit
+ * then reads at most `KEPT + MOST_PLAIN_BOUND` = -1 with the terms not summed, below the limit.
+ */
+const KEPT = -0x80000000
 
 /** The largest k that seeds a threshold (`SEED_CHECK_SHARE`); the default k is 15. */
 const SEED_MAX_K = 64
@@ -143,6 +165,13 @@ export class SearchScratch {
   readonly touched: Int32Array
   /** `searchWindowed`'s per-window sums and the bit set of the window's documents seen. */
   readonly windowTool: Float64Array
+  /**
+   * A plain window's sums (`searchWindowed`), in millionths: 32-bit integers, exact while the
+   * query's bounds together stay below 2^31 (`MOST_PLAIN_BOUND`). Half the bytes of `windowTool`
+   * (32 KiB at 8,192 documents: the first-level data cache of the processor measured, where 64 KiB
+   * of doubles missed it): BM25 0.87-0.88 of the doubles at 100k tools (bench/README.md, round 42).
+   */
+  readonly windowSums: Int32Array
   readonly windowExpansion: Float64Array
   readonly windowSeen: Uint32Array
   /**
@@ -161,6 +190,7 @@ export class SearchScratch {
     this.seen = new Uint8Array(documents)
     this.touched = new Int32Array(documents)
     this.windowTool = new Float64Array(window)
+    this.windowSums = new Int32Array(window)
     this.windowExpansion = new Float64Array(window)
     this.windowSeen = new Uint32Array(window / 32)
     this.windowTouched = new Int32Array(window)
@@ -325,7 +355,9 @@ export function searchExhaustive(
  * ("plain" windows; BM25 0.93 of the list at 100k tools, 1.0 at 10k: "Round 12"; from a seed too,
  * not only once the top k is full: 0.88 at 10k, 0.95 at 100k, "Round 14"); its
  * non-essential terms are summed only into the documents seen (sums above 0), which leaves nothing
- * to clear after the window (0.93-0.94 at 100k, 0.99 at 10k).
+ * to clear after the window (0.93-0.94 at 100k, 0.99 at 10k). A plain window sums into 32-bit
+ * integers (`SearchScratch.windowSums`, half the cache of doubles), which needs the query's
+ * bounds together below 2^31 (any query of up to 24 words; round 42).
  */
 export function searchWindowed(
   queryTerms: readonly QueryTerm[],
@@ -346,8 +378,10 @@ export function searchWindowed(
   // Per window: where each term's postings inside the window start and end (the terms summed).
   const froms = new Int32Array(n)
   const ends = new Int32Array(n)
-  const { windowTool, windowExpansion, windowSeen, windowTouched } = scratch
+  const { windowTool, windowExpansion, windowSeen, windowTouched, windowSums } = scratch
   const window = windowTool.length
+  // Plain windows sum into 32-bit integers: exact while every sum stays below 2^31.
+  const plainSums = !anyExpansion && n > 0 && prefix[n - 1] <= MOST_PLAIN_BOUND
   // A document whose sums can reach at most `bound` millionths scores at most
   // round(bound) / 1e6 ≤ (bound + 0.5) / 1e6: it is hopeless when bound < limit, 2 millionths
   // (float noise aside: 0.5 would do) below minScore and below the k-th score so far (a tie with
@@ -392,14 +426,14 @@ export function searchWindowed(
     let kept = 0
     const seeding = kth === -Infinity && k <= SEED_MAX_K
     // A plain window (a threshold known: the top k full or a seed; the limit above 0; no expansion
-    // terms: most windows) keeps no bit set or list of the documents seen: its essential postings
+    // terms and bounds whose sum fits `windowSums`: most windows) keeps no bit set or list of the documents seen: its essential postings
     // are summed alone, then walked again (in cache) to score or keep the documents they hit,
     // below. That takes the list, whose every posting waited on the one before, out of the
     // summing loop. A seeded window below a full top k pushes what reaches the limit, as any
     // other: the seed is a lower bound of the k-th score, so nothing it drops could make the top k
     // (the window-sum seeding below, which needs the list, is then skipped: plain windows from
     // the seed on were faster at 10k and 100k tools all the same, bench/README.md "Round 14").
-    const plain = !anyExpansion && (kth !== -Infinity || seedLimit > -Infinity) && limit > 0
+    const plain = plainSums && (kth !== -Infinity || seedLimit > -Infinity) && limit > 0
     if (plain) {
       for (let i = n - 1; i >= essential; i -= 1) {
         const { docs, weights, count, to } = terms[i]
@@ -408,7 +442,7 @@ export function searchWindowed(
         for (; at < to; at += 1) {
           const slot = docs[at] - start
           if (slot >= window) break
-          windowTool[slot] += count * weights[at]
+          windowSums[slot] += count * weights[at]
         }
         cursors[i] = at
         summed += at - froms[i]
@@ -462,7 +496,7 @@ export function searchWindowed(
       const from = advance(docs, cursors[i], to, start)
       // Too many postings in the window when the one just past the share is still inside it: one
       // read instead of a galloping search for the window's end, which the loop below finds.
-      const past = from + summed * NON_ESSENTIAL_SUM_SHARE
+      const past = from + summed * (plain ? PLAIN_NON_ESSENTIAL_SUM_SHARE : NON_ESSENTIAL_SUM_SHARE)
       if (past < to && docs[past] < start + window) break
       const { weights, count } = terms[i]
       const sums = terms[i].expansion ? windowExpansion : windowTool
@@ -473,8 +507,8 @@ export function searchWindowed(
         for (; at < to; at += 1) {
           const slot = docs[at] - start
           if (slot >= window) break
-          const sum = windowTool[slot]
-          windowTool[slot] = sum > 0 ? sum + count * weights[at] : 0
+          const sum = windowSums[slot]
+          if (sum > 0) windowSums[slot] = sum + count * weights[at]
         }
         cursors[i] = at
       } else {
@@ -497,16 +531,17 @@ export function searchWindowed(
     // is its score's: it is scored or dropped, its sum cleared (a document hit again then has 0,
     // below the limit). Otherwise a document whose sum the terms not summed can still lift to the
     // limit is kept as in the general loop below (in document order in `windowTouched`'s first
-    // places), its sum put aside in the unused expansion sums and -Infinity left in its place, so
-    // that a later hit drops it (0 then, and `unsummed` < limit: those terms are non-essential).
+    // places), its sum put in `windowTool` (as the general loop leaves one) and `KEPT` left in
+    // its place, so that a later hit drops it (0 then, and `unsummed` < limit: those terms are
+    // non-essential).
     for (let i = n - 1; plain && i >= essential; i -= 1) {
       const docs = terms[i].docs
       const end = cursors[i]
       for (let at = froms[i]; at < end; at += 1) {
         const slot = docs[at] - start
-        const tool = windowTool[slot]
+        const tool = windowSums[slot]
         if (scored === 0) {
-          windowTool[slot] = 0
+          windowSums[slot] = 0
           if (tool < limit) continue
           const score = finalScore(tool, 0, expansionWeight)
           if (score > minScore && score >= kth) {
@@ -515,22 +550,17 @@ export function searchWindowed(
             limit = Math.max(minLimit, seedLimit, kth * WEIGHT_SCALE - 2)
           }
         } else if (tool + unsummed < limit) {
-          windowTool[slot] = 0
+          windowSums[slot] = 0
         } else {
-          windowExpansion[slot] = tool
-          windowTool[slot] = -Infinity
+          windowTool[slot] = tool
+          windowSums[slot] = KEPT
           keepInOrder(windowTouched, kept, slot)
           kept += 1
         }
       }
     }
-    if (plain) {
-      for (let at = 0; at < kept; at += 1) {
-        const slot = windowTouched[at]
-        windowTool[slot] = windowExpansion[slot]
-        windowExpansion[slot] = 0
-      }
-    }
+    // The kept documents' sums are in `windowTool` now; `windowSums` is left all 0 again.
+    for (let at = 0; plain && at < kept; at += 1) windowSums[windowTouched[at]] = 0
     for (let t = 0; t < touched; t += 1) {
       const slot = windowTouched[t]
       windowSeen[slot >>> 5] = 0

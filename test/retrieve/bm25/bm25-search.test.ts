@@ -143,6 +143,31 @@ describe('MaxScore pruning', () => {
     expectPruningExact(tools, randomQueries(tools, 200, next), next)
   })
 
+  it('stays exact when the bounds of a query add up to more than a 32-bit sum holds', () => {
+    const next = random(17)
+    const tools: Tool[] = Array.from({ length: 600 }, (_, copy) => {
+      const tool = SAMPLE_TOOLS[copy % SAMPLE_TOOLS.length]
+      const words = tool.description.split(' ').filter(() => next() < 0.7)
+      return { ...tool, id: `${tool.id}.${copy}`, description: words.join(' ') }
+    })
+    // A word repeated thousands of times: its bound (count × largest weight, in millionths) alone
+    // passes 2^31, which plain windows' 32-bit sums could not hold.
+    const retriever = Bm25Retriever.build(tools, SETTINGS)
+    const indexed = (word: string) => {
+      const terms = tokenize(word)
+      return terms.length === 1 && retriever.postings.termIndex.has(terms[0])
+    }
+    const queries = randomQueries(tools, 60, next).map((query) => {
+      const word = query.split(' ').find(indexed) ?? 'weather'
+      return `${query} ${Array.from({ length: 4000 }, () => word).join(' ')}`
+    })
+    for (const query of queries) {
+      const terms = queryTerms(tokenize(query), retriever.postings, undefined, 0.5)
+      expect(terms.reduce((sum, term) => sum + term.bound, 0)).toBeGreaterThan(2 ** 31)
+    }
+    expectPruningExact(tools, queries, next)
+  })
+
   it('looks each query term up in its own index when queries alternate between indexes', () => {
     // Two libraries numbering the same words differently (the second's tools in reverse order,
     // a third of them left out): the query terms' ids, remembered per index, must be each
