@@ -16,6 +16,7 @@ import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gat
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
+import { clientAddresses } from '../server/client-address.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits, retryTestOptions } from '../service/index-dir-watch.ts'
 import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
@@ -229,7 +230,11 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     : undefined
   const { server: limits } = config
   // Counted by the server's 'connection' listener; over it, the app answers 429 (refuseOverLimit).
-  const connectionLimit = createConnectionLimit(limits.maxConnectionsPerAddress)
+  // A trusted proxy is not counted: every client behind it has its address.
+  const { isTrustedProxy } = clientAddresses(limits.trustedProxies, limits.forwardedHeader)
+  const connectionLimit = createConnectionLimit(limits.maxConnectionsPerAddress, {
+    exempt: isTrustedProxy,
+  })
   const app = createApp(service, {
     gateway,
     connectionLimit,

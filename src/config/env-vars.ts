@@ -57,6 +57,17 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Requests a minute one client may send to the write (admin) routes (0: no limit)',
   },
+  TOOLSEL_TRUSTED_PROXIES: {
+    path: 'server.trustedProxies',
+    type: 'list',
+    description:
+      'Reverse proxies (addresses, CIDRs) whose forwarding header names the client, comma-separated',
+  },
+  TOOLSEL_FORWARDED_HEADER: {
+    path: 'server.forwardedHeader',
+    type: 'string',
+    description: 'The header the trusted proxies write: x-forwarded-for or forwarded',
+  },
   TOOLSEL_ADMIN_KEY: {
     path: 'auth.adminKey',
     type: 'string',

@@ -13,6 +13,7 @@ import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
 import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
 import { DEFAULT_HYBRID_OPTIONS } from '../retrieve/hybrid/hybrid-retriever.ts'
 import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
+import { MAX_TRUSTED_PROXIES, trustedProxyError } from '../server/client-address.ts'
 
 /**
  * Largest request body (`server.bodyLimitBytes`) and import-worker threshold: 512 MiB. A body is
@@ -175,7 +176,8 @@ const ServerSchema = z
      * every connection; a further one's request is answered 429 RATE_LIMITED (Retry-After 1),
      * for at most a quarter as many more at once (at least 4), each held at most 5 s; past
      * those they are closed at once.
-     * Behind a proxy every client has its address: raise it to `maxConnections` or set 0 (no limit). Default 256.
+     * Behind a proxy every client has its address: list it in `trustedProxies` (not counted
+     * then), or raise this to `maxConnections` or set 0 (no limit). Default 256.
      */
     maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
     /**
@@ -183,7 +185,7 @@ const ServerSchema = z
      * schemas, rewards, `/mcp`, listings, `/metrics`) and to paths of no route, per process of
      * `--workers`: a token bucket of that many, refilled at that rate; past it 429 RATE_LIMITED
      * with `Retry-After`. A client is its API key when keys are configured, else its address (an
-     * IPv6 client's /64). 0 = no limit. Default 0: one process answers a few thousand queries a
+     * IPv6 client's /64; behind one of `trustedProxies`, the one it forwards). 0 = no limit. Default 0: one process answers a few thousand queries a
      * second (bench:perf, 16 connections from one address), so any lower default would cut a
      * single busy client (or a proxy) below what the server can give it.
      */
@@ -195,6 +197,33 @@ const ServerSchema = z
      * script may send 120 at once, then 2 a second).
      */
     writesPerMinute: z.number().int().nonnegative().max(100_000_000).default(120),
+    /**
+     * Reverse proxies (addresses and CIDRs: `10.0.0.0/8`, `fd00::/8`, `192.0.2.7`; at most 256)
+     * whose forwarding header names the client: only on a connection from one of them is it read
+     * (`forwardedHeader`), and the client is its right-most address that is not itself one of
+     * them; a missing or unreadable header leaves the proxy's address. That client is what the
+     * request rate counts (when no API key does); these proxies are not held to
+     * `maxConnectionsPerAddress` (a connection is counted before any header comes). Default none:
+     * the header is never read, as a client can write any address in it.
+     */
+    trustedProxies: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .superRefine((entry, ctx) => {
+            const error = trustedProxyError(entry)
+            if (error !== undefined) ctx.addIssue({ code: 'custom', message: error })
+          }),
+      )
+      .max(MAX_TRUSTED_PROXIES)
+      .default([]),
+    /**
+     * The header `trustedProxies` write the client's address into: `x-forwarded-for` (nginx,
+     * HAProxy, Envoy, cloud load balancers) or `forwarded` (RFC 7239). Only that one is read: a
+     * proxy passes the other on as the client sent it. Default `x-forwarded-for`.
+     */
+    forwardedHeader: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
     /** Time a client has to send the request headers, in ms. Default 10,000. */
     headersTimeoutMs: durationMs().positive().default(10_000),
     /**

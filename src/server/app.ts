@@ -19,6 +19,7 @@ import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
+import { clientAddresses } from './client-address.ts'
 import { limitRequestRate } from './rate-limit.ts'
 import { rejectDotSegments } from './middleware/raw-path.ts'
 import { requestLog } from './middleware/request-log.ts'
@@ -145,6 +146,7 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
   const rateLimit = limitRequestRate({
     readsPerMinute: server.readsPerMinute,
     writesPerMinute: server.writesPerMinute,
+    clientAddresses: clientAddresses(server.trustedProxies, server.forwardedHeader),
     onLimited: (routeClass) => metrics.observeRateLimited(routeClass),
   })
   if (rateLimit) app.use('*', rateLimit)

@@ -6,6 +6,9 @@
  * answered 429 by the app (`refuseOverLimit`), or, past a bound, is closed at once
  * (`createConnectionLimit`). IPv6 clients count per /64 (`addressGroup`): one host
  * is given a /64 and picks any address of it, so per address it held every slot all the same.
+ * A trusted proxy (`server.trustedProxies`) is not counted: every client behind it comes from its
+ * address, and a connection is counted when it opens, before a request's forwarding header could
+ * name its client (`server.maxConnections` still bounds them all).
  * @module
  */
 import type { IncomingMessage } from 'node:http'
@@ -109,7 +112,13 @@ export function createConnectionLimit(
   {
     answerMs = OVER_LIMIT_ANSWER_MS,
     answering = Math.max(MIN_ANSWERING, Math.floor(perAddress / 4)),
-  }: { answerMs?: number; answering?: number } = {},
+    exempt,
+  }: {
+    answerMs?: number
+    answering?: number
+    /** Peers not counted (`server.trustedProxies`: one carries every client behind it). */
+    exempt?: (address: string) => boolean
+  } = {},
 ): ConnectionLimit | undefined {
   if (perAddress === 0) return undefined
   const open = new Map<string, number>()
@@ -128,6 +137,7 @@ export function createConnectionLimit(
     answering,
     answerMs,
     admit(socket) {
+      if (exempt !== undefined && exempt(socket.remoteAddress ?? '')) return
       const address = addressGroup(socket.remoteAddress ?? '')
       if ((open.get(address) ?? 0) < perAddress) return count(open, address, socket)
       if ((answered.get(address) ?? 0) >= answering) {

@@ -5,9 +5,11 @@
  * class (TokenBuckets); a request past it is answered 429 RATE_LIMITED with `Retry-After`, before
  * its body is read. A client is the caller's API key (its principal object: never the key, and
  * keys given one name are still two clients) when keys are configured, else its address as the
- * connection limit groups it (`addressGroup`: an IPv6 client's /64). The public routes (probes,
- * the API description, static pages) and CORS preflights are not limited. Each `--workers` worker
- * keeps its own buckets: a client may get N times the limit across the workers.
+ * connection limit groups it (`addressGroup`: an IPv6 client's /64); behind a trusted proxy
+ * (`server.trustedProxies`), the address its forwarding header names (client-address.ts). The
+ * public routes (probes, the API description, static pages) and CORS preflights are not limited.
+ * Each `--workers` worker keeps its own buckets: a client may get N times the limit across the
+ * workers.
  * @module
  */
 import type { IncomingMessage } from 'node:http'
@@ -16,6 +18,7 @@ import { ToolselError } from '../errors.ts'
 import { TokenBuckets } from '../token-buckets.ts'
 import { OPEN_PRINCIPAL, type Principal } from './auth/api-keys.ts'
 import { accessFor, routeTemplate } from './auth/route-access.ts'
+import type { ClientAddresses } from './client-address.ts'
 import { addressGroup } from './connection-limits.ts'
 import { principalOf } from './middleware/auth.ts'
 
@@ -33,6 +36,8 @@ export interface RateLimitOptions {
   writesPerMinute: number
   /** Clients kept per class (default MAX_RATE_CLIENTS). */
   maxClients?: number
+  /** A request's address (default: its connection's peer). */
+  clientAddresses?: ClientAddresses
   /** Called for every request refused, with its class (the metric). */
   onLimited?: (routeClass: RateClass) => void
 }
@@ -54,6 +59,7 @@ export function rateClassOf(method: string, path: string): RateClass | undefined
 export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler | undefined {
   const { readsPerMinute, writesPerMinute, maxClients = MAX_RATE_CLIENTS, onLimited } = options
   if (readsPerMinute === 0 && writesPerMinute === 0) return undefined
+  const addresses = options.clientAddresses
   const perMinute = { read: readsPerMinute, write: writesPerMinute }
   const buckets = {
     read: new TokenBuckets<Principal | string>(readsPerMinute, { maxClients }),
@@ -66,7 +72,8 @@ export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler |
     let client: Principal | string
     if (principal === OPEN_PRINCIPAL) {
       const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
-      const address = incoming?.socket.remoteAddress
+      if (incoming === undefined) return next()
+      const address = addresses ? addresses.of(incoming) : incoming.socket.remoteAddress
       if (address === undefined) return next()
       client = addressGroup(address)
     } else client = principal

@@ -258,6 +258,44 @@ describe('loadConfig', () => {
     }
   })
 
+  it('reads server.trustedProxies (addresses, CIDRs) and server.forwardedHeader, from variables too, and names a bad entry', async () => {
+    const config = await loadConfig({
+      env: {
+        TOOLSEL_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.7,fd00::/8',
+        TOOLSEL_FORWARDED_HEADER: 'forwarded',
+      },
+    })
+    expect(config.server).toMatchObject({
+      trustedProxies: ['10.0.0.0/8', '192.0.2.7', 'fd00::/8'],
+      forwardedHeader: 'forwarded',
+    })
+    const defaults = await loadConfig({ env: {} })
+    expect(defaults.server).toMatchObject({
+      trustedProxies: [],
+      forwardedHeader: 'x-forwarded-for',
+    })
+    for (const [value, message] of [
+      ['proxy.internal', /"proxy\.internal" is not an IP address or CIDR/],
+      ['10.0.0.0/33', /"10\.0\.0\.0\/33" has no prefix length of 0-32/],
+      ['fd00::/x', /has no prefix length of 0-128/],
+    ] as const) {
+      await expect(
+        loadConfig({ env: { TOOLSEL_TRUSTED_PROXIES: value } }),
+        value,
+      ).rejects.toMatchObject({
+        code: 'INVALID_CONFIG',
+        message: expect.stringMatching(message),
+      })
+    }
+    const tooMany = Array.from({ length: 257 }, (_, index) => `10.0.${index >> 8}.${index & 255}`)
+    await expect(
+      loadConfig({ env: { TOOLSEL_TRUSTED_PROXIES: tooMany.join(',') } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/256/) })
+    await expect(
+      loadConfig({ env: { TOOLSEL_FORWARDED_HEADER: 'x-real-ip' } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
+  })
+
   it('sets gateway.maxToolsPerServer and gateway.maxListChars from their variables, with the one schema bound', async () => {
     // Before round 41 neither had a variable (each was warned about as unknown, and ignored).
     const config = await loadConfig({

@@ -13,6 +13,7 @@ import {
   createConnectionLimit,
   type ConnectionLimit,
 } from '../../src/server/connection-limits.ts'
+import { clientAddresses } from '../../src/server/client-address.ts'
 import { runPython } from '../helpers/run-python.ts'
 import { createTestApp } from './test-service.ts'
 
@@ -92,6 +93,20 @@ describe('the connection limit on a dual-stack server, real sockets', () => {
     // Not one ::ffff:0:0/64 for every IPv4 client.
     expect(await openFrom(port, '127.0.0.1', '127.0.0.2', 4)).toBe(2)
     expect(await openFrom(port, '::1', '::1', 4)).toBe(2)
+  })
+})
+
+describe('a trusted proxy (server.trustedProxies) and the connection limit, real sockets', () => {
+  it('does not count a trusted proxy (seen as ::ffff:127.0.0.1 on a dual-stack server); others still are', async () => {
+    const { isTrustedProxy } = clientAddresses(['127.0.0.1'])
+    const limit = createConnectionLimit(2, {
+      answerMs: ANSWER_MS,
+      answering: 2,
+      exempt: isTrustedProxy,
+    })!
+    const port = await listen(limit, '::')
+    expect(await openFrom(port, '127.0.0.1', '127.0.0.1', 6)).toBe(6)
+    expect(await openFrom(port, '127.0.0.1', '127.0.0.2', 4)).toBe(2)
   })
 })
 

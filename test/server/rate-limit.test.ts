@@ -42,7 +42,12 @@ function call(
   url: string,
   method: string,
   path: string,
-  { body, key, from }: { body?: string; key?: string; from?: string } = {},
+  {
+    body,
+    key,
+    from,
+    headers,
+  }: { body?: string; key?: string; from?: string; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
@@ -53,6 +58,7 @@ function call(
         headers: {
           ...(body && { 'content-type': 'application/json' }),
           ...(key && { authorization: `Bearer ${key}` }),
+          ...headers,
         },
       },
       (response) => {
@@ -158,6 +164,79 @@ describe('the request-rate limit over real HTTP', () => {
       expect((await call(url, 'GET', '/readyz')).status).toBe(200)
     }
     expect(await limitedCounts(url, ADMIN_KEY)).toEqual({ read: 2, write: 0 })
+  })
+})
+
+describe('clients behind a trusted proxy (server.trustedProxies), over real HTTP', () => {
+  const DELETE = (url: string, headers?: Record<string, string>, from?: string) =>
+    call(url, 'DELETE', '/v1/libraries/nowhere', { headers, from }).then((answer) => answer.status)
+
+  it('ignores X-Forwarded-For and Forwarded from a peer that is not trusted (the default: none)', async () => {
+    for (const trustedProxies of [[], ['127.0.0.2', '10.0.0.0/8']]) {
+      const url = await serve({ server: { writesPerMinute: 1, trustedProxies } })
+      expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.1' })).toBe(404)
+      // A new spoofed address each time is still this peer's bucket.
+      expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.2' })).toBe(429)
+      expect(await DELETE(url, { forwarded: 'for=192.0.2.3' })).toBe(429)
+      expect(await DELETE(url)).toBe(429)
+      server?.closeAllConnections()
+      await new Promise((resolve) => server!.close(resolve))
+      server = undefined
+      await closeApp?.()
+      closeApp = undefined
+    }
+  })
+
+  it('counts each client a trusted proxy forwards apart: the right-most untrusted X-Forwarded-For address', async () => {
+    const url = await serve({
+      server: { writesPerMinute: 1, trustedProxies: ['127.0.0.1', '10.0.0.0/8'] },
+    })
+    expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.1' })).toBe(404)
+    expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.1' })).toBe(429)
+    // Another client behind the proxy has its own bucket.
+    expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.2' })).toBe(404)
+    // What the client wrote itself (left of what the proxy appended) changes nothing...
+    expect(await DELETE(url, { 'x-forwarded-for': '198.51.100.7, 192.0.2.1' })).toBe(429)
+    // ...and trusted hops (a second proxy, 10.1.2.3) are walked past, ports and brackets read.
+    expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.2:5000, 10.1.2.3' })).toBe(429)
+    expect(await DELETE(url, { 'x-forwarded-for': '[2001:db8:0:1::5]:443' })).toBe(404)
+    // An IPv6 client counts per /64, as without a proxy.
+    expect(await DELETE(url, { 'x-forwarded-for': '2001:db8:0:1::6' })).toBe(429)
+    // No header, or one that can't be read (no address, too long, too many trusted hops, ','):
+    // the proxy's own address, one bucket for them all, never an error.
+    expect(await DELETE(url)).toBe(404)
+    for (const unreadable of [
+      'unknown',
+      '192.0.2.9, not-an-address',
+      '192.0.2.9,',
+      `192.0.2.9, ${'1'.repeat(5000)}`,
+      `192.0.2.9, ${Array(20).fill('10.0.0.1').join(', ')}`,
+      '999.0.0.1',
+    ]) {
+      expect(await DELETE(url, { 'x-forwarded-for': unreadable }), unreadable).toBe(429)
+    }
+    // The other header is not read: this proxy writes X-Forwarded-For.
+    expect(await DELETE(url, { forwarded: 'for=192.0.2.50' })).toBe(429)
+    // Every hop trusted: the left-most (an internal client).
+    expect(await DELETE(url, { 'x-forwarded-for': '10.9.9.9, 10.1.2.3' })).toBe(404)
+  })
+
+  it('reads RFC 7239 Forwarded when server.forwardedHeader is "forwarded", and only it', async () => {
+    const url = await serve({
+      server: { writesPerMinute: 1, trustedProxies: ['127.0.0.1'], forwardedHeader: 'forwarded' },
+    })
+    expect(await DELETE(url, { forwarded: 'for=192.0.2.1;proto=https' })).toBe(404)
+    expect(await DELETE(url, { forwarded: 'for=198.51.100.7, For="192.0.2.1:4711"' })).toBe(429)
+    expect(await DELETE(url, { forwarded: 'for="[2001:db8::1]:4711";by=_proxy' })).toBe(404)
+    expect(await DELETE(url, { 'x-forwarded-for': '192.0.2.77' })).toBe(404)
+    // The proxy's own bucket, now spent: X-Forwarded-For, _hidden, no for=.
+    for (const headers of [
+      { 'x-forwarded-for': '192.0.2.78' } as Record<string, string>,
+      { forwarded: 'for=_hidden' },
+      { forwarded: 'proto=https;by=10.0.0.1' },
+    ]) {
+      expect(await DELETE(url, headers), JSON.stringify(headers)).toBe(429)
+    }
   })
 })
 

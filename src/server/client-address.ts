@@ -1,0 +1,158 @@
+/**
+ * Who sent a request, behind a reverse proxy (`server.trustedProxies`, `server.forwardedHeader`).
+ * Behind a proxy every request comes from the proxy's address, so the request-rate limit
+ * (rate-limit.ts) counted every client in one bucket. Only when the connection's peer is a
+ * configured proxy is its `X-Forwarded-For` (or RFC 7239 `Forwarded`) read: walking it from the
+ * right, the client is the first address that is not itself a trusted proxy. Anything odd (no
+ * such header, an entry that is no address, `unknown`, a header over MAX_FORWARDED_HEADER_CHARS,
+ * more than MAX_FORWARDED_HOPS trusted hops) leaves the peer's address: never an error, and the
+ * work is bounded. With no trusted proxies (the default) the header is never read.
+ *
+ * Only one header is read, the one the proxy writes: a proxy that appends to `X-Forwarded-For`
+ * passes a client's own `Forwarded` on untouched (and the other way round), so reading both
+ * would let a client name any address it likes.
+ *
+ * Proxy-addr (express's) was looked at: it reads `X-Forwarded-For` only, returns an entry that
+ * is no address as the client, and walks the whole header; the part that fits, matching
+ * addresses against CIDRs (IPv4-mapped IPv6 included), is Node's `net.BlockList`.
+ * @module
+ */
+import type { IncomingMessage } from 'node:http'
+import { BlockList, isIP } from 'node:net'
+
+/** The most entries `server.trustedProxies` may have (each is one rule checked per request). */
+export const MAX_TRUSTED_PROXIES = 256
+
+/** The most hops of the header walked from the right; more trusted ones: the peer's address. */
+export const MAX_FORWARDED_HOPS = 16
+
+/** A longer forwarding header is not read (the peer's address is taken). */
+export const MAX_FORWARDED_HEADER_CHARS = 4096
+
+/** A longer entry of it is no address. */
+const MAX_ENTRY_CHARS = 128
+
+export type ForwardedHeader = 'x-forwarded-for' | 'forwarded'
+
+/**
+ * Why `entry` (of `server.trustedProxies`) is not an address or CIDR (`10.0.0.0/8`,
+ * `fd00::/8`, `192.0.2.7`), or undefined when it is one.
+ */
+export function trustedProxyError(entry: string): string | undefined {
+  const parsed = parseTrustedProxy(entry)
+  return typeof parsed === 'string' ? parsed : undefined
+}
+
+function parseTrustedProxy(
+  entry: string,
+): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | string {
+  const slash = entry.indexOf('/')
+  const address = slash < 0 ? entry : entry.slice(0, slash)
+  const version = isIP(address)
+  if (version === 0) return `"${entry.slice(0, 64)}" is not an IP address or CIDR (e.g. 10.0.0.0/8)`
+  const bits = version === 4 ? 32 : 128
+  const prefixText = slash < 0 ? String(bits) : entry.slice(slash + 1)
+  const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN
+  if (!(prefix >= 0 && prefix <= bits)) {
+    return `"${entry.slice(0, 64)}" has no prefix length of 0-${bits} after its "/"`
+  }
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
+}
+
+export interface ClientAddresses {
+  /** Whether `address` (a connection's peer) is a trusted proxy. */
+  isTrustedProxy(address: string): boolean
+  /** The address a request comes from (see the module); undefined when its socket has none. */
+  of(incoming: IncomingMessage): string | undefined
+}
+
+/** The peer's address: no proxy trusted, no header read. */
+const PEER_ONLY: ClientAddresses = {
+  isTrustedProxy: () => false,
+  of: (incoming) => incoming.socket.remoteAddress,
+}
+
+/**
+ * Client addresses with `trusted` proxies (addresses and CIDRs, checked by the config schema:
+ * one that is neither throws) and the `header` they write.
+ */
+export function clientAddresses(
+  trusted: readonly string[],
+  header: ForwardedHeader = 'x-forwarded-for',
+): ClientAddresses {
+  if (trusted.length === 0) return PEER_ONLY
+  const list = new BlockList()
+  for (const entry of trusted) {
+    const parsed = parseTrustedProxy(entry)
+    if (typeof parsed === 'string') throw new Error(`server.trustedProxies: ${parsed}`)
+    list.addSubnet(parsed.address, parsed.prefix, parsed.family)
+  }
+  const isTrustedProxy = (address: string) => {
+    const plain = address.replace(/%.*$/, '')
+    const version = isIP(plain)
+    return version !== 0 && list.check(plain, version === 4 ? 'ipv4' : 'ipv6')
+  }
+  const entryAddress = header === 'forwarded' ? forwardedFor : nodeAddress
+  return {
+    isTrustedProxy,
+    of(incoming) {
+      const peer = incoming.socket.remoteAddress
+      if (peer === undefined || !isTrustedProxy(peer)) return peer
+      const value = incoming.headers[header]
+      if (typeof value !== 'string' || value.length > MAX_FORWARDED_HEADER_CHARS) return peer
+      let end = value.length
+      for (let hop = 0; hop < MAX_FORWARDED_HOPS; hop += 1) {
+        const comma = end > 0 ? value.lastIndexOf(',', end - 1) : -1
+        const address = entryAddress(value.slice(comma + 1, end))
+        if (address === undefined) return peer
+        // The first untrusted address from the right; all trusted: the left-most.
+        if (!isTrustedProxy(address) || comma < 0) return address
+        end = comma
+      }
+      return peer
+    },
+  }
+}
+
+/**
+ * The address of an `X-Forwarded-For` entry: `192.0.2.7`, `2001:db8::1`, `[2001:db8::1]`,
+ * with a `:port` after an IPv4 address or a bracketed IPv6 one; undefined for anything else
+ * (`unknown`, a name, an empty entry).
+ */
+function nodeAddress(entry: string): string | undefined {
+  let text = entry.trim()
+  if (text.length === 0 || text.length > MAX_ENTRY_CHARS) return undefined
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']')
+    if (close < 0 || !/^(?::\d{1,5})?$/.test(text.slice(close + 1))) return undefined
+    text = text.slice(1, close)
+    return isIP(text) === 6 ? text : undefined
+  }
+  const colon = text.indexOf(':')
+  if (colon >= 0 && colon === text.lastIndexOf(':')) {
+    if (!/^\d{1,5}$/.test(text.slice(colon + 1))) return undefined
+    text = text.slice(0, colon)
+    return isIP(text) === 4 ? text : undefined
+  }
+  return isIP(text) === 0 ? undefined : text
+}
+
+/**
+ * The address of a `Forwarded` element's `for=` (`for=192.0.2.7;proto=https`,
+ * `for="[2001:db8::1]:4711"`); undefined when it has none, or an obfuscated one (`_hidden`,
+ * `unknown`).
+ */
+function forwardedFor(element: string): string | undefined {
+  if (element.length > MAX_ENTRY_CHARS * 2) return undefined
+  for (const pair of element.split(';')) {
+    const equals = pair.indexOf('=')
+    if (equals < 0 || pair.slice(0, equals).trim().toLowerCase() !== 'for') continue
+    let value = pair.slice(equals + 1).trim()
+    if (value.startsWith('"')) {
+      if (value.length < 2 || !value.endsWith('"') || value.includes('\\')) return undefined
+      value = value.slice(1, -1)
+    }
+    return nodeAddress(value)
+  }
+  return undefined
+}
