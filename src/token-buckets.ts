@@ -37,6 +37,17 @@ export class TokenBuckets<Client> {
   }
 
   /**
+   * The tokens `client` holds at `now` (a client with no bucket: a full one), changing nothing;
+   * below 0 when it owes some.
+   */
+  tokens(client: Client, now = performance.now()): number {
+    const bucket = this.#buckets.get(client)
+    if (bucket === undefined) return this.#perMinute
+    const refilled = ((now - bucket.at) * this.#perMinute) / MINUTE_MS
+    return Math.min(this.#perMinute, bucket.tokens + refilled)
+  }
+
+  /**
    * Takes `cost` tokens from `client`'s bucket and returns 0, or, when it holds less than one,
    * takes nothing and returns the whole seconds (at least 1) until it holds one again.
    */

@@ -185,7 +185,8 @@ const ServerSchema = z
      * schemas, rewards, `/mcp`, listings, `/metrics`) and to paths of no route, per process of
      * `--workers`: a token bucket of that many, refilled at that rate; past it 429 RATE_LIMITED
      * with `Retry-After`. A client is its API key when keys are configured, else its address (an
-     * IPv6 client's /64; behind one of `trustedProxies`, the one it forwards). 0 = no limit. Default 0: one process answers a few thousand queries a
+     * IPv6 client's /64; behind one of `trustedProxies`, the one it forwards). Answers of a
+     * limited class carry `RateLimit` and `RateLimit-Policy`. 0 = no limit. Default 0: one process answers a few thousand queries a
      * second (bench:perf, 16 connections from one address), so any lower default would cut a
      * single busy client (or a proxy) below what the server can give it.
      */

@@ -136,7 +136,14 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
           'mcp-session-id',
           'last-event-id',
         ],
-        exposeHeaders: ['x-request-id', 'mcp-session-id', 'www-authenticate'],
+        exposeHeaders: [
+          'x-request-id',
+          'mcp-session-id',
+          'www-authenticate',
+          'retry-after',
+          'ratelimit',
+          'ratelimit-policy',
+        ],
         maxAge: 600,
       }),
     )

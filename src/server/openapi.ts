@@ -58,7 +58,7 @@ const SHARED_ERRORS = {
   401: 'Unauthorized: no valid API key (only when keys are configured)',
   403: 'Forbidden: the Host or Origin is not allowed (server.allowedHosts, server.corsOrigins), or the API key may not do this',
   408: 'Request Timeout (TIMEOUT): the request not received in time (server.headersTimeoutMs, server.requestReceiveTimeoutMs); the connection closes',
-  429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close), or a client past server.readsPerMinute or server.writesPerMinute (Retry-After: the seconds until its next request); the request is not served',
+  429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close), or a client past server.readsPerMinute or server.writesPerMinute (Retry-After: the seconds until its next request; RateLimit and RateLimit-Policy, as on every answer of a limited class); the request is not served',
   431: "Request Header Fields Too Large (PAYLOAD_TOO_LARGE): the request line and headers over Node's 16 KiB",
 } as const
 

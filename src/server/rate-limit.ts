@@ -10,6 +10,12 @@
  * public routes (probes, the API description, static pages) and CORS preflights are not limited.
  * Each `--workers` worker keeps its own buckets: a client may get N times the limit across the
  * workers.
+ *
+ * Every answer of a limited class says where its client stands, in the fields of the IETF draft
+ * (draft-ietf-httpapi-ratelimit-headers-11): `RateLimit-Policy: "write";q=120;w=60` (the class,
+ * its requests a minute) and `RateLimit: "write";r=<left>;t=<s>`, `r` the whole requests left
+ * after this one, `t` the seconds until the next is added (within them no more than `r` pass;
+ * on a 429, `Retry-After`).
  * @module
  */
 import type { IncomingMessage } from 'node:http'
@@ -65,6 +71,10 @@ export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler |
     read: new TokenBuckets<Principal | string>(readsPerMinute, { maxClients }),
     write: new TokenBuckets<Principal | string>(writesPerMinute, { maxClients }),
   }
+  const policy = {
+    read: `"read";q=${readsPerMinute};w=60`,
+    write: `"write";q=${writesPerMinute};w=60`,
+  }
   return async (c, next) => {
     const routeClass = rateClassOf(c.req.method, c.req.path)
     if (routeClass === undefined || perMinute[routeClass] === 0) return next()
@@ -77,10 +87,19 @@ export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler |
       if (address === undefined) return next()
       client = addressGroup(address)
     } else client = principal
-    const seconds = buckets[routeClass].take(client, 1)
-    if (seconds === 0) return next()
+    const now = performance.now()
+    const seconds = buckets[routeClass].take(client, 1, now)
+    if (seconds === 0) {
+      const tokens = buckets[routeClass].tokens(client, now)
+      await next()
+      c.header('ratelimit-policy', policy[routeClass])
+      c.header('ratelimit', serviceLimit(routeClass, perMinute[routeClass], tokens))
+      return
+    }
     onLimited?.(routeClass)
     c.header('retry-after', String(seconds))
+    c.header('ratelimit-policy', policy[routeClass])
+    c.header('ratelimit', `"${routeClass}";r=0;t=${seconds}`)
     const who = typeof client === 'string' ? 'This client address' : `The API key "${client.name}"`
     const setting = routeClass === 'read' ? 'server.readsPerMinute' : 'server.writesPerMinute'
     throw new ToolselError(
@@ -89,4 +108,16 @@ export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler |
       { details: { retryAfterSeconds: seconds } },
     )
   }
+}
+
+/**
+ * The `RateLimit` field of a client holding `tokens` of `perMinute` after its request: `r` the
+ * whole requests left, `t` the whole seconds (at least 1) until it holds one more, within which
+ * no more than `r` pass.
+ */
+export function serviceLimit(routeClass: RateClass, perMinute: number, tokens: number): string {
+  const left = Math.max(0, Math.floor(tokens))
+  const next = Math.max(1, Math.floor(tokens) + 1)
+  const seconds = Math.max(1, Math.ceil(((next - tokens) * 60) / perMinute))
+  return `"${routeClass}";r=${left};t=${seconds}`
 }

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ConfigLayer } from '../../src/config/load-config.ts'
-import { rateClassOf } from '../../src/server/rate-limit.ts'
+import { rateClassOf, serviceLimit } from '../../src/server/rate-limit.ts'
 import { TokenBuckets } from '../../src/token-buckets.ts'
 import { createTestApp } from './test-service.ts'
 
@@ -34,6 +34,9 @@ async function serve(config: ConfigLayer): Promise<string> {
 interface Answer {
   status: number
   retryAfter: string | undefined
+  /** The `RateLimit` and `RateLimit-Policy` fields. */
+  rateLimit: string | undefined
+  policy: string | undefined
   body: string
 }
 
@@ -68,6 +71,8 @@ function call(
           resolve({
             status: response.statusCode!,
             retryAfter: response.headers['retry-after'] as string | undefined,
+            rateLimit: response.headers['ratelimit'] as string | undefined,
+            policy: response.headers['ratelimit-policy'] as string | undefined,
             body: text,
           }),
         )
@@ -164,6 +169,80 @@ describe('the request-rate limit over real HTTP', () => {
       expect((await call(url, 'GET', '/readyz')).status).toBe(200)
     }
     expect(await limitedCounts(url, ADMIN_KEY)).toEqual({ read: 2, write: 0 })
+  })
+})
+
+describe('the rate-limit fields (RateLimit, RateLimit-Policy) over real HTTP', () => {
+  it('tells a limited class what is left and when the next comes; an unlimited class gets none', async () => {
+    const url = await serve({ server: { writesPerMinute: 2 } })
+    const first = await call(url, 'DELETE', '/v1/libraries/nowhere')
+    expect(first).toMatchObject({ status: 404, policy: '"write";q=2;w=60' })
+    // One left; the next is added 30 s after the first was taken.
+    expect(first.rateLimit).toBe('"write";r=1;t=30')
+    const second = await call(url, 'DELETE', '/v1/libraries/nowhere')
+    expect(second.rateLimit).toMatch(/^"write";r=0;t=(29|30)$/)
+    const refused = await call(url, 'DELETE', '/v1/libraries/nowhere')
+    expect(refused).toMatchObject({ status: 429, policy: '"write";q=2;w=60' })
+    // On a 429 `t` is Retry-After.
+    expect(refused.rateLimit).toBe(`"write";r=0;t=${refused.retryAfter}`)
+    // Reads are not limited by default: no fields; nor on the public routes.
+    const read = await call(url, 'POST', '/v1/select-tools', { body: SELECT })
+    expect(read).toMatchObject({ status: 200, rateLimit: undefined, policy: undefined })
+    expect((await call(url, 'GET', '/healthz')).rateLimit).toBeUndefined()
+  })
+
+  it('adds them to /mcp answers too once reads are limited, the answer itself intact', async () => {
+    const url = await serve({ server: { readsPerMinute: 60 } })
+    const answer = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 't', version: '1' },
+        },
+      }),
+    })
+    const text = await answer.text()
+    expect(answer.status).toBe(200)
+    expect(text).toContain('"protocolVersion":"2025-06-18"')
+    expect(answer.headers.get('ratelimit-policy')).toBe('"read";q=60;w=60')
+    expect(answer.headers.get('ratelimit')).toBe('"read";r=59;t=1')
+  })
+
+  it('exposes them and Retry-After to the browser origins of server.corsOrigins', async () => {
+    const url = await serve({
+      server: { writesPerMinute: 1, corsOrigins: ['https://app.example'] },
+    })
+    const headers = { origin: 'https://app.example' }
+    const exposed = async () => {
+      const answer = await fetch(`${url}/v1/libraries/nowhere`, { method: 'DELETE', headers })
+      await answer.arrayBuffer()
+      return [answer.status, answer.headers.get('access-control-expose-headers')]
+    }
+    for (const status of [404, 429]) {
+      expect(await exposed()).toEqual([
+        status,
+        expect.stringMatching(/retry-after,ratelimit,ratelimit-policy/),
+      ])
+    }
+  })
+
+  it('serviceLimit: r the whole requests left, t the seconds until one more (at least 1)', () => {
+    expect(serviceLimit('read', 120, 119)).toBe('"read";r=119;t=1')
+    expect(serviceLimit('read', 120, 119.9)).toBe('"read";r=119;t=1')
+    expect(serviceLimit('write', 2, 1)).toBe('"write";r=1;t=30')
+    expect(serviceLimit('write', 2, 0.5)).toBe('"write";r=0;t=15')
+    // Owing (a charge larger than the bucket held): until it holds one again.
+    expect(serviceLimit('write', 60, -2)).toBe('"write";r=0;t=3')
+    expect(serviceLimit('read', 100_000_000, 5)).toBe('"read";r=5;t=1')
   })
 })
 
