@@ -2,6 +2,7 @@
  * A library together with its built retrievers: the unit the service loads, swaps and serves.
  * @module
  */
+import { resolve } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import type { LibraryExamples } from '../examples/library-examples.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
@@ -9,6 +10,7 @@ import type { Retriever } from '../contracts.ts'
 import type { Config } from '../config/schema.ts'
 import { partInputs, requirePart } from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
+import { libraryNameFromPath } from './library-name.ts'
 
 export interface IndexedLibrary {
   readonly library: ToolLibrary
@@ -52,7 +54,7 @@ export function requireRetriever(
   // Both keep the parts it has, its default first: `--retriever <part>` alone would make the
   // new part the library's default (other answers) and drop the others.
   const parts = `${builtParts(indexed)},${wanted}`
-  const hint = builtAtStart(indexed)
+  const hint = builtAtStart(indexed, config)
     ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${parts} (retrieve.build) to build that part too.`
     : ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${parts}.`
   throw new ToolselError(
@@ -73,12 +75,24 @@ export function builtParts(indexed: IndexedLibrary): string {
 }
 
 /**
- * Whether `indexed` was imported from tool files into memory (the embedded demo, a `--library`
- * tool file): no saved index that `toolsel index` could replace, and its files' path is this
- * host's, not one to send a client. The service builds it at every start with `retrieve.build`.
+ * Whether `indexed` is imported from tool files at every start, with `retrieve.build` (the
+ * embedded demo, a `--library` tool file): no saved index that `toolsel index` could replace, and
+ * its files' path is this host's, not one to send a client.
  */
-function builtAtStart(indexed: IndexedLibrary): boolean {
-  return indexed.dir === undefined && indexed.manifest.source.path !== undefined
+function builtAtStart(indexed: IndexedLibrary, config?: Config): boolean {
+  const source = indexed.manifest.source.path
+  if (source === undefined) return false
+  if (indexed.dir === undefined) return true
+  // The tool file given to --library (library.default) once an example write saved it under its
+  // name: the next start imports the file again, with retrieve.build, and reads the saved index
+  // for its usage examples only, so `toolsel index` would not give it the part (was that hint).
+  // Not the demo: started by name, it then loads the saved index.
+  const reference = config?.library.default
+  return (
+    reference !== undefined &&
+    indexed.library.name === libraryNameFromPath(reference) &&
+    resolve(reference) === resolve(source)
+  )
 }
 
 /**

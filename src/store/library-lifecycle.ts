@@ -38,6 +38,7 @@ import { assertLibraryName, ToolLibrary } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
 import { buildIndexedLibrary, type BuildIndexOptions } from './build-index.ts'
 import { builtParts, type IndexedLibrary } from './indexed-library.ts'
+import { libraryNameFromPath } from './library-name.ts'
 import {
   isIndexDir,
   loadIndexedLibrary,
@@ -86,6 +87,7 @@ export {
 } from './index-store.ts'
 export type { PreparedToolsIndex } from './tools-index-file.ts'
 export type { IndexedLibrary } from './indexed-library.ts'
+export { libraryNameFromPath } from './library-name.ts'
 
 /** The demo library that ships with toolsel: one MCP `tools/list` file per server. */
 export const DEMO_LIBRARY_DIR = fileURLToPath(new URL('../library/demo/servers', import.meta.url))
@@ -729,12 +731,4 @@ async function warnShadowedIndex(
   logger.warn(
     `Library "${name}": serving the ${indexed.library.size} tools of ${path}; the index saved in ${savedDir} (${saved.toolCount} tools, ${saved.createdAt}, e.g. by a PUT) holds other tools and is read only for its usage examples. To serve it instead: --library ${name}.`,
   )
-}
-
-/** `tools/my-tools.json` → `my-tools`; characters not allowed in library names become `-`. */
-export function libraryNameFromPath(path: string): string {
-  const stem = basename(path, extname(path))
-    .replace(/[^a-zA-Z0-9._-]/g, '-')
-    .replace(/^[^a-zA-Z0-9]+/, '')
-  return stem.slice(0, 64) || 'library'
 }

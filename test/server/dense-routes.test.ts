@@ -1,4 +1,13 @@
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createApp } from '../../src/server/app.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { createRequestSchemas } from '../../src/server/schemas.ts'
 import { loadIndexedLibrary, loadLibraryReference } from '../../src/store/library-lifecycle.ts'
@@ -125,6 +134,45 @@ describe('dense and hybrid over HTTP', () => {
     const served = await select('bm25,regex')
     expect(served.status).toBe(200)
     expect((await readJson(served)).components.retriever).toBe('regex')
+  })
+
+  it('still names the start setting for a --library tool file once a usage example saved it', async () => {
+    // Before: after one POST /v1/feedback the library is a saved index, and the hint became
+    // "Rebuild it with: toolsel index <file> --name tools …", which the next start (importing
+    // tools.json again with retrieve.build) ignores. The demo, started by name, does load the
+    // saved index then: its hint becomes toolsel index, rightly.
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-library-'))
+    const file = join(dir, 'tools.json')
+    await writeFile(file, JSON.stringify(SAMPLE_TOOLS))
+    const indexDir = join(dir, 'indexes')
+    const hints: Record<string, string> = {}
+    for (const reference of [file, 'demo']) {
+      const config = parseConfig({ library: { default: reference, indexDir } })
+      const logger = createMemoryLogger()
+      const service = new ToolselService(config, logger, createComponents(config, logger))
+      await service.start([await loadLibraryReference(reference, config, logger)])
+      const app = createApp(service)
+      const library = service.defaultLibraryName
+      const tool = service.library(library).library.tools[0].id
+      const feedback = await app.request(
+        '/v1/feedback',
+        postJson({ library, instruction: 'holler at the crew', used: [tool] }),
+      )
+      expect(feedback.status).toBe(200)
+      expect(service.library(library).dir).toBeDefined()
+      const refused = await app.request(
+        '/v1/search-tools',
+        postJson({ query: 'weather', library, retriever: 'regex' }),
+      )
+      expect(refused.status).toBe(400)
+      hints[library] = (await readJson(refused)).error.message
+    }
+    expect(hints.tools).toBe(
+      'Library "tools" has no "regex" retriever (available: bm25). It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=bm25,regex (retrieve.build) to build that part too.',
+    )
+    expect(hints.demo).toBe(
+      'Library "demo" has no "regex" retriever (available: bm25). Rebuild it with: toolsel index <file> --name demo --retriever bm25,regex.',
+    )
   })
 
   it('builds an uploaded library with ?retriever=hybrid, saves it and serves hybrid requests', async () => {
