@@ -3,7 +3,8 @@
  * bounded retries with exponential backoff on 429, 5xx and network errors (never on other 4xx,
  * which a retry can't fix), and every failure mapped to a ToolselError that keeps the raw body.
  * Its messages (the log, `components.fallbacks`, `/readyz` `degraded`) show the URL without its
- * user info and the API key as `***`, also where the endpoint's answer echoes it.
+ * user info and the API key as `***`, also where the endpoint's answer echoes it: the answer is
+ * rewritten so as it is read, completions included.
  * @module
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
@@ -114,7 +115,11 @@ export class ChatCompletionsClient {
       retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
       contentType = response.headers.get('content-type') ?? ''
       const answer = await readResponseText(response, MAX_COMPLETION_BYTES)
-      raw = answer.text
+      // The key (and the URL's secrets) out of the answer as soon as it is read, before anything
+      // quotes or cuts it: a message quoting its start left the part of an echoed key before
+      // the cut, and a completion's own text (plan steps, a selector's answer, PLAN_UNPARSABLE's
+      // quote in components.fallbacks) was never hidden at all (round 42, hard35).
+      raw = this.#shown(answer.text)
       cut = answer.cut
     } catch (error) {
       throwIfAborted(signal)
@@ -223,7 +228,7 @@ export class ChatCompletionsClient {
     // may quote the answer, which may echo the key.
     return new ToolselError(code, this.#shown(message), {
       cause,
-      details: { url: this.shownUrl, status, raw: this.#shown(raw.slice(0, MAX_RAW_CHARS)) },
+      details: { url: this.shownUrl, status, raw: raw.slice(0, MAX_RAW_CHARS) },
     })
   }
 }

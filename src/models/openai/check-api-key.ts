@@ -98,8 +98,9 @@ export async function probeOpenAiEndpoint(
   // Only a refusal's answer is quoted, and only its start: a body that never ends (or ends
   // after gigabytes) must neither fill the memory nor hide the status it came with.
   if (status === 401 || status === 403) {
-    const body = await leadingText(response, MAX_BODY_CHARS)
-    return { ...base, outcome: 'refused', status, detail: shown(body.replace(/\s+/g, ' ').trim()) }
+    // Hidden before it is cut: cut first, an echoed key across the cut was left half there.
+    const body = await leadingText(response, MAX_BODY_CHARS, shown)
+    return { ...base, outcome: 'refused', status, detail: body.replace(/\s+/g, ' ').trim() }
   }
   if (status < 200 || status >= 300) {
     await response.body?.cancel().catch(() => {})
@@ -233,10 +234,15 @@ async function modelIds(response: Response): Promise<string[] | undefined> {
 }
 
 /**
- * The first `maxChars` characters of `response`'s body (at most 4 bytes each are read), then the
- * rest is cancelled; what arrived before a failed or timed-out read, never an error.
+ * The first `maxChars` characters of `response`'s body as `shown` rewrites it (at most 4 bytes
+ * each are read), then the rest is cancelled; what arrived before a failed or timed-out read,
+ * never an error.
  */
-async function leadingText(response: Response, maxChars: number): Promise<string> {
+async function leadingText(
+  response: Response,
+  maxChars: number,
+  shown: (text: string) => string,
+): Promise<string> {
   const { text } = await readResponseText(response, maxChars * 4, { partial: true })
-  return text.slice(0, maxChars)
+  return shown(text).slice(0, maxChars)
 }

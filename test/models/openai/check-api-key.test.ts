@@ -90,6 +90,26 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
       expect(warnings[0]).not.toContain(secret)
   })
 
+  it('shows no part of an echoed key across the end of the refusal it quotes', async () => {
+    // The refusal's first 200 characters are quoted: a key across that cut was left half there.
+    server = createServer((_request, response) => {
+      response.writeHead(401, { 'content-type': 'text/plain' })
+      response.end(`${'x'.repeat(190)} sk-wrong-key-0123456789`)
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const error = await checkOpenAiApiKey({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-wrong-key-0123456789',
+      timeoutMs: 2_000,
+      users: ['openai:gpt-test'],
+      logger: createLogger('silent'),
+    }).catch((caught: unknown) => caught as Error)
+    expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
+    expect((error as Error).message).toContain('x ***')
+    expect((error as Error).message).not.toContain('sk-wrong')
+  })
+
   it('shows the API key an endpoint’s refusal echoes as ***', async () => {
     server = createServer((_request, response) => {
       response.writeHead(401, { 'content-type': 'application/json' })

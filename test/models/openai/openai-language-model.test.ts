@@ -222,6 +222,32 @@ describe('OpenAiLanguageModel retries and limits', () => {
     expect(JSON.stringify([refused.message, refused.details])).not.toMatch(/alice|pa55word/)
   })
 
+  it('hides an echoed key that a quoted answer would cut, and one the completion itself holds', async () => {
+    const key = 'sk-secret-0123456789abcdef'
+    // The message quotes the first 300 characters of a 4xx body: the key across that cut was
+    // left half there (its first 13 characters), as only the whole key is hidden.
+    server.reply((request) => ({
+      status: 400,
+      body: `${'x'.repeat(280)}${request.headers.authorization}`,
+    }))
+    const cut = await failure(model({ apiKey: key }).generate(ASK, { maxTokens: 8 }))
+    expect(cut.message).toContain('HTTP 400')
+    expect(JSON.stringify([cut.message, cut.details])).not.toContain('sk-secret')
+    // A completion that echoes the key: its text became plan steps, and the planner's
+    // PLAN_UNPARSABLE quoted it whole in components.fallbacks, which every client reads.
+    server.reply((request) => ({
+      body: completion(`my key is ${request.headers.authorization}`),
+    }))
+    const echoed = await model({ apiKey: key }).generate(ASK, { maxTokens: 8 })
+    expect(echoed.text).toBe('my key is Bearer ***')
+    server.reply((request) => ({ body: completion(`${request.headers.authorization}`) }))
+    const outside = await failure(
+      model({ apiKey: key, choiceMode: 'guided_choice' }).scoreChoices(ASK, CHOICES),
+    )
+    expect(outside.code).toBe('SELECTION_OUTSIDE_CANDIDATES')
+    expect(JSON.stringify([outside.message, outside.details])).not.toContain('sk-secret')
+  })
+
   it('times out a slow attempt with TIMEOUT and does not retry it', async () => {
     // The server never answers. Attempts are counted at the client: under load the request may
     // not even reach the server within 50 ms, which is still a timed-out attempt.
