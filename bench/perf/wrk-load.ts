@@ -113,8 +113,7 @@ export async function warmUpUntil(
   warmUpRun: () => Promise<number>,
   wanted: number,
 ): Promise<number> {
-  let sent = await warmUpRun()
-  for (let runs = 1; sent < wanted && runs < MOST_WARM_UP_RUNS; runs += 1) sent += await warmUpRun()
+  const [sent] = await warmUpTogether(async () => [await warmUpRun()], wanted)
   return sent
 }
 
@@ -122,7 +121,7 @@ export async function warmUpUntil(
  * `warmUpUntil` for servers loaded together (each its own generator, at the same time, so that
  * all share whatever else the machine runs): `warmUpRun` loads them all once, answering the
  * requests each was sent; again until each has been sent `wanted`, at most MOST_WARM_UP_RUNS
- * runs. Answers the requests each was sent.
+ * runs. Answers the requests each was sent. (`warmUpUntil` is this with one server.)
  */
 export async function warmUpTogether(
   warmUpRun: () => Promise<number[]>,
