@@ -50,7 +50,7 @@ import { failedIndex, type FailedIndex } from './load-libraries.ts'
 export const SETTLE_MS = 2500
 
 /** The wait before the first try of a commit that failed to load (retryBackoffMs). */
-export const RETRY_BASE_MS = 2000
+const RETRY_BASE_MS = 2000
 
 /**
  * The wait before the `n`th try of a commit that failed to load (n from 1): `baseMs` (2 s),
@@ -68,8 +68,8 @@ const TEST_RETRY_BASE_MS = { min: 100, max: RETRY_BASE_MS }
  * set: `{}`, the defaults): TOOLSEL_TEST_INDEX_RETRY_BASE_MS, the first wait of the backoff (an
  * integer 100-2,000; another value is an error, not ignored), and
  * TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE, a file whose existence holds the tries back (a poll that
- * holds them writes `held` into it). So that a test
- * of the retries waits tenths of a second, not the 2, 6 and 14 s a failure's first tries take.
+ * holds them writes `held` into it). So that a test of the retries waits tenths of a second, not
+ * the 2, 6 and 14 s a failure's first tries take.
  */
 export function retryTestOptions(): Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> {
   const options: Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> = {}
