@@ -123,8 +123,8 @@ const NON_ESSENTIAL_SUM_SHARE = 2
 /**
  * `NON_ESSENTIAL_SUM_SHARE` of a plain window, where a non-essential term is summed into the
  * documents seen only and leaves nothing to clear (round 12, after the share was chosen), into
- * 32-bit sums (round 42): 4 measured 0.95-0.98 of 2 at 100k tools and 0.98-1.0 at 10k
- * (bench/README.md, round 42; 1 was 1.11, 8 0.93, 16 1.22 at 100k).
+ * 32-bit sums (round 42): BM25 with 4 measured 0.91-0.97 of 2 at 100k tools (with doubles) and
+ * 0.98-1.0 at 10k (bench/README.md, round 42; 1 was 1.11, 8 0.93, 16 1.22 at 100k).
  */
 const PLAIN_NON_ESSENTIAL_SUM_SHARE = 4
 
@@ -163,15 +163,24 @@ export class SearchScratch {
   readonly expansion: Float64Array
   readonly seen: Uint8Array
   readonly touched: Int32Array
-  /** `searchWindowed`'s per-window sums and the bit set of the window's documents seen. */
+  /**
+   * `searchWindowed`'s per-window sums (a plain window's: those of the documents it keeps for the
+   * terms not summed, `windowSums` holding the rest).
+   */
   readonly windowTool: Float64Array
   /**
    * A plain window's sums (`searchWindowed`), in millionths: 32-bit integers, exact while the
    * query's bounds together stay below 2^31 (`MOST_PLAIN_BOUND`). Half the bytes of `windowTool`
    * (32 KiB at 8,192 documents: the first-level data cache of the processor measured, where 64 KiB
-   * of doubles missed it): BM25 0.87-0.88 of the doubles at 100k tools (bench/README.md, round 42).
+   * of doubles missed it): BM25 at 100k tools 0.942 of main against 0.980 with doubles, both with
+   * `PLAIN_NON_ESSENTIAL_SUM_SHARE` (sums of per-query fastest; turn medians 0.837 against 0.889;
+   * bench/README.md, round 42).
    */
   readonly windowSums: Int32Array
+  /**
+   * `searchWindowed`'s per-window sums of the expansion terms, and the bit set of the window's
+   * documents seen.
+   */
   readonly windowExpansion: Float64Array
   readonly windowSeen: Uint32Array
   /**
