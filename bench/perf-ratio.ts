@@ -19,14 +19,14 @@
  *
  * `--paired` measures the ratio another way, steadier on a busy machine: per turn and side, that
  * checkout serves both libraries at once and one autocannon load (16 connections each, the
- * benchmark instructions in rotation, `includeSchemas: true`, WARM_UP_PASSES passes of warm-up as bench:perf) drives
- * both together, so both sizes share whatever else the machine runs; the ratio is the small
- * library's CPU per request (from /proc) ÷ the large one's, the req/s ratio of a server bound by
- * its CPU. `--index-dirs` takes two saved libraries (`bench/perf.ts --child N --out OUT` leaves one
- * in OUT/perf-N, with OUT/instructions.json); without it both are built first (this checkout's
- * code). Each run's own log
- * (bench/perf.ts's stderr) goes to a temporary folder, named when a run fails. `--json FILE`
- * writes every run's bench/perf.ts JSON with its side, turn and load.
+ * benchmark instructions in rotation, `includeSchemas: true`, WARM_UP_PASSES passes of warm-up as
+ * bench:perf) drives both together, so both sizes share whatever else the machine runs; the ratio
+ * is the small library's CPU per request (from /proc) ÷ the large one's, the req/s ratio of a
+ * server bound by its CPU. `--index-dirs` takes two saved libraries
+ * (`bench/perf.ts --child N --out OUT` leaves one in OUT/perf-N, with OUT/instructions.json);
+ * without it both are built first (this checkout's code). Each run's own log (bench/perf.ts's
+ * stderr) goes to a temporary folder, named when a run fails. `--json FILE` writes every run's
+ * bench/perf.ts JSON with its side, turn and load.
  * @module
  */
 import { execFileSync, spawn } from 'node:child_process'

@@ -4,9 +4,9 @@
  * checkout, e.g. `git worktree add /tmp/before <commit>` with its dist built) on the same saved
  * index, then loads them alternately with wrk (16 connections, the benchmark instructions in
  * rotation, `includeSchemas: true`) for `--rounds` rounds of `--duration` seconds each, after a
- * warm-up of each (WARM_UP_PASSES passes of the instructions, as bench:perf). Prints each server's req/s and CPU per request (from /proc) per round and the
- * medians: on a shared machine the load moves between rounds, so only turns taken side by side
- * compare.
+ * warm-up of each (WARM_UP_PASSES passes of the instructions, as bench:perf). Prints each server's
+ * req/s and CPU per request (from /proc) per round and the medians: on a shared machine the load
+ * moves between rounds, so only turns taken side by side compare.
  *
  *   node --import tsx bench/request-ab.ts --before DIR [--size 10000] [--rounds 5] [--duration 5]
  *     [--together] [--after-workers N] [--after-node-args "--flag …"]

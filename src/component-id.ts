@@ -98,9 +98,9 @@ export function llmComponentName(modelId: string): string {
 }
 
 /**
- * The planner, reranker and selector ids the config names: the defaults and the fallbacks
- * (every entry of each list; none when unset). The components never evicted from the cache, and ones a request
- * may name. (The config's shape, not its type: config/schema.ts's imports lead back here.)
+ * The planner, reranker and selector ids the config names: the defaults and the fallbacks (every
+ * entry of each list; none when unset). The components never evicted from the cache, and ones a
+ * request may name. (The config's shape, not its type: config/schema.ts's imports lead back here.)
  */
 export function configuredComponentIds(config: {
   plan: { planner: string; fallback: readonly string[] }

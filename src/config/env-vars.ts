@@ -271,11 +271,12 @@ export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 
 /**
  * Test-only switches, all in one place (name → what setting it does): each makes a process stop
- * (SIGSTOP), crash or fail at one chosen point, so that a test can see what a kill or a fault
- * there leaves, or shortens a wait that a test would otherwise sit through in real time (bounded:
- * never beyond its default) or holds it until the test lets it go on. Each is off unless set (unset or empty: off), and is read from this process's
- * environment only, through testSwitch or testStopPoint: never from a request, a config file or
- * an argument. README ("Command line") names them by their prefix (`TOOLSEL_TEST_…`, not for use).
+ * (SIGSTOP), crash or fail at one chosen point, so that a test can see what a kill or a fault there
+ * leaves, or shortens a wait that a test would otherwise sit through in real time (bounded: never
+ * beyond its default) or holds it until the test lets it go on. Each is off unless set (unset or
+ * empty: off), and is read from this process's environment only, through testSwitch or
+ * testStopPoint: never from a request, a config file or an argument. README ("Command line") names
+ * them by their prefix (`TOOLSEL_TEST_…`, not for use).
  */
 export const TEST_SWITCHES = {
   TOOLSEL_TEST_STOP_IN_FILE_WRITE:

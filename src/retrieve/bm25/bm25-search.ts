@@ -435,13 +435,14 @@ export function searchWindowed(
     let kept = 0
     const seeding = kth === -Infinity && k <= SEED_MAX_K
     // A plain window (a threshold known: the top k full or a seed; the limit above 0; no expansion
-    // terms and bounds whose sum fits `windowSums`: most windows) keeps no bit set or list of the documents seen: its essential postings
-    // are summed alone, then walked again (in cache) to score or keep the documents they hit,
-    // below. That takes the list, whose every posting waited on the one before, out of the
-    // summing loop. A seeded window below a full top k pushes what reaches the limit, as any
-    // other: the seed is a lower bound of the k-th score, so nothing it drops could make the top k
-    // (the window-sum seeding below, which needs the list, is then skipped: plain windows from
-    // the seed on were faster at 10k and 100k tools all the same, bench/README.md "Round 14").
+    // terms and bounds whose sum fits `windowSums`: most windows) keeps no bit set or list of the
+    // documents seen: its essential postings are summed alone, then walked again (in cache) to
+    // score or keep the documents they hit, below. That takes the list, whose every posting waited
+    // on the one before, out of the summing loop. A seeded window below a full top k pushes what
+    // reaches the limit, as any other: the seed is a lower bound of the k-th score, so nothing it
+    // drops could make the top k (the window-sum seeding below, which needs the list, is then
+    // skipped: plain windows from the seed on were faster at 10k and 100k tools all the same,
+    // bench/README.md "Round 14").
     const plain = plainSums && (kth !== -Infinity || seedLimit > -Infinity) && limit > 0
     if (plain) {
       for (let i = n - 1; i >= essential; i -= 1) {
