@@ -19,6 +19,15 @@
  *   (as on list_changed or the sync TTL, RELIST_GAP_MS apart): prints the heap after the first
  *   listing and after the re-lists (run node with `--expose-gc`), and the status. Before round
  *   41 the client's one Ajv kept every output schema it compiled: it grew at each re-list.
+ * - `--case storm`: it lists `--tools` tools, `--page` a page, each with an outputSchema of
+ *   `--properties` string properties (slow to compile: ~2-10 ms a property on a busy host), and
+ *   from its first page's answer on sends list_changed 4,000 times a second. For `--window` ms
+ *   from the connect on, prints the CPU time the gateway's process used (its compiles), the
+ *   listings that completed, the longest stall of the event loop, the status and the last error.
+ *   Before round 42 nothing but `listDeadlineMs` (60 s) bounded the compiling of one listing, a
+ *   list_changed during the connect's listing started a second one beside it, and a reconnect
+ *   after a failed listing listed again 1 s later: a core was held the whole window.
+ *   `--budget` sets gateway.listCompileBudgetMs (a checkout before round 42 has none).
  *
  * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
  * checkout's (it has the knobs).
@@ -30,6 +39,8 @@
  *     --chars 60000 --page 130 [--root /work/ci-base]
  *   node --expose-gc --import tsx bench/hostile-upstream.ts --case relists --tools 1000
  *     --chars 200 --page 1000 --relists 20 [--root /work/ci-base]
+ *   node --import tsx bench/hostile-upstream.ts --case storm --tools 120 --page 40
+ *     --properties 1000 --window 60000 [--budget 10000] [--root /work/ci-base]
  * @module
  */
 import { resolve } from 'node:path'
@@ -44,17 +55,29 @@ const { values: args } = benchArgs(import.meta.url, {
     chars: { type: 'string', default: String(1 << 20) },
     page: { type: 'string', default: '7' },
     relists: { type: 'string', default: '20' },
+    properties: { type: 'string', default: '1000' },
+    window: { type: 'string', default: '60000' },
+    budget: { type: 'string' },
     root: { type: 'string' },
   },
 })
-if (!['init-error', 'descriptions', 'schemas', 'relists'].includes(args.case)) {
+if (!['init-error', 'descriptions', 'schemas', 'relists', 'storm'].includes(args.case)) {
   usageError(
     import.meta.url,
-    `--case must be init-error, descriptions, schemas or relists, got "${args.case}"`,
+    `--case must be init-error, descriptions, schemas, relists or storm, got "${args.case}"`,
   )
 }
-for (const flag of ['repeat', 'tools', 'chars', 'page', 'relists'] as const) {
-  if (!/^[1-9]\d*$/.test(args[flag])) {
+for (const flag of [
+  'repeat',
+  'tools',
+  'chars',
+  'page',
+  'relists',
+  'properties',
+  'window',
+  'budget',
+] as const) {
+  if (args[flag] !== undefined && !/^[1-9]\d*$/.test(args[flag])) {
     usageError(import.meta.url, `--${flag} must be a positive number, got "${args[flag]}"`)
   }
 }
@@ -67,20 +90,31 @@ const { createMemoryLogger } = await from('src/log.ts')
 const { UpstreamConnection } = await from('src/mcp/gateway/upstream-connection.ts')
 
 const env: Record<string, string> =
-  args.case === 'init-error'
-    ? { UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'), UPSTREAM_INIT_ERROR_REPEAT: args.repeat }
-    : {
+  args.case === 'storm'
+    ? {
         UPSTREAM_TOOLS: args.tools,
-        [args.case === 'schemas'
-          ? 'UPSTREAM_SCHEMA_CHARS'
-          : args.case === 'relists'
-            ? 'UPSTREAM_OUTPUT_SCHEMA_CHARS'
-            : 'UPSTREAM_DESCRIPTION_CHARS']: args.chars,
         UPSTREAM_PAGE_SIZE: args.page,
+        UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: args.properties,
+        UPSTREAM_LIST_CHANGED_MS: '5',
       }
+    : args.case === 'init-error'
+      ? {
+          UPSTREAM_INIT_ERROR: JSON.stringify('failed!\n'),
+          UPSTREAM_INIT_ERROR_REPEAT: args.repeat,
+        }
+      : {
+          UPSTREAM_TOOLS: args.tools,
+          [args.case === 'schemas'
+            ? 'UPSTREAM_SCHEMA_CHARS'
+            : args.case === 'relists'
+              ? 'UPSTREAM_OUTPUT_SCHEMA_CHARS'
+              : 'UPSTREAM_DESCRIPTION_CHARS']: args.chars,
+          UPSTREAM_PAGE_SIZE: args.page,
+        }
 const config = parseConfig({
   gateway: {
     spawnTimeoutMs: 120_000,
+    ...(args.budget !== undefined && { listCompileBudgetMs: Number(args.budget) }),
     servers: {
       hostile: {
         command: process.execPath,
@@ -99,6 +133,44 @@ const upstream = new UpstreamConnection('hostile', config.gateway.servers.hostil
     tools = upstream.tools
   },
 })
+if (args.case === 'storm') {
+  // Listings that completed: each sets lastSyncAt.
+  let listings = 0
+  let seenSync: unknown = null
+  const counted = upstream
+  const cpu = process.cpuUsage()
+  const began = performance.now()
+  let last = began
+  let stall = 0
+  const tick = setInterval(() => {
+    stall = Math.max(stall, performance.now() - last)
+    last = performance.now()
+  }, 20)
+  const watch = setInterval(() => {
+    const synced = counted.state().lastSyncAt
+    if (synced !== seenSync) {
+      seenSync = synced
+      if (synced !== null && synced !== undefined) listings += 1
+    }
+  }, 20)
+  void counted.connect()
+  await new Promise((settle) => setTimeout(settle, Number(args.window)))
+  clearInterval(tick)
+  clearInterval(watch)
+  const used = process.cpuUsage(cpu)
+  const wall = performance.now() - began
+  const state = counted.state()
+  console.log(`root: ${root}`)
+  console.log(
+    `storm: ${args.tools} tools x ${args.properties} output properties, ${args.page} a page, list_changed 4,000/s; ` +
+      `over ${Math.round(wall)} ms: CPU ${Math.round((used.user + used.system) / 1000)} ms ` +
+      `(${Math.round((100 * (used.user + used.system)) / 1000 / wall)}% of a core), ${listings} listings completed, ` +
+      `longest event-loop stall ${Math.round(stall)} ms, status ${state.status}, outages ${state.outages}`,
+  )
+  if (state.lastError) console.log(`lastError: ${state.lastError}`)
+  await counted.close()
+  process.exit(0)
+}
 const before = process.memoryUsage()
 const started = performance.now()
 await upstream.connect().catch((error: Error) => {

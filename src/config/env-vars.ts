@@ -225,6 +225,12 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Time limit for one whole tools/list of an upstream, every page',
   },
+  TOOLSEL_GATEWAY_LIST_COMPILE_BUDGET_MS: {
+    path: 'gateway.listCompileBudgetMs',
+    type: 'integer',
+    description:
+      "Most time one tools/list of an upstream may spend compiling its tools' output schemas",
+  },
   TOOLSEL_GATEWAY_CONNECT_CONCURRENCY: {
     path: 'gateway.connectConcurrency',
     type: 'integer',

@@ -45,7 +45,7 @@ import {
   UpstreamMessageFlood,
 } from './bounded-read-buffer.ts'
 import { upstreamStderrLog } from './upstream-stderr.ts'
-import { newUpstreamClient } from './upstream-output-schemas.ts'
+import { newUpstreamClient, OutputChecks } from './upstream-output-schemas.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
 import {
   unavailableError,
@@ -66,18 +66,21 @@ export interface UpstreamOptions {
 /** The slot of a connection without a pool (none to wait for or step out of). */
 const NO_POOL: ConnectSlot = { release: () => undefined, stepOut: () => false }
 
-/**
- * The least time between the end of a re-list and the next one asked for meanwhile
- * (list_changed), in ms; at least RELIST_GAP_FACTOR times the last listing's own time. An
- * upstream sending list_changed in a loop made toolsel re-list and re-index it back to back:
- * 20,000 tools at 50 notifications a ms held a core at 83% and stalled pings up to 863 ms
- * (bench/README round 34, hard20). A first change after a quiet time is listed at once.
- */
 /** Longest upstream error text kept (`lastError`) and logged, in UTF-16 code units. */
 export const MAX_UPSTREAM_ERROR_CHARS = 2000
 
+/**
+ * The least time between the end of a listing of a server (at connect or a re-list) and the next
+ * one (a re-list asked for meanwhile, on list_changed; a reconnect), in ms; at least
+ * RELIST_GAP_FACTOR times the last listing's own time. An upstream sending list_changed in a
+ * loop made toolsel re-list and re-index it back to back: 20,000 tools at 50 notifications a ms
+ * held a core at 83% and stalled pings up to 863 ms (bench/README round 34, hard20). Since round
+ * 42 the connect's listing counts too (a list_changed during it started a second listing beside
+ * it), and a reconnect after a failed listing waits for the gap as well as its backoff. A first
+ * change after a quiet time is listed at once.
+ */
 export const RELIST_GAP_MS = 1000
-const RELIST_GAP_FACTOR = 4
+export const RELIST_GAP_FACTOR = 4
 
 export class UpstreamConnection {
   readonly name: string
@@ -86,6 +89,8 @@ export class UpstreamConnection {
   #client: Client | undefined
   #status: UpstreamStatus = 'connecting'
   #tools: Tool[] = []
+  /** How the calls through each client are checked: its last complete listing's output schemas. */
+  readonly #checks = new WeakMap<Client, OutputChecks>()
   #lastSyncAt: number | undefined
   #lastLatencyMs: number | undefined
   #lastError: string | undefined
@@ -271,7 +276,15 @@ export class UpstreamConnection {
       // Closed while connecting: don't keep a process or session nobody will close.
       if (this.#closed) return void (await this.#closeClient(client))
       this.#client = client
-      await this.#list(client)
+      // A list_changed meanwhile (sync) waits for this listing and the gap after it: until round
+      // 42 it started a second listing at once, beside this one.
+      const listing = this.#timedList(client)
+      this.#connectListing = listing.catch(() => undefined)
+      try {
+        await listing
+      } finally {
+        this.#connectListing = undefined
+      }
       if (this.#downSince !== undefined)
         logger.info(`Upstream "${this.name}" is back`, {
           downForMs: Date.now() - this.#downSince,
@@ -308,9 +321,26 @@ export class UpstreamConnection {
     return closing
   }
 
-  /** When the last re-list ended (performance.now()), and the gap that follows it. */
+  /**
+   * When the last listing ended (performance.now()), at connect or a re-list, and the gap that
+   * follows it: no listing of this server starts within it (a re-list waits; a reconnect is
+   * scheduled after it).
+   */
   #relistedAt = Number.NEGATIVE_INFINITY
   #relistGap = RELIST_GAP_MS
+  /** The listing of a connect in progress (settled: never rejects), while it runs. */
+  #connectListing: Promise<void> | undefined
+
+  /** `#list`, its end and time setting the gap before the next listing (failed or not). */
+  async #timedList(client: Client): Promise<void> {
+    const started = performance.now()
+    try {
+      await this.#list(client)
+    } finally {
+      this.#relistedAt = performance.now()
+      this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
+    }
+  }
 
   /**
    * Re-lists the tools (on list_changed and on the TTL). A request that arrives during a listing
@@ -324,6 +354,9 @@ export class UpstreamConnection {
       return this.#syncing
     }
     this.#syncing = (async () => {
+      // A connect's listing runs: this one follows it, after the gap (at most one listing in
+      // flight and one waiting, whatever the number of requests).
+      if (this.#connectListing) await this.#connectListing
       // The gap holds from the last re-list too, not only within one run of this loop: a server
       // sending its list_changed in bursts between fast listings was otherwise listed again at
       // once after each pause (about twice a gap).
@@ -333,12 +366,9 @@ export class UpstreamConnection {
         this.#syncAgain = false
         const client = this.#client
         if (!client || this.#closed) return
-        const started = performance.now()
-        await this.#list(client).catch((error: unknown) =>
+        await this.#timedList(client).catch((error: unknown) =>
           this.#failed('tools/list', error, client),
         )
-        this.#relistedAt = performance.now()
-        this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
         if (this.#syncAgain) await this.#pause(this.#relistGap)
       } while (this.#syncAgain)
     })().finally(() => (this.#syncing = undefined))
@@ -369,12 +399,18 @@ export class UpstreamConnection {
       throw unavailableError(this.state())
     const started = performance.now()
     try {
-      const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        timeout: this.#options.settings.callTimeoutMs,
-        signal,
-      })
+      // Not client.callTool: the gateway checks results against its own compiled output schemas
+      // (upstream-output-schemas.ts); the SDK's cache of them is never filled.
+      const checks = this.#checks.get(client) ?? new OutputChecks()
+      checks.beforeCall(name)
+      const result = (await client.request(
+        { method: 'tools/call', params: { name, arguments: args } },
+        CallToolResultSchema,
+        { timeout: this.#options.settings.callTimeoutMs, signal },
+      )) as CallToolResult
+      checks.check(name, result)
       this.#observe(performance.now() - started, client)
-      return result as CallToolResult
+      return result
     } catch (error) {
       if (signal?.aborted)
         throw new ToolselError('ABORTED', 'The call was cancelled.', { cause: error })
@@ -460,11 +496,12 @@ export class UpstreamConnection {
   async #list(client: Client): Promise<void> {
     const started = performance.now()
     const { settings } = this.#options
-    const listed = await listAllTools(client, {
+    const { tools: listed, checks } = await listAllTools(client, {
       pageTimeoutMs: settings.listTimeoutMs ?? settings.connectTimeoutMs,
       deadlineMs: settings.listDeadlineMs,
       maxTools: settings.maxToolsPerServer,
       maxChars: settings.maxListChars,
+      compileBudgetMs: settings.listCompileBudgetMs,
     }).catch((error: unknown) => {
       // A page over gateway.maxMessageBytes: the listing fails with that error.
       if (isOversizeReply(error)) throw new Error(oversizeMessage(settings.maxMessageBytes))
@@ -474,6 +511,7 @@ export class UpstreamConnection {
     // One line per skipped tool: thousands for a server whose every tool is malformed.
     for (const warning of groupWarnings(warnings).warnings) this.#options.logger.warn(warning)
     this.#tools = tools
+    this.#checks.set(client, checks)
     this.#lastSyncAt = Date.now()
     this.#observe(performance.now() - started, client)
     this.#options.onTools(this.name)
@@ -591,7 +629,13 @@ export class UpstreamConnection {
   #scheduleRetry(): void {
     if (this.#closed || this.#retryTimer) return
     const { reconnectInitialMs, reconnectMaxMs } = this.#options.settings
-    const delay = backoffDelay(this.#backoffStep, reconnectInitialMs, reconnectMaxMs)
+    // Not before the gap after the last listing either: a server failing each listing (past
+    // listCompileBudgetMs, listDeadlineMs) was listed again after reconnectInitialMs, 1 s.
+    const gapLeft = this.#relistedAt + this.#relistGap - performance.now()
+    const delay = Math.max(
+      backoffDelay(this.#backoffStep, reconnectInitialMs, reconnectMaxMs),
+      Math.ceil(gapLeft),
+    )
     this.#backoffStep += 1
     this.#nextRetryAt = Date.now() + delay
     this.#retryTimer = setTimeout(() => {

@@ -1,12 +1,15 @@
 /**
- * The gateway's MCP client for an upstream, and the output schemas of that upstream's tools,
- * compiled one tool at a time. The SDK's `listTools` compiles (Ajv) the outputSchema of every
- * tool a page lists, so that `callTool` checks a result's structuredContent against it: one
- * schema Ajv cannot compile (nested ~500 levels deep, a `$ref` to nowhere, `"type": "bogus"`, a
- * `pattern` that is no regular expression) threw out of `listTools` and marked the whole server
- * down. listAllTools (upstream-tools.ts) compiles each kept tool's schema here as its page
- * arrives, skipping a tool whose schema does not compile, then hands the kept tools of the whole
- * listing to the SDK's cache (`cacheToolMetadata`), which finds them compiled.
+ * The output schemas of an upstream's tools: compiled one tool at a time as a listing's pages
+ * arrive (listAllTools, upstream-tools.ts), and each tools/call result checked against its tool's
+ * compiled schema (`OutputChecks`, UpstreamConnection.callTool), as the SDK's `callTool` did.
+ *
+ * The gateway owns these checks, not the SDK: the SDK's `listTools` compiled a page's schemas
+ * together (one that did not compile failed the listing), its cache was cleared at each page,
+ * and handing it a listing went through the Client's private `cacheToolMetadata` (until round
+ * 42). Its Ajv also looked a schema up by `$id` before compiling it, so two tools sharing an
+ * `$id` got the first one's validator: a hostile tool made another tool's results be checked
+ * against its own schema. Here a schema naming an `$id` or an anchor is compiled on an Ajv of its
+ * own; the others share the listing's Ajv (they register nothing another schema can reach).
  *
  * The schemas' `pattern` and `patternProperties` run on RE2 (re2js), not JavaScript's
  * backtracking RegExp: an upstream's `"pattern": "^(a+)+$"` and a 40-character result held the
@@ -16,45 +19,47 @@
  * @module
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { Ajv, type Options as AjvOptions } from 'ajv'
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
+import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import ajvFormats from 'ajv-formats'
 import { RE2JS } from 're2js'
-import type {
-  JsonSchemaType,
-  JsonSchemaValidator,
-  jsonSchemaValidator,
-} from '@modelcontextprotocol/sdk/validation/types.js'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
 
 /** Longest compile error quoted in the warning that skips a tool (Ajv quotes the schema's text). */
 const MAX_COMPILE_ERROR_CHARS = 200
 
 /**
- * The SDK's Ajv validator for one upstream's client, each schema compiled once a listing (the
- * SDK's cache asks again for the ones listAllTools compiled), and a fresh Ajv for each listing:
- * Ajv holds every schema it compiled, and the client's one Ajv grew by a whole listing's output
- * schemas at each re-list.
+ * A schema that can register a name in its Ajv (`$id`, `$anchor`, `$dynamicAnchor`,
+ * `$recursiveAnchor`): compiled on an Ajv of its own (~0.3 ms more, measured in round 42).
  */
-export class OutputSchemaCompiler implements jsonSchemaValidator {
-  #ajv = newValidator()
-  #compiled = new WeakMap<object, JsonSchemaValidator<unknown>>()
+const NAMES_SOMETHING = /"\$(?:id|anchor|dynamicAnchor|recursiveAnchor)"/
+
+/**
+ * Compiles the output schemas of one listing: a fresh one for each listing (an Ajv holds every
+ * schema it compiled; the client's one Ajv grew by a whole listing's schemas at each re-list).
+ * `compiledMs` is the time spent compiling so far (compiles are synchronous: CPU time).
+ */
+export class OutputSchemaCompiler {
+  #shared: Ajv | undefined
+  compiledMs = 0
 
   /**
-   * A listing starts: what earlier ones compiled is let go (the SDK's cache keeps its validators
-   * until a listing completes).
+   * `schema` compiled, or why it cannot be (after "its outputSchema"). Every tool gets its own
+   * validator, whatever `$id` it names.
    */
-  restart(): void {
-    this.#ajv = newValidator()
-    this.#compiled = new WeakMap()
-  }
-
-  /** Why `schema` cannot be compiled (after "its outputSchema"), or undefined when it compiles. */
-  problem(schema: JsonSchemaType): string | undefined {
+  compile(schema: object): ValidateFunction | string {
+    const started = performance.now()
     try {
-      this.getValidator(schema)
-      return undefined
+      let ajv: Ajv
+      if (NAMES_SOMETHING.test(JSON.stringify(schema))) ajv = newAjv()
+      else ajv = this.#shared ??= newAjv()
+      return ajv.compile(schema)
     } catch (error) {
       if (error instanceof RangeError) return 'is nested too deep to compile'
       const message = error instanceof Error ? error.message : String(error)
@@ -63,15 +68,9 @@ export class OutputSchemaCompiler implements jsonSchemaValidator {
           ? `${message.slice(0, MAX_COMPILE_ERROR_CHARS)}…`
           : message
       return `does not compile: ${JSON.stringify(cut)}`
+    } finally {
+      this.compiledMs += performance.now() - started
     }
-  }
-
-  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    const known = this.#compiled.get(schema)
-    if (known) return known as JsonSchemaValidator<T>
-    const made = this.#ajv.getValidator<T>(schema)
-    this.#compiled.set(schema, made as JsonSchemaValidator<unknown>)
-    return made
   }
 }
 
@@ -96,8 +95,8 @@ const re2Engine: NonNullable<NonNullable<AjvOptions['code']>['regExp']> = Object
 /** ajv-formats is CommonJS: its default export is the plugin itself at run time. */
 const addFormats = ajvFormats as unknown as typeof ajvFormats.default
 
-/** The SDK's validator on an Ajv as the SDK makes its own, but for the pattern engine. */
-function newValidator(): AjvJsonSchemaValidator {
+/** An Ajv as the SDK makes its own (its AjvJsonSchemaValidator), but for the pattern engine. */
+function newAjv(): Ajv {
   const ajv = new Ajv({
     strict: false,
     validateFormats: true,
@@ -106,39 +105,86 @@ function newValidator(): AjvJsonSchemaValidator {
     code: { regExp: re2Engine },
   })
   addFormats(ajv)
-  return new AjvJsonSchemaValidator(ajv)
+  return ajv
 }
 
-const compilers = new WeakMap<Client, OutputSchemaCompiler>()
+/** Words for a validator's errors (Ajv's errorsText reads nothing of the instance but them). */
+const errorWords = new Ajv()
 
-/** A client for an upstream, its output schemas compiled by an OutputSchemaCompiler. */
-export function newUpstreamClient(): Client {
-  const compiler = new OutputSchemaCompiler()
-  const client = new Client(MCP_GATEWAY_CLIENT_INFO, { jsonSchemaValidator: compiler })
-  compilers.set(client, compiler)
-  return client
-}
+/**
+ * What a complete listing says about checking its tools' calls: each tool's compiled
+ * outputSchema, and the tools that need task-based calls. A name listed twice keeps the first
+ * tool's (the one upstreamTools serves; the SDK's cache kept the last one's).
+ */
+export class OutputChecks {
+  readonly #validators = new Map<string, ValidateFunction>()
+  readonly #taskRequired = new Set<string>()
+  readonly #seen = new Set<string>()
 
-/** The compiler of a client made by newUpstreamClient. */
-export function outputSchemaCompiler(client: Client): OutputSchemaCompiler {
-  const compiler = compilers.get(client)
-  if (!compiler) throw new Error('this MCP client was not made by newUpstreamClient()')
-  return compiler
+  /** `tool` of the listing, its outputSchema compiled to `validator` (none: no outputSchema). */
+  add(tool: McpTool, validator: ValidateFunction | undefined): void {
+    if (this.#seen.has(tool.name)) return
+    this.#seen.add(tool.name)
+    if (validator) this.#validators.set(tool.name, validator)
+    if (tool.execution?.taskSupport === 'required') this.#taskRequired.add(tool.name)
+  }
+
+  /** Throws, before a call is sent, when `name` needs task-based execution (as the SDK did). */
+  beforeCall(name: string): void {
+    if (this.#taskRequired.has(name)) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Tool "${name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
+      )
+    }
+  }
+
+  /**
+   * Checks the result of a call to `name` against its outputSchema, with the SDK's errors: a
+   * tool with one must answer structuredContent (unless isError), and that must match it.
+   */
+  check(name: string, result: CallToolResult): void {
+    const validate = this.#validators.get(name)
+    if (!validate) return
+    if (!result.structuredContent && !result.isError) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Tool ${name} has an output schema but did not return structured content`,
+      )
+    }
+    if (!result.structuredContent) return
+    let valid: boolean
+    try {
+      valid = validate(result.structuredContent) as boolean
+    } catch (error) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
+      )
+    }
+    if (!valid) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Structured content does not match the tool's output schema: ${errorWords.errorsText(validate.errors)}`,
+      )
+    }
+  }
 }
 
 /**
- * Hands a listing's tools to the SDK's cache, as its `listTools` does for each page (the
- * Client's private `cacheToolMetadata`): their output validators, which `callTool` checks
- * structuredContent with, and which of them need task-based calls. Once for the whole listing:
- * the SDK clears the cache at each page, so only the last page's tools were checked. An SDK
- * without it fails the listing by name, not every output check silently.
+ * The SDK's validator for the client: refuses to compile. Output schemas are compiled and checked
+ * here, never by the SDK (its `listTools` and `callTool` are not used for an upstream); a use
+ * of the SDK's own checks fails by name instead of checking on a backtracking RegExp.
  */
-export function cacheToolMetadata(client: Client, tools: readonly McpTool[]): void {
-  const cache = (client as unknown as { cacheToolMetadata?: unknown }).cacheToolMetadata
-  if (typeof cache !== 'function') {
+const noSdkValidator: jsonSchemaValidator = {
+  getValidator() {
     throw new Error(
-      "the MCP SDK's Client has no cacheToolMetadata method (toolsel relies on it to check tools/call results against each tool's outputSchema): install the SDK version package.json names",
+      "toolsel checks upstream output schemas itself (upstream-output-schemas.ts): the MCP SDK's own checks are not used",
     )
-  }
-  cache.call(client, tools)
+  },
+}
+
+/** A client for an upstream; its tools are listed by listAllTools and called with OutputChecks. */
+export function newUpstreamClient(): Client {
+  return new Client(MCP_GATEWAY_CLIENT_INFO, { jsonSchemaValidator: noSdkValidator })
 }

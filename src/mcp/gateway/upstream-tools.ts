@@ -5,6 +5,7 @@
  * @module
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { ValidateFunction } from 'ajv'
 import {
   ErrorCode,
   ListToolsResultSchema,
@@ -23,11 +24,7 @@ import {
 } from '../../library/name-characters.ts'
 import { MAX_PARAMETER_DEPTH, type Tool } from '../../library/tool.ts'
 import { classifyUpstreamError } from './classify-upstream-error.ts'
-import {
-  cacheToolMetadata,
-  type OutputSchemaCompiler,
-  outputSchemaCompiler,
-} from './upstream-output-schemas.ts'
+import { OutputChecks, OutputSchemaCompiler } from './upstream-output-schemas.ts'
 
 /** Most `tools/list` pages followed; guards against a server whose cursor never ends. */
 export const MAX_PAGES = 1000
@@ -105,9 +102,12 @@ function notATool(error: z.ZodError): string {
  * fields it does not know are dropped, as the SDK's parse did), its description cut, or a
  * stand-in when it is refused (not an MCP tool; a kept field over MAX_UPSTREAM_SCHEMA_CHARS or
  * nested past the stack; an outputSchema that does not compile); and how many characters that
- * counts against `gateway.maxListChars`: the length of its JSON.
+ * counts against `gateway.maxListChars`: the length of its JSON; and its outputSchema compiled.
  */
-function kept(raw: unknown, schemas: OutputSchemaCompiler): { tool: McpTool; chars: number } {
+function kept(
+  raw: unknown,
+  schemas: OutputSchemaCompiler,
+): { tool: McpTool; chars: number; validator?: ValidateFunction } {
   const parsed = ToolSchema.safeParse(raw)
   if (!parsed.success) {
     const stub = refused(raw, notATool(parsed.error))
@@ -137,13 +137,14 @@ function kept(raw: unknown, schemas: OutputSchemaCompiler): { tool: McpTool; cha
     return { tool: stub, chars: JSON.stringify(stub).length }
   }
   // Compiled now, by itself (the SDK compiled a page's schemas together, and one failing failed
-  // the listing); the SDK's cache takes this compiled validator once the listing is complete.
-  const problem = cut.outputSchema && schemas.problem(cut.outputSchema)
-  if (problem) {
-    const stub = refused(tool, `its outputSchema ${problem}`)
+  // the listing); the listing's OutputChecks take the validator once the listing is complete.
+  if (!cut.outputSchema) return { tool: cut, chars }
+  const validator = schemas.compile(cut.outputSchema)
+  if (typeof validator === 'string') {
+    const stub = refused(tool, `its outputSchema ${validator}`)
     return { tool: stub, chars: JSON.stringify(stub).length }
   }
-  return { tool: cut, chars }
+  return { tool: cut, chars, validator }
 }
 
 /**
@@ -186,6 +187,14 @@ export interface ListBounds {
   maxTools: number
   /** Most characters of tools kept, every page together (`gateway.maxListChars`). */
   maxChars: number
+  /** Most time compiling output schemas, every page together (`gateway.listCompileBudgetMs`). */
+  compileBudgetMs: number
+}
+
+/** A complete listing: its tools as listed (kept or stand-ins), and how to check their calls. */
+export interface Listing {
+  tools: McpTool[]
+  checks: OutputChecks
 }
 
 /**
@@ -199,14 +208,15 @@ export interface ListBounds {
  * kept: its description cut, a tool refused for its schema as a stand-in), or a cursor still
  * going after `MAX_PAGES` pages, a plain Error (the connection marks the server down). A tool
  * that is not an MCP tool, or whose outputSchema does not compile, is only skipped (upstreamTools
- * names it). A page's tools are checked (their output schemas compiled) in slices of the event
- * loop, the deadline checked between them. `client` comes from newUpstreamClient; a complete
- * listing's tools are handed to the SDK's cache (their output validators) as its listTools did.
+ * names it). Compiling the output schemas may take `compileBudgetMs` in all, a plain Error past
+ * it. A page's tools are checked (their output schemas compiled) in slices of the event
+ * loop, the deadline checked between them. A complete listing comes with its OutputChecks
+ * (each kept tool's compiled outputSchema), which UpstreamConnection.callTool checks results with.
  */
-export async function listAllTools(client: Client, bounds: ListBounds): Promise<McpTool[]> {
-  const { pageTimeoutMs, deadlineMs, maxTools, maxChars } = bounds
-  const schemas = outputSchemaCompiler(client)
-  schemas.restart()
+export async function listAllTools(client: Client, bounds: ListBounds): Promise<Listing> {
+  const { pageTimeoutMs, deadlineMs, maxTools, maxChars, compileBudgetMs } = bounds
+  const schemas = new OutputSchemaCompiler()
+  const checks = new OutputChecks()
   const started = performance.now()
   const listed: McpTool[] = []
   let chars = 0
@@ -256,6 +266,13 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
         sliceStart = performance.now()
       }
       const keep = kept(tool, schemas)
+      // Checked after each compile (one is not split): a hostile server's schemas slow to
+      // compile held a core for the whole listDeadlineMs of every listing.
+      if (schemas.compiledMs > compileBudgetMs) {
+        throw new Error(
+          `tools/list's output schemas took more than ${compileBudgetMs.toLocaleString('en-US')} ms to compile (gateway.listCompileBudgetMs): ${(page + 1).toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+        )
+      }
       chars += keep.chars
       if (chars > maxChars) {
         throw new Error(
@@ -263,12 +280,11 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
         )
       }
       listed.push(keep.tool)
+      // A stand-in is not served: a later tool of its name is (upstreamTools), with its checks.
+      if (!refusedTools.has(keep.tool)) checks.add(keep.tool, keep.validator)
     }
     cursor = result.nextCursor
-    if (!cursor) {
-      cacheToolMetadata(client, listed)
-      return listed
-    }
+    if (!cursor) return { tools: listed, checks }
   }
   throw new Error(
     `tools/list still gave a next cursor after ${MAX_PAGES.toLocaleString('en-US')} pages; none of them were taken`,

@@ -48,16 +48,23 @@ describe('listAllTools', () => {
       deadlineMs: 60_000,
       maxTools: 200_000,
       maxChars: 2 ** 26,
+      compileBudgetMs: 60_000,
     }
-    const tools = await listAllTools(client, bounds)
+    const { tools } = await listAllTools(client, bounds)
     expect(tools).toHaveLength(200_000)
     expect([tools[0].name, tools[199_999].name]).toEqual(['tool_0', 'tool_199999'])
   }, 60_000)
 
   it('follows the cursor page by page, in order', async () => {
     const client = await connect({ UPSTREAM_TOOLS: '2500', UPSTREAM_PAGE_SIZE: '1000' })
-    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500, maxChars: 2 ** 26 }
-    const names = (await listAllTools(client, bounds)).map((tool) => tool.name)
+    const bounds = {
+      pageTimeoutMs: 10_000,
+      deadlineMs: 30_000,
+      maxTools: 2500,
+      maxChars: 2 ** 26,
+      compileBudgetMs: 60_000,
+    }
+    const names = (await listAllTools(client, bounds)).tools.map((tool) => tool.name)
     expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
   }, 60_000)
 
@@ -71,7 +78,13 @@ describe('listAllTools', () => {
       UPSTREAM_PAGE_SIZE: '120',
       UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
     })
-    const bounds = { pageTimeoutMs: 30_000, deadlineMs: 3_000, maxTools: 200, maxChars: 2 ** 26 }
+    const bounds = {
+      pageTimeoutMs: 30_000,
+      deadlineMs: 3_000,
+      maxTools: 200,
+      maxChars: 2 ** 26,
+      compileBudgetMs: 60_000,
+    }
     let last = performance.now()
     let longestGap = 0
     const tick = setInterval(() => {
@@ -89,13 +102,27 @@ describe('listAllTools', () => {
     expect(longestGap).toBeLessThan(8_000)
   }, 60_000)
 
-  it("fails by name on an SDK whose Client has no cacheToolMetadata (callTool's output checks)", async () => {
-    const client = await connect({ UPSTREAM_TOOLS: '3', UPSTREAM_OUTPUT_SCHEMA_CHARS: '10' })
-    // An SDK that renamed the private method the listing hands its tools to.
-    Object.defineProperty(client, 'cacheToolMetadata', { value: undefined })
-    const bounds = { pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 10, maxChars: 2 ** 26 }
+  it('stops a listing whose output schemas pass compileBudgetMs of compiling, naming the setting', async () => {
+    // The same slow page, a deadline it never reaches: before round 42 nothing but the deadline
+    // (60 s by default) bounded the compiling, and a hostile server held a core for all of it at
+    // each listing.
+    const client = await connect({
+      UPSTREAM_TOOLS: '120',
+      UPSTREAM_PAGE_SIZE: '120',
+      UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
+    })
+    const bounds = {
+      pageTimeoutMs: 60_000,
+      deadlineMs: 60_000,
+      maxTools: 200,
+      maxChars: 2 ** 26,
+      compileBudgetMs: 300,
+    }
+    const started = performance.now()
     await expect(listAllTools(client, bounds)).rejects.toThrow(
-      /the MCP SDK's Client has no cacheToolMetadata method/,
+      /^tools\/list's output schemas took more than 300 ms to compile \(gateway\.listCompileBudgetMs\): 1 pages \(\d+ tools\) read; none of them were taken$/,
     )
+    // The budget and one compile past it (0.2-1.5 s on a busy host), not the page's 24-180 s.
+    expect(performance.now() - started).toBeLessThan(20_000)
   }, 60_000)
 })

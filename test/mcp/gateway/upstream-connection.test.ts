@@ -5,6 +5,7 @@ import { parseConfig } from '../../../src/config/load-config.ts'
 import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
 import {
   MAX_UPSTREAM_ERROR_CHARS,
+  RELIST_GAP_FACTOR,
   RELIST_GAP_MS,
   UpstreamConnection,
 } from '../../../src/mcp/gateway/upstream-connection.ts'
@@ -251,6 +252,35 @@ describe('UpstreamConnection with real stdio processes', () => {
     })
   }, 150_000)
 
+  it("checks each tool's results against its own outputSchema, whatever $id they share", async () => {
+    // tool_0 (listed first) and tool_1 name the same $id; tool_0's takes any value, tool_1's
+    // only a's. Before round 42 the SDK's Ajv looked the $id up before compiling: tool_1's
+    // results were checked against tool_0's schema, and "b" went through.
+    const shared = nodeUpstream('shared', {
+      UPSTREAM_TOOLS: '2',
+      UPSTREAM_OUTPUT_PATTERN: '^a+$',
+      UPSTREAM_OUTPUT_ID: 'https://example.com/result.json',
+      UPSTREAM_OUTPUT_VALUE: 'b',
+    })
+    await shared.connect()
+    expect(shared.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1'])
+    await expect(shared.callTool('tool_0', {})).resolves.toMatchObject({
+      structuredContent: { value: 'b' },
+    })
+    await expect(shared.callTool('tool_1', {})).rejects.toThrow(
+      /Structured content does not match the tool's output schema: data\/value must match pattern/,
+    )
+  }, 150_000)
+
+  it('refuses a call to a tool that requires task-based execution, as the SDK did', async () => {
+    const tasks = nodeUpstream('tasks', { UPSTREAM_TOOLS: '1', UPSTREAM_TASK_REQUIRED: '1' })
+    await tasks.connect()
+    await expect(tasks.callTool('tool_0', {})).rejects.toThrow(
+      /Tool "tool_0" requires task-based execution/,
+    )
+    expect(tasks.state()).toMatchObject({ status: 'connected' })
+  }, 150_000)
+
   it('skips a tool whose outputSchema has a pattern RE2 cannot run, naming it', async () => {
     const logger = createMemoryLogger()
     const lookahead = nodeUpstream(
@@ -380,13 +410,36 @@ describe('UpstreamConnection with real stdio processes', () => {
       listings += 1
     })
     await flood.connect()
-    expect(flood.state()).toMatchObject({ status: 'connected', toolCount: 3 })
+    expect(flood.state()).toMatchObject({ toolCount: 3 })
+    // From the first re-list on (since round 42 it waits for the gap after the connect's
+    // listing, four times that listing's time: seconds on a loaded host).
+    while (listings < 2) await new Promise((resolve) => setTimeout(resolve, 20))
     const windowMs = 4 * RELIST_GAP_MS
     const before = listings
     await new Promise((resolve) => setTimeout(resolve, windowMs))
     // One listing per gap, and the one running at each end of the window.
     expect(listings - before).toBeGreaterThanOrEqual(2)
     expect(listings - before).toBeLessThanOrEqual(windowMs / RELIST_GAP_MS + 2)
+  }, 150_000)
+
+  it("holds a list_changed sent during the connect's listing until the gap after it", async () => {
+    // 3 pages; list_changed from the first page's answer on, 4,000 a second. Before round 42
+    // the first notification started a re-list at once, beside the connect's listing (two
+    // listings compiling at once), and it ended a page after that one.
+    const ended: number[] = []
+    const storm = nodeUpstream(
+      'storm',
+      { UPSTREAM_TOOLS: '3000', UPSTREAM_PAGE_SIZE: '1000', UPSTREAM_LIST_CHANGED_MS: '5' },
+      undefined,
+      () => ended.push(performance.now()),
+    )
+    await storm.connect()
+    const listingMs = storm.state().lastLatencyMs ?? 0
+    expect(storm.state()).toMatchObject({ toolCount: 3000 })
+    while (ended.length < 2) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(ended[1] - ended[0]).toBeGreaterThanOrEqual(
+      Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * listingMs),
+    )
   }, 150_000)
 
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
