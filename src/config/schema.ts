@@ -942,8 +942,8 @@ const GatewaySchema = z
      */
     listDeadlineMs: durationMs().positive().default(60_000),
     /**
-     * Most time one listing of a server's tools may spend compiling their `outputSchema`s, in ms
-     * (compiles are synchronous: CPU time of the gateway's one thread). Past it the listing stops
+     * Most CPU time one listing of a server's tools may spend compiling their `outputSchema`s, in
+     * ms (the process's CPU time while each compile runs, not wall time). Past it the listing stops
      * and none of its tools are taken, as past `listDeadlineMs`, and the server is `down`. A
      * hostile server's schemas slow to compile held a core for the whole `listDeadlineMs` (60 s)
      * of each listing. Default 10,000 (~4,000 small schemas on a busy host).
