@@ -71,7 +71,7 @@ export const MAX_UPSTREAM_ERROR_CHARS = 2000
 
 /**
  * The least time between the end of a listing of a server (at connect or a re-list) and the next
- * one (a re-list asked for meanwhile, on list_changed; a reconnect), in ms; at least
+ * one (a re-list asked for meanwhile, on list_changed; a reconnect after a failed listing), in ms; at least
  * RELIST_GAP_FACTOR times the last listing's own time. An upstream sending list_changed in a
  * loop made toolsel re-list and re-index it back to back: 20,000 tools at 50 notifications a ms
  * held a core at 83% and stalled pings up to 863 ms (bench/README round 34, hard20). Since round
@@ -323,19 +323,23 @@ export class UpstreamConnection {
 
   /**
    * When the last listing ended (performance.now()), at connect or a re-list, and the gap that
-   * follows it: no listing of this server starts within it (a re-list waits; a reconnect is
-   * scheduled after it).
+   * follows it: no re-list of this server starts within it, nor a reconnect after a failed
+   * listing.
    */
   #relistedAt = Number.NEGATIVE_INFINITY
   #relistGap = RELIST_GAP_MS
+  /** Whether the last listing failed (a reconnect then waits for the gap too). */
+  #listingFailed = false
   /** The listing of a connect in progress (settled: never rejects), while it runs. */
   #connectListing: Promise<void> | undefined
 
   /** `#list`, its end and time setting the gap before the next listing (failed or not). */
   async #timedList(client: Client): Promise<void> {
     const started = performance.now()
+    this.#listingFailed = true
     try {
       await this.#list(client)
+      this.#listingFailed = false
     } finally {
       this.#relistedAt = performance.now()
       this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
@@ -631,7 +635,8 @@ export class UpstreamConnection {
     const { reconnectInitialMs, reconnectMaxMs } = this.#options.settings
     // Not before the gap after the last listing either: a server failing each listing (past
     // listCompileBudgetMs, listDeadlineMs) was listed again after reconnectInitialMs, 1 s.
-    const gapLeft = this.#relistedAt + this.#relistGap - performance.now()
+    // (After a listing that succeeded, the backoff alone: it grows over short connections.)
+    const gapLeft = this.#listingFailed ? this.#relistedAt + this.#relistGap - performance.now() : 0
     const delay = Math.max(
       backoffDelay(this.#backoffStep, reconnectInitialMs, reconnectMaxMs),
       Math.ceil(gapLeft),
