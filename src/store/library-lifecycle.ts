@@ -17,7 +17,7 @@
  * ```
  * @module
  */
-import { basename, extname, isAbsolute, join, resolve } from 'node:path'
+import { extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
