@@ -77,18 +77,18 @@ export function nextFallback(id: string, chain: readonly string[]): string | und
 /**
  * Why a `plan.fallback` / `select.fallback` list is wrong, or undefined: an entry after one that
  * calls no model is never tried (`rule`, `top1`, `learned` answer every time), and an entry
- * listed twice is tried once.
+ * listed twice is tried once. Without a final period: the config error that quotes it adds one.
  */
 export function fallbackChainProblem(chain: readonly string[]): string | undefined {
   const names = chain.map(componentName)
   const twice = names.find((name, index) => names.indexOf(name) !== index)
-  if (twice !== undefined) return `"${twice}" is listed twice; each entry is tried once.`
+  if (twice !== undefined) return `"${twice}" is listed twice; each entry is tried once`
   const embedded = chain.findIndex((entry) => !isModelBacked(entry))
   if (embedded >= 0 && embedded < chain.length - 1)
     return `"${chain[embedded]}" calls no model and always answers, so the entries after it (${chain
       .slice(embedded + 1)
       .map((entry) => `"${entry}"`)
-      .join(', ')}) would never be tried; end the list with it.`
+      .join(', ')}) would never be tried; end the list with it`
   return undefined
 }
 

@@ -485,6 +485,18 @@ describe('loadConfig', () => {
       })
     })
 
+    it('ends a fallback list problem with one period (it was "..": the problem had its own)', async () => {
+      for (const [fallback, end] of [
+        [['openai:b', 'llm:openai:b'], 'each entry is tried once.'],
+        [['rule', 'openai:b'], 'end the list with it.'],
+      ] as const) {
+        const file = await configFile({ plan: { fallback } })
+        const error = await loadConfig({ file }).catch((caught: unknown) => caught)
+        expect(error).toMatchObject({ code: 'INVALID_CONFIG' })
+        expect((error as Error).message.endsWith(` ${end}`), (error as Error).message).toBe(true)
+      }
+    })
+
     it('keeps a flag or environment value relative to the current directory', async () => {
       const file = await configFile({ select: { selector: 'learned:model.json' } })
       const flag = await loadConfig({ file, flags: { 'select.selector': 'learned:mine.json' } })
