@@ -50,7 +50,8 @@ describe('PUT /v1/libraries/{name} with other tool formats', () => {
     expect(small.status).toBe(400)
     const error = (await readJson(small)).error
     expect(error.code).toBe('IMPORT_FAILED')
-    expect(error.message).toContain('after the end of the JSON value')
+    // One sentence ends before the hint starts (was "…the JSON value The body came…").
+    expect(error.message).toContain(`after the end of the JSON value. ${hint}`)
     expect(error.message.endsWith(hint)).toBe(true)
     // Over server.importWorkerMinChars the bytes go to the import worker; the hint still comes.
     const many = Array.from({ length: 20_000 }, (_, at) => record(at)).join('')

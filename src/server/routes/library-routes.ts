@@ -170,9 +170,11 @@ function isOneLineForm(contentType: string | undefined, body: Uint8Array): boole
 /** An import of a body `isOneLineForm` that failed: its error, saying why and what to send. */
 function withFormBodyHint(error: unknown): unknown {
   if (!(error instanceof ToolselError) || error.code !== 'IMPORT_FAILED') return error
+  // A parse error has no final period ('… after the end of the JSON value'): one before the hint.
+  const ended = /[.!?]$/.test(error.message) ? '' : '.'
   return new ToolselError(
     'IMPORT_FAILED',
-    `${error.message} The body came as a form (content-type: application/x-www-form-urlencoded) without a line break, as curl -d @<file> sends a file: -d removes its line breaks. Send the file as it is: curl --data-binary @<file>.`,
+    `${error.message}${ended} The body came as a form (content-type: application/x-www-form-urlencoded) without a line break, as curl -d @<file> sends a file: -d removes its line breaks. Send the file as it is: curl --data-binary @<file>.`,
     { details: error.details, cause: error },
   )
 }
