@@ -44,8 +44,9 @@ TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.time
 Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
 no list); 1 when it refuses the key (401/403), is unreachable, answers another status, or lists
 models but not this one (a chat call would answer 404); 1 too when /models answers 404 or 405
-(not served: nothing was checked, and the message says to run again with --chat); 2 when no base URL is set, it is not an
-http(s) URL without user info, or the argument names no model (openai: alone).
+(not served: nothing was checked, and the message says to run again with --chat); 2 when no
+base URL is set, it is not an http(s) URL without user info, or the argument names no model
+(openai: alone).
 
 --chat then sends one chat completion (it costs a few tokens: two short tool descriptions in, at
 most ~40 tokens out): the choice call toolsel's selector makes, built from models.openai as serve
