@@ -204,8 +204,10 @@ const ServerSchema = z
      * (`forwardedHeader`), and the client is its right-most address that is not itself one of
      * them; a missing or unreadable header leaves the proxy's address. That client is what the
      * request rate counts (when no API key does); these proxies are not held to
-     * `maxConnectionsPerAddress` (a connection is counted before any header comes). Default none:
-     * the header is never read, as a client can write any address in it.
+     * `maxConnectionsPerAddress` (a connection is counted before any header comes). An entry
+     * that holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused: every
+     * client would be a proxy. Default none: the header is never read, as a client can write any
+     * address in it.
      */
     trustedProxies: z
       .array(

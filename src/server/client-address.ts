@@ -59,7 +59,32 @@ function parseTrustedProxy(
   if (!(prefix >= 0 && prefix <= bits)) {
     return `"${entry.slice(0, 64)}" has no prefix length of 0-${bits} after its "/"`
   }
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
+  const family = version === 4 ? 'ipv4' : 'ipv6'
+  const everyOf = everyAddressOf(address, prefix, family)
+  if (everyOf !== undefined) {
+    return `"${entry.slice(0, 64)}" trusts every ${everyOf} address: any client could then write any address in the forwarding header (past the request rate and the connection limit). List the proxies' own addresses or subnets (e.g. 10.0.0.0/8)`
+  }
+  return { address, prefix, family }
+}
+
+/**
+ * `IPv4`, `IPv6` or `IPv4 and IPv6` when the subnet holds every address of that family (a
+ * subnet is contiguous: it holds all of one when it holds its first and last), else undefined.
+ * `0.0.0.0/0`, `::/0` and `::ffff:0:0/96` (every IPv4 client, as a dual-stack server sees it)
+ * made every client a trusted proxy, whose header names whatever address it likes (round 42).
+ */
+function everyAddressOf(
+  address: string,
+  prefix: number,
+  family: 'ipv4' | 'ipv6',
+): string | undefined {
+  const list = new BlockList()
+  list.addSubnet(address, prefix, family)
+  const ipv4 = list.check('0.0.0.0', 'ipv4') && list.check('255.255.255.255', 'ipv4')
+  const ipv6 =
+    list.check('::', 'ipv6') && list.check('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6')
+  if (ipv4 && ipv6) return 'IPv4 and IPv6'
+  return ipv4 ? 'IPv4' : ipv6 ? 'IPv6' : undefined
 }
 
 export interface ClientAddresses {

@@ -278,6 +278,12 @@ describe('loadConfig', () => {
       ['proxy.internal', /"proxy\.internal" is not an IP address or CIDR/],
       ['10.0.0.0/33', /"10\.0\.0\.0\/33" has no prefix length of 0-32/],
       ['fd00::/x', /has no prefix length of 0-128/],
+      // A list that makes every client a proxy: any client names any address it likes, past the
+      // request rate and the connection limit (round 42 attack, hard35).
+      ['0.0.0.0/0', /"0\.0\.0\.0\/0" trusts every IPv4 address/],
+      ['10.0.0.0/8,::/0', /"::\/0" trusts every IPv4 and IPv6 address/],
+      ['::ffff:0:0/96', /"::ffff:0:0\/96" trusts every IPv4 address/],
+      ['::/64', /"::\/64" trusts every IPv4 address/],
     ] as const) {
       await expect(
         loadConfig({ env: { TOOLSEL_TRUSTED_PROXIES: value } }),

@@ -4,7 +4,7 @@
  * forwarding headers is tested over real HTTP in rate-limit.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { clientAddresses } from '../../src/server/client-address.ts'
+import { clientAddresses, trustedProxyError } from '../../src/server/client-address.ts'
 
 describe('clientAddresses', () => {
   it('trusts the listed addresses and CIDRs only, the same every time, past the remembered 4,096', () => {
@@ -29,5 +29,28 @@ describe('clientAddresses', () => {
       }
     }
     expect(clientAddresses([]).isTrustedProxy('10.1.2.3')).toBe(false)
+  })
+
+  it('refuses an entry that trusts every address of a family, which any client could then forge', () => {
+    for (const entry of [
+      '0.0.0.0/0',
+      '192.0.2.7/0',
+      '::/0',
+      '2001:db8::/0',
+      '::ffff:0:0/96',
+      '::/80',
+    ])
+      expect(trustedProxyError(entry), entry).toMatch(/trusts every IPv(4|6)/)
+    expect(() => clientAddresses(['10.0.0.0/8', '::/0'])).toThrow(/trusts every/)
+    // Wide but not everything: taken as written.
+    for (const entry of [
+      '0.0.0.0/1',
+      '10.0.0.0/8',
+      '::ffff:10.0.0.0/104',
+      'fc00::/7',
+      '2000::/3',
+      '::/97',
+    ])
+      expect(trustedProxyError(entry), entry).toBeUndefined()
   })
 })
