@@ -186,9 +186,9 @@ const ServerSchema = z
      * `--workers`: a token bucket of that many, refilled at that rate; past it 429 RATE_LIMITED
      * with `Retry-After`. A client is its API key when keys are configured, else its address (an
      * IPv6 client's /64; behind one of `trustedProxies`, the one it forwards). Answers of a
-     * limited class carry `RateLimit` and `RateLimit-Policy`. 0 = no limit. Default 0: one process answers a few thousand queries a
-     * second (bench:perf, 16 connections from one address), so any lower default would cut a
-     * single busy client (or a proxy) below what the server can give it.
+     * limited class carry `RateLimit` and `RateLimit-Policy`. 0 = no limit. Default 0: one process
+     * answers a few thousand queries a second (bench:perf, 16 connections from one address), so any
+     * lower default would cut a single busy client (or a proxy) below what the server can give it.
      */
     readsPerMinute: z.number().int().nonnegative().max(100_000_000).default(0),
     /**
@@ -204,8 +204,8 @@ const ServerSchema = z
      * (`forwardedHeader`), and the client is its right-most address that is not itself one of
      * them; a missing or unreadable header leaves the proxy's address. That client is what the
      * request rate counts (when no API key does); these proxies are not held to
-     * `maxConnectionsPerAddress` (a connection is counted before any header comes). An entry
-     * that holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused: every
+     * `maxConnectionsPerAddress` (a connection is counted before any header comes). An entry that
+     * holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused: every
      * client would be a proxy. Default none: the header is never read, as a client can write any
      * address in it.
      */

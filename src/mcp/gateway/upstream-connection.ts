@@ -71,13 +71,13 @@ export const MAX_UPSTREAM_ERROR_CHARS = 2000
 
 /**
  * The least time between the end of a listing of a server (at connect or a re-list) and the next
- * one (a re-list asked for meanwhile, on list_changed; a reconnect after a failed listing), in ms; at least
- * RELIST_GAP_FACTOR times the last listing's own time. An upstream sending list_changed in a
- * loop made toolsel re-list and re-index it back to back: 20,000 tools at 50 notifications a ms
- * held a core at 83% and stalled pings up to 863 ms (bench/README round 34, hard20). Since round
- * 42 the connect's listing counts too (a list_changed during it started a second listing beside
- * it), and a reconnect after a failed listing waits for the gap as well as its backoff. A first
- * change after a quiet time is listed at once.
+ * one (a re-list asked for meanwhile, on list_changed; a reconnect after a failed listing), in ms;
+ * at least RELIST_GAP_FACTOR times the last listing's own time. An upstream sending list_changed in
+ * a loop made toolsel re-list and re-index it back to back: 20,000 tools at 50 notifications a ms
+ * held a core at 83% and stalled pings up to 863 ms (bench/README round 34, hard20). Since round 42
+ * the connect's listing counts too (a list_changed during it started a second listing beside it),
+ * and a reconnect after a failed listing waits for the gap as well as its backoff. A first change
+ * after a quiet time is listed at once.
  */
 export const RELIST_GAP_MS = 1000
 export const RELIST_GAP_FACTOR = 4
