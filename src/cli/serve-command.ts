@@ -231,13 +231,15 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const { server: limits } = config
   // Counted by the server's 'connection' listener; over it, the app answers 429 (refuseOverLimit).
   // A trusted proxy is not counted: every client behind it has its address.
-  const { isTrustedProxy } = clientAddresses(limits.trustedProxies, limits.forwardedHeader)
+  // The app's request rate reads the same one (one list, one memory of its answers).
+  const addresses = clientAddresses(limits.trustedProxies, limits.forwardedHeader)
   const connectionLimit = createConnectionLimit(limits.maxConnectionsPerAddress, {
-    exempt: isTrustedProxy,
+    exempt: addresses.isTrustedProxy,
   })
   const app = createApp(service, {
     gateway,
     connectionLimit,
+    clientAddresses: addresses,
     ...(ownMetrics &&
       clusterMetrics && { metrics: { ...ownMetrics, scrape: clusterMetrics.scrape } }),
   })

@@ -19,7 +19,7 @@ import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
-import { clientAddresses } from './client-address.ts'
+import { clientAddresses, type ClientAddresses } from './client-address.ts'
 import { limitRequestRate } from './rate-limit.ts'
 import { rejectDotSegments } from './middleware/raw-path.ts'
 import { requestLog } from './middleware/request-log.ts'
@@ -54,6 +54,12 @@ export interface AppOptions {
    * and access-log line (`refuseOverLimit`).
    */
   connectionLimit?: ConnectionLimit
+  /**
+   * Who sent a request (`server.trustedProxies`, `server.forwardedHeader`), for the request rate.
+   * Made from the config when not given; `toolsel serve` gives the one its connection limit asks
+   * whether a peer is a trusted proxy, so that both share one list and one memory of answers.
+   */
+  clientAddresses?: ClientAddresses
 }
 
 /** The hono app, and the `close()` that lets go of what `createApp` made for it. */
@@ -153,7 +159,8 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
   const rateLimit = limitRequestRate({
     readsPerMinute: server.readsPerMinute,
     writesPerMinute: server.writesPerMinute,
-    clientAddresses: clientAddresses(server.trustedProxies, server.forwardedHeader),
+    clientAddresses:
+      options.clientAddresses ?? clientAddresses(server.trustedProxies, server.forwardedHeader),
     onLimited: (routeClass) => metrics.observeRateLimited(routeClass),
   })
   if (rateLimit) app.use('*', rateLimit)
