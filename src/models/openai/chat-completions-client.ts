@@ -224,8 +224,8 @@ export class ChatCompletionsClient {
     raw: string,
     cause?: unknown,
   ): ToolselError {
-    // The message quotes the URL (and fetch's error may quote it whole, user info and all) and
-    // may quote the answer, which may echo the key.
+    // The message quotes the URL (and fetch's error may quote it whole, user info and all). `raw`,
+    // and what the message quotes of it, had the key hidden when the answer was read (d8d109d).
     return new ToolselError(code, this.#shown(message), {
       cause,
       details: { url: this.shownUrl, status, raw: raw.slice(0, MAX_RAW_CHARS) },
