@@ -42,9 +42,15 @@ export class TokenBuckets<Client> {
    */
   tokens(client: Client, now = performance.now()): number {
     const bucket = this.#buckets.get(client)
-    if (bucket === undefined) return this.#perMinute
-    const refilled = ((now - bucket.at) * this.#perMinute) / MINUTE_MS
-    return Math.min(this.#perMinute, bucket.tokens + refilled)
+    return bucket === undefined ? this.#perMinute : this.#refilled(bucket, now)
+  }
+
+  /** What `bucket` holds at `now`: its tokens plus the refill since `bucket.at`, at most full. */
+  #refilled(bucket: Bucket, now: number): number {
+    return Math.min(
+      this.#perMinute,
+      bucket.tokens + ((now - bucket.at) * this.#perMinute) / MINUTE_MS,
+    )
   }
 
   /**
@@ -62,7 +68,7 @@ export class TokenBuckets<Client> {
       bucket = { tokens: perMinute, at: now }
     } else this.#buckets.delete(client)
     this.#buckets.set(client, bucket)
-    bucket.tokens = Math.min(perMinute, bucket.tokens + ((now - bucket.at) * perMinute) / MINUTE_MS)
+    bucket.tokens = this.#refilled(bucket, now)
     bucket.at = now
     if (bucket.tokens < 1) {
       return Math.max(1, Math.ceil(((1 - bucket.tokens) * MINUTE_MS) / perMinute / 1000))
