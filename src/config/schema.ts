@@ -13,7 +13,11 @@ import { DEFAULT_PLAN_OPTIONS } from '../plan/plan-options.ts'
 import { DEFAULT_HNSW_PARAMS } from '../retrieve/dense/hnsw-index.ts'
 import { DEFAULT_HYBRID_OPTIONS } from '../retrieve/hybrid/hybrid-retriever.ts'
 import { DEFAULT_LLM_SELECTOR_OPTIONS } from '../select/llm-selector.ts'
-import { MAX_TRUSTED_PROXIES, trustedProxyError } from '../server/client-address.ts'
+import {
+  MAX_TRUSTED_PROXIES,
+  trustedProxiesError,
+  trustedProxyError,
+} from '../server/client-address.ts'
 
 /**
  * Largest request body (`server.bodyLimitBytes`) and import-worker threshold: 512 MiB. A body is
@@ -205,9 +209,9 @@ const ServerSchema = z
      * them; a missing or unreadable header leaves the proxy's address. That client is what the
      * request rate counts (when no API key does); these proxies are not held to
      * `maxConnectionsPerAddress` (a connection is counted before any header comes). An entry that
-     * holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused: every
-     * client would be a proxy. Default none: the header is never read, as a client can write any
-     * address in it.
+     * holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused, and so
+     * are entries that do together (`0.0.0.0/1` with `128.0.0.0/1`): every client would be a
+     * proxy. Default none: the header is never read, as a client can write any address in it.
      */
     trustedProxies: z
       .array(
@@ -220,6 +224,10 @@ const ServerSchema = z
           }),
       )
       .max(MAX_TRUSTED_PROXIES)
+      .superRefine((entries, ctx) => {
+        const error = trustedProxiesError(entries)
+        if (error !== undefined) ctx.addIssue({ code: 'custom', message: error })
+      })
       .default([]),
     /**
      * The header `trustedProxies` write the client's address into: `x-forwarded-for` (nginx,

@@ -87,6 +87,98 @@ function everyAddressOf(
   return ipv4 ? 'IPv4' : ipv6 ? 'IPv6' : undefined
 }
 
+/**
+ * Why the entries of `server.trustedProxies` together trust every IPv4 or every IPv6 address
+ * (`0.0.0.0/1` and `128.0.0.0/1`: no one of them trusts everything, the two do), or undefined
+ * when they don't. Entries that are no address or CIDR are skipped (trustedProxyError names
+ * them). The coverage is computed from the ranges (sorted, merged: at most MAX_TRUSTED_PROXIES
+ * of them), with IPv4 counted also through `::ffff:0:0/96` (every IPv4 client, as a dual-stack
+ * server sees it) and the other way round, as the proxy check matches them.
+ */
+export function trustedProxiesError(entries: readonly string[]): string | undefined {
+  const ipv4: Range[] = []
+  const ipv6: Range[] = []
+  for (const entry of entries.slice(0, MAX_TRUSTED_PROXIES)) {
+    const parsed = parseTrustedProxy(entry)
+    if (typeof parsed === 'string') continue
+    const bits = parsed.family === 'ipv4' ? 32 : 128
+    const value = addressValue(parsed.address)
+    if (value === undefined) continue
+    const size = 1n << BigInt(bits - parsed.prefix)
+    const first = value - (value % size)
+    const range: Range = [first, first + size - 1n]
+    if (parsed.family === 'ipv4') {
+      ipv4.push(range)
+      ipv6.push([MAPPED_IPV4 + range[0], MAPPED_IPV4 + range[1]])
+    } else {
+      ipv6.push(range)
+      const mapped = intersection(range, [MAPPED_IPV4, MAPPED_IPV4 + IPV4_LAST])
+      if (mapped !== undefined) ipv4.push([mapped[0] - MAPPED_IPV4, mapped[1] - MAPPED_IPV4])
+    }
+  }
+  const everyIpv4 = covers(ipv4, IPV4_LAST)
+  const everyIpv6 = covers(ipv6, IPV6_LAST)
+  if (!everyIpv4 && !everyIpv6) return undefined
+  const family = everyIpv4 && everyIpv6 ? 'IPv4 and IPv6' : everyIpv4 ? 'IPv4' : 'IPv6'
+  return `its ${entries.length} entries together trust every ${family} address: any client could then write any address in the forwarding header (past the request rate and the connection limit). List the proxies' own addresses or subnets (e.g. 10.0.0.0/8)`
+}
+
+type Range = [first: bigint, last: bigint]
+
+const IPV4_LAST = (1n << 32n) - 1n
+const IPV6_LAST = (1n << 128n) - 1n
+/** `::ffff:0.0.0.0`: where IPv4 addresses lie as IPv6 ones (RFC 4291 section 2.5.5.2). */
+const MAPPED_IPV4 = 0xffffn << 32n
+
+function intersection(a: Range, b: Range): Range | undefined {
+  const first = a[0] > b[0] ? a[0] : b[0]
+  const last = a[1] < b[1] ? a[1] : b[1]
+  return first <= last ? [first, last] : undefined
+}
+
+/** Whether the union of `ranges` is all of 0..last. */
+function covers(ranges: Range[], last: bigint): boolean {
+  ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  let next = 0n
+  for (const [first, end] of ranges) {
+    if (first > next) return false
+    if (end + 1n > next) next = end + 1n
+    if (next > last) return true
+  }
+  return false
+}
+
+/** The number an IPv4 or IPv6 address (as isIP takes it, a zone after `%` ignored) stands for. */
+function addressValue(text: string): bigint | undefined {
+  const address = text.replace(/%.*$/, '')
+  if (isIP(address) === 4) return ipv4Value(address)
+  if (isIP(address) !== 6) return undefined
+  const groups: number[][] = address.split('::').map((half) => {
+    if (half === '') return []
+    const parts = half.split(':')
+    const words: number[] = []
+    for (const part of parts) {
+      if (part.includes('.')) {
+        const value = Number(ipv4Value(part))
+        words.push(Math.floor(value / 65536), value % 65536)
+      } else words.push(Number.parseInt(part, 16))
+    }
+    return words
+  })
+  const [head, tail = []] = groups
+  const words =
+    groups.length === 1 ? head : [...head, ...Array(8 - head.length - tail.length).fill(0), ...tail]
+  let value = 0n
+  for (const word of words) value = (value << 16n) | BigInt(word)
+  return value
+}
+
+function ipv4Value(address: string): bigint {
+  let value = 0n
+  for (const part of address.split('.')) value = (value << 8n) | BigInt(Number(part))
+  return value
+}
+
 export interface ClientAddresses {
   /** Whether `address` (a connection's peer) is a trusted proxy. */
   isTrustedProxy(address: string): boolean
@@ -115,6 +207,8 @@ export function clientAddresses(
     if (typeof parsed === 'string') throw new Error(`server.trustedProxies: ${parsed}`)
     list.addSubnet(parsed.address, parsed.prefix, parsed.family)
   }
+  const together = trustedProxiesError(trusted)
+  if (together !== undefined) throw new Error(`server.trustedProxies: ${together}`)
   // BlockList.check costs ~7 µs a call (it makes a SocketAddress each time; Map.get: ~10 ns),
   // and a proxy's own address is checked on every request: the answers are remembered, for at
   // most TRUSTED_CACHE_SIZE addresses (then forgotten all at once).

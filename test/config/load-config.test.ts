@@ -284,6 +284,8 @@ describe('loadConfig', () => {
       ['10.0.0.0/8,::/0', /"::\/0" trusts every IPv4 and IPv6 address/],
       ['::ffff:0:0/96', /"::ffff:0:0\/96" trusts every IPv4 address/],
       ['::/64', /"::\/64" trusts every IPv4 address/],
+      // No one entry trusts everything, the two do (round 43, hard37).
+      ['0.0.0.0/1,128.0.0.0/1', /its 2 entries together trust every IPv4 address/],
     ] as const) {
       await expect(
         loadConfig({ env: { TOOLSEL_TRUSTED_PROXIES: value } }),

@@ -4,7 +4,11 @@
  * forwarding headers is tested over real HTTP in rate-limit.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { clientAddresses, trustedProxyError } from '../../src/server/client-address.ts'
+import {
+  clientAddresses,
+  trustedProxiesError,
+  trustedProxyError,
+} from '../../src/server/client-address.ts'
 
 describe('clientAddresses', () => {
   it('trusts the listed addresses and CIDRs only, the same every time, past the remembered 4,096', () => {
@@ -53,4 +57,74 @@ describe('clientAddresses', () => {
     ])
       expect(trustedProxyError(entry), entry).toBeUndefined()
   })
+
+  it('refuses entries that together trust every address of a family, though no one of them does', () => {
+    // Before round 43 each entry was checked alone: each of these lists made every client a proxy.
+    const allButLastIpv4 = Array.from({ length: 32 }, (_, k) => {
+      const first = 2 ** 32 - 2 ** (32 - k)
+      return `${[24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join('.')}/${k + 1}`
+    })
+    // Every IPv6 address but ::ffff:0:0/96 (IPv4 as a dual-stack server sees it), in 96 CIDRs.
+    const mapped = 0xffffn << 32n
+    const allButIpv4AsIpv6 = [
+      ...cidrs(0n, mapped - 1n),
+      ...cidrs(mapped + (1n << 32n), (1n << 128n) - 1n),
+    ]
+    for (const [entries, family] of [
+      [['0.0.0.0/1', '128.0.0.0/1'], 'IPv4'],
+      [
+        ['10.0.0.0/8', '0.0.0.0/2', '64.0.0.0/2', '128.0.0.0/2', '192.0.0.0/3', '224.0.0.0/3'],
+        'IPv4',
+      ],
+      // Bits past the prefix are ignored, as the proxy check ignores them.
+      [['0.255.0.1/1', '200.1.2.3/1'], 'IPv4'],
+      [[...allButLastIpv4, '255.255.255.255'], 'IPv4'],
+      // IPv4 through the IPv6 addresses it has on a dual-stack server, and both ways mixed.
+      [['::ffff:0:0/97', '::ffff:128.0.0.0/97'], 'IPv4'],
+      [['0.0.0.0/1', '::ffff:128.0.0.0/97'], 'IPv4'],
+      // All of IPv6 (so all of IPv4 too), the IPv4 part as IPv6 addresses or as IPv4 ones.
+      [[...allButIpv4AsIpv6, '::ffff:0:0/97', '::ffff:128.0.0.0/97'], 'IPv4 and IPv6'],
+      [[...allButIpv4AsIpv6, '0.0.0.0/1', '128.0.0.0/1'], 'IPv4 and IPv6'],
+    ] as const) {
+      expect(trustedProxiesError(entries), entries.join(',')).toMatch(
+        new RegExp(`entries together trust every ${family} address`),
+      )
+      expect(() => clientAddresses(entries), entries.join(',')).toThrow(/together trust every/)
+    }
+    // Nearly everything (one address short), wide ranges, both halves of a smaller one: taken.
+    for (const entries of [
+      ['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3'],
+      allButLastIpv4,
+      ['10.0.0.0/9', '10.128.0.0/9', 'fd00::/9', 'fd80::/9'],
+      ['8000::/1', '4000::/2', '2000::/3', '::ffff:0:0/97'],
+      ['10.0.0.0/8', '192.0.2.7', 'fd00::/8', 'fe80::1%eth0'],
+      allButIpv4AsIpv6,
+      [...allButIpv4AsIpv6, '::ffff:0:0/97', '128.0.0.0/2'],
+    ]) {
+      expect(trustedProxiesError(entries), entries.join(',')).toBeUndefined()
+      expect(() => clientAddresses(entries), entries.join(',')).not.toThrow()
+    }
+    // The most entries allowed, all of IPv4 in 256 /8s: computed, refused; 255 of them taken.
+    const every8 = Array.from({ length: 256 }, (_, index) => `${index}.0.0.0/8`)
+    expect(trustedProxiesError(every8)).toMatch(/256 entries together trust every IPv4/)
+    expect(trustedProxiesError(every8.slice(1))).toBeUndefined()
+  })
 })
+
+/** The IPv6 CIDRs that together hold first..last (each as large as its start allows). */
+function cidrs(first: bigint, last: bigint): string[] {
+  const out: string[] = []
+  while (first <= last) {
+    let bits = 0n
+    while (
+      bits < 128n &&
+      first % (1n << (bits + 1n)) === 0n &&
+      first + (1n << (bits + 1n)) - 1n <= last
+    )
+      bits += 1n
+    const hex = first.toString(16).padStart(32, '0')
+    out.push(`${hex.match(/.{4}/g)!.join(':')}/${128n - bits}`)
+    first += 1n << bits
+  }
+  return out
+}
