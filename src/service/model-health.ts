@@ -1,7 +1,9 @@
 /**
  * Which model-backed planners and selectors are failing now, from what every selection reports:
  * a component that fell back (`components.fallbacks`: its endpoint refused the key, is down,
- * answered something unusable) is degraded until a later selection uses it without falling back.
+ * answered something unusable) is degraded until a later selection uses it without falling back;
+ * a stand-in of a fallback list whose endpoint failed, also once the `openai:` model it stood in
+ * for answers again (it is asked no more; `#clearStandIns`).
  * `/readyz` lists the degraded ones (`degraded`) and `/metrics` has them as
  * `toolsel_model_degraded`: the fallbacks answer every request meanwhile, so the service stays
  * ready, but an operator sees which model endpoint to fix without reading the log (whose fallback
@@ -93,10 +95,43 @@ export class ModelHealth {
     this.onReport?.(report)
   }
 
-  /** Records a report: its fallbacks' components are degraded, its worked ones no longer. */
+  /**
+   * Records a report: its fallbacks' components are degraded, its worked ones no longer, nor the
+   * stand-ins below a worked one (`standInsCleared`) whose failure its answer disproves.
+   */
   apply(report: HealthReport): void {
     for (const fallback of report.failed) this.markFailing(fallback)
-    for (const { stage, component } of report.worked) this.#degraded.delete(keyOf(stage, component))
+    const failed = new Set(report.failed.map((fallback) => keyOf(fallback.stage, fallback.from)))
+    for (const { stage, component } of report.worked) {
+      const entry = this.#degraded.get(keyOf(stage, component))
+      this.#degraded.delete(keyOf(stage, component))
+      if (entry) this.#clearStandIns(entry, failed)
+    }
+  }
+
+  /**
+   * After `recovered` worked: its stand-ins (its `fallback`, that one's, and so on down its list)
+   * are asked no more, so their entries would stay as they were, however old, until it fails
+   * again (round 42 left a fallback model listed for good after an outage). Those that failed
+   * for what `recovered`'s answer shows fixed are removed: an endpoint failure (unreachable,
+   * 429/5xx: UPSTREAM_UNAVAILABLE; the key refused: 401/403) of an `openai:` model, when
+   * `recovered` is one too (all of them call models.openai.baseUrl with models.openai.apiKey).
+   * A failure of the model itself (404: a model name the endpoint does not list, an answer that
+   * could not be used), or of another backend, stays until the stand-in is used again and works:
+   * the answer of another model says nothing of it; its `lastFailure` says how old it is.
+   */
+  #clearStandIns(recovered: DegradedModel, failed: ReadonlySet<string>): void {
+    if (!isOpenAiComponent(recovered.component)) return
+    const seen = new Set<string>([recovered.component])
+    for (let next = recovered.fallback; next !== undefined && !seen.has(next);) {
+      seen.add(next)
+      const key = keyOf(recovered.stage, next)
+      const standIn = this.#degraded.get(key)
+      if (!standIn) return
+      if (!failed.has(key) && isOpenAiComponent(next) && endpointFailure(standIn))
+        this.#degraded.delete(key)
+      next = standIn.fallback
+    }
   }
 
   /**
@@ -197,6 +232,19 @@ export function startupFallbacks(
     }
   }
   return fallbacks
+}
+
+/** Whether component name `name` is an `openai:` model's (`llm(openai:m)`). */
+function isOpenAiComponent(name: string): boolean {
+  return name.startsWith('llm(openai:')
+}
+
+/**
+ * Whether `entry` failed for its endpoint, not its model: unreachable, or 429/5xx after the
+ * retries (UPSTREAM_UNAVAILABLE), or the key refused (401/403).
+ */
+function endpointFailure(entry: DegradedModel): boolean {
+  return entry.code === 'UPSTREAM_UNAVAILABLE' || entry.status === 401 || entry.status === 403
 }
 
 function keyOf(stage: string, component: string): string {

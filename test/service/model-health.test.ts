@@ -122,6 +122,65 @@ describe('ModelHealth', () => {
     ])
   })
 
+  it('clears the stand-ins whose endpoint failure the recovered model disproves, not a model failure', () => {
+    const time = clock()
+    const health = new ModelHealth(time.now)
+    const B = 'llm(openai:b)'
+    const C = 'llm(openai:c)'
+    const D = 'llm(onnx:/m/d)'
+    // plan.fallback ["openai:b", "openai:c", "onnx:/m/d", "rule"]: an outage (401) of the endpoint;
+    // c's model is not served (404); d, a local model, failed too.
+    const hop = (from: string, to: string, failure: Partial<Fallback> = {}): Fallback => ({
+      ...plannerDown,
+      code: 'MODEL_CALL_FAILED',
+      status: 401,
+      from,
+      to,
+      ...failure,
+    })
+    health.observe(
+      result(
+        [
+          hop(PLANNER, B),
+          hop(B, C),
+          hop(C, D, { status: 404 }),
+          hop(D, 'rule', { code: 'MODEL_CALL_FAILED', status: undefined }),
+        ],
+        { planner: 'rule' },
+      ),
+    )
+    expect(health.degraded().map((entry) => entry.component)).toEqual([PLANNER, B, C, D])
+    // The configured model answers: the endpoint takes the key again, so b's 401 is not true any
+    // more (before: listed until a failed again and b answered); c's 404 and d's failure are.
+    time.tick()
+    health.observe(result([]))
+    expect(health.degraded()).toMatchObject([
+      { component: C, status: 404, lastFailure: time.at(0) },
+      { component: D },
+    ])
+  })
+
+  it('keeps a stand-in that failed in the same report, and one of a recovered non-openai model', () => {
+    const health = new ModelHealth()
+    const B = 'llm(openai:b)'
+    const unreachable = { ...plannerDown, from: B, to: 'rule' }
+    health.observe(result([{ ...plannerDown, to: B }, unreachable], { planner: 'rule' }))
+    // One report where a worked and b failed again (reports are applied as they come): b stays.
+    health.apply({
+      failed: [{ ...unreachable, stage: 'planner' }],
+      worked: [{ stage: 'planner', component: PLANNER }],
+    })
+    expect(health.degraded().map((entry) => entry.component)).toEqual([B])
+    // An onnx: model that recovers says nothing of the endpoint of b.
+    const local = 'llm(onnx:/m/a)'
+    const other = new ModelHealth()
+    other.observe(
+      result([{ ...plannerDown, from: local, to: B }, unreachable], { planner: 'rule' }),
+    )
+    other.observe(result([], { planner: local }))
+    expect(other.degraded().map((entry) => entry.component)).toEqual([B])
+  })
+
   it('tracks at most 64 components, dropping the oldest', () => {
     const health = new ModelHealth()
     for (let index = 0; index < 70; index++)
