@@ -27,7 +27,8 @@
  *   Before round 42 nothing but `listDeadlineMs` (60 s) bounded the compiling of one listing, a
  *   list_changed during the connect's listing started a second one beside it, and a reconnect
  *   after a failed listing listed again 1 s later: a core was held the whole window.
- *   `--budget` sets gateway.listCompileBudgetMs (a checkout before round 42 has none).
+ *   `--budget` sets gateway.listCompileBudgetMs (a checkout before round 42 has none). `--same`
+ *   gives every tool the same outputSchema: before round 43 it was compiled once per tool.
  *
  * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
  * checkout's (it has the knobs).
@@ -40,7 +41,7 @@
  *   node --expose-gc --import tsx bench/hostile-upstream.ts --case relists --tools 1000
  *     --chars 200 --page 1000 --relists 20 [--root /work/ci-base]
  *   node --import tsx bench/hostile-upstream.ts --case storm --tools 120 --page 40
- *     --properties 1000 --window 60000 [--budget 10000] [--root /work/ci-base]
+ *     --properties 1000 --window 60000 [--budget 10000] [--same] [--root /work/ci-base]
  * @module
  */
 import { resolve } from 'node:path'
@@ -58,6 +59,7 @@ const { values: args } = benchArgs(import.meta.url, {
     properties: { type: 'string', default: '1000' },
     window: { type: 'string', default: '60000' },
     budget: { type: 'string' },
+    same: { type: 'boolean', default: false },
     root: { type: 'string' },
   },
 })
@@ -95,6 +97,7 @@ const env: Record<string, string> =
         UPSTREAM_TOOLS: args.tools,
         UPSTREAM_PAGE_SIZE: args.page,
         UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: args.properties,
+        ...(args.same && { UPSTREAM_OUTPUT_SCHEMA_SAME: '1' }),
         UPSTREAM_LIST_CHANGED_MS: '5',
       }
     : args.case === 'init-error'
@@ -162,7 +165,7 @@ if (args.case === 'storm') {
   const state = counted.state()
   console.log(`root: ${root}`)
   console.log(
-    `storm: ${args.tools} tools x ${args.properties} output properties, ${args.page} a page, list_changed 4,000/s; ` +
+    `storm: ${args.tools} tools x ${args.properties} output properties${args.same ? ' (one schema)' : ''}, ${args.page} a page, list_changed 4,000/s; ` +
       `over ${Math.round(wall)} ms: CPU ${Math.round((used.user + used.system) / 1000)} ms ` +
       `(${Math.round((100 * (used.user + used.system)) / 1000 / wall)}% of a core), ${listings} listings completed, ` +
       `longest event-loop stall ${Math.round(stall)} ms, status ${state.status}, outages ${state.outages}`,

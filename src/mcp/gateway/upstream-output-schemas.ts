@@ -18,6 +18,7 @@
  * warning as for any schema that does not compile.
  * @module
  */
+import { createHash } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   type CallToolResult,
@@ -43,37 +44,71 @@ const NAMES_SOMETHING = /"\$(?:id|anchor|dynamicAnchor|recursiveAnchor)"/
 /**
  * Compiles the output schemas of one listing: a fresh one for each listing (an Ajv holds every
  * schema it compiled; the client's one Ajv grew by a whole listing's schemas at each re-list).
- * `compiledMs` is the CPU time spent compiling so far (the process's, while each synchronous
- * compile ran): not wall time, which on a loaded host counts the time the process waited for a
- * core (at load 18 on 2 cores a first compile took over 2 s of wall time).
+ * A schema is compiled once per listing, however many tools list it (keyed by the SHA-256 of its
+ * JSON as sent): a listing of 120 tools sharing one outputSchema of 1,000 properties compiled it
+ * 120 times (~0.2-1.5 s each on a busy host) and ran past `listCompileBudgetMs` (until round 43).
+ * Tools sharing a schema share its validator, or its reason not to compile: a validator is a
+ * function of its schema alone, also with an `$id` (compiled on its own Ajv, where nothing else is
+ * registered). The key is the JSON as sent, not with its keys sorted: the same properties in
+ * another order are another schema here (its errors list them in its own order).
+ *
+ * `compiledMs` is the CPU time spent compiling so far (and hashing, for the schemas met again):
+ * the process's, while each synchronous compile ran; not wall time, which on a loaded host counts
+ * the time the process waited for a core (at load 18 on 2 cores a first compile took over 2 s of
+ * wall time).
  */
 export class OutputSchemaCompiler {
   #shared: Ajv | undefined
+  readonly #compiled = new Map<string, ValidateFunction | string>()
   compiledMs = 0
+  /** How many schemas were compiled (a schema met again is not). */
+  compiles = 0
 
   /**
-   * `schema` compiled, or why it cannot be (after "its outputSchema"). Every tool gets its own
-   * validator, whatever `$id` it names.
+   * `schema` compiled, or why it cannot be (after "its outputSchema"). Every tool gets a
+   * validator of its own schema, whatever `$id` it names.
    */
   compile(schema: object): ValidateFunction | string {
     const started = process.cpuUsage()
     try {
-      let ajv: Ajv
-      if (NAMES_SOMETHING.test(JSON.stringify(schema))) ajv = newAjv()
-      else ajv = this.#shared ??= newAjv()
-      return ajv.compile(schema)
-    } catch (error) {
-      if (error instanceof RangeError) return 'is nested too deep to compile'
-      const message = error instanceof Error ? error.message : String(error)
-      const cut =
-        message.length > MAX_COMPILE_ERROR_CHARS
-          ? `${message.slice(0, MAX_COMPILE_ERROR_CHARS)}…`
-          : message
-      return `does not compile: ${JSON.stringify(cut)}`
+      return this.#compile(schema)
     } finally {
       const used = process.cpuUsage(started)
       this.compiledMs += (used.user + used.system) / 1000
     }
+  }
+
+  #compile(schema: object): ValidateFunction | string {
+    let text: string
+    try {
+      text = JSON.stringify(schema)
+    } catch (error) {
+      if (error instanceof RangeError) return 'is nested too deep to compile'
+      throw error
+    }
+    const key = createHash('sha256').update(text).digest('base64')
+    const known = this.#compiled.get(key)
+    if (known !== undefined) return known
+    let compiled: ValidateFunction | string
+    try {
+      let ajv: Ajv
+      if (NAMES_SOMETHING.test(text)) ajv = newAjv()
+      else ajv = this.#shared ??= newAjv()
+      this.compiles += 1
+      compiled = ajv.compile(schema)
+    } catch (error) {
+      if (error instanceof RangeError) compiled = 'is nested too deep to compile'
+      else {
+        const message = error instanceof Error ? error.message : String(error)
+        const cut =
+          message.length > MAX_COMPILE_ERROR_CHARS
+            ? `${message.slice(0, MAX_COMPILE_ERROR_CHARS)}…`
+            : message
+        compiled = `does not compile: ${JSON.stringify(cut)}`
+      }
+    }
+    this.#compiled.set(key, compiled)
+    return compiled
   }
 }
 

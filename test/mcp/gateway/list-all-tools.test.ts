@@ -10,7 +10,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { createUpstreamTransport } from '../../../src/mcp/gateway/create-upstream-transport.ts'
-import { newUpstreamClient } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
+import {
+  newUpstreamClient,
+  OutputSchemaCompiler,
+} from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import { listAllTools } from '../../../src/mcp/gateway/upstream-tools.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
@@ -125,4 +128,64 @@ describe('listAllTools', () => {
     // The budget and one compile past it (0.2-1.5 s on a busy host), not the page's 24-180 s.
     expect(performance.now() - started).toBeLessThan(20_000)
   }, 60_000)
+
+  it('compiles an outputSchema that every tool of a listing shares once, each tool checked by it', async () => {
+    // 120 tools sharing one outputSchema of 1,000 properties: before round 43 it was compiled
+    // 120 times (~0.2-1.5 s each on a busy host) and the listing ran past a 10 s budget.
+    const client = await connect({
+      UPSTREAM_TOOLS: '120',
+      UPSTREAM_PAGE_SIZE: '40',
+      UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
+      UPSTREAM_OUTPUT_SCHEMA_SAME: '1',
+    })
+    const bounds = {
+      pageTimeoutMs: 60_000,
+      deadlineMs: 60_000,
+      maxTools: 200,
+      maxChars: 2 ** 26,
+      compileBudgetMs: 10_000,
+    }
+    const { tools, checks } = await listAllTools(client, bounds)
+    expect(tools).toHaveLength(120)
+    for (const name of ['tool_0', 'tool_119']) {
+      expect(() =>
+        checks.check(name, { content: [], structuredContent: { field_7: 'x' } }),
+      ).not.toThrow()
+      expect(() => checks.check(name, { content: [], structuredContent: { field_7: '' } })).toThrow(
+        /data\/field_7 must NOT have fewer than 1 characters/,
+      )
+    }
+  }, 120_000)
+})
+
+describe('OutputSchemaCompiler', () => {
+  const schema = (pattern: string, id?: string) => ({
+    ...(id && { $id: id }),
+    type: 'object',
+    properties: { value: { type: 'string', pattern } },
+  })
+
+  it('compiles a schema met again in a listing once, $id or not, and a different one again', () => {
+    const compiler = new OutputSchemaCompiler()
+    const first = compiler.compile(schema('^a+$'))
+    expect(compiler.compile(schema('^a+$'))).toBe(first)
+    const id = 'https://example.com/result.json'
+    const named = compiler.compile(schema('^a+$', id))
+    expect(compiler.compile(schema('^a+$', id))).toBe(named)
+    expect(compiler.compiles).toBe(2)
+    // The same $id, another schema: its own validator (round 42's rule), checking its own pattern.
+    const other = compiler.compile(schema('^b+$', id))
+    expect(compiler.compiles).toBe(3)
+    expect(typeof other === 'function' && other({ value: 'b' })).toBe(true)
+    expect(typeof named === 'function' && named({ value: 'b' })).toBe(false)
+  })
+
+  it('gives a schema that does not compile the same reason again without compiling it', () => {
+    const compiler = new OutputSchemaCompiler()
+    const bogus = { type: 'object', properties: { a: { type: 'bogus' } } }
+    const reason = compiler.compile(bogus)
+    expect(reason).toMatch(/^does not compile: /)
+    expect(compiler.compile(structuredClone(bogus))).toBe(reason)
+    expect(compiler.compiles).toBe(1)
+  })
 })
