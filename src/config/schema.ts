@@ -953,7 +953,8 @@ const GatewaySchema = z
     listDeadlineMs: durationMs().positive().default(60_000),
     /**
      * Most CPU time one listing of a server's tools may spend compiling their `outputSchema`s, in
-     * ms (the process's CPU time while each compile runs, not wall time). Past it the listing stops
+     * ms (each compile's own CPU time: the least of its wall time and the process's CPU time
+     * meanwhile, so neither a loaded host nor the process's other threads count). Past it the listing stops
      * and none of its tools are taken, as past `listDeadlineMs`, and the server is `down`. A
      * hostile server's schemas slow to compile held a core for the whole `listDeadlineMs` (60 s)
      * of each listing. Default 10,000 (~4,000 small schemas on a busy host).

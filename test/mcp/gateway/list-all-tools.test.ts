@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { createUpstreamTransport } from '../../../src/mcp/gateway/create-upstream-transport.ts'
 import {
@@ -156,6 +156,36 @@ describe('listAllTools', () => {
       )
     }
   }, 120_000)
+
+  it("counts a compile's own time against compileBudgetMs, not another thread's CPU meanwhile", async () => {
+    // process.cpuUsage as it reads while another thread (an import worker) burns a core: 1 s more
+    // at each reading. Before round 43 that counted whole, and three small schemas passed a
+    // 500 ms budget.
+    const client = await connect({ UPSTREAM_TOOLS: '3', UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '5' })
+    const bounds = {
+      pageTimeoutMs: 30_000,
+      deadlineMs: 30_000,
+      maxTools: 10,
+      maxChars: 2 ** 26,
+      compileBudgetMs: 500,
+    }
+    const real = process.cpuUsage.bind(process)
+    let other = 0
+    const busy = vi.spyOn(process, 'cpuUsage').mockImplementation((previous) => {
+      other += 1_000_000
+      const now = real()
+      now.user += other
+      return previous
+        ? { user: now.user - previous.user, system: now.system - previous.system }
+        : now
+    })
+    try {
+      const { tools } = await listAllTools(client, bounds)
+      expect(tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1', 'tool_2'])
+    } finally {
+      busy.mockRestore()
+    }
+  }, 60_000)
 })
 
 describe('OutputSchemaCompiler', () => {
