@@ -174,6 +174,13 @@ function nestedTooDeep(tool: unknown): string {
   return 'it is nested too deep to read'
 }
 
+/** `pages` and `tools` as a failed listing's error says them: "1 page (0 tools) read". */
+function readSoFar(pages: number, tools: number): string {
+  const count = (n: number, what: string) =>
+    `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`
+  return `${count(pages, 'page')} (${count(tools, 'tool')}) read`
+}
+
 /** Work on a page's tools between two yields to the event loop, in ms. */
 const SLICE_MS = 10
 
@@ -227,7 +234,7 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
     const pastDeadline = () =>
       new McpError(
         ErrorCode.RequestTimeout,
-        `tools/list did not finish within ${deadlineMs} ms (gateway.listDeadlineMs): ${page.toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+        `tools/list did not finish within ${deadlineMs} ms (gateway.listDeadlineMs): ${readSoFar(page, listed.length)}; none of them were taken`,
       )
     if (timeout <= 0) throw pastDeadline()
     let result: z.infer<typeof LISTED_PAGE>
@@ -270,13 +277,13 @@ export async function listAllTools(client: Client, bounds: ListBounds): Promise<
       // compile held a core for the whole listDeadlineMs of every listing.
       if (schemas.compiledMs > compileBudgetMs) {
         throw new Error(
-          `tools/list's output schemas took more than ${compileBudgetMs.toLocaleString('en-US')} ms to compile (gateway.listCompileBudgetMs): ${(page + 1).toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+          `tools/list's output schemas took more than ${compileBudgetMs.toLocaleString('en-US')} ms to compile (gateway.listCompileBudgetMs): ${readSoFar(page + 1, listed.length)}; none of them were taken`,
         )
       }
       chars += keep.chars
       if (chars > maxChars) {
         throw new Error(
-          `tools/list sent more than ${maxChars.toLocaleString('en-US')} characters of tools (gateway.maxListChars): ${(page + 1).toLocaleString('en-US')} pages (${listed.length.toLocaleString('en-US')} tools) read; none of them were taken`,
+          `tools/list sent more than ${maxChars.toLocaleString('en-US')} characters of tools (gateway.maxListChars): ${readSoFar(page + 1, listed.length)}; none of them were taken`,
         )
       }
       listed.push(keep.tool)

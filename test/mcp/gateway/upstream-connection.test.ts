@@ -395,7 +395,7 @@ describe('UpstreamConnection with real stdio processes', () => {
     const state = grown.state()
     expect(state).toMatchObject({ status: 'down', toolCount: 3 })
     expect(state.lastError).toMatch(
-      /^tools\/list sent more than 65,536 characters of tools \(gateway\.maxListChars\): 1 pages \(6 tools\) read; none of them were taken$/,
+      /^tools\/list sent more than 65,536 characters of tools \(gateway\.maxListChars\): 1 page \(6 tools\) read; none of them were taken$/,
     )
     expect(grown.tools.map((tool) => tool.name)).toEqual(['tool_0', 'tool_1', 'tool_2'])
     expect(logger.lines.join('\n')).toContain('gateway.maxListChars')
