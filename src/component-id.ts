@@ -75,11 +75,43 @@ export function nextFallback(id: string, chain: readonly string[]): string | und
 }
 
 /**
- * Why a `plan.fallback` / `select.fallback` list is wrong, or undefined: an entry after one that
- * calls no model is never tried (`rule`, `top1`, `learned` answer every time), and an entry
- * listed twice is tried once. Without a final period: the config error that quotes it adds one.
+ * The ids a planner or a selector may have, by the backend of each (`rule`, `llm:openai:m`): the
+ * keys of components.ts's PLANNERS and SELECTORS (a test keeps them equal; those tables load
+ * every component, so the config schema reads these), with how each is written.
  */
-export function fallbackChainProblem(chain: readonly string[]): string | undefined {
+export const STAGE_IDS: Readonly<
+  Record<'planner' | 'selector', { backends: readonly string[]; usage: string }>
+> = {
+  planner: {
+    backends: ['rule', 'none', ...MODEL_BACKENDS],
+    usage: 'rule, none, llm:onnx:<dir>, llm:openai:<model>, onnx:<dir>, openai:<model>',
+  },
+  selector: {
+    backends: ['top1', 'learned', ...MODEL_BACKENDS],
+    usage:
+      'top1, learned, learned:<model.json>, llm:onnx:<dir>, llm:openai:<model>, onnx:<dir>, openai:<model>',
+  },
+}
+
+/**
+ * Why a `plan.fallback` / `select.fallback` list (of `stage`) is wrong, or undefined: an entry
+ * that is no component of that stage (`plan.fallback` `top1`, a selector: before round 43
+ * accepted, and an `llm:` planner failed to load, or a request failed, when it was needed; a
+ * model backend without its model), an entry after one that calls no model is never tried
+ * (`rule`, `top1`, `learned` answer every time), and an entry listed twice is tried once. Without
+ * a final period: the config error that quotes it adds one.
+ */
+export function fallbackChainProblem(
+  chain: readonly string[],
+  stage: 'planner' | 'selector',
+): string | undefined {
+  const { backends, usage } = STAGE_IDS[stage]
+  const wrong = chain.find((entry) => {
+    const { backend, argument } = parseComponentId(entry.trim())
+    return !backends.includes(backend) || (MODEL_BACKENDS.has(backend) && argument === '')
+  })
+  if (wrong !== undefined)
+    return `"${wrong.trim().slice(0, 100)}" is no ${stage}; a ${stage} fallback is one of: ${usage}`
   const names = chain.map(componentName)
   const twice = names.find((name, index) => names.indexOf(name) !== index)
   if (twice !== undefined) return `"${twice}" is listed twice; each entry is tried once`

@@ -551,14 +551,15 @@ const RetrieveSchema = z
 
 /**
  * `plan.fallback` / `select.fallback`: one id or a list tried in order, read as the list (`""`
- * is none); a list with an entry that can never be tried is refused (`fallbackChainProblem`).
+ * is none); a list with an id of the other stage, or an entry that can never be tried, is
+ * refused (`fallbackChainProblem`).
  */
-function fallbackChain(defaults: string[]) {
+function fallbackChain(stage: 'planner' | 'selector', defaults: string[]) {
   return z
     .union([z.string(), z.array(z.string().trim().min(1))])
     .transform((value, context) => {
       const chain = typeof value === 'string' ? (value.trim() === '' ? [] : [value]) : value
-      const problem = fallbackChainProblem(chain)
+      const problem = fallbackChainProblem(chain, stage)
       if (problem) context.addIssue({ code: 'custom', message: problem, input: value })
       return chain
     })
@@ -586,7 +587,7 @@ const PlanSchema = z
      * answers; a list that ends at a model fails the request when that one fails too), or empty
      * (`""`, `[]`) for no fallback. Read as a list. Default `rule`.
      */
-    fallback: fallbackChain(['rule']),
+    fallback: fallbackChain('planner', ['rule']),
   })
   .strict()
 
@@ -619,7 +620,7 @@ const SelectSchema = z
      * list of them tried in order (`["openai:small", "top1"]`), or empty (`""`, `[]`) for none. As
      * `plan.fallback`. Default `top1`.
      */
-    fallback: fallbackChain(['top1']),
+    fallback: fallbackChain('selector', ['top1']),
   })
   .strict()
 

@@ -2,6 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { STAGE_IDS } from '../../src/component-id.ts'
+import { PLANNERS, SELECTORS } from '../../src/components.ts'
 import { resolveComponentPath } from '../../src/config/config-file-paths.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { readLearnedModelSync } from '../../src/learn/learned-model.ts'
@@ -491,6 +493,38 @@ describe('loadConfig', () => {
         code: 'INVALID_CONFIG',
         message: expect.stringContaining('"llm(openai:b)" is listed twice'),
       })
+    })
+
+    it('refuses a fallback of the other stage (a string or in a list), naming the valid ids', async () => {
+      // Before round 43 `plan.fallback: ["top1"]` loaded, and a model planner failed to load
+      // (UNKNOWN_COMPONENT) only once it was built, at the start or on the request naming it.
+      for (const [section, fallback, wrong, valid] of [
+        ['plan', 'top1', 'top1', 'rule, none, llm:onnx:<dir>'],
+        ['plan', ['openai:b', 'learned'], 'learned', 'rule, none, llm:onnx:<dir>'],
+        ['select', 'rule', 'rule', 'top1, learned, learned:<model.json>, llm:onnx:<dir>'],
+        ['select', ['openai:b', 'none'], 'none', 'top1, learned'],
+        ['select', ['openai:', 'top1'], 'openai:', 'top1, learned'],
+        ['plan', 'magic', 'magic', 'rule, none'],
+      ] as const) {
+        const file = await configFile({ [section]: { fallback } })
+        const error = await loadConfig({ file }).catch((caught: unknown) => caught)
+        const stage = section === 'plan' ? 'planner' : 'selector'
+        expect(error).toMatchObject({
+          code: 'INVALID_CONFIG',
+          details: { path: `${section}.fallback` },
+          message: expect.stringContaining(
+            `"${wrong}" is no ${stage}; a ${stage} fallback is one of: ${valid}`,
+          ),
+        })
+      }
+      // The ids each stage may have are what components.ts builds (STAGE_IDS is their copy).
+      expect([...STAGE_IDS.planner.backends].sort()).toEqual(Object.keys(PLANNERS).sort())
+      expect([...STAGE_IDS.selector.backends].sort()).toEqual(Object.keys(SELECTORS).sort())
+      const fine = await configFile({
+        plan: { fallback: ['llm:openai:b', 'onnx:/m', 'none'] },
+        select: { fallback: ['openai:b', 'learned:m.json'] },
+      })
+      expect((await loadConfig({ file: fine })).select.fallback).toHaveLength(2)
     })
 
     it('ends a fallback list problem with one period (it was "..": the problem had its own)', async () => {
