@@ -62,12 +62,50 @@ const SHARED_ERRORS = {
   431: "Request Header Fields Too Large (PAYLOAD_TOO_LARGE): the request line and headers over Node's 16 KiB",
 } as const
 
+/**
+ * The response fields of the request-rate limit (src/server/rate-limit.ts; the IETF draft
+ * draft-ietf-httpapi-ratelimit-headers-11), as `components.headers`. The limited routes (every
+ * one that takes a key) send `RateLimit` and `RateLimit-Policy` on every answer that passed the
+ * limit's check (not on the 401 and 403 of the key and Host checks before it, nor the 408 and
+ * 431 of Node's parser), and on the 429 it answers itself, with `Retry-After`. A 429 of the
+ * connection limit has `Retry-After: 1` only. None is sent while `server.readsPerMinute` or
+ * `server.writesPerMinute` (the route's class) is 0.
+ */
+const RATE_LIMIT_HEADERS = {
+  RateLimit: {
+    description:
+      'Where this client stands in its route class: `"<class>";r=<whole requests left>;t=<seconds until one more>`, class `read` or `write` (absent when that limit is 0)',
+    schema: { type: 'string', examples: ['"read";r=599;t=1'] },
+  },
+  'RateLimit-Policy': {
+    description:
+      'The limit of the route class: `"<class>";q=<requests>;w=60` (server.readsPerMinute, server.writesPerMinute; absent when it is 0)',
+    schema: { type: 'string', examples: ['"write";q=120;w=60'] },
+  },
+  'Retry-After': {
+    description:
+      'Seconds to wait before the next request: until the client has one more in its class (server.readsPerMinute, server.writesPerMinute), 1 for a connection past server.maxConnectionsPerAddress',
+    schema: { type: 'integer', minimum: 1 },
+  },
+} as const
+
+const headerRef = (name: keyof typeof RATE_LIMIT_HEADERS) => ({
+  $ref: `#/components/headers/${name}`,
+})
+
+/** Answered before the rate limit's check: none of its fields on them (RATE_LIMIT_HEADERS). */
+const BEFORE_RATE_LIMIT = new Set(['401', '403', '408', '431'])
+
 interface Operation {
   security?: unknown[]
-  responses: Record<string, unknown>
+  responses: Record<string, { headers?: Record<string, unknown>; [field: string]: unknown }>
 }
 
-/** Adds SHARED_ERRORS to every operation of `paths` that does not list them itself (401 where keyed). */
+/**
+ * Adds SHARED_ERRORS to every operation of `paths` that does not list them itself (401 where
+ * keyed), and to the keyed (rate-limited) ones' answers the fields of RATE_LIMIT_HEADERS they
+ * carry: `Retry-After` on every 429.
+ */
 function withSharedErrors<T extends Record<string, Record<string, unknown>>>(paths: T): T {
   for (const item of Object.values(paths)) {
     for (const [method, operation] of Object.entries(item)) {
@@ -85,6 +123,21 @@ function withSharedErrors<T extends Record<string, Record<string, unknown>>>(pat
         responses[status] ??= {
           description: SHARED_ERRORS[status],
           content: json(RESPONSE_SCHEMAS.error),
+        }
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        const limited = keyed && !BEFORE_RATE_LIMIT.has(status)
+        if (!limited && status !== '429') continue
+        responses[status] = {
+          ...response,
+          headers: {
+            ...response.headers,
+            ...(limited && {
+              RateLimit: headerRef('RateLimit'),
+              'RateLimit-Policy': headerRef('RateLimit-Policy'),
+            }),
+            ...(status === '429' && { 'Retry-After': headerRef('Retry-After') }),
+          },
         }
       }
     }
@@ -116,6 +169,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      headers: RATE_LIMIT_HEADERS,
     },
     // A read key for queries, the admin key for writes (README, Security); none for the probes.
     security: [{ bearer: [] }],

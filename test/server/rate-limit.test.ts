@@ -236,6 +236,86 @@ describe('the rate-limit fields (RateLimit, RateLimit-Policy) over real HTTP', (
     }
   })
 
+  it('are declared in /openapi.json on the answers that carry them, with Retry-After on the 429', async () => {
+    // Before round 43 the document named them only in the 429's description (hard37).
+    const url = await serve({ server: { readsPerMinute: 3, writesPerMinute: 1 } })
+    const document = JSON.parse((await call(url, 'GET', '/openapi.json')).body)
+    expect(Object.keys(document.components.headers).sort()).toEqual([
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+    ])
+    const FIELDS = ['RateLimit', 'RateLimit-Policy', 'Retry-After'] as const
+    /** The fields `answer` carries, and those documented for its status on `template`. */
+    const fields = (template: string, method: string, answer: Answer) => {
+      const headers =
+        document.paths[template][method.toLowerCase()].responses[answer.status].headers
+      const sent = {
+        RateLimit: answer.rateLimit,
+        'RateLimit-Policy': answer.policy,
+        'Retry-After': answer.retryAfter,
+      }
+      return {
+        template,
+        status: answer.status,
+        sent: FIELDS.filter((name) => sent[name] !== undefined),
+        declared: FIELDS.filter((name) => headers?.[name] !== undefined),
+      }
+    }
+    const calls: [template: string, method: string, path: string, body?: string][] = [
+      ['/v1/select-tools', 'POST', '/v1/select-tools', SELECT],
+      ['/v1/search-tools', 'POST', '/v1/search-tools', JSON.stringify({ query: '' })],
+      ['/v1/libraries/{library}', 'GET', '/v1/libraries/nowhere'],
+      ['/v1/libraries', 'GET', '/v1/libraries'],
+      ['/v1/libraries/{library}', 'DELETE', '/v1/libraries/nowhere'],
+      ['/v1/libraries/{library}', 'DELETE', '/v1/libraries/nowhere'],
+      ['/healthz', 'GET', '/healthz'],
+    ]
+    const seen = []
+    for (const [template, method, path, body] of calls) {
+      const got = fields(template, method, await call(url, method, path, { body }))
+      expect(got.declared, `${method} ${template} ${got.status}`).toEqual(got.sent)
+      seen.push(`${method} ${got.status} ${got.sent.length}`)
+    }
+    expect(seen).toEqual([
+      'POST 200 2',
+      'POST 400 2',
+      'GET 404 2',
+      'GET 429 3',
+      'DELETE 404 2',
+      'DELETE 429 3',
+      'GET 200 0',
+    ])
+    // Every operation: a keyed one declares both on each answer past the key and Host checks,
+    // every 429 Retry-After; the public ones (probes) none of the rate fields.
+    for (const [template, item] of Object.entries<Record<string, Record<string, unknown>>>(
+      document.paths,
+    )) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (method === 'parameters') continue
+        const keyed = (operation.security as unknown[] | undefined)?.length !== 0
+        const responses = operation.responses as Record<string, { headers?: object }>
+        for (const [status, response] of Object.entries(responses)) {
+          const limited = keyed && !['401', '403', '408', '431'].includes(status)
+          expect({
+            template,
+            method,
+            status,
+            headers: Object.keys(response.headers ?? {}),
+          }).toEqual({
+            template,
+            method,
+            status,
+            headers: [
+              ...(limited ? ['RateLimit', 'RateLimit-Policy'] : []),
+              ...(status === '429' ? ['Retry-After'] : []),
+            ],
+          })
+        }
+      }
+    }
+  })
+
   it('serviceLimit: r the whole requests left, t the seconds until one more (at least 1)', () => {
     expect(serviceLimit('read', 120, 119)).toBe('"read";r=119;t=1')
     expect(serviceLimit('read', 120, 119.9)).toBe('"read";r=119;t=1')
