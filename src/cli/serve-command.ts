@@ -349,6 +349,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       stopSignals = onStopSignal(logger, (cause) => shutdown(cause, resolve), launcher)
     })
     await gateway?.start()
+    // Before a replacement listens: one held here must take no connection (round 43).
+    if (cluster.isWorker && !stopping) stopBeforeReadyForTests()
     if (listenWhenReady && !stopping) await listen('ready')
   } catch (error) {
     stopSignals?.()
@@ -360,7 +362,6 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     throw error
   }
   if (!stopping) {
-    if (cluster.isWorker) stopBeforeReadyForTests()
     logger.info(
       `Ready: libraries ${service.libraries.names().join(', ')}; default "${service.defaultLibraryName}"`,
     )
@@ -693,8 +694,8 @@ function requestIdOf(response: Response, env: unknown): string | undefined {
 
 /**
  * For tests of a worker that is slow to get ready (TOOLSEL_TEST_STOP_BEFORE_READY_FILE, off unless
- * set): the one worker that removes the file it names stops itself (SIGSTOP) before it says it is
- * ready, until the test lets it go on (SIGCONT).
+ * set): the one worker that removes the file it names stops itself (SIGSTOP) once loaded, before a
+ * replacement listens and before it says it is ready, until the test lets it go on (SIGCONT).
  */
 function stopBeforeReadyForTests(): void {
   const file = testSwitch('TOOLSEL_TEST_STOP_BEFORE_READY_FILE')

@@ -292,7 +292,7 @@ export const TEST_SWITCHES = {
   TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES:
     '`<n>`: a restore stops right after its n-th library is renamed into place (store/index-store.ts).',
   TOOLSEL_TEST_STOP_BEFORE_READY_FILE:
-    '`<file>`: of the workers of `serve --workers N`, the one that removes the file stops before it says it is ready, as a worker slow to load would, until the test lets it go on (SIGCONT; cli/serve-command.ts).',
+    '`<file>`: of the workers of `serve --workers N`, the one that removes the file stops before it says it is ready (a replacement: before it listens), as a worker slow to load would, until the test lets it go on (SIGCONT; cli/serve-command.ts).',
   TOOLSEL_TEST_CRASH_AFTER_READY_FILE:
     '`<file>`: a worker of `serve --workers N` that is ready while the file exists exits (code 70) once it said so (cli/serve-command.ts).',
   TOOLSEL_TEST_SYNC_FAULT:

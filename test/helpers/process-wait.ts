@@ -20,15 +20,22 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Resolves once `condition` holds (looked at every 50 ms); throws naming `what` after `timeoutMs`. */
+/**
+ * Resolves once `condition` holds (looked at every 50 ms); throws naming `what` after `timeoutMs`,
+ * with what `seen` returns then (a log, a state) so that the failure explains itself.
+ */
 export async function until(
   what: string,
   condition: () => boolean,
   timeoutMs = 30_000,
+  seen?: () => string,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what} (${timeoutMs} ms)${seen ? `; seen meanwhile:\n${seen()}` : ''}`,
+      )
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
