@@ -20,7 +20,12 @@ import { clientAddresses } from '../server/client-address.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits, retryTestOptions } from '../service/index-dir-watch.ts'
 import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
-import { ModelHealth, startupFallbacks, type StartupFallback } from '../service/model-health.ts'
+import {
+  ModelHealth,
+  modelUses,
+  startupFallbacks,
+  type StartupFallback,
+} from '../service/model-health.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
 import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
@@ -189,20 +194,14 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
       config.select.selector,
       ...config.select.fallback,
     ])
-    // A fallback model with nothing after it in its list: its failing call fails the request.
-    const configured = openAiModelUsers([config.plan.planner, config.select.selector])
-    const lastResort = openAiModelUsers([
-      config.plan.fallback.at(-1),
-      config.select.fallback.at(-1),
-    ])
-    const fallbackOnly = users.filter(
-      (user) => !configured.includes(user) && lastResort.includes(user),
-    )
+    // What a failing call of each does, per stage: falls back, or fails the request (a model
+    // with nothing after it in its list, or configured with no fallback).
+    const uses = Object.fromEntries(users.map((user) => [user, modelUses(user, config)]))
     if (users.length > 0 && config.models.openai.baseUrl) {
       const { failing } = await checkOpenAiApiKey({
         ...config.models.openai,
         users,
-        fallbackOnly,
+        uses,
         logger,
       })
       failingAtStart = startupFallbacks(failing, config)

@@ -14,7 +14,7 @@
 import { componentName, isModelBacked, nextFallback } from '../component-id.ts'
 import type { Config } from '../config/schema.ts'
 import type { Fallback } from '../contracts.ts'
-import type { StartupFailure } from '../models/openai/check-api-key.ts'
+import type { ModelUse, StartupFailure } from '../models/openai/check-api-key.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
 
 /** Characters of the failure's message kept (it quotes the endpoint's answer). */
@@ -245,6 +245,31 @@ function isOpenAiComponent(name: string): boolean {
  */
 function endpointFailure(entry: DegradedModel): boolean {
   return entry.code === 'UPSTREAM_UNAVAILABLE' || entry.status === 401 || entry.status === 403
+}
+
+/**
+ * How planner or selector id `id` (a configured one, or an entry of a fallback list) is used: in
+ * each stage whose planner or selector it is or whose fallback list has it, what stands in when
+ * its call fails (`nextFallback`, as components.ts builds it), none when the request fails. What
+ * the start-up check's warning about it says (check-api-key.ts `unlistedModel`).
+ */
+export function modelUses(id: string, config: Config): ModelUse[] {
+  const name = componentName(id)
+  const uses: ModelUse[] = []
+  for (const [stage, configured, chain] of [
+    ['planner', config.plan.planner, config.plan.fallback],
+    ['selector', config.select.selector, config.select.fallback],
+  ] as const) {
+    const isConfigured = componentName(configured) === name
+    if (!isConfigured && !chain.some((entry) => componentName(entry) === name)) continue
+    const next = nextFallback(id, chain)
+    uses.push({
+      stage,
+      configured: isConfigured,
+      ...(next === undefined ? {} : { fallback: componentName(next) }),
+    })
+  }
+  return uses
 }
 
 function keyOf(stage: string, component: string): string {

@@ -113,6 +113,47 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
     expect(await gauges()).toEqual([])
   }, 120_000)
 
+  it('warns of a model last in one list and in the middle of the other with what holds for each', async () => {
+    // Before round 43 the warning said "a request falling back to it would fail" of both lists,
+    // true only of select.fallback: as the planner's fallback, rule stands in for it.
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-degraded-uses-'))
+    const config = join(dir, 'config.json')
+    await writeFile(
+      config,
+      JSON.stringify({
+        plan: { fallback: ['openai:other', 'rule'] },
+        select: { fallback: ['openai:fake', 'openai:other'] },
+      }),
+    )
+    try {
+      running = await startServe(['--planner', 'openai:gone', '--selector', 'openai:sel'], {
+        env: {
+          TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`,
+          TOOLSEL_OPENAI_API_KEY: KEY,
+          TOOLSEL_CONFIG: config,
+        },
+      })
+      const logs = running.logs()
+      expect(logs).toContain(
+        `openai:other: GET ${endpoint.baseUrl}/v1/models lists no model "other" (it serves "fake"): its calls would answer 404 (as the planner's fallback they fall back to rule; as the selector's fallback they fail the request).`,
+      )
+      // The configured ones fall back in their one stage each; the planner to the next entry.
+      expect(logs).toContain(
+        `openai:gone: GET ${endpoint.baseUrl}/v1/models lists no model "gone" (it serves "fake"): its calls would answer 404 and fall back.`,
+      )
+      const other = (await degraded())!.filter((entry) => entry.component === 'llm(openai:other)')
+      expect(other.map((entry) => [entry.stage, entry.fallback])).toEqual([
+        ['planner', 'rule'],
+        ['selector', undefined],
+      ])
+      expect(String(other[0].message)).toMatch(
+        /\(as the planner's fallback they fall back to rule;/,
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   it('lists a model fallback the endpoint does not list under its own name, until it answers', async () => {
     // Before: only the configured planner and selector were seeded; the fallbacks, checked too,
     // were not listed. "prose" answers outside the choices, so its fallback answers.

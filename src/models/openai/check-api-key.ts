@@ -26,13 +26,22 @@ export interface ApiKeyCheckOptions {
   /** The configured ids that call the endpoint, named in the message. */
   users: string[]
   /**
-   * Those of `users` that are only a fallback, the last of their list (plan.fallback /
-   * select.fallback, not a configured planner or selector): a failing call of theirs fails the
-   * request, it does not fall back.
+   * How each of `users` is used (`modelUses`): per stage, whether a failing call of it falls
+   * back (and to what) or fails the request. A warning says what is true of each use; a user
+   * not here is said to fall back.
    */
-  fallbackOnly?: string[]
+  uses?: Readonly<Record<string, readonly ModelUse[]>>
   logger: Logger
   fetch?: typeof fetch
+}
+
+/** One use of a configured model: in which stage, and what a failing call of it does there. */
+export interface ModelUse {
+  stage: 'planner' | 'selector'
+  /** The configured planner or selector (false: an entry of that stage's fallback list). */
+  configured: boolean
+  /** The component that stands in when its call fails; absent: the request fails. */
+  fallback?: string
 }
 
 /** The planner/selector ids (configured and fallbacks) that are `openai:` models. */
@@ -169,8 +178,7 @@ export async function checkOpenAiApiKey(
     case 'ok': {
       const failing: StartupFailure[] = []
       for (const user of options.users) {
-        const fallsBack = !options.fallbackOnly?.includes(user)
-        const message = unlistedModel(probe, modelOf(user), fallsBack)
+        const message = unlistedModel(probe, modelOf(user), options.uses?.[user])
         if (!message) continue
         options.logger.warn(shown(`${user}: ${message} Starting anyway.`))
         failing.push({
@@ -193,19 +201,36 @@ export function modelOf(id: string): string {
 /**
  * Why `model` looks wrong for an endpoint whose `/models` answered `probe`: it lists models, none
  * of them `model` (a chat call would answer 404). Undefined when it is listed or there is no list.
- * `fallsBack` false: `model` is only a fallback, whose failing call fails the request.
+ * `uses`: what a failing call of it does in each stage that uses it (none given: falls back).
  */
 export function unlistedModel(
   probe: EndpointProbe,
   model: string,
-  fallsBack = true,
+  uses?: readonly ModelUse[],
 ): string | undefined {
   if (!probe.models || probe.models.includes(model)) return undefined
   // The endpoint names them: each is cut, so its answer (up to 1 MiB) can't make one log line,
   // `/readyz` message or error of that size.
   const listed = probe.models.slice(0, 10).map(shownModelId)
   const more = probe.models.length > 10 ? ` and ${probe.models.length - 10} more` : ''
-  return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404${fallsBack ? ' and fall back' : ', and a request falling back to it would fail'}. Use the name the server gives it (vLLM: --served-model-name).`
+  return `GET ${probe.url} lists no model "${model}" (it serves ${listed.join(', ') || 'none'}${more}): its calls would answer 404${whatFailureDoes(uses)}. Use the name the server gives it (vLLM: --served-model-name).`
+}
+
+/**
+ * What a failing call does, true of every use in `uses`: fall back (all do), the request fails
+ * (it is the last fallback of each list that has it), or, when that differs by use (a model last
+ * in one list and in the middle of the other, a configured one with no fallback), each use's.
+ * Before round 43 a model last in one list was said to fail the request for both lists.
+ */
+function whatFailureDoes(uses: readonly ModelUse[] | undefined): string {
+  if (!uses || uses.every((use) => use.fallback !== undefined)) return ' and fall back'
+  if (uses.every((use) => !use.configured && use.fallback === undefined))
+    return ', and a request falling back to it would fail'
+  const each = uses.map(
+    (use) =>
+      `as the ${use.stage}${use.configured ? '' : "'s fallback"} they ${use.fallback === undefined ? 'fail the request' : `fall back to ${use.fallback}`}`,
+  )
+  return ` (${each.join('; ')})`
 }
 
 /** Characters of each model id the endpoint lists that a message quotes (vLLM's are paths). */
