@@ -7,7 +7,7 @@
  * - `searchWindowed` (MaxScore, Turtle & Flood 1995, a window of documents at a time as Lucene's
  *   MaxScoreBulkScorer): terms sorted by their largest possible contribution; those whose bounds
  *   together can't lift a document above the current k-th score (or above `minScore`) are
- *   "non-essential". Window by window (8,192 documents), the essential terms' postings are summed
+ *   "non-essential". Window by window (16,384 documents), the essential terms' postings are summed
  *   term at a time into small accumulators, and only the documents they hit get the non-essential
  *   terms' weights (galloping search), while they can still make the top k. Common words (long
  *   postings, low weight) become non-essential after the first window, so a query costs about
@@ -101,13 +101,14 @@ function kthLargestWeight(term: QueryTerm, k: number, known: Int32Array): number
 }
 
 /**
- * Documents per window of `searchWindowed`: its accumulators (2 × 64 KiB) stay in the L2 cache.
- * Each window has a fixed cost (its loops over the terms, a galloping search per term not summed),
- * and with the windows plain from the seed on (round 14) that cost weighs more than the
- * accumulators' cache misses: 8,192 gave BM25 0.96 of 4,096 at 100k tools and 0.99 at 10k
- * (4,096 from round 6 to 13, when 8,192 measured 0.99-1.03 of it: bench/README.md).
+ * Documents per window of `searchWindowed`: its accumulators (2 × 128 KiB of doubles, 64 KiB of
+ * a plain window's 32-bit sums) stay in the L2 cache. Each window has a fixed cost (its loops over
+ * the terms, a galloping search per term not summed), and with the windows plain from the seed on
+ * (round 14) that cost weighs more than the accumulators' cache misses: 8,192 gave BM25 0.96 of
+ * 4,096 at 100k tools and 0.99 at 10k (round 14), and 16,384 0.97 of 8,192 at 100k and 0.98 at
+ * 10k with the 32-bit sums (round 43: bench/README.md; 4,096 until round 13, 8,192 until 42).
  */
-export const WINDOW_DOCUMENTS = 8192
+export const WINDOW_DOCUMENTS = 16384
 
 /**
  * A non-essential term's postings inside a window are summed like an essential term's (without
@@ -174,7 +175,8 @@ export class SearchScratch {
    * (32 KiB at 8,192 documents: the first-level data cache of the processor measured, where 64 KiB
    * of doubles missed it): BM25 at 100k tools 0.942 of main against 0.980 with doubles, both with
    * `PLAIN_NON_ESSENTIAL_SUM_SHARE` (sums of per-query fastest; turn medians 0.837 against 0.889;
-   * bench/README.md, round 42).
+   * bench/README.md, round 42). At 16,384 documents (round 43) they are 64 KiB, and fewer windows
+   * still cost less than the first-level misses.
    */
   readonly windowSums: Int32Array
   /**
