@@ -36,7 +36,10 @@ export interface Fallback {
   message: string
   /** The HTTP status the model's endpoint answered with, when it answered (401: key refused). */
   status?: number
-  /** The raw model output that could not be used, when there was one. */
+  /**
+   * The raw model output that could not be used, or the endpoint's answer when the call itself
+   * failed (an HTTP 401 or 500, a body that is no chat completion), when there was one.
+   */
   raw?: string
 }
 

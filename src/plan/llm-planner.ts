@@ -98,6 +98,12 @@ export class LlmPlanner implements Planner {
         this.#fallback.name,
       )
       const { fallback, chained, ...result } = await this.#fallback.plan(instruction, options)
+      // What the model answered that could not be used: its text, or, when the call itself failed
+      // (an HTTP 401 or 500, a body that is no chat completion), the endpoint's answer, which the
+      // error keeps (`details.raw`, its key hidden as it was read) and the selector's fallback has
+      // reported all along (before round 43 a planner's had no `raw` then).
+      const rawAnswer =
+        raw ?? (typeof error.details.raw === 'string' ? error.details.raw : undefined)
       return {
         ...result,
         usage: addUsage(usage, result.usage),
@@ -108,7 +114,7 @@ export class LlmPlanner implements Planner {
           from: this.name,
           to: this.#fallback.name,
           ...fallbackFailure(error),
-          ...(raw === undefined ? {} : { raw }),
+          ...(rawAnswer === undefined ? {} : { raw: rawAnswer }),
         },
       }
     }

@@ -502,7 +502,7 @@ export const RESPONSE_SCHEMAS = {
             .describe('A planner or selector call that failed, and what stood in for it.'),
         )
         .describe(
-          "Each planner or selector call that failed and what stood in for it (`from`, `to`): the error's `code` and `message`, the model endpoint's HTTP `status` when it answered (401/403: the API key was refused), and `raw`, the model's output that could not be used, when there was one. Counted by /metrics toolsel_model_fallbacks_total; /readyz `degraded` lists the components whose latest use fell back.",
+          "Each planner or selector call that failed and what stood in for it (`from`, `to`): the error's `code` and `message`, the model endpoint's HTTP `status` when it answered (401/403: the API key was refused), and `raw`, the model's output that could not be used, or the endpoint's answer when the call itself failed (an HTTP error, a body that is no chat completion; the API key in it as ***), planner and selector alike. Counted by /metrics toolsel_model_fallbacks_total; /readyz `degraded` lists the components whose latest use fell back.",
         ),
     }),
     usage: UsageSchema,
