@@ -17,6 +17,8 @@
  * ```
  * @module
  */
+import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
@@ -61,7 +63,7 @@ import {
   splitPartList,
   withRequirements,
 } from './kinds/index.ts'
-import type { IndexManifest } from './manifest.ts'
+import { MANIFEST_FILE, type IndexManifest } from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 import { type SavedTools, uploadText } from './upload-import-worker.ts'
@@ -613,6 +615,8 @@ export async function loadLibraryReference(
   options: { unshowableIds?: UnshowableIdsLevel } = {},
 ): Promise<IndexedLibrary> {
   const found = await resolveLibraryReference(reference, config.library.indexDir)
+  if (found.index !== undefined && found.demo)
+    return loadSavedDemo(found.index, config, logger, options)
   if (found.index !== undefined)
     return loadIndexedLibrary(found.index, config, { logger, ...options })
   if (found.demo) return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
@@ -644,11 +648,13 @@ async function resolveLibraryReference(
   reference: string,
   indexDir: string,
 ): Promise<
-  { index: string; path?: undefined } | { index?: undefined; path: string; demo: boolean }
+  | { index: string; path?: undefined; demo: boolean }
+  | { index?: undefined; path: string; demo: boolean }
 > {
   const named = join(indexDir, reference)
-  if (!reference.includes('/') && (await isIndexDir(named))) return { index: named }
-  if (await isIndexDir(reference)) return { index: reference }
+  if (!reference.includes('/') && (await isIndexDir(named)))
+    return { index: named, demo: reference === DEMO_LIBRARY_NAME }
+  if (await isIndexDir(reference)) return { index: reference, demo: false }
   if (reference === DEMO_LIBRARY_NAME) return { path: DEMO_LIBRARY_DIR, demo: true }
   if (await pathExists(reference)) return { path: reference, demo: false }
   // A path (a slash, or a file name's extension) is not a library name to build: say what is
@@ -666,6 +672,104 @@ async function resolveLibraryReference(
       : `Library "${reference}" not found: it is not an index in ${where}, an index directory, or a tool file. Build it with: toolsel index <file> --name ${reference}.`,
     { details: { library: reference } },
   )
+}
+
+/**
+ * Whether `path` (a manifest's `source.path`) is the shipped demo's directory: this one, or its
+ * twin under `src/` or `dist/` (bin/toolsel.mjs runs either, and `toolsel index
+ * src/library/demo/servers` builds from the sources).
+ */
+function isDemoSource(path: string | undefined): boolean {
+  if (path === undefined) return false
+  const root = resolve(DEMO_LIBRARY_DIR, '../../../..')
+  return ['src', 'dist'].some((dir) => resolve(path) === join(root, dir, 'library/demo/servers'))
+}
+
+/** Tries of `loadSavedDemo` when another process saves the demo while it rebuilds it. */
+const DEMO_REBUILD_ATTEMPTS = 3
+
+/**
+ * The demo once saved as an index (`indexes/demo`: an example write or `toolsel index
+ * src/library/demo/servers --name demo`). Loaded as saved while its tools are the demo's files'
+ * (or it holds tools of its own: a PUT, or an index of another source). When the demo's files
+ * changed since (a `git pull`), it is rebuilt from them with the parts it was built with (their
+ * saved vectors reused for unchanged tools) and its usage examples, minus those of tools the files
+ * no longer have, and saved atomically in its place, so the next start loads it as it is. A save
+ * by another process in between (an example write) is not overwritten: the demo is read again.
+ */
+async function loadSavedDemo(
+  dir: string,
+  config: Config,
+  logger: Logger,
+  options: { unshowableIds?: UnshowableIdsLevel },
+  attempt = 1,
+): Promise<IndexedLibrary> {
+  const manifestPath = join(dir, MANIFEST_FILE)
+  const manifestText = await readFile(manifestPath, 'utf8').catch(() => undefined)
+  const saved = await readManifest(dir).catch(() => undefined)
+  if (manifestText === undefined || saved === undefined || !isDemoSource(saved.source.path))
+    return loadIndexedLibrary(dir, config, { logger, ...options })
+  const started = performance.now()
+  const { library, imported, source } = await importAsLibrary(
+    {
+      path: DEMO_LIBRARY_DIR,
+      maxFileBytes: config.library.maxFileBytes,
+      maxTools: config.library.maxTools,
+    },
+    DEMO_LIBRARY_NAME,
+  )
+  if (saved.toolCount === library.size && saved.contentHash === library.contentHash)
+    return loadIndexedLibrary(dir, config, { logger, ...options })
+  for (const warning of groupWarnings(imported.warnings).warnings) {
+    logger.warn(warning, { library: DEMO_LIBRARY_NAME })
+  }
+  const stored = await readStoredExamples(dir)
+  const pruned = stored?.prune((id) => library.has(id))
+  const indexed = await buildIndexedLibrary(library, config, {
+    source,
+    retriever: [saved.defaultRetriever, ...Object.keys(saved.retrievers)]
+      .filter((part, at, parts) => parts.indexOf(part) === at)
+      .join(','),
+    previousIndexDir: dir,
+    examples: pruned?.set.withCap(config.library.maxExamples),
+    logger,
+  })
+  const indexDir = resolve(dir, '..')
+  const superseded = new Error('the saved demo changed meanwhile')
+  try {
+    await saveIndexedLibrary(indexDir, indexed, {
+      beforeCommit: () => {
+        // Under the library's lock: the save this rebuild started from is still the one saved.
+        if (readFileOrUndefined(manifestPath) !== manifestText) throw superseded
+      },
+    })
+  } catch (error) {
+    if (error !== superseded) throw error
+    indexed.library.release(0)
+    if (attempt >= DEMO_REBUILD_ATTEMPTS)
+      return loadIndexedLibrary(dir, config, { logger, ...options })
+    return loadSavedDemo(dir, config, logger, options, attempt + 1)
+  }
+  logger.info(
+    `Library "${DEMO_LIBRARY_NAME}": rebuilt from ${DEMO_LIBRARY_DIR}, whose tools changed since ${dir} was saved, and saved there`,
+    {
+      tools: library.size,
+      savedTools: saved.toolCount,
+      parts: [...indexed.retrievers.keys()].join(','),
+      examples: pruned?.set.size ?? 0,
+      droppedExamples: pruned?.droppedExamples ?? 0,
+      ms: Math.round(performance.now() - started),
+    },
+  )
+  return { ...indexed, dir: join(indexDir, DEMO_LIBRARY_NAME) }
+}
+
+function readFileOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
 }
 
 /**

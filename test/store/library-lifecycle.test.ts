@@ -6,7 +6,9 @@ import { defaultConfig, type Config } from '../../src/config/schema.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { createLogger } from '../../src/log.ts'
 import type { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
+import { importToolsFromPath } from '../../src/library/importers/index.ts'
 import {
+  DEMO_LIBRARY_DIR,
   DEMO_LIBRARY_NAME,
   importLibrary,
   indexTools,
@@ -121,6 +123,53 @@ describe('library lifecycle', () => {
     expect(demo.library.size).toBeGreaterThan(100)
     expect(demo.manifest.source.format).toBe('mcp')
     expect(demo.manifest.source.path).toMatch(/library\/demo\/servers$/)
+  })
+
+  it('a saved demo whose files changed since (a git pull) is rebuilt from them, keeping its parts and usage examples, and saved', async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const [added, kept] = tools
+    // As saved before the pull: one tool the files have now missing, one they no longer have.
+    const retired = { ...SAMPLE_TOOLS[0]!, id: 'retired.old_tool' }
+    const examples = ExampleSet.of([
+      { instruction: 'the example of a tool still there', tools: [kept!.id] },
+      { instruction: 'the example of a retired tool', tools: [retired.id] },
+    ])
+    const older = await indexTools(DEMO_LIBRARY_NAME, [...tools.slice(1), retired], config, {
+      retriever: 'bm25,regex',
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+      examples,
+    })
+    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const lines: string[] = []
+    const capture = createLogger('info', (line) => lines.push(line))
+
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
+    expect(loaded.library.size).toBe(tools.length)
+    expect(loaded.library.has(added!.id)).toBe(true)
+    expect(loaded.library.has(retired.id)).toBe(false)
+    expect([...loaded.retrievers.keys()].sort()).toEqual(['bm25', 'regex'])
+    expect(loaded.examples?.set.examples.map((example) => example.instruction)).toEqual([
+      'the example of a tool still there',
+    ])
+    expect(loaded.dir).toBe(dir)
+    expect(lines.join('\n')).toContain('Library "demo": rebuilt from ')
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))
+    expect(manifest.toolCount).toBe(tools.length)
+    expect(manifest.examples.count).toBe(1)
+
+    // Saved: the next start loads it as it is.
+    lines.length = 0
+    const again = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
+    expect(again.manifest.createdAt).toBe(manifest.createdAt)
+    expect(again.examples?.set.size).toBe(1)
+    expect(lines.join('\n')).not.toContain('rebuilt')
+  })
+
+  it('a demo saved with tools of its own (a PUT) loads as saved, whatever the demo files hold', async () => {
+    const uploaded = await indexTools(DEMO_LIBRARY_NAME, SAMPLE_TOOLS, config)
+    await saveIndexedLibrary(config.library.indexDir, uploaded)
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(loaded.library.size).toBe(SAMPLE_TOOLS.length)
   })
 
   it('rebuilds a library with the parts it was built with, keeping its source', async () => {
