@@ -8,7 +8,7 @@ import type { LibraryExamples } from '../examples/library-examples.ts'
 import type { ToolLibrary } from '../library/tool-library.ts'
 import type { Retriever } from '../contracts.ts'
 import type { Config } from '../config/schema.ts'
-import { partInputs, requirePart } from './kinds/index.ts'
+import { partInputs, requirePart, type RetrieverPart } from './kinds/index.ts'
 import type { IndexManifest } from './manifest.ts'
 import { libraryNameFromPath } from './library-name.ts'
 
@@ -44,24 +44,69 @@ export function requireRetriever(
   const retriever = indexed.retrievers.get(wanted)
   if (retriever) return retriever
   const part = requirePart(wanted)
-  if (
-    config &&
-    part.kind.compose &&
-    partInputs(part, config).every((input) => indexed.retrievers.has(input))
-  )
-    return part.kind.compose(part.arg, config, indexed.retrievers)
+  // `dense` and `dense:<the configured embedder>` are one part under two names (the same
+  // settings, the same vectors): a library holding one serves a request for the other.
+  const parts = config ? withDenseAliases(indexed.retrievers, config) : indexed.retrievers
+  const same = parts.get(wanted)
+  if (same) return same
+  if (config && part.kind.compose && partInputs(part, config).every((input) => parts.has(input)))
+    return part.kind.compose(part.arg, config, parts)
   const available = [...indexed.retrievers.keys()].join(', ')
   // Both keep the parts it has, its default first: `--retriever <part>` alone would make the
   // new part the library's default (other answers) and drop the others.
-  const parts = `${builtParts(indexed)},${wanted}`
+  const wantedParts = `${builtParts(indexed)},${wanted}`
   const hint = builtAtStart(indexed, config)
-    ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${parts} (retrieve.build) to build that part too.`
-    : ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${parts}.`
+    ? ` It is built from its tool files when the service starts: start it with TOOLSEL_BUILD_RETRIEVER=${wantedParts} (retrieve.build) to build that part too.`
+    : ` Rebuild it with: toolsel index <file> --name ${indexed.library.name} --retriever ${wantedParts}.`
   throw new ToolselError(
     'UNKNOWN_COMPONENT',
-    `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${hint}`,
+    `Library "${indexed.library.name}" has no "${wanted}" retriever (available: ${available}).${otherDenseHint(indexed, part, parts, config)}${hint}`,
     { details: { library: indexed.library.name, retriever: wanted, available } },
   )
+}
+
+/**
+ * `retrievers` with `dense` and `dense:<retrieve.dense.embedder>` each under the other's name
+ * too, when the library holds one of them: the same part (`dense` is a dense part of the
+ * configured embedder, built with `retrieve.dense`'s settings, as `dense:<embedder>` is).
+ */
+function withDenseAliases(
+  retrievers: ReadonlyMap<string, Retriever>,
+  config: Config,
+): ReadonlyMap<string, Retriever> {
+  const named = `dense:${config.retrieve.dense.embedder}`
+  const dense = retrievers.get('dense')
+  const other = retrievers.get(named)
+  if ((dense === undefined) === (other === undefined)) return retrievers
+  const aliased = new Map(retrievers)
+  aliased.set(dense === undefined ? 'dense' : named, (dense ?? other)!)
+  return aliased
+}
+
+/**
+ * For a request naming a dense part the library lacks (`dense`, `dense:<embedder>`, or one a
+ * fusion is over) while it has dense parts of other embedders: which to ask for instead, with
+ * no rebuild. Empty otherwise.
+ */
+function otherDenseHint(
+  indexed: IndexedLibrary,
+  wanted: RetrieverPart,
+  parts: ReadonlyMap<string, Retriever>,
+  config?: Config,
+): string {
+  const isDense = (name: string) => name === 'dense' || name.startsWith('dense:')
+  const inputs = config && wanted.kind.compose ? partInputs(wanted, config) : []
+  const missing = [wanted.name, ...inputs].filter((name) => isDense(name) && !parts.has(name))
+  const had = [...indexed.retrievers.keys()].filter(isDense)
+  if (missing.length === 0 || had.length === 0) return ''
+  const configured =
+    missing.includes('dense') && config
+      ? ` ("dense" is the dense part of the configured embedder, retrieve.dense.embedder: ${config.retrieve.dense.embedder})`
+      : ''
+  const instead = isDense(wanted.name)
+    ? had.map((part) => `"${part}"`).join(' or ')
+    : had.map((part) => `"hybrid:bm25+${part}"`).join(' or ')
+  return ` It has no ${missing.map((name) => `"${name}"`).join(', ')}${configured}; to use the dense part it has, ask for ${instead} instead.`
 }
 
 /**

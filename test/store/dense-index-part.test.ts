@@ -147,6 +147,36 @@ describe('dense index part', () => {
     )
   })
 
+  it('serves "dense" from a dense:<configured embedder> part and the reverse, and says what to ask for otherwise', async () => {
+    const config = denseConfig()
+    const library = new ToolLibrary('named', SAMPLE_TOOLS)
+    const named = await buildIndexedLibrary(library, config, { retriever: 'bm25,dense:hashing' })
+    const part = named.retrievers.get('dense:hashing')!
+    // The same part under two names: retrieve.dense.embedder is hashing.
+    expect(requireRetriever(named, 'dense', config)).toBe(part)
+    const fused = requireRetriever(named, 'hybrid', config)
+    expect(await fused.retrieve('weather in Paris tomorrow', { k: 3 })).toEqual(
+      await requireRetriever(named, 'hybrid:bm25+dense:hashing', config).retrieve(
+        'weather in Paris tomorrow',
+        { k: 3 },
+      ),
+    )
+    const plain = await buildIndexedLibrary(library, config, { retriever: 'bm25,dense' })
+    expect(requireRetriever(plain, 'dense:hashing', config)).toBe(plain.retrievers.get('dense'))
+    // Another embedder configured: not the same part; the message names the one it has.
+    const other = denseConfig({ embedder: 'hashing:128' })
+    expect(() => requireRetriever(named, 'dense', other)).toThrow(
+      expect.objectContaining({
+        code: 'UNKNOWN_COMPONENT',
+        message:
+          'Library "named" has no "dense" retriever (available: bm25, dense:hashing). It has no "dense" ("dense" is the dense part of the configured embedder, retrieve.dense.embedder: hashing:128); to use the dense part it has, ask for "dense:hashing" instead. Rebuild it with: toolsel index <file> --name named --retriever bm25,dense:hashing,dense.',
+      }),
+    )
+    expect(() => requireRetriever(named, 'hybrid', other)).toThrow(
+      'to use the dense part it has, ask for "hybrid:bm25+dense:hashing" instead.',
+    )
+  })
+
   it('resolves `auto` to the library default', async () => {
     const { indexed } = await buildAndSave(denseConfig(), 'dense')
     expect(requireRetriever(indexed, 'auto').name).toBe('dense:hashing:256')
