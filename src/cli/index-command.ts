@@ -170,8 +170,11 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   // The summary below lists what these count: printed once, there.
   const summarized = new Set(imported.summarized)
   const unsummarized = imported.warnings.filter((warning) => !summarized.has(warning))
-  // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted.
-  for (const warning of groupWarnings(unsummarized).warnings) logger.warn(warning)
+  // Thousands of warnings of one kind (a large OpenAPI spec): the first of each, counted. Plain
+  // lines, as the command's other output (not the service log's timestamped ones); they quote
+  // the imported file: no escape sequence of it reaches the terminal.
+  for (const warning of groupWarnings(unsummarized).warnings)
+    io.stderr(`Warning: ${terminalText(warning)}\n`)
   io.stderr(
     `Imported ${tools(library.size)} (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
   )

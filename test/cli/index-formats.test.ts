@@ -104,6 +104,16 @@ describe('toolsel index on the common tool formats', () => {
     )
   })
 
+  it('prints import warnings as plain Warning: lines on stderr, not timestamped log lines', async () => {
+    const file = fixture('anthropic-tools.json')
+    const indexed = await run('index', file, '--name', 'warned', '--index-dir', indexDir)
+    expect(indexed.code).toBe(0)
+    expect(indexed.stderr).toContain(
+      `Warning: ${file}: record 2: skipped the server tool "web_search_20250305" (only client tools are imported)\n`,
+    )
+    expect(indexed.stderr).not.toMatch(/^\d{4}-\d\d-\d\dT\S+ WARN /m)
+  })
+
   it('rejects an unknown --on-duplicate mode', async () => {
     const result = await run(
       'index',
