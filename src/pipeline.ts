@@ -25,6 +25,7 @@ import {
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { candidateRecords } from './library/candidate-records.ts'
+import { withRequestRetries } from './models/request-retries.ts'
 import type {
   CandidateTool,
   Fallback,
@@ -138,7 +139,15 @@ const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
  * result.tools.map((tool) => tool.id) // ['flights.search_flights', 'calendar.create_event']
  * ```
  */
-export async function selectTools(
+export function selectTools(
+  instruction: string,
+  options: SelectToolsOptions,
+): Promise<SelectToolsResult> {
+  // The model calls of one request share its retries (models.openai.maxRetriesPerRequest).
+  return withRequestRetries(() => runSelectTools(instruction, options))
+}
+
+async function runSelectTools(
   instruction: string,
   options: SelectToolsOptions,
 ): Promise<SelectToolsResult> {

@@ -173,6 +173,11 @@ export const ENV_VARS: Record<string, EnvVar> = {
     type: 'integer',
     description: 'Retries of a call on 429, 5xx and network errors',
   },
+  TOOLSEL_OPENAI_MAX_RETRIES_PER_REQUEST: {
+    path: 'models.openai.maxRetriesPerRequest',
+    type: 'integer',
+    description: 'Retries all the calls of one request may make together (along a fallback list)',
+  },
   TOOLSEL_OPENAI_CHOICE_MODE: {
     path: 'models.openai.choiceMode',
     type: 'string',

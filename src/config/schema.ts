@@ -673,6 +673,13 @@ const OpenAiModelSchema = z
     /** First backoff in ms, doubled per retry. Default 500. */
     retryDelayMs: durationMs().min(0).default(500),
     /**
+     * Retries all the model calls of one request may make together, each call still held to
+     * `maxRetries`: along a fallback list every model gets its first try, but the retries no
+     * longer multiply by its length (3 models, 2 retries each, planner and selector: 18 calls
+     * before round 43, now 6 + 2). Default 2; 0 retries nothing. At most 100.
+     */
+    maxRetriesPerRequest: z.number().int().min(0).max(100).default(2),
+    /**
      * How the selector's answer is constrained: `json_schema` (an enum in response_format, the
      * default), `structured_outputs` (vLLM ≥ 0.10), `guided_choice` (older vLLM) or `logprobs`.
      */

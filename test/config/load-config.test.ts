@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       env: {
         TOOLSEL_OPENAI_TIMEOUT_MS: '120000',
         TOOLSEL_OPENAI_MAX_RETRIES: '0',
+        TOOLSEL_OPENAI_MAX_RETRIES_PER_REQUEST: '5',
         TOOLSEL_OPENAI_CHOICE_MODE: 'guided_choice',
         TOOLSEL_OPENAI_SEND_THINKING_SWITCH: 'false',
         TOOLSEL_ONNX_SCORE_BATCH_SIZE: '4',
@@ -62,10 +63,15 @@ describe('loadConfig', () => {
     expect(config.models.openai).toMatchObject({
       timeoutMs: 120_000,
       maxRetries: 0,
+      maxRetriesPerRequest: 5,
       choiceMode: 'guided_choice',
       sendThinkingSwitch: false,
     })
     expect(config.models.onnx.scoreBatchSize).toBe(4)
+    expect((await loadConfig({ env: {} })).models.openai.maxRetriesPerRequest).toBe(2)
+    await expect(
+      loadConfig({ env: { TOOLSEL_OPENAI_MAX_RETRIES_PER_REQUEST: '101' } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
     await expect(loadConfig({ env: { TOOLSEL_OPENAI_CHOICE_MODE: 'regex' } })).rejects.toThrow(
       /"models\.openai\.choiceMode" \(from environment variable TOOLSEL_OPENAI_CHOICE_MODE\)/,
     )

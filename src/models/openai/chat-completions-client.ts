@@ -1,7 +1,7 @@
 /**
  * POST /chat/completions to an OpenAI-compatible server with `fetch`: a time limit per attempt,
  * bounded retries with exponential backoff on 429, 5xx and network errors (never on other 4xx,
- * which a retry can't fix), and every failure mapped to a ToolselError that keeps the raw body.
+ * which a retry can't fix; within the request's shared budget, request-retries.ts), and every failure mapped to a ToolselError that keeps the raw body.
  * Its messages (the log, `components.fallbacks`, `/readyz` `degraded`) show the URL without its
  * user info and the API key as `***`, also where the endpoint's answer echoes it: the answer is
  * rewritten so as it is read, completions included.
@@ -11,6 +11,7 @@ import { ToolselError, throwIfAborted } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
 import { readResponseText } from './read-response-text.ts'
+import { takeRequestRetry } from '../request-retries.ts'
 import { shownMessage } from './shown-message.ts'
 
 export interface ChatCompletionsClientOptions {
@@ -24,6 +25,11 @@ export interface ChatCompletionsClientOptions {
   maxRetries?: number
   /** First backoff in ms, doubled per retry; a longer `Retry-After` wins (up to 30 s). Default 500. */
   retryDelayMs?: number
+  /**
+   * Retries that all the calls of one request may make together (request-retries.ts), on top of
+   * each call's `maxRetries`. Default 2.
+   */
+  maxRetriesPerRequest?: number
   /** The fetch to use (a proxy-aware one, a test double). Default the global `fetch`. */
   fetch?: typeof fetch
   logger?: Logger
@@ -59,6 +65,7 @@ export class ChatCompletionsClient {
       timeoutMs: 30_000,
       maxRetries: 2,
       retryDelayMs: 500,
+      maxRetriesPerRequest: 2,
       fetch: globalThis.fetch,
       logger: SILENT_LOGGER,
       ...options,
@@ -78,6 +85,14 @@ export class ChatCompletionsClient {
       if (result.ok) return { completion: result.completion, raw: result.raw }
       const retryable = result.error.code === 'UPSTREAM_UNAVAILABLE'
       if (!retryable || attempt >= this.#options.maxRetries) throw result.error
+      const limit = this.#options.maxRetriesPerRequest
+      if (!takeRequestRetry(limit)) {
+        throw new ToolselError(
+          result.error.code,
+          `${result.error.message} Not retried: this request's ${limit} ${limit === 1 ? 'retry is' : 'retries are'} spent (models.openai.maxRetriesPerRequest).`,
+          { cause: result.error, details: result.error.details },
+        )
+      }
       const delay = Math.min(
         MAX_RETRY_DELAY_MS,
         Math.max(this.#options.retryDelayMs * 2 ** attempt, result.retryAfterMs ?? 0),
