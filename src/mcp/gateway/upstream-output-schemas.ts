@@ -50,7 +50,9 @@ const NAMES_SOMETHING = /"\$(?:id|anchor|dynamicAnchor|recursiveAnchor)"/
  * Tools sharing a schema share its validator, or its reason not to compile: a validator is a
  * function of its schema alone, also with an `$id` (compiled on its own Ajv, where nothing else is
  * registered). The key is the JSON as sent, not with its keys sorted: the same properties in
- * another order are another schema here (its errors list them in its own order).
+ * another order are another schema here (its errors list them in its own order). A schema holding
+ * a number JSON cannot write (`1e999`, Infinity once parsed, written as null) is compiled for each
+ * tool, never shared: its JSON is not the schema.
  *
  * `compiledMs` is the time spent compiling so far (and hashing, for the schemas met again), as
  * `startCompileTimer` measures it: never less than the CPU time this thread spent on it.
@@ -77,14 +79,22 @@ export class OutputSchemaCompiler {
 
   #compile(schema: object): ValidateFunction | string {
     let text: string
+    // A number JSON cannot write (`1e999` parses to Infinity) is written as null: such a schema's
+    // JSON is not the schema (`"maximum": 1e999` compiles, `"maximum": null` does not; `"const":
+    // 1e999` and `"const": null` check different things), so it is compiled on its own, not
+    // looked up nor kept (until round 43 one tool got the other's validator or its refusal).
+    let faithful = true
     try {
-      text = JSON.stringify(schema)
+      text = JSON.stringify(schema, (_key, value: unknown) => {
+        if (typeof value === 'number' && !Number.isFinite(value)) faithful = false
+        return value
+      })
     } catch (error) {
       if (error instanceof RangeError) return 'is nested too deep to compile'
       throw error
     }
-    const key = createHash('sha256').update(text).digest('base64')
-    const known = this.#compiled.get(key)
+    const key = faithful ? createHash('sha256').update(text).digest('base64') : undefined
+    const known = key === undefined ? undefined : this.#compiled.get(key)
     if (known !== undefined) return known
     let compiled: ValidateFunction | string
     try {
@@ -104,7 +114,7 @@ export class OutputSchemaCompiler {
         compiled = `does not compile: ${JSON.stringify(cut)}`
       }
     }
-    this.#compiled.set(key, compiled)
+    if (key !== undefined) this.#compiled.set(key, compiled)
     return compiled
   }
 }

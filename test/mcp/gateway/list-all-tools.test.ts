@@ -218,4 +218,25 @@ describe('OutputSchemaCompiler', () => {
     expect(compiler.compile(structuredClone(bogus))).toBe(reason)
     expect(compiler.compiles).toBe(1)
   })
+
+  it('never shares a validator between schemas whose JSON is the same but not the schema (1e999)', () => {
+    // JSON.parse reads 1e999 as Infinity, which JSON.stringify writes as null: as keys, the two
+    // schemas of each pair were one, and the tool listed second got the first one's validator
+    // (or its refusal), checking another schema than its own.
+    const compiler = new OutputSchemaCompiler()
+    const listed = (bound: string) =>
+      JSON.parse(`{"type":"object","properties":{"y":{"type":"number","maximum":${bound}}}}`)
+    expect(compiler.compile(listed('null'))).toMatch(/^does not compile: .*maximum/)
+    const infinite = compiler.compile(listed('1e999'))
+    expect(typeof infinite).toBe('function')
+    expect(typeof infinite === 'function' && infinite({ y: 5 })).toBe(true)
+    const constant = (value: string) =>
+      JSON.parse(`{"type":"object","properties":{"y":{"const":${value}}}}`)
+    const isNull = compiler.compile(constant('null'))
+    const isInfinite = compiler.compile(constant('-1e999'))
+    expect(typeof isNull === 'function' && isNull({ y: null })).toBe(true)
+    expect(typeof isInfinite === 'function' && isInfinite({ y: null })).toBe(false)
+    expect(typeof isInfinite === 'function' && isInfinite({ y: -Infinity })).toBe(true)
+    expect(compiler.compiles).toBe(4)
+  })
 })
