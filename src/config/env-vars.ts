@@ -236,6 +236,16 @@ export const ENV_VARS: Record<string, EnvVar> = {
     description:
       "Most time one tools/list of an upstream may spend compiling its tools' output schemas",
   },
+  TOOLSEL_GATEWAY_RELIST_GAP_MS: {
+    path: 'gateway.relistGapMs',
+    type: 'integer',
+    description: 'Least time between two listings of an upstream',
+  },
+  TOOLSEL_GATEWAY_RELIST_GAP_FACTOR: {
+    path: 'gateway.relistGapFactor',
+    type: 'number',
+    description: "Gap after a listing, at least, in times that listing's own time",
+  },
   TOOLSEL_GATEWAY_CONNECT_CONCURRENCY: {
     path: 'gateway.connectConcurrency',
     type: 'integer',

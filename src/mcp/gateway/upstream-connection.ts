@@ -70,17 +70,17 @@ const NO_POOL: ConnectSlot = { release: () => undefined, stepOut: () => false }
 export const MAX_UPSTREAM_ERROR_CHARS = 2000
 
 /**
- * The least time between the end of a listing of a server (at connect or a re-list) and the next
- * one (a re-list asked for meanwhile, on list_changed; a reconnect after a failed listing), in ms;
- * at least RELIST_GAP_FACTOR times the last listing's own time. An upstream sending list_changed in
+ * The defaults of the least time between the end of a listing of a server (at connect or a
+ * re-list) and the next one (a re-list asked for meanwhile, on list_changed; a reconnect after a
+ * failed listing), `gateway.relistGapMs`, and of its factor, `gateway.relistGapFactor`: the gap is
+ * at least that many times the last listing's own time. An upstream sending list_changed in
  * a loop made toolsel re-list and re-index it back to back: 20,000 tools at 50 notifications a ms
  * held a core at 83% and stalled pings up to 863 ms (bench/README round 34, hard20). Since round 42
  * the connect's listing counts too (a list_changed during it started a second listing beside it),
  * and a reconnect after a failed listing waits for the gap as well as its backoff. A first change
- * after a quiet time is listed at once.
+ * after a quiet time is listed at once. Settings since round 43 (constants before).
  */
-export const RELIST_GAP_MS = 1000
-export const RELIST_GAP_FACTOR = 4
+export { RELIST_GAP_FACTOR, RELIST_GAP_MS } from '../../config/schema.ts'
 
 export class UpstreamConnection {
   readonly name: string
@@ -139,6 +139,7 @@ export class UpstreamConnection {
     this.config = config
     this.#options = options
     this.#stderr = upstreamStderrLog(name, config, options.logger)
+    this.#relistGap = options.settings.relistGapMs
   }
 
   /** The last tools listed (kept while the server is down). */
@@ -327,7 +328,7 @@ export class UpstreamConnection {
    * listing.
    */
   #relistedAt = Number.NEGATIVE_INFINITY
-  #relistGap = RELIST_GAP_MS
+  #relistGap: number
   /** Whether the last listing failed (a reconnect then waits for the gap too). */
   #listingFailed = false
   /** The listing of a connect in progress (settled: never rejects), while it runs. */
@@ -342,14 +343,15 @@ export class UpstreamConnection {
       this.#listingFailed = false
     } finally {
       this.#relistedAt = performance.now()
-      this.#relistGap = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (this.#relistedAt - started))
+      const { relistGapMs, relistGapFactor } = this.#options.settings
+      this.#relistGap = Math.max(relistGapMs, relistGapFactor * (this.#relistedAt - started))
     }
   }
 
   /**
    * Re-lists the tools (on list_changed and on the TTL). A request that arrives during a listing
    * makes it run once more afterwards (that listing may have read its pages before the change),
-   * RELIST_GAP_MS or RELIST_GAP_FACTOR times the listing's time after it, whichever is longer:
+   * `gateway.relistGapMs` or `relistGapFactor` times the listing's time after it, whichever is longer:
    * any number of requests meanwhile make one more listing.
    */
   sync(): Promise<void> {
@@ -379,7 +381,7 @@ export class UpstreamConnection {
     return this.#syncing
   }
 
-  /** Waits `milliseconds` (RELIST_GAP_MS), or until close(); keeps no process alive. */
+  /** Waits `milliseconds` (the gap), or until close(); keeps no process alive. */
   #pause(milliseconds: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, milliseconds)
