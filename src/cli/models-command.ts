@@ -42,7 +42,9 @@ With openai:<model> (or llm:openai:<model>) it sends the request toolsel serve c
 key with: GET <models.openai.baseUrl>/models with models.openai.apiKey (env
 TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.timeoutMs, 5 s).
 Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
-no list); 1 when it refuses the key (401/403), is unreachable, answers another status, or lists
+no list); 1 when it refuses the key (401/403), is unreachable (also: its model list is still
+arriving when the time is up, or breaks off: result unreachable with its status), answers
+another status, or lists
 models but not this one (a chat call would answer 404); 1 too when /models answers 404 or 405
 (not served: nothing was checked, and the message says to run again with --chat); 2 when no
 base URL is set, it is not an http(s) URL without user info, or the argument names no model
@@ -168,7 +170,10 @@ function endpointReport(
           ? `the endpoint accepts the key and serves "${model}" (HTTP ${probe.status}).`
           : `the endpoint accepts the key (HTTP ${probe.status}); it lists no models, so "${model}" is not confirmed.`,
         refused: `the endpoint ${keySet ? 'refuses the API key' : 'wants an API key and none is set'}: HTTP ${probe.status}${probe.detail ? ` (${probe.detail})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts.`,
-        unreachable: `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
+        unreachable:
+          probe.status > 0
+            ? `the endpoint accepts the key, but ${probe.detail}. Run again when the server is less busy; the check waits min(models.openai.timeoutMs, 5 s).`
+            : `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
         status: `the endpoint answered HTTP ${probe.status}, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?`,
       }[probe.outcome] +
         (suggestChat

@@ -7,6 +7,8 @@
  * works but whose chat call fails is no longer "ok". Before, `--chat` was an unknown option
  * (exit 2) and such a server passed the check (exit 0, shown below).
  */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
 import { deadPort } from '../helpers/dead-port.ts'
@@ -93,6 +95,42 @@ describe('toolsel models check openai:<model>', () => {
     expect(down.report).toMatchObject({ result: 'unreachable', status: 0 })
     expect(down.report.message).toMatch(/ECONNREFUSED/)
   })
+
+  it('says unreachable (exit 1), not ok, for a model list still arriving when the time is up', async () => {
+    // A real slow server: the 200 and the list's first bytes at once, the rest after 1.5 s, past
+    // the check's limit (models.openai.timeoutMs 400 here; 5 s at most). Before round 43 the cut
+    // list was read as one of no models: result ok, exit 0, "fake" merely "not confirmed".
+    const sockets = new Set<Socket>()
+    const server: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{"object":"list","data":[{"id":"fa')
+      const rest = setTimeout(() => response.end('ke"}]}'), 1_500)
+      response.on('close', () => clearTimeout(rest))
+    })
+    server.on('connection', (socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const env = {
+        TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        TOOLSEL_OPENAI_API_KEY: KEY,
+        TOOLSEL_OPENAI_TIMEOUT_MS: '400',
+      }
+      const slow = await check('openai:fake', env)
+      expect(slow.code).toBe(1)
+      expect(slow.report).toMatchObject({ ok: false, result: 'unreachable', status: 200 })
+      expect(slow.report.message).toBe(
+        'the endpoint accepts the key, but its answer (HTTP 200) did not arrive in full within 400 ms, so no model was confirmed. Run again when the server is less busy; the check waits min(models.openai.timeoutMs, 5 s).',
+      )
+      // The same list in time is ok.
+      const patient = await check('openai:fake', { ...env, TOOLSEL_OPENAI_TIMEOUT_MS: '4000' })
+      expect(patient.report).toMatchObject({ ok: true, result: 'ok', models: ['fake'] })
+      expect(patient.code).toBe(0)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }, 20_000)
 
   it('refuses (exit 2) a spec without a base URL to ask', async () => {
     const { code, stderr, text } = await check('openai:fake', {})

@@ -56,13 +56,14 @@ export function openAiModelUsers(ids: Array<string | undefined>): string[] {
 export interface EndpointProbe {
   /**
    * `ok`: a 2xx answer; `refused`: 401 or 403 (the key is wrong or missing); `unreachable`: no
-   * answer (connection failed, or none within the time); `status`: another HTTP status (404 where
-   * a server has no `/models`).
+   * answer (connection failed, or none within the time; also a 2xx whose model list was still
+   * arriving when the time ran out, or broke off: `status` then says which); `status`: another
+   * HTTP status (404 where a server has no `/models`).
    */
   outcome: 'ok' | 'refused' | 'unreachable' | 'status'
   /** The URL asked, with user info, query and key shown as `***`. */
   url: string
-  /** The HTTP status (0 when none). */
+  /** The HTTP status (0 when none came). */
   status: number
   /** `unreachable`: why; `refused`: the start of the endpoint's answer (may be empty). */
   detail: string
@@ -89,10 +90,11 @@ export async function probeOpenAiEndpoint(
   const limitMs = Math.min(options.timeoutMs, API_KEY_CHECK_MAX_MS)
   const base = { url: shown(url), shown, limitMs }
   let response: Response
+  const signal = AbortSignal.timeout(limitMs)
   try {
     response = await (options.fetch ?? globalThis.fetch)(url, {
       headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
-      signal: AbortSignal.timeout(limitMs),
+      signal,
     })
   } catch (error) {
     const reason =
@@ -115,8 +117,28 @@ export async function probeOpenAiEndpoint(
     await response.body?.cancel().catch(() => {})
     return { ...base, outcome: 'status', status, detail: '' }
   }
-  const models = await modelIds(response)
-  return { ...base, outcome: 'ok', status, detail: '', ...(models && { models }) }
+  const list = await modelIds(response)
+  // A 200 whose body was still arriving when the time ran out (or broke off) told nothing of the
+  // models: before round 43 it was read as a list of none, "ok" (models check: exit 0, the model
+  // "not confirmed"). It is no full answer within the time, as one whose status came too late.
+  if ('error' in list) {
+    const reason = signal.aborted
+      ? `did not arrive in full within ${limitMs} ms`
+      : `broke off (${errorReason(list.error)})`
+    return {
+      ...base,
+      outcome: 'unreachable',
+      status,
+      detail: shown(`its answer (HTTP ${status}) ${reason}, so no model was confirmed`),
+    }
+  }
+  return { ...base, outcome: 'ok', status, detail: '', ...(list.models && { models: list.models }) }
+}
+
+/** A failed read's reason: fetch's cause when it has one (`other side closed`). */
+function errorReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  return error.cause instanceof Error ? error.cause.message : error.message
 }
 
 /** A configured model that the start-up check found failing: each call of it would fall back. */
@@ -151,7 +173,7 @@ export async function checkOpenAiApiKey(
         ),
       )
       const message = shown(
-        `The start-up check could not reach the OpenAI-compatible endpoint: GET ${url}: ${probe.detail}.`,
+        `The start-up check ${probe.status > 0 ? 'got no full answer from' : 'could not reach'} the OpenAI-compatible endpoint: GET ${url}: ${probe.detail}.`,
       )
       return {
         status: 0,
@@ -243,18 +265,22 @@ function shownModelId(id: string): string {
   return `${cut} (${id.length.toLocaleString('en-US')} characters)`
 }
 
-/** The `data[].id` of an OpenAI model list, or undefined when the answer is no such list. */
-async function modelIds(response: Response): Promise<string[] | undefined> {
-  const { text, cut } = await readResponseText(response, MAX_MODELS_BYTES, { partial: true })
-  if (cut) return undefined
+/**
+ * `models`: the `data[].id` of an OpenAI model list, absent when the answer is no such list;
+ * `error`: the body did not arrive in full (the probe's time ran out, the connection broke).
+ */
+async function modelIds(response: Response): Promise<{ models?: string[] } | { error: unknown }> {
+  const read = await readResponseText(response, MAX_MODELS_BYTES, { partial: true })
+  if ('error' in read) return { error: read.error }
+  if (read.cut) return {}
   try {
-    const parsed: unknown = JSON.parse(text)
+    const parsed: unknown = JSON.parse(read.text)
     const data = (parsed as { data?: unknown })?.data
-    if (!Array.isArray(data)) return undefined
+    if (!Array.isArray(data)) return {}
     const ids = data.map((entry) => (entry as { id?: unknown })?.id)
-    return ids.every((id) => typeof id === 'string') ? ids : undefined
+    return ids.every((id) => typeof id === 'string') ? { models: ids } : {}
   } catch {
-    return undefined
+    return {}
   }
 }
 

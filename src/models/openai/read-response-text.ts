@@ -10,12 +10,17 @@ export interface ResponseText {
   text: string
   /** Whether the body was longer than the bound; the rest was cancelled unread. */
   cut: boolean
+  /**
+   * With `partial`: why the read ended before the body did (the fetch signal's time ran out, the
+   * connection broke); `text` is what arrived. Absent when the body was read to its end or cut.
+   */
+  error?: unknown
 }
 
 /**
  * Up to `maxBytes` of `response`'s body: reading stops (and the rest is cancelled) as soon as more
- * arrived. With `partial`, a failed or aborted read gives what arrived before it instead of the
- * error.
+ * arrived. With `partial`, a failed or aborted read gives what arrived before it, and the error
+ * as `error`, instead of throwing it.
  */
 export async function readResponseText(
   response: Response,
@@ -28,6 +33,7 @@ export async function readResponseText(
   let text = ''
   let size = 0
   let cut = false
+  let failure: { error: unknown } | undefined
   try {
     for (;;) {
       const { done, value } = await reader.read()
@@ -41,9 +47,10 @@ export async function readResponseText(
     }
   } catch (error) {
     if (!options.partial) throw error
+    failure = { error }
   } finally {
     // A no-op on a body read to its end; otherwise the rest is not read.
     await reader.cancel().catch(() => {})
   }
-  return { text: text + decoder.decode(), cut }
+  return { text: text + decoder.decode(), cut, ...failure }
 }

@@ -73,6 +73,37 @@ describe('checkOpenAiApiKey against an endless answer', () => {
   }, 20_000)
 })
 
+describe('checkOpenAiApiKey against a model list still arriving when its time is up', () => {
+  it('warns that it could not check, and counts the users failing, as for no answer at all', async () => {
+    // Before round 43 the cut list was read as one of no models: no warning, nothing failing.
+    server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.write('{"data":[{"id":"gpt-te')
+    })
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const warnings: string[] = []
+    const { status, failing } = await checkOpenAiApiKey({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: 'sk-key-0123',
+      timeoutMs: 300,
+      users: ['openai:gpt-test'],
+      logger: createLogger('warn', (line) => warnings.push(line)),
+    })
+    expect(status).toBe(0)
+    expect(warnings.join('\n')).toContain(
+      'its answer (HTTP 200) did not arrive in full within 300 ms, so no model was confirmed. Starting anyway',
+    )
+    expect(failing).toEqual([
+      {
+        user: 'openai:gpt-test',
+        code: 'UPSTREAM_UNAVAILABLE',
+        message: `The start-up check got no full answer from the OpenAI-compatible endpoint: GET http://127.0.0.1:${port}/v1/models: its answer (HTTP 200) did not arrive in full within 300 ms, so no model was confirmed.`,
+      },
+    ])
+  })
+})
+
 describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
   it('shows a base URL’s user info and query as ***, whatever fetch quotes', async () => {
     const warnings: string[] = []
