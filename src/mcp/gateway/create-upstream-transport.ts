@@ -93,10 +93,12 @@ function shownArgs(args: readonly string[]): string[] {
  * header and env values, and the command line's hidden values show as `***`.
  */
 export function redactUpstream(message: string, config: UpstreamConfig): string {
-  const replacements: Array<[string, string]> = []
+  // [what is replaced (the text, or where it stands whole), by what, the text's length]
+  const replacements: Array<[string | RegExp, string, number]> = []
   const secret = (value: string | undefined) => {
     // Short values (`1`, `on`) would cut ordinary words out of the message.
-    if (value !== undefined && value.length >= 4) replacements.push([value, '***'])
+    if (value === undefined || value.length < 4) return
+    replacements.push([wholeOnly(value) ?? value, '***', value.length])
   }
   const decoded = (part: string) => {
     try {
@@ -110,7 +112,7 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
     const shown = shortUrl(raw)
     if (shown === undefined) return false
     const parsed = new URL(raw)
-    replacements.push([raw, shown], [parsed.href, shown])
+    replacements.push([raw, shown, raw.length], [parsed.href, shown, parsed.href.length])
     for (const part of [parsed.username, parsed.password]) {
       secret(part)
       secret(decoded(part))
@@ -121,7 +123,7 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
     return true
   }
   if ('url' in config) {
-    if (!url(config.url)) replacements.push([config.url, '***'])
+    if (!url(config.url)) replacements.push([config.url, '***', config.url.length])
     for (const value of Object.values(config.headers)) {
       secret(value)
       secret(/^\S+\s+(.+)$/.exec(value)?.[1])
@@ -139,10 +141,42 @@ export function redactUpstream(message: string, config: UpstreamConfig): string 
     })
   }
   // Longest first: a URL before the query it holds.
-  replacements.sort((a, b) => b[0].length - a[0].length)
+  replacements.sort((a, b) => b[2] - a[2])
   let redacted = message
-  for (const [value, shown] of replacements) redacted = redacted.split(value).join(shown)
+  for (const [value, shown] of replacements)
+    redacted =
+      typeof value === 'string' ? redacted.split(value).join(shown) : redacted.replace(value, shown)
   return redacted
+}
+
+/** A decimal number (`1000`, `-2.5`): masked only where it is not part of a longer number. */
+const NUMBER_VALUE = /^[+-]?\d+(?:\.\d+)?$/
+
+/**
+ * Values of settings that are words no secret is made of: masked only where they are not part of
+ * a longer word. Any other word (a password of letters) is masked wherever it appears.
+ */
+const PLAIN_WORDS = new Set(
+  'true false yes no on off null none debug info warn warning error trace verbose silent production development staging test stdio http https json text'.split(
+    ' ',
+  ),
+)
+
+/**
+ * Where a value that is no secret (`TIMEOUT_MS=1000`, `DEBUG=true`, `NODE_ENV=production`) is
+ * masked in a message: as a whole number or word only, so that `1000` no longer turns "within
+ * 10000 ms" into "within ***0 ms" (until round 43 every value of 4 characters or more was masked
+ * wherever it appeared). A number is still masked wherever it stands as one (a PIN in "pin 4242",
+ * "pin4242" or "4242." is), not inside a longer number. Undefined for any other value (letters
+ * and digits mixed, punctuation, a word not in PLAIN_WORDS: what keys, tokens and passwords are
+ * made of), which is masked wherever it appears, inside words too.
+ */
+function wholeOnly(value: string): RegExp | undefined {
+  const escaped = value.replace(/[.+\-]/g, '\\$&')
+  if (NUMBER_VALUE.test(value)) return new RegExp(`(?<!\\d|\\d\\.)${escaped}(?!\\d|\\.\\d)`, 'g')
+  if (PLAIN_WORDS.has(value.toLowerCase()))
+    return new RegExp(`(?<![A-Za-z])${escaped}(?![A-Za-z])`, 'g')
+  return undefined
 }
 
 /** What bounds one upstream: its messages' size and rate, and what to do when one is over it. */

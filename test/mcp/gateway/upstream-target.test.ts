@@ -1,9 +1,13 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../../src/config/load-config.ts'
 import {
   redactUpstream,
   upstreamTarget,
 } from '../../../src/mcp/gateway/create-upstream-transport.ts'
+import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
 import type { UpstreamConfig } from '../../../src/config/schema.ts'
+import { createMemoryLogger } from '../../../src/log.ts'
 import { call, dataOf, errorOf, startToolsel } from '../fixtures/toolsel-harness.ts'
 
 const stdio = (command: string, ...args: string[]) =>
@@ -132,4 +136,66 @@ describe('an upstream error as clients see it', () => {
       await harness.close()
     }
   }, 30_000)
+})
+
+describe('redactUpstream: env values that are no secret', () => {
+  const env = (values: Record<string, string>) =>
+    ({ ...stdio('server'), env: values }) as unknown as UpstreamConfig
+
+  it('masks a number or a plain word only where it stands whole, anything else anywhere', () => {
+    const config = env({
+      LIMIT_MS: '1000',
+      DEBUG: 'true',
+      PIN: '4242',
+      API_KEY: 'sk-live-4242abcd',
+      PASSWORD: 'hunter',
+    })
+    // Until round 43: "within ***0 ms", "un***", "con***d"…
+    expect(redactUpstream('no answer within 10000 ms (1000.5 s), untrue, construed', config)).toBe(
+      'no answer within 10000 ms (1000.5 s), untrue, construed',
+    )
+    expect(
+      redactUpstream(
+        'port 1000; debug=true; pin4242, 4242. key sk-live-4242abcd and xsk-live-4242abcdx; user hunter, hunters, ahunter',
+        config,
+      ),
+    ).toBe('port ***; debug=***; pin***, ***. key *** and x***x; user ***, ***s, a***')
+  })
+
+  it('keeps "within 10000 ms" of a real server\'s error, its key still masked', async () => {
+    // A stdio server (test/mcp/fixtures/node-upstream.mjs) answering initialize with an error
+    // quoting a number, a word and a key from its env.
+    const config = parseConfig({
+      gateway: {
+        servers: {
+          echo: {
+            command: process.execPath,
+            args: [fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))],
+            env: {
+              UPSTREAM_INIT_ERROR: JSON.stringify(
+                'no answer within 10000 ms on port 1000 (debug true): key sk-live-4242abcd refused',
+              ),
+              UPSTREAM_TOOLS: '1000',
+              DEBUG: 'true',
+              API_KEY: 'sk-live-4242abcd',
+            },
+          },
+        },
+        reconnectInitialMs: 60_000,
+      },
+    })
+    const upstream = new UpstreamConnection('echo', config.gateway.servers.echo, {
+      settings: config.gateway,
+      logger: createMemoryLogger(),
+      onTools: () => undefined,
+    })
+    try {
+      await upstream.connect()
+      expect(upstream.state().lastError).toContain(
+        'no answer within 10000 ms on port *** (debug ***): key *** refused',
+      )
+    } finally {
+      await upstream.close()
+    }
+  }, 60_000)
 })
