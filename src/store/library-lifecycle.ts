@@ -695,7 +695,9 @@ const DEMO_REBUILD_ATTEMPTS = 3
  * changed since (a `git pull`), it is rebuilt from them with the parts it was built with (their
  * saved vectors reused for unchanged tools) and its usage examples, minus those of tools the files
  * no longer have, and saved atomically in its place, so the next start loads it as it is. A save
- * by another process in between (an example write) is not overwritten: the demo is read again.
+ * by another process in between (an example write) is not overwritten: the demo is read again. A
+ * rebuild that fails (the index dir read-only, a part's model missing, the files broken) is a
+ * warning and the saved index loads as it is: until round 43 (hard38) it failed the start.
  */
 async function loadSavedDemo(
   dir: string,
@@ -710,6 +712,39 @@ async function loadSavedDemo(
   if (manifestText === undefined || saved === undefined || !isDemoSource(saved.source.path))
     return loadIndexedLibrary(dir, config, { logger, ...options })
   const started = performance.now()
+  let rebuilt: IndexedLibrary | 'as saved' | 'superseded'
+  try {
+    rebuilt = await rebuildSavedDemo(dir, saved, manifestText, config, logger, started)
+  } catch (error) {
+    // The saved index still loads as it did before round 43 rebuilt it: a start no longer fails
+    // for a rebuild it did not need (an index dir it may read, not write; a part whose model is
+    // missing here; demo files broken by the pull).
+    logger.warn(
+      `Library "${DEMO_LIBRARY_NAME}": its tools in ${DEMO_LIBRARY_DIR} could not be rebuilt into ${dir} (${error instanceof Error ? error.message : String(error)}); loaded as saved`,
+      { library: DEMO_LIBRARY_NAME },
+    )
+    return loadIndexedLibrary(dir, config, { logger, ...options })
+  }
+  if (rebuilt === 'as saved' || (rebuilt === 'superseded' && attempt >= DEMO_REBUILD_ATTEMPTS))
+    return loadIndexedLibrary(dir, config, { logger, ...options })
+  if (rebuilt === 'superseded') return loadSavedDemo(dir, config, logger, options, attempt + 1)
+  return rebuilt
+}
+
+/**
+ * The rebuild of `loadSavedDemo`, saved in `dir`: the demo library rebuilt, `as saved` when the
+ * demo's files hold the saved tools, `superseded` when another process saved the demo meanwhile.
+ * Throws when the files cannot be imported, the library built, or the index saved.
+ */
+async function rebuildSavedDemo(
+  dir: string,
+  saved: IndexManifest,
+  manifestText: string,
+  config: Config,
+  logger: Logger,
+  started: number,
+): Promise<IndexedLibrary | 'as saved' | 'superseded'> {
+  const manifestPath = join(dir, MANIFEST_FILE)
   const { library, imported, source } = await importAsLibrary(
     {
       path: DEMO_LIBRARY_DIR,
@@ -719,7 +754,7 @@ async function loadSavedDemo(
     DEMO_LIBRARY_NAME,
   )
   if (saved.toolCount === library.size && saved.contentHash === library.contentHash)
-    return loadIndexedLibrary(dir, config, { logger, ...options })
+    return 'as saved'
   for (const warning of groupWarnings(imported.warnings).warnings) {
     logger.warn(warning, { library: DEMO_LIBRARY_NAME })
   }
@@ -744,11 +779,9 @@ async function loadSavedDemo(
       },
     })
   } catch (error) {
-    if (error !== superseded) throw error
     indexed.library.release(0)
-    if (attempt >= DEMO_REBUILD_ATTEMPTS)
-      return loadIndexedLibrary(dir, config, { logger, ...options })
-    return loadSavedDemo(dir, config, logger, options, attempt + 1)
+    if (error !== superseded) throw error
+    return 'superseded'
   }
   logger.info(
     `Library "${DEMO_LIBRARY_NAME}": rebuilt from ${DEMO_LIBRARY_DIR}, whose tools changed since ${dir} was saved, and saved there`,

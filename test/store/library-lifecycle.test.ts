@@ -19,6 +19,7 @@ import {
   scopedView,
   type IndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
+import { WRITER_PROTOCOL, WRITER_PROTOCOL_FILE } from '../../src/store/index-dir-claims.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 let config: Config
@@ -163,6 +164,34 @@ describe('library lifecycle', () => {
     expect(again.manifest.createdAt).toBe(manifest.createdAt)
     expect(again.examples?.set.size).toBe(1)
     expect(lines.join('\n')).not.toContain('rebuilt')
+  })
+
+  it('a saved demo whose rebuild cannot be saved (an index dir it may not write) loads as saved, with a warning', async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
+      retriever: 'bm25',
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+    })
+    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const before = await readFile(join(dir, 'manifest.json'), 'utf8')
+    // Written by a newer toolsel (a rolled-back deploy): this one reads it, and refuses to write
+    // there (root ignores a read-only mode; this refusal holds for every user).
+    await writeFile(
+      join(config.library.indexDir, WRITER_PROTOCOL_FILE),
+      `toolsel-writer-protocol ${WRITER_PROTOCOL + 1}\n`,
+    )
+    const lines: string[] = []
+    const capture = createLogger('info', (line) => lines.push(line))
+
+    // Until hard38 (round 43) the failed save of the rebuild failed the start.
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
+    expect(loaded.library.size).toBe(tools.length - 1)
+    expect(loaded.dir).toBe(dir)
+    expect(lines.join('\n')).toMatch(
+      /WARN Library "demo": .* could not be rebuilt .*; loaded as saved/,
+    )
+    expect(lines.join('\n')).toContain('writer protocol')
+    expect(await readFile(join(dir, 'manifest.json'), 'utf8')).toBe(before)
   })
 
   it('a demo saved with tools of its own (a PUT) loads as saved, whatever the demo files hold', async () => {
