@@ -14,7 +14,7 @@ import {
   newUpstreamClient,
   OutputSchemaCompiler,
 } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
-import { listAllTools } from '../../../src/mcp/gateway/upstream-tools.ts'
+import { listAllTools, type ListBounds } from '../../../src/mcp/gateway/upstream-tools.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 
@@ -39,6 +39,18 @@ async function connect(env: Record<string, string>): Promise<Client> {
   return client
 }
 
+/** A listing's bounds for a test: 60 s each, 200 tools, 64 MiB of tools, but what `set` says. */
+function listBounds(set: Partial<ListBounds>): ListBounds {
+  return {
+    pageTimeoutMs: 60_000,
+    deadlineMs: 60_000,
+    maxTools: 200,
+    maxChars: 2 ** 26,
+    compileBudgetMs: 60_000,
+    ...set,
+  }
+}
+
 describe('listAllTools', () => {
   it('takes one page of 200,000 tools (10 MB) whole', async () => {
     const client = await connect({
@@ -46,13 +58,7 @@ describe('listAllTools', () => {
       UPSTREAM_PAGE_SIZE: '200000',
       UPSTREAM_BARE: '1',
     })
-    const bounds = {
-      pageTimeoutMs: 60_000,
-      deadlineMs: 60_000,
-      maxTools: 200_000,
-      maxChars: 2 ** 26,
-      compileBudgetMs: 60_000,
-    }
+    const bounds = listBounds({ maxTools: 200_000 })
     const { tools } = await listAllTools(client, bounds)
     expect(tools).toHaveLength(200_000)
     expect([tools[0].name, tools[199_999].name]).toEqual(['tool_0', 'tool_199999'])
@@ -60,13 +66,7 @@ describe('listAllTools', () => {
 
   it('follows the cursor page by page, in order', async () => {
     const client = await connect({ UPSTREAM_TOOLS: '2500', UPSTREAM_PAGE_SIZE: '1000' })
-    const bounds = {
-      pageTimeoutMs: 10_000,
-      deadlineMs: 30_000,
-      maxTools: 2500,
-      maxChars: 2 ** 26,
-      compileBudgetMs: 60_000,
-    }
+    const bounds = listBounds({ pageTimeoutMs: 10_000, deadlineMs: 30_000, maxTools: 2500 })
     const names = (await listAllTools(client, bounds)).tools.map((tool) => tool.name)
     expect(names).toEqual(Array.from({ length: 2500 }, (_, k) => `tool_${k}`))
   }, 60_000)
@@ -81,13 +81,7 @@ describe('listAllTools', () => {
       UPSTREAM_PAGE_SIZE: '120',
       UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
     })
-    const bounds = {
-      pageTimeoutMs: 30_000,
-      deadlineMs: 3_000,
-      maxTools: 200,
-      maxChars: 2 ** 26,
-      compileBudgetMs: 60_000,
-    }
+    const bounds = listBounds({ pageTimeoutMs: 30_000, deadlineMs: 3_000 })
     let last = performance.now()
     let longestGap = 0
     const tick = setInterval(() => {
@@ -114,13 +108,7 @@ describe('listAllTools', () => {
       UPSTREAM_PAGE_SIZE: '120',
       UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
     })
-    const bounds = {
-      pageTimeoutMs: 60_000,
-      deadlineMs: 60_000,
-      maxTools: 200,
-      maxChars: 2 ** 26,
-      compileBudgetMs: 300,
-    }
+    const bounds = listBounds({ compileBudgetMs: 300 })
     const started = performance.now()
     await expect(listAllTools(client, bounds)).rejects.toThrow(
       /^tools\/list's output schemas took more than 300 ms to compile \(gateway\.listCompileBudgetMs\): 1 page \((?:1 tool|\d+ tools)\) read; none of them were taken$/,
@@ -138,13 +126,7 @@ describe('listAllTools', () => {
       UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '1000',
       UPSTREAM_OUTPUT_SCHEMA_SAME: '1',
     })
-    const bounds = {
-      pageTimeoutMs: 60_000,
-      deadlineMs: 60_000,
-      maxTools: 200,
-      maxChars: 2 ** 26,
-      compileBudgetMs: 10_000,
-    }
+    const bounds = listBounds({ compileBudgetMs: 10_000 })
     const { tools, checks } = await listAllTools(client, bounds)
     expect(tools).toHaveLength(120)
     for (const name of ['tool_0', 'tool_119']) {
@@ -162,13 +144,12 @@ describe('listAllTools', () => {
     // at each reading. Before round 43 that counted whole, and three small schemas passed a
     // 500 ms budget.
     const client = await connect({ UPSTREAM_TOOLS: '3', UPSTREAM_OUTPUT_SCHEMA_PROPERTIES: '5' })
-    const bounds = {
+    const bounds = listBounds({
       pageTimeoutMs: 30_000,
       deadlineMs: 30_000,
       maxTools: 10,
-      maxChars: 2 ** 26,
       compileBudgetMs: 500,
-    }
+    })
     const real = process.cpuUsage.bind(process)
     let other = 0
     const busy = vi.spyOn(process, 'cpuUsage').mockImplementation((previous) => {
