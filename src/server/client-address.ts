@@ -90,10 +90,11 @@ function everyAddressOf(
 /**
  * Why the entries of `server.trustedProxies` together trust every IPv4 or every IPv6 address
  * (`0.0.0.0/1` and `128.0.0.0/1`: no one of them trusts everything, the two do), or undefined
- * when they don't. Entries that are no address or CIDR are skipped (trustedProxyError names
- * them). The coverage is computed from the ranges (sorted, merged: at most MAX_TRUSTED_PROXIES
- * of them), with IPv4 counted also through `::ffff:0:0/96` (every IPv4 client, as a dual-stack
- * server sees it) and the other way round, as the proxy check matches them.
+ * when they don't. Entries trustedProxyError refuses (no address or CIDR, or one that trusts
+ * every address alone) are skipped: it names them. The coverage is computed from the ranges
+ * (sorted, merged: at most MAX_TRUSTED_PROXIES of them), with IPv4 counted also through
+ * `::ffff:0:0/96` (every IPv4 client, as a dual-stack server sees it) and the other way round, as
+ * the proxy check matches them.
  */
 export function trustedProxiesError(entries: readonly string[]): string | undefined {
   const ipv4: Range[] = []
