@@ -15,6 +15,17 @@ import type { ExampleDecisionModel } from './examples/example-decision.ts'
 
 export interface CallOptions {
   signal?: AbortSignal
+  /**
+   * The retries the model calls of one request share (`models.openai.maxRetriesPerRequest`);
+   * `selectTools` makes one per request. None: each call has only its own `maxRetries`.
+   */
+  retries?: RetryBudget
+}
+
+/** A request's shared retries of model calls (models/request-retries.ts). */
+export interface RetryBudget {
+  /** Takes one retry of at most `limit`: false when they are spent (no retry then). */
+  take(limit: number): boolean
 }
 
 /** Tokens a model-backed component used. Rule-based components report none. */

@@ -8,6 +8,8 @@
  * reads `signal` and gets a real one, aborted at once when the abort came first.
  * @module
  */
+import type { RetryBudget } from './contracts.ts'
+
 export class LazyAbort {
   #controller: AbortController | undefined
   #aborted = false
@@ -56,9 +58,12 @@ export function signalOf(abort: AbortInput | undefined): AbortSignal | undefined
  */
 class LazySignal {
   readonly #abort: AbortInput | undefined
+  /** The request's shared model-call retries (`CallOptions.retries`), when it has some. */
+  readonly retries: RetryBudget | undefined
 
-  constructor(abort: AbortInput | undefined) {
+  constructor(abort: AbortInput | undefined, retries: RetryBudget | undefined) {
     this.#abort = abort
+    this.retries = retries
   }
 
   get signal(): AbortSignal | undefined {
@@ -66,9 +71,15 @@ class LazySignal {
   }
 }
 
-/** `{ signal }` for a component's options: the signal is made only when the component reads it. */
-export function lazySignal(abort: AbortInput | undefined): { readonly signal?: AbortSignal } {
-  return new LazySignal(abort)
+/**
+ * `{ signal, retries }` for a component's options (CallOptions): the signal is made only when the
+ * component reads it.
+ */
+export function lazySignal(
+  abort: AbortInput | undefined,
+  retries?: RetryBudget,
+): { readonly signal?: AbortSignal; readonly retries?: RetryBudget } {
+  return new LazySignal(abort, retries)
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import type { Tool } from './library/tool.ts'
 import type { ToolLibrary } from './library/tool-library.ts'
 import { candidateRecords } from './library/candidate-records.ts'
-import { withRequestRetries } from './models/request-retries.ts'
+import { RequestRetries } from './models/request-retries.ts'
 import type {
   CandidateTool,
   Fallback,
@@ -139,23 +139,17 @@ const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
  * result.tools.map((tool) => tool.id) // ['flights.search_flights', 'calendar.create_event']
  * ```
  */
-export function selectTools(
-  instruction: string,
-  options: SelectToolsOptions,
-): Promise<SelectToolsResult> {
-  // The model calls of one request share its retries (models.openai.maxRetriesPerRequest).
-  return withRequestRetries(() => runSelectTools(instruction, options))
-}
-
-async function runSelectTools(
+export async function selectTools(
   instruction: string,
   options: SelectToolsOptions,
 ): Promise<SelectToolsResult> {
   const { library, planner, retriever, reranker, selector, signal: abort } = options
   const started = performance.now()
   throwIfAborted(abort)
+  // The model calls of one request share its retries (models.openai.maxRetriesPerRequest).
+  const retries = new RequestRetries()
 
-  const plan = await planner.plan(instruction, lazySignal(abort))
+  const plan = await planner.plan(instruction, lazySignal(abort, retries))
   const planned = performance.now()
 
   // A selector that judges the steps together may also want the unsplit instruction.
@@ -190,7 +184,7 @@ async function runSelectTools(
   throwIfAborted(abort)
   const selections = await selector.select(
     requests,
-    Object.assign(lazySignal(abort), {
+    Object.assign(lazySignal(abort, retries), {
       instruction,
       tool: (id: string) => library.require(id),
       library,

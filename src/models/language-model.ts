@@ -4,7 +4,7 @@
  * OpenAI-compatible chat-completions server); `create-language-model.ts` picks one by id.
  * @module
  */
-import type { Usage } from '../contracts.ts'
+import type { RetryBudget, Usage } from '../contracts.ts'
 
 /** One chat turn. The backend renders the conversation with the model's own chat template. */
 export interface ChatMessage {
@@ -24,6 +24,8 @@ export interface GenerateOptions {
   temperature?: number
   /** Checked between tokens: an abort rejects with its TIMEOUT reason, or with ABORTED. */
   signal?: AbortSignal
+  /** The request's shared retries (`CallOptions.retries`), for backends that retry. */
+  retries?: RetryBudget
   /**
    * Qwen3's thinking switch (`enable_thinking` in its chat template). Off by default: planning
    * needs no reasoning trace and thinking costs hundreds of tokens. Templates without the switch
@@ -44,6 +46,8 @@ export interface GenerateResult {
 
 export interface ScoreChoicesOptions {
   signal?: AbortSignal
+  /** The request's shared retries (`CallOptions.retries`), for backends that retry. */
+  retries?: RetryBudget
 }
 
 export interface ChoiceScores {

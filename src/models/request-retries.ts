@@ -8,33 +8,28 @@
  * one call per step, is never held back), and only as many retries are made in all as the
  * budget holds.
  *
- * The budget follows the request through its async calls (AsyncLocalStorage): `selectTools`
- * opens one, and the model clients take from it. A call outside any (`toolsel models check`,
- * `toolsel train-data`) has only its own `maxRetries`.
+ * `selectTools` makes one budget per request and hands it to its stages with their signal
+ * (`CallOptions.retries`); the model clients take from it. It is passed, not found through
+ * AsyncLocalStorage: on Node 20 the first `AsyncLocalStorage.run` turns on promise hooks for the
+ * whole process, a cost on every promise of every request, model or not. A call given none
+ * (`toolsel models check`, `toolsel train-data`) has only its own `maxRetries`.
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
+import type { RetryBudget } from '../contracts.ts'
 
-interface RetryBudget {
-  /** Retries taken so far in this request. */
-  used: number
-}
+/** One request's shared retries: a counter the concurrent selector steps take from. */
+export class RequestRetries implements RetryBudget {
+  #used = 0
 
-const current = new AsyncLocalStorage<RetryBudget>()
+  /** Retries taken so far. */
+  get used(): number {
+    return this.#used
+  }
 
-/** Runs `work` with a fresh retry budget, or within the one it already runs in. */
-export function withRequestRetries<T>(work: () => Promise<T>): Promise<T> {
-  return current.getStore() === undefined ? current.run({ used: 0 }, work) : work()
-}
-
-/**
- * Takes one retry of the running request's budget, of at most `limit`: false when they are
- * spent (no retry then). Always true outside a request.
- */
-export function takeRequestRetry(limit: number): boolean {
-  const budget = current.getStore()
-  if (budget === undefined) return true
-  if (budget.used >= limit) return false
-  budget.used += 1
-  return true
+  /** Takes one retry of at most `limit`: false when they are spent (no retry then). */
+  take(limit: number): boolean {
+    if (this.#used >= limit) return false
+    this.#used += 1
+    return true
+  }
 }

@@ -76,6 +76,7 @@ export class LlmPlanner implements Planner {
         maxTokens: this.#maxTokens,
         thinking: this.#thinking,
         signal: options.signal,
+        retries: options.retries,
       })
       raw = answer.text
       usage = answer.usage

@@ -65,7 +65,7 @@ export class LlmSelector implements Selector {
 
   async #selectOrFallBack(request: SelectionRequest, options: CallOptions): Promise<Selection> {
     try {
-      return await this.#selectOne(request, options.signal)
+      return await this.#selectOne(request, options)
     } catch (caught) {
       const error =
         caught instanceof ToolselError
@@ -98,11 +98,14 @@ export class LlmSelector implements Selector {
     }
   }
 
-  async #selectOne(request: SelectionRequest, signal: AbortSignal | undefined): Promise<Selection> {
+  async #selectOne(request: SelectionRequest, options: CallOptions): Promise<Selection> {
     const { candidates, choices, messages } = selectionPrompt(request)
     if (candidates.length === 0) return { toolId: null }
     const ids = candidates.map((candidate) => candidate.id)
-    const { scores, usage } = await this.#model.scoreChoices(messages, choices, { signal })
+    const { scores, usage } = await this.#model.scoreChoices(messages, choices, {
+      signal: options.signal,
+      retries: options.retries,
+    })
     if (scores.length !== choices.length) {
       throw new ToolselError(
         'MODEL_CALL_FAILED',

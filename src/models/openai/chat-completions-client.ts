@@ -9,9 +9,9 @@
  */
 import { ToolselError, throwIfAborted } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
+import type { RetryBudget } from '../../contracts.ts'
 import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
 import { readResponseText } from './read-response-text.ts'
-import { takeRequestRetry } from '../request-retries.ts'
 import { shownMessage } from './shown-message.ts'
 
 export interface ChatCompletionsClientOptions {
@@ -79,6 +79,7 @@ export class ChatCompletionsClient {
   async create(
     body: Record<string, unknown>,
     signal?: AbortSignal,
+    retries?: RetryBudget,
   ): Promise<{ completion: ChatCompletion; raw: string }> {
     for (let attempt = 0; ; attempt++) {
       const result = await this.#attempt(body, signal)
@@ -86,7 +87,7 @@ export class ChatCompletionsClient {
       const retryable = result.error.code === 'UPSTREAM_UNAVAILABLE'
       if (!retryable || attempt >= this.#options.maxRetries) throw result.error
       const limit = this.#options.maxRetriesPerRequest
-      if (!takeRequestRetry(limit)) {
+      if (retries !== undefined && !retries.take(limit)) {
         throw new ToolselError(
           result.error.code,
           `${result.error.message} Not retried: this request's ${limit} ${limit === 1 ? 'retry is' : 'retries are'} spent (models.openai.maxRetriesPerRequest).`,

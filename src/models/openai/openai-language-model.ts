@@ -73,6 +73,7 @@ export class OpenAiLanguageModel implements LanguageModel {
         ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
       },
       options.signal,
+      options.retries,
     )
     const choice = completion.choices[0]
     return {
@@ -97,7 +98,7 @@ export class OpenAiLanguageModel implements LanguageModel {
       max_tokens: longest + 32,
       ...constraint(this.#choiceMode, choices, this.#topLogprobs),
     }
-    const { completion, raw } = await this.#client.create(body, options.signal)
+    const { completion, raw } = await this.#client.create(body, options.signal, options.retries)
     const choice = completion.choices[0]
     const content = this.#content(choice.message.content, raw)
     const usage = usageOf(completion)

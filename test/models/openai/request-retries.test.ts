@@ -10,7 +10,7 @@ import {
   OpenAiLanguageModel,
   type OpenAiLanguageModelOptions,
 } from '../../../src/models/openai/openai-language-model.ts'
-import { takeRequestRetry, withRequestRetries } from '../../../src/models/request-retries.ts'
+import { RequestRetries } from '../../../src/models/request-retries.ts'
 import { selectTools } from '../../../src/pipeline.ts'
 import { LlmPlanner } from '../../../src/plan/llm-planner.ts'
 import { RulePlanner } from '../../../src/plan/rule-planner.ts'
@@ -131,20 +131,17 @@ describe('models.openai.maxRetriesPerRequest', () => {
     expect(result.tools.map((tool) => tool.id)).toEqual(['weather.get_forecast'])
   })
 
-  it('counts within one budget across concurrent calls, a fresh one per scope, none outside', async () => {
-    expect([1, 2, 3].map(() => takeRequestRetry(0))).toEqual([true, true, true])
-    const taken = await withRequestRetries(async () => {
-      const both = await Promise.all(
-        [0, 1].map(async () => {
-          await new Promise((resolve) => setTimeout(resolve, 1))
-          return [takeRequestRetry(3), takeRequestRetry(3)]
-        }),
-      )
-      // A nested scope is the same request's.
-      const nested = await withRequestRetries(async () => takeRequestRetry(3))
-      return [...both.flat(), nested]
-    })
-    expect(taken.filter(Boolean)).toHaveLength(3)
-    expect(await withRequestRetries(async () => takeRequestRetry(1))).toBe(true)
+  it('counts within one budget across concurrent calls, a fresh one per request', async () => {
+    const retries = new RequestRetries()
+    const both = await Promise.all(
+      [0, 1].map(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        return [retries.take(3), retries.take(3)]
+      }),
+    )
+    expect(both.flat().filter(Boolean)).toHaveLength(3)
+    expect(retries.used).toBe(3)
+    expect(new RequestRetries().take(1)).toBe(true)
+    expect(new RequestRetries().take(0)).toBe(false)
   })
 })
