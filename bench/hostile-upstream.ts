@@ -29,6 +29,10 @@
  *   after a failed listing listed again 1 s later: a core was held the whole window.
  *   `--budget` sets gateway.listCompileBudgetMs (a checkout before round 42 has none). `--same`
  *   gives every tool the same outputSchema: before round 43 it was compiled once per tool.
+ * - `--case shared-schema`: no server: compiles `--tools` outputSchemas that are all the same one
+ *   of `--properties` string properties, each JSON-parsed apart as from a listing, through one
+ *   listing's OutputSchemaCompiler: prints the CPU and wall time and the compiler's compiledMs.
+ *   Before round 43 the schema was compiled once per tool.
  *
  * `--root <checkout>` runs another checkout's src/ (a "before"); the fixture is always this
  * checkout's (it has the knobs).
@@ -42,6 +46,8 @@
  *     --chars 200 --page 1000 --relists 20 [--root /work/ci-base]
  *   node --import tsx bench/hostile-upstream.ts --case storm --tools 120 --page 40
  *     --properties 1000 --window 60000 [--budget 10000] [--same] [--root /work/ci-base]
+ *   node --import tsx bench/hostile-upstream.ts --case shared-schema --tools 120
+ *     --properties 1000 [--root /work/ci-base]
  * @module
  */
 import { resolve } from 'node:path'
@@ -63,10 +69,14 @@ const { values: args } = benchArgs(import.meta.url, {
     root: { type: 'string' },
   },
 })
-if (!['init-error', 'descriptions', 'schemas', 'relists', 'storm'].includes(args.case)) {
+if (
+  !['init-error', 'descriptions', 'schemas', 'relists', 'storm', 'shared-schema'].includes(
+    args.case,
+  )
+) {
   usageError(
     import.meta.url,
-    `--case must be init-error, descriptions, schemas, relists or storm, got "${args.case}"`,
+    `--case must be init-error, descriptions, schemas, relists, storm or shared-schema, got "${args.case}"`,
   )
 }
 for (const flag of [
@@ -87,6 +97,25 @@ for (const flag of [
 const here = resolve(fileURLToPath(import.meta.url), '../..')
 const root = resolve(args.root ?? here)
 const from = (path: string) => import(pathToFileURL(resolve(root, path)).href)
+if (args.case === 'shared-schema') {
+  const { OutputSchemaCompiler } = await from('src/mcp/gateway/upstream-output-schemas.ts')
+  const properties = Array.from({ length: Number(args.properties) }, (_, p) => [
+    `field_${p}`,
+    { type: 'string', minLength: 1 },
+  ])
+  const text = JSON.stringify({ type: 'object', properties: Object.fromEntries(properties) })
+  const compiler = new OutputSchemaCompiler()
+  const cpu = process.cpuUsage()
+  const wall = performance.now()
+  for (let k = 0; k < Number(args.tools); k += 1) compiler.compile(JSON.parse(text))
+  const used = process.cpuUsage(cpu)
+  console.log(`root: ${root}`)
+  console.log(
+    `${args.tools} tools sharing one ${args.properties}-property outputSchema: CPU ${Math.round((used.user + used.system) / 1000)} ms, ` +
+      `wall ${Math.round(performance.now() - wall)} ms, compiledMs ${Math.round(compiler.compiledMs)}`,
+  )
+  process.exit(0)
+}
 const { parseConfig } = await from('src/config/load-config.ts')
 const { createMemoryLogger } = await from('src/log.ts')
 const { UpstreamConnection } = await from('src/mcp/gateway/upstream-connection.ts')
