@@ -10,6 +10,7 @@ import {
   ErrorCode,
   ListToolsResultSchema,
   McpError,
+  ToolAnnotationsSchema,
   ToolSchema,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -83,6 +84,17 @@ function refused(tool: unknown, reason: string): McpTool {
  */
 const LISTED_PAGE = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) })
 
+/**
+ * A listed tool as the gateway reads it: the SDK's ToolSchema, but with `annotations` kept
+ * whole. ToolSchema's annotations hold only the five hints it knows (title, readOnlyHint,
+ * destructiveHint, idempotentHint, openWorldHint): any other key (a vendor's, a later spec's)
+ * was dropped, while an MCP tools file's import keeps them all in the tool's `source`. The
+ * hints it knows are still checked (a readOnlyHint that is no boolean refuses the tool).
+ */
+const LISTED_TOOL = ToolSchema.extend({
+  annotations: ToolAnnotationsSchema.catchall(z.unknown()).optional(),
+})
+
 /** Longest problem ToolSchema states quoted in a warning (its messages are short). */
 const MAX_ISSUE_CHARS = 120
 
@@ -98,8 +110,9 @@ function notATool(error: z.ZodError): string {
 }
 
 /**
- * `raw` (one tool of a listed page) as the listing keeps it: parsed as an MCP tool (ToolSchema:
- * fields it does not know are dropped, as the SDK's parse did), its description cut, or a
+ * `raw` (one tool of a listed page) as the listing keeps it: parsed as an MCP tool (LISTED_TOOL:
+ * fields it does not know are dropped, as the SDK's parse did, but annotations are kept whole,
+ * unless they are nested past the stack: then as ToolSchema reads them), its description cut, or a
  * stand-in when it is refused (not an MCP tool; a kept field over MAX_UPSTREAM_SCHEMA_CHARS or
  * nested past the stack; an outputSchema that does not compile); and how many characters that
  * counts against `gateway.maxListChars`: the length of its JSON; and its outputSchema compiled.
@@ -107,8 +120,9 @@ function notATool(error: z.ZodError): string {
 function kept(
   raw: unknown,
   schemas: OutputSchemaCompiler,
+  schema: typeof ToolSchema = LISTED_TOOL,
 ): { tool: McpTool; chars: number; validator?: ValidateFunction } {
-  const parsed = ToolSchema.safeParse(raw)
+  const parsed = schema.safeParse(raw)
   if (!parsed.success) {
     const stub = refused(raw, notATool(parsed.error))
     return { tool: stub, chars: JSON.stringify(stub).length }
@@ -133,6 +147,9 @@ function kept(
     }
   } catch (error) {
     if (!(error instanceof RangeError)) throw error
+    // An annotation MCP does not define, nested past the stack: the tool as the SDK's parse
+    // keeps it (its five hints only), as before annotations were kept whole.
+    if (schema === LISTED_TOOL) return kept(raw, schemas, ToolSchema)
     const stub = refused(tool, nestedTooDeep(tool))
     return { tool: stub, chars: JSON.stringify(stub).length }
   }

@@ -14,7 +14,11 @@ import {
   newUpstreamClient,
   OutputSchemaCompiler,
 } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
-import { listAllTools, type ListBounds } from '../../../src/mcp/gateway/upstream-tools.ts'
+import {
+  listAllTools,
+  upstreamTools,
+  type ListBounds,
+} from '../../../src/mcp/gateway/upstream-tools.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 
@@ -63,6 +67,31 @@ describe('listAllTools', () => {
     expect(tools).toHaveLength(200_000)
     expect([tools[0].name, tools[199_999].name]).toEqual(['tool_0', 'tool_199999'])
   }, 60_000)
+
+  it("keeps a tool's annotations whole (keys beyond the five hints too), as an MCP file's import does", async () => {
+    const annotations = {
+      title: 'Delete a file',
+      destructiveHint: true,
+      'x-vendor': { approval: { required: true, roles: ['admin'] } },
+    }
+    const listed = [
+      { name: 'delete_file', inputSchema: { type: 'object' }, annotations },
+      { name: 'bad_hint', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
+    ]
+    // One page, as the SDK's request hands it back parsed with the schema it is given.
+    const client = {
+      request: async (_request: unknown, schema: { parse(value: unknown): unknown }) =>
+        schema.parse({ tools: listed }),
+    } as unknown as Client
+    const { tools } = await listAllTools(client, listBounds({}))
+    expect(tools[0].annotations).toEqual(annotations)
+    const served = upstreamTools('files', tools, [])
+    expect(served.tools.map((tool) => tool.source?.annotations)).toEqual([annotations])
+    // A hint it knows is still checked.
+    expect(served.warnings).toEqual([
+      'Upstream "files": skipped tool #1 ("bad_hint"): its annotations.readOnlyHint is not valid: Invalid input: expected boolean, received string',
+    ])
+  })
 
   it('follows the cursor page by page, in order', async () => {
     const client = await connect({ UPSTREAM_TOOLS: '2500', UPSTREAM_PAGE_SIZE: '1000' })

@@ -196,8 +196,8 @@ describe('UpstreamConnection with real stdio processes', () => {
       'schemas.tool_1',
       'schemas.tool_2',
     ])
-    // Annotations keep the fields MCP defines; one it does not (nested 20,000 deep) is dropped,
-    // as the SDK's parse dropped it.
+    // Annotations are kept whole (list-all-tools.test.ts), but one MCP does not define nested
+    // 20,000 deep is dropped (the SDK's parse: its five hints only), the tool served.
     expect(schemas.tools[0].source?.annotations).toEqual({ readOnlyHint: true })
     const skipped = logger.lines.filter((line) => line.includes('skipped tool'))
     expect(skipped.map((line) => line.slice(line.indexOf('Upstream')))).toEqual([
