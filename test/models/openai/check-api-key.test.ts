@@ -6,7 +6,7 @@
  * MiB in 5 s here), and the status was lost to that limit (a 401 warned "no answer" and the server
  * started; a 200 warned too). Now it reads a refusal's first characters only and no other body.
  */
-import { createServer, type Server } from 'node:http'
+import { createServer, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../../src/log.ts'
@@ -19,11 +19,19 @@ afterEach(async () => {
   server = undefined
 })
 
+/** An endpoint on a free port answering every request with `handler`: its base URL (`…/v1`). */
+async function startEndpoint(handler: RequestListener): Promise<string> {
+  server = createServer(handler)
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return `http://127.0.0.1:${port}/v1`
+}
+
 /** An endpoint answering `status` and then 1 MiB chunks of `'denied '` for as long as it is read. */
 async function endlessEndpoint(status: number): Promise<{ baseUrl: string; sent: () => number }> {
   let sent = 0
   const chunk = Buffer.from('denied '.repeat(150_000))
-  server = createServer((_request, response) => {
+  const baseUrl = await startEndpoint((_request, response) => {
     response.writeHead(status, { 'content-type': 'text/plain' })
     const pump = () => {
       while (!response.destroyed) {
@@ -33,9 +41,7 @@ async function endlessEndpoint(status: number): Promise<{ baseUrl: string; sent:
     }
     pump()
   })
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, sent: () => sent }
+  return { baseUrl, sent: () => sent }
 }
 
 async function check(baseUrl: string, warnings: string[]): Promise<number> {
@@ -76,15 +82,13 @@ describe('checkOpenAiApiKey against an endless answer', () => {
 describe('checkOpenAiApiKey against a model list still arriving when its time is up', () => {
   it('warns that it could not check, and counts the users failing, as for no answer at all', async () => {
     // Before round 43 the cut list was read as one of no models: no warning, nothing failing.
-    server = createServer((_request, response) => {
+    const baseUrl = await startEndpoint((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' })
       response.write('{"data":[{"id":"gpt-te')
     })
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
     const warnings: string[] = []
     const { status, failing } = await checkOpenAiApiKey({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl,
       apiKey: 'sk-key-0123',
       timeoutMs: 300,
       users: ['openai:gpt-test'],
@@ -98,7 +102,7 @@ describe('checkOpenAiApiKey against a model list still arriving when its time is
       {
         user: 'openai:gpt-test',
         code: 'UPSTREAM_UNAVAILABLE',
-        message: `The start-up check got no full answer from the OpenAI-compatible endpoint: GET http://127.0.0.1:${port}/v1/models: its answer (HTTP 200) did not arrive in full within 300 ms, so no model was confirmed.`,
+        message: `The start-up check got no full answer from the OpenAI-compatible endpoint: GET ${baseUrl}/models: its answer (HTTP 200) did not arrive in full within 300 ms, so no model was confirmed.`,
       },
     ])
   })
@@ -123,14 +127,12 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
 
   it('shows no part of an echoed key across the end of the refusal it quotes', async () => {
     // The refusal's first 200 characters are quoted: a key across that cut was left half there.
-    server = createServer((_request, response) => {
+    const baseUrl = await startEndpoint((_request, response) => {
       response.writeHead(401, { 'content-type': 'text/plain' })
       response.end(`${'x'.repeat(190)} sk-wrong-key-0123456789`)
     })
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
     const error = await checkOpenAiApiKey({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl,
       apiKey: 'sk-wrong-key-0123456789',
       timeoutMs: 2_000,
       users: ['openai:gpt-test'],
@@ -142,14 +144,12 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
   })
 
   it('shows the API key an endpoint’s refusal echoes as ***', async () => {
-    server = createServer((_request, response) => {
+    const baseUrl = await startEndpoint((_request, response) => {
       response.writeHead(401, { 'content-type': 'application/json' })
       response.end('{"error":{"message":"Incorrect API key provided: sk-wrong-key-0123"}}')
     })
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
     const error = await checkOpenAiApiKey({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl,
       apiKey: 'sk-wrong-key-0123',
       timeoutMs: 2_000,
       users: ['openai:gpt-test'],
@@ -173,15 +173,13 @@ describe('checkOpenAiApiKey quotes the model ids an endpoint lists, cut', () => 
       `${long}3`,
       ...Array.from({ length: 9 }, (_, i) => `m${i}`),
     ]
-    server = createServer((_request, response) => {
+    const baseUrl = await startEndpoint((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id })) }))
     })
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
     const warnings: string[] = []
     const { failing } = await checkOpenAiApiKey({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl,
       apiKey: 'sk-right-key-0123',
       timeoutMs: 3_000,
       users: ['openai:gpt-test'],
