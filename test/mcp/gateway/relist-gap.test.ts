@@ -4,34 +4,20 @@
  * server (test/mcp/fixtures/tiny-upstream.sh).
  */
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadConfig, parseConfig } from '../../../src/config/load-config.ts'
-import type { UpstreamConfig } from '../../../src/config/schema.ts'
-import { createMemoryLogger } from '../../../src/log.ts'
-import {
-  RELIST_GAP_FACTOR,
-  RELIST_GAP_MS,
-  UpstreamConnection,
-} from '../../../src/mcp/gateway/upstream-connection.ts'
+import { RELIST_GAP_FACTOR, RELIST_GAP_MS } from '../../../src/mcp/gateway/upstream-connection.ts'
+import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const TINY = fileURLToPath(new URL('../fixtures/tiny-upstream.sh', import.meta.url))
 
-const open: UpstreamConnection[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((connection) => connection.close()))
-})
+const upstreamConnection = useUpstreamConnections()
 
 function tinyUpstream(env: Record<string, string>, gateway: Record<string, unknown>) {
-  const config = parseConfig({
-    gateway: { servers: { tiny: { command: 'bash', args: [TINY], env } }, ...gateway },
+  return upstreamConnection('tiny', {
+    servers: { tiny: { command: 'bash', args: [TINY], env } },
+    ...gateway,
   })
-  const made = new UpstreamConnection('tiny', config.gateway.servers.tiny as UpstreamConfig, {
-    settings: config.gateway,
-    logger: createMemoryLogger(),
-    onTools: () => undefined,
-  })
-  open.push(made)
-  return made
 }
 
 describe('gateway.relistGapMs and relistGapFactor', () => {

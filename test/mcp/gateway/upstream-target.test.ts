@@ -1,13 +1,11 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../../src/config/load-config.ts'
 import {
   redactUpstream,
   upstreamTarget,
 } from '../../../src/mcp/gateway/create-upstream-transport.ts'
-import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
 import type { UpstreamConfig } from '../../../src/config/schema.ts'
-import { createMemoryLogger } from '../../../src/log.ts'
+import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 import { call, dataOf, errorOf, startToolsel } from '../fixtures/toolsel-harness.ts'
 
 const stdio = (command: string, ...args: string[]) =>
@@ -139,6 +137,7 @@ describe('an upstream error as clients see it', () => {
 })
 
 describe('redactUpstream: env values that are no secret', () => {
+  const upstreamConnection = useUpstreamConnections()
   const env = (values: Record<string, string>) =>
     ({ ...stdio('server'), env: values }) as unknown as UpstreamConfig
 
@@ -165,37 +164,26 @@ describe('redactUpstream: env values that are no secret', () => {
   it('keeps "within 10000 ms" of a real server\'s error, its key still masked', async () => {
     // A stdio server (test/mcp/fixtures/node-upstream.mjs) answering initialize with an error
     // quoting a number, a word and a key from its env.
-    const config = parseConfig({
-      gateway: {
-        servers: {
-          echo: {
-            command: process.execPath,
-            args: [fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))],
-            env: {
-              UPSTREAM_INIT_ERROR: JSON.stringify(
-                'no answer within 10000 ms on port 1000 (debug true): key sk-live-4242abcd refused',
-              ),
-              UPSTREAM_TOOLS: '1000',
-              DEBUG: 'true',
-              API_KEY: 'sk-live-4242abcd',
-            },
+    const upstream = upstreamConnection('echo', {
+      servers: {
+        echo: {
+          command: process.execPath,
+          args: [fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))],
+          env: {
+            UPSTREAM_INIT_ERROR: JSON.stringify(
+              'no answer within 10000 ms on port 1000 (debug true): key sk-live-4242abcd refused',
+            ),
+            UPSTREAM_TOOLS: '1000',
+            DEBUG: 'true',
+            API_KEY: 'sk-live-4242abcd',
           },
         },
-        reconnectInitialMs: 60_000,
       },
+      reconnectInitialMs: 60_000,
     })
-    const upstream = new UpstreamConnection('echo', config.gateway.servers.echo, {
-      settings: config.gateway,
-      logger: createMemoryLogger(),
-      onTools: () => undefined,
-    })
-    try {
-      await upstream.connect()
-      expect(upstream.state().lastError).toContain(
-        'no answer within 10000 ms on port *** (debug ***): key *** refused',
-      )
-    } finally {
-      await upstream.close()
-    }
+    await upstream.connect()
+    expect(upstream.state().lastError).toContain(
+      'no answer within 10000 ms on port *** (debug ***): key *** refused',
+    )
   }, 60_000)
 })
