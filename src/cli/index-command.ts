@@ -49,7 +49,7 @@ import { readDataLines } from '../bench/suites/read-data-file.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
 import { terminalText } from '../terminal-text.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <kind>] [--examples <file>] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <parts>] [--examples <file>] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
@@ -89,6 +89,14 @@ ${maxFileBytesHelp(25, ', nothing written')}
                          part built with the same settings): such a run otherwise changes nothing
                          ("Unchanged: ..."). A change of a build setting (--embedder, --dense-index,
                          retrieve.bm25 or HNSW settings) rebuilds without it.
+
+Import warnings (a skipped server tool, say) are "Warning: ..." lines on stderr.
+
+Examples:
+  toolsel index tools.json --name mytools
+  toolsel index tools.json --name mytools --retriever bm25,dense:use-lite
+  toolsel index src/library/demo/servers --name demo --retriever bm25,regex
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -62,6 +62,22 @@ describe('command help', () => {
     )
   })
 
+  it("each flag of a usage line names its value as the flag's own line does", async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const text = await help(name)
+      const usage = text.slice(0, text.indexOf('\n'))
+      for (const [, flag, value] of usage.matchAll(/\[(--[\w-]+) (<[^>]+>)\]/g)) {
+        const line = text.split('\n').find((line) => line.trimStart().startsWith(`${flag} <`))
+        if (line === undefined) continue
+        expect(line.trimStart(), `${name}: ${flag}`).toMatch(new RegExp(`^${flag} ${value}`))
+      }
+    }
+    // An example command line for a new user, as the README's.
+    expect(await help('index')).toContain(
+      'toolsel index tools.json --name mytools --retriever bm25,dense:use-lite',
+    )
+  })
+
   it('names the closest option for a mistyped one, not how to pass a positional starting with -', async () => {
     const typo = await run(['select', 'x', '--libary', 'mine'])
     expect(typo.code).toBe(2)
