@@ -146,11 +146,45 @@ function re2Syntax(pattern: string): string {
   )
 }
 
-/** Ajv's engine for `pattern` and `patternProperties`: RE2, which finds a match in linear time. */
+/**
+ * Most work the `pattern` and `patternProperties` checks of one call's result may take, in RE2
+ * program instructions times characters searched (`programSize() × (length + 1)`, the bound of
+ * RE2's linear-time search: ~40-60 ns each measured on a loaded host). A check is synchronous:
+ * it holds the event loop, every request of the service, while it runs. Linear is not small: 600
+ * strings of 1,000 characters against `\w{9xx}` (a 24 KB outputSchema and a 600 KB result, both
+ * the upstream's) held it 13.5 s a call at load 8 (round 43, hard38); such a result is now refused
+ * before the search that would pass this bound (298 ms there). An upper bound: a search that
+ * matches early costs less. 10,000,000: 1.6 million characters against `^[a-z]+$`.
+ */
+export const MAX_PATTERN_WORK = 10_000_000
+
+/**
+ * The pattern work of the check running now (OutputChecks.check: one at a time, synchronous);
+ * undefined outside one (a validator called by itself is not bounded).
+ */
+let patternWork: number | undefined
+
+/** Thrown by a pattern check past MAX_PATTERN_WORK (OutputChecks.check names it). */
+class PatternWorkExceeded extends Error {}
+
+/**
+ * Ajv's engine for `pattern` and `patternProperties`: RE2, which finds a match in linear time,
+ * each search counted against MAX_PATTERN_WORK before it runs.
+ */
 const re2Engine: NonNullable<NonNullable<AjvOptions['code']>['regExp']> = Object.assign(
   (pattern: string) => {
     const compiled = RE2JS.compile(re2Syntax(pattern))
-    return { test: (text: string) => compiled.matcher(text).find(), toString: () => pattern }
+    const size = compiled.programSize()
+    return {
+      test: (text: string) => {
+        if (patternWork !== undefined) {
+          patternWork += size * (text.length + 1)
+          if (patternWork > MAX_PATTERN_WORK) throw new PatternWorkExceeded()
+        }
+        return compiled.matcher(text).find()
+      },
+      toString: () => pattern,
+    }
   },
   { code: 're2js' },
 )
@@ -217,13 +251,22 @@ export class OutputChecks {
     }
     if (!result.structuredContent) return
     let valid: boolean
+    patternWork = 0
     try {
       valid = validate(result.structuredContent) as boolean
     } catch (error) {
+      if (error instanceof PatternWorkExceeded) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Tool ${name}'s structured content was not checked against its output schema: its patterns would take more than ${MAX_PATTERN_WORK.toLocaleString('en-US')} steps (RE2 program size × characters) over its strings, which would hold every request meanwhile; the result is refused`,
+        )
+      }
       throw new McpError(
         ErrorCode.InvalidParams,
         `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
       )
+    } finally {
+      patternWork = undefined
     }
     if (!valid) {
       throw new McpError(

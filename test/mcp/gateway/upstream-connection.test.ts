@@ -14,6 +14,7 @@ import {
   MAX_UPSTREAM_SCHEMA_CHARS,
 } from '../../../src/mcp/gateway/upstream-tools.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
+import { MAX_PATTERN_WORK } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
@@ -249,6 +250,34 @@ describe('UpstreamConnection with real stdio processes', () => {
     await fine.connect()
     await expect(fine.callTool('tool_0', {})).resolves.toMatchObject({
       structuredContent: { value: `\u00e9${'a'.repeat(40)}` },
+    })
+  }, 150_000)
+
+  it('refuses a result whose pattern checks would hold the event loop, before running them', async () => {
+    // RE2 is linear, not small: \w{999}\d is ~1,000 instructions, each run over each character
+    // of a string it does not match, so 20,000 x's cost 2e7 steps (857 ms at load 8, the whole
+    // server held meanwhile), and 600 strings of 1,000 against \w{9xx} in one result held it
+    // 13.5 s (hard38, round 43). Now counted before each search, refused past MAX_PATTERN_WORK.
+    const heavy = nodeUpstream('heavy', {
+      UPSTREAM_TOOLS: '1',
+      UPSTREAM_OUTPUT_PATTERN: '\\w{999}\\d',
+      UPSTREAM_OUTPUT_VALUE: 'x'.repeat(20_000),
+    })
+    await heavy.connect()
+    expect(MAX_PATTERN_WORK).toBeLessThan(20_000 * 1000)
+    await expect(heavy.callTool('tool_0', {})).rejects.toThrow(
+      /Tool tool_0's structured content was not checked against its output schema: its patterns would take more than 10,000,000 steps/,
+    )
+    expect(heavy.state()).toMatchObject({ status: 'connected' })
+    // Within the bound (5,000 characters: at most 5e6 steps) the result is checked and goes through.
+    const light = nodeUpstream('light', {
+      UPSTREAM_TOOLS: '1',
+      UPSTREAM_OUTPUT_PATTERN: '\\w{999}',
+      UPSTREAM_OUTPUT_VALUE: 'x'.repeat(5000),
+    })
+    await light.connect()
+    await expect(light.callTool('tool_0', {})).resolves.toMatchObject({
+      structuredContent: { value: 'x'.repeat(5000) },
     })
   }, 150_000)
 
