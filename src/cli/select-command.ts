@@ -38,11 +38,12 @@ Options:
                        the learned selector (the default) takes every candidate and decides itself
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
-  --retriever <kind>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto (default bm25 when the library has it;
-                       auto: the library's own default). A tool file or the demo is indexed
-                       in memory with what the retriever needs.
-  --embedder <id>      Embedder for dense and hybrid queries; must be the one the index was
-                       built with (default use-lite, env TOOLSEL_EMBEDDER)
+  --retriever <part>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto, or a part the library has
+                       (dense:<embedder>, hybrid:<part>+<part>) (default retrieve.retriever, auto:
+                       the library's own default, env TOOLSEL_RETRIEVER). A tool file or the demo
+                       is indexed in memory with what the retriever needs.
+  --embedder <id>      Embedder of dense and hybrid: the library's dense:<id> part (a tool file
+                       or the demo is embedded with it) (default use-lite, env TOOLSEL_EMBEDDER)
   --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
 ${maxFileBytesHelp(23)}
 ${COMMON_HELP}`

@@ -1,4 +1,7 @@
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { COMMANDS, main } from '../../src/main.ts'
@@ -156,6 +159,42 @@ describe('command help', () => {
       expect(line?.[1], command).toBe(selector)
     }
   })
+
+  it("says select's default retriever is the library's own (auto), as it is, not bm25", async () => {
+    expect(parseConfig({}).retrieve.retriever).toBe('auto')
+    expect(await help('select')).toMatch(
+      /--retriever <part> +[^\n]*, or a part the library has\s[\s\S]*?\(default retrieve\.retriever, auto:\s+the library's own default, env TOOLSEL_RETRIEVER\)/,
+    )
+    // A saved index whose default part is regex (built first), bm25 beside it: without
+    // --retriever, select uses regex (the help said "default bm25 when the library has it").
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-help-retriever-'))
+    try {
+      const file = fileURLToPath(
+        new URL('../fixtures/formats/anthropic-tools.json', import.meta.url),
+      )
+      const indexed = await run([
+        'index',
+        file,
+        '--name',
+        'rx',
+        '--retriever',
+        'regex,bm25',
+        '--index-dir',
+        dir,
+      ])
+      expect(indexed.code, indexed.stderr).toBe(0)
+      const retriever = async (...flags: string[]) => {
+        const argv = ['select', 'get the weather', '--json', '--library', 'rx', '--index-dir', dir]
+        const { code, stdout, stderr } = await run([...argv, '--log-level', 'silent', ...flags])
+        expect(code, stderr).toBe(0)
+        return JSON.parse(stdout).components.retriever
+      }
+      expect(await retriever()).toBe('regex')
+      expect(await retriever('--retriever', 'bm25')).toBe('bm25')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe("README's Command line block", () => {
