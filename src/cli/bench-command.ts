@@ -61,8 +61,9 @@ Options:
   --baseline oracle-count   BM25 whole-instruction top-|gold| oracle instead of the pipeline
   --planner <id>            rule | none | llm:<model> (default rule)
   --selector <id>           learned | learned:<model.json> | top1 | llm:<model> (default learned)
-  --retriever <kind>        auto | ${Object.keys(RETRIEVER_KINDS).join(' | ')} (default auto: the suite library's
-                            own, bm25; the others index the suites with what they need)
+  --retriever <part>        auto | ${Object.keys(RETRIEVER_KINDS).join(' | ')}, or a part (dense:<embedder>,
+                            hybrid:<part>+<part>) (default auto: the suite library's own, bm25;
+                            the others index the suites with what they need)
   --k <n>                   Candidates per step (default 15)
   --tau <x>                 BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
                             the learned selector (the default) takes every candidate and decides itself

@@ -162,6 +162,10 @@ describe('command help', () => {
 
   it("says select's default retriever is the library's own (auto), as it is, not bm25", async () => {
     expect(parseConfig({}).retrieve.retriever).toBe('auto')
+    // bench takes a part too (toolsel bench --suite demo --retriever dense:static:glove-100d runs it).
+    expect(await help('bench')).toMatch(
+      /--retriever <part> +auto \| [^\n]*, or a part \(dense:<embedder>,\s+hybrid:<part>\+<part>\)/,
+    )
     expect(await help('select')).toMatch(
       /--retriever <part> +[^\n]*, or a part the library has\s[\s\S]*?\(default retrieve\.retriever, auto:\s+the library's own default, env TOOLSEL_RETRIEVER\)/,
     )
