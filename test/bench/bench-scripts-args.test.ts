@@ -120,7 +120,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     [
       'hostile-upstream.ts',
       ['--case', 'x'],
-      '--case must be init-error, descriptions, schemas, relists or storm, got "x"',
+      '--case must be init-error, descriptions, schemas, relists, storm or shared-schema, got "x"',
     ],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
     ['perf-ratio.ts', [], '--before DIR: the checkout to compare with'],
