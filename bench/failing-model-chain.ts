@@ -11,6 +11,7 @@
  *
  *   node --import tsx bench/failing-model-chain.ts [--requests 3] [--root /tmp/before]
  *     [--openai '{"maxRetriesPerRequest": 0}']
+ * @module
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -19,9 +20,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
+import { benchArgs, usageError } from './bench-args.ts'
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     requests: { type: 'string', default: '3' },
     root: { type: 'string' },
@@ -30,6 +31,24 @@ const { values: args } = parseArgs({
 })
 const root = resolve(args.root ?? join(dirname(fileURLToPath(import.meta.url)), '..'))
 const requests = Number(args.requests)
+if (!Number.isInteger(requests) || requests < 1)
+  usageError(
+    import.meta.url,
+    `--requests must be a whole number of 1 or more, got "${args.requests}"`,
+  )
+const openai = (() => {
+  try {
+    const parsed: unknown = JSON.parse(args.openai!)
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>
+  } catch {
+    // Said below.
+  }
+  return usageError(
+    import.meta.url,
+    `--openai must be a JSON object, got ${JSON.stringify(args.openai)}`,
+  )
+})()
 
 let calls = 0
 const endpoint = createServer((request, response) => {
@@ -57,7 +76,7 @@ writeFileSync(
         baseUrl: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`,
         maxRetries: 2,
         retryDelayMs: 10,
-        ...JSON.parse(args.openai),
+        ...openai,
       },
     },
     plan: { planner: 'openai:a', fallback: ['openai:b', 'openai:c', 'rule'] },
