@@ -58,25 +58,6 @@ interface Dump {
   queries: Q[]
 }
 
-// The rule planner's breaks (src/plan/rule-planner.ts), copied: the screen must see every
-// separator, also those the planner glues back.
-const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=\.)\s+(?=[\p{Lu}\p{N}"'(])|\n+/u
-const CLAUSE_BREAK =
-  /(\s*(?:,\s*(?:and\s+)?(?:then|also|after that|afterwards|finally|plus)\b|\b(?:and\s+then|and\s+also|and\s+afterwards|after\s+that|as\s+well\s+as|then)\b|,?\s+and\b|,\s+(?=(?:please\s+)?[a-z]+\b)|:\s+)\s*)/iu
-const ANCHORED_BREAK = new RegExp(`^${CLAUSE_BREAK.source}`, 'iu')
-const LEADING_FILLER =
-  /^(?:(?:and|also|then|so|plus|finally|lastly|additionally|moreover|afterwards|after that|please|kindly|first(?:ly)?|second(?:ly)?|next)\b[\s,]*)+/iu
-const LEADING_PUNCTUATION = new Set([...' \t\n,;:–-'])
-const TRAILING_PUNCTUATION = new Set([...' \t\n,;:.–-'])
-function cleanStep(step: string): string {
-  const text = step.replace(LEADING_FILLER, '')
-  let start = 0
-  let end = text.length
-  while (start < end && LEADING_PUNCTUATION.has(text[start])) start += 1
-  while (end > start && TRAILING_PUNCTUATION.has(text[end - 1])) end -= 1
-  return text.slice(start, end).trim()
-}
-
 /**
  * More places a step could end (`--wide`): any comma, and before "to", "so that", "in order to",
  * "before", "after", "while", "if", "which", "using", "by", "with", "for" when an action verb
@@ -496,6 +477,10 @@ const { values } = benchArgs(import.meta.url, {
     'generate-only': { type: 'boolean', default: false },
   },
 })
+// The screen cuts with the rule planner's own breaks, at every separator (also those the planner
+// glues back), and cleans each step as the planner does (loaded once the flags are read).
+const { CLAUSE_BREAK, cleanStep, SENTENCE_BREAK } = await import('../src/plan/rule-planner.ts')
+const ANCHORED_BREAK = new RegExp(`^${CLAUSE_BREAK.source}`, 'iu')
 const dump: Dump =
   values.from !== undefined
     ? (JSON.parse(readFileSync(values.from, 'utf8')) as Dump)

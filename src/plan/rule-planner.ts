@@ -30,10 +30,10 @@ export function trainingPlanner(maxSteps?: number): RulePlanner {
 }
 
 /** Sentence ends: ! ? ; line breaks, and a period before a capital (not "3.5" or "e.g. arenas"). */
-const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=\.)\s+(?=[\p{Lu}\p{N}"'(])|\n+/u
+export const SENTENCE_BREAK = /(?<=[!?;])\s+|(?<=\.)\s+(?=[\p{Lu}\p{N}"'(])|\n+/u
 
 /** Where one request can end and the next begin inside a sentence. */
-const CLAUSE_BREAK =
+export const CLAUSE_BREAK =
   /(\s*(?:,\s*(?:and\s+)?(?:then|also|after that|afterwards|finally|plus)\b|\b(?:and\s+then|and\s+also|and\s+afterwards|after\s+that|as\s+well\s+as|then)\b|,?\s+and\b|,\s+(?=(?:please\s+)?[a-z]+\b)|:\s+)\s*)/iu
 
 /** Words that introduce a step but carry no capability. */
@@ -174,7 +174,7 @@ const LEADING_PUNCTUATION = new Set([...' \t\n,;:–-'])
 const TRAILING_PUNCTUATION = new Set([...' \t\n,;:.–-'])
 
 /** Strips filler words and surrounding punctuation; by index, since `[…]+$` backtracks on long runs. */
-function cleanStep(step: string): string {
+export function cleanStep(step: string): string {
   const text = step.replace(LEADING_FILLER, '')
   let start = 0
   let end = text.length
