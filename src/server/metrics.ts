@@ -223,7 +223,7 @@ export function createMetrics(service: ToolselService, gateway?: McpGateway): Me
   new Gauge({
     name: 'toolsel_model_degraded',
     aggregator: 'max',
-    help: 'Planners and selectors whose latest use failed and fell back, or that the start-up check found failing (value 1; /readyz lists them as degraded, with the error), until a use without a fallback.',
+    help: 'Planners and selectors whose latest use failed and fell back, or that the start-up check found failing (value 1; /readyz lists them as degraded, with the error), until a use without a fallback; an openai: fallback whose endpoint failed also once the openai: model it stood in for answers.',
     labelNames: ['stage', 'component'],
     registers: [registry],
     collect() {

@@ -141,6 +141,11 @@ describe('metrics and access log over real HTTP', () => {
     expect(values.get(`toolsel_model_loaded{kind="selector",component="${select.selector}"}`)).toBe(
       1,
     )
+    // The HELP line says what clears an entry, as /readyz degraded (round 43: a stand-in whose
+    // endpoint failed goes once the openai: model it stood in for answers).
+    expect(text).toMatch(
+      /^# HELP toolsel_model_degraded .*until a use without a fallback; an openai: fallback whose endpoint failed also once the openai: model it stood in for answers\.$/m,
+    )
     // prom-client's default metrics: event-loop lag among them.
     expect(values.has('nodejs_eventloop_lag_seconds')).toBe(true)
     expect(values.has('nodejs_eventloop_lag_p99_seconds')).toBe(true)
