@@ -151,7 +151,7 @@ export function pipelineOptionFields(config: Config) {
       .optional()
       .describe(`Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`),
     retriever: RETRIEVER_KIND.optional().describe(
-      `Retriever of the library (${kinds}; auto: the library's own). Default: ${config.retrieve.retriever === 'auto' ? "the library's own" : `${config.retrieve.retriever} when the library has it`}.`,
+      `Retriever of the library: ${kinds}, or a part it has (dense:<embedder>, hybrid:<part>+<part>); auto: the library's own. Default: ${config.retrieve.retriever === 'auto' ? "the library's own" : `${config.retrieve.retriever} when the library has it`}.`,
     ),
     reranker: componentId('reranker')
       .optional()

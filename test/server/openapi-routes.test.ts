@@ -87,6 +87,26 @@ describe('/openapi.json against the routes the app really has', () => {
     )
   })
 
+  it('says the retriever field takes a part the library has, as the routes do', async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    for (const path of ['/v1/select-tools', '/v1/search-tools']) {
+      const body = document.paths[path].post.requestBody.content['application/json'].schema
+      expect(body.properties.retriever.description, path).toMatch(
+        /^Retriever of the library: bm25, [^;]*, or a part it has \(dense:<embedder>, hybrid:<part>\+<part>\); auto: the library's own\./,
+      )
+    }
+    // A part's name passes the body's check: the library lacks it (400 UNKNOWN_COMPONENT, naming
+    // the parts it has), not a malformed field (INVALID_INPUT).
+    const answer = await app.request('/v1/search-tools', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'weather', retriever: 'dense:static:glove-100d' }),
+    })
+    expect(answer.status).toBe(400)
+    expect((await readJson(answer)).error.code).toBe('UNKNOWN_COMPONENT')
+  })
+
   it('bounds the path parameters as the routes do: a library name, a tool id of 500 characters', async () => {
     const { app } = await createTestApp()
     const document = await readJson(await app.request('/openapi.json'))
