@@ -7,12 +7,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   completion,
-  startFakeChatServer,
-  type FakeChatServer,
   type RecordedRequest,
+  useFakeChatServer,
 } from '../models/openai/fake-chat-server.ts'
 import { runCli } from './run-cli.ts'
 
@@ -21,15 +20,12 @@ const TOOLS = [
   { name: 'send_sms', description: 'Send an SMS text message to a phone number' },
 ]
 
-let server: FakeChatServer
+const server = useFakeChatServer()
 let dir: string
 beforeAll(async () => {
-  server = await startFakeChatServer()
   dir = await mkdtemp(join(tmpdir(), 'toolsel-select-openai-'))
   await writeFile(join(dir, 'tools.json'), JSON.stringify(TOOLS))
 })
-afterAll(() => server.close())
-beforeEach(() => server.reset())
 
 async function select(
   openai: Record<string, unknown>,

@@ -5,7 +5,7 @@
  * not when the call failed (an HTTP 401 or 500, a body that is no completion); the selector's had
  * it in both cases.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Fallback } from '../../src/contracts.ts'
 import { OpenAiLanguageModel } from '../../src/models/openai/openai-language-model.ts'
 import { LlmPlanner } from '../../src/plan/llm-planner.ts'
@@ -14,19 +14,13 @@ import { LlmSelector } from '../../src/select/llm-selector.ts'
 import { Top1Selector } from '../../src/select/top1-selector.ts'
 import {
   completion,
-  startFakeChatServer,
-  type FakeChatServer,
   type ScriptedReply,
+  useFakeChatServer,
 } from '../models/openai/fake-chat-server.ts'
 
 const KEY = 'sk-secret-0123456789abcdef'
 
-let server: FakeChatServer
-beforeAll(async () => {
-  server = await startFakeChatServer()
-})
-afterAll(() => server.close())
-beforeEach(() => server.reset())
+const server = useFakeChatServer()
 
 function model(): OpenAiLanguageModel {
   return new OpenAiLanguageModel('qwen3-8b', {

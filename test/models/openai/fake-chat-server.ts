@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, beforeEach } from 'vitest'
 
 export interface ScriptedReply {
   status?: number
@@ -98,4 +99,18 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
         server.close(() => resolve())
       }),
   }
+}
+
+/**
+ * One for the test file: started before its tests (its fields are set then), reset before each
+ * (no reply left over by the last one answers the next), closed after them.
+ */
+export function useFakeChatServer(): FakeChatServer {
+  const server = {} as FakeChatServer
+  beforeAll(async () => {
+    Object.assign(server, await startFakeChatServer())
+  })
+  beforeEach(() => server.reset())
+  afterAll(() => server.close())
+  return server
 }

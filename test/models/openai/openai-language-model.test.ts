@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ToolselError } from '../../../src/errors.ts'
 import { argmax, type ChatMessage } from '../../../src/models/language-model.ts'
 import {
@@ -6,17 +6,12 @@ import {
   type OpenAiLanguageModelOptions,
 } from '../../../src/models/openai/openai-language-model.ts'
 import { MAX_COMPLETION_BYTES } from '../../../src/models/openai/chat-completions-client.ts'
-import { completion, startFakeChatServer, type FakeChatServer } from './fake-chat-server.ts'
+import { completion, startFakeChatServer, useFakeChatServer } from './fake-chat-server.ts'
 
 const ASK: ChatMessage[] = [{ role: 'user', content: 'Which tool gets a weather forecast?' }]
 const CHOICES = ['email.send', 'weather.get_forecast', 'none']
 
-let server: FakeChatServer
-beforeAll(async () => {
-  server = await startFakeChatServer()
-})
-afterAll(() => server.close())
-beforeEach(() => server.reset())
+const server = useFakeChatServer()
 
 function model(options: Partial<OpenAiLanguageModelOptions> = {}): OpenAiLanguageModel {
   return new OpenAiLanguageModel('qwen3-8b', {

@@ -3,7 +3,7 @@
  * retries, over a real HTTP server that fails every call. Before round 43 each call retried on its
  * own, so a fallback list of three models multiplied them: 18 calls for planner and selector.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../../../src/library/tool-library.ts'
 import type { Planner, Selector } from '../../../src/contracts.ts'
 import {
@@ -18,7 +18,7 @@ import { Bm25Retriever } from '../../../src/retrieve/bm25/bm25-retriever.ts'
 import { LlmSelector } from '../../../src/select/llm-selector.ts'
 import { Top1Selector } from '../../../src/select/top1-selector.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
-import { completion, startFakeChatServer, type FakeChatServer } from './fake-chat-server.ts'
+import { completion, useFakeChatServer } from './fake-chat-server.ts'
 
 const library = new ToolLibrary('sample', SAMPLE_TOOLS)
 const retriever = Bm25Retriever.build(SAMPLE_TOOLS, {
@@ -28,12 +28,7 @@ const retriever = Bm25Retriever.build(SAMPLE_TOOLS, {
 })
 const INSTRUCTION = 'Get the weather forecast for Paris'
 
-let server: FakeChatServer
-beforeAll(async () => {
-  server = await startFakeChatServer()
-})
-afterAll(() => server.close())
-beforeEach(() => server.reset())
+const server = useFakeChatServer()
 
 /** `openai:a` → `openai:b` → `openai:c` → rule (planner) and → top1 (selector), as serve builds them. */
 function chains(options: Partial<OpenAiLanguageModelOptions>): {
