@@ -530,7 +530,8 @@ const RetrieveSchema = z
     /**
      * Retriever parts built for libraries toolsel indexes without being told which (tool files
      * and the demo loaded at start, uploads without `?retriever=`, `toolsel index` without
-     * `--retriever`), a comma list whose first part is the library's default: `bm25`; `dense`
+     * `--retriever`; a saved demo, `indexes/demo`, keeps its own parts, also when a start rebuilds
+     * it from changed demo files), a comma list whose first part is the library's default: `bm25`; `dense`
      * (BM25 + dense vectors of `retrieve.dense.embedder`); `dense:<embedder>` (vectors of that
      * embedder, e.g. `bm25,dense:use-lite,dense:static:glove-100d` holds both side by side);
      * `hybrid` (BM25 + dense + their fusion); `hybrid:<part>+<part>` (a fusion of named parts);
