@@ -147,29 +147,33 @@ function re2Syntax(pattern: string): string {
 }
 
 /**
- * Most work the `pattern` and `patternProperties` checks of one call's result may take, in RE2
- * program instructions times characters searched (`programSize() × (length + 1)`, the bound of
- * RE2's linear-time search: ~40-60 ns each measured on a loaded host). A check is synchronous:
- * it holds the event loop, every request of the service, while it runs. Linear is not small: 600
- * strings of 1,000 characters against `\w{9xx}` (a 24 KB outputSchema and a 600 KB result, both
- * the upstream's) held it 13.5 s a call at load 8 (round 43, hard38); such a result is now refused
- * before the search that would pass this bound (298 ms there). An upper bound: a search that
- * matches early costs less. 10,000,000: 1.6 million characters against `^[a-z]+$`.
+ * The `pattern` and `patternProperties` checks of one call's result are synchronous: they hold
+ * the event loop, every request of the service, while they run. RE2 is linear, not small: a search
+ * costs up to the pattern's program size times the string's length (`programSize() × (length +
+ * 1)` steps, ~20-60 ns each measured on a loaded host). 600 strings of 1,000 characters against
+ * `\w{9xx}` (a 24 KB outputSchema and a 600 KB result, both the upstream's) held it 13.5 s a call
+ * at load 8 (round 43, hard38). So a search whose bound passes MAX_PATTERN_SEARCH_WORK is not run,
+ * nor any once the check's searches took MAX_PATTERN_MS: the result is refused. The bound is not
+ * summed over searches: most end far below it (a match found early, RE2's DFA), so 2,000 ids of
+ * 38 characters against `^[a-zA-Z0-9_-]{1,64}$` (1e7 steps by the bound) take about 1 ms.
  */
-export const MAX_PATTERN_WORK = 10_000_000
+export const MAX_PATTERN_SEARCH_WORK = 10_000_000
+
+/** Most time all the pattern searches of one result's check may take, in ms (see above). */
+export const MAX_PATTERN_MS = 500
 
 /**
- * The pattern work of the check running now (OutputChecks.check: one at a time, synchronous);
- * undefined outside one (a validator called by itself is not bounded).
+ * The time spent in the pattern searches of the check running now (OutputChecks.check: one at a
+ * time, synchronous); undefined outside one (a validator called by itself is not bounded).
  */
-let patternWork: number | undefined
+let patternMs: number | undefined
 
-/** Thrown by a pattern check past MAX_PATTERN_WORK (OutputChecks.check names it). */
+/** Thrown by a pattern check past a bound (OutputChecks.check names it). */
 class PatternWorkExceeded extends Error {}
 
 /**
  * Ajv's engine for `pattern` and `patternProperties`: RE2, which finds a match in linear time,
- * each search counted against MAX_PATTERN_WORK before it runs.
+ * each search held to MAX_PATTERN_SEARCH_WORK and MAX_PATTERN_MS before it runs.
  */
 const re2Engine: NonNullable<NonNullable<AjvOptions['code']>['regExp']> = Object.assign(
   (pattern: string) => {
@@ -177,11 +181,15 @@ const re2Engine: NonNullable<NonNullable<AjvOptions['code']>['regExp']> = Object
     const size = compiled.programSize()
     return {
       test: (text: string) => {
-        if (patternWork !== undefined) {
-          patternWork += size * (text.length + 1)
-          if (patternWork > MAX_PATTERN_WORK) throw new PatternWorkExceeded()
+        if (patternMs === undefined) return compiled.matcher(text).find()
+        if (size * (text.length + 1) > MAX_PATTERN_SEARCH_WORK || patternMs > MAX_PATTERN_MS)
+          throw new PatternWorkExceeded()
+        const started = performance.now()
+        try {
+          return compiled.matcher(text).find()
+        } finally {
+          patternMs += performance.now() - started
         }
-        return compiled.matcher(text).find()
       },
       toString: () => pattern,
     }
@@ -251,14 +259,14 @@ export class OutputChecks {
     }
     if (!result.structuredContent) return
     let valid: boolean
-    patternWork = 0
+    patternMs = 0
     try {
       valid = validate(result.structuredContent) as boolean
     } catch (error) {
       if (error instanceof PatternWorkExceeded) {
         throw new McpError(
           ErrorCode.InvalidParams,
-          `Tool ${name}'s structured content was not checked against its output schema: its patterns would take more than ${MAX_PATTERN_WORK.toLocaleString('en-US')} steps (RE2 program size × characters) over its strings, which would hold every request meanwhile; the result is refused`,
+          `Tool ${name}'s structured content was not checked against its output schema: its patterns would take too long over its strings (a search of more than ${MAX_PATTERN_SEARCH_WORK.toLocaleString('en-US')} steps, RE2 program size × characters, or more than ${MAX_PATTERN_MS} ms of searches), holding every request meanwhile; the result is refused`,
         )
       }
       throw new McpError(
@@ -266,7 +274,7 @@ export class OutputChecks {
         `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
       )
     } finally {
-      patternWork = undefined
+      patternMs = undefined
     }
     if (!valid) {
       throw new McpError(

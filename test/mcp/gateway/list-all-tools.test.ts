@@ -12,6 +12,7 @@ import { parseConfig } from '../../../src/config/load-config.ts'
 import { createUpstreamTransport } from '../../../src/mcp/gateway/create-upstream-transport.ts'
 import {
   newUpstreamClient,
+  OutputChecks,
   OutputSchemaCompiler,
 } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import {
@@ -248,5 +249,26 @@ describe('OutputSchemaCompiler', () => {
     expect(typeof isInfinite === 'function' && isInfinite({ y: null })).toBe(false)
     expect(typeof isInfinite === 'function' && isInfinite({ y: -Infinity })).toBe(true)
     expect(compiler.compiles).toBe(4)
+  })
+})
+
+describe('OutputChecks', () => {
+  it('checks many short strings against a bounded pattern: the bound of each search is not summed', () => {
+    // 2,000 ids of 38 characters against ^[a-zA-Z0-9_-]{1,64}$ (131 instructions): 1.02e7 steps
+    // by the bound, ~1 ms in fact. Summing the bound (ccc2d5f) refused this honest result.
+    const validator = new OutputSchemaCompiler().compile({
+      type: 'object',
+      properties: {
+        ids: { type: 'array', items: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' } },
+      },
+    })
+    if (typeof validator === 'string') throw new Error(validator)
+    const checks = new OutputChecks()
+    checks.add({ name: 't', inputSchema: { type: 'object' } }, validator)
+    const ids = Array.from({ length: 2000 }, (_, k) => `id_${String(k).padStart(35, '0')}`)
+    expect(() => checks.check('t', { content: [], structuredContent: { ids } })).not.toThrow()
+    expect(() =>
+      checks.check('t', { content: [], structuredContent: { ids: [...ids, 'no spaces allowed'] } }),
+    ).toThrow(/must match pattern/)
   })
 })

@@ -14,7 +14,7 @@ import {
   MAX_UPSTREAM_SCHEMA_CHARS,
 } from '../../../src/mcp/gateway/upstream-tools.ts'
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
-import { MAX_PATTERN_WORK } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
+import { MAX_PATTERN_SEARCH_WORK } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
@@ -257,16 +257,16 @@ describe('UpstreamConnection with real stdio processes', () => {
     // RE2 is linear, not small: \w{999}\d is ~1,000 instructions, each run over each character
     // of a string it does not match, so 20,000 x's cost 2e7 steps (857 ms at load 8, the whole
     // server held meanwhile), and 600 strings of 1,000 against \w{9xx} in one result held it
-    // 13.5 s (hard38, round 43). Now counted before each search, refused past MAX_PATTERN_WORK.
+    // 13.5 s (hard38, round 43). Now a search whose bound passes MAX_PATTERN_SEARCH_WORK is not run: refused.
     const heavy = nodeUpstream('heavy', {
       UPSTREAM_TOOLS: '1',
       UPSTREAM_OUTPUT_PATTERN: '\\w{999}\\d',
       UPSTREAM_OUTPUT_VALUE: 'x'.repeat(20_000),
     })
     await heavy.connect()
-    expect(MAX_PATTERN_WORK).toBeLessThan(20_000 * 1000)
+    expect(MAX_PATTERN_SEARCH_WORK).toBeLessThan(20_000 * 1000)
     await expect(heavy.callTool('tool_0', {})).rejects.toThrow(
-      /Tool tool_0's structured content was not checked against its output schema: its patterns would take more than 10,000,000 steps/,
+      /Tool tool_0's structured content was not checked against its output schema: its patterns would take too long over its strings \(a search of more than 10,000,000 steps/,
     )
     expect(heavy.state()).toMatchObject({ status: 'connected' })
     // Within the bound (5,000 characters: at most 5e6 steps) the result is checked and goes through.
