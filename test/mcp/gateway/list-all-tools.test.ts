@@ -271,4 +271,28 @@ describe('OutputChecks', () => {
       checks.check('t', { content: [], structuredContent: { ids: [...ids, 'no spaces allowed'] } }),
     ).toThrow(/must match pattern/)
   })
+
+  it("counts the searches' own time against MAX_PATTERN_MS, not a loaded host's wait for a core", () => {
+    // The wall clock as a starved process reads it: a second more at each reading. Counted whole,
+    // three short searches passed the 500 ms and the honest result was refused.
+    const validator = new OutputSchemaCompiler().compile({
+      type: 'object',
+      properties: { ids: { type: 'array', items: { type: 'string', pattern: '^[a-z_]+$' } } },
+    })
+    if (typeof validator === 'string') throw new Error(validator)
+    const checks = new OutputChecks()
+    checks.add({ name: 't', inputSchema: { type: 'object' } }, validator)
+    const real = performance.now.bind(performance)
+    let waited = 0
+    const starved = vi.spyOn(performance, 'now').mockImplementation(() => {
+      waited += 1000
+      return real() + waited
+    })
+    try {
+      const result = { content: [], structuredContent: { ids: ['id_a', 'id_b', 'id_c'] } }
+      expect(() => checks.check('t', result)).not.toThrow()
+    } finally {
+      starved.mockRestore()
+    }
+  })
 })
