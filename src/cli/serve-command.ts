@@ -66,8 +66,8 @@ Options:
                          (default rule, env TOOLSEL_PLANNER); models load before /readyz is ready
   --selector <id>        Default selector: learned, learned:<model.json>, top1, llm:onnx:<dir>,
                          llm:openai:<model> (default learned, env TOOLSEL_SELECTOR);
-                         an llm:openai: planner's or selector's API key is checked before
-                         ready (GET <baseUrl>/models): a 401 or 403 stops the start
+                         when a planner, selector or fallback is llm:openai:, the API key is
+                         checked before ready (GET <baseUrl>/models): a 401 or 403 stops the start
   --workers <n>          Server processes sharing the port, 0 = one per core (default 1, env
                          TOOLSEL_WORKERS); a library change through one reaches all before it
                          is answered

@@ -160,6 +160,13 @@ describe('command help', () => {
     }
   })
 
+  it('says the start-up key check runs for a fallback model too (plan.fallback, select.fallback)', async () => {
+    // serve-command checks openAiModelUsers of the planner, the selector and both fallback lists.
+    expect(await help('serve')).toMatch(
+      /when a planner, selector or fallback is llm:openai:, the API key is\s+checked before\s+ready \(GET <baseUrl>\/models\): a 401 or 403 stops the start/,
+    )
+  })
+
   it("says select's default retriever is the library's own (auto), as it is, not bm25", async () => {
     expect(parseConfig({}).retrieve.retriever).toBe('auto')
     // bench takes a part too (toolsel bench --suite demo --retriever dense:static:glove-100d runs it).
