@@ -1073,7 +1073,7 @@ class ToolselClient:
         self._request(_Call("GET", "/healthz", timeout))
 
     def ready(self, *, timeout: Optional[float] = None) -> Readiness:
-        """Readiness report (libraries, ``failedIndexes``, ``upstreams``); ``NOT_READY`` (503) before."""
+        """Readiness report (libraries, ``failedIndexes``, ``degraded``, ``upstreams``); ``NOT_READY`` (503) before."""
         return cast(Readiness, self._request(_Call("GET", "/readyz", timeout)))
 
     def metrics(self, *, timeout: Optional[float] = None) -> str:
