@@ -7,7 +7,7 @@ import { PLANNERS, SELECTORS } from '../../src/components.ts'
 import { resolveComponentPath } from '../../src/config/config-file-paths.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { readLearnedModelSync } from '../../src/learn/learned-model.ts'
-import { defaultConfig } from '../../src/config/schema.ts'
+import { defaultConfig, MAX_FALLBACK_ENTRIES } from '../../src/config/schema.ts'
 
 async function configFile(content: unknown): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'toolsel-config-'))
@@ -531,6 +531,24 @@ describe('loadConfig', () => {
         select: { fallback: ['openai:b', 'learned:m.json'] },
       })
       expect((await loadConfig({ file: fine })).select.fallback).toHaveLength(2)
+    })
+
+    it('refuses a fallback list longer than MAX_FALLBACK_ENTRIES', async () => {
+      // Round 43: 10,000 entries took 3.9 s to load (each compared with every other).
+      const long = Array.from({ length: 10_000 }, (_, index) => `openai:m${index}`)
+      const file = await configFile({ plan: { fallback: long } })
+      const error = await loadConfig({ file }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({
+        code: 'INVALID_CONFIG',
+        details: { path: 'plan.fallback' },
+        message: expect.stringContaining(
+          `10000 entries; a fallback list holds at most ${MAX_FALLBACK_ENTRIES}`,
+        ),
+      })
+      const most = await configFile({
+        select: { fallback: [...long.slice(0, MAX_FALLBACK_ENTRIES - 1), 'top1'] },
+      })
+      expect((await loadConfig({ file: most })).select.fallback).toHaveLength(MAX_FALLBACK_ENTRIES)
     })
 
     it('ends a fallback list problem with one period (it was "..": the problem had its own)', async () => {
