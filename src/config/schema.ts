@@ -602,7 +602,8 @@ const PlanSchema = z
      * response's `components.fallbacks`. `rule`, `none`, a model, or a list of them tried in
      * order (`["openai:small", "rule"]`: when the small model fails too, the rule planner
      * answers; a list that ends at a model fails the request when that one fails too), or empty
-     * (`""`, `[]`) for no fallback. Read as a list. Default `rule`.
+     * (`""`, `[]`) for no fallback. Read as a list, of at most 16 entries
+     * (`MAX_FALLBACK_ENTRIES`). Default `rule`.
      */
     fallback: fallbackChain('planner', ['rule']),
   })
