@@ -381,12 +381,26 @@ export class UpstreamConnection {
     return this.#syncing
   }
 
-  /** Waits `milliseconds` (the gap), or until close(); keeps no process alive. */
+  /**
+   * Waits `milliseconds` (the gap) by performance.now(), or until close(); keeps no process alive.
+   * A timer alone may end up to a millisecond early (libuv counts whole milliseconds from the
+   * loop's cached time), so it is armed again for what is left: the gap is a floor.
+   */
   #pause(milliseconds: number): Promise<void> {
+    const until = performance.now() + milliseconds
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, milliseconds)
-      timer.unref()
+      let timer = arm(milliseconds)
       this.#wakeSync = done
+      function arm(wait: number) {
+        const armed = setTimeout(check, Math.max(1, Math.ceil(wait)))
+        armed.unref()
+        return armed
+      }
+      function check() {
+        const left = until - performance.now()
+        if (left > 0) timer = arm(left)
+        else done()
+      }
       function done() {
         clearTimeout(timer)
         resolve()
