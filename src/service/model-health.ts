@@ -97,14 +97,15 @@ export class ModelHealth {
 
   /**
    * Records a report: its fallbacks' components are degraded, its worked ones no longer, nor the
-   * stand-ins below a worked one (`standInsCleared`) whose failure its answer disproves.
+   * stand-ins below a worked one (`#clearStandIns`) whose failure its answer disproves.
    */
   apply(report: HealthReport): void {
     for (const fallback of report.failed) this.markFailing(fallback)
     const failed = new Set(report.failed.map((fallback) => keyOf(fallback.stage, fallback.from)))
     for (const { stage, component } of report.worked) {
-      const entry = this.#degraded.get(keyOf(stage, component))
-      this.#degraded.delete(keyOf(stage, component))
+      const key = keyOf(stage, component)
+      const entry = this.#degraded.get(key)
+      this.#degraded.delete(key)
       if (entry) this.#clearStandIns(entry, failed)
     }
   }
