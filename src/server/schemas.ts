@@ -313,12 +313,30 @@ export function createRequestSchemas(config: Config) {
 
 export type RequestSchemas = ReturnType<typeof createRequestSchemas>
 
+/**
+ * The behaviour hints of a tool imported from MCP (src/library/tool-hints.ts): the four boolean
+ * ToolAnnotations, as the tool's server declared them; no text.
+ */
+export const ToolHintsSchema = z
+  .object({
+    readOnlyHint: z.boolean().optional(),
+    destructiveHint: z.boolean().optional(),
+    idempotentHint: z.boolean().optional(),
+    openWorldHint: z.boolean().optional(),
+  })
+  .describe(
+    "MCP tools only, when their server declared some: its behaviour hints (MCP ToolAnnotations: readOnlyHint, destructiveHint, idempotentHint, openWorldHint), as that server claims them. Hints, not checked by toolsel: don't trust them further than you trust the tool's server. Its title and other keys are not passed on.",
+  )
+
 const ToolSchema = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()).optional(),
   namespace: z.string().optional(),
+  annotations: ToolHintsSchema.optional().describe(
+    "With the parameters only (includeSchemas): the hints an MCP tool's server declared about it (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), unchecked claims of that server; absent when it declared none.",
+  ),
 })
 
 const PARAMETERS = z.record(z.string(), z.unknown())
@@ -365,7 +383,8 @@ function toolsIn<T extends z.ZodType>(tool: T) {
 }
 
 /** A tool as `GET …/tools/:id` and `POST …/tools/batch` serve it: with its tags and provenance. */
-const ServedToolSchema = ToolSchema.extend({
+// Served as kept: an MCP tool's annotations are in its source, whole (not `annotations`).
+const ServedToolSchema = ToolSchema.omit({ annotations: true }).extend({
   parameters: z.record(z.string(), z.unknown()),
   tags: z.array(z.string()).optional(),
   source: z

@@ -27,6 +27,7 @@
  */
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
+import { toolHints } from '../library/tool-hints.ts'
 import {
   schemasLeftOutWarning,
   schemasPastBudget,
@@ -58,11 +59,15 @@ const checked: [
 ] = [true, true]
 void checked
 
-/** A tool as the answer shows it: its public fields, the parameters' schema only when asked. */
+/**
+ * A tool as the answer shows it: its public fields, the parameters' schema only when asked, and
+ * with it an MCP tool's behaviour hints (`toolHints`: four booleans, as get_tool_schemas and
+ * select_tools give them over MCP).
+ */
 function publicTool(tool: Tool, includeSchemas: boolean) {
   const { id, name, description, parameters, namespace } = tool
   return includeSchemas
-    ? { id, name, description, parameters, namespace }
+    ? { id, name, description, parameters, namespace, annotations: toolHints(tool) }
     : { id, name, description, namespace }
 }
 

@@ -132,6 +132,51 @@ describe('gateway mode: two real upstream MCP servers (stdio + Streamable HTTP) 
     expect(documented).toEqual(real)
   })
 
+  it("passes on an upstream tool's boolean hints, never its title or other keys; HTTP and MCP alike", async () => {
+    type Answered = { id: string; annotations?: Record<string, unknown> }
+    const hintsOf = (tools: Answered[]) =>
+      Object.fromEntries(tools.map((tool) => [tool.id, tool.annotations]))
+    const expected = {
+      // stdio upstream: its title (text posing as a verdict) and its own key are left out.
+      'notes.delete_note': { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+      // Streamable HTTP upstream (the SDK's McpServer): title left out.
+      'weather.get_forecast': { readOnlyHint: true, openWorldHint: true },
+      // No annotations listed: no key.
+      'notes.create_note': undefined,
+    }
+    const schemas = dataOf<{ tools: Answered[] }>(
+      await call(client, 'get_tool_schemas', { ids: Object.keys(expected) }),
+    )
+    expect(hintsOf(schemas.tools)).toEqual(expected)
+    expect(schemas.tools.find((tool) => tool.id === 'notes.create_note')).not.toHaveProperty(
+      'annotations',
+    )
+    expect(JSON.stringify(schemas)).not.toMatch(/SYSTEM|x-vendor|Forecast/)
+    // The tool's source keeps what was listed, whole (GET /v1/libraries/gateway/tools/<id>).
+    const kept = harness.service.libraries.require('gateway').library.require('notes.delete_note')
+    expect(kept.source?.annotations).toMatchObject({ 'x-vendor-note': expect.any(String) })
+
+    // select_tools over MCP and POST /v1/select-tools with schemas answer the same hints.
+    const instruction = 'delete a note from the notebook permanently'
+    const mcp = dataOf<{ tools: Answered[] }>(await call(client, 'select_tools', { instruction }))
+    const response = await fetch(new URL('/v1/select-tools', harness.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ instruction, library: 'gateway', includeSchemas: true }),
+    })
+    expect(response.status).toBe(200)
+    const http = RESPONSE_SCHEMAS.selectTools.parse(await response.json()) as { tools: Answered[] }
+    expect(hintsOf(http.tools)).toEqual(hintsOf(mcp.tools))
+    expect(hintsOf(http.tools)['notes.delete_note']).toEqual(expected['notes.delete_note'])
+    // Without the schemas, no hints either (as search_tools).
+    const bare = await fetch(new URL('/v1/select-tools', harness.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ instruction, library: 'gateway', includeSchemas: false }),
+    })
+    expect(JSON.stringify(await bare.json())).not.toContain('destructiveHint')
+  })
+
   it('forwards call_tool to the owning server and returns its result unchanged', async () => {
     const weatherResult = await call(client, 'call_tool', {
       id: 'weather.get_forecast',

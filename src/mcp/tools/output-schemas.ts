@@ -11,7 +11,8 @@ import {
   type ToolFormat,
 } from '../../library/provider-tools.ts'
 import type { Tool } from '../../library/tool.ts'
-import { RESPONSE_SCHEMAS } from '../../server/schemas.ts'
+import { toolHints } from '../../library/tool-hints.ts'
+import { RESPONSE_SCHEMAS, ToolHintsSchema } from '../../server/schemas.ts'
 
 /** Gateway library only, while its first sync runs: what is missing and why (`syncingNote`). */
 export const SyncingSchema = z
@@ -41,18 +42,25 @@ const ToolSchemaSchema = z.object({
   server: z.string().optional(),
   description: z.string(),
   inputSchema: z.record(z.string(), z.unknown()),
+  annotations: ToolHintsSchema.optional(),
 })
 
 export type ToolSchemaPayload = z.infer<typeof ToolSchemaSchema>
 
-/** A tool as get_tool_schemas and select_tools return it: everything needed to call it. */
+/**
+ * A tool as get_tool_schemas and select_tools return it: everything needed to call it, and an
+ * MCP tool's behaviour hints when its server declared some (`toolHints`: four booleans, unchecked
+ * claims of that server, as `POST /v1/select-tools` gives them with the schemas).
+ */
 function toolSchemaPayload(tool: Tool): ToolSchemaPayload {
+  const hints = toolHints(tool)
   return {
     id: tool.id,
     name: tool.name,
     ...serverOf(tool),
     description: tool.description,
     inputSchema: tool.parameters,
+    ...(hints && { annotations: hints }),
   }
 }
 
