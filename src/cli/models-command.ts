@@ -41,12 +41,13 @@ the path is not a directory. See models/README.md.
 With openai:<model> (or llm:openai:<model>) it sends the request toolsel serve checks the API
 key with: GET <models.openai.baseUrl>/models with models.openai.apiKey (env
 TOOLSEL_OPENAI_BASE_URL, TOOLSEL_OPENAI_API_KEY), at most min(models.openai.timeoutMs, 5 s).
-Exits 0 when the endpoint accepts the key and lists the model (or lists none: some servers have
-no list); 1 when it refuses the key (401/403), is unreachable (also: its model list is still
-arriving when the time is up, or breaks off: result unreachable with its status), answers
-another status, or lists
-models but not this one (a chat call would answer 404); 1 too when /models answers 404 or 405
-(not served: nothing was checked, and the message says to run again with --chat); 2 when no
+Exits 0 when the endpoint accepts the key and lists the model; 1 when it refuses the key
+(401/403), is unreachable (also: its model list is still arriving when the time is up, or breaks
+off: result unreachable with its status), answers another status, or lists models but not this
+one (a chat call would answer 404); 1 too when /models answers 404 or 405 (not served: nothing
+was checked, and the message says to run again with --chat), when its 2xx answer is over 1 MiB
+(too-large: not read, the model not checked) or is no OpenAI model list (not-a-list: its start
+is quoted; a web page there suggests a base URL that is not the API root); 2 when no
 base URL is set, it is not an http(s) URL without user info, or the argument names no model
 (openai: alone).
 
@@ -56,8 +57,8 @@ builds it (choiceMode, sendThinkingSwitch, timeoutMs, maxRetries), over two fixe
 says "Chat: ok", or "Chat: failed" with the error code, HTTP status and message (a server that
 lists the model but refuses the call's response_format or chat_template_kwargs, or answers
 outside the choices); a failure exits 1. It is sent too when /models answers another status,
-and where /models is merely absent (404 or 405, as on some vLLM or llama.cpp servers) the chat
-alone decides the exit code. It is skipped (no call) when the key is refused, the endpoint is
+and where /models is merely absent (404 or 405, as on some vLLM or llama.cpp servers), too large
+or no model list, the chat alone decides the exit code. It is skipped (no call) when the key is refused, the endpoint is
 unreachable, or it lists models but not this one.
 
 Options:
@@ -103,18 +104,23 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
     // chat, which --chat asked about: it is tried; when /models is merely absent (404, 405) the
     // chat alone decides the exit code. Without --chat nothing was checked (exit 1), and the
     // message says so and what checks it.
+    // So is a 2xx that is no model list or too large to read (round 44; "ok" before): the chat
+    // decides, and without --chat nothing confirmed the model (exit 1).
     const absent = probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
-    const endpoint = endpointReport(probe, model, apiKey !== '', absent && !values.chat)
+    const listless = probe.outcome === 'too-large' || probe.outcome === 'not-a-list'
+    const endpoint = endpointReport(probe, model, apiKey !== '', !values.chat)
     const chat = values.chat
-      ? endpoint.ok || probe.outcome === 'status'
+      ? endpoint.ok || probe.outcome === 'status' || listless
         ? await chatCheck(model, config, probe.shown)
         : { result: 'skipped', message: `the /models check said ${endpoint.result}.` }
       : undefined
-    if (chat?.result === 'ok' && probe.outcome === 'status')
+    if (chat?.result === 'ok' && (probe.outcome === 'status' || listless))
       chat.message += absent
         ? ` The key and the model work; the server has no /models (HTTP ${probe.status}).`
-        : ` But GET /models answered HTTP ${probe.status}, so the check fails.`
-    const ok = chat ? (endpoint.ok || absent) && chat.result === 'ok' : endpoint.ok
+        : listless
+          ? ` The key and the model work; GET /models gave no model list to check them against.`
+          : ` But GET /models answered HTTP ${probe.status}, so the check fails.`
+    const ok = chat ? (endpoint.ok || absent || listless) && chat.result === 'ok' : endpoint.ok
     const report = { ...endpoint, ...(chat && { ok, chat }) }
     io.stdout(
       values.json
@@ -159,16 +165,16 @@ function endpointReport(
   probe: EndpointProbe,
   model: string,
   keySet: boolean,
-  suggestChat: boolean,
+  withoutChat: boolean,
 ) {
   const unlisted = probe.outcome === 'ok' ? unlistedModel(probe, model) : undefined
   const result = unlisted ? 'unknown-model' : probe.outcome
   const message = probe.shown(
     unlisted ??
       {
-        ok: probe.models
-          ? `the endpoint accepts the key and serves "${model}" (HTTP ${probe.status}).`
-          : `the endpoint accepts the key (HTTP ${probe.status}); it lists no models, so "${model}" is not confirmed.`,
+        ok: `the endpoint accepts the key and serves "${model}" (HTTP ${probe.status}).`,
+        'too-large': `the endpoint accepts the key, but ${probe.detail}, so "${model}" was not checked.`,
+        'not-a-list': `the endpoint answered HTTP ${probe.status} with no OpenAI-compatible model list ({"data": [{"id": …}]} expected; it starts ${probe.detail}), so neither the key nor "${model}" was checked. Is models.openai.baseUrl its API root (…/v1)?`,
         refused: `the endpoint ${keySet ? 'refuses the API key' : 'wants an API key and none is set'}: HTTP ${probe.status}${probe.detail ? ` (${probe.detail})` : ''}. Set models.openai.apiKey or TOOLSEL_OPENAI_API_KEY to a key it accepts.`,
         unreachable:
           probe.status > 0
@@ -176,9 +182,11 @@ function endpointReport(
             : `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
         status: `the endpoint answered HTTP ${probe.status}, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?`,
       }[probe.outcome] +
-        (suggestChat
+        (withoutChat && probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
           ? ` Nothing was checked: many OpenAI-compatible servers serve no /models. Run again with --chat to send one choice call (a few tokens), which checks the key and "${model}".`
-          : ''),
+          : withoutChat && (probe.outcome === 'too-large' || probe.outcome === 'not-a-list')
+            ? ` Run again with --chat to send one choice call (a few tokens), which checks the key and "${model}".`
+            : ''),
   )
   return {
     ok: result === 'ok',

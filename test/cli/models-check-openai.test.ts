@@ -132,6 +132,54 @@ describe('toolsel models check openai:<model>', () => {
     }
   }, 20_000)
 
+  it('says too-large (exit 1), not ok, for a model list over 1 MiB', async () => {
+    // Before round 44: "ok: the endpoint accepts the key (HTTP 200); it lists no models, so
+    // "fake" is not confirmed.", exit 0, though the list (2.2 MB) holds "fake" or not unread.
+    const { code, report } = await check('openai:fake', {
+      TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/hugelist/v1`,
+      TOOLSEL_OPENAI_API_KEY: KEY,
+    })
+    expect(code).toBe(1)
+    expect(report).toMatchObject({ ok: false, result: 'too-large', status: 200 })
+    expect(report.models).toBeUndefined()
+    expect(report.message).toBe(
+      'the endpoint accepts the key, but its answer (HTTP 200) is over 1,048,576 bytes, so it was not read as a model list, so "fake" was not checked. Run again with --chat to send one choice call (a few tokens), which checks the key and "fake".',
+    )
+  })
+
+  it('says not-a-list (exit 1), quoting its start, for a 200 that is no model list', async () => {
+    // A base URL that is a web UI's root answers its page to any path (and any key). Before
+    // round 44 that was "ok … not confirmed", exit 0.
+    const page = await check(
+      'openai:fake',
+      { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/webpage/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
+      false,
+    )
+    expect(page.code).toBe(1)
+    expect(page.text).toBe(
+      `Endpoint: GET ${endpoint.baseUrl}/webpage/v1/models
+Result: not-a-list: the endpoint answered HTTP 200 with no OpenAI-compatible model list ({"data": [{"id": …}]} expected; it starts "<!DOCTYPE html> <html lang=\\"en\\"> <head> <title>Chat UI</title> </head> <body><di…"), so neither the key nor "fake" was checked. Is models.openai.baseUrl its API root (…/v1)? Run again with --chat to send one choice call (a few tokens), which checks the key and "fake".
+`,
+    )
+    // JSON that is no list of ids: `data` missing, or entries without a string `id`.
+    for (const body of ['{"object":"list","models":["fake"]}', '{"data":[{"name":"fake"}]}', '']) {
+      const server = createServer((_request, response) => response.end(body))
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      try {
+        const { port } = server.address() as AddressInfo
+        const { code, report } = await check('openai:fake', {
+          TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        })
+        expect(code).toBe(1)
+        expect(report).toMatchObject({ ok: false, result: 'not-a-list', status: 200 })
+        expect(report.message).toContain(`it starts ${JSON.stringify(body)})`)
+      } finally {
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+  })
+
   it('refuses (exit 2) a spec without a base URL to ask', async () => {
     const { code, stderr, text } = await check('openai:fake', {})
     expect(code).toBe(2)
@@ -224,6 +272,23 @@ describe('toolsel models check openai:<model> --chat', () => {
       result: 'failed',
       code: 'SELECTION_OUTSIDE_CANDIDATES',
     })
+  })
+
+  it('lets the chat decide after a model list too large or none (exit 0 when it works)', async () => {
+    for (const prefix of ['/hugelist', '/webpage']) {
+      const { code, report } = await chat(at(prefix))
+      expect(report.result).toBe(prefix === '/hugelist' ? 'too-large' : 'not-a-list')
+      expect(report.message).not.toContain('Run again with --chat')
+      expect(report.chat).toMatchObject({ result: 'ok' })
+      expect(report.chat.message).toMatch(
+        /The key and the model work; GET \/models gave no model list to check them against\.$/,
+      )
+      expect(report.ok).toBe(true)
+      expect(code).toBe(0)
+    }
+    const prose = await chat(at('/webpage/garbage'))
+    expect(prose.code).toBe(1)
+    expect(prose.report.chat).toMatchObject({ result: 'failed' })
   })
 
   it('sends the chat call when /models answers 500 too, but exits 1 for the 500', async () => {

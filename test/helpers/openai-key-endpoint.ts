@@ -2,7 +2,8 @@
  * A local OpenAI-compatible endpoint over real HTTP that wants one API key, for the tests of what
  * toolsel does with a key (serve's start-up check, `models check openai:`, a key revoked while
  * serving): 401 for any other key (or all while `revoked`); `GET …/models` lists the model
- * "fake" (404 under `/nomodels`, a server without a list; 500 under `/brokenlist`); a chat completion answers a JSON
+ * "fake" (404 under `/nomodels`, a server without a list; 500 under `/brokenlist`; 2.2 MB under
+ * `/hugelist`; a web page under `/webpage`); a chat completion answers a JSON
  * schema's first choice (the selector) or the last message as the one step of a plan. Servers
  * whose chat calls fail while `/models` works: under `/noschema` a call with `response_format` is
  * refused (400), under `/nokwargs` one with `chat_template_kwargs` (400, as api.openai.com), and
@@ -37,6 +38,23 @@ interface ChatBody {
   response_format?: { json_schema: { schema: { properties: { answer: { enum: string[] } } } } }
 }
 
+/** What `/webpage` serves at `/models`: a web UI's page, as a base URL that is no API root gets. */
+export const WEB_PAGE =
+  '<!DOCTYPE html>\n<html lang="en">\n  <head>\n    <title>Chat UI</title>\n  </head>\n  <body><div id="app"></div></body>\n</html>\n'
+
+/**
+ * What `/hugelist` lists: "fake" and 12,000 more models with long descriptions, 2.2 MB as JSON
+ * (a hosted router lists hundreds with prices and descriptions), over the 1 MiB the check reads.
+ */
+const HUGE_LIST = [
+  { id: 'fake', object: 'model' },
+  ...Array.from({ length: 12_000 }, (_, index) => ({
+    id: `vendor/model-${index}`,
+    object: 'model',
+    description: `Model ${index} of the catalogue, listed with its prices and limits.`.repeat(2),
+  })),
+]
+
 /** One for the test file: started before its tests (`baseUrl` is set then), closed after them. */
 export function useKeyEndpoint(key: string): KeyEndpoint {
   let server: Server | undefined
@@ -61,12 +79,19 @@ export function useKeyEndpoint(key: string): KeyEndpoint {
       // The path segments before `/v1` say how the server misbehaves (`/nomodels/garbage/v1`).
       const url = request.url ?? ''
       const under = new Set(url.slice(0, url.indexOf('/v1')).split('/'))
-      if (url.endsWith('/models'))
+      if (url.endsWith('/models')) {
+        if (under.has('webpage')) {
+          response.writeHead(200, { 'content-type': 'text/html' })
+          return response.end(WEB_PAGE)
+        }
         return under.has('nomodels')
           ? send(404, { error: { message: 'not found' } })
           : under.has('brokenlist')
             ? send(500, { error: { message: 'internal error' } })
-            : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
+            : under.has('hugelist')
+              ? send(200, { object: 'list', data: HUGE_LIST })
+              : send(200, { object: 'list', data: [{ id: 'fake', object: 'model' }] })
+      }
       const parsed = JSON.parse(body) as ChatBody
       if (under.has('noschema') && parsed.response_format)
         return send(400, {

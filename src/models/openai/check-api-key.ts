@@ -6,7 +6,7 @@
  * else the check can't confirm (unreachable, no answer in time, another status: some servers
  * have no `/models`) is a warning only: the endpoint may come up later, and the fallbacks cover
  * it meanwhile. A model list that lacks a configured model name warns too (each call would answer
- * 404). `toolsel models check openai:<model>` sends the same request (`probeOpenAiEndpoint`).
+ * 404), and so does a 2xx answer that is no model list or too large to read (no name checked). `toolsel models check openai:<model>` sends the same request (`probeOpenAiEndpoint`).
  * @module
  */
 import { ToolselError } from '../../errors.ts'
@@ -55,19 +55,25 @@ export function openAiModelUsers(ids: Array<string | undefined>): string[] {
 /** What one `GET <baseUrl>/models` with the key found (see `probeOpenAiEndpoint`). */
 export interface EndpointProbe {
   /**
-   * `ok`: a 2xx answer; `refused`: 401 or 403 (the key is wrong or missing); `unreachable`: no
-   * answer (connection failed, or none within the time; also a 2xx whose model list was still
-   * arriving when the time ran out, or broke off: `status` then says which); `status`: another
-   * HTTP status (404 where a server has no `/models`).
+   * `ok`: a 2xx answer that is an OpenAI model list (`models`); `refused`: 401 or 403 (the key is
+   * wrong or missing); `unreachable`: no answer (connection failed, or none within the time; also
+   * a 2xx whose model list was still arriving when the time ran out, or broke off: `status` then
+   * says which); `status`: another HTTP status (404 where a server has no `/models`);
+   * `too-large`: a 2xx answer over MAX_MODELS_BYTES, not read further (no model checked);
+   * `not-a-list`: a complete 2xx answer that is no OpenAI model list (`{"data": [{"id": …}]}`):
+   * `detail` quotes its start. Before round 44 both were `ok` with no `models`.
    */
-  outcome: 'ok' | 'refused' | 'unreachable' | 'status'
+  outcome: 'ok' | 'refused' | 'unreachable' | 'status' | 'too-large' | 'not-a-list'
   /** The URL asked, with user info, query and key shown as `***`. */
   url: string
   /** The HTTP status (0 when none came). */
   status: number
-  /** `unreachable`: why; `refused`: the start of the endpoint's answer (may be empty). */
+  /**
+   * `unreachable`: why; `refused`: the start of the endpoint's answer (may be empty);
+   * `not-a-list`: the start of the answer, quoted as JSON (`"<!DOCTYPE html>…"`).
+   */
   detail: string
-  /** `ok`: the model ids the answer lists (`data[].id`), when it is such a list. */
+  /** `ok`: the model ids the answer lists (`data[].id`). */
   models?: string[]
   /** Rewrites a message for the log or an error: hides the key and the URL's secrets. */
   shown: (message: string) => string
@@ -76,7 +82,9 @@ export interface EndpointProbe {
 }
 
 /** Bytes of a 2xx `/models` answer read for its model list (vLLM lists a few hundred bytes each). */
-const MAX_MODELS_BYTES = 1 << 20
+export const MAX_MODELS_BYTES = 1 << 20
+/** Characters of a 2xx answer that is no model list quoted in `detail`. */
+const MAX_NOT_A_LIST_CHARS = 80
 
 /**
  * One `GET <baseUrl>/models` with the key (at most min(timeoutMs, 5 s)): what `toolsel serve`'s
@@ -132,7 +140,22 @@ export async function probeOpenAiEndpoint(
       detail: shown(`its answer (HTTP ${status}) ${reason}, so no model was confirmed`),
     }
   }
-  return { ...base, outcome: 'ok', status, detail: '', ...(list.models && { models: list.models }) }
+  if ('tooLarge' in list)
+    return {
+      ...base,
+      outcome: 'too-large',
+      status,
+      detail: `its answer (HTTP ${status}) is over ${MAX_MODELS_BYTES.toLocaleString('en-US')} bytes, so it was not read as a model list`,
+    }
+  if ('notAList' in list) {
+    // Quoted as JSON: an HTML page's newlines or a hostile body's control characters stay escaped.
+    const start = list.notAList.replace(/\s+/g, ' ').trim()
+    const quoted = JSON.stringify(
+      start.length > MAX_NOT_A_LIST_CHARS ? `${start.slice(0, MAX_NOT_A_LIST_CHARS)}…` : start,
+    )
+    return { ...base, outcome: 'not-a-list', status, detail: shown(quoted) }
+  }
+  return { ...base, outcome: 'ok', status, detail: '', models: list.models }
 }
 
 /** A failed read's reason: fetch's cause when it has one (`other side closed`). */
@@ -194,6 +217,15 @@ export async function checkOpenAiApiKey(
       options.logger.warn(
         shown(
           `Could not check the API key of the OpenAI-compatible endpoint of ${users}: GET ${url} answered HTTP ${status}. Starting anyway.${status === 404 || status === 405 ? ` Many OpenAI-compatible servers serve no /models: \`toolsel models check ${options.users[0]} --chat\` checks the key and the model with one chat call (a few tokens).` : ''}`,
+        ),
+      )
+      return { status, failing: [] }
+    case 'too-large':
+    case 'not-a-list':
+      // The key was taken (a 2xx), but no model name was checked; nothing counts as failing.
+      options.logger.warn(
+        shown(
+          `Could not check the model names of ${users}: GET ${url}${probe.outcome === 'too-large' ? `: ${probe.detail}` : ` answered HTTP ${status} with no OpenAI-compatible model list (it starts ${probe.detail})`}. Starting anyway.`,
         ),
       )
       return { status, failing: [] }
@@ -266,21 +298,25 @@ function shownModelId(id: string): string {
 }
 
 /**
- * `models`: the `data[].id` of an OpenAI model list, absent when the answer is no such list;
- * `error`: the body did not arrive in full (the probe's time ran out, the connection broke).
+ * `models`: the `data[].id` of an OpenAI model list; `tooLarge`: the body is over
+ * MAX_MODELS_BYTES (the rest is not read); `notAList`: a complete body that is no such list (its
+ * text); `error`: the body did not arrive in full (the probe's time ran out, the connection broke).
  */
-async function modelIds(response: Response): Promise<{ models?: string[] } | { error: unknown }> {
+async function modelIds(
+  response: Response,
+): Promise<{ models: string[] } | { tooLarge: true } | { notAList: string } | { error: unknown }> {
   const read = await readResponseText(response, MAX_MODELS_BYTES, { partial: true })
   if ('error' in read) return { error: read.error }
-  if (read.cut) return {}
+  if (read.cut) return { tooLarge: true }
+  const notAList = { notAList: read.text.slice(0, MAX_NOT_A_LIST_CHARS * 4) }
   try {
     const parsed: unknown = JSON.parse(read.text)
     const data = (parsed as { data?: unknown })?.data
-    if (!Array.isArray(data)) return {}
+    if (!Array.isArray(data)) return notAList
     const ids = data.map((entry) => (entry as { id?: unknown })?.id)
-    return ids.every((id) => typeof id === 'string') ? { models: ids } : {}
+    return ids.every((id) => typeof id === 'string') ? { models: ids } : notAList
   } catch {
-    return {}
+    return notAList
   }
 }
 

@@ -70,13 +70,41 @@ describe('checkOpenAiApiKey against an endless answer', () => {
     expect(endpoint.sent()).toBeLessThan(64 * 2 ** 20)
   }, 20_000)
 
-  it('answers a 200 at once without reading its body', async () => {
+  it('answers a 200 after its first MiB, warning that no model name was checked', async () => {
     const endpoint = await endlessEndpoint(200)
     const warnings: string[] = []
     expect(await check(endpoint.baseUrl, warnings)).toBe(200)
-    expect(warnings).toEqual([])
+    // Before round 44 no warning: the unread list passed as one that names no model.
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(
+      /Could not check the model names of openai:gpt-test: GET http:\/\/127\.0\.0\.1:\d+\/v1\/models: its answer \(HTTP 200\) is over 1,048,576 bytes, so it was not read as a model list\. Starting anyway\./,
+    )
     expect(endpoint.sent()).toBeLessThan(64 * 2 ** 20)
   }, 20_000)
+})
+
+describe('checkOpenAiApiKey against a 200 that is no model list', () => {
+  it('warns, quoting its start, and starts with nothing failing', async () => {
+    // Before round 44 no warning: an HTML page passed as a list that names no model.
+    const baseUrl = await startEndpoint((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' })
+      response.end('<!doctype html>\n<title>\u001b[31mLogin</title>')
+    })
+    const warnings: string[] = []
+    const { status, failing } = await checkOpenAiApiKey({
+      baseUrl,
+      apiKey: 'sk-key-0123',
+      timeoutMs: 3_000,
+      users: ['openai:gpt-test'],
+      logger: createLogger('warn', (line) => warnings.push(line)),
+    })
+    expect(status).toBe(200)
+    expect(failing).toEqual([])
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(
+      `Could not check the model names of openai:gpt-test: GET ${baseUrl}/models answered HTTP 200 with no OpenAI-compatible model list (it starts "<!doctype html> <title>\\u001b[31mLogin</title>"). Starting anyway.`,
+    )
+  })
 })
 
 describe('checkOpenAiApiKey against a model list still arriving when its time is up', () => {
