@@ -144,16 +144,24 @@ export async function importOpenapi(
       message: 'the spec has no paths, so no operations to import',
     })
   }
-  if (options.form !== 'defs') {
-    const document = await dereferenceWithin(parsed, context)
-    if (document !== undefined) {
-      const operations = operationsOf(document, context)
-      const inlined = inlineAll(operations, document)
-      if (inlined !== undefined) return toolsOf(operations, inlined, [], context)
-    }
-  }
+  // The operations as the document writes them, no `$ref` expanded: what the `$defs` form
+  // builds on, and a bound of both forms' size counted before the parser's walk (which took
+  // ~11 s of CPU for 20 MB of operations that were then refused anyway, before round 44).
   const document = parsed as Json
   const operations = operationsOf(document, context, true)
+  if (leastSpecValues(operations) > MAX_SPEC_PARAMETER_VALUES) {
+    throw importFailed(context, {
+      message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together before any "$ref" in them is expanded (in either form, inline or in "$defs", they only grow); import fewer operations at once; nothing was imported`,
+    })
+  }
+  if (options.form !== 'defs') {
+    const dereferenced = await dereferenceWithin(parsed, context)
+    if (dereferenced !== undefined) {
+      const inlineOperations = operationsOf(dereferenced, context)
+      const inlined = inlineAll(inlineOperations, dereferenced)
+      if (inlined !== undefined) return toolsOf(inlineOperations, inlined, [], context)
+    }
+  }
   const shared = new SharedSchemas(document)
   const plans = operations.map((operation) => shared.plan(operation.schema))
   const chosen = chooseLevels(plans, MAX_SPEC_PARAMETER_VALUES)
@@ -182,6 +190,28 @@ export async function importOpenapi(
     return `${method.toUpperCase()} ${path}: with the schemas it references in "$defs" its parameters hold ${limit}, so schemas more than ${level} references deep keep only their type and description`
   })
   return toolsOf(operations, schemas, cuts, context)
+}
+
+/**
+ * A lower bound of the JSON values the parameters of all the tools of `operations` (their `$ref`s
+ * as the document writes them) hold together in either form, counted only up to one past
+ * MAX_SPEC_PARAMETER_VALUES: each value as written, an object with a `$ref` as one value and
+ * nothing inside it (inline it becomes a copy of its target, in the `$defs` form a reference or
+ * its target's type: an object either way). A walk of what the operations write themselves,
+ * not of what they reference, so small for a spec of shared schemas.
+ */
+function leastSpecValues(operations: readonly Operation[]): number {
+  let values = 0
+  const stack: unknown[] = operations.map((operation) => operation.schema)
+  while (stack.length > 0) {
+    const value = stack.pop()
+    values += 1
+    if (values > MAX_SPEC_PARAMETER_VALUES) break
+    if (typeof value !== 'object' || value === null) continue
+    if (!Array.isArray(value) && typeof (value as Json).$ref === 'string') continue
+    for (const child of Object.values(value)) stack.push(child)
+  }
+  return values
 }
 
 /**

@@ -4,7 +4,8 @@
  * 16 levels of schemas that each use the next twice took 0.7 s, 18 levels 1.9 s and 30 never
  * ended; now each limit answers IMPORT_FAILED saying what was too large.
  */
-import { describe, expect, it } from 'vitest'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { describe, expect, it, vi } from 'vitest'
 import { importTools } from '../../../src/library/importers/index.ts'
 import {
   MAX_DEREFERENCE_VISITS,
@@ -160,8 +161,11 @@ describe('the size an OpenAPI import expands to', { timeout: CPU_BOUND_MS }, () 
     expect(result.tools.at(-1)!.parameters.properties).toEqual({ body: { type: 'object' } })
   })
 
-  it('refuses a spec whose operations pass MAX_SPEC_PARAMETER_VALUES together without their shared schemas', async () => {
-    // The same 38 operations, each with the 40,003 values in its own body: nothing to cut.
+  it('refuses a spec whose operations pass MAX_SPEC_PARAMETER_VALUES together without their shared schemas, before the parser walks it', async () => {
+    // The same 38 operations, each with the 40,003 values in its own body: nothing to cut, and
+    // clear before any `$ref` is expanded. Before round 44 swagger-parser's dereference walked
+    // all 1.5 M values first (about 11 s of CPU at 20 MB) and the refusal came after it.
+    const dereference = vi.spyOn(SwaggerParser, 'dereference')
     const spec = sharedSchemaSpec(1, {})
     const big = wideTool(20_000)[0].parameters as Record<string, unknown>
     const operations = Math.ceil(MAX_SPEC_PARAMETER_VALUES / 40_003)
@@ -174,8 +178,10 @@ describe('the size an OpenAPI import expands to', { timeout: CPU_BOUND_MS }, () 
     await expectToolselErrorAsync(
       () => importTools(JSON.stringify(spec), { fileName: 'wide.json' }),
       'IMPORT_FAILED',
-      `wide.json: the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together, even with the schemas they share kept once per tool in "$defs" and cut to their type`,
+      `wide.json: the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together before any "$ref" in them is expanded`,
     )
+    expect(dereference).not.toHaveBeenCalled()
+    dereference.mockRestore()
   })
 })
 
