@@ -16,7 +16,7 @@ import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gat
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
-import { clientAddresses } from '../server/client-address.ts'
+import { clientAddresses, trustedProxiesWarning } from '../server/client-address.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits, retryTestOptions } from '../service/index-dir-watch.ts'
 import { relayModelHealth, shareModelHealth } from '../service/cluster-model-health.ts'
@@ -172,6 +172,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     values['gateway-config'] && noUpstreamsWarning(values['gateway-config'], config.gateway)
   // Once: the workers of --workers N run this command too.
   if (noUpstreams && cluster.isPrimary) logger.warn(noUpstreams)
+  // A trusted-proxy list over half of IPv4 or IPv6 (all of it is refused by the config check).
+  const wideTrust = trustedProxiesWarning(config.server.trustedProxies)
+  if (wideTrust && cluster.isPrimary) logger.warn(`server.trustedProxies: ${wideTrust}.`)
   if (values['print-config']) return printConfig(config, io)
   const unwatched = launcher ? undefined : unwatchedLauncherHint()
   if (unwatched) logger.warn(unwatched)

@@ -97,6 +97,40 @@ function everyAddressOf(
  * the proxy check matches them.
  */
 export function trustedProxiesError(entries: readonly string[]): string | undefined {
+  const { ipv4, ipv6 } = trustedShares(entries)
+  const everyIpv4 = ipv4 === IPV4_SIZE
+  const everyIpv6 = ipv6 === IPV6_SIZE
+  if (!everyIpv4 && !everyIpv6) return undefined
+  const family = everyIpv4 && everyIpv6 ? 'IPv4 and IPv6' : everyIpv4 ? 'IPv4' : 'IPv6'
+  return `its ${entries.length} entries together trust every ${family} address: any client could then write any address in the forwarding header (past the request rate and the connection limit). List the proxies' own addresses or subnets (e.g. 10.0.0.0/8)`
+}
+
+/**
+ * What `toolsel serve` warns of at start-up when the entries together trust more than half of
+ * the IPv4 or the IPv6 addresses, but not all (trustedProxiesError refuses that): the share of
+ * each family covered, counted as trustedProxiesError counts. Undefined when neither passes
+ * half. Such a list is taken (round 43: a CDN's many ranges are legitimate, and no union rule
+ * stops a determined admin), but a client at any address it trusts can name any address in the
+ * forwarding header: likely a mistyped prefix (`/1` for `/16`).
+ */
+export function trustedProxiesWarning(entries: readonly string[]): string | undefined {
+  const { ipv4, ipv6 } = trustedShares(entries)
+  const wide = [
+    ...(2n * ipv4 > IPV4_SIZE && ipv4 < IPV4_SIZE ? [`${share(ipv4, IPV4_SIZE)} of IPv4`] : []),
+    ...(2n * ipv6 > IPV6_SIZE && ipv6 < IPV6_SIZE ? [`${share(ipv6, IPV6_SIZE)} of IPv6`] : []),
+  ]
+  if (wide.length === 0) return undefined
+  return `its ${entries.length} ${entries.length === 1 ? 'entry trusts' : 'entries together trust'} ${wide.join(' and ')} as proxies: a client at any of those addresses can write any address in the forwarding header (past the request rate and the connection limit). Is a prefix mistyped (/1 for /16)? List the proxies' own addresses or subnets (e.g. 10.0.0.0/8)`
+}
+
+/** `part` of `whole` as a percentage, cut (not rounded) to 2 decimals: 99.99%, never 100%. */
+function share(part: bigint, whole: bigint): string {
+  const hundredths = (part * 10_000n) / whole
+  return `${hundredths / 100n}.${String(hundredths % 100n).padStart(2, '0')}%`
+}
+
+/** How many IPv4 and IPv6 addresses the entries trust together (see trustedProxiesError). */
+function trustedShares(entries: readonly string[]): { ipv4: bigint; ipv6: bigint } {
   const ipv4: Range[] = []
   const ipv6: Range[] = []
   for (const entry of entries.slice(0, MAX_TRUSTED_PROXIES)) {
@@ -117,17 +151,14 @@ export function trustedProxiesError(entries: readonly string[]): string | undefi
       if (mapped !== undefined) ipv4.push([mapped[0] - MAPPED_IPV4, mapped[1] - MAPPED_IPV4])
     }
   }
-  const everyIpv4 = covers(ipv4, IPV4_LAST)
-  const everyIpv6 = covers(ipv6, IPV6_LAST)
-  if (!everyIpv4 && !everyIpv6) return undefined
-  const family = everyIpv4 && everyIpv6 ? 'IPv4 and IPv6' : everyIpv4 ? 'IPv4' : 'IPv6'
-  return `its ${entries.length} entries together trust every ${family} address: any client could then write any address in the forwarding header (past the request rate and the connection limit). List the proxies' own addresses or subnets (e.g. 10.0.0.0/8)`
+  return { ipv4: unionSize(ipv4), ipv6: unionSize(ipv6) }
 }
 
 type Range = [first: bigint, last: bigint]
 
-const IPV4_LAST = (1n << 32n) - 1n
-const IPV6_LAST = (1n << 128n) - 1n
+const IPV4_SIZE = 1n << 32n
+const IPV4_LAST = IPV4_SIZE - 1n
+const IPV6_SIZE = 1n << 128n
 /** `::ffff:0.0.0.0`: where IPv4 addresses lie as IPv6 ones (RFC 4291 section 2.5.5.2). */
 const MAPPED_IPV4 = 0xffffn << 32n
 
@@ -137,16 +168,18 @@ function intersection(a: Range, b: Range): Range | undefined {
   return first <= last ? [first, last] : undefined
 }
 
-/** Whether the union of `ranges` is all of 0..last. */
-function covers(ranges: Range[], last: bigint): boolean {
+/** How many numbers the union of `ranges` holds (each counted once). */
+function unionSize(ranges: Range[]): bigint {
   ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  let size = 0n
+  // The first number not yet counted.
   let next = 0n
   for (const [first, end] of ranges) {
-    if (first > next) return false
+    const from = first > next ? first : next
+    if (end >= from) size += end - from + 1n
     if (end + 1n > next) next = end + 1n
-    if (next > last) return true
   }
-  return false
+  return size
 }
 
 /** The number an IPv4 or IPv6 address (as isIP takes it, a zone after `%` ignored) stands for. */

@@ -7,8 +7,10 @@ import { describe, expect, it } from 'vitest'
 import {
   clientAddresses,
   trustedProxiesError,
+  trustedProxiesWarning,
   trustedProxyError,
 } from '../../src/server/client-address.ts'
+import { runCli } from '../cli/run-cli.ts'
 
 describe('clientAddresses', () => {
   it('trusts the listed addresses and CIDRs only, the same every time, past the remembered 4,096', () => {
@@ -108,6 +110,60 @@ describe('clientAddresses', () => {
     const every8 = Array.from({ length: 256 }, (_, index) => `${index}.0.0.0/8`)
     expect(trustedProxiesError(every8)).toMatch(/256 entries together trust every IPv4/)
     expect(trustedProxiesError(every8.slice(1))).toBeUndefined()
+  })
+})
+
+describe('trustedProxiesWarning', () => {
+  it('names the share of IPv4 or IPv6 a list trusts past half, but not all (refused), as the union', () => {
+    // Taken without a word before round 44 (round 43 decided: no refusal, a warning).
+    // Every IPv4 address but the last, in 32 CIDRs (0.0.0.0/1, 128.0.0.0/2, …, 255.255.255.254/32).
+    const allButLastIpv4 = Array.from({ length: 32 }, (_, k) => {
+      const first = 2 ** 32 - 2 ** (32 - k)
+      return `${[24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join('.')}/${k + 1}`
+    })
+    for (const [entries, said] of [
+      [['0.0.0.0/1', '128.0.0.0/2'], '2 entries together trust 75.00% of IPv4 as proxies'],
+      [['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3'], '87.50% of IPv4'],
+      // Overlapping entries count once: 0/1 holds 64/2 (so 62.5%, not 87.5%).
+      [['0.0.0.0/1', '64.0.0.0/2', '128.0.0.0/3'], '62.50% of IPv4'],
+      // Cut, not rounded: never "100.00%" for a list short of all.
+      [allButLastIpv4, '32 entries together trust 99.99% of IPv4'],
+      [['0.0.0.0/1', '200.0.0.0/5'], '53.12% of IPv4'],
+      [['8000::/1', '4000::/2'], '75.00% of IPv6'],
+      [['0.0.0.0/1', '128.0.0.0/2', '8000::/1', '4000::/2'], '75.00% of IPv4 and 75.00% of IPv6'],
+      // IPv4 through the IPv6 addresses it has on a dual-stack server.
+      [['::ffff:0:0/97', '::ffff:128.0.0.0/98'], '75.00% of IPv4'],
+    ] as const) {
+      const warning = trustedProxiesWarning(entries)
+      expect(warning, entries.join(',')).toContain(said)
+      expect(warning).toContain('Is a prefix mistyped (/1 for /16)?')
+    }
+    // Half or less, all (refused, not warned), wide but well under half: no warning.
+    for (const entries of [
+      ['0.0.0.0/1'],
+      ['128.0.0.0/1', '128.0.0.0/2'],
+      ['10.0.0.0/8', '192.0.2.7', 'fd00::/8', 'fe80::1%eth0'],
+      ['2000::/3'],
+      ['0.0.0.0/1', '128.0.0.0/1'],
+      [],
+    ]) {
+      expect(trustedProxiesWarning(entries), entries.join(',')).toBeUndefined()
+    }
+  })
+
+  it('is a start-up warning of toolsel serve', async () => {
+    const wide = await runCli(['serve', '--print-config'], {
+      TOOLSEL_TRUSTED_PROXIES: '10.0.0.0/8,0.0.0.0/1,128.0.0.0/2',
+    })
+    expect(wide.code).toBe(0)
+    expect(wide.stderr).toContain(
+      "server.trustedProxies: its 3 entries together trust 75.00% of IPv4 as proxies: a client at any of those addresses can write any address in the forwarding header (past the request rate and the connection limit). Is a prefix mistyped (/1 for /16)? List the proxies' own addresses or subnets (e.g. 10.0.0.0/8).",
+    )
+    const narrow = await runCli(['serve', '--print-config'], {
+      TOOLSEL_TRUSTED_PROXIES: '10.0.0.0/8',
+    })
+    expect(narrow.code).toBe(0)
+    expect(narrow.stderr).not.toContain('server.trustedProxies')
   })
 })
 
