@@ -26,7 +26,7 @@ export interface BuildProgress {
 
 export interface BuildIndexOptions {
   /** Where the tools came from (recorded in the manifest for rebuild messages). */
-  source?: { path?: string; format?: string }
+  source?: { path?: string; format?: string; fingerprint?: string }
   onProgress?: (progress: BuildProgress) => void
   signal?: AbortSignal
   /**

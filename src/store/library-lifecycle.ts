@@ -46,11 +46,13 @@ import {
   loadIndexedLibrary,
   readIndexTools,
   readManifest,
+  recoverIndexDir,
   saveIndexedLibrary,
   type SaveOptions,
   type UnshowableIdsLevel,
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
+import { demoFingerprint } from './demo-fingerprint.ts'
 import { pathExists } from './path-exists.ts'
 import { filesAsRecorded } from './index-files-record.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
@@ -138,12 +140,21 @@ export async function importAsLibrary(
     maxFileBytes: input.maxFileBytes,
     maxTools: input.maxTools,
   }
+  // Before the import: files changed while it reads them are then noticed by the next start.
+  const fingerprint =
+    'path' in input && isDemoSource(input.path)
+      ? await demoFingerprint(input.path).catch(() => undefined)
+      : undefined
   const imported =
     'path' in input
       ? await importToolsFromPath(input.path, settings)
       : await importTools(input.text, { ...settings, fileName: input.fileName, uploadName: name })
   const library = new ToolLibrary(name, imported.tools)
-  const source = { ...('path' in input && { path: resolve(input.path) }), format: imported.format }
+  const source = {
+    ...('path' in input && { path: resolve(input.path) }),
+    format: imported.format,
+    ...(fingerprint !== undefined && { fingerprint }),
+  }
   return { library, imported, source }
 }
 
@@ -612,13 +623,14 @@ export async function loadLibraryReference(
   reference: string,
   config: Config,
   logger: Logger,
-  options: { unshowableIds?: UnshowableIdsLevel } = {},
+  options: { unshowableIds?: UnshowableIdsLevel; asSavedDemo?: boolean } = {},
 ): Promise<IndexedLibrary> {
+  const { asSavedDemo, ...loadOptions } = options
   const found = await resolveLibraryReference(reference, config.library.indexDir)
   if (found.index !== undefined && found.demo)
-    return loadSavedDemo(found.index, config, logger, options)
+    return loadSavedDemo(found.index, config, logger, { ...loadOptions, asSaved: asSavedDemo })
   if (found.index !== undefined)
-    return loadIndexedLibrary(found.index, config, { logger, ...options })
+    return loadIndexedLibrary(found.index, config, { logger, ...loadOptions })
   if (found.demo) return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
   const name = libraryNameFromPath(found.path)
   return importAndLog(found.path, name, config, logger, join(config.library.indexDir, name))
@@ -627,7 +639,10 @@ export async function loadLibraryReference(
 /**
  * The tools of a library reference, resolved as `loadLibraryReference` resolves it (so `select`,
  * `serve`, `train` and `train-data` read the same library for the same `--library`), not indexed:
- * a saved index's checked tools file, else the imported tool file or directory.
+ * a saved index's checked tools file, else the imported tool file or directory. The saved demo
+ * whose files changed since it was built is read as a start would serve it once rebuilt: the
+ * tools of its files (nothing written; should they not import, its saved tools, as a start
+ * serves then).
  */
 export async function readLibraryReferenceTools(
   reference: string,
@@ -635,8 +650,17 @@ export async function readLibraryReferenceTools(
   options: { maxFileBytes?: number; maxTools?: number } = {},
 ): Promise<Tool[]> {
   const found = await resolveLibraryReference(reference, indexDir)
-  if (found.index !== undefined) return [...(await readIndexTools(found.index)).tools]
   const { maxFileBytes, maxTools } = options
+  if (found.index !== undefined && found.demo) {
+    const check = await savedDemoCheck(found.index)
+    if (check !== undefined && !check.current) {
+      const imported = await importToolsFromPath(DEMO_LIBRARY_DIR, { maxFileBytes, maxTools })
+        .then((result) => result.tools)
+        .catch(() => undefined)
+      if (imported !== undefined) return imported
+    }
+  }
+  if (found.index !== undefined) return [...(await readIndexTools(found.index)).tools]
   return (await importToolsFromPath(found.path, { maxFileBytes, maxTools })).tools
 }
 
@@ -675,14 +699,15 @@ async function resolveLibraryReference(
 }
 
 /**
- * Whether `path` (a manifest's `source.path`) is the shipped demo's directory: this one, or its
- * twin under `src/` or `dist/` (bin/toolsel.mjs runs either, and `toolsel index
- * src/library/demo/servers` builds from the sources).
+ * Whether `path` (a manifest's `source.path`) is the shipped demo's directory: this checkout's,
+ * under `src/` or `dist/` (bin/toolsel.mjs runs either, and `toolsel index
+ * src/library/demo/servers` builds from the sources), or another checkout's or image's (an index
+ * directory shared or copied between them, a checkout moved or renamed): `demo` is always the
+ * demo of the toolsel that serves it.
  */
 function isDemoSource(path: string | undefined): boolean {
   if (path === undefined) return false
-  const root = resolve(DEMO_LIBRARY_DIR, '../../../..')
-  return ['src', 'dist'].some((dir) => resolve(path) === join(root, dir, 'library/demo/servers'))
+  return /[\\/](src|dist)[\\/]library[\\/]demo[\\/]servers[\\/]?$/.test(resolve(path))
 }
 
 /** Tries of `loadSavedDemo` when another process saves the demo while it rebuilds it. */
@@ -690,61 +715,113 @@ const DEMO_REBUILD_ATTEMPTS = 3
 
 /**
  * The demo once saved as an index (`indexes/demo`: an example write or `toolsel index
- * src/library/demo/servers --name demo`). Loaded as saved while its tools are the demo's files'
- * (or it holds tools of its own: a PUT, or an index of another source). When the demo's files
- * changed since (a `git pull`), it is rebuilt from them with the parts it was built with (their
- * saved vectors reused for unchanged tools) and its usage examples, minus those of tools the files
- * no longer have, and saved atomically in its place, so the next start loads it as it is. A save
- * by another process in between (an example write) is not overwritten: the demo is read again. A
- * rebuild that fails (the index dir read-only, a part's model missing, the files broken) is a
- * warning and the saved index loads as it is: until round 43 (hard38) it failed the start.
+ * src/library/demo/servers --name demo`). Loaded as saved while the fingerprint of the demo's
+ * files and importer code (demo-fingerprint.ts) is the one its manifest records, without
+ * importing them, or while it holds tools of its own (a PUT, or an index of another source).
+ * Otherwise the files are imported and their tools compared: when they changed since (a `git
+ * pull`), it is rebuilt from them with the parts it was built with (their saved vectors reused
+ * for unchanged tools) and its usage examples, minus those of tools the files no longer have, and
+ * saved atomically in its place, so the next start loads it as it is; when they are the same (an
+ * index saved before round 44, without a fingerprint), it is saved again with the fingerprint,
+ * once (when this config builds its parts as they were built; else it is compared each start). A save by another process in between (an example write) is not overwritten: the demo is
+ * read again. A rebuild that fails (the index dir read-only, a part's model missing, the files
+ * broken) is a warning and the saved index loads as it is: until round 43 (hard38) it failed the
+ * start. `asSaved` (the workers of `serve --workers N` after the first one checked it) loads it
+ * as saved.
  */
 async function loadSavedDemo(
   dir: string,
   config: Config,
   logger: Logger,
-  options: { unshowableIds?: UnshowableIdsLevel },
+  options: { unshowableIds?: UnshowableIdsLevel; asSaved?: boolean },
   attempt = 1,
 ): Promise<IndexedLibrary> {
-  const manifestPath = join(dir, MANIFEST_FILE)
-  const manifestText = await readFile(manifestPath, 'utf8').catch(() => undefined)
-  const saved = await readManifest(dir).catch(() => undefined)
-  if (manifestText === undefined || saved === undefined || !isDemoSource(saved.source.path))
-    return loadIndexedLibrary(dir, config, { logger, ...options })
+  const { asSaved, ...loadOptions } = options
+  const check = asSaved ? undefined : await savedDemoCheck(dir)
+  if (check === undefined || check.current)
+    return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
   const started = performance.now()
+  const progress: { sameTools?: boolean } = {}
   let rebuilt: IndexedLibrary | 'as saved' | 'superseded'
   try {
-    rebuilt = await rebuildSavedDemo(dir, saved, manifestText, config, logger, started)
+    rebuilt = await rebuildSavedDemo(dir, check, config, logger, started, progress)
   } catch (error) {
+    const why = error instanceof Error ? error.message : String(error)
     // The saved index still loads as it did before round 43 rebuilt it: a start no longer fails
     // for a rebuild it did not need (an index dir it may read, not write; a part whose model is
     // missing here; demo files broken by the pull).
-    logger.warn(
-      `Library "${DEMO_LIBRARY_NAME}": its tools in ${DEMO_LIBRARY_DIR} could not be rebuilt into ${dir} (${error instanceof Error ? error.message : String(error)}); loaded as saved`,
-      { library: DEMO_LIBRARY_NAME },
-    )
-    return loadIndexedLibrary(dir, config, { logger, ...options })
+    if (progress.sameTools)
+      logger.info(
+        `Library "${DEMO_LIBRARY_NAME}": its tools are those of ${DEMO_LIBRARY_DIR}; the fingerprint of those could not be recorded in ${dir} (${why}): the next start imports them again to compare`,
+        { library: DEMO_LIBRARY_NAME },
+      )
+    else
+      logger.warn(
+        `Library "${DEMO_LIBRARY_NAME}": its tools in ${DEMO_LIBRARY_DIR} could not be rebuilt into ${dir} (${why}); loaded as saved`,
+        { library: DEMO_LIBRARY_NAME },
+      )
+    return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
   }
   if (rebuilt === 'as saved' || (rebuilt === 'superseded' && attempt >= DEMO_REBUILD_ATTEMPTS))
-    return loadIndexedLibrary(dir, config, { logger, ...options })
+    return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
   if (rebuilt === 'superseded') return loadSavedDemo(dir, config, logger, options, attempt + 1)
   return rebuilt
 }
 
+/** What `savedDemoCheck` found of a saved demo built from the demo's files. */
+interface SavedDemoCheck {
+  manifest: IndexManifest
+  /** The manifest file's text, to tell whether another process saved the demo meanwhile. */
+  manifestText: string
+  /** Whether it records the fingerprint of the demo's files and importer code as they are now. */
+  current: boolean
+}
+
 /**
- * The rebuild of `loadSavedDemo`, saved in `dir`: the demo library rebuilt, `as saved` when the
- * demo's files hold the saved tools, `superseded` when another process saved the demo meanwhile.
- * Throws when the files cannot be imported, the library built, or the index saved.
+ * The saved demo at `dir` when it was built from the demo's files, with whether it records their
+ * fingerprint as it is now (nothing imported: a few hashes); undefined when it holds tools of its
+ * own (a PUT, another file) or has no manifest to read (its load says why).
+ */
+async function savedDemoCheck(dir: string): Promise<SavedDemoCheck | undefined> {
+  const manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8').catch(() => undefined)
+  const manifest = await readManifest(dir).catch(() => undefined)
+  if (manifestText === undefined || manifest === undefined) return undefined
+  if (!isDemoSource(manifest.source.path)) return undefined
+  const recorded = manifest.source.fingerprint
+  const current =
+    recorded !== undefined &&
+    recorded === (await demoFingerprint(DEMO_LIBRARY_DIR).catch(() => undefined))
+  return { manifest, manifestText, current }
+}
+
+/**
+ * Whether `toolsel serve --workers N` should let one worker load the demo before it starts the
+ * others: the default library is the saved demo, built from the demo's files, and they changed
+ * since (or it records no fingerprint of them), so the first load rebuilds or records it.
+ */
+export async function savedDemoNeedsCheck(config: Config): Promise<boolean> {
+  if (config.library.default !== DEMO_LIBRARY_NAME) return false
+  const check = await savedDemoCheck(join(config.library.indexDir, DEMO_LIBRARY_NAME))
+  return check !== undefined && !check.current
+}
+
+/**
+ * The rebuild of `loadSavedDemo`, saved in `dir`: the demo library rebuilt (its tools changed,
+ * or they are the same and its fingerprint is recorded), `as saved` when it records the
+ * fingerprint taken now already, `superseded` when another process saved the demo meanwhile.
+ * Throws when the files cannot be imported, the library built, or the index saved; `progress`
+ * says by then whether the files hold the saved tools.
  */
 async function rebuildSavedDemo(
   dir: string,
-  saved: IndexManifest,
-  manifestText: string,
+  { manifest: saved, manifestText }: SavedDemoCheck,
   config: Config,
   logger: Logger,
   started: number,
+  progress: { sameTools?: boolean },
 ): Promise<IndexedLibrary | 'as saved' | 'superseded'> {
   const manifestPath = join(dir, MANIFEST_FILE)
+  // The fingerprint (in `source`) is taken before the files are read.
   const { library, imported, source } = await importAsLibrary(
     {
       path: DEMO_LIBRARY_DIR,
@@ -753,23 +830,35 @@ async function rebuildSavedDemo(
     },
     DEMO_LIBRARY_NAME,
   )
-  if (saved.toolCount === library.size && saved.contentHash === library.contentHash)
-    return 'as saved'
+  const sameTools = saved.toolCount === library.size && saved.contentHash === library.contentHash
+  progress.sameTools = sameTools
+  logger.debug(
+    `Library "${DEMO_LIBRARY_NAME}": imported ${DEMO_LIBRARY_DIR} to compare with ${dir}, which records ${saved.source.fingerprint === undefined ? 'no fingerprint of them' : 'another fingerprint of them'}`,
+    { sameTools, ms: Math.round(performance.now() - started) },
+  )
+  if (sameTools && saved.source.fingerprint === source?.fingerprint) return 'as saved'
+  const retriever = [saved.defaultRetriever, ...Object.keys(saved.retrievers)]
+    .filter((part, at, parts) => parts.indexOf(part) === at)
+    .join(',')
+  // Saved again for its fingerprint only when that builds what is saved: not with other settings
+  // of its parts (BM25's, another embedder) than it was built with; compared at each start then.
+  if (sameTools && !buildsSameParts(saved, retriever, config)) return 'as saved'
   for (const warning of groupWarnings(imported.warnings).warnings) {
     logger.warn(warning, { library: DEMO_LIBRARY_NAME })
   }
+  const indexDir = resolve(dir, '..')
+  // A rebuild killed before its commit left its temporary directory: removed before this one
+  // writes another (a server's start does so too, `toolsel select` did not).
+  await recoverIndexDir(indexDir)
   const stored = await readStoredExamples(dir)
   const pruned = stored?.prune((id) => library.has(id))
   const indexed = await buildIndexedLibrary(library, config, {
     source,
-    retriever: [saved.defaultRetriever, ...Object.keys(saved.retrievers)]
-      .filter((part, at, parts) => parts.indexOf(part) === at)
-      .join(','),
+    retriever,
     previousIndexDir: dir,
     examples: pruned?.set.withCap(config.library.maxExamples),
     logger,
   })
-  const indexDir = resolve(dir, '..')
   const superseded = new Error('the saved demo changed meanwhile')
   try {
     await saveIndexedLibrary(indexDir, indexed, {
@@ -783,17 +872,24 @@ async function rebuildSavedDemo(
     if (error !== superseded) throw error
     return 'superseded'
   }
-  logger.info(
-    `Library "${DEMO_LIBRARY_NAME}": rebuilt from ${DEMO_LIBRARY_DIR}, whose tools changed since ${dir} was saved, and saved there`,
-    {
-      tools: library.size,
-      savedTools: saved.toolCount,
-      parts: [...indexed.retrievers.keys()].join(','),
-      examples: pruned?.set.size ?? 0,
-      droppedExamples: pruned?.droppedExamples ?? 0,
-      ms: Math.round(performance.now() - started),
-    },
-  )
+  const ms = Math.round(performance.now() - started)
+  if (sameTools)
+    logger.info(
+      `Library "${DEMO_LIBRARY_NAME}": ${dir} holds the tools of ${DEMO_LIBRARY_DIR}; saved again with their fingerprint, so that the next start need not import them to compare`,
+      { tools: library.size, ms },
+    )
+  else
+    logger.info(
+      `Library "${DEMO_LIBRARY_NAME}": rebuilt from ${DEMO_LIBRARY_DIR}, whose tools changed since ${dir} was saved, and saved there`,
+      {
+        tools: library.size,
+        savedTools: saved.toolCount,
+        parts: [...indexed.retrievers.keys()].join(','),
+        examples: pruned?.set.size ?? 0,
+        droppedExamples: pruned?.droppedExamples ?? 0,
+        ms,
+      },
+    )
   return { ...indexed, dir: join(indexDir, DEMO_LIBRARY_NAME) }
 }
 

@@ -106,8 +106,18 @@ export const IndexManifestSchema = z
     /** `ToolLibrary.contentHash` of the indexed tools. */
     contentHash: z.string(),
     createdAt: z.string(),
-    /** Where the tools came from, so the rebuild message can name it. */
-    source: z.object({ path: z.string().optional(), format: z.string().optional() }).default({}),
+    /**
+     * Where the tools came from, so the rebuild message can name it. `fingerprint`: the demo's
+     * only (store/demo-fingerprint.ts, since round 44): its files and importer code hashed when
+     * it was built, so that a start that finds the same needs no import to compare its tools.
+     */
+    source: z
+      .object({
+        path: z.string().optional(),
+        format: z.string().optional(),
+        fingerprint: z.string().max(100).optional(),
+      })
+      .default({}),
     toolsFile: IndexFileNameSchema,
     /** sha256 of the tools file's bytes (written on save; absent in older indexes). */
     toolsFileHash: z.string().optional(),

@@ -1,4 +1,4 @@
-import { readdir, readFile, mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join, relative } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
@@ -14,12 +14,18 @@ import {
   indexTools,
   loadLibraryReference,
   publishLibrary,
+  readLibraryReferenceTools,
   rebuildLibrary,
   saveIndexedLibrary,
   scopedView,
   type IndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
-import { WRITER_PROTOCOL, WRITER_PROTOCOL_FILE } from '../../src/store/index-dir-claims.ts'
+import {
+  processAlive,
+  WRITER_PROTOCOL,
+  WRITER_PROTOCOL_FILE,
+} from '../../src/store/index-dir-claims.ts'
+import { demoFingerprint } from '../../src/store/demo-fingerprint.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 let config: Config
@@ -30,6 +36,13 @@ beforeEach(async () => {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-lifecycle-'))
   config = { ...base, library: { ...base.library, indexDir } }
 })
+
+/** A pid no process has now. */
+function deadPid(): number {
+  let pid = 4_000_000
+  while (processAlive(pid)) pid += 1
+  return pid
+}
 
 /** The service's LibraryRegistry, reduced to what publishLibrary needs. */
 function slots() {
@@ -192,6 +205,107 @@ describe('library lifecycle', () => {
     )
     expect(lines.join('\n')).toContain('writer protocol')
     expect(await readFile(join(dir, 'manifest.json'), 'utf8')).toBe(before)
+  })
+
+  it("a saved demo that records its files' fingerprint as it is now loads as saved: no import to compare", async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    // Tools other than the files' (one missing) under the files' fingerprint: only a start that
+    // imports the files to compare (before round 44, every start) would rebuild it.
+    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
+      source: {
+        path: DEMO_LIBRARY_DIR,
+        format: 'mcp',
+        fingerprint: await demoFingerprint(DEMO_LIBRARY_DIR),
+      },
+    })
+    await saveIndexedLibrary(config.library.indexDir, older)
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(loaded.library.size).toBe(tools.length - 1)
+    // Another fingerprint (the files or the importer changed): compared, rebuilt.
+    const other = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp', fingerprint: 'sha256:0' },
+    })
+    await saveIndexedLibrary(config.library.indexDir, other)
+    const rebuilt = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(rebuilt.library.size).toBe(tools.length)
+    expect(rebuilt.manifest.source.fingerprint).toBe(await demoFingerprint(DEMO_LIBRARY_DIR))
+  })
+
+  it('a saved demo without a fingerprint (an older save) of the same tools is compared once, then saved with it', async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const examples = ExampleSet.of([{ instruction: 'text Ann', tools: [tools[0]!.id] }])
+    const older = await indexTools(DEMO_LIBRARY_NAME, tools, config, {
+      retriever: 'bm25,regex',
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+      examples,
+    })
+    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const lines: string[] = []
+    const capture = createLogger('debug', (line) => lines.push(line))
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
+    expect(loaded.library.contentHash).toBe(older.library.contentHash)
+    expect([...loaded.retrievers.keys()].sort()).toEqual(['bm25', 'regex'])
+    expect(loaded.examples?.set.size).toBe(1)
+    expect(lines.join('\n')).toContain('saved again with their fingerprint')
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))
+    expect(manifest.source.fingerprint).toBe(await demoFingerprint(DEMO_LIBRARY_DIR))
+    expect(manifest.examples.version).toBe(older.manifest.examples!.version)
+    lines.length = 0
+    const again = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
+    expect(again.manifest.createdAt).toBe(manifest.createdAt)
+    expect(lines.join('\n')).not.toContain('to compare')
+  })
+
+  it("a saved demo built from another checkout's demo directory (a moved checkout, a shared index dir) is rebuilt from this one's", async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const elsewhere = '/srv/old-checkout/toolsel/dist/library/demo/servers'
+    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
+      source: { path: elsewhere, format: 'mcp' },
+    })
+    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    // Until round 44 it loaded as saved, never rebuilt.
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(loaded.library.size).toBe(tools.length)
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))
+    expect(manifest.source.path).toBe(DEMO_LIBRARY_DIR)
+  })
+
+  it('a rebuild of the saved demo first removes the temporary directory of one killed before its commit', async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+    })
+    await saveIndexedLibrary(config.library.indexDir, older)
+    // What a `toolsel select` killed while it saved the rebuilt demo leaves (a pid that is gone).
+    const left = join(config.library.indexDir, `.tmp-demo+${deadPid()}-0123456789ab`)
+    await mkdir(left)
+    await writeFile(join(left, 'tools.jsonl'), '')
+    // Until round 44 only a server's start removed it; a `toolsel select` left it there.
+    const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
+    expect(loaded.library.size).toBe(tools.length)
+    expect(await readdir(config.library.indexDir)).not.toContain(basename(left))
+  })
+
+  it('train and train-data read a saved demo whose files changed as a start serves it: the tools of its files', async () => {
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const retired = { ...SAMPLE_TOOLS[0]!, id: 'retired.old_tool' }
+    const older = await indexTools(DEMO_LIBRARY_NAME, [...tools.slice(1), retired], config, {
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+    })
+    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const before = await readFile(join(dir, 'manifest.json'), 'utf8')
+    // Until round 44 the saved tools (the retired one in, the new one out) until a start.
+    const read = await readLibraryReferenceTools(DEMO_LIBRARY_NAME, config.library.indexDir)
+    expect(read.map((tool) => tool.id)).toEqual(tools.map((tool) => tool.id))
+    // Nothing written.
+    expect(await readFile(join(dir, 'manifest.json'), 'utf8')).toBe(before)
+    // Saved by a PUT: its own tools.
+    await saveIndexedLibrary(
+      config.library.indexDir,
+      await indexTools('demo', SAMPLE_TOOLS, config),
+    )
+    const put = await readLibraryReferenceTools(DEMO_LIBRARY_NAME, config.library.indexDir)
+    expect(put.length).toBe(SAMPLE_TOOLS.length)
   })
 
   it('a demo saved with tools of its own (a PUT) loads as saved, whatever the demo files hold', async () => {
