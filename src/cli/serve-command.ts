@@ -27,10 +27,19 @@ import {
   type StartupFallback,
 } from '../service/model-health.ts'
 import type { FailedIndex } from '../service/load-libraries.ts'
-import { indexDirWarnings, unshowableIdWarnings } from '../store/library-lifecycle.ts'
+import {
+  indexDirWarnings,
+  savedDemoNeedsCheck,
+  unshowableIdWarnings,
+} from '../store/library-lifecycle.ts'
 import { sweepSnapshotTemporaries } from '../store/snapshot.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { LISTEN_WHEN_READY_ENV, LOAD_WARNINGS_ENV, testSwitch } from '../config/env-vars.ts'
+import {
+  DEMO_CHECK_ENV,
+  LISTEN_WHEN_READY_ENV,
+  LOAD_WARNINGS_ENV,
+  testSwitch,
+} from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
 import { createMetrics, processRegistry } from '../server/metrics.ts'
@@ -338,11 +347,18 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     await poller?.baseline()
     // The gateway's (empty) library is there before the service is ready: a call naming it is
     // "not ready" until then, never UNKNOWN_LIBRARY (its first build may load an embedder).
+    // `--workers N` after the demo's files changed: the first worker rebuilds the saved demo (and
+    // says when it has), the others load what it saved (servePrimary).
+    const demoCheck = cluster.isWorker ? process.env[DEMO_CHECK_ENV] : undefined
     await service.start(undefined, {
       beforeReady: async () => {
         await sync?.reconcile()
         await gateway?.open()
       },
+      asSavedDemo: demoCheck === 'as-saved',
+      ...(demoCheck === 'first' && {
+        onDefaultLoaded: () => process.send!({ toolsel: 'demo-loaded' }),
+      }),
     })
     // From here a stop signal is a graceful shutdown, also during the gateway's first sync (up
     // to gateway.firstSyncTimeoutMs): Node's default exit left the upstream processes still
@@ -476,7 +492,14 @@ async function servePrimary(
       : undefined
   await poller?.baseline()
   poller?.start()
-  logger.info(`Starting ${count} worker processes`)
+  // The saved demo's files changed since it was built: one worker rebuilds it first, the others
+  // start once it has (`demo-loaded`) and load what it saved (not N rebuilds racing to save).
+  const demoFirst = count > 1 && (await savedDemoNeedsCheck(config).catch(() => false))
+  logger.info(
+    demoFirst
+      ? `Starting ${count} worker processes: one first, which rebuilds the saved demo from its changed files, then the others`
+      : `Starting ${count} worker processes`,
+  )
   // The workers of the first start that have not been ready yet: one that exits is a failed start.
   const starting = new Set<number>()
   // Whether `Ready: <count> workers` was logged (once, when that many are ready at once).
@@ -524,8 +547,17 @@ async function servePrimary(
       poller?.stop()
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     }
+    // The workers forked once the first one loaded the demo (when `demoFirst`).
+    let rest = demoFirst ? count - 1 : 0
+    const forkRest = () => {
+      if (stopping) return
+      for (; rest > 0; rest -= 1) starting.add(fork({ [DEMO_CHECK_ENV]: 'as-saved' }).id)
+    }
     cluster.on('message', (worker, message: unknown) => {
-      if ((message as { toolsel?: unknown } | null)?.toolsel !== 'ready') return
+      const said = (message as { toolsel?: unknown } | null)?.toolsel
+      if (said === 'demo-loaded') forkRest()
+      if (said !== 'ready') return
+      forkRest()
       readyNow.add(worker.id)
       starting.delete(worker.id)
       failedStarts = 0
@@ -601,7 +633,8 @@ async function servePrimary(
       },
       launcher,
     )
-    for (let index = 0; index < count; index += 1) starting.add(fork().id)
+    if (demoFirst) starting.add(fork({ [DEMO_CHECK_ENV]: 'first' }).id)
+    else for (let index = 0; index < count; index += 1) starting.add(fork().id)
   })
     .then((code) => {
       // The primary's own last line, after every worker's (each logs its "Stopped").

@@ -291,6 +291,14 @@ export const LISTEN_WHEN_READY_ENV = 'TOOLSEL_WORKER_LISTEN_WHEN_READY'
 export const LOAD_WARNINGS_ENV = 'TOOLSEL_WORKER_LOAD_WARNINGS'
 
 /**
+ * Set by `serve --workers N`'s primary when the saved demo's files changed (or it records no
+ * fingerprint of them): `first` for the one worker started first, which rebuilds (or records) it
+ * and says so once its default library is loaded; `as-saved` for the others, started then, which
+ * load what it saved without checking again (cli/serve-command.ts). Not a setting.
+ */
+export const DEMO_CHECK_ENV = 'TOOLSEL_WORKER_DEMO_CHECK'
+
+/**
  * Test-only switches, all in one place (name → what setting it does): each makes a process stop
  * (SIGSTOP), crash or fail at one chosen point, so that a test can see what a kill or a fault there
  * leaves, or shortens a wait that a test would otherwise sit through in real time (bounded: never

@@ -24,20 +24,27 @@ export interface FailedIndex {
 }
 
 /**
- * Loads the default library (failure is fatal) and every other index (failures are logged and
- * passed to `onSkipped`, for `/readyz`).
+ * Loads the default library (failure is fatal; then `onDefaultLoaded`) and every other index
+ * (failures are logged and passed to `onSkipped`, for `/readyz`). `asSavedDemo`: a saved demo
+ * loads as saved, not checked against the demo's files (another worker did).
  */
 export async function loadStartupLibraries(
   config: Config,
   logger: Logger,
   onSkipped?: (failed: FailedIndex) => void,
+  options: { asSavedDemo?: boolean; onDefaultLoaded?: () => void } = {},
 ): Promise<IndexedLibrary[]> {
   // Listing (or, loading no other, recovering) the index directory first: it undoes a restore
   // killed between its renames, which may have renamed in the default library's index too.
   const names = config.library.loadAll
     ? await listIndexes(config.library.indexDir)
     : await recoverIndexDir(config.library.indexDir).then(() => [])
-  const loaded = [await loadLibraryReference(config.library.default, config, logger)]
+  const loaded = [
+    await loadLibraryReference(config.library.default, config, logger, {
+      asSavedDemo: options.asSavedDemo,
+    }),
+  ]
+  options.onDefaultLoaded?.()
   for (const name of names) {
     if (loaded.some((indexed) => indexed.library.name === name)) continue
     try {

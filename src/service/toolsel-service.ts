@@ -243,15 +243,23 @@ export class ToolselService {
    * Loads the start-up libraries (or takes `preloaded` ones, the first being the default) and the
    * default components; the service is ready after it, and after `beforeReady` (a worker of
    * `serve --workers N` reconciles what it loaded with the disk then: service/cluster-sync.ts).
+   * `asSavedDemo` and `onDefaultLoaded`: as `loadStartupLibraries` takes them.
    */
   async start(
     preloaded?: IndexedLibrary[],
-    options: { beforeReady?: () => Promise<void> } = {},
+    options: {
+      beforeReady?: () => Promise<void>
+      asSavedDemo?: boolean
+      onDefaultLoaded?: () => void
+    } = {},
   ): Promise<void> {
     const loaded =
       preloaded ??
-      (await loadStartupLibraries(this.config, this.logger, (failed) =>
-        this.failedIndexes.push(failed),
+      (await loadStartupLibraries(
+        this.config,
+        this.logger,
+        (failed) => this.failedIndexes.push(failed),
+        { asSavedDemo: options.asSavedDemo, onDefaultLoaded: options.onDefaultLoaded },
       ))
     for (const indexed of loaded) this.libraries.set(indexed)
     this.#defaultName = loaded[0].library.name
