@@ -5,6 +5,7 @@ import { ToolselError } from '../../src/errors.ts'
 import { LazyAbort } from '../../src/lazy-abort.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 import { signalsMade } from '../helpers/signals-made.ts'
+import { earlyTimers } from '../helpers/early-timers.ts'
 
 describe('POST /v1/select-tools', () => {
   it('returns the selected tools with schemas, per-step candidates, timings and components', async () => {
@@ -281,6 +282,37 @@ describe('POST /v1/select-tools', () => {
     expect(response.status).toBe(504)
     expect((await readJson(response)).error.code).toBe('TIMEOUT')
     expect(aborted).toBe(true)
+  })
+
+  it('times a request out no earlier than its limit, though timers end early', async () => {
+    let abortedAt: number | undefined
+    const slowPlanner: Planner = {
+      name: 'slow',
+      plan: (_instruction, options) =>
+        new Promise((_resolve, reject) => {
+          options?.signal?.addEventListener('abort', () => {
+            abortedAt = performance.now()
+            reject(options.signal?.reason)
+          })
+        }),
+    }
+    const { app } = await createTestApp({
+      config: { server: { requestTimeoutMs: 50 } },
+      components: { planner: () => slowPlanner },
+    })
+    // Every timer ends at half its time (a Node timer may end up to ~1 ms early): the deadline,
+    // armed after `sent`, still fires 50 ms or more after it.
+    const undo = earlyTimers(0.5)
+    const sent = performance.now()
+    let response: Response
+    try {
+      response = await app.request('/v1/select-tools', postJson({ instruction: 'send an email' }))
+    } finally {
+      undo()
+    }
+    expect(response.status).toBe(504)
+    expect((await readJson(response)).error.message).toContain('longer than its 50 ms limit')
+    expect(abortedAt! - sent).toBeGreaterThanOrEqual(50)
   })
 
   it('gives a component that reads its signal after the deadline an aborted one', async () => {

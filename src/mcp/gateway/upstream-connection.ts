@@ -18,6 +18,7 @@ import { ToolselError } from '../../errors.ts'
 import { groupWarnings } from '../../library/importers/group-warnings.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { Logger } from '../../log.ts'
+import { timerAtLeast, type TimerAtLeast } from '../../timer-at-least.ts'
 import { backoffDelay } from './backoff-delay.ts'
 import type { ConnectSlot, ConnectSlots } from './connect-slots.ts'
 import {
@@ -109,7 +110,7 @@ export class UpstreamConnection {
   #droppedFor: string | undefined
   /** When the current connection was made (performance.now()), while there is one. */
   #upSince: number | undefined
-  #retryTimer: NodeJS.Timeout | undefined
+  #retryTimer: TimerAtLeast | undefined
   /** Watches a stdin backlog that refused a request (`#watchInput`), while one runs. */
   #inputWatch: NodeJS.Timeout | undefined
   #nextRetryAt: number | undefined
@@ -383,26 +384,14 @@ export class UpstreamConnection {
 
   /**
    * Waits `milliseconds` (the gap) by performance.now(), or until close(); keeps no process alive.
-   * A timer alone may end up to a millisecond early (libuv counts whole milliseconds from the
-   * loop's cached time), so it is armed again for what is left: the gap is a floor.
+   * A timer alone may end up to a millisecond early: `timerAtLeast` makes the gap a floor.
    */
   #pause(milliseconds: number): Promise<void> {
-    const until = performance.now() + milliseconds
     return new Promise<void>((resolve) => {
-      let timer = arm(milliseconds)
+      const timer = timerAtLeast(milliseconds, done, true)
       this.#wakeSync = done
-      function arm(wait: number) {
-        const armed = setTimeout(check, Math.max(1, Math.ceil(wait)))
-        armed.unref()
-        return armed
-      }
-      function check() {
-        const left = until - performance.now()
-        if (left > 0) timer = arm(left)
-        else done()
-      }
       function done() {
-        clearTimeout(timer)
+        timer.clear()
         resolve()
       }
     }).finally(() => (this.#wakeSync = undefined))
@@ -659,15 +648,20 @@ export class UpstreamConnection {
     )
     this.#backoffStep += 1
     this.#nextRetryAt = Date.now() + delay
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined
-      void this.connect()
-    }, delay)
-    this.#retryTimer.unref()
+    // At least the delay by performance.now() (timerAtLeast): the gap above is a floor, and a
+    // plain timer may end up to a millisecond early.
+    this.#retryTimer = timerAtLeast(
+      delay,
+      () => {
+        this.#retryTimer = undefined
+        void this.connect()
+      },
+      true,
+    )
   }
 
   #clearRetry(): void {
-    clearTimeout(this.#retryTimer)
+    this.#retryTimer?.clear()
     this.#retryTimer = undefined
     this.#nextRetryAt = undefined
   }

@@ -1,5 +1,6 @@
 /** Runs a tool handler under the request's signal and `server.requestTimeoutMs`. */
 import { ToolselError } from '../../errors.ts'
+import { timerAtLeast } from '../../timer-at-least.ts'
 
 export async function withDeadline<T>(
   signal: AbortSignal,
@@ -7,19 +8,18 @@ export async function withDeadline<T>(
   run: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const deadline = new AbortController()
-  const timer = setTimeout(
-    () =>
-      deadline.abort(
-        new ToolselError(
-          'TIMEOUT',
-          `The request took longer than ${timeoutMs} ms (server.requestTimeoutMs); try a shorter instruction or raise the limit.`,
-        ),
+  // At least timeoutMs by performance.now(): a plain timer may end up to a millisecond early.
+  const timer = timerAtLeast(timeoutMs, () =>
+    deadline.abort(
+      new ToolselError(
+        'TIMEOUT',
+        `The request took longer than ${timeoutMs} ms (server.requestTimeoutMs); try a shorter instruction or raise the limit.`,
       ),
-    timeoutMs,
+    ),
   )
   try {
     return await run(AbortSignal.any([signal, deadline.signal]))
   } finally {
-    clearTimeout(timer)
+    timer.clear()
   }
 }

@@ -13,6 +13,7 @@ import type { RetryBudget } from '../../contracts.ts'
 import { ChatCompletionSchema, type ChatCompletion } from './chat-completion-schema.ts'
 import { readResponseText } from './read-response-text.ts'
 import { shownMessage } from './shown-message.ts'
+import { sleepAtLeast } from '../../timer-at-least.ts'
 
 export interface ChatCompletionsClientOptions {
   /** The server's OpenAI API root, e.g. `http://localhost:8000/v1`. `/chat/completions` is appended. */
@@ -104,7 +105,8 @@ export class ChatCompletionsClient {
         delayMs: delay,
         reason: result.error.message,
       })
-      await sleep(delay, signal)
+      // At least the delay (a Retry-After is a minimum), not a timer that may end early.
+      await sleepAtLeast(delay, { signal })
     }
   }
 
@@ -274,25 +276,6 @@ function parseRetryAfter(value: string | null): number | undefined {
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
   const date = Date.parse(value)
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer)
-      try {
-        throwIfAborted(signal)
-      } catch (error) {
-        reject(error)
-      }
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    if (signal?.aborted) onAbort()
-    else signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import { ToolselError } from '../../errors.ts'
 import { LazyAbort } from '../../lazy-abort.ts'
+import { timerAtLeast, type TimerAtLeast } from '../../timer-at-least.ts'
 import { errorResponse } from '../error-response.ts'
 
 export interface RequestTimeoutOptions {
@@ -37,7 +38,7 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
     const timeoutMs = options.timeoutFor?.(c.req.method, c.req.path) ?? options.timeoutMs
     const abort = new LazyAbort()
     let committing = false
-    let timer: NodeJS.Timeout | undefined
+    let timer: TimerAtLeast | undefined
     // A client that goes away aborts the work too. The node response's `close` event is used
     // rather than `c.req.raw.signal`, which would build a full web Request for every request.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
@@ -57,19 +58,21 @@ export function requestTimeout(options: RequestTimeoutOptions): MiddlewareHandle
       // Settled by whichever comes first, the handler or the deadline: one promise per request
       // rather than a deadline promise, a `.then` and a `Promise.race` of the two.
       const outcome = await new Promise<'done' | 'timeout'>((resolve, reject) => {
-        timer = setTimeout(() => {
+        // At least timeoutMs by performance.now() (timerAtLeast): a plain timer may end up to a
+        // millisecond early, and a request within its limit was then told it took longer.
+        timer = timerAtLeast(timeoutMs, () => {
           // A write past its commit point finishes and answers for itself.
           if (committing) return
           abort.abort(
             new ToolselError('TIMEOUT', `The request took longer than its ${timeoutMs} ms limit.`),
           )
           resolve('timeout')
-        }, timeoutMs)
+        })
         next().then(() => resolve('done'), reject)
       })
       if (outcome === 'timeout') c.res = errorResponse(c, abort.reason as ToolselError)
     } finally {
-      clearTimeout(timer)
+      timer?.clear()
       outgoing?.off('close', onClose)
     }
   }

@@ -3,15 +3,26 @@
  * server (constants of upstream-connection.ts, 1 s and x4, until round 43), with a real stdio
  * server (test/mcp/fixtures/tiny-upstream.sh).
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { loadConfig, parseConfig } from '../../../src/config/load-config.ts'
 import { RELIST_GAP_FACTOR, RELIST_GAP_MS } from '../../../src/mcp/gateway/upstream-connection.ts'
+import { earlyTimers } from '../../helpers/early-timers.ts'
 import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const TINY = fileURLToPath(new URL('../fixtures/tiny-upstream.sh', import.meta.url))
 
 const upstreamConnection = useUpstreamConnections()
+
+/** The real setTimeout, for the tests' own waits while timers end early. */
+const realTimeout = globalThis.setTimeout
+let undoEarlyTimers: (() => void) | undefined
+afterEach(() => {
+  undoEarlyTimers?.()
+  undoEarlyTimers = undefined
+})
 
 function tinyUpstream(env: Record<string, string>, gateway: Record<string, unknown>) {
   return upstreamConnection('tiny', {
@@ -65,5 +76,50 @@ describe('gateway.relistGapMs and relistGapFactor', () => {
     const started = performance.now()
     await upstream.sync()
     expect(performance.now() - started).toBeGreaterThanOrEqual(20 * listingMs - 500)
+  }, 60_000)
+
+  it('keeps the gap though every timer ends early (at half its time)', async () => {
+    // A Node timer may end up to ~1 ms early by performance.now() (round 43): the gap is a floor.
+    const upstream = tinyUpstream({ TINY_TOOLS: '3' }, { relistGapMs: 1000, relistGapFactor: 1 })
+    await upstream.connect()
+    expect(upstream.state().status).toBe('connected')
+    const started = performance.now()
+    undoEarlyTimers = earlyTimers(0.5)
+    await upstream.sync()
+    undoEarlyTimers()
+    // Not 1000: the gap counts from the listing's end, a little before `started`.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(800)
+  }, 60_000)
+
+  it('reconnects no sooner than the backoff, though every timer ends early', async () => {
+    // An HTTP server refusing every request: each connect attempt is one initialize POST.
+    const arrivals: number[] = []
+    const refusing = createServer((request, response) => {
+      if (request.method === 'POST') arrivals.push(performance.now())
+      request.resume()
+      response.writeHead(500, { 'content-type': 'text/plain' }).end('down')
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = refusing.address() as AddressInfo
+      // The backoff is then 320-400 ms each time (reconnectInitialMs x 0.8-1.2, capped at 400).
+      const upstream = upstreamConnection('down', {
+        servers: { down: { url: `http://127.0.0.1:${port}/mcp` } },
+        reconnectInitialMs: 400,
+        reconnectMaxMs: 400,
+      })
+      undoEarlyTimers = earlyTimers(0.5)
+      await upstream.connect()
+      expect(upstream.state().status).toBe('down')
+      const deadline = performance.now() + 30_000
+      while (arrivals.length < 3 && performance.now() < deadline)
+        await new Promise((resolve) => realTimeout(resolve, 20))
+      undoEarlyTimers()
+      expect(arrivals.length).toBeGreaterThanOrEqual(3)
+      for (let i = 1; i < 3; i++) expect(arrivals[i] - arrivals[i - 1]).toBeGreaterThanOrEqual(320)
+    } finally {
+      refusing.closeAllConnections()
+      await new Promise((resolve) => refusing.close(resolve))
+    }
   }, 60_000)
 })

@@ -6,7 +6,13 @@ import {
   type OpenAiLanguageModelOptions,
 } from '../../../src/models/openai/openai-language-model.ts'
 import { MAX_COMPLETION_BYTES } from '../../../src/models/openai/chat-completions-client.ts'
-import { completion, startFakeChatServer, useFakeChatServer } from './fake-chat-server.ts'
+import {
+  completion,
+  startFakeChatServer,
+  useFakeChatServer,
+  type ScriptedReply,
+} from './fake-chat-server.ts'
+import { earlyTimers } from '../../helpers/early-timers.ts'
 
 const ASK: ChatMessage[] = [{ role: 'user', content: 'Which tool gets a weather forecast?' }]
 const CHOICES = ['email.send', 'weather.get_forecast', 'none']
@@ -126,14 +132,24 @@ describe('OpenAiLanguageModel retries and limits', () => {
     expect(server.requests).toHaveLength(2)
   })
 
-  it('honours Retry-After on 429', async () => {
+  it('honours Retry-After on 429: the retry comes at least that long after the refusal', async () => {
+    // Each request's arrival, by performance.now(): the refusal was sent after the first
+    // arrived, and the retry left at least Retry-After after it came back.
+    const arrivals: number[] = []
+    const arrived = (reply: ScriptedReply) => () => (arrivals.push(performance.now()), reply)
     server.reply(
-      { status: 429, body: 'slow down', headers: { 'retry-after': '0.05' } },
-      { body: completion('ok') },
+      arrived({ status: 429, body: 'slow down', headers: { 'retry-after': '0.05' } }),
+      arrived({ body: completion('ok') }),
     )
-    const started = Date.now()
-    expect((await model().generate(ASK, { maxTokens: 8 })).text).toBe('ok')
-    expect(Date.now() - started).toBeGreaterThanOrEqual(45)
+    // Timers that end early (a Node timer may, by up to ~1 ms): the wait is still 50 ms.
+    const undo = earlyTimers(0.5)
+    try {
+      expect((await model().generate(ASK, { maxTokens: 8 })).text).toBe('ok')
+    } finally {
+      undo()
+    }
+    expect(arrivals).toHaveLength(2)
+    expect(arrivals[1] - arrivals[0]).toBeGreaterThanOrEqual(50)
   })
 
   it('gives up after maxRetries with UPSTREAM_UNAVAILABLE and the last raw body', async () => {
