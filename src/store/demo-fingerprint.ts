@@ -8,7 +8,10 @@
  * `library/` modules: importers, schema rewrites, the tool model), so that a `git pull` that
  * changes either is noticed. The code is read from `src/library` where the checkout has it (the
  * same bytes whether bin/toolsel.mjs runs `src/` or `dist/`), else from the running tree's
- * `library/` (an image with `dist/` only). The code's part is computed once per process.
+ * `library/` (an image with `dist/` only). The code's part is computed once per process. Not
+ * covered: modules outside `library/` and npm dependencies (the YAML parser): an upgrade that
+ * changes the demo's tools through them alone is noticed at the next change of the files or of
+ * `library/` (or `toolsel index src/library/demo/servers --name demo`).
  * @module
  */
 import { createHash, type Hash } from 'node:crypto'
