@@ -25,6 +25,16 @@
  *
  *   npx tsx bench/splitter-dev.ts --data ../shared/data --wide --dump /tmp/splitter-dump.json
  *   npx tsx bench/splitter-dev.ts --from /tmp/splitter-dump.json
+ *
+ * Round 44 (explore14): a per-boundary cut classifier (`cutClassifier`). `--train-share F` also
+ * segments and decides a hashed share F of folds 1-4 (by the same folds 1-4 model: the labels
+ * see nothing of fold 0) and keeps each cut place's local features; `--cuts-only` keeps only the
+ * cut segmentations (no second-object or context-kept ones); `--cut-classifier` runs that screen
+ * instead of the chooser (`--l2`: its weight decay).
+ *
+ *   npx tsx bench/splitter-dev.ts --data ../shared/data --wide --cuts-only --train-share 0.5 \
+ *     --dump /tmp/cut-dump.json --cut-classifier
+ *   npx tsx bench/splitter-dev.ts --from /tmp/cut-dump.json --cut-classifier
  * @module
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -49,6 +59,10 @@ interface Seg {
 interface Q {
   set: string
   id: string
+  /** The query's fold (seed 1): 0 held out; 1-4 only with `--train-share` (the cut classifier's labels). */
+  fold?: number
+  /** Each separator's local features (BOUNDARY_FEATURES, `--train-share` runs only). */
+  bounds?: number[][]
   gold: string[]
   /** The separators' texts (the cue words at each possible cut). */
   separators: string[]
@@ -117,6 +131,8 @@ async function fitAndDump(
   maxFull: number,
   widen: boolean,
   generateOnly: boolean,
+  trainShare: number,
+  cutsOnly: boolean,
 ): Promise<Dump> {
   const { DenseToolVectors } = await import('../src/learn/dense-features.ts')
   // The rows' per-source dense vectors (each source's map learned on the other sources) are not
@@ -130,7 +146,8 @@ async function fitAndDump(
   const { shippedRecipeFit, reportFit, trainingSetCases } = await import('./training-dev-setup.ts')
   const { decisionInput, foldOf, score } = await import('../src/learn/train-model.ts')
   const { decideTools } = await import('../src/learn/count-model.ts')
-  const { queryRows } = await import('../src/learn/training-rows.ts')
+  const { queryRows, searchFunction } = await import('../src/learn/training-rows.ts')
+  const { Bm25Retriever } = await import('../src/retrieve/bm25/bm25-retriever.ts')
   const { RulePlanner, trainingPlanner, collapseWhitespace } =
     await import('../src/plan/rule-planner.ts')
   const { ACTION_VERBS, isRequest, startsWithAction } = await import('../src/plan/request-cues.ts')
@@ -151,7 +168,14 @@ async function fitAndDump(
   const started = performance.now()
   for (const [name, entry] of cases) {
     const sourceIndex = sources.indexOf(entry.source)
-    const held = (entry.cases as TrainingCase[]).filter((c) => foldOf(c.id, seed) === 0)
+    // Fold 0, and (`--train-share`) a hashed share of folds 1-4 for the cut classifier's labels.
+    const held = (entry.cases as TrainingCase[]).filter(
+      (c) => foldOf(c.id, seed) === 0 || hash(c.id) / 2 ** 32 < trainShare,
+    )
+    const search = searchFunction(Bm25Retriever.build(entry.source.tools, base.bm25), base.k)
+    const family = new Map(
+      entry.source.tools.map((t) => [t.id, t.namespace ?? t.id.split(/[./:]/)[0]]),
+    )
     let mismatched = 0
     // Each held-out case's segmentations.
     const plans = held.map((c) => {
@@ -189,7 +213,7 @@ async function fitAndDump(
         shippedSteps.join('\u0001')
       )
         mismatched++
-      add(shippedCuts, 'second-objects', servingPlanner.split(c.instruction))
+      if (!cutsOnly) add(shippedCuts, 'second-objects', servingPlanner.split(c.instruction))
       const subsets = (places: number[]): number[][] => {
         if (places.length > maxFull) {
           const out = [places.map(() => 1), places.map(() => 0)].map((bits) => {
@@ -219,17 +243,25 @@ async function fitAndDump(
       ))
         add(cuts, 'planner-places')
       for (const cuts of subsets([...Array(n).keys()])) add(cuts, 'wide-places')
-      for (const { cuts } of [...seen.values()]) add(cuts, 'context-kept')
+      if (!cutsOnly) for (const { cuts } of [...seen.values()]) add(cuts, 'context-kept')
       return {
         c,
         separators: sentences.flatMap((x) => x.separators.map((s) => s.trim().toLowerCase())),
         segs: [...seen.values()],
+        bounds:
+          trainShare > 0
+            ? boundaryFeatures(sentences, shippedCuts, plannerPlace, {
+                search,
+                family,
+                startsWithAction,
+              })
+            : undefined,
       }
     })
     const bySource: Record<string, number> = {}
     for (const p of plans) for (const g of p.segs) bySource[g.from] = (bySource[g.from] ?? 0) + 1
     console.log(
-      `${name}: ${held.length} held-out, ${mismatched} whose planner split the cuts do not remake; segmentations by generator ${JSON.stringify(bySource)}`,
+      `${name}: ${held.length} queries (${held.filter((c) => foldOf(c.id, seed) === 0).length} held out), ${mismatched} whose planner split the cuts do not remake; segmentations by generator ${JSON.stringify(bySource)}`,
     )
     if (!fitted) continue
     const { model } = fitted
@@ -237,8 +269,10 @@ async function fitAndDump(
     const out = plans.map((p) => ({
       set: name,
       id: p.c.id,
+      fold: foldOf(p.c.id, seed),
       gold: p.c.gold,
       separators: p.separators,
+      ...(p.bounds && { bounds: p.bounds }),
       segs: [] as Seg[],
     }))
     const tools = entry.source.tools
@@ -292,6 +326,339 @@ async function fitAndDump(
   return dump
 }
 
+/** The local features of one possible cut place (`boundaryFeatures`), in order. */
+const BOUNDARY_FEATURES = [
+  'plannerPlace',
+  'plannerCut',
+  'rightOpensAction',
+  'placeAndPlannerAction',
+  'sepAnd',
+  'sepComma',
+  'sepThenAlsoAfter',
+  'sepColonSemicolon',
+  'cueTo',
+  'cueIfBeforeAfterWhile',
+  'cueUsingByWithForWhich',
+  'positionInSentence',
+  'lastInSentence',
+  'placesInInstruction',
+  'leftWords',
+  'rightWords',
+  'leftTop',
+  'leftGap',
+  'rightTop',
+  'rightGap',
+  'gluedTop',
+  'gluedGap',
+  'gluedMinusBestSide',
+  'sameTopTool',
+  'sameTopFamily',
+  'top5Overlap',
+  'plannerCutTimesOverlap',
+  'plannerCutTimesSameTop',
+]
+
+/**
+ * The local features of every separator (a possible cut place) of one instruction: the cue at the
+ * place, where it is, the words of the parts either side, BM25 (the rows' retrieval) of the left
+ * part, the right part and the two glued: top score and gap to the second (log1p), whether both
+ * sides' first candidates are the same tool or family (namespace, else the id's first segment),
+ * and the overlap of their first five candidates.
+ */
+function boundaryFeatures(
+  sentences: ReturnType<typeof atoms>,
+  plannerCuts: readonly number[],
+  plannerPlace: readonly boolean[],
+  {
+    search,
+    family,
+    startsWithAction,
+  }: {
+    search: (text: string) => Array<{ id: string; score: number }>
+    family: ReadonlyMap<string, string>
+    startsWithAction: (clause: string) => boolean
+  },
+): number[][] {
+  const total = plannerCuts.length
+  const memo = new Map<string, Array<{ id: string; score: number }>>()
+  const top = (text: string) => {
+    let list = memo.get(text)
+    if (!list) memo.set(text, (list = search(text)))
+    return list
+  }
+  const words = (text: string) => Math.log1p(text.split(/\s+/).filter(Boolean).length)
+  const out: number[][] = []
+  let at = 0
+  for (const { parts, separators } of sentences) {
+    separators.forEach((raw, i) => {
+      const sep = raw.trim().toLowerCase()
+      const left = parts[i] ?? ''
+      const right = parts[i + 1] ?? ''
+      const first = /^\s*(\w+(?:\s+\w+){0,2})/.exec(right)?.[1].toLowerCase() ?? ''
+      const [l, r, g] = [left, right, left + raw + right].map(top)
+      const s1 = (list: Array<{ score: number }>) => Math.log1p(list[0]?.score ?? 0)
+      const gap = (list: Array<{ score: number }>) =>
+        Math.log1p(list[0]?.score ?? 0) - Math.log1p(list[1]?.score ?? 0)
+      const l5 = new Set(l.slice(0, 5).map((c) => c.id))
+      const r5 = r.slice(0, 5).map((c) => c.id)
+      const inter = r5.filter((id) => l5.has(id)).length
+      const union = new Set([...l5, ...r5]).size
+      const overlap = union === 0 ? 0 : inter / union
+      const sameTop = l[0] !== undefined && l[0].id === r[0]?.id ? 1 : 0
+      const sameFamily =
+        l[0] !== undefined && r[0] !== undefined && family.get(l[0].id) === family.get(r[0].id)
+          ? 1
+          : 0
+      const cut = plannerCuts[at] ?? 0
+      const action = startsWithAction(right) ? 1 : 0
+      out.push([
+        plannerPlace[at] ? 1 : 0,
+        cut,
+        action,
+        plannerPlace[at] && action ? 1 : 0,
+        /\band\b/.test(sep) ? 1 : 0,
+        sep.startsWith(',') ? 1 : 0,
+        /then|also|after|finally|plus|afterwards/.test(sep) ? 1 : 0,
+        /^[:;]/.test(sep) ? 1 : 0,
+        sep === '' && /^(to|so that|in order)\b/.test(first) ? 1 : 0,
+        sep === '' && /^(if|before|after|while)\b/.test(first) ? 1 : 0,
+        sep === '' && /^(using|by|with|for|which)\b/.test(first) ? 1 : 0,
+        (i + 1) / separators.length,
+        i === separators.length - 1 ? 1 : 0,
+        Math.log1p(total),
+        words(left),
+        words(right),
+        s1(l),
+        gap(l),
+        s1(r),
+        gap(r),
+        s1(g),
+        gap(g),
+        s1(g) - Math.max(s1(l), s1(r)),
+        sameTop,
+        sameFamily,
+        overlap,
+        cut * overlap,
+        cut * sameTop,
+      ])
+      at++
+    })
+  }
+  return out
+}
+
+/**
+ * Round 44 (explore14): a per-boundary cut classifier. Each cut place of a request is labelled
+ * from the oracle: cut or glued in its best segmentation (an exact one; of several, the fewest
+ * cuts away from the planner's; requests no cut segmentation makes exact give no labels). A
+ * logistic regression on the places' local features (`boundaryFeatures`) is fitted on the
+ * labelled places of folds 1-4 (decided by the model fitted on folds 1-4: nested, nothing of fold
+ * 0), then (1) its held-out accuracy on fold 0's labelled places against the planner's cut, and
+ * (2) each fold-0 request segmented by it: of the request's cut segmentations (the planner's, the
+ * planner's places, the wider places), the most probable under the classifier (the planner's on
+ * a tie; a bias added to every cut's log-odds, chosen on folds 1-4), scored as exact match.
+ */
+function cutClassifier(dump: Dump, iterations: number, l2: number) {
+  const cutSegs = (q: Q) =>
+    q.segs.filter((s) => s.from !== 'context-kept' && s.from !== 'second-objects')
+  /** The oracle's cuts: the exact cut segmentation nearest the planner's (undefined: none). */
+  const oracle = (q: Q): number[] | undefined => {
+    const ship = q.segs.find((s) => s.shipped)
+    if (!ship) return undefined
+    let best: Seg | undefined
+    for (const s of cutSegs(q))
+      if (s.exact && (best === undefined || distance(s, ship) < distance(best, ship))) best = s
+    return best?.cuts
+  }
+  const withBounds = dump.queries.filter((q) => q.bounds !== undefined)
+  const train = withBounds.filter((q) => (q.fold ?? 0) !== 0)
+  const test = withBounds.filter((q) => (q.fold ?? 0) === 0)
+  if (train.length === 0)
+    throw new Error('no folds 1-4 queries in the dump: run with --train-share')
+  const labelled = (qs: Q[]) =>
+    qs.flatMap((q) => {
+      const cuts = oracle(q)
+      return cuts === undefined ? [] : q.bounds!.map((f, i) => ({ q, f, y: cuts[i] ?? 0 }))
+    })
+  const trainRows = labelled(train)
+  const testRows = labelled(test)
+  const d = BOUNDARY_FEATURES.length
+  const mean = new Array<number>(d).fill(0)
+  const sd = new Array<number>(d).fill(0)
+  for (const { f } of trainRows) f.forEach((v, i) => (mean[i] += v / trainRows.length))
+  for (const { f } of trainRows)
+    f.forEach((v, i) => (sd[i] += (v - mean[i]) ** 2 / trainRows.length))
+  sd.forEach((v, i) => (sd[i] = Math.sqrt(v) || 1))
+  const z = (f: number[]) => f.map((v, i) => (v - mean[i]) / sd[i])
+  const zs = trainRows.map((r) => z(r.f))
+  /**
+   * Logistic regression on the standardised features: full-batch gradient ascent on the mean
+   * (weighted) log-likelihood, L2 on the weights, Adam steps. Returns [weights, bias].
+   */
+  const fitLogistic = (ys: number[], weights: number[]): [number[], number] => {
+    const w = new Array<number>(d).fill(0)
+    let b = 0
+    const m = new Array<number>(d + 1).fill(0)
+    const v = new Array<number>(d + 1).fill(0)
+    const total = weights.reduce((a, x) => a + x, 0)
+    for (let it = 1; it <= iterations; it++) {
+      const g = new Array<number>(d + 1).fill(0)
+      zs.forEach((x, r) => {
+        const p = 1 / (1 + Math.exp(-(b + x.reduce((a, xi, i) => a + xi * w[i], 0))))
+        const e = weights[r] * (ys[r] - p)
+        x.forEach((xi, i) => (g[i] += e * xi))
+        g[d] += e
+      })
+      for (let i = 0; i <= d; i++) {
+        const gi = g[i] / total - (i < d ? l2 * w[i] : 0)
+        m[i] = 0.9 * m[i] + 0.1 * gi
+        v[i] = 0.999 * v[i] + 0.001 * gi * gi
+        const step =
+          (0.05 * (m[i] / (1 - 0.9 ** it))) / (Math.sqrt(v[i] / (1 - 0.999 ** it)) + 1e-8)
+        if (i < d) w[i] += step
+        else b += step
+      }
+    }
+    return [w, b]
+  }
+  const [w, b] = fitLogistic(
+    trainRows.map((r) => r.y),
+    trainRows.map(() => 1),
+  )
+  const logit = (f: number[]) => b + z(f).reduce((a, xi, i) => a + xi * w[i], 0)
+  console.log(
+    `\n== per-boundary cut classifier: ${trainRows.length} labelled places of ${train.length} folds 1-4 queries (${train.filter((q) => oracle(q)).length} with an exact cut segmentation)`,
+  )
+  console.log(
+    `  weights: bias ${b.toFixed(2)}, ${BOUNDARY_FEATURES.map((n, i) => `${n} ${w[i].toFixed(2)}`).join(', ')}`,
+  )
+  // Screen 1: the labels' predictability, against always the planner's cut.
+  const plannerCut = BOUNDARY_FEATURES.indexOf('plannerCut')
+  const accuracy = (rows: typeof trainRows, label: string) => {
+    let planner = 0,
+      model = 0,
+      disagree = 0,
+      flipsRight = 0,
+      flipsMade = 0
+    for (const { f, y } of rows) {
+      const pc = f[plannerCut]
+      const mc = logit(f) > 0 ? 1 : 0
+      if (pc === y) planner++
+      if (mc === y) model++
+      if (pc !== y) disagree++
+      if (mc !== pc) {
+        flipsMade++
+        if (mc === y) flipsRight++
+      }
+    }
+    const pct = (x: number) => ((100 * x) / Math.max(1, rows.length)).toFixed(2)
+    console.log(
+      `  ${label}: ${rows.length} places, the oracle's label differs from the planner's cut at ${disagree} (${pct(disagree)}%); accuracy planner ${pct(planner)}%, classifier ${pct(model)}% (flips ${flipsMade}, right ${flipsRight})`,
+    )
+  }
+  accuracy(trainRows, 'folds 1-4 (in-sample)')
+  accuracy(testRows, 'fold 0 (held out)')
+  // How well the places where the oracle departs from the planner can be found at all: ranked by
+  // the classifier's odds against the planner's cut, and by a model fitted for that target alone
+  // (class-balanced), the held-out AUC and the share of real departures among the first k.
+  const departs = trainRows.map((r) => (r.f[plannerCut] !== r.y ? 1 : 0))
+  const positives = departs.reduce((a: number, x) => a + x, 0)
+  const [fw, fb] = fitLogistic(
+    departs,
+    departs.map((x) =>
+      x
+        ? trainRows.length / (2 * positives)
+        : trainRows.length / (2 * (trainRows.length - positives)),
+    ),
+  )
+  const flipLogit = (f: number[]) => fb + z(f).reduce((a, xi, i) => a + xi * fw[i], 0)
+  const ranking = (label: string, against: (f: number[]) => number) => {
+    const ranked = testRows
+      .map((r) => ({ s: against(r.f), y: r.f[plannerCut] !== r.y ? 1 : 0 }))
+      .sort((a, b) => b.s - a.s)
+    const pos = ranked.filter((r) => r.y).length
+    let auc = 0,
+      seen = 0
+    // AUC: the chance a departure ranks above a place where the planner is right (ties count half).
+    for (let i = 0; i < ranked.length;) {
+      let j = i
+      while (j < ranked.length && ranked[j].s === ranked[i].s) j++
+      const group = ranked.slice(i, j)
+      const gp = group.filter((r) => r.y).length
+      auc += (group.length - gp) * (seen + gp / 2)
+      seen += gp
+      i = j
+    }
+    auc /= Math.max(1, pos * (ranked.length - pos))
+    const at = [10, 25, 50, 100].map((k) => `${k}: ${ranked.slice(0, k).filter((r) => r.y).length}`)
+    console.log(
+      `  fold 0, ${label}: AUC ${auc.toFixed(3)}; departures among the first k: ${at.join(', ')} (of ${pos} in ${ranked.length})`,
+    )
+  }
+  ranking('by the classifier against the planner', (f) => (f[plannerCut] ? -logit(f) : logit(f)))
+  ranking('by a departure model (class-balanced)', flipLogit)
+  console.log(
+    `  departure model weights: bias ${fb.toFixed(2)}, ${BOUNDARY_FEATURES.map((n, i) => `${n} ${fw[i].toFixed(2)}`).join(', ')}`,
+  )
+  // Screen 2: each request segmented by the classifier (restricted to its cut segmentations).
+  const choose = (q: Q, bias: number): Seg | undefined => {
+    const ship = q.segs.find((s) => s.shipped)
+    const ls = q.bounds!.map((f) => logit(f) + bias)
+    const score = (s: Seg) =>
+      s.cuts.reduce((a, c, i) => a - Math.log1p(Math.exp(c ? -(ls[i] ?? 0) : (ls[i] ?? 0))), 0)
+    let best = ship
+    for (const s of cutSegs(q)) if (best === undefined || score(s) > score(best) + 1e-9) best = s
+    return best
+  }
+  const endToEnd = (qs: Q[], bias: number) => {
+    const sets = [...new Set(qs.map((q) => q.set))]
+    const per = sets.map((set) => {
+      const xs = qs.filter((q) => q.set === set)
+      const shipped = xs.filter((q) => q.segs.find((s) => s.shipped)?.exact).length
+      const chosen = xs.filter((q) => choose(q, bias)?.exact).length
+      const moved = xs.filter((q) => !choose(q, bias)?.shipped).length
+      return {
+        set,
+        n: xs.length,
+        shipped: (100 * shipped) / xs.length,
+        chosen: (100 * chosen) / xs.length,
+        moved,
+      }
+    })
+    const avg = (k: 'shipped' | 'chosen') => per.reduce((a, r) => a + r[k], 0) / per.length
+    return { per, shipped: avg('shipped'), chosen: avg('chosen') }
+  }
+  const biases = [-4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4]
+  console.log(`\n== segmented by the classifier (exact match %, mean of the sets)`)
+  let bestBias = 0,
+    bestMean = -Infinity
+  for (const bias of biases) {
+    const tr = endToEnd(train, bias)
+    const te = endToEnd(test, bias)
+    console.log(
+      `  bias ${bias}: folds 1-4 (in-sample) ${tr.shipped.toFixed(2)} -> ${tr.chosen.toFixed(2)} | fold 0 ${te.shipped.toFixed(2)} -> ${te.chosen.toFixed(2)}`,
+    )
+    if (tr.chosen > bestMean + 1e-9) {
+      bestMean = tr.chosen
+      bestBias = bias
+    }
+  }
+  const te = endToEnd(test, bestBias)
+  console.log(`\n== fold 0 (held out), bias ${bestBias} chosen on folds 1-4`)
+  for (const r of te.per)
+    console.log(
+      `${r.set} (${r.n}): shipped ${r.shipped.toFixed(2)} -> classifier ${r.chosen.toFixed(2)} (${r.moved} requests cut otherwise)`,
+    )
+  console.log(`mean: ${te.shipped.toFixed(2)} -> ${te.chosen.toFixed(2)}`)
+}
+
+/** FNV-1a of a query id (the chooser's halves; the share of folds 1-4 `--train-share` keeps). */
+const hash = (s: string) => {
+  let h = 2166136261
+  for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619)
+  return h >>> 0
+}
+
 const key = (ids: readonly string[]) => [...new Set(ids)].sort().join('\u0001')
 const same = (a: readonly string[], b: readonly string[]) => key(a) === key(b)
 
@@ -300,7 +667,8 @@ const GENERATORS = ['shipped', 'second-objects', 'planner-places', 'wide-places'
 /** How many separators two segmentations cut differently. */
 const distance = (a: Seg, b: Seg) => a.cuts.reduce((d, c, i) => d + (c !== b.cuts[i] ? 1 : 0), 0)
 
-function ceilings(dump: Dump) {
+function ceilings(all: Dump) {
+  const dump = { queries: all.queries.filter((q) => (q.fold ?? 0) === 0) }
   const sets = [...new Set(dump.queries.map((q) => q.set))]
   console.log(
     '\n== oracle ceiling (held-out fold 0): some segmentation decides the gold set, generators added in order',
@@ -379,26 +747,23 @@ function chooser(dump: Dump, iterations: number, near: boolean) {
     ]
   }
   type Row = { q: Q; cands: Array<{ f: number[]; exact: boolean; shipped: boolean }> }
-  const rows: Row[] = dump.queries.map((q) => {
-    const ship = q.segs.find((s) => s.shipped)
-    return {
-      q,
-      cands: q.segs
-        // `--near`: only the planner's split and those one cut away from it (context dropped).
-        .filter(
-          (s) =>
-            !near ||
-            s.shipped ||
-            (ship !== undefined && s.from !== 'context-kept' && distance(s, ship) <= 1),
-        )
-        .map((s) => ({ f: featuresOf(q, s, ship), exact: s.exact, shipped: s.shipped })),
-    }
-  })
-  const hash = (s: string) => {
-    let h = 2166136261
-    for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619)
-    return h >>> 0
-  }
+  const rows: Row[] = dump.queries
+    .filter((q) => (q.fold ?? 0) === 0)
+    .map((q) => {
+      const ship = q.segs.find((s) => s.shipped)
+      return {
+        q,
+        cands: q.segs
+          // `--near`: only the planner's split and those one cut away from it (context dropped).
+          .filter(
+            (s) =>
+              !near ||
+              s.shipped ||
+              (ship !== undefined && s.from !== 'context-kept' && distance(s, ship) <= 1),
+          )
+          .map((s) => ({ f: featuresOf(q, s, ship), exact: s.exact, shipped: s.shipped })),
+      }
+    })
   const fit = (train: Row[]) => {
     const d = names.length
     const all = train.flatMap((r) => r.cands.map((c) => c.f))
@@ -475,6 +840,10 @@ const { values } = benchArgs(import.meta.url, {
     wide: { type: 'boolean', default: false },
     near: { type: 'boolean', default: false },
     'generate-only': { type: 'boolean', default: false },
+    'train-share': { type: 'string', default: '0' },
+    'cuts-only': { type: 'boolean', default: false },
+    'cut-classifier': { type: 'boolean', default: false },
+    l2: { type: 'string', default: '0.001' },
   },
 })
 // The screen cuts with the rule planner's own breaks, at every separator (also those the planner
@@ -490,7 +859,10 @@ const dump: Dump =
         Number(values['max-full']),
         values.wide!,
         values['generate-only']!,
+        Number(values['train-share']),
+        values['cuts-only']!,
       )
 if (values['generate-only']) process.exit(0)
 ceilings(dump)
-chooser(dump, Number(values.iterations), values.near!)
+if (values['cut-classifier']) cutClassifier(dump, Number(values.iterations), Number(values.l2))
+else chooser(dump, Number(values.iterations), values.near!)
