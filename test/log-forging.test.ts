@@ -6,11 +6,9 @@
  * characters (bidi, zero-width) and line separators are written as escapes.
  */
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
-import { parseConfig } from '../src/config/load-config.ts'
-import type { UpstreamConfig } from '../src/config/schema.ts'
+import { describe, expect, it } from 'vitest'
 import { createLogger, createMemoryLogger } from '../src/log.ts'
-import { UpstreamConnection } from '../src/mcp/gateway/upstream-connection.ts'
+import { useUpstreamConnections } from './helpers/upstream-connections.ts'
 
 const NODE_FIXTURE = fileURLToPath(new URL('./mcp/fixtures/node-upstream.mjs', import.meta.url))
 
@@ -21,10 +19,7 @@ const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029\p{Cs}]/u
 /** An event's first line: its time and level. */
 const EVENT_START = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARN|ERROR) /
 
-const open: UpstreamConnection[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((connection) => connection.close()))
-})
+const upstreamConnection = useUpstreamConnections()
 
 /** Every line of what `logger` wrote: each starts an event or is an indented continuation. */
 function expectNoForgedLine(lines: string[]): void {
@@ -39,8 +34,9 @@ function expectNoForgedLine(lines: string[]): void {
 describe('text-format log lines carry no forged line and no raw control', () => {
   it("an upstream's error, logged as it goes down: one event, its line break indented", async () => {
     const logger = createMemoryLogger()
-    const config = parseConfig({
-      gateway: {
+    const upstream = upstreamConnection(
+      'forger',
+      {
         servers: {
           forger: {
             command: process.execPath,
@@ -52,13 +48,8 @@ describe('text-format log lines carry no forged line and no raw control', () => 
         },
         spawnTimeoutMs: 120_000,
       },
-    })
-    const upstream = new UpstreamConnection(
-      'forger',
-      config.gateway.servers.forger as UpstreamConfig,
-      { settings: config.gateway, logger, onTools: () => undefined },
+      { logger },
     )
-    open.push(upstream)
     await upstream.connect().catch(() => undefined)
     await expect
       .poll(() => logger.lines.filter((line) => line.includes('is down')).length, {

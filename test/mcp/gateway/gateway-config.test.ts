@@ -3,11 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../../src/config/load-config.ts'
-import type { UpstreamConfig } from '../../../src/config/schema.ts'
-import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
-import { createMemoryLogger } from '../../../src/log.ts'
 import { readGatewayFile } from '../../../src/mcp/gateway/read-gateway-file.ts'
 import { runCli } from '../../cli/run-cli.ts'
+import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'toolsel-gateway-config-'))
 const write = (name: string, value: unknown) => {
@@ -245,6 +243,8 @@ describe('--gateway-config without upstream servers', () => {
 // Round 30 (gw3): a gateway file is often generated or copied from the internet (an
 // `mcpServers` block from a README): read as input that may be hostile, not as the operator's own.
 describe('a gateway file as untrusted input', () => {
+  const upstreamConnection = useUpstreamConnections()
+
   const SECRET = 'SECRET-0123456789'
   const refused = async (file: string) => {
     const { code, stderr } = await runCli(['serve', '--gateway-config', file, '--print-config'])
@@ -331,26 +331,15 @@ describe('a gateway file as untrusted input', () => {
 
   it('spawns the command without a shell: metacharacters are part of its name or arguments', async () => {
     const marker = join(dir, 'shell-ran')
-    const { gateway } = parseConfig({
-      gateway: {
-        servers: { sh: { command: `touch ${marker}; node`, args: [`$(touch ${marker})`] } },
-        reconnectInitialMs: 60_000,
-      },
+    const upstream = upstreamConnection('sh', {
+      servers: { sh: { command: `touch ${marker}; node`, args: [`$(touch ${marker})`] } },
+      reconnectInitialMs: 60_000,
     })
-    const upstream = new UpstreamConnection('sh', gateway.servers.sh as UpstreamConfig, {
-      settings: gateway,
-      logger: createMemoryLogger(),
-      onTools: () => undefined,
+    await upstream.connect()
+    expect(upstream.state()).toMatchObject({
+      status: 'down',
+      lastError: expect.stringContaining('ENOENT'),
     })
-    try {
-      await upstream.connect()
-      expect(upstream.state()).toMatchObject({
-        status: 'down',
-        lastError: expect.stringContaining('ENOENT'),
-      })
-      expect(existsSync(marker)).toBe(false)
-    } finally {
-      await upstream.close()
-    }
+    expect(existsSync(marker)).toBe(false)
   })
 })

@@ -11,13 +11,14 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { parseConfig } from '../../../src/config/load-config.ts'
-import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
+import type { GatewayConfig } from '../../../src/config/schema.ts'
 import { MAX_STDERR_LINE_CHARS } from '../../../src/mcp/gateway/create-upstream-transport.ts'
-import { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
+import type { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
 import { MAX_STDERR_LINES_PER_SECOND } from '../../../src/mcp/gateway/upstream-stderr.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { fitsStderrLimiter } from '../../helpers/stderr-limiter-trace.ts'
+import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
 const NODE_UPSTREAM = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
@@ -27,22 +28,22 @@ const TOKEN = 'sk-upstream-secret-0123456789'
 const floodAt = (cap: string) =>
   `the upstream sent messages of its own (notifications, requests, answers to requests never sent) faster than ${cap} a second until its reserve of ${cap} ran out (gateway.maxServerMessagesPerSecond): the connection is closed and made again`
 
+/** The HTTP servers a test starts, closed after it (its connections by useUpstreamConnections). */
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()))
 })
 
+const upstreamConnection = useUpstreamConnections()
+
+/** Server `bounded` with maxMessageBytes LIMIT but what `gateway` says, and the log it writes. */
 function connection(upstream: Record<string, unknown>, gateway: Partial<GatewayConfig> = {}) {
-  const config = parseConfig({
-    gateway: { servers: { bounded: upstream }, maxMessageBytes: LIMIT, ...gateway },
-  })
   const logger = createMemoryLogger()
-  const made = new UpstreamConnection('bounded', config.gateway.servers.bounded as UpstreamConfig, {
-    settings: config.gateway,
-    logger,
-    onTools: () => undefined,
-  })
-  open.push(made)
+  const made = upstreamConnection(
+    'bounded',
+    { servers: { bounded: upstream }, maxMessageBytes: LIMIT, ...gateway },
+    { logger },
+  )
   return { upstream: made, logger }
 }
 

@@ -1,13 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../../src/config/load-config.ts'
-import type { GatewayConfig, UpstreamConfig } from '../../../src/config/schema.ts'
+import { describe, expect, it } from 'vitest'
+import type { GatewayConfig } from '../../../src/config/schema.ts'
 import {
   MAX_UPSTREAM_ERROR_CHARS,
   RELIST_GAP_FACTOR,
   RELIST_GAP_MS,
-  UpstreamConnection,
+  type UpstreamConnection,
 } from '../../../src/mcp/gateway/upstream-connection.ts'
 import {
   MAX_UPSTREAM_DESCRIPTION_CHARS,
@@ -16,24 +15,16 @@ import {
 import type { UpstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 import { MAX_PATTERN_SEARCH_WORK } from '../../../src/mcp/gateway/upstream-output-schemas.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
+import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
 const NODE_FIXTURE = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
 
-const open: UpstreamConnection[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((connection) => connection.close()))
-})
+const upstreamConnection = useUpstreamConnections()
 
+/** Server `under_test` of a gateway section with `gateway`'s settings. */
 function connection(upstream: Record<string, unknown>, gateway: Partial<GatewayConfig>) {
-  const config = parseConfig({ gateway: { servers: { under_test: upstream }, ...gateway } })
-  const made = new UpstreamConnection(
-    'under_test',
-    config.gateway.servers.under_test as UpstreamConfig,
-    { settings: config.gateway, logger: createMemoryLogger(), onTools: () => undefined },
-  )
-  open.push(made)
-  return made
+  return upstreamConnection('under_test', { servers: { under_test: upstream }, ...gateway })
 }
 
 /** The notes fixture as a stdio server with `env` (its delays), its start-up bounded by 120 s. */
@@ -55,20 +46,15 @@ function nodeUpstream(
   onTools: () => void = () => undefined,
   gateway: Partial<GatewayConfig> = {},
 ) {
-  const config = parseConfig({
-    gateway: {
+  return upstreamConnection(
+    name,
+    {
       servers: { [name]: { command: process.execPath, args: [NODE_FIXTURE], env } },
       spawnTimeoutMs: 120_000,
       ...gateway,
     },
-  })
-  const made = new UpstreamConnection(name, config.gateway.servers[name] as UpstreamConfig, {
-    settings: config.gateway,
-    logger,
-    onTools,
-  })
-  open.push(made)
-  return made
+    { logger, onTools },
+  )
 }
 
 /** The ids of the running processes whose command line holds `marker` (Linux /proc). */
