@@ -89,9 +89,11 @@ async function until(
 
 describe('UpstreamConnection with real stdio processes', () => {
   it('gives a stdio server slower to start than connectTimeoutMs the whole spawnTimeoutMs', async () => {
-    // The process reads stdin only 4 s after it starts; the handshake itself is instant. Under
-    // connectTimeoutMs (2 s) alone the start-up would time out every time.
-    const notes = notesEnv({ NOTES_START_DELAY_MS: '4000' }, { connectTimeoutMs: 2000 })
+    // The process reads stdin only 1 s after it starts; the handshake itself is instant. Under
+    // connectTimeoutMs (500 ms) alone the start-up would time out every time: a timer never
+    // ends early, so twice the bound is margin enough (4 s and 2 s until round 44: 3 s waited
+    // for nothing).
+    const notes = notesEnv({ NOTES_START_DELAY_MS: '1000' }, { connectTimeoutMs: 500 })
     await notes.connect()
     expect(notes.state()).toMatchObject({
       status: 'connected',
@@ -103,11 +105,12 @@ describe('UpstreamConnection with real stdio processes', () => {
   }, 150_000)
 
   it('lists a server whose tools/list is slower than connectTimeoutMs within listTimeoutMs', async () => {
-    // Starts at once, answers each of its 3 tools/list pages after 1.5 s. With connectTimeoutMs
-    // (500 ms) bounding the pages, as before listTimeoutMs, it was down after every attempt.
+    // Starts at once, answers each of its 3 tools/list pages after 600 ms (1.5 s against 500 ms
+    // until round 44). With connectTimeoutMs (300 ms) bounding the pages, as before
+    // listTimeoutMs, it was down after every attempt.
     const notes = notesEnv(
-      { NOTES_LIST_DELAY_MS: '1500' },
-      { connectTimeoutMs: 500, listTimeoutMs: 60_000 },
+      { NOTES_LIST_DELAY_MS: '600' },
+      { connectTimeoutMs: 300, listTimeoutMs: 60_000 },
     )
     await notes.connect()
     expect(notes.state()).toMatchObject({ status: 'connected', toolCount: 5, lastError: null })
