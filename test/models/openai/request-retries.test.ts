@@ -111,6 +111,49 @@ describe('models.openai.maxRetriesPerRequest', () => {
     }
   })
 
+  it('makes at most P + S x Q first tries and maxRetriesPerRequest retries, S at most plan.maxSteps (README)', async () => {
+    // The bound README states (round 44): P models in the planner's list, Q in the selector's,
+    // S steps (plan.maxSteps at most, whichever planner answers), each model tried once per step.
+    const three =
+      'Get the weather forecast for Paris, then send an email to Ann, then search for flights to Rome'
+    const model = (name: string, maxRetriesPerRequest: number) =>
+      new OpenAiLanguageModel(name, {
+        baseUrl: server.baseUrl,
+        retryDelayMs: 1,
+        maxRetries: 2,
+        maxRetriesPerRequest,
+      })
+    for (const [maxSteps, maxRetriesPerRequest, calls] of [
+      // P = 1 (a → rule), Q = 2 (a → b → top1): 1 + 3 x 2 first tries.
+      [8, 0, 7],
+      [8, 2, 9],
+      // The rule planner's plan cut to 2 steps: 1 + 2 x 2.
+      [2, 0, 5],
+    ]) {
+      server.reset()
+      failEveryCall()
+      const planner = new LlmPlanner({
+        model: model('a', maxRetriesPerRequest),
+        fallback: new RulePlanner({ maxSteps }),
+        maxSteps,
+      })
+      const selector = new LlmSelector({
+        model: model('a', maxRetriesPerRequest),
+        fallback: new LlmSelector({
+          model: model('b', maxRetriesPerRequest),
+          fallback: new Top1Selector(),
+        }),
+      })
+      const result = await selectTools(three, { library, retriever, k: 15, planner, selector })
+      expect(result.steps).toHaveLength(Math.min(3, maxSteps))
+      expect({ maxSteps, maxRetriesPerRequest, calls: server.requests.length }).toEqual({
+        maxSteps,
+        maxRetriesPerRequest,
+        calls,
+      })
+    }
+  })
+
   it('leaves a request whose model recovers on a retry as it was', async () => {
     server.reply({ status: 503, body: 'overloaded', headers: { 'retry-after': '0' } })
     server.reply({ body: completion('["Get the weather forecast for Paris"]') })
