@@ -211,7 +211,10 @@ const ServerSchema = z
      * `maxConnectionsPerAddress` (a connection is counted before any header comes). An entry that
      * holds every IPv4 or IPv6 address (`0.0.0.0/0`, `::/0`, `::ffff:0:0/96`) is refused, and so
      * are entries that do together (`0.0.0.0/1` with `128.0.0.0/1`): every client would be a
-     * proxy. Default none: the header is never read, as a client can write any address in it.
+     * proxy. Entries that together hold more than half of IPv4 or IPv6 but not all
+     * (`0.0.0.0/1` with `128.0.0.0/2`) are taken, with a start-up warning naming the share
+     * (`75.00% of IPv4`). Default none: the header is never read, as a client can write any
+     * address in it.
      */
     trustedProxies: z
       .array(
