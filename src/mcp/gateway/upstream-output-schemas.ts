@@ -253,12 +253,16 @@ export class OutputChecks {
     if (tool.execution?.taskSupport === 'required') this.#taskRequired.add(tool.name)
   }
 
-  /** Throws, before a call is sent, when `name` needs task-based execution (as the SDK did). */
+  /**
+   * Throws, before a call is sent, when `name` needs task-based execution (as the SDK did; its
+   * message told the agent behind call_tool to use `client.experimental.tasks.callToolStream()`,
+   * an SDK method it has no way to reach).
+   */
   beforeCall(name: string): void {
     if (this.#taskRequired.has(name)) {
       throw new McpError(
         ErrorCode.InvalidRequest,
-        `Tool "${name}" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.`,
+        `Tool "${name}" requires task-based execution (its server lists execution.taskSupport "required"), which call_tool does not offer: MCP lets a client call it only as a task. Use another tool, or a client of that server that runs tasks.`,
       )
     }
   }

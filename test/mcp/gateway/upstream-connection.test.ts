@@ -293,9 +293,12 @@ describe('UpstreamConnection with real stdio processes', () => {
   it('refuses a call to a tool that requires task-based execution, as the SDK did', async () => {
     const tasks = nodeUpstream('tasks', { UPSTREAM_TOOLS: '1', UPSTREAM_TASK_REQUIRED: '1' })
     await tasks.connect()
-    await expect(tasks.callTool('tool_0', {})).rejects.toThrow(
-      /Tool "tool_0" requires task-based execution/,
+    // Said in words an agent behind call_tool can act on, not the SDK's method to use instead.
+    const refusal = await tasks.callTool('tool_0', {}).catch((error: Error) => error.message)
+    expect(refusal).toMatch(
+      /Tool "tool_0" requires task-based execution \(its server lists execution\.taskSupport "required"\), which call_tool does not offer/,
     )
+    expect(refusal).not.toContain('callToolStream')
     expect(tasks.state()).toMatchObject({ status: 'connected' })
   }, 150_000)
 
