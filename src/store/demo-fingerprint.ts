@@ -17,9 +17,9 @@
 import { createHash, type Hash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
-import { extname, join, relative, resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { TOOL_FILE_EXTENSIONS } from '../library/importers/import-tools-from-path.ts'
+import { toolFileNames } from '../library/importers/import-tools-from-path.ts'
 
 /** Bump when what the fingerprint covers changes: an older one then never compares equal. */
 const FINGERPRINT_VERSION = 1
@@ -35,14 +35,9 @@ export async function demoFingerprint(dir: string): Promise<string> {
   return `sha256:${hash.digest('hex')}`
 }
 
-/** The tool files as `importToolsFromPath` lists them (sorted, no dotfiles, tool extensions). */
+/** The tool files `importToolsFromPath` reads in `dir` (`toolFileNames`), in its order. */
 async function hashToolFiles(hash: Hash, dir: string): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const names = entries
-    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
-    .map((entry) => entry.name)
-    .filter((name) => TOOL_FILE_EXTENSIONS.includes(extname(name).toLowerCase()))
-    .sort()
+  const names = toolFileNames(await readdir(dir, { withFileTypes: true }))
   const contents = await Promise.all(names.map((name) => readFile(join(dir, name))))
   names.forEach((name, at) => {
     hash.update(`file ${JSON.stringify(name)} ${contents[at]!.length}\n`).update(contents[at]!)

@@ -3,6 +3,7 @@
  * server) into one list of tools.
  * @module
  */
+import type { Dirent } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
@@ -19,8 +20,23 @@ import { firstTooLongId, MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-lim
 export const TOOL_FILE_EXTENSIONS: readonly string[] = ['.json', '.jsonl', '.csv', '.yaml', '.yml']
 
 /**
- * Imports a file, or every `*.json`, `*.jsonl` and `*.csv` directly inside a directory (not its
- * subdirectories; dotfiles skipped), in sorted name order so ids and order are reproducible.
+ * The names of the tool files a directory import reads among a directory's `entries`, in the
+ * order it reads them: files (or links) with a tool file extension (TOOL_FILE_EXTENSIONS), not
+ * dotfiles, sorted. demo-fingerprint.ts hashes the same list, so that it covers what the demo's
+ * import reads.
+ */
+export function toolFileNames(entries: readonly Dirent[]): string[] {
+  return entries
+    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
+    .map((entry) => entry.name)
+    .filter((name) => TOOL_FILE_EXTENSIONS.includes(extname(name).toLowerCase()))
+    .sort()
+}
+
+/**
+ * Imports a file, or every tool file directly inside a directory (`toolFileNames`: `*.json`,
+ * `*.jsonl`, `*.csv`, `*.yaml`, `*.yml`; not its subdirectories; dotfiles skipped), in sorted
+ * name order so ids and order are reproducible.
  * Each file is detected on its own, MCP files are namespaced by their file name, and ids must be
  * unique across files (DUPLICATE_TOOL_ID names both files otherwise, unless `onDuplicate` says
  * to rename or drop). The `namespace` option is
@@ -62,11 +78,7 @@ export async function importToolsFromPath(
       { cause: error, details: { file: path } },
     )
   }
-  const names = entries
-    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
-    .map((entry) => entry.name)
-    .filter((name) => TOOL_FILE_EXTENSIONS.includes(extname(name).toLowerCase()))
-    .sort()
+  const names = toolFileNames(entries)
   if (names.length === 0) {
     throw new ToolselError(
       'IMPORT_FAILED',
