@@ -57,7 +57,7 @@ const TOOL_FORMAT = z
   .enum(TOOL_FORMATS)
   .optional()
   .describe(
-    'The shape of the returned tools: toolsel (default: {id, name, description, parameters, namespace}); openai (Chat Completions: {type: "function", function: {name, description, parameters}}); openai-responses (Responses API: {type: "function", name, description, parameters, strict: false}); anthropic (Messages: {name, description, input_schema}). In a provider format each tool is named by its id written as the provider allows (^[a-zA-Z0-9_-]{1,64}$: "." is "--", "-" is "-_", other characters "-" and their hex code, e.g. sms.send_sms is sms--send_sms) and the answer adds toolIds: provider name → tool id. Needs the schemas (includeSchemas true).',
+    'The shape of the returned tools: toolsel (default: {id, name, description, parameters, namespace}, with an MCP tool\'s boolean behaviour hints as annotations in /v1/select-tools where its server declared some, and tags and source from the tool routes); openai (Chat Completions: {type: "function", function: {name, description, parameters}}); openai-responses (Responses API: {type: "function", name, description, parameters, strict: false}); anthropic (Messages: {name, description, input_schema}). In a provider format each tool is named by its id written as the provider allows (^[a-zA-Z0-9_-]{1,64}$: "." is "--", "-" is "-_", other characters "-" and their hex code, e.g. sms.send_sms is sms--send_sms) and the answer adds toolIds: provider name → tool id. Needs the schemas (includeSchemas true).',
   )
 
 /** A `/v1/select-tools` body as its schema parses it (`createRequestSchemas(…).selectTools`). */
