@@ -190,6 +190,16 @@ export class SearchScratch {
    * in its first places, those kept for the terms not summed, in document order.
    */
   readonly windowTouched: Int32Array
+  /**
+   * `searchWindowed`'s per-term arrays (bounds' running sums, cursors, a window's starts and
+   * ends), for up to their length of query terms: grown when a query has more, never shrunk.
+   * Made per query they were four typed arrays of a request's 4-5 queries each, those past 64
+   * bytes (a whole instruction's 15-20 terms) with a backing store outside V8's heap.
+   */
+  termPrefix: Float64Array
+  termCursors: Int32Array
+  termFroms: Int32Array
+  termEnds: Int32Array
 
   /** @param window Documents per window of `searchWindowed` (a multiple of 32; tests use small ones). */
   constructor(documents: number, window = WINDOW_DOCUMENTS) {
@@ -205,8 +215,28 @@ export class SearchScratch {
     this.windowExpansion = new Float64Array(window)
     this.windowSeen = new Uint32Array(window / 32)
     this.windowTouched = new Int32Array(window)
+    this.termPrefix = new Float64Array(QUERY_TERMS_KEPT)
+    this.termCursors = new Int32Array(QUERY_TERMS_KEPT)
+    this.termFroms = new Int32Array(QUERY_TERMS_KEPT)
+    this.termEnds = new Int32Array(QUERY_TERMS_KEPT)
+  }
+
+  /** Makes the per-term arrays hold at least `terms` terms. */
+  reserveTerms(terms: number): void {
+    if (terms <= this.termPrefix.length) return
+    const length = Math.max(terms, 2 * this.termPrefix.length)
+    this.termPrefix = new Float64Array(length)
+    this.termCursors = new Int32Array(length)
+    this.termFroms = new Int32Array(length)
+    this.termEnds = new Int32Array(length)
   }
 }
+
+/** Query terms `SearchScratch`'s per-term arrays hold at first (a query has a few dozen). */
+const QUERY_TERMS_KEPT = 64
+
+/** `searchWindowed`'s order of its terms: lowest bound first. */
+const byBound = (a: QueryTerm, b: QueryTerm) => a.bound - b.bound
 
 /** The query's distinct terms found in the indexes, with their counts and bounds. */
 export function queryTerms(
@@ -377,18 +407,21 @@ export function searchWindowed(
   top: TopK,
   minScore: number,
 ): ScoredPosition[] {
-  const terms = [...queryTerms].sort((a, b) => a.bound - b.bound)
+  const terms = [...queryTerms].sort(byBound)
   const n = terms.length
   // Without expansion terms the expansion sums stay 0: they are then neither read nor cleared.
   const anyExpansion = terms.some((term) => term.expansion)
+  // The per-term arrays are the scratch's (their first n places are this query's).
+  scratch.reserveTerms(n)
   // prefix[i]: the most terms 0…i can add together.
-  const prefix = new Float64Array(n)
+  const prefix = scratch.termPrefix
   for (let i = 0; i < n; i += 1) prefix[i] = (i > 0 ? prefix[i - 1] : 0) + terms[i].bound
-  const cursors = new Int32Array(n)
+  const cursors = scratch.termCursors
   for (let i = 0; i < n; i += 1) cursors[i] = terms[i].from
-  // Per window: where each term's postings inside the window start and end (the terms summed).
-  const froms = new Int32Array(n)
-  const ends = new Int32Array(n)
+  // Per window: where each term's postings inside the window start and end (the terms summed;
+  // each place is written in a window before that window reads it).
+  const froms = scratch.termFroms
+  const ends = scratch.termEnds
   const { windowTool, windowExpansion, windowSeen, windowTouched, windowSums } = scratch
   const window = windowTool.length
   // Plain windows sum into 32-bit integers: exact while every sum stays below 2^31.
