@@ -6,8 +6,9 @@
  * - each tool's JSON (with and without its schema) is kept per tool object (a library's tool
  *   objects are shared by the requests that use them and never change);
  * - each step candidate's `{"id":…,"name":…,"score":` is kept by id (checked against the name,
- *   so a tool renamed in another library or version gets its own), in two generations of at most
- *   `CANDIDATE_JSON_GENERATION` entries;
+ *   so a tool renamed in another library or version gets its own), at most
+ *   `CANDIDATE_JSON_KEPT` of them (`CandidatePrefixes`: a full cache takes one candidate missed
+ *   in 8, in the place of the one kept longest);
  * - a score's text is written from its millionths (`numberJson`) instead of by the general
  *   double-to-text conversion, which was about a third of the serialising;
  * - the rest (each step's text and choice, timings, components, usage, examples) goes through
@@ -41,8 +42,18 @@ import {
   type ToolFormat,
 } from '../library/provider-tools.ts'
 
-/** Candidate prefixes per generation; up to twice as many are kept. */
-export const CANDIDATE_JSON_GENERATION = 16_384
+/**
+ * Candidate prefixes kept at most (about 150 bytes each with the map's entry: some 5 MB; the two
+ * generations of 16,384 before round 44 kept as many at most).
+ */
+export const CANDIDATE_JSON_KEPT = 32_768
+
+/**
+ * A full `CandidatePrefixes` keeps one in this many of the candidates it misses, each in the place
+ * of the one it has kept longest: what the requests use now comes in, at a rate that leaves each
+ * kept candidate many requests to be asked for again.
+ */
+const KEEP_ONE_MISS_IN = 8
 
 /**
  * The keys this module writes for a step, in the pipeline's order. The check below makes a new
@@ -149,24 +160,63 @@ interface CandidatePrefix {
   readonly json: string
 }
 
-let current = new Map<string, CandidatePrefix>()
-let previous = new Map<string, CandidatePrefix>()
+/**
+ * Each step candidate's `{"id":…,"name":…,"score":` by id, checked against its name. A hit is one
+ * map lookup and writes nothing. Until `capacity` candidates are kept each one missed is added;
+ * then one miss in KEEP_ONE_MISS_IN is kept, in the place of the candidate kept longest, and the
+ * others are answered with a prefix made for that answer only, which dies young.
+ *
+ * Until round 44 it was two generations of 16,384 (a full one became the previous one; a hit
+ * there moved the entry back): with more distinct candidates between two requests for one of
+ * them than a generation holds (13,646 per pass of the benchmark instructions at 100k tools, more
+ * with a larger library or more varied requests), nearly every lookup added an entry that lived
+ * through scavenges and died in the old generation (bench/README.md, "Round 44").
+ */
+export class CandidatePrefixes {
+  readonly capacity: number
+  readonly #entries = new Map<string, CandidatePrefix>()
+  /** The ids kept, by place; a full cache's next keep replaces the one at `#oldest`. */
+  readonly #ids: string[] = []
+  #oldest = 0
+  #missed = 0
+  /** Prefixes made (lookups missed), for tests. */
+  made = 0
 
-function candidatePrefix(id: string, name: string): string {
-  let entry = current.get(id)
-  if (entry !== undefined && entry.name === name) return entry.json
-  entry = previous.get(id)
-  if (entry === undefined || entry.name !== name) {
-    const json = JSON.stringify({ id, name, score: 0 })
-    entry = { name, json: json.slice(0, json.length - 2) }
+  constructor(capacity = CANDIDATE_JSON_KEPT) {
+    this.capacity = Math.max(1, capacity)
   }
-  if (current.size >= CANDIDATE_JSON_GENERATION) {
-    previous = current
-    current = new Map()
+
+  /** Candidates kept. */
+  get size(): number {
+    return this.#entries.size
   }
-  current.set(id, entry)
-  return entry.json
+
+  prefix(id: string, name: string): string {
+    const entries = this.#entries
+    const entry = entries.get(id)
+    if (entry !== undefined && entry.name === name) return entry.json
+    this.made += 1
+    const whole = JSON.stringify({ id, name, score: 0 })
+    const json = whole.slice(0, whole.length - 2)
+    const ids = this.#ids
+    if (entry !== undefined) {
+      // A tool renamed (another library or version): its id's entry, in its place.
+      entries.set(id, { name, json })
+    } else if (ids.length < this.capacity) {
+      entries.set(id, { name, json })
+      ids.push(id)
+    } else if (++this.#missed === KEEP_ONE_MISS_IN) {
+      this.#missed = 0
+      entries.delete(ids[this.#oldest])
+      entries.set(id, { name, json })
+      ids[this.#oldest] = id
+      this.#oldest = (this.#oldest + 1) % this.capacity
+    }
+    return json
+  }
 }
+
+const candidatePrefixes = new CandidatePrefixes()
 
 /**
  * `JSON.stringify` of a number. Scores are rounded to millionths (`score: 8.888515`), and the
@@ -202,7 +252,7 @@ function candidateJson(candidate: StepCandidate): string {
   const { id, name, score, features } = candidate
   if (typeof id !== 'string' || typeof name !== 'string' || typeof score !== 'number')
     return JSON.stringify(candidate)
-  const head = candidatePrefix(id, name) + numberJson(score)
+  const head = candidatePrefixes.prefix(id, name) + numberJson(score)
   return features === undefined ? `${head}}` : `${head},"features":${JSON.stringify(features)}}`
 }
 

@@ -8,7 +8,8 @@ import {
 } from '../../src/library/tool-library.ts'
 import { TOOL_FORMATS, type ToolFormat } from '../../src/library/provider-tools.ts'
 import {
-  CANDIDATE_JSON_GENERATION,
+  CANDIDATE_JSON_KEPT,
+  CandidatePrefixes,
   numberJson,
   selectResponseJson,
   selectResponseObject,
@@ -175,8 +176,8 @@ describe('selectResponseJson', () => {
     expect(wrong).toEqual([])
   })
 
-  it('keeps answering right when its candidate cache turns over', () => {
-    const count = 2 * CANDIDATE_JSON_GENERATION + 100
+  it('keeps answering right when its candidate cache is full', () => {
+    const count = CANDIDATE_JSON_KEPT + 100
     const candidates = Array.from({ length: count }, (_, index) => ({
       id: `tool.${index}`,
       name: `name ${index}`,
@@ -186,6 +187,34 @@ describe('selectResponseJson', () => {
     expect(bodyText(selectResponseJson(made, false))).toBe(objectPath(made, false))
     candidates.reverse()
     expect(bodyText(selectResponseJson(made, false))).toBe(objectPath(made, false))
+  })
+
+  it('keeps most of its candidates when more come in turn than it holds, and takes in new ones', () => {
+    const prefixes = new CandidatePrefixes(64)
+    const pass = (from: number, count: number) => {
+      const made = prefixes.made
+      for (let index = from; index < from + count; index++) {
+        const prefix = prefixes.prefix(`tool.${index}`, `name ${index}`)
+        expect(prefix).toBe(`{"id":"tool.${index}","name":"name ${index}","score":`)
+      }
+      return prefixes.made - made
+    }
+    // 80 candidates in turn, 64 kept: later passes make about the 16 it has no room for (two
+    // generations of 32 made all 80 again on every pass).
+    expect(pass(0, 80)).toBe(80)
+    for (let turn = 0; turn < 20; turn++) expect(pass(0, 80)).toBeLessThanOrEqual(20)
+    expect(prefixes.size).toBe(64)
+    // Other candidates from now on: one miss in 8 is kept, in the place of the oldest, so the
+    // misses of a pass fall by about an eighth each pass.
+    const made = Array.from({ length: 40 }, () => pass(1000, 64))
+    expect(made[0]).toBe(64)
+    expect(made[8]).toBeLessThan(32)
+    expect(made.at(-1)).toBe(0)
+    expect(prefixes.size).toBe(64)
+    // A renamed tool is answered with its new name.
+    expect(prefixes.prefix('tool.1000', 'renamed')).toBe(
+      '{"id":"tool.1000","name":"renamed","score":',
+    )
   })
 
   it('is what POST /v1/select-tools answers, as application/json with its length', async () => {
