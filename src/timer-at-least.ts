@@ -3,8 +3,8 @@
  * before its time by `performance.now()`: libuv counts whole milliseconds from the loop's cached
  * time (`node /tmp/coord/early2.mjs`, round 43: 400 timers of 20 ms, 5 ended early, the shortest
  * after 19.233 ms). Where a wait promises a minimum (the gateway's gap between listings and its
- * reconnect backoff, a `Retry-After`, a request deadline that says the request "took longer than"
- * its limit), the timer is armed again for what is left until `performance.now()` has passed it.
+ * reconnect backoff, its watch of an upstream's unread stdin that names a stall of `callTimeoutMs`, a
+ * `Retry-After`, a request deadline that says the request "took longer than" its limit), the timer is armed again for what is left until `performance.now()` has passed it.
  * The global `setTimeout` is read at each arming (a test can make timers end early).
  * @module
  */

@@ -112,7 +112,7 @@ export class UpstreamConnection {
   #upSince: number | undefined
   #retryTimer: TimerAtLeast | undefined
   /** Watches a stdin backlog that refused a request (`#watchInput`), while one runs. */
-  #inputWatch: NodeJS.Timeout | undefined
+  #inputWatch: TimerAtLeast | undefined
   #nextRetryAt: number | undefined
   #syncing: Promise<void> | undefined
   #syncAgain = false
@@ -476,7 +476,7 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.#closed = true
     this.#clearRetry()
-    clearTimeout(this.#inputWatch)
+    this.#inputWatch?.clear()
     this.#wakeSync?.()
     for (const transport of this.#closingTransports) terminateStarting(transport)
     if (this.#connecting && this.#connecting !== this.#client)
@@ -568,7 +568,9 @@ export class UpstreamConnection {
    * byte was taken since the last look (a hung or hostile process) drops the connection
    * (UpstreamInputStalled), which is made again with the usual backoff; one that was read from is
    * looked at again; an empty one ends the watch (the server reads again). Progress is counted in
-   * bytes written to the pipe, so sends added meanwhile don't hide a stall.
+   * bytes written to the pipe, so sends added meanwhile don't hide a stall. Each look comes at
+   * least `callTimeoutMs` after the last by performance.now() (`timerAtLeast`: a plain timer may
+   * end up to ~1 ms early, and the stall the error names would be shorter than it says).
    */
   #watchInput(client: Client): void {
     if (this.#inputWatch) return
@@ -585,11 +587,9 @@ export class UpstreamConnection {
       if (writtenInput(transport) <= written)
         return this.#markDown(new UpstreamInputStalled(waiting, maxMessageBytes, callTimeoutMs))
       written = writtenInput(transport)
-      this.#inputWatch = setTimeout(look, callTimeoutMs)
-      this.#inputWatch.unref()
+      this.#inputWatch = timerAtLeast(callTimeoutMs, look, true)
     }
-    this.#inputWatch = setTimeout(look, callTimeoutMs)
-    this.#inputWatch.unref()
+    this.#inputWatch = timerAtLeast(callTimeoutMs, look, true)
   }
 
   /**
@@ -607,7 +607,7 @@ export class UpstreamConnection {
 
   #markDown(error: unknown): void {
     if (this.#closed) return
-    clearTimeout(this.#inputWatch)
+    this.#inputWatch?.clear()
     this.#inputWatch = undefined
     const client = this.#client
     this.#client = undefined

@@ -16,6 +16,7 @@ import { MAX_STDERR_LINE_CHARS } from '../../../src/mcp/gateway/create-upstream-
 import type { UpstreamConnection } from '../../../src/mcp/gateway/upstream-connection.ts'
 import { MAX_STDERR_LINES_PER_SECOND } from '../../../src/mcp/gateway/upstream-stderr.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
+import { earlyTimers } from '../../helpers/early-timers.ts'
 import { listenApp } from '../../helpers/listen-app.ts'
 import { fitsStderrLimiter } from '../../helpers/stderr-limiter-trace.ts'
 import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
@@ -421,6 +422,39 @@ describe('an upstream that stops reading its stdin', () => {
     expect(upstream.state()).toMatchObject({ outages: 1, toolCount: 3 })
     expect(logger.lines.filter((line) => line.includes('is down'))).toHaveLength(1)
     expect(await listenerWarnings()).toEqual([])
+  }, 90_000)
+
+  // Round 44: the watch was a plain timer, which may end up to ~1 ms early (round 43): the stall
+  // it named ("read none of its input for 2,000 ms") could be shorter. With every timer ending at
+  // half its time, it dropped the process ~1 s after the first call timed out; now >= 2 s.
+  it('waits at least callTimeoutMs before it decides a stall, though every timer ends early', async () => {
+    const { upstream } = connection(
+      { command: process.execPath, args: [NODE_UPSTREAM], env: { UPSTREAM_STOP_READING: '1' } },
+      { callTimeoutMs: 2000, reconnectInitialMs: 200, maxMessageBytes: 8 * 1024 * 1024 },
+    )
+    await upstream.connect()
+    const undo = earlyTimers(0.5)
+    try {
+      // As above: calls that time out (here early: the SDK's timer too) with input left unread.
+      const text = 'x'.repeat(64 * 1024)
+      const settledAt: number[] = []
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          upstream.callTool('tool_0', { text }).then(
+            () => settledAt.push(performance.now()),
+            () => settledAt.push(performance.now()),
+          ),
+        ),
+      )
+      // The watch starts when the first call fails, before that failure reaches its caller.
+      const firstFailure = Math.min(...settledAt)
+      await until(() => upstream.state().status === 'down', 'down', 20_000)
+      expect(upstream.state().lastError).toMatch(/read none of its input for 2,000 ms/)
+      // Polled every 20 ms (10 with the early timers): a little after the drop.
+      expect(performance.now() - firstFailure).toBeGreaterThanOrEqual(2000)
+    } finally {
+      undo()
+    }
   }, 90_000)
 
   it('is kept when it reads again within callTimeoutMs: the calls sent are answered, no restart', async () => {
