@@ -143,7 +143,7 @@ export async function importAsLibrary(
   // Before the import: files changed while it reads them are then noticed by the next start.
   const fingerprint =
     'path' in input && isDemoSource(input.path)
-      ? await demoFingerprint(input.path).catch(() => undefined)
+      ? await demoFingerprint(input.path, input.maxFileBytes).catch(() => undefined)
       : undefined
   const imported =
     'path' in input
@@ -652,7 +652,7 @@ export async function readLibraryReferenceTools(
   const found = await resolveLibraryReference(reference, indexDir)
   const { maxFileBytes, maxTools } = options
   if (found.index !== undefined && found.demo) {
-    const check = await savedDemoCheck(found.index)
+    const check = await savedDemoCheck(found.index, maxFileBytes)
     if (check !== undefined && !check.current) {
       const imported = await importToolsFromPath(DEMO_LIBRARY_DIR, { maxFileBytes, maxTools })
         .then((result) => result.tools)
@@ -737,7 +737,7 @@ async function loadSavedDemo(
   attempt = 1,
 ): Promise<IndexedLibrary> {
   const { asSaved, ...loadOptions } = options
-  const check = asSaved ? undefined : await savedDemoCheck(dir)
+  const check = asSaved ? undefined : await savedDemoCheck(dir, config.library.maxFileBytes)
   if (check === undefined || check.current)
     return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
   const started = performance.now()
@@ -782,7 +782,10 @@ interface SavedDemoCheck {
  * fingerprint as it is now (nothing imported: a few hashes); undefined when it holds tools of its
  * own (a PUT, another file) or has no manifest to read (its load says why).
  */
-async function savedDemoCheck(dir: string): Promise<SavedDemoCheck | undefined> {
+async function savedDemoCheck(
+  dir: string,
+  maxFileBytes: number | undefined,
+): Promise<SavedDemoCheck | undefined> {
   const manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8').catch(() => undefined)
   const manifest = await readManifest(dir).catch(() => undefined)
   if (manifestText === undefined || manifest === undefined) return undefined
@@ -790,7 +793,7 @@ async function savedDemoCheck(dir: string): Promise<SavedDemoCheck | undefined> 
   const recorded = manifest.source.fingerprint
   const current =
     recorded !== undefined &&
-    recorded === (await demoFingerprint(DEMO_LIBRARY_DIR).catch(() => undefined))
+    recorded === (await demoFingerprint(DEMO_LIBRARY_DIR, maxFileBytes).catch(() => undefined))
   return { manifest, manifestText, current }
 }
 
@@ -801,7 +804,10 @@ async function savedDemoCheck(dir: string): Promise<SavedDemoCheck | undefined> 
  */
 export async function savedDemoNeedsCheck(config: Config): Promise<boolean> {
   if (config.library.default !== DEMO_LIBRARY_NAME) return false
-  const check = await savedDemoCheck(join(config.library.indexDir, DEMO_LIBRARY_NAME))
+  const check = await savedDemoCheck(
+    join(config.library.indexDir, DEMO_LIBRARY_NAME),
+    config.library.maxFileBytes,
+  )
   return check !== undefined && !check.current
 }
 
