@@ -492,12 +492,13 @@ async function servePrimary(
       : undefined
   await poller?.baseline()
   poller?.start()
-  // The saved demo's files changed since it was built: one worker rebuilds it first, the others
-  // start once it has (`demo-loaded`) and load what it saved (not N rebuilds racing to save).
+  // The saved demo's files changed since it was built (or it records no fingerprint of them): one
+  // worker rebuilds it (or records the fingerprint) first, the others start once it has
+  // (`demo-loaded`) and load what it saved (not N rebuilds racing to save).
   const demoFirst = count > 1 && (await savedDemoNeedsCheck(config).catch(() => false))
   logger.info(
     demoFirst
-      ? `Starting ${count} worker processes: one first, which rebuilds the saved demo from its changed files, then the others`
+      ? `Starting ${count} worker processes: one first, which rebuilds the saved demo from its files if their tools changed (else records their fingerprint), then the others`
       : `Starting ${count} worker processes`,
   )
   // The workers of the first start that have not been ready yet: one that exits is a failed start.
