@@ -11,6 +11,14 @@
 import { abortError } from './errors.ts'
 
 /**
+ * The longest wait one Node timer keeps (2^31 - 1 ms, ~24.8 days): a longer one fires after 1 ms
+ * (with a TimeoutOverflowWarning). A TimerAtLeast waits longer in turns of at most this; armed
+ * with more, it fired, found its time not passed and armed again: a 1 ms loop, one warning each,
+ * for as long as the wait (round 44, hard41: 156 turns in 200 ms for 3e9 ms).
+ */
+const MAX_TIMER_MS = 2_147_483_647
+
+/**
  * A timer that calls back once at least its time has passed by `performance.now()`
  * (`timerAtLeast`). A class, its check a function taking it as the timer's argument: closures
  * made per timer cost a request's deadline ~3.6 µs to arm and clear against setTimeout's ~0.9 µs
@@ -36,7 +44,8 @@ export class TimerAtLeast {
   }
 
   arm(wait: number): void {
-    this.timer = setTimeout(checkTimer, wait < 1 ? 1 : Math.ceil(wait), this)
+    const ms = wait < 1 ? 1 : wait > MAX_TIMER_MS ? MAX_TIMER_MS : Math.ceil(wait)
+    this.timer = setTimeout(checkTimer, ms, this)
     if (this.unref) this.timer.unref?.()
   }
 }

@@ -56,4 +56,22 @@ describe('timerAtLeast and sleepAtLeast: at least their time by performance.now(
     await new Promise((resolve) => realTimeout(resolve, 120))
     expect(called).toBe(clearedAt < 100 ? 0 : 1)
   })
+
+  it('waits past the longest Node timer in turns of it, not a 1 ms loop (hard41)', async () => {
+    // A Node timer of more than 2^31 - 1 ms fires after 1 ms: armed with 3e9 ms, the timer found
+    // its time not passed and armed again, ~1,000 times a second, a TimeoutOverflowWarning each.
+    const armed: unknown[] = []
+    const spied = ((callback: () => void, ms?: number, ...args: unknown[]) => {
+      armed.push(ms)
+      return realTimeout(callback, ms, ...args)
+    }) as typeof setTimeout
+    globalThis.setTimeout = spied
+    undo = () => (globalThis.setTimeout = realTimeout)
+    let called = 0
+    const timer = timerAtLeast(3e9, () => (called += 1), true)
+    await new Promise((resolve) => realTimeout(resolve, 100))
+    timer.clear()
+    expect(called).toBe(0)
+    expect(armed).toEqual([2_147_483_647])
+  })
 })
