@@ -44,22 +44,29 @@ async function endlessEndpoint(status: number): Promise<{ baseUrl: string; sent:
   return { baseUrl, sent: () => sent }
 }
 
-async function check(baseUrl: string, warnings: string[]): Promise<number> {
-  const { status } = await checkOpenAiApiKey({
+/**
+ * `checkOpenAiApiKey` of `baseUrl` for the one user `openai:gpt-test`, with `apiKey` (default
+ * `sk-wrong`) and `timeoutMs` (default 3 s); its warnings pushed to `warnings`, none logged without.
+ */
+function check(
+  baseUrl: string,
+  options: { warnings?: string[]; apiKey?: string; timeoutMs?: number } = {},
+) {
+  const { warnings } = options
+  return checkOpenAiApiKey({
     baseUrl,
-    apiKey: 'sk-wrong',
-    timeoutMs: 3_000,
+    apiKey: options.apiKey ?? 'sk-wrong',
+    timeoutMs: options.timeoutMs ?? 3_000,
     users: ['openai:gpt-test'],
-    logger: createLogger('warn', (line) => warnings.push(line)),
+    logger: warnings ? createLogger('warn', (line) => warnings.push(line)) : createLogger('silent'),
   })
-  return status
 }
 
 describe('checkOpenAiApiKey against an endless answer', () => {
   it('refuses a 401 with the start of its body, not reading the rest', async () => {
     const endpoint = await endlessEndpoint(401)
     const warnings: string[] = []
-    const error = await check(endpoint.baseUrl, warnings).catch((caught: unknown) => caught)
+    const error = await check(endpoint.baseUrl, { warnings }).catch((caught: unknown) => caught)
     expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
     expect((error as Error).message).toMatch(
       /refuses the API key: GET http:\/\/127\.0\.0\.1:\d+\/v1\/models answered HTTP 401 \(denied denied/,
@@ -73,7 +80,7 @@ describe('checkOpenAiApiKey against an endless answer', () => {
   it('answers a 200 after its first MiB, warning that no model name was checked', async () => {
     const endpoint = await endlessEndpoint(200)
     const warnings: string[] = []
-    expect(await check(endpoint.baseUrl, warnings)).toBe(200)
+    expect((await check(endpoint.baseUrl, { warnings })).status).toBe(200)
     // Before round 44 no warning: the unread list passed as one that names no model.
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(
@@ -91,13 +98,7 @@ describe('checkOpenAiApiKey against a 200 that is no model list', () => {
       response.end('<!doctype html>\n<title>\u001b[31mLogin</title>')
     })
     const warnings: string[] = []
-    const { status, failing } = await checkOpenAiApiKey({
-      baseUrl,
-      apiKey: 'sk-key-0123',
-      timeoutMs: 3_000,
-      users: ['openai:gpt-test'],
-      logger: createLogger('warn', (line) => warnings.push(line)),
-    })
+    const { status, failing } = await check(baseUrl, { warnings, apiKey: 'sk-key-0123' })
     expect(status).toBe(200)
     expect(failing).toEqual([])
     expect(warnings).toHaveLength(1)
@@ -115,12 +116,10 @@ describe('checkOpenAiApiKey against a model list still arriving when its time is
       response.write('{"data":[{"id":"gpt-te')
     })
     const warnings: string[] = []
-    const { status, failing } = await checkOpenAiApiKey({
-      baseUrl,
+    const { status, failing } = await check(baseUrl, {
+      warnings,
       apiKey: 'sk-key-0123',
       timeoutMs: 300,
-      users: ['openai:gpt-test'],
-      logger: createLogger('warn', (line) => warnings.push(line)),
     })
     expect(status).toBe(0)
     expect(warnings.join('\n')).toContain(
@@ -139,13 +138,10 @@ describe('checkOpenAiApiKey against a model list still arriving when its time is
 describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
   it('shows a base URL’s user info and query as ***, whatever fetch quotes', async () => {
     const warnings: string[] = []
-    const { status } = await checkOpenAiApiKey({
-      baseUrl: 'http://proxy-user:hunter2-secret@127.0.0.1:9/v1?token=tok-secret-1',
-      apiKey: 'sk-right-key-0123',
-      timeoutMs: 2_000,
-      users: ['openai:gpt-test'],
-      logger: createLogger('warn', (line) => warnings.push(line)),
-    })
+    const { status } = await check(
+      'http://proxy-user:hunter2-secret@127.0.0.1:9/v1?token=tok-secret-1',
+      { warnings, apiKey: 'sk-right-key-0123', timeoutMs: 2_000 },
+    )
     expect(status).toBe(0)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain('GET http://***@127.0.0.1:9/v1?***:')
@@ -159,12 +155,9 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
       response.writeHead(401, { 'content-type': 'text/plain' })
       response.end(`${'x'.repeat(190)} sk-wrong-key-0123456789`)
     })
-    const error = await checkOpenAiApiKey({
-      baseUrl,
+    const error = await check(baseUrl, {
       apiKey: 'sk-wrong-key-0123456789',
       timeoutMs: 2_000,
-      users: ['openai:gpt-test'],
-      logger: createLogger('silent'),
     }).catch((caught: unknown) => caught as Error)
     expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
     expect((error as Error).message).toContain('x ***')
@@ -176,13 +169,9 @@ describe('checkOpenAiApiKey keeps the credentials out of what it says', () => {
       response.writeHead(401, { 'content-type': 'application/json' })
       response.end('{"error":{"message":"Incorrect API key provided: sk-wrong-key-0123"}}')
     })
-    const error = await checkOpenAiApiKey({
-      baseUrl,
-      apiKey: 'sk-wrong-key-0123',
-      timeoutMs: 2_000,
-      users: ['openai:gpt-test'],
-      logger: createLogger('silent'),
-    }).catch((caught: unknown) => caught as Error)
+    const error = await check(baseUrl, { apiKey: 'sk-wrong-key-0123', timeoutMs: 2_000 }).catch(
+      (caught: unknown) => caught as Error,
+    )
     expect((error as { code?: string }).code).toBe('INVALID_CONFIG')
     expect((error as Error).message).toContain('Incorrect API key provided: ***')
     expect((error as Error).message).not.toContain('sk-wrong-key-0123')
@@ -206,13 +195,7 @@ describe('checkOpenAiApiKey quotes the model ids an endpoint lists, cut', () => 
       response.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id })) }))
     })
     const warnings: string[] = []
-    const { failing } = await checkOpenAiApiKey({
-      baseUrl,
-      apiKey: 'sk-right-key-0123',
-      timeoutMs: 3_000,
-      users: ['openai:gpt-test'],
-      logger: createLogger('warn', (line) => warnings.push(line)),
-    })
+    const { failing } = await check(baseUrl, { warnings, apiKey: 'sk-right-key-0123' })
     expect(warnings).toHaveLength(1)
     expect(warnings[0].length).toBeLessThan(2_000)
     expect(warnings[0]).toContain(`"${'m'.repeat(200)}…" (300,001 characters), `)
