@@ -259,47 +259,32 @@ describe('POST /v1/select-tools', () => {
     expect(message).not.toContain('lib-20')
   })
 
-  it('answers 504 and aborts the work when the request takes too long', async () => {
-    let aborted = false
-    const slowPlanner: Planner = {
-      name: 'slow',
-      plan: (_instruction, options) =>
-        new Promise((_resolve, reject) => {
-          options?.signal?.addEventListener('abort', () => {
-            aborted = true
-            reject(options.signal?.reason)
-          })
-        }),
-    }
-    const { app } = await createTestApp({
-      config: { server: { requestTimeoutMs: 50 } },
-      components: { planner: () => slowPlanner },
-    })
-    const response = await app.request(
-      '/v1/select-tools',
-      postJson({ instruction: 'send an email' }),
-    )
-    expect(response.status).toBe(504)
-    expect((await readJson(response)).error.code).toBe('TIMEOUT')
-    expect(aborted).toBe(true)
-  })
-
-  it('times a request out no earlier than its limit, though timers end early', async () => {
+  it('answers 504 and aborts the work when the request takes too long, no earlier than its limit', async () => {
     let abortedAt: number | undefined
+    let hang = false
     const slowPlanner: Planner = {
       name: 'slow',
-      plan: (_instruction, options) =>
-        new Promise((_resolve, reject) => {
-          options?.signal?.addEventListener('abort', () => {
-            abortedAt = performance.now()
-            reject(options.signal?.reason)
-          })
-        }),
+      plan: (instruction, options) =>
+        // The warm-up below is answered; the request timed waits until aborted.
+        !hang
+          ? Promise.resolve({ steps: [instruction], planner: 'slow' })
+          : new Promise((_resolve, reject) => {
+              options?.signal?.addEventListener('abort', () => {
+                abortedAt = performance.now()
+                reject(options.signal?.reason)
+              })
+            }),
     }
     const { app } = await createTestApp({
       config: { server: { requestTimeoutMs: 50 } },
       components: { planner: () => slowPlanner },
     })
+    // A first request does the app's lazy work (~100 ms of CPU under load): a timer armed then
+    // fires late whatever its time, so a deadline that trusted one timer passed this test (round
+    // 44, checked). This request warms the app (its answer does not matter: under load it may pass
+    // the limit too); the timed one's deadline timer then fires on time.
+    await app.request('/v1/select-tools', postJson({ instruction: 'send an email' }))
+    hang = true
     // Every timer ends at half its time (a Node timer may end up to ~1 ms early): the deadline,
     // armed after `sent`, still fires 50 ms or more after it.
     const undo = earlyTimers(0.5)
@@ -311,7 +296,10 @@ describe('POST /v1/select-tools', () => {
       undo()
     }
     expect(response.status).toBe(504)
-    expect((await readJson(response)).error.message).toContain('longer than its 50 ms limit')
+    const { error } = await readJson(response)
+    expect(error.code).toBe('TIMEOUT')
+    expect(error.message).toContain('longer than its 50 ms limit')
+    expect(abortedAt).toBeDefined()
     expect(abortedAt! - sent).toBeGreaterThanOrEqual(50)
   })
 
