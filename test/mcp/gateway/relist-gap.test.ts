@@ -91,7 +91,7 @@ describe('gateway.relistGapMs and relistGapFactor', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(800)
   }, 60_000)
 
-  it('reconnects no sooner than the backoff, though every timer ends early', async () => {
+  it('reconnects no sooner than the backoff, though every timer ends early (at a quarter of its time)', async () => {
     // An HTTP server refusing every request: each connect attempt is one initialize POST.
     const arrivals: number[] = []
     const refusing = createServer((request, response) => {
@@ -102,13 +102,16 @@ describe('gateway.relistGapMs and relistGapFactor', () => {
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
     try {
       const { port } = refusing.address() as AddressInfo
-      // The backoff is then 320-400 ms each time (reconnectInitialMs x 0.8-1.2, capped at 400).
+      // The backoff is then 640-800 ms each time (reconnectInitialMs x 0.8-1.2, capped at 800).
       const upstream = upstreamConnection('down', {
         servers: { down: { url: `http://127.0.0.1:${port}/mcp` } },
-        reconnectInitialMs: 400,
-        reconnectMaxMs: 400,
+        reconnectInitialMs: 800,
+        reconnectMaxMs: 800,
       })
-      undoEarlyTimers = earlyTimers(0.5)
+      // Timers end at a quarter of their time: a retry that trusted one timer comes 160-200 ms
+      // plus a connect (up to ~160 ms under load) after the last. (A 320-400 ms backoff with
+      // timers at half came 234-298 ms apart under load: too close to 320 to tell.)
+      undoEarlyTimers = earlyTimers(0.25)
       await upstream.connect()
       expect(upstream.state().status).toBe('down')
       const deadline = performance.now() + 30_000
@@ -116,7 +119,7 @@ describe('gateway.relistGapMs and relistGapFactor', () => {
         await new Promise((resolve) => realTimeout(resolve, 20))
       undoEarlyTimers()
       expect(arrivals.length).toBeGreaterThanOrEqual(3)
-      for (let i = 1; i < 3; i++) expect(arrivals[i] - arrivals[i - 1]).toBeGreaterThanOrEqual(320)
+      for (let i = 1; i < 3; i++) expect(arrivals[i] - arrivals[i - 1]).toBeGreaterThanOrEqual(640)
     } finally {
       refusing.closeAllConnections()
       await new Promise((resolve) => refusing.close(resolve))
