@@ -12,6 +12,7 @@ import { CONFIG_FILE_ENV, ENV_VARS, type EnvValueType } from './env-vars.ts'
 import { closestName } from './closest-name.ts'
 import { ConfigSchema, defaultConfig, type Config } from './schema.ts'
 import { FileTooLargeError, fileProblem, readFileUpTo } from '../read-text-file.ts'
+import { assertTrustedPath } from '../trusted-path.ts'
 import { resolveConfigFilePaths } from './config-file-paths.ts'
 import { configJsonProblem } from './config-json-problem.ts'
 
@@ -36,6 +37,8 @@ const PROTO_KEY = '__proto__'
  * CONFIG_FILE_MAX_BYTES; INVALID_CONFIG `<label> <file> could not be read: <reason>.`
  */
 async function readConfigText(file: string, label: string): Promise<string> {
+  // Refused when any user can write it (or a directory above it): they could set any value.
+  assertTrustedPath(file, label, 'INVALID_CONFIG')
   try {
     return await readFileUpTo(file, CONFIG_FILE_MAX_BYTES)
   } catch (error) {

@@ -15,6 +15,7 @@ import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { formatJson } from './format-json.ts'
 import { fileProblem, readTextFile } from '../read-text-file.ts'
+import { assertTrustedPath } from '../trusted-path.ts'
 import {
   EXAMPLE_DECISION_FEATURES,
   EXAMPLE_DENSE_FEATURES,
@@ -352,12 +353,14 @@ export function usesDenseFeatures(model: Pick<LearnedModel, 'features'>): boolea
 }
 
 export async function readLearnedModel(file: string): Promise<LearnedModel> {
+  assertTrustedPath(file, 'Learned model', 'MODEL_LOAD_FAILED')
   const text = await readTextFile(file, 'learned model')
   return parseLearnedModel(text, file)
 }
 
 /** Reads a model file synchronously (component factories are synchronous). */
 export function readLearnedModelSync(file: string): LearnedModel {
+  assertTrustedPath(file, 'Learned model', 'MODEL_LOAD_FAILED')
   let text: string
   try {
     text = readFileSync(file, 'utf8')

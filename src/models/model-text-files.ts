@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
+import { assertTrustedPath } from '../trusted-path.ts'
 import {
   FileTooLargeError,
   NotRegularFileError,
@@ -42,6 +43,9 @@ export const MODEL_TEXT_FILES = [
  * Each is opened (non-blocking) and its handle's fstat checked; nothing is read.
  */
 export async function checkModelTextFiles(directory: string): Promise<void> {
+  // Its weights and tokenizer decide the answers: `assertTrustedPath` (refused when any user can
+  // write it or a directory above it; another uid's a warning).
+  assertTrustedPath(directory, 'Model directory', 'MODEL_LOAD_FAILED', { recursive: true })
   for (const name of MODEL_TEXT_FILES) {
     const file = join(directory, name)
     let opened: Awaited<ReturnType<typeof openForReading>>

@@ -82,6 +82,7 @@ import {
   writerProtocol,
   indexDirWarnings,
 } from './index-dir-claims.ts'
+import { assertTrustedPath } from '../trusted-path.ts'
 
 export interface SaveOptions {
   /**
@@ -651,6 +652,7 @@ export async function isIndexDir(dir: string): Promise<boolean> {
 
 /** The tools of the saved index at `dir`, its manifest and tools file checked; no retriever loaded. */
 export async function readIndexTools(dir: string): Promise<ToolLibrary> {
+  assertTrustedPath(dir, 'Index directory', 'INDEX_CORRUPT', { recursive: true })
   return readTools(dir, await readManifest(dir))
 }
 
@@ -666,6 +668,9 @@ export async function loadIndexedLibrary(
     unshowableIds?: UnshowableIdsLevel
   } = {},
 ): Promise<IndexedLibrary> {
+  // Its tools, parts, examples and learned models decide every answer: refused when any user can
+  // write them (or a directory above), a warning when another uid owns them (`assertTrustedPath`).
+  assertTrustedPath(dir, 'Index directory', 'INDEX_CORRUPT', { recursive: true })
   const manifest = await readManifest(dir)
   const rebuild = rebuildHint(manifest)
   if (manifest.formatVersion !== INDEX_FORMAT_VERSION) {
