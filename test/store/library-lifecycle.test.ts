@@ -26,6 +26,8 @@ import {
   WRITER_PROTOCOL_FILE,
 } from '../../src/store/index-dir-claims.ts'
 import { demoFingerprint } from '../../src/store/demo-fingerprint.ts'
+import type { Tool } from '../../src/library/tool.ts'
+import type { BuildIndexOptions } from '../../src/store/build-index.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 let config: Config
@@ -42,6 +44,19 @@ function deadPid(): number {
   let pid = 4_000_000
   while (processAlive(pid)) pid += 1
   return pid
+}
+
+/**
+ * `tools` saved as the demo in the test's index directory, as a build from the demo's files saves
+ * it (`source`: DEMO_LIBRARY_DIR, format mcp; `options.source` adds to or replaces those): the
+ * index and its directory.
+ */
+async function saveDemo(tools: readonly Tool[], options: BuildIndexOptions = {}) {
+  const indexed = await indexTools(DEMO_LIBRARY_NAME, tools, config, {
+    ...options,
+    source: { path: DEMO_LIBRARY_DIR, format: 'mcp', ...options.source },
+  })
+  return { indexed, dir: await saveIndexedLibrary(config.library.indexDir, indexed) }
 }
 
 /** The service's LibraryRegistry, reduced to what publishLibrary needs. */
@@ -148,12 +163,10 @@ describe('library lifecycle', () => {
       { instruction: 'the example of a tool still there', tools: [kept!.id] },
       { instruction: 'the example of a retired tool', tools: [retired.id] },
     ])
-    const older = await indexTools(DEMO_LIBRARY_NAME, [...tools.slice(1), retired], config, {
+    const { dir } = await saveDemo([...tools.slice(1), retired], {
       retriever: 'bm25,regex',
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
       examples,
     })
-    const dir = await saveIndexedLibrary(config.library.indexDir, older)
     const lines: string[] = []
     const capture = createLogger('info', (line) => lines.push(line))
 
@@ -181,11 +194,7 @@ describe('library lifecycle', () => {
 
   it('a saved demo whose rebuild cannot be saved (an index dir it may not write) loads as saved, with a warning', async () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
-    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
-      retriever: 'bm25',
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
-    })
-    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const { dir } = await saveDemo(tools.slice(1), { retriever: 'bm25' })
     const before = await readFile(join(dir, 'manifest.json'), 'utf8')
     // Written by a newer toolsel (a rolled-back deploy): this one reads it, and refuses to write
     // there (root ignores a read-only mode; this refusal holds for every user).
@@ -211,21 +220,13 @@ describe('library lifecycle', () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
     // Tools other than the files' (one missing) under the files' fingerprint: only a start that
     // imports the files to compare (before round 44, every start) would rebuild it.
-    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
-      source: {
-        path: DEMO_LIBRARY_DIR,
-        format: 'mcp',
-        fingerprint: await demoFingerprint(DEMO_LIBRARY_DIR),
-      },
+    await saveDemo(tools.slice(1), {
+      source: { fingerprint: await demoFingerprint(DEMO_LIBRARY_DIR) },
     })
-    await saveIndexedLibrary(config.library.indexDir, older)
     const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
     expect(loaded.library.size).toBe(tools.length - 1)
     // Another fingerprint (the files or the importer changed): compared, rebuilt.
-    const other = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp', fingerprint: 'sha256:0' },
-    })
-    await saveIndexedLibrary(config.library.indexDir, other)
+    await saveDemo(tools.slice(1), { source: { fingerprint: 'sha256:0' } })
     const rebuilt = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
     expect(rebuilt.library.size).toBe(tools.length)
     expect(rebuilt.manifest.source.fingerprint).toBe(await demoFingerprint(DEMO_LIBRARY_DIR))
@@ -234,12 +235,7 @@ describe('library lifecycle', () => {
   it('a saved demo without a fingerprint (an older save) of the same tools is compared once, then saved with it', async () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
     const examples = ExampleSet.of([{ instruction: 'text Ann', tools: [tools[0]!.id] }])
-    const older = await indexTools(DEMO_LIBRARY_NAME, tools, config, {
-      retriever: 'bm25,regex',
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
-      examples,
-    })
-    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const { indexed: older, dir } = await saveDemo(tools, { retriever: 'bm25,regex', examples })
     const lines: string[] = []
     const capture = createLogger('debug', (line) => lines.push(line))
     const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, capture)
@@ -259,10 +255,7 @@ describe('library lifecycle', () => {
   it("a saved demo built from another checkout's demo directory (a moved checkout, a shared index dir) is rebuilt from this one's", async () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
     const elsewhere = '/srv/old-checkout/toolsel/dist/library/demo/servers'
-    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
-      source: { path: elsewhere, format: 'mcp' },
-    })
-    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const { dir } = await saveDemo(tools.slice(1), { source: { path: elsewhere } })
     // Until round 44 it loaded as saved, never rebuilt.
     const loaded = await loadLibraryReference(DEMO_LIBRARY_NAME, config, logger)
     expect(loaded.library.size).toBe(tools.length)
@@ -272,10 +265,7 @@ describe('library lifecycle', () => {
 
   it('a rebuild of the saved demo first removes the temporary directory of one killed before its commit', async () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
-    const older = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), config, {
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
-    })
-    await saveIndexedLibrary(config.library.indexDir, older)
+    await saveDemo(tools.slice(1))
     // What a `toolsel select` killed while it saved the rebuilt demo leaves (a pid that is gone).
     const left = join(config.library.indexDir, `.tmp-demo+${deadPid()}-0123456789ab`)
     await mkdir(left)
@@ -289,10 +279,7 @@ describe('library lifecycle', () => {
   it('train and train-data read a saved demo whose files changed as a start serves it: the tools of its files', async () => {
     const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
     const retired = { ...SAMPLE_TOOLS[0]!, id: 'retired.old_tool' }
-    const older = await indexTools(DEMO_LIBRARY_NAME, [...tools.slice(1), retired], config, {
-      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
-    })
-    const dir = await saveIndexedLibrary(config.library.indexDir, older)
+    const { dir } = await saveDemo([...tools.slice(1), retired])
     const before = await readFile(join(dir, 'manifest.json'), 'utf8')
     // Until round 44 the saved tools (the retired one in, the new one out) until a start.
     const read = await readLibraryReferenceTools(DEMO_LIBRARY_NAME, config.library.indexDir)
