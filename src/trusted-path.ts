@@ -1,6 +1,6 @@
 /**
  * Whether state read from disk and trusted (an index directory, a learned model, an ONNX model
- * directory, the config file) could have been changed by another local user: the one rule, after
+ * directory, `mcp.tokenizerDir`, the config file) could have been changed by another local user: the one rule, after
  * ssh's StrictModes, for every such load. Each file or directory read, and every directory above
  * it (where a writer could rename or replace it), is looked at with `stat` (links followed: what
  * is read):

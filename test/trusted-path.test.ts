@@ -9,11 +9,14 @@
 import { chmod, chown, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/load-config.ts'
 import { defaultConfig } from '../src/config/schema.ts'
 import { DEFAULT_MODEL_PATH, readLearnedModelSync } from '../src/learn/learned-model.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
+import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
+import { createMemoryLogger } from '../src/log.ts'
 import { checkModelTextFiles } from '../src/models/model-text-files.ts'
 import { indexDirWarnings } from '../src/store/index-dir-claims.ts'
 import { readManifest } from '../src/store/index-store.ts'
@@ -26,6 +29,9 @@ import {
 import { SAMPLE_TOOLS } from './helpers/sample-tools.ts'
 
 const config = defaultConfig()
+const TOKENIZER_FIXTURE = fileURLToPath(
+  new URL('./fixtures/models/tiny-qwen3-planner', import.meta.url),
+)
 const isRoot = process.getuid?.() === 0
 const hasUids = process.getuid !== undefined
 
@@ -151,5 +157,21 @@ describe.skipIf(!hasUids)('the config file, a learned model, a model directory',
       code: 'MODEL_LOAD_FAILED',
       message: expect.stringContaining(`${join(dir, 'onnx', 'model.onnx')}: any user can write it`),
     })
+  })
+
+  it('tokenizer directory (mcp.tokenizerDir): not used, with a warning, when any user can write it', async () => {
+    const dir = join(root, 'tokenizer')
+    await mkdir(dir)
+    // A real tokenizer (the tiny Qwen3 fixture's): before round 44 it was loaded and used.
+    for (const name of ['tokenizer.json', 'tokenizer_config.json'])
+      await copyFile(join(TOKENIZER_FIXTURE, name), join(dir, name))
+    await chmod(dir, 0o777)
+    const logger = createMemoryLogger()
+    const counter = await loadTokenCounter({ tokenizerDir: dir, logger })
+    await counter.close?.()
+    expect(counter.name).not.toBe(`tokenizer:${dir}`)
+    expect(logger.lines.join('\n')).toContain(
+      `Token counting: the tokenizer in ${dir} could not be loaded (Tokenizer directory ${dir} is not read: ${dir}: any user can write it (mode 777): chmod o-w ${dir}.`,
+    )
   })
 })

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Logger } from '../../log.ts'
+import { assertTrustedPath } from '../../trusted-path.ts'
 import { createEstimateTokenCounter, type TokenCounter } from './token-counter.ts'
 import { loadTokenizerThread, type ThreadEncoder } from './tokenizer-thread.ts'
 
@@ -30,6 +31,9 @@ export async function loadTokenCounter(
     const dir = resolve(tokenizerDir)
     try {
       if (!existsSync(join(dir, 'tokenizer.json'))) throw new Error('no tokenizer.json in it')
+      // Its counts decide what fits an answer's budget: refused (the next counter is used) when
+      // any user can write it or a directory above it (`assertTrustedPath`).
+      assertTrustedPath(dir, 'Tokenizer directory', 'MODEL_LOAD_FAILED', { recursive: true })
       return threadCounter(
         `tokenizer:${tokenizerDir}`,
         await loadTokenizerThread({ kind: 'dir', dir }, { signal }),
