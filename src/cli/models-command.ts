@@ -106,9 +106,15 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
     // message says so and what checks it.
     // So is a 2xx that is no model list or too large to read (round 44; "ok" before): the chat
     // decides, and without --chat nothing confirmed the model (exit 1).
-    const absent = probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
-    const listless = probe.outcome === 'too-large' || probe.outcome === 'not-a-list'
-    const endpoint = endpointReport(probe, model, apiKey !== '', !values.chat)
+    const unchecked = checkedNothing(probe)
+    const absent = unchecked === 'absent'
+    const listless = unchecked === 'listless'
+    const endpoint = endpointReport(
+      probe,
+      model,
+      apiKey !== '',
+      values.chat ? undefined : unchecked,
+    )
     const chat = values.chat
       ? endpoint.ok || probe.outcome === 'status' || listless
         ? await chatCheck(model, config, probe.shown)
@@ -160,12 +166,27 @@ export async function modelsCommand(argv: string[], io: CommandIO): Promise<numb
   return report.ok ? 0 : 1
 }
 
-/** What `models check openai:<model>` prints: `result` is the outcome, or `unknown-model`. */
+/**
+ * Why a `/models` that answered checked nothing, so that a chat call alone can decide: `absent`
+ * (404 or 405: the server serves no /models), `listless` (a 2xx over 1 MiB, or one that is no
+ * model list); undefined otherwise.
+ */
+function checkedNothing(probe: EndpointProbe): 'absent' | 'listless' | undefined {
+  if (probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)) return 'absent'
+  if (probe.outcome === 'too-large' || probe.outcome === 'not-a-list') return 'listless'
+  return undefined
+}
+
+/**
+ * What `models check openai:<model>` prints: `result` is the outcome, or `unknown-model`.
+ * `suggestChat`: what `checkedNothing` said, when --chat was not given (the message then says to
+ * give it).
+ */
 function endpointReport(
   probe: EndpointProbe,
   model: string,
   keySet: boolean,
-  withoutChat: boolean,
+  suggestChat: 'absent' | 'listless' | undefined,
 ) {
   const unlisted = probe.outcome === 'ok' ? unlistedModel(probe, model) : undefined
   const result = unlisted ? 'unknown-model' : probe.outcome
@@ -182,9 +203,9 @@ function endpointReport(
             : `${probe.detail}. Check models.openai.baseUrl (TOOLSEL_OPENAI_BASE_URL) and that the server runs.`,
         status: `the endpoint answered HTTP ${probe.status}, so the key could not be checked (a server without /models answers 404). Is models.openai.baseUrl its API root (…/v1)?`,
       }[probe.outcome] +
-        (withoutChat && probe.outcome === 'status' && (probe.status === 404 || probe.status === 405)
+        (suggestChat === 'absent'
           ? ` Nothing was checked: many OpenAI-compatible servers serve no /models. Run again with --chat to send one choice call (a few tokens), which checks the key and "${model}".`
-          : withoutChat && (probe.outcome === 'too-large' || probe.outcome === 'not-a-list')
+          : suggestChat === 'listless'
             ? ` Run again with --chat to send one choice call (a few tokens), which checks the key and "${model}".`
             : ''),
   )
