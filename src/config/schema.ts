@@ -318,7 +318,12 @@ const LibrarySchema = z
      * or a directory of tool files. Default `demo` (the embedded demo library).
      */
     default: z.string().default('demo'),
-    /** Directory that holds built indexes, one sub-directory per library. Default `indexes`. */
+    /**
+     * Directory that holds built indexes, one sub-directory per library. An index any user can
+     * write (it, a file in it or a directory above it, `o+w`, not sticky) is refused at load; one
+     * another uid owns, or its group can write, is read with a warning (README "Files another
+     * local user could change"). Default `indexes`.
+     */
     indexDir: z.string().default('indexes'),
     /**
      * Where `POST /v1/snapshots` writes snapshots (one new sub-directory each, named by time).
