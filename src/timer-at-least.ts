@@ -3,9 +3,10 @@
  * before its time by `performance.now()`: libuv counts whole milliseconds from the loop's cached
  * time (`node /tmp/coord/early2.mjs`, round 43: 400 timers of 20 ms, 5 ended early, the shortest
  * after 19.233 ms). Where a wait promises a minimum (the gateway's gap between listings and its
- * reconnect backoff, its watch of an upstream's unread stdin that names a stall of `callTimeoutMs`, a
- * `Retry-After`, a request deadline that says the request "took longer than" its limit), the timer is armed again for what is left until `performance.now()` has passed it.
- * The global `setTimeout` is read at each arming (a test can make timers end early).
+ * reconnect backoff, its watch of an upstream's unread stdin that names a stall of `callTimeoutMs`,
+ * a `Retry-After`, a request deadline that says the request "took longer than" its limit), the
+ * timer is armed again for what is left until `performance.now()` has passed it. The global
+ * `setTimeout` is read at each arming (a test can make timers end early).
  * @module
  */
 import { abortError } from './errors.ts'
@@ -69,8 +70,8 @@ export function timerAtLeast(ms: number, callback: () => void, unref = false): T
 }
 
 /**
- * Resolves once at least `ms` milliseconds have passed by `performance.now()` (`timerAtLeast`),
- * or rejects as `throwIfAborted(signal)` throws as soon as it is aborted (at once when it already is).
+ * Resolves once at least `ms` milliseconds have passed by `performance.now()` (`timerAtLeast`), or
+ * rejects as `throwIfAborted(signal)` throws as soon as it is aborted (at once when it already is).
  * `unref`: the wait keeps no process alive.
  */
 export function sleepAtLeast(

@@ -1,12 +1,13 @@
 /**
  * The start-up check of `toolsel serve` when a configured planner or selector is an `openai:`
- * model: one `GET <baseUrl>/models` with the configured key. A 401 or 403 means every call of
- * the model would fail and fall back (the request still answers 200, `components.fallbacks`
- * says so), so the server refuses to start with the status and the endpoint instead. Anything
- * else the check can't confirm (unreachable, no answer in time, another status: some servers
- * have no `/models`) is a warning only: the endpoint may come up later, and the fallbacks cover
- * it meanwhile. A model list that lacks a configured model name warns too (each call would answer
- * 404), and so does a 2xx answer that is no model list or too large to read (no name checked). `toolsel models check openai:<model>` sends the same request (`probeOpenAiEndpoint`).
+ * model: one `GET <baseUrl>/models` with the configured key. A 401 or 403 means every call of the
+ * model would fail and fall back (the request still answers 200, `components.fallbacks` says so),
+ * so the server refuses to start with the status and the endpoint instead. Anything else the check
+ * can't confirm (unreachable, no answer in time, another status: some servers have no `/models`) is
+ * a warning only: the endpoint may come up later, and the fallbacks cover it meanwhile. A model
+ * list that lacks a configured model name warns too (each call would answer 404), and so does a 2xx
+ * answer that is no model list or too large to read (no name checked). `toolsel models check
+ * openai:<model>` sends the same request (`probeOpenAiEndpoint`).
  * @module
  */
 import { ToolselError } from '../../errors.ts'
