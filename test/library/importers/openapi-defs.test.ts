@@ -85,3 +85,35 @@ describe('OpenAPI shared schemas in $defs', () => {
     expect(enumValueText(tools[0].parameters)).toBe('red green blue red green blue')
   })
 })
+
+describe('OpenAPI $defs form: one object in many places (a YAML alias)', () => {
+  // Round 44 (hard41): YAML aliases make one object of many places (toJS shares it); a schema
+  // behind a $ref with 900 aliases of a 200,000-value array was scanned in every place (180 M
+  // values: 14-70 s of CPU from a 1.5 MB file), though past 2 x MAX_PARAMETER_VALUES no tool may
+  // keep it. Now the scan stops there and the reference is cut to its type.
+  it('stops scanning a schema once no tool may hold it, and cuts it to its type', async () => {
+    const big = Array.from({ length: 200_000 }, (_, at) => at)
+    const parsed = {
+      openapi: '3.0.0',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/a': {
+          get: {
+            operationId: 'a',
+            parameters: [{ name: 'q', in: 'query', schema: { $ref: '#/components/schemas/B' } }],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+      components: {
+        schemas: { B: { type: 'integer', enum: Array.from({ length: 900 }, () => big) } },
+      },
+    }
+    const context = createImportContext({ fileName: 'aliases.yaml' })
+    const started = performance.now()
+    const tools = await importOpenapi(parsed, context, { form: 'defs' })
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect(tools).toHaveLength(1)
+    expect(tools[0].parameters.properties).toEqual({ q: { type: 'integer' } })
+  }, 60_000)
+})
