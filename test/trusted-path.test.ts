@@ -22,10 +22,16 @@ import { indexDirWarnings } from '../src/store/index-dir-claims.ts'
 import { readManifest } from '../src/store/index-store.ts'
 import {
   buildIndexedLibrary,
+  DEMO_LIBRARY_DIR,
+  DEMO_LIBRARY_NAME,
+  indexTools,
   loadIndexedLibrary,
+  loadLibraryReference,
   readIndexTools,
   saveIndexedLibrary,
 } from '../src/store/library-lifecycle.ts'
+import { ExampleSet } from '../src/examples/example-set.ts'
+import { importToolsFromPath } from '../src/library/importers/index.ts'
 import { SAMPLE_TOOLS } from './helpers/sample-tools.ts'
 
 const config = defaultConfig()
@@ -84,6 +90,27 @@ describe.skipIf(!hasUids)('an index directory', () => {
       await chmod(path, path === tools ? 0o644 : 0o755)
     }
     await expect(loadIndexedLibrary(dir, config)).resolves.toBeDefined()
+  })
+
+  it('is refused for the saved demo too, whose rebuild would read it (its examples, its vectors)', async () => {
+    const indexDir = join(root, 'indexes')
+    const demoConfig = { ...config, library: { ...config.library, indexDir } }
+    // A saved demo of the demo's files, one tool short and with no fingerprint (as another user
+    // could write it): a load imports the files and rebuilds it with its examples.
+    const { tools } = await importToolsFromPath(DEMO_LIBRARY_DIR)
+    const planted = await indexTools(DEMO_LIBRARY_NAME, tools.slice(1), demoConfig, {
+      source: { path: DEMO_LIBRARY_DIR, format: 'mcp' },
+      examples: ExampleSet.of([{ instruction: 'a planted example', tools: [tools[1]!.id] }]),
+    })
+    const dir = await saveIndexedLibrary(indexDir, planted)
+    await chmod(dir, 0o777)
+    // Before: rebuilt with the planted example and served (3fc484a refused only a load as saved).
+    await expect(
+      loadLibraryReference(DEMO_LIBRARY_NAME, demoConfig, createMemoryLogger()),
+    ).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining(`${dir}: any user can write it (mode 777)`),
+    })
   })
 
   it('is loaded under a sticky directory anyone can write (as /tmp)', async () => {

@@ -53,6 +53,7 @@ import {
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
 import { demoFingerprint } from './demo-fingerprint.ts'
+import { assertTrustedPath } from '../trusted-path.ts'
 import { pathExists } from './path-exists.ts'
 import { filesAsRecorded } from './index-files-record.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
@@ -737,6 +738,9 @@ async function loadSavedDemo(
   attempt = 1,
 ): Promise<IndexedLibrary> {
   const { asSaved, ...loadOptions } = options
+  // A rebuild reads the saved demo too (its usage examples, the vectors it reuses): refused as its
+  // load is when any user can write it (`assertTrustedPath`; 3fc484a checked the load only).
+  assertTrustedPath(dir, 'Index directory', 'INDEX_CORRUPT', { recursive: true })
   const check = asSaved ? undefined : await savedDemoCheck(dir, config.library.maxFileBytes)
   if (check === undefined || check.current)
     return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
