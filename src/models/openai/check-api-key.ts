@@ -150,7 +150,9 @@ export async function probeOpenAiEndpoint(
     }
   if ('notAList' in list) {
     // Quoted as JSON: an HTML page's newlines or a hostile body's control characters stay escaped.
-    const start = list.notAList.replace(/\s+/g, ' ').trim()
+    // Hidden before it is cut, as a refusal's body: a key echoed across the cut at 80 characters
+    // was left there in part (round 44, hard41); hidden again once quoted.
+    const start = shown(list.notAList).replace(/\s+/g, ' ').trim()
     const quoted = JSON.stringify(
       start.length > MAX_NOT_A_LIST_CHARS ? `${start.slice(0, MAX_NOT_A_LIST_CHARS)}…` : start,
     )

@@ -108,6 +108,23 @@ describe('checkOpenAiApiKey against a 200 that is no model list', () => {
   })
 })
 
+describe('checkOpenAiApiKey against a 200 that echoes the key across its cut', () => {
+  it('hides the key before it cuts the quote (hard41)', async () => {
+    // The quote keeps 80 characters: before, cut first, the key's first 20 characters stayed.
+    const apiKey = 'sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+    const body = `${'x'.repeat(60)}${apiKey}`
+    const baseUrl = await startEndpoint((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' })
+      response.end(body)
+    })
+    const warnings: string[] = []
+    await check(baseUrl, { warnings, apiKey })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(`(it starts "${'x'.repeat(60)}***")`)
+    expect(warnings[0]).not.toContain(apiKey.slice(0, 8))
+  })
+})
+
 describe('checkOpenAiApiKey against a model list still arriving when its time is up', () => {
   it('warns that it could not check, and counts the users failing, as for no answer at all', async () => {
     // Before round 43 the cut list was read as one of no models: no warning, nothing failing.
