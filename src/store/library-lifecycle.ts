@@ -140,6 +140,10 @@ export async function importAsLibrary(
     providerNames: input.providerNames,
     maxFileBytes: input.maxFileBytes,
     maxTools: input.maxTools,
+    // The demo's files are regular files: a link there to a FIFO hung every start in its open
+    // (round 44, hard41), a device was read up to maxFileBytes. Other paths may be pipes
+    // (`toolsel index <(curl …)`).
+    regularOnly: 'path' in input && isDemoSource(input.path),
   }
   // Before the import: files changed while it reads them are then noticed by the next start.
   const fingerprint =
@@ -655,7 +659,11 @@ export async function readLibraryReferenceTools(
   if (found.index !== undefined && found.demo) {
     const check = await savedDemoCheck(found.index, maxFileBytes)
     if (check !== undefined && !check.current) {
-      const imported = await importToolsFromPath(DEMO_LIBRARY_DIR, { maxFileBytes, maxTools })
+      const imported = await importToolsFromPath(DEMO_LIBRARY_DIR, {
+        maxFileBytes,
+        maxTools,
+        regularOnly: true,
+      })
         .then((result) => result.tools)
         .catch(() => undefined)
       if (imported !== undefined) return imported

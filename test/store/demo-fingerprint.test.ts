@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process'
 import { constants, openSync, closeSync } from 'node:fs'
-import { mkdtemp, rm, symlink, utimes, writeFile, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { demoFingerprint } from '../../src/store/demo-fingerprint.ts'
+import { importAsLibrary } from '../../src/store/library-lifecycle.ts'
 
 // Round 44 (hard41): what a file in the demo's directory can do to the fingerprint that a start
 // (and `serve --workers N`'s primary) takes before anything else.
@@ -72,4 +73,30 @@ describe('demoFingerprint', () => {
     await writeFile(join(dir, 'notes.md'), 'x')
     expect(await demoFingerprint(dir)).toBe(retargeted)
   })
+})
+
+describe("the demo's import", () => {
+  it('refuses a link to a FIFO among its files, not hanging in its open (hard41)', async () => {
+    // Any checkout's src/library/demo/servers is the demo (isDemoSource).
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-demo-import-'))
+    const dir = join(root, 'src/library/demo/servers')
+    await mkdir(dir, { recursive: true })
+    await writeFile(
+      join(dir, 'a.json'),
+      JSON.stringify({ tools: [{ name: 'a', inputSchema: { type: 'object' } }] }),
+    )
+    const fifo = join(root, 'pipe')
+    execFileSync('mkfifo', [fifo])
+    await symlink(fifo, join(dir, 'b.json'))
+    try {
+      await expect(importAsLibrary({ path: dir }, 'demo')).rejects.toThrow(/not a regular file/)
+    } finally {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))
+      } catch {
+        // ENXIO: nobody reads it.
+      }
+      await rm(root, { recursive: true, force: true })
+    }
+  }, 10_000)
 })
