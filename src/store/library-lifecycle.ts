@@ -746,12 +746,12 @@ async function loadSavedDemo(
   attempt = 1,
 ): Promise<IndexedLibrary> {
   const { asSaved, ...loadOptions } = options
-  // A rebuild reads the saved demo too (its usage examples, the vectors it reuses): refused as its
-  // load is when any user can write it (`assertTrustedPath`; 3fc484a checked the load only).
-  assertTrustedPath(dir, 'Index directory', 'INDEX_CORRUPT', { recursive: true })
   const check = asSaved ? undefined : await savedDemoCheck(dir, config.library.maxFileBytes)
   if (check === undefined || check.current)
     return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
+  // A rebuild reads the saved demo too (its usage examples, the vectors it reuses): refused as its
+  // load is (loadIndexedLibrary checks it there) when any user can write it (`assertTrustedPath`).
+  assertTrustedPath(dir, 'Index directory', 'INDEX_CORRUPT', { recursive: true })
   const started = performance.now()
   const progress: { sameTools?: boolean } = {}
   let rebuilt: IndexedLibrary | 'as saved' | 'superseded'
