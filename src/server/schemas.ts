@@ -17,6 +17,7 @@ import {
 import { UsageExampleSchema } from '../examples/usage-example.ts'
 import { ToolIdSchema } from '../library/tool-id-limit.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
+import { TOOL_HINTS } from '../library/tool-hints.ts'
 import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { FirstSyncCountsSchema, UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
@@ -318,14 +319,14 @@ export type RequestSchemas = ReturnType<typeof createRequestSchemas>
  * ToolAnnotations, as the tool's server declared them; no text.
  */
 export const ToolHintsSchema = z
-  .object({
-    readOnlyHint: z.boolean().optional(),
-    destructiveHint: z.boolean().optional(),
-    idempotentHint: z.boolean().optional(),
-    openWorldHint: z.boolean().optional(),
-  })
+  .object(
+    Object.fromEntries(TOOL_HINTS.map((hint) => [hint, z.boolean().optional()])) as Record<
+      (typeof TOOL_HINTS)[number],
+      z.ZodOptional<z.ZodBoolean>
+    >,
+  )
   .describe(
-    "MCP tools only, when their server declared some: its behaviour hints (MCP ToolAnnotations: readOnlyHint, destructiveHint, idempotentHint, openWorldHint), as that server claims them. Hints, not checked by toolsel: don't trust them further than you trust the tool's server. Its title and other keys are not passed on.",
+    `MCP tools only, when their server declared some: its behaviour hints (MCP ToolAnnotations: ${TOOL_HINTS.join(', ')}), as that server claims them. Hints, not checked by toolsel: don't trust them further than you trust the tool's server. Its title and other keys are not passed on.`,
   )
 
 const ToolSchema = z.object({
@@ -335,7 +336,7 @@ const ToolSchema = z.object({
   parameters: z.record(z.string(), z.unknown()).optional(),
   namespace: z.string().optional(),
   annotations: ToolHintsSchema.optional().describe(
-    "With the parameters only (includeSchemas): the hints an MCP tool's server declared about it (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), unchecked claims of that server; absent when it declared none.",
+    `With the parameters only (includeSchemas): the hints an MCP tool's server declared about it (${TOOL_HINTS.join(', ')}), unchecked claims of that server; absent when it declared none.`,
   ),
 })
 
