@@ -22,10 +22,24 @@ export interface CallOptions {
   retries?: RetryBudget
 }
 
-/** A request's shared retries of model calls (models/request-retries.ts). */
+/**
+ * A request's shared retries of model calls (models/request-retries.ts), and the models that
+ * failed unavailable in it, which its later calls skip where a fallback stands in.
+ */
 export interface RetryBudget {
   /** Takes one retry of at most `limit`: false when they are spent (no retry then). */
   take(limit: number): boolean
+  /** Records that `modelId` failed unavailable in this request (the first failure is kept). */
+  markFailed?(modelId: string, failure: ModelFailure): void
+  /** `modelId`'s failure earlier in this request, when it had one. */
+  failureOf?(modelId: string): ModelFailure | undefined
+}
+
+/** A model call's failure as a request remembers it (a ToolselError's code, message, details). */
+export interface ModelFailure {
+  code: string
+  message: string
+  details: Readonly<Record<string, unknown>>
 }
 
 /** Tokens a model-backed component used. Rule-based components report none. */

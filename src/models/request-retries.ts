@@ -13,13 +13,23 @@
  * AsyncLocalStorage: on Node 20 the first `AsyncLocalStorage.run` turns on promise hooks for the
  * whole process, a cost on every promise of every request, model or not. A call given none
  * (`toolsel models check`, `toolsel train-data`) has only its own `maxRetries`.
+ *
+ * The budget also remembers the models that failed unavailable in the request
+ * (`UPSTREAM_UNAVAILABLE`: unreachable, or a 429 or 5xx after its retries): an LLM planner or
+ * selector whose model is among them does not call it again but lets its fallback stand in at
+ * once (llm-planner.ts, llm-selector.ts). Before round 45 a planner's `openai:a` refused its
+ * connection and the selector's `openai:a` was called for each step all the same, each call
+ * failing the same way (with its own first try and whatever retries were left).
  * @module
  */
-import type { RetryBudget } from '../contracts.ts'
+import type { ModelFailure, RetryBudget } from '../contracts.ts'
+import { ToolselError, type ErrorCode } from '../errors.ts'
 
 /** One request's shared retries: a counter the concurrent selector steps take from. */
 export class RequestRetries implements RetryBudget {
   #used = 0
+  /** The models that failed unavailable in this request, by model id: their first failure. */
+  readonly #failed = new Map<string, ModelFailure>()
 
   /** Retries taken so far. */
   get used(): number {
@@ -32,4 +42,42 @@ export class RequestRetries implements RetryBudget {
     this.#used += 1
     return true
   }
+
+  markFailed(modelId: string, failure: ModelFailure): void {
+    if (!this.#failed.has(modelId)) this.#failed.set(modelId, failure)
+  }
+
+  failureOf(modelId: string): ModelFailure | undefined {
+    return this.#failed.get(modelId)
+  }
+}
+
+/**
+ * True for a failure that marks a model failed for the rest of its request: `UPSTREAM_UNAVAILABLE`,
+ * which the OpenAI-compatible client throws for an unreachable server and for a 429 or 5xx once
+ * its retries are done (or the request's are spent). Not an answer that could not be used
+ * (`PLAN_UNPARSABLE`, a body that is no chat completion) or any other `MODEL_CALL_FAILED` (a 400
+ * may be about one prompt), which another step's call may not meet; not `TIMEOUT` or `ABORTED`,
+ * which fail the request anyway.
+ */
+export function failsForTheRequest(failure: { code: string }): boolean {
+  return failure.code === 'UPSTREAM_UNAVAILABLE'
+}
+
+/**
+ * What a call skipped for `earlier` fails with: its code and details (the status the endpoint
+ * answered; not its answer, `raw`), the message saying the model was not called again and why.
+ */
+export function skippedCall(name: string, earlier: ModelFailure): ToolselError {
+  return new ToolselError(
+    earlier.code as ErrorCode,
+    `${name} not called: its model failed earlier in this request (${earlier.message})`,
+    // Its status, not its answer: this call got none.
+    { details: { ...withoutRaw(earlier.details), skipped: true } },
+  )
+}
+
+function withoutRaw(details: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { raw: _raw, ...rest } = details
+  return rest
 }

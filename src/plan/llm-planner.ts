@@ -20,6 +20,7 @@ import {
 } from '../contracts.ts'
 import { buildPlanMessages } from './prompts.ts'
 import { RepeatedWarning } from '../repeated-warning.ts'
+import { failsForTheRequest, skippedCall } from '../models/request-retries.ts'
 
 export interface LlmPlannerOptions {
   model: LanguageModel
@@ -71,7 +72,11 @@ export class LlmPlanner implements Planner {
   async plan(instruction: string, options: CallOptions = {}): Promise<PlanResult> {
     let raw: string | undefined
     let usage: Usage | undefined
+    const modelId = this.#model.modelId
     try {
+      // Its model failed unavailable earlier in this request: the fallback stands in at once.
+      const earlier = this.#fallback && options.retries?.failureOf?.(modelId)
+      if (earlier) throw skippedCall(this.name, earlier)
       const answer = await this.#model.generate(buildPlanMessages(instruction, this.#maxSteps), {
         maxTokens: this.#maxTokens,
         thinking: this.#thinking,
@@ -90,6 +95,7 @@ export class LlmPlanner implements Planner {
       return { steps: steps.length > 0 ? steps : [instruction.trim()], planner: this.name, usage }
     } catch (caught) {
       const error = asToolselError(caught, this.name)
+      if (failsForTheRequest(error)) options.retries?.markFailed?.(modelId, error)
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
       this.#warnings.fallback(

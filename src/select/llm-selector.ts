@@ -14,12 +14,14 @@ import {
   fallbackFailure,
   type CallOptions,
   type CandidateTool,
+  type ModelFailure,
   type Selection,
   type SelectionRequest,
   type Selector,
 } from '../contracts.ts'
 import { buildSelectMessages } from './prompts.ts'
 import { RepeatedWarning } from '../repeated-warning.ts'
+import { failsForTheRequest, skippedCall } from '../models/request-retries.ts'
 
 export interface LlmSelectorOptions {
   model: LanguageModel
@@ -64,8 +66,12 @@ export class LlmSelector implements Selector {
   }
 
   async #selectOrFallBack(request: SelectionRequest, options: CallOptions): Promise<Selection> {
+    const modelId = this.#model.modelId
     try {
-      return await this.#selectOne(request, options)
+      // Its model failed unavailable earlier in this request (the planner's call, another step's):
+      // the fallback stands in at once.
+      const earlier = this.#fallback ? options.retries?.failureOf?.(modelId) : undefined
+      return await this.#selectOne(request, options, earlier)
     } catch (caught) {
       const error =
         caught instanceof ToolselError
@@ -73,6 +79,7 @@ export class LlmSelector implements Selector {
           : new ToolselError('MODEL_CALL_FAILED', `${this.name} failed: ${String(caught)}`, {
               cause: caught,
             })
+      if (failsForTheRequest(error)) options.retries?.markFailed?.(modelId, error)
       if (!this.#fallback || error.code === 'ABORTED' || error.code === 'TIMEOUT') throw error
       throwIfAborted(options.signal)
       this.#warnings.fallback(
@@ -98,9 +105,14 @@ export class LlmSelector implements Selector {
     }
   }
 
-  async #selectOne(request: SelectionRequest, options: CallOptions): Promise<Selection> {
+  async #selectOne(
+    request: SelectionRequest,
+    options: CallOptions,
+    earlier: ModelFailure | undefined,
+  ): Promise<Selection> {
     const { candidates, choices, messages } = selectionPrompt(request)
     if (candidates.length === 0) return { toolId: null }
+    if (earlier) throw skippedCall(this.name, earlier)
     const ids = candidates.map((candidate) => candidate.id)
     const { scores, usage } = await this.#model.scoreChoices(messages, choices, {
       signal: options.signal,

@@ -112,6 +112,10 @@ export class ChatCompletionsClient {
 
   async #attempt(body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Attempt> {
     throwIfAborted(signal)
+    // A bound, not a minimum, so AbortSignal.timeout and not timer-at-least.ts (decided in round
+    // 45): `timeoutMs` caps how long a call may hold its request, and a timer that ends up to a
+    // millisecond early only caps it a millisecond sooner. The waits that promise a minimum, the
+    // backoff and a server's `Retry-After`, use sleepAtLeast (create).
     const timeout = AbortSignal.timeout(this.#options.timeoutMs)
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
     let status = 0
