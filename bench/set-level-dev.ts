@@ -42,10 +42,6 @@ interface Dump {
   toolText: Array<[string, string]>
 }
 
-const key = (ids: readonly string[]) => [...new Set(ids)].sort().join('\u0001')
-const same = (a: readonly string[], b: readonly string[]) => key(a) === key(b)
-const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))
-
 /** Candidate sets of one query, each tagged with the generator that first made it. */
 function candidates(q: Q): Map<string, { ids: string[]; from: string }> {
   const p = new Map(q.scored.map(([id, pp]) => [id, pp]))
@@ -54,7 +50,7 @@ function candidates(q: Q): Map<string, { ids: string[]; from: string }> {
   const out = new Map<string, { ids: string[]; from: string }>()
   const add = (ids: string[], from: string) => {
     if (ids.length === 0) return
-    const k = key(ids)
+    const k = idSetKey(ids)
     if (!out.has(k)) out.set(k, { ids: [...new Set(ids)], from })
   }
   const cap = Math.min(4, q.lists.length)
@@ -110,10 +106,10 @@ function ceilings(dump: Dump) {
     for (const q of qs) {
       const cands = candidates(q)
       sizes += cands.size
-      const hit = [...cands.values()].find((c) => same(c.ids, q.gold))
+      const hit = [...cands.values()].find((c) => sameIdSet(c.ids, q.gold))
       if (hit) counts[hit.from] = (counts[hit.from] ?? 0) + 1
       gens.forEach((_g, i) => {
-        if ([...cands.values()].some((c) => gens.indexOf(c.from) <= i && same(c.ids, q.gold)))
+        if ([...cands.values()].some((c) => gens.indexOf(c.from) <= i && sameIdSet(c.ids, q.gold)))
           cum[i]++
       })
     }
@@ -138,7 +134,12 @@ function setScorer(dump: Dump, options: { iterations: number; balanced: boolean;
     return s
   }
   // features of a candidate set
-  type Row = { q: Q; cands: Array<{ ids: string[]; f: number[]; gold: boolean }> }
+  type Row = {
+    set: string
+    id: string
+    q: Q
+    cands: Array<{ ids: string[]; f: number[]; gold: boolean }>
+  }
   const rows: Row[] = dump.queries.map((q) => {
     const p = new Map(q.scored.map(([id, pp]) => [id, pp]))
     const ns = new Map(q.ids.map((id, i) => [id, q.namespaces[i]]))
@@ -177,9 +178,9 @@ function setScorer(dump: Dump, options: { iterations: number; balanced: boolean;
         covered,
         nsCount / size,
       ]
-      return { ids, f, gold: same(ids, q.gold) }
+      return { ids, f, gold: sameIdSet(ids, q.gold) }
     })
-    return { q, cands }
+    return { set: q.set, id: q.id, q, cands }
   })
   const names = [
     'isShipped',
@@ -193,78 +194,26 @@ function setScorer(dump: Dump, options: { iterations: number; balanced: boolean;
     'clausesCovered',
     'nsShare',
   ]
-  // 2-fold by id hash within fold 0; pairwise-softmax fit by gradient ascent on log-likelihood of the gold set
-  const hash = (s: string) => {
-    let h = 2166136261
-    for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619)
-    return h >>> 0
-  }
-  const fit = (train: Row[]) => {
-    const d = names.length
-    // standardise
-    const all = train.flatMap((r) => r.cands.map((c) => c.f))
-    const mean = new Array(d).fill(0),
-      sd = new Array(d).fill(0)
-    for (const f of all) f.forEach((v, i) => (mean[i] += v / all.length))
-    for (const f of all) f.forEach((v, i) => (sd[i] += (v - mean[i]) ** 2 / all.length))
-    sd.forEach((v, i) => (sd[i] = Math.sqrt(v) || 1))
-    const z = (f: number[]) => f.map((v, i) => (v - mean[i]) / sd[i])
-    const w = new Array(d).fill(0)
-    const usable = train.filter((r) => r.cands.some((c) => c.gold))
-    // `--balanced`: each set's queries weigh as much in all as any other set's.
-    const perSet = new Map<string, number>()
-    for (const r of usable) perSet.set(r.q.set, (perSet.get(r.q.set) ?? 0) + 1)
-    const weightOf = (r: Row) =>
-      options.balanced ? usable.length / perSet.size / perSet.get(r.q.set)! : 1
-    const zsOf = usable.map((r) => r.cands.map((c) => z(c.f)))
-    for (let it = 0; it < options.iterations; it++) {
-      const g = new Array(d).fill(0)
-      usable.forEach((r, q) => {
-        const zs = zsOf[q]
-        const s = zs.map((x) => x.reduce((a, v, i) => a + v * w[i], 0))
-        const m = Math.max(...s)
-        const e = s.map((v) => Math.exp(v - m))
-        const Z = e.reduce((a, b) => a + b, 0)
-        r.cands.forEach((c, j) => {
-          const coef = weightOf(r) * ((c.gold ? 1 : 0) - e[j] / Z)
-          zs[j].forEach((v, i) => (g[i] += coef * v))
-        })
-      })
-      for (let i = 0; i < d; i++)
-        if (!options.drop.includes(names[i])) w[i] += (0.5 * (g[i] - 0.1 * w[i])) / usable.length
-    }
-    console.log(`  weights: ${names.map((name, i) => `${name} ${w[i].toFixed(2)}`).join(', ')}`)
-    return (f: number[]) => z(f).reduce((a, v, i) => a + v * w[i], 0)
-  }
-  const sets = [...new Set(rows.map((r) => r.q.set))]
-  const result: Record<string, { n: number; shipped: number; chosen: number }> = {}
-  for (const half of [0, 1]) {
-    const train = rows.filter((r) => hash(r.q.id) % 2 !== half)
-    const test = rows.filter((r) => hash(r.q.id) % 2 === half)
-    const s = fit(train)
-    for (const r of test) {
-      const res = (result[r.q.set] ??= { n: 0, shipped: 0, chosen: 0 })
-      res.n++
-      if (same(r.q.shipped, r.q.gold)) res.shipped++
+  // 2-fold by id hash within fold 0; softmax over each query's candidate sets, fitted by gradient
+  // ascent on the log-likelihood of the gold set (`--balanced`: each set's queries weigh as much
+  // in all as any other set's).
+  crossFitChoices(
+    rows,
+    (train) =>
+      fitChoiceSoftmax(train, names, {
+        iterations: options.iterations,
+        usable: (r) => r.cands.some((c) => c.gold),
+        balanced: options.balanced,
+        drop: options.drop,
+      }),
+    {
+      title: 'learned set scorer, 2-fold cross-fit inside fold 0 (exact match %)',
+      label: 'set scorer',
+      shippedRight: (r) => sameIdSet(r.q.shipped, r.q.gold),
       // No candidate set (no candidate at all): nothing chosen, as the shipped decision.
-      if (r.cands.length === 0) continue
-      let best = r.cands[0]
-      for (const c of r.cands) if (s(c.f) > s(best.f)) best = c
-      if (best.gold) res.chosen++
-    }
-  }
-  console.log('\n== learned set scorer, 2-fold cross-fit inside fold 0 (exact match %)')
-  let ms = 0,
-    mc = 0
-  for (const set of sets) {
-    const r = result[set]
-    ms += (100 * r.shipped) / r.n / sets.length
-    mc += (100 * r.chosen) / r.n / sets.length
-    console.log(
-      `${set} (${r.n}): shipped ${((100 * r.shipped) / r.n).toFixed(2)} -> set scorer ${((100 * r.chosen) / r.n).toFixed(2)}`,
-    )
-  }
-  console.log(`mean: ${ms.toFixed(2)} -> ${mc.toFixed(2)}`)
+      first: (r) => r.cands[0],
+    },
+  )
 }
 
 const { values } = benchArgs(import.meta.url, {
@@ -278,6 +227,8 @@ const { values } = benchArgs(import.meta.url, {
   },
 })
 const { tokenize } = await import('../src/retrieve/bm25/tokenize.ts')
+const { crossFitChoices, fitChoiceSoftmax, idSetKey, logit, sameIdSet } =
+  await import('./lib/choice-screen.ts')
 const dump: Dump =
   values.from !== undefined
     ? (JSON.parse(readFileSync(values.from, 'utf8')) as Dump)

@@ -170,7 +170,7 @@ async function fitAndDump(
     const sourceIndex = sources.indexOf(entry.source)
     // Fold 0, and (`--train-share`) a hashed share of folds 1-4 for the cut classifier's labels.
     const held = (entry.cases as TrainingCase[]).filter(
-      (c) => foldOf(c.id, seed) === 0 || hash(c.id) / 2 ** 32 < trainShare,
+      (c) => foldOf(c.id, seed) === 0 || fnv1a(c.id) / 2 ** 32 < trainShare,
     )
     const search = searchFunction(Bm25Retriever.build(entry.source.tools, base.bm25), base.k)
     const family = new Map(
@@ -309,7 +309,7 @@ async function fitAndDump(
           shipped: seg.shipped,
           from: seg.from,
           placed,
-          exact: same(placed, query.gold),
+          exact: sameIdSet(placed, query.gold),
           tops,
           wholeTop: Math.max(0, ...whole.map((id) => prob.get(id) ?? 0)),
         })
@@ -483,13 +483,10 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
   const trainRows = labelled(train)
   const testRows = labelled(test)
   const d = BOUNDARY_FEATURES.length
-  const mean = new Array<number>(d).fill(0)
-  const sd = new Array<number>(d).fill(0)
-  for (const { f } of trainRows) f.forEach((v, i) => (mean[i] += v / trainRows.length))
-  for (const { f } of trainRows)
-    f.forEach((v, i) => (sd[i] += (v - mean[i]) ** 2 / trainRows.length))
-  sd.forEach((v, i) => (sd[i] = Math.sqrt(v) || 1))
-  const z = (f: number[]) => f.map((v, i) => (v - mean[i]) / sd[i])
+  const z = standardiser(
+    trainRows.map((r) => r.f),
+    d,
+  )
   const zs = trainRows.map((r) => z(r.f))
   /**
    * Logistic regression on the standardised features: full-batch gradient ascent on the mean
@@ -525,7 +522,7 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
     trainRows.map((r) => r.y),
     trainRows.map(() => 1),
   )
-  const logit = (f: number[]) => b + z(f).reduce((a, xi, i) => a + xi * w[i], 0)
+  const cutLogit = (f: number[]) => b + z(f).reduce((a, xi, i) => a + xi * w[i], 0)
   console.log(
     `\n== per-boundary cut classifier: ${trainRows.length} labelled places of ${train.length} folds 1-4 queries (${train.filter((q) => oracle(q)).length} with an exact cut segmentation)`,
   )
@@ -542,7 +539,7 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
       flipsMade = 0
     for (const { f, y } of rows) {
       const pc = f[plannerCut]
-      const mc = logit(f) > 0 ? 1 : 0
+      const mc = cutLogit(f) > 0 ? 1 : 0
       if (pc === y) planner++
       if (mc === y) model++
       if (pc !== y) disagree++
@@ -595,7 +592,9 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
       `  fold 0, ${label}: AUC ${auc.toFixed(3)}; departures among the first k: ${at.join(', ')} (of ${pos} in ${ranked.length})`,
     )
   }
-  ranking('by the classifier against the planner', (f) => (f[plannerCut] ? -logit(f) : logit(f)))
+  ranking('by the classifier against the planner', (f) =>
+    f[plannerCut] ? -cutLogit(f) : cutLogit(f),
+  )
   ranking('by a departure model (class-balanced)', flipLogit)
   console.log(
     `  departure model weights: bias ${fb.toFixed(2)}, ${BOUNDARY_FEATURES.map((n, i) => `${n} ${fw[i].toFixed(2)}`).join(', ')}`,
@@ -603,7 +602,7 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
   // Screen 2: each request segmented by the classifier (restricted to its cut segmentations).
   const choose = (q: Q, bias: number): Seg | undefined => {
     const ship = q.segs.find((s) => s.shipped)
-    const ls = q.bounds!.map((f) => logit(f) + bias)
+    const ls = q.bounds!.map((f) => cutLogit(f) + bias)
     const score = (s: Seg) =>
       s.cuts.reduce((a, c, i) => a - Math.log1p(Math.exp(c ? -(ls[i] ?? 0) : (ls[i] ?? 0))), 0)
     let best = ship
@@ -652,16 +651,6 @@ function cutClassifier(dump: Dump, iterations: number, l2: number) {
   console.log(`mean: ${te.shipped.toFixed(2)} -> ${te.chosen.toFixed(2)}`)
 }
 
-/** FNV-1a of a query id (the chooser's halves; the share of folds 1-4 `--train-share` keeps). */
-const hash = (s: string) => {
-  let h = 2166136261
-  for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619)
-  return h >>> 0
-}
-
-const key = (ids: readonly string[]) => [...new Set(ids)].sort().join('\u0001')
-const same = (a: readonly string[], b: readonly string[]) => key(a) === key(b)
-
 const GENERATORS = ['shipped', 'second-objects', 'planner-places', 'wide-places', 'context-kept']
 
 /** How many separators two segmentations cut differently. */
@@ -707,7 +696,6 @@ function ceilings(all: Dump) {
 
 /** Screen 2: a segmentation chooser, 2-fold inside fold 0. */
 function chooser(dump: Dump, iterations: number, near: boolean) {
-  const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))
   const names = [
     'isShipped',
     'steps',
@@ -746,13 +734,18 @@ function chooser(dump: Dump, iterations: number, near: boolean) {
       s.from === 'second-objects' ? 1 : 0,
     ]
   }
-  type Row = { q: Q; cands: Array<{ f: number[]; exact: boolean; shipped: boolean }> }
+  type Row = {
+    set: string
+    id: string
+    cands: Array<{ f: number[]; gold: boolean; shipped: boolean }>
+  }
   const rows: Row[] = dump.queries
     .filter((q) => (q.fold ?? 0) === 0)
     .map((q) => {
       const ship = q.segs.find((s) => s.shipped)
       return {
-        q,
+        set: q.set,
+        id: q.id,
         cands: q.segs
           // `--near`: only the planner's split and those one cut away from it (context dropped).
           .filter(
@@ -761,73 +754,24 @@ function chooser(dump: Dump, iterations: number, near: boolean) {
               s.shipped ||
               (ship !== undefined && s.from !== 'context-kept' && distance(s, ship) <= 1),
           )
-          .map((s) => ({ f: featuresOf(q, s, ship), exact: s.exact, shipped: s.shipped })),
+          .map((s) => ({ f: featuresOf(q, s, ship), gold: s.exact, shipped: s.shipped })),
       }
     })
-  const fit = (train: Row[]) => {
-    const d = names.length
-    const all = train.flatMap((r) => r.cands.map((c) => c.f))
-    const mean = new Array<number>(d).fill(0),
-      sd = new Array<number>(d).fill(0)
-    for (const f of all) f.forEach((v, i) => (mean[i] += v / all.length))
-    for (const f of all) f.forEach((v, i) => (sd[i] += (v - mean[i]) ** 2 / all.length))
-    sd.forEach((v, i) => (sd[i] = Math.sqrt(v) || 1))
-    const z = (f: number[]) => f.map((v, i) => (v - mean[i]) / sd[i])
-    const w = new Array<number>(d).fill(0)
-    // Only queries where the choice matters: some segmentation exact and some not.
-    const usable = train.filter(
-      (r) => r.cands.some((c) => c.exact) && r.cands.some((c) => !c.exact),
-    )
-    const zsOf = usable.map((r) => r.cands.map((c) => z(c.f)))
-    for (let it = 0; it < iterations; it++) {
-      const g = new Array<number>(d).fill(0)
-      usable.forEach((r, q) => {
-        const zs = zsOf[q]
-        const s = zs.map((x) => x.reduce((a, v, i) => a + v * w[i], 0))
-        const m = Math.max(...s)
-        const e = s.map((v) => Math.exp(v - m))
-        const Z = e.reduce((a, b) => a + b, 0)
-        const gold = r.cands.filter((c) => c.exact).length
-        r.cands.forEach((c, j) => {
-          // The likelihood of picking any exact segmentation: target spread over the exact ones.
-          const target = c.exact ? 1 / gold : 0
-          const coef = target - e[j] / Z
-          zs[j].forEach((v, i) => (g[i] += coef * v))
-        })
-      })
-      for (let i = 0; i < d; i++) w[i] += (0.5 * (g[i] - 0.1 * w[i])) / Math.max(1, usable.length)
-    }
-    console.log(`  weights: ${names.map((name, i) => `${name} ${w[i].toFixed(2)}`).join(', ')}`)
-    return (f: number[]) => z(f).reduce((a, v, i) => a + v * w[i], 0)
-  }
-  const sets = [...new Set(rows.map((r) => r.q.set))]
-  const result: Record<string, { n: number; shipped: number; chosen: number }> = {}
-  for (const half of [0, 1]) {
-    const train = rows.filter((r) => hash(r.q.id) % 2 !== half)
-    const test = rows.filter((r) => hash(r.q.id) % 2 === half)
-    const s = fit(train)
-    for (const r of test) {
-      const res = (result[r.q.set] ??= { n: 0, shipped: 0, chosen: 0 })
-      res.n++
-      if (r.cands.find((c) => c.shipped)?.exact) res.shipped++
-      if (r.cands.length === 0) continue
-      let best = r.cands.find((c) => c.shipped) ?? r.cands[0]
-      for (const c of r.cands) if (s(c.f) > s(best.f)) best = c
-      if (best.exact) res.chosen++
-    }
-  }
-  console.log(`\n== learned segmentation chooser, 2-fold inside fold 0 (exact match %)`)
-  let ms = 0,
-    mc = 0
-  for (const set of sets) {
-    const r = result[set]
-    ms += (100 * r.shipped) / r.n / sets.length
-    mc += (100 * r.chosen) / r.n / sets.length
-    console.log(
-      `${set} (${r.n}): shipped ${((100 * r.shipped) / r.n).toFixed(2)} -> chooser ${((100 * r.chosen) / r.n).toFixed(2)}`,
-    )
-  }
-  console.log(`mean: ${ms.toFixed(2)} -> ${mc.toFixed(2)}`)
+  crossFitChoices(
+    rows,
+    (train) =>
+      fitChoiceSoftmax(train, names, {
+        iterations,
+        // Only queries where the choice matters: some segmentation exact and some not.
+        usable: (r) => r.cands.some((c) => c.gold) && r.cands.some((c) => !c.gold),
+      }),
+    {
+      title: 'learned segmentation chooser, 2-fold inside fold 0 (exact match %)',
+      label: 'chooser',
+      shippedRight: (r) => r.cands.find((c) => c.shipped)?.gold === true,
+      first: (r) => r.cands.find((c) => c.shipped) ?? r.cands[0],
+    },
+  )
 }
 
 const { values } = benchArgs(import.meta.url, {
@@ -850,6 +794,8 @@ const { values } = benchArgs(import.meta.url, {
 // glues back), and cleans each step as the planner does (loaded once the flags are read).
 const { CLAUSE_BREAK, cleanStep, SENTENCE_BREAK } = await import('../src/plan/rule-planner.ts')
 const ANCHORED_BREAK = new RegExp(`^${CLAUSE_BREAK.source}`, 'iu')
+const { crossFitChoices, fitChoiceSoftmax, fnv1a, logit, sameIdSet, standardiser } =
+  await import('./lib/choice-screen.ts')
 const dump: Dump =
   values.from !== undefined
     ? (JSON.parse(readFileSync(values.from, 'utf8')) as Dump)

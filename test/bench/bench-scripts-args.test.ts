@@ -18,6 +18,7 @@ const LIBRARY_ONLY = new Set([
   'term-weight-model.ts',
   'training-dev-setup.ts',
   'learn/step-features.ts',
+  'lib/choice-screen.ts',
 ])
 
 /** A static import of values (not `import type`) at the start of a line: its module. */
