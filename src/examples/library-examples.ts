@@ -23,10 +23,6 @@ export interface LibraryExamples {
   readonly dense?: ExampleDenseSpace
 }
 
-export function createLibraryExamples(set: ExampleSet, dense?: ExampleDenseSpace): LibraryExamples {
-  return { set, memory: ExampleMemory.build(set.examples), ...(dense && { dense }) }
-}
-
 /**
  * The library's examples with, when `config.denseMap` is on, its own dense space: learned from
  * the examples before the version is served (deterministic, so a restart or a reload learns the

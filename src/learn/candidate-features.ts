@@ -84,8 +84,6 @@ export const FEATURE_NAMES = [
   'top1_name_short',
 ] as const
 
-export type FeatureName = (typeof FEATURE_NAMES)[number]
-
 /** The features of a vector with or without the dense ones (a model's `features`). */
 export function featureNames(dense: boolean): string[] {
   return dense ? [...FEATURE_NAMES, ...DENSE_FEATURE_NAMES] : [...FEATURE_NAMES]

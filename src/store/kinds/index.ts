@@ -69,20 +69,6 @@ export function partNameProblem(name: string): string | undefined {
   return undefined
 }
 
-/** The kind of that name, or UNKNOWN_COMPONENT listing the kinds there are. */
-export function requireRetrieverKind(name: string): RetrieverKind {
-  const kind = Object.hasOwn(RETRIEVER_KINDS, name) ? RETRIEVER_KINDS[name] : undefined
-  if (!kind) {
-    const available = Object.keys(RETRIEVER_KINDS)
-    throw new ToolselError(
-      'UNKNOWN_COMPONENT',
-      `No such retriever: "${name}" (available: ${available.join(', ')}).`,
-      { details: { kind: 'retriever', id: name, available } },
-    )
-  }
-  return kind
-}
-
 /** The part of that name, or UNKNOWN_COMPONENT saying what is wrong with it. */
 export function requirePart(name: string): RetrieverPart {
   const problem = partNameProblem(name)
