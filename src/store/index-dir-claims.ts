@@ -64,7 +64,8 @@ const LOCK_ENTRY = new RegExp(`^\\.lock-${NAME}$`)
 const LEGACY_ENTRY = new RegExp(`^\\.(tmp|old)-(${NAME})-[0-9a-f]{12}$`)
 /**
  * Entries that look like some toolsel version's work of writing (a work directory, a lock, a
- * marker) but that this version can't parse: another version's, left alone (`unknownEntry`).
+ * marker) but that this version can't parse: another version's, left alone
+ * (`isUnknownWriterEntry`).
  */
 const WRITER_LIKE_ENTRY = /^\.(tmp|old|lock|toolsel)-/
 

@@ -5,7 +5,7 @@
  * list) of the tag lines, in ToolBench-standardized names; the text is `original_query`.
  *
  * The 5,000 include every ToolPlanner G3_clear test query and 9 StableToolBench G3 test queries:
- * `excludeIds` and `excludeTexts` (the test files' query ids and texts) take them out.
+ * `exclude.ids` and `exclude.texts` (the test files' query ids and texts) take them out.
  * @module
  */
 import { normalizeQueryText } from '../../train/train-split.ts'

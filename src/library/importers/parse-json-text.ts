@@ -57,7 +57,7 @@ export function parseJsonText(
 }
 
 /**
- * The shortest JSON document whose records are counted (`countJsonRecords`) before JSON.parse: a
+ * The shortest JSON document whose records are counted (`scanJsonDocument`) before JSON.parse: a
  * shorter one is parsed as it is (1 MiB parses in a few milliseconds). Counting 40 MB takes about
  * 65 ms, JSON.parse of it 370 ms; a 260 MB document of 9,000,000 tiny TaskBench nodes was parsed
  * whole (14 s, over 1 GB) before its record count refused it, and is now refused in 0.15 s.

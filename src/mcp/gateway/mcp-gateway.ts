@@ -179,8 +179,8 @@ export class McpGateway {
   /**
    * Why a tool id the gateway library lacks may yet exist: the first sync is not done, or the id
    * names a configured server whose tools were never listed (down since start-up). Undefined when
-   * the id is simply unknown. `perServer` false (scoped clients): only the first-sync reason,
-   * which names no server and counts only the servers in `scope`.
+   * the id is simply unknown. With a `scope` (a scoped client): only the first-sync reason, which
+   * names no server and counts only the servers in `scope`.
    */
   pendingReason(id: string, scope: ToolScope = UNSCOPED): string | undefined {
     if (!this.#synced) {

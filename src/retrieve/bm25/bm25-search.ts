@@ -16,7 +16,7 @@
  *   window, against the essential terms' there, are summed too (without marking documents seen)
  *   instead of searched for each document seen.
  *
- * A score is `round(Σ tool weights + examplesWeight × Σ expansion weights)` in millionths: both
+ * A score is `round(Σ tool weights + expansionWeight × Σ expansion weights)` in millionths: both
  * sums are exact integers, so the order of the additions does not change a score and both ways
  * give identical results (a test compares them on random queries).
  * @module

@@ -70,10 +70,9 @@ export class EmbeddingCache {
   /**
    * Reads a cache saved by `save`. A missing file or one of another format gives an empty cache
    * (it is only a cache); a truncated or garbled file is INDEX_CORRUPT. A file that can't be
-   * trusted is not read: an empty cache, and `options.warn` says why (`loadProblem`: another
-   * user's file, one group or others can write, not a regular file, one larger than
-   * EMBEDDING_CACHE_MAX_BYTES or than its header says, a vector of `options.modelId` that is not
-   * `options.dimensions` long). The file is read through one handle (its fstat is what is
+   * trusted is not read: an empty cache, and `options.warn` says why (another user's file, one
+   * group or others can write, not a regular file, one larger than EMBEDDING_CACHE_MAX_BYTES or
+   * than its header says, a vector of `options.modelId` that is not `options.dimensions` long). The file is read through one handle (its fstat is what is
    * checked) and never past what its header promises.
    */
   static async load(
