@@ -63,6 +63,11 @@
  *   up to `more` candidates only that search found follow the plain K; `resw-…`: the whole
  *   instruction's list only. `deep-m<more>` / `deepw-m<more>`: the plain list `more` deeper (every
  *   list / the whole instruction's only), the same pool growth without a second search.
+ * - `term-t<top>-m<more>` (round 45): term-wise retrieval: each distinct word of the text (stop
+ *   words aside) searched alone, its first `top` tools pooled, and up to `more` of them the
+ *   plain list lacks (best single-word BM25 score first, i.e. the rarer word's best tools)
+ *   appended after the plain K; `termw-…`: the whole instruction's list only. Compare with
+ *   `deep-m<more>` / `deepw-m<more>`.
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
@@ -623,6 +628,8 @@ function parseVariant(name: string): ((ctx: Context) => Search) | undefined {
       Number(residual[4] ?? 1),
       residual[1] === 'w',
     )
+  const perTerm = /^term(w?)-t(\d+)-m(\d+)$/.exec(name)
+  if (perTerm) return termWise(Number(perTerm[2]), Number(perTerm[3]), perTerm[1] === 'w')
   const deep = /^deep(w?)-m(\d+)$/.exec(name)
   if (deep) {
     // The plain list m deeper (`deepw-`: only the whole instruction's): the pool size a residual
@@ -1182,5 +1189,35 @@ function residualRequery(top: number, more: number, least: number, wholeOnly: bo
           .filter((hit) => !have.has(hit.id))
           .slice(0, more),
       ]
+    }
+}
+
+/**
+ * Round 45 (explore15): term-wise retrieval. A request of several implicit needs ("plan a trip:
+ * weather, a hotel, the exchange rate") puts the tools that match ONE distinctive word below
+ * those that match several common ones; each distinct word of the text (stop words aside) is
+ * searched alone, its first `top` tools pooled, and up to `more` of them the plain list lacks are
+ * appended after the plain K, best single-word score first (`wholeOnly`: only the whole
+ * instruction's list). Compare with `deep-m<more>`, the same pool growth by going deeper.
+ */
+function termWise(top: number, more: number, wholeOnly: boolean) {
+  return (ctx: Context): Search =>
+    (text) => {
+      const plain = ctx.retriever.search(expandHeadVerb(text), K, 0)
+      if (wholeOnly && text !== ctx.instruction) return plain
+      const have = new Set(plain.map((hit) => hit.id))
+      const best = new Map<string, number>()
+      const seen = new Set<string>()
+      for (const word of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+        if (word.length < 2 || STOP_WORDS.has(word) || seen.has(word)) continue
+        seen.add(word)
+        for (const hit of ctx.retriever.search(word, top, 0))
+          if (!have.has(hit.id) && hit.score > (best.get(hit.id) ?? 0)) best.set(hit.id, hit.score)
+      }
+      const extra = [...best]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, more)
+        .map(([id, score]) => ({ id, score }))
+      return [...plain, ...extra]
     }
 }

@@ -35,6 +35,15 @@
  *   npx tsx bench/splitter-dev.ts --data ../shared/data --wide --cuts-only --train-share 0.5 \
  *     --dump /tmp/cut-dump.json --cut-classifier
  *   npx tsx bench/splitter-dev.ts --from /tmp/cut-dump.json --cut-classifier
+ *
+ * Round 45 (explore15): `--census`, the shipped split alone, and a census of fold 0's misses
+ * (`census`: right count but a wrong tool, by where the gold tool it missed is; too many; too
+ * few, with fewer clauses than gold tools or not), with each bucket's points if it alone were
+ * fixed; the dump then also holds the model and the held-out rows, and `--replay` decides them
+ * again (a check) and prints the count's oracle ceilings (`replay`).
+ *
+ *   npx tsx bench/splitter-dev.ts --data ../shared/data --census --dump /tmp/census-dump.json
+ *   npx tsx bench/splitter-dev.ts --from /tmp/census-dump.json --census --replay
  * @module
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -55,6 +64,19 @@ interface Seg {
   tops: Array<[string, number]>
   /** The whole instruction's list's first candidate's probability (0: none). */
   wholeTop: number
+  /** `--census`, the shipped split only: where each gold tool is (census). */
+  goldAt?: GoldAt[]
+}
+/** Where one gold tool is among a held-out query's candidates (`--census`). */
+interface GoldAt {
+  id: string
+  /** Its best rank by the model's probability in a clause list (1 first; 0: in no clause list). */
+  stepRank: number
+  /** Its rank by probability in the whole instruction's list (0: not in it). */
+  wholeRank: number
+  /** Its rank by probability among every candidate of the query (0: not a candidate). */
+  poolRank: number
+  p: number
 }
 interface Q {
   set: string
@@ -70,6 +92,8 @@ interface Q {
 }
 interface Dump {
   queries: Q[]
+  /** `--census`: the folds 1-4 model and each held-out query's rows under the shipped split. */
+  replay?: { model: unknown; rows: Array<{ set: string; query: unknown }> }
 }
 
 /**
@@ -133,6 +157,7 @@ async function fitAndDump(
   generateOnly: boolean,
   trainShare: number,
   cutsOnly: boolean,
+  censusOnly = false,
 ): Promise<Dump> {
   const { DenseToolVectors } = await import('../src/learn/dense-features.ts')
   // The rows' per-source dense vectors (each source's map learned on the other sources) are not
@@ -165,6 +190,7 @@ async function fitAndDump(
   const wide = widen ? wideBreak(ACTION_VERBS) : CLAUSE_BREAK
   const split = RulePlanner.prototype.split
   const queries: Q[] = []
+  const replayRows: Array<{ set: string; query: unknown }> = []
   const started = performance.now()
   for (const [name, entry] of cases) {
     const sourceIndex = sources.indexOf(entry.source)
@@ -213,6 +239,8 @@ async function fitAndDump(
         shippedSteps.join('\u0001')
       )
         mismatched++
+      // `--census`: the shipped split alone.
+      if (censusOnly) return { c, separators: [], segs: [...seen.values()], bounds: undefined }
       if (!cutsOnly) add(shippedCuts, 'second-objects', servingPlanner.split(c.instruction))
       const subsets = (places: number[]): number[][] => {
         if (places.length > maxFull) {
@@ -303,6 +331,27 @@ async function fitAndDump(
           return best
         })
         const whole = query.lists.length > query.steps ? query.lists[query.steps] : []
+        const rankIn = (list: readonly string[], id: string) => {
+          if (!list.includes(id)) return 0
+          const p = prob.get(id) ?? 0
+          return 1 + list.filter((other) => (prob.get(other) ?? 0) > p).length
+        }
+        if (censusOnly) replayRows.push({ set: name, query })
+        const goldAt = censusOnly
+          ? query.gold.map((id) => {
+              const ranks = query.lists
+                .slice(0, query.steps)
+                .map((list) => rankIn(list, id))
+                .filter((r) => r > 0)
+              return {
+                id,
+                stepRank: ranks.length ? Math.min(...ranks) : 0,
+                wholeRank: rankIn(whole, id),
+                poolRank: rankIn(query.ids, id),
+                p: prob.get(id) ?? 0,
+              }
+            })
+          : undefined
         out[i].segs.push({
           cuts: seg.cuts,
           steps: seg.steps,
@@ -312,6 +361,7 @@ async function fitAndDump(
           exact: sameIdSet(placed, query.gold),
           tops,
           wholeTop: Math.max(0, ...whole.map((id) => prob.get(id) ?? 0)),
+          ...(goldAt && { goldAt }),
         })
       })
     }
@@ -320,7 +370,10 @@ async function fitAndDump(
       `${name}: featurised, ${(plans.reduce((s, p) => s + p.segs.length, 0) / Math.max(1, held.length)).toFixed(1)} segmentations each (${((performance.now() - started) / 1000).toFixed(0)} s)`,
     )
   }
-  const dump: Dump = { queries }
+  const dump: Dump = {
+    queries,
+    ...(censusOnly && fitted && { replay: { model: fitted.model, rows: replayRows } }),
+  }
   if (!generateOnly) writeFileSync(file, JSON.stringify(dump))
   if (!generateOnly) console.log(`wrote ${queries.length} held-out queries to ${file}`)
   return dump
@@ -774,6 +827,174 @@ function chooser(dump: Dump, iterations: number, near: boolean) {
   )
 }
 
+/** The rank bucket of a gold tool the decision missed (`--census`). */
+const rankBucket = (g: GoldAt) =>
+  g.stepRank === 1
+    ? 'rank 1'
+    : g.stepRank === 2
+      ? 'rank 2'
+      : g.stepRank >= 3 && g.stepRank <= 5
+        ? 'rank 3-5'
+        : g.stepRank >= 6
+          ? 'rank 6-15'
+          : g.poolRank > 0
+            ? 'whole list only'
+            : 'not retrieved'
+const RANK_BUCKETS = [
+  'rank 1',
+  'rank 2',
+  'rank 3-5',
+  'rank 6-15',
+  'whole list only',
+  'not retrieved',
+]
+
+/**
+ * Round 45 (explore15), the census of fold 0's misses under the shipped split: each held-out
+ * query that is not exact goes into one bucket (right count but a wrong tool, by the worst rank of
+ * a gold tool it missed; too many tools; too few), and the points each bucket would give if it
+ * alone were fixed (its share of the set, as the set's exact match counts).
+ */
+function census(all: Dump) {
+  const qs = all.queries.filter((q) => (q.fold ?? 0) === 0)
+  const sets = [...new Set(qs.map((q) => q.set))]
+  const buckets = [
+    ...RANK_BUCKETS.map((b) => `right count, wrong tool: ${b}`),
+    'too many: gold all placed',
+    'too many: and a gold one missed',
+    'too few, fewer clauses than gold: placed all gold',
+    'too few, fewer clauses than gold: and a wrong one',
+    'too few, clauses enough: placed all gold',
+    'too few, clauses enough: and a wrong one',
+    'nothing placed',
+  ]
+  const share = new Map<string, Map<string, number>>()
+  const missed = new Map<string, Map<string, number>>()
+  const exact = new Map<string, number>()
+  for (const set of sets) {
+    const rows = qs.filter((q) => q.set === set)
+    const count = new Map<string, number>()
+    const miss = new Map<string, number>()
+    let ok = 0
+    for (const q of rows) {
+      const seg = q.segs.find((s) => s.shipped)
+      if (!seg?.goldAt) throw new Error('no census in the dump: run with --census')
+      if (seg.exact) {
+        ok++
+        continue
+      }
+      const placed = new Set(seg.placed)
+      const gold = new Set(q.gold)
+      const lost = seg.goldAt.filter((g) => !placed.has(g.id))
+      for (const g of lost) miss.set(rankBucket(g), (miss.get(rankBucket(g)) ?? 0) + 1)
+      const wrong = [...placed].some((id) => !gold.has(id))
+      const worst = lost.reduce((w, g) => Math.max(w, RANK_BUCKETS.indexOf(rankBucket(g))), 0)
+      const clauses = seg.steps.length < gold.size ? 'fewer clauses than gold' : 'clauses enough'
+      const bucket =
+        placed.size === 0
+          ? 'nothing placed'
+          : placed.size === gold.size
+            ? `right count, wrong tool: ${RANK_BUCKETS[worst]}`
+            : placed.size > gold.size
+              ? lost.length
+                ? 'too many: and a gold one missed'
+                : 'too many: gold all placed'
+              : `too few, ${clauses}: ${wrong ? 'and a wrong one' : 'placed all gold'}`
+      count.set(bucket, (count.get(bucket) ?? 0) + 1)
+    }
+    share.set(set, new Map([...count].map(([b, n]) => [b, (100 * n) / rows.length])))
+    missed.set(set, miss)
+    exact.set(set, (100 * ok) / rows.length)
+    console.log(`${set} (${rows.length}): exact ${((100 * ok) / rows.length).toFixed(2)}`)
+  }
+  console.log(`\n== census of fold 0's misses: points each bucket gives if fixed alone`)
+  console.log(`| bucket | ${sets.join(' | ')} | mean |`)
+  const mean = (f: (set: string) => number) => sets.reduce((a, s) => a + f(s), 0) / sets.length
+  console.log(
+    `| exact (shipped) | ${sets.map((s) => exact.get(s)!.toFixed(2)).join(' | ')} | ${mean((s) => exact.get(s)!).toFixed(2)} |`,
+  )
+  for (const b of buckets) {
+    const v = (s: string) => share.get(s)!.get(b) ?? 0
+    console.log(
+      `| ${b} | ${sets.map((s) => v(s).toFixed(2)).join(' | ')} | ${mean(v).toFixed(2)} |`,
+    )
+  }
+  console.log(`\n== missed gold tools (not placed) by where they are`)
+  for (const set of sets) {
+    const m = missed.get(set)!
+    const n = [...m.values()].reduce((a, b) => a + b, 0)
+    console.log(
+      `${set}: ${n} missed; ` + RANK_BUCKETS.map((b) => `${b} ${m.get(b) ?? 0}`).join(', '),
+    )
+  }
+}
+
+/**
+ * Round 45 (explore15), `--census --replay`: the held-out rows under the shipped split decided
+ * again by the folds 1-4 model (a check that the dump reproduces the fit's exact match), and
+ * the oracle ceilings of the count: the gold count given, the rule's set cut to |gold| or filled
+ * up with the most probable other candidates, or the |gold| most probable candidates (neither
+ * placed one tool per request: an upper bound of any count lever on these probabilities).
+ */
+async function replay(all: Dump) {
+  if (!all.replay) throw new Error('no replay rows in the dump: run with --census')
+  const { decisionInput, score } = await import('../src/learn/train-model.ts')
+  const { decideTools, byProbability } = await import('../src/learn/count-model.ts')
+  const { decideSet, mostProbableFirst } = await import('../src/learn/decide-set.ts')
+  type Model = ReturnType<typeof import('../src/learn/train-model.ts').fitTrainingSets>
+  type Rows = Parameters<typeof score>[1]
+  const model = all.replay.model as Model
+  const rows = all.replay.rows as Array<{ set: string; query: Rows }>
+  const sets = [...new Set(rows.map((r) => r.set))]
+  const variants: Record<string, (q: Rows, scored: ReturnType<typeof score>) => string[]> = {
+    shipped: (q, scored) =>
+      decideTools(decisionInput(q, scored), model.rule, model.count).filter(
+        (id): id is string => id !== null,
+      ),
+    'top-|gold| by probability (oracle count)': (q, scored) =>
+      [...scored]
+        .sort(mostProbableFirst)
+        .slice(0, new Set(q.gold).size)
+        .map((c) => c.id),
+    'rule set cut/extended to |gold| (oracle count)': (q, scored) => {
+      const input = decisionInput(q, scored)
+      const set = decideSet(scored, Math.max(1, q.steps), model.rule, input.stepTops)
+      const chosen = byProbability(set, scored).slice(0, new Set(q.gold).size)
+      for (const c of [...scored].sort(mostProbableFirst)) {
+        if (chosen.length >= new Set(q.gold).size) break
+        if (!chosen.includes(c.id)) chosen.push(c.id)
+      }
+      return chosen
+    },
+  }
+  const stored = new Map(
+    all.queries.map((q) => [`${q.set}\u0001${q.id}`, q.segs.find((s) => s.shipped)?.exact]),
+  )
+  const result = new Map<string, Map<string, number>>()
+  let mismatch = 0
+  for (const { set, query } of rows) {
+    const scored = score(model, query)
+    for (const [name, decide] of Object.entries(variants)) {
+      const ok = same(decide(query, scored), query.gold)
+      if (name === 'shipped' && ok !== stored.get(`${set}\u0001${query.id}`)) mismatch++
+      const m = result.get(name) ?? new Map<string, number>()
+      result.set(name, m)
+      if (ok) m.set(set, (m.get(set) ?? 0) + 1)
+    }
+  }
+  console.log(
+    `\n== replay (${rows.length} held-out rows, ${mismatch} shipped decisions differing from the dump's)`,
+  )
+  const n = new Map(sets.map((set) => [set, rows.filter((r) => r.set === set).length]))
+  console.log(`| decision | ${sets.join(' | ')} | mean |`)
+  for (const [name, m] of result) {
+    const pct = sets.map((set) => (100 * (m.get(set) ?? 0)) / n.get(set)!)
+    console.log(
+      `| ${name} | ${pct.map((x) => x.toFixed(2)).join(' | ')} | ${(pct.reduce((a, b) => a + b, 0) / sets.length).toFixed(2)} |`,
+    )
+  }
+}
+
 const { values } = benchArgs(import.meta.url, {
   options: {
     data: { type: 'string', default: '../shared/data' },
@@ -787,6 +1008,8 @@ const { values } = benchArgs(import.meta.url, {
     'train-share': { type: 'string', default: '0' },
     'cuts-only': { type: 'boolean', default: false },
     'cut-classifier': { type: 'boolean', default: false },
+    census: { type: 'boolean', default: false },
+    replay: { type: 'boolean', default: false },
     l2: { type: 'string', default: '0.001' },
   },
 })
@@ -807,8 +1030,14 @@ const dump: Dump =
         values['generate-only']!,
         Number(values['train-share']),
         values['cuts-only']!,
+        values.census!,
       )
 if (values['generate-only']) process.exit(0)
+if (values.census) {
+  census(dump)
+  if (values.replay) await replay(dump)
+  process.exit(0)
+}
 ceilings(dump)
 if (values['cut-classifier']) cutClassifier(dump, Number(values.iterations), Number(values.l2))
 else chooser(dump, Number(values.iterations), values.near!)
