@@ -17,16 +17,27 @@
  * (right) hint the position comes from the library's id lookup, so a tool asked for by id and by
  * position has one entry, derived once.
  *
- * A library keeps at most `2 × generation` entries: when the current generation is full it
- * becomes the previous one (the one before is dropped) and entries read from the previous
- * generation move to the current one, so what requests keep using stays.
+ * A library keeps at most `capacity` entries (32,768 by default). A hit is two array reads and an
+ * id comparison and writes nothing. Until the library's store is full every tool derived is kept;
+ * then one miss in KEEP_ONE_MISS_IN is kept, in the place of the entry kept longest, and the other
+ * misses are answered with a value derived for that request only, which dies young. Until round
+ * 45 it was two generations of 16,384 (a full one became the previous one; a hit there moved the
+ * entry back): with more distinct tools between two requests for one of them than a generation
+ * holds (13,646 candidates per pass of the benchmark instructions at 100k tools, more with a
+ * larger library or more varied requests), nearly every lookup derived the tool again and kept
+ * it, an entry that lived through scavenges and died in the old generation: the response writer's
+ * candidate prefixes had the same policy until round 44 (server/select-response.ts
+ * `CandidatePrefixes`; bench/README.md, "Round 45").
  * @module
  */
 import type { Tool } from './tool.ts'
 import type { ToolLibrary } from './tool-library.ts'
 
-/** Entries per generation; a library keeps up to twice as many. */
-const TOOL_MEMO_GENERATION = 16_384
+/** Entries a library keeps (the old policy's bound: two generations of 16,384). */
+export const TOOL_MEMO_KEPT = 32_768
+
+/** Once a library's store is full, one miss in this many is kept (replacing the oldest entry). */
+const KEEP_ONE_MISS_IN = 8
 
 /** Positions per page of the positional store (pages are made when a position in them is used). */
 const PAGE_BITS = 12
@@ -35,31 +46,36 @@ const PAGE_SIZE = 1 << PAGE_BITS
 interface Placed<T> {
   readonly id: string
   readonly value: T
-  /** The generation that last used it (see `ByPosition`). */
-  generation: number
 }
 
 /** Entries by library position, in pages of PAGE_SIZE slots. */
 interface ByPosition<T> {
   pages: Array<Array<Placed<T> | undefined> | undefined>
-  generation: number
-  /** Positions used in the current and the previous generation. */
-  current: number[]
-  previous: number[]
+  /** The positions kept, by place; a full store's next keep replaces the one at `oldest`. */
+  kept: number[]
+  oldest: number
+  /** Misses since the last one kept, once the store is full. */
+  missed: number
 }
 
 export class ToolMemo<T> {
   readonly #derive: (tool: Tool, position: number) => T
-  readonly #generation: number
+  readonly #capacity: number
   readonly #positions = new WeakMap<ToolLibrary, ByPosition<T>>()
 
   /**
    * `derive` must depend on the tool alone (never on the request); it also gets the tool's
    * position in the library, which a caller may keep to find data of its own by position.
+   * `capacity`: entries kept per library.
    */
-  constructor(derive: (tool: Tool, position: number) => T, generation = TOOL_MEMO_GENERATION) {
+  constructor(derive: (tool: Tool, position: number) => T, capacity = TOOL_MEMO_KEPT) {
     this.#derive = derive
-    this.#generation = Math.max(1, generation)
+    this.#capacity = Math.max(1, Math.floor(capacity))
+  }
+
+  /** Entries kept for `library` (for tests). */
+  size(library: ToolLibrary): number {
+    return this.#positions.get(library)?.kept.length ?? 0
   }
 
   /**
@@ -69,12 +85,12 @@ export class ToolMemo<T> {
   get(library: ToolLibrary, id: string, position?: number): T {
     let store = this.#positions.get(library)
     if (store === undefined) {
-      store = { pages: [], generation: 1, current: [], previous: [] }
+      store = { pages: [], kept: [], oldest: 0, missed: 0 }
       this.#positions.set(library, store)
     }
     if (position !== undefined) {
       const placed = store.pages[position >>> PAGE_BITS]?.[position & (PAGE_SIZE - 1)]
-      if (placed !== undefined && placed.id === id) return this.#served(store, placed, position)
+      if (placed !== undefined && placed.id === id) return placed.value
     }
     const hinted =
       position !== undefined &&
@@ -87,39 +103,25 @@ export class ToolMemo<T> {
     if (at === undefined) return this.#derive(library.require(id), -1)
     if (!hinted) {
       const placed = store.pages[at >>> PAGE_BITS]?.[at & (PAGE_SIZE - 1)]
-      if (placed !== undefined && placed.id === id) return this.#served(store, placed, at)
+      if (placed !== undefined && placed.id === id) return placed.value
     }
-    const fresh: Placed<T> = { id, value: this.#derive(library.at(at), at), generation: 0 }
+    // A miss: position `at` holds no entry (a library's positions never change, so an entry
+    // there is always this id's).
+    const value = this.#derive(library.at(at), at)
+    const kept = store.kept
+    if (kept.length < this.#capacity) {
+      kept.push(at)
+    } else if (++store.missed === KEEP_ONE_MISS_IN) {
+      store.missed = 0
+      const old = kept[store.oldest]
+      store.pages[old >>> PAGE_BITS]![old & (PAGE_SIZE - 1)] = undefined
+      kept[store.oldest] = at
+      store.oldest = (store.oldest + 1) % this.#capacity
+    } else {
+      return value
+    }
     const slots = (store.pages[at >>> PAGE_BITS] ??= new Array(PAGE_SIZE))
-    slots[at & (PAGE_SIZE - 1)] = fresh
-    this.#use(store, fresh, at)
-    return fresh.value
-  }
-
-  /** An entry found in the store: from the previous generation it moves to the current one. */
-  #served(store: ByPosition<T>, placed: Placed<T>, position: number): T {
-    if (placed.generation !== store.generation) this.#use(store, placed, position)
-    return placed.value
-  }
-
-  /**
-   * Puts `placed` (at `position`) in the current generation. A full current generation becomes
-   * the previous one first, and the previous one's entries not used since are dropped.
-   */
-  #use(store: ByPosition<T>, placed: Placed<T>, position: number): void {
-    if (store.current.length >= this.#generation) {
-      const stale = store.generation - 1
-      store.generation += 1
-      placed.generation = store.generation
-      for (const old of store.previous) {
-        const page = store.pages[old >>> PAGE_BITS]!
-        if (page[old & (PAGE_SIZE - 1)]?.generation === stale)
-          page[old & (PAGE_SIZE - 1)] = undefined
-      }
-      store.previous = store.current
-      store.current = []
-    }
-    placed.generation = store.generation
-    store.current.push(position)
+    slots[at & (PAGE_SIZE - 1)] = { id, value }
+    return value
   }
 }

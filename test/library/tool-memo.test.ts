@@ -9,12 +9,12 @@ function jsonLines(tools: readonly Tool[]): Buffer {
 }
 
 /** A memo that counts its derivations. */
-function countingMemo(generation?: number) {
+function countingMemo(capacity?: number) {
   const derived: string[] = []
   const memo = new ToolMemo((tool) => {
     derived.push(tool.id)
     return { id: tool.id, words: tool.description.split(' ').length }
-  }, generation)
+  }, capacity)
   return { memo, derived }
 }
 
@@ -46,22 +46,6 @@ describe('ToolMemo', () => {
     expect(after.words).toBe(before.words + 4)
   })
 
-  it('keeps at most two generations per library: recently used entries stay', () => {
-    const { memo, derived } = countingMemo(2)
-    const [a, b, c, d] = ids
-    memo.get(library, a)
-    memo.get(library, b) // current: a b
-    memo.get(library, c) // current: c, previous: a b
-    memo.get(library, a) // from the previous generation: current c a
-    memo.get(library, d) // current: d, previous: c a (b dropped)
-    expect(derived).toEqual([a, b, c, d])
-    memo.get(library, a)
-    memo.get(library, c)
-    expect(derived).toEqual([a, b, c, d])
-    memo.get(library, b)
-    expect(derived).toEqual([a, b, c, d, b])
-  })
-
   it('finds an entry by position, derived once, and ignores a position that does not hold the id', () => {
     const { memo, derived } = countingMemo()
     const first = ids.map((id, position) => memo.get(library, id, position))
@@ -80,21 +64,44 @@ describe('ToolMemo', () => {
     expect(() => memo.get(library, 'nope', 0)).toThrow(/Library "lazy" has no tool "nope"/)
   })
 
-  it('keeps at most two generations by position: recently used entries stay', () => {
+  it('keeps every tool until full, then one miss in 8, in the place of the one kept longest', () => {
     const { memo, derived } = countingMemo(2)
-    const at = (position: number) => memo.get(library, ids[position], position)
     const [a, b, c, d] = ids
-    at(0)
-    at(1) // current: a b
-    at(2) // current: c, previous: a b
-    at(0) // from the previous generation: current c a
-    at(3) // current: d, previous: c a (b dropped)
-    expect(derived).toEqual([a, b, c, d])
-    at(0)
-    at(2)
-    expect(derived).toEqual([a, b, c, d])
-    at(1)
-    expect(derived).toEqual([a, b, c, d, b])
+    memo.get(library, a)
+    memo.get(library, b, 1) // kept: a b (full)
+    expect(memo.size(library)).toBe(2)
+    // Seven misses are derived for their request only: asked again, each is derived again.
+    for (let turn = 0; turn < 7; turn += 1) memo.get(library, turn % 2 === 0 ? c : d)
+    expect(derived).toEqual([a, b, c, d, c, d, c, d, c])
+    memo.get(library, a, 0)
+    memo.get(library, b)
+    expect(derived).toHaveLength(9) // hits: nothing derived, nothing moved
+    memo.get(library, d, 3) // the eighth miss: kept in a's place
+    expect(memo.size(library)).toBe(2)
+    const kept = memo.get(library, d)
+    expect(memo.get(library, d, 3)).toBe(kept)
+    memo.get(library, b, 1)
+    expect(derived).toHaveLength(10)
+    memo.get(library, a) // a was replaced: derived again (a miss, not kept)
+    expect(derived).toEqual([a, b, c, d, c, d, c, d, c, d, a])
+  })
+
+  it('does not churn: past its capacity the tools it keeps stay, whatever else is asked for', () => {
+    const { memo, derived } = countingMemo(4)
+    const first = ids.slice(0, 4).map((id, position) => memo.get(library, id, position))
+    // Asked in turn over every tool (more than it keeps), four times: at most one miss in 8
+    // replaces a kept tool; the two generations' policy derived nearly every lookup again.
+    for (let pass = 0; pass < 4; pass += 1)
+      ids.forEach((id, position) => memo.get(library, id, position))
+    expect(memo.size(library)).toBe(4)
+    const missed = derived.length - 4
+    // Each pass misses the tools not kept (of 16 misses in the four passes, 2 are kept).
+    expect(missed).toBeLessThanOrEqual(4 * (ids.length - 4) + 2)
+    expect(missed).toBeGreaterThanOrEqual(4 * (ids.length - 4))
+    const stillKept = first.filter(
+      (value, position) => memo.get(library, ids[position], position) === value,
+    )
+    expect(stillKept.length).toBeGreaterThanOrEqual(2)
   })
 
   it('keeps one entry per tool whether it is asked for by id or by position', () => {
@@ -106,21 +113,6 @@ describe('ToolMemo', () => {
     // A wrong hint finds the entry at the tool's own position.
     expect(memo.get(library, ids[3], 0)).toBe(byPosition)
     expect(derived).toEqual([ids[2], ids[3]])
-  })
-
-  it('keeps at most two generations whichever way entries are asked for', () => {
-    const { memo, derived } = countingMemo(2)
-    const [a, b, c, d] = ids
-    memo.get(library, a)
-    memo.get(library, b, 1) // current: a b
-    memo.get(library, c) // current: c, previous: a b
-    memo.get(library, a, 0) // from the previous generation: current c a
-    memo.get(library, d, 3) // current: d, previous: c a (b dropped)
-    memo.get(library, a)
-    memo.get(library, c, 2)
-    expect(derived).toEqual([a, b, c, d])
-    memo.get(library, b)
-    expect(derived).toEqual([a, b, c, d, b])
   })
 
   it('serves a position by the tools of the library version asked for', () => {
