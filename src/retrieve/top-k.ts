@@ -2,7 +2,8 @@
  * A bounded min-heap over (position, score) pairs in typed arrays: exact top-k of n scores in
  * O(n log k) without allocating per candidate. Shared by the BM25 and the vector retrievers.
  * Order: score descending, then ties by position ascending, or by the caller's tie order (BM25
- * breaks ties by tool id so results don't depend on library order).
+ * breaks ties by tool id so results don't depend on library order). A caller that runs one query
+ * at a time may keep one and `reset` it per query instead of making two typed arrays each time.
  * @module
  */
 
@@ -12,9 +13,9 @@ export interface ScoredPosition {
 }
 
 export class TopK {
-  readonly #k: number
-  readonly #positions: Int32Array
-  readonly #scores: Float64Array
+  #k: number
+  #positions: Int32Array
+  #scores: Float64Array
   readonly #after: (a: number, b: number) => boolean
   #size = 0
 
@@ -27,6 +28,22 @@ export class TopK {
     this.#k = Math.max(0, Math.floor(k))
     this.#positions = new Int32Array(this.#k)
     this.#scores = new Float64Array(this.#k)
+  }
+
+  /**
+   * Empties it to keep `k` pairs, on the same arrays while they hold k (`sorted` has copied out
+   * what it kept before). Returns itself.
+   */
+  reset(k: number): this {
+    const kept = Math.max(0, Math.floor(k))
+    // k = 0 (or NaN) takes empty arrays, as a new TopK(0) does: no old score is read there.
+    if (!(kept > 0) || kept > this.#positions.length) {
+      this.#positions = new Int32Array(kept)
+      this.#scores = new Float64Array(kept)
+    }
+    this.#k = kept
+    this.#size = 0
+    return this
   }
 
   /** How many pairs it keeps. */

@@ -3,6 +3,35 @@ import { describe, expect, it } from 'vitest'
 import { TopK } from '../../src/retrieve/top-k.ts'
 
 describe('TopK', () => {
+  it('reset empties it for another query of any k, on its arrays or larger ones', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            scores: fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 40 }),
+            k: fc.integer({ min: 0, max: 30 }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        fc.integer({ min: 0, max: 30 }),
+        (queries, first) => {
+          const top = new TopK(first)
+          for (const { scores, k } of queries) {
+            top.reset(k)
+            expect(top.k).toBe(k)
+            expect(top.threshold).toBe(new TopK(k).threshold)
+            scores.forEach((score, position) => top.push(position, score))
+            const expected = scores
+              .map((score, position) => ({ position, score }))
+              .sort((a, b) => b.score - a.score || a.position - b.position)
+              .slice(0, k)
+            expect(top.sorted()).toEqual(expected)
+          }
+        },
+      ),
+    )
+  })
+
   it('keeps the same pairs as sorting everything (score desc, position asc)', () => {
     fc.assert(
       fc.property(

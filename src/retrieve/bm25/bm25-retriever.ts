@@ -61,6 +61,9 @@ export interface Bm25QueryOptions {
  */
 export const MAX_QUERY_TERMS = 256
 
+/** A query's top k up to this many is kept on the retriever's own heap, reset per query. */
+const KEPT_TOP_K = 1_024
+
 const DEFAULT_QUERY_OPTIONS: Bm25QueryOptions = { defaultMinScore: 0, expandHeadVerbs: true }
 
 export class Bm25Retriever implements Retriever {
@@ -79,6 +82,12 @@ export class Bm25Retriever implements Retriever {
   readonly #prune: boolean
   /** Ties of scores rank by tool id: whether the tool at `a` ranks after the one at `b`. */
   readonly #after: (a: number, b: number) => boolean
+  /**
+   * The top k of the query being searched, reset per query (`search` is synchronous: one query at
+   * a time): two typed arrays per query fewer (k = 15: the scores' 120 bytes are past V8's limit
+   * for arrays kept on the heap, so each had a backing store of its own). Up to KEPT_TOP_K.
+   */
+  readonly #top: TopK
 
   private constructor(
     ids: IdList,
@@ -109,6 +118,7 @@ export class Bm25Retriever implements Retriever {
     this.#scratch = scratch ?? new SearchScratch(index.documents)
     this.#prune = prune
     this.#after = ids.after ? ids.after.bind(ids) : (a, b) => ids.at(a)! > ids.at(b)!
+    this.#top = new TopK(0, this.#after)
   }
 
   /** Default threshold when a call passes no `minScore` (the paper's tau). */
@@ -272,7 +282,7 @@ export class Bm25Retriever implements Retriever {
     const words = all.length > MAX_QUERY_TERMS ? all.slice(0, MAX_QUERY_TERMS) : all
     const expansionWeight = this.settings.fieldWeights.examples ?? 0
     const terms = queryTerms(words, this.#index, this.#expansion, expansionWeight)
-    const top = new TopK(k, this.#after)
+    const top = k >= 1 && k <= KEPT_TOP_K ? this.#top.reset(k) : new TopK(k, this.#after)
     const hits =
       this.#prune && canPrune(terms)
         ? searchWindowed(terms, expansionWeight, this.#scratch, top, minScore)
