@@ -146,18 +146,32 @@ async function readBytesUpTo(
   try {
     if (stats.isFile() && stats.size > maxBytes) throw new FileTooLargeError(maxBytes)
     const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, 4 * 1024 * 1024))
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
-      if (bytesRead === 0) break
-      total += bytesRead
-      if (total > maxBytes) throw new FileTooLargeError(maxBytes)
-      chunks.push(chunk.subarray(0, bytesRead))
-    }
+    const total = await readChunksUpTo(handle, maxBytes, (chunk) => chunks.push(chunk))
     return Buffer.concat(chunks, total)
   } finally {
     await handle.close()
+  }
+}
+
+/**
+ * Reads `handle` from where it stands to its end, handing each read's bytes to `onChunk` (a
+ * buffer of its own, at most 4 MiB), and answers how many there were: at most `maxBytes`, else a
+ * FileTooLargeError once `maxBytes` + 1 are read (nothing past the limit is handed on). The one
+ * read loop of `readFileUpTo` and of the demo's fingerprint (store/demo-fingerprint.ts).
+ */
+export async function readChunksUpTo(
+  handle: FileHandle,
+  maxBytes: number,
+  onChunk: (chunk: Buffer) => void,
+): Promise<number> {
+  let total = 0
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(maxBytes + 1 - total, 4 * 1024 * 1024))
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
+    if (bytesRead === 0) return total
+    total += bytesRead
+    if (total > maxBytes) throw new FileTooLargeError(maxBytes)
+    onChunk(chunk.subarray(0, bytesRead))
   }
 }
 

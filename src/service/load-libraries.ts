@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.ts'
 import type { Logger } from '../log.ts'
 import { hostDir, withoutHostPaths } from './host-paths.ts'
 import {
+  DEMO_LIBRARY_NAME,
   listIndexes,
   loadIndexedLibrary,
   loadLibraryReference,
@@ -48,7 +49,14 @@ export async function loadStartupLibraries(
   for (const name of names) {
     if (loaded.some((indexed) => indexed.library.name === name)) continue
     try {
-      loaded.push(await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }))
+      // The saved demo, when it is not the default, is checked against the demo's files as the
+      // default is (rebuilt when they or the code that indexes them changed): until round 45
+      // (qa16) it loaded as saved, however stale, or failed to load (built by another tokenizer).
+      loaded.push(
+        name === DEMO_LIBRARY_NAME
+          ? await loadLibraryReference(name, config, logger, { asSavedDemo: options.asSavedDemo })
+          : await loadIndexedLibrary(join(config.library.indexDir, name), config, { logger }),
+      )
     } catch (error) {
       logger.error(`Skipped index "${name}": ${(error as Error).message}`)
       onSkipped?.(await failedIndex(name, error, config.library.indexDir))

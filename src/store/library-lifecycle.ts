@@ -59,14 +59,14 @@ import { filesAsRecorded } from './index-files-record.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
 export { indexDirWarnings } from './index-dir-claims.ts'
 import type { PreparedToolsIndex } from './tools-index-file.ts'
-import { bm25Settings } from './kinds/bm25-kind.ts'
+import { bm25Settings, builtWithOtherTokenizer } from './kinds/bm25-kind.ts'
 import {
   buildSettingsOf,
   sameBuildSettings,
   splitPartList,
   withRequirements,
 } from './kinds/index.ts'
-import { MANIFEST_FILE, type IndexManifest } from './manifest.ts'
+import { INDEX_FORMAT_VERSION, MANIFEST_FILE, type IndexManifest } from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 import { type SavedTools, uploadText } from './upload-import-worker.ts'
@@ -810,6 +810,14 @@ async function savedDemoCheck(
 }
 
 /**
+ * Whether this toolsel refuses to load the index `saved` describes whatever its config: another
+ * index format, or BM25 postings of another tokenizer (code changed since it was built).
+ */
+function refusedByThisCode(saved: IndexManifest): boolean {
+  return saved.formatVersion !== INDEX_FORMAT_VERSION || builtWithOtherTokenizer(saved)
+}
+
+/**
  * Whether `toolsel serve --workers N` should let one worker load the demo before it starts the
  * others: the default library is the saved demo, built from the demo's files, and they changed
  * since (or it records no fingerprint of them), so the first load rebuilds or records it.
@@ -860,7 +868,11 @@ async function rebuildSavedDemo(
     .join(',')
   // Saved again for its fingerprint only when that builds what is saved: not with other settings
   // of its parts (BM25's, another embedder) than it was built with; compared at each start then.
-  if (sameTools && !buildsSameParts(saved, retriever, config)) return 'as saved'
+  // Unless this toolsel cannot load what is saved at all (another index format, another
+  // tokenizer: the pull changed the code, not the config): rebuilt then. Until round 45 (qa16)
+  // it was loaded as saved, refused, and the start failed.
+  if (sameTools && !buildsSameParts(saved, retriever, config) && !refusedByThisCode(saved))
+    return 'as saved'
   for (const warning of groupWarnings(imported.warnings).warnings) {
     logger.warn(warning, { library: DEMO_LIBRARY_NAME })
   }

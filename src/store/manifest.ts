@@ -108,8 +108,9 @@ export const IndexManifestSchema = z
     createdAt: z.string(),
     /**
      * Where the tools came from, so the rebuild message can name it. `fingerprint`: the demo's
-     * only (store/demo-fingerprint.ts, since round 44): its files and importer code hashed when
-     * it was built, so that a start that finds the same needs no import to compare its tools.
+     * only (store/demo-fingerprint.ts, since round 44): its files and the code and packages that
+     * index them hashed when it was built, so that a start that finds the same needs no import
+     * to compare its tools.
      */
     source: z
       .object({

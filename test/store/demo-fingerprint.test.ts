@@ -2,9 +2,15 @@ import { execFileSync } from 'node:child_process'
 import { constants, openSync, closeSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, utimes, writeFile, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { demoFingerprint } from '../../src/store/demo-fingerprint.ts'
+import {
+  BUILD_ENTRY_MODULES,
+  demoFingerprint,
+  moduleClosure,
+  moduleClosureHash,
+} from '../../src/store/demo-fingerprint.ts'
 import { importAsLibrary } from '../../src/store/library-lifecycle.ts'
 
 // Round 44 (hard41): what a file in the demo's directory can do to the fingerprint that a start
@@ -99,4 +105,129 @@ describe("the demo's import", () => {
       await rm(root, { recursive: true, force: true })
     }
   }, 10_000)
+})
+
+// Round 45 (qa16): until then the fingerprint's code was `library/` only, so a change of the
+// tokenizer, the BM25 build, the store or an npm package left the saved demo "current".
+describe("the fingerprint's code: what the demo's import, build and save import", () => {
+  let root: string
+  const write = async (path: string, text: string) => {
+    await mkdir(join(root, path, '..'), { recursive: true })
+    await writeFile(join(root, path), text)
+  }
+  const lock = (stemmer: string, helper: string) =>
+    JSON.stringify({
+      packages: {
+        'node_modules/stemmer': { version: stemmer, dependencies: { helper: '^1' } },
+        'node_modules/helper': { version: '1.0.0' },
+        'node_modules/stemmer/node_modules/helper': { version: helper },
+        'node_modules/unused': { version: '1.0.0' },
+      },
+    })
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'toolsel-demo-code-'))
+    await write(
+      'src/library/importers/import-tools-from-path.ts',
+      "import type { Tool } from '../tool.ts'\nimport { parse } from 'yaml'\n",
+    )
+    await write('src/library/tool.ts', 'export type Tool = {}\n')
+    await write('src/library/demo/servers/tool.ts', 'not code the build runs\n')
+    await write(
+      'src/store/build-index.ts',
+      "export * from './kinds/bm25.ts'\nconst worker = siblingModule('build-worker', import.meta.url)\n",
+    )
+    await write('src/store/build-worker.ts', '// worker\n')
+    await write(
+      'src/store/kinds/bm25.ts',
+      "import {\n  tokenize,\n} from '../../retrieve/tokenize.ts'\nconst words = new URL('./stop-words.txt', import.meta.url)\n",
+    )
+    await write('src/store/kinds/stop-words.txt', 'a the\n')
+    await write('src/retrieve/tokenize.ts', "const stem = require('stemmer')\n")
+    await write('src/server/unrelated.ts', "import { x } from 'unused'\n")
+    await write('node_modules/.package-lock.json', lock('2.0.1', '1.0.0'))
+  })
+  afterEach(() => rm(root, { recursive: true, force: true }))
+
+  const closure = async () => {
+    const { files, packages } = await moduleClosure(join(root, 'src'), BUILD_ENTRY_MODULES)
+    return {
+      files: [...files.keys()].map((path) => relative(join(root, 'src'), path)).sort(),
+      packages,
+    }
+  }
+
+  it('follows imports, re-exports, requires, URLs and worker modules; leaves out the demo and the rest', async () => {
+    expect(await closure()).toEqual({
+      files: [
+        'library/importers/import-tools-from-path.ts',
+        'library/tool.ts',
+        'retrieve/tokenize.ts',
+        'store/build-index.ts',
+        'store/build-worker.ts',
+        'store/kinds/bm25.ts',
+        'store/kinds/stop-words.txt',
+      ],
+      packages: [
+        'node_modules/stemmer/node_modules/helper@1.0.0',
+        'node_modules/stemmer@2.0.1',
+        'yaml@missing',
+      ],
+    })
+  })
+
+  it('changes with a module the build imports or a package it uses (nested ones too), not with others', async () => {
+    const hash = () => moduleClosureHash(join(root, 'src'), BUILD_ENTRY_MODULES)
+    const base = await hash()
+    await write('src/server/unrelated.ts', '// edited\n')
+    await write('src/library/demo/servers/tool.ts', 'edited\n')
+    expect(await hash()).toBe(base)
+    await write('src/retrieve/tokenize.ts', "const stem = require('stemmer') // edited\n")
+    const tokenizer = await hash()
+    expect(tokenizer).not.toBe(base)
+    await write('node_modules/.package-lock.json', lock('2.0.2', '1.0.0'))
+    const stemmer = await hash()
+    expect(stemmer).not.toBe(tokenizer)
+    await write('node_modules/.package-lock.json', lock('2.0.2', '1.0.1'))
+    expect(await hash()).not.toBe(stemmer)
+  })
+
+  it('reads a package.json where npm left no lockfile, and the compiled .js of a dist/ tree', async () => {
+    await rm(join(root, 'node_modules/.package-lock.json'))
+    await write('node_modules/stemmer/package.json', '{"version":"3.0.0"}')
+    expect((await closure()).packages).toEqual(['stemmer@3.0.0', 'yaml@missing'])
+    const dist = join(root, 'dist')
+    await mkdir(join(dist, 'store'), { recursive: true })
+    await writeFile(join(dist, 'store/build-index.js'), "import './other.ts'\n")
+    await writeFile(join(dist, 'store/other.js'), '')
+    const { files } = await moduleClosure(dist, ['store/build-index'])
+    expect([...files.keys()].map((path) => relative(dist, path))).toEqual([
+      'store/build-index.js',
+      'store/other.js',
+    ])
+  })
+
+  it("this checkout's: the tokenizer, the BM25 build, the store and their npm packages", async () => {
+    const src = fileURLToPath(new URL('../../src', import.meta.url))
+    const { files, packages } = await moduleClosure(src, BUILD_ENTRY_MODULES)
+    const paths = [...files.keys()].map((path) => relative(src, path))
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'retrieve/bm25/tokenize.ts',
+        'retrieve/bm25/bm25-postings.ts',
+        'store/kinds/bm25-kind.ts',
+        'store/manifest.ts',
+        'store/index-store.ts',
+        'library/importers/import-tools-from-path.ts',
+      ]),
+    )
+    expect(paths.filter((path) => path.startsWith('library/demo/'))).toEqual([])
+    const names = packages.map((record) => record.split('@')[0])
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'node_modules/wink-porter2-stemmer',
+        'node_modules/wink-bm25-text-search',
+        'node_modules/yaml',
+      ]),
+    )
+  })
 })

@@ -187,6 +187,21 @@ function sameSettings(a: Bm25Settings, b: Bm25Settings): boolean {
 }
 
 /**
+ * Whether the index `manifest` describes was built with another tokenizer than this toolsel's
+ * (version, or a recorded probe): `checkBm25Settings` refuses it whatever the config.
+ */
+export function builtWithOtherTokenizer(manifest: IndexManifest): boolean {
+  const built = manifest.retrievers.bm25
+  const probes = tokenizerProbes()
+  return (
+    built.tokenizerVersion !== TOKENIZER_VERSION ||
+    (built.tokenizerCoreProbe !== undefined &&
+      (built.tokenizerCoreProbe !== probes.core ||
+        (built.segmenterProbe !== undefined && built.segmenterProbe !== probes.segmented)))
+  )
+}
+
+/**
  * Refuses an index built with another tokenizer (version, or probe when recorded) or other BM25
  * settings than the config's.
  */
