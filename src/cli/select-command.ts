@@ -26,9 +26,13 @@ Plans the instruction into steps, retrieves candidates per step and selects at m
 step (the learned selector, the default, decides how many steps need a tool and which).
 
 Options:
-  --library <ref>      Index name, index dir, tool file or directory (default: config library.default)
+  --library <ref>      Index name, index dir, tool file or directory (default library.default, demo,
+                       env TOOLSEL_LIBRARY)
   --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --json               Print the full result (steps, candidates, timings) as JSON
+  --json               Print the answer as JSON, as POST /v1/select-tools gives it with
+                       includeSchemas (the same as --tool-format toolsel): steps, candidates,
+                       timings, and each tool's id, name, description, parameters, namespace
+                       and MCP annotations
   --explain            Each candidate's probability (learned selector); with --json all its features
   --tool-format <f>    Print the result as JSON with the tools as a model API takes them:
                        openai (Chat Completions), openai-responses, anthropic, or toolsel;
@@ -40,10 +44,12 @@ Options:
   --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
   --retriever <part>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto, or a part the library has
                        (dense:<embedder>, hybrid:<part>+<part>) (default retrieve.retriever, auto:
-                       the library's own default, env TOOLSEL_RETRIEVER). A tool file or the demo
-                       is indexed in memory with what the retriever needs.
-  --embedder <id>      Embedder of dense and hybrid: the library's dense:<id> part (a tool file
-                       or the demo is embedded with it) (default use-lite, env TOOLSEL_EMBEDDER)
+                       the library's own default, env TOOLSEL_RETRIEVER). A tool file, and the
+                       demo until it is saved (indexes/demo), are indexed in memory with what the
+                       retriever needs; a saved index has the parts it was built with
+  --embedder <id>      Embedder of dense and hybrid: the library's dense:<id> part (a tool file,
+                       or the demo not saved, is embedded with it) (default use-lite, env
+                       TOOLSEL_EMBEDDER)
   --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
 ${maxFileBytesHelp(23)}
 ${COMMON_HELP}`
@@ -112,12 +118,12 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
   })
   // jsonText: the same JSON, with the C1 controls and bidi characters a library's descriptions
   // (or ids saved before they were refused) hold written as \u escapes, not raw to the terminal.
-  if (toolFormat !== undefined)
-    io.stdout(
-      `${jsonText(JSON.stringify(selectResponseObject(result, true, toolFormat), null, 2))}\n`,
-    )
-  else if (values.json) io.stdout(`${jsonText(JSON.stringify(result, null, 2))}\n`)
-  else {
+  // --json is the HTTP answer with its schemas (round 45, qa16: until then the pipeline's tools
+  // as held, with their source and tags and without the MCP annotations the API gives).
+  if (toolFormat !== undefined || values.json) {
+    const answer = selectResponseObject(result, true, toolFormat ?? 'toolsel')
+    io.stdout(`${jsonText(JSON.stringify(answer, null, 2))}\n`)
+  } else {
     const empty = await emptyStepLines(service, result, values.retriever, config.retrieve.bm25.tau)
     io.stdout(formatResult(result, empty))
   }
