@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isToolselError } from '../../src/errors.ts'
 import { listItem, parsePlan } from '../../src/plan/parse-plan.ts'
+import { busyMsSync } from '../helpers/busy-time.ts'
 
 const PLAN = ['get the weather forecast for Paris tomorrow', 'email it to Ann']
 
@@ -106,9 +107,10 @@ describe('list items in linear time', () => {
   it('32,000 unclosed or nested brackets (seconds each before) end at once, unparsable', () => {
     const texts = ['{'.repeat(32_000), `${'['.repeat(15_999)}x${']'.repeat(16_000)}`]
     for (const text of texts) {
-      const start = performance.now()
-      expect(() => parsePlan(text)).toThrow(/no list of steps/)
-      expect(performance.now() - start).toBeLessThan(1000)
+      // CPU time where the machine is loaded (busy-time.ts).
+      expect(
+        busyMsSync(() => expect(() => parsePlan(text)).toThrow(/no list of steps/)),
+      ).toBeLessThan(1000)
     }
     // Within the budget the search is as before: a plan after a few hundred stray brackets, or
     // after 30,000 characters of prose and JSON objects that hold no plan.
@@ -120,8 +122,8 @@ describe('list items in linear time', () => {
 
   it('a 32,000-space run inside a list line (seconds before) parses at once', () => {
     const line = `1. a${' '.repeat(32_000)}b`
-    const start = performance.now()
-    expect(parsePlan(`${line}\n- c`)).toEqual(['a b', 'c'])
-    expect(performance.now() - start).toBeLessThan(1000)
+    let steps: unknown
+    expect(busyMsSync(() => (steps = parsePlan(`${line}\n- c`)))).toBeLessThan(1000)
+    expect(steps).toEqual(['a b', 'c'])
   })
 })

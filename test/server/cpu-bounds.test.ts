@@ -16,16 +16,15 @@ import { MAX_TOKEN_CHARS, tokenize } from '../../src/retrieve/bm25/tokenize.ts'
 import { createApp, MAX_QUERY_BODY_BYTES, MAX_REWARD_BODY_BYTES } from '../../src/server/app.ts'
 import { MAX_BODY_VALUES } from '../../src/server/validate.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { busyMs, busyMsSync, processCpuMs } from '../helpers/busy-time.ts'
 import { postMcp } from '../helpers/mcp-fetch.ts'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-function elapsedMs(work: () => unknown): number {
-  const start = performance.now()
-  work()
-  return performance.now() - start
-}
+// The bounds are CPU time where the machine is loaded (busy-time.ts): at load 10-20 on 2 cores
+// the wall time of ~100 ms of work passed a second.
+const elapsedMs = busyMsSync
 
 describe('text analysis is linear in the input length', () => {
   it('cuts a 100k-character word to MAX_TOKEN_CHARS and stems it at once', () => {
@@ -109,10 +108,7 @@ async function longestHealthGap(url: string, work: () => Promise<unknown>): Prom
   let longest = 0
   // A first request outside the measurement: fetch loads its HTTP client lazily.
   await (await fetch(`${url}/healthz`)).arrayBuffer()
-  const cpuMs = () => {
-    const { user, system } = process.cpuUsage()
-    return (user + system) / 1000
-  }
+  const cpuMs = processCpuMs
   const poll = (async () => {
     let last = performance.now()
     let lastCpu = cpuMs()
@@ -166,17 +162,21 @@ describe('long inputs over HTTP', () => {
     // The hint compared every unknown key with the schema's keys by edit distance: a 1M-character
     // key built a 1M × 12 table per known key, 12 s on the event loop (100k characters: 1.3 s).
     const server = await startServer()
-    const start = performance.now()
-    const response = await fetch(`${server.url}/v1/select-tools`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ instruction: 'send an email', ['l'.repeat(1_000_000)]: 1 }),
+    let response = new Response()
+    let error = { code: '', message: '' }
+    // The client and the server are this process: the smaller of its wall and CPU time.
+    const ms = await busyMs(async () => {
+      response = await fetch(`${server.url}/v1/select-tools`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ instruction: 'send an email', ['l'.repeat(1_000_000)]: 1 }),
+      })
+      ;({ error } = (await response.json()) as { error: typeof error })
     })
     expect(response.status).toBe(400)
-    const { error } = (await response.json()) as { error: { code: string; message: string } }
     expect(error.code).toBe('INVALID_INPUT')
     expect(error.message).not.toContain('did you mean')
-    expect(performance.now() - start).toBeLessThan(1000)
+    expect(ms).toBeLessThan(1000)
   })
 
   it('an MCP batch of 20 select_tools calls with long words ends within the request deadline', async () => {

@@ -8,6 +8,7 @@ import {
   importToolsFromPath,
   importToolsFromText,
 } from '../../../src/library/importers/index.ts'
+import { busyMsSync } from '../../helpers/busy-time.ts'
 import { expectToolselError, expectToolselErrorAsync } from './expect-toolsel-error.ts'
 
 const fixture = (name: string) =>
@@ -45,15 +46,16 @@ describe('onDuplicate', () => {
 
   it('10,000 copies of one id are renamed at once (quadratic before: minutes)', () => {
     const copies = Array.from({ length: 10_000 }, (_, index) => area(`Copy ${index}.`))
-    const start = performance.now()
-    const result = importToolsFromText(JSON.stringify([...copies, area('Copy 0.')]), {
-      fileName: 'fns.json',
-      onDuplicate: 'rename',
-    })
-    expect(performance.now() - start).toBeLessThan(3000)
-    expect(result.tools.map((tool) => tool.id).slice(0, 3)).toEqual(['area', 'area_2', 'area_3'])
-    expect(result.tools.at(-1)?.id).toBe('area_10000')
-    expect(result.duplicates.at(-1)).toMatchObject({ id: 'area', action: 'identical' })
+    const text = JSON.stringify([...copies, area('Copy 0.')])
+    let result: ReturnType<typeof importToolsFromText> | undefined
+    // CPU time where the machine is loaded (busy-time.ts).
+    const ms = busyMsSync(
+      () => (result = importToolsFromText(text, { fileName: 'fns.json', onDuplicate: 'rename' })),
+    )
+    expect(ms).toBeLessThan(3000)
+    expect(result!.tools.map((tool) => tool.id).slice(0, 3)).toEqual(['area', 'area_2', 'area_3'])
+    expect(result!.tools.at(-1)?.id).toBe('area_10000')
+    expect(result!.duplicates.at(-1)).toMatchObject({ id: 'area', action: 'identical' })
   })
 
   it('rename keeps different definitions as <id>_2 and drops identical copies', () => {
