@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { benchArgs } from '../bench-args.ts'
 import type { Tool } from '../../src/library/tool.ts'
+import type { QueryRow, SetDump } from './feature-dump.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -30,24 +31,6 @@ const dataDir = values.data!
 const k = Number(values.k)
 const config = parseConfig({})
 const planner = new RulePlanner()
-
-interface QueryRow {
-  id: string
-  gold: string[]
-  steps: number
-  ids: string[]
-  x: number[][]
-  ranks: number[][]
-  stepX: number[][]
-  stepY: number[]
-  wholeTop: string | null
-  wholeTopScore: number
-}
-interface SetDump {
-  name: string
-  kind: 'train' | 'eval'
-  queries: QueryRow[]
-}
 
 function dumpSet(
   name: string,

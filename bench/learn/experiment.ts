@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { benchArgs } from '../bench-args.ts'
+import type { QueryRow, SetDump } from './feature-dump.ts'
 import type { DecisionRule } from '../../src/learn/decide-set.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -24,23 +25,6 @@ const { values } = benchArgs(import.meta.url, {
 const { fitLogistic, predictProbability } = await import('../../src/learn/logistic-regression.ts')
 const { FEATURE_NAMES } = await import('../../src/learn/candidate-features.ts')
 const { decideSet } = await import('../../src/learn/decide-set.ts')
-interface QueryRow {
-  id: string
-  gold: string[]
-  steps: number
-  ids: string[]
-  x: number[][]
-  ranks: number[][]
-  stepX: number[][]
-  stepY: number[]
-  wholeTop: string | null
-  wholeTopScore: number
-}
-interface SetDump {
-  name: string
-  kind: 'train' | 'eval'
-  queries: QueryRow[]
-}
 const sets = JSON.parse(readFileSync(values.cache!, 'utf8')) as SetDump[]
 const excluded = new Set(values.exclude!.split(',').filter(Boolean))
 const dropped = new Set(values.drop!.split(',').filter(Boolean))

@@ -17,6 +17,7 @@ const LIBRARY_ONLY = new Set([
   'stall-probe.ts',
   'term-weight-model.ts',
   'training-dev-setup.ts',
+  'learn/feature-dump.ts',
   'learn/step-features.ts',
   'lib/choice-screen.ts',
 ])
