@@ -62,6 +62,16 @@ export interface DefsPlan {
   sizes: number[]
   /** Targets by reference level (level 1: those the root references). */
   reached: string[][]
+  /**
+   * A lower bound of the values the tool holds with its references copied inline (the inline
+   * form, openapi-importer.ts), known before the parser's `$ref` walk: the largest of its root
+   * and each schema it reaches, less one value per local reference in it. The inline form
+   * copies each of them at least once, every value of it but a reference's `$ref` string (the
+   * reference's object becomes its target's, with its other members kept). `Infinity` when one
+   * holds more than SCAN_MOST_VALUES (the scan stopped; half of that is still past
+   * MAX_PARAMETER_VALUES, a reference being at least two values).
+   */
+  leastInline: number
 }
 
 /**
@@ -91,6 +101,7 @@ export class SharedSchemas {
     let values = scan.values
     const sizes: number[] = []
     let depth = scan.depth
+    let leastInline = scan.values - scan.uses.length
     for (;;) {
       const next: string[] = []
       const fresh = new Set<string>()
@@ -118,11 +129,12 @@ export class SharedSchemas {
       for (const ref of next) {
         const shared = this.#shared(ref)!
         values += shared.values
+        leastInline = Math.max(leastInline, shared.values - shared.uses.length)
         depth = Math.max(depth, shared.depth + 2)
         frontier.push(...shared.uses)
       }
     }
-    return { root, sizes, reached }
+    return { root, sizes, reached, leastInline }
   }
 
   /**

@@ -27,8 +27,9 @@ import {
 } from '../tool.ts'
 import { addWarning, importFailed, sourceOf, type ImportContext } from './import-context.ts'
 import { localTarget } from '../schema/local-ref.ts'
-import { chooseLevels, pointer, SharedSchemas } from './openapi-defs.ts'
+import { chooseLevels, pointer, SharedSchemas, type DefsPlan } from './openapi-defs.ts'
 import { shownName } from '../name-characters.ts'
+import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 /** Header parameters OpenAPI says to ignore: the client or the transport sets them. */
@@ -155,16 +156,29 @@ export async function importOpenapi(
       message: `the parameters of its operations hold more than ${MAX_SPEC_PARAMETER_VALUES.toLocaleString('en-US')} JSON values together before any "$ref" in them is expanded (in either form, inline or in "$defs", they only grow); import fewer operations at once; nothing was imported`,
     })
   }
-  if (options.form !== 'defs') {
+  // Ids too long for any request, refused before any walk of the spec (before round 45, after
+  // the parser's: a spec of one 1 MB operationId and a large schema walked it first).
+  assertOperationIdLengths(operations, context)
+  const shared = new SharedSchemas(document)
+  const plans = operations.map((operation) => shared.plan(operation.schema))
+  // The parser's walk only when the inline form may fit and the walk its budget (round 45): a
+  // spec whose operation holds more than MAX_PARAMETER_VALUES inline, or a document the walk
+  // would go through past MAX_DEREFERENCE_VISITS (a YAML alias in many places), went through
+  // it all the same, ~10 s of CPU for a 1.5 MB file, and then took the `$defs` form.
+  const walk = options.form === 'defs' ? 'over' : walkOf(document)
+  if (walk !== 'over' && mayInline(plans)) {
     const dereferenced = await dereferenceWithin(parsed, context)
     if (dereferenced !== undefined) {
       const inlineOperations = operationsOf(dereferenced, context)
       const inlined = inlineAll(inlineOperations, dereferenced)
       if (inlined !== undefined) return toolsOf(inlineOperations, inlined, [], context)
     }
+  } else if (typeof walk === 'object') {
+    // The parser refuses a local `$ref` to nothing wherever it is; so does a walk skipped.
+    throw importFailed(context, {
+      message: `not a usable OpenAPI document: Missing $ref pointer ${JSON.stringify(walk.missing.slice(0, 200))}: nothing in the document is there`,
+    })
   }
-  const shared = new SharedSchemas(document)
-  const plans = operations.map((operation) => shared.plan(operation.schema))
   const chosen = chooseLevels(plans, MAX_SPEC_PARAMETER_VALUES)
   if (chosen === 'spec') {
     throw importFailed(context, {
@@ -213,6 +227,67 @@ function leastSpecValues(operations: readonly Operation[]): number {
     for (const child of Object.values(value)) stack.push(child)
   }
   return values
+}
+
+/**
+ * False when the inline form cannot fit whatever the parser's walk gives: a tool's least inline
+ * values (`DefsPlan.leastInline`) past MAX_PARAMETER_VALUES, or all of them together past
+ * MAX_SPEC_PARAMETER_VALUES (each tool holds its own copies).
+ */
+function mayInline(plans: readonly DefsPlan[]): boolean {
+  let total = 0
+  for (const { leastInline } of plans) {
+    if (leastInline > MAX_PARAMETER_VALUES) return false
+    total += leastInline
+  }
+  return total <= MAX_SPEC_PARAMETER_VALUES
+}
+
+/**
+ * `over` when the parser's walk of `document` would pass MAX_DEREFERENCE_VISITS: it calls the
+ * path matcher for every object it goes through and for each of its members, wherever an object
+ * is used (a YAML alias or a shared schema in each of its places), except inside a `$ref` object,
+ * which it replaces. So it makes at least one visit per value of the document written out as a
+ * tree, not counting inside `$ref` objects: counted here, a plain walk (~100 times cheaper a
+ * value than the parser's, whose visits build two JSON pointers each), up to one past the
+ * budget. Within it, the first local `$ref` to nothing (`missing`), which the parser refuses, or
+ * `within`.
+ */
+function walkOf(document: Json): 'over' | 'within' | { missing: string } {
+  let values = 0
+  let missing: string | undefined
+  const stack: unknown[] = [document]
+  while (stack.length > 0) {
+    const value = stack.pop()
+    values += 1
+    if (values > MAX_DEREFERENCE_VISITS) return 'over'
+    if (typeof value !== 'object' || value === null) continue
+    const ref = Array.isArray(value) ? undefined : (value as Json).$ref
+    if (typeof ref === 'string') {
+      if (missing === undefined && ref.startsWith('#/') && localTarget(document, ref) === undefined)
+        missing = ref
+      continue
+    }
+    for (const child of Object.values(value)) stack.push(child)
+  }
+  return missing === undefined ? 'within' : { missing }
+}
+
+/**
+ * Throws IMPORT_FAILED for the first operation whose tool id would be longer than
+ * MAX_TOOL_ID_CHARS (tool-id-limit.ts), as the import's own check would once every tool is
+ * built (import-tools.ts), but before the parser's walk and the schemas' copies.
+ */
+function assertOperationIdLengths(operations: readonly Operation[], context: ImportContext): void {
+  const record = operations.findIndex((operation) => operation.id.length > MAX_TOOL_ID_CHARS)
+  if (record < 0) return
+  const { id, method, path } = operations[record]
+  const error = importFailed(context, {
+    record,
+    message: `${toolIdTooLong(id)} (${method.toUpperCase()} ${shownName(path.slice(0, 200))}): shorten the operationId or path it is made from`,
+  })
+  error.details.maxToolIdChars = MAX_TOOL_ID_CHARS
+  throw error
 }
 
 /**
