@@ -975,7 +975,7 @@ async function replay(all: Dump) {
   for (const { set, query } of rows) {
     const scored = score(model, query)
     for (const [name, decide] of Object.entries(variants)) {
-      const ok = same(decide(query, scored), query.gold)
+      const ok = sameIdSet(decide(query, scored), query.gold)
       if (name === 'shipped' && ok !== stored.get(`${set}\u0001${query.id}`)) mismatch++
       const m = result.get(name) ?? new Map<string, number>()
       result.set(name, m)
