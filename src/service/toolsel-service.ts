@@ -452,8 +452,8 @@ export class ToolselService {
       )
       let pending: readonly ExampleBatchEntry[] = entries
       for (;;) {
-        let set = start
         live = []
+        const accepted: ExampleBatchEntry[] = []
         for (const entry of pending) {
           try {
             throwIfAborted(entry.signal)
@@ -465,14 +465,15 @@ export class ToolselService {
               (unknown) => indexed.library.unknownIdsHint(unknown),
               entry.subject,
             )
-            const next = set.with(entry.examples)
-            live.push({ entry, change: next.change })
-            set = next.set
+            accepted.push(entry)
           } catch (error) {
             entry.reject(error)
           }
         }
-        if (live.length === 0) return
+        if (accepted.length === 0) return
+        // The batch's writes in order, the set copied once (not once per write: withEach).
+        const { set, changes } = start.withEach(accepted.map((entry) => entry.examples))
+        live = accepted.map((entry, at) => ({ entry, change: changes[at] }))
         const finish = (version: number, count: number) => {
           for (const { entry, change } of live)
             entry.resolve({ library: name, ...change, examples: count, version })

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ExampleSet } from '../../src/examples/example-set.ts'
 import { isToolselError } from '../../src/errors.ts'
@@ -94,6 +95,61 @@ describe('ExampleSet', () => {
     }
   })
 
+  it('applies a batch of writes as that many writes would, each with its own change', () => {
+    // withEach (a batch of example writes, toolsel-service.ts) against `with` one write at a
+    // time on a set keyed afresh: evictions, duplicates within and across writes, re-adds of an
+    // example evicted earlier in the batch, writes larger than the cap, empty writes.
+    for (const cap of [1, 3, 5, 8]) {
+      let set = ExampleSet.of([example('w0', 't'), example('w1', 't')], { cap })
+      for (let round = 0; round < 12; round += 1) {
+        const writes = Array.from({ length: 1 + (round % 5) }, (_, at) =>
+          Array.from({ length: (round + at) % 4 }, (_, one) =>
+            example(`${one % 2 ? 'W' : 'w'}${(round * 5 + at * 3 + one) % 9}`, 't'),
+          ),
+        )
+        const batch = set.withEach(writes)
+        let reference = ExampleSet.of(set.examples, { cap, version: set.version })
+        const changes = writes.map((write) => {
+          const next = reference.with(write)
+          reference = next.set
+          return next.change
+        })
+        expect(batch.changes).toEqual(changes)
+        expect(batch.set.examples).toEqual(reference.examples)
+        expect(batch.set.version).toBe(reference.version)
+        // Its keys answer as those of a set keyed afresh.
+        const probe = [example('w3', 't'), example('W4', 't'), example('w8', 't')]
+        expect(batch.set.with(probe).change).toEqual(
+          ExampleSet.of(batch.set.examples, { cap }).with(probe).change,
+        )
+        set = batch.set
+      }
+    }
+    const same = ExampleSet.of([example('a', 't')])
+    expect(same.withEach([[example('A', 't')], []]).set).toBe(same)
+  })
+
+  it('copies the set once for a batch of writes, not once per write', () => {
+    // Until round 45 each write of a batch copied the whole set: 1,000 feedback writes queued
+    // behind a rebuild on a set of 20,000 held the event loop for seconds in one piece.
+    const size = 20_000
+    const set = ExampleSet.of(
+      Array.from({ length: size }, (_, at) => example(`known request ${at}`, 't')),
+      { cap: size },
+    )
+    const writes = Array.from({ length: 1_000 }, (_, at) => [example(`new request ${at}`, 't')])
+    set.with(writes[0]) // keys the set (once per set, in either case)
+    const one = Math.min(
+      ...Array.from({ length: 5 }, (_, at) => cpuMs(() => set.with(writes[at + 1]))),
+    )
+    let batch: ReturnType<ExampleSet['withEach']> | undefined
+    const all = cpuMs(() => (batch = set.withEach(writes)))
+    expect(batch!.set.size).toBe(size)
+    expect(batch!.set.examples.at(-1)?.instruction).toBe('new request 999')
+    // 1,000 copies would be ~1,000 times one write; one copy and 1,000 small writes are a few.
+    expect(all).toBeLessThan(Math.max(100 * one, 20))
+  })
+
   it('writes the same bytes sliced as in one piece', async () => {
     const set = ExampleSet.of(
       Array.from({ length: 600 }, (_, at) => example(`é ${at} "q" \ud83d\ude00`, `t${at % 7}`)),
@@ -186,3 +242,17 @@ describe('parseExamplesText and assertKnownTools', () => {
     )
   })
 })
+
+/** The CPU time `work` took on this thread, in ms (/proc/thread-self/schedstat; else wall time). */
+function cpuMs(work: () => void): number {
+  const clock = () => {
+    try {
+      return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6
+    } catch {
+      return performance.now()
+    }
+  }
+  const started = clock()
+  work()
+  return clock() - started
+}
