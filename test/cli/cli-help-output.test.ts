@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { COMMANDS, main } from '../../src/main.ts'
+import { runCli } from './run-cli.ts'
 import { OPTIONS as BENCH_OPTIONS } from '../../src/cli/bench-command.ts'
 import { COMMON_OPTIONS, type OptionSpec } from '../../src/cli/cli-options.ts'
 import { OPTIONS as INDEX_OPTIONS } from '../../src/cli/index-command.ts'
@@ -17,18 +18,6 @@ import { OPTIONS as SNAPSHOT_OPTIONS } from '../../src/cli/snapshot-command.ts'
 import { OPTIONS as TRAIN_DATA_OPTIONS } from '../../src/cli/train-data-command.ts'
 import { OPTIONS as TRAIN_OPTIONS } from '../../src/cli/train-command.ts'
 import packageJson from '../../package.json' with { type: 'json' }
-
-/** Runs the CLI in process: its exit code and what it wrote. */
-async function run(argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {},
-  })
-  return { code, stdout, stderr }
-}
 
 async function help(command: string): Promise<string> {
   let stdout = ''
@@ -44,23 +33,23 @@ async function help(command: string): Promise<string> {
 describe('command help', () => {
   it('every command has --help on stdout with exit code 0, starting with its usage', async () => {
     for (const name of Object.keys(COMMANDS)) {
-      const { code, stdout, stderr } = await run([name, '--help'])
+      const { code, stdout, stderr } = await runCli([name, '--help'])
       expect({ name, code, stderr }).toEqual({ name, code: 0, stderr: '' })
       expect(stdout).toMatch(new RegExp(`^Usage: toolsel ${name}[ \\n]`))
     }
     for (const argv of [[], ['--help'], ['-h'], ['help']]) {
-      const { code, stdout } = await run(argv)
+      const { code, stdout } = await runCli(argv)
       expect(code, argv.join(' ')).toBe(0)
       expect(stdout).toContain('Commands:')
     }
-    const unknown = await run(['nope'])
+    const unknown = await runCli(['nope'])
     expect(unknown).toMatchObject({ code: 2, stdout: '' })
     expect(unknown.stderr).toMatch(/^Unknown command "nope"\.\n/)
-    expect((await run(['selct', 'x'])).stderr).toMatch(
+    expect((await runCli(['selct', 'x'])).stderr).toMatch(
       /^Unknown command "selct"\. Did you mean "select"\?\n/,
     )
     // The word the README and the HTTP API use for what index does.
-    expect((await run(['import', 'tools.json'])).stderr).toMatch(
+    expect((await runCli(['import', 'tools.json'])).stderr).toMatch(
       /^Unknown command "import"\. Did you mean "index" \(import a tool file and build its index\)\?\n/,
     )
   })
@@ -82,15 +71,15 @@ describe('command help', () => {
   })
 
   it('names the closest option for a mistyped one, not how to pass a positional starting with -', async () => {
-    const typo = await run(['select', 'x', '--libary', 'mine'])
+    const typo = await runCli(['select', 'x', '--libary', 'mine'])
     expect(typo.code).toBe(2)
     expect(typo.stderr).toBe(
       'error [INVALID_INPUT]: Unknown option --libary (did you mean --library?). See: toolsel select --help\n',
     )
-    expect((await run(['serve', '--prot', '9000'])).stderr).toContain(
+    expect((await runCli(['serve', '--prot', '9000'])).stderr).toContain(
       'Unknown option --prot (did you mean --port?).',
     )
-    expect((await run(['select', '-x'])).stderr).toContain(
+    expect((await runCli(['select', '-x'])).stderr).toContain(
       'Unknown option -x (a positional argument that starts with "-" goes after "--"). See: toolsel select --help',
     )
   })
@@ -98,22 +87,22 @@ describe('command help', () => {
   it('options typed before the command: says they go after it, with the command line reordered', async () => {
     // Was only: Unknown command "--log-level". and the usage, which reads as if --log-level
     // were not an option at all (README: "Every command takes --config, --print-config and --log-level").
-    const before = await run(['--log-level', 'debug', 'select', "it's late", '--json'])
+    const before = await runCli(['--log-level', 'debug', 'select', "it's late", '--json'])
     expect(before).toMatchObject({ code: 2, stdout: '' })
     expect(before.stderr).toMatch(
       /^Unknown command "--log-level"\. Options go after the command: toolsel select --log-level debug 'it'\\''s late' --json\n\nUsage: toolsel <command>/,
     )
-    expect((await run(['--print-config'])).stderr).toMatch(
+    expect((await runCli(['--print-config'])).stderr).toMatch(
       /^Unknown command "--print-config"\. Options go after the command: toolsel <command> --print-config\n/,
     )
-    expect((await run(['--config', 'a\u001bb.json', 'serve'])).stderr).toMatch(
+    expect((await runCli(['--config', 'a\u001bb.json', 'serve'])).stderr).toMatch(
       /^Unknown command "--config"\. Options go after the command: toolsel serve --config 'a\\x1bb\.json'\n/,
     )
   })
 
   it('prints the version (was: Unknown command "--version", exit code 2)', async () => {
     for (const flag of ['--version', '-v', 'version']) {
-      expect(await run([flag])).toEqual({
+      expect(await runCli([flag])).toEqual({
         code: 0,
         stdout: `toolsel ${packageJson.version}\n`,
         stderr: '',
@@ -135,7 +124,7 @@ describe('command help', () => {
       )
     }
     const tools = async (...flags: string[]) => {
-      const { code, stdout } = await run([
+      const { code, stdout } = await runCli([
         'select',
         'What is the weather in Paris and email Ann',
         '--json',
@@ -183,7 +172,7 @@ describe('command help', () => {
       const file = fileURLToPath(
         new URL('../fixtures/formats/anthropic-tools.json', import.meta.url),
       )
-      const indexed = await run([
+      const indexed = await runCli([
         'index',
         file,
         '--name',
@@ -196,7 +185,7 @@ describe('command help', () => {
       expect(indexed.code, indexed.stderr).toBe(0)
       const retriever = async (...flags: string[]) => {
         const argv = ['select', 'get the weather', '--json', '--library', 'rx', '--index-dir', dir]
-        const { code, stdout, stderr } = await run([...argv, '--log-level', 'silent', ...flags])
+        const { code, stdout, stderr } = await runCli([...argv, '--log-level', 'silent', ...flags])
         expect(code, stderr).toBe(0)
         return JSON.parse(stdout).components.retriever
       }
@@ -229,7 +218,7 @@ describe("README's Command line block", () => {
       Object.keys(COMMANDS).sort(),
     )
     for (const [name, flags] of flagsByCommand) {
-      const text = name === '' ? (await run(['--help'])).stdout : await help(name)
+      const text = name === '' ? (await runCli(['--help'])).stdout : await help(name)
       const missing = [...flags].filter(
         (flag) => !new RegExp(`(^|[\\s\\[(|,])${flag}(?![\\w-])`, 'm').test(text),
       )
@@ -320,7 +309,7 @@ function acceptedValues(message: string): string[] {
 describe('flags that take one of a set of values', () => {
   it('list in --help every value the parser accepts (was: bench --retriever without auto)', async () => {
     for (const { argv, flag, scope } of ENUM_ARGUMENTS) {
-      const { code, stdout, stderr } = await run(argv)
+      const { code, stdout, stderr } = await runCli(argv)
       // 2 for a refused value, an unknown component's name included (README: exit codes).
       expect({ argv, refused: code === 2, stdout }).toEqual({
         argv,

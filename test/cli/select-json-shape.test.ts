@@ -2,19 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { main } from '../../src/main.ts'
-
-/** Runs the CLI in process: its exit code and what it wrote. */
-async function run(argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {},
-  })
-  return { code, stdout, stderr }
-}
+import { runCli } from './run-cli.ts'
 
 // Round 45 (qa16): `select --json` printed the pipeline's tools as held (their source and tags,
 // no MCP annotations), not the answer the HTTP API and MCP give; its help said a tool file or
@@ -37,7 +25,7 @@ describe('toolsel select --json', () => {
 
   it("prints POST /v1/select-tools's answer with its schemas: the tools in toolsel's shape, annotations included", async () => {
     const argv = ['select', 'send an sms text message', '--library', file, '--index-dir', dir]
-    const json = await run([...argv, '--json'])
+    const json = await runCli([...argv, '--json'])
     expect(json.code).toBe(0)
     const answer = JSON.parse(json.stdout)
     expect(answer.tools).toHaveLength(1)
@@ -54,14 +42,14 @@ describe('toolsel select --json', () => {
     expect(answer.steps[0].selected).toBe(tool.id)
     expect(answer.timings.totalMs).toBeGreaterThan(0)
     // The same as --tool-format toolsel, timings aside.
-    const toolsel = JSON.parse((await run([...argv, '--tool-format', 'toolsel'])).stdout)
+    const toolsel = JSON.parse((await runCli([...argv, '--tool-format', 'toolsel'])).stdout)
     const { timings: _a, ...rest } = answer
     const { timings: _b, ...same } = toolsel
     expect(rest).toEqual(same)
   }, 60_000)
 
   it('says in its help what it prints and which libraries are indexed in memory', async () => {
-    const { code, stdout } = await run(['select', '--help'])
+    const { code, stdout } = await runCli(['select', '--help'])
     expect(code).toBe(0)
     expect(stdout).toContain('as POST /v1/select-tools gives it')
     expect(stdout).toContain('a saved index has the parts it was built with')

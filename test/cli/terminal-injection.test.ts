@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { main } from '../../src/main.ts'
+import { runCli } from './run-cli.ts'
 import { createLogger } from '../../src/log.ts'
 import { jsonText, terminalLine, terminalText } from '../../src/terminal-text.ts'
 import { ROOT } from '../helpers/start-serve.ts'
@@ -22,18 +22,6 @@ const runChild = promisify(execFile)
 /** ESC, BEL, CR, the single-byte CSI (U+009B) and a bidi override. */
 const RAW_CONTROL = /[\u0007\u000d\u001b\u009b\u202e]/
 const EVIL = 'evil\u001b]52;c;ZXZpbA==\u0007\r\u001b[2K\u009b31m\u202e'
-
-/** Runs the CLI in process with its logger's lines captured too (they go to stderr). */
-async function run(argv: string[], env: Record<string, string> = {}) {
-  const stdout: string[] = []
-  const stderr: string[] = []
-  const code = await main(argv, {
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    env,
-  })
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
-}
 
 describe('terminalText, terminalLine, jsonText', () => {
   it('write every control character as a visible escape; newlines stay in terminalText only', () => {
@@ -65,11 +53,11 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
     const file = join(dir, 'tools.json')
     await writeFile(file, JSON.stringify([{ name: EVIL, description: 'Send an SMS text message' }]))
-    const human = await run(['select', 'send an sms text message', '--library', file])
+    const human = await runCli(['select', 'send an sms text message', '--library', file])
     expect(human.code).toBe(0)
     expect(human.stdout).toContain('evil\\x1b]52;c;ZXZpbA==\\x07\\x0d\\x1b[2K')
     expect(human.stdout + human.stderr).not.toMatch(RAW_CONTROL)
-    const json = await run(['select', 'send an sms text message', '--library', file, '--json'])
+    const json = await runCli(['select', 'send an sms text message', '--library', file, '--json'])
     expect(JSON.parse(json.stdout).tools[0].id).toBe(EVIL)
     expect(json.stdout).not.toMatch(RAW_CONTROL)
   }, 60_000)
@@ -79,7 +67,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     const file = join(dir, 'tools.json')
     const tool = { name: EVIL, description: 'Send an SMS' }
     await writeFile(file, JSON.stringify([tool, tool]))
-    const { code, stderr } = await run(['select', 'send an sms', '--library', file])
+    const { code, stderr } = await runCli(['select', 'send an sms', '--library', file])
     expect(code).toBe(1)
     expect(stderr).toContain('error [DUPLICATE_TOOL_ID]')
     // The message quotes the id escaped (shownName), as an HTTP body carries it.
@@ -98,7 +86,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
       ['--json', '--explain'],
       ['--tool-format', 'openai'],
     ]) {
-      const { code, stdout } = await run([
+      const { code, stdout } = await runCli([
         'select',
         `send an sms text message ${EVIL}`,
         '--library',
@@ -131,7 +119,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
       },
     }
     await writeFile(file, JSON.stringify(spec))
-    const { code, stdout, stderr } = await run(['index', file, '--index-dir', join(dir, 'idx')])
+    const { code, stdout, stderr } = await runCli(['index', file, '--index-dir', join(dir, 'idx')])
     expect(code).toBe(0)
     expect(stderr).toContain('Parameters rewritten into JSON Schema')
     expect(stderr).toContain('\\x1b]52;c;')
@@ -142,7 +130,7 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-terminal-'))
     const file = join(dir, 'tools.json')
     await writeFile(file, JSON.stringify([{ name: EVIL, description: 'Send an SMS text message' }]))
-    const { code, stdout, stderr } = await run(['index', file, '--index-dir', join(dir, 'idx')])
+    const { code, stdout, stderr } = await runCli(['index', file, '--index-dir', join(dir, 'idx')])
     // Before: error [IMPORT_FAILED] ... holds U+001B at 4, nothing indexed.
     expect(code).toBe(0)
     expect(stderr).toContain('Imported 1 tool ')
@@ -176,11 +164,11 @@ describe('the CLI prints library- and server-supplied text without escape sequen
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     try {
       for (const action of [['list'], ['show', 'demo']]) {
-        const human = await run(['libraries', ...action, '--server', url])
+        const human = await runCli(['libraries', ...action, '--server', url])
         expect(human.code).toBe(0)
         expect(human.stdout).toContain('evil\\x1b]52;c;')
         expect(human.stdout + human.stderr).not.toMatch(RAW_CONTROL)
-        const json = await run(['libraries', ...action, '--server', url, '--json'])
+        const json = await runCli(['libraries', ...action, '--server', url, '--json'])
         const parsed = JSON.parse(json.stdout)
         expect((parsed.libraries?.[0] ?? parsed).name).toBe(EVIL)
       }
