@@ -51,6 +51,7 @@ const { source, entry, port } = workerData
       transformers.env.allowRemoteModels = false
       transformers.env.allowLocalModels = true
       transformers.env.localModelPath = ''
+      transformers.env.useFSCache = false
       const tokenizer = await transformers.AutoTokenizer.from_pretrained(source.dir)
       encode = (piece) => tokenizer.encode(piece, { add_special_tokens: false }).length
     }

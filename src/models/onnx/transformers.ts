@@ -20,6 +20,10 @@ export function loadTransformers(): Promise<TransformersModule> {
     transformers.env.allowLocalModels = true
     // Model ids we pass are absolute directories; an empty prefix keeps them as given.
     transformers.env.localModelPath = ''
+    // Its file cache (<its package>/.cache by default) is looked in before the model directory,
+    // under the file's own path: a file there would be read in place of the one checked
+    // (`assertTrustedPath`, `checkModelTextFiles`). Nothing is downloaded, so nothing is cached.
+    transformers.env.useFSCache = false
     return transformers
   })
   return loading

@@ -10,6 +10,7 @@ import {
   OnnxEmbeddingModel,
   resolveSettings,
 } from '../../../src/models/onnx/onnx-embedding-model.ts'
+import { loadTransformers } from '../../../src/models/onnx/transformers.ts'
 import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
 
 const TINY = fileURLToPath(new URL('../../fixtures/models/tiny-embedder', import.meta.url))
@@ -145,6 +146,26 @@ describe.skipIf(MISSING !== undefined)('OnnxEmbeddingModel', () => {
     expect(model.device === 'cuda' || warned, logger.lines.join('\n')).toBe(true)
     if (model.device === 'cpu') expect(warned).toBe(true)
     expect((await model.embed(['hello']))[0]).toHaveLength(32)
+  })
+
+  it("reads the model directory's own files, never a file in transformers.js's cache under their path", async () => {
+    // transformers.js looks in its file cache (<its package>/.cache) first, under the file's own
+    // path: a config.json planted there would be read in place of the directory's checked one.
+    const transformers = await loadTransformers()
+    const cacheDir = transformers.env.cacheDir
+    const model = join(scratch, 'cached-model')
+    const cache = join(scratch, 'transformers-cache')
+    await cp(TINY, model, { recursive: true })
+    await mkdir(join(cache, model), { recursive: true })
+    await writeFile(join(cache, model, 'config.json'), '{"model_type": "planted", not json')
+    transformers.env.cacheDir = cache
+    try {
+      const loaded = await OnnxEmbeddingModel.load(model)
+      expect(loaded.dimensions).toBe(32)
+      await loaded.dispose()
+    } finally {
+      transformers.env.cacheDir = cacheDir
+    }
   })
 
   it('truncates texts longer than the model window', async () => {
