@@ -19,6 +19,7 @@ import {
   MANIFEST_FILE,
   type ExamplesManifest,
   type IndexManifest,
+  readManifestText,
 } from './manifest.ts'
 
 /**
@@ -105,7 +106,7 @@ function* firstUnknownTool(
 export async function readStoredExamples(dir: string): Promise<ExampleSet | undefined> {
   let manifestText: string
   try {
-    manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8')
+    manifestText = await readManifestText(dir)
   } catch {
     return undefined
   }

@@ -30,11 +30,14 @@ import {
   INDEX_FORMAT_VERSION,
   IndexManifestSchema,
   MANIFEST_FILE,
+  MAX_MANIFEST_BYTES,
   TOOLS_INDEX_FILE,
   manifestMismatch,
+  readManifestText,
   rebuildHint,
   type IndexManifest,
 } from './manifest.ts'
+import { FileTooLargeError, NotRegularFileError } from '../read-text-file.ts'
 import {
   readToolsIndexFile,
   writeToolsIndexFile,
@@ -793,8 +796,15 @@ function isComposite(kind: RetrieverKind): boolean {
 export async function readManifest(dir: string): Promise<IndexManifest> {
   let text: string
   try {
-    text = await readFile(join(dir, MANIFEST_FILE), 'utf8')
+    text = await readManifestText(dir)
   } catch (error) {
+    if (error instanceof FileTooLargeError || error instanceof NotRegularFileError) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `The manifest at ${join(dir, MANIFEST_FILE)} is not read: ${error instanceof FileTooLargeError ? `it is larger than ${MAX_MANIFEST_BYTES} bytes (one is a few KB)` : error.message}. Rebuild the index with: toolsel index <file> --name <library>.`,
+        { cause: error },
+      )
+    }
     throw new ToolselError(
       'INDEX_CORRUPT',
       `No index at ${dir}: ${MANIFEST_FILE} is missing. Build one with: toolsel index <file> --name <library>.`,

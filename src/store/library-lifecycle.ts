@@ -17,8 +17,6 @@
  * ```
  * @module
  */
-import { readFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
@@ -66,7 +64,12 @@ import {
   splitPartList,
   withRequirements,
 } from './kinds/index.ts'
-import { INDEX_FORMAT_VERSION, MANIFEST_FILE, type IndexManifest } from './manifest.ts'
+import {
+  INDEX_FORMAT_VERSION,
+  readManifestText,
+  readManifestTextSync,
+  type IndexManifest,
+} from './manifest.ts'
 import { Bm25Retriever } from '../retrieve/bm25/bm25-retriever.ts'
 import { importHeapLimitMb, importUploadInWorker } from './upload-import.ts'
 import { type SavedTools, uploadText } from './upload-import-worker.ts'
@@ -798,7 +801,7 @@ async function savedDemoCheck(
   dir: string,
   maxFileBytes: number | undefined,
 ): Promise<SavedDemoCheck | undefined> {
-  const manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8').catch(() => undefined)
+  const manifestText = await readManifestText(dir).catch(() => undefined)
   const manifest = await readManifest(dir).catch(() => undefined)
   if (manifestText === undefined || manifest === undefined) return undefined
   if (!isDemoSource(manifest.source.path)) return undefined
@@ -846,7 +849,6 @@ async function rebuildSavedDemo(
   started: number,
   progress: { sameTools?: boolean },
 ): Promise<IndexedLibrary | 'as saved' | 'superseded'> {
-  const manifestPath = join(dir, MANIFEST_FILE)
   // The fingerprint (in `source`) is taken before the files are read.
   const { library, imported, source } = await importAsLibrary(
     {
@@ -894,7 +896,7 @@ async function rebuildSavedDemo(
     await saveIndexedLibrary(indexDir, indexed, {
       beforeCommit: () => {
         // Under the library's lock: the save this rebuild started from is still the one saved.
-        if (readFileOrUndefined(manifestPath) !== manifestText) throw superseded
+        if (readManifestTextSync(dir) !== manifestText) throw superseded
       },
     })
   } catch (error) {
@@ -921,14 +923,6 @@ async function rebuildSavedDemo(
       },
     )
   return { ...indexed, dir: join(indexDir, DEMO_LIBRARY_NAME) }
-}
-
-function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    return undefined
-  }
 }
 
 /**

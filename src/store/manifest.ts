@@ -4,8 +4,11 @@
  * fixes it (MiniSearch's `loadJSON` does the same with its serializationVersion).
  * @module
  */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { join } from 'node:path'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
+import { readFileUpTo } from '../read-text-file.ts'
 
 /** Bump when the on-disk layout changes; older indexes are refused with a rebuild message. */
 export const INDEX_FORMAT_VERSION = 1
@@ -152,6 +155,40 @@ export const IndexManifestSchema = z
 export type IndexManifest = z.infer<typeof IndexManifestSchema>
 
 export const MANIFEST_FILE = 'manifest.json'
+
+/**
+ * Largest manifest read: 1 MiB. One holds a few KB (settings, and one line per index file in
+ * `files`) whatever the library's size; a larger one is no manifest of ours and is not read.
+ */
+export const MAX_MANIFEST_BYTES = 2 ** 20
+
+/**
+ * The text of the manifest in index directory `dir`: at most MAX_MANIFEST_BYTES, of a regular
+ * file (`readFileUpTo`'s `regularOnly`: a FIFO or device at the name is refused unread). Throws
+ * FileTooLargeError, NotRegularFileError or Node's error (ENOENT…).
+ */
+export function readManifestText(dir: string): Promise<string> {
+  return readFileUpTo(join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES, { regularOnly: true })
+}
+
+/**
+ * `readManifestText`, synchronously (a check under a lock), undefined where it would throw. Opened
+ * non-blocking and checked on its own fstat: a FIFO or device at the name is not read.
+ */
+export function readManifestTextSync(dir: string): string | undefined {
+  let fd: number | undefined
+  try {
+    fd = openSync(join(dir, MANIFEST_FILE), constants.O_RDONLY | constants.O_NONBLOCK)
+    const info = fstatSync(fd)
+    if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined
+    const bytes = Buffer.alloc(info.size)
+    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, info.size, 0))
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
 export const TOOLS_FILE = 'tools.jsonl'
 export const TOOLS_INDEX_FILE = 'tools.idx'
 export const BM25_FILE = 'bm25.bin'

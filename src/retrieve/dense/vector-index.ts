@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
+import { readFileUpTo } from '../../read-text-file.ts'
 
 export type VectorIndexKind = 'flat' | 'hnsw'
 
@@ -39,6 +40,9 @@ export const VECTOR_INDEX_FORMAT = 1
 
 /** Name of the header file inside the index directory. */
 export const VECTOR_INDEX_HEADER_FILE = 'dense.json'
+
+/** Largest dense index header read (one is a few hundred bytes). */
+const VECTOR_INDEX_HEADER_MAX_BYTES = 64 * 1024
 
 export interface VectorIndexHeader {
   format: number
@@ -79,12 +83,19 @@ export async function readVectorIndexHeader(directory: string): Promise<VectorIn
   }
   let header: VectorIndexHeader
   try {
-    header = JSON.parse(await readFile(path, 'utf8')) as VectorIndexHeader
+    // A few hundred bytes: a larger file (or a FIFO, a device) is no header of ours, unread.
+    header = JSON.parse(
+      await readFileUpTo(path, VECTOR_INDEX_HEADER_MAX_BYTES, { regularOnly: true }),
+    ) as VectorIndexHeader
   } catch (error) {
-    throw new ToolselError('INDEX_CORRUPT', `Dense index header "${path}" is not valid JSON.`, {
-      cause: error,
-      details: { file: path },
-    })
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      `Dense index header "${path}" is not valid JSON (${error instanceof Error ? error.message : String(error)}).`,
+      {
+        cause: error,
+        details: { file: path },
+      },
+    )
   }
   const valid =
     typeof header === 'object' &&

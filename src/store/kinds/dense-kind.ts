@@ -36,7 +36,7 @@ import {
   EMBEDDINGS_CACHE_FILE,
   type DenseManifest,
 } from '../dense-manifest.ts'
-import { MANIFEST_FILE, type IndexManifest } from '../manifest.ts'
+import { MANIFEST_FILE, readManifestText, type IndexManifest } from '../manifest.ts'
 import { StoredDenseRetriever } from '../stored-dense-retriever.ts'
 import { parseEntry, type RetrieverKind } from './retriever-kind.ts'
 import { sameJson } from './same-json.ts'
@@ -218,7 +218,7 @@ async function readPreviousEntry(
   | undefined
 > {
   try {
-    const manifest = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as {
+    const manifest = JSON.parse(await readManifestText(directory)) as {
       retrievers?: Record<string, { text?: string; dir?: string; modelFiles?: string } | undefined>
       build?: { parts?: Record<string, Record<string, unknown> | undefined> }
     }
