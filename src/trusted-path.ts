@@ -11,11 +11,12 @@
  *   a volume its host user owns, or a group-writable directory of umask 002 (Debian's per-user
  *   groups), is usual and safe, and refusing it would stop those servers at start.
  * Devices are not looked at (/dev/zero is 666; what it gives does not change); the readers bound
- * and refuse them. Not checked where the system has no uids (Windows). The embedding and word-vectors caches keep
- * their stricter rule (`cacheFileOwnerProblem`: such a cache is ignored and rebuilt, never refused).
+ * and refuse them. Not checked where the system has no uids (Windows). The embedding and word-vectors caches take
+ * the same rule, read stricter (`cacheTrustProblem`: such a cache is ignored and rebuilt, never
+ * refused).
  * @module
  */
-import { readdirSync, realpathSync, type Stats, statSync } from 'node:fs'
+import { type Dir, opendirSync, realpathSync, type Stats, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { type ErrorCode, ToolselError } from './errors.ts'
 import { indexDirWarnings } from './store/index-dir-claims.ts'
@@ -63,7 +64,8 @@ export function statTrustProblem(path: string, info: Stats): TrustProblem | unde
 /**
  * The problems (`statTrustProblem`) of `path`, of every directory above it up to the root (both
  * as named and once links are resolved), and with `recursive`, of everything under it (at most
- * MAX_TRUST_CHECKED_ENTRIES entries). A path that can't be stat'ed is left to the read's own error.
+ * MAX_TRUST_CHECKED_ENTRIES entries, listed as they are walked). A path that can't be stat'ed or
+ * listed is left to the read's own error.
  */
 export function pathTrustProblems(
   path: string,
@@ -101,10 +103,55 @@ export function pathTrustProblems(
   up(real)
   up(named)
   if (options.recursive && statSync(real, { throwIfNoEntry: false })?.isDirectory()) {
-    const entries = readdirSync(real, { recursive: true }) as string[]
-    for (const entry of entries.slice(0, MAX_TRUST_CHECKED_ENTRIES)) look(join(real, entry))
+    // Streamed (`opendir`: a directory's entries a few at a time) and stopped at the cap, breadth
+    // first (a directory's own files before those of its subdirectories, as readdir's
+    // `recursive`): a directory of millions of files costs MAX_TRUST_CHECKED_ENTRIES stats, not
+    // its whole listing. A directory that can't be listed (removed meanwhile) is left to the read.
+    let left = MAX_TRUST_CHECKED_ENTRIES
+    const queue = [real]
+    for (let next = 0; next < queue.length && left > 0; next++) {
+      let handle: Dir
+      try {
+        handle = opendirSync(queue[next])
+      } catch {
+        continue
+      }
+      try {
+        for (let entry = handle.readSync(); entry !== null && left > 0; entry = handle.readSync()) {
+          left--
+          const at = join(queue[next], entry.name)
+          look(at)
+          // A link is stat'ed (what is read), not walked into.
+          if (entry.isDirectory()) queue.push(at)
+        }
+      } catch {
+        // Gone while listed: the read says so.
+      } finally {
+        handle.closeSync()
+      }
+    }
   }
   return problems
+}
+
+/**
+ * Why a cache file toolsel wrote (the embedding cache, the word-vectors caches) is not to be read,
+ * or undefined: the same rule as state's, read stricter where it costs only time. The file itself
+ * (`info`: the fstat of the handle that would read it) is ignored on any problem of
+ * `statTrustProblem`, a warning's included (another uid than this process's or root's owns it, or
+ * its group can write it): toolsel writes its caches itself, as this uid and mode 0644 whatever
+ * the umask, so such a file is none it wrote, and ignoring it costs a rebuild (seconds), where
+ * ignoring an index or a model it can't rebuild would stop the load. The directories above take
+ * the state rule: one any user can write (not sticky) ignores the cache; one another uid owns or
+ * its group can write (a Docker build's `node_modules`, umask 002) is read past, as the index
+ * or package around the cache is (with its own warning there).
+ */
+export function cacheTrustProblem(file: string, info: Stats): string | undefined {
+  if (process.getuid?.() === undefined) return undefined
+  const own = statTrustProblem(file, info)
+  if (own) return own.reason
+  const above = pathTrustProblems(dirname(file)).find((problem) => problem.level === 'refuse')
+  return above && `${above.path}: ${above.reason}`
 }
 
 /** Warnings given (path and reason), so that each is given once per process. */

@@ -1,5 +1,5 @@
 /** Writing a user-named output file whole or not at all, and durably. @module */
-import { rmSync, type Stats } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { testStopPoint } from './config/env-vars.ts'
@@ -28,21 +28,6 @@ export async function writeFileAtomically(
 export interface WriteOptions {
   /** Told each temporary file of a killed writer that was removed (`sweepDeadWriters`). */
   onSwept?: (removed: string) => void
-}
-
-/**
- * Why a cache file read back (`replaceCacheFile` writes them 0644) can't be trusted, or
- * undefined: one another user owns, or one group or others can write, as another user could have
- * put values of their own in it. Not checked where the system has no uids (Windows).
- */
-export function cacheFileOwnerProblem(info: Stats): string | undefined {
-  const uid = process.getuid?.()
-  if (uid === undefined) return undefined
-  if (info.uid !== uid)
-    return `it belongs to another user (uid ${info.uid}, this process is ${uid})`
-  if ((info.mode & 0o022) !== 0)
-    return `group or others can write it (mode ${(info.mode & 0o777).toString(8).padStart(3, '0')})`
-  return undefined
 }
 
 /**

@@ -13,7 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/load-config.ts'
 import { defaultConfig } from '../src/config/schema.ts'
-import { DEFAULT_MODEL_PATH, readLearnedModelSync } from '../src/learn/learned-model.ts'
+import {
+  DEFAULT_MODEL_PATH,
+  readLearnedModelSync,
+  readShippedModel,
+} from '../src/learn/learned-model.ts'
 import { ToolLibrary } from '../src/library/tool-library.ts'
 import { loadTokenCounter } from '../src/mcp/tokens/load-token-counter.ts'
 import { createMemoryLogger } from '../src/log.ts'
@@ -171,6 +175,33 @@ describe.skipIf(!hasUids)('the config file, a learned model, a model directory',
         message: expect.stringContaining(`${dir}: any user can write it (mode 777)`),
       }),
     )
+  })
+
+  it('shipped default model: refused when any user can write its package, read with a warning when another uid owns it', async () => {
+    // Laid out as an install: <package>/dist/learn/default-model.json.
+    const dir = join(root, 'node_modules', 'toolsel', 'dist', 'learn')
+    await mkdir(dir, { recursive: true })
+    const file = join(dir, 'default-model.json')
+    await copyFile(DEFAULT_MODEL_PATH, file)
+    expect(readShippedModel(file).format).toBeDefined()
+    expect(warnings).toEqual([])
+    // Before round 45 the shipped model was read whatever its modes.
+    await chmod(join(root, 'node_modules'), 0o777)
+    expect(() => readShippedModel(file)).toThrow(
+      expect.objectContaining({
+        code: 'MODEL_LOAD_FAILED',
+        message: expect.stringContaining(
+          `Shipped default model ${file} is not read: ${join(root, 'node_modules')}: any user can write it (mode 777)`,
+        ),
+      }),
+    )
+    await chmod(join(root, 'node_modules'), 0o755)
+    if (!isRoot) return
+    await chown(file, 4321, 4321)
+    expect(readShippedModel(file).format).toBeDefined()
+    expect(warnings).toEqual([
+      expect.stringContaining(`${file}: it belongs to uid 4321, not this process's (0) or root`),
+    ])
   })
 
   it('model directory: refused (MODEL_LOAD_FAILED) when any user can write a file in it', async () => {

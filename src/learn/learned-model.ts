@@ -378,8 +378,20 @@ export function readLearnedModelSync(file: string): LearnedModel {
 
 let defaultModel: LearnedModel | undefined
 
-/** The shipped default model (read once). */
+/** The shipped default model (read once: `readShippedModel`). */
 export function loadDefaultModel(): LearnedModel {
-  defaultModel ??= parseLearnedModel(readFileSync(DEFAULT_MODEL_PATH, 'utf8'), DEFAULT_MODEL_PATH)
+  defaultModel ??= readShippedModel(DEFAULT_MODEL_PATH)
   return defaultModel
+}
+
+/**
+ * A model shipped in the package (`file`: DEFAULT_MODEL_PATH), under the rule of every trusted
+ * load (`assertTrustedPath`): installed by root (`npm install -g`, a Docker image) or by this
+ * user (a checkout) it is read as it is; another uid's package (installed by a deploy user, run
+ * by a service user) is read with a warning; one any user can write (it, or a directory above
+ * it, as a `chmod -R 777` install) is refused, MODEL_LOAD_FAILED: its trees decide every answer.
+ */
+export function readShippedModel(file: string): LearnedModel {
+  assertTrustedPath(file, 'Shipped default model', 'MODEL_LOAD_FAILED')
+  return parseLearnedModel(readFileSync(file, 'utf8'), file)
 }

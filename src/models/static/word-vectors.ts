@@ -18,7 +18,8 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { idHash } from '../../library/id-table.ts'
-import { cacheFileOwnerProblem, replaceCacheFile } from '../../write-file-atomically.ts'
+import { cacheTrustProblem } from '../../trusted-path.ts'
+import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -79,8 +80,8 @@ export async function loadWordVectors(
   const info = await stat(source)
   const stamp = { version: FORMAT_VERSION, sourceBytes: info.size, sourceMtimeMs: info.mtimeMs }
   const candidates = cacheFiles(source)
-  for (const { file, shared } of candidates) {
-    const cached = await readBinary(file, stamp, shared).catch(() => undefined)
+  for (const { file } of candidates) {
+    const cached = await readBinary(file, stamp).catch(() => undefined)
     if (cached) return cached
   }
   log(`Converting ${source} to a compact binary once (about 6 s of CPU and 515 MiB)`)
@@ -97,8 +98,8 @@ export async function loadWordVectors(
 
 /**
  * Where the converted file is kept, in order: next to the package (written by whoever installed
- * it), else in the OS temp directory (`shared`: only a file this user owns and only it can write
- * is read; one directory per user, made private).
+ * it), else in the OS temp directory (`shared`: one directory per user, made private). Either is
+ * read only under `cacheTrustProblem`'s rule.
  */
 function cacheFiles(
   source: string,
@@ -131,8 +132,8 @@ export async function cachedBesideVectors<T>(
   source = wordVectorSource(),
 ): Promise<T> {
   const candidates = cacheFiles(source, name)
-  for (const { file, shared } of candidates) {
-    const bytes = await readCacheFile(file, shared, maxBytes).catch(() => undefined)
+  for (const { file } of candidates) {
+    const bytes = await readCacheFile(file, maxBytes).catch(() => undefined)
     const value = bytes && cache.decode(bytes)
     if (value !== undefined) return value
   }
@@ -334,35 +335,25 @@ function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
   return out
 }
 
-/**
- * The vectors in `file` when its stamp is `stamp`; with `shared`, only from a regular file this
- * user owns that neither group nor others can write (checked on the handle that is read).
- */
-async function readBinary(
-  file: string,
-  stamp: Stamp,
-  shared: boolean,
-): Promise<WordVectors | undefined> {
-  const bytes = await readCacheFile(file, shared, WORD_VECTORS_MAX_BYTES)
+/** The vectors in `file` (`readCacheFile`) when its stamp is `stamp`. */
+async function readBinary(file: string, stamp: Stamp): Promise<WordVectors | undefined> {
+  const bytes = await readCacheFile(file, WORD_VECTORS_MAX_BYTES)
   return bytes && decodeBinary(bytes, stamp)
 }
 
 /**
  * The bytes of cache file `file`, a regular file of at most `maxBytes` (else undefined, unread:
- * opened non-blocking, so a FIFO at the name does not hang the open); with `shared`, only of one
- * this user owns that neither group nor others can write (checked on the handle that is read).
- * No more than its size at the check is read.
+ * opened non-blocking, so a FIFO at the name does not hang the open) that `cacheTrustProblem`
+ * finds nothing wrong with, in either place (checked on the handle that is read: a file another
+ * uid than this process's or root's owns, or group or others can write, or in a directory any
+ * user can write, is not read). No more than its size at the check is read.
  */
-async function readCacheFile(
-  file: string,
-  shared: boolean,
-  maxBytes: number,
-): Promise<Buffer | undefined> {
+async function readCacheFile(file: string, maxBytes: number): Promise<Buffer | undefined> {
   const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const info = await handle.stat()
     if (!info.isFile() || info.size > maxBytes) return undefined
-    if (shared && cacheFileOwnerProblem(info) !== undefined) return undefined
+    if (cacheTrustProblem(file, info) !== undefined) return undefined
     const bytes = Buffer.alloc(info.size)
     const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
     return bytesRead === info.size ? bytes : undefined

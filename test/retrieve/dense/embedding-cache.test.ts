@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { appendFile, chmod, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises'
+import { appendFile, chmod, mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -91,7 +91,30 @@ describe('EmbeddingCache', () => {
         await chmod(file, 0o664)
         const loaded = await load(file)
         expect(loaded.size).toBe(0)
-        expect(loaded.warnings.join('\n')).toMatch(/group or others can write it \(mode 664\)/)
+        expect(loaded.warnings.join('\n')).toMatch(
+          /its group \(gid \d+\) can write it \(mode 664\)/,
+        )
+      },
+    )
+
+    it.skipIf(process.platform === 'win32')(
+      'one in a directory any user can write, not sticky (they could replace the file): the rule of trusted-path.ts',
+      async () => {
+        const dir = join(directory, 'index')
+        await mkdir(dir)
+        const file = join(dir, 'embeddings.cache')
+        await saved(file)
+        expect((await load(file)).size).toBe(2)
+        // Before round 45 only the file's own owner and mode were looked at: this one was read.
+        await chmod(dir, 0o777)
+        const loaded = await load(file)
+        expect(loaded.size).toBe(0)
+        expect(loaded.warnings.join('\n')).toContain(
+          `${dir}: any user can write it (mode 777): chmod o-w ${dir}`,
+        )
+        // Sticky (as /tmp): others can't replace what they don't own in it.
+        await chmod(dir, 0o1777)
+        expect((await load(file)).size).toBe(2)
       },
     )
 
