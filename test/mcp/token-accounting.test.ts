@@ -59,6 +59,29 @@ describe('token accounting', () => {
     })
   })
 
+  it('keeps a bounded number of per-tool counts while the tools change at every listing', async () => {
+    // A gateway upstream that rewrites its descriptions at every listing: each version is new
+    // tools to count. Until round 45 every count stayed cached for the life of the process.
+    const counter = createEstimateTokenCounter()
+    const counted = vi.spyOn(counter, 'count')
+    const accountant = new TokenAccountant(counter, { maxCachedToolCounts: 100 })
+    const version = (listing: number) =>
+      new ToolLibrary(
+        'gateway',
+        SAMPLE_TOOLS.map((tool) => ({ ...tool, description: `${tool.description} #${listing}` })),
+      )
+    for (let listing = 0; listing < 200; listing += 1) {
+      await accountant.libraryTokens(version(listing))
+      expect(accountant.cachedToolCounts).toBeLessThanOrEqual(200)
+    }
+    // A tool counted in the older generation is not counted again, and its count is the same.
+    const last = version(199)
+    const calls = counted.mock.calls.length
+    const again = await accountant.libraryTokens(new ToolLibrary('other', last.tools))
+    expect(counted.mock.calls.length).toBe(calls)
+    expect(again).toBe(await new TokenAccountant(counter).libraryTokens(last))
+  })
+
   it('never reports negative savings: a scope smaller than the response avoided 0', async () => {
     // An empty gateway library (no upstream listed yet) answered search_tools with avoided −8.
     const accountant = new TokenAccountant(createEstimateTokenCounter())

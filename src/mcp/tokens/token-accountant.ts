@@ -48,11 +48,23 @@ export const SAMPLE_FROM_TOOLS = 5_000
 /** Tools counted for a sampled `allTools`. */
 export const SAMPLED_TOOLS = 4_000
 
+/**
+ * Per-tool counts kept in each of the cache's two generations: at most twice this many are held.
+ * Until round 45 the cache kept every tool's count it ever made: a gateway upstream that changes
+ * its descriptions at every listing (once a second by default), or uploads of ever-new tools,
+ * added up to SAMPLE_FROM_TOOLS entries per version counted, for as long as the process ran.
+ * 32,768 holds six fully counted libraries; a tool counted in the older generation moves to
+ * the newer one when it is counted again.
+ */
+export const MAX_CACHED_TOOL_COUNTS = 32_768
+
 export interface TokenAccountantOptions {
   /** Default SAMPLE_FROM_TOOLS. */
   sampleFrom?: number
   /** Default SAMPLED_TOOLS. */
   sampleSize?: number
+  /** Default MAX_CACHED_TOOL_COUNTS. */
+  maxCachedToolCounts?: number
 }
 
 /** A tool as a client lists it to a model: the MCP `tools/list` entry, as compact JSON. */
@@ -79,7 +91,10 @@ async function countText(counter: TokenCounter, text: string): Promise<Count> {
 
 export class TokenAccountant {
   readonly #load: () => Promise<TokenCounter>
-  readonly #byTool = new Map<string, Count>()
+  /** Per-tool counts by content hash, in two generations (see MAX_CACHED_TOOL_COUNTS). */
+  #byTool = new Map<string, Count>()
+  #byToolBefore = new Map<string, Count>()
+  readonly #maxCachedToolCounts: number
   readonly #byLibrary = new Map<string, Count>()
   readonly #sampleFrom: number
   readonly #sampleSize: number
@@ -92,6 +107,12 @@ export class TokenAccountant {
     this.#load = typeof counter === 'function' ? counter : () => Promise.resolve(counter)
     this.#sampleFrom = options.sampleFrom ?? SAMPLE_FROM_TOOLS
     this.#sampleSize = Math.max(1, options.sampleSize ?? SAMPLED_TOOLS)
+    this.#maxCachedToolCounts = Math.max(1, options.maxCachedToolCounts ?? MAX_CACHED_TOOL_COUNTS)
+  }
+
+  /** Per-tool counts held (at most twice `maxCachedToolCounts`). */
+  get cachedToolCounts(): number {
+    return this.#byTool.size + this.#byToolBefore.size
   }
 
   /** How many tools `libraryTokens` counts for `library`: all, or a sample of a large one. */
@@ -169,11 +190,15 @@ export class TokenAccountant {
   }
 
   async #toolTokens(counter: TokenCounter, hash: string, tool: () => Tool): Promise<Count> {
-    let count = this.#byTool.get(hash)
-    if (count === undefined) {
-      count = await countText(counter, toolListingText(tool()))
-      this.#byTool.set(hash, count)
+    const known = this.#byTool.get(hash)
+    if (known !== undefined) return known
+    const count =
+      this.#byToolBefore.get(hash) ?? (await countText(counter, toolListingText(tool())))
+    if (this.#byTool.size >= this.#maxCachedToolCounts) {
+      this.#byToolBefore = this.#byTool
+      this.#byTool = new Map()
     }
+    this.#byTool.set(hash, count)
     return count
   }
 }
