@@ -728,14 +728,16 @@ const DEMO_REBUILD_ATTEMPTS = 3
 /**
  * The demo once saved as an index (`indexes/demo`: an example write or `toolsel index
  * src/library/demo/servers --name demo`). Loaded as saved while the fingerprint of the demo's files
- * and importer code (demo-fingerprint.ts) is the one its manifest records, without importing them,
- * or while it holds tools of its own (a PUT, or an index of another source). Otherwise the files
+ * and of the code and packages that index them (demo-fingerprint.ts) is the one its manifest
+ * records, without importing them, or while it holds tools of its own (a PUT, or an index of
+ * another source). Otherwise the files
  * are imported and their tools compared: when they changed since (a `git pull`), it is rebuilt from
  * them with the parts it was built with (their saved vectors reused for unchanged tools) and its
  * usage examples, minus those of tools the files no longer have, and saved atomically in its place,
  * so the next start loads it as it is; when they are the same (an index saved before round 44,
- * without a fingerprint), it is saved again with the fingerprint, once (when this config builds its
- * parts as they were built; else it is compared each start). A save by another process in between
+ * without a fingerprint, or by other toolsel code or packages), it is saved again with the
+ * fingerprint, once (when this config builds its parts as they were built; else it is compared
+ * each start). A save by another process in between
  * (an example write) is not overwritten: the demo is read again. A rebuild that fails (the index
  * dir read-only, a part's model missing, the files broken) is a warning and the saved index loads
  * as it is: until round 43 (hard38) it failed the start. `asSaved` (the workers of `serve --workers
@@ -788,7 +790,7 @@ interface SavedDemoCheck {
   manifest: IndexManifest
   /** The manifest file's text, to tell whether another process saved the demo meanwhile. */
   manifestText: string
-  /** Whether it records the fingerprint of the demo's files and importer code as they are now. */
+  /** Whether it records the demo's fingerprint (files, build code, packages) as it is now. */
   current: boolean
 }
 
