@@ -18,9 +18,9 @@
  * position has one entry, derived once.
  *
  * A library keeps at most `capacity` entries (32,768 by default). A hit is two array reads and an
- * id comparison and writes nothing. Until the library's store is full every tool derived is kept;
- * then one miss in KEEP_ONE_MISS_IN is kept, in the place of the entry kept longest, and the other
- * misses are answered with a value derived for that request only, which dies young. Until round
+ * id comparison and writes nothing. Which misses are kept: src/keep-ring.ts (every tool derived
+ * until the library's store is full, then one miss in KEEP_ONE_MISS_IN, in the place of the entry
+ * kept longest; the other misses are answered with a value derived for that request only). Until round
  * 45 it was two generations of 16,384 (a full one became the previous one; a hit there moved the
  * entry back): with more distinct tools between two requests for one of them than a generation
  * holds (13,646 candidates per pass of the benchmark instructions at 100k tools, more with a
@@ -32,12 +32,10 @@
  */
 import type { Tool } from './tool.ts'
 import type { ToolLibrary } from './tool-library.ts'
+import { KeepRing } from '../keep-ring.ts'
 
 /** Entries a library keeps (the old policy's bound: two generations of 16,384). */
 export const TOOL_MEMO_KEPT = 32_768
-
-/** Once a library's store is full, one miss in this many is kept (replacing the oldest entry). */
-const KEEP_ONE_MISS_IN = 8
 
 /** Positions per page of the positional store (pages are made when a position in them is used). */
 const PAGE_BITS = 12
@@ -50,12 +48,9 @@ interface Placed<T> {
 
 /** Entries by library position, in pages of PAGE_SIZE slots. */
 interface ByPosition<T> {
-  pages: Array<Array<Placed<T> | undefined> | undefined>
-  /** The positions kept, by place; a full store's next keep replaces the one at `oldest`. */
-  kept: number[]
-  oldest: number
-  /** Misses since the last one kept, once the store is full. */
-  missed: number
+  readonly pages: Array<Array<Placed<T> | undefined> | undefined>
+  /** The positions kept (which misses are: src/keep-ring.ts). */
+  readonly kept: KeepRing<number>
 }
 
 export class ToolMemo<T> {
@@ -75,7 +70,7 @@ export class ToolMemo<T> {
 
   /** Entries kept for `library` (for tests). */
   size(library: ToolLibrary): number {
-    return this.#positions.get(library)?.kept.length ?? 0
+    return this.#positions.get(library)?.kept.size ?? 0
   }
 
   /**
@@ -85,7 +80,11 @@ export class ToolMemo<T> {
   get(library: ToolLibrary, id: string, position?: number): T {
     let store = this.#positions.get(library)
     if (store === undefined) {
-      store = { pages: [], kept: [], oldest: 0, missed: 0 }
+      const pages: ByPosition<T>['pages'] = []
+      const kept = new KeepRing<number>(this.#capacity, (old) => {
+        pages[old >>> PAGE_BITS]![old & (PAGE_SIZE - 1)] = undefined
+      })
+      store = { pages, kept }
       this.#positions.set(library, store)
     }
     if (position !== undefined) {
@@ -108,18 +107,7 @@ export class ToolMemo<T> {
     // A miss: position `at` holds no entry (a library's positions never change, so an entry
     // there is always this id's).
     const value = this.#derive(library.at(at), at)
-    const kept = store.kept
-    if (kept.length < this.#capacity) {
-      kept.push(at)
-    } else if (++store.missed === KEEP_ONE_MISS_IN) {
-      store.missed = 0
-      const old = kept[store.oldest]
-      store.pages[old >>> PAGE_BITS]![old & (PAGE_SIZE - 1)] = undefined
-      kept[store.oldest] = at
-      store.oldest = (store.oldest + 1) % this.#capacity
-    } else {
-      return value
-    }
+    if (!store.kept.admit(at)) return value
     const slots = (store.pages[at >>> PAGE_BITS] ??= new Array(PAGE_SIZE))
     slots[at & (PAGE_SIZE - 1)] = { id, value }
     return value

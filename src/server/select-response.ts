@@ -29,6 +29,7 @@
 import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
 import { toolHints } from '../library/tool-hints.ts'
+import { KeepRing } from '../keep-ring.ts'
 import {
   schemasLeftOutWarning,
   schemasPastBudget,
@@ -47,13 +48,6 @@ import {
  * generations of 16,384 before round 44 kept as many at most).
  */
 export const CANDIDATE_JSON_KEPT = 32_768
-
-/**
- * A full `CandidatePrefixes` keeps one in this many of the candidates it misses, each in the place
- * of the one it has kept longest: what the requests use now comes in, at a rate that leaves each
- * kept candidate many requests to be asked for again.
- */
-const KEEP_ONE_MISS_IN = 8
 
 /**
  * The keys this module writes for a step, in the pipeline's order. The check below makes a new
@@ -162,9 +156,9 @@ interface CandidatePrefix {
 
 /**
  * Each step candidate's `{"id":…,"name":…,"score":` by id, checked against its name. A hit is one
- * map lookup and writes nothing. Until `capacity` candidates are kept each one missed is added;
- * then one miss in KEEP_ONE_MISS_IN is kept, in the place of the candidate kept longest, and the
- * others are answered with a prefix made for that answer only, which dies young.
+ * map lookup and writes nothing. Which misses are kept: src/keep-ring.ts (every one until
+ * `capacity`, then one in KEEP_ONE_MISS_IN in the place of the one kept longest; the others are
+ * answered with a prefix made for that answer only, which dies young).
  *
  * Until round 44 it was two generations of 16,384 (a full one became the previous one; a hit
  * there moved the entry back): with more distinct candidates between two requests for one of
@@ -173,17 +167,18 @@ interface CandidatePrefix {
  * through scavenges and died in the old generation (bench/README.md, "Round 44").
  */
 export class CandidatePrefixes {
-  readonly capacity: number
   readonly #entries = new Map<string, CandidatePrefix>()
-  /** The ids kept, by place; a full cache's next keep replaces the one at `#oldest`. */
-  readonly #ids: string[] = []
-  #oldest = 0
-  #missed = 0
+  readonly #kept: KeepRing<string>
   /** Prefixes made (lookups missed), for tests. */
   made = 0
 
   constructor(capacity = CANDIDATE_JSON_KEPT) {
-    this.capacity = Math.max(1, capacity)
+    const entries = this.#entries
+    this.#kept = new KeepRing(capacity, (id) => entries.delete(id))
+  }
+
+  get capacity(): number {
+    return this.#kept.capacity
   }
 
   /** Candidates kept. */
@@ -198,20 +193,8 @@ export class CandidatePrefixes {
     this.made += 1
     const whole = JSON.stringify({ id, name, score: 0 })
     const json = whole.slice(0, whole.length - 2)
-    const ids = this.#ids
-    if (entry !== undefined) {
-      // A tool renamed (another library or version): its id's entry, in its place.
-      entries.set(id, { name, json })
-    } else if (ids.length < this.capacity) {
-      entries.set(id, { name, json })
-      ids.push(id)
-    } else if (++this.#missed === KEEP_ONE_MISS_IN) {
-      this.#missed = 0
-      entries.delete(ids[this.#oldest])
-      entries.set(id, { name, json })
-      ids[this.#oldest] = id
-      this.#oldest = (this.#oldest + 1) % this.capacity
-    }
+    // A tool renamed (another library or version) takes its id's entry, in its place.
+    if (entry !== undefined || this.#kept.admit(id)) entries.set(id, { name, json })
     return json
   }
 }

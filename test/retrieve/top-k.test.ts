@@ -2,6 +2,14 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { TopK } from '../../src/retrieve/top-k.ts'
 
+/** The first `k` (position, score) pairs of `scores` by sorting all: score desc, position asc. */
+function bestFirst(scores: readonly number[], k: number) {
+  return scores
+    .map((score, position) => ({ position, score }))
+    .sort((a, b) => b.score - a.score || a.position - b.position)
+    .slice(0, k)
+}
+
 describe('TopK', () => {
   it('reset empties it for another query of any k, on its arrays or larger ones', () => {
     fc.assert(
@@ -21,10 +29,7 @@ describe('TopK', () => {
             expect(top.k).toBe(k)
             expect(top.threshold).toBe(new TopK(k).threshold)
             scores.forEach((score, position) => top.push(position, score))
-            const expected = scores
-              .map((score, position) => ({ position, score }))
-              .sort((a, b) => b.score - a.score || a.position - b.position)
-              .slice(0, k)
+            const expected = bestFirst(scores, k)
             expect(top.sorted()).toEqual(expected)
           }
         },
@@ -40,10 +45,7 @@ describe('TopK', () => {
         (scores, k) => {
           const top = new TopK(k)
           scores.forEach((score, position) => top.push(position, score))
-          const expected = scores
-            .map((score, position) => ({ position, score }))
-            .sort((a, b) => b.score - a.score || a.position - b.position)
-            .slice(0, k)
+          const expected = bestFirst(scores, k)
           expect(top.sorted()).toEqual(expected)
         },
       ),
@@ -63,10 +65,7 @@ describe('TopK', () => {
           const first = top.sorted()
           expect(top.sorted()).toEqual(first)
           scores.slice(cut).forEach((score, at) => top.push(cut + at, score))
-          const expected = scores
-            .map((score, position) => ({ position, score }))
-            .sort((a, b) => b.score - a.score || a.position - b.position)
-            .slice(0, k)
+          const expected = bestFirst(scores, k)
           expect(top.sorted()).toEqual(expected)
           if (k > 0) {
             expect(top.threshold).toBe(expected.length === k ? expected[k - 1].score : -Infinity)
