@@ -18,6 +18,7 @@ import { openRunProgress } from '../bench/run-progress.ts'
 import { EXAMPLES_MODES, LIBRARY_MODES, SUITES } from '../bench/suites/index.ts'
 import {
   COMMON_HELP,
+  wrapHelp,
   commandConfig,
   maxFileBytesFlag,
   maxFileBytesHelp,
@@ -34,22 +35,27 @@ export const BENCH_HELP = `Usage: toolsel bench [--suite <name|all>] [options]
 Runs Plan-Retrieve-Select over benchmark suites and scores the predicted tool sets against the
 gold sets (exact match first). Writes report.json, summary.md and report.html to --out.
 
-Suites: all, ${SUITES.map((suite) => suite.name).join(', ')}
+Suites: ${wrapHelp(['all', ...SUITES.map((suite) => suite.name)].join(', '), 8, 8)}
 
 Options:
-  --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the reason
+  --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the
+                            reason;
                             file:<path>: your own queries, each with its own tools (JSON Lines of
                             {instruction, tools | library: <tool file>, gold, category?}; records
                             without either use --tools; a query whose gold is not among its tools
                             is dropped, and a file whose every query is dropped fails;
                             bench/README.md, "Your own set")
-  --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env TOOLSEL_DATA_DIR)
+  --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env
+                            TOOLSEL_DATA_DIR)
   --queries <file>          Query file (or BEIR folder) instead of the suite's own; one suite only
   --tools <file>            Tool file instead of the suite's own library (ToolBench: the corpus,
                             implies --library-mode corpus); one suite only
-  --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default), corpus
-  --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or keep
-  --library <file>          Evaluate against this tool library instead (library swap; missing gold = misses)
+  --library-mode <mode>     ToolBench library: closed (each query's api_list), union (default),
+                            corpus
+  --unmappable <drop|keep>  Queries whose gold names tools outside the library: drop (default) or
+                            keep
+  --library <file>          Evaluate against this tool library instead (library swap; missing
+                            gold = misses)
   --examples <none|train|file:<path>>
                             train: each library gets usage examples from its suite's training split
                             (ToolBench G3: ToolPlanner train minus the test queries; ToolLens: its
@@ -65,18 +71,23 @@ Options:
                             hybrid:<part>+<part>) (default auto: the suite library's own, bm25;
                             the others index the suites with what they need)
   --k <n>                   Candidates per step (default 15)
-  --tau <x>                 BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
-                            the learned selector (the default) takes every candidate and decides itself
+  --tau <x>                 BM25 score threshold of the top1 and llm: selectors' candidates
+                            (default 3); the learned selector (the default) takes every candidate
+                            and decides itself
   --limit <n>               Only the first n queries of each split
   --name <name>             Run name (default: <timestamp>-<suite>)
   --out <dir>               Report directory (default bench.outDir/<name>)
-  --query-timeout <ms>      Time limit per query; a query past it is a miss with error TIMEOUT (default none)
-  --concurrency <n>         Queries run at once, e.g. 16-64 for a vLLM server that batches (default 1)
-  --resume                  Continue the run in --out (or --name) after an interruption: queries in its
-                            progress.jsonl are not run again; refused when the options differ
+  --query-timeout <ms>      Time limit per query; a query past it is a miss with error TIMEOUT
+                            (default none)
+  --concurrency <n>         Queries run at once, e.g. 16-64 for a vLLM server that batches
+                            (default 1)
+  --resume                  Continue the run in --out (or --name) after an interruption: queries
+                            in its progress.jsonl are not run again; refused when the options
+                            differ
   --compact                 Leave candidate lists out of report.json (for committed baselines)
   --json                    Print report.json to stdout instead of the summary
 ${maxFileBytesHelp(28)}
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -30,6 +30,31 @@ export const COMMON_HELP = `Common options:
   --log-level <level>  debug, info, warn, error or silent
   -h, --help           Show this help`
 
+/** The widest line of a command's help (README: CLI lines ≤ 100 columns). */
+export const HELP_WIDTH = 100
+
+/**
+ * `text` wrapped at word boundaries into lines of at most HELP_WIDTH columns, its first line
+ * starting at column `first` (after text already on that line) and each further line indented
+ * by `indent` spaces: for help lines built from a list that grows (formats, suites).
+ */
+export function wrapHelp(text: string, first: number, indent: number): string {
+  const lines: string[] = []
+  let line = ''
+  let column = first
+  for (const word of text.split(' ')) {
+    if (line !== '' && column + 1 + word.length > HELP_WIDTH) {
+      lines.push(line)
+      line = ''
+      column = indent
+    }
+    column += (line === '' ? 0 : 1) + word.length
+    line = line === '' ? word : `${line} ${word}`
+  }
+  lines.push(line)
+  return lines.join(`\n${' '.repeat(indent)}`)
+}
+
 export interface CommandIO {
   stdout: (text: string) => void
   stderr: (text: string) => void

@@ -25,6 +25,7 @@ import { readStoredExamples } from '../store/examples-part.ts'
 import { droppedPartsWarning } from '../store/dropped-parts.ts'
 import {
   COMMON_HELP,
+  wrapHelp,
   commandConfig,
   maxFileBytesFlag,
   maxFileBytesHelp,
@@ -49,7 +50,8 @@ import { readDataLines } from '../bench/suites/read-data-file.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
 import { terminalText } from '../terminal-text.ts'
 
-export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--retriever <parts>] [--examples <file>] [options]
+export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--format <format>] [--retriever <parts>]
+                     [--examples <file>] [--rebuild] [options]
 
 Imports tools from a file (or every tool file in a directory) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
@@ -58,30 +60,27 @@ one is complete. Rebuilding an index re-embeds only the tools that changed.
 
 Options:
   --name <library>       Library name (default: the file name)
-  --format <format>      One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)
+  --format <format>      ${wrapHelp(`One of: ${Object.keys(IMPORT_FORMATS).join(', ')} (default: detected)`, 25, 25)}
   --namespace <ns>       Namespace: ids become <ns>.<name> (default: the file name for MCP)
   --on-duplicate <mode>  Two records with one id: error (default), rename (the later one
                          becomes <id>_2; identical copies dropped), first or last (keep one)
-  --provider-names <m>   OpenAI / Anthropic tools that toolsel wrote (toolsel select --tool-format,
-                         toolFormat) are named by their ids in a code (sms.send_sms is sms--send_sms):
-                         decode (default) reads such names back as ids when the file shows it is
-                         toolsel's export (its toolIds, or every name in the code); keep keeps them
+  --provider-names <m>   OpenAI / Anthropic tools that toolsel wrote (toolsel select
+                         --tool-format, toolFormat) are named by their ids in a code
+                         (sms.send_sms is sms--send_sms): decode (default) reads such names back
+                         as ids when the file shows it is toolsel's export (its toolIds, or every
+                         name in the code); keep keeps them
   --index-dir <dir>      Where indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --retriever <parts>    bm25 (BM25 only), dense (+ embeddings), hybrid (+ embeddings and
                          their fusion with BM25) or regex (+ regex name lookups); kinds:
-                         ${Object.keys(RETRIEVER_KINDS).join(', ')}. A comma list builds several parts side by side,
-                         e.g. bm25,dense:use-lite,dense:static:glove-100d (dense:<embedder>: vectors of
-                         that embedder; hybrid:<part>+<part>: a fusion of named parts); the first is the
-                         library's default retriever (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)
-  --embedder <id>        ${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER).
-                         Queries must use the same embedder: pass it to select/serve too.
+                         ${wrapHelp(`${Object.keys(RETRIEVER_KINDS).join(', ')}. A comma list builds several parts side by side, e.g. bm25,dense:use-lite,dense:static:glove-100d (dense:<embedder>: vectors of that embedder; hybrid:<part>+<part>: a fusion of named parts); the first is the library's default retriever (default retrieve.build: bm25, env TOOLSEL_BUILD_RETRIEVER)`, 25, 25)}
+  --embedder <id>        ${wrapHelp(`${EMBEDDING_MODEL_USAGE.join(' | ')} (default use-lite, env TOOLSEL_EMBEDDER). Queries must use the same embedder: pass it to select/serve too.`, 25, 25)}
   --dense-index <kind>   hnsw (approximate, fast at any size) or flat (exact) (default hnsw)
   --device <device>      cpu or cuda, for onnx:<dir> embedders; cuda falls back to cpu with a
                          warning when unavailable (default cpu, env TOOLSEL_DEVICE)
   --examples <file>      Usage examples of the library, JSON Lines (or a JSON array) of
                          {"instruction": "...", "tools": ["<tool id>", ...]} (an "id" too, as
-                         in toolsel train --examples files, is allowed and not kept); they replace the
-                         index's current ones. Without it a rebuild keeps the current examples
+                         in toolsel train --examples files, is allowed and not kept); they replace
+                         the index's current ones. Without it a rebuild keeps the current examples
                          (minus tool ids the new tools lack). Unknown tool ids are refused.
 ${maxFileBytesHelp(25, ', nothing written')}
   --rebuild              Build and write even when the saved index already holds these tools

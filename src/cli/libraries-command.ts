@@ -20,7 +20,8 @@ import {
   type CommandIO,
 } from './cli-options.ts'
 
-export const LIBRARIES_HELP = `Usage: toolsel libraries list|show <name>|delete <name> [--index-dir <dir> | --server <url>] [--json]
+export const LIBRARIES_HELP = `Usage: toolsel libraries list|show <name>|delete <name> [--index-dir <dir> | --server <url>]
+                         [--json]
 
 Lists, shows and deletes libraries. By default the saved indexes in the index directory (what
 toolsel index and uploads write); with --server, the libraries a running service serves, through
@@ -41,6 +42,7 @@ Options:
   --api-key <key>    Its API key (default env TOOLSEL_API_KEY; prefer the variable: a flag is
                      visible to other users of the machine); deleting needs the admin key
   --json             Print JSON (list: {libraries: [...]}, show: one library)
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -38,6 +38,7 @@ Options:
   --gateway-config <file>   Upstream MCP servers: a "gateway" config section, or a client config
                             with "mcpServers" (Claude Desktop / Cursor format)
 ${maxFileBytesHelp(28)}
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

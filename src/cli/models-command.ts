@@ -58,8 +58,8 @@ says "Chat: ok", or "Chat: failed" with the error code, HTTP status and message 
 lists the model but refuses the call's response_format or chat_template_kwargs, or answers
 outside the choices); a failure exits 1. It is sent too when /models answers another status,
 and where /models is merely absent (404 or 405, as on some vLLM or llama.cpp servers), too large
-or no model list, the chat alone decides the exit code. It is skipped (no call) when the key is refused, the endpoint is
-unreachable, or it lists models but not this one.
+or no model list, the chat alone decides the exit code. It is skipped (no call) when the key is
+refused, the endpoint is unreachable, or it lists models but not this one.
 
 Options:
   --dtype <dtype>      Weight file to inspect (default fp32 when present):
@@ -67,6 +67,7 @@ Options:
   --no-cuda            Don't try to start a CUDA session
   --chat               openai:<model> only: also send one choice call (a few tokens)
   --json               Print the report as JSON
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -52,6 +52,7 @@ Options:
                        TOOLSEL_EMBEDDER)
   --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
 ${maxFileBytesHelp(23)}
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -57,6 +57,7 @@ import {
 } from './cli-options.ts'
 
 export const SERVE_HELP = `Usage: toolsel serve [--port <n>] [--host <addr>] [--library <name|file|dir>] [--index-dir <dir>]
+                     [--workers <n>] [--gateway-config <f>] [options]
 
 Starts the HTTP service (POST /v1/select-tools, /v1/search-tools, /v1/libraries…, /openapi.json)
 and the MCP endpoint at /mcp.
@@ -68,8 +69,8 @@ Options:
                          an admin key (env TOOLSEL_ADMIN_KEY) or --insecure-no-auth
   --insecure-no-auth     Serve without API keys on a non-loopback address: anyone who reaches
                          the port can replace libraries (env TOOLSEL_INSECURE_NO_AUTH)
-  --library <ref>        Default library: a built index name, an index dir, a tool file or a directory
-                         of tool files (default demo, env TOOLSEL_LIBRARY)
+  --library <ref>        Default library: a built index name, an index dir, a tool file or a
+                         directory of tool files (default demo, env TOOLSEL_LIBRARY)
   --index-dir <dir>      Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
   --planner <id>         Default planner: rule, none, llm:onnx:<dir>, llm:openai:<model>
                          (default rule, env TOOLSEL_PLANNER); models load before /readyz is ready
@@ -83,6 +84,7 @@ Options:
   --gateway-config <f>   Upstream MCP servers to aggregate (a "gateway" config section or an
                          {"mcpServers": …} client config file); see docs/mcp.md
 ${maxFileBytesHelp(25)}
+
 ${COMMON_HELP}
 
 Stopping: SIGTERM, SIGINT (Ctrl-C) or SIGHUP (the terminal closed) answers the requests in

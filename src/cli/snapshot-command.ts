@@ -11,8 +11,8 @@ import {
   type CommandIO,
 } from './cli-options.ts'
 
-export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>] [--embedder <id>]
-       toolsel snapshot restore <dir> [--index-dir <dir>] [--embedder <id>]
+export const SNAPSHOT_HELP = `Usage: toolsel snapshot <dir> [--index-dir <dir>] [--embedder <id>] [--json]
+       toolsel snapshot restore <dir> [--index-dir <dir>] [--embedder <id>] [--json]
 
 snapshot <dir>: writes every saved index of the index directory into a new directory <dir>
 (snapshot.json and indexes/<library>/); <dir> appears complete or not at all. A running
@@ -37,6 +37,7 @@ Options:
                        with another embedder is refused, naming it (default use-lite, env
                        TOOLSEL_EMBEDDER)
   --json               Print the result as JSON
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -90,10 +90,10 @@ Options:
                          version 2). Opt-in: better on the held-out folds, not on the benchmark
                          suites (bench/README.md, "Learned selector", round 15)
   --decision <gbt|linear>  The example-aware decision's two models: logistic with boosted trees
-                         on their log-odds (gbt, the default: ${DECISION_TREE_SETTINGS.tool!.trees} trees of depth ${DECISION_TREE_SETTINGS.tool!.depth} each, splitting on
-                         the decision's own features; format version 2), or logistic alone
-                         (linear). Only libraries with usage examples use the decision
-                         (bench/README.md, "Usage examples", round 16)
+                         on their log-odds (gbt, the default: ${DECISION_TREE_SETTINGS.tool!.trees} trees of depth ${DECISION_TREE_SETTINGS.tool!.depth} each,
+                         splitting on the decision's own features; format version 2), or
+                         logistic alone (linear). Only libraries with usage examples use the
+                         decision (bench/README.md, "Usage examples", round 16)
   --dense                Also learn dense features: cosines of the request and its clauses to
                          each candidate with static GloVe vectors (static:glove-100d). Opt-in:
                          no broad gain on the benchmark suites, about 0.3 ms more per request
@@ -117,6 +117,7 @@ Options:
                          them; bench/README.md, "A library's own dense space")
 ${maxExamplesHelp(25)}
 ${maxFileBytesHelp(25)}
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

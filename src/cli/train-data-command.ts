@@ -34,7 +34,8 @@ import {
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
 
-export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> | --examples <file> --library <ref>) [options]
+export const TRAIN_DATA_HELP = `Usage: toolsel train-data <planner|selector|grpo> (--suite <name> |
+                          --examples <file> --library <ref>) [options]
 
 Writes chat-format JSON Lines ({"messages": [...]}, as TRL, verl and OpenRLHF read them) whose
 prompts are exactly the ones toolsel's llm: planner and selector send at inference, plus a data
@@ -74,6 +75,7 @@ Options:
   --out <dir>                Output directory (default bench.outDir/train-data/<kind>-<source>)
 ${maxExamplesHelp(29)}
 ${maxFileBytesHelp(29)}
+
 ${COMMON_HELP}`
 
 export const OPTIONS = {

@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config/load-config.ts'
 import { COMMANDS, main } from '../../src/main.ts'
 import { runCli } from './run-cli.ts'
 import { OPTIONS as BENCH_OPTIONS } from '../../src/cli/bench-command.ts'
-import { COMMON_OPTIONS, type OptionSpec } from '../../src/cli/cli-options.ts'
+import { COMMON_OPTIONS, HELP_WIDTH, type OptionSpec } from '../../src/cli/cli-options.ts'
 import { OPTIONS as INDEX_OPTIONS } from '../../src/cli/index-command.ts'
 import { OPTIONS as LIBRARIES_OPTIONS } from '../../src/cli/libraries-command.ts'
 import { OPTIONS as MCP_OPTIONS } from '../../src/cli/mcp-command.ts'
@@ -120,7 +120,7 @@ describe('command help', () => {
   it('says --tau is not applied by the default (learned) selector, as it is not', async () => {
     for (const command of ['select', 'bench']) {
       expect(await help(command), command).toMatch(
-        /--tau <x> +BM25 score threshold of the top1 and llm: selectors' candidates \(default 3\);\s+the learned selector \(the default\) takes every candidate and decides itself/,
+        /--tau <x> +BM25 score threshold of the top1 and llm: selectors' candidates\s+\(default 3\);\s+the learned selector \(the default\) takes every candidate\s+and decides itself/,
       )
     }
     const tools = async (...flags: string[]) => {
@@ -223,6 +223,42 @@ describe("README's Command line block", () => {
         (flag) => !new RegExp(`(^|[\\s\\[(|,])${flag}(?![\\w-])`, 'm').test(text),
       )
       expect({ command: name, missing }).toEqual({ command: name, missing: [] })
+    }
+  })
+})
+
+describe("README's Command line block against each --help's usage", () => {
+  it('names every flag of a usage line (was: no snapshot --json, no models check --dtype/--no-cuda/--json)', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('\n## Command line'))
+    const start = section.indexOf('```sh\n') + 6
+    const lines = section.slice(start, section.indexOf('\n```', start)).split('\n')
+    for (const name of Object.keys(COMMANDS)) {
+      const text = await help(name)
+      // The usage: from "Usage:" to the first blank line (a usage of two forms, or wrapped).
+      const usage = text.slice(0, text.indexOf('\n\n'))
+      const flags = new Set([...usage.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]))
+      // The command's README lines: its own, and the indented ones that go on with it.
+      const at = lines.findIndex((line) => line.startsWith(`npx toolsel ${name} `))
+      let end = at + 1
+      while (end < lines.length && lines[end]!.startsWith(' ')) end++
+      const summary = lines.slice(at, end).join(' ')
+      const missing = [...flags].filter((flag) => !new RegExp(`${flag}(?![\\w-])`).test(summary))
+      expect({ command: name, missing }).toEqual({ command: name, missing: [] })
+    }
+  })
+})
+
+describe('help text layout', () => {
+  it(`every line of every help fits ${HELP_WIDTH} columns; a blank line before "Common options:"`, async () => {
+    const texts: Record<string, string> = { '': (await runCli(['--help'])).stdout }
+    for (const name of Object.keys(COMMANDS)) texts[name] = await help(name)
+    for (const [name, text] of Object.entries(texts)) {
+      const long = text.split('\n').filter((line) => line.length > HELP_WIDTH)
+      expect({ command: name, long }).toEqual({ command: name, long: [] })
+      if (name === '') continue
+      // Was: the last option's line ran into "Common options:" in every command but index.
+      expect(text, name).toMatch(/\n\nCommon options:\n/)
     }
   })
 })
