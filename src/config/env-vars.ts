@@ -349,17 +349,21 @@ export function testStopPoint(name: TestSwitch, at: string = '1'): void {
 /**
  * `TOOLSEL_` variables that are not settings but are read elsewhere: `bin/toolsel.mjs`
  * (`TOOLSEL_RUN_SOURCE`), the clients of examples/ (`TOOLSEL_URL`, `TOOLSEL_API_KEY`), which
- * their READMEs export in the shell that may also start the server, a worker's
- * LISTEN_WHEN_READY_ENV and LOAD_WARNINGS_ENV, and the TEST_SWITCHES. README ("Command line")
- * names each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
+ * their READMEs export in the shell that may also start the server, the test suite's
+ * `TOOLSEL_KEEP_TEST_TMP` (test/setup: keeps its temporary directory; set for a whole `npm test`,
+ * so every command a test runs saw it, and warned), a worker's LISTEN_WHEN_READY_ENV,
+ * LOAD_WARNINGS_ENV and DEMO_CHECK_ENV, and the TEST_SWITCHES. README ("Command line") names
+ * each, the internal ones by their prefix (TOOLSEL_WORKER_…, TOOLSEL_TEST_…).
  */
 export const OTHER_VARS: ReadonlySet<string> = new Set([
   CONFIG_FILE_ENV,
   'TOOLSEL_RUN_SOURCE',
   'TOOLSEL_URL',
   'TOOLSEL_API_KEY',
+  'TOOLSEL_KEEP_TEST_TMP',
   LISTEN_WHEN_READY_ENV,
   LOAD_WARNINGS_ENV,
+  DEMO_CHECK_ENV,
   ...Object.keys(TEST_SWITCHES),
 ])
 

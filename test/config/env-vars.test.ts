@@ -61,12 +61,12 @@ describe('environment variables', () => {
 
   it("warns about no TOOLSEL_ variable the source reads by name (the tests' switches included)", async () => {
     const root = new URL('../../', import.meta.url)
-    const files = [
-      'bin/toolsel.mjs',
-      ...(await readdir(new URL('src/', root), { recursive: true }))
-        .filter((name) => /\.(ts|mjs)$/.test(name))
-        .map((name) => `src/${name}`),
-    ]
+    // test/setup: what a whole `npm test` reads, and so every command a test runs sees (was:
+    // TOOLSEL_KEEP_TEST_TMP=1 npm test warned in each of them).
+    const files = ['bin/toolsel.mjs']
+    for (const dir of ['src/', 'test/setup/'])
+      for (const name of await readdir(new URL(dir, root), { recursive: true }))
+        if (/\.(ts|mjs)$/.test(name)) files.push(`${dir}${name}`)
     const read = new Set<string>()
     for (const file of files) {
       const text = await readFile(new URL(file, root), 'utf8')
@@ -77,6 +77,7 @@ describe('environment variables', () => {
         read.add(name)
     }
     expect(read.size).toBeGreaterThan(3)
+    expect(read).toContain('TOOLSEL_KEEP_TEST_TMP')
     expect(unknownEnvVarWarnings(Object.fromEntries([...read].map((name) => [name, '1'])))).toEqual(
       [],
     )
