@@ -12,6 +12,7 @@ import {
   moduleClosureHash,
 } from '../../src/store/demo-fingerprint.ts'
 import { importAsLibrary } from '../../src/store/library-lifecycle.ts'
+import { busyMs } from '../helpers/busy-time.ts'
 
 // Round 44 (hard41): what a file in the demo's directory can do to the fingerprint that a start
 // (and `serve --workers N`'s primary) takes before anything else.
@@ -25,10 +26,13 @@ describe('demoFingerprint', () => {
 
   it('fails at once, unread, for a link to /dev/zero (was read whole: GBs, minutes)', async () => {
     await symlink('/dev/zero', join(dir, 'zero.json'))
-    const started = performance.now()
-    await expect(demoFingerprint(dir)).rejects.toThrow(/not a regular file/)
-    expect(performance.now() - started).toBeLessThan(5000)
-  }, 10_000)
+    // Busy time, not wall time: a loaded machine's waits are not the work (helpers/busy-time.ts);
+    // reading /dev/zero is CPU time (system), so the read it was is over the bound.
+    const busy = await busyMs(() =>
+      expect(demoFingerprint(dir)).rejects.toThrow(/not a regular file/),
+    )
+    expect(busy).toBeLessThan(5000)
+  }, 60_000)
 
   it('fails for a link to a FIFO without hanging on its open', async () => {
     const fifo = join(dir, 'pipe')

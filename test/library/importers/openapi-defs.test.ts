@@ -14,6 +14,7 @@ import { importOpenapi } from '../../../src/library/importers/openapi-importer.t
 import { schemaErrors } from '../../../src/library/schema/validate-schema.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { toolToBm25Document, enumValueText } from '../../../src/retrieve/bm25/bm25-document.ts'
+import { busyMs } from '../../helpers/busy-time.ts'
 
 const FIXTURE = new URL('../../fixtures/formats/folders-openapi.json', import.meta.url)
 
@@ -110,9 +111,12 @@ describe('OpenAPI $defs form: one object in many places (a YAML alias)', () => {
       },
     }
     const context = createImportContext({ fileName: 'aliases.yaml' })
-    const started = performance.now()
-    const tools = await importOpenapi(parsed, context, { form: 'defs' })
-    expect(performance.now() - started).toBeLessThan(5000)
+    let tools: Tool[] = []
+    // Busy time, not wall time: a loaded machine's waits are not the work (helpers/busy-time.ts).
+    const busy = await busyMs(async () => {
+      tools = await importOpenapi(parsed, context, { form: 'defs' })
+    })
+    expect(busy).toBeLessThan(5000)
     expect(tools).toHaveLength(1)
     expect(tools[0].parameters.properties).toEqual({ q: { type: 'integer' } })
   }, 60_000)
