@@ -1,13 +1,13 @@
-import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { runCli } from './run-cli.ts'
-
-const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
+import {
+  TINY_EMBEDDER as TINY,
+  TINY_EMBEDDER_MISSING as TINY_MISSING,
+} from '../helpers/tiny-embedder.ts'
 
 const run = (...argv: string[]) => runCli(argv)
 
@@ -197,7 +197,7 @@ describe('toolsel index and select with dense and hybrid retrieval', () => {
     expect(indexed.stderr).toContain('retrieve.dense.device "cuda" is ignored')
   })
 
-  it.skipIf(!existsSync(join(TINY, 'onnx/model.onnx')))(
+  it.skipIf(TINY_MISSING !== undefined)(
     'passes --device cuda to an onnx:<dir> embedder, which falls back to cpu with a warning',
     async () => {
       const indexed = await run(

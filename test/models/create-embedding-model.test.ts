@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isToolselError } from '../../src/errors.ts'
 import {
@@ -7,8 +6,7 @@ import {
   createEmbeddingModel,
 } from '../../src/models/create-embedding-model.ts'
 import { HashingEmbeddingModel } from '../../src/models/hashing-embedding-model.ts'
-
-const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
+import { TINY_EMBEDDER as TINY } from '../helpers/tiny-embedder.ts'
 
 afterEach(() => clearEmbeddingModelCache())
 

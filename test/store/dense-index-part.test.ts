@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs'
 import { copyFile, cp, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
@@ -15,11 +13,10 @@ import {
 } from '../../src/store/library-lifecycle.ts'
 import { requireRetriever, type IndexedLibrary } from '../../src/store/indexed-library.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
-
-const TINY = fileURLToPath(new URL('../fixtures/models/tiny-embedder', import.meta.url))
-const TINY_MISSING = existsSync(join(TINY, 'onnx/model.onnx'))
-  ? undefined
-  : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'
+import {
+  TINY_EMBEDDER as TINY,
+  TINY_EMBEDDER_MISSING as TINY_MISSING,
+} from '../helpers/tiny-embedder.ts'
 
 let indexDir: string
 

@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isToolselError } from '../../../src/errors.ts'
 import { createMemoryLogger } from '../../../src/log.ts'
@@ -12,11 +10,10 @@ import {
 } from '../../../src/models/onnx/onnx-embedding-model.ts'
 import { loadTransformers } from '../../../src/models/onnx/transformers.ts'
 import { runEmbeddingModelContract } from '../embedding-model.contract.ts'
-
-const TINY = fileURLToPath(new URL('../../fixtures/models/tiny-embedder', import.meta.url))
-const MISSING = existsSync(join(TINY, 'onnx/model.onnx'))
-  ? undefined
-  : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'
+import {
+  TINY_EMBEDDER as TINY,
+  TINY_EMBEDDER_MISSING as MISSING,
+} from '../../helpers/tiny-embedder.ts'
 
 let shared: Promise<OnnxEmbeddingModel> | undefined
 const tiny = () => (shared ??= OnnxEmbeddingModel.load(TINY, { maxBatchSize: 2 }))

@@ -5,20 +5,18 @@
  * runs between the fingerprint and transformers.js's read of the files (`onnxLoadHooks`), and a
  * copy of the old weights puts them back after the read.
  */
-import { existsSync } from 'node:fs'
 import { copyFile, cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryLogger } from '../../../src/log.ts'
 import { modelFilesFingerprint } from '../../../src/models/model-fingerprint.ts'
 import { OnnxEmbeddingModel, onnxLoadHooks } from '../../../src/models/onnx/onnx-embedding-model.ts'
+import {
+  TINY_EMBEDDER as TINY,
+  TINY_EMBEDDER_MISSING as MISSING,
+} from '../../helpers/tiny-embedder.ts'
 
-const TINY = fileURLToPath(new URL('../../fixtures/models/tiny-embedder', import.meta.url))
-const MISSING = existsSync(join(TINY, 'onnx/model.onnx'))
-  ? undefined
-  : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'
 const TEXTS = ['send an email to Ann', 'weather forecast for tomorrow', 'convert a currency']
 // Enough to tell the weights apart (the model's own fingerprint lists the files its load reads).
 const FILES = ['onnx/model.onnx']

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { defaultConfig } from '../../../src/config/schema.ts'
 import { isToolselError } from '../../../src/errors.ts'
@@ -12,11 +10,10 @@ import { HybridRetriever } from '../../../src/retrieve/hybrid/hybrid-retriever.t
 import type { Candidate, Retriever, RetrieveOptions } from '../../../src/contracts.ts'
 import { createHashingEmbeddingModel } from '../../helpers/hashing-embedding-model.ts'
 import { runRetrieverContract } from '../retriever.contract.ts'
-
-const TINY = fileURLToPath(new URL('../../fixtures/models/tiny-embedder', import.meta.url))
-const TINY_MISSING = existsSync(`${TINY}/onnx/model.onnx`)
-  ? undefined
-  : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'
+import {
+  TINY_EMBEDDER as TINY,
+  TINY_EMBEDDER_MISSING as TINY_MISSING,
+} from '../../helpers/tiny-embedder.ts'
 
 async function hashingDense(tools: Tool[]): Promise<DenseRetriever> {
   const embedder = createHashingEmbeddingModel(256)
