@@ -71,14 +71,14 @@ async function libraryNames(url: string): Promise<string[]> {
 }
 
 /**
- * Waits (20 s at most, or `boundMs`) until `probe` holds on `times` answers in a row (every
- * worker's).
+ * Waits (60 s at most, or `boundMs`) until `probe` holds on `times` answers in a row (every
+ * worker's). A bound, not a wait: at load 20 a poll and a load took more than 20 s (round 46).
  */
 async function eventually(
   probe: () => Promise<boolean>,
   times: number,
   what: string,
-  boundMs = 20_000,
+  boundMs = 60_000,
 ) {
   const deadline = Date.now() + boundMs
   let inRow = 0
@@ -106,7 +106,19 @@ async function commitCorrupt(dir: string, indexDir: string, tools: string): Prom
   await rename(copy, join(indexDir, 'parcels'))
 }
 
-const polls = (count: number) => new Promise((resolve) => setTimeout(resolve, 200 * count))
+/**
+ * Waits until the server (each worker: `times` answers in a row) polled its index directory at
+ * least twice since the call: a library committed next to the others is served, then its delete
+ * is seen. What a test says did not happen (a log line again, a load of its own commit) had those
+ * polls to happen in. Before round 46 a fixed 1 s (5 polls of 200 ms), in which a loaded machine
+ * (load 20) could run none.
+ */
+async function polledTwice(url: string, indexDir: string, tools: string, times = 1) {
+  await indexHere(indexDir, tools, 'sentinel')
+  await eventually(async () => (await libraryNames(url)).includes('sentinel'), times, 'a poll')
+  await toolselHere(indexDir, 'libraries', 'delete', 'sentinel')
+  await eventually(async () => !(await libraryNames(url)).includes('sentinel'), times, 'another')
+}
 
 /** Undoes `commitCorrupt`'s edit in place, as a file that was briefly unreadable comes back: no commit. */
 async function repairInPlace(indexDir: string): Promise<void> {
@@ -141,7 +153,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
 
     await commitCorrupt(dir, indexDir, v1)
     await eventually(async () => /not loaded/.test(logs()), 1, 'the corrupt commit logged')
-    await polls(5)
+    await polledTwice(url, indexDir, v2)
     expect(logs().match(/"parcels" committed in .* not loaded/g)).toHaveLength(1)
     expect(await firstTool(url, 'track my parcel')).toBe('track_shipment')
     const ready = JSON.parse((await call(url, 'GET', '/readyz')).text) as {
@@ -166,7 +178,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
     // The server's own commit is served as it is, not loaded again by the poll.
     const put = await call(url, 'PUT', '/v1/libraries/mine', JSON.stringify(PARCELS_V2))
     expect(put.status, put.text).toBe(201)
-    await polls(5)
+    await polledTwice(url, indexDir, v2)
     expect(logs()).not.toMatch(/"mine" (added|replaced)/)
     expect(logs()).toMatch(/"parcels" replaced: saved anew/)
     expect(logs()).toMatch(/"other" added/)
@@ -273,11 +285,12 @@ describe('toolsel serve picks up commits of other processes to its index directo
   }, 240_000)
 
   it("logs an index directory's entry of an unknown grammar through its logger, once", async () => {
-    const { indexDir } = await prepare()
+    const { indexDir, v1 } = await prepare()
     const unknown = '.tmp-parcels+1.2.3-0123456789ab'
     await mkdir(join(indexDir, unknown))
-    const { logs } = await serveOn(indexDir, 1)
-    await polls(3)
+    const { url, logs } = await serveOn(indexDir, 1)
+    await eventually(async () => /looks like another toolsel/.test(logs()), 1, 'the entry logged')
+    await polledTwice(url, indexDir, v1)
     expect(logs().match(/looks like another toolsel version's work directory/g)).toHaveLength(1)
     expect(logs()).toMatch(
       new RegExp(`WARN ${join(indexDir, unknown).replace(/[.+]/g, '\\$&')} looks like`),
@@ -302,7 +315,7 @@ describe('toolsel serve picks up commits of other processes to its index directo
 
     await commitCorrupt(dir, indexDir, v1)
     await eventually(async () => /Not picked up/.test(logs()), 1, 'the corrupt commit logged')
-    await polls(5)
+    await polledTwice(url, indexDir, v2, 6)
     expect(logs().match(/Not picked up/g)).toHaveLength(1)
     expect(logs().match(/worker \d+, library "parcels"/g)).toHaveLength(2)
     for (let answer = 0; answer < 6; answer += 1)
