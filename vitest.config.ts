@@ -6,7 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['test/setup/tmp-dir.ts', 'test/setup/models.ts'],
+    globalSetup: ['test/setup/tmp-dir.ts', 'test/setup/models.ts', 'test/setup/demo-index.ts'],
     setupFiles: ['test/setup/end-children.ts'],
   },
 })

@@ -32,7 +32,10 @@ function jsonLines(text: string): Array<Record<string, unknown>> {
 
 describe('log.format json (TOOLSEL_LOG_FORMAT)', () => {
   it('serve --workers 2: every line of the primary and the workers is one JSON object, a worker naming itself', async () => {
-    server = await startServe(['--workers', '2'], { env: { TOOLSEL_LOG_FORMAT: 'json' } })
+    server = await startServe(['--workers', '2'], {
+      savedDemo: true,
+      env: { TOOLSEL_LOG_FORMAT: 'json' },
+    })
     const { url, child, logs } = server
     const put = await call(
       url,

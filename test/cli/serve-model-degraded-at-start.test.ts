@@ -39,7 +39,7 @@ async function serveOnEndpoint(args: string[], config?: object): Promise<Running
     env.TOOLSEL_CONFIG = join(dir, 'config.json')
     await writeFile(env.TOOLSEL_CONFIG, JSON.stringify(config))
   }
-  return startServe(args, { env })
+  return startServe(args, { env, savedDemo: true })
 }
 
 async function degraded(): Promise<Array<Record<string, unknown>> | undefined> {
@@ -68,6 +68,7 @@ describe('toolsel serve when the start-up check finds the model endpoint failing
   it('lists an unreachable endpoint’s planner and selector under degraded from the start', async () => {
     const port = await deadPort()
     running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'openai:fake'], {
+      savedDemo: true,
       env: {
         TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
         TOOLSEL_OPENAI_API_KEY: KEY,

@@ -62,6 +62,7 @@ beforeAll(async () => {
   running = await startServe(
     ['--config', config, '--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake'],
     {
+      savedDemo: true,
       env: {
         TOOLSEL_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
         TOOLSEL_OPENAI_API_KEY: API_KEY,

@@ -77,6 +77,7 @@ async function metrics(): Promise<string[]> {
 describe('toolsel serve when the model endpoint refuses the key after the start', () => {
   it('stays ready, and /readyz and /metrics name the refused planner and selector until it works', async () => {
     running = await startServe(['--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake'], {
+      savedDemo: true,
       env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
     })
     expect(await select()).toEqual([])
@@ -151,6 +152,7 @@ describe('toolsel serve with fallback lists when the key is revoked (round 42)',
       running = await startServe(
         ['--planner', 'llm:openai:fake', '--selector', 'llm:openai:fake', '--config', config],
         {
+          savedDemo: true,
           env: {
             TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/nomodels/v1`,
             TOOLSEL_OPENAI_API_KEY: KEY,

@@ -61,6 +61,7 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
 
   it('starts with the right key, and the model plans the requests', async () => {
     running = await startServe(['--planner', 'llm:openai:fake'], {
+      savedDemo: true,
       env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
     })
     const response = await fetch(`${running.url}/v1/select-tools`, {
@@ -80,6 +81,7 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
   // answered 404 and fell back.
   it('starts with a warning when the endpoint does not list the configured model', async () => {
     running = await startServe(['--planner', 'llm:openai:Qwen/Qwen3-8B'], {
+      savedDemo: true,
       env: { TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`, TOOLSEL_OPENAI_API_KEY: KEY },
     })
     expect(running.logs()).toContain(
@@ -89,6 +91,7 @@ describe('toolsel serve with an OpenAI-compatible planner', () => {
 
   it('starts with a warning when the endpoint has no /models to check the key with', async () => {
     running = await startServe(['--planner', 'llm:openai:fake'], {
+      savedDemo: true,
       env: {
         TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/nomodels/v1`,
         TOOLSEL_OPENAI_API_KEY: KEY,

@@ -76,7 +76,7 @@ describe('toolsel serve: shutdown and slow clients', () => {
     const config = await configFile({
       server: { keepAliveTimeoutMs: 60_000, shutdownGraceMs: 30_000 },
     })
-    const serve = await startServe(['--config', config])
+    const serve = await startServe(['--config', config], { savedDemo: true })
     running.push(serve)
 
     // Idle keep-alive connections: one request each, then left open.
@@ -138,7 +138,7 @@ describe('toolsel serve: shutdown and slow clients', () => {
     const config = await configFile({
       server: { headersTimeoutMs: 1000, requestReceiveTimeoutMs: 2000 },
     })
-    const serve = await startServe(['--config', config])
+    const serve = await startServe(['--config', config], { savedDemo: true })
     running.push(serve)
     const { hostname, port } = new URL(serve.url)
     const sockets: Array<{ socket: Socket; closedAt?: number; received: string }> = []
@@ -198,7 +198,7 @@ describe('toolsel serve: shutdown and slow clients', () => {
     // Round 27 (sec13): idle connections from one address, renewed every headersTimeoutMs, held
     // every one of maxConnections and no other client got an answer.
     const config = await configFile({ server: { maxConnections: 20, maxConnectionsPerAddress: 8 } })
-    const serve = await startServe(['--config', config])
+    const serve = await startServe(['--config', config], { savedDemo: true })
     running.push(serve)
     const { hostname, port } = new URL(serve.url)
     const idle: Array<{ socket: Socket; closed: boolean }> = []
@@ -238,7 +238,7 @@ describe('toolsel serve: shutdown and slow clients', () => {
   }, 60_000)
 
   it('loads the MCP tokenizer off the ready path, and the first MCP call does not stall others', async () => {
-    const serve = await startServe()
+    const serve = await startServe([], { savedDemo: true })
     running.push(serve)
     // Ready without the tokenizer: it loads in a worker thread on the first count.
     expect(serve.logs()).toContain('Ready:')

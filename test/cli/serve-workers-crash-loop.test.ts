@@ -26,6 +26,7 @@ describe('serve --workers: a worker that crashes each time it is ready', () => {
     scratch = await mkdtemp(join(tmpdir(), 'toolsel-crash-loop-'))
     const crash = join(scratch, 'crash')
     server = await startServe(['--workers', '2'], {
+      savedDemo: true,
       env: { TOOLSEL_TEST_CRASH_AFTER_READY_FILE: crash },
     })
     const { url, logs, child } = server

@@ -28,7 +28,7 @@ function probe(url: string, ms: number): Promise<'ok' | 'reset' | 'hung'> {
 
 describe('toolsel serve --workers: a worker killed under load', () => {
   it('leaves no connection hanging: those handed to it and not taken are closed (reset), not held by the primary', async () => {
-    server = await startServe(['--workers', '2'])
+    server = await startServe(['--workers', '2'], { savedDemo: true })
     const { url, child, logs } = server
     const counts = { ok: 0, reset: 0, hung: 0 }
     let going = true

@@ -71,6 +71,7 @@ describe('toolsel serve --workers 2: /readyz degraded', () => {
     running = await startServe(
       ['--workers', '2', '--planner', 'llm:openai:alias', '--selector', 'top1'],
       {
+        savedDemo: true,
         env: {
           TOOLSEL_OPENAI_BASE_URL: `${endpoint.baseUrl}/v1`,
           TOOLSEL_OPENAI_API_KEY: KEY,

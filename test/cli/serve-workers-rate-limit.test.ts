@@ -15,7 +15,10 @@ afterEach(async () => {
 
 describe('toolsel serve --workers 2 with a request-rate limit', () => {
   it('enforces TOOLSEL_WRITES_PER_MINUTE in each worker: twice the limit in all', async () => {
-    server = await startServe(['--workers', '2'], { env: { TOOLSEL_WRITES_PER_MINUTE: '2' } })
+    server = await startServe(['--workers', '2'], {
+      savedDemo: true,
+      env: { TOOLSEL_WRITES_PER_MINUTE: '2' },
+    })
     const statuses: number[] = []
     for (let index = 0; index < 12; index += 1) {
       statuses.push((await callFresh(server.url, 'DELETE', '/v1/libraries/nowhere')).status)

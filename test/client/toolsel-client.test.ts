@@ -18,7 +18,7 @@ let openapi: {
 }
 
 beforeAll(async () => {
-  serve = await startServe()
+  serve = await startServe([], { savedDemo: true })
   client = new ToolselClient({ baseUrl: serve.url })
   openapi = (await (await fetch(`${serve.url}/openapi.json`)).json()) as typeof openapi
 }, 90_000)

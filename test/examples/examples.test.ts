@@ -14,7 +14,7 @@ const EXAMPLES = ['vercel-ai-sdk', 'openai-agents', 'langchain']
 let serve: RunningServe
 
 beforeAll(async () => {
-  serve = await startServe()
+  serve = await startServe([], { savedDemo: true })
 }, 90_000)
 
 afterAll(async () => {

@@ -49,7 +49,7 @@ describe.skipIf(!existsSync(PYTHON))(
   'the TRL reward example against toolsel serve (skipped: no /usr/bin/python3)',
   () => {
     beforeAll(async () => {
-      server = await startServe()
+      server = await startServe([], { savedDemo: true })
       url = server.url
     }, 70_000)
     afterAll(() => server?.stop())

@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { SAVED_DEMO_ENV } from '../setup/demo-index.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -32,6 +33,13 @@ export interface StartServeOptions {
   env?: Record<string, string>
   /** The index directory to serve (kept by `stop`); default a fresh one, removed by `stop`. */
   indexDir?: string
+  /**
+   * The fresh index directory starts with a copy of the demo saved once per run
+   * (test/setup/demo-index.ts): the start loads it as saved, not imported and indexed (a second
+   * or two at load 15). For tests of what a server does on the demo, not of how it gets it;
+   * not with `indexDir`.
+   */
+  savedDemo?: boolean
 }
 
 /**
@@ -40,9 +48,23 @@ export interface StartServeOptions {
  */
 export async function startServe(
   args: string[] = [],
-  { bin = 'bin/toolsel.mjs', cwd = ROOT, env = {}, indexDir: given }: StartServeOptions = {},
+  {
+    bin = 'bin/toolsel.mjs',
+    cwd = ROOT,
+    env = {},
+    indexDir: given,
+    savedDemo,
+  }: StartServeOptions = {},
 ): Promise<RunningServe> {
   const indexDir = given ?? (await mkdtemp(join(tmpdir(), 'toolsel-serve-')))
+  if (savedDemo) {
+    const saved = process.env[SAVED_DEMO_ENV]
+    if (given !== undefined || saved === undefined)
+      throw new Error(
+        `savedDemo needs a fresh index directory and ${SAVED_DEMO_ENV} (vitest's global setup)`,
+      )
+    await cp(saved, join(indexDir, 'demo'), { recursive: true })
+  }
   const workers = Number(args[args.indexOf('--workers') + 1] ?? 1)
   const ready =
     args.includes('--workers') && workers > 1 ? new RegExp(`Ready: ${workers} workers`) : /Ready:/
@@ -72,6 +94,12 @@ export async function startServe(
       throw new Error(`toolsel serve did not start:\n${logs}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  // Loaded as saved: a start that imports the demo's files to compare (its fingerprint not the
+  // one saved) says so at info level, and would cost more than the import it was to save.
+  if (savedDemo && /Library "demo": /.test(logs)) {
+    await stop()
+    throw new Error(`the saved demo (test/setup/demo-index.ts) did not load as saved:\n${logs}`)
   }
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
   return { url: `http://127.0.0.1:${port}`, logs: () => logs, stop, child, indexDir }

@@ -295,6 +295,7 @@ describe('JSON-RPC 2.0 examples against POST /mcp of a real toolsel serve (a rea
 
   beforeAll(async () => {
     serve = await startServe([], {
+      savedDemo: true,
       env: { TOOLSEL_ADMIN_KEY: ADMIN_KEY, TOOLSEL_READ_KEYS: READ_KEY },
     })
   }, START_TIMEOUT_MS)

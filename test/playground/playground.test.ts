@@ -27,7 +27,7 @@ describe.skipIf(BROWSER === undefined)(
     let browser: Browser
 
     beforeAll(async () => {
-      serve = await startServe()
+      serve = await startServe([], { savedDemo: true })
       browser = await puppeteer.launch({
         executablePath: BROWSER,
         headless: true,
@@ -114,7 +114,7 @@ describe.skipIf(BROWSER === undefined)(
 
     it('takes an API key when the service requires one, and says so when it is missing', async () => {
       const key = 'playground-admin-key-0123456789'
-      const keyed = await startServe([], { env: { TOOLSEL_ADMIN_KEY: key } })
+      const keyed = await startServe([], { savedDemo: true, env: { TOOLSEL_ADMIN_KEY: key } })
       try {
         const page = await browser.newPage()
         const errors: string[] = []
@@ -295,7 +295,7 @@ describe.skipIf(BROWSER === undefined)(
     // matched; now the page says why, in the words `toolsel select` prints
     // (service/empty-step-reason.ts, test/cli/select-empty-step.test.ts).
     it('says why a step has no candidate: nothing matches, or which threshold cut the best', async () => {
-      const strict = await startServe([], { env: { TOOLSEL_TAU: '500' } })
+      const strict = await startServe([], { savedDemo: true, env: { TOOLSEL_TAU: '500' } })
       try {
         const page = await browser.newPage()
         const errors: string[] = []
