@@ -30,6 +30,7 @@ import { localTarget } from '../schema/local-ref.ts'
 import { chooseLevels, pointer, SharedSchemas, type DefsPlan } from './openapi-defs.ts'
 import { shownName } from '../name-characters.ts'
 import { MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
+import { leastDereferenceVisits } from './dereference-visits.ts'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 /** Header parameters OpenAPI says to ignore: the client or the transport sets them. */
@@ -166,7 +167,7 @@ export async function importOpenapi(
   // would go through past MAX_DEREFERENCE_VISITS (a YAML alias in many places), went through
   // it all the same, ~10 s of CPU for a 1.5 MB file, and then took the `$defs` form.
   const walk = options.form === 'defs' ? 'over' : walkOf(document)
-  if (walk !== 'over' && mayInline(plans)) {
+  if (walk !== 'over' && mayInline(plans) && walkFits(walk, document)) {
     const dereferenced = await dereferenceWithin(parsed, context)
     if (dereferenced !== undefined) {
       const inlineOperations = operationsOf(dereferenced, context)
@@ -271,6 +272,18 @@ function walkOf(document: Json): 'over' | 'within' | { missing: string } {
     for (const child of Object.values(value)) stack.push(child)
   }
   return missing === undefined ? 'within' : { missing }
+}
+
+/**
+ * False when the parser's walk of `document`, written out by `walkOf` within its budget, is sure
+ * to pass MAX_DEREFERENCE_VISITS all the same: schemas that each use the next one twice are
+ * gone through again wherever they are used (2^levels visits from a few KB; before round 46 a
+ * 4 KB spec of 30 such levels cost 2-3 s of CPU, walked to the budget, then took the `$defs`
+ * form). Counted with each schema's size worked out once (dereference-visits.ts). A document
+ * with a `$ref` to nothing is left to the parser, which says so.
+ */
+function walkFits(walk: 'within' | { missing: string }, document: Json): boolean {
+  return typeof walk === 'object' || leastDereferenceVisits(document) <= MAX_DEREFERENCE_VISITS
 }
 
 /**

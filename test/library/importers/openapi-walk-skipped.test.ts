@@ -12,6 +12,7 @@ import { importOpenapi } from '../../../src/library/importers/openapi-importer.t
 import { MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
 import { MAX_TOOL_ID_CHARS } from '../../../src/library/tool-id-limit.ts'
 import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
+import { busyMs } from '../../helpers/busy-time.ts'
 
 /** A spec of one operation whose query parameter `q` is `schema`, with `components.schemas`. */
 function spec(schema: unknown, schemas: Record<string, unknown>, extra: object = {}) {
@@ -114,6 +115,34 @@ describe("OpenAPI import: the parser's walk only where it can help", () => {
     expect(dereference).not.toHaveBeenCalled()
     expect(tools).toEqual(await importOpenapi(parsed, context(), { form: 'defs' }))
   }, 60_000)
+
+  it('skips the walk of schemas that each use the next one twice (2^30 visits from 4 KB)', async () => {
+    // Before round 46 the parser went through it to MAX_DEREFERENCE_VISITS: 2-3 s of CPU.
+    for (const extended of [false, true]) {
+      const schemas: Record<string, unknown> = {}
+      for (let level = 0; level < 30; level += 1) {
+        const ref = `#/components/schemas/D${level + 1}`
+        const next = (note: string) =>
+          level === 29
+            ? { type: 'string' }
+            : extended
+              ? { $ref: ref, description: note }
+              : { $ref: ref }
+        schemas[`D${level}`] = { type: 'object', properties: { a: next('a'), b: next('b') } }
+      }
+      const parsed = spec({ $ref: '#/components/schemas/D0' }, schemas)
+      const dereference = vi.spyOn(SwaggerParser, 'dereference')
+      let tools: Awaited<ReturnType<typeof importOpenapi>> = []
+      const busy = await busyMs(async () => {
+        tools = await importOpenapi(parsed, context())
+      })
+      expect(dereference).not.toHaveBeenCalled()
+      expect(busy).toBeLessThan(500)
+      expect(tools).toEqual(await importOpenapi(parsed, context(), { form: 'defs' }))
+      expect(Object.keys(tools[0].parameters.$defs as object)).toHaveLength(30)
+      vi.restoreAllMocks()
+    }
+  })
 
   it('refuses an operationId that makes a tool id past MAX_TOOL_ID_CHARS before the walk', async () => {
     const parsed = spec({ type: 'string' }, {})
