@@ -1,5 +1,6 @@
 /**
- * How long a tool id may be, wherever one enters: imports (PUT /v1/libraries, `toolsel index`),
+ * How long a tool id (and, since round 46, its name, namespace, tags and title) may be. An id,
+ * wherever one enters: imports (PUT /v1/libraries, `toolsel index`),
  * usage examples and feedback, rewards requests, `POST …/tools/batch`, `GET …/tools/:id` and
  * MCP `get_tool_schemas`.
  *
@@ -12,6 +13,7 @@
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import type { IdList } from './id-table.ts'
+import type { Tool } from './tool.ts'
 import { shownName } from './name-characters.ts'
 
 /** Most UTF-16 code units in a tool id. */
@@ -33,6 +35,47 @@ export const ToolIdSchema = z
 /** The first of `items` whose `id` is longer than MAX_TOOL_ID_CHARS. */
 export function firstTooLongId<T extends { id: string }>(items: readonly T[]): T | undefined {
   return items.find((item) => item.id.length > MAX_TOOL_ID_CHARS)
+}
+
+/**
+ * Most UTF-16 code units in a tool's name, its namespace, each of its tags and its MCP `title`:
+ * one limit for the short texts of a tool that every answer, listing and log line naming it
+ * repeats (a 1 MB name went into each, unbounded before round 46; ids are bounded above). The
+ * longest real ones: a ToolBench API name of 190 characters in ToolGen's list of 46,984 (205 with
+ * its tool's name), 115 among the benchmark suites' libraries, a namespace of 59 and a tag of 103
+ * (Gorilla's Hugging Face APIs). 500, the id's limit, leaves more than twice the longest.
+ */
+export const MAX_TOOL_NAME_CHARS = 500
+
+/** A name-like field of a tool longer than MAX_TOOL_NAME_CHARS (`firstTooLongName`). */
+export interface TooLongName {
+  tool: Tool
+  /** `name`, `namespace`, `tags[3]` or `source.title`. */
+  field: string
+  length: number
+}
+
+/** The first of `tools` whose name, namespace, a tag or MCP title passes MAX_TOOL_NAME_CHARS. */
+export function firstTooLongName(tools: readonly Tool[]): TooLongName | undefined {
+  for (const tool of tools) {
+    const fields: Array<[string, unknown]> = [
+      ['name', tool.name],
+      ['namespace', tool.namespace],
+      ...(tool.tags ?? []).map((tag, at): [string, unknown] => [`tags[${at}]`, tag]),
+      ['source.title', tool.source?.title],
+    ]
+    for (const [field, text] of fields) {
+      if (typeof text === 'string' && text.length > MAX_TOOL_NAME_CHARS) {
+        return { tool, field, length: text.length }
+      }
+    }
+  }
+  return undefined
+}
+
+/** `its name is 612 characters long; a tool's name, …`: what `firstTooLongName` found, said. */
+export function toolNameTooLong({ field, length }: TooLongName): string {
+  return `its ${field} is ${length} characters long; a tool's name, namespace, tags and title have at most ${MAX_TOOL_NAME_CHARS} characters each`
 }
 
 /** Throws INVALID_INPUT naming the first id of `ids` longer than MAX_TOOL_ID_CHARS. */

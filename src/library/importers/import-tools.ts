@@ -14,7 +14,14 @@ import { escapedName, shownName, unshowableTools } from '../name-characters.ts'
 import { normalizeToolSchema } from '../schema/normalize-schema.ts'
 import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
-import { firstTooLongId, MAX_TOOL_ID_CHARS, toolIdTooLong } from '../tool-id-limit.ts'
+import {
+  firstTooLongId,
+  firstTooLongName,
+  MAX_TOOL_ID_CHARS,
+  MAX_TOOL_NAME_CHARS,
+  toolIdTooLong,
+  toolNameTooLong,
+} from '../tool-id-limit.ts'
 import { importAnthropic } from './anthropic-importer.ts'
 import { importBeirCorpus } from './beir-corpus-importer.ts'
 import { importCanonical } from './canonical-importer.ts'
@@ -251,6 +258,7 @@ function finish(
       ]),
   )
   assertIdLengths(tools, imported, context)
+  assertNameLengths(tools, imported, context)
   const summarized: string[] = []
   if (duplicates.length > 0) {
     const counts = { renamed: 0, dropped: 0, identical: 0 }
@@ -334,7 +342,8 @@ export function normalizeSchemas(
  * with a U+0008), and refusing would fail a whole library or benchmark suite over one tool while
  * its id stays what gold answers name. Uploads need the admin key; the MCP gateway, whose
  * upstreams are not trusted, skips such tools instead (upstream-tools.ts). Names are not checked
- * for length (real ToolBench ids exceed 128 characters).
+ * for length here: past MAX_TOOL_NAME_CHARS (500) they are refused (`assertNameLengths`); the
+ * gateway's 128 is MCP's, and real ToolBench names exceed it.
  */
 function warnOfUnshowableNames(tools: readonly Tool[], context: ImportContext): void {
   const listed: string[] = []
@@ -377,6 +386,33 @@ function assertIdLengths(
     message: `${toolIdTooLong(long.id)}${imported.includes(long) ? '' : RENAMED}: shorten the name or id it is made from`,
   })
   error.details.maxToolIdChars = MAX_TOOL_ID_CHARS
+  throw error
+}
+
+/**
+ * IMPORT_FAILED for the first tool whose name, namespace, a tag or MCP title is longer than
+ * MAX_TOOL_NAME_CHARS (tool-id-limit.ts), naming the tool, the field and the limit. Every import
+ * comes here: files and directories (`toolsel index`), uploads (PUT/POST /v1/libraries) and the
+ * gateway's upstream tools/list.
+ */
+function assertNameLengths(
+  tools: readonly Tool[],
+  imported: readonly Tool[],
+  context: ImportContext,
+) {
+  const long = firstTooLongName(tools)
+  if (long === undefined) return
+  const record = recordOf(long.tool, imported)
+  const error = importFailed(context, {
+    record: record >= 0 ? record : undefined,
+    message: `tool ${shownName(long.tool.id)}: ${toolNameTooLong(long)}: shorten it at the source`,
+  })
+  Object.assign(error.details, {
+    id: long.tool.id.slice(0, MAX_TOOL_ID_CHARS),
+    field: long.field,
+    length: long.length,
+    maxToolNameChars: MAX_TOOL_NAME_CHARS,
+  })
   throw error
 }
 
