@@ -50,7 +50,7 @@ import {
   type UnshowableIdsLevel,
 } from './index-store.ts'
 import { readStoredExamples } from './examples-part.ts'
-import { demoFingerprint } from './demo-fingerprint.ts'
+import { demoFingerprint, demoFingerprintCache } from './demo-fingerprint.ts'
 import { assertTrustedPath } from '../trusted-path.ts'
 import { pathExists } from './path-exists.ts'
 import { filesAsRecorded } from './index-files-record.ts'
@@ -151,7 +151,9 @@ export async function importAsLibrary(
   // Before the import: files changed while it reads them are then noticed by the next start.
   const fingerprint =
     'path' in input && isDemoSource(input.path)
-      ? await demoFingerprint(input.path, input.maxFileBytes).catch(() => undefined)
+      ? await demoFingerprint(input.path, input.maxFileBytes, demoFingerprintCache()).catch(
+          () => undefined,
+        )
       : undefined
   const imported =
     'path' in input
@@ -810,7 +812,10 @@ async function savedDemoCheck(
   const recorded = manifest.source.fingerprint
   const current =
     recorded !== undefined &&
-    recorded === (await demoFingerprint(DEMO_LIBRARY_DIR, maxFileBytes).catch(() => undefined))
+    recorded ===
+      (await demoFingerprint(DEMO_LIBRARY_DIR, maxFileBytes, demoFingerprintCache()).catch(
+        () => undefined,
+      ))
   return { manifest, manifestText, current }
 }
 
@@ -867,6 +872,9 @@ async function rebuildSavedDemo(
     { sameTools, ms: Math.round(performance.now() - started) },
   )
   if (sameTools && saved.source.fingerprint === source?.fingerprint) return 'as saved'
+  // No fingerprint to record (a module of the code unreadable, say): saving it again would
+  // change nothing but its time, at every start. Each start imports the files to compare.
+  if (sameTools && source?.fingerprint === undefined && !refusedByThisCode(saved)) return 'as saved'
   const retriever = [saved.defaultRetriever, ...Object.keys(saved.retrievers)]
     .filter((part, at, parts) => parts.indexOf(part) === at)
     .join(',')

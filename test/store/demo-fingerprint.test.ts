@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { constants, openSync, closeSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, symlink, utimes, writeFile, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   BUILD_ENTRY_MODULES,
   demoFingerprint,
+  demoFingerprintCache,
   moduleClosure,
   moduleClosureHash,
 } from '../../src/store/demo-fingerprint.ts'
@@ -82,6 +83,72 @@ describe('demoFingerprint', () => {
     await writeFile(join(dir, '.hidden.json'), 'x')
     await writeFile(join(dir, 'notes.md'), 'x')
     expect(await demoFingerprint(dir)).toBe(retargeted)
+  })
+})
+
+// Round 46 (qa17): the code's part cost 30-120 ms at every cold start; cached by the identities
+// (inode, size, mtime, ctime…) of everything it read.
+describe("demoFingerprint's cache", () => {
+  let dir: string
+  let cacheDir: string
+  const cache = () => [{ file: join(cacheDir, 'fingerprints.json'), shared: false }]
+  /** Replaces the cached fingerprint of every entry: what a start that hashes nothing returns. */
+  const plant = async (value: string) => {
+    const file = cache()[0]!.file
+    const json = JSON.parse(await readFile(file, 'utf8'))
+    for (const entry of json.entries) entry.fingerprint = value
+    await writeFile(file, JSON.stringify(json), { mode: 0o644 })
+  }
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolsel-demo-fp-cache-'))
+    cacheDir = await mkdtemp(join(tmpdir(), 'toolsel-demo-fp-cache-dir-'))
+    await writeFile(join(dir, 'a.json'), '{"tools":[{"name":"a"}]}')
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+    await rm(cacheDir, { recursive: true, force: true })
+  })
+
+  it('answers from the cache while nothing it read changed; a file rewritten (same size and mtime), added or removed is hashed again', async () => {
+    // Files written within the racy margin (2 s) of their reading are never cached.
+    await demoFingerprint(dir, undefined, cache())
+    await expect(stat(cache()[0]!.file)).rejects.toThrow(/ENOENT/)
+    await new Promise((done) => setTimeout(done, 2100))
+    const base = await demoFingerprint(dir)
+    expect(await demoFingerprint(dir, undefined, cache())).toBe(base)
+    await plant('sha256:cached')
+    expect(await demoFingerprint(dir, undefined, cache())).toBe('sha256:cached')
+    // Another maxFileBytes is another key.
+    expect(await demoFingerprint(dir, 10_000, cache())).toBe(base)
+    const file = join(dir, 'a.json')
+    const { mtime } = await stat(file)
+    await writeFile(file, '{"tools":[{"name":"b"}]}')
+    await utimes(file, mtime, mtime)
+    const rewritten = await demoFingerprint(dir, undefined, cache())
+    expect(rewritten).not.toBe(base)
+    expect(rewritten).toBe(await demoFingerprint(dir))
+    await writeFile(join(dir, 'b.json'), '{"tools":[]}')
+    const added = await demoFingerprint(dir, undefined, cache())
+    expect(added).toBe(await demoFingerprint(dir))
+    expect(added).not.toBe(rewritten)
+    await rm(join(dir, 'b.json'))
+    expect(await demoFingerprint(dir, undefined, cache())).toBe(rewritten)
+  }, 20_000)
+
+  it('a cache file that is no JSON, or not of this layout, is ignored', async () => {
+    const base = await demoFingerprint(dir)
+    for (const text of ['{"version":1,"entr', '[]', '{"version":1,"entries":[null,{"key":1}]}']) {
+      await writeFile(cache()[0]!.file, text, { mode: 0o644 })
+      expect(await demoFingerprint(dir, undefined, cache())).toBe(base)
+    }
+  })
+
+  it("is kept next to the packages, in node_modules/.cache/toolsel/, else in the user's temp one", () => {
+    const [installed, shared] = demoFingerprintCache()
+    expect(installed!.file).toMatch(
+      /[\\/]node_modules[\\/]\.cache[\\/]toolsel[\\/]demo-fingerprint\.v1\.json$/,
+    )
+    expect(shared).toMatchObject({ shared: true })
   })
 })
 
@@ -193,6 +260,20 @@ describe("the fingerprint's code: what the demo's import, build and save import"
     expect(stemmer).not.toBe(tokenizer)
     await write('node_modules/.package-lock.json', lock('2.0.2', '1.0.1'))
     expect(await hash()).not.toBe(stemmer)
+  })
+
+  it('fails when a package record cannot be read (was: read as missing, the same however it changed)', async () => {
+    const hash = () => moduleClosureHash(join(root, 'src'), BUILD_ENTRY_MODULES)
+    await rm(join(root, 'node_modules/.package-lock.json'))
+    await mkdir(join(root, 'node_modules/.package-lock.json'))
+    await expect(hash()).rejects.toThrow(/EISDIR/)
+    await rm(join(root, 'node_modules/.package-lock.json'), { recursive: true })
+    await mkdir(join(root, 'node_modules/stemmer/package.json'), { recursive: true })
+    await expect(hash()).rejects.toThrow(/EISDIR/)
+    // A lockfile cut short is no lockfile: the packages' own records are read.
+    await rm(join(root, 'node_modules/stemmer/package.json'), { recursive: true })
+    await write('node_modules/.package-lock.json', '{"packages":')
+    expect((await closure()).packages).toEqual(['stemmer@missing', 'yaml@missing'])
   })
 
   it('reads a package.json where npm left no lockfile, and the compiled .js of a dist/ tree', async () => {
