@@ -44,6 +44,12 @@
  *
  *   npx tsx bench/splitter-dev.ts --data ../shared/data --census --dump /tmp/census-dump.json
  *   npx tsx bench/splitter-dev.ts --from /tmp/census-dump.json --census --replay
+ *
+ * Round 46 (plan16): `--serving` decides the serving planner's split (`new RulePlanner()`, what
+ * `toolsel select` plans with) instead of the training planner's, by the same folds 1-4 model:
+ * a serving-only planner setting measured on the training folds' held-out queries.
+ *
+ *   npx tsx bench/splitter-dev.ts --data ../shared/data --census --serving --dump /tmp/serving.json
  * @module
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -158,6 +164,7 @@ async function fitAndDump(
   trainShare: number,
   cutsOnly: boolean,
   censusOnly = false,
+  serving = false,
 ): Promise<Dump> {
   const { DenseToolVectors } = await import('../src/learn/dense-features.ts')
   // The rows' per-source dense vectors (each source's map learned on the other sources) are not
@@ -211,7 +218,8 @@ async function fitAndDump(
       const plannerPlace = sentences.flatMap((x) =>
         x.separators.map((sep, i) => ANCHORED_BREAK.exec(sep + x.parts[i + 1])?.[0] === sep),
       )
-      const shippedSteps = planner.split(c.instruction)
+      // `--serving`: the serving planner's split stands in for the training planner's.
+      const shippedSteps = (serving ? servingPlanner : planner).split(c.instruction)
       const seen = new Map<
         string,
         { cuts: number[]; steps: string[]; shipped: boolean; from: string }
@@ -1010,6 +1018,7 @@ const { values } = benchArgs(import.meta.url, {
     'cut-classifier': { type: 'boolean', default: false },
     census: { type: 'boolean', default: false },
     replay: { type: 'boolean', default: false },
+    serving: { type: 'boolean', default: false },
     l2: { type: 'string', default: '0.001' },
   },
 })
@@ -1031,6 +1040,7 @@ const dump: Dump =
         Number(values['train-share']),
         values['cuts-only']!,
         values.census!,
+        values.serving!,
       )
 if (values['generate-only']) process.exit(0)
 if (values.census) {

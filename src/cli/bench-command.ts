@@ -41,9 +41,9 @@ Options:
   --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the
                             reason;
                             file:<path>: your own queries, each with its own tools (JSON Lines of
-                            {instruction, tools | library: <tool file>, gold, category?}; records
-                            without either use --tools; a query whose gold is not among its tools
-                            is dropped, and a file whose every query is dropped fails;
+                            {instruction, tools | library: <tool file or folder>, gold, category?};
+                            records without either use --tools; a query whose gold is not among
+                            its tools is dropped, and a file whose every query is dropped fails;
                             bench/README.md, "Your own set")
   --data <dir>              Benchmark data root (default bench.dataDir: ../shared/data, env
                             TOOLSEL_DATA_DIR)

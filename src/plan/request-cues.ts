@@ -52,3 +52,34 @@ export function isRequest(sentence: string): boolean {
   if (trimmed.endsWith('?')) return true
   return startsWithAction(trimmed) || EMBEDDED_REQUEST.test(trimmed)
 }
+
+/**
+ * Words that mark a clause as a statement (a subject, an auxiliary or a verb of wanting): "I'm a
+ * football fan", "my flight is UA 1234", "it needs to be cheap". A clause without any is a noun
+ * phrase ("weather in Paris", "the stock price of Nvidia").
+ */
+const STATEMENT_CUE =
+  /(?:^|[^\p{L}'’])(?:i|you|he|she|we|they|it|this|these|those|there|who|which|that|let|is|are|am|was|were|be|being|been|has|have|had|do|does|did|will|would|can|could|should|shall|may|might|must|need|needs|want|wants|wanna|like|love|hope|think)(?!\p{L})|n['’]t(?!\p{L})/iu
+
+/**
+ * First words of a clause that sets a scene rather than names a thing: prepositions and
+ * subordinators ("As a fan, …", "For my trip …", "If it rains …") and greetings ("Hi", "thanks").
+ */
+const SCENE_OPENER =
+  /^(?:as|for|in|on|at|with|without|since|because|if|when|whenever|while|after|before|to|from|during|given|regarding|about|by|of|although|though|unless|once|until|like|hi|hello|hey|dear|thanks|thank|sorry|ok|okay|well|yes|no|oh|so|but|or|just)(?![\p{L}'’])/iu
+
+/** Fewest and most words of a noun-phrase clause (`namesAThing`). */
+const THING_WORDS = [2, 8] as const
+
+/**
+ * True for a short clause that names what the user wants without a verb ("weather in Paris",
+ * "directions to the airport"): THING_WORDS words, the first opening with a letter (not "(AAPL)"),
+ * no subject, auxiliary or verb of wanting, and not opened by a preposition, subordinator or
+ * greeting.
+ */
+export function namesAThing(clause: string): boolean {
+  const trimmed = clause.trim()
+  const words = trimmed.split(/\s+/u).length
+  if (!/^\p{L}/u.test(trimmed) || words < THING_WORDS[0] || words > THING_WORDS[1]) return false
+  return !SCENE_OPENER.test(trimmed) && !STATEMENT_CUE.test(trimmed)
+}

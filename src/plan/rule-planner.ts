@@ -6,7 +6,7 @@
  */
 import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import type { Planner, PlanResult } from '../contracts.ts'
-import { ACTION_VERBS, isRequest, startsWithAction } from './request-cues.ts'
+import { ACTION_VERBS, isRequest, namesAThing, startsWithAction } from './request-cues.ts'
 
 export interface RulePlannerOptions {
   /** Most steps returned; extra clauses are merged into the last step. Default 8. */
@@ -16,6 +16,13 @@ export interface RulePlannerOptions {
    * a hotel …" → "Find flights …", "Find a hotel …"). Default true; `trainingPlanner` turns it off.
    */
   secondObjects?: boolean
+  /**
+   * Keep a sentence's first clause when it names a thing without a verb and "and" or "then" joins
+   * it to a request ("weather in Paris and email Ann the forecast" → "weather in Paris", "email
+   * Ann the forecast"), instead of dropping it as context. Default true; `trainingPlanner` turns
+   * it off (the rows keep the plans the shipped model was fitted on, as for `secondObjects`).
+   */
+  verblessClauses?: boolean
 }
 
 /**
@@ -26,7 +33,7 @@ export interface RulePlannerOptions {
  * split is a serving setting, as the one-clause dense features are.
  */
 export function trainingPlanner(maxSteps?: number): RulePlanner {
-  return new RulePlanner({ maxSteps, secondObjects: false })
+  return new RulePlanner({ maxSteps, secondObjects: false, verblessClauses: false })
 }
 
 /** Sentence ends: ! ? ; line breaks, and a period before a capital (not "3.5" or "e.g. arenas"). */
@@ -44,10 +51,12 @@ export class RulePlanner implements Planner {
   readonly name = 'rule'
   readonly #maxSteps: number
   readonly #secondObjects: boolean
+  readonly #verblessClauses: boolean
 
   constructor(options: RulePlannerOptions = {}) {
     this.#maxSteps = options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps
     this.#secondObjects = options.secondObjects ?? true
+    this.#verblessClauses = options.verblessClauses ?? true
   }
 
   async plan(instruction: string): Promise<PlanResult> {
@@ -58,7 +67,7 @@ export class RulePlanner implements Planner {
   split(instruction: string): string[] {
     const steps: string[] = []
     for (const sentence of collapseWhitespace(instruction).split(SENTENCE_BREAK))
-      steps.push(...splitClauses(sentence, this.#secondObjects))
+      steps.push(...splitClauses(sentence, this.#secondObjects, this.#verblessClauses))
     const cleaned = steps.map(cleanStep).filter((step) => /[\p{L}\p{N}]/u.test(step))
     if (cleaned.length === 0) return [instruction.trim()]
     if (cleaned.length <= this.#maxSteps) return cleaned
@@ -72,16 +81,21 @@ export class RulePlanner implements Planner {
  * Splits a request sentence at conjunctions, but only where the right-hand part starts a new
  * action ("…in Paris and email it to Ann"); in "Paris and London" the part is glued back, with its
  * original separator, to the clause before it. Clauses that ask for nothing ("I'm a football fan,
- * and I want…") are dropped.
+ * and I want…") are dropped, unless (`verbless`) the first one names a thing without a verb and
+ * "and" or "then" joins it to the request after it ("weather in Paris and email Ann …").
  */
-function splitClauses(sentence: string, secondObjects: boolean): string[] {
+function splitClauses(sentence: string, secondObjects: boolean, verbless: boolean): string[] {
   // With a capturing group, split() interleaves parts (even indexes) and separators (odd).
   const pieces = sentence.split(CLAUSE_BREAK)
   const clauses: string[] = [pieces[0] ?? '']
+  // The separator before the second clause (only a sentence's first clause can be a non-request:
+  // every later one opens with an action or carries one's lead).
+  let secondJoin = ''
   for (let index = 1; index + 1 < pieces.length; index += 2) {
     const separator = pieces[index]
     const part = pieces[index + 1]
     if (startsWithAction(part)) {
+      if (clauses.length === 1) secondJoin = separator
       clauses.push(part)
       continue
     }
@@ -89,11 +103,27 @@ function splitClauses(sentence: string, secondObjects: boolean): string[] {
       secondObjects && JOINS_OBJECTS.test(separator)
         ? objectLead(clauses[clauses.length - 1], part)
         : ''
-    if (lead) clauses.push(`${lead} ${part}`)
-    else clauses[clauses.length - 1] += separator + part
+    if (lead) {
+      if (clauses.length === 1) secondJoin = separator
+      clauses.push(`${lead} ${part}`)
+    } else clauses[clauses.length - 1] += separator + part
   }
-  return clauses.filter((clause) => isRequest(clause))
+  // "My family and I want …": the first clause is part of the second one's subject.
+  const keepFirst =
+    verbless &&
+    clauses.length > 1 &&
+    JOINS_REQUESTS.test(secondJoin) &&
+    !SUBJECT_FIRST.test(clauses[1])
+  return clauses.filter(
+    (clause, at) => isRequest(clause) || (at === 0 && keepFirst && namesAThing(clause)),
+  )
 }
+
+/** A clause opened by a subject pronoun ("I want …", "we need …"). */
+const SUBJECT_FIRST = /^\s*(?:i|we|you|he|she|they)(?![\p{L}])/iu
+
+/** Separators that join two requests ("…, and", "then", "and after that"), not a bare comma. */
+const JOINS_REQUESTS = /\b(?:and|then|also|plus|after\s+that|afterwards|as\s+well\s+as)\b/iu
 
 /** Separators that can join a second object to the first clause's verb ("… and a hotel …"). */
 const JOINS_OBJECTS = /^\s*,?\s*(?:and|as\s+well\s+as|plus)\s*$/iu

@@ -112,7 +112,7 @@ describe('command help', () => {
 
   it('says what a file: suite record holds besides "tools" (a shared "library" file, --tools)', async () => {
     const text = (await help('bench')).replace(/\s+/g, ' ')
-    expect(text).toContain('{instruction, tools | library: <tool file>, gold, category?}')
+    expect(text).toContain('{instruction, tools | library: <tool file or folder>, gold, category?}')
     expect(text).toContain('records without either use --tools')
     expect(text).toContain('a file whose every query is dropped fails')
   })

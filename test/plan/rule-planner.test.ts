@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { NonePlanner } from '../../src/plan/none-planner.ts'
-import { collapseWhitespace, RulePlanner } from '../../src/plan/rule-planner.ts'
+import { collapseWhitespace, RulePlanner, trainingPlanner } from '../../src/plan/rule-planner.ts'
 
 const planner = new RulePlanner()
 
@@ -113,6 +113,33 @@ describe('RulePlanner', () => {
     expect(steps).toEqual([
       "I want to know Messi's career stats",
       'Can you fetch the latest transfer news?',
+    ])
+  })
+
+  it('keeps a verbless first clause joined to a request by "and" or "then" as a step', () => {
+    expect(planner.split('weather in Paris and email Ann the forecast')).toEqual([
+      'weather in Paris',
+      'email Ann the forecast',
+    ])
+    expect(planner.split('The stock price of Nvidia, then add it to my watchlist.')).toEqual([
+      'The stock price of Nvidia',
+      'add it to my watchlist',
+    ])
+    // Statements, scene-setting openers, greetings and bare commas stay context.
+    for (const [request, steps] of [
+      ['My flight is UA 12 and check me in', ['check me in']],
+      ['As a fan of the club and find the next match', ['find the next match']],
+      ['Hi there, find me a cheap hotel', ['find me a cheap hotel']],
+      ['Tickets for tonight, book two seats', ['book two seats']],
+      ['A long list of many different things to buy for the party and order them', ['order them']],
+    ] as const) {
+      expect(planner.split(request), request).toEqual(steps)
+    }
+  })
+
+  it('drops a verbless first clause when planning training rows', () => {
+    expect(trainingPlanner().split('weather in Paris and email Ann the forecast')).toEqual([
+      'email Ann the forecast',
     ])
   })
 

@@ -12,7 +12,9 @@
  *   "instruction": "…",                      // or "question": a string, or BFCL's chat turns
  *   "tools": [ … ],                          // the query's tools, any format toolsel imports
  *                                            // (also "functions" / "function"), or
- *   "library": "tools.json",                 // a tool file (relative to this file) shared by records
+ *   "library": "tools.json",                 // a tool file or folder (relative to this file)
+ *                                            // shared by records (a folder: as `toolsel index`
+ *                                            // reads one, e.g. the demo's MCP servers)
  *   "gold": ["get_weather"]                  // tool names or ids; [] = no tool fits. BFCL's
  *                                            // "ground_truth" ([{name: {args}}]) is read too
  * }
@@ -25,7 +27,7 @@
  */
 import { basename, dirname, extname, resolve } from 'node:path'
 import { ToolselError } from '../../errors.ts'
-import { importToolsFromFile, importToolsFromText } from '../../library/importers/index.ts'
+import { importToolsFromPath, importToolsFromText } from '../../library/importers/index.ts'
 import type { Tool } from '../../library/tool.ts'
 import type { BenchCase } from '../bench-case.ts'
 import type { BenchSplit, BenchSuite, SuiteLoadOptions, SuiteLoadResult } from './bench-suite.ts'
@@ -78,7 +80,7 @@ export function createFunctionsSuite(path: string): BenchSuite {
       const libraryFile = (file: string): Promise<ImportedTools> => {
         let imported = libraries.get(file)
         if (imported === undefined) {
-          imported = importToolsFromFile(file, {
+          imported = importToolsFromPath(file, {
             maxFileBytes: options.maxFileBytes,
             maxTools: options.maxTools,
             regularOnly: true,

@@ -9,6 +9,9 @@ import { runFixtureBench } from '../fixture-bench.ts'
 const FUNCTION_CALLING = fileURLToPath(
   new URL('../../../bench/fixtures/function-calling/queries.jsonl', import.meta.url),
 )
+const REQUEST_SHAPES = fileURLToPath(
+  new URL('../../../bench/fixtures/request-shapes/queries.jsonl', import.meta.url),
+)
 const FUNCTION_CALLING_2 = fileURLToPath(
   new URL('../../../bench/fixtures/function-calling-2/queries.jsonl', import.meta.url),
 )
@@ -234,7 +237,7 @@ describe('file:<path> suite (each query with its own tools)', () => {
     ],
     [
       { instruction: 'x', library: 'missing.json', gold: [] },
-      /record 1: its library "missing\.json" does not import: Cannot read tool file ".*missing\.json"/,
+      /record 1: its library "missing\.json" does not import: Cannot read tool path ".*missing\.json"/,
     ],
   ])('refuses a bad record with the file and record: %j', async (record, message) => {
     const file = join(dir, 'bad.jsonl')
@@ -300,6 +303,31 @@ describe('file:<path> suite (each query with its own tools)', () => {
       irrelevance.queries.filter((query) => query.metrics.exactMatch === 1).length,
     )
     expect(abstained.length).toBeGreaterThanOrEqual(10)
+  })
+
+  // The request-shapes set (bench/fixtures/request-shapes/README.md, round 46): 70 requests over
+  // the demo library, shared as a folder of MCP files through "library". 25 exact before round 46
+  // kept a verbless first clause ("weather in Paris and email Ann …") as a step (0 of the 16
+  // verbless ones), 30 after (5 of 16). A floor under it.
+  it('runs the request-shapes set over the demo folder, keeping verbless requests', async () => {
+    const { splits } = await load(REQUEST_SHAPES)
+    expect(splits.map((split) => [split.name, split.cases.length])).toEqual([
+      ['file:queries/verbless', 16],
+      ['file:queries/list', 12],
+      ['file:queries/mixed', 12],
+      ['file:queries/sequence', 10],
+      ['file:queries/polite', 8],
+      ['file:queries/single', 12],
+    ])
+    expect(splits[0].cases[0].library).toHaveLength(197)
+    const report = await runFixtureBench({ suite: `file:${REQUEST_SHAPES}`, selector: 'learned' })
+    const exact = (name: string) =>
+      report.suites[0].splits
+        .filter((split) => split.name.endsWith(name))
+        .flatMap((split) => split.queries)
+        .filter((query) => query.metrics.exactMatch === 1).length
+    expect(exact('')).toBeGreaterThanOrEqual(29)
+    expect(exact('verbless')).toBeGreaterThanOrEqual(4)
   })
 
   it('loads the second set: OpenAPI files shared through "library", dialogue turns, MCP/Anthropic/OpenAI tools', async () => {
