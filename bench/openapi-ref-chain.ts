@@ -4,10 +4,12 @@
  * written out, from a few KB), used by the spec's one operation or by none, the references plain
  * (`{"$ref"}`) or with a `description` beside them. Plus `plain spec`: 2,000 operations over 500
  * shared schemas (no schema used twice inside another), which imports inline: what counting the
- * walk before it adds. Busy time (min(wall, CPU)) of `importOpenapi`, medians of `--turns`; with
+ * walk before it adds. And `--aliases` names of one object of 199,990 values (a YAML alias under
+ * many names), each scanned once per name before round 46. Busy time (min(wall, CPU)) of `importOpenapi`, medians of `--turns`; with
  * `--before <dir>` the same rows on that tree's src/ too, alternating.
  *
- *   node --import tsx bench/openapi-ref-chain.ts [--levels 30] [--turns 3] [--before /work/ci-base]
+ *   node --import tsx bench/openapi-ref-chain.ts [--levels 30] [--aliases 300] [--turns 3]
+ *     [--before /work/ci-base]
  * @module
  */
 import { loadavg } from 'node:os'
@@ -20,10 +22,12 @@ const { values } = benchArgs(import.meta.url, {
     levels: { type: 'string', default: '30' },
     turns: { type: 'string', default: '3' },
     before: { type: 'string' },
+    aliases: { type: 'string', default: '300' },
   },
 })
 const levels = Number(values.levels)
 const turns = Number(values.turns)
+const aliases = Number(values.aliases)
 
 type Json = Record<string, unknown>
 type Importer = (parsed: unknown, context: unknown) => Promise<Array<{ parameters: Json }>>
@@ -95,12 +99,32 @@ function plainSpec(): Json {
   }
 }
 
+/**
+ * `--aliases` names under `components.schemas` for one object of 199,990 values (what YAML's
+ * `S0: &a {…}`, `S1: *a`, … parse to), each referenced by a member of the operation's body.
+ */
+function aliasSpec(): Json {
+  const schema = { type: 'integer', enum: Array.from({ length: 199_990 }, (_, at) => at) }
+  const names = Array.from({ length: aliases }, (_, at) => `S${at}`)
+  const properties = Object.fromEntries(
+    names.map((name) => [name, { $ref: `#/components/schemas/${name}` }]),
+  )
+  const body = { content: { 'application/json': { schema: { type: 'object', properties } } } }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'aliases', version: '1' },
+    paths: { '/a': { post: { ...operation('a', undefined), parameters: [], requestBody: body } } },
+    components: { schemas: Object.fromEntries(names.map((name) => [name, schema])) },
+  }
+}
+
 const rows: Array<[string, () => Json]> = [
   [`${levels} levels, used, plain refs`, () => chainSpec(true, false)],
   [`${levels} levels, used, described refs`, () => chainSpec(true, true)],
   [`${levels} levels, unused, plain refs`, () => chainSpec(false, false)],
   [`${levels} levels, unused, described refs`, () => chainSpec(false, true)],
   ['plain spec (2,000 ops, 500 schemas)', plainSpec],
+  [`${aliases} names aliasing one 199,990-value schema`, aliasSpec],
 ]
 
 function cpuMs(): number {

@@ -11,10 +11,11 @@ import { importTools } from '../../../src/library/importers/index.ts'
 import { createImportContext } from '../../../src/library/importers/import-context.ts'
 import { normalizeSchemas } from '../../../src/library/importers/import-tools.ts'
 import { importOpenapi } from '../../../src/library/importers/openapi-importer.ts'
+import { SharedSchemas, type DefsPlan } from '../../../src/library/importers/openapi-defs.ts'
 import { schemaErrors } from '../../../src/library/schema/validate-schema.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { toolToBm25Document, enumValueText } from '../../../src/retrieve/bm25/bm25-document.ts'
-import { busyMs } from '../../helpers/busy-time.ts'
+import { busyMs, busyMsSync } from '../../helpers/busy-time.ts'
 
 const FIXTURE = new URL('../../fixtures/formats/folders-openapi.json', import.meta.url)
 
@@ -119,5 +120,52 @@ describe('OpenAPI $defs form: one object in many places (a YAML alias)', () => {
     expect(busy).toBeLessThan(5000)
     expect(tools).toHaveLength(1)
     expect(tools[0].parameters.properties).toEqual({ q: { type: 'integer' } })
+  }, 60_000)
+
+  // Round 46 (hard46): many names aliasing one schema (`S0: &a {…}`, `S1: *a`, …), each
+  // referenced once, were scanned once per name: 999 names of a 199,990-value enum, 200 M values
+  // from a 1.3 MB file. Now one scan per object.
+  it('scans an object that many names alias once, for the same tools', async () => {
+    const schema = { type: 'integer', enum: Array.from({ length: 150_000 }, (_, at) => at) }
+    const names = Array.from({ length: 600 }, (_, at) => `S${at}`)
+    const parsed = {
+      openapi: '3.0.0',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/a': {
+          post: {
+            operationId: 'a',
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: Object.fromEntries(
+                      names.map((name) => [name, { $ref: `#/components/schemas/${name}` }]),
+                    ),
+                  },
+                },
+              },
+            },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+      components: { schemas: Object.fromEntries(names.map((name) => [name, schema])) },
+    }
+    const shared = new SharedSchemas(parsed)
+    let plan: DefsPlan | undefined
+    // 90 M values scanned before (about 4 s of CPU); 150,000 now.
+    const busy = busyMsSync(() => {
+      plan = shared.plan(parsed.paths['/a'].post.requestBody.content['application/json'].schema)
+    })
+    expect(busy).toBeLessThan(1000)
+    expect(plan!.reached[0]).toHaveLength(600)
+    // Each name its own definition, of the schema's size: 600 x 150,003 and the root's.
+    expect(plan!.sizes.at(-1)).toBeGreaterThan(600 * 150_000)
+    const tools = await importOpenapi(parsed, createImportContext({ fileName: 'aliases.yaml' }))
+    expect(tools[0].parameters.properties).toMatchObject({
+      body: { type: 'object', properties: { S0: { type: 'integer' } } },
+    })
   }, 60_000)
 })
