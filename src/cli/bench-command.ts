@@ -1,5 +1,5 @@
 /** `toolsel bench`: run the offline quality benchmark and write report.json, summary.md, report.html. */
-import { rm } from 'node:fs/promises'
+import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FILE_SUITE_PREFIX } from '../bench/suites/functions-suite.ts'
 import { EXAMPLES_FILE_PREFIX } from '../bench/examples-from-file.ts'
@@ -207,6 +207,12 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       )
 
   const dir = values.out ?? join(config.bench.outDir, name)
+  // Was: error [EEXIST]: EEXIST: file already exists, mkdir '<dir>' (exit 1), Node's words.
+  if ((await stat(dir).catch(() => undefined))?.isDirectory() === false) {
+    throw invalid(
+      `The report directory "${dir}" is a file, not a directory: name a directory (or one to create) with --out`,
+    )
+  }
   const fresh = !(await pathExists(dir))
   const runProgress = await openRunProgress(dir, settings, config, values.resume ?? false)
   if (values.resume) {

@@ -154,6 +154,18 @@ describe('toolsel bench', () => {
     }
   })
 
+  it('refuses an --out that names a file: exit 2, one line that says so, the file left as it was', async () => {
+    const file = join(dir, 'out-is-a-file.txt')
+    await writeFile(file, 'mine')
+    const run = capture()
+    expect(await main(['bench', '--suite', 'demo', '--out', file], run.io)).toBe(2)
+    // Was: error [EEXIST]: EEXIST: file already exists, mkdir '…' and exit 1.
+    expect(run.stderr()).toBe(
+      `error [INVALID_INPUT]: The report directory "${file}" is a file, not a directory: name a directory (or one to create) with --out. See: toolsel bench --help\n`,
+    )
+    expect(await readFile(file, 'utf8')).toBe('mine')
+  })
+
   it('rejects unknown suites, bad modes and --queries with --suite all', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--suite', 'nope'], /Unknown benchmark suite "nope" \(available: all, toolbench-g1/],
