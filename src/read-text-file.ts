@@ -1,7 +1,7 @@
 /** Reading a user-named file as UTF-8, failing with one clear error. @module */
 import { isUtf8 } from 'node:buffer'
 import { constants, type Stats } from 'node:fs'
-import { type FileHandle, open, readFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile, stat } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
 
 /** Thrown by `readFileUpTo` for a file past its limit. */
@@ -190,14 +190,24 @@ export async function readTextFile(file: string, what: string): Promise<string> 
 
 /**
  * INVALID_INPUT `Cannot read <what> "<file>": <reason>` unless `file` is a file this process can
- * open for reading (not a directory); nothing is read.
+ * open for reading (not a directory); nothing is read. `opened: false`: only looked up (a stat),
+ * not opened, for a check made long before the read: a pipe (`--examples <(…)`) opened and closed
+ * then would lose its writer.
  */
-export async function assertReadableFile(file: string, what: string): Promise<void> {
+export async function assertReadableFile(
+  file: string,
+  what: string,
+  { opened = true }: { opened?: boolean } = {},
+): Promise<void> {
+  const directory = () => Object.assign(new Error('is a directory'), { code: 'EISDIR' })
   try {
+    if (!opened) {
+      if ((await stat(file)).isDirectory()) throw directory()
+      return
+    }
     const handle = await open(file, 'r')
     try {
-      if ((await handle.stat()).isDirectory())
-        throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
+      if ((await handle.stat()).isDirectory()) throw directory()
     } finally {
       await handle.close()
     }

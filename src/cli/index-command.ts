@@ -49,6 +49,7 @@ import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { readDataLines } from '../bench/suites/read-data-file.ts'
 import { groupWarnings } from '../library/importers/group-warnings.ts'
 import { terminalText } from '../terminal-text.ts'
+import { assertReadableFile } from '../read-text-file.ts'
 
 export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--format <format>] [--retriever <parts>]
                      [--examples <file>] [--rebuild] [options]
@@ -160,6 +161,9 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   }
   const name = values.name ?? libraryNameFromPath(path)
 
+  // Before the import (seconds for a large file): was refused only after it.
+  if (values.examples !== undefined)
+    await assertReadableFile(values.examples, '--examples file', { opened: false })
   const started = performance.now()
   const previousIndexDir = join(config.library.indexDir, name)
   const { library, imported, source } = await importAsLibrary(

@@ -51,6 +51,13 @@ describe('toolsel index with a missing input file', () => {
       `error [INVALID_INPUT]: Cannot read --examples file "${join(dir, 'missing.jsonl')}": no such file or directory`,
     )
     expect(examples.code).toBe(2)
+    // Refused before the tools are imported (was: "Imported 1 tool …" first, then the error).
+    expect(examples.stderr).not.toContain('Imported')
+    const directory = await runCli(['index', toolFile, '--index-dir', indexDir, '--examples', dir])
+    expect(directory.stderr).toBe(
+      `error [INVALID_INPUT]: Cannot read --examples file "${dir}": it is a directory; name a file\n`,
+    )
+    expect(directory.code).toBe(2)
 
     // Was exit 1, IMPORT_FAILED: the same mistake (a path with a typo) got another exit code.
     const tools = await runCli(['index', join(dir, 'missing.json'), '--index-dir', indexDir])
