@@ -18,6 +18,7 @@ import { authenticate, noRouteError, type AuthEnv } from './middleware/auth.ts'
 import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
+import { pipelinedOneAtATime } from './middleware/pipelined-requests.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { clientAddresses, type ClientAddresses } from './client-address.ts'
 import { limitRequestRate } from './rate-limit.ts'
@@ -109,6 +110,9 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
       if (!options.mcp) await mcp?.close()
     })())
   app.onError(createErrorHandler(service.logger))
+  // Before all: a pipelined request waits for the answer before it on its connection to go out
+  // (answers a client never read piled up: pipelined-requests.ts).
+  app.use('*', pipelinedOneAtATime())
   // First: the request id, access log and HTTP metrics see every answer, errors included.
   app.use(
     '*',
