@@ -2,10 +2,10 @@
  * What pipelined requests that are never read make the server hold: one connection writes
  * `--requests` `GET /openapi.json` (no key needed; about 200 KB an answer) at once and reads
  * nothing; once the server stops answering, its answers made and its heap (used, with array
- * buffers) over its heap before are printed. Then a client that reads: `--requests` pipelined on
- * one connection, time until every answer came (the cost of answering them one at a time).
- * Each app in its own process (`--serve`), this checkout's and, with `--before DIR`, DIR's
- * (with `src/`), in turns.
+ * buffers) over its heap before are printed. Then a client that reads: 200 (or fewer
+ * `--requests`) pipelined on one connection, time until every answer came (the cost of answering
+ * them one at a time). Each app in its own process (`--serve ROOT`, internal), this checkout's
+ * and, with `--before DIR`, DIR's (with `src/`), in turns.
  *
  *   node --import tsx bench/pipelined-flood.ts [--requests 1600] [--turns 3] [--before DIR]
  * @module
