@@ -21,7 +21,7 @@
 import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
 import type { ServerType } from '@hono/node-server'
 import type { SelectToolsResult } from '../src/pipeline.ts'
@@ -41,6 +41,7 @@ const { Hono } = await import('hono')
 type Hono = import('hono').Hono
 const { buildSelectLoad } = await import('./perf/serve-process.ts')
 const { runWrk } = await import('./perf/wrk-load.ts')
+const { loadCheckoutApp } = await import('./perf/checkout-app.ts')
 const size = Number(values.size)
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
@@ -81,24 +82,19 @@ async function precomputedApp(
   indexDir: string,
   instructions: string[],
 ) {
-  const source = resolve(root, 'src')
-  const { defaultConfig } = await import(`${source}/config/schema.ts`)
-  const { createComponents } = await import(`${source}/components.ts`)
-  const { createLogger } = await import(`${source}/log.ts`)
-  const { ToolselService } = await import(`${source}/service/toolsel-service.ts`)
-  const { createApp } = await import(`${source}/server/app.ts`)
-  const config = defaultConfig()
-  config.library.default = library
-  config.library.indexDir = indexDir
-  const logger = createLogger('warn')
-  const service = new ToolselService(config, logger, createComponents(config, logger))
-  await service.start()
+  const { service, app } = await loadCheckoutApp(root, {
+    configure: (config) => {
+      config.library.default = library
+      config.library.indexDir = indexDir
+    },
+    start: true,
+  })
   const results = new Map<string, SelectToolsResult>()
   for (const instruction of instructions) {
     results.set(instruction, await service.select({ instruction }))
   }
   service.select = async (request: { instruction: string }) => results.get(request.instruction)!
-  return { app: createApp(service) as Hono, results }
+  return { app, results }
 }
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-http-'))

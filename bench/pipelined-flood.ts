@@ -32,18 +32,11 @@ interface Measure {
 
 /** The child: the app of checkout `root` on a free port; answers `measure` over IPC. */
 async function serveChild(root: string): Promise<void> {
-  const source = resolve(root, 'src')
   const { serve } = await import('@hono/node-server')
-  const { defaultConfig } = await import(`${source}/config/schema.ts`)
-  const { createComponents } = await import(`${source}/components.ts`)
-  const { createLogger } = await import(`${source}/log.ts`)
-  const { ToolselService } = await import(`${source}/service/toolsel-service.ts`)
-  const { createApp } = await import(`${source}/server/app.ts`)
-  const config = defaultConfig()
-  config.log.access = 'off'
-  const logger = createLogger('warn')
-  const service = new ToolselService(config, logger, createComponents(config, logger))
-  const app = createApp(service)
+  const { loadCheckoutApp } = await import('./perf/checkout-app.ts')
+  const { app } = await loadCheckoutApp(root, {
+    configure: (config) => (config.log.access = 'off'),
+  })
   let produced = 0
   const server = serve({
     fetch: async (request: Request, env: unknown) => {
