@@ -380,13 +380,13 @@ function assertIdLengths(
 ) {
   const long = firstTooLongId(tools)
   if (long === undefined) return
-  const record = recordOf(long, imported)
-  const error = importFailed(context, {
-    record: record >= 0 ? record : undefined,
-    message: `${toolIdTooLong(long.id)}${imported.includes(long) ? '' : RENAMED}: shorten the name or id it is made from`,
-  })
-  error.details.maxToolIdChars = MAX_TOOL_ID_CHARS
-  throw error
+  throw failedAt(
+    long,
+    imported,
+    context,
+    `${toolIdTooLong(long.id)}${imported.includes(long) ? '' : RENAMED}: shorten the name or id it is made from`,
+    { maxToolIdChars: MAX_TOOL_ID_CHARS },
+  )
 }
 
 /**
@@ -402,18 +402,33 @@ function assertNameLengths(
 ) {
   const long = firstTooLongName(tools)
   if (long === undefined) return
-  const record = recordOf(long.tool, imported)
-  const error = importFailed(context, {
-    record: record >= 0 ? record : undefined,
-    message: `tool ${shownName(long.tool.id)}: ${toolNameTooLong(long)}: shorten it at the source`,
-  })
-  Object.assign(error.details, {
-    id: long.tool.id.slice(0, MAX_TOOL_ID_CHARS),
-    field: long.field,
-    length: long.length,
-    maxToolNameChars: MAX_TOOL_NAME_CHARS,
-  })
-  throw error
+  const { tool, field, length } = long
+  throw failedAt(
+    tool,
+    imported,
+    context,
+    `tool ${shownName(tool.id)}: ${toolNameTooLong(long)}: shorten it at the source`,
+    {
+      id: tool.id.slice(0, MAX_TOOL_ID_CHARS),
+      field,
+      length,
+      maxToolNameChars: MAX_TOOL_NAME_CHARS,
+    },
+  )
+}
+
+/** IMPORT_FAILED at `tool`'s record of `imported` (none when a rename made it), with `details`. */
+function failedAt(
+  tool: Tool,
+  imported: readonly Tool[],
+  context: ImportContext,
+  message: string,
+  details: Record<string, unknown>,
+): ToolselError {
+  const record = recordOf(tool, imported)
+  const error = importFailed(context, { record: record >= 0 ? record : undefined, message })
+  Object.assign(error.details, details)
+  return error
 }
 
 function recordOf(tool: Tool, tools: readonly Tool[]): number {
