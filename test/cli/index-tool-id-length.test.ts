@@ -3,7 +3,8 @@
  * IMPORT_FAILED naming the file, the record and the id (escaped, cut), exit 1, no index written;
  * an id of exactly 500 is indexed and can be asked for by `toolsel select`. importToolsFromPath,
  * which the command calls, is tested on real files in test/library/importers/tool-id-length.test.ts;
- * this runs bin/toolsel.mjs from the sources.
+ * this runs bin/toolsel.mjs as a user does (dist/ when it matches src/, else the sources: not the
+ * sources always, whose start through tsx took seconds of CPU more a process; round 46).
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -16,13 +17,13 @@ import { MAX_TOOL_ID_CHARS } from '../../src/library/tool-id-limit.ts'
 
 const BIN = fileURLToPath(new URL('../../bin/toolsel.mjs', import.meta.url))
 
-/** `toolsel <argv>` in a child process (from the sources), with its exit code and output. */
+/** `toolsel <argv>` in a child process, with its exit code and output. */
 function toolsel(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...argv],
-      { env: { PATH: process.env.PATH, TOOLSEL_RUN_SOURCE: '1' }, timeout: 60_000 },
+      { env: { PATH: process.env.PATH }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
         resolve({ code, stdout, stderr })
