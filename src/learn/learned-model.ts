@@ -5,7 +5,6 @@
  * on the training splits under `../shared/data` (`toolsel train` reproduces it).
  * @module
  */
-import { readFileSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
@@ -14,7 +13,7 @@ import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
 import { DENSE_FEATURE_NAMES } from './dense-features.ts'
 import { COUNT_FEATURE_NAMES, MAX_COUNT } from './count-model.ts'
 import { formatJson } from './format-json.ts'
-import { fileProblem, readTextFile } from '../read-text-file.ts'
+import { fileProblem, readFileUpTo, readFileUpToSync } from '../read-text-file.ts'
 import { assertTrustedPath } from '../trusted-path.ts'
 import {
   EXAMPLE_DECISION_FEATURES,
@@ -352,18 +351,38 @@ export function usesDenseFeatures(model: Pick<LearnedModel, 'features'>): boolea
   return model.features.includes(DENSE_FEATURE_NAMES[0])
 }
 
+/**
+ * Largest learned model file read: 128 MiB. The largest model the format takes (2,000 trees of
+ * depth 8 and a 1,024 × 1,024 dense map, each number at most 24 characters) is about 90 MB; the
+ * shipped one is 0.6 MB. A larger file, or anything but a regular file (a FIFO, a device), is not
+ * read.
+ */
+export const MAX_LEARNED_MODEL_BYTES = 128 * 1024 * 1024
+
 export async function readLearnedModel(file: string): Promise<LearnedModel> {
   assertTrustedPath(file, 'Learned model', 'MODEL_LOAD_FAILED')
-  const text = await readTextFile(file, 'learned model')
+  let text: string
+  try {
+    text = await readFileUpTo(file, MAX_LEARNED_MODEL_BYTES, { regularOnly: true })
+  } catch (error) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `Cannot read learned model "${file}": ${fileProblem(error)}`,
+      { cause: error, details: { file } },
+    )
+  }
   return parseLearnedModel(text, file)
 }
 
-/** Reads a model file synchronously (component factories are synchronous). */
+/**
+ * Reads a model file synchronously (component factories are synchronous): a regular file of at
+ * most MAX_LEARNED_MODEL_BYTES.
+ */
 export function readLearnedModelSync(file: string): LearnedModel {
   assertTrustedPath(file, 'Learned model', 'MODEL_LOAD_FAILED')
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readFileUpToSync(file, MAX_LEARNED_MODEL_BYTES)
   } catch (error) {
     throw new ToolselError(
       'INVALID_INPUT',
@@ -393,5 +412,5 @@ export function loadDefaultModel(): LearnedModel {
  */
 export function readShippedModel(file: string): LearnedModel {
   assertTrustedPath(file, 'Shipped default model', 'MODEL_LOAD_FAILED')
-  return parseLearnedModel(readFileSync(file, 'utf8'), file)
+  return parseLearnedModel(readFileUpToSync(file, MAX_LEARNED_MODEL_BYTES), file)
 }

@@ -13,10 +13,11 @@
  * it), never with another file's bytes: the descriptor is closed once, by whichever comes first.
  * @module
  */
-import { close, closeSync, fstat, open, read, readSync } from 'node:fs'
+import { close, closeSync, constants, fstat, open, read, readSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { ToolselError } from '../errors.ts'
+import { FileTooLargeError, NotRegularFileError } from '../read-text-file.ts'
 
 /**
  * The descriptor, shared by the file, its close timer, its holds and its finaliser (not the file
@@ -70,12 +71,18 @@ export class ToolsFile {
     finalizer.register(this, this.#descriptor)
   }
 
-  /** Opens `path` for reading; the caller maps failures to its own error. */
-  static async open(path: string): Promise<ToolsFile> {
-    const fd = await promisify(open)(path, 'r')
+  /**
+   * Opens `path` for reading, a regular file of at most `maxBytes` (opened non-blocking, so that a
+   * FIFO at the name does not hang the open, and checked on its own fstat): else
+   * NotRegularFileError or FileTooLargeError, unread. The caller maps failures to its own error.
+   */
+  static async open(path: string, maxBytes: number): Promise<ToolsFile> {
+    const fd = await promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK)
     try {
-      const { size } = await promisify(fstat)(fd)
-      return new ToolsFile(path, fd, size)
+      const info = await promisify(fstat)(fd)
+      if (!info.isFile()) throw new NotRegularFileError()
+      if (info.size > maxBytes) throw new FileTooLargeError(maxBytes)
+      return new ToolsFile(path, fd, info.size)
     } catch (error) {
       await promisify(close)(fd)
       throw error

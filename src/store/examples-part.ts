@@ -3,7 +3,7 @@
  * oldest first), described by the manifest's `examples` entry (count, version, cap, hash).
  * @module
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
 import { ExampleSet } from '../examples/example-set.ts'
@@ -13,6 +13,12 @@ import { parseExamplesBytesSliced, type UsageExample } from '../examples/usage-e
 import type { ToolLibrary } from '../library/tool-library.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import type { IndexedLibrary } from './indexed-library.ts'
+import {
+  indexFileBound,
+  indexFileProblem,
+  readIndexFile,
+  readIndexFileBytes,
+} from './index-file-read.ts'
 import {
   EXAMPLES_FILE,
   IndexManifestSchema,
@@ -60,11 +66,14 @@ export async function loadExamples(
       `Index "${manifest.library}" at ${dir}: its usage examples (${entry.file}) ${problem}. Rebuild it with: toolsel index <file> --name ${manifest.library} --examples <examples.jsonl>.`,
       { cause, details: { library: manifest.library } },
     )
+  // A regular file of at most its recorded size and slack (index-file-read.ts).
+  const bound = indexFileBound(manifest, entry.file)
   let bytes: Buffer
   try {
-    bytes = await readFile(path)
+    bytes = await readIndexFileBytes(path, bound)
   } catch (error) {
-    throw corrupt('are missing', error)
+    const problem = indexFileProblem(error, bound)
+    throw corrupt(problem === undefined ? 'are missing' : `are not read: ${problem}`, error)
   }
   let examples
   try {
@@ -114,7 +123,19 @@ export async function readStoredExamples(dir: string): Promise<ExampleSet | unde
   const entry = parsed.success ? parsed.data.examples : undefined
   if (entry === undefined) return undefined
   const path = join(dir, entry.file)
-  const examples = await parseExamplesBytesSliced(await readFile(path), path)
+  const bound = indexFileBound(parsed.data!, entry.file)
+  const examples = await parseExamplesBytesSliced(
+    await readIndexFile(
+      path,
+      bound,
+      (why, cause) =>
+        new ToolselError('INDEX_CORRUPT', `The usage examples file ${path} ${why}.`, {
+          cause,
+          details: { file: path },
+        }),
+    ),
+    path,
+  )
   return ExampleSet.ofSliced(examples, {
     cap: Math.max(entry.cap, examples.length, 1),
     version: entry.version,

@@ -28,9 +28,10 @@
  */
 import { randomBytes } from 'node:crypto'
 import { constants, readFileSync } from 'node:fs'
-import { copyFile, link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, link, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../errors.ts'
+import { FileTooLargeError, readFileUpTo } from '../read-text-file.ts'
 
 /** How long a commit waits for another process's commit of the same library by default. */
 export const LIBRARY_LOCK_TIMEOUT_MS = 10_000
@@ -378,9 +379,22 @@ interface LockHolder {
   ageMs: number
 }
 
+/**
+ * Most bytes read of a lock (`<pid> <start>`: under 40) or of the writer-protocol marker (26): a
+ * larger file is read as one of unknown content, a FIFO or device at the name not at all.
+ */
+const CLAIM_FILE_MAX_BYTES = 256
+
 async function readHolder(path: string): Promise<LockHolder | undefined> {
   try {
-    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)])
+    const [text, info] = await Promise.all([
+      // A larger file holds no pid of ours: it is stale by its age alone.
+      readFileUpTo(path, CLAIM_FILE_MAX_BYTES, { regularOnly: true }).catch((error: unknown) => {
+        if (error instanceof FileTooLargeError) return ''
+        throw error
+      }),
+      stat(path),
+    ])
     // `<pid> <start>`, or `<pid>` (no start time known; locks before round 27).
     const held = /^(\d+)(?: (\d+))?$/.exec(text.trim())
     return {
@@ -431,9 +445,11 @@ async function readWriterProtocol(
   for (let attempt = 0; ; attempt++) {
     let text: string
     try {
-      text = await readFile(path, 'utf8')
+      text = await readFileUpTo(path, CLAIM_FILE_MAX_BYTES, { regularOnly: true })
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { protocol: undefined }
+      // Past the bound: text of a format this version does not know, as a marker it can't parse.
+      if (error instanceof FileTooLargeError) return { protocol: Number.NaN }
       return { protocol: Number.NaN, unreadable: error as NodeJS.ErrnoException }
     }
     const parsed = PROTOCOL_TEXT.exec(text)
@@ -445,7 +461,7 @@ async function readWriterProtocol(
 }
 
 /**
- * A marker that can't be read at all (no permission, a directory in its place) says nothing of
+ * A marker that can't be read at all (no permission, a directory or a FIFO in its place) says nothing of
  * the protocol: INDEX_WRITE_FAILED naming the file and the errno, not a newer writer.
  */
 function unreadableMarker(indexDir: string, error: NodeJS.ErrnoException): ToolselError {

@@ -15,7 +15,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
@@ -46,6 +46,7 @@ import {
 import { loadExamples, saveExamples } from './examples-part.ts'
 import { pathExists } from './path-exists.ts'
 import { recordIndexFiles } from './index-files-record.ts'
+import { indexFileBound, indexFileProblem, readIndexFileBytes } from './index-file-read.ts'
 import { isDiskFull, syncPath, syncTree } from '../write-file-atomically.ts'
 import { MAX_TOOL_ID_CHARS, overlongIdPositions } from '../library/tool-id-limit.ts'
 import {
@@ -832,17 +833,22 @@ export async function readManifest(dir: string): Promise<IndexManifest> {
  */
 async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibrary> {
   const path = join(dir, manifest.toolsFile)
-  const unreadable = (error: unknown): ToolselError =>
-    error instanceof ToolselError
-      ? error
-      : new ToolselError(
-          'INDEX_CORRUPT',
-          `Index "${manifest.library}" at ${dir}: its tools file is unreadable. ${rebuildHint(manifest)}`,
-          { cause: error },
-        )
+  // A regular file of at most its recorded size and slack (index-file-read.ts).
+  const bound = indexFileBound(manifest, manifest.toolsFile)
+  const unreadable = (error: unknown): ToolselError => {
+    if (error instanceof ToolselError) return error
+    const problem = indexFileProblem(error, bound)
+    return new ToolselError(
+      'INDEX_CORRUPT',
+      problem === undefined
+        ? `Index "${manifest.library}" at ${dir}: its tools file is unreadable. ${rebuildHint(manifest)}`
+        : `Index "${manifest.library}" at ${dir}: its tools file ${path} is not read: ${problem}. ${rebuildHint(manifest)}`,
+      { cause: error, details: { file: path } },
+    )
+  }
   const { toolsFileHash, toolsIndexFile } = manifest
   if (toolsIndexFile !== undefined && toolsFileHash !== undefined) {
-    const file = await ToolsFile.open(path).catch((error: unknown) => {
+    const file = await ToolsFile.open(path, bound.maxBytes).catch((error: unknown) => {
       throw unreadable(error)
     })
     let lineIndex: ToolLineIndex | undefined
@@ -852,6 +858,7 @@ async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibr
         file,
         toolsFileHash,
         rebuildHint(manifest),
+        indexFileBound(manifest, toolsIndexFile),
       )
     } catch (error) {
       file.release(0)
@@ -862,7 +869,7 @@ async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibr
     file.release(0)
   }
   try {
-    const bytes = await readFile(path)
+    const bytes = await readIndexFileBytes(path, bound)
     const trusted =
       toolsIndexFile === undefined &&
       toolsFileHash !== undefined &&

@@ -4,11 +4,10 @@
  * fixes it (MiniSearch's `loadJSON` does the same with its serializationVersion).
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
-import { readFileUpTo } from '../read-text-file.ts'
+import { readFileUpTo, readFileUpToSync } from '../read-text-file.ts'
 
 /** Bump when the on-disk layout changes; older indexes are refused with a rebuild message. */
 export const INDEX_FORMAT_VERSION = 1
@@ -176,17 +175,10 @@ export function readManifestText(dir: string): Promise<string> {
  * non-blocking and checked on its own fstat: a FIFO or device at the name is not read.
  */
 export function readManifestTextSync(dir: string): string | undefined {
-  let fd: number | undefined
   try {
-    fd = openSync(join(dir, MANIFEST_FILE), constants.O_RDONLY | constants.O_NONBLOCK)
-    const info = fstatSync(fd)
-    if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return undefined
-    const bytes = Buffer.alloc(info.size)
-    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, info.size, 0))
+    return readFileUpToSync(join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES)
   } catch {
     return undefined
-  } finally {
-    if (fd !== undefined) closeSync(fd)
   }
 }
 export const TOOLS_FILE = 'tools.jsonl'

@@ -14,9 +14,10 @@
  * | sections, each at a multiple of 8 | the kind's payloads, in the order given |
  * @module
  */
-import { open, readFile } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import { endianness } from 'node:os'
 import { ToolselError } from '../errors.ts'
+import { readIndexFile, type IndexFileBound } from './index-file-read.ts'
 
 const PREAMBLE_BYTES = 16
 const HEADER_ROOM = 1024
@@ -143,22 +144,23 @@ export interface SectionFile<Fields> {
   corrupt(why: string): ToolselError
 }
 
-/** Reads a file written by `writeSectionFile`; INDEX_CORRUPT (with `rebuild`) when it isn't one. */
+/**
+ * Reads a file written by `writeSectionFile`, a regular file of at most `bound.maxBytes`
+ * (`readIndexFile`); INDEX_CORRUPT (with `rebuild`) when it isn't one.
+ */
 export async function readSectionFile<Fields>(
   path: string,
   kind: SectionFileKind,
   rebuild: string,
+  bound: IndexFileBound,
 ): Promise<SectionFile<Fields>> {
   assertLittleEndian(kind)
   const corrupt = (why: string, cause?: unknown): ToolselError =>
-    new ToolselError('INDEX_CORRUPT', `The ${kind.title} ${path} ${why}. ${rebuild}`, { cause })
-  let buffer: Buffer
-  try {
-    buffer = await readFile(path)
-  } catch (error) {
-    throw corrupt(`can't be read (${(error as Error).message})`, error)
-  }
-  return parseSectionFile(buffer, path, kind, rebuild)
+    new ToolselError('INDEX_CORRUPT', `The ${kind.title} ${path} ${why}. ${rebuild}`, {
+      cause,
+      details: { file: path },
+    })
+  return parseSectionFile(await readIndexFile(path, bound, corrupt), path, kind, rebuild)
 }
 
 /**

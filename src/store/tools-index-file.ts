@@ -41,6 +41,7 @@ import { buildIdTable, type IdList } from '../library/id-table.ts'
 import { idRanks, isPermutationSteps, PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
+import type { IndexFileBound } from './index-file-read.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import {
   bytesOf,
@@ -159,8 +160,9 @@ export async function readToolsIndexFile(
   toolsFile: ToolsFile,
   toolsFileHash: string,
   rebuild: string,
+  bound: IndexFileBound,
 ): Promise<ToolLineIndex | undefined> {
-  const file = await readSectionFile<Header>(path, KIND, rebuild)
+  const file = await readSectionFile<Header>(path, KIND, rebuild, bound)
   const checked = await runStepsSliced(lineIndexSteps(file, toolsFileHash, toolsFile.size))
   if (!checked) return undefined
   const crc = await toolsFile.crc32()

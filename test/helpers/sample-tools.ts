@@ -109,3 +109,13 @@ const SAMPLE_BY_ID = new Map(SAMPLE_TOOLS.map((tool) => [tool.id, tool]))
 
 /** The sample tool with this id (a test's `tool(id)` lookup; undefined ids are a test bug). */
 export const sampleTool = (id: string): Tool => SAMPLE_BY_ID.get(id)!
+
+/**
+ * Usage examples of the sample tools that give a saved index an expansion index
+ * (`bm25-examples.bin`): two for one tool, one for another.
+ */
+export const SAMPLE_EXAMPLES = [
+  { instruction: 'holler at the crew about the gig', tools: ['sms.send_sms'] },
+  { instruction: 'holler at my bandmates', tools: ['sms.send_sms'] },
+  { instruction: 'shoot Ann a note with the numbers', tools: ['mail.send_email'] },
+]

@@ -13,14 +13,10 @@ import {
   saveIndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
 import { readStoredExamples } from '../../src/store/examples-part.ts'
-import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { SAMPLE_EXAMPLES, SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
 
-const EXAMPLES = [
-  { instruction: 'holler at the crew about the gig', tools: ['sms.send_sms'] },
-  { instruction: 'holler at my bandmates', tools: ['sms.send_sms'] },
-  { instruction: 'shoot Ann a note with the numbers', tools: ['mail.send_email'] },
-]
+const EXAMPLES = SAMPLE_EXAMPLES
 
 async function build(examples?: ExampleSet) {
   const library = new ToolLibrary('sample', SAMPLE_TOOLS)

@@ -312,14 +312,14 @@ describe('index directory shared by processes', () => {
     // A marker this version can't read at all is refused too.
     await writeFile(marker, 'protocol: next\n')
     await refused(saveSample(), 'whose writer protocol this one can not read')
-    // One that can't be read at all (here a directory; no read permission alike) says so, with
-    // its path and errno, not "another protocol"; nothing changes.
+    // One that can't be read at all (here a directory; no read permission alike; a FIFO, not
+    // waited on) says so, with its path and why, not "another protocol"; nothing changes.
     await rm(marker)
     await mkdir(marker)
     const unreadable = await saveSample().catch((caught: unknown) => caught)
     expect(isToolselError(unreadable, 'INDEX_WRITE_FAILED'), String(unreadable)).toBe(true)
     expect((unreadable as Error).message).toContain(
-      `its writer-protocol marker ${marker} can't be read (EISDIR`,
+      `its writer-protocol marker ${marker} can't be read (it is not a regular file (a device, pipe, socket or directory))`,
     )
     expect(await indexDirEntries(indexDir)).toEqual([deadTmp, 'shared'])
   }, 60_000)

@@ -4,13 +4,17 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
+import { MAX_TOOL_ID_CHARS } from '../../library/tool-id-limit.ts'
+import { readFileUpTo } from '../../read-text-file.ts'
 import { FlatIndex } from './flat-index.ts'
 import { HnswIndex } from './hnsw-index.ts'
 import {
+  denseFileProblem,
   readVectorIndexHeader,
+  type DenseFileLimit,
   type VectorIndex,
   type VectorIndexExpectation,
 } from './vector-index.ts'
@@ -44,6 +48,16 @@ export async function saveDenseIndex(directory: string, dense: DenseIndex): Prom
 export interface LoadDenseIndexOptions {
   /** Overrides the saved HNSW `efSearch` (it only affects search). */
   efSearch?: number
+  /** The most bytes read of each file (`DenseFileLimit`): a saved index's bound. */
+  maxFileBytes?: DenseFileLimit
+}
+
+/**
+ * Most bytes of the ids of `count` tools: each id at most MAX_TOOL_ID_CHARS characters, each
+ * escaped in at most 6 bytes (`\uXXXX`), quoted and comma-separated, in brackets and a newline.
+ */
+function idsMaxBytes(count: number): number {
+  return count * (MAX_TOOL_ID_CHARS * 6 + 3) + 3
 }
 
 /**
@@ -60,16 +74,26 @@ export async function loadDenseIndex(
   const index =
     header.kind === 'hnsw'
       ? await HnswIndex.load(directory, expected, options)
-      : await FlatIndex.load(directory, expected)
+      : await FlatIndex.load(directory, expected, options.maxFileBytes)
   const path = join(directory, DENSE_IDS_FILE)
+  const limit = Math.min(
+    idsMaxBytes(index.size),
+    options.maxFileBytes?.(DENSE_IDS_FILE) ?? Number.MAX_SAFE_INTEGER,
+  )
   let ids: unknown
   try {
-    ids = existsSync(path) ? JSON.parse(await readFile(path, 'utf8')) : undefined
+    ids = existsSync(path)
+      ? JSON.parse(await readFileUpTo(path, limit, { regularOnly: true }))
+      : undefined
   } catch (error) {
-    throw new ToolselError('INDEX_CORRUPT', `Dense index ids "${path}" are not valid JSON.`, {
-      cause: error,
-      details: { file: path },
-    })
+    const problem = denseFileProblem(error)
+    throw new ToolselError(
+      'INDEX_CORRUPT',
+      problem === undefined
+        ? `Dense index ids "${path}" are not valid JSON.`
+        : `Dense index ids "${path}" are not read: ${problem}. Rebuild the index.`,
+      { cause: error, details: { file: path } },
+    )
   }
   if (
     !Array.isArray(ids) ||

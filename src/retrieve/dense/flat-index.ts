@@ -4,16 +4,19 @@
  * few milliseconds; past ~100k vectors use `HnswIndex`.
  * @module
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
+import { readBytesUpTo } from '../../read-text-file.ts'
 import { normalizeL2 } from '../../models/embedding-model.ts'
 import { TopK } from '../top-k.ts'
 import {
   VECTOR_INDEX_FORMAT,
   assertVectorIndexMatches,
+  denseFileProblem,
   readVectorIndexHeader,
   writeVectorIndexHeader,
+  type DenseFileLimit,
   type SearchHit,
   type VectorIndex,
   type VectorIndexExpectation,
@@ -88,7 +91,11 @@ export class FlatIndex implements VectorIndex {
   }
 
   /** Loads an index saved by `save`; INDEX_MISMATCH when it doesn't fit `expected`. */
-  static async load(directory: string, expected: VectorIndexExpectation): Promise<FlatIndex> {
+  static async load(
+    directory: string,
+    expected: VectorIndexExpectation,
+    maxFileBytes?: DenseFileLimit,
+  ): Promise<FlatIndex> {
     const header = await readVectorIndexHeader(directory)
     assertVectorIndexMatches(header, expected)
     if (header.kind !== 'flat') {
@@ -98,12 +105,21 @@ export class FlatIndex implements VectorIndex {
       )
     }
     const path = join(directory, FLAT_DATA_FILE)
-    const bytes = await readFile(path).catch((error: unknown) => {
-      throw new ToolselError('INDEX_CORRUPT', `Dense index data "${path}" is missing.`, {
-        cause: error,
-      })
-    })
     const expectedBytes = header.count * header.dimensions * Float32Array.BYTES_PER_ELEMENT
+    // No more than the header promises, nor than the saved index's bound: a regular file only.
+    const limit = Math.min(expectedBytes, maxFileBytes?.(FLAT_DATA_FILE) ?? expectedBytes)
+    const bytes = await readBytesUpTo(path, limit, { regularOnly: true }).catch(
+      (error: unknown) => {
+        const problem = denseFileProblem(error)
+        throw new ToolselError(
+          'INDEX_CORRUPT',
+          problem === undefined
+            ? `Dense index data "${path}" is missing.`
+            : `Dense index data "${path}" is not read: ${problem} (its header promises ${expectedBytes}). Rebuild the index.`,
+          { cause: error, details: { file: path } },
+        )
+      },
+    )
     if (bytes.byteLength !== expectedBytes) {
       throw new ToolselError(
         'INDEX_CORRUPT',

@@ -4,15 +4,18 @@
  * use so that processes without dense retrieval never load the native addon.
  * @module
  */
+import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
+import { FileTooLargeError, NotRegularFileError } from '../../read-text-file.ts'
 import { assertDimensions } from './flat-index.ts'
 import {
   VECTOR_INDEX_FORMAT,
   assertVectorIndexMatches,
   readVectorIndexHeader,
   writeVectorIndexHeader,
+  type DenseFileLimit,
   type SearchHit,
   type VectorIndex,
   type VectorIndexExpectation,
@@ -132,7 +135,7 @@ export class HnswIndex implements VectorIndex {
   static async load(
     directory: string,
     expected: VectorIndexExpectation,
-    options: { efSearch?: number } = {},
+    options: { efSearch?: number; maxFileBytes?: DenseFileLimit } = {},
   ): Promise<HnswIndex> {
     const header = await readVectorIndexHeader(directory)
     assertVectorIndexMatches(header, expected)
@@ -149,6 +152,19 @@ export class HnswIndex implements VectorIndex {
     // A one-slot graph that readIndex replaces (hnswlib-node frees the old one).
     const index = new HnswIndex(header.dimensions, header.embedderId, params, 1)
     const path = join(directory, HNSW_DATA_FILE)
+    // hnswlib reads the file itself (a stream of C++'s, unbounded): a FIFO at the name would
+    // hang its thread, /dev/zero fill memory. So the file is first stat'ed (links followed, as
+    // hnswlib opens it): a regular file within the saved index's bound. The index directory is
+    // trusted (assertTrustedPath), so nobody else can swap the file between the two.
+    const info = await stat(path).catch(() => undefined)
+    const limit = options.maxFileBytes?.(HNSW_DATA_FILE) ?? Infinity
+    if (info !== undefined && (!info.isFile() || info.size > limit)) {
+      throw new ToolselError(
+        'INDEX_CORRUPT',
+        `HNSW graph "${path}" is not read: ${info.isFile() ? new FileTooLargeError(limit).message : new NotRegularFileError().message}. Rebuild the index.`,
+        { details: { file: path } },
+      )
+    }
     try {
       await index.#graph.readIndex(path)
     } catch (error) {

@@ -4,10 +4,10 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
-import { readFileUpTo } from '../../read-text-file.ts'
+import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../../read-text-file.ts'
 
 export type VectorIndexKind = 'flat' | 'hnsw'
 
@@ -52,6 +52,25 @@ export interface VectorIndexHeader {
   embedderId: string
   /** Kind-specific build and search parameters (HNSW's m, efConstruction, efSearch). */
   params: Record<string, unknown>
+}
+
+/**
+ * The most bytes a load reads of `file` (a name in the dense directory: `dense.f32`,
+ * `dense.hnsw`, `dense-ids.json`): a saved index's bound (store/index-file-read.ts, the size its
+ * manifest records and some slack). Without it a load reads what the header allows (the flat
+ * vectors' exact size, the ids of `count` tools of the longest id) and checks the HNSW graph is
+ * a regular file. Each file is read only as a regular file, never a FIFO or a device.
+ */
+export type DenseFileLimit = (file: string) => number
+
+/**
+ * Why a bounded read of a dense file failed (`readBytesUpTo`'s errors), in words; undefined for
+ * another error.
+ */
+export function denseFileProblem(error: unknown): string | undefined {
+  return error instanceof FileTooLargeError || error instanceof NotRegularFileError
+    ? error.message
+    : undefined
 }
 
 /** What the loader expects, from the config: checked against the header before reading any data. */

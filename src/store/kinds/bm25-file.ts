@@ -14,6 +14,7 @@
  * @module
  */
 import { ToolselError } from '../../errors.ts'
+import type { IndexFileBound } from '../index-file-read.ts'
 import { withBoundsSteps, type Bm25Postings } from '../../retrieve/bm25/bm25-postings.ts'
 import { runSteps, runStepsSliced, type Steps } from '../../time-slicer.ts'
 import {
@@ -79,8 +80,12 @@ export function bm25FileBytes(postings: Bm25Postings): Buffer {
 }
 
 /** Reads a file written by `writeBm25File`; INDEX_CORRUPT (with `rebuild`) when it isn't one. */
-export async function readBm25File(path: string, rebuild: string): Promise<Bm25Postings> {
-  return runSteps(postingsSteps(await readSectionFile<FileHeader>(path, BM25_FILE, rebuild)))
+export async function readBm25File(
+  path: string,
+  rebuild: string,
+  bound: IndexFileBound,
+): Promise<Bm25Postings> {
+  return runSteps(postingsSteps(await readSectionFile<FileHeader>(path, BM25_FILE, rebuild, bound)))
 }
 
 /**

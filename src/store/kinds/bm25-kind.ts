@@ -9,7 +9,6 @@
  * index saved before the probes (round 35) loads as before.
  * @module
  */
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
@@ -29,6 +28,7 @@ import {
   type IndexManifest,
 } from '../manifest.ts'
 import { readBm25File, writeBm25File } from './bm25-file.ts'
+import { indexFileBound, readIndexFile } from '../index-file-read.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
 import { holdsSegmentedTerms, tokenizerProbes } from './tokenizer-probe.ts'
 
@@ -143,12 +143,14 @@ export const BM25_KIND: RetrieverKind = {
     const rebuild = rebuildHint(manifest)
     checkBm25Settings(manifest, config, rebuild)
     const settings = bm25Settings(config)
-    const expansionPath = entry.examplesFile && join(dir, entry.examplesFile)
+    const expansionFile = entry.examplesFile
     let loaded: Bm25Retriever
     if (entry.fileFormat === 'binary') {
-      const index = await readBm25File(join(dir, entry.file), rebuild)
+      const read = (file: string) =>
+        readBm25File(join(dir, file), rebuild, indexFileBound(manifest, file))
+      const index = await read(entry.file)
       // The expansion index from usage examples, when the library has examples.
-      const expansion = expansionPath ? await readBm25File(expansionPath, rebuild) : undefined
+      const expansion = expansionFile ? await read(expansionFile) : undefined
       if (index.documents !== library.size || (expansion && expansion.documents !== library.size)) {
         throw new ToolselError(
           'INDEX_CORRUPT',
@@ -158,8 +160,17 @@ export const BM25_KIND: RetrieverKind = {
       loaded = Bm25Retriever.fromPostings(library.idList, index, settings, expansion)
     } else {
       // Saved before the binary format: wink's JSON export, read through wink.
-      const json = await readFile(join(dir, entry.file), 'utf8')
-      const expansionJson = expansionPath ? await readFile(expansionPath, 'utf8') : undefined
+      const read = async (file: string): Promise<string> => {
+        const path = join(dir, file)
+        const corrupt = (why: string, cause: unknown) =>
+          new ToolselError('INDEX_CORRUPT', `The BM25 index file ${path} ${why}. ${rebuild}`, {
+            cause,
+            details: { file: path },
+          })
+        return (await readIndexFile(path, indexFileBound(manifest, file), corrupt)).toString()
+      }
+      const json = await read(entry.file)
+      const expansionJson = expansionFile ? await read(expansionFile) : undefined
       loaded = Bm25Retriever.fromWinkJson(json, settings, expansionJson)
     }
     const bm25 = loaded.withQueryOptions(bm25QueryOptions(config))

@@ -14,7 +14,6 @@
  */
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ToolselError, isToolselError } from '../../errors.ts'
 import type { DenseConfig } from '../../config/schema.ts'
@@ -37,6 +36,7 @@ import {
   type DenseManifest,
 } from '../dense-manifest.ts'
 import { MANIFEST_FILE, readManifestText, type IndexManifest } from '../manifest.ts'
+import { indexFileBound } from '../index-file-read.ts'
 import { StoredDenseRetriever } from '../stored-dense-retriever.ts'
 import { parseEntry, type RetrieverKind } from './retriever-kind.ts'
 import { sameJson } from './same-json.ts'
@@ -120,7 +120,13 @@ export const DENSE_KIND: RetrieverKind = {
     const dense = await loadDenseIndex(
       entry.dir === undefined ? dir : join(dir, entry.dir),
       { name: library.name, embedderId: embedder.modelId, dimensions: embedder.dimensions },
-      { efSearch: settings.hnsw.efSearch },
+      {
+        efSearch: settings.hnsw.efSearch,
+        // Each file within its recorded size and slack (store/index-file-read.ts).
+        maxFileBytes: (file) =>
+          indexFileBound(manifest, entry.dir === undefined ? file : `${entry.dir}/${file}`)
+            .maxBytes,
+      },
     )
     assertSameTools(dense, library, dir)
     return new StoredDenseRetriever({ embedder, index: dense, minScore: settings.minScore })

@@ -12,11 +12,14 @@ import {
 } from '../../../src/store/library-lifecycle.ts'
 import { bm25Settings } from '../../../src/store/kinds/bm25-kind.ts'
 import { readBm25File, writeBm25File } from '../../../src/store/kinds/bm25-file.ts'
+import { indexFileBound } from '../../../src/store/index-file-read.ts'
 import { winkIndex } from '../../helpers/wink-reference.ts'
 import { SAMPLE_TOOLS } from '../../helpers/sample-tools.ts'
 
 const config = defaultConfig()
 const settings = bm25Settings(config)
+/** The bound of a file of an index with no record of its files' sizes. */
+const unrecorded = indexFileBound({}, 'bm25.bin')
 let dir: string
 
 beforeEach(async () => {
@@ -31,7 +34,7 @@ describe('BM25 binary file', () => {
     const retriever = Bm25Retriever.build(SAMPLE_TOOLS, settings)
     const path = join(dir, 'bm25.bin')
     await writeBm25File(path, retriever.postings)
-    const read = await readBm25File(path, 'Rebuild it.')
+    const read = await readBm25File(path, 'Rebuild it.', unrecorded)
     expect(read).toEqual(retriever.postings)
     const restored = Bm25Retriever.fromPostings(retriever.ids, read, settings)
     for (const query of ['send email', 'weather in Paris', 'stock quote'])
@@ -41,7 +44,7 @@ describe('BM25 binary file', () => {
   it('writes an empty library', async () => {
     const empty = Bm25Retriever.build([], settings)
     await writeBm25File(join(dir, 'empty.bin'), empty.postings)
-    expect(await readBm25File(join(dir, 'empty.bin'), '')).toEqual(empty.postings)
+    expect(await readBm25File(join(dir, 'empty.bin'), '', unrecorded)).toEqual(empty.postings)
   })
 
   it('refuses a file that is not one, truncated or of another version, with the fix', async () => {
@@ -50,7 +53,9 @@ describe('BM25 binary file', () => {
     const bytes = await readFile(path)
     const refused = async (content: Buffer, why: RegExp) => {
       await writeFile(path, content)
-      const error = await readBm25File(path, 'Rebuild it with: toolsel index x.').catch((e) => e)
+      const error = await readBm25File(path, 'Rebuild it with: toolsel index x.', unrecorded).catch(
+        (e) => e,
+      )
       expect(error).toMatchObject({ code: 'INDEX_CORRUPT' })
       expect(error.message).toMatch(why)
       expect(error.message).toContain('Rebuild it with: toolsel index x.')
@@ -81,13 +86,13 @@ describe('BM25 binary file, larger', () => {
     expect(retriever.postings.docs.length).toBeGreaterThan(16_384)
     const path = join(dir, 'bm25.bin')
     await writeBm25File(path, retriever.postings)
-    expect(await readBm25File(path, 'Rebuild it.')).toEqual(retriever.postings)
+    expect(await readBm25File(path, 'Rebuild it.', unrecorded)).toEqual(retriever.postings)
 
     const bytes = await readFile(path)
     const header = JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
     const refused = async (content: Buffer, why: RegExp) => {
       await writeFile(path, content)
-      const error = await readBm25File(path, 'Rebuild it.').catch((e) => e)
+      const error = await readBm25File(path, 'Rebuild it.', unrecorded).catch((e) => e)
       expect(error).toMatchObject({ code: 'INDEX_CORRUPT' })
       expect(error.message).toMatch(why)
     }
