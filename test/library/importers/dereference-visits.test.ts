@@ -6,6 +6,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { describe, expect, it } from 'vitest'
 import { leastDereferenceVisits } from '../../../src/library/importers/dereference-visits.ts'
+import { oneOperationSpec as spec, schemasUsingNextTwice } from './openapi-spec-builders.ts'
 
 type Json = Record<string, unknown>
 
@@ -25,41 +26,11 @@ async function parserVisits(document: Json): Promise<number> {
   return visits
 }
 
-function spec(schema: unknown, schemas: Json): Json {
-  return {
-    openapi: '3.0.0',
-    info: { title: 't', version: '1' },
-    paths: {
-      '/a': {
-        get: {
-          operationId: 'a',
-          parameters: [{ name: 'q', in: 'query', schema }],
-          responses: { '200': { description: 'ok' } },
-        },
-      },
-    },
-    components: { schemas },
-  }
-}
-
-/** `levels` schemas, each using the next one twice (`members`: the references' other members). */
-function chain(levels: number, members: Json = {}): Json {
-  const schemas: Json = {}
-  for (let level = 0; level < levels; level += 1) {
-    const next =
-      level === levels - 1
-        ? { type: 'string' }
-        : { $ref: `#/components/schemas/D${level + 1}`, ...members }
-    schemas[`D${level}`] = { type: 'object', properties: { a: next, b: { ...next } } }
-  }
-  return schemas
-}
-
 describe('leastDereferenceVisits', () => {
   it('counts schemas used twice at each level within a factor 3 of the walk, never over it', async () => {
-    for (const members of [{}, { description: 'x' }]) {
+    for (const members of [() => ({}), () => ({ description: 'x' })]) {
       for (const used of [{ $ref: '#/components/schemas/D0' }, { type: 'string' }]) {
-        const document = spec(used, chain(12, members))
+        const document = spec(used, schemasUsingNextTwice(12, members))
         const least = leastDereferenceVisits(document)
         const visits = await parserVisits(document)
         expect(least).toBeLessThanOrEqual(visits)

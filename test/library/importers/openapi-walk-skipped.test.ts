@@ -13,25 +13,7 @@ import { MAX_PARAMETER_VALUES } from '../../../src/library/tool.ts'
 import { MAX_TOOL_ID_CHARS } from '../../../src/library/tool-id-limit.ts'
 import { expectToolselErrorAsync } from './expect-toolsel-error.ts'
 import { busyMs } from '../../helpers/busy-time.ts'
-
-/** A spec of one operation whose query parameter `q` is `schema`, with `components.schemas`. */
-function spec(schema: unknown, schemas: Record<string, unknown>, extra: object = {}) {
-  return {
-    openapi: '3.0.0',
-    info: { title: 't', version: '1' },
-    paths: {
-      '/a': {
-        get: {
-          operationId: 'a',
-          parameters: [{ name: 'q', in: 'query', schema }],
-          responses: { '200': { description: 'ok' } },
-        },
-      },
-    },
-    components: { schemas },
-    ...extra,
-  }
-}
+import { oneOperationSpec as spec, schemasUsingNextTwice } from './openapi-spec-builders.ts'
 
 const context = () => createImportContext({ fileName: 'spec.yaml' })
 
@@ -119,17 +101,7 @@ describe("OpenAPI import: the parser's walk only where it can help", () => {
   it('skips the walk of schemas that each use the next one twice (2^30 visits from 4 KB)', async () => {
     // Before round 46 the parser went through it to MAX_DEREFERENCE_VISITS: 2-3 s of CPU.
     for (const extended of [false, true]) {
-      const schemas: Record<string, unknown> = {}
-      for (let level = 0; level < 30; level += 1) {
-        const ref = `#/components/schemas/D${level + 1}`
-        const next = (note: string) =>
-          level === 29
-            ? { type: 'string' }
-            : extended
-              ? { $ref: ref, description: note }
-              : { $ref: ref }
-        schemas[`D${level}`] = { type: 'object', properties: { a: next('a'), b: next('b') } }
-      }
+      const schemas = schemasUsingNextTwice(30, (name) => (extended ? { description: name } : {}))
       const parsed = spec({ $ref: '#/components/schemas/D0' }, schemas)
       const dereference = vi.spyOn(SwaggerParser, 'dereference')
       let tools: Awaited<ReturnType<typeof importOpenapi>> = []
