@@ -3,10 +3,12 @@
  * MAX_TOOL_NAME_CHARS (500): each is repeated in every answer, listing and log line naming the
  * tool. Before round 46 only ids were bounded: a canonical tool of a short id and a 1 MB name, an
  * MCP tool's 1 MB title or a 1 MB tag were imported and served as they were. Every import (files,
- * uploads, the gateway's upstream tools/list) goes through the same check.
+ * uploads, the gateway's upstream tools/list) goes through the same check; the gateway, which
+ * imports an upstream's tools one by one, skips such a tool with a warning.
  */
 import { describe, expect, it } from 'vitest'
 import { importToolsFromText } from '../../../src/library/importers/index.ts'
+import { upstreamTools } from '../../../src/mcp/gateway/upstream-tools.ts'
 import { MAX_TOOL_NAME_CHARS } from '../../../src/library/tool-id-limit.ts'
 import { expectToolselError } from './expect-toolsel-error.ts'
 
@@ -52,6 +54,19 @@ describe('tool names, namespaces, tags and titles longer than 500 characters', (
       'IMPORT_FAILED',
       `github.json: record 0: tool "github.search": its source.title is 100000 ${limit}`,
     )
+  })
+
+  it("skips a gateway upstream's tool of a title past the limit, with a warning; serves the others", () => {
+    const listed = [
+      { name: 'search', title: 'T'.repeat(100_000), inputSchema: { type: 'object' as const } },
+      { name: 'get', title: 'Get', inputSchema: { type: 'object' as const } },
+    ]
+    const { tools, warnings } = upstreamTools('github', listed, [])
+    expect(tools.map((tool) => tool.id)).toEqual(['github.get'])
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('Upstream "github": skipped tool #0 ("search"):')
+    expect(warnings[0]).toContain(`its source.title is 100000 ${limit}`)
+    expect(warnings[0].length).toBeLessThan(400)
   })
 
   it('takes exactly 500, and the longest real ToolBench name (205 characters with its tool)', () => {
