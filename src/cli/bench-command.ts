@@ -38,8 +38,7 @@ gold sets (exact match first). Writes report.json, summary.md and report.html to
 Suites: ${wrapHelp(['all', ...SUITES.map((suite) => suite.name)].join(', '), 8, 8)}
 
 Options:
-  --suite <name|all>        Suite to run (default all); a suite without data is skipped, with the
-                            reason;
+  --suite <name|all>        Suite to run (default all); one without data is skipped, saying why;
                             file:<path>: your own queries, each with its own tools (JSON Lines of
                             {instruction, tools | library: <tool file or folder>, gold, category?};
                             records without either use --tools; a query whose gold is not among
