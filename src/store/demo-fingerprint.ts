@@ -273,7 +273,9 @@ async function readCacheEntries(cache: readonly CacheFile[]): Promise<CacheEntry
 
 /**
  * The fingerprint cached for `key` while each path it read is the same and none it missed is
- * there.
+ * there. An entry that is not of the layout (a `read` item no pair) or a path that can't be
+ * stat'ed is a miss: the fingerprint is computed and cached again (was: it rejected, and every
+ * start imported the demo to compare, the cache never written again).
  */
 async function cachedFingerprint(
   cache: readonly CacheFile[],
@@ -281,10 +283,14 @@ async function cachedFingerprint(
 ): Promise<string | undefined> {
   const entry = (await readCacheEntries(cache)).find((candidate) => candidate.key === key)
   if (entry === undefined) return undefined
-  const same =
-    entry.read.every(([path, known]) => identity(String(path)) === known) &&
-    entry.missing.every((path) => identity(String(path)) === undefined)
-  return same ? entry.fingerprint : undefined
+  try {
+    const same =
+      entry.read.every(([path, known]) => identity(String(path)) === known) &&
+      entry.missing.every((path) => identity(String(path)) === undefined)
+    return same ? entry.fingerprint : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -143,6 +143,20 @@ describe("demoFingerprint's cache", () => {
     }
   })
 
+  it('an entry of this key that is not of the layout is a miss, computed and cached again (was: rejected, at every start)', async () => {
+    await new Promise((done) => setTimeout(done, 2100))
+    const base = await demoFingerprint(dir, undefined, cache())
+    const file = cache()[0]!.file
+    const json = JSON.parse(await readFile(file, 'utf8'))
+    for (const entry of json.entries) entry.read = [5]
+    await writeFile(file, JSON.stringify(json), { mode: 0o644 })
+    expect(await demoFingerprint(dir, undefined, cache())).toBe(base)
+    const again = JSON.parse(await readFile(file, 'utf8'))
+    expect(again.entries).toHaveLength(1)
+    expect(again.entries[0].read.length).toBeGreaterThan(1)
+    expect(again.entries[0].read.every((item: unknown) => Array.isArray(item))).toBe(true)
+  }, 20_000)
+
   it("is kept next to the packages, in node_modules/.cache/toolsel/, else in the user's temp one", () => {
     const [installed, shared] = demoFingerprintCache()
     expect(installed!.file).toMatch(
