@@ -16,6 +16,7 @@ import { schemaErrors } from '../../../src/library/schema/validate-schema.ts'
 import type { Tool } from '../../../src/library/tool.ts'
 import { toolToBm25Document, enumValueText } from '../../../src/retrieve/bm25/bm25-document.ts'
 import { busyMs, busyMsSync } from '../../helpers/busy-time.ts'
+import { oneOperationSpec } from './openapi-spec-builders.ts'
 
 const FIXTURE = new URL('../../fixtures/formats/folders-openapi.json', import.meta.url)
 
@@ -95,22 +96,10 @@ describe('OpenAPI $defs form: one object in many places (a YAML alias)', () => {
   // keep it. Now the scan stops there and the reference is cut to its type.
   it('stops scanning a schema once no tool may hold it, and cuts it to its type', async () => {
     const big = Array.from({ length: 200_000 }, (_, at) => at)
-    const parsed = {
-      openapi: '3.0.0',
-      info: { title: 't', version: '1' },
-      paths: {
-        '/a': {
-          get: {
-            operationId: 'a',
-            parameters: [{ name: 'q', in: 'query', schema: { $ref: '#/components/schemas/B' } }],
-            responses: { '200': { description: 'ok' } },
-          },
-        },
-      },
-      components: {
-        schemas: { B: { type: 'integer', enum: Array.from({ length: 900 }, () => big) } },
-      },
-    }
+    const parsed = oneOperationSpec(
+      { $ref: '#/components/schemas/B' },
+      { B: { type: 'integer', enum: Array.from({ length: 900 }, () => big) } },
+    )
     const context = createImportContext({ fileName: 'aliases.yaml' })
     let tools: Tool[] = []
     // Busy time, not wall time: a loaded machine's waits are not the work (helpers/busy-time.ts).
