@@ -5,8 +5,9 @@
  * (`{"$ref"}`) or with a `description` beside them. Plus `plain spec`: 2,000 operations over 500
  * shared schemas (no schema used twice inside another), which imports inline: what counting the
  * walk before it adds. And `--aliases` names of one object of 199,990 values (a YAML alias under
- * many names), each scanned once per name before round 46. Busy time (min(wall, CPU)) of `importOpenapi`, medians of `--turns`; with
- * `--before <dir>` the same rows on that tree's src/ too, alternating.
+ * many names), each scanned once per name before round 46. Busy time (min(wall, CPU)) of
+ * `importOpenapi`, medians of `--turns`; with `--before <dir>` the same rows on that tree's src/
+ * too, alternating.
  *
  *   node --import tsx bench/openapi-ref-chain.ts [--levels 30] [--aliases 300] [--turns 3]
  *     [--before /work/ci-base]
