@@ -63,7 +63,8 @@ const STATEMENT_CUE =
 
 /**
  * First words of a clause that sets a scene rather than names a thing: prepositions and
- * subordinators ("As a fan, …", "For my trip …", "If it rains …") and greetings ("Hi", "thanks").
+ * subordinators ("As a fan, …", "For my trip …", "If it rains …") and greetings ("Hi",
+ * "thanks").
  */
 const SCENE_OPENER =
   /^(?:as|for|in|on|at|with|without|since|because|if|when|whenever|while|after|before|to|from|during|given|regarding|about|by|of|although|though|unless|once|until|like|hi|hello|hey|dear|thanks|thank|sorry|ok|okay|well|yes|no|oh|so|but|or|just)(?![\p{L}'’])/iu

@@ -461,8 +461,8 @@ async function readWriterProtocol(
 }
 
 /**
- * A marker that can't be read at all (no permission, a directory or a FIFO in its place) says nothing of
- * the protocol: INDEX_WRITE_FAILED naming the file and the errno, not a newer writer.
+ * A marker that can't be read at all (no permission, a directory or a FIFO in its place) says
+ * nothing of the protocol: INDEX_WRITE_FAILED naming the file and the errno, not a newer writer.
  */
 function unreadableMarker(indexDir: string, error: NodeJS.ErrnoException): ToolselError {
   const path = join(indexDir, WRITER_PROTOCOL_FILE)

@@ -33,7 +33,10 @@ export interface IndexFileBound {
   recorded: number | undefined
 }
 
-/** The sizes in `files` by path, once per manifest object (undefined: no record this version reads). */
+/**
+ * The sizes in `files` by path, once per manifest object (undefined: no record this version
+ * reads).
+ */
 const recordedSizes = new WeakMap<object, Map<string, number> | undefined>()
 
 /**
@@ -63,8 +66,8 @@ export function indexFileBound(
 
 /**
  * Why a bounded read of an index file failed, in words, for the caller's INDEX_CORRUPT message
- * (`is larger than …`, `is not a regular file …`); undefined for another error (Node's: ENOENT…),
- * which the caller words as before.
+ * (`is larger than …`, `is not a regular file …`); undefined for another error (Node's:
+ * ENOENT…), which the caller words as before.
  */
 export function indexFileProblem(error: unknown, bound: IndexFileBound): string | undefined {
   if (error instanceof NotRegularFileError) return error.message

@@ -12,7 +12,10 @@ export const TINY_EMBEDDER = fileURLToPath(
   new URL('../fixtures/models/tiny-embedder', import.meta.url),
 )
 
-/** The reason to skip (`it.skipIf`/`describe.skipIf`) when its weights are missing, else undefined. */
+/**
+ * The reason to skip (`it.skipIf`/`describe.skipIf`) when its weights are missing, else
+ * undefined.
+ */
 export const TINY_EMBEDDER_MISSING = existsSync(join(TINY_EMBEDDER, 'onnx/model.onnx'))
   ? undefined
   : 'tiny-embedder fixture missing; run /usr/bin/python3 scripts/build-tiny-embedder.py'

@@ -33,7 +33,10 @@ const require = createRequire(import.meta.url)
  */
 const WORD_VECTORS_MAX_BYTES = 512 * 1024 * 1024
 
-/** Largest source JSON read (the package's is 307 MB): a larger one, or a FIFO or device, is not. */
+/**
+ * Largest source JSON read (the package's is 307 MB): a larger one, or a FIFO or device, is
+ * not.
+ */
 const WORD_VECTORS_SOURCE_MAX_BYTES = 1024 * 1024 * 1024
 
 /** Bump when the binary layout or the conversion changes. */
