@@ -365,11 +365,7 @@ export async function readLearnedModel(file: string): Promise<LearnedModel> {
   try {
     text = await readFileUpTo(file, MAX_LEARNED_MODEL_BYTES, { regularOnly: true })
   } catch (error) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `Cannot read learned model "${file}": ${fileProblem(error)}`,
-      { cause: error, details: { file } },
-    )
+    throw cannotReadModel(file, error)
   }
   return parseLearnedModel(text, file)
 }
@@ -384,15 +380,20 @@ export function readLearnedModelSync(file: string): LearnedModel {
   try {
     text = readFileUpToSync(file, MAX_LEARNED_MODEL_BYTES)
   } catch (error) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      // A relative path is read from the current directory (a config file's own relative paths
-      // were made relative to it when the file was read): the message says which directory.
-      `Cannot read learned model "${file}"${isAbsolute(file) ? '' : ` (read from the current directory, ${process.cwd()})`}: ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
-      { cause: error, details: { file } },
-    )
+    throw cannotReadModel(file, error)
   }
   return parseLearnedModel(text, file)
+}
+
+/** INVALID_INPUT `Cannot read learned model "<file>": <why>`, for both readers. */
+function cannotReadModel(file: string, error: unknown): ToolselError {
+  return new ToolselError(
+    'INVALID_INPUT',
+    // A relative path is read from the current directory (a config file's own relative paths
+    // were made relative to it when the file was read): the message says which directory.
+    `Cannot read learned model "${file}"${isAbsolute(file) ? '' : ` (read from the current directory, ${process.cwd()})`}: ${fileProblem(error)}. Write one with \`toolsel train --out ${file}\`.`,
+    { cause: error, details: { file } },
+  )
 }
 
 let defaultModel: LearnedModel | undefined

@@ -16,7 +16,7 @@ import {
 import { expectToolselError } from '../library/importers/expect-toolsel-error.ts'
 
 describe('readLearnedModelSync', () => {
-  it('says why a model file cannot be read in words, not in Node\'s "ENOENT: …, open …"', () => {
+  it('says why a model file cannot be read in words, not in Node\'s "ENOENT: …, open …"', async () => {
     const file = join(tmpdir(), 'toolsel-no-such-model.json')
     const error = expectToolselError(
       () => readLearnedModelSync(file),
@@ -25,6 +25,8 @@ describe('readLearnedModelSync', () => {
     )
     expect(error.message).not.toContain('ENOENT')
     expect(error.details).toEqual({ file })
+    // The async reader (readLearnedModel) says the same.
+    await expect(readLearnedModel(file)).rejects.toThrow(error.message)
     expectToolselError(
       () => readLearnedModelSync(tmpdir()),
       'INVALID_INPUT',
