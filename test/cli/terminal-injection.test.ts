@@ -16,6 +16,7 @@ import { runCli } from './run-cli.ts'
 import { createLogger } from '../../src/log.ts'
 import { jsonText, terminalLine, terminalText } from '../../src/terminal-text.ts'
 import { ROOT } from '../helpers/start-serve.ts'
+import { toolselHere } from '../helpers/toolsel-here.ts'
 
 const runChild = promisify(execFile)
 
@@ -194,7 +195,8 @@ describe("an index directory's entry left alone, in the commands that read the d
         env: { ...process.env, TOOLSEL_LIBRARY: '', NODE_OPTIONS: '' },
         timeout: 60_000,
       })
-    await cli('index', tools, '--name', 'parcels')
+    // What the commands read, made in this process (a child's start is not what is tested here).
+    await toolselHere(indexDir, 'index', tools, '--name', 'parcels')
     const unknown = `.tmp-parcels${EVIL}`
     await mkdir(join(indexDir, unknown))
     const escaped = terminalLine(join(indexDir, unknown))

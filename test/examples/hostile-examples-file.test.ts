@@ -1,7 +1,10 @@
 /**
  * Usage examples files from elsewhere (`toolsel index --examples`, `toolsel train --examples`,
  * `train-data --examples`): /dev/zero, a file past the limit, bytes that are not UTF-8. Run as
- * child processes: before the limit, /dev/zero was read to V8's string limit (700 MB).
+ * child processes where the input could read forever or exhaust memory (each under a heap limit
+ * of its own): before the limit, /dev/zero was read to V8's string limit (700 MB). Small files
+ * are read in this process (src/main.ts, as the child runs it): a child's start only adds a
+ * second of CPU, five or more at load 10.
  */
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,8 +14,9 @@ import {
   MAX_EXAMPLE_LINE_BYTES,
   MAX_EXAMPLES_ARRAY_BYTES,
 } from '../../src/examples/usage-example.ts'
-import { expectExit, runToolselChild } from '../helpers/run-toolsel-child.ts'
+import { expectExit, runToolselChild, type ChildRun } from '../helpers/run-toolsel-child.ts'
 import { ROOT } from '../helpers/start-serve.ts'
+import { runCli } from '../cli/run-cli.ts'
 
 const CALENDAR = join(ROOT, 'src/library/demo/servers/calendar.json')
 let root: string
@@ -24,6 +28,25 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true })
 })
+
+/** `toolsel <argv>` in this process, for a small file: what it printed and its exit code. */
+const here = async (argv: string[]): Promise<ChildRun> => ({
+  ...(await runCli(argv)),
+  signal: null,
+})
+
+/** `toolsel index CALENDAR --examples <examples>` in this process (a small file). */
+const indexHere = (examples: string) =>
+  here([
+    'index',
+    CALENDAR,
+    '--name',
+    'cal',
+    '--index-dir',
+    join(root, 'indexes'),
+    '--examples',
+    examples,
+  ])
 
 // 90 s: on a loaded machine (the full suite beside other work) a run took past the default 30.
 const index = (examples: string) =>
@@ -110,7 +133,7 @@ describe('hostile usage examples files', () => {
         ),
       ]),
     )
-    const run = await index(file)
+    const run = await indexHere(file)
     expectExit(
       run,
       `Cannot read --examples file "${file}": line 3 is not UTF-8 text (save it as UTF-8)`,
@@ -188,7 +211,7 @@ describe('hostile usage examples files', () => {
     // Within the limit, a one-line array longer than an example line is read.
     const within = join(root, 'array-small.json')
     await writeFile(within, `[${records.slice(0, 30_000).join(',')}]`)
-    const read = await index(within)
+    const read = await indexHere(within)
     expectExit(read, `Read 30000 usage examples from ${within} (1 kept`, 0)
   }, 300_000)
 
@@ -225,7 +248,7 @@ describe('hostile usage examples files', () => {
       ).join(''),
     )
     const run = (command: string[], max: string, out: string) =>
-      runToolselChild([
+      here([
         ...command,
         '--examples',
         file,
