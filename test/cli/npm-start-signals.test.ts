@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { alive, until } from '../helpers/process-wait.ts'
-import { ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
+import { copySavedDemo, ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 const npmFound = (() => {
   try {
@@ -92,6 +92,9 @@ function group(pgid: number): { pid: number; args: string }[] {
  */
 async function npmServe(npmArgs: (serve: string[]) => string[]): Promise<NpmServe> {
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-npm-start-'))
+  // The demo as saved: the start loads it instead of importing and indexing it (what is tested
+  // here is how the server is launched and stopped, not how it gets its libraries).
+  await copySavedDemo(indexDir)
   const serve = ['--port', '0', '--host', '127.0.0.1', '--index-dir', indexDir]
   const npm = spawn('npm', npmArgs(serve), {
     cwd: ROOT,
@@ -104,6 +107,7 @@ async function npmServe(npmArgs: (serve: string[]) => string[]): Promise<NpmServ
   npm.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
   await until('Ready:', () => /Ready:/.test(logs) || npm.exitCode !== null, 90_000)
   expect(logs).toMatch(/Ready:/)
+  expect(logs, 'the saved demo loaded as saved').not.toMatch(/Library "demo": /)
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
   const server = group(npm.pid!).find(({ args }) => /^node bin\/toolsel\.mjs serve /.test(args))
   expect(server).toBeDefined()
@@ -219,6 +223,7 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
    */
   async function backgrounded(env: NodeJS.ProcessEnv): Promise<{ port: string; log: string }> {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-nohup-'))
+    await copySavedDemo(indexDir)
     const log = join(indexDir, 'serve.log')
     const shell = spawn(
       'sh',
@@ -298,7 +303,7 @@ describe('SIGHUP (the terminal closed, the job it ran hung up)', () => {
   it('drains and exits as on SIGTERM: the request in flight is answered (was: killed by it)', async () => {
     // Node's default for SIGHUP ends the process at once; it also resets a SIGHUP that `nohup`
     // ignored, so a server run with nohup met it too when its terminal closed.
-    running = await startServe()
+    running = await startServe([], { savedDemo: true })
     const { url, child, logs } = running
     const request = await requestInFlight(url)
     child.kill('SIGHUP')
@@ -315,7 +320,7 @@ describe('SIGHUP (the terminal closed, the job it ran hung up)', () => {
 
 describe('a second stop signal while the server drains', () => {
   it('is logged and changes nothing: the request in flight is answered, then a clean exit', async () => {
-    running = await startServe()
+    running = await startServe([], { savedDemo: true })
     const { url, child, logs } = running
     const request = await requestInFlight(url)
     child.kill('SIGTERM')

@@ -43,6 +43,18 @@ export interface StartServeOptions {
 }
 
 /**
+ * Copies the demo saved once per run (test/setup/demo-index.ts) into `indexDir` (fresh, empty):
+ * a `toolsel serve` started on it, however it is started (startServe's `savedDemo`, npm, a
+ * shell), loads the demo as saved instead of importing and indexing its 197 tools.
+ */
+export async function copySavedDemo(indexDir: string): Promise<void> {
+  const saved = process.env[SAVED_DEMO_ENV]
+  if (saved === undefined)
+    throw new Error(`the saved demo needs ${SAVED_DEMO_ENV} (vitest's global setup)`)
+  await cp(saved, join(indexDir, 'demo'), { recursive: true })
+}
+
+/**
  * Resolves with the base URL once the server logs `Ready:` (with `--workers N`, N > 1: once all
  * N are ready); 90 s at most.
  */
@@ -58,12 +70,8 @@ export async function startServe(
 ): Promise<RunningServe> {
   const indexDir = given ?? (await mkdtemp(join(tmpdir(), 'toolsel-serve-')))
   if (savedDemo) {
-    const saved = process.env[SAVED_DEMO_ENV]
-    if (given !== undefined || saved === undefined)
-      throw new Error(
-        `savedDemo needs a fresh index directory and ${SAVED_DEMO_ENV} (vitest's global setup)`,
-      )
-    await cp(saved, join(indexDir, 'demo'), { recursive: true })
+    if (given !== undefined) throw new Error('savedDemo needs a fresh index directory')
+    await copySavedDemo(indexDir)
   }
   const workers = Number(args[args.indexOf('--workers') + 1] ?? 1)
   const ready =
