@@ -39,6 +39,7 @@ import {
   LISTEN_WHEN_READY_ENV,
   LOAD_WARNINGS_ENV,
   testSwitch,
+  testSwitchMs,
 } from '../config/env-vars.ts'
 import { closeUnansweredHandoffs } from '../server/cluster-handoffs.ts'
 import { relayClusterMetrics, workerClusterMetrics } from '../server/cluster-metrics.ts'
@@ -98,6 +99,14 @@ undoes it). Under a supervisor run node bin/toolsel.mjs serve, not npm (README: 
 const IDLE_DRAIN_MS = 250
 /** Longest wait before `--workers N`'s primary starts a worker again after one failed to start. */
 const REPLACE_RETRY_MAX_MS = 60_000
+/**
+ * The first wait of that backoff, doubled each time: 1 s, or less under the test-only switch
+ * TOOLSEL_TEST_WORKER_REPLACE_BASE_MS (100-1,000 ms; another value fails the start), so that a
+ * test that kills workers one after another waits tenths of a second, not 1, 2, 4 and 8 s.
+ */
+function replaceRetryBaseMs(): number {
+  return testSwitchMs('TOOLSEL_TEST_WORKER_REPLACE_BASE_MS', 100, 1000) ?? 1000
+}
 /**
  * The window over which `--workers N`'s primary counts workers that died after they were ready:
  * the first in it is replaced at once, each further one 1 s, 2 s, 4 s, … (at most
@@ -469,6 +478,7 @@ async function servePrimary(
   launcher: Launcher | undefined,
   { failingAtStart }: { failingAtStart: readonly StartupFallback[] },
 ): Promise<number> {
+  const replaceBaseMs = replaceRetryBaseMs()
   // Indexes a worker skipped at its start are tried again as failed commits are.
   const relay = relayLibraryChanges(logger, {
     onStartupFailures: (names) => poller?.retryLater(names),
@@ -606,7 +616,10 @@ async function servePrimary(
           } else {
             // Dying again and again once ready (a request that crashes it, a fault right after
             // the start): replaced 1 s, 2 s, 4 s, … then every minute later, not in a busy loop.
-            const delayMs = Math.min(REPLACE_RETRY_MAX_MS, 1000 * 2 ** (crashes.length - 2))
+            const delayMs = Math.min(
+              REPLACE_RETRY_MAX_MS,
+              replaceBaseMs * 2 ** (crashes.length - 2),
+            )
             logger.error(
               `Worker ${worker.process.pid} exited (${exit}), ${crashes.length} workers in the last ${CRASH_WINDOW_MS / 60_000} min after they were ready; starting another in ${delayMs / 1000} s`,
             )
@@ -615,7 +628,7 @@ async function servePrimary(
         } else {
           // A replacement that fails to start (a tool file removed since, a model gone) would
           // fail again at once: tried again 1 s, 2 s, 4 s, … then every minute, until one is ready.
-          const delayMs = Math.min(REPLACE_RETRY_MAX_MS, 1000 * 2 ** failedStarts)
+          const delayMs = Math.min(REPLACE_RETRY_MAX_MS, replaceBaseMs * 2 ** failedStarts)
           failedStarts += 1
           logger.error(
             `Worker ${worker.process.pid} exited before it was ready (${exit}); starting another in ${delayMs / 1000} s`,

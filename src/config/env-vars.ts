@@ -322,6 +322,8 @@ export const TEST_SWITCHES = {
     "`<library>`: a worker of `serve --workers N` applying another worker's change to that library fails to, as a disk or load failure would (service/cluster-sync.ts).",
   TOOLSEL_TEST_INDEX_RETRY_BASE_MS:
     '`<ms>`, an integer 100-2,000 (another value fails the start): the first wait before a committed index that failed to load is tried again, doubled each try as always, in place of 2 s (service/index-dir-watch.ts).',
+  TOOLSEL_TEST_WORKER_REPLACE_BASE_MS:
+    '`<ms>`, an integer 100-1,000 (another value fails the start): the first wait of the backoff on which `serve --workers N` replaces workers that died again after they were ready or failed to start, doubled each time as always, in place of 1 s (cli/serve-command.ts).',
   TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE:
     "`<file>`: while the file exists, a server's tries again of committed indexes that failed to load wait, untried and uncounted, and a poll that holds them writes `held` into it (so a test knows no try is under way); the first poll after its removal makes those due (service/index-dir-watch.ts).",
   TOOLSEL_TEST_METRICS_FAULT_FILE:
@@ -335,6 +337,21 @@ export type TestSwitch = keyof typeof TEST_SWITCHES
 export function testSwitch(name: TestSwitch): string | undefined {
   const value = process.env[name]
   return value === undefined || value === '' ? undefined : value
+}
+
+/**
+ * The value of test switch `name`, a wait in ms that it shortens: undefined when it is off, else
+ * an integer from `min` to `max` (the default it replaces: never longer); another value throws.
+ */
+export function testSwitchMs(name: TestSwitch, min: number, max: number): number | undefined {
+  const value = testSwitch(name)
+  if (value === undefined) return undefined
+  const ms = Number(value)
+  if (!Number.isInteger(ms) || ms < min || ms > max)
+    throw new Error(
+      `${name} is ${JSON.stringify(value)}: an integer ${min}-${max} (ms) is expected (a test-only switch)`,
+    )
+  return ms
 }
 
 /**

@@ -28,7 +28,7 @@
  */
 import { readdir, stat, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { testSwitch } from '../config/env-vars.ts'
+import { testSwitch, testSwitchMs } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
 import { LIBRARY_NAME_PATTERN } from '../library/tool-library.ts'
 import type { Logger } from '../log.ts'
@@ -73,15 +73,12 @@ const TEST_RETRY_BASE_MS = { min: 100, max: RETRY_BASE_MS }
  */
 export function retryTestOptions(): Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> {
   const options: Pick<PollerOptions, 'retryBaseMs' | 'holdRetries'> = {}
-  const base = testSwitch('TOOLSEL_TEST_INDEX_RETRY_BASE_MS')
-  if (base !== undefined) {
-    const ms = Number(base)
-    if (!Number.isInteger(ms) || ms < TEST_RETRY_BASE_MS.min || ms > TEST_RETRY_BASE_MS.max)
-      throw new Error(
-        `TOOLSEL_TEST_INDEX_RETRY_BASE_MS is ${JSON.stringify(base)}: an integer ${TEST_RETRY_BASE_MS.min}-${TEST_RETRY_BASE_MS.max} (ms) is expected (a test-only switch)`,
-      )
-    options.retryBaseMs = ms
-  }
+  const base = testSwitchMs(
+    'TOOLSEL_TEST_INDEX_RETRY_BASE_MS',
+    TEST_RETRY_BASE_MS.min,
+    TEST_RETRY_BASE_MS.max,
+  )
+  if (base !== undefined) options.retryBaseMs = base
   const hold = testSwitch('TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE')
   // Written only where it exists (r+): the test sees that a poll held the tries back, and as
   // polls run one at a time, that none is under way.

@@ -141,7 +141,13 @@ describe('toolsel serve --workers', () => {
     beforeAll(async () => {
       shared = await startServe(['--workers', '2'], {
         // Its tests write as fast as the workers answer (hundreds of writes): no write budget.
-        env: { TOOLSEL_WRITES_PER_MINUTE: '0', TOOLSEL_TEST_STOP_BEFORE_READY_FILE: hold },
+        // They kill a worker five times: replaced at once, then 0.1 s, 0.2 s, 0.4 s and 0.8 s
+        // later (1 s, 2 s, 4 s and 8 s by default: 15 s of waiting).
+        env: {
+          TOOLSEL_WRITES_PER_MINUTE: '0',
+          TOOLSEL_TEST_STOP_BEFORE_READY_FILE: hold,
+          TOOLSEL_TEST_WORKER_REPLACE_BASE_MS: '100',
+        },
       })
     }, 120_000)
     afterAll(async () => {
@@ -306,7 +312,7 @@ describe('toolsel serve --workers', () => {
           logsFrom(logsBefore),
         )
         paused = false
-        // The primary starts another (after 1 s or 2 s: its second and third death in 5 min);
+        // The primary starts another (after 0.1 s or 0.2 s: its second and third death in 5 min);
         // writes go on while it loads, and after it is ready.
         await until(
           `a worker in place of ${victim}`,
@@ -346,7 +352,7 @@ describe('toolsel serve --workers', () => {
           30_000,
           seen,
         )
-        // Started after a backoff (its fourth death in 5 min: 4 s), then held before it is ready.
+        // Started after a backoff (its fourth death in 5 min: 0.4 s), then held before it is ready.
         await until(
           'the replacement to stop itself before it is ready',
           () => {
@@ -402,12 +408,16 @@ describe('toolsel serve --workers', () => {
       const [victim] = workerPids(child.pid!)
       const logsBefore = logs().length
       process.kill(victim!, 'SIGKILL')
-      // Its fifth death in 5 min: replaced 8 s later, then its start (90 s at most).
+      // Its fifth death in 5 min: replaced 0.8 s later (the switch's backoff), then its start (90 s
+      // at most).
       await until(
         `a worker in place of ${victim}`,
         () => readyLines() >= readyBefore + 1,
         120_000,
         logsFrom(logsBefore),
+      )
+      expect(logs().slice(logsBefore)).toContain(
+        '5 workers in the last 5 min after they were ready; starting another in 0.8 s',
       )
       child.kill('SIGINT')
       await new Promise((resolve) => child.once('exit', resolve))

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
-import { TEST_SWITCHES } from '../../src/config/env-vars.ts'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { TEST_SWITCHES, testSwitchMs } from '../../src/config/env-vars.ts'
 import { exited, stoppedWriter } from '../helpers/process-wait.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -64,7 +64,32 @@ describe('test-only switches', () => {
     expect(goOn).toEqual(Array(5).fill({ code: 0, out: 'went on\n' }))
   }, 60_000)
 
-  it('are read through testSwitch or testStopPoint only, each one listed in TEST_SWITCHES and used', async () => {
+  describe('a switch that shortens a wait (testSwitchMs)', () => {
+    afterEach(() => vi.unstubAllEnvs())
+    it('is off when unset or empty; else an integer within its bounds, or an error naming it', () => {
+      const name = 'TOOLSEL_TEST_WORKER_REPLACE_BASE_MS'
+      for (const off of [undefined, '']) {
+        vi.stubEnv(name, off)
+        expect(testSwitchMs(name, 100, 1000)).toBeUndefined()
+      }
+      for (const [value, ms] of [
+        ['100', 100],
+        ['1000', 1000],
+        ['250', 250],
+      ] as const) {
+        vi.stubEnv(name, value)
+        expect(testSwitchMs(name, 100, 1000)).toBe(ms)
+      }
+      for (const wrong of ['99', '1001', '150.5', 'fast', '-1']) {
+        vi.stubEnv(name, wrong)
+        expect(() => testSwitchMs(name, 100, 1000)).toThrow(
+          `${name} is "${wrong}": an integer 100-1000 (ms) is expected (a test-only switch)`,
+        )
+      }
+    })
+  })
+
+  it('are read through testSwitch, testSwitchMs or testStopPoint only, each one listed in TEST_SWITCHES and used', async () => {
     const files = (await readdir(new URL('../../src/', import.meta.url), { recursive: true }))
       .filter((name) => /\.(ts|mjs)$/.test(name) && name !== 'config/env-vars.ts')
       .map((name) => `src/${name}`)
@@ -73,7 +98,7 @@ describe('test-only switches', () => {
     const readDirectly: string[] = []
     for (const file of files) {
       const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8')
-      for (const [, name] of text.matchAll(/\btest(?:Switch|StopPoint)\(\s*'(\w+)'/g))
+      for (const [, name] of text.matchAll(/\btest(?:Switch|SwitchMs|StopPoint)\(\s*'(\w+)'/g))
         used.add(name)
       for (const [name] of text.matchAll(/TOOLSEL_TEST_\w*[A-Z0-9]/g)) mentioned.add(name)
       if (/process\.env(?:\.|\[\s*['"`]?)TOOLSEL_TEST_/.test(text)) readDirectly.push(file)
