@@ -43,11 +43,18 @@ async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v
   return { dir, indexDir, v1, v2 }
 }
 
-/** `toolsel serve` on `indexDir` with `workers` processes, polling it every 200 ms, started. */
-async function serveOn(indexDir: string, workers: number): Promise<RunningServe> {
+/**
+ * `toolsel serve` on `indexDir` with `workers` processes, polling it every 200 ms, started
+ * (with `env` besides).
+ */
+async function serveOn(
+  indexDir: string,
+  workers: number,
+  env: Record<string, string> = {},
+): Promise<RunningServe> {
   return serve(['--workers', String(workers)], {
     indexDir,
-    env: { TOOLSEL_INDEX_WATCH_MS: '200' },
+    env: { TOOLSEL_INDEX_WATCH_MS: '200', ...env },
   })
 }
 
@@ -189,12 +196,14 @@ describe('toolsel serve picks up commits of other processes to its index directo
 
   it('one process: a commit that failed to load is tried again on a backoff, logged once, and served once it loads', async () => {
     const { dir, indexDir, v2 } = await prepare()
-    const { url, logs } = await serveOn(indexDir, 1)
+    // The tries again wait 100 ms, 200 ms, … (2 s, 4 s, … by default: the test waited 2 s for
+    // the next one; every try in between is one more that must not log).
+    const { url, logs } = await serveOn(indexDir, 1, { TOOLSEL_TEST_INDEX_RETRY_BASE_MS: '100' })
     await commitCorrupt(dir, indexDir, v2)
     await eventually(async () => /not loaded/.test(logs()), 1, 'the corrupt commit logged')
     expect(await failedNames(url)).toEqual(['parcels'])
     // The file comes back whole without a new commit (nothing for the poll to see): the next
-    // try (2 s after the failure) loads it.
+    // try (on the backoff after the failure) loads it.
     await repairInPlace(indexDir)
     await eventually(
       async () => (await firstTool(url, 'track my parcel')) === 'track_shipment',
