@@ -68,7 +68,13 @@ function partKey(id: string, start: number, units?: number[]): number {
 export function nameKey(id: string): string {
   const units: number[] = []
   if (partKey(id, lastPartStart(id), units) === -1 && partKey(id, 0, units) === -1) return id
-  return String.fromCharCode(...units)
+  // In pieces, not fromCharCode(...units): a saved index's id from before ids were bounded may
+  // be longer than one call's arguments may hold (RangeError past ~125,000, round 47).
+  let key = ''
+  for (let at = 0; at < units.length; at += 8192) {
+    key += String.fromCharCode(...units.slice(at, at + 8192))
+  }
+  return key
 }
 
 /** `idHash(nameKey(id))`, without making the key (the table's build hashes every id). */

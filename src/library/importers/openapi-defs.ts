@@ -137,7 +137,9 @@ export class SharedSchemas {
         values += shared.values
         leastInline = Math.max(leastInline, shared.values - shared.uses.length)
         depth = Math.max(depth, shared.depth + 2)
-        frontier.push(...shared.uses)
+        // A loop, not push(...): a schema holds up to SCAN_MOST_VALUES / 2 references, 100,000
+        // arguments, ~800 KB of the ~1 MB stack (RangeError a few frames deeper, round 47).
+        for (const use of shared.uses) frontier.push(use)
       }
     }
     return { root, sizes, reached, leastInline }
@@ -275,7 +277,10 @@ export function chooseLevels(
   }
   const whole = within(MAX_PARAMETER_VALUES)
   if (whole.values <= specBudget) return whole
-  let low = Math.max(...plans.map((plan) => plan.sizes[0]))
+  // A loop, not Math.max(...): a spec of 200,000 operations passed what one call's arguments
+  // may hold (RangeError, round 47); `library.maxTools` allows 2,000,000.
+  let low = 0
+  for (const plan of plans) low = Math.max(low, plan.sizes[0])
   let best = within(low)
   if (best.values > specBudget) return 'spec'
   let high = MAX_PARAMETER_VALUES

@@ -82,11 +82,13 @@ function readDocstring(body: string): string | undefined {
 /** Python's `inspect.cleandoc`: strip the first line, dedent the rest, drop blank edges. */
 export function cleanDocstring(raw: string): string {
   const lines = raw.replace(/\t/g, '        ').split('\n')
-  const indents = lines
-    .slice(1)
-    .filter((line) => line.trim() !== '')
-    .map((line) => line.length - line.trimStart().length)
-  const indent = indents.length > 0 ? Math.min(...indents) : 0
+  // A loop, not Math.min(...): a docstring of 200,000 lines passed what one call's arguments
+  // may hold (RangeError, round 47).
+  let indent = Infinity
+  for (const line of lines.slice(1)) {
+    if (line.trim() !== '') indent = Math.min(indent, line.length - line.trimStart().length)
+  }
+  if (indent === Infinity) indent = 0
   const cleaned = [lines[0].trim(), ...lines.slice(1).map((line) => line.slice(indent).trimEnd())]
   return cleaned.join('\n').trim()
 }

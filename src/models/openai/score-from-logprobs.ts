@@ -41,7 +41,9 @@ function scoreOne(tokens: readonly TokenLogprob[], choice: string): number {
       const candidate = (spelled + alternative.token).trimStart()
       return candidate.length > spelled.length && choice.startsWith(candidate)
     })
-    const best = Math.max(...alternatives.map((alternative) => alternative.logprob))
+    // A loop, not Math.max(...): `top_logprobs` is as long as the server made it.
+    let best = -Infinity
+    for (const alternative of alternatives) best = Math.max(best, alternative.logprob)
     return score + (alternatives.length > 0 ? best : floor(token))
   }
   // The answer stopped short of the choice: continuing it lost to end-of-turn (the argmax).

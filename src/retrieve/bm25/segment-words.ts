@@ -58,7 +58,7 @@ export function segmentWords(word: string, tokenizeOther: (text: string) => stri
     flushRun()
     if (!isWordLike || isParticle(segment)) continue
     if (NO_SPACE_SCRIPT.test(segment)) terms.push(segment)
-    else terms.push(...tokenizeOther(segment))
+    else for (const term of tokenizeOther(segment)) terms.push(term)
   }
   flushRun()
   return terms

@@ -198,7 +198,9 @@ export function tokenizeText(text: string): string[] {
   for (const raw of words) {
     // Chinese, Japanese, Korean, Thai…: no spaces between words (see segment-words.ts).
     if (NO_SPACE_SCRIPT.test(raw)) {
-      terms.push(...segmentWords(raw, tokenizeText))
+      // A loop, not push(...): a run of 64,000 Han characters makes ~128,000 terms, past what
+      // one call's arguments may hold (RangeError, round 47).
+      for (const term of segmentWords(raw, tokenizeText)) terms.push(term)
       continue
     }
     const word = trimQuotes(raw)
