@@ -73,6 +73,56 @@ export function firstTooLongName(tools: readonly Tool[]): TooLongName | undefine
   return undefined
 }
 
+/**
+ * Most tags of one tool. Each is at most MAX_TOOL_NAME_CHARS, but their number was bounded only
+ * by the 8 MiB of an uploaded tool's line (16,000 tags of 500 characters) and not at all in a
+ * file given to `toolsel index`; ToolBench and COLT corpus records that repeat an API add their
+ * category to its tags, each checked against the others (a record of a million repeats with
+ * distinct categories: a million squared comparisons). Real tools hold at most 6 (a Gorilla Hugging
+ * Face API; bench/README "Round 47: tool field limits"); 256 leaves more than forty times that.
+ */
+export const MAX_TOOL_TAGS = 256
+
+/**
+ * Most UTF-16 code units in a tool's description. Before round 47 bounded only by the 8 MiB of an
+ * uploaded tool's line, and not at all in a file given to `toolsel index`; BM25 indexes the first
+ * 500,000 characters of it (MAX_FIELD_CHARS) and the gateway cuts an upstream's at 16,384. The
+ * longest real ones: 23,532 among the 1,075 specs over 50 KB of APIs.guru's directory (atlassian
+ * jira `createWorkflow`, bench/README round 22), 8,018 in the benchmark data (a ToolBench API).
+ * 100,000 leaves more than four times the longest.
+ */
+export const MAX_TOOL_DESCRIPTION_CHARS = 100_000
+
+/** A field of a tool past its limit (`firstOverFieldLimit`): how large it is, and the limit. */
+export interface OverFieldLimit {
+  tool: Tool
+  /** `tags` (counted) or `description` (characters). */
+  field: 'tags' | 'description'
+  size: number
+  limit: number
+}
+
+/** The first of `tools` holding more than MAX_TOOL_TAGS tags or a too long description. */
+export function firstOverFieldLimit(tools: readonly Tool[]): OverFieldLimit | undefined {
+  for (const tool of tools) {
+    const tags = tool.tags?.length ?? 0
+    if (tags > MAX_TOOL_TAGS) return { tool, field: 'tags', size: tags, limit: MAX_TOOL_TAGS }
+    const description = typeof tool.description === 'string' ? tool.description.length : 0
+    if (description > MAX_TOOL_DESCRIPTION_CHARS) {
+      return { tool, field: 'description', size: description, limit: MAX_TOOL_DESCRIPTION_CHARS }
+    }
+  }
+  return undefined
+}
+
+/** `it has 300 tags; a tool has at most 256`: what `firstOverFieldLimit` found, said. */
+export function overFieldLimit({ field, size, limit }: OverFieldLimit): string {
+  const count = (value: number) => value.toLocaleString('en-US')
+  return field === 'tags'
+    ? `it has ${count(size)} tags; a tool has at most ${count(limit)}`
+    : `its description is ${count(size)} characters long; a tool's description has at most ${count(limit)}`
+}
+
 /** `its name is 612 characters long; a tool's name, …`: what `firstTooLongName` found, said. */
 export function toolNameTooLong({ field, length }: TooLongName): string {
   return `its ${field} is ${length} characters long; a tool's name, namespace, tags and title have at most ${MAX_TOOL_NAME_CHARS} characters each`

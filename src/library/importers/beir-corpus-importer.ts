@@ -11,6 +11,7 @@ import { EMPTY_PARAMETERS, type Tool } from '../tool.ts'
 import { assertUniqueIds, duplicateToolId } from './assert-unique-ids.ts'
 import {
   addWarning,
+  assertTagRoom,
   importFailed,
   recordLabel,
   sourceOf,
@@ -86,7 +87,10 @@ function mergeDocument(known: Tool, duplicate: Tool, record: number, context: Im
   const [corpusId] = duplicate.source?.corpusIds as string[]
   corpusIds.push(corpusId)
   const category = duplicate.tags?.[0]
-  if (category !== undefined && !known.tags?.includes(category)) known.tags?.push(category)
+  if (category !== undefined && !known.tags?.includes(category)) {
+    assertTagRoom(context, record, known)
+    known.tags?.push(category)
+  }
   const first = recordLabel(context, Number(known.source?.record))
   addWarning(
     context,

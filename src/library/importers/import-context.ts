@@ -5,7 +5,9 @@
  */
 import { basename, extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
-import type { ToolSource } from '../tool.ts'
+import { shownName } from '../name-characters.ts'
+import { MAX_TOOL_TAGS, overFieldLimit } from '../tool-id-limit.ts'
+import type { Tool, ToolSource } from '../tool.ts'
 import { DEFAULT_MAX_TOOLS, type ImportFormat, type ProviderNames } from './import-formats.ts'
 
 /** The name used in messages when text is imported without a file name. */
@@ -99,6 +101,22 @@ export function importFailed(context: ImportContext, problem: ImportProblem): To
       suggestedFormat: problem.suggestedFormat,
     },
   })
+}
+
+/**
+ * IMPORT_FAILED at `record` when `tool` already holds MAX_TOOL_TAGS tags: a record repeating a
+ * tool adds its category to the tool's tags (ToolBench, COLT corpora), each looked for among the
+ * others, so a file repeating one tool with ever new categories was quadratic in its records.
+ */
+export function assertTagRoom(context: ImportContext, record: number, tool: Tool): void {
+  const tags = tool.tags?.length ?? 0
+  if (tags < MAX_TOOL_TAGS) return
+  const error = importFailed(context, {
+    record,
+    message: `tool ${shownName(tool.id)} repeated with another category: ${overFieldLimit({ tool, field: 'tags', size: tags + 1, limit: MAX_TOOL_TAGS })}`,
+  })
+  Object.assign(error.details, { id: tool.id, field: 'tags', size: tags + 1, limit: MAX_TOOL_TAGS })
+  throw error
 }
 
 /** Adds a warning worded like an error message (`file: line 4: …`). */

@@ -16,9 +16,11 @@ import { schemaErrors } from '../schema/validate-schema.ts'
 import { duplicateToolId } from './assert-unique-ids.ts'
 import {
   firstTooLongId,
+  firstOverFieldLimit,
   firstTooLongName,
   MAX_TOOL_ID_CHARS,
   MAX_TOOL_NAME_CHARS,
+  overFieldLimit,
   toolIdTooLong,
   toolNameTooLong,
 } from '../tool-id-limit.ts'
@@ -259,6 +261,7 @@ function finish(
   )
   assertIdLengths(tools, imported, context)
   assertNameLengths(tools, imported, context)
+  assertFieldLimits(tools, imported, context)
   const summarized: string[] = []
   if (duplicates.length > 0) {
     const counts = { renamed: 0, dropped: 0, identical: 0 }
@@ -414,6 +417,28 @@ function assertNameLengths(
       length,
       maxToolNameChars: MAX_TOOL_NAME_CHARS,
     },
+  )
+}
+
+/**
+ * IMPORT_FAILED for the first tool holding more than MAX_TOOL_TAGS tags or a description longer
+ * than MAX_TOOL_DESCRIPTION_CHARS (tool-id-limit.ts), naming the tool, the field, its size and
+ * the limit; every import, as `assertNameLengths` (the gateway skips such an upstream tool).
+ */
+function assertFieldLimits(
+  tools: readonly Tool[],
+  imported: readonly Tool[],
+  context: ImportContext,
+) {
+  const over = firstOverFieldLimit(tools)
+  if (over === undefined) return
+  const { tool, field, size, limit } = over
+  throw failedAt(
+    tool,
+    imported,
+    context,
+    `tool ${shownName(tool.id)}: ${overFieldLimit(over)}: shorten it at the source`,
+    { id: tool.id.slice(0, MAX_TOOL_ID_CHARS), field, size, limit },
   )
 }
 

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { Tool } from '../tool.ts'
 import {
   addWarning,
+  assertTagRoom,
   importFailed,
   recordLabel,
   sourceOf,
@@ -110,7 +111,10 @@ function mergeDuplicate(
   context: ImportContext,
 ): void {
   const tags = known.tool.tags ?? []
-  if (api.category_name && !tags.includes(api.category_name)) tags.push(api.category_name)
+  if (api.category_name && !tags.includes(api.category_name)) {
+    assertTagRoom(context, record, known.tool)
+    tags.push(api.category_name)
+  }
   const differences: string[] = []
   if ((api.api_description ?? '') !== (known.api.api_description ?? '')) {
     differences.push('description')
