@@ -12,7 +12,7 @@ import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
 import { createLogger, type Logger } from '../log.ts'
-import { redactedUpstreamConfig } from '../mcp/gateway/create-upstream-transport.ts'
+import { redactedUpstreamConfig } from '../mcp/gateway/upstream-redaction.ts'
 import { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from '../train/splits/examples-file.ts'
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>

@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { ToolselError } from '../../errors.ts'
 import { describeUpstreamError } from './classify-upstream-error.ts'
-import type { UpstreamKind } from './create-upstream-transport.ts'
+import type { UpstreamKind } from './upstream-redaction.ts'
 
 /**
  * `connecting`: first connection in progress. `connected`: answering within `gateway.slowMs`.

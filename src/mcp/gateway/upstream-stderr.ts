@@ -8,7 +8,7 @@
  */
 import type { UpstreamConfig } from '../../config/schema.ts'
 import type { Logger } from '../../log.ts'
-import { redactUpstream } from './create-upstream-transport.ts'
+import { redactUpstream } from './upstream-redaction.ts'
 
 /** Most stderr lines of one upstream logged in one second. */
 export const MAX_STDERR_LINES_PER_SECOND = 20
