@@ -4,55 +4,59 @@
  * @module
  */
 import { closestName } from './config/closest-name.ts'
-import { benchCommand, BENCH_HELP } from './cli/bench-command.ts'
-import { indexCommand, INDEX_HELP } from './cli/index-command.ts'
-import { librariesCommand, LIBRARIES_HELP } from './cli/libraries-command.ts'
 import type { CommandIO } from './cli/cli-options.ts'
-import { mcpCommand, MCP_HELP } from './cli/mcp-command.ts'
-import { modelsCommand, MODELS_HELP } from './cli/models-command.ts'
-import { selectCommand, SELECT_HELP } from './cli/select-command.ts'
-import { serveCommand, SERVE_HELP } from './cli/serve-command.ts'
-import { snapshotCommand, SNAPSHOT_HELP } from './cli/snapshot-command.ts'
-import { trainCommand, TRAIN_HELP } from './cli/train-command.ts'
-import { trainDataCommand, TRAIN_DATA_HELP } from './cli/train-data-command.ts'
 import { isToolselError } from './errors.ts'
-import { indexDirWarnings } from './store/library-lifecycle.ts'
+import { indexDirWarnings } from './store/index-dir-claims.ts'
 import { terminalLine, terminalText } from './terminal-text.ts'
 import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
 
-/** Subcommands: [run, one-line summary, help]. */
-export const COMMANDS: Record<string, [Command, string, string]> = {
-  serve: [serveCommand, 'Start the HTTP service', SERVE_HELP],
-  index: [indexCommand, 'Import a tool file and build its index', INDEX_HELP],
-  libraries: [
-    librariesCommand,
-    'List, show or delete libraries (saved indexes, or a running service: --server)',
-    LIBRARIES_HELP,
+/**
+ * Subcommands: [load, one-line summary]. A command's module (and the libraries it needs: the MCP
+ * SDK, hono, ajv…) is imported only when that command runs, so `toolsel --help` or `select` does
+ * not pay for `serve` and `mcp` (bench/README.md, "CLI start cost", round 47).
+ */
+export const COMMANDS: Record<string, [() => Promise<Command>, string]> = {
+  serve: [
+    async () => (await import('./cli/serve-command.ts')).serveCommand,
+    'Start the HTTP service',
   ],
-  select: [selectCommand, 'Select tools for an instruction', SELECT_HELP],
-  mcp: [mcpCommand, 'Serve the MCP tools over stdio (toolsel mcp --stdio)', MCP_HELP],
-  bench: [benchCommand, 'Run the offline quality benchmark and write reports', BENCH_HELP],
+  index: [
+    async () => (await import('./cli/index-command.ts')).indexCommand,
+    'Import a tool file and build its index',
+  ],
+  libraries: [
+    async () => (await import('./cli/libraries-command.ts')).librariesCommand,
+    'List, show or delete libraries (saved indexes, or a running service: --server)',
+  ],
+  select: [
+    async () => (await import('./cli/select-command.ts')).selectCommand,
+    'Select tools for an instruction',
+  ],
+  mcp: [
+    async () => (await import('./cli/mcp-command.ts')).mcpCommand,
+    'Serve the MCP tools over stdio (toolsel mcp --stdio)',
+  ],
+  bench: [
+    async () => (await import('./cli/bench-command.ts')).benchCommand,
+    'Run the offline quality benchmark and write reports',
+  ],
   models: [
-    modelsCommand,
+    async () => (await import('./cli/models-command.ts')).modelsCommand,
     'Check a local model directory, or an OpenAI-compatible endpoint (openai:<model>)',
-    MODELS_HELP,
   ],
   snapshot: [
-    snapshotCommand,
+    async () => (await import('./cli/snapshot-command.ts')).snapshotCommand,
     'Write a snapshot of the saved indexes, or restore one (snapshot restore <dir>)',
-    SNAPSHOT_HELP,
   ],
   train: [
-    trainCommand,
+    async () => (await import('./cli/train-command.ts')).trainCommand,
     'Train the learned selector (default: on the benchmark training splits)',
-    TRAIN_HELP,
   ],
   'train-data': [
-    trainDataCommand,
+    async () => (await import('./cli/train-data-command.ts')).trainDataCommand,
     'Write planner/selector training records (SFT, GRPO) in toolsel prompt format',
-    TRAIN_DATA_HELP,
   ],
 }
 
@@ -112,8 +116,9 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   // "(node:1234) ToolselWarning: …" with its --trace-warnings hint; its name is the directory's
   // (anyone's), so printed terminal-safe. `serve` sends these to its logger instead.
   indexDirWarnings.report = (message) => io.stderr(`Warning: ${terminalLine(message)}\n`)
+  const run = await command[0]()
   try {
-    return await command[0](rest, io)
+    return await run(rest, io)
   } catch (error) {
     // A message can quote a library (a tool id) or a server (its error text): terminalText.
     if (isToolselError(error)) {
