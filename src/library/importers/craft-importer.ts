@@ -4,7 +4,8 @@
  * made from; only the tool is imported (the question is the benchmark's query, not tool text).
  * @module
  */
-import { parse, type Info } from 'csv-parse/sync'
+import { createRequire } from 'node:module'
+import type { Info } from 'csv-parse/sync'
 import { z } from 'zod'
 import type { Tool } from '../tool.ts'
 import { craftParameters } from './craft-parameters.ts'
@@ -43,7 +44,12 @@ export function importCraft(text: string, context: ImportContext): Tool[] {
   })
 }
 
+// csv-parse is required when a CSV is read, not imported: every CLI command loads this module
+// (bench/README.md, "CLI start cost", round 47).
+const require = createRequire(import.meta.url)
+
 function parseCsv(text: string, context: ImportContext): Record<string, string>[] {
+  const { parse } = require('csv-parse/sync') as typeof import('csv-parse/sync')
   let parsed: Array<{ record: Record<string, string>; info: Info; raw: string }>
   try {
     parsed = parse(text, {

@@ -19,6 +19,7 @@
  *    an empty list → IMPORT_FAILED (there is nothing to import, whatever the format).
  * @module
  */
+import { createRequire } from 'node:module'
 import { extname } from 'node:path'
 import { ToolselError } from '../../errors.ts'
 import {
@@ -31,7 +32,10 @@ import { IMPORT_FORMATS, IMPORT_FORMAT_NAMES, type ImportFormat } from './import
 import { isOpenApiDocument } from './openapi-importer.ts'
 import { isPostmanCollection } from './postman-importer.ts'
 import { parseJsonText, stripByteOrderMark, type ParsedJsonText } from './parse-json-text.ts'
-import { parseDocument } from 'yaml'
+
+// yaml is required when a YAML spec is read, not imported: every CLI command loads this module
+// (bench/README.md, "CLI start cost", round 47).
+const require = createRequire(import.meta.url)
 
 type Item = Record<string, unknown>
 
@@ -272,6 +276,7 @@ function looksLikeOpenApiYaml(text: string): boolean {
  * "billion laughs" document fails instead of exhausting memory.
  */
 function parseOpenApiYaml(text: string, context: ImportContext): unknown {
+  const { parseDocument } = require('yaml') as typeof import('yaml')
   const document = parseDocument(stripByteOrderMark(text), { uniqueKeys: false })
   const [error] = document.errors
   if (error !== undefined) {

@@ -7,11 +7,16 @@
  * draft-07 check reads a root `$defs` as `definitions`.
  * @module
  */
-import { Ajv, type ErrorObject } from 'ajv'
-import { Ajv2019 } from 'ajv/dist/2019.js'
-import { Ajv2020 } from 'ajv/dist/2020.js'
+import { createRequire } from 'node:module'
+import type { Ajv, ErrorObject } from 'ajv'
+import type { Ajv2019 } from 'ajv/dist/2019.js'
+import type { Ajv2020 } from 'ajv/dist/2020.js'
 import type { JsonSchema } from '../tool.ts'
 
+// ajv (CommonJS, about 100 files) is required on first use, not imported: every CLI command
+// loads this module, and only one that imports a tool file checks a schema (bench/README.md,
+// "CLI start cost", round 47).
+const require = createRequire(import.meta.url)
 const OPTIONS = { strict: false, validateFormats: false, allErrors: true } as const
 // Created on first use: each compiles its meta-schema, which takes a noticeable moment.
 let draft07: Ajv | undefined
@@ -25,11 +30,15 @@ export function schemaErrors(schema: JsonSchema): string[] {
   let errors: ErrorObject[] | null | undefined
   let renamedDefs = false
   if (dialect.includes('2020-12')) {
-    draft2020 ??= new Ajv2020(OPTIONS)
+    draft2020 ??= new (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020(
+      OPTIONS,
+    )
     valid = draft2020.validateSchema(schema) as boolean
     errors = draft2020.errors
   } else if (dialect.includes('2019-09')) {
-    draft2019 ??= new Ajv2019(OPTIONS)
+    draft2019 ??= new (require('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js')).Ajv2019(
+      OPTIONS,
+    )
     valid = draft2019.validateSchema(schema) as boolean
     errors = draft2019.errors
   } else {
@@ -40,7 +49,7 @@ export function schemaErrors(schema: JsonSchema): string[] {
       delete rest.$defs
       renamedDefs = true
     }
-    draft07 ??= new Ajv(OPTIONS)
+    draft07 ??= new (require('ajv') as typeof import('ajv')).Ajv(OPTIONS)
     valid = draft07.validateSchema(rest) as boolean
     errors = draft07.errors
   }
