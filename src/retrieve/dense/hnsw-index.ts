@@ -4,11 +4,11 @@
  * use so that processes without dense retrieval never load the native addon.
  * @module
  */
-import { stat } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { ToolselError } from '../../errors.ts'
-import { FileTooLargeError, NotRegularFileError } from '../../read-text-file.ts'
+import { FileTooLargeError, NotRegularFileError, openForReading } from '../../read-text-file.ts'
 import { assertDimensions } from './flat-index.ts'
 import {
   VECTOR_INDEX_FORMAT,
@@ -29,6 +29,12 @@ function loadHnswlib(): HnswLib {
   hnswlib ??= createRequire(import.meta.url)('hnswlib-node') as HnswLib
   return hnswlib
 }
+
+/**
+ * Test hook: `beforeRead` runs in each load after the graph file was opened and checked, just
+ * before hnswlib reads it (a test puts another file at its name there). Unset outside tests.
+ */
+export const hnswLoadHooks: { beforeRead?: (path: string) => Promise<void> | void } = {}
 
 /** hnswlib's own graph file. */
 export const HNSW_DATA_FILE = 'dense.hnsw'
@@ -153,29 +159,29 @@ export class HnswIndex implements VectorIndex {
     const index = new HnswIndex(header.dimensions, header.embedderId, params, 1)
     const path = join(directory, HNSW_DATA_FILE)
     // hnswlib reads the file itself (a stream of C++'s, unbounded): a FIFO at the name would
-    // hang its thread, /dev/zero fill memory. So the file is first stat'ed (links followed, as
-    // hnswlib opens it): a regular file within the saved index's bound. The index directory is
-    // trusted (assertTrustedPath), so nobody else can swap the file between the two.
-    const info = await stat(path).catch(() => undefined)
-    const limit = options.maxFileBytes?.(HNSW_DATA_FILE) ?? Infinity
-    if (info !== undefined && (!info.isFile() || info.size > limit)) {
-      throw new ToolselError(
-        'INDEX_CORRUPT',
-        `HNSW graph "${path}" is not read: ${info.isFile() ? new FileTooLargeError(limit).message : new NotRegularFileError().message}. Rebuild the index.`,
-        { details: { file: path } },
-      )
+    // hang its thread, /dev/zero fill memory. So the file is opened first (links followed, as
+    // hnswlib opens it; non-blocking: a FIFO is not waited on) and the fstat of that one handle
+    // checked: a regular file within the saved index's bound. hnswlib then reads that same file
+    // through the handle's /proc/self/fd (/dev/fd) name: a file put at the name since is not the
+    // one read (until round 47 the name was stat-ed, then opened again by hnswlib).
+    let opened: Awaited<ReturnType<typeof openForReading>>
+    try {
+      opened = await openForReading(path, { regularOnly: true })
+    } catch (error) {
+      if (!(error instanceof NotRegularFileError)) throw unreadable(path, error)
+      throw notRead(path, error)
     }
     try {
-      await index.#graph.readIndex(path)
-    } catch (error) {
-      throw new ToolselError(
-        'INDEX_CORRUPT',
-        `HNSW graph "${path}" could not be read. Rebuild the index.`,
-        {
-          cause: error,
-          details: { file: path },
-        },
-      )
+      const limit = options.maxFileBytes?.(HNSW_DATA_FILE) ?? Infinity
+      if (opened.stats.size > limit) throw notRead(path, new FileTooLargeError(limit))
+      await hnswLoadHooks.beforeRead?.(path)
+      try {
+        await index.#graph.readIndex(handlePath(opened.handle.fd) ?? path)
+      } catch (error) {
+        throw unreadable(path, error)
+      }
+    } finally {
+      await opened.handle.close()
     }
     index.#graph.setEf(index.params.efSearch)
     if (index.size !== header.count) {
@@ -187,6 +193,31 @@ export class HnswIndex implements VectorIndex {
     }
     return index
   }
+}
+
+/** The name that opens the file `fd` is open on (Linux, macOS); undefined elsewhere. */
+function handlePath(fd: number): string | undefined {
+  for (const path of [`/proc/self/fd/${fd}`, `/dev/fd/${fd}`]) if (existsSync(path)) return path
+  return undefined
+}
+
+function notRead(path: string, error: FileTooLargeError | NotRegularFileError): ToolselError {
+  return new ToolselError(
+    'INDEX_CORRUPT',
+    `HNSW graph "${path}" is not read: ${error.message}. Rebuild the index.`,
+    { details: { file: path } },
+  )
+}
+
+function unreadable(path: string, error: unknown): ToolselError {
+  return new ToolselError(
+    'INDEX_CORRUPT',
+    `HNSW graph "${path}" could not be read. Rebuild the index.`,
+    {
+      cause: error,
+      details: { file: path },
+    },
+  )
 }
 
 function definedEfSearch(efSearch: number | undefined): Partial<HnswParams> {

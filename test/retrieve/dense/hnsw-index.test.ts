@@ -1,10 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isToolselError } from '../../../src/errors.ts'
 import { FlatIndex } from '../../../src/retrieve/dense/flat-index.ts'
-import { DEFAULT_HNSW_PARAMS, HnswIndex } from '../../../src/retrieve/dense/hnsw-index.ts'
+import {
+  DEFAULT_HNSW_PARAMS,
+  HNSW_DATA_FILE,
+  HnswIndex,
+  hnswLoadHooks,
+} from '../../../src/retrieve/dense/hnsw-index.ts'
 import { randomUnitVectors } from './random-vectors.ts'
 
 let directory: string
@@ -70,5 +75,28 @@ describe('HnswIndex', () => {
     }).catch((caught: unknown) => caught)
     expect(isToolselError(error, 'INDEX_MISMATCH')).toBe(true)
     expect((error as Error).message).toContain('was built with hashing:16 (16 dims)')
+  })
+  it('reads the graph file it checked, not one put at its name after the check', async () => {
+    const expected = { name: 'demo', embedderId: 'hashing:16', dimensions: 16 }
+    const index = new HnswIndex(16, 'hashing:16', { m: 8, efConstruction: 50, efSearch: 20 })
+    index.add(randomUnitVectors(30, 16, 23))
+    await index.save(directory)
+    // Another index's graph (60 vectors), put at the name between the check and the read.
+    const other = await mkdtemp(join(tmpdir(), 'toolsel-hnsw-other-'))
+    const larger = new HnswIndex(16, 'hashing:16', { m: 8, efConstruction: 50, efSearch: 20 })
+    larger.add(randomUnitVectors(60, 16, 24))
+    await larger.save(other)
+    hnswLoadHooks.beforeRead = (path) =>
+      rename(join(other, HNSW_DATA_FILE), path).then(() => undefined)
+    try {
+      // Before round 47: INDEX_CORRUPT, "holds 60 vectors; its header promises 30".
+      const loaded = await HnswIndex.load(directory, expected)
+      expect(loaded.size).toBe(30)
+      const [query] = randomUnitVectors(1, 16, 25)
+      expect(loaded.search(query, 5)).toEqual(index.search(query, 5))
+    } finally {
+      hnswLoadHooks.beforeRead = undefined
+      await rm(other, { recursive: true, force: true })
+    }
   })
 })
