@@ -16,6 +16,7 @@ import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gat
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
 import { createConnectionLimit } from '../server/connection-limits.ts'
+import { closeStalledSends } from '../server/send-timeout.ts'
 import { clientAddresses, trustedProxiesWarning } from '../server/client-address.ts'
 import { relayLibraryChanges, WorkerLibrarySync } from '../service/cluster-sync.ts'
 import { IndexDirPoller, pickUpCommits, retryTestOptions } from '../service/index-dir-watch.ts'
@@ -312,6 +313,14 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     },
   }) as Server
   server.maxConnections = limits.maxConnections
+  // Answers a client does not read are not held forever (Node's timeouts end with the request).
+  closeStalledSends(server, limits.sendTimeoutMs, {
+    onClose: (socket, stalledMs) =>
+      logger.debug('Closed a connection whose answer was not read (server.sendTimeoutMs)', {
+        client: socket.remoteAddress,
+        stalledMs,
+      }),
+  })
   if (connectionLimit) server.on('connection', connectionLimit.admit)
   answerClientErrors(server)
   // Responses in progress, so that shutdown can ask their clients not to reuse the connection.

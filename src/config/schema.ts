@@ -247,6 +247,12 @@ const ServerSchema = z
     requestReceiveTimeoutMs: durationMs().positive().default(300_000),
     /** An idle keep-alive connection is closed after this, in ms. Default 5,000. */
     keepAliveTimeoutMs: durationMs().positive().default(5_000),
+    /**
+     * A connection whose answer makes no progress (the OS takes none of it: the client does not
+     * read) for this long is closed, in ms; a slow client that reads is not (server/send-timeout.ts).
+     * Default 60,000 (nginx's `send_timeout`).
+     */
+    sendTimeoutMs: durationMs().positive().default(60_000),
   })
   .strict()
 

@@ -1,0 +1,210 @@
+/**
+ * What clients that send requests and never read the answers make a real `toolsel serve` hold,
+ * and for how long: `--clients` connections each pipeline `--requests` `GET /openapi.json` (no
+ * key needed; about 200 KB an answer, so each fills loopback's socket buffers and leaves an answer
+ * in the server) and read nothing. Printed per checkout: the server's RSS and its established
+ * connections before, their peak, and at the end of the window (3 s after the last connection
+ * closed, at most `--wait-s`), with the kernel's TCP buffer memory (/proc/net/sockstat, whole
+ * machine: both ends' buffers), and when all were closed. This checkout runs with `server.sendTimeoutMs` = `--send-timeout-ms`; a
+ * `--before DIR` checkout (built: its dist/) with its own defaults. Linux (/proc).
+ *
+ *   node --import tsx bench/unread-answers.ts [--clients 100] [--requests 40]
+ *     [--send-timeout-ms 5000] [--wait-s 60] [--before /work/ci-base]
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { benchArgs, usageError } from './bench-args.ts'
+
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    clients: { type: 'string', default: '100' },
+    requests: { type: 'string', default: '40' },
+    'send-timeout-ms': { type: 'string', default: '5000' },
+    'wait-s': { type: 'string', default: '60' },
+    before: { type: 'string' },
+  },
+})
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+interface Sample {
+  rssMb: number
+  connections: number
+  tcpMemMb: number
+}
+
+/** The server's resident memory, MiB. */
+function rssMb(pid: number): number {
+  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return Number(line?.[1] ?? 0) / 1024
+}
+
+/** Established TCP connections whose local port is `port` (IPv4 and IPv6). */
+function established(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  let count = 0
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/)
+      if (local?.endsWith(hex) && state === '01') count++
+    }
+  }
+  return count
+}
+
+/** The kernel's TCP buffer memory (all sockets of the machine), MiB. */
+function tcpMemMb(): number {
+  const pages = /TCP:.* mem (\d+)/.exec(readFileSync('/proc/net/sockstat', 'utf8'))?.[1]
+  return (Number(pages ?? 0) * 4096) / 2 ** 20
+}
+
+function sample(pid: number, port: number): Sample {
+  return { rssMb: rssMb(pid), connections: established(port), tcpMemMb: tcpMemMb() }
+}
+
+/** `toolsel serve` of checkout `root` on a free port; resolves once it logged `Ready:`. */
+async function startServe(
+  root: string,
+  args: string[],
+): Promise<{ child: ChildProcess; port: number; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolsel-unread-'))
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'bin/toolsel.mjs'),
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--index-dir',
+      join(dir, 'index'),
+      ...args,
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        TOOLSEL_LIBRARY: '',
+        TOOLSEL_PORT: '',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  let logs = ''
+  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const deadline = Date.now() + 120_000
+  while (!/Ready:/.test(logs)) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`toolsel serve (${root}) did not start:\n${logs}`)
+    await sleep(100)
+  }
+  const port = Number(/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1])
+  return { child, port, dir }
+}
+
+async function open(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1')
+  await new Promise((done, fail) => socket.once('connect', done).once('error', fail))
+  return socket
+}
+
+const REQUEST = 'GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+
+async function measure(
+  root: string,
+  args: string[],
+  clients: number,
+  requests: number,
+  waitMs: number,
+): Promise<{ samples: Sample[]; closedS: number | undefined }> {
+  const { child, port, dir } = await startServe(root, args)
+  try {
+    // The document is made once, on the first request: before the baseline.
+    await fetch(`http://127.0.0.1:${port}/openapi.json`).then((answer) => answer.arrayBuffer())
+    await sleep(500)
+    const base = sample(child.pid!, port)
+    const sockets = await Promise.all(Array.from({ length: clients }, () => open(port)))
+    for (const socket of sockets) {
+      socket.pause()
+      socket.on('error', () => {})
+      socket.write(REQUEST.repeat(requests))
+    }
+    // Peak: the most seen while the answers go out; after: at the end of the window, which
+    // ends 3 s after the last connection closed or `waitMs` after the last one was written to.
+    const started = performance.now()
+    let peak = sample(child.pid!, port)
+    let closedAt: number | undefined
+    let after = peak
+    while (performance.now() - started < waitMs) {
+      await sleep(250)
+      after = sample(child.pid!, port)
+      peak = {
+        rssMb: Math.max(peak.rssMb, after.rssMb),
+        connections: Math.max(peak.connections, after.connections),
+        tcpMemMb: Math.max(peak.tcpMemMb, after.tcpMemMb),
+      }
+      if (after.connections > 0) closedAt = undefined
+      else closedAt ??= performance.now() - started
+      if (closedAt !== undefined && performance.now() - started > closedAt + 3000) break
+    }
+    for (const socket of sockets) socket.destroy()
+    return {
+      samples: [base, peak, after],
+      closedS: closedAt === undefined ? undefined : closedAt / 1000,
+    }
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((done) => child.once('exit', done))
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+async function main(): Promise<void> {
+  const clients = Number(values.clients)
+  const requests = Number(values.requests)
+  const timeoutMs = Number(values['send-timeout-ms'])
+  const waitMs = Number(values['wait-s']) * 1000
+  for (const [flag, value] of [
+    ['--clients', clients],
+    ['--requests', requests],
+    ['--send-timeout-ms', timeoutMs],
+    ['--wait-s', waitMs],
+  ] as const)
+    if (!Number.isInteger(value) || value < 1)
+      usageError(import.meta.url, `${flag} takes a positive whole number.`)
+  const here = resolve(fileURLToPath(import.meta.url), '../..')
+  const config = join(await mkdtemp(join(tmpdir(), 'toolsel-unread-config-')), 'config.json')
+  await writeFile(config, JSON.stringify({ server: { sendTimeoutMs: timeoutMs } }))
+  const runs: [string, string, string[]][] = [['this', here, ['--config', config]]]
+  if (values.before !== undefined) runs.unshift(['before', resolve(values.before), []])
+  console.log(
+    `${clients} clients x ${requests} pipelined GET /openapi.json, never read; server.sendTimeoutMs ${timeoutMs} (this); window ${waitMs / 1000} s`,
+  )
+  console.log('| checkout | at | server RSS MiB | connections | kernel TCP MiB |')
+  console.log('| -------- | ---- | -------------: | ----------: | -------------: |')
+  for (const [name, root, args] of runs) {
+    const { samples, closedS } = await measure(root, args, clients, requests, waitMs)
+    const [base, peak, after] = samples
+    for (const [when, at] of [
+      ['before', base],
+      ['peak', peak],
+      ['end', after],
+    ] as const)
+      console.log(
+        `| ${name} | ${when} | ${at.rssMb.toFixed(0)} | ${at.connections} | ${at.tcpMemMb.toFixed(0)} |`,
+      )
+    console.log(
+      `| ${name} | all closed | ${closedS === undefined ? `no, after ${waitMs / 1000} s` : `after ${closedS.toFixed(1)} s`} | | |`,
+    )
+  }
+  await rm(resolve(config, '..'), { recursive: true, force: true })
+}
+
+await main()

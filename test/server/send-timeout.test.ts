@@ -1,0 +1,154 @@
+/**
+ * `server.sendTimeoutMs` (server/send-timeout.ts): a connection whose answer is not read is
+ * closed once it has made no progress for the timeout (before: held with its answer forever);
+ * a slow client that reads, and a request whose answer is still being made, are not.
+ */
+import { createServer, type Server } from 'node:http'
+import { writeFile } from 'node:fs/promises'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { closeStalledSends } from '../../src/server/send-timeout.ts'
+import { startServe, type RunningServe } from '../helpers/start-serve.ts'
+
+/** An answer far larger than loopback's socket buffers (a few MiB each way). */
+const BIG = Buffer.alloc(24 * 1024 * 1024, 120)
+const TIMEOUT_MS = 1500
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function request(port: number, path: string): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1')
+  await new Promise<void>((resolve, reject) =>
+    socket.once('connect', resolve).once('error', reject),
+  )
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
+  return socket
+}
+
+/** Resumes `socket` and reads it until it ends or fails: the bytes and the error's code. */
+function readToEnd(socket: Socket): Promise<{ bytes: number; text: string; error?: string }> {
+  let bytes = 0
+  let text = ''
+  return new Promise((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      text += chunk.toString('latin1')
+    })
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      resolve({ bytes, text, error: error.code }),
+    )
+    socket.once('end', () => resolve({ bytes, text }))
+    socket.resume()
+  })
+}
+
+describe('closeStalledSends on a Node server', () => {
+  let server: Server
+  let port: number
+  const closed: number[] = []
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      if (request.url === '/slow-to-make') {
+        // Nothing pending for three timeouts while the answer is made: not a stall.
+        setTimeout(() => response.end('made'), 3 * TIMEOUT_MS)
+        return
+      }
+      response.setHeader('content-length', BIG.length)
+      response.end(BIG)
+    })
+    closeStalledSends(server, TIMEOUT_MS, {
+      checkEveryMs: 100,
+      onClose: (_socket, stalledMs) => closed.push(stalledMs),
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    port = (server.address() as AddressInfo).port
+  })
+
+  afterAll(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('closes a connection that never reads its large answer', async () => {
+    const before = closed.length
+    const socket = await request(port, '/big')
+    socket.pause()
+    const started = Date.now()
+    while (closed.length === before && Date.now() - started < 10_000) await sleep(50)
+    expect(closed.length).toBe(before + 1)
+    expect(closed.at(-1)).toBeGreaterThanOrEqual(TIMEOUT_MS)
+    // The client then finds it closed, with part of the answer: the reset dropped what the
+    // server's OS still held (a plain close would have sent it on).
+    const received = await readToEnd(socket)
+    expect(received.bytes).toBeLessThan(BIG.length / 4)
+  })
+
+  it('keeps a slow client that reads (its answer takes several timeouts)', async () => {
+    const socket = await request(port, '/big')
+    // 256 KiB, then a pause of 40 ms (about 6 MiB/s): the 24 MiB answer takes about 4 s.
+    let received = 0
+    let sincePause = 0
+    const done = new Promise<boolean>((resolve, reject) => {
+      socket.on('error', reject)
+      socket.on('close', () => resolve(false))
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        sincePause += chunk.length
+        // The head's bytes come first: the body's are all there once received passes its length.
+        if (received > BIG.length) resolve(true)
+        if (sincePause < 256 * 1024) return
+        sincePause = 0
+        socket.pause()
+        setTimeout(() => socket.resume(), 40)
+      })
+    })
+    const started = Date.now()
+    expect(await done).toBe(true)
+    expect(Date.now() - started).toBeGreaterThan(TIMEOUT_MS)
+    expect(socket.destroyed).toBe(false)
+    socket.destroy()
+  }, 30_000)
+
+  it('keeps a request whose answer is still being made', async () => {
+    const socket = await request(port, '/slow-to-make')
+    let text = ''
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
+    await sleep(4 * TIMEOUT_MS)
+    expect(text).toMatch(/\r\n\r\nmade$/)
+    expect(socket.destroyed).toBe(false)
+    socket.destroy()
+  })
+})
+
+describe('toolsel serve: server.sendTimeoutMs', () => {
+  let serve: RunningServe
+
+  beforeAll(async () => {
+    const dir = await import('node:fs/promises').then(({ mkdtemp }) =>
+      mkdtemp(join(process.env.TMPDIR ?? '/tmp', 'toolsel-send-timeout-')),
+    )
+    const config = join(dir, 'config.json')
+    await writeFile(config, JSON.stringify({ server: { sendTimeoutMs: 1000 } }))
+    serve = await startServe(['--config', config], { savedDemo: true })
+  }, 120_000)
+
+  afterAll(() => serve?.stop())
+
+  it('closes a connection whose pipelined answers are never read', async () => {
+    const port = Number(new URL(serve.url).port)
+    const socket = connect(port, '127.0.0.1')
+    await new Promise<void>((resolve, reject) =>
+      socket.once('connect', resolve).once('error', reject),
+    )
+    socket.pause()
+    // 200 KB answers: 100 of them fill loopback's buffers and leave one in the server.
+    socket.write('GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(100))
+    // Past the timeout (1 s) and its check, before the idle keep-alive's 5 s could matter.
+    await sleep(3500)
+    const received = await readToEnd(socket)
+    // Before: every answer came (the connection held its answer until it was read).
+    expect(received.text.split('HTTP/1.1 200').length - 1).toBeLessThan(100)
+  }, 40_000)
+})
