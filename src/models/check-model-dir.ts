@@ -9,6 +9,7 @@ import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { OnnxDtype } from './onnx/onnx-embedding-model.ts'
 import { readModelText } from './model-text-files.ts'
+import { checkModelWeightFiles } from './model-weight-files.ts'
 import {
   layoutProblems,
   listModelFiles,
@@ -97,16 +98,39 @@ export async function checkModelDir(
       'No generation_config.json: end-of-turn tokens come from config.json and the tokenizer.',
     )
   }
+  // ONNX Runtime reads the files inspected and probed whole: each a regular file within its
+  // limit first (model-weight-files.ts), else a problem and nothing read.
+  const unreadable = await weightFileProblems(path, report.dtypes)
+  report.problems.push(...unreadable)
   const file = report.dtypes.find((candidate) => candidate.dtype === dtype)
-  if (file) await inspect(path, file, config, report)
+  if (file && unreadable.length === 0) await inspect(path, file, config, report)
   const smallest = [...report.dtypes].sort((a, b) => a.bytes - b.bytes)[0]
-  if (smallest && options.probeCuda !== false) {
+  if (smallest && options.probeCuda !== false && unreadable.length === 0) {
     report.providers = await probeExecutionProviders(join(path, smallest.file))
   } else {
     report.providers = [{ name: 'cpu', available: true }]
   }
   report.ok = report.problems.length === 0
   return report
+}
+
+/** A problem for each dtype whose ONNX files `checkModelWeightFiles` refuses. */
+async function weightFileProblems(
+  directory: string,
+  dtypes: readonly ModelFile[],
+): Promise<LayoutProblem[]> {
+  const problems: LayoutProblem[] = []
+  for (const { dtype } of dtypes) {
+    try {
+      await checkModelWeightFiles(directory, dtype)
+    } catch (error) {
+      problems.push({
+        message: (error as Error).message,
+        fix: 'Put the exported ONNX file there (models/README.md, "Getting a model").',
+      })
+    }
+  }
+  return problems
 }
 
 function checkConfig(config: Record<string, unknown> | undefined, report: ModelCheckReport): void {

@@ -11,9 +11,12 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { stat } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { type FileHandle, open } from 'node:fs/promises'
 import { join } from 'node:path'
-import { sha256OfFile } from '../file-sha256.ts'
+import { FileTooLargeError, NotRegularFileError, readChunksUpTo } from '../read-text-file.ts'
+import { modelFileError } from './model-text-files.ts'
+import { modelFileMaxBytes, modelFileSizes } from './model-weight-files.ts'
 
 /** File hashes kept per process (the oldest dropped first); a model has about ten files. */
 const MAX_CACHED_FILES = 256
@@ -26,7 +29,11 @@ export const fingerprintStats = { filesHashed: 0 }
 /**
  * `sha256:<hex>` over the (name, size, sha256) list of the regular files among `files` (paths
  * relative to `directory`, links followed) that exist, in the order given. Absent files are
- * left out: they were not loaded either. Throws what reading a file throws.
+ * left out: they were not loaded either. Each is read through one handle, opened non-blocking:
+ * one that is not a regular file (a device, a FIFO, a directory) or is past its limit
+ * (`modelFileMaxBytes`; one that grows past it while read too) is MODEL_LOAD_FAILED naming it,
+ * unread (until round 47 a FIFO or a device counted as absent and was then read by the load, and
+ * any size was hashed). Other failures are what reading a file throws.
  */
 export async function modelFilesFingerprint(
   directory: string,
@@ -56,14 +63,32 @@ export async function modelFilesState(
   const identity: string[] = []
   for (const name of files) {
     const path = join(directory, name)
-    const stats = await stat(path, { bigint: true }).catch(() => undefined)
-    if (stats === undefined || !stats.isFile()) {
+    let handle: FileHandle
+    try {
+      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error
       identity.push(`${JSON.stringify(name)}\t-`)
       continue
     }
-    identity.push(`${JSON.stringify(name)}\t${statKey(stats)}`)
-    const sha256 = await fileSha256(path, stats)
-    listing.update(`${JSON.stringify(name)}\t${stats.size}\t${sha256}\n`)
+    try {
+      const stats = await handle.stat({ bigint: true })
+      const limit = modelFileMaxBytes(name)
+      if (!stats.isFile()) throw modelFileError(path, new NotRegularFileError())
+      if (stats.size > BigInt(limit)) {
+        const tooLarge = new FileTooLargeError(limit)
+        throw modelFileError(path, tooLarge, Number(stats.size), limit, modelFileSizes(name))
+      }
+      identity.push(`${JSON.stringify(name)}\t${statKey(stats)}`)
+      const sha256 = await fileSha256(path, stats, handle, limit).catch((error: unknown) => {
+        if (!(error instanceof FileTooLargeError)) throw error
+        throw modelFileError(path, error, undefined, limit, modelFileSizes(name))
+      })
+      listing.update(`${JSON.stringify(name)}\t${stats.size}\t${sha256}\n`)
+    } finally {
+      await handle.close()
+    }
   }
   return { fingerprint: `sha256:${listing.digest('hex')}`, identity: identity.join('\n') }
 }
@@ -74,15 +99,23 @@ function statKey(stats: FileStats): string {
   return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`
 }
 
-/** sha256 of the file at `path`, whose stat is `stats`; cached while they stay the same. */
-function fileSha256(path: string, stats: FileStats): Promise<string> {
+/**
+ * sha256 of the file at `path` open on `handle`, whose fstat is `stats`, at most `maxBytes` of it
+ * (else a FileTooLargeError); cached while they stay the same.
+ */
+function fileSha256(
+  path: string,
+  stats: FileStats,
+  handle: FileHandle,
+  maxBytes: number,
+): Promise<string> {
   const key = `${path}\u0000${statKey(stats)}`
   const cached = fileHashes.get(key)
   if (cached !== undefined) return cached
-  const hashing = hashFile(path).then(
+  const hashing = hashFile(handle, maxBytes).then(
     async (sha256) => {
       // Written while it was read: the hash is of neither version, and not kept.
-      const after = await stat(path, { bigint: true }).catch(() => undefined)
+      const after = await handle.stat({ bigint: true }).catch(() => undefined)
       if (after?.size !== stats.size || after.ctimeNs !== stats.ctimeNs) fileHashes.delete(key)
       return sha256
     },
@@ -96,8 +129,10 @@ function fileSha256(path: string, stats: FileStats): Promise<string> {
   return hashing
 }
 
-/** The file's bytes streamed through sha256, counted (`fingerprintStats`). */
-function hashFile(path: string): Promise<string> {
+/** The bytes of `handle` streamed through sha256 (4 MiB at a time), counted (`fingerprintStats`). */
+async function hashFile(handle: FileHandle, maxBytes: number): Promise<string> {
   fingerprintStats.filesHashed++
-  return sha256OfFile(path)
+  const hash = createHash('sha256')
+  await readChunksUpTo(handle, maxBytes, (chunk) => hash.update(chunk))
+  return hash.digest('hex')
 }

@@ -81,15 +81,21 @@ export async function readModelText(file: string): Promise<string> {
   }
 }
 
-function modelFileError(
+/**
+ * MODEL_LOAD_FAILED naming `file`: not a regular file, or larger than `maxBytes` (`size`: what its
+ * fstat said); `sizes` says how large such files are.
+ */
+export function modelFileError(
   file: string,
   error: NotRegularFileError | FileTooLargeError,
   size?: number,
+  maxBytes = MODEL_TEXT_FILE_MAX_BYTES,
+  sizes = 'model config and tokenizer files are a few KiB to tens of MB',
 ): ToolselError {
   const problem =
     error instanceof NotRegularFileError
       ? 'is not a regular file (a device, pipe or directory)'
-      : `is ${size === undefined ? 'larger than' : `${size} bytes, larger than`} ${MODEL_TEXT_FILE_MAX_BYTES} bytes (model config and tokenizer files are a few KiB to tens of MB)`
+      : `is ${size === undefined ? 'larger than' : `${size} bytes, larger than`} ${maxBytes} bytes (${sizes})`
   return new ToolselError('MODEL_LOAD_FAILED', `Model file "${file}" ${problem}.`, {
     cause: error,
     details: { file },

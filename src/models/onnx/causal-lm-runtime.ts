@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ChatMessage } from '../language-model.ts'
 import { checkModelTextFiles, readModelText } from '../model-text-files.ts'
+import { checkModelWeightFiles } from '../model-weight-files.ts'
+import type { OnnxDtype } from './causal-lm-files.ts'
 import { loadTransformers, type Device } from './transformers.ts'
 
 /** The transformers.js tensor fields we read. Its full class type is slow to check. */
@@ -105,6 +107,8 @@ export class CausalLmRuntime {
   static async load(directory: string, dtype: string, device: Device): Promise<CausalLmRuntime> {
     // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
     await checkModelTextFiles(directory)
+    // And its ONNX files (model-weight-files.ts): ONNX Runtime reads them whole too.
+    await checkModelWeightFiles(directory, dtype as OnnxDtype)
     const transformers = await loadTransformers()
     const [tokenizer, model] = await Promise.all([
       transformers.AutoTokenizer.from_pretrained(directory),

@@ -12,7 +12,8 @@ import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { checkModelTextFiles, MODEL_TEXT_FILES, readModelText } from '../model-text-files.ts'
 import { modelFilesState } from '../model-fingerprint.ts'
 import { embedInBatches, type EmbedOptions, type EmbeddingModel } from '../embedding-model.ts'
-import { listModelFiles, modelFileName, type OnnxDtype } from './causal-lm-files.ts'
+import { modelWeightFiles } from '../model-weight-files.ts'
+import type { OnnxDtype } from './causal-lm-files.ts'
 import { createOnDevice, loadTransformers, type Device } from './transformers.ts'
 
 /** How token vectors become one sentence vector. */
@@ -125,6 +126,8 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
     const dtype = options.dtype ?? 'fp32'
     for (let attempt = 1; ; attempt++) {
       // transformers.js reads these whole: a link to /dev/zero would grow the process until killed.
+      // The fingerprint refuses any loaded file that is not a regular file within its limit
+      // (model-weight-files.ts), the ONNX files too, before transformers.js reads them.
       await checkModelTextFiles(path)
       const before = await modelFilesState(path, loadedFiles(path, dtype))
       const model = await OnnxEmbeddingModel.#loadOnce(path, options, before.fingerprint)
@@ -234,8 +237,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
  * `dtype` with any external data beside them (causal-lm-files.ts: the same layout).
  */
 function loadedFiles(directory: string, dtype: OnnxDtype): string[] {
-  const weights = listModelFiles(directory).find((file) => file.dtype === dtype)
-  return [...MODEL_TEXT_FILES, modelFileName(dtype), ...(weights?.externalData ?? [])]
+  return [...MODEL_TEXT_FILES, ...modelWeightFiles(directory, dtype)]
 }
 
 /** Reads pooling, normalisation and prompts from the model directory and merges the options over them. */
