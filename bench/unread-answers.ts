@@ -12,13 +12,13 @@
  *     [--send-timeout-ms 5000] [--wait-s 60] [--before /work/ci-base]
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startServe } from '../test/helpers/start-serve.ts'
 import { benchArgs, usageError } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -68,47 +68,6 @@ function sample(pid: number, port: number): Sample {
   return { rssMb: rssMb(pid), connections: established(port), tcpMemMb: tcpMemMb() }
 }
 
-/** `toolsel serve` of checkout `root` on a free port; resolves once it logged `Ready:`. */
-async function startServe(
-  root: string,
-  args: string[],
-): Promise<{ child: ChildProcess; port: number; dir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolsel-unread-'))
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'bin/toolsel.mjs'),
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--index-dir',
-      join(dir, 'index'),
-      ...args,
-    ],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        TOOLSEL_LIBRARY: '',
-        TOOLSEL_PORT: '',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  let logs = ''
-  child.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  const deadline = Date.now() + 120_000
-  while (!/Ready:/.test(logs)) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`toolsel serve (${root}) did not start:\n${logs}`)
-    await sleep(100)
-  }
-  const port = Number(/Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1])
-  return { child, port, dir }
-}
-
 async function open(port: number): Promise<Socket> {
   const socket = connect(port, '127.0.0.1')
   await new Promise((done, fail) => socket.once('connect', done).once('error', fail))
@@ -124,7 +83,10 @@ async function measure(
   requests: number,
   waitMs: number,
 ): Promise<{ samples: Sample[]; closedS: number | undefined }> {
-  const { child, port, dir } = await startServe(root, args)
+  // Its own fresh index directory, removed by `stop`.
+  const serve = await startServe(args, { cwd: root })
+  const { child } = serve
+  const port = Number(new URL(serve.url).port)
   try {
     // The document is made once, on the first request: before the baseline.
     await fetch(`http://127.0.0.1:${port}/openapi.json`).then((answer) => answer.arrayBuffer())
@@ -160,9 +122,7 @@ async function measure(
       closedS: closedAt === undefined ? undefined : closedAt / 1000,
     }
   } finally {
-    child.kill('SIGTERM')
-    await new Promise((done) => child.once('exit', done))
-    await rm(dir, { recursive: true, force: true })
+    await serve.stop()
   }
 }
 
