@@ -46,23 +46,30 @@ export async function checkModelTextFiles(directory: string): Promise<void> {
   // Its weights and tokenizer decide the answers: `assertTrustedPath` (refused when any user can
   // write it or a directory above it; another uid's a warning).
   assertTrustedPath(directory, 'Model directory', 'MODEL_LOAD_FAILED', { recursive: true })
-  for (const name of MODEL_TEXT_FILES) {
-    const file = join(directory, name)
-    let opened: Awaited<ReturnType<typeof openForReading>>
-    try {
-      opened = await openForReading(file, { regularOnly: true })
-    } catch (error) {
-      if (error instanceof NotRegularFileError) throw modelFileError(file, error)
-      continue // Absent (or unreadable): the load reports what it needs.
-    }
-    await opened.handle.close()
-    if (opened.stats.size > MODEL_TEXT_FILE_MAX_BYTES) {
-      throw modelFileError(
-        file,
-        new FileTooLargeError(MODEL_TEXT_FILE_MAX_BYTES),
-        opened.stats.size,
-      )
-    }
+  for (const name of MODEL_TEXT_FILES) await checkModelFile(join(directory, name))
+}
+
+/**
+ * MODEL_LOAD_FAILED naming `file` when it is not a regular file or is larger than `maxBytes`
+ * (`sizes`: how large such files are, for the message). It is opened (non-blocking) and its
+ * handle's fstat checked; nothing is read. Absent (or unreadable) passes: the load reports what
+ * it needs.
+ */
+export async function checkModelFile(
+  file: string,
+  maxBytes = MODEL_TEXT_FILE_MAX_BYTES,
+  sizes?: string,
+): Promise<void> {
+  let opened: Awaited<ReturnType<typeof openForReading>>
+  try {
+    opened = await openForReading(file, { regularOnly: true })
+  } catch (error) {
+    if (error instanceof NotRegularFileError) throw modelFileError(file, error)
+    return
+  }
+  await opened.handle.close()
+  if (opened.stats.size > maxBytes) {
+    throw modelFileError(file, new FileTooLargeError(maxBytes), opened.stats.size, maxBytes, sizes)
   }
 }
 

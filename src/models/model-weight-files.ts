@@ -7,8 +7,7 @@
  * @module
  */
 import { join } from 'node:path'
-import { FileTooLargeError, NotRegularFileError, openForReading } from '../read-text-file.ts'
-import { MODEL_TEXT_FILES, MODEL_TEXT_FILE_MAX_BYTES, modelFileError } from './model-text-files.ts'
+import { MODEL_TEXT_FILES, MODEL_TEXT_FILE_MAX_BYTES, checkModelFile } from './model-text-files.ts'
 import { listModelFiles, modelFileName, type OnnxDtype } from './onnx/causal-lm-files.ts'
 
 /**
@@ -50,25 +49,6 @@ export function modelWeightFiles(directory: string, dtype: OnnxDtype): string[] 
  * regular file or is past `modelFileMaxBytes`. Absent files pass: the load says what it needs.
  */
 export async function checkModelWeightFiles(directory: string, dtype: OnnxDtype): Promise<void> {
-  for (const name of modelWeightFiles(directory, dtype)) {
-    const file = join(directory, name)
-    let opened: Awaited<ReturnType<typeof openForReading>>
-    try {
-      opened = await openForReading(file, { regularOnly: true })
-    } catch (error) {
-      if (error instanceof NotRegularFileError) throw modelFileError(file, error)
-      continue // Absent (or unreadable): the load reports what it needs.
-    }
-    await opened.handle.close()
-    const limit = modelFileMaxBytes(name)
-    if (opened.stats.size > limit) {
-      throw modelFileError(
-        file,
-        new FileTooLargeError(limit),
-        opened.stats.size,
-        limit,
-        modelFileSizes(name),
-      )
-    }
-  }
+  for (const name of modelWeightFiles(directory, dtype))
+    await checkModelFile(join(directory, name), modelFileMaxBytes(name), modelFileSizes(name))
 }
