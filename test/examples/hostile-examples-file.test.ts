@@ -35,34 +35,23 @@ const here = async (argv: string[]): Promise<ChildRun> => ({
   signal: null,
 })
 
-/** `toolsel index CALENDAR --examples <examples>` in this process (a small file). */
-const indexHere = (examples: string) =>
-  here([
-    'index',
-    CALENDAR,
-    '--name',
-    'cal',
-    '--index-dir',
-    join(root, 'indexes'),
-    '--examples',
-    examples,
-  ])
+/** `toolsel index CALENDAR --examples <examples>`'s words. */
+const indexArgv = (examples: string) => [
+  'index',
+  CALENDAR,
+  '--name',
+  'cal',
+  '--index-dir',
+  join(root, 'indexes'),
+  '--examples',
+  examples,
+]
+
+/** That command in this process (a small file). */
+const indexHere = (examples: string) => here(indexArgv(examples))
 
 // 90 s: on a loaded machine (the full suite beside other work) a run took past the default 30.
-const index = (examples: string) =>
-  runToolselChild(
-    [
-      'index',
-      CALENDAR,
-      '--name',
-      'cal',
-      '--index-dir',
-      join(root, 'indexes'),
-      '--examples',
-      examples,
-    ],
-    { timeoutMs: 90_000 },
-  )
+const index = (examples: string) => runToolselChild(indexArgv(examples), { timeoutMs: 90_000 })
 
 describe('hostile usage examples files', () => {
   it('/dev/zero is refused within its first lines of bytes: line 1 is longer than an example takes', async () => {
