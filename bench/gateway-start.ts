@@ -49,7 +49,7 @@ const { values } = benchArgs(import.meta.url, {
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { freePort, processRssMiB } = await import('./perf/http-load.ts')
-const { cpuSeconds, loadAverage: load, median } = await import('./perf/process-stats.ts')
+const { cpuSeconds, loadAverage: load, median } = await import('./lib/measure.ts')
 
 const FIXTURE = fileURLToPath(new URL('../test/mcp/fixtures/tiny-upstream.sh', import.meta.url))
 const NODE_UPSTREAM = fileURLToPath(

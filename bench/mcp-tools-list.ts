@@ -38,7 +38,7 @@ const { values } = benchArgs(import.meta.url, {
 const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
 const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
 const { processRssMiB } = await import('./perf/http-load.ts')
-const { loadAverage: load, median } = await import('./perf/process-stats.ts')
+const { loadAverage: load, median } = await import('./lib/measure.ts')
 
 const BIN = fileURLToPath(new URL('../bin/toolsel.mjs', import.meta.url))
 const UPSTREAM = fileURLToPath(new URL('../test/mcp/fixtures/node-upstream.mjs', import.meta.url))

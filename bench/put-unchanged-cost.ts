@@ -36,7 +36,7 @@ const {
   saveIndexedLibrary,
   savedIndexProblem,
 } = await import('../src/store/library-lifecycle.ts')
-const { summarize } = await import('./perf/measure.ts')
+const { summarize } = await import('./lib/measure.ts')
 const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
 const reps = Number(values.reps)
 const dataDir = values.data

@@ -47,7 +47,7 @@ const { selectTools } = await import('../src/pipeline.ts')
 const { LearnedSelector } = await import('../src/select/learned-selector.ts')
 const { Top1Selector } = await import('../src/select/top1-selector.ts')
 const { savedBenchmarkSelection } = await import('./perf/in-process.ts')
-const { summarize } = await import('./perf/measure.ts')
+const { summarize } = await import('./lib/measure.ts')
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-select-cpu-'))
 try {

@@ -32,7 +32,7 @@ const { values } = benchArgs(import.meta.url, {
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { freePort, processRssMiB, waitUntilReady } = await import('./perf/http-load.ts')
-const { cpuSeconds, loadAverage: load, median } = await import('./perf/process-stats.ts')
+const { cpuSeconds, loadAverage: load, median } = await import('./lib/measure.ts')
 if ((values.library === undefined) !== (values['index-dir'] === undefined)) {
   process.stderr.write(
     'Usage: bench/start-to-ready.ts [--library <name> --index-dir <dir>] [--build <parts>]... [--runs 3] [--config FILE]\n',

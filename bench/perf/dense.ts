@@ -17,7 +17,13 @@ import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { FlatIndex } from '../../src/retrieve/dense/flat-index.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { StoredDenseRetriever } from '../../src/store/stored-dense-retriever.ts'
-import { collectGarbage, rssMiB, summarize, timeCalls, type LatencySummary } from './measure.ts'
+import {
+  collectGarbage,
+  rssMiB,
+  summarize,
+  timeCalls,
+  type LatencySummary,
+} from '../lib/measure.ts'
 import { buildSyntheticLibrary, loadBenchmarkQueries } from './synthetic-library.ts'
 
 export interface DenseOptions {

@@ -1,0 +1,119 @@
+/**
+ * The measures and table lines the bench scripts share: medians and percentiles, this process's
+ * CPU milliseconds, another process's CPU seconds from /proc, timers, memory, the load average and
+ * Markdown table lines. It imports node's modules only, so an entry script may import it before
+ * its flags are parsed (test/bench/bench-scripts-args.test.ts).
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { loadavg } from 'node:os'
+
+/** The middle value of `numbers` (the upper one of an even count); NaN when there are none. */
+export function median(numbers: readonly number[]): number {
+  const sorted = [...numbers].sort((a, b) => a - b)
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]
+}
+
+/** The middle value of `numbers`, the mean of the two middle ones of an even count. */
+export function evenMedian(numbers: readonly number[]): number {
+  const sorted = [...numbers].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/** `median 12.3 ms (12.1, 12.3, 14.0)`: the median and each value, in milliseconds. */
+export const medianAndEachMs = (values: readonly number[]) =>
+  `median ${median(values).toFixed(1)} ms (${values.map((value) => value.toFixed(1)).join(', ')})`
+
+/** The nearest-rank `p`th percentile (0 to 100) of `sorted` (ascending); NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[rank]
+}
+
+export interface LatencySummary {
+  count: number
+  p50: number
+  p99: number
+  mean: number
+}
+
+/** Milliseconds per call, summarised. */
+export function summarize(samples: number[]): LatencySummary {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const mean = sorted.reduce((sum, value) => sum + value, 0) / Math.max(1, sorted.length)
+  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean }
+}
+
+/** Runs `call` once per input (`passes` times over the inputs) and returns per-call milliseconds. */
+export async function timeCalls<T>(
+  inputs: readonly T[],
+  passes: number,
+  call: (input: T) => unknown,
+): Promise<number[]> {
+  const samples: number[] = []
+  for (let pass = 0; pass < passes; pass += 1) {
+    for (const input of inputs) {
+      const started = process.hrtime.bigint()
+      await call(input)
+      samples.push(Number(process.hrtime.bigint() - started) / 1e6)
+    }
+  }
+  return samples
+}
+
+/** User + system CPU milliseconds this process has used so far (all its threads). */
+export function cpuMs(): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100
+
+/** User + system CPU seconds of process `pid` so far, all its threads. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may hold spaces) in parentheses: utime is the 14th field.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+}
+
+export function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc) {
+    gc()
+    gc()
+  }
+}
+
+export function rssMiB(): number {
+  return process.memoryUsage().rss / 2 ** 20
+}
+
+export function heapMiB(): number {
+  return process.memoryUsage().heapUsed / 2 ** 20
+}
+
+/** The 1, 5 and 15 minute load averages, as `8.05 7.41 4.59` (`digits` after the point). */
+export const loadAverage = (digits = 2) =>
+  loadavg()
+    .map((value) => value.toFixed(digits))
+    .join(' ')
+
+/** One Markdown table line: `| a | b |`. */
+export const markdownRow = (cells: readonly (string | number)[]) => `| ${cells.join(' | ')} |`
+
+/**
+ * A Markdown table's lines: the header, its rule (`align`: `---:` right-aligns a column, `---`
+ * leaves it; one for every column or one a column) and a line a row.
+ */
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+  align: string | readonly string[] = '---:',
+): string[] {
+  const rule = header.map((_, at) => (typeof align === 'string' ? align : align[at]))
+  return [markdownRow(header), markdownRow(rule), ...rows.map(markdownRow)]
+}
