@@ -55,6 +55,25 @@ export function usageError(scriptUrl: string, message: string): never {
   process.exit(USAGE_EXIT)
 }
 
+/**
+ * A flag's `value` as a whole number from `min` to `max`; anything else is a usage error naming
+ * the flag (`--turns takes a whole number from 1 to 50, got "0"`, as `usageError`).
+ */
+export function wholeNumber(
+  scriptUrl: string,
+  flag: string,
+  value: string | undefined,
+  min = 1,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  const number = Number(value)
+  if (value !== undefined && Number.isInteger(number) && number >= min && number <= max) {
+    return number
+  }
+  const range = max === Number.MAX_SAFE_INTEGER ? `of ${min} or more` : `from ${min} to ${max}`
+  return usageError(scriptUrl, `${flag} takes a whole number ${range}, got "${value ?? ''}"`)
+}
+
 type Options = NonNullable<ParseArgsConfig['options']>
 
 function describeParseError(error: Error, code: string, options: Options): string {

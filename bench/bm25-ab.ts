@@ -14,9 +14,9 @@
  * (/tmp/bm25-q-100000/q-100000) or bench/perf.ts's `--out` (/tmp/p1m/perf-1000000).
  * @module
  */
-import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { benchArgs, usageError } from './bench-args.ts'
+import { cpuMs, loadAverage, median } from './lib/measure.ts'
 import type { CheckoutDefault } from './perf/checkout-default.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -50,12 +50,8 @@ for (const query of [...steps, ...wholes]) {
   if (a !== b) throw new Error(`The two versions answer differently: ${query}`)
 }
 console.log(
-  `${indexDir}: same answers to ${steps.length + wholes.length} queries; load average ${loadavg().map((l) => l.toFixed(1))}`,
+  `${indexDir}: same answers to ${steps.length + wholes.length} queries; load average ${loadAverage(1)}`,
 )
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
 const results = new Map<string, number[]>()
 const record = (name: string, microseconds: number) =>
   results.set(name, [...(results.get(name) ?? []), microseconds])
@@ -76,9 +72,8 @@ for (let pass = 0; pass < passes + 1; pass += 1) {
   }
 }
 for (const [name, list] of results) {
-  const sorted = [...list].sort((a, b) => a - b)
   console.log(
-    `${name.padEnd(32)} CPU per request, median of ${list.length}: ${sorted[Math.floor(list.length / 2)].toFixed(0)} µs (all: ${list.map((v) => v.toFixed(0)).join(' ')})`,
+    `${name.padEnd(32)} CPU per request, median of ${list.length}: ${median(list).toFixed(0)} µs (all: ${list.map((v) => v.toFixed(0)).join(' ')})`,
   )
 }
 // Query by query, both sides back to back (who goes first alternates), each query's fastest of
@@ -102,4 +97,4 @@ const [before, after] = fastest.map(
 console.log(
   `BM25 (steps and whole instruction) µs per request, each query's fastest of ${passes}, interleaved: before ${before.toFixed(0)}, after ${after.toFixed(0)}, after ÷ before ${(after / before).toFixed(3)}`,
 )
-console.log(`load average ${loadavg().map((l) => l.toFixed(1))}`)
+console.log(`load average ${loadAverage(1)}`)

@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
+import { cpuMs, loadAverage } from './lib/measure.ts'
 import type { Bm25Retriever } from '../src/retrieve/bm25/bm25-retriever.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -95,17 +96,13 @@ for (const [name, strategy] of strategies) {
     }
   }
 }
-const cpu = () => {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1000
-}
 for (const [label, queries] of [
   ['steps', steps],
   ['whole', wholes],
 ] as const) {
   for (const [name, strategy] of strategies) {
     const times: number[] = []
-    const cpuStart = cpu()
+    const cpuStart = cpuMs()
     for (let round = 0; round < rounds; round += 1) {
       for (const query of queries) {
         const start = performance.now()
@@ -113,12 +110,12 @@ for (const [label, queries] of [
         times.push(performance.now() - start)
       }
     }
-    const cpuMs = cpu() - cpuStart
+    const cpuUsed = cpuMs() - cpuStart
     times.sort((a, b) => a - b)
     const q = (p: number) => times[Math.floor(p * (times.length - 1))].toFixed(3)
     console.log(
-      `${label.padEnd(5)} ${name.padEnd(10)} ${queries.length} queries: CPU per request ${((cpuMs / rounds / instructions.length) * 1000).toFixed(0)} µs, per query p50 ${q(0.5)} / p99 ${q(0.99)} ms`,
+      `${label.padEnd(5)} ${name.padEnd(10)} ${queries.length} queries: CPU per request ${((cpuUsed / rounds / instructions.length) * 1000).toFixed(0)} µs, per query p50 ${q(0.5)} / p99 ${q(0.99)} ms`,
     )
   }
 }
-console.log(`load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1))}`)
+console.log(`load average ${loadAverage(1)}`)

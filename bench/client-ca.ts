@@ -12,7 +12,8 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -28,10 +29,7 @@ type ToolselClient = import('../src/client/index.ts').ToolselClient
 const { startHttpsProxy } = await import('../test/helpers/https-proxy.ts')
 const counts = { rounds: 0, calls: 0, together: 0 }
 for (const name of ['rounds', 'calls', 'together'] as const) {
-  const value = Number(values[name])
-  if (!Number.isInteger(value) || value < 1 || value > 10_000)
-    usageError(import.meta.url, `--${name} takes a whole number from 1 to 10000.`)
-  counts[name] = value
+  counts[name] = wholeNumber(import.meta.url, `--${name}`, values[name], 1, 10_000)
 }
 if (values.other === '')
   usageError(
@@ -49,8 +47,6 @@ const clients: Array<[string, MakeClient]> = [
   [values.other, (options) => new other.ToolselClient(options)],
 ]
 
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const https = await startHttpsProxy()
 try {
   const ca = await readFile(join(https.dir, 'ca.pem'), 'utf8')

@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { benchArgs, usageError } from './bench-args.ts'
+import { markdownTable } from './lib/measure.ts'
 
 interface Report {
   suites: Array<{
@@ -79,8 +80,7 @@ rows.push([
     return mean === undefined ? '–' : (100 * mean).toFixed(2)
   }),
 ])
-console.log(`| ${header.join(' | ')} |\n|${header.map(() => ' --- ').join('|')}|`)
-for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+console.log(markdownTable(header, rows, '---').join('\n'))
 paths.forEach((path, index) => console.log(`run ${index + 1}: ${path}`))
 
 const base = perQuery(reports[0])

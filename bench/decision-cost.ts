@@ -11,6 +11,7 @@
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
+import { median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -55,7 +56,6 @@ for (let round = 0; round < Number(values.rounds); round += 1) {
     times[name].push((used.user + used.system) / inputs.length)
   }
 }
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 console.log(
   `${inputs.length} decisions, ${values.rounds} rounds: before ${median(times.before).toFixed(1)} µs, after ${median(times.after).toFixed(1)} µs per call (ratio ${(median(times.after) / median(times.before)).toFixed(3)}); same answer ${same} of ${inputs.length}`,
 )

@@ -28,7 +28,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import type { StallRow } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -53,12 +53,8 @@ const { indexTools, loadIndexedLibrary, saveIndexedLibrary } =
   await import('../src/store/library-lifecycle.ts')
 const { listenApp } = await import('../test/helpers/listen-app.ts')
 const { measureStall, pause } = await import('./stall-probe.ts')
-const writes = Number(values.writes)
-if (!Number.isInteger(writes) || writes < 1)
-  usageError(import.meta.url, '--writes takes a positive number.')
-const reloads = Number(values.reloads)
-if (!Number.isInteger(reloads) || reloads < 0)
-  usageError(import.meta.url, '--reloads takes a number (0 or more).')
+const writes = wholeNumber(import.meta.url, '--writes', values.writes)
+const reloads = wholeNumber(import.meta.url, '--reloads', values.reloads, 0)
 if (values.client !== 'select' && values.client !== 'health')
   usageError(import.meta.url, '--client takes select or health.')
 
@@ -75,9 +71,9 @@ if (!split?.training)
 // `--examples N`: the first N training examples, or, past the 4.75k there are, copies of them
 // made distinct by a marker word (` v1`, ` v2`…) until there are N (16,900: the scale of #10).
 const wanted =
-  values.examples === undefined ? split.training.examples.length : Number(values.examples)
-if (!Number.isInteger(wanted) || wanted < 1)
-  usageError(import.meta.url, '--examples takes a positive number.')
+  values.examples === undefined
+    ? split.training.examples.length
+    : wholeNumber(import.meta.url, '--examples', values.examples)
 const base = split.training.examples
 const training = Array.from({ length: wanted }, (_, position) => {
   const example = base[position % base.length]

@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -30,12 +30,7 @@ const { values: args } = benchArgs(import.meta.url, {
   },
 })
 const root = resolve(args.root ?? join(dirname(fileURLToPath(import.meta.url)), '..'))
-const requests = Number(args.requests)
-if (!Number.isInteger(requests) || requests < 1)
-  usageError(
-    import.meta.url,
-    `--requests must be a whole number of 1 or more, got "${args.requests}"`,
-  )
+const requests = wholeNumber(import.meta.url, '--requests', args.requests)
 const openai = (() => {
   try {
     const parsed: unknown = JSON.parse(args.openai!)

@@ -13,7 +13,8 @@ import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
+import { median } from './lib/measure.ts'
 import type * as Module from '../src/mcp/gateway/bounded-read-buffer.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -23,12 +24,8 @@ const { values } = benchArgs(import.meta.url, {
     turns: { type: 'string', default: '9' },
   },
 })
-const messages = Number(values.messages)
-const turns = Number(values.turns)
-if (!Number.isInteger(messages) || messages < 1000 || messages > 1_000_000)
-  usageError(import.meta.url, '--messages takes a whole number from 1000 to 1000000')
-if (!Number.isInteger(turns) || turns < 1 || turns > 99)
-  usageError(import.meta.url, '--turns takes a whole number from 1 to 99')
+const messages = wholeNumber(import.meta.url, '--messages', values.messages, 1000, 1_000_000)
+const turns = wholeNumber(import.meta.url, '--turns', values.turns, 1, 99)
 const source = resolve(values.checkout!, 'src/mcp/gateway/bounded-read-buffer.ts')
 const { BoundedReadBuffer, OwnMessageCount } = (await import(
   pathToFileURL(source).href
@@ -43,7 +40,6 @@ const note: JSONRPCMessage = {
 const line = `${JSON.stringify(note)}\n`
 const perChunk = Math.floor((64 * 1024) / line.length)
 const chunk = Buffer.from(line.repeat(perChunk))
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 
 function countOnly(): number {
   const count = new OwnMessageCount(CAP)

@@ -53,6 +53,7 @@
 import { resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { benchArgs, usageError } from './bench-args.ts'
+import { median } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -229,11 +230,10 @@ if (args.case === 'init-error') {
     listings.push(upstream.state().lastLatencyMs ?? Number.NaN)
   }
   const each = Math.round((performance.now() - relisted) / Number(args.relists))
-  const median = listings.sort((a, b) => a - b)[Math.floor(listings.length / 2)]
   globalThis.gc?.()
   console.log(
     `${args.tools} tools with outputSchemas (${args.chars} characters), ${args.page} a page: connect ${ms} ms, heap ${first} MiB; ` +
-      `after ${args.relists} re-lists (each: listing median ${median} ms, ${each} ms with the gap) heap ${heap()} MiB, status ${upstream.state().status}, ${tools.length} tools`,
+      `after ${args.relists} re-lists (each: listing median ${median(listings)} ms, ${each} ms with the gap) heap ${heap()} MiB, status ${upstream.state().status}, ${tools.length} tools`,
   )
 } else if (args.case === 'schemas') {
   const kept = tools.reduce((sum, tool) => sum + JSON.stringify(tool.parameters ?? {}).length, 0)

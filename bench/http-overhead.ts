@@ -22,7 +22,8 @@ import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { median } from './lib/measure.ts'
 import type { ServerType } from '@hono/node-server'
 import type { SelectToolsResult } from '../src/pipeline.ts'
 
@@ -42,15 +43,10 @@ type Hono = import('hono').Hono
 const { buildSelectLoad } = await import('./perf/serve-process.ts')
 const { runWrk } = await import('./perf/wrk-load.ts')
 const { loadCheckoutApp } = await import('./perf/checkout-app.ts')
-const size = Number(values.size)
-const rounds = Number(values.rounds)
+const size = wholeNumber(import.meta.url, '--size', values.size)
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 const seconds = Number(values.duration)
-if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  usageError(import.meta.url, '--size and --rounds take positive whole numbers.')
-}
 if (!(seconds > 0)) usageError(import.meta.url, '--duration takes seconds (> 0).')
-
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 
 /** The route's answer for a result (`includeSchemas: true`, as the load asks). */
 function answer(result: SelectToolsResult) {

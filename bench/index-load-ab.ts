@@ -11,9 +11,9 @@
  *     [--index /tmp/p100k/perf-100000] [--turns 9]
  * @module
  */
-import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -22,13 +22,11 @@ const { values } = benchArgs(import.meta.url, {
     turns: { type: 'string', default: '9' },
   },
 })
-const turns = Number(values.turns)
 if (values.before === undefined)
   usageError(import.meta.url, '--before DIR: the checkout to compare with.')
 if (values.index === undefined || values.index.length === 0)
   usageError(import.meta.url, '--index DIR: a saved library directory (more than one allowed).')
-if (!Number.isInteger(turns) || turns < 1)
-  usageError(import.meta.url, '--turns takes a positive whole number.')
+const turns = wholeNumber(import.meta.url, '--turns', values.turns)
 
 type Load = (dir: string, config: unknown) => Promise<{ library: { size: number } }>
 /** `loadIndexedLibrary` and the default config of the checkout at `root`. */
@@ -42,7 +40,6 @@ const sides = {
   after: await version('.'),
 }
 
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 /** One load: wall and CPU milliseconds, and the tools loaded. */
 async function timed(side: keyof typeof sides, dir: string) {
   const cpu = process.cpuUsage()
@@ -53,11 +50,7 @@ async function timed(side: keyof typeof sides, dir: string) {
   return { wall, cpu: (used.user + used.system) / 1000, tools: loaded.library.size }
 }
 
-console.log(
-  `load average ${loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ')}, ${turns} turns`,
-)
+console.log(`load average ${loadAverage(1)}, ${turns} turns`)
 console.log(
   '| index | tools | before wall ms | after wall ms | ratio | before CPU ms | after CPU ms | ratio |',
 )
@@ -83,8 +76,4 @@ for (const dir of values.index!) {
     `| ${dir} | ${tools} | ${wall('before').toFixed(1)} | ${wall('after').toFixed(1)} | ${(wall('after') / wall('before')).toFixed(2)} | ${cpu('before').toFixed(1)} | ${cpu('after').toFixed(1)} | ${(cpu('after') / cpu('before')).toFixed(2)} |`,
   )
 }
-console.log(
-  `load average ${loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ')}`,
-)
+console.log(`load average ${loadAverage(1)}`)

@@ -14,9 +14,10 @@
  * @module
  */
 import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -63,7 +64,6 @@ async function cpuPerCall(count: number, work: () => Promise<unknown>): Promise<
   return (used.user + used.system) / count
 }
 
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[samples.length >> 1]!
 const idle = new Map<number, number[]>(sizes.map((size) => [size, []]))
 const scan = new Map<number, number[]>(sizes.map((size) => [size, []]))
 const full = new Map<number, number[]>(sizes.map((size) => [size, []]))
@@ -100,9 +100,7 @@ try {
 
 const ms = (micros: number) => (micros / 1000).toFixed(3)
 console.log(
-  `index-dir poll cost, ${polls} idle polls and a few scans per size, ${rounds} rounds (medians); load ${loadavg()
-    .map((load) => load.toFixed(2))
-    .join(' ')}`,
+  `index-dir poll cost, ${polls} idle polls and a few scans per size, ${rounds} rounds (medians); load ${loadAverage()}`,
 )
 console.log(
   '| libraries | idle poll, CPU ms | CPU ms/min idle at 2,000 ms | at 200 ms | scan (after a change), CPU ms | full check (not done), CPU ms |',

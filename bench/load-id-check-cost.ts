@@ -10,8 +10,8 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadavg } from 'node:os'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -37,8 +37,6 @@ const ids = Array.from(
   (_, at) => `${names[at % names.length]}#${Math.floor(at / names.length)}`,
 )
 const bytes = Buffer.from(JSON.stringify(ids))
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const packMs: number[] = []
 const checkMs: number[] = []
 let found = 0
@@ -53,7 +51,5 @@ for (let turn = 0; turn < turns; turn += 1) {
 console.log(
   `${size} ids (${(bytes.length / 2 ** 20).toFixed(1)} MiB of ids section), ${found} with a control or bidi character: ` +
     `PackedIds.of median ${median(packMs).toFixed(1)} ms, check median ${median(checkMs).toFixed(1)} ms ` +
-    `(turns: ${checkMs.map((ms) => ms.toFixed(1)).join(', ')}); load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
+    `(turns: ${checkMs.map((ms) => ms.toFixed(1)).join(', ')}); load average ${loadAverage()}`,
 )

@@ -16,9 +16,10 @@
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -39,9 +40,9 @@ const { selectTools } = await import(`${source}/pipeline.ts`)
 const { RulePlanner } = await import(`${source}/plan/rule-planner.ts`)
 const { LearnedSelector } = await import(`${source}/select/learned-selector.ts`)
 const { loadIndexedLibrary } = await import(`${source}/store/index-store.ts`)
-const size = Number(values.size)
-const rounds = Number(values.rounds)
 if (values.b === undefined) usageError(import.meta.url, '--b <model.json> is required.')
+const size = wholeNumber(import.meta.url, '--size', values.size)
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
   usageError(
     import.meta.url,
@@ -88,12 +89,11 @@ try {
   const perCall = (times: number[]) =>
     (times.reduce((total, time) => total + time, 0) / instructions.length) * 1000
   const [a, b] = fastest.map(perCall)
-  const median = [...differences].sort((x, y) => x - y)[Math.floor(differences.length / 2)]
   console.log(
     `${size} tools, ${instructions.length} instructions; selectTools µs per call, each call's ` +
       `fastest of ${rounds}: A ${a.toFixed(0)}, B ${b.toFixed(0)}, B − A ${(b - a).toFixed(0)}; ` +
-      `per-round B − A median ${median.toFixed(0)} (${differences.map((d) => d.toFixed(0)).join(' ')}); ` +
-      `load average ${loadavg().map((load) => load.toFixed(1))}`,
+      `per-round B − A median ${median(differences).toFixed(0)} (${differences.map((d) => d.toFixed(0)).join(' ')}); ` +
+      `load average ${loadAverage(1)}`,
   )
 } finally {
   await rm(work, { recursive: true, force: true })

@@ -13,10 +13,10 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -54,12 +54,9 @@ if (args.child) {
     )
     turns.push(JSON.parse(out.trim().split('\n').at(-1)!))
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1]
   const first = median(turns.map((turn) => turn.first))
   console.log(
-    `${dir}: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB; ${turns.length} processes, load ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' ')}`,
+    `${dir}: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB; ${turns.length} processes, load ${loadAverage()}`,
   )
   console.log(
     `first fingerprint: median ${first.toFixed(1)} ms (${(bytes / 1e6 / (first / 1000)).toFixed(0)} MB/s), turns ${turns.map((turn) => turn.first.toFixed(1)).join(', ')} ms`,

@@ -10,10 +10,10 @@
  * @module
  */
 import { existsSync } from 'node:fs'
-import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -61,11 +61,7 @@ const shapes: Record<string, string> = {
   ).join(',')}]`,
   'small objects': `[${'{"a":0},'.repeat(Math.floor(count / 2) - 1)}{"a":0}]`,
 }
-console.log(
-  `nestedPast vs JSON.parse, ${count} values, median of ${turns}, load ${loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')}`,
-)
+console.log(`nestedPast vs JSON.parse, ${count} values, median of ${turns}, load ${loadAverage()}`)
 console.log(
   `| message | KiB | JSON.parse ms | ${checks.map(({ name }) => `check ms (${name})`).join(' | ')} |`,
 )

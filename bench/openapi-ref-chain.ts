@@ -13,10 +13,10 @@
  *     [--before /work/ci-base]
  * @module
  */
-import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { cpuMs, loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -128,11 +128,6 @@ const rows: Array<[string, () => Json]> = [
   [`${aliases} names aliasing one 199,990-value schema`, aliasSpec],
 ]
 
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
-
 async function busy(importer: { run: Importer; context: ContextOf }, spec: Json) {
   const wall = performance.now()
   const cpu = cpuMs()
@@ -145,13 +140,8 @@ const trees: Array<[string, { run: Importer; context: ContextOf }]> = [
   ['after', await importerOf(resolve(import.meta.dirname, '..'))],
 ]
 if (values.before !== undefined) trees.unshift(['before', await importerOf(values.before)])
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 
-console.log(
-  `load average ${loadavg()
-    .map((load) => load.toFixed(1))
-    .join(' ')}`,
-)
+console.log(`load average ${loadAverage(1)}`)
 console.log(
   `| spec | JSON bytes | ${trees.map(([name]) => `${name} busy ms`).join(' | ')} | tools' parameters (bytes) |`,
 )

@@ -36,7 +36,8 @@ import { loadavg, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { PerfJson } from './perf/perf-options.ts'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { evenMedian, markdownTable } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -53,10 +54,7 @@ const { values } = benchArgs(import.meta.url, {
 if (values.before === undefined) {
   usageError(import.meta.url, '--before DIR: the checkout to compare with (. for this one).')
 }
-const turns = Number(values.turns)
-if (!Number.isInteger(turns) || turns < 1 || turns > 50) {
-  usageError(import.meta.url, `--turns takes a whole number from 1 to 50, got "${values.turns}"`)
-}
+const turns = wholeNumber(import.meta.url, '--turns', values.turns, 1, 50)
 const sizes = values.sizes.split(',').map(Number)
 if (
   sizes.length !== 2 ||
@@ -278,8 +276,7 @@ function pairedTable(runs: PairedRun[]): string {
   const header = ['code', 'turn', `CPU per request ${small} / ${large} (ms)`]
   header.push(`${small} CPU ÷ ${large} CPU`, `req/s ${small} / ${large} (loaded together)`)
   header.push(`${large} ÷ ${small} req/s`, 'errors or non-2xx', 'load (1 min)')
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`]
-  for (const run of runs) lines.push(`| ${pairedRow(run).join(' | ')} |`)
+  const lines = markdownTable(header, runs.map(pairedRow))
   const summary = sides.map((side) => {
     const ratios = runs.filter((run) => run.side === side.name).map(pairedRatio)
     return `- ${side.name} (${side.root}), ${ratios.length} runs: ${small} CPU ÷ ${large} CPU per request, median (range) ${spread(ratios, 3)}`
@@ -292,7 +289,7 @@ function sizeNames(): string[] {
 }
 
 function spread(list: number[], digits: number): string {
-  return `${median(list).toFixed(digits)} (${Math.min(...list).toFixed(digits)}-${Math.max(...list).toFixed(digits)})`
+  return `${evenMedian(list).toFixed(digits)} (${Math.min(...list).toFixed(digits)}-${Math.max(...list).toFixed(digits)})`
 }
 
 /** The checkout's short commit id (with `+` when its tracked files differ), else its folder name. */
@@ -345,12 +342,6 @@ function row(run: Run): string[] {
   ]
 }
 
-function median(list: number[]): number {
-  const sorted = [...list].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
 function table(runs: Run[]): string {
   const [small, large] = sizeNames()
   const header = ['code', 'turn', `${small} req/s`, `${large} req/s`, `${large} ÷ ${small}`]
@@ -360,8 +351,7 @@ function table(runs: Run[]): string {
     `selectTools p50 ${small} / ${large} (ms)`,
   )
   header.push('load (1 min)')
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`]
-  for (const run of runs) lines.push(`| ${row(run).join(' | ')} |`)
+  const lines = markdownTable(header, runs.map(row))
   const summary = sides.map((side) => {
     const mine = runs.filter((run) => run.side === side.name)
     const perSecond = (at: number) =>

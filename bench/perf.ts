@@ -33,6 +33,7 @@ import type { DenseResult } from './perf/dense.ts'
 import type { InProcessResult } from './perf/in-process.ts'
 import { PERF_OPTIONS, parsePerfArgs, perfJson } from './perf/perf-options.ts'
 import { benchArgs, usageError } from './bench-args.ts'
+import { markdownTable } from './lib/measure.ts'
 
 benchArgs(import.meta.url, { options: PERF_OPTIONS, allowPositionals: true })
 let options: ReturnType<typeof parsePerfArgs>
@@ -183,29 +184,24 @@ function formatTable(
     'HTTP req/s',
     ...(ceiling ? ['÷ ceiling'] : []),
   ]
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`]
-  for (const row of rows) {
-    lines.push(
-      `| ${[
-        row.tools,
-        row.withRealDescription,
-        f(row.buildSeconds),
-        f(row.rssAfterBuildMiB, 0),
-        f(row.http.serverRssMiB, 0),
-        `${f(row.bm25.p50, 3)} / ${f(row.bm25.p99, 3)}`,
-        `${f(row.selectTools.p50, 3)} / ${f(row.selectTools.p99, 3)}`,
-        `${f(row.http.p50)} / ${f(row.http.p99)}`,
-        f(row.http.requestsPerSecond, 0),
-        ...(ceiling ? [f(row.http.requestsPerSecond / ceiling.requestsPerSecond)] : []),
-      ].join(' | ')} |`,
-    )
-  }
+  const cells = rows.map((row) => [
+    row.tools,
+    row.withRealDescription,
+    f(row.buildSeconds),
+    f(row.rssAfterBuildMiB, 0),
+    f(row.http.serverRssMiB, 0),
+    `${f(row.bm25.p50, 3)} / ${f(row.bm25.p99, 3)}`,
+    `${f(row.selectTools.p50, 3)} / ${f(row.selectTools.p99, 3)}`,
+    `${f(row.http.p50)} / ${f(row.http.p99)}`,
+    f(row.http.requestsPerSecond, 0),
+    ...(ceiling ? [f(row.http.requestsPerSecond / ceiling.requestsPerSecond)] : []),
+  ])
   if (ceiling) {
-    const blank = header.length - 4
-    lines.push(
-      `| ceiling | ${Array(blank).fill('').join(' | ')} | ${f(ceiling.p50)} / ${f(ceiling.p99)} | ${f(ceiling.requestsPerSecond, 0)} | 1.00 |`,
-    )
+    const blank: string[] = Array(header.length - 4).fill('')
+    const http = `${f(ceiling.p50)} / ${f(ceiling.p99)}`
+    cells.push(['ceiling', ...blank, http, f(ceiling.requestsPerSecond, 0), '1.00'])
   }
+  const lines = markdownTable(header, cells)
   const notes = rows.map(
     (row) =>
       `- ${row.tools} tools: load from ${row.http.generator}; ${row.bm25.count} BM25 queries (${row.stepQueries} planned steps × passes), ${row.selectTools.count} selectTools calls, ${row.http.requests} HTTP requests (${row.http.errors} errors, ${row.http.non2xx} non-2xx); index ${f(row.indexFileMiB, 1)} MiB on disk, loaded by the server in ${f(row.http.serverLoadSeconds, 1)} s.`,

@@ -14,7 +14,8 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { connect, type Socket } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
+import { markdownTable } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -129,10 +130,8 @@ async function read(port: number, count: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const count = Number(values.requests)
-  const turns = Number(values.turns)
-  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(turns) || turns < 1)
-    usageError(import.meta.url, '--requests and --turns take positive whole numbers.')
+  const count = wholeNumber(import.meta.url, '--requests', values.requests)
+  const turns = wholeNumber(import.meta.url, '--turns', values.turns)
   const script = fileURLToPath(import.meta.url)
   const trees = [['this', resolve(fileURLToPath(import.meta.url), '../..')]]
   if (values.before !== undefined) trees.push(['before', resolve(values.before)])
@@ -163,11 +162,10 @@ async function main(): Promise<void> {
       ])
     }
   }
-  console.log(
-    `| turn | app | unread: answers made | unread: heap growth MB | read ${Math.min(count, 200)}: ms |`,
-  )
-  console.log('| ---: | --- | ---: | ---: | ---: |')
-  for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+  const header = ['turn', 'app', 'unread: answers made', 'unread: heap growth MB']
+  header.push(`read ${Math.min(count, 200)}: ms`)
+  const align = ['---:', '---', '---:', '---:', '---:']
+  console.log(markdownTable(header, rows, align).join('\n'))
   for (const app of apps) app.child.send('exit')
 }
 

@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -22,9 +22,7 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { ROOT, startServe } = await import('../test/helpers/start-serve.ts')
 for (const name of ['rounds', 'calls'] as const) {
-  const value = Number(values[name])
-  if (!Number.isInteger(value) || value < 1)
-    usageError(import.meta.url, `--${name} takes a positive whole number.`)
+  wholeNumber(import.meta.url, `--${name}`, values[name])
 }
 
 const READ_KEY = 'bench-read-key-0123456789'

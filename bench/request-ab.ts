@@ -27,7 +27,8 @@ import type { ChildProcess } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 import type { ServeProcess } from './perf/serve-process.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -47,17 +48,12 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
 const { runWrk, WARM_UP_PASSES, warmUpUntil } = await import('./perf/wrk-load.ts')
-const size = Number(values.size)
-const rounds = Number(values.rounds)
-const seconds = Number(values.duration)
 if (values.before === undefined)
   usageError(import.meta.url, '--before DIR: the checkout to compare with.')
-if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  usageError(import.meta.url, '--size and --rounds take positive whole numbers.')
-}
+const size = wholeNumber(import.meta.url, '--size', values.size)
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
+const seconds = Number(values.duration)
 if (!(seconds > 0)) usageError(import.meta.url, '--duration takes seconds (> 0).')
-
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 
 const work = await mkdtemp(join(tmpdir(), 'toolsel-ab-'))
 const servers: ChildProcess[] = []
@@ -120,8 +116,6 @@ try {
       WARM_UP_PASSES * bodies.length,
     )
   }
-  const loadAverage = async () =>
-    (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')
   /** Loads one side for `seconds`; records and describes its req/s and CPU per request. */
   const turn = async (side: Running, scriptDir: string): Promise<string> => {
     const cpuBefore = await cpuMillis(side.server.pid!)
@@ -154,7 +148,7 @@ try {
     const [before, after] = running
     ratios.push(after.cpuMs[round] / before.cpuMs[round])
     process.stdout.write(
-      `round ${round + 1} together: ${measured.join('; ')}; after ÷ before CPU ${ratios[round].toFixed(3)}, load ${await loadAverage()}\n`,
+      `round ${round + 1} together: ${measured.join('; ')}; after ÷ before CPU ${ratios[round].toFixed(3)}, load ${loadAverage()}\n`,
     )
   }
   for (let round = 0; !values.together && round < rounds; round += 1) {
@@ -162,7 +156,7 @@ try {
     const order = round % 2 === 0 ? running : [...running].reverse()
     for (const side of order) {
       const measured = await turn(side, work)
-      process.stdout.write(`round ${round + 1} ${measured}, load ${await loadAverage()}\n`)
+      process.stdout.write(`round ${round + 1} ${measured}, load ${loadAverage()}\n`)
     }
   }
   for (const side of running) {

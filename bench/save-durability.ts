@@ -17,9 +17,10 @@
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { evenMedian, loadAverage } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -34,9 +35,7 @@ const { values } = benchArgs(import.meta.url, {
 const { buildSyntheticLibrary } = await import('./perf/synthetic-library.ts')
 if (values.before === undefined)
   usageError(import.meta.url, '--before DIR (a checkout) is required.')
-const rounds = Number(values.rounds)
-if (!Number.isInteger(rounds) || rounds < 1)
-  usageError(import.meta.url, '--rounds takes a positive whole number.')
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 const sizes = values.sizes.split(',').map(Number)
 if (sizes.some((size) => !Number.isInteger(size) || size < 1))
   usageError(import.meta.url, '--sizes takes whole numbers, comma-separated.')
@@ -69,11 +68,6 @@ const sides = [
   await checkoutSide(values.before, `before (${values.before})`),
   await checkoutSide('.', 'this checkout'),
 ]
-const median = (times: number[]) => {
-  const sorted = [...times].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 const rows: string[] = []
 try {
   for (const size of sizes) {
@@ -90,7 +84,7 @@ try {
         times[at].push(performance.now() - started)
       }
     }
-    const medians = times.map(median)
+    const medians = times.map(evenMedian)
     for (const [at, side] of sides.entries()) {
       rows.push(
         `| ${size.toLocaleString('en')} | ${side.label} | ${medians[at].toFixed(1)} | ${Math.min(...times[at]).toFixed(1)} | ${Math.max(...times[at]).toFixed(1)} | ${at === 1 ? `${(medians[1] - medians[0]).toFixed(1)} (${(medians[1] / medians[0]).toFixed(2)}x)` : ''} |`,
@@ -100,11 +94,7 @@ try {
 } finally {
   if (values.out === undefined) await rm(out, { recursive: true, force: true })
 }
-console.log(
-  `${rounds} saves per side and size, alternating; load average ${loadavg()
-    .map((load) => load.toFixed(2))
-    .join(' ')}`,
-)
+console.log(`${rounds} saves per side and size, alternating; load average ${loadAverage()}`)
 console.log('| tools | side | median ms | fastest ms | slowest ms | this − before (ratio) |')
 console.log('|---:|---|---:|---:|---:|---:|')
 for (const row of rows) console.log(row)

@@ -14,9 +14,10 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -24,10 +25,8 @@ const { values } = benchArgs(import.meta.url, {
     turns: { type: 'string', default: '9' },
   },
 })
-const turns = Number(values.turns)
 if (values.before === undefined) usageError(import.meta.url, '--before <checkout> is required.')
-if (!Number.isInteger(turns) || turns < 1)
-  usageError(import.meta.url, '--turns takes a positive whole number.')
+const turns = wholeNumber(import.meta.url, '--turns', values.turns)
 const trees = { before: resolve(values.before!), after: resolve('.') }
 for (const tree of Object.values(trees))
   if (!existsSync(join(tree, 'dist/store/library-lifecycle.js')))
@@ -83,13 +82,8 @@ try {
       times[label]!.push(ms)
     }
   }
-  const median = (list: number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!
   const [before, after] = [median(times.before!), median(times.after!)]
-  console.log(
-    `load average ${loadavg()
-      .map((load) => load.toFixed(1))
-      .join(' ')}; tools ${[...load1].join(',')}`,
-  )
+  console.log(`load average ${loadAverage(1)}; tools ${[...load1].join(',')}`)
   console.log('| checkout | saved demo load, median of ' + turns + ' fresh processes | each (ms) |')
   console.log('|----------|------:|------|')
   for (const [label, tree] of Object.entries(trees))

@@ -9,10 +9,10 @@
  *   node --import tsx bench/segmented-scan-cost.ts [--terms 1000000] [--turns 7] [--before /work/ci-base]
  * @module
  */
-import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, medianAndEachMs } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -72,16 +72,9 @@ const results = new Map(
 for (let turn = 0; turn < turns; turn++) {
   for (const { name, scan } of checkouts) results.get(name)!.push(await measure(scan))
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
-const ms = (values: number[]) =>
-  `median ${median(values).toFixed(1)} ms (${values.map((value) => value.toFixed(1)).join(', ')})`
-console.log(
-  `holdsSegmentedTerms over ${size} terms, ${turns} turns, load ${loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')}`,
-)
+console.log(`holdsSegmentedTerms over ${size} terms, ${turns} turns, load ${loadAverage()}`)
 for (const [name, list] of results) {
   console.log(`${name}:`)
-  console.log(`  scan time:          ${ms(list.map((turn) => turn.total))}`)
-  console.log(`  longest event-loop wait: ${ms(list.map((turn) => turn.block))}`)
+  console.log(`  scan time:          ${medianAndEachMs(list.map((turn) => turn.total))}`)
+  console.log(`  longest event-loop wait: ${medianAndEachMs(list.map((turn) => turn.block))}`)
 }

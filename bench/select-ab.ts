@@ -22,9 +22,9 @@
  * cache-cold figure (default 0: warm).
  * @module
  */
-import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -42,9 +42,7 @@ if (values.before === undefined || values['index-dir'] === undefined) {
     '--before DIR (a checkout) and --index-dir DIR (a saved index) are required.',
   )
 }
-const rounds = Number(values.rounds)
-if (!Number.isInteger(rounds) || rounds < 1)
-  usageError(import.meta.url, '--rounds takes a positive whole number.')
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 const indexDir = resolve(values['index-dir'])
 const coldMiB = Number(values.cold)
 if (!(coldMiB >= 0)) usageError(import.meta.url, '--cold takes MiB (≥ 0).')
@@ -87,7 +85,6 @@ for (let round = 0; round < rounds; round += 1) {
 }
 const perCall = (times: number[]) =>
   (times.reduce((total, time) => total + time, 0) / instructions.length) * 1000
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 const [before, after] = fastest.map(perCall)
 const ratios = sums[0].map((sum, round) => sums[1][round] / sum)
 console.log(
@@ -95,5 +92,5 @@ console.log(
     `each call's fastest of ${rounds}${coldMiB > 0 ? ` (${coldMiB} MiB read before each)` : ''}: before ${before.toFixed(0)}, after ${after.toFixed(0)}, ` +
     `after ÷ before ${(after / before).toFixed(3)}; per-round sums after ÷ before median ` +
     `${median(ratios).toFixed(3)} (${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}); ` +
-    `${evictSum < 0 ? '' : ''}load average ${loadavg().map((load) => load.toFixed(1))}`,
+    `${evictSum < 0 ? '' : ''}load average ${loadAverage(1)}`,
 )

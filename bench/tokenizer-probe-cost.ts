@@ -12,9 +12,9 @@
  * @module
  */
 import { execFileSync } from 'node:child_process'
-import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -54,12 +54,9 @@ if (args.child) {
     )
     turns.push(JSON.parse(out.trim().split('\n').at(-1)!))
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]
   const ms = (value: number) => value.toFixed(3)
   console.log(
-    `${args.space ? 'dense space' : 'tokenizer'} probe ${turns[0].probe}: ${turns.length} processes, load ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' ')}`,
+    `${args.space ? 'dense space' : 'tokenizer'} probe ${turns[0].probe}: ${turns.length} processes, load ${loadAverage()}`,
   )
   console.log(
     `first call median ${ms(median(turns.map((turn) => turn.first)))} ms (turns ${turns

@@ -33,7 +33,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import type { StallRow } from './stall-probe.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -60,12 +60,8 @@ const { loadIndexedLibrary } = await import('../src/store/library-lifecycle.ts')
 const { writeToolsIndexFile } = await import('../src/store/tools-index-file.ts')
 const { listenApp } = await import('../test/helpers/listen-app.ts')
 const { measureStall, pause } = await import('./stall-probe.ts')
-const reloads = Number(values.reloads)
-if (!Number.isInteger(reloads) || reloads < 0)
-  usageError(import.meta.url, '--reloads takes a number (0 or more).')
-const uploads = Number(values.uploads)
-if (!Number.isInteger(uploads) || uploads < 1)
-  usageError(import.meta.url, '--uploads takes a positive number.')
+const reloads = wholeNumber(import.meta.url, '--reloads', values.reloads, 0)
+const uploads = wholeNumber(import.meta.url, '--uploads', values.uploads)
 if (values.client !== 'select' && values.client !== 'health')
   usageError(import.meta.url, '--client takes select or health.')
 const modes = { both: ['process', 'worker'], process: ['process'], worker: ['worker'] }[

@@ -7,8 +7,8 @@
  *   node --import tsx bench/upload-worker-cost.ts [--data ../shared/data]
  * @module
  */
-import { loadavg } from 'node:os'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: { data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' } },
@@ -61,12 +61,7 @@ for (let round = 0; round < 3; round += 1) {
     if ((prepared.bm25Postings === undefined) !== (side === 'after')) throw new Error('postings?')
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]
-console.log(
-  `${lines.length} tools, ${bytes} bytes; load ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-)
+console.log(`${lines.length} tools, ${bytes} bytes; load ${loadAverage()}`)
 for (const side of ['before', 'after'])
   console.log(
     `${side}: ${times[side].map((t) => Math.round(t)).join(', ')} ms CPU, median ${Math.round(median(times[side]))}`,

@@ -16,10 +16,10 @@
  * @module
  */
 import { execFileSync } from 'node:child_process'
-import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { benchArgs } from './bench-args.ts'
+import { loadAverage, medianAndEachMs } from './lib/measure.ts'
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -115,20 +115,15 @@ if (args.child !== undefined) {
       results.get(name)!.push(JSON.parse(out.trim().split('\n').at(-1)!))
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
-  const ms = (values: number[]) =>
-    `median ${median(values).toFixed(1)} ms (${values.map((value) => value.toFixed(1)).join(', ')})`
   console.log(
-    `${args.embedder} load (threads ${args.threads}), ${turns} processes each, load ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' ')}`,
+    `${args.embedder} load (threads ${args.threads}), ${turns} processes each, load ${loadAverage()}`,
   )
   for (const [name, list] of results) {
     console.log(`${name} (fingerprint ${list[0]!.fingerprint ?? 'none'}):`)
-    console.log(`  load + warm-up: ${ms(list.map((turn) => turn.load))}`)
-    console.log(`  first query:    ${ms(list.map((turn) => turn.firstQuery))}`)
-    console.log(`  probe texts, warm: ${ms(list.map((turn) => turn.probePass))}`)
-    console.log(`  first documents: ${ms(list.map((turn) => turn.firstDocuments))}`)
+    console.log(`  load + warm-up: ${medianAndEachMs(list.map((turn) => turn.load))}`)
+    console.log(`  first query:    ${medianAndEachMs(list.map((turn) => turn.firstQuery))}`)
+    console.log(`  probe texts, warm: ${medianAndEachMs(list.map((turn) => turn.probePass))}`)
+    console.log(`  first documents: ${medianAndEachMs(list.map((turn) => turn.firstDocuments))}`)
   }
 }
 

@@ -20,13 +20,14 @@ const LIBRARY_ONLY = new Set([
   'learn/feature-dump.ts',
   'learn/step-features.ts',
   'lib/choice-screen.ts',
+  'lib/measure.ts',
 ])
 
 /** A static import of values (not `import type`) at the start of a line: its module. */
 const STATIC_IMPORT = /^import\s+(?!type\s)[^']*?\sfrom\s+'([^']+)'/gm
 
-/** What an entry script may import before its flags are parsed (under bench/). */
-const FLAG_MODULES = new Set(['bench-args.ts', 'perf/perf-options.ts'])
+/** What an entry script may import before its flags are parsed (under bench/): node's modules only. */
+const FLAG_MODULES = new Set(['bench-args.ts', 'perf/perf-options.ts', 'lib/measure.ts'])
 
 /**
  * `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. With
@@ -129,6 +130,16 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     ['perf-ratio.ts', ['--before', '.', '--turns', '0'], '--turns takes a whole number'],
     ['perf-ratio.ts', ['--before', '.', '--sizes', '100,10'], '--sizes takes two sizes'],
     ['perf-ratio.ts', ['--before', '.', '--index-dirs', 'a,b'], 'with --paired'],
+    [
+      'flood-cap-cost.ts',
+      ['--turns', '100'],
+      '--turns takes a whole number from 1 to 99, got "100"',
+    ],
+    [
+      'saved-demo-start-ab.ts',
+      ['--before', '.', '--turns', '2.5'],
+      '--turns takes a whole number of 1 or more, got "2.5"',
+    ],
   ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',
     { timeout: 60_000 },
@@ -158,7 +169,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     })
     expect(missing).toEqual([])
     // Each parses its flags before it imports what it measures (the --help case above, for all):
-    // a value imported statically is node's, bench-args.ts or perf.ts's flag list.
+    // a value imported statically is node's, bench-args.ts, perf.ts's flag list or lib/measure.ts.
     const loadsFirst = entries.flatMap((file) =>
       [...readFileSync(join(ROOT, 'bench', file), 'utf8').matchAll(STATIC_IMPORT)]
         .map((match) => match[1])
@@ -169,10 +180,16 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
         .map((from) => `${file}: ${from}`),
     )
     expect(loadsFirst).toEqual([])
-    // bench-args.ts's own imports are the --help case's; the flag list imports node's only.
-    const flagList = readFileSync(join(ROOT, 'bench', 'perf', 'perf-options.ts'), 'utf8')
-    const fromFlagList = [...flagList.matchAll(STATIC_IMPORT)].map((match) => match[1])
-    expect(fromFlagList.filter((from) => !from.startsWith('node:'))).toEqual([])
+    // bench-args.ts's own imports are the --help case's; the flag list and the measures import
+    // node's only.
+    for (const file of ['perf/perf-options.ts', 'lib/measure.ts']) {
+      const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
+      const from = [...source.matchAll(STATIC_IMPORT)].map((match) => match[1])
+      expect(
+        from.filter((module) => !module.startsWith('node:')),
+        file,
+      ).toEqual([])
+    }
     // A library-only file really has no main: it exports and runs nothing at the top level.
     for (const file of LIBRARY_ONLY) {
       const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
