@@ -17,13 +17,8 @@ import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { FlatIndex } from '../../src/retrieve/dense/flat-index.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
 import { StoredDenseRetriever } from '../../src/store/stored-dense-retriever.ts'
-import {
-  collectGarbage,
-  rssMiB,
-  summarize,
-  timeCalls,
-  type LatencySummary,
-} from '../lib/measure.ts'
+import { collectGarbage, rssMiB, summarize, timeCalls } from '../lib/measure.ts'
+import type { LatencySummary } from '../lib/measure.ts'
 import { buildSyntheticLibrary, loadBenchmarkQueries } from './synthetic-library.ts'
 
 export interface DenseOptions {

@@ -10,13 +10,8 @@ import { LearnedSelector } from '../../src/select/learned-selector.ts'
 import type { Selector } from '../../src/contracts.ts'
 import { loadIndexedLibrary } from '../../src/store/index-store.ts'
 import { buildIndexedLibrary, saveIndexedLibrary } from '../../src/store/library-lifecycle.ts'
-import {
-  collectGarbage,
-  rssMiB,
-  summarize,
-  timeCalls,
-  type LatencySummary,
-} from '../lib/measure.ts'
+import { collectGarbage, rssMiB, summarize, timeCalls } from '../lib/measure.ts'
+import type { LatencySummary } from '../lib/measure.ts'
 import { buildSyntheticLibrary, loadBenchmarkQueries } from './synthetic-library.ts'
 
 export interface InProcessResult {
