@@ -33,13 +33,6 @@ async function serviceWithExamples() {
   return service
 }
 
-/**
- * One such service for the tests of this file, in their order (a build of 12,000 examples, a
- * few seconds under load, each): every test reads the version and count it starts from.
- */
-let shared: ReturnType<typeof serviceWithExamples> | undefined
-const sharedService = () => (shared ??= serviceWithExamples())
-
 /** This thread's CPU time in ms (/proc/thread-self/schedstat), else the wall clock. */
 function threadClockMs(): number {
   try {
@@ -54,9 +47,8 @@ const versionOf = (service: Awaited<ReturnType<typeof serviceWithExamples>>) =>
 
 describe('a usage-example write on a large library', () => {
   it('keeps answering from the old version while the new one is built, then swaps', async () => {
-    const service = await sharedService()
+    const service = await serviceWithExamples()
     const before = versionOf(service)
-    const count = service.library('sample').examples!.set.size
     // What the preparation costs in one piece (the stall before the fix).
     const started = performance.now()
     const memory = ExampleMemory.build(service.library('sample').examples!.set.examples)
@@ -97,7 +89,7 @@ describe('a usage-example write on a large library', () => {
     expect(
       [...new Set(seen)].every((version) => version === before || version === before + 1),
     ).toBe(true)
-    expect(result).toMatchObject({ added: 1, version: before + 1, examples: count + 1 })
+    expect(result).toMatchObject({ added: 1, version: before + 1, examples: EXAMPLES.length + 1 })
     expect(versionOf(service)).toBe(before + 1)
     // Slices of ~10 ms (and the collector's pauses): far below the work done in one piece (before
     // the fix the write stalled for about half of it: 445 ms of 740 here). A loose bound for a
@@ -106,9 +98,8 @@ describe('a usage-example write on a large library', () => {
   }, 60_000)
 
   it('leaves the old version served when the write fails (aborted mid-build)', async () => {
-    const service = await sharedService()
+    const service = await serviceWithExamples()
     const before = service.library('sample')
-    const count = service.listLibraries()[0].examples.count
     const controller = new AbortController()
     const write = service.addExamples(
       'sample',
@@ -118,7 +109,7 @@ describe('a usage-example write on a large library', () => {
     setTimeout(() => controller.abort(), 20)
     await expect(write).rejects.toMatchObject({ code: 'ABORTED' })
     expect(service.library('sample')).toBe(before)
-    expect(service.listLibraries()[0].examples.count).toBe(count)
+    expect(service.listLibraries()[0].examples.count).toBe(EXAMPLES.length)
     // The next write goes through.
     const next = await service.addExamples('sample', [
       { instruction: 'order a pizza for tonight', tools: ['weather.get_forecast'] },
@@ -127,7 +118,7 @@ describe('a usage-example write on a large library', () => {
   }, 60_000)
 
   it('answers INTERNAL and leaves the old version served and saved when the build worker dies', async () => {
-    const service = await sharedService()
+    const service = await serviceWithExamples()
     await service.addExamples('sample', [
       { instruction: 'a first saved write', tools: ['weather.get_forecast'] },
     ])
@@ -152,12 +143,10 @@ describe('a usage-example write on a large library', () => {
 
 describe('example writes that arrive during a write', () => {
   it('are applied together by one rebuild, each answered with its own change', async () => {
-    const service = await sharedService()
+    const service = await serviceWithExamples()
     const before = versionOf(service)
-    const count = service.library('sample').examples!.set.size
     const lines = (service.logger as unknown as { lines: string[] }).lines
     const rebuilds = () => lines.filter((line) => line.includes('usage examples updated')).length
-    const rebuildsBefore = rebuilds()
     const first = service.addExamples('sample', [
       { instruction: 'first write of the burst', tools: ['weather.get_forecast'] },
     ])
@@ -176,18 +165,18 @@ describe('example writes that arrive during a write', () => {
     const settled = await Promise.allSettled([first, ...burst])
     expect(settled[0]).toMatchObject({
       status: 'fulfilled',
-      value: { added: 1, version: before + 1, examples: count + 1 },
+      value: { added: 1, version: before + 1, examples: EXAMPLES.length + 1 },
     })
-    const together = { version: before + 3, examples: count + 3 }
+    const together = { version: before + 3, examples: EXAMPLES.length + 3 }
     expect(settled[1]).toMatchObject({ status: 'fulfilled', value: { added: 1, ...together } })
     expect(settled[2]).toMatchObject({ status: 'rejected', reason: { code: 'INVALID_INPUT' } })
     expect(settled[3]).toMatchObject({
       status: 'fulfilled',
       value: { added: 1, duplicates: 1, ...together },
     })
-    expect(rebuilds() - rebuildsBefore).toBe(2)
+    expect(rebuilds()).toBe(2)
     expect(versionOf(service)).toBe(before + 3)
-    expect(service.library('sample').examples!.set.size).toBe(count + 3)
+    expect(service.library('sample').examples!.set.size).toBe(EXAMPLES.length + 3)
   }, 60_000)
 })
 
