@@ -16,7 +16,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort, waitUntilReady } from './perf/http-load.ts'
-import { cpuSeconds, loadAverage, median } from './perf/process-stats.ts'
+import { cpuSeconds, loadAverage, median } from './lib/measure.ts'
 
 const { values } = parseArgs({
   options: { before: { type: 'string' }, turns: { type: 'string', default: '11' } },
