@@ -7,7 +7,7 @@ import { closestName } from './config/closest-name.ts'
 import type { CommandIO } from './cli/cli-options.ts'
 import { isToolselError } from './errors.ts'
 import { indexDirWarnings } from './store/index-dir-claims.ts'
-import { terminalLine, terminalText } from './terminal-text.ts'
+import { jsonText, terminalLine, terminalText } from './terminal-text.ts'
 import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
@@ -75,6 +75,18 @@ const COMMAND_SYNONYMS: Readonly<Record<string, string>> = {
   eval: 'bench',
 }
 
+/**
+ * The commands that take `--json` (static: a command's module loads only when it runs; the test
+ * checks this set against each command's OPTIONS).
+ */
+export const JSON_COMMANDS: ReadonlySet<string> = new Set([
+  'bench',
+  'libraries',
+  'models',
+  'select',
+  'snapshot',
+])
+
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length))
   const lines = Object.entries(COMMANDS).map(
@@ -117,22 +129,41 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   // (anyone's), so printed terminal-safe. `serve` sends these to its logger instead.
   indexDirWarnings.report = (message) => io.stderr(`Warning: ${terminalLine(message)}\n`)
   const run = await command[0]()
+  // `--json` (read from the words, so that a refused flag or value is reported as JSON too): a
+  // failure is also `{"error":{"code","message"}}` on stdout, npm's way, for a script that parses
+  // stdout; the line on stderr and the exit code are as without it.
+  const json = JSON_COMMANDS.has(name) && wantsJson(rest)
+  const fail = (code: string, message: string): void => {
+    if (json) io.stdout(`${jsonText(JSON.stringify({ error: { code, message } }))}\n`)
+    io.stderr(`error [${code}]: ${terminalText(message)}\n`)
+  }
   try {
     return await run(rest, io)
   } catch (error) {
     // A message can quote a library (a tool id) or a server (its error text): terminalText.
     if (isToolselError(error)) {
-      io.stderr(`error [${error.code}]: ${terminalText(error.message)}\n`)
+      fail(error.code, error.message)
       return REFUSED_INPUT.has(error.code) ? 2 : 1
     }
     // A file system error no command wrapped (a path under a file, no permission, a full disk):
     // its message names the call and the path; a stack trace would only hide it.
     if (isSystemError(error)) {
-      io.stderr(`error [${error.code}]: ${terminalText(error.message)}\n`)
+      fail(error.code, error.message)
       return 1
+    }
+    // A bug: its stack on stderr as Node prints it (exit code 1), and with --json the error.
+    if (json) {
+      const message = error instanceof Error ? error.message : String(error)
+      io.stdout(`${jsonText(JSON.stringify({ error: { code: 'INTERNAL', message } }))}\n`)
     }
     throw error
   }
+}
+
+/** Whether `--json` is among a command's options (before a `--`, after which words are positional). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json')
 }
 
 /**
