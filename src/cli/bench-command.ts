@@ -184,9 +184,12 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     throw invalid('--resume continues a named run; give the same --name or --out as the first run')
   }
   // A file the user names is read, not skipped like a suite whose data is not downloaded: a
-  // missing one wrote a report of no queries (exit 1).
+  // missing one wrote a report of no queries (exit 1). Looked up, not opened: a pipe
+  // (`file:<(…)`) opened and closed here lost its text before the suite read it.
   if (suite.startsWith(FILE_SUITE_PREFIX))
-    await assertReadableFile(suite.slice(FILE_SUITE_PREFIX.length), 'benchmark file')
+    await assertReadableFile(suite.slice(FILE_SUITE_PREFIX.length), 'benchmark file', {
+      opened: false,
+    })
   const components = createComponents(config, logger)
   // An unknown planner or selector (a typo) is refused before any query: was each of the suite's
   // queries failing on it, then the error, and an output directory of failed results left.

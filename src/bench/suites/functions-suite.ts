@@ -61,7 +61,9 @@ export function createFunctionsSuite(path: string): BenchSuite {
       if ((await missingFiles([path])).length > 0) {
         return { splits: [], skipped: [{ name, reason: `not found: ${path}` }] }
       }
-      const records = await readJsonRecords(path)
+      // Read once, a pipe too (`--suite file:<(…)`): the user named this file, not a data
+      // directory that a FIFO could hang.
+      const records = await readJsonRecords(path, 'Benchmark file', { regularOnly: false })
       if (records.length === 0) {
         throw new ToolselError(
           'INVALID_INPUT',

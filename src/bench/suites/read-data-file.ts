@@ -45,17 +45,18 @@ export const MAX_DATA_FILE_BYTES = 256 * 1024 * 1024
 /**
  * The file's text, without the byte-order mark Windows editors put first (JSON.parse refuses it).
  * INVALID_INPUT `Cannot read <kind> "<file>": <reason>` for a file that cannot be read, is larger
- * than `maxBytes`, or holds bytes that are not UTF-8 (naming the line).
+ * than `maxBytes`, or holds bytes that are not UTF-8 (naming the line). `regularOnly` (default: a
+ * benchmark file's) refuses a FIFO or device unread; `--suite file:<path>` names the file itself
+ * and may be a pipe (`file:<(…)`).
  */
 export async function readDataText(
   file: string,
   kind: DataFileKind | '--examples file' = 'Benchmark file',
   maxBytes = MAX_DATA_FILE_BYTES,
+  regularOnly = kind === 'Benchmark file',
 ): Promise<string> {
   try {
-    return (
-      await readUtf8FileUpTo(file, maxBytes, { regularOnly: kind === 'Benchmark file' })
-    ).replace(/^\uFEFF/, '')
+    return (await readUtf8FileUpTo(file, maxBytes, { regularOnly })).replace(/^\uFEFF/, '')
   } catch (error) {
     throw dataFileError(error, file, kind, maxBytes)
   }
@@ -121,8 +122,9 @@ function dataFileError(
 export async function readJsonRecords(
   file: string,
   kind: DataFileKind = 'Benchmark file',
+  { regularOnly }: { regularOnly?: boolean } = {},
 ): Promise<unknown[]> {
-  return jsonRecords(await readDataText(file, kind), file, kind)
+  return jsonRecords(await readDataText(file, kind, undefined, regularOnly), file, kind)
 }
 
 /**
