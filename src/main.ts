@@ -210,5 +210,6 @@ function defaultIO(): CommandIO {
     stderr: (text) => process.stderr.write(text),
     env: process.env,
     stderrIsTTY: Boolean(process.stderr.isTTY),
+    stdin: process.stdin,
   }
 }

@@ -61,6 +61,37 @@ export interface CommandIO {
   env: Record<string, string | undefined>
   /** Whether `stderr` is a terminal (progress redraws a bar there); default false. */
   stderrIsTTY?: boolean
+  /** Standard input, for a `-` argument (`toolsel select -`); default none (read as empty). */
+  stdin?: AsyncIterable<Buffer | string>
+}
+
+/**
+ * Standard input as text, for a `-` argument: UTF-8 (a byte-order mark dropped), at most
+ * `maxBytes` bytes, INVALID_INPUT `<what> from stdin is larger than …` past them (the rest
+ * unread) or for bytes that are not UTF-8.
+ */
+export async function readStdinText(
+  io: CommandIO,
+  what: string,
+  maxBytes: number,
+): Promise<string> {
+  const chunks: Buffer[] = []
+  let total = 0
+  for await (const chunk of io.stdin ?? []) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    total += bytes.length
+    if (total > maxBytes)
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `${what} from stdin is larger than ${maxBytes} bytes; nothing past that was read`,
+      )
+    chunks.push(bytes)
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+  } catch {
+    throw new ToolselError('INVALID_INPUT', `${what} from stdin is not UTF-8 text`)
+  }
 }
 
 export interface ParsedCommand<T extends OptionSpec> {

@@ -18,9 +18,11 @@ import {
   parseCommand,
   type CommandIO,
   printConfig,
+  readStdinText,
 } from './cli-options.ts'
 
 export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
+       toolsel select - [options]    (the instruction read from stdin)
 
 Plans the instruction into steps, retrieves candidates per step and selects at most one tool per
 step (the learned selector, the default, decides how many steps need a tool and which).
@@ -96,11 +98,23 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
   )
   if (values['print-config']) return printConfig(config, io)
   const toolFormat = toolFormatFlag(values['tool-format'])
-  const instruction = positionals.join(' ').trim()
+  // `-`: the instruction is standard input (`… | toolsel select -`), no shell quoting needed;
+  // bounded as the HTTP API's (server.maxInstructionChars, UTF-16 units: at most 3 bytes each).
+  const maxChars = config.server.maxInstructionChars
+  const instruction = (
+    positionals.length === 1 && positionals[0] === '-'
+      ? await readStdinText(io, 'The instruction', maxChars * 3)
+      : positionals.join(' ')
+  ).trim()
   if (!instruction)
     throw new ToolselError(
       'INVALID_INPUT',
-      'Give an instruction: toolsel select "<instruction>". See: toolsel select --help',
+      'Give an instruction: toolsel select "<instruction>", or - to read it from stdin. See: toolsel select --help',
+    )
+  if (instruction.length > maxChars)
+    throw new ToolselError(
+      'INVALID_INPUT',
+      `The instruction is ${instruction.length} characters long; at most ${maxChars} are taken (server.maxInstructionChars)`,
     )
 
   // The odd-id warning of a saved index at debug: a command run again and again would repeat it

@@ -1,9 +1,13 @@
 import { main } from '../../src/main.ts'
 
-/** Runs `toolsel <argv>` in process with `env` (default empty); what it printed, as text. */
+/**
+ * Runs `toolsel <argv>` in process with `env` (default empty) and `stdin` (default none); what it
+ * printed, as text.
+ */
 export async function runCli(
   argv: string[],
   env: Record<string, string> = {},
+  stdin?: AsyncIterable<Buffer | string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout: string[] = []
   const stderr: string[] = []
@@ -11,6 +15,7 @@ export async function runCli(
     stdout: (text) => stdout.push(text),
     stderr: (text) => stderr.push(text),
     env,
+    stdin,
   })
   return { code, stdout: stdout.join(''), stderr: stderr.join('') }
 }
