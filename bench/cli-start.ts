@@ -14,16 +14,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
-import { freePort, waitUntilReady } from './perf/http-load.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import { cpuSeconds, loadAverage, median } from './lib/measure.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: { before: { type: 'string' }, turns: { type: 'string', default: '11' } },
 })
-if (values.before === undefined) throw new Error('usage: cli-start.ts --before <checkout>')
-const turns = Number(values.turns)
-if (!Number.isInteger(turns) || turns < 1 || turns > 1000) throw new Error('--turns: 1 to 1000')
+if (values.before === undefined) usageError(import.meta.url, '--before <checkout> is required.')
+const turns = wholeNumber(import.meta.url, '--turns', values.turns, 1, 1000)
+const { freePort, waitUntilReady } = await import('./perf/http-load.ts')
 const checkouts = { before: resolve(values.before), after: resolve('.') }
 
 const TICKS_PER_SECOND = 100
