@@ -145,7 +145,7 @@ const ONE_CLAUSE_NOTE =
   "one-clause dense: the selector computes a one-clause plan's clause dense features from the whole instruction's vector (the training rows from the clause's own)"
 
 const PLANS_NOTE =
-  'plans: the training rows are planned without the rule planner\'s second-object steps ("… and a hotel …", round 19) and verbless first clauses ("weather in Paris and …", round 46), which the served rule planner makes (trainingPlanner)'
+  'plans: the training rows are planned without the rule planner\'s second-object steps ("… and a hotel …", round 19), verbless first clauses ("weather in Paris and …", round 46) and steps opened by the training census\'s verbs ("Conduct …", "Use the X API …", round 47), which the served rule planner makes (trainingPlanner)'
 
 /**
  * Below this many usage examples `train --examples` warns: a fifth is held out, and a held-out

@@ -21,6 +21,19 @@ export const ACTION_VERBS: ReadonlySet<string> = new Set(
   upload validate verify visualize watch write`.split(/\s+/),
 )
 
+/**
+ * Round 47: the verbs that open at least 7 sentences of the training splits' instructions but are
+ * not in ACTION_VERBS (`bench/verb-census.ts --by-start`: "Conduct …", "Investigate …", "Use the X
+ * API to …"), less those that qualify the request before them ("include …", "limit the results to
+ * …", "display them …", "ensure …", "consider …") and invitations ("Join us …"). The serving
+ * planner reads them as actions (`RulePlannerOptions.censusVerbs`); the training planner, the
+ * step floor and the `action` feature do not, so the shipped model is unchanged.
+ */
+export const CENSUS_VERBS: ReadonlySet<string> = new Set(
+  `assess assist carry conduct coordinate design explore gather initiate investigate keep optimize
+  perform promote use`.split(/\s+/),
+)
+
 /** Openers of questions and indirect requests. */
 const REQUEST_OPENERS =
   /^(?:what|what's|whats|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|can|could|would|will|should|shall|may|might|is there|are there|please|kindly|i\s+(?:would|'d)\s+like|i\s+(?:want|need|wish|must|have to|am looking|'m looking)|i'd\s+love|help\s+me|let\s+me\s+know|tell\s+me|give\s+me|show\s+me|we\s+(?:want|need|would like))\b/iu
@@ -34,23 +47,34 @@ function firstWord(text: string): string {
   return match ? match[0] : ''
 }
 
-/** True when the clause starts with an action verb or a request opener. */
-export function startsWithAction(clause: string): boolean {
+/**
+ * True when the clause starts with an action verb or a request opener (with `censusVerbs`, also
+ * one of CENSUS_VERBS).
+ */
+export function startsWithAction(clause: string, censusVerbs = false): boolean {
   const trimmed = clause
     .trim()
     .replace(
       /^(?:(?:please|kindly|also|then|and|so|plus|finally|lastly|next|first|additionally|after that|afterwards)\b[\s,]*)+/iu,
       '',
     )
-  return ACTION_VERBS.has(firstWord(trimmed)) || REQUEST_OPENERS.test(trimmed)
+  const word = firstWord(trimmed)
+  return (
+    ACTION_VERBS.has(word) ||
+    (censusVerbs && CENSUS_VERBS.has(word)) ||
+    REQUEST_OPENERS.test(trimmed)
+  )
 }
 
-/** True when a sentence asks for something; false for pure context ("I'm planning a trip."). */
-export function isRequest(sentence: string): boolean {
+/**
+ * True when a sentence asks for something; false for pure context ("I'm planning a trip.").
+ * `censusVerbs`: as startsWithAction's.
+ */
+export function isRequest(sentence: string, censusVerbs = false): boolean {
   const trimmed = sentence.trim()
   if (trimmed.length === 0) return false
   if (trimmed.endsWith('?')) return true
-  return startsWithAction(trimmed) || EMBEDDED_REQUEST.test(trimmed)
+  return startsWithAction(trimmed, censusVerbs) || EMBEDDED_REQUEST.test(trimmed)
 }
 
 /**

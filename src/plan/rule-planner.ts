@@ -6,7 +6,13 @@
  */
 import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
 import type { Planner, PlanResult } from '../contracts.ts'
-import { ACTION_VERBS, isRequest, namesAThing, startsWithAction } from './request-cues.ts'
+import {
+  ACTION_VERBS,
+  CENSUS_VERBS,
+  isRequest,
+  namesAThing,
+  startsWithAction,
+} from './request-cues.ts'
 
 export interface RulePlannerOptions {
   /** Most steps returned; extra clauses are merged into the last step. Default 8. */
@@ -23,6 +29,13 @@ export interface RulePlannerOptions {
    * it off (the rows keep the plans the shipped model was fitted on, as for `secondObjects`).
    */
   verblessClauses?: boolean
+  /**
+   * Read a clause opened by one of the training census's imperatives (`CENSUS_VERBS`: "Conduct
+   * …", "Investigate …", "Use the X API to …") as a request, so it is a step of its own instead of
+   * context or part of the clause before it. Default true; `trainingPlanner` turns it off (round
+   * 47, as for `verblessClauses`).
+   */
+  censusVerbs?: boolean
 }
 
 /**
@@ -33,7 +46,12 @@ export interface RulePlannerOptions {
  * split is a serving setting, as the one-clause dense features are.
  */
 export function trainingPlanner(maxSteps?: number): RulePlanner {
-  return new RulePlanner({ maxSteps, secondObjects: false, verblessClauses: false })
+  return new RulePlanner({
+    maxSteps,
+    secondObjects: false,
+    verblessClauses: false,
+    censusVerbs: false,
+  })
 }
 
 /** Sentence ends: ! ? ; line breaks, and a period before a capital (not "3.5" or "e.g. arenas"). */
@@ -52,11 +70,13 @@ export class RulePlanner implements Planner {
   readonly #maxSteps: number
   readonly #secondObjects: boolean
   readonly #verblessClauses: boolean
+  readonly #censusVerbs: boolean
 
   constructor(options: RulePlannerOptions = {}) {
     this.#maxSteps = options.maxSteps ?? DEFAULT_PLAN_OPTIONS.maxSteps
     this.#secondObjects = options.secondObjects ?? true
     this.#verblessClauses = options.verblessClauses ?? true
+    this.#censusVerbs = options.censusVerbs ?? true
   }
 
   async plan(instruction: string): Promise<PlanResult> {
@@ -67,7 +87,13 @@ export class RulePlanner implements Planner {
   split(instruction: string): string[] {
     const steps: string[] = []
     for (const sentence of collapseWhitespace(instruction).split(SENTENCE_BREAK))
-      steps.push(...splitClauses(sentence, this.#secondObjects, this.#verblessClauses))
+      steps.push(
+        ...splitClauses(sentence, {
+          secondObjects: this.#secondObjects,
+          verbless: this.#verblessClauses,
+          census: this.#censusVerbs,
+        }),
+      )
     const cleaned = steps.map(cleanStep).filter((step) => /[\p{L}\p{N}]/u.test(step))
     if (cleaned.length === 0) return [instruction.trim()]
     if (cleaned.length <= this.#maxSteps) return cleaned
@@ -84,7 +110,14 @@ export class RulePlanner implements Planner {
  * and I want…") are dropped, unless (`verbless`) the first one names a thing without a verb and
  * "and" or "then" joins it to the request after it ("weather in Paris and email Ann …").
  */
-function splitClauses(sentence: string, secondObjects: boolean, verbless: boolean): string[] {
+function splitClauses(
+  sentence: string,
+  {
+    secondObjects,
+    verbless,
+    census,
+  }: { secondObjects: boolean; verbless: boolean; census: boolean },
+): string[] {
   // With a capturing group, split() interleaves parts (even indexes) and separators (odd).
   const pieces = sentence.split(CLAUSE_BREAK)
   const clauses: string[] = [pieces[0] ?? '']
@@ -94,14 +127,14 @@ function splitClauses(sentence: string, secondObjects: boolean, verbless: boolea
   for (let index = 1; index + 1 < pieces.length; index += 2) {
     const separator = pieces[index]
     const part = pieces[index + 1]
-    if (startsWithAction(part)) {
+    if (startsWithAction(part, census)) {
       if (clauses.length === 1) secondJoin = separator
       clauses.push(part)
       continue
     }
     const lead =
       secondObjects && JOINS_OBJECTS.test(separator)
-        ? objectLead(clauses[clauses.length - 1], part)
+        ? objectLead(clauses[clauses.length - 1], part, census)
         : ''
     if (lead) {
       if (clauses.length === 1) secondJoin = separator
@@ -115,7 +148,7 @@ function splitClauses(sentence: string, secondObjects: boolean, verbless: boolea
     JOINS_REQUESTS.test(secondJoin) &&
     !SUBJECT_FIRST.test(clauses[1])
   return clauses.filter(
-    (clause, at) => isRequest(clause) || (at === 0 && keepFirst && namesAThing(clause)),
+    (clause, at) => isRequest(clause, census) || (at === 0 && keepFirst && namesAThing(clause)),
   )
 }
 
@@ -147,19 +180,20 @@ const TAIL_CHARS = 120
  * action or a request, or its action verb alone; '' when the part opens no determined noun phrase
  * or the clause has no short lead.
  */
-function objectLead(clause: string, part: string): string {
+function objectLead(clause: string, part: string, census: boolean): string {
   const object = part.trimStart()
   if (!OBJECT_DETERMINER.test(object)) return ''
   // The lead is in the clause's first words and the pair or name before "and" in its last: a
   // clause glued from many parts is never read whole (once per "and" would be quadratic).
   const head = clause.trimStart().slice(0, LEAD_CHARS)
-  if (!startsWithAction(head)) return ''
+  if (!startsWithAction(head, census)) return ''
   const tail = clause.slice(-TAIL_CHARS).trimEnd().split(' ')
   if (inName(tail, object) || inPair(tail)) return ''
   const words = head.split(' ')
   const determiner = words.findIndex((word, at) => at > 0 && OBJECT_DETERMINER.test(`${word} `))
   if (determiner > 0 && determiner <= LEAD_WORDS) return words.slice(0, determiner).join(' ')
-  if (!ACTION_VERBS.has((words[0] ?? '').toLowerCase())) return ''
+  const verb = (words[0] ?? '').toLowerCase()
+  if (!ACTION_VERBS.has(verb) && !(census && CENSUS_VERBS.has(verb))) return ''
   return /^(?:me|us)$/iu.test(words[1] ?? '') ? words.slice(0, 2).join(' ') : words[0]
 }
 

@@ -137,6 +137,31 @@ describe('RulePlanner', () => {
     }
   })
 
+  it('reads the imperatives of the training census as requests (round 47), not detail verbs', () => {
+    // Each sentence was dropped as context before: its verb was not in ACTION_VERBS.
+    const request =
+      "Conduct a survey of coffee prices in Rome. Investigate the city's tram routes. Use the Exchange API to convert 20 EUR to USD."
+    expect(planner.split(request)).toEqual([
+      'Conduct a survey of coffee prices in Rome',
+      "Investigate the city's tram routes",
+      'Use the Exchange API to convert 20 EUR to USD',
+    ])
+    const clauses = 'I need the DNS records of example.com, and perform a whois lookup of it.'
+    expect(planner.split(clauses)).toEqual([
+      'I need the DNS records of example.com',
+      'perform a whois lookup of it',
+    ])
+    // Verbs that qualify the request before them stay in its step.
+    expect(
+      planner.split('Find hotels in Rome, include the prices and limit the results to 5'),
+    ).toEqual(['Find hotels in Rome, include the prices and limit the results to 5'])
+    // The training rows keep the plans the shipped model was fitted on.
+    expect(trainingPlanner().split(request)).toEqual([request])
+    expect(trainingPlanner().split(clauses)).toEqual([
+      'I need the DNS records of example.com, and perform a whois lookup of it',
+    ])
+  })
+
   it('drops a verbless first clause when planning training rows', () => {
     expect(trainingPlanner().split('weather in Paris and email Ann the forecast')).toEqual([
       'email Ann the forecast',
