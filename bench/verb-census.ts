@@ -12,7 +12,7 @@
  *   npx tsx bench/verb-census.ts --data ../shared/data --top 200 --by-start
  * @module
  */
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -21,8 +21,7 @@ const { values } = benchArgs(import.meta.url, {
     'by-start': { type: 'boolean', default: false },
   },
 })
-const top = Number(values.top)
-if (!Number.isInteger(top) || top < 1) usageError(import.meta.url, '--top takes a whole number')
+const top = wholeNumber(import.meta.url, '--top', values.top)
 // The code it reads with is loaded once the flags are read (--help loads none of it).
 const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
 const { CLAUSE_BREAK, collapseWhitespace, SENTENCE_BREAK, trainingPlanner } =
