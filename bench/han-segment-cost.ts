@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { median } from './lib/measure.ts'
 
 const { values } = parseArgs({
   options: {
@@ -39,7 +40,6 @@ const terms = tokenizeText(run)
 console.log(JSON.stringify({ ms: performance.now() - start, terms: terms.length }))
 `
 
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 const rows: Record<string, string | number>[] = []
 const gaveUp = new Set<string>()
 for (const size of sizes) {
