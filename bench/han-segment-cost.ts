@@ -10,10 +10,10 @@
  */
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import { median } from './lib/measure.ts'
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     sizes: { type: 'string', default: '8000,32000,70000,300000' },
@@ -21,9 +21,11 @@ const { values } = parseArgs({
     'limit-s': { type: 'string', default: '60' },
   },
 })
-const sizes = values.sizes.split(',').map(Number)
-const passes = Number(values.passes)
-const limitMs = Number(values['limit-s']) * 1000
+const sizes = values.sizes
+  .split(',')
+  .map((size) => wholeNumber(import.meta.url, '--sizes', size, 1, 500_000))
+const passes = wholeNumber(import.meta.url, '--passes', values.passes, 1, 50)
+const limitMs = wholeNumber(import.meta.url, '--limit-s', values['limit-s'], 1, 3600) * 1000
 
 const checkouts: [string, string][] = [['after', resolve('.')]]
 if (values.before !== undefined) checkouts.unshift(['before', resolve(values.before)])
