@@ -18,8 +18,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startServe } from '../test/helpers/start-serve.ts'
-import { benchArgs, usageError } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -30,6 +29,12 @@ const { values } = benchArgs(import.meta.url, {
     before: { type: 'string' },
   },
 })
+const clients = wholeNumber(import.meta.url, '--clients', values.clients)
+const requests = wholeNumber(import.meta.url, '--requests', values.requests)
+const timeoutMs = wholeNumber(import.meta.url, '--send-timeout-ms', values['send-timeout-ms'])
+const waitMs = wholeNumber(import.meta.url, '--wait-s', values['wait-s']) * 1000
+// After the flags: a bad flag or --help loads none of the server code (bench-scripts-args.test.ts).
+const { startServe } = await import('../test/helpers/start-serve.ts')
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
@@ -127,18 +132,6 @@ async function measure(
 }
 
 async function main(): Promise<void> {
-  const clients = Number(values.clients)
-  const requests = Number(values.requests)
-  const timeoutMs = Number(values['send-timeout-ms'])
-  const waitMs = Number(values['wait-s']) * 1000
-  for (const [flag, value] of [
-    ['--clients', clients],
-    ['--requests', requests],
-    ['--send-timeout-ms', timeoutMs],
-    ['--wait-s', waitMs],
-  ] as const)
-    if (!Number.isInteger(value) || value < 1)
-      usageError(import.meta.url, `${flag} takes a positive whole number.`)
   const here = resolve(fileURLToPath(import.meta.url), '../..')
   const config = join(await mkdtemp(join(tmpdir(), 'toolsel-unread-config-')), 'config.json')
   await writeFile(config, JSON.stringify({ server: { sendTimeoutMs: timeoutMs } }))
