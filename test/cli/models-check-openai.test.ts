@@ -181,9 +181,11 @@ Result: not-a-list: the endpoint answered HTTP 200 with no OpenAI-compatible mod
   })
 
   it('refuses (exit 2) a spec without a base URL to ask', async () => {
-    const { code, stderr, text } = await check('openai:fake', {})
+    const { code, stderr, report } = await check('openai:fake', {})
     expect(code).toBe(2)
-    expect(text).toBe('')
+    // --json: the failure is also one JSON error line on stdout (README: "--json" errors).
+    expect(report.error.code).toBe('INVALID_CONFIG')
+    expect(report.error.message).toContain('TOOLSEL_OPENAI_BASE_URL')
     expect(stderr).toContain('TOOLSEL_OPENAI_BASE_URL')
   })
 })

@@ -36,11 +36,16 @@ describe('toolsel models check', () => {
   it('says in one line (exit 2) that a path is missing or no directory, instead of a report', async () => {
     for (const json of [[], ['--json']]) {
       const missing = await run(['models', 'check', '/nonexistent/model', '--no-cuda', ...json])
+      const message =
+        'No such directory "/nonexistent/model": pass the model directory that holds config.json and onnx/ (see models/README.md).'
       expect(missing.code).toBe(2)
-      expect(missing.stdout).toBe('')
-      expect(missing.stderr.trim().split('\n')).toEqual([
-        'error [INVALID_INPUT]: No such directory "/nonexistent/model": pass the model directory that holds config.json and onnx/ (see models/README.md).',
-      ])
+      // --json: the failure is also one JSON error line on stdout (README: "--json" errors).
+      expect(missing.stdout).toBe(
+        json.length === 0
+          ? ''
+          : `${JSON.stringify({ error: { code: 'INVALID_INPUT', message } })}\n`,
+      )
+      expect(missing.stderr.trim().split('\n')).toEqual([`error [INVALID_INPUT]: ${message}`])
     }
     const file = await run(['models', 'check', 'package.json', '--no-cuda'])
     expect(file.code).toBe(2)
