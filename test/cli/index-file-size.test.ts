@@ -15,6 +15,19 @@ import { defaultConfig } from '../../src/config/schema.ts'
 
 const MIB = 1024 * 1024
 
+/**
+ * A tool file of about 2.4 MB (over 2 MiB): `name` and 29 more tools, each description 80,000
+ * characters, under MAX_TOOL_DESCRIPTION_CHARS (one 2 MiB description is refused by that now).
+ */
+function bigToolFile(name: string): string {
+  return JSON.stringify(
+    Array.from({ length: 30 }, (_, i) => ({
+      name: i === 0 ? name : `pad_${i}`,
+      description: 'x'.repeat(80_000),
+    })),
+  )
+}
+
 async function indexDirEntries(dir: string): Promise<string[]> {
   return existsSync(dir) ? readdir(dir) : []
 }
@@ -23,7 +36,7 @@ describe('toolsel index --max-file-bytes', () => {
   it('refuses a file past the limit, naming it and the flag; nothing written', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
     const file = join(dir, 'tools.json')
-    await writeFile(file, JSON.stringify([{ name: 'a', description: 'x'.repeat(2 * MIB) }]))
+    await writeFile(file, bigToolFile('a'))
     const indexDir = join(dir, 'indexes')
     const { code, stderr } = await runCli([
       'index',
@@ -55,7 +68,7 @@ describe('toolsel index --max-file-bytes', () => {
     // Before: config and env only (`Unknown option "--max-file-bytes"`).
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
     const file = join(dir, 'tools.json')
-    await writeFile(file, JSON.stringify([{ name: 'a', description: 'x'.repeat(2 * MIB) }]))
+    await writeFile(file, bigToolFile('a'))
     const examples = join(dir, 'examples.jsonl')
     await writeFile(examples, '{"instruction":"do a","tools":["a"]}\n')
     for (const argv of [
@@ -139,7 +152,7 @@ describe('library.maxFileBytes: one limit for every command that reads tool file
     expect(defaultConfig().library.maxFileBytes).toBe(DEFAULT_MAX_TOOL_FILE_BYTES)
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
     const file = join(dir, 'tools.json')
-    await writeFile(file, JSON.stringify([{ name: 'send_sms', description: 'x'.repeat(2 * MIB) }]))
+    await writeFile(file, bigToolFile('send_sms'))
     const config = join(dir, 'config.json')
     await writeFile(config, JSON.stringify({ library: { maxFileBytes: MIB } }))
     const indexDir = join(dir, 'indexes')
