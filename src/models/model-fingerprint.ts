@@ -16,7 +16,7 @@ import { type FileHandle, open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FileTooLargeError, NotRegularFileError, readChunksUpTo } from '../read-text-file.ts'
 import { modelFileError } from './model-text-files.ts'
-import { modelFileMaxBytes, modelFileSizes } from './model-weight-files.ts'
+import { modelFileLimit } from './model-weight-files.ts'
 
 /** File hashes kept per process (the oldest dropped first); a model has about ten files. */
 const MAX_CACHED_FILES = 256
@@ -31,7 +31,7 @@ export const fingerprintStats = { filesHashed: 0 }
  * relative to `directory`, links followed) that exist, in the order given. Absent files are
  * left out: they were not loaded either. Each is read through one handle, opened non-blocking:
  * one that is not a regular file (a device, a FIFO, a directory) or is past its limit
- * (`modelFileMaxBytes`; one that grows past it while read too) is MODEL_LOAD_FAILED naming it,
+ * (`modelFileLimit`; one that grows past it while read too) is MODEL_LOAD_FAILED naming it,
  * unread (until round 47 a FIFO or a device counted as absent and was then read by the load, and
  * any size was hashed). Other failures are what reading a file throws.
  */
@@ -74,17 +74,19 @@ export async function modelFilesState(
     }
     try {
       const stats = await handle.stat({ bigint: true })
-      const limit = modelFileMaxBytes(name)
+      const limit = modelFileLimit(name)
       if (!stats.isFile()) throw modelFileError(path, new NotRegularFileError())
-      if (stats.size > BigInt(limit)) {
-        const tooLarge = new FileTooLargeError(limit)
-        throw modelFileError(path, tooLarge, Number(stats.size), limit, modelFileSizes(name))
+      if (stats.size > BigInt(limit.maxBytes)) {
+        const tooLarge = new FileTooLargeError(limit.maxBytes)
+        throw modelFileError(path, tooLarge, Number(stats.size), limit)
       }
       identity.push(`${JSON.stringify(name)}\t${statKey(stats)}`)
-      const sha256 = await fileSha256(path, stats, handle, limit).catch((error: unknown) => {
-        if (!(error instanceof FileTooLargeError)) throw error
-        throw modelFileError(path, error, undefined, limit, modelFileSizes(name))
-      })
+      const sha256 = await fileSha256(path, stats, handle, limit.maxBytes).catch(
+        (error: unknown) => {
+          if (!(error instanceof FileTooLargeError)) throw error
+          throw modelFileError(path, error, undefined, limit)
+        },
+      )
       listing.update(`${JSON.stringify(name)}\t${stats.size}\t${sha256}\n`)
     } finally {
       await handle.close()

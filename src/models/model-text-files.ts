@@ -19,6 +19,18 @@ import {
 /** Largest JSON/template file of a model directory read (a real tokenizer.json is ~10-35 MB). */
 export const MODEL_TEXT_FILE_MAX_BYTES = 64 * 1024 * 1024
 
+/** A size limit of model files and how large such files are, in words, for its error. */
+export interface ModelFileLimit {
+  maxBytes: number
+  sizes: string
+}
+
+/** The limit of a model directory's config, tokenizer and template files. */
+export const MODEL_TEXT_FILE_LIMIT: ModelFileLimit = {
+  maxBytes: MODEL_TEXT_FILE_MAX_BYTES,
+  sizes: 'model config and tokenizer files are a few KiB to tens of MB',
+}
+
 /**
  * The text files transformers.js reads from a model directory before anything is allocated:
  * checked by `checkModelTextFiles` before a load hands the directory to it.
@@ -50,15 +62,13 @@ export async function checkModelTextFiles(directory: string): Promise<void> {
 }
 
 /**
- * MODEL_LOAD_FAILED naming `file` when it is not a regular file or is larger than `maxBytes`
- * (`sizes`: how large such files are, for the message). It is opened (non-blocking) and its
- * handle's fstat checked; nothing is read. Absent (or unreadable) passes: the load reports what
- * it needs.
+ * MODEL_LOAD_FAILED naming `file` when it is not a regular file or is larger than `limit`. It is
+ * opened (non-blocking) and its handle's fstat checked; nothing is read. Absent (or unreadable)
+ * passes: the load reports what it needs.
  */
 export async function checkModelFile(
   file: string,
-  maxBytes = MODEL_TEXT_FILE_MAX_BYTES,
-  sizes?: string,
+  limit: ModelFileLimit = MODEL_TEXT_FILE_LIMIT,
 ): Promise<void> {
   let opened: Awaited<ReturnType<typeof openForReading>>
   try {
@@ -68,8 +78,8 @@ export async function checkModelFile(
     return
   }
   await opened.handle.close()
-  if (opened.stats.size > maxBytes) {
-    throw modelFileError(file, new FileTooLargeError(maxBytes), opened.stats.size, maxBytes, sizes)
+  if (opened.stats.size > limit.maxBytes) {
+    throw modelFileError(file, new FileTooLargeError(limit.maxBytes), opened.stats.size, limit)
   }
 }
 
@@ -89,15 +99,14 @@ export async function readModelText(file: string): Promise<string> {
 }
 
 /**
- * MODEL_LOAD_FAILED naming `file`: not a regular file, or larger than `maxBytes` (`size`: what its
- * fstat said); `sizes` says how large such files are.
+ * MODEL_LOAD_FAILED naming `file`: not a regular file, or larger than `limit` (`size`: what its
+ * fstat said).
  */
 export function modelFileError(
   file: string,
   error: NotRegularFileError | FileTooLargeError,
   size?: number,
-  maxBytes = MODEL_TEXT_FILE_MAX_BYTES,
-  sizes = 'model config and tokenizer files are a few KiB to tens of MB',
+  { maxBytes, sizes }: ModelFileLimit = MODEL_TEXT_FILE_LIMIT,
 ): ToolselError {
   const problem =
     error instanceof NotRegularFileError

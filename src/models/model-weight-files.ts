@@ -7,7 +7,12 @@
  * @module
  */
 import { join } from 'node:path'
-import { MODEL_TEXT_FILES, MODEL_TEXT_FILE_MAX_BYTES, checkModelFile } from './model-text-files.ts'
+import {
+  MODEL_TEXT_FILES,
+  MODEL_TEXT_FILE_LIMIT,
+  checkModelFile,
+  type ModelFileLimit,
+} from './model-text-files.ts'
 import { listModelFiles, modelFileName, type OnnxDtype } from './onnx/causal-lm-files.ts'
 
 /**
@@ -22,20 +27,19 @@ export const MODEL_GRAPH_FILE_MAX_BYTES = 2 ** 31
  */
 export const MODEL_WEIGHTS_FILE_MAX_BYTES = 64 * 2 ** 30
 
-/** The limit of the model file `name` (relative to its directory). */
-export function modelFileMaxBytes(name: string): number {
-  if ((MODEL_TEXT_FILES as readonly string[]).includes(name)) return MODEL_TEXT_FILE_MAX_BYTES
-  return name.endsWith('.onnx') ? MODEL_GRAPH_FILE_MAX_BYTES : MODEL_WEIGHTS_FILE_MAX_BYTES
-}
-
-/** What `modelFileMaxBytes` bounds a file by, in words, for its error. */
-export function modelFileSizes(name: string): string {
-  const limit = modelFileMaxBytes(name)
-  if (limit === MODEL_TEXT_FILE_MAX_BYTES)
-    return 'model config and tokenizer files are a few KiB to tens of MB'
-  return limit === MODEL_GRAPH_FILE_MAX_BYTES
-    ? "an ONNX graph is at most 2 GiB, protobuf's limit; larger weights go in external data"
-    : 'the most read of one external weights file'
+/** The limit of the model file `name` (relative to its directory), with its words. */
+export function modelFileLimit(name: string): ModelFileLimit {
+  if ((MODEL_TEXT_FILES as readonly string[]).includes(name)) return MODEL_TEXT_FILE_LIMIT
+  return name.endsWith('.onnx')
+    ? {
+        maxBytes: MODEL_GRAPH_FILE_MAX_BYTES,
+        sizes:
+          "an ONNX graph is at most 2 GiB, protobuf's limit; larger weights go in external data",
+      }
+    : {
+        maxBytes: MODEL_WEIGHTS_FILE_MAX_BYTES,
+        sizes: 'the most read of one external weights file',
+      }
 }
 
 /** The ONNX files a load of `dtype` from `directory` reads (relative): its graph, its data. */
@@ -46,9 +50,9 @@ export function modelWeightFiles(directory: string, dtype: OnnxDtype): string[] 
 
 /**
  * MODEL_LOAD_FAILED naming the file when one of the ONNX files of `dtype` in `directory` is not a
- * regular file or is past `modelFileMaxBytes`. Absent files pass: the load says what it needs.
+ * regular file or is past `modelFileLimit`. Absent files pass: the load says what it needs.
  */
 export async function checkModelWeightFiles(directory: string, dtype: OnnxDtype): Promise<void> {
   for (const name of modelWeightFiles(directory, dtype))
-    await checkModelFile(join(directory, name), modelFileMaxBytes(name), modelFileSizes(name))
+    await checkModelFile(join(directory, name), modelFileLimit(name))
 }
