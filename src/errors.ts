@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   INSUFFICIENT_STORAGE:
     'The index directory has no space left (or the quota is used up) for an index; nothing was changed.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
+  NOT_IMPLEMENTED:
+    'The request uses an HTTP feature the server does not implement (a transfer coding other than chunked).',
   NOT_READY: 'The service is still loading.',
   RATE_LIMITED:
     'The API key asked for more new work of one kind than a minute allows; retry later.',

@@ -19,6 +19,7 @@ import { bodyLimit } from './middleware/body-limit.ts'
 import { effectiveAllowedHosts, hostCheck } from './middleware/host-check.ts'
 import { requestTimeout, type TimeoutEnv } from './middleware/request-timeout.ts'
 import { pipelinedOneAtATime } from './middleware/pipelined-requests.ts'
+import { refuseTransferCodings } from './middleware/transfer-coding.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { clientAddresses, type ClientAddresses } from './client-address.ts'
 import { limitRequestRate } from './rate-limit.ts'
@@ -123,6 +124,8 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
     }),
   )
   if (options.connectionLimit) app.use('*', refuseOverLimit(options.connectionLimit))
+  // Before anything reads a body: one sent with a transfer coding besides chunked is 501.
+  app.use('*', refuseTransferCodings())
   app.use('*', rejectDotSegments())
   // Before any route: Host/Origin checks, CORS (answers preflights), then API keys.
   app.use(

@@ -52,7 +52,8 @@ function pathParameter(name: string, schema: z.ZodType) {
  * a missing or unknown key and 403 for a key that may not do this; and, on every route, the 429 of
  * a connection past `server.maxConnectionsPerAddress` (src/server/connection-limits.ts, round 36)
  * or a client past its request rate (src/server/rate-limit.ts, round 41; not on the public routes)
- * and the 408 and 431 of a request Node's parser rejects (src/server/client-error.ts).
+ * and the 408 and 431 of a request Node's parser rejects (src/server/client-error.ts), and the 501
+ * of a transfer coding other than chunked (middleware/transfer-coding.ts, round 48).
  */
 const SHARED_ERRORS = {
   401: 'Unauthorized: no valid API key (only when keys are configured)',
@@ -60,6 +61,7 @@ const SHARED_ERRORS = {
   408: 'Request Timeout (TIMEOUT): the request not received in time (server.headersTimeoutMs, server.requestReceiveTimeoutMs); the connection closes',
   429: 'Too many requests (RATE_LIMITED): a connection past server.maxConnectionsPerAddress (Retry-After: 1, Connection: close), or a client past server.readsPerMinute or server.writesPerMinute (Retry-After: the seconds until its next request; RateLimit and RateLimit-Policy, as on every answer of a limited class); the request is not served',
   431: "Request Header Fields Too Large (PAYLOAD_TOO_LARGE): the request line and headers over Node's 16 KiB",
+  501: 'Not Implemented (NOT_IMPLEMENTED): a Transfer-Encoding other than chunked alone (e.g. gzip, chunked); the body is not read and the connection closes',
 } as const
 
 /**
@@ -94,7 +96,7 @@ const headerRef = (name: keyof typeof RATE_LIMIT_HEADERS) => ({
 })
 
 /** Answered before the rate limit's check: none of its fields on them (RATE_LIMIT_HEADERS). */
-const BEFORE_RATE_LIMIT = new Set(['401', '403', '408', '431'])
+const BEFORE_RATE_LIMIT = new Set(['401', '403', '408', '431', '501'])
 
 interface Operation {
   security?: unknown[]
@@ -118,6 +120,7 @@ function withSharedErrors<T extends Record<string, Record<string, unknown>>>(pat
         408 as const,
         429 as const,
         431 as const,
+        501 as const,
       ]
       for (const status of statuses) {
         responses[status] ??= {

@@ -253,7 +253,7 @@ describe('/openapi.json against real responses', () => {
     }
   })
 
-  it("documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets, and Node's parser's 408 and 431", async () => {
+  it("documents on every operation the 429 a connection past server.maxConnectionsPerAddress gets, Node's parser's 408 and 431, and the 501 of a transfer coding", async () => {
     // The limit as serve installs it, on a real server: one connection held, a second answered.
     const limit = createConnectionLimit(1, { answerMs: 1500 })!
     const { app } = await createTestApp({ app: { connectionLimit: limit } })
@@ -298,11 +298,25 @@ describe('/openapi.json against real responses', () => {
         socket.on('close', () => resolve(received))
       })
       expect(huge.split(' ')[1]).toBe('431')
+      // A transfer coding besides chunked (middleware/transfer-coding.ts).
+      const coded = await new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(
+            'POST /v1/select-tools HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
+          ),
+        )
+        let received = ''
+        socket.on('data', (chunk) => (received += chunk.toString()))
+        socket.on('error', () => undefined)
+        socket.on('close', () => resolve(received))
+      })
+      expect(coded.split(' ')[1]).toBe('501')
       const timeout = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
       const bodies: Record<string, unknown> = {
         408: clientErrorAnswer(timeout).body,
         429: JSON.parse(over.body),
         431: JSON.parse(huge.split('\r\n\r\n')[1]),
+        501: JSON.parse(coded.split('\r\n\r\n')[1]),
       }
       const missing: string[] = []
       for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
