@@ -68,12 +68,13 @@ export interface CommandIO {
 /**
  * Standard input as text, for a `-` argument: UTF-8 (a byte-order mark dropped), at most
  * `maxBytes` bytes, INVALID_INPUT `<what> from stdin is larger than …` past them (the rest
- * unread) or for bytes that are not UTF-8.
+ * unread; `raiseHint` after it: how to raise the bound) or for bytes that are not UTF-8.
  */
 export async function readStdinText(
   io: CommandIO,
   what: string,
   maxBytes: number,
+  raiseHint = '',
 ): Promise<string> {
   const chunks: Buffer[] = []
   let total = 0
@@ -83,7 +84,7 @@ export async function readStdinText(
     if (total > maxBytes)
       throw new ToolselError(
         'INVALID_INPUT',
-        `${what} from stdin is larger than ${maxBytes} bytes; nothing past that was read`,
+        `${what} from stdin is larger than ${maxBytes} bytes; nothing past that was read${raiseHint}`,
       )
     chunks.push(bytes)
   }

@@ -32,6 +32,7 @@ import {
   parseCommand,
   type CommandIO,
   printConfig,
+  readStdinText,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
 import { join } from 'node:path'
@@ -53,8 +54,10 @@ import { assertReadableFile } from '../read-text-file.ts'
 
 export const INDEX_HELP = `Usage: toolsel index <file|dir> [--name <library>] [--format <format>] [--retriever <parts>]
                      [--examples <file>] [--rebuild] [options]
+       toolsel index - --name <library> [options]   (the tool file read from stdin)
 
-Imports tools from a file (or every tool file in a directory) and builds the library's index in
+Imports tools from a file (or every tool file in a directory, or stdin: -, bounded by
+--max-file-bytes as a file) and builds the library's index in
 <index-dir>/<library>/ (manifest, tools, BM25 index; with dense or hybrid also the tool vectors
 and their embedding cache). The write is atomic: an existing index is replaced only once the new
 one is complete. Rebuilding an index re-embeds only the tools that changed.
@@ -159,6 +162,16 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
       `Unknown --provider-names "${providerNames}" (available: ${PROVIDER_NAME_CHOICES.join(', ')}).`,
     )
   }
+  // `-`: the tool file is standard input (`curl … | toolsel index - --name api`), read as a file
+  // is (library.maxFileBytes at most, UTF-8; the format detected from its text or --format). Was
+  // refused: `Cannot read tool path "-"`.
+  const fromStdin = path === '-'
+  if (fromStdin && values.name === undefined) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'toolsel index - (tools from stdin) needs --name <library>. See: toolsel index --help',
+    )
+  }
   const name = values.name ?? libraryNameFromPath(path)
 
   // Before the import (seconds for a large file): was refused only after it.
@@ -166,16 +179,26 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     await assertReadableFile(values.examples, '--examples file', { opened: false })
   const started = performance.now()
   const previousIndexDir = join(config.library.indexDir, name)
+  const settings = {
+    format,
+    namespace: values.namespace,
+    onDuplicate,
+    providerNames,
+    maxFileBytes: config.library.maxFileBytes,
+    maxTools: config.library.maxTools,
+  }
   const { library, imported, source } = await importAsLibrary(
-    {
-      path,
-      format,
-      namespace: values.namespace,
-      onDuplicate,
-      providerNames,
-      maxFileBytes: config.library.maxFileBytes,
-      maxTools: config.library.maxTools,
-    },
+    fromStdin
+      ? {
+          ...settings,
+          text: await readStdinText(
+            io,
+            'The tool file',
+            config.library.maxFileBytes,
+            ' (library.maxFileBytes, env TOOLSEL_MAX_FILE_BYTES, or --max-file-bytes <n> raises the limit)',
+          ),
+        }
+      : { ...settings, path },
     name,
   )
   // The summary below lists what these count: printed once, there.
@@ -187,7 +210,7 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
   for (const warning of groupWarnings(unsummarized).warnings)
     io.stderr(`Warning: ${terminalText(warning)}\n`)
   io.stderr(
-    `Imported ${tools(library.size)} (${importedFormats(imported)}) from ${path} in ${Math.round(performance.now() - started)} ms\n`,
+    `Imported ${tools(library.size)} (${importedFormats(imported)}) from ${fromStdin ? 'stdin' : path} in ${Math.round(performance.now() - started)} ms\n`,
   )
   // Ids and schema errors quote the imported file: no escape sequence of it reaches the terminal.
   io.stderr(terminalText(describeImport(summarizeImport(imported, SHOWN_PER_LIST))))
