@@ -80,6 +80,7 @@ for (const path of [...FILES, 'src/library/demo/servers']) {
 const LIMITS: Record<string, number | undefined> = {
   'description chars': limits.MAX_TOOL_DESCRIPTION_CHARS,
   tags: limits.MAX_TOOL_TAGS,
+  'source chars (JSON)': limits.MAX_TOOL_SOURCE_CHARS,
 }
 console.log(`${tools} tools from ${FILES.length} data files and the demo servers`)
 console.log('| field | largest | limit | tool |')

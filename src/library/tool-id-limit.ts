@@ -93,16 +93,45 @@ export const MAX_TOOL_TAGS = 256
  */
 export const MAX_TOOL_DESCRIPTION_CHARS = 100_000
 
+/**
+ * Most UTF-16 code units in a tool's `source` metadata as JSON (the importer's format, file and
+ * record, and what the format carries besides: Anthropic `input_examples`, Gorilla's example
+ * code, ToolBench's `template_response`, an MCP tool's `annotations` and `outputSchema`). Before
+ * round 48 bounded only by the 8 MiB of an uploaded tool's line, and not at all in a file given to
+ * `toolsel index`; every answer with a tool's schemas, and every read of its saved line, carries
+ * it. The longest real one is 3,927 characters (a Gorilla Hugging Face API's example code; 6,569
+ * tools of the benchmark data and the demo servers, `bench/tool-field-sizes.ts`); the gateway
+ * keeps an upstream's `outputSchema` and `annotations` up to 65,536 characters each
+ * (MAX_UPSTREAM_SCHEMA_CHARS). 262,144 leaves both, and more than sixty times the longest real.
+ */
+export const MAX_TOOL_SOURCE_CHARS = 262_144
+
 /** A field of a tool past its limit (`firstOverFieldLimit`): how large it is, and the limit. */
 export interface OverFieldLimit {
   tool: Tool
-  /** `tags` (counted) or `description` (characters). */
-  field: 'tags' | 'description'
+  /** `tags` (counted), `description` (characters) or `source` (characters of its JSON). */
+  field: 'tags' | 'description' | 'source'
   size: number
   limit: number
 }
 
-/** The first of `tools` holding more than MAX_TOOL_TAGS tags or a too long description. */
+/**
+ * Characters of `source` as JSON; past MAX_TOOL_SOURCE_CHARS for one nested deeper than
+ * `JSON.stringify` recurses (it could not be saved either).
+ */
+function sourceChars(source: unknown): number {
+  if (source === undefined) return 0
+  try {
+    return JSON.stringify(source)?.length ?? 0
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
+/**
+ * The first of `tools` holding more than MAX_TOOL_TAGS tags, a too long description or too much
+ * `source` metadata.
+ */
 export function firstOverFieldLimit(tools: readonly Tool[]): OverFieldLimit | undefined {
   for (const tool of tools) {
     const tags = tool.tags?.length ?? 0
@@ -111,6 +140,10 @@ export function firstOverFieldLimit(tools: readonly Tool[]): OverFieldLimit | un
     if (description > MAX_TOOL_DESCRIPTION_CHARS) {
       return { tool, field: 'description', size: description, limit: MAX_TOOL_DESCRIPTION_CHARS }
     }
+    const source = sourceChars(tool.source)
+    if (source > MAX_TOOL_SOURCE_CHARS) {
+      return { tool, field: 'source', size: source, limit: MAX_TOOL_SOURCE_CHARS }
+    }
   }
   return undefined
 }
@@ -118,9 +151,13 @@ export function firstOverFieldLimit(tools: readonly Tool[]): OverFieldLimit | un
 /** `it has 300 tags; a tool has at most 256`: what `firstOverFieldLimit` found, said. */
 export function overFieldLimit({ field, size, limit }: OverFieldLimit): string {
   const count = (value: number) => value.toLocaleString('en-US')
-  return field === 'tags'
-    ? `it has ${count(size)} tags; a tool has at most ${count(limit)}`
-    : `its description is ${count(size)} characters long; a tool's description has at most ${count(limit)}`
+  if (field === 'tags') return `it has ${count(size)} tags; a tool has at most ${count(limit)}`
+  if (field === 'description')
+    return `its description is ${count(size)} characters long; a tool's description has at most ${count(limit)}`
+  const length = Number.isFinite(size)
+    ? `is ${count(size)} characters of JSON`
+    : 'nests too deeply to be written as JSON'
+  return `its source metadata ${length}; a tool's source has at most ${count(limit)}`
 }
 
 /** `its name is 612 characters long; a tool's name, …`: what `firstTooLongName` found, said. */

@@ -421,8 +421,9 @@ function assertNameLengths(
 }
 
 /**
- * IMPORT_FAILED for the first tool holding more than MAX_TOOL_TAGS tags or a description longer
- * than MAX_TOOL_DESCRIPTION_CHARS (tool-id-limit.ts), naming the tool, the field, its size and
+ * IMPORT_FAILED for the first tool holding more than MAX_TOOL_TAGS tags, a description longer
+ * than MAX_TOOL_DESCRIPTION_CHARS or `source` metadata longer than MAX_TOOL_SOURCE_CHARS as JSON
+ * (tool-id-limit.ts), naming the tool, the field, its size and
  * the limit; every import, as `assertNameLengths` (the gateway skips such an upstream tool).
  */
 function assertFieldLimits(

@@ -7,7 +7,11 @@
  */
 import { describe, expect, it } from 'vitest'
 import { importToolsFromText } from '../../../src/library/importers/index.ts'
-import { MAX_TOOL_DESCRIPTION_CHARS, MAX_TOOL_TAGS } from '../../../src/library/tool-id-limit.ts'
+import {
+  MAX_TOOL_DESCRIPTION_CHARS,
+  MAX_TOOL_SOURCE_CHARS,
+  MAX_TOOL_TAGS,
+} from '../../../src/library/tool-id-limit.ts'
 import { expectToolselError } from './expect-toolsel-error.ts'
 
 const canonical = (tool: object) =>
@@ -47,6 +51,43 @@ describe('tags and descriptions past their limits', () => {
     }
   })
 
+  it('refuse source metadata past MAX_TOOL_SOURCE_CHARS of JSON, as a canonical or Anthropic tool carries it', () => {
+    // 300,000 characters of a canonical tool's own source (imported whole before round 48).
+    const source = { format: 'canonical', note: 'n'.repeat(300_000) }
+    const size = JSON.stringify(source).length
+    const error = expectToolselError(
+      () => importToolsFromText(canonical({ source }), { fileName: 'tools.json' }),
+      'IMPORT_FAILED',
+      `tools.json: record 1: tool "big": its source metadata is ${size.toLocaleString('en-US')} characters of JSON; a tool's source has at most 262,144: shorten it at the source`,
+    )
+    expect(error.details).toMatchObject({ record: 1, id: 'big', field: 'source', size })
+    // Anthropic input_examples are kept in source.inputExamples.
+    const anthropic = JSON.stringify([
+      {
+        name: 'ok',
+        description: 'Fine.',
+        input_schema: { type: 'object' },
+        input_examples: Array.from({ length: 20_000 }, (_, at) => ({ query: `example ${at}` })),
+      },
+    ])
+    expectToolselError(
+      () => importToolsFromText(anthropic, { fileName: 'tools.json', format: 'anthropic' }),
+      'IMPORT_FAILED',
+      "a tool's source has at most 262,144",
+    )
+  })
+
+  it('refuses source metadata nested past what JSON.stringify can write', () => {
+    const depth = 20_000
+    const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`
+    const text = `{"tools":[{"id":"deep","name":"deep","description":"D.","parameters":{},"source":{"format":"canonical","nested":${deep}}}]}`
+    expectToolselError(
+      () => importToolsFromText(text, { fileName: 'tools.json' }),
+      'IMPORT_FAILED',
+      `tools.json: record 0: tool "deep": its source metadata nests too deeply to be written as JSON; a tool's source has at most 262,144: shorten it at the source`,
+    )
+  })
+
   it('takes exactly the limits', () => {
     const result = importToolsFromText(
       canonical({
@@ -57,6 +98,10 @@ describe('tags and descriptions past their limits', () => {
     )
     expect(result.tools[1].tags).toHaveLength(MAX_TOOL_TAGS)
     expect(result.tools[1].description).toHaveLength(MAX_TOOL_DESCRIPTION_CHARS)
+    const source = { format: 'canonical', note: '' }
+    source.note = 'n'.repeat(MAX_TOOL_SOURCE_CHARS - JSON.stringify(source).length)
+    const atLimit = importToolsFromText(canonical({ source }), { fileName: 'tools.json' })
+    expect(JSON.stringify(atLimit.tools[1].source)).toHaveLength(MAX_TOOL_SOURCE_CHARS)
   })
 
   it('refuses a ToolBench API repeated in records of ever new categories at the 257th', () => {
