@@ -11,6 +11,12 @@
  * takes more of an answer when its send buffer has room again, which is when the client has read
  * about half of what it held (on loopback up to a few MiB): a client that reads more slowly than
  * that per `sendTimeoutMs` (at the default 60 s, tens of KiB a second) is seen as stalled.
+ *
+ * Time the process itself was held is not the client's: a check that runs late (the event loop
+ * blocked by a long synchronous task) runs before the writes completed meanwhile are seen (timers
+ * run before I/O callbacks), so it counts only the time the checks kept to their interval (the
+ * lateness past one interval is added to each watch's start). Before round 48 a client reading
+ * at full speed was reset by the first check after a block longer than the timeout.
  * @module
  */
 import type { Server } from 'node:http'
@@ -56,8 +62,13 @@ export function closeStalledSends(
     socket.once('close', () => open.delete(socket))
   }
   server.on('connection', onConnection)
+  let lastCheck = performance.now()
   const check = () => {
     const now = performance.now()
+    // Held past one more interval: not time in which a client could be seen to read.
+    const gap = now - lastCheck
+    const held = gap > 2 * checkEveryMs ? gap - checkEveryMs : 0
+    lastCheck = now
     for (const socket of open) {
       if (socket.destroyed || socket.writableLength === 0) {
         watches.delete(socket)
@@ -72,6 +83,7 @@ export function closeStalledSends(
       }
       // A new write dispatched since (its queue larger): remembered, not progress.
       watch.queued = queued
+      watch.since += held
       if (now - watch.since < timeoutMs) continue
       open.delete(socket)
       onClose?.(socket, Math.round(now - watch.since))

@@ -50,6 +50,17 @@ describe('closeStalledSends on a Node server', () => {
 
   beforeAll(async () => {
     server = createServer((request, response) => {
+      if (request.url === '/big-then-block') {
+        // The answer sent, then the event loop held 2 s (another request's synchronous work)
+        // while the client reads it: the client never stalled, the server did.
+        response.setHeader('content-length', BIG.length)
+        response.end(BIG)
+        setTimeout(() => {
+          const until = performance.now() + 2000
+          while (performance.now() < until);
+        }, 300)
+        return
+      }
       if (request.url === '/slow-to-make') {
         // Nothing pending for three timeouts while the answer is made: not a stall.
         setTimeout(() => response.end('made'), 3 * TIMEOUT_MS)
@@ -108,6 +119,32 @@ describe('closeStalledSends on a Node server', () => {
     expect(await done).toBe(true)
     expect(Date.now() - started).toBeGreaterThan(TIMEOUT_MS)
     expect(socket.destroyed).toBe(false)
+    socket.destroy()
+  }, 30_000)
+
+  it('keeps a reading client whose answer waited behind a 2 s block of the event loop', async () => {
+    const before = closed.length
+    const socket = await request(port, '/big-then-block')
+    // About 6 MiB/s, as the slow reader above: the answer is still going out when the loop blocks.
+    let received = 0
+    let sincePause = 0
+    const done = new Promise<boolean>((resolve) => {
+      socket.on('error', () => resolve(false))
+      socket.on('close', () => resolve(false))
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        sincePause += chunk.length
+        if (received > BIG.length) resolve(true)
+        if (sincePause < 256 * 1024) return
+        sincePause = 0
+        socket.pause()
+        setTimeout(() => socket.resume(), 40)
+      })
+    })
+    // Before: the first check after the block found no progress for 2 s (the writes completed
+    // during it were not yet seen) and reset the connection.
+    expect(await done).toBe(true)
+    expect(closed.length).toBe(before)
     socket.destroy()
   }, 30_000)
 
