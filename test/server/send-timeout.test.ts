@@ -43,6 +43,29 @@ function readToEnd(socket: Socket): Promise<{ bytes: number; text: string; error
   })
 }
 
+/**
+ * Reads `socket`'s answer of BIG 256 KiB at a time with a pause of 40 ms after each (about
+ * 6 MiB/s: the 24 MiB answer takes about 4 s): true once all of it came, false if it closed first.
+ */
+function readSlowly(socket: Socket): Promise<boolean> {
+  let received = 0
+  let sincePause = 0
+  return new Promise<boolean>((resolve) => {
+    socket.on('error', () => resolve(false))
+    socket.on('close', () => resolve(false))
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length
+      sincePause += chunk.length
+      // The head's bytes come first: the body's are all there once received passes its length.
+      if (received > BIG.length) resolve(true)
+      if (sincePause < 256 * 1024) return
+      sincePause = 0
+      socket.pause()
+      setTimeout(() => socket.resume(), 40)
+    })
+  })
+}
+
 describe('closeStalledSends on a Node server', () => {
   let server: Server
   let port: number
@@ -98,23 +121,7 @@ describe('closeStalledSends on a Node server', () => {
 
   it('keeps a slow client that reads (its answer takes several timeouts)', async () => {
     const socket = await request(port, '/big')
-    // 256 KiB, then a pause of 40 ms (about 6 MiB/s): the 24 MiB answer takes about 4 s.
-    let received = 0
-    let sincePause = 0
-    const done = new Promise<boolean>((resolve, reject) => {
-      socket.on('error', reject)
-      socket.on('close', () => resolve(false))
-      socket.on('data', (chunk: Buffer) => {
-        received += chunk.length
-        sincePause += chunk.length
-        // The head's bytes come first: the body's are all there once received passes its length.
-        if (received > BIG.length) resolve(true)
-        if (sincePause < 256 * 1024) return
-        sincePause = 0
-        socket.pause()
-        setTimeout(() => socket.resume(), 40)
-      })
-    })
+    const done = readSlowly(socket)
     const started = Date.now()
     expect(await done).toBe(true)
     expect(Date.now() - started).toBeGreaterThan(TIMEOUT_MS)
@@ -125,22 +132,8 @@ describe('closeStalledSends on a Node server', () => {
   it('keeps a reading client whose answer waited behind a 2 s block of the event loop', async () => {
     const before = closed.length
     const socket = await request(port, '/big-then-block')
-    // About 6 MiB/s, as the slow reader above: the answer is still going out when the loop blocks.
-    let received = 0
-    let sincePause = 0
-    const done = new Promise<boolean>((resolve) => {
-      socket.on('error', () => resolve(false))
-      socket.on('close', () => resolve(false))
-      socket.on('data', (chunk: Buffer) => {
-        received += chunk.length
-        sincePause += chunk.length
-        if (received > BIG.length) resolve(true)
-        if (sincePause < 256 * 1024) return
-        sincePause = 0
-        socket.pause()
-        setTimeout(() => socket.resume(), 40)
-      })
-    })
+    // The slow reader's pace: the answer is still going out when the loop blocks.
+    const done = readSlowly(socket)
     // Before: the first check after the block found no progress for 2 s (the writes completed
     // during it were not yet seen) and reset the connection.
     expect(await done).toBe(true)
