@@ -8,7 +8,7 @@
  * the split's notes (summary.md) and the command's output say how many.
  * @module
  */
-import { loadExamplesFile } from '../train/splits/examples-file.ts'
+import { examplesOverLibrary, type ExamplesFileRecords } from '../train/splits/examples-file.ts'
 import { normalizeQueryText } from '../train/train-split.ts'
 import type { UsageExample } from '../examples/usage-example.ts'
 import type { BenchSplit } from './suites/bench-suite.ts'
@@ -17,19 +17,19 @@ import type { BenchSplit } from './suites/bench-suite.ts'
 export const EXAMPLES_FILE_PREFIX = 'file:'
 
 /**
- * `split.training` from `file` over the split's library, without the examples whose instruction
- * is one of the split's queries. Returns how many were dropped.
+ * `split.training` from an examples file's records (`readExamplesFile`: read once for every
+ * split, a pipe can be read only once) over the split's library, without the examples whose
+ * instruction is one of the split's queries. Returns how many were dropped.
  */
-export async function trainingFromFile(
+export function trainingFromFile(
   split: BenchSplit,
-  file: string,
-  maxExamples: number,
-): Promise<{ training: NonNullable<BenchSplit['training']>; dropped: number }> {
-  const loaded = await loadExamplesFile(
-    file,
-    { reference: `the library of ${split.name}`, tools: split.tools },
-    { maxExamples },
-  )
+  records: ExamplesFileRecords,
+): { training: NonNullable<BenchSplit['training']>; dropped: number } {
+  const { file } = records
+  const loaded = examplesOverLibrary(records, {
+    reference: `the library of ${split.name}`,
+    tools: split.tools,
+  })
   const queries = new Set(split.cases.map((benchCase) => normalizeQueryText(benchCase.instruction)))
   const examples: UsageExample[] = loaded.examples
     .filter((example) => !queries.has(normalizeQueryText(example.instruction)))

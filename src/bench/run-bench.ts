@@ -20,6 +20,7 @@ import {
   type ScoredQuery,
 } from './metrics/aggregate-metrics.ts'
 import { trainingFromFile } from './examples-from-file.ts'
+import { readExamplesFile } from '../train/splits/examples-file.ts'
 import { runSplit, type CaseResult, type SplitRunOptions } from './run-split.ts'
 import type { BenchSplit, BenchSuite, SkippedSplit } from './suites/bench-suite.ts'
 import { resolveSuites } from './suites/suite-registry.ts'
@@ -50,12 +51,13 @@ export async function runBench(options: RunBenchOptions): Promise<BenchReport> {
     if (result.splits.length > 0) loaded.push({ suite, splits: result.splits })
   }
   if (settings.examplesFile !== undefined) {
+    // Read once for every split (was: once per split, so a pipe, `file:<(…)`, gave its examples
+    // to the first split of a 5-fold suite and failed the next with "holds no examples").
+    const records = await readExamplesFile(settings.examplesFile, {
+      maxExamples: config.library.maxExamples,
+    })
     for (const split of loaded.flatMap(({ splits }) => splits)) {
-      const { training, dropped } = await trainingFromFile(
-        split,
-        settings.examplesFile,
-        config.library.maxExamples,
-      )
+      const { training, dropped } = trainingFromFile(split, records)
       split.training = training
       if (dropped > 0) options.onNote?.(`${split.name}: ${training.notes[0]}`)
     }

@@ -147,7 +147,9 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   if (examplesFile !== undefined) {
     if (suite === 'all')
       throw invalid("--examples file:<path> names one library's ids; use it with --suite <name>")
-    await assertReadableFile(examplesFile, '--examples file')
+    // Looked up, not opened: a pipe (`file:<(…)`, a FIFO) opened and closed here lost its writer
+    // and its text before the run read it.
+    await assertReadableFile(examplesFile, '--examples file', { opened: false })
   }
   const baseline = oneOf(values.baseline, ['oracle-count'] as const, 'baseline')
   const name =

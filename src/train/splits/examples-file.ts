@@ -37,10 +37,30 @@ export const MAX_TRAIN_EXAMPLES_LIMIT = 1_000_000
 export async function loadExamplesFile(
   file: string,
   library: { reference: string; tools: readonly Tool[] },
-  { maxExamples = MAX_TRAIN_EXAMPLES }: { maxExamples?: number } = {},
+  options: { maxExamples?: number } = {},
 ): Promise<TrainSplit> {
-  const { reference: libraryFile } = library
-  const tools = [...library.tools]
+  return examplesOverLibrary(await readExamplesFile(file, options), library)
+}
+
+/** An examples file's records as read, before they are checked against a library. */
+export interface ExamplesFileRecords {
+  file: string
+  read: UsageExample[]
+  /** Each record's place (`line 7`, `item 3`). */
+  places: string[]
+  /** Each record's `id`, when it has one. */
+  ids: Array<string | undefined>
+}
+
+/**
+ * Reads `file` once (a pipe can be read only once: `bench --examples file:<(…)` over a suite of
+ * several splits checks the records against each split's library, `examplesOverLibrary`).
+ * INVALID_INPUT naming the place of a bad record, past `maxExamples`, or for a file of none.
+ */
+export async function readExamplesFile(
+  file: string,
+  { maxExamples = MAX_TRAIN_EXAMPLES }: { maxExamples?: number } = {},
+): Promise<ExamplesFileRecords> {
   const read: UsageExample[] = []
   const places: string[] = []
   const ids: Array<string | undefined> = []
@@ -60,7 +80,6 @@ export async function loadExamplesFile(
       ids.push(id)
     }
   }
-  const from = { source: file, places }
   if (read.length === 0) {
     throw new ToolselError(
       'INVALID_INPUT',
@@ -68,6 +87,21 @@ export async function loadExamplesFile(
       { details: { file } },
     )
   }
+  return { file, read, places, ids }
+}
+
+/**
+ * The records of an examples file over `library`: INVALID_INPUT naming every tool id the library
+ * lacks with its lines.
+ */
+export function examplesOverLibrary(
+  records: ExamplesFileRecords,
+  library: { reference: string; tools: readonly Tool[] },
+): TrainSplit {
+  const { file, read, ids } = records
+  const { reference: libraryFile } = library
+  const tools = [...library.tools]
+  const from = { source: file, places: records.places }
   const known = new ToolLibrary('library', tools)
   assertKnownTools(
     libraryFile,
