@@ -1,5 +1,5 @@
 /** Reading a user-named file as UTF-8, failing with one clear error. @module */
-import { isUtf8 } from 'node:buffer'
+import { constants as bufferConstants, isAscii, isUtf8 } from 'node:buffer'
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { ToolselError } from './errors.ts'
@@ -99,10 +99,46 @@ export function decodeUtf8(bytes: Uint8Array): string {
   return utf8Decoder.decode(bytes)
 }
 
+/** Most UTF-16 code units one string holds (V8's limit: 536,870,888 in Node 22, 64-bit). */
+export const MAX_TEXT_CHARS = bufferConstants.MAX_STRING_LENGTH
+
+/**
+ * Thrown by `readUtf8FileUpTo` for UTF-8 text of more characters than one string holds (a file
+ * read whole past MAX_TEXT_CHARS, a `--max-file-bytes` raised over ~512 MiB): before round 48
+ * Node's "Cannot create a string longer than 0x1fffffe8 characters", read as "Cannot read".
+ */
+export class TextTooLongError extends Error {
+  constructor(readonly chars: number) {
+    super(
+      `it holds ${chars.toLocaleString('en-US')} characters, more than one string holds (${MAX_TEXT_CHARS.toLocaleString('en-US')})`,
+    )
+    this.name = 'TextTooLongError'
+  }
+}
+
+/** Bytes decoded at once by `utf16Length`: each piece's string well within MAX_TEXT_CHARS. */
+const LENGTH_PIECE_BYTES = 64 * 1024 * 1024
+
+/**
+ * UTF-16 code units of valid UTF-8 `bytes`: ASCII's are its bytes (isAscii: 0.3 s for 512 MiB, a
+ * loop over the bytes 9 s on a busy host), other text is decoded piece by piece and counted.
+ */
+function utf16Length(bytes: Buffer): number {
+  if (isAscii(bytes)) return bytes.length
+  // A byte-order mark counted, as toString keeps it.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+  let units = 0
+  for (let at = 0; at < bytes.length; at += LENGTH_PIECE_BYTES) {
+    units += decoder.decode(bytes.subarray(at, at + LENGTH_PIECE_BYTES), { stream: true }).length
+  }
+  return units + decoder.decode().length
+}
+
 /**
  * `readFileUpTo`, and an InvalidUtf8Error naming the first line (from 1) whose bytes are not
  * UTF-8 and the offset of its first such byte (`assertUtf8`), instead of their silent
- * replacement by U+FFFD. A byte-order mark is kept (U+FEFF); the importers drop it.
+ * replacement by U+FFFD. A byte-order mark is kept (U+FEFF); the importers drop it. Text of more
+ * than MAX_TEXT_CHARS characters is a TextTooLongError.
  */
 export async function readUtf8FileUpTo(
   file: string,
@@ -111,6 +147,11 @@ export async function readUtf8FileUpTo(
 ): Promise<string> {
   const bytes = await readBytesUpTo(file, maxBytes, options)
   assertUtf8(bytes)
+  // Counted only past the limit in bytes: fewer bytes are never more characters.
+  if (bytes.length > MAX_TEXT_CHARS) {
+    const chars = utf16Length(bytes)
+    if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)
+  }
   return bytes.toString('utf8')
 }
 

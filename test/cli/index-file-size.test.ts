@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_TOOL_FILE_BYTES } from '../../src/library/importers/import-tools.ts'
+import { MAX_TEXT_CHARS } from '../../src/read-text-file.ts'
 import { runCli } from './run-cli.ts'
 import { main } from '../../src/main.ts'
 import { defaultConfig } from '../../src/config/schema.ts'
@@ -32,20 +33,18 @@ async function indexDirEntries(dir: string): Promise<string[]> {
   return existsSync(dir) ? readdir(dir) : []
 }
 
+/** `toolsel index <file> --index-dir <indexDir> --max-file-bytes <bytes>`. */
+function indexUpTo(file: string, indexDir: string, bytes: number) {
+  return runCli(['index', file, '--index-dir', indexDir, '--max-file-bytes', String(bytes)])
+}
+
 describe('toolsel index --max-file-bytes', () => {
   it('refuses a file past the limit, naming it and the flag; nothing written', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
     const file = join(dir, 'tools.json')
     await writeFile(file, bigToolFile('a'))
     const indexDir = join(dir, 'indexes')
-    const { code, stderr } = await runCli([
-      'index',
-      file,
-      '--index-dir',
-      indexDir,
-      '--max-file-bytes',
-      String(MIB),
-    ])
+    const { code, stderr } = await indexUpTo(file, indexDir, MIB)
     expect(code).toBe(1)
     expect(stderr).toContain(
       `error [IMPORT_FAILED]: Tool file "${file}" is larger than ${MIB} bytes`,
@@ -53,14 +52,7 @@ describe('toolsel index --max-file-bytes', () => {
     expect(stderr).toContain('--max-file-bytes')
     expect(await indexDirEntries(indexDir)).toEqual([])
     // Within a raised limit the same file is indexed.
-    const raised = await runCli([
-      'index',
-      file,
-      '--index-dir',
-      indexDir,
-      '--max-file-bytes',
-      String(4 * MIB),
-    ])
+    const raised = await indexUpTo(file, indexDir, 4 * MIB)
     expect(raised.code).toBe(0)
   }, 60_000)
 
@@ -130,6 +122,24 @@ describe('toolsel index --max-file-bytes', () => {
     }
     expect(await indexDirEntries(indexDir)).toEqual([])
   })
+
+  it('a file of more characters than one string holds, within a raised limit: IMPORT_FAILED saying so, nothing written', async () => {
+    // Before round 48: INVALID_INPUT "Cannot read tool file …: Cannot create a string longer
+    // than 0x1fffffe8 characters" (exit 2), as if the file were missing.
+    const dir = await mkdtemp(join(tmpdir(), 'toolsel-file-size-'))
+    const file = join(dir, 'tools.json')
+    // Sparse: MAX_TEXT_CHARS + 1 NUL bytes (valid UTF-8, one character each), no disk used.
+    const handle = await open(file, 'w')
+    await handle.truncate(MAX_TEXT_CHARS + 1)
+    await handle.close()
+    const indexDir = join(dir, 'indexes')
+    const { code, stderr } = await indexUpTo(file, indexDir, 1024 * MIB)
+    expect(code, stderr).toBe(1)
+    expect(stderr).toContain(
+      `error [IMPORT_FAILED]: Tool file "${file}" is too large to import as one file: it holds ${(MAX_TEXT_CHARS + 1).toLocaleString('en-US')} characters, more than one string holds (${MAX_TEXT_CHARS.toLocaleString('en-US')}). Split its tools into several files in a directory`,
+    )
+    expect(await indexDirEntries(indexDir)).toEqual([])
+  }, 60_000)
 
   it('takes only a whole number of bytes above 0', async () => {
     for (const bad of ['0', '-1', '1.5', 'lots']) {

@@ -58,8 +58,10 @@ import {
   fileProblem,
   FileTooLargeError,
   InvalidUtf8Error,
+  MAX_TEXT_CHARS,
   NotRegularFileError,
   readUtf8FileUpTo,
+  TextTooLongError,
 } from '../../read-text-file.ts'
 
 type JsonImporter = (parsed: unknown, context: ImportContext) => Tool[]
@@ -191,6 +193,13 @@ export async function importToolsFromFile(
         'IMPORT_FAILED',
         `Tool file "${path}" is not UTF-8 text at byte ${error.offset} (line ${error.line}): save it as UTF-8. Nothing was imported.`,
         { cause: error, details: { file: path, line: error.line, byte: error.offset } },
+      )
+    }
+    if (error instanceof TextTooLongError) {
+      throw new ToolselError(
+        'IMPORT_FAILED',
+        `Tool file "${path}" is too large to import as one file: ${error.message}. Split its tools into several files in a directory and import the directory. Nothing was imported.`,
+        { cause: error, details: { file: path, chars: error.chars, maxChars: MAX_TEXT_CHARS } },
       )
     }
     if (error instanceof FileTooLargeError) {
