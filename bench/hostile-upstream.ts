@@ -15,10 +15,15 @@
  *   text kept, the last error, heap and the process's peak RSS (what one listing held at its
  *   height: gateway.maxListChars and MAX_UPSTREAM_SCHEMA_CHARS bound it).
  * - `--case relists`: it lists `--tools` tools each with an outputSchema (a `--chars`-character
- *   property description), `--page` a page, and the gateway lists them again `--relists` times
- *   (as on list_changed or the sync TTL, RELIST_GAP_MS apart): prints the heap after the first
- *   listing and after the re-lists (run node with `--expose-gc`), and the status. Before round
- *   41 the client's one Ajv kept every output schema it compiled: it grew at each re-list.
+ *   property description; default 200 here: past MAX_UPSTREAM_SCHEMA_CHARS, 65,536, every tool
+ *   is skipped and nothing is compiled), `--page` a page, and the gateway lists them again
+ *   `--relists` times (as on list_changed or the sync TTL, RELIST_GAP_MS apart): prints the heap
+ *   after the first listing and after the re-lists (run node with `--expose-gc`), and the status.
+ *   Before round 41 the client's one Ajv kept every output schema it compiled: it grew at each
+ *   re-list. A listing that fails (the server down) ends it with status 1 and the last error:
+ *   before round 48 the default 1 MiB schemas made 7 MiB pages, a page past listTimeoutMs on a
+ *   busy host left the server down, and the re-list's gap (an unref'd timer, as the retry's)
+ *   was all that was left: node exited 13 (an unsettled top-level await), saying nothing.
  * - `--case storm`: it lists `--tools` tools, `--page` a page, each with an outputSchema of
  *   `--properties` string properties (slow to compile: ~2-10 ms a property on a busy host), and
  *   from its first page's answer on sends list_changed 4,000 times a second. For `--window` ms
@@ -60,7 +65,8 @@ const { values: args } = benchArgs(import.meta.url, {
     case: { type: 'string', default: 'init-error' },
     repeat: { type: 'string', default: String((4 * 1024 * 1024) / 8) },
     tools: { type: 'string', default: '100' },
-    chars: { type: 'string', default: String(1 << 20) },
+    // Per case: 200 for relists, else 1 MiB (below).
+    chars: { type: 'string' },
     page: { type: 'string', default: '7' },
     relists: { type: 'string', default: '20' },
     properties: { type: 'string', default: '1000' },
@@ -94,6 +100,8 @@ for (const flag of [
     usageError(import.meta.url, `--${flag} must be a positive number, got "${args[flag]}"`)
   }
 }
+
+args.chars ??= args.case === 'relists' ? '200' : String(1 << 20)
 
 const here = resolve(fileURLToPath(import.meta.url), '../..')
 const root = resolve(args.root ?? here)
@@ -225,10 +233,23 @@ if (args.case === 'init-error') {
   const first = heap()
   const relisted = performance.now()
   const listings: number[] = []
+  // The gap before each re-list is an unref'd timer (so is a reconnect's): held open here, and a
+  // server gone down ends the run saying why, not node's exit 13 of an unsettled await.
+  const alive = setInterval(() => {}, 1000)
   for (let turn = 0; turn < Number(args.relists); turn += 1) {
+    if (!upstream.serving) {
+      const { status, lastError } = upstream.state()
+      console.log(
+        `${args.tools} tools with outputSchemas (${args.chars} characters), ${args.page} a page: ` +
+          `listing ${turn} left the server ${status}: ${lastError ?? 'no error'}`,
+      )
+      await upstream.close()
+      process.exit(1)
+    }
     await upstream.sync()
     listings.push(upstream.state().lastLatencyMs ?? Number.NaN)
   }
+  clearInterval(alive)
   const each = Math.round((performance.now() - relisted) / Number(args.relists))
   globalThis.gc?.()
   console.log(
