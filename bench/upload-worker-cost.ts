@@ -4,15 +4,28 @@
  * tools (`bm25Unless`: no postings), alternating, three each, on the upload-stall body (copies of
  * the ToolBench G3 corpus up to the body limit). In process: the worker runs this very function.
  *
- *   node --import tsx bench/upload-worker-cost.ts [--data ../shared/data]
+ * `--bytes` sizes the body (default the body limit, `server.bodyLimitBytes`: 32 MiB, ~90,000
+ * tools, a minute or more of CPU a side on a busy host); `--rounds` the pairs (default 3).
+ *
+ *   node --import tsx bench/upload-worker-cost.ts [--data ../shared/data] [--bytes 4194304]
+ *     [--rounds 3]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import { loadAverage, median } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
-  options: { data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' } },
+  options: {
+    data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
+    bytes: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+  },
 })
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds, 1, 100)
+const maxBytes =
+  values.bytes === undefined
+    ? undefined
+    : wholeNumber(import.meta.url, '--bytes', values.bytes, 1024)
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { resolveSuites } = await import('../src/bench/suites/suite-registry.ts')
 const { parseConfig } = await import('../src/config/load-config.ts')
@@ -26,7 +39,7 @@ const { splits } = await suite.load({
 })
 const tools = splits[0].tools
 const config = parseConfig({})
-const limit = config.server.bodyLimitBytes
+const limit = maxBytes ?? config.server.bodyLimitBytes
 const lines: string[] = []
 let bytes = 2
 outer: for (let copy = 0; ; copy += 1)
@@ -46,7 +59,7 @@ const bm25 = bm25Settings(config)
 const first = await prepareUpload('big', body, {}, bm25)
 const unless = { count: lines.length, contentHash: first.contentHash }
 const times: Record<string, number[]> = { before: [], after: [] }
-for (let round = 0; round < 3; round += 1) {
+for (let round = 0; round < rounds; round += 1) {
   for (const side of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
     const cpu = process.cpuUsage()
     const prepared = await prepareUpload(
