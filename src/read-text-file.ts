@@ -123,7 +123,7 @@ const LENGTH_PIECE_BYTES = 64 * 1024 * 1024
  * UTF-16 code units of valid UTF-8 `bytes`: ASCII's are its bytes (isAscii: 0.3 s for 512 MiB, a
  * loop over the bytes 9 s on a busy host), other text is decoded piece by piece and counted.
  */
-function utf16Length(bytes: Buffer): number {
+function utf16Length(bytes: Uint8Array): number {
   if (isAscii(bytes)) return bytes.length
   // A byte-order mark counted, as toString keeps it.
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
@@ -147,12 +147,18 @@ export async function readUtf8FileUpTo(
 ): Promise<string> {
   const bytes = await readBytesUpTo(file, maxBytes, options)
   assertUtf8(bytes)
-  // Counted only past the limit in bytes: fewer bytes are never more characters.
-  if (bytes.length > MAX_TEXT_CHARS) {
-    const chars = utf16Length(bytes)
-    if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)
-  }
+  assertFitsOneString(bytes)
   return bytes.toString('utf8')
+}
+
+/**
+ * A TextTooLongError when valid UTF-8 `bytes` decode to more than MAX_TEXT_CHARS characters:
+ * counted only past that many bytes (fewer bytes are never more characters).
+ */
+export function assertFitsOneString(bytes: Uint8Array): void {
+  if (bytes.length <= MAX_TEXT_CHARS) return
+  const chars = utf16Length(bytes)
+  if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)
 }
 
 /**

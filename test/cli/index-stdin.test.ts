@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
+import { MAX_TEXT_CHARS } from '../../src/read-text-file.ts'
 import { ROOT } from '../helpers/start-serve.ts'
 import { runCli } from './run-cli.ts'
 
@@ -69,7 +70,7 @@ describe('toolsel index - (tools from stdin)', () => {
     )
   }, 120_000)
 
-  it('refuses stdin without --name, past --max-file-bytes, or not UTF-8 (exit 2), nothing written', async () => {
+  it('refuses stdin without --name, past --max-file-bytes, not UTF-8 or past one string (exit 2), nothing written', async () => {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-index-stdin-refused-'))
     const text = JSON.stringify(TOOLS)
     const unnamed = await runCli(['index', '-', '--index-dir', indexDir], {}, Readable.from([text]))
@@ -96,8 +97,27 @@ describe('toolsel index - (tools from stdin)', () => {
     expect(latin1.stderr).toBe(
       'error [INVALID_INPUT]: The tool file from stdin is not UTF-8 text\n',
     )
+    // More characters than one string holds, within a raised limit: said "not UTF-8 text" before.
+    const huge = await runCli(
+      [
+        'index',
+        '-',
+        '--name',
+        'huge',
+        '--index-dir',
+        indexDir,
+        '--max-file-bytes',
+        String(2 ** 30),
+      ],
+      {},
+      Readable.from([Buffer.alloc(MAX_TEXT_CHARS + 1, ' ')]),
+    )
+    expect(huge.code).toBe(2)
+    expect(huge.stderr).toBe(
+      `error [INVALID_INPUT]: The tool file from stdin is too large to read as one text: it holds ${(MAX_TEXT_CHARS + 1).toLocaleString('en-US')} characters, more than one string holds (${MAX_TEXT_CHARS.toLocaleString('en-US')})\n`,
+    )
     expect(
       existsSync(indexDir) ? (await readdir(indexDir)).filter((n) => !n.startsWith('.')) : [],
     ).toEqual([])
-  })
+  }, 60_000)
 })
