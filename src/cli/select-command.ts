@@ -118,9 +118,12 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     )
 
   // The odd-id warning of a saved index at debug: a command run again and again would repeat it
-  // on every run (shown with --log-level debug; the import or PUT that took the ids warned).
+  // on every run (shown with --log-level debug; the import or PUT that took the ids warned). The
+  // demo, when not saved in the index directory, is indexed once and kept in the user's cache
+  // directory (`demoCacheIndexDir`), not indexed again at every run.
   const indexed = await loadLibraryReference(config.library.default, config, logger, {
     unshowableIds: 'debug',
+    cacheDemo: true,
   })
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start([indexed])

@@ -17,6 +17,8 @@
  * ```
  * @module
  */
+import { mkdir } from 'node:fs/promises'
+import { homedir } from 'node:os'
 import { extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
@@ -633,14 +635,15 @@ export async function loadLibraryReference(
   reference: string,
   config: Config,
   logger: Logger,
-  options: { unshowableIds?: UnshowableIdsLevel; asSavedDemo?: boolean } = {},
+  options: { unshowableIds?: UnshowableIdsLevel; asSavedDemo?: boolean; cacheDemo?: boolean } = {},
 ): Promise<IndexedLibrary> {
-  const { asSavedDemo, ...loadOptions } = options
+  const { asSavedDemo, cacheDemo, ...loadOptions } = options
   const found = await resolveLibraryReference(reference, config.library.indexDir)
   if (found.index !== undefined && found.demo)
     return loadSavedDemo(found.index, config, logger, { ...loadOptions, asSaved: asSavedDemo })
   if (found.index !== undefined)
     return loadIndexedLibrary(found.index, config, { logger, ...loadOptions })
+  if (found.demo && cacheDemo) return loadCachedDemo(config, logger, loadOptions)
   if (found.demo) return importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
   const name = libraryNameFromPath(found.path)
   return importAndLog(found.path, name, config, logger, join(config.library.indexDir, name))
@@ -785,6 +788,88 @@ async function loadSavedDemo(
     return loadIndexedLibrary(dir, config, { logger, ...loadOptions })
   if (rebuilt === 'superseded') return loadSavedDemo(dir, config, logger, options, attempt + 1)
   return rebuilt
+}
+
+/**
+ * The index directory where `toolsel select` keeps the demo it indexed (`cacheDemo`), when the
+ * index directory holds no saved demo: `$XDG_CACHE_HOME/toolsel/indexes` (an absolute
+ * XDG_CACHE_HOME only, as the XDG spec says), else `~/.cache/toolsel/indexes`.
+ */
+export function demoCacheIndexDir(): string {
+  const xdg = process.env.XDG_CACHE_HOME
+  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.cache')
+  return join(base, 'toolsel', 'indexes')
+}
+
+/**
+ * The demo for a command that runs once (`toolsel select`; round 48): until then each run imported
+ * and indexed its 23 files (0.4-0.6 s of CPU of about 2). Loaded from `demoCacheIndexDir()` while
+ * the index there records the demo's fingerprint as it is now (`savedDemoCheck`, the check a saved
+ * demo gets) and this config builds the parts it holds as they were built (`buildsSameParts`);
+ * otherwise imported and indexed as before, and saved there (`saveIndexedLibrary`: written
+ * whole in a work directory, renamed into place under the library's lock, so two runs at once
+ * never leave half an index; the last one's stays). Only a cache: an index there that cannot be
+ * read (removed or replaced meanwhile, another user's) is built again, and one that cannot be
+ * written is a debug line.
+ */
+async function loadCachedDemo(
+  config: Config,
+  logger: Logger,
+  loadOptions: { unshowableIds?: UnshowableIdsLevel },
+): Promise<IndexedLibrary> {
+  const indexDir = demoCacheIndexDir()
+  const dir = join(indexDir, DEMO_LIBRARY_NAME)
+  const started = performance.now()
+  const cached = await loadCurrentCachedDemo(dir, config, logger, loadOptions).catch(
+    (error: unknown) => {
+      logger.debug(`Library "${DEMO_LIBRARY_NAME}": its index cached in ${dir} was not loaded`, {
+        error: error instanceof Error ? error.message : String(error),
+      })
+      return undefined
+    },
+  )
+  if (cached !== undefined) {
+    logger.info(`Loaded library "${DEMO_LIBRARY_NAME}" from its index cached in ${dir}`, {
+      tools: cached.library.size,
+      ms: Math.round(performance.now() - started),
+    })
+    return cached
+  }
+  const indexed = await importAndLog(DEMO_LIBRARY_DIR, DEMO_LIBRARY_NAME, config, logger)
+  // Without a fingerprint (a module of the code unreadable) it could never be found current.
+  if (indexed.manifest.source.fingerprint === undefined) return indexed
+  try {
+    await mkdir(indexDir, { recursive: true, mode: 0o700 })
+    await recoverIndexDir(indexDir)
+    await saveIndexedLibrary(indexDir, indexed)
+  } catch (error) {
+    logger.debug(`Library "${DEMO_LIBRARY_NAME}": its index could not be cached in ${dir}`, {
+      error: error instanceof Error ? error.message : String(error),
+    })
+  }
+  return indexed
+}
+
+/** The demo cached in `dir` when it is current for this code and config, else undefined. */
+async function loadCurrentCachedDemo(
+  dir: string,
+  config: Config,
+  logger: Logger,
+  loadOptions: { unshowableIds?: UnshowableIdsLevel },
+): Promise<IndexedLibrary | undefined> {
+  if (!(await isIndexDir(dir))) return undefined
+  const check = await savedDemoCheck(dir, config.library.maxFileBytes)
+  if (check === undefined || !check.current) return undefined
+  const { manifest } = check
+  // The import refuses more tools than library.maxTools: so does the cache.
+  if (manifest.toolCount > config.library.maxTools) return undefined
+  if (!buildsSameParts(manifest, undefined, config) || refusedByThisCode(manifest)) return undefined
+  const loaded = await loadIndexedLibrary(dir, config, { logger, ...loadOptions })
+  // Replaced meanwhile (a run of another config or code saved its own): its files may be the
+  // other's, read after the check above. The manifest records its save's time: never the same.
+  if ((await readManifestText(dir).catch(() => undefined)) === check.manifestText) return loaded
+  loaded.library.release(0)
+  return undefined
 }
 
 /** What `savedDemoCheck` found of a saved demo built from the demo's files. */

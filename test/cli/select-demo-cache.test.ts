@@ -1,0 +1,86 @@
+/**
+ * `toolsel select` on the demo (not saved in the index directory) keeps the index it builds in
+ * the user's cache directory (`$XDG_CACHE_HOME/toolsel/indexes/demo`) and loads it from there
+ * while it is current, instead of importing and indexing the demo's files at every run (round 48).
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { runToolselChild } from '../helpers/run-toolsel-child.ts'
+
+const INSTRUCTION = 'book a flight to Paris and email the itinerary to Bob'
+
+/** A fresh cache and an empty index directory: the demo is not saved anywhere yet. */
+function freshPlaces(): { env: Record<string, string>; cached: string } {
+  const root = mkdtempSync(join(tmpdir(), 'select-demo-cache-'))
+  const env = {
+    XDG_CACHE_HOME: join(root, 'cache'),
+    TOOLSEL_INDEX_DIR: join(root, 'indexes'),
+    TOOLSEL_LIBRARY: '',
+    TOOLSEL_LOG_LEVEL: 'info',
+  }
+  return { env, cached: join(root, 'cache', 'toolsel', 'indexes', 'demo') }
+}
+
+async function select(env: Record<string, string>, ...flags: string[]) {
+  const run = await runToolselChild(['select', INSTRUCTION, '--json', ...flags], {
+    env,
+    timeoutMs: 120_000,
+  })
+  expect(run.code, run.stderr).toBe(0)
+  const answer = JSON.parse(run.stdout)
+  // The same answer but for the times it took.
+  delete answer.timings
+  return { answer, stderr: run.stderr }
+}
+
+describe('toolsel select: the demo indexed once, then loaded from the user cache', () => {
+  it('builds and caches it at the first run, loads it at the next, with the same answer', async () => {
+    const { env, cached } = freshPlaces()
+    const first = await select(env)
+    expect(first.stderr).toContain('Indexed library "demo"')
+    const manifest = JSON.parse(readFileSync(join(cached, 'manifest.json'), 'utf8'))
+    expect(manifest.source.fingerprint).toMatch(/\S/)
+    expect(manifest.toolCount).toBe(197)
+    const second = await select(env)
+    expect(second.stderr).toContain(`Loaded library "demo" from its index cached in ${cached}`)
+    expect(second.stderr).not.toContain('Indexed library')
+    expect(second.answer).toEqual(first.answer)
+    expect(second.answer.tools.length).toBeGreaterThan(0)
+  }, 300_000)
+
+  it('builds again when the cached index is not current: another fingerprint, other parts', async () => {
+    const { env, cached } = freshPlaces()
+    const first = await select(env)
+    const file = join(cached, 'manifest.json')
+    const manifest = JSON.parse(readFileSync(file, 'utf8'))
+    // As if the demo's files or toolsel's code had changed since it was cached.
+    writeFileSync(
+      file,
+      JSON.stringify({ ...manifest, source: { ...manifest.source, fingerprint: 'x' } }),
+    )
+    const stale = await select(env)
+    expect(stale.stderr).toContain('Indexed library "demo"')
+    expect(stale.answer).toEqual(first.answer)
+    // Saved again with the fingerprint as it is now.
+    expect(JSON.parse(readFileSync(file, 'utf8')).source.fingerprint).toBe(
+      manifest.source.fingerprint,
+    )
+    // A config that builds other parts (regex) does not take the BM25-only index as it is.
+    const regex = await select(env, '--retriever', 'regex')
+    expect(regex.stderr).toContain('Indexed library "demo"')
+    expect(regex.answer.components.retriever).toBe('regex')
+  }, 300_000)
+
+  it('two runs at once with an empty cache: both answer, and what is left is one whole index', async () => {
+    const { env, cached } = freshPlaces()
+    const [one, other] = await Promise.all([select(env), select(env)])
+    expect(other.answer).toEqual(one.answer)
+    // No work directory left behind, and the index there loads as cached.
+    expect(readdirSync(join(cached, '..')).filter((name) => name.startsWith('.tmp'))).toEqual([])
+    const third = await select(env)
+    expect(third.stderr).toContain('Loaded library "demo" from its index cached')
+    expect(third.answer).toEqual(one.answer)
+  }, 300_000)
+})
