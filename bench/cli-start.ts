@@ -1,7 +1,8 @@
 /**
  * What one CLI start costs (round 47: command modules loaded only for the command that runs):
  * CPU seconds and wall seconds of `node bin/toolsel.mjs` for `--help`, `index --help`,
- * `select` on the demo library and `serve` (demo) until `/readyz` answers, in this checkout and
+ * `select` on the demo library (with the user cache of the runs, and with an empty one: round 48
+ * caches the demo's index there) and `serve` (demo) until `/readyz` answers, in this checkout and
  * in `--before <checkout>` (a built clone of an earlier commit), in alternating turns.
  *
  *   node --import tsx bench/cli-start.ts --before /work/ci-base --turns 11
@@ -13,6 +14,8 @@
  * @module
  */
 import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import { cpuSeconds, loadAverage, median } from './lib/measure.ts'
@@ -26,12 +29,20 @@ const { freePort, waitUntilReady } = await import('./perf/http-load.ts')
 const checkouts = { before: resolve(values.before), after: resolve('.') }
 
 const TICKS_PER_SECOND = 100
+/**
+ * The user cache directory of the runs (XDG_CACHE_HOME: `select` keeps the demo's index there
+ * since round 48), the bench's own, so that no index another toolsel cached is read.
+ */
+const cacheHome = mkdtempSync(join(tmpdir(), 'cli-start-cache-'))
+process.on('exit', () => rmSync(cacheHome, { recursive: true, force: true }))
+
 /** A short-lived command: its exit code, wall and CPU seconds (the shell's reaped children). */
-function runOnce(checkout: string, args: readonly string[]) {
+function runOnce(checkout: string, args: readonly string[], cache = cacheHome) {
   const script = '"$@" >/dev/null 2>&1; code=$?; echo "$code"; cat /proc/$$/stat'
   const node = [process.execPath, join(checkout, 'bin/toolsel.mjs'), ...args]
+  const env = { ...process.env, XDG_CACHE_HOME: cache }
   const started = performance.now()
-  const shell = spawnSync('sh', ['-c', script, 'sh', ...node], { encoding: 'utf8' })
+  const shell = spawnSync('sh', ['-c', script, 'sh', ...node], { encoding: 'utf8', env })
   const wall = (performance.now() - started) / 1000
   const [code, stat] = shell.stdout.split('\n')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
@@ -62,6 +73,15 @@ const CASES: Record<string, (checkout: string) => ReturnType<typeof serveOnce>> 
   '--help': async (checkout) => runOnce(checkout, ['--help']),
   'index --help': async (checkout) => runOnce(checkout, ['index', '--help']),
   'select (demo)': async (checkout) => runOnce(checkout, ['select', 'book a flight to Paris']),
+  // The first run after a change of the code or of the demo: an empty cache (built and saved).
+  'select (demo), empty cache': async (checkout) => {
+    const empty = mkdtempSync(join(tmpdir(), 'cli-start-empty-'))
+    try {
+      return runOnce(checkout, ['select', 'book a flight to Paris'], empty)
+    } finally {
+      rmSync(empty, { recursive: true, force: true })
+    }
+  },
   'serve to ready': serveOnce,
 }
 
