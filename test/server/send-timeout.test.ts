@@ -152,6 +152,69 @@ describe('closeStalledSends on a Node server', () => {
   })
 })
 
+describe('closeStalledSends at its default interval: a block that begins right after a check', () => {
+  /**
+   * A server watched as `serve` watches (no checkEveryMs) whose event loop, once, right after the
+   * second check since `arm()`, is held `blockMs` (another timer due at that moment doing
+   * synchronous work): the check after the block runs before the I/O done meanwhile is seen.
+   */
+  async function blockedServer(timeoutMs: number, blockMs: number) {
+    const closed: number[] = []
+    let checks = -1
+    const realSetInterval = globalThis.setInterval
+    // Only to time the block: each check of the watch below, then (once) the block.
+    globalThis.setInterval = ((callback: () => void, ms: number) =>
+      realSetInterval(() => {
+        callback()
+        if (checks >= 0 && ++checks === 2) {
+          const until = performance.now() + blockMs
+          while (performance.now() < until);
+        }
+      }, ms)) as typeof setInterval
+    const server = createServer((_request, response) => {
+      response.setHeader('content-length', BIG.length)
+      response.end(BIG)
+    })
+    try {
+      closeStalledSends(server, timeoutMs, {
+        onClose: (_socket, stalledMs) => closed.push(stalledMs),
+      })
+    } finally {
+      globalThis.setInterval = realSetInterval
+    }
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const port = (server.address() as AddressInfo).port
+    const stop = async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    return { port, closed, arm: () => (checks = 0), stop }
+  }
+
+  // Before: 1 s (a check every timeout): the late check counted one whole interval, the timeout;
+  // 1.5 s (a check every 1 s): a 1.8 s block is not past two intervals, so all of it was counted.
+  it.each([
+    [1000, 2500],
+    [1500, 1800],
+  ])(
+    'keeps a client that reads at full speed (sendTimeoutMs %i, a block of %i ms)',
+    async (timeoutMs, blockMs) => {
+      const served = await blockedServer(timeoutMs, blockMs)
+      try {
+        const socket = await request(served.port, '/big')
+        const done = readSlowly(socket)
+        served.arm()
+        expect(await done).toBe(true)
+        expect(served.closed).toEqual([])
+        socket.destroy()
+      } finally {
+        await served.stop()
+      }
+    },
+    30_000,
+  )
+})
+
 describe('toolsel serve: server.sendTimeoutMs', () => {
   let serve: RunningServe
 
