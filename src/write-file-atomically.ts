@@ -1,5 +1,4 @@
 /** Writing a user-named output file whole or not at all, and durably. @module */
-import { rmSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { testStopPoint } from './config/env-vars.ts'
@@ -7,6 +6,7 @@ import { ToolselError } from './errors.ts'
 import { sweepTemporaryFiles, temporaryFile } from './store/dead-writers.ts'
 import { claim, release } from './store/index-dir-claims.ts'
 import { fileProblem } from './read-text-file.ts'
+import { removeOnSignal } from './signal-cleanup.ts'
 
 /**
  * Writes `text` next to `file` and renames it over it, so a reader never sees half a file; a
@@ -83,7 +83,9 @@ export async function writeFilesAtomically(
   let current = files[0]?.[0] ?? ''
   // Ours while this write lasts: a sweep of this process leaves them alone.
   for (const [file] of files) claim(temporary(file))
-  const stopCleanup = removeOnSignal(files.map(([file]) => temporary(file)))
+  // Ctrl-C, SIGTERM or SIGHUP removes them (also under a server's graceful stop, as before).
+  const stops = files.map(([file]) => removeOnSignal(temporary(file), { always: true }))
+  const stopCleanup = () => stops.forEach((stop) => stop())
   try {
     for (const [file, text] of files) {
       current = file
@@ -148,28 +150,6 @@ export async function syncTree(dir: string, sync = syncPath): Promise<void> {
     else if (entry.isFile()) await sync(path)
   }
   await sync(dir)
-}
-
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
-/**
- * While temporary files are being written, Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal
- * closed) removes them before the process ends (a signal with no other listener ends the process as it would have, by the
- * signal); returns the function that stops listening.
- */
-function removeOnSignal(paths: readonly string[]): () => void {
-  const onSignal = (signal: (typeof SIGNALS)[number]) => {
-    for (const path of paths) rmSync(path, { force: true })
-    stop()
-    // No one else listens (train, train-data): end the process as the signal would have.
-    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
-  }
-  const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const)
-  const stop = () => {
-    for (const [signal, listener] of listeners) process.off(signal, listener)
-  }
-  for (const [signal, listener] of listeners) process.once(signal, listener)
-  return stop
 }
 
 /**

@@ -310,6 +310,8 @@ export const DEMO_CHECK_ENV = 'TOOLSEL_WORKER_DEMO_CHECK'
 export const TEST_SWITCHES = {
   TOOLSEL_TEST_STOP_IN_FILE_WRITE:
     '`1`: writeFilesAtomically stops once its temporary files are written, before their renames (write-file-atomically.ts).',
+  TOOLSEL_TEST_STOP_IN_INDEX_WRITE:
+    '`1`: an index write stops once its work directory holds the tools file, before the manifest (store/index-store.ts).',
   TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE:
     '`1`: a snapshot write stops once its first library is in the temporary directory (store/snapshot.ts).',
   TOOLSEL_TEST_STOP_AFTER_RESTORE_RENAMES:

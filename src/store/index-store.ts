@@ -14,6 +14,7 @@
  * directories of dead writers (the pid and its start time in their names).
  * @module
  */
+import { removeOnSignal } from '../signal-cleanup.ts'
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
@@ -193,7 +194,12 @@ export async function stageIndexedLibrary(
     release(temporary)
     failedWrite(error)
   })
+  // Ctrl-C (SIGINT), SIGTERM or SIGHUP while it is written or waits for its commit removes it
+  // (was left, 4 KB to the index's size, until the next writer's sweep); the commit's renames
+  // are the journal's and the recovery's (restore-journal.ts).
+  const stopCleanup = removeOnSignal(temporary)
   const discard = async () => {
+    stopCleanup()
     await rm(temporary, { recursive: true, force: true })
     release(temporary)
   }
@@ -203,6 +209,7 @@ export async function stageIndexedLibrary(
     // slices, for an uploaded one.
     const toolLines = await indexed.library.toJsonLinesSliced()
     await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines)
+    testStopPoint('TOOLSEL_TEST_STOP_IN_INDEX_WRITE')
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
       const retriever = indexed.retrievers.get(name)
       if (!retriever) {
@@ -247,6 +254,7 @@ export async function stageIndexedLibrary(
   const take = () => {
     if (used) throw new Error(`Library "${name}"'s staged index was committed or discarded`)
     used = true
+    stopCleanup()
   }
   const commit = async (commitOptions: SaveOptions = {}): Promise<string> => {
     take()

@@ -13,6 +13,7 @@
  * same name.
  * @module
  */
+import { removeOnSignal } from '../signal-cleanup.ts'
 import { randomBytes } from 'node:crypto'
 import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -126,9 +127,13 @@ export async function writeSnapshot(
   const temporary = snapshotTemporaryPath(target)
   // Ours while this write lasts: a sweep of this process leaves it alone.
   claim(temporary)
+  // Ctrl-C (SIGINT), SIGTERM or SIGHUP mid-write removes it (was left until the next snapshot's
+  // sweep beside <dir>); after its rename into place there is nothing to remove.
+  const stopCleanup = removeOnSignal(temporary)
   try {
     return await writeSnapshotAt(target, temporary, libraries, options)
   } finally {
+    stopCleanup()
     release(temporary)
   }
 }

@@ -1,0 +1,56 @@
+/**
+ * Temporary files and work directories removed when Ctrl-C (SIGINT), SIGTERM or SIGHUP (the
+ * terminal closed) ends the process while they are being written: one listener for all of them.
+ * @module
+ */
+import { rmSync } from 'node:fs'
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+type StopSignal = (typeof SIGNALS)[number]
+
+/** The paths being written, each with whether it goes also when another listener stops the process. */
+const paths = new Map<string, { always: boolean }>()
+
+function onSignal(signal: StopSignal): void {
+  // Another listener (serve's or mcp's graceful stop, which finishes the writes it has begun):
+  // only the `always` paths go, and that listener ends the process.
+  const alone = process.listenerCount(signal) === 1
+  for (const [path, { always }] of paths) {
+    if (!always && !alone) continue
+    rmSync(path, { recursive: true, force: true })
+    paths.delete(path)
+  }
+  if (!alone) return
+  stopListening()
+  // No one else listens (a command: index, snapshot, train): end the process as the signal
+  // would have (exit 130 in a shell for SIGINT).
+  process.kill(process.pid, signal)
+}
+
+const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const)
+let listening = false
+
+function stopListening(): void {
+  if (!listening) return
+  listening = false
+  for (const [signal, listener] of listeners) process.off(signal, listener)
+}
+
+/**
+ * Removes `path` (a file or a directory) if the process gets SIGINT, SIGTERM or SIGHUP before
+ * the returned function is called (the write is done, or failed and cleaned up). A signal that
+ * another listener handles (a server's graceful stop) leaves it to that listener's end unless
+ * `always` (and to the next writer's sweep of dead writers' work); with no other listener the
+ * process then ends by the signal.
+ */
+export function removeOnSignal(path: string, { always = false } = {}): () => void {
+  paths.set(path, { always })
+  if (!listening) {
+    listening = true
+    for (const [signal, listener] of listeners) process.on(signal, listener)
+  }
+  return () => {
+    paths.delete(path)
+    if (paths.size === 0) stopListening()
+  }
+}
