@@ -7,7 +7,12 @@ import type { Context, Next } from 'hono'
 import type { z } from 'zod'
 import { closestName } from '../config/closest-name.ts'
 import { describeIssues, ToolselError } from '../errors.ts'
-import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
+import {
+  bodyTooLongError,
+  decodeUtf8,
+  InvalidUtf8Error,
+  TextTooLongError,
+} from '../read-text-file.ts'
 
 function invalid(
   prefix: string,
@@ -83,6 +88,7 @@ async function bodyText(c: Context): Promise<string> {
   try {
     text = decodeUtf8(bytes)
   } catch (error) {
+    if (error instanceof TextTooLongError) throw bodyTooLongError(error)
     if (!(error instanceof InvalidUtf8Error)) throw error
     throw new ToolselError(
       'INVALID_INPUT',

@@ -22,7 +22,12 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
 import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
-import { decodeUtf8, InvalidUtf8Error } from '../read-text-file.ts'
+import {
+  bodyTooLongError,
+  decodeUtf8,
+  InvalidUtf8Error,
+  TextTooLongError,
+} from '../read-text-file.ts'
 import { shownName } from '../library/name-characters.ts'
 
 /** A library's tools as a saved index's manifest names them: their count and content hash. */
@@ -72,12 +77,13 @@ export type WorkerError =
  * An upload's bytes as text: UTF-8 as a request's `text()` decodes it (a byte-order mark first
  * dropped, as the importers drop it from a tool file), or INVALID_INPUT naming the first byte
  * that is not UTF-8 and its line (`assertUtf8`, the check of tool files read from disk), not
- * U+FFFD saved in its place.
+ * U+FFFD saved in its place; PAYLOAD_TOO_LARGE for more characters than one string holds.
  */
 export function uploadText(bytes: Uint8Array): string {
   try {
     return decodeUtf8(bytes)
   } catch (error) {
+    if (error instanceof TextTooLongError) throw bodyTooLongError(error)
     if (!(error instanceof InvalidUtf8Error)) throw error
     throw new ToolselError(
       'INVALID_INPUT',
