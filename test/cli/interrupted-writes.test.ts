@@ -36,17 +36,23 @@ async function interrupt(child: ChildProcess) {
   return ended
 }
 
+/** A work directory with a tool file indexed once (`toolsel index`, to the end) in `indexes`. */
+async function indexedOnce(prefix: string) {
+  const work = await mkdtemp(join(tmpdir(), prefix))
+  const indexDir = join(work, 'indexes')
+  const file = join(work, 'tools.json')
+  await writeFile(file, tools('Send a text message'))
+  const indexed = spawnSync(process.execPath, [CLI, 'index', file, '--index-dir', indexDir], {
+    env: { PATH: process.env.PATH },
+    encoding: 'utf8',
+  })
+  expect(indexed.status, indexed.stderr).toBe(0)
+  return { work, indexDir, file }
+}
+
 describe.skipIf(process.platform !== 'linux')('Ctrl-C mid-write', () => {
   it('toolsel index: removes its work directory, the saved index stays as it was', async () => {
-    const work = await mkdtemp(join(tmpdir(), 'toolsel-index-sigint-'))
-    const indexDir = join(work, 'indexes')
-    const file = join(work, 'tools.json')
-    await writeFile(file, tools('Send a text message'))
-    const first = spawnSync(process.execPath, [CLI, 'index', file, '--index-dir', indexDir], {
-      env: { PATH: process.env.PATH },
-      encoding: 'utf8',
-    })
-    expect(first.status, first.stderr).toBe(0)
+    const { indexDir, file } = await indexedOnce('toolsel-index-sigint-')
     const manifest = await readFile(join(indexDir, 'tools', 'manifest.json'), 'utf8')
 
     await writeFile(file, tools('Send an SMS text message to a phone number'))
@@ -62,15 +68,7 @@ describe.skipIf(process.platform !== 'linux')('Ctrl-C mid-write', () => {
   }, 90_000)
 
   it('toolsel snapshot <dir>: removes its temporary directory, no <dir>', async () => {
-    const work = await mkdtemp(join(tmpdir(), 'toolsel-snapshot-sigint-'))
-    const indexDir = join(work, 'indexes')
-    const file = join(work, 'tools.json')
-    await writeFile(file, tools('Send a text message'))
-    const indexed = spawnSync(process.execPath, [CLI, 'index', file, '--index-dir', indexDir], {
-      env: { PATH: process.env.PATH },
-      encoding: 'utf8',
-    })
-    expect(indexed.status, indexed.stderr).toBe(0)
+    const { work, indexDir } = await indexedOnce('toolsel-snapshot-sigint-')
     const parent = join(work, 'snapshots')
     const writer = await stoppedWriter(
       [CLI, 'snapshot', join(parent, 'snap'), '--index-dir', indexDir],
