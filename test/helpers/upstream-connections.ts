@@ -17,12 +17,23 @@ export type MakeUpstream = (
 /**
  * For a test file: a function making server `name` of `gateway` (the config's `gateway`
  * section, its `servers` included) with the section's settings, a memory logger unless one is
- * given, and `onTools` after each listing; every connection made is closed after its test.
+ * given, and `onTools` after each listing; every connection made is closed (and its processes
+ * killed) after its test.
  */
 export function useUpstreamConnections(): MakeUpstream {
   const open: UpstreamConnection[] = []
+  // Closed, then SIGKILLed at once: the SDK's close gives a process that keeps running after
+  // its stdin ends (a flooding or stalled fixture) 2 s, and one that ignores SIGTERM 2 s more,
+  // paid after each test (round 48: ~20 s of test/mcp/gateway/upstream-bounds.test.ts). How a
+  // close ends processes is tested where a test calls close() itself.
   afterEach(async () => {
-    await Promise.all(open.splice(0).map((connection) => connection.close()))
+    await Promise.all(
+      open.splice(0).map((connection) => {
+        const closed = connection.close()
+        connection.kill()
+        return closed
+      }),
+    )
   })
   return (name, gateway, options = {}) => {
     const config = parseConfig({ gateway })
