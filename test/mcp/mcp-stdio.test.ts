@@ -5,14 +5,21 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { call, dataOf, errorOf } from './fixtures/toolsel-harness.ts'
+import { copySavedDemo } from '../helpers/start-serve.ts'
 import { MAX_STDIO_LINE_BYTES } from '../../src/mcp/stdio-line-gate.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const NOTES_FIXTURE = fileURLToPath(new URL('./fixtures/notes-upstream.ts', import.meta.url))
 const HUNG_FIXTURE = fileURLToPath(new URL('./fixtures/hung-upstream.mjs', import.meta.url))
-const EMPTY_INDEX_DIR = mkdtempSync(join(tmpdir(), 'toolsel-mcp-'))
+/**
+ * The index directory every run serves: the demo as saved once per test run (vitest's global
+ * setup), so that each start loads it instead of importing and indexing its 197 tools (round 48:
+ * ~0.5 s a start at rest, more under load, in each of this file's 11 starts).
+ */
+const INDEX_DIR = mkdtempSync(join(tmpdir(), 'toolsel-mcp-'))
+beforeAll(() => copySavedDemo(INDEX_DIR))
 
 interface Spawned {
   client: Client
@@ -48,7 +55,7 @@ const PIPE_GRACE_MS = 90_000
  */
 const TEST_TIMEOUT_MS = 150_000
 
-/** `node bin/toolsel.mjs mcp --stdio` on the empty index directory, its stdio piped. */
+/** `node bin/toolsel.mjs mcp --stdio` on INDEX_DIR, its stdio piped. */
 function spawnPiped(logLevel: string, ...args: string[]) {
   return spawn(
     process.execPath,
@@ -57,7 +64,7 @@ function spawnPiped(logLevel: string, ...args: string[]) {
       'mcp',
       '--stdio',
       '--index-dir',
-      EMPTY_INDEX_DIR,
+      INDEX_DIR,
       ...args,
       '--log-level',
       logLevel,
@@ -75,7 +82,7 @@ async function pipeToolsel(
   lines: string[] | Buffer,
   graceMs = PIPE_GRACE_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const config = join(EMPTY_INDEX_DIR, `grace-${graceMs}.json`)
+  const config = join(INDEX_DIR, `grace-${graceMs}.json`)
   writeFileSync(config, JSON.stringify({ server: { shutdownGraceMs: graceMs } }))
   const child = spawnPiped(logLevel, '--config', config)
   let stdout = ''
@@ -91,7 +98,7 @@ async function pipeToolsel(
 async function spawnToolsel(...args: string[]): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', EMPTY_INDEX_DIR, ...args],
+    args: ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', INDEX_DIR, ...args],
     cwd: ROOT,
     stderr: 'pipe',
   })
@@ -145,6 +152,7 @@ describe('toolsel mcp --stdio', () => {
       )
       expect(schemas.tools[0].inputSchema).toMatchObject({ type: 'object' })
       expect(stderr()).toContain('MCP server ready on stdio')
+      expect(stderr(), 'the saved demo loaded as saved').not.toMatch(/library "demo"/i)
       expect(errors).toEqual([])
     },
     TEST_TIMEOUT_MS,
@@ -170,7 +178,7 @@ describe('toolsel mcp --stdio', () => {
   it(
     'runs as a gateway from a Claude-Desktop-style --gateway-config file',
     async () => {
-      const file = join(EMPTY_INDEX_DIR, 'clients.json')
+      const file = join(INDEX_DIR, 'clients.json')
       writeFileSync(
         file,
         JSON.stringify({
@@ -204,7 +212,7 @@ describe('toolsel mcp --stdio', () => {
       // 10 minutes. Before, toolsel mcp --stdio answered initialize only after the first sync:
       // the client's connect (120 s here) ran out.
       const marker = `hung-${process.pid}-${Date.now()}`
-      const file = join(EMPTY_INDEX_DIR, `hung-${marker}.json`)
+      const file = join(INDEX_DIR, `hung-${marker}.json`)
       writeFileSync(
         file,
         JSON.stringify({
