@@ -7,11 +7,25 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { callFresh as call } from '../helpers/fresh-request.ts'
-import { type RunningServe } from '../helpers/start-serve.ts'
+import { copySavedDemo, type RunningServe } from '../helpers/start-serve.ts'
 import { servePerTest, toolselOn as toolsel } from '../helpers/serve-per-test.ts'
 import { toolselHere } from '../helpers/toolsel-here.ts'
 
-const { workDir, serve } = servePerTest('toolsel-watch-')
+const perTest = servePerTest('toolsel-watch-')
+const { workDir } = perTest
+
+/**
+ * `toolsel serve` (servePerTest's) on an index directory of `prepare`, which loaded the demo as
+ * saved: not imported and indexed ('Indexed library "demo"'), nor its files compared to a
+ * fingerprint that changed ('Library "demo": …').
+ */
+async function serve(...args: Parameters<typeof perTest.serve>): Promise<RunningServe> {
+  const server = await perTest.serve(...args)
+  expect(server.logs(), 'the saved demo loaded as saved').not.toMatch(
+    /Indexed library "demo"|Library "demo": /,
+  )
+  return server
+}
 
 const PARCELS = [
   { name: 'lookup_parcel', description: 'Track a parcel by its tracking number.' },
@@ -31,7 +45,11 @@ const PARCELS_V2 = [
 const indexHere = (indexDir: string, tools: string, name: string) =>
   toolselHere(indexDir, 'index', tools, '--name', name)
 
-/** A fresh work directory with the tool files and an index directory holding `parcels`. */
+/**
+ * A fresh work directory with the tool files and an index directory holding `parcels`, and the
+ * demo as saved once per run (vitest's global setup): a start loads it instead of importing and
+ * indexing its 197 tools (with --workers 2, in each worker) before it is ready.
+ */
 async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v2: string }> {
   const dir = await workDir()
   const v1 = join(dir, 'parcels.json')
@@ -40,6 +58,7 @@ async function prepare(): Promise<{ dir: string; indexDir: string; v1: string; v
   await writeFile(v2, JSON.stringify(PARCELS_V2))
   const indexDir = join(dir, 'indexes')
   await indexHere(indexDir, v1, 'parcels')
+  await copySavedDemo(indexDir)
   return { dir, indexDir, v1, v2 }
 }
 
