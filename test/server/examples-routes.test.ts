@@ -12,6 +12,7 @@ import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { cachedSelfCheck, exampleMemoryFor } from '../../src/examples/memory-selection.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
+import { createRequestSchemas } from '../../src/server/schemas.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
@@ -292,4 +293,54 @@ describe('usage examples over HTTP', () => {
     })
     expect(((await dropped.json()) as any).examples).toEqual({ count: 0, version: 3, cap: 20_000 })
   })
+
+  it('keeps the event loop turning while a maximal examples body is decoded, validated and normalised', async () => {
+    // 2,000 instructions of one-character words (16 MB): collapsing their 8 M runs of spaces
+    // (normalizeExample) was done with the decoding and zod's check in one event-loop turn
+    // (1.6 s at load 10, hostile-body-stall.ts); now each piece is a turn of its own and the
+    // normalising is sliced. The bound is measured here and now (so it holds on a quiet or a
+    // loaded machine): parsing and checking the body, the longest piece left, plus half the
+    // normalising; before, one turn held both and all of the normalising.
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    const examples = Array.from({ length: 2000 }, (_, at) => ({
+      instruction: `${'a '.repeat(3990)}${at}`,
+      tools: ['sms.send_sms'],
+    }))
+    const text = JSON.stringify({ examples })
+    const body = Buffer.from(text)
+    const schema = createRequestSchemas(server.service.config).addExamples
+    const median = (work: () => void) =>
+      [0, 1, 2]
+        .map(() => {
+          const started = performance.now()
+          work()
+          return performance.now() - started
+        })
+        .sort((a, b) => a - b)[1]
+    const boundMs =
+      median(() => schema.parse(JSON.parse(text))) +
+      median(() => {
+        for (const example of examples) example.instruction.replace(/\s+/g, ' ').trim()
+      }) /
+        2
+    let longest = 0
+    let last = performance.now()
+    const ticker = setInterval(() => {
+      const now = performance.now()
+      longest = Math.max(longest, now - last)
+      last = now
+    }, 1)
+    try {
+      const response = await fetch(`${server.url}/v1/libraries/sample/examples`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      expect(await response.json()).toMatchObject({ added: 2000, examples: 2000, version: 1 })
+    } finally {
+      clearInterval(ticker)
+    }
+    expect(longest).toBeLessThan(boundMs)
+  }, 120_000)
 })
