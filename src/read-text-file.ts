@@ -103,16 +103,26 @@ export function decodeUtf8(bytes: Uint8Array): string {
 }
 
 /**
- * PAYLOAD_TOO_LARGE (413) for a request body of more characters than one string holds
- * (`decodeUtf8`'s TextTooLongError): the largest `server.bodyLimitBytes`, 512 MiB, is 24 bytes
- * more than MAX_TEXT_CHARS, so a plain-ASCII body within those bytes passes the body limit.
+ * A request body as text (`decodeUtf8`): PAYLOAD_TOO_LARGE (413) for more characters than one
+ * string holds (the largest `server.bodyLimitBytes`, 512 MiB, is 24 bytes more than
+ * MAX_TEXT_CHARS, so a plain-ASCII body within those bytes passes the body limit), `notUtf8`'s
+ * error for bytes that are not UTF-8. The JSON routes' and the uploads' decoding.
  */
-export function bodyTooLongError(error: TextTooLongError): ToolselError {
-  return new ToolselError(
-    'PAYLOAD_TOO_LARGE',
-    `The request body is too long to read: ${error.message}; send a smaller body. Nothing was changed.`,
-    { cause: error, details: { chars: error.chars, maxChars: MAX_TEXT_CHARS } },
-  )
+export function decodeBody(
+  bytes: Uint8Array,
+  notUtf8: (error: InvalidUtf8Error) => ToolselError,
+): string {
+  try {
+    return decodeUtf8(bytes)
+  } catch (error) {
+    if (error instanceof InvalidUtf8Error) throw notUtf8(error)
+    if (!(error instanceof TextTooLongError)) throw error
+    throw new ToolselError(
+      'PAYLOAD_TOO_LARGE',
+      `The request body is too long to read: ${error.message}; send a smaller body. Nothing was changed.`,
+      { cause: error, details: { chars: error.chars, maxChars: MAX_TEXT_CHARS } },
+    )
+  }
 }
 
 /** Most UTF-16 code units one string holds (V8's limit: 536,870,888 in Node 22, 64-bit). */
@@ -171,7 +181,7 @@ export async function readUtf8FileUpTo(
  * A TextTooLongError when valid UTF-8 `bytes` decode to more than MAX_TEXT_CHARS characters:
  * counted only past that many bytes (fewer bytes are never more characters).
  */
-export function assertFitsOneString(bytes: Uint8Array): void {
+function assertFitsOneString(bytes: Uint8Array): void {
   if (bytes.length <= MAX_TEXT_CHARS) return
   const chars = utf16Length(bytes)
   if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)

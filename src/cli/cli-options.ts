@@ -3,7 +3,6 @@
  * takes: --config, --print-config, --log-level, --help.
  * @module
  */
-import { isUtf8 } from 'node:buffer'
 import cluster from 'node:cluster'
 import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
@@ -12,7 +11,7 @@ import { unknownEnvVarWarnings } from '../config/env-vars.ts'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
 import { ToolselError } from '../errors.ts'
-import { assertFitsOneString, TextTooLongError } from '../read-text-file.ts'
+import { decodeUtf8, InvalidUtf8Error, TextTooLongError } from '../read-text-file.ts'
 import { createLogger, type Logger } from '../log.ts'
 import { redactedUpstreamConfig } from '../mcp/gateway/upstream-redaction.ts'
 import { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from '../train/splits/examples-file.ts'
@@ -90,20 +89,18 @@ export async function readStdinText(
       )
     chunks.push(bytes)
   }
-  const bytes = Buffer.concat(chunks)
-  if (!isUtf8(bytes))
-    throw new ToolselError('INVALID_INPUT', `${what} from stdin is not UTF-8 text`)
   try {
-    // A maxBytes raised past ~512 MiB: was said "not UTF-8 text" (the decode's RangeError).
-    assertFitsOneString(bytes)
+    return decodeUtf8(Buffer.concat(chunks))
   } catch (error) {
+    if (error instanceof InvalidUtf8Error)
+      throw new ToolselError('INVALID_INPUT', `${what} from stdin is not UTF-8 text`)
+    // A maxBytes raised past ~512 MiB: was said "not UTF-8 text" (the decode's RangeError).
     if (!(error instanceof TextTooLongError)) throw error
     throw new ToolselError(
       'INVALID_INPUT',
       `${what} from stdin is too large to read as one text: ${error.message}`,
     )
   }
-  return new TextDecoder('utf-8').decode(bytes)
 }
 
 export interface ParsedCommand<T extends OptionSpec> {

@@ -7,12 +7,7 @@ import type { Context, Next } from 'hono'
 import type { z } from 'zod'
 import { closestName } from '../config/closest-name.ts'
 import { describeIssues, ToolselError } from '../errors.ts'
-import {
-  bodyTooLongError,
-  decodeUtf8,
-  InvalidUtf8Error,
-  TextTooLongError,
-} from '../read-text-file.ts'
+import { decodeBody } from '../read-text-file.ts'
 
 function invalid(
   prefix: string,
@@ -98,18 +93,15 @@ async function yieldAfterLargeBody(text: string): Promise<void> {
  */
 async function bodyText(c: Context): Promise<string> {
   const bytes = new Uint8Array(await c.req.raw.arrayBuffer())
-  let text: string
-  try {
-    text = decodeUtf8(bytes)
-  } catch (error) {
-    if (error instanceof TextTooLongError) throw bodyTooLongError(error)
-    if (!(error instanceof InvalidUtf8Error)) throw error
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `The request body is not UTF-8 text at byte ${error.offset}: send JSON as UTF-8.`,
-      { cause: error, details: { byte: error.offset } },
-    )
-  }
+  const text = decodeBody(
+    bytes,
+    (error) =>
+      new ToolselError(
+        'INVALID_INPUT',
+        `The request body is not UTF-8 text at byte ${error.offset}: send JSON as UTF-8.`,
+        { cause: error, details: { byte: error.offset } },
+      ),
+  )
   // hono keeps the promise of each reading there (its types say the value).
   ;(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text)
   return text

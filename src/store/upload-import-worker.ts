@@ -22,12 +22,7 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import { buildPostings, type Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
 import { bm25FileBytes } from './kinds/bm25-file.ts'
 import { toolsIndexFileBytes } from './tools-index-file.ts'
-import {
-  bodyTooLongError,
-  decodeUtf8,
-  InvalidUtf8Error,
-  TextTooLongError,
-} from '../read-text-file.ts'
+import { decodeBody } from '../read-text-file.ts'
 import { shownName } from '../library/name-characters.ts'
 
 /** A library's tools as a saved index's manifest names them: their count and content hash. */
@@ -80,17 +75,15 @@ export type WorkerError =
  * U+FFFD saved in its place; PAYLOAD_TOO_LARGE for more characters than one string holds.
  */
 export function uploadText(bytes: Uint8Array): string {
-  try {
-    return decodeUtf8(bytes)
-  } catch (error) {
-    if (error instanceof TextTooLongError) throw bodyTooLongError(error)
-    if (!(error instanceof InvalidUtf8Error)) throw error
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `The request body is not UTF-8 text at byte ${error.offset} (line ${error.line}): send the tool file as UTF-8. Nothing was imported.`,
-      { cause: error, details: { byte: error.offset, line: error.line } },
-    )
-  }
+  return decodeBody(
+    bytes,
+    (error) =>
+      new ToolselError(
+        'INVALID_INPUT',
+        `The request body is not UTF-8 text at byte ${error.offset} (line ${error.line}): send the tool file as UTF-8. Nothing was imported.`,
+        { cause: error, details: { byte: error.offset, line: error.line } },
+      ),
+  )
 }
 
 /** Imports `text` as the library `name` and makes its save's tool files (see the module comment). */
