@@ -34,6 +34,11 @@ export class ExampleSet {
   readonly version: number
   /** Most examples kept; adding more drops the oldest. */
   readonly cap: number
+  /**
+   * Examples `withEach` copied from one array into another (all sets, since the process
+   * started), for tests: a batch of writes copies the set once, not once per write.
+   */
+  static examplesCopied = 0
   #hash: string | undefined
   /** The examples' keys (`exampleKey`), made on the first `with` or handed over by the maker. */
   #keys: ExampleKeys | undefined
@@ -188,7 +193,10 @@ export class ExampleSet {
         changes.push({ added: 0, duplicates, evicted: 0 })
         continue
       }
-      all ??= [...this.examples]
+      if (all === undefined) {
+        all = [...this.examples]
+        ExampleSet.examplesCopied += all.length
+      }
       const size = all.length - first
       for (const example of fresh) all.push(example)
       for (const key of freshKeys) changed.set(key, true)
@@ -206,6 +214,7 @@ export class ExampleSet {
       else if (!live && known.has(key)) gone.add(key)
     }
     const kept = first === 0 ? all : all.slice(first)
+    if (kept !== all) ExampleSet.examplesCopied += kept.length
     return { set: new ExampleSet(kept, version, this.cap, known.with(added, gone)), changes }
   }
 
