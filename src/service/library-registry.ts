@@ -51,6 +51,12 @@ export type LibraryChangeListener = (
 export interface RegistryChangeOptions {
   /** The change came from another worker (see service/cluster-sync.ts). */
   replicated?: boolean
+  /**
+   * `delete` only: this process deleted the library's saved index, so the listeners hear of it
+   * even when the library was not held any more (another worker's change applied meanwhile had
+   * dropped it: the other workers, which may serve the commit this deletion removed, must hear).
+   */
+  deletedSaved?: boolean
 }
 
 export interface LibraryRegistryOptions {
@@ -148,7 +154,8 @@ export class LibraryRegistry {
     this.#libraries.get(name)?.library.release(this.#releaseGraceMs)
     const deleted = this.#libraries.delete(name)
     const replicated = options.replicated ?? false
-    if (deleted) for (const listener of [...this.#listeners]) listener(name, undefined, replicated)
+    if (deleted || options.deletedSaved === true)
+      for (const listener of [...this.#listeners]) listener(name, undefined, replicated)
     return deleted
   }
 

@@ -742,8 +742,10 @@ export class ToolselService {
         )
       }
       // Dropped as its index is (under its lock), so that no other worker's commit comes between.
+      // Told to the other workers even when a change of theirs dropped it here meanwhile (after
+      // `require`): what this removed may be another worker's commit, which they still serve.
       await deleteIndex(this.config.library.indexDir, name, {
-        onDelete: () => this.libraries.delete(name),
+        onDelete: (deleted) => this.libraries.delete(name, { deletedSaved: deleted }),
         onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
       })
     })

@@ -623,17 +623,18 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
 /**
  * Deletes the saved index of library `name`; false when there is none. `onDelete` is called once
  * it is gone (or found missing), under the library's lock when there was one to delete, so that
- * what is served changes in step with the disk (see `SaveOptions.onCommit`).
+ * what is served changes in step with the disk (see `SaveOptions.onCommit`); `deleted`: this
+ * call removed it.
  */
 export async function deleteIndex(
   indexDir: string,
   name: string,
-  options: { onDelete?: () => void; onUnsynced?: (warning: string) => void } = {},
+  options: { onDelete?: (deleted: boolean) => void; onUnsynced?: (warning: string) => void } = {},
 ): Promise<boolean> {
   assertLibraryName(name)
   const target = join(indexDir, name)
   if (!(await pathExists(target))) {
-    options.onDelete?.()
+    options.onDelete?.(false)
     return false
   }
   await requireWriterProtocol(indexDir)
@@ -645,7 +646,7 @@ export async function deleteIndex(
     const found = await withLibraryLock(indexDir, name, async () => {
       const there = await pathExists(target)
       if (there) await rename(target, doomed)
-      options.onDelete?.()
+      options.onDelete?.(there)
       return there
     })
     if (found) {

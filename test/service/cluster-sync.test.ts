@@ -5,15 +5,19 @@
  * node:cluster delivers them; what the worker sends goes to a recording `process.send` (other
  * messages still reach the test runner's channel).
  */
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { WorkerLibrarySync } from '../../src/service/cluster-sync.ts'
 import { LibraryRegistry } from '../../src/service/library-registry.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
+import { withLibraryLock } from '../../src/store/index-dir-claims.ts'
 import { failedIndex, type FailedIndex } from '../../src/service/load-libraries.ts'
 import {
   buildIndexedLibrary,
@@ -202,6 +206,72 @@ describe('WorkerLibrarySync.close', () => {
       expect(JSON.stringify(reports)).not.toContain(indexDir)
       // Ready only once the union came.
       expect(union).toEqual([])
+      sync.close()
+    } finally {
+      await rm(indexDir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('WorkerLibrarySync: a DELETE', () => {
+  it("relays the deletion of another worker's commit even when a relay dropped the library from this worker meanwhile", async () => {
+    // Until round 49 the DELETE's registry delete found nothing to drop and told no one: this
+    // worker had passed `require`, then applied another worker's earlier deletion (the library
+    // dropped) while it waited for the lock, and then deleted what a third commit had saved.
+    // The others went on serving a library no longer on disk (serve-workers.test.ts, "leaves
+    // every worker serving what is on disk", failed so at load 15).
+    const sent = recordSends()
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-sync-delete-'))
+    try {
+      const local = parseConfig({
+        library: { default: 'demo', indexDir, loadAll: true },
+        log: { level: 'silent' },
+      })
+      const logger = createMemoryLogger()
+      const service = new ToolselService(local, logger, createComponents(local, logger))
+      await service.start()
+      const build = (count: number) =>
+        buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS.slice(0, count)), local, {
+          source: { path: 'test' },
+        })
+      await saveIndexedLibrary(indexDir, await build(2))
+      service.libraries.set(await loadIndexedLibrary(join(indexDir, 'sample'), local))
+      const sync = new WorkerLibrarySync(service.libraries, local, logger)
+      fromPrimary({ toolsel: 'subscribed' })
+      await sync.reconcile()
+      expect(service.libraries.get('sample')!.library.size).toBe(2)
+      sent.splice(0)
+      // Another worker's commit, saved now.
+      await saveIndexedLibrary(indexDir, await build(3))
+      // This worker's DELETE passes `require`, then waits for the lock (held here) ...
+      const registry = service.libraries
+      const required = new Promise<void>((resolve) => {
+        const require = registry.require.bind(registry)
+        registry.require = (name) => {
+          const held = require(name)
+          if (name === 'sample') resolve()
+          return held
+        }
+      })
+      let deleted: Promise<void> | undefined
+      await withLibraryLock(indexDir, 'sample', async () => {
+        deleted = service.deleteLibrary('sample')
+        await required
+        // ... while a relay of an earlier deletion drops the library here (syncSavedLibrary
+        // found none saved before the commit above).
+        registry.delete('sample', { replicated: true })
+      })
+      await deleted
+      expect(existsSync(join(indexDir, 'sample'))).toBe(false)
+      // The deletion goes to the other workers, which still serve the commit it removed.
+      const flushed = sync.flush()
+      await expect.poll(() => sent.length).toBe(1)
+      expect(sent[0]).toMatchObject({
+        toolsel: 'sync',
+        changes: [{ name: 'sample', dir: null }],
+      })
+      fromPrimary({ toolsel: 'synced', id: sent[0].id, failures: [] })
+      await flushed
       sync.close()
     } finally {
       await rm(indexDir, { recursive: true, force: true })
