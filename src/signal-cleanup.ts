@@ -13,7 +13,9 @@ const paths = new Map<string, { always: boolean }>()
 
 function onSignal(signal: StopSignal): void {
   // Another listener (serve's or mcp's graceful stop, which finishes the writes it has begun):
-  // only the `always` paths go, and that listener ends the process.
+  // only the `always` paths go, and that listener ends the process. Counted before the others
+  // run (this one is prepended): a `process.once` listener (mcp stdio's) that ran first was
+  // already removed, so this one counted itself alone and killed the process in its drain.
   const alone = process.listenerCount(signal) === 1
   for (const [path, { always }] of paths) {
     if (!always && !alone) continue
@@ -47,7 +49,7 @@ export function removeOnSignal(path: string, { always = false } = {}): () => voi
   paths.set(path, { always })
   if (!listening) {
     listening = true
-    for (const [signal, listener] of listeners) process.on(signal, listener)
+    for (const [signal, listener] of listeners) process.prependListener(signal, listener)
   }
   return () => {
     paths.delete(path)

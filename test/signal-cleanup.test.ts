@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+// A child process registers a graceful stop for the signal (as `process.once`, mcp stdio's, or
+// `process.on`, serve's), BEFORE two writes begin (removeOnSignal: one `always`, one not), then
+// gets the signal: the stop must run to its end (exit 0), the `always` path go, the other stay
+// for the stop to finish. Before round 49 a `process.once` stop, which Node removes before it
+// runs, left removeOnSignal's listener counting itself alone: it removed both paths and killed
+// the process by the signal in the middle of the drain.
+const CHILD = `
+import { removeOnSignal } from ${JSON.stringify(join(process.cwd(), 'src/signal-cleanup.ts'))}
+const [kept, removed, how, signal] = process.argv.slice(1)
+process[how](signal, () => setTimeout(() => {
+  process.stdout.write('drained')
+  process.exit(0)
+}, 100))
+removeOnSignal(kept)
+removeOnSignal(removed, { always: true })
+process.kill(process.pid, signal)
+setTimeout(() => {}, 10_000)
+`
+
+describe('removeOnSignal beside a graceful stop', () => {
+  it.each([
+    ['once', 'SIGINT'],
+    ['once', 'SIGTERM'],
+    ['on', 'SIGINT'],
+  ] as const)(
+    'process.%s(%s) registered first: the stop drains, only the `always` path goes',
+    async (how, signal) => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-signal-cleanup-'))
+      const [kept, removed] = [join(dir, 'kept.tmp'), join(dir, 'removed.tmp')]
+      await Promise.all([writeFile(kept, 'x'), writeFile(removed, 'x')])
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', CHILD, kept, removed, how, signal],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      )
+      let stdout = ''
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+      const exit = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.on('exit', (code, exitSignal) => resolve([code, exitSignal])),
+      )
+      expect({ exit, stdout }).toEqual({ exit: [0, null], stdout: 'drained' })
+      expect([existsSync(kept), existsSync(removed)]).toEqual([true, false])
+    },
+    60_000,
+  )
+})
