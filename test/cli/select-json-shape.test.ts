@@ -54,6 +54,8 @@ describe('toolsel select --json', () => {
     expect(stdout).toContain('as POST /v1/select-tools gives it')
     expect(stdout).toContain('a saved index has the parts it was built with')
     expect(stdout).not.toMatch(/A tool file or the demo\s+is indexed in memory/)
+    // Round 48 keeps the demo it indexes in the user's cache (round 49: the help said "in memory").
+    expect(stdout).toMatch(/the demo's kept for the next run in \$XDG_CACHE_HOME\/toolsel\/indexes/)
     for (const line of stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(100)
   })
 })
