@@ -98,7 +98,7 @@ const utf8Decoder = new TextDecoder()
  */
 export function decodeUtf8(bytes: Uint8Array): string {
   assertUtf8(bytes)
-  assertFitsOneString(bytes)
+  assertFitsOneString(bytes, { bomDropped: true })
   return utf8Decoder.decode(bytes)
 }
 
@@ -179,11 +179,14 @@ export async function readUtf8FileUpTo(
 
 /**
  * A TextTooLongError when valid UTF-8 `bytes` decode to more than MAX_TEXT_CHARS characters:
- * counted only past that many bytes (fewer bytes are never more characters).
+ * counted only past that many bytes (fewer bytes are never more characters). `bomDropped`: the
+ * decoding drops a byte-order mark first (TextDecoder), which is then not counted (was: a text
+ * of exactly MAX_TEXT_CHARS characters after a BOM refused as one too many).
  */
-function assertFitsOneString(bytes: Uint8Array): void {
+function assertFitsOneString(bytes: Uint8Array, { bomDropped = false } = {}): void {
   if (bytes.length <= MAX_TEXT_CHARS) return
-  const chars = utf16Length(bytes)
+  const bom = bomDropped && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 1 : 0
+  const chars = utf16Length(bytes) - bom
   if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)
 }
 

@@ -69,7 +69,8 @@ export interface CommandIO {
 /**
  * Standard input as text, for a `-` argument: UTF-8 (a byte-order mark dropped), at most
  * `maxBytes` bytes, INVALID_INPUT `<what> from stdin is larger than …` past them (the rest
- * unread; `raiseHint` after it: how to raise the bound) or for bytes that are not UTF-8.
+ * unread; `raiseHint` after it: how to raise the bound) or for bytes that are not UTF-8 (the
+ * byte offset, from 0, and line of the first, as a tool file's error names them).
  */
 export async function readStdinText(
   io: CommandIO,
@@ -92,8 +93,13 @@ export async function readStdinText(
   try {
     return decodeUtf8(Buffer.concat(chunks))
   } catch (error) {
+    // Where, as a tool file's and a request body's errors say it (was only "is not UTF-8 text").
     if (error instanceof InvalidUtf8Error)
-      throw new ToolselError('INVALID_INPUT', `${what} from stdin is not UTF-8 text`)
+      throw new ToolselError(
+        'INVALID_INPUT',
+        `${what} from stdin is not UTF-8 text at byte ${error.offset} (line ${error.line}): send it as UTF-8`,
+        { cause: error, details: { byte: error.offset, line: error.line } },
+      )
     // A maxBytes raised past ~512 MiB: was said "not UTF-8 text" (the decode's RangeError).
     if (!(error instanceof TextTooLongError)) throw error
     throw new ToolselError(

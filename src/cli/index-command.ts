@@ -191,6 +191,8 @@ export async function indexCommand(argv: string[], io: CommandIO): Promise<numbe
     fromStdin
       ? {
           ...settings,
+          // In messages and each tool's source.file (was `<name>.json`, an upload's name).
+          inputName: 'stdin',
           text: await readStdinText(
             io,
             'The tool file',

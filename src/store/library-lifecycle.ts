@@ -126,9 +126,14 @@ interface ImportSettings {
   maxTools?: number
 }
 
-/** Where the tools come from: a file or directory of tool files, or the text of one file. */
+/**
+ * Where the tools come from: a file or directory of tool files, or the text of one file (an
+ * upload: named `<name>.json` in messages and `source.file`, `.yaml`/`.csv` by its text, unless
+ * `inputName` names it: `stdin`).
+ */
 export type LibraryInput =
-  ({ path: string } & ImportSettings) | ({ text: string; fileName?: string } & ImportSettings)
+  | ({ path: string } & ImportSettings)
+  | ({ text: string; fileName?: string; inputName?: string } & ImportSettings)
 
 /**
  * Imports tools (any supported format) as the library `name`, not indexed yet; `source` is what
@@ -160,7 +165,12 @@ export async function importAsLibrary(
   const imported =
     'path' in input
       ? await importToolsFromPath(input.path, settings)
-      : await importTools(input.text, { ...settings, fileName: input.fileName, uploadName: name })
+      : await importTools(input.text, {
+          ...settings,
+          fileName: input.fileName,
+          uploadName: name,
+          inputName: input.inputName,
+        })
   const library = new ToolLibrary(name, imported.tools)
   const source = {
     ...('path' in input && { path: resolve(input.path) }),

@@ -70,6 +70,41 @@ describe('toolsel index - (tools from stdin)', () => {
     )
   }, 120_000)
 
+  it('calls the input "stdin" in errors and source.file; the namespace is still the library name', async () => {
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-index-stdin-named-'))
+    // Was "api.json: line 2: …" and source.file "weather.json": an upload's name for the text.
+    const broken = await indexThroughPipe(
+      ['-', '--name', 'api', '--index-dir', indexDir],
+      '{"name":"a","description":"x"}\n{bad\n',
+    )
+    expect(broken.code).toBe(1)
+    expect(broken.stderr).toMatch(
+      /^error \[IMPORT_FAILED\]: stdin: line 2: invalid JSON at column 2/,
+    )
+    const mcp = await indexThroughPipe(
+      ['-', '--name', 'weather', '--index-dir', indexDir],
+      JSON.stringify({
+        tools: [
+          {
+            name: 'get_forecast',
+            description: 'Get the weather forecast for a city',
+            inputSchema: { type: 'object' },
+          },
+        ],
+      }),
+    )
+    expect(mcp.code, mcp.stderr).toBe(0)
+    const [tool] = (await readFile(join(indexDir, 'weather', 'tools.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(tool).toMatchObject({
+      id: 'weather.get_forecast',
+      namespace: 'weather',
+      source: { format: 'mcp', file: 'stdin', record: 0 },
+    })
+  }, 120_000)
+
   it('refuses stdin without --name, past --max-file-bytes, not UTF-8 or past one string (exit 2), nothing written', async () => {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-index-stdin-refused-'))
     const text = JSON.stringify(TOOLS)
@@ -94,8 +129,9 @@ describe('toolsel index - (tools from stdin)', () => {
       Readable.from([Buffer.from(text.replace('Send', 'Envoy\u00e9'), 'latin1')]),
     )
     expect(latin1.code).toBe(2)
+    // Where, as the same bytes in a file are placed (`at byte N (line L)`).
     expect(latin1.stderr).toBe(
-      'error [INVALID_INPUT]: The tool file from stdin is not UTF-8 text\n',
+      `error [INVALID_INPUT]: The tool file from stdin is not UTF-8 text at byte ${text.indexOf('Send') + 5} (line 1): send it as UTF-8\n`,
     )
     // More characters than one string holds, within a raised limit: said "not UTF-8 text" before.
     const huge = await runCli(

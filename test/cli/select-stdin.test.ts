@@ -53,7 +53,8 @@ describe('toolsel select - (the instruction from stdin)', () => {
     )
     expect(latin1).toMatchObject({
       code: 2,
-      stderr: 'error [INVALID_INPUT]: The instruction from stdin is not UTF-8 text\n',
+      stderr:
+        'error [INVALID_INPUT]: The instruction from stdin is not UTF-8 text at byte 3 (line 1): send it as UTF-8\n',
     })
     const long = await runCli(['select', 'a '.repeat(4001)])
     expect(long.code).toBe(2)

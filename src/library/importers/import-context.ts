@@ -14,10 +14,15 @@ import { DEFAULT_MAX_TOOLS, type ImportFormat, type ProviderNames } from './impo
 const UNNAMED_INPUT = '<input>'
 
 export interface ImportContext {
-  /** The file name for messages: the given file name, else `<input>`. */
+  /** The input's name in messages: `inputName`, else the given file name, else `<input>`. */
   readonly file: string
-  /** The file name as given (its base name is `source.file`); absent for unnamed text. */
+  /**
+   * The file name as given (detection reads its extension; its base name is `source.file`
+   * unless `inputName` is given); absent for unnamed text.
+   */
   readonly fileName?: string
+  /** What the input is called in messages and `source.file` instead of `fileName` (`stdin`). */
+  readonly inputName?: string
   /** The namespace option, if any. */
   readonly namespace?: string
   /** Tool names toolsel wrote (`sms--send_sms`): read back as ids (default) or kept. */
@@ -38,13 +43,15 @@ export interface ImportContext {
 /** A fresh context for one file (or one unnamed text); warnings start empty. */
 export function createImportContext(options: {
   fileName?: string
+  inputName?: string
   namespace?: string
   providerNames?: ProviderNames
   maxTools?: number
 }): ImportContext {
   return {
-    file: options.fileName ?? UNNAMED_INPUT,
+    file: options.inputName ?? options.fileName ?? UNNAMED_INPUT,
     fileName: options.fileName,
+    inputName: options.inputName,
     namespace: options.namespace,
     providerNames: options.providerNames,
     maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS,
@@ -130,7 +137,8 @@ export function addWarning(context: ImportContext, record: number | undefined, m
 export function sourceOf(context: ImportContext, format: ImportFormat, record: number): ToolSource {
   const source: ToolSource = { format }
   // The base name: tools are served to every read key, the server's directories are not theirs.
-  if (context.fileName !== undefined) source.file = basename(context.fileName)
+  if (context.inputName !== undefined) source.file = context.inputName
+  else if (context.fileName !== undefined) source.file = basename(context.fileName)
   source.record = record
   const line = context.recordLines?.[record]
   if (line !== undefined) source.line = line

@@ -128,6 +128,12 @@ export interface ImportOptions {
    * CRAFT CSV, else `.json`). Ignored when `fileName` is given.
    */
   uploadName?: string
+  /**
+   * What the input is called in messages and each tool's `source.file`, when that is not the
+   * file name (`toolsel index -`: `stdin`); detection and the default namespace still go by
+   * `fileName` or `uploadName`. Default: the file name.
+   */
+  inputName?: string
   /** What to do when two records produce one id (see `OnDuplicate`). Default `error`. */
   onDuplicate?: OnDuplicate
   /**
