@@ -4,7 +4,7 @@
  * @module
  */
 import { closestName } from './config/closest-name.ts'
-import type { CommandIO } from './cli/cli-options.ts'
+import { shellWord, type CommandIO } from './cli/cli-options.ts'
 import { isToolselError } from './errors.ts'
 import { indexDirWarnings } from './store/index-dir-claims.ts'
 import { jsonText, terminalLine, terminalText } from './terminal-text.ts'
@@ -179,11 +179,6 @@ function optionFirstHint(argv: readonly string[]): string {
       ? ['<command>', shellWord(argv[0])]
       : [argv[at], ...argv.slice(0, at), ...argv.slice(at + 1)].map(shellWord)
   return terminalLine(` Options go after the command: toolsel ${words.join(' ')}`)
-}
-
-/** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Temporary files and work directories removed when Ctrl-C (SIGINT), SIGTERM or SIGHUP (the
- * terminal closed) ends the process while they are being written: one listener for all of them.
+ * terminal closed) ends the process while they are being written, and a last line for the user
+ * (`toolsel bench`: how to resume): one listener for all of them.
  * @module
  */
 import { rmSync } from 'node:fs'
@@ -10,6 +11,9 @@ type StopSignal = (typeof SIGNALS)[number]
 
 /** The paths being written, each with whether it goes also when another listener stops the process. */
 const paths = new Map<string, { always: boolean }>()
+
+/** What to tell the user when a signal ends the process (`noteOnSignal`). */
+const notes = new Set<() => void>()
 
 function onSignal(signal: StopSignal): void {
   // Another listener (serve's or mcp's graceful stop, which finishes the writes it has begun):
@@ -23,6 +27,8 @@ function onSignal(signal: StopSignal): void {
     paths.delete(path)
   }
   if (!alone) return
+  for (const note of notes) note()
+  notes.clear()
   stopListening()
   // No one else listens (a command: index, snapshot, train): end the process as the signal
   // would have (exit 130 in a shell for SIGINT).
@@ -32,8 +38,14 @@ function onSignal(signal: StopSignal): void {
 const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const)
 let listening = false
 
+function startListening(): void {
+  if (listening) return
+  listening = true
+  for (const [signal, listener] of listeners) process.prependListener(signal, listener)
+}
+
 function stopListening(): void {
-  if (!listening) return
+  if (!listening || paths.size > 0 || notes.size > 0) return
   listening = false
   for (const [signal, listener] of listeners) process.off(signal, listener)
 }
@@ -47,12 +59,25 @@ function stopListening(): void {
  */
 export function removeOnSignal(path: string, { always = false } = {}): () => void {
   paths.set(path, { always })
-  if (!listening) {
-    listening = true
-    for (const [signal, listener] of listeners) process.prependListener(signal, listener)
-  }
+  startListening()
   return () => {
     paths.delete(path)
-    if (paths.size === 0) stopListening()
+    stopListening()
+  }
+}
+
+/**
+ * Calls `note` (one line on stderr: what was kept, how to go on) if SIGINT, SIGTERM or SIGHUP
+ * ends the process before the returned function is called, after the paths of `removeOnSignal`
+ * are removed and before the process ends by the signal. Not when another listener (a server's
+ * graceful stop) handles the signal. One listener with `removeOnSignal`'s: a second would make
+ * each see the other and leave the process running.
+ */
+export function noteOnSignal(note: () => void): () => void {
+  notes.add(note)
+  startListening()
+  return () => {
+    notes.delete(note)
+    stopListening()
   }
 }

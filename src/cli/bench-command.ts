@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { FILE_SUITE_PREFIX } from '../bench/suites/functions-suite.ts'
 import { EXAMPLES_FILE_PREFIX } from '../bench/examples-from-file.ts'
 import { assertReadableFile } from '../read-text-file.ts'
-import { jsonText } from '../terminal-text.ts'
+import { jsonText, terminalLine } from '../terminal-text.ts'
 import { pathExists } from '../store/path-exists.ts'
 import { createComponents } from '../components.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
@@ -27,8 +27,10 @@ import {
   parseCommand,
   type CommandIO,
   printConfig,
+  shellWord,
 } from './cli-options.ts'
 import { createProgress, progressOutput } from './progress.ts'
+import { noteOnSignal } from '../signal-cleanup.ts'
 
 export const BENCH_HELP = `Usage: toolsel bench [--suite <name|all>] [options]
 
@@ -224,6 +226,14 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   }
   const progress = createProgress(`bench ${suite}`, progressOutput(io))
   let scored = 0
+  // Ctrl-C, SIGTERM, SIGHUP: the process still ends by the signal (exit 130 for Ctrl-C), the
+  // scored queries kept in progress.jsonl; this line says how to go on (was: nothing at all).
+  const stopNoting = noteOnSignal(() =>
+    io.stderr(
+      // The user's words and paths: no escape sequence of them reaches the terminal.
+      `${io.stderrIsTTY ? '\n' : ''}${terminalLine(`Interrupted: ${runProgress.resumed + scored} queries scored are kept in ${runProgress.file}; continue with: ${resumeCommand(argv, values, dir)}`)}\n`,
+    ),
+  )
   const report = await runBench({
     settings,
     config,
@@ -238,6 +248,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   }).catch(async (error: unknown) => {
     // Failed before scoring a query (a file that does not parse): nothing to resume, so nothing
     // is left behind (was: an output directory holding only progress.jsonl).
+    stopNoting()
     if (scored === 0 && runProgress.resumed === 0 && !values.resume)
       await rm(fresh ? dir : runProgress.file, { recursive: true, force: true })
     throw error
@@ -246,7 +257,7 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   progress.done(
     `${queries} queries in ${report.suites.length} suites (${report.skipped.length} splits skipped)`,
   )
-  await writeReport(report, dir)
+  await writeReport(report, dir).finally(stopNoting)
   io.stdout(values.json ? `${jsonText(JSON.stringify(report, null, 2))}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)
   const noData =
@@ -273,6 +284,21 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
       ),
     )
   return 1
+}
+
+/**
+ * The command that continues this run: its words again (shell-quoted), `--out <dir>` when it named
+ * no --name or --out (its directory's name was made of the time), and `--resume`.
+ */
+function resumeCommand(
+  argv: readonly string[],
+  values: { name?: string; out?: string; resume?: boolean },
+  dir: string,
+): string {
+  const words = ['toolsel', 'bench', ...argv.map(shellWord)]
+  if (values.name === undefined && values.out === undefined) words.push('--out', shellWord(dir))
+  if (!values.resume) words.push('--resume')
+  return words.join(' ')
 }
 
 /** What to do when no suite that needs data ran because none of it is under the data directory. */

@@ -109,6 +109,11 @@ export async function readStdinText(
   }
 }
 
+/** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+}
+
 export interface ParsedCommand<T extends OptionSpec> {
   values: { [K in keyof T]?: T[K] extends { type: 'boolean' } ? boolean : string }
   positionals: string[]

@@ -1,0 +1,145 @@
+/**
+ * An interrupted `toolsel bench` (Ctrl-C: SIGINT, or SIGTERM) keeps the scored queries in
+ * progress.jsonl and says, in one stderr line, how many and the exact command that goes on with
+ * them (`--resume`; `--out <dir>` added when the run named no directory). Before, it printed
+ * nothing: a user had to know of --resume and find the run's time-stamped directory.
+ * A real child against a real chat-completions server: two queries answered, the third held
+ * until the signal; the printed command is then run through a shell and resumes the run.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { until } from '../helpers/process-wait.ts'
+import { ROOT } from '../helpers/start-serve.ts'
+import {
+  completion,
+  startFakeChatServer,
+  type FakeChatServer,
+  type RecordedRequest,
+} from '../models/openai/fake-chat-server.ts'
+
+const CLI = join(ROOT, 'bin/toolsel.mjs')
+
+const API = (tool: string, api: string, description: string) => ({
+  category_name: 'Test',
+  tool_name: tool,
+  api_name: api,
+  api_description: description,
+  required_parameters: [],
+  optional_parameters: [],
+  method: 'GET',
+})
+const APIS = [
+  API('Weather', 'forecast', 'Get the weather forecast for a city'),
+  API('Mail', 'send email', 'Send an email message to a recipient'),
+  API('Flights', 'search flights', 'Search flights between two airports'),
+  API('Hotels', 'book hotel', 'Book a hotel room in a city'),
+]
+const QUERIES = [
+  ['Get the weather forecast for Oslo', 'Weather', 'forecast'],
+  ['Send an email to Ann about lunch', 'Mail', 'send email'],
+  ['Search flights from Paris to Rome', 'Flights', 'search flights'],
+  ['Book a hotel room in Lisbon', 'Hotels', 'book hotel'],
+].map(([query, tool, api], index) => ({
+  query_id: index + 1,
+  query,
+  api_list: APIS,
+  'relevant APIs': [[tool, api]],
+}))
+
+/** The planner's answer: the instruction as one step. */
+function plan(request: RecordedRequest) {
+  const messages = request.body.messages as Array<{ content: string }>
+  return { body: completion(JSON.stringify([messages.at(-1)!.content])) }
+}
+
+let server: FakeChatServer
+let work: string
+beforeAll(async () => {
+  server = await startFakeChatServer()
+  work = await mkdtemp(join(tmpdir(), 'toolsel-bench-interrupted-'))
+  await writeFile(join(work, "queries it's.json"), JSON.stringify(QUERIES))
+})
+afterAll(() => server?.close())
+
+describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () => {
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'by %s: ends by the signal and prints the command that resumes it, which does',
+    async (signal) => {
+      server.reset()
+      // Two queries planned, the third held until the client goes.
+      server.reply(plan, plan, { body: completion('[]'), delayMs: Infinity })
+      const cwd = await mkdtemp(join(work, `${signal}-`))
+      const env = {
+        PATH: process.env.PATH,
+        TOOLSEL_OPENAI_BASE_URL: server.baseUrl,
+        TOOLSEL_LOG_LEVEL: 'silent',
+      }
+      const args = [
+        'bench',
+        '--suite',
+        'toolbench-g1',
+        '--queries',
+        join(work, "queries it's.json"),
+        '--planner',
+        'llm:openai:checkpoint',
+        '--selector',
+        'top1',
+      ]
+      const child = spawn(process.execPath, [CLI, ...args], { cwd, env })
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      )
+      await until(
+        'the third query to reach the model',
+        () => server.requests.length === 3,
+        60_000,
+        () => stderr,
+      )
+      child.kill(signal)
+      expect(await ended).toEqual({ code: null, signal })
+
+      const lines = stderr.trim().split('\n')
+      const last = lines.at(-1)!
+      const match =
+        /^Interrupted: 2 queries scored are kept in (\S+)\/progress\.jsonl; continue with: (toolsel bench .*)$/.exec(
+          last,
+        )
+      expect(match, stderr).not.toBeNull()
+      const [, dir, command] = match!
+      expect(dir).toMatch(new RegExp(`^bench/out/[^/]+-toolbench-g1$`))
+      expect(command).toBe(
+        `toolsel bench ${args.slice(1, 4).join(' ')} '${join(work, "queries it'\\''s.json")}' ${args.slice(5).join(' ')} --out ${dir} --resume`,
+      )
+      expect(
+        (await readFile(join(cwd, dir, 'progress.jsonl'), 'utf8')).trim().split('\n'),
+      ).toHaveLength(1 + 2)
+
+      // The command as printed, through a shell: only the two unscored queries reach the model.
+      server.reset()
+      server.reply(plan, plan)
+      // Not spawnSync: the chat server answers from this process.
+      const resumer = spawn(
+        'sh',
+        ['-c', command.replace(/^toolsel /, `'${process.execPath}' '${CLI}' `)],
+        { cwd, env },
+      )
+      let resumedErr = ''
+      resumer.stderr.on('data', (chunk: Buffer) => (resumedErr += chunk.toString()))
+      const resumed = {
+        status: await new Promise((resolve) => resumer.once('close', resolve)),
+        stderr: resumedErr,
+      }
+      expect(resumed.status, resumed.stderr).toBe(0)
+      expect(resumed.stderr).toContain('2 queries already scored')
+      expect(server.requests).toHaveLength(2)
+      const report = JSON.parse(await readFile(join(cwd, dir, 'report.json'), 'utf8'))
+      expect(report.suites[0].metrics.queries).toBe(4)
+    },
+    120_000,
+  )
+})
