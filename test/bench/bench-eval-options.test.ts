@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/main.ts'
+import { toolbenchQueries } from '../helpers/toolbench-queries.ts'
 import {
   completion,
   startFakeChatServer,
@@ -15,36 +16,14 @@ import {
   type RecordedRequest,
 } from '../models/openai/fake-chat-server.ts'
 
-const API = (tool: string, api: string, description: string) => ({
-  category_name: 'Test',
-  tool_name: tool,
-  api_name: api,
-  api_description: description,
-  required_parameters: [],
-  optional_parameters: [],
-  method: 'GET',
-})
-const APIS = [
-  API('Weather', 'forecast', 'Get the weather forecast for a city'),
-  API('Mail', 'send email', 'Send an email message to a recipient'),
-  API('Flights', 'search flights', 'Search flights between two airports'),
-  API('Hotels', 'book hotel', 'Book a hotel room in a city'),
-  API('Stocks', 'stock quote', 'Get the latest stock price for a ticker'),
-  API('Music', 'play song', 'Play a song by title or artist'),
-]
-const QUERIES = [
+const QUERIES = toolbenchQueries([
   ['Get the weather forecast for Oslo', 'Weather', 'forecast'],
   ['Send an email to Ann about lunch', 'Mail', 'send email'],
   ['Search flights from Paris to Rome (slow)', 'Flights', 'search flights'],
   ['Book a hotel room in Lisbon', 'Hotels', 'book hotel'],
   ['Get the stock price for ACME', 'Stocks', 'stock quote'],
   ['Play a song by Nina Simone', 'Music', 'play song'],
-].map(([query, tool, api], index) => ({
-  query_id: index + 1,
-  query,
-  api_list: APIS,
-  'relevant APIs': [[tool, api]],
-}))
+])
 
 const FAST_MS = 150
 const TIMEOUT_MS = 1000

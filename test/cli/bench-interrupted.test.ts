@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../helpers/process-wait.ts'
 import { ROOT } from '../helpers/start-serve.ts'
+import { toolbenchQueries } from '../helpers/toolbench-queries.ts'
 import {
   completion,
   startFakeChatServer,
@@ -22,32 +23,12 @@ import {
 
 const CLI = join(ROOT, 'bin/toolsel.mjs')
 
-const API = (tool: string, api: string, description: string) => ({
-  category_name: 'Test',
-  tool_name: tool,
-  api_name: api,
-  api_description: description,
-  required_parameters: [],
-  optional_parameters: [],
-  method: 'GET',
-})
-const APIS = [
-  API('Weather', 'forecast', 'Get the weather forecast for a city'),
-  API('Mail', 'send email', 'Send an email message to a recipient'),
-  API('Flights', 'search flights', 'Search flights between two airports'),
-  API('Hotels', 'book hotel', 'Book a hotel room in a city'),
-]
-const QUERIES = [
+const QUERIES = toolbenchQueries([
   ['Get the weather forecast for Oslo', 'Weather', 'forecast'],
   ['Send an email to Ann about lunch', 'Mail', 'send email'],
   ['Search flights from Paris to Rome', 'Flights', 'search flights'],
   ['Book a hotel room in Lisbon', 'Hotels', 'book hotel'],
-].map(([query, tool, api], index) => ({
-  query_id: index + 1,
-  query,
-  api_list: APIS,
-  'relevant APIs': [[tool, api]],
-}))
+])
 
 /** The planner's answer: the instruction as one step. */
 function plan(request: RecordedRequest) {
