@@ -25,15 +25,17 @@ import { toolsIndexFileBytes } from './tools-index-file.ts'
 import { decodeBody } from '../read-text-file.ts'
 import { shownName } from '../library/name-characters.ts'
 
+/** `workerData.task` of an upload's import worker. */
+export const UPLOAD_IMPORT_WORKER = 'toolsel-upload-import'
+
 /** A library's tools as a saved index's manifest names them: their count and content hash. */
 export interface SavedTools {
   count: number
   contentHash: string
 }
 
-/** What the worker is given (its `workerData`). */
+/** One upload for the worker (a message). */
 export interface UploadImportTask {
-  task: 'toolsel-upload-import'
   name: string
   /** The body: UTF-8 bytes (decoded here, `uploadText`) or a string. */
   text: string | Uint8Array
@@ -154,9 +156,15 @@ function serialise(error: unknown): WorkerError {
   return { message: error instanceof Error ? error.message : String(error) }
 }
 
-const task = isMainThread ? undefined : (workerData as UploadImportTask | undefined)
-if (parentPort && task?.task === 'toolsel-upload-import') {
-  const port = parentPort
+/** What the worker posts back for one task. */
+export type WorkerAnswer = { prepared: PreparedUpload } | { error: WorkerError }
+
+/**
+ * One task's answer. The worker lives on after it (upload-import.ts keeps it for the next
+ * upload: a fresh thread per upload loaded every module again and never ran optimised code,
+ * ~2x the CPU of the same import on the main thread, bench/README round 49).
+ */
+async function answer(task: UploadImportTask): Promise<WorkerAnswer> {
   try {
     const { text } = task
     const prepared = await prepareUpload(
@@ -166,8 +174,20 @@ if (parentPort && task?.task === 'toolsel-upload-import') {
       task.bm25,
       task.bm25Unless,
     )
-    port.postMessage({ prepared })
+    return { prepared }
   } catch (error) {
-    port.postMessage({ error: serialise(error) })
+    return { error: serialise(error) }
   }
+}
+
+/**
+ * Started by upload-import.ts (`workerData.task` says so): the tasks come as messages, one at a
+ * time (a message sent before this listener is there waits for it).
+ */
+const started = isMainThread ? undefined : (workerData as { task?: string } | undefined)
+if (parentPort && started?.task === UPLOAD_IMPORT_WORKER) {
+  const port = parentPort
+  port.on('message', (task: UploadImportTask) => {
+    void answer(task).then((message) => port.postMessage(message))
+  })
 }

@@ -16,7 +16,11 @@
  * collected (V8 just doesn't hurry for them).
  *
  * Bounded: at most `server.importWorkers` workers at once (later uploads wait, in arrival order),
- * each with a heap limit sized from `server.bodyLimitBytes`. The caller's signal (the request's
+ * each with a heap limit sized from `server.bodyLimitBytes`. A worker that answered waits
+ * `IMPORT_WORKER_IDLE_MS` for the next upload (unref'd), then ends: a fresh one per upload loaded
+ * every module again and never ran optimised code, ~2x the CPU of the same `prepareUpload` on
+ * the main thread from the second upload on (bench/README round 49); one that crashed, ran out
+ * of memory or was aborted is ended at once. The caller's signal (the request's
  * timeout, its client gone) terminates the worker. A worker that runs out of memory rejects
  * with PAYLOAD_TOO_LARGE (HTTP 413, naming the heap limit: what one upload may expand into; the
  * largest real spec, Microsoft Graph's 20 MB, peaked at 839 MB of the process's RSS under the
@@ -31,11 +35,14 @@ import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule, startWorkerThread } from '../worker-thread.ts'
-import type {
-  PreparedUpload,
-  SavedTools,
-  UploadImportTask,
-  WorkerError,
+import type { Worker } from 'node:worker_threads'
+import {
+  UPLOAD_IMPORT_WORKER,
+  type PreparedUpload,
+  type SavedTools,
+  type UploadImportTask,
+  type WorkerAnswer,
+  type WorkerError,
 } from './upload-import-worker.ts'
 
 /** The worker's module: this directory's, as the TypeScript source (under tsx) or dist/'s .js. */
@@ -59,6 +66,8 @@ export interface UploadImportSettings {
    */
   bm25Unless?: SavedTools
   signal?: AbortSignal
+  /** How long a worker done with an upload waits for the next (default IMPORT_WORKER_IDLE_MS). */
+  idleMs?: number
 }
 
 /** A worker's heap limit for bodies of up to `bodyLimitBytes`. */
@@ -158,6 +167,83 @@ export async function importUploadInWorker(
   }
 }
 
+/** How long an import worker waits for the next upload before it is ended, in ms. */
+export const IMPORT_WORKER_IDLE_MS = 10_000
+
+/**
+ * An import worker thread: started for an upload and kept for the next ones (see the module
+ * comment) until it has waited `idleMs` for one.
+ */
+class ImportWorker {
+  readonly worker: Worker
+  /** What the current upload does with the worker's events; none while idle. */
+  task?: {
+    message: (message: WorkerAnswer) => void
+    error: (error: Error & { code?: string }) => void
+    exit: (code: number) => void
+  }
+  idleTimer?: NodeJS.Timeout
+
+  constructor(readonly heapLimitMb: number) {
+    this.worker = startWorkerThread(WORKER_MODULE, {
+      workerData: { task: UPLOAD_IMPORT_WORKER },
+      resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
+    })
+    // Listened to for its whole life: an error while idle (no upload to answer) is no crash here.
+    this.worker.on('message', (message: WorkerAnswer) => this.task?.message(message))
+    this.worker.on('error', (error: Error) => this.task?.error(error))
+    this.worker.on('exit', (code) => {
+      dropIdle(this)
+      this.task?.exit(code)
+    })
+  }
+}
+
+/** Workers waiting for an upload, the last done last. */
+const idle: ImportWorker[] = []
+
+function dropIdle(entry: ImportWorker): boolean {
+  const at = idle.indexOf(entry)
+  if (at < 0) return false
+  idle.splice(at, 1)
+  clearTimeout(entry.idleTimer)
+  return true
+}
+
+/** The thread ids of the import workers waiting for an upload, the last done last. */
+export function idleImportWorkers(): number[] {
+  return idle.map((entry) => entry.worker.threadId)
+}
+
+/**
+ * A worker for an upload: the last one done with this heap limit, else a new one (idle ones of
+ * another limit are ended first: at most `server.importWorkers` threads in all).
+ */
+function takeWorker(heapLimitMb: number): ImportWorker {
+  const at = idle.findLastIndex((entry) => entry.heapLimitMb === heapLimitMb)
+  if (at >= 0) {
+    const entry = idle[at]
+    dropIdle(entry)
+    entry.worker.ref()
+    return entry
+  }
+  for (const entry of [...idle]) end(entry)
+  return new ImportWorker(heapLimitMb)
+}
+
+/** A worker done with an upload waits for the next (unref'd: it keeps no process alive). */
+function keepWorker(entry: ImportWorker, workers: number, idleMs: number): void {
+  entry.worker.unref()
+  entry.idleTimer = setTimeout(() => end(entry), idleMs).unref()
+  idle.push(entry)
+  while (idle.length > workers) end(idle[0])
+}
+
+function end(entry: ImportWorker): void {
+  dropIdle(entry)
+  void entry.worker.terminate()
+}
+
 function runWorker(
   name: string,
   text: string | Uint8Array,
@@ -168,65 +254,67 @@ function runWorker(
   throwIfAborted(signal)
   if (typeof text !== 'string' && text.byteLength !== text.buffer.byteLength) text = text.slice()
   const task: UploadImportTask = {
-    task: 'toolsel-upload-import',
     name,
     text,
     options,
     ...(settings.bm25 && { bm25: settings.bm25 }),
     ...(settings.bm25Unless && { bm25Unless: settings.bm25Unless }),
   }
-  const worker = startWorkerThread(WORKER_MODULE, {
-    workerData: { ...task },
-    // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
-    // larger buffer is copied first: only whole ArrayBuffers move).
-    transferList: typeof text === 'string' ? [] : [text.buffer as ArrayBuffer],
-    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
-  })
+  const entry = takeWorker(heapLimitMb)
   return new Promise<PreparedUpload>((resolve, reject) => {
     let settled = false
-    const settle = (action: () => void) => {
+    /** `keep`: the worker answered and is sound, so it waits for the next upload. */
+    const settle = (action: () => void, keep = false) => {
       if (settled) return
       settled = true
       signal?.removeEventListener('abort', onAbort)
+      entry.task = undefined
       action()
-      void worker.terminate()
+      if (keep) keepWorker(entry, settings.workers, settings.idleMs ?? IMPORT_WORKER_IDLE_MS)
+      else end(entry)
     }
     const onAbort = () => settle(() => reject(abortError(signal!)))
     signal?.addEventListener('abort', onAbort, { once: true })
-    worker.once('message', (message: { prepared?: PreparedUpload; error?: WorkerError }) =>
-      settle(() => {
-        if (message.prepared) resolve(adopted(message.prepared))
-        else reject(workerError(name, message.error))
-      }),
-    )
-    worker.once('error', (error: Error & { code?: string }) =>
-      settle(() =>
-        reject(
-          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new ToolselError(
-                'PAYLOAD_TOO_LARGE',
-                `The import of library "${name}" needs more memory than its worker's heap limit (${heapLimitMb} MiB, sized from server.bodyLimitBytes): the upload expands too much once imported (an OpenAPI spec of many operations: import fewer at once); nothing was changed.`,
-                { cause: error, details: { library: name, heapLimitMb } },
-              )
-            : new ToolselError(
-                'INTERNAL',
-                `The import worker of library "${name}" failed: ${error.message}; nothing was changed.`,
-                { cause: error, details: { library: name } },
-              ),
+    entry.task = {
+      message: (message) =>
+        settle(
+          () => {
+            if ('prepared' in message) resolve(adopted(message.prepared))
+            else reject(workerError(name, message.error))
+          },
+          // An importer's own error leaves the worker sound; any other ends it.
+          'prepared' in message || message.error.code !== undefined,
         ),
-      ),
-    )
-    worker.once('exit', (code) =>
-      settle(() =>
-        reject(
-          new ToolselError(
-            'INTERNAL',
-            `The import worker of library "${name}" exited (code ${code}) before it answered; nothing was changed.`,
-            { details: { library: name } },
+      error: (error) =>
+        settle(() =>
+          reject(
+            error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? new ToolselError(
+                  'PAYLOAD_TOO_LARGE',
+                  `The import of library "${name}" needs more memory than its worker's heap limit (${heapLimitMb} MiB, sized from server.bodyLimitBytes): the upload expands too much once imported (an OpenAPI spec of many operations: import fewer at once); nothing was changed.`,
+                  { cause: error, details: { library: name, heapLimitMb } },
+                )
+              : new ToolselError(
+                  'INTERNAL',
+                  `The import worker of library "${name}" failed: ${error.message}; nothing was changed.`,
+                  { cause: error, details: { library: name } },
+                ),
           ),
         ),
-      ),
-    )
+      exit: (code) =>
+        settle(() =>
+          reject(
+            new ToolselError(
+              'INTERNAL',
+              `The import worker of library "${name}" exited (code ${code}) before it answered; nothing was changed.`,
+              { details: { library: name } },
+            ),
+          ),
+        ),
+    }
+    // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
+    // larger buffer is copied first: only whole ArrayBuffers move).
+    entry.worker.postMessage(task, typeof text === 'string' ? [] : [text.buffer as ArrayBuffer])
   })
 }
 

@@ -4,9 +4,12 @@
  * answer the importer's errors as the process does, turn a worker's death into a 500 that
  * changes nothing, and stop when its request does.
  */
+import { execFile } from 'node:child_process'
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
@@ -18,7 +21,7 @@ import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { toolLineIndexOfBytes } from '../../src/store/tools-index-file.ts'
-import { importUploadInWorker } from '../../src/store/upload-import.ts'
+import { idleImportWorkers, importUploadInWorker } from '../../src/store/upload-import.ts'
 import { importLibrary, importUploadedLibrary } from '../../src/store/library-lifecycle.ts'
 import { Bm25Retriever } from '../../src/retrieve/bm25/bm25-retriever.ts'
 import { ExampleSet } from '../../src/examples/example-set.ts'
@@ -351,5 +354,95 @@ describe('a library upload imported in a worker thread', () => {
       expect(toolsIndex.bytes.buffer).toBeInstanceOf(SharedArrayBuffer)
     }
     expect(uploads[0].library.get('ns.tool_3')?.description).toContain('two: looks up thing 3')
+  }, 60_000)
+
+  it('keeps its worker for the next upload (a fresh one each time was ~2x the CPU), not after a crash or an abort', async () => {
+    // A heap limit no other test uses: its own worker.
+    const settings = { workers: 1, heapLimitMb: 300 }
+    const first = await importUploadInWorker('reuse', canonicalBody('r1', 30), {}, settings)
+    expect(first.library.size).toBe(30)
+    const [thread] = idleImportWorkers()
+    expect(idleImportWorkers()).toEqual([thread])
+    // The same thread imports the next upload, and is kept after an importer's own error.
+    const second = await importUploadInWorker('reuse', canonicalBody('r2', 40), {}, settings)
+    expect(second.library.get('ns.tool_3')?.description).toContain('r2: looks up thing 3')
+    expect(idleImportWorkers()).toEqual([thread])
+    const refused = await importUploadInWorker('reuse', '{"tools": [', {}, settings).catch(
+      (error: unknown) => error,
+    )
+    expect(isToolselError(refused, 'IMPORT_FAILED'), String(refused)).toBe(true)
+    expect(idleImportWorkers()).toEqual([thread])
+    // An aborted upload ends its worker; the next gets a new one.
+    const controller = new AbortController()
+    const aborted = importUploadInWorker(
+      'reuse',
+      canonicalBody('a', 20_000),
+      {},
+      {
+        ...settings,
+        signal: controller.signal,
+      },
+    )
+    setTimeout(() => controller.abort(), 30)
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(idleImportWorkers()).toEqual([])
+    const third = await importUploadInWorker('reuse', canonicalBody('r3', 10), {}, settings)
+    expect(third.library.size).toBe(10)
+    const [next] = idleImportWorkers()
+    expect(next).not.toBe(thread)
+    // A worker that dies (out of memory) is not kept; the upload after it gets a new one.
+    const crashed = await importUploadInWorker(
+      'reuse',
+      canonicalBody('big', 40_000),
+      {},
+      {
+        workers: 1,
+        heapLimitMb: 16,
+      },
+    ).catch((error: unknown) => error)
+    expect(isToolselError(crashed, 'PAYLOAD_TOO_LARGE'), String(crashed)).toBe(true)
+    expect(idleImportWorkers()).toEqual([])
+    const small = await importUploadInWorker(
+      'reuse',
+      canonicalBody('s', 5),
+      {},
+      {
+        workers: 1,
+        heapLimitMb: 16,
+      },
+    )
+    expect(small.library.size).toBe(5)
+    // An idle worker is ended after idleMs.
+    const [last] = idleImportWorkers()
+    expect(last).not.toBe(next)
+    await importUploadInWorker(
+      'reuse',
+      canonicalBody('s', 5),
+      {},
+      {
+        workers: 1,
+        heapLimitMb: 16,
+        idleMs: 50,
+      },
+    )
+    expect(idleImportWorkers()).toEqual([last])
+    await vi.waitFor(() => expect(idleImportWorkers()).toEqual([]), { timeout: 10_000 })
+  }, 120_000)
+
+  it('a worker waiting for the next upload keeps no process alive', async () => {
+    // Its idle time is a minute: a process that waited for it would be killed by the timeout.
+    const module = (path: string) =>
+      JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', '..', path)).href)
+    const script = `
+import { idleImportWorkers, importUploadInWorker } from ${module('src/store/upload-import.ts')}
+const upload = await importUploadInWorker('alive', '[{"id":"a","name":"a","description":"d"}]', {}, { workers: 1, heapLimitMb: 256, idleMs: 60_000 })
+console.log(upload.library.size, idleImportWorkers().length)
+`
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { timeout: 40_000 },
+    )
+    expect(stdout.trim()).toBe('1 1')
   }, 60_000)
 })
