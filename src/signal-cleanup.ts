@@ -23,7 +23,7 @@ function onSignal(signal: StopSignal): void {
   const alone = process.listenerCount(signal) === 1
   for (const [path, { always }] of paths) {
     if (!always && !alone) continue
-    rmSync(path, { recursive: true, force: true })
+    removeNow(path)
     paths.delete(path)
   }
   if (!alone) return
@@ -33,6 +33,28 @@ function onSignal(signal: StopSignal): void {
   // No one else listens (a command: index, snapshot, train): end the process as the signal
   // would have (exit 130 in a shell for SIGINT).
   process.kill(process.pid, signal)
+}
+
+/** Attempts of `removeNow` (each lists the directory again). */
+const REMOVE_ATTEMPTS = 20
+
+/**
+ * Removes `path` (and all under it), never throwing: it runs in the signal listener, where an
+ * error was an uncaught exception (exit 1 and a stack trace, not the signal's 130/143/129, and
+ * the later paths kept). The writes in flight on the thread pool go on meanwhile: one that
+ * creates a file after rmSync listed the directory makes its rmdir fail with ENOTEMPTY (about
+ * one Ctrl-C in two with 64 writes in flight, round 49), so it is tried again; what is still
+ * left after that is the next writer's sweep of dead writers' work.
+ */
+function removeNow(path: string): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rmSync(path, { recursive: true, force: true })
+      return
+    } catch {
+      if (attempt === REMOVE_ATTEMPTS) return
+    }
+  }
 }
 
 const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const)
