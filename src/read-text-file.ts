@@ -112,8 +112,21 @@ export function decodeBody(
   bytes: Uint8Array,
   notUtf8: (error: InvalidUtf8Error) => ToolselError,
 ): string {
+  assertBodyText(bytes, notUtf8)
+  return utf8Decoder.decode(bytes)
+}
+
+/**
+ * `decodeBody`'s checks without the decoding (a body decoded on a worker thread,
+ * server/examples-body.ts): the same errors for the same bytes.
+ */
+export function assertBodyText(
+  bytes: Uint8Array,
+  notUtf8: (error: InvalidUtf8Error) => ToolselError,
+): void {
   try {
-    return decodeUtf8(bytes)
+    assertUtf8(bytes)
+    assertFitsOneString(bytes)
   } catch (error) {
     if (error instanceof InvalidUtf8Error) throw notUtf8(error)
     if (!(error instanceof TextTooLongError)) throw error

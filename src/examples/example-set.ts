@@ -158,7 +158,7 @@ export class ExampleSet {
    */
   withEach(
     writes: ReadonlyArray<readonly UsageExample[]>,
-    normalized = false,
+    { normalized = false }: { normalized?: boolean } = {},
   ): {
     set: ExampleSet
     changes: ExampleSetChange[]
@@ -347,8 +347,9 @@ function* normalizeAll(
 
 /**
  * `examples` normalised and keyed (the key remembered with each), a step per example: run sliced
- * before `withEach(…, true)`, which then only looks the keys up. 10,000 instructions of 2,000
- * characters took 0.3-0.8 s to normalise and key in one piece (round 48, hard52).
+ * before `withEach(…, { normalized: true })`, which then only looks the keys up. 10,000
+ * instructions of 2,000 characters took 0.3-0.8 s to normalise and key in one piece (round 48,
+ * hard52).
  */
 export function* normalizeEach(examples: readonly UsageExample[]): Steps<UsageExample[]> {
   const out: UsageExample[] = []

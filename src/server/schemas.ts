@@ -14,7 +14,7 @@ import {
   type OnDuplicate,
   type ProviderNames,
 } from '../library/importers/index.ts'
-import { UsageExampleSchema } from '../examples/usage-example.ts'
+import { addExamplesSchema } from './add-examples-schema.ts'
 import { ToolIdSchema } from '../library/tool-id-limit.ts'
 import { PROVIDER_TOOL_NAME, TOOL_FORMATS } from '../library/provider-tools.ts'
 import { TOOL_HINTS } from '../library/tool-hints.ts'
@@ -22,8 +22,7 @@ import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library
 import { FirstSyncCountsSchema, UpstreamStateSchema } from '../mcp/gateway/upstream-state.ts'
 import { pipelineOptionFields, retrieverPartsField } from '../service/request-fields.ts'
 
-/** Most usage examples one request may add. */
-export const MAX_EXAMPLES_PER_REQUEST = 10_000
+export { MAX_EXAMPLES_PER_REQUEST } from './add-examples-schema.ts'
 
 const LIBRARY_NAME = z
   .string()
@@ -225,27 +224,7 @@ export function createRequestSchemas(config: Config) {
       .strict(),
     libraryParam: z.object({ library: LIBRARY_NAME }),
     toolQuery: z.object({ toolFormat: TOOL_FORMAT }).strict(),
-    addExamples: z
-      .object(
-        {
-          examples: z
-            .array(UsageExampleSchema)
-            .min(1)
-            .max(MAX_EXAMPLES_PER_REQUEST)
-            .describe(
-              `Usage examples to add, 1-${MAX_EXAMPLES_PER_REQUEST}: {instruction, tools: [tool ids]}. Unknown tool ids are refused (400 naming them); duplicates (same instruction ignoring case and spacing, same tools) are skipped; beyond library.maxExamples (${config.library.maxExamples}) the oldest are dropped.`,
-            ),
-        },
-        {
-          // A bare array (the records of an examples file, as `toolsel index --examples` takes)
-          // is the likely mistake: say what to wrap it in.
-          error: (issue) =>
-            Array.isArray(issue.input)
-              ? 'send the examples as {"examples": [{"instruction": "…", "tools": ["<tool id>", …]}, …]}, not a bare array'
-              : undefined,
-        },
-      )
-      .strict(),
+    addExamples: addExamplesSchema(config.library.maxExamples),
     feedback: z
       .object({
         instruction: z

@@ -7,7 +7,7 @@ import type { Context, Next } from 'hono'
 import type { z } from 'zod'
 import { closestName } from '../config/closest-name.ts'
 import { describeIssues, ToolselError } from '../errors.ts'
-import { decodeBody } from '../read-text-file.ts'
+import { decodeBody, type InvalidUtf8Error } from '../read-text-file.ts'
 
 function invalid(
   prefix: string,
@@ -19,6 +19,11 @@ function invalid(
     `${prefix}: ${describeIssues(error)}${didYouMean(error.issues, schema)}.`,
     { details: { issues: error.issues } },
   )
+}
+
+/** INVALID_INPUT for a JSON body that `schema` refused with `issues` (jsonBody's answer). */
+export function invalidBody(issues: z.core.$ZodIssue[], schema: z.ZodType): ToolselError {
+  return invalid('Invalid request body', { issues }, schema)
 }
 
 /**
@@ -53,31 +58,40 @@ export const MAX_BODY_VALUES = 100_000
  */
 export function jsonRequest(maxValues = MAX_BODY_VALUES) {
   return async (c: Context, next: Next): Promise<void> => {
-    const type = c.req.header('content-type') ?? ''
-    if (!/^application\/([\w.-]+\+)?json\b/i.test(type)) {
-      throw new ToolselError(
-        'INVALID_INPUT',
-        'Send the request body as JSON with "content-type: application/json".',
-      )
-    }
+    assertJsonContentType(c)
     const text = await bodyText(c)
     await yieldAfterLargeBody(text)
-    if (countJsonValues(text, maxValues) > maxValues) {
-      throw new ToolselError(
-        'PAYLOAD_TOO_LARGE',
-        `The request body holds more than ${maxValues.toLocaleString('en-US')} JSON values (array items and object members); send fewer at once.`,
-        { details: { maxValues } },
-      )
-    }
+    if (countJsonValues(text, maxValues) > maxValues) throw tooManyValues(maxValues)
     await yieldAfterLargeBody(text)
     await next()
   }
 }
 
+/** INVALID_INPUT unless the request says its body is JSON (`jsonRequest`'s first check). */
+export function assertJsonContentType(c: Context): void {
+  const type = c.req.header('content-type') ?? ''
+  if (!/^application\/([\w.-]+\+)?json\b/i.test(type)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      'Send the request body as JSON with "content-type: application/json".',
+    )
+  }
+}
+
+/** PAYLOAD_TOO_LARGE for a JSON body of more than `maxValues` values (`jsonRequest`). */
+export function tooManyValues(maxValues: number): ToolselError {
+  return new ToolselError(
+    'PAYLOAD_TOO_LARGE',
+    `The request body holds more than ${maxValues.toLocaleString('en-US')} JSON values (array items and object members); send fewer at once.`,
+    { details: { maxValues } },
+  )
+}
+
 /**
  * Bodies of more than this many characters yield to the event loop between being decoded, counted
  * and parsed and validated (the route's own work): in one piece, a 20 MB examples body held the
- * loop 1.1 s at load 11 (round 48, hard52). Query bodies (4 MiB at most) don't wait.
+ * loop 1.1 s at load 11 (round 48, hard52; since round 49 such examples bodies are checked on a
+ * worker thread: examples-body.ts). Query bodies (4 MiB at most) don't wait.
  */
 const YIELD_ABOVE_CHARS = 4 * 1024 * 1024
 
@@ -92,19 +106,25 @@ async function yieldAfterLargeBody(text: string): Promise<void> {
  * instruction or a tool id. A byte-order mark first is dropped, as `text()` drops it.
  */
 async function bodyText(c: Context): Promise<string> {
-  const bytes = new Uint8Array(await c.req.raw.arrayBuffer())
-  const text = decodeBody(
-    bytes,
-    (error) =>
-      new ToolselError(
-        'INVALID_INPUT',
-        `The request body is not UTF-8 text at byte ${error.offset}: send JSON as UTF-8.`,
-        { cause: error, details: { byte: error.offset } },
-      ),
-  )
+  const cached = (c.req.bodyCache as { text?: Promise<string> }).text
+  return cached ?? cacheBodyText(c, new Uint8Array(await c.req.raw.arrayBuffer()))
+}
+
+/** `bytes` decoded as `bodyText` decodes a body, and cached where it caches it. */
+export function cacheBodyText(c: Context, bytes: Uint8Array): string {
+  const text = decodeBody(bytes, notUtf8Body)
   // hono keeps the promise of each reading there (its types say the value).
   ;(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text)
   return text
+}
+
+/** The answer to a request body that is not UTF-8 (`decodeBody`'s `notUtf8`). */
+export function notUtf8Body(error: InvalidUtf8Error): ToolselError {
+  return new ToolselError(
+    'INVALID_INPUT',
+    `The request body is not UTF-8 text at byte ${error.offset}: send JSON as UTF-8.`,
+    { cause: error, details: { byte: error.offset } },
+  )
 }
 
 /** `jsonRequest()` with MAX_BODY_VALUES: the query routes' JSON check. */

@@ -484,7 +484,7 @@ export class ToolselService {
         // The batch's writes in order, the set copied once (not once per write: withEach).
         const { set, changes } = start.withEach(
           accepted.map((entry) => normalized.get(entry)!),
-          true,
+          { normalized: true },
         )
         live = accepted.map((entry, at) => ({ entry, change: changes[at] }))
         const finish = (version: number, count: number) => {

@@ -12,7 +12,9 @@ import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { cachedSelfCheck, exampleMemoryFor } from '../../src/examples/memory-selection.ts'
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
-import { createRequestSchemas } from '../../src/server/schemas.ts'
+import { MAX_EXAMPLE_TOOLS } from '../../src/examples/usage-example.ts'
+import { EXAMPLES_BODY_THREAD_ABOVE_BYTES } from '../../src/server/examples-body.ts'
+import { MAX_EXAMPLES_PER_REQUEST } from '../../src/server/schemas.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
@@ -295,42 +297,39 @@ describe('usage examples over HTTP', () => {
   })
 
   it('keeps the event loop turning while a maximal examples body is decoded, validated and normalised', async () => {
-    // 2,000 instructions of one-character words (16 MB): collapsing their 8 M runs of spaces
-    // (normalizeExample) was done with the decoding and zod's check in one event-loop turn
-    // (1.6 s at load 10, hostile-body-stall.ts); now each piece is a turn of its own and the
-    // normalising is sliced. The bound is measured here and now (so it holds on a quiet or a
-    // loaded machine): parsing and checking the body plus normalising it; before, one turn held
-    // both and the decoding and keying too (after, 205-477 ms against bounds of 189-650 with half
-    // the normalising: too close on a quiet machine).
+    // 2,000 instructions of one-character words (16 MB). Before round 48 decoding, zod's check and
+    // collapsing their 8 M runs of spaces were one event-loop turn (1.6 s at load 10); in round 48
+    // each piece was a turn of its own, the normalising sliced, but decoding (0.2-0.9 s) and
+    // JSON.parse with zod (0.3-0.6 s) were still one turn each on this thread (load 4-15). Since
+    // round 49 (hard53) a body over 4 MiB is decoded, parsed and checked on a worker thread, and
+    // its strings come back in one buffer, unpacked in slices. Checked here as what this thread
+    // does, not by a clock (a 1 ms ticker's longest gap at load 15 was 0.6-1.0 s before and
+    // 0.26-0.33 s after, against 0.27 s for parsing and checking the body: too close to tell
+    // apart reliably): no decoding and no JSON.parse of the large body on this thread.
     const { indexDir, toolFile } = await sampleDir()
     const server = await start(indexDir, { library: { default: toolFile } })
     const examples = Array.from({ length: 2000 }, (_, at) => ({
       instruction: `${'a '.repeat(3990)}${at}`,
       tools: ['sms.send_sms'],
     }))
-    const text = JSON.stringify({ examples })
-    const body = Buffer.from(text)
-    const schema = createRequestSchemas(server.service.config).addExamples
-    const median = (work: () => void) =>
-      [0, 1, 2]
-        .map(() => {
-          const started = performance.now()
-          work()
-          return performance.now() - started
-        })
-        .sort((a, b) => a - b)[1]
-    const boundMs =
-      median(() => schema.parse(JSON.parse(text))) +
-      median(() => {
-        for (const example of examples) example.instruction.replace(/\s+/g, ' ').trim()
-      })
-    let longest = 0
-    let last = performance.now()
-    const ticker = setInterval(() => {
-      const now = performance.now()
-      longest = Math.max(longest, now - last)
-      last = now
-    }, 1)
+    const body = new Blob([JSON.stringify({ examples })])
+    const large: string[] = []
+    const { parse } = JSON
+    const { decode } = TextDecoder.prototype
+    JSON.parse = function (this: unknown, text: string, reviver?: Parameters<typeof parse>[1]) {
+      if (typeof text === 'string' && text.length > EXAMPLES_BODY_THREAD_ABOVE_BYTES)
+        large.push(`JSON.parse of ${text.length} characters`)
+      return parse.call(this, text, reviver)
+    } as typeof parse
+    TextDecoder.prototype.decode = function (
+      this: TextDecoder,
+      input?: Parameters<typeof decode>[0],
+      options?: Parameters<typeof decode>[1],
+    ) {
+      if (input && input.byteLength > EXAMPLES_BODY_THREAD_ABOVE_BYTES)
+        large.push(`decode of ${input.byteLength} bytes`)
+      return decode.call(this, input, options)
+    }
     try {
       const response = await fetch(`${server.url}/v1/libraries/sample/examples`, {
         method: 'POST',
@@ -339,8 +338,62 @@ describe('usage examples over HTTP', () => {
       })
       expect(await response.json()).toMatchObject({ added: 2000, examples: 2000, version: 1 })
     } finally {
-      clearInterval(ticker)
+      JSON.parse = parse
+      TextDecoder.prototype.decode = decode
     }
-    expect(longest).toBeLessThan(boundMs)
+    expect(large).toEqual([])
+    expect(server.service.library().examples!.set.examples[1999]).toEqual({
+      instruction: `${'a '.repeat(3990)}1999`,
+      tools: ['sms.send_sms'],
+    })
+  }, 120_000)
+
+  it('answers a body checked on the worker thread as it answers the same body checked in place', async () => {
+    // Bodies over EXAMPLES_BODY_THREAD_ABOVE_BYTES are checked on a worker thread: the same
+    // body padded with whitespace past it gets the same answer, error or examples.
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    const padding = Buffer.from(' '.repeat(EXAMPLES_BODY_THREAD_ABOVE_BYTES + 1))
+    const post = async (bytes: Buffer, large: boolean) => {
+      const response = await fetch(`${server.url}/v1/libraries/sample/examples`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: (large ? Buffer.concat([bytes, padding]) : bytes) as Uint8Array<ArrayBuffer>,
+      })
+      const answer = (await response.json()) as { error?: { requestId?: string } }
+      if (answer.error) delete answer.error.requestId
+      return { status: response.status, answer }
+    }
+    const bodies = [
+      '{"examples":[{"instruction":" ","tools":[]}],"exampels":1}',
+      '[{"instruction":"send a text","tools":["sms.send_sms"]}]',
+      '{"examples":[{"instruction":"send a text","tools":["sms.send_sms"]}',
+      `{"examples":[${'1,'.repeat(MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6))}1]}`,
+      '{"examples":[{"instruction":"send a text","tools":["no.such_tool"]}]}',
+    ].map((text) => Buffer.from(text))
+    bodies.push(
+      Buffer.from('{"examples":[{"instruction":"caf\xff","tools":["sms.send_sms"]}]}', 'latin1'),
+    )
+    for (const bytes of bodies) {
+      const small = await post(bytes, false)
+      expect(small.status).toBeGreaterThanOrEqual(400)
+      expect(await post(bytes, true)).toEqual(small)
+    }
+    // Strings come back exactly: latin1, other characters, a lone surrogate (JSON's \ud800).
+    const instructions = ['  café  olé ', 'send 中文 text \ud800 now', 'plain']
+    const examples = instructions.map((instruction) => ({
+      instruction,
+      tools: ['sms.send_sms', 'sms.send_sms'],
+    }))
+    const added = await post(Buffer.from(JSON.stringify({ examples })), true)
+    expect(added).toEqual({
+      status: 200,
+      answer: { library: 'sample', added: 3, duplicates: 0, evicted: 0, examples: 3, version: 1 },
+    })
+    expect(server.service.library().examples!.set.examples).toEqual([
+      { instruction: 'café olé', tools: ['sms.send_sms'] },
+      { instruction: 'send 中文 text \ud800 now', tools: ['sms.send_sms'] },
+      { instruction: 'plain', tools: ['sms.send_sms'] },
+    ])
   }, 120_000)
 })

@@ -11,49 +11,11 @@ import { inScope, narrowScope, type ToolScope } from '../../mcp/tool-scope.ts'
 import { canUseLibrary, type Principal } from '../auth/api-keys.ts'
 import { assertLibraryAccess, libraryFor, principalOf } from '../middleware/auth.ts'
 import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
-import { jsonBody, jsonRequest, pathParams, queryParams, requireJson } from '../validate.ts'
-import { createTimeSlicer } from '../../time-slicer.ts'
+import { jsonBody, pathParams, queryParams, requireJson } from '../validate.ts'
+import { examplesBody } from '../examples-body.ts'
+import { bodyBytes } from '../body-bytes.ts'
 import { shownNames } from '../../library/name-characters.ts'
 import { assertToolIdLengths } from '../../library/tool-id-limit.ts'
-
-/**
- * A request's body as bytes in one buffer of their own (an upload's import worker takes it
- * without a copy). With a Content-Length (the body limit checked it), each chunk is copied into
- * place as it arrives: reading it whole and then copying it (`arrayBuffer()`: concat, then
- * slice) was two 33 MB copies in one piece on the event loop at the body limit. Chunks that queued
- * up meanwhile are read without a turn of the event loop between them (each read resolves at
- * once), so the copying yields every few milliseconds (copying megabytes into the buffer's fresh
- * pages took 25-44 ms in one piece here: bench/README round 16). INVALID_INPUT when the body is
- * not as long as the header says.
- */
-async function bodyBytes(request: Request, contentLength: string | undefined): Promise<Uint8Array> {
-  const length = contentLength === undefined ? Number.NaN : Number(contentLength)
-  if (!request.body || !Number.isSafeInteger(length) || length < 0)
-    return new Uint8Array(await request.arrayBuffer())
-  const bytes = new Uint8Array(length)
-  let at = 0
-  const reader = request.body.getReader()
-  const slicer = createTimeSlicer()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    if (at + value.length > length) {
-      at = Number.POSITIVE_INFINITY
-      await reader.cancel()
-      break
-    }
-    bytes.set(value, at)
-    at += value.length
-    await slicer.next()
-  }
-  if (at !== length) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `The request body is not the ${length} bytes its Content-Length says.`,
-    )
-  }
-  return bytes
-}
 
 /**
  * The tools a caller may load from `library`: its key's servers and tags, and for the gateway
@@ -253,8 +215,11 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
       '/:library/examples',
       pathParams(schemas.libraryParam),
       // 10,000 examples of up to 64 tools each: up to ~700,000 values.
-      jsonRequest(MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6)),
-      jsonBody(schemas.addExamples),
+      examplesBody(
+        schemas.addExamples,
+        MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6),
+        service.config.library.maxExamples,
+      ),
       async (c) => {
         const { library } = c.req.valid('param')
         assertLibraryAccess(principalOf(c), library, service.libraries)
