@@ -49,6 +49,16 @@ async function indexThroughPipe(args: string[], input: string) {
   return { code, stdout, stderr }
 }
 
+/**
+ * `bytes` spaces in 8 MiB chunks of one buffer, as a pipe delivers them: the reader's copy is the
+ * only one of the whole (one 512 MiB buffer filled here and copied by the reader was two).
+ */
+async function* spaces(bytes: number): AsyncGenerator<Buffer> {
+  const chunk = Buffer.alloc(8 * 1024 * 1024, ' ')
+  for (let left = bytes; left > 0; left -= chunk.length)
+    yield left >= chunk.length ? chunk : chunk.subarray(0, left)
+}
+
 describe('toolsel index - (tools from stdin)', () => {
   it('indexes OpenAI tools piped to it, as the same file would be', async () => {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-index-stdin-'))
@@ -146,7 +156,7 @@ describe('toolsel index - (tools from stdin)', () => {
         String(2 ** 30),
       ],
       {},
-      Readable.from([Buffer.alloc(MAX_TEXT_CHARS + 1, ' ')]),
+      spaces(MAX_TEXT_CHARS + 1),
     )
     expect(huge.code).toBe(2)
     expect(huge.stderr).toBe(
