@@ -67,9 +67,18 @@ afterEach(async () => {
   running = undefined
 })
 
+/** How often the servers started here look for their launcher (TOOLSEL_TEST_LAUNCHER_POLL_MS). */
+const LAUNCHER_POLL_MS = 100
+
 /** The environment without what npm sets for a script (as in a terminal, not under `npm test`). */
 function withoutNpm(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { TOOLSEL_LIBRARY: '', TOOLSEL_PORT: '', TOOLSEL_HOST: '' }
+  const env: NodeJS.ProcessEnv = {
+    TOOLSEL_LIBRARY: '',
+    TOOLSEL_PORT: '',
+    TOOLSEL_HOST: '',
+    // Its launcher looked for every 100 ms, not 500: the waits below are tenths of a second.
+    TOOLSEL_TEST_LAUNCHER_POLL_MS: String(LAUNCHER_POLL_MS),
+  }
   for (const [key, value] of Object.entries(process.env))
     if (!key.toLowerCase().startsWith('npm_') && !(key in env)) env[key] = value
   return env
@@ -255,7 +264,7 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     it(`\`nohup toolsel serve &\` ${started}: the shell exits, it keeps serving`, async () => {
       const { port, log } = await backgrounded({ ...withoutNpm(), ...env })
       // Its shell has gone: it was re-parented. Four of the launcher polls later it still serves.
-      await new Promise((resolve) => setTimeout(resolve, 2000))
+      await new Promise((resolve) => setTimeout(resolve, 4 * LAUNCHER_POLL_MS + 100))
       expect(alive(orphan!.pid)).toBe(true)
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
       process.kill(orphan!.pid, 'SIGTERM')
