@@ -4,7 +4,9 @@
  * @module
  */
 import { closestName } from './config/closest-name.ts'
-import { shellWord, type CommandIO } from './cli/cli-options.ts'
+import type { CommandIO } from './cli/cli-options.ts'
+import { asksForHelp, type OptionSpec } from './cli/command-help.ts'
+import { shellWord } from './cli/shell-word.ts'
 import { isToolselError } from './errors.ts'
 import { indexDirWarnings } from './store/index-dir-claims.ts'
 import { jsonText, terminalLine, terminalText } from './terminal-text.ts'
@@ -12,51 +14,72 @@ import packageJson from '../package.json' with { type: 'json' }
 
 type Command = (argv: string[], io: CommandIO) => Promise<number>
 
+/** A command's help module (`src/cli/<name>-help.ts`): its help text and its flags. */
+interface CommandHelp {
+  HELP: string
+  OPTIONS: OptionSpec
+}
+
 /**
- * Subcommands: [load, one-line summary]. A command's module (and the libraries it needs: the MCP
- * SDK, hono, ajv…) is imported only when that command runs, so `toolsel --help` or `select` does
- * not pay for `serve` and `mcp` (bench/README.md, "CLI start cost", round 47).
+ * Subcommands: [load, one-line summary, load the help]. A command's module (and the libraries it
+ * needs: the MCP SDK, hono, ajv…) is imported only when that command runs, so `toolsel --help` or
+ * `select` does not pay for `serve` and `mcp` (bench/README.md, "CLI start cost", round 47); its
+ * help and flags are a light module of their own, so that `toolsel <command> --help` does not
+ * load the command either (round 49).
  */
-export const COMMANDS: Record<string, [() => Promise<Command>, string]> = {
+export const COMMANDS: Record<
+  string,
+  [() => Promise<Command>, string, () => Promise<CommandHelp>]
+> = {
   serve: [
     async () => (await import('./cli/serve-command.ts')).serveCommand,
     'Start the HTTP service',
+    () => import('./cli/serve-help.ts'),
   ],
   index: [
     async () => (await import('./cli/index-command.ts')).indexCommand,
     'Import a tool file and build its index',
+    () => import('./cli/index-help.ts'),
   ],
   libraries: [
     async () => (await import('./cli/libraries-command.ts')).librariesCommand,
     'List, show or delete libraries (saved indexes, or a running service: --server)',
+    () => import('./cli/libraries-help.ts'),
   ],
   select: [
     async () => (await import('./cli/select-command.ts')).selectCommand,
     'Select tools for an instruction',
+    () => import('./cli/select-help.ts'),
   ],
   mcp: [
     async () => (await import('./cli/mcp-command.ts')).mcpCommand,
     'Serve the MCP tools over stdio (toolsel mcp --stdio)',
+    () => import('./cli/mcp-help.ts'),
   ],
   bench: [
     async () => (await import('./cli/bench-command.ts')).benchCommand,
     'Run the offline quality benchmark and write reports',
+    () => import('./cli/bench-help.ts'),
   ],
   models: [
     async () => (await import('./cli/models-command.ts')).modelsCommand,
     'Check a local model directory, or an OpenAI-compatible endpoint (openai:<model>)',
+    () => import('./cli/models-help.ts'),
   ],
   snapshot: [
     async () => (await import('./cli/snapshot-command.ts')).snapshotCommand,
     'Write a snapshot of the saved indexes, or restore one (snapshot restore <dir>)',
+    () => import('./cli/snapshot-help.ts'),
   ],
   train: [
     async () => (await import('./cli/train-command.ts')).trainCommand,
     'Train the learned selector (default: on the benchmark training splits)',
+    () => import('./cli/train-help.ts'),
   ],
   'train-data': [
     async () => (await import('./cli/train-data-command.ts')).trainDataCommand,
     'Write planner/selector training records (SFT, GRPO) in toolsel prompt format',
+    () => import('./cli/train-data-help.ts'),
   ],
 }
 
@@ -128,6 +151,13 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
   // "(node:1234) ToolselWarning: …" with its --trace-warnings hint; its name is the directory's
   // (anyone's), so printed terminal-safe. `serve` sends these to its logger instead.
   indexDirWarnings.report = (message) => io.stderr(`Warning: ${terminalLine(message)}\n`)
+  // `<command> --help` (as the command's own flag parsing reads it: a refused flag beside it is
+  // the command's error): printed from the help module, the command's own not loaded.
+  const help = await command[2]()
+  if (asksForHelp(rest, help.OPTIONS)) {
+    io.stdout(`${help.HELP}\n`)
+    return 0
+  }
   const run = await command[0]()
   // `--json` (read from the words, so that a refused flag or value is reported as JSON too): a
   // failure is also `{"error":{"code","message"}}` on stdout, npm's way, for a script that parses

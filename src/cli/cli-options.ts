@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster'
 import { statSync } from 'node:fs'
-import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { parseArgs } from 'node:util'
 import { closestName } from '../config/closest-name.ts'
 import { unknownEnvVarWarnings } from '../config/env-vars.ts'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
@@ -14,47 +14,18 @@ import { ToolselError } from '../errors.ts'
 import { decodeUtf8, InvalidUtf8Error, TextTooLongError } from '../read-text-file.ts'
 import { createLogger, type Logger } from '../log.ts'
 import { redactedUpstreamConfig } from '../mcp/gateway/upstream-redaction.ts'
-import { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from '../train/splits/examples-file.ts'
+import { MAX_TRAIN_EXAMPLES_LIMIT } from '../train/splits/example-limits.ts'
+import { COMMON_OPTIONS, type OptionSpec } from './command-help.ts'
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>
-
-export const COMMON_OPTIONS = {
-  config: { type: 'string' },
-  'print-config': { type: 'boolean' },
-  'log-level': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies OptionSpec
-
-export const COMMON_HELP = `Common options:
-  --config <file>      JSON config file (also TOOLSEL_CONFIG)
-  --print-config       Print the merged configuration and exit
-  --log-level <level>  debug, info, warn, error or silent
-  -h, --help           Show this help`
-
-/** The widest line of a command's help (README: CLI lines ≤ 100 columns). */
-export const HELP_WIDTH = 100
-
-/**
- * `text` wrapped at word boundaries into lines of at most HELP_WIDTH columns, its first line
- * starting at column `first` (after text already on that line) and each further line indented
- * by `indent` spaces: for help lines built from a list that grows (formats, suites).
- */
-export function wrapHelp(text: string, first: number, indent: number): string {
-  const lines: string[] = []
-  let line = ''
-  let column = first
-  for (const word of text.split(' ')) {
-    if (line !== '' && column + 1 + word.length > HELP_WIDTH) {
-      lines.push(line)
-      line = ''
-      column = indent
-    }
-    column += (line === '' ? 0 : 1) + word.length
-    line = line === '' ? word : `${line} ${word}`
-  }
-  lines.push(line)
-  return lines.join(`\n${' '.repeat(indent)}`)
-}
+export type { OptionSpec } from './command-help.ts'
+export {
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  HELP_WIDTH,
+  maxExamplesHelp,
+  maxFileBytesHelp,
+  wrapHelp,
+} from './command-help.ts'
 
 export interface CommandIO {
   stdout: (text: string) => void
@@ -109,10 +80,7 @@ export async function readStdinText(
   }
 }
 
-/** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
-}
+export { shellWord } from './shell-word.ts'
 
 export interface ParsedCommand<T extends OptionSpec> {
   values: { [K in keyof T]?: T[K] extends { type: 'boolean' } ? boolean : string }
@@ -178,20 +146,6 @@ export function maxFileBytesFlag(value: string | undefined): number | undefined 
 }
 
 /**
- * The help lines of `--max-file-bytes`, for each command that reads tool files, its text starting
- * at `column` (the command's other options').
- */
-export function maxFileBytesHelp(column: number, after = ''): string {
-  const flag = '  --max-file-bytes <n>'
-  const indent = ' '.repeat(column)
-  return [
-    `${flag.padEnd(column - 1)} Largest tool file read, in bytes (default 268435456, 256 MiB,`,
-    `${indent}env TOOLSEL_MAX_FILE_BYTES): a larger one (or a device that never`,
-    `${indent}ends, /dev/zero) is refused after that many bytes${after}`,
-  ].join('\n')
-}
-
-/**
  * `--max-examples <n>` of train and train-data: most examples an examples file may hold, a whole
  * number from 1 to MAX_TRAIN_EXAMPLES_LIMIT (default MAX_TRAIN_EXAMPLES).
  */
@@ -206,17 +160,6 @@ export function maxExamplesFlag(value: string | undefined): number | undefined {
     'INVALID_INPUT',
     `--max-examples expects a whole number from 1 to ${MAX_TRAIN_EXAMPLES_LIMIT}, got "${value}".`,
   )
-}
-
-/** The help lines of `--max-examples`, its text starting at `column`. */
-export function maxExamplesHelp(column: number): string {
-  const flag = '  --max-examples <n>'
-  const indent = ' '.repeat(column)
-  return [
-    `${flag.padEnd(column - 1)} Most examples the --examples file may hold (default ${MAX_TRAIN_EXAMPLES},`,
-    `${indent}at most ${MAX_TRAIN_EXAMPLES_LIMIT}): a file with more is refused when the`,
-    `${indent}reading passes that many, the rest unread`,
-  ].join('\n')
 }
 
 /**

@@ -8,48 +8,15 @@ import { runStdioServer } from '../mcp/run-stdio-server.ts'
 import { parseList } from '../mcp/tool-scope.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
 import {
-  COMMON_HELP,
   commandConfig,
   maxFileBytesFlag,
-  maxFileBytesHelp,
   parseCommand,
   type CommandIO,
   printConfig,
 } from './cli-options.ts'
+import { HELP as MCP_HELP, OPTIONS } from './mcp-help.ts'
 
-export const MCP_HELP = `Usage: toolsel mcp --stdio [--library <ref>] [--servers a,b] [--tags x,y] [--gateway-config <file>]
-
-Serves the toolsel MCP tools over stdio, for desktop MCP clients (Claude Desktop, Cursor…):
-search_tools, get_tool_schemas and select_tools; with a gateway also call_tool and list_servers.
-stdout carries MCP messages only; logs go to stderr. Over HTTP, "toolsel serve" serves the same
-tools at /mcp. See docs/mcp.md.
-
-It stops when its stdin ends or on SIGINT/SIGTERM: it answers the requests it has received, then
-closes its upstreams, the whole stop within server.shutdownGraceMs (default 10000 ms); upstream
-processes still running at its end are SIGKILLed.
-
-Options:
-  --stdio                   Serve over stdin/stdout (required)
-  --library <ref>           Default library: index name, index dir, tool file or directory
-                            (default demo, or the gateway library when a gateway is configured)
-  --index-dir <dir>         Where built indexes live (default indexes)
-  --servers <a,b>           Expose only these servers' tools (config mcp.servers)
-  --tags <x,y>              Expose only tools with one of these tags (config mcp.tags)
-  --gateway-config <file>   Upstream MCP servers: a "gateway" config section, or a client config
-                            with "mcpServers" (Claude Desktop / Cursor format)
-${maxFileBytesHelp(28)}
-
-${COMMON_HELP}`
-
-export const OPTIONS = {
-  stdio: { type: 'boolean' },
-  library: { type: 'string' },
-  'index-dir': { type: 'string' },
-  servers: { type: 'string' },
-  tags: { type: 'string' },
-  'gateway-config': { type: 'string' },
-  'max-file-bytes': { type: 'string' },
-} as const
+export { HELP as MCP_HELP, OPTIONS } from './mcp-help.ts'
 
 export async function mcpCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommand(argv, OPTIONS, 'mcp')

@@ -5,74 +5,21 @@ import { ToolselError } from '../errors.ts'
 import type { SelectToolsResult } from '../pipeline.ts'
 import { loadLibraryReference } from '../store/library-lifecycle.ts'
 import { ToolselService } from '../service/toolsel-service.ts'
-import { RETRIEVER_KINDS } from '../store/kinds/index.ts'
 import { TOOL_FORMATS, type ToolFormat } from '../library/provider-tools.ts'
 import { selectResponseObject } from '../server/select-response.ts'
 import { jsonText, terminalLine } from '../terminal-text.ts'
 import {
-  COMMON_HELP,
   commandConfig,
   maxFileBytesFlag,
-  maxFileBytesHelp,
   numberFlag,
   parseCommand,
   type CommandIO,
   printConfig,
   readStdinText,
 } from './cli-options.ts'
+import { HELP as SELECT_HELP, OPTIONS } from './select-help.ts'
 
-export const SELECT_HELP = `Usage: toolsel select "<instruction>" [--library <ref>] [--json] [options]
-       toolsel select - [options]    (the instruction read from stdin)
-
-Plans the instruction into steps, retrieves candidates per step and selects at most one tool per
-step (the learned selector, the default, decides how many steps need a tool and which).
-
-Options:
-  --library <ref>      Index name, index dir, tool file or directory (default library.default, demo,
-                       env TOOLSEL_LIBRARY)
-  --index-dir <dir>    Where built indexes live (default indexes, env TOOLSEL_INDEX_DIR)
-  --json               Print the answer as JSON, as POST /v1/select-tools gives it with
-                       includeSchemas (the same as --tool-format toolsel): steps, candidates,
-                       timings, and each tool's id, name, description, parameters, namespace
-                       and MCP annotations
-  --explain            Each candidate's probability (learned selector); with --json all its features
-  --tool-format <f>    Print the result as JSON with the tools as a model API takes them:
-                       openai (Chat Completions), openai-responses, anthropic, or toolsel;
-                       toolIds maps each provider tool name back to its tool id
-  --k <n>              Candidates per step (default 15)
-  --tau <x>            BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
-                       the learned selector (the default) takes every candidate and decides itself
-  --planner <id>       rule | none | llm:<model> (default rule)
-  --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
-  --retriever <part>   ${Object.keys(RETRIEVER_KINDS).join(' | ')} | auto, or a part the library has
-                       (dense:<embedder>, hybrid:<part>+<part>) (default retrieve.retriever, auto:
-                       the library's own default, env TOOLSEL_RETRIEVER). A tool file, and the
-                       demo until it is saved (indexes/demo), are indexed with what the retriever
-                       needs (the demo's kept for the next run in $XDG_CACHE_HOME/toolsel/indexes,
-                       else ~/.cache/toolsel/indexes); a saved index has the parts it was built with
-  --embedder <id>      Embedder of dense and hybrid: the library's dense:<id> part (a tool file,
-                       or the demo not saved, is embedded with it) (default use-lite, env
-                       TOOLSEL_EMBEDDER)
-  --device <device>    cpu or cuda, for onnx:<dir> embedders (default cpu, env TOOLSEL_DEVICE)
-${maxFileBytesHelp(23)}
-
-${COMMON_HELP}`
-
-export const OPTIONS = {
-  library: { type: 'string' },
-  'index-dir': { type: 'string' },
-  json: { type: 'boolean' },
-  explain: { type: 'boolean' },
-  'tool-format': { type: 'string' },
-  k: { type: 'string' },
-  tau: { type: 'string' },
-  planner: { type: 'string' },
-  selector: { type: 'string' },
-  retriever: { type: 'string' },
-  embedder: { type: 'string' },
-  device: { type: 'string' },
-  'max-file-bytes': { type: 'string' },
-} as const
+export { HELP as SELECT_HELP, OPTIONS } from './select-help.ts'
 
 export async function selectCommand(argv: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommand(argv, OPTIONS, 'select')

@@ -17,7 +17,8 @@ import type { TreeEnsemble } from '../learn/boosted-trees.ts'
 import { fitLogistic, roundedModel, type LogisticModel } from '../learn/logistic-regression.ts'
 import type { DenseToolVectors } from '../learn/dense-features.ts'
 import type { LearnedModel } from '../learn/learned-model.ts'
-import { fitTreesOnModel, foldHash, foldOf, type TreeSettings } from '../learn/train-model.ts'
+import { fitTreesOnModel, foldHash, foldOf } from '../learn/train-model.ts'
+import type { DecisionTreeSettings, TreeSettings } from '../learn/tree-settings.ts'
 import type { TrainingCase } from '../learn/training-data.ts'
 import { singleClauseCases } from '../learn/training-rows.ts'
 import { bm25Settings } from '../store/kinds/bm25-kind.ts'
@@ -47,6 +48,8 @@ import { ExampleSet } from './example-set.ts'
 import { toolCooccurrence } from './example-cooccurrence.ts'
 import type { UsageExample } from './usage-example.ts'
 import { exampleMemoryFor, memoryTrusted } from './memory-selection.ts'
+
+export { DECISION_TREE_SETTINGS, type DecisionTreeSettings } from '../learn/tree-settings.ts'
 
 export interface DecisionSource {
   name: string
@@ -212,20 +215,6 @@ interface Fitted {
  * Boosted trees on top of the decision's logistic models (boosted-trees.ts), each splitting on
  * all of its model's features; a model without settings stays logistic.
  */
-export interface DecisionTreeSettings {
-  tool?: TreeSettings
-  set?: TreeSettings
-}
-
-/**
- * `toolsel train`'s trees in the decision (`--decision gbt`, the default): chosen on the
- * decision's held-out halves of seeds 1 and 2 (bench/decision-trees-dev.ts).
- */
-export const DECISION_TREE_SETTINGS: DecisionTreeSettings = {
-  tool: { trees: 100, depth: 4, learningRate: 0.1 },
-  set: { trees: 100, depth: 4, learningRate: 0.1 },
-}
-
 /**
  * Trees fitted on `model`'s log-odds over `rows` (the model rounded as the file stores it, so
  * that training and serving agree); undefined without settings.

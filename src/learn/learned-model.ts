@@ -6,7 +6,6 @@
  * @module
  */
 import { isAbsolute } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { ToolselError } from '../errors.ts'
 import { FEATURE_NAMES, featureNames } from './candidate-features.ts'
@@ -20,6 +19,7 @@ import {
   EXAMPLE_DENSE_FEATURES,
   EXAMPLE_SET_FEATURES,
 } from '../examples/example-decision.ts'
+import { DEFAULT_MODEL_PATH } from './default-model-path.ts'
 
 export const MODEL_FORMAT = 'toolsel-learned-selector'
 /**
@@ -40,8 +40,7 @@ export function requiredFormatVersion(
   return 1
 }
 
-/** Where the shipped default model lives. */
-export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('./default-model.json', import.meta.url))
+export { DEFAULT_MODEL_PATH } from './default-model-path.ts'
 
 /** The encoder a learned dense map applies to: the process' static GloVe vectors (dense-encoder.ts). */
 export const DENSE_MAP_BASE = 'static:glove-100d'

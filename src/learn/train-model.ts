@@ -50,6 +50,9 @@ import {
 import { describedCases, queryRows, singleClauseCases, type QueryRows } from './training-rows.ts'
 import { tokenize } from '../retrieve/bm25/tokenize.ts'
 import { spaceProbe } from './dense-space-probe.ts'
+import type { TreeSettings } from './tree-settings.ts'
+
+export { GBT_SETTINGS, type TreeSettings } from './tree-settings.ts'
 
 export interface TrainingSource {
   name: string
@@ -145,16 +148,6 @@ export interface TrainOptions {
 
 const FOLDS = 5
 
-export interface TreeSettings {
-  trees: number
-  depth: number
-  learningRate: number
-  lambda?: number
-  minChildWeight?: number
-  /** Feature names the trees split on; default TREE_FEATURES. */
-  features?: readonly string[]
-}
-
 /**
  * Boosted trees with `settings` on top of `model`'s log-odds, splitting on `features` (indices):
  * the candidate model's trees here and the example-aware decision's.
@@ -180,9 +173,6 @@ export function fitTreesOnModel(
     onTree,
   })
 }
-
-/** `toolsel train --model gbt`'s trees (chosen on the held-out folds of seeds 1 and 2). */
-export const GBT_SETTINGS: TreeSettings = { trees: 100, depth: 4, learningRate: 0.1 }
 
 /**
  * The features the trees may split on: ranks, shares, ratios and flags whose range does not

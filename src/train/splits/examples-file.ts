@@ -14,19 +14,9 @@ import { assertKnownTools, readExamples, type UsageExample } from '../../example
 import type { Tool } from '../../library/tool.ts'
 import { ToolLibrary } from '../../library/tool-library.ts'
 import type { TrainExample, TrainSplit } from '../train-split.ts'
+import { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from './example-limits.ts'
 
-/**
- * Most examples a training examples file may hold (`toolsel train`, `train-data`): the file is
- * refused as soon as its reading passes this many, not after all of it is parsed (3,000,000
- * lines were 1.7-2.1 GB of memory before the count was looked at).
- */
-export const MAX_TRAIN_EXAMPLES = 200_000
-
-/**
- * Most examples `--max-examples` may allow: every example read is kept until training (about
- * 1 KB each with its place and id), so a million is about 1 GB.
- */
-export const MAX_TRAIN_EXAMPLES_LIMIT = 1_000_000
+export { MAX_TRAIN_EXAMPLES, MAX_TRAIN_EXAMPLES_LIMIT } from './example-limits.ts'
 
 /**
  * The examples of `file` over `library`; an example's id is its record's `id`, else the number of
