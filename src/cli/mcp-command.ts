@@ -1,7 +1,7 @@
 /** `toolsel mcp --stdio`: serve the MCP tools over stdio for desktop clients. */
 import { createComponents } from '../components.ts'
 import { ToolselError } from '../errors.ts'
-import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { createMcpGateway } from '../mcp/gateway/create-mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createMcpContext } from '../mcp/mcp-context.ts'
 import { runStdioServer } from '../mcp/run-stdio-server.ts'
@@ -46,7 +46,7 @@ export async function mcpCommand(argv: string[], io: CommandIO): Promise<number>
 
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
-  const gateway = createMcpGateway(service)
+  const gateway = await createMcpGateway(service)
   // The first sync goes on behind the server: MCP clients give initialize 10-60 s, and one slow
   // or hung upstream holds the sync up to gateway.firstSyncTimeoutMs (120 s). The tools list
   // is toolsel's own tools, the same before and after it; searches over the gateway library

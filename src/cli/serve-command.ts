@@ -11,7 +11,7 @@ import { isLoopbackAddress } from '../server/middleware/host-check.ts'
 import { createAdaptorServer } from '@hono/node-server'
 import { createComponents } from '../components.ts'
 import { checkOpenAiApiKey, openAiModelUsers } from '../models/openai/check-api-key.ts'
-import { createMcpGateway } from '../mcp/gateway/mcp-gateway.ts'
+import { createMcpGateway } from '../mcp/gateway/create-mcp-gateway.ts'
 import { gatewayConfigLayers, noUpstreamsWarning } from '../mcp/gateway/read-gateway-file.ts'
 import { createApp } from '../server/app.ts'
 import { answerClientErrors } from '../server/client-error.ts'
@@ -201,7 +201,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   for (const fallback of failingAtStart) service.modelHealth.markFailing(fallback)
   // A worker's `degraded` is every worker's, kept by the primary (cluster-model-health.ts).
   const stopHealth = cluster.isWorker ? shareModelHealth(service.modelHealth) : undefined
-  const gateway = createMcpGateway(service)
+  const gateway = await createMcpGateway(service)
   // A worker's /metrics answers every worker's, summed through the primary (cluster-metrics.ts).
   const ownMetrics = cluster.isWorker ? createMetrics(service, gateway) : undefined
   const clusterMetrics = ownMetrics

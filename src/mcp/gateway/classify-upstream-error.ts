@@ -7,6 +7,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { ToolselError } from '../../errors.ts'
 import { UpstreamInputBacklog } from './bounded-read-buffer.ts'
+import { formatDuration, type UpstreamState } from './upstream-state.ts'
 
 export type UpstreamFailure = 'timeout' | 'connection' | 'rejected'
 
@@ -40,5 +41,33 @@ export function rejectedCallError(server: string, tool: string, error: unknown):
     callerFault ? 'INVALID_INPUT' : 'UPSTREAM_UNAVAILABLE',
     `Upstream "${server}" rejected the call to "${tool}": ${describeUpstreamError(error)}${callerFault ? ' Check the arguments against get_tool_schemas.' : ''}`,
     { cause: error, details: { server, tool } },
+  )
+}
+
+/** UPSTREAM_UNAVAILABLE naming the server, how long it has been down, why, and what to do. */
+export function unavailableError(state: UpstreamState, cause?: unknown): ToolselError {
+  const details = {
+    server: state.name,
+    status: state.status,
+    attempt: state.attempt,
+    downForMs: state.downForMs,
+    lastError: state.lastError,
+  }
+  const retry = state.nextRetryAt
+    ? ` Next reconnect attempt in ${formatDuration(Date.parse(state.nextRetryAt) - Date.now())}.`
+    : ''
+  let what: string
+  if (state.status === 'down' || state.status === 'reconnecting') {
+    what = `is down (for ${formatDuration(state.downForMs ?? 0)}; last error: ${state.lastError ?? 'unknown'}).`
+    if (state.status === 'reconnecting') what += ` Reconnect attempt ${state.attempt} is running.`
+  } else if (state.status === 'connecting') {
+    what = 'is still connecting; retry in a few seconds.'
+  } else {
+    what = `did not answer in time (${cause === undefined ? state.lastError : describeUpstreamError(cause)}); it is marked slow. Retry later or raise gateway.callTimeoutMs.`
+  }
+  return new ToolselError(
+    'UPSTREAM_UNAVAILABLE',
+    `Upstream server "${state.name}" ${what}${retry} Its tools stay searchable; see list_servers for its status.`,
+    { cause, details },
   )
 }

@@ -370,11 +370,3 @@ export class McpGateway {
 
 /** Most time `McpGateway.close` waits for the processes it SIGKILLed to exit, in ms. */
 const KILL_WAIT_MS = 1000
-
-/** The gateway for `service.config.gateway`, or undefined when no upstream is enabled. */
-export function createMcpGateway(service: ToolselService): McpGateway | undefined {
-  const { servers } = service.config.gateway
-  return Object.values(servers).some((server) => server.enabled)
-    ? new McpGateway(service)
-    : undefined
-}

@@ -25,6 +25,7 @@ import {
   classifyUpstreamError,
   describeUpstreamError,
   rejectedCallError,
+  unavailableError,
 } from './classify-upstream-error.ts'
 import {
   createUpstreamTransport,
@@ -48,12 +49,7 @@ import {
 import { upstreamStderrLog } from './upstream-stderr.ts'
 import { newUpstreamClient, OutputChecks } from './upstream-output-schemas.ts'
 import { listAllTools, upstreamTools } from './upstream-tools.ts'
-import {
-  unavailableError,
-  upstreamState,
-  type UpstreamState,
-  type UpstreamStatus,
-} from './upstream-state.ts'
+import { upstreamState, type UpstreamState, type UpstreamStatus } from './upstream-state.ts'
 
 export interface UpstreamOptions {
   settings: GatewayConfig

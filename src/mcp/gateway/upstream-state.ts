@@ -4,8 +4,6 @@
  * @module
  */
 import { z } from 'zod'
-import { ToolselError } from '../../errors.ts'
-import { describeUpstreamError } from './classify-upstream-error.ts'
 import type { UpstreamKind } from './upstream-redaction.ts'
 
 /**
@@ -133,32 +131,4 @@ export function formatDuration(milliseconds: number): string {
   const minutes = Math.floor(seconds / 60)
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`
-}
-
-/** UPSTREAM_UNAVAILABLE naming the server, how long it has been down, why, and what to do. */
-export function unavailableError(state: UpstreamState, cause?: unknown): ToolselError {
-  const details = {
-    server: state.name,
-    status: state.status,
-    attempt: state.attempt,
-    downForMs: state.downForMs,
-    lastError: state.lastError,
-  }
-  const retry = state.nextRetryAt
-    ? ` Next reconnect attempt in ${formatDuration(Date.parse(state.nextRetryAt) - Date.now())}.`
-    : ''
-  let what: string
-  if (state.status === 'down' || state.status === 'reconnecting') {
-    what = `is down (for ${formatDuration(state.downForMs ?? 0)}; last error: ${state.lastError ?? 'unknown'}).`
-    if (state.status === 'reconnecting') what += ` Reconnect attempt ${state.attempt} is running.`
-  } else if (state.status === 'connecting') {
-    what = 'is still connecting; retry in a few seconds.'
-  } else {
-    what = `did not answer in time (${cause === undefined ? state.lastError : describeUpstreamError(cause)}); it is marked slow. Retry later or raise gateway.callTimeoutMs.`
-  }
-  return new ToolselError(
-    'UPSTREAM_UNAVAILABLE',
-    `Upstream server "${state.name}" ${what}${retry} Its tools stay searchable; see list_servers for its status.`,
-    { cause, details },
-  )
 }

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import {
-  formatDuration,
-  unavailableError,
-  upstreamState,
-} from '../../../src/mcp/gateway/upstream-state.ts'
+import { unavailableError } from '../../../src/mcp/gateway/classify-upstream-error.ts'
+import { formatDuration, upstreamState } from '../../../src/mcp/gateway/upstream-state.ts'
 
 const now = Date.parse('2026-01-01T00:10:00Z')
 const base = {

@@ -1,0 +1,115 @@
+/**
+ * The MCP SDK's server side loads on the first POST to /mcp, not when the server starts (round
+ * 49): the first requests, concurrent ones too, are answered as any later one.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'first-request-test', version: '1.0.0' },
+  },
+}
+
+describe('the first POSTs to /mcp', () => {
+  let harness: Harness
+  beforeAll(async () => {
+    harness = await startToolsel({ log: { level: 'silent' } })
+  })
+  afterAll(() => harness.close())
+
+  it('answer initialize, eight at once, each as a later one is answered', async () => {
+    const post = (id: number) =>
+      fetch(new URL('/mcp', harness.baseUrl), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ ...INITIALIZE, id }),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))
+    const first = await Promise.all(Array.from({ length: 8 }, (_, id) => post(id)))
+    const later = await post(100)
+    for (const [id, answer] of first.entries()) {
+      expect(answer.status).toBe(200)
+      expect(answer.body).toEqual({ ...later.body, id })
+    }
+    expect(later.body.result.serverInfo.name).toBe('toolsel')
+    // And an SDK client after them.
+    const client = await harness.connect()
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('search_tools')
+  })
+})
+
+describe('a server start', () => {
+  it('loads no MCP SDK module until the first POST to /mcp (was: 28 at start)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-first-request-'))
+    try {
+      // A resolve hook that writes each module it resolves to a file (node:module register).
+      const log = join(dir, 'resolved.txt')
+      await writeFile(
+        join(dir, 'hooks.mjs'),
+        `import { appendFileSync } from 'node:fs'
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context)
+  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')
+  return resolved
+}`,
+      )
+      await writeFile(
+        join(dir, 'register.mjs'),
+        `import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)`,
+      )
+      // What `toolsel serve` builds before it listens (serve-command.ts), then one POST.
+      const script = `
+import { appendFileSync } from 'node:fs'
+const src = ${JSON.stringify(pathToFileURL(join(ROOT, 'src')).href)}
+const { parseConfig } = await import(src + '/config/load-config.ts')
+const { createComponents } = await import(src + '/components.ts')
+const { createMemoryLogger } = await import(src + '/log.ts')
+const { ToolselService } = await import(src + '/service/toolsel-service.ts')
+const { createMcpGateway } = await import(src + '/mcp/gateway/create-mcp-gateway.ts')
+const { createApp } = await import(src + '/server/app.ts')
+const config = parseConfig({ library: { default: 'demo', loadAll: false } })
+const logger = createMemoryLogger()
+const service = new ToolselService(config, logger, createComponents(config, logger))
+await service.start()
+const gateway = await createMcpGateway(service)
+const app = createApp(service, { gateway })
+appendFileSync(${JSON.stringify(log)}, 'READY\\n')
+const response = await app.request('/mcp', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  body: JSON.stringify(${JSON.stringify({ ...INITIALIZE, id: 1 })}),
+})
+console.log(response.status)
+await app.close()
+`
+      const run = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', '--import', pathToFileURL(join(dir, 'register.mjs')).href],
+        { cwd: ROOT, input: script, encoding: 'utf8', timeout: 120_000 },
+      )
+      expect(run.stderr).toBe('')
+      expect(run.stdout.trim()).toBe('200')
+      const [atStart, afterPost] = (await readFile(log, 'utf8')).split('READY\n')
+      const sdk = (text: string) =>
+        new Set(text.split('\n').filter((url) => url.includes('@modelcontextprotocol/sdk')))
+      expect([...sdk(atStart)]).toEqual([])
+      expect(sdk(afterPost).size).toBeGreaterThan(0)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 150_000)
+})
