@@ -124,7 +124,8 @@ const ServerSchema = z
       .default(1024 * 1024),
     /**
      * Import worker threads running at once (each holds one upload's tools, its heap limited to
-     * 24x `bodyLimitBytes`); later uploads wait in arrival order. Default 1.
+     * 24x `bodyLimitBytes`; a usage-example body over 4 MiB, parsed on a worker thread, takes one
+     * of these slots too); later ones wait in arrival order. Default 1.
      */
     importWorkers: z.number().int().positive().max(64).default(1),
     /** Milliseconds to wait for in-flight requests on shutdown before closing anyway. Default 10,000. */

@@ -2,7 +2,8 @@
  * The body of `POST /v1/libraries/:library/examples` (up to `server.bodyLimitBytes`, 32 MiB):
  * small bodies are checked as every JSON route checks them (`jsonRequest`, `jsonBody`); larger
  * ones are decoded, counted, parsed and checked on a worker thread of their own, with the same
- * answers. On the main thread each of those was one event-loop turn: decoding 32 MB held it
+ * answers; at most `server.importWorkers` such threads at once, shared with uploads' imports
+ * (worker-slots.ts), later bodies waiting in arrival order. On the main thread each of those was one event-loop turn: decoding 32 MB held it
  * 0.2-0.9 s and JSON.parse with zod's check 0.3-0.6 s (round 49, hard53, load 4-5); the parsed
  * examples come back by structured clone, 6-28 ms for 10,000 instructions of 3,200 characters.
  * @module
@@ -14,6 +15,7 @@ import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
 import { assertBodyText } from '../read-text-file.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { siblingModule, startWorkerThread } from '../worker-thread.ts'
+import { workerSlot } from '../worker-slots.ts'
 import { bodyBytes } from './body-bytes.ts'
 import type { addExamplesSchema } from './add-examples-schema.ts'
 import type { AppEnv } from './app-env.ts'
@@ -72,6 +74,8 @@ export function examplesBody(
   schema: Schema,
   maxValues: number,
   maxExamples: number,
+  /** Worker threads at once, shared with uploads' imports (`server.importWorkers`). */
+  workers: number,
 ): MiddlewareHandler<
   AppEnv,
   string,
@@ -87,7 +91,14 @@ export function examplesBody(
       return small(c, () => validate(c as never, next) as Promise<void>)
     }
     assertBodyText(bytes, notUtf8Body)
-    const reply = await checkOnWorker({ bytes, maxValues, maxExamples }, c.get('abort').signal)
+    const signal = c.get('abort').signal
+    const free = await workerSlot(workers, signal)
+    let reply: ExamplesBodyReply
+    try {
+      reply = await checkOnWorker({ bytes, maxValues, maxExamples }, signal)
+    } finally {
+      free()
+    }
     if ('tooManyValues' in reply) throw tooManyValues(maxValues)
     if ('malformed' in reply)
       throw new HTTPException(400, { message: 'Malformed JSON in request body' })
@@ -127,19 +138,20 @@ function* unpackStrings({
 
 /**
  * The reply of a worker thread started for `request` (its bytes are moved to it). An abort stops
- * the thread and throws the signal's reason; a thread that fails or exits without a reply (out
- * of memory) is INTERNAL.
+ * the thread and throws the signal's reason; a thread out of memory is PAYLOAD_TOO_LARGE (413, as
+ * an upload's import worker), one that fails or exits without a reply INTERNAL.
  */
-function checkOnWorker(
+export function checkOnWorker(
   request: ExamplesBodyRequest,
   signal: AbortSignal,
+  limitMb = heapLimitMb(request.bytes.length),
 ): Promise<ExamplesBodyReply> {
   throwIfAborted(signal)
   const thread = startWorkerThread(ENTRY, {
     workerData: request as unknown as Record<string, unknown>,
     transferList: [request.bytes.buffer as ArrayBuffer],
     resourceLimits: {
-      maxOldGenerationSizeMb: heapLimitMb(request.bytes.length),
+      maxOldGenerationSizeMb: limitMb,
       maxYoungGenerationSizeMb: 32,
     },
   })
@@ -165,7 +177,18 @@ function checkOnWorker(
       settle()
       resolve(reply)
     }
-    const onError = (error: Error) => fail(`its worker thread failed (${error.message})`, error)
+    const onError = (error: Error & { code?: string }) => {
+      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY')
+        return fail(`its worker thread failed (${error.message})`, error)
+      settle()
+      reject(
+        new ToolselError(
+          'PAYLOAD_TOO_LARGE',
+          `The examples body needs more memory than its worker's heap limit (${limitMb} MiB) once parsed: send fewer examples at once; nothing was changed.`,
+          { cause: error, details: { heapLimitMb: limitMb } },
+        ),
+      )
+    }
     const onExit = (code: number) => fail(`its worker thread exited (code ${code})`)
     const onAbort = () => {
       settle()

@@ -15,7 +15,8 @@
  * are not counted per isolate. They are freed as any buffer, once the library that reads them is
  * collected (V8 just doesn't hurry for them).
  *
- * Bounded: at most `server.importWorkers` workers at once (later uploads wait, in arrival order),
+ * Bounded: at most `server.importWorkers` workers at once, shared with large usage-example bodies
+ * (worker-slots.ts; later ones wait, in arrival order),
  * each with a heap limit sized from `server.bodyLimitBytes`. A worker that answered waits
  * `IMPORT_WORKER_IDLE_MS` for the next upload (unref'd), then ends: a fresh one per upload loaded
  * every module again and never ran optimised code, ~2x the CPU of the same `prepareUpload` on
@@ -35,6 +36,7 @@ import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule, startWorkerThread } from '../worker-thread.ts'
+import { workerSlot } from '../worker-slots.ts'
 import type { Worker } from 'node:worker_threads'
 import {
   UPLOAD_IMPORT_WORKER,
@@ -89,38 +91,6 @@ export interface ImportedUpload {
   bm25?: { settings: Bm25Settings; postings: Bm25Postings }
 }
 
-let running = 0
-const waiting: Array<() => void> = []
-
-/** Waits for a worker slot (in arrival order); the returned function frees it. */
-async function slot(limit: number, signal: AbortSignal | undefined): Promise<() => void> {
-  throwIfAborted(signal)
-  if (running >= limit || waiting.length > 0) {
-    await new Promise<void>((resolve, reject) => {
-      const start = () => {
-        signal?.removeEventListener('abort', onAbort)
-        resolve()
-      }
-      const onAbort = () => {
-        const at = waiting.indexOf(start)
-        if (at >= 0) waiting.splice(at, 1)
-        reject(abortError(signal!))
-      }
-      waiting.push(start)
-      signal?.addEventListener('abort', onAbort, { once: true })
-    })
-  } else running += 1
-  let freed = false
-  return () => {
-    if (freed) return
-    freed = true
-    const next = waiting.shift()
-    // The slot passes straight to the next upload waiting, else it is free.
-    if (next) next()
-    else running -= 1
-  }
-}
-
 /**
  * Imports `text` (any format; UTF-8 bytes are decoded in the worker, and moved there: `text` is
  * empty afterwards) as the library `name` in a worker thread; see the module comment.
@@ -131,7 +101,7 @@ export async function importUploadInWorker(
   options: ImportOptions,
   settings: UploadImportSettings,
 ): Promise<ImportedUpload> {
-  const free = await slot(settings.workers, settings.signal)
+  const free = await workerSlot(settings.workers, settings.signal)
   try {
     const prepared = await runWorker(name, text, options, settings)
     const { toolLines, toolsIndex, toolsFileHash, contentHash } = prepared

@@ -13,7 +13,9 @@ import { cachedSelfCheck, exampleMemoryFor } from '../../src/examples/memory-sel
 import { createMemoryLogger } from '../../src/log.ts'
 import { createApp } from '../../src/server/app.ts'
 import { MAX_EXAMPLE_TOOLS } from '../../src/examples/usage-example.ts'
-import { EXAMPLES_BODY_THREAD_ABOVE_BYTES } from '../../src/server/examples-body.ts'
+import { checkOnWorker, EXAMPLES_BODY_THREAD_ABOVE_BYTES } from '../../src/server/examples-body.ts'
+import { workerSlot, workerSlotsInUse } from '../../src/worker-slots.ts'
+import { ToolselError } from '../../src/errors.ts'
 import { MAX_EXAMPLES_PER_REQUEST } from '../../src/server/schemas.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
@@ -395,5 +397,48 @@ describe('usage examples over HTTP', () => {
       { instruction: 'send 中文 text \ud800 now', tools: ['sms.send_sms'] },
       { instruction: 'plain', tools: ['sms.send_sms'] },
     ])
+  }, 120_000)
+
+  it('starts no more examples-body threads than server.importWorkers: a large body waits for a slot, in turn with uploads', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    expect(server.service.config.server.importWorkers).toBe(1)
+    // The one slot taken, as an upload's import takes it: the large body waits, then is checked.
+    const free = await workerSlot(1, undefined)
+    const body = Buffer.concat([
+      Buffer.from('{"examples":[{"instruction":"send a text","tools":["sms.send_sms"]}]}'),
+      Buffer.from(' '.repeat(EXAMPLES_BODY_THREAD_ABOVE_BYTES + 1)),
+    ])
+    let settled = false
+    const answer = fetch(`${server.url}/v1/libraries/sample/examples`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body as Uint8Array<ArrayBuffer>,
+    }).finally(() => (settled = true))
+    const deadline = Date.now() + 30_000
+    while (workerSlotsInUse().waiting === 0 && !settled && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(settled).toBe(false)
+    expect(workerSlotsInUse()).toEqual({ running: 1, waiting: 1 })
+    free()
+    const response = await answer
+    expect(response.status, await response.clone().text()).toBe(200)
+    expect(workerSlotsInUse()).toEqual({ running: 0, waiting: 0 })
+  }, 120_000)
+
+  it('answers an examples body whose parse runs its worker out of memory 413, naming the heap limit', async () => {
+    const text = `{"examples":[${'{"instruction":"send a text","tools":["sms.send_sms"]},'.repeat(200_000)}{"instruction":"x","tools":[]}]}`
+    const bytes = new Uint8Array(Buffer.from(text))
+    const error = await checkOnWorker(
+      { bytes, maxValues: 10_000_000, maxExamples: 1_000_000 },
+      new AbortController().signal,
+      16,
+    ).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    )
+    expect(error).toBeInstanceOf(ToolselError)
+    expect((error as ToolselError).code).toBe('PAYLOAD_TOO_LARGE')
+    expect((error as ToolselError).message).toMatch(/heap limit \(16 MiB\)/)
   }, 120_000)
 })

@@ -214,16 +214,22 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
     .post(
       '/:library/examples',
       pathParams(schemas.libraryParam),
+      // Who may write the library is known before its body is read and parsed.
+      async (c, next) => {
+        const { library } = c.req.valid('param')
+        assertLibraryAccess(principalOf(c), library, service.libraries)
+        assertWritable(service, library)
+        await next()
+      },
       // 10,000 examples of up to 64 tools each: up to ~700,000 values.
       examplesBody(
         schemas.addExamples,
         MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6),
         service.config.library.maxExamples,
+        service.config.server.importWorkers,
       ),
       async (c) => {
         const { library } = c.req.valid('param')
-        assertLibraryAccess(principalOf(c), library, service.libraries)
-        assertWritable(service, library)
         const result = await service.addExamples(library, c.req.valid('json').examples, {
           signal: c.get('abort').signal,
           requestId: c.get('requestId'),
