@@ -3,9 +3,10 @@
  * small bodies are checked as every JSON route checks them (`jsonRequest`, `jsonBody`); larger
  * ones are decoded, counted, parsed and checked on a worker thread of their own, with the same
  * answers; at most `server.importWorkers` such threads at once, shared with uploads' imports
- * (worker-slots.ts), later bodies waiting in arrival order. On the main thread each of those was one event-loop turn: decoding 32 MB held it
- * 0.2-0.9 s and JSON.parse with zod's check 0.3-0.6 s (round 49, hard53, load 4-5); the parsed
- * examples come back by structured clone, 6-28 ms for 10,000 instructions of 3,200 characters.
+ * (worker-slots.ts), later bodies waiting in arrival order. On the main thread each of those was
+ * one event-loop turn: decoding 32 MB held it 0.2-0.9 s and JSON.parse with zod's check 0.3-0.6 s
+ * (round 49, hard53, load 4-5). The checked examples come back packed in one buffer
+ * (`PackedStrings`, examples-body-worker.ts) and are unpacked an example per step.
  * @module
  */
 import type { Context, MiddlewareHandler, Next } from 'hono'

@@ -172,12 +172,10 @@ class ImportWorker {
 /** Workers waiting for an upload, the last done last. */
 const idle: ImportWorker[] = []
 
-function dropIdle(entry: ImportWorker): boolean {
+function dropIdle(entry: ImportWorker): void {
   const at = idle.indexOf(entry)
-  if (at < 0) return false
-  idle.splice(at, 1)
+  if (at >= 0) idle.splice(at, 1)
   clearTimeout(entry.idleTimer)
-  return true
 }
 
 /** The thread ids of the import workers waiting for an upload, the last done last. */

@@ -1,6 +1,7 @@
 /**
  * Retriever kinds by name: the lookup table that index builds, saves, loads and requests go
- * through. Adding a kind is one file in this folder and one line here.
+ * through. Adding a kind is one file in this folder, one line here and its name in kind-names.ts
+ * (which help texts read without loading the kinds; TypeScript holds the two to the same names).
  *
  * A library holds retriever *parts*, each named `<kind>` or `<kind>:<argument>`: `bm25`,
  * `dense` (the configured embedder), `dense:use-lite` and `dense:static:glove-100d` side by side,
@@ -30,6 +31,7 @@ import { DENSE_KIND } from './dense-kind.ts'
 import { HYBRID_KIND } from './hybrid-kind.ts'
 import { REGEX_KIND } from './regex-kind.ts'
 import type { RetrieverKind } from './retriever-kind.ts'
+import type { RetrieverKindName } from './kind-names.ts'
 import { splitPartName } from './part-name.ts'
 import { sameJson } from './same-json.ts'
 import { BUILD_SETTINGS_VERSION, type BuildSettings } from '../manifest.ts'
@@ -43,7 +45,7 @@ export const RETRIEVER_KINDS: Readonly<Record<string, RetrieverKind>> = {
   dense: DENSE_KIND,
   hybrid: HYBRID_KIND,
   regex: REGEX_KIND,
-}
+} satisfies Record<RetrieverKindName, RetrieverKind>
 
 /** Longest part name accepted (an `onnx:<model directory>` embedder is a path). */
 export const MAX_PART_NAME_CHARS = 300

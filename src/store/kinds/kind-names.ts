@@ -1,7 +1,8 @@
 /**
  * The names of the retriever kinds (index.ts's RETRIEVER_KINDS, in its order), apart from the
  * kinds' code so that help texts can list them without loading it (bench/README.md, "CLI start
- * cost", round 49; test/cli/cli-help-output.test.ts checks the two agree).
+ * cost", round 49; TypeScript checks RETRIEVER_KINDS has exactly these keys,
+ * test/cli/help-modules.test.ts their order).
  * @module
  */
 

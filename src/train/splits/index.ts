@@ -6,6 +6,7 @@
  */
 import { ToolselError } from '../../errors.ts'
 import type { TrainSplit } from '../train-split.ts'
+import type { TrainSplitName } from './split-names.ts'
 import { loadToolbenchG3Train } from './toolbench-g3-train.ts'
 import { loadToollensTrain } from './toollens-train.ts'
 
@@ -17,7 +18,7 @@ export const TRAIN_SPLITS: Readonly<Record<string, (dataDir: string) => Promise<
   Object.freeze({
     'toolbench-g3': loadToolbenchG3Train,
     toollens: loadToollensTrain,
-  })
+  } satisfies Record<TrainSplitName, (dataDir: string) => Promise<TrainSplit>>)
 
 export function loadTrainSplit(suite: string, dataDir: string): Promise<TrainSplit> {
   const load = Object.hasOwn(TRAIN_SPLITS, suite) ? TRAIN_SPLITS[suite] : undefined

@@ -1,8 +1,8 @@
 /**
  * The suites with a training split (index.ts's TRAIN_SPLITS, in its order), apart from their
  * readers so that `toolsel train-data --help` can list them without loading those
- * (bench/README.md, "CLI start cost", round 49; test/cli/cli-help-output.test.ts checks the two
- * agree).
+ * (bench/README.md, "CLI start cost", round 49; TypeScript checks TRAIN_SPLITS has exactly these
+ * keys, test/cli/help-modules.test.ts their order).
  * @module
  */
 
