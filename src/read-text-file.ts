@@ -95,10 +95,11 @@ const utf8Decoder = new TextDecoder()
  * byte-order mark first dropped). TextDecoder, not `Buffer#toString`: 43 against 68 ms for 16 MB.
  * More characters than one string holds is a TextTooLongError (`assertFitsOneString`; a
  * 512 MiB body limit is 24 bytes over it), not V8's "Cannot create a string longer than…".
+ * `maxChars`: a lower limit in its place (a test of the count at the limit without 512 MiB).
  */
-export function decodeUtf8(bytes: Uint8Array): string {
+export function decodeUtf8(bytes: Uint8Array, maxChars = MAX_TEXT_CHARS): string {
   assertUtf8(bytes)
-  assertFitsOneString(bytes, { bomDropped: true })
+  assertFitsOneString(bytes, { bomDropped: true, maxChars })
   return utf8Decoder.decode(bytes)
 }
 
@@ -147,9 +148,12 @@ export const MAX_TEXT_CHARS = bufferConstants.MAX_STRING_LENGTH
  * Node's "Cannot create a string longer than 0x1fffffe8 characters", read as "Cannot read".
  */
 export class TextTooLongError extends Error {
-  constructor(readonly chars: number) {
+  constructor(
+    readonly chars: number,
+    readonly maxChars = MAX_TEXT_CHARS,
+  ) {
     super(
-      `it holds ${chars.toLocaleString('en-US')} characters, more than one string holds (${MAX_TEXT_CHARS.toLocaleString('en-US')})`,
+      `it holds ${chars.toLocaleString('en-US')} characters, more than one string holds (${maxChars.toLocaleString('en-US')})`,
     )
     this.name = 'TextTooLongError'
   }
@@ -194,13 +198,17 @@ export async function readUtf8FileUpTo(
  * A TextTooLongError when valid UTF-8 `bytes` decode to more than MAX_TEXT_CHARS characters:
  * counted only past that many bytes (fewer bytes are never more characters). `bomDropped`: the
  * decoding drops a byte-order mark first (TextDecoder), which is then not counted (was: a text
- * of exactly MAX_TEXT_CHARS characters after a BOM refused as one too many).
+ * of exactly MAX_TEXT_CHARS characters after a BOM refused as one too many). `maxChars`:
+ * `decodeUtf8`'s.
  */
-function assertFitsOneString(bytes: Uint8Array, { bomDropped = false } = {}): void {
-  if (bytes.length <= MAX_TEXT_CHARS) return
+function assertFitsOneString(
+  bytes: Uint8Array,
+  { bomDropped = false, maxChars = MAX_TEXT_CHARS } = {},
+): void {
+  if (bytes.length <= maxChars) return
   const bom = bomDropped && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 1 : 0
   const chars = utf16Length(bytes) - bom
-  if (chars > MAX_TEXT_CHARS) throw new TextTooLongError(chars)
+  if (chars > maxChars) throw new TextTooLongError(chars, maxChars)
 }
 
 /**
