@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest'
-import { ExampleSet } from '../../src/examples/example-set.ts'
+import { describe, expect, it, vi } from 'vitest'
+import { ExampleSet, normalizeEach } from '../../src/examples/example-set.ts'
+import { runStepsSliced } from '../../src/time-slicer.ts'
 import { isToolselError } from '../../src/errors.ts'
 import {
   assertKnownTools,
+  exampleKey,
+  normalizeExample,
   parseExamplesText,
   readExamples,
 } from '../../src/examples/usage-example.ts'
@@ -45,6 +48,51 @@ describe('ExampleSet', () => {
     const again = set.with([example('SEND THE REPORT', 'mail.send')])
     expect(again.set).toBe(set)
     expect(again.change).toEqual({ added: 0, duplicates: 1, evicted: 0 })
+  })
+
+  it('de-duplicates long examples as short ones: case and spacing folded, every code unit kept', async () => {
+    // Keys past 64 characters are digests since round 50 (ex54): the same duplicates as keying
+    // by exampleKey itself, whether the set is made whole, sliced or written to.
+    const long = 'x'.repeat(70)
+    const instructions = [
+      `Send ${long}`,
+      `send  ${long} `,
+      `SEND ${long.toUpperCase()}`,
+      `send ${long} \ud800`,
+      `send ${long} \ufffd`,
+      `send ${long} \udc00`,
+      `send ${long} \ud800`,
+      `${'a'.repeat(40)}`,
+      `${'A'.repeat(40)} `,
+      `é${'ü'.repeat(80)}`,
+      `É${'Ü'.repeat(80)}`,
+    ]
+    const examples = instructions.flatMap((instruction) => [
+      example(instruction, 't1'),
+      example(instruction, 't1', 't2'),
+      example(instruction, 't2', 't1'),
+    ])
+    const expected = new Map<string, ReturnType<typeof normalizeExample>>()
+    for (const one of examples.map(normalizeExample)) {
+      if (!expected.has(exampleKey(one))) expected.set(exampleKey(one), one)
+    }
+    expect(expected.size).toBe(2 * 6)
+    const whole = ExampleSet.of(examples)
+    expect(whole.examples).toEqual([...expected.values()])
+    expect((await ExampleSet.ofSliced(examples)).examples).toEqual(whole.examples)
+    const written = ExampleSet.empty().withEach(
+      [examples.slice(0, 9), await runStepsSliced(normalizeEach(examples.slice(9)))].map((write) =>
+        write.map(normalizeExample),
+      ),
+      { normalized: true },
+    )
+    expect(written.set.examples).toEqual(whole.examples)
+    expect(written.changes.map((change) => change.duplicates)).toEqual([7, 14])
+    expect(whole.with(examples).change).toEqual({
+      added: 0,
+      duplicates: examples.length,
+      evicted: 0,
+    })
   })
 
   it('drops the oldest beyond the cap', () => {
@@ -139,10 +187,24 @@ describe('ExampleSet', () => {
     const writes = Array.from({ length: 1_000 }, (_, at) => [example(`new request ${at}`, 't')])
     set.with(writes[0]) // keys the set (once per set, in either case)
     // Counted, not timed: a timing bound (100 times one write) failed at load >= 10 (round 49).
+    // withEach copies with Array.prototype.slice only: the elements its slices copy.
     const copied = (work: () => void) => {
-      const before = ExampleSet.examplesCopied
-      work()
-      return ExampleSet.examplesCopied - before
+      let count = 0
+      const slice = Array.prototype.slice
+      const spy = vi.spyOn(Array.prototype, 'slice').mockImplementation(function (
+        this: unknown[],
+        ...args: [number?, number?]
+      ) {
+        const copy = slice.apply(this, args)
+        count += copy.length
+        return copy
+      })
+      try {
+        work()
+      } finally {
+        spy.mockRestore()
+      }
+      return count
     }
     const one = copied(() => set.with(writes[1]))
     let batch: ReturnType<ExampleSet['withEach']> | undefined
