@@ -23,9 +23,9 @@ import type { AppEnv } from './app-env.ts'
 import {
   assertJsonContentType,
   cacheBodyText,
+  countedJsonBody,
   invalidBody,
   jsonBody,
-  jsonRequest,
   notUtf8Body,
   tooManyValues,
 } from './validate.ts'
@@ -82,7 +82,8 @@ export function examplesBody(
   string,
   { in: { json: z.input<Schema> }; out: { json: z.output<Schema> } }
 > {
-  const small = jsonRequest(maxValues)
+  // The content type is checked once, below, before the body is read.
+  const small = countedJsonBody(maxValues)
   const validate = jsonBody(schema)
   return async (c: Context<AppEnv>, next: Next) => {
     assertJsonContentType(c)
