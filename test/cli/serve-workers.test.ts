@@ -433,7 +433,7 @@ describe('toolsel serve --workers', () => {
     }, 150_000)
   })
 
-  it('a worker that fails to start exits: at the start the server stops with 1 (it hung), a replacement is tried again 1 s, 2 s, … later', async () => {
+  it('a worker that fails to start exits: at the start the server stops with 1 (it hung), a replacement is tried again after a doubling delay', async () => {
     // Each wait below is bounded as a serve's start is (startServe: 90 s), from its own start:
     // with two busy loops on this 2-core machine a worker took 10-20 s from its fork to ready or
     // to its failure, and one 60 s bound from the kill to the third start's end ran out (round 39).
@@ -461,23 +461,35 @@ describe('toolsel serve --workers', () => {
       // Served from a tool file, which is gone when a worker is replaced: not started again at once.
       const file = join(root, 'tools.json')
       await writeFile(file, JSON.stringify([{ name: 'ping', description: 'Ping a host.' }]))
-      server = await startServe(['--workers', '2', '--library', file])
+      // Tried again 0.1 s, 0.2 s, … later (TOOLSEL_TEST_WORKER_REPLACE_BASE_MS; 1 s, 2 s, … by
+      // default, as serve-workers-crash-loop checks): the same doubling without 3-7 s of waits.
+      server = await startServe(['--workers', '2', '--library', file], {
+        env: { TOOLSEL_TEST_WORKER_REPLACE_BASE_MS: '100' },
+      })
       const { url, logs, child } = server
       await rename(file, `${file}.away`)
       const [victim] = workerPids(child.pid!)
       process.kill(victim!, 'SIGKILL')
-      // Two replacements' starts, both failing, and the 1 s between them.
+      // Two replacements' starts, both failing, and the 0.1 s between them.
       let deadline = Date.now() + START_MS
-      while (!logs().includes('exited before it was ready (code 1); starting another in 2 s')) {
+      while (!logs().includes('exited before it was ready (code 1); starting another in 0.2 s')) {
         if (Date.now() > deadline) throw new Error(`no second try:\n${logs()}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
-      expect(logs()).toContain('exited before it was ready (code 1); starting another in 1 s')
-      // The other worker serves meanwhile, and the metrics say one is missing.
+      expect(logs()).toContain('exited before it was ready (code 1); starting another in 0.1 s')
+      // The other worker serves meanwhile, and the metrics say one is missing between two tries
+      // (asked until then: a try forked meanwhile is alive, counted, until it fails again; before
+      // round 50 asked once, within 2 s of the second failure, a race on a loaded machine).
       expect((await call(url, 'GET', '/readyz')).status).toBe(200)
-      expect((await call(url, 'GET', '/metrics')).text).toMatch(/^toolsel_workers 1$/m)
+      deadline = Date.now() + START_MS
+      let metrics = ''
+      while (!/^toolsel_workers 1$/m.test((metrics = (await call(url, 'GET', '/metrics')).text))) {
+        if (Date.now() > deadline)
+          throw new Error(`never one worker missing:\n${metrics}\n${logs()}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
       await rename(`${file}.away`, file)
-      // The next try's start (2 s later, or 4 s if it began before the file came back).
+      // The next try's start (the doubled delay after the last failure: 0.4 s, 0.8 s, …).
       deadline = Date.now() + START_MS
       while ((logs().match(/Ready: libraries/g) ?? []).length < 3) {
         if (Date.now() > deadline) throw new Error(`no worker once the file is back:\n${logs()}`)
