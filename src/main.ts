@@ -128,7 +128,15 @@ Run "toolsel <command> --help" for a command's options, "toolsel --version" for 
 
 export async function main(argv: string[], io: CommandIO = defaultIO()): Promise<number> {
   const [name, ...rest] = argv
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  // No command: a usage error as an unknown command is (usage on stderr, exit 2), so that
+  // `toolsel $cmd` with $cmd empty fails in a script and `toolsel | less` pages nothing; git and
+  // npm also fail (exit 1, though with the usage on stdout), docker prints it on stderr. Asking
+  // for it (--help, help) is a success: stdout, exit 0.
+  if (name === undefined) {
+    io.stderr(`No command given.\n\n${usage()}`)
+    return 2
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout(usage())
     return 0
   }

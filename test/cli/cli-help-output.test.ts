@@ -37,11 +37,17 @@ describe('command help', () => {
       expect({ name, code, stderr }).toEqual({ name, code: 0, stderr: '' })
       expect(stdout).toMatch(new RegExp(`^Usage: toolsel ${name}[ \\n]`))
     }
-    for (const argv of [[], ['--help'], ['-h'], ['help']]) {
+    for (const argv of [['--help'], ['-h'], ['help']]) {
       const { code, stdout } = await runCli(argv)
       expect(code, argv.join(' ')).toBe(0)
       expect(stdout).toContain('Commands:')
     }
+    // No command at all is a usage error, as an unknown command is (was: usage on stdout, exit 0,
+    // so `toolsel $cmd` with $cmd empty succeeded in a script).
+    const none = await runCli([])
+    expect(none).toMatchObject({ code: 2, stdout: '' })
+    expect(none.stderr).toMatch(/^No command given\.\n\nUsage: toolsel <command> \[options\]\n/)
+    expect(none.stderr).toContain('Commands:')
     const unknown = await runCli(['nope'])
     expect(unknown).toMatchObject({ code: 2, stdout: '' })
     expect(unknown.stderr).toMatch(/^Unknown command "nope"\.\n/)
