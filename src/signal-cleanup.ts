@@ -27,7 +27,15 @@ function onSignal(signal: StopSignal): void {
     paths.delete(path)
   }
   if (!alone) return
-  for (const note of notes) note()
+  for (const note of notes) {
+    // Never throwing, as removeNow: a note that threw was an uncaught exception (exit 1 and a
+    // stack trace instead of the signal's 130/143/129), the later notes and the kill skipped.
+    try {
+      note()
+    } catch {
+      // The note is lost; the process still ends by the signal.
+    }
+  }
   notes.clear()
   stopListening()
   // No one else listens (a command: index, snapshot, train): end the process as the signal

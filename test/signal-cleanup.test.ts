@@ -95,3 +95,42 @@ describe('removeOnSignal of a directory still being written', () => {
     )
   }, 120_000)
 })
+
+// A note that throws (its text failed to build, or stderr threw) in the signal listener: was an
+// uncaught exception there, so exit 1 with a stack trace, the later notes and the kill skipped.
+const THROWING_NOTE_CHILD = `
+import { noteOnSignal, removeOnSignal } from ${JSON.stringify(join(process.cwd(), 'src/signal-cleanup.ts'))}
+const [path, signal] = process.argv.slice(1)
+removeOnSignal(path)
+noteOnSignal(() => { throw new Error('note failed') })
+noteOnSignal(() => process.stderr.write('second note\\n'))
+process.kill(process.pid, signal)
+setTimeout(() => {}, 10_000)
+`
+
+describe('noteOnSignal with a note that throws', () => {
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s: the other notes run, the path goes, the process ends by the signal',
+    async (signal) => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolsel-signal-note-'))
+      const path = join(dir, 'work.tmp')
+      await writeFile(path, 'x')
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', THROWING_NOTE_CHILD, path, signal],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      )
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const exit = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.on('exit', (code, exitSignal) => resolve([code, exitSignal])),
+      )
+      expect({ exit, stderr, left: existsSync(path) }).toEqual({
+        exit: [null, signal],
+        stderr: 'second note\n',
+        left: false,
+      })
+    },
+    60_000,
+  )
+})
