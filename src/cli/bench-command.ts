@@ -142,20 +142,21 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   let scored = 0
   // Ctrl-C, SIGTERM, SIGHUP: the process still ends by the signal (exit 130 for Ctrl-C), the
   // scored queries kept in progress.jsonl; this line says how to go on (was: nothing at all).
-  const stopNoting = noteOnSignal(() =>
+  const noteResume = (lead: string): void =>
     io.stderr(
       // The user's words and paths: no escape sequence of them reaches the terminal.
-      `${io.stderrIsTTY ? '\n' : ''}${terminalLine(`Interrupted: ${runProgress.resumed + scored} queries scored are kept in ${runProgress.file}; continue with: ${resumeCommand(argv, values, dir)}`)}\n`,
-    ),
-  )
+      `${io.stderrIsTTY ? '\n' : ''}${terminalLine(`${lead}: ${runProgress.resumed + scored} queries scored are kept in ${runProgress.file}; continue with: ${resumeCommand(argv, values, dir)}`)}\n`,
+    )
+  const stopNoting = noteOnSignal(() => noteResume('Interrupted'))
   const report = await runBench({
     settings,
     config,
     runner,
     completed: runProgress.completed,
     onResult: (result) => {
-      scored += 1
+      // Counted once kept: an append that throws (the note then says how many are kept).
       runProgress.append(result)
+      scored += 1
     },
     onProgress: (done, total, label) => progress.update(done, total, label),
     onNote: (text) => io.stderr(`${text}\n`),
@@ -165,6 +166,10 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
     stopNoting()
     if (scored === 0 && runProgress.resumed === 0 && !values.resume)
       await rm(fresh ? dir : runProgress.file, { recursive: true, force: true })
+    // Failed mid-run (progress.jsonl no longer writable, a bug): the scored queries are kept, and
+    // the same line as a signal's says how to go on once the cause is mended (was: the error
+    // alone). Before the error's line, which main prints.
+    else noteResume('Stopped by the error below')
     throw error
   })
   const queries = report.suites.reduce((sum, item) => sum + item.metrics.queries, 0)

@@ -7,6 +7,7 @@
  * until the signal; the printed command is then run through a shell and resumes the run.
  */
 import { spawn } from 'node:child_process'
+import { mkdirSync, renameSync, rmdirSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -123,4 +124,74 @@ describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () =>
     },
     120_000,
   )
+
+  // A run that fails mid-run (not a signal): progress.jsonl made a directory while the third
+  // query is planned, so its append throws EISDIR. The error's line, exit 1, and before it the
+  // same resume line (was: the error alone, nothing about --resume); mended, the printed
+  // command resumes.
+  it('stopped by an error after two queries: prints the command that resumes it, which does', async () => {
+    const cwd = await mkdtemp(join(work, 'error-'))
+    const out = join(cwd, 'run')
+    const progress = join(out, 'progress.jsonl')
+    server.reset()
+    server.reply(plan, plan, (request) => {
+      renameSync(progress, `${progress}.saved`)
+      mkdirSync(progress)
+      return plan(request)
+    })
+    const env = {
+      PATH: process.env.PATH,
+      TOOLSEL_OPENAI_BASE_URL: server.baseUrl,
+      TOOLSEL_LOG_LEVEL: 'silent',
+    }
+    const args = [
+      'bench',
+      '--suite',
+      'toolbench-g1',
+      '--queries',
+      join(work, "queries it's.json"),
+      '--planner',
+      'llm:openai:checkpoint',
+      '--selector',
+      'top1',
+      '--out',
+      out,
+    ]
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const status = await new Promise((resolve) => child.once('close', resolve))
+    expect(status, stderr).toBe(1)
+    const lines = stderr.trim().split('\n')
+    expect(lines.at(-1)).toMatch(/^error \[EISDIR\]: /)
+    const note = lines.at(-2)!
+    const match =
+      /^Stopped by the error below: 2 queries scored are kept in (\S+); continue with: (toolsel bench .*)$/.exec(
+        note,
+      )
+    expect(match, stderr).not.toBeNull()
+    const [, file, command] = match!
+    expect(file).toBe(progress)
+    expect(command).toBe(
+      `toolsel bench ${args.slice(1, 4).join(' ')} '${join(work, "queries it'\\''s.json")}' ${args.slice(5).join(' ')} --resume`,
+    )
+
+    rmdirSync(progress)
+    renameSync(`${progress}.saved`, progress)
+    server.reset()
+    server.reply(plan, plan)
+    const resumer = spawn(
+      'sh',
+      ['-c', command.replace(/^toolsel /, `'${process.execPath}' '${CLI}' `)],
+      { cwd, env },
+    )
+    let resumedErr = ''
+    resumer.stderr.on('data', (chunk: Buffer) => (resumedErr += chunk.toString()))
+    const resumed = await new Promise((resolve) => resumer.once('close', resolve))
+    expect(resumed, resumedErr).toBe(0)
+    expect(resumedErr).toContain('2 queries already scored')
+    expect(server.requests).toHaveLength(2)
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))
+    expect(report.suites[0].metrics.queries).toBe(4)
+  }, 120_000)
 })
