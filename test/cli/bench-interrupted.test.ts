@@ -46,6 +46,48 @@ beforeAll(async () => {
 })
 afterAll(() => server?.close())
 
+/** The child's environment: the fake chat server, no log lines. */
+function benchEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    TOOLSEL_OPENAI_BASE_URL: server.baseUrl,
+    TOOLSEL_LOG_LEVEL: 'silent',
+  }
+}
+
+/** `toolsel bench` of the queries file (a quote in its name), planned by the model. */
+function benchArgs(...extra: string[]): string[] {
+  const queries = join(work, "queries it's.json")
+  const suite = ['--suite', 'toolbench-g1', '--queries', queries]
+  return ['bench', ...suite, '--planner', 'llm:openai:checkpoint', '--selector', 'top1', ...extra]
+}
+
+/**
+ * Runs a printed `toolsel bench …` command through a shell (not spawnSync: the chat server
+ * answers from this process): only the two unscored queries reach the model, and the report of
+ * `dir` counts all four.
+ */
+async function expectResumes(command: string, cwd: string, dir: string): Promise<void> {
+  server.reset()
+  server.reply(plan, plan)
+  const child = spawn(
+    'sh',
+    ['-c', command.replace(/^toolsel /, `'${process.execPath}' '${CLI}' `)],
+    {
+      cwd,
+      env: benchEnv(),
+    },
+  )
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const status = await new Promise((resolve) => child.once('close', resolve))
+  expect(status, stderr).toBe(0)
+  expect(stderr).toContain('2 queries already scored')
+  expect(server.requests).toHaveLength(2)
+  const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8'))
+  expect(report.suites[0].metrics.queries).toBe(4)
+}
+
 describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     'by %s: ends by the signal and prints the command that resumes it, which does',
@@ -54,23 +96,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () =>
       // Two queries planned, the third held until the client goes.
       server.reply(plan, plan, { body: completion('[]'), delayMs: Infinity })
       const cwd = await mkdtemp(join(work, `${signal}-`))
-      const env = {
-        PATH: process.env.PATH,
-        TOOLSEL_OPENAI_BASE_URL: server.baseUrl,
-        TOOLSEL_LOG_LEVEL: 'silent',
-      }
-      const args = [
-        'bench',
-        '--suite',
-        'toolbench-g1',
-        '--queries',
-        join(work, "queries it's.json"),
-        '--planner',
-        'llm:openai:checkpoint',
-        '--selector',
-        'top1',
-      ]
-      const child = spawn(process.execPath, [CLI, ...args], { cwd, env })
+      const args = benchArgs()
+      const child = spawn(process.execPath, [CLI, ...args], { cwd, env: benchEnv() })
       let stderr = ''
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -102,25 +129,7 @@ describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () =>
       ).toHaveLength(1 + 2)
 
       // The command as printed, through a shell: only the two unscored queries reach the model.
-      server.reset()
-      server.reply(plan, plan)
-      // Not spawnSync: the chat server answers from this process.
-      const resumer = spawn(
-        'sh',
-        ['-c', command.replace(/^toolsel /, `'${process.execPath}' '${CLI}' `)],
-        { cwd, env },
-      )
-      let resumedErr = ''
-      resumer.stderr.on('data', (chunk: Buffer) => (resumedErr += chunk.toString()))
-      const resumed = {
-        status: await new Promise((resolve) => resumer.once('close', resolve)),
-        stderr: resumedErr,
-      }
-      expect(resumed.status, resumed.stderr).toBe(0)
-      expect(resumed.stderr).toContain('2 queries already scored')
-      expect(server.requests).toHaveLength(2)
-      const report = JSON.parse(await readFile(join(cwd, dir, 'report.json'), 'utf8'))
-      expect(report.suites[0].metrics.queries).toBe(4)
+      await expectResumes(command, cwd, join(cwd, dir))
     },
     120_000,
   )
@@ -139,25 +148,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () =>
       mkdirSync(progress)
       return plan(request)
     })
-    const env = {
-      PATH: process.env.PATH,
-      TOOLSEL_OPENAI_BASE_URL: server.baseUrl,
-      TOOLSEL_LOG_LEVEL: 'silent',
-    }
-    const args = [
-      'bench',
-      '--suite',
-      'toolbench-g1',
-      '--queries',
-      join(work, "queries it's.json"),
-      '--planner',
-      'llm:openai:checkpoint',
-      '--selector',
-      'top1',
-      '--out',
-      out,
-    ]
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env })
+    const args = benchArgs('--out', out)
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: benchEnv() })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const status = await new Promise((resolve) => child.once('close', resolve))
@@ -178,20 +170,6 @@ describe.skipIf(process.platform !== 'linux')('toolsel bench interrupted', () =>
 
     rmdirSync(progress)
     renameSync(`${progress}.saved`, progress)
-    server.reset()
-    server.reply(plan, plan)
-    const resumer = spawn(
-      'sh',
-      ['-c', command.replace(/^toolsel /, `'${process.execPath}' '${CLI}' `)],
-      { cwd, env },
-    )
-    let resumedErr = ''
-    resumer.stderr.on('data', (chunk: Buffer) => (resumedErr += chunk.toString()))
-    const resumed = await new Promise((resolve) => resumer.once('close', resolve))
-    expect(resumed, resumedErr).toBe(0)
-    expect(resumedErr).toContain('2 queries already scored')
-    expect(server.requests).toHaveLength(2)
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))
-    expect(report.suites[0].metrics.queries).toBe(4)
+    await expectResumes(command, cwd, out)
   }, 120_000)
 })
