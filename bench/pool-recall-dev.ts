@@ -68,6 +68,10 @@
  *   plain list lacks (best single-word BM25 score first, i.e. the rarer word's best tools)
  *   appended after the plain K; `termw-…`: the whole instruction's list only. Compare with
  *   `deep-m<more>` / `deepw-m<more>`.
+ * - `cat-w<weight>` (round 50): document expansion from the library itself: each tool's `examples`
+ *   field at `weight` holds its category (first tag) and the other members' names and
+ *   descriptions; `catn-…`: their names only; `fam-…` / `famn-…`: the same by namespace (the
+ *   ToolBench tool an API belongs to). Compare with `deep-m<more>` at the same pool size.
  * @module
  */
 import { benchArgs, usageError } from './bench-args.ts'
@@ -412,8 +416,42 @@ async function main() {
         : baseSettings
       const docExpansion = /^dx(n?)-n(\d+)-c(\d+(?:\.\d+)?)-w(\d+(?:\.\d+)?)$/.exec(variant)
       const summary = /^sum-w(\d+(?:\.\d+)?)-n(\d+)$/.exec(variant)
-      const key = JSON.stringify(settings) + (docExpansion || summary ? variant : '')
+      const family = /^(fam|cat)(n?)-w(\d+(?:\.\d+)?)$/.exec(variant)
+      const key = JSON.stringify(settings) + (docExpansion || summary || family ? variant : '')
       let retriever = retrievers.get(key)
+      if (!retriever && family) {
+        // Document expansion from the library itself (round 50): each tool's `examples` field at
+        // weight w holds its group's other members' names (and descriptions unless `n`) and the
+        // group's label: the tool's namespace (fam-) or its first tag, the category (cat-).
+        const groupOf = (tool: Tool) => (family[1] === 'fam' ? tool.namespace : tool.tags?.[0])
+        const groups = new Map<string, Tool[]>()
+        for (const tool of set.tools) {
+          const group = groupOf(tool)
+          if (group !== undefined) groups.set(group, [...(groups.get(group) ?? []), tool])
+        }
+        const expansions = new Map<string, string>()
+        for (const tool of set.tools) {
+          const group = groupOf(tool)
+          if (group === undefined) continue
+          const words = [group]
+          for (const other of groups.get(group)!) {
+            if (other === tool) continue
+            const doc = toolToBm25Document(other)
+            words.push(family[2] === 'n' ? doc.name : `${doc.name} ${doc.description}`)
+          }
+          expansions.set(tool.id, words.join(' '))
+        }
+        retriever = Bm25Retriever.build(
+          set.tools,
+          { ...settings, fieldWeights: { ...settings.fieldWeights, examples: Number(family[3]) } },
+          { expansions },
+        )
+        retrievers.set(key, retriever)
+        const added = [...expansions.values()].reduce((sum, t) => sum + t.split(/\s+/).length, 0)
+        console.log(
+          `${variant}: ${groups.size} groups, ${expansions.size} tools expanded, ${(added / set.tools.length).toFixed(1)} words per tool`,
+        )
+      }
       if (!retriever && summary) {
         // The description's first sentence, cut to n words, as a field of its own (the expansion
         // postings: own length normalisation and idf) at weight w.
@@ -493,7 +531,7 @@ async function main() {
       }
       const make =
         VARIANTS[variant] ??
-        (settingsMatch || docExpansion || summary ? VARIANTS.base : undefined) ??
+        (settingsMatch || docExpansion || summary || family ? VARIANTS.base : undefined) ??
         parseVariant(variant)
       if (!make) usageError(import.meta.url, `--variants: unknown variant ${variant}`)
       const search = make(ctx)
