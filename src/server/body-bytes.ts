@@ -2,6 +2,8 @@
  * Reading a request body into one buffer without holding the event loop (`bodyBytes`).
  * @module
  */
+import type { IncomingMessage } from 'node:http'
+import type { Context } from 'hono'
 import { ToolselError } from '../errors.ts'
 import { createTimeSlicer } from '../time-slicer.ts'
 
@@ -10,12 +12,98 @@ import { createTimeSlicer } from '../time-slicer.ts'
  * examples body's worker, examples-body.ts, take it without a copy). With a Content-Length (the
  * body limit checked it), each chunk is copied into place as it arrives: reading it whole and
  * then copying it (`arrayBuffer()`: concat, then slice) was two 33 MB copies in one piece on the
- * event loop at the body limit. Chunks that queued up meanwhile are read without a turn of the
- * event loop between them (each read resolves at once), so the copying yields every few
- * milliseconds (copying megabytes into the buffer's fresh pages took 25-44 ms in one piece here:
- * bench/README round 16). INVALID_INPUT when the body is not as long as the header says.
+ * event loop at the body limit. INVALID_INPUT when the body is not as long as the header says; a
+ * client that goes away mid-body fails it with Node's `Error: aborted` (ECONNRESET), which the
+ * app's error handler answers ABORTED (error-response.ts).
+ *
+ * Served by `@hono/node-server`, such a body is read from the Node request (`c.env.incoming`)
+ * itself, one `data` event per chunk the socket gave, as bare Node reads it: through hono's web
+ * stream (`Readable.toWeb`, a promise and a queue per 64 KiB chunk) the read took ~10-15% more
+ * server CPU (256 MiB over loopback; bench/README "Round 50: request bodies read from the Node
+ * request (srv55)"). Elsewhere (another runtime, a chunked body, one read already), the web
+ * stream is read (`bodyBytesOfRequest`).
  */
-export async function bodyBytes(
+export async function bodyBytes(c: Context): Promise<Uint8Array> {
+  const contentLength = c.req.header('content-length')
+  const length = contentLength === undefined ? Number.NaN : Number(contentLength)
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  if (
+    incoming !== undefined &&
+    Number.isSafeInteger(length) &&
+    length >= 0 &&
+    c.req.header('transfer-encoding') === undefined &&
+    readsWhole(incoming)
+  )
+    return incomingBytes(incoming, length)
+  return bodyBytesOfRequest(c.req.raw, contentLength)
+}
+
+/**
+ * Whether `incoming`'s body can be read here from its start: nothing read it (hono's web stream
+ * included), its chunks are bytes, and it was not cut off before (a body that came whole before
+ * its client went away is recovered by @hono/node-server's own read, the web stream).
+ */
+function readsWhole(incoming: IncomingMessage): boolean {
+  return (
+    !incoming.readableDidRead &&
+    !incoming.destroyed &&
+    incoming.readableEncoding === null &&
+    typeof incoming.on === 'function'
+  )
+}
+
+function notItsLength(length: number): ToolselError {
+  return new ToolselError(
+    'INVALID_INPUT',
+    `The request body is not the ${length} bytes its Content-Length says.`,
+  )
+}
+
+/** Node's error for a body cut off by its client (what the request emits: error-response.ts). */
+function clientGone(): Error {
+  return Object.assign(new Error('aborted'), { code: 'ECONNRESET' })
+}
+
+/**
+ * `incoming`'s body of `length` bytes (its Content-Length), each chunk copied into place in its
+ * own `data` event: a turn of the event loop per socket read, nothing held. More bytes than
+ * `length` (which Node's parser never passes on) fail it at once and the rest is not kept.
+ */
+function incomingBytes(incoming: IncomingMessage, length: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(length)
+  let at = 0
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const finish = (error?: unknown): void => {
+      if (settled) return
+      settled = true
+      incoming.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose)
+      if (error === undefined) resolve(bytes)
+      else reject(error)
+    }
+    const onData = (chunk: Buffer): void => {
+      if (at + chunk.length > length) return finish(notItsLength(length))
+      bytes.set(chunk, at)
+      at += chunk.length
+    }
+    const onEnd = (): void => finish(at === length ? undefined : notItsLength(length))
+    const onError = (error: Error): void => finish(error)
+    // Closed before its end without an error event: cut off all the same.
+    const onClose = (): void => finish(incoming.readableEnded ? undefined : clientGone())
+    incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose)
+    incoming.resume()
+    // Already ended (an empty body, or one read whole into the stream's buffer): `end` fires
+    // once the buffer is read, which the `data` listener does.
+  })
+}
+
+/**
+ * `bodyBytes` of a web `Request`: its stream read chunk by chunk. Chunks that queued up meanwhile
+ * are read without a turn of the event loop between them (each read resolves at once), so the
+ * copying yields every few milliseconds (copying megabytes into the buffer's fresh pages took
+ * 25-44 ms in one piece here: bench/README round 16).
+ */
+export async function bodyBytesOfRequest(
   request: Request,
   contentLength: string | undefined,
 ): Promise<Uint8Array> {
@@ -38,11 +126,6 @@ export async function bodyBytes(
     at += value.length
     await slicer.next()
   }
-  if (at !== length) {
-    throw new ToolselError(
-      'INVALID_INPUT',
-      `The request body is not the ${length} bytes its Content-Length says.`,
-    )
-  }
+  if (at !== length) throw notItsLength(length)
   return bytes
 }

@@ -87,7 +87,7 @@ export function examplesBody(
   const validate = jsonBody(schema)
   return async (c: Context<AppEnv>, next: Next) => {
     assertJsonContentType(c)
-    const bytes = await bodyBytes(c.req.raw, c.req.header('content-length'))
+    const bytes = await bodyBytes(c)
     if (bytes.length <= EXAMPLES_BODY_THREAD_ABOVE_BYTES) {
       cacheBodyText(c, bytes)
       return small(c, () => validate(c as never, next) as Promise<void>)

@@ -170,7 +170,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
           c.req.valid('query')
         assertNotMultipart(c.req.header('content-type'))
         // The body's bytes: a large one is decoded and parsed in the import worker, not here.
-        const body = await bodyBytes(c.req.raw, c.req.header('content-length'))
+        const body = await bodyBytes(c)
         const oneLineForm = isOneLineForm(c.req.header('content-type'), body)
         const result = await service
           .putLibrary(library, body, {

@@ -1,0 +1,102 @@
+/**
+ * Upload bodies served by @hono/node-server are read from the Node request itself (round 50,
+ * srv55): through hono's web stream (`Readable.toWeb`, a promise and a queue per chunk) the read
+ * took ~10-15% more server CPU (bench/README round 50, srv55). Over real HTTP: a PUT with a
+ * Content-Length makes no web stream and saves what was sent; a chunked one (no Content-Length)
+ * still goes through the web stream; a client gone mid-body is the same ABORTED as before,
+ * nothing written.
+ */
+import { request } from 'node:http'
+import { readdir } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
+import { createTestApp } from './test-service.ts'
+
+let served: ListeningApp | undefined
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await served?.close()
+  served = undefined
+})
+
+/** An MCP tools/list body of `count` tools, about 150 bytes each. */
+function toolsBody(count: number): Buffer {
+  const tools = Array.from({ length: count }, (_, index) => ({
+    name: `send_item_${index}`,
+    description: `Sends item ${index} to the warehouse number ${index % 97}.`,
+    inputSchema: { type: 'object', properties: { item: { type: 'string' } } },
+  }))
+  return Buffer.from(JSON.stringify({ tools }))
+}
+
+/** PUTs `body` in 16 KiB writes, with its Content-Length or chunked; `cutAt`: closes there. */
+function putBody(
+  url: string,
+  body: Buffer,
+  options: { chunked?: boolean; cutAt?: number } = {},
+): Promise<{ status: number; text: string } | 'cut'> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/v1/libraries/uploaded`,
+      {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          ...(options.chunked ? {} : { 'content-length': String(body.length) }),
+        },
+      },
+      (response) => {
+        const parts: Buffer[] = []
+        response.on('data', (part: Buffer) => parts.push(part))
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, text: Buffer.concat(parts).toString() }),
+        )
+      },
+    )
+    req.on('error', (error) => (options.cutAt === undefined ? reject(error) : resolve('cut')))
+    const end = options.cutAt ?? body.length
+    for (let at = 0; at < end; at += 16 * 1024)
+      req.write(body.subarray(at, Math.min(at + 16 * 1024, end)))
+    if (options.cutAt === undefined) req.end()
+    else setTimeout(() => req.destroy(), 200)
+  })
+}
+
+describe('an upload body read from the Node request', () => {
+  it('with a Content-Length: no web stream, and the tools sent are saved', async () => {
+    const { app, service } = await createTestApp()
+    served = await listenApp(app.fetch)
+    const toWeb = vi.spyOn(Readable, 'toWeb')
+    const body = toolsBody(4000)
+    expect(body.length).toBeGreaterThan(512 * 1024)
+    const answer = await putBody(served.url, body)
+    expect(answer).toMatchObject({ status: 201 })
+    expect(toWeb).not.toHaveBeenCalled()
+    expect(service.library('uploaded').library.size).toBe(4000)
+  })
+
+  it('chunked (no Content-Length): through the web stream, the same tools', async () => {
+    const { app, service } = await createTestApp()
+    served = await listenApp(app.fetch)
+    const toWeb = vi.spyOn(Readable, 'toWeb')
+    const answer = await putBody(served.url, toolsBody(3000), { chunked: true })
+    expect(answer).toMatchObject({ status: 201 })
+    expect(toWeb).toHaveBeenCalled()
+    expect(service.library('uploaded').library.size).toBe(3000)
+  })
+
+  it('a client gone mid-body: ABORTED at debug (no ERROR), nothing written', async () => {
+    const { app, service, logger, indexDir } = await createTestApp()
+    served = await listenApp(app.fetch)
+    const before = await readdir(indexDir)
+    const body = toolsBody(4000)
+    expect(await putBody(served.url, body, { cutAt: body.length >> 1 })).toBe('cut')
+    await expect
+      .poll(() => logger.lines.filter((line) => line.includes('the client closed')).length)
+      .toBe(1)
+    expect(logger.lines.filter((line) => line.includes('ERROR'))).toEqual([])
+    expect(await readdir(indexDir)).toEqual(before)
+    expect(service.listLibraries().map((entry) => entry.name)).not.toContain('uploaded')
+  })
+})
