@@ -621,10 +621,13 @@ export async function listIndexes(indexDir: string): Promise<string[]> {
 }
 
 /**
- * Deletes the saved index of library `name`; false when there is none. `onDelete` is called once
- * it is gone (or found missing), under the library's lock when there was one to delete, so that
- * what is served changes in step with the disk (see `SaveOptions.onCommit`); `deleted`: this
- * call removed it.
+ * Deletes the saved index of library `name`; false when there is none. Whether there is one is
+ * found under the library's lock: between another process's two renames of a save
+ * (`commitStaged`) the library's directory is briefly not there, and a check before the lock
+ * answered "none" (DELETE 204 without deleting, or 404) while that save then committed. `onDelete`
+ * is called once it is gone (or found missing), under the lock when there is an index directory,
+ * so that what is served changes in step with the disk (see `SaveOptions.onCommit`); `deleted`:
+ * this call removed it.
  */
 export async function deleteIndex(
   indexDir: string,
@@ -633,7 +636,8 @@ export async function deleteIndex(
 ): Promise<boolean> {
   assertLibraryName(name)
   const target = join(indexDir, name)
-  if (!(await pathExists(target))) {
+  if (!(await pathExists(indexDir))) {
+    // No index directory, so no lock to take either: nothing is saved.
     options.onDelete?.(false)
     return false
   }

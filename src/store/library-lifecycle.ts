@@ -19,7 +19,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { extname, isAbsolute, join, resolve } from 'node:path'
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
@@ -318,13 +318,29 @@ export async function importUploadedLibrary(
   let damaged: string | undefined
   if (saved !== undefined && buildsSameIndex(saved, upload.library, settings, config)) {
     // The served version was whole when loaded or saved; the disk copy a restart reads may not
-    // be any more (a file cut or overwritten under it): built and saved again then.
+    // be any more (a file cut or overwritten under it, another process's commit or delete):
+    // built and saved again then. Checked under the library's lock, as a save commits: between
+    // another process's two renames the directory is not there, and the check found it
+    // "damaged" (a rebuild, a warning) although a whole save was being put in place.
     const { dir, manifest } = unchangedFrom!
-    damaged = dir === undefined ? undefined : await savedIndexProblem(dir, config, manifest)
+    damaged =
+      dir === undefined
+        ? undefined
+        : await underLibraryLock(dir, () => savedIndexProblem(dir, config, manifest))
     if (damaged === undefined) return { ...answer, unchanged: true }
   }
   const indexed = await buildIndexedLibrary(upload.library, config, settings)
   return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex, damaged }
+}
+
+/**
+ * `work` holding the lock of the library saved at `dir` (`withLibraryLock` of its index directory
+ * and name); without it when that index directory is gone (no lock to take: nothing is saved).
+ */
+async function underLibraryLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  const indexDir = dirname(dir)
+  if (!(await pathExists(indexDir))) return work()
+  return withLibraryLock(indexDir, basename(dir), work)
 }
 
 /**
