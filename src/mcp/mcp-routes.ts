@@ -11,21 +11,47 @@ import { Hono } from 'hono'
 import type { McpContext } from './mcp-context.ts'
 import { rpcError } from './rpc-error.ts'
 
-export function mcpRoutes(context: McpContext): Hono {
+/** What answers a POST: mcp-post.ts, which imports the MCP SDK. */
+export type McpPostModule = Pick<typeof import('./mcp-post.ts'), 'answerPost'>
+
+/**
+ * @param loadPost Imports mcp-post.ts (and so the MCP SDK); a test gives one that fails, as a
+ *   broken or half-upgraded install's import does.
+ */
+export function mcpRoutes(
+  context: McpContext,
+  loadPost: () => Promise<McpPostModule> = () => import('./mcp-post.ts'),
+): Hono {
   // The MCP SDK (mcp-post.ts) loads on the first POST, not at start; concurrent first requests
   // wait on the one import, and an import that failed is tried again by the next request.
-  let post: Promise<typeof import('./mcp-post.ts')> | undefined
+  let post: Promise<McpPostModule> | undefined
   return new Hono()
     .post('/', async (c) => {
       if (!context.service.ready) {
         return rpcError(c, 503, 'The service is still loading its libraries; retry shortly.')
       }
-      post ??= import('./mcp-post.ts').catch((error: unknown) => {
+      post ??= loadPost().catch((error: unknown) => {
         post = undefined
         throw error
       })
-      const { answerPost } = await post
-      return answerPost(context, c)
+      let module: McpPostModule
+      try {
+        module = await post
+      } catch (error) {
+        // Was the app's plain 500 {error:{code:'INTERNAL'}}, which an MCP client does not read
+        // as a JSON-RPC answer, and a log line about an unhandled error: a JSON-RPC internal
+        // error (-32603), and the log line says the SDK did not load and why.
+        context.service.logger.error(
+          `POST /mcp: the MCP server module (@modelcontextprotocol/sdk) failed to load, the next request tries again: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        )
+        return rpcError(
+          c,
+          500,
+          'Internal error: the MCP server failed to load; the next request tries again.',
+          -32603,
+        )
+      }
+      return module.answerPost(context, c)
     })
     .on(['GET', 'DELETE'], '/', (c) =>
       rpcError(c, 405, 'Method not allowed: this endpoint is stateless, use POST.'),

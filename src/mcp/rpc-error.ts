@@ -7,7 +7,7 @@ import type { Context } from 'hono'
 /** A JSON-RPC error response without an id, as the transport itself answers. */
 export function rpcError(
   c: Context,
-  status: 400 | 405 | 413 | 503,
+  status: 400 | 405 | 413 | 500 | 503,
   message: string,
   code = -32000,
 ): Response {

@@ -7,7 +7,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { createMcpContext } from '../../src/mcp/mcp-context.ts'
+import { mcpRoutes, type McpPostModule } from '../../src/mcp/mcp-routes.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { startToolsel, type Harness } from './fixtures/toolsel-harness.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -112,4 +119,55 @@ await app.close()
       await rm(dir, { recursive: true, force: true })
     }
   }, 150_000)
+})
+
+describe('an MCP SDK that fails to load on the first POST', () => {
+  it('answers a JSON-RPC internal error, logs why, and the next POST loads it', async () => {
+    const config = parseConfig({ library: { default: 'demo', loadAll: false } })
+    const logger = createMemoryLogger()
+    const service = new ToolselService(config, logger, createComponents(config, logger))
+    await service.start()
+    const context = createMcpContext(service)
+    // As a broken install's import fails (the SDK's files gone), once; then the real module.
+    let loads = 0
+    const load = (): Promise<McpPostModule> =>
+      ++loads === 1
+        ? Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"))
+        : import('../../src/mcp/mcp-post.ts')
+    const app = new Hono().route('/mcp', mcpRoutes(context, load))
+    const post = async () => {
+      const response = await app.request('/mcp', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ ...INITIALIZE, id: 1 }),
+      })
+      return { status: response.status, body: await response.json() }
+    }
+    try {
+      // Was a plain 500 {error:{code:'INTERNAL',message:'Internal server error.'}} (the app's).
+      expect(await post()).toEqual({
+        status: 500,
+        body: {
+          jsonrpc: '2.0',
+          error: {
+            code: -32603,
+            message: 'Internal error: the MCP server failed to load; the next request tries again.',
+          },
+          id: null,
+        },
+      })
+      expect(logger.lines.join('\n')).toMatch(
+        /POST \/mcp: the MCP server module \(@modelcontextprotocol\/sdk\) failed to load, the next request tries again: Error: Cannot find package '@modelcontextprotocol\/sdk'/,
+      )
+      const second = await post()
+      expect(second.status).toBe(200)
+      expect(second.body.result.serverInfo.name).toBe('toolsel')
+      expect(loads).toBe(2)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
 })
