@@ -326,6 +326,8 @@ export const TEST_SWITCHES = {
     '`<ms>`, an integer 100-2,000 (another value fails the start): the first wait before a committed index that failed to load is tried again, doubled each try as always, in place of 2 s (service/index-dir-watch.ts).',
   TOOLSEL_TEST_WORKER_REPLACE_BASE_MS:
     '`<ms>`, an integer 100-1,000 (another value fails the start): the first wait of the backoff on which `serve --workers N` replaces workers that died again after they were ready or failed to start, doubled each time as always, in place of 1 s (cli/serve-command.ts).',
+  TOOLSEL_TEST_FIRST_SYNC_WAIT_MS:
+    "`<ms>`, an integer 100-5,000 (another value fails the start): how long a search, selection, schema load or tool call over the gateway library waits for the gateway's first sync before it answers with a `syncing` note, in place of 5 s (mcp/mcp-context.ts).",
   TOOLSEL_TEST_LAUNCHER_POLL_MS:
     '`<ms>`, an integer 50-500 (another value fails the start): how often a server started by npm looks whether its launcher is still there, in place of 500 ms (cli/serve-command.ts).',
   TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE:

@@ -3,6 +3,7 @@
  * configured), token accounting and the cache of scoped library views.
  * @module
  */
+import { testSwitchMs } from '../config/env-vars.ts'
 import { assertKeyLibrary, keyDefaultLibrary } from '../server/auth/api-keys.ts'
 import type { ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
@@ -27,6 +28,11 @@ export interface McpContext {
    * key's first library: `libraryNameOf`).
    */
   defaultLibrary(): string
+  /**
+   * How long a call over the gateway library waits for its first sync (`awaitGatewaySync`):
+   * FIRST_SYNC_WAIT_MS, or less under the test-only switch TOOLSEL_TEST_FIRST_SYNC_WAIT_MS.
+   */
+  readonly firstSyncWaitMs: number
   /**
    * Stops following the service's library changes, drops the cached views and stops the
    * tokenizer worker the context started (not a `tokenCounter` it was given), without waiting
@@ -66,6 +72,9 @@ export function createMcpContext(
               signal: loading.signal,
             }).then((loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded)))),
   )
+  // Read here, at the start: a wrong value fails it (testSwitchMs).
+  const firstSyncWaitMs =
+    testSwitchMs('TOOLSEL_TEST_FIRST_SYNC_WAIT_MS', 100, FIRST_SYNC_WAIT_MS) ?? FIRST_SYNC_WAIT_MS
   const views = new ScopedLibraries(config)
   // A replaced or deleted library's views go at once: they hold the old version in memory.
   const unsubscribe = service.libraries.onChange((name, indexed) =>
@@ -77,6 +86,7 @@ export function createMcpContext(
     tokens,
     views,
     scope: { servers: config.mcp.servers, tags: config.mcp.tags },
+    firstSyncWaitMs,
     defaultLibrary: () =>
       options.defaultLibrary ||
       config.mcp.library ||
@@ -141,7 +151,7 @@ function libraryNameOf(context: McpContext, session: McpSession, library?: strin
 
 /**
  * Before answering over the gateway library while its first sync runs: waits for it
- * (`FIRST_SYNC_WAIT_MS` at most, no longer than `signal`), then says what is still missing for
+ * (`context.firstSyncWaitMs` at most, no longer than `signal`), then says what is still missing for
  * this session's scope (undefined when nothing is: the sync is over, or not the gateway library).
  */
 export async function awaitGatewaySync(
@@ -153,7 +163,7 @@ export async function awaitGatewaySync(
   const { gateway } = context
   if (!gateway || gateway.synced) return undefined
   if (libraryNameOf(context, session, library) !== gateway.libraryName) return undefined
-  await gateway.waitForFirstSync(FIRST_SYNC_WAIT_MS, signal)
+  await gateway.waitForFirstSync(context.firstSyncWaitMs, signal)
   return gateway.syncingNote(session.scope)
 }
 

@@ -95,11 +95,17 @@ async function pipeToolsel(
 }
 
 /** Spawns `node bin/toolsel.mjs mcp --stdio <args>` and connects the SDK's stdio client. */
-async function spawnToolsel(...args: string[]): Promise<Spawned> {
+function spawnToolsel(...args: string[]): Promise<Spawned> {
+  return spawnToolselWith({}, ...args)
+}
+
+/** `spawnToolsel` with `env` added to the SDK's default environment. */
+async function spawnToolselWith(env: Record<string, string>, ...args: string[]): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['bin/toolsel.mjs', 'mcp', '--stdio', '--index-dir', INDEX_DIR, ...args],
     cwd: ROOT,
+    env,
     stderr: 'pipe',
   })
   let stderr = ''
@@ -227,7 +233,15 @@ describe('toolsel mcp --stdio', () => {
           },
         }),
       )
-      const { client, errors } = await spawnToolsel('--config', file, '--log-level', 'warn')
+      // Each search, and the call to the hung server, waits for the first sync that never ends:
+      // 0.5 s (the test switch), not the 5 s a client waits (was 10-15 s of this test).
+      const { client, errors } = await spawnToolselWith(
+        { TOOLSEL_TEST_FIRST_SYNC_WAIT_MS: '500' },
+        '--config',
+        file,
+        '--log-level',
+        'warn',
+      )
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name)).toEqual([
         'search_tools',
