@@ -11,12 +11,10 @@
  *     [--chars 8000] [--rounds 5]
  * @module
  */
-import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
 import { benchArgs, wholeNumber } from './bench-args.ts'
-import { loadAverage, markdownTable, median } from './lib/measure.ts'
+import { loadAverage, markdownTable, median, runSidesInChildren } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -76,27 +74,16 @@ if (values.side !== undefined) {
   await time('withEach (new)', () => set.withEach([added], { normalized: true }))
   console.log(JSON.stringify(ms))
 } else {
-  const run = promisify(execFile)
   const here = fileURLToPath(new URL('..', import.meta.url))
   const sides: Array<[string, string]> = [['this checkout', here]]
   if (values.before) sides.push([values.before, values.before])
-  const times = new Map<string, Array<Record<string, number>>>(sides.map(([name]) => [name, []]))
-  const loads: string[] = [loadAverage(1)]
-  for (let round = 0; round < rounds; round += 1) {
-    for (const [name, root] of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          fileURLToPath(import.meta.url),
-          ...['--side', root, '--examples', `${count}`, '--chars', `${chars}`],
-        ],
-        { cwd: here, maxBuffer: 1 << 20 },
-      )
-      times.get(name)!.push(JSON.parse(stdout.trim().split('\n').at(-1)!))
-    }
-  }
+  const loads = [loadAverage(1)]
+  const times = await runSidesInChildren<Record<string, number>>(import.meta.url, sides, rounds, [
+    '--examples',
+    `${count}`,
+    '--chars',
+    `${chars}`,
+  ])
   loads.push(loadAverage(1))
   console.log(
     `${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each), load ${loads.join(' -> ')}`,

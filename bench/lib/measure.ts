@@ -117,3 +117,32 @@ export function markdownTable(
   const rule = header.map((_, at) => (typeof align === 'string' ? align : align[at]))
   return [markdownRow(header), markdownRow(rule), ...rows.map(markdownRow)]
 }
+
+/**
+ * Runs the entry script `scriptUrl` again with `--side ROOT` plus `args` in a fresh process for
+ * each of `sides` ([name, root]) and round, sides alternating each round; each run prints its
+ * result as JSON on its last line. The results per side's name, in round order.
+ */
+export async function runSidesInChildren<T>(
+  scriptUrl: string,
+  sides: ReadonlyArray<readonly [string, string]>,
+  rounds: number,
+  args: readonly string[],
+): Promise<Map<string, T[]>> {
+  const { execFile } = await import('node:child_process')
+  const { fileURLToPath } = await import('node:url')
+  const { promisify } = await import('node:util')
+  const run = promisify(execFile)
+  const results = new Map<string, T[]>(sides.map(([name]) => [name, []]))
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [name, root] of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(scriptUrl), '--side', root, ...args],
+        { cwd: fileURLToPath(new URL('..', scriptUrl)), maxBuffer: 1 << 20 },
+      )
+      results.get(name)!.push(JSON.parse(stdout.trim().split('\n').at(-1)!) as T)
+    }
+  }
+  return results
+}

@@ -2,10 +2,11 @@
  * The worker thread of examples-body.ts: decodes a large examples body (bytes moved here, already
  * checked as UTF-8 on the main thread), counts its JSON values, parses it and checks it against
  * the route's schema, and posts one `ExamplesBodyReply`: the same answers `jsonRequest` and
- * `jsonBody` give on the main thread, where each piece held the event loop in one turn.
+ * `jsonBody` give on the main thread, where each piece held the event loop in one turn. Kept for
+ * the next body (kept-workers.ts): a request per message.
  * @module
  */
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort } from 'node:worker_threads'
 import { decodeUtf8 } from '../read-text-file.ts'
 import { addExamplesSchema } from './add-examples-schema.ts'
 import type { ExamplesBodyReply, ExamplesBodyRequest, PackedStrings } from './examples-body.ts'
@@ -57,15 +58,19 @@ function packStrings(
   return { bytes: new Uint8Array(bytes.buffer, 0, total), lengths, wide, toolCounts }
 }
 
-const reply = check(workerData as ExamplesBodyRequest)
-parentPort!.postMessage(
-  reply,
-  'packed' in reply
-    ? ([
-        reply.packed.bytes.buffer,
-        reply.packed.lengths.buffer,
-        reply.packed.wide.buffer,
-        reply.packed.toolCounts.buffer,
-      ] as ArrayBuffer[])
-    : [],
-)
+// One request per message, for as long as the thread is kept (kept-workers.ts).
+const port = parentPort!
+port.on('message', (request: ExamplesBodyRequest) => {
+  const reply = check(request)
+  port.postMessage(
+    reply,
+    'packed' in reply
+      ? ([
+          reply.packed.bytes.buffer,
+          reply.packed.lengths.buffer,
+          reply.packed.wide.buffer,
+          reply.packed.toolCounts.buffer,
+        ] as ArrayBuffer[])
+      : [],
+  )
+})

@@ -1,9 +1,11 @@
 /**
  * The body of `POST /v1/libraries/:library/examples` (up to `server.bodyLimitBytes`, 32 MiB):
  * small bodies are checked as every JSON route checks them (`jsonRequest`, `jsonBody`); larger
- * ones are decoded, counted, parsed and checked on a worker thread of their own, with the same
- * answers; at most `server.importWorkers` such threads at once, shared with uploads' imports
- * (worker-slots.ts), later bodies waiting in arrival order. On the main thread each of those was
+ * ones are decoded, counted, parsed and checked on a worker thread, with the same answers; at
+ * most `server.importWorkers` such threads at once, shared with uploads' imports (worker-slots.ts),
+ * later bodies waiting in arrival order. A thread that answered is kept for the next body as an
+ * upload's import worker is (kept-workers.ts): a fresh one per body took 1-2 s to start under
+ * tsx. On the main thread each of those was
  * one event-loop turn: decoding 32 MB held it 0.2-0.9 s and JSON.parse with zod's check 0.3-0.6 s
  * (round 49, hard53, load 4-5). The checked examples come back packed in one buffer
  * (`PackedStrings`, examples-body-worker.ts) and are unpacked an example per step.
@@ -15,7 +17,8 @@ import type { z } from 'zod'
 import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
 import { assertBodyText } from '../read-text-file.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
-import { siblingModule, startWorkerThread } from '../worker-thread.ts'
+import { siblingModule } from '../worker-thread.ts'
+import { endWorker, keepWorker, takeWorker } from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
 import { bodyBytes } from './body-bytes.ts'
 import type { addExamplesSchema } from './add-examples-schema.ts'
@@ -61,9 +64,10 @@ const ENTRY = siblingModule('examples-body-worker', import.meta.url)
 
 /**
  * The worker's old-generation bound, MiB: the text (two bytes a character at most), the parsed
- * body and zod's copy of it, for the largest body limit in use.
+ * body and zod's copy of it, for bodies of up to `bytes` (the body limit: one limit for every
+ * large body, so a kept thread serves them all).
  */
-function heapLimitMb(bytes: number): number {
+export function examplesHeapLimitMb(bytes: number): number {
   return Math.ceil(64 + (6 * bytes) / (1024 * 1024))
 }
 
@@ -77,6 +81,8 @@ export function examplesBody(
   maxExamples: number,
   /** Worker threads at once, shared with uploads' imports (`server.importWorkers`). */
   workers: number,
+  /** The largest body (`server.bodyLimitBytes`): sizes the threads' heap. */
+  bodyLimitBytes: number,
 ): MiddlewareHandler<
   AppEnv,
   string,
@@ -85,6 +91,7 @@ export function examplesBody(
   // The content type is checked once, below, before the body is read.
   const small = countedJsonBody(maxValues)
   const validate = jsonBody(schema)
+  const limitMb = examplesHeapLimitMb(bodyLimitBytes)
   return async (c: Context<AppEnv>, next: Next) => {
     assertJsonContentType(c)
     const bytes = await bodyBytes(c)
@@ -97,7 +104,7 @@ export function examplesBody(
     const free = await workerSlot(workers, signal)
     let reply: ExamplesBodyReply
     try {
-      reply = await checkOnWorker({ bytes, maxValues, maxExamples }, signal)
+      reply = await checkOnWorker({ bytes, maxValues, maxExamples }, signal, { limitMb, workers })
     } finally {
       free()
     }
@@ -139,66 +146,66 @@ function* unpackStrings({
 }
 
 /**
- * The reply of a worker thread started for `request` (its bytes are moved to it). An abort stops
- * the thread and throws the signal's reason; a thread out of memory is PAYLOAD_TOO_LARGE (413, as
- * an upload's import worker), one that fails or exits without a reply INTERNAL.
+ * The reply of a worker thread for `request` (its bytes are moved to it): one kept from an
+ * earlier body, else a new one (kept-workers.ts); a thread that answered waits for the next body,
+ * at most `workers` wait. An abort ends the thread and throws the signal's reason; a thread out of
+ * memory is PAYLOAD_TOO_LARGE (413, as an upload's import worker), one that fails or exits
+ * without a reply INTERNAL; none of those is kept.
  */
 export function checkOnWorker(
   request: ExamplesBodyRequest,
   signal: AbortSignal,
-  limitMb = heapLimitMb(request.bytes.length),
+  { limitMb, workers }: { limitMb: number; workers: number },
 ): Promise<ExamplesBodyReply> {
   throwIfAborted(signal)
-  const thread = startWorkerThread(ENTRY, {
-    workerData: request as unknown as Record<string, unknown>,
-    transferList: [request.bytes.buffer as ArrayBuffer],
-    resourceLimits: {
-      maxOldGenerationSizeMb: limitMb,
-      maxYoungGenerationSizeMb: 32,
-    },
-  })
+  const entry = takeWorker<ExamplesBodyReply | { error: { message: string } }>(
+    ENTRY,
+    {},
+    { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: 32 },
+  )
   return new Promise((resolve, reject) => {
-    const settle = () => {
-      thread.off('message', onMessage)
-      thread.off('error', onError)
-      thread.off('exit', onExit)
+    let settled = false
+    /** `keep`: the thread answered and is sound, so it waits for the next body. */
+    const settle = (action: () => void, keep = false) => {
+      if (settled) return
+      settled = true
       signal.removeEventListener('abort', onAbort)
-      void thread.terminate()
+      entry.task = undefined
+      action()
+      if (keep) keepWorker(entry, workers)
+      else endWorker(entry)
     }
-    const fail = (message: string, cause?: unknown) => {
-      settle()
-      reject(
-        new ToolselError('INTERNAL', `The examples body could not be checked: ${message}.`, {
-          cause,
-        }),
-      )
-    }
-    const onMessage = (reply: ExamplesBodyReply | { error: { message: string } }) => {
-      // The thread's bootstrap reports a module that failed to load.
-      if ('error' in reply) return fail(`its worker module did not load (${reply.error.message})`)
-      settle()
-      resolve(reply)
-    }
-    const onError = (error: Error & { code?: string }) => {
-      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY')
-        return fail(`its worker thread failed (${error.message})`, error)
-      settle()
-      reject(
-        new ToolselError(
-          'PAYLOAD_TOO_LARGE',
-          `The examples body needs more memory than its worker's heap limit (${limitMb} MiB) once parsed: send fewer examples at once; nothing was changed.`,
-          { cause: error, details: { heapLimitMb: limitMb } },
+    const fail = (message: string, cause?: unknown) =>
+      settle(() =>
+        reject(
+          new ToolselError('INTERNAL', `The examples body could not be checked: ${message}.`, {
+            cause,
+          }),
         ),
       )
+    const onAbort = () => settle(() => reject(abortError(signal)))
+    entry.task = {
+      message: (reply) => {
+        // The thread's bootstrap reports a module that failed to load.
+        if ('error' in reply) return fail(`its worker module did not load (${reply.error.message})`)
+        settle(() => resolve(reply), true)
+      },
+      error: (error) => {
+        if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY')
+          return fail(`its worker thread failed (${error.message})`, error)
+        settle(() =>
+          reject(
+            new ToolselError(
+              'PAYLOAD_TOO_LARGE',
+              `The examples body needs more memory than its worker's heap limit (${limitMb} MiB) once parsed: send fewer examples at once; nothing was changed.`,
+              { cause: error, details: { heapLimitMb: limitMb } },
+            ),
+          ),
+        )
+      },
+      exit: (code) => fail(`its worker thread exited (code ${code})`),
     }
-    const onExit = (code: number) => fail(`its worker thread exited (code ${code})`)
-    const onAbort = () => {
-      settle()
-      reject(abortError(signal))
-    }
-    thread.on('message', onMessage)
-    thread.on('error', onError)
-    thread.on('exit', onExit)
     signal.addEventListener('abort', onAbort, { once: true })
+    entry.worker.postMessage(request, [request.bytes.buffer as ArrayBuffer])
   })
 }

@@ -18,7 +18,7 @@
  * Bounded: at most `server.importWorkers` workers at once, shared with large usage-example bodies
  * (worker-slots.ts; later ones wait, in arrival order),
  * each with a heap limit sized from `server.bodyLimitBytes`. A worker that answered waits
- * `IMPORT_WORKER_IDLE_MS` for the next upload (unref'd), then ends: a fresh one per upload loaded
+ * `IMPORT_WORKER_IDLE_MS` for the next upload (unref'd; kept-workers.ts), then ends: a fresh one per upload loaded
  * every module again and never ran optimised code, ~2x the CPU of the same `prepareUpload` on
  * the main thread from the second upload on (bench/README round 49); one that crashed, ran out
  * of memory or was aborted is ended at once. The caller's signal (the request's
@@ -35,9 +35,15 @@ import { ToolLibrary } from '../library/tool-library.ts'
 import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
-import { siblingModule, startWorkerThread } from '../worker-thread.ts'
+import { siblingModule } from '../worker-thread.ts'
+import {
+  endWorker,
+  idleWorkerThreads,
+  KEPT_WORKER_IDLE_MS,
+  keepWorker,
+  takeWorker,
+} from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
-import type { Worker } from 'node:worker_threads'
 import {
   UPLOAD_IMPORT_WORKER,
   type PreparedUpload,
@@ -138,78 +144,11 @@ export async function importUploadInWorker(
 }
 
 /** How long an import worker waits for the next upload before it is ended, in ms. */
-export const IMPORT_WORKER_IDLE_MS = 10_000
-
-/**
- * An import worker thread: started for an upload and kept for the next ones (see the module
- * comment) until it has waited `idleMs` for one.
- */
-class ImportWorker {
-  readonly worker: Worker
-  /** What the current upload does with the worker's events; none while idle. */
-  task?: {
-    message: (message: WorkerAnswer) => void
-    error: (error: Error & { code?: string }) => void
-    exit: (code: number) => void
-  }
-  idleTimer?: NodeJS.Timeout
-
-  constructor(readonly heapLimitMb: number) {
-    this.worker = startWorkerThread(WORKER_MODULE, {
-      workerData: { task: UPLOAD_IMPORT_WORKER },
-      resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
-    })
-    // Listened to for its whole life: an error while idle (no upload to answer) is no crash here.
-    this.worker.on('message', (message: WorkerAnswer) => this.task?.message(message))
-    this.worker.on('error', (error: Error) => this.task?.error(error))
-    this.worker.on('exit', (code) => {
-      dropIdle(this)
-      this.task?.exit(code)
-    })
-  }
-}
-
-/** Workers waiting for an upload, the last done last. */
-const idle: ImportWorker[] = []
-
-function dropIdle(entry: ImportWorker): void {
-  const at = idle.indexOf(entry)
-  if (at >= 0) idle.splice(at, 1)
-  clearTimeout(entry.idleTimer)
-}
+export const IMPORT_WORKER_IDLE_MS = KEPT_WORKER_IDLE_MS
 
 /** The thread ids of the import workers waiting for an upload, the last done last. */
 export function idleImportWorkers(): number[] {
-  return idle.map((entry) => entry.worker.threadId)
-}
-
-/**
- * A worker for an upload: the last one done with this heap limit, else a new one (idle ones of
- * another limit are ended first: at most `server.importWorkers` threads in all).
- */
-function takeWorker(heapLimitMb: number): ImportWorker {
-  const at = idle.findLastIndex((entry) => entry.heapLimitMb === heapLimitMb)
-  if (at >= 0) {
-    const entry = idle[at]
-    dropIdle(entry)
-    entry.worker.ref()
-    return entry
-  }
-  for (const entry of [...idle]) end(entry)
-  return new ImportWorker(heapLimitMb)
-}
-
-/** A worker done with an upload waits for the next (unref'd: it keeps no process alive). */
-function keepWorker(entry: ImportWorker, workers: number, idleMs: number): void {
-  entry.worker.unref()
-  entry.idleTimer = setTimeout(() => end(entry), idleMs).unref()
-  idle.push(entry)
-  while (idle.length > workers) end(idle[0])
-}
-
-function end(entry: ImportWorker): void {
-  dropIdle(entry)
-  void entry.worker.terminate()
+  return idleWorkerThreads(WORKER_MODULE)
 }
 
 function runWorker(
@@ -228,7 +167,11 @@ function runWorker(
     ...(settings.bm25 && { bm25: settings.bm25 }),
     ...(settings.bm25Unless && { bm25Unless: settings.bm25Unless }),
   }
-  const entry = takeWorker(heapLimitMb)
+  const entry = takeWorker<WorkerAnswer>(
+    WORKER_MODULE,
+    { task: UPLOAD_IMPORT_WORKER },
+    { maxOldGenerationSizeMb: heapLimitMb },
+  )
   return new Promise<PreparedUpload>((resolve, reject) => {
     let settled = false
     /** `keep`: the worker answered and is sound, so it waits for the next upload. */
@@ -239,7 +182,7 @@ function runWorker(
       entry.task = undefined
       action()
       if (keep) keepWorker(entry, settings.workers, settings.idleMs ?? IMPORT_WORKER_IDLE_MS)
-      else end(entry)
+      else endWorker(entry)
     }
     const onAbort = () => settle(() => reject(abortError(signal!)))
     signal?.addEventListener('abort', onAbort, { once: true })

@@ -15,6 +15,7 @@ import { createApp } from '../../src/server/app.ts'
 import { MAX_EXAMPLE_TOOLS } from '../../src/examples/usage-example.ts'
 import { checkOnWorker, EXAMPLES_BODY_THREAD_ABOVE_BYTES } from '../../src/server/examples-body.ts'
 import { workerSlot, workerSlotsInUse } from '../../src/worker-slots.ts'
+import { idleWorkerThreads } from '../../src/kept-workers.ts'
 import { ToolselError } from '../../src/errors.ts'
 import { MAX_EXAMPLES_PER_REQUEST } from '../../src/server/schemas.ts'
 import { ToolselService } from '../../src/service/toolsel-service.ts'
@@ -432,7 +433,7 @@ describe('usage examples over HTTP', () => {
     const error = await checkOnWorker(
       { bytes, maxValues: 10_000_000, maxExamples: 1_000_000 },
       new AbortController().signal,
-      16,
+      { limitMb: 16, workers: 1 },
     ).then(
       () => undefined,
       (thrown: unknown) => thrown,
@@ -440,5 +441,46 @@ describe('usage examples over HTTP', () => {
     expect(error).toBeInstanceOf(ToolselError)
     expect((error as ToolselError).code).toBe('PAYLOAD_TOO_LARGE')
     expect((error as ToolselError).message).toMatch(/heap limit \(16 MiB\)/)
+  }, 120_000)
+
+  it('keeps a sound examples-body thread for the next body; one aborted or out of memory is ended, not kept', async () => {
+    const module = new URL('../../src/server/examples-body-worker.ts', import.meta.url)
+    const settings = { limitMb: 64, workers: 1 }
+    const body = (text: string) => ({
+      bytes: new Uint8Array(Buffer.from(text)),
+      maxValues: 1_000,
+      maxExamples: 100,
+    })
+    const valid = JSON.stringify({ examples: EXAMPLES })
+    const signal = new AbortController().signal
+    const first = await checkOnWorker(body(valid), signal, settings)
+    const [thread] = idleWorkerThreads(module)
+    expect(thread).toBeTypeOf('number')
+    // The same thread answers the next bodies, the same way (a malformed one leaves it sound).
+    expect(await checkOnWorker(body(valid), signal, settings)).toEqual(first)
+    expect(await checkOnWorker(body('{"examples":['), signal, settings)).toEqual({
+      malformed: true,
+    })
+    expect(idleWorkerThreads(module)).toEqual([thread])
+    // Aborted while it works: rejected, the thread ended.
+    const abort = new AbortController()
+    const aborted = checkOnWorker(body(valid), abort.signal, settings).catch((error) => error)
+    expect(idleWorkerThreads(module)).toEqual([])
+    abort.abort()
+    expect((await aborted).code).toBe('ABORTED')
+    expect(idleWorkerThreads(module)).toEqual([])
+    const next = await checkOnWorker(body(valid), signal, settings)
+    expect(next).toEqual(first)
+    const [fresh] = idleWorkerThreads(module)
+    expect(fresh).not.toBe(thread)
+    // Out of memory: 413, the thread not kept.
+    const huge = `{"examples":[${'{"instruction":"send a text","tools":["sms.send_sms"]},'.repeat(200_000)}{"instruction":"x","tools":[]}]}`
+    const error = await checkOnWorker(
+      { ...body(huge), maxValues: 10_000_000, maxExamples: 1_000_000 },
+      signal,
+      { limitMb: 16, workers: 1 },
+    ).catch((thrown: unknown) => thrown)
+    expect((error as ToolselError).code).toBe('PAYLOAD_TOO_LARGE')
+    expect(idleWorkerThreads(module)).toEqual([])
   }, 120_000)
 })

@@ -227,6 +227,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         MAX_EXAMPLES_PER_REQUEST * (MAX_EXAMPLE_TOOLS + 6),
         service.config.library.maxExamples,
         service.config.server.importWorkers,
+        service.config.server.bodyLimitBytes,
       ),
       async (c) => {
         const { library } = c.req.valid('param')
