@@ -323,15 +323,41 @@ export async function importUploadedLibrary(
     // another process's two renames the directory is not there, and the check found it
     // "damaged" (a rebuild, a warning) although a whole save was being put in place.
     const { dir, manifest } = unchangedFrom!
-    damaged =
-      dir === undefined
-        ? undefined
-        : await underLibraryLock(dir, () => savedIndexProblem(dir, config, manifest))
+    damaged = dir === undefined ? undefined : await savedSaveProblem(dir, config, manifest)
     if (damaged === undefined) return { ...answer, unchanged: true }
   }
   const indexed = await buildIndexedLibrary(upload.library, config, settings)
   return { ...answer, unchanged: false, indexed, toolsIndex: upload.toolsIndex, damaged }
 }
+
+/**
+ * `savedIndexProblem(dir, config, sameAs)` with the disk looked at under the library's lock, as a
+ * commit holds it: only the manifest and the recorded files' `lstat` there (milliseconds). The
+ * lock is a commit's, taken over as a dead writer's past 5 s (index-dir-claims.ts), so a load of
+ * every file (seconds for a large library) runs after it, and only where the manifest is that very
+ * save but its files can't be vouched for by the record (none, before round 33; touched since):
+ * another save found there (another process's commit) needs no load to be told apart. A commit
+ * by another process during that load may make it fail: a rebuild and save, as for a damaged copy.
+ */
+async function savedSaveProblem(
+  dir: string,
+  config: Config,
+  sameAs: IndexManifest,
+): Promise<string | undefined> {
+  const quick = await underLibraryLock(dir, async () => {
+    const saved = await readManifest(dir).catch(() => undefined)
+    // No manifest to read: the load below says why (it fails on it at once).
+    if (saved === undefined) return LOAD
+    if (!sameSave(saved, sameAs)) return ANOTHER_SAVE
+    return (await filesAsRecorded(dir, saved.files)) === true ? undefined : LOAD
+  })
+  return quick === LOAD ? savedIndexProblem(dir, config, sameAs) : quick
+}
+
+/** `savedSaveProblem`'s verdict under the lock that the save's files must be loaded to tell. */
+const LOAD = Symbol('load')
+
+const ANOTHER_SAVE = 'it holds another save than the one served'
 
 /**
  * `work` holding the lock of the library saved at `dir` (`withLibraryLock` of its index directory
@@ -370,9 +396,7 @@ export async function savedIndexProblem(
   try {
     const loaded = await loadIndexedLibrary(dir, config)
     loaded.library.release(0)
-    return sameAs === undefined || sameSave(loaded.manifest, sameAs)
-      ? undefined
-      : 'it holds another save than the one served'
+    return sameAs === undefined || sameSave(loaded.manifest, sameAs) ? undefined : ANOTHER_SAVE
   } catch (error) {
     return (error as Error).message
   }
