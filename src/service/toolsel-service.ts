@@ -652,10 +652,16 @@ export class ToolselService {
           `The saved index of library "${name}" held these tools but its files did not load (damaged or replaced on disk); it was built and saved again.`,
         )
       }
-      const created = this.libraries.get(name) === undefined
+      // Created or replaced as the disk says at the commit (under the library's lock): another
+      // process's commit or delete may have come in since this one read what it serves. A library
+      // served from elsewhere (the demo, a tool file) that this first saves here is replaced.
+      let replacedSaved = false
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
         toolsIndex,
+        onCommit: (_dir, replaced) => {
+          replacedSaved = replaced
+        },
         // Saved and served: the client hears success, told that it may not survive a crash.
         onUnsynced: (warning) => {
           this.#warnUnsynced(warning, logger)
@@ -666,6 +672,7 @@ export class ToolselService {
           options.beforeCommit?.()
         },
       })
+      const created = current === undefined || saved !== undefined ? !replacedSaved : false
       logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
         tools: indexed.library.size,
       })

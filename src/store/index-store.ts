@@ -111,9 +111,10 @@ export interface SaveOptions {
    * so that what is served changes in step with the disk: another process's load of the library
    * swaps its version in under that lock too (`syncSavedLibrary`), and so never replaces this
    * one with an older one. Synchronous; what it throws is thrown once the commit is done (the
-   * index stays saved).
+   * index stays saved). `replaced`: an index of the library was saved there (this one took its
+   * place); false when there was none (another process may have deleted it meanwhile).
    */
-  onCommit?: (dir: string) => void
+  onCommit?: (dir: string, replaced: boolean) => void
   /**
    * Called, instead of the save failing, when the index is committed (served, and what every
    * later load reads) but flushing the index directory to the disk afterwards failed (an
@@ -429,7 +430,7 @@ async function commitStaged(
         claim(old)
         const hadOld = await swapIn(indexDir, name, temporary, old)
         try {
-          options.onCommit?.(target)
+          options.onCommit?.(target, hadOld)
         } catch (error) {
           failed = { error }
         }

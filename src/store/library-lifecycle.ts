@@ -583,10 +583,10 @@ export async function publishLibrary(
   let published: IndexedLibrary | undefined
   await saveIndexedLibrary(options.indexDir, indexed, {
     ...options,
-    onCommit: (dir) => {
+    onCommit: (dir, replaced) => {
       published = { ...indexed, dir }
       slots.set(published)
-      options.onCommit?.(dir)
+      options.onCommit?.(dir, replaced)
     },
   })
   return published!

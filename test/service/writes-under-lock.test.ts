@@ -13,10 +13,35 @@
 import { rename } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { createComponents } from '../../src/components.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import { ToolLibrary } from '../../src/library/tool-library.ts'
+import { createMemoryLogger } from '../../src/log.ts'
+import { ToolselService } from '../../src/service/toolsel-service.ts'
 import { withLibraryLock } from '../../src/store/index-dir-claims.ts'
-import { deleteIndex } from '../../src/store/library-lifecycle.ts'
+import {
+  buildIndexedLibrary,
+  deleteIndex,
+  loadIndexedLibrary,
+} from '../../src/store/library-lifecycle.ts'
 import { pathExists } from '../../src/store/path-exists.ts'
+import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { createTestApp } from '../server/test-service.ts'
+
+/**
+ * A second service over `indexDir` serving its saved `lib` (another worker of `serve --workers`,
+ * without the relay between them).
+ */
+async function secondService(indexDir: string): Promise<ToolselService> {
+  const config = parseConfig({ library: { default: 'sample', indexDir, loadAll: true } })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start([
+    await buildIndexedLibrary(new ToolLibrary('sample', SAMPLE_TOOLS), config),
+    await loadIndexedLibrary(join(indexDir, 'lib'), config),
+  ])
+  return service
+}
 
 /** An MCP tools/list body of six tools. */
 function mcpBody(): string {
@@ -94,5 +119,18 @@ describe("library writes between another process's two renames", () => {
     await deleting
     expect(await pathExists(join(indexDir, 'lib'))).toBe(false)
     expect(service.listLibraries().map((entry) => entry.name)).not.toContain('lib')
+  })
+
+  it('a PUT after another service deleted the library (not yet told) answers 201 created', async () => {
+    const { service, indexDir } = await createTestApp()
+    await service.putLibrary('lib', mcpBody())
+    const other = await secondService(indexDir)
+    await other.deleteLibrary('lib')
+    expect(await pathExists(join(indexDir, 'lib'))).toBe(false)
+    const answer = await service.putLibrary('lib', mcpBody())
+    expect(answer).toMatchObject({ created: true, unchanged: false })
+    expect(await pathExists(join(indexDir, 'lib'))).toBe(true)
+    // And a PUT through the other one, which no longer serves it, replaces what is saved.
+    expect((await other.putLibrary('lib', mcpBody())).created).toBe(false)
   })
 })
