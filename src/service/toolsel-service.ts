@@ -648,9 +648,6 @@ export class ToolselService {
         logger.warn(
           `Library "${name}": the saved index holds these tools but its files do not load as saved (${uploaded.damaged}); saving it again`,
         )
-        warnings.push(
-          `The saved index of library "${name}" held these tools but its files did not load (damaged or replaced on disk); it was built and saved again.`,
-        )
       }
       // Created or replaced as the disk says at the commit (under the library's lock): another
       // process's commit or delete may have come in since this one read what it serves. A library
@@ -673,6 +670,14 @@ export class ToolselService {
         },
       })
       const created = current === undefined || saved !== undefined ? !replacedSaved : false
+      if (uploaded.damaged !== undefined) {
+        // Said as the commit found the disk: nothing saved any more is not a damaged save.
+        warnings.push(
+          replacedSaved
+            ? `The saved index of library "${name}" held these tools but its files did not load (damaged or replaced on disk); it was built and saved again.`
+            : `The saved index of library "${name}" was no longer on disk (deleted since this service loaded it); it was built and saved again.`,
+        )
+      }
       logger.info(`Library "${name}" ${created ? 'created' : 'replaced'}`, {
         tools: indexed.library.size,
       })

@@ -129,6 +129,9 @@ describe("library writes between another process's two renames", () => {
     expect(await pathExists(join(indexDir, 'lib'))).toBe(false)
     const answer = await service.putLibrary('lib', mcpBody())
     expect(answer).toMatchObject({ created: true, unchanged: false })
+    expect(answer.warnings).toEqual([
+      'The saved index of library "lib" was no longer on disk (deleted since this service loaded it); it was built and saved again.',
+    ])
     expect(await pathExists(join(indexDir, 'lib'))).toBe(true)
     // And a PUT through the other one, which no longer serves it, replaces what is saved.
     expect((await other.putLibrary('lib', mcpBody())).created).toBe(false)
