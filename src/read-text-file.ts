@@ -233,12 +233,16 @@ export async function openForReading(
   }
 }
 
+/** The first read's buffer of `readFileUpToSync` for a file whose fstat says less. */
+const SYNC_READ_CHUNK = 64 * 1024
+
 /**
  * `readFileUpTo` with `regularOnly`, synchronously (a component factory, a check under a lock):
- * the text of a regular file of at most `maxBytes` by the fstat of the one handle read (opened
- * non-blocking: a FIFO at the name is refused unread, never waited on), else NotRegularFileError
- * or FileTooLargeError (a directory: Node's EISDIR); no more than that size is read. Other
- * failures are Node's (ENOENT…).
+ * the text of a regular file (the fstat of the one handle read; opened non-blocking: a FIFO at
+ * the name is refused unread, never waited on) read to its end, of at most `maxBytes`, else
+ * NotRegularFileError or FileTooLargeError (a directory: Node's EISDIR); no more than
+ * `maxBytes` + 1 bytes are read. A file whose fstat says 0 bytes (/proc, sysfs) is read too.
+ * Other failures are Node's (ENOENT…).
  */
 export function readFileUpToSync(file: string, maxBytes: number): string {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
@@ -251,10 +255,19 @@ export function readFileUpToSync(file: string, maxBytes: number): string {
       })
     if (!info.isFile()) throw new NotRegularFileError()
     if (info.size > maxBytes) throw new FileTooLargeError(maxBytes)
-    const bytes = Buffer.allocUnsafe(info.size)
+    // Read to the end, not to the fstat's size: a /proc or sysfs file says 0 bytes (its text was
+    // "") and a file that grew since says too few; one byte past `maxBytes` says too large.
+    let bytes = Buffer.allocUnsafe(Math.min(Math.max(info.size, SYNC_READ_CHUNK), maxBytes) + 1)
     let read = 0
-    for (let got = -1; read < info.size && got !== 0; read += got)
-      got = readSync(fd, bytes, read, info.size - read, read)
+    for (let got = -1; got !== 0; read += got) {
+      if (read > maxBytes) throw new FileTooLargeError(maxBytes)
+      if (read === bytes.length) {
+        const grown = Buffer.allocUnsafe(Math.min(bytes.length * 2, maxBytes + 1))
+        bytes.copy(grown, 0, 0, read)
+        bytes = grown
+      }
+      got = readSync(fd, bytes, read, bytes.length - read, read)
+    }
     return bytes.toString('utf8', 0, read)
   } finally {
     closeSync(fd)
