@@ -35,7 +35,7 @@ import {
   EMBEDDINGS_CACHE_FILE,
   type DenseManifest,
 } from '../dense-manifest.ts'
-import { MANIFEST_FILE, readManifestText, type IndexManifest } from '../manifest.ts'
+import { readManifestText, type IndexManifest } from '../manifest.ts'
 import { indexFileBound } from '../index-file-read.ts'
 import { StoredDenseRetriever } from '../stored-dense-retriever.ts'
 import { parseEntry, type RetrieverKind } from './retriever-kind.ts'
