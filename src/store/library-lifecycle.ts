@@ -17,6 +17,7 @@
  * ```
  * @module
  */
+import { createHash } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path'
@@ -841,9 +842,10 @@ async function loadSavedDemo(
 }
 
 /**
- * The index directory where `toolsel select` keeps the demo it indexed (`cacheDemo`), when the
- * index directory holds no saved demo: `$XDG_CACHE_HOME/toolsel/indexes` (an absolute
- * XDG_CACHE_HOME only, as the XDG spec says), else `~/.cache/toolsel/indexes`.
+ * Where `toolsel select` keeps the demo it indexed (`cacheDemo`), when the index directory holds
+ * no saved demo, each build config's in a subdirectory (`demoCacheKey`):
+ * `$XDG_CACHE_HOME/toolsel/indexes` (an absolute XDG_CACHE_HOME only, as the XDG spec says), else
+ * `~/.cache/toolsel/indexes`.
  */
 export function demoCacheIndexDir(): string {
   const xdg = process.env.XDG_CACHE_HOME
@@ -867,7 +869,7 @@ async function loadCachedDemo(
   logger: Logger,
   loadOptions: { unshowableIds?: UnshowableIdsLevel },
 ): Promise<IndexedLibrary> {
-  const indexDir = demoCacheIndexDir()
+  const indexDir = join(demoCacheIndexDir(), demoCacheKey(config))
   const dir = join(indexDir, DEMO_LIBRARY_NAME)
   const started = performance.now()
   const cached = await loadCurrentCachedDemo(dir, config, logger, loadOptions).catch(
@@ -898,6 +900,23 @@ async function loadCachedDemo(
     })
   }
   return indexed
+}
+
+/**
+ * The demo cache's subdirectory for the parts this config builds and their build settings
+ * (what `buildsSameParts` compares): each such config keeps its own cached demo. One directory
+ * for all made runs that alternate two configs (`TOOLSEL_BUILD_RETRIEVER=bm25,regex` and the
+ * default) index the demo again at every run, each replacing the other's (round 50).
+ */
+function demoCacheKey(config: Config): string {
+  const wanted = splitPartList(config.retrieve.build)
+  const parts = withRequirements(wanted, config)
+  const built = [
+    wanted[0] ?? 'bm25',
+    parts.map((part) => part.name),
+    buildSettingsOf(parts, config),
+  ]
+  return createHash('sha256').update(JSON.stringify(built)).digest('hex').slice(0, 16)
 }
 
 /** The demo cached in `dir` when it is current for this code and config, else undefined. */

@@ -1,7 +1,8 @@
 /**
  * `toolsel select` on the demo (not saved in the index directory) keeps the index it builds in
- * the user's cache directory (`$XDG_CACHE_HOME/toolsel/indexes/demo`) and loads it from there
- * while it is current, instead of importing and indexing the demo's files at every run (round 48).
+ * the user's cache directory (`$XDG_CACHE_HOME/toolsel/indexes/<build config>/demo`) and loads it
+ * from there while it is current, instead of importing and indexing the demo's files at every run
+ * (round 48); each config that builds other parts keeps its own (round 50).
  */
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +13,7 @@ import { runToolselChild } from '../helpers/run-toolsel-child.ts'
 const INSTRUCTION = 'book a flight to Paris and email the itinerary to Bob'
 
 /** A fresh cache and an empty index directory: the demo is not saved anywhere yet. */
-function freshPlaces(): { env: Record<string, string>; cached: string } {
+function freshPlaces(): { env: Record<string, string>; cache: string } {
   const root = mkdtempSync(join(tmpdir(), 'select-demo-cache-'))
   const env = {
     XDG_CACHE_HOME: join(root, 'cache'),
@@ -20,7 +21,14 @@ function freshPlaces(): { env: Record<string, string>; cached: string } {
     TOOLSEL_LIBRARY: '',
     TOOLSEL_LOG_LEVEL: 'info',
   }
-  return { env, cached: join(root, 'cache', 'toolsel', 'indexes', 'demo') }
+  return { env, cache: join(root, 'cache', 'toolsel', 'indexes') }
+}
+
+/** The cached demo's directory when one config's is cached (`<cache>/<its key>/demo`). */
+function onlyCached(cache: string): string {
+  const keys = readdirSync(cache)
+  expect(keys).toHaveLength(1)
+  return join(cache, keys[0], 'demo')
 }
 
 async function select(env: Record<string, string>, ...flags: string[]) {
@@ -37,9 +45,10 @@ async function select(env: Record<string, string>, ...flags: string[]) {
 
 describe('toolsel select: the demo indexed once, then loaded from the user cache', () => {
   it('builds and caches it at the first run, loads it at the next, with the same answer', async () => {
-    const { env, cached } = freshPlaces()
+    const { env, cache } = freshPlaces()
     const first = await select(env)
     expect(first.stderr).toContain('Indexed library "demo"')
+    const cached = onlyCached(cache)
     const manifest = JSON.parse(readFileSync(join(cached, 'manifest.json'), 'utf8'))
     expect(manifest.source.fingerprint).toMatch(/\S/)
     expect(manifest.toolCount).toBe(197)
@@ -51,8 +60,9 @@ describe('toolsel select: the demo indexed once, then loaded from the user cache
   }, 300_000)
 
   it('builds again when the cached index is not current: another fingerprint, other parts', async () => {
-    const { env, cached } = freshPlaces()
+    const { env, cache } = freshPlaces()
     const first = await select(env)
+    const cached = onlyCached(cache)
     const file = join(cached, 'manifest.json')
     const manifest = JSON.parse(readFileSync(file, 'utf8'))
     // As if the demo's files or toolsel's code had changed since it was cached.
@@ -71,11 +81,21 @@ describe('toolsel select: the demo indexed once, then loaded from the user cache
     const regex = await select(env, '--retriever', 'regex')
     expect(regex.stderr).toContain('Indexed library "demo"')
     expect(regex.answer.components.retriever).toBe('regex')
+    // Each config keeps its own: alternating them indexes neither again (was: each run indexed
+    // the demo and replaced the other config's).
+    const again = await select(env)
+    expect(again.stderr).toContain(`Loaded library "demo" from its index cached in ${cached}`)
+    expect(again.answer).toEqual(first.answer)
+    const regexAgain = await select(env, '--retriever', 'regex')
+    expect(regexAgain.stderr).toContain('Loaded library "demo" from its index cached')
+    expect(regexAgain.answer).toEqual(regex.answer)
+    expect(readdirSync(cache)).toHaveLength(2)
   }, 300_000)
 
   it('two runs at once with an empty cache: both answer, and what is left is one whole index', async () => {
-    const { env, cached } = freshPlaces()
+    const { env, cache } = freshPlaces()
     const [one, other] = await Promise.all([select(env), select(env)])
+    const cached = onlyCached(cache)
     expect(other.answer).toEqual(one.answer)
     // No work directory left behind, and the index there loads as cached.
     expect(readdirSync(join(cached, '..')).filter((name) => name.startsWith('.tmp'))).toEqual([])
