@@ -11,6 +11,7 @@
  * @module
  */
 import type { ResourceLimits, Worker } from 'node:worker_threads'
+import { abortError } from './errors.ts'
 import { startWorkerThread } from './worker-thread.ts'
 
 /** How long a kept worker waits for its next task before it is ended, in ms. */
@@ -101,4 +102,49 @@ export function endWorker<Message>(entry: KeptWorker<Message>): void {
   entry.task = undefined
   dropIdle(entry as KeptWorker<never>)
   void entry.worker.terminate()
+}
+
+/**
+ * How a task's end is answered: its value or its error, and `keep` when the worker stayed sound
+ * (it then waits for the next task; else it is ended).
+ */
+export type TaskOutcome<T> = ({ value: T } | { error: unknown }) & { keep?: boolean }
+
+/**
+ * Runs one task on `entry` (from `takeWorker`): `send` posts it; the worker's reply, error or exit
+ * settles it as `on` says (an error or an exit: the error to reject with, the worker ended), and
+ * so does `signal`'s abort (its reason; the worker ended). Settled once; then the worker is kept
+ * (`keepWorker` with `limit`, `idleMs`) or ended.
+ */
+export function runOnWorker<Message, T>(
+  entry: KeptWorker<Message>,
+  send: () => void,
+  on: {
+    message: (message: Message) => TaskOutcome<T>
+    error: (error: Error & { code?: string }) => unknown
+    exit: (code: number) => unknown
+  },
+  { signal, limit, idleMs }: { signal?: AbortSignal; limit: number; idleMs?: number },
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false
+    const settle = (outcome: TaskOutcome<T>) => {
+      if (settled) return
+      settled = true
+      signal?.removeEventListener('abort', onAbort)
+      entry.task = undefined
+      if ('error' in outcome) reject(outcome.error)
+      else resolve(outcome.value)
+      if (outcome.keep) keepWorker(entry, limit, idleMs)
+      else endWorker(entry)
+    }
+    const onAbort = () => settle({ error: abortError(signal!) })
+    signal?.addEventListener('abort', onAbort, { once: true })
+    entry.task = {
+      message: (message) => settle(on.message(message)),
+      error: (error) => settle({ error: on.error(error) }),
+      exit: (code) => settle({ error: on.exit(code) }),
+    }
+    send()
+  })
 }

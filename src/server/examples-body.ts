@@ -14,11 +14,11 @@
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { z } from 'zod'
-import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
+import { ToolselError, throwIfAborted } from '../errors.ts'
 import { assertBodyText } from '../read-text-file.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { siblingModule } from '../worker-thread.ts'
-import { endWorker, keepWorker, takeWorker } from '../kept-workers.ts'
+import { runOnWorker, takeWorker } from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
 import { bodyBytes } from './body-bytes.ts'
 import type { addExamplesSchema } from './add-examples-schema.ts'
@@ -145,6 +145,9 @@ function* unpackStrings({
   return examples
 }
 
+/** What the worker posts: its reply, or (its bootstrap) a module that failed to load. */
+type WorkerReply = ExamplesBodyReply | { error: { message: string } }
+
 /**
  * The reply of a worker thread for `request` (its bytes are moved to it): one kept from an
  * earlier body, else a new one (kept-workers.ts); a thread that answered waits for the next body,
@@ -158,54 +161,33 @@ export function checkOnWorker(
   { limitMb, workers }: { limitMb: number; workers: number },
 ): Promise<ExamplesBodyReply> {
   throwIfAborted(signal)
-  const entry = takeWorker<ExamplesBodyReply | { error: { message: string } }>(
+  const entry = takeWorker<WorkerReply>(
     ENTRY,
     {},
     { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: 32 },
   )
-  return new Promise((resolve, reject) => {
-    let settled = false
-    /** `keep`: the thread answered and is sound, so it waits for the next body. */
-    const settle = (action: () => void, keep = false) => {
-      if (settled) return
-      settled = true
-      signal.removeEventListener('abort', onAbort)
-      entry.task = undefined
-      action()
-      if (keep) keepWorker(entry, workers)
-      else endWorker(entry)
-    }
-    const fail = (message: string, cause?: unknown) =>
-      settle(() =>
-        reject(
-          new ToolselError('INTERNAL', `The examples body could not be checked: ${message}.`, {
-            cause,
-          }),
-        ),
-      )
-    const onAbort = () => settle(() => reject(abortError(signal)))
-    entry.task = {
-      message: (reply) => {
-        // The thread's bootstrap reports a module that failed to load.
-        if ('error' in reply) return fail(`its worker module did not load (${reply.error.message})`)
-        settle(() => resolve(reply), true)
-      },
-      error: (error) => {
-        if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY')
-          return fail(`its worker thread failed (${error.message})`, error)
-        settle(() =>
-          reject(
-            new ToolselError(
+  const internal = (message: string, cause?: unknown) =>
+    new ToolselError('INTERNAL', `The examples body could not be checked: ${message}.`, { cause })
+  return runOnWorker<WorkerReply, ExamplesBodyReply>(
+    entry,
+    () => entry.worker.postMessage(request, [request.bytes.buffer as ArrayBuffer]),
+    {
+      // The thread's bootstrap reports a module that failed to load; a thread that answered
+      // waits for the next body.
+      message: (reply) =>
+        'error' in reply
+          ? { error: internal(`its worker module did not load (${reply.error.message})`) }
+          : { value: reply, keep: true },
+      error: (error) =>
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new ToolselError(
               'PAYLOAD_TOO_LARGE',
               `The examples body needs more memory than its worker's heap limit (${limitMb} MiB) once parsed: send fewer examples at once; nothing was changed.`,
               { cause: error, details: { heapLimitMb: limitMb } },
-            ),
-          ),
-        )
-      },
-      exit: (code) => fail(`its worker thread exited (code ${code})`),
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-    entry.worker.postMessage(request, [request.bytes.buffer as ArrayBuffer])
-  })
+            )
+          : internal(`its worker thread failed (${error.message})`, error),
+      exit: (code) => internal(`its worker thread exited (code ${code})`),
+    },
+    { signal, limit: workers },
+  )
 }

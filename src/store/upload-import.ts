@@ -29,20 +29,14 @@
  * error is the importer's own (IMPORT_FAILED…, 4xx), as in the process. Nothing is written here: a failed import leaves nothing behind.
  * @module
  */
-import { abortError, ToolselError, throwIfAborted } from '../errors.ts'
+import { ToolselError, throwIfAborted } from '../errors.ts'
 import type { ImportOptions, ImportSummary } from '../library/importers/index.ts'
 import { ToolLibrary } from '../library/tool-library.ts'
 import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.ts'
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule } from '../worker-thread.ts'
-import {
-  endWorker,
-  idleWorkerThreads,
-  KEPT_WORKER_IDLE_MS,
-  keepWorker,
-  takeWorker,
-} from '../kept-workers.ts'
+import { idleWorkerThreads, KEPT_WORKER_IDLE_MS, runOnWorker, takeWorker } from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
 import {
   UPLOAD_IMPORT_WORKER,
@@ -172,61 +166,41 @@ function runWorker(
     { task: UPLOAD_IMPORT_WORKER },
     { maxOldGenerationSizeMb: heapLimitMb },
   )
-  return new Promise<PreparedUpload>((resolve, reject) => {
-    let settled = false
-    /** `keep`: the worker answered and is sound, so it waits for the next upload. */
-    const settle = (action: () => void, keep = false) => {
-      if (settled) return
-      settled = true
-      signal?.removeEventListener('abort', onAbort)
-      entry.task = undefined
-      action()
-      if (keep) keepWorker(entry, settings.workers, settings.idleMs ?? IMPORT_WORKER_IDLE_MS)
-      else endWorker(entry)
-    }
-    const onAbort = () => settle(() => reject(abortError(signal!)))
-    signal?.addEventListener('abort', onAbort, { once: true })
-    entry.task = {
-      message: (message) =>
-        settle(
-          () => {
-            if ('prepared' in message) resolve(adopted(message.prepared))
-            else reject(workerError(name, message.error))
-          },
-          // An importer's own error leaves the worker sound; any other ends it.
-          'prepared' in message || message.error.code !== undefined,
-        ),
-      error: (error) =>
-        settle(() =>
-          reject(
-            error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? new ToolselError(
-                  'PAYLOAD_TOO_LARGE',
-                  `The import of library "${name}" needs more memory than its worker's heap limit (${heapLimitMb} MiB, sized from server.bodyLimitBytes): the upload expands too much once imported (an OpenAPI spec of many operations: import fewer at once); nothing was changed.`,
-                  { cause: error, details: { library: name, heapLimitMb } },
-                )
-              : new ToolselError(
-                  'INTERNAL',
-                  `The import worker of library "${name}" failed: ${error.message}; nothing was changed.`,
-                  { cause: error, details: { library: name } },
-                ),
-          ),
-        ),
-      exit: (code) =>
-        settle(() =>
-          reject(
-            new ToolselError(
-              'INTERNAL',
-              `The import worker of library "${name}" exited (code ${code}) before it answered; nothing was changed.`,
-              { details: { library: name } },
-            ),
-          ),
-        ),
-    }
+  return runOnWorker(
+    entry,
     // Bytes move to the worker (a 33 MB body copied would cost the event loop; a view of a
     // larger buffer is copied first: only whole ArrayBuffers move).
-    entry.worker.postMessage(task, typeof text === 'string' ? [] : [text.buffer as ArrayBuffer])
-  })
+    () =>
+      entry.worker.postMessage(task, typeof text === 'string' ? [] : [text.buffer as ArrayBuffer]),
+    {
+      message: (message) => ({
+        ...('prepared' in message
+          ? { value: adopted(message.prepared) }
+          : { error: workerError(name, message.error) }),
+        // An importer's own error leaves the worker sound; any other ends it.
+        keep: 'prepared' in message || message.error.code !== undefined,
+      }),
+      error: (error) =>
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new ToolselError(
+              'PAYLOAD_TOO_LARGE',
+              `The import of library "${name}" needs more memory than its worker's heap limit (${heapLimitMb} MiB, sized from server.bodyLimitBytes): the upload expands too much once imported (an OpenAPI spec of many operations: import fewer at once); nothing was changed.`,
+              { cause: error, details: { library: name, heapLimitMb } },
+            )
+          : new ToolselError(
+              'INTERNAL',
+              `The import worker of library "${name}" failed: ${error.message}; nothing was changed.`,
+              { cause: error, details: { library: name } },
+            ),
+      exit: (code) =>
+        new ToolselError(
+          'INTERNAL',
+          `The import worker of library "${name}" exited (code ${code}) before it answered; nothing was changed.`,
+          { details: { library: name } },
+        ),
+    },
+    { signal, limit: settings.workers, idleMs: settings.idleMs ?? IMPORT_WORKER_IDLE_MS },
+  )
 }
 
 /**
