@@ -152,8 +152,10 @@ export class TextTooLongError extends Error {
     readonly chars: number,
     readonly maxChars = MAX_TEXT_CHARS,
   ) {
+    // "One string" only for that limit: a lower one (decodeUtf8's maxChars) is said as a limit.
+    const limit = maxChars === MAX_TEXT_CHARS ? 'more than one string holds' : 'more than the limit'
     super(
-      `it holds ${chars.toLocaleString('en-US')} characters, more than one string holds (${maxChars.toLocaleString('en-US')})`,
+      `it holds ${chars.toLocaleString('en-US')} characters, ${limit} (${maxChars.toLocaleString('en-US')})`,
     )
     this.name = 'TextTooLongError'
   }

@@ -37,7 +37,10 @@ describe('decodeUtf8 at the one-string limit, after a byte-order mark', () => {
     const refused = refusal(bytes)
     expect(refused?.chars).toBe(LIMIT + 1)
     expect(refused?.maxChars).toBe(LIMIT)
-    expect(refused?.message).toContain(`more than one string holds (${LIMIT.toLocaleString()})`)
+    // Said as the limit it is, not as one string's (4,096 characters are not what one holds).
+    expect(refused?.message).toBe(
+      `it holds ${(LIMIT + 1).toLocaleString('en-US')} characters, more than the limit (${LIMIT.toLocaleString('en-US')})`,
+    )
   })
 
   it('counts a BOM that is not first, and text without one, character for character', () => {
@@ -48,6 +51,10 @@ describe('decodeUtf8 at the one-string limit, after a byte-order mark', () => {
     expect(refusal(Buffer.alloc(LIMIT + 1, 'a'))?.chars).toBe(LIMIT + 1)
     expect(decodeUtf8(Buffer.alloc(LIMIT, 'a'), LIMIT)).toHaveLength(LIMIT)
     // The default limit is one string's.
-    expect(new TextTooLongError(1).maxChars).toBe(MAX_TEXT_CHARS)
+    const atDefault = new TextTooLongError(MAX_TEXT_CHARS + 1)
+    expect(atDefault.maxChars).toBe(MAX_TEXT_CHARS)
+    expect(atDefault.message).toContain(
+      `more than one string holds (${MAX_TEXT_CHARS.toLocaleString('en-US')})`,
+    )
   })
 })
