@@ -646,7 +646,7 @@ export class ToolselService {
       if (uploaded.damaged !== undefined) {
         // The detail (paths of this host) goes to the log only.
         logger.warn(
-          `Library "${name}": the saved index holds these tools but its files do not load as saved (${uploaded.damaged}); saving it again`,
+          `Library "${name}": the served index holds these tools but its copy on disk is not that save (${uploaded.damaged}); saving it again`,
         )
       }
       // Created or replaced as the disk says at the commit (under the library's lock): another
@@ -669,7 +669,10 @@ export class ToolselService {
           options.beforeCommit?.()
         },
       })
-      const created = current === undefined || saved !== undefined ? !replacedSaved : false
+      // Created: no save was replaced, and nothing of that name was served from elsewhere (a
+      // save served here but deleted meanwhile is created again).
+      const servedFromElsewhere = current !== undefined && saved === undefined
+      const created = !servedFromElsewhere && !replacedSaved
       if (uploaded.damaged !== undefined) {
         // Said as the commit found the disk: nothing saved any more is not a damaged save.
         warnings.push(

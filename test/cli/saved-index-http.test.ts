@@ -53,7 +53,7 @@ describe('PUT of the same tools over a damaged disk copy', () => {
       expect((JSON.parse(after.text) as PutAnswer).unchanged, damage).toBe(true)
     }
     expect(server.logs()).toMatch(
-      /"parcels": the saved index holds these tools but its files do not load as saved \(/,
+      /"parcels": the served index holds these tools but its copy on disk is not that save \(/,
     )
 
     // A restart loads what the PUT saved.
