@@ -171,3 +171,49 @@ describe('an MCP SDK that fails to load on the first POST', () => {
     }
   }, 60_000)
 })
+
+describe('an MCP SDK that keeps failing to load', () => {
+  it('logs the stack at the first failed POST, then one short line each (was: the stack each time)', async () => {
+    const config = parseConfig({ library: { default: 'demo', loadAll: false } })
+    const logger = createMemoryLogger()
+    const service = new ToolselService(config, logger, createComponents(config, logger))
+    await service.start()
+    const context = createMcpContext(service)
+    // Fails three times, then loads.
+    let loads = 0
+    const load = (): Promise<McpPostModule> =>
+      ++loads <= 3
+        ? Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"))
+        : import('../../src/mcp/mcp-post.ts')
+    const routes = mcpRoutes(context, load)
+    const post = () =>
+      routes.request('/', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ ...INITIALIZE, id: 1 }),
+      })
+    const mcpLines = () => logger.lines.filter((line) => line.includes('POST /mcp'))
+    const stackLines = (line: string) => line.split('\n').filter((l) => /^\s+at /.test(l)).length
+    try {
+      for (let i = 0; i < 3; i++) expect((await post()).status).toBe(500)
+      const [first, ...rest] = mcpLines()
+      expect(stackLines(first!)).toBeGreaterThan(0)
+      expect(rest).toHaveLength(2)
+      for (const [i, line] of rest.entries()) {
+        expect(line.split('\n')).toHaveLength(1)
+        expect(line).toContain(
+          `POST /mcp: the MCP server module still fails to load (${i + 2} failed loads in a row, the stack was logged at the first): Cannot find package '@modelcontextprotocol/sdk'`,
+        )
+      }
+      // The next load works, and is kept.
+      expect((await post()).status).toBe(200)
+      expect((await post()).status).toBe(200)
+      expect(loads).toBe(4)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+})
