@@ -121,31 +121,39 @@ await app.close()
   }, 150_000)
 })
 
+/**
+ * /mcp routes over a started demo service whose MCP SDK load fails `failures` times (as a broken
+ * install's import does, the SDK's files gone), then gives the real module.
+ */
+async function routesFailingToLoad(failures: number) {
+  const config = parseConfig({ library: { default: 'demo', loadAll: false } })
+  const logger = createMemoryLogger()
+  const service = new ToolselService(config, logger, createComponents(config, logger))
+  await service.start()
+  const context = createMcpContext(service)
+  let loads = 0
+  const load = (): Promise<McpPostModule> =>
+    ++loads <= failures
+      ? Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"))
+      : import('../../src/mcp/mcp-post.ts')
+  const app = new Hono().route('/mcp', mcpRoutes(context, load))
+  const post = async () => {
+    const response = await app.request('/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ ...INITIALIZE, id: 1 }),
+    })
+    return { status: response.status, body: await response.json() }
+  }
+  return { logger, context, post, loads: () => loads }
+}
+
 describe('an MCP SDK that fails to load on the first POST', () => {
   it('answers a JSON-RPC internal error, logs why, and the next POST loads it', async () => {
-    const config = parseConfig({ library: { default: 'demo', loadAll: false } })
-    const logger = createMemoryLogger()
-    const service = new ToolselService(config, logger, createComponents(config, logger))
-    await service.start()
-    const context = createMcpContext(service)
-    // As a broken install's import fails (the SDK's files gone), once; then the real module.
-    let loads = 0
-    const load = (): Promise<McpPostModule> =>
-      ++loads === 1
-        ? Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"))
-        : import('../../src/mcp/mcp-post.ts')
-    const app = new Hono().route('/mcp', mcpRoutes(context, load))
-    const post = async () => {
-      const response = await app.request('/mcp', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ ...INITIALIZE, id: 1 }),
-      })
-      return { status: response.status, body: await response.json() }
-    }
+    const { logger, context, post, loads } = await routesFailingToLoad(1)
     try {
       // Was a plain 500 {error:{code:'INTERNAL',message:'Internal server error.'}} (the app's).
       expect(await post()).toEqual({
@@ -165,7 +173,7 @@ describe('an MCP SDK that fails to load on the first POST', () => {
       const second = await post()
       expect(second.status).toBe(200)
       expect(second.body.result.serverInfo.name).toBe('toolsel')
-      expect(loads).toBe(2)
+      expect(loads()).toBe(2)
     } finally {
       await context.close()
     }
@@ -174,27 +182,7 @@ describe('an MCP SDK that fails to load on the first POST', () => {
 
 describe('an MCP SDK that keeps failing to load', () => {
   it('logs the stack at the first failed POST, then one short line each (was: the stack each time)', async () => {
-    const config = parseConfig({ library: { default: 'demo', loadAll: false } })
-    const logger = createMemoryLogger()
-    const service = new ToolselService(config, logger, createComponents(config, logger))
-    await service.start()
-    const context = createMcpContext(service)
-    // Fails three times, then loads.
-    let loads = 0
-    const load = (): Promise<McpPostModule> =>
-      ++loads <= 3
-        ? Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"))
-        : import('../../src/mcp/mcp-post.ts')
-    const routes = mcpRoutes(context, load)
-    const post = () =>
-      routes.request('/', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ ...INITIALIZE, id: 1 }),
-      })
+    const { logger, context, post, loads } = await routesFailingToLoad(3)
     const mcpLines = () => logger.lines.filter((line) => line.includes('POST /mcp'))
     const stackLines = (line: string) => line.split('\n').filter((l) => /^\s+at /.test(l)).length
     try {
@@ -211,7 +199,7 @@ describe('an MCP SDK that keeps failing to load', () => {
       // The next load works, and is kept.
       expect((await post()).status).toBe(200)
       expect((await post()).status).toBe(200)
-      expect(loads).toBe(4)
+      expect(loads()).toBe(4)
     } finally {
       await context.close()
     }
