@@ -20,11 +20,15 @@ import { createTimeSlicer } from '../time-slicer.ts'
  * itself, one `data` event per chunk the socket gave, as bare Node reads it: through hono's web
  * stream (`Readable.toWeb`, a promise and a queue per 64 KiB chunk) the read took ~10-15% more
  * server CPU (256 MiB over loopback; bench/README "Round 50: request bodies read from the Node
- * request (srv55)"). Elsewhere (another runtime, a chunked body, one read already), the web
- * stream is read (`bodyBytesOfRequest`).
+ * request (srv55)"). Elsewhere (another runtime, a chunked body, one whose web stream was made
+ * before), the web stream is read (`bodyBytesOfRequest`); one that hono read already (its
+ * `c.req.json()`, `c.req.text()`) is taken from hono's cache, and one read otherwise before this
+ * route is an INTERNAL error that says so (it was a TypeError "locked", or "not the N bytes").
  */
 export async function bodyBytes(c: Context): Promise<Uint8Array> {
   const contentLength = c.req.header('content-length')
+  // Read already by hono (`c.req.json()` in a middleware before this route): from its cache.
+  if (Object.keys(c.req.bodyCache).length > 0) return new Uint8Array(await c.req.arrayBuffer())
   const length = contentLength === undefined ? Number.NaN : Number(contentLength)
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   if (
@@ -32,23 +36,39 @@ export async function bodyBytes(c: Context): Promise<Uint8Array> {
     Number.isSafeInteger(length) &&
     length >= 0 &&
     c.req.header('transfer-encoding') === undefined &&
-    readsWhole(incoming)
+    untouched(incoming)
   )
     return incomingBytes(incoming, length)
+  if (c.req.raw.bodyUsed || c.req.raw.body?.locked === true) throw alreadyRead()
   return bodyBytesOfRequest(c.req.raw, contentLength)
 }
 
 /**
- * Whether `incoming`'s body can be read here from its start: nothing read it (hono's web stream
- * included), its chunks are bytes, and it was not cut off before (a body that came whole before
- * its client went away is recovered by @hono/node-server's own read, the web stream).
+ * Whether `incoming`'s body can be read here from its start: nothing read it or is reading it,
+ * its chunks are bytes, and it was not cut off before (a body that came whole before its client
+ * went away is recovered by @hono/node-server's own read, the web stream). A web stream made
+ * over it (`c.req.raw.body` looked at, as hono's own `bodyLimit` does before calling the route)
+ * paused it and listens to its `data`: read here as well, the chunks went to both and the web
+ * stream, never read, paused it for good at its high-water mark (a 4 MiB PUT was never
+ * answered); such a body is read from that web stream.
  */
-function readsWhole(incoming: IncomingMessage): boolean {
+function untouched(incoming: IncomingMessage): boolean {
   return (
     !incoming.readableDidRead &&
+    incoming.readableFlowing === null &&
+    incoming.listenerCount('data') === 0 &&
+    incoming.listenerCount('readable') === 0 &&
     !incoming.destroyed &&
     incoming.readableEncoding === null &&
     typeof incoming.on === 'function'
+  )
+}
+
+/** The body was read before the route by a middleware, not through hono's cache. */
+function alreadyRead(): ToolselError {
+  return new ToolselError(
+    'INTERNAL',
+    'The request body was already read before this route (by a middleware that read c.req.raw.body), so it cannot be read again.',
   )
 }
 

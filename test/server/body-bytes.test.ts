@@ -9,6 +9,8 @@
 import { request } from 'node:http'
 import { readdir } from 'node:fs/promises'
 import { Readable } from 'node:stream'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { bodyLimit as honoBodyLimit } from 'hono/body-limit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { createTestApp } from './test-service.ts'
@@ -99,4 +101,64 @@ describe('an upload body read from the Node request', () => {
     expect(await readdir(indexDir)).toEqual(before)
     expect(service.listLibraries().map((entry) => entry.name)).not.toContain('uploaded')
   })
+})
+
+/**
+ * An app that mounts ours behind hono's own `bodyLimit` (which looks at `c.req.raw.body` first,
+ * making @hono/node-server build the web stream over the Node request) or a middleware that read
+ * the body with hono's `c.req.json()`.
+ */
+async function mountedBehind(middleware: MiddlewareHandler) {
+  const made = await createTestApp()
+  const outer = new Hono()
+  outer.use('*', middleware)
+  outer.route('/', made.app)
+  return { ...made, outer }
+}
+
+/** `putBody`, failed if no answer came in `ms`. */
+function putWithin(url: string, body: Buffer, ms: number) {
+  return Promise.race([
+    putBody(url, body),
+    new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), ms).unref()),
+  ])
+}
+
+describe('a body whose web stream something else touched first', () => {
+  it('behind hono bodyLimit (the web stream made, not read): the 4 MiB PUT is answered', async () => {
+    const { outer, service } = await mountedBehind(honoBodyLimit({ maxSize: 64 * 1024 * 1024 }))
+    served = await listenApp(outer.fetch)
+    const body = toolsBody(28_000)
+    expect(body.length).toBeGreaterThan(4 * 1024 * 1024)
+    expect(await putWithin(served.url, body, 15_000)).toMatchObject({ status: 201 })
+    expect(service.library('uploaded').library.size).toBe(28_000)
+  }, 30_000)
+
+  it('read with c.req.json() by a middleware: read again from hono body cache', async () => {
+    const seen: number[] = []
+    const { outer, service } = await mountedBehind(async (c, next) => {
+      if (c.req.method === 'PUT') seen.push(((await c.req.json()) as { tools: [] }).tools.length)
+      await next()
+    })
+    served = await listenApp(outer.fetch)
+    expect(await putWithin(served.url, toolsBody(3000), 15_000)).toMatchObject({ status: 201 })
+    expect(seen).toEqual([3000])
+    expect(service.library('uploaded').library.size).toBe(3000)
+  }, 30_000)
+
+  it('read from the web stream by a middleware: a 500 that says so, not a hang or a 400', async () => {
+    const { outer, service } = await mountedBehind(async (c, next) => {
+      if (c.req.method === 'PUT') await new Response(c.req.raw.body).arrayBuffer()
+      await next()
+    })
+    served = await listenApp(outer.fetch)
+    const answer = await putWithin(served.url, toolsBody(3000), 15_000)
+    expect(answer).toMatchObject({ status: 500 })
+    const { error } = JSON.parse((answer as { text: string }).text) as {
+      error: { code: string; message: string }
+    }
+    expect(error.code).toBe('INTERNAL')
+    expect(error.message).toMatch(/already read/)
+    expect(service.listLibraries().map((entry) => entry.name)).not.toContain('uploaded')
+  }, 30_000)
 })
