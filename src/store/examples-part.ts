@@ -45,10 +45,11 @@ export async function examplesManifest(
   }
 }
 
+/** Writes the examples file into `dir`, a chunk of lines at a time (no copy of the whole file). */
 export async function saveExamples(indexed: IndexedLibrary, dir: string): Promise<void> {
   const entry = indexed.manifest.examples
   if (entry === undefined || indexed.examples === undefined) return
-  await writeFile(join(dir, entry.file), await indexed.examples.set.toJsonLinesSliced())
+  await writeFile(join(dir, entry.file), await indexed.examples.set.toJsonLineChunksSliced())
 }
 
 export async function loadExamples(

@@ -221,8 +221,10 @@ describe('ExampleSet', () => {
     const set = ExampleSet.of(
       Array.from({ length: 600 }, (_, at) => example(`é ${at} "q" \ud83d\ude00`, `t${at % 7}`)),
     )
-    const bytes = await set.toJsonLinesSliced()
-    expect(bytes.equals(Buffer.from(set.toJsonLines()))).toBe(true)
+    const chunks = await set.toJsonLineChunksSliced()
+    // Chunks of 256 lines, never concatenated in the save.
+    expect(chunks.map((chunk) => chunk.toString().split('\n').length - 1)).toEqual([256, 256, 88])
+    expect(Buffer.concat(chunks).equals(Buffer.from(set.toJsonLines()))).toBe(true)
   })
 
   it('prunes tool ids a replaced library lacks and drops examples left without tools', () => {

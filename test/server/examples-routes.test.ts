@@ -2,6 +2,7 @@
  * Usage examples over real HTTP (a real port, `fetch`): adding them, feedback, validation, the
  * cap, de-duplication, a library swap, and a restart of the service on the saved index.
  */
+import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -297,6 +298,28 @@ describe('usage examples over HTTP', () => {
       body: JSON.stringify(SAMPLE_TOOLS),
     })
     expect(((await dropped.json()) as any).examples).toEqual({ count: 0, version: 3, cap: 20_000 })
+  })
+
+  it('saves the same examples.jsonl bytes for a fixed write of more examples than one chunk of lines', async () => {
+    // Round 51 (ex55) writes the file from its chunks of lines instead of concatenating them
+    // first (a 32 MB Buffer.concat was one turn of ~0.1-0.3 s after the rebuild); the bytes are
+    // the ones saved before (the digest was taken from the code of f489ab5e), and the set's own
+    // JSON lines.
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    const examples = Array.from({ length: 700 }, (_, at) => ({
+      instruction: `${['text', 'café', '中文 message', 'lone \ud800 half', 'tab\there'][at % 5]} ${at}`,
+      tools: at % 3 === 0 ? ['sms.send_sms', 'weather.get_forecast'] : ['sms.send_sms'],
+    }))
+    const answer = await post(`${server.url}/v1/libraries/sample/examples`, { examples })
+    expect(answer).toMatchObject({ status: 200, json: { added: 700, examples: 700 } })
+    const saved = await readFile(join(indexDir, 'sample', 'examples.jsonl'))
+    expect(saved.equals(Buffer.from(server.service.library().examples!.set.toJsonLines()))).toBe(
+      true,
+    )
+    expect(createHash('sha256').update(saved).digest('hex')).toBe(
+      '7e63ec9e5cad84f3b49bda54dfb1a16440a8b4fe4c0e90c62a7831075fac8680',
+    )
   })
 
   it('keeps the event loop turning while a maximal examples body is decoded, validated and normalised', async () => {

@@ -1,0 +1,159 @@
+/**
+ * The longest event-loop turn of one large usage-examples write (bench/README "Round 51: the
+ * longest turn of a 10,000-example write (ex55)"): a server in this process (the built `dist/` of
+ * this checkout and of `--before DIR`, a fresh process per side and round, sides alternating)
+ * serving the sample tools from an index directory; `POST /v1/libraries/sample/examples` of
+ * `--examples` (10,000) distinct examples of `--chars` (3,200)-character instructions (a ~32 MB
+ * body, sent from a buffer built before), from its first byte to its answer (the body checked on
+ * a worker thread, the examples normalised, the index rebuilt and saved). Meanwhile a 1 ms timer
+ * records each gap between its turns: the longest (wall), the most of the main thread's own CPU
+ * in one gap (`/proc/thread-self/schedstat`: the part the code holds, not the wait for a core),
+ * and how many gaps were over 100 ms. Run `npm run build` first.
+ *
+ *   node --import tsx bench/examples-post-turn.ts [--before /work/ci-base] [--rounds 3]
+ *     [--examples 10000] [--chars 3200]
+ * @module
+ */
+import { readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { benchArgs, wholeNumber } from './bench-args.ts'
+import { loadAverage, markdownTable, median, runSidesInChildren } from './lib/measure.ts'
+
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    before: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+    examples: { type: 'string', default: '10000' },
+    chars: { type: 'string', default: '3200' },
+    side: { type: 'string' },
+  },
+})
+const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
+const count = wholeNumber(import.meta.url, '--examples', values.examples)
+const chars = wholeNumber(import.meta.url, '--chars', values.chars)
+
+interface Row {
+  /** The POST, first byte to answer, ms. */
+  ms: number
+  /** The longest gap between two turns of a 1 ms timer, wall ms, and when it began (ms in). */
+  turn: number
+  turnAt: number
+  /** The most main-thread CPU in one such gap, ms. */
+  turnCpu: number
+  /** Gaps over 100 ms. */
+  over100: number
+}
+
+/** The calling thread's CPU time so far, ns. */
+const threadCpuNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0])
+
+if (values.side !== undefined) {
+  const dist = (path: string) => import(pathToFileURL(join(values.side!, 'dist', path)).href)
+  const { parseConfig } = await dist('config/load-config.js')
+  const { createMemoryLogger } = await dist('log.js')
+  const { createComponents } = await dist('components.js')
+  const { ToolselService } = await dist('service/toolsel-service.js')
+  const { createApp } = await dist('server/app.js')
+  const { listenApp } = await import('../test/helpers/listen-app.ts')
+  const { SAMPLE_TOOLS } = await import('../test/helpers/sample-tools.ts')
+  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-post-turn-'))
+  try {
+    const toolFile = join(indexDir, 'sample.json')
+    await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
+    const config = parseConfig({ library: { default: toolFile, indexDir } })
+    const logger = createMemoryLogger()
+    const service = new ToolselService(config, logger, createComponents(config, logger))
+    await service.start()
+    const server = await listenApp(createApp(service).fetch)
+    // Distinct instructions of `chars` characters: a number, then short words.
+    const words = 'send the weekly report to the team by friday '
+    const examples = Array.from({ length: count }, (_, at) => ({
+      instruction: `${at} ${words.repeat(Math.ceil(chars / words.length))}`.slice(0, chars).trim(),
+      tools: ['sms.send_sms'],
+    }))
+    const body = Buffer.from(JSON.stringify({ examples }))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const gaps: Array<{ wall: number; cpu: number; at: number }> = []
+    let [lastWall, lastCpu] = [performance.now(), threadCpuNs()]
+    const started = lastWall
+    const ticker = setInterval(() => {
+      const [wall, cpu] = [performance.now(), threadCpuNs()]
+      gaps.push({ wall: wall - lastWall, cpu: (cpu - lastCpu) / 1e6, at: lastWall - started })
+      ;[lastWall, lastCpu] = [wall, cpu]
+    }, 1)
+    // node:http writes the buffer as it is (fetch copied it: a 32 MB turn of the client's own).
+    const answer = await new Promise<{ added?: number }>((resolve, reject) => {
+      const request = httpRequest(`${server.url}/v1/libraries/sample/examples`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      })
+      request.on('error', reject)
+      request.on('response', async (response) => {
+        const parts: Buffer[] = []
+        for await (const part of response) parts.push(part as Buffer)
+        resolve(JSON.parse(Buffer.concat(parts).toString()))
+      })
+      request.end(body)
+    })
+    const ms = performance.now() - started
+    clearInterval(ticker)
+    await server.close()
+    if (answer.added !== count) throw new Error(`unexpected answer ${JSON.stringify(answer)}`)
+    const longest = gaps.reduce((one, other) => (other.wall > one.wall ? other : one))
+    const row: Row = {
+      ms,
+      turn: longest.wall,
+      turnAt: longest.at,
+      turnCpu: Math.max(...gaps.map((gap) => gap.cpu)),
+      over100: gaps.filter((gap) => gap.wall > 100).length,
+    }
+    if (process.env.TOOLSEL_BENCH_GAPS)
+      for (const gap of [...gaps].sort((one, other) => other.cpu - one.cpu).slice(0, 8))
+        console.error(JSON.stringify(gap))
+    console.log(JSON.stringify(row))
+  } finally {
+    await rm(indexDir, { recursive: true, force: true })
+  }
+  process.exit(0)
+} else {
+  const here = fileURLToPath(new URL('..', import.meta.url))
+  const sides: Array<[string, string]> = [['this checkout', here]]
+  if (values.before) sides.push([values.before, values.before])
+  const loads = [loadAverage(1)]
+  const results = await runSidesInChildren<Row>(import.meta.url, sides, rounds, [
+    '--examples',
+    `${count}`,
+    '--chars',
+    `${chars}`,
+  ])
+  loads.push(loadAverage(1))
+  console.log(
+    `POST of ${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each, sides alternating), load ${loads.join(' -> ')}; ms, median (each)`,
+  )
+  const cell = (each: number[]) =>
+    `${Math.round(median(each))} (${each.map((value) => Math.round(value)).join(', ')})`
+  console.log(
+    markdownTable(
+      [
+        'side',
+        'POST ms',
+        'longest turn',
+        'its start, ms in',
+        'most CPU in one turn',
+        'turns > 100 ms',
+      ],
+      [...results].map(([name, rows]) => [
+        name,
+        cell(rows.map((row) => row.ms)),
+        cell(rows.map((row) => row.turn)),
+        cell(rows.map((row) => row.turnAt)),
+        cell(rows.map((row) => row.turnCpu)),
+        cell(rows.map((row) => row.over100)),
+      ]),
+    ).join('\n'),
+  )
+}
