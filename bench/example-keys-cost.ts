@@ -12,9 +12,15 @@
  * @module
  */
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { benchArgs, wholeNumber } from './bench-args.ts'
-import { loadAverage, markdownTable, median, runSidesInChildren } from './lib/measure.ts'
+import {
+  checkoutSides,
+  loadAverage,
+  markdownTable,
+  median,
+  runSidesInChildren,
+} from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -74,9 +80,7 @@ if (values.side !== undefined) {
   await time('withEach (new)', () => set.withEach([added], { normalized: true }))
   console.log(JSON.stringify(ms))
 } else {
-  const here = fileURLToPath(new URL('..', import.meta.url))
-  const sides: Array<[string, string]> = [['this checkout', here]]
-  if (values.before) sides.push([values.before, values.before])
+  const sides = checkoutSides(import.meta.url, values.before)
   const loads = [loadAverage(1)]
   const times = await runSidesInChildren<Record<string, number>>(import.meta.url, sides, rounds, [
     '--examples',

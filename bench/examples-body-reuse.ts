@@ -12,9 +12,16 @@
  * @module
  */
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { benchArgs, wholeNumber } from './bench-args.ts'
-import { cpuMs, loadAverage, markdownTable, median, runSidesInChildren } from './lib/measure.ts'
+import {
+  checkoutSides,
+  cpuMs,
+  loadAverage,
+  markdownTable,
+  median,
+  runSidesInChildren,
+} from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -62,9 +69,7 @@ if (values.side !== undefined) {
   console.log(JSON.stringify(rows))
   process.exit(0)
 } else {
-  const here = fileURLToPath(new URL('..', import.meta.url))
-  const sides: Array<[string, string]> = [['this checkout', here]]
-  if (values.before) sides.push([values.before, values.before])
+  const sides = checkoutSides(import.meta.url, values.before)
   const loads = [loadAverage(1)]
   const times = await runSidesInChildren<Array<{ wall: number; cpu: number }>>(
     import.meta.url,

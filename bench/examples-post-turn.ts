@@ -19,9 +19,15 @@ import { request as httpRequest } from 'node:http'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { benchArgs, wholeNumber } from './bench-args.ts'
-import { loadAverage, markdownTable, median, runSidesInChildren } from './lib/measure.ts'
+import {
+  checkoutSides,
+  loadAverage,
+  markdownTable,
+  medianAndEach,
+  runSidesInChildren,
+} from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -120,9 +126,7 @@ if (values.side !== undefined) {
   }
   process.exit(0)
 } else {
-  const here = fileURLToPath(new URL('..', import.meta.url))
-  const sides: Array<[string, string]> = [['this checkout', here]]
-  if (values.before) sides.push([values.before, values.before])
+  const sides = checkoutSides(import.meta.url, values.before)
   const loads = [loadAverage(1)]
   const results = await runSidesInChildren<Row>(import.meta.url, sides, rounds, [
     '--examples',
@@ -134,8 +138,6 @@ if (values.side !== undefined) {
   console.log(
     `POST of ${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each, sides alternating), load ${loads.join(' -> ')}; ms, median (each)`,
   )
-  const cell = (each: number[]) =>
-    `${Math.round(median(each))} (${each.map((value) => Math.round(value)).join(', ')})`
   console.log(
     markdownTable(
       [
@@ -148,11 +150,11 @@ if (values.side !== undefined) {
       ],
       [...results].map(([name, rows]) => [
         name,
-        cell(rows.map((row) => row.ms)),
-        cell(rows.map((row) => row.turn)),
-        cell(rows.map((row) => row.turnAt)),
-        cell(rows.map((row) => row.turnCpu)),
-        cell(rows.map((row) => row.over100)),
+        medianAndEach(rows.map((row) => row.ms)),
+        medianAndEach(rows.map((row) => row.turn)),
+        medianAndEach(rows.map((row) => row.turnAt)),
+        medianAndEach(rows.map((row) => row.turnCpu)),
+        medianAndEach(rows.map((row) => row.over100)),
       ]),
     ).join('\n'),
   )

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
+import { fileURLToPath } from 'node:url'
 
 /** The middle value of `numbers` (the upper one of an even count); NaN when there are none. */
 export function median(numbers: readonly number[]): number {
@@ -24,6 +25,10 @@ export function evenMedian(numbers: readonly number[]): number {
 /** `median 12.3 ms (12.1, 12.3, 14.0)`: the median and each value, in milliseconds. */
 export const medianAndEachMs = (values: readonly number[]) =>
   `median ${median(values).toFixed(1)} ms (${values.map((value) => value.toFixed(1)).join(', ')})`
+
+/** `12 (14, 12, 9)`: the median and each value, rounded. */
+export const medianAndEach = (values: readonly number[]) =>
+  `${Math.round(median(values))} (${values.map((value) => Math.round(value)).join(', ')})`
 
 /** The nearest-rank `p`th percentile (0 to 100) of `sorted` (ascending); NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -119,6 +124,23 @@ export function markdownTable(
 }
 
 /**
+ * The sides of a `--before DIR` comparison for `runSidesInChildren`: this checkout (the root above
+ * `scriptUrl`'s folder), then `before` where given.
+ */
+export function checkoutSides(
+  scriptUrl: string,
+  before: string | undefined,
+): Array<[string, string]> {
+  const here = fileURLToPath(new URL('..', scriptUrl))
+  return before === undefined
+    ? [['this checkout', here]]
+    : [
+        ['this checkout', here],
+        [before, before],
+      ]
+}
+
+/**
  * Runs the entry script `scriptUrl` again with `--side ROOT` plus `args` in a fresh process for
  * each of `sides` ([name, root]) and round, sides alternating each round; each run prints its
  * result as JSON on its last line. The results per side's name, in round order.
@@ -130,7 +152,6 @@ export async function runSidesInChildren<T>(
   args: readonly string[],
 ): Promise<Map<string, T[]>> {
   const { execFile } = await import('node:child_process')
-  const { fileURLToPath } = await import('node:url')
   const { promisify } = await import('node:util')
   const run = promisify(execFile)
   const results = new Map<string, T[]>(sides.map(([name]) => [name, []]))
