@@ -1,6 +1,8 @@
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { Planner } from '../../src/contracts.ts'
+import { RulePlanner } from '../../src/plan/rule-planner.ts'
 import { describedTool } from '../helpers/oversized-tools.ts'
 import { createTestApp, postJson, readJson } from './test-service.ts'
 import { indexDirEntries } from '../helpers/index-dir-entries.ts'
@@ -267,40 +269,70 @@ describe('library routes', () => {
   })
 
   it('swaps a library atomically under concurrent requests: no error, no mixed answer', async () => {
-    const { app } = await createTestApp()
+    // The rule planner answers a timer later, as a planner over the network does: an in-process
+    // request otherwise runs from its library read to its answer within one turn of the event
+    // loop (checked, round 51: no setImmediate or setTimeout callback ran during one), so no swap
+    // could land while one is in flight. A request starts every START_MS and plans for PLAN_MS
+    // (more): timers run in the order they are due, so the next request starts before the last
+    // one's planner answers, and some request is in flight at every upload's swap.
+    const START_MS = 4
+    const PLAN_MS = 10
+    const rule = new RulePlanner()
+    const timedPlanner: Planner = {
+      name: rule.name,
+      plan: async (instruction) => {
+        await new Promise((resolve) => setTimeout(resolve, PLAN_MS))
+        return rule.plan(instruction)
+      },
+    }
+    const { app, service } = await createTestApp({ components: { planner: () => timedPlanner } })
     await app.request('/v1/libraries/swap?namespace=v0', put(mcpBody('v0', 40)))
-    const request = () =>
-      app.request(
-        '/v1/select-tools',
-        postJson({
-          instruction: 'send an item and book an item, then list items',
-          library: 'swap',
-          tau: 0,
-        }),
-      )
-    const responses: Response[] = []
+    let inFlight = 0
+    const inFlightAtSwap: number[] = []
+    service.libraries.onChange((name) => {
+      if (name === 'swap') inFlightAtSwap.push(inFlight)
+    })
+    const request = async () => {
+      inFlight += 1
+      try {
+        return await app.request(
+          '/v1/select-tools',
+          postJson({
+            instruction: 'send an item and book an item, then list items',
+            library: 'swap',
+            tau: 0,
+          }),
+        )
+      } finally {
+        inFlight -= 1
+      }
+    }
+    const answers: Promise<Response>[] = []
     let uploading = true
-    // Keep requests in flight for as long as the uploads run, in waves of 10 concurrent requests.
+    const startedDuring: number[] = []
     const load = (async () => {
       while (uploading) {
-        responses.push(...(await Promise.all(Array.from({ length: 10 }, request))))
-        // In-process requests settle in microtasks only; yield so the uploads' file IO can run.
-        await new Promise((resolve) => setImmediate(resolve))
+        answers.push(request())
+        await new Promise((resolve) => setTimeout(resolve, START_MS))
       }
     })()
-    for (let round = 1; round <= 8; round += 1) {
+    const UPLOADS = 3
+    for (let round = 1; round <= UPLOADS; round += 1) {
+      const before = answers.length
       const upload = await app.request(
         `/v1/libraries/swap?namespace=v${round}`,
         put(mcpBody(`v${round}`, 40)),
       )
       expect(upload.status).toBe(200)
+      startedDuring.push(answers.length - before)
     }
     uploading = false
     await load
+    const responses = await Promise.all(answers)
     const versionsSeen = new Set<string>()
     for (const response of responses) {
-      expect(response.status).toBe(200)
       const body = await readJson(response)
+      expect(response.status, JSON.stringify(body.error)).toBe(200)
       const ids: string[] = [
         ...body.tools.map((tool: { id: string }) => tool.id),
         ...body.steps.flatMap((step: { candidates: { id: string }[] }) =>
@@ -311,12 +343,16 @@ describe('library routes', () => {
       expect(versions.size).toBe(1)
       versionsSeen.add([...versions][0])
     }
-    expect(responses.length).toBeGreaterThan(50)
+    // The power of the run: every swap landed while a request was in flight (one that took the
+    // old version and answers after the swap), and requests started while each upload ran (a
+    // swap published in parts would have shown them a mix).
+    expect(inFlightAtSwap).toHaveLength(UPLOADS)
+    for (const count of inFlightAtSwap) expect(count).toBeGreaterThan(0)
+    for (const count of startedDuring) expect(count).toBeGreaterThan(0)
     expect(versionsSeen.size).toBeGreaterThan(2)
-    // CPU, not waiting: each upload's file IO gets one turn per wave of requests, so the time is
-    // the waves' (round 50, load 9-10: 8 uploads of ~1 s, ~7,000 answers, 10-12 s; vitest's 30 s
-    // default ran out once at load 14 and more).
-  }, 120_000)
+    // Round 51, load ~18: 3 uploads, ~200 answers, ~6 s (it was ~7,000 answers, 29-35 s); the
+    // limit is for loads past that.
+  }, 60_000)
 })
 
 describe('service routes', () => {
