@@ -498,7 +498,12 @@ describe('toolsel mcp --stdio', () => {
         batches += `${JSON.stringify(batch)}\n`
       }
       child.stdin.write(batches)
-      await new Promise((resolve) => setTimeout(resolve, 3000))
+      // Unread answers wait for the first one's bytes to reach this paused pipe (they were a
+      // fixed 3 s, which a start under load could pass): the server dispatches a stdin chunk's
+      // lines in one turn and answers each in its microtasks, so the ~11 lines of that chunk are
+      // all sent before stdout's first 'drain' (a later turn) whenever reading resumes.
+      while (child.stdout.readableLength === 0 && child.exitCode === null)
+        await new Promise((resolve) => setTimeout(resolve, 10))
       // Each answer line's first id and length, read as it comes (not kept whole).
       const answers: Array<{ first: number; count: number }> = []
       let rest = ''
