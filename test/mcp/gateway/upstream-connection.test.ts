@@ -5,7 +5,6 @@ import type { GatewayConfig } from '../../../src/config/schema.ts'
 import {
   MAX_UPSTREAM_ERROR_CHARS,
   RELIST_GAP_FACTOR,
-  RELIST_GAP_MS,
   type UpstreamConnection,
 } from '../../../src/mcp/gateway/upstream-connection.ts'
 import {
@@ -19,6 +18,8 @@ import { useUpstreamConnections } from '../../helpers/upstream-connections.ts'
 
 const NOTES_FIXTURE = fileURLToPath(new URL('../fixtures/notes-upstream.ts', import.meta.url))
 const NODE_FIXTURE = fileURLToPath(new URL('../fixtures/node-upstream.mjs', import.meta.url))
+/** gateway.relistGapMs in the re-list tests (its default, RELIST_GAP_MS, is 1 s). */
+const TEST_RELIST_GAP_MS = 250
 
 const upstreamConnection = useUpstreamConnections()
 
@@ -422,7 +423,7 @@ describe('UpstreamConnection with real stdio processes', () => {
     expect(logger.lines.join('\n')).toContain('gateway.maxListChars')
   })
 
-  it('re-lists a server sending list_changed in a loop at most once per RELIST_GAP_MS', async () => {
+  it('re-lists a server sending list_changed in a loop at most once per relistGapMs', async () => {
     // 20 notifications every 50 ms after its first listing, for good. On e8dbfac each listing
     // was followed at once by the next (at 20 every ms: 3,733 listings in 4 s). 400 a second, not
     // 4,000 (round 43): at load 24 the gateway read 4,000 a second slower than they came, the
@@ -432,9 +433,17 @@ describe('UpstreamConnection with real stdio processes', () => {
     // as the connection saw them: the gap is checked between every two, not counted in a window
     // of wall time (a loaded host stretched the listings and the gaps with them, round 42).
     const listings: Array<{ endedAt: number; latencyMs: number }> = []
-    const flood = nodeUpstream('flood', { UPSTREAM_LIST_CHANGED_MS: '50' }, undefined, () => {
-      listings.push({ endedAt: performance.now(), latencyMs: flood.state().lastLatencyMs ?? 0 })
-    })
+    // A gap of TEST_RELIST_GAP_MS (the default 1 s made this test's 3 gaps 3 s): notifications
+    // every 50 ms still ask for a re-list several times a gap.
+    const flood = nodeUpstream(
+      'flood',
+      { UPSTREAM_LIST_CHANGED_MS: '50' },
+      undefined,
+      () => {
+        listings.push({ endedAt: performance.now(), latencyMs: flood.state().lastLatencyMs ?? 0 })
+      },
+      { relistGapMs: TEST_RELIST_GAP_MS },
+    )
     await flood.connect()
     expect(flood.state()).toMatchObject({ toolCount: 3 })
     // The connect's listing and three re-lists (since round 42 the first waits for the gap after
@@ -444,9 +453,9 @@ describe('UpstreamConnection with real stdio processes', () => {
     })
     for (let index = 1; index < listings.length; index += 1) {
       const [last, next] = [listings[index - 1]!, listings[index]!]
-      // The next listing starts a gap after the last one's end, RELIST_GAP_MS or RELIST_GAP_FACTOR
+      // The next listing starts a gap after the last one's end, relistGapMs or RELIST_GAP_FACTOR
       // times its time (lastLatencyMs is rounded: 0.5 ms less), and takes its own time.
-      const gapMs = Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * (last.latencyMs - 0.5))
+      const gapMs = Math.max(TEST_RELIST_GAP_MS, RELIST_GAP_FACTOR * (last.latencyMs - 0.5))
       expect(
         next.endedAt - last.endedAt,
         `listing ${index} after ${index - 1}: ${JSON.stringify(listings)}`,
@@ -466,6 +475,7 @@ describe('UpstreamConnection with real stdio processes', () => {
       { UPSTREAM_TOOLS: '3000', UPSTREAM_PAGE_SIZE: '1000', UPSTREAM_LIST_CHANGED_MS: '50' },
       logger,
       () => ended.push(performance.now()),
+      { relistGapMs: TEST_RELIST_GAP_MS },
     )
     await storm.connect()
     const listingMs = storm.state().lastLatencyMs ?? 0
@@ -474,7 +484,7 @@ describe('UpstreamConnection with real stdio processes', () => {
     expect(
       ended[1] - ended[0],
       `${JSON.stringify(storm.state())}\n${logger.lines.join('\n')}`,
-    ).toBeGreaterThanOrEqual(Math.max(RELIST_GAP_MS, RELIST_GAP_FACTOR * listingMs))
+    ).toBeGreaterThanOrEqual(Math.max(TEST_RELIST_GAP_MS, RELIST_GAP_FACTOR * listingMs))
   }, 150_000)
 
   it('bounds the start-up by spawnTimeoutMs, and reports each reconnect attempt while it runs', async () => {
