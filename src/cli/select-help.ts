@@ -35,7 +35,8 @@ Options:
                        the library's own default, env TOOLSEL_RETRIEVER). A tool file, and the
                        demo until it is saved (indexes/demo), are indexed with what the retriever
                        needs (the demo's kept for the next run in $XDG_CACHE_HOME/toolsel/indexes,
-                       else ~/.cache/toolsel/indexes); a saved index has the parts it was built with
+                       else ~/.cache/toolsel/indexes, for the 4 configs used last);
+                       a saved index has the parts it was built with
   --embedder <id>      Embedder of dense and hybrid: the library's dense:<id> part (a tool file,
                        or the demo not saved, is embedded with it) (default use-lite, env
                        TOOLSEL_EMBEDDER)

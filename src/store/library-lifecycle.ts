@@ -18,7 +18,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, utimes } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
@@ -56,6 +56,7 @@ import { readStoredExamples } from './examples-part.ts'
 import { demoFingerprint, demoFingerprintCache } from './demo-fingerprint.ts'
 import { assertTrustedPath } from '../trusted-path.ts'
 import { pathExists } from './path-exists.ts'
+import { pruneDemoCache } from './demo-cache-prune.ts'
 import { filesAsRecorded } from './index-files-record.ts'
 import { withLibraryLock } from './index-dir-claims.ts'
 export { indexDirWarnings } from './index-dir-claims.ts'
@@ -869,7 +870,9 @@ async function loadCachedDemo(
   logger: Logger,
   loadOptions: { unshowableIds?: UnshowableIdsLevel },
 ): Promise<IndexedLibrary> {
-  const indexDir = join(demoCacheIndexDir(), demoCacheKey(config))
+  const cacheDir = demoCacheIndexDir()
+  const key = demoCacheKey(config)
+  const indexDir = join(cacheDir, key)
   const dir = join(indexDir, DEMO_LIBRARY_NAME)
   const started = performance.now()
   const cached = await loadCurrentCachedDemo(dir, config, logger, loadOptions).catch(
@@ -881,6 +884,9 @@ async function loadCachedDemo(
     },
   )
   if (cached !== undefined) {
+    // Used now: the last configs used keep theirs when a build prunes the cache.
+    const now = new Date()
+    await utimes(indexDir, now, now).catch(() => undefined)
     logger.info(`Loaded library "${DEMO_LIBRARY_NAME}" from its index cached in ${dir}`, {
       tools: cached.library.size,
       ms: Math.round(performance.now() - started),
@@ -896,6 +902,18 @@ async function loadCachedDemo(
     await saveIndexedLibrary(indexDir, indexed)
   } catch (error) {
     logger.debug(`Library "${DEMO_LIBRARY_NAME}": its index could not be cached in ${dir}`, {
+      error: error instanceof Error ? error.message : String(error),
+    })
+    return indexed
+  }
+  try {
+    const removed = await pruneDemoCache(cacheDir, key)
+    if (removed.length > 0)
+      logger.debug(`Demo cache ${cacheDir}: removed the indexes of configs not used lately`, {
+        removed: removed.join(', '),
+      })
+  } catch (error) {
+    logger.debug(`Demo cache ${cacheDir} could not be pruned`, {
       error: error instanceof Error ? error.message : String(error),
     })
   }

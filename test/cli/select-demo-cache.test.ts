@@ -4,7 +4,15 @@
  * from there while it is current, instead of importing and indexing the demo's files at every run
  * (round 48); each config that builds other parts keeps its own (round 50).
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -102,5 +110,34 @@ describe('toolsel select: the demo indexed once, then loaded from the user cache
     const third = await select(env)
     expect(third.stderr).toContain('Loaded library "demo" from its index cached')
     expect(third.answer).toEqual(one.answer)
+  }, 300_000)
+
+  it('a build keeps the 4 configs used last and removes the round-48 layout (was: never pruned)', async () => {
+    const { env, cache } = freshPlaces()
+    // Four other configs' cached demos, used 1 to 4 days ago, the old layout's demo, a file.
+    const day = 86_400_000
+    const others = ['0000000000000001', '0000000000000002', '0000000000000003', '0000000000000004']
+    for (const [i, key] of others.entries()) {
+      mkdirSync(join(cache, key, 'demo'), { recursive: true })
+      writeFileSync(join(cache, key, 'demo', 'manifest.json'), '{}')
+      const used = new Date(Date.now() - (i + 1) * day)
+      utimesSync(join(cache, key), used, used)
+    }
+    mkdirSync(join(cache, 'demo'))
+    writeFileSync(join(cache, 'demo', 'manifest.json'), '{}')
+    writeFileSync(join(cache, 'notes.txt'), 'not the cache of a config')
+    const first = await select(env)
+    expect(first.stderr).toContain('Indexed library "demo"')
+    const built = readdirSync(cache).filter((name) => !others.includes(name) && name.length === 16)
+    expect(built).toHaveLength(1)
+    // The oldest used of the others and the old layout's demo are gone.
+    expect(readdirSync(cache).sort()).toEqual([...others.slice(0, 3), built[0], 'notes.txt'].sort())
+    // A cached load renews its config's time: a load five days after the others' still counts
+    // as the latest use.
+    const old = new Date(Date.now() - 5 * day)
+    utimesSync(join(cache, built[0]), old, old)
+    const second = await select(env)
+    expect(second.stderr).toContain('Loaded library "demo" from its index cached')
+    expect(statSync(join(cache, built[0])).mtimeMs).toBeGreaterThan(Date.now() - day)
   }, 300_000)
 })
