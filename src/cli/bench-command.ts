@@ -142,12 +142,29 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   let scored = 0
   // Ctrl-C, SIGTERM, SIGHUP: the process still ends by the signal (exit 130 for Ctrl-C), the
   // scored queries kept in progress.jsonl; this line says how to go on (was: nothing at all).
-  const noteResume = (lead: string): void =>
+  const noteResume = (lead: string): void => {
+    const kept = runProgress.resumed + scored
+    // None scored (a --resume of a run that scored none, a signal before the first answer): was
+    // "0 queries scored are kept in …", as if there were some to continue from.
+    const what =
+      kept === 0
+        ? `no query is scored yet (${runProgress.file} holds none); run it again with`
+        : `${kept} queries scored are kept in ${runProgress.file}; continue with`
     io.stderr(
       // The user's words and paths: no escape sequence of them reaches the terminal.
-      `${io.stderrIsTTY ? '\n' : ''}${terminalLine(`${lead}: ${runProgress.resumed + scored} queries scored are kept in ${runProgress.file}; continue with: ${resumeCommand(argv, values, dir)}`)}\n`,
+      `${io.stderrIsTTY ? '\n' : ''}${terminalLine(`${lead}: ${what}: ${resumeCommand(argv, values, dir)}`)}\n`,
     )
-  const stopNoting = noteOnSignal(() => noteResume('Interrupted'))
+  }
+  const stopSignalNote = noteOnSignal(() => noteResume('Interrupted'))
+  // An exception outside the run's promises (a timer's callback, a stream's 'error' event with no
+  // listener) ends the process as Node does (its stack, exit 1: a monitor changes nothing of
+  // that), the same line first (was: the stack alone, nothing about --resume).
+  const noteCrash = (): void => noteResume('Stopped by the uncaught exception below')
+  process.on('uncaughtExceptionMonitor', noteCrash)
+  const stopNoting = (): void => {
+    stopSignalNote()
+    process.off('uncaughtExceptionMonitor', noteCrash)
+  }
   const report = await runBench({
     settings,
     config,
@@ -176,7 +193,14 @@ export async function benchCommand(argv: string[], io: CommandIO): Promise<numbe
   progress.done(
     `${queries} queries in ${report.suites.length} suites (${report.skipped.length} splits skipped)`,
   )
-  await writeReport(report, dir).finally(stopNoting)
+  await writeReport(report, dir)
+    .catch((error: unknown) => {
+      // Every query scored and kept: --resume scores none again and writes the report (was: the
+      // error alone).
+      noteResume('The report was not written (the error below)')
+      throw error
+    })
+    .finally(stopNoting)
   io.stdout(values.json ? `${jsonText(JSON.stringify(report, null, 2))}\n` : renderSummary(report))
   io.stderr(`Reports written to ${dir}\n`)
   const noData =
