@@ -15,6 +15,7 @@ import { parseConfig } from '../src/config/load-config.ts'
 import { denseToolVectors } from '../src/learn/dense-encoder.ts'
 import {
   composeCases,
+  decisionInput,
   fitTrainingSets,
   foldOf,
   score,
@@ -24,6 +25,7 @@ import {
   type TrainingSource,
 } from '../src/learn/train-model.ts'
 import { mostProbableFirst } from '../src/learn/decide-set.ts'
+import { decideTools } from '../src/learn/count-model.ts'
 import { singleClauseCases } from '../src/learn/training-rows.ts'
 import { trainingPlanner } from '../src/plan/rule-planner.ts'
 import { loadToolLensTrain, loadToolPlannerG3 } from '../src/learn/training-data.ts'
@@ -310,4 +312,87 @@ export function pickVariants(
       picked: features.map((name) => names.indexOf(name)),
     }
   })
+}
+
+const CENSUS_CLASSES = ['exact', 'a:too-many', 'b:too-few', 'c:not-picked', 'd:no-list'] as const
+const CENSUS_EXTRA = [
+  'planner≠gold (a/b)',
+  'no-list(any)',
+  'c:rank-2',
+  'count-oracle',
+  'pool-oracle',
+]
+
+/**
+ * bench/error-census-dev.ts's table (round 51): each gold-labelled set's held-out queries (fold 0
+ * of `seed`) under `model`'s decision, each miss in one class (too many tools, too few, right
+ * count with a gold tool a candidate not picked, right count with a gold tool in no list), as %
+ * of the set's queries, with counts of the side classes and two oracles.
+ */
+export function errorCensus(
+  rows: ReturnType<typeof trainingSets>,
+  model: ReturnType<typeof fitTrainingSets>,
+  seed: number,
+): void {
+  const pct = (n: number, of: number) => ((100 * n) / Math.max(1, of)).toFixed(1)
+  const columns = [...CENSUS_CLASSES, ...CENSUS_EXTRA]
+  console.log(`| set | held-out queries | ${columns.join(' | ')} |`)
+  console.log(`| --- | ---: | ${columns.map(() => '---:').join(' | ')} |`)
+  for (const set of rows.sets) {
+    if (set.countOnly) continue
+    const counts = new Map<string, number>()
+    const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1)
+    let queries = 0
+    for (const query of set.queries) {
+      if (foldOf(query.id, seed) !== 0) continue
+      queries += 1
+      const scored = score(model, query)
+      const input = decisionInput(query, scored)
+      const picks = new Set(
+        decideTools(input, model.rule, model.count).filter((id): id is string => id !== null),
+      )
+      const gold = new Set(query.gold)
+      const pool = new Set(query.ids)
+      const top = [...scored].sort(mostProbableFirst).slice(0, gold.size)
+      if (top.every((candidate) => gold.has(candidate.id))) bump('count-oracle')
+      if ([...gold].every((id) => pool.has(id))) bump('pool-oracle')
+      const wrong = [...picks].filter((id) => !gold.has(id))
+      const left = [...gold].filter((id) => !picks.has(id))
+      if (wrong.length === 0 && left.length === 0) {
+        bump('exact')
+        continue
+      }
+      const noList = left.some((id) => !pool.has(id))
+      if (noList) bump('no-list(any)')
+      if (picks.size !== gold.size) {
+        bump(picks.size > gold.size ? 'a:too-many' : 'b:too-few')
+        if (query.steps !== gold.size) bump('planner≠gold (a/b)')
+        continue
+      }
+      if (noList) {
+        bump('d:no-list')
+        continue
+      }
+      bump('c:not-picked')
+      const p = new Map(scored.map((candidate) => [candidate.id, candidate.p]))
+      const rank2 = input.clauses.some((list) => {
+        const [first, second] = [...new Set(list)].sort((x, y) =>
+          mostProbableFirst({ id: x, p: p.get(x) ?? 0 }, { id: y, p: p.get(y) ?? 0 }),
+        )
+        return wrong.includes(first) && second !== undefined && left.includes(second)
+      })
+      if (rank2) bump('c:rank-2')
+    }
+    const misses = queries - (counts.get('exact') ?? 0)
+    const cells = [
+      ...CENSUS_CLASSES.map((key) => pct(counts.get(key) ?? 0, queries)),
+      ...CENSUS_EXTRA.map((key) => `${counts.get(key) ?? 0}`),
+    ]
+    console.log(`| ${set.name} | ${queries} | ${cells.join(' | ')} |`)
+    console.log(
+      `  share of misses (${misses}): ${CENSUS_CLASSES.slice(1)
+        .map((key) => `${key} ${pct(counts.get(key) ?? 0, misses)}%`)
+        .join(', ')}`,
+    )
+  }
 }
