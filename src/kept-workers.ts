@@ -13,6 +13,7 @@
 import type { ResourceLimits, Worker } from 'node:worker_threads'
 import { abortError } from './errors.ts'
 import { startWorkerThread } from './worker-thread.ts'
+import { workerSlotsInUse } from './worker-slots.ts'
 
 /** How long a kept worker waits for its next task before it is ended, in ms. */
 export const KEPT_WORKER_IDLE_MS = 10_000
@@ -71,7 +72,7 @@ export function takeWorker<Message>(
   workerData: Record<string, unknown>,
   resourceLimits: ResourceLimits,
 ): KeptWorker<Message> {
-  const kind = `${module.href} ${JSON.stringify(resourceLimits)}`
+  const kind = kindOf(module, resourceLimits)
   const at = idle.findLastIndex((entry) => entry.kind === kind)
   if (at >= 0) {
     const entry = idle[at]
@@ -81,6 +82,34 @@ export function takeWorker<Message>(
   }
   for (const entry of [...idle]) endWorker(entry)
   return new KeptWorker<Message>(kind, module, workerData, resourceLimits)
+}
+
+/**
+ * Starts a worker of `module` with `resourceLimits` for a task on its way (an upload's import,
+ * while its body is read), unless one of that kind waits already: its start (every module
+ * loaded, ~0.4 s of CPU from dist/, more wall time at load) then overlaps the read instead of
+ * following it. Only while no task runs on a thread or waits for one (worker-slots.ts), so the
+ * threads stay within the bound; other kinds' idle workers are ended, as `takeWorker` would. It
+ * waits as a kept one does (`keepWorker`: at most `limit` wait), `waitMs` at most.
+ */
+export function readyWorker(
+  module: URL,
+  workerData: Record<string, unknown>,
+  resourceLimits: ResourceLimits,
+  limit: number,
+  waitMs: number,
+): void {
+  const kind = kindOf(module, resourceLimits)
+  if (idle.some((entry) => entry.kind === kind)) return
+  // With a task on a thread or waiting for one, a thread more could pass the bound.
+  const slots = workerSlotsInUse()
+  if (slots.running > 0 || slots.waiting > 0) return
+  for (const entry of [...idle]) endWorker(entry)
+  keepWorker(new KeptWorker<never>(kind, module, workerData, resourceLimits), limit, waitMs)
+}
+
+function kindOf(module: URL, resourceLimits: ResourceLimits): string {
+  return `${module.href} ${JSON.stringify(resourceLimits)}`
 }
 
 /** A worker done with a sound task waits for the next (at most `limit` wait, the oldest ended). */

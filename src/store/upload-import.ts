@@ -36,7 +36,14 @@ import type { Bm25Postings, Bm25Settings } from '../retrieve/bm25/bm25-postings.
 import { bm25PostingsOfBytes } from './kinds/bm25-file.ts'
 import { toolLineIndexOfBytes, type PreparedToolsIndex } from './tools-index-file.ts'
 import { siblingModule } from '../worker-thread.ts'
-import { idleWorkerThreads, KEPT_WORKER_IDLE_MS, runOnWorker, takeWorker } from '../kept-workers.ts'
+import type { Config } from '../config/schema.ts'
+import {
+  idleWorkerThreads,
+  KEPT_WORKER_IDLE_MS,
+  readyWorker,
+  runOnWorker,
+  takeWorker,
+} from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
 import {
   UPLOAD_IMPORT_WORKER,
@@ -135,6 +142,23 @@ export async function importUploadInWorker(
   } finally {
     free()
   }
+}
+
+/**
+ * Starts an import worker for an upload of `bytes` whose body is about to be read, when its import
+ * will run in one (at least `server.importWorkerMinChars`; `readyWorker`): an upload after 10 s
+ * of none (`IMPORT_WORKER_IDLE_MS`: most of them) waited for a fresh thread's start once its body
+ * was read. It waits `server.requestReceiveTimeoutMs` at most, the longest a body's read may take.
+ */
+export function readyImportWorker(server: Config['server'], bytes: number): void {
+  if (!(bytes >= server.importWorkerMinChars)) return
+  readyWorker(
+    WORKER_MODULE,
+    { task: UPLOAD_IMPORT_WORKER },
+    { maxOldGenerationSizeMb: importHeapLimitMb(server.bodyLimitBytes) },
+    server.importWorkers,
+    Math.max(server.requestReceiveTimeoutMs, IMPORT_WORKER_IDLE_MS),
+  )
 }
 
 /** How long an import worker waits for the next upload before it is ended, in ms. */

@@ -14,6 +14,7 @@ import { MAX_EXAMPLES_PER_REQUEST, type RequestSchemas } from '../schemas.ts'
 import { jsonBody, pathParams, queryParams, requireJson } from '../validate.ts'
 import { examplesBody } from '../examples-body.ts'
 import { bodyBytes } from '../body-bytes.ts'
+import { readyImportWorker } from '../../store/upload-import.ts'
 import { shownNames } from '../../library/name-characters.ts'
 import { assertToolIdLengths } from '../../library/tool-id-limit.ts'
 
@@ -169,7 +170,9 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         const { format, namespace, retriever, onDuplicate, providerNames, examples, rebuild } =
           c.req.valid('query')
         assertNotMultipart(c.req.header('content-type'))
-        // The body's bytes: a large one is decoded and parsed in the import worker, not here.
+        // The body's bytes: a large one is decoded and parsed in the import worker, not here,
+        // which starts while they come (its start followed the read).
+        readyImportWorker(service.config.server, Number(c.req.header('content-length')))
         const body = await bodyBytes(c)
         const oneLineForm = isOneLineForm(c.req.header('content-type'), body)
         const result = await service
