@@ -25,10 +25,25 @@ export function mcpRoutes(
   // The MCP SDK (mcp-post.ts) loads on the first POST, not at start; concurrent first requests
   // wait on the one import, and an import that failed is tried again by the next request.
   let post: Promise<McpPostModule> | undefined
-  // The stack of a failed load is logged once; while the load keeps failing with the same
-  // message, each further POST logs one short line with the count (a new message logs its
-  // stack again). Was: the full stack at every POST, tens of lines each under a client's retries.
+  // Each failed load is logged once, however many POSTs waited on it: the first with its stack;
+  // while the load keeps failing with the same message, each further one in one short line with
+  // the count (a new message logs its stack again). Was: the full stack at every POST, tens of
+  // lines each under a client's retries.
   let failing: { message: string; count: number } | undefined
+  const logFailedLoad = (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error)
+    if (failing?.message === message) {
+      failing.count += 1
+      context.service.logger.error(
+        `POST /mcp: the MCP server module still fails to load (${failing.count} failed loads in a row, the stack was logged at the first): ${message}`,
+      )
+      return
+    }
+    failing = { message, count: 1 }
+    context.service.logger.error(
+      `POST /mcp: the MCP server module (@modelcontextprotocol/sdk) failed to load, the next request tries again: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    )
+  }
   return new Hono()
     .post('/', async (c) => {
       if (!context.service.ready) {
@@ -36,27 +51,16 @@ export function mcpRoutes(
       }
       post ??= loadPost().catch((error: unknown) => {
         post = undefined
+        logFailedLoad(error)
         throw error
       })
       let module: McpPostModule
       try {
         module = await post
-      } catch (error) {
+      } catch {
         // Was the app's plain 500 {error:{code:'INTERNAL'}}, which an MCP client does not read
         // as a JSON-RPC answer, and a log line about an unhandled error: a JSON-RPC internal
-        // error (-32603), and the log line says the SDK did not load and why.
-        const message = error instanceof Error ? error.message : String(error)
-        if (failing?.message === message) {
-          failing.count += 1
-          context.service.logger.error(
-            `POST /mcp: the MCP server module still fails to load (${failing.count} failed loads in a row, the stack was logged at the first): ${message}`,
-          )
-        } else {
-          failing = { message, count: 1 }
-          context.service.logger.error(
-            `POST /mcp: the MCP server module (@modelcontextprotocol/sdk) failed to load, the next request tries again: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-          )
-        }
+        // error (-32603); the load's failure is logged once, above.
         return rpcError(
           c,
           500,

@@ -205,3 +205,22 @@ describe('an MCP SDK that keeps failing to load', () => {
     }
   }, 60_000)
 })
+
+describe('POSTs that wait on one failed load', () => {
+  it('log it once, not once per POST (was: "2 failed loads in a row" after one load)', async () => {
+    const { logger, context, post, loads } = await routesFailingToLoad(1)
+    try {
+      const answers = await Promise.all([post(), post(), post()])
+      expect(answers.map((answer) => answer.status)).toEqual([500, 500, 500])
+      expect(loads()).toBe(1)
+      const lines = logger.lines.filter((line) => line.includes('POST /mcp'))
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain('failed to load, the next request tries again')
+      expect(lines.join('\n')).not.toContain('failed loads in a row')
+      expect((await post()).status).toBe(200)
+      expect(loads()).toBe(2)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+})
