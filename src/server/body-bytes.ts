@@ -24,10 +24,14 @@ import { createTimeSlicer } from '../time-slicer.ts'
  * before), the web stream is read (`bodyBytesOfRequest`); one that hono read already (its
  * `c.req.json()`, `c.req.text()`) is taken from hono's cache, and one read otherwise before this
  * route is an INTERNAL error that says so (it was a TypeError "locked", or "not the N bytes").
+ * hono caches such a body as its decoded text, and gives that text encoded again: not the bytes
+ * sent when they were not all UTF-8 (each bad byte is then U+FFFD, where our own read answers
+ * INVALID_INPUT naming it) or began with a byte-order mark (dropped).
  */
 export async function bodyBytes(c: Context): Promise<Uint8Array> {
   const contentLength = c.req.header('content-length')
-  // Read already by hono (`c.req.json()` in a middleware before this route): from its cache.
+  // Read already by hono (`c.req.json()` in a middleware before this route): from its cache, as
+  // text encoded again (see above).
   if (Object.keys(c.req.bodyCache).length > 0) return new Uint8Array(await c.req.arrayBuffer())
   const length = contentLength === undefined ? Number.NaN : Number(contentLength)
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
