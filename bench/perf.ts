@@ -4,7 +4,7 @@
  * /v1/select-tools latency and throughput over loopback at concurrency 16.
  *
  *   npm run bench:perf -- [--sizes 10000,50000] [--duration 10] [--connections 16] [--data DIR]
- *                         [--generator wrk|autocannon] [--ceiling] [--json FILE]
+ *                         [--generator wrk|autocannon] [--ceiling] [--json FILE] [--repeats N]
  *
  * `--sizes` takes up to 1,000,000 tools (past the 46,984 ToolGen names, copies with ` v2`, ` v3`…
  * tool suffixes). `--ceiling` adds a row for a bare hono app (bench/perf/ceiling-server.ts) that
@@ -12,6 +12,13 @@
  * the same run by the same generator. `--json FILE` writes `{rows:[{tools, buildS, loadS, rssMiB,
  * peakRssMiB, bm25P50Ms, bm25P99Ms, selectP50Ms, httpReqPerS, httpP50Ms}], ceiling:{httpReqPerS}}`
  * (`ceiling` null without `--ceiling`; see bench/perf/perf-options.ts).
+ *
+ * `--repeats N` (N > 1) builds every size first, then keeps one server per size up and measures
+ * N interleaved rounds (the order reversed each round), printing each run with the load average,
+ * the server's CPU per request (/proc) and each size's medians, and the larger sizes' req/s ÷ the
+ * smallest's of the same round: a fresh server per size, measured once a minute apart, swung
+ * #12's 100k ÷ 10k ratio 0.26-1.18 on one code (bench/README.md, round 51). The main table then
+ * shows each size's median round; `--json` adds `runs`.
  *
  * The load generator is wrk (Debian package) when installed, else autocannon (npm).
  *   npm run bench:perf -- --dense [--dense-only] [--dense-embedder use-lite] [--dense-text full]
@@ -28,12 +35,12 @@ import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { HttpLoadResult } from './perf/http-load.ts'
+import type { HttpLoadResult, RepeatedRun } from './perf/http-load.ts'
 import type { DenseResult } from './perf/dense.ts'
 import type { InProcessResult } from './perf/in-process.ts'
 import { PERF_OPTIONS, parsePerfArgs, perfJson } from './perf/perf-options.ts'
 import { benchArgs, usageError } from './bench-args.ts'
-import { markdownTable } from './lib/measure.ts'
+import { evenMedian, markdownTable } from './lib/measure.ts'
 
 benchArgs(import.meta.url, { options: PERF_OPTIONS, allowPositionals: true })
 let options: ReturnType<typeof parsePerfArgs>
@@ -44,7 +51,7 @@ try {
 }
 // The measuring code only once the flags are good: --help and a bad flag answer without it.
 // Every mode (a size's child included) loads all three, as before, so its memory figures hold.
-const { runCeilingLoad, runHttpLoad } = await import('./perf/http-load.ts')
+const { runCeilingLoad, runHttpLoad, runHttpLoadsInterleaved } = await import('./perf/http-load.ts')
 const { formatDenseTable, measureDense } = await import('./perf/dense.ts')
 const { measureInProcess } = await import('./perf/in-process.ts')
 
@@ -68,9 +75,13 @@ if (options.childDense !== undefined) {
 
 async function main(): Promise<void> {
   const { sizes } = options
-  const rows: Array<InProcessResult & { http: HttpLoadResult }> = []
+  let rows: Array<InProcessResult & { http: HttpLoadResult }> = []
   let ceiling: HttpLoadResult | undefined
-  for (const size of options.denseOnly ? [] : sizes) {
+  let repeated: RepeatedRun[] = []
+  if (options.repeats > 1 && !options.denseOnly) {
+    ;({ rows, ceiling, repeated } = await measureRepeated())
+  }
+  for (const size of options.denseOnly || options.repeats > 1 ? [] : sizes) {
     const out = await mkdtemp(join(tmpdir(), 'toolsel-perf-'))
     try {
       process.stderr.write(`\n== ${size} tools: in-process measurements\n`)
@@ -99,9 +110,14 @@ async function main(): Promise<void> {
     }
   }
   if (rows.length > 0) process.stdout.write(formatTable(rows, ceiling))
+  if (repeated.length > 0) process.stdout.write(formatRepeated(repeated))
   if (options.json) {
     await mkdir(dirname(options.json), { recursive: true })
-    await writeFile(options.json, `${JSON.stringify(perfJson(rows, ceiling), null, 2)}\n`)
+    const json = {
+      ...perfJson(rows, ceiling),
+      ...(repeated.length > 0 ? { runs: repeatedJson(repeated) } : {}),
+    }
+    await writeFile(options.json, `${JSON.stringify(json, null, 2)}\n`)
     process.stderr.write(`Wrote ${options.json}\n`)
   }
   if (options.dense || options.denseOnly) {
@@ -112,6 +128,126 @@ async function main(): Promise<void> {
     }
     process.stdout.write(formatDenseTable(denseRows))
   }
+}
+
+/**
+ * `--repeats N`: every size built in its own child first, then one server per size kept up and
+ * loaded in N interleaved rounds (bench/perf/http-load.ts runHttpLoadsInterleaved). A size's row
+ * takes its median round (by req/s).
+ */
+async function measureRepeated(): Promise<{
+  rows: Array<InProcessResult & { http: HttpLoadResult }>
+  ceiling: HttpLoadResult | undefined
+  repeated: RepeatedRun[]
+}> {
+  const outs: string[] = []
+  try {
+    const built: Array<InProcessResult & { indexDir: string }> = []
+    for (const size of options.sizes) {
+      const out = await mkdtemp(join(tmpdir(), 'toolsel-perf-'))
+      outs.push(out)
+      process.stderr.write(`\n== ${size} tools: in-process measurements\n`)
+      built.push({ ...(await runChild(size, out)), indexDir: out })
+    }
+    const load = {
+      instructions: JSON.parse(
+        await readFile(join(outs[0], 'instructions.json'), 'utf8'),
+      ) as string[],
+      connections: options.connections,
+      durationSeconds: options.durationSeconds,
+      generator: options.generator,
+      repeats: options.repeats,
+    }
+    process.stderr.write(
+      `== HTTP load: ${options.repeats} interleaved rounds, ${options.connections} connections, ${options.durationSeconds} s a run\n`,
+    )
+    let ceiling: HttpLoadResult | undefined
+    const repeated = await runHttpLoadsInterleaved(
+      built.map((one) => ({ tools: one.tools, indexDir: one.indexDir, library: one.library })),
+      load,
+      async (first) => {
+        if (!options.ceiling) return
+        process.stderr.write(
+          `== ceiling: bare hono app, ${first.meanResponseBytes.toFixed(0)}-byte response\n`,
+        )
+        ceiling = await runCeilingLoad(first.responseSample, load)
+      },
+    )
+    const rows = built.map((one) => {
+      const runs = repeated
+        .filter((run) => run.tools === one.tools)
+        .map((run) => run.result)
+        .sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)
+      return { ...one, http: runs[(runs.length - 1) >> 1] }
+    })
+    return { rows, ceiling, repeated }
+  } finally {
+    await Promise.all(outs.map((out) => rm(out, { recursive: true, force: true })))
+  }
+}
+
+/** The rounds of `--repeats`: each run, then each size's medians and the rounds' ratios. */
+function formatRepeated(runs: RepeatedRun[]): string {
+  const f = (value: number, digits = 2) => value.toFixed(digits)
+  const sizes = [...new Set(runs.map((run) => run.tools))]
+  const header = [
+    'round',
+    'tools',
+    'load (1 min)',
+    'HTTP req/s',
+    'HTTP p50 (ms)',
+    'server CPU ms / request',
+  ]
+  const cells = runs.map((run) => [
+    run.round,
+    run.tools,
+    f(run.result.loadAverage),
+    f(run.result.requestsPerSecond, 0),
+    f(run.result.p50),
+    f(run.result.serverCpuMsPerRequest, 3),
+  ])
+  const lines = [`\nInterleaved rounds (each size's server kept up; order reversed every round):\n`]
+  lines.push(...markdownTable(header, cells), '')
+  const smallest = sizes[0]
+  const bySize = (tools: number, read: (run: RepeatedRun) => number) =>
+    runs.filter((run) => run.tools === tools).map(read)
+  const ofRound = (round: number, tools: number) =>
+    runs.find((run) => run.round === round && run.tools === tools)!.result
+  const rounds = [...new Set(runs.map((run) => run.round))]
+  for (const tools of sizes) {
+    const reqs = bySize(tools, (run) => run.result.requestsPerSecond)
+    const cpu = bySize(tools, (run) => run.result.serverCpuMsPerRequest)
+    let line = `- ${tools} tools: req/s median ${f(evenMedian(reqs), 0)} (${f(Math.min(...reqs), 0)}-${f(Math.max(...reqs), 0)}), server CPU per request median ${f(evenMedian(cpu), 3)} ms`
+    if (tools !== smallest) {
+      const ratios = rounds.map(
+        (round) =>
+          ofRound(round, tools).requestsPerSecond / ofRound(round, smallest).requestsPerSecond,
+      )
+      const cpuRatios = rounds.map(
+        (round) =>
+          ofRound(round, smallest).serverCpuMsPerRequest /
+          ofRound(round, tools).serverCpuMsPerRequest,
+      )
+      line += `; req/s ÷ ${smallest} tools' in the same round: median **${f(evenMedian(ratios))}** (${ratios.map((r) => f(r)).join(', ')}); by CPU per request (${smallest}'s ÷ this): median ${f(evenMedian(cpuRatios))} (${f(Math.min(...cpuRatios))}-${f(Math.max(...cpuRatios))})`
+    }
+    lines.push(`${line}.`)
+  }
+  const loads = runs.map((run) => run.result.loadAverage)
+  lines.push(
+    `- load average (1 min) at the runs' starts: ${f(Math.min(...loads))}-${f(Math.max(...loads))}; it counts this benchmark's own server and wrk (about 1-2 on this machine).`,
+  )
+  return `${lines.join('\n')}\n`
+}
+
+function repeatedJson(runs: RepeatedRun[]) {
+  return runs.map((run) => ({
+    round: run.round,
+    tools: run.tools,
+    loadAverage: run.result.loadAverage,
+    httpReqPerS: run.result.requestsPerSecond,
+    httpP50Ms: run.result.p50,
+    serverCpuMsPerRequest: run.result.serverCpuMsPerRequest,
+  }))
 }
 
 function runDenseChild(size: number): Promise<DenseResult> {

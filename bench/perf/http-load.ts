@@ -7,10 +7,19 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { hasWrk, runWrk, WARM_UP_PASSES, warmUpUntil, type LoadResult } from './wrk-load.ts'
+import { cpuMillis } from './serve-process.ts'
+import {
+  hasWrk,
+  runWrk,
+  warmUpWrk,
+  WARM_UP_PASSES,
+  warmUpUntil,
+  type LoadResult,
+  type WrkOptions,
+} from './wrk-load.ts'
 
 export interface HttpLoadOptions {
   indexDir: string
@@ -35,6 +44,10 @@ export interface HttpLoadResult extends LoadResult {
   meanResponseBytes: number
   /** The one of those responses closest to the mean size. */
   responseSample: string
+  /** The server's CPU time (user + system, /proc) over the measured run ÷ its requests. */
+  serverCpuMsPerRequest: number
+  /** The machine's 1-minute load average when the measured run started. */
+  loadAverage: number
 }
 
 export async function freePort(): Promise<number> {
@@ -115,6 +128,31 @@ async function runServerLoad(
   options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
   checkResponses: boolean,
 ): Promise<HttpLoadResult> {
+  const served = await startLoadedServer(args, port, options, checkResponses)
+  try {
+    return await measureServed(served, options, true)
+  } finally {
+    await stopServed(served)
+  }
+}
+
+/** A server started and ready, with its bodies and the responses sampled before any load. */
+interface ServedForLoad {
+  server: ChildProcess
+  target: string
+  bodies: string[]
+  serverLoadSeconds: number
+  serverReadyRssMiB: number
+  meanResponseBytes: number
+  responseSample: string
+}
+
+async function startLoadedServer(
+  args: string[],
+  port: number,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  checkResponses: boolean,
+): Promise<ServedForLoad> {
   const url = `http://127.0.0.1:${port}`
   const started = performance.now()
   const server = spawn(process.execPath, args, {
@@ -138,29 +176,130 @@ async function runServerLoad(
         ? text
         : best,
     )
-    const load =
-      options.generator !== 'autocannon' && (await hasWrk())
-        ? await runWrk({
-            url: target,
-            bodies,
-            connections: options.connections,
-            durationSeconds: options.durationSeconds,
-            scriptDir: tmpdir(),
-            warmUpRequests: WARM_UP_PASSES * bodies.length,
-          })
-        : await runAutocannon(target, bodies, options, WARM_UP_PASSES * bodies.length)
     return {
-      ...load,
-      serverRssMiB: await processRssMiB(server.pid!),
-      serverReadyRssMiB,
-      serverPeakRssMiB: await processRssMiB(server.pid!, 'VmHWM'),
+      server,
+      target,
+      bodies,
       serverLoadSeconds,
+      serverReadyRssMiB,
       meanResponseBytes,
       responseSample,
     }
+  } catch (error) {
+    await stopServed({ server })
+    throw error
+  }
+}
+
+/**
+ * One measured load on a started server, after WARM_UP_PASSES passes of warm-up when `warmUp`;
+ * with the server's CPU per request (from /proc) and the 1-minute load average at its start.
+ */
+async function measureServed(
+  served: ServedForLoad,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  warmUp: boolean,
+): Promise<HttpLoadResult> {
+  const { server, target, bodies } = served
+  const warmUpRequests = WARM_UP_PASSES * bodies.length
+  const useWrk = options.generator !== 'autocannon' && (await hasWrk())
+  if (warmUp) {
+    // The warm-up on its own, so that the CPU read below covers the measured run only.
+    if (useWrk) {
+      await warmUpWrk({ ...wrkOptions(served, options), warmUpRequests })
+    } else {
+      await autocannonWarmUp(target, bodies, options, warmUpRequests)
+    }
+  }
+  const loadAverage = loadavg()[0]
+  const cpuBefore = await cpuMillis(server.pid!)
+  const load = useWrk
+    ? await runWrk({ ...wrkOptions(served, options), warmUp: false })
+    : await runAutocannon(target, bodies, options)
+  const cpuMs = (await cpuMillis(server.pid!)) - cpuBefore
+  return {
+    ...load,
+    serverRssMiB: await processRssMiB(server.pid!),
+    serverReadyRssMiB: served.serverReadyRssMiB,
+    serverPeakRssMiB: await processRssMiB(server.pid!, 'VmHWM'),
+    serverLoadSeconds: served.serverLoadSeconds,
+    meanResponseBytes: served.meanResponseBytes,
+    responseSample: served.responseSample,
+    serverCpuMsPerRequest: load.requests > 0 ? cpuMs / load.requests : Number.NaN,
+    loadAverage,
+  }
+}
+
+function wrkOptions(
+  served: ServedForLoad,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+): WrkOptions {
+  return {
+    url: served.target,
+    bodies: served.bodies,
+    connections: options.connections,
+    durationSeconds: options.durationSeconds,
+    scriptDir: tmpdir(),
+  }
+}
+
+async function stopServed(served: Pick<ServedForLoad, 'server'>): Promise<void> {
+  const { server } = served
+  if (server.exitCode !== null || server.signalCode !== null) return
+  const exited = new Promise((resolve) => server.once('exit', resolve))
+  server.kill('SIGTERM')
+  await exited
+}
+
+/** One measured run of `--repeats`: which round, and the size's place in it. */
+export interface RepeatedRun {
+  round: number
+  tools: number
+  result: HttpLoadResult
+}
+
+/**
+ * `--repeats N` of bench/perf.ts: one `toolsel serve` per library, all started and warmed up
+ * first (WARM_UP_PASSES passes each), then N rounds of one measured load per library, the
+ * order reversed every round (small, large; large, small; …) so that a load that rises or falls
+ * over the run weighs on both sizes alike. The servers stay up between rounds: a round compares
+ * the same two warm processes, not a fresh start's JIT and cache state. `afterStart` runs once
+ * every server is warm (bench/perf.ts loads the `--ceiling` app there).
+ */
+export async function runHttpLoadsInterleaved(
+  libraries: ReadonlyArray<{ tools: number; indexDir: string; library: string }>,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { repeats: number },
+  afterStart?: (first: HttpLoadResult) => Promise<void>,
+): Promise<RepeatedRun[]> {
+  const served: ServedForLoad[] = []
+  try {
+    const warm: HttpLoadResult[] = []
+    for (const entry of libraries) {
+      const port = await freePort()
+      const args = ['bin/toolsel.mjs', 'serve', '--host', '127.0.0.1', '--port', String(port)]
+      args.push('--library', entry.library, '--index-dir', entry.indexDir, '--log-level', 'warn')
+      served.push(await startLoadedServer(args, port, options, true))
+    }
+    for (const one of served) {
+      // Warm-up and one short unreported run, so every server has met the load before round 1.
+      warm.push(await measureServed(one, { ...options, durationSeconds: 2 }, true))
+    }
+    await afterStart?.(warm[0])
+    const runs: RepeatedRun[] = []
+    for (let round = 1; round <= options.repeats; round += 1) {
+      const order = libraries.map((_, at) => at)
+      if (round % 2 === 0) order.reverse()
+      for (const at of order) {
+        process.stderr.write(
+          `== round ${round}/${options.repeats}: ${libraries[at].tools} tools (load ${loadavg()[0].toFixed(2)})\n`,
+        )
+        const result = await measureServed(served[at], options, false)
+        runs.push({ round, tools: libraries[at].tools, result })
+      }
+    }
+    return runs
   } finally {
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server.once('exit', resolve))
+    await Promise.all(served.map(stopServed))
   }
 }
 
@@ -179,14 +318,13 @@ async function sampleResponses(url: string, bodies: string[], check: boolean): P
   return responses
 }
 
-async function runAutocannon(
+function autocannonLoad(
   url: string,
   bodies: string[],
   options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
-  warmUpRequests: number,
-): Promise<LoadResult> {
+): autocannon.Options {
   let next = 0
-  const load = {
+  return {
     url,
     connections: options.connections,
     method: 'POST' as const,
@@ -200,11 +338,28 @@ async function runAutocannon(
       },
     ],
   }
-  // Warm-up (JIT, caches): 2 s runs until `warmUpRequests` are sent, as runWrk's.
+}
+
+/** Warm-up (JIT, caches): 2 s runs until `warmUpRequests` are sent, as runWrk's. */
+async function autocannonWarmUp(
+  url: string,
+  bodies: string[],
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  warmUpRequests: number,
+): Promise<void> {
+  const load = autocannonLoad(url, bodies, options)
   await warmUpUntil(
     async () => (await run({ ...load, duration: 2 })).requests.total,
     warmUpRequests,
   )
+}
+
+async function runAutocannon(
+  url: string,
+  bodies: string[],
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+): Promise<LoadResult> {
+  const load = autocannonLoad(url, bodies, options)
   const result = await run({ ...load, duration: options.durationSeconds })
   return {
     generator: 'autocannon',

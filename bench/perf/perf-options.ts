@@ -5,6 +5,9 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 
+/** Most measured rounds `--repeats` accepts. */
+export const MAX_PERF_REPEATS = 50
+
 /** Largest library `--sizes` accepts. */
 export const MAX_PERF_SIZE = 1_000_000
 
@@ -12,6 +15,12 @@ export interface PerfOptions {
   sizes: number[]
   durationSeconds: number
   connections: number
+  /**
+   * Measured HTTP loads per size (1: one fresh server per size, measured once, as before). Above
+   * 1 the sizes' servers all stay up and are loaded in interleaved rounds; the table gives each
+   * size's median and the median of the rounds' ratios.
+   */
+  repeats: number
   generator: 'wrk' | 'autocannon'
   dataDir: string
   /** Also measure a bare hono app returning a precomputed response of toolsel's size. */
@@ -35,6 +44,7 @@ export const PERF_OPTIONS = {
   sizes: { type: 'string', default: '10000,50000' },
   duration: { type: 'string', default: '10' },
   connections: { type: 'string', default: '16' },
+  repeats: { type: 'string', default: '1' },
   generator: { type: 'string', default: 'wrk' },
   data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   ceiling: { type: 'boolean', default: false },
@@ -75,6 +85,7 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions {
     sizes,
     durationSeconds: positiveInteger('--duration', values.duration, 3600),
     connections: positiveInteger('--connections', values.connections, 10_000),
+    repeats: positiveInteger('--repeats', values.repeats, MAX_PERF_REPEATS),
     generator,
     dataDir: values.data,
     ceiling: values.ceiling,

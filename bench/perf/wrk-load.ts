@@ -52,7 +52,7 @@ function milliseconds(text: string): number {
   return match ? Number(match[1]) * UNIT_MS[match[2]] : Number.NaN
 }
 
-export async function runWrk(options: {
+export interface WrkOptions {
   url: string
   bodies: string[]
   connections: number
@@ -67,10 +67,24 @@ export async function runWrk(options: {
    * more than 2 s on a loaded machine. Default 0 (one warm-up).
    */
   warmUpRequests?: number
-}): Promise<LoadResult> {
+}
+
+export async function runWrk(options: WrkOptions): Promise<LoadResult> {
+  const args = await wrkArgs(options)
+  if (options.warmUp !== false) await wrkWarmUp(args, options.warmUpRequests ?? 0)
+  const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
+  return parseWrkOutput(stdout)
+}
+
+/** runWrk's warm-up alone (e.g. before reading the server's CPU time for the measured run). */
+export async function warmUpWrk(options: Omit<WrkOptions, 'warmUp'>): Promise<void> {
+  await wrkWarmUp(await wrkArgs(options), options.warmUpRequests ?? 0)
+}
+
+async function wrkArgs(options: WrkOptions): Promise<(seconds: number) => string[]> {
   const script = join(options.scriptDir, 'wrk-bodies.lua')
   await writeFile(script, luaScript(options.bodies))
-  const args = (seconds: number) => [
+  return (seconds: number) => [
     '-t1',
     `-c${options.connections}`,
     `-d${seconds}s`,
@@ -79,15 +93,11 @@ export async function runWrk(options: {
     script,
     options.url,
   ]
-  if (options.warmUp !== false) {
-    // Warm-up: JIT, caches.
-    await warmUpUntil(
-      async () => parseWrkOutput((await run('wrk', args(2))).stdout).requests,
-      options.warmUpRequests ?? 0,
-    )
-  }
-  const { stdout } = await run('wrk', args(options.durationSeconds), { maxBuffer: 1 << 20 })
-  return parseWrkOutput(stdout)
+}
+
+/** Warm-up: JIT, caches. */
+async function wrkWarmUp(args: (seconds: number) => string[], wanted: number): Promise<void> {
+  await warmUpUntil(async () => parseWrkOutput((await run('wrk', args(2))).stdout).requests, wanted)
 }
 
 /** Most warm-up runs of `warmUpUntil` and `warmUpTogether`. */

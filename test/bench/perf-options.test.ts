@@ -8,6 +8,7 @@ describe('bench/perf.ts flags', () => {
     expect(options).toMatchObject({
       durationSeconds: 10,
       connections: 16,
+      repeats: 1,
       generator: 'wrk',
       ceiling: false,
       json: undefined,
@@ -42,6 +43,12 @@ describe('bench/perf.ts flags', () => {
       expect(() => parsePerfArgs(['--sizes', sizes]), sizes).toThrow(/^--sizes takes/)
     }
     expect(() => parsePerfArgs(['--duration', '0'])).toThrow('--duration takes a whole number')
+    expect(parsePerfArgs(['--repeats', '5']).repeats).toBe(5)
+    for (const repeats of ['0', '51', '2.5', 'x']) {
+      expect(() => parsePerfArgs(['--repeats', repeats]), repeats).toThrow(
+        `--repeats takes a whole number from 1 to 50, got "${repeats}".`,
+      )
+    }
     expect(() => parsePerfArgs(['--generator', 'ab'])).toThrow(
       '--generator must be wrk or autocannon, got "ab".',
     )
