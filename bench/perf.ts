@@ -4,7 +4,7 @@
  * /v1/select-tools latency and throughput over loopback at concurrency 16.
  *
  *   npm run bench:perf -- [--sizes 10000,50000] [--duration 10] [--connections 16] [--data DIR]
- *                         [--generator wrk|autocannon] [--ceiling] [--json FILE] [--repeats N]
+ *                         [--generator wrk|autocannon] [--ceiling] [--json FILE] [--repeats N [--together]]
  *
  * `--sizes` takes up to 1,000,000 tools (past the 46,984 ToolGen names, copies with ` v2`, ` v3`…
  * tool suffixes). `--ceiling` adds a row for a bare hono app (bench/perf/ceiling-server.ts) that
@@ -18,7 +18,8 @@
  * the server's CPU per request (/proc) and each size's medians, and the larger sizes' req/s ÷ the
  * smallest's of the same round: a fresh server per size, measured once a minute apart, swung
  * #12's 100k ÷ 10k ratio 0.26-1.18 on one code (bench/README.md, round 51). The main table then
- * shows each size's median round; `--json` adds `runs`.
+ * shows each size's median round; `--json` adds `runs`. `--together` loads every size's server
+ * at the same time in each round (each its own wrk), so bursts of other work fall on both alike.
  *
  * The load generator is wrk (Debian package) when installed, else autocannon (npm).
  *   npm run bench:perf -- --dense [--dense-only] [--dense-embedder use-lite] [--dense-text full]
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     }
   }
   if (rows.length > 0) process.stdout.write(formatTable(rows, ceiling))
-  if (repeated.length > 0) process.stdout.write(formatRepeated(repeated))
+  if (repeated.length > 0) process.stdout.write(formatRepeated(repeated, options.together))
   if (options.json) {
     await mkdir(dirname(options.json), { recursive: true })
     const json = {
@@ -157,9 +158,10 @@ async function measureRepeated(): Promise<{
       durationSeconds: options.durationSeconds,
       generator: options.generator,
       repeats: options.repeats,
+      together: options.together,
     }
     process.stderr.write(
-      `== HTTP load: ${options.repeats} interleaved rounds, ${options.connections} connections, ${options.durationSeconds} s a run\n`,
+      `== HTTP load: ${options.repeats} ${options.together ? 'rounds, all sizes at once' : 'interleaved rounds'}, ${options.connections} connections, ${options.durationSeconds} s a run\n`,
     )
     let ceiling: HttpLoadResult | undefined
     const repeated = await runHttpLoadsInterleaved(
@@ -187,7 +189,7 @@ async function measureRepeated(): Promise<{
 }
 
 /** The rounds of `--repeats`: each run, then each size's medians and the rounds' ratios. */
-function formatRepeated(runs: RepeatedRun[]): string {
+function formatRepeated(runs: RepeatedRun[], together: boolean): string {
   const f = (value: number, digits = 2) => value.toFixed(digits)
   const sizes = [...new Set(runs.map((run) => run.tools))]
   const header = [
@@ -206,7 +208,10 @@ function formatRepeated(runs: RepeatedRun[]): string {
     f(run.result.p50),
     f(run.result.serverCpuMsPerRequest, 3),
   ])
-  const lines = [`\nInterleaved rounds (each size's server kept up; order reversed every round):\n`]
+  const how = together
+    ? 'every size loaded at the same time in a round'
+    : 'order reversed every round'
+  const lines = [`\nRounds (each size's server kept up; ${how}):\n`]
   lines.push(...markdownTable(header, cells), '')
   const smallest = sizes[0]
   const bySize = (tools: number, read: (run: RepeatedRun) => number) =>

@@ -13,6 +13,8 @@ import autocannon from 'autocannon'
 import { cpuMillis } from './serve-process.ts'
 import {
   hasWrk,
+  MOST_REPEATS_WARM_UP_RUNS,
+  warmUpTogether,
   runWrk,
   warmUpWrk,
   WARM_UP_PASSES,
@@ -197,7 +199,7 @@ async function startLoadedServer(
  */
 async function measureServed(
   served: ServedForLoad,
-  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { scriptDir?: string },
   warmUp: boolean,
 ): Promise<HttpLoadResult> {
   const { server, target, bodies } = served
@@ -232,14 +234,14 @@ async function measureServed(
 
 function wrkOptions(
   served: ServedForLoad,
-  options: Omit<HttpLoadOptions, 'indexDir' | 'library'>,
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { scriptDir?: string },
 ): WrkOptions {
   return {
     url: served.target,
     bodies: served.bodies,
     connections: options.connections,
     durationSeconds: options.durationSeconds,
-    scriptDir: tmpdir(),
+    scriptDir: options.scriptDir ?? tmpdir(),
   }
 }
 
@@ -264,29 +266,68 @@ export interface RepeatedRun {
  * order reversed every round (small, large; large, small; …) so that a load that rises or falls
  * over the run weighs on both sizes alike. The servers stay up between rounds: a round compares
  * the same two warm processes, not a fresh start's JIT and cache state. `afterStart` runs once
- * every server is warm (bench/perf.ts loads the `--ceiling` app there).
+ * every server is warm (bench/perf.ts loads the `--ceiling` app there). With `together`, a
+ * round loads every server at the same time instead (each its own generator), so that bursts of
+ * other work on a shared machine fall on all sizes alike.
  */
 export async function runHttpLoadsInterleaved(
   libraries: ReadonlyArray<{ tools: number; indexDir: string; library: string }>,
-  options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { repeats: number },
+  options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { repeats: number; together: boolean },
   afterStart?: (first: HttpLoadResult) => Promise<void>,
 ): Promise<RepeatedRun[]> {
   const served: ServedForLoad[] = []
+  // One wrk script folder per server: the warm-up loads them all at once.
+  const scriptDirs: string[] = []
   try {
     const warm: HttpLoadResult[] = []
+    for (const _ of libraries) scriptDirs.push(await mkdtemp(join(tmpdir(), 'toolsel-warm-')))
     for (const entry of libraries) {
       const port = await freePort()
       const args = ['bin/toolsel.mjs', 'serve', '--host', '127.0.0.1', '--port', String(port)]
       args.push('--library', entry.library, '--index-dir', entry.indexDir, '--log-level', 'warn')
       served.push(await startLoadedServer(args, port, options, true))
     }
+    // Warm-up of all the servers at once (each its own wrk or autocannon), until each has been
+    // sent WARM_UP_PASSES passes of the instructions (at most MOST_REPEATS_WARM_UP_RUNS runs of
+    // 2 s): a time-bounded warm-up on a loaded machine left the servers cold (wrk-load.ts).
+    const wanted = WARM_UP_PASSES * served[0].bodies.length
+    const useWrk = options.generator !== 'autocannon' && (await hasWrk())
+    const sent = await warmUpTogether(
+      () =>
+        Promise.all(
+          served.map(async (one, at) => {
+            const short = { ...options, durationSeconds: 2 }
+            if (!useWrk) return (await runAutocannon(one.target, one.bodies, short)).requests
+            const wrk = { ...wrkOptions(one, short), scriptDir: scriptDirs[at], warmUp: false }
+            return (await runWrk(wrk)).requests
+          }),
+        ),
+      wanted,
+      MOST_REPEATS_WARM_UP_RUNS,
+    )
+    process.stderr.write(
+      `== warm-up: ${sent.map((count, at) => `${libraries[at].tools} tools ${count}`).join(', ')} requests (${wanted} wanted)\n`,
+    )
     for (const one of served) {
-      // Warm-up and one short unreported run, so every server has met the load before round 1.
-      warm.push(await measureServed(one, { ...options, durationSeconds: 2 }, true))
+      // One short unreported run each: the first size's response sample for --ceiling.
+      warm.push(await measureServed(one, { ...options, durationSeconds: 2 }, false))
     }
     await afterStart?.(warm[0])
     const runs: RepeatedRun[] = []
     for (let round = 1; round <= options.repeats; round += 1) {
+      if (options.together) {
+        // Every server loaded at once, each by its own generator: the same bursts of other work.
+        process.stderr.write(
+          `== round ${round}/${options.repeats}: all sizes together (load ${loadavg()[0].toFixed(2)})\n`,
+        )
+        const results = await Promise.all(
+          served.map((one, at) =>
+            measureServed(one, { ...options, scriptDir: scriptDirs[at] }, false),
+          ),
+        )
+        results.forEach((result, at) => runs.push({ round, tools: libraries[at].tools, result }))
+        continue
+      }
       const order = libraries.map((_, at) => at)
       if (round % 2 === 0) order.reverse()
       for (const at of order) {
@@ -300,6 +341,7 @@ export async function runHttpLoadsInterleaved(
     return runs
   } finally {
     await Promise.all(served.map(stopServed))
+    await Promise.all(scriptDirs.map((dir) => rm(dir, { recursive: true, force: true })))
   }
 }
 

@@ -21,6 +21,8 @@ export interface PerfOptions {
    * size's median and the median of the rounds' ratios.
    */
   repeats: number
+  /** With `repeats`: each round loads every size's server at the same time. */
+  together: boolean
   generator: 'wrk' | 'autocannon'
   dataDir: string
   /** Also measure a bare hono app returning a precomputed response of toolsel's size. */
@@ -45,6 +47,7 @@ export const PERF_OPTIONS = {
   duration: { type: 'string', default: '10' },
   connections: { type: 'string', default: '16' },
   repeats: { type: 'string', default: '1' },
+  together: { type: 'boolean', default: false },
   generator: { type: 'string', default: 'wrk' },
   data: { type: 'string', default: process.env.TOOLSEL_DATA_DIR ?? '../shared/data' },
   ceiling: { type: 'boolean', default: false },
@@ -79,6 +82,9 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions {
   if (text !== 'full' && text !== 'short') {
     throw new Error(`--dense-text must be full or short, got "${text}".`)
   }
+  if (values.together && values.repeats === '1') {
+    throw new Error('--together loads the sizes in rounds: give --repeats N (N > 1) with it.')
+  }
   if (values.json === '')
     throw new Error('--json needs a file name, e.g. --json bench/out/perf.json')
   return {
@@ -86,6 +92,7 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions {
     durationSeconds: positiveInteger('--duration', values.duration, 3600),
     connections: positiveInteger('--connections', values.connections, 10_000),
     repeats: positiveInteger('--repeats', values.repeats, MAX_PERF_REPEATS),
+    together: values.together,
     generator,
     dataDir: values.data,
     ceiling: values.ceiling,

@@ -104,6 +104,13 @@ async function wrkWarmUp(args: (seconds: number) => string[], wanted: number): P
 export const MOST_WARM_UP_RUNS = 10
 
 /**
+ * Most warm-up runs of `bench:perf --repeats` (2 s each, all servers at once): at load average
+ * 15-17 (round 51) a server answered 40-120 req/s, so MOST_WARM_UP_RUNS runs sent it a quarter of
+ * WARM_UP_PASSES passes and its CPU per request still fell 4.5 → 0.9 ms over the measured rounds.
+ */
+export const MOST_REPEATS_WARM_UP_RUNS = 90
+
+/**
  * Passes of the instructions sent to a fresh server before a measure, by every bench script that
  * loads one (bench:perf, bench/perf-ratio.ts with or without `--paired`, bench/request-ab.ts,
  * bench/size-profile.ts): its CPU per request kept falling over its first 4-6 passes at 10k and
@@ -130,15 +137,17 @@ export async function warmUpUntil(
 /**
  * `warmUpUntil` for servers loaded together (each its own generator, at the same time, so that
  * all share whatever else the machine runs): `warmUpRun` loads them all once, answering the
- * requests each was sent; again until each has been sent `wanted`, at most MOST_WARM_UP_RUNS
- * runs. Answers the requests each was sent. (`warmUpUntil` is this with one server.)
+ * requests each was sent; again until each has been sent `wanted`, at most `mostRuns` runs
+ * (MOST_WARM_UP_RUNS unless given). Answers the requests each was sent. (`warmUpUntil` is this
+ * with one server.)
  */
 export async function warmUpTogether(
   warmUpRun: () => Promise<number[]>,
   wanted: number,
+  mostRuns = MOST_WARM_UP_RUNS,
 ): Promise<number[]> {
   let sent = await warmUpRun()
-  for (let runs = 1; sent.some((count) => count < wanted) && runs < MOST_WARM_UP_RUNS; runs += 1) {
+  for (let runs = 1; sent.some((count) => count < wanted) && runs < mostRuns; runs += 1) {
     const more = await warmUpRun()
     sent = sent.map((count, at) => count + more[at])
   }

@@ -9,6 +9,7 @@ describe('bench/perf.ts flags', () => {
       durationSeconds: 10,
       connections: 16,
       repeats: 1,
+      together: false,
       generator: 'wrk',
       ceiling: false,
       json: undefined,
@@ -43,7 +44,13 @@ describe('bench/perf.ts flags', () => {
       expect(() => parsePerfArgs(['--sizes', sizes]), sizes).toThrow(/^--sizes takes/)
     }
     expect(() => parsePerfArgs(['--duration', '0'])).toThrow('--duration takes a whole number')
-    expect(parsePerfArgs(['--repeats', '5']).repeats).toBe(5)
+    expect(parsePerfArgs(['--repeats', '5', '--together'])).toMatchObject({
+      repeats: 5,
+      together: true,
+    })
+    expect(() => parsePerfArgs(['--together'])).toThrow(
+      '--together loads the sizes in rounds: give --repeats N (N > 1) with it.',
+    )
     for (const repeats of ['0', '51', '2.5', 'x']) {
       expect(() => parsePerfArgs(['--repeats', repeats]), repeats).toThrow(
         `--repeats takes a whole number from 1 to 50, got "${repeats}".`,
