@@ -466,6 +466,57 @@ describe('usage examples over HTTP', () => {
     expect((error as ToolselError).message).toMatch(/heap limit \(16 MiB\)/)
   }, 120_000)
 
+  it("gives a body at its thread's heap limit the same answer on a fresh thread and on a kept one", async () => {
+    // server.bodyLimitBytes 5 MiB: an examples thread's heap limit is 64 + 6 x 5 = 94 MiB.
+    // `under` (1,500 examples of 64 numbers for tool ids, padded past the 4 MiB of the thread
+    // path) is refused 400 with 96,000 issues, `over` (5,000 of them) runs the thread out of heap
+    // building its issues: 413. Each is sent through a fresh thread and through one kept from the
+    // body before: a kept thread's leftovers must not move the boundary.
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, {
+      library: { default: toolFile },
+      server: { bodyLimitBytes: 5 * 2 ** 20 },
+    })
+    const module = new URL('../../src/server/examples-body-worker.ts', import.meta.url)
+    const tools = Array.from({ length: MAX_EXAMPLE_TOOLS }, () => '1').join(',')
+    const body = (count: number) =>
+      Buffer.from(
+        `{"examples":[${Array.from({ length: count }, () => `{"instruction":"a","tools":[${tools}]}`).join(',')}]}`.padEnd(
+          EXAMPLES_BODY_THREAD_ABOVE_BYTES + 1,
+        ),
+      )
+    const send = async (bytes: Buffer) => {
+      const response = await fetch(`${server.url}/v1/libraries/sample/examples`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: bytes as Uint8Array<ArrayBuffer>,
+      })
+      const answer = (await response.json()) as { error?: { requestId?: string } }
+      delete answer.error?.requestId
+      return { status: response.status, answer, idle: idleWorkerThreads(module) }
+    }
+    const [under, over] = [body(1500), body(5000)]
+    const first = await send(under) // a fresh thread
+    expect(first.status).toBe(400)
+    expect(first.idle).toHaveLength(1)
+    const again = await send(under) // the thread kept from the first
+    expect(again).toEqual(first)
+    const tooLarge = await send(over) // the kept thread again: out of heap, ended
+    expect(tooLarge).toMatchObject({
+      status: 413,
+      answer: { error: { code: 'PAYLOAD_TOO_LARGE' } },
+      idle: [],
+    })
+    expect((tooLarge.answer as { error: { message: string } }).error.message).toMatch(
+      /heap limit \(94 MiB\)/,
+    )
+    expect(await send(over)).toEqual(tooLarge) // a fresh thread
+    const last = await send(under) // a fresh thread after the one that failed, then kept
+    expect(last).toMatchObject({ status: 400, answer: first.answer })
+    expect(last.idle).toHaveLength(1)
+    expect(last.idle).not.toEqual(first.idle)
+  }, 180_000)
+
   it('keeps a sound examples-body thread for the next body; one aborted or out of memory is ended, not kept', async () => {
     const module = new URL('../../src/server/examples-body-worker.ts', import.meta.url)
     const settings = { limitMb: 64, workers: 1 }
