@@ -11,7 +11,7 @@
  *   npx tsx bench/bagged-dev.ts [--data ../shared/data] [--seed 1] [--bags 8]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import type { ScoredCandidate } from '../src/learn/decide-set.ts'
 import type { LogisticModel } from '../src/learn/logistic-regression.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
@@ -30,7 +30,7 @@ const { scoreCandidate } = await import('../src/learn/boosted-trees.ts')
 const { fitLogistic, predictLogit, sigmoid } = await import('../src/learn/logistic-regression.ts')
 const { candidateFitRows, decisionInput, foldOf } = await import('../src/learn/train-model.ts')
 const { shippedRecipeFit } = await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const bags = Number(values.bags)
 const { rows, model: shipped } = await shippedRecipeFit(values.data!, seed)
 const sets = rows.sets.filter((set) => !set.countOnly)

@@ -23,7 +23,7 @@
  *   npx tsx bench/coherence-dev.ts [--data ../shared/data] [--seed 1] [--variants both,tag]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const VARIANTS: Record<string, readonly string[]> = {
   ns: ['ns_other_step'],
@@ -41,7 +41,7 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { foldZeroColumnMeans, fitVariants, pickVariants, shippedRecipeRows } =
   await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const variants = pickVariants(import.meta.url, values.variants!, VARIANTS, VARIANTS.both)
 const { sources, options, rows } = await shippedRecipeRows(values.data!, seed)
 

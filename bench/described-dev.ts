@@ -15,7 +15,7 @@
  *     [--from description|name] [--skip-base]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -31,13 +31,17 @@ const { values } = benchArgs(import.meta.url, {
 const { fitTrainingSets } = await import('../src/learn/train-model.ts')
 const { reportFit, shippedRecipeRows } = await import('./training-dev-setup.ts')
 const weights = values.weight!.split(',').map(Number)
-const { options, rows } = await shippedRecipeRows(values.data!, Number(values.seed), {
-  described: {
-    perSource: Number(values['per-source']),
-    weight: weights[0],
-    from: values.from === 'name' ? 'name' : 'description',
+const { options, rows } = await shippedRecipeRows(
+  values.data!,
+  wholeNumber(import.meta.url, '--seed', values.seed, 0),
+  {
+    described: {
+      perSource: Number(values['per-source']),
+      weight: weights[0],
+      from: values.from === 'name' ? 'name' : 'description',
+    },
   },
-})
+)
 for (const note of rows.notes.filter((line) => line.includes('-described'))) console.log(note)
 // How often BM25 over the whole request already ranks the request's tool first, and in the list.
 for (const set of rows.sets.filter((set) => set.name.endsWith('-described'))) {

@@ -19,7 +19,7 @@
  *   npx tsx bench/error-census-dev.ts [--data ../shared/data] [--seed 1]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -29,6 +29,6 @@ const { values } = benchArgs(import.meta.url, {
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { errorCensus, shippedRecipeFit } = await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const { rows, model } = await shippedRecipeFit(values.data!, seed)
 errorCensus(rows, model, seed)

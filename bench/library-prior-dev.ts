@@ -24,7 +24,7 @@
  *   npx tsx bench/library-prior-dev.ts [--data ../shared/data] [--seed 1] [--variants ns,size,pos]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const VARIANTS: Record<string, readonly string[]> = {
   hub: ['hub_text', 'hub_name'],
@@ -51,7 +51,7 @@ const {
   shippedRecipeRows,
   trainingSetCases,
 } = await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const variants = pickVariants(import.meta.url, values.variants!, VARIANTS, NAMES)
 const { sources, base, options, rows } = await shippedRecipeRows(values.data!, seed)
 

@@ -17,7 +17,7 @@
  *   npx tsx bench/one-clause-dev.ts [--data ../shared/data] [--seed 1] [--no-shapes]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import type { LearnedModel } from '../src/learn/learned-model.ts'
 import type { TrainingSets } from '../src/learn/train-model.ts'
 
@@ -35,7 +35,7 @@ const { decisionInput, fitTrainingSets, foldOf, score, shapeMatch, trainingSets 
   await import('../src/learn/train-model.ts')
 const { trainingDevSetup } = await import('./training-dev-setup.ts')
 const dataDir = values.data!
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const { sources, base: recipe } = await trainingDevSetup(dataDir, seed, {
   shapes: !values['no-shapes'],
 })

@@ -19,7 +19,7 @@
  *   npx tsx bench/ql-dev.ts [--data ../shared/data] [--seed 1] [--mu 1,0.3]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import type { TrainingSource } from '../src/learn/train-model.ts'
 import type { Tool } from '../src/library/tool.ts'
 
@@ -40,7 +40,7 @@ const { parameterText } = await import('../src/retrieve/bm25/bm25-document.ts')
 const { tokenize } = await import('../src/retrieve/bm25/tokenize.ts')
 const { appendColumns, rankedPairs, reportFit, shippedRecipeRows, trainingSetCases } =
   await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const mus = values.mu!.split(',').map(Number)
 const { sources, base, options, rows } = await shippedRecipeRows(values.data!, seed)
 let started = performance.now()

@@ -24,7 +24,7 @@
  *   npx tsx bench/selection-errors-dev.ts [--data ../shared/data] [--seed 1]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import type { DecisionInput } from '../src/learn/count-model.ts'
 import type { ScoredCandidate } from '../src/learn/decide-set.ts'
 import type { QueryRows } from '../src/learn/training-rows.ts'
@@ -41,7 +41,7 @@ const { decideSet, mostProbableFirst } = await import('../src/learn/decide-set.t
 const { fitLogistic, predictProbability } = await import('../src/learn/logistic-regression.ts')
 const { decisionInput, foldOf, score } = await import('../src/learn/train-model.ts')
 const { shippedRecipeFit } = await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const { rows, model } = await shippedRecipeFit(values.data!, seed)
 
 const logit = (p: number) => Math.log(Math.max(1e-6, p) / Math.max(1e-6, 1 - p))

@@ -11,7 +11,7 @@
  *     [--variants '{"none":{"noShapes":true},"shapes":{}}'] [--seed 1]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -26,7 +26,7 @@ const { decisionInput, fitTrainingSets, foldOf, score, shapeMatch, trainingSets 
   await import('../src/learn/train-model.ts')
 const { trainingDevSetup } = await import('./training-dev-setup.ts')
 const dataDir = values.data!
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const { sources, base } = await trainingDevSetup(dataDir, seed)
 let started = performance.now()
 const all = trainingSets(sources, base)

@@ -22,7 +22,7 @@
  *   npx tsx bench/word-order-dev.ts [--data ../shared/data] [--seed 1]
  * @module
  */
-import { benchArgs } from './bench-args.ts'
+import { benchArgs, wholeNumber } from './bench-args.ts'
 import type { Tool } from '../src/library/tool.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -34,7 +34,7 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { tokenize } = await import('../src/retrieve/bm25/tokenize.ts')
 const { rankedPairs, shippedRecipeFit, trainingSetCases } = await import('./training-dev-setup.ts')
-const seed = Number(values.seed)
+const seed = wholeNumber(import.meta.url, '--seed', values.seed, 0)
 const { sources, base: recipe, rows, model } = await shippedRecipeFit(values.data!, seed)
 
 // Instruction text and tools of every set's queries (the same cases trainingSets makes).

@@ -140,6 +140,7 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
       ['--before', '.', '--turns', '2.5'],
       '--turns takes a whole number of 1 or more, got "2.5"',
     ],
+    ['error-census-dev.ts', ['--seed', 'x'], '--seed takes a whole number of 0 or more, got "x"'],
   ] as const)(
     '%s %j: one line on stderr, exit 2, no stack',
     { timeout: 60_000 },
