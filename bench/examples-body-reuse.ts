@@ -22,6 +22,7 @@ import {
   median,
   runSidesInChildren,
 } from './lib/measure.ts'
+import { examplesBodyText } from './lib/examples-body-text.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -43,11 +44,7 @@ if (values.side !== undefined) {
     checkOnWorker: (...args: unknown[]) => Promise<unknown>
     examplesHeapLimitMb?: (bytes: number) => number
   }
-  const example = JSON.stringify({
-    instruction: 'send the weekly report '.repeat(40),
-    tools: ['t'],
-  })
-  const text = `{"examples":[${Array.from({ length: Math.ceil(bytes / (example.length + 1)) }, () => example).join(',')}]}`
+  const text = examplesBodyText(bytes, 40)
   const rows: Array<{ wall: number; cpu: number }> = []
   for (let body = 0; body < bodies; body += 1) {
     const request = {

@@ -12,6 +12,7 @@
  * @module
  */
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import {
@@ -21,6 +22,7 @@ import {
   medianAndEach,
   runSidesInChildren,
 } from './lib/measure.ts'
+import { examplesBodyText } from './lib/examples-body-text.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -46,7 +48,6 @@ interface Row {
 }
 
 const mib = () => process.memoryUsage().rss / 2 ** 20
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 if (values.side !== undefined) {
   const dist = (path: string) => import(pathToFileURL(join(values.side!, 'dist', path)).href)
@@ -54,21 +55,17 @@ if (values.side !== undefined) {
   const { idleWorkerThreads, KEPT_WORKER_IDLE_MS } = await dist('kept-workers.js')
   const module = pathToFileURL(join(values.side, 'dist/server/examples-body-worker.js'))
   const [bytes] = sizes
-  const example = JSON.stringify({
-    instruction: 'send the weekly report '.repeat(140),
-    tools: ['t'],
-  })
-  const text = `{"examples":[${Array.from({ length: Math.ceil(bytes / (example.length + 1)) }, () => example).join(',')}]}`
+  const text = examplesBodyText(bytes, 140)
   const reply = await checkOnWorker(
     { bytes: new Uint8Array(Buffer.from(text)), maxValues: 10_000_000, maxExamples: 1_000_000 },
     new AbortController().signal,
     { limitMb: examplesHeapLimitMb(32 * 2 ** 20), workers: 1 },
   )
   if (!('packed' in reply)) throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
-  await pause(idleMs)
+  await sleep(idleMs)
   const idle = mib()
   const kept = idleWorkerThreads(module).length > 0
-  await pause(KEPT_WORKER_IDLE_MS + 1000 - idleMs)
+  await sleep(KEPT_WORKER_IDLE_MS + 1000 - idleMs)
   const row: Row = { idle, ended: mib(), kept }
   console.log(JSON.stringify(row))
   process.exit(0)

@@ -21,13 +21,19 @@ const LIBRARY_ONLY = new Set([
   'learn/step-features.ts',
   'lib/choice-screen.ts',
   'lib/measure.ts',
+  'lib/examples-body-text.ts',
 ])
 
 /** A static import of values (not `import type`) at the start of a line: its module. */
 const STATIC_IMPORT = /^import\s+(?!type\s)[^']*?\sfrom\s+'([^']+)'/gm
 
 /** What an entry script may import before its flags are parsed (under bench/): node's modules only. */
-const FLAG_MODULES = new Set(['bench-args.ts', 'perf/perf-options.ts', 'lib/measure.ts'])
+const FLAG_MODULES = new Set([
+  'bench-args.ts',
+  'perf/perf-options.ts',
+  'lib/measure.ts',
+  'lib/examples-body-text.ts',
+])
 
 /**
  * `node --import tsx bench/<script> <args>` run to its end: exit code, stdout, stderr. With
@@ -170,7 +176,8 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
     })
     expect(missing).toEqual([])
     // Each parses its flags before it imports what it measures (the --help case above, for all):
-    // a value imported statically is node's, bench-args.ts, perf.ts's flag list or lib/measure.ts.
+    // a value imported statically is node's, bench-args.ts, perf.ts's flag list, lib/measure.ts or
+    // lib/examples-body-text.ts.
     const loadsFirst = entries.flatMap((file) =>
       [...readFileSync(join(ROOT, 'bench', file), 'utf8').matchAll(STATIC_IMPORT)]
         .map((match) => match[1])
@@ -181,9 +188,9 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
         .map((from) => `${file}: ${from}`),
     )
     expect(loadsFirst).toEqual([])
-    // bench-args.ts's own imports are the --help case's; the flag list and the measures import
-    // node's only.
-    for (const file of ['perf/perf-options.ts', 'lib/measure.ts']) {
+    // bench-args.ts's own imports are the --help case's; the flag list, the measures and the body
+    // text import node's only.
+    for (const file of ['perf/perf-options.ts', 'lib/measure.ts', 'lib/examples-body-text.ts']) {
       const source = readFileSync(join(ROOT, 'bench', file), 'utf8')
       const from = [...source.matchAll(STATIC_IMPORT)].map((match) => match[1])
       expect(
