@@ -91,6 +91,11 @@ export function isToolselError(error: unknown, code?: ErrorCode): error is Tools
   return error instanceof ToolselError && (code === undefined || error.code === code)
 }
 
+/** The message of a thrown value: `error.message` for an Error, `String(error)` for anything else. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
 /**
  * Throws ABORTED (or the signal's own TIMEOUT reason) when the signal has fired. Takes anything
  * with a signal's `aborted` and `reason` (also a LazyAbort, without making its signal).

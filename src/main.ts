@@ -7,7 +7,7 @@ import { closestName } from './config/closest-name.ts'
 import type { CommandIO } from './cli/cli-options.ts'
 import { asksForHelp, type OptionSpec } from './cli/command-help.ts'
 import { shellWord } from './cli/shell-word.ts'
-import { isToolselError } from './errors.ts'
+import { errorMessage, isToolselError } from './errors.ts'
 import { indexDirWarnings } from './store/index-dir-claims.ts'
 import { jsonText, terminalLine, terminalText } from './terminal-text.ts'
 import packageJson from '../package.json' with { type: 'json' }
@@ -191,7 +191,7 @@ export async function main(argv: string[], io: CommandIO = defaultIO()): Promise
     }
     // A bug: its stack on stderr as Node prints it (exit code 1), and with --json the error.
     if (json) {
-      const message = error instanceof Error ? error.message : String(error)
+      const message = errorMessage(error)
       io.stdout(`${jsonText(JSON.stringify({ error: { code: 'INTERNAL', message } }))}\n`)
     }
     throw error

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Fallback, Usage } from '../contracts.ts'
-import { isToolselError, ToolselError } from '../errors.ts'
+import { errorMessage, isToolselError, ToolselError } from '../errors.ts'
 import type { StageTimings, StepResult } from '../pipeline.ts'
 import type { PipelineRequest, ToolselService } from '../service/toolsel-service.ts'
 import type { IndexedLibrary } from '../store/indexed-library.ts'
@@ -160,7 +160,7 @@ const round = (milliseconds: number) => Math.round(milliseconds * 1000) / 1000
 
 function failedOutcome(error: unknown, elapsed: number): CaseOutcome {
   const code = isToolselError(error) ? error.code : 'INTERNAL'
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   return {
     predicted: [],
     steps: [],

@@ -10,7 +10,7 @@ import { closestName } from '../config/closest-name.ts'
 import { unknownEnvVarWarnings } from '../config/env-vars.ts'
 import { loadConfig, type ConfigLayer } from '../config/load-config.ts'
 import type { Config } from '../config/schema.ts'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 import { decodeUtf8, InvalidUtf8Error, TextTooLongError } from '../read-text-file.ts'
 import { createLogger, type Logger } from '../log.ts'
 import { redactedUpstreamConfig } from '../mcp/gateway/upstream-redaction.ts'
@@ -216,7 +216,7 @@ function logProcessEventsAsJson(logger: Logger): void {
     logger.warn(`${warning.name}: ${warning.message}`, { warning: warning.name }),
   )
   process.on('uncaughtException', (error) => {
-    logger.error(`Uncaught exception: ${error instanceof Error ? error.message : String(error)}`, {
+    logger.error(`Uncaught exception: ${errorMessage(error)}`, {
       stack: error instanceof Error ? error.stack : undefined,
     })
     process.exit(1)

@@ -19,6 +19,7 @@ import {
   type PreparedMemoryParts,
 } from './memory-selection.ts'
 import type { UsageExample } from './usage-example.ts'
+import { errorMessage } from '../errors.ts'
 
 /**
  * Examples packed for the thread: the instructions' UTF-16 code units one after the other (with
@@ -193,7 +194,7 @@ if (parentPort && (workerData as { role?: string } | null)?.role === BUILD_WORKE
       reply = { id: request.id, prepared }
       transfer = preparedBuffers(prepared)
     } catch (error) {
-      reply = { id: request.id, error: error instanceof Error ? error.message : String(error) }
+      reply = { id: request.id, error: errorMessage(error) }
     }
     port.postMessage(reply, transfer)
   })

@@ -10,6 +10,7 @@
 import { Hono } from 'hono'
 import type { McpContext } from './mcp-context.ts'
 import { rpcError } from './rpc-error.ts'
+import { errorMessage } from '../errors.ts'
 
 /** What answers a POST: mcp-post.ts, which imports the MCP SDK. */
 export type McpPostModule = Pick<typeof import('./mcp-post.ts'), 'answerPost'>
@@ -31,7 +32,7 @@ export function mcpRoutes(
   // lines each under a client's retries.
   let failing: { message: string; count: number } | undefined
   const logFailedLoad = (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error)
+    const message = errorMessage(error)
     if (failing?.message === message) {
       failing.count += 1
       context.service.logger.error(

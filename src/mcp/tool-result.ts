@@ -10,6 +10,7 @@ import { z } from 'zod'
 import {
   boundedMessage,
   describeIssues,
+  errorMessage,
   isToolselError,
   MAX_ERROR_MESSAGE_CHARS,
   ToolselError,
@@ -69,7 +70,7 @@ export async function guardTool(
     return await (turns ? turns(run) : run())
   } catch (error) {
     if (isToolselError(error)) return errorResult(error)
-    const reason = error instanceof Error ? error.message : String(error)
+    const reason = errorMessage(error)
     logger.error(`MCP tool ${tool} failed: ${error instanceof Error ? error.stack : reason}`)
     return errorResult(new ToolselError('INTERNAL', `${tool} failed: ${reason}`))
   }

@@ -22,6 +22,7 @@ import {
   type OnnxModelInfo,
   type ProviderStatus,
 } from './onnx/causal-lm-inspect.ts'
+import { errorMessage } from '../errors.ts'
 
 export interface ModelCheckReport {
   directory: string
@@ -166,7 +167,7 @@ async function checkChatTemplate(
       : existsSync(join(path, 'chat_template.jinja'))
         ? await readModelText(join(path, 'chat_template.jinja')).catch((error: unknown) => {
             report.problems.push({
-              message: `chat_template.jinja can't be read: ${error instanceof Error ? error.message : String(error)}`,
+              message: `chat_template.jinja can't be read: ${errorMessage(error)}`,
               fix: 'Restore chat_template.jinja from the model repository.',
             })
             return ''
@@ -255,7 +256,7 @@ async function readJson(
     return JSON.parse(await readModelText(join(path, file))) as Record<string, unknown>
   } catch (error) {
     report.problems.push({
-      message: `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      message: `${file} is not valid JSON: ${errorMessage(error)}`,
       fix: `Restore ${file} from the model repository.`,
     })
     return undefined

@@ -4,7 +4,7 @@
  * @module
  */
 import { lookupBackend, parseComponentId, unknownBackend } from '../component-id.ts'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 import type { EmbeddingModel } from './embedding-model.ts'
 import { DEFAULT_HASHING_DIMENSIONS, HashingEmbeddingModel } from './hashing-embedding-model.ts'
 import type { OnnxEmbeddingOptions } from './onnx/onnx-embedding-model.ts'
@@ -86,7 +86,7 @@ export function createEmbeddingModel(
       if (error instanceof ToolselError) throw error
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
-        `Embedding model "${id}" could not be created: ${error instanceof Error ? error.message : String(error)}`,
+        `Embedding model "${id}" could not be created: ${errorMessage(error)}`,
         { cause: error, details: { id } },
       )
     })

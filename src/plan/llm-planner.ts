@@ -6,7 +6,7 @@
  * @module
  */
 import { DEFAULT_PLAN_OPTIONS } from './plan-options.ts'
-import { ToolselError, isToolselError, throwIfAborted } from '../errors.ts'
+import { errorMessage, isToolselError, throwIfAborted, ToolselError } from '../errors.ts'
 import { llmComponentName } from '../component-id.ts'
 import { SILENT_LOGGER, type Logger } from '../log.ts'
 import type { LanguageModel } from '../models/language-model.ts'
@@ -149,7 +149,7 @@ function parseOrExplain(
 
 function asToolselError(error: unknown, planner: string): ToolselError {
   if (error instanceof ToolselError) return error
-  const reason = error instanceof Error ? error.message : String(error)
+  const reason = errorMessage(error)
   return new ToolselError('MODEL_CALL_FAILED', `${planner} failed: ${reason}`, { cause: error })
 }
 

@@ -21,7 +21,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client'
 import { testSwitch } from '../config/env-vars.ts'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 
 /** One registry's metrics as `getMetricsAsJSON` gives them (what `aggregate` takes). */
 type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>
@@ -174,7 +174,7 @@ export function relayClusterMetrics(restarts: () => number): () => void {
         (error: unknown) =>
           answer({
             toolsel: ANSWER,
-            failed: error instanceof Error ? error.message : String(error),
+            failed: errorMessage(error),
           }),
       )
     }
@@ -211,7 +211,7 @@ async function collect(registries: readonly Registry[]): Promise<Message> {
     const all = await Promise.all(registries.map((registry) => registry.getMetricsAsJSON()))
     return { metrics: all.flat() }
   } catch (error) {
-    return { failed: error instanceof Error ? error.message : String(error) }
+    return { failed: errorMessage(error) }
   }
 }
 

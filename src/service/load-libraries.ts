@@ -17,6 +17,7 @@ import {
   recoverIndexDir,
   type IndexedLibrary,
 } from '../store/library-lifecycle.ts'
+import { errorMessage } from '../errors.ts'
 
 /** A saved index skipped at start-up, and why. */
 export interface FailedIndex {
@@ -83,6 +84,6 @@ export async function failedIndex(
     ...hostDir(dir, `<library.indexDir>/${name}`),
     ...(source !== undefined ? [[source, '<file>'] as const] : []),
   ]
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   return { name, error: withoutHostPaths(message, paths) }
 }

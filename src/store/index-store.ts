@@ -20,7 +20,7 @@ import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 import { assertLibraryName, ToolLibrary, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolsFile } from '../library/tools-file.ts'
 import type { Logger } from '../log.ts'
@@ -143,7 +143,7 @@ export async function syncCommitted(
   try {
     await indexFs.syncPath(indexDir)
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
+    const reason = errorMessage(error)
     const warning = `${what} is committed in ${indexDir}, but flushing that directory to the disk failed (${reason}): it is served and saved, and may not survive a crash of the machine. Check the disk.`
     if (onUnsynced) onUnsynced(warning)
     else process.emitWarning(warning, 'ToolselDurabilityWarning')
@@ -462,7 +462,7 @@ export function writeFailed(name: string, indexDir: string, error: unknown): unk
   const code = (error as NodeJS.ErrnoException | null)?.code
   if (error instanceof ToolselError || typeof code !== 'string') return error
   const full = isDiskFull(code)
-  const reason = error instanceof Error ? error.message : String(error)
+  const reason = errorMessage(error)
   return new ToolselError(
     full ? 'INSUFFICIENT_STORAGE' : 'INDEX_WRITE_FAILED',
     `Library "${name}" could not be saved in ${indexDir}: ${full ? 'no space left on its disk' : 'the file system refused the write'} (${reason}). Nothing was changed: the previous index, if any, stays saved and served.${full ? ' Free space there, or choose another library.indexDir (TOOLSEL_INDEX_DIR).' : ' Check the disk and the directory.'}`,

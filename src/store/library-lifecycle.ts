@@ -24,7 +24,7 @@ import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config/schema.ts'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 import type { ExampleSet } from '../examples/example-set.ts'
 import {
   importTools,
@@ -820,7 +820,7 @@ async function loadSavedDemo(
   try {
     rebuilt = await rebuildSavedDemo(dir, check, config, logger, started, progress)
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error)
+    const why = errorMessage(error)
     // The saved index still loads as it did before round 43 rebuilt it: a start no longer fails
     // for a rebuild it did not need (an index dir it may read, not write; a part whose model is
     // missing here; demo files broken by the pull).
@@ -878,7 +878,7 @@ async function loadCachedDemo(
   const cached = await loadCurrentCachedDemo(dir, config, logger, loadOptions).catch(
     (error: unknown) => {
       logger.debug(`Library "${DEMO_LIBRARY_NAME}": its index cached in ${dir} was not loaded`, {
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       })
       return undefined
     },
@@ -902,7 +902,7 @@ async function loadCachedDemo(
     await saveIndexedLibrary(indexDir, indexed)
   } catch (error) {
     logger.debug(`Library "${DEMO_LIBRARY_NAME}": its index could not be cached in ${dir}`, {
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     })
     return indexed
   }
@@ -914,7 +914,7 @@ async function loadCachedDemo(
       })
   } catch (error) {
     logger.debug(`Demo cache ${cacheDir} could not be pruned`, {
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     })
   }
   return indexed

@@ -20,7 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
-import { isToolselError, ToolselError } from '../errors.ts'
+import { errorMessage, isToolselError, ToolselError } from '../errors.ts'
 import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
@@ -199,7 +199,7 @@ function snapshotWriteFailed(target: string, error: unknown): unknown {
     isToolselError(error, 'INSUFFICIENT_STORAGE') || isToolselError(error, 'INDEX_WRITE_FAILED')
   if (error instanceof ToolselError && !saveFailed) return error
   const cause = saveFailed ? (error as ToolselError).cause : error
-  const reason = cause instanceof Error ? cause.message : String(cause)
+  const reason = errorMessage(cause)
   const errno = (cause as NodeJS.ErrnoException | null)?.code
   if (isDiskFull(errno)) {
     return new ToolselError(

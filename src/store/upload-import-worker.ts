@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
-import { ToolselError } from '../errors.ts'
+import { errorMessage, ToolselError } from '../errors.ts'
 import {
   importTools,
   summarizeImport,
@@ -153,7 +153,7 @@ function shared(bytes: Buffer): Buffer {
 function serialise(error: unknown): WorkerError {
   if (error instanceof ToolselError)
     return { code: error.code, message: error.message, details: error.details }
-  return { message: error instanceof Error ? error.message : String(error) }
+  return { message: errorMessage(error) }
 }
 
 /** What the worker posts back for one task. */

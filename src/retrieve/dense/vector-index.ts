@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ToolselError } from '../../errors.ts'
+import { errorMessage, ToolselError } from '../../errors.ts'
 import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../../read-text-file.ts'
 
 export type VectorIndexKind = 'flat' | 'hnsw'
@@ -109,7 +109,7 @@ export async function readVectorIndexHeader(directory: string): Promise<VectorIn
   } catch (error) {
     throw new ToolselError(
       'INDEX_CORRUPT',
-      `Dense index header "${path}" is not valid JSON (${error instanceof Error ? error.message : String(error)}).`,
+      `Dense index header "${path}" is not valid JSON (${errorMessage(error)}).`,
       {
         cause: error,
         details: { file: path },
