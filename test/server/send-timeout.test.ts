@@ -13,7 +13,11 @@ import { startServe, type RunningServe } from '../helpers/start-serve.ts'
 
 /** An answer far larger than loopback's socket buffers (a few MiB each way). */
 const BIG = Buffer.alloc(24 * 1024 * 1024, 120)
-const TIMEOUT_MS = 1500
+/**
+ * The Node server's timeout: was 1500 ms with a reader of 6 MiB/s (progress about every 0.5 s at
+ * worst); now 750 ms with one twice as fast, the same margin, half the waits.
+ */
+const TIMEOUT_MS = 750
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -44,8 +48,9 @@ function readToEnd(socket: Socket): Promise<{ bytes: number; text: string; error
 }
 
 /**
- * Reads `socket`'s answer of BIG 256 KiB at a time with a pause of 40 ms after each (about
- * 6 MiB/s: the 24 MiB answer takes about 4 s): true once all of it came, false if it closed first.
+ * Reads `socket`'s answer of BIG 256 KiB at a time with a pause of 20 ms after each (about
+ * 12 MiB/s: the 24 MiB answer takes about 2 s, the OS takes more of it every 0.25 s at most):
+ * true once all of it came, false if it closed first.
  */
 function readSlowly(socket: Socket): Promise<boolean> {
   let received = 0
@@ -61,7 +66,7 @@ function readSlowly(socket: Socket): Promise<boolean> {
       if (sincePause < 256 * 1024) return
       sincePause = 0
       socket.pause()
-      setTimeout(() => socket.resume(), 40)
+      setTimeout(() => socket.resume(), 20)
     })
   })
 }
@@ -74,12 +79,12 @@ describe('closeStalledSends on a Node server', () => {
   beforeAll(async () => {
     server = createServer((request, response) => {
       if (request.url === '/big-then-block') {
-        // The answer sent, then the event loop held 2 s (another request's synchronous work)
-        // while the client reads it: the client never stalled, the server did.
+        // The answer sent, then the event loop held 1 s, past the timeout (another request's
+        // synchronous work) while the client reads it: the client never stalled, the server did.
         response.setHeader('content-length', BIG.length)
         response.end(BIG)
         setTimeout(() => {
-          const until = performance.now() + 2000
+          const until = performance.now() + 1000
           while (performance.now() < until);
         }, 300)
         return
@@ -129,12 +134,12 @@ describe('closeStalledSends on a Node server', () => {
     socket.destroy()
   }, 30_000)
 
-  it('keeps a reading client whose answer waited behind a 2 s block of the event loop', async () => {
+  it('keeps a reading client whose answer waited behind a 1 s block of the event loop', async () => {
     const before = closed.length
     const socket = await request(port, '/big-then-block')
     // The slow reader's pace: the answer is still going out when the loop blocks.
     const done = readSlowly(socket)
-    // Before: the first check after the block found no progress for 2 s (the writes completed
+    // Before: the first check after the block found no progress for 1 s (the writes completed
     // during it were not yet seen) and reset the connection.
     expect(await done).toBe(true)
     expect(closed.length).toBe(before)
@@ -169,6 +174,9 @@ describe('closeStalledSends at its default interval: a block that begins right a
    */
   async function blockedServer(timeoutMs: number, blockMs: number) {
     const closed: number[] = []
+    const sockets: Socket[] = []
+    /** Whether the answer was still going out when the block began (else the test proves nothing). */
+    let blockedMidSend: boolean | undefined
     let checks = -1
     const realSetInterval = globalThis.setInterval
     // Only to time the block: each check of the watch below, then (once) the block.
@@ -176,6 +184,7 @@ describe('closeStalledSends at its default interval: a block that begins right a
       realSetInterval(() => {
         callback()
         if (checks >= 0 && ++checks === 2) {
+          blockedMidSend = sockets.some((socket) => socket.writableLength > 0)
           const until = performance.now() + blockMs
           while (performance.now() < until);
         }
@@ -191,13 +200,14 @@ describe('closeStalledSends at its default interval: a block that begins right a
     } finally {
       globalThis.setInterval = realSetInterval
     }
+    server.on('connection', (socket: Socket) => sockets.push(socket))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const port = (server.address() as AddressInfo).port
     const stop = async () => {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
     }
-    return { port, closed, arm: () => (checks = 0), stop }
+    return { port, closed, arm: () => (checks = 0), blockedMidSend: () => blockedMidSend, stop }
   }
 
   // Before: 1 s (a check every timeout): the late check counted one whole interval, the timeout;
@@ -214,6 +224,7 @@ describe('closeStalledSends at its default interval: a block that begins right a
         const done = readSlowly(socket)
         served.arm()
         expect(await done).toBe(true)
+        expect(served.blockedMidSend()).toBe(true)
         expect(served.closed).toEqual([])
         socket.destroy()
       } finally {
@@ -232,7 +243,7 @@ describe('toolsel serve: server.sendTimeoutMs', () => {
       mkdtemp(join(process.env.TMPDIR ?? '/tmp', 'toolsel-send-timeout-')),
     )
     const config = join(dir, 'config.json')
-    await writeFile(config, JSON.stringify({ server: { sendTimeoutMs: 1000 } }))
+    await writeFile(config, JSON.stringify({ server: { sendTimeoutMs: 500 } }))
     serve = await startServe(['--config', config], { savedDemo: true })
   }, 120_000)
 
@@ -247,8 +258,9 @@ describe('toolsel serve: server.sendTimeoutMs', () => {
     socket.pause()
     // 200 KB answers: 100 of them fill loopback's buffers and leave one in the server.
     socket.write('GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(100))
-    // Past the timeout (1 s) and its check, before the idle keep-alive's 5 s could matter.
-    await sleep(3500)
+    // Past the timeout (0.5 s) and its check (every 0.25 s), with 2 s to spare (was 1 s and
+    // 3.5 s), before the idle keep-alive's 5 s could matter.
+    await sleep(2500)
     const received = await readToEnd(socket)
     // Before: every answer came (the connection held its answer until it was read).
     expect(received.text.split('HTTP/1.1 200').length - 1).toBeLessThan(100)
