@@ -343,15 +343,21 @@ export interface ToolLineIndex {
   toolHashes?: Uint8Array
 }
 
-/** Where the non-empty lines of `buffer` start and end (the end excludes the line feed). */
-export function jsonLineSpans(buffer: Buffer): { starts: Float64Array; ends: Float64Array } {
+/**
+ * Where the non-empty lines of `bytes` start and end (the end excludes the line feed); chunks
+ * count as their concatenation, a line may span two.
+ */
+export function jsonLineSpans(bytes: Buffer | readonly Buffer[]): {
+  starts: Float64Array
+  ends: Float64Array
+} {
+  const chunks = Buffer.isBuffer(bytes) ? [bytes] : bytes
   let starts: Float64Array = new Float64Array(1024)
   let ends: Float64Array = new Float64Array(1024)
   let count = 0
   let start = 0
-  while (start < buffer.length) {
-    let end = buffer.indexOf(10, start)
-    if (end === -1) end = buffer.length
+  let offset = 0
+  const add = (end: number) => {
     if (end > start) {
       if (count === starts.length) {
         starts = grown(starts)
@@ -363,6 +369,13 @@ export function jsonLineSpans(buffer: Buffer): { starts: Float64Array; ends: Flo
     }
     start = end + 1
   }
+  for (const chunk of chunks) {
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, end + 1)) {
+      add(offset + end)
+    }
+    offset += chunk.length
+  }
+  if (offset > start) add(offset)
   return { starts: starts.slice(0, count), ends: ends.slice(0, count) }
 }
 
@@ -556,15 +569,21 @@ export class ToolLibrary {
   }
 
   /**
-   * `toJsonLines`, yielding to the event loop every few milliseconds (an upload's save: 0.8 s of
-   * JSON.stringify at 90k tools); the same bytes.
+   * `toJsonLines` in chunks of 256 lines, yielding to the event loop every few milliseconds (an
+   * upload's save: 0.8 s of JSON.stringify at 90k tools); the same bytes, never concatenated
+   * (the save writes them in turn: a Buffer.concat of the whole tools file was one turn of its
+   * own, as for examples.jsonl in round 51). A library over bytes hands them back as one chunk.
    */
-  async toJsonLinesSliced(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer> {
-    if (this.#lines) return this.#lines.bytes()
-    return runStepsSliced(this.#jsonLinesSteps(), abort)
+  async toJsonLineChunksSliced(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer[]> {
+    if (this.#lines) return [this.#lines.bytes()]
+    return runStepsSliced(this.#jsonLineChunkSteps(), abort)
   }
 
   *#jsonLinesSteps(): Steps<Buffer> {
+    return Buffer.concat(yield* this.#jsonLineChunkSteps())
+  }
+
+  *#jsonLineChunkSteps(): Steps<Buffer[]> {
     const chunks: Buffer[] = []
     let lines: string[] = []
     for (let position = 0; position < this.size; position += 1) {
@@ -575,8 +594,8 @@ export class ToolLibrary {
       }
       yield
     }
-    chunks.push(Buffer.from(lines.join('')))
-    return Buffer.concat(chunks)
+    if (lines.length > 0) chunks.push(Buffer.from(lines.join('')))
+    return chunks
   }
 
   /** The tool at a position (0 … size-1). */

@@ -206,9 +206,10 @@ export async function stageIndexedLibrary(
   }
   try {
     await requireWriterProtocol(indexDir, temporary)
-    // Free for a library loaded from an index (its bytes); JSON.stringify of every tool, in
-    // slices, for an uploaded one.
-    const toolLines = await indexed.library.toJsonLinesSliced()
+    // Free for a library loaded from an index (its bytes, one chunk); JSON.stringify of every
+    // tool, in slices, for an uploaded one: chunks written in turn, never concatenated (a
+    // Buffer.concat of the whole file was one turn of its own).
+    const toolLines = await indexed.library.toJsonLineChunksSliced()
     await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines)
     testStopPoint('TOOLSEL_TEST_STOP_IN_INDEX_WRITE')
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
@@ -224,8 +225,11 @@ export async function stageIndexedLibrary(
     await saveExamples(indexed, temporary)
     // The tools file's hash lets a load trust the manifest's content hash without hashing every
     // tool, and its index spares the load a scan of the file.
-    const prepared = options.toolsIndex?.toolLines === toolLines ? options.toolsIndex : undefined
-    const toolsFileHash = prepared?.toolsFileHash ?? sha256Bytes(toolLines)
+    const prepared =
+      toolLines.length === 1 && options.toolsIndex?.toolLines === toolLines[0]
+        ? options.toolsIndex
+        : undefined
+    const toolsFileHash = prepared?.toolsFileHash ?? sha256Chunks(toolLines)
     if (prepared) await writeFile(join(temporary, TOOLS_INDEX_FILE), prepared.bytes)
     else {
       await writeToolsIndexFile(
@@ -897,7 +901,14 @@ async function readTools(dir: string, manifest: IndexManifest): Promise<ToolLibr
 }
 
 function sha256Bytes(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
+  return sha256Chunks([bytes])
+}
+
+/** The sha256 of `chunks` one after the other, hex. */
+function sha256Chunks(chunks: readonly Buffer[]): string {
+  const hash = createHash('sha256')
+  for (const chunk of chunks) hash.update(chunk)
+  return hash.digest('hex')
 }
 
 function safeJson(text: string): unknown {

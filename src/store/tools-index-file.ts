@@ -78,16 +78,18 @@ export interface PreparedToolsIndex {
 }
 
 /**
- * The header fields and sections of the index of `toolLines`; `toolHashes`: the tools' content
- * hashes (`ToolLibrary.knownToolHashBytes`), when known.
+ * The header fields and sections of the index of `toolLines` (the tools file's bytes, or its
+ * chunks in order: a save's, never concatenated); `toolHashes`: the tools' content hashes
+ * (`ToolLibrary.knownToolHashBytes`), when known.
  */
 function toolsIndexParts(
   ids: readonly string[],
-  toolLines: Buffer,
+  toolLines: Buffer | readonly Buffer[],
   toolsFileHash: string,
   toolHashes: Uint8Array | undefined,
 ): { fields: Record<string, unknown>; payloads: Record<string, Buffer> } {
-  const { starts, ends } = jsonLineSpans(toolLines)
+  const chunks = Buffer.isBuffer(toolLines) ? [toolLines] : toolLines
+  const { starts, ends } = jsonLineSpans(chunks)
   const table = buildIdTable(ids)
   if (starts.length !== ids.length || !(table instanceof Int32Array)) {
     throw new ToolselError(
@@ -105,8 +107,8 @@ function toolsIndexParts(
     tools: ids.length,
     tableSize: table.length,
     toolsFileHash,
-    toolsFileBytes: toolLines.length,
-    toolsFileCrc32: crc32(toolLines),
+    toolsFileBytes: chunks.reduce((bytes, chunk) => bytes + chunk.length, 0),
+    toolsFileCrc32: chunks.reduce((crc, chunk) => crc32(chunk, crc), 0),
   }
   return {
     fields: { ...header },
@@ -121,11 +123,14 @@ function toolsIndexParts(
   }
 }
 
-/** Writes the index of `toolLines` (the tools file's bytes, one tool per line, ids in order). */
+/**
+ * Writes the index of `toolLines` (the tools file's bytes, or its chunks in order, one tool per
+ * line, ids in order).
+ */
 export async function writeToolsIndexFile(
   path: string,
   ids: readonly string[],
-  toolLines: Buffer,
+  toolLines: Buffer | readonly Buffer[],
   toolsFileHash: string,
   toolHashes?: Uint8Array,
 ): Promise<void> {

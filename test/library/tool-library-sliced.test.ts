@@ -1,6 +1,6 @@
 /**
  * #10 hardening: an upload's library is hashed (`contentHashSliced`, in the build) and written
- * as JSON lines (`toJsonLinesSliced`, in the save) in slices that give the event loop back; both
+ * as JSON lines (`toJsonLineChunksSliced`, in the save) in slices that give the event loop back; both
  * give exactly what the one-piece getters give.
  */
 import { describe, expect, it } from 'vitest'
@@ -39,21 +39,26 @@ describe('ToolLibrary sliced hashing and JSON lines', () => {
     expect(await new ToolLibrary('big', [...input].reverse()).contentHashSliced()).toBe(expected)
   })
 
-  it('toJsonLinesSliced gives the bytes toJsonLines gives, one JSON line per tool', async () => {
+  it('toJsonLineChunksSliced gives the bytes toJsonLines gives, in chunks of 256 lines', async () => {
     const library = new ToolLibrary('big', input)
-    let bytes: Buffer = Buffer.alloc(0)
+    let chunks: Buffer[] = []
     const turns = await turnsDuring(async () => {
-      bytes = await library.toJsonLinesSliced()
+      chunks = await library.toJsonLineChunksSliced()
     })
     expect(turns).toBeGreaterThan(1)
+    expect(chunks).toHaveLength(Math.ceil(input.length / 256))
+    const bytes = Buffer.concat(chunks)
     expect(bytes.equals(library.toJsonLines())).toBe(true)
     expect(
       bytes.equals(Buffer.from(input.map((tool) => `${JSON.stringify(tool)}\n`).join(''))),
     ).toBe(true)
-    // A library over those bytes hands them back as they are, and hashes to the same.
+    // A library over those bytes hands them back as they are (one chunk), and hashes to the same.
     const reread = ToolLibrary.fromJsonLines('big', bytes)
-    expect((await reread.toJsonLinesSliced()).equals(bytes)).toBe(true)
+    const again = await reread.toJsonLineChunksSliced()
+    expect(again).toHaveLength(1)
+    expect(again[0].equals(bytes)).toBe(true)
     expect(reread.contentHash).toBe(library.contentHash)
+    expect(await new ToolLibrary('none', []).toJsonLineChunksSliced()).toEqual([])
   })
 
   it('stops at an aborted signal', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -5,7 +6,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
-import { TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
+import { jsonLineSpans, TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
 import { idRanks, isPermutation, PackedIds } from '../../src/library/packed-ids.ts'
 import { holding, LibraryRegistry } from '../../src/service/library-registry.ts'
 import {
@@ -58,6 +59,38 @@ async function save(tools: readonly Tool[] = TOOLS): Promise<string> {
   const indexed = await buildIndexedLibrary(new ToolLibrary('idx', tools), config)
   return saveIndexedLibrary(indexDir, indexed)
 }
+
+describe('the saved tools file, written from chunks (round 52)', () => {
+  it('is byte for byte what f2420760 wrote (tools.jsonl and tools.idx) for the same tools', async () => {
+    // Hashes of the files f2420760 saved (one Buffer.concat of the tools file) for TOOLS: 3,000+
+    // tools, 12 chunks of 256 lines now, ids with escapes and in other scripts.
+    const dir = await save()
+    const sha256 = async (file: string) =>
+      createHash('sha256')
+        .update(await readFile(join(dir, file)))
+        .digest('hex')
+    expect(await sha256('tools.jsonl')).toBe(
+      '785d2d9b5c69a5a80fb9795e4fc6299c91c498bff5533b2b869c147da96547e9',
+    )
+    expect(await sha256('tools.idx')).toBe(
+      '57c71acd32afa3611e7c47477594f6118656e8c1aad1d333a7b0a6ca5cf7edf1',
+    )
+    await rm(indexDir, { recursive: true, force: true })
+  })
+
+  it('jsonLineSpans of chunks are those of their concatenation, wherever they are cut', () => {
+    const bytes = Buffer.from('{"a":1}\n\n{"b":"é"}\n{"c":2}')
+    const whole = jsonLineSpans(bytes)
+    expect(Array.from(whole.starts)).toEqual([0, 9, 20])
+    for (let cut = 0; cut <= bytes.length; cut += 1) {
+      for (let second = cut; second <= bytes.length; second += 1) {
+        const parts = [bytes.subarray(0, cut), bytes.subarray(cut, second), bytes.subarray(second)]
+        expect(jsonLineSpans(parts)).toEqual(whole)
+      }
+    }
+    expect(jsonLineSpans([])).toEqual(jsonLineSpans(Buffer.alloc(0)))
+  })
+})
 
 describe('id table', () => {
   it('finds every id at its position and misses unknown ones', () => {
