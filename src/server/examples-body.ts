@@ -18,7 +18,7 @@ import { ToolselError, throwIfAborted } from '../errors.ts'
 import { assertBodyText } from '../read-text-file.ts'
 import { runStepsSliced, type Steps } from '../time-slicer.ts'
 import { siblingModule } from '../worker-thread.ts'
-import { runOnWorker, takeWorker } from '../kept-workers.ts'
+import { KEPT_WORKER_IDLE_MS, readyWorker, runOnWorker, takeWorker } from '../kept-workers.ts'
 import { workerSlot } from '../worker-slots.ts'
 import { bodyBytes } from './body-bytes.ts'
 import type { addExamplesSchema } from './add-examples-schema.ts'
@@ -71,6 +71,11 @@ export function examplesHeapLimitMb(bytes: number): number {
   return Math.ceil(64 + (6 * bytes) / (1024 * 1024))
 }
 
+/** The resource limits of an examples body's thread (one kind for `takeWorker`, `readyWorker`). */
+function workerLimits(limitMb: number) {
+  return { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: 32 }
+}
+
 /**
  * Middleware: `jsonRequest(maxValues)` then `jsonBody(schema)`, with bodies over
  * EXAMPLES_BODY_THREAD_ABOVE_BYTES decoded, counted, parsed and checked on a worker thread.
@@ -83,6 +88,8 @@ export function examplesBody(
   workers: number,
   /** The largest body (`server.bodyLimitBytes`): sizes the threads' heap. */
   bodyLimitBytes: number,
+  /** The longest a body's read may take (`server.requestReceiveTimeoutMs`). */
+  receiveTimeoutMs: number,
 ): MiddlewareHandler<
   AppEnv,
   string,
@@ -94,6 +101,18 @@ export function examplesBody(
   const limitMb = examplesHeapLimitMb(bodyLimitBytes)
   return async (c: Context<AppEnv>, next: Next) => {
     assertJsonContentType(c)
+    // A body checked on a thread: the thread starts while the body comes (as an upload's import
+    // worker does, round 51), not once it is read.
+    const announced = Number(c.req.header('content-length'))
+    if (announced > EXAMPLES_BODY_THREAD_ABOVE_BYTES && announced <= bodyLimitBytes) {
+      readyWorker(
+        ENTRY,
+        {},
+        workerLimits(limitMb),
+        workers,
+        Math.max(receiveTimeoutMs, KEPT_WORKER_IDLE_MS),
+      )
+    }
     const bytes = await bodyBytes(c)
     if (bytes.length <= EXAMPLES_BODY_THREAD_ABOVE_BYTES) {
       cacheBodyText(c, bytes)
@@ -161,11 +180,7 @@ export function checkOnWorker(
   { limitMb, workers }: { limitMb: number; workers: number },
 ): Promise<ExamplesBodyReply> {
   throwIfAborted(signal)
-  const entry = takeWorker<WorkerReply>(
-    ENTRY,
-    {},
-    { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: 32 },
-  )
+  const entry = takeWorker<WorkerReply>(ENTRY, {}, workerLimits(limitMb))
   const internal = (message: string, cause?: unknown) =>
     new ToolselError('INTERNAL', `The examples body could not be checked: ${message}.`, { cause })
   return runOnWorker<WorkerReply, ExamplesBodyReply>(

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { listenApp } from '../helpers/listen-app.ts'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -516,6 +517,53 @@ describe('usage examples over HTTP', () => {
     expect(last.idle).toHaveLength(1)
     expect(last.idle).not.toEqual(first.idle)
   }, 180_000)
+
+  it('starts the examples-body thread while a large body comes, and the check takes that thread', async () => {
+    const { indexDir, toolFile } = await sampleDir()
+    const server = await start(indexDir, { library: { default: toolFile } })
+    const module = new URL('../../src/server/examples-body-worker.ts', import.meta.url)
+    // Another test's kept thread (or none) is not this body's: wait for none idle.
+    await expect.poll(() => idleWorkerThreads(module), { timeout: 15_000 }).toEqual([])
+    // Valid examples padded with spaces past the thread path's 4 MiB.
+    const body = Buffer.from(
+      JSON.stringify({ examples: EXAMPLES }).padEnd(EXAMPLES_BODY_THREAD_ABOVE_BYTES + 1),
+    )
+    const half = body.length >> 1
+    const readied: number[] = []
+    const answered = new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = request(
+        `${server.url}/v1/libraries/sample/examples`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        },
+        (response) => {
+          const parts: Buffer[] = []
+          response.on('data', (part: Buffer) => parts.push(part))
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode!,
+              json: JSON.parse(Buffer.concat(parts).toString()),
+            }),
+          )
+        },
+      )
+      req.on('error', reject)
+      req.write(body.subarray(0, half))
+      // Half the body sent: the thread is started (idle, waiting for the body), then the rest.
+      void expect
+        .poll(() => idleWorkerThreads(module).length, { timeout: 10_000 })
+        .toBe(1)
+        .then(() => {
+          readied.push(...idleWorkerThreads(module))
+          req.end(body.subarray(half))
+        }, reject)
+    })
+    expect(await answered).toMatchObject({ status: 200, json: { added: EXAMPLES.length } })
+    expect(readied).toHaveLength(1)
+    // The body was checked on the thread started during the read, kept for the next body.
+    expect(idleWorkerThreads(module)).toEqual(readied)
+  }, 60_000)
 
   it('keeps a sound examples-body thread for the next body; one aborted or out of memory is ended, not kept', async () => {
     const module = new URL('../../src/server/examples-body-worker.ts', import.meta.url)

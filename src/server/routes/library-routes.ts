@@ -231,6 +231,7 @@ export function libraryRoutes(service: ToolselService, schemas: RequestSchemas) 
         service.config.library.maxExamples,
         service.config.server.importWorkers,
         service.config.server.bodyLimitBytes,
+        service.config.server.requestReceiveTimeoutMs,
       ),
       async (c) => {
         const { library } = c.req.valid('param')
