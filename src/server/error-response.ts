@@ -67,12 +67,17 @@ function isClientGone(error: Error): boolean {
 }
 
 /**
- * `app.onError`: our errors keep their code; anything else is logged and reported as a generic 500
- * (a client gone mid-body: ABORTED, logged at debug).
+ * `app.onError`: our errors keep their code (an INTERNAL one is logged as an ERROR too); anything
+ * else is logged and reported as a generic 500 (a client gone mid-body: ABORTED, logged at debug).
  */
 export function createErrorHandler(logger: Logger) {
   return (error: Error, c: Context): Response => {
-    if (error instanceof ToolselError) return errorResponse(c, error)
+    if (error instanceof ToolselError) {
+      // INTERNAL: the server's own fault (a body read before the route, a worker that failed),
+      // logged with its stack as an unhandled error is; the answer says what it was.
+      if (error.code === 'INTERNAL') logServerError(logger, 'Internal error', error, c)
+      return errorResponse(c, error)
+    }
     if (error instanceof HTTPException && error.status < 500) {
       const code: ErrorCode =
         error.status === 413
@@ -91,10 +96,16 @@ export function createErrorHandler(logger: Logger) {
       )
       return errorResponse(c, new ToolselError('ABORTED', 'The client closed the request.'))
     }
-    logger.error(
-      `Unhandled error on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`,
-      requestId ? { requestId } : undefined,
-    )
+    logServerError(logger, 'Unhandled error', error, c)
     return errorResponse(c, new ToolselError('INTERNAL', 'Internal server error.'))
   }
+}
+
+/** `what` on the request's method and path, with `error`'s stack and the request id: an ERROR. */
+function logServerError(logger: Logger, what: string, error: Error, c: Context): void {
+  const requestId = c.get('requestId') as string | undefined
+  logger.error(
+    `${what} on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`,
+    requestId ? { requestId } : undefined,
+  )
 }

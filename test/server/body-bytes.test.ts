@@ -147,8 +147,8 @@ describe('a body whose web stream something else touched first', () => {
     expect(service.library('uploaded').library.size).toBe(3000)
   }, 30_000)
 
-  it('read from the web stream by a middleware: a 500 that says so, not a hang or a 400', async () => {
-    const { outer, service } = await mountedBehind(async (c, next) => {
+  it('read from the web stream by a middleware: a 500 that says so, logged, not a hang or a 400', async () => {
+    const { outer, service, logger } = await mountedBehind(async (c, next) => {
       if (c.req.method === 'PUT') await new Response(c.req.raw.body).arrayBuffer()
       await next()
     })
@@ -161,6 +161,13 @@ describe('a body whose web stream something else touched first', () => {
     expect(error.code).toBe('INTERNAL')
     expect(error.message).toMatch(/already read/)
     expect(service.listLibraries().map((entry) => entry.name)).not.toContain('uploaded')
+    // Logged as the server's other 500s are: an ERROR with the route, the stack and the request
+    // id (was answered only, nothing in the log).
+    const errors = logger.lines.filter((line) => line.includes('ERROR'))
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatch(/Internal error on PUT \/v1\/libraries\/uploaded: .*already read/)
+    expect(errors[0]).toMatch(/\n\s+at /)
+    expect(errors[0]).toMatch(/"requestId":"[^"]+"/)
   }, 30_000)
 })
 
