@@ -177,6 +177,47 @@ describe('a library upload imported in a worker thread', () => {
     }
   }, 120_000)
 
+  it('over HTTP, the kept thread that refused uploads (importer 4xx) imports the next good one as the process does', async () => {
+    const inProcess = await serve(join(work, 'kept-process'), false)
+    const inWorker = await serve(join(work, 'kept-worker'), true)
+    try {
+      const both = async (body: string, query = '') => {
+        const a = await put(inProcess.http, 'lib', body, query)
+        const b = await put(inWorker.http, 'lib', body, query)
+        expect(b).toEqual(a)
+        return b
+      }
+      expect((await both(canonicalBody('k1', 60))).status).toBe(201)
+      // One thread kept (server.importWorkers 1): the one that imported k1.
+      const kept = idleImportWorkers()
+      expect(kept).toHaveLength(1)
+      const bad = [
+        ['{"tools": [', ''],
+        [await readFile(join(FIXTURES, 'importers/duplicate-ids.jsonl'), 'utf8'), ''],
+        [canonicalBody('k2', 5), '?format=openapi'],
+      ]
+      for (const [body, query] of bad) {
+        const refused = await both(body, query)
+        expect(refused.status, JSON.stringify(refused)).toBe(400)
+        // The importer's own error leaves the thread sound: kept, not ended.
+        expect(idleImportWorkers()).toEqual(kept)
+      }
+      const next = await both(canonicalBody('k3', 80))
+      expect(next.status).toBe(200) // replaced
+      expect(idleImportWorkers()).toEqual(kept)
+      const library = inWorker.service.library('lib').library
+      expect(library.size).toBe(80)
+      expect(library.get('ns.tool_3')?.description).toContain('k3: looks up thing 3')
+      // Nothing of k1 or the refused bodies is left in what the thread handed back.
+      expect(await indexFiles(join(work, 'kept-worker', 'lib'))).toEqual(
+        await indexFiles(join(work, 'kept-process', 'lib')),
+      )
+    } finally {
+      await inProcess.http.close()
+      await inWorker.http.close()
+    }
+  }, 120_000)
+
   it('a worker out of memory is PAYLOAD_TOO_LARGE (413) naming the heap limit, and the upload changes nothing', async () => {
     const body = canonicalBody('big', 40_000)
     const error = await importUploadInWorker('big', body, {}, { workers: 1, heapLimitMb: 16 }).then(
