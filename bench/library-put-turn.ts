@@ -17,8 +17,6 @@
  *     [--tools 20000] [--chars 600] [--import-in process|worker]
  * @module
  */
-import { readFileSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,9 +25,11 @@ import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import {
   checkoutSides,
   loadAverage,
-  markdownTable,
-  medianAndEach,
   runSidesInChildren,
+  sendJson,
+  turnGapsTable,
+  turnsWhile,
+  type TurnGaps,
 } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
@@ -49,21 +49,6 @@ const importIn = values['import-in']
 if (importIn !== 'process' && importIn !== 'worker') {
   usageError(import.meta.url, `--import-in is process or worker, not "${importIn}"`)
 }
-
-interface Row {
-  /** The PUT, first byte to answer, ms. */
-  ms: number
-  /** The longest gap between two turns of a 1 ms timer, wall ms, and when it began (ms in). */
-  turn: number
-  turnAt: number
-  /** The most main-thread CPU in one such gap, ms. */
-  turnCpu: number
-  /** Gaps over 100 ms. */
-  over100: number
-}
-
-/** The calling thread's CPU time so far, ns. */
-const threadCpuNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0])
 
 if (values.side !== undefined) {
   const dist = (path: string) => import(pathToFileURL(join(values.side!, 'dist', path)).href)
@@ -99,43 +84,12 @@ if (values.side !== undefined) {
     await service.start()
     const server = await listenApp(createApp(service).fetch)
     await new Promise((resolve) => setTimeout(resolve, 200))
-    const gaps: Array<{ wall: number; cpu: number; at: number }> = []
-    let [lastWall, lastCpu] = [performance.now(), threadCpuNs()]
-    const started = lastWall
-    const ticker = setInterval(() => {
-      const [wall, cpu] = [performance.now(), threadCpuNs()]
-      gaps.push({ wall: wall - lastWall, cpu: (cpu - lastCpu) / 1e6, at: lastWall - started })
-      ;[lastWall, lastCpu] = [wall, cpu]
-    }, 1)
-    // node:http writes the buffer as it is (fetch copied it: a turn of the client's own).
-    const answer = await new Promise<{ toolCount?: number }>((resolve, reject) => {
-      const request = httpRequest(`${server.url}/v1/libraries/big`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', 'content-length': body.length },
-      })
-      request.on('error', reject)
-      request.on('response', async (response) => {
-        const parts: Buffer[] = []
-        for await (const part of response) parts.push(part as Buffer)
-        resolve(JSON.parse(Buffer.concat(parts).toString()))
-      })
-      request.end(body)
-    })
-    const ms = performance.now() - started
-    clearInterval(ticker)
+    const { value: answer, ...row } = await turnsWhile(
+      () =>
+        sendJson(`${server.url}/v1/libraries/big`, 'PUT', body) as Promise<{ toolCount?: number }>,
+    )
     await server.close()
     if (answer.toolCount !== count) throw new Error(`unexpected answer ${JSON.stringify(answer)}`)
-    const longest = gaps.reduce((one, other) => (other.wall > one.wall ? other : one))
-    const row: Row = {
-      ms,
-      turn: longest.wall,
-      turnAt: longest.at,
-      turnCpu: Math.max(...gaps.map((gap) => gap.cpu)),
-      over100: gaps.filter((gap) => gap.wall > 100).length,
-    }
-    if (process.env.TOOLSEL_BENCH_GAPS)
-      for (const gap of [...gaps].sort((one, other) => other.cpu - one.cpu).slice(0, 8))
-        console.error(JSON.stringify(gap))
     console.log(JSON.stringify(row))
   } finally {
     await rm(indexDir, { recursive: true, force: true })
@@ -144,7 +98,7 @@ if (values.side !== undefined) {
 } else {
   const sides = checkoutSides(import.meta.url, values.before)
   const loads = [loadAverage(1)]
-  const results = await runSidesInChildren<Row>(import.meta.url, sides, rounds, [
+  const results = await runSidesInChildren<TurnGaps>(import.meta.url, sides, rounds, [
     '--tools',
     `${count}`,
     '--chars',
@@ -156,24 +110,5 @@ if (values.side !== undefined) {
   console.log(
     `PUT of ${count} tools with ${chars}-character descriptions, imported in the ${importIn}, ${rounds} rounds (a fresh process each, sides alternating), load ${loads.join(' -> ')}; ms, median (each)`,
   )
-  console.log(
-    markdownTable(
-      [
-        'side',
-        'PUT ms',
-        'longest turn',
-        'its start, ms in',
-        'most CPU in one turn',
-        'turns > 100 ms',
-      ],
-      [...results].map(([name, rows]) => [
-        name,
-        medianAndEach(rows.map((row) => row.ms)),
-        medianAndEach(rows.map((row) => row.turn)),
-        medianAndEach(rows.map((row) => row.turnAt)),
-        medianAndEach(rows.map((row) => row.turnCpu)),
-        medianAndEach(rows.map((row) => row.over100)),
-      ]),
-    ).join('\n'),
-  )
+  console.log(turnGapsTable('PUT ms', results))
 }

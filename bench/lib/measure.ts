@@ -5,7 +5,9 @@
  * its flags are parsed (test/bench/bench-scripts-args.test.ts).
  * @module
  */
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
@@ -166,4 +168,91 @@ export async function runSidesInChildren<T>(
     }
   }
   return results
+}
+
+/** What a 1 ms timer saw while some work ran (`turnsWhile`), ms. */
+export interface TurnGaps {
+  /** The work, start to end. */
+  ms: number
+  /** The longest gap between two turns of the timer, wall, and when it began (ms in). */
+  turn: number
+  turnAt: number
+  /** The most main-thread CPU in one such gap (`/proc/thread-self/schedstat`). */
+  turnCpu: number
+  /** Gaps over 100 ms. */
+  over100: number
+}
+
+/** The calling thread's CPU time so far, ns (Linux). */
+const threadCpuNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0])
+
+/**
+ * `work`'s value and the gaps between the turns of a 1 ms timer while it ran (round 51, ex55's
+ * examples-post-turn; library-put-turn): the longest, the most of this thread's own CPU in one
+ * (the part the code holds, not the wait for a core). `TOOLSEL_BENCH_GAPS` set: the 8 gaps of
+ * most CPU on stderr.
+ */
+export async function turnsWhile<T>(work: () => Promise<T>): Promise<{ value: T } & TurnGaps> {
+  const gaps: Array<{ wall: number; cpu: number; at: number }> = []
+  let [lastWall, lastCpu] = [performance.now(), threadCpuNs()]
+  const started = lastWall
+  const ticker = setInterval(() => {
+    const [wall, cpu] = [performance.now(), threadCpuNs()]
+    gaps.push({ wall: wall - lastWall, cpu: (cpu - lastCpu) / 1e6, at: lastWall - started })
+    ;[lastWall, lastCpu] = [wall, cpu]
+  }, 1)
+  let value: T
+  try {
+    value = await work()
+  } finally {
+    clearInterval(ticker)
+  }
+  const ms = performance.now() - started
+  const longest = gaps.reduce((one, other) => (other.wall > one.wall ? other : one))
+  if (process.env.TOOLSEL_BENCH_GAPS)
+    for (const gap of [...gaps].sort((one, other) => other.cpu - one.cpu).slice(0, 8))
+      console.error(JSON.stringify(gap))
+  return {
+    value,
+    ms,
+    turn: longest.wall,
+    turnAt: longest.at,
+    turnCpu: Math.max(...gaps.map((gap) => gap.cpu)),
+    over100: gaps.filter((gap) => gap.wall > 100).length,
+  }
+}
+
+/**
+ * The JSON answer to `method` `url` with the JSON `body`, sent with node:http as it is (fetch
+ * copied it: for a 32 MB body, a turn of the client's own in the measured process).
+ */
+export function sendJson(url: string, method: string, body: Buffer): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, {
+      method,
+      headers: { 'content-type': 'application/json', 'content-length': body.length },
+    })
+    request.on('error', reject)
+    request.on('response', async (response) => {
+      const parts: Buffer[] = []
+      for await (const part of response) parts.push(part as Buffer)
+      resolve(JSON.parse(Buffer.concat(parts).toString()))
+    })
+    request.end(body)
+  })
+}
+
+/** The table of `TurnGaps` rows by side (`runSidesInChildren`'s), `what` the work's column. */
+export function turnGapsTable(what: string, results: Map<string, TurnGaps[]>): string {
+  return markdownTable(
+    ['side', what, 'longest turn', 'its start, ms in', 'most CPU in one turn', 'turns > 100 ms'],
+    [...results].map(([name, rows]) => [
+      name,
+      medianAndEach(rows.map((row) => row.ms)),
+      medianAndEach(rows.map((row) => row.turn)),
+      medianAndEach(rows.map((row) => row.turnAt)),
+      medianAndEach(rows.map((row) => row.turnCpu)),
+      medianAndEach(rows.map((row) => row.over100)),
+    ]),
+  ).join('\n')
 }
