@@ -10,9 +10,14 @@
  * "answer ms", until the answer's end (the read and what follows it: for toolsel, the import
  * worker's checks of the bytes); "server CPU ms", the server process's CPU time over the PUT
  * (/proc, its threads included). Ratios to the bare server, and with `--before`, now / before.
+ * `--route examples` (round 52): `POST /v1/libraries/demo/examples` of the same spaces instead
+ * (over 4 MiB: checked on the examples-body thread, refused 400 malformed JSON). `--idle-ms N`:
+ * a pause before each turn (11000: past a kept thread's 10 s idle, so every turn's thread is
+ * started afresh, as for a body after 10 s of none).
  *
  *   npm run build   # and /work/ci-base built
  *   node --import tsx bench/body-read.ts [--before /work/ci-base] [--mib 512] [--turns 5]
+ *     [--route put|examples] [--idle-ms 0]
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -20,16 +25,25 @@ import { request } from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { benchArgs, wholeNumber } from './bench-args.ts'
+import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
     before: { type: 'string' },
     mib: { type: 'string', default: '512' },
     turns: { type: 'string', default: '5' },
+    route: { type: 'string', default: 'put' },
+    'idle-ms': { type: 'string', default: '0' },
   },
 })
 const turns = wholeNumber(import.meta.url, '--turns', values.turns)
+const idleMs = wholeNumber(import.meta.url, '--idle-ms', values['idle-ms'])
+const route = values.route
+if (route !== 'put' && route !== 'examples') {
+  usageError(import.meta.url, `--route is put or examples, not "${route}"`)
+}
+const [METHOD, PATH] =
+  route === 'put' ? ['PUT', '/v1/libraries/bodyread'] : ['POST', '/v1/libraries/demo/examples']
 const mib = wholeNumber(import.meta.url, '--mib', values.mib, 1)
 if (mib > 512) throw new Error('--mib is at most 512 (the largest server.bodyLimitBytes)')
 const { cpuMillis, startServe } = await import('./perf/serve-process.ts')
@@ -65,15 +79,15 @@ interface Turn {
   cpuMs: number
 }
 
-/** One PUT of BYTES spaces: its status, ms to the last byte sent and to the answer's end. */
+/** One PUT (or POST, `--route examples`) of BYTES spaces: its status, ms to the last byte sent and to the answer's end. */
 function put(url: string): Promise<Omit<Turn, 'cpuMs'>> {
   return new Promise((done, fail) => {
     const started = performance.now()
     let sentMs = Number.NaN
     const req = request(
-      `${url}/v1/libraries/bodyread`,
+      `${url}${PATH}`,
       {
-        method: 'PUT',
+        method: METHOD,
         headers: { 'content-type': 'application/json', 'content-length': String(BYTES) },
       },
       (response) => {
@@ -121,6 +135,7 @@ try {
   }
   for (let turn = 0; turn < turns; turn += 1) {
     for (const { label, url, server } of servers) {
+      if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs))
       const cpuBefore = await cpuMillis(server.pid!)
       const measured = await put(url)
       const cpuMs = (await cpuMillis(server.pid!)) - cpuBefore
@@ -145,7 +160,7 @@ const medians = (label: string) => {
 const bare = medians('bare node:http')
 const then = turnsOf.has('toolsel serve (before)') ? medians('toolsel serve (before)') : undefined
 console.log(
-  `PUT of ${BYTES.toLocaleString('en-US')} bytes over loopback, median of ${turns} (alternating); load average ${load} -> ${loadavg()[0].toFixed(1)}`,
+  `${METHOD} ${PATH} of ${BYTES.toLocaleString('en-US')} bytes over loopback, median of ${turns} (alternating${idleMs > 0 ? `, ${idleMs} ms idle before each` : ''}); load average ${load} -> ${loadavg()[0].toFixed(1)}`,
 )
 console.log(
   '| server | status | sent ms | answer ms | server CPU ms | sent / bare | answer / bare | CPU / bare | sent, answer, CPU / before |',
