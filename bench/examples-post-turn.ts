@@ -14,10 +14,9 @@
  *     [--examples 10000] [--chars 3200]
  * @module
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { benchArgs, wholeNumber } from './bench-args.ts'
 import {
   checkoutSides,
@@ -43,23 +42,10 @@ const count = wholeNumber(import.meta.url, '--examples', values.examples)
 const chars = wholeNumber(import.meta.url, '--chars', values.chars)
 
 if (values.side !== undefined) {
-  const dist = (path: string) => import(pathToFileURL(join(values.side!, 'dist', path)).href)
-  const { parseConfig } = await dist('config/load-config.js')
-  const { createMemoryLogger } = await dist('log.js')
-  const { createComponents } = await dist('components.js')
-  const { ToolselService } = await dist('service/toolsel-service.js')
-  const { createApp } = await dist('server/app.js')
-  const { listenApp } = await import('../test/helpers/listen-app.ts')
-  const { SAMPLE_TOOLS } = await import('../test/helpers/sample-tools.ts')
+  const { serveSampleFromDist } = await import('./lib/serve-dist.ts')
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-post-turn-'))
   try {
-    const toolFile = join(indexDir, 'sample.json')
-    await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
-    const config = parseConfig({ library: { default: toolFile, indexDir } })
-    const logger = createMemoryLogger()
-    const service = new ToolselService(config, logger, createComponents(config, logger))
-    await service.start()
-    const server = await listenApp(createApp(service).fetch)
+    const server = await serveSampleFromDist(values.side, indexDir)
     // Distinct instructions of `chars` characters: a number, then short words.
     const words = 'send the weekly report to the team by friday '
     const examples = Array.from({ length: count }, (_, at) => ({

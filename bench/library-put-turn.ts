@@ -17,10 +17,9 @@
  *     [--tools 20000] [--chars 600] [--import-in process|worker]
  * @module
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
 import {
   checkoutSides,
@@ -51,14 +50,7 @@ if (importIn !== 'process' && importIn !== 'worker') {
 }
 
 if (values.side !== undefined) {
-  const dist = (path: string) => import(pathToFileURL(join(values.side!, 'dist', path)).href)
-  const { parseConfig } = await dist('config/load-config.js')
-  const { createMemoryLogger } = await dist('log.js')
-  const { createComponents } = await dist('components.js')
-  const { ToolselService } = await dist('service/toolsel-service.js')
-  const { createApp } = await dist('server/app.js')
-  const { listenApp } = await import('../test/helpers/listen-app.ts')
-  const { SAMPLE_TOOLS } = await import('../test/helpers/sample-tools.ts')
+  const { serveSampleFromDist } = await import('./lib/serve-dist.ts')
   const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-put-turn-'))
   try {
     const words = 'sends the weekly report to the team by friday and files it '
@@ -73,16 +65,9 @@ if (values.side !== undefined) {
       },
     }))
     const body = Buffer.from(JSON.stringify(tools))
-    const toolFile = join(indexDir, 'sample.json')
-    await writeFile(toolFile, JSON.stringify(SAMPLE_TOOLS))
-    const config = parseConfig({
-      library: { default: toolFile, indexDir },
-      server: { importWorkerMinChars: importIn === 'process' ? body.length + 1 : 0 },
+    const server = await serveSampleFromDist(values.side, indexDir, {
+      importWorkerMinChars: importIn === 'process' ? body.length + 1 : 0,
     })
-    const logger = createMemoryLogger()
-    const service = new ToolselService(config, logger, createComponents(config, logger))
-    await service.start()
-    const server = await listenApp(createApp(service).fetch)
     await new Promise((resolve) => setTimeout(resolve, 200))
     const { value: answer, ...row } = await turnsWhile(
       () =>
