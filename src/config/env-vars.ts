@@ -3,6 +3,8 @@
  * Only the config loader reads `process.env`.
  * @module
  */
+import { writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { closestName } from './closest-name.ts'
 
 /** `list`: comma-separated strings. */
@@ -332,6 +334,8 @@ export const TEST_SWITCHES = {
     '`<ms>`, an integer 50-500 (another value fails the start): how often a server started by npm looks whether its launcher is still there, in place of 500 ms (cli/serve-command.ts).',
   TOOLSEL_TEST_INDEX_RETRY_HOLD_FILE:
     "`<file>`: while the file exists, a server's tries again of committed indexes that failed to load wait, untried and uncounted, and a poll that holds them writes `held` into it (so a test knows no try is under way); the first poll after its removal makes those due (service/index-dir-watch.ts).",
+  TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE:
+    "`<file>`: while the file exists, an index write holds once its work directory holds the tools file, before the other files (writing `held` into it, so a test knows), as a slow disk would; its abort (a stopping server's) ends the hold (store/index-store.ts).",
   TOOLSEL_TEST_METRICS_FAULT_FILE:
     "`<file>`, read at each scrape: `reject`, `hang` or `malformed` (worker 2's metrics) or `primary-silent` (server/cluster-metrics.ts).",
 } as const
@@ -367,6 +371,27 @@ export function testSwitchMs(name: TestSwitch, min: number, max: number): number
  */
 export function testStopPoint(name: TestSwitch, at: string = '1'): void {
   if (testSwitch(name) === at) process.kill(process.pid, 'SIGSTOP')
+}
+
+/**
+ * A point where work holds while the file that test switch `name` names exists (writing `held`
+ * into it, so that the test knows it got there), polled every 20 ms: the process runs on (its
+ * timers, its signals), unlike a stop point's SIGSTOP. `signal`'s abort ends the hold (its reason
+ * is thrown). Does nothing while the switch is off.
+ */
+export async function testHoldPoint(name: TestSwitch, signal?: AbortSignal): Promise<void> {
+  const file = testSwitch(name)
+  if (file === undefined) return
+  // Written only where it exists (r+): its removal lets the work go on.
+  while (
+    await writeFile(file, 'held', { flag: 'r+' }).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    signal?.throwIfAborted()
+    await sleep(20)
+  }
 }
 
 /**

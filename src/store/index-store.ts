@@ -18,9 +18,9 @@ import { removeOnSignal } from '../signal-cleanup.ts'
 import { createHash } from 'node:crypto'
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { testStopPoint } from '../config/env-vars.ts'
+import { testHoldPoint, testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
-import { errorMessage, ToolselError } from '../errors.ts'
+import { errorMessage, throwIfAborted, ToolselError } from '../errors.ts'
 import { assertLibraryName, ToolLibrary, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolsFile } from '../library/tools-file.ts'
 import type { Logger } from '../log.ts'
@@ -122,6 +122,13 @@ export interface SaveOptions {
    * but it may not survive a crash of the machine. Default: `process.emitWarning`.
    */
   onUnsynced?: (warning: string) => void
+  /**
+   * Abandons the save (a stopping server's writes): checked between the files written into the
+   * work directory (a write under way is cut off), and under the lock before `beforeCommit`.
+   * Once aborted, the work directory is removed, nothing is committed, and the abort's error is
+   * thrown (`throwIfAborted`); a commit already under way is finished.
+   */
+  signal?: AbortSignal
 }
 
 /**
@@ -181,8 +188,10 @@ export interface StagedIndex {
 export async function stageIndexedLibrary(
   indexDir: string,
   indexed: IndexedLibrary,
-  options: Pick<SaveOptions, 'toolsIndex'> = {},
+  options: Pick<SaveOptions, 'toolsIndex' | 'signal'> = {},
 ): Promise<StagedIndex> {
+  const { signal } = options
+  throwIfAborted(signal)
   const name = indexed.library.name
   assertLibraryName(name)
   const failedWrite = (error: unknown) => {
@@ -210,9 +219,11 @@ export async function stageIndexedLibrary(
     // tool, in slices, for an uploaded one: chunks written in turn, never concatenated (a
     // Buffer.concat of the whole file was one turn of its own).
     const toolLines = await indexed.library.toJsonLineChunksSliced()
-    await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines)
+    await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines, { signal })
     testStopPoint('TOOLSEL_TEST_STOP_IN_INDEX_WRITE')
+    await testHoldPoint('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', signal)
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
+      throwIfAborted(signal)
       const retriever = indexed.retrievers.get(name)
       if (!retriever) {
         throw new ToolselError(
@@ -222,7 +233,9 @@ export async function stageIndexedLibrary(
       }
       await requirePart(name).kind.save?.(retriever, entry, temporary)
     }
+    throwIfAborted(signal)
     await saveExamples(indexed, temporary)
+    throwIfAborted(signal)
     // The tools file's hash lets a load trust the manifest's content hash without hashing every
     // tool, and its index spares the load a scan of the file.
     const prepared =
@@ -230,7 +243,7 @@ export async function stageIndexedLibrary(
         ? options.toolsIndex
         : undefined
     const toolsFileHash = prepared?.toolsFileHash ?? sha256Chunks(toolLines)
-    if (prepared) await writeFile(join(temporary, TOOLS_INDEX_FILE), prepared.bytes)
+    if (prepared) await writeFile(join(temporary, TOOLS_INDEX_FILE), prepared.bytes, { signal })
     else {
       await writeToolsIndexFile(
         join(temporary, TOOLS_INDEX_FILE),
@@ -248,11 +261,16 @@ export async function stageIndexedLibrary(
       toolsIndexFile: TOOLS_INDEX_FILE,
       files: await recordIndexFiles(temporary, { [indexed.manifest.toolsFile]: toolsFileHash }),
     }
-    await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
+    throwIfAborted(signal)
+    await writeFile(join(temporary, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, {
+      signal,
+    })
     // On the disk before the renames name it: a power loss leaves the old index or the new one.
     await syncTree(temporary, indexFs.syncPath)
   } catch (error) {
     await discard()
+    // Abandoned (a stopping server's write), not a failure of the disk.
+    throwIfAborted(signal)
     failedWrite(error)
   }
   let used = false
@@ -430,6 +448,7 @@ async function commitStaged(
       indexDir,
       name,
       async () => {
+        throwIfAborted(options.signal)
         options.beforeCommit?.()
         claim(old)
         const hadOld = await swapIn(indexDir, name, temporary, old)

@@ -1,7 +1,7 @@
 /**
  * The test-only switches (TEST_SWITCHES in src/config/env-vars.ts): a stop point stops a real
  * process (SIGSTOP) only when its switch is set to its value, and the source reads every
- * `TOOLSEL_TEST_…` variable through testSwitch or testStopPoint, each listed in TEST_SWITCHES.
+ * `TOOLSEL_TEST_…` variable through testSwitch, testStopPoint or testHoldPoint, each listed in TEST_SWITCHES.
  */
 import { spawn } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
@@ -89,7 +89,7 @@ describe('test-only switches', () => {
     })
   })
 
-  it('are read through testSwitch, testSwitchMs or testStopPoint only, each one listed in TEST_SWITCHES and used', async () => {
+  it('are read through testSwitch, testSwitchMs, testStopPoint or testHoldPoint only, each one listed in TEST_SWITCHES and used', async () => {
     const files = (await readdir(new URL('../../src/', import.meta.url), { recursive: true }))
       .filter((name) => /\.(ts|mjs)$/.test(name) && name !== 'config/env-vars.ts')
       .map((name) => `src/${name}`)
@@ -98,7 +98,9 @@ describe('test-only switches', () => {
     const readDirectly: string[] = []
     for (const file of files) {
       const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8')
-      for (const [, name] of text.matchAll(/\btest(?:Switch|SwitchMs|StopPoint)\(\s*'(\w+)'/g))
+      for (const [, name] of text.matchAll(
+        /\btest(?:Switch|SwitchMs|StopPoint|HoldPoint)\(\s*'(\w+)'/g,
+      ))
         used.add(name)
       for (const [name] of text.matchAll(/TOOLSEL_TEST_\w*[A-Z0-9]/g)) mentioned.add(name)
       if (/process\.env(?:\.|\[\s*['"`]?)TOOLSEL_TEST_/.test(text)) readDirectly.push(file)
