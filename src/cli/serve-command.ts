@@ -61,6 +61,20 @@ export { HELP as SERVE_HELP, OPTIONS } from './serve-help.ts'
 
 /** How long idle keep-alive connections may still bring a request after SIGTERM, in ms. */
 const IDLE_DRAIN_MS = 250
+
+/**
+ * How long a stopping server waits, once its connections are closed and its library writes
+ * settled, for the handlers of requests still running (a selection whose client left) before
+ * its last line.
+ */
+const HANDLERS_WAIT_MS = 1000
+
+/**
+ * The shortest wait of a stopping server for the library writes it abandoned at the grace's end
+ * (else server.shutdownGraceMs): a write stops at its next check, then removes its staged files
+ * (tens of ms; 0.8 s seen at load 13), and a grace of 0 must not count every one as still running.
+ */
+const ABANDONED_WRITES_WAIT_MIN_MS = 2000
 /** Longest wait before `--workers N`'s primary starts a worker again after one failed to start. */
 const REPLACE_RETRY_MAX_MS = 60_000
 /**
@@ -257,8 +271,17 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         return response
       }
     : app.fetch
+  // Requests whose handler still runs (its connection may be closed: a client gone, the grace
+  // over), so that the stop's last line comes after theirs (the access log's).
+  const handling = new Set<Promise<unknown>>()
   const server = createAdaptorServer({
-    fetch,
+    fetch: (...args: Parameters<typeof app.fetch>) => {
+      const handled = Promise.resolve(fetch(...args))
+      const done = () => handling.delete(handled)
+      handling.add(handled)
+      void handled.then(done, done)
+      return handled
+    },
     hostname: config.server.host,
     serverOptions: {
       headersTimeout: limits.headersTimeoutMs,
@@ -314,7 +337,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   logger.info(protection)
   let stopSignals: (() => void) | undefined
   let stopping = false
-  let stopped: Promise<void> | undefined
+  let stopped: Promise<SettledWrites> | undefined
   try {
     // The MCP token counter is not waited for: it loads in a worker thread on the first count
     // (mcp/tokens/tokenizer-thread.ts), beside the event loop.
@@ -339,7 +362,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // From here a stop signal is a graceful shutdown, also during the gateway's first sync (up
     // to gateway.firstSyncTimeoutMs): Node's default exit left the upstream processes still
     // starting (those that read no stdin yet: hung, or busy loading) running on, orphaned.
-    stopped = new Promise<void>((resolve) => {
+    stopped = new Promise<SettledWrites>((resolve) => {
       stopSignals = onStopSignal(logger, (cause) => shutdown(cause, resolve), launcher)
     })
     await gateway?.start()
@@ -368,7 +391,27 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
 
   // Graceful shutdown: stop accepting, let in-flight requests finish within the grace period.
   // A shutdown during the first sync closes the gateway, which ends start()'s wait.
-  function shutdown(cause: string, resolve: () => void) {
+  // The library writes under way (uploads, usage examples, deletes) are waited for until the
+  // grace's end, then abandoned (their staged files removed, nothing of them committed; one
+  // already committing is finished) and waited for one more grace period, so that "Stopped"
+  // comes after every write settled (was: logged while a write still ran, which then finished
+  // or failed after it, the process lingering until then).
+  function shutdown(cause: string, resolve: (writes: SettledWrites) => void) {
+    // The writes, then the handlers of their requests (the abandoned ones answer 499 into a
+    // closed connection; a few ms), at most HANDLERS_WAIT_MS.
+    const settleWrites = async () => {
+      const writes = await service.settleWrites(
+        deadline,
+        Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS),
+      )
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.allSettled(handling),
+        new Promise((resolve) => (timer = setTimeout(resolve, HANDLERS_WAIT_MS))),
+      ])
+      clearTimeout(timer)
+      return writes
+    }
     stopping = true
     // The whole stop, upstream processes included, ends by then.
     const deadline = Date.now() + config.server.shutdownGraceMs
@@ -395,15 +438,19 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     netClose.call(server, () => {
       clearTimeout(force)
       clearTimeout(idle)
-      // A worker relays and applies no more library changes.
-      sync?.close()
-      stopHealth?.()
-      // Nothing serves any more: the app's MCP context lets go of the registry and its
-      // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
-      // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
-      clusterMetrics?.close()
-      ownMetrics?.close()
-      void Promise.allSettled([gateway?.close(deadline), app.close()]).then(() => resolve())
+      // Every connection is closed, but a write whose client is gone runs on: settled first, so
+      // that a commit is still relayed to the other workers.
+      void settleWrites().then((writes) => {
+        // A worker relays and applies no more library changes.
+        sync?.close()
+        stopHealth?.()
+        // Nothing serves any more: the app's MCP context lets go of the registry and its
+        // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
+        // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
+        clusterMetrics?.close()
+        ownMetrics?.close()
+        void Promise.allSettled([gateway?.close(deadline), app.close()]).then(() => resolve(writes))
+      })
     })
     const idle = setTimeout(
       () => server.closeIdleConnections(),
@@ -411,16 +458,27 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     )
     idle.unref()
   }
-  await stopped
+  const writes = await stopped
   stopSignals?.()
+  if (writes.unsettled > 0)
+    logger.error(
+      `${writes.unsettled} library write(s) still running ${Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS)} ms after they were abandoned: what they leave in library.indexDir is for the next start's recovery`,
+    )
   logger.info('Stopped', {
     answeredWhileStopping: drained.answered,
     unfinished: drained.unfinished,
+    // Only when writes were under way at the grace's end: those abandoned or still running.
+    ...(writes.unfinished > 0 && { writesUnfinished: writes.unfinished }),
   })
   // A worker's channel to the primary would keep it alive.
   if (cluster.isWorker) process.disconnect()
-  return 0
+  // An abandoned write left the library as it was (its client got no answer, as an unfinished
+  // request): a clean stop. One still running may leave work for the next start: exit 1.
+  return writes.unsettled > 0 ? 1 : 0
 }
+
+/** What `ToolselService.settleWrites` reports. */
+type SettledWrites = Awaited<ReturnType<ToolselService['settleWrites']>>
 
 /**
  * The primary of `--workers N`: forks the workers (each runs this command's single-process path),

@@ -138,6 +138,13 @@ export class ToolselService {
   readonly libraries: LibraryRegistry
   #ready = false
   readonly #writes = new Map<string, Promise<unknown>>()
+  /**
+   * Aborted when a stopping server gives up on the library writes still under way
+   * (`settleWrites`): their imports, builds and index writes stop, their staged files go.
+   */
+  readonly #stopWrites = new AbortController()
+  /** Every library write (upload, usage examples, delete) called and not settled yet. */
+  readonly #pendingWrites = new Set<PendingWrite>()
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
   readonly #exampleBatches = new Map<string, ExampleBatch>()
   readonly #selectListeners = new Set<(result: SelectToolsResult) => void>()
@@ -399,9 +406,11 @@ export class ToolselService {
     examples: readonly UsageExample[],
     options: AddExamplesOptions = {},
   ): Promise<AddExamplesResult> {
-    return this.#withoutHostPaths(
-      () => this.#addExamples(name, examples, options),
-      this.#requestLogger([options.requestId]),
+    return this.#tracked(
+      this.#withoutHostPaths(
+        () => this.#addExamples(name, examples, options),
+        this.#requestLogger([options.requestId]),
+      ),
     )
   }
 
@@ -431,7 +440,12 @@ export class ToolselService {
       await this.#applyExamples(name, batch.entries)
     })
     batch.settled = this.#writes.get(name)
-    void run.catch(() => undefined)
+    // Not started (a stopping server abandoned the writes): its writes fail with that, and no
+    // later one joins them.
+    void run.catch((error: unknown) => {
+      if (this.#exampleBatches.get(name) === batch) this.#exampleBatches.delete(name)
+      for (const entry of batch.entries) entry.reject(error)
+    })
     return first
   }
 
@@ -495,8 +509,8 @@ export class ToolselService {
           finish(set.version, set.size)
           return
         }
-        // The rebuild stops only when every request waiting on it is gone.
-        const signal = allAborted(live.map(({ entry }) => entry.signal))
+        // The rebuild stops only when every request waiting on it is gone (or the server stops).
+        const signal = this.#orStopped(allAborted(live.map(({ entry }) => entry.signal)))
         const logger = this.#requestLogger(live.map(({ entry }) => entry.requestId))
         const rebuilt = await holding(indexed, () =>
           rebuildLibrary(indexed, this.config, { logger, signal, examples: set }),
@@ -505,6 +519,7 @@ export class ToolselService {
         try {
           await publishLibrary(this.libraries, rebuilt, {
             indexDir: this.config.library.indexDir,
+            signal: this.#stopWrites.signal,
             onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
             beforeCommit: () => {
               for (const { entry } of live) {
@@ -599,6 +614,8 @@ export class ToolselService {
   }> {
     assertLibraryName(name)
     const logger = this.#requestLogger([options.requestId])
+    // The request's, or the server's stop (settleWrites).
+    const signal = this.#orStopped(options.signal)
     const put = this.#serialise(name, async () => {
       const warnings: string[] = []
       const indexDir = join(this.config.library.indexDir, name)
@@ -620,7 +637,7 @@ export class ToolselService {
         name,
         this.config,
         {
-          signal: options.signal,
+          signal,
           retriever: options.retriever,
           // The index being replaced: its embedding cache spares re-embedding unchanged tools.
           previousIndexDir: indexDir,
@@ -631,7 +648,7 @@ export class ToolselService {
       )
       const { summary } = uploaded
       warnings.unshift(...uploaded.warnings)
-      throwIfAborted(options.signal)
+      throwIfAborted(signal)
       if (uploaded.unchanged) {
         logger.info(`Library "${name}" unchanged: the saved index holds these tools`, {
           tools: summary.tools,
@@ -656,6 +673,7 @@ export class ToolselService {
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
         toolsIndex,
+        signal: this.#stopWrites.signal,
         onCommit: (_dir, replaced) => {
           replacedSaved = replaced
         },
@@ -688,7 +706,7 @@ export class ToolselService {
       const listed = this.listLibraries().find((entry) => entry.name === name)!
       return { summary: listed, created, unchanged: false, warnings, import: summary }
     })
-    return this.#withoutHostPaths(() => put, logger)
+    return this.#tracked(this.#withoutHostPaths(() => put, logger))
   }
 
   /**
@@ -744,7 +762,7 @@ export class ToolselService {
   ): Promise<void> {
     assertLibraryName(name)
     const logger = this.#requestLogger([options.requestId])
-    await this.#withoutHostPaths(() => this.#deleteLibrary(name, logger), logger)
+    await this.#tracked(this.#withoutHostPaths(() => this.#deleteLibrary(name, logger), logger))
   }
 
   async #deleteLibrary(name: string, logger: Logger): Promise<void> {
@@ -816,9 +834,81 @@ export class ToolselService {
     }
   }
 
+  /**
+   * For a stopping server (`toolsel serve`, after its grace period began): waits for the library
+   * writes under way (and those queued behind them) until `abortAt` (a Date.now() time); those
+   * still unsettled then are abandoned (their import, build or index write stops at its next
+   * check, their staged files are removed; one already committing is finished) and waited for
+   * `waitMs` more. Resolves with how many writes under way at `abortAt` did not finish: abandoned
+   * (nothing of them saved, the library as it was) or still running after `waitMs`
+   * (`unsettled`, left to the next start's recovery). No write starts after the abort.
+   */
+  async settleWrites(
+    abortAt: number,
+    waitMs: number,
+  ): Promise<{ unfinished: number; unsettled: number }> {
+    if (await this.#writesSettled(abortAt - Date.now())) return { unfinished: 0, unsettled: 0 }
+    const abandoned = [...this.#pendingWrites]
+    this.#stopWrites.abort(
+      new ToolselError(
+        'ABORTED',
+        'The server is stopping: this library write was abandoned before its commit (server.shutdownGraceMs); nothing of it was saved.',
+      ),
+    )
+    await this.#writesSettled(waitMs)
+    return {
+      unfinished: abandoned.filter((write) => write.outcome !== 'done').length,
+      unsettled: abandoned.filter((write) => write.outcome === undefined).length,
+    }
+  }
+
+  /** Whether every pending write settled within `ms` (writes called meanwhile included). */
+  async #writesSettled(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      if (this.#pendingWrites.size === 0) return true
+      const left = deadline - Date.now()
+      if (left <= 0) return false
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.allSettled([...this.#pendingWrites].map((write) => write.settled)),
+        new Promise((resolve) => (timer = setTimeout(resolve, left))),
+      ])
+      clearTimeout(timer)
+    }
+  }
+
+  /** `write`, counted among the pending writes until it settles (settleWrites). */
+  #tracked<T>(write: Promise<T>): Promise<T> {
+    const pending: PendingWrite = { outcome: undefined, settled: Promise.resolve() }
+    pending.settled = write.then(
+      () => {
+        pending.outcome = 'done'
+      },
+      () => {
+        pending.outcome = 'failed'
+      },
+    )
+    this.#pendingWrites.add(pending)
+    void pending.settled.then(() => this.#pendingWrites.delete(pending))
+    return write
+  }
+
+  /** `signal` aborted also when the server stops its writes (settleWrites). */
+  #orStopped(signal: AbortSignal | undefined): AbortSignal {
+    return signal === undefined
+      ? this.#stopWrites.signal
+      : AbortSignal.any([signal, this.#stopWrites.signal])
+  }
+
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#writes.get(name) ?? Promise.resolve()
-    const next = previous.then(work, work)
+    // A write queued behind one that a stopping server abandoned does not start.
+    const start = () => {
+      throwIfAborted(this.#stopWrites.signal)
+      return work()
+    }
+    const next = previous.then(start, start)
     const settled = next.catch(() => undefined)
     this.#writes.set(name, settled)
     void settled.then(() => {
@@ -826,6 +916,12 @@ export class ToolselService {
     })
     return next
   }
+}
+
+/** A library write under way, for `settleWrites`: undefined until it settles. */
+interface PendingWrite {
+  outcome: 'done' | 'failed' | undefined
+  settled: Promise<void>
 }
 
 /** A write waiting in a batch: its examples and options, and how to answer its caller. */

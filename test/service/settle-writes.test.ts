@@ -1,0 +1,72 @@
+/**
+ * A stopping server's library writes (`ToolselService.settleWrites`, round 52): waited for until
+ * the grace's end, then abandoned through the service's stop signal, which reaches the index
+ * staging (checked between the files it writes). A usage-example write held mid-write
+ * (TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE, the process running on) is stopped: rejected, its
+ * staged directory removed, the saved examples as they were, counted as unfinished; a write
+ * called after the abort does not start. Before, nothing but the write's own request could stop
+ * it, and the staging not even that.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { loadIndexedLibrary } from '../../src/store/library-lifecycle.ts'
+import { until } from '../helpers/process-wait.ts'
+import { createTestApp } from '../server/test-service.ts'
+
+const dirs: string[] = []
+afterEach(async () => {
+  vi.unstubAllEnvs()
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+const example = (instruction: string) => ({ instruction, tools: ['weather.get_forecast'] })
+
+describe('ToolselService.settleWrites', () => {
+  it('waits for the writes that settle by the deadline: none unfinished', async () => {
+    const { service, indexDir } = await createTestApp()
+    dirs.push(indexDir)
+    const write = service.addExamples('sample', [example('kept example')])
+    expect(await service.settleWrites(Date.now() + 30_000, 1000)).toEqual({
+      unfinished: 0,
+      unsettled: 0,
+    })
+    await expect(write).resolves.toMatchObject({ added: 1, version: 1 })
+  })
+
+  it('abandons a write held mid-write at the deadline: rejected, its staged directory removed, nothing saved; later writes do not start', async () => {
+    const { service, indexDir } = await createTestApp()
+    dirs.push(indexDir)
+    await service.addExamples('sample', [example('saved before')])
+    const work = await mkdtemp(join(tmpdir(), 'toolsel-settle-'))
+    dirs.push(work)
+    const hold = join(work, 'hold')
+    await writeFile(hold, '')
+    vi.stubEnv('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', hold)
+    const held = service.addExamples('sample', [example('held mid-write')])
+    void held.catch(() => undefined)
+    await until('the write to hold', () => readFileSync(hold, 'utf8') === 'held', 30_000)
+    expect((await readdir(indexDir)).filter((entry) => entry.startsWith('.tmp-'))).toHaveLength(1)
+
+    const settled = await service.settleWrites(Date.now() + 100, 5000)
+    expect(settled).toEqual({ unfinished: 1, unsettled: 0 })
+    await expect(held).rejects.toMatchObject({
+      code: 'ABORTED',
+      message: expect.stringContaining('The server is stopping'),
+    })
+    // Stopped by the abort, not by the hold's end.
+    expect(existsSync(hold)).toBe(true)
+    expect((await readdir(indexDir)).filter((entry) => entry.startsWith('.tmp-'))).toEqual([])
+    const saved = await loadIndexedLibrary(join(indexDir, 'sample'), service.config)
+    expect(saved.examples!.set.examples.map((one) => one.instruction)).toEqual(['saved before'])
+    expect(service.library('sample').examples!.set.size).toBe(1)
+
+    await rm(hold)
+    await expect(service.addExamples('sample', [example('after the stop')])).rejects.toMatchObject({
+      code: 'ABORTED',
+    })
+    await expect(service.deleteLibrary('sample')).rejects.toMatchObject({ code: 'ABORTED' })
+  })
+})
