@@ -17,8 +17,10 @@
  * N interleaved rounds (the order reversed each round), printing each run with the load average,
  * the server's CPU per request (/proc) and each size's medians, and the larger sizes' req/s ÷ the
  * smallest's of the same round: a fresh server per size, measured once a minute apart, swung
- * #12's 100k ÷ 10k ratio 0.26-1.18 on one code (bench/README.md, round 51). The main table then
- * shows each size's median round; `--json` adds `runs`. `--together` loads every size's server
+ * #12's 100k ÷ 10k ratio 0.26-1.18 on one code (bench/README.md, round 51). The servers are
+ * warmed together until each is steady (two successive 2 s runs' CPU per request within 10%,
+ * bench/perf/wrk-load.ts warmUpUntilSteady), and the warm-up it took is printed. The main table then
+ * shows each size's median round; `--json` adds `runs` and `warmUp`. `--together` loads every size's server
  * at the same time in each round (each its own wrk), so bursts of other work fall on both alike.
  *
  * The load generator is wrk (Debian package) when installed, else autocannon (npm).
@@ -37,6 +39,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { HttpLoadResult, RepeatedRun } from './perf/http-load.ts'
+import type { SteadyWarmUp } from './perf/wrk-load.ts'
 import type { DenseResult } from './perf/dense.ts'
 import type { InProcessResult } from './perf/in-process.ts'
 import { PERF_OPTIONS, parsePerfArgs, perfJson } from './perf/perf-options.ts'
@@ -52,7 +55,8 @@ try {
 }
 // The measuring code only once the flags are good: --help and a bad flag answer without it.
 // Every mode (a size's child included) loads all three, as before, so its memory figures hold.
-const { runCeilingLoad, runHttpLoad, runHttpLoadsInterleaved } = await import('./perf/http-load.ts')
+const { formatWarmUp, runCeilingLoad, runHttpLoad, runHttpLoadsInterleaved } =
+  await import('./perf/http-load.ts')
 const { formatDenseTable, measureDense } = await import('./perf/dense.ts')
 const { measureInProcess } = await import('./perf/in-process.ts')
 
@@ -79,8 +83,9 @@ async function main(): Promise<void> {
   let rows: Array<InProcessResult & { http: HttpLoadResult }> = []
   let ceiling: HttpLoadResult | undefined
   let repeated: RepeatedRun[] = []
+  let warmUp: SteadyWarmUp | undefined
   if (options.repeats > 1 && !options.denseOnly) {
-    ;({ rows, ceiling, repeated } = await measureRepeated())
+    ;({ rows, ceiling, repeated, warmUp } = await measureRepeated())
   }
   for (const size of options.denseOnly || options.repeats > 1 ? [] : sizes) {
     const out = await mkdtemp(join(tmpdir(), 'toolsel-perf-'))
@@ -112,11 +117,13 @@ async function main(): Promise<void> {
   }
   if (rows.length > 0) process.stdout.write(formatTable(rows, ceiling))
   if (repeated.length > 0) process.stdout.write(formatRepeated(repeated, options.together))
+  if (warmUp) process.stdout.write(formatWarmUp(warmUp, rows))
   if (options.json) {
     await mkdir(dirname(options.json), { recursive: true })
     const json = {
       ...perfJson(rows, ceiling),
       ...(repeated.length > 0 ? { runs: repeatedJson(repeated) } : {}),
+      ...(warmUp ? { warmUp } : {}),
     }
     await writeFile(options.json, `${JSON.stringify(json, null, 2)}\n`)
     process.stderr.write(`Wrote ${options.json}\n`)
@@ -140,6 +147,7 @@ async function measureRepeated(): Promise<{
   rows: Array<InProcessResult & { http: HttpLoadResult }>
   ceiling: HttpLoadResult | undefined
   repeated: RepeatedRun[]
+  warmUp: SteadyWarmUp
 }> {
   const outs: string[] = []
   try {
@@ -164,7 +172,7 @@ async function measureRepeated(): Promise<{
       `== HTTP load: ${options.repeats} ${options.together ? 'rounds, all sizes at once' : 'interleaved rounds'}, ${options.connections} connections, ${options.durationSeconds} s a run\n`,
     )
     let ceiling: HttpLoadResult | undefined
-    const repeated = await runHttpLoadsInterleaved(
+    const { runs: repeated, warmUp } = await runHttpLoadsInterleaved(
       built.map((one) => ({ tools: one.tools, indexDir: one.indexDir, library: one.library })),
       load,
       async (first) => {
@@ -182,7 +190,7 @@ async function measureRepeated(): Promise<{
         .sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)
       return { ...one, http: runs[(runs.length - 1) >> 1] }
     })
-    return { rows, ceiling, repeated }
+    return { rows, ceiling, repeated, warmUp }
   } finally {
     await Promise.all(outs.map((out) => rm(out, { recursive: true, force: true })))
   }

@@ -14,12 +14,14 @@ import { cpuMillis } from './serve-process.ts'
 import {
   hasWrk,
   MOST_REPEATS_WARM_UP_RUNS,
-  warmUpTogether,
   runWrk,
+  STEADY_CPU_TOLERANCE,
   warmUpWrk,
   WARM_UP_PASSES,
   warmUpUntil,
+  warmUpUntilSteady,
   type LoadResult,
+  type SteadyWarmUp,
   type WrkOptions,
 } from './wrk-load.ts'
 
@@ -262,7 +264,7 @@ export interface RepeatedRun {
 
 /**
  * `--repeats N` of bench/perf.ts: one `toolsel serve` per library, all started and warmed up
- * first (WARM_UP_PASSES passes each), then N rounds of one measured load per library, the
+ * first (WARM_UP_PASSES passes each, then until steady: warmUpUntilSteady), then N rounds of one measured load per library, the
  * order reversed every round (small, large; large, small; …) so that a load that rises or falls
  * over the run weighs on both sizes alike. The servers stay up between rounds: a round compares
  * the same two warm processes, not a fresh start's JIT and cache state. `afterStart` runs once
@@ -274,7 +276,7 @@ export async function runHttpLoadsInterleaved(
   libraries: ReadonlyArray<{ tools: number; indexDir: string; library: string }>,
   options: Omit<HttpLoadOptions, 'indexDir' | 'library'> & { repeats: number; together: boolean },
   afterStart?: (first: HttpLoadResult) => Promise<void>,
-): Promise<RepeatedRun[]> {
+): Promise<{ runs: RepeatedRun[]; warmUp: SteadyWarmUp }> {
   const served: ServedForLoad[] = []
   // One wrk script folder per server: the warm-up loads them all at once.
   const scriptDirs: string[] = []
@@ -287,27 +289,32 @@ export async function runHttpLoadsInterleaved(
       args.push('--library', entry.library, '--index-dir', entry.indexDir, '--log-level', 'warn')
       served.push(await startLoadedServer(args, port, options, true))
     }
-    // Warm-up of all the servers at once (each its own wrk or autocannon), until each has been
-    // sent WARM_UP_PASSES passes of the instructions (at most MOST_REPEATS_WARM_UP_RUNS runs of
-    // 2 s): a time-bounded warm-up on a loaded machine left the servers cold (wrk-load.ts).
+    // Warm-up of all the servers at once (each its own wrk or autocannon, 2 s runs), until each
+    // has been sent WARM_UP_PASSES passes of the instructions and then two successive runs' CPU
+    // per request agree within STEADY_CPU_TOLERANCE (at most MOST_REPEATS_WARM_UP_RUNS runs): a
+    // count of passes alone left the servers getting faster over the measured rounds (round 51).
     const wanted = WARM_UP_PASSES * served[0].bodies.length
     const useWrk = options.generator !== 'autocannon' && (await hasWrk())
-    const sent = await warmUpTogether(
+    const warmUp = await warmUpUntilSteady(
       () =>
         Promise.all(
           served.map(async (one, at) => {
             const short = { ...options, durationSeconds: 2 }
-            if (!useWrk) return (await runAutocannon(one.target, one.bodies, short)).requests
-            const wrk = { ...wrkOptions(one, short), scriptDir: scriptDirs[at], warmUp: false }
-            return (await runWrk(wrk)).requests
+            const cpuBefore = await cpuMillis(one.server.pid!)
+            let requests: number
+            if (!useWrk) {
+              requests = (await runAutocannon(one.target, one.bodies, short)).requests
+            } else {
+              const wrk = { ...wrkOptions(one, short), scriptDir: scriptDirs[at], warmUp: false }
+              requests = (await runWrk(wrk)).requests
+            }
+            const cpuMs = (await cpuMillis(one.server.pid!)) - cpuBefore
+            return { requests, cpuMsPerRequest: requests > 0 ? cpuMs / requests : Number.NaN }
           }),
         ),
       wanted,
-      MOST_REPEATS_WARM_UP_RUNS,
     )
-    process.stderr.write(
-      `== warm-up: ${sent.map((count, at) => `${libraries[at].tools} tools ${count}`).join(', ')} requests (${wanted} wanted)\n`,
-    )
+    process.stderr.write(formatWarmUp(warmUp, libraries))
     for (const one of served) {
       // One short unreported run each: the first size's response sample for --ceiling.
       warm.push(await measureServed(one, { ...options, durationSeconds: 2 }, false))
@@ -338,11 +345,31 @@ export async function runHttpLoadsInterleaved(
         runs.push({ round, tools: libraries[at].tools, result })
       }
     }
-    return runs
+    return { runs, warmUp }
   } finally {
     await Promise.all(served.map(stopServed))
     await Promise.all(scriptDirs.map((dir) => rm(dir, { recursive: true, force: true })))
   }
+}
+
+/** The warm-up `--repeats` took: runs, requests and each server's CPU per request run by run. */
+export function formatWarmUp(
+  warmUp: SteadyWarmUp,
+  libraries: ReadonlyArray<{ tools: number }>,
+): string {
+  const { wanted } = warmUp
+  const within = `${Math.round(STEADY_CPU_TOLERANCE * 100)}%`
+  const lines = [
+    `== warm-up: ${warmUp.runs} runs of 2 s (at most ${MOST_REPEATS_WARM_UP_RUNS}), until ${wanted} requests each and then two successive runs' CPU per request within ${within}`,
+  ]
+  libraries.forEach((library, at) => {
+    const steady = warmUp.steadyAtRun[at]
+    const cpu = (warmUp.cpuMsPerRequest[at] ?? []).map((ms) => ms.toFixed(2)).join(' ')
+    lines.push(
+      `   ${library.tools} tools: ${warmUp.sent[at] ?? 0} requests, ${steady === null ? 'NOT steady' : `steady at run ${steady}`}; CPU ms per request by run: ${cpu}`,
+    )
+  })
+  return `${lines.join('\n')}\n`
 }
 
 async function sampleResponses(url: string, bodies: string[], check: boolean): Promise<string[]> {

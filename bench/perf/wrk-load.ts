@@ -155,6 +155,72 @@ export async function warmUpTogether(
 }
 
 /**
+ * Two successive warm-up runs of a server agree when their CPU per request differs by at most this
+ * fraction of the larger: `bench:perf --repeats` warms its servers until each has met it once.
+ */
+export const STEADY_CPU_TOLERANCE = 0.1
+
+/** One server's share of one warm-up run: the requests it was sent and its CPU time per request. */
+export interface WarmUpShare {
+  requests: number
+  cpuMsPerRequest: number
+}
+
+/** What `warmUpUntilSteady` took, per server. */
+export interface SteadyWarmUp {
+  /** Requests each server was to be sent before its CPU per request counted. */
+  wanted: number
+  /** Warm-up runs (each loads every server once). */
+  runs: number
+  /** Requests each server was sent. */
+  sent: number[]
+  /** Each server's CPU ms per request, run by run. */
+  cpuMsPerRequest: number[][]
+  /** The run (1-based) at whose end each server was steady, or null when it never was. */
+  steadyAtRun: Array<number | null>
+}
+
+/**
+ * `warmUpTogether` until the servers are steady, not only sent a count: `warmUpRun` loads every
+ * server once (at the same time) and answers each one's requests and CPU per request; again until
+ * every server has been sent `wanted` requests and, after that, has had two successive runs whose
+ * CPU per request agree within `tolerance` (STEADY_CPU_TOLERANCE) — at most `mostRuns` runs
+ * (MOST_REPEATS_WARM_UP_RUNS). A server once steady stays counted so; the others go on being loaded
+ * with it, so that all share the machine alike. Round 51 found a count of passes was not enough at
+ * load 15-17: CPU per request still fell about 3x over the measured rounds.
+ */
+export async function warmUpUntilSteady(
+  warmUpRun: () => Promise<WarmUpShare[]>,
+  wanted: number,
+  tolerance = STEADY_CPU_TOLERANCE,
+  mostRuns = MOST_REPEATS_WARM_UP_RUNS,
+): Promise<SteadyWarmUp> {
+  const sent: number[] = []
+  const cpuMsPerRequest: number[][] = []
+  const steadyAtRun: Array<number | null> = []
+  for (let runs = 1; runs <= mostRuns; runs += 1) {
+    const shares = await warmUpRun()
+    shares.forEach((share, at) => {
+      sent[at] = (sent[at] ?? 0) + share.requests
+      const seen = (cpuMsPerRequest[at] ??= [])
+      seen.push(share.cpuMsPerRequest)
+      steadyAtRun[at] ??= null
+      if (steadyAtRun[at] !== null || sent[at] < wanted || seen.length < 2) return
+      if (agree(seen[seen.length - 2], seen[seen.length - 1], tolerance)) steadyAtRun[at] = runs
+    })
+    if (steadyAtRun.every((run) => run !== null))
+      return { wanted, runs, sent, cpuMsPerRequest, steadyAtRun }
+  }
+  return { wanted, runs: mostRuns, sent, cpuMsPerRequest, steadyAtRun }
+}
+
+/** Two CPU-per-request figures within `tolerance` of the larger (never when one is not a number). */
+function agree(a: number, b: number, tolerance: number): boolean {
+  if (!Number.isFinite(a) || !Number.isFinite(b) || a <= 0 || b <= 0) return false
+  return Math.abs(a - b) <= tolerance * Math.max(a, b)
+}
+
+/**
  * The figures of `wrk --latency`'s report. A percentile is read from its own line of the latency
  * distribution only: the thread stats' `+/- Stdev` column also ends in `%` (`95.50%`), which an
  * unanchored `50%` would match.

@@ -4,6 +4,9 @@ import {
   parseWrkOutput,
   WARM_UP_PASSES,
   warmUpTogether,
+  warmUpUntilSteady,
+  STEADY_CPU_TOLERANCE,
+  MOST_REPEATS_WARM_UP_RUNS,
   warmUpUntil,
 } from '../../bench/perf/wrk-load.ts'
 
@@ -105,5 +108,71 @@ describe('warmUpTogether', () => {
     }
     expect(await warmUpTogether(warmUpRun, 3_210)).toEqual([2_000 * MOST_WARM_UP_RUNS, 0])
     expect(runs).toBe(MOST_WARM_UP_RUNS)
+  })
+})
+
+describe('warmUpUntilSteady', () => {
+  // Each run loads both servers once: 1,500 and 600 requests, CPU per request from a list.
+  const loading = (cpu: number[][]) => {
+    let run = 0
+    return {
+      runs: () => run,
+      warmUpRun: async () => {
+        run += 1
+        return cpu.map((series, at) => ({
+          requests: at === 0 ? 1_500 : 600,
+          cpuMsPerRequest: series[Math.min(run, series.length) - 1],
+        }))
+      },
+    }
+  }
+
+  it('goes on past the requests wanted until two successive runs agree on every server', async () => {
+    // Round 51: still falling after 6 passes; 100k steady only at its 9th run.
+    const cpu = [
+      [4.5, 3.0, 2.2, 1.6, 1.2, 1.1, 1.05, 1.0, 1.0],
+      [4.1, 3.5, 3.0, 2.6, 2.2, 1.9, 1.6, 1.4, 1.3],
+    ]
+    const { runs, warmUpRun } = loading(cpu)
+    const wanted = 2 * 535
+    const warmUp = await warmUpUntilSteady(warmUpRun, wanted)
+    expect(warmUp.steadyAtRun).toEqual([6, 9])
+    expect(warmUp.runs).toBe(9)
+    expect(runs()).toBe(9)
+    expect(warmUp.sent).toEqual([13_500, 5_400])
+    expect(warmUp.cpuMsPerRequest[1]).toEqual(cpu[1])
+    expect(warmUp.wanted).toBe(wanted)
+  })
+
+  it('does not count two agreeing runs before the requests wanted were sent', async () => {
+    // 600 requests a run, 1,605 wanted: runs 1-2 agree but only run 3 has sent enough.
+    const { warmUpRun } = loading([
+      [1, 1, 1, 1],
+      [1, 1, 2, 1.95],
+    ])
+    const warmUp = await warmUpUntilSteady(warmUpRun, 1_605)
+    expect(warmUp.steadyAtRun).toEqual([2, 4])
+  })
+
+  it('stops after the most runs, naming the server that never settled', async () => {
+    const noisy = Array.from({ length: 200 }, (_, at) => (at % 2 === 0 ? 1 : 1.5))
+    const { runs, warmUpRun } = loading([[1], noisy])
+    const warmUp = await warmUpUntilSteady(warmUpRun, 0)
+    expect(warmUp.runs).toBe(MOST_REPEATS_WARM_UP_RUNS)
+    expect(runs()).toBe(MOST_REPEATS_WARM_UP_RUNS)
+    expect(warmUp.steadyAtRun).toEqual([2, null])
+  })
+
+  it('agrees within the tolerance of the larger figure, never on a run without requests', async () => {
+    const inside = 1 - STEADY_CPU_TOLERANCE + 0.001
+    expect(
+      (await warmUpUntilSteady(loading([[1, inside]]).warmUpRun, 0, undefined, 2)).steadyAtRun,
+    ).toEqual([2])
+    const outside = 1 - STEADY_CPU_TOLERANCE - 0.001
+    expect(
+      (await warmUpUntilSteady(loading([[1, outside]]).warmUpRun, 0, undefined, 2)).steadyAtRun,
+    ).toEqual([null])
+    const idle = loading([[Number.NaN]]).warmUpRun
+    expect((await warmUpUntilSteady(idle, 0, undefined, 3)).steadyAtRun).toEqual([null])
   })
 })
