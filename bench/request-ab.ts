@@ -4,7 +4,8 @@
  * checkout, e.g. `git worktree add /tmp/before <commit>` with its dist built) on the same saved
  * index, then loads them alternately with wrk (16 connections, the benchmark instructions in
  * rotation, `includeSchemas: true`) for `--rounds` rounds of `--duration` seconds each, after a
- * warm-up of each (WARM_UP_PASSES passes of the instructions, as bench:perf). Prints each server's
+ * warm-up of both together until steady (WARM_UP_PASSES passes of the instructions, then two
+ * successive 2 s runs' CPU per request within 10%, as bench:perf --repeats). Prints each server's
  * req/s and CPU per request (from /proc) per round and the medians: on a shared machine the load
  * moves between rounds, so only turns taken side by side compare.
  *
@@ -47,7 +48,7 @@ const { values } = benchArgs(import.meta.url, {
 })
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
-const { runWrk, WARM_UP_PASSES, warmUpUntil } = await import('./perf/wrk-load.ts')
+const { runWrk, WARM_UP_PASSES, warmUpUntilSteady } = await import('./perf/wrk-load.ts')
 if (values.before === undefined)
   usageError(import.meta.url, '--before DIR: the checkout to compare with.')
 const size = wholeNumber(import.meta.url, '--size', values.size)
@@ -98,24 +99,44 @@ try {
     servers.push(started.server)
     running.push({ ...side, ...started, reqPerS: [] as number[], cpuMs: [] as number[] })
   }
-  // JIT and per-library caches: runs of 3 s on each side in turn until it has been sent
-  // WARM_UP_PASSES passes of the instructions (as bench:perf).
-  for (const side of running) {
-    await warmUpUntil(
-      async () =>
-        (
-          await runWrk({
+  // JIT and per-library caches: both sides loaded together in 2 s runs until each has been sent
+  // WARM_UP_PASSES passes of the instructions and two successive runs' CPU per request agree
+  // (warmUpUntilSteady, as bench:perf --repeats): a count of passes alone left servers on a loaded
+  // machine getting faster over the measured rounds (bench/README.md, rounds 51-52).
+  const warmUp = await warmUpUntilSteady(
+    () =>
+      Promise.all(
+        running.map(async (side) => {
+          const scriptDir = join(work, `warm-${side.name}`)
+          await mkdir(scriptDir, { recursive: true })
+          const cpuBefore = await cpuMillis(side.server.pid!)
+          const { requests } = await runWrk({
             url: `${side.url}/v1/select-tools`,
             bodies,
             connections: 16,
-            durationSeconds: 3,
-            scriptDir: work,
+            durationSeconds: 2,
+            scriptDir,
             warmUp: false,
           })
-        ).requests,
-      WARM_UP_PASSES * bodies.length,
-    )
-  }
+          const cpuMs = (await cpuMillis(side.server.pid!)) - cpuBefore
+          return { requests, cpuMsPerRequest: requests > 0 ? cpuMs / requests : Number.NaN }
+        }),
+      ),
+    WARM_UP_PASSES * bodies.length,
+  )
+  process.stdout.write(
+    `warm-up: ${warmUp.runs} runs of 2 s; ${running
+      .map(
+        (side, at) =>
+          `${side.name} ${warmUp.sent[at]} requests, ${warmUp.steadyAtRun[at] === null ? 'NOT steady' : `steady at run ${warmUp.steadyAtRun[at]}`} (last CPU ms per request ${warmUp.cpuMsPerRequest[
+            at
+          ]
+            .slice(-3)
+            .map((ms) => ms.toFixed(2))
+            .join(' ')})`,
+      )
+      .join('; ')}\n`,
+  )
   /** Loads one side for `seconds`; records and describes its req/s and CPU per request. */
   const turn = async (side: Running, scriptDir: string): Promise<string> => {
     const cpuBefore = await cpuMillis(side.server.pid!)
