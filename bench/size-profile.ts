@@ -40,7 +40,7 @@ const { values } = benchArgs(import.meta.url, {
 // What it measures only once the flags are good: --help and a bad flag answer without it.
 const { selfTimes, stageShares } = await import('./perf/cpu-profile-stages.ts')
 const { buildSelectLoad, cpuMillis, startServe } = await import('./perf/serve-process.ts')
-const { runWrk, WARM_UP_PASSES, warmUpTogether } = await import('./perf/wrk-load.ts')
+const { runWrk, WARM_UP_PASSES, warmUpUntilSteady } = await import('./perf/wrk-load.ts')
 const seconds = Number(values.duration)
 const rounds = Number(values.rounds)
 const top = Number(values.top)
@@ -127,14 +127,24 @@ try {
       scriptDir: join(work),
       warmUp: false,
     })
-  // JIT and per-library caches: runs of 3 s on each side, loaded together, until each has been
-  // sent WARM_UP_PASSES passes of the instructions (as bench:perf).
-  const warmed = await warmUpTogether(
-    async () =>
-      (await Promise.all(sides.map((side) => load(side, 3)))).map((result) => result.requests),
+  // JIT and per-library caches: runs of 2 s on each side, loaded together, until each has been
+  // sent WARM_UP_PASSES passes of the instructions and two successive runs' CPU per request agree
+  // (warmUpUntilSteady, as bench:perf --repeats), so that the profile is of steady servers.
+  const warmed = await warmUpUntilSteady(
+    () =>
+      Promise.all(
+        sides.map(async (side) => {
+          const cpuBefore = await cpuMillis(side.server.pid!)
+          const { requests } = await load(side, 2)
+          const cpuMs = (await cpuMillis(side.server.pid!)) - cpuBefore
+          return { requests, cpuMsPerRequest: requests > 0 ? cpuMs / requests : Number.NaN }
+        }),
+      ),
     WARM_UP_PASSES * bodies.length,
   )
-  process.stderr.write(`warm-up: ${warmed.join(' / ')} requests\n`)
+  process.stderr.write(
+    `warm-up: ${warmed.runs} runs of 2 s, ${warmed.sent.join(' / ')} requests, steady at run ${warmed.steadyAtRun.join(' / ')}\n`,
+  )
   const measuredFrom = performance.timeOrigin + performance.now()
   for (let round = 0; round < rounds; round += 1) {
     const before = await Promise.all(sides.map((side) => cpuMillis(side.server.pid!)))
