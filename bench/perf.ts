@@ -357,7 +357,7 @@ function formatTable(
   )
   if (ceiling) {
     notes.push(
-      `- ceiling: a bare hono app answering a precomputed ${f(ceiling.meanResponseBytes, 0)}-byte toolsel response (the first size's response closest to its mean of ${f(rows[0].http.meanResponseBytes, 0)} bytes), same generator and connections; ${ceiling.requests} requests (${ceiling.errors} errors, ${ceiling.non2xx} non-2xx).`,
+      `- ceiling: a bare hono app answering a precomputed ${f(ceiling.meanResponseBytes, 0)}-byte toolsel response (the first size's response closest to its mean of ${f(rows[0].http.meanResponseBytes, 0)} bytes), same generator and connections; ${ceiling.requests} requests (${ceiling.errors} errors, ${ceiling.non2xx} non-2xx); server CPU ${f(ceiling.serverCpuMsPerRequest, 3)} ms per request, ${rows.map((row) => `÷ ${row.tools} tools' ${f(ceiling.serverCpuMsPerRequest / row.http.serverCpuMsPerRequest)}`).join(', ')} (#12's toolsel ÷ hono by CPU per request).`,
     )
   }
   return `\n${lines.join('\n')}\n\n${notes.join('\n')}\n`
