@@ -143,6 +143,11 @@ export class ToolselService {
    * (`settleWrites`): their imports, builds and index writes stop, their staged files go.
    */
   readonly #stopWrites = new AbortController()
+  /**
+   * Each library write's own stop, aborted with `#stopWrites` (settleWrites) and dropped when the
+   * write settles (`#writeStop`).
+   */
+  readonly #writeStops = new Set<AbortController>()
   /** Every library write (upload, usage examples, delete) called and not settled yet. */
   readonly #pendingWrites = new Set<PendingWrite>()
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
@@ -510,16 +515,16 @@ export class ToolselService {
           return
         }
         // The rebuild stops only when every request waiting on it is gone (or the server stops).
-        const signal = this.#orStopped(allAborted(live.map(({ entry }) => entry.signal)))
+        const stop = this.#writeStop(allAborted(live.map(({ entry }) => entry.signal)))
         const logger = this.#requestLogger(live.map(({ entry }) => entry.requestId))
-        const rebuilt = await holding(indexed, () =>
-          rebuildLibrary(indexed, this.config, { logger, signal, examples: set }),
-        )
         const dropped = new Map<ExampleBatchEntry, unknown>()
         try {
+          const rebuilt = await holding(indexed, () =>
+            rebuildLibrary(indexed, this.config, { logger, signal: stop.signal, examples: set }),
+          )
           await publishLibrary(this.libraries, rebuilt, {
             indexDir: this.config.library.indexDir,
-            signal: this.#stopWrites.signal,
+            signal: stop.stopped,
             onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
             beforeCommit: () => {
               for (const { entry } of live) {
@@ -545,6 +550,8 @@ export class ToolselService {
             writes: pending.length,
           })
           continue
+        } finally {
+          stop.release()
         }
         const total = (key: 'added' | 'duplicates' | 'evicted') =>
           live.reduce((sum, { change }) => sum + change[key], 0)
@@ -615,7 +622,8 @@ export class ToolselService {
     assertLibraryName(name)
     const logger = this.#requestLogger([options.requestId])
     // The request's, or the server's stop (settleWrites).
-    const signal = this.#orStopped(options.signal)
+    const stop = this.#writeStop(options.signal)
+    const { signal } = stop
     const put = this.#serialise(name, async () => {
       const warnings: string[] = []
       const indexDir = join(this.config.library.indexDir, name)
@@ -673,7 +681,7 @@ export class ToolselService {
       await publishLibrary(this.libraries, indexed, {
         indexDir: this.config.library.indexDir,
         toolsIndex,
-        signal: this.#stopWrites.signal,
+        signal: stop.stopped,
         onCommit: (_dir, replaced) => {
           replacedSaved = replaced
         },
@@ -705,7 +713,7 @@ export class ToolselService {
       if (lost !== undefined) logger.warn(lost)
       const listed = this.listLibraries().find((entry) => entry.name === name)!
       return { summary: listed, created, unchanged: false, warnings, import: summary }
-    })
+    }).finally(stop.release)
     return this.#tracked(this.#withoutHostPaths(() => put, logger))
   }
 
@@ -849,12 +857,12 @@ export class ToolselService {
   ): Promise<{ unfinished: number; unsettled: number }> {
     if (await this.#writesSettled(abortAt - Date.now())) return { unfinished: 0, unsettled: 0 }
     const abandoned = [...this.#pendingWrites]
-    this.#stopWrites.abort(
-      new ToolselError(
-        'ABORTED',
-        'The server is stopping: this library write was abandoned before its commit (server.shutdownGraceMs); nothing of it was saved.',
-      ),
+    const reason = new ToolselError(
+      'ABORTED',
+      'The server is stopping: this library write was abandoned before its commit (server.shutdownGraceMs); nothing of it was saved.',
     )
+    this.#stopWrites.abort(reason)
+    for (const stop of this.#writeStops) stop.abort(reason)
     await this.#writesSettled(waitMs)
     return {
       unfinished: abandoned.filter((write) => write.outcome !== 'done').length,
@@ -894,11 +902,26 @@ export class ToolselService {
     return write
   }
 
-  /** `signal` aborted also when the server stops its writes (settleWrites). */
-  #orStopped(signal: AbortSignal | undefined): AbortSignal {
-    return signal === undefined
-      ? this.#stopWrites.signal
-      : AbortSignal.any([signal, this.#stopWrites.signal])
+  /**
+   * A write's stop: `stopped` aborts when the server stops its writes (settleWrites), `signal`
+   * then or when `signal` (the request's) aborts; `release` once the write settled. Its own
+   * controller, not `AbortSignal.any` over `#stopWrites.signal`: a signal that lives as long as
+   * the process keeps every signal made from it so for good on Node 20 (nodejs/node#55351: one
+   * more per write, never freed).
+   */
+  #writeStop(signal: AbortSignal | undefined): {
+    signal: AbortSignal
+    stopped: AbortSignal
+    release: () => void
+  } {
+    const stop = new AbortController()
+    if (this.#stopWrites.signal.aborted) stop.abort(this.#stopWrites.signal.reason)
+    else this.#writeStops.add(stop)
+    return {
+      signal: signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]),
+      stopped: stop.signal,
+      release: () => this.#writeStops.delete(stop),
+    }
   }
 
   #serialise<T>(name: string, work: () => Promise<T>): Promise<T> {

@@ -69,4 +69,40 @@ describe('ToolselService.settleWrites', () => {
     })
     await expect(service.deleteLibrary('sample')).rejects.toMatchObject({ code: 'ABORTED' })
   })
+
+  it('leaves no signal of a settled write linked to the server stop: only writes under way are aborted', async () => {
+    // Before: each write's signal was AbortSignal.any([its request's, the service's stop signal]),
+    // a signal that lives as long as the process: on Node 20 it keeps every signal made from it
+    // (nodejs/node#55351), one more per write, never freed; so the stop aborted a signal that a
+    // write settled long ago had handed to AbortSignal.any.
+    const { service, indexDir } = await createTestApp()
+    dirs.push(indexDir)
+    const any = vi.spyOn(AbortSignal, 'any')
+    try {
+      const request = new AbortController()
+      await service.addExamples('sample', [example('with its request signal')], {
+        signal: request.signal,
+      })
+      const linked = any.mock.calls.flatMap(([signals]) => [...signals])
+      expect(linked.length).toBeGreaterThan(0)
+
+      // A write held mid-write, abandoned by the stop.
+      const work = await mkdtemp(join(tmpdir(), 'toolsel-settle-'))
+      dirs.push(work)
+      const hold = join(work, 'hold')
+      await writeFile(hold, '')
+      vi.stubEnv('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', hold)
+      const held = service.addExamples('sample', [example('held mid-write')], {
+        signal: new AbortController().signal,
+      })
+      void held.catch(() => undefined)
+      await until('the write to hold', () => readFileSync(hold, 'utf8') === 'held', 30_000)
+      expect(await service.settleWrites(Date.now(), 5000)).toEqual({ unfinished: 1, unsettled: 0 })
+      await expect(held).rejects.toMatchObject({ code: 'ABORTED' })
+      // The settled write's signals are as it left them: not aborted by the stop.
+      expect(linked.filter((signal) => signal.aborted)).toEqual([])
+    } finally {
+      any.mockRestore()
+    }
+  })
 })
