@@ -438,6 +438,10 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     netClose.call(server, () => {
       clearTimeout(force)
       clearTimeout(idle)
+      // Upstreams close all at once, now (no library write needs them); those still running at
+      // the grace's end are SIGKILLed. Closed after the writes, they met a deadline already
+      // past: SIGKILLed at once, without their time to exit on their stdin closing.
+      const gatewayClosed = gateway?.close(deadline)
       // Every connection is closed, but a write whose client is gone runs on: settled first, so
       // that a commit is still relayed to the other workers.
       void settleWrites().then((writes) => {
@@ -446,10 +450,9 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
         stopHealth?.()
         // Nothing serves any more: the app's MCP context lets go of the registry and its
         // tokenizer (one still loading is stopped, not waited for), its metrics of the service.
-        // Upstreams close all at once; those still running at the grace's end are SIGKILLed.
         clusterMetrics?.close()
         ownMetrics?.close()
-        void Promise.allSettled([gateway?.close(deadline), app.close()]).then(() => resolve(writes))
+        void Promise.allSettled([gatewayClosed, app.close()]).then(() => resolve(writes))
       })
     })
     const idle = setTimeout(

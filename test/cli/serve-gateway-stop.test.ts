@@ -8,7 +8,10 @@
  * 2 s + 2 s after the drain, the stop taking grace + 4 s).
  */
 import { spawn } from 'node:child_process'
-import { rm } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type MarkedNode, writeGatewayStopConfig } from '../helpers/gateway-stop-config.ts'
@@ -40,7 +43,11 @@ async function until(check: () => boolean | Promise<boolean>, what: string, logs
  * A serve child: `gateway` makes its config section (`node(script, env)`: an upstream that
  * carries the test's marker), `graceMs` is its `server.shutdownGraceMs`.
  */
-async function serveWithGateway(graceMs: number, gateway: (node: MarkedNode) => object) {
+async function serveWithGateway(
+  graceMs: number,
+  gateway: (node: MarkedNode) => object,
+  env: Record<string, string> = {},
+) {
   const { marker, dir, config } = await writeGatewayStopConfig('gw-stop', graceMs, gateway)
   markers.push(marker)
   dirs.push(dir)
@@ -49,7 +56,13 @@ async function serveWithGateway(graceMs: number, gateway: (node: MarkedNode) => 
     ['bin/toolsel.mjs', 'serve', '--port', '0', '--host', '127.0.0.1'],
     {
       cwd: ROOT,
-      env: { ...process.env, TOOLSEL_CONFIG: config, TOOLSEL_INDEX_DIR: dir, TOOLSEL_LIBRARY: '' },
+      env: {
+        ...process.env,
+        TOOLSEL_CONFIG: config,
+        TOOLSEL_INDEX_DIR: dir,
+        TOOLSEL_LIBRARY: '',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   )
@@ -65,7 +78,7 @@ async function serveWithGateway(graceMs: number, gateway: (node: MarkedNode) => 
     const [code, signal] = await exited
     return { code, signal, stoppedMs: Date.now() - started }
   }
-  return { marker, logs: () => logs, stop }
+  return { marker, dir, logs: () => logs, stop }
 }
 
 describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
@@ -132,6 +145,42 @@ describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
     // Before: about 4.3 s (the drain, then the SDK's 2 s + 2 s); now the grace and a little.
     expect(stoppedMs).toBeLessThan(graceMs + 2000)
     expect(logs()).toMatch(/killed \(SIGKILL\) 2: deaf1, deaf2\n/)
+    expect(processesWith(marker)).toEqual([])
+  }, 120_000)
+
+  it('closes its upstreams at the drain, not after a library write that runs on past the grace', async () => {
+    // A PUT held mid-write (TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE) whose client left: the write
+    // runs on (only the stop abandons it), the connections are all closed at once. Before: the
+    // gateway was closed only once the write was settled, past the grace, its deadline gone: the
+    // connected upstream, which exits when its stdin ends, was SIGKILLed at once.
+    const graceMs = 2000
+    const work = await mkdtemp(join(tmpdir(), 'toolsel-gw-write-'))
+    dirs.push(work)
+    const hold = join(work, 'hold')
+    await writeFile(hold, '')
+    const { marker, logs, stop } = await serveWithGateway(
+      graceMs,
+      (node) => ({ servers: { ok: node(NODE_UPSTREAM) } }),
+      { TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE: hold, TOOLSEL_LOG_LEVEL: 'info' },
+    )
+    await until(() => /Ready:/.test(logs()), 'ready', logs)
+    expect(processesWith(marker)).toHaveLength(1)
+    const url = /Listening on (http:\/\/\S+)/.exec(logs())![1]
+    const client = new AbortController()
+    const put = fetch(`${url}/v1/libraries/sms`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ name: 'send_sms', description: 'Send an SMS text message' }]),
+      signal: client.signal,
+    }).catch(() => undefined)
+    await until(() => readFileSync(hold, 'utf8') === 'held', 'the upload to hold mid-write', logs)
+    client.abort()
+    await put
+
+    const { code, signal } = await stop()
+    expect({ code, signal }, logs()).toEqual({ code: 0, signal: null })
+    expect(logs()).toMatch(/"writesUnfinished":1/)
+    expect(logs()).not.toMatch(/killed \(SIGKILL\)/)
     expect(processesWith(marker)).toEqual([])
   }, 120_000)
 })
