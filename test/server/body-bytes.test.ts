@@ -13,6 +13,7 @@ import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { idleImportWorkers } from '../../src/store/upload-import.ts'
+import { sendInHalves } from '../helpers/half-body.ts'
 import { listenApp, type ListeningApp } from '../helpers/listen-app.ts'
 import { createTestApp } from './test-service.ts'
 
@@ -180,35 +181,14 @@ describe('an upload whose import runs in a worker', () => {
     // Another test's kept thread (or none) is not this upload's: wait for none idle.
     await expect.poll(() => idleImportWorkers(), { timeout: 15_000 }).toEqual([])
     const body = toolsBody(3000)
-    const half = body.length >> 1
-    const readied: number[] = []
-    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(
-        `${served!.url}/v1/libraries/uploaded`,
-        {
-          method: 'PUT',
-          headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
-        },
-        (response) => {
-          const parts: Buffer[] = []
-          response.on('data', (part: Buffer) => parts.push(part))
-          response.on('end', () =>
-            resolve({ status: response.statusCode!, text: Buffer.concat(parts).toString() }),
-          )
-        },
-      )
-      req.on('error', reject)
-      req.write(body.subarray(0, half))
-      // Half the body sent: the worker is started (idle, waiting for the import), then the rest.
-      void expect
-        .poll(() => idleImportWorkers().length, { timeout: 10_000 })
-        .toBe(1)
-        .then(() => {
-          readied.push(...idleImportWorkers())
-          req.end(body.subarray(half))
-        }, reject)
-    })
-    expect(await answered).toMatchObject({ status: 201 })
+    const answered = await sendInHalves(
+      `${served!.url}/v1/libraries/uploaded`,
+      'PUT',
+      body,
+      idleImportWorkers,
+    )
+    expect(answered).toMatchObject({ status: 201 })
+    const { readied } = answered
     expect(readied).toHaveLength(1)
     expect(service.library('uploaded').library.size).toBe(3000)
     // The import ran on the thread started during the read, kept for the next upload.

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { request } from 'node:http'
 import { join } from 'node:path'
+import { sendInHalves } from '../helpers/half-body.ts'
 import { listenApp } from '../helpers/listen-app.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createComponents } from '../../src/components.ts'
@@ -528,38 +528,16 @@ describe('usage examples over HTTP', () => {
     const body = Buffer.from(
       JSON.stringify({ examples: EXAMPLES }).padEnd(EXAMPLES_BODY_THREAD_ABOVE_BYTES + 1),
     )
-    const half = body.length >> 1
-    const readied: number[] = []
-    const answered = new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const req = request(
-        `${server.url}/v1/libraries/sample/examples`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
-        },
-        (response) => {
-          const parts: Buffer[] = []
-          response.on('data', (part: Buffer) => parts.push(part))
-          response.on('end', () =>
-            resolve({
-              status: response.statusCode!,
-              json: JSON.parse(Buffer.concat(parts).toString()),
-            }),
-          )
-        },
-      )
-      req.on('error', reject)
-      req.write(body.subarray(0, half))
-      // Half the body sent: the thread is started (idle, waiting for the body), then the rest.
-      void expect
-        .poll(() => idleWorkerThreads(module).length, { timeout: 10_000 })
-        .toBe(1)
-        .then(() => {
-          readied.push(...idleWorkerThreads(module))
-          req.end(body.subarray(half))
-        }, reject)
+    const { status, text, readied } = await sendInHalves(
+      `${server.url}/v1/libraries/sample/examples`,
+      'POST',
+      body,
+      () => idleWorkerThreads(module),
+    )
+    expect({ status, json: JSON.parse(text) }).toMatchObject({
+      status: 200,
+      json: { added: EXAMPLES.length },
     })
-    expect(await answered).toMatchObject({ status: 200, json: { added: EXAMPLES.length } })
     expect(readied).toHaveLength(1)
     // The body was checked on the thread started during the read, kept for the next body.
     expect(idleWorkerThreads(module)).toEqual(readied)
