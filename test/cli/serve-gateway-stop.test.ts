@@ -9,6 +9,7 @@
  */
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { request } from 'node:http'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -166,16 +167,21 @@ describe('toolsel serve with a gateway: SIGTERM while upstreams start', () => {
     await until(() => /Ready:/.test(logs()), 'ready', logs)
     expect(processesWith(marker)).toHaveLength(1)
     const url = /Listening on (http:\/\/\S+)/.exec(logs())![1]
-    const client = new AbortController()
-    const put = fetch(`${url}/v1/libraries/sms`, {
+    // One connection of its own (no pool): fetch's pool opened another connection to the
+    // server ~0.3 s after an abort, which the drain then rightly waited on until the grace.
+    const body = JSON.stringify([{ name: 'send_sms', description: 'Send an SMS text message' }])
+    const put = request(`${url}/v1/libraries/sms`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify([{ name: 'send_sms', description: 'Send an SMS text message' }]),
-      signal: client.signal,
-    }).catch(() => undefined)
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    })
+    put.on('error', () => undefined)
+    put.end(body)
     await until(() => readFileSync(hold, 'utf8') === 'held', 'the upload to hold mid-write', logs)
-    client.abort()
-    await put
+    // The client leaves: its one connection closed.
+    const closed = new Promise((resolve) => put.once('close', resolve))
+    put.destroy()
+    await closed
 
     const { code, signal } = await stop()
     expect({ code, signal }, logs()).toEqual({ code: 0, signal: null })
