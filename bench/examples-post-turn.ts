@@ -14,19 +14,8 @@
  *     [--examples 10000] [--chars 3200]
  * @module
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { benchArgs, wholeNumber } from './bench-args.ts'
-import {
-  checkoutSides,
-  loadAverage,
-  runSidesInChildren,
-  sendJson,
-  turnGapsTable,
-  turnsWhile,
-  type TurnGaps,
-} from './lib/measure.ts'
+import { runTurnBench } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -41,44 +30,29 @@ const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 const count = wholeNumber(import.meta.url, '--examples', values.examples)
 const chars = wholeNumber(import.meta.url, '--chars', values.chars)
 
-if (values.side !== undefined) {
-  const { serveSampleFromDist } = await import('./lib/serve-dist.ts')
-  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-post-turn-'))
-  try {
-    const server = await serveSampleFromDist(values.side, indexDir)
-    // Distinct instructions of `chars` characters: a number, then short words.
-    const words = 'send the weekly report to the team by friday '
-    const examples = Array.from({ length: count }, (_, at) => ({
-      instruction: `${at} ${words.repeat(Math.ceil(chars / words.length))}`.slice(0, chars).trim(),
-      tools: ['sms.send_sms'],
-    }))
-    const body = Buffer.from(JSON.stringify({ examples }))
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const { value: answer, ...row } = await turnsWhile(
-      () =>
-        sendJson(`${server.url}/v1/libraries/sample/examples`, 'POST', body) as Promise<{
-          added?: number
-        }>,
-    )
-    await server.close()
-    if (answer.added !== count) throw new Error(`unexpected answer ${JSON.stringify(answer)}`)
-    console.log(JSON.stringify(row))
-  } finally {
-    await rm(indexDir, { recursive: true, force: true })
-  }
-  process.exit(0)
-} else {
-  const sides = checkoutSides(import.meta.url, values.before)
-  const loads = [loadAverage(1)]
-  const results = await runSidesInChildren<TurnGaps>(import.meta.url, sides, rounds, [
-    '--examples',
-    `${count}`,
-    '--chars',
-    `${chars}`,
-  ])
-  loads.push(loadAverage(1))
-  console.log(
-    `POST of ${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each, sides alternating), load ${loads.join(' -> ')}; ms, median (each)`,
-  )
-  console.log(turnGapsTable('POST ms', results))
-}
+await runTurnBench(
+  import.meta.url,
+  { side: values.side, before: values.before, rounds },
+  {
+    request: () => {
+      // Distinct instructions of `chars` characters: a number, then short words.
+      const words = 'send the weekly report to the team by friday '
+      const examples = Array.from({ length: count }, (_, at) => ({
+        instruction: `${at} ${words.repeat(Math.ceil(chars / words.length))}`
+          .slice(0, chars)
+          .trim(),
+        tools: ['sms.send_sms'],
+      }))
+      return {
+        method: 'POST',
+        path: '/v1/libraries/sample/examples',
+        body: Buffer.from(JSON.stringify({ examples })),
+        expected: (answer) => answer.added === count,
+      }
+    },
+    childArgs: ['--examples', `${count}`, '--chars', `${chars}`],
+    title: (loads) =>
+      `POST of ${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each, sides alternating), load ${loads}; ms, median (each)`,
+    column: 'POST ms',
+  },
+)

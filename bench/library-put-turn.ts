@@ -17,19 +17,8 @@
  *     [--tools 20000] [--chars 600] [--import-in process|worker]
  * @module
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
-import {
-  checkoutSides,
-  loadAverage,
-  runSidesInChildren,
-  sendJson,
-  turnGapsTable,
-  turnsWhile,
-  type TurnGaps,
-} from './lib/measure.ts'
+import { runTurnBench } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -49,51 +38,36 @@ if (importIn !== 'process' && importIn !== 'worker') {
   usageError(import.meta.url, `--import-in is process or worker, not "${importIn}"`)
 }
 
-if (values.side !== undefined) {
-  const { serveSampleFromDist } = await import('./lib/serve-dist.ts')
-  const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-put-turn-'))
-  try {
-    const words = 'sends the weekly report to the team by friday and files it '
-    const tools = Array.from({ length: count }, (_, at) => ({
-      id: `big.tool_${at}`,
-      name: `tool_${at}`,
-      description: `${at} ${words.repeat(Math.ceil(chars / words.length))}`.slice(0, chars).trim(),
-      parameters: {
-        type: 'object',
-        properties: { query: { type: 'string', description: `the query of tool ${at}` } },
-        required: ['query'],
-      },
-    }))
-    const body = Buffer.from(JSON.stringify(tools))
-    const server = await serveSampleFromDist(values.side, indexDir, {
-      importWorkerMinChars: importIn === 'process' ? body.length + 1 : 0,
-    })
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const { value: answer, ...row } = await turnsWhile(
-      () =>
-        sendJson(`${server.url}/v1/libraries/big`, 'PUT', body) as Promise<{ toolCount?: number }>,
-    )
-    await server.close()
-    if (answer.toolCount !== count) throw new Error(`unexpected answer ${JSON.stringify(answer)}`)
-    console.log(JSON.stringify(row))
-  } finally {
-    await rm(indexDir, { recursive: true, force: true })
-  }
-  process.exit(0)
-} else {
-  const sides = checkoutSides(import.meta.url, values.before)
-  const loads = [loadAverage(1)]
-  const results = await runSidesInChildren<TurnGaps>(import.meta.url, sides, rounds, [
-    '--tools',
-    `${count}`,
-    '--chars',
-    `${chars}`,
-    '--import-in',
-    importIn,
-  ])
-  loads.push(loadAverage(1))
-  console.log(
-    `PUT of ${count} tools with ${chars}-character descriptions, imported in the ${importIn}, ${rounds} rounds (a fresh process each, sides alternating), load ${loads.join(' -> ')}; ms, median (each)`,
-  )
-  console.log(turnGapsTable('PUT ms', results))
-}
+await runTurnBench(
+  import.meta.url,
+  { side: values.side, before: values.before, rounds },
+  {
+    request: () => {
+      const words = 'sends the weekly report to the team by friday and files it '
+      const tools = Array.from({ length: count }, (_, at) => ({
+        id: `big.tool_${at}`,
+        name: `tool_${at}`,
+        description: `${at} ${words.repeat(Math.ceil(chars / words.length))}`
+          .slice(0, chars)
+          .trim(),
+        parameters: {
+          type: 'object',
+          properties: { query: { type: 'string', description: `the query of tool ${at}` } },
+          required: ['query'],
+        },
+      }))
+      const body = Buffer.from(JSON.stringify(tools))
+      return {
+        method: 'PUT',
+        path: '/v1/libraries/big',
+        body,
+        server: { importWorkerMinChars: importIn === 'process' ? body.length + 1 : 0 },
+        expected: (answer) => answer.toolCount === count,
+      }
+    },
+    childArgs: ['--tools', `${count}`, '--chars', `${chars}`, '--import-in', importIn],
+    title: (loads) =>
+      `PUT of ${count} tools with ${chars}-character descriptions, imported in the ${importIn}, ${rounds} rounds (a fresh process each, sides alternating), load ${loads}; ms, median (each)`,
+    column: 'PUT ms',
+  },
+)

@@ -6,9 +6,10 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
-import { loadavg } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The middle value of `numbers` (the upper one of an even count); NaN when there are none. */
@@ -255,4 +256,67 @@ export function turnGapsTable(what: string, results: Map<string, TurnGaps[]>): s
       medianAndEach(rows.map((row) => row.over100)),
     ]),
   ).join('\n')
+}
+
+/** The one request a turn bench measures (`runTurnBench`). */
+export interface TurnRequest {
+  method: 'POST' | 'PUT'
+  /** Under the server's URL. */
+  path: string
+  /** The JSON body, built before the server starts. */
+  body: Buffer
+  /** `server` settings of the side's service (`serveSampleFromDist`). */
+  server?: Record<string, unknown>
+  /** Whether the answer is the expected one (else the run fails). */
+  expected(answer: Record<string, unknown>): boolean
+}
+
+/**
+ * The frame of the side-by-side turn benches (examples-post-turn, library-put-turn). As a side's
+ * child (`flags.side`: a checkout's root): in a fresh index directory, that checkout's dist/
+ * service over the sample tools (lib/serve-dist.ts), `request()`'s body sent while `turnsWhile`
+ * records the turns, its answer checked, the gaps printed as one JSON line, then exit. Else:
+ * `flags.rounds` children per side of the `--before` comparison with `childArgs` (sides
+ * alternating), then `title(loads)` and the table (`column`: the work's).
+ */
+export async function runTurnBench(
+  scriptUrl: string,
+  flags: { side?: string; before?: string; rounds: number },
+  bench: {
+    request: () => TurnRequest
+    childArgs: readonly string[]
+    title: (loads: string) => string
+    column: string
+  },
+): Promise<void> {
+  if (flags.side !== undefined) {
+    const { serveSampleFromDist } = await import('./serve-dist.ts')
+    const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-turn-'))
+    try {
+      const { method, path, body, server: settings, expected } = bench.request()
+      const server = await serveSampleFromDist(flags.side, indexDir, settings)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const { value: answer, ...row } = await turnsWhile(() =>
+        sendJson(`${server.url}${path}`, method, body),
+      )
+      await server.close()
+      if (!expected(answer as Record<string, unknown>))
+        throw new Error(`unexpected answer ${JSON.stringify(answer)}`)
+      console.log(JSON.stringify(row))
+    } finally {
+      await rm(indexDir, { recursive: true, force: true })
+    }
+    process.exit(0)
+  }
+  const sides = checkoutSides(scriptUrl, flags.before)
+  const loads = [loadAverage(1)]
+  const results = await runSidesInChildren<TurnGaps>(
+    scriptUrl,
+    sides,
+    flags.rounds,
+    bench.childArgs,
+  )
+  loads.push(loadAverage(1))
+  console.log(bench.title(loads.join(' -> ')))
+  console.log(turnGapsTable(bench.column, results))
 }

@@ -1,6 +1,6 @@
 /**
  * A server of a checkout's built `dist/` in this process, over the sample tools (the side of a
- * `--before` comparison: examples-post-turn, library-put-turn). Imported when a side runs, after
+ * `--before` comparison: runTurnBench in lib/measure.ts). Imported when a side runs, after
  * the flags are parsed.
  * @module
  */
