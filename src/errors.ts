@@ -97,6 +97,14 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * The first line of `errorMessage(error)`, for a reason quoted inside a one-line message (native
+ * and model-runtime errors often append a stack or a code frame after the first line).
+ */
+export function errorFirstLine(error: unknown): string {
+  return errorMessage(error).split('\n', 1)[0]
+}
+
+/**
  * Throws ABORTED (or the signal's own TIMEOUT reason) when the signal has fired. Takes anything
  * with a signal's `aborted` and `reason` (also a LazyAbort, without making its signal).
  */

@@ -22,7 +22,7 @@ import {
   type OnnxModelInfo,
   type ProviderStatus,
 } from './onnx/causal-lm-inspect.ts'
-import { errorMessage } from '../errors.ts'
+import { errorFirstLine, errorMessage } from '../errors.ts'
 
 export interface ModelCheckReport {
   directory: string
@@ -200,7 +200,7 @@ async function inspect(
   try {
     info = await inspectOnnxModel(join(path, file.file))
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    const reason = errorFirstLine(error)
     report.problems.push({
       message: `ONNX Runtime can't open ${file.file}: ${reason}`,
       fix: 'Re-export the model; check that external data files (model.onnx_data) sit next to it.',

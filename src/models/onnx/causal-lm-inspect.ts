@@ -3,6 +3,7 @@
  * execution providers it can really create here. Used by `toolsel models check`.
  * @module
  */
+import { errorFirstLine } from '../../errors.ts'
 import { loadOnnxRuntime, missingCudaProvider } from './transformers.ts'
 
 export interface TensorInfo {
@@ -68,7 +69,7 @@ export async function probeExecutionProviders(probePath: string): Promise<Provid
       { name: 'cuda', available: true },
     ]
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    const reason = errorFirstLine(error)
     return [
       { name: 'cpu', available: true },
       { name: 'cuda', available: false, reason },

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { z } from 'zod'
-import { ToolselError } from '../../errors.ts'
+import { ToolselError, errorFirstLine } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import { checkModelTextFiles, MODEL_TEXT_FILES, readModelText } from '../model-text-files.ts'
 import { modelFilesState } from '../model-fingerprint.ts'
@@ -192,7 +192,7 @@ export class OnnxEmbeddingModel implements EmbeddingModel {
         extractor,
       )
     } catch (error) {
-      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+      const reason = errorFirstLine(error)
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
         `Embedding model "${path}" (dtype ${dtype}) could not be loaded: ${reason}. It needs config.json, tokenizer.json, tokenizer_config.json and onnx/model${dtype === 'fp32' ? '' : '_<dtype suffix>'}.onnx.`,

@@ -5,7 +5,7 @@
  * @module
  */
 import { basename, resolve } from 'node:path'
-import { ToolselError, isToolselError, throwIfAborted } from '../../errors.ts'
+import { ToolselError, errorFirstLine, isToolselError, throwIfAborted } from '../../errors.ts'
 import { SILENT_LOGGER, type Logger } from '../../log.ts'
 import type {
   ChatMessage,
@@ -117,7 +117,7 @@ export class OnnxLanguageModel implements LanguageModel {
         options.scoreBatchSize ?? 16,
       )
     } catch (error) {
-      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+      const reason = errorFirstLine(error)
       throw new ToolselError(
         'MODEL_LOAD_FAILED',
         `Language model "${path}" (dtype ${dtype}) could not be loaded: ${reason}. Run "toolsel models check ${path}" to see what is wrong.`,
@@ -193,7 +193,7 @@ export class OnnxLanguageModel implements LanguageModel {
         return await task()
       } catch (error) {
         if (isToolselError(error)) throw error
-        const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+        const reason = errorFirstLine(error)
         throw new ToolselError(
           'MODEL_CALL_FAILED',
           `${what} with ${this.modelId} failed: ${reason}`,

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { errorMessage } from '../../errors.ts'
+import { errorFirstLine, errorMessage } from '../../errors.ts'
 
 type TransformersModule = typeof import('@huggingface/transformers')
 
@@ -97,7 +97,7 @@ export async function createOnDevice<T>(
     return { value: await create('cuda'), device: 'cuda' }
   } catch (error) {
     const reason = errorMessage(error)
-    warn(`CUDA execution provider unavailable (${reason.split('\n')[0]}); falling back to CPU.`)
+    warn(`CUDA execution provider unavailable (${errorFirstLine(error)}); falling back to CPU.`)
     return { value: await create('cpu'), device: 'cpu', fallbackReason: reason }
   }
 }
