@@ -3,7 +3,7 @@
  * groups, and error mapping. Route handlers only parse input, call the service and shape output.
  * @module
  */
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
 import { ToolselError } from '../errors.ts'
 import type { McpGateway } from '../mcp/gateway/mcp-gateway.ts'
 import { createMcpContext, type McpContext } from '../mcp/mcp-context.ts'
@@ -199,44 +199,47 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
           : undefined,
     }),
   )
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: server.bodyLimitBytes,
+  // Each body is judged once, by the limit of its route. Query bodies are small (an
+  // 8,000-character instruction, at most 1,000 ids), reward batches at most 4 M characters:
+  // reading and decoding 30 MB for one held the event loop 100-200 ms before it was refused. A
+  // route whose own limit is below server.bodyLimitBytes is judged by that limit alone (a chunked
+  // body was read up to server.bodyLimitBytes, then again up to the route's limit); every other
+  // /v1 request by server.bodyLimitBytes.
+  const judged = new WeakSet<Context>()
+  const routeLimits: Array<[string, number]> = [
+    ...QUERY_ROUTES.map((path): [string, number] => [path, MAX_QUERY_BODY_BYTES]),
+    ['/v1/rewards/*', MAX_REWARD_BODY_BYTES],
+  ]
+  for (const [path, maxSize] of routeLimits) {
+    if (maxSize >= server.bodyLimitBytes) continue
+    const routeLimit = bodyLimit({
+      maxSize,
       onError: (c) =>
         errorResponse(
           c,
           new ToolselError(
             'PAYLOAD_TOO_LARGE',
-            `The request body is larger than the ${server.bodyLimitBytes}-byte limit (server.bodyLimitBytes).`,
+            `The request body is larger than the ${maxSize}-byte limit of ${c.req.path} (library uploads and examples take up to server.bodyLimitBytes).`,
           ),
         ),
-    }),
-  )
-  // Query bodies are small (an 8,000-character instruction, at most 1,000 ids), reward batches
-  // at most 4 M characters: reading and decoding 30 MB for one held the event loop 100-200 ms
-  // before it was refused.
-  const routeLimits: Array<[string, number]> = [
-    ...QUERY_ROUTES.map((path): [string, number] => [path, MAX_QUERY_BODY_BYTES]),
-    ['/v1/rewards/*', MAX_REWARD_BODY_BYTES],
-  ]
-  for (const [path, limit] of routeLimits) {
-    const maxSize = Math.min(server.bodyLimitBytes, limit)
-    app.use(
-      path,
-      bodyLimit({
-        maxSize,
-        onError: (c) =>
-          errorResponse(
-            c,
-            new ToolselError(
-              'PAYLOAD_TOO_LARGE',
-              `The request body is larger than the ${maxSize}-byte limit of ${c.req.path} (library uploads and examples take up to server.bodyLimitBytes).`,
-            ),
-          ),
-      }),
-    )
+    })
+    app.use(path, (c, next) => {
+      judged.add(c)
+      return routeLimit(c, next)
+    })
   }
+  const serverLimit = bodyLimit({
+    maxSize: server.bodyLimitBytes,
+    onError: (c) =>
+      errorResponse(
+        c,
+        new ToolselError(
+          'PAYLOAD_TOO_LARGE',
+          `The request body is larger than the ${server.bodyLimitBytes}-byte limit (server.bodyLimitBytes).`,
+        ),
+      ),
+  })
+  app.use('/v1/*', (c, next) => (judged.has(c) ? next() : serverLimit(c, next)))
   app.use('/v1/*', async (c, next) => {
     if (!service.ready)
       throw new ToolselError(
