@@ -336,6 +336,8 @@ export const TEST_SWITCHES = {
     "`<file>`: while the file exists, a server's tries again of committed indexes that failed to load wait, untried and uncounted, and a poll that holds them writes `held` into it (so a test knows no try is under way); the first poll after its removal makes those due (service/index-dir-watch.ts).",
   TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE:
     "`<file>`: while the file exists, an index write holds once its work directory holds the tools file, before the other files (writing `held` into it, so a test knows), as a slow disk would; its abort (a stopping server's) ends the hold (store/index-store.ts).",
+  TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE:
+    "`<file>`: while the file exists, an index write's commit holds under the library's lock, past its last abort check and before its renames (writing `held` into it), as a slow rename would; no abort ends the hold: a stopping server finishes such a write or, past its second wait, exits without it (store/index-store.ts).",
   TOOLSEL_TEST_METRICS_FAULT_FILE:
     "`<file>`, read at each scrape: `reject`, `hang` or `malformed` (worker 2's metrics) or `primary-silent` (server/cluster-metrics.ts).",
 } as const

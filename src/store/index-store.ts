@@ -450,6 +450,8 @@ async function commitStaged(
       async () => {
         throwIfAborted(options.signal)
         options.beforeCommit?.()
+        // Past the last abort check: a stop no longer reaches it (a slow rename, for tests).
+        await testHoldPoint('TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE')
         claim(old)
         const hadOld = await swapIn(indexDir, name, temporary, old)
         try {
