@@ -477,7 +477,12 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   if (cluster.isWorker) process.disconnect()
   // An abandoned write left the library as it was (its client got no answer, as an unfinished
   // request): a clean stop. One still running may leave work for the next start: exit 1.
-  return writes.unsettled > 0 ? 1 : 0
+  if (writes.unsettled === 0) return 0
+  // bin/toolsel.mjs only sets the exit code: the write still running (a disk that does not
+  // answer) kept the process alive for as long as it ran (for good, held). Unref'd: a process
+  // that ends anyway ends as it would.
+  setTimeout(() => process.exit(1), 0).unref()
+  return 1
 }
 
 /** What `ToolselService.settleWrites` reports. */

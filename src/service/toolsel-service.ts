@@ -148,7 +148,7 @@ export class ToolselService {
    * write settles (`#writeStop`).
    */
   readonly #writeStops = new Set<AbortController>()
-  /** Every library write (upload, usage examples, delete) called and not settled yet. */
+  /** Every library write (upload, usage examples, delete, snapshot) called and not settled yet. */
   readonly #pendingWrites = new Set<PendingWrite>()
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
   readonly #exampleBatches = new Map<string, ExampleBatch>()
@@ -734,11 +734,15 @@ export class ToolselService {
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
+    // A write like the others for a stopping server (settleWrites): waited for, then abandoned
+    // (its temporary directory removed). Was not counted: the server said "Stopped" while it ran.
+    const stop = this.#writeStop(undefined)
     // Every error without this host's directories, as PUT and DELETE (the log keeps them).
-    const manifest = await this.#withoutHostPaths(
+    const written = this.#withoutHostPaths(
       () =>
         holding(saved, () =>
           writeSnapshot(dir, saved, {
+            signal: stop.signal,
             onUnsynced: (warning) => this.#warnUnsynced(warning, logger),
             onSwept: (removed) =>
               logger.info(
@@ -756,7 +760,8 @@ export class ToolselService {
           )
         }),
       logger,
-    )
+    ).finally(stop.release)
+    const manifest = await this.#tracked(written)
     logger.info(`Snapshot ${dir} written`, { libraries: manifest.libraries.length })
     return { name, ...manifest }
   }
@@ -844,7 +849,8 @@ export class ToolselService {
 
   /**
    * For a stopping server (`toolsel serve`, after its grace period began): waits for the library
-   * writes under way (and those queued behind them) until `abortAt` (a Date.now() time); those
+   * writes under way (uploads, usage examples, deletes, snapshots; and those queued behind them)
+   * until `abortAt` (a Date.now() time); those
    * still unsettled then are abandoned (their import, build or index write stops at its next
    * check, their staged files are removed; one already committing is finished) and waited for
    * `waitMs` more. Resolves with how many writes under way at `abortAt` did not finish: abandoned

@@ -20,7 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { testStopPoint } from '../config/env-vars.ts'
 import type { Config } from '../config/schema.ts'
-import { errorMessage, isToolselError, ToolselError } from '../errors.ts'
+import { errorMessage, isToolselError, throwIfAborted, ToolselError } from '../errors.ts'
 import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { FileTooLargeError, NotRegularFileError, readFileUpTo } from '../read-text-file.ts'
 import type { Logger } from '../log.ts'
@@ -106,7 +106,9 @@ export async function sweepSnapshotTemporaries(parent: string): Promise<string[]
  * rename that names it leaves nothing; once it is renamed into place, a failed flush of its
  * parent directory is reported to `onUnsynced` (see `SaveOptions.onUnsynced`), not thrown.
  * First removes what writers that died left in `dir`'s parent (`sweepSnapshotTemporaries`),
- * reporting each path to `onSwept`.
+ * reporting each path to `onSwept`. `signal`'s abort (a stopping server's) stops it at its next
+ * check (between the files of each library, before the manifest and before the rename) with its
+ * reason, removing the temporary directory: nothing of it is left.
  */
 export async function writeSnapshot(
   dir: string,
@@ -114,8 +116,10 @@ export async function writeSnapshot(
   options: {
     onUnsynced?: (warning: string) => void
     onSwept?: (removed: string) => void
+    signal?: AbortSignal
   } = {},
 ): Promise<SnapshotManifest> {
+  throwIfAborted(options.signal)
   const target = resolve(dir)
   if (await pathExists(target)) {
     throw new ToolselError(
@@ -142,8 +146,9 @@ async function writeSnapshotAt(
   target: string,
   temporary: string,
   libraries: readonly IndexedLibrary[],
-  options: { onUnsynced?: (warning: string) => void },
+  options: { onUnsynced?: (warning: string) => void; signal?: AbortSignal },
 ): Promise<SnapshotManifest> {
+  const { signal } = options
   try {
     await mkdir(dirname(target), { recursive: true })
     await mkdir(temporary)
@@ -157,6 +162,7 @@ async function writeSnapshotAt(
         onUnsynced: (warning) => {
           throw new Error(warning)
         },
+        signal,
       })
       if (indexed === libraries[0]) testStopPoint('TOOLSEL_TEST_STOP_IN_SNAPSHOT_WRITE')
     }
@@ -173,12 +179,14 @@ async function writeSnapshotAt(
         examples: indexed.examples?.set.size ?? 0,
       })),
     }
+    throwIfAborted(signal)
     // The manifest goes last, then the rename: a directory without one is no snapshot.
     await writeFile(join(temporary, SNAPSHOT_FILE), `${JSON.stringify(manifest, null, 2)}\n`)
     // On the disk before the rename names it (each index's files were by its save), and the
     // rename after it.
     await indexFs.syncPath(join(temporary, SNAPSHOT_FILE))
     await indexFs.syncPath(temporary)
+    throwIfAborted(signal)
     await rename(temporary, target)
     await syncCommitted(dirname(target), `Snapshot ${basename(target)}`, options.onUnsynced)
     return manifest

@@ -1,0 +1,234 @@
+/**
+ * `toolsel serve` stopped with a write held mid-way: the paths of README "Shutdown" and DESIGN.md
+ * "Writes at a stop" that round 52 left without a test (real serve children, grace 300 ms, the
+ * writes held by test-only switches while the process runs on, as on a slow disk).
+ *
+ * - POST /v1/snapshots held mid-write at a stop is abandoned like a library write: its temporary
+ *   directory removed, "Stopped" with writesUnfinished 1, exit 0. Before round 53 a snapshot was
+ *   not counted among the writes: "Stopped" came at once while it ran on (here: held for good,
+ *   the process never exited; a slow one was cut when it did).
+ * - A write past its last abort check (held in its commit, under the library's lock:
+ *   TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE) when the stop comes is finished whole: the new
+ *   library is on disk after a restart.
+ * - One still held after the second wait (max(grace, 2 s)): an ERROR line, "Stopped" with
+ *   writesUnfinished, exit 1, and the process exits (before round 53 it logged that and ran on
+ *   for as long as the write did: for good here); the library saved before is served after a
+ *   restart.
+ * - `serve --workers 2` with an upload held mid-write in a worker: that worker's "Stopped" counts
+ *   it, the primary's last line, exit 0, no staged directory, every worker gone, the old library
+ *   served after a restart (coverage of round 52's path: settled before the worker's sync closes).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ChildProcess } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import { alive, until } from '../helpers/process-wait.ts'
+import { copySavedDemo, startServe, workerPids } from '../helpers/start-serve.ts'
+
+const SMS_TOOL = {
+  type: 'function',
+  function: {
+    name: 'send_sms',
+    description: 'Send an SMS text message to a phone number',
+    parameters: { type: 'object', properties: { to: { type: 'string' } } },
+  },
+}
+const REPLACED = [SMS_TOOL, { ...SMS_TOOL, function: { ...SMS_TOOL.function, name: 'send_mms' } }]
+
+const works: string[] = []
+const children: ChildProcess[] = []
+afterEach(async () => {
+  // A child a failed test left running (its hold file removed with its directory first).
+  for (const dir of works.splice(0)) await rm(dir, { recursive: true, force: true })
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+})
+
+/** A fresh index directory holding the saved demo, a config with a grace of 300 ms, a hold file path. */
+async function setUp() {
+  const work = await mkdtemp(join(tmpdir(), 'toolsel-stop-held-'))
+  works.push(work)
+  const indexDir = join(work, 'index')
+  const snapshotDir = join(work, 'snapshots')
+  const config = join(work, 'config.json')
+  await writeFile(
+    config,
+    JSON.stringify({ server: { shutdownGraceMs: 300 }, library: { snapshotDir } }),
+  )
+  await copySavedDemo(indexDir)
+  return { indexDir, snapshotDir, config, hold: join(work, 'hold') }
+}
+
+function put(url: string, tools: unknown[]): Promise<Response> {
+  return fetch(`${url}/v1/libraries/sms`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(tools),
+  })
+}
+
+/** The exit of `child`, or 'still running after 15 s'. */
+function exitWithin15s(child: ChildProcess) {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  return Promise.race([
+    exited,
+    new Promise<string>((resolve) =>
+      setTimeout(() => resolve('still running after 15 s'), 15_000).unref(),
+    ),
+  ])
+}
+
+/** Served after a restart on `indexDir`: library sms's tool count and content hash. */
+async function servedAfterRestart(indexDir: string) {
+  const again = await startServe([], { indexDir })
+  try {
+    const response = await fetch(`${again.url}/v1/libraries/sms`)
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as { toolCount: number; contentHash: string }
+    return { toolCount: body.toolCount, contentHash: body.contentHash }
+  } finally {
+    await again.stop()
+  }
+}
+
+/**
+ * A server started with `hold` as test switch `name`'s file, library sms saved (no hold yet),
+ * then an upload that replaces it sent and held there: the server, the saved hash, its answer.
+ */
+async function heldUpload(
+  name: 'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE' | 'TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE',
+  args: string[] = [],
+) {
+  const { indexDir, config, hold } = await setUp()
+  const env = { [name]: hold, TOOLSEL_LOG_LEVEL: 'info' }
+  const serve = await startServe([...args, '--config', config], { indexDir, env })
+  children.push(serve.child)
+  const first = await put(serve.url, [SMS_TOOL])
+  expect(first.status).toBe(201)
+  const saved = (await first.json()) as { contentHash: string }
+  await writeFile(hold, '')
+  const answer = put(serve.url, REPLACED).then(
+    (response) => response.status,
+    (error: unknown) => String(error),
+  )
+  await until('the upload to hold', () => readFileSync(hold, 'utf8') === 'held', 60_000, serve.logs)
+  return { serve, indexDir, hold, saved, answer }
+}
+
+const staged = async (dir: string, prefix: string) =>
+  (await readdir(dir)).filter((entry) => entry.startsWith(prefix))
+
+describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a write held', () => {
+  it('a snapshot held mid-write is abandoned: its temporary directory removed, "Stopped" (writesUnfinished 1), exit 0', async () => {
+    const { indexDir, snapshotDir, config, hold } = await setUp()
+    const env = { TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE: hold, TOOLSEL_LOG_LEVEL: 'info' }
+    const serve = await startServe(['--config', config], { indexDir, env })
+    children.push(serve.child)
+    await writeFile(hold, '')
+    const answer = fetch(`${serve.url}/v1/snapshots`, { method: 'POST' }).then(
+      (response) => response.status,
+      (error: unknown) => String(error),
+    )
+    await until(
+      'the snapshot to hold mid-write',
+      () => readFileSync(hold, 'utf8') === 'held',
+      60_000,
+      serve.logs,
+    )
+    expect(await staged(snapshotDir, '.snapshot-tmp-')).toHaveLength(1)
+    const outcome = exitWithin15s(serve.child)
+    serve.child.kill('SIGTERM')
+    expect(await outcome, serve.logs()).toEqual({ code: 0, signal: null })
+    expect(await answer).not.toBe(201)
+    expect(existsSync(hold)).toBe(true)
+    expect(await readdir(snapshotDir)).toEqual([])
+    expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
+      /Stopped \{"answeredWhileStopping":0,"unfinished":1,"writesUnfinished":1\}/,
+    )
+    expect(serve.logs()).not.toMatch(/Snapshot .* written/)
+  }, 120_000)
+
+  it('a write held in its commit (past its last abort check) when the stop comes is finished whole: the new library after a restart, exit 0', async () => {
+    const { serve, indexDir, hold, answer } = await heldUpload(
+      'TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE',
+    )
+    const outcome = exitWithin15s(serve.child)
+    serve.child.kill('SIGTERM')
+    // Let it go on once the grace is over and its client gone: the stop's abort (at the grace's
+    // end) reaches no check of the write any more.
+    await until(
+      'the grace to end',
+      () => serve.logs().includes('Grace period over'),
+      15_000,
+      serve.logs,
+    )
+    expect(await answer).not.toBe(201)
+    await rm(hold)
+    expect(await outcome, serve.logs()).toEqual({ code: 0, signal: null })
+    expect(serve.logs()).toMatch(/Library "sms" replaced/)
+    expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
+      /Stopped \{"answeredWhileStopping":0,"unfinished":1\}$/,
+    )
+    expect(await staged(indexDir, '.tmp-')).toEqual([])
+    expect(await staged(indexDir, '.old-')).toEqual([])
+    expect(await readFile(join(indexDir, 'sms', 'tools.jsonl'), 'utf8')).toContain('send_mms')
+    expect((await servedAfterRestart(indexDir)).toolCount).toBe(2)
+  }, 120_000)
+
+  it('a write still held after the second wait: an ERROR line, "Stopped" (writesUnfinished 1), exit 1 and the process is gone; the old library after a restart', async () => {
+    const { serve, indexDir, hold, saved } = await heldUpload(
+      'TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE',
+    )
+    const outcome = exitWithin15s(serve.child)
+    serve.child.kill('SIGTERM')
+    // The grace (300 ms), the second wait (2 s), the handlers' (at most 1 s).
+    expect(await outcome, serve.logs()).toEqual({ code: 1, signal: null })
+    expect(existsSync(hold)).toBe(true)
+    expect(serve.logs()).toMatch(
+      /ERROR 1 library write\(s\) still running 2000 ms after they were abandoned/,
+    )
+    expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
+      /Stopped \{"answeredWhileStopping":0,"unfinished":1,"writesUnfinished":1\}$/,
+    )
+    expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
+    await rm(hold)
+    expect(await servedAfterRestart(indexDir)).toEqual({
+      toolCount: 1,
+      contentHash: saved.contentHash,
+    })
+  }, 120_000)
+
+  it('--workers 2, an upload held mid-write in a worker: its "Stopped" counts it, the primary exits 0, no staged directory, every worker gone; the old library after a restart', async () => {
+    const { serve, indexDir, hold, saved } = await heldUpload(
+      'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE',
+      ['--workers', '2'],
+    )
+    const workers = workerPids(serve.child.pid!)
+    expect(workers).toHaveLength(2)
+    expect(await staged(indexDir, '.tmp-')).toEqual([expect.stringMatching(/^\.tmp-sms\+/)])
+    const outcome = exitWithin15s(serve.child)
+    serve.child.kill('SIGTERM')
+    expect(await outcome, serve.logs()).toEqual({ code: 0, signal: null })
+    for (const pid of workers) expect(alive(pid), `worker ${pid}`).toBe(false)
+    expect(existsSync(hold)).toBe(true)
+    expect(await staged(indexDir, '.tmp-')).toEqual([])
+    const lines = serve.logs().trimEnd().split('\n')
+    const stopped = lines.filter((line) => / INFO Stopped \{/.test(line))
+    expect(stopped, serve.logs()).toHaveLength(2)
+    expect(stopped.filter((line) => line.includes('"writesUnfinished":1'))).toHaveLength(1)
+    expect(lines.at(-1)).toMatch(
+      /INFO Stopped: every worker has exited \(SIGTERM received\); exit code 0 \{"restarts":0\}$/,
+    )
+    expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
+    await rm(hold)
+    expect(await servedAfterRestart(indexDir)).toEqual({
+      toolCount: 1,
+      contentHash: saved.contentHash,
+    })
+  }, 180_000)
+})
