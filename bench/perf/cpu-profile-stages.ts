@@ -8,6 +8,7 @@ export interface CallFrame {
   functionName: string
   url: string
   lineNumber?: number
+  columnNumber?: number
 }
 
 export interface CpuProfile {

@@ -132,6 +132,8 @@ describe.concurrent('bench scripts answer --help and bad flags', () => {
       '--case must be init-error, descriptions, schemas, relists, storm or shared-schema, got "x"',
     ],
     ['select-ab.ts', [], '--before DIR (a checkout) and --index-dir DIR'],
+    ['select-profile.ts', [], '--index-dir DIR (a saved index) is required'],
+    ['select-profile.ts', ['--index-dir', '.', '--top', '0'], '--top takes a whole number'],
     ['perf-ratio.ts', [], '--before DIR: the checkout to compare with'],
     ['perf-ratio.ts', ['--before', '.', '--turns', '0'], '--turns takes a whole number'],
     ['perf-ratio.ts', ['--before', '.', '--sizes', '100,10'], '--sizes takes two sizes'],
