@@ -179,9 +179,26 @@ class ToolLines {
     return this.#ends[position] - this.#starts[position]
   }
 
-  /** Every line's bytes (the whole buffer or file). */
+  /**
+   * The open tools file and each line's place in it, when a load checked it (`ToolsFile.vouch`):
+   * what a save copies (`ToolLibrary.checkedToolsFile`).
+   */
+  checkedFile(): CheckedLines | undefined {
+    const source = this.#source
+    if (!(source instanceof ToolsFile) || source.checked === undefined) return undefined
+    return { file: source, starts: this.#starts, ends: this.#ends }
+  }
+
+  /** Every line's bytes (the whole buffer, or the file read synchronously: `toJsonLines`). */
   bytes(): Buffer {
-    return this.#source instanceof ToolsFile ? this.#source.readAll() : this.#source
+    const source = this.#source
+    return source instanceof ToolsFile ? source.bytes(0, source.size) : source
+  }
+
+  /** Every line's bytes: the buffer as one chunk, or the file in blocks read asynchronously. */
+  async chunks(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer[]> {
+    const source = this.#source
+    return source instanceof ToolsFile ? source.chunks(abort) : [source]
   }
 
   at(position: number): Tool {
@@ -243,12 +260,14 @@ class ToolLines {
     }
   }
 
-  /** Every tool as fresh objects, not cached (whole-library walks): one read of the file. */
+  /**
+   * Every tool as fresh objects, not cached (whole-library walks): read in blocks (`scan`), never
+   * the whole file into one buffer.
+   */
   all(): Tool[] {
-    const bytes = this.bytes()
-    return Array.from({ length: this.#ids.length }, (_, position) =>
-      this.#parse(position, bytes.toString('utf8', this.#starts[position], this.#ends[position])),
-    )
+    const tools: Tool[] = []
+    this.scan((tool) => void tools.push(tool))
+    return tools
   }
 
   /**
@@ -322,6 +341,16 @@ function idOfLine(buffer: Buffer, start: number, end: number): string {
 export interface ToolSequence {
   readonly length: number
   at(position: number): Tool | undefined
+}
+
+/**
+ * A library's tools file as its load checked it (`ToolsFile.vouch`) and each tool's line in it
+ * (tool p is bytes starts[p] … ends[p]-1): `ToolLibrary.checkedToolsFile`.
+ */
+export interface CheckedLines {
+  file: ToolsFile
+  starts: Float64Array
+  ends: Float64Array
 }
 
 export interface JsonLinesOptions {
@@ -562,6 +591,15 @@ export class ToolLibrary {
     return this.#tools![position]
   }
 
+  /**
+   * The open tools file of a library loaded from its index, with each tool's line in it, when
+   * the load checked the file against its index (`ToolsFile.vouch`): a save copies those bytes
+   * (index-store.ts) instead of reading them into memory. Undefined for any other library.
+   */
+  checkedToolsFile(): CheckedLines | undefined {
+    return this.#lines?.checkedFile()
+  }
+
   /** The tools as JSON lines (each line ending with a newline), as an index stores them. */
   toJsonLines(): Buffer {
     if (this.#lines) return this.#lines.bytes()
@@ -575,7 +613,7 @@ export class ToolLibrary {
    * own, as for examples.jsonl in round 51). A library over bytes hands them back as one chunk.
    */
   async toJsonLineChunksSliced(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer[]> {
-    if (this.#lines) return [this.#lines.bytes()]
+    if (this.#lines) return this.#lines.chunks(abort)
     return runStepsSliced(this.#jsonLineChunkSteps(), abort)
   }
 

@@ -14,9 +14,10 @@
  * @module
  */
 import { close, closeSync, constants, fstat, open, read, readSync } from 'node:fs'
+import { open as openFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
-import { ToolselError } from '../errors.ts'
+import { throwIfAborted, ToolselError } from '../errors.ts'
 import { FileTooLargeError, NotRegularFileError } from '../read-text-file.ts'
 
 /**
@@ -53,8 +54,18 @@ const finalizer = new FinalizationRegistry<Descriptor>(closeDescriptor)
 /** Reads of up to this many bytes share one buffer (reads are synchronous: no overlap). */
 const SCRATCH_BYTES = 64 * 1024
 const scratch = Buffer.allocUnsafe(SCRATCH_BYTES)
-/** Block size of a whole-file checksum. */
-const CRC_BLOCK_BYTES = 1024 * 1024
+/** Block size of a whole-file checksum, copy or read. */
+const BLOCK_BYTES = 1024 * 1024
+
+/**
+ * What a load checked of the file (tools-index-file.ts `readToolsIndexFile`): its CRC-32 is the
+ * one its `tools.idx` recorded, which names the manifest's sha256 of the file saved.
+ */
+export interface CheckedToolsFile {
+  /** The manifest's `toolsFileHash`. */
+  sha256: string
+  crc32: number
+}
 
 export class ToolsFile {
   readonly path: string
@@ -63,6 +74,7 @@ export class ToolsFile {
   readonly #descriptor: Descriptor
   #released = false
   #releasedAt = 0
+  #checked: CheckedToolsFile | undefined
 
   private constructor(path: string, fd: number, size: number) {
     this.path = path
@@ -101,11 +113,35 @@ export class ToolsFile {
     return buffer.toString('utf8', 0, length)
   }
 
-  /** The whole file (as it was when opened). */
-  readAll(): Buffer {
-    const buffer = Buffer.allocUnsafe(this.size)
-    this.#readInto(buffer, this.size, 0)
+  /** Bytes start … end-1 in a buffer of their own, read synchronously; INDEX_CORRUPT as `text`. */
+  bytes(start: number, end: number): Buffer {
+    const buffer = Buffer.allocUnsafe(end - start)
+    this.#readInto(buffer, end - start, start)
     return buffer
+  }
+
+  /** What its load checked of it (`vouch`), if anything. */
+  get checked(): CheckedToolsFile | undefined {
+    return this.#checked
+  }
+
+  /**
+   * Records that the file's CRC-32 was found to be `checked.crc32`, the one its index was saved
+   * with for the file of sha256 `checked.sha256` (a load's check): a save of its library copies
+   * it (`copyTo`) instead of serialising, hashing and scanning it again.
+   */
+  vouch(checked: CheckedToolsFile): void {
+    this.#checked = checked
+  }
+
+  /**
+   * The whole file (as big as when opened) in blocks of 1 MiB, each read off the event loop
+   * (never one Buffer of the whole file, read in one turn).
+   */
+  async chunks(signal?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer[]> {
+    const chunks: Buffer[] = []
+    await this.#eachBlock((block) => void chunks.push(Buffer.from(block)), signal)
+    return chunks
   }
 
   /**
@@ -113,10 +149,55 @@ export class ToolsFile {
    * the event loop for long: about 0.14 s of CPU at a million tools (250 MB).
    */
   async crc32(): Promise<number> {
-    const block = Buffer.allocUnsafe(Math.min(CRC_BLOCK_BYTES, Math.max(this.size, 1)))
-    const readAt = promisify(read)
     let crc = 0
+    await this.#eachBlock((block) => {
+      crc = crc32(block, crc)
+    })
+    return crc
+  }
+
+  /**
+   * Copies the file (as big as when opened) to a new file at `path` in 1 MiB blocks, read and
+   * written off the event loop, their CRC-32 taken on the way: INDEX_CORRUPT when it is not the
+   * one the load checked (`vouch`: the file was changed in place since), so that the copy holds
+   * the bytes its sha256, line spans and CRC-32 describe. `signal` stops it between two blocks.
+   * The caller removes the copy when this throws.
+   */
+  async copyTo(path: string, signal?: AbortSignal): Promise<CheckedToolsFile> {
+    const checked = this.#checked
+    if (checked === undefined) throw new Error(`${this.path} was not checked at its load`)
+    const release = this.hold()
+    const target = await openFile(path, 'wx')
+    try {
+      let crc = 0
+      await this.#eachBlock(async (block) => {
+        crc = crc32(block, crc)
+        for (let written = 0; written < block.length;) {
+          const { bytesWritten } = await target.write(block, written, block.length - written)
+          written += bytesWritten
+        }
+      }, signal)
+      if (crc !== checked.crc32) {
+        throw this.#unreadable(
+          `it was changed since it was loaded (its CRC-32 is ${hex(crc)}, ${hex(checked.crc32)} at the load)`,
+        )
+      }
+      return checked
+    } finally {
+      await target.close()
+      release()
+    }
+  }
+
+  /** Each block of the file in order, read asynchronously into one buffer (reused: copy it to keep it). */
+  async #eachBlock(
+    visit: (block: Buffer) => void | Promise<void>,
+    signal?: Pick<AbortSignal, 'aborted' | 'reason'>,
+  ): Promise<void> {
+    const block = Buffer.allocUnsafe(Math.min(BLOCK_BYTES, Math.max(this.size, 1)))
+    const readAt = promisify(read)
     for (let position = 0; position < this.size;) {
+      throwIfAborted(signal)
       if (this.#descriptor.closed) throw this.#replaced()
       const length = Math.min(block.length, this.size - position)
       let bytesRead: number
@@ -126,10 +207,9 @@ export class ToolsFile {
         throw this.#unreadable((error as Error).message, error)
       }
       if (bytesRead === 0) throw this.#unreadable(`it ends before byte ${this.size}`)
-      crc = crc32(block.subarray(0, bytesRead), crc)
+      await visit(block.subarray(0, bytesRead))
       position += bytesRead
     }
-    return crc
   }
 
   /**
@@ -192,3 +272,5 @@ export class ToolsFile {
     })
   }
 }
+
+const hex = (crc: number) => crc.toString(16).padStart(8, '0')

@@ -215,11 +215,19 @@ export async function stageIndexedLibrary(
   }
   try {
     await requireWriterProtocol(indexDir, temporary)
-    // Free for a library loaded from an index (its bytes, one chunk); JSON.stringify of every
-    // tool, in slices, for an uploaded one: chunks written in turn, never concatenated (a
-    // Buffer.concat of the whole file was one turn of its own).
-    const toolLines = await indexed.library.toJsonLineChunksSliced()
-    await writeFile(join(temporary, indexed.manifest.toolsFile), toolLines, { signal })
+    const toolsPath = join(temporary, indexed.manifest.toolsFile)
+    // A library loaded from an index whose tools file the load checked: that file copied in 1 MiB
+    // blocks read and written off the event loop, its CRC-32 checked on the way against the
+    // load's (a file changed in place since: INDEX_CORRUPT), so the manifest's sha256 and the
+    // loaded line spans still describe the copy and are written as they are (until round 53 the
+    // whole file was read into one buffer in one turn, then hashed, scanned and checksummed).
+    const checked = indexed.library.checkedToolsFile()
+    const copied = checked && (await checked.file.copyTo(toolsPath, signal))
+    // Else the bytes of a library over bytes (one chunk), or JSON.stringify of every tool, in
+    // slices, for an uploaded one: chunks written in turn, never concatenated (a Buffer.concat
+    // of the whole file was one turn of its own).
+    const toolLines = checked ? [] : await indexed.library.toJsonLineChunksSliced(signal)
+    if (!checked) await writeFile(toolsPath, toolLines, { signal })
     testStopPoint('TOOLSEL_TEST_STOP_IN_INDEX_WRITE')
     await testHoldPoint('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', signal)
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
@@ -242,13 +250,20 @@ export async function stageIndexedLibrary(
       toolLines.length === 1 && options.toolsIndex?.toolLines === toolLines[0]
         ? options.toolsIndex
         : undefined
-    const toolsFileHash = prepared?.toolsFileHash ?? sha256Chunks(toolLines)
+    const toolsFileHash = copied?.sha256 ?? prepared?.toolsFileHash ?? sha256Chunks(toolLines)
     if (prepared) await writeFile(join(temporary, TOOLS_INDEX_FILE), prepared.bytes, { signal })
     else {
       await writeToolsIndexFile(
         join(temporary, TOOLS_INDEX_FILE),
         indexed.library.ids,
-        toolLines,
+        checked && copied
+          ? {
+              starts: checked.starts,
+              ends: checked.ends,
+              bytes: checked.file.size,
+              crc32: copied.crc32,
+            }
+          : toolLines,
         toolsFileHash,
         indexed.library.knownToolHashBytes(),
       )

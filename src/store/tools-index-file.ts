@@ -78,18 +78,42 @@ export interface PreparedToolsIndex {
 }
 
 /**
+ * What `tools.idx` records of its tools file, known without reading it: a file a load checked
+ * (`ToolsFile.vouch`) and copied whole, its lines where the load's index put them.
+ */
+export interface KnownToolLines {
+  starts: Float64Array
+  ends: Float64Array
+  /** The file's size in bytes. */
+  bytes: number
+  crc32: number
+}
+
+/** The spans, size and CRC-32 of the tools file `chunks` (its bytes in order). */
+function knownToolLines(chunks: readonly Buffer[]): KnownToolLines {
+  return {
+    ...jsonLineSpans(chunks),
+    bytes: chunks.reduce((bytes, chunk) => bytes + chunk.length, 0),
+    crc32: chunks.reduce((crc, chunk) => crc32(chunk, crc), 0),
+  }
+}
+
+/**
  * The header fields and sections of the index of `toolLines` (the tools file's bytes, or its
- * chunks in order: a save's, never concatenated); `toolHashes`: the tools' content hashes
- * (`ToolLibrary.knownToolHashBytes`), when known.
+ * chunks in order: a save's, never concatenated; or what is known of them); `toolHashes`: the
+ * tools' content hashes (`ToolLibrary.knownToolHashBytes`), when known.
  */
 function toolsIndexParts(
   ids: readonly string[],
-  toolLines: Buffer | readonly Buffer[],
+  toolLines: Buffer | readonly Buffer[] | KnownToolLines,
   toolsFileHash: string,
   toolHashes: Uint8Array | undefined,
 ): { fields: Record<string, unknown>; payloads: Record<string, Buffer> } {
-  const chunks = Buffer.isBuffer(toolLines) ? [toolLines] : toolLines
-  const { starts, ends } = jsonLineSpans(chunks)
+  const known =
+    Buffer.isBuffer(toolLines) || Array.isArray(toolLines)
+      ? knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
+      : (toolLines as KnownToolLines)
+  const { starts, ends } = known
   const table = buildIdTable(ids)
   if (starts.length !== ids.length || !(table instanceof Int32Array)) {
     throw new ToolselError(
@@ -107,8 +131,8 @@ function toolsIndexParts(
     tools: ids.length,
     tableSize: table.length,
     toolsFileHash,
-    toolsFileBytes: chunks.reduce((bytes, chunk) => bytes + chunk.length, 0),
-    toolsFileCrc32: chunks.reduce((crc, chunk) => crc32(chunk, crc), 0),
+    toolsFileBytes: known.bytes,
+    toolsFileCrc32: known.crc32,
   }
   return {
     fields: { ...header },
@@ -125,12 +149,12 @@ function toolsIndexParts(
 
 /**
  * Writes the index of `toolLines` (the tools file's bytes, or its chunks in order, one tool per
- * line, ids in order).
+ * line, ids in order; or its spans, size and CRC-32 when they are known: `KnownToolLines`).
  */
 export async function writeToolsIndexFile(
   path: string,
   ids: readonly string[],
-  toolLines: Buffer | readonly Buffer[],
+  toolLines: Buffer | readonly Buffer[] | KnownToolLines,
   toolsFileHash: string,
   toolHashes?: Uint8Array,
 ): Promise<void> {
@@ -178,6 +202,9 @@ export async function readToolsIndexFile(
       { details: { file: toolsFile.path } },
     )
   }
+  // The file is the one the manifest's sha256 names, as far as its CRC-32 tells (the trust a load
+  // gives it): a save of the library copies it with those (ToolsFile.copyTo).
+  toolsFile.vouch({ sha256: toolsFileHash, crc32: crc })
   return checked.lineIndex
 }
 

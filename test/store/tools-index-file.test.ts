@@ -60,22 +60,108 @@ async function save(tools: readonly Tool[] = TOOLS): Promise<string> {
   return saveIndexedLibrary(indexDir, indexed)
 }
 
+/** The sha256 of the saved tools.jsonl and tools.idx in `dir`. */
+async function savedHashes(dir: string): Promise<{ tools: string; idx: string }> {
+  const sha256 = async (file: string) =>
+    createHash('sha256')
+      .update(await readFile(join(dir, file)))
+      .digest('hex')
+  return { tools: await sha256('tools.jsonl'), idx: await sha256('tools.idx') }
+}
+
+/**
+ * Hashes of the files f2420760 saved for TOOLS (one Buffer.concat of the tools file), and
+ * 1c1f054a for TOOLS loaded from that index and saved again (the whole file read into one buffer).
+ */
+const SAVED_HASHES = {
+  tools: '785d2d9b5c69a5a80fb9795e4fc6299c91c498bff5533b2b869c147da96547e9',
+  idx: '57c71acd32afa3611e7c47477594f6118656e8c1aad1d333a7b0a6ca5cf7edf1',
+}
+
 describe('the saved tools file, written from chunks (round 52)', () => {
   it('is byte for byte what f2420760 wrote (tools.jsonl and tools.idx) for the same tools', async () => {
-    // Hashes of the files f2420760 saved (one Buffer.concat of the tools file) for TOOLS: 3,000+
-    // tools, 12 chunks of 256 lines now, ids with escapes and in other scripts.
-    const dir = await save()
-    const sha256 = async (file: string) =>
-      createHash('sha256')
-        .update(await readFile(join(dir, file)))
-        .digest('hex')
-    expect(await sha256('tools.jsonl')).toBe(
-      '785d2d9b5c69a5a80fb9795e4fc6299c91c498bff5533b2b869c147da96547e9',
-    )
-    expect(await sha256('tools.idx')).toBe(
-      '57c71acd32afa3611e7c47477594f6118656e8c1aad1d333a7b0a6ca5cf7edf1',
-    )
+    // TOOLS: 3,000+ tools, 12 chunks of 256 lines now, ids with escapes and in other scripts.
+    expect(await savedHashes(await save())).toEqual(SAVED_HASHES)
     await rm(indexDir, { recursive: true, force: true })
+  })
+
+  it("is byte for byte what 1c1f054a wrote (the first save's files) when a library loaded from its index is saved again (copied, round 53)", async () => {
+    // The copy writes what 1c1f054a wrote (its whole tools file read into one buffer, hashed and
+    // scanned), the tools.idx from the load's line spans and the copy's CRC-32.
+    const loaded = await loadIndexedLibrary(await save(), config)
+    expect(loaded.library.checkedToolsFile()).toBeDefined()
+    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-again-'))
+    try {
+      const dir = await saveIndexedLibrary(again, loaded)
+      expect(await savedHashes(dir)).toEqual(SAVED_HASHES)
+      const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))
+      expect(manifest.toolsFileHash).toBe(loaded.manifest.toolsFileHash)
+      // And loads as the first save did.
+      const reloaded = await loadIndexedLibrary(dir, config)
+      expect(reloaded.library.contentHash).toBe(loaded.library.contentHash)
+      expect(reloaded.library.get('quote"d\\id')?.name).toBe('q')
+      reloaded.library.release(0)
+    } finally {
+      loaded.library.release(0)
+      await rm(again, { recursive: true, force: true })
+    }
+  })
+
+  it('reads the tools file of a loaded library in blocks of 1 MiB, never whole into one buffer (round 53)', async () => {
+    // 2.3 MB of tools: until round 53 handed back as one buffer of the whole file, read in one turn.
+    const tools = Array.from({ length: 3000 }, (_, at) => ({
+      id: `wide.tool_${at}`,
+      name: `tool_${at}`,
+      description: `${at} ${'a long description of a wide tool '.repeat(22)}`,
+      parameters: {},
+    }))
+    const dir = await save(tools)
+    const bytes = await readFile(join(dir, 'tools.jsonl'))
+    expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
+    const { library } = await loadIndexedLibrary(dir, config)
+    try {
+      const chunks = await library.toJsonLineChunksSliced()
+      expect(chunks.map((chunk) => chunk.length)).toEqual([
+        1024 * 1024,
+        1024 * 1024,
+        bytes.length - 2 * 1024 * 1024,
+      ])
+      expect(Buffer.concat(chunks).equals(bytes)).toBe(true)
+      // Whole-library walks read it in blocks too, and give the tools saved.
+      expect(library.tools.map((tool) => tool.id)).toEqual(tools.map((tool) => tool.id))
+      expect(library.tools[2999]).toEqual(tools[2999])
+    } finally {
+      library.release(0)
+    }
+  })
+
+  it('refuses to save again a loaded library whose tools file was changed in place since the load (round 53)', async () => {
+    const dir = await save()
+    const toolsPath = join(dir, 'tools.jsonl')
+    const text = await readFile(toolsPath, 'utf8')
+    const loaded = await loadIndexedLibrary(dir, config)
+    // Same size, still valid JSON with the right id: until round 53 the save read these bytes,
+    // hashed them afresh and wrote an index whose manifest's content hash they no longer have.
+    await writeFile(toolsPath, text.replace('Bulk tool 7 for', 'Bulk tool 8 for'))
+    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-again-'))
+    try {
+      await expect(saveIndexedLibrary(again, loaded)).rejects.toThrow(
+        expect.objectContaining({
+          code: 'INDEX_CORRUPT',
+          message: expect.stringMatching(
+            /tools file .*tools\.jsonl can't be read: it was changed since it was loaded \(its CRC-32 is [0-9a-f]{8}, [0-9a-f]{8} at the load\)/,
+          ),
+        }),
+      )
+      // Nothing half written: no index, no work directory left.
+      expect(await readdir(again)).toEqual(['.toolsel-writer-protocol'])
+      await writeFile(toolsPath, text)
+      await saveIndexedLibrary(again, loaded)
+      expect(await readFile(join(again, 'idx', 'tools.jsonl'), 'utf8')).toBe(text)
+    } finally {
+      loaded.library.release(0)
+      await rm(again, { recursive: true, force: true })
+    }
   })
 
   it('jsonLineSpans of chunks are those of their concatenation, wherever they are cut', () => {
