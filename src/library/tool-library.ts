@@ -429,6 +429,8 @@ export class ToolLibrary {
   #toolHashes: Map<string, string> | undefined
   /** `toolHashBytes` made elsewhere (an upload's import worker), unpacked by `toolHashes`. */
   #hashBytes: Uint8Array | undefined
+  /** `toJsonLines` of a library of tool objects, made and not yet taken by a save. */
+  #madeLines: Buffer | undefined
   /** The name table (tool-name-table.ts), or its sliced build while a large one is made. */
   #names: ToolNameTable | Promise<void> | undefined
 
@@ -600,10 +602,15 @@ export class ToolLibrary {
     return this.#lines?.checkedFile()
   }
 
-  /** The tools as JSON lines (each line ending with a newline), as an index stores them. */
+  /**
+   * The tools as JSON lines (each line ending with a newline), as an index stores them. Those of
+   * a library of tool objects are kept until `toJsonLineChunksSliced` takes them: the in-process
+   * import measures them (server.maxLibraryToolsBytes) and its save writes them, made once.
+   */
   toJsonLines(): Buffer {
     if (this.#lines) return this.#lines.bytes()
-    return runSteps(this.#jsonLinesSteps())
+    this.#madeLines ??= runSteps(this.#jsonLinesSteps())
+    return this.#madeLines
   }
 
   /**
@@ -614,6 +621,11 @@ export class ToolLibrary {
    */
   async toJsonLineChunksSliced(abort?: Pick<AbortSignal, 'aborted' | 'reason'>): Promise<Buffer[]> {
     if (this.#lines) return this.#lines.chunks(abort)
+    const made = this.#madeLines
+    if (made !== undefined) {
+      this.#madeLines = undefined
+      return [made]
+    }
     return runStepsSliced(this.#jsonLineChunkSteps(), abort)
   }
 

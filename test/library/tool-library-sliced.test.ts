@@ -61,6 +61,19 @@ describe('ToolLibrary sliced hashing and JSON lines', () => {
     expect(await new ToolLibrary('none', []).toJsonLineChunksSliced()).toEqual([])
   })
 
+  it('makes the JSON lines of tool objects once: toJsonLines (the in-process import) and then the save', async () => {
+    const library = new ToolLibrary('big', input.slice(0, 600))
+    const lines = library.toJsonLines()
+    // The save takes the very buffer the import measured (round 53: it was made twice).
+    const chunks = await library.toJsonLineChunksSliced()
+    expect(chunks).toHaveLength(1)
+    expect(chunks[0]).toBe(lines)
+    // Taken: not kept past the save; made again (in slices) when asked again, the same bytes.
+    const again = await library.toJsonLineChunksSliced()
+    expect(again).toHaveLength(Math.ceil(600 / 256))
+    expect(Buffer.concat(again).equals(lines)).toBe(true)
+  })
+
   it('stops at an aborted signal', async () => {
     const controller = new AbortController()
     controller.abort(new Error('gone'))
