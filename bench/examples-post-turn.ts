@@ -8,10 +8,13 @@
  * a worker thread, the examples normalised, the index rebuilt and saved). Meanwhile a 1 ms timer
  * records each gap between its turns: the longest (wall), the most of the main thread's own CPU
  * in one gap (`/proc/thread-self/schedstat`: the part the code holds, not the wait for a core),
- * and how many gaps were over 100 ms. Run `npm run build` first.
+ * and how many gaps were over 100 ms. `--tools N` (default 0): the library also holds N tools
+ * (600-character descriptions) and is served loaded from its saved index, so that the rebuild
+ * saves a library loaded from its index again (bench/README "Round 53: re-saving a library loaded
+ * from its index (lib58)"). Run `npm run build` first.
  *
  *   node --import tsx bench/examples-post-turn.ts [--before /work/ci-base] [--rounds 3]
- *     [--examples 10000] [--chars 3200]
+ *     [--examples 10000] [--chars 3200] [--tools 0]
  * @module
  */
 import { benchArgs, wholeNumber } from './bench-args.ts'
@@ -23,12 +26,14 @@ const { values } = benchArgs(import.meta.url, {
     rounds: { type: 'string', default: '3' },
     examples: { type: 'string', default: '10000' },
     chars: { type: 'string', default: '3200' },
+    tools: { type: 'string', default: '0' },
     side: { type: 'string' },
   },
 })
 const rounds = wholeNumber(import.meta.url, '--rounds', values.rounds)
 const count = wholeNumber(import.meta.url, '--examples', values.examples)
 const chars = wholeNumber(import.meta.url, '--chars', values.chars)
+const tools = wholeNumber(import.meta.url, '--tools', values.tools, 0)
 
 await runTurnBench(
   import.meta.url,
@@ -47,12 +52,13 @@ await runTurnBench(
         method: 'POST',
         path: '/v1/libraries/sample/examples',
         body: Buffer.from(JSON.stringify({ examples })),
+        moreTools: tools,
         expected: (answer) => answer.added === count,
       }
     },
-    childArgs: ['--examples', `${count}`, '--chars', `${chars}`],
+    childArgs: ['--examples', `${count}`, '--chars', `${chars}`, '--tools', `${tools}`],
     title: (loads) =>
-      `POST of ${count} examples of ${chars} characters, ${rounds} rounds (a fresh process each, sides alternating), load ${loads}; ms, median (each)`,
+      `POST of ${count} examples of ${chars} characters${tools > 0 ? ` to a library of ${tools} more tools loaded from its index` : ''}, ${rounds} rounds (a fresh process each, sides alternating), load ${loads}; ms, median (each)`,
     column: 'POST ms',
   },
 )

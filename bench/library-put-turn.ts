@@ -18,7 +18,7 @@
  * @module
  */
 import { benchArgs, usageError, wholeNumber } from './bench-args.ts'
-import { runTurnBench } from './lib/measure.ts'
+import { bulkTools, runTurnBench } from './lib/measure.ts'
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -43,20 +43,7 @@ await runTurnBench(
   { side: values.side, before: values.before, rounds },
   {
     request: () => {
-      const words = 'sends the weekly report to the team by friday and files it '
-      const tools = Array.from({ length: count }, (_, at) => ({
-        id: `big.tool_${at}`,
-        name: `tool_${at}`,
-        description: `${at} ${words.repeat(Math.ceil(chars / words.length))}`
-          .slice(0, chars)
-          .trim(),
-        parameters: {
-          type: 'object',
-          properties: { query: { type: 'string', description: `the query of tool ${at}` } },
-          required: ['query'],
-        },
-      }))
-      const body = Buffer.from(JSON.stringify(tools))
+      const body = Buffer.from(JSON.stringify(bulkTools('big', count, chars)))
       return {
         method: 'PUT',
         path: '/v1/libraries/big',

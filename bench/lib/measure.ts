@@ -259,6 +259,24 @@ export function turnGapsTable(what: string, results: Map<string, TurnGaps[]>): s
 }
 
 /** The one request a turn bench measures (`runTurnBench`). */
+/**
+ * `count` distinct tools `<prefix>.tool_<n>` with `chars`-character descriptions and one
+ * parameter (library-put-turn's upload, examples-post-turn's `--tools`: `TurnRequest.moreTools`).
+ */
+export function bulkTools(prefix: string, count: number, chars: number): object[] {
+  const words = 'sends the weekly report to the team by friday and files it '
+  return Array.from({ length: count }, (_, at) => ({
+    id: `${prefix}.tool_${at}`,
+    name: `tool_${at}`,
+    description: `${at} ${words.repeat(Math.ceil(chars / words.length))}`.slice(0, chars).trim(),
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string', description: `the query of tool ${at}` } },
+      required: ['query'],
+    },
+  }))
+}
+
 export interface TurnRequest {
   method: 'POST' | 'PUT'
   /** Under the server's URL. */
@@ -267,6 +285,11 @@ export interface TurnRequest {
   body: Buffer
   /** `server` settings of the side's service (`serveSampleFromDist`). */
   server?: Record<string, unknown>
+  /**
+   * `bulkTools` (600-character descriptions) added to the sample's, served loaded from their
+   * saved index (`serveSampleFromDist`).
+   */
+  moreTools?: number
   /** Whether the answer is the expected one (else the run fails). */
   expected(answer: Record<string, unknown>): boolean
 }
@@ -293,8 +316,13 @@ export async function runTurnBench(
     const { serveSampleFromDist } = await import('./serve-dist.ts')
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-turn-'))
     try {
-      const { method, path, body, server: settings, expected } = bench.request()
-      const server = await serveSampleFromDist(flags.side, indexDir, settings)
+      const { method, path, body, server: settings, moreTools, expected } = bench.request()
+      const server = await serveSampleFromDist(
+        flags.side,
+        indexDir,
+        settings,
+        bulkTools('bulk', moreTools ?? 0, 600),
+      )
       await new Promise((resolve) => setTimeout(resolve, 200))
       const { value: answer, ...row } = await turnsWhile(() =>
         sendJson(`${server.url}${path}`, method, body),
