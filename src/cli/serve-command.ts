@@ -473,14 +473,17 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // Only when writes were under way at the grace's end: those abandoned or still running.
     ...(writes.unfinished > 0 && { writesUnfinished: writes.unfinished }),
   })
-  // A worker's channel to the primary would keep it alive.
-  if (cluster.isWorker) process.disconnect()
   // An abandoned write left the library as it was (its client got no answer, as an unfinished
   // request): a clean stop. One still running may leave work for the next start: exit 1.
-  if (writes.unsettled === 0) return 0
-  // bin/toolsel.mjs only sets the exit code: the write still running (a disk that does not
-  // answer) kept the process alive for as long as it ran (for good, held). Unref'd: a process
-  // that ends anyway ends as it would.
+  if (writes.unsettled === 0) {
+    // A worker's channel to the primary would keep it alive.
+    if (cluster.isWorker) process.disconnect()
+    return 0
+  }
+  // bin/toolsel.mjs disconnects a worker (cluster.worker.disconnect(), which keeps its exit code:
+  // process.disconnect() here made it 0, and so the primary's) and only sets the exit code: the
+  // write still running (a disk that does not answer) kept the process alive for as long as it
+  // ran (for good, held). Unref'd: a process that ends anyway ends as it would.
   setTimeout(() => process.exit(1), 0).unref()
   return 1
 }
@@ -613,8 +616,13 @@ async function servePrimary(
     cluster.on('exit', (worker, code, signal) => {
       const wasReady = readyNow.delete(worker.id)
       if (worker.id === warner) warner = undefined
-      if (stopping && (signal !== null || code !== 0))
+      if (stopping && (signal !== null || code !== 0)) {
         unclean.push(`${worker.process.pid}: ${signal ?? `code ${code}`}`)
+        // Exit 1 at a stop: a library write of it still ran after its second wait (its ERROR
+        // line above), left to the next start's recovery; the primary's exit code says so, as a
+        // single process's does (was 0, the worker only listed in uncleanExits).
+        if (code === 1) failed = true
+      }
       // Only a worker of the first start that was never ready: one that was ready once (also
       // while others of the first start still load) is replaced as below, not a failed start.
       if (starting.delete(worker.id) && !stopping) {

@@ -17,6 +17,8 @@
  * - `serve --workers 2` with an upload held mid-write in a worker: that worker's "Stopped" counts
  *   it, the primary's last line, exit 0, no staged directory, every worker gone, the old library
  *   served after a restart (coverage of round 52's path: settled before the worker's sync closes).
+ *   One held in its commit past the second wait: the worker exits 1, and so does the primary
+ *   (before round 53 the primary exited 0, the worker only listed in uncleanExits).
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -225,6 +227,29 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
       /INFO Stopped: every worker has exited \(SIGTERM received\); exit code 0 \{"restarts":0\}$/,
     )
     expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
+    await rm(hold)
+    expect(await servedAfterRestart(indexDir)).toEqual({
+      toolCount: 1,
+      contentHash: saved.contentHash,
+    })
+  }, 180_000)
+
+  it('--workers 2, a write still held in a worker after the second wait: that worker exits 1, and so does the primary (its last line an ERROR listing it)', async () => {
+    const { serve, indexDir, hold, saved } = await heldUpload(
+      'TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE',
+      ['--workers', '2'],
+    )
+    const workers = workerPids(serve.child.pid!)
+    const outcome = exitWithin15s(serve.child)
+    serve.child.kill('SIGTERM')
+    expect(await outcome, serve.logs()).toEqual({ code: 1, signal: null })
+    for (const pid of workers) expect(alive(pid), `worker ${pid}`).toBe(false)
+    expect(serve.logs()).toMatch(
+      /ERROR 1 library write\(s\) still running 2000 ms after they were abandoned/,
+    )
+    expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
+      /ERROR Stopped: every worker has exited \(SIGTERM received\); exit code 1 \{"restarts":0,"uncleanExits":\["\d+: code 1"\]\}$/,
+    )
     await rm(hold)
     expect(await servedAfterRestart(indexDir)).toEqual({
       toolCount: 1,
