@@ -98,10 +98,11 @@ export function errorMessage(error: unknown): string {
 
 /**
  * The first line of `errorMessage(error)`, for a reason quoted inside a one-line message (native
- * and model-runtime errors often append a stack or a code frame after the first line).
+ * and model-runtime errors often append a stack or a code frame after the first line). A line
+ * ends at LF, CRLF or a lone CR, so no carriage return is left in the message.
  */
 export function errorFirstLine(error: unknown): string {
-  return errorMessage(error).split('\n', 1)[0]
+  return errorMessage(error).split(/\r\n|\r|\n/, 1)[0]
 }
 
 /**

@@ -22,6 +22,14 @@ describe('errorFirstLine', () => {
     expect(errorFirstLine(new Error(''))).toBe('')
   })
 
+  it('ends the first line before a CRLF or a lone CR (no carriage return left in a one-line message)', () => {
+    expect(errorFirstLine(new Error('Load model failed\r\n    at Session (native)'))).toBe(
+      'Load model failed',
+    )
+    expect(errorFirstLine('ort status 6\rdetails')).toBe('ort status 6')
+    expect(errorFirstLine('no line break at all')).toBe('no line break at all')
+  })
+
   it('gives String() of a non-Error object, first line only', () => {
     expect(errorFirstLine({ code: 3 })).toBe('[object Object]')
     const withToString = { toString: () => 'ort status 6\ndetails' }
