@@ -335,6 +335,8 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   const listenWhenReady = cluster.isWorker && process.env[LISTEN_WHEN_READY_ENV] === '1'
   if (!listenWhenReady) await listen('loading libraries…')
   logger.info(protection)
+  // How long the library writes abandoned at the grace's end are waited for.
+  const abandonedWaitMs = Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS)
   let stopSignals: (() => void) | undefined
   let stopping = false
   let stopped: Promise<SettledWrites> | undefined
@@ -400,10 +402,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
     // The writes, then the handlers of their requests (the abandoned ones answer 499 into a
     // closed connection; a few ms), at most HANDLERS_WAIT_MS.
     const settleWrites = async () => {
-      const writes = await service.settleWrites(
-        deadline,
-        Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS),
-      )
+      const writes = await service.settleWrites(deadline, abandonedWaitMs)
       let timer: NodeJS.Timeout | undefined
       await Promise.race([
         Promise.allSettled(handling),
@@ -465,7 +464,7 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   stopSignals?.()
   if (writes.unsettled > 0)
     logger.error(
-      `${writes.unsettled} library write(s) still running ${Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS)} ms after they were abandoned: what they leave in library.indexDir is for the next start's recovery`,
+      `${writes.unsettled} library write(s) still running ${abandonedWaitMs} ms after they were abandoned: what they leave in library.indexDir is for the next start's recovery`,
     )
   logger.info('Stopped', {
     answeredWhileStopping: drained.answered,
@@ -572,6 +571,8 @@ async function servePrimary(
   let stopCause = 'no worker left'
   // Workers that exited otherwise than with code 0 once the stop began (killed, crashed).
   const unclean: string[] = []
+  // How long the library writes abandoned at the grace's end are waited for.
+  const abandonedWaitMs = Math.max(config.server.shutdownGraceMs, ABANDONED_WRITES_WAIT_MIN_MS)
   let stopSignals: (() => void) | undefined
   // The worker that logs the load warnings all would repeat; its replacement takes it over.
   let warner: number | undefined

@@ -210,35 +210,29 @@ export function createApp(service: ToolselService, options: AppOptions = {}): To
     ...QUERY_ROUTES.map((path): [string, number] => [path, MAX_QUERY_BODY_BYTES]),
     ['/v1/rewards/*', MAX_REWARD_BODY_BYTES],
   ]
+  // A body over `maxSize`: PAYLOAD_TOO_LARGE, `message` naming the limit that applies.
+  const limitTo = (maxSize: number, message: (c: Context) => string) =>
+    bodyLimit({
+      maxSize,
+      onError: (c) => errorResponse(c, new ToolselError('PAYLOAD_TOO_LARGE', message(c))),
+    })
   for (const [path, maxSize] of routeLimits) {
     if (maxSize >= server.bodyLimitBytes) continue
-    const routeLimit = bodyLimit({
+    const routeLimit = limitTo(
       maxSize,
-      onError: (c) =>
-        errorResponse(
-          c,
-          new ToolselError(
-            'PAYLOAD_TOO_LARGE',
-            `The request body is larger than the ${maxSize}-byte limit of ${c.req.path} (library uploads and examples take up to server.bodyLimitBytes).`,
-          ),
-        ),
-    })
+      (c) =>
+        `The request body is larger than the ${maxSize}-byte limit of ${c.req.path} (library uploads and examples take up to server.bodyLimitBytes).`,
+    )
     app.use(path, (c, next) => {
       judged.add(c)
       return routeLimit(c, next)
     })
   }
-  const serverLimit = bodyLimit({
-    maxSize: server.bodyLimitBytes,
-    onError: (c) =>
-      errorResponse(
-        c,
-        new ToolselError(
-          'PAYLOAD_TOO_LARGE',
-          `The request body is larger than the ${server.bodyLimitBytes}-byte limit (server.bodyLimitBytes).`,
-        ),
-      ),
-  })
+  const serverLimit = limitTo(
+    server.bodyLimitBytes,
+    () =>
+      `The request body is larger than the ${server.bodyLimitBytes}-byte limit (server.bodyLimitBytes).`,
+  )
   app.use('/v1/*', (c, next) => (judged.has(c) ? next() : serverLimit(c, next)))
   app.use('/v1/*', async (c, next) => {
     if (!service.ready)

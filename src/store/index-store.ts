@@ -42,6 +42,7 @@ import { FileTooLargeError, NotRegularFileError } from '../read-text-file.ts'
 import {
   readToolsIndexFile,
   writeToolsIndexFile,
+  type KnownToolLines,
   type PreparedToolsIndex,
 } from './tools-index-file.ts'
 import { loadExamples, saveExamples } from './examples-part.ts'
@@ -222,12 +223,20 @@ export async function stageIndexedLibrary(
     // loaded line spans still describe the copy and are written as they are (until round 53 the
     // whole file was read into one buffer in one turn, then hashed, scanned and checksummed).
     const checked = indexed.library.checkedToolsFile()
-    const copied = checked && (await checked.file.copyTo(toolsPath, signal))
-    // Else the bytes of a library over bytes (one chunk), or JSON.stringify of every tool, in
-    // slices, for an uploaded one: chunks written in turn, never concatenated (a Buffer.concat
-    // of the whole file was one turn of its own).
-    const toolLines = checked ? [] : await indexed.library.toJsonLineChunksSliced(signal)
-    if (!checked) await writeFile(toolsPath, toolLines, { signal })
+    let toolLines: readonly Buffer[] = []
+    // What tools.idx records of the copied file, and its sha256: the load's.
+    let copied: { lines: KnownToolLines; sha256: string } | undefined
+    if (checked) {
+      const { sha256, crc32 } = await checked.file.copyTo(toolsPath, signal)
+      const { starts, ends, file } = checked
+      copied = { lines: { starts, ends, bytes: file.size, crc32 }, sha256 }
+    } else {
+      // The bytes of a library over bytes (one chunk), or JSON.stringify of every tool, in
+      // slices, for an uploaded one: chunks written in turn, never concatenated (a Buffer.concat
+      // of the whole file was one turn of its own).
+      toolLines = await indexed.library.toJsonLineChunksSliced(signal)
+      await writeFile(toolsPath, toolLines, { signal })
+    }
     testStopPoint('TOOLSEL_TEST_STOP_IN_INDEX_WRITE')
     await testHoldPoint('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', signal)
     for (const [name, entry] of Object.entries(indexed.manifest.retrievers)) {
@@ -256,14 +265,7 @@ export async function stageIndexedLibrary(
       await writeToolsIndexFile(
         join(temporary, TOOLS_INDEX_FILE),
         indexed.library.ids,
-        checked && copied
-          ? {
-              starts: checked.starts,
-              ends: checked.ends,
-              bytes: checked.file.size,
-              crc32: copied.crc32,
-            }
-          : toolLines,
+        copied?.lines ?? toolLines,
         toolsFileHash,
         indexed.library.knownToolHashBytes(),
       )

@@ -110,9 +110,9 @@ function toolsIndexParts(
   toolHashes: Uint8Array | undefined,
 ): { fields: Record<string, unknown>; payloads: Record<string, Buffer> } {
   const known =
-    Buffer.isBuffer(toolLines) || Array.isArray(toolLines)
-      ? knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
-      : (toolLines as KnownToolLines)
+    'crc32' in toolLines
+      ? toolLines
+      : knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
   const { starts, ends } = known
   const table = buildIdTable(ids)
   if (starts.length !== ids.length || !(table instanceof Int32Array)) {
