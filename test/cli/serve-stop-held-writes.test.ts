@@ -3,6 +3,11 @@
  * "Writes at a stop" that round 52 left without a test (real serve children, grace 300 ms, the
  * writes held by test-only switches while the process runs on, as on a slow disk).
  *
+ * - An upload held mid-write (TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE) when the grace period
+ *   (server.shutdownGraceMs) ends is abandoned: its staged directory removed, and only then
+ *   "Stopped" (writesUnfinished 1), exit 0; the library saved before is served after a restart.
+ *   Before round 52 "Stopped" came at the grace's end and the process lingered while the write ran
+ *   on (here: forever, the hold never ending).
  * - POST /v1/snapshots held mid-write at a stop is abandoned like a library write: its temporary
  *   directory removed, "Stopped" with writesUnfinished 1, exit 0. Before round 53 a snapshot was
  *   not counted among the writes: "Stopped" came at once while it ran on (here: held for good,
@@ -85,17 +90,27 @@ function exitWithin15s(child: ChildProcess) {
   ])
 }
 
-/** Served after a restart on `indexDir`: library sms's tool count and content hash. */
+/** Served after a restart on `indexDir`: library sms's tool count, content hash, whether saved. */
 async function servedAfterRestart(indexDir: string) {
   const again = await startServe([], { indexDir })
   try {
     const response = await fetch(`${again.url}/v1/libraries/sms`)
     expect(response.status).toBe(200)
-    const body = (await response.json()) as { toolCount: number; contentHash: string }
-    return { toolCount: body.toolCount, contentHash: body.contentHash }
+    const body = (await response.json()) as {
+      toolCount: number
+      contentHash: string
+      persisted: boolean
+    }
+    return { toolCount: body.toolCount, contentHash: body.contentHash, persisted: body.persisted }
   } finally {
     await again.stop()
   }
+}
+
+/** The hold let go, then a restart on `indexDir` serves library sms as saved before: 1 tool, `contentHash`. */
+async function expectSavedAfterRestart(indexDir: string, hold: string, contentHash: string) {
+  await rm(hold)
+  expect(await servedAfterRestart(indexDir)).toEqual({ toolCount: 1, contentHash, persisted: true })
 }
 
 /**
@@ -126,6 +141,32 @@ const staged = async (dir: string, prefix: string) =>
   (await readdir(dir)).filter((entry) => entry.startsWith(prefix))
 
 describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a write held', () => {
+  it('past the grace period: a write held mid-way is abandoned, its staged directory removed, then "Stopped" (writesUnfinished 1), exit 0; the old library is served after a restart', async () => {
+    const { serve, indexDir, hold, saved, answer } = await heldUpload(
+      'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE',
+    )
+    expect(await staged(indexDir, '.tmp-')).toEqual([expect.stringMatching(/^\.tmp-sms\+/)])
+    const outcome = exitWithin15s(serve.child)
+    const started = performance.now()
+    serve.child.kill('SIGTERM')
+    // The grace (300 ms), then the abandoned write's wait (at most 2 s more), and the stop's own
+    // work; without the abort the hold (still there) kept it running for good.
+    expect(await outcome, serve.logs()).toEqual({ code: 0, signal: null })
+    expect(performance.now() - started).toBeLessThan(15_000)
+    // The client got no answer (its connection closed at the grace's end).
+    expect(await answer).not.toBe(201)
+    expect(existsSync(hold)).toBe(true)
+    expect(await staged(indexDir, '.tmp-')).toEqual([])
+    expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
+      /Stopped \{"answeredWhileStopping":0,"unfinished":1,"writesUnfinished":1\}/,
+    )
+    expect(serve.logs()).toContain('Grace period over')
+    expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
+    expect(await readFile(join(indexDir, 'sms', 'tools.jsonl'), 'utf8')).not.toContain('send_mms')
+    // Restarted on the same directory: the library saved before, whole.
+    await expectSavedAfterRestart(indexDir, hold, saved.contentHash)
+  }, 120_000)
+
   it('a snapshot held mid-write is abandoned: its temporary directory removed, "Stopped" (writesUnfinished 1), exit 0', async () => {
     const { indexDir, snapshotDir, config, hold } = await setUp()
     const env = { TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE: hold, TOOLSEL_LOG_LEVEL: 'info' }
@@ -198,11 +239,7 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
       /Stopped \{"answeredWhileStopping":0,"unfinished":1,"writesUnfinished":1\}$/,
     )
     expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
-    await rm(hold)
-    expect(await servedAfterRestart(indexDir)).toEqual({
-      toolCount: 1,
-      contentHash: saved.contentHash,
-    })
+    await expectSavedAfterRestart(indexDir, hold, saved.contentHash)
   }, 120_000)
 
   it('--workers 2, an upload held mid-write in a worker: its "Stopped" counts it, the primary exits 0, no staged directory, every worker gone; the old library after a restart', async () => {
@@ -227,11 +264,7 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
       /INFO Stopped: every worker has exited \(SIGTERM received\); exit code 0 \{"restarts":0\}$/,
     )
     expect(serve.logs()).not.toMatch(/Library "sms" replaced/)
-    await rm(hold)
-    expect(await servedAfterRestart(indexDir)).toEqual({
-      toolCount: 1,
-      contentHash: saved.contentHash,
-    })
+    await expectSavedAfterRestart(indexDir, hold, saved.contentHash)
   }, 180_000)
 
   it('--workers 2, a write still held in a worker after the second wait: that worker exits 1, and so does the primary (its last line an ERROR listing it)', async () => {
@@ -250,10 +283,6 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
     expect(serve.logs().trimEnd().split('\n').at(-1), serve.logs()).toMatch(
       /ERROR Stopped: every worker has exited \(SIGTERM received\); exit code 1 \{"restarts":0,"uncleanExits":\["\d+: code 1"\]\}$/,
     )
-    await rm(hold)
-    expect(await servedAfterRestart(indexDir)).toEqual({
-      toolCount: 1,
-      contentHash: saved.contentHash,
-    })
+    await expectSavedAfterRestart(indexDir, hold, saved.contentHash)
   }, 180_000)
 })
