@@ -70,7 +70,7 @@ export function createMcpContext(
               tokenizerDir: config.mcp.tokenizerDir,
               logger,
               signal: loading.signal,
-            }).then((loaded) => (logger.info(`Token counting: ${loaded.name}`), loaded)))),
+            }).then((loaded) => (logger.info(`Token counting: ${counterNote(loaded)}`), loaded)))),
   )
   // Read here, at the start: a wrong value fails it (testSwitchMs).
   const firstSyncWaitMs =
@@ -136,6 +136,12 @@ export interface McpSession {
  * `gateway.firstSyncTimeoutMs`) costs a client a few seconds, not its request timeout.
  */
 export const FIRST_SYNC_WAIT_MS = 5000
+
+/** The counter loaded, and how long its load took in its worker thread (the estimate: none). */
+function counterNote(counter: TokenCounter): string {
+  if (counter.loadMs === undefined) return counter.name
+  return `${counter.name} (loaded in ${Math.round(counter.loadMs).toLocaleString('en-US')} ms, in a worker thread)`
+}
 
 /**
  * The library a call names, else the session's, else the default when the session's API key may

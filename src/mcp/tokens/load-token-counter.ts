@@ -60,6 +60,7 @@ function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
     name,
     exact: true,
     maxExactChars: MAX_COUNTED_CHARS,
+    loadMs: encoder.loadMs,
     count: (text) => countHead(encoder, text),
     close: () => encoder.close(),
   }
@@ -77,7 +78,10 @@ function threadCounter(name: string, encoder: ThreadEncoder): TokenCounter {
  */
 export const MAX_COUNTED_CHARS = 32_768
 
-export async function countHead(encoder: ThreadEncoder, text: string): Promise<number> {
+export async function countHead(
+  encoder: Pick<ThreadEncoder, 'countPieces'>,
+  text: string,
+): Promise<number> {
   if (text.length <= MAX_COUNTED_CHARS) return encoder.countPieces(boundedPieces(text))
   const head = await encoder.countPieces(boundedPieces(text.slice(0, MAX_COUNTED_CHARS)))
   return Math.round((head * text.length) / MAX_COUNTED_CHARS)

@@ -14,6 +14,8 @@ export interface TokenCounter {
    * by its length, which is not exact (`TokenSavings.exact` says so). Absent: every text whole.
    */
   readonly maxExactChars?: number
+  /** Milliseconds a real tokenizer took to load, in its worker thread. Absent: the estimate. */
+  readonly loadMs?: number
   /** Tokens in `text`, without special tokens. */
   count(text: string): Promise<number>
   /**

@@ -21,6 +21,11 @@ import { MessageChannel, Worker } from 'node:worker_threads'
 export type TokenizerSource = { kind: 'qwen3' } | { kind: 'dir'; dir: string }
 
 export interface ThreadEncoder {
+  /**
+   * Milliseconds the load took in the worker (the module and the tokenizer, all synchronous for
+   * Qwen3): how long it would have held the event loop on the main thread.
+   */
+  readonly loadMs: number
   /** Tokens of all `pieces` together (without special tokens). */
   countPieces(pieces: readonly string[]): Promise<number>
   /**
@@ -42,6 +47,7 @@ const { workerData, parentPort } = require('node:worker_threads')
 const { source, entry, port } = workerData
 ;(async () => {
   let encode
+  const loadStarted = performance.now()
   try {
     if (source.kind === 'qwen3') {
       const tokenizer = require(entry).fromPreTrained()
@@ -68,7 +74,7 @@ const { source, entry, port } = workerData
     }
     port.postMessage(total)
   })
-  parentPort.postMessage({ ready: true })
+  parentPort.postMessage({ ready: true, loadMs: performance.now() - loadStarted })
 })()
 `
 
@@ -162,7 +168,7 @@ export function loadTokenizerThread(
       settle()
       reject(error)
     })
-    worker.once('message', (message: { ready?: true; error?: string }) => {
+    worker.once('message', (message: { ready?: true; loadMs?: number; error?: string }) => {
       settle()
       if (message.error !== undefined) {
         void worker.terminate()
@@ -170,6 +176,7 @@ export function loadTokenizerThread(
         return
       }
       resolve({
+        loadMs: message.loadMs ?? 0,
         countPieces(pieces) {
           if (exited) return Promise.reject(new Error('the tokenizer worker has exited'))
           return new Promise<number>((resolveCount, rejectCount) => {
