@@ -147,7 +147,7 @@ export class ToolselService {
    * Each library write's own stop, aborted with `#stopWrites` (settleWrites) and dropped when the
    * write settles (`#writeStop`).
    */
-  readonly #writeStops = new Set<AbortController>()
+  readonly #writeStops = new Map<AbortController, WriteKind>()
   /** Every library write (upload, usage examples, delete, snapshot) called and not settled yet. */
   readonly #pendingWrites = new Set<PendingWrite>()
   /** Per library, the example writes waiting for the write in progress (see `addExamples`). */
@@ -736,7 +736,7 @@ export class ToolselService {
     const saved = this.libraries.all().filter((indexed) => indexed.dir !== undefined)
     // A write like the others for a stopping server (settleWrites): waited for, then abandoned
     // (its temporary directory removed). Was not counted: the server said "Stopped" while it ran.
-    const stop = this.#writeStop(undefined)
+    const stop = this.#writeStop(undefined, 'snapshot')
     // Every error without this host's directories, as PUT and DELETE (the log keeps them).
     const written = this.#withoutHostPaths(
       () =>
@@ -863,12 +863,9 @@ export class ToolselService {
   ): Promise<{ unfinished: number; unsettled: number }> {
     if (await this.#writesSettled(abortAt - Date.now())) return { unfinished: 0, unsettled: 0 }
     const abandoned = [...this.#pendingWrites]
-    const reason = new ToolselError(
-      'ABORTED',
-      'The server is stopping: this library write was abandoned before its commit (server.shutdownGraceMs); nothing of it was saved.',
-    )
-    this.#stopWrites.abort(reason)
-    for (const stop of this.#writeStops) stop.abort(reason)
+    this.#stopWrites.abort(abandonedWrite('library write'))
+    // Each named as what it was (was "this library write" for a snapshot too).
+    for (const [stop, what] of this.#writeStops) stop.abort(abandonedWrite(what))
     await this.#writesSettled(waitMs)
     return {
       unfinished: abandoned.filter((write) => write.outcome !== 'done').length,
@@ -915,14 +912,17 @@ export class ToolselService {
    * the process keeps every signal made from it so for good on Node 20 (nodejs/node#55351: one
    * more per write, never freed).
    */
-  #writeStop(signal: AbortSignal | undefined): {
+  #writeStop(
+    signal: AbortSignal | undefined,
+    what: WriteKind = 'library write',
+  ): {
     signal: AbortSignal
     stopped: AbortSignal
     release: () => void
   } {
     const stop = new AbortController()
-    if (this.#stopWrites.signal.aborted) stop.abort(this.#stopWrites.signal.reason)
-    else this.#writeStops.add(stop)
+    if (this.#stopWrites.signal.aborted) stop.abort(abandonedWrite(what))
+    else this.#writeStops.set(stop, what)
     return {
       signal: signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]),
       stopped: stop.signal,
@@ -945,6 +945,17 @@ export class ToolselService {
     })
     return next
   }
+}
+
+/** What a write that a stopping server abandons is called in its error. */
+type WriteKind = 'library write' | 'snapshot'
+
+/** The error of a write abandoned by a stopping server (`settleWrites`). */
+function abandonedWrite(what: WriteKind): ToolselError {
+  return new ToolselError(
+    'ABORTED',
+    `The server is stopping: this ${what} was abandoned before its commit (server.shutdownGraceMs); nothing of it was saved.`,
+  )
 }
 
 /** A library write under way, for `settleWrites`: undefined until it settles. */

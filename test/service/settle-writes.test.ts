@@ -5,7 +5,8 @@
  * (TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE, the process running on) is stopped: rejected, its
  * staged directory removed, the saved examples as they were, counted as unfinished; a write
  * called after the abort does not start. Before, nothing but the write's own request could stop
- * it, and the staging not even that.
+ * it, and the staging not even that. An abandoned snapshot's error names it a snapshot (round 54;
+ * was "this library write").
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
@@ -54,7 +55,7 @@ describe('ToolselService.settleWrites', () => {
     expect(settled).toEqual({ unfinished: 1, unsettled: 0 })
     await expect(held).rejects.toMatchObject({
       code: 'ABORTED',
-      message: expect.stringContaining('The server is stopping'),
+      message: expect.stringContaining('The server is stopping: this library write was abandoned'),
     })
     // Stopped by the abort, not by the hold's end.
     expect(existsSync(hold)).toBe(true)
@@ -68,6 +69,37 @@ describe('ToolselService.settleWrites', () => {
       code: 'ABORTED',
     })
     await expect(service.deleteLibrary('sample')).rejects.toMatchObject({ code: 'ABORTED' })
+  })
+
+  it('names an abandoned snapshot a snapshot, not a library write (round 54), held or called after the stop', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'toolsel-settle-'))
+    dirs.push(work)
+    const snapshotDir = join(work, 'snapshots')
+    const { service, indexDir } = await createTestApp({ config: { library: { snapshotDir } } })
+    dirs.push(indexDir)
+    // Saved, so that the snapshot has a library to write.
+    await service.addExamples('sample', [example('saved before')])
+    const hold = join(work, 'hold')
+    await writeFile(hold, '')
+    vi.stubEnv('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', hold)
+    const held = service.snapshot()
+    void held.catch(() => undefined)
+    await until('the snapshot to hold', () => readFileSync(hold, 'utf8') === 'held', 30_000)
+
+    expect(await service.settleWrites(Date.now() + 100, 5000)).toEqual({
+      unfinished: 1,
+      unsettled: 0,
+    })
+    // Before: "this library write was abandoned" for a snapshot too.
+    const abandoned = {
+      code: 'ABORTED',
+      message: expect.stringMatching(/^The server is stopping: this snapshot was abandoned /),
+    }
+    await expect(held).rejects.toMatchObject(abandoned)
+    expect(existsSync(hold)).toBe(true)
+    expect(await readdir(snapshotDir)).toEqual([])
+    await rm(hold)
+    await expect(service.snapshot()).rejects.toMatchObject(abandoned)
   })
 
   it('leaves no signal of a settled write linked to the server stop: only writes under way are aborted', async () => {
