@@ -315,7 +315,7 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
       '/v1/snapshots': {
         post: {
           summary:
-            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); answers its name there; restore with toolsel snapshot restore <library.snapshotDir>/<name>',
+            'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); answers its name there; restore with toolsel snapshot restore <library.snapshotDir>/<name>. A snapshot whose client goes away is finished all the same (its log line names it); only a stopping server abandons one',
           responses: {
             201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
             ...errors(503, 504),

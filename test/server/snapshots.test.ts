@@ -2,13 +2,15 @@
  * Snapshots end to end: libraries uploaded over real HTTP, `POST /v1/snapshots`, the index
  * directory wiped, `toolsel snapshot restore`, a new service on the restored indexes answering
  * exactly as before; `toolsel snapshot <dir>` from an index directory; a damaged snapshot
- * restores nothing.
+ * restores nothing; a snapshot whose client goes away mid-write is still written (round 54).
  */
+import { readFileSync } from 'node:fs'
 import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listenApp } from '../helpers/listen-app.ts'
-import { afterEach, describe, expect, it } from 'vitest'
+import { until } from '../helpers/process-wait.ts'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createComponents } from '../../src/components.ts'
 import { parseConfig, type ConfigLayer } from '../../src/config/load-config.ts'
 import { createMemoryLogger } from '../../src/log.ts'
@@ -22,10 +24,12 @@ const READ_KEY = 'read-key-for-snapshots-0123456789'
 
 const closers: Array<() => Promise<void>> = []
 afterEach(async () => {
+  vi.unstubAllEnvs()
   for (const close of closers.splice(0)) await close()
 })
 
-async function start(layer: ConfigLayer) {
+/** A service on `layer` over real HTTP; `seen` gets each request as it comes (its signal: the client gone). */
+async function start(layer: ConfigLayer, seen?: (request: Request) => void) {
   const config = parseConfig({
     auth: { adminKey: ADMIN_KEY, readKeys: [READ_KEY] },
     log: { level: 'silent' },
@@ -34,7 +38,8 @@ async function start(layer: ConfigLayer) {
   const logger = createMemoryLogger()
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start()
-  const listening = await listenApp(createApp(service).fetch)
+  const app = createApp(service)
+  const listening = await listenApp((request) => (seen?.(request), app.fetch(request)))
   closers.push(() => listening.close())
   return { url: listening.url, service }
 }
@@ -181,6 +186,56 @@ describe('snapshots', () => {
     const aFile = await run(['snapshot', 'restore', file, '--index-dir', other])
     expect(aFile.code).toBe(2)
     expect(aFile.stderr).toContain(`${file} is not a toolsel snapshot: it is a file;`)
+  }, 60_000)
+
+  it('a snapshot whose client goes away mid-write is finished all the same, whole and restorable (only a stopping server abandons one)', async () => {
+    // Decided in round 54 (README "Snapshots", OpenAPI): a snapshot adds a directory and changes
+    // nothing served, so one asked for is not lost to a client that gave up waiting (a curl
+    // --max-time, a closed terminal); its name is in the log.
+    const root = await mkdtemp(join(tmpdir(), 'toolsel-snapshot-gone-'))
+    closers.push(() => rm(root, { recursive: true, force: true }))
+    const snapshotDir = join(root, 'snapshots')
+    let gone: AbortSignal | undefined
+    const { url } = await start(
+      { library: { default: 'demo', indexDir: join(root, 'indexes'), snapshotDir } },
+      (request) => {
+        if (new URL(request.url).pathname === '/v1/snapshots') gone = request.signal
+      },
+    )
+    expect((await send(`${url}/v1/libraries/sample`, 'PUT', ADMIN_KEY, SAMPLE_TOOLS)).status).toBe(
+      201,
+    )
+    const hold = join(root, 'hold')
+    await writeFile(hold, '')
+    vi.stubEnv('TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE', hold)
+    const client = new AbortController()
+    const answer = fetch(`${url}/v1/snapshots`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      signal: client.signal,
+    }).catch((error: unknown) => String(error))
+    await until('the snapshot to hold mid-write', () => readFileSync(hold, 'utf8') === 'held')
+    client.abort()
+    expect(await answer).toMatch(/AbortError/)
+    // The server saw its client go (the request's signal aborted), then the write goes on.
+    await until('the server to see the client gone', () => gone?.aborted === true)
+    await rm(hold)
+    const written = () => readdir(snapshotDir).then((names) => names.sort())
+    let names: string[] = []
+    await until('the snapshot to be written', () => {
+      void written().then((now) => (names = now))
+      return names.length === 1 && names[0]!.startsWith('snapshot-')
+    })
+    const restored = join(root, 'restored')
+    const restore = await run([
+      'snapshot',
+      'restore',
+      join(snapshotDir, names[0]!),
+      '--index-dir',
+      restored,
+    ])
+    expect(restore.code, restore.stderr).toBe(0)
+    expect(await readdir(restored)).toContain('sample')
   }, 60_000)
 
   it('a snapshot that cannot be written, or has nothing to copy, says why (no 500 without a reason, no stack)', async () => {
