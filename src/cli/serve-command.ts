@@ -483,8 +483,32 @@ export async function serveCommand(argv: string[], io: CommandIO): Promise<numbe
   // process.disconnect() here made it 0, and so the primary's) and only sets the exit code: the
   // write still running (a disk that does not answer) kept the process alive for as long as it
   // ran (for good, held). Unref'd: a process that ends anyway ends as it would.
-  setTimeout(() => process.exit(1), 0).unref()
+  setTimeout(() => exitOnceFlushed(1), 0).unref()
   return 1
+}
+
+/**
+ * How long `exitOnceFlushed` waits at most for stdout and stderr to hand over what was written
+ * to them (a reader that does not read keeps a pipe full).
+ */
+const EXIT_FLUSH_MAX_MS = 2000
+
+/**
+ * `process.exit(code)` once stdout and stderr have handed what was written to them to the system,
+ * at most EXIT_FLUSH_MAX_MS later. Pipes are asynchronous on macOS: at once, the last lines (the
+ * ERROR naming the write still running, "Stopped") could be lost while a full pipe held them (was:
+ * process.exit right after them).
+ */
+function exitOnceFlushed(code: number): void {
+  const exit = () => process.exit(code)
+  setTimeout(exit, EXIT_FLUSH_MAX_MS).unref()
+  let writing = 2
+  // A stream's writes end in order: this one's callback comes after the lines written before.
+  for (const stream of [process.stdout, process.stderr])
+    stream.write('', () => {
+      writing -= 1
+      if (writing === 0) exit()
+    })
 }
 
 /** What `ToolselService.settleWrites` reports. */
@@ -620,9 +644,13 @@ async function servePrimary(
       if (stopping && (signal !== null || code !== 0)) {
         unclean.push(`${worker.process.pid}: ${signal ?? `code ${code}`}`)
         // Exit 1 at a stop: a library write of it still ran after its second wait (its ERROR
-        // line above), left to the next start's recovery; the primary's exit code says so, as a
-        // single process's does (was 0, the worker only listed in uncleanExits).
-        if (code === 1) failed = true
+        // line above), left to the next start's recovery; killed (SIGKILL, the OOM killer) or
+        // crashed, it did not settle its writes either: the primary's exit code says so, as a
+        // single process's does (was 0, the worker only listed in uncleanExits; before round 54
+        // for a signal too). Not a worker still loading that the stop's own signal ended (Node's
+        // default exit before its handlers are set: nothing of it served or written).
+        if (!(!wasReady && (STOP_SIGNALS as readonly string[]).includes(signal ?? '')))
+          failed = true
       }
       // Only a worker of the first start that was never ready: one that was ready once (also
       // while others of the first start still load) is replaced as below, not a failed start.

@@ -41,8 +41,9 @@ Stopping: SIGTERM, SIGINT (Ctrl-C) or SIGHUP (the terminal closed) answers the r
 flight, then exits (within server.shutdownGraceMs). A library write (upload, usage examples,
 delete, snapshot) still under way then is abandoned, its library left as it was, within one
 more grace period (at least 2 s; "Stopped" counts it: writesUnfinished; exit 1 if it still
-ran). Started by npm, pnpm or yarn ("start": "toolsel serve"), it stops when the package
-manager is stopped; a script that runs it through a file of yours needs
+ran, or with --workers N if a worker was killed meanwhile). Started by npm, pnpm or yarn
+("start": "toolsel serve"), it stops when the package manager is stopped; a script that runs
+it through a file of yours needs
 "exec toolsel serve" in the file and "exec ./run.sh" in the script.
 To outlive the terminal: setsid toolsel serve > serve.log 2>&1 &   (nohup does not: Node
 undoes it). Under a supervisor run node bin/toolsel.mjs serve, not npm (README: Operations).`
