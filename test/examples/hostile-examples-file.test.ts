@@ -56,22 +56,25 @@ const index = (examples: string) => runToolselChild(indexArgv(examples), { timeo
 describe('hostile usage examples files', () => {
   it('/dev/zero is refused within its first lines of bytes: line 1 is longer than an example takes', async () => {
     // Before: read to the 256 MiB file limit first (348 MB RSS), "larger than 268435456 bytes".
-    const indexed = await index('/dev/zero')
+    // Both children side by side.
+    const [indexed, trained] = await Promise.all([
+      index('/dev/zero'),
+      runToolselChild(
+        [
+          'train',
+          '--examples',
+          '/dev/zero',
+          '--library',
+          CALENDAR,
+          '--out',
+          join(root, 'model.json'),
+        ],
+        { timeoutMs: 90_000 },
+      ),
+    ])
     expectExit(
       indexed,
       `Cannot read --examples file "/dev/zero": line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes: more than one usage example takes (an instruction of at most 8000 characters and 64 tool ids); nothing past it was read`,
-    )
-    const trained = await runToolselChild(
-      [
-        'train',
-        '--examples',
-        '/dev/zero',
-        '--library',
-        CALENDAR,
-        '--out',
-        join(root, 'model.json'),
-      ],
-      { timeoutMs: 90_000 },
     )
     expectExit(
       trained,
@@ -87,7 +90,8 @@ describe('hostile usage examples files', () => {
     await writeFile(file, '{"instruction": "')
     await truncate(file, 200_000_000)
     const small = { NODE_OPTIONS: '--max-old-space-size=128' }
-    for (const argv of [
+    // Side by side (each child has its own heap limit): one after another took ~1.8 s in CI.
+    const argvs = [
       ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'nl'), '--examples', file],
       ['train', '--examples', file, '--library', CALENDAR, '--out', join(root, 'nl.json')],
       [
@@ -100,10 +104,12 @@ describe('hostile usage examples files', () => {
         '--out',
         join(root, 'nl'),
       ],
-    ]) {
-      const run = await runToolselChild(argv, { env: small, timeoutMs: 60_000 })
+    ]
+    const runs = await Promise.all(
+      argvs.map((argv) => runToolselChild(argv, { env: small, timeoutMs: 60_000 })),
+    )
+    for (const run of runs)
       expectExit(run, `: line 1 is longer than ${MAX_EXAMPLE_LINE_BYTES} bytes`)
-    }
   }, 180_000)
 
   it('bytes that are not UTF-8 are refused naming the line, not read as U+FFFD', async () => {
@@ -146,17 +152,20 @@ describe('hostile usage examples files', () => {
     // heap through tsx (it ran out of 72 MB once in three runs, of 64 MB always), so 80 MB left it
     // ~10% to spare. Its own 96 MB; the defect rebuilt above is index's, checked at 80 MB.
     const trainHeap = { NODE_OPTIONS: '--max-old-space-size=96' }
-    const trained = await runToolselChild(
-      ['train', '--examples', file, '--library', CALENDAR, '--out', join(root, 'many.json')],
-      { env: trainHeap, timeoutMs: 60_000 },
-    )
+    // Side by side, each under its own heap limit.
+    const [trained, indexed] = await Promise.all([
+      runToolselChild(
+        ['train', '--examples', file, '--library', CALENDAR, '--out', join(root, 'many.json')],
+        { env: trainHeap, timeoutMs: 60_000 },
+      ),
+      runToolselChild(
+        ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'many'), '--examples', file],
+        { env: small, timeoutMs: 120_000 },
+      ),
+    ])
     expectExit(
       trained,
       `Examples file "${file}" holds more than 200000 examples (at line 200001); at most 200000 are accepted (--max-examples <n> raises it, up to 1000000). Nothing past that was read.`,
-    )
-    const indexed = await runToolselChild(
-      ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'many'), '--examples', file],
-      { env: small, timeoutMs: 120_000 },
     )
     expectExit(
       indexed,
@@ -178,18 +187,30 @@ describe('hostile usage examples files', () => {
     const records = Array.from({ length: Math.ceil(40_000_000 / record.length) }, () => record)
     await writeFile(oneLine, `[${records.join(',')}]\n`)
     const small = { NODE_OPTIONS: '--max-old-space-size=128' }
-    const run = await runToolselChild(
-      ['index', CALENDAR, '--name', 'cal', '--index-dir', join(root, 'arr'), '--examples', oneLine],
-      { env: small, timeoutMs: 60_000 },
-    )
+    // The same array, one record a line: refused when the lines add up past the limit.
+    const lines = join(root, 'array-lines.json')
+    await writeFile(lines, `[\n${records.join(',\n')}\n]\n`)
+    // Both children side by side.
+    const [run, split] = await Promise.all([
+      runToolselChild(
+        [
+          'index',
+          CALENDAR,
+          '--name',
+          'cal',
+          '--index-dir',
+          join(root, 'arr'),
+          '--examples',
+          oneLine,
+        ],
+        { env: small, timeoutMs: 60_000 },
+      ),
+      index(lines),
+    ])
     expectExit(
       run,
       `Cannot read --examples file "${oneLine}": line 1 is longer than ${MAX_EXAMPLES_ARRAY_BYTES} bytes: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines (one example a line), which are read a line at a time`,
     )
-    // The same array, one record a line: refused when the lines add up past the limit.
-    const lines = join(root, 'array-lines.json')
-    await writeFile(lines, `[\n${records.join(',\n')}\n]\n`)
-    const split = await index(lines)
     expectExit(
       split,
       `Invalid usage examples at ${lines}: a JSON array of examples is read whole, at most ${MAX_EXAMPLES_ARRAY_BYTES} bytes; write JSON Lines`,
