@@ -83,6 +83,11 @@ export class IdTable {
     this.#mask = table.length - 1
   }
 
+  /** The slots (slot → position, -1 empty): what `tools.idx` saves of them (`ToolLibrary.checkedToolsFile`). */
+  get slots(): Int32Array {
+    return this.#table
+  }
+
   get(id: string): number | undefined {
     let slot = idHash(id) & this.#mask
     // At most every slot once: a damaged table without an empty slot ends the search too.

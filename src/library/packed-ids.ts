@@ -71,6 +71,14 @@ export class PackedIds implements IdList {
     this.#slots = slots
   }
 
+  /**
+   * The ids section these ids were read from (a JSON array) and its ranks, when it had them: what
+   * a save of the unchanged library writes again (`KnownToolLines.ids`) without decoding an id.
+   */
+  get saved(): { json: Buffer; ranks: Int32Array | undefined } {
+    return { json: this.#bytes, ranks: this.#ranks }
+  }
+
   /** How many decoded ids this list keeps at most (a power of two ≤ 65,536, ≥ its length below that). */
   get decodedSlots(): number {
     return this.#slots

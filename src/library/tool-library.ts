@@ -186,13 +186,13 @@ class ToolLines {
   checkedFile(): CheckedLines | undefined {
     const source = this.#source
     if (!(source instanceof ToolsFile) || source.checked === undefined) return undefined
-    return { file: source, starts: this.#starts, ends: this.#ends }
+    return { file: source, starts: this.#starts, ends: this.#ends, ids: this.#ids }
   }
 
-  /** Every line's bytes (the whole buffer, or the file read synchronously: `toJsonLines`). */
-  bytes(): Buffer {
+  /** Every line's bytes when they are in memory (`toJsonLines`); a file's are read by `chunks`. */
+  get buffer(): Buffer | undefined {
     const source = this.#source
-    return source instanceof ToolsFile ? source.bytes(0, source.size) : source
+    return source instanceof ToolsFile ? undefined : source
   }
 
   /** Every line's bytes: the buffer as one chunk, or the file in blocks read asynchronously. */
@@ -351,6 +351,10 @@ export interface CheckedLines {
   file: ToolsFile
   starts: Float64Array
   ends: Float64Array
+  /** The ids by position, as the load read them (`tools.idx`'s ids section). */
+  ids: IdList
+  /** The id table the load read over `ids` (`tools.idx`'s), when the library serves with it. */
+  table?: Int32Array
 }
 
 export interface JsonLinesOptions {
@@ -599,16 +603,32 @@ export class ToolLibrary {
    * (index-store.ts) instead of reading them into memory. Undefined for any other library.
    */
   checkedToolsFile(): CheckedLines | undefined {
-    return this.#lines?.checkedFile()
+    const checked = this.#lines?.checkedFile()
+    const positions = this.#positions
+    return checked && positions instanceof IdTable
+      ? { ...checked, table: positions.slots }
+      : checked
   }
 
   /**
    * The tools as JSON lines (each line ending with a newline), as an index stores them. Those of
    * a library of tool objects are kept until `toJsonLineChunksSliced` takes them: the in-process
-   * import measures them (server.maxLibraryToolsBytes) and its save writes them, made once.
+   * import measures them (server.maxLibraryToolsBytes) and its save writes them, made once. A
+   * library read from its tools file has none in memory: INTERNAL (`toJsonLineChunksSliced` reads
+   * them in blocks).
    */
   toJsonLines(): Buffer {
-    if (this.#lines) return this.#lines.bytes()
+    if (this.#lines) {
+      const { buffer } = this.#lines
+      // Until round 54 the whole file in one synchronous read (79 MB at 100k tools), for no caller.
+      if (buffer === undefined) {
+        throw new ToolselError(
+          'INTERNAL',
+          `Library "${this.name}" is read from its tools file: its JSON lines are read in blocks (toJsonLineChunksSliced), never whole.`,
+        )
+      }
+      return buffer
+    }
     this.#madeLines ??= runSteps(this.#jsonLinesSteps())
     return this.#madeLines
   }

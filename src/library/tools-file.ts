@@ -113,13 +113,6 @@ export class ToolsFile {
     return buffer.toString('utf8', 0, length)
   }
 
-  /** Bytes start … end-1 in a buffer of their own, read synchronously; INDEX_CORRUPT as `text`. */
-  bytes(start: number, end: number): Buffer {
-    const buffer = Buffer.allocUnsafe(end - start)
-    this.#readInto(buffer, end - start, start)
-    return buffer
-  }
-
   /** What its load checked of it (`vouch`), if anything. */
   get checked(): CheckedToolsFile | undefined {
     return this.#checked

@@ -228,8 +228,15 @@ export async function stageIndexedLibrary(
     let copied: { lines: KnownToolLines; sha256: string } | undefined
     if (checked) {
       const { sha256, crc32 } = await checked.file.copyTo(toolsPath, signal)
-      const { starts, ends, file } = checked
-      copied = { lines: { starts, ends, bytes: file.size, crc32 }, sha256 }
+      const { starts, ends, file, ids, table } = checked
+      const lines = {
+        starts,
+        ends,
+        bytes: file.size,
+        crc32,
+        ...(table && { ids: { list: ids, table } }),
+      }
+      copied = { lines, sha256 }
     } else {
       // The bytes of a library over bytes (one chunk), or JSON.stringify of every tool, in
       // slices, for an uploaded one: chunks written in turn, never concatenated (a Buffer.concat
@@ -264,7 +271,7 @@ export async function stageIndexedLibrary(
     else {
       await writeToolsIndexFile(
         join(temporary, TOOLS_INDEX_FILE),
-        indexed.library.ids,
+        indexed.library.idList,
         copied?.lines ?? toolLines,
         toolsFileHash,
         indexed.library.knownToolHashBytes(),

@@ -37,7 +37,7 @@
 import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
 import type { ToolsFile } from '../library/tools-file.ts'
-import { buildIdTable, type IdList } from '../library/id-table.ts'
+import { buildIdTable, idArray, type IdList } from '../library/id-table.ts'
 import { idRanks, isPermutationSteps, PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
@@ -87,6 +87,13 @@ export interface KnownToolLines {
   /** The file's size in bytes. */
   bytes: number
   crc32: number
+  /**
+   * The ids the load read with it (`list`, the saving library's `idList`) and the id table it read
+   * over them (`ToolLibrary.checkedToolsFile`): written as they are, with the ids' section and
+   * ranks when the load kept them (`PackedIds.saved`), so that a re-save neither decodes 100k ids
+   * nor rebuilds the table and sorts them for the ranks (bench/README round 54, lib59).
+   */
+  ids?: { list: IdList; table: Int32Array }
 }
 
 /** The spans, size and CRC-32 of the tools file `chunks` (its bytes in order). */
@@ -104,7 +111,7 @@ function knownToolLines(chunks: readonly Buffer[]): KnownToolLines {
  * tools' content hashes (`ToolLibrary.knownToolHashBytes`), when known.
  */
 function toolsIndexParts(
-  ids: readonly string[],
+  ids: IdList,
   toolLines: Buffer | readonly Buffer[] | KnownToolLines,
   toolsFileHash: string,
   toolHashes: Uint8Array | undefined,
@@ -114,7 +121,12 @@ function toolsIndexParts(
       ? toolLines
       : knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
   const { starts, ends } = known
-  const table = buildIdTable(ids)
+  // The loaded table and ids section of these very ids, else made from the ids.
+  const loaded = known.ids?.list === ids ? known.ids : undefined
+  const saved = ids instanceof PackedIds ? ids.saved : undefined
+  let decoded: readonly string[] | undefined
+  const array = () => (decoded ??= idArray(ids))
+  const table = loaded?.table ?? buildIdTable(array())
   if (starts.length !== ids.length || !(table instanceof Int32Array)) {
     throw new ToolselError(
       'INTERNAL',
@@ -140,8 +152,8 @@ function toolsIndexParts(
       starts: bytesOf(starts),
       ends: bytesOf(ends),
       table: bytesOf(table),
-      ids: Buffer.from(JSON.stringify(ids), 'utf8'),
-      ranks: bytesOf(idRanks(ids)),
+      ids: (loaded && saved?.json) ?? Buffer.from(JSON.stringify(array()), 'utf8'),
+      ranks: bytesOf((loaded && saved?.ranks) ?? idRanks(array())),
       ...(toolHashes !== undefined && { hashes: bytesOf(toolHashes) }),
     },
   }
@@ -153,7 +165,7 @@ function toolsIndexParts(
  */
 export async function writeToolsIndexFile(
   path: string,
-  ids: readonly string[],
+  ids: IdList,
   toolLines: Buffer | readonly Buffer[] | KnownToolLines,
   toolsFileHash: string,
   toolHashes?: Uint8Array,

@@ -14,6 +14,7 @@ import {
   loadIndexedLibrary,
   saveIndexedLibrary,
 } from '../../src/store/library-lifecycle.ts'
+import { writeToolsIndexFile } from '../../src/store/tools-index-file.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 
 const config = defaultConfig()
@@ -104,6 +105,78 @@ describe('the saved tools file, written from chunks (round 52)', () => {
     } finally {
       loaded.library.release(0)
       await rm(again, { recursive: true, force: true })
+    }
+  })
+
+  it('writes the loaded tools.idx again as it is when a loaded library is saved again: no id decoded, no table or ranks made (round 54)', async () => {
+    const dir = await save()
+    const loaded = await loadIndexedLibrary(dir, config)
+    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-again-'))
+    // Until round 54 the save decoded every id (library.ids), rebuilt the id table and sorted the
+    // ids for their ranks: 77 ms of one turn at 100k tools (bench/README round 54, lib59).
+    const decoded = vi.spyOn(PackedIds.prototype, 'at')
+    try {
+      expect(loaded.library.idList).toBeInstanceOf(PackedIds)
+      const saved = await saveIndexedLibrary(again, loaded)
+      expect(decoded).not.toHaveBeenCalled()
+      decoded.mockRestore()
+      const idx = await readFile(join(saved, 'tools.idx'))
+      expect(idx.equals(await readFile(join(dir, 'tools.idx')))).toBe(true)
+      const reloaded = await loadIndexedLibrary(saved, config)
+      expect(reloaded.library.ids).toEqual(TOOLS.map((tool) => tool.id))
+      expect(reloaded.library.get('天气.预报')?.name).toBe('预报')
+      reloaded.library.release(0)
+    } finally {
+      decoded.mockRestore()
+      loaded.library.release(0)
+      await rm(again, { recursive: true, force: true })
+    }
+  })
+
+  it('gives a changed library a fresh id table, never the loaded one (round 54)', async () => {
+    const loaded = await loadIndexedLibrary(await save(), config)
+    const extra = { id: 'extra.tool', name: 'extra', description: 'One more.', parameters: {} }
+    const changed = await buildIndexedLibrary(
+      new ToolLibrary('idx', [...loaded.library.tools, extra]),
+      config,
+    )
+    const fresh = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-fresh-'))
+    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-again-'))
+    try {
+      const dir = await saveIndexedLibrary(again, changed)
+      const expected = await saveIndexedLibrary(
+        fresh,
+        await buildIndexedLibrary(new ToolLibrary('idx', [...TOOLS, extra]), config),
+      )
+      expect(
+        (await readFile(join(dir, 'tools.idx'))).equals(
+          await readFile(join(expected, 'tools.idx')),
+        ),
+      ).toBe(true)
+      const reloaded = await loadIndexedLibrary(dir, config)
+      expect(reloaded.library.get('extra.tool')?.name).toBe('extra')
+      expect(reloaded.library.get('quote"d\\id')?.name).toBe('q')
+      reloaded.library.release(0)
+      // The loaded table goes with the loaded ids only: lines known for other ids get their own.
+      const path = join(again, 'direct.idx')
+      const ids = ['a.one', 'b.two']
+      const lines = {
+        starts: new Float64Array([0, 10]),
+        ends: new Float64Array([9, 19]),
+        bytes: 20,
+        crc32: 1,
+      }
+      const bogus = new Int32Array(idTableSize(2)).fill(-1)
+      await writeToolsIndexFile(path, ids, { ...lines, ids: { list: [...ids], table: bogus } }, 'h')
+      const made = await readFile(path)
+      await writeToolsIndexFile(path, ids, lines, 'h')
+      expect(made.equals(await readFile(path))).toBe(true)
+      await writeToolsIndexFile(path, ids, { ...lines, ids: { list: ids, table: bogus } }, 'h')
+      expect(made.equals(await readFile(path))).toBe(false)
+    } finally {
+      loaded.library.release(0)
+      await rm(again, { recursive: true, force: true })
+      await rm(fresh, { recursive: true, force: true })
     }
   })
 
@@ -558,7 +631,15 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     expect(library.require('quote"d\\id').name).toBe('q')
     // Whole-library walks read the file once: every tool, its bytes, a save of the loaded index.
     expect(library.tools).toEqual(TOOLS)
-    expect(library.toJsonLines().equals(await readFile(join(dir, 'tools.jsonl')))).toBe(true)
+    const bytes = await readFile(join(dir, 'tools.jsonl'))
+    expect(Buffer.concat(await library.toJsonLineChunksSliced()).equals(bytes)).toBe(true)
+    // Never the whole file in one synchronous read (until round 54 toJsonLines did, for no caller).
+    expect(() => library.toJsonLines()).toThrow(
+      expect.objectContaining({
+        code: 'INTERNAL',
+        message: expect.stringContaining('is read from its tools file'),
+      }),
+    )
     const copyDir = await saveIndexedLibrary(join(indexDir, 'copy'), loaded)
     const copy = await loadIndexedLibrary(copyDir, config)
     expect(copy.library.contentHash).toBe(library.contentHash)
