@@ -191,15 +191,18 @@ const threadCpuNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'ut
  * `work`'s value and the gaps between the turns of a 1 ms timer while it ran (round 51, ex55's
  * examples-post-turn; library-put-turn): the longest, the most of this thread's own CPU in one
  * (the part the code holds, not the wait for a core). `TOOLSEL_BENCH_GAPS` set: the 8 gaps of
- * most CPU on stderr.
+ * most CPU on stderr, each with `endUs`, its end in µs of `process.hrtime` (the clock of a
+ * `--cpu-prof` profile's sample times: bench/README round 54, lib59).
  */
 export async function turnsWhile<T>(work: () => Promise<T>): Promise<{ value: T } & TurnGaps> {
-  const gaps: Array<{ wall: number; cpu: number; at: number }> = []
+  const gaps: Array<{ wall: number; cpu: number; at: number; endUs: number }> = []
   let [lastWall, lastCpu] = [performance.now(), threadCpuNs()]
   const started = lastWall
   const ticker = setInterval(() => {
     const [wall, cpu] = [performance.now(), threadCpuNs()]
-    gaps.push({ wall: wall - lastWall, cpu: (cpu - lastCpu) / 1e6, at: lastWall - started })
+    // endUs: the gap's end on the clock of `node --cpu-prof`'s sample times (cut a profile to it).
+    const endUs = Number(process.hrtime.bigint() / 1000n)
+    gaps.push({ wall: wall - lastWall, cpu: (cpu - lastCpu) / 1e6, at: lastWall - started, endUs })
     ;[lastWall, lastCpu] = [wall, cpu]
   }, 1)
   let value: T
