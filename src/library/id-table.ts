@@ -3,9 +3,10 @@
  * so that an index can store it (`tools.idx`) and a load reads it instead of filling a `Map` of
  * a million entries (about 1.4 s and 100 MiB of JS heap at 1M tools). Lookups hash the id and
  * compare candidates with `ids[position]`, so a wrong table can only miss, never answer another
- * tool.
+ * tool; a load checks a saved one (`isIdTableSteps`) so that it neither misses nor is saved again.
  * @module
  */
+import type { Steps } from '../time-slicer.ts'
 
 /**
  * Tool ids by position: an array, or ids decoded one at a time from an index's bytes
@@ -20,6 +21,8 @@ export interface IdList {
    * without making the two strings (BM25 breaks every tie of scores by id).
    */
   after?(a: number, b: number): boolean
+  /** `idHash` of every id by position, when the list can make them without the strings (`isIdTableSteps`). */
+  hashesSteps?(): Steps<Uint32Array>
 }
 
 /** The ids of `list` as an array (the list itself when it is one). */
@@ -68,6 +71,91 @@ export function buildIdTable(ids: readonly string[]): Int32Array | { duplicate: 
     table[slot] = position
   }
   return table
+}
+
+/** Table slots checked between two yields of `isIdTableSteps` (each a hash of an id at most). */
+const STEP_ITEMS = 8192
+
+/**
+ * Whether `table` (slots in range: -1 … ids.length-1, checked by the caller; a power of two long)
+ * is one `buildIdTable` could have made of `ids`, so that `IdTable.get` finds every position by
+ * its id: each position in exactly one slot, with no empty slot between its id's hash slot and its
+ * own (linear probing), and no other position of the same id before it on that path. A load
+ * checks the table it reads (`tools.idx`): a misplaced slot in a damaged file made lookups of that
+ * id miss, and a re-save writes the loaded table again (round 54) instead of building one.
+ * O(slots + total probe distance), ids hashed without decoding them (`IdList.hashesSteps`).
+ */
+export function* isIdTableSteps(ids: IdList, table: Int32Array): Steps<boolean> {
+  // An empty slot ends every lookup's probe path (buildIdTable leaves half the slots empty).
+  const empty = table.indexOf(-1)
+  if (empty === -1) return false
+  const hashes = ids.hashesSteps ? yield* ids.hashesSteps() : yield* idHashesSteps(ids)
+  const walk: TableWalk = {
+    ids,
+    table,
+    hashes,
+    seen: new Uint8Array(ids.length),
+    found: 0,
+    runStart: (empty + 1) & (table.length - 1),
+  }
+  // From the slot after an empty one, so that each run of full slots is walked from its start;
+  // STEP_ITEMS slots between two yields.
+  for (let step = 1; step <= table.length; step += STEP_ITEMS) {
+    if (step > 1) yield
+    const to = Math.min(table.length + 1, step + STEP_ITEMS)
+    if (!walkTable(walk, empty + step, empty + to)) return false
+  }
+  return walk.found === ids.length
+}
+
+interface TableWalk {
+  ids: IdList
+  table: Int32Array
+  hashes: Uint32Array
+  /** Positions met so far (each must be met once). */
+  seen: Uint8Array
+  found: number
+  /** The first slot of the run of full slots being walked. */
+  runStart: number
+}
+
+/** Walks slots from … to-1 (mod the table's size) of `isIdTableSteps`; false at a wrong one. */
+function walkTable(walk: TableWalk, from: number, to: number): boolean {
+  const { ids, table, hashes, seen } = walk
+  const mask = table.length - 1
+  for (let step = from; step < to; step += 1) {
+    const slot = step & mask
+    const position = table[slot]
+    if (position === -1) {
+      walk.runStart = (slot + 1) & mask
+      continue
+    }
+    if (!(position >= 0 && position < ids.length) || seen[position] === 1) return false
+    seen[position] = 1
+    walk.found += 1
+    const hash = hashes[position]
+    const distance = (slot - (hash & mask)) & mask
+    if (distance > ((slot - walk.runStart) & mask)) return false
+    // The same id earlier on its path: `get` would never reach this one. (A run is short: half
+    // the slots are empty; a damaged table's long run costs its length per slot, at load only.)
+    for (let back = distance; back > 0; back -= 1) {
+      const other = table[(slot - back) & mask]
+      if (hashes[other] === hash && ids.at(other) === ids.at(position)) return false
+    }
+  }
+  return true
+}
+
+/** `idHash` of every id of `ids` by position. */
+function* idHashesSteps(ids: IdList): Steps<Uint32Array> {
+  const hashes = new Uint32Array(ids.length)
+  for (let from = 0; from < ids.length; from += STEP_ITEMS) {
+    if (from > 0) yield
+    const to = Math.min(ids.length, from + STEP_ITEMS)
+    for (let position = from; position < to; position += 1)
+      hashes[position] = idHash(ids.at(position)!)
+  }
+  return hashes
 }
 
 /** Lookups in a table built by `buildIdTable` (or read from an index) over `ids`. */

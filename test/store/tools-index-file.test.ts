@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
-import { buildIdTable, IdTable, idTableSize } from '../../src/library/id-table.ts'
+import {
+  buildIdTable,
+  idHash,
+  IdTable,
+  idTableSize,
+  isIdTableSteps,
+} from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
 import { idRanks, isPermutation, PackedIds } from '../../src/library/packed-ids.ts'
@@ -16,6 +22,7 @@ import {
 } from '../../src/store/library-lifecycle.ts'
 import { writeToolsIndexFile } from '../../src/store/tools-index-file.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
+import { runSteps } from '../../src/time-slicer.ts'
 
 const config = defaultConfig()
 let indexDir: string
@@ -415,6 +422,44 @@ describe('id table', () => {
   it('reports the first repeated id', () => {
     expect(buildIdTable(['a', 'b', 'a', 'b'])).toEqual({ duplicate: 2 })
   })
+
+  it('tells a table buildIdTable could have made from one with a slot misplaced, lost, doubled or over a repeated id (round 54)', () => {
+    const ids = TOOLS.map((tool) => tool.id)
+    const table = buildIdTable(ids) as Int32Array
+    const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
+    const hashes = runSteps(packed.hashesSteps())
+    for (let at = 0; at < ids.length; at += 1) expect(hashes[at]).toBe(idHash(ids[at]))
+    const valid = (list: readonly string[] | PackedIds, slots: Int32Array) =>
+      runSteps(isIdTableSteps(list, slots))
+    expect(valid(ids, table)).toBe(true)
+    expect(valid(packed, table)).toBe(true)
+    expect(valid([], new Int32Array(8).fill(-1))).toBe(true)
+    const mask = table.length - 1
+    const slotOf = (id: string) => table.indexOf(ids.indexOf(id))
+    // Moved to an empty slot away from its path: `get` misses it.
+    const moved = Int32Array.from(table)
+    const from = slotOf('quote"d\\id')
+    let to = from
+    while (moved[to] !== -1 || moved[(to - 1) & mask] !== -1) to = (to + 1) & mask
+    ;[moved[to], moved[from]] = [moved[from], -1]
+    expect(new IdTable(ids, moved).get('quote"d\\id')).toBeUndefined()
+    expect(valid(packed, moved)).toBe(false)
+    // Another position in its slot (that one twice, this one nowhere).
+    const doubled = Int32Array.from(table)
+    doubled[from] = doubled[slotOf('天气.预报')]
+    expect(valid(packed, doubled)).toBe(false)
+    // Lost: its slot emptied.
+    const lost = Int32Array.from(table)
+    lost[from] = -1
+    expect(valid(ids, lost)).toBe(false)
+    // No empty slot at all, or an id twice (a table over ids that repeat one).
+    expect(valid(['a'], new Int32Array([0]))).toBe(false)
+    const twice = new Int32Array(8).fill(-1)
+    twice[idHash('a') & 7] = 0
+    twice[(idHash('a') + 1) & 7] = 1
+    expect(valid(['a', 'a'], twice)).toBe(false)
+    expect(valid(['a', 'b'], buildIdTable(['a', 'b']) as Int32Array)).toBe(true)
+  })
 })
 
 describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
@@ -619,6 +664,46 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
 
     await writeFile(idxPath, good)
     expect((await loadIndexedLibrary(dir, config)).library.size).toBe(TOOLS.length)
+  })
+
+  it("is refused at load when one id table slot points at another tool's position, never saved again (round 54)", async () => {
+    // Until round 54 the load checked only that slots were in range: a misplaced slot made that
+    // id's lookups miss (get → undefined), and a re-save of the loaded library (lib59) wrote the
+    // damaged table again where it used to build a correct one. tools.idx has no checksum of its
+    // own, and tools.jsonl is untouched (its CRC-32 still matches): only the table check sees it.
+    const dir = await save()
+    const idxPath = join(dir, 'tools.idx')
+    const good = await readFile(idxPath)
+    const header = JSON.parse(good.toString('utf8', 16, 16 + good.readUInt32LE(12)))
+    const [offset, length] = header.sections.table
+    const table = new Int32Array(
+      good.buffer.slice(good.byteOffset + offset, good.byteOffset + offset + length),
+    )
+    const from = table.indexOf(TOOLS.findIndex((tool) => tool.id === '天气.预报'))
+    const other = table.indexOf(TOOLS.findIndex((tool) => tool.id === 'quote"d\\id'))
+    const damaged = Buffer.from(good)
+    damaged.writeInt32LE(table[other], offset + 4 * from)
+    await writeFile(idxPath, damaged)
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining('id table that does not match its ids'),
+    })
+    // Moved to an empty slot off its path (each position once, every slot in range): refused too.
+    const mask = table.length - 1
+    let to = from
+    while (table[to] !== -1 || table[(to - 1) & mask] !== -1) to = (to + 1) & mask
+    const moved = Buffer.from(good)
+    moved.writeInt32LE(-1, offset + 4 * from)
+    moved.writeInt32LE(table[from], offset + 4 * to)
+    await writeFile(idxPath, moved)
+    await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringContaining('id table that does not match its ids'),
+    })
+    await writeFile(idxPath, good)
+    const loaded = await loadIndexedLibrary(dir, config)
+    expect(loaded.library.get('天气.预报')?.name).toBe('预报')
+    loaded.library.release(0)
   })
 
   it('leaves the tools file unread at load and reads each tool by offset when asked for', async () => {
