@@ -13,6 +13,7 @@
  * The file holds no tool ids: document positions are the library's tool order (`tools.jsonl`).
  * @module
  */
+import { isUtf8 } from 'node:buffer'
 import { ToolselError } from '../../errors.ts'
 import type { IndexFileBound } from '../index-file-read.ts'
 import { withBoundsSteps, type Bm25Postings } from '../../retrieve/bm25/bm25-postings.ts'
@@ -43,22 +44,39 @@ interface FileHeader {
   totalCorpusLength: number
 }
 
-/** The header and sections of the file of `postings`. */
-function fileParts(postings: Bm25Postings): [FileHeader, Record<string, Buffer>] {
-  const terms = [...postings.termIndex.keys()]
+/**
+ * The `terms` section each term dictionary read from a file was made from (`postingsSteps`),
+ * when writing them again gives the same bytes (valid UTF-8, no term twice). A save of postings
+ * read from a file (the tool fields' of a library loaded from its index, re-saved on every
+ * examples POST or feedback) writes them as they are: at 100k tools, listing, checking, joining
+ * and encoding the terms again held one turn ~18 ms (bench/resave-parts-cost.ts, round 54).
+ * Term dictionaries are never changed after they are made.
+ */
+const readTerms = new WeakMap<ReadonlyMap<string, number>, Buffer>()
+
+/** The `terms` section of `termIndex`: its terms in id order, joined by `\n`. */
+function termsSection(termIndex: ReadonlyMap<string, number>): Buffer {
+  const read = readTerms.get(termIndex)
+  if (read !== undefined) return read
+  const terms = [...termIndex.keys()]
   if (terms.some((term) => term.includes('\n'))) {
     throw new ToolselError('INTERNAL', 'A BM25 term contains a line break.')
   }
+  return Buffer.from(terms.join('\n'), 'utf8')
+}
+
+/** The header and sections of the file of `postings`. */
+function fileParts(postings: Bm25Postings): [FileHeader, Record<string, Buffer>] {
   const header: FileHeader = {
     documents: postings.documents,
-    terms: terms.length,
+    terms: postings.termIndex.size,
     postings: postings.docs.length,
     totalCorpusLength: postings.totalCorpusLength,
   }
   return [
     header,
     {
-      terms: Buffer.from(terms.join('\n'), 'utf8'),
+      terms: termsSection(postings.termIndex),
       offsets: bytesOf(postings.offsets),
       docs: bytesOf(postings.docs),
       weights: bytesOf(postings.weights),
@@ -104,7 +122,8 @@ function* postingsSteps(file: SectionFile<FileHeader>): Steps<Bm25Postings> {
   const { documents, terms: termCount, postings: postingCount } = header
   if (![documents, termCount, postingCount].every((n) => Number.isSafeInteger(n) && n >= 0))
     throw corrupt('has an invalid header')
-  const termText = file.bytes('terms').toString('utf8')
+  const termBytes = file.bytes('terms')
+  const termText = termBytes.toString('utf8')
   const terms = termCount === 0 ? [] : termText.split('\n')
   if (terms.length !== termCount) throw corrupt('has a term dictionary of the wrong size')
   const offsets = file.view('offsets', Uint32Array, termCount + 1)
@@ -126,6 +145,8 @@ function* postingsSteps(file: SectionFile<FileHeader>): Steps<Bm25Postings> {
     termIndex.set(terms[id], id)
     if (id % STEP === STEP - 1) yield
   }
+  // Written again as they are when these postings are saved (a term twice would be written once).
+  if (termIndex.size === termCount && isUtf8(termBytes)) readTerms.set(termIndex, termBytes)
   return yield* withBoundsSteps({
     documents,
     termIndex,
