@@ -25,8 +25,8 @@
  * sides read past, so no index needs a rebuild either way. A `ranks` section that is not a
  * permutation of the positions is INDEX_CORRUPT.
  *
- * The `table` is checked at load against the ids (`isIdTableSteps`, sliced: ~10 ms of CPU at 100k
- * tools, since round 54): every position in one slot, reachable from its id's hash slot, no id
+ * The `table` is checked at load against the ids (`isIdTableSteps`, sliced: ~4 ms of CPU at 100k
+ * tools, bench/resave-parts-cost.ts; since round 54): every position in one slot, reachable from its id's hash slot, no id
  * twice; otherwise INDEX_CORRUPT. A misplaced slot made that id's lookups miss, and a re-save of
  * the loaded library writes the loaded table again (`KnownToolLines.ids`) instead of building one.
  *
