@@ -309,7 +309,11 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
   it('--workers 2, a worker killed (SIGKILL) while it waits for its held write at a stop: the primary exits 1 (its last line an ERROR listing it); the old library after a restart', async () => {
     const { serve, indexDir, hold, saved } = await heldUpload(
       'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE',
-      { args: ['--workers', '2'] },
+      // A grace of 6 s: the worker waits that long for its held write before abandoning it. With
+      // 300 ms the abandon interrupted the hold (testHoldPoint checks the signal every 20 ms) and
+      // the worker exited 0 unless this process, seeing the line below, killed it within ~300 ms:
+      // at load 15+ it may not (with a 1 s delay before the kill: exit 0, the test failed).
+      { args: ['--workers', '2'], graceMs: 6000 },
     )
     const workers = workerPids(serve.child.pid!)
     expect(workers).toHaveLength(2)
@@ -321,8 +325,8 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
       15_000,
       serve.logs,
     )
-    // The worker with the held write waits for it (300 ms of grace, then up to 2 s): killed
-    // meanwhile, as by the OOM killer; the other has exited, or is killed too.
+    // The worker with the held write waits for it (the 6 s grace): killed meanwhile, as by the
+    // OOM killer; the other has exited, or is killed too.
     for (const pid of workers.filter(alive)) process.kill(pid, 'SIGKILL')
     // Before round 54: exit 0, the worker only listed in uncleanExits (only a code 1 counted).
     expect(await outcome, serve.logs()).toEqual({ code: 1, signal: null })
