@@ -649,8 +649,9 @@ async function servePrimary(
         // single process's does (was 0, the worker only listed in uncleanExits; before round 54
         // for a signal too). Not a worker still loading that the stop's own signal ended (Node's
         // default exit before its handlers are set: nothing of it served or written).
-        if (!(!wasReady && (STOP_SIGNALS as readonly string[]).includes(signal ?? '')))
-          failed = true
+        const endedLoading =
+          !wasReady && signal !== null && (STOP_SIGNALS as readonly string[]).includes(signal)
+        if (!endedLoading) failed = true
       }
       // Only a worker of the first start that was never ready: one that was ready once (also
       // while others of the first start still load) is replaced as below, not a failed start.

@@ -39,15 +39,8 @@ import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { alive, until } from '../helpers/process-wait.ts'
 import { copySavedDemo, ROOT, startServe, workerPids } from '../helpers/start-serve.ts'
+import { SMS_FUNCTION_TOOL as SMS_TOOL } from '../helpers/sample-tools.ts'
 
-const SMS_TOOL = {
-  type: 'function',
-  function: {
-    name: 'send_sms',
-    description: 'Send an SMS text message to a phone number',
-    parameters: { type: 'object', properties: { to: { type: 'string' } } },
-  },
-}
 const REPLACED = [SMS_TOOL, { ...SMS_TOOL, function: { ...SMS_TOOL.function, name: 'send_mms' } }]
 
 /** Preloaded into a child: its stdout and stderr write asynchronously, as pipes do on macOS. */
@@ -148,6 +141,19 @@ async function heldUpload(
   )
   await until('the upload to hold', () => readFileSync(hold, 'utf8') === 'held', 60_000, serve.logs)
   return { serve, indexDir, hold, saved, answer }
+}
+
+/**
+ * `heldUpload` under `--workers 2` (grace `graceMs`), then SIGTERM to the primary: its two
+ * workers' pids and how the primary ended (`exitWithin15s`).
+ */
+async function stopHeldWorkers(name: Parameters<typeof heldUpload>[0], graceMs?: number) {
+  const held = await heldUpload(name, { args: ['--workers', '2'], graceMs })
+  const workers = workerPids(held.serve.child.pid!)
+  expect(workers).toHaveLength(2)
+  const outcome = exitWithin15s(held.serve.child)
+  held.serve.child.kill('SIGTERM')
+  return { ...held, workers, outcome }
 }
 
 const staged = async (dir: string, prefix: string) =>
@@ -288,13 +294,9 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
   }, 180_000)
 
   it('--workers 2, a write still held in a worker after the second wait: that worker exits 1, and so does the primary (its last line an ERROR listing it)', async () => {
-    const { serve, indexDir, hold, saved } = await heldUpload(
+    const { serve, indexDir, hold, saved, workers, outcome } = await stopHeldWorkers(
       'TOOLSEL_TEST_HOLD_IN_INDEX_COMMIT_FILE',
-      { args: ['--workers', '2'] },
     )
-    const workers = workerPids(serve.child.pid!)
-    const outcome = exitWithin15s(serve.child)
-    serve.child.kill('SIGTERM')
     expect(await outcome, serve.logs()).toEqual({ code: 1, signal: null })
     for (const pid of workers) expect(alive(pid), `worker ${pid}`).toBe(false)
     expect(serve.logs()).toMatch(
@@ -307,18 +309,14 @@ describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a writ
   }, 180_000)
 
   it('--workers 2, a worker killed (SIGKILL) while it waits for its held write at a stop: the primary exits 1 (its last line an ERROR listing it); the old library after a restart', async () => {
-    const { serve, indexDir, hold, saved } = await heldUpload(
+    const { serve, indexDir, hold, saved, workers, outcome } = await stopHeldWorkers(
       'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE',
       // A grace of 6 s: the worker waits that long for its held write before abandoning it. With
       // 300 ms the abandon interrupted the hold (testHoldPoint checks the signal every 20 ms) and
       // the worker exited 0 unless this process, seeing the line below, killed it within ~300 ms:
       // at load 15+ it may not (with a 1 s delay before the kill: exit 0, the test failed).
-      { args: ['--workers', '2'], graceMs: 6000 },
+      6000,
     )
-    const workers = workerPids(serve.child.pid!)
-    expect(workers).toHaveLength(2)
-    const outcome = exitWithin15s(serve.child)
-    serve.child.kill('SIGTERM')
     await until(
       'the primary to stop its workers',
       () => serve.logs().includes('SIGTERM received: stopping the workers'),

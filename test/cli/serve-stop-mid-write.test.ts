@@ -15,15 +15,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { procState, until } from '../helpers/process-wait.ts'
 import { startServe } from '../helpers/start-serve.ts'
-
-const SMS_TOOL = {
-  type: 'function',
-  function: {
-    name: 'send_sms',
-    description: 'Send an SMS text message to a phone number',
-    parameters: { type: 'object', properties: { to: { type: 'string' } } },
-  },
-}
+import { SMS_FUNCTION_TOOL as SMS_TOOL } from '../helpers/sample-tools.ts'
 
 const TOOLS = JSON.stringify([SMS_TOOL])
 

@@ -119,3 +119,13 @@ export const SAMPLE_EXAMPLES = [
   { instruction: 'holler at my bandmates', tools: ['sms.send_sms'] },
   { instruction: 'shoot Ann a note with the numbers', tools: ['mail.send_email'] },
 ]
+
+/** One tool in OpenAI's function format (what `toolsel index` and a library PUT take), for the CLI's tests. */
+export const SMS_FUNCTION_TOOL = {
+  type: 'function',
+  function: {
+    name: 'send_sms',
+    description: 'Send an SMS text message to a phone number',
+    parameters: { type: 'object', properties: { to: { type: 'string' } } },
+  },
+}
