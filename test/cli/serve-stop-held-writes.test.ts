@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { alive, until } from '../helpers/process-wait.ts'
 import { copySavedDemo, ROOT, startServe, workerPids } from '../helpers/start-serve.ts'
 import { SMS_FUNCTION_TOOL as SMS_TOOL } from '../helpers/sample-tools.ts'
@@ -46,10 +46,13 @@ const REPLACED = [SMS_TOOL, { ...SMS_TOOL, function: { ...SMS_TOOL.function, nam
 /** Preloaded into a child: its stdout and stderr write asynchronously, as pipes do on macOS. */
 const ASYNC_STDIO = pathToFileURL(join(ROOT, 'test', 'helpers', 'async-stdio.mjs')).href
 
+// The tests run side by side (`concurrent` below): each mostly waits on its own serve children
+// (a grace, the second wait, a restart), in a directory of its own. So what they leave is
+// removed after the last of them, not after each: a child a failed test left running (its hold
+// file removed with its directory first).
 const works: string[] = []
 const children: ChildProcess[] = []
-afterEach(async () => {
-  // A child a failed test left running (its hold file removed with its directory first).
+afterAll(async () => {
   for (const dir of works.splice(0)) await rm(dir, { recursive: true, force: true })
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -159,7 +162,9 @@ async function stopHeldWorkers(name: Parameters<typeof heldUpload>[0], graceMs?:
 const staged = async (dir: string, prefix: string) =>
   (await readdir(dir)).filter((entry) => entry.startsWith(prefix))
 
-describe.skipIf(process.platform !== 'linux')('toolsel serve stopped with a write held', () => {
+const onLinux = describe.skipIf(process.platform !== 'linux')
+
+onLinux('toolsel serve stopped with a write held', { concurrent: true }, () => {
   it('past the grace period: a write held mid-way is abandoned, its staged directory removed, then "Stopped" (writesUnfinished 1), exit 0; the old library is served after a restart', async () => {
     const { serve, indexDir, hold, saved, answer } = await heldUpload(
       'TOOLSEL_TEST_HOLD_IN_INDEX_WRITE_FILE',
