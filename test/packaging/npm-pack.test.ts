@@ -102,7 +102,11 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true })
 })
 
-describe('the npm package, installed from its tarball', () => {
+// The tests run side by side (each mostly waits on its children: a server, the CLI, tsc): none
+// writes what another reads. The second moves app/node_modules/undici away for a moment; only
+// its own client (the `ca` option) loads undici: the CLI and tsc (its .d.ts only names it in a
+// comment) do not.
+describe('the npm package, installed from its tarball', { concurrent: true }, () => {
   it('ships the build (JavaScript and declarations) and the CLI, not the sources or tests', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball])
     const files = stdout.split('\n').filter(Boolean)
