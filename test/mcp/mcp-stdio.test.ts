@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, dataOf, errorOf } from './fixtures/toolsel-harness.ts'
 import { copySavedDemo } from '../helpers/start-serve.ts'
 import { MAX_STDIO_LINE_BYTES } from '../../src/mcp/stdio-line-gate.ts'
@@ -29,6 +29,8 @@ interface Spawned {
 }
 
 const open: Client[] = []
+/** The piped runs' config files so far (each its own). */
+let configs = 0
 
 const INITIALIZE = {
   jsonrpc: '2.0',
@@ -82,7 +84,9 @@ async function pipeToolsel(
   lines: string[] | Buffer,
   graceMs = PIPE_GRACE_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const config = join(INDEX_DIR, `grace-${graceMs}.json`)
+  // A file of its own: the tests run side by side, and a file another run rewrites may be read
+  // empty.
+  const config = join(INDEX_DIR, `grace-${graceMs}-${(configs += 1)}.json`)
   writeFileSync(config, JSON.stringify({ server: { shutdownGraceMs: graceMs } }))
   const child = spawnPiped(logLevel, '--config', config)
   let stdout = ''
@@ -134,11 +138,13 @@ async function searchUntil(client: Client, query: string, done: (hits: Hits) => 
   }
 }
 
-afterEach(async () => {
+// The tests run side by side (each mostly waits on its own `toolsel mcp --stdio`, which only
+// reads INDEX_DIR): the clients are closed after the last of them.
+afterAll(async () => {
   for (const client of open.splice(0)) await client.close()
 })
 
-describe('toolsel mcp --stdio', () => {
+describe('toolsel mcp --stdio', { concurrent: true }, () => {
   it(
     'serves search_tools, get_tool_schemas and select_tools; logs go to stderr only',
     async () => {
