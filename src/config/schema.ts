@@ -257,11 +257,40 @@ const ServerSchema = z
   })
   .strict()
 
+/** The longest API key a request's `Authorization: Bearer <key>` header is read with. */
+export const MAX_API_KEY_CHARS = 1024
+
+/**
+ * A character a key may not hold: anything but visible ASCII. Whitespace ends the header's key,
+ * Node's HTTP parser refuses control characters, a header's bytes are read as Latin-1 (so nothing
+ * past U+00FF reads back), and a Latin-1 letter matches only from clients that send Latin-1
+ * bytes (the TS and Python clients), not from curl in a UTF-8 terminal. RFC 6750's token is ASCII.
+ */
+const UNSENDABLE_KEY_CHARACTER = /[^\x21-\x7e]/
+
+const SHORT_KEY = 'API keys are 16 characters or more'
+const LONG_KEY = `API keys are at most ${MAX_API_KEY_CHARS.toLocaleString('en-US')} characters (the longest an Authorization header is read with)`
+const UNSENDABLE_KEY =
+  'API keys are visible ASCII characters only, no space, line break or other control character, no letter beyond ASCII: an Authorization header carries no other, so requests would be refused (a key read from a file with its line break?)'
+
+/**
+ * An API key: 16 to {@link MAX_API_KEY_CHARS} characters a Bearer header carries. A key no
+ * request can present (a trailing line break from a secrets file, a space) is a config error at
+ * start, not a server on which every request is a 401. The messages never quote the key.
+ */
+function apiKeySchema() {
+  return z
+    .string()
+    .min(16, SHORT_KEY)
+    .max(MAX_API_KEY_CHARS, LONG_KEY)
+    .refine((key) => !UNSENDABLE_KEY_CHARACTER.test(key), UNSENDABLE_KEY)
+}
+
 /** A read key: queries only, optionally limited to some libraries or MCP servers and tags. */
 const ReadKeySchema = z
   .object({
     /** The secret, 16 characters or more. Sent as `Authorization: Bearer <key>`. */
-    key: z.string().min(16, 'API keys are 16 characters or more'),
+    key: apiKeySchema(),
     /** Shown in logs instead of the key. Default `read-<n>`. */
     name: z.string().min(1).optional(),
     /** Libraries the key may use; empty = all. */
@@ -281,10 +310,7 @@ const AuthSchema = z
      * authentication, and the server only listens on a loopback address unless
      * `insecureNoAuth`. Default empty.
      */
-    adminKey: z
-      .string()
-      .refine((key) => key === '' || key.length >= 16, 'API keys are 16 characters or more')
-      .default(''),
+    adminKey: z.union([z.literal(''), apiKeySchema()]).default(''),
     /**
      * Read keys: queries (select, search, schemas, MCP) but no writes. A plain string is a key
      * for every library; an object can limit it (`{key, name?, libraries?, servers?, tags?}`).

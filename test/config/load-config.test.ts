@@ -6,6 +6,7 @@ import { STAGE_IDS } from '../../src/component-id.ts'
 import { PLANNERS, SELECTORS } from '../../src/components.ts'
 import { resolveComponentPath } from '../../src/config/config-file-paths.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
+import { bearerKey } from '../../src/server/auth/api-keys.ts'
 import { readLearnedModelSync } from '../../src/learn/learned-model.ts'
 import { defaultConfig, MAX_FALLBACK_ENTRIES } from '../../src/config/schema.ts'
 
@@ -201,6 +202,54 @@ describe('loadConfig', () => {
       code: 'INVALID_CONFIG',
       message: expect.stringContaining('"auth.readKeys.0.key"'),
     })
+  })
+
+  it('refuses an API key no Authorization header can carry, never quoting it', async () => {
+    // Before, each loaded and the server then answered every request 401: a key read from a
+    // secrets file with its line break, one with a space, one past U+00FF or over 1,024
+    // characters (bearerKey reads at most that many) could never be presented.
+    const unsendable = 'API keys are visible ASCII characters only'
+    const cases: Array<[Record<string, string>, string, string]> = [
+      [{ TOOLSEL_ADMIN_KEY: 'admin-key-from-a-file\n' }, 'auth.adminKey', unsendable],
+      [{ TOOLSEL_ADMIN_KEY: 'admin key with spaces' }, 'auth.adminKey', unsendable],
+      [
+        { TOOLSEL_READ_KEYS: 'read-key-long-enough-1,read-key-caf\u00e9-long-enough' },
+        'auth.readKeys.1',
+        unsendable,
+      ],
+      [
+        { TOOLSEL_ADMIN_KEY: 'k'.repeat(1025) },
+        'auth.adminKey',
+        'API keys are at most 1,024 characters',
+      ],
+    ]
+    for (const [env, path, message] of cases) {
+      const error = await loadConfig({ env }).then(
+        () => undefined,
+        (thrown: unknown) => thrown as { code: string; message: string },
+      )
+      expect(error?.code).toBe('INVALID_CONFIG')
+      expect(error?.message).toContain(`"${path}"`)
+      expect(error?.message).toContain(message)
+      expect(error?.message).not.toContain('from-a-file')
+      expect(error?.message).not.toContain('kkkkkkkk')
+    }
+    const file = await configFile({
+      auth: { readKeys: [{ key: 'read\tkey-long-enough', tags: ['a'] }] },
+    })
+    await expect(loadConfig({ file })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('"auth.readKeys.0.key"'),
+    })
+    // What a header does carry still loads: 1,024 visible ASCII characters (bearerKey reads them).
+    const longest = 'k'.repeat(1024)
+    const config = await loadConfig({
+      env: { TOOLSEL_ADMIN_KEY: longest, TOOLSEL_READ_KEYS: 'read-key_~!#$%&*+./:=?@^|0123' },
+    })
+    expect(config.auth.adminKey).toBe(longest)
+    expect(bearerKey(`Bearer ${longest}`)).toBe(longest)
+    expect(bearerKey(`Bearer ${longest}k`)).toBeUndefined()
+    expect(config.auth.readKeys[0].key).toBe('read-key_~!#$%&*+./:=?@^|0123')
   })
 
   it('refuses a model base URL fetch cannot request (user info, no http scheme), not quoting it', async () => {

@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { AuthConfig } from '../../config/schema.ts'
+import { MAX_API_KEY_CHARS, type AuthConfig } from '../../config/schema.ts'
 import { ToolselError } from '../../errors.ts'
 
 /** Who is calling. `open`: authentication is off (no key configured). */
@@ -88,10 +88,12 @@ export class ApiKeys {
   }
 }
 
+const BEARER_HEADER = new RegExp(`^Bearer[ \\t]+(\\S{1,${MAX_API_KEY_CHARS}})[ \\t]*$`, 'i')
+
 /** The key of an `Authorization: Bearer <key>` header, else undefined. */
 export function bearerKey(header: string | undefined): string | undefined {
   if (!header) return undefined
-  const match = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(header)
+  const match = BEARER_HEADER.exec(header)
   return match?.[1]
 }
 
