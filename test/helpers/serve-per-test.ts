@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { afterEach } from 'vitest'
+import { afterAll, afterEach } from 'vitest'
 import { ROOT, startServe, type RunningServe, type StartServeOptions } from './start-serve.ts'
 
 const run = promisify(execFile)
@@ -40,6 +40,33 @@ export function servePerTest(prefix: string): ServePerTest {
       await server?.stop()
       server = undefined
       server = await startServe(args, options)
+      return server
+    },
+  }
+}
+
+/**
+ * `servePerTest` for tests that run side by side (`concurrent`), each with one work directory
+ * and one server of its own: `serve` starts another server (no restart), and every server is
+ * stopped and every directory removed after the file's last test (`afterAll`): an `afterEach`
+ * would end those of the tests still running.
+ */
+export function servesSideBySide(prefix: string): ServePerTest {
+  const servers: RunningServe[] = []
+  const works: string[] = []
+  afterAll(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.stop()))
+    await Promise.all(works.splice(0).map((work) => rm(work, { recursive: true, force: true })))
+  })
+  return {
+    async workDir() {
+      const work = await mkdtemp(join(tmpdir(), prefix))
+      works.push(work)
+      return work
+    },
+    async serve(args = [], options = {}) {
+      const server = await startServe(args, options)
+      servers.push(server)
       return server
     },
   }
