@@ -14,7 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { alive, until } from '../helpers/process-wait.ts'
 import { copySavedDemo, ROOT, startServe, type RunningServe } from '../helpers/start-serve.ts'
 
@@ -37,16 +37,15 @@ interface NpmServe {
   indexDir: string
 }
 
-let started: NpmServe | undefined
+/** What the npm tests started (they run side by side: ended after the last of them). */
+const npmServes: NpmServe[] = []
+/** Servers started with nohup by a shell that exited, and their index directories. */
+const orphans: Array<{ pid: number; indexDir: string }> = []
 let running: RunningServe | undefined
 let socket: Socket | undefined
-/** A server started with nohup by a shell that exited, and its index directory. */
-let orphan: { pid: number; indexDir: string } | undefined
 
-afterEach(async () => {
-  socket?.destroy()
-  socket = undefined
-  if (started) {
+afterAll(async () => {
+  for (const started of npmServes.splice(0)) {
     // npm, the shell if any and the server: one process group (detached), ended together.
     if (alive(started.serverPid) || alive(started.npm.pid!)) {
       try {
@@ -56,13 +55,16 @@ afterEach(async () => {
       }
     }
     await rm(started.indexDir, { recursive: true, force: true })
-    started = undefined
   }
-  if (orphan) {
+  for (const orphan of orphans.splice(0)) {
     if (alive(orphan.pid)) process.kill(orphan.pid, 'SIGKILL')
     await rm(orphan.indexDir, { recursive: true, force: true })
-    orphan = undefined
   }
+})
+
+afterEach(async () => {
+  socket?.destroy()
+  socket = undefined
   await running?.stop()
   running = undefined
 })
@@ -114,19 +116,17 @@ async function npmServe(npmArgs: (serve: string[]) => string[]): Promise<NpmServ
   let logs = ''
   npm.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
   npm.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()))
+  const started: NpmServe = { npm, url: '', logs: () => logs, serverPid: 0, indexDir }
+  npmServes.push(started)
   await until('Ready:', () => /Ready:/.test(logs) || npm.exitCode !== null, 90_000)
   expect(logs).toMatch(/Ready:/)
   expect(logs, 'the saved demo loaded as saved').not.toMatch(/Library "demo": /)
   const port = /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1]
   const server = group(npm.pid!).find(({ args }) => /^node bin\/toolsel\.mjs serve /.test(args))
   expect(server).toBeDefined()
-  return {
-    npm,
-    url: `http://127.0.0.1:${port}`,
-    logs: () => logs,
-    serverPid: server!.pid,
-    indexDir,
-  }
+  started.url = `http://127.0.0.1:${port}`
+  started.serverPid = server!.pid
+  return started
 }
 
 /** `npm start -- …`: README's quick start. */
@@ -157,7 +157,10 @@ async function stopsCleanly(
   expect(await refused(url)).toBe(true)
 }
 
-describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 120_000 }, () => {
+// The tests run side by side: each mostly waits on its own npm, shell and server.
+const npmSignals = { timeout: 120_000, concurrent: true }
+
+describe.skipIf(!npmFound || !linux)('npm start, npx and signals', npmSignals, () => {
   it('the start script needs no POSIX shell (cmd.exe runs it too): no `exec`', async () => {
     const { scripts } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>
@@ -166,28 +169,28 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
   })
 
   it('SIGTERM to npm stops the server cleanly: log lines, process gone, port free', async () => {
-    started = await npmStart()
+    const started = await npmStart()
     expect((await fetch(`${started.url}/healthz`)).status).toBe(200)
-    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('start'))
+    await stopsCleanly(started, () => started.npm.kill('SIGTERM'), closing('start'))
   })
 
   it("Ctrl-C (SIGINT to npm's process group) stops it cleanly", async () => {
-    started = await npmStart()
+    const started = await npmStart()
     await stopsCleanly(
       started,
-      () => process.kill(-started!.npm.pid!, 'SIGINT'),
+      () => process.kill(-started.npm.pid!, 'SIGINT'),
       /SIGINT received: closing/,
     )
   })
 
   it('npx (npm exec: the command in `sh -c`): SIGTERM to npm stops the server', async () => {
     // What `npx toolsel serve` runs, without linking this checkout into npm's npx cache.
-    started = await npmServe((serve) => [
+    const started = await npmServe((serve) => [
       'exec',
       '--call',
       ['node', 'bin/toolsel.mjs', 'serve', ...serve].join(' '),
     ])
-    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('npx'))
+    await stopsCleanly(started, () => started.npm.kill('SIGTERM'), closing('npx'))
   })
 
   // npm killed outright (SIGKILL, the OOM killer) passes nothing on: its shell, re-parented,
@@ -205,11 +208,11 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     ],
   ] as const) {
     it(`SIGKILL to npm (${how}): the server sees npm gone and stops cleanly`, async () => {
-      started = await npmServe(npmArgs)
+      const started = await npmServe(npmArgs)
       const npmPid = started.npm.pid!
       await stopsCleanly(
         started,
-        () => started!.npm.kill('SIGKILL'),
+        () => started.npm.kill('SIGKILL'),
         new RegExp(`Launcher exited \\(process ${npmPid}, npm's "${event}"\\): closing`),
       )
     })
@@ -218,19 +221,21 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
   it('a script that runs npm again (npm start inside npm exec): SIGTERM to the outer npm stops it', async () => {
     // The outer npm's shell exits of the SIGTERM; the inner npm, re-parented, and its shell would
     // wait on the server for ever.
-    started = await npmServe((serve) => [
+    const started = await npmServe((serve) => [
       'exec',
       '--call',
       ['npm', 'start', '--', ...serve].join(' '),
     ])
-    await stopsCleanly(started, () => started!.npm.kill('SIGTERM'), closing('start'))
+    await stopsCleanly(started, () => started.npm.kill('SIGTERM'), closing('start'))
   })
 
   /**
    * `nohup node bin/toolsel.mjs serve … &` from a shell that exits once the server is ready (the
    * server is re-parented then), with `env`.
    */
-  async function backgrounded(env: NodeJS.ProcessEnv): Promise<{ port: string; log: string }> {
+  async function backgrounded(
+    env: NodeJS.ProcessEnv,
+  ): Promise<{ port: string; log: string; pid: number }> {
     const indexDir = await mkdtemp(join(tmpdir(), 'toolsel-nohup-'))
     await copySavedDemo(indexDir)
     const log = join(indexDir, 'serve.log')
@@ -250,10 +255,11 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     let out = ''
     shell.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
     await until('the shell to exit', () => shell.exitCode !== null, 90_000)
-    orphan = { pid: Number(out.trim()), indexDir }
+    const pid = Number(out.trim())
+    orphans.push({ pid, indexDir })
     const logs = await readFile(log, 'utf8')
     expect(logs).toMatch(/Ready:/)
-    return { port: /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1], log }
+    return { port: /Listening on http:\/\/[^:]+:(\d+)/.exec(logs)![1], log, pid }
   }
 
   const npmTest = { npm_lifecycle_event: 'test', npm_lifecycle_script: 'vitest run' }
@@ -262,24 +268,24 @@ describe.skipIf(!npmFound || !linux)('npm start, npx and signals', { timeout: 12
     ["by a program under `npm test` (npm's variables inherited)", npmTest],
   ] as const) {
     it(`\`nohup toolsel serve &\` ${started}: the shell exits, it keeps serving`, async () => {
-      const { port, log } = await backgrounded({ ...withoutNpm(), ...env })
+      const { port, log, pid } = await backgrounded({ ...withoutNpm(), ...env })
       // Its shell has gone: it was re-parented. Four of the launcher polls later it still serves.
       await new Promise((resolve) => setTimeout(resolve, 4 * LAUNCHER_POLL_MS + 100))
-      expect(alive(orphan!.pid)).toBe(true)
+      expect(alive(pid)).toBe(true)
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
-      process.kill(orphan!.pid, 'SIGTERM')
-      await until('the server to exit', () => !alive(orphan!.pid))
+      process.kill(pid, 'SIGTERM')
+      await until('the server to exit', () => !alive(pid))
       expect(await readFile(log, 'utf8')).toContain('SIGTERM received: closing')
     })
   }
 
   it('run by an npm script that runs toolsel (`toolsel serve &`): stops when that shell exits', async () => {
-    const { port, log } = await backgrounded({
+    const { port, log, pid } = await backgrounded({
       ...withoutNpm(),
       npm_lifecycle_event: 'serve:bg',
       npm_lifecycle_script: 'toolsel serve &',
     })
-    await until('the server to exit', () => !alive(orphan!.pid))
+    await until('the server to exit', () => !alive(pid))
     expect(await readFile(log, 'utf8')).toMatch(
       /Launcher exited \(process \d+, npm's "serve:bg"\): closing[^]*Stopped/,
     )
