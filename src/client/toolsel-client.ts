@@ -163,6 +163,16 @@ export class ToolselClient {
         `ToolselClient: maxResponseBytes must be a positive whole number of bytes, got ${limit}`,
       )
     }
+    // fetch drops a header's surrounding spaces and line breaks (a key read from a file ends in
+    // one); any other character past visible ASCII fails each call, quoting the header.
+    if (
+      options.apiKey !== undefined &&
+      /[^\x21-\x7e]/.test(options.apiKey.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ''))
+    ) {
+      throw new TypeError(
+        "ToolselClient: apiKey holds a character an Authorization header can't carry (a space, a line break, a letter beyond ASCII): API keys are visible ASCII (the key is not shown)",
+      )
+    }
     if (options.ca !== undefined) checkCa(options)
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.#options = options

@@ -330,11 +330,27 @@ describe('ToolselClient failures before an answer', () => {
       seen = new Headers(init?.headers).get('authorization') ?? undefined
       return new Response('', { status: 200 })
     }
-    await new ToolselClient({
-      baseUrl: 'http://toolsel.test',
-      apiKey: 'k-123',
-      fetch: fake,
-    }).health()
-    expect(seen).toBe('Bearer k-123')
+    // A key read from a file, its line break last: fetch drops it. One it can't send is refused
+    // at construction, unquoted (before, each call was NETWORK "… \"Bearer <key>\" is an invalid
+    // header value …; is toolsel serving at …?").
+    for (const [apiKey, sent] of [
+      ['k-123', 'Bearer k-123'],
+      ['k-456\n', 'Bearer k-456'],
+    ]) {
+      await new ToolselClient({ baseUrl: 'http://toolsel.test', apiKey, fetch: fake }).health()
+      expect(seen).toBe(sent)
+    }
+    for (const apiKey of ['secret key', 'secret\nkey', 'secret-caf\u00e9', 'secret-\u2026']) {
+      const refused = (() => {
+        try {
+          new ToolselClient({ baseUrl: 'http://toolsel.test', apiKey, fetch: fake })
+        } catch (error) {
+          return error as Error
+        }
+      })()
+      expect(refused).toBeInstanceOf(TypeError)
+      expect(refused?.message).toContain('API keys are visible ASCII')
+      expect(refused?.message).not.toContain('secret')
+    }
   })
 })

@@ -403,6 +403,18 @@ class Configuration(unittest.TestCase):
         with self.assertRaises(ValueError):
             ToolselClient("http://localhost:8080", timeout=0)
 
+    def test_api_key_as_a_header_carries_it(self) -> None:
+        # A key read from a file ends in a line break: dropped, as fetch drops it. Before, every
+        # call raised http.client's "Invalid header value b'Bearer <the key>\\n'", the key in it.
+        self.assertEqual(ToolselClient(api_key="key-from-a-file-0123\n").api_key, "key-from-a-file-0123")
+        for key in ("secret key-0123456789", "secret\nkey-0123456789", "secret-caf\u00e9-0123456789"):
+            with self.assertRaises(ValueError) as raised:
+                ToolselClient(api_key=key)
+            self.assertIn("visible ASCII", str(raised.exception))
+            self.assertNotIn("secret", str(raised.exception))
+            with self.assertRaises(ValueError):
+                AsyncToolselClient(api_key=key)
+
 
 class _Answer(http.server.BaseHTTPRequestHandler):
     """A server that is not toolsel: a proxy's HTML error page, or 200 with a body not JSON."""

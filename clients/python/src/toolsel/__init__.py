@@ -809,7 +809,7 @@ def _configure(
     if not (isinstance(pool_size, int) and pool_size >= 0):
         raise ValueError(f"{who}: pool_size must be an int >= 0, got {pool_size!r}")
     client.base_url = url.rstrip("/")
-    client.api_key = api_key if api_key is not None else os.environ.get("TOOLSEL_API_KEY") or None
+    client.api_key = _api_key(api_key if api_key is not None else os.environ.get("TOOLSEL_API_KEY"), who)
     client.timeout = timeout
     client.headers = dict(headers or {})
     client.pool_size = pool_size
@@ -818,6 +818,21 @@ def _configure(
     # CA path fails here, not at the first https:// URL), but only https:// connections use it.
     context = _ssl_context(verify, who) if client._target.https or verify is not True else None
     client._ssl = context if client._target.https else None
+
+
+def _api_key(key: Optional[str], who: str) -> Optional[str]:
+    """``key`` as sent: surrounding spaces and line breaks dropped (as fetch drops them from a
+    header, and a key read from a file ends in one); a key with any other character outside
+    visible ASCII is refused here, not quoted in http.client's ``Invalid header value`` error."""
+    if key is None:
+        return None
+    key = key.strip(" \t\r\n")
+    if any(not "!" <= character <= "~" for character in key):
+        raise ValueError(
+            f"{who}: api_key holds a character an Authorization header can't carry (a space, a line"
+            " break, a letter beyond ASCII): API keys are visible ASCII (the key is not shown)"
+        )
+    return key or None
 
 
 def _ssl_context(verify: Verify, who: str) -> ssl.SSLContext:
