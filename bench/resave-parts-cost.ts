@@ -32,6 +32,7 @@ const { bm25Settings } = await import('../src/store/kinds/bm25-kind.ts')
 const { readBm25File, writeBm25File } = await import('../src/store/kinds/bm25-file.ts')
 const { indexFileBound } = await import('../src/store/index-file-read.ts')
 const { buildIdTable, isIdTableSteps } = await import('../src/library/id-table.ts')
+type BuiltIdTable = import('../src/library/id-table.ts').BuiltIdTable
 const { PackedIds } = await import('../src/library/packed-ids.ts')
 const { runSteps } = await import('../src/time-slicer.ts')
 type Tool = import('../src/library/tool.ts').Tool
@@ -53,7 +54,7 @@ try {
     return ms
   }
   const ids = tools.map((tool) => tool.id)
-  const table = buildIdTable(ids) as Int32Array
+  const { slots: table, seed } = buildIdTable(ids) as BuiltIdTable
   const json = Buffer.from(JSON.stringify(ids))
   const packed = PackedIds.of(json, ids.length)!
   const timed = (work: () => unknown) => {
@@ -74,10 +75,10 @@ try {
     rows[names[1]].push(await syncPart(built))
     rows[names[2]].push(
       timed(() => {
-        if (!runSteps(isIdTableSteps(packed, table))) throw new Error('table refused')
+        if (!runSteps(isIdTableSteps(packed, table, seed))) throw new Error('table refused')
       }),
     )
-    rows[names[3]].push(timed(() => runSteps(isIdTableSteps(ids, table))))
+    rows[names[3]].push(timed(() => runSteps(isIdTableSteps(ids, table, seed))))
     rows[names[4]].push(timed(() => PackedIds.of(json, ids.length)))
   }
   console.log(

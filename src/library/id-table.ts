@@ -6,6 +6,7 @@
  * tool; a load checks a saved one (`isIdTableSteps`) so that it neither misses nor is saved again.
  * @module
  */
+import { createHash } from 'node:crypto'
 import type { Steps } from '../time-slicer.ts'
 
 /**
@@ -21,8 +22,11 @@ export interface IdList {
    * without making the two strings (BM25 breaks every tie of scores by id).
    */
   after?(a: number, b: number): boolean
-  /** `idHash` of every id by position, when the list can make them without the strings (`isIdTableSteps`). */
-  hashesSteps?(): Steps<Uint32Array>
+  /**
+   * `tableHash` under `seed` of every id by position, when the list can make them without the
+   * strings (`isIdTableSteps`).
+   */
+  hashesSteps?(seed: number | undefined): Steps<Uint32Array>
 }
 
 /** The ids of `list` as an array (the list itself when it is one). */
@@ -55,22 +59,125 @@ export function idTableSize(count: number): number {
 }
 
 /**
- * The table of `ids` (slot → position, -1 empty). Returns the position of the first repeated id
- * instead when two positions share an id.
+ * fmix32, MurmurHash3's finaliser: a bijection of 32 bits whose every output bit depends on every
+ * input bit, so that the table's masked low bits do not depend on the low bits of the FNV-1a state
+ * alone (those depend only on the low bits of the basis and of each code unit: ids that differ
+ * above them share a slot, offline and for every basis).
  */
-export function buildIdTable(ids: readonly string[]): Int32Array | { duplicate: number } {
-  const table = new Int32Array(idTableSize(ids.length)).fill(-1)
+export function fmix32(hash: number): number {
+  hash ^= hash >>> 16
+  hash = Math.imul(hash, 0x85ebca6b)
+  hash ^= hash >>> 13
+  hash = Math.imul(hash, 0xc2b2ae35)
+  hash ^= hash >>> 16
+  return hash >>> 0
+}
+
+/**
+ * The id table's hash of `id` under the table's `seed` (round 55): FNV-1a over the UTF-16 code
+ * units from the basis XOR `seed`, finalised by `fmix32`. A table's seed is drawn from its ids
+ * when it is built (`buildIdTable`, `idTableSeeds`) and saved with it (`tools.idx`'s `tableSeed`), so ids made offline
+ * to share a slot (the unkeyed hash's slots are easy to compute: a cluster of N such ids made the
+ * build and the load's check quadratic and each lookup of one walk N slots) share one only by
+ * chance. `seed` undefined: `idHash`, the unkeyed hash of tables saved before round 55 (read as
+ * they are; a save builds a keyed one). Not the hash of models/ (`idHash`, unchanged).
+ */
+export function tableHash(id: string, seed: number | undefined): number {
+  if (seed === undefined) return idHash(id)
+  let hash = (FNV_OFFSET ^ seed) >>> 0
+  for (let at = 0; at < id.length; at += 1) {
+    hash ^= id.charCodeAt(at)
+    hash = Math.imul(hash, FNV_PRIME)
+  }
+  return fmix32(hash)
+}
+
+/**
+ * The seeds `buildIdTable` tries for `ids`, in order: 32-bit words of the sha256 of the ids (each
+ * followed by a NUL). Drawn from the ids, not at random, so that a library's saved index stays the
+ * same bytes at every save; an attacker who knows the ids knows the seed, but a changed id
+ * changes it: ids that share slots under their own seed are found only by chance, as at random.
+ */
+export function idTableSeeds(ids: readonly string[]): number[] {
+  const hash = createHash('sha256')
+  // In joined pieces of up to 4,096 ids: one update per id costs more.
+  for (let from = 0; from < ids.length; from += 4096)
+    hash.update(ids.slice(from, from + 4096).join('\0') + '\0', 'utf8')
+  const digest = hash.digest()
+  return Array.from({ length: MAX_SEEDS }, (_, at) => digest.readUInt32LE(4 * at))
+}
+
+/** A table of `buildIdTable`: the slots (slot → position, -1 empty) and the seed of their hash. */
+export interface BuiltIdTable {
+  slots: Int32Array
+  /** `tableHash`'s seed; undefined: the unkeyed hash of a table saved before round 55. */
+  seed: number | undefined
+}
+
+/**
+ * The longest probe path `buildIdTable` accepts from a seed before it draws another: at a load
+ * factor of at most 0.5 and a random hash, a path this long is all but impossible at a million
+ * ids (the longest measured: ~20), so one means ids that collide under this seed.
+ */
+export const MAX_ID_TABLE_PROBE = 64
+
+/** Seeds `buildIdTable` tries at most; the last one's table is kept, however long its paths. */
+const MAX_SEEDS = 4
+
+/**
+ * The table of `ids` under the first of `seeds` (`idTableSeeds`; tests give their own) whose
+ * probe paths all stay within MAX_ID_TABLE_PROBE, so that the build costs O(ids ×
+ * MAX_ID_TABLE_PROBE) per seed; the last seed's table is kept whatever its paths. Returns the
+ * position of the first repeated id instead when two positions share an id.
+ */
+export function buildIdTable(
+  ids: readonly string[],
+  seeds: readonly number[] = idTableSeeds(ids),
+): BuiltIdTable | { duplicate: number } {
+  const slots = new Int32Array(idTableSize(ids.length))
+  for (let tried = 0; ; tried += 1) {
+    const built = fillIdTable(ids, slots, seeds[tried], tried < seeds.length - 1)
+    if (built !== 'too long') return built
+  }
+}
+
+/** `buildIdTable` with one seed; 'too long' when `bounded` and a probe path passes the bound. */
+function fillIdTable(
+  ids: readonly string[],
+  table: Int32Array,
+  seed: number,
+  bounded: boolean,
+): BuiltIdTable | { duplicate: number } | 'too long' {
+  table.fill(-1)
   const mask = table.length - 1
+  const limit = bounded ? MAX_ID_TABLE_PROBE : table.length
   for (let position = 0; position < ids.length; position += 1) {
     const id = ids[position]
-    let slot = idHash(id) & mask
-    while (table[slot] !== -1) {
+    let slot = tableHash(id, seed) & mask
+    for (let probe = 0; table[slot] !== -1; probe += 1) {
       if (ids[table[slot]] === id) return { duplicate: position }
+      if (probe >= limit) return 'too long'
       slot = (slot + 1) & mask
     }
     table[slot] = position
   }
-  return table
+  return { slots: table, seed }
+}
+
+/**
+ * The longest probe path of `table` over `ids` (slots a lookup of the worst-placed id walks past
+ * before its own): what hash flooding lengthens (tests, bench/id-table-flood.ts).
+ */
+export function longestIdProbe(ids: IdList, table: BuiltIdTable): number {
+  const { slots, seed } = table
+  const mask = slots.length - 1
+  let longest = 0
+  for (let slot = 0; slot < slots.length; slot += 1) {
+    if (slots[slot] === -1) continue
+    const distance = (slot - (tableHash(ids.at(slots[slot])!, seed) & mask)) & mask
+    if (distance > longest) longest = distance
+  }
+  return longest
 }
 
 /** Table slots checked between two yields of `isIdTableSteps` (each a hash of an id at most). */
@@ -85,11 +192,15 @@ const STEP_ITEMS = 8192
  * id miss, and a re-save writes the loaded table again (round 54) instead of building one.
  * O(slots + total probe distance), ids hashed without decoding them (`IdList.hashesSteps`).
  */
-export function* isIdTableSteps(ids: IdList, table: Int32Array): Steps<boolean> {
+export function* isIdTableSteps(
+  ids: IdList,
+  table: Int32Array,
+  seed: number | undefined,
+): Steps<boolean> {
   // An empty slot ends every lookup's probe path (buildIdTable leaves half the slots empty).
   const empty = table.indexOf(-1)
   if (empty === -1) return false
-  const hashes = ids.hashesSteps ? yield* ids.hashesSteps() : yield* idHashesSteps(ids)
+  const hashes = ids.hashesSteps ? yield* ids.hashesSteps(seed) : yield* tableHashesSteps(ids, seed)
   const walk: TableWalk = {
     ids,
     table,
@@ -146,14 +257,14 @@ function walkTable(walk: TableWalk, from: number, to: number): boolean {
   return true
 }
 
-/** `idHash` of every id of `ids` by position. */
-function* idHashesSteps(ids: IdList): Steps<Uint32Array> {
+/** `tableHash` under `seed` of every id of `ids` by position. */
+function* tableHashesSteps(ids: IdList, seed: number | undefined): Steps<Uint32Array> {
   const hashes = new Uint32Array(ids.length)
   for (let from = 0; from < ids.length; from += STEP_ITEMS) {
     if (from > 0) yield
     const to = Math.min(ids.length, from + STEP_ITEMS)
     for (let position = from; position < to; position += 1)
-      hashes[position] = idHash(ids.at(position)!)
+      hashes[position] = tableHash(ids.at(position)!, seed)
   }
   return hashes
 }
@@ -163,21 +274,26 @@ export class IdTable {
   readonly #ids: IdList
   readonly #table: Int32Array
   readonly #mask: number
+  readonly #seed: number | undefined
 
-  /** `table.length` must be a power of two (the index reader checks it). */
-  constructor(ids: IdList, table: Int32Array) {
+  /** `table.slots.length` must be a power of two (the index reader checks it). */
+  constructor(ids: IdList, table: BuiltIdTable) {
     this.#ids = ids
-    this.#table = table
-    this.#mask = table.length - 1
+    this.#table = table.slots
+    this.#seed = table.seed
+    this.#mask = table.slots.length - 1
   }
 
-  /** The slots (slot → position, -1 empty): what `tools.idx` saves of them (`ToolLibrary.checkedToolsFile`). */
-  get slots(): Int32Array {
-    return this.#table
+  /**
+   * The slots (slot → position, -1 empty) and their hash's seed: what `tools.idx` saves of them
+   * (`ToolLibrary.checkedToolsFile`).
+   */
+  get built(): BuiltIdTable {
+    return { slots: this.#table, seed: this.#seed }
   }
 
   get(id: string): number | undefined {
-    let slot = idHash(id) & this.#mask
+    let slot = tableHash(id, this.#seed) & this.#mask
     // At most every slot once: a damaged table without an empty slot ends the search too.
     for (let probes = 0; probes < this.#table.length; probes += 1) {
       const position = this.#table[slot]

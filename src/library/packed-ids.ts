@@ -5,7 +5,7 @@
  * heap that every garbage collection walks); a request needs the ids of its few dozen hits.
  * @module
  */
-import { idHash, type IdList } from './id-table.ts'
+import { fmix32, tableHash, type IdList } from './id-table.ts'
 import { runSteps, type Steps } from '../time-slicer.ts'
 
 const QUOTE = 0x22
@@ -18,21 +18,25 @@ const STEP_ITEMS = 4096
 /** Decoded ids a PackedIds keeps at most (a power of two; about 5 MiB of strings at most). */
 const MAX_DECODED_SLOTS = 65_536
 
-/** `idHash` of the ids at positions from … to-1 (bytes `bounds`, `escaped`: PackedIds') into `hashes`. */
+/**
+ * `tableHash` under `seed` of the ids at positions from … to-1 (bytes `bounds`, `escaped`:
+ * PackedIds') into `hashes`.
+ */
 function hashInto(
   bytes: Buffer,
   bounds: Uint32Array,
   escaped: ReadonlyMap<number, string>,
   hashes: Uint32Array,
-  from: number,
-  to: number,
+  range: { from: number; to: number; seed: number | undefined },
 ): void {
+  const { from, to, seed } = range
+  // FNV-1a's basis (XOR the seed: tableHash) and prime as literals: read from id-table.ts's
+  // imports in this loop, 10× slower under tsx (55 vs 4 ms at 100k ids).
+  const basis = (0x811c9dc5 ^ (seed ?? 0)) >>> 0
   for (let position = from; position < to; position += 1) {
     const start = bounds[2 * position]
     const end = bounds[2 * position + 1]
-    // FNV-1a's basis and prime as literals: read from id-table.ts's imports in this loop, 10×
-    // slower under tsx (55 vs 4 ms at 100k ids).
-    let hash = 0x811c9dc5
+    let hash = basis
     let at = start
     for (; at < end; at += 1) {
       const byte = bytes[at]
@@ -46,7 +50,8 @@ function hashInto(
         : at < end
           ? bytes.toString('utf8', start, end)
           : undefined
-    hashes[position] = text === undefined ? hash >>> 0 : idHash(text)
+    hashes[position] =
+      text !== undefined ? tableHash(text, seed) : seed === undefined ? hash >>> 0 : fmix32(hash)
   }
 }
 
@@ -246,24 +251,21 @@ export class PackedIds implements IdList {
   }
 
   /**
-   * `idHash` of every id, by position, without making the strings of ids of ASCII bytes (UTF-8's
+   * `tableHash` under `seed` of every id, by position, without making the strings of ids of ASCII bytes (UTF-8's
    * ASCII bytes are their UTF-16 code units): a load hashes every id to check the id table it
    * read (`isIdTableSteps`; ~4 ms at 100k ids). Others (escaped, non-ASCII: a few) are decoded,
    * outside the decoded-id cache.
    */
-  *hashesSteps(): Steps<Uint32Array> {
+  *hashesSteps(seed: number | undefined): Steps<Uint32Array> {
     const hashes = new Uint32Array(this.length)
     // STEP_ITEMS ids between two yields (~0.3 ms).
     for (let from = 0; from < this.length; from += STEP_ITEMS) {
       if (from > 0) yield
-      hashInto(
-        this.#bytes,
-        this.#bounds,
-        this.#escaped,
-        hashes,
+      hashInto(this.#bytes, this.#bounds, this.#escaped, hashes, {
         from,
-        Math.min(this.length, from + STEP_ITEMS),
-      )
+        to: Math.min(this.length, from + STEP_ITEMS),
+        seed,
+      })
     }
     return hashes
   }

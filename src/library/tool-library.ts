@@ -13,7 +13,7 @@
  */
 import { ToolselError } from '../errors.ts'
 import { createHash } from 'node:crypto'
-import { idArray, IdTable, type IdList } from './id-table.ts'
+import { idArray, IdTable, type BuiltIdTable, type IdList } from './id-table.ts'
 import { MAX_TOOL_LINE_BYTES, toolContentHash, type Tool } from './tool.ts'
 import { runSteps, runStepsSliced, type Steps } from '../time-slicer.ts'
 import { ToolsFile } from './tools-file.ts'
@@ -354,7 +354,7 @@ export interface CheckedLines {
   /** The ids by position, as the load read them (`tools.idx`'s ids section). */
   ids: IdList
   /** The id table the load read over `ids` (`tools.idx`'s), when the library serves with it. */
-  table?: Int32Array
+  table?: BuiltIdTable
 }
 
 export interface JsonLinesOptions {
@@ -367,8 +367,8 @@ export interface ToolLineIndex {
   starts: Float64Array
   ends: Float64Array
   ids: IdList
-  /** `buildIdTable(ids)`. */
-  table: Int32Array
+  /** `buildIdTable(ids)`, or a table saved before round 55 (seed undefined: the unkeyed hash). */
+  table: BuiltIdTable
   /**
    * Each tool's content hash in `toolHashBytes`' layout, when the index holds them (saved since
    * round 24): `toolHashes` then reads no tool.
@@ -606,7 +606,7 @@ export class ToolLibrary {
     const checked = this.#lines?.checkedFile()
     const positions = this.#positions
     return checked && positions instanceof IdTable
-      ? { ...checked, table: positions.slots }
+      ? { ...checked, table: positions.built }
       : checked
   }
 

@@ -6,7 +6,7 @@
  * as before.
  *
  * A section file (section-file.ts): magic `TSLTIDX\n`, version `TOOLS_INDEX_FILE_VERSION`,
- * header `{tools, tableSize, toolsFileHash, toolsFileBytes, toolsFileCrc32, sections}`:
+ * header `{tools, tableSize, tableSeed, toolsFileHash, toolsFileBytes, toolsFileCrc32, sections}`:
  * `toolsFileHash` is the manifest's sha256 of the `tools.jsonl` it describes (an index file
  * naming another is refused); a load checks the tools file's size against `toolsFileBytes` and
  * its CRC-32 against `toolsFileCrc32` (a streamed read, about 0.14 s of CPU at a million tools,
@@ -25,6 +25,13 @@
  * sides read past, so no index needs a rebuild either way. A `ranks` section that is not a
  * permutation of the positions is INDEX_CORRUPT.
  *
+ * `tableSeed` (since round 55): the seed of the table's hash (`tableHash`, id-table.ts), drawn
+ * from the ids by each build (`idTableSeeds`), so that ids made to share a slot (hash flooding: tool names of an MCP
+ * upstream, a library PUT) do not make the build, the load's check and each lookup walk one long
+ * cluster. A file without it (saved before) is read with the unkeyed hash, as it was written, and
+ * its table is built again, keyed, by the next save. The version stays 1; a reader from before
+ * round 55 finds such a file's table not matching its ids (INDEX_CORRUPT, rebuild).
+ *
  * The `table` is checked at load against the ids (`isIdTableSteps`, sliced: ~4 ms of CPU at 100k
  * tools, bench/resave-parts-cost.ts; since round 54): every position in one slot, reachable from its id's hash slot, no id
  * twice; otherwise INDEX_CORRUPT. A misplaced slot made that id's lookups miss, and a re-save of
@@ -42,7 +49,13 @@
 import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
 import type { ToolsFile } from '../library/tools-file.ts'
-import { buildIdTable, idArray, isIdTableSteps, type IdList } from '../library/id-table.ts'
+import {
+  buildIdTable,
+  idArray,
+  isIdTableSteps,
+  type BuiltIdTable,
+  type IdList,
+} from '../library/id-table.ts'
 import { idRanks, isPermutationSteps, PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, type ToolLineIndex } from '../library/tool-library.ts'
 import { ToolselError } from '../errors.ts'
@@ -70,6 +83,8 @@ const KIND: SectionFileKind = {
 interface Header {
   tools: number
   tableSize: number
+  /** The id table's hash seed (`tableHash`), since round 55; absent: the unkeyed hash. */
+  tableSeed?: number
   toolsFileHash: string
   toolsFileBytes: number
   toolsFileCrc32: number
@@ -98,7 +113,7 @@ export interface KnownToolLines {
    * ranks when the load kept them (`PackedIds.saved`), so that a re-save neither decodes 100k ids
    * nor rebuilds the table and sorts them for the ranks (bench/README round 54, lib59).
    */
-  ids?: { list: IdList; table: Int32Array }
+  ids?: { list: IdList; table: BuiltIdTable }
 }
 
 /** The spans, size and CRC-32 of the tools file `chunks` (its bytes in order). */
@@ -126,13 +141,14 @@ function toolsIndexParts(
       ? toolLines
       : knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
   const { starts, ends } = known
-  // The loaded table and ids section of these very ids, else made from the ids.
+  // The loaded table and ids section of these very ids, else made from the ids. A table loaded
+  // from an index saved before round 55 (the unkeyed hash: no seed) is built again, keyed.
   const loaded = known.ids?.list === ids ? known.ids : undefined
   const saved = ids instanceof PackedIds ? ids.saved : undefined
   let decoded: readonly string[] | undefined
   const array = () => (decoded ??= idArray(ids))
-  const table = loaded?.table ?? buildIdTable(array())
-  if (starts.length !== ids.length || !(table instanceof Int32Array)) {
+  const table = loaded?.table.seed !== undefined ? loaded.table : buildIdTable(array())
+  if (starts.length !== ids.length || !('slots' in table) || table.seed === undefined) {
     throw new ToolselError(
       'INTERNAL',
       `The tools file has ${starts.length} lines for ${ids.length} tools, or repeats an id.`,
@@ -146,7 +162,8 @@ function toolsIndexParts(
   }
   const header: Header = {
     tools: ids.length,
-    tableSize: table.length,
+    tableSize: table.slots.length,
+    tableSeed: table.seed,
     toolsFileHash,
     toolsFileBytes: known.bytes,
     toolsFileCrc32: known.crc32,
@@ -156,7 +173,7 @@ function toolsIndexParts(
     payloads: {
       starts: bytesOf(starts),
       ends: bytesOf(ends),
-      table: bytesOf(table),
+      table: bytesOf(table.slots),
       ids: (loaded && saved?.json) ?? Buffer.from(JSON.stringify(array()), 'utf8'),
       ranks: bytesOf((loaded && saved?.ranks) ?? idRanks(array())),
       ...(toolHashes !== undefined && { hashes: bytesOf(toolHashes) }),
@@ -257,7 +274,7 @@ function* lineIndexSteps(
   toolsFileBytes: number,
 ): Steps<{ lineIndex: ToolLineIndex; toolsFileCrc32: number } | undefined> {
   const { header, corrupt } = file
-  const { tools, tableSize, toolsFileCrc32 } = header
+  const { tools, tableSize, tableSeed, toolsFileCrc32 } = header
   if (header.toolsFileHash !== toolsFileHash)
     throw corrupt('describes another tools file than the index holds')
   if (header.toolsFileBytes !== toolsFileBytes) return undefined
@@ -267,7 +284,11 @@ function* lineIndexSteps(
     !Number.isSafeInteger(tableSize) ||
     tableSize < tools ||
     (tableSize & (tableSize - 1)) !== 0 ||
-    !(Number.isInteger(toolsFileCrc32) && toolsFileCrc32 >= 0 && toolsFileCrc32 <= 0xffffffff)
+    !(Number.isInteger(toolsFileCrc32) && toolsFileCrc32 >= 0 && toolsFileCrc32 <= 0xffffffff) ||
+    !(
+      tableSeed === undefined ||
+      (Number.isInteger(tableSeed) && tableSeed >= 0 && tableSeed <= 0xffffffff)
+    )
   )
     throw corrupt('has an invalid header')
   const starts = file.view('starts', Float64Array, tools)
@@ -304,10 +325,16 @@ function* lineIndexSteps(
   }
   // Each id found at its position: a misplaced slot made that id's lookups miss, and a re-save
   // writes the loaded table again (KnownToolLines.ids), so it is refused here, never carried.
-  if (!(yield* isIdTableSteps(ids as IdList, table)))
+  if (!(yield* isIdTableSteps(ids as IdList, table, tableSeed)))
     throw corrupt('has an id table that does not match its ids')
   return {
-    lineIndex: { starts, ends, ids: ids as IdList, table, ...(toolHashes && { toolHashes }) },
+    lineIndex: {
+      starts,
+      ends,
+      ids: ids as IdList,
+      table: { slots: table, seed: tableSeed },
+      ...(toolHashes && { toolHashes }),
+    },
     toolsFileCrc32,
   }
 }

@@ -10,6 +10,8 @@ import {
   IdTable,
   idTableSize,
   isIdTableSteps,
+  tableHash,
+  type BuiltIdTable,
 } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
@@ -79,11 +81,12 @@ async function savedHashes(dir: string): Promise<{ tools: string; idx: string }>
 
 /**
  * Hashes of the files f2420760 saved for TOOLS (one Buffer.concat of the tools file), and
- * 1c1f054a for TOOLS loaded from that index and saved again (the whole file read into one buffer).
+ * 1c1f054a for TOOLS loaded from that index and saved again (the whole file read into one buffer);
+ * tools.idx's since round 55, whose id table is keyed (`tableSeed`; 57c71acd… before).
  */
 const SAVED_HASHES = {
   tools: '785d2d9b5c69a5a80fb9795e4fc6299c91c498bff5533b2b869c147da96547e9',
-  idx: '57c71acd32afa3611e7c47477594f6118656e8c1aad1d333a7b0a6ca5cf7edf1',
+  idx: '063b227b9b773c552c6602496cece8c02c030ea0e2526fae53d841862453f183',
 }
 
 describe('the saved tools file, written from chunks (round 52)', () => {
@@ -173,7 +176,7 @@ describe('the saved tools file, written from chunks (round 52)', () => {
         bytes: 20,
         crc32: 1,
       }
-      const bogus = new Int32Array(idTableSize(2)).fill(-1)
+      const bogus = { slots: new Int32Array(idTableSize(2)).fill(-1), seed: 1 }
       await writeToolsIndexFile(path, ids, { ...lines, ids: { list: [...ids], table: bogus } }, 'h')
       const made = await readFile(path)
       await writeToolsIndexFile(path, ids, lines, 'h')
@@ -262,9 +265,9 @@ describe('id table', () => {
   it('finds every id at its position and misses unknown ones', () => {
     const ids = TOOLS.map((tool) => tool.id)
     const table = buildIdTable(ids)
-    if (!(table instanceof Int32Array)) throw new Error('no duplicates expected')
-    expect(table.length).toBe(idTableSize(ids.length))
-    expect(table.length).toBeGreaterThanOrEqual(2 * ids.length)
+    if (!('slots' in table)) throw new Error('no duplicates expected')
+    expect(table.slots.length).toBe(idTableSize(ids.length))
+    expect(table.slots.length).toBeGreaterThanOrEqual(2 * ids.length)
     const lookup = new IdTable(ids, table)
     for (const [position, id] of ids.entries()) expect(lookup.get(id)).toBe(position)
     for (const missing of ['', 'bulk.tool_3000', 'weather', 'météo']) {
@@ -425,12 +428,18 @@ describe('id table', () => {
 
   it('tells a table buildIdTable could have made from one with a slot misplaced, lost, doubled or over a repeated id (round 54)', () => {
     const ids = TOOLS.map((tool) => tool.id)
-    const table = buildIdTable(ids) as Int32Array
+    const { slots: table, seed } = buildIdTable(ids) as BuiltIdTable
     const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
-    const hashes = runSteps(packed.hashesSteps())
-    for (let at = 0; at < ids.length; at += 1) expect(hashes[at]).toBe(idHash(ids[at]))
-    const valid = (list: readonly string[] | PackedIds, slots: Int32Array) =>
-      runSteps(isIdTableSteps(list, slots))
+    const hashes = runSteps(packed.hashesSteps(seed))
+    for (let at = 0; at < ids.length; at += 1) expect(hashes[at]).toBe(tableHash(ids[at], seed))
+    // Without a seed (tables saved before round 55): the unkeyed FNV-1a, idHash.
+    const unkeyed = runSteps(packed.hashesSteps(undefined))
+    for (let at = 0; at < ids.length; at += 1) expect(unkeyed[at]).toBe(idHash(ids[at]))
+    const valid = (
+      list: readonly string[] | PackedIds,
+      slots: Int32Array,
+      tableSeed: number | undefined = seed,
+    ) => runSteps(isIdTableSteps(list, slots, tableSeed))
     expect(valid(ids, table)).toBe(true)
     expect(valid(packed, table)).toBe(true)
     expect(valid([], new Int32Array(8).fill(-1))).toBe(true)
@@ -442,7 +451,7 @@ describe('id table', () => {
     let to = from
     while (moved[to] !== -1 || moved[(to - 1) & mask] !== -1) to = (to + 1) & mask
     ;[moved[to], moved[from]] = [moved[from], -1]
-    expect(new IdTable(ids, moved).get('quote"d\\id')).toBeUndefined()
+    expect(new IdTable(ids, { slots: moved, seed }).get('quote"d\\id')).toBeUndefined()
     expect(valid(packed, moved)).toBe(false)
     // Another position in its slot (that one twice, this one nowhere).
     const doubled = Int32Array.from(table)
@@ -457,8 +466,9 @@ describe('id table', () => {
     const twice = new Int32Array(8).fill(-1)
     twice[idHash('a') & 7] = 0
     twice[(idHash('a') + 1) & 7] = 1
-    expect(valid(['a', 'a'], twice)).toBe(false)
-    expect(valid(['a', 'b'], buildIdTable(['a', 'b']) as Int32Array)).toBe(true)
+    expect(valid(['a', 'a'], twice, undefined)).toBe(false)
+    const ab = buildIdTable(['a', 'b']) as BuiltIdTable
+    expect(valid(['a', 'b'], ab.slots, ab.seed)).toBe(true)
   })
 })
 
@@ -704,6 +714,56 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     const loaded = await loadIndexedLibrary(dir, config)
     expect(loaded.library.get('天气.预报')?.name).toBe('预报')
     loaded.library.release(0)
+  })
+
+  it('loads an index saved before round 55 (unkeyed id table, no tableSeed) with the unkeyed hash; its next save writes a keyed table (round 55)', async () => {
+    const dir = await save()
+    const idxPath = join(dir, 'tools.idx')
+    const keyed = await readFile(idxPath)
+    const headerOf = (bytes: Buffer) =>
+      JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
+    const header = headerOf(keyed)
+    expect(header.tableSeed).toEqual(expect.any(Number))
+    // The file as saved before round 55: no tableSeed (blanked: the header keeps its length) and
+    // the table of the unkeyed hash (idHash, linear probing) in the same slots.
+    const old = Buffer.from(keyed)
+    const field = `,"tableSeed":${header.tableSeed}`
+    const at = old.indexOf(field, 16)
+    expect(at).toBeGreaterThan(0)
+    old.fill(' ', at, at + field.length)
+    const [offset, length] = header.sections.table
+    const slots = new Int32Array(length / 4).fill(-1)
+    const mask = slots.length - 1
+    for (const [position, tool] of TOOLS.entries()) {
+      let slot = idHash(tool.id) & mask
+      while (slots[slot] !== -1) slot = (slot + 1) & mask
+      slots[slot] = position
+    }
+    Buffer.from(slots.buffer).copy(old, offset)
+    expect(headerOf(old).tableSeed).toBeUndefined()
+    await writeFile(idxPath, old)
+    const loaded = await loadIndexedLibrary(dir, config)
+    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-old-'))
+    try {
+      for (const [position, tool] of TOOLS.entries())
+        expect(loaded.library.positionOf(tool.id)).toBe(position)
+      expect(loaded.library.get('天气.预报')?.name).toBe('预报')
+      expect(loaded.library.checkedToolsFile()?.table?.seed).toBeUndefined()
+      // Read under the wrong hash, the table would be refused (and was, by the keyed check).
+      await writeFile(idxPath, Buffer.concat([keyed.subarray(0, offset), old.subarray(offset)]))
+      await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+        code: 'INDEX_CORRUPT',
+        message: expect.stringContaining('id table that does not match its ids'),
+      })
+      // Saved again: a keyed table, the one a fresh save writes.
+      const saved = await saveIndexedLibrary(again, loaded)
+      const resaved = await readFile(join(saved, 'tools.idx'))
+      expect(headerOf(resaved).tableSeed).toBe(header.tableSeed)
+      expect(resaved.equals(keyed)).toBe(true)
+    } finally {
+      loaded.library.release(0)
+      await rm(again, { recursive: true, force: true })
+    }
   })
 
   it('leaves the tools file unread at load and reads each tool by offset when asked for', async () => {

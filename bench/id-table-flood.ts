@@ -1,0 +1,138 @@
+/**
+ * Hash flooding of the tool id table (not a test): `--sizes` libraries of ids made offline to
+ * share one slot of the unkeyed id hash (test/helpers/colliding-ids.ts: what a library PUT or an
+ * MCP upstream's tool names can hold), and for each the three places the table is walked, with
+ * this checkout's id-table.ts and with `--before DIR`'s (another checkout, before round 55), side
+ * by side in one run: the build (a save; an upload's import worker), the load's check of a saved
+ * table (`isIdTableSteps` over the ids as a load reads them, PackedIds) and `--lookups` lookups
+ * of ids of the library (`IdTable.get`, on the main thread for requests). Medians of `--turns`
+ * (the before side: `--before-turns`, up to `--before-max` ids: its parts are quadratic, seconds
+ * to build 10k ids, ×4 per doubling); the longest probe path of the table built. The check's time
+ * is past `PackedIds.of`. `--plain`: ids `bulk.tool_<n>` instead (what the keyed hash costs where
+ * nobody floods it; the before side then runs every size).
+ *
+ *   node --import tsx bench/id-table-flood.ts --before /work/ci-base [--sizes 10000,50000,100000] [--turns 3] [--lookups 1000] [--before-max 50000] [--before-turns 1] [--plain]
+ * @module
+ */
+import { resolve } from 'node:path'
+import { benchArgs } from './bench-args.ts'
+import { loadAverage, median } from './lib/measure.ts'
+
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    before: { type: 'string' },
+    sizes: { type: 'string', default: '10000,50000,100000' },
+    turns: { type: 'string', default: '3' },
+    lookups: { type: 'string', default: '1000' },
+    'before-max': { type: 'string', default: '50000' },
+    'before-turns': { type: 'string', default: '1' },
+    plain: { type: 'boolean', default: false },
+  },
+})
+if (!values.before) throw new Error('--before DIR (a checkout before round 55) is required.')
+// What it measures only once the flags are good: --help and a bad flag answer without it.
+const { collidingIds } = await import('../test/helpers/colliding-ids.ts')
+const { runSteps } = await import('../src/time-slicer.ts')
+
+/** One side's id table: build, check, lookups, over its own modules. */
+interface Side {
+  build(ids: readonly string[]): { slots: Int32Array; seed: number | undefined }
+  packed(json: Buffer, count: number): unknown
+  check(packed: unknown, table: { slots: Int32Array; seed: number | undefined }): boolean
+  lookup(
+    ids: readonly string[],
+    table: { slots: Int32Array; seed: number | undefined },
+  ): (id: string) => number | undefined
+}
+
+async function side(root: string, keyed: boolean): Promise<Side> {
+  const idTable = await import(resolve(root, 'src/library/id-table.ts'))
+  const { PackedIds } = await import(resolve(root, 'src/library/packed-ids.ts'))
+  return {
+    build: (ids) => {
+      const built = idTable.buildIdTable(ids)
+      return keyed ? built : { slots: built, seed: undefined }
+    },
+    packed: (json, count) => PackedIds.of(json, count),
+    check: (packed, table) => {
+      return runSteps(
+        keyed
+          ? idTable.isIdTableSteps(packed, table.slots, table.seed)
+          : idTable.isIdTableSteps(packed, table.slots),
+      )
+    },
+    lookup: (ids, table) => {
+      const lookups = new idTable.IdTable(ids, keyed ? table : table.slots)
+      return (id: string) => lookups.get(id)
+    },
+  }
+}
+
+const sides: [string, Side][] = [
+  ['before', await side(resolve(values.before), false)],
+  ['after', await side(resolve('.'), true)],
+]
+const { tableHash } = await import('../src/library/id-table.ts')
+const turns = Number(values.turns)
+const lookupCount = Number(values.lookups)
+const loadBefore = loadAverage(1)
+const timed = (work: () => unknown) => {
+  const start = performance.now()
+  work()
+  return performance.now() - start
+}
+console.log('| ids | side | build ms | load check ms | lookups µs each | longest probe |')
+console.log('| ---: | --- | ---: | ---: | ---: | ---: |')
+for (const size of values.sizes!.split(',').map(Number)) {
+  const ids = values.plain
+    ? Array.from({ length: size }, (_, at) => `bulk.tool_${at}`)
+    : collidingIds(size)
+  const json = Buffer.from(JSON.stringify(ids))
+  // Ids spread over the library (a request's hits), each looked up once per turn.
+  const asked = Array.from(
+    { length: lookupCount },
+    (_, at) => ids[Math.floor((at * size) / lookupCount)],
+  )
+  for (const [name, { build, packed, check, lookup }] of sides) {
+    if (name === 'before' && !values.plain && size > Number(values['before-max'])) {
+      console.log(`| ${size} | ${name} | not run (over --before-max) | | | |`)
+      continue
+    }
+    const sideTurns = name === 'before' ? Number(values['before-turns']) : turns
+    const list = packed(json, size)
+    const buildMs: number[] = []
+    const checkMs: number[] = []
+    const lookupUs: number[] = []
+    let table = build(ids)
+    for (let turn = 0; turn < sideTurns; turn += 1) {
+      buildMs.push(timed(() => (table = build(ids))))
+      checkMs.push(
+        timed(() => {
+          if (!check(list, table)) throw new Error(`${name}: table refused`)
+        }),
+      )
+      const get = lookup(ids, table)
+      lookupUs.push(
+        (1000 *
+          timed(() => {
+            for (const id of asked) if (get(id) === undefined) throw new Error(`${name}: missed`)
+          })) /
+          lookupCount,
+      )
+    }
+    const mask = table.slots.length - 1
+    let longest = 0
+    for (let slot = 0; slot < table.slots.length; slot += 1) {
+      const position = table.slots[slot]
+      if (position === -1) continue
+      const distance = (slot - (tableHash(ids[position], table.seed) & mask)) & mask
+      longest = Math.max(longest, distance)
+    }
+    console.log(
+      `| ${size} | ${name} | ${median(buildMs).toFixed(1)} | ${median(checkMs).toFixed(1)} | ${median(lookupUs).toFixed(2)} | ${longest} |`,
+    )
+  }
+}
+console.log(
+  `${turns} turns (before: ${values['before-turns']}); load average ${loadBefore} -> ${loadAverage(1)}`,
+)
