@@ -135,6 +135,7 @@ const { tokenize, tokenizeQuery } = await import('../src/retrieve/bm25/tokenize.
 const { mostProbableFirst } = await import('../src/learn/decide-set.ts')
 const { ensembleMargin, fitBoostedTrees } = await import('../src/learn/boosted-trees.ts')
 const { GBT_SETTINGS } = await import('../src/learn/tree-settings.ts')
+const { fnv1a, logit } = await import('./lib/choice-screen.ts')
 const cache = JSON.parse(readFileSync(values.cache!, 'utf8')) as Cache
 const sourceOf = (set: string) => set.replace(/-(single|composed)$/, '')
 
@@ -190,10 +191,6 @@ function docOf(set: string, id: string) {
     docCache.set(key, doc)
   }
   return doc
-}
-const logit = (p: number) => {
-  const q = Math.min(Math.max(p, 1e-6), 1 - 1e-6)
-  return Math.log(q / (1 - q))
 }
 const shareIn = (terms: readonly string[], doc: Set<string>) =>
   terms.length === 0 ? 0 : terms.filter((t) => doc.has(t)).length / terms.length
@@ -456,13 +453,4 @@ for (const variant of VARIANTS) {
       `both halves: swap at ${threshold}, fitted on the other half`,
       pct(fixedCrossed.get(threshold)!, counts),
     )
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193) >>> 0
-  }
-  return hash
 }
