@@ -197,7 +197,9 @@ export function createRequestSchemas(config: Config) {
           'Planner model answers to score, each read as the LLM planner reads it.',
         ),
         k: options.k,
-        tau: options.tau,
+        tau: options.tau.describe(
+          `Retrieval score threshold a step's candidates must pass. Default: the retriever's own (${config.retrieve.bm25.tau} for BM25).`,
+        ),
         retriever: options.retriever,
         formatPenalty: z
           .number()

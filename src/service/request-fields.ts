@@ -146,7 +146,9 @@ export function pipelineOptionFields(config: Config) {
       .number()
       .min(0)
       .optional()
-      .describe(`Retrieval score threshold. Default ${config.retrieve.bm25.tau} for BM25.`),
+      .describe(
+        `Retrieval score threshold a step's candidates must pass. Default: none with the learned selector (it weighs every candidate itself), else the retriever's own (${config.retrieve.bm25.tau} for BM25).`,
+      ),
     planner: componentId('planner')
       .optional()
       .describe(`Planner id (rule, none, llm:<model>). Default ${config.plan.planner}.`),
