@@ -31,7 +31,8 @@ export const STAGES: Array<[string, (frame: CallFrame) => boolean]> = [
   ],
   [
     'response JSON',
-    ({ functionName, url }) => functionName === 'json' && /hono.*context/.test(url),
+    ({ functionName, url }) =>
+      (functionName === 'json' && /hono.*context/.test(url)) || /server\/select-response/.test(url),
   ],
   ['socket writes', ({ functionName }) => /^writev/.test(functionName)],
   ['request validation (zod)', ({ url }) => /zod|validator|server\/validate/.test(url)],
