@@ -43,6 +43,27 @@ import {
   type ToolFormat,
 } from '../library/provider-tools.ts'
 
+/** A character past Latin-1: a string holding one can only be stored two bytes a character. */
+const PAST_LATIN1 = /[^\u0000-\u00ff]/
+
+/**
+ * `text` stored one byte a character when its characters allow it (the same characters).
+ *
+ * V8 keeps a string one byte a character (Latin-1) or two (UTF-16), by how it was made, not by
+ * what it holds: a key first met in a `JSON.parse` of two-byte text (a tools line with one
+ * character past Latin-1) is kept two-byte for the whole process, and `JSON.stringify` of any
+ * object with that key, and every string made by joining that text to others, is two-byte too.
+ * One such piece made every answer of the 10k benchmark library two-byte (the tail's
+ * `"components"` key, learned from a tool's schema): the server flattens the answer to count its
+ * UTF-8 bytes and again to write them, twice as many bytes each time and the slow UTF-8 path
+ * (bench/README.md, "Round 55 … (perf18)"). Applied where a piece is made once and kept (each
+ * tool's JSON, a candidate's prefix) and to the answer's short tail; a one-byte string is
+ * copied too (JavaScript can't tell how a string is stored), a few hundred nanoseconds.
+ */
+export function oneByteWhereItCan(text: string): string {
+  return PAST_LATIN1.test(text) ? text : Buffer.from(text, 'latin1').toString('latin1')
+}
+
 /**
  * Candidate prefixes kept at most (about 150 bytes each with the map's entry: some 5 MB; the two
  * generations of 16,384 before round 44 kept as many at most).
@@ -125,7 +146,7 @@ function toolJson(tool: Tool, includeSchemas: boolean): string {
   const cache = includeSchemas ? withSchemas : withoutSchemas
   let json = cache.get(tool)
   if (json === undefined) {
-    json = JSON.stringify(publicTool(tool, includeSchemas))
+    json = oneByteWhereItCan(JSON.stringify(publicTool(tool, includeSchemas)))
     cache.set(tool, json)
   }
   return json
@@ -142,7 +163,7 @@ function providerToolJson(tool: Tool, format: ProviderToolFormat): string {
   const cache = providerJson[format]
   let json = cache.get(tool)
   if (json === undefined) {
-    json = JSON.stringify(providerTool(tool, format))
+    json = oneByteWhereItCan(JSON.stringify(providerTool(tool, format)))
     cache.set(tool, json)
   }
   return json
@@ -192,7 +213,7 @@ export class CandidatePrefixes {
     if (entry !== undefined && entry.name === name) return entry.json
     this.made += 1
     const whole = JSON.stringify({ id, name, score: 0 })
-    const json = whole.slice(0, whole.length - 2)
+    const json = oneByteWhereItCan(whole.slice(0, whole.length - 2))
     // A tool renamed (another library or version) takes its id's entry, in its place.
     if (entry !== undefined || this.#kept.admit(id)) entries.set(id, { name, json })
     return json
@@ -246,7 +267,8 @@ function stepJson(step: StepResult): string {
     if (index > 0) json += ','
     json += candidateJson(candidates[index])
   }
-  json += `],"selected":${JSON.stringify(selected)}`
+  // A tool's id, as the library stores it (see oneByteWhereItCan).
+  json += `],"selected":${typeof selected === 'string' ? oneByteWhereItCan(JSON.stringify(selected)) : JSON.stringify(selected)}`
   if (whole !== undefined) json += `,"whole":${JSON.stringify(whole)}`
   return `${json}}`
 }
@@ -283,5 +305,5 @@ export function selectResponseJson(
   }
   json += ']'
   const tail = JSON.stringify(leftOut ? { ...rest, warnings: leftOut.warnings } : rest)
-  return tail === '{}' ? `${json}}` : `${json},${tail.slice(1)}`
+  return tail === '{}' ? `${json}}` : `${json},${oneByteWhereItCan(tail.slice(1))}`
 }

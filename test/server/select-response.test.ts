@@ -1,3 +1,4 @@
+import { serialize } from 'node:v8'
 import { describe, expect, it } from 'vitest'
 import type { SelectToolsResult } from '../../src/pipeline.ts'
 import type { Tool } from '../../src/library/tool.ts'
@@ -11,6 +12,7 @@ import {
   CANDIDATE_JSON_KEPT,
   CandidatePrefixes,
   numberJson,
+  oneByteWhereItCan,
   selectResponseJson,
   selectResponseObject,
 } from '../../src/server/select-response.ts'
@@ -129,6 +131,49 @@ describe('selectResponseJson', () => {
     }
     expect(compared).toBe(2 * 2 * INSTRUCTIONS.length * 2 * 5)
     expect(withFeatures).toBeGreaterThan(0)
+  })
+
+  it('writes an answer one byte a character when its characters allow, from pieces stored two', () => {
+    // V8's structured clone writes a one-byte string with the tag '"' (0x22) after its 2-byte
+    // header, a two-byte one with 'c' (or a padding byte first): how the string is stored.
+    const oneByte = (text: string) => {
+      const cloned = serialize(text)
+      expect([cloned[0], cloned[1] < 0x80]).toEqual([0xff, true])
+      return cloned[2] === 0x22
+    }
+    // The same characters stored two bytes each: a slice of a string holding a CJK character.
+    const twoByte = (text: string) => `\u4e00${text}`.slice(1)
+    expect(oneByte(twoByte('a description of thirty chars'))).toBe(false)
+    const tool: Tool = {
+      id: twoByte('two.byte.tool.id'),
+      name: twoByte('two_byte_tool_name'),
+      description: twoByte('Send a greeting, café style, to a friend.'),
+      parameters: {
+        type: 'object',
+        properties: { [twoByte('recipient_name')]: { type: 'string' } },
+      },
+    }
+    const made = answerOf(
+      [
+        {
+          text: 'send a greeting',
+          candidates: [{ id: tool.id, name: tool.name, score: 2.5 }],
+          selected: tool.id,
+        },
+      ],
+      {
+        tools: [tool],
+        components: { ...answerOf([]).components, library: twoByte('a library named two') },
+      },
+    )
+    for (const includeSchemas of [true, false]) {
+      const json = selectResponseJson(made, includeSchemas)
+      expect(json).toBe(objectPath(made, includeSchemas))
+      expect(oneByte(json)).toBe(true)
+    }
+    // Past Latin-1: the same text, stored as it must be.
+    expect(oneByteWhereItCan('a ✓ mark')).toBe('a ✓ mark')
+    expect(oneByte(oneByteWhereItCan(twoByte('grüße, twenty characters')))).toBe(true)
   })
 
   it('keys a cached candidate by id and name, and writes non-finite scores as null', () => {
