@@ -318,6 +318,11 @@ export function createOpenApiDocument(schemas: RequestSchemas, version: string) 
             'Write a snapshot of every saved library into a new directory under library.snapshotDir (admin key); answers its name there; restore with toolsel snapshot restore <library.snapshotDir>/<name>. A snapshot whose client goes away is finished all the same (its log line names it); only a stopping server abandons one',
           responses: {
             201: ok(RESPONSE_SCHEMAS.snapshot, 'Written'),
+            429: {
+              description:
+                "Too many requests (RATE_LIMITED): a snapshot is being written already (one at a time, round 55: each copies every saved library; ask again when it has ended), or the shared limits' 429",
+              content: json(RESPONSE_SCHEMAS.error),
+            },
             ...errors(503, 504),
             ...writeErrors,
           },

@@ -195,6 +195,8 @@ export class ToolselService {
     if (error !== undefined) this.failedIndexes.push(await failedIndex(name, error, indexDir))
   }
   #unsyncedCommits = 0
+  /** Whether a snapshot is being written (`snapshot`: one at a time). */
+  #snapshotting = false
 
   constructor(config: Config, logger: Logger, components: Components) {
     this.config = config
@@ -722,7 +724,9 @@ export class ToolselService {
    * `library.snapshotDir` (named by the time; see `store/snapshot.ts`). Libraries that were
    * never saved (the embedded demo, the gateway library, tool files) are not included. The
    * answer names it by `name` only (relative to `library.snapshotDir`): like every error of it,
-   * an HTTP answer holds no path of this host. The log names the whole directory.
+   * an HTTP answer holds no path of this host. The log names the whole directory. One at a time
+   * (round 55): each copies every saved library, so a second asked for while one is written is
+   * RATE_LIMITED (429) at once, and may be asked for again when the first has ended.
    */
   async snapshot(
     options: {
@@ -730,6 +734,23 @@ export class ToolselService {
       requestId?: string
     } = {},
   ): Promise<SnapshotManifest & { name: string }> {
+    if (this.#snapshotting) {
+      throw new ToolselError(
+        'RATE_LIMITED',
+        'A snapshot is being written already: one at a time (each copies every saved library). Retry when it has ended.',
+      )
+    }
+    this.#snapshotting = true
+    try {
+      return await this.#writeSnapshot(options)
+    } finally {
+      this.#snapshotting = false
+    }
+  }
+
+  async #writeSnapshot(options: {
+    requestId?: string
+  }): Promise<SnapshotManifest & { name: string }> {
     const logger = this.#requestLogger([options.requestId])
     const name = `snapshot-${new Date().toISOString().replace(/[:.]/g, '-')}`
     const dir = join(this.config.library.snapshotDir, name)

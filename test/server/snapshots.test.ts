@@ -188,7 +188,7 @@ describe('snapshots', () => {
     expect(aFile.stderr).toContain(`${file} is not a toolsel snapshot: it is a file;`)
   }, 60_000)
 
-  it('a snapshot whose client goes away mid-write is finished all the same, whole and restorable (only a stopping server abandons one)', async () => {
+  it('a snapshot whose client goes away mid-write is finished all the same, whole and restorable (only a stopping server abandons one); another meanwhile is RATE_LIMITED (round 55)', async () => {
     // Decided in round 54 (README "Snapshots", OpenAPI): a snapshot adds a directory and changes
     // nothing served, so one asked for is not lost to a client that gave up waiting (a curl
     // --max-time, a closed terminal); its name is in the log.
@@ -219,6 +219,16 @@ describe('snapshots', () => {
     expect(await answer).toMatch(/AbortError/)
     // The server saw its client go (the request's signal aborted), then the write goes on.
     await until('the server to see the client gone', () => gone?.aborted === true)
+    // One at a time (round 55): a second one while it is written, each a copy of every saved
+    // library, is refused at once; before, both ran (two snapshot directories).
+    const second = await send(`${url}/v1/snapshots`, 'POST', ADMIN_KEY)
+    expect(second.status).toBe(429)
+    expect(await second.json()).toEqual({
+      error: {
+        code: 'RATE_LIMITED',
+        message: expect.stringMatching(/^A snapshot is being written already/),
+      },
+    })
     await rm(hold)
     const written = () => readdir(snapshotDir).then((names) => names.sort())
     let names: string[] = []
@@ -226,6 +236,15 @@ describe('snapshots', () => {
       void written().then((now) => (names = now))
       return names.length === 1 && names[0]!.startsWith('snapshot-')
     })
+    // Asked for again once it has ended (its directory is there just before it ends): written.
+    let again = 429
+    for (let tries = 0; again === 429 && tries < 200; tries += 1) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50))
+      again = (await send(`${url}/v1/snapshots`, 'POST', ADMIN_KEY)).status
+    }
+    expect(again).toBe(201)
+    expect((await written()).length).toBe(2)
+
     const restored = join(root, 'restored')
     const restore = await run([
       'snapshot',
