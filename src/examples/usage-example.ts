@@ -102,8 +102,13 @@ export function assertKnownToolsSliced(
   examples: readonly UsageExample[],
   has: (id: string) => boolean,
   signal?: AbortSignal,
+  hint?: (unknown: readonly string[]) => string,
+  subject?: string,
 ): Promise<void> {
-  return runStepsSliced(knownToolSteps(libraryName, examples, has), signal)
+  return runStepsSliced(
+    knownToolSteps(libraryName, examples, has, undefined, hint, subject),
+    signal,
+  )
 }
 
 function* knownToolSteps(

@@ -4,6 +4,7 @@ import { runStepsSliced } from '../../src/time-slicer.ts'
 import { isToolselError } from '../../src/errors.ts'
 import {
   assertKnownTools,
+  assertKnownToolsSliced,
   exampleKey,
   normalizeExample,
   parseExamplesText,
@@ -174,6 +175,63 @@ describe('ExampleSet', () => {
     }
     const same = ExampleSet.of([example('a', 't')])
     expect(same.withEach([[example('A', 't')], []]).set).toBe(same)
+  })
+
+  it('applies a batch in steps, one per example, ending with what withEach gives (round 55; fails before: no withEachSteps)', async () => {
+    const set = ExampleSet.of([example('a', 't'), example('b', 't')], { cap: 4 })
+    const writes = [
+      [example('c', 't'), example('A', 't')],
+      [],
+      [example('d', 't'), example('e', 't')],
+    ]
+    let steps = 0
+    const counted = function* () {
+      const inner = set.withEachSteps(writes)
+      for (;;) {
+        const step = inner.next()
+        if (step.done) return step.value
+        steps += 1
+        yield
+      }
+    }
+    // Sliced with a 0 ms slice: a turn of the loop between every two examples.
+    const sliced = await runStepsSliced(counted(), undefined, 0)
+    const whole = set.withEach(writes)
+    expect(steps).toBe(4)
+    expect(sliced.changes).toEqual(whole.changes)
+    expect(sliced.set.examples).toEqual(whole.set.examples)
+    expect(sliced.set.version).toBe(whole.set.version)
+  })
+
+  it('checks known tools in slices with the error of the check in one piece, hint and subject included (round 55; fails before: no hint, no subject)', async () => {
+    const examples = [example('a', 't'), example('b', 'gone.one'), example('c', 'gone.two')]
+    const has = (id: string) => id === 't'
+    const hint = (unknown: readonly string[]) => `(${unknown.length} unknown, a hint)`
+    let whole: unknown
+    try {
+      assertKnownTools('lib', examples, has, undefined, hint, 'Feedback names')
+    } catch (error) {
+      whole = error
+    }
+    const sliced = await assertKnownToolsSliced(
+      'lib',
+      examples,
+      has,
+      undefined,
+      hint,
+      'Feedback names',
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(isToolselError(whole)).toBe(true)
+    expect(isToolselError(sliced)).toBe(true)
+    if (!isToolselError(whole) || !isToolselError(sliced)) return
+    expect(sliced.code).toBe(whole.code)
+    expect(sliced.message).toBe(whole.message)
+    expect(sliced.message).toContain('Feedback names')
+    expect(sliced.message).toContain('a hint')
+    await expect(assertKnownToolsSliced('lib', examples.slice(0, 1), has)).resolves.toBeUndefined()
   })
 
   it('copies the set once for a batch of writes, not once per write', () => {
