@@ -223,6 +223,8 @@ describe('snapshots', () => {
     // library, is refused at once; before, both ran (two snapshot directories).
     const second = await send(`${url}/v1/snapshots`, 'POST', ADMIN_KEY)
     expect(second.status).toBe(429)
+    // As /openapi.json declares on every 429 (it had none).
+    expect(second.headers.get('retry-after')).toBe('1')
     expect(await second.json()).toEqual({
       error: {
         code: 'RATE_LIMITED',
