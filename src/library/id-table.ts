@@ -40,10 +40,11 @@ export const FNV_PRIME = 0x01000193
 
 /**
  * FNV-1a over the id's UTF-16 code units, 32-bit (also the word hash of models/: one function for
- * every FNV-1a table). `start`/`end`: hash `id.slice(start, end)` without making it a string.
+ * every FNV-1a table). `start`/`end`: hash `id.slice(start, end)` without making it a string;
+ * `basis`: another offset basis (`tableHash`'s keyed one).
  */
-export function idHash(id: string, start = 0, end = id.length): number {
-  let hash = FNV_OFFSET
+export function idHash(id: string, start = 0, end = id.length, basis = FNV_OFFSET): number {
+  let hash = basis
   for (let at = start; at < end; at += 1) {
     hash ^= id.charCodeAt(at)
     hash = Math.imul(hash, FNV_PRIME)
@@ -83,13 +84,7 @@ export function fmix32(hash: number): number {
  * they are; a save builds a keyed one). Not the hash of models/ (`idHash`, unchanged).
  */
 export function tableHash(id: string, seed: number | undefined): number {
-  if (seed === undefined) return idHash(id)
-  let hash = (FNV_OFFSET ^ seed) >>> 0
-  for (let at = 0; at < id.length; at += 1) {
-    hash ^= id.charCodeAt(at)
-    hash = Math.imul(hash, FNV_PRIME)
-  }
-  return fmix32(hash)
+  return seed === undefined ? idHash(id) : fmix32(idHash(id, 0, id.length, FNV_OFFSET ^ seed))
 }
 
 /**

@@ -173,11 +173,11 @@ export function refuseOverLimit(limit: ConnectionLimit): MiddlewareHandler {
       Math.min(OVER_LIMIT_DISCARD_MS, limit.answerMs / 2),
       limit.answerMs / 2,
     )
-    c.header('retry-after', '1')
     c.header('connection', 'close')
     throw new ToolselError(
       'RATE_LIMITED',
       `This client address has ${limit.perAddress} connections open (server.maxConnectionsPerAddress); send on one of them, or retry once some have closed.`,
+      { details: { retryAfterSeconds: 1 } },
     )
   }
 }

@@ -54,6 +54,10 @@ export function errorResponse(c: Context, error: ToolselError): Response {
   const allow = error.details.allow
   if (error.code === 'METHOD_NOT_ALLOWED' && Array.isArray(allow))
     c.header('Allow', allow.join(', '))
+  // Every 429 says when to ask again (/openapi.json): the seconds its error carries.
+  const retryAfter = error.details.retryAfterSeconds
+  if (error.code === 'RATE_LIMITED' && typeof retryAfter === 'number')
+    c.header('Retry-After', String(retryAfter))
   const body: ErrorBody = { error: { code: error.code, message: boundedMessage(error.message) } }
   return c.json(body, STATUS_BY_CODE[error.code])
 }

@@ -97,7 +97,6 @@ export function limitRequestRate(options: RateLimitOptions): MiddlewareHandler |
       return
     }
     onLimited?.(routeClass)
-    c.header('retry-after', String(seconds))
     c.header('ratelimit-policy', policy[routeClass])
     c.header('ratelimit', `"${routeClass}";r=0;t=${seconds}`)
     const who = typeof client === 'string' ? 'This client address' : `The API key "${client.name}"`

@@ -743,6 +743,7 @@ export class ToolselService {
       throw new ToolselError(
         'RATE_LIMITED',
         'A snapshot is being written already: one at a time (each copies every saved library). Retry when it has ended.',
+        { details: { retryAfterSeconds: 1 } },
       )
     }
     this.#snapshotting = true

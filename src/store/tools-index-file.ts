@@ -148,7 +148,7 @@ function toolsIndexParts(
   let decoded: readonly string[] | undefined
   const array = () => (decoded ??= idArray(ids))
   const table = loaded?.table.seed !== undefined ? loaded.table : buildIdTable(array())
-  if (starts.length !== ids.length || !('slots' in table) || table.seed === undefined) {
+  if (starts.length !== ids.length || !('slots' in table)) {
     throw new ToolselError(
       'INTERNAL',
       `The tools file has ${starts.length} lines for ${ids.length} tools, or repeats an id.`,
