@@ -38,6 +38,8 @@ const { decideTools } = await import('../src/learn/count-model.ts')
 const { loadToolLensTrain, loadToolPlannerG3 } = await import('../src/learn/training-data.ts')
 const { tokenize, tokenizeQuery } = await import('../src/retrieve/bm25/tokenize.ts')
 const { parameterText } = await import('../src/retrieve/bm25/bm25-document.ts')
+// FNV-1a (32 bits) of a query id: the halves of the acceptance's 2-fold.
+const { idHash: fnv1a } = await import('../src/library/id-table.ts')
 
 type Model = ReturnType<typeof import('../src/learn/train-model.ts').fitTrainingSets>
 type Rows = Parameters<typeof score>[1]
@@ -370,12 +372,3 @@ row(
   'both halves, fitted elsewhere',
   trainedCrossed.map((c, i) => (100 * c) / prepared.filter((q) => q.set === sets[i]).length),
 )
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193) >>> 0
-  }
-  return hash
-}
