@@ -75,12 +75,17 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
   })
   const service = new ToolselService(config, logger, createComponents(config, logger))
   await service.start([indexed])
-  // Planner, selector, k and tau are in the config (the flags set them); the retriever is the
+  // Planner, selector and k are in the config (the flags set them); the retriever is the
   // one exception: a named one must exist, the configured default falls back to the library's.
+  // --tau is also the request's `tau`, as POST /v1/select-tools takes it: the threshold of every
+  // step's candidates whatever the selector (the learned one, the default, ignores the configured
+  // retrieve.bm25.tau; until round 56 the flag set only that, and did nothing by default).
+  const tau = values.tau === undefined ? undefined : config.retrieve.bm25.tau
   const result = await service.select({
     instruction,
     retriever: values.retriever,
     explain: values.explain,
+    tau,
   })
   // jsonText: the same JSON, with the C1 controls and bidi characters a library's descriptions
   // (or ids saved before they were refused) hold written as \u escapes, not raw to the terminal.
@@ -90,7 +95,10 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
     const answer = selectResponseObject(result, true, toolFormat ?? 'toolsel')
     io.stdout(`${jsonText(JSON.stringify(answer, null, 2))}\n`)
   } else {
-    const empty = await emptyStepLines(service, result, values.retriever, config.retrieve.bm25.tau)
+    const empty = await emptyStepLines(service, result, values.retriever, {
+      configured: config.retrieve.bm25.tau,
+      request: tau,
+    })
     io.stdout(formatResult(result, empty))
   }
   return 0
@@ -99,15 +107,16 @@ export async function selectCommand(argv: string[], io: CommandIO): Promise<numb
 /**
  * For each step that got no candidate, the line that says why: the retriever found no tool at
  * all for its words, or it did and a threshold cut them (the best one and its score, looked up
- * again without a threshold, as `POST /v1/search` does, and which threshold: BM25's tau under
- * top1/llm, the learned selector's floor of 0). Before, every empty step read "no candidate
- * above the threshold", also when nothing matched and under the learned selector.
+ * again without a threshold, as `POST /v1/search` does, and which threshold: --tau when given,
+ * else BM25's tau under top1/llm, the learned selector's floor of 0). Before, every empty step
+ * read "no candidate above the threshold", also when nothing matched and under the learned
+ * selector.
  */
 async function emptyStepLines(
   service: ToolselService,
   result: SelectToolsResult,
   retriever: string | undefined,
-  tau: number,
+  tau: { configured: number; request: number | undefined },
 ): Promise<Map<number, string>> {
   const lines = new Map<number, string>()
   for (const [index, step] of result.steps.entries()) {
@@ -119,8 +128,9 @@ async function emptyStepLines(
       ...(best && { best: { id: terminalLine(best.id), score: best.score.toFixed(2) } }),
       selector,
       retriever: terminalLine(used),
-      tau: String(tau),
+      tau: String(tau.configured),
       tauHint: '--tau',
+      ...(tau.request !== undefined && { requestTau: String(tau.request) }),
     })
     lines.set(index, `    (${reason})`)
   }

@@ -26,8 +26,9 @@ Options:
                        openai (Chat Completions), openai-responses, anthropic, or toolsel;
                        toolIds maps each provider tool name back to its tool id
   --k <n>              Candidates per step (default 15)
-  --tau <x>            BM25 score threshold of the top1 and llm: selectors' candidates (default 3);
-                       the learned selector (the default) takes every candidate and decides itself
+  --tau <x>            Retrieval score threshold every step's candidates must pass, under any
+                       selector (a request's tau). Default: none with the learned selector (the
+                       default), BM25's retrieve.bm25.tau (3) under top1 and llm:
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)
   --retriever <part>   ${RETRIEVER_KIND_NAMES.join(' | ')} | auto, or a part the library has

@@ -17,20 +17,26 @@ export interface EmptyStepFacts {
   tau: string
   /** What lowers tau where the reader is (`--tau`), when there is such a thing. */
   tauHint?: string
+  /**
+   * The selection's own threshold (a request's `tau`, `toolsel select --tau`), when it set one:
+   * it cut the candidates whatever the selector and retriever (`minScore`).
+   */
+  requestTau?: string
 }
 
 export function emptyStepReason(facts: EmptyStepFacts): string {
   const { best } = facts
   if (best === undefined) return 'no candidate: no tool of the library matches this step'
-  const [threshold, hint] = facts.selector.startsWith('learned')
-    ? ["the learned selector's retrieval floor, 0", '']
-    : facts.retriever === 'bm25'
-      ? [
-          `the threshold retrieve.bm25.tau = ${facts.tau}`,
-          facts.tauHint ? `: ${facts.tauHint} lowers it` : '',
-        ]
-      : [`the ${facts.retriever} retriever's threshold`, '']
-  return `no candidate above ${threshold}; the best, ${best.id}, scored ${best.score}${hint}`
+  const hint = facts.tauHint ? `: ${facts.tauHint} lowers it` : ''
+  const [threshold, tail] =
+    facts.requestTau !== undefined
+      ? [`the threshold tau = ${facts.requestTau}`, hint]
+      : facts.selector.startsWith('learned')
+        ? ["the learned selector's retrieval floor, 0", '']
+        : facts.retriever === 'bm25'
+          ? [`the threshold retrieve.bm25.tau = ${facts.tau}`, hint]
+          : [`the ${facts.retriever} retriever's threshold`, '']
+  return `no candidate above ${threshold}; the best, ${best.id}, scored ${best.score}${tail}`
 }
 
 /**

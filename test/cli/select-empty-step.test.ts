@@ -22,19 +22,30 @@ beforeAll(async () => {
 })
 
 async function select(instruction: string, ...flags: string[]): Promise<string> {
-  const run = await runCli([
-    'select',
-    instruction,
-    '--library',
-    join(dir, 'tools.json'),
-    '--index-dir',
-    join(dir, 'indexes'),
-    '--planner',
-    'none',
-    '--log-level',
-    'silent',
-    ...flags,
-  ])
+  return selectIn({}, instruction, ...flags)
+}
+
+async function selectIn(
+  env: Record<string, string>,
+  instruction: string,
+  ...flags: string[]
+): Promise<string> {
+  const run = await runCli(
+    [
+      'select',
+      instruction,
+      '--library',
+      join(dir, 'tools.json'),
+      '--index-dir',
+      join(dir, 'indexes'),
+      '--planner',
+      'none',
+      '--log-level',
+      'silent',
+      ...flags,
+    ],
+    env,
+  )
   expect(run.stderr).toBe('')
   expect(run.code).toBe(0)
   return run.stdout
@@ -50,9 +61,20 @@ describe('toolsel select, a step with no candidate', () => {
   })
 
   it('names tau, the best tool and its score when tau cut the matches', async () => {
+    // The configured tau (here TOOLSEL_TAU), which top1 takes for BM25's candidates.
+    const configured = await selectIn(
+      { TOOLSEL_TAU: '500' },
+      'weather forecast for Oslo',
+      '--selector',
+      'top1',
+    )
+    expect(configured).toMatch(
+      /\(no candidate above the threshold retrieve\.bm25\.tau = 500; the best, get_weather, scored \d+\.\d\d: --tau lowers it\)/,
+    )
+    // --tau, the selection's own threshold (a request's tau), whatever the selector.
     const out = await select('weather forecast for Oslo', '--selector', 'top1', '--tau', '500')
     expect(out).toMatch(
-      /\(no candidate above the threshold retrieve\.bm25\.tau = 500; the best, get_weather, scored \d+\.\d\d: --tau lowers it\)/,
+      /\(no candidate above the threshold tau = 500; the best, get_weather, scored \d+\.\d\d: --tau lowers it\)/,
     )
     // The same step under a lower tau has the candidate the line named.
     expect(await select('weather forecast for Oslo', '--selector', 'top1', '--tau', '0')).toMatch(
