@@ -102,3 +102,23 @@ describe("bench/README.md's contents", () => {
     expect(listed, 'bench/README.md "## Contents" lists every ## and ### heading').toEqual(headings)
   })
 })
+
+describe('what bench/README cites from outside the repository', () => {
+  it("says of every script, note or patch under /work/coord (a round's notes, since lost) that it is lost", async () => {
+    const text = await readFile(join(ROOT, 'bench/README.md'), 'utf8')
+    // Paragraphs and fenced blocks: the words about a citation sit beside it.
+    const blocks = text.split(/\n\s*\n/)
+    const unsaid: string[] = []
+    let cited = 0
+    for (const block of blocks) {
+      // flock's lock files (heavy-a, heavy-b) are locks, not something to run or read.
+      const paths = [...block.matchAll(/\/work\/coord\/[^\s`),;:]+/g)]
+        .map(([path]) => path)
+        .filter((path) => !/^\/work\/coord\/heavy-[ab](\.lock)?$/.test(path))
+      cited += paths.length
+      if (paths.length > 0 && !/\blost\b/.test(block)) unsaid.push(paths.join(', '))
+    }
+    expect(cited).toBeGreaterThan(30)
+    expect(unsaid).toEqual([])
+  })
+})
