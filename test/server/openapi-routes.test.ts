@@ -87,6 +87,26 @@ describe('/openapi.json against the routes the app really has', () => {
     )
   })
 
+  it("README's list of statuses names each route whose own 429 is more than the shared limits'", async () => {
+    const { app } = await createTestApp()
+    const document = await readJson(await app.request('/openapi.json'))
+    const shared = document.paths['/v1/libraries'].get.responses['429'].description
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    // The 429 of the README's list of statuses: "429 (…), 431".
+    const start = readme.indexOf('429 (`RATE_LIMITED`')
+    const clause = readme.slice(start, readme.indexOf('), 431', start))
+    expect(start).toBeGreaterThan(0)
+    const own: string[] = []
+    for (const [path, item] of Object.entries(document.paths as Record<string, any>))
+      for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+        const description = operation.responses?.['429']?.description
+        if (description !== undefined && description !== shared)
+          own.push(`${method.toUpperCase()} ${path}`)
+      }
+    expect(own.length).toBeGreaterThan(0)
+    for (const route of own) expect(clause, route).toContain(route)
+  })
+
   it("says tau's default as each route has it", async () => {
     const { app } = await createTestApp()
     const document = await readJson(await app.request('/openapi.json'))
