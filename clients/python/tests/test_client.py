@@ -415,6 +415,22 @@ class Configuration(unittest.TestCase):
             with self.assertRaises(ValueError):
                 AsyncToolselClient(api_key=key)
 
+    def test_the_readmes_clients_are_made_as_written(self) -> None:
+        # Each `ToolselClient(...)` the README makes, as a reader copies it (a CA file that is not
+        # here aside). Round 55's key check refused its placeholder key, api_key="\u2026": the
+        # README's first example raised ValueError before it sent anything.
+        readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+        made = 0
+        for line in readme.splitlines():
+            statement = line.split("#")[0].strip()
+            if not statement.startswith("toolsel = ToolselClient(") or "verify=" in statement:
+                continue
+            scope: Dict[str, Any] = {"ToolselClient": ToolselClient}
+            exec(statement, scope)  # noqa: S102 - the README's own line
+            self.assertIsInstance(scope["toolsel"], ToolselClient, statement)
+            made += 1
+        self.assertGreater(made, 0)
+
 
 class _Answer(http.server.BaseHTTPRequestHandler):
     """A server that is not toolsel: a proxy's HTML error page, or 200 with a body not JSON."""
