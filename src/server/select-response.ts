@@ -173,6 +173,8 @@ interface CandidatePrefix {
   readonly name: string
   /** `{"id":…,"name":…,"score":` */
   readonly json: string
+  /** `"…"`: the id alone, as a step's `selected` writes it. */
+  readonly idJson: string
 }
 
 /**
@@ -214,9 +216,20 @@ export class CandidatePrefixes {
     this.made += 1
     const whole = JSON.stringify({ id, name, score: 0 })
     const json = oneByteWhereItCan(whole.slice(0, whole.length - 2))
+    const idJson = oneByteWhereItCan(JSON.stringify(id))
     // A tool renamed (another library or version) takes its id's entry, in its place.
-    if (entry !== undefined || this.#kept.admit(id)) entries.set(id, { name, json })
+    if (entry !== undefined || this.#kept.admit(id)) entries.set(id, { name, json, idJson })
     return json
+  }
+
+  /**
+   * `JSON.stringify(id)`, stored one byte a character where it can be: a step's `selected`. The
+   * selected tool is nearly always one of the step's candidates, whose entry the answer has just
+   * read (kept, and in the processor's cache), so this is one lookup where each step made the
+   * text and copied it (`oneByteWhereItCan`) before (bench/README.md, "Round 56 … (perf20)").
+   */
+  idJson(id: string): string {
+    return this.#entries.get(id)?.idJson ?? oneByteWhereItCan(JSON.stringify(id))
   }
 }
 
@@ -267,8 +280,8 @@ function stepJson(step: StepResult): string {
     if (index > 0) json += ','
     json += candidateJson(candidates[index])
   }
-  // A tool's id, as the library stores it (see oneByteWhereItCan).
-  json += `],"selected":${typeof selected === 'string' ? oneByteWhereItCan(JSON.stringify(selected)) : JSON.stringify(selected)}`
+  // A tool's id, one byte a character where it can be (see oneByteWhereItCan).
+  json += `],"selected":${typeof selected === 'string' ? candidatePrefixes.idJson(selected) : JSON.stringify(selected)}`
   if (whole !== undefined) json += `,"whole":${JSON.stringify(whole)}`
   return `${json}}`
 }

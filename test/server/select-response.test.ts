@@ -262,6 +262,30 @@ describe('selectResponseJson', () => {
     )
   })
 
+  it("writes a step's selected id from its candidate's entry, and any other id as JSON.stringify does", () => {
+    const prefixes = new CandidatePrefixes(4)
+    prefixes.prefix('tool.1', 'one')
+    const made = prefixes.made
+    expect(prefixes.idJson('tool.1')).toBe('"tool.1"')
+    // Not kept (never a candidate): written for this answer, nothing kept.
+    for (const id of ['tool.2', 'a "quoted"\\ id', 'ünïcødé ✓', '\u0001']) {
+      expect(prefixes.idJson(id)).toBe(JSON.stringify(id))
+    }
+    expect([prefixes.made, prefixes.size]).toEqual([made, 1])
+    // Through the answer: a selected id among the candidates and one that is not (two-byte
+    // stored, as in the test above), each as the object's JSON writes it, one byte a character.
+    const twoByte = (text: string) => `\u4e00${text}`.slice(1)
+    const steps = [
+      { text: 'a', candidates: [{ id: twoByte('x.1'), name: 'x', score: 1 }], selected: 'x.1' },
+      { text: 'b', candidates: [{ id: 'x.1', name: 'x', score: 1 }], selected: twoByte('y "2"') },
+      { text: 'c', candidates: [], selected: null },
+    ]
+    const answer = answerOf(steps)
+    const json = selectResponseJson(answer, false)
+    expect(json).toBe(objectPath(answer, false))
+    expect(serialize(json)[2]).toBe(0x22)
+  })
+
   it('is what POST /v1/select-tools answers, as application/json with its length', async () => {
     const { app } = await createTestApp()
     for (const includeSchemas of [true, false]) {
