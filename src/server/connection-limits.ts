@@ -22,6 +22,35 @@ import { ToolselError } from '../errors.ts'
  * (`2001:db8:0:1::/64`), anything else as it is.
  */
 export function addressGroup(address: string): string {
+  // No IPv6 address is written without a colon: IPv4 (and anything else) is its own group.
+  if (!address.includes(':')) return address
+  if (address.length > MAX_KEPT_ADDRESS) return groupOf(address)
+  let group = GROUPS.get(address)
+  if (group === undefined) {
+    group = groupOf(address)
+    if (GROUPS.size >= GROUPS_KEPT) GROUPS.clear()
+    GROUPS.set(address, group)
+  }
+  return group
+}
+
+/**
+ * The groups of recent addresses with a colon (`addressGroup`): the rate limit groups every
+ * request's address, and working out an IPv6 one (mapped IPv4 included: every IPv4 client of a
+ * dual-stack server) took 9-13 µs (bench/README.md, "Round 56 … (perf20)"). Bounded (cleared
+ * when full): a flood of new addresses costs what it did without it.
+ */
+const GROUPS = new Map<string, string>()
+const GROUPS_KEPT = 1024
+/** Longer than any IPv6 address with a zone a host names (the key stays small). */
+const MAX_KEPT_ADDRESS = 64
+
+/** Addresses `addressGroup` keeps the group of (for tests). */
+export function addressGroupsKept(): number {
+  return GROUPS.size
+}
+
+function groupOf(address: string): string {
   const plain = address.replace(/%.*$/, '')
   if (!isIPv6(plain)) return address
   const groups = ipv6Groups(plain)

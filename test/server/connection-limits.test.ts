@@ -10,6 +10,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   addressGroup,
+  addressGroupsKept,
   createConnectionLimit,
   type ConnectionLimit,
 } from '../../src/server/connection-limits.ts'
@@ -36,6 +37,28 @@ describe('addressGroup', () => {
       ['not an address', 'not an address'],
     ]
     for (const [address, group] of cases) expect(addressGroup(address), address).toBe(group)
+    // Again, from what it kept of each address with a colon (the IPv4 ones are their own group).
+    for (const [address, group] of cases) expect(addressGroup(address), address).toBe(group)
+  })
+
+  it('keeps the groups of recent addresses with a colon, at most 1,024, an IPv4 one none', () => {
+    addressGroup('198.51.100.7')
+    const kept = addressGroupsKept()
+    expect(addressGroup('198.51.100.7')).toBe('198.51.100.7')
+    expect(addressGroupsKept()).toBe(kept)
+    for (let host = 0; host < 3000; host++) {
+      const address = `2001:db8:${(host >> 8).toString(16)}:${(host & 255).toString(16)}::${host.toString(16)}`
+      expect(addressGroup(address)).toBe(
+        `2001:db8:${(host >> 8).toString(16)}:${(host & 255).toString(16)}::/64`,
+      )
+      expect(addressGroupsKept()).toBeLessThanOrEqual(1024)
+    }
+    expect(addressGroupsKept()).toBeGreaterThan(0)
+    // An address past 64 characters is grouped, not kept.
+    const long = `fe80::1%${'x'.repeat(80)}`
+    const before = addressGroupsKept()
+    expect(addressGroup(long)).toBe('fe80:0:0:0::/64')
+    expect(addressGroupsKept()).toBe(before)
   })
 })
 
