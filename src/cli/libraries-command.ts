@@ -4,6 +4,7 @@
  * @module
  */
 import { join } from 'node:path'
+import { isSendableApiKey } from '../client/api-key.ts'
 import { ToolselClient } from '../client/toolsel-client.ts'
 import { ToolselClientError } from '../client/toolsel-client-error.ts'
 import { closestName } from '../config/closest-name.ts'
@@ -165,6 +166,14 @@ function remoteLibraries(server: string, apiKey: string | undefined): Libraries 
     throw new ToolselError(
       'INVALID_INPUT',
       `--server expects the service's http(s) URL, e.g. http://localhost:8080; got "${server}".`,
+    )
+  }
+  // Before the client is made: its constructor's TypeError came out of the command as INTERNAL,
+  // with a stack trace (round 56).
+  if (apiKey !== undefined && !isSendableApiKey(apiKey)) {
+    throw new ToolselError(
+      'INVALID_INPUT',
+      "The API key (--api-key or TOOLSEL_API_KEY) holds a character an Authorization header can't carry (a space, a line break, a letter beyond ASCII): API keys are visible ASCII (the key is not shown).",
     )
   }
   const client = new ToolselClient({ baseUrl: server, ...(apiKey && { apiKey }) })

@@ -20,6 +20,7 @@ import type {
 import type { ProviderTool, ProviderToolFormat, ToolFormat } from '../library/provider-tools.ts'
 import type { RESPONSE_SCHEMAS, RequestSchemas } from '../server/schemas.ts'
 import type { CaCertificates } from './https-fetch.ts'
+import { isSendableApiKey } from './api-key.ts'
 import { ToolselClientError } from './toolsel-client-error.ts'
 
 type Responses = typeof RESPONSE_SCHEMAS
@@ -163,12 +164,7 @@ export class ToolselClient {
         `ToolselClient: maxResponseBytes must be a positive whole number of bytes, got ${limit}`,
       )
     }
-    // fetch drops a header's surrounding spaces and line breaks (a key read from a file ends in
-    // one); any other character past visible ASCII fails each call, quoting the header.
-    if (
-      options.apiKey !== undefined &&
-      /[^\x21-\x7e]/.test(options.apiKey.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ''))
-    ) {
+    if (options.apiKey !== undefined && !isSendableApiKey(options.apiKey)) {
       throw new TypeError(
         "ToolselClient: apiKey holds a character an Authorization header can't carry (a space, a line break, a letter beyond ASCII): API keys are visible ASCII (the key is not shown)",
       )

@@ -276,6 +276,32 @@ describe('toolsel libraries --server (a running service)', () => {
   })
 })
 
+describe('toolsel libraries --server with a key no Authorization header carries', () => {
+  it('is an INVALID_INPUT naming TOOLSEL_API_KEY, not quoting it, before any request', async () => {
+    // Round 55's client check threw a TypeError out of the command: INTERNAL and a stack trace.
+    for (const key of ['h\u00e9llo-h\u00e9llo-h\u00e9llo-1', 'secret key-0123456789']) {
+      const ways: { argv: string[]; env: Record<string, string> }[] = [
+        { argv: [], env: { TOOLSEL_API_KEY: key } },
+        { argv: ['--api-key', key], env: {} },
+      ]
+      for (const given of ways) {
+        // Port 9 (discard): nothing is asked of it before the key is refused.
+        const run = await runCli(
+          ['libraries', 'list', '--server', 'http://127.0.0.1:9', ...given.argv],
+          given.env,
+        )
+        expect(run.code).toBe(2)
+        expect(run.stderr).toMatch(
+          /^error \[INVALID_INPUT\]: The API key \(--api-key or TOOLSEL_API_KEY\)/,
+        )
+        expect(run.stderr).toContain('visible ASCII')
+        expect(run.stderr).not.toContain(key)
+        expect(run.stderr).not.toContain('    at ')
+      }
+    }
+  })
+})
+
 function configWithDefault(name: string): Promise<string> {
   return configFile({ library: { default: name } })
 }
