@@ -27,7 +27,7 @@ Options:
                        toolIds maps each provider tool name back to its tool id
   --k <n>              Candidates per step (default 15)
   --tau <x>            Retrieval score threshold every step's candidates must pass, under any
-                       selector (a request's tau). Default: none with the learned selector (the
+                       selector (a request's tau). Default: 0 with the learned selector (the
                        default), BM25's retrieve.bm25.tau (3) under top1 and llm:
   --planner <id>       rule | none | llm:<model> (default rule)
   --selector <id>      learned | learned:<model.json> | top1 | llm:<model> (default learned)

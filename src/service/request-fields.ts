@@ -147,7 +147,7 @@ export function pipelineOptionFields(config: Config) {
       .min(0)
       .optional()
       .describe(
-        `Retrieval score threshold a step's candidates must pass. Default: none with the learned selector (it weighs every candidate itself), else the retriever's own (${config.retrieve.bm25.tau} for BM25).`,
+        `Retrieval score threshold a step's candidates must pass. Default: 0 with the learned selector (it weighs every candidate above 0 itself; a dense retriever's negative cosines are cut), else the retriever's own (${config.retrieve.bm25.tau} for BM25).`,
       ),
     planner: componentId('planner')
       .optional()

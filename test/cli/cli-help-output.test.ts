@@ -128,7 +128,7 @@ describe('command help', () => {
       /--tau <x> +BM25 score threshold of the top1 and llm: selectors' candidates\s+\(default 3\);\s+the learned selector \(the default\) takes every candidate\s+and decides itself/,
     )
     expect(await help('select')).toMatch(
-      /--tau <x> +Retrieval score threshold every step's candidates must pass, under any\s+selector \(a request's tau\)\. Default: none with the learned selector \(the\s+default\), BM25's retrieve\.bm25\.tau \(3\) under top1 and llm:/,
+      /--tau <x> +Retrieval score threshold every step's candidates must pass, under any\s+selector \(a request's tau\)\. Default: 0 with the learned selector \(the\s+default\), BM25's retrieve\.bm25\.tau \(3\) under top1 and llm:/,
     )
     const tools = async (...flags: string[]) => {
       const { code, stdout } = await runCli([

@@ -110,13 +110,14 @@ describe('/openapi.json against the routes the app really has', () => {
   it("says tau's default as each route has it", async () => {
     const { app } = await createTestApp()
     const document = await readJson(await app.request('/openapi.json'))
-    // tau: the learned selector (the default) retrieves with no threshold unless a request sets
-    // one (pipeline.ts, retrievalMinScore 0); the planner reward has no selector: BM25's 3. Both
-    // said "Default 3 for BM25" before.
+    // tau: the learned selector (the default) retrieves with a floor of 0 unless a request sets
+    // one (pipeline.ts, retrievalMinScore 0: on dense:static:glove-100d it cut 125 of the demo's
+    // 197 candidates, negative cosines; round 55 said "none"); the planner reward has no
+    // selector: BM25's 3. Both said "Default 3 for BM25" before round 55.
     const bodyOf = (path: string) =>
       document.paths[path].post.requestBody.content['application/json'].schema
     expect(bodyOf('/v1/select-tools').properties.tau.description).toContain(
-      'Default: none with the learned selector',
+      'Default: 0 with the learned selector',
     )
     expect(bodyOf('/v1/rewards/planner').properties.tau.description).toContain(
       "Default: the retriever's own (3 for BM25)",
