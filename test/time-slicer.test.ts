@@ -92,3 +92,131 @@ describe('time slicing shared by the stages of one turn', () => {
     expect(seen).toEqual([false, false, false])
   })
 })
+
+/**
+ * The loop iterations, counted by an immediate that runs first in every check phase (armed before
+ * any sliced work, it arms itself again first), until `stop`.
+ */
+function iterations() {
+  let at = 0
+  let stopped = false
+  const tick = () => {
+    if (stopped) return
+    at++
+    setImmediate(tick)
+  }
+  setImmediate(tick)
+  return { now: () => at, stop: () => (stopped = true) }
+}
+
+/** `count` steps of `ms` on the clock, each logged as `name@iteration`. */
+function* logged(
+  name: string,
+  count: number,
+  ms: number,
+  clock: { advance(ms: number): void },
+  log: string[],
+  iteration: () => number,
+  onStep: (at: number) => void = () => {},
+): Steps<string> {
+  for (let at = 0; at < count; at++) {
+    log.push(`${name}@${iteration()}`)
+    onStep(at)
+    clock.advance(ms)
+    yield
+  }
+  return name
+}
+
+describe('one slice a loop iteration for the resumed slicers, first come first resumed', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it('resumes the waiting slicers of one check phase in one slice in all, in turn (fails before perf19: each resumed slicer had a fresh 10 ms, so N of them held a check phase N slices)', async () => {
+    await turns()
+    const loop = iterations()
+    const clock = fakeClock()
+    const log: string[] = []
+    // Three requests' work of 6 steps of 4 ms (a 10 ms slice: 3 steps), started in one turn.
+    const runs = ['a', 'b', 'c'].map((name) =>
+      runStepsSliced(logged(name, 6, 4, clock, log, loop.now)),
+    )
+    expect(await Promise.all(runs)).toEqual(['a', 'b', 'c'])
+    loop.stop()
+    const byIteration = new Map<string, string[]>()
+    for (const entry of log) {
+      const at = entry.split('@')[1]
+      byIteration.set(at, [...(byIteration.get(at) ?? []), entry])
+    }
+    const steps = [...byIteration].map(([at, entries]) => `${at}: ${entries.join(' ')}`)
+    expect(steps).toEqual([
+      // The turn that started them shares one slice (perf17): a's 3 steps, then one each.
+      '0: a@0 a@0 a@0 b@0 c@0',
+      // Each check phase: one slice; a, b, c in turn, first come first resumed.
+      '1: a@1 a@1 a@1',
+      '2: b@2 b@2 b@2',
+      '3: c@3 c@3 c@3',
+      // a ends at once (no step left), b's last 2 steps leave 2 ms: c is resumed for one step.
+      '4: b@4 b@4 c@4',
+      '5: c@5',
+    ])
+  })
+
+  it('rejects a waiting slicer aborted while others are ahead of it in the next iteration, and the rest go on in order', async () => {
+    await turns()
+    const loop = iterations()
+    const clock = fakeClock()
+    const log: string[] = []
+    const controller = new AbortController()
+    let rejectedAt: number | undefined
+    // c is aborted during a's second slice (iteration 1), while b waits ahead of c.
+    const abortC = (at: number) => {
+      if (at === 4) controller.abort(new Error('client went away'))
+    }
+    const a = runStepsSliced(logged('a', 9, 4, clock, log, loop.now, abortC))
+    const b = runStepsSliced(logged('b', 6, 4, clock, log, loop.now))
+    const c = runStepsSliced(logged('c', 6, 4, clock, log, loop.now), controller.signal).catch(
+      (error: unknown) => {
+        rejectedAt = loop.now()
+        return error
+      },
+    )
+    expect(await Promise.all([a, b])).toEqual(['a', 'b'])
+    const error = await c
+    loop.stop()
+    expect(error).toMatchObject({ code: 'ABORTED' })
+    // Rejected as the next check phase opened (2), not after b's turn there.
+    expect(rejectedAt).toBe(2)
+    expect(log.filter((entry) => entry.startsWith('c'))).toEqual(['c@0'])
+    expect(log).toEqual([
+      ...['a@0', 'a@0', 'a@0', 'b@0', 'c@0'],
+      ...['a@1', 'a@1', 'a@1'],
+      ...['b@2', 'b@2', 'b@2'],
+      ...['a@3', 'a@3', 'a@3'],
+      ...['b@4', 'b@4'],
+    ])
+    // The queue is left as it should be: a later slicer yields and resumes as usual.
+    const later: string[] = []
+    expect(await runStepsSliced(logged('d', 4, 4, clock, later, loop.now))).toBe('d')
+  })
+
+  it('lets createTimeSlicer wait in the same queue as runStepsSliced', async () => {
+    await turns()
+    const loop = iterations()
+    const clock = fakeClock()
+    const log: string[] = []
+    const sliced = async () => {
+      const slicer = createTimeSlicer()
+      for (let at = 0; at < 6; at++) {
+        await slicer.next()
+        log.push(`s@${loop.now()}`)
+        clock.advance(4)
+      }
+    }
+    const steps = runStepsSliced(logged('r', 6, 4, clock, log, loop.now))
+    await Promise.all([sliced(), steps])
+    loop.stop()
+    // r's 3 steps spend the turn's slice, so s (which checks before an item) waits behind r from
+    // its first item; they take the check phases in turn, and r ends at once in the fourth.
+    expect(log.join(' ')).toBe('r@0 r@0 r@0 r@1 r@1 r@1 s@2 s@2 s@2 s@3 s@3 s@3')
+  })
+})
