@@ -34,45 +34,59 @@ if (!values.before) throw new Error('--before DIR (a checkout before round 55) i
 const { collidingIds } = await import('../test/helpers/colliding-ids.ts')
 const { runSteps } = await import('../src/time-slicer.ts')
 
-/** One side's id table: build, check, lookups, over its own modules. */
+/** A side's id table: its slots (and its hash's key or seed, since round 55), opaque here. */
+type Built = Int32Array | { slots: Int32Array }
+
+/** One side's id table: build, check, lookups, longest probe path, over its own modules. */
 interface Side {
-  build(ids: readonly string[]): { slots: Int32Array; seed: number | undefined }
+  build(ids: readonly string[]): Built
   packed(json: Buffer, count: number): unknown
-  check(packed: unknown, table: { slots: Int32Array; seed: number | undefined }): boolean
-  lookup(
-    ids: readonly string[],
-    table: { slots: Int32Array; seed: number | undefined },
-  ): (id: string) => number | undefined
+  check(packed: unknown, table: Built): boolean
+  lookup(ids: readonly string[], table: Built): (id: string) => number | undefined
+  longest(ids: readonly string[], table: Built): number
 }
 
-async function side(root: string, keyed: boolean): Promise<Side> {
+/**
+ * The side of the checkout at `root`: before round 55 `buildIdTable` returned the slots (the
+ * unkeyed hash, `idHash`), since then `{slots, seed}` (round 55) or `{slots, key}` (round 56),
+ * which its `isIdTableSteps` takes as its third argument and its `IdTable` whole.
+ */
+async function side(root: string): Promise<Side> {
   const idTable = await import(resolve(root, 'src/library/id-table.ts'))
   const { PackedIds } = await import(resolve(root, 'src/library/packed-ids.ts'))
+  const hashOf = (table: { slots: Int32Array; key?: unknown; seed?: unknown }) =>
+    'key' in table ? table.key : table.seed
   return {
-    build: (ids) => {
-      const built = idTable.buildIdTable(ids)
-      return keyed ? built : { slots: built, seed: undefined }
-    },
+    build: (ids) => idTable.buildIdTable(ids),
     packed: (json, count) => PackedIds.of(json, count),
-    check: (packed, table) => {
-      return runSteps(
-        keyed
-          ? idTable.isIdTableSteps(packed, table.slots, table.seed)
-          : idTable.isIdTableSteps(packed, table.slots),
-      )
-    },
+    check: (packed, table) =>
+      runSteps(
+        table instanceof Int32Array
+          ? idTable.isIdTableSteps(packed, table)
+          : idTable.isIdTableSteps(packed, table.slots, hashOf(table)),
+      ),
     lookup: (ids, table) => {
-      const lookups = new idTable.IdTable(ids, keyed ? table : table.slots)
+      const lookups = new idTable.IdTable(ids, table)
       return (id: string) => lookups.get(id)
+    },
+    longest: (ids, table) => {
+      if (!(table instanceof Int32Array)) return idTable.longestIdProbe(ids, table)
+      const mask = table.length - 1
+      let longest = 0
+      for (let slot = 0; slot < table.length; slot += 1) {
+        if (table[slot] === -1) continue
+        const distance = (slot - (idTable.idHash(ids[table[slot]]) & mask)) & mask
+        longest = Math.max(longest, distance)
+      }
+      return longest
     },
   }
 }
 
 const sides: [string, Side][] = [
-  ['before', await side(resolve(values.before), false)],
-  ['after', await side(resolve('.'), true)],
+  ['before', await side(resolve(values.before))],
+  ['after', await side(resolve('.'))],
 ]
-const { tableHash } = await import('../src/library/id-table.ts')
 const turns = Number(values.turns)
 const lookupCount = Number(values.lookups)
 const loadBefore = loadAverage(1)
@@ -93,7 +107,7 @@ for (const size of values.sizes!.split(',').map(Number)) {
     { length: lookupCount },
     (_, at) => ids[Math.floor((at * size) / lookupCount)],
   )
-  for (const [name, { build, packed, check, lookup }] of sides) {
+  for (const [name, { build, packed, check, lookup, longest }] of sides) {
     if (name === 'before' && !values.plain && size > Number(values['before-max'])) {
       console.log(`| ${size} | ${name} | not run (over --before-max) | | | |`)
       continue
@@ -120,16 +134,8 @@ for (const size of values.sizes!.split(',').map(Number)) {
           lookupCount,
       )
     }
-    const mask = table.slots.length - 1
-    let longest = 0
-    for (let slot = 0; slot < table.slots.length; slot += 1) {
-      const position = table.slots[slot]
-      if (position === -1) continue
-      const distance = (slot - (tableHash(ids[position], table.seed) & mask)) & mask
-      longest = Math.max(longest, distance)
-    }
     console.log(
-      `| ${size} | ${name} | ${median(buildMs).toFixed(1)} | ${median(checkMs).toFixed(1)} | ${median(lookupUs).toFixed(2)} | ${longest} |`,
+      `| ${size} | ${name} | ${median(buildMs).toFixed(1)} | ${median(checkMs).toFixed(1)} | ${median(lookupUs).toFixed(2)} | ${longest(ids, table)} |`,
     )
   }
 }

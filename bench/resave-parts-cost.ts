@@ -54,7 +54,7 @@ try {
     return ms
   }
   const ids = tools.map((tool) => tool.id)
-  const { slots: table, seed } = buildIdTable(ids) as BuiltIdTable
+  const { slots: table, key } = buildIdTable(ids) as BuiltIdTable
   const json = Buffer.from(JSON.stringify(ids))
   const packed = PackedIds.of(json, ids.length)!
   const timed = (work: () => unknown) => {
@@ -75,10 +75,10 @@ try {
     rows[names[1]].push(await syncPart(built))
     rows[names[2]].push(
       timed(() => {
-        if (!runSteps(isIdTableSteps(packed, table, seed))) throw new Error('table refused')
+        if (!runSteps(isIdTableSteps(packed, table, key))) throw new Error('table refused')
       }),
     )
-    rows[names[3]].push(timed(() => runSteps(isIdTableSteps(ids, table, seed))))
+    rows[names[3]].push(timed(() => runSteps(isIdTableSteps(ids, table, key))))
     rows[names[4]].push(timed(() => PackedIds.of(json, ids.length)))
   }
   console.log(

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Steps } from '../time-slicer.ts'
+import { HalfSipHasher } from './half-siphash.ts'
 
 /**
  * Tool ids by position: an array, or ids decoded one at a time from an index's bytes
@@ -23,10 +24,10 @@ export interface IdList {
    */
   after?(a: number, b: number): boolean
   /**
-   * `tableHash` under `seed` of every id by position, when the list can make them without the
+   * `tableHash` under `key` of every id by position, when the list can make them without the
    * strings (`isIdTableSteps`).
    */
-  hashesSteps?(seed: number | undefined): Steps<Uint32Array>
+  hashesSteps?(key: TableKey): Steps<Uint32Array>
 }
 
 /** The ids of `list` as an array (the list itself when it is one). */
@@ -75,72 +76,109 @@ export function fmix32(hash: number): number {
 }
 
 /**
- * The id table's hash of `id` under the table's `seed` (round 55): FNV-1a over the UTF-16 code
- * units from the basis XOR `seed`, finalised by `fmix32`. A table's seed is drawn from its ids
- * when it is built (`buildIdTable`, `idTableSeeds`) and saved with it (`tools.idx`'s `tableSeed`), so ids made offline
- * to share a slot (the unkeyed hash's slots are easy to compute: a cluster of N such ids made the
- * build and the load's check quadratic and each lookup of one walk N slots) share one only by
- * chance. `seed` undefined: `idHash`, the unkeyed hash of tables saved before round 55 (read as
- * they are; a save builds a keyed one). Not the hash of models/ (`idHash`, unchanged).
+ * The hash of an id table and its key, as `tools.idx` names them (`tableHash`):
+ * - `halfsiphash-2-4` (since round 56): HalfSipHash-2-4 (half-siphash.ts, a keyed pseudo-random
+ *   function) of the id's code units (`HalfSipHasher`: an ASCII id's bytes are its UTF-8) under
+ *   the 64-bit key `k0`, `k1`, drawn from the ids by each build (`idTableKeys`);
+ * - `fnv-1a-seeded` (tables saved in round 55): FNV-1a from the basis XOR `seed`, finalised by
+ *   `fmix32`. Its collisions depend only on the seed's low 16 bits (and a seed drawn from the ids
+ *   is ground by one more id): ids built offline still shared a slot, whence round 56's hash;
+ * - `fnv-1a` (tables saved before round 55): `idHash`, unkeyed.
+ * The last two are read as they were saved (a load checks the table with its own hash); a save
+ * builds a `halfsiphash-2-4` table.
  */
-export function tableHash(id: string, seed: number | undefined): number {
-  return seed === undefined ? idHash(id) : fmix32(idHash(id, 0, id.length, FNV_OFFSET ^ seed))
+export type TableKey =
+  | { readonly hash: 'halfsiphash-2-4'; readonly k0: number; readonly k1: number }
+  | { readonly hash: 'fnv-1a-seeded'; readonly seed: number }
+  | { readonly hash: 'fnv-1a' }
+
+/** Round 56's `TableKey`: what `idTableKeys` draws. */
+export type HalfSipKey = Extract<TableKey, { hash: 'halfsiphash-2-4' }>
+
+/** The hash of tables saved before round 55 (`TableKey`). */
+export const UNKEYED: TableKey = { hash: 'fnv-1a' }
+
+/** `tableHash`'s scratch for the bytes of an id. */
+const hasher = new HalfSipHasher()
+
+/**
+ * The id table's hash of `id` under `key` (`TableKey`). Ids made offline to share a slot of
+ * `halfsiphash-2-4` need the key, and the key is drawn from every id (`idTableKeys`): a changed
+ * id changes it, so ids that share slots under their own key are found only by chance, as at
+ * random (the unkeyed hash's slots were easy to compute: a cluster of N such ids made the build
+ * and the load's check quadratic and each lookup of one walk N slots). Not the hash of models/
+ * (`idHash`, unchanged).
+ */
+export function tableHash(id: string, key: TableKey): number {
+  switch (key.hash) {
+    case 'halfsiphash-2-4':
+      return hasher.hash(id, key.k0, key.k1)
+    case 'fnv-1a-seeded':
+      return fmix32(idHash(id, 0, id.length, FNV_OFFSET ^ key.seed))
+    default:
+      return idHash(id)
+  }
 }
 
 /**
- * The seeds `buildIdTable` tries for `ids`, in order: 32-bit words of the sha256 of the ids (each
- * followed by a NUL). Drawn from the ids, not at random, so that a library's saved index stays the
- * same bytes at every save; an attacker who knows the ids knows the seed, but a changed id
- * changes it: ids that share slots under their own seed are found only by chance, as at random.
+ * The keys `buildIdTable` tries for `ids`, in order: the 64-bit words of the sha256 of the ids
+ * (each followed by a NUL), each as two little-endian 32-bit words. Drawn from the ids, not at
+ * random, so that a library's saved index stays the same bytes at every save; an attacker who
+ * knows the ids knows the key, but to choose ids that share slots under it would have to choose
+ * them before it is known: any changed id changes it.
  */
-export function idTableSeeds(ids: readonly string[]): number[] {
+export function idTableKeys(ids: readonly string[]): HalfSipKey[] {
   const hash = createHash('sha256')
   // In joined pieces of up to 4,096 ids: one update per id costs more.
   for (let from = 0; from < ids.length; from += 4096)
     hash.update(ids.slice(from, from + 4096).join('\0') + '\0', 'utf8')
   const digest = hash.digest()
-  return Array.from({ length: MAX_SEEDS }, (_, at) => digest.readUInt32LE(4 * at))
+  return Array.from({ length: MAX_KEYS }, (_, at) => ({
+    hash: 'halfsiphash-2-4' as const,
+    k0: digest.readUInt32LE(8 * at),
+    k1: digest.readUInt32LE(8 * at + 4),
+  }))
 }
 
-/** A table of `buildIdTable`: the slots (slot → position, -1 empty) and the seed of their hash. */
+/** A table of `buildIdTable`: the slots (slot → position, -1 empty) and the key of their hash. */
 export interface BuiltIdTable {
   slots: Int32Array
-  /** `tableHash`'s seed; undefined: the unkeyed hash of a table saved before round 55. */
-  seed: number | undefined
+  /** `tableHash`'s key (a table read from an index saved before round 56: another hash). */
+  key: TableKey
 }
 
 /**
- * The longest probe path `buildIdTable` accepts from a seed before it draws another: at a load
+ * The longest probe path `buildIdTable` accepts from a key before it draws another: at a load
  * factor of at most 0.5 and a random hash, a path this long is all but impossible at a million
- * ids (the longest measured: ~20), so one means ids that collide under this seed.
+ * ids (the longest measured: ~20), so one means ids that collide under this key.
  */
 export const MAX_ID_TABLE_PROBE = 64
 
-/** Seeds `buildIdTable` tries at most; the last one's table is kept, however long its paths. */
-const MAX_SEEDS = 4
+/** Keys `buildIdTable` tries at most (4 × 64 bits: a sha256); the last one's table is kept. */
+const MAX_KEYS = 4
 
 /**
- * The table of `ids` under the first of `seeds` (`idTableSeeds`; tests give their own) whose
+ * The table of `ids` under the first of `keys` (`idTableKeys`; tests give their own) whose
  * probe paths all stay within MAX_ID_TABLE_PROBE, so that the build costs O(ids ×
- * MAX_ID_TABLE_PROBE) per seed; the last seed's table is kept whatever its paths. Returns the
+ * MAX_ID_TABLE_PROBE) per key; the last key's table is kept whatever its paths. Returns the
  * position of the first repeated id instead when two positions share an id.
  */
 export function buildIdTable(
   ids: readonly string[],
-  seeds: readonly number[] = idTableSeeds(ids),
+  keys: readonly TableKey[] = idTableKeys(ids),
 ): BuiltIdTable | { duplicate: number } {
   const slots = new Int32Array(idTableSize(ids.length))
   for (let tried = 0; ; tried += 1) {
-    const built = fillIdTable(ids, slots, seeds[tried], tried < seeds.length - 1)
+    const built = fillIdTable(ids, slots, keys[tried], tried < keys.length - 1)
     if (built !== 'too long') return built
   }
 }
 
-/** `buildIdTable` with one seed; 'too long' when `bounded` and a probe path passes the bound. */
+/** `buildIdTable` with one key; 'too long' when `bounded` and a probe path passes the bound. */
 function fillIdTable(
   ids: readonly string[],
   table: Int32Array,
-  seed: number,
+  key: TableKey,
   bounded: boolean,
 ): BuiltIdTable | { duplicate: number } | 'too long' {
   table.fill(-1)
@@ -148,7 +186,7 @@ function fillIdTable(
   const limit = bounded ? MAX_ID_TABLE_PROBE : table.length
   for (let position = 0; position < ids.length; position += 1) {
     const id = ids[position]
-    let slot = tableHash(id, seed) & mask
+    let slot = tableHash(id, key) & mask
     for (let probe = 0; table[slot] !== -1; probe += 1) {
       if (ids[table[slot]] === id) return { duplicate: position }
       if (probe >= limit) return 'too long'
@@ -156,7 +194,7 @@ function fillIdTable(
     }
     table[slot] = position
   }
-  return { slots: table, seed }
+  return { slots: table, key }
 }
 
 /**
@@ -164,12 +202,12 @@ function fillIdTable(
  * before its own): what hash flooding lengthens (tests, bench/id-table-flood.ts).
  */
 export function longestIdProbe(ids: IdList, table: BuiltIdTable): number {
-  const { slots, seed } = table
+  const { slots, key } = table
   const mask = slots.length - 1
   let longest = 0
   for (let slot = 0; slot < slots.length; slot += 1) {
     if (slots[slot] === -1) continue
-    const distance = (slot - (tableHash(ids.at(slots[slot])!, seed) & mask)) & mask
+    const distance = (slot - (tableHash(ids.at(slots[slot])!, key) & mask)) & mask
     if (distance > longest) longest = distance
   }
   return longest
@@ -187,15 +225,11 @@ const STEP_ITEMS = 8192
  * id miss, and a re-save writes the loaded table again (round 54) instead of building one.
  * O(slots + total probe distance), ids hashed without decoding them (`IdList.hashesSteps`).
  */
-export function* isIdTableSteps(
-  ids: IdList,
-  table: Int32Array,
-  seed: number | undefined,
-): Steps<boolean> {
+export function* isIdTableSteps(ids: IdList, table: Int32Array, key: TableKey): Steps<boolean> {
   // An empty slot ends every lookup's probe path (buildIdTable leaves half the slots empty).
   const empty = table.indexOf(-1)
   if (empty === -1) return false
-  const hashes = ids.hashesSteps ? yield* ids.hashesSteps(seed) : yield* tableHashesSteps(ids, seed)
+  const hashes = ids.hashesSteps ? yield* ids.hashesSteps(key) : yield* tableHashesSteps(ids, key)
   const walk: TableWalk = {
     ids,
     table,
@@ -252,14 +286,14 @@ function walkTable(walk: TableWalk, from: number, to: number): boolean {
   return true
 }
 
-/** `tableHash` under `seed` of every id of `ids` by position. */
-function* tableHashesSteps(ids: IdList, seed: number | undefined): Steps<Uint32Array> {
+/** `tableHash` under `key` of every id of `ids` by position. */
+function* tableHashesSteps(ids: IdList, key: TableKey): Steps<Uint32Array> {
   const hashes = new Uint32Array(ids.length)
   for (let from = 0; from < ids.length; from += STEP_ITEMS) {
     if (from > 0) yield
     const to = Math.min(ids.length, from + STEP_ITEMS)
     for (let position = from; position < to; position += 1)
-      hashes[position] = tableHash(ids.at(position)!, seed)
+      hashes[position] = tableHash(ids.at(position)!, key)
   }
   return hashes
 }
@@ -269,26 +303,26 @@ export class IdTable {
   readonly #ids: IdList
   readonly #table: Int32Array
   readonly #mask: number
-  readonly #seed: number | undefined
+  readonly #key: TableKey
 
   /** `table.slots.length` must be a power of two (the index reader checks it). */
   constructor(ids: IdList, table: BuiltIdTable) {
     this.#ids = ids
     this.#table = table.slots
-    this.#seed = table.seed
+    this.#key = table.key
     this.#mask = table.slots.length - 1
   }
 
   /**
-   * The slots (slot → position, -1 empty) and their hash's seed: what `tools.idx` saves of them
+   * The slots (slot → position, -1 empty) and their hash's key: what `tools.idx` saves of them
    * (`ToolLibrary.checkedToolsFile`).
    */
   get built(): BuiltIdTable {
-    return { slots: this.#table, seed: this.#seed }
+    return { slots: this.#table, key: this.#key }
   }
 
   get(id: string): number | undefined {
-    let slot = tableHash(id, this.#seed) & this.#mask
+    let slot = tableHash(id, this.#key) & this.#mask
     // At most every slot once: a damaged table without an empty slot ends the search too.
     for (let probes = 0; probes < this.#table.length; probes += 1) {
       const position = this.#table[slot]

@@ -5,7 +5,8 @@
  * heap that every garbage collection walks); a request needs the ids of its few dozen hits.
  * @module
  */
-import { fmix32, tableHash, type IdList } from './id-table.ts'
+import { halfSipHash24 } from './half-siphash.ts'
+import { fmix32, tableHash, type IdList, type TableKey } from './id-table.ts'
 import { runSteps, type Steps } from '../time-slicer.ts'
 
 const QUOTE = 0x22
@@ -19,20 +20,22 @@ const STEP_ITEMS = 4096
 const MAX_DECODED_SLOTS = 65_536
 
 /**
- * `tableHash` under `seed` of the ids at positions from … to-1 (bytes `bounds`, `escaped`:
- * PackedIds') into `hashes`.
+ * `tableHash` under `key` of the ids at positions from … to-1 (bytes `bounds`, `escaped`:
+ * PackedIds') into `hashes`: an id of ASCII bytes hashed from them (its UTF-16 code units are its
+ * bytes), others (escaped, non-ASCII: a few) decoded and hashed as strings.
  */
 function hashInto(
   bytes: Buffer,
   bounds: Uint32Array,
   escaped: ReadonlyMap<number, string>,
   hashes: Uint32Array,
-  range: { from: number; to: number; seed: number | undefined },
+  range: { from: number; to: number; key: TableKey },
 ): void {
-  const { from, to, seed } = range
-  // FNV-1a's basis (XOR the seed: tableHash) and prime as literals: read from id-table.ts's
-  // imports in this loop, 10× slower under tsx (55 vs 4 ms at 100k ids).
-  const basis = (0x811c9dc5 ^ (seed ?? 0)) >>> 0
+  const { from, to, key } = range
+  const sip = key.hash === 'halfsiphash-2-4'
+  // FNV-1a's basis (XOR the seed of round 55's hash: tableHash) and prime as literals: read from
+  // id-table.ts's imports in this loop, 10× slower under tsx (55 vs 4 ms at 100k ids).
+  const basis = (0x811c9dc5 ^ (key.hash === 'fnv-1a-seeded' ? key.seed : 0)) >>> 0
   for (let position = from; position < to; position += 1) {
     const start = bounds[2 * position]
     const end = bounds[2 * position + 1]
@@ -41,6 +44,7 @@ function hashInto(
     for (; at < end; at += 1) {
       const byte = bytes[at]
       if (byte >= 0x80) break
+      if (sip) continue
       hash ^= byte
       hash = Math.imul(hash, 0x01000193)
     }
@@ -51,7 +55,13 @@ function hashInto(
           ? bytes.toString('utf8', start, end)
           : undefined
     hashes[position] =
-      text !== undefined ? tableHash(text, seed) : seed === undefined ? hash >>> 0 : fmix32(hash)
+      text !== undefined
+        ? tableHash(text, key)
+        : sip
+          ? halfSipHash24(bytes, start, end, key.k0, key.k1)
+          : key.hash === 'fnv-1a'
+            ? hash >>> 0
+            : fmix32(hash)
   }
 }
 
@@ -251,12 +261,12 @@ export class PackedIds implements IdList {
   }
 
   /**
-   * `tableHash` under `seed` of every id, by position, without making the strings of ids of ASCII bytes (UTF-8's
-   * ASCII bytes are their UTF-16 code units): a load hashes every id to check the id table it
-   * read (`isIdTableSteps`; ~4 ms at 100k ids). Others (escaped, non-ASCII: a few) are decoded,
-   * outside the decoded-id cache.
+   * `tableHash` under `key` of every id, by position, without making the strings of ids of ASCII
+   * bytes (UTF-8's ASCII bytes are their UTF-16 code units): a load hashes every id to check the
+   * id table it read (`isIdTableSteps`; ~4 ms at 100k ids). Others (escaped, non-ASCII: a few)
+   * are decoded, outside the decoded-id cache.
    */
-  *hashesSteps(seed: number | undefined): Steps<Uint32Array> {
+  *hashesSteps(key: TableKey): Steps<Uint32Array> {
     const hashes = new Uint32Array(this.length)
     // STEP_ITEMS ids between two yields (~0.3 ms).
     for (let from = 0; from < this.length; from += STEP_ITEMS) {
@@ -264,7 +274,7 @@ export class PackedIds implements IdList {
       hashInto(this.#bytes, this.#bounds, this.#escaped, hashes, {
         from,
         to: Math.min(this.length, from + STEP_ITEMS),
-        seed,
+        key,
       })
     }
     return hashes

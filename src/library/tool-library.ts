@@ -367,7 +367,7 @@ export interface ToolLineIndex {
   starts: Float64Array
   ends: Float64Array
   ids: IdList
-  /** `buildIdTable(ids)`, or a table saved before round 55 (seed undefined: the unkeyed hash). */
+  /** `buildIdTable(ids)`, or a table saved before round 56 (its `key` names its hash). */
   table: BuiltIdTable
   /**
    * Each tool's content hash in `toolHashBytes`' layout, when the index holds them (saved since

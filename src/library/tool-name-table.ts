@@ -12,10 +12,24 @@
  * up to 100k ids (SYNC_NAME_TABLE_TOOLS of tool-library.ts), beyond that in
  * slices of the event loop, the hints coming once it is made. A lookup walks one bucket,
  * comparing keys, and stops at the first few matches (at most MAX_WALK ids).
+ *
+ * Keys are hashed by HalfSipHash-2-4 under a key drawn at random once per process (round 56;
+ * FNV-1a before): the table is never saved, and an upstream's tool names (gateway) or a library's
+ * ids made to share one bucket would make the build's chains and each hint's walk long; without
+ * the process's key they share one only by chance.
  * @module
  */
-import { FNV_OFFSET, FNV_PRIME, idHash, idTableSize, type IdList } from './id-table.ts'
+import { randomBytes } from 'node:crypto'
+import { HalfSipHasher } from './half-siphash.ts'
+import { idTableSize, type IdList } from './id-table.ts'
 import type { Steps } from '../time-slicer.ts'
+
+/** The key of the table's hash (HalfSipHash-2-4), this process's own. */
+const KEY = randomBytes(8)
+const K0 = KEY.readUInt32LE(0)
+const K1 = KEY.readUInt32LE(4)
+/** The scratch of a key's bytes while it is hashed. */
+const hasher = new HalfSipHasher()
 
 /** Where an id's last part starts: after the last ".", "::" or "/" (0 when it has none). */
 function lastPartStart(id: string): number {
@@ -34,11 +48,11 @@ function keyUnit(code: number): number {
 }
 
 /**
- * The FNV-1a hash of the key of `id.slice(start)` (separator runs as one "_", none at either
+ * The hash (`keyHash`) of the key of `id.slice(start)` (separator runs as one "_", none at either
  * end), or -1 when the key is empty; `units`, when given, receives the key's code units.
  */
 function partKey(id: string, start: number, units?: number[]): number {
-  let hash = FNV_OFFSET
+  hasher.reset()
   let count = 0
   let pending = false
   for (let at = start; at < id.length; at += 1) {
@@ -48,16 +62,21 @@ function partKey(id: string, start: number, units?: number[]): number {
       continue
     }
     if (pending) {
-      hash = Math.imul(hash ^ 0x5f, FNV_PRIME)
+      hasher.push(0x5f)
       units?.push(0x5f)
       count += 1
       pending = false
     }
-    hash = Math.imul(hash ^ unit, FNV_PRIME)
+    hasher.push(unit)
     units?.push(unit)
     count += 1
   }
-  return count === 0 ? -1 : hash >>> 0
+  return count === 0 ? -1 : hasher.digest(K0, K1)
+}
+
+/** The table's hash of a key: HalfSipHash-2-4 of its code units under the process's key. */
+export function keyHash(key: string): number {
+  return hasher.hash(key, K0, K1)
 }
 
 /**
@@ -77,12 +96,12 @@ export function nameKey(id: string): string {
   return key
 }
 
-/** `idHash(nameKey(id))`, without making the key (the table's build hashes every id). */
+/** `keyHash(nameKey(id))`, without making the key (the table's build hashes every id). */
 export function nameKeyHash(id: string): number {
   const last = partKey(id, lastPartStart(id))
   if (last !== -1) return last
   const whole = partKey(id, 0)
-  return whole !== -1 ? whole : idHash(id)
+  return whole !== -1 ? whole : keyHash(id)
 }
 
 /** Most ids of one bucket a lookup compares: a key that thousands of tools share stays cheap. */
@@ -120,7 +139,7 @@ export class ToolNameTable {
   matches(name: string, limit: number, accept: (position: number) => boolean): number[] {
     const key = nameKey(name)
     const found: number[] = []
-    let position = this.#heads[idHash(key) & this.#mask]
+    let position = this.#heads[keyHash(key) & this.#mask]
     for (let walked = 0; position !== -1 && found.length < limit && walked < MAX_WALK; walked++) {
       if (nameKey(this.#ids.at(position)!) === key && accept(position)) found.push(position)
       position = this.#next[position]

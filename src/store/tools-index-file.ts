@@ -6,7 +6,8 @@
  * as before.
  *
  * A section file (section-file.ts): magic `TSLTIDX\n`, version `TOOLS_INDEX_FILE_VERSION`,
- * header `{tools, tableSize, tableSeed, toolsFileHash, toolsFileBytes, toolsFileCrc32, sections}`:
+ * header `{tools, tableSize, tableHash, tableKey, toolsFileHash, toolsFileBytes, toolsFileCrc32,
+ * sections}`:
  * `toolsFileHash` is the manifest's sha256 of the `tools.jsonl` it describes (an index file
  * naming another is refused); a load checks the tools file's size against `toolsFileBytes` and
  * its CRC-32 against `toolsFileCrc32` (a streamed read, about 0.14 s of CPU at a million tools,
@@ -25,12 +26,16 @@
  * sides read past, so no index needs a rebuild either way. A `ranks` section that is not a
  * permutation of the positions is INDEX_CORRUPT.
  *
- * `tableSeed` (since round 55): the seed of the table's hash (`tableHash`, id-table.ts), drawn
- * from the ids by each build (`idTableSeeds`), so that ids made to share a slot (hash flooding: tool names of an MCP
- * upstream, a library PUT) do not make the build, the load's check and each lookup walk one long
- * cluster. A file without it (saved before) is read with the unkeyed hash, as it was written, and
- * its table is built again, keyed, by the next save. The version stays 1; a reader from before
- * round 55 finds such a file's table not matching its ids (INDEX_CORRUPT, rebuild).
+ * `tableHash`, `tableKey` (since round 56): the table's hash, `"halfsiphash-2-4"` (a keyed
+ * pseudo-random function: `tableHash`, id-table.ts), and its 64-bit key as two 32-bit words,
+ * drawn from the ids by each build (`idTableKeys`), so that ids made to share a slot (hash
+ * flooding: tool names of an MCP upstream, a library PUT) do not make the build, the load's check
+ * and each lookup walk one long cluster. Files saved before are read with the hash they were
+ * written with, and their table is built again, with round 56's hash, by the next save: round
+ * 55's have `tableSeed` (FNV-1a from a seeded basis: ids built offline as FNV-1a multicollisions
+ * still shared its slots), earlier ones neither (the unkeyed FNV-1a). The version stays 1; a
+ * reader from before round 56 finds such a file's table not matching its ids (INDEX_CORRUPT,
+ * rebuild), and an unknown `tableHash` is INDEX_CORRUPT here.
  *
  * The `table` is checked at load against the ids (`isIdTableSteps`, sliced: ~4 ms of CPU at 100k
  * tools, bench/resave-parts-cost.ts; since round 54): every position in one slot, reachable from its id's hash slot, no id
@@ -53,8 +58,10 @@ import {
   buildIdTable,
   idArray,
   isIdTableSteps,
+  UNKEYED,
   type BuiltIdTable,
   type IdList,
+  type TableKey,
 } from '../library/id-table.ts'
 import { idRanks, isPermutationSteps, PackedIds } from '../library/packed-ids.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, type ToolLineIndex } from '../library/tool-library.ts'
@@ -83,7 +90,11 @@ const KIND: SectionFileKind = {
 interface Header {
   tools: number
   tableSize: number
-  /** The id table's hash seed (`tableHash`), since round 55; absent: the unkeyed hash. */
+  /** The id table's hash (`TableKey`), since round 56: "halfsiphash-2-4"; absent: older ones. */
+  tableHash?: string
+  /** Its key, `[k0, k1]` (since round 56). */
+  tableKey?: [number, number]
+  /** Round 55's hash seed (FNV-1a, keyed basis); absent without `tableHash`: the unkeyed hash. */
   tableSeed?: number
   toolsFileHash: string
   toolsFileBytes: number
@@ -142,12 +153,12 @@ function toolsIndexParts(
       : knownToolLines(Buffer.isBuffer(toolLines) ? [toolLines] : toolLines)
   const { starts, ends } = known
   // The loaded table and ids section of these very ids, else made from the ids. A table loaded
-  // from an index saved before round 55 (the unkeyed hash: no seed) is built again, keyed.
+  // from an index saved before round 56 (another hash: `TableKey`) is built again.
   const loaded = known.ids?.list === ids ? known.ids : undefined
   const saved = ids instanceof PackedIds ? ids.saved : undefined
   let decoded: readonly string[] | undefined
   const array = () => (decoded ??= idArray(ids))
-  const table = loaded?.table.seed !== undefined ? loaded.table : buildIdTable(array())
+  const table = loaded?.table.key.hash === 'halfsiphash-2-4' ? loaded.table : buildIdTable(array())
   if (starts.length !== ids.length || !('slots' in table)) {
     throw new ToolselError(
       'INTERNAL',
@@ -163,7 +174,7 @@ function toolsIndexParts(
   const header: Header = {
     tools: ids.length,
     tableSize: table.slots.length,
-    tableSeed: table.seed,
+    ...keyFields(table.key),
     toolsFileHash,
     toolsFileBytes: known.bytes,
     toolsFileCrc32: known.crc32,
@@ -179,6 +190,32 @@ function toolsIndexParts(
       ...(toolHashes !== undefined && { hashes: bytesOf(toolHashes) }),
     },
   }
+}
+
+/** The header fields that name `key` (`Header`). */
+function keyFields(key: TableKey): Pick<Header, 'tableHash' | 'tableKey' | 'tableSeed'> {
+  switch (key.hash) {
+    case 'halfsiphash-2-4':
+      return { tableHash: key.hash, tableKey: [key.k0, key.k1] }
+    case 'fnv-1a-seeded':
+      return { tableSeed: key.seed }
+    default:
+      return {}
+  }
+}
+
+/** The id table's hash a header names (`keyFields`), or undefined when it names none it knows. */
+function headerKey({ tableHash, tableKey, tableSeed }: Header): TableKey | undefined {
+  const word = (value: unknown): value is number =>
+    Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0xffffffff
+  if (tableHash === undefined) {
+    if (tableKey !== undefined) return undefined
+    if (tableSeed === undefined) return UNKEYED
+    return word(tableSeed) ? { hash: 'fnv-1a-seeded', seed: tableSeed } : undefined
+  }
+  if (tableHash !== 'halfsiphash-2-4' || tableSeed !== undefined) return undefined
+  if (!(Array.isArray(tableKey) && tableKey.length === 2 && tableKey.every(word))) return undefined
+  return { hash: tableHash, k0: tableKey[0], k1: tableKey[1] }
 }
 
 /**
@@ -274,7 +311,8 @@ function* lineIndexSteps(
   toolsFileBytes: number,
 ): Steps<{ lineIndex: ToolLineIndex; toolsFileCrc32: number } | undefined> {
   const { header, corrupt } = file
-  const { tools, tableSize, tableSeed, toolsFileCrc32 } = header
+  const { tools, tableSize, toolsFileCrc32 } = header
+  const key = headerKey(header)
   if (header.toolsFileHash !== toolsFileHash)
     throw corrupt('describes another tools file than the index holds')
   if (header.toolsFileBytes !== toolsFileBytes) return undefined
@@ -285,10 +323,7 @@ function* lineIndexSteps(
     tableSize < tools ||
     (tableSize & (tableSize - 1)) !== 0 ||
     !(Number.isInteger(toolsFileCrc32) && toolsFileCrc32 >= 0 && toolsFileCrc32 <= 0xffffffff) ||
-    !(
-      tableSeed === undefined ||
-      (Number.isInteger(tableSeed) && tableSeed >= 0 && tableSeed <= 0xffffffff)
-    )
+    key === undefined
   )
     throw corrupt('has an invalid header')
   const starts = file.view('starts', Float64Array, tools)
@@ -325,14 +360,14 @@ function* lineIndexSteps(
   }
   // Each id found at its position: a misplaced slot made that id's lookups miss, and a re-save
   // writes the loaded table again (KnownToolLines.ids), so it is refused here, never carried.
-  if (!(yield* isIdTableSteps(ids as IdList, table, tableSeed)))
+  if (!(yield* isIdTableSteps(ids as IdList, table, key)))
     throw corrupt('has an id table that does not match its ids')
   return {
     lineIndex: {
       starts,
       ends,
       ids: ids as IdList,
-      table: { slots: table, seed: tableSeed },
+      table: { slots: table, key },
       ...(toolHashes && { toolHashes }),
     },
     toolsFileCrc32,

@@ -1,8 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { idHash } from '../../src/library/id-table.ts'
+import { idHash, idTableSize, type IdList } from '../../src/library/id-table.ts'
 import { ToolLibrary } from '../../src/library/tool-library.ts'
-import { nameKey, nameKeyHash } from '../../src/library/tool-name-table.ts'
+import { keyHash, nameKey, nameKeyHash, ToolNameTable } from '../../src/library/tool-name-table.ts'
+import { runSteps } from '../../src/time-slicer.ts'
+import { collidingIds } from '../helpers/colliding-ids.ts'
 import { SAMPLE_TOOLS } from '../helpers/sample-tools.ts'
 import { createTestApp, postJson, readJson } from '../server/test-service.ts'
 
@@ -34,10 +36,34 @@ describe('UNKNOWN_TOOL: what an unknown id may have meant', () => {
     )
     fc.assert(
       fc.property(id, (value) => {
-        expect(nameKeyHash(value)).toBe(idHash(nameKey(value)))
+        expect(nameKeyHash(value)).toBe(keyHash(nameKey(value)))
       }),
       { numRuns: 5000 },
     )
+  })
+
+  it('keys its buckets by a keyed hash (round 56): names made to share an FNV-1a bucket spread', () => {
+    // 1,024 names whose keys share one bucket of the FNV-1a hash the table used until round 56
+    // (2,048 buckets): an upstream's tool names can be anything. A hint for each name walked its
+    // bucket up to it (MAX_WALK, 256 ids, at most); now a bucket or two.
+    const names = collidingIds(1024, 11, 'flood_')
+    const mask = idTableSize(names.length) - 1
+    expect(new Set(names.map((name) => nameKey(name))).size).toBe(names.length)
+    expect(new Set(names.map((name) => idHash(nameKey(name)) & mask)).size).toBe(1)
+    let reads = 0
+    const list: IdList = {
+      length: names.length,
+      at: (position) => {
+        reads += 1
+        return names[position]
+      },
+    }
+    const table = runSteps(ToolNameTable.build(list))
+    reads = 0
+    for (const [position, name] of names.entries())
+      expect(table.matches(name, 1, () => true)).toEqual([position])
+    expect(reads).toBeLessThan(names.length * 3)
+    expect(new Set(names.map((name) => nameKeyHash(name) & mask)).size).toBeGreaterThan(700)
   })
 
   it('suggests the id for a tool name, another case or namespace, or a provider name', () => {

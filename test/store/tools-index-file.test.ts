@@ -6,12 +6,17 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { defaultConfig } from '../../src/config/schema.ts'
 import {
   buildIdTable,
+  fmix32,
+  FNV_OFFSET,
   idHash,
   IdTable,
+  idTableKeys,
   idTableSize,
   isIdTableSteps,
   tableHash,
+  UNKEYED,
   type BuiltIdTable,
+  type TableKey,
 } from '../../src/library/id-table.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import { jsonLineSpans, TOOL_HASH_BYTES, ToolLibrary } from '../../src/library/tool-library.ts'
@@ -82,11 +87,12 @@ async function savedHashes(dir: string): Promise<{ tools: string; idx: string }>
 /**
  * Hashes of the files f2420760 saved for TOOLS (one Buffer.concat of the tools file), and
  * 1c1f054a for TOOLS loaded from that index and saved again (the whole file read into one buffer);
- * tools.idx's since round 55, whose id table is keyed (`tableSeed`; 57c71acd… before).
+ * tools.idx's since round 56, whose id table is hashed by HalfSipHash-2-4 (`tableHash`,
+ * `tableKey`; round 55's keyed FNV-1a, `tableSeed`: 063b227b…; before it 57c71acd…).
  */
 const SAVED_HASHES = {
   tools: '785d2d9b5c69a5a80fb9795e4fc6299c91c498bff5533b2b869c147da96547e9',
-  idx: '063b227b9b773c552c6602496cece8c02c030ea0e2526fae53d841862453f183',
+  idx: 'cc40a27e4b97edd6501a563e1685efb9e3875a80a6114ac93b6a2d26f8a32397',
 }
 
 describe('the saved tools file, written from chunks (round 52)', () => {
@@ -176,7 +182,7 @@ describe('the saved tools file, written from chunks (round 52)', () => {
         bytes: 20,
         crc32: 1,
       }
-      const bogus = { slots: new Int32Array(idTableSize(2)).fill(-1), seed: 1 }
+      const bogus = { slots: new Int32Array(idTableSize(2)).fill(-1), key: idTableKeys(['x'])[0] }
       await writeToolsIndexFile(path, ids, { ...lines, ids: { list: [...ids], table: bogus } }, 'h')
       const made = await readFile(path)
       await writeToolsIndexFile(path, ids, lines, 'h')
@@ -428,18 +434,25 @@ describe('id table', () => {
 
   it('tells a table buildIdTable could have made from one with a slot misplaced, lost, doubled or over a repeated id (round 54)', () => {
     const ids = TOOLS.map((tool) => tool.id)
-    const { slots: table, seed } = buildIdTable(ids) as BuiltIdTable
+    const { slots: table, key } = buildIdTable(ids) as BuiltIdTable
+    expect(key.hash).toBe('halfsiphash-2-4')
     const packed = PackedIds.of(Buffer.from(JSON.stringify(ids)), ids.length)!
-    const hashes = runSteps(packed.hashesSteps(seed))
-    for (let at = 0; at < ids.length; at += 1) expect(hashes[at]).toBe(tableHash(ids[at], seed))
-    // Without a seed (tables saved before round 55): the unkeyed FNV-1a, idHash.
-    const unkeyed = runSteps(packed.hashesSteps(undefined))
+    const hashes = runSteps(packed.hashesSteps(key))
+    for (let at = 0; at < ids.length; at += 1) expect(hashes[at]).toBe(tableHash(ids[at], key))
+    // The hashes of tables saved before round 56: round 55's seeded FNV-1a, and before it the
+    // unkeyed FNV-1a (idHash).
+    const seeded = { hash: 'fnv-1a-seeded', seed: 12345 } as const
+    const round55 = runSteps(packed.hashesSteps(seeded))
+    for (let at = 0; at < ids.length; at += 1) {
+      expect(round55[at]).toBe(fmix32(idHash(ids[at], 0, ids[at].length, FNV_OFFSET ^ 12345)))
+    }
+    const unkeyed = runSteps(packed.hashesSteps(UNKEYED))
     for (let at = 0; at < ids.length; at += 1) expect(unkeyed[at]).toBe(idHash(ids[at]))
     const valid = (
       list: readonly string[] | PackedIds,
       slots: Int32Array,
-      tableSeed: number | undefined = seed,
-    ) => runSteps(isIdTableSteps(list, slots, tableSeed))
+      tableKey: TableKey = key,
+    ) => runSteps(isIdTableSteps(list, slots, tableKey))
     expect(valid(ids, table)).toBe(true)
     expect(valid(packed, table)).toBe(true)
     expect(valid([], new Int32Array(8).fill(-1))).toBe(true)
@@ -451,7 +464,7 @@ describe('id table', () => {
     let to = from
     while (moved[to] !== -1 || moved[(to - 1) & mask] !== -1) to = (to + 1) & mask
     ;[moved[to], moved[from]] = [moved[from], -1]
-    expect(new IdTable(ids, { slots: moved, seed }).get('quote"d\\id')).toBeUndefined()
+    expect(new IdTable(ids, { slots: moved, key }).get('quote"d\\id')).toBeUndefined()
     expect(valid(packed, moved)).toBe(false)
     // Another position in its slot (that one twice, this one nowhere).
     const doubled = Int32Array.from(table)
@@ -466,9 +479,9 @@ describe('id table', () => {
     const twice = new Int32Array(8).fill(-1)
     twice[idHash('a') & 7] = 0
     twice[(idHash('a') + 1) & 7] = 1
-    expect(valid(['a', 'a'], twice, undefined)).toBe(false)
+    expect(valid(['a', 'a'], twice, UNKEYED)).toBe(false)
     const ab = buildIdTable(['a', 'b']) as BuiltIdTable
-    expect(valid(['a', 'b'], ab.slots, ab.seed)).toBe(true)
+    expect(valid(['a', 'b'], ab.slots, ab.key)).toBe(true)
   })
 })
 
@@ -716,54 +729,101 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     loaded.library.release(0)
   })
 
-  it('loads an index saved before round 55 (unkeyed id table, no tableSeed) with the unkeyed hash; its next save writes a keyed table (round 55)', async () => {
+  const headerOf = (bytes: Buffer) =>
+    JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
+
+  it.each([
+    ['before round 55 (the unkeyed FNV-1a, no field)', (): TableKey => UNKEYED],
+    [
+      'in round 55 (FNV-1a from a seeded basis, tableSeed: the first word of the sha256 of the ids)',
+      (): TableKey => ({ hash: 'fnv-1a-seeded', seed: idTableKeys(TOOLS.map((t) => t.id))[0].k0 }),
+    ],
+  ])(
+    'loads an index saved %s with the hash it was written with; its next save writes a halfsiphash-2-4 table (rounds 55, 56)',
+    async (_, keyOf) => {
+      const dir = await save()
+      const idxPath = join(dir, 'tools.idx')
+      const keyed = await readFile(idxPath)
+      const header = headerOf(keyed)
+      expect(header.tableHash).toBe('halfsiphash-2-4')
+      expect(header.tableKey).toEqual([expect.any(Number), expect.any(Number)])
+      // The file as saved then: that round's header field in place of tableHash and tableKey
+      // (padded with spaces: the header keeps its length) and the table of its hash in the slots.
+      const old = Buffer.from(keyed)
+      const field = `,"tableHash":"halfsiphash-2-4","tableKey":[${header.tableKey.join(',')}]`
+      const at = old.indexOf(field, 16)
+      expect(at).toBeGreaterThan(0)
+      const key = keyOf()
+      const oldField = key.hash === 'fnv-1a-seeded' ? `,"tableSeed":${key.seed}` : ''
+      old.fill(' ', at, at + field.length)
+      old.write(oldField, at, 'utf8')
+      const [offset, length] = header.sections.table
+      const built = buildIdTable(
+        TOOLS.map((tool) => tool.id),
+        [key],
+      ) as BuiltIdTable
+      expect(built.slots.length * 4).toBe(length)
+      Buffer.from(built.slots.buffer).copy(old, offset)
+      expect(headerOf(old).tableHash).toBeUndefined()
+      expect(headerOf(old).tableSeed).toBe(key.hash === 'fnv-1a-seeded' ? key.seed : undefined)
+      await writeFile(idxPath, old)
+      const loaded = await loadIndexedLibrary(dir, config)
+      const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-old-'))
+      try {
+        for (const [position, tool] of TOOLS.entries())
+          expect(loaded.library.positionOf(tool.id)).toBe(position)
+        expect(loaded.library.get('天气.预报')?.name).toBe('预报')
+        expect(loaded.library.checkedToolsFile()?.table?.key).toEqual(key)
+        // Read under the wrong hash, the table would be refused (the round 56 header's).
+        await writeFile(idxPath, Buffer.concat([keyed.subarray(0, offset), old.subarray(offset)]))
+        await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
+          code: 'INDEX_CORRUPT',
+          message: expect.stringContaining('id table that does not match its ids'),
+        })
+        // Saved again: a halfsiphash-2-4 table, the one a fresh save writes.
+        const saved = await saveIndexedLibrary(again, loaded)
+        const resaved = await readFile(join(saved, 'tools.idx'))
+        expect(headerOf(resaved).tableKey).toEqual(header.tableKey)
+        expect(resaved.equals(keyed)).toBe(true)
+      } finally {
+        loaded.library.release(0)
+        await rm(again, { recursive: true, force: true })
+      }
+    },
+  )
+
+  it('refuses a header naming an id table hash it does not know, or a bad key (round 56)', async () => {
     const dir = await save()
     const idxPath = join(dir, 'tools.idx')
-    const keyed = await readFile(idxPath)
-    const headerOf = (bytes: Buffer) =>
-      JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
-    const header = headerOf(keyed)
-    expect(header.tableSeed).toEqual(expect.any(Number))
-    // The file as saved before round 55: no tableSeed (blanked: the header keeps its length) and
-    // the table of the unkeyed hash (idHash, linear probing) in the same slots.
-    const old = Buffer.from(keyed)
-    const field = `,"tableSeed":${header.tableSeed}`
-    const at = old.indexOf(field, 16)
+    const good = await readFile(idxPath)
+    const { tableKey } = headerOf(good)
+    const field = `"tableHash":"halfsiphash-2-4","tableKey":[${tableKey.join(',')}]`
+    const at = good.indexOf(field, 16)
     expect(at).toBeGreaterThan(0)
-    old.fill(' ', at, at + field.length)
-    const [offset, length] = header.sections.table
-    const slots = new Int32Array(length / 4).fill(-1)
-    const mask = slots.length - 1
-    for (const [position, tool] of TOOLS.entries()) {
-      let slot = idHash(tool.id) & mask
-      while (slots[slot] !== -1) slot = (slot + 1) & mask
-      slots[slot] = position
-    }
-    Buffer.from(slots.buffer).copy(old, offset)
-    expect(headerOf(old).tableSeed).toBeUndefined()
-    await writeFile(idxPath, old)
-    const loaded = await loadIndexedLibrary(dir, config)
-    const again = await mkdtemp(join(tmpdir(), 'toolsel-tools-idx-old-'))
-    try {
-      for (const [position, tool] of TOOLS.entries())
-        expect(loaded.library.positionOf(tool.id)).toBe(position)
-      expect(loaded.library.get('天气.预报')?.name).toBe('预报')
-      expect(loaded.library.checkedToolsFile()?.table?.seed).toBeUndefined()
-      // Read under the wrong hash, the table would be refused (and was, by the keyed check).
-      await writeFile(idxPath, Buffer.concat([keyed.subarray(0, offset), old.subarray(offset)]))
+    const edits = [
+      `"tableHash":"halfsiphash-9-9","tableKey":[${tableKey.join(',')}]`,
+      `"tableHash":"halfsiphash-2-4","tableKey":[${tableKey[0]},-1]`,
+      `"tableHash":"halfsiphash-2-4","tableSeed":${tableKey[0]}`,
+    ]
+    for (const edit of edits) {
+      const bad = Buffer.from(good)
+      bad.fill(' ', at, at + field.length)
+      bad.write(edit, at, 'utf8')
+      expect(edit.length).toBeLessThanOrEqual(field.length)
+      await writeFile(idxPath, bad)
       await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
         code: 'INDEX_CORRUPT',
-        message: expect.stringContaining('id table that does not match its ids'),
+        message: expect.stringContaining('has an invalid header'),
       })
-      // Saved again: a keyed table, the one a fresh save writes.
-      const saved = await saveIndexedLibrary(again, loaded)
-      const resaved = await readFile(join(saved, 'tools.idx'))
-      expect(headerOf(resaved).tableSeed).toBe(header.tableSeed)
-      expect(resaved.equals(keyed)).toBe(true)
-    } finally {
-      loaded.library.release(0)
-      await rm(again, { recursive: true, force: true })
     }
+    await writeFile(idxPath, good)
+    const loaded = await loadIndexedLibrary(dir, config)
+    expect(loaded.library.checkedToolsFile()?.table?.key).toEqual({
+      hash: 'halfsiphash-2-4',
+      k0: tableKey[0],
+      k1: tableKey[1],
+    })
+    loaded.library.release(0)
   })
 
   it('leaves the tools file unread at load and reads each tool by offset when asked for', async () => {
