@@ -2,16 +2,21 @@
  * Hash flooding of the tool id table (not a test): `--sizes` libraries of ids made offline to
  * share one slot of the unkeyed id hash (test/helpers/colliding-ids.ts: what a library PUT or an
  * MCP upstream's tool names can hold), and for each the three places the table is walked, with
- * this checkout's id-table.ts and with `--before DIR`'s (another checkout, before round 55), side
- * by side in one run: the build (a save; an upload's import worker), the load's check of a saved
+ * this checkout's id-table.ts and with `--before DIR`'s (another checkout: before round 55, or
+ * round 55's), side by side in one run: the build (a save; an upload's import worker), the load's check of a saved
  * table (`isIdTableSteps` over the ids as a load reads them, PackedIds) and `--lookups` lookups
  * of ids of the library (`IdTable.get`, on the main thread for requests). Medians of `--turns`
  * (the before side: `--before-turns`, up to `--before-max` ids: its parts are quadratic, seconds
  * to build 10k ids, ×4 per doubling); the longest probe path of the table built. The check's time
  * is past `PackedIds.of`. `--plain`: ids `bulk.tool_<n>` instead (what the keyed hash costs where
- * nobody floods it; the before side then runs every size).
+ * nobody floods it; the before side then runs every size). `--multi`: round 55's hole (run with
+ * `--before` a round 55 checkout): 32 ids of one full FNV-1a state from every basis whose low 16
+ * bits are 0x5eed, `bulk.tool_<n>` ids up to the size, and a nonce id ground so that the ids'
+ * sha256 gives round 55 such a seed (test/helpers/colliding-ids.ts, `fnvMulticollisionIds`); the
+ * lookups ask for the 32 (a cluster of 64 among the others passed round 55's probe bound, which
+ * then drew another seed); the before side runs every size.
  *
- *   node --import tsx bench/id-table-flood.ts --before /work/ci-base [--sizes 10000,50000,100000] [--turns 3] [--lookups 1000] [--before-max 50000] [--before-turns 1] [--plain]
+ *   node --import tsx bench/id-table-flood.ts --before /work/ci-base [--sizes 10000,50000,100000] [--turns 3] [--lookups 1000] [--before-max 50000] [--before-turns 1] [--plain | --multi]
  * @module
  */
 import { resolve } from 'node:path'
@@ -27,11 +32,13 @@ const { values } = benchArgs(import.meta.url, {
     'before-max': { type: 'string', default: '50000' },
     'before-turns': { type: 'string', default: '1' },
     plain: { type: 'boolean', default: false },
+    multi: { type: 'boolean', default: false },
   },
 })
-if (!values.before) throw new Error('--before DIR (a checkout before round 55) is required.')
+if (!values.before)
+  throw new Error('--before DIR (another checkout, e.g. before round 55 or round 55) is required.')
 // What it measures only once the flags are good: --help and a bad flag answer without it.
-const { collidingIds } = await import('../test/helpers/colliding-ids.ts')
+const { collidingIds, fnvMulticollisionIds } = await import('../test/helpers/colliding-ids.ts')
 const { runSteps } = await import('../src/time-slicer.ts')
 
 /** A side's id table: its slots (and its hash's key or seed, since round 55), opaque here. */
@@ -98,17 +105,25 @@ const timed = (work: () => unknown) => {
 console.log('| ids | side | build ms | load check ms | lookups µs each | longest probe |')
 console.log('| ---: | --- | ---: | ---: | ---: | ---: |')
 for (const size of values.sizes!.split(',').map(Number)) {
+  const bulk = (count: number) => Array.from({ length: count }, (_, at) => `bulk.tool_${at}`)
   const ids = values.plain
-    ? Array.from({ length: size }, (_, at) => `bulk.tool_${at}`)
-    : collidingIds(size)
+    ? bulk(size)
+    : values.multi
+      ? fnvMulticollisionIds(32, 0x5eed, bulk(size - 33)).ids
+      : collidingIds(size)
   const json = Buffer.from(JSON.stringify(ids))
-  // Ids spread over the library (a request's hits), each looked up once per turn.
-  const asked = Array.from(
-    { length: lookupCount },
-    (_, at) => ids[Math.floor((at * size) / lookupCount)],
+  // Ids spread over the library (a request's hits; --multi: the 32 made to collide), each looked
+  // up once per turn.
+  const asked = Array.from({ length: lookupCount }, (_, at) =>
+    values.multi ? ids[at % 32] : ids[Math.floor((at * size) / lookupCount)],
   )
   for (const [name, { build, packed, check, lookup, longest }] of sides) {
-    if (name === 'before' && !values.plain && size > Number(values['before-max'])) {
+    if (
+      name === 'before' &&
+      !values.plain &&
+      !values.multi &&
+      size > Number(values['before-max'])
+    ) {
       console.log(`| ${size} | ${name} | not run (over --before-max) | | | |`)
       continue
     }

@@ -74,7 +74,8 @@ export function halfSipHash24(
  * serves every key (a module keeps one: JavaScript runs one hash at a time).
  */
 export class HalfSipHasher {
-  #bytes = new Uint8Array(256)
+  // A Buffer, as the bytes a load hashes are: `halfSipHash24` reads one kind of array.
+  #bytes = Buffer.alloc(256)
   #length = 0
 
   /** Starts another text. */
@@ -83,24 +84,8 @@ export class HalfSipHasher {
   }
 
   push(unit: number): void {
-    if (this.#length + 3 > this.#bytes.length) {
-      const grown = new Uint8Array(this.#bytes.length * 2)
-      grown.set(this.#bytes)
-      this.#bytes = grown
-    }
-    const bytes = this.#bytes
-    let at = this.#length
-    if (unit < 0x80) {
-      bytes[at++] = unit
-    } else if (unit < 0x800) {
-      bytes[at++] = 0xc0 | (unit >>> 6)
-      bytes[at++] = 0x80 | (unit & 0x3f)
-    } else {
-      bytes[at++] = 0xe0 | (unit >>> 12)
-      bytes[at++] = 0x80 | ((unit >>> 6) & 0x3f)
-      bytes[at++] = 0x80 | (unit & 0x3f)
-    }
-    this.#length = at
+    if (this.#length + 3 > this.#bytes.length) this.#grow(this.#length + 3)
+    this.#length = writeUnit(this.#bytes, this.#length, unit)
   }
 
   /** The hash under the key `k0`, `k1` of the units pushed since the last `reset`. */
@@ -108,10 +93,41 @@ export class HalfSipHasher {
     return halfSipHash24(this.#bytes, 0, this.#length, k0, k1)
   }
 
-  /** The hash under `k0`, `k1` of `text`'s code units (`reset`, `push` each, `digest`). */
+  /** The hash under `k0`, `k1` of `text`'s code units (as `reset`, `push` each, `digest`). */
   hash(text: string, k0: number, k1: number): number {
-    this.reset()
-    for (let at = 0; at < text.length; at += 1) this.push(text.charCodeAt(at))
-    return this.digest(k0, k1)
+    if (3 * text.length > this.#bytes.length) this.#grow(3 * text.length)
+    const bytes = this.#bytes
+    let length = 0
+    for (let at = 0; at < text.length; at += 1) {
+      const unit = text.charCodeAt(at)
+      if (unit < 0x80) bytes[length++] = unit
+      else length = writeUnit(bytes, length, unit)
+    }
+    this.#length = length
+    return halfSipHash24(bytes, 0, length, k0, k1)
   }
+
+  /** A scratch of at least `size` bytes, the bytes so far kept. */
+  #grow(size: number): void {
+    const grown = Buffer.alloc(Math.max(size, 2 * this.#bytes.length))
+    grown.set(this.#bytes)
+    this.#bytes = grown
+  }
+}
+
+/** Writes `unit` at `bytes[at]` as UTF-8 writes it alone (1-3 bytes); returns the next offset. */
+function writeUnit(bytes: Buffer, at: number, unit: number): number {
+  if (unit < 0x80) {
+    bytes[at] = unit
+    return at + 1
+  }
+  if (unit < 0x800) {
+    bytes[at] = 0xc0 | (unit >>> 6)
+    bytes[at + 1] = 0x80 | (unit & 0x3f)
+    return at + 2
+  }
+  bytes[at] = 0xe0 | (unit >>> 12)
+  bytes[at + 1] = 0x80 | ((unit >>> 6) & 0x3f)
+  bytes[at + 2] = 0x80 | (unit & 0x3f)
+  return at + 3
 }

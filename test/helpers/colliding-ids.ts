@@ -61,11 +61,12 @@ export function collidingIds(count: number, bits = 18, prefix = 'flood.'): strin
  * difference above them stays a difference added to the state, the same for both spellings), so
  * all `count` ids have one hash under every seed whose low 16 bits are `low16`'s, and a last
  * nonce id, ground over the sha256 state of the others (~2^16 tries), gives the ids such a seed.
- * Returns the ids (the nonce last) and that seed.
+ * Returns the ids (then `others`, then the nonce) and that seed.
  */
 export function fnvMulticollisionIds(
   count: number,
   low16 = 0x5eed,
+  others: readonly string[] = [],
 ): { ids: string[]; seed: number } {
   const prefix = 'flood.'
   let state = step((FNV_OFFSET ^ low16) >>> 0, prefix)
@@ -93,7 +94,7 @@ export function fnvMulticollisionIds(
   const ids = Array.from(
     { length: count },
     (_, at) => prefix + blocks.map((pair, block) => pair[(at >>> block) & 1]).join(''),
-  )
+  ).concat(others)
   const hashed = createHash('sha256').update(ids.join('\0') + '\0', 'utf8')
   for (let nonce = 0; ; nonce += 1) {
     const id = `nonce.${nonce}`
