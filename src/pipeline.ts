@@ -69,12 +69,24 @@ export interface SelectToolsOptions {
   examples?: { memory: ExampleMemory; options: ExampleMemoryOptions; dense?: ExampleDenseSpace }
 }
 
+/**
+ * The key of a step candidate's library position (`StepCandidate[CANDIDATE_POSITION]`). A symbol:
+ * `JSON.stringify`, `Object.keys` and spreads into JSON leave it out, so no answer shows it.
+ */
+export const CANDIDATE_POSITION: unique symbol = Symbol('toolsel.candidatePosition')
+
 export interface StepCandidate {
   id: string
   name: string
   score: number
   /** With `explain`: what the selector judged the candidate by (learned selector: its features). */
   features?: Record<string, number>
+  /**
+   * The tool's position in the library when the retriever gave one (`CandidateTool.position`; a
+   * hint, as there): the answer's writer finds the candidate's kept JSON by it (one array read
+   * where a map lookup by id was its largest cost; server/select-response.ts `CandidatePrefixes`).
+   */
+  [CANDIDATE_POSITION]?: number
 }
 
 export interface StepResult {
@@ -212,9 +224,11 @@ export async function selectTools(
     if (selection.fallback) fallbacks.push(selection.fallback, ...(selection.chained ?? []))
     return {
       text: request.step,
-      candidates: request.candidates.map(({ id, name, score }) => {
+      candidates: request.candidates.map(({ id, name, score, position }) => {
         const features = options.explain ? selection.features?.[id] : undefined
-        return features ? { id, name, score, features } : { id, name, score }
+        return features
+          ? { id, name, score, features, [CANDIDATE_POSITION]: position }
+          : { id, name, score, [CANDIDATE_POSITION]: position }
       }),
       selected: selection.toolId,
       ...(request.whole && { whole: true }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ToolLibrary } from '../src/library/tool-library.ts'
-import { selectTools } from '../src/pipeline.ts'
+import { CANDIDATE_POSITION, selectTools } from '../src/pipeline.ts'
 import type { Planner, Reranker, Selection, Selector } from '../src/contracts.ts'
 import { NonePlanner } from '../src/plan/none-planner.ts'
 import { RulePlanner } from '../src/plan/rule-planner.ts'
@@ -45,10 +45,12 @@ describe('selectTools', () => {
     expect(result.tools.map((tool) => tool.id)).toEqual(['weather.get_forecast', 'mail.send_email'])
     for (const step of result.steps) {
       expect(step.candidates.length).toBeGreaterThan(0)
+      // Its library position too, under a symbol no answer's JSON shows.
       expect(step.candidates[0]).toEqual({
         id: step.selected,
         name: expect.any(String),
         score: expect.any(Number),
+        [CANDIDATE_POSITION]: expect.any(Number),
       })
     }
     expect(result.components).toEqual({

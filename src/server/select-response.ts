@@ -26,7 +26,12 @@
  * (bench/README, request path, round 15).
  * @module
  */
-import type { StepCandidate, StepResult, SelectToolsResult } from '../pipeline.ts'
+import {
+  CANDIDATE_POSITION,
+  type StepCandidate,
+  type StepResult,
+  type SelectToolsResult,
+} from '../pipeline.ts'
 import type { Tool } from '../library/tool.ts'
 import { toolHints } from '../library/tool-hints.ts'
 import { KeepRing } from '../keep-ring.ts'
@@ -76,7 +81,7 @@ export const CANDIDATE_JSON_KEPT = 32_768
  * silently drops.
  */
 const STEP_KEYS = ['text', 'candidates', 'selected', 'whole'] as const
-const CANDIDATE_KEYS = ['id', 'name', 'score', 'features'] as const
+const CANDIDATE_KEYS = ['id', 'name', 'score', 'features', CANDIDATE_POSITION] as const
 type Exhaustive<T, K extends readonly PropertyKey[]> =
   Exclude<keyof T, K[number]> extends never ? true : never
 const checked: [
@@ -170,6 +175,7 @@ function providerToolJson(tool: Tool, format: ProviderToolFormat): string {
 }
 
 interface CandidatePrefix {
+  readonly id: string
   readonly name: string
   /** `{"id":…,"name":…,"score":` */
   readonly json: string
@@ -177,11 +183,25 @@ interface CandidatePrefix {
   readonly idJson: string
 }
 
+/** Positions per page of the positional store (pages are made when a position in them is used). */
+const PAGE_BITS = 12
+const PAGE_SIZE = 1 << PAGE_BITS
+/** Positions past this (a retriever's hint: libraries hold at most 100,000,000 tools) go by id. */
+const MAX_POSITION = 2 ** 27
+
 /**
- * Each step candidate's `{"id":…,"name":…,"score":` by id, checked against its name. A hit is one
- * map lookup and writes nothing. Which misses are kept: src/keep-ring.ts (every one until
+ * Each step candidate's `{"id":…,"name":…,"score":`, checked against its id and name. A candidate
+ * with a library position (`StepCandidate[CANDIDATE_POSITION]`) is found by it, in paged arrays as
+ * src/library/tool-memo.ts keeps its entries: two array reads and two comparisons, where a `Map`
+ * by id (whose buckets, entries and key strings lie scattered over a large heap) cost about 10 µs
+ * a request at 10k tools, nearly all of it cache misses (bench/README.md, "Round 56 … (perf21)").
+ * A candidate without one (a retriever that gives none) is found by id in a map. A hit writes
+ * nothing. Which misses are kept: src/keep-ring.ts, one ring over both (every one until
  * `capacity`, then one in KEEP_ONE_MISS_IN in the place of the one kept longest; the others are
  * answered with a prefix made for that answer only, which dies young).
+ *
+ * Positions are not per library: another library's tool at the same position (another id or
+ * name) takes the place's entry, as a renamed tool takes its id's.
  *
  * Until round 44 it was two generations of 16,384 (a full one became the previous one; a hit
  * there moved the entry back): with more distinct candidates between two requests for one of
@@ -190,14 +210,19 @@ interface CandidatePrefix {
  * through scavenges and died in the old generation (bench/README.md, "Round 44").
  */
 export class CandidatePrefixes {
-  readonly #entries = new Map<string, CandidatePrefix>()
-  readonly #kept: KeepRing<string>
+  readonly #pages: Array<Array<CandidatePrefix | undefined> | undefined> = []
+  readonly #byId = new Map<string, CandidatePrefix>()
+  readonly #kept: KeepRing<number | string>
   /** Prefixes made (lookups missed), for tests. */
   made = 0
 
   constructor(capacity = CANDIDATE_JSON_KEPT) {
-    const entries = this.#entries
-    this.#kept = new KeepRing(capacity, (id) => entries.delete(id))
+    const pages = this.#pages
+    const byId = this.#byId
+    this.#kept = new KeepRing<number | string>(capacity, (key) => {
+      if (typeof key === 'number') pages[key >>> PAGE_BITS]![key & (PAGE_SIZE - 1)] = undefined
+      else byId.delete(key)
+    })
   }
 
   get capacity(): number {
@@ -206,31 +231,48 @@ export class CandidatePrefixes {
 
   /** Candidates kept. */
   get size(): number {
-    return this.#entries.size
+    return this.#kept.size
   }
 
-  prefix(id: string, name: string): string {
-    const entries = this.#entries
-    const entry = entries.get(id)
-    if (entry !== undefined && entry.name === name) return entry.json
+  /** `{"id":…,"name":…,"score":` of a candidate (`position`: its library position, if known). */
+  prefix(id: string, name: string, position?: number): string {
+    return this.entry(id, name, position).json
+  }
+
+  /** The candidate's kept entry, or one made for this answer when it is not kept. */
+  entry(id: string, name: string, position?: number): CandidatePrefix {
+    const placed =
+      position !== undefined && position >= 0 && position < MAX_POSITION && position % 1 === 0
+    let entry = placed
+      ? this.#pages[position >>> PAGE_BITS]?.[position & (PAGE_SIZE - 1)]
+      : this.#byId.get(id)
+    if (entry !== undefined && entry.id === id && entry.name === name) return entry
     this.made += 1
     const whole = JSON.stringify({ id, name, score: 0 })
     const json = oneByteWhereItCan(whole.slice(0, whole.length - 2))
-    const idJson = oneByteWhereItCan(JSON.stringify(id))
-    // A tool renamed (another library or version) takes its id's entry, in its place.
-    if (entry !== undefined || this.#kept.admit(id)) entries.set(id, { name, json, idJson })
-    return json
+    const taken = entry !== undefined
+    entry = { id, name, json, idJson: oneByteWhereItCan(JSON.stringify(id)) }
+    // Another tool's place (another library, or a tool renamed) is taken in its place.
+    if (placed) {
+      if (taken || this.#kept.admit(position)) {
+        const slots = (this.#pages[position >>> PAGE_BITS] ??= new Array(PAGE_SIZE))
+        slots[position & (PAGE_SIZE - 1)] = entry
+      }
+    } else if (taken || this.#kept.admit(id)) this.#byId.set(id, entry)
+    return entry
   }
+}
 
-  /**
-   * `JSON.stringify(id)`, stored one byte a character where it can be: a step's `selected`. The
-   * selected tool is nearly always one of the step's candidates, whose entry the answer has just
-   * read (kept, and in the processor's cache), so this is one lookup where each step made the
-   * text and copied it (`oneByteWhereItCan`) before (bench/README.md, "Round 56 … (perf20)").
-   */
-  idJson(id: string): string {
-    return this.#entries.get(id)?.idJson ?? oneByteWhereItCan(JSON.stringify(id))
-  }
+/**
+ * `JSON.stringify(id)`, stored one byte a character where it can be: a step's `selected`. The
+ * selected tool is nearly always one of the step's candidates, whose entry the answer has just
+ * read, so this is that entry's where each step made the text and copied it
+ * (`oneByteWhereItCan`) before round 56 (bench/README.md, "Round 56 … (perf20)").
+ */
+function selectedJson(selected: string, entry: CandidatePrefix | undefined): string {
+  return entry !== undefined && entry.id === selected
+    ? entry.idJson
+    : oneByteWhereItCan(JSON.stringify(selected))
 }
 
 const candidatePrefixes = new CandidatePrefixes()
@@ -265,23 +307,25 @@ export function numberJson(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null'
 }
 
-function candidateJson(candidate: StepCandidate): string {
-  const { id, name, score, features } = candidate
-  if (typeof id !== 'string' || typeof name !== 'string' || typeof score !== 'number')
-    return JSON.stringify(candidate)
-  const head = candidatePrefixes.prefix(id, name) + numberJson(score)
-  return features === undefined ? `${head}}` : `${head},"features":${JSON.stringify(features)}}`
-}
-
 function stepJson(step: StepResult): string {
   const { text, candidates, selected, whole } = step
   let json = `{"text":${JSON.stringify(text)},"candidates":[`
+  let chosen: CandidatePrefix | undefined
   for (let index = 0; index < candidates.length; index++) {
     if (index > 0) json += ','
-    json += candidateJson(candidates[index])
+    const candidate = candidates[index]
+    const { id, name, score, features } = candidate
+    if (typeof id !== 'string' || typeof name !== 'string' || typeof score !== 'number') {
+      json += JSON.stringify(candidate)
+      continue
+    }
+    const entry = candidatePrefixes.entry(id, name, candidate[CANDIDATE_POSITION])
+    if (id === selected) chosen = entry
+    const head = entry.json + numberJson(score)
+    json += features === undefined ? `${head}}` : `${head},"features":${JSON.stringify(features)}}`
   }
   // A tool's id, one byte a character where it can be (see oneByteWhereItCan).
-  json += `],"selected":${typeof selected === 'string' ? candidatePrefixes.idJson(selected) : JSON.stringify(selected)}`
+  json += `],"selected":${typeof selected === 'string' ? selectedJson(selected, chosen) : JSON.stringify(selected)}`
   if (whole !== undefined) json += `,"whole":${JSON.stringify(whole)}`
   return `${json}}`
 }

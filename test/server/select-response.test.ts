@@ -1,6 +1,6 @@
 import { serialize } from 'node:v8'
 import { describe, expect, it } from 'vitest'
-import type { SelectToolsResult } from '../../src/pipeline.ts'
+import { CANDIDATE_POSITION, type SelectToolsResult } from '../../src/pipeline.ts'
 import type { Tool } from '../../src/library/tool.ts'
 import {
   MAX_ANSWER_TOOL_BYTES,
@@ -131,6 +131,45 @@ describe('selectResponseJson', () => {
     }
     expect(compared).toBe(2 * 2 * INSTRUCTIONS.length * 2 * 5)
     expect(withFeatures).toBeGreaterThan(0)
+  })
+
+  it('gives each step candidate its library position, which no answer shows', async () => {
+    const { service } = await createTestApp({ start: false })
+    const library = new ToolLibrary('sample', SAMPLE_TOOLS)
+    await service.start([await buildIndexedLibrary(library, service.config)])
+    const result = await service.select({ instruction: INSTRUCTIONS[0], selector: 'top1' })
+    const candidates = result.steps.flatMap((step) => step.candidates)
+    expect(candidates.length).toBeGreaterThan(1)
+    for (const candidate of candidates) {
+      expect(library.idList.at(candidate[CANDIDATE_POSITION]!)).toBe(candidate.id)
+      expect(Object.keys(candidate)).toEqual(['id', 'name', 'score'])
+    }
+    expect(JSON.stringify(result.steps)).not.toContain('osition')
+  })
+
+  it('finds a candidate by its position, checked against its id and name, or by id without one', () => {
+    const prefixes = new CandidatePrefixes(8)
+    const first = prefixes.entry('tool.a', 'A', 5)
+    expect(first.json).toBe('{"id":"tool.a","name":"A","score":')
+    expect(prefixes.entry('tool.a', 'A', 5)).toBe(first)
+    expect(prefixes.made).toBe(1)
+    // Another library's tool at the same place, or the tool renamed: its own, in that place.
+    const other = prefixes.entry('tool.b', 'B', 5)
+    expect(other.json).toBe('{"id":"tool.b","name":"B","score":')
+    expect(prefixes.entry('tool.b', 'B renamed', 5).json).toBe(
+      '{"id":"tool.b","name":"B renamed","score":',
+    )
+    expect([prefixes.made, prefixes.size]).toEqual([3, 1])
+    // Without a position (or an unusable one), by id.
+    const byId = prefixes.entry('tool.c', 'C')
+    for (const position of [undefined, -1, 0.5, 2 ** 40, Number.NaN]) {
+      expect(prefixes.entry('tool.c', 'C', position)).toBe(byId)
+    }
+    expect([prefixes.made, prefixes.size]).toEqual([4, 2])
+    // A position past the first page.
+    expect(prefixes.entry('far', 'F', 70_000).json).toBe('{"id":"far","name":"F","score":')
+    expect(prefixes.entry('far', 'F', 70_000).json).toBe('{"id":"far","name":"F","score":')
+    expect([prefixes.made, prefixes.size]).toEqual([5, 3])
   })
 
   it('writes an answer one byte a character when its characters allow, from pieces stored two', () => {
@@ -264,14 +303,9 @@ describe('selectResponseJson', () => {
 
   it("writes a step's selected id from its candidate's entry, and any other id as JSON.stringify does", () => {
     const prefixes = new CandidatePrefixes(4)
-    prefixes.prefix('tool.1', 'one')
-    const made = prefixes.made
-    expect(prefixes.idJson('tool.1')).toBe('"tool.1"')
-    // Not kept (never a candidate): written for this answer, nothing kept.
-    for (const id of ['tool.2', 'a "quoted"\\ id', 'ünïcødé ✓', '\u0001']) {
-      expect(prefixes.idJson(id)).toBe(JSON.stringify(id))
-    }
-    expect([prefixes.made, prefixes.size]).toEqual([made, 1])
+    const entry = prefixes.entry('tool.1', 'one')
+    expect(entry.idJson).toBe('"tool.1"')
+    expect(prefixes.entry('tool.1', 'one')).toBe(entry)
     // Through the answer: a selected id among the candidates and one that is not (two-byte
     // stored, as in the test above), each as the object's JSON writes it, one byte a character.
     const twoByte = (text: string) => `\u4e00${text}`.slice(1)
