@@ -5,8 +5,9 @@
  *
  * - each tool's JSON (with and without its schema) is kept per tool object (a library's tool
  *   objects are shared by the requests that use them and never change);
- * - each step candidate's `{"id":…,"name":…,"score":` is kept by id (checked against the name,
- *   so a tool renamed in another library or version gets its own), at most
+ * - each step candidate's `{"id":…,"name":…,"score":` is kept by its library position (by id
+ *   when it has none; checked against id and name, so another library's tool at that place or a
+ *   tool renamed in another version gets its own), at most
  *   `CANDIDATE_JSON_KEPT` of them (`CandidatePrefixes`: a full cache takes one candidate missed
  *   in 8, in the place of the one kept longest);
  * - a score's text is written from its millionths (`numberJson`) instead of by the general
