@@ -141,10 +141,10 @@ export function idTableKeys(ids: readonly string[]): HalfSipKey[] {
 }
 
 /** A table of `buildIdTable`: the slots (slot → position, -1 empty) and the key of their hash. */
-export interface BuiltIdTable {
+export interface BuiltIdTable<K extends TableKey = TableKey> {
   slots: Int32Array
   /** `tableHash`'s key (a table read from an index saved before round 56: another hash). */
-  key: TableKey
+  key: K
 }
 
 /**
@@ -163,6 +163,13 @@ const MAX_KEYS = 4
  * MAX_ID_TABLE_PROBE) per key; the last key's table is kept whatever its paths. Returns the
  * position of the first repeated id instead when two positions share an id.
  */
+export function buildIdTable(
+  ids: readonly string[],
+): BuiltIdTable<HalfSipKey> | { duplicate: number }
+export function buildIdTable<K extends TableKey>(
+  ids: readonly string[],
+  keys: readonly K[],
+): BuiltIdTable<K> | { duplicate: number }
 export function buildIdTable(
   ids: readonly string[],
   keys: readonly TableKey[] = idTableKeys(ids),

@@ -158,7 +158,10 @@ function toolsIndexParts(
   const saved = ids instanceof PackedIds ? ids.saved : undefined
   let decoded: readonly string[] | undefined
   const array = () => (decoded ??= idArray(ids))
-  const table = loaded?.table.key.hash === 'halfsiphash-2-4' ? loaded.table : buildIdTable(array())
+  const table =
+    loaded?.table.key.hash === 'halfsiphash-2-4'
+      ? { slots: loaded.table.slots, key: loaded.table.key }
+      : buildIdTable(array())
   if (starts.length !== ids.length || !('slots' in table)) {
     throw new ToolselError(
       'INTERNAL',
@@ -174,7 +177,8 @@ function toolsIndexParts(
   const header: Header = {
     tools: ids.length,
     tableSize: table.slots.length,
-    ...keyFields(table.key),
+    tableHash: table.key.hash,
+    tableKey: [table.key.k0, table.key.k1],
     toolsFileHash,
     toolsFileBytes: known.bytes,
     toolsFileCrc32: known.crc32,
@@ -192,29 +196,24 @@ function toolsIndexParts(
   }
 }
 
-/** The header fields that name `key` (`Header`). */
-function keyFields(key: TableKey): Pick<Header, 'tableHash' | 'tableKey' | 'tableSeed'> {
-  switch (key.hash) {
-    case 'halfsiphash-2-4':
-      return { tableHash: key.hash, tableKey: [key.k0, key.k1] }
-    case 'fnv-1a-seeded':
-      return { tableSeed: key.seed }
-    default:
-      return {}
-  }
+/** Whether `value` is a whole number of 32 bits, unsigned (a CRC-32, a hash key's word). */
+function isUint32(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0xffffffff
 }
 
-/** The id table's hash a header names (`keyFields`), or undefined when it names none it knows. */
+/**
+ * The id table's hash a header names, or undefined when it names none it knows. A save writes
+ * round 56's (`tableHash`, `tableKey`); older files name round 55's or none.
+ */
 function headerKey({ tableHash, tableKey, tableSeed }: Header): TableKey | undefined {
-  const word = (value: unknown): value is number =>
-    Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 0xffffffff
   if (tableHash === undefined) {
     if (tableKey !== undefined) return undefined
     if (tableSeed === undefined) return UNKEYED
-    return word(tableSeed) ? { hash: 'fnv-1a-seeded', seed: tableSeed } : undefined
+    return isUint32(tableSeed) ? { hash: 'fnv-1a-seeded', seed: tableSeed } : undefined
   }
   if (tableHash !== 'halfsiphash-2-4' || tableSeed !== undefined) return undefined
-  if (!(Array.isArray(tableKey) && tableKey.length === 2 && tableKey.every(word))) return undefined
+  if (!(Array.isArray(tableKey) && tableKey.length === 2 && tableKey.every(isUint32)))
+    return undefined
   return { hash: tableHash, k0: tableKey[0], k1: tableKey[1] }
 }
 
@@ -322,7 +321,7 @@ function* lineIndexSteps(
     !Number.isSafeInteger(tableSize) ||
     tableSize < tools ||
     (tableSize & (tableSize - 1)) !== 0 ||
-    !(Number.isInteger(toolsFileCrc32) && toolsFileCrc32 >= 0 && toolsFileCrc32 <= 0xffffffff) ||
+    !isUint32(toolsFileCrc32) ||
     key === undefined
   )
     throw corrupt('has an invalid header')

@@ -732,6 +732,17 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
   const headerOf = (bytes: Buffer) =>
     JSON.parse(bytes.toString('utf8', 16, 16 + bytes.readUInt32LE(12)))
 
+  /** A copy of `bytes` whose header text `field` is `text`, padded with spaces (same length). */
+  const withHeaderText = (bytes: Buffer, field: string, text: string): Buffer => {
+    const at = bytes.indexOf(field, 16)
+    expect(at).toBeGreaterThan(0)
+    expect(text.length).toBeLessThanOrEqual(field.length)
+    const edited = Buffer.from(bytes)
+    edited.fill(' ', at, at + field.length)
+    edited.write(text, at, 'utf8')
+    return edited
+  }
+
   it.each([
     ['before round 55 (the unkeyed FNV-1a, no field)', (): TableKey => UNKEYED],
     [
@@ -749,14 +760,10 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
       expect(header.tableKey).toEqual([expect.any(Number), expect.any(Number)])
       // The file as saved then: that round's header field in place of tableHash and tableKey
       // (padded with spaces: the header keeps its length) and the table of its hash in the slots.
-      const old = Buffer.from(keyed)
       const field = `,"tableHash":"halfsiphash-2-4","tableKey":[${header.tableKey.join(',')}]`
-      const at = old.indexOf(field, 16)
-      expect(at).toBeGreaterThan(0)
       const key = keyOf()
       const oldField = key.hash === 'fnv-1a-seeded' ? `,"tableSeed":${key.seed}` : ''
-      old.fill(' ', at, at + field.length)
-      old.write(oldField, at, 'utf8')
+      const old = withHeaderText(keyed, field, oldField)
       const [offset, length] = header.sections.table
       const built = buildIdTable(
         TOOLS.map((tool) => tool.id),
@@ -798,19 +805,13 @@ describe('tools.idx (tool lines, ids and id table saved with an index)', () => {
     const good = await readFile(idxPath)
     const { tableKey } = headerOf(good)
     const field = `"tableHash":"halfsiphash-2-4","tableKey":[${tableKey.join(',')}]`
-    const at = good.indexOf(field, 16)
-    expect(at).toBeGreaterThan(0)
     const edits = [
       `"tableHash":"halfsiphash-9-9","tableKey":[${tableKey.join(',')}]`,
       `"tableHash":"halfsiphash-2-4","tableKey":[${tableKey[0]},-1]`,
       `"tableHash":"halfsiphash-2-4","tableSeed":${tableKey[0]}`,
     ]
     for (const edit of edits) {
-      const bad = Buffer.from(good)
-      bad.fill(' ', at, at + field.length)
-      bad.write(edit, at, 'utf8')
-      expect(edit.length).toBeLessThanOrEqual(field.length)
-      await writeFile(idxPath, bad)
+      await writeFile(idxPath, withHeaderText(good, field, edit))
       await expect(loadIndexedLibrary(dir, config)).rejects.toMatchObject({
         code: 'INDEX_CORRUPT',
         message: expect.stringContaining('has an invalid header'),
