@@ -6,6 +6,16 @@
  * and the CLI's `--api-key` / TOOLSEL_API_KEY check it (round 55, round 56).
  * @module
  */
+
+/**
+ * A character a key may not hold: anything but visible ASCII. Whitespace ends the header's key,
+ * Node's HTTP parser refuses control characters, a header's bytes are read as Latin-1 (so nothing
+ * past U+00FF reads back), and a Latin-1 letter matches only from clients that send Latin-1
+ * bytes (the TS and Python clients), not from curl in a UTF-8 terminal. RFC 6750's token is ASCII.
+ * The server's configured keys are checked with it too (config/schema.ts), untrimmed.
+ */
+export const UNSENDABLE_KEY_CHARACTER = /[^\x21-\x7e]/
+
 export function isSendableApiKey(key: string): boolean {
-  return !/[^\x21-\x7e]/.test(key.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ''))
+  return !UNSENDABLE_KEY_CHARACTER.test(key.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ''))
 }

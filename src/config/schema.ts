@@ -6,6 +6,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { z } from 'zod'
+import { UNSENDABLE_KEY_CHARACTER } from '../client/api-key.ts'
 import { fallbackChainProblem } from '../component-id.ts'
 import { LIBRARY_NAME_PATTERN, LIBRARY_NAME_RULE } from '../library/tool-library.ts'
 import { DEFAULT_LLM_PLANNER_OPTIONS } from '../plan/llm-planner.ts'
@@ -259,14 +260,6 @@ const ServerSchema = z
 
 /** The longest API key a request's `Authorization: Bearer <key>` header is read with. */
 export const MAX_API_KEY_CHARS = 1024
-
-/**
- * A character a key may not hold: anything but visible ASCII. Whitespace ends the header's key,
- * Node's HTTP parser refuses control characters, a header's bytes are read as Latin-1 (so nothing
- * past U+00FF reads back), and a Latin-1 letter matches only from clients that send Latin-1
- * bytes (the TS and Python clients), not from curl in a UTF-8 terminal. RFC 6750's token is ASCII.
- */
-const UNSENDABLE_KEY_CHARACTER = /[^\x21-\x7e]/
 
 const SHORT_KEY = 'API keys are 16 characters or more'
 const LONG_KEY = `API keys are at most ${MAX_API_KEY_CHARS.toLocaleString('en-US')} characters (the longest an Authorization header is read with)`
